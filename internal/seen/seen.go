@@ -1,0 +1,206 @@
+// Package seen answers "has this canonical URL been accepted before?" for a
+// crawl of any size, in memory for almost every URL.
+//
+// A Bloom filter per partition answers "definitely new" at once. Its "maybe"
+// is confirmed in an exact Store, so a false positive never drops a URL that
+// was never seen; confirmations and false positives are counted so that an
+// operator sees when a filter is too full. The set is split by host
+// partition (package partition), like every other piece of crawl state, so
+// no lock spans hosts of different partitions.
+package seen
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bits-and-blooms/bloom/v3"
+
+	"weft/internal/partition"
+)
+
+// Key identifies a canonical URL: the first 16 bytes of its SHA-256. At
+// 10^10 URLs the chance of any collision is about 10^-19.
+type Key [16]byte
+
+// KeyOf returns the key of a canonical URL.
+func KeyOf(canonicalURL string) Key {
+	sum := sha256.Sum256([]byte(canonicalURL))
+	var k Key
+	copy(k[:], sum[:16])
+	return k
+}
+
+// Store is the exact record of accepted keys that confirms the filter's
+// "maybe". Has must report true for every key given to Add before, by any
+// goroutine; calls for keys of one partition are serialised by the Set, calls
+// for different partitions may run concurrently.
+type Store interface {
+	Has(partition int, k Key) (bool, error)
+	Add(partition int, k Key) error
+}
+
+// Config sizes a Set. ExpectedURLs and FalsePositiveRate size each
+// partition's filter as ExpectedURLs/Partitions items at that rate.
+type Config struct {
+	ExpectedURLs      uint    // zero means 1,000,000
+	FalsePositiveRate float64 // zero means 0.01
+	Partitions        int     // zero means 1
+}
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	if c.FalsePositiveRate < 0 || c.FalsePositiveRate >= 1 {
+		return fmt.Errorf("seen: false positive rate %v must be in (0, 1)", c.FalsePositiveRate)
+	}
+	if c.Partitions < 0 {
+		return fmt.Errorf("seen: partitions %d is negative", c.Partitions)
+	}
+	return nil
+}
+
+// Set is safe for concurrent use.
+type Set struct {
+	parts []part
+	store Store
+
+	maybes         atomic.Int64 // filter said "maybe": the store was asked
+	falsePositives atomic.Int64 // ... and the store said "never seen"
+	added          atomic.Int64
+}
+
+type part struct {
+	mu     sync.Mutex
+	filter *bloom.BloomFilter
+}
+
+// New returns a Set whose maybes are confirmed in store. A nil store makes
+// the filter's answer final: a false positive then drops a new URL, which is
+// acceptable only where an exact store cannot be had; New(cfg, NewMemoryStore())
+// is exact.
+func New(cfg Config, store Store) (*Set, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.ExpectedURLs == 0 {
+		cfg.ExpectedURLs = 1_000_000
+	}
+	if cfg.FalsePositiveRate == 0 {
+		cfg.FalsePositiveRate = 0.01
+	}
+	if cfg.Partitions == 0 {
+		cfg.Partitions = 1
+	}
+	per := max(cfg.ExpectedURLs/uint(cfg.Partitions), 1024)
+	s := &Set{parts: make([]part, cfg.Partitions), store: store}
+	for i := range s.parts {
+		s.parts[i].filter = bloom.NewWithEstimates(per, cfg.FalsePositiveRate)
+	}
+	return s, nil
+}
+
+// Add records the URL with the given host and reports whether it was new.
+// A URL is new exactly once, however many goroutines add it.
+func (s *Set) Add(host, canonicalURL string) (bool, error) {
+	p := partition.Of(host, len(s.parts))
+	k := KeyOf(canonicalURL)
+	pt := &s.parts[p]
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	if pt.filter.Test(k[:]) {
+		if s.store == nil {
+			return false, nil
+		}
+		s.maybes.Add(1)
+		has, err := s.store.Has(p, k)
+		if err != nil {
+			return false, fmt.Errorf("seen: confirm %s: %w", canonicalURL, err)
+		}
+		if has {
+			return false, nil
+		}
+		s.falsePositives.Add(1)
+	} else {
+		pt.filter.Add(k[:])
+	}
+	if s.store != nil {
+		if err := s.store.Add(p, k); err != nil {
+			return false, fmt.Errorf("seen: record %s: %w", canonicalURL, err)
+		}
+	}
+	s.added.Add(1)
+	return true, nil
+}
+
+// Stats counts the Set's work.
+type Stats struct {
+	Added          int64   // URLs found new
+	Maybes         int64   // filter positives confirmed in the store
+	FalsePositives int64   // of which the store had never seen the URL
+	FillRatio      float64 // mean fraction of filter bits set
+}
+
+// Stats returns the counters and the filters' fill ratio.
+func (s *Set) Stats() Stats {
+	st := Stats{Added: s.added.Load(), Maybes: s.maybes.Load(), FalsePositives: s.falsePositives.Load()}
+	var set, total uint
+	for i := range s.parts {
+		pt := &s.parts[i]
+		pt.mu.Lock()
+		set += pt.filter.BitSet().Count()
+		total += pt.filter.Cap()
+		pt.mu.Unlock()
+	}
+	if total > 0 {
+		st.FillRatio = float64(set) / float64(total)
+	}
+	return st
+}
+
+// MemoryStore is an exact Store in memory, one map per partition, each
+// with its own lock. It grows with the crawl; the durable store of a long
+// crawl keeps keys on disk.
+type MemoryStore struct {
+	parts []memPart
+}
+
+type memPart struct {
+	mu   sync.Mutex
+	keys map[Key]struct{}
+}
+
+// NewMemoryStore returns an empty MemoryStore for the given number of
+// partitions (at least 1); a partition out of range is folded into range.
+func NewMemoryStore(partitions int) *MemoryStore {
+	m := &MemoryStore{parts: make([]memPart, max(partitions, 1))}
+	for i := range m.parts {
+		m.parts[i].keys = map[Key]struct{}{}
+	}
+	return m
+}
+
+func (m *MemoryStore) part(p int) *memPart {
+	if p < 0 {
+		p = -p
+	}
+	return &m.parts[p%len(m.parts)]
+}
+
+// Has implements Store.
+func (m *MemoryStore) Has(p int, k Key) (bool, error) {
+	mp := m.part(p)
+	mp.mu.Lock()
+	defer mp.mu.Unlock()
+	_, ok := mp.keys[k]
+	return ok, nil
+}
+
+// Add implements Store.
+func (m *MemoryStore) Add(p int, k Key) error {
+	mp := m.part(p)
+	mp.mu.Lock()
+	defer mp.mu.Unlock()
+	mp.keys[k] = struct{}{}
+	return nil
+}

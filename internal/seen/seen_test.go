@@ -1,0 +1,138 @@
+package seen
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestAddIsNewExactlyOnce(t *testing.T) {
+	s, err := New(Config{ExpectedURLs: 10000, Partitions: 4}, NewMemoryStore(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	newCount := map[string]int{}
+	for range 8 {
+		wg.Go(func() {
+			for i := range 2000 {
+				u := fmt.Sprintf("http://h%d.test/p/%d", i%50, i)
+				isNew, err := s.Add(fmt.Sprintf("h%d.test", i%50), u)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if isNew {
+					mu.Lock()
+					newCount[u]++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(newCount) != 2000 {
+		t.Fatalf("%d URLs found new, want 2000", len(newCount))
+	}
+	for u, n := range newCount {
+		if n != 1 {
+			t.Fatalf("%s found new %d times", u, n)
+		}
+	}
+	if st := s.Stats(); st.Added != 2000 || st.FillRatio <= 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A filter far too small for its load says "maybe" to most new URLs; the
+// exact store must still let every one of them through, and the false
+// positives must be counted.
+func TestFalsePositivesAreConfirmedNotDropped(t *testing.T) {
+	s, err := New(Config{ExpectedURLs: 1, FalsePositiveRate: 0.5}, NewMemoryStore(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20000
+	for i := range n {
+		isNew, err := s.Add("a.test", fmt.Sprintf("http://a.test/%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !isNew {
+			t.Fatalf("URL %d dropped as seen: a false positive was trusted", i)
+		}
+	}
+	st := s.Stats()
+	if st.FalsePositives == 0 || st.FalsePositives != st.Maybes {
+		t.Fatalf("stats %+v: want false positives counted and equal to maybes (no URL was repeated)", st)
+	}
+	for i := range 100 {
+		if isNew, _ := s.Add("a.test", fmt.Sprintf("http://a.test/%d", i)); isNew {
+			t.Fatalf("URL %d new twice", i)
+		}
+	}
+	if st2 := s.Stats(); st2.Maybes != st.Maybes+100 || st2.FalsePositives != st.FalsePositives {
+		t.Fatalf("repeats: %+v then %+v", st, st2)
+	}
+}
+
+type failingStore struct{}
+
+func (failingStore) Has(int, Key) (bool, error) { return false, errors.New("disk on fire") }
+func (failingStore) Add(int, Key) error         { return errors.New("disk on fire") }
+
+func TestStoreErrorsNameTheURL(t *testing.T) {
+	s, _ := New(Config{}, failingStore{})
+	_, err := s.Add("a.test", "http://a.test/x")
+	if err == nil || !containsAll(err.Error(), "http://a.test/x", "disk on fire") {
+		t.Fatalf("error %v should name the URL and the cause", err)
+	}
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestValidate(t *testing.T) {
+	if _, err := New(Config{FalsePositiveRate: 1.5}, nil); err == nil {
+		t.Error("rate 1.5 accepted")
+	}
+	if _, err := New(Config{Partitions: -2}, nil); err == nil {
+		t.Error("negative partitions accepted")
+	}
+}
+
+func BenchmarkAddNew(b *testing.B) {
+	s, _ := New(Config{ExpectedURLs: uint(b.N) + 1000, Partitions: 16}, NewMemoryStore(16))
+	urls := make([]string, 4096)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("http://h%d.example.test/some/path/page-%d.html?q=%d", i%97, i, i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.Add("h.test", urls[i%len(urls)]+fmt.Sprint(i))
+	}
+}
+
+func BenchmarkAddSeen(b *testing.B) {
+	s, _ := New(Config{ExpectedURLs: 100000, Partitions: 16}, NewMemoryStore(16))
+	urls := make([]string, 4096)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("http://h%d.example.test/some/path/page-%d.html?q=%d", i%97, i, i)
+		s.Add("h.test", urls[i])
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.Add("h.test", urls[i%len(urls)])
+	}
+}
