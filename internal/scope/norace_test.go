@@ -1,0 +1,5 @@
+//go:build !race
+
+package scope
+
+const raceEnabled = false

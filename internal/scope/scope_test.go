@@ -1,0 +1,440 @@
+package scope
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"weft/internal/canon"
+)
+
+var canonicalizer = canon.New(canon.Config{})
+
+func mustURL(tb testing.TB, raw string) canon.URL {
+	tb.Helper()
+	u, err := canonicalizer.Parse(raw)
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	return u
+}
+
+func mustFilter(tb testing.TB, cfg Config, seeds ...string) *Filter {
+	tb.Helper()
+	f, err := New(cfg)
+	if err != nil {
+		tb.Fatalf("New(%+v): %v", cfg, err)
+	}
+	for _, s := range seeds {
+		f.AddSeed(mustURL(tb, s))
+	}
+	return f
+}
+
+type checkCase struct {
+	url   string
+	depth int
+	want  Reason
+}
+
+func runCases(t *testing.T, f *Filter, cases []checkCase) {
+	t.Helper()
+	for _, tc := range cases {
+		u := mustURL(t, tc.url)
+		if got := f.Check(u, tc.depth); got != tc.want {
+			t.Errorf("Check(%q, %d) = %q, want %q", u.String, tc.depth, got, tc.want)
+		}
+	}
+}
+
+func TestDomainMode(t *testing.T) {
+	f := mustFilter(t, Config{}, // zero Mode is Domain
+		"http://www.example.com/",
+		"https://a.b.co.uk/x",
+		"http://192.168.1.10:8080/",
+		"http://[::1]/",
+		"http://site.test:8001/",
+		"http://github.io/",        // a public suffix itself: exact host only
+		"http://localhost:9000/",   // no registrable domain: exact host only
+		"http://www.amazonaws.com", // s3.amazonaws.com below it is a public suffix
+	)
+	runCases(t, f, []checkCase{
+		{"http://www.example.com/", 0, ""},
+		{"http://example.com/", 1, ""},
+		{"https://www.example.com:8443/a", 1, ""},
+		{"http://deep.sub.example.com/x", 1, ""},
+		{"http://WWW.Example.COM./", 1, ""},
+		{"http://example.org/", 1, ReasonScope},
+		{"http://notexample.com/", 1, ReasonScope},
+		{"http://example.com.evil.org/", 1, ReasonScope},
+
+		{"https://a.b.co.uk/", 0, ""},
+		{"http://b.co.uk/", 1, ""},
+		{"http://x.y.b.co.uk/", 1, ""},
+		{"http://c.co.uk/", 1, ReasonScope},
+		{"http://co.uk/", 1, ReasonScope},
+
+		{"http://192.168.1.10/", 1, ""},
+		{"http://192.168.1.10:9999/", 1, ""},
+		{"http://192.168.1.11:8080/", 1, ReasonScope},
+		{"http://192.168.1.1/", 1, ReasonScope},
+		{"http://[::1]:8080/", 1, ""},
+		{"http://[0:0::1]/", 1, ""},
+		{"http://[::2]/", 1, ReasonScope},
+
+		{"http://site.test:8002/", 1, ""},
+		{"http://www.site.test/", 1, ""},
+		{"http://other.test/", 1, ReasonScope},
+		{"http://test/", 1, ReasonScope},
+
+		{"http://github.io/", 1, ""},
+		{"http://someone.github.io/", 1, ReasonScope},
+		{"http://localhost/", 1, ""},
+		{"http://a.localhost/", 1, ReasonScope},
+
+		{"http://amazonaws.com/", 1, ""},
+		{"http://b.amazonaws.com/", 1, ""},
+		{"http://bucket.s3.amazonaws.com/", 1, ReasonScope},
+		{"http://bucket.s3.amazonaws.com/", 1, ReasonScope}, // cached now
+
+		{"ftp://www.example.com/", 1, ReasonFilter},
+		{"mailto:a@example.com", 1, ReasonFilter},
+	})
+}
+
+func TestDomainModeNoSeeds(t *testing.T) {
+	f := mustFilter(t, Config{})
+	runCases(t, f, []checkCase{{"http://example.com/", 0, ReasonScope}})
+}
+
+func TestHostMode(t *testing.T) {
+	f := mustFilter(t, Config{Mode: Host}, "http://www.example.com/", "http://site.test:8001/a")
+	runCases(t, f, []checkCase{
+		{"http://www.example.com/x", 1, ""},
+		{"https://www.example.com:8443/x", 1, ""},
+		{"http://example.com/", 1, ReasonScope},
+		{"http://a.www.example.com/", 1, ReasonScope},
+		{"http://site.test/", 1, ""},
+		{"http://site.test:8002/b", 1, ""},
+		{"http://other.test:8001/", 1, ReasonScope},
+	})
+}
+
+func TestPrefixMode(t *testing.T) {
+	f := mustFilter(t, Config{Mode: Prefix},
+		"http://example.com/docs/guide/intro.html",
+		"https://example.com/blog/",
+		"http://example.com:8080/a",
+		"http://example.com/docs/guide/other.html", // same prefix again
+	)
+	runCases(t, f, []checkCase{
+		{"http://example.com/docs/guide/intro.html", 0, ""},
+		{"http://example.com/docs/guide/", 1, ""},
+		{"http://example.com/docs/guide/ch1/x?y=1", 1, ""},
+		{"http://example.com/docs/guide", 1, ReasonScope},
+		{"http://example.com/docs/", 1, ReasonScope},
+		{"https://example.com/docs/guide/x", 1, ReasonScope},
+		{"https://example.com/blog/post", 1, ""},
+		{"https://example.com/blog", 1, ReasonScope},
+		{"http://example.com/blog/post", 1, ReasonScope},
+		{"http://example.com:8080/anything", 1, ""},
+		{"http://example.com:8081/a", 1, ReasonScope},
+		{"http://www.example.com/docs/guide/x", 1, ReasonScope},
+	})
+	if n := len(f.prefixes["http://example.com"]); n != 1 {
+		t.Errorf("a repeated prefix is stored %d times", n)
+	}
+}
+
+func TestAnyMode(t *testing.T) {
+	f := mustFilter(t, Config{Mode: Any})
+	runCases(t, f, []checkCase{
+		{"http://anything.example/", 5, ""},
+		{"https://[::1]:8443/x", 5, ""},
+		{"ftp://anything.example/", 5, ReasonFilter},
+		{"javascript:void(0)", 5, ReasonFilter},
+	})
+}
+
+func TestIncludeExclude(t *testing.T) {
+	f := mustFilter(t, Config{
+		Mode:    Any,
+		Include: []string{`^https?://[^/]+/docs/`, `/blog/`},
+		Exclude: []string{`/docs/private/`, `[?&]print=1`},
+	})
+	runCases(t, f, []checkCase{
+		{"http://example.com/docs/x", 1, ""},
+		{"http://example.com/a/blog/y", 1, ""},
+		{"http://example.com/other", 1, ReasonScope},
+		{"http://example.com/other?next=/docs/", 1, ReasonScope}, // anchored include
+		{"http://example.com/docs/private/z", 1, ReasonScope},    // exclude beats include
+		{"http://example.com/blog/a?print=1", 1, ReasonScope},
+	})
+
+	excludeOnly := mustFilter(t, Config{Exclude: []string{`/calendar/`}}, "http://example.com/calendar/")
+	runCases(t, excludeOnly, []checkCase{
+		{"http://example.com/x", 1, ""},
+		{"http://example.com/calendar/", 0, ReasonScope}, // even a seed
+		{"http://example.com/calendar/2024", 1, ReasonScope},
+	})
+
+	// Include narrows the seeds' scope; it does not widen it.
+	includeOnly := mustFilter(t, Config{Include: []string{`example`}}, "http://example.com/")
+	runCases(t, includeOnly, []checkCase{
+		{"http://www.example.com/", 1, ""},
+		{"http://example.org/", 1, ReasonScope},
+		{"http://www.example.com/", 1, ""},
+	})
+}
+
+func TestExtensions(t *testing.T) {
+	f := mustFilter(t, Config{Mode: Any})
+	runCases(t, f, []checkCase{
+		{"http://example.com/a.pdf", 1, ReasonFilter},
+		{"http://example.com/a.PDF", 1, ReasonFilter},
+		{"http://example.com/dir/file.JpG?size=large", 1, ReasonFilter},
+		{"http://example.com/a.p%44f", 1, ReasonFilter}, // canon decodes to a.pDf
+		{"http://example.com/a.pdf;v=1", 1, ReasonFilter},
+		{"http://example.com/archive.tar.gz", 1, ReasonFilter},
+		{"http://example.com/setup.exe#top", 1, ReasonFilter},
+		{"http://example.com/x.jpg/", 1, ""},
+		{"http://example.com/x.jpg/page", 1, ""},
+		{"http://example.com/a.html", 1, ""},
+		{"http://example.com/a.pdf.html", 1, ""},
+		{"http://example.com/noext", 1, ""},
+		{"http://example.com/trailing.", 1, ""},
+		{"http://example.com/view?file=a.pdf", 1, ""},
+		{"http://example.com/a.thisextensionislongerthan16", 1, ""},
+		{"http://example.com/", 1, ""},
+	})
+
+	custom := mustFilter(t, Config{Mode: Any, DenyExtensions: []string{".HTML", "php"}})
+	runCases(t, custom, []checkCase{
+		{"http://example.com/a.html", 1, ReasonFilter},
+		{"http://example.com/a.Php?x=1", 1, ReasonFilter},
+		{"http://example.com/a.pdf", 1, ""},
+	})
+	none := mustFilter(t, Config{Mode: Any, DenyExtensions: []string{}})
+	runCases(t, none, []checkCase{{"http://example.com/a.pdf", 1, ""}})
+}
+
+func TestDefaultDenyExtensions(t *testing.T) {
+	exts := DefaultDenyExtensions()
+	seen := map[string]bool{}
+	for _, e := range exts {
+		if e != normalizeExt(e) || e == "" || len(e) > maxExt {
+			t.Errorf("extension %q: want lower case, without dot, at most %d bytes", e, maxExt)
+		}
+		if seen[e] {
+			t.Errorf("extension %q listed twice", e)
+		}
+		seen[e] = true
+	}
+	for _, e := range []string{"jpg", "png", "mp3", "mp4", "zip", "gz", "pdf", "woff2", "exe"} {
+		if !seen[e] {
+			t.Errorf("%q missing from the defaults", e)
+		}
+	}
+	exts[0] = "changed"
+	if DefaultDenyExtensions()[0] == "changed" {
+		t.Error("DefaultDenyExtensions returns shared state")
+	}
+}
+
+func TestLimits(t *testing.T) {
+	short := mustFilter(t, Config{Mode: Any, MaxURLLength: 30, MaxQueryParams: 2})
+	runCases(t, short, []checkCase{
+		{"http://example.com/aaaaaaaaaaa", 1, ""},            // 30 bytes
+		{"http://example.com/aaaaaaaaaaaa", 1, ReasonFilter}, // 31 bytes
+		{"http://e.com/?a=1&b=2", 1, ""},                     // 2 parameters
+		{"http://e.com/?a=1&b=2&c=3", 1, ReasonFilter},       // 3
+		{"http://e.com/?a=1&b=2&utm_source=x", 1, ""},        // stripped ones do not count
+		{"http://e.com/?a=1&a=1", 1, ""},                     // duplicates count
+	})
+
+	long := "http://example.com/" + strings.Repeat("a", DefaultMaxURLLength-len("http://example.com/"))
+	var params []string
+	for i := range DefaultMaxQueryParams {
+		params = append(params, fmt.Sprintf("p%d=1", i))
+	}
+	many := "http://example.com/?" + strings.Join(params, "&")
+	defaults := mustFilter(t, Config{Mode: Any})
+	runCases(t, defaults, []checkCase{
+		{long, 1, ""},
+		{long + "a", 1, ReasonFilter},
+		{many, 1, ""},
+		{many + "&x=1", 1, ReasonFilter},
+	})
+
+	unlimited := mustFilter(t, Config{Mode: Any, MaxURLLength: -1, MaxQueryParams: -1})
+	runCases(t, unlimited, []checkCase{
+		{long + strings.Repeat("a", 3000), 1, ""},
+		{many + "&x=1&y=2", 1, ""},
+	})
+}
+
+func TestDepth(t *testing.T) {
+	f := mustFilter(t, Config{MaxDepth: 2}, "http://example.com/")
+	runCases(t, f, []checkCase{
+		{"http://example.com/", 0, ""},
+		{"http://example.com/a", 2, ""},
+		{"http://example.com/a", 3, ReasonDepth},
+		{"http://example.com/a.pdf", 3, ReasonFilter}, // filter comes first
+		{"http://example.org/", 3, ReasonDepth},       // depth before scope
+	})
+	unlimited := mustFilter(t, Config{}, "http://example.com/")
+	runCases(t, unlimited, []checkCase{{"http://example.com/a", 1000, ""}})
+}
+
+func TestParseMode(t *testing.T) {
+	for in, want := range map[string]Mode{
+		"domain": Domain, "host": Host, "prefix": Prefix, "any": Any, "HOST": Host, " prefix ": Prefix,
+	} {
+		if got, err := ParseMode(in); err != nil || got != want {
+			t.Errorf("ParseMode(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "domains", "url"} {
+		_, err := ParseMode(in)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", in)) {
+			t.Errorf("ParseMode(%q): error %v, want one naming the input", in, err)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		cfg  Config
+		want []string // substrings of the error; nil means valid
+	}{
+		{Config{}, nil},
+		{Config{Mode: Prefix, Include: []string{`^https://`}, Exclude: []string{`\.php$`}, MaxDepth: 3}, nil},
+		{Config{Mode: "bogus"}, []string{"Mode", `"bogus"`}},
+		{Config{Include: []string{"ok", "("}}, []string{"include[1]", `"("`, "missing closing )"}},
+		{Config{Exclude: []string{"[a-"}}, []string{"exclude[0]", `"[a-"`}},
+		{Config{DenyExtensions: []string{"pdf", " . "}}, []string{"DenyExtensions[1]"}},
+		{Config{MaxDepth: -1}, []string{"MaxDepth", "-1"}},
+	}
+	for _, tc := range tests {
+		err := tc.cfg.Validate()
+		if tc.want == nil {
+			if err != nil {
+				t.Errorf("Validate(%+v): %v", tc.cfg, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("Validate(%+v) = nil, want an error", tc.cfg)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("Validate(%+v) = %q, want it to contain %q", tc.cfg, err, w)
+			}
+		}
+		if !strings.HasPrefix(err.Error(), "scope: ") {
+			t.Errorf("error %q lacks the package prefix", err)
+		}
+		if _, err2 := New(tc.cfg); err2 == nil || err2.Error() != err.Error() {
+			t.Errorf("New(%+v) error %v, want %v", tc.cfg, err2, err)
+		}
+	}
+}
+
+func TestKeyCacheBounded(t *testing.T) {
+	f := mustFilter(t, Config{}, "http://example.com/")
+	for i := range maxKeyCache + 10 {
+		u := canon.URL{String: "http://x", Scheme: "http", Host: fmt.Sprintf("h%d.example.com", i), Path: "/"}
+		if r := f.Check(u, 1); r != "" {
+			t.Fatalf("Check(%q) = %q", u.Host, r)
+		}
+	}
+	if n := len(f.keys); n > maxKeyCache {
+		t.Errorf("cache holds %d entries, want at most %d", n, maxKeyCache)
+	}
+}
+
+func TestCheckAllocs(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts")
+	}
+	tests := []struct {
+		name string
+		f    *Filter
+		url  string
+	}{
+		{"domain sub-domain", mustFilter(t, Config{}, "http://www.example.co.uk/"), "http://news.example.co.uk/a/b.html?x=1"},
+		{"domain exact", mustFilter(t, Config{}, "http://example.com/"), "http://example.com/a"},
+		{"domain ip", mustFilter(t, Config{}, "http://127.0.0.1:8001/"), "http://127.0.0.1:8002/a"},
+		{"domain reject", mustFilter(t, Config{}, "http://example.com/"), "http://example.org/a"},
+		{"host", mustFilter(t, Config{Mode: Host}, "http://example.com/"), "http://example.com:8080/a"},
+		{"prefix", mustFilter(t, Config{Mode: Prefix}, "http://example.com/docs/"), "http://example.com/docs/a/b"},
+		{"regexps", mustFilter(t, Config{Include: []string{`/docs/`}, Exclude: []string{`\?print`}}, "http://example.com/"), "http://example.com/docs/a"},
+	}
+	for _, tc := range tests {
+		u := mustURL(t, tc.url)
+		tc.f.Check(u, 1) // warm the cache
+		if n := testing.AllocsPerRun(100, func() { tc.f.Check(u, 1) }); n != 0 {
+			t.Errorf("%s: Check allocates %.1f times", tc.name, n)
+		}
+	}
+}
+
+// TestConcurrentSeeds adds seeds while checking; run with -race.
+func TestConcurrentSeeds(t *testing.T) {
+	for _, mode := range []Mode{Domain, Host, Prefix} {
+		f := mustFilter(t, Config{Mode: mode}, "http://seed0.example/")
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for i := range 200 {
+				f.AddSeed(mustURL(t, fmt.Sprintf("http://www.seed%d.example/dir/", i)))
+			}
+		})
+		for range 2 {
+			wg.Go(func() {
+				for i := range 400 {
+					f.Check(mustURL(t, fmt.Sprintf("http://www.seed%d.example/dir/x", i%250)), 1)
+				}
+			})
+		}
+		wg.Wait()
+		if r := f.Check(mustURL(t, "http://www.seed199.example/dir/x"), 1); r != "" {
+			t.Errorf("%s: seed added concurrently is not in scope: %q", mode, r)
+		}
+	}
+}
+
+func BenchmarkCheck(b *testing.B) {
+	benches := []struct {
+		name string
+		cfg  Config
+		seed string
+		url  string
+	}{
+		{"domain/sub-domain", Config{}, "http://www.example.co.uk/", "http://news.example.co.uk/2024/05/story.html?id=7"},
+		{"domain/exact", Config{}, "http://example.com/", "http://example.com/2024/05/story.html?id=7"},
+		{"domain/external", Config{}, "http://example.com/", "http://cdn.other-site.net/2024/05/story.html?id=7"},
+		{"host", Config{Mode: Host}, "http://example.com/", "http://example.com/2024/05/story.html?id=7"},
+		{"prefix", Config{Mode: Prefix}, "http://example.com/2024/", "http://example.com/2024/05/story.html?id=7"},
+		{"domain+regexps", Config{Include: []string{`/20\d\d/`}, Exclude: []string{`[?&]print=`, `/calendar/`}}, "http://example.com/", "http://example.com/2024/05/story.html?id=7"},
+	}
+	for _, bb := range benches {
+		b.Run(bb.name, func(b *testing.B) {
+			f := mustFilter(b, bb.cfg, bb.seed)
+			u := mustURL(b, bb.url)
+			b.ReportAllocs()
+			for b.Loop() {
+				f.Check(u, 3)
+			}
+		})
+	}
+	// What the key cache saves: the public suffix lookup Check would
+	// otherwise make for every sub-domain URL.
+	b.Run("registrable", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			registrable("news.example.co.uk")
+		}
+	})
+}

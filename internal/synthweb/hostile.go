@@ -1,0 +1,189 @@
+package synthweb
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Names of the hostile hosts, in the order they follow the ordinary ones.
+const (
+	HostileGzipBomb = "gzip-bomb"
+	HostileEndless  = "endless"
+	HostileSilent   = "silent"
+)
+
+func hostileNames() []string { return []string{HostileGzipBomb, HostileEndless, HostileSilent} }
+
+const (
+	// bombMemberSize is what one gzip member decompresses to; bombMembers
+	// of them make the advertised ~1 GiB.
+	bombMemberSize = 1 << 20
+	bombMembers    = 1 << 10
+	// endlessChunk is the size of each flushed write of the endless host.
+	endlessChunk = 32 << 10
+)
+
+// newBombMember compresses bombMemberSize spaces into one gzip member
+// (about 1 KB). The bomb body is that member repeated: a valid multistream
+// gzip file whose wire size is ~1/1000 of its decompressed size, produced
+// without holding more than one member in memory.
+func newBombMember() ([]byte, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	chunk := bytes.Repeat([]byte{' '}, 64<<10)
+	for n := 0; n < bombMemberSize; n += len(chunk) {
+		if _, err := zw.Write(chunk); err != nil {
+			return nil, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// serveHostile answers the HTTP hostile hosts: "/" misbehaves, robots.txt
+// and everything else is 404.
+func (w *Web) serveHostile(rw *logWriter, r *http.Request, h *host) {
+	if r.URL.Path != "/" {
+		writeBody(rw, r, http.StatusNotFound, "text/html; charset=utf-8", notFoundBody)
+		return
+	}
+	ctx := r.Context()
+	hdr := rw.Header()
+	hdr.Set("Content-Type", "text/html; charset=utf-8")
+	switch h.hostile {
+	case HostileGzipBomb:
+		hdr.Set("Content-Encoding", "gzip")
+		hdr.Set("Content-Length", strconv.Itoa(len(w.bombMember)*bombMembers))
+		rw.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodHead {
+			return
+		}
+		for range bombMembers {
+			if w.stopped(ctx) {
+				return
+			}
+			if _, err := rw.Write(w.bombMember); err != nil {
+				return // the client went away
+			}
+		}
+	case HostileEndless:
+		rw.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodHead {
+			return
+		}
+		rw.Flush()
+		for !w.stopped(ctx) {
+			if _, err := rw.Write(w.endlessChunk); err != nil {
+				return
+			}
+			rw.Flush()
+		}
+	}
+}
+
+// stopped reports whether the client is gone. When the web is closing it
+// aborts the handler instead: a stream cut by a dying server must look
+// truncated to the client, not like a complete response.
+func (w *Web) stopped(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	case <-w.closing:
+		abort()
+	default:
+	}
+	return false
+}
+
+// silentServer accepts TCP connections, reads whatever arrives and never
+// writes a byte.
+type silentServer struct {
+	w  *Web
+	h  *host
+	ln net.Listener
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+}
+
+// run is the accept loop; the caller has added it to w.wg.
+func (s *silentServer) run() {
+	defer s.w.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			select {
+			case <-s.w.closing:
+				return
+			default:
+			}
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				continue
+			}
+			// Out of descriptors or similar: back off briefly, as
+			// net/http does, unless closing.
+			t := time.NewTimer(10 * time.Millisecond)
+			select {
+			case <-t.C:
+			case <-s.w.closing:
+				t.Stop()
+				return
+			}
+			continue
+		}
+		if !s.track(c) {
+			c.Close()
+			return
+		}
+		s.w.wg.Add(1) // the accept loop's own count keeps the group non-zero
+		go s.hold(c)
+	}
+}
+
+func (s *silentServer) track(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+// hold keeps one connection open until the client closes it, HangLimit
+// passes or the web closes (which closes the connection under it).
+func (s *silentServer) hold(c net.Conn) {
+	defer s.w.wg.Done()
+	i := s.w.log.begin(Request{Addr: s.h.addr})
+	_ = c.SetReadDeadline(time.Now().Add(s.w.cfg.HangLimit))
+	_, _ = io.Copy(io.Discard, c) // ends on EOF, deadline or close; no error is interesting
+	c.Close()
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.w.log.end(i, 0, 0, time.Now())
+}
+
+func (s *silentServer) close() error {
+	err := s.ln.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for c := range s.conns {
+		c.Close()
+	}
+	return err
+}
