@@ -1,0 +1,211 @@
+package fetch
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"math"
+	"net/netip"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// Defaults applied by New to zero-valued Config fields.
+const (
+	DefaultConnectTimeout        = 10 * time.Second
+	DefaultTLSHandshakeTimeout   = 10 * time.Second
+	DefaultResponseHeaderTimeout = 15 * time.Second
+	DefaultIdleTimeout           = 15 * time.Second
+	DefaultTimeout               = 60 * time.Second
+	DefaultMaxBodyBytes          = 10 << 20
+	DefaultMaxHeaderBytes        = 1 << 20
+	DefaultDNSCacheTTL           = 5 * time.Minute
+	DefaultDNSNegativeTTL        = 30 * time.Second
+	DefaultMaxConnsPerHost       = 2
+	DefaultMaxIdleConns          = 256
+)
+
+// Resolver looks up the addresses of a host name. LookupNetIP is called with
+// network "ip" and a host name that is never an IP literal; it must honour
+// ctx and may return IPv4, IPv6 or IPv4-mapped IPv6 addresses in preference
+// order. *net.Resolver satisfies it.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Config configures a Fetcher. Every zero value means the default named in
+// its comment, except UserAgent, which is required.
+type Config struct {
+	// UserAgent is sent with every request. Required.
+	UserAgent string
+
+	// ConnectTimeout bounds one TCP connect attempt and one DNS lookup.
+	// Zero means 10s.
+	ConnectTimeout time.Duration
+
+	// TLSHandshakeTimeout bounds the TLS handshake. Zero means 10s.
+	TLSHandshakeTimeout time.Duration
+
+	// ResponseHeaderTimeout bounds the time from the request being written
+	// to the full response headers being read, so it also cuts servers that
+	// drip their headers slowly. Zero means 15s.
+	ResponseHeaderTimeout time.Duration
+
+	// IdleTimeout is the longest silence allowed on a connection: between
+	// two reads (headers and body alike), or from writing the request to
+	// the first byte of the response. It also ends idle keep-alive
+	// connections, which are therefore kept at most this long. Over HTTP/2
+	// it applies to the connection, not to each stream. Zero means 15s.
+	IdleTimeout time.Duration
+
+	// Timeout is the total deadline of one Get, body included.
+	// Zero means 60s.
+	Timeout time.Duration
+
+	// MaxBodyBytes caps both the bytes of body read from the wire and the
+	// bytes produced by content decoding. Zero means 10 MiB.
+	MaxBodyBytes int64
+
+	// MaxHeaderBytes caps the response headers (Transport.MaxResponseHeaderBytes).
+	// Zero means 1 MiB.
+	MaxHeaderBytes int64
+
+	// Resolve maps host names to IP literals and is consulted before DNS,
+	// for any port (like curl --resolve). The SSRF guard still applies to
+	// the mapped address. Nil means no overrides.
+	Resolve map[string]string
+
+	// AllowCIDRs lists prefixes that are allowed even though the SSRF guard
+	// would refuse them (e.g. 127.0.0.0/8 in tests, or a known intranet).
+	AllowCIDRs []netip.Prefix
+
+	// DNSCacheTTL is how long a successful lookup is reused. Zero means 5m.
+	DNSCacheTTL time.Duration
+
+	// DNSNegativeTTL is how long a failed lookup is reused. Zero means 30s.
+	DNSNegativeTTL time.Duration
+
+	// MaxConnsPerHost caps connections (dialing, active and idle) to one
+	// scheme and host:port. Zero means 2.
+	MaxConnsPerHost int
+
+	// MaxIdleConns caps idle keep-alive connections across all hosts.
+	// Zero means 256.
+	MaxIdleConns int
+
+	// Resolver resolves host names not found in Resolve. Nil means
+	// net.DefaultResolver.
+	Resolver Resolver
+
+	// TLSConfig is the base TLS client configuration, copied by New. Its
+	// ServerName is set per connection, and an empty NextProtos becomes
+	// h2, http/1.1. Nil means the defaults of crypto/tls, with certificates
+	// verified against the system roots.
+	TLSConfig *tls.Config
+}
+
+// Validate reports the first invalid field, naming it and its value.
+// Zero values are valid except for UserAgent.
+func (c *Config) Validate() error {
+	if c.UserAgent == "" {
+		return fmt.Errorf("fetch: invalid Config.UserAgent %q: must not be empty", c.UserAgent)
+	}
+	if !httpguts.ValidHeaderFieldValue(c.UserAgent) {
+		return fmt.Errorf("fetch: invalid Config.UserAgent %q: not a valid header value", c.UserAgent)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"ConnectTimeout", c.ConnectTimeout},
+		{"TLSHandshakeTimeout", c.TLSHandshakeTimeout},
+		{"ResponseHeaderTimeout", c.ResponseHeaderTimeout},
+		{"IdleTimeout", c.IdleTimeout},
+		{"Timeout", c.Timeout},
+		{"DNSCacheTTL", c.DNSCacheTTL},
+		{"DNSNegativeTTL", c.DNSNegativeTTL},
+	} {
+		if d.v < 0 {
+			return fmt.Errorf("fetch: invalid Config.%s %v: must not be negative", d.name, d.v)
+		}
+	}
+	// MaxBodyBytes+1 must fit in an int: the reader asks for one byte more
+	// than the cap to tell "exactly the cap" from "more than the cap".
+	if c.MaxBodyBytes < 0 || c.MaxBodyBytes >= math.MaxInt {
+		return fmt.Errorf("fetch: invalid Config.MaxBodyBytes %d: must be in [0, %d)", c.MaxBodyBytes, int64(math.MaxInt))
+	}
+	if c.MaxHeaderBytes < 0 {
+		return fmt.Errorf("fetch: invalid Config.MaxHeaderBytes %d: must not be negative", c.MaxHeaderBytes)
+	}
+	if c.MaxConnsPerHost < 0 {
+		return fmt.Errorf("fetch: invalid Config.MaxConnsPerHost %d: must not be negative", c.MaxConnsPerHost)
+	}
+	if c.MaxIdleConns < 0 {
+		return fmt.Errorf("fetch: invalid Config.MaxIdleConns %d: must not be negative", c.MaxIdleConns)
+	}
+	for host, ip := range c.Resolve {
+		if normalizeHost(host) == "" {
+			return fmt.Errorf("fetch: invalid Config.Resolve key %q: empty host name", host)
+		}
+		if _, err := netip.ParseAddr(ip); err != nil {
+			return fmt.Errorf("fetch: invalid Config.Resolve[%q] %q: %w", host, ip, err)
+		}
+	}
+	for i, p := range c.AllowCIDRs {
+		if !p.IsValid() {
+			return fmt.Errorf("fetch: invalid Config.AllowCIDRs[%d] %v: not a valid prefix", i, p)
+		}
+	}
+	return nil
+}
+
+// withDefaults returns a copy of c with every zero field set to its default
+// and the maps and slices copied, so that later changes by the caller cannot
+// reach a running Fetcher.
+func (c Config) withDefaults() Config {
+	setDur := func(d *time.Duration, def time.Duration) {
+		if *d == 0 {
+			*d = def
+		}
+	}
+	setDur(&c.ConnectTimeout, DefaultConnectTimeout)
+	setDur(&c.TLSHandshakeTimeout, DefaultTLSHandshakeTimeout)
+	setDur(&c.ResponseHeaderTimeout, DefaultResponseHeaderTimeout)
+	setDur(&c.IdleTimeout, DefaultIdleTimeout)
+	setDur(&c.Timeout, DefaultTimeout)
+	setDur(&c.DNSCacheTTL, DefaultDNSCacheTTL)
+	setDur(&c.DNSNegativeTTL, DefaultDNSNegativeTTL)
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxHeaderBytes == 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if c.MaxConnsPerHost == 0 {
+		c.MaxConnsPerHost = DefaultMaxConnsPerHost
+	}
+	if c.MaxIdleConns == 0 {
+		c.MaxIdleConns = DefaultMaxIdleConns
+	}
+	if c.Resolve != nil {
+		m := make(map[string]string, len(c.Resolve))
+		for k, v := range c.Resolve {
+			m[k] = v
+		}
+		c.Resolve = m
+	}
+	c.AllowCIDRs = append([]netip.Prefix(nil), c.AllowCIDRs...)
+	if c.TLSConfig != nil {
+		c.TLSConfig = c.TLSConfig.Clone()
+	}
+	return c
+}
+
+// normalizeHost makes the key under which a host name is resolved and
+// cached: DNS names are case-insensitive and "example.com." is the same
+// name as "example.com".
+func normalizeHost(h string) string {
+	return strings.ToLower(strings.TrimSuffix(h, "."))
+}

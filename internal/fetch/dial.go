@@ -1,0 +1,304 @@
+package fetch
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"code.dny.dev/ssrf"
+	"golang.org/x/sync/singleflight"
+)
+
+// dialer makes every connection of a Fetcher. It resolves the host itself
+// (Resolve map, then a cached Resolver) and dials IP literals only, with the
+// SSRF guard as the socket's Control function: the guard therefore judges
+// the address actually connected to, after DNS, on every dial.
+type dialer struct {
+	resolve    map[string]netip.Addr // normalized host -> address
+	cache      *dnsCache
+	net        net.Dialer
+	idle       time.Duration
+	tls        *tls.Config
+	tlsTimeout time.Duration
+}
+
+func newDialer(cfg *Config) *dialer {
+	var v4, v6 []netip.Prefix
+	for _, p := range cfg.AllowCIDRs {
+		p = p.Masked()
+		if p.Addr().Is4() {
+			v4 = append(v4, p)
+		} else {
+			v6 = append(v6, p)
+		}
+	}
+	guard := ssrf.New(
+		ssrf.WithAnyPort(),
+		ssrf.WithAllowedV4Prefixes(v4...),
+		ssrf.WithAllowedV6Prefixes(v6...),
+	)
+	resolve := make(map[string]netip.Addr, len(cfg.Resolve))
+	for h, ip := range cfg.Resolve {
+		resolve[normalizeHost(h)] = netip.MustParseAddr(ip).Unmap() // checked by Validate
+	}
+	var r Resolver = net.DefaultResolver
+	if cfg.Resolver != nil {
+		r = cfg.Resolver
+	}
+	tlsCfg := cfg.TLSConfig
+	if tlsCfg == nil {
+		tlsCfg = &tls.Config{}
+	}
+	if len(tlsCfg.NextProtos) == 0 {
+		tlsCfg.NextProtos = []string{"h2", "http/1.1"}
+	}
+	return &dialer{
+		resolve: resolve,
+		cache:   newDNSCache(r, cfg.DNSCacheTTL, cfg.DNSNegativeTTL, cfg.ConnectTimeout, time.Now),
+		net: net.Dialer{
+			Timeout: cfg.ConnectTimeout,
+			Control: guard.Safe,
+		},
+		idle:       cfg.IdleTimeout,
+		tls:        tlsCfg,
+		tlsTimeout: cfg.TLSHandshakeTimeout,
+	}
+}
+
+// lookup returns the addresses to try for host, in order.
+func (d *dialer) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{ip.Unmap()}, nil
+	}
+	name := normalizeHost(host)
+	if ip, ok := d.resolve[name]; ok {
+		return []netip.Addr{ip}, nil
+	}
+	return d.cache.lookup(ctx, name)
+}
+
+// dial is the Transport's DialContext. addr is host:port as net/http makes
+// it (IPv6 literals in brackets).
+func (d *dialer) dial(ctx context.Context, _, addr string) (net.Conn, error) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, &dialError{KindBadURL, err}
+	}
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil {
+		return nil, &dialError{KindBadURL, fmt.Errorf("bad port in %q: %w", addr, err)}
+	}
+	ips, err := d.lookup(ctx, host)
+	if err != nil {
+		return nil, &dialError{KindDNS, err}
+	}
+	// Try the addresses in order. A refused address is skipped, not fatal:
+	// the guard judges each address, so a name that mixes a private and a
+	// public address still only ever reaches the public one.
+	var errs []error
+	kind := KindRefused
+	for _, ip := range ips {
+		c, err := d.net.DialContext(ctx, "tcp", netip.AddrPortFrom(ip, uint16(port)).String())
+		if err == nil {
+			return &idleConn{Conn: c, idle: d.idle, armed: true}, nil
+		}
+		errs = append(errs, err)
+		if !isRefused(err) && kind == KindRefused {
+			kind = KindConnect
+			if isTimeout(err) {
+				kind = KindTimeout
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, &dialError{kind, errors.Join(errs...)}
+}
+
+// dialTLS is the Transport's DialTLSContext. Doing the handshake here, not
+// in net/http, lets every handshake failure be classified as KindTLS.
+func (d *dialer) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := d.dial(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	host, _, _ := net.SplitHostPort(addr) // cannot fail: dial parsed it
+	cfg := d.tls.Clone()
+	cfg.ServerName = host
+	// The silence timer stays off during the handshake: the handshake has
+	// its own bound, TLSHandshakeTimeout.
+	ic := c.(*idleConn)
+	ic.armed = false
+	tc := tls.Client(ic, cfg)
+	hctx, cancel := context.WithTimeout(ctx, d.tlsTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(hctx); err != nil {
+		_ = c.Close()
+		kind := KindTLS
+		if hctx.Err() != nil {
+			kind = KindTimeout
+		}
+		return nil, &dialError{kind, fmt.Errorf("tls handshake with %s: %w", addr, err)}
+	}
+	ic.armed = true
+	return tc, nil
+}
+
+func isRefused(err error) bool {
+	return errors.Is(err, ssrf.ErrProhibitedIP) || errors.Is(err, ssrf.ErrProhibitedPort) ||
+		errors.Is(err, ssrf.ErrProhibitedNetwork)
+}
+
+// idleConn enforces the silence timeout: every Read pushes the read
+// deadline IdleTimeout into the future, so a peer that stays silent longer
+// than that is cut, however long the whole exchange takes. The total
+// duration is bounded separately by the request's context.
+//
+// A Write pushes the read deadline too. net/http keeps a Read pending on
+// every connection, idle ones included (to notice the server closing), and
+// that Read's deadline was set when it began: without the push, a request
+// sent on a connection that had been idle for most of IdleTimeout would give
+// the server only the rest of it to answer.
+type idleConn struct {
+	net.Conn
+	idle time.Duration
+	// armed is false only during the TLS handshake, before the conn is
+	// shared with net/http; no synchronization is needed.
+	armed bool
+}
+
+func (c *idleConn) Read(p []byte) (int, error) {
+	if c.armed {
+		if err := c.Conn.SetReadDeadline(time.Now().Add(c.idle)); err != nil {
+			return 0, err
+		}
+	}
+	return c.Conn.Read(p)
+}
+
+func (c *idleConn) Write(p []byte) (int, error) {
+	if c.armed {
+		d := time.Now().Add(c.idle)
+		if err := c.Conn.SetDeadline(d); err != nil {
+			return 0, err
+		}
+	}
+	return c.Conn.Write(p)
+}
+
+// maxDNSEntries bounds the DNS cache; a crawler meets millions of names.
+const maxDNSEntries = 1 << 16
+
+// dnsCache caches lookups for a fixed positive and negative TTL and
+// coalesces concurrent lookups of one name into a single query.
+type dnsCache struct {
+	resolver Resolver
+	ttl      time.Duration
+	negTTL   time.Duration
+	timeout  time.Duration // bounds one shared lookup
+	now      func() time.Time
+	max      int
+
+	group singleflight.Group
+
+	mu      sync.Mutex
+	entries map[string]dnsEntry
+}
+
+type dnsEntry struct {
+	addrs   []netip.Addr // shared by all readers: never modified
+	err     error
+	expires time.Time
+}
+
+func newDNSCache(r Resolver, ttl, negTTL, timeout time.Duration, now func() time.Time) *dnsCache {
+	return &dnsCache{
+		resolver: r,
+		ttl:      ttl,
+		negTTL:   negTTL,
+		timeout:  timeout,
+		now:      now,
+		max:      maxDNSEntries,
+		entries:  make(map[string]dnsEntry),
+	}
+}
+
+// lookup returns the cached answer for name, or resolves it. The returned
+// slice must not be modified.
+func (c *dnsCache) lookup(ctx context.Context, name string) ([]netip.Addr, error) {
+	c.mu.Lock()
+	e, ok := c.entries[name]
+	c.mu.Unlock()
+	if ok && c.now().Before(e.expires) {
+		return e.addrs, e.err
+	}
+	ch := c.group.DoChan(name, func() (any, error) {
+		// The query is shared by every waiter, so one waiter giving up must
+		// not cancel it for the others; it is bounded by its own timeout.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
+		defer cancel()
+		addrs, err := c.resolver.LookupNetIP(lctx, "ip", name)
+		addrs, err = cleanAddrs(name, addrs, err)
+		c.store(name, addrs, err)
+		return addrs, err
+	})
+	select {
+	case r := <-ch:
+		addrs, _ := r.Val.([]netip.Addr)
+		return addrs, r.Err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("lookup %s: %w", name, ctx.Err())
+	}
+}
+
+// cleanAddrs unmaps IPv4-mapped addresses (so the guard applies its IPv4
+// rules and the dial uses tcp4), drops invalid ones, and turns an empty
+// answer into a not-found error.
+func cleanAddrs(name string, addrs []netip.Addr, err error) ([]netip.Addr, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		if a.IsValid() {
+			out = append(out, a.Unmap())
+		}
+	}
+	if len(out) == 0 {
+		return nil, &net.DNSError{Err: "no addresses", Name: name, IsNotFound: true}
+	}
+	return out, nil
+}
+
+func (c *dnsCache) store(name string, addrs []netip.Addr, err error) {
+	now := c.now()
+	ttl := c.ttl
+	if err != nil {
+		ttl = c.negTTL
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= c.max {
+		// Drop expired entries; if that is not enough, drop arbitrary ones
+		// down to three quarters so that the next sweep is max/4 inserts away.
+		for k, e := range c.entries {
+			if !now.Before(e.expires) {
+				delete(c.entries, k)
+			}
+		}
+		for k := range c.entries {
+			if len(c.entries) < c.max*3/4 {
+				break
+			}
+			delete(c.entries, k)
+		}
+	}
+	c.entries[name] = dnsEntry{addrs: addrs, err: err, expires: now.Add(ttl)}
+}

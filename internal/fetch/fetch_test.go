@@ -1,0 +1,353 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestGetOrdinary(t *testing.T) {
+	var gotHeader http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotHeader = r.Header.Clone()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("ETag", `"abc"`)
+		io.WriteString(w, "<html>hello</html>")
+	}))
+	defer srv.Close()
+	f := newFetcher(t, testConfig())
+
+	hdr := http.Header{"If-None-Match": {`"xyz"`}, "accept": {"text/plain"}}
+	before := time.Now()
+	r, err := f.Get(context.Background(), srv.URL+"/a?b=c", hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.StatusCode != 200 || r.Status != "200 OK" || r.Proto != "HTTP/1.1" {
+		t.Errorf("status = %d %q %q", r.StatusCode, r.Status, r.Proto)
+	}
+	if string(r.Body) != "<html>hello</html>" || &r.Decoded[0] != &r.Body[0] || r.DecodeErr != nil {
+		t.Errorf("Body %q, Decoded %q (must be the same slice), DecodeErr %v", r.Body, r.Decoded, r.DecodeErr)
+	}
+	if r.Truncated != "" || r.Location != "" {
+		t.Errorf("Truncated %q Location %q", r.Truncated, r.Location)
+	}
+	if r.URL != srv.URL+"/a?b=c" || r.RemoteAddr != srv.Listener.Addr().String() {
+		t.Errorf("URL %q RemoteAddr %q", r.URL, r.RemoteAddr)
+	}
+	if r.Start.Before(before) || r.Duration <= 0 || r.Duration > slack {
+		t.Errorf("Start %v Duration %v", r.Start, r.Duration)
+	}
+	if r.Header.Get("ETag") != `"abc"` {
+		t.Errorf("Header = %v", r.Header)
+	}
+	for k, want := range map[string]string{
+		"User-Agent":      testConfig().UserAgent,
+		"Accept":          "text/plain", // caller header replaces the default
+		"Accept-Encoding": "gzip, deflate",
+		"If-None-Match":   `"xyz"`,
+	} {
+		if got := gotHeader.Get(k); got != want {
+			t.Errorf("server saw %s %q, want %q", k, got, want)
+		}
+	}
+	rh := string(r.ResponseHeader)
+	if !strings.HasPrefix(rh, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(rh, "\r\n\r\n") ||
+		!strings.Contains(rh, "\r\nEtag: \"abc\"\r\n") || !strings.Contains(rh, "Content-Length: 18\r\n") {
+		t.Errorf("ResponseHeader = %q", rh)
+	}
+	q := string(r.RequestHeader)
+	if !strings.HasPrefix(q, "GET /a?b=c HTTP/1.1\r\nHost: "+srv.Listener.Addr().String()+"\r\n") ||
+		!strings.HasSuffix(q, "\r\n\r\n") || !strings.Contains(q, "\r\nIf-None-Match: \"xyz\"\r\n") {
+		t.Errorf("RequestHeader = %q", q)
+	}
+}
+
+// The recorded request must be byte for byte what went over the wire.
+func TestRequestHeaderIsWhatWasSent(t *testing.T) {
+	srv := newRawServer(t, "tcp", "127.0.0.1:0", func(c net.Conn, _ <-chan struct{}) {
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	})
+	f := newFetcher(t, testConfig())
+	r, err := f.Get(context.Background(), "http://"+srv.addr()+"/p%20q?x=1#frag",
+		http.Header{"X-B": {"2", "3"}, "x-a": {"1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent := srv.request(0); !bytes.Equal(r.RequestHeader, sent) {
+		t.Errorf("RequestHeader\n%q\nserver received\n%q", r.RequestHeader, sent)
+	}
+	// Credentials in the URL become an Authorization header: recorded too.
+	r, err = f.Get(context.Background(), "http://user:pw@"+srv.addr()+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := srv.request(1)
+	if !bytes.Equal(r.RequestHeader, sent) || !bytes.Contains(sent, []byte("\r\nAuthorization: Basic dXNlcjpwdw==\r\n")) {
+		t.Errorf("RequestHeader\n%q\nserver received\n%q", r.RequestHeader, sent)
+	}
+}
+
+func TestResponseHeaderOmitsTransferEncoding(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "part one ")
+		w.(http.Flusher).Flush() // forces chunked encoding
+		io.WriteString(w, "part two")
+	}))
+	defer srv.Close()
+	r := get(t, newFetcher(t, testConfig()), srv.URL)
+	if string(r.Body) != "part one part two" {
+		t.Errorf("Body = %q", r.Body)
+	}
+	if strings.Contains(strings.ToLower(string(r.ResponseHeader)), "transfer-encoding") {
+		t.Errorf("ResponseHeader has Transfer-Encoding: %q", r.ResponseHeader)
+	}
+}
+
+func TestKeepAliveReuse(t *testing.T) {
+	var newConns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			newConns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	f := newFetcher(t, testConfig())
+	for range 5 {
+		get(t, f, srv.URL)
+	}
+	if n := newConns.Load(); n != 1 {
+		t.Errorf("5 sequential GETs opened %d connections, want 1", n)
+	}
+	f.Close()
+	get(t, f, srv.URL)
+	if n := newConns.Load(); n != 2 {
+		t.Errorf("after Close, %d connections in all, want 2", n)
+	}
+}
+
+func TestMaxConnsPerHost(t *testing.T) {
+	var active, peak atomic.Int32
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := active.Add(1)
+		defer active.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		<-release
+	}))
+	defer srv.Close()
+	cfg := testConfig()
+	cfg.MaxConnsPerHost = 2
+	f := newFetcher(t, cfg)
+	errs := make(chan error, 5)
+	for range 5 {
+		go func() {
+			_, err := f.Get(context.Background(), srv.URL, nil)
+			errs <- err
+		}()
+	}
+	// Wait for two requests to be in the handler, then give a third the
+	// chance to arrive too if the cap did not hold.
+	for deadline := time.Now().Add(slack); active.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(release)
+	for range 5 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if p := peak.Load(); p != 2 {
+		t.Errorf("peak concurrent requests = %d, want 2", p)
+	}
+}
+
+func TestRedirectNotFollowed(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/a/b/rel":
+			w.Header().Set("Location", "../next?x=1")
+			w.WriteHeader(http.StatusFound)
+		case "/dir/abs":
+			w.Header().Set("Location", "http://example.test/elsewhere")
+			w.WriteHeader(http.StatusMovedPermanently)
+		case "/dir/schemerel":
+			w.Header().Set("Location", "//other.test/x")
+			w.WriteHeader(http.StatusSeeOther)
+		case "/dir/none":
+			w.WriteHeader(http.StatusNotModified)
+		default:
+			hits.Add(1)
+		}
+	}))
+	defer srv.Close()
+	f := newFetcher(t, testConfig())
+	for _, tc := range []struct{ path, loc string }{
+		{"/a/b/rel", srv.URL + "/a/next?x=1"},
+		{"/dir/abs", "http://example.test/elsewhere"},
+		{"/dir/schemerel", "http://other.test/x"},
+		{"/dir/none", ""},
+	} {
+		r := get(t, f, srv.URL+tc.path)
+		if r.StatusCode/100 != 3 || r.Location != tc.loc {
+			t.Errorf("%s: status %d Location %q, want 3xx %q", tc.path, r.StatusCode, r.Location, tc.loc)
+		}
+	}
+	if hits.Load() != 0 {
+		t.Errorf("a redirect was followed")
+	}
+	// 2xx with a Location header: not a redirect.
+	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "/x")
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer srv2.Close()
+	if r := get(t, f, srv2.URL); r.Location != "" {
+		t.Errorf("201 Location = %q, want empty", r.Location)
+	}
+}
+
+func TestTLSAndHTTP2(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "proto=%s", r.Proto)
+	}))
+	srv.EnableHTTP2 = true
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the failed handshakes below are expected
+	srv.StartTLS()
+	defer srv.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+
+	cfg := testConfig()
+	cfg.TLSConfig = &tls.Config{RootCAs: pool}
+	f := newFetcher(t, cfg)
+	r := get(t, f, srv.URL+"/")
+	if r.Proto != "HTTP/2.0" || string(r.Body) != "proto=HTTP/2.0" {
+		t.Errorf("Proto %q Body %q", r.Proto, r.Body)
+	}
+	if !strings.HasPrefix(string(r.ResponseHeader), "HTTP/2.0 200 OK\r\n") || r.RemoteAddr != srv.Listener.Addr().String() {
+		t.Errorf("ResponseHeader %q RemoteAddr %q", r.ResponseHeader, r.RemoteAddr)
+	}
+
+	t.Run("unknown authority", func(t *testing.T) {
+		_, err := newFetcher(t, testConfig()).Get(context.Background(), srv.URL, nil)
+		wantKind(t, err, KindTLS)
+		var uae x509.UnknownAuthorityError
+		if !errors.As(err, &uae) {
+			t.Errorf("err %v does not wrap x509.UnknownAuthorityError", err)
+		}
+	})
+	t.Run("not a TLS server", func(t *testing.T) {
+		plain := httptest.NewServer(http.NotFoundHandler())
+		defer plain.Close()
+		_, err := f.Get(context.Background(), strings.Replace(plain.URL, "http:", "https:", 1), nil)
+		wantKind(t, err, KindTLS)
+	})
+	t.Run("handshake timeout", func(t *testing.T) {
+		silent := newRawServer(t, "tcp", "127.0.0.1:0", nil) // never completes a request head
+		cfg := testConfig()
+		cfg.TLSHandshakeTimeout = 150 * time.Millisecond
+		start := time.Now()
+		_, err := newFetcher(t, cfg).Get(context.Background(), "https://"+silent.addr()+"/", nil)
+		wantKind(t, err, KindTimeout)
+		if d := time.Since(start); d > slack {
+			t.Errorf("took %v", d)
+		}
+	})
+}
+
+func TestBadURL(t *testing.T) {
+	f := newFetcher(t, testConfig())
+	for _, u := range []string{
+		"ftp://127.0.0.1/x",
+		"http:///nohost",
+		"http://:80/",
+		"://bad",
+		"http://[::1",
+		"mailto:x@example.test",
+	} {
+		_, err := f.Get(context.Background(), u, nil)
+		wantKind(t, err, KindBadURL)
+		if !strings.Contains(err.Error(), u) {
+			t.Errorf("error %q does not name the URL", err)
+		}
+	}
+	for _, h := range []http.Header{
+		{"X-Bad": {"a\r\nInjected: 1"}},
+		{"Bad Name": {"x"}},
+	} {
+		_, err := f.Get(context.Background(), "http://127.0.0.1:1/", h)
+		wantKind(t, err, KindBadURL)
+	}
+}
+
+func TestConnectFailures(t *testing.T) {
+	f := newFetcher(t, testConfig())
+	t.Run("refused by peer", func(t *testing.T) {
+		_, err := f.Get(context.Background(), "http://"+freePort(t)+"/", nil)
+		wantKind(t, err, KindConnect)
+		if !strings.HasPrefix(err.Error(), "fetch http://127.0.0.1:") {
+			t.Errorf("Error() = %q", err)
+		}
+	})
+	t.Run("closed before response", func(t *testing.T) {
+		srv := newRawServer(t, "tcp", "127.0.0.1:0", func(c net.Conn, _ <-chan struct{}) {})
+		_, err := f.Get(context.Background(), "http://"+srv.addr()+"/", nil)
+		wantKind(t, err, KindConnect)
+	})
+	t.Run("malformed response", func(t *testing.T) {
+		srv := newRawServer(t, "tcp", "127.0.0.1:0", func(c net.Conn, _ <-chan struct{}) {
+			io.WriteString(c, "SMTP ready\r\n\r\n")
+		})
+		_, err := f.Get(context.Background(), "http://"+srv.addr()+"/", nil)
+		wantKind(t, err, KindProtocol)
+	})
+	t.Run("headers too big", func(t *testing.T) {
+		srv := newRawServer(t, "tcp", "127.0.0.1:0", func(c net.Conn, _ <-chan struct{}) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Big: "+strings.Repeat("a", 4096)+"\r\nContent-Length: 0\r\n\r\n")
+		})
+		cfg := testConfig()
+		cfg.MaxHeaderBytes = 1024
+		_, err := newFetcher(t, cfg).Get(context.Background(), "http://"+srv.addr()+"/", nil)
+		wantKind(t, err, KindProtocol)
+	})
+	t.Run("caller canceled", func(t *testing.T) {
+		srv := newRawServer(t, "tcp", "127.0.0.1:0", func(c net.Conn, done <-chan struct{}) { <-done })
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		_, err := f.Get(ctx, "http://"+srv.addr()+"/", nil)
+		wantKind(t, err, KindCanceled)
+		_, err = f.Get(ctx, "http://"+srv.addr()+"/", nil) // already canceled
+		wantKind(t, err, KindCanceled)
+	})
+	t.Run("caller deadline", func(t *testing.T) {
+		srv := newRawServer(t, "tcp", "127.0.0.1:0", func(c net.Conn, done <-chan struct{}) { <-done })
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, err := f.Get(ctx, "http://"+srv.addr()+"/", nil)
+		wantKind(t, err, KindCanceled)
+	})
+}
