@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"weft/internal/canon"
+	"weft/internal/crawl"
+	"weft/internal/scope"
+)
+
+// defaultUserAgent names weft and where a site operator can read about it.
+// Operators of a real crawl set their own contact with --user-agent.
+func defaultUserAgent() string {
+	return "weft/" + version + " (+https://example.org/weft-crawler)"
+}
+
+// crawlFlags are the flags shared by crawl, demo and bench.
+type crawlFlags struct {
+	seedsFile      string
+	dataDir        string
+	maxPages       int64
+	maxDepth       int
+	maxURLsPerHost int64
+	delay          time.Duration
+	workers        int
+	userAgent      string
+	expectedURLs   uint
+	scopeMode      string
+	include        []string
+	exclude        []string
+	resolve        []string
+	allowCIDR      []string
+	maxBody        int64
+	timeout        time.Duration
+	connectTimeout time.Duration
+	headerTimeout  time.Duration
+	idleTimeout    time.Duration
+	warcMaxSize    int64
+	logLevel       string
+	progress       string
+}
+
+func (f *crawlFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.seedsFile, "seeds", "", "file of seed URLs, one per line (# starts a comment)")
+	fs.StringVar(&f.dataDir, "data", "data", "directory for the crawl's WARC files and fetch log")
+	fs.Int64Var(&f.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
+	fs.IntVar(&f.maxDepth, "max-depth", 20, "most link hops from a seed (0: no limit)")
+	fs.Int64Var(&f.maxURLsPerHost, "max-urls-per-host", 100000, "most URLs accepted per host (0: no limit)")
+	fs.DurationVar(&f.delay, "delay", time.Second, "least time between two requests to one host; a larger Crawl-delay wins")
+	fs.IntVar(&f.workers, "workers", 16, "concurrent fetches (never more than one per host)")
+	fs.StringVar(&f.userAgent, "user-agent", defaultUserAgent(), "User-Agent header; its first token is the robots.txt product token")
+	fs.UintVar(&f.expectedURLs, "expected-urls", 1000000, "URLs the seen set is sized for (1% Bloom false positives, each confirmed exactly)")
+	fs.StringVar(&f.scopeMode, "scope", "domain", "which links to follow: domain (the seeds' registrable domains), host, prefix or any")
+	fs.StringArrayVar(&f.include, "include", nil, "only follow URLs matching this regular expression (repeatable)")
+	fs.StringArrayVar(&f.exclude, "exclude", nil, "never follow URLs matching this regular expression (repeatable)")
+	fs.StringArrayVar(&f.resolve, "resolve", nil, "HOST=ADDR: connect to ADDR for HOST instead of asking DNS (repeatable)")
+	fs.StringArrayVar(&f.allowCIDR, "allow-cidr", nil, "allow connections to this otherwise refused network, e.g. 127.0.0.0/8 (repeatable)")
+	fs.Int64Var(&f.maxBody, "max-body", 10<<20, "most body bytes read per response, before and after decompression")
+	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "total time allowed for one request")
+	fs.DurationVar(&f.connectTimeout, "connect-timeout", 10*time.Second, "time allowed to connect")
+	fs.DurationVar(&f.headerTimeout, "header-timeout", 15*time.Second, "time allowed for the response headers")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", 15*time.Second, "longest silence while reading a response")
+	fs.Int64Var(&f.warcMaxSize, "warc-max-size", 1<<30, "rotate WARC files at this size in bytes")
+	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
+	fs.StringVar(&f.progress, "progress", "auto", "live progress line on stderr: auto (on a terminal), always or never")
+}
+
+// config turns the flags and positional seeds into a crawl.Config. Every
+// error names the flag, file or line at fault.
+func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, error) {
+	var cfg crawl.Config
+	seeds, err := collectSeeds(f.seedsFile, args)
+	if err != nil {
+		return cfg, err
+	}
+	mode, err := scope.ParseMode(f.scopeMode)
+	if err != nil {
+		return cfg, usagef("--scope: %v", err)
+	}
+	if f.workers <= 0 {
+		return cfg, usagef("--workers %d: must be at least 1", f.workers)
+	}
+	for _, v := range []struct {
+		name string
+		d    time.Duration
+	}{{"--delay", f.delay}, {"--timeout", f.timeout}, {"--connect-timeout", f.connectTimeout}, {"--header-timeout", f.headerTimeout}, {"--idle-timeout", f.idleTimeout}} {
+		if v.d < 0 {
+			return cfg, usagef("%s %v: must not be negative", v.name, v.d)
+		}
+	}
+	for _, v := range []struct {
+		name string
+		n    int64
+	}{{"--max-pages", f.maxPages}, {"--max-urls-per-host", f.maxURLsPerHost}, {"--max-body", f.maxBody}, {"--warc-max-size", f.warcMaxSize}, {"--max-depth", int64(f.maxDepth)}} {
+		if v.n < 0 {
+			return cfg, usagef("%s %d: must not be negative", v.name, v.n)
+		}
+	}
+	resolve := map[string]string{}
+	for _, r := range f.resolve {
+		host, addr, ok := strings.Cut(r, "=")
+		if !ok || host == "" {
+			return cfg, usagef("--resolve %q: want HOST=ADDR", r)
+		}
+		ip, err := netip.ParseAddr(addr)
+		if err != nil {
+			return cfg, usagef("--resolve %q: %q is not an IP address", r, addr)
+		}
+		resolve[strings.ToLower(host)] = ip.String()
+	}
+	var allow []netip.Prefix
+	for _, c := range f.allowCIDR {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			return cfg, usagef("--allow-cidr %q: %v", c, err)
+		}
+		allow = append(allow, p.Masked())
+	}
+	level, err := parseLevel(f.logLevel)
+	if err != nil {
+		return cfg, err
+	}
+	cfg = crawl.Config{
+		Seeds:           seeds,
+		DataDir:         f.dataDir,
+		Workers:         f.workers,
+		MaxPages:        f.maxPages,
+		MaxURLsPerHost:  f.maxURLsPerHost,
+		Delay:           f.delay,
+		UserAgent:       f.userAgent,
+		ExpectedURLs:    f.expectedURLs,
+		WARCMaxFileSize: f.warcMaxSize,
+		Logger:          slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+	}
+	cfg.Scope = scope.Config{Mode: mode, Include: f.include, Exclude: f.exclude, MaxDepth: f.maxDepth}
+	if err := cfg.Scope.Validate(); err != nil {
+		return cfg, usageError{err}
+	}
+	cfg.Fetch.Resolve = resolve
+	cfg.Fetch.AllowCIDRs = allow
+	cfg.Fetch.MaxBodyBytes = f.maxBody
+	cfg.Fetch.Timeout = f.timeout
+	cfg.Fetch.ConnectTimeout = f.connectTimeout
+	cfg.Fetch.ResponseHeaderTimeout = f.headerTimeout
+	cfg.Fetch.IdleTimeout = f.idleTimeout
+	if f.progress != "auto" && f.progress != "always" && f.progress != "never" {
+		return cfg, usagef("--progress %q: want auto, always or never", f.progress)
+	}
+	return cfg, nil
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return l, usagef("--log-level %q: want debug, info, warn or error", s)
+	}
+	return l, nil
+}
+
+// collectSeeds reads the seed file, then the positional seeds, checking
+// each is an absolute http(s) URL. Errors name the file and line.
+func collectSeeds(file string, args []string) ([]string, error) {
+	var seeds []string
+	c := canon.New(canon.Config{})
+	check := func(where, s string) error {
+		u, err := c.Parse(s)
+		if err != nil {
+			return usagef("%s: invalid seed URL %q: %v", where, s, err)
+		}
+		if u.Scheme != "http" && u.Scheme != "https" {
+			return usagef("%s: seed %q: scheme %q is not http or https", where, s, u.Scheme)
+		}
+		seeds = append(seeds, s)
+		return nil
+	}
+	if file != "" {
+		fh, err := os.Open(file)
+		if err != nil {
+			return nil, usagef("--seeds: %v", err)
+		}
+		defer fh.Close()
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for n := 1; sc.Scan(); n++ {
+			line := sc.Text()
+			if i := strings.IndexByte(line, '#'); i >= 0 {
+				line = line[:i]
+			}
+			line = strings.TrimSpace(line)
+			if line == "" {
+				continue
+			}
+			if err := check(fmt.Sprintf("%s:%d", file, n), line); err != nil {
+				return nil, err
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, usagef("--seeds %s: %v", file, err)
+		}
+	}
+	for i, a := range args {
+		if err := check(fmt.Sprintf("argument %d", i+1), a); err != nil {
+			return nil, err
+		}
+	}
+	if len(seeds) == 0 {
+		return nil, usagef("no seeds: give seed URLs as arguments or with --seeds FILE")
+	}
+	return seeds, nil
+}
+
+func newCrawlCmd() *cobra.Command {
+	var f crawlFlags
+	cmd := &cobra.Command{
+		Use:   "crawl [flags] [SEED...]",
+		Short: "Crawl from seeds within robots.txt and per-host politeness until nothing is left",
+		Long: `Crawl from the seed URLs (arguments and/or --seeds FILE), obeying robots.txt and
+a per-host delay, writing WARC files and a fetch log under --data. The crawl
+ends when the frontier drains or --max-pages is reached; Ctrl-C stops it
+cleanly (a second Ctrl-C exits at once).`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := f.config(args, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			_, err = runCrawl(cmd.Context(), cfg, f.progress, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return err
+		},
+	}
+	f.register(cmd.Flags())
+	return cmd
+}
+
+// runCrawl runs one crawl with a progress line and prints its summary.
+func runCrawl(ctx context.Context, cfg crawl.Config, progress string, stdout, stderr io.Writer) (crawl.Summary, error) {
+	c, err := crawl.New(cfg)
+	if err != nil {
+		return crawl.Summary{}, usageError{err}
+	}
+	stop := startProgress(ctx, c, progress, stderr)
+	sum, err := c.Run(ctx)
+	stop()
+	sum.Write(stdout)
+	fmt.Fprintf(stdout, "  data:       %s\n", cfg.DataDir)
+	if err != nil {
+		return sum, err
+	}
+	if sum.StoppedBy == "interrupted" {
+		return sum, errInterrupted
+	}
+	return sum, nil
+}

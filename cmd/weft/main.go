@@ -1,0 +1,97 @@
+// Command weft is a polite, crash-safe web crawler.
+//
+//	weft crawl [flags] [SEED...]   crawl from seeds until nothing is left
+//	weft demo                      crawl a generated local web and show what happened
+//	weft bench                     measure pages/s and CPU per page on the local web
+//
+// main owns the process: it turns SIGINT/SIGTERM into a cancelled context (a
+// second signal exits at once), and maps outcomes to exit codes: 0 done,
+// 1 failed, 2 bad usage or input, 130 interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// usageError marks errors in what the user typed or gave (flags, seed
+// files): exit code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// errInterrupted is returned by a command that stopped on a signal after
+// printing what it did.
+var errInterrupted = errors.New("interrupted")
+
+func main() {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first signal cancels ctx, a second one kills the process:
+		// an operator who presses Ctrl-C twice means it.
+		<-ctx.Done()
+		cancel()
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		<-sig
+		fmt.Fprintln(os.Stderr, "weft: second signal, exiting now")
+		os.Exit(130)
+	}()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errInterrupted):
+		return 130
+	}
+	fmt.Fprintln(stderr, "weft:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "weft",
+		Short:         "A polite, crash-safe web crawler",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.Args = cobra.ArbitraryArgs
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usagef("unknown command %q (try weft --help)", args[0])
+		}
+		return cmd.Help()
+	}
+	root.AddCommand(newCrawlCmd(), newDemoCmd(), newBenchCmd(), newSynthwebCmd())
+	return root
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"weft/internal/synthweb"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func runWeft(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(t.Context(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestBadInputExitsTwoAndNamesIt(t *testing.T) {
+	dir := t.TempDir()
+	seeds := filepath.Join(dir, "seeds.txt")
+	os.WriteFile(seeds, []byte("# my seeds\nhttp://a.test/\n\nhttp://[::1/broken\n"), 0o644)
+	ftp := filepath.Join(dir, "ftp.txt")
+	os.WriteFile(ftp, []byte("ftp://a.test/\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"crawl", "--seeds", seeds, "--data", dir}, []string{seeds + ":4", "http://[::1/broken"}},
+		{[]string{"crawl", "--seeds", ftp, "--data", dir}, []string{ftp + ":1", "ftp"}},
+		{[]string{"crawl", "--seeds", filepath.Join(dir, "missing.txt")}, []string{"--seeds", "missing.txt"}},
+		{[]string{"crawl", "--delay", "soon", "http://a.test/"}, []string{"--delay", "soon"}},
+		{[]string{"crawl", "--scope", "galaxy", "http://a.test/"}, []string{"--scope", "galaxy"}},
+		{[]string{"crawl", "--resolve", "a.test", "http://a.test/"}, []string{"--resolve", "HOST=ADDR"}},
+		{[]string{"crawl", "--resolve", "a.test=nowhere", "http://a.test/"}, []string{"--resolve", "nowhere"}},
+		{[]string{"crawl", "--allow-cidr", "10.0.0.0/33", "http://a.test/"}, []string{"--allow-cidr", "10.0.0.0/33"}},
+		{[]string{"crawl", "--include", "(", "http://a.test/"}, []string{"include", "("}},
+		{[]string{"crawl", "--workers", "0", "http://a.test/"}, []string{"--workers"}},
+		{[]string{"crawl", "not a url"}, []string{"argument 1", "not a url"}},
+		{[]string{"crawl"}, []string{"no seeds"}},
+		{[]string{"crawll"}, []string{"unknown command", "crawll"}},
+	} {
+		code, _, stderr := runWeft(t, tc.args...)
+		if code != 2 {
+			t.Errorf("weft %v: exit %d, want 2 (stderr %q)", tc.args, code, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("weft %v: stderr %q does not name %q", tc.args, stderr, w)
+			}
+		}
+	}
+}
+
+func TestCrawlCommand(t *testing.T) {
+	web, err := synthweb.Start(synthweb.Config{Seed: 11, Hosts: 3, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	dir := t.TempDir()
+	seedFile := filepath.Join(dir, "seeds.txt")
+	os.WriteFile(seedFile, []byte("# the synthetic web\n"+strings.Join(web.Seeds(), "\n")+"\n"), 0o644)
+	args := []string{"crawl", "--seeds", seedFile, "--data", filepath.Join(dir, "data"), "--delay", "5ms", "--workers", "4",
+		"--allow-cidr", "127.0.0.0/8", "--max-pages", "10"}
+	for host, ip := range web.Resolve() {
+		args = append(args, "--resolve", host+"="+ip)
+	}
+	code, stdout, stderr := runWeft(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr %s", code, stderr)
+	}
+	for _, want := range []string{"crawl max-pages", "10 pages", "responses:", "rejected:", "WARC:"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "data", "warc", "*.warc.gz"))
+	if len(files) != 1 {
+		t.Errorf("WARC files %v, want one", files)
+	}
+}
+
+// Without --allow-cidr the SSRF guard refuses the loopback web: the crawl
+// fetches nothing and says why, and nothing reaches the servers.
+func TestCrawlRefusesLoopbackByDefault(t *testing.T) {
+	web, err := synthweb.Start(synthweb.Config{Seed: 12, Hosts: 1, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	args := []string{"crawl", "--data", t.TempDir(), web.Seeds()[0]}
+	for host, ip := range web.Resolve() {
+		args = append(args, "--resolve", host+"="+ip)
+	}
+	code, stdout, stderr := runWeft(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr %s", code, stderr)
+	}
+	if n := len(web.Log()); n != 0 {
+		t.Fatalf("the server received %d requests; the SSRF guard should have refused the address", n)
+	}
+	if !strings.Contains(stdout, "disallow-all 1") {
+		t.Errorf("summary does not report the host as unreachable:\n%s", stdout)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	code, stdout, stderr := runWeft(t, "demo", "--hosts", "6", "--pages-per-host", "12", "--delay", "5ms", "--progress", "never")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr %s\n%s", code, stderr, stdout)
+	}
+	for _, want := range []string{"crawl drained", "what the servers saw", "overlapping requests to one host:     none", "gaps shorter than the host's delay:   none"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, stdout)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package crawl
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"weft/internal/canon"
+	"weft/internal/fetch"
+	"weft/internal/scope"
+)
+
+// Config is everything one crawl needs. Zero values of the durations and
+// limits mean the documented defaults; Seeds and DataDir are required.
+type Config struct {
+	// Seeds are the URLs the crawl starts from, at High priority and depth 0.
+	Seeds []string
+	// DataDir holds the crawl's output: warc/ and fetches.jsonl.
+	DataDir string
+
+	// Workers is the number of concurrent fetches; zero means 16. Politeness
+	// does not depend on it: a host is never fetched twice at once.
+	Workers int
+	// MaxPages stops the crawl after this many page fetches (robots.txt
+	// requests not counted); zero means no limit.
+	MaxPages int64
+	// MaxURLsPerHost bounds the URLs accepted per host (a crawl-trap guard);
+	// zero means no limit.
+	MaxURLsPerHost int64
+	// MaxRedirects bounds a redirect chain (each hop is enqueued for its
+	// host like a link); zero means 5.
+	MaxRedirects int
+	// Delay is the minimum gap between two requests to one host (from the end
+	// of one to the start of the next); a host's Crawl-delay raises it.
+	// Zero means no gap: for benchmarks against the synthetic web only.
+	Delay time.Duration
+	// UserAgent is sent with every request; its product token selects the
+	// robots.txt group. Required.
+	UserAgent string
+	// RobotsTTL is how long a robots.txt answer, success or failure, is
+	// trusted; zero means 24h (RFC 9309 §2.4).
+	RobotsTTL time.Duration
+	// ExpectedURLs sizes the seen set's Bloom filters (1% false positives,
+	// each one confirmed exactly); zero means 1,000,000.
+	ExpectedURLs uint
+	// Partitions splits host-keyed state (partition = hash(host) mod P);
+	// zero means 64.
+	Partitions int
+	// MaxActiveHosts bounds the frontier's back queues; zero means
+	// max(1024, 4*Workers).
+	MaxActiveHosts int
+
+	Canon canon.Config
+	Scope scope.Config
+	// Fetch configures HTTP; its UserAgent is taken from UserAgent.
+	Fetch fetch.Config
+
+	// WARCMaxFileSize rotates WARC files; zero means 1 GiB.
+	WARCMaxFileSize int64
+
+	// Logger receives one line per failed item; nil discards.
+	Logger *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.Workers == 0 {
+		c.Workers = 16
+	}
+	if c.MaxRedirects == 0 {
+		c.MaxRedirects = 5
+	}
+	if c.RobotsTTL == 0 {
+		c.RobotsTTL = 24 * time.Hour
+	}
+	if c.Partitions == 0 {
+		c.Partitions = 64
+	}
+	if c.MaxActiveHosts == 0 {
+		c.MaxActiveHosts = max(1024, 4*c.Workers)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	c.Fetch.UserAgent = c.UserAgent
+}
+
+// Validate reports the first invalid field, by its flag-like name.
+func (c Config) Validate() error {
+	switch {
+	case c.DataDir == "":
+		return fmt.Errorf("crawl: data directory is required")
+	case c.UserAgent == "":
+		return fmt.Errorf("crawl: user agent is required")
+	case c.Workers < 0:
+		return fmt.Errorf("crawl: workers %d is negative", c.Workers)
+	case c.MaxPages < 0:
+		return fmt.Errorf("crawl: max pages %d is negative", c.MaxPages)
+	case c.MaxURLsPerHost < 0:
+		return fmt.Errorf("crawl: max URLs per host %d is negative", c.MaxURLsPerHost)
+	case c.MaxRedirects < 0:
+		return fmt.Errorf("crawl: max redirects %d is negative", c.MaxRedirects)
+	case c.Delay < 0:
+		return fmt.Errorf("crawl: delay %v is negative", c.Delay)
+	case c.RobotsTTL < 0:
+		return fmt.Errorf("crawl: robots TTL %v is negative", c.RobotsTTL)
+	case c.Partitions < 0:
+		return fmt.Errorf("crawl: partitions %d is negative", c.Partitions)
+	}
+	if err := c.Scope.Validate(); err != nil {
+		return err
+	}
+	f := c.Fetch
+	f.UserAgent = c.UserAgent
+	return f.Validate()
+}
+
+func (c Config) warcDir() string { return filepath.Join(c.DataDir, "warc") }

@@ -1,0 +1,524 @@
+package crawl
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	ia "github.com/internetarchive/gowarc"
+	"go.uber.org/goleak"
+
+	"weft/internal/synthweb"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testConfig is a crawl of web with test-sized timeouts.
+func testConfig(t *testing.T, web *synthweb.Web, workers int, delay time.Duration) Config {
+	cfg := Config{
+		Seeds:     web.Seeds(),
+		DataDir:   t.TempDir(),
+		Workers:   workers,
+		Delay:     delay,
+		UserAgent: "weft/test (+https://example.org/weft-crawler)",
+	}
+	cfg.Fetch.Resolve = web.Resolve()
+	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.Fetch.ResponseHeaderTimeout = time.Second
+	cfg.Fetch.IdleTimeout = time.Second
+	cfg.Fetch.Timeout = 5 * time.Second
+	return cfg
+}
+
+func startWeb(t *testing.T, cfg synthweb.Config) *synthweb.Web {
+	t.Helper()
+	web, err := synthweb.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	return web
+}
+
+func runCrawl(t *testing.T, cfg Config) Summary {
+	t.Helper()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := c.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// bigCrawl is one crawl of a 100-host web with 64 workers, shared by the
+// acceptance tests below: they all judge the same crawl from different
+// sides.
+var bigCrawl struct {
+	once sync.Once
+	web  *synthweb.Web
+	cfg  Config
+	sum  Summary
+	err  error
+}
+
+const (
+	bigDelay      = 40 * time.Millisecond
+	bigCrawlDelay = 120 * time.Millisecond
+)
+
+func theBigCrawl(t *testing.T) (*synthweb.Web, Config, Summary) {
+	t.Helper()
+	bigCrawl.once.Do(func() {
+		web, err := synthweb.Start(synthweb.Config{
+			Seed: 42, Hosts: 100, PagesPerHost: 12,
+			MinPageBytes: 12 << 10, MaxPageBytes: 24 << 10, MinLinks: 20, MaxLinks: 40,
+			MaxLatency: 3 * time.Millisecond, CrawlDelay: bigCrawlDelay, HangLimit: 10 * time.Second,
+		})
+		if err != nil {
+			bigCrawl.err = err
+			return
+		}
+		bigCrawl.web = web
+		dir, err := os.MkdirTemp("", "weft-crawl-test-")
+		if err != nil {
+			bigCrawl.err = err
+			return
+		}
+		cfg := testConfig(t, web, 64, bigDelay)
+		cfg.DataDir = dir
+		bigCrawl.cfg = cfg
+		c, err := New(cfg)
+		if err != nil {
+			bigCrawl.err = err
+			return
+		}
+		bigCrawl.sum, bigCrawl.err = c.Run(context.Background())
+		// The crawler may read a response's last byte a moment before the
+		// server's handler returns: let the log settle before judging it.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := web.WaitIdle(ctx); err != nil && bigCrawl.err == nil {
+			bigCrawl.err = err
+		}
+	})
+	if bigCrawl.err != nil {
+		t.Fatal(bigCrawl.err)
+	}
+	return bigCrawl.web, bigCrawl.cfg, bigCrawl.sum
+}
+
+func TestAcceptance(t *testing.T) {
+	defer func() {
+		if bigCrawl.web != nil {
+			bigCrawl.web.Close()
+			os.RemoveAll(bigCrawl.cfg.DataDir)
+		}
+	}()
+	t.Run("politeness from the server log", testPoliteness)
+	t.Run("robots.txt obeyed", testRobotsObeyed)
+	t.Run("every reachable page fetched exactly once", testExactlyOnce)
+	t.Run("WARC holds every response", testWARC)
+}
+
+func testPoliteness(t *testing.T) {
+	web, _, sum := theBigCrawl(t)
+	t.Logf("crawl: %d pages, %d robots.txt in %v", sum.Pages, sum.RobotsFetches, sum.Elapsed)
+	audit := synthweb.Audit(web, bigDelay)
+	if audit.Requests < 1000 {
+		t.Fatalf("only %d requests: the crawl did not run", audit.Requests)
+	}
+	for _, s := range audit.Overlaps {
+		t.Errorf("overlap: %s", s)
+	}
+	for _, s := range audit.ShortGaps {
+		t.Errorf("short gap: %s", s)
+	}
+	for _, s := range audit.RobotsNotFirst {
+		t.Errorf("robots.txt not first: %s", s)
+	}
+	// The Crawl-delay hosts were given a gap three times --delay: the
+	// audit above checked it; make sure such hosts exist in this web.
+	n := 0
+	for _, h := range web.Hosts() {
+		if h.CrawlDelay == bigCrawlDelay {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no host declares a Crawl-delay; the test proves nothing about it")
+	}
+}
+
+func testRobotsObeyed(t *testing.T) {
+	web, _, _ := theBigCrawl(t)
+	byAddr := map[string]synthweb.HostInfo{}
+	for _, h := range web.Hosts() {
+		byAddr[h.Addr] = h
+	}
+	kinds := map[synthweb.RobotsKind]int{}
+	for _, h := range web.Hosts() {
+		kinds[h.Robots]++
+	}
+	for _, k := range []synthweb.RobotsKind{synthweb.RobotsServerError, synthweb.RobotsTimeout, synthweb.RobotsNotFound, synthweb.RobotsRules, synthweb.RobotsAgentGroup, synthweb.RobotsRedirect, synthweb.RobotsRedirectLoop} {
+		if kinds[k] == 0 {
+			t.Fatalf("no host of robots kind %v in the web", k)
+		}
+	}
+	perHost := map[string][]synthweb.Request{}
+	for _, r := range web.Log() {
+		perHost[r.Addr] = append(perHost[r.Addr], r)
+	}
+	for addr, reqs := range perHost {
+		h := byAddr[addr]
+		for _, r := range reqs {
+			if isRobotsPath(r.Path) {
+				continue
+			}
+			u := "http://" + h.Authority + r.Path
+			p, ok := web.Page(u)
+			if !ok {
+				t.Errorf("%s: requested %s, which the web does not have", h.Name, r.Path)
+				continue
+			}
+			if p.Disallowed {
+				t.Errorf("%s (%v): fetched disallowed %s", h.Name, h.Robots, r.Path)
+			}
+			if r.UserAgent != "weft/test (+https://example.org/weft-crawler)" {
+				t.Errorf("%s: User-Agent %q", h.Name, r.UserAgent)
+			}
+		}
+		switch h.Robots {
+		case synthweb.RobotsServerError, synthweb.RobotsTimeout:
+			// Nothing but robots.txt, once: the failure is cached.
+			if len(reqs) != 1 || !isRobotsPath(reqs[0].Path) {
+				paths := make([]string, len(reqs))
+				for i, r := range reqs {
+					paths[i] = r.Path
+				}
+				t.Errorf("%s (%v): requests %v; want only robots.txt, once", h.Name, h.Robots, paths)
+			}
+		}
+	}
+}
+
+// isRobotsPath reports whether the request was part of a robots.txt fetch
+// (the file or a hop of its redirect chain).
+func isRobotsPath(p string) bool { return strings.HasPrefix(p, "/robots") }
+
+func testExactlyOnce(t *testing.T) {
+	web, _, _ := theBigCrawl(t)
+	auth := map[string]string{}
+	for _, h := range web.Hosts() {
+		auth[h.Addr] = h.Authority
+	}
+	fetched := map[string]int{}
+	for _, r := range web.Log() {
+		if isRobotsPath(r.Path) {
+			continue
+		}
+		fetched["http://"+auth[r.Addr]+r.Path]++
+	}
+	want := 0
+	for _, p := range web.AllPages() {
+		fetchable := p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf"
+		n := fetched[p.URL]
+		switch {
+		case fetchable:
+			want++
+			if n != 1 {
+				t.Errorf("%s (%s) fetched %d times, want once", p.URL, p.Role, n)
+			}
+		case n != 0:
+			t.Errorf("%s (%s, reachable %v, disallowed %v) fetched %d times, want never", p.URL, p.Role, p.Reachable, p.Disallowed, n)
+		}
+	}
+	for u, n := range fetched {
+		if _, ok := web.Page(u); !ok {
+			t.Errorf("fetched %s (%d times), which is not a page of the web", u, n)
+		}
+	}
+	if want < 500 {
+		t.Fatalf("only %d fetchable pages; the web is too small to prove anything", want)
+	}
+	t.Logf("%d pages fetched, each once", want)
+}
+
+func testWARC(t *testing.T) {
+	web, cfg, sum := theBigCrawl(t)
+	if len(sum.WARCFiles) == 0 {
+		t.Fatal("no WARC files")
+	}
+	responses := map[string]int{}
+	for _, name := range sum.WARCFiles {
+		path := filepath.Join(cfg.DataDir, "warc", name)
+		for i, rec := range readWARC(t, path) {
+			if i == 0 && rec.header.Get("WARC-Type") != "warcinfo" {
+				t.Errorf("%s starts with a %s record", name, rec.header.Get("WARC-Type"))
+			}
+			if rec.header.Get("WARC-Type") != "response" {
+				continue
+			}
+			uri := rec.header.Get("WARC-Target-URI")
+			responses[uri]++
+			_, payload, ok := bytes.Cut(rec.block, []byte("\r\n\r\n"))
+			if !ok {
+				t.Errorf("%s: response block has no header end", uri)
+				continue
+			}
+			sum := sha1.Sum(payload)
+			if got, want := rec.header.Get("WARC-Payload-Digest"), "sha1:"+base32.StdEncoding.EncodeToString(sum[:]); got != want {
+				t.Errorf("%s: payload digest %s, want %s", uri, got, want)
+			}
+			if served := web.Body(uri); served != nil && !bytes.Equal(served, payload) {
+				t.Errorf("%s: archived payload (%d bytes) differs from the %d bytes served", uri, len(payload), len(served))
+			}
+		}
+	}
+	// One response record per URL the server answered (robots.txt hops
+	// included: they are archived too).
+	auth := map[string]string{}
+	for _, h := range web.Hosts() {
+		auth[h.Addr] = h.Authority
+	}
+	answered := map[string]int{}
+	for _, r := range web.Log() {
+		if r.Status != 0 {
+			answered["http://"+auth[r.Addr]+r.Path]++
+		}
+	}
+	for u, n := range answered {
+		if responses[u] != n {
+			t.Errorf("%s answered %d times, archived %d times", u, n, responses[u])
+		}
+	}
+	for u, n := range responses {
+		if answered[u] == 0 {
+			t.Errorf("%s archived %d times but never answered", u, n)
+		}
+	}
+	pages := 0
+	for u := range responses {
+		if !isRobotsPath("/" + strings.SplitN(strings.TrimPrefix(u, "http://"), "/", 2)[1]) {
+			pages++
+		}
+	}
+	if int64(pages) != sum.Pages {
+		t.Errorf("%d page responses archived, summary says %d pages", pages, sum.Pages)
+	}
+}
+
+type warcRecord struct {
+	header ia.Header
+	block  []byte
+}
+
+// readWARC reads a file with the internetarchive reader: a WARC library
+// independent of the one that wrote it.
+func readWARC(t *testing.T, path string) []warcRecord {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := ia.NewReader(bufio.NewReader(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out []warcRecord
+	for {
+		rec, err := r.ReadRecord()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("%s: record %d: %v", path, len(out), err)
+		}
+		block, err := io.ReadAll(rec.Content)
+		rec.Content.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, warcRecord{rec.Header, block})
+	}
+}
+
+// readFetchLog returns the records of fetches.jsonl.
+func readFetchLog(t *testing.T, dir string) []fetchRecord {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "fetches.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []fetchRecord
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var r fetchRecord
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("fetches.jsonl: %v: %s", err, line)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func TestHostileHostsCostOnlyTheirCaps(t *testing.T) {
+	web := startWeb(t, synthweb.Config{
+		Seed: 7, Hosts: 6, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		Hostile: true, HangLimit: 20 * time.Second,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound},
+	})
+	cfg := testConfig(t, web, 16, 10*time.Millisecond)
+	cfg.Seeds = append(web.Seeds(), web.HostileSeeds()...)
+	const capBytes = 256 << 10
+	cfg.Fetch.MaxBodyBytes = capBytes
+	cfg.Fetch.ResponseHeaderTimeout = 500 * time.Millisecond
+	sum := runCrawl(t, cfg)
+
+	recs := readFetchLog(t, cfg.DataDir)
+	byHost := map[string]fetchRecord{}
+	for _, r := range recs {
+		byHost[strings.SplitN(r.Host, ".", 2)[0]] = r
+	}
+	for _, name := range []string{synthweb.HostileGzipBomb, synthweb.HostileEndless} {
+		r, ok := byHost[name]
+		if !ok {
+			t.Errorf("%s: never fetched", name)
+			continue
+		}
+		if r.Truncated != "length" || r.Bytes > capBytes {
+			t.Errorf("%s: truncated %q after %d bytes; want cut at the %d-byte cap", name, r.Truncated, r.Bytes, capBytes)
+		}
+	}
+	// The silent host got one connection (for robots.txt), which timed out;
+	// the host is then treated as disallowed and never asked again.
+	silent := 0
+	for _, r := range web.Log() {
+		if r.Method == "" {
+			silent++
+		}
+	}
+	if silent != 1 {
+		t.Errorf("silent host contacted %d times, want once", silent)
+	}
+	if sum.Robots["disallow-all"] != 1 {
+		t.Errorf("robots outcomes %v; want the silent host disallowed", sum.Robots)
+	}
+	// And the crawl of the ordinary hosts went on: every reachable page.
+	fetched := map[string]bool{}
+	for _, r := range recs {
+		fetched[r.URL] = true
+	}
+	for _, p := range web.AllPages() {
+		if p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf" && !fetched[p.URL] {
+			t.Errorf("%s not fetched: a hostile host stopped the crawl of the others", p.URL)
+		}
+	}
+}
+
+func TestMaxPagesStopsTheCrawl(t *testing.T) {
+	web := startWeb(t, synthweb.Config{Seed: 3, Hosts: 10, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30})
+	cfg := testConfig(t, web, 8, 0)
+	cfg.MaxPages = 25
+	sum := runCrawl(t, cfg)
+	if sum.StoppedBy != "max-pages" {
+		t.Errorf("stopped by %q, want max-pages", sum.StoppedBy)
+	}
+	if sum.Pages != 25 {
+		t.Errorf("%d pages fetched, want exactly 25", sum.Pages)
+	}
+}
+
+func TestDepthAndScope(t *testing.T) {
+	web := startWeb(t, synthweb.Config{Seed: 5, Hosts: 8, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30})
+	cfg := testConfig(t, web, 8, 0)
+	cfg.Seeds = web.Seeds()[:1]
+	cfg.Scope.Mode = "host"
+	cfg.Scope.MaxDepth = 1
+	sum := runCrawl(t, cfg)
+	seedHost := strings.SplitN(strings.TrimPrefix(cfg.Seeds[0], "http://"), "/", 2)[0]
+	for _, r := range readFetchLog(t, cfg.DataDir) {
+		if r.Host != seedHost {
+			t.Errorf("fetched %s outside the seed's host", r.URL)
+		}
+		if r.Depth > 1 {
+			t.Errorf("fetched %s at depth %d, limit 1", r.URL, r.Depth)
+		}
+	}
+	if sum.Rejected[RejectScope] == 0 || sum.Rejected[RejectDepth] == 0 {
+		t.Errorf("rejections %v; want scope and depth rejections counted", sum.Rejected)
+	}
+}
+
+func TestInterruptReturnsSummary(t *testing.T) {
+	web := startWeb(t, synthweb.Config{Seed: 9, Hosts: 4, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30})
+	cfg := testConfig(t, web, 4, 200*time.Millisecond)
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan Summary)
+	go func() {
+		sum, err := c.Run(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- sum
+	}()
+	for c.Progress().Pages < 3 {
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-t.Context().Done():
+			return
+		}
+	}
+	cancel()
+	sum := <-done
+	if sum.StoppedBy != "interrupted" {
+		t.Errorf("stopped by %q, want interrupted", sum.StoppedBy)
+	}
+	if sum.Queued == 0 {
+		t.Errorf("nothing left queued after an early stop")
+	}
+	// The archive is closed and readable.
+	for _, name := range sum.WARCFiles {
+		readWARC(t, filepath.Join(cfg.DataDir, "warc", name))
+	}
+}
+
+func TestBadConfigNamesTheField(t *testing.T) {
+	for _, tc := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Seeds = []string{"http://[::1"} }, "http://[::1"},
+		{func(c *Config) { c.Seeds = []string{"ftp://a.test/"} }, "ftp"},
+		{func(c *Config) { c.UserAgent = "" }, "user agent"},
+		{func(c *Config) { c.Delay = -time.Second }, "delay"},
+		{func(c *Config) { c.Scope.Include = []string{"("} }, "include"},
+	} {
+		cfg := Config{Seeds: []string{"http://a.test/"}, DataDir: t.TempDir(), UserAgent: "weft/1"}
+		tc.mod(&cfg)
+		_, err := New(cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v; want one naming %q", err, tc.want)
+		}
+	}
+}

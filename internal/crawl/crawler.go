@@ -1,0 +1,545 @@
+// Package crawl runs a crawl: it wires the frontier, robots.txt, the fetcher,
+// the parser, the seen set and the WARC writer into the loop of DESIGN.md.
+//
+// One URL's life: canonicalise, filter, robots if cached, seen set, frontier;
+// lease; robots.txt fresh?; fetch; WARC; parse; admit the links; complete the
+// lease, which arms the host's clock. Redirects are not followed inline: the
+// target is admitted like a link (with its hop count), so every request, to
+// any host, passes robots.txt and waits for its host's clock.
+package crawl
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"crypto/sha256"
+
+	"weft/internal/canon"
+	"weft/internal/extract"
+	"weft/internal/fetch"
+	"weft/internal/frontier"
+	"weft/internal/partition"
+	"weft/internal/robots"
+	"weft/internal/scope"
+	"weft/internal/seen"
+	"weft/internal/warc"
+)
+
+// Crawler runs one crawl. Create it with New, run it once with Run.
+type Crawler struct {
+	cfg     Config
+	log     *slog.Logger
+	token   string
+	canon   *canon.Canonicalizer
+	scope   *scope.Filter
+	seen    *seen.Set
+	front   *frontier.Frontier
+	fetcher *fetch.Fetcher
+	warc    *warc.Writer
+	robots  *robotsCache
+	hostCap *hostCounts
+	stats   *counters
+	flog    *fetchLog
+	start   time.Time
+	seeds   []canon.URL
+
+	pagesStarted atomic.Int64
+	capReached   atomic.Bool
+	stopLeasing  context.CancelFunc // set by Run
+	fatalOnce    sync.Once
+	fatal        error // first error that stops the crawl (set once, read after workers exit)
+}
+
+// New checks cfg and the seeds, and opens the crawl's output. An invalid
+// seed is an error naming it: a crawl that silently skips a seed is worse
+// than one that does not start.
+func New(cfg Config) (*Crawler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	c := &Crawler{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		token:   robots.ProductToken(cfg.UserAgent),
+		canon:   canon.New(cfg.Canon),
+		robots:  newRobotsCache(cfg.Partitions, cfg.RobotsTTL),
+		hostCap: newHostCounts(cfg.Partitions),
+		stats:   newCounters(),
+	}
+	if c.token == "" {
+		return nil, fmt.Errorf("crawl: user agent %q has no product token for robots.txt", cfg.UserAgent)
+	}
+	if len(cfg.Seeds) == 0 {
+		return nil, errors.New("crawl: no seeds")
+	}
+	var err error
+	if c.scope, err = scope.New(cfg.Scope); err != nil {
+		return nil, err
+	}
+	for _, s := range cfg.Seeds {
+		u, err := c.canon.Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("crawl: seed %q: %w", s, err)
+		}
+		if u.Scheme != "http" && u.Scheme != "https" {
+			return nil, fmt.Errorf("crawl: seed %q: scheme %q is not http or https", s, u.Scheme)
+		}
+		c.scope.AddSeed(u)
+		c.seeds = append(c.seeds, u)
+	}
+	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: cfg.Partitions}, seen.NewMemoryStore(cfg.Partitions)); err != nil {
+		return nil, err
+	}
+	if c.front, err = frontier.New(frontier.Config{Delay: cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts}); err != nil {
+		return nil, err
+	}
+	if c.fetcher, err = fetch.New(cfg.Fetch); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("crawl: data directory: %w", err)
+	}
+	if c.warc, err = warc.NewWriter(warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, Software: cfg.UserAgent}); err != nil {
+		c.fetcher.Close()
+		return nil, err
+	}
+	if c.flog, err = openFetchLog(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
+		c.warc.Close()
+		c.fetcher.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Run crawls until the frontier drains, MaxPages is reached or ctx is
+// done, then closes the output and returns what it did. A cancelled ctx is
+// not an error: the summary says "interrupted".
+func (c *Crawler) Run(ctx context.Context) (Summary, error) {
+	c.start = time.Now()
+	for _, u := range c.seeds {
+		c.admitURL(u, 0, 0, frontier.High, "")
+	}
+
+	// leaseCtx stops the workers taking leases (page cap reached); ctx,
+	// which the fetches use, stops everything.
+	leaseCtx, stopLeasing := context.WithCancel(ctx)
+	defer stopLeasing()
+	c.stopLeasing = stopLeasing
+	frontErr := make(chan error, 1)
+	go func() { frontErr <- c.front.Run(leaseCtx) }()
+
+	var wg sync.WaitGroup
+	for range c.cfg.Workers {
+		wg.Go(func() { c.work(ctx, leaseCtx) })
+	}
+	wg.Wait()
+	stats := c.front.Stats()
+	stopLeasing()
+	ferr := <-frontErr
+
+	sum := c.summary()
+	sum.Queued = stats.Queued
+	switch {
+	case c.fatal != nil:
+		sum.StoppedBy = "failed"
+	case ctx.Err() != nil:
+		sum.StoppedBy = "interrupted"
+	case c.capReached.Load():
+		sum.StoppedBy = "max-pages"
+	case ferr == nil:
+		sum.StoppedBy = "drained"
+	default:
+		sum.StoppedBy = "stopped"
+	}
+	err := errors.Join(c.fatal, c.close())
+	sum.WARCFiles = c.warc.Files()
+	sum.WARCBytes = c.warc.Bytes()
+	return sum, err
+}
+
+// Progress is safe to call while Run runs.
+func (c *Crawler) Progress() Progress {
+	fs := c.front.Stats()
+	return Progress{
+		Elapsed:      time.Since(c.start),
+		Pages:        c.stats.pages.Load(),
+		Errors:       c.stats.errors.Load(),
+		Queued:       fs.Queued,
+		InFlight:     fs.InFlight,
+		HostsReady:   fs.ReadyHosts,
+		HostsWaiting: fs.WaitingHost,
+	}
+}
+
+func (c *Crawler) close() error {
+	c.fetcher.Close()
+	return errors.Join(c.warc.Close(), c.flog.close())
+}
+
+func (c *Crawler) summary() Summary {
+	s := c.stats
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Summary{
+		Elapsed:       time.Since(c.start),
+		Pages:         s.pages.Load(),
+		RobotsFetches: s.robots.Load(),
+		Bytes:         s.bytes.Load(),
+		Truncated:     s.truncated.Load(),
+		OverDecodeCap: s.overDecode.Load(),
+		BadEncoding:   s.badCoding.Load(),
+		ByStatus:      clone(s.byClass),
+		Errors:        clone(s.byError),
+		Rejected:      clone(s.rejected),
+		Robots:        clone(s.robotsOutc),
+		NoIndex:       s.noindex.Load(),
+		NoFollow:      s.nofollow.Load(),
+		SeenFalsePos:  c.seen.Stats().FalsePositives,
+	}
+}
+
+func clone(m map[string]int64) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// work leases URLs until the frontier drains or leasing stops. Every lease
+// is completed, whatever happens to its fetch.
+func (c *Crawler) work(ctx, leaseCtx context.Context) {
+	for {
+		l, err := c.front.Next(leaseCtx)
+		if err != nil {
+			return
+		}
+		c.front.Complete(l, c.handle(ctx, l))
+	}
+}
+
+// fail stops the crawl for an error that makes going on pointless (the
+// archive cannot be written): no new leases; in-flight fetches finish.
+func (c *Crawler) fail(err error) {
+	c.fatalOnce.Do(func() {
+		c.fatal = err
+		c.log.Error("crawl stopped", "err", err)
+		c.stopLeasing()
+	})
+}
+
+// handle does one lease's request (robots.txt or the page) and returns how
+// the host's clock should move.
+func (c *Crawler) handle(ctx context.Context, l frontier.Lease) frontier.Result {
+	u, err := c.canon.Parse(l.URL)
+	if err != nil { // cannot happen for a URL we canonicalised; never crash on it
+		c.log.Error("queued URL does not parse", "url", l.URL, "err", err)
+		return frontier.Result{}
+	}
+	e := c.robots.entry(l.Host)
+	pol := e.policy.Load()
+	if pol == nil || !pol.Fresh(time.Now(), c.cfg.RobotsTTL) || e.pending != "" {
+		pol = c.fetchRobots(ctx, u, e)
+		var delay time.Duration
+		if pol != nil {
+			delay = pol.CrawlDelay
+		}
+		// The lease was spent on robots.txt: the URL goes back to the head
+		// of its host's queue and waits for the host's clock.
+		return frontier.Result{Fetched: true, Retry: ctx.Err() == nil, CrawlDelay: delay}
+	}
+	res := frontier.Result{CrawlDelay: pol.CrawlDelay}
+	if !pol.Allowed(u.PathQuery()) {
+		c.stats.reject(RejectRobots)
+		return res
+	}
+	if max := c.cfg.MaxPages; max > 0 && c.pagesStarted.Add(1) > max {
+		c.capReached.Store(true)
+		c.stopLeasing()
+		return res
+	}
+	res.Fetched = c.fetchPage(ctx, l, u)
+	return res
+}
+
+// fetchPage fetches, archives and parses one page and admits its links. It
+// reports whether a request reached the host (false when it was refused or
+// never resolved, so the host's clock is not armed for nothing).
+func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL) bool {
+	resp, err := c.fetcher.Get(ctx, l.URL, nil)
+	if err != nil {
+		kind := fetch.KindOf(err)
+		c.stats.errors.Add(1)
+		c.stats.inc(c.stats.byError, kind.String(), 1)
+		c.log.Info("fetch failed", "url", l.URL, "host", l.Host, "err", err)
+		c.flog.write(fetchRecord{Time: time.Now(), URL: l.URL, Host: l.Host, Depth: l.Depth, Hops: l.Hops, Via: l.Via, Outcome: "error:" + kind.String(), Error: err.Error()})
+		return kind != fetch.KindRefused && kind != fetch.KindDNS && kind != fetch.KindBadURL
+	}
+	c.stats.pages.Add(1)
+	c.stats.bytes.Add(int64(len(resp.Body)))
+	c.stats.inc(c.stats.byClass, statusClass(resp.StatusCode), 1)
+	if resp.Truncated != "" {
+		c.stats.truncated.Add(1)
+		c.log.Info("body truncated", "url", l.URL, "host", l.Host, "reason", resp.Truncated, "bytes", len(resp.Body))
+	}
+	if resp.DecodeErr != nil {
+		if errors.Is(resp.DecodeErr, fetch.ErrDecodedTooLarge) {
+			c.stats.overDecode.Add(1)
+		} else {
+			c.stats.badCoding.Add(1)
+		}
+		c.log.Info("body not decoded whole", "url", l.URL, "host", l.Host, "err", resp.DecodeErr)
+	}
+	loc := c.archive(resp)
+	sum := sha256.Sum256(resp.Decoded)
+	rec := fetchRecord{
+		Time: resp.Start, URL: l.URL, Host: l.Host, Status: resp.StatusCode, Bytes: len(resp.Body),
+		DurationMS: resp.Duration.Milliseconds(), Depth: l.Depth, Hops: l.Hops, Via: l.Via,
+		ContentType: resp.Header.Get("Content-Type"), SHA256: hex.EncodeToString(sum[:]),
+		Truncated: resp.Truncated, WARCFile: loc.File, WARCOffset: loc.Offset, Outcome: "ok",
+	}
+
+	switch {
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		rec.Outcome = "redirect"
+		if resp.Location != "" {
+			rec.Location = resp.Location
+			c.admitRedirect(l, resp.Location)
+		}
+	case resp.StatusCode >= 200 && resp.StatusCode < 300 && isHTML(resp):
+		c.parseAndAdmit(l, u, resp, &rec)
+	}
+	c.flog.write(rec)
+	return true
+}
+
+func isHTML(resp *fetch.Response) bool {
+	ct := resp.Header.Get("Content-Type")
+	if ct == "" {
+		ct = http.DetectContentType(resp.Decoded)
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return strings.Contains(strings.ToLower(ct), "html")
+	}
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}
+
+// parseAndAdmit extracts the page's links and admits the ones it may
+// follow, resolved against <base href> or the page's own URL.
+func (c *Crawler) parseAndAdmit(l frontier.Lease, u canon.URL, resp *fetch.Response, rec *fetchRecord) {
+	res := extract.HTML(resp.Decoded, c.token, extract.Limits{})
+	tagNoIndex, tagNoFollow := extract.RobotsTag(resp.Header.Values("X-Robots-Tag"), c.token)
+	rec.Links = len(res.Links)
+	if res.MetaNoIndex || tagNoIndex {
+		c.stats.noindex.Add(1)
+		rec.NoIndex = true
+	}
+	if res.MetaNoFollow || tagNoFollow {
+		c.stats.nofollow.Add(1)
+		rec.NoFollow = true
+		c.stats.inc(c.stats.rejected, RejectNoFollow, int64(len(res.Links)))
+		return
+	}
+	// Links resolve against <base href> when the page has a valid one, else
+	// against the page's own (final) URL. The base is parsed once per page.
+	baseURL := u.String
+	if res.Base != "" {
+		if b, err := c.canon.Resolve(u, res.Base); err == nil {
+			baseURL = b.String
+		}
+	}
+	base, err := c.canon.NewBase(baseURL)
+	if err != nil {
+		c.log.Info("page URL does not parse as a base", "url", u.String, "err", err)
+		return
+	}
+	batch := make([]frontier.Item, 0, len(res.Links))
+	for _, link := range res.Links {
+		if link.NoFollow {
+			c.stats.reject(RejectNoFollow)
+			continue
+		}
+		lu, err := base.Resolve(link.URL)
+		if err != nil {
+			c.stats.reject(RejectInvalid)
+			continue
+		}
+		if it, ok := c.judge(lu, l.Depth+1, 0, frontier.Normal, l.URL); ok {
+			batch = append(batch, it)
+		}
+	}
+	c.front.Add(batch...)
+}
+
+// admitRedirect admits a redirect target like a link at the same depth,
+// one hop further along its chain.
+func (c *Crawler) admitRedirect(l frontier.Lease, location string) {
+	// The fetcher resolves Location against the request URL; resolving
+	// again is harmless and keeps this correct for any caller.
+	lu, err := c.canon.ResolveString(l.URL, location)
+	if err != nil {
+		c.stats.reject(RejectInvalid)
+		c.log.Info("bad redirect location", "url", l.URL, "location", location, "err", err)
+		return
+	}
+	if l.Hops+1 > c.cfg.MaxRedirects {
+		c.stats.reject(RejectRedirects)
+		c.log.Info("redirect chain too long", "url", l.URL, "location", location)
+		return
+	}
+	c.admitURL(lu, l.Depth, l.Hops+1, l.Priority, l.URL)
+}
+
+func (c *Crawler) admitURL(u canon.URL, depth, hops int, p frontier.Priority, via string) {
+	if it, ok := c.judge(u, depth, hops, p, via); ok {
+		c.front.Add(it)
+	}
+}
+
+// judge runs a canonical URL through every filter, cheapest first, and
+// returns the frontier item when it is to be queued. Every rejection is
+// counted by reason.
+func (c *Crawler) judge(u canon.URL, depth, hops int, p frontier.Priority, via string) (frontier.Item, bool) {
+	if depth > 0 || hops > 0 { // seeds are in scope by definition
+		if r := c.scope.Check(u, depth); r != "" {
+			c.stats.reject(string(r))
+			return frontier.Item{}, false
+		}
+	}
+	if pol := c.robots.cached(u.Authority, time.Now()); pol != nil && !pol.Allowed(u.PathQuery()) {
+		c.stats.reject(RejectRobots)
+		return frontier.Item{}, false
+	}
+	isNew, err := c.seen.Add(u.Authority, u.String)
+	if err != nil {
+		c.log.Error("seen set", "url", u.String, "err", err)
+		return frontier.Item{}, false
+	}
+	if !isNew {
+		c.stats.reject(RejectSeen)
+		return frontier.Item{}, false
+	}
+	if max := c.cfg.MaxURLsPerHost; max > 0 && c.hostCap.inc(u.Authority) > max {
+		c.stats.reject(RejectHostCap)
+		return frontier.Item{}, false
+	}
+	return frontier.Item{URL: u.String, Host: u.Authority, Depth: depth, Priority: p, Hops: hops, Via: via}, true
+}
+
+// archive writes the exchange as WARC request and response records.
+func (c *Crawler) archive(resp *fetch.Response) warc.Location {
+	ip := resp.RemoteAddr
+	if i := strings.LastIndexByte(ip, ':'); i > 0 {
+		ip = strings.Trim(ip[:i], "[]")
+	}
+	loc, err := c.warc.WriteExchange(warc.Exchange{
+		URL: resp.URL, Date: resp.Start, IP: ip,
+		RequestHeader: resp.RequestHeader, ResponseHeader: resp.ResponseHeader,
+		Payload: resp.Body, Truncated: resp.Truncated,
+	})
+	if err != nil {
+		// A crawl that cannot write its archive must not pretend to go on.
+		c.fail(fmt.Errorf("crawl: archive %s: %w", resp.URL, err))
+	}
+	return loc
+}
+
+// hostCounts counts URLs accepted per host, split by partition.
+type hostCounts struct {
+	parts []hostCountPart
+}
+
+type hostCountPart struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+func newHostCounts(partitions int) *hostCounts {
+	h := &hostCounts{parts: make([]hostCountPart, partitions)}
+	for i := range h.parts {
+		h.parts[i].n = map[string]int64{}
+	}
+	return h
+}
+
+func (h *hostCounts) inc(host string) int64 {
+	p := &h.parts[partition.Of(host, len(h.parts))]
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n[host]++
+	return p.n[host]
+}
+
+// fetchRecord is one line of fetches.jsonl: the FETCH table of DESIGN.md.
+type fetchRecord struct {
+	Time        time.Time `json:"time"`
+	URL         string    `json:"url"`
+	Host        string    `json:"host"`
+	Status      int       `json:"status,omitempty"`
+	Bytes       int       `json:"bytes"`
+	DurationMS  int64     `json:"duration_ms"`
+	Outcome     string    `json:"outcome"`
+	Error       string    `json:"error,omitempty"`
+	Depth       int       `json:"depth"`
+	Hops        int       `json:"hops,omitempty"`
+	Via         string    `json:"via,omitempty"`
+	Location    string    `json:"location,omitempty"`
+	ContentType string    `json:"content_type,omitempty"`
+	SHA256      string    `json:"sha256,omitempty"`
+	Truncated   string    `json:"truncated,omitempty"`
+	Links       int       `json:"links,omitempty"`
+	NoIndex     bool      `json:"noindex,omitempty"`
+	NoFollow    bool      `json:"nofollow,omitempty"`
+	WARCFile    string    `json:"warc_file,omitempty"`
+	WARCOffset  int64     `json:"warc_offset,omitempty"`
+}
+
+type fetchLog struct {
+	mu  sync.Mutex
+	f   *os.File
+	w   *bufio.Writer
+	enc *json.Encoder
+	err error
+}
+
+func openFetchLog(path string) (*fetchLog, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("crawl: fetch log: %w", err)
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	return &fetchLog{f: f, w: w, enc: json.NewEncoder(w)}, nil
+}
+
+func (l *fetchLog) write(r fetchRecord) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		l.err = l.enc.Encode(r)
+	}
+}
+
+func (l *fetchLog) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := errors.Join(l.err, l.w.Flush(), l.f.Sync(), l.f.Close())
+	if err != nil {
+		return fmt.Errorf("crawl: fetch log %s: %w", l.f.Name(), err)
+	}
+	return nil
+}

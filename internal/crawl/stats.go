@@ -1,0 +1,160 @@
+package crawl
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Reasons a discovered URL is not queued.
+const (
+	RejectInvalid   = "invalid"   // not a URL the WHATWG parser accepts
+	RejectScope     = "scope"     // outside the seeds' scope or an include/exclude rule
+	RejectFilter    = "filter"    // scheme, extension, length or parameter count
+	RejectDepth     = "depth"     // too many link hops from a seed
+	RejectRedirects = "redirects" // redirect chain longer than MaxRedirects
+	RejectRobots    = "robots"    // disallowed by the host's cached robots.txt
+	RejectHostCap   = "host-cap"  // host already has MaxURLsPerHost URLs
+	RejectSeen      = "seen"      // already accepted
+	RejectNoFollow  = "nofollow"  // rel=nofollow link, or the page said nofollow
+)
+
+// counters are the crawl's running totals, updated by workers without a
+// shared lock on the hot path (atomics, and maps behind short locks only for
+// label sets that are small and bounded).
+type counters struct {
+	pages      atomic.Int64 // responses to page requests
+	robots     atomic.Int64 // robots.txt requests
+	bytes      atomic.Int64 // body bytes received (wire, still encoded)
+	truncated  atomic.Int64
+	overDecode atomic.Int64 // decoded body over the cap (a compression bomb)
+	badCoding  atomic.Int64 // body whose Content-Encoding could not be undone
+	errors     atomic.Int64 // page requests without a response
+	noindex    atomic.Int64
+	nofollow   atomic.Int64
+	hostsDown  atomic.Int64 // hosts whose robots.txt disallows everything
+	mu         sync.Mutex
+	byClass    map[string]int64
+	byError    map[string]int64
+	rejected   map[string]int64
+	robotsOutc map[string]int64
+}
+
+func newCounters() *counters {
+	return &counters{
+		byClass:    map[string]int64{},
+		byError:    map[string]int64{},
+		rejected:   map[string]int64{},
+		robotsOutc: map[string]int64{},
+	}
+}
+
+func (c *counters) inc(m map[string]int64, k string, n int64) {
+	c.mu.Lock()
+	m[k] += n
+	c.mu.Unlock()
+}
+
+func (c *counters) reject(reason string) { c.inc(c.rejected, reason, 1) }
+
+func statusClass(code int) string {
+	if code < 100 || code > 599 {
+		return "other"
+	}
+	return fmt.Sprintf("%dxx", code/100)
+}
+
+// Progress is a cheap snapshot for a live progress line.
+type Progress struct {
+	Elapsed      time.Duration
+	Pages        int64
+	Errors       int64
+	Queued       int
+	InFlight     int
+	HostsReady   int
+	HostsWaiting int
+}
+
+// Summary is what a finished crawl did.
+type Summary struct {
+	StoppedBy     string // "drained", "max-pages" or "interrupted"
+	Elapsed       time.Duration
+	Pages         int64            // page requests that got a response
+	RobotsFetches int64            // robots.txt requests
+	Bytes         int64            // body bytes received
+	Truncated     int64            // responses cut by a cap or a timeout
+	OverDecodeCap int64            // bodies whose decompressed size passed the cap (not parsed past it)
+	BadEncoding   int64            // bodies whose Content-Encoding could not be undone
+	ByStatus      map[string]int64 // page responses by status class ("2xx", ...)
+	Errors        map[string]int64 // page requests without a response, by kind
+	Rejected      map[string]int64 // discovered URLs not queued, by reason
+	Robots        map[string]int64 // robots.txt outcomes by kind
+	NoIndex       int64            // pages that asked not to be indexed (still archived)
+	NoFollow      int64            // pages whose links were not followed on their request
+	Queued        int              // URLs left in the frontier (non-zero only when stopped early)
+	WARCFiles     []string
+	WARCBytes     int64
+	SeenFalsePos  int64 // Bloom filter false positives caught by the exact store
+}
+
+// PagesPerSecond is the crawl's average rate.
+func (s Summary) PagesPerSecond() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Pages) / s.Elapsed.Seconds()
+}
+
+// Write prints the summary for a person.
+func (s Summary) Write(w io.Writer) {
+	fmt.Fprintf(w, "crawl %s after %v: %d pages (%.1f/s), %d robots.txt, %s received, %d truncated\n",
+		s.StoppedBy, s.Elapsed.Round(time.Millisecond), s.Pages, s.PagesPerSecond(), s.RobotsFetches, byteSize(s.Bytes), s.Truncated)
+	fmt.Fprintf(w, "  responses:  %s\n", joinCounts(s.ByStatus))
+	if s.OverDecodeCap > 0 || s.BadEncoding > 0 {
+		fmt.Fprintf(w, "  bodies:     %d over the decompressed-size cap, %d with a bad Content-Encoding\n", s.OverDecodeCap, s.BadEncoding)
+	}
+	if len(s.Errors) > 0 {
+		fmt.Fprintf(w, "  errors:     %s\n", joinCounts(s.Errors))
+	}
+	fmt.Fprintf(w, "  robots.txt: %s\n", joinCounts(s.Robots))
+	fmt.Fprintf(w, "  rejected:   %s\n", joinCounts(s.Rejected))
+	if s.NoIndex > 0 || s.NoFollow > 0 {
+		fmt.Fprintf(w, "  directives: %d noindex, %d nofollow pages\n", s.NoIndex, s.NoFollow)
+	}
+	if s.Queued > 0 {
+		fmt.Fprintf(w, "  left queued: %d\n", s.Queued)
+	}
+	fmt.Fprintf(w, "  WARC:       %d files, %s\n", len(s.WARCFiles), byteSize(s.WARCBytes))
+	for _, f := range s.WARCFiles {
+		fmt.Fprintf(w, "              %s\n", f)
+	}
+}
+
+func joinCounts(m map[string]int64) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
