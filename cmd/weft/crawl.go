@@ -41,6 +41,7 @@ type crawlFlags struct {
 	exclude        []string
 	resolve        []string
 	allowCIDR      []string
+	stripParams    []string
 	maxBody        int64
 	timeout        time.Duration
 	connectTimeout time.Duration
@@ -66,6 +67,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "never follow URLs matching this regular expression (repeatable)")
 	fs.StringArrayVar(&f.resolve, "resolve", nil, "HOST=ADDR: connect to ADDR for HOST instead of asking DNS (repeatable)")
 	fs.StringArrayVar(&f.allowCIDR, "allow-cidr", nil, "allow connections to this otherwise refused network, e.g. 127.0.0.0/8 (repeatable)")
+	fs.StringArrayVar(&f.stripParams, "strip-param", nil, "also remove this query parameter (case-insensitive) when canonicalising, beside the tracking and session-id defaults (repeatable)")
 	fs.Int64Var(&f.maxBody, "max-body", 10<<20, "most body bytes read per response, before and after decompression")
 	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "total time allowed for one request")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 10*time.Second, "time allowed to connect")
@@ -146,6 +148,9 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	cfg.Scope = scope.Config{Mode: mode, Include: f.include, Exclude: f.exclude, MaxDepth: f.maxDepth}
 	if err := cfg.Scope.Validate(); err != nil {
 		return cfg, usageError{err}
+	}
+	if len(f.stripParams) > 0 {
+		cfg.Canon.StripParams = append(canon.DefaultStripParams(), f.stripParams...)
 	}
 	cfg.Fetch.Resolve = resolve
 	cfg.Fetch.AllowCIDRs = allow

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"go.uber.org/goleak"
 
 	"weft/internal/synthweb"
@@ -118,6 +119,25 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{"crawl drained", "what the servers saw", "overlapping requests to one host:     none", "gaps shorter than the host's delay:   none"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestStripParamFlagAddsToDefaults(t *testing.T) {
+	var f crawlFlags
+	fs := pflag.NewFlagSet("crawl", pflag.ContinueOnError)
+	f.register(fs)
+	if err := fs.Parse([]string{"--strip-param", "ref", "--strip-param", "Campaign"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.config([]string{"http://a.test/"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(cfg.Canon.StripParams, ",")
+	for _, want := range []string{"ref", "Campaign", "gclid"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("strip params %q lack %q", got, want)
 		}
 	}
 }

@@ -170,6 +170,7 @@ type Frontier struct {
 	leases     chan Lease
 	done       chan struct{}
 	runStarted bool
+	final      Stats // snapshot taken when Run returns; read after done is closed
 
 	// Owned by Run.
 	rng       *rand.Rand
@@ -275,14 +276,15 @@ func (f *Frontier) Next(ctx context.Context) (Lease, error) {
 	}
 }
 
-// Stats returns a snapshot, or the zero Stats once Run has returned.
+// Stats returns a snapshot; once Run has returned, the one taken as it
+// returned (what was left queued).
 func (f *Frontier) Stats() Stats {
 	ch := make(chan Stats, 1)
 	select {
 	case f.statsReq <- ch:
 		return <-ch
 	case <-f.done:
-		return Stats{}
+		return f.final
 	}
 }
 
@@ -297,7 +299,10 @@ func (f *Frontier) Run(ctx context.Context) error {
 	}
 	f.runStarted = true
 	f.mu.Unlock()
-	defer close(f.done)
+	defer func() {
+		f.final = f.stats(time.Now())
+		close(f.done)
+	}()
 
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
