@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"weft/internal/canon"
 	"weft/internal/crawl"
+	"weft/internal/robots"
 	"weft/internal/scope"
 )
 
@@ -47,6 +49,7 @@ type crawlFlags struct {
 	connectTimeout time.Duration
 	headerTimeout  time.Duration
 	idleTimeout    time.Duration
+	grace          time.Duration
 	warcMaxSize    int64
 	logLevel       string
 	progress       string
@@ -73,6 +76,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 10*time.Second, "time allowed to connect")
 	fs.DurationVar(&f.headerTimeout, "header-timeout", 15*time.Second, "time allowed for the response headers")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 15*time.Second, "longest silence while reading a response")
+	fs.DurationVar(&f.grace, "grace", 10*time.Second, "on Ctrl-C or SIGTERM, how long fetches in flight may finish")
 	fs.Int64Var(&f.warcMaxSize, "warc-max-size", 1<<30, "rotate WARC files at this size in bytes")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress line on stderr: auto (on a terminal), always or never")
@@ -96,7 +100,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	for _, v := range []struct {
 		name string
 		d    time.Duration
-	}{{"--delay", f.delay}, {"--timeout", f.timeout}, {"--connect-timeout", f.connectTimeout}, {"--header-timeout", f.headerTimeout}, {"--idle-timeout", f.idleTimeout}} {
+	}{{"--delay", f.delay}, {"--timeout", f.timeout}, {"--connect-timeout", f.connectTimeout}, {"--header-timeout", f.headerTimeout}, {"--idle-timeout", f.idleTimeout}, {"--grace", f.grace}} {
 		if v.d < 0 {
 			return cfg, usagef("%s %v: must not be negative", v.name, v.d)
 		}
@@ -107,6 +111,22 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	}{{"--max-pages", f.maxPages}, {"--max-urls-per-host", f.maxURLsPerHost}, {"--max-body", f.maxBody}, {"--warc-max-size", f.warcMaxSize}, {"--max-depth", int64(f.maxDepth)}} {
 		if v.n < 0 {
 			return cfg, usagef("%s %d: must not be negative", v.name, v.n)
+		}
+	}
+	if strings.TrimSpace(f.userAgent) == "" {
+		return cfg, usagef("--user-agent: must not be empty (robots.txt rules are chosen by its product token)")
+	}
+	if f.maxBody != 0 && f.maxBody < robots.MaxBytes {
+		return cfg, usagef("--max-body %d: must be at least %d, the least a robots.txt may need", f.maxBody, robots.MaxBytes)
+	}
+	for _, re := range []struct {
+		flag string
+		exps []string
+	}{{"--include", f.include}, {"--exclude", f.exclude}} {
+		for _, e := range re.exps {
+			if _, err := regexp.Compile(e); err != nil {
+				return cfg, usagef("%s %q: %v", re.flag, e, err)
+			}
 		}
 	}
 	resolve := map[string]string{}
@@ -140,6 +160,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		MaxPages:        f.maxPages,
 		MaxURLsPerHost:  f.maxURLsPerHost,
 		Delay:           f.delay,
+		Grace:           f.grace,
 		UserAgent:       f.userAgent,
 		ExpectedURLs:    f.expectedURLs,
 		WARCMaxFileSize: f.warcMaxSize,
@@ -197,8 +218,13 @@ func collectSeeds(file string, args []string) ([]string, error) {
 		defer fh.Close()
 		sc := bufio.NewScanner(fh)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for n := 1; sc.Scan(); n++ {
+		n := 0
+		for sc.Scan() {
+			n++
 			line := sc.Text()
+			if n == 1 {
+				line = strings.TrimPrefix(line, "\ufeff") // a UTF-8 byte order mark
+			}
 			if i := strings.IndexByte(line, '#'); i >= 0 {
 				line = line[:i]
 			}
@@ -211,7 +237,7 @@ func collectSeeds(file string, args []string) ([]string, error) {
 			}
 		}
 		if err := sc.Err(); err != nil {
-			return nil, usagef("--seeds %s: %v", file, err)
+			return nil, usagef("%s:%d: %v", file, n+1, err)
 		}
 	}
 	for i, a := range args {
@@ -232,8 +258,10 @@ func newCrawlCmd() *cobra.Command {
 		Short: "Crawl from seeds within robots.txt and per-host politeness until nothing is left",
 		Long: `Crawl from the seed URLs (arguments and/or --seeds FILE), obeying robots.txt and
 a per-host delay, writing WARC files and a fetch log under --data. The crawl
-ends when the frontier drains or --max-pages is reached; Ctrl-C stops it
-cleanly (a second Ctrl-C exits at once).`,
+ends when the frontier drains or --max-pages is reached (exit 0). Ctrl-C or
+SIGTERM stops taking new URLs, lets fetches in flight finish for --grace,
+closes the WARC files, prints the summary and exits 0; a second Ctrl-C exits
+at once (130).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := f.config(args, cmd.ErrOrStderr())
 			if err != nil {
@@ -249,20 +277,19 @@ cleanly (a second Ctrl-C exits at once).`,
 
 // runCrawl runs one crawl with a progress line and prints its summary.
 func runCrawl(ctx context.Context, cfg crawl.Config, progress string, stdout, stderr io.Writer) (crawl.Summary, error) {
-	c, err := crawl.New(cfg)
-	if err != nil {
+	if err := cfg.Validate(); err != nil {
 		return crawl.Summary{}, usageError{err}
+	}
+	c, err := crawl.New(cfg) // what fails now is the machine (the data directory), not the input
+	if err != nil {
+		return crawl.Summary{}, err
 	}
 	stop := startProgress(ctx, c, progress, stderr)
 	sum, err := c.Run(ctx)
 	stop()
 	sum.Write(stdout)
 	fmt.Fprintf(stdout, "  data:       %s\n", cfg.DataDir)
-	if err != nil {
-		return sum, err
-	}
-	if sum.StoppedBy == "interrupted" {
-		return sum, errInterrupted
-	}
-	return sum, nil
+	// An interrupted crawl stopped as asked: fetches in flight finished or
+	// were cut after --grace, the WARC files are closed. That is success.
+	return sum, err
 }

@@ -4,9 +4,10 @@
 //	weft demo                      crawl a generated local web and show what happened
 //	weft bench                     measure pages/s and CPU per page on the local web
 //
-// main owns the process: it turns SIGINT/SIGTERM into a cancelled context (a
-// second signal exits at once), and maps outcomes to exit codes: 0 done,
-// 1 failed, 2 bad usage or input, 130 interrupted.
+// main owns the process: it turns SIGINT/SIGTERM into a cancelled context
+// (the crawl stops cleanly; a second signal exits at once with 130), and maps
+// outcomes to exit codes: 0 done (drained, page cap or stopped by a signal),
+// 1 failed, 2 bad usage or input.
 package main
 
 import (
@@ -35,10 +36,6 @@ func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
-// errInterrupted is returned by a command that stopped on a signal after
-// printing what it did.
-var errInterrupted = errors.New("interrupted")
-
 func main() {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
@@ -62,11 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
-	switch {
-	case err == nil:
+	if err == nil {
 		return 0
-	case errors.Is(err, errInterrupted):
-		return 130
 	}
 	fmt.Fprintln(stderr, "weft:", err)
 	var ue usageError

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 	"go.uber.org/goleak"
@@ -26,6 +28,8 @@ func TestBadInputExitsTwoAndNamesIt(t *testing.T) {
 	dir := t.TempDir()
 	seeds := filepath.Join(dir, "seeds.txt")
 	os.WriteFile(seeds, []byte("# my seeds\nhttp://a.test/\n\nhttp://[::1/broken\n"), 0o644)
+	long := filepath.Join(dir, "long.txt")
+	os.WriteFile(long, []byte("http://a.test/\nhttp://a.test/"+strings.Repeat("x", 2<<20)+"\n"), 0o644)
 	ftp := filepath.Join(dir, "ftp.txt")
 	os.WriteFile(ftp, []byte("ftp://a.test/\n"), 0o644)
 	for _, tc := range []struct {
@@ -40,7 +44,12 @@ func TestBadInputExitsTwoAndNamesIt(t *testing.T) {
 		{[]string{"crawl", "--resolve", "a.test", "http://a.test/"}, []string{"--resolve", "HOST=ADDR"}},
 		{[]string{"crawl", "--resolve", "a.test=nowhere", "http://a.test/"}, []string{"--resolve", "nowhere"}},
 		{[]string{"crawl", "--allow-cidr", "10.0.0.0/33", "http://a.test/"}, []string{"--allow-cidr", "10.0.0.0/33"}},
-		{[]string{"crawl", "--include", "(", "http://a.test/"}, []string{"include", "("}},
+		{[]string{"crawl", "--include", "(", "http://a.test/"}, []string{"--include", "("}},
+		{[]string{"crawl", "--exclude", "a[", "http://a.test/"}, []string{"--exclude", "a["}},
+		{[]string{"crawl", "--user-agent", "", "http://a.test/"}, []string{"--user-agent"}},
+		{[]string{"crawl", "--max-body", "1000", "http://a.test/"}, []string{"--max-body", "1000"}},
+		{[]string{"crawl", "--grace", "-1s", "http://a.test/"}, []string{"--grace"}},
+		{[]string{"crawl", "--seeds", long, "--data", dir}, []string{long + ":2"}},
 		{[]string{"crawl", "--workers", "0", "http://a.test/"}, []string{"--workers"}},
 		{[]string{"crawl", "not a url"}, []string{"argument 1", "not a url"}},
 		{[]string{"crawl"}, []string{"no seeds"}},
@@ -139,5 +148,47 @@ func TestStripParamFlagAddsToDefaults(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("strip params %q lack %q", got, want)
 		}
+	}
+}
+
+func TestSeedFileWithByteOrderMark(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "seeds.txt")
+	os.WriteFile(f, []byte("\ufeffhttp://a.test/\n"), 0o644)
+	seeds, err := collectSeeds(f, nil)
+	if err != nil || len(seeds) != 1 || seeds[0] != "http://a.test/" {
+		t.Fatalf("seeds %q, err %v", seeds, err)
+	}
+}
+
+// A data directory that cannot be created is the machine's fault, not the
+// user's input: exit 1, naming the path.
+func TestUnwritableDataDirExitsOne(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	os.WriteFile(file, nil, 0o644)
+	code, _, stderr := runWeft(t, "crawl", "--data", filepath.Join(file, "data"), "http://a.test/")
+	if code != 1 || !strings.Contains(stderr, file) {
+		t.Fatalf("exit %d, stderr %q; want 1 naming %s", code, stderr, file)
+	}
+}
+
+// Ctrl-C (here: the context main cancels on SIGINT) stops the crawl
+// cleanly: summary printed, exit 0.
+func TestInterruptedCrawlExitsZero(t *testing.T) {
+	web, err := synthweb.Start(synthweb.Config{Seed: 13, Hosts: 2, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	args := []string{"crawl", "--data", t.TempDir(), "--delay", "300ms", "--allow-cidr", "127.0.0.0/8"}
+	for host, ip := range web.Resolve() {
+		args = append(args, "--resolve", host+"="+ip)
+	}
+	args = append(args, web.Seeds()...)
+	ctx, cancel := context.WithTimeout(t.Context(), 700*time.Millisecond)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, args, &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), "crawl interrupted") {
+		t.Fatalf("exit %d; stdout %s; stderr %s", code, out.String(), errb.String())
 	}
 }

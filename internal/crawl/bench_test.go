@@ -25,12 +25,11 @@ func BenchmarkCrawl(b *testing.B) {
 	var pages int64
 	var elapsed time.Duration
 	for b.Loop() {
-		dir, err := os.MkdirTemp("", "weft-bench-")
+		dir, err := os.MkdirTemp(b.TempDir(), "crawl-")
 		if err != nil {
 			b.Fatal(err)
 		}
-		t := &testing.T{}
-		cfg := testConfig(t, web, 64, 0)
+		cfg := testConfig(b, web, 64, 0)
 		cfg.DataDir = dir
 		cfg.MaxPages = maxPages
 		c, err := New(cfg)

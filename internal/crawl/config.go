@@ -8,6 +8,7 @@ import (
 
 	"weft/internal/canon"
 	"weft/internal/fetch"
+	"weft/internal/robots"
 	"weft/internal/scope"
 )
 
@@ -56,6 +57,10 @@ type Config struct {
 	// Fetch configures HTTP; its UserAgent is taken from UserAgent.
 	Fetch fetch.Config
 
+	// Grace is how long fetches in flight may go on once Run's context is
+	// done (Ctrl-C); zero means 10s.
+	Grace time.Duration
+
 	// WARCMaxFileSize rotates WARC files; zero means 1 GiB.
 	WARCMaxFileSize int64
 
@@ -78,6 +83,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxActiveHosts == 0 {
 		c.MaxActiveHosts = max(1024, 4*c.Workers)
+	}
+	if c.Grace == 0 {
+		c.Grace = 10 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -102,10 +110,15 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl: max redirects %d is negative", c.MaxRedirects)
 	case c.Delay < 0:
 		return fmt.Errorf("crawl: delay %v is negative", c.Delay)
+	case c.Grace < 0:
+		return fmt.Errorf("crawl: grace %v is negative", c.Grace)
 	case c.RobotsTTL < 0:
 		return fmt.Errorf("crawl: robots TTL %v is negative", c.RobotsTTL)
 	case c.Partitions < 0:
 		return fmt.Errorf("crawl: partitions %d is negative", c.Partitions)
+	}
+	if c.Fetch.MaxBodyBytes != 0 && c.Fetch.MaxBodyBytes < robots.MaxBytes {
+		return fmt.Errorf("crawl: max body %d bytes is below %d, the least a robots.txt may need (RFC 9309 §2.5)", c.Fetch.MaxBodyBytes, robots.MaxBytes)
 	}
 	if err := c.Scope.Validate(); err != nil {
 		return err

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +25,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // testConfig is a crawl of web with test-sized timeouts.
-func testConfig(t *testing.T, web *synthweb.Web, workers int, delay time.Duration) Config {
+func testConfig(t testing.TB, web *synthweb.Web, workers int, delay time.Duration) Config {
 	cfg := Config{
 		Seeds:     web.Seeds(),
 		DataDir:   t.TempDir(),
@@ -36,9 +35,11 @@ func testConfig(t *testing.T, web *synthweb.Web, workers int, delay time.Duratio
 	}
 	cfg.Fetch.Resolve = web.Resolve()
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	cfg.Fetch.ResponseHeaderTimeout = time.Second
-	cfg.Fetch.IdleTimeout = time.Second
-	cfg.Fetch.Timeout = 5 * time.Second
+	// Generous enough for a loaded CI machine under -race: a timeout here
+	// makes a host look down, which the tests would rightly call a bug.
+	cfg.Fetch.ResponseHeaderTimeout = 3 * time.Second
+	cfg.Fetch.IdleTimeout = 3 * time.Second
+	cfg.Fetch.Timeout = 10 * time.Second
 	return cfg
 }
 
@@ -66,14 +67,11 @@ func runCrawl(t *testing.T, cfg Config) Summary {
 }
 
 // bigCrawl is one crawl of a 100-host web with 64 workers, shared by the
-// acceptance tests below: they all judge the same crawl from different
-// sides.
-var bigCrawl struct {
-	once sync.Once
-	web  *synthweb.Web
-	cfg  Config
-	sum  Summary
-	err  error
+// acceptance subtests: they all judge the same crawl from different sides.
+type bigCrawl struct {
+	web *synthweb.Web
+	cfg Config
+	sum Summary
 }
 
 const (
@@ -81,63 +79,36 @@ const (
 	bigCrawlDelay = 120 * time.Millisecond
 )
 
-func theBigCrawl(t *testing.T) (*synthweb.Web, Config, Summary) {
+func runBigCrawl(t *testing.T) *bigCrawl {
 	t.Helper()
-	bigCrawl.once.Do(func() {
-		web, err := synthweb.Start(synthweb.Config{
-			Seed: 42, Hosts: 100, PagesPerHost: 12,
-			MinPageBytes: 12 << 10, MaxPageBytes: 24 << 10, MinLinks: 20, MaxLinks: 40,
-			MaxLatency: 3 * time.Millisecond, CrawlDelay: bigCrawlDelay, HangLimit: 10 * time.Second,
-		})
-		if err != nil {
-			bigCrawl.err = err
-			return
-		}
-		bigCrawl.web = web
-		dir, err := os.MkdirTemp("", "weft-crawl-test-")
-		if err != nil {
-			bigCrawl.err = err
-			return
-		}
-		cfg := testConfig(t, web, 64, bigDelay)
-		cfg.DataDir = dir
-		bigCrawl.cfg = cfg
-		c, err := New(cfg)
-		if err != nil {
-			bigCrawl.err = err
-			return
-		}
-		bigCrawl.sum, bigCrawl.err = c.Run(context.Background())
-		// The crawler may read a response's last byte a moment before the
-		// server's handler returns: let the log settle before judging it.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := web.WaitIdle(ctx); err != nil && bigCrawl.err == nil {
-			bigCrawl.err = err
-		}
+	web := startWeb(t, synthweb.Config{
+		Seed: 42, Hosts: 100, PagesPerHost: 12,
+		MinPageBytes: 12 << 10, MaxPageBytes: 24 << 10, MinLinks: 20, MaxLinks: 40,
+		MaxLatency: 3 * time.Millisecond, CrawlDelay: bigCrawlDelay, HangLimit: 10 * time.Second,
 	})
-	if bigCrawl.err != nil {
-		t.Fatal(bigCrawl.err)
+	cfg := testConfig(t, web, 64, bigDelay)
+	sum := runCrawl(t, cfg)
+	// The crawler may read a response's last byte a moment before the
+	// server's handler returns: let the log settle before judging it.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := web.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
 	}
-	return bigCrawl.web, bigCrawl.cfg, bigCrawl.sum
+	return &bigCrawl{web: web, cfg: cfg, sum: sum}
 }
 
 func TestAcceptance(t *testing.T) {
-	defer func() {
-		if bigCrawl.web != nil {
-			bigCrawl.web.Close()
-			os.RemoveAll(bigCrawl.cfg.DataDir)
-		}
-	}()
-	t.Run("politeness from the server log", testPoliteness)
-	t.Run("robots.txt obeyed", testRobotsObeyed)
-	t.Run("every reachable page fetched exactly once", testExactlyOnce)
-	t.Run("WARC holds every response", testWARC)
+	b := runBigCrawl(t)
+	t.Run("politeness from the server log", func(t *testing.T) { testPoliteness(t, b) })
+	t.Run("robots.txt obeyed", func(t *testing.T) { testRobotsObeyed(t, b) })
+	t.Run("every reachable page fetched exactly once", func(t *testing.T) { testExactlyOnce(t, b) })
+	t.Run("WARC holds every response", func(t *testing.T) { testWARC(t, b) })
 }
 
-func testPoliteness(t *testing.T) {
-	web, _, sum := theBigCrawl(t)
-	t.Logf("crawl: %d pages, %d robots.txt in %v", sum.Pages, sum.RobotsFetches, sum.Elapsed)
+func testPoliteness(t *testing.T, b *bigCrawl) {
+	web, sum := b.web, b.sum
+	t.Logf("crawl: %d pages, %d robots.txt in %v; hosts down %v; errors %v", sum.Pages, sum.RobotsFetches, sum.Elapsed, sum.HostsDown, sum.Errors)
 	audit := synthweb.Audit(web, bigDelay)
 	if audit.Requests < 1000 {
 		t.Fatalf("only %d requests: the crawl did not run", audit.Requests)
@@ -164,8 +135,8 @@ func testPoliteness(t *testing.T) {
 	}
 }
 
-func testRobotsObeyed(t *testing.T) {
-	web, _, _ := theBigCrawl(t)
+func testRobotsObeyed(t *testing.T, b *bigCrawl) {
+	web := b.web
 	byAddr := map[string]synthweb.HostInfo{}
 	for _, h := range web.Hosts() {
 		byAddr[h.Addr] = h
@@ -202,7 +173,23 @@ func testRobotsObeyed(t *testing.T) {
 				t.Errorf("%s: User-Agent %q", h.Name, r.UserAgent)
 			}
 		}
+		robotsReqs := 0
+		for _, r := range reqs {
+			if isRobotsPath(r.Path) {
+				robotsReqs++
+			}
+		}
 		switch h.Robots {
+		case synthweb.RobotsRedirectLoop:
+			// robots.txt and five redirect hops, then "unavailable": no
+			// rules, and the chain is not asked again.
+			if robotsReqs != 6 {
+				t.Errorf("%s (%v): %d robots.txt requests, want 6 (the file and 5 hops)", h.Name, h.Robots, robotsReqs)
+			}
+		case synthweb.RobotsRedirect:
+			if robotsReqs != 3 {
+				t.Errorf("%s (%v): %d robots.txt requests, want 3 (the file and its 2 hops)", h.Name, h.Robots, robotsReqs)
+			}
 		case synthweb.RobotsServerError, synthweb.RobotsTimeout:
 			// Nothing but robots.txt, once: the failure is cached.
 			if len(reqs) != 1 || !isRobotsPath(reqs[0].Path) {
@@ -220,8 +207,8 @@ func testRobotsObeyed(t *testing.T) {
 // (the file or a hop of its redirect chain).
 func isRobotsPath(p string) bool { return strings.HasPrefix(p, "/robots") }
 
-func testExactlyOnce(t *testing.T) {
-	web, _, _ := theBigCrawl(t)
+func testExactlyOnce(t *testing.T, b *bigCrawl) {
+	web := b.web
 	auth := map[string]string{}
 	for _, h := range web.Hosts() {
 		auth[h.Addr] = h.Authority
@@ -258,8 +245,8 @@ func testExactlyOnce(t *testing.T) {
 	t.Logf("%d pages fetched, each once", want)
 }
 
-func testWARC(t *testing.T) {
-	web, cfg, sum := theBigCrawl(t)
+func testWARC(t *testing.T, b *bigCrawl) {
+	web, cfg, sum := b.web, b.cfg, b.sum
 	if len(sum.WARCFiles) == 0 {
 		t.Fatal("no WARC files")
 	}
@@ -385,7 +372,7 @@ func TestHostileHostsCostOnlyTheirCaps(t *testing.T) {
 	})
 	cfg := testConfig(t, web, 16, 10*time.Millisecond)
 	cfg.Seeds = append(web.Seeds(), web.HostileSeeds()...)
-	const capBytes = 256 << 10
+	const capBytes = 600 << 10
 	cfg.Fetch.MaxBodyBytes = capBytes
 	cfg.Fetch.ResponseHeaderTimeout = 500 * time.Millisecond
 	sum := runCrawl(t, cfg)

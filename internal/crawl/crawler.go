@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -126,25 +127,44 @@ func New(cfg Config) (*Crawler, error) {
 }
 
 // Run crawls until the frontier drains, MaxPages is reached or ctx is
-// done, then closes the output and returns what it did. A cancelled ctx is
-// not an error: the summary says "interrupted".
+// done, then closes the output and returns what it did. When ctx is done,
+// no new lease is taken and the fetches in flight get Config.Grace to
+// finish before they are cut; the summary then says "interrupted", which is
+// not an error.
 func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	c.start = time.Now()
 	for _, u := range c.seeds {
 		c.admitURL(u, 0, 0, frontier.High, "")
 	}
 
-	// leaseCtx stops the workers taking leases (page cap reached); ctx,
-	// which the fetches use, stops everything.
+	// leaseCtx stops the workers taking leases (ctx done, page cap, a fatal
+	// error); fetchCtx, which the fetches use, ends Grace after ctx.
 	leaseCtx, stopLeasing := context.WithCancel(ctx)
 	defer stopLeasing()
 	c.stopLeasing = stopLeasing
+	fetchCtx, cutFetches := context.WithCancel(context.WithoutCancel(ctx))
+	defer cutFetches()
+	var grace *time.Timer
+	var graceMu sync.Mutex
+	stopGrace := context.AfterFunc(ctx, func() {
+		graceMu.Lock()
+		grace = time.AfterFunc(c.cfg.Grace, cutFetches)
+		graceMu.Unlock()
+	})
+	defer func() {
+		stopGrace()
+		graceMu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		graceMu.Unlock()
+	}()
 	frontErr := make(chan error, 1)
 	go func() { frontErr <- c.front.Run(leaseCtx) }()
 
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {
-		wg.Go(func() { c.work(ctx, leaseCtx) })
+		wg.Go(func() { c.work(fetchCtx, leaseCtx) })
 	}
 	wg.Wait()
 	stats := c.front.Stats()
@@ -152,7 +172,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	ferr := <-frontErr
 
 	sum := c.summary()
-	sum.Queued = stats.Queued
+	sum.Queued = stats.Queued + stats.InFlight
 	switch {
 	case c.fatal != nil:
 		sum.StoppedBy = "failed"
@@ -206,6 +226,8 @@ func (c *Crawler) summary() Summary {
 		Errors:        clone(s.byError),
 		Rejected:      clone(s.rejected),
 		Robots:        clone(s.robotsOutc),
+		RobotsHops:    s.robotsHops.Load(),
+		HostsDown:     clone(s.hostsDown),
 		NoIndex:       s.noindex.Load(),
 		NoFollow:      s.nofollow.Load(),
 		SeenFalsePos:  c.seen.Stats().FalsePositives,
@@ -243,26 +265,44 @@ func (c *Crawler) fail(err error) {
 }
 
 // handle does one lease's request (robots.txt or the page) and returns how
-// the host's clock should move.
-func (c *Crawler) handle(ctx context.Context, l frontier.Lease) frontier.Result {
+// the host's clock should move. A panic while handling one URL (a parser
+// bug on hostile input) fails that URL, is counted and logged, and the
+// crawl goes on.
+func (c *Crawler) handle(ctx context.Context, l frontier.Lease) (res frontier.Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.stats.errors.Add(1)
+			c.stats.inc(c.stats.byError, "panic", 1)
+			c.log.Error("panic while handling a URL", "url", l.URL, "host", l.Host, "err", fmt.Sprint(r), "stack", string(debug.Stack()))
+			// Assume the request went out: better a longer gap than a
+			// burst. A robots.txt hop must not leave its owner parked.
+			res = frontier.Result{Fetched: true}
+			if l.RobotsFor != "" {
+				c.front.Unpark(l.RobotsFor)
+			}
+		}
+	}()
 	u, err := c.canon.Parse(l.URL)
 	if err != nil { // cannot happen for a URL we canonicalised; never crash on it
 		c.log.Error("queued URL does not parse", "url", l.URL, "err", err)
+		if l.RobotsFor != "" {
+			c.front.Unpark(l.RobotsFor)
+		}
 		return frontier.Result{}
 	}
-	e := c.robots.entry(l.Host)
-	pol := e.policy.Load()
-	if pol == nil || !pol.Fresh(time.Now(), c.cfg.RobotsTTL) || e.pending != "" {
-		pol = c.fetchRobots(ctx, u, e)
-		var delay time.Duration
-		if pol != nil {
-			delay = pol.CrawlDelay
-		}
-		// The lease was spent on robots.txt: the URL goes back to the head
-		// of its host's queue and waits for the host's clock.
-		return frontier.Result{Fetched: true, Retry: ctx.Err() == nil, CrawlDelay: delay}
+	if l.RobotsFor != "" && u.Path == "/robots.txt" {
+		// Another host's robots.txt redirected to this host's robots.txt,
+		// which needs no permission from this host's rules.
+		return c.robotsHop(ctx, l, u, c.robots.cached(l.Host, time.Now()))
 	}
-	res := frontier.Result{CrawlDelay: pol.CrawlDelay}
+	pol, spent := c.ensureRobots(ctx, l, u)
+	if pol == nil {
+		return spent // the lease went to robots.txt; the URL is retried
+	}
+	if l.RobotsFor != "" {
+		return c.robotsHop(ctx, l, u, pol)
+	}
+	res = frontier.Result{SetCrawlDelay: true, CrawlDelay: pol.CrawlDelay}
 	if !pol.Allowed(u.PathQuery()) {
 		c.stats.reject(RejectRobots)
 		return res
@@ -280,9 +320,16 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease) frontier.Result 
 // reports whether a request reached the host (false when it was refused or
 // never resolved, so the host's clock is not armed for nothing).
 func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL) bool {
-	resp, err := c.fetcher.Get(ctx, l.URL, nil)
+	target := l.URL
+	if l.Fetch != "" {
+		target = l.Fetch
+	}
+	resp, err := c.fetcher.Get(ctx, target, nil)
 	if err != nil {
 		kind := fetch.KindOf(err)
+		if kind == fetch.KindCanceled && ctx.Err() != nil {
+			return true // interrupted by shutdown: not the host's fault, not counted
+		}
 		c.stats.errors.Add(1)
 		c.stats.inc(c.stats.byError, kind.String(), 1)
 		c.log.Info("fetch failed", "url", l.URL, "host", l.Host, "err", err)
@@ -387,10 +434,12 @@ func (c *Crawler) parseAndAdmit(l frontier.Lease, u canon.URL, resp *fetch.Respo
 }
 
 // admitRedirect admits a redirect target like a link at the same depth,
-// one hop further along its chain.
+// one hop further along its chain. A redirect from a seed widens the scope
+// to its target, as if the target had been the seed (http to https, a
+// domain to its www host). A redirect to a variant of its own canonical URL
+// (the server insists on a session id) is requested as written, once more
+// within the hop cap, since the seen set already holds its canonical form.
 func (c *Crawler) admitRedirect(l frontier.Lease, location string) {
-	// The fetcher resolves Location against the request URL; resolving
-	// again is harmless and keeps this correct for any caller.
 	lu, err := c.canon.ResolveString(l.URL, location)
 	if err != nil {
 		c.stats.reject(RejectInvalid)
@@ -400,6 +449,13 @@ func (c *Crawler) admitRedirect(l frontier.Lease, location string) {
 	if l.Hops+1 > c.cfg.MaxRedirects {
 		c.stats.reject(RejectRedirects)
 		c.log.Info("redirect chain too long", "url", l.URL, "location", location)
+		return
+	}
+	if l.Depth == 0 {
+		c.scope.AddSeed(lu)
+	}
+	if lu.String == l.URL {
+		c.front.Add(frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL})
 		return
 	}
 	c.admitURL(lu, l.Depth, l.Hops+1, l.Priority, l.URL)
@@ -420,6 +476,12 @@ func (c *Crawler) judge(u canon.URL, depth, hops int, p frontier.Priority, via s
 			c.stats.reject(string(r))
 			return frontier.Item{}, false
 		}
+	}
+	if u.Path == "/robots.txt" {
+		// Fetched through the robots cache only: as a page it would probe
+		// a host whose robots.txt failed, and fetch the file twice.
+		c.stats.reject(RejectFilter)
+		return frontier.Item{}, false
 	}
 	if pol := c.robots.cached(u.Authority, time.Now()); pol != nil && !pol.Allowed(u.PathQuery()) {
 		c.stats.reject(RejectRobots)

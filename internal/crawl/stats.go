@@ -37,12 +37,13 @@ type counters struct {
 	errors     atomic.Int64 // page requests without a response
 	noindex    atomic.Int64
 	nofollow   atomic.Int64
-	hostsDown  atomic.Int64 // hosts whose robots.txt disallows everything
+	robotsHops atomic.Int64 // robots.txt redirect hops followed
 	mu         sync.Mutex
 	byClass    map[string]int64
 	byError    map[string]int64
 	rejected   map[string]int64
 	robotsOutc map[string]int64
+	hostsDown  map[string]int64 // hosts not crawled (robots.txt disallow-all), by cause
 }
 
 func newCounters() *counters {
@@ -51,6 +52,7 @@ func newCounters() *counters {
 		byError:    map[string]int64{},
 		rejected:   map[string]int64{},
 		robotsOutc: map[string]int64{},
+		hostsDown:  map[string]int64{},
 	}
 }
 
@@ -82,7 +84,7 @@ type Progress struct {
 
 // Summary is what a finished crawl did.
 type Summary struct {
-	StoppedBy     string // "drained", "max-pages" or "interrupted"
+	StoppedBy     string // "drained", "max-pages", "interrupted", "failed" (see the error) or "stopped"
 	Elapsed       time.Duration
 	Pages         int64            // page requests that got a response
 	RobotsFetches int64            // robots.txt requests
@@ -93,10 +95,12 @@ type Summary struct {
 	ByStatus      map[string]int64 // page responses by status class ("2xx", ...)
 	Errors        map[string]int64 // page requests without a response, by kind
 	Rejected      map[string]int64 // discovered URLs not queued, by reason
-	Robots        map[string]int64 // robots.txt outcomes by kind
+	Robots        map[string]int64 // robots.txt outcomes per host: rules, no-rules, disallow-all
+	RobotsHops    int64            // robots.txt redirect hops followed
+	HostsDown     map[string]int64 // hosts not crawled because robots.txt failed, by cause
 	NoIndex       int64            // pages that asked not to be indexed (still archived)
 	NoFollow      int64            // pages whose links were not followed on their request
-	Queued        int              // URLs left in the frontier (non-zero only when stopped early)
+	Queued        int              // URLs left queued or in flight (non-zero only when stopped early)
 	WARCFiles     []string
 	WARCBytes     int64
 	SeenFalsePos  int64 // Bloom filter false positives caught by the exact store
@@ -121,13 +125,23 @@ func (s Summary) Write(w io.Writer) {
 	if len(s.Errors) > 0 {
 		fmt.Fprintf(w, "  errors:     %s\n", joinCounts(s.Errors))
 	}
-	fmt.Fprintf(w, "  robots.txt: %s\n", joinCounts(s.Robots))
+	fmt.Fprintf(w, "  robots.txt: %s (hosts); %d redirect hops\n", joinCounts(s.Robots), s.RobotsHops)
+	if len(s.HostsDown) > 0 {
+		var n int64
+		for _, v := range s.HostsDown {
+			n += v
+		}
+		fmt.Fprintf(w, "  not crawled: %d hosts whose robots.txt failed: %s\n", n, joinCounts(s.HostsDown))
+	}
 	fmt.Fprintf(w, "  rejected:   %s\n", joinCounts(s.Rejected))
 	if s.NoIndex > 0 || s.NoFollow > 0 {
 		fmt.Fprintf(w, "  directives: %d noindex, %d nofollow pages\n", s.NoIndex, s.NoFollow)
 	}
 	if s.Queued > 0 {
 		fmt.Fprintf(w, "  left queued: %d\n", s.Queued)
+	}
+	if s.SeenFalsePos > 0 {
+		fmt.Fprintf(w, "  seen set:   %d Bloom false positives caught by the exact store\n", s.SeenFalsePos)
 	}
 	fmt.Fprintf(w, "  WARC:       %d files, %s\n", len(s.WARCFiles), byteSize(s.WARCBytes))
 	for _, f := range s.WARCFiles {

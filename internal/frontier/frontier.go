@@ -61,6 +61,13 @@ type Item struct {
 	Priority Priority // front queue
 	Hops     int      // redirect hops that led here (0 for a link or seed)
 	Via      string   // URL that linked or redirected here ("" for a seed)
+	// Fetch is the URL to request when it differs from URL: a redirect to
+	// a variant of its own URL (a session id the server insists on).
+	Fetch string
+	// RobotsFor, when set, makes this a hop of that host's robots.txt
+	// redirect chain that crossed to Host: it is requested under Host's
+	// clock, and that host stays parked until the hop is done.
+	RobotsFor string
 }
 
 // Config tunes a Frontier. The zero value is usable: no delay beyond one
@@ -137,13 +144,21 @@ type Result struct {
 	// for its robots.txt): it arms the host's clock. A URL dropped without a
 	// request (robots disallow, say) leaves the clock as it was.
 	Fetched bool
-	// CrawlDelay is the host's Crawl-delay as now known; the host's gap is
-	// max(Config.Delay, CrawlDelay). It is remembered for the host.
+	// SetCrawlDelay makes CrawlDelay the host's Crawl-delay from now on;
+	// without it the host keeps the one it had (a result that does not know
+	// the host's robots.txt must not forget its Crawl-delay).
+	SetCrawlDelay bool
+	// CrawlDelay is the host's Crawl-delay; the host's gap is
+	// max(Config.Delay, CrawlDelay).
 	CrawlDelay time.Duration
 	// Retry puts the URL back at the head of its host's queue, to be leased
 	// again after the host's delay (used when the lease was spent fetching
 	// robots.txt instead).
 	Retry bool
+	// Park keeps the host out of the ready heap, with its queue and its
+	// clock, until Unpark is called for it: the host waits for something
+	// outside its own queue (its robots.txt redirected to another host).
+	Park bool
 }
 
 // Stats is a snapshot of the frontier's size.
@@ -154,6 +169,7 @@ type Stats struct {
 	ActiveHosts int // hosts with a back queue
 	ReadyHosts  int // hosts that may be leased now
 	WaitingHost int // hosts with URLs whose delay has not passed
+	ParkedHosts int // hosts held until Unpark
 	KnownHosts  int // hosts the frontier has a clock for
 }
 
@@ -165,6 +181,7 @@ type Frontier struct {
 	mu         sync.Mutex
 	adds       []Item
 	completes  []completion
+	unparks    []string
 	kick       chan struct{}
 	statsReq   chan chan Stats
 	leases     chan Lease
@@ -178,6 +195,7 @@ type Frontier struct {
 	hosts     map[string]*host
 	ready     readyHeap
 	active    int
+	parked    int
 	queued    int
 	inflight  map[uint64]*host
 	nextLease uint64
@@ -200,6 +218,7 @@ type host struct {
 	nextAt     time.Time // earliest start of the next request
 	crawlDelay time.Duration
 	busy       bool
+	parked     bool // kept out of the ready heap until Unpark
 	activeQ    bool // holds one of the MaxActiveHosts back queues
 	heapIdx    int  // index in the ready heap, -1 when absent
 }
@@ -363,8 +382,8 @@ func (f *Frontier) Run(ctx context.Context) error {
 // declares itself drained too early.
 func (f *Frontier) takeInbox() {
 	f.mu.Lock()
-	adds, completes := f.adds, f.completes
-	f.adds, f.completes = nil, nil
+	adds, completes, unparks := f.adds, f.completes, f.unparks
+	f.adds, f.completes, f.unparks = nil, nil, nil
 	f.mu.Unlock()
 	now := time.Now()
 	for _, it := range adds {
@@ -382,6 +401,13 @@ func (f *Frontier) takeInbox() {
 	for _, c := range completes {
 		f.complete(c, now)
 	}
+	for _, name := range unparks {
+		if h := f.hosts[name]; h != nil && h.parked {
+			h.parked = false
+			f.parked--
+			f.settle(h)
+		}
+	}
 }
 
 func (f *Frontier) complete(c completion, now time.Time) {
@@ -391,7 +417,9 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	}
 	delete(f.inflight, c.lease.id)
 	h.busy = false
-	h.crawlDelay = c.result.CrawlDelay
+	if c.result.SetCrawlDelay {
+		h.crawlDelay = c.result.CrawlDelay
+	}
 	if c.result.Fetched {
 		h.nextAt = now.Add(max(f.cfg.Delay, h.crawlDelay))
 	}
@@ -399,12 +427,37 @@ func (f *Frontier) complete(c completion, now time.Time) {
 		h.queue.pushFront(queued{Item: c.lease.Item, added: now.Add(-c.lease.Queued)})
 		f.queued++
 	}
-	if h.queue.len() > 0 {
-		heap.Push(&f.ready, h)
-		return
+	if c.result.Park {
+		h.parked = true
+		f.parked++
 	}
-	h.activeQ = false
-	f.active--
+	f.settle(h)
+}
+
+// settle puts an idle host where it belongs: in the ready heap when it has
+// URLs and is not parked; out of the back queues when it has none.
+func (f *Frontier) settle(h *host) {
+	switch {
+	case h.busy || h.heapIdx >= 0:
+	case h.queue.len() == 0 && !h.parked:
+		if h.activeQ {
+			h.activeQ = false
+			f.active--
+		}
+	case h.parked:
+		// Holds its back queue (and slot) until unparked.
+	default:
+		heap.Push(&f.ready, h)
+	}
+}
+
+// Unpark lets a parked host be leased again once its clock allows. It is a
+// no-op for a host that is not parked.
+func (f *Frontier) Unpark(host string) {
+	f.mu.Lock()
+	f.unparks = append(f.unparks, host)
+	f.mu.Unlock()
+	f.wake()
 }
 
 // refill moves URLs from the front queues to back queues until every back
@@ -463,6 +516,7 @@ func (f *Frontier) stats(now time.Time) Stats {
 		Queued:      f.queued,
 		InFlight:    len(f.inflight),
 		ActiveHosts: f.active,
+		ParkedHosts: f.parked,
 		KnownHosts:  len(f.hosts),
 	}
 	for p := range f.front {

@@ -141,10 +141,10 @@ func TestCrawlDelayRaisesGap(t *testing.T) {
 		f.Add(items("fast.test", 4, Normal)...)
 		log := runWorkers(t, f, 4, 0, func(l Lease) Result {
 			if l.Host == "slow.test" {
-				return Result{Fetched: true, CrawlDelay: 5 * time.Second}
+				return Result{Fetched: true, SetCrawlDelay: true, CrawlDelay: 5 * time.Second}
 			}
 			// A Crawl-delay below --delay does not lower the gap.
-			return Result{Fetched: true, CrawlDelay: 100 * time.Millisecond}
+			return Result{Fetched: true, SetCrawlDelay: true, CrawlDelay: 100 * time.Millisecond}
 		})
 		s := log.starts["slow.test"]
 		for i := 1; i < len(s); i++ {
@@ -164,9 +164,9 @@ func TestCrawlDelayRaisesGap(t *testing.T) {
 func TestNextWaitsForTheHostClockWithoutPolling(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFrontier(t, Config{Delay: 10 * time.Second})
+		f.Add(items("a.test", 2, Normal)...)
 		ctx := t.Context()
 		go f.Run(ctx)
-		f.Add(items("a.test", 2, Normal)...)
 		start := time.Now()
 		l, err := f.Next(ctx)
 		if err != nil {
@@ -194,6 +194,70 @@ func TestNextWaitsForTheHostClockWithoutPolling(t *testing.T) {
 		}
 		if d := (<-got).Sub(start); d != 10*time.Second {
 			t.Fatalf("second lease after %v, want exactly 10s", d)
+		}
+	})
+}
+
+func TestCrawlDelayIsKeptUntilSetAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, Config{Delay: time.Second})
+		f.Add(items("a.test", 4, Normal)...)
+		n := 0
+		log := runWorkers(t, f, 2, 0, func(Lease) Result {
+			n++
+			if n == 1 { // robots.txt said Crawl-delay: 3
+				return Result{Fetched: true, SetCrawlDelay: true, CrawlDelay: 3 * time.Second}
+			}
+			return Result{Fetched: true} // knows nothing of robots.txt
+		})
+		s := log.starts["a.test"]
+		for i := 1; i < len(s); i++ {
+			if d := s[i].Sub(s[i-1]); d != 3*time.Second {
+				t.Errorf("gap %d = %v, want the remembered 3s", i, d)
+			}
+		}
+	})
+}
+
+func TestParkHoldsHostUntilUnpark(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, Config{Delay: time.Second})
+		f.Add(items("a.test", 2, Normal)...)
+		ctx := t.Context()
+		runErr := make(chan error, 1)
+		go func() { runErr <- f.Run(ctx) }()
+		l, err := f.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Complete(l, Result{Fetched: true, Retry: true, Park: true})
+		got := make(chan Lease, 1)
+		go func() {
+			l, err := f.Next(ctx)
+			if err == nil {
+				got <- l
+			}
+		}()
+		time.Sleep(time.Hour) // far past the delay: only Unpark may release it
+		synctest.Wait()
+		select {
+		case l := <-got:
+			t.Fatalf("parked host leased %s", l.URL)
+		default:
+		}
+		if s := f.Stats(); s.ParkedHosts != 1 || s.Queued != 2 {
+			t.Fatalf("stats %+v, want 1 parked host with 2 URLs", s)
+		}
+		f.Unpark("a.test")
+		l = <-got
+		if l.URL != "http://a.test/0" {
+			t.Fatalf("after unpark leased %s, want the retried URL first", l.URL)
+		}
+		f.Complete(l, Result{Fetched: true})
+		l, _ = f.Next(ctx)
+		f.Complete(l, Result{Fetched: true})
+		if err := <-runErr; err != nil {
+			t.Fatal(err)
 		}
 	})
 }

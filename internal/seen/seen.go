@@ -70,9 +70,45 @@ type Set struct {
 	added          atomic.Int64
 }
 
+// part is one partition's scalable Bloom filter: a list of generations, of
+// which only the newest takes new keys. A generation is full when it holds
+// the keys it was sized for; the next one is twice as large at half the
+// false-positive rate, so the sum over all generations stays below the
+// target however skewed the hosts are (Almeida et al., "Scalable Bloom
+// Filters", 2007).
 type part struct {
-	mu     sync.Mutex
-	filter *bloom.BloomFilter
+	mu   sync.Mutex
+	gens []generation
+}
+
+type generation struct {
+	filter   *bloom.BloomFilter
+	capacity uint
+	count    uint
+	fpRate   float64
+}
+
+func (p *part) test(k []byte) bool {
+	for i := len(p.gens) - 1; i >= 0; i-- { // newest first: recent URLs repeat most
+		if p.gens[i].filter.Test(k) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *part) add(k []byte) {
+	g := &p.gens[len(p.gens)-1]
+	if g.count >= g.capacity {
+		p.gens = append(p.gens, newGeneration(g.capacity*2, g.fpRate/2))
+		g = &p.gens[len(p.gens)-1]
+	}
+	g.filter.Add(k)
+	g.count++
+}
+
+func newGeneration(capacity uint, fpRate float64) generation {
+	return generation{filter: bloom.NewWithEstimates(capacity, fpRate), capacity: capacity, fpRate: fpRate}
 }
 
 // New returns a Set whose maybes are confirmed in store. A nil store makes
@@ -95,7 +131,9 @@ func New(cfg Config, store Store) (*Set, error) {
 	per := max(cfg.ExpectedURLs/uint(cfg.Partitions), 1024)
 	s := &Set{parts: make([]part, cfg.Partitions), store: store}
 	for i := range s.parts {
-		s.parts[i].filter = bloom.NewWithEstimates(per, cfg.FalsePositiveRate)
+		// Generations' rates halve: the first gets half the target so
+		// that their sum, target/2 * (1 + 1/2 + 1/4 + ...), stays below it.
+		s.parts[i].gens = []generation{newGeneration(per, cfg.FalsePositiveRate/2)}
 	}
 	return s, nil
 }
@@ -108,7 +146,7 @@ func (s *Set) Add(host, canonicalURL string) (bool, error) {
 	pt := &s.parts[p]
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
-	if pt.filter.Test(k[:]) {
+	if pt.test(k[:]) {
 		if s.store == nil {
 			return false, nil
 		}
@@ -121,9 +159,8 @@ func (s *Set) Add(host, canonicalURL string) (bool, error) {
 			return false, nil
 		}
 		s.falsePositives.Add(1)
-	} else {
-		pt.filter.Add(k[:])
 	}
+	pt.add(k[:])
 	if s.store != nil {
 		if err := s.store.Add(p, k); err != nil {
 			return false, fmt.Errorf("seen: record %s: %w", canonicalURL, err)
@@ -138,7 +175,9 @@ type Stats struct {
 	Added          int64   // URLs found new
 	Maybes         int64   // filter positives confirmed in the store
 	FalsePositives int64   // of which the store had never seen the URL
-	FillRatio      float64 // mean fraction of filter bits set
+	FillRatio      float64 // fraction of filter bits set, over all generations
+	Generations    int     // filter generations over all partitions
+	FilterBytes    int64   // memory held by the filters
 }
 
 // Stats returns the counters and the filters' fill ratio.
@@ -148,10 +187,14 @@ func (s *Set) Stats() Stats {
 	for i := range s.parts {
 		pt := &s.parts[i]
 		pt.mu.Lock()
-		set += pt.filter.BitSet().Count()
-		total += pt.filter.Cap()
+		for _, g := range pt.gens {
+			set += g.filter.BitSet().Count()
+			total += g.filter.Cap()
+		}
+		st.Generations += len(pt.gens)
 		pt.mu.Unlock()
 	}
+	st.FilterBytes = int64(total / 8)
 	if total > 0 {
 		st.FillRatio = float64(set) / float64(total)
 	}

@@ -136,3 +136,28 @@ func BenchmarkAddSeen(b *testing.B) {
 		s.Add("h.test", urls[i%len(urls)])
 	}
 }
+
+// All URLs on one host land in one partition, however many partitions the
+// filter was sized for: the partition's filter must grow new generations
+// instead of filling up, keeping the false-positive rate at its target.
+func TestSkewedHostKeepsTargetRate(t *testing.T) {
+	s, err := New(Config{ExpectedURLs: 10000, Partitions: 64, FalsePositiveRate: 0.01}, NewMemoryStore(64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 100000
+	for i := range n {
+		if isNew, _ := s.Add("big.test", fmt.Sprintf("http://big.test/p/%d", i)); !isNew {
+			t.Fatalf("URL %d not new", i)
+		}
+	}
+	st := s.Stats()
+	rate := float64(st.FalsePositives) / n
+	t.Logf("%d URLs on one host: %d false positives (%.4f), %d generations, %d filter bytes", n, st.FalsePositives, rate, st.Generations, st.FilterBytes)
+	if rate > 0.01 {
+		t.Errorf("false-positive rate %.4f over the 1%% target", rate)
+	}
+	if st.Generations <= 64 {
+		t.Errorf("%d generations: the hot partition never grew", st.Generations)
+	}
+}

@@ -1,0 +1,449 @@
+package crawl
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// miniWeb serves a few hand-written hosts, each on its own loopback
+// address, for the edge cases the synthetic web does not generate. It logs
+// every request like synthweb does.
+type miniWeb struct {
+	auth    map[string]string // name -> "name:port"
+	resolve map[string]string
+	servers []*http.Server
+	wg      sync.WaitGroup
+
+	mu  sync.Mutex
+	log []miniReq
+}
+
+type miniReq struct {
+	host, path string
+	start, end time.Time
+}
+
+// newMiniWeb starts one server per host name; handlers get the web so they
+// can link to the other hosts by authority.
+func newMiniWeb(t *testing.T, hosts map[string]func(w *miniWeb, rw http.ResponseWriter, r *http.Request)) *miniWeb {
+	t.Helper()
+	mw := &miniWeb{auth: map[string]string{}, resolve: map[string]string{}}
+	names := make([]string, 0, len(hosts))
+	for n := range hosts {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for i, name := range names {
+		ip := fmt.Sprintf("127.0.3.%d", i+1)
+		ln, err := net.Listen("tcp", ip+":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		mw.auth[name] = fmt.Sprintf("%s:%d", name, ln.Addr().(*net.TCPAddr).Port)
+		mw.resolve[name] = ip
+		h := hosts[name]
+		srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			h(mw, rw, r)
+			mw.mu.Lock()
+			mw.log = append(mw.log, miniReq{host: name, path: r.URL.RequestURI(), start: start, end: time.Now()})
+			mw.mu.Unlock()
+		})}
+		mw.servers = append(mw.servers, srv)
+		mw.wg.Go(func() { srv.Serve(ln) })
+	}
+	t.Cleanup(func() {
+		for _, s := range mw.servers {
+			s.Close()
+		}
+		mw.wg.Wait()
+	})
+	return mw
+}
+
+func (mw *miniWeb) url(host, path string) string { return "http://" + mw.auth[host] + path }
+
+func (mw *miniWeb) requests(host string) []miniReq {
+	mw.mu.Lock()
+	defer mw.mu.Unlock()
+	var out []miniReq
+	for _, r := range mw.log {
+		if r.host == host {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b miniReq) int { return a.start.Compare(b.start) })
+	return out
+}
+
+func (mw *miniWeb) paths(host string) []string {
+	var out []string
+	for _, r := range mw.requests(host) {
+		out = append(out, r.path)
+	}
+	return out
+}
+
+// checkPolite fails on an overlap, a start-to-start gap below delay, or a
+// first request that is not robots.txt, on any host.
+func (mw *miniWeb) checkPolite(t *testing.T, delay time.Duration) {
+	t.Helper()
+	for name := range mw.auth {
+		reqs := mw.requests(name)
+		if len(reqs) > 0 && reqs[0].path != "/robots.txt" {
+			t.Errorf("%s: first request %s, not /robots.txt", name, reqs[0].path)
+		}
+		for i := 1; i < len(reqs); i++ {
+			if reqs[i].start.Before(reqs[i-1].end) {
+				t.Errorf("%s: %s overlaps %s", name, reqs[i].path, reqs[i-1].path)
+			}
+			if gap := reqs[i].start.Sub(reqs[i-1].start); gap < delay {
+				t.Errorf("%s: %s started %v after %s, want >= %v", name, reqs[i].path, gap, reqs[i-1].path, delay)
+			}
+		}
+	}
+}
+
+func (mw *miniWeb) config(t *testing.T, delay time.Duration, seeds ...string) Config {
+	cfg := Config{
+		Seeds:     seeds,
+		DataDir:   t.TempDir(),
+		Workers:   8,
+		Delay:     delay,
+		UserAgent: "weft/test (+https://example.org/weft-crawler)",
+	}
+	cfg.Fetch.Resolve = mw.resolve
+	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.Fetch.ResponseHeaderTimeout = 3 * time.Second
+	cfg.Fetch.Timeout = 10 * time.Second
+	return cfg
+}
+
+func page(rw http.ResponseWriter, links ...string) {
+	rw.Header().Set("Content-Type", "text/html")
+	var b strings.Builder
+	b.WriteString("<html><body>")
+	for _, l := range links {
+		fmt.Fprintf(&b, "<a href=%q>x</a>", l)
+	}
+	b.WriteString("</body></html>")
+	rw.Write([]byte(b.String()))
+}
+
+func robotsFile(rw http.ResponseWriter, body string) {
+	rw.Header().Set("Content-Type", "text/plain")
+	rw.Write([]byte(body))
+}
+
+// A robots.txt that redirects to another host: the hop is that host's
+// request, made under its clock after its own robots.txt, and the rules
+// found there apply to the first host.
+func TestRobotsRedirectToAnotherHost(t *testing.T) {
+	const delay = 150 * time.Millisecond
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				http.Redirect(rw, r, w.url("b.test", "/rules-for-a.txt"), http.StatusMovedPermanently)
+			case "/":
+				page(rw, "/open", "/private/secret")
+			default:
+				page(rw)
+			}
+		},
+		"b.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				robotsFile(rw, "User-agent: *\nDisallow: /nothing-here/\n")
+			case "/rules-for-a.txt":
+				robotsFile(rw, "User-agent: *\nDisallow: /private/\n")
+			case "/":
+				page(rw, "/b1", "/b2")
+			default:
+				page(rw)
+			}
+		},
+	})
+	sum := runCrawl(t, mw.config(t, delay, mw.url("a.test", "/"), mw.url("b.test", "/")))
+	mw.checkPolite(t, delay)
+	a := mw.paths("a.test")
+	if slices.Contains(a, "/private/secret") {
+		t.Errorf("a.test: fetched /private/secret, which the redirected robots.txt disallows (requests %v)", a)
+	}
+	if !slices.Contains(a, "/open") {
+		t.Errorf("a.test: /open not fetched (requests %v)", a)
+	}
+	if b := mw.paths("b.test"); !slices.Contains(b, "/rules-for-a.txt") || len(b) != 5 {
+		t.Errorf("b.test requests %v; want robots.txt, the hop for a.test, / and two pages", b)
+	}
+	if sum.RobotsHops != 1 || sum.Robots["rules"] != 2 {
+		t.Errorf("robots %v, %d hops; want both hosts with rules, one hop", sum.Robots, sum.RobotsHops)
+	}
+}
+
+// A robots.txt that redirects to a path its target host disallows: the hop
+// is not made, and the first host is treated as unreachable.
+func TestRobotsRedirectToDisallowedPath(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.Redirect(rw, r, w.url("b.test", "/private/secret"), http.StatusFound)
+				return
+			}
+			page(rw, "/x")
+		},
+		"b.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				robotsFile(rw, "User-agent: *\nDisallow: /private/\n")
+				return
+			}
+			page(rw)
+		},
+	})
+	sum := runCrawl(t, mw.config(t, 50*time.Millisecond, mw.url("a.test", "/")))
+	mw.checkPolite(t, 50*time.Millisecond)
+	if got := mw.paths("a.test"); len(got) != 1 {
+		t.Errorf("a.test requests %v; want only robots.txt", got)
+	}
+	if got := mw.paths("b.test"); slices.Contains(got, "/private/secret") {
+		t.Errorf("b.test requests %v: the disallowed hop was fetched", got)
+	}
+	if sum.HostsDown["redirect-disallowed"] != 1 {
+		t.Errorf("hosts down %v; want a.test counted as redirect-disallowed", sum.HostsDown)
+	}
+}
+
+// Two hosts whose robots.txt files redirect to each other's pages must not
+// wait on each other forever.
+func TestRobotsRedirectCycleEnds(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.Redirect(rw, r, w.url("b.test", "/r"), http.StatusFound)
+				return
+			}
+			page(rw)
+		},
+		"b.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.Redirect(rw, r, w.url("a.test", "/r"), http.StatusFound)
+				return
+			}
+			page(rw)
+		},
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	c, err := New(mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"), mw.url("b.test", "/")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := c.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.StoppedBy != "drained" {
+		t.Fatalf("crawl %s: a robots.txt redirect cycle hung it", sum.StoppedBy)
+	}
+	mw.checkPolite(t, 10*time.Millisecond)
+}
+
+// A link to the robots.txt of a host whose robots.txt failed must not
+// probe it again as a page.
+func TestLinkToRobotsTxtIsNotFetchedAsPage(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(rw, r)
+				return
+			}
+			page(rw, w.url("b.test", "/robots.txt"), w.url("b.test", "/"))
+		},
+		"b.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			http.Error(rw, "down", http.StatusServiceUnavailable)
+		},
+	})
+	runCrawl(t, mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"), mw.url("b.test", "/")))
+	if got := mw.paths("b.test"); len(got) != 1 {
+		t.Errorf("b.test requests %v; want robots.txt once", got)
+	}
+}
+
+// A robots.txt whose gzip body is cut short could have lost its Disallow
+// lines: the host is treated as unreachable, not crawled on partial rules.
+func TestUndecodableRobotsTxtDisallowsAll(t *testing.T) {
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write([]byte("User-agent: *\nAllow: /\n" + strings.Repeat("# padding line to push the rule out\n", 200) + "Disallow: /private/\n"))
+	zw.Close()
+	half := zipped.Bytes()[:zipped.Len()/2]
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				rw.Header().Set("Content-Encoding", "gzip")
+				rw.Header().Set("Content-Type", "text/plain")
+				rw.Write(half)
+				return
+			}
+			page(rw, "/private/secret")
+		},
+	})
+	sum := runCrawl(t, mw.config(t, 10*time.Millisecond, mw.url("a.test", "/")))
+	if got := mw.paths("a.test"); len(got) != 1 {
+		t.Errorf("a.test requests %v; want only robots.txt", got)
+	}
+	if sum.Robots["disallow-all"] != 1 {
+		t.Errorf("robots outcomes %v", sum.Robots)
+	}
+}
+
+// A redirect to a variant of its own canonical URL (a session id the
+// server insists on) is followed, and the page behind it crawled.
+func TestRedirectToOwnVariantIsFollowed(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.URL.Path == "/robots.txt":
+				http.NotFound(rw, r)
+			case r.URL.Path == "/":
+				page(rw, "/page")
+			case r.URL.Path == "/page" && !strings.Contains(r.RequestURI, "jsessionid"):
+				http.Redirect(rw, r, "/page;jsessionid=ABC123", http.StatusFound)
+			case strings.HasPrefix(r.URL.Path, "/page"):
+				page(rw, "/deep")
+			default:
+				page(rw)
+			}
+		},
+	})
+	runCrawl(t, mw.config(t, 10*time.Millisecond, mw.url("a.test", "/")))
+	want := []string{"/robots.txt", "/", "/page", "/page;jsessionid=ABC123", "/deep"}
+	if got := mw.paths("a.test"); !slices.Equal(got, want) {
+		t.Errorf("requests %v, want %v", got, want)
+	}
+}
+
+// A seed that redirects to another host (a domain to its www host, http to
+// https) carries the scope with it.
+func TestSeedRedirectWidensScope(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(rw, r)
+				return
+			}
+			http.Redirect(rw, r, w.url("www.b.test", "/"), http.StatusMovedPermanently)
+		},
+		"www.b.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(rw, r)
+				return
+			}
+			page(rw, "/next")
+		},
+	})
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"))
+	cfg.Scope.Mode = "host"
+	runCrawl(t, cfg)
+	if got := mw.paths("www.b.test"); !slices.Contains(got, "/next") {
+		t.Errorf("www.b.test requests %v; the seed's redirect target should be in scope", got)
+	}
+}
+
+// Ctrl-C in the middle of a fetch is not the host's error.
+func TestInterruptedFetchIsNotAnError(t *testing.T) {
+	started := make(chan struct{}, 1)
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(rw, r)
+				return
+			}
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+			<-r.Context().Done() // hang until the client gives up
+		},
+	})
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"))
+	cfg.Grace = 100 * time.Millisecond // then the hanging fetch is cut
+	sum := runInterrupted(t, cfg, started)
+	if sum.StoppedBy != "interrupted" || len(sum.Errors) != 0 {
+		t.Errorf("stopped by %q with errors %v; want interrupted and no errors", sum.StoppedBy, sum.Errors)
+	}
+}
+
+// runInterrupted runs a crawl and cancels its context when started fires.
+func runInterrupted(t *testing.T, cfg Config, started <-chan struct{}) Summary {
+	t.Helper()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-started:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	sum, err := c.Run(ctx)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// A fetch in flight when the crawl is interrupted may finish within the
+// grace period, and is archived like any other.
+func TestInterruptLetsFetchesInFlightFinish(t *testing.T) {
+	started := make(chan struct{}, 1)
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(rw, r)
+				return
+			}
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+			time.Sleep(300 * time.Millisecond) // a slow page, still answered
+			page(rw, "/next")
+		},
+	})
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"))
+	cfg.Grace = 5 * time.Second
+	sum := runInterrupted(t, cfg, started)
+	if sum.StoppedBy != "interrupted" || sum.Pages != 1 || sum.ByStatus["2xx"] != 1 {
+		t.Fatalf("stopped by %q after %d pages (%v); want the page in flight finished", sum.StoppedBy, sum.Pages, sum.ByStatus)
+	}
+	if got := mw.paths("a.test"); slices.Contains(got, "/next") {
+		t.Errorf("requests %v: a new lease was taken after the interrupt", got)
+	}
+	recs := 0
+	for _, name := range sum.WARCFiles {
+		for _, r := range readWARC(t, cfg.DataDir+"/warc/"+name) {
+			if r.header.Get("WARC-Type") == "response" && strings.HasSuffix(r.header.Get("WARC-Target-URI"), "/") {
+				recs++
+			}
+		}
+	}
+	if recs != 1 {
+		t.Errorf("%d response records for the page finished in the grace period, want 1", recs)
+	}
+}
