@@ -47,6 +47,7 @@ type Crawler struct {
 	canon   *canon.Canonicalizer
 	scope   *scope.Filter
 	seen    *seen.Set
+	seenMem *seen.MemoryStore
 	front   *frontier.Frontier
 	fetcher *fetch.Fetcher
 	warc    *warc.Writer
@@ -102,7 +103,8 @@ func New(cfg Config) (*Crawler, error) {
 		c.scope.AddSeed(u)
 		c.seeds = append(c.seeds, u)
 	}
-	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: cfg.Partitions}, seen.NewMemoryStore(cfg.Partitions)); err != nil {
+	c.seenMem = seen.NewMemoryStore(cfg.Partitions)
+	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: cfg.Partitions}, c.seenMem); err != nil {
 		return nil, err
 	}
 	if c.front, err = frontier.New(frontier.Config{Delay: cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts}); err != nil {
@@ -487,7 +489,7 @@ func (c *Crawler) judge(u canon.URL, depth, hops int, p frontier.Priority, via s
 		c.stats.reject(RejectRobots)
 		return frontier.Item{}, false
 	}
-	isNew, err := c.seen.Add(u.Authority, u.String)
+	isNew, err := c.seen.Add(u.Authority, u.String, c.seenMem.Add)
 	if err != nil {
 		c.log.Error("seen set", "url", u.String, "err", err)
 		return frontier.Item{}, false

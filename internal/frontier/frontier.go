@@ -64,6 +64,9 @@ type Item struct {
 	// Fetch is the URL to request when it differs from URL: a redirect to
 	// a variant of its own URL (a session id the server insists on).
 	Fetch string
+	// Seq identifies the item's durable queue entry, if the caller keeps
+	// one; the frontier only carries it.
+	Seq uint64
 	// RobotsFor, when set, makes this a hop of that host's robots.txt
 	// redirect chain that crossed to Host: it is requested under Host's
 	// clock, and that host stays parked until the hop is done.
@@ -182,6 +185,7 @@ type Frontier struct {
 	adds       []Item
 	completes  []completion
 	unparks    []string
+	restores   []restore
 	kick       chan struct{}
 	statsReq   chan chan Stats
 	leases     chan Lease
@@ -252,6 +256,23 @@ func (f *Frontier) Add(items ...Item) {
 	f.adds = append(f.adds, items...)
 	f.mu.Unlock()
 	f.wake()
+}
+
+// Restore sets a host's clock as a previous run left it, so that a
+// restart does not fire at a host that was just fetched: the host is not
+// leased before nextAt, and its Crawl-delay is remembered. Call it before
+// Run (or at least before the host's URLs are added).
+func (f *Frontier) Restore(host string, nextAt time.Time, crawlDelay time.Duration) {
+	f.mu.Lock()
+	f.restores = append(f.restores, restore{host, nextAt, crawlDelay})
+	f.mu.Unlock()
+	f.wake()
+}
+
+type restore struct {
+	host       string
+	nextAt     time.Time
+	crawlDelay time.Duration
 }
 
 // Complete returns a lease. Completing a lease twice, or a lease from
@@ -382,10 +403,20 @@ func (f *Frontier) Run(ctx context.Context) error {
 // declares itself drained too early.
 func (f *Frontier) takeInbox() {
 	f.mu.Lock()
-	adds, completes, unparks := f.adds, f.completes, f.unparks
-	f.adds, f.completes, f.unparks = nil, nil, nil
+	adds, completes, unparks, restores := f.adds, f.completes, f.unparks, f.restores
+	f.adds, f.completes, f.unparks, f.restores = nil, nil, nil, nil
 	f.mu.Unlock()
 	now := time.Now()
+	for _, r := range restores {
+		h := f.host(r.host)
+		if r.nextAt.After(h.nextAt) {
+			h.nextAt = r.nextAt
+			if h.heapIdx >= 0 {
+				heap.Fix(&f.ready, h.heapIdx)
+			}
+		}
+		h.crawlDelay = r.crawlDelay
+	}
 	for _, it := range adds {
 		p := it.Priority
 		if p < Low {
@@ -469,11 +500,7 @@ func (f *Frontier) refill() {
 		if !ok {
 			return
 		}
-		h := f.hosts[q.Host]
-		if h == nil {
-			h = &host{name: q.Host, heapIdx: -1}
-			f.hosts[q.Host] = h
-		}
+		h := f.host(q.Host)
 		h.queue.push(q)
 		if h.activeQ {
 			continue
@@ -484,6 +511,16 @@ func (f *Frontier) refill() {
 			heap.Push(&f.ready, h)
 		}
 	}
+}
+
+// host returns the state of a host, creating it.
+func (f *Frontier) host(name string) *host {
+	h := f.hosts[name]
+	if h == nil {
+		h = &host{name: name, heapIdx: -1}
+		f.hosts[name] = h
+	}
+	return h
 }
 
 // pickFront takes the head of a front queue chosen at random among the

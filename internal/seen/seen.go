@@ -33,13 +33,18 @@ func KeyOf(canonicalURL string) Key {
 }
 
 // Store is the exact record of accepted keys that confirms the filter's
-// "maybe". Has must report true for every key given to Add before, by any
-// goroutine; calls for keys of one partition are serialised by the Set, calls
-// for different partitions may run concurrently.
+// "maybe". Has must report true for every key recorded before (through the
+// record function given to Set.Add), by any goroutine. Calls for keys of one
+// partition are serialised by the Set; calls for different partitions may
+// run concurrently.
 type Store interface {
-	Has(partition int, k Key) (bool, error)
-	Add(partition int, k Key) error
+	Has(partition int, host string, k Key) (bool, error)
 }
+
+// Recorder records an accepted key in the exact store, together with
+// whatever must be written atomically with it (the URL's queue entry), so
+// that a crash never leaves a URL seen but not queued.
+type Recorder func(partition int, k Key) error
 
 // Config sizes a Set. ExpectedURLs and FalsePositiveRate size each
 // partition's filter as ExpectedURLs/Partitions items at that rate.
@@ -138,9 +143,12 @@ func New(cfg Config, store Store) (*Set, error) {
 	return s, nil
 }
 
-// Add records the URL with the given host and reports whether it was new.
-// A URL is new exactly once, however many goroutines add it.
-func (s *Set) Add(host, canonicalURL string) (bool, error) {
+// Add reports whether the URL with the given host is new and, if it is,
+// records it: in the filter, and through record (nil: the filter alone).
+// record runs under the partition's lock, so a URL is new exactly once
+// however many goroutines add it; if record fails, the URL is not recorded
+// and the error is returned.
+func (s *Set) Add(host, canonicalURL string, record Recorder) (bool, error) {
 	p := partition.Of(host, len(s.parts))
 	k := KeyOf(canonicalURL)
 	pt := &s.parts[p]
@@ -151,7 +159,7 @@ func (s *Set) Add(host, canonicalURL string) (bool, error) {
 			return false, nil
 		}
 		s.maybes.Add(1)
-		has, err := s.store.Has(p, k)
+		has, err := s.store.Has(p, host, k)
 		if err != nil {
 			return false, fmt.Errorf("seen: confirm %s: %w", canonicalURL, err)
 		}
@@ -160,12 +168,12 @@ func (s *Set) Add(host, canonicalURL string) (bool, error) {
 		}
 		s.falsePositives.Add(1)
 	}
-	pt.add(k[:])
-	if s.store != nil {
-		if err := s.store.Add(p, k); err != nil {
+	if record != nil {
+		if err := record(p, k); err != nil {
 			return false, fmt.Errorf("seen: record %s: %w", canonicalURL, err)
 		}
 	}
+	pt.add(k[:])
 	s.added.Add(1)
 	return true, nil
 }
@@ -231,7 +239,7 @@ func (m *MemoryStore) part(p int) *memPart {
 }
 
 // Has implements Store.
-func (m *MemoryStore) Has(p int, k Key) (bool, error) {
+func (m *MemoryStore) Has(p int, _ string, k Key) (bool, error) {
 	mp := m.part(p)
 	mp.mu.Lock()
 	defer mp.mu.Unlock()
@@ -239,7 +247,7 @@ func (m *MemoryStore) Has(p int, k Key) (bool, error) {
 	return ok, nil
 }
 
-// Add implements Store.
+// Add records k; it is a Recorder.
 func (m *MemoryStore) Add(p int, k Key) error {
 	mp := m.part(p)
 	mp.mu.Lock()

@@ -9,7 +9,8 @@ import (
 )
 
 func TestAddIsNewExactlyOnce(t *testing.T) {
-	s, err := New(Config{ExpectedURLs: 10000, Partitions: 4}, NewMemoryStore(4))
+	mem := NewMemoryStore(4)
+	s, err := New(Config{ExpectedURLs: 10000, Partitions: 4}, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +21,7 @@ func TestAddIsNewExactlyOnce(t *testing.T) {
 		wg.Go(func() {
 			for i := range 2000 {
 				u := fmt.Sprintf("http://h%d.test/p/%d", i%50, i)
-				isNew, err := s.Add(fmt.Sprintf("h%d.test", i%50), u)
+				isNew, err := s.Add(fmt.Sprintf("h%d.test", i%50), u, mem.Add)
 				if err != nil {
 					t.Error(err)
 					return
@@ -51,13 +52,14 @@ func TestAddIsNewExactlyOnce(t *testing.T) {
 // exact store must still let every one of them through, and the false
 // positives must be counted.
 func TestFalsePositivesAreConfirmedNotDropped(t *testing.T) {
-	s, err := New(Config{ExpectedURLs: 1, FalsePositiveRate: 0.5}, NewMemoryStore(1))
+	mem := NewMemoryStore(1)
+	s, err := New(Config{ExpectedURLs: 1, FalsePositiveRate: 0.5}, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const n = 20000
 	for i := range n {
-		isNew, err := s.Add("a.test", fmt.Sprintf("http://a.test/%d", i))
+		isNew, err := s.Add("a.test", fmt.Sprintf("http://a.test/%d", i), mem.Add)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +72,7 @@ func TestFalsePositivesAreConfirmedNotDropped(t *testing.T) {
 		t.Fatalf("stats %+v: want false positives counted and equal to maybes (no URL was repeated)", st)
 	}
 	for i := range 100 {
-		if isNew, _ := s.Add("a.test", fmt.Sprintf("http://a.test/%d", i)); isNew {
+		if isNew, _ := s.Add("a.test", fmt.Sprintf("http://a.test/%d", i), mem.Add); isNew {
 			t.Fatalf("URL %d new twice", i)
 		}
 	}
@@ -81,12 +83,11 @@ func TestFalsePositivesAreConfirmedNotDropped(t *testing.T) {
 
 type failingStore struct{}
 
-func (failingStore) Has(int, Key) (bool, error) { return false, errors.New("disk on fire") }
-func (failingStore) Add(int, Key) error         { return errors.New("disk on fire") }
+func (failingStore) Has(int, string, Key) (bool, error) { return false, errors.New("disk on fire") }
 
 func TestStoreErrorsNameTheURL(t *testing.T) {
 	s, _ := New(Config{}, failingStore{})
-	_, err := s.Add("a.test", "http://a.test/x")
+	_, err := s.Add("a.test", "http://a.test/x", func(int, Key) error { return errors.New("disk on fire") })
 	if err == nil || !containsAll(err.Error(), "http://a.test/x", "disk on fire") {
 		t.Fatalf("error %v should name the URL and the cause", err)
 	}
@@ -111,7 +112,8 @@ func TestValidate(t *testing.T) {
 }
 
 func BenchmarkAddNew(b *testing.B) {
-	s, _ := New(Config{ExpectedURLs: uint(b.N) + 1000, Partitions: 16}, NewMemoryStore(16))
+	mem := NewMemoryStore(16)
+	s, _ := New(Config{ExpectedURLs: uint(b.N) + 1000, Partitions: 16}, mem)
 	urls := make([]string, 4096)
 	for i := range urls {
 		urls[i] = fmt.Sprintf("http://h%d.example.test/some/path/page-%d.html?q=%d", i%97, i, i)
@@ -119,21 +121,22 @@ func BenchmarkAddNew(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s.Add("h.test", urls[i%len(urls)]+fmt.Sprint(i))
+		s.Add("h.test", urls[i%len(urls)]+fmt.Sprint(i), mem.Add)
 	}
 }
 
 func BenchmarkAddSeen(b *testing.B) {
-	s, _ := New(Config{ExpectedURLs: 100000, Partitions: 16}, NewMemoryStore(16))
+	mem := NewMemoryStore(16)
+	s, _ := New(Config{ExpectedURLs: 100000, Partitions: 16}, mem)
 	urls := make([]string, 4096)
 	for i := range urls {
 		urls[i] = fmt.Sprintf("http://h%d.example.test/some/path/page-%d.html?q=%d", i%97, i, i)
-		s.Add("h.test", urls[i])
+		s.Add("h.test", urls[i], mem.Add)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s.Add("h.test", urls[i%len(urls)])
+		s.Add("h.test", urls[i%len(urls)], mem.Add)
 	}
 }
 
@@ -141,13 +144,14 @@ func BenchmarkAddSeen(b *testing.B) {
 // filter was sized for: the partition's filter must grow new generations
 // instead of filling up, keeping the false-positive rate at its target.
 func TestSkewedHostKeepsTargetRate(t *testing.T) {
-	s, err := New(Config{ExpectedURLs: 10000, Partitions: 64, FalsePositiveRate: 0.01}, NewMemoryStore(64))
+	mem := NewMemoryStore(64)
+	s, err := New(Config{ExpectedURLs: 10000, Partitions: 64, FalsePositiveRate: 0.01}, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const n = 100000
 	for i := range n {
-		if isNew, _ := s.Add("big.test", fmt.Sprintf("http://big.test/p/%d", i)); !isNew {
+		if isNew, _ := s.Add("big.test", fmt.Sprintf("http://big.test/p/%d", i), mem.Add); !isNew {
 			t.Fatalf("URL %d not new", i)
 		}
 	}
