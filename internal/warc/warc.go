@@ -6,6 +6,13 @@
 // synced, so a reader that ignores ".open" files never sees a half-written
 // file. Every record is its own gzip member, so a record can be read by
 // seeking to its offset and decompressing just that member (see [Location]).
+//
+// A crashed process leaves its ".open" file behind, possibly ending in a
+// torn record. [Recover], run when the crawler starts, keeps the valid
+// prefix of each such file and gives it its final name. A [Writer] never
+// opens an existing file, so it can start in the same directory right
+// after, and it locks its ".open" file while it writes it, so that Recover
+// run by another process sharing the directory leaves the file alone.
 package warc
 
 import (

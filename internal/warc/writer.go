@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -41,7 +42,10 @@ type Writer struct {
 }
 
 // NewWriter validates cfg, creates cfg.Dir if needed and returns a Writer.
-// The first file is created by the first WriteExchange.
+// The first file is created by the first WriteExchange. A Writer never
+// appends to or replaces an existing file: if a file, finished or
+// ".open", already has the name it would give a new file, it takes the
+// next sequence number. Run [Recover] on cfg.Dir first after a crash.
 func NewWriter(cfg Config) (*Writer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -162,6 +166,8 @@ func (w *Writer) appendLocked(recs []byte) (Location, *openFile, error) {
 // the file back to w.size so that the file still ends on a record
 // boundary; if even that fails, the file is abandoned under its ".open"
 // name, which no reader trusts, and the next exchange starts a new file.
+// Closed, the abandoned file is no longer locked, and Recover cuts it back
+// to its last whole record.
 func (w *Writer) writeLocked(b []byte) error {
 	n, err := w.file.WriteAt(b, w.size)
 	if err == nil {
@@ -182,30 +188,43 @@ func (w *Writer) writeLocked(b []byte) error {
 	return err
 }
 
-// openLocked creates the next file and writes its warcinfo record.
+// maxNameTries bounds how many sequence numbers openLocked tries when
+// names are taken. Names carry the second and a random token, so a name
+// is taken only if a file of the same prefix, second and token exists.
+const maxNameTries = 100
+
+// openLocked creates the next file and writes its warcinfo record. It
+// never opens an existing file: if the name it would use is taken, it
+// moves on to the next sequence number.
 func (w *Writer) openLocked() error {
 	now := w.now()
-	name := fmt.Sprintf("%s-%s-%05d-%s.warc.gz", w.cfg.Prefix, now.UTC().Format("20060102150405"), w.seq, w.token)
+	var (
+		f    *os.File
+		name string
+	)
+	for try := 1; ; try++ {
+		name = fmt.Sprintf("%s-%s-%05d-%s.warc.gz", w.cfg.Prefix, now.UTC().Format("20060102150405"), w.seq, w.token)
+		var err error
+		f, err = createFile(w.cfg.Dir, name)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errNameTaken) || try == maxNameTries {
+			return fmt.Errorf("create %s: %w", name, err)
+		}
+		w.seq++
+	}
 	path := filepath.Join(w.cfg.Dir, name)
-	if _, err := os.Lstat(path); err == nil {
-		return fmt.Errorf("create %s: finished file exists", name)
-	}
-	f, err := os.OpenFile(path+openSuffix, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", name, err)
-	}
 
 	e := w.encoders.Get().(*encoder)
 	defer w.release(e)
 	e.out.Reset()
 	if err := e.warcinfo(&w.cfg, name, now); err != nil {
-		f.Close()
-		os.Remove(path + openSuffix)
+		removeAndClose(f, path+openSuffix)
 		return fmt.Errorf("%s: warcinfo: %w", name, err)
 	}
 	if _, err := f.WriteAt(e.out.Bytes(), 0); err != nil {
-		f.Close()
-		os.Remove(path + openSuffix)
+		removeAndClose(f, path+openSuffix)
 		return fmt.Errorf("%s: write warcinfo: %w", name, err)
 	}
 	w.file, w.name, w.size, w.records = f, name, int64(e.out.Len()), 0
@@ -213,6 +232,109 @@ func (w *Writer) openLocked() error {
 	w.seq++
 	w.files = append(w.files, name)
 	return nil
+}
+
+var errNameTaken = errors.New("name taken")
+
+// createFile creates name+".open" in dir, empty and locked (see lockFile),
+// for writing. It returns errNameTaken if that file or the finished file
+// exists, or if Recover took the new file before it could be locked (and
+// then removes it, as it holds no record).
+//
+// Both are checked, the finished name after the ".open" file is created
+// and locked: a file gets its finished name only by a rename from its
+// ".open" name by the holder of its lock, so once our ".open" file exists
+// no other file can take the finished name, and a file finished before
+// ours was created is seen.
+func createFile(dir, name string) (*os.File, error) {
+	path := filepath.Join(dir, name)
+	f, err := os.OpenFile(path+openSuffix, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, errNameTaken
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch err := lockFile(f); {
+	case errors.Is(err, errLocked):
+		// Recover in another process opened the file between our create
+		// and our lock. It finds no record in it and removes it.
+		f.Close()
+		return nil, errNameTaken
+	case err != nil:
+		removeAndClose(f, path+openSuffix)
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	// Recover may also have opened, locked and removed it in that gap.
+	if !stillAt(f, path+openSuffix) {
+		f.Close()
+		return nil, errNameTaken
+	}
+	if _, err := os.Lstat(path); err == nil {
+		removeAndClose(f, path+openSuffix)
+		return nil, errNameTaken
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		removeAndClose(f, path+openSuffix)
+		return nil, err
+	}
+	return f, nil
+}
+
+// stillAt reports whether path names the open file f.
+func stillAt(f *os.File, path string) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	pi, err := os.Lstat(path)
+	return err == nil && os.SameFile(fi, pi)
+}
+
+// closeAndRename closes f, open at from, and renames it to to. Where
+// files are locked the rename comes first, so that the lock is held until
+// the file has its final name and Recover never finds a finished file
+// unlocked under its ".open" name.
+func closeAndRename(f *os.File, from, to string) error {
+	if filesLocked {
+		err := os.Rename(from, to)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(from, to)
+}
+
+// removeAndClose removes path, the open file f, and closes f, the lock
+// held until the file is gone where files are locked.
+func removeAndClose(f *os.File, path string) error {
+	if filesLocked {
+		err := os.Remove(path)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Remove(path)
+}
+
+// syncDir fsyncs dir, so that renames and removals in it survive a crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // openFile is a file detached from the Writer, waiting to be finished.
@@ -236,18 +358,10 @@ func (o *openFile) finish() error {
 		o.f.Close()
 		return fmt.Errorf("warc: finish %s: %w", o.name, err)
 	}
-	if err := o.f.Close(); err != nil {
+	if err := closeAndRename(o.f, final+openSuffix, final); err != nil {
 		return fmt.Errorf("warc: finish %s: %w", o.name, err)
 	}
-	if err := os.Rename(final+openSuffix, final); err != nil {
-		return fmt.Errorf("warc: finish %s: %w", o.name, err)
-	}
-	d, err := os.Open(o.dir)
-	if err != nil {
-		return fmt.Errorf("warc: finish %s: %w", o.name, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
+	if err := syncDir(o.dir); err != nil {
 		return fmt.Errorf("warc: finish %s: sync directory: %w", o.name, err)
 	}
 	return nil
