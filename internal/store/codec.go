@@ -1,0 +1,392 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// MaxRobotsBody is the largest robots.txt body a HostRecord may hold (RFC
+// 9309 asks crawlers to parse at least 500 KiB; more is ignored).
+const MaxRobotsBody = 500 << 10
+
+// Record format versions. Bump one when its layout changes; a reader
+// refuses versions newer than it knows.
+const (
+	hostVersion  = 1
+	urlVersion   = 1
+	frontVersion = 1 // QueueItem with host and partition
+	queueVersion = 1 // QueueItem without them (the key has them)
+)
+
+// ErrNewerVersion is wrapped by decode errors for a record written by a
+// newer build of weft.
+var ErrNewerVersion = errors.New("record version is newer than this build understands")
+
+// QueueItem is one URL waiting in a front or back queue.
+type QueueItem struct {
+	URL      string
+	Host     string // politeness key; must not be empty or contain 0x00
+	Part     uint16 // partition of Host
+	Depth    int    // link hops from a seed
+	Hops     int    // redirect hops that led here
+	Priority uint8  // front queue
+	Via      string // URL that linked or redirected here ("" for a seed)
+	Added    time.Time
+}
+
+// FrontEntry is a front-queue entry and its position.
+type FrontEntry struct {
+	Seq  uint64
+	Item QueueItem
+}
+
+// QueueEntry is a back-queue entry and its position.
+type QueueEntry struct {
+	Seq  uint64
+	Item QueueItem
+}
+
+// HostRecord is what the crawl knows about one host.
+type HostRecord struct {
+	Host        string
+	NextAt      time.Time     // earliest start of the next request
+	CrawlDelay  time.Duration // robots.txt Crawl-delay
+	ErrorStreak int           // consecutive failed fetches
+	Accepted    int64         // URLs accepted for this host (the per-host cap)
+
+	RobotsFetchedAt time.Time
+	RobotsStatus    int    // HTTP status of the robots.txt fetch
+	RobotsOutcome   uint8  // the robots package's verdict, opaque here
+	RobotsErr       string // why the fetch failed, if it did
+	RobotsBody      []byte // raw robots.txt, at most MaxRobotsBody bytes, re-parsed after a restart
+}
+
+// URLStatus is where a URL is in its life.
+type URLStatus uint8
+
+// URL statuses.
+const (
+	URLQueued URLStatus = iota + 1
+	URLDone
+	URLFailed
+	URLRejected
+)
+
+func (s URLStatus) String() string {
+	switch s {
+	case URLQueued:
+		return "queued"
+	case URLDone:
+		return "done"
+	case URLFailed:
+		return "failed"
+	case URLRejected:
+		return "rejected"
+	}
+	return fmt.Sprintf("urlstatus(%d)", uint8(s))
+}
+
+// URLRecord is what the crawl knows about one accepted URL. Its presence
+// makes the URL seen.
+type URLRecord struct {
+	URL         string
+	Depth       int
+	Priority    uint8
+	Status      URLStatus
+	LastStatus  int    // HTTP status of the last fetch, 0 if never fetched
+	LastOutcome string // outcome of the last fetch ("ok", "timeout", ...)
+	LastFetch   time.Time
+	NextCrawl   time.Time
+}
+
+// Encoding helpers.
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+func appendBytes(dst []byte, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+// appendTime appends t as Unix nanoseconds; the zero time is 0 (and so is
+// the instant of the Unix epoch, which reads back as the zero time).
+func appendTime(dst []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return binary.AppendVarint(dst, 0)
+	}
+	return binary.AppendVarint(dst, t.UnixNano())
+}
+
+func appendHostRecord(dst []byte, r *HostRecord) []byte {
+	dst = append(dst, hostVersion)
+	dst = appendTime(dst, r.NextAt)
+	dst = binary.AppendVarint(dst, int64(r.CrawlDelay))
+	dst = binary.AppendVarint(dst, int64(r.ErrorStreak))
+	dst = binary.AppendVarint(dst, r.Accepted)
+	dst = appendTime(dst, r.RobotsFetchedAt)
+	dst = binary.AppendVarint(dst, int64(r.RobotsStatus))
+	dst = append(dst, r.RobotsOutcome)
+	dst = appendString(dst, r.RobotsErr)
+	return appendBytes(dst, r.RobotsBody)
+}
+
+func appendURLRecord(dst []byte, r *URLRecord) []byte {
+	dst = append(dst, urlVersion)
+	dst = appendString(dst, r.URL)
+	dst = binary.AppendVarint(dst, int64(r.Depth))
+	dst = append(dst, r.Priority, byte(r.Status))
+	dst = binary.AppendVarint(dst, int64(r.LastStatus))
+	dst = appendString(dst, r.LastOutcome)
+	dst = appendTime(dst, r.LastFetch)
+	return appendTime(dst, r.NextCrawl)
+}
+
+// appendItem encodes a queue item; a front item also carries its host and
+// partition.
+func appendItem(dst []byte, it *QueueItem, front bool) []byte {
+	if front {
+		dst = append(dst, frontVersion)
+	} else {
+		dst = append(dst, queueVersion)
+	}
+	dst = appendString(dst, it.URL)
+	if front {
+		dst = appendString(dst, it.Host)
+		dst = binary.AppendUvarint(dst, uint64(it.Part))
+	}
+	dst = binary.AppendVarint(dst, int64(it.Depth))
+	dst = binary.AppendVarint(dst, int64(it.Hops))
+	dst = append(dst, it.Priority)
+	dst = appendString(dst, it.Via)
+	return appendTime(dst, it.Added)
+}
+
+// decoder reads a value, remembering the first error; after one, every read
+// returns a zero value. Strings are cut from one copy of the whole value, so
+// a record costs one allocation for all its strings.
+type decoder struct {
+	b   []byte
+	s   string // b as a string, made on the first string read
+	off int
+	err error
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("bad %s at byte %d of %d", what, d.off, len(d.b))
+	}
+}
+
+func (d *decoder) version(max byte) byte {
+	if len(d.b) == 0 {
+		d.err = errors.New("empty value")
+		return 0
+	}
+	v := d.b[0]
+	switch {
+	case v == 0:
+		d.err = errors.New("version 0 is invalid")
+	case v > max:
+		d.err = fmt.Errorf("version %d (this build reads up to %d): %w", v, max, ErrNewerVersion)
+	}
+	d.off = 1
+	return v
+}
+
+func (d *decoder) byte1(what string) byte {
+	if d.err != nil {
+		return 0
+	}
+	if d.off >= len(d.b) {
+		d.fail(what)
+		return 0
+	}
+	c := d.b[d.off]
+	d.off++
+	return c
+}
+
+func (d *decoder) uvarint(what string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.fail(what)
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *decoder) varint(what string) int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b[d.off:])
+	if n <= 0 {
+		d.fail(what)
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+// int reads a varint into an int.
+func (d *decoder) int(what string) int { return int(d.varint(what)) }
+
+// span reads a uvarint length and returns the offsets of that many bytes.
+func (d *decoder) span(what string) (start, end int) {
+	if d.err != nil {
+		return 0, 0
+	}
+	n, w := binary.Uvarint(d.b[d.off:])
+	if w <= 0 || n > uint64(len(d.b)-d.off-w) {
+		d.fail(what + " length")
+		return 0, 0
+	}
+	d.off += w
+	start = d.off
+	d.off += int(n)
+	return start, d.off
+}
+
+// raw returns the next length-prefixed bytes, aliasing the value.
+func (d *decoder) raw(what string) []byte {
+	start, end := d.span(what)
+	return d.b[start:end]
+}
+
+func (d *decoder) str(what string) string {
+	start, end := d.span(what)
+	if start == end {
+		return ""
+	}
+	if d.s == "" {
+		d.s = string(d.b)
+	}
+	return d.s[start:end]
+}
+
+func (d *decoder) time(what string) time.Time {
+	n := d.varint(what)
+	if n == 0 || d.err != nil {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// finish reports trailing bytes (a value longer than its version's layout
+// is as corrupt as a shorter one) and names the key in any error.
+func (d *decoder) finish(key []byte) error {
+	if d.err == nil && d.off != len(d.b) {
+		d.err = fmt.Errorf("%d trailing bytes", len(d.b)-d.off)
+	}
+	if d.err != nil {
+		return fmt.Errorf("decode %s: %w", fmtKey(key), d.err)
+	}
+	return nil
+}
+
+// decodeHostRecord decodes the value of a host key; the host comes from
+// the key.
+func decodeHostRecord(key, val []byte) (HostRecord, error) {
+	hk, err := parseHostKey(key)
+	if err != nil {
+		return HostRecord{}, err
+	}
+	if hk.tag != tagHost || len(hk.rest) != 0 {
+		return HostRecord{}, fmt.Errorf("decode %s: not a host key", fmtKey(key))
+	}
+	d := decoder{b: val}
+	var r HostRecord
+	d.version(hostVersion)
+	r.Host = hk.host
+	r.NextAt = d.time("next-at")
+	r.CrawlDelay = time.Duration(d.varint("crawl delay"))
+	r.ErrorStreak = d.int("error streak")
+	r.Accepted = d.varint("accepted")
+	r.RobotsFetchedAt = d.time("robots fetched-at")
+	r.RobotsStatus = d.int("robots status")
+	r.RobotsOutcome = d.byte1("robots outcome")
+	r.RobotsErr = d.str("robots error")
+	if body := d.raw("robots body"); len(body) > 0 {
+		if len(body) > MaxRobotsBody {
+			d.fail("robots body length")
+		}
+		r.RobotsBody = append([]byte(nil), body...)
+	}
+	if err := d.finish(key); err != nil {
+		return HostRecord{}, err
+	}
+	return r, nil
+}
+
+func decodeURLRecord(key, val []byte) (URLRecord, error) {
+	d := decoder{b: val}
+	var r URLRecord
+	d.version(urlVersion)
+	r.URL = d.str("url")
+	r.Depth = d.int("depth")
+	r.Priority = d.byte1("priority")
+	r.Status = URLStatus(d.byte1("status"))
+	if d.err == nil && (r.Status < URLQueued || r.Status > URLRejected) {
+		d.fail("status")
+	}
+	r.LastStatus = d.int("last status")
+	r.LastOutcome = d.str("last outcome")
+	r.LastFetch = d.time("last fetch")
+	r.NextCrawl = d.time("next crawl")
+	if err := d.finish(key); err != nil {
+		return URLRecord{}, err
+	}
+	return r, nil
+}
+
+// decodeFrontItem decodes a front-queue value.
+func decodeFrontItem(key, val []byte) (QueueItem, error) {
+	d := decoder{b: val}
+	var it QueueItem
+	d.version(frontVersion)
+	it.URL = d.str("url")
+	it.Host = d.str("host")
+	if p := d.uvarint("partition"); p > 0xffff {
+		d.fail("partition")
+	} else {
+		it.Part = uint16(p)
+	}
+	decodeItemTail(&d, &it)
+	if d.err == nil && checkHost(it.Host) != nil {
+		d.err = fmt.Errorf("invalid host %q", it.Host)
+	}
+	if err := d.finish(key); err != nil {
+		return QueueItem{}, err
+	}
+	return it, nil
+}
+
+// decodeQueueItem decodes a back-queue value of the given host.
+func decodeQueueItem(key, val []byte, part uint16, host string) (QueueItem, error) {
+	d := decoder{b: val}
+	it := QueueItem{Host: host, Part: part}
+	d.version(queueVersion)
+	it.URL = d.str("url")
+	decodeItemTail(&d, &it)
+	if err := d.finish(key); err != nil {
+		return QueueItem{}, err
+	}
+	return it, nil
+}
+
+func decodeItemTail(d *decoder, it *QueueItem) {
+	it.Depth = d.int("depth")
+	it.Hops = d.int("hops")
+	it.Priority = d.byte1("priority")
+	it.Via = d.str("via")
+	it.Added = d.time("added")
+}

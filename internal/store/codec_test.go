@@ -1,0 +1,298 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	fuzzHostKey  = appendHostKey(nil, 3, "a.test")
+	fuzzURLKey   = appendURLKey(nil, 3, "a.test", hashOf("u"))
+	fuzzFrontKey = appendFrontKey(nil, 1, 42)
+	fuzzQueueKey = appendQueueKey(nil, 3, "a.test", 42)
+)
+
+func sampleHost() HostRecord {
+	return HostRecord{Host: "a.test", NextAt: t0, CrawlDelay: time.Second, ErrorStreak: 2, Accepted: 99,
+		RobotsFetchedAt: t0, RobotsStatus: 200, RobotsOutcome: 1, RobotsErr: "e", RobotsBody: []byte("User-agent: *\n")}
+}
+
+func sampleURL() URLRecord {
+	return URLRecord{URL: "https://a.test/x", Depth: 3, Priority: 1, Status: URLFailed,
+		LastStatus: 503, LastOutcome: "server-error", LastFetch: t0, NextCrawl: t0.Add(time.Hour)}
+}
+
+// TestDecodeErrors checks that malformed values give errors that name the
+// key, and that every strict prefix of a valid value is malformed.
+func TestDecodeErrors(t *testing.T) {
+	h := sampleHost()
+	u := sampleURL()
+	it := item("a.test", 3, 1)
+	cases := []struct {
+		name   string
+		key    []byte
+		val    []byte
+		decode func(key, val []byte) error
+	}{
+		{"host", fuzzHostKey, appendHostRecord(nil, &h), func(k, v []byte) error { _, err := decodeHostRecord(k, v); return err }},
+		{"url", fuzzURLKey, appendURLRecord(nil, &u), func(k, v []byte) error { _, err := decodeURLRecord(k, v); return err }},
+		{"front", fuzzFrontKey, appendItem(nil, &it, true), func(k, v []byte) error { _, err := decodeFrontItem(k, v); return err }},
+		{"queue", fuzzQueueKey, appendItem(nil, &it, false), func(k, v []byte) error { _, err := decodeQueueItem(k, v, 3, "a.test"); return err }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.decode(c.key, c.val); err != nil {
+				t.Fatalf("valid value: %v", err)
+			}
+			wantKey := fmtKey(c.key)
+			for n := range len(c.val) {
+				err := c.decode(c.key, c.val[:n])
+				if err == nil {
+					t.Fatalf("prefix of %d bytes decoded without error", n)
+				}
+				if !strings.Contains(err.Error(), wantKey) {
+					t.Fatalf("error %q does not name key %s", err, wantKey)
+				}
+			}
+			err := c.decode(c.key, append(bytes.Clone(c.val), 0))
+			if err == nil || !strings.Contains(err.Error(), "trailing") {
+				t.Errorf("trailing byte: %v", err)
+			}
+			newer := bytes.Clone(c.val)
+			newer[0] = 200
+			err = c.decode(c.key, newer)
+			if !errors.Is(err, ErrNewerVersion) || !strings.Contains(err.Error(), "version 200") || !strings.Contains(err.Error(), wantKey) {
+				t.Errorf("newer version: %v", err)
+			}
+			old := bytes.Clone(c.val)
+			old[0] = 0
+			if err := c.decode(c.key, old); err == nil || errors.Is(err, ErrNewerVersion) {
+				t.Errorf("version 0: %v", err)
+			}
+		})
+	}
+
+	// Field checks beyond lengths.
+	bad := u
+	bad.Status = 0
+	if _, err := decodeURLRecord(fuzzURLKey, appendURLRecord(nil, &bad)); err == nil {
+		t.Error("url status 0 decoded")
+	}
+	bad.Status = URLRejected + 1
+	if _, err := decodeURLRecord(fuzzURLKey, appendURLRecord(nil, &bad)); err == nil {
+		t.Error("unknown url status decoded")
+	}
+	nul := it
+	nul.Host = "a\x00b"
+	if _, err := decodeFrontItem(fuzzFrontKey, appendItem(nil, &nul, true)); err == nil {
+		t.Error("front item with a NUL host decoded")
+	}
+	bigPart := []byte{frontVersion, 0, 1, 'h', 0x80, 0x80, 0x04} // partition 65536
+	bigPart = append(bigPart, make([]byte, 5)...)
+	if _, err := decodeFrontItem(fuzzFrontKey, bigPart); err == nil {
+		t.Error("front item with partition 65536 decoded")
+	}
+	hugeLen := []byte{urlVersion, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}
+	if _, err := decodeURLRecord(fuzzURLKey, hugeLen); err == nil {
+		t.Error("url with a 2^64 byte string decoded")
+	}
+	if _, err := decodeHostRecord(fuzzURLKey, appendHostRecord(nil, &h)); err == nil {
+		t.Error("host record under a url key decoded")
+	}
+}
+
+// TestGarbageInStore checks that a malformed value read through the DB is an
+// error naming the store and the key.
+func TestGarbageInStore(t *testing.T) {
+	db := openMem(t)
+	for _, k := range [][]byte{fuzzHostKey, fuzzURLKey, fuzzFrontKey, fuzzQueueKey} {
+		if err := db.pdb.Set(k, []byte{1, 0xff}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newer := appendHostKey(nil, 3, "new.test")
+	if err := db.pdb.Set(newer, []byte{hostVersion + 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, err error, key []byte) {
+		t.Helper()
+		if err == nil {
+			t.Errorf("%s: no error", what)
+			return
+		}
+		for _, want := range []string{"/db", fmtKey(key)} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q does not contain %q", what, err, want)
+			}
+		}
+	}
+	_, _, err := db.GetHost(3, "a.test")
+	check("GetHost", err, fuzzHostKey)
+	_, _, err = db.GetURL(3, "a.test", hashOf("u"))
+	check("GetURL", err, fuzzURLKey)
+	if has, err := db.HasURL(3, "a.test", hashOf("u")); !has || err != nil {
+		t.Errorf("HasURL does not decode, so it answers: %v, %v", has, err)
+	}
+	_, err = db.FrontRange(1, 0, 10)
+	check("FrontRange", err, fuzzFrontKey)
+	_, err = db.QueueRange(3, "a.test", 0, 10)
+	check("QueueRange", err, fuzzQueueKey)
+	err = db.ScanHosts(3, func(HostRecord) bool { return true })
+	check("ScanHosts", err, fuzzHostKey)
+	_, _, err = db.GetHost(3, "new.test")
+	check("GetHost newer", err, newer)
+	if !errors.Is(err, ErrNewerVersion) {
+		t.Errorf("GetHost of a newer record = %v, want ErrNewerVersion", err)
+	}
+}
+
+func TestZeroTime(t *testing.T) {
+	r := URLRecord{URL: "x", Status: URLQueued}
+	got, err := decodeURLRecord(fuzzURLKey, appendURLRecord(nil, &r))
+	if err != nil || !got.LastFetch.IsZero() || !got.NextCrawl.IsZero() {
+		t.Errorf("zero times came back as %v, %v (%v)", got.LastFetch, got.NextCrawl, err)
+	}
+	// Zero time takes one byte.
+	if n := len(appendTime(nil, time.Time{})); n != 1 {
+		t.Errorf("zero time takes %d bytes", n)
+	}
+	local := time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("x", 3600))
+	r.LastFetch = local
+	got, _ = decodeURLRecord(fuzzURLKey, appendURLRecord(nil, &r))
+	if !got.LastFetch.Equal(local) {
+		t.Errorf("time %v came back as %v", local, got.LastFetch)
+	}
+}
+
+func FuzzDecodeHost(f *testing.F) {
+	h := sampleHost()
+	f.Add(appendHostRecord(nil, &h))
+	f.Add(appendHostRecord(nil, &HostRecord{Host: "a.test"}))
+	f.Add([]byte{})
+	f.Add([]byte{2})
+	f.Fuzz(func(t *testing.T, val []byte) {
+		r, err := decodeHostRecord(fuzzHostKey, val)
+		if err != nil {
+			if !strings.Contains(err.Error(), fmtKey(fuzzHostKey)) {
+				t.Fatalf("error %q does not name the key", err)
+			}
+			return
+		}
+		again, err := decodeHostRecord(fuzzHostKey, appendHostRecord(nil, &r))
+		if err != nil || !hostEqual(again, r) {
+			t.Fatalf("re-encoding %+v gave %+v, %v", r, again, err)
+		}
+	})
+}
+
+func FuzzDecodeURL(f *testing.F) {
+	u := sampleURL()
+	f.Add(appendURLRecord(nil, &u))
+	f.Add(appendURLRecord(nil, &URLRecord{Status: URLQueued}))
+	f.Add([]byte{1, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, val []byte) {
+		r, err := decodeURLRecord(fuzzURLKey, val)
+		if err != nil {
+			if !strings.Contains(err.Error(), fmtKey(fuzzURLKey)) {
+				t.Fatalf("error %q does not name the key", err)
+			}
+			return
+		}
+		again, err := decodeURLRecord(fuzzURLKey, appendURLRecord(nil, &r))
+		if err != nil || !urlEqual(again, r) {
+			t.Fatalf("re-encoding %+v gave %+v, %v", r, again, err)
+		}
+	})
+}
+
+func FuzzDecodeFrontItem(f *testing.F) {
+	it := item("a.test", 300, 5)
+	f.Add(appendItem(nil, &it, true))
+	f.Add(appendItem(nil, &QueueItem{Host: "h"}, true))
+	f.Add([]byte{1, 0, 0})
+	f.Fuzz(func(t *testing.T, val []byte) {
+		r, err := decodeFrontItem(fuzzFrontKey, val)
+		if err != nil {
+			if !strings.Contains(err.Error(), fmtKey(fuzzFrontKey)) {
+				t.Fatalf("error %q does not name the key", err)
+			}
+			return
+		}
+		again, err := decodeFrontItem(fuzzFrontKey, appendItem(nil, &r, true))
+		if err != nil || !itemEqual(again, r) {
+			t.Fatalf("re-encoding %+v gave %+v, %v", r, again, err)
+		}
+	})
+}
+
+func FuzzDecodeQueueItem(f *testing.F) {
+	it := item("a.test", 3, 5)
+	f.Add(appendItem(nil, &it, false))
+	f.Add(appendItem(nil, &QueueItem{}, false))
+	f.Add([]byte{1})
+	f.Fuzz(func(t *testing.T, val []byte) {
+		r, err := decodeQueueItem(fuzzQueueKey, val, 3, "a.test")
+		if err != nil {
+			if !strings.Contains(err.Error(), fmtKey(fuzzQueueKey)) {
+				t.Fatalf("error %q does not name the key", err)
+			}
+			return
+		}
+		if r.Host != "a.test" || r.Part != 3 {
+			t.Fatalf("queue item host/part = %q/%d, want the key's", r.Host, r.Part)
+		}
+		again, err := decodeQueueItem(fuzzQueueKey, appendItem(nil, &r, false), 3, "a.test")
+		if err != nil || !itemEqual(again, r) {
+			t.Fatalf("re-encoding %+v gave %+v, %v", r, again, err)
+		}
+	})
+}
+
+// FuzzDecodeKey feeds arbitrary keys to the key parsers and formatter.
+func FuzzDecodeKey(f *testing.F) {
+	for _, k := range [][]byte{fuzzHostKey, fuzzURLKey, fuzzFrontKey, fuzzQueueKey, appendMetaKey(nil, "m"), {}, {'Q', 0, 0, 0}} {
+		f.Add(k)
+	}
+	f.Fuzz(func(t *testing.T, k []byte) {
+		_ = fmtKey(k)
+		if hk, err := parseHostKey(k); err == nil {
+			if checkHost(hk.host) != nil {
+				t.Fatalf("parsed invalid host %q from %q", hk.host, k)
+			}
+			rebuilt := append(appendHostPrefix(nil, hk.tag, hk.part, hk.host), hk.rest...)
+			if !bytes.Equal(rebuilt, k) {
+				t.Fatalf("key %q parsed to %+v, which rebuilds %q", k, hk, rebuilt)
+			}
+		}
+		if part, host, seq, err := parseQueueKey(k); err == nil {
+			if !bytes.Equal(appendQueueKey(nil, part, host, seq), k) {
+				t.Fatalf("queue key %q does not round-trip", k)
+			}
+		}
+		if prio, seq, err := parseFrontKey(k); err == nil {
+			if !bytes.Equal(appendFrontKey(nil, prio, seq), k) {
+				t.Fatalf("front key %q does not round-trip", k)
+			}
+		}
+	})
+}
+
+func TestPrefixEnd(t *testing.T) {
+	for _, c := range []struct{ in, want []byte }{
+		{[]byte("F\x01"), []byte("F\x02")},
+		{[]byte("F\xff"), []byte("G")},
+		{[]byte("Q\x00\x01a\x00"), []byte("Q\x00\x01a\x01")},
+		{[]byte("\xff\xff"), nil},
+	} {
+		in := bytes.Clone(c.in)
+		if got := prefixEnd(in); !bytes.Equal(got, c.want) {
+			t.Errorf("prefixEnd(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if !bytes.Equal(in, c.in) {
+			t.Errorf("prefixEnd modified its input")
+		}
+	}
+}
