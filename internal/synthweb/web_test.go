@@ -1,6 +1,7 @@
 package synthweb
 
 import (
+	"context"
 	"bytes"
 	"fmt"
 	"io"
@@ -213,6 +214,12 @@ func TestLatency(t *testing.T) {
 	get(t, c, "http://"+slow.Authority+"/")
 	if d := time.Since(start); d < slow.Latency {
 		t.Errorf("answered after %v, latency %v", d, slow.Latency)
+	}
+	// The client may read the last byte a moment before the handler returns.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := w.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
 	}
 	if r := w.Log()[0]; r.End.Sub(r.Start) < slow.Latency {
 		t.Errorf("logged duration %v, latency %v", r.End.Sub(r.Start), slow.Latency)
