@@ -50,6 +50,7 @@ type crawlFlags struct {
 	headerTimeout  time.Duration
 	idleTimeout    time.Duration
 	grace          time.Duration
+	fresh          bool
 	warcMaxSize    int64
 	logLevel       string
 	progress       string
@@ -76,6 +77,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 10*time.Second, "time allowed to connect")
 	fs.DurationVar(&f.headerTimeout, "header-timeout", 15*time.Second, "time allowed for the response headers")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 15*time.Second, "longest silence while reading a response")
+	fs.BoolVar(&f.fresh, "fresh", false, "start over: discard the crawl state under --data instead of resuming it (WARC files are kept)")
 	fs.DurationVar(&f.grace, "grace", 10*time.Second, "on Ctrl-C or SIGTERM, how long fetches in flight may finish")
 	fs.Int64Var(&f.warcMaxSize, "warc-max-size", 1<<30, "rotate WARC files at this size in bytes")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
@@ -161,6 +163,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		MaxURLsPerHost:  f.maxURLsPerHost,
 		Delay:           f.delay,
 		Grace:           f.grace,
+		Fresh:           f.fresh,
 		UserAgent:       f.userAgent,
 		ExpectedURLs:    f.expectedURLs,
 		WARCMaxFileSize: f.warcMaxSize,
@@ -257,7 +260,9 @@ func newCrawlCmd() *cobra.Command {
 		Use:   "crawl [flags] [SEED...]",
 		Short: "Crawl from seeds within robots.txt and per-host politeness until nothing is left",
 		Long: `Crawl from the seed URLs (arguments and/or --seeds FILE), obeying robots.txt and
-a per-host delay, writing WARC files and a fetch log under --data. The crawl
+a per-host delay, writing WARC files and a fetch log under --data. A --data
+directory that holds a crawl is resumed (seeds given again are deduplicated
+like any URL), even after the process was killed; --fresh starts over. The crawl
 ends when the frontier drains or --max-pages is reached (exit 0). Ctrl-C or
 SIGTERM stops taking new URLs, lets fetches in flight finish for --grace,
 closes the WARC files, prints the summary and exits 0; a second Ctrl-C exits

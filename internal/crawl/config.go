@@ -2,6 +2,8 @@ package crawl
 
 import (
 	"fmt"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"log/slog"
 	"path/filepath"
 	"time"
@@ -56,6 +58,15 @@ type Config struct {
 	Scope scope.Config
 	// Fetch configures HTTP; its UserAgent is taken from UserAgent.
 	Fetch fetch.Config
+
+	// Fresh starts over: an existing crawl state under DataDir is removed
+	// (WARC files are kept). Without it, a DataDir that holds a crawl is
+	// resumed.
+	Fresh bool
+
+	// StoreFS is the filesystem of the crawl state; nil means the real
+	// disk. Tests wrap it to inject disk errors.
+	StoreFS vfs.FS
 
 	// Grace is how long fetches in flight may go on once Run's context is
 	// done (Ctrl-C); zero means 10s.

@@ -22,7 +22,12 @@ import (
 	"weft/internal/synthweb"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(crashChildEnv) != "" {
+		runCrashChild() // exits
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // testConfig is a crawl of web with test-sized timeouts.
 func testConfig(t testing.TB, web *synthweb.Web, workers int, delay time.Duration) Config {

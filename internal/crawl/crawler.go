@@ -47,7 +47,7 @@ type Crawler struct {
 	canon   *canon.Canonicalizer
 	scope   *scope.Filter
 	seen    *seen.Set
-	seenMem *seen.MemoryStore
+	state   *durable
 	front   *frontier.Frontier
 	fetcher *fetch.Fetcher
 	warc    *warc.Writer
@@ -57,6 +57,8 @@ type Crawler struct {
 	flog    *fetchLog
 	start   time.Time
 	seeds   []canon.URL
+	resumed bool
+	warcFix []warc.RecoveredFile
 
 	pagesStarted atomic.Int64
 	capReached   atomic.Bool
@@ -65,22 +67,22 @@ type Crawler struct {
 	fatal        error // first error that stops the crawl (set once, read after workers exit)
 }
 
-// New checks cfg and the seeds, and opens the crawl's output. An invalid
-// seed is an error naming it: a crawl that silently skips a seed is worse
-// than one that does not start.
-func New(cfg Config) (*Crawler, error) {
+// New checks cfg and the seeds, and opens the crawl's state and output
+// under DataDir: a directory that holds a crawl is resumed (unless
+// Config.Fresh), a WARC file torn by a crash is cut back to its last whole
+// record. An invalid seed is an error naming it: a crawl that silently
+// skips a seed is worse than one that does not start.
+func New(cfg Config) (c *Crawler, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg.setDefaults()
-	c := &Crawler{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		token:   robots.ProductToken(cfg.UserAgent),
-		canon:   canon.New(cfg.Canon),
-		robots:  newRobotsCache(cfg.Partitions, cfg.RobotsTTL),
-		hostCap: newHostCounts(cfg.Partitions),
-		stats:   newCounters(),
+	c = &Crawler{
+		cfg:   cfg,
+		log:   cfg.Logger,
+		token: robots.ProductToken(cfg.UserAgent),
+		canon: canon.New(cfg.Canon),
+		stats: newCounters(),
 	}
 	if c.token == "" {
 		return nil, fmt.Errorf("crawl: user agent %q has no product token for robots.txt", cfg.UserAgent)
@@ -88,7 +90,6 @@ func New(cfg Config) (*Crawler, error) {
 	if len(cfg.Seeds) == 0 {
 		return nil, errors.New("crawl: no seeds")
 	}
-	var err error
 	if c.scope, err = scope.New(cfg.Scope); err != nil {
 		return nil, err
 	}
@@ -103,8 +104,28 @@ func New(cfg Config) (*Crawler, error) {
 		c.scope.AddSeed(u)
 		c.seeds = append(c.seeds, u)
 	}
-	c.seenMem = seen.NewMemoryStore(cfg.Partitions)
-	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: cfg.Partitions}, c.seenMem); err != nil {
+
+	// From here on, whatever was opened is closed again on failure.
+	var closers []func() error
+	defer func() {
+		if err != nil {
+			for i := len(closers) - 1; i >= 0; i-- {
+				closers[i]()
+			}
+		}
+	}()
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("crawl: data directory: %w", err)
+	}
+	if c.state, c.resumed, err = openDurable(cfg.DataDir, cfg.Partitions, cfg.Fresh, cfg.StoreFS); err != nil {
+		return nil, err
+	}
+	closers = append(closers, c.state.close)
+	// The partition count is the stored crawl's, fixed when it was created.
+	c.cfg.Partitions = c.state.parts
+	c.robots = newRobotsCache(c.cfg.Partitions, cfg.RobotsTTL)
+	c.hostCap = newHostCounts(c.cfg.Partitions)
+	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions}, c.state); err != nil {
 		return nil, err
 	}
 	if c.front, err = frontier.New(frontier.Config{Delay: cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts}); err != nil {
@@ -113,16 +134,18 @@ func New(cfg Config) (*Crawler, error) {
 	if c.fetcher, err = fetch.New(cfg.Fetch); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("crawl: data directory: %w", err)
+	closers = append(closers, func() error { c.fetcher.Close(); return nil })
+	if err := os.MkdirAll(cfg.warcDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("crawl: WARC directory: %w", err)
 	}
-	if c.warc, err = warc.NewWriter(warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, Software: cfg.UserAgent}); err != nil {
-		c.fetcher.Close()
+	if c.warcFix, err = warc.Recover(cfg.warcDir()); err != nil {
 		return nil, err
 	}
+	if c.warc, err = warc.NewWriter(warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, Software: cfg.UserAgent}); err != nil {
+		return nil, err
+	}
+	closers = append(closers, c.warc.Close)
 	if c.flog, err = openFetchLog(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
-		c.warc.Close()
-		c.fetcher.Close()
 		return nil, err
 	}
 	return c, nil
@@ -135,8 +158,25 @@ func New(cfg Config) (*Crawler, error) {
 // not an error.
 func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	c.start = time.Now()
+	for _, f := range c.warcFix {
+		c.log.Warn("torn WARC file from a crash cut back to its last whole record", "file", f.Name, "records", f.Records, "dropped_bytes", f.DroppedBytes, "removed", f.Removed)
+	}
+	if c.resumed {
+		urls, queued, err := c.state.resume(c.seen, c.front, c.cfg.Delay)
+		if err != nil {
+			return Summary{StoppedBy: "failed"}, errors.Join(err, c.close())
+		}
+		c.stats.resumedURLs.Store(int64(urls))
+		c.stats.resumedQueue.Store(int64(queued))
+		c.log.Info("resuming crawl", "dir", c.cfg.DataDir, "urls", urls, "queued", queued)
+	}
+	// Seeds given again to a resumed crawl are deduplicated like any URL.
+	seeds := c.state.newBatch()
 	for _, u := range c.seeds {
-		c.admitURL(u, 0, 0, frontier.High, "")
+		c.admitURL(seeds, u, 0, 0, frontier.High, "")
+	}
+	if err := seeds.commit(c.seen, c.front); err != nil {
+		return Summary{StoppedBy: "failed"}, errors.Join(fmt.Errorf("crawl: record seeds: %w", err), c.close())
 	}
 
 	// leaseCtx stops the workers taking leases (ctx done, page cap, a fatal
@@ -209,7 +249,7 @@ func (c *Crawler) Progress() Progress {
 
 func (c *Crawler) close() error {
 	c.fetcher.Close()
-	return errors.Join(c.warc.Close(), c.flog.close())
+	return errors.Join(c.warc.Close(), c.flog.close(), c.state.close())
 }
 
 func (c *Crawler) summary() Summary {
@@ -233,6 +273,10 @@ func (c *Crawler) summary() Summary {
 		NoIndex:       s.noindex.Load(),
 		NoFollow:      s.nofollow.Load(),
 		SeenFalsePos:  c.seen.Stats().FalsePositives,
+		Resumed:       c.resumed,
+		ResumedURLs:   s.resumedURLs.Load(),
+		ResumedQueue:  s.resumedQueue.Load(),
+		WARCRecovered: len(c.warcFix),
 	}
 }
 
@@ -252,9 +296,30 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		if err != nil {
 			return
 		}
-		c.front.Complete(l, c.handle(ctx, l))
+		pb := c.state.newBatch()
+		lo := c.handle(ctx, l, pb)
+		// Everything the lease changed goes to disk in one batch before the
+		// frontier hears of it: the links it found, its outcome, its
+		// host's clock. If the write fails the crawl stops, and the URL
+		// stays queued on disk.
+		part := partition.Of(l.Host, c.cfg.Partitions)
+		pb.done(l, part, lo.res, lo.status, lo.outcome, time.Now().Add(c.gap(lo.res.CrawlDelay)), lo.res.CrawlDelay)
+		if err := pb.commit(c.seen, c.front); err != nil {
+			c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
+		}
+		c.front.Complete(l, lo.res)
 	}
 }
+
+// leaseOutcome is what handling a lease did.
+type leaseOutcome struct {
+	res     frontier.Result
+	status  int    // HTTP status of the page, 0 if none
+	outcome string // "ok", "redirect", "error:<kind>", "robots", ...
+}
+
+// gap is a host's least time between requests.
+func (c *Crawler) gap(crawlDelay time.Duration) time.Duration { return max(c.cfg.Delay, crawlDelay) }
 
 // fail stops the crawl for an error that makes going on pointless (the
 // archive cannot be written): no new leases; in-flight fetches finish.
@@ -270,7 +335,7 @@ func (c *Crawler) fail(err error) {
 // the host's clock should move. A panic while handling one URL (a parser
 // bug on hostile input) fails that URL, is counted and logged, and the
 // crawl goes on.
-func (c *Crawler) handle(ctx context.Context, l frontier.Lease) (res frontier.Result) {
+func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (lo leaseOutcome) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.stats.errors.Add(1)
@@ -278,7 +343,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease) (res frontier.Re
 			c.log.Error("panic while handling a URL", "url", l.URL, "host", l.Host, "err", fmt.Sprint(r), "stack", string(debug.Stack()))
 			// Assume the request went out: better a longer gap than a
 			// burst. A robots.txt hop must not leave its owner parked.
-			res = frontier.Result{Fetched: true}
+			lo = leaseOutcome{res: frontier.Result{Fetched: true}, outcome: "error:panic"}
 			if l.RobotsFor != "" {
 				c.front.Unpark(l.RobotsFor)
 			}
@@ -290,38 +355,41 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease) (res frontier.Re
 		if l.RobotsFor != "" {
 			c.front.Unpark(l.RobotsFor)
 		}
-		return frontier.Result{}
+		return leaseOutcome{outcome: RejectInvalid}
 	}
 	if l.RobotsFor != "" && u.Path == "/robots.txt" {
 		// Another host's robots.txt redirected to this host's robots.txt,
 		// which needs no permission from this host's rules.
-		return c.robotsHop(ctx, l, u, c.robots.cached(l.Host, time.Now()))
+		return leaseOutcome{res: c.robotsHop(ctx, l, u, c.robots.cached(l.Host, time.Now()))}
 	}
 	pol, spent := c.ensureRobots(ctx, l, u)
 	if pol == nil {
-		return spent // the lease went to robots.txt; the URL is retried
+		return leaseOutcome{res: spent} // the lease went to robots.txt; the URL is retried
 	}
 	if l.RobotsFor != "" {
-		return c.robotsHop(ctx, l, u, pol)
+		return leaseOutcome{res: c.robotsHop(ctx, l, u, pol)}
 	}
-	res = frontier.Result{SetCrawlDelay: true, CrawlDelay: pol.CrawlDelay}
+	res := frontier.Result{SetCrawlDelay: true, CrawlDelay: pol.CrawlDelay}
 	if !pol.Allowed(u.PathQuery()) {
 		c.stats.reject(RejectRobots)
-		return res
+		return leaseOutcome{res: res, outcome: RejectRobots}
 	}
 	if max := c.cfg.MaxPages; max > 0 && c.pagesStarted.Add(1) > max {
 		c.capReached.Store(true)
 		c.stopLeasing()
-		return res
+		res.Retry = true // not fetched: it stays queued for a later run
+		return leaseOutcome{res: res}
 	}
-	res.Fetched = c.fetchPage(ctx, l, u)
-	return res
+	lo = c.fetchPage(ctx, l, u, pb)
+	lo.res.SetCrawlDelay, lo.res.CrawlDelay = true, pol.CrawlDelay
+	return lo
 }
 
-// fetchPage fetches, archives and parses one page and admits its links. It
-// reports whether a request reached the host (false when it was refused or
-// never resolved, so the host's clock is not armed for nothing).
-func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL) bool {
+// fetchPage fetches, archives and parses one page and admits its links.
+// Its result arms the host's clock only if a request reached the host (not
+// when it was refused or never resolved), and retries the URL if the fetch
+// was cut by shutdown (it stays queued for the next run).
+func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, pb *pageBatch) leaseOutcome {
 	target := l.URL
 	if l.Fetch != "" {
 		target = l.Fetch
@@ -330,13 +398,16 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL) 
 	if err != nil {
 		kind := fetch.KindOf(err)
 		if kind == fetch.KindCanceled && ctx.Err() != nil {
-			return true // interrupted by shutdown: not the host's fault, not counted
+			// Cut by shutdown: not the host's fault, not counted, and not
+			// done: the URL stays queued.
+			return leaseOutcome{res: frontier.Result{Fetched: true, Retry: true}}
 		}
 		c.stats.errors.Add(1)
 		c.stats.inc(c.stats.byError, kind.String(), 1)
 		c.log.Info("fetch failed", "url", l.URL, "host", l.Host, "err", err)
 		c.flog.write(fetchRecord{Time: time.Now(), URL: l.URL, Host: l.Host, Depth: l.Depth, Hops: l.Hops, Via: l.Via, Outcome: "error:" + kind.String(), Error: err.Error()})
-		return kind != fetch.KindRefused && kind != fetch.KindDNS && kind != fetch.KindBadURL
+		fetched := kind != fetch.KindRefused && kind != fetch.KindDNS && kind != fetch.KindBadURL
+		return leaseOutcome{res: frontier.Result{Fetched: fetched}, outcome: "error:" + kind.String()}
 	}
 	c.stats.pages.Add(1)
 	c.stats.bytes.Add(int64(len(resp.Body)))
@@ -367,13 +438,13 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL) 
 		rec.Outcome = "redirect"
 		if resp.Location != "" {
 			rec.Location = resp.Location
-			c.admitRedirect(l, resp.Location)
+			c.admitRedirect(pb, l, resp.Location)
 		}
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && isHTML(resp):
-		c.parseAndAdmit(l, u, resp, &rec)
+		c.parseAndAdmit(pb, l, u, resp, &rec)
 	}
 	c.flog.write(rec)
-	return true
+	return leaseOutcome{res: frontier.Result{Fetched: true}, status: resp.StatusCode, outcome: rec.Outcome}
 }
 
 func isHTML(resp *fetch.Response) bool {
@@ -390,7 +461,7 @@ func isHTML(resp *fetch.Response) bool {
 
 // parseAndAdmit extracts the page's links and admits the ones it may
 // follow, resolved against <base href> or the page's own URL.
-func (c *Crawler) parseAndAdmit(l frontier.Lease, u canon.URL, resp *fetch.Response, rec *fetchRecord) {
+func (c *Crawler) parseAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, rec *fetchRecord) {
 	res := extract.HTML(resp.Decoded, c.token, extract.Limits{})
 	tagNoIndex, tagNoFollow := extract.RobotsTag(resp.Header.Values("X-Robots-Tag"), c.token)
 	rec.Links = len(res.Links)
@@ -417,7 +488,6 @@ func (c *Crawler) parseAndAdmit(l frontier.Lease, u canon.URL, resp *fetch.Respo
 		c.log.Info("page URL does not parse as a base", "url", u.String, "err", err)
 		return
 	}
-	batch := make([]frontier.Item, 0, len(res.Links))
 	for _, link := range res.Links {
 		if link.NoFollow {
 			c.stats.reject(RejectNoFollow)
@@ -428,11 +498,8 @@ func (c *Crawler) parseAndAdmit(l frontier.Lease, u canon.URL, resp *fetch.Respo
 			c.stats.reject(RejectInvalid)
 			continue
 		}
-		if it, ok := c.judge(lu, l.Depth+1, 0, frontier.Normal, l.URL); ok {
-			batch = append(batch, it)
-		}
+		c.admitURL(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL)
 	}
-	c.front.Add(batch...)
 }
 
 // admitRedirect admits a redirect target like a link at the same depth,
@@ -441,7 +508,7 @@ func (c *Crawler) parseAndAdmit(l frontier.Lease, u canon.URL, resp *fetch.Respo
 // domain to its www host). A redirect to a variant of its own canonical URL
 // (the server insists on a session id) is requested as written, once more
 // within the hop cap, since the seen set already holds its canonical form.
-func (c *Crawler) admitRedirect(l frontier.Lease, location string) {
+func (c *Crawler) admitRedirect(pb *pageBatch, l frontier.Lease, location string) {
 	lu, err := c.canon.ResolveString(l.URL, location)
 	if err != nil {
 		c.stats.reject(RejectInvalid)
@@ -457,22 +524,25 @@ func (c *Crawler) admitRedirect(l frontier.Lease, location string) {
 		c.scope.AddSeed(lu)
 	}
 	if lu.String == l.URL {
-		c.front.Add(frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL})
+		it := frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL}
+		pb.enqueue(&it, partition.Of(it.Host, c.cfg.Partitions))
+		pb.items = append(pb.items, it)
 		return
 	}
-	c.admitURL(lu, l.Depth, l.Hops+1, l.Priority, l.URL)
+	c.admitURL(pb, lu, l.Depth, l.Hops+1, l.Priority, l.URL)
 }
 
-func (c *Crawler) admitURL(u canon.URL, depth, hops int, p frontier.Priority, via string) {
-	if it, ok := c.judge(u, depth, hops, p, via); ok {
-		c.front.Add(it)
+// admitURL judges a URL and, if it is to be queued, stages it in pb.
+func (c *Crawler) admitURL(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string) {
+	if it, ok := c.judge(pb, u, depth, hops, p, via); ok {
+		pb.items = append(pb.items, it)
 	}
 }
 
 // judge runs a canonical URL through every filter, cheapest first, and
 // returns the frontier item when it is to be queued. Every rejection is
 // counted by reason.
-func (c *Crawler) judge(u canon.URL, depth, hops int, p frontier.Priority, via string) (frontier.Item, bool) {
+func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string) (frontier.Item, bool) {
 	if depth > 0 || hops > 0 { // seeds are in scope by definition
 		if r := c.scope.Check(u, depth); r != "" {
 			c.stats.reject(string(r))
@@ -489,21 +559,31 @@ func (c *Crawler) judge(u canon.URL, depth, hops int, p frontier.Priority, via s
 		c.stats.reject(RejectRobots)
 		return frontier.Item{}, false
 	}
-	isNew, err := c.seen.Add(u.Authority, u.String, c.seenMem.Add)
-	if err != nil {
-		c.log.Error("seen set", "url", u.String, "err", err)
+	it := frontier.Item{URL: u.String, Host: u.Authority, Depth: depth, Priority: p, Hops: hops, Via: via}
+	record := pb.recorder(&it)
+	isNew, err := c.seen.Add(u.Authority, u.String, func(part int, k seen.Key) (bool, error) {
+		// Counted only for URLs that are new, and checked before anything
+		// is written, so a capped URL is neither queued nor marked seen.
+		if max := c.cfg.MaxURLsPerHost; max > 0 && c.hostCap.inc(u.Authority) > max {
+			return false, errHostCap
+		}
+		return record(part, k)
+	})
+	switch {
+	case errors.Is(err, errHostCap):
+		c.stats.reject(RejectHostCap)
 		return frontier.Item{}, false
-	}
-	if !isNew {
+	case err != nil:
+		c.fail(fmt.Errorf("crawl: accept %s: %w", u.String, err))
+		return frontier.Item{}, false
+	case !isNew:
 		c.stats.reject(RejectSeen)
 		return frontier.Item{}, false
 	}
-	if max := c.cfg.MaxURLsPerHost; max > 0 && c.hostCap.inc(u.Authority) > max {
-		c.stats.reject(RejectHostCap)
-		return frontier.Item{}, false
-	}
-	return frontier.Item{URL: u.String, Host: u.Authority, Depth: depth, Priority: p, Hops: hops, Via: via}, true
+	return it, true
 }
+
+var errHostCap = errors.New("host cap reached")
 
 // archive writes the exchange as WARC request and response records.
 func (c *Crawler) archive(resp *fetch.Response) warc.Location {

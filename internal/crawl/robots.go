@@ -101,7 +101,7 @@ func (cr *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.U
 	}
 	res := cr.robotsStep(ctx, l.Host, e, target)
 	// The URL goes back to the head of its host's queue either way.
-	res.Retry = ctx.Err() == nil
+	res.Retry = true
 	return nil, res
 }
 

@@ -28,22 +28,24 @@ const (
 // shared lock on the hot path (atomics, and maps behind short locks only for
 // label sets that are small and bounded).
 type counters struct {
-	pages      atomic.Int64 // responses to page requests
-	robots     atomic.Int64 // robots.txt requests
-	bytes      atomic.Int64 // body bytes received (wire, still encoded)
-	truncated  atomic.Int64
-	overDecode atomic.Int64 // decoded body over the cap (a compression bomb)
-	badCoding  atomic.Int64 // body whose Content-Encoding could not be undone
-	errors     atomic.Int64 // page requests without a response
-	noindex    atomic.Int64
-	nofollow   atomic.Int64
-	robotsHops atomic.Int64 // robots.txt redirect hops followed
-	mu         sync.Mutex
-	byClass    map[string]int64
-	byError    map[string]int64
-	rejected   map[string]int64
-	robotsOutc map[string]int64
-	hostsDown  map[string]int64 // hosts not crawled (robots.txt disallow-all), by cause
+	pages        atomic.Int64 // responses to page requests
+	robots       atomic.Int64 // robots.txt requests
+	bytes        atomic.Int64 // body bytes received (wire, still encoded)
+	truncated    atomic.Int64
+	overDecode   atomic.Int64 // decoded body over the cap (a compression bomb)
+	badCoding    atomic.Int64 // body whose Content-Encoding could not be undone
+	errors       atomic.Int64 // page requests without a response
+	noindex      atomic.Int64
+	nofollow     atomic.Int64
+	robotsHops   atomic.Int64 // robots.txt redirect hops followed
+	resumedURLs  atomic.Int64 // URLs a resumed crawl found in its store
+	resumedQueue atomic.Int64 // of which still queued (leases out at a crash included)
+	mu           sync.Mutex
+	byClass      map[string]int64
+	byError      map[string]int64
+	rejected     map[string]int64
+	robotsOutc   map[string]int64
+	hostsDown    map[string]int64 // hosts not crawled (robots.txt disallow-all), by cause
 }
 
 func newCounters() *counters {
@@ -101,6 +103,10 @@ type Summary struct {
 	NoIndex       int64            // pages that asked not to be indexed (still archived)
 	NoFollow      int64            // pages whose links were not followed on their request
 	Queued        int              // URLs left queued or in flight (non-zero only when stopped early)
+	Resumed       bool             // the crawl continued one found under DataDir
+	ResumedURLs   int64            // URLs that crawl had accepted
+	ResumedQueue  int64            // of which were still queued (leases out at a crash included)
+	WARCRecovered int              // torn WARC files from a crash cut back to their last whole record
 	WARCFiles     []string
 	WARCBytes     int64
 	SeenFalsePos  int64 // Bloom filter false positives caught by the exact store
@@ -118,6 +124,13 @@ func (s Summary) PagesPerSecond() float64 {
 func (s Summary) Write(w io.Writer) {
 	fmt.Fprintf(w, "crawl %s after %v: %d pages (%.1f/s), %d robots.txt, %s received, %d truncated\n",
 		s.StoppedBy, s.Elapsed.Round(time.Millisecond), s.Pages, s.PagesPerSecond(), s.RobotsFetches, byteSize(s.Bytes), s.Truncated)
+	if s.Resumed {
+		fmt.Fprintf(w, "  resumed:    %d URLs known, %d still queued", s.ResumedURLs, s.ResumedQueue)
+		if s.WARCRecovered > 0 {
+			fmt.Fprintf(w, "; %d torn WARC files cut back to their last whole record", s.WARCRecovered)
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "  responses:  %s\n", joinCounts(s.ByStatus))
 	if s.OverDecodeCap > 0 || s.BadEncoding > 0 {
 		fmt.Fprintf(w, "  bodies:     %d over the decompressed-size cap, %d with a bad Content-Encoding\n", s.OverDecodeCap, s.BadEncoding)

@@ -43,8 +43,17 @@ type Store interface {
 
 // Recorder records an accepted key in the exact store, together with
 // whatever must be written atomically with it (the URL's queue entry), so
-// that a crash never leaves a URL seen but not queued.
-type Recorder func(partition int, k Key) error
+// that a crash never leaves a URL seen but not queued. It may only stage
+// the write (in a batch committed later): then it returns staged true, and
+// the key is held as pending, counted as seen, until Settle is called for
+// it after the commit.
+type Recorder func(partition int, k Key) (staged bool, err error)
+
+// Pending is a key staged by a Recorder and not yet settled.
+type Pending struct {
+	Partition int
+	Key       Key
+}
 
 // Config sizes a Set. ExpectedURLs and FalsePositiveRate size each
 // partition's filter as ExpectedURLs/Partitions items at that rate.
@@ -82,8 +91,9 @@ type Set struct {
 // target however skewed the hosts are (Almeida et al., "Scalable Bloom
 // Filters", 2007).
 type part struct {
-	mu   sync.Mutex
-	gens []generation
+	mu      sync.Mutex
+	gens    []generation
+	pending map[Key]struct{} // staged in a batch not yet committed to the store
 }
 
 type generation struct {
@@ -158,6 +168,9 @@ func (s *Set) Add(host, canonicalURL string, record Recorder) (bool, error) {
 		if s.store == nil {
 			return false, nil
 		}
+		if _, ok := pt.pending[k]; ok {
+			return false, nil // accepted moments ago; its batch is not committed yet
+		}
 		s.maybes.Add(1)
 		has, err := s.store.Has(p, host, k)
 		if err != nil {
@@ -169,13 +182,44 @@ func (s *Set) Add(host, canonicalURL string, record Recorder) (bool, error) {
 		s.falsePositives.Add(1)
 	}
 	if record != nil {
-		if err := record(p, k); err != nil {
+		staged, err := record(p, k)
+		if err != nil {
 			return false, fmt.Errorf("seen: record %s: %w", canonicalURL, err)
+		}
+		if staged {
+			if pt.pending == nil {
+				pt.pending = map[Key]struct{}{}
+			}
+			pt.pending[k] = struct{}{}
 		}
 	}
 	pt.add(k[:])
 	s.added.Add(1)
 	return true, nil
+}
+
+// Settle forgets keys staged by a Recorder once their batch is committed:
+// the store answers for them from now on.
+func (s *Set) Settle(keys []Pending) {
+	for _, pk := range keys {
+		pt := &s.parts[pk.Partition]
+		pt.mu.Lock()
+		delete(pt.pending, pk.Key)
+		pt.mu.Unlock()
+	}
+}
+
+// Restore puts a key recorded by a previous run back into the filter of
+// its partition, without asking the store (which holds it already). It is
+// how a restarted crawl rebuilds its filters from the durable store.
+func (s *Set) Restore(partition int, k Key) {
+	if partition < 0 || partition >= len(s.parts) {
+		partition = 0
+	}
+	pt := &s.parts[partition]
+	pt.mu.Lock()
+	pt.add(k[:])
+	pt.mu.Unlock()
 }
 
 // Stats counts the Set's work.
@@ -247,11 +291,11 @@ func (m *MemoryStore) Has(p int, _ string, k Key) (bool, error) {
 	return ok, nil
 }
 
-// Add records k; it is a Recorder.
-func (m *MemoryStore) Add(p int, k Key) error {
+// Add records k at once; it is a Recorder.
+func (m *MemoryStore) Add(p int, k Key) (bool, error) {
 	mp := m.part(p)
 	mp.mu.Lock()
 	defer mp.mu.Unlock()
 	mp.keys[k] = struct{}{}
-	return nil
+	return false, nil
 }

@@ -87,7 +87,7 @@ func (failingStore) Has(int, string, Key) (bool, error) { return false, errors.N
 
 func TestStoreErrorsNameTheURL(t *testing.T) {
 	s, _ := New(Config{}, failingStore{})
-	_, err := s.Add("a.test", "http://a.test/x", func(int, Key) error { return errors.New("disk on fire") })
+	_, err := s.Add("a.test", "http://a.test/x", func(int, Key) (bool, error) { return false, errors.New("disk on fire") })
 	if err == nil || !containsAll(err.Error(), "http://a.test/x", "disk on fire") {
 		t.Fatalf("error %v should name the URL and the cause", err)
 	}
@@ -163,5 +163,63 @@ func TestSkewedHostKeepsTargetRate(t *testing.T) {
 	}
 	if st.Generations <= 64 {
 		t.Errorf("%d generations: the hot partition never grew", st.Generations)
+	}
+}
+
+func TestRestoreRebuildsTheFilter(t *testing.T) {
+	mem := NewMemoryStore(8)
+	first, _ := New(Config{ExpectedURLs: 1000, Partitions: 8}, mem)
+	urls := map[string]string{}
+	for i := range 500 {
+		host := fmt.Sprintf("h%d.test", i%20)
+		u := fmt.Sprintf("http://%s/%d", host, i)
+		urls[u] = host
+		first.Add(host, u, mem.Add)
+	}
+	// A restart: a new Set over the same store, filters rebuilt from it.
+	second, _ := New(Config{ExpectedURLs: 1000, Partitions: 8}, mem)
+	for p := range mem.parts {
+		for k := range mem.parts[p].keys {
+			second.Restore(p, k)
+		}
+	}
+	for u, host := range urls {
+		if isNew, _ := second.Add(host, u, mem.Add); isNew {
+			t.Fatalf("%s new again after the restart", u)
+		}
+	}
+	if st := second.Stats(); st.FalsePositives != 0 {
+		t.Fatalf("stats %+v: restored keys must be found by the filter and confirmed by the store", st)
+	}
+}
+
+// A key staged in a batch not yet committed is seen by everyone at once:
+// the store does not have it yet, but it must not be accepted twice.
+func TestStagedKeysArePendingUntilSettled(t *testing.T) {
+	mem := NewMemoryStore(1)
+	s, _ := New(Config{ExpectedURLs: 1000}, mem)
+	var staged []Pending
+	stage := func(p int, k Key) (bool, error) {
+		staged = append(staged, Pending{p, k})
+		return true, nil
+	}
+	if isNew, _ := s.Add("a.test", "http://a.test/x", stage); !isNew {
+		t.Fatal("first add not new")
+	}
+	if isNew, _ := s.Add("a.test", "http://a.test/x", stage); isNew {
+		t.Fatal("staged key accepted again before its commit")
+	}
+	if st := s.Stats(); st.FalsePositives != 0 {
+		t.Fatalf("a pending key counted as a false positive: %+v", st)
+	}
+	for _, pk := range staged { // the batch commits
+		mem.Add(pk.Partition, pk.Key)
+	}
+	s.Settle(staged)
+	if isNew, _ := s.Add("a.test", "http://a.test/x", stage); isNew {
+		t.Fatal("settled key accepted again")
+	}
+	if len(s.parts[0].pending) != 0 {
+		t.Fatal("settled key still pending")
 	}
 }

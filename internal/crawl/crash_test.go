@@ -1,0 +1,289 @@
+package crawl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+
+	"weft/internal/synthweb"
+)
+
+// crashChildEnv, when set, makes the test binary a crawler process (see
+// TestMain): the crash test starts it, kills it with SIGKILL and starts it
+// again over the same data directory.
+const crashChildEnv = "WEFT_CRASH_CHILD"
+
+type crashChildConfig struct {
+	Seeds   []string
+	Resolve map[string]string
+	DataDir string
+	Delay   time.Duration
+	Workers int
+}
+
+// runCrashChild runs one crawl as configured by the environment, then exits:
+// 0 when it drained, 1 on error.
+func runCrashChild() {
+	var cc crashChildConfig
+	if err := json.Unmarshal([]byte(os.Getenv(crashChildEnv)), &cc); err != nil {
+		fmt.Fprintln(os.Stderr, "crash child:", err)
+		os.Exit(2)
+	}
+	cfg := Config{Seeds: cc.Seeds, DataDir: cc.DataDir, Workers: cc.Workers, Delay: cc.Delay, UserAgent: "weft/test (+https://example.org/weft-crawler)"}
+	cfg.Fetch.Resolve = cc.Resolve
+	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.Fetch.ResponseHeaderTimeout = 3 * time.Second
+	cfg.Fetch.Timeout = 10 * time.Second
+	c, err := New(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crash child:", err)
+		os.Exit(1)
+	}
+	sum, err := c.Run(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crash child:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("%s %d pages resumed=%v queued-at-start=%d\n", sum.StoppedBy, sum.Pages, sum.Resumed, sum.ResumedQueue)
+	os.Exit(0)
+}
+
+// TestSurvivesKillNine crawls the synthetic web in a child process, kills it
+// with SIGKILL at random moments and restarts it over the same data
+// directory, then judges the whole crawl from the servers' log: every
+// reachable allowed page fetched, none more than twice, refetches bounded by
+// the leases that can have been out at the kills, and per-host politeness
+// intact across the restarts.
+func TestSurvivesKillNine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills crawler processes")
+	}
+	const (
+		delay   = 50 * time.Millisecond
+		workers = 4
+		kills   = 12
+	)
+	web := startWeb(t, synthweb.Config{
+		Seed: 77, Hosts: 30, PagesPerHost: 40,
+		MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		MaxLatency: 5 * time.Millisecond, CrawlDelay: 100 * time.Millisecond, HangLimit: 10 * time.Second,
+	})
+	cc := crashChildConfig{Seeds: web.Seeds(), Resolve: web.Resolve(), DataDir: t.TempDir(), Delay: delay, Workers: workers}
+	env, _ := json.Marshal(cc)
+	rng := rand.New(rand.NewPCG(1, 2))
+
+	start := func() (*exec.Cmd, *strings.Builder) {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), crashChildEnv+"="+string(env))
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, &out
+	}
+	killed, kills9 := 0, 0
+	var killTimes []time.Time
+	for killed < kills {
+		cmd, out := start()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		// Kill at a random moment once this run has made progress: after
+		// its first page request (startup and robots.txt take longer under
+		// -race), 150 to 450 ms into its crawl, three times that under
+		// -race, where a lease takes that much longer from its response to
+		// its commit. A lease that is out at two kills in a row is fetched
+		// three times; the rhythm keeps that from being the common case.
+		before := len(web.Log())
+		deadline := time.Time{}
+		finished := false
+		for !finished {
+			select {
+			case err := <-done: // finished before the kill
+				if err != nil {
+					t.Fatalf("crawler run %d failed: %v\n%s", killed+1, err, out)
+				}
+				t.Logf("run %d finished before its kill: %s", killed+1, strings.TrimSpace(out.String()))
+				finished = true
+				continue
+			case <-time.After(5 * time.Millisecond):
+			}
+			if deadline.IsZero() {
+				for _, r := range web.Log()[before:] {
+					if !isRobotsPath(r.Path) {
+						window := time.Duration(150+rng.IntN(300)) * time.Millisecond
+						if raceEnabled {
+							window *= 3
+						}
+						deadline = time.Now().Add(window)
+						break
+					}
+				}
+			} else if time.Now().After(deadline) {
+				break
+			}
+		}
+		if finished {
+			killed = kills
+			continue
+		}
+		killTimes = append(killTimes, time.Now())
+		cmd.Process.Kill() // SIGKILL
+		<-done
+		killed++
+		kills9++
+	}
+	if kills9 < 10 {
+		t.Fatalf("only %d kills before the crawl finished; the test needs at least 10", kills9)
+	}
+	cmd, out := start()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("final run failed: %v\n%s", err, out)
+		}
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("final run did not finish\n%s", out)
+	}
+	t.Logf("final run: %s", strings.TrimSpace(out.String()))
+	if !strings.HasPrefix(out.String(), "drained") {
+		t.Fatalf("final run did not drain: %s", out)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := web.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	audit := synthweb.Audit(web, delay)
+	for _, s := range audit.Overlaps {
+		t.Errorf("overlap across restarts: %s", s)
+	}
+	for _, s := range audit.ShortGaps {
+		t.Errorf("short gap across restarts: %s", s)
+	}
+	for _, s := range audit.RobotsNotFirst {
+		t.Errorf("robots.txt not first: %s", s)
+	}
+	auth := map[string]string{}
+	for _, h := range web.Hosts() {
+		auth[h.Addr] = h.Authority
+	}
+	fetched := map[string]int{}
+	for _, r := range web.Log() {
+		if !isRobotsPath(r.Path) { // robots.txt is fetched again by each run
+			fetched["http://"+auth[r.Addr]+r.Path]++
+		}
+	}
+	twice, want := 0, 0
+	for _, p := range web.AllPages() {
+		if !p.Reachable || p.Disallowed || p.Role == "image" || p.Role == "pdf" {
+			continue
+		}
+		want++
+		switch n := fetched[p.URL]; {
+		case n == 0:
+			t.Errorf("%s (%s) never fetched: lost in a crash", p.URL, p.Role)
+		case n == 2:
+			twice++
+		case n > 2:
+			var when []string
+			for _, r := range web.Log() {
+				if "http://"+auth[r.Addr]+r.Path == p.URL {
+					when = append(when, r.Start.Format("05.000")+"-"+r.End.Format("05.000"))
+				}
+			}
+			var kt []string
+			for _, k := range killTimes {
+				kt = append(kt, k.Format("05.000"))
+			}
+			t.Errorf("%s fetched %d times: %v; kills at %v", p.URL, n, when, kt)
+		}
+	}
+	// A URL is fetched again only if its lease was out at a kill: at most
+	// one per worker per kill.
+	if twice > kills9*workers {
+		t.Errorf("%d URLs fetched twice; at most %d leases can have been out at %d kills", twice, kills9*workers, kills9)
+	}
+	t.Logf("%d kills: %d reachable pages all fetched, %d of them twice", kills9, want, twice)
+}
+
+// A disk that fails under the crawl state stops the crawl with an error
+// naming the state directory; once the disk is healthy again, the crawl
+// resumes from what was committed and finishes, losing nothing.
+func TestStoreWriteErrorStopsThenResumes(t *testing.T) {
+	web := startWeb(t, synthweb.Config{
+		Seed: 78, Hosts: 10, PagesPerHost: 12,
+		MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsRules, synthweb.RobotsNotFound},
+	})
+	cfg := testConfig(t, web, 8, 10*time.Millisecond)
+	fault := &errorfs.Toggle{Injector: errorfs.InjectorFunc(func(op errorfs.Op) error {
+		// Writes of the write-ahead log fail: every commit of the crawl
+		// state needs one.
+		if op.Kind.ReadOrWrite() == errorfs.OpIsWrite && strings.HasSuffix(op.Path, ".log") {
+			return errorfs.ErrInjected
+		}
+		return nil
+	})}
+	cfg.StoreFS = errorfs.Wrap(vfs.Default, fault)
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for c.Progress().Pages < 20 {
+			select {
+			case <-time.After(5 * time.Millisecond):
+			case <-t.Context().Done():
+				return
+			}
+		}
+		fault.On()
+	}()
+	sum, err := c.Run(t.Context())
+	if err == nil || sum.StoppedBy != "failed" {
+		t.Fatalf("crawl %s with error %v; want it failed by the disk", sum.StoppedBy, err)
+	}
+	if !errors.Is(err, errorfs.ErrInjected) || !strings.Contains(err.Error(), filepath.Join(cfg.DataDir, "state")) {
+		t.Errorf("error %q should wrap the disk's and name the state directory", err)
+	}
+	t.Logf("stopped: %v after %d pages", err, sum.Pages)
+
+	cfg.StoreFS = nil // the disk is healthy again
+	sum2 := runCrawl(t, cfg)
+	if !sum2.Resumed || sum2.StoppedBy != "drained" {
+		t.Fatalf("second run: resumed %v, %s", sum2.Resumed, sum2.StoppedBy)
+	}
+	auth := map[string]string{}
+	for _, h := range web.Hosts() {
+		auth[h.Addr] = h.Authority
+	}
+	fetched := map[string]int{}
+	for _, r := range web.Log() {
+		if !isRobotsPath(r.Path) {
+			fetched["http://"+auth[r.Addr]+r.Path]++
+		}
+	}
+	for _, p := range web.AllPages() {
+		if p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf" && fetched[p.URL] == 0 {
+			t.Errorf("%s never fetched: lost to the disk error", p.URL)
+		}
+	}
+}
