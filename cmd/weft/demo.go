@@ -110,6 +110,9 @@ func demoConfig(web *synthweb.Web, dir string, workers int, delay time.Duration)
 		Delay:          delay,
 		UserAgent:      defaultUserAgent(),
 		MaxURLsPerHost: 100000,
+		// The generated web is new on every run (new ports): a state left
+		// in --data by an earlier demo describes a web that is gone.
+		Fresh: true,
 	}
 	cfg.Scope.MaxDepth = 20
 	cfg.Fetch.Resolve = web.Resolve()

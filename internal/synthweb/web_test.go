@@ -1,8 +1,8 @@
 package synthweb
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math"
