@@ -100,14 +100,15 @@ func TestSurvivesKillNine(t *testing.T) {
 		cmd, out := start()
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		// Kill at a random moment once this run has made progress: after
-		// its first page request (startup and robots.txt take longer under
-		// -race), 150 to 450 ms into its crawl, three times that under
-		// -race, where a lease takes that much longer from its response to
-		// its commit. A lease that is out at two kills in a row is fetched
-		// three times; the rhythm keeps that from being the common case.
+		// Kill at a random moment, measured in progress rather than time
+		// so that every run gets past the leases the previous kill left
+		// out (which come first on their hosts' queues) however slow the
+		// machine: after 20 to 60 page requests of this run, plus up to
+		// 100 ms. A lease out at two kills in a row would be fetched three
+		// times.
 		before := len(web.Log())
-		deadline := time.Time{}
+		target := 20 + rng.IntN(41)
+		var deadline time.Time
 		finished := false
 		for !finished {
 			select {
@@ -121,15 +122,14 @@ func TestSurvivesKillNine(t *testing.T) {
 			case <-time.After(5 * time.Millisecond):
 			}
 			if deadline.IsZero() {
+				pages := 0
 				for _, r := range web.Log()[before:] {
 					if !isRobotsPath(r.Path) {
-						window := time.Duration(150+rng.IntN(300)) * time.Millisecond
-						if raceEnabled {
-							window *= 3
-						}
-						deadline = time.Now().Add(window)
-						break
+						pages++
 					}
+				}
+				if pages >= target {
+					deadline = time.Now().Add(time.Duration(rng.IntN(100)) * time.Millisecond)
 				}
 			} else if time.Now().After(deadline) {
 				break
