@@ -127,7 +127,6 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 	cr.stats.bytes.Add(int64(len(resp.Body)))
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Location != "" {
 		e.hops++
-		cr.stats.robotsHops.Add(1)
 		if e.hops > robotsMaxHops {
 			cr.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "")
 			return frontier.Result{Fetched: true, SetCrawlDelay: true}
@@ -137,6 +136,7 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 			cr.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "")
 			return frontier.Result{Fetched: true, SetCrawlDelay: true}
 		}
+		cr.stats.robotsHops.Add(1) // a hop that will be followed
 		if next.Authority == host {
 			e.pending = resp.Location
 			return frontier.Result{Fetched: true}
