@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -342,6 +343,12 @@ func TestRecoverCorruptMember(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if res.stop == nil && sameInflated(t, data, c.raw) {
+			// Deflate is not free of redundancy: a byte of a Huffman table
+			// that codes no symbol in use can change without changing a
+			// byte of the output, which is then intact (and its CRC right).
+			continue
+		}
 		if res.records != i || res.kept != m.Offset || res.stop == nil {
 			t.Fatalf("byte changed in member %d: scan kept %d records, %d bytes (stopped by %v); want %d, %d", i, res.records, res.kept, res.stop, i, m.Offset)
 		}
@@ -365,6 +372,25 @@ func TestRecoverCorruptMember(t *testing.T) {
 		t.Errorf("no member failed on its CRC-32")
 	}
 	t.Logf("%d of %d members failed on their CRC-32, the others in decompression", checksum, len(c.members))
+}
+
+// sameInflated reports whether two multi-member gzip files decompress to
+// the same bytes.
+func sameInflated(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	inflate := func(p []byte) []byte {
+		zr, err := gzip.NewReader(bytes.NewReader(p))
+		if err != nil {
+			return nil
+		}
+		out, err := io.ReadAll(zr)
+		if err != nil {
+			return nil
+		}
+		return out
+	}
+	x, y := inflate(a), inflate(b)
+	return x != nil && bytes.Equal(x, y)
 }
 
 // TestRecoverRemovesFileWithoutRecord: a file cut inside its warcinfo
