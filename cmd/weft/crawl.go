@@ -289,6 +289,9 @@ func runCrawl(ctx context.Context, cfg crawl.Config, progress string, stdout, st
 	if err != nil {
 		return crawl.Summary{}, err
 	}
+	if c.Resumed() {
+		fmt.Fprintf(stderr, "weft: resuming the crawl in %s (--fresh starts over)\n", cfg.DataDir)
+	}
 	stop := startProgress(ctx, c, progress, stderr)
 	sum, err := c.Run(ctx)
 	stop()

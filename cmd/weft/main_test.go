@@ -94,6 +94,18 @@ func TestCrawlCommand(t *testing.T) {
 	if len(files) != 1 {
 		t.Errorf("WARC files %v, want one", files)
 	}
+
+	// The same command again resumes the crawl: the page cap was reached,
+	// so URLs are left, and the seeds are already seen.
+	code, stdout, stderr = runWeft(t, args...)
+	if code != 0 || !strings.Contains(stderr, "resuming the crawl") || !strings.Contains(stdout, "resumed:") {
+		t.Fatalf("second run: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	// --fresh starts over.
+	code, stdout, stderr = runWeft(t, append(args, "--fresh")...)
+	if code != 0 || strings.Contains(stderr, "resuming") || strings.Contains(stdout, "resumed:") {
+		t.Fatalf("--fresh run: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
 }
 
 // Without --allow-cidr the SSRF guard refuses the loopback web: the crawl

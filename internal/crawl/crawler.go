@@ -233,6 +233,9 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	return sum, err
 }
 
+// Resumed reports whether New found a crawl under DataDir to continue.
+func (c *Crawler) Resumed() bool { return c.resumed }
+
 // Progress is safe to call while Run runs.
 func (c *Crawler) Progress() Progress {
 	fs := c.front.Stats()
