@@ -63,6 +63,7 @@ type Crawler struct {
 	pagesStarted atomic.Int64
 	capReached   atomic.Bool
 	stopLeasing  context.CancelFunc // set by Run
+	failed       atomic.Bool        // fail was called
 	fatalOnce    sync.Once
 	fatal        error // first error that stops the crawl (set once, read after workers exit)
 }
@@ -165,6 +166,15 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		urls, queued, err := c.state.resume(c.seen, c.front, c.cfg.Delay)
 		if err != nil {
 			return Summary{StoppedBy: "failed"}, errors.Join(err, c.close())
+		}
+		extra, err := c.state.scopeSeeds()
+		if err != nil {
+			return Summary{StoppedBy: "failed"}, errors.Join(err, c.close())
+		}
+		for _, s := range extra {
+			if u, err := c.canon.Parse(s); err == nil {
+				c.scope.AddSeed(u)
+			}
 		}
 		c.stats.resumedURLs.Store(int64(urls))
 		c.stats.resumedQueue.Store(int64(queued))
@@ -306,7 +316,19 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		// host's clock. If the write fails the crawl stops, and the URL
 		// stays queued on disk.
 		part := partition.Of(l.Host, c.cfg.Partitions)
-		pb.done(l, part, lo.res, lo.status, lo.outcome, time.Now().Add(c.gap(lo.res.CrawlDelay)), lo.res.CrawlDelay)
+		crawlDelay := lo.res.CrawlDelay
+		if !lo.res.SetCrawlDelay { // the result did not know it: keep the host's
+			if pol := c.robots.cached(l.Host, time.Now()); pol != nil {
+				crawlDelay = pol.CrawlDelay
+			}
+		}
+		if c.failed.Load() {
+			// The crawl is stopping on an error that may have cost this
+			// lease something (a link not admitted, a record not
+			// archived): keep its URL queued for the next run.
+			lo.res.Retry = true
+		}
+		pb.done(l, part, lo.res, lo.status, lo.outcome, time.Now().Add(c.gap(crawlDelay)), crawlDelay)
 		if err := pb.commit(c.seen, c.front); err != nil {
 			c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 		}
@@ -327,6 +349,7 @@ func (c *Crawler) gap(crawlDelay time.Duration) time.Duration { return max(c.cfg
 // fail stops the crawl for an error that makes going on pointless (the
 // archive cannot be written): no new leases; in-flight fetches finish.
 func (c *Crawler) fail(err error) {
+	c.failed.Store(true)
 	c.fatalOnce.Do(func() {
 		c.fatal = err
 		c.log.Error("crawl stopped", "err", err)
@@ -525,6 +548,7 @@ func (c *Crawler) admitRedirect(pb *pageBatch, l frontier.Lease, location string
 	}
 	if l.Depth == 0 {
 		c.scope.AddSeed(lu)
+		pb.widenScope(lu.String)
 	}
 	if lu.String == l.URL {
 		it := frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL}

@@ -45,8 +45,9 @@ type durable struct {
 }
 
 const (
-	metaPartitions = "partitions"
-	stateDir       = "state"
+	metaPartitions  = "partitions"
+	metaScopePrefix = "scope/" // + a URL a seed redirected to
+	stateDir        = "state"
 )
 
 // openDurable opens (or creates) the state under dataDir. fresh removes an
@@ -157,7 +158,7 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 	switch {
 	case outcome == RejectRobots:
 		st = store.URLRejected
-	case status == 0 && res.Fetched:
+	case status == 0:
 		st = store.URLFailed
 	}
 	pb.b.PutURL(uint16(part), l.Host, seen.KeyOf(l.URL), store.URLRecord{
@@ -166,19 +167,29 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 	})
 }
 
+// widenScope records that a seed's redirect made u part of the crawl's
+// scope, so a restart widens the scope the same way.
+func (pb *pageBatch) widenScope(u string) { pb.b.PutMeta(metaScopePrefix+u, nil) }
+
 // commit writes the batch, settles its pending keys and hands its items to
 // the frontier. On error nothing of it is in the store; the crawl stops.
 func (pb *pageBatch) commit(s *seen.Set, f *frontier.Frontier) error {
-	if pb.b.Len() > 0 {
-		if err := pb.b.Commit(false); err != nil {
-			return err
-		}
-	} else {
-		pb.b.Close()
+	if err := pb.b.Commit(false); err != nil { // an empty batch commits nothing
+		return err
 	}
 	s.Settle(pb.pending)
 	f.Add(pb.items...)
 	return nil
+}
+
+// scopeSeeds returns the URLs that seeds' redirects added to the scope.
+func (d *durable) scopeSeeds() ([]string, error) {
+	var out []string
+	err := d.db.MetaPrefix(metaScopePrefix, func(name string, _ []byte) bool {
+		out = append(out, name)
+		return true
+	})
+	return out, err
 }
 
 // resume refills the seen set's filter and the frontier from the store:

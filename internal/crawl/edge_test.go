@@ -447,3 +447,37 @@ func TestInterruptLetsFetchesInFlightFinish(t *testing.T) {
 		t.Errorf("%d response records for the page finished in the grace period, want 1", recs)
 	}
 }
+
+// A seed's redirect widens the scope, and a restart must remember that: the
+// redirect itself is done and will not be fetched again.
+func TestSeedRedirectScopeSurvivesRestart(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(rw, r)
+				return
+			}
+			http.Redirect(rw, r, w.url("www.b.test", "/"), http.StatusMovedPermanently)
+		},
+		"www.b.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(rw, r)
+				return
+			}
+			page(rw, "/next")
+		},
+	})
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"))
+	cfg.Scope.Mode = "host"
+	cfg.MaxPages = 1 // stop after the seed's redirect: www.b.test/ stays queued
+	if sum := runCrawl(t, cfg); sum.StoppedBy != "max-pages" {
+		t.Fatalf("first run %s", sum.StoppedBy)
+	}
+	cfg.MaxPages = 0
+	if sum := runCrawl(t, cfg); !sum.Resumed {
+		t.Fatal("second run did not resume")
+	}
+	if got := mw.paths("www.b.test"); !slices.Contains(got, "/next") {
+		t.Errorf("www.b.test requests %v: after the restart its links fell out of scope", got)
+	}
+}

@@ -24,3 +24,14 @@ func (db *DB) URLKeys(fn func(part uint16, host string, hash [16]byte) bool) err
 		return fn(hk.part, hk.host, h), nil
 	})
 }
+
+// MetaPrefix calls fn with the name (without the prefix) and value of every
+// meta entry whose name starts with prefix, in name order, until fn returns
+// false.
+func (db *DB) MetaPrefix(prefix string, fn func(name string, value []byte) bool) error {
+	lower := appendMetaKey(nil, prefix)
+	return db.scan("meta "+prefix, lower, prefixEnd(lower), func(it *pebble.Iterator) (bool, error) {
+		name := string(it.Key()[len(lower):])
+		return fn(name, append([]byte(nil), it.Value()...)), nil
+	})
+}
