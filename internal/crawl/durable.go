@@ -217,6 +217,20 @@ func (d *durable) resume(s *seen.Set, f *frontier.Frontier, delay time.Duration)
 	}); err != nil {
 		return 0, 0, fmt.Errorf("crawl: resume from %s: %w", d.path, err)
 	}
+	// A host whose clock runs into the future (fetched just before the
+	// crash) keeps it, whether or not it has URLs left: a link to it may
+	// turn up at once.
+	now := time.Now()
+	for part := range d.parts {
+		if err := d.db.ScanHosts(uint16(part), func(rec store.HostRecord) bool {
+			if rec.NextAt.After(now) {
+				f.Restore(rec.Host, rec.NextAt, rec.CrawlDelay)
+			}
+			return true
+		}); err != nil {
+			return 0, 0, fmt.Errorf("crawl: resume from %s: %w", d.path, err)
+		}
+	}
 	var maxSeq uint64
 	for _, h := range hosts {
 		rec, _, err := d.db.GetHost(h.part, h.host)

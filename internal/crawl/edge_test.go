@@ -481,3 +481,43 @@ func TestSeedRedirectScopeSurvivesRestart(t *testing.T) {
 		t.Errorf("www.b.test requests %v: after the restart its links fell out of scope", got)
 	}
 }
+
+// A host fetched just before a restart keeps its clock in the next run even
+// with nothing left in its queue: a link to it found at once must wait.
+func TestRestartKeepsClockOfHostWithNothingQueued(t *testing.T) {
+	const crawlDelay = 2 * time.Second // a.test's; --delay is much shorter
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				robotsFile(rw, "User-agent: *\nCrawl-delay: 2\n")
+			case "/":
+				page(rw, w.url("b.test", "/"))
+			default:
+				page(rw)
+			}
+		},
+		"b.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(rw, r)
+				return
+			}
+			page(rw, w.url("a.test", "/x"))
+		},
+	})
+	cfg := mw.config(t, 50*time.Millisecond, mw.url("a.test", "/"))
+	cfg.Scope.Mode = "any"
+	cfg.MaxPages = 1 // a.test/ only; b.test/ stays queued, a.test has nothing left
+	runCrawl(t, cfg)
+	cfg.MaxPages = 0
+	runCrawl(t, cfg) // b.test/ at once, and its link to a.test/x
+	reqs := mw.requests("a.test")
+	if len(reqs) < 3 {
+		t.Fatalf("a.test requests %v; want the second run to reach it", mw.paths("a.test"))
+	}
+	for i := 1; i < len(reqs); i++ {
+		if gap := reqs[i].start.Sub(reqs[i-1].start); gap < crawlDelay {
+			t.Errorf("a.test: %s started %v after %s, want >= its Crawl-delay %v", reqs[i].path, gap, reqs[i-1].path, crawlDelay)
+		}
+	}
+}
