@@ -181,19 +181,10 @@ func TestSurvivesKillNine(t *testing.T) {
 	for _, s := range audit.RobotsNotFirst {
 		t.Errorf("robots.txt not first: %s", s)
 	}
-	auth := map[string]string{}
-	for _, h := range web.Hosts() {
-		auth[h.Addr] = h.Authority
-	}
-	fetched := map[string]int{}
-	for _, r := range web.Log() {
-		if !isRobotsPath(r.Path) { // robots.txt is fetched again by each run
-			fetched["http://"+auth[r.Addr]+r.Path]++
-		}
-	}
+	fetched := pageRequests(web) // robots.txt is fetched again by each run
 	twice, want := 0, 0
 	for _, p := range web.AllPages() {
-		if !p.Reachable || p.Disallowed || p.Role == "image" || p.Role == "pdf" {
+		if !shouldFetch(p) {
 			continue
 		}
 		want++
@@ -205,7 +196,7 @@ func TestSurvivesKillNine(t *testing.T) {
 		case n > 2:
 			var when []string
 			for _, r := range web.Log() {
-				if "http://"+auth[r.Addr]+r.Path == p.URL {
+				if strings.HasSuffix(p.URL, r.Path) && strings.Contains(p.URL, "//"+r.Host+"/") {
 					when = append(when, r.Start.Format("05.000")+"-"+r.End.Format("05.000"))
 				}
 			}
@@ -271,18 +262,9 @@ func TestStoreWriteErrorStopsThenResumes(t *testing.T) {
 	if !sum2.Resumed || sum2.StoppedBy != "drained" {
 		t.Fatalf("second run: resumed %v, %s", sum2.Resumed, sum2.StoppedBy)
 	}
-	auth := map[string]string{}
-	for _, h := range web.Hosts() {
-		auth[h.Addr] = h.Authority
-	}
-	fetched := map[string]int{}
-	for _, r := range web.Log() {
-		if !isRobotsPath(r.Path) {
-			fetched["http://"+auth[r.Addr]+r.Path]++
-		}
-	}
+	fetched := pageRequests(web)
 	for _, p := range web.AllPages() {
-		if p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf" && fetched[p.URL] == 0 {
+		if shouldFetch(p) && fetched[p.URL] == 0 {
 			t.Errorf("%s never fetched: lost to the disk error", p.URL)
 		}
 	}

@@ -208,29 +208,45 @@ func testRobotsObeyed(t *testing.T, b *bigCrawl) {
 	}
 }
 
+// requestCounts counts, per URL, the requests the web received that keep
+// accepts.
+func requestCounts(web *synthweb.Web, keep func(synthweb.Request) bool) map[string]int {
+	auth := map[string]string{}
+	for _, h := range web.Hosts() {
+		auth[h.Addr] = h.Authority
+	}
+	n := map[string]int{}
+	for _, r := range web.Log() {
+		if keep(r) {
+			n["http://"+auth[r.Addr]+r.Path]++
+		}
+	}
+	return n
+}
+
+// pageRequests counts the requests per URL, robots.txt left out.
+func pageRequests(web *synthweb.Web) map[string]int {
+	return requestCounts(web, func(r synthweb.Request) bool { return !isRobotsPath(r.Path) })
+}
+
+// shouldFetch reports whether a compliant crawl of the whole web fetches p:
+// reachable, allowed, and not of a denied extension.
+func shouldFetch(p synthweb.PageInfo) bool {
+	return p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf"
+}
+
 // isRobotsPath reports whether the request was part of a robots.txt fetch
 // (the file or a hop of its redirect chain).
 func isRobotsPath(p string) bool { return strings.HasPrefix(p, "/robots") }
 
 func testExactlyOnce(t *testing.T, b *bigCrawl) {
 	web := b.web
-	auth := map[string]string{}
-	for _, h := range web.Hosts() {
-		auth[h.Addr] = h.Authority
-	}
-	fetched := map[string]int{}
-	for _, r := range web.Log() {
-		if isRobotsPath(r.Path) {
-			continue
-		}
-		fetched["http://"+auth[r.Addr]+r.Path]++
-	}
+	fetched := pageRequests(web)
 	want := 0
 	for _, p := range web.AllPages() {
-		fetchable := p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf"
 		n := fetched[p.URL]
 		switch {
-		case fetchable:
+		case shouldFetch(p):
 			want++
 			if n != 1 {
 				t.Errorf("%s (%s) fetched %d times, want once", p.URL, p.Role, n)
@@ -283,16 +299,7 @@ func testWARC(t *testing.T, b *bigCrawl) {
 	}
 	// One response record per URL the server answered (robots.txt hops
 	// included: they are archived too).
-	auth := map[string]string{}
-	for _, h := range web.Hosts() {
-		auth[h.Addr] = h.Authority
-	}
-	answered := map[string]int{}
-	for _, r := range web.Log() {
-		if r.Status != 0 {
-			answered["http://"+auth[r.Addr]+r.Path]++
-		}
-	}
+	answered := requestCounts(web, func(r synthweb.Request) bool { return r.Status != 0 })
 	for u, n := range answered {
 		if responses[u] != n {
 			t.Errorf("%s answered %d times, archived %d times", u, n, responses[u])
@@ -417,7 +424,7 @@ func TestHostileHostsCostOnlyTheirCaps(t *testing.T) {
 		fetched[r.URL] = true
 	}
 	for _, p := range web.AllPages() {
-		if p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf" && !fetched[p.URL] {
+		if shouldFetch(p) && !fetched[p.URL] {
 			t.Errorf("%s not fetched: a hostile host stopped the crawl of the others", p.URL)
 		}
 	}
@@ -512,5 +519,27 @@ func TestBadConfigNamesTheField(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v; want one naming %q", err, tc.want)
 		}
+	}
+}
+
+func TestHostCapBoundsURLsPerHost(t *testing.T) {
+	web := startWeb(t, synthweb.Config{Seed: 6, Hosts: 4, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	cfg := testConfig(t, web, 8, 0)
+	cfg.MaxURLsPerHost = 5
+	sum := runCrawl(t, cfg)
+	perHost := map[string]int{}
+	for _, r := range web.Log() {
+		if !isRobotsPath(r.Path) {
+			perHost[r.Addr]++
+		}
+	}
+	for addr, n := range perHost {
+		if n > 5 {
+			t.Errorf("%s: %d pages fetched, cap 5", addr, n)
+		}
+	}
+	if sum.Rejected[RejectHostCap] == 0 {
+		t.Errorf("rejections %v; want host-cap counted", sum.Rejected)
 	}
 }

@@ -52,7 +52,7 @@ type Crawler struct {
 	fetcher *fetch.Fetcher
 	warc    *warc.Writer
 	robots  *robotsCache
-	hostCap *hostCounts
+	hostCap *hostMap[int64] // URLs accepted per host
 	stats   *counters
 	flog    *fetchLog
 	start   time.Time
@@ -125,7 +125,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	// The partition count is the stored crawl's, fixed when it was created.
 	c.cfg.Partitions = c.state.parts
 	c.robots = newRobotsCache(c.cfg.Partitions, cfg.RobotsTTL)
-	c.hostCap = newHostCounts(c.cfg.Partitions)
+	c.hostCap = newHostMap[int64](c.cfg.Partitions)
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions}, c.state); err != nil {
 		return nil, err
 	}
@@ -591,7 +591,7 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 	isNew, err := c.seen.Add(u.Authority, u.String, func(part int, k seen.Key) (bool, error) {
 		// Counted only for URLs that are new, and checked before anything
 		// is written, so a capped URL is neither queued nor marked seen.
-		if max := c.cfg.MaxURLsPerHost; max > 0 && c.hostCap.inc(u.Authority) > max {
+		if max := c.cfg.MaxURLsPerHost; max > 0 && c.hostCap.update(u.Authority, func(n int64) int64 { return n + 1 }) > max {
 			return false, errHostCap
 		}
 		return record(part, k)
@@ -628,32 +628,6 @@ func (c *Crawler) archive(resp *fetch.Response) warc.Location {
 		c.fail(fmt.Errorf("crawl: archive %s: %w", resp.URL, err))
 	}
 	return loc
-}
-
-// hostCounts counts URLs accepted per host, split by partition.
-type hostCounts struct {
-	parts []hostCountPart
-}
-
-type hostCountPart struct {
-	mu sync.Mutex
-	n  map[string]int64
-}
-
-func newHostCounts(partitions int) *hostCounts {
-	h := &hostCounts{parts: make([]hostCountPart, partitions)}
-	for i := range h.parts {
-		h.parts[i].n = map[string]int64{}
-	}
-	return h
-}
-
-func (h *hostCounts) inc(host string) int64 {
-	p := &h.parts[partition.Of(host, len(h.parts))]
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.n[host]++
-	return p.n[host]
 }
 
 // fetchRecord is one line of fetches.jsonl: the FETCH table of DESIGN.md.

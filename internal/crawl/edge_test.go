@@ -334,10 +334,10 @@ func TestRedirectToOwnVariantIsFollowed(t *testing.T) {
 	}
 }
 
-// A seed that redirects to another host (a domain to its www host, http to
-// https) carries the scope with it.
-func TestSeedRedirectWidensScope(t *testing.T) {
-	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+// seedRedirectWeb is a seed host a.test that redirects everything to
+// www.b.test, whose home page links to /next.
+func seedRedirectWeb(t *testing.T) *miniWeb {
+	return newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
 		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/robots.txt" {
 				http.NotFound(rw, r)
@@ -353,6 +353,12 @@ func TestSeedRedirectWidensScope(t *testing.T) {
 			page(rw, "/next")
 		},
 	})
+}
+
+// A seed that redirects to another host (a domain to its www host, http to
+// https) carries the scope with it.
+func TestSeedRedirectWidensScope(t *testing.T) {
+	mw := seedRedirectWeb(t)
 	cfg := mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"))
 	cfg.Scope.Mode = "host"
 	runCrawl(t, cfg)
@@ -451,22 +457,7 @@ func TestInterruptLetsFetchesInFlightFinish(t *testing.T) {
 // A seed's redirect widens the scope, and a restart must remember that: the
 // redirect itself is done and will not be fetched again.
 func TestSeedRedirectScopeSurvivesRestart(t *testing.T) {
-	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
-		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/robots.txt" {
-				http.NotFound(rw, r)
-				return
-			}
-			http.Redirect(rw, r, w.url("www.b.test", "/"), http.StatusMovedPermanently)
-		},
-		"www.b.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/robots.txt" {
-				http.NotFound(rw, r)
-				return
-			}
-			page(rw, "/next")
-		},
-	})
+	mw := seedRedirectWeb(t)
 	cfg := mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"))
 	cfg.Scope.Mode = "host"
 	cfg.MaxPages = 1 // stop after the seed's redirect: www.b.test/ stays queued

@@ -3,14 +3,12 @@ package crawl
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"weft/internal/canon"
 	"weft/internal/fetch"
 	"weft/internal/frontier"
-	"weft/internal/partition"
 	"weft/internal/robots"
 )
 
@@ -21,13 +19,8 @@ import (
 // policy itself is read by every worker admitting links to the host, through
 // an atomic pointer.
 type robotsCache struct {
-	parts []robotsPart
+	hosts *hostMap[*robotsEntry]
 	ttl   time.Duration
-}
-
-type robotsPart struct {
-	mu    sync.Mutex
-	hosts map[string]*robotsEntry
 }
 
 type robotsEntry struct {
@@ -41,33 +34,23 @@ type robotsEntry struct {
 }
 
 func newRobotsCache(partitions int, ttl time.Duration) *robotsCache {
-	c := &robotsCache{parts: make([]robotsPart, partitions), ttl: ttl}
-	for i := range c.parts {
-		c.parts[i].hosts = map[string]*robotsEntry{}
-	}
-	return c
+	return &robotsCache{hosts: newHostMap[*robotsEntry](partitions), ttl: ttl}
 }
 
 // entry returns the host's entry, creating it.
 func (c *robotsCache) entry(host string) *robotsEntry {
-	p := &c.parts[partition.Of(host, len(c.parts))]
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	e := p.hosts[host]
-	if e == nil {
-		e = &robotsEntry{}
-		p.hosts[host] = e
-	}
-	return e
+	return c.hosts.update(host, func(e *robotsEntry) *robotsEntry {
+		if e == nil {
+			e = &robotsEntry{}
+		}
+		return e
+	})
 }
 
 // cached returns the host's policy if one is known and fresh, else nil.
 func (c *robotsCache) cached(host string, now time.Time) *robots.Policy {
-	p := &c.parts[partition.Of(host, len(c.parts))]
-	p.mu.Lock()
-	e := p.hosts[host]
-	p.mu.Unlock()
-	if e == nil {
+	e, ok := c.hosts.get(host)
+	if !ok {
 		return nil
 	}
 	if pol := e.policy.Load(); pol != nil && pol.Fresh(now, c.ttl) {
