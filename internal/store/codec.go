@@ -16,8 +16,8 @@ const MaxRobotsBody = 500 << 10
 const (
 	hostVersion  = 1
 	urlVersion   = 1
-	frontVersion = 1 // QueueItem with host and partition
-	queueVersion = 1 // QueueItem without them (the key has them)
+	frontVersion = 2 // QueueItem with host and partition; 2 adds Fetch
+	queueVersion = 2 // QueueItem without them (the key has them); 2 adds Fetch
 )
 
 // ErrNewerVersion is wrapped by decode errors for a record written by a
@@ -34,6 +34,7 @@ type QueueItem struct {
 	Priority uint8  // front queue
 	Via      string // URL that linked or redirected here ("" for a seed)
 	Added    time.Time
+	Fetch    string // URL to request when it differs from URL ("" if not)
 }
 
 // FrontEntry is a front-queue entry and its position.
@@ -163,7 +164,8 @@ func appendItem(dst []byte, it *QueueItem, front bool) []byte {
 	dst = binary.AppendVarint(dst, int64(it.Hops))
 	dst = append(dst, it.Priority)
 	dst = appendString(dst, it.Via)
-	return appendTime(dst, it.Added)
+	dst = appendTime(dst, it.Added)
+	return appendString(dst, it.Fetch)
 }
 
 // decoder reads a value, remembering the first error; after one, every read
@@ -352,7 +354,7 @@ func decodeURLRecord(key, val []byte) (URLRecord, error) {
 func decodeFrontItem(key, val []byte) (QueueItem, error) {
 	d := decoder{b: val}
 	var it QueueItem
-	d.version(frontVersion)
+	v := d.version(frontVersion)
 	it.URL = d.str("url")
 	it.Host = d.str("host")
 	if p := d.uvarint("partition"); p > 0xffff {
@@ -360,7 +362,7 @@ func decodeFrontItem(key, val []byte) (QueueItem, error) {
 	} else {
 		it.Part = uint16(p)
 	}
-	decodeItemTail(&d, &it)
+	decodeItemTail(&d, &it, v)
 	if d.err == nil && checkHost(it.Host) != nil {
 		d.err = fmt.Errorf("invalid host %q", it.Host)
 	}
@@ -374,19 +376,22 @@ func decodeFrontItem(key, val []byte) (QueueItem, error) {
 func decodeQueueItem(key, val []byte, part uint16, host string) (QueueItem, error) {
 	d := decoder{b: val}
 	it := QueueItem{Host: host, Part: part}
-	d.version(queueVersion)
+	v := d.version(queueVersion)
 	it.URL = d.str("url")
-	decodeItemTail(&d, &it)
+	decodeItemTail(&d, &it, v)
 	if err := d.finish(key); err != nil {
 		return QueueItem{}, err
 	}
 	return it, nil
 }
 
-func decodeItemTail(d *decoder, it *QueueItem) {
+func decodeItemTail(d *decoder, it *QueueItem, version byte) {
 	it.Depth = d.int("depth")
 	it.Hops = d.int("hops")
 	it.Priority = d.byte1("priority")
 	it.Via = d.str("via")
 	it.Added = d.time("added")
+	if version >= 2 {
+		it.Fetch = d.str("fetch")
+	}
 }

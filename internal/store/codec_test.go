@@ -296,3 +296,30 @@ func TestPrefixEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueItemVersion1 reads queue values written before items carried
+// Fetch: a crawl resumed by a newer build keeps its queues.
+func TestQueueItemVersion1(t *testing.T) {
+	it := item("a.test", 3, 1)
+	it.Fetch = ""
+	for _, front := range []bool{true, false} {
+		v2 := appendItem(nil, &it, front)
+		// Version 1 is version 2 without the trailing Fetch (an empty
+		// string: one zero length byte).
+		v1 := bytes.Clone(v2[:len(v2)-1])
+		v1[0] = 1
+		var got QueueItem
+		var err error
+		if front {
+			got, err = decodeFrontItem(fuzzFrontKey, v1)
+		} else {
+			got, err = decodeQueueItem(fuzzQueueKey, v1, 3, "a.test")
+		}
+		if err != nil {
+			t.Fatalf("front=%v: version 1 value: %v", front, err)
+		}
+		if !itemEqual(got, it) {
+			t.Errorf("front=%v: version 1 decoded as %+v, want %+v", front, got, it)
+		}
+	}
+}

@@ -68,7 +68,16 @@ func item(host string, part uint16, i int) QueueItem {
 		Priority: uint8(i % 3),
 		Via:      fmt.Sprintf("https://%s/", host),
 		Added:    t0.Add(time.Duration(i) * time.Millisecond),
+		Fetch:    fetchOf(host, i),
 	}
+}
+
+// fetchOf gives every third item a Fetch URL (a redirect's own variant).
+func fetchOf(host string, i int) string {
+	if i%3 != 0 {
+		return ""
+	}
+	return fmt.Sprintf("https://%s/page/%d;jsessionid=%d", host, i, i)
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -198,7 +207,7 @@ func urlEqual(a, b URLRecord) bool {
 
 func itemEqual(a, b QueueItem) bool {
 	return a.URL == b.URL && a.Host == b.Host && a.Part == b.Part && a.Depth == b.Depth &&
-		a.Hops == b.Hops && a.Priority == b.Priority && a.Via == b.Via && a.Added.Equal(b.Added)
+		a.Hops == b.Hops && a.Priority == b.Priority && a.Via == b.Via && a.Added.Equal(b.Added) && a.Fetch == b.Fetch
 }
 
 func TestReopenKeepsEverything(t *testing.T) {
