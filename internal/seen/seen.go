@@ -82,6 +82,8 @@ type Set struct {
 	maybes         atomic.Int64 // filter said "maybe": the store was asked
 	falsePositives atomic.Int64 // ... and the store said "never seen"
 	added          atomic.Int64
+	warming        atomic.Bool  // filters incomplete: every "no" is asked of the store too
+	warmLookups    atomic.Int64 // store lookups made only because of warming
 }
 
 // part is one partition's scalable Bloom filter: a list of generations, of
@@ -164,14 +166,19 @@ func (s *Set) Add(host, canonicalURL string, record Recorder) (bool, error) {
 	pt := &s.parts[p]
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
-	if pt.test(k[:]) {
-		if s.store == nil {
-			return false, nil
-		}
+	maybe := pt.test(k[:])
+	if maybe && s.store == nil {
+		return false, nil
+	}
+	if maybe || (s.store != nil && s.warming.Load()) {
 		if _, ok := pt.pending[k]; ok {
 			return false, nil // accepted moments ago; its batch is not committed yet
 		}
-		s.maybes.Add(1)
+		if maybe {
+			s.maybes.Add(1)
+		} else {
+			s.warmLookups.Add(1)
+		}
 		has, err := s.store.Has(p, host, k)
 		if err != nil {
 			return false, fmt.Errorf("seen: confirm %s: %w", canonicalURL, err)
@@ -179,7 +186,9 @@ func (s *Set) Add(host, canonicalURL string, record Recorder) (bool, error) {
 		if has {
 			return false, nil
 		}
-		s.falsePositives.Add(1)
+		if maybe {
+			s.falsePositives.Add(1)
+		}
 	}
 	if record != nil {
 		staged, err := record(p, k)
@@ -222,11 +231,23 @@ func (s *Set) Restore(partition int, k Key) {
 	pt.mu.Unlock()
 }
 
+// StartWarming tells the Set that its filters do not yet hold every key
+// the store does (a restarted crawl rebuilding them with Restore while it
+// runs): until StopWarming, a filter's "definitely new" is confirmed in the
+// store too, so the crawl can go on at once without accepting a URL twice.
+func (s *Set) StartWarming() { s.warming.Store(true) }
+
+// StopWarming ends warming: every key the store held when it started has
+// been restored.
+func (s *Set) StopWarming() { s.warming.Store(false) }
+
 // Stats counts the Set's work.
 type Stats struct {
 	Added          int64   // URLs found new
 	Maybes         int64   // filter positives confirmed in the store
 	FalsePositives int64   // of which the store had never seen the URL
+	WarmLookups    int64   // store lookups made while the filters were rebuilt
+	Warming        bool    // the filters are being rebuilt
 	FillRatio      float64 // fraction of filter bits set, over all generations
 	Generations    int     // filter generations over all partitions
 	FilterBytes    int64   // memory held by the filters
@@ -234,7 +255,8 @@ type Stats struct {
 
 // Stats returns the counters and the filters' fill ratio.
 func (s *Set) Stats() Stats {
-	st := Stats{Added: s.added.Load(), Maybes: s.maybes.Load(), FalsePositives: s.falsePositives.Load()}
+	st := Stats{Added: s.added.Load(), Maybes: s.maybes.Load(), FalsePositives: s.falsePositives.Load(),
+		WarmLookups: s.warmLookups.Load(), Warming: s.warming.Load()}
 	var set, total uint
 	for i := range s.parts {
 		pt := &s.parts[i]

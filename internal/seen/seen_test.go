@@ -193,6 +193,57 @@ func TestRestoreRebuildsTheFilter(t *testing.T) {
 	}
 }
 
+// TestWarmingConfirmsInTheStore runs a restarted Set whose filters are
+// rebuilt while URLs are added: no stored URL is found new at any point,
+// new URLs are, and once warming stops, filter negatives no longer ask the
+// store.
+func TestWarmingConfirmsInTheStore(t *testing.T) {
+	mem := NewMemoryStore(4)
+	first, _ := New(Config{ExpectedURLs: 1000, Partitions: 4}, mem)
+	var old []string
+	for i := range 400 {
+		u := fmt.Sprintf("http://h%d.test/%d", i%10, i)
+		old = append(old, u)
+		first.Add(fmt.Sprintf("h%d.test", i%10), u, mem.Add)
+	}
+	second, _ := New(Config{ExpectedURLs: 1000, Partitions: 4}, mem)
+	second.StartWarming()
+	var wg sync.WaitGroup
+	wg.Go(func() { // the rebuild, concurrent with the crawl
+		for p := range mem.parts {
+			mem.parts[p].mu.Lock()
+			keys := make([]Key, 0, len(mem.parts[p].keys))
+			for k := range mem.parts[p].keys {
+				keys = append(keys, k)
+			}
+			mem.parts[p].mu.Unlock()
+			for _, k := range keys {
+				second.Restore(p, k)
+			}
+		}
+	})
+	for i, u := range old {
+		if isNew, err := second.Add(fmt.Sprintf("h%d.test", i%10), u, mem.Add); err != nil || isNew {
+			t.Fatalf("stored URL %s found new while warming (err %v)", u, err)
+		}
+	}
+	wg.Wait()
+	second.StopWarming()
+	if st := second.Stats(); st.WarmLookups == 0 || st.Warming {
+		t.Errorf("stats %+v: warming made no store lookups, or did not stop", st)
+	}
+	before := second.Stats().WarmLookups
+	for i := range 100 {
+		u := fmt.Sprintf("http://new%d.test/", i)
+		if isNew, _ := second.Add(fmt.Sprintf("new%d.test", i), u, mem.Add); !isNew {
+			t.Fatalf("new URL %s not found new", u)
+		}
+	}
+	if st := second.Stats(); st.WarmLookups != before {
+		t.Errorf("%d store lookups after warming stopped", st.WarmLookups-before)
+	}
+}
+
 // A key staged in a batch not yet committed is seen by everyone at once:
 // the store does not have it yet, but it must not be accepted twice.
 func TestStagedKeysArePendingUntilSettled(t *testing.T) {
