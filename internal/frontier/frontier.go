@@ -15,6 +15,26 @@
 // to it through a short inbox, so neither blocks on the dispatcher, and Next
 // is a channel receive: the runtime wakes exactly one waiting worker per
 // released lease, and nothing polls.
+//
+// # Queues on disk
+//
+// With a Store (Config.Store) the queues live on disk and the frontier's
+// memory is bounded by configuration, not by the crawl: each front queue
+// keeps at most Config.FrontBuffer URLs in memory and each of the at most
+// Config.MaxActiveHosts back queues at most Config.HeadSize; the rest stays
+// on disk and is read back in batches as those run low. The caller writes
+// every new URL to its front queue on disk, at an increasing sequence
+// number, in the same atomic batch as whatever makes it seen, and then calls
+// Add with the URLs in that order; Add only lets the frontier skip a disk
+// read for URLs that fit in memory. When a host's head is full, the
+// selector moves its next URLs to the host's tail on disk (Store.Spill)
+// rather than leaving them in front of other hosts' URLs, as Mercator moves
+// URLs from front to back queues. The hosts known in memory are the active
+// ones and those whose clock has not run out; a host that becomes active
+// again gets its clock back from the store (Store.Clock).
+//
+// Without a Store everything is in memory and nothing is bounded but the
+// number of active hosts: for tests and small crawls.
 package frontier
 
 import (
@@ -64,9 +84,15 @@ type Item struct {
 	// Fetch is the URL to request when it differs from URL: a redirect to
 	// a variant of its own URL (a session id the server insists on).
 	Fetch string
-	// Seq identifies the item's durable queue entry, if the caller keeps
-	// one; the frontier only carries it.
+	// Seq is the item's position in its durable queue, zero for an item
+	// that has none (it then lives in memory only).
 	Seq uint64
+	// Tail says which durable queue holds the item: its host's tail on
+	// disk (true), where the frontier moved it, or its front queue (false,
+	// where the caller wrote it). Set by the frontier.
+	Tail bool
+	// Added is when the URL was first queued; zero means when Add saw it.
+	Added time.Time
 	// RobotsFor, when set, makes this a hop of that host's robots.txt
 	// redirect chain that crossed to Host: it is requested under Host's
 	// clock, and that host stays parked until the hop is done.
@@ -93,6 +119,54 @@ type Config struct {
 	// that never ends, fed by Add). Without it Run returns when the frontier
 	// drains, and Next returns ErrDrained.
 	KeepAlive bool
+
+	// Store keeps the queues on disk (see the package comment). Nil keeps
+	// everything in memory.
+	Store Store
+	// FrontBuffer is how many URLs of each front queue are kept in memory
+	// with a Store. Zero means 4096.
+	FrontBuffer int
+	// HeadSize is how many URLs of each active back queue are kept in
+	// memory with a Store. Zero means 64.
+	HeadSize int
+	// FirstSeq is the first Seq the caller hands out in this process. An
+	// item read from the Store with a smaller Seq was queued by an earlier
+	// run; it is counted in Stats.Queued when it is read.
+	FirstSeq uint64
+	// Resumed, when set, is when a restarted crawl started: a host with a
+	// stored clock is not leased before Resumed plus its gap, so a request
+	// cut by the crash is never followed at once by another.
+	Resumed time.Time
+	// LeaseTimeout, when positive, expires a lease that is not completed in
+	// time: its URL goes back to the head of its host's queue and the host's
+	// clock is armed as if the request had been sent. A late Complete of an
+	// expired lease is ignored. Zero means leases never expire (in-process
+	// workers, whose every fetch is bounded by its own timeouts).
+	LeaseTimeout time.Duration
+}
+
+// Store keeps a frontier's queues on disk. Before calling Add, the caller
+// writes each new item to front queue Item.Priority at Item.Seq, with Seqs
+// increasing in the order the writes become visible, and calls Add in that
+// order. The frontier alone writes hosts' tails. The caller deletes an
+// item's entry (front queue or tail, as Item.Tail says) when it is done with
+// its lease. Methods are called from Run's goroutine only.
+type Store interface {
+	// Front returns up to n items of front queue p with Seq > after, in
+	// Seq order.
+	Front(p Priority, after uint64, n int) ([]Item, error)
+	// Tail returns up to n items of host's tail with Seq > after, in Seq
+	// order.
+	Tail(host string, after uint64, n int) ([]Item, error)
+	// Spill moves items from their front queue (at Item.Seq) to the tail of
+	// their host, item i at position seqs[i], atomically.
+	Spill(items []Item, seqs []uint64) error
+	// TailHosts calls fn for every host with a tail until fn returns false.
+	// Only active hosts have one, so there are at most about
+	// MaxActiveHosts of them.
+	TailHosts(fn func(host string) bool) error
+	// Clock returns a host's stored clock; found is false if it has none.
+	Clock(host string) (nextAt time.Time, crawlDelay time.Duration, found bool, err error)
 }
 
 func (c *Config) setDefaults() {
@@ -105,6 +179,12 @@ func (c *Config) setDefaults() {
 	if c.Seed == 0 {
 		c.Seed = 1
 	}
+	if c.FrontBuffer == 0 {
+		c.FrontBuffer = 4096
+	}
+	if c.HeadSize == 0 {
+		c.HeadSize = 64
+	}
 }
 
 // Validate reports the first invalid field.
@@ -114,6 +194,15 @@ func (c Config) Validate() error {
 	}
 	if c.MaxActiveHosts < 0 {
 		return fmt.Errorf("frontier: max active hosts %d is negative", c.MaxActiveHosts)
+	}
+	if c.FrontBuffer < 0 || c.FrontBuffer == 1 {
+		return fmt.Errorf("frontier: front buffer %d must be at least 2", c.FrontBuffer)
+	}
+	if c.HeadSize < 0 {
+		return fmt.Errorf("frontier: head size %d is negative", c.HeadSize)
+	}
+	if c.LeaseTimeout < 0 {
+		return fmt.Errorf("frontier: lease timeout %v is negative", c.LeaseTimeout)
 	}
 	if c.Weights != [3]int{} {
 		for i, w := range c.Weights {
@@ -166,19 +255,28 @@ type Result struct {
 
 // Stats is a snapshot of the frontier's size.
 type Stats struct {
-	Queued      int // URLs in front and back queues
-	Front       int // URLs in front queues
+	// Queued counts the URLs queued, in memory or on disk, that this
+	// process knows of. After a restart, URLs queued by the earlier run are
+	// counted as they are read back.
+	Queued int
+	// Earlier counts the URLs queued by an earlier run that were read back
+	// from the Store so far.
+	Earlier     int
+	Front       int // URLs in front queues, in memory
+	InMemory    int // URLs held in memory: front queues and back-queue heads
 	InFlight    int // leases out
+	Expired     int // leases expired since the start
 	ActiveHosts int // hosts with a back queue
 	ReadyHosts  int // hosts that may be leased now
 	WaitingHost int // hosts with URLs whose delay has not passed
 	ParkedHosts int // hosts held until Unpark
-	KnownHosts  int // hosts the frontier has a clock for
+	KnownHosts  int // hosts the frontier has a clock for in memory
 }
 
 // Frontier is safe for concurrent use. Call Run to serve leases.
 type Frontier struct {
-	cfg Config
+	cfg   Config
+	store Store
 
 	// inbox: filled by Add and Complete, emptied by Run.
 	mu         sync.Mutex
@@ -194,20 +292,31 @@ type Frontier struct {
 	final      Stats // snapshot taken when Run returns; read after done is closed
 
 	// Owned by Run.
-	rng       *rand.Rand
-	front     [numPriorities]fifo[queued]
-	hosts     map[string]*host
-	ready     readyHeap
-	active    int
-	parked    int
-	queued    int
-	inflight  map[uint64]*host
-	nextLease uint64
+	rng          *rand.Rand
+	front        [numPriorities]frontQueue
+	hosts        map[string]*host
+	ready        readyHeap
+	active       int
+	parked       int
+	queued       int
+	earlier      int
+	inflight     map[uint64]*flight
+	expiry       expiryHeap
+	expired      int
+	nextLease    uint64
+	tailSeq      uint64 // last tail position handed out
+	firstTailSeq uint64 // tails below it were written by an earlier run
+	spill        []Item // routed to tails, written at the end of refill
+	pruneAt      int    // prune idle hosts when the map reaches this size
+	err          error  // first store error; Run returns it
 }
 
-type queued struct {
-	Item
-	added time.Time
+// frontQueue is one priority's front queue: its head in memory, the rest
+// on disk (with a Store).
+type frontQueue struct {
+	mem    fifo[Item]
+	after  uint64 // highest Seq taken into memory, from the disk or from Add
+	onDisk bool   // items after `after` may be on disk and not in memory
 }
 
 type completion struct {
@@ -215,35 +324,57 @@ type completion struct {
 	result Result
 }
 
+// flight is a lease that is out.
+type flight struct {
+	h        *host
+	item     Item
+	id       uint64
+	deadline time.Time // with a LeaseTimeout
+	expIdx   int       // index in the expiry heap, -1 when absent
+}
+
 // host is one host's back queue and clock.
 type host struct {
 	name       string
-	queue      fifo[queued]
-	nextAt     time.Time // earliest start of the next request
+	head       fifo[Item] // the back queue's head, in memory
+	tailAfter  uint64     // highest tail position read into head
+	tailMore   bool       // the tail on disk may hold items after tailAfter
+	nextAt     time.Time  // earliest start of the next request
 	crawlDelay time.Duration
+	clockRead  bool // the stored clock was read (with a Store)
 	busy       bool
 	parked     bool // kept out of the ready heap until Unpark
 	activeQ    bool // holds one of the MaxActiveHosts back queues
 	heapIdx    int  // index in the ready heap, -1 when absent
 }
 
-// New returns a Frontier. It panics on an invalid Config only through
-// Validate's error, returned here.
+// New returns a Frontier, or the first error of cfg.Validate.
 func New(cfg Config) (*Frontier, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg.setDefaults()
-	return &Frontier{
+	f := &Frontier{
 		cfg:      cfg,
+		store:    cfg.Store,
 		kick:     make(chan struct{}, 1),
 		statsReq: make(chan chan Stats),
 		leases:   make(chan Lease),
 		done:     make(chan struct{}),
 		rng:      rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		hosts:    make(map[string]*host),
-		inflight: make(map[uint64]*host),
-	}, nil
+		inflight: make(map[uint64]*flight),
+		pruneAt:  2 * cfg.MaxActiveHosts,
+	}
+	f.tailSeq = uint64(time.Now().UnixNano())
+	f.firstTailSeq = f.tailSeq + 1
+	if f.store != nil {
+		// An earlier run may have left URLs in every front queue.
+		for p := range f.front {
+			f.front[p].onDisk = true
+		}
+	}
+	return f, nil
 }
 
 // Add queues items. It never blocks on the dispatcher and may be called
@@ -329,8 +460,9 @@ func (f *Frontier) Stats() Stats {
 }
 
 // Run serves leases until ctx is done or, without KeepAlive, until the
-// frontier drains. It returns nil on drain and ctx's error otherwise. Run
-// may be called once.
+// frontier drains. It returns nil on drain, ctx's error when ctx is done,
+// and the Store's error if reading or writing a queue fails. Run may be
+// called once.
 func (f *Frontier) Run(ctx context.Context) error {
 	f.mu.Lock()
 	if f.runStarted {
@@ -344,41 +476,76 @@ func (f *Frontier) Run(ctx context.Context) error {
 		close(f.done)
 	}()
 
+	if f.store != nil {
+		// Hosts with a tail were active when the last run stopped: their
+		// tails are referenced from nowhere else, so they are taken back
+		// first, whatever the bound.
+		if err := f.store.TailHosts(func(name string) bool {
+			h := f.activate(name)
+			h.tailMore = true
+			f.settle(h)
+			return f.err == nil
+		}); err != nil {
+			return fmt.Errorf("frontier: read tails: %w", err)
+		}
+		if f.err != nil {
+			return f.err
+		}
+	}
+
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	for {
 		f.takeInbox()
 		f.refill()
-		if !f.cfg.KeepAlive && f.queued == 0 && len(f.inflight) == 0 {
+		if f.err != nil {
+			return f.err
+		}
+		if !f.cfg.KeepAlive && f.drained() {
 			close(f.leases)
 			return nil
 		}
 		now := time.Now()
+		f.expire(now)
 		var (
 			out   chan Lease
 			offer Lease
-			timeC <-chan time.Time
+			wait  time.Duration = -1
 		)
 		if len(f.ready) > 0 {
 			h := f.ready[0]
-			if wait := h.nextAt.Sub(now); wait <= 0 {
+			if w := h.nextAt.Sub(now); w <= 0 {
 				out = f.leases
-				q := h.queue.peek()
+				it := h.head.peek()
 				f.nextLease++
-				offer = Lease{Item: q.Item, Queued: now.Sub(q.added), id: f.nextLease}
+				offer = Lease{Item: it, Queued: now.Sub(it.Added), id: f.nextLease}
 			} else {
-				timer.Reset(wait)
-				timeC = timer.C
+				wait = w
 			}
+		}
+		if len(f.expiry) > 0 {
+			if w := max(f.expiry[0].deadline.Sub(now), 0); wait < 0 || w < wait {
+				wait = w
+			}
+		}
+		var timeC <-chan time.Time
+		if wait >= 0 {
+			timer.Reset(wait)
+			timeC = timer.C
 		}
 		select {
 		case out <- offer:
 			h := heap.Pop(&f.ready).(*host)
-			h.queue.pop()
+			it := h.head.pop()
 			h.busy = true
 			f.queued--
-			f.inflight[offer.id] = h
+			fl := &flight{h: h, item: it, id: offer.id, expIdx: -1}
+			f.inflight[offer.id] = fl
+			if f.cfg.LeaseTimeout > 0 {
+				fl.deadline = now.Add(f.cfg.LeaseTimeout)
+				heap.Push(&f.expiry, fl)
+			}
 		case <-f.kick:
 		case <-timeC:
 		case ch := <-f.statsReq:
@@ -394,6 +561,28 @@ func (f *Frontier) Run(ctx context.Context) error {
 			default:
 			}
 		}
+	}
+}
+
+// drained reports whether nothing is queued, in memory or on disk, and
+// nothing is in flight. Every queued URL is in a front queue or in the back
+// queue of an active host.
+func (f *Frontier) drained() bool {
+	if len(f.inflight) > 0 || f.active > 0 {
+		return false
+	}
+	for p := range f.front {
+		if f.front[p].mem.len() > 0 || f.front[p].onDisk {
+			return false
+		}
+	}
+	return true
+}
+
+// fail records the first store error; Run returns it.
+func (f *Frontier) fail(err error) {
+	if f.err == nil {
+		f.err = fmt.Errorf("frontier: %w", err)
 	}
 }
 
@@ -418,16 +607,7 @@ func (f *Frontier) takeInbox() {
 		h.crawlDelay = r.crawlDelay
 	}
 	for _, it := range adds {
-		p := it.Priority
-		if p < Low {
-			p = Low
-		}
-		if p > High {
-			p = High
-		}
-		it.Priority = p
-		f.front[p].push(queued{Item: it, added: now})
-		f.queued++
+		f.add(it, now)
 	}
 	for _, c := range completes {
 		f.complete(c, now)
@@ -439,14 +619,42 @@ func (f *Frontier) takeInbox() {
 			f.settle(h)
 		}
 	}
+	f.prune(now)
+}
+
+// add takes an item given to Add into its front queue's memory, unless it
+// is on disk and does not fit, or was read from the disk already.
+func (f *Frontier) add(it Item, now time.Time) {
+	it.Priority = min(max(it.Priority, Low), High)
+	it.Tail = false
+	if it.Added.IsZero() {
+		it.Added = now
+	}
+	f.queued++
+	fq := &f.front[it.Priority]
+	switch {
+	case f.store == nil || it.Seq == 0:
+		fq.mem.push(it) // lives in memory only
+	case it.Seq <= fq.after:
+		// Read from the disk while its Add was on the way.
+	case !fq.onDisk && fq.mem.len() < f.cfg.FrontBuffer:
+		fq.mem.push(it)
+		fq.after = it.Seq
+	default:
+		fq.onDisk = true // read back in order when memory runs low
+	}
 }
 
 func (f *Frontier) complete(c completion, now time.Time) {
-	h, ok := f.inflight[c.lease.id]
+	fl, ok := f.inflight[c.lease.id]
 	if !ok {
-		return // unknown or already completed
+		return // unknown, expired or already completed
 	}
 	delete(f.inflight, c.lease.id)
+	if fl.expIdx >= 0 {
+		heap.Remove(&f.expiry, fl.expIdx)
+	}
+	h := fl.h
 	h.busy = false
 	if c.result.SetCrawlDelay {
 		h.crawlDelay = c.result.CrawlDelay
@@ -455,7 +663,7 @@ func (f *Frontier) complete(c completion, now time.Time) {
 		h.nextAt = now.Add(max(f.cfg.Delay, h.crawlDelay))
 	}
 	if c.result.Retry {
-		h.queue.pushFront(queued{Item: c.lease.Item, added: now.Add(-c.lease.Queued)})
+		h.head.pushFront(fl.item)
 		f.queued++
 	}
 	if c.result.Park {
@@ -465,12 +673,28 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	f.settle(h)
 }
 
+// expire gives back the leases whose time is up, as if their workers had
+// fetched and asked for a retry: the host's clock is armed, in case the
+// request did go out, and the URL is leased again after the gap.
+func (f *Frontier) expire(now time.Time) {
+	for len(f.expiry) > 0 && !f.expiry[0].deadline.After(now) {
+		f.expired++
+		f.complete(completion{lease: Lease{id: f.expiry[0].id}, result: Result{Fetched: true, Retry: true}}, now)
+	}
+}
+
 // settle puts an idle host where it belongs: in the ready heap when it has
-// URLs and is not parked; out of the back queues when it has none.
+// URLs and is not parked; out of the back queues when it has none, on disk
+// or in memory.
 func (f *Frontier) settle(h *host) {
+	if h.busy || h.heapIdx >= 0 {
+		return
+	}
+	if h.head.len() == 0 && h.tailMore {
+		f.readTail(h)
+	}
 	switch {
-	case h.busy || h.heapIdx >= 0:
-	case h.queue.len() == 0 && !h.parked:
+	case h.head.len() == 0 && !h.parked:
 		if h.activeQ {
 			h.activeQ = false
 			f.active--
@@ -482,6 +706,42 @@ func (f *Frontier) settle(h *host) {
 	}
 }
 
+// readTail reads the next part of a host's tail into its head.
+func (f *Frontier) readTail(h *host) {
+	items, err := f.store.Tail(h.name, h.tailAfter, f.cfg.HeadSize)
+	if err != nil {
+		f.fail(fmt.Errorf("read the queue of %s: %w", h.name, err))
+		return
+	}
+	for _, it := range items {
+		it.Tail = true
+		if it.Seq < f.firstTailSeq {
+			f.queued++ // written by an earlier run
+			f.earlier++
+		}
+		h.head.push(it)
+		h.tailAfter = it.Seq
+		f.tailSeq = max(f.tailSeq, it.Seq)
+	}
+	if len(items) < f.cfg.HeadSize {
+		h.tailMore = false
+	}
+}
+
+// prune forgets idle hosts whose clock has run out, once the map has grown
+// to twice its last size (with a Store only: their clocks are on disk).
+func (f *Frontier) prune(now time.Time) {
+	if f.store == nil || len(f.hosts) < f.pruneAt {
+		return
+	}
+	for name, h := range f.hosts {
+		if !h.activeQ && !h.busy && !h.parked && h.head.len() == 0 && !h.nextAt.After(now) {
+			delete(f.hosts, name)
+		}
+	}
+	f.pruneAt = max(2*f.cfg.MaxActiveHosts, 2*len(f.hosts))
+}
+
 // Unpark lets a parked host be leased again once its clock allows. It is a
 // no-op for a host that is not parked.
 func (f *Frontier) Unpark(host string) {
@@ -491,26 +751,100 @@ func (f *Frontier) Unpark(host string) {
 	f.wake()
 }
 
-// refill moves URLs from the front queues to back queues until every back
-// queue slot is taken or the front queues are empty. A URL whose host
-// already has a back queue joins it without taking a slot.
+// refill is Mercator's back-queue selector: it takes URLs from the front
+// queues, picked at random in proportion to their weights, into the back
+// queues of their hosts, until the URL at the head of the picked queue is
+// for a host without a back queue and every back queue is taken. A host's
+// robots.txt hop to another host never waits for a slot (its owner holds
+// one while it waits), so parked hosts cannot take every slot and stall.
 func (f *Frontier) refill() {
-	for f.active < f.cfg.MaxActiveHosts {
-		q, ok := f.pickFront()
+	for f.err == nil {
+		p, ok := f.pickFront()
 		if !ok {
-			return
+			break
 		}
-		h := f.host(q.Host)
-		h.queue.push(q)
-		if h.activeQ {
-			continue
+		fq := &f.front[p]
+		it := fq.mem.peek()
+		h := f.hosts[it.Host]
+		if h == nil || !h.activeQ {
+			if f.active >= f.cfg.MaxActiveHosts && it.RobotsFor == "" {
+				break
+			}
+			h = f.activate(it.Host)
 		}
+		fq.mem.pop()
+		f.route(h, it)
+	}
+	f.flushSpill()
+}
+
+// activate gives a host a back queue; with a Store, a host not known in
+// memory gets its clock from the store.
+func (f *Frontier) activate(name string) *host {
+	h := f.host(name)
+	if !h.activeQ {
 		h.activeQ = true
 		f.active++
-		if !h.busy {
-			heap.Push(&f.ready, h)
+	}
+	if f.store == nil || h.clockRead {
+		return h
+	}
+	h.clockRead = true
+	nextAt, crawlDelay, found, err := f.store.Clock(name)
+	if err != nil {
+		f.fail(fmt.Errorf("read the clock of %s: %w", name, err))
+		return h
+	}
+	if !found {
+		return h
+	}
+	if h.crawlDelay == 0 {
+		h.crawlDelay = crawlDelay
+	}
+	if !f.cfg.Resumed.IsZero() {
+		// A request of the last run may have been cut by the crash.
+		nextAt = later(nextAt, f.cfg.Resumed.Add(max(f.cfg.Delay, h.crawlDelay)))
+	}
+	if nextAt.After(h.nextAt) {
+		h.nextAt = nextAt
+		if h.heapIdx >= 0 {
+			heap.Fix(&f.ready, h.heapIdx)
 		}
 	}
+	return h
+}
+
+// route appends an item to an active host's back queue: to its head in
+// memory while that has room and nothing waits on disk before it, else to
+// its tail on disk.
+func (f *Frontier) route(h *host, it Item) {
+	if f.store != nil && it.Seq != 0 && (h.tailMore || h.head.len() >= f.cfg.HeadSize) {
+		f.spill = append(f.spill, it)
+		h.tailMore = true
+		return
+	}
+	h.head.push(it)
+	if h.head.len() == 1 && !h.busy && !h.parked && h.heapIdx < 0 {
+		heap.Push(&f.ready, h)
+	}
+}
+
+// flushSpill writes the items routed to tails during a refill, in one
+// batch, before any tail is read again.
+func (f *Frontier) flushSpill() {
+	if len(f.spill) == 0 {
+		return
+	}
+	seqs := make([]uint64, len(f.spill))
+	for i := range seqs {
+		f.tailSeq++
+		seqs[i] = f.tailSeq
+	}
+	if err := f.store.Spill(f.spill, seqs); err != nil {
+		f.fail(fmt.Errorf("move %d URLs to their hosts' queues: %w", len(f.spill), err))
+	}
+	clear(f.spill)
+	f.spill = f.spill[:0]
 }
 
 // host returns the state of a host, creating it.
@@ -523,25 +857,53 @@ func (f *Frontier) host(name string) *host {
 	return h
 }
 
-// pickFront takes the head of a front queue chosen at random among the
-// non-empty ones, in proportion to their weights.
-func (f *Frontier) pickFront() (queued, bool) {
+// fillFront reads front queue p's next items from disk once its memory is
+// half empty.
+func (f *Frontier) fillFront(p Priority) {
+	fq := &f.front[p]
+	if f.store == nil || !fq.onDisk || fq.mem.len() > f.cfg.FrontBuffer/2 || f.err != nil {
+		return
+	}
+	want := f.cfg.FrontBuffer - fq.mem.len()
+	items, err := f.store.Front(p, fq.after, want)
+	if err != nil {
+		f.fail(fmt.Errorf("read the %v front queue: %w", p, err))
+		return
+	}
+	for _, it := range items {
+		it.Priority, it.Tail = p, false
+		if it.Seq < f.cfg.FirstSeq {
+			f.queued++ // queued by an earlier run
+			f.earlier++
+		}
+		fq.mem.push(it)
+		fq.after = it.Seq
+	}
+	if len(items) < want {
+		fq.onDisk = false
+	}
+}
+
+// pickFront chooses a non-empty front queue at random, in proportion to
+// the weights of the non-empty ones.
+func (f *Frontier) pickFront() (Priority, bool) {
 	total := 0
 	for p := range f.front {
-		if f.front[p].len() > 0 {
+		f.fillFront(Priority(p))
+		if f.front[p].mem.len() > 0 {
 			total += f.cfg.Weights[p]
 		}
 	}
 	if total == 0 {
-		return queued{}, false
+		return 0, false
 	}
 	r := f.rng.IntN(total)
 	for p := range f.front {
-		if f.front[p].len() == 0 {
+		if f.front[p].mem.len() == 0 {
 			continue
 		}
 		if r < f.cfg.Weights[p] {
-			return f.front[p].pop(), true
+			return Priority(p), true
 		}
 		r -= f.cfg.Weights[p]
 	}
@@ -551,13 +913,19 @@ func (f *Frontier) pickFront() (queued, bool) {
 func (f *Frontier) stats(now time.Time) Stats {
 	s := Stats{
 		Queued:      f.queued,
+		Earlier:     f.earlier,
 		InFlight:    len(f.inflight),
+		Expired:     f.expired,
 		ActiveHosts: f.active,
 		ParkedHosts: f.parked,
 		KnownHosts:  len(f.hosts),
 	}
 	for p := range f.front {
-		s.Front += f.front[p].len()
+		s.Front += f.front[p].mem.len()
+	}
+	s.InMemory = s.Front
+	for _, h := range f.hosts {
+		s.InMemory += h.head.len()
 	}
 	for _, h := range f.ready {
 		if !h.nextAt.After(now) {
@@ -569,6 +937,13 @@ func (f *Frontier) stats(now time.Time) Stats {
 	return s
 }
 
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // readyHeap orders hosts by next-allowed time; ties go to the host whose
 // next URL has the higher priority.
 type readyHeap []*host
@@ -578,7 +953,7 @@ func (r readyHeap) Less(i, j int) bool {
 	if !r[i].nextAt.Equal(r[j].nextAt) {
 		return r[i].nextAt.Before(r[j].nextAt)
 	}
-	return r[i].queue.peek().Priority > r[j].queue.peek().Priority
+	return r[i].head.peek().Priority > r[j].head.peek().Priority
 }
 func (r readyHeap) Swap(i, j int) {
 	r[i], r[j] = r[j], r[i]
@@ -597,4 +972,28 @@ func (r *readyHeap) Pop() any {
 	*r = old[:len(old)-1]
 	h.heapIdx = -1
 	return h
+}
+
+// expiryHeap orders the leases out by deadline.
+type expiryHeap []*flight
+
+func (e expiryHeap) Len() int           { return len(e) }
+func (e expiryHeap) Less(i, j int) bool { return e[i].deadline.Before(e[j].deadline) }
+func (e expiryHeap) Swap(i, j int) {
+	e[i], e[j] = e[j], e[i]
+	e[i].expIdx = i
+	e[j].expIdx = j
+}
+func (e *expiryHeap) Push(x any) {
+	fl := x.(*flight)
+	fl.expIdx = len(*e)
+	*e = append(*e, fl)
+}
+func (e *expiryHeap) Pop() any {
+	old := *e
+	fl := old[len(old)-1]
+	old[len(old)-1] = nil
+	*e = old[:len(old)-1]
+	fl.expIdx = -1
+	return fl
 }
