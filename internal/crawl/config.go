@@ -53,6 +53,11 @@ type Config struct {
 	// MaxActiveHosts bounds the frontier's back queues; zero means
 	// max(1024, 4*Workers).
 	MaxActiveHosts int
+	// FrontBuffer and HeadSize bound the URLs the frontier holds in memory:
+	// per front queue, and per active host. The rest stays on disk. Zero
+	// means the frontier's defaults (4096 and 64).
+	FrontBuffer int
+	HeadSize    int
 
 	Canon canon.Config
 	Scope scope.Config

@@ -129,7 +129,14 @@ func New(cfg Config) (c *Crawler, err error) {
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions}, c.state); err != nil {
 		return nil, err
 	}
-	if c.front, err = frontier.New(frontier.Config{Delay: cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts}); err != nil {
+	fcfg := frontier.Config{
+		Delay: cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts, FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize,
+		Store: frontStore{c.state}, FirstSeq: c.state.firstSeq,
+	}
+	if c.resumed {
+		fcfg.Resumed = time.Now()
+	}
+	if c.front, err = frontier.New(fcfg); err != nil {
 		return nil, err
 	}
 	if c.fetcher, err = fetch.New(cfg.Fetch); err != nil {
@@ -162,23 +169,39 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	for _, f := range c.warcFix {
 		c.log.Warn("torn WARC file from a crash cut back to its last whole record", "file", f.Name, "records", f.Records, "dropped_bytes", f.DroppedBytes, "removed", f.Removed)
 	}
+	var warm sync.WaitGroup
+	warmCtx, stopWarm := context.WithCancel(ctx)
+	closeAll := func() error { // the rebuild of the seen set reads the store
+		stopWarm()
+		warm.Wait()
+		return c.close()
+	}
 	if c.resumed {
-		urls, queued, err := c.state.resume(c.seen, c.front, c.cfg.Delay)
-		if err != nil {
-			return Summary{StoppedBy: "failed"}, errors.Join(err, c.close())
-		}
 		extra, err := c.state.scopeSeeds()
 		if err != nil {
-			return Summary{StoppedBy: "failed"}, errors.Join(err, c.close())
+			return Summary{StoppedBy: "failed"}, errors.Join(err, closeAll())
 		}
 		for _, s := range extra {
 			if u, err := c.canon.Parse(s); err == nil {
 				c.scope.AddSeed(u)
 			}
 		}
-		c.stats.resumedURLs.Store(int64(urls))
-		c.stats.resumedQueue.Store(int64(queued))
-		c.log.Info("resuming crawl", "dir", c.cfg.DataDir, "urls", urls, "queued", queued)
+		// The crawl goes on at once: the queues are read from disk as
+		// they are needed, and the seen set, whose filters are rebuilt in
+		// the background, asks the store about every URL meanwhile.
+		c.seen.StartWarming()
+		warm.Go(func() {
+			urls, err := c.state.fillSeen(warmCtx, c.seen)
+			c.stats.resumedURLs.Store(int64(urls))
+			switch {
+			case err == nil:
+				c.seen.StopWarming()
+				c.log.Info("seen set rebuilt", "urls", urls)
+			case warmCtx.Err() == nil:
+				c.fail(err)
+			}
+		})
+		c.log.Info("resuming crawl", "dir", c.cfg.DataDir)
 	}
 	// Seeds given again to a resumed crawl are deduplicated like any URL.
 	seeds := c.state.newBatch()
@@ -186,7 +209,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		c.admitURL(seeds, u, 0, 0, frontier.High, "")
 	}
 	if err := seeds.commit(c.seen, c.front); err != nil {
-		return Summary{StoppedBy: "failed"}, errors.Join(fmt.Errorf("crawl: record seeds: %w", err), c.close())
+		return Summary{StoppedBy: "failed"}, errors.Join(fmt.Errorf("crawl: record seeds: %w", err), closeAll())
 	}
 
 	// leaseCtx stops the workers taking leases (ctx done, page cap, a fatal
@@ -222,6 +245,12 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	stats := c.front.Stats()
 	stopLeasing()
 	ferr := <-frontErr
+	if ferr != nil && !errors.Is(ferr, context.Canceled) && !errors.Is(ferr, context.DeadlineExceeded) {
+		c.fail(ferr) // the queues could not be read or written
+	}
+	stopWarm()
+	warm.Wait()
+	c.stats.resumedQueue.Store(int64(stats.Earlier))
 
 	sum := c.summary()
 	sum.Queued = stats.Queued + stats.InFlight
@@ -237,7 +266,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	default:
 		sum.StoppedBy = "stopped"
 	}
-	err := errors.Join(c.fatal, c.close())
+	err := errors.Join(c.fatal, closeAll())
 	sum.WARCFiles = c.warc.Files()
 	sum.WARCBytes = c.warc.Bytes()
 	return sum, err
@@ -551,9 +580,7 @@ func (c *Crawler) admitRedirect(pb *pageBatch, l frontier.Lease, location string
 		pb.widenScope(lu.String)
 	}
 	if lu.String == l.URL {
-		it := frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL}
-		pb.enqueue(&it, partition.Of(it.Host, c.cfg.Partitions))
-		pb.items = append(pb.items, it)
+		pb.items = append(pb.items, frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL})
 		return
 	}
 	c.admitURL(pb, lu, l.Depth, l.Hops+1, l.Priority, l.URL)

@@ -1,7 +1,9 @@
 package crawl
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"weft/internal/frontier"
+	"weft/internal/partition"
 	"weft/internal/seen"
 	"weft/internal/store"
 )
@@ -19,19 +22,22 @@ import (
 // crash at any moment loses no accepted URL. Each lease ends with one batch
 // (pageBatch) that holds everything it changed:
 //
-//   - the record (which makes it seen) and the queue entry of every new URL
-//     it found, staged under the seen set's partition lock and held there
-//     as pending until the batch commits, so no other worker accepts it
-//     twice meanwhile;
+//   - the record (which makes it seen) and the front-queue entry of every
+//     new URL it found, the record staged under the seen set's partition
+//     lock and held there as pending until the batch commits, so no other
+//     worker accepts it twice meanwhile;
 //   - the deletion of its own queue entry, with its outcome and its host's
 //     clock; so after a crash every URL not yet done, the leases that were
 //     out included, is queued again (at most those are fetched twice), and
 //     the links of a page whose batch was lost are found again when the
 //     page is refetched.
 //
-// A restart gives every host with queued URLs a clock of at least one gap
-// from the restart, so a request cut by the crash is never followed at once
-// by another to the same host.
+// The frontier reads its queues from here (durable is its Store): front
+// queues in the order of their sequence numbers, which is why batches that
+// queue URLs number and commit them under one lock (commitMu), and hosts'
+// tails, which only the frontier writes. A restart gives every host with a
+// stored clock at least one gap from the restart (frontier.Config.Resumed),
+// so a request cut by the crash is never followed at once by another.
 //
 // What is not kept: robots.txt policies (fetched again, under the host's
 // clock, after a restart), counters of the summary, and the per-host cap.
@@ -40,8 +46,12 @@ type durable struct {
 	path  string
 	parts int
 
-	seqMu sync.Mutex
-	seq   uint64 // last queue sequence number handed out
+	// commitMu makes front-queue sequence numbers visible in order: a
+	// batch that queues URLs numbers them, commits and tells the frontier
+	// under it.
+	commitMu sync.Mutex
+	seq      uint64 // last front-queue sequence number handed out
+	firstSeq uint64 // the first one this process hands out
 }
 
 const (
@@ -64,6 +74,18 @@ func openDurable(dataDir string, partitions int, fresh bool, fs vfs.FS) (*durabl
 		return nil, false, err
 	}
 	d := &durable{db: db, path: path, parts: partitions, seq: uint64(time.Now().UnixNano())}
+	for p := range frontier.High + 1 {
+		// Numbers go on from the last one stored, even if the clock went back.
+		last, ok, err := db.LastFrontSeq(uint8(p))
+		if err != nil {
+			db.Close()
+			return nil, false, err
+		}
+		if ok {
+			d.seq = max(d.seq, last)
+		}
+	}
+	d.firstSeq = d.seq + 1
 	v, found, err := db.GetMeta(metaPartitions)
 	if err != nil {
 		db.Close()
@@ -90,16 +112,6 @@ func openDurable(dataDir string, partitions int, fresh bool, fs vfs.FS) (*durabl
 
 func (d *durable) close() error { return d.db.Close() }
 
-// nextSeq returns a queue sequence number: increasing within this process
-// and, being at least the wall clock in nanoseconds, after every number a
-// previous run handed out.
-func (d *durable) nextSeq() uint64 {
-	d.seqMu.Lock()
-	defer d.seqMu.Unlock()
-	d.seq = max(d.seq+1, uint64(time.Now().UnixNano()))
-	return d.seq
-}
-
 // Has implements seen.Store.
 func (d *durable) Has(part int, host string, k seen.Key) (bool, error) {
 	return d.db.HasURL(uint16(part), host, k)
@@ -108,7 +120,14 @@ func (d *durable) Has(part int, host string, k seen.Key) (bool, error) {
 func queueItem(it *frontier.Item, part int) store.QueueItem {
 	return store.QueueItem{
 		URL: it.URL, Host: it.Host, Part: uint16(part), Depth: it.Depth, Hops: it.Hops,
-		Priority: uint8(it.Priority), Via: it.Via, Added: time.Now(),
+		Priority: uint8(it.Priority), Via: it.Via, Added: it.Added, Fetch: it.Fetch,
+	}
+}
+
+func frontierItem(q store.QueueItem, seq uint64) frontier.Item {
+	return frontier.Item{
+		URL: q.URL, Host: q.Host, Depth: q.Depth, Hops: q.Hops, Priority: frontier.Priority(q.Priority),
+		Via: q.Via, Fetch: q.Fetch, Seq: seq, Added: q.Added,
 	}
 }
 
@@ -123,23 +142,14 @@ type pageBatch struct {
 
 func (d *durable) newBatch() *pageBatch { return &pageBatch{d: d, b: d.db.NewBatch()} }
 
-// recorder returns the seen set's Recorder for it: the URL record and the
-// queue entry, staged in the batch. It sets it.Seq.
+// recorder returns the seen set's Recorder for it: the URL record, staged
+// in the batch. Its queue entry is written when the batch commits.
 func (pb *pageBatch) recorder(it *frontier.Item) seen.Recorder {
 	return func(part int, k seen.Key) (bool, error) {
-		it.Seq = pb.d.nextSeq()
 		pb.b.PutURL(uint16(part), it.Host, k, store.URLRecord{URL: it.URL, Depth: it.Depth, Priority: uint8(it.Priority), Status: store.URLQueued})
-		pb.b.PushQueue(uint16(part), it.Host, it.Seq, queueItem(it, part))
 		pb.pending = append(pb.pending, seen.Pending{Partition: part, Key: k})
 		return true, nil
 	}
-}
-
-// enqueue stages a queue entry for an item that bypasses the seen set (a
-// redirect to a variant of its own URL). It sets it.Seq.
-func (pb *pageBatch) enqueue(it *frontier.Item, part int) {
-	it.Seq = pb.d.nextSeq()
-	pb.b.PushQueue(uint16(part), it.Host, it.Seq, queueItem(it, part))
 }
 
 // done stages a lease's outcome: the queue entry goes, the URL record says
@@ -153,7 +163,11 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 	if res.Retry || l.Seq == 0 {
 		return
 	}
-	pb.b.DeleteQueue(uint16(part), l.Host, l.Seq)
+	if l.Tail {
+		pb.b.DeleteQueue(uint16(part), l.Host, l.Seq)
+	} else {
+		pb.b.DeleteFront(uint8(l.Priority), l.Seq)
+	}
 	st := store.URLDone
 	switch {
 	case outcome == RejectRobots:
@@ -171,10 +185,27 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 // scope, so a restart widens the scope the same way.
 func (pb *pageBatch) widenScope(u string) { pb.b.PutMeta(metaScopePrefix+u, nil) }
 
-// commit writes the batch, settles its pending keys and hands its items to
-// the frontier. On error nothing of it is in the store; the crawl stops.
+// commit writes the batch, with a front-queue entry for each of its items,
+// settles its pending keys and hands the items to the frontier. On error
+// nothing of it is in the store; the crawl stops.
 func (pb *pageBatch) commit(s *seen.Set, f *frontier.Frontier) error {
-	if err := pb.b.Commit(false); err != nil { // an empty batch commits nothing
+	if len(pb.items) == 0 {
+		return pb.b.Commit(false) // an empty batch commits nothing
+	}
+	d := pb.d
+	d.commitMu.Lock()
+	defer d.commitMu.Unlock()
+	now := time.Now()
+	for i := range pb.items {
+		it := &pb.items[i]
+		d.seq++
+		it.Seq = d.seq
+		if it.Added.IsZero() {
+			it.Added = now
+		}
+		pb.b.PushFront(uint8(it.Priority), it.Seq, queueItem(it, partition.Of(it.Host, d.parts)))
+	}
+	if err := pb.b.Commit(false); err != nil {
 		return err
 	}
 	s.Settle(pb.pending)
@@ -192,78 +223,74 @@ func (d *durable) scopeSeeds() ([]string, error) {
 	return out, err
 }
 
-// resume refills the seen set's filter and the frontier from the store:
-// every URL record goes into the filter, every queue entry back into the
-// frontier, and each of those hosts gets its clock back.
-func (d *durable) resume(s *seen.Set, f *frontier.Frontier, delay time.Duration) (urls, queued int, err error) {
+// fillSeen rebuilds the seen set's filters from every URL record, while the
+// crawl runs (the set confirms every URL in the store meanwhile). It stops
+// early, without error, when ctx is done.
+func (d *durable) fillSeen(ctx context.Context, s *seen.Set) (urls int, err error) {
 	err = d.db.URLKeys(func(part uint16, host string, hash [16]byte) bool {
 		s.Restore(int(part), seen.Key(hash))
 		urls++
-		return true
+		return urls%4096 != 0 || ctx.Err() == nil
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("crawl: resume from %s: %w", d.path, err)
+		return urls, fmt.Errorf("crawl: rebuild the seen set from %s: %w", d.path, err)
 	}
-	var hosts []struct {
-		part uint16
-		host string
-	}
-	if err := d.db.QueuedHosts(func(part uint16, host string) bool {
-		hosts = append(hosts, struct {
-			part uint16
-			host string
-		}{part, host})
-		return true
-	}); err != nil {
-		return 0, 0, fmt.Errorf("crawl: resume from %s: %w", d.path, err)
-	}
-	// A host whose clock runs into the future (fetched just before the
-	// crash) keeps it, whether or not it has URLs left: a link to it may
-	// turn up at once.
-	now := time.Now()
-	for part := range d.parts {
-		if err := d.db.ScanHosts(uint16(part), func(rec store.HostRecord) bool {
-			if rec.NextAt.After(now) {
-				f.Restore(rec.Host, rec.NextAt, rec.CrawlDelay)
-			}
-			return true
-		}); err != nil {
-			return 0, 0, fmt.Errorf("crawl: resume from %s: %w", d.path, err)
-		}
-	}
-	var maxSeq uint64
-	for _, h := range hosts {
-		rec, _, err := d.db.GetHost(h.part, h.host)
-		if err != nil {
-			return 0, 0, err
-		}
-		// A request to the host may have been cut by the crash: wait a
-		// whole gap from now, or longer if the host's clock says so.
-		f.Restore(h.host, later(rec.NextAt, time.Now().Add(max(delay, rec.CrawlDelay))), rec.CrawlDelay)
-		entries, err := d.db.QueueRange(h.part, h.host, 0, 1<<30)
-		if err != nil {
-			return 0, 0, err
-		}
-		items := make([]frontier.Item, len(entries))
-		for i, e := range entries {
-			items[i] = frontier.Item{
-				URL: e.Item.URL, Host: h.host, Depth: e.Item.Depth, Hops: e.Item.Hops,
-				Priority: frontier.Priority(e.Item.Priority), Via: e.Item.Via, Seq: e.Seq,
-			}
-			maxSeq = max(maxSeq, e.Seq)
-		}
-		f.Add(items...)
-		queued += len(items)
-	}
-	d.seqMu.Lock()
-	d.seq = max(d.seq, maxSeq)
-	d.seqMu.Unlock()
-	return urls, queued, nil
+	return urls, ctx.Err()
 }
 
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
+// frontStore is the frontier's view of the durable queues.
+type frontStore struct{ d *durable }
+
+var _ frontier.Store = frontStore{}
+
+func (fs frontStore) Front(p frontier.Priority, after uint64, n int) ([]frontier.Item, error) {
+	if after == math.MaxUint64 {
+		return nil, nil
 	}
-	return b
+	entries, err := fs.d.db.FrontRange(uint8(p), after+1, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]frontier.Item, len(entries))
+	for i, e := range entries {
+		out[i] = frontierItem(e.Item, e.Seq)
+	}
+	return out, nil
+}
+
+func (fs frontStore) Tail(host string, after uint64, n int) ([]frontier.Item, error) {
+	if after == math.MaxUint64 {
+		return nil, nil
+	}
+	part := partition.Of(host, fs.d.parts)
+	entries, err := fs.d.db.QueueRange(uint16(part), host, after+1, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]frontier.Item, len(entries))
+	for i, e := range entries {
+		out[i] = frontierItem(e.Item, e.Seq)
+		out[i].Tail = true
+	}
+	return out, nil
+}
+
+func (fs frontStore) Spill(items []frontier.Item, seqs []uint64) error {
+	b := fs.d.db.NewBatch()
+	for i := range items {
+		it := &items[i]
+		part := partition.Of(it.Host, fs.d.parts)
+		b.PushQueue(uint16(part), it.Host, seqs[i], queueItem(it, part))
+		b.DeleteFront(uint8(it.Priority), it.Seq)
+	}
+	return b.Commit(false)
+}
+
+func (fs frontStore) TailHosts(fn func(host string) bool) error {
+	return fs.d.db.QueuedHosts(func(_ uint16, host string) bool { return fn(host) })
+}
+
+func (fs frontStore) Clock(host string) (time.Time, time.Duration, bool, error) {
+	rec, found, err := fs.d.db.GetHost(uint16(partition.Of(host, fs.d.parts)), host)
+	return rec.NextAt, rec.CrawlDelay, found, err
 }
