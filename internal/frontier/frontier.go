@@ -129,6 +129,13 @@ type Config struct {
 	// HeadSize is how many URLs of each active back queue are kept in
 	// memory with a Store. Zero means 64.
 	HeadSize int
+	// HostCache is how many hosts the frontier keeps in memory with a
+	// Store, active or not (about 200 bytes each): an idle host that is
+	// kept needs no read of its clock when it becomes active again. Hosts
+	// whose clock has run out are forgotten, at random, when the cache is
+	// full; one whose clock runs into the future is kept whatever the
+	// bound. Zero means 131072 (about 28 MB).
+	HostCache int
 	// FirstSeq is the first Seq the caller hands out in this process. An
 	// item read from the Store with a smaller Seq was queued by an earlier
 	// run; it is counted in Stats.Queued when it is read.
@@ -185,6 +192,9 @@ func (c *Config) setDefaults() {
 	if c.HeadSize == 0 {
 		c.HeadSize = 64
 	}
+	if c.HostCache == 0 {
+		c.HostCache = 1 << 17
+	}
 }
 
 // Validate reports the first invalid field.
@@ -195,11 +205,14 @@ func (c Config) Validate() error {
 	if c.MaxActiveHosts < 0 {
 		return fmt.Errorf("frontier: max active hosts %d is negative", c.MaxActiveHosts)
 	}
-	if c.FrontBuffer < 0 || c.FrontBuffer == 1 {
-		return fmt.Errorf("frontier: front buffer %d must be at least 2", c.FrontBuffer)
+	if c.FrontBuffer < 0 {
+		return fmt.Errorf("frontier: front buffer %d is negative", c.FrontBuffer)
 	}
 	if c.HeadSize < 0 {
 		return fmt.Errorf("frontier: head size %d is negative", c.HeadSize)
+	}
+	if c.HostCache < 0 {
+		return fmt.Errorf("frontier: host cache %d is negative", c.HostCache)
 	}
 	if c.LeaseTimeout < 0 {
 		return fmt.Errorf("frontier: lease timeout %v is negative", c.LeaseTimeout)
@@ -300,6 +313,7 @@ type Frontier struct {
 	parked       int
 	queued       int
 	earlier      int
+	inHeads      int // URLs in back-queue heads
 	inflight     map[uint64]*flight
 	expiry       expiryHeap
 	expired      int
@@ -364,7 +378,7 @@ func New(cfg Config) (*Frontier, error) {
 		rng:      rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		hosts:    make(map[string]*host),
 		inflight: make(map[uint64]*flight),
-		pruneAt:  2 * cfg.MaxActiveHosts,
+		pruneAt:  max(cfg.HostCache, 2*cfg.MaxActiveHosts),
 	}
 	f.tailSeq = uint64(time.Now().UnixNano())
 	f.firstTailSeq = f.tailSeq + 1
@@ -538,6 +552,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 		case out <- offer:
 			h := heap.Pop(&f.ready).(*host)
 			it := h.head.pop()
+			f.inHeads--
 			h.busy = true
 			f.queued--
 			fl := &flight{h: h, item: it, id: offer.id, expIdx: -1}
@@ -664,6 +679,7 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	}
 	if c.result.Retry {
 		h.head.pushFront(fl.item)
+		f.inHeads++
 		f.queued++
 	}
 	if c.result.Park {
@@ -720,6 +736,7 @@ func (f *Frontier) readTail(h *host) {
 			f.earlier++
 		}
 		h.head.push(it)
+		f.inHeads++
 		h.tailAfter = it.Seq
 		f.tailSeq = max(f.tailSeq, it.Seq)
 	}
@@ -728,18 +745,25 @@ func (f *Frontier) readTail(h *host) {
 	}
 }
 
-// prune forgets idle hosts whose clock has run out, once the map has grown
-// to twice its last size (with a Store only: their clocks are on disk).
+// prune forgets idle hosts whose clock has run out, in the map's random
+// order, until the map is down to half the cache, once it has reached the
+// cache's size (with a Store only: their clocks are on disk). If the hosts
+// it must keep fill the cache, the next prune waits until the map has
+// doubled, so pruning stays linear in the hosts added.
 func (f *Frontier) prune(now time.Time) {
 	if f.store == nil || len(f.hosts) < f.pruneAt {
 		return
 	}
+	keep := max(f.cfg.HostCache/2, 2*f.cfg.MaxActiveHosts)
 	for name, h := range f.hosts {
+		if len(f.hosts) <= keep {
+			break
+		}
 		if !h.activeQ && !h.busy && !h.parked && h.head.len() == 0 && !h.nextAt.After(now) {
 			delete(f.hosts, name)
 		}
 	}
-	f.pruneAt = max(2*f.cfg.MaxActiveHosts, 2*len(f.hosts))
+	f.pruneAt = max(f.cfg.HostCache, 2*len(f.hosts))
 }
 
 // Unpark lets a parked host be leased again once its clock allows. It is a
@@ -824,6 +848,7 @@ func (f *Frontier) route(h *host, it Item) {
 		return
 	}
 	h.head.push(it)
+	f.inHeads++
 	if h.head.len() == 1 && !h.busy && !h.parked && h.heapIdx < 0 {
 		heap.Push(&f.ready, h)
 	}
@@ -923,10 +948,7 @@ func (f *Frontier) stats(now time.Time) Stats {
 	for p := range f.front {
 		s.Front += f.front[p].mem.len()
 	}
-	s.InMemory = s.Front
-	for _, h := range f.hosts {
-		s.InMemory += h.head.len()
-	}
+	s.InMemory = s.Front + f.inHeads
 	for _, h := range f.ready {
 		if !h.nextAt.After(now) {
 			s.ReadyHosts++
