@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -24,6 +25,7 @@ type benchFlags struct {
 	maxPages              int64
 	seed                  int64
 	keep                  bool
+	cpuProfile            string
 }
 
 // webInfo is what the synthweb child process tells its parent.
@@ -53,6 +55,7 @@ rule still holds: one request in flight per host.`,
 	fs.Int64Var(&f.maxPages, "max-pages", 20000, "pages to crawl (0: the whole web)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the synthetic web")
 	fs.BoolVar(&f.keep, "keep", false, "keep the data directory")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the crawl to this file")
 	return cmd
 }
 
@@ -108,6 +111,13 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	cfg := benchConfig(info, dir, f.workers, f.maxPages)
 
 	fmt.Fprintf(out, "weft bench: %d hosts, %d URLs, %d workers, delay 0, max %d pages\n", f.hosts, info.URLs, f.workers, f.maxPages)
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	before := cpuTime()
 	start := time.Now()
 	sum, err := runCrawl(ctx, cfg, "never", io.Discard, cmd.ErrOrStderr())
@@ -127,6 +137,19 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	fmt.Fprintf(out, "MB/s received  %.1f\n", float64(sum.Bytes)/wall.Seconds()/1e6)
 	fmt.Fprintf(out, "server CPU     %.2f s (the synthetic web, in its own process)\n", serverCPU.Seconds())
 	return nil
+}
+
+// startCPUProfile writes a CPU profile to path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	pf, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); pf.Close() }, nil
 }
 
 func cpuTime() time.Duration {

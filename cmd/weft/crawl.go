@@ -54,6 +54,10 @@ type crawlFlags struct {
 	warcMaxSize    int64
 	logLevel       string
 	progress       string
+	activeHosts    int
+	frontBuffer    int
+	headSize       int
+	hostCache      int
 }
 
 func (f *crawlFlags) register(fs *pflag.FlagSet) {
@@ -81,6 +85,10 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.grace, "grace", 10*time.Second, "on Ctrl-C or SIGTERM, how long fetches in flight may finish")
 	fs.Int64Var(&f.warcMaxSize, "warc-max-size", 1<<30, "rotate WARC files at this size in bytes")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
+	fs.IntVar(&f.activeHosts, "active-hosts", 0, "hosts crawled at once, each with a back queue in memory (0: max(1024, 4 x workers))")
+	fs.IntVar(&f.frontBuffer, "front-buffer", 4096, "URLs of each of the 3 priority queues kept in memory; the rest is on disk")
+	fs.IntVar(&f.headSize, "head-size", 64, "URLs of each active host kept in memory; the rest is on disk")
+	fs.IntVar(&f.hostCache, "host-cache", 131072, "hosts whose clock is kept in memory (about 200 bytes each); others are read from disk")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress line on stderr: auto (on a terminal), always or never")
 }
 
@@ -110,7 +118,8 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	for _, v := range []struct {
 		name string
 		n    int64
-	}{{"--max-pages", f.maxPages}, {"--max-urls-per-host", f.maxURLsPerHost}, {"--max-body", f.maxBody}, {"--warc-max-size", f.warcMaxSize}, {"--max-depth", int64(f.maxDepth)}} {
+	}{{"--max-pages", f.maxPages}, {"--max-urls-per-host", f.maxURLsPerHost}, {"--max-body", f.maxBody}, {"--warc-max-size", f.warcMaxSize}, {"--max-depth", int64(f.maxDepth)},
+		{"--active-hosts", int64(f.activeHosts)}, {"--front-buffer", int64(f.frontBuffer)}, {"--head-size", int64(f.headSize)}, {"--host-cache", int64(f.hostCache)}} {
 		if v.n < 0 {
 			return cfg, usagef("%s %d: must not be negative", v.name, v.n)
 		}
@@ -167,6 +176,10 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		UserAgent:       f.userAgent,
 		ExpectedURLs:    f.expectedURLs,
 		WARCMaxFileSize: f.warcMaxSize,
+		MaxActiveHosts:  f.activeHosts,
+		FrontBuffer:     f.frontBuffer,
+		HeadSize:        f.headSize,
+		HostCache:       f.hostCache,
 		Logger:          slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	}
 	cfg.Scope = scope.Config{Mode: mode, Include: f.include, Exclude: f.exclude, MaxDepth: f.maxDepth}

@@ -86,6 +86,8 @@ func newRootCmd() *cobra.Command {
 		}
 		return cmd.Help()
 	}
-	root.AddCommand(newCrawlCmd(), newDemoCmd(), newBenchCmd(), newSynthwebCmd())
+	bench := newBenchCmd()
+	bench.AddCommand(newBenchQueueCmd())
+	root.AddCommand(newCrawlCmd(), newDemoCmd(), bench, newSynthwebCmd(), newBenchQueuePhaseCmd())
 	return root
 }

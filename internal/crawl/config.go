@@ -58,6 +58,9 @@ type Config struct {
 	// means the frontier's defaults (4096 and 64).
 	FrontBuffer int
 	HeadSize    int
+	// HostCache bounds the hosts whose clock the frontier keeps in memory;
+	// zero means the frontier's default (131072).
+	HostCache int
 
 	Canon canon.Config
 	Scope scope.Config

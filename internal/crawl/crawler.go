@@ -131,7 +131,8 @@ func New(cfg Config) (c *Crawler, err error) {
 	}
 	fcfg := frontier.Config{
 		Delay: cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts, FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize,
-		Store: frontStore{c.state}, FirstSeq: c.state.firstSeq,
+		HostCache: cfg.HostCache,
+		Store:     frontStore{c.state}, FirstSeq: c.state.firstSeq,
 	}
 	if c.resumed {
 		fcfg.Resumed = time.Now()

@@ -110,7 +110,13 @@ func openDurable(dataDir string, partitions int, fresh bool, fs vfs.FS) (*durabl
 	return d, false, nil
 }
 
-func (d *durable) close() error { return d.db.Close() }
+// close flushes the store's memtables before closing it, so that the next
+// start need not replay their log (seconds, for a full set of memtables).
+// The flush is only a help: if it fails, the log still holds every commit.
+func (d *durable) close() error {
+	_ = d.db.Flush()
+	return d.db.Close()
+}
 
 // Has implements seen.Store.
 func (d *durable) Has(part int, host string, k seen.Key) (bool, error) {
@@ -152,6 +158,21 @@ func (pb *pageBatch) recorder(it *frontier.Item) seen.Recorder {
 	}
 }
 
+// dequeued stages what the frontier needs of a fetched lease: its queue
+// entry goes and its host's clock is kept.
+func (pb *pageBatch) dequeued(l frontier.Lease, part int, hostNext time.Time, crawlDelay time.Duration) {
+	pb.b.PutHost(uint16(part), store.HostRecord{Host: l.Host, NextAt: hostNext, CrawlDelay: crawlDelay})
+	pb.deleteEntry(l, part)
+}
+
+func (pb *pageBatch) deleteEntry(l frontier.Lease, part int) {
+	if l.Tail {
+		pb.b.DeleteQueue(uint16(part), l.Host, l.Seq)
+	} else {
+		pb.b.DeleteFront(uint8(l.Priority), l.Seq)
+	}
+}
+
 // done stages a lease's outcome: the queue entry goes, the URL record says
 // what happened, and the host's clock is what the frontier armed. A retried
 // lease (robots.txt fetched instead, or cut by shutdown) changes nothing on
@@ -163,11 +184,7 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 	if res.Retry || l.Seq == 0 {
 		return
 	}
-	if l.Tail {
-		pb.b.DeleteQueue(uint16(part), l.Host, l.Seq)
-	} else {
-		pb.b.DeleteFront(uint8(l.Priority), l.Seq)
-	}
+	pb.deleteEntry(l, part)
 	st := store.URLDone
 	switch {
 	case outcome == RejectRobots:
