@@ -140,9 +140,9 @@ type Config struct {
 	// item read from the Store with a smaller Seq was queued by an earlier
 	// run; it is counted in Stats.Queued when it is read.
 	FirstSeq uint64
-	// Resumed, when set, is when a restarted crawl started: a host with a
-	// stored clock is not leased before Resumed plus its gap, so a request
-	// cut by the crash is never followed at once by another.
+	// Resumed, when set, is when a restarted crawl started: no host is
+	// leased before Resumed plus its gap, so a request cut by the crash is
+	// never followed at once by another (with a Store only).
 	Resumed time.Time
 	// LeaseTimeout, when positive, expires a lease that is not completed in
 	// time: its URL goes back to the head of its host's queue and the host's
@@ -819,14 +819,13 @@ func (f *Frontier) activate(name string) *host {
 		f.fail(fmt.Errorf("read the clock of %s: %w", name, err))
 		return h
 	}
-	if !found {
-		return h
-	}
-	if h.crawlDelay == 0 {
+	if found && h.crawlDelay == 0 {
 		h.crawlDelay = crawlDelay
 	}
 	if !f.cfg.Resumed.IsZero() {
-		// A request of the last run may have been cut by the crash.
+		// A request of the last run may have been cut by the crash, to
+		// any host, even one whose clock was never stored (a robots.txt
+		// redirect's target): none is leased within a gap of the restart.
 		nextAt = later(nextAt, f.cfg.Resumed.Add(max(f.cfg.Delay, h.crawlDelay)))
 	}
 	if nextAt.After(h.nextAt) {

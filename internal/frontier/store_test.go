@@ -275,8 +275,8 @@ func TestStoreRestartQueuesAgain(t *testing.T) {
 		cfg := Config{Store: d, MaxActiveHosts: 2, FrontBuffer: 4, HeadSize: 2, FirstSeq: 1}
 		f := newFrontier(t, cfg)
 		var all []string
-		for i := range 12 {
-			for h := range 5 {
+		for h := range 5 { // a host's URLs in a row: heads fill, tails form
+			for i := range 12 {
 				it := Item{URL: fmt.Sprintf("http://h%d.test/%03d", h, i), Host: fmt.Sprintf("h%d.test", h), Priority: Priority(h % 3)}
 				all = append(all, it.URL)
 				f.Add(d.push(it)...)
@@ -319,8 +319,8 @@ func TestStoreRestartQueuesAgain(t *testing.T) {
 }
 
 // TestStoreResumeHoldsStoredClock checks that a host's clock comes back
-// from the store when it becomes active, and that after a restart a host
-// with a stored clock waits a whole gap from the restart.
+// from the store when it becomes active, and that after a restart every
+// host waits a whole gap from the restart.
 func TestStoreResumeHoldsStoredClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDiskStore()
@@ -355,7 +355,7 @@ func TestStoreResumeHoldsStoredClock(t *testing.T) {
 		want := map[string][]time.Duration{
 			"late.test": {time.Minute, time.Minute + 5*time.Second}, // stored clock, then stored Crawl-delay
 			"past.test": {3 * time.Second, 6 * time.Second},         // a gap (its Crawl-delay) from the restart
-			"new.test":  {0},                                        // never fetched: nothing to wait for
+			"new.test":  {time.Second},                              // no stored clock: still a gap from the restart
 		}
 		for host, ds := range want {
 			for i, dd := range ds {
