@@ -14,7 +14,7 @@ const MaxRobotsBody = 500 << 10
 // Record format versions. Bump one when its layout changes; a reader
 // refuses versions newer than it knows.
 const (
-	hostVersion  = 1
+	hostVersion  = 2 // 2 adds backoff, errors, parks and given-up
 	urlVersion   = 1
 	frontVersion = 2 // QueueItem with host and partition; 2 adds Fetch
 	queueVersion = 2 // QueueItem without them (the key has them); 2 adds Fetch
@@ -55,6 +55,10 @@ type HostRecord struct {
 	NextAt      time.Time     // earliest start of the next request
 	CrawlDelay  time.Duration // robots.txt Crawl-delay
 	ErrorStreak int           // consecutive failed fetches
+	Backoff     time.Duration // grows on 429/503, shrinks on success
+	Errors      int           // failed fetches in all
+	Parks       int           // times parked for a failure streak
+	GaveUp      bool          // too many failures: the host's URLs are dropped
 	Accepted    int64         // URLs accepted for this host (the per-host cap)
 
 	RobotsFetchedAt time.Time
@@ -133,7 +137,15 @@ func appendHostRecord(dst []byte, r *HostRecord) []byte {
 	dst = binary.AppendVarint(dst, int64(r.RobotsStatus))
 	dst = append(dst, r.RobotsOutcome)
 	dst = appendString(dst, r.RobotsErr)
-	return appendBytes(dst, r.RobotsBody)
+	dst = appendBytes(dst, r.RobotsBody)
+	dst = binary.AppendVarint(dst, int64(r.Backoff))
+	dst = binary.AppendVarint(dst, int64(r.Errors))
+	dst = binary.AppendVarint(dst, int64(r.Parks))
+	gaveUp := byte(0)
+	if r.GaveUp {
+		gaveUp = 1
+	}
+	return append(dst, gaveUp)
 }
 
 func appendURLRecord(dst []byte, r *URLRecord) []byte {
@@ -307,7 +319,7 @@ func decodeHostRecord(key, val []byte) (HostRecord, error) {
 	}
 	d := decoder{b: val}
 	var r HostRecord
-	d.version(hostVersion)
+	v := d.version(hostVersion)
 	r.Host = hk.host
 	r.NextAt = d.time("next-at")
 	r.CrawlDelay = time.Duration(d.varint("crawl delay"))
@@ -322,6 +334,18 @@ func decodeHostRecord(key, val []byte) (HostRecord, error) {
 			d.fail("robots body length")
 		}
 		r.RobotsBody = append([]byte(nil), body...)
+	}
+	if v >= 2 {
+		r.Backoff = time.Duration(d.varint("backoff"))
+		r.Errors = d.int("errors")
+		r.Parks = d.int("parks")
+		switch d.byte1("given up") {
+		case 0:
+		case 1:
+			r.GaveUp = true
+		default:
+			d.fail("given up")
+		}
 	}
 	if err := d.finish(key); err != nil {
 		return HostRecord{}, err

@@ -17,6 +17,7 @@ var (
 
 func sampleHost() HostRecord {
 	return HostRecord{Host: "a.test", NextAt: t0, CrawlDelay: time.Second, ErrorStreak: 2, Accepted: 99,
+		Backoff: 4 * time.Second, Errors: 7, Parks: 1, GaveUp: true,
 		RobotsFetchedAt: t0, RobotsStatus: 200, RobotsOutcome: 1, RobotsErr: "e", RobotsBody: []byte("User-agent: *\n")}
 }
 
@@ -321,5 +322,22 @@ func TestQueueItemVersion1(t *testing.T) {
 		if !itemEqual(got, it) {
 			t.Errorf("front=%v: version 1 decoded as %+v, want %+v", front, got, it)
 		}
+	}
+}
+
+// TestHostRecordVersion1 reads host records written before the clock kept
+// backoff, errors and parks.
+func TestHostRecordVersion1(t *testing.T) {
+	h := sampleHost()
+	h.Backoff, h.Errors, h.Parks, h.GaveUp = 0, 0, 0, false
+	v2 := appendHostRecord(nil, &h)
+	v1 := bytes.Clone(v2[:len(v2)-4]) // three zero varints and the flag
+	v1[0] = 1
+	got, err := decodeHostRecord(fuzzHostKey, v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hostEqual(got, h) {
+		t.Errorf("version 1 decoded as %+v, want %+v", got, h)
 	}
 }

@@ -196,7 +196,8 @@ func hostEqual(a, b HostRecord) bool {
 		a.ErrorStreak == b.ErrorStreak && a.Accepted == b.Accepted &&
 		a.RobotsFetchedAt.Equal(b.RobotsFetchedAt) && a.RobotsStatus == b.RobotsStatus &&
 		a.RobotsOutcome == b.RobotsOutcome && a.RobotsErr == b.RobotsErr &&
-		bytes.Equal(a.RobotsBody, b.RobotsBody)
+		bytes.Equal(a.RobotsBody, b.RobotsBody) && a.Backoff == b.Backoff && a.Errors == b.Errors &&
+		a.Parks == b.Parks && a.GaveUp == b.GaveUp
 }
 
 func urlEqual(a, b URLRecord) bool {
