@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptrace"
+	"net/netip"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,7 @@ type Response struct {
 // safe for concurrent use.
 type Fetcher struct {
 	cfg       Config
+	dialer    *dialer
 	transport *http.Transport
 	client    *http.Client
 	pools     pools
@@ -115,6 +117,7 @@ func New(cfg Config) (*Fetcher, error) {
 	}
 	return &Fetcher{
 		cfg:       cfg,
+		dialer:    d,
 		transport: t,
 		client: &http.Client{
 			Transport: t,
@@ -123,6 +126,20 @@ func New(cfg Config) (*Fetcher, error) {
 			},
 		},
 	}, nil
+}
+
+// Lookup returns the first address a request to host (a name or an IP
+// literal, without port) would try: Config.Resolve, then the cached
+// resolver, as the dialer does. The crawl groups hosts by it.
+func (f *Fetcher) Lookup(ctx context.Context, host string) (netip.Addr, error) {
+	ips, err := f.dialer.lookup(ctx, host)
+	if err != nil {
+		return netip.Addr{}, &Error{Kind: KindDNS, URL: host, Err: err}
+	}
+	if len(ips) == 0 {
+		return netip.Addr{}, &Error{Kind: KindDNS, URL: host, Err: errors.New("no addresses")}
+	}
+	return ips[0], nil
 }
 
 // Close closes idle connections. In-flight Gets are not interrupted; the

@@ -351,3 +351,17 @@ func TestConnectFailures(t *testing.T) {
 		wantKind(t, err, KindCanceled)
 	})
 }
+
+func TestLookupFollowsResolve(t *testing.T) {
+	f, err := New(Config{UserAgent: "weft-test/1", Resolve: map[string]string{"a.test": "127.0.0.9"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for host, want := range map[string]string{"a.test": "127.0.0.9", "A.TEST": "127.0.0.9", "127.0.0.5": "127.0.0.5", "::1": "::1"} {
+		got, err := f.Lookup(t.Context(), host)
+		if err != nil || got.String() != want {
+			t.Errorf("Lookup(%q) = %v, %v; want %s", host, got, err, want)
+		}
+	}
+}
