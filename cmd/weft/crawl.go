@@ -17,6 +17,7 @@ import (
 
 	"weft/internal/canon"
 	"weft/internal/crawl"
+	"weft/internal/frontier"
 	"weft/internal/robots"
 	"weft/internal/scope"
 )
@@ -58,6 +59,14 @@ type crawlFlags struct {
 	frontBuffer    int
 	headSize       int
 	hostCache      int
+	latencyFactor  float64
+	maxBackoff     time.Duration
+	maxRetryAfter  time.Duration
+	parkAfter      int
+	parkFor        time.Duration
+	giveUpAfter    int
+	ipGroup        string
+	ipGap          time.Duration
 }
 
 func (f *crawlFlags) register(fs *pflag.FlagSet) {
@@ -89,6 +98,14 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.frontBuffer, "front-buffer", 4096, "URLs of each of the 3 priority queues kept in memory; the rest is on disk")
 	fs.IntVar(&f.headSize, "head-size", 64, "URLs of each active host kept in memory; the rest is on disk")
 	fs.IntVar(&f.hostCache, "host-cache", 131072, "hosts whose clock is kept in memory (about 200 bytes each); others are read from disk")
+	fs.Float64Var(&f.latencyFactor, "latency-factor", 0, "make a host's gap at least this multiple of its last response time (0: off)")
+	fs.DurationVar(&f.maxBackoff, "max-backoff", 10*time.Minute, "ceiling of the backoff that doubles on each 429 or 503 without Retry-After")
+	fs.DurationVar(&f.maxRetryAfter, "max-retry-after", time.Hour, "longest Retry-After honoured")
+	fs.IntVar(&f.parkAfter, "park-after", 5, "failures in a row (timeouts, connection errors, 5xx) that park a host, for --park-for, doubled each time (-1: never)")
+	fs.DurationVar(&f.parkFor, "park-for", time.Minute, "how long a host is first parked")
+	fs.IntVar(&f.giveUpAfter, "give-up-after", 20, "failures in all after which a host is given up and its queued URLs dropped (-1: never)")
+	fs.StringVar(&f.ipGroup, "ip-group", "ip", "hosts sharing a server share a second clock: ip (same address), subnet (same /24 or /64) or off")
+	fs.DurationVar(&f.ipGap, "ip-gap", 0, "least time between request starts to one server (0: a quarter of --delay)")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress line on stderr: auto (on a terminal), always or never")
 }
 
@@ -110,7 +127,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	for _, v := range []struct {
 		name string
 		d    time.Duration
-	}{{"--delay", f.delay}, {"--timeout", f.timeout}, {"--connect-timeout", f.connectTimeout}, {"--header-timeout", f.headerTimeout}, {"--idle-timeout", f.idleTimeout}, {"--grace", f.grace}} {
+	}{{"--delay", f.delay}, {"--max-backoff", f.maxBackoff}, {"--max-retry-after", f.maxRetryAfter}, {"--park-for", f.parkFor}, {"--ip-gap", f.ipGap}, {"--timeout", f.timeout}, {"--connect-timeout", f.connectTimeout}, {"--header-timeout", f.headerTimeout}, {"--idle-timeout", f.idleTimeout}, {"--grace", f.grace}} {
 		if v.d < 0 {
 			return cfg, usagef("%s %v: must not be negative", v.name, v.d)
 		}
@@ -123,6 +140,12 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		if v.n < 0 {
 			return cfg, usagef("%s %d: must not be negative", v.name, v.n)
 		}
+	}
+	if f.latencyFactor < 0 {
+		return cfg, usagef("--latency-factor %v: must not be negative", f.latencyFactor)
+	}
+	if f.ipGroup != crawl.IPGroupIP && f.ipGroup != crawl.IPGroupSubnet && f.ipGroup != crawl.IPGroupOff {
+		return cfg, usagef("--ip-group %q: want ip, subnet or off", f.ipGroup)
 	}
 	if strings.TrimSpace(f.userAgent) == "" {
 		return cfg, usagef("--user-agent: must not be empty (robots.txt rules are chosen by its product token)")
@@ -180,7 +203,13 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		FrontBuffer:     f.frontBuffer,
 		HeadSize:        f.headSize,
 		HostCache:       f.hostCache,
-		Logger:          slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		IPGroup:         f.ipGroup,
+		IPGap:           f.ipGap,
+		Politeness: frontier.Politeness{
+			LatencyFactor: f.latencyFactor, MaxBackoff: f.maxBackoff, MaxRetryAfter: f.maxRetryAfter,
+			ParkAfter: f.parkAfter, ParkFor: f.parkFor, GiveUpAfter: f.giveUpAfter,
+		},
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	}
 	cfg.Scope = scope.Config{Mode: mode, Include: f.include, Exclude: f.exclude, MaxDepth: f.maxDepth}
 	if err := cfg.Scope.Validate(); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"weft/internal/canon"
 	"weft/internal/fetch"
+	"weft/internal/frontier"
 	"weft/internal/robots"
 	"weft/internal/scope"
 )
@@ -61,6 +62,16 @@ type Config struct {
 	// HostCache bounds the hosts whose clock the frontier keeps in memory;
 	// zero means the frontier's default (131072).
 	HostCache int
+	// Politeness moves each host's clock beyond Delay: the latency factor,
+	// backoff on 429/503, Retry-After, parking a failing host and giving it
+	// up. Zero fields take the frontier's defaults, but LatencyFactor,
+	// whose zero is off.
+	Politeness frontier.Politeness
+	// IPGroup is how hosts are grouped into servers that share a second
+	// clock: IPGroupIP (the default), IPGroupSubnet or IPGroupOff. IPGap is
+	// that clock's least time between request starts; zero means Delay/4.
+	IPGroup string
+	IPGap   time.Duration
 
 	Canon canon.Config
 	Scope scope.Config
@@ -109,6 +120,12 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.IPGroup == "" {
+		c.IPGroup = IPGroupIP
+	}
+	if c.IPGap == 0 {
+		c.IPGap = c.Delay / 4
+	}
 	c.Fetch.UserAgent = c.UserAgent
 }
 
@@ -135,6 +152,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl: robots TTL %v is negative", c.RobotsTTL)
 	case c.Partitions < 0:
 		return fmt.Errorf("crawl: partitions %d is negative", c.Partitions)
+	case c.IPGroup != "" && c.IPGroup != IPGroupOff && c.IPGroup != IPGroupIP && c.IPGroup != IPGroupSubnet:
+		return fmt.Errorf("crawl: IP grouping %q: want off, ip or subnet", c.IPGroup)
+	case c.IPGap < 0:
+		return fmt.Errorf("crawl: IP gap %v is negative", c.IPGap)
+	}
+	if err := c.Politeness.Validate(); err != nil {
+		return err
 	}
 	if c.Fetch.MaxBodyBytes != 0 && c.Fetch.MaxBodyBytes < robots.MaxBytes {
 		return fmt.Errorf("crawl: max body %d bytes is below %d, the least a robots.txt may need (RFC 9309 §2.5)", c.Fetch.MaxBodyBytes, robots.MaxBytes)

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -131,8 +132,11 @@ func New(cfg Config) (c *Crawler, err error) {
 	}
 	fcfg := frontier.Config{
 		Delay: cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts, FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize,
-		HostCache: cfg.HostCache,
-		Store:     frontStore{c.state}, FirstSeq: c.state.firstSeq,
+		HostCache: cfg.HostCache, Politeness: cfg.Politeness,
+		Store: frontStore{c.state}, FirstSeq: c.state.firstSeq,
+	}
+	if c.cfg.IPGroup != IPGroupOff {
+		fcfg.IPGap = c.cfg.IPGap
 	}
 	if c.resumed {
 		fcfg.Resumed = time.Now()
@@ -170,6 +174,12 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	for _, f := range c.warcFix {
 		c.log.Warn("torn WARC file from a crash cut back to its last whole record", "file", f.Name, "records", f.Records, "dropped_bytes", f.DroppedBytes, "removed", f.Removed)
 	}
+	// leaseCtx stops the workers taking leases (ctx done, page cap, a fatal
+	// error, which may come as early as the seeds or the seen set's
+	// rebuild).
+	leaseCtx, stopLeasing := context.WithCancel(ctx)
+	defer stopLeasing()
+	c.stopLeasing = stopLeasing
 	var warm sync.WaitGroup
 	warmCtx, stopWarm := context.WithCancel(ctx)
 	closeAll := func() error { // the rebuild of the seen set reads the store
@@ -213,11 +223,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		return Summary{StoppedBy: "failed"}, errors.Join(fmt.Errorf("crawl: record seeds: %w", err), closeAll())
 	}
 
-	// leaseCtx stops the workers taking leases (ctx done, page cap, a fatal
-	// error); fetchCtx, which the fetches use, ends Grace after ctx.
-	leaseCtx, stopLeasing := context.WithCancel(ctx)
-	defer stopLeasing()
-	c.stopLeasing = stopLeasing
+	// fetchCtx, which the fetches use, ends Grace after ctx.
 	fetchCtx, cutFetches := context.WithCancel(context.WithoutCancel(ctx))
 	defer cutFetches()
 	var grace *time.Timer
@@ -315,6 +321,11 @@ func (c *Crawler) summary() Summary {
 		HostsDown:     clone(s.hostsDown),
 		NoIndex:       s.noindex.Load(),
 		NoFollow:      s.nofollow.Load(),
+		Throttled:     s.throttled.Load(),
+		Unavailable:   s.unavailable.Load(),
+		Parks:         s.parks.Load(),
+		GaveUp:        s.gaveUpN.Load(),
+		GaveUpHosts:   slices.Clone(s.gaveUp),
 		SeenFalsePos:  c.seen.Stats().FalsePositives,
 		Resumed:       c.resumed,
 		ResumedURLs:   s.resumedURLs.Load(),
@@ -346,19 +357,18 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		// host's clock. If the write fails the crawl stops, and the URL
 		// stays queued on disk.
 		part := partition.Of(l.Host, c.cfg.Partitions)
-		crawlDelay := lo.res.CrawlDelay
-		if !lo.res.SetCrawlDelay { // the result did not know it: keep the host's
-			if pol := c.robots.cached(l.Host, time.Now()); pol != nil {
-				crawlDelay = pol.CrawlDelay
-			}
-		}
 		if c.failed.Load() {
 			// The crawl is stopping on an error that may have cost this
 			// lease something (a link not admitted, a record not
 			// archived): keep its URL queued for the next run.
 			lo.res.Retry = true
 		}
-		pb.done(l, part, lo.res, lo.status, lo.outcome, time.Now().Add(c.gap(crawlDelay)), crawlDelay)
+		// The host's new clock is computed here, from the lease's, so that
+		// the one the frontier installs is the one on disk.
+		clock := c.front.Advance(l.Clock, lo.res, time.Now())
+		lo.res.Clock = &clock
+		c.countClock(l, lo.res, clock)
+		pb.done(l, part, lo.res, lo.status, lo.outcome, clock)
 		if err := pb.commit(c.seen, c.front); err != nil {
 			c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 		}
@@ -373,8 +383,26 @@ type leaseOutcome struct {
 	outcome string // "ok", "redirect", "error:<kind>", "robots", ...
 }
 
-// gap is a host's least time between requests.
-func (c *Crawler) gap(crawlDelay time.Duration) time.Duration { return max(c.cfg.Delay, crawlDelay) }
+// countClock counts what a lease's result did to its host's clock.
+func (c *Crawler) countClock(l frontier.Lease, res frontier.Result, clock frontier.Clock) {
+	if !res.Fetched {
+		return
+	}
+	switch res.Signal {
+	case frontier.Throttled:
+		c.stats.throttled.Add(1)
+	case frontier.Unavailable:
+		c.stats.unavailable.Add(1)
+	}
+	if clock.Parks > l.Clock.Parks {
+		c.stats.parks.Add(1)
+		c.log.Warn("host parked after failures in a row", "host", l.Host, "errors", clock.Errors, "until", clock.NextAt.Format(time.RFC3339))
+	}
+	if clock.GaveUp && !l.Clock.GaveUp {
+		c.stats.hostGaveUp(l.Host)
+		c.log.Warn("host given up after too many failures; its queued URLs are dropped", "host", l.Host, "errors", clock.Errors)
+	}
+}
 
 // fail stops the crawl for an error that makes going on pointless (the
 // archive cannot be written): no new leases; in-flight fetches finish.
@@ -405,6 +433,21 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 			}
 		}
 	}()
+	if l.GaveUp {
+		// The host failed too often: drop the URL without a request. A
+		// robots.txt hop owned by another host leaves it with no rules it
+		// can read, which is "unreachable".
+		c.stats.reject(RejectGaveUp)
+		if l.RobotsFor != "" {
+			owner := c.robots.entry(l.RobotsFor)
+			c.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+l.Host+", which was given up", time.Now()), "redirect-gave-up")
+			c.front.Unpark(l.RobotsFor)
+		}
+		return leaseOutcome{outcome: RejectGaveUp}
+	}
+	if l.NeedGroup {
+		return leaseOutcome{res: c.groupOf(ctx, l.Host)}
+	}
 	u, err := c.canon.Parse(l.URL)
 	if err != nil { // cannot happen for a URL we canonicalised; never crash on it
 		c.log.Error("queued URL does not parse", "url", l.URL, "err", err)
@@ -412,6 +455,21 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 			c.front.Unpark(l.RobotsFor)
 		}
 		return leaseOutcome{outcome: RejectInvalid}
+	}
+	if l.NoRequest {
+		// The host drains without its clock: its URLs are dropped, never
+		// requested. If its robots.txt is no longer known to forbid this
+		// one (the answer expired, or it is a hop to the host's own
+		// robots.txt), the host goes back to its clock.
+		pol := c.robots.cached(l.Host, time.Now())
+		if pol == nil || pol.Allowed(u.PathQuery()) || (l.RobotsFor != "" && u.Path == "/robots.txt") {
+			return leaseOutcome{res: frontier.Result{Retry: true, Drain: frontier.DrainStop}}
+		}
+		if l.RobotsFor != "" { // another host's robots.txt hop, disallowed here
+			return leaseOutcome{res: c.robotsHop(ctx, l, u, pol)}
+		}
+		c.stats.reject(RejectRobots)
+		return leaseOutcome{res: frontier.Result{Drain: frontier.DrainStart}, outcome: RejectRobots}
 	}
 	if l.RobotsFor != "" && u.Path == "/robots.txt" {
 		// Another host's robots.txt redirected to this host's robots.txt,
@@ -428,6 +486,11 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 	res := frontier.Result{SetCrawlDelay: true, CrawlDelay: pol.CrawlDelay}
 	if !pol.Allowed(u.PathQuery()) {
 		c.stats.reject(RejectRobots)
+		if pol.Outcome == robots.DisallowAll {
+			// Nothing queued for the host will be requested: drop the
+			// rest at once rather than one per gap.
+			res.Drain = frontier.DrainStart
+		}
 		return leaseOutcome{res: res, outcome: RejectRobots}
 	}
 	if max := c.cfg.MaxPages; max > 0 && c.pagesStarted.Add(1) > max {
@@ -450,6 +513,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	if l.Fetch != "" {
 		target = l.Fetch
 	}
+	start := time.Now()
 	resp, err := c.fetcher.Get(ctx, target, nil)
 	if err != nil {
 		kind := fetch.KindOf(err)
@@ -462,8 +526,8 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		c.stats.inc(c.stats.byError, kind.String(), 1)
 		c.log.Info("fetch failed", "url", l.URL, "host", l.Host, "err", err)
 		c.flog.write(fetchRecord{Time: time.Now(), URL: l.URL, Host: l.Host, Depth: l.Depth, Hops: l.Hops, Via: l.Via, Outcome: "error:" + kind.String(), Error: err.Error()})
-		fetched := kind != fetch.KindRefused && kind != fetch.KindDNS && kind != fetch.KindBadURL
-		return leaseOutcome{res: frontier.Result{Fetched: fetched}, outcome: "error:" + kind.String()}
+		fetched, signal := errorSignal(kind)
+		return leaseOutcome{res: frontier.Result{Fetched: fetched, Signal: signal, Took: time.Since(start)}, outcome: "error:" + kind.String()}
 	}
 	c.stats.pages.Add(1)
 	c.stats.bytes.Add(int64(len(resp.Body)))
@@ -500,7 +564,16 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		c.parseAndAdmit(pb, l, u, resp, &rec)
 	}
 	c.flog.write(rec)
-	return leaseOutcome{res: frontier.Result{Fetched: true}, status: resp.StatusCode, outcome: rec.Outcome}
+	signal, retryAfter := responseSignal(resp.StatusCode, resp.Header, time.Now())
+	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
+	if signal == frontier.Throttled || signal == frontier.Unavailable {
+		// The server asked to come back later: the URL stays queued,
+		// first on its host, for when the host's clock allows. A 503 counts
+		// toward giving the host up, so a storm does not last forever; a
+		// 429 is asked again at most once per --max-backoff.
+		res.Retry = true
+	}
+	return leaseOutcome{res: res, status: resp.StatusCode, outcome: rec.Outcome}
 }
 
 func isHTML(resp *fetch.Response) bool {

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -55,6 +56,8 @@ type durable struct {
 }
 
 const (
+	metaFormat      = "format" // stateFormat; absent in states older than front queues on disk
+	stateFormat     = "2"
 	metaPartitions  = "partitions"
 	metaScopePrefix = "scope/" // + a URL a seed redirected to
 	stateDir        = "state"
@@ -92,6 +95,13 @@ func openDurable(dataDir string, partitions int, fresh bool, fs vfs.FS) (*durabl
 		return nil, false, err
 	}
 	if found {
+		if f, _, err := db.GetMeta(metaFormat); err != nil || string(f) != stateFormat {
+			db.Close()
+			if err != nil {
+				return nil, false, err
+			}
+			return nil, false, fmt.Errorf("crawl: %s holds a crawl state of another format (%q, this weft writes %q) whose queues it cannot read; start over with --fresh, or resume it with the weft that wrote it", path, f, stateFormat)
+		}
 		// P is fixed when a crawl is created: every key is filed under it.
 		p, err := strconv.Atoi(string(v))
 		if err != nil || p <= 0 {
@@ -102,6 +112,7 @@ func openDurable(dataDir string, partitions int, fresh bool, fs vfs.FS) (*durabl
 		return d, true, nil
 	}
 	b := db.NewBatch()
+	b.PutMeta(metaFormat, []byte(stateFormat))
 	b.PutMeta(metaPartitions, []byte(strconv.Itoa(partitions)))
 	if err := b.Commit(true); err != nil {
 		db.Close()
@@ -160,9 +171,17 @@ func (pb *pageBatch) recorder(it *frontier.Item) seen.Recorder {
 
 // dequeued stages what the frontier needs of a fetched lease: its queue
 // entry goes and its host's clock is kept.
-func (pb *pageBatch) dequeued(l frontier.Lease, part int, hostNext time.Time, crawlDelay time.Duration) {
-	pb.b.PutHost(uint16(part), store.HostRecord{Host: l.Host, NextAt: hostNext, CrawlDelay: crawlDelay})
+func (pb *pageBatch) dequeued(l frontier.Lease, part int, clock frontier.Clock) {
+	pb.putClock(l.Host, part, clock)
 	pb.deleteEntry(l, part)
+}
+
+// putClock stages a host's clock.
+func (pb *pageBatch) putClock(host string, part int, c frontier.Clock) {
+	pb.b.PutHost(uint16(part), store.HostRecord{
+		Host: host, NextAt: c.NextAt, CrawlDelay: c.CrawlDelay, ErrorStreak: c.Streak,
+		Backoff: c.Backoff, Errors: c.Errors, Parks: c.Parks, GaveUp: c.GaveUp,
+	})
 }
 
 func (pb *pageBatch) deleteEntry(l frontier.Lease, part int) {
@@ -177,9 +196,9 @@ func (pb *pageBatch) deleteEntry(l frontier.Lease, part int) {
 // what happened, and the host's clock is what the frontier armed. A retried
 // lease (robots.txt fetched instead, or cut by shutdown) changes nothing on
 // disk but the clock.
-func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, hostNext time.Time, crawlDelay time.Duration) {
-	if res.Fetched {
-		pb.b.PutHost(uint16(part), store.HostRecord{Host: l.Host, NextAt: hostNext, CrawlDelay: crawlDelay})
+func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, clock frontier.Clock) {
+	if res.Fetched || res.SetCrawlDelay {
+		pb.putClock(l.Host, part, clock)
 	}
 	if res.Retry || l.Seq == 0 {
 		return
@@ -303,11 +322,22 @@ func (fs frontStore) Spill(items []frontier.Item, seqs []uint64) error {
 	return b.Commit(false)
 }
 
-func (fs frontStore) TailHosts(fn func(host string) bool) error {
-	return fs.d.db.QueuedHosts(func(_ uint16, host string) bool { return fn(host) })
+func (fs frontStore) TailHosts(fn func(host string, last uint64) bool) error {
+	var err error
+	qerr := fs.d.db.QueuedHosts(func(part uint16, host string) bool {
+		var last uint64
+		if last, _, err = fs.d.db.LastQueueSeq(part, host); err != nil {
+			return false
+		}
+		return fn(host, last)
+	})
+	return errors.Join(qerr, err)
 }
 
-func (fs frontStore) Clock(host string) (time.Time, time.Duration, bool, error) {
+func (fs frontStore) Clock(host string) (frontier.Clock, bool, error) {
 	rec, found, err := fs.d.db.GetHost(uint16(partition.Of(host, fs.d.parts)), host)
-	return rec.NextAt, rec.CrawlDelay, found, err
+	return frontier.Clock{
+		NextAt: rec.NextAt, CrawlDelay: rec.CrawlDelay, Backoff: rec.Backoff,
+		Streak: rec.ErrorStreak, Errors: rec.Errors, Parks: rec.Parks, GaveUp: rec.GaveUp,
+	}, found, err
 }

@@ -161,6 +161,8 @@ func (q QueueBench) Drain(ctx context.Context) (QueueBenchResult, error) {
 	if err != nil {
 		return QueueBenchResult{}, err
 	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	frontErr := make(chan error, 1)
 	go func() { frontErr <- f.Run(ctx) }()
 
@@ -181,7 +183,7 @@ func (q QueueBench) Drain(ctx context.Context) (QueueBenchResult, error) {
 			for n := 0; ; n++ {
 				l, err := f.Next(ctx)
 				if err != nil {
-					if !errors.Is(err, frontier.ErrDrained) {
+					if !errors.Is(err, frontier.ErrDrained) && !errors.Is(err, frontier.ErrStopped) && ctx.Err() == nil {
 						errOnce.Do(func() { firstErr = err })
 					}
 					return
@@ -195,13 +197,17 @@ func (q QueueBench) Drain(ctx context.Context) (QueueBenchResult, error) {
 				pb := d.newBatch()
 				res := frontier.Result{Fetched: true}
 				part := partition.Of(l.Host, d.parts)
+				clock := f.Advance(l.Clock, res, time.Now())
+				res.Clock = &clock
 				if q.Pages {
-					pb.done(l, part, res, 200, "ok", time.Now(), 0)
+					pb.done(l, part, res, 200, "ok", clock)
 				} else {
-					pb.dequeued(l, part, time.Now(), 0)
+					pb.dequeued(l, part, clock)
 				}
 				if err := pb.commit(nil, f); err != nil {
 					errOnce.Do(func() { firstErr = err })
+					stop() // the others must not wait for this lease
+					f.Complete(l, frontier.Result{Retry: true})
 					return
 				}
 				f.Complete(l, res)
@@ -217,8 +223,11 @@ func (q QueueBench) Drain(ctx context.Context) (QueueBenchResult, error) {
 	wg.Wait()
 	stopProgress()
 	ferr := <-frontErr
+	if ferr != nil && !errors.Is(ferr, context.Canceled) {
+		firstErr = errors.Join(ferr, firstErr) // the frontier's own error first
+	}
 	if firstErr == nil {
-		firstErr = ferr
+		firstErr = ctx.Err()
 	}
 	if firstErr != nil {
 		return QueueBenchResult{}, firstErr

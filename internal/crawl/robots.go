@@ -85,6 +85,12 @@ func (cr *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.U
 	res := cr.robotsStep(ctx, l.Host, e, target)
 	// The URL goes back to the head of its host's queue either way.
 	res.Retry = true
+	if pol := e.policy.Load(); pol != nil && pol.Outcome == robots.DisallowAll && e.pending == "" && !res.Park {
+		// Decided: nothing of this host will be requested. Its queue is
+		// dropped at once, not one URL per gap (a 503 may have asked for
+		// an hour).
+		res.Drain = frontier.DrainStart
+	}
 	return nil, res
 }
 
@@ -98,31 +104,35 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 	resp, err := cr.fetcher.Get(ctx, target, nil)
 	if err != nil {
 		kind := fetch.KindOf(err)
+		fetched, signal := errorSignal(kind)
 		if kind == fetch.KindCanceled && ctx.Err() != nil {
 			return frontier.Result{Fetched: true} // shutting down: decide nothing
 		}
 		cr.log.Info("robots.txt unreachable", "host", host, "url", target, "err", err)
 		pol := robots.DisallowAllPolicy(0, kind.String()+": "+err.Error(), now)
 		cr.decideRobots(host, e, pol, kind.String())
-		return frontier.Result{Fetched: kind != fetch.KindRefused && kind != fetch.KindDNS, SetCrawlDelay: true}
+		return frontier.Result{Fetched: fetched, Signal: signal, Took: time.Since(now), SetCrawlDelay: true}
 	}
+	// Every answer tells the host's clock how the server is doing.
+	signal, retryAfter := responseSignal(resp.StatusCode, resp.Header, time.Now())
+	answered := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
 	cr.archive(resp)
 	cr.stats.bytes.Add(int64(len(resp.Body)))
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Location != "" {
 		e.hops++
 		if e.hops > robotsMaxHops {
 			cr.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "")
-			return frontier.Result{Fetched: true, SetCrawlDelay: true}
+			return withCrawlDelay(answered, 0)
 		}
 		next, err := cr.canon.Parse(resp.Location)
 		if err != nil {
 			cr.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "")
-			return frontier.Result{Fetched: true, SetCrawlDelay: true}
+			return withCrawlDelay(answered, 0)
 		}
 		cr.stats.robotsHops.Add(1) // a hop that will be followed
 		if next.Authority == host {
 			e.pending = resp.Location
-			return frontier.Result{Fetched: true}
+			return answered
 		}
 		// The chain crosses to another host: that host's clock (and its
 		// own robots.txt, unless the hop is to its /robots.txt) governs
@@ -131,12 +141,13 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 			// The other host is itself waiting on a hop: following could
 			// close a cycle in which both wait forever.
 			cr.decideRobots(host, e, robots.DisallowAllPolicy(resp.StatusCode, "robots.txt redirect cycle through "+next.Authority, now), "redirect-cycle")
-			return frontier.Result{Fetched: true, SetCrawlDelay: true}
+			return withCrawlDelay(answered, 0)
 		}
 		e.pending = ""
 		e.waiting.Store(true)
 		cr.front.Add(frontier.Item{URL: next.String, Fetch: resp.Location, Host: next.Authority, Priority: frontier.High, RobotsFor: host})
-		return frontier.Result{Fetched: true, Park: true}
+		answered.Park = true
+		return answered
 	}
 	pol := robots.FromStatus(resp.StatusCode, resp.Decoded, cr.token, now)
 	switch {
@@ -150,7 +161,13 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 		pol = robots.DisallowAllPolicy(resp.StatusCode, "truncated: "+resp.Truncated, now)
 	}
 	cr.decideRobots(host, e, pol, statusReason(resp.StatusCode))
-	return frontier.Result{Fetched: true, SetCrawlDelay: true, CrawlDelay: pol.CrawlDelay}
+	return withCrawlDelay(answered, pol.CrawlDelay)
+}
+
+// withCrawlDelay sets the host's Crawl-delay in r.
+func withCrawlDelay(r frontier.Result, d time.Duration) frontier.Result {
+	r.SetCrawlDelay, r.CrawlDelay = true, d
+	return r
 }
 
 // robotsHop is the lease of a host that another host's robots.txt chain

@@ -22,6 +22,7 @@ const (
 	RejectHostCap   = "host-cap"  // host already has MaxURLsPerHost URLs
 	RejectSeen      = "seen"      // already accepted
 	RejectNoFollow  = "nofollow"  // rel=nofollow link, or the page said nofollow
+	RejectGaveUp    = "gave-up"   // queued for a host given up after too many failures
 )
 
 // counters are the crawl's running totals, updated by workers without a
@@ -40,7 +41,12 @@ type counters struct {
 	robotsHops   atomic.Int64 // robots.txt redirect hops followed
 	resumedURLs  atomic.Int64 // URLs a resumed crawl found in its store
 	resumedQueue atomic.Int64 // of which still queued (leases out at a crash included)
+	throttled    atomic.Int64 // 429 responses
+	unavailable  atomic.Int64 // 503 responses
+	parks        atomic.Int64 // hosts parked for a failure streak
+	gaveUpN      atomic.Int64 // hosts given up
 	mu           sync.Mutex
+	gaveUp       []string // the first hosts given up, for the summary
 	byClass      map[string]int64
 	byError      map[string]int64
 	rejected     map[string]int64
@@ -73,6 +79,18 @@ func statusClass(code int) string {
 	return fmt.Sprintf("%dxx", code/100)
 }
 
+// maxGaveUpNames bounds the hosts the summary names as given up.
+const maxGaveUpNames = 20
+
+func (c *counters) hostGaveUp(host string) {
+	c.gaveUpN.Add(1)
+	c.mu.Lock()
+	if len(c.gaveUp) < maxGaveUpNames {
+		c.gaveUp = append(c.gaveUp, host)
+	}
+	c.mu.Unlock()
+}
+
 // Progress is a cheap snapshot for a live progress line.
 type Progress struct {
 	Elapsed      time.Duration
@@ -102,10 +120,15 @@ type Summary struct {
 	HostsDown     map[string]int64 // hosts not crawled because robots.txt failed, by cause
 	NoIndex       int64            // pages that asked not to be indexed (still archived)
 	NoFollow      int64            // pages whose links were not followed on their request
-	Queued        int              // URLs left queued or in flight (non-zero only when stopped early)
+	Throttled     int64            // 429 responses (robots.txt included): the host backed off
+	Unavailable   int64            // 503 responses: backed off, and counted as failures
+	Parks         int64            // times a host was parked after failures in a row
+	GaveUp        int64            // hosts given up after too many failures
+	GaveUpHosts   []string         // the first of them
+	Queued        int              // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
 	Resumed       bool             // the crawl continued one found under DataDir
 	ResumedURLs   int64            // URLs that crawl had accepted
-	ResumedQueue  int64            // of which were still queued (leases out at a crash included)
+	ResumedQueue  int64            // URLs the earlier run left queued that this one read back (leases out at a crash included)
 	WARCRecovered int              // torn WARC files from a crash cut back to their last whole record
 	WARCFiles     []string
 	WARCBytes     int64
@@ -125,7 +148,7 @@ func (s Summary) Write(w io.Writer) {
 	fmt.Fprintf(w, "crawl %s after %v: %d pages (%.1f/s), %d robots.txt, %s received, %d truncated\n",
 		s.StoppedBy, s.Elapsed.Round(time.Millisecond), s.Pages, s.PagesPerSecond(), s.RobotsFetches, byteSize(s.Bytes), s.Truncated)
 	if s.Resumed {
-		fmt.Fprintf(w, "  resumed:    %d URLs known, %d still queued", s.ResumedURLs, s.ResumedQueue)
+		fmt.Fprintf(w, "  resumed:    %d URLs known, %d queued ones taken up again", s.ResumedURLs, s.ResumedQueue)
 		if s.WARCRecovered > 0 {
 			fmt.Fprintf(w, "; %d torn WARC files cut back to their last whole record", s.WARCRecovered)
 		}
@@ -137,6 +160,18 @@ func (s Summary) Write(w io.Writer) {
 	}
 	if len(s.Errors) > 0 {
 		fmt.Fprintf(w, "  errors:     %s\n", joinCounts(s.Errors))
+	}
+	if s.Throttled > 0 || s.Unavailable > 0 || s.Parks > 0 || s.GaveUp > 0 {
+		fmt.Fprintf(w, "  backoff:    %d answers 429, %d answers 503, %d hosts parked after failures in a row, %d given up",
+			s.Throttled, s.Unavailable, s.Parks, s.GaveUp)
+		if len(s.GaveUpHosts) > 0 {
+			fmt.Fprintf(w, " (%s", strings.Join(s.GaveUpHosts, ", "))
+			if s.GaveUp > int64(len(s.GaveUpHosts)) {
+				fmt.Fprint(w, ", ...")
+			}
+			fmt.Fprint(w, ")")
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "  robots.txt: %s (hosts); %d redirect hops\n", joinCounts(s.Robots), s.RobotsHops)
 	if len(s.HostsDown) > 0 {

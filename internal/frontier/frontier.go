@@ -115,6 +115,16 @@ type Config struct {
 	Weights [3]int
 	// Seed makes the weighted pick reproducible. Zero means 1.
 	Seed uint64
+	// Politeness moves a host's clock beyond Delay: latency, backoff,
+	// Retry-After, parking and giving up.
+	Politeness
+	// IPGap, when positive, is the least time between the starts of two
+	// requests to hosts that share a server (a Result.Group, such as their
+	// IP address): a second clock that hundreds of host names on one
+	// shared server go by together. A host whose group is not known yet is
+	// leased with NeedGroup set, for the worker to find it before any
+	// request.
+	IPGap time.Duration
 	// KeepAlive keeps Run going when nothing is queued or in flight (a crawl
 	// that never ends, fed by Add). Without it Run returns when the frontier
 	// drains, and Next returns ErrDrained.
@@ -146,9 +156,12 @@ type Config struct {
 	Resumed time.Time
 	// LeaseTimeout, when positive, expires a lease that is not completed in
 	// time: its URL goes back to the head of its host's queue and the host's
-	// clock is armed as if the request had been sent. A late Complete of an
-	// expired lease is ignored. Zero means leases never expire (in-process
-	// workers, whose every fetch is bounded by its own timeouts).
+	// clock is armed as if the request had been sent (and failed). A late
+	// Complete of an expired lease is ignored. It is for fetchers that can
+	// vanish (outside the process); one that is only slow may then overlap
+	// the next request to its host, and must check Holds before it records
+	// its result. Zero means leases never expire: in-process workers, whose
+	// every fetch is bounded by its own timeouts, need none.
 	LeaseTimeout time.Duration
 }
 
@@ -168,12 +181,12 @@ type Store interface {
 	// Spill moves items from their front queue (at Item.Seq) to the tail of
 	// their host, item i at position seqs[i], atomically.
 	Spill(items []Item, seqs []uint64) error
-	// TailHosts calls fn for every host with a tail until fn returns false.
-	// Only active hosts have one, so there are at most about
-	// MaxActiveHosts of them.
-	TailHosts(fn func(host string) bool) error
+	// TailHosts calls fn for every host with a tail, with the tail's last
+	// position, until fn returns false. Only active hosts have one, so
+	// there are at most about MaxActiveHosts of them.
+	TailHosts(fn func(host string, last uint64) bool) error
 	// Clock returns a host's stored clock; found is false if it has none.
-	Clock(host string) (nextAt time.Time, crawlDelay time.Duration, found bool, err error)
+	Clock(host string) (c Clock, found bool, err error)
 }
 
 func (c *Config) setDefaults() {
@@ -195,6 +208,7 @@ func (c *Config) setDefaults() {
 	if c.HostCache == 0 {
 		c.HostCache = 1 << 17
 	}
+	c.Politeness.setDefaults(c.Delay)
 }
 
 // Validate reports the first invalid field.
@@ -216,6 +230,12 @@ func (c Config) Validate() error {
 	}
 	if c.LeaseTimeout < 0 {
 		return fmt.Errorf("frontier: lease timeout %v is negative", c.LeaseTimeout)
+	}
+	if c.IPGap < 0 {
+		return fmt.Errorf("frontier: IP gap %v is negative", c.IPGap)
+	}
+	if err := c.Politeness.Validate(); err != nil {
+		return err
 	}
 	if c.Weights != [3]int{} {
 		for i, w := range c.Weights {
@@ -240,7 +260,20 @@ var (
 type Lease struct {
 	Item
 	Queued time.Duration // how long the URL waited since it was added
-	id     uint64
+	// Clock is the host's clock when the lease was given: with Advance, the
+	// clock the lease's completion leaves (one lease per host is out, so
+	// nothing else moves it meanwhile).
+	Clock Clock
+	// GaveUp says the host was given up: drop the URL, send no request.
+	GaveUp bool
+	// NoRequest says the lease was given without waiting for the host's
+	// clock (it is given up, or draining): it must not send a request. A
+	// worker that finds it needs one completes with Retry and DrainStop.
+	NoRequest bool
+	// NeedGroup asks the worker to find the host's group (Result.Group)
+	// and retry, without a request: Config.IPGap is on and it is unknown.
+	NeedGroup bool
+	id        uint64
 }
 
 // Result says what a worker did with a lease.
@@ -264,7 +297,37 @@ type Result struct {
 	// clock, until Unpark is called for it: the host waits for something
 	// outside its own queue (its robots.txt redirected to another host).
 	Park bool
+
+	// Signal is what the response said of the server's health, Took how
+	// long it took (the latency rule), RetryAfter the wait a 429 or 503
+	// asked for. They move the clock only when Fetched.
+	Signal     Signal
+	Took       time.Duration
+	RetryAfter time.Duration
+	// Clock, if set, is the host's clock to install, as the worker
+	// computed it with Advance from the lease's Clock (and persisted it);
+	// otherwise Complete computes the same itself.
+	Clock *Clock
+	// SetGroup sets the host's group to Group ("" for none): hosts of one
+	// group share the IPGap clock.
+	SetGroup bool
+	Group    string
+	// Drain starts or stops draining the host: while it drains, its URLs
+	// are leased one at a time without waiting for its clock, flagged
+	// NoRequest, because none of them will be requested (its robots.txt
+	// disallows everything). It stops by itself when the queue is empty.
+	Drain Drain
 }
+
+// Drain is a change to a host's draining (Result.Drain).
+type Drain uint8
+
+// Changes to a host's draining.
+const (
+	DrainKeep  Drain = iota // leave it as it is
+	DrainStart              // lease the host's URLs without its clock
+	DrainStop               // back to its clock (a request is needed after all)
+)
 
 // Stats is a snapshot of the frontier's size.
 type Stats struct {
@@ -284,6 +347,7 @@ type Stats struct {
 	WaitingHost int // hosts with URLs whose delay has not passed
 	ParkedHosts int // hosts held until Unpark
 	KnownHosts  int // hosts the frontier has a clock for in memory
+	Groups      int // server groups (IPGap) known in memory
 }
 
 // Frontier is safe for concurrent use. Call Run to serve leases.
@@ -299,6 +363,7 @@ type Frontier struct {
 	restores   []restore
 	kick       chan struct{}
 	statsReq   chan chan Stats
+	holdsReq   chan holdsReq
 	leases     chan Lease
 	done       chan struct{}
 	runStarted bool
@@ -308,6 +373,7 @@ type Frontier struct {
 	rng          *rand.Rand
 	front        [numPriorities]frontQueue
 	hosts        map[string]*host
+	groups       map[string]*group
 	ready        readyHeap
 	active       int
 	parked       int
@@ -341,6 +407,7 @@ type completion struct {
 // flight is a lease that is out.
 type flight struct {
 	h        *host
+	group    *group // the server group it counts in flight for, if any
 	item     Item
 	id       uint64
 	deadline time.Time // with a LeaseTimeout
@@ -349,17 +416,21 @@ type flight struct {
 
 // host is one host's back queue and clock.
 type host struct {
-	name       string
-	head       fifo[Item] // the back queue's head, in memory
-	tailAfter  uint64     // highest tail position read into head
-	tailMore   bool       // the tail on disk may hold items after tailAfter
-	nextAt     time.Time  // earliest start of the next request
-	crawlDelay time.Duration
-	clockRead  bool // the stored clock was read (with a Store)
-	busy       bool
-	parked     bool // kept out of the ready heap until Unpark
-	activeQ    bool // holds one of the MaxActiveHosts back queues
-	heapIdx    int  // index in the ready heap, -1 when absent
+	name      string
+	head      fifo[Item] // the back queue's head, in memory
+	tailAfter uint64     // highest tail position read into head
+	tailMore  bool       // the tail on disk may hold items after tailAfter
+	clock     Clock
+	group     *group    // nil: none, or not known yet
+	groupSet  bool      // group is known (nil then means none)
+	key       time.Time // the ready heap's key: readyAt when last fixed
+	clockRead bool      // the stored clock was read (with a Store)
+	drain     bool      // leased without its clock until its queue is empty
+	unparked  bool      // Unpark came while busy, before its Complete(Park)
+	busy      bool
+	parked    bool // kept out of the ready heap until Unpark
+	activeQ   bool // holds one of the MaxActiveHosts back queues
+	heapIdx   int  // index in the ready heap, -1 when absent
 }
 
 // New returns a Frontier, or the first error of cfg.Validate.
@@ -373,10 +444,12 @@ func New(cfg Config) (*Frontier, error) {
 		store:    cfg.Store,
 		kick:     make(chan struct{}, 1),
 		statsReq: make(chan chan Stats),
+		holdsReq: make(chan holdsReq),
 		leases:   make(chan Lease),
 		done:     make(chan struct{}),
 		rng:      rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		hosts:    make(map[string]*host),
+		groups:   make(map[string]*group),
 		inflight: make(map[uint64]*flight),
 		pruneAt:  max(cfg.HostCache, 2*cfg.MaxActiveHosts),
 	}
@@ -461,6 +534,24 @@ func (f *Frontier) Next(ctx context.Context) (Lease, error) {
 	}
 }
 
+// Holds reports whether l is still out: neither completed nor expired. A
+// fetcher that may outlive its lease (Config.LeaseTimeout) checks it before
+// it records its result.
+func (f *Frontier) Holds(l Lease) bool {
+	ch := make(chan bool, 1)
+	select {
+	case f.holdsReq <- holdsReq{id: l.id, ch: ch}:
+		return <-ch
+	case <-f.done:
+		return false
+	}
+}
+
+type holdsReq struct {
+	id uint64
+	ch chan bool
+}
+
 // Stats returns a snapshot; once Run has returned, the one taken as it
 // returned (what was left queued).
 func (f *Frontier) Stats() Stats {
@@ -494,13 +585,21 @@ func (f *Frontier) Run(ctx context.Context) error {
 		// Hosts with a tail were active when the last run stopped: their
 		// tails are referenced from nowhere else, so they are taken back
 		// first, whatever the bound.
-		if err := f.store.TailHosts(func(name string) bool {
+		var hosts []*host
+		if err := f.store.TailHosts(func(name string, last uint64) bool {
 			h := f.activate(name)
 			h.tailMore = true
-			f.settle(h)
+			hosts = append(hosts, h)
+			// New tail positions go after every stored one, even if the
+			// clock went back since they were written.
+			f.tailSeq = max(f.tailSeq, last)
 			return f.err == nil
 		}); err != nil {
 			return fmt.Errorf("frontier: read tails: %w", err)
+		}
+		f.firstTailSeq = f.tailSeq + 1
+		for _, h := range hosts {
+			f.settle(h)
 		}
 		if f.err != nil {
 			return f.err
@@ -527,13 +626,14 @@ func (f *Frontier) Run(ctx context.Context) error {
 			offer Lease
 			wait  time.Duration = -1
 		)
-		if len(f.ready) > 0 {
-			h := f.ready[0]
-			if w := h.nextAt.Sub(now); w <= 0 {
+		if h := f.top(now); h != nil {
+			if w := h.key.Sub(now); w <= 0 {
 				out = f.leases
 				it := h.head.peek()
 				f.nextLease++
-				offer = Lease{Item: it, Queued: now.Sub(it.Added), id: f.nextLease}
+				offer = Lease{Item: it, Queued: now.Sub(it.Added), Clock: h.clock, GaveUp: h.clock.GaveUp,
+					NoRequest: h.clock.GaveUp || h.drain, id: f.nextLease}
+				offer.NeedGroup = f.cfg.IPGap > 0 && !h.groupSet && !offer.NoRequest
 			} else {
 				wait = w
 			}
@@ -551,11 +651,17 @@ func (f *Frontier) Run(ctx context.Context) error {
 		select {
 		case out <- offer:
 			h := heap.Pop(&f.ready).(*host)
+			var g *group
+			if h.group != nil && !offer.NoRequest && !offer.NeedGroup {
+				g = h.group
+				g.nextAt = now.Add(f.cfg.IPGap)
+				g.inflight++
+			}
 			it := h.head.pop()
 			f.inHeads--
 			h.busy = true
 			f.queued--
-			fl := &flight{h: h, item: it, id: offer.id, expIdx: -1}
+			fl := &flight{h: h, group: g, item: it, id: offer.id, expIdx: -1}
 			f.inflight[offer.id] = fl
 			if f.cfg.LeaseTimeout > 0 {
 				fl.deadline = now.Add(f.cfg.LeaseTimeout)
@@ -565,6 +671,9 @@ func (f *Frontier) Run(ctx context.Context) error {
 		case <-timeC:
 		case ch := <-f.statsReq:
 			ch <- f.stats(now)
+		case r := <-f.holdsReq:
+			_, ok := f.inflight[r.id]
+			r.ch <- ok
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -613,13 +722,11 @@ func (f *Frontier) takeInbox() {
 	now := time.Now()
 	for _, r := range restores {
 		h := f.host(r.host)
-		if r.nextAt.After(h.nextAt) {
-			h.nextAt = r.nextAt
-			if h.heapIdx >= 0 {
-				heap.Fix(&f.ready, h.heapIdx)
-			}
+		if r.nextAt.After(h.clock.NextAt) {
+			h.clock.NextAt = r.nextAt
+			f.fix(h)
 		}
-		h.crawlDelay = r.crawlDelay
+		h.clock.CrawlDelay = r.crawlDelay
 	}
 	for _, it := range adds {
 		f.add(it, now)
@@ -628,10 +735,17 @@ func (f *Frontier) takeInbox() {
 		f.complete(c, now)
 	}
 	for _, name := range unparks {
-		if h := f.hosts[name]; h != nil && h.parked {
+		h := f.hosts[name]
+		switch {
+		case h == nil:
+		case h.parked:
 			h.parked = false
 			f.parked--
 			f.settle(h)
+		case h.busy:
+			// The hop it waits for was done before its own lease came
+			// back: the Complete(Park) still on its way must not park it.
+			h.unparked = true
 		}
 	}
 	f.prune(now)
@@ -671,21 +785,37 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	}
 	h := fl.h
 	h.busy = false
-	if c.result.SetCrawlDelay {
-		h.crawlDelay = c.result.CrawlDelay
+	if g := fl.group; g != nil {
+		// A server of the group is asked again IPGap after its last
+		// request ended, as well as after the last one started.
+		g.inflight--
+		g.nextAt = later(g.nextAt, now.Add(f.cfg.IPGap))
 	}
-	if c.result.Fetched {
-		h.nextAt = now.Add(max(f.cfg.Delay, h.crawlDelay))
+	if c.result.Clock != nil {
+		h.clock = *c.result.Clock
+	} else {
+		h.clock = f.cfg.advance(h.clock, c.result, now)
+	}
+	if c.result.SetGroup {
+		f.setGroup(h, c.result.Group)
+		h.groupSet = true
+	}
+	switch c.result.Drain {
+	case DrainStart:
+		h.drain = true
+	case DrainStop:
+		h.drain = false
 	}
 	if c.result.Retry {
 		h.head.pushFront(fl.item)
 		f.inHeads++
 		f.queued++
 	}
-	if c.result.Park {
+	if c.result.Park && !h.unparked {
 		h.parked = true
 		f.parked++
 	}
+	h.unparked = false
 	f.settle(h)
 }
 
@@ -695,7 +825,7 @@ func (f *Frontier) complete(c completion, now time.Time) {
 func (f *Frontier) expire(now time.Time) {
 	for len(f.expiry) > 0 && !f.expiry[0].deadline.After(now) {
 		f.expired++
-		f.complete(completion{lease: Lease{id: f.expiry[0].id}, result: Result{Fetched: true, Retry: true}}, now)
+		f.complete(completion{lease: Lease{id: f.expiry[0].id}, result: Result{Fetched: true, Retry: true, Signal: Failed}}, now)
 	}
 }
 
@@ -715,6 +845,7 @@ func (f *Frontier) settle(h *host) {
 			h.activeQ = false
 			f.active--
 		}
+		h.drain = false
 	case h.parked:
 		// Holds its back queue (and slot) until unparked.
 	default:
@@ -759,11 +890,17 @@ func (f *Frontier) prune(now time.Time) {
 		if len(f.hosts) <= keep {
 			break
 		}
-		if !h.activeQ && !h.busy && !h.parked && h.head.len() == 0 && !h.nextAt.After(now) {
+		if !h.activeQ && !h.busy && !h.parked && h.head.len() == 0 && !h.clock.NextAt.After(now) {
+			f.setGroup(h, "")
 			delete(f.hosts, name)
 		}
 	}
 	f.pruneAt = max(f.cfg.HostCache, 2*len(f.hosts))
+	for name, g := range f.groups {
+		if g.hosts == 0 && !g.nextAt.After(now) {
+			delete(f.groups, name)
+		}
+	}
 }
 
 // Unpark lets a parked host be leased again once its clock allows. It is a
@@ -814,26 +951,28 @@ func (f *Frontier) activate(name string) *host {
 		return h
 	}
 	h.clockRead = true
-	nextAt, crawlDelay, found, err := f.store.Clock(name)
+	stored, found, err := f.store.Clock(name)
 	if err != nil {
 		f.fail(fmt.Errorf("read the clock of %s: %w", name, err))
 		return h
 	}
-	if found && h.crawlDelay == 0 {
-		h.crawlDelay = crawlDelay
+	nextAt := h.clock.NextAt
+	if found {
+		crawlDelay := h.clock.CrawlDelay
+		h.clock = stored
+		if crawlDelay != 0 { // set in this process: newer
+			h.clock.CrawlDelay = crawlDelay
+		}
+		nextAt = later(nextAt, stored.NextAt)
 	}
 	if !f.cfg.Resumed.IsZero() {
 		// A request of the last run may have been cut by the crash, to
 		// any host, even one whose clock was never stored (a robots.txt
 		// redirect's target): none is leased within a gap of the restart.
-		nextAt = later(nextAt, f.cfg.Resumed.Add(max(f.cfg.Delay, h.crawlDelay)))
+		nextAt = later(nextAt, f.cfg.Resumed.Add(f.cfg.gap(h.clock)))
 	}
-	if nextAt.After(h.nextAt) {
-		h.nextAt = nextAt
-		if h.heapIdx >= 0 {
-			heap.Fix(&f.ready, h.heapIdx)
-		}
-	}
+	h.clock.NextAt = nextAt
+	f.fix(h)
 	return h
 }
 
@@ -948,14 +1087,92 @@ func (f *Frontier) stats(now time.Time) Stats {
 		s.Front += f.front[p].mem.len()
 	}
 	s.InMemory = s.Front + f.inHeads
+	s.Groups = len(f.groups)
 	for _, h := range f.ready {
-		if !h.nextAt.After(now) {
+		if !h.readyAt().After(now) {
 			s.ReadyHosts++
 		} else {
 			s.WaitingHost++
 		}
 	}
 	return s
+}
+
+// group is a set of hosts on one server (Config.IPGap).
+type group struct {
+	name     string
+	nextAt   time.Time // earliest start of the next request to any of its hosts
+	hosts    int       // hosts in memory that belong to it
+	inflight int       // requests out to it
+}
+
+// readyAt is when the host may be leased: its own clock and its group's
+// both allow it. A host given up or draining is ready at once (no request
+// is sent).
+func (h *host) readyAt() time.Time {
+	if h.clock.GaveUp || h.drain {
+		return time.Time{}
+	}
+	if h.group != nil && h.group.nextAt.After(h.clock.NextAt) {
+		return h.group.nextAt
+	}
+	return h.clock.NextAt
+}
+
+// fix moves a host in the ready heap after its readyAt changed.
+func (f *Frontier) fix(h *host) {
+	if h.heapIdx >= 0 {
+		h.key = h.readyAt()
+		heap.Fix(&f.ready, h.heapIdx)
+	}
+}
+
+// top returns the host at the top of the ready heap, after bringing its
+// key up to date: a lease to another host of its group since it was pushed
+// may have moved its readyAt, and while a request to its server is out it
+// waits (one request in flight per server, as per host). Keys only ever lag behind (a group's clock
+// only moves forward), so the host whose key is still current is the one
+// that is ready first.
+func (f *Frontier) top(now time.Time) *host {
+	for len(f.ready) > 0 {
+		h := f.ready[0]
+		at := h.readyAt()
+		if g := h.group; g != nil && g.inflight > 0 && !h.clock.GaveUp && !h.drain && h.groupSet {
+			// A request to its server is out: at least IPGap from now,
+			// looked at again then if it is still out.
+			at = later(at, now.Add(f.cfg.IPGap))
+		}
+		if !at.After(h.key) {
+			return h
+		}
+		h.key = at
+		heap.Fix(&f.ready, 0)
+	}
+	return nil
+}
+
+// setGroup puts a host in the named group ("": none).
+func (f *Frontier) setGroup(h *host, name string) {
+	if h.group != nil {
+		if h.group.name == name {
+			return
+		}
+		h.group.hosts--
+		if h.group.hosts == 0 && !h.group.nextAt.After(time.Now()) {
+			delete(f.groups, h.group.name)
+		}
+		h.group = nil
+	}
+	if name == "" {
+		return
+	}
+	g := f.groups[name]
+	if g == nil {
+		g = &group{name: name}
+		f.groups[name] = g
+	}
+	g.hosts++
+	h.group = g
 }
 
 func later(a, b time.Time) time.Time {
@@ -971,8 +1188,8 @@ type readyHeap []*host
 
 func (r readyHeap) Len() int { return len(r) }
 func (r readyHeap) Less(i, j int) bool {
-	if !r[i].nextAt.Equal(r[j].nextAt) {
-		return r[i].nextAt.Before(r[j].nextAt)
+	if !r[i].key.Equal(r[j].key) {
+		return r[i].key.Before(r[j].key)
 	}
 	return r[i].head.peek().Priority > r[j].head.peek().Priority
 }
@@ -983,6 +1200,7 @@ func (r readyHeap) Swap(i, j int) {
 }
 func (r *readyHeap) Push(x any) {
 	h := x.(*host)
+	h.key = h.readyAt()
 	h.heapIdx = len(*r)
 	*r = append(*r, h)
 }

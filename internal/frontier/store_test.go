@@ -21,19 +21,14 @@ type diskStore struct {
 	seq    uint64
 	front  [numPriorities]map[uint64]Item
 	tails  map[string]map[uint64]Item
-	clocks map[string]storedClock
+	clocks map[string]Clock
 	reads  int
 	spills int
 	failOn string // "front", "tail", "spill" or "clock": that call fails
 }
 
-type storedClock struct {
-	nextAt     time.Time
-	crawlDelay time.Duration
-}
-
 func newDiskStore() *diskStore {
-	d := &diskStore{tails: map[string]map[uint64]Item{}, clocks: map[string]storedClock{}}
+	d := &diskStore{tails: map[string]map[uint64]Item{}, clocks: map[string]Clock{}}
 	for p := range d.front {
 		d.front[p] = map[uint64]Item{}
 	}
@@ -143,26 +138,30 @@ func (d *diskStore) Spill(items []Item, seqs []uint64) error {
 	return nil
 }
 
-func (d *diskStore) TailHosts(fn func(string) bool) error {
+func (d *diskStore) TailHosts(fn func(string, uint64) bool) error {
 	d.mu.Lock()
 	hosts := slices.Sorted(maps.Keys(d.tails))
+	last := map[string]uint64{}
+	for _, h := range hosts {
+		last[h] = slices.Max(slices.Collect(maps.Keys(d.tails[h])))
+	}
 	d.mu.Unlock()
 	for _, h := range hosts {
-		if !fn(h) {
+		if !fn(h, last[h]) {
 			break
 		}
 	}
 	return nil
 }
 
-func (d *diskStore) Clock(host string) (time.Time, time.Duration, bool, error) {
+func (d *diskStore) Clock(host string) (Clock, bool, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.failOn == "clock" {
-		return time.Time{}, 0, false, errInjected
+		return Clock{}, false, errInjected
 	}
 	c, ok := d.clocks[host]
-	return c.nextAt, c.crawlDelay, ok, nil
+	return c, ok, nil
 }
 
 // drainStore runs n workers over f until it drains (or stop returns true
@@ -325,8 +324,8 @@ func TestStoreResumeHoldsStoredClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDiskStore()
 		start := time.Now()
-		d.clocks["late.test"] = storedClock{nextAt: start.Add(time.Minute), crawlDelay: 5 * time.Second}
-		d.clocks["past.test"] = storedClock{nextAt: start.Add(-time.Hour), crawlDelay: 3 * time.Second}
+		d.clocks["late.test"] = Clock{NextAt: start.Add(time.Minute), CrawlDelay: 5 * time.Second}
+		d.clocks["past.test"] = Clock{NextAt: start.Add(-time.Hour), CrawlDelay: 3 * time.Second}
 		f := newFrontier(t, Config{Store: d, Delay: time.Second, Resumed: start, FirstSeq: 1})
 		f.Add(d.push(items("late.test", 2, Normal)...)...)
 		f.Add(d.push(items("past.test", 2, Normal)...)...)
@@ -482,6 +481,29 @@ func TestLeaseExpires(t *testing.T) {
 		f.Complete(l, Result{Fetched: true})
 		if err := <-runErr; err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// TestStoreTailFromTheFutureIsKept restarts over a tail written when the
+// clock was ahead: new tail positions must still go after the stored ones,
+// not over them.
+func TestStoreTailFromTheFutureIsKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDiskStore()
+		future := uint64(time.Now().Add(time.Hour).UnixNano())
+		d.tails["a.test"] = map[uint64]Item{}
+		for i := range 4 {
+			d.tails["a.test"][future+uint64(i)] = Item{URL: fmt.Sprintf("http://a.test/old%d", i), Host: "a.test", Seq: future + uint64(i), Tail: true}
+		}
+		f := newFrontier(t, Config{Store: d, HeadSize: 2, FrontBuffer: 4, FirstSeq: 1})
+		f.Add(d.push(items("a.test", 4, Normal)...)...)
+		order, _ := drainStore(t, f, d, 2, time.Millisecond, nil)
+		if len(order) != 8 {
+			t.Fatalf("leased %v, want the 4 old and 4 new URLs", order)
+		}
+		if n := d.size(); n != 0 {
+			t.Errorf("%d entries left on disk", n)
 		}
 	})
 }

@@ -1,0 +1,95 @@
+package crawl
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"weft/internal/fetch"
+	"weft/internal/frontier"
+)
+
+// IP grouping modes (Config.IPGroup).
+const (
+	IPGroupOff    = "off"    // no per-server clock
+	IPGroupIP     = "ip"     // hosts that resolve to one address share a clock
+	IPGroupSubnet = "subnet" // ... to one /24 (IPv4) or /64 (IPv6)
+)
+
+// responseSignal classifies a response for the host's clock: 429 asks for
+// less, 503 asks for less and is a failure, another 5xx is a failure, and
+// anything else is an answer. retryAfter is the wait the server asked for.
+func responseSignal(status int, h http.Header, now time.Time) (s frontier.Signal, retryAfter time.Duration) {
+	switch {
+	case status == http.StatusTooManyRequests:
+		s = frontier.Throttled
+	case status == http.StatusServiceUnavailable:
+		s = frontier.Unavailable
+	case status >= 500:
+		return frontier.Failed, 0
+	default:
+		return frontier.OK, 0
+	}
+	return s, parseRetryAfter(h.Get("Retry-After"), now)
+}
+
+// parseRetryAfter reads Retry-After (RFC 9110 §10.2.3): delay-seconds or an
+// HTTP date. Anything else, or a time in the past, is no wait.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseUint(v, 10, 63); err == nil {
+		if n > uint64((1<<63-1)/int64(time.Second)) {
+			return time.Duration(1<<63 - 1)
+		}
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// errorSignal classifies a fetch that got no response. Errors before any
+// request reached the host (DNS, refused address, bad URL) do not arm the
+// clock at all; those after do and count as failures.
+func errorSignal(kind fetch.Kind) (fetched bool, s frontier.Signal) {
+	switch kind {
+	case fetch.KindRefused, fetch.KindDNS, fetch.KindBadURL:
+		return false, frontier.OK
+	}
+	return true, frontier.Failed
+}
+
+// groupOf finds the server group of a host for per-IP politeness: its
+// first address, or that address's subnet. A host that does not resolve has
+// no group (its fetch fails on DNS, with no request sent).
+func (c *Crawler) groupOf(ctx context.Context, authority string) frontier.Result {
+	res := frontier.Result{Retry: true, SetGroup: true}
+	host := authority
+	if h, _, err := net.SplitHostPort(authority); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	addr, err := c.fetcher.Lookup(ctx, host)
+	if err != nil {
+		return res
+	}
+	switch c.cfg.IPGroup {
+	case IPGroupSubnet:
+		bits := 24
+		if addr.Is6() {
+			bits = 64
+		}
+		res.Group = netip.PrefixFrom(addr, bits).Masked().String()
+	default:
+		res.Group = addr.String()
+	}
+	return res
+}

@@ -1,0 +1,171 @@
+package frontier
+
+import (
+	"fmt"
+	"time"
+)
+
+// Signal is what a response said about its server's health.
+type Signal uint8
+
+const (
+	// OK: an answer (2xx, 3xx, 4xx other than 429). Backoff shrinks and
+	// the error streak ends.
+	OK Signal = iota
+	// Throttled: 429 Too Many Requests. The server asks for less: its
+	// Retry-After is honoured, else the backoff doubles.
+	Throttled
+	// Unavailable: 503 Service Unavailable. Throttled and an error both.
+	Unavailable
+	// Failed: a timeout, a connection error or a 5xx other than 503. It
+	// counts toward the host's error streak.
+	Failed
+)
+
+func (s Signal) String() string {
+	switch s {
+	case OK:
+		return "ok"
+	case Throttled:
+		return "throttled"
+	case Unavailable:
+		return "unavailable"
+	case Failed:
+		return "failed"
+	}
+	return fmt.Sprintf("signal(%d)", int(s))
+}
+
+// Clock is a host's politeness state: when it may be asked next, and what
+// it has told the crawler so far. It is all a restart needs to go on being
+// polite to the host.
+type Clock struct {
+	NextAt     time.Time     // earliest start of the next request
+	CrawlDelay time.Duration // robots.txt Crawl-delay
+	Backoff    time.Duration // grows on 429/503, shrinks on success
+	Streak     int           // failures in a row
+	Errors     int           // failures in all
+	Parks      int           // times the host was parked for its streak
+	GaveUp     bool          // too many failures: its URLs are dropped, not fetched
+}
+
+// Politeness says how a host's clock moves after each request, beyond
+// Config.Delay. It is part of Config; New fills in the defaults of the
+// fields left zero, except LatencyFactor.
+type Politeness struct {
+	// LatencyFactor makes the gap at least this multiple of the last
+	// response's download time (Najork's rule: a slow server is asked
+	// less often). Zero turns it off.
+	LatencyFactor float64
+	// MinBackoff is the backoff after a first 429 or 503 without
+	// Retry-After; it doubles with each one after, up to MaxBackoff, and
+	// halves with each success. Zero means max(Delay, 1s).
+	MinBackoff time.Duration
+	// MaxBackoff caps the backoff. Zero means 10 minutes.
+	MaxBackoff time.Duration
+	// MaxRetryAfter caps the wait a Retry-After may ask for. Zero means 1 hour.
+	MaxRetryAfter time.Duration
+	// ParkAfter failures in a row park the host for ParkFor, doubled at
+	// each park after the first. Zero means 5 and 1 minute; a negative
+	// ParkAfter never parks.
+	ParkAfter int
+	ParkFor   time.Duration
+	// GiveUpAfter failures in all give the host up: its queued URLs are
+	// dropped. Zero means 20; negative never gives up.
+	GiveUpAfter int
+}
+
+func (p *Politeness) setDefaults(delay time.Duration) {
+	if p.MinBackoff == 0 {
+		p.MinBackoff = max(delay, time.Second)
+	}
+	if p.MaxBackoff == 0 {
+		p.MaxBackoff = 10 * time.Minute
+	}
+	if p.MaxRetryAfter == 0 {
+		p.MaxRetryAfter = time.Hour
+	}
+	if p.ParkAfter == 0 {
+		p.ParkAfter = 5
+	}
+	if p.ParkFor == 0 {
+		p.ParkFor = time.Minute
+	}
+	if p.GiveUpAfter == 0 {
+		p.GiveUpAfter = 20
+	}
+}
+
+// Validate reports the first invalid field.
+func (p Politeness) Validate() error {
+	switch {
+	case p.LatencyFactor < 0:
+		return fmt.Errorf("frontier: latency factor %v is negative", p.LatencyFactor)
+	case p.MinBackoff < 0 || p.MaxBackoff < 0 || p.MaxRetryAfter < 0 || p.ParkFor < 0:
+		return fmt.Errorf("frontier: backoff, Retry-After cap and park time must not be negative")
+	case p.MinBackoff > 0 && p.MaxBackoff > 0 && p.MinBackoff > p.MaxBackoff:
+		return fmt.Errorf("frontier: least backoff %v is above the most %v", p.MinBackoff, p.MaxBackoff)
+	}
+	return nil
+}
+
+// gap is the least time between two requests to a host with this clock,
+// before anything the last response adds.
+func (cfg *Config) gap(c Clock) time.Duration {
+	return max(cfg.Delay, c.CrawlDelay, c.Backoff)
+}
+
+// Advance returns c after a request that ended at now with result r; it is
+// what Complete does to the host's clock. A result with no request (Fetched
+// false) changes only the Crawl-delay it may carry. It is safe for
+// concurrent use: a worker computes the clock it persists with it.
+func (f *Frontier) Advance(c Clock, r Result, now time.Time) Clock {
+	return f.cfg.advance(c, r, now)
+}
+
+func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
+	p := &cfg.Politeness
+	if r.SetCrawlDelay {
+		c.CrawlDelay = r.CrawlDelay
+	}
+	if !r.Fetched {
+		return c
+	}
+	var hold time.Duration // a wait for this once, beyond the gap
+	switch r.Signal {
+	case OK:
+		c.Streak = 0
+		c.Backoff /= 2
+		if c.Backoff < p.MinBackoff/2 {
+			c.Backoff = 0
+		}
+	case Throttled, Unavailable:
+		if r.RetryAfter > 0 {
+			hold = min(r.RetryAfter, p.MaxRetryAfter)
+		} else {
+			c.Backoff = min(max(2*c.Backoff, p.MinBackoff), p.MaxBackoff)
+		}
+		if r.Signal == Throttled {
+			c.Streak = 0 // an answer: the server is up and asks for less
+		}
+	}
+	if r.Signal == Unavailable || r.Signal == Failed {
+		c.Streak++
+		c.Errors++
+		if p.ParkAfter > 0 && c.Streak >= p.ParkAfter {
+			park := p.ParkFor << min(c.Parks, 20)
+			hold = max(hold, park)
+			c.Parks++
+			c.Streak = 0
+		}
+		if p.GiveUpAfter > 0 && c.Errors >= p.GiveUpAfter {
+			c.GaveUp = true
+		}
+	}
+	gap := cfg.gap(c)
+	if p.LatencyFactor > 0 {
+		gap = max(gap, time.Duration(p.LatencyFactor*float64(r.Took)))
+	}
+	c.NextAt = now.Add(max(gap, hold))
+	return c
+}

@@ -1,0 +1,217 @@
+package frontier
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// gapsAfter runs one host through results, one per lease, and returns the
+// time between the end of each request and the start of the next.
+func gapsAfter(t *testing.T, cfg Config, results []Result) []time.Duration {
+	t.Helper()
+	var gaps []time.Duration
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, cfg)
+		f.Add(items("a.test", len(results)+1, Normal)...)
+		ctx := t.Context()
+		go f.Run(ctx)
+		var end time.Time
+		for i := range len(results) + 1 {
+			l, err := f.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i > 0 {
+				gaps = append(gaps, time.Since(end))
+			}
+			time.Sleep(100 * time.Millisecond) // the request
+			end = time.Now()
+			r := Result{Fetched: true}
+			if i < len(results) {
+				r = results[i]
+			}
+			f.Complete(l, r)
+		}
+	})
+	return gaps
+}
+
+func repeat(r Result, n int) []Result {
+	out := make([]Result, n)
+	for i := range out {
+		out[i] = r
+	}
+	return out
+}
+
+func TestRetryAfterIsHonouredAndCapped(t *testing.T) {
+	cfg := Config{Delay: time.Second, Politeness: Politeness{MaxRetryAfter: time.Minute}}
+	got := gapsAfter(t, cfg, []Result{
+		{Fetched: true, Signal: Throttled, RetryAfter: 30 * time.Second},
+		{Fetched: true, Signal: Throttled, RetryAfter: 2 * time.Hour}, // capped
+		{Fetched: true, Signal: Unavailable, RetryAfter: 5 * time.Second},
+		{Fetched: true},
+	})
+	want := []time.Duration{30 * time.Second, time.Minute, 5 * time.Second, time.Second}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("gaps %v, want %v", got, want)
+	}
+}
+
+func TestBackoffDoublesToCeilingAndShrinksBack(t *testing.T) {
+	cfg := Config{Delay: time.Second, Politeness: Politeness{MaxBackoff: 8 * time.Second, ParkAfter: 100}}
+	throttled := repeat(Result{Fetched: true, Signal: Throttled}, 5)
+	ok := repeat(Result{Fetched: true}, 5)
+	got := gapsAfter(t, cfg, append(throttled, ok...))
+	want := []time.Duration{
+		1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second, // 429s
+		4 * time.Second, 2 * time.Second, 1 * time.Second, 1 * time.Second, 1 * time.Second, // successes
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("gaps %v, want %v", got, want)
+	}
+}
+
+func TestSlowResponsesWidenTheGap(t *testing.T) {
+	cfg := Config{Delay: time.Second, Politeness: Politeness{LatencyFactor: 5}}
+	got := gapsAfter(t, cfg, []Result{
+		{Fetched: true, Took: 100 * time.Millisecond},
+		{Fetched: true, Took: 400 * time.Millisecond},
+		{Fetched: true, Took: 2 * time.Second},
+		{Fetched: true, Took: 100 * time.Millisecond},
+	})
+	want := []time.Duration{time.Second, 2 * time.Second, 10 * time.Second, time.Second}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("gaps %v, want %v", got, want)
+	}
+}
+
+func TestFailureStreakParksForLongerEachTime(t *testing.T) {
+	cfg := Config{Delay: time.Second, Politeness: Politeness{ParkAfter: 3, ParkFor: time.Minute, GiveUpAfter: -1}}
+	failed := Result{Fetched: true, Signal: Failed}
+	got := gapsAfter(t, cfg, append(repeat(failed, 6), Result{Fetched: true}, failed, failed, failed))
+	want := []time.Duration{
+		time.Second, time.Second, time.Minute, // the third failure parks it
+		time.Second, time.Second, 2 * time.Minute, // the next streak parks it twice as long
+		time.Second,                               // a success
+		time.Second, time.Second, 4 * time.Minute, // parks are counted in all, not per streak
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("gaps %v, want %v", got, want)
+	}
+}
+
+func TestAdvanceSignals(t *testing.T) {
+	f := newFrontier(t, Config{Delay: time.Second, Politeness: Politeness{ParkAfter: 2, GiveUpAfter: 3}})
+	now := time.Unix(1000, 0)
+	c := Clock{}
+	c = f.Advance(c, Result{Fetched: true, Signal: Throttled}, now)
+	if c.Streak != 0 || c.Errors != 0 || c.Backoff != time.Second {
+		t.Errorf("after a 429: %+v; a 429 is no failure, and backs off", c)
+	}
+	c = f.Advance(c, Result{Fetched: true, Signal: Unavailable}, now)
+	if c.Streak != 1 || c.Errors != 1 || c.Backoff != 2*time.Second {
+		t.Errorf("after a 503: %+v; a 503 both fails and backs off", c)
+	}
+	c = f.Advance(c, Result{SetCrawlDelay: true, CrawlDelay: 7 * time.Second}, now)
+	if c.Streak != 1 || c.CrawlDelay != 7*time.Second {
+		t.Errorf("after a result with no request: %+v; only the Crawl-delay may change", c)
+	}
+	c = f.Advance(c, Result{Fetched: true, Signal: Failed}, now)
+	if c.Parks != 1 || c.Streak != 0 || c.GaveUp {
+		t.Errorf("after two failures in a row: %+v, want parked once", c)
+	}
+	c = f.Advance(c, Result{Fetched: true, Signal: Failed}, now)
+	if !c.GaveUp || c.Errors != 3 {
+		t.Errorf("after three failures in all: %+v, want given up", c)
+	}
+}
+
+// TestGivenUpHostDropsItsURLsAndSparesOthers fails one host until it is
+// given up: its remaining URLs come back at once flagged GaveUp, while the
+// other host keeps its ordinary rate.
+func TestGivenUpHostDropsItsURLsAndSparesOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, Config{Delay: time.Second, Politeness: Politeness{ParkAfter: -1, GiveUpAfter: 3}})
+		f.Add(items("bad.test", 10, Normal)...)
+		f.Add(items("good.test", 10, Normal)...)
+		var mu sync.Mutex
+		requests := map[string]int{}
+		dropped := map[string]int{}
+		start := time.Now()
+		log := runWorkers(t, f, 4, 10*time.Millisecond, func(l Lease) Result {
+			mu.Lock()
+			defer mu.Unlock()
+			if l.GaveUp {
+				dropped[l.Host]++
+				return Result{}
+			}
+			requests[l.Host]++
+			if l.Host == "bad.test" {
+				return Result{Fetched: true, Signal: Failed}
+			}
+			return Result{Fetched: true}
+		})
+		if requests["bad.test"] != 3 || dropped["bad.test"] != 7 {
+			t.Errorf("bad.test: %d requests and %d URLs dropped, want 3 and 7", requests["bad.test"], dropped["bad.test"])
+		}
+		if requests["good.test"] != 10 || dropped["good.test"] != 0 {
+			t.Errorf("good.test: %d requests, %d dropped; want all 10 fetched", requests["good.test"], dropped["good.test"])
+		}
+		checkGaps(t, log, 0)
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("crawl took %v: the failing host held up the other", d)
+		}
+	})
+}
+
+// TestIPGroupSharesAGap puts ten hosts on one server: every host is asked
+// for its group first (no request), and then requests to the group's hosts
+// start at least IPGap apart, though each host alone could go at once.
+func TestIPGroupSharesAGap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, Config{IPGap: 500 * time.Millisecond})
+		for i := range 10 {
+			f.Add(items(fmt.Sprintf("h%d.shared.test", i), 3, Normal)...)
+		}
+		f.Add(items("alone.test", 3, Normal)...)
+		var mu sync.Mutex
+		var starts []time.Time
+		asked := map[string]int{}
+		runWorkers(t, f, 8, 0, func(l Lease) Result {
+			mu.Lock()
+			defer mu.Unlock()
+			if l.NeedGroup {
+				asked[l.Host]++
+				g := "10.0.0.1"
+				if l.Host == "alone.test" {
+					g = "10.0.0.2"
+				}
+				return Result{Retry: true, SetGroup: true, Group: g}
+			}
+			if l.Host != "alone.test" {
+				starts = append(starts, time.Now())
+			}
+			return Result{Fetched: true}
+		})
+		if len(asked) != 11 {
+			t.Errorf("asked the group of %d hosts, want 11", len(asked))
+		}
+		for h, n := range asked {
+			if n != 1 {
+				t.Errorf("asked the group of %s %d times", h, n)
+			}
+		}
+		if len(starts) != 30 {
+			t.Fatalf("%d requests to the shared server, want 30", len(starts))
+		}
+		for i := 1; i < len(starts); i++ {
+			if d := starts[i].Sub(starts[i-1]); d < 500*time.Millisecond {
+				t.Errorf("requests %d and %d to the shared server %v apart, want >= 500ms", i-1, i, d)
+			}
+		}
+	})
+}
