@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -212,6 +213,39 @@ func TestIPGroupSharesAGap(t *testing.T) {
 			if d := starts[i].Sub(starts[i-1]); d < 500*time.Millisecond {
 				t.Errorf("requests %d and %d to the shared server %v apart, want >= 500ms", i-1, i, d)
 			}
+		}
+	})
+}
+
+// TestUnparkBeforeParkIsKept delivers a host's Unpark before the Complete
+// that parks it, as happens when the robots.txt hop it waits for is done on
+// another host before its own lease comes back: it must not stay parked.
+func TestUnparkBeforeParkIsKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, Config{})
+		f.Add(items("a.test", 2, Normal)...)
+		ctx := t.Context()
+		runErr := make(chan error, 1)
+		go func() { runErr <- f.Run(ctx) }()
+		l, err := f.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Unpark("a.test")
+		synctest.Wait()
+		f.Complete(l, Result{Fetched: true, Retry: true, Park: true})
+		for range 3 { // the retried URL and the other one
+			l, err := f.Next(ctx)
+			if errors.Is(err, ErrDrained) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Complete(l, Result{Fetched: true})
+		}
+		if err := <-runErr; err != nil {
+			t.Fatalf("Run: %v (a host stayed parked)", err)
 		}
 	})
 }
