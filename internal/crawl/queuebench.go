@@ -44,9 +44,6 @@ type QueueBenchResult struct {
 	Active     int           // drain: the most active hosts
 }
 
-// Rate is URLs per second.
-func (r QueueBenchResult) Rate() float64 { return float64(r.URLs) / r.Elapsed.Seconds() }
-
 func (q *QueueBench) defaults() {
 	if q.Batch <= 0 {
 		q.Batch = 100

@@ -360,7 +360,6 @@ type Frontier struct {
 	adds       []Item
 	completes  []completion
 	unparks    []string
-	restores   []restore
 	kick       chan struct{}
 	statsReq   chan chan Stats
 	holdsReq   chan holdsReq
@@ -474,23 +473,6 @@ func (f *Frontier) Add(items ...Item) {
 	f.adds = append(f.adds, items...)
 	f.mu.Unlock()
 	f.wake()
-}
-
-// Restore sets a host's clock as a previous run left it, so that a
-// restart does not fire at a host that was just fetched: the host is not
-// leased before nextAt, and its Crawl-delay is remembered. Call it before
-// Run (or at least before the host's URLs are added).
-func (f *Frontier) Restore(host string, nextAt time.Time, crawlDelay time.Duration) {
-	f.mu.Lock()
-	f.restores = append(f.restores, restore{host, nextAt, crawlDelay})
-	f.mu.Unlock()
-	f.wake()
-}
-
-type restore struct {
-	host       string
-	nextAt     time.Time
-	crawlDelay time.Duration
 }
 
 // Complete returns a lease. Completing a lease twice, or a lease from
@@ -716,18 +698,10 @@ func (f *Frontier) fail(err error) {
 // declares itself drained too early.
 func (f *Frontier) takeInbox() {
 	f.mu.Lock()
-	adds, completes, unparks, restores := f.adds, f.completes, f.unparks, f.restores
-	f.adds, f.completes, f.unparks, f.restores = nil, nil, nil, nil
+	adds, completes, unparks := f.adds, f.completes, f.unparks
+	f.adds, f.completes, f.unparks = nil, nil, nil
 	f.mu.Unlock()
 	now := time.Now()
-	for _, r := range restores {
-		h := f.host(r.host)
-		if r.nextAt.After(h.clock.NextAt) {
-			h.clock.NextAt = r.nextAt
-			f.fix(h)
-		}
-		h.clock.CrawlDelay = r.crawlDelay
-	}
 	for _, it := range adds {
 		f.add(it, now)
 	}

@@ -262,23 +262,6 @@ func TestParkHoldsHostUntilUnpark(t *testing.T) {
 	})
 }
 
-func TestRestoredClockHoldsHost(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := newFrontier(t, Config{Delay: time.Second})
-		start := time.Now()
-		f.Restore("a.test", start.Add(5*time.Second), 2*time.Second)
-		f.Add(items("a.test", 2, Normal)...)
-		log := runWorkers(t, f, 2, 0, fetched)
-		s := log.starts["a.test"]
-		if d := s[0].Sub(start); d != 5*time.Second {
-			t.Errorf("first lease after %v, want the restored 5s", d)
-		}
-		if d := s[1].Sub(s[0]); d != 2*time.Second {
-			t.Errorf("gap %v, want the restored Crawl-delay 2s", d)
-		}
-	})
-}
-
 func TestNotFetchedDoesNotArmClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFrontier(t, Config{Delay: time.Hour})
