@@ -440,7 +440,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		c.stats.reject(RejectGaveUp)
 		if l.RobotsFor != "" {
 			owner := c.robots.entry(l.RobotsFor)
-			c.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+l.Host+", which was given up", time.Now()), "redirect-gave-up")
+			c.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+l.Host+", which was given up", time.Now()), "redirect-gave-up", nil)
 			c.front.Unpark(l.RobotsFor)
 		}
 		return leaseOutcome{outcome: RejectGaveUp}

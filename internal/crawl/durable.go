@@ -15,6 +15,7 @@ import (
 
 	"weft/internal/frontier"
 	"weft/internal/partition"
+	"weft/internal/robots"
 	"weft/internal/seen"
 	"weft/internal/store"
 )
@@ -247,6 +248,38 @@ func (pb *pageBatch) commit(s *seen.Set, f *frontier.Frontier) error {
 	s.Settle(pb.pending)
 	f.Add(pb.items...)
 	return nil
+}
+
+// putRobots records a host's robots.txt answer: body is the file a Rules
+// policy was parsed from (its first robots.MaxBytes are kept, all a parse
+// reads), nil for the other outcomes.
+func (d *durable) putRobots(host string, pol *robots.Policy, body []byte) error {
+	if len(body) > store.MaxRobotsBody {
+		body = body[:store.MaxRobotsBody]
+	}
+	b := d.db.NewBatch()
+	b.PutRobots(uint16(partition.Of(host, d.parts)), store.RobotsRecord{
+		Host: host, FetchedAt: pol.FetchedAt, Status: pol.Status, Outcome: uint8(pol.Outcome), Err: pol.Err, Body: body,
+	})
+	return b.Commit(false)
+}
+
+// getRobots returns the robots.txt policy an earlier run recorded for host,
+// as of when it was fetched, or nil if there is none.
+func (d *durable) getRobots(host, token string) (*robots.Policy, error) {
+	rec, ok, err := d.db.GetRobots(uint16(partition.Of(host, d.parts)), host)
+	if err != nil || !ok {
+		return nil, err
+	}
+	switch robots.Outcome(rec.Outcome) {
+	case robots.Rules:
+		return robots.FromStatus(rec.Status, rec.Body, token, rec.FetchedAt), nil
+	case robots.NoRules:
+		return robots.NoRulesPolicy(rec.Status, rec.FetchedAt), nil
+	case robots.DisallowAll:
+		return robots.DisallowAllPolicy(rec.Status, rec.Err, rec.FetchedAt), nil
+	}
+	return nil, nil // an outcome this build does not know: fetch it again
 }
 
 // scopeSeeds returns the URLs that seeds' redirects added to the scope.

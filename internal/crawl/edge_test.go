@@ -512,3 +512,43 @@ func TestRestartKeepsClockOfHostWithNothingQueued(t *testing.T) {
 		}
 	}
 }
+
+// A restart reads each host's robots.txt answer from the store instead of
+// asking the host again, and goes on obeying it.
+func TestRestartKeepsRobots(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				robotsFile(rw, "User-agent: *\nDisallow: /private\n")
+			case "/":
+				page(rw, "/one", "/two", "/private/x")
+			default:
+				page(rw, "/private/y")
+			}
+		},
+		"down.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			http.Error(rw, "down", http.StatusInternalServerError)
+		},
+	})
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"), mw.url("down.test", "/"), mw.url("down.test", "/b"))
+	cfg.MaxPages = 1 // robots.txt of both hosts, a.test/ only; the rest stays queued
+	if sum := runCrawl(t, cfg); sum.StoppedBy != "max-pages" {
+		t.Fatalf("first run %s", sum.StoppedBy)
+	}
+	cfg.MaxPages = 0
+	if sum := runCrawl(t, cfg); sum.StoppedBy != "drained" || !sum.Resumed {
+		t.Fatalf("second run %s, resumed %v", sum.StoppedBy, sum.Resumed)
+	}
+	for host, want := range map[string][]string{
+		"a.test":    {"/robots.txt", "/", "/one", "/two"},
+		"down.test": {"/robots.txt"}, // 5xx: disallowed, and still so after the restart
+	} {
+		got := mw.paths(host)
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s requests %v, want %v", host, got, want)
+		}
+	}
+}

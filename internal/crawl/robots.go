@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +32,7 @@ type robotsEntry struct {
 	pending string // next URL of the chain on this host; "" means /robots.txt
 	hops    int
 	waiting atomic.Bool // a hop is queued on another host; this host is parked
+	stored  bool        // the store was asked for an earlier run's answer
 }
 
 func newRobotsCache(partitions int, ttl time.Duration) *robotsCache {
@@ -71,6 +73,17 @@ const robotsMaxHops = 5
 // there (Item.RobotsFor) and this host is parked until it is done.
 func (cr *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.URL) (*robots.Policy, frontier.Result) {
 	e := cr.robots.entry(l.Host)
+	if e.policy.Load() == nil && e.pending == "" && !e.stored {
+		// Not seen in this process: an earlier run may have fetched it.
+		e.stored = true
+		pol, err := cr.state.getRobots(l.Host, cr.token)
+		if err != nil {
+			cr.fail(fmt.Errorf("crawl: read the robots.txt of %s: %w", l.Host, err))
+		}
+		if pol != nil {
+			e.policy.Store(pol)
+		}
+	}
 	if pol := e.policy.Load(); pol != nil && pol.Fresh(time.Now(), cr.cfg.RobotsTTL) && e.pending == "" {
 		return pol, frontier.Result{}
 	}
@@ -110,7 +123,7 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 		}
 		cr.log.Info("robots.txt unreachable", "host", host, "url", target, "err", err)
 		pol := robots.DisallowAllPolicy(0, kind.String()+": "+err.Error(), now)
-		cr.decideRobots(host, e, pol, kind.String())
+		cr.decideRobots(host, e, pol, kind.String(), nil)
 		return frontier.Result{Fetched: fetched, Signal: signal, Took: time.Since(now), SetCrawlDelay: true}
 	}
 	// Every answer tells the host's clock how the server is doing.
@@ -121,12 +134,12 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Location != "" {
 		e.hops++
 		if e.hops > robotsMaxHops {
-			cr.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "")
+			cr.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil)
 			return withCrawlDelay(answered, 0)
 		}
 		next, err := cr.canon.Parse(resp.Location)
 		if err != nil {
-			cr.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "")
+			cr.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil)
 			return withCrawlDelay(answered, 0)
 		}
 		cr.stats.robotsHops.Add(1) // a hop that will be followed
@@ -140,7 +153,7 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 		if other := cr.robots.entry(next.Authority); other.waiting.Load() {
 			// The other host is itself waiting on a hop: following could
 			// close a cycle in which both wait forever.
-			cr.decideRobots(host, e, robots.DisallowAllPolicy(resp.StatusCode, "robots.txt redirect cycle through "+next.Authority, now), "redirect-cycle")
+			cr.decideRobots(host, e, robots.DisallowAllPolicy(resp.StatusCode, "robots.txt redirect cycle through "+next.Authority, now), "redirect-cycle", nil)
 			return withCrawlDelay(answered, 0)
 		}
 		e.pending = ""
@@ -160,7 +173,7 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 		// by the size cap is parsed (RFC 9309 allows a limit >= 500 KiB).
 		pol = robots.DisallowAllPolicy(resp.StatusCode, "truncated: "+resp.Truncated, now)
 	}
-	cr.decideRobots(host, e, pol, statusReason(resp.StatusCode))
+	cr.decideRobots(host, e, pol, statusReason(resp.StatusCode), resp.Decoded)
 	return withCrawlDelay(answered, pol.CrawlDelay)
 }
 
@@ -183,7 +196,7 @@ func (cr *Crawler) robotsHop(ctx context.Context, l frontier.Lease, u canon.URL,
 	}
 	if u.Path != "/robots.txt" && (pol == nil || !pol.Allowed(u.PathQuery())) {
 		now := time.Now()
-		cr.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+u.String+", which its host disallows", now), "redirect-disallowed")
+		cr.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+u.String+", which its host disallows", now), "redirect-disallowed", nil)
 		cr.front.Unpark(l.RobotsFor)
 		return res
 	}
@@ -199,11 +212,19 @@ func (cr *Crawler) robotsHop(ctx context.Context, l frontier.Lease, u canon.URL,
 	return res
 }
 
-// decideRobots stores a host's policy and counts its outcome.
-func (cr *Crawler) decideRobots(host string, e *robotsEntry, pol *robots.Policy, reason string) {
+// decideRobots stores a host's policy, in memory and in the store (with
+// body, the file it was parsed from, so that a restart parses it again
+// rather than fetching it), and counts its outcome.
+func (cr *Crawler) decideRobots(host string, e *robotsEntry, pol *robots.Policy, reason string, body []byte) {
 	e.pending, e.hops = "", 0
 	e.waiting.Store(false)
 	e.policy.Store(pol)
+	if pol.Outcome != robots.Rules {
+		body = nil
+	}
+	if err := cr.state.putRobots(host, pol, body); err != nil {
+		cr.fail(fmt.Errorf("crawl: record the robots.txt of %s: %w", host, err))
+	}
 	cr.stats.inc(cr.stats.robotsOutc, pol.Outcome.String(), 1)
 	if pol.Outcome == robots.DisallowAll {
 		cr.stats.inc(cr.stats.hostsDown, reason, 1)

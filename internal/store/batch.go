@@ -66,12 +66,26 @@ func (b *Batch) PutHost(part uint16, r HostRecord) {
 		b.fail(err)
 		return
 	}
-	if len(r.RobotsBody) > MaxRobotsBody {
-		b.fail(fmt.Errorf("robots.txt of host %q is %d bytes, more than %d", r.Host, len(r.RobotsBody), MaxRobotsBody))
-		return
-	}
 	b.key = appendHostKey(b.key[:0], part, r.Host)
 	b.val = appendHostRecord(b.val[:0], &r)
+	b.set(b.key, b.val)
+}
+
+// PutRobots writes the robots.txt record of r.Host.
+func (b *Batch) PutRobots(part uint16, r RobotsRecord) {
+	if !b.ok() {
+		return
+	}
+	if err := checkHost(r.Host); err != nil {
+		b.fail(err)
+		return
+	}
+	if len(r.Body) > MaxRobotsBody {
+		b.fail(fmt.Errorf("robots.txt of host %q is %d bytes, more than %d", r.Host, len(r.Body), MaxRobotsBody))
+		return
+	}
+	b.key = appendRobotsKey(b.key[:0], part, r.Host)
+	b.val = appendRobotsRecord(b.val[:0], &r)
 	b.set(b.key, b.val)
 }
 

@@ -7,17 +7,18 @@ import (
 	"time"
 )
 
-// MaxRobotsBody is the largest robots.txt body a HostRecord may hold (RFC
+// MaxRobotsBody is the largest robots.txt body a RobotsRecord may hold (RFC
 // 9309 asks crawlers to parse at least 500 KiB; more is ignored).
 const MaxRobotsBody = 500 << 10
 
 // Record format versions. Bump one when its layout changes; a reader
 // refuses versions newer than it knows.
 const (
-	hostVersion  = 2 // 2 adds backoff, errors, parks and given-up
-	urlVersion   = 1
-	frontVersion = 2 // QueueItem with host and partition; 2 adds Fetch
-	queueVersion = 2 // QueueItem without them (the key has them); 2 adds Fetch
+	hostVersion   = 3 // 2 adds backoff, errors, parks and given-up; 3 moves robots.txt to RobotsRecord
+	robotsVersion = 1
+	urlVersion    = 1
+	frontVersion  = 2 // QueueItem with host and partition; 2 adds Fetch
+	queueVersion  = 2 // QueueItem without them (the key has them); 2 adds Fetch
 )
 
 // ErrNewerVersion is wrapped by decode errors for a record written by a
@@ -60,12 +61,18 @@ type HostRecord struct {
 	Parks       int           // times parked for a failure streak
 	GaveUp      bool          // too many failures: the host's URLs are dropped
 	Accepted    int64         // URLs accepted for this host (the per-host cap)
+}
 
-	RobotsFetchedAt time.Time
-	RobotsStatus    int    // HTTP status of the robots.txt fetch
-	RobotsOutcome   uint8  // the robots package's verdict, opaque here
-	RobotsErr       string // why the fetch failed, if it did
-	RobotsBody      []byte // raw robots.txt, at most MaxRobotsBody bytes, re-parsed after a restart
+// RobotsRecord is a host's last robots.txt answer, kept apart from its
+// HostRecord: that one is rewritten after every request, this one only when
+// robots.txt is fetched.
+type RobotsRecord struct {
+	Host      string
+	FetchedAt time.Time
+	Status    int    // HTTP status of the robots.txt fetch, 0 if none
+	Outcome   uint8  // the robots package's verdict, opaque here
+	Err       string // why the fetch failed, if it did
+	Body      []byte // raw robots.txt, at most MaxRobotsBody bytes, re-parsed after a restart
 }
 
 // URLStatus is where a URL is in its life.
@@ -133,11 +140,6 @@ func appendHostRecord(dst []byte, r *HostRecord) []byte {
 	dst = binary.AppendVarint(dst, int64(r.CrawlDelay))
 	dst = binary.AppendVarint(dst, int64(r.ErrorStreak))
 	dst = binary.AppendVarint(dst, r.Accepted)
-	dst = appendTime(dst, r.RobotsFetchedAt)
-	dst = binary.AppendVarint(dst, int64(r.RobotsStatus))
-	dst = append(dst, r.RobotsOutcome)
-	dst = appendString(dst, r.RobotsErr)
-	dst = appendBytes(dst, r.RobotsBody)
 	dst = binary.AppendVarint(dst, int64(r.Backoff))
 	dst = binary.AppendVarint(dst, int64(r.Errors))
 	dst = binary.AppendVarint(dst, int64(r.Parks))
@@ -325,15 +327,12 @@ func decodeHostRecord(key, val []byte) (HostRecord, error) {
 	r.CrawlDelay = time.Duration(d.varint("crawl delay"))
 	r.ErrorStreak = d.int("error streak")
 	r.Accepted = d.varint("accepted")
-	r.RobotsFetchedAt = d.time("robots fetched-at")
-	r.RobotsStatus = d.int("robots status")
-	r.RobotsOutcome = d.byte1("robots outcome")
-	r.RobotsErr = d.str("robots error")
-	if body := d.raw("robots body"); len(body) > 0 {
-		if len(body) > MaxRobotsBody {
-			d.fail("robots body length")
-		}
-		r.RobotsBody = append([]byte(nil), body...)
+	if v < 3 { // robots.txt fields, now in RobotsRecord: read past them
+		d.time("robots fetched-at")
+		d.int("robots status")
+		d.byte1("robots outcome")
+		d.str("robots error")
+		d.raw("robots body")
 	}
 	if v >= 2 {
 		r.Backoff = time.Duration(d.varint("backoff"))
@@ -349,6 +348,42 @@ func decodeHostRecord(key, val []byte) (HostRecord, error) {
 	}
 	if err := d.finish(key); err != nil {
 		return HostRecord{}, err
+	}
+	return r, nil
+}
+
+func appendRobotsRecord(dst []byte, r *RobotsRecord) []byte {
+	dst = append(dst, robotsVersion)
+	dst = appendTime(dst, r.FetchedAt)
+	dst = binary.AppendVarint(dst, int64(r.Status))
+	dst = append(dst, r.Outcome)
+	dst = appendString(dst, r.Err)
+	return appendBytes(dst, r.Body)
+}
+
+func decodeRobotsRecord(key, val []byte) (RobotsRecord, error) {
+	hk, err := parseHostKey(key)
+	if err != nil {
+		return RobotsRecord{}, err
+	}
+	if hk.tag != tagRobot || len(hk.rest) != 0 {
+		return RobotsRecord{}, fmt.Errorf("decode %s: not a robots key", fmtKey(key))
+	}
+	d := decoder{b: val}
+	r := RobotsRecord{Host: hk.host}
+	d.version(robotsVersion)
+	r.FetchedAt = d.time("fetched-at")
+	r.Status = d.int("status")
+	r.Outcome = d.byte1("outcome")
+	r.Err = d.str("error")
+	if body := d.raw("body"); len(body) > 0 {
+		if len(body) > MaxRobotsBody {
+			d.fail("body length")
+		}
+		r.Body = append([]byte(nil), body...)
+	}
+	if err := d.finish(key); err != nil {
+		return RobotsRecord{}, err
 	}
 	return r, nil
 }

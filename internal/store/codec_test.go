@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -17,8 +18,7 @@ var (
 
 func sampleHost() HostRecord {
 	return HostRecord{Host: "a.test", NextAt: t0, CrawlDelay: time.Second, ErrorStreak: 2, Accepted: 99,
-		Backoff: 4 * time.Second, Errors: 7, Parks: 1, GaveUp: true,
-		RobotsFetchedAt: t0, RobotsStatus: 200, RobotsOutcome: 1, RobotsErr: "e", RobotsBody: []byte("User-agent: *\n")}
+		Backoff: 4 * time.Second, Errors: 7, Parks: 1, GaveUp: true}
 }
 
 func sampleURL() URLRecord {
@@ -325,19 +325,68 @@ func TestQueueItemVersion1(t *testing.T) {
 	}
 }
 
-// TestHostRecordVersion1 reads host records written before the clock kept
-// backoff, errors and parks.
-func TestHostRecordVersion1(t *testing.T) {
+// TestHostRecordOlderVersions reads host records written before the clock
+// kept backoff, errors and parks (1), and before robots.txt moved to its own
+// record (1 and 2): their robots.txt fields are skipped.
+func TestHostRecordOlderVersions(t *testing.T) {
 	h := sampleHost()
-	h.Backoff, h.Errors, h.Parks, h.GaveUp = 0, 0, 0, false
-	v2 := appendHostRecord(nil, &h)
-	v1 := bytes.Clone(v2[:len(v2)-4]) // three zero varints and the flag
+	v3 := appendHostRecord(nil, &h)
+	// Versions 1 and 2 had robots.txt fields after Accepted: a time, a
+	// status, an outcome byte, an error and a body.
+	robots := appendBytes(appendString(append(binary.AppendVarint(appendTime(nil, t0), 200), 1), "e"), []byte("User-agent: *\n"))
+	// Version 2 added backoff, errors, parks (varints) and the flag at the end.
+	tail := append(binary.AppendVarint(binary.AppendVarint(binary.AppendVarint(nil, int64(h.Backoff)), int64(h.Errors)), int64(h.Parks)), 1)
+	head := len(v3) - len(tail)
+	v2 := append(append(bytes.Clone(v3[:head]), robots...), v3[head:]...)
+	v2[0] = 2
+	v1 := bytes.Clone(v2[:len(v2)-len(tail)])
 	v1[0] = 1
-	got, err := decodeHostRecord(fuzzHostKey, v1)
-	if err != nil {
+	old := h
+	old.Backoff, old.Errors, old.Parks, old.GaveUp = 0, 0, 0, false
+	for _, c := range []struct {
+		val  []byte
+		want HostRecord
+	}{{v2, h}, {v1, old}} {
+		got, err := decodeHostRecord(fuzzHostKey, c.val)
+		if err != nil {
+			t.Fatalf("version %d: %v", c.val[0], err)
+		}
+		if !hostEqual(got, c.want) {
+			t.Errorf("version %d decoded as %+v, want %+v", c.val[0], got, c.want)
+		}
+	}
+}
+
+func TestRobotsRecordRoundTrip(t *testing.T) {
+	db := openMem(t)
+	r := RobotsRecord{Host: "a.test", FetchedAt: t0, Status: 503, Outcome: 3, Err: "server error", Body: []byte("User-agent: *\nDisallow: /x\n")}
+	b := db.NewBatch()
+	b.PutRobots(7, r)
+	b.PutHost(7, sampleHost()) // beside it, unaffected
+	if err := b.Commit(false); err != nil {
 		t.Fatal(err)
 	}
-	if !hostEqual(got, h) {
-		t.Errorf("version 1 decoded as %+v, want %+v", got, h)
+	got, ok, err := db.GetRobots(7, "a.test")
+	if err != nil || !ok || got.Host != r.Host || !got.FetchedAt.Equal(r.FetchedAt) || got.Status != r.Status ||
+		got.Outcome != r.Outcome || got.Err != r.Err || !bytes.Equal(got.Body, r.Body) {
+		t.Fatalf("GetRobots = %+v, %v, %v; want %+v", got, ok, err, r)
+	}
+	if h, ok, err := db.GetHost(7, "a.test"); err != nil || !ok || !hostEqual(h, sampleHost()) {
+		t.Fatalf("GetHost beside it = %+v, %v, %v", h, ok, err)
+	}
+	if _, ok, err := db.GetRobots(7, "b.test"); ok || err != nil {
+		t.Fatalf("GetRobots of an unknown host: %v, %v", ok, err)
+	}
+	b = db.NewBatch()
+	b.PutRobots(7, RobotsRecord{Host: "big.test", Body: make([]byte, MaxRobotsBody+1)})
+	if err := b.Commit(false); err == nil {
+		t.Fatal("an oversized robots.txt was written")
+	}
+	key := appendRobotsKey(nil, 7, "a.test")
+	val := appendRobotsRecord(nil, &r)
+	for n := range len(val) {
+		if _, err := decodeRobotsRecord(key, val[:n]); err == nil || !strings.Contains(err.Error(), "robots part=7") {
+			t.Fatalf("prefix of %d bytes: %v", n, err)
+		}
 	}
 }

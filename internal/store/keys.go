@@ -16,6 +16,7 @@ const (
 	tagURL   = 'U'
 	tagQueue = 'Q'
 	tagFront = 'F'
+	tagRobot = 'R'
 )
 
 // hostEnd ends the host in a key. It sorts below every byte a host name may
@@ -47,6 +48,10 @@ func appendMetaKey(dst []byte, name string) []byte {
 
 func appendHostKey(dst []byte, part uint16, host string) []byte {
 	return appendHostPrefix(dst, tagHost, part, host)
+}
+
+func appendRobotsKey(dst []byte, part uint16, host string) []byte {
+	return appendHostPrefix(dst, tagRobot, part, host)
 }
 
 func appendURLKey(dst []byte, part uint16, host string, hash [16]byte) []byte {
@@ -145,7 +150,7 @@ func fmtKey(k []byte) string {
 		if len(k) == 10 {
 			return fmt.Sprintf("front prio=%d seq=%d", k[1], binary.BigEndian.Uint64(k[2:]))
 		}
-	case tagHost, tagURL, tagQueue:
+	case tagHost, tagURL, tagQueue, tagRobot:
 		if len(k) < 4 {
 			break
 		}
@@ -159,6 +164,8 @@ func fmtKey(k []byte) string {
 		switch {
 		case k[0] == tagHost && len(rest) == 0:
 			return fmt.Sprintf("host part=%d host=%q", part, host)
+		case k[0] == tagRobot && len(rest) == 0:
+			return fmt.Sprintf("robots part=%d host=%q", part, host)
 		case k[0] == tagURL && len(rest) == 16:
 			return fmt.Sprintf("url part=%d host=%q hash=%s", part, host, hex.EncodeToString(rest))
 		case k[0] == tagQueue && len(rest) == 8:

@@ -43,6 +43,21 @@ func (db *DB) GetHost(part uint16, host string) (HostRecord, bool, error) {
 	return r, ok, err
 }
 
+// GetRobots returns the robots.txt record of host, and false if there is
+// none.
+func (db *DB) GetRobots(part uint16, host string) (RobotsRecord, bool, error) {
+	if err := checkHost(host); err != nil {
+		return RobotsRecord{}, false, fmt.Errorf("store %s: %w", db.dir, err)
+	}
+	key := appendRobotsKey(nil, part, host)
+	var r RobotsRecord
+	ok, err := db.get(key, func(val []byte) (err error) {
+		r, err = decodeRobotsRecord(key, val)
+		return err
+	})
+	return r, ok, err
+}
+
 // GetURL returns the record of the URL with the given hash, and false if
 // there is none.
 func (db *DB) GetURL(part uint16, host string, hash [16]byte) (URLRecord, bool, error) {

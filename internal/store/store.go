@@ -9,7 +9,8 @@
 // seq is a big-endian uint64, so byte order is numeric order.
 //
 //	Meta:  'M' name                                  -> raw bytes
-//	Host:  'H' part host 0x00                        -> HostRecord
+//	Host:  'H' part host 0x00                        -> HostRecord (the host's clock)
+//	Robots:'R' part host 0x00                        -> RobotsRecord (its last robots.txt answer)
 //	URL:   'U' part host 0x00 hash[16]               -> URLRecord (also the exact seen set)
 //	Queue: 'Q' part host 0x00 seq                    -> QueueItem (a host's back-queue tail, in order)
 //	Front: 'F' prio seq                              -> QueueItem with its host and part (the priority front queues, FIFO by seq)

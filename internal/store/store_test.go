@@ -83,16 +83,11 @@ func fetchOf(host string, i int) string {
 func TestRoundTrip(t *testing.T) {
 	db := openMem(t)
 	host := HostRecord{
-		Host:            "www.example.com:8080",
-		NextAt:          t0,
-		CrawlDelay:      1500 * time.Millisecond,
-		ErrorStreak:     3,
-		Accepted:        1 << 40,
-		RobotsFetchedAt: t0.Add(-time.Hour),
-		RobotsStatus:    200,
-		RobotsOutcome:   2,
-		RobotsErr:       "none",
-		RobotsBody:      bytes.Repeat([]byte("User-agent: *\nDisallow: /x\n"), 1000),
+		Host:        "www.example.com:8080",
+		NextAt:      t0,
+		CrawlDelay:  1500 * time.Millisecond,
+		ErrorStreak: 3,
+		Accepted:    1 << 40,
 	}
 	zeroHost := HostRecord{Host: "zero.example"}
 	url := URLRecord{
@@ -194,9 +189,7 @@ func TestRoundTrip(t *testing.T) {
 func hostEqual(a, b HostRecord) bool {
 	return a.Host == b.Host && a.NextAt.Equal(b.NextAt) && a.CrawlDelay == b.CrawlDelay &&
 		a.ErrorStreak == b.ErrorStreak && a.Accepted == b.Accepted &&
-		a.RobotsFetchedAt.Equal(b.RobotsFetchedAt) && a.RobotsStatus == b.RobotsStatus &&
-		a.RobotsOutcome == b.RobotsOutcome && a.RobotsErr == b.RobotsErr &&
-		bytes.Equal(a.RobotsBody, b.RobotsBody) && a.Backoff == b.Backoff && a.Errors == b.Errors &&
+		a.Backoff == b.Backoff && a.Errors == b.Errors &&
 		a.Parks == b.Parks && a.GaveUp == b.GaveUp
 }
 
@@ -506,9 +499,9 @@ func TestHostValidation(t *testing.T) {
 		t.Errorf("PushFront with a NUL host: %v", err)
 	}
 	b = db.NewBatch()
-	b.PutHost(0, HostRecord{Host: "big.test", RobotsBody: make([]byte, MaxRobotsBody+1)})
+	b.PutRobots(0, RobotsRecord{Host: "big.test", Body: make([]byte, MaxRobotsBody+1)})
 	if err := b.Commit(false); err == nil || !strings.Contains(err.Error(), "big.test") {
-		t.Errorf("PutHost with an oversized robots.txt: %v", err)
+		t.Errorf("PutRobots with an oversized robots.txt: %v", err)
 	}
 }
 
