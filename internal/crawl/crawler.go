@@ -365,10 +365,15 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		}
 		// The host's new clock is computed here, from the lease's, so that
 		// the one the frontier installs is the one on disk.
-		clock := c.front.Advance(l.Clock, lo.res, time.Now())
+		now := time.Now()
+		clock := c.front.Advance(l.Clock, lo.res, now)
 		lo.res.Clock = &clock
 		c.countClock(l, lo.res, clock)
-		pb.done(l, part, lo.res, lo.status, lo.outcome, clock)
+		var keep *frontier.Clock // written only when a restart would not assume as much
+		if c.front.Durable(l.Clock, clock, now) {
+			keep = &clock
+		}
+		pb.done(l, part, lo.res, lo.status, lo.outcome, keep)
 		if err := pb.commit(c.seen, c.front); err != nil {
 			c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 		}
@@ -445,9 +450,6 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		}
 		return leaseOutcome{outcome: RejectGaveUp}
 	}
-	if l.NeedGroup {
-		return leaseOutcome{res: c.groupOf(ctx, l.Host)}
-	}
 	u, err := c.canon.Parse(l.URL)
 	if err != nil { // cannot happen for a URL we canonicalised; never crash on it
 		c.log.Error("queued URL does not parse", "url", l.URL, "err", err)
@@ -455,6 +457,9 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 			c.front.Unpark(l.RobotsFor)
 		}
 		return leaseOutcome{outcome: RejectInvalid}
+	}
+	if l.NeedGroup {
+		return leaseOutcome{res: c.groupOf(ctx, u.Host)}
 	}
 	if l.NoRequest {
 		// The host drains without its clock: its URLs are dropped, never

@@ -170,10 +170,12 @@ func (pb *pageBatch) recorder(it *frontier.Item) seen.Recorder {
 	}
 }
 
-// dequeued stages what the frontier needs of a fetched lease: its queue
-// entry goes and its host's clock is kept.
-func (pb *pageBatch) dequeued(l frontier.Lease, part int, clock frontier.Clock) {
-	pb.putClock(l.Host, part, clock)
+// dequeued stages what the frontier needs of a done lease: its queue entry
+// goes, and its host's clock is kept if it is not nil.
+func (pb *pageBatch) dequeued(l frontier.Lease, part int, clock *frontier.Clock) {
+	if clock != nil {
+		pb.putClock(l.Host, part, *clock)
+	}
 	pb.deleteEntry(l, part)
 }
 
@@ -197,9 +199,9 @@ func (pb *pageBatch) deleteEntry(l frontier.Lease, part int) {
 // what happened, and the host's clock is what the frontier armed. A retried
 // lease (robots.txt fetched instead, or cut by shutdown) changes nothing on
 // disk but the clock.
-func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, clock frontier.Clock) {
-	if res.Fetched || res.SetCrawlDelay {
-		pb.putClock(l.Host, part, clock)
+func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, clock *frontier.Clock) {
+	if clock != nil {
+		pb.putClock(l.Host, part, *clock)
 	}
 	if res.Retry || l.Seq == 0 {
 		return

@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -67,17 +66,13 @@ func errorSignal(kind fetch.Kind) (fetched bool, s frontier.Signal) {
 	return true, frontier.Failed
 }
 
-// groupOf finds the server group of a host for per-IP politeness: its
-// first address, or that address's subnet. A host that does not resolve has
-// no group (its fetch fails on DNS, with no request sent).
-func (c *Crawler) groupOf(ctx context.Context, authority string) frontier.Result {
+// groupOf finds the server group of a host (a canonical URL's Host) for
+// per-IP politeness: its first address, or that address's subnet. A host
+// that does not resolve has no group (its fetch fails on DNS, with no
+// request sent).
+func (c *Crawler) groupOf(ctx context.Context, host string) frontier.Result {
 	res := frontier.Result{Retry: true, SetGroup: true}
-	host := authority
-	if h, _, err := net.SplitHostPort(authority); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	addr, err := c.fetcher.Lookup(ctx, host)
+	addr, err := c.fetcher.Lookup(ctx, strings.Trim(host, "[]"))
 	if err != nil {
 		return res
 	}

@@ -194,12 +194,17 @@ func (q QueueBench) Drain(ctx context.Context) (QueueBenchResult, error) {
 				pb := d.newBatch()
 				res := frontier.Result{Fetched: true}
 				part := partition.Of(l.Host, d.parts)
-				clock := f.Advance(l.Clock, res, time.Now())
+				now := time.Now()
+				clock := f.Advance(l.Clock, res, now)
 				res.Clock = &clock
+				var keep *frontier.Clock
+				if f.Durable(l.Clock, clock, now) {
+					keep = &clock
+				}
 				if q.Pages {
-					pb.done(l, part, res, 200, "ok", clock)
+					pb.done(l, part, res, 200, "ok", keep)
 				} else {
-					pb.dequeued(l, part, clock)
+					pb.dequeued(l, part, keep)
 				}
 				if err := pb.commit(nil, f); err != nil {
 					errOnce.Do(func() { firstErr = err })

@@ -423,7 +423,6 @@ type host struct {
 	group     *group    // nil: none, or not known yet
 	groupSet  bool      // group is known (nil then means none)
 	key       time.Time // the ready heap's key: readyAt when last fixed
-	clockRead bool      // the stored clock was read (with a Store)
 	drain     bool      // leased without its clock until its queue is empty
 	unparked  bool      // Unpark came while busy, before its Complete(Park)
 	busy      bool
@@ -916,38 +915,38 @@ func (f *Frontier) refill() {
 // activate gives a host a back queue; with a Store, a host not known in
 // memory gets its clock from the store.
 func (f *Frontier) activate(name string) *host {
-	h := f.host(name)
+	h := f.hosts[name]
+	if h == nil {
+		h = &host{name: name, heapIdx: -1}
+		f.hosts[name] = h
+		f.readClock(h)
+	}
 	if !h.activeQ {
 		h.activeQ = true
 		f.active++
 	}
-	if f.store == nil || h.clockRead {
-		return h
+	return h
+}
+
+// readClock gives a host new to memory its clock from the store. After a
+// restart (Config.Resumed) no host is leased within a gap of it: a request
+// of the last run may have been cut by the crash, to any host, even one
+// whose clock was never stored (a robots.txt redirect's target).
+func (f *Frontier) readClock(h *host) {
+	if f.store == nil {
+		return
 	}
-	h.clockRead = true
-	stored, found, err := f.store.Clock(name)
+	stored, found, err := f.store.Clock(h.name)
 	if err != nil {
-		f.fail(fmt.Errorf("read the clock of %s: %w", name, err))
-		return h
+		f.fail(fmt.Errorf("read the clock of %s: %w", h.name, err))
+		return
 	}
-	nextAt := h.clock.NextAt
 	if found {
-		crawlDelay := h.clock.CrawlDelay
 		h.clock = stored
-		if crawlDelay != 0 { // set in this process: newer
-			h.clock.CrawlDelay = crawlDelay
-		}
-		nextAt = later(nextAt, stored.NextAt)
 	}
 	if !f.cfg.Resumed.IsZero() {
-		// A request of the last run may have been cut by the crash, to
-		// any host, even one whose clock was never stored (a robots.txt
-		// redirect's target): none is leased within a gap of the restart.
-		nextAt = later(nextAt, f.cfg.Resumed.Add(f.cfg.gap(h.clock)))
+		h.clock.NextAt = later(h.clock.NextAt, f.cfg.Resumed.Add(f.cfg.gap(h.clock)))
 	}
-	h.clock.NextAt = nextAt
-	f.fix(h)
-	return h
 }
 
 // route appends an item to an active host's back queue: to its head in
@@ -982,16 +981,6 @@ func (f *Frontier) flushSpill() {
 	}
 	clear(f.spill)
 	f.spill = f.spill[:0]
-}
-
-// host returns the state of a host, creating it.
-func (f *Frontier) host(name string) *host {
-	h := f.hosts[name]
-	if h == nil {
-		h = &host{name: name, heapIdx: -1}
-		f.hosts[name] = h
-	}
-	return h
 }
 
 // fillFront reads front queue p's next items from disk once its memory is

@@ -123,6 +123,19 @@ func (f *Frontier) Advance(c Clock, r Result, now time.Time) Clock {
 	return f.cfg.advance(c, r, now)
 }
 
+// Durable reports whether after, the clock Advance returned at now from
+// before, says more than a restart assumes anyway, so that it must be
+// written to disk. A restart (Config.Resumed) holds every host for one gap
+// computed from its stored clock; so a clock whose only news is a NextAt
+// within the usual gap need not be written, and one that changed anything
+// else (Crawl-delay, backoff, failures) or holds the host longer
+// (Retry-After, a park, the latency rule) must be.
+func (f *Frontier) Durable(before, after Clock, now time.Time) bool {
+	b, a := before, after
+	b.NextAt, a.NextAt = time.Time{}, time.Time{}
+	return a != b || after.NextAt.After(now.Add(f.cfg.gap(after)))
+}
+
 func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 	p := &cfg.Politeness
 	if r.SetCrawlDelay {

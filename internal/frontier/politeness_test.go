@@ -249,3 +249,27 @@ func TestUnparkBeforeParkIsKept(t *testing.T) {
 		}
 	})
 }
+
+func TestDurableOnlyWhenARestartWouldNotAssumeIt(t *testing.T) {
+	f := newFrontier(t, Config{Delay: time.Second, Politeness: Politeness{LatencyFactor: 10}})
+	now := time.Unix(1000, 0)
+	base := Clock{NextAt: now.Add(-time.Minute)}
+	for _, c := range []struct {
+		name string
+		r    Result
+		want bool
+	}{
+		{"an ordinary fetch", Result{Fetched: true, Took: 10 * time.Millisecond}, false},
+		{"no request", Result{}, false},
+		{"a new Crawl-delay", Result{Fetched: true, SetCrawlDelay: true, CrawlDelay: 3 * time.Second}, true},
+		{"a 429", Result{Fetched: true, Signal: Throttled}, true},
+		{"a Retry-After", Result{Fetched: true, Signal: Unavailable, RetryAfter: time.Hour}, true},
+		{"a failure", Result{Fetched: true, Signal: Failed}, true},
+		{"a slow response", Result{Fetched: true, Took: time.Second}, true},
+	} {
+		after := f.Advance(base, c.r, now)
+		if got := f.Durable(base, after, now); got != c.want {
+			t.Errorf("%s: Durable = %v, want %v (clock %+v)", c.name, got, c.want, after)
+		}
+	}
+}
