@@ -610,11 +610,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 		if h := f.top(now); h != nil {
 			if w := h.key.Sub(now); w <= 0 {
 				out = f.leases
-				it := h.head.peek()
-				f.nextLease++
-				offer = Lease{Item: it, Queued: now.Sub(it.Added), Clock: h.clock, GaveUp: h.clock.GaveUp,
-					NoRequest: h.clock.GaveUp || h.drain, id: f.nextLease}
-				offer.NeedGroup = f.cfg.IPGap > 0 && !h.groupSet && !offer.NoRequest
+				offer = f.offer(h, now)
 			} else {
 				wait = w
 			}
@@ -631,22 +627,22 @@ func (f *Frontier) Run(ctx context.Context) error {
 		}
 		select {
 		case out <- offer:
-			h := heap.Pop(&f.ready).(*host)
-			var g *group
-			if h.group != nil && !offer.NoRequest && !offer.NeedGroup {
-				g = h.group
-				g.nextAt = now.Add(f.cfg.IPGap)
-				g.inflight++
-			}
-			it := h.head.pop()
-			f.inHeads--
-			h.busy = true
-			f.queued--
-			fl := &flight{h: h, group: g, item: it, id: offer.id, expIdx: -1}
-			f.inflight[offer.id] = fl
-			if f.cfg.LeaseTimeout > 0 {
-				fl.deadline = now.Add(f.cfg.LeaseTimeout)
-				heap.Push(&f.expiry, fl)
+			f.taken(offer, now)
+			// Other workers may be waiting too: serve them while hosts
+			// are ready, without a whole turn of the loop for each.
+			for {
+				h := f.top(now)
+				if h == nil || h.key.After(now) {
+					break
+				}
+				more := f.offer(h, now)
+				select {
+				case f.leases <- more:
+					f.taken(more, now)
+					continue
+				default:
+				}
+				break
 			}
 		case <-f.kick:
 		case <-timeC:
@@ -666,6 +662,39 @@ func (f *Frontier) Run(ctx context.Context) error {
 			default:
 			}
 		}
+	}
+}
+
+// offer returns the lease on h's next URL, h being at the top of the ready
+// heap and ready.
+func (f *Frontier) offer(h *host, now time.Time) Lease {
+	it := h.head.peek()
+	f.nextLease++
+	l := Lease{Item: it, Queued: now.Sub(it.Added), Clock: h.clock, GaveUp: h.clock.GaveUp,
+		NoRequest: h.clock.GaveUp || h.drain, id: f.nextLease}
+	l.NeedGroup = f.cfg.IPGap > 0 && !h.groupSet && !l.NoRequest
+	return l
+}
+
+// taken records that a worker took l, offered from the top of the ready
+// heap.
+func (f *Frontier) taken(l Lease, now time.Time) {
+	h := heap.Pop(&f.ready).(*host)
+	var g *group
+	if h.group != nil && !l.NoRequest && !l.NeedGroup {
+		g = h.group
+		g.nextAt = now.Add(f.cfg.IPGap)
+		g.inflight++
+	}
+	it := h.head.pop()
+	f.inHeads--
+	h.busy = true
+	f.queued--
+	fl := &flight{h: h, group: g, item: it, id: l.id, expIdx: -1}
+	f.inflight[l.id] = fl
+	if f.cfg.LeaseTimeout > 0 {
+		fl.deadline = now.Add(f.cfg.LeaseTimeout)
+		heap.Push(&f.expiry, fl)
 	}
 }
 
