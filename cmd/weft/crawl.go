@@ -67,6 +67,10 @@ type crawlFlags struct {
 	giveUpAfter    int
 	ipGroup        string
 	ipGap          time.Duration
+	robotsTTL      time.Duration
+	robotsAttempts int
+	robotsWait     time.Duration
+	robotsLastGood time.Duration
 }
 
 func (f *crawlFlags) register(fs *pflag.FlagSet) {
@@ -106,6 +110,10 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.giveUpAfter, "give-up-after", 20, "failures in all after which a host is given up and its queued URLs dropped (-1: never)")
 	fs.StringVar(&f.ipGroup, "ip-group", "ip", "hosts sharing a server share a second clock: ip (same address), subnet (same /24 or /64) or off")
 	fs.DurationVar(&f.ipGap, "ip-gap", 0, "least time between request starts to one server (0: a quarter of --delay)")
+	fs.DurationVar(&f.robotsTTL, "robots-ttl", 24*time.Hour, "how long a robots.txt answer is used before it is fetched again")
+	fs.IntVar(&f.robotsAttempts, "robots-attempts", 3, "failed robots.txt fetches in a row (5xx, 429, network error) before a host counts as completely disallowed; until then its URLs wait")
+	fs.DurationVar(&f.robotsWait, "robots-retry", time.Minute, "wait before fetching a failed robots.txt again, doubled after each failure")
+	fs.DurationVar(&f.robotsLastGood, "robots-last-good", 0, "Google's rule for an unreachable robots.txt: use the last good copy up to this age, and crawl as if there were none once it has failed this long (e.g. 720h; 0: RFC 9309's complete disallow)")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress line on stderr: auto (on a terminal), always or never")
 }
 
@@ -127,7 +135,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	for _, v := range []struct {
 		name string
 		d    time.Duration
-	}{{"--delay", f.delay}, {"--max-backoff", f.maxBackoff}, {"--max-retry-after", f.maxRetryAfter}, {"--park-for", f.parkFor}, {"--ip-gap", f.ipGap}, {"--timeout", f.timeout}, {"--connect-timeout", f.connectTimeout}, {"--header-timeout", f.headerTimeout}, {"--idle-timeout", f.idleTimeout}, {"--grace", f.grace}} {
+	}{{"--delay", f.delay}, {"--max-backoff", f.maxBackoff}, {"--max-retry-after", f.maxRetryAfter}, {"--park-for", f.parkFor}, {"--ip-gap", f.ipGap}, {"--robots-ttl", f.robotsTTL}, {"--robots-retry", f.robotsWait}, {"--robots-last-good", f.robotsLastGood}, {"--timeout", f.timeout}, {"--connect-timeout", f.connectTimeout}, {"--header-timeout", f.headerTimeout}, {"--idle-timeout", f.idleTimeout}, {"--grace", f.grace}} {
 		if v.d < 0 {
 			return cfg, usagef("%s %v: must not be negative", v.name, v.d)
 		}
@@ -205,6 +213,10 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		HostCache:       f.hostCache,
 		IPGroup:         f.ipGroup,
 		IPGap:           f.ipGap,
+		RobotsTTL:       f.robotsTTL,
+		RobotsAttempts:  f.robotsAttempts,
+		RobotsRetryWait: f.robotsWait,
+		RobotsLastGood:  f.robotsLastGood,
 		Politeness: frontier.Politeness{
 			LatencyFactor: f.latencyFactor, MaxBackoff: f.maxBackoff, MaxRetryAfter: f.maxRetryAfter,
 			ParkAfter: f.parkAfter, ParkFor: f.parkFor, GiveUpAfter: f.giveUpAfter,

@@ -113,6 +113,9 @@ func demoConfig(web *synthweb.Web, dir string, workers int, delay time.Duration)
 		// The generated web is new on every run (new ports): a state left
 		// in --data by an earlier demo describes a web that is gone.
 		Fresh: true,
+		// Its failing robots.txt files fail for good: judge them at the
+		// first failure rather than retry them for minutes.
+		RobotsAttempts: 1,
 	}
 	cfg.Scope.MaxDepth = 20
 	cfg.Fetch.Resolve = web.Resolve()

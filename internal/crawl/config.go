@@ -42,9 +42,21 @@ type Config struct {
 	// UserAgent is sent with every request; its product token selects the
 	// robots.txt group. Required.
 	UserAgent string
-	// RobotsTTL is how long a robots.txt answer, success or failure, is
-	// trusted; zero means 24h (RFC 9309 §2.4).
+	// RobotsTTL is how long a robots.txt answer is trusted; zero means 24h
+	// (RFC 9309 §2.4).
 	RobotsTTL time.Duration
+	// RobotsAttempts failed robots.txt fetches in a row (5xx, 429, network
+	// error) make a host's robots.txt unreachable: its queue is dropped, as
+	// completely disallowed, and the file is retried when new URLs come.
+	// Before that the host's URLs wait and the file is fetched again after
+	// RobotsRetryWait, doubled after each failure. Zero means 3 and 1m.
+	RobotsAttempts  int
+	RobotsRetryWait time.Duration
+	// RobotsLastGood turns on Google's handling of an unreachable
+	// robots.txt: the last good copy is used for up to this long after it
+	// was fetched, and a file failing this long is treated as absent. Zero
+	// keeps RFC 9309's complete disallow. Google uses 30 days.
+	RobotsLastGood time.Duration
 	// ExpectedURLs sizes the seen set's Bloom filters (1% false positives,
 	// each one confirmed exactly); zero means 1,000,000.
 	ExpectedURLs uint
@@ -108,6 +120,12 @@ func (c *Config) setDefaults() {
 	if c.RobotsTTL == 0 {
 		c.RobotsTTL = 24 * time.Hour
 	}
+	if c.RobotsAttempts == 0 {
+		c.RobotsAttempts = 3
+	}
+	if c.RobotsRetryWait == 0 {
+		c.RobotsRetryWait = time.Minute
+	}
 	if c.Partitions == 0 {
 		c.Partitions = 64
 	}
@@ -150,6 +168,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl: grace %v is negative", c.Grace)
 	case c.RobotsTTL < 0:
 		return fmt.Errorf("crawl: robots TTL %v is negative", c.RobotsTTL)
+	case c.RobotsAttempts < 0:
+		return fmt.Errorf("crawl: robots attempts %d is negative", c.RobotsAttempts)
+	case c.RobotsRetryWait < 0:
+		return fmt.Errorf("crawl: robots retry wait %v is negative", c.RobotsRetryWait)
+	case c.RobotsLastGood < 0:
+		return fmt.Errorf("crawl: robots last-good window %v is negative", c.RobotsLastGood)
 	case c.Partitions < 0:
 		return fmt.Errorf("crawl: partitions %d is negative", c.Partitions)
 	case c.IPGroup != "" && c.IPGroup != IPGroupOff && c.IPGroup != IPGroupIP && c.IPGroup != IPGroupSubnet:
@@ -169,6 +193,11 @@ func (c Config) Validate() error {
 	f := c.Fetch
 	f.UserAgent = c.UserAgent
 	return f.Validate()
+}
+
+// robotsRetry is the robots package's view of the robots.txt settings.
+func (c *Config) robotsRetry() robots.Retry {
+	return robots.Retry{TTL: c.RobotsTTL, Attempts: c.RobotsAttempts, Wait: c.RobotsRetryWait, LastGood: c.RobotsLastGood}
 }
 
 func (c Config) warcDir() string { return filepath.Join(c.DataDir, "warc") }

@@ -42,10 +42,11 @@ func runCrashChild() {
 		os.Exit(2)
 	}
 	cfg := Config{Seeds: cc.Seeds, DataDir: cc.DataDir, Workers: cc.Workers, Delay: cc.Delay, UserAgent: "weft/test (+https://example.org/weft-crawler)"}
-	// The web's failing robots.txt answers 503 with Retry-After: 3600. A
-	// restart fetches robots.txt again (policies are not kept), so the
-	// crawl would rightly wait an hour to finish: cap the wait.
+	// The web's failing robots.txt answers 503 with Retry-After: 3600, and
+	// is retried: the crawl would rightly wait hours to finish. Cap the
+	// waits.
 	cfg.Politeness.MaxRetryAfter = time.Second
+	cfg.RobotsRetryWait = 100 * time.Millisecond
 	cfg.Fetch.Resolve = cc.Resolve
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Fetch.ResponseHeaderTimeout = 3 * time.Second

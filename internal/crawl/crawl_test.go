@@ -45,8 +45,18 @@ func testConfig(t testing.TB, web *synthweb.Web, workers int, delay time.Duratio
 	cfg.Fetch.ResponseHeaderTimeout = 3 * time.Second
 	cfg.Fetch.IdleTimeout = 3 * time.Second
 	cfg.Fetch.Timeout = 10 * time.Second
+	// The web's failing robots.txt answers 503 with Retry-After: 3600 or
+	// never: retry it twice, soon, so that a test ends in seconds.
+	cfg.RobotsAttempts, cfg.RobotsRetryWait = 2, testRobotsWait
+	cfg.Politeness.MaxRetryAfter = testRetryAfterCap
 	return cfg
 }
+
+// The robots.txt retry wait and the Retry-After cap of testConfig.
+const (
+	testRobotsWait    = 100 * time.Millisecond
+	testRetryAfterCap = 300 * time.Millisecond
+)
 
 func startWeb(t *testing.T, cfg synthweb.Config) *synthweb.Web {
 	t.Helper()
@@ -196,14 +206,37 @@ func testRobotsObeyed(t *testing.T, b *bigCrawl) {
 				t.Errorf("%s (%v): %d robots.txt requests, want 3 (the file and its 2 hops)", h.Name, h.Robots, robotsReqs)
 			}
 		case synthweb.RobotsServerError, synthweb.RobotsTimeout:
-			// Nothing but robots.txt, once: the failure is cached.
-			if len(reqs) != 1 || !isRobotsPath(reqs[0].Path) {
-				paths := make([]string, len(reqs))
-				for i, r := range reqs {
-					paths[i] = r.Path
+			// Nothing but robots.txt: retried after a wait that doubles,
+			// and for a 503 after its Retry-After (capped) too.
+			var starts []time.Time
+			for _, r := range reqs {
+				if !isRobotsPath(r.Path) {
+					t.Errorf("%s (%v): requested %s; want nothing but robots.txt", h.Name, h.Robots, r.Path)
 				}
-				t.Errorf("%s (%v): requests %v; want only robots.txt, once", h.Name, h.Robots, paths)
+				starts = append(starts, r.Start)
 			}
+			var floor time.Duration
+			if h.Robots == synthweb.RobotsServerError {
+				floor = testRetryAfterCap
+			}
+			checkRobotsRetries(t, h.Name, starts, 2, testRobotsWait, floor)
+		}
+	}
+}
+
+// checkRobotsRetries checks the start times of the requests for a robots.txt
+// that always fails: at least attempts of them (the host waits for that many
+// before it is given up), each started at least the retry wait, doubled per
+// failure before it, and floor after the one before.
+func checkRobotsRetries(t *testing.T, host string, starts []time.Time, attempts int, wait, floor time.Duration) {
+	t.Helper()
+	if len(starts) < attempts {
+		t.Errorf("%s: robots.txt requested %d times; want %d attempts before the host is given up", host, len(starts), attempts)
+	}
+	for k := 1; k < len(starts); k++ {
+		want := max(wait<<(k-1), floor)
+		if gap := starts[k].Sub(starts[k-1]); gap < want {
+			t.Errorf("%s: robots.txt attempt %d started %v after the one before; want at least %v", host, k+1, gap, want)
 		}
 	}
 }
@@ -404,19 +437,18 @@ func TestHostileHostsCostOnlyTheirCaps(t *testing.T) {
 			t.Errorf("%s: truncated %q after %d bytes; want cut at the %d-byte cap", name, r.Truncated, r.Bytes, capBytes)
 		}
 	}
-	// The silent host got one connection (for robots.txt), which timed out;
-	// the host is then treated as disallowed and never asked again.
-	silent := 0
+	// The silent host got one connection per robots.txt attempt, each of
+	// which timed out; the attempts are spaced by the retry wait, and the
+	// host is then treated as disallowed.
+	var silent []time.Time
 	for _, r := range web.Log() {
 		if r.Method == "" {
-			silent++
+			silent = append(silent, r.Start)
 		}
 	}
-	if silent != 1 {
-		t.Errorf("silent host contacted %d times, want once", silent)
-	}
-	if sum.Robots["disallow-all"] != 1 {
-		t.Errorf("robots outcomes %v; want the silent host disallowed", sum.Robots)
+	checkRobotsRetries(t, synthweb.HostileSilent, silent, cfg.RobotsAttempts, testRobotsWait, 0)
+	if sum.Robots["disallow-all"] != int64(len(silent)) || sum.HostsDown["timeout"] != 1 {
+		t.Errorf("robots outcomes %v, hosts down %v; want the silent host's %d attempts failed and it down", sum.Robots, sum.HostsDown, len(silent))
 	}
 	// And the crawl of the ordinary hosts went on: every reachable page.
 	fetched := map[string]bool{}

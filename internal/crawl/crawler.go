@@ -125,7 +125,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	closers = append(closers, c.state.close)
 	// The partition count is the stored crawl's, fixed when it was created.
 	c.cfg.Partitions = c.state.parts
-	c.robots = newRobotsCache(c.cfg.Partitions, cfg.RobotsTTL)
+	c.robots = newRobotsCache(c.cfg.Partitions, c.cfg.robotsRetry())
 	c.hostCap = newHostMap[int64](c.cfg.Partitions)
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions}, c.state); err != nil {
 		return nil, err
@@ -318,6 +318,7 @@ func (c *Crawler) summary() Summary {
 		Rejected:      clone(s.rejected),
 		Robots:        clone(s.robotsOutc),
 		RobotsHops:    s.robotsHops.Load(),
+		RobotsRetries: s.robotsRetries.Load(), RobotsLastGood: s.robotsLastGood.Load(),
 		HostsDown:     clone(s.hostsDown),
 		NoIndex:       s.noindex.Load(),
 		NoFollow:      s.nofollow.Load(),
@@ -445,7 +446,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		c.stats.reject(RejectGaveUp)
 		if l.RobotsFor != "" {
 			owner := c.robots.entry(l.RobotsFor)
-			c.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+l.Host+", which was given up", time.Now()), "redirect-gave-up", nil)
+			c.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+l.Host+", which was given up", time.Now()), "redirect-gave-up", nil, true)
 			c.front.Unpark(l.RobotsFor)
 		}
 		return leaseOutcome{outcome: RejectGaveUp}

@@ -252,36 +252,55 @@ func (pb *pageBatch) commit(s *seen.Set, f *frontier.Frontier) error {
 	return nil
 }
 
-// putRobots records a host's robots.txt answer: body is the file a Rules
-// policy was parsed from (its first robots.MaxBytes are kept, all a parse
-// reads), nil for the other outcomes.
+// putRobots records a good robots.txt answer of a host (Rules or NoRules),
+// which ends its failures: body is the file a Rules policy was parsed from
+// (its first robots.MaxBytes are kept, all a parse reads), nil otherwise.
 func (d *durable) putRobots(host string, pol *robots.Policy, body []byte) error {
 	if len(body) > store.MaxRobotsBody {
 		body = body[:store.MaxRobotsBody]
 	}
 	b := d.db.NewBatch()
 	b.PutRobots(uint16(partition.Of(host, d.parts)), store.RobotsRecord{
-		Host: host, FetchedAt: pol.FetchedAt, Status: pol.Status, Outcome: uint8(pol.Outcome), Err: pol.Err, Body: body,
+		Host: host, FetchedAt: pol.FetchedAt, Status: pol.Status, Outcome: uint8(pol.Outcome), Body: body,
 	})
 	return b.Commit(false)
 }
 
-// getRobots returns the robots.txt policy an earlier run recorded for host,
-// as of when it was fetched, or nil if there is none.
-func (d *durable) getRobots(host, token string) (*robots.Policy, error) {
+// putRobotsFailure records the failures of hist, keeping the last good
+// answer the store holds (hist.Good is that answer, so only the store has
+// its body).
+func (d *durable) putRobotsFailure(host string, hist *robots.History) error {
+	part := uint16(partition.Of(host, d.parts))
+	rec, _, err := d.db.GetRobots(part, host)
+	if err != nil {
+		return err
+	}
+	rec.Host = host
+	rec.Failures, rec.FailingSince, rec.LastFailure = hist.Failures, hist.FailingSince, hist.LastFailure
+	rec.FailStatus, rec.Err = hist.Status, hist.Err
+	b := d.db.NewBatch()
+	b.PutRobots(part, rec)
+	return b.Commit(false)
+}
+
+// getRobots returns the robots.txt history an earlier run recorded for
+// host; the zero History if there is none.
+func (d *durable) getRobots(host, token string) (robots.History, error) {
 	rec, ok, err := d.db.GetRobots(uint16(partition.Of(host, d.parts)), host)
 	if err != nil || !ok {
-		return nil, err
+		return robots.History{}, err
+	}
+	h := robots.History{
+		Failures: rec.Failures, FailingSince: rec.FailingSince, LastFailure: rec.LastFailure,
+		Status: rec.FailStatus, Err: rec.Err,
 	}
 	switch robots.Outcome(rec.Outcome) {
 	case robots.Rules:
-		return robots.FromStatus(rec.Status, rec.Body, token, rec.FetchedAt), nil
+		h.Good = robots.FromStatus(rec.Status, rec.Body, token, rec.FetchedAt)
 	case robots.NoRules:
-		return robots.NoRulesPolicy(rec.Status, rec.FetchedAt), nil
-	case robots.DisallowAll:
-		return robots.DisallowAllPolicy(rec.Status, rec.Err, rec.FetchedAt), nil
+		h.Good = robots.NoRulesPolicy(rec.Status, rec.FetchedAt)
 	}
-	return nil, nil // an outcome this build does not know: fetch it again
+	return h, nil // an outcome this build does not know counts as none
 }
 
 // scopeSeeds returns the URLs that seeds' redirects added to the scope.

@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -127,7 +129,24 @@ func (mw *miniWeb) config(t *testing.T, delay time.Duration, seeds ...string) Co
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Fetch.ResponseHeaderTimeout = 3 * time.Second
 	cfg.Fetch.Timeout = 10 * time.Second
+	cfg.RobotsAttempts, cfg.RobotsRetryWait = 3, testRobotsWait
 	return cfg
+}
+
+// checkRobotsRetries checks that host was asked nothing but its robots.txt,
+// which always fails, with the retries cfg asks for; it returns how many
+// times.
+func (mw *miniWeb) checkRobotsRetries(t *testing.T, host string, cfg Config) int {
+	t.Helper()
+	var starts []time.Time
+	for _, r := range mw.requests(host) {
+		if r.path != "/robots.txt" {
+			t.Errorf("%s: requested %s; want only robots.txt", host, r.path)
+		}
+		starts = append(starts, r.start)
+	}
+	checkRobotsRetries(t, host, starts, cfg.RobotsAttempts, cfg.RobotsRetryWait, 0)
+	return len(starts)
 }
 
 func page(rw http.ResponseWriter, links ...string) {
@@ -211,11 +230,10 @@ func TestRobotsRedirectToDisallowedPath(t *testing.T) {
 			page(rw)
 		},
 	})
-	sum := runCrawl(t, mw.config(t, 50*time.Millisecond, mw.url("a.test", "/")))
+	cfg := mw.config(t, 50*time.Millisecond, mw.url("a.test", "/"))
+	sum := runCrawl(t, cfg)
 	mw.checkPolite(t, 50*time.Millisecond)
-	if got := mw.paths("a.test"); len(got) != 1 {
-		t.Errorf("a.test requests %v; want only robots.txt", got)
-	}
+	mw.checkRobotsRetries(t, "a.test", cfg)
 	if got := mw.paths("b.test"); slices.Contains(got, "/private/secret") {
 		t.Errorf("b.test requests %v: the disallowed hop was fetched", got)
 	}
@@ -274,10 +292,9 @@ func TestLinkToRobotsTxtIsNotFetchedAsPage(t *testing.T) {
 			http.Error(rw, "down", http.StatusServiceUnavailable)
 		},
 	})
-	runCrawl(t, mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"), mw.url("b.test", "/")))
-	if got := mw.paths("b.test"); len(got) != 1 {
-		t.Errorf("b.test requests %v; want robots.txt once", got)
-	}
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"), mw.url("b.test", "/"))
+	runCrawl(t, cfg)
+	mw.checkRobotsRetries(t, "b.test", cfg)
 }
 
 // A robots.txt whose gzip body is cut short could have lost its Disallow
@@ -299,12 +316,11 @@ func TestUndecodableRobotsTxtDisallowsAll(t *testing.T) {
 			page(rw, "/private/secret")
 		},
 	})
-	sum := runCrawl(t, mw.config(t, 10*time.Millisecond, mw.url("a.test", "/")))
-	if got := mw.paths("a.test"); len(got) != 1 {
-		t.Errorf("a.test requests %v; want only robots.txt", got)
-	}
-	if sum.Robots["disallow-all"] != 1 {
-		t.Errorf("robots outcomes %v", sum.Robots)
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"))
+	sum := runCrawl(t, cfg)
+	n := mw.checkRobotsRetries(t, "a.test", cfg)
+	if sum.Robots["disallow-all"] != int64(n) || len(sum.Robots) != 1 {
+		t.Errorf("robots outcomes %v; want %d failures", sum.Robots, n)
 	}
 }
 
@@ -540,9 +556,14 @@ func TestRestartKeepsRobots(t *testing.T) {
 	if sum := runCrawl(t, cfg); sum.StoppedBy != "drained" || !sum.Resumed {
 		t.Fatalf("second run %s, resumed %v", sum.StoppedBy, sum.Resumed)
 	}
+	// down.test's 5xx is retried; its failures are counted across the
+	// restart, so it is given up after as many attempts as in one run.
+	if got := mw.paths("down.test"); len(got) != cfg.RobotsAttempts {
+		t.Errorf("down.test requests %v; want robots.txt %d times in both runs", got, cfg.RobotsAttempts)
+	}
+	mw.checkRobotsRetries(t, "down.test", cfg)
 	for host, want := range map[string][]string{
-		"a.test":    {"/robots.txt", "/", "/one", "/two"},
-		"down.test": {"/robots.txt"}, // 5xx: disallowed, and still so after the restart
+		"a.test": {"/robots.txt", "/", "/one", "/two"},
 	} {
 		got := mw.paths(host)
 		slices.Sort(got)
@@ -551,4 +572,108 @@ func TestRestartKeepsRobots(t *testing.T) {
 			t.Errorf("%s requests %v, want %v", host, got, want)
 		}
 	}
+}
+
+// A robots.txt that fails twice and then answers: the host's URLs wait for
+// it (none is lost), each retry after the wait, and its rules then apply.
+func TestRobotsRetriedUntilItAnswers(t *testing.T) {
+	var robotsAsked atomic.Int32
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				if robotsAsked.Add(1) <= 2 {
+					http.Error(rw, "busy", http.StatusServiceUnavailable)
+					return
+				}
+				robotsFile(rw, "User-agent: *\nDisallow: /private\n")
+			case "/":
+				page(rw, "/one", "/private/x")
+			default:
+				page(rw)
+			}
+		},
+	})
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"))
+	cfg.Politeness.MinBackoff = 10 * time.Millisecond // a 503's backoff, which also holds the retry
+	sum := runCrawl(t, cfg)
+	mw.checkPolite(t, 10*time.Millisecond)
+	want := []string{"/robots.txt", "/robots.txt", "/robots.txt", "/", "/one"}
+	if got := mw.paths("a.test"); !slices.Equal(got, want) {
+		t.Fatalf("a.test requests %v, want %v", got, want)
+	}
+	reqs := mw.requests("a.test")
+	for k := 1; k <= 2; k++ {
+		if gap, wait := reqs[k].start.Sub(reqs[k-1].start), cfg.RobotsRetryWait<<(k-1); gap < wait {
+			t.Errorf("robots.txt attempt %d started %v after the one before; want at least %v", k+1, gap, wait)
+		}
+	}
+	if sum.RobotsRetries != 2 || len(sum.HostsDown) != 0 {
+		t.Errorf("%d robots.txt retries, hosts down %v; want 2 and none", sum.RobotsRetries, sum.HostsDown)
+	}
+}
+
+// A robots.txt that answers once and then fails for good, while the crawl
+// of its host goes on past the answer's TTL. By RFC 9309 the host is then
+// completely disallowed and its remaining URLs dropped; with Google's rule
+// (RobotsLastGood) the last good copy goes on being used, and obeyed.
+func TestRobotsLastGoodCopy(t *testing.T) {
+	const chain = 12
+	run := func(t *testing.T, lastGood time.Duration) (*miniWeb, Summary) {
+		var robotsAsked atomic.Int32
+		mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+			"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/robots.txt" {
+					if robotsAsked.Add(1) == 1 {
+						robotsFile(rw, "User-agent: *\nDisallow: /private\n")
+						return
+					}
+					http.Error(rw, "down", http.StatusInternalServerError)
+					return
+				}
+				// A chain of pages, each also linking a disallowed one.
+				n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
+				page(rw, fmt.Sprintf("/p/%d", n+1), fmt.Sprintf("/private/%d", n))
+			},
+		})
+		cfg := mw.config(t, 50*time.Millisecond, mw.url("a.test", "/p/1"))
+		cfg.Scope.MaxDepth = chain - 1 // /p/1 .. /p/chain
+		cfg.RobotsTTL = 200 * time.Millisecond
+		cfg.RobotsLastGood = lastGood
+		sum := runCrawl(t, cfg)
+		mw.checkPolite(t, 50*time.Millisecond)
+		for _, p := range mw.paths("a.test") {
+			if strings.HasPrefix(p, "/private") {
+				t.Errorf("fetched %s, which the last good robots.txt disallows", p)
+			}
+		}
+		return mw, sum
+	}
+	pages := func(mw *miniWeb) int {
+		n := 0
+		for _, p := range mw.paths("a.test") {
+			if strings.HasPrefix(p, "/p/") {
+				n++
+			}
+		}
+		return n
+	}
+	t.Run("rfc", func(t *testing.T) {
+		mw, sum := run(t, 0)
+		if n := pages(mw); n >= chain {
+			t.Errorf("%d of %d pages fetched; want the chain cut where robots.txt became unreachable", n, chain)
+		}
+		if sum.HostsDown["robots.txt 5xx"] != 1 || sum.RobotsLastGood != 0 {
+			t.Errorf("hosts down %v, %d last-good uses; want a.test down", sum.HostsDown, sum.RobotsLastGood)
+		}
+	})
+	t.Run("google", func(t *testing.T) {
+		mw, sum := run(t, time.Hour)
+		if n := pages(mw); n != chain {
+			t.Errorf("%d of %d pages fetched; want all, by the last good copy", n, chain)
+		}
+		if sum.RobotsLastGood == 0 || len(sum.HostsDown) != 0 {
+			t.Errorf("%d last-good uses, hosts down %v; want some and none", sum.RobotsLastGood, sum.HostsDown)
+		}
+	})
 }

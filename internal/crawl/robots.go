@@ -13,30 +13,39 @@ import (
 	"weft/internal/robots"
 )
 
-// robotsCache holds each host's robots.txt policy, split by partition.
+// robotsCache holds each host's robots.txt history and verdict, split by
+// partition.
 //
-// Only the worker holding a host's lease fetches its robots.txt, so the fetch
-// state of an entry (pending redirect, hops) has one writer at a time; the
-// policy itself is read by every worker admitting links to the host, through
-// an atomic pointer.
+// Only the worker holding a host's lease fetches its robots.txt, so the
+// history and fetch state of an entry (pending redirect, hops) have one
+// writer at a time; the verdict is read by every worker admitting links to
+// the host, through an atomic pointer.
 type robotsCache struct {
 	hosts *hostMap[*robotsEntry]
-	ttl   time.Duration
+	retry robots.Retry
 }
 
 type robotsEntry struct {
-	policy atomic.Pointer[robots.Policy]
+	verdict atomic.Pointer[robotsVerdict]
+	hist    robots.History // what the fetches said; the lease holder's
 	// Fetch state of the redirect chain, touched by one lease at a time:
 	// the host's own, or (while waiting is set and the host is parked) the
 	// lease of the host a hop crossed to.
 	pending string // next URL of the chain on this host; "" means /robots.txt
 	hops    int
 	waiting atomic.Bool // a hop is queued on another host; this host is parked
-	stored  bool        // the store was asked for an earlier run's answer
+	stored  bool        // the store was asked for an earlier run's history
 }
 
-func newRobotsCache(partitions int, ttl time.Duration) *robotsCache {
-	return &robotsCache{hosts: newHostMap[*robotsEntry](partitions), ttl: ttl}
+// robotsVerdict is robots.History.Verdict's answer: judge the host's URLs by
+// pol until until; with no pol, fetch the file at until (now if zero).
+type robotsVerdict struct {
+	pol   *robots.Policy
+	until time.Time
+}
+
+func newRobotsCache(partitions int, retry robots.Retry) *robotsCache {
+	return &robotsCache{hosts: newHostMap[*robotsEntry](partitions), retry: retry}
 }
 
 // entry returns the host's entry, creating it.
@@ -49,43 +58,65 @@ func (c *robotsCache) entry(host string) *robotsEntry {
 	})
 }
 
-// cached returns the host's policy if one is known and fresh, else nil.
+// cached returns the policy the host's URLs are judged by at now, or nil if
+// there is none (never fetched, expired, or being retried after a failure).
 func (c *robotsCache) cached(host string, now time.Time) *robots.Policy {
 	e, ok := c.hosts.get(host)
 	if !ok {
 		return nil
 	}
-	if pol := e.policy.Load(); pol != nil && pol.Fresh(now, c.ttl) {
-		return pol
+	if v := e.verdict.Load(); v != nil && v.pol != nil && now.Before(v.until) {
+		return v.pol
 	}
 	return nil
+}
+
+// judge sets e's verdict from its history at now. Only the lease holder
+// calls it.
+func (c *robotsCache) judge(e *robotsEntry, now time.Time) *robotsVerdict {
+	pol, until := e.hist.Verdict(now, c.retry)
+	v := &robotsVerdict{pol: pol, until: until}
+	e.verdict.Store(v)
+	return v
 }
 
 // robotsMaxHops is RFC 9309's "at least five" redirects.
 const robotsMaxHops = 5
 
-// ensureRobots makes sure the leased host has a fresh robots.txt policy. It
-// returns the policy, or nil and the result to complete the lease with when
-// the lease was spent on robots.txt (the file, or one hop of its redirect
-// chain). Each request of the chain is made under a lease of the host it goes
-// to, so every one of them waits for that host's clock: a hop on the same
-// host waits for the next lease of this host; a hop to another host is queued
-// there (Item.RobotsFor) and this host is parked until it is done.
+// ensureRobots makes sure the leased host has a robots.txt policy to judge
+// by. It returns the policy, or nil and the result to complete the lease
+// with when there is none: the lease was spent on robots.txt (the file, or
+// one hop of its redirect chain), or the file failed and is retried later
+// (the result holds the host until then; its URLs wait). Each request of
+// the chain is made under a lease of the host it goes to, so every one of
+// them waits for that host's clock: a hop on the same host waits for the
+// next lease of this host; a hop to another host is queued there
+// (Item.RobotsFor) and this host is parked until it is done.
 func (cr *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.URL) (*robots.Policy, frontier.Result) {
 	e := cr.robots.entry(l.Host)
-	if e.policy.Load() == nil && e.pending == "" && !e.stored {
+	if !e.stored {
 		// Not seen in this process: an earlier run may have fetched it.
 		e.stored = true
-		pol, err := cr.state.getRobots(l.Host, cr.token)
+		hist, err := cr.state.getRobots(l.Host, cr.token)
 		if err != nil {
 			cr.fail(fmt.Errorf("crawl: read the robots.txt of %s: %w", l.Host, err))
 		}
-		if pol != nil {
-			e.policy.Store(pol)
-		}
+		e.hist = hist
+		e.verdict.Store(nil)
 	}
-	if pol := e.policy.Load(); pol != nil && pol.Fresh(time.Now(), cr.cfg.RobotsTTL) && e.pending == "" {
-		return pol, frontier.Result{}
+	if e.pending == "" {
+		now := time.Now()
+		v := e.verdict.Load()
+		if v == nil || !now.Before(v.until) {
+			v = cr.robots.judge(e, now)
+		}
+		if v.pol != nil {
+			return v.pol, frontier.Result{}
+		}
+		if v.until.After(now) {
+			// The file failed and is retried at v.until; the URL waits.
+			return nil, frontier.Result{Retry: true, Hold: v.until.Sub(now)}
+		}
 	}
 	if e.waiting.Load() { // cannot happen while parked; never fetch twice
 		return nil, frontier.Result{Retry: true, Park: true}
@@ -98,11 +129,24 @@ func (cr *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.U
 	res := cr.robotsStep(ctx, l.Host, e, target)
 	// The URL goes back to the head of its host's queue either way.
 	res.Retry = true
-	if pol := e.policy.Load(); pol != nil && pol.Outcome == robots.DisallowAll && e.pending == "" && !res.Park {
-		// Decided: nothing of this host will be requested. Its queue is
-		// dropped at once, not one URL per gap (a 503 may have asked for
-		// an hour).
-		res.Drain = frontier.DrainStart
+	if e.pending != "" || res.Park {
+		return nil, res // the chain goes on
+	}
+	now := time.Now()
+	if v := e.verdict.Load(); v != nil && now.Before(v.until) {
+		switch {
+		case v.pol == nil:
+			// Failed: the file is fetched again at v.until.
+			res.Hold = v.until.Sub(now)
+		case v.pol.Outcome == robots.DisallowAll:
+			// Decided: nothing of this host will be requested. Its queue
+			// is dropped at once, not one URL per gap (a 503 may have
+			// asked for an hour).
+			res.Drain = frontier.DrainStart
+			res.SetCrawlDelay, res.CrawlDelay = true, 0
+		default:
+			res.SetCrawlDelay, res.CrawlDelay = true, v.pol.CrawlDelay
+		}
 	}
 	return nil, res
 }
@@ -112,9 +156,10 @@ func (cr *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.U
 // the next hop: on host itself (pending) or on another host (a RobotsFor
 // item there, with host parked).
 func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, target string) frontier.Result {
-	now := time.Now()
+	start := time.Now()
 	cr.stats.robots.Add(1)
 	resp, err := cr.fetcher.Get(ctx, target, nil)
+	now := time.Now() // the answer's time: its age, and a retry's wait, count from it
 	if err != nil {
 		kind := fetch.KindOf(err)
 		fetched, signal := errorSignal(kind)
@@ -123,8 +168,8 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 		}
 		cr.log.Info("robots.txt unreachable", "host", host, "url", target, "err", err)
 		pol := robots.DisallowAllPolicy(0, kind.String()+": "+err.Error(), now)
-		cr.decideRobots(host, e, pol, kind.String(), nil)
-		return frontier.Result{Fetched: fetched, Signal: signal, Took: time.Since(now), SetCrawlDelay: true}
+		cr.decideRobots(host, e, pol, kind.String(), nil, kind == fetch.KindRefused || kind == fetch.KindBadURL)
+		return frontier.Result{Fetched: fetched, Signal: signal, Took: now.Sub(start)}
 	}
 	// Every answer tells the host's clock how the server is doing.
 	signal, retryAfter := responseSignal(resp.StatusCode, resp.Header, time.Now())
@@ -134,13 +179,13 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Location != "" {
 		e.hops++
 		if e.hops > robotsMaxHops {
-			cr.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil)
-			return withCrawlDelay(answered, 0)
+			cr.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil, false)
+			return answered
 		}
 		next, err := cr.canon.Parse(resp.Location)
 		if err != nil {
-			cr.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil)
-			return withCrawlDelay(answered, 0)
+			cr.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil, false)
+			return answered
 		}
 		cr.stats.robotsHops.Add(1) // a hop that will be followed
 		if next.Authority == host {
@@ -153,8 +198,8 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 		if other := cr.robots.entry(next.Authority); other.waiting.Load() {
 			// The other host is itself waiting on a hop: following could
 			// close a cycle in which both wait forever.
-			cr.decideRobots(host, e, robots.DisallowAllPolicy(resp.StatusCode, "robots.txt redirect cycle through "+next.Authority, now), "redirect-cycle", nil)
-			return withCrawlDelay(answered, 0)
+			cr.decideRobots(host, e, robots.DisallowAllPolicy(resp.StatusCode, "robots.txt redirect cycle through "+next.Authority, now), "redirect-cycle", nil, false)
+			return answered
 		}
 		e.pending = ""
 		e.waiting.Store(true)
@@ -173,14 +218,8 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 		// by the size cap is parsed (RFC 9309 allows a limit >= 500 KiB).
 		pol = robots.DisallowAllPolicy(resp.StatusCode, "truncated: "+resp.Truncated, now)
 	}
-	cr.decideRobots(host, e, pol, statusReason(resp.StatusCode), resp.Decoded)
-	return withCrawlDelay(answered, pol.CrawlDelay)
-}
-
-// withCrawlDelay sets the host's Crawl-delay in r.
-func withCrawlDelay(r frontier.Result, d time.Duration) frontier.Result {
-	r.SetCrawlDelay, r.CrawlDelay = true, d
-	return r
+	cr.decideRobots(host, e, pol, statusReason(resp.StatusCode), resp.Decoded, false)
+	return answered
 }
 
 // robotsHop is the lease of a host that another host's robots.txt chain
@@ -196,7 +235,7 @@ func (cr *Crawler) robotsHop(ctx context.Context, l frontier.Lease, u canon.URL,
 	}
 	if u.Path != "/robots.txt" && (pol == nil || !pol.Allowed(u.PathQuery())) {
 		now := time.Now()
-		cr.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+u.String+", which its host disallows", now), "redirect-disallowed", nil)
+		cr.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+u.String+", which its host disallows", now), "redirect-disallowed", nil, false)
 		cr.front.Unpark(l.RobotsFor)
 		return res
 	}
@@ -212,23 +251,58 @@ func (cr *Crawler) robotsHop(ctx context.Context, l frontier.Lease, u canon.URL,
 	return res
 }
 
-// decideRobots stores a host's policy, in memory and in the store (with
-// body, the file it was parsed from, so that a restart parses it again
-// rather than fetching it), and counts its outcome.
-func (cr *Crawler) decideRobots(host string, e *robotsEntry, pol *robots.Policy, reason string, body []byte) {
+// decideRobots adds the outcome of a robots.txt fetch to the host's history,
+// in memory and in the store (with body, the file a Rules policy was parsed
+// from, so that a restart parses it again rather than fetching it), judges
+// the host anew, and counts and logs what that means. A final failure is one
+// that no retry can mend (the crawler itself refuses the host's address): it
+// counts as all attempts spent.
+func (cr *Crawler) decideRobots(host string, e *robotsEntry, pol *robots.Policy, reason string, body []byte, final bool) {
 	e.pending, e.hops = "", 0
 	e.waiting.Store(false)
-	e.policy.Store(pol)
-	if pol.Outcome != robots.Rules {
-		body = nil
+	e.stored = true
+	before := e.hist.Failures
+	e.hist.Record(pol)
+	if final && pol.Outcome == robots.DisallowAll {
+		e.hist.Failures = max(e.hist.Failures, cr.robots.retry.Attempts)
 	}
-	if err := cr.state.putRobots(host, pol, body); err != nil {
+	var err error
+	if pol.Outcome == robots.DisallowAll {
+		err = cr.state.putRobotsFailure(host, &e.hist)
+	} else {
+		if pol.Outcome != robots.Rules {
+			body = nil
+		}
+		err = cr.state.putRobots(host, pol, body)
+	}
+	if err != nil {
 		cr.fail(fmt.Errorf("crawl: record the robots.txt of %s: %w", host, err))
 	}
 	cr.stats.inc(cr.stats.robotsOutc, pol.Outcome.String(), 1)
-	if pol.Outcome == robots.DisallowAll {
-		cr.stats.inc(cr.stats.hostsDown, reason, 1)
-		cr.log.Info("host not crawled: robots.txt unavailable", "host", host, "status", pol.Status, "err", pol.Err)
+	v := cr.robots.judge(e, pol.FetchedAt)
+	if pol.Outcome != robots.DisallowAll {
+		return
+	}
+	attempt := e.hist.Failures
+	switch {
+	case v.pol == nil:
+		cr.stats.robotsRetries.Add(1)
+		cr.log.Info("robots.txt failed; the host waits and it is fetched again", "host", host, "status", pol.Status, "err", pol.Err,
+			"attempt", attempt, "of", cr.robots.retry.Attempts, "retry_in", v.until.Sub(pol.FetchedAt).Round(time.Millisecond))
+	case v.pol.Outcome == robots.DisallowAll:
+		if before < cr.robots.retry.Attempts { // this failure made it unreachable
+			cr.stats.inc(cr.stats.hostsDown, reason, 1)
+		}
+		cr.log.Info("host not crawled: robots.txt unreachable", "host", host, "status", pol.Status, "err", pol.Err,
+			"attempts", attempt, "retry_in", v.until.Sub(pol.FetchedAt).Round(time.Millisecond))
+	case v.pol == e.hist.Good:
+		cr.stats.robotsLastGood.Add(1)
+		cr.log.Info("robots.txt unreachable; using the last good copy", "host", host, "status", pol.Status, "err", pol.Err,
+			"fetched_at", v.pol.FetchedAt, "attempts", attempt)
+	default:
+		cr.stats.robotsLastGood.Add(1)
+		cr.log.Info("robots.txt unreachable for the whole last-good window; crawling as if it were absent", "host", host,
+			"failing_since", e.hist.FailingSince, "attempts", attempt)
 	}
 }
 

@@ -29,29 +29,31 @@ const (
 // shared lock on the hot path (atomics, and maps behind short locks only for
 // label sets that are small and bounded).
 type counters struct {
-	pages        atomic.Int64 // responses to page requests
-	robots       atomic.Int64 // robots.txt requests
-	bytes        atomic.Int64 // body bytes received (wire, still encoded)
-	truncated    atomic.Int64
-	overDecode   atomic.Int64 // decoded body over the cap (a compression bomb)
-	badCoding    atomic.Int64 // body whose Content-Encoding could not be undone
-	errors       atomic.Int64 // page requests without a response
-	noindex      atomic.Int64
-	nofollow     atomic.Int64
-	robotsHops   atomic.Int64 // robots.txt redirect hops followed
-	resumedURLs  atomic.Int64 // URLs a resumed crawl found in its store
-	resumedQueue atomic.Int64 // of which still queued (leases out at a crash included)
-	throttled    atomic.Int64 // 429 responses
-	unavailable  atomic.Int64 // 503 responses
-	parks        atomic.Int64 // hosts parked for a failure streak
-	gaveUpN      atomic.Int64 // hosts given up
-	mu           sync.Mutex
-	gaveUp       []string // the first hosts given up, for the summary
-	byClass      map[string]int64
-	byError      map[string]int64
-	rejected     map[string]int64
-	robotsOutc   map[string]int64
-	hostsDown    map[string]int64 // hosts not crawled (robots.txt disallow-all), by cause
+	pages          atomic.Int64 // responses to page requests
+	robots         atomic.Int64 // robots.txt requests
+	bytes          atomic.Int64 // body bytes received (wire, still encoded)
+	truncated      atomic.Int64
+	overDecode     atomic.Int64 // decoded body over the cap (a compression bomb)
+	badCoding      atomic.Int64 // body whose Content-Encoding could not be undone
+	errors         atomic.Int64 // page requests without a response
+	noindex        atomic.Int64
+	nofollow       atomic.Int64
+	robotsHops     atomic.Int64 // robots.txt redirect hops followed
+	robotsRetries  atomic.Int64 // failed robots.txt fetches that left the host waiting for a retry
+	robotsLastGood atomic.Int64 // unreachable robots.txt files replaced by the last good copy (or by none)
+	resumedURLs    atomic.Int64 // URLs a resumed crawl found in its store
+	resumedQueue   atomic.Int64 // of which still queued (leases out at a crash included)
+	throttled      atomic.Int64 // 429 responses
+	unavailable    atomic.Int64 // 503 responses
+	parks          atomic.Int64 // hosts parked for a failure streak
+	gaveUpN        atomic.Int64 // hosts given up
+	mu             sync.Mutex
+	gaveUp         []string // the first hosts given up, for the summary
+	byClass        map[string]int64
+	byError        map[string]int64
+	rejected       map[string]int64
+	robotsOutc     map[string]int64
+	hostsDown      map[string]int64 // hosts not crawled (robots.txt disallow-all), by cause
 }
 
 func newCounters() *counters {
@@ -104,35 +106,37 @@ type Progress struct {
 
 // Summary is what a finished crawl did.
 type Summary struct {
-	StoppedBy     string // "drained", "max-pages", "interrupted", "failed" (see the error) or "stopped"
-	Elapsed       time.Duration
-	Pages         int64            // page requests that got a response
-	RobotsFetches int64            // robots.txt requests
-	Bytes         int64            // body bytes received
-	Truncated     int64            // responses cut by a cap or a timeout
-	OverDecodeCap int64            // bodies whose decompressed size passed the cap (not parsed past it)
-	BadEncoding   int64            // bodies whose Content-Encoding could not be undone
-	ByStatus      map[string]int64 // page responses by status class ("2xx", ...)
-	Errors        map[string]int64 // page requests without a response, by kind
-	Rejected      map[string]int64 // discovered URLs not queued, by reason
-	Robots        map[string]int64 // robots.txt outcomes per host: rules, no-rules, disallow-all
-	RobotsHops    int64            // robots.txt redirect hops followed
-	HostsDown     map[string]int64 // hosts not crawled because robots.txt failed, by cause
-	NoIndex       int64            // pages that asked not to be indexed (still archived)
-	NoFollow      int64            // pages whose links were not followed on their request
-	Throttled     int64            // 429 responses (robots.txt included): the host backed off
-	Unavailable   int64            // 503 responses: backed off, and counted as failures
-	Parks         int64            // times a host was parked after failures in a row
-	GaveUp        int64            // hosts given up after too many failures
-	GaveUpHosts   []string         // the first of them
-	Queued        int              // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
-	Resumed       bool             // the crawl continued one found under DataDir
-	ResumedURLs   int64            // URLs that crawl had accepted
-	ResumedQueue  int64            // URLs the earlier run left queued that this one read back (leases out at a crash included)
-	WARCRecovered int              // torn WARC files from a crash cut back to their last whole record
-	WARCFiles     []string
-	WARCBytes     int64
-	SeenFalsePos  int64 // Bloom filter false positives caught by the exact store
+	StoppedBy      string // "drained", "max-pages", "interrupted", "failed" (see the error) or "stopped"
+	Elapsed        time.Duration
+	Pages          int64            // page requests that got a response
+	RobotsFetches  int64            // robots.txt requests
+	Bytes          int64            // body bytes received
+	Truncated      int64            // responses cut by a cap or a timeout
+	OverDecodeCap  int64            // bodies whose decompressed size passed the cap (not parsed past it)
+	BadEncoding    int64            // bodies whose Content-Encoding could not be undone
+	ByStatus       map[string]int64 // page responses by status class ("2xx", ...)
+	Errors         map[string]int64 // page requests without a response, by kind
+	Rejected       map[string]int64 // discovered URLs not queued, by reason
+	Robots         map[string]int64 // robots.txt fetch outcomes: rules, no-rules, disallow-all (each retry counts)
+	RobotsHops     int64            // robots.txt redirect hops followed
+	RobotsRetries  int64            // failed robots.txt fetches retried later, the host's URLs kept
+	RobotsLastGood int64            // unreachable robots.txt files replaced by the last good copy, or by none (RobotsLastGood)
+	HostsDown      map[string]int64 // hosts not crawled because robots.txt failed, by cause
+	NoIndex        int64            // pages that asked not to be indexed (still archived)
+	NoFollow       int64            // pages whose links were not followed on their request
+	Throttled      int64            // 429 responses (robots.txt included): the host backed off
+	Unavailable    int64            // 503 responses: backed off, and counted as failures
+	Parks          int64            // times a host was parked after failures in a row
+	GaveUp         int64            // hosts given up after too many failures
+	GaveUpHosts    []string         // the first of them
+	Queued         int              // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
+	Resumed        bool             // the crawl continued one found under DataDir
+	ResumedURLs    int64            // URLs that crawl had accepted
+	ResumedQueue   int64            // URLs the earlier run left queued that this one read back (leases out at a crash included)
+	WARCRecovered  int              // torn WARC files from a crash cut back to their last whole record
+	WARCFiles      []string
+	WARCBytes      int64
+	SeenFalsePos   int64 // Bloom filter false positives caught by the exact store
 }
 
 // PagesPerSecond is the crawl's average rate.
@@ -173,7 +177,11 @@ func (s Summary) Write(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "  robots.txt: %s (hosts); %d redirect hops\n", joinCounts(s.Robots), s.RobotsHops)
+	fmt.Fprintf(w, "  robots.txt: %s (fetches); %d redirect hops; %d failures retried", joinCounts(s.Robots), s.RobotsHops, s.RobotsRetries)
+	if s.RobotsLastGood > 0 {
+		fmt.Fprintf(w, "; %d unreachable files replaced by the last good copy", s.RobotsLastGood)
+	}
+	fmt.Fprintln(w)
 	if len(s.HostsDown) > 0 {
 		var n int64
 		for _, v := range s.HostsDown {

@@ -297,6 +297,11 @@ type Result struct {
 	// clock, until Unpark is called for it: the host waits for something
 	// outside its own queue (its robots.txt redirected to another host).
 	Park bool
+	// Hold keeps the host from being asked again for at least this long
+	// from now, with or without a request: the crawler's own reason to
+	// wait (its robots.txt failed and is retried later). It adds to the
+	// clock's gap and any Retry-After rather than replacing them.
+	Hold time.Duration
 
 	// Signal is what the response said of the server's health, Took how
 	// long it took (the latency rule), RetryAfter the wait a 429 or 503

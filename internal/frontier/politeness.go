@@ -116,9 +116,9 @@ func (cfg *Config) gap(c Clock) time.Duration {
 }
 
 // Advance returns c after a request that ended at now with result r; it is
-// what Complete does to the host's clock. A result with no request (Fetched
-// false) changes only the Crawl-delay it may carry. It is safe for
-// concurrent use: a worker computes the clock it persists with it.
+// what Complete does to the host's clock. It is safe for concurrent use: a worker computes the clock it persists with it. A result
+// with no request (Fetched false) changes only the Crawl-delay it may carry
+// and the Hold it may ask for.
 func (f *Frontier) Advance(c Clock, r Result, now time.Time) Clock {
 	return f.cfg.advance(c, r, now)
 }
@@ -142,9 +142,12 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 		c.CrawlDelay = r.CrawlDelay
 	}
 	if !r.Fetched {
+		if r.Hold > 0 {
+			c.NextAt = later(c.NextAt, now.Add(r.Hold))
+		}
 		return c
 	}
-	var hold time.Duration // a wait for this once, beyond the gap
+	hold := r.Hold // a wait for this once, beyond the gap
 	switch r.Signal {
 	case OK:
 		c.Streak = 0

@@ -105,6 +105,31 @@ func TestFailureStreakParksForLongerEachTime(t *testing.T) {
 	}
 }
 
+// A Hold waits beyond the gap, with or without a request, and never
+// shortens a longer wait the clock already has.
+func TestHoldAddsToTheWait(t *testing.T) {
+	cfg := Config{Delay: time.Second, Politeness: Politeness{MaxRetryAfter: time.Hour}}
+	got := gapsAfter(t, cfg, []Result{
+		{Fetched: true, Hold: 30 * time.Second},
+		{Fetched: true, Signal: Throttled, RetryAfter: 2 * time.Minute, Hold: 30 * time.Second},
+		{Fetched: true, Hold: 10 * time.Millisecond}, // less than the gap
+	})
+	want := []time.Duration{30 * time.Second, 2 * time.Minute, time.Second}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("gaps %v, want %v", got, want)
+	}
+	f := newFrontier(t, Config{Delay: time.Second})
+	now := time.Unix(1000, 0)
+	c := f.Advance(Clock{}, Result{Hold: time.Minute}, now)
+	if !c.NextAt.Equal(now.Add(time.Minute)) || c.Errors != 0 {
+		t.Errorf("a hold with no request: %+v, want NextAt %v and nothing else", c, now.Add(time.Minute))
+	}
+	c = f.Advance(c, Result{Hold: time.Second}, now)
+	if !c.NextAt.Equal(now.Add(time.Minute)) {
+		t.Errorf("a shorter hold moved NextAt back to %v", c.NextAt)
+	}
+}
+
 func TestAdvanceSignals(t *testing.T) {
 	f := newFrontier(t, Config{Delay: time.Second, Politeness: Politeness{ParkAfter: 2, GiveUpAfter: 3}})
 	now := time.Unix(1000, 0)

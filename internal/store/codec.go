@@ -15,7 +15,7 @@ const MaxRobotsBody = 500 << 10
 // refuses versions newer than it knows.
 const (
 	hostVersion   = 3 // 2 adds backoff, errors, parks and given-up; 3 moves robots.txt to RobotsRecord
-	robotsVersion = 1
+	robotsVersion = 2 // 2 keeps the last good answer beside the failures since
 	urlVersion    = 1
 	frontVersion  = 2 // QueueItem with host and partition; 2 adds Fetch
 	queueVersion  = 2 // QueueItem without them (the key has them); 2 adds Fetch
@@ -67,12 +67,17 @@ type HostRecord struct {
 // HostRecord: that one is rewritten after every request, this one only when
 // robots.txt is fetched.
 type RobotsRecord struct {
-	Host      string
+	Host string
+	// The last good answer (Outcome 0 if there was none).
 	FetchedAt time.Time
 	Status    int    // HTTP status of the robots.txt fetch, 0 if none
 	Outcome   uint8  // the robots package's verdict, opaque here
-	Err       string // why the fetch failed, if it did
 	Body      []byte // raw robots.txt, at most MaxRobotsBody bytes, re-parsed after a restart
+	// The failed fetches since (or since the first fetch).
+	Failures                  int
+	FailingSince, LastFailure time.Time
+	FailStatus                int    // HTTP status of the last failure, 0 if none
+	Err                       string // why the last fetch failed
 }
 
 // URLStatus is where a URL is in its life.
@@ -358,8 +363,16 @@ func appendRobotsRecord(dst []byte, r *RobotsRecord) []byte {
 	dst = binary.AppendVarint(dst, int64(r.Status))
 	dst = append(dst, r.Outcome)
 	dst = appendString(dst, r.Err)
-	return appendBytes(dst, r.Body)
+	dst = appendBytes(dst, r.Body)
+	dst = binary.AppendVarint(dst, int64(r.Failures))
+	dst = appendTime(dst, r.FailingSince)
+	dst = appendTime(dst, r.LastFailure)
+	return binary.AppendVarint(dst, int64(r.FailStatus))
 }
+
+// robotsV1Failed is the Outcome a version 1 record gave a failed fetch (the
+// robots package's DisallowAll).
+const robotsV1Failed = 3
 
 func decodeRobotsRecord(key, val []byte) (RobotsRecord, error) {
 	hk, err := parseHostKey(key)
@@ -371,7 +384,7 @@ func decodeRobotsRecord(key, val []byte) (RobotsRecord, error) {
 	}
 	d := decoder{b: val}
 	r := RobotsRecord{Host: hk.host}
-	d.version(robotsVersion)
+	v := d.version(robotsVersion)
 	r.FetchedAt = d.time("fetched-at")
 	r.Status = d.int("status")
 	r.Outcome = d.byte1("outcome")
@@ -381,6 +394,17 @@ func decodeRobotsRecord(key, val []byte) (RobotsRecord, error) {
 			d.fail("body length")
 		}
 		r.Body = append([]byte(nil), body...)
+	}
+	if v >= 2 {
+		r.Failures = d.int("failures")
+		r.FailingSince = d.time("failing-since")
+		r.LastFailure = d.time("last-failure")
+		r.FailStatus = d.int("fail-status")
+	} else if r.Outcome == robotsV1Failed {
+		// Version 1 kept one answer; a failure was it. It becomes one
+		// failure, and the answer a good one no longer.
+		r.Failures, r.FailingSince, r.LastFailure, r.FailStatus = 1, r.FetchedAt, r.FetchedAt, r.Status
+		r.FetchedAt, r.Status, r.Outcome = time.Time{}, 0, 0
 	}
 	if err := d.finish(key); err != nil {
 		return RobotsRecord{}, err

@@ -359,7 +359,8 @@ func TestHostRecordOlderVersions(t *testing.T) {
 
 func TestRobotsRecordRoundTrip(t *testing.T) {
 	db := openMem(t)
-	r := RobotsRecord{Host: "a.test", FetchedAt: t0, Status: 503, Outcome: 3, Err: "server error", Body: []byte("User-agent: *\nDisallow: /x\n")}
+	r := RobotsRecord{Host: "a.test", FetchedAt: t0, Status: 200, Outcome: 1, Body: []byte("User-agent: *\nDisallow: /x\n"),
+		Failures: 2, FailingSince: t0.Add(time.Hour), LastFailure: t0.Add(2 * time.Hour), FailStatus: 503, Err: "server error"}
 	b := db.NewBatch()
 	b.PutRobots(7, r)
 	b.PutHost(7, sampleHost()) // beside it, unaffected
@@ -368,7 +369,8 @@ func TestRobotsRecordRoundTrip(t *testing.T) {
 	}
 	got, ok, err := db.GetRobots(7, "a.test")
 	if err != nil || !ok || got.Host != r.Host || !got.FetchedAt.Equal(r.FetchedAt) || got.Status != r.Status ||
-		got.Outcome != r.Outcome || got.Err != r.Err || !bytes.Equal(got.Body, r.Body) {
+		got.Outcome != r.Outcome || got.Err != r.Err || !bytes.Equal(got.Body, r.Body) || got.Failures != r.Failures ||
+		!got.FailingSince.Equal(r.FailingSince) || !got.LastFailure.Equal(r.LastFailure) || got.FailStatus != r.FailStatus {
 		t.Fatalf("GetRobots = %+v, %v, %v; want %+v", got, ok, err, r)
 	}
 	if h, ok, err := db.GetHost(7, "a.test"); err != nil || !ok || !hostEqual(h, sampleHost()) {
@@ -388,5 +390,17 @@ func TestRobotsRecordRoundTrip(t *testing.T) {
 		if _, err := decodeRobotsRecord(key, val[:n]); err == nil || !strings.Contains(err.Error(), "robots part=7") {
 			t.Fatalf("prefix of %d bytes: %v", n, err)
 		}
+	}
+
+	// Version 1 kept one answer; a failed one becomes one failure.
+	v1 := []byte{1}
+	v1 = appendTime(v1, t0)
+	v1 = binary.AppendVarint(v1, 503)
+	v1 = append(v1, robotsV1Failed)
+	v1 = appendString(v1, "server error")
+	v1 = appendBytes(v1, nil)
+	got, err = decodeRobotsRecord(key, v1)
+	if err != nil || got.Outcome != 0 || got.Failures != 1 || !got.LastFailure.Equal(t0) || got.FailStatus != 503 || got.Err != "server error" {
+		t.Fatalf("version 1 failure decoded as %+v, %v", got, err)
 	}
 }
