@@ -160,7 +160,10 @@ func testRobotsObeyed(t *testing.T, b *bigCrawl) {
 	for _, h := range web.Hosts() {
 		kinds[h.Robots]++
 	}
-	for _, k := range []synthweb.RobotsKind{synthweb.RobotsServerError, synthweb.RobotsTimeout, synthweb.RobotsNotFound, synthweb.RobotsRules, synthweb.RobotsAgentGroup, synthweb.RobotsRedirect, synthweb.RobotsRedirectLoop} {
+	// Every kind, each exercising one case of RFC 9309: the checks below
+	// (no disallowed page fetched) and testExactlyOnce (every allowed,
+	// reachable page fetched) judge each from the server's log.
+	for k := range synthweb.RobotsKind(synthweb.NumRobotsKinds) {
 		if kinds[k] == 0 {
 			t.Fatalf("no host of robots kind %v in the web", k)
 		}

@@ -170,6 +170,11 @@ func (w *Web) buildPages(h *host) {
 	add("/private/open-8", rolePage, http.StatusOK)
 	add("/cgi/9.cgi", rolePage, http.StatusOK)
 	add("/p/10", rolePage, http.StatusOK) // matches the agent group's "Disallow: /p/1" prefix
+	if h.robots == RobotsEncoded {
+		for _, p := range []string{encodedPage, encodedLookLike, tildePage, tildeLookLike} {
+			add(p, rolePage, http.StatusOK)
+		}
+	}
 	for p := firstRandomPage; p < n; p++ {
 		ps := strconv.Itoa(p)
 		var path string
@@ -1061,7 +1066,7 @@ func (w *Web) Body(canonicalURL string) []byte {
 			return []byte(notFoundBody)
 		case RobotsServerError:
 			return []byte(unavailableBody)
-		case RobotsRules, RobotsAgentGroup, RobotsCrawlDelay, RobotsNone:
+		case RobotsRules, RobotsAgentGroup, RobotsCrawlDelay, RobotsNone, RobotsBOM, RobotsCROnly, RobotsLarge, RobotsRulesFirst, RobotsEncoded:
 			return slices.Clone(h.robotsTxt)
 		}
 	case robotsRedirectFinal:

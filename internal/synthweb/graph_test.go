@@ -199,7 +199,7 @@ func TestLinks(t *testing.T) {
 			// must agree with the spec's.
 			ref, _ := url.Parse(l.href)
 			abs := base.ResolveReference(ref)
-			if got := "http://" + strings.ToLower(abs.Host) + canonicalPath(abs.Path, abs.RawQuery); got != c {
+			if got := "http://" + strings.ToLower(abs.Host) + canonicalPath(abs.EscapedPath(), abs.RawQuery); got != c {
 				t.Errorf("%s: server canonical %s, test canonical %s", l.href, got, c)
 			}
 			if base != doc {

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 // smallConfig is a web big enough to hold every RobotsKind of the default
 // cycle (and then some) but quick to check exhaustively.
 func smallConfig() Config {
-	return Config{Seed: 42, Hosts: 12, PagesPerHost: 20}
+	return Config{Seed: 42, Hosts: 16, PagesPerHost: 20}
 }
 
 // startWeb starts a web that is closed when the test ends.

@@ -45,15 +45,40 @@ const (
 	RobotsRedirectLoop
 	// RobotsNone answers 200 with an empty file: no rules.
 	RobotsNone
+	// RobotsBOM serves the RobotsRules file behind a UTF-8 byte order mark,
+	// which must not hide its first line.
+	RobotsBOM
+	// RobotsCROnly serves the RobotsRules file with old Mac line endings
+	// (CR alone).
+	RobotsCROnly
+	// RobotsLarge serves a file over 500 KiB: a "*" group with RobotsRules'
+	// rules, comments past the 500 KiB a crawler must read (RFC 9309
+	// §2.5), and then "Disallow: /", which weft does not read: it parses
+	// the first 500 KiB and no further.
+	RobotsLarge
+	// RobotsRulesFirst serves "Disallow: /a/" before any user-agent line
+	// (it belongs to no group and applies to no one), then the RobotsRules
+	// group.
+	RobotsRulesFirst
+	// RobotsEncoded serves rules written in another form than the URLs
+	// they match (RFC 9309 §2.2.2): "/%61/c/" for /a/c/ pages, raw UTF-8
+	// "/café/" for the %-encoded page /caf%C3%A9/menu, and "/%7Euser/" for
+	// /~user/home. Its hosts carry those pages, and look-alikes that are
+	// allowed.
+	RobotsEncoded
 
 	numRobotsKinds
 )
+
+// NumRobotsKinds is the number of RobotsKinds: they are 0 to NumRobotsKinds-1.
+const NumRobotsKinds = int(numRobotsKinds)
 
 // DefaultRobotsKinds is the cycle used when Config.RobotsKinds is nil.
 func DefaultRobotsKinds() []RobotsKind {
 	return []RobotsKind{
 		RobotsRules, RobotsAgentGroup, RobotsCrawlDelay, RobotsNotFound, RobotsServerError,
 		RobotsTimeout, RobotsRedirect, RobotsRedirectLoop, RobotsRules, RobotsNone,
+		RobotsBOM, RobotsCROnly, RobotsLarge, RobotsRulesFirst, RobotsEncoded,
 	}
 }
 
@@ -77,6 +102,16 @@ func (k RobotsKind) String() string {
 		return "redirect-loop"
 	case RobotsNone:
 		return "none"
+	case RobotsBOM:
+		return "bom"
+	case RobotsCROnly:
+		return "cr-only"
+	case RobotsLarge:
+		return "large"
+	case RobotsRulesFirst:
+		return "rules-first"
+	case RobotsEncoded:
+		return "encoded"
 	}
 	return "RobotsKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -91,11 +126,26 @@ const (
 	sitemapPath         = "/sitemap.xml"
 )
 
-// rule is one Allow or Disallow line.
+// rule is one Allow or Disallow line. pattern is in the form the pages'
+// paths are (canonical, %-encoded), for allowed; written, if set, is how the
+// file spells it, an equivalent form a crawler must see through.
 type rule struct {
 	allow   bool
 	pattern string
+	written string
 }
+
+// text is the rule's value as the file spells it.
+func (r rule) text() string {
+	if r.written != "" {
+		return r.written
+	}
+	return r.pattern
+}
+
+// robotsParseLimit is how much of a robots.txt weft parses: the 500 KiB
+// RFC 9309 §2.5 asks every crawler to read.
+const robotsParseLimit = 500 << 10
 
 // group is one robots.txt group: its user-agent lines, rules and optional
 // crawl delay.
@@ -111,6 +161,14 @@ type group struct {
 type robotsFile struct {
 	groups   []group
 	sitemaps []string
+
+	// How the file is written, which a parser must see through.
+	bom     bool   // a UTF-8 byte order mark first
+	lineEnd string // "\n" if empty
+	orphans []rule // before any user-agent line: they belong to no group
+	// past, if set, is a line written after comments that push it beyond
+	// robotsParseLimit, in the last group: never read, never applied.
+	past *rule
 }
 
 // robotsFileFor returns the file served (directly or at the end of a
@@ -124,9 +182,9 @@ func robotsFileFor(kind RobotsKind, authority string, crawlDelay time.Duration) 
 			groups: []group{{
 				agents: []string{"*"},
 				rules: []rule{
-					{false, "/private/"},
-					{true, "/private/open"},
-					{false, "/*.cgi$"},
+					{false, "/private/", ""},
+					{true, "/private/open", ""},
+					{false, "/*.cgi$", ""},
 				},
 			}},
 			sitemaps: []string{sitemap},
@@ -135,25 +193,25 @@ func robotsFileFor(kind RobotsKind, authority string, crawlDelay time.Duration) 
 		return &robotsFile{groups: []group{
 			{
 				agents: []string{"*"},
-				rules:  []rule{{false, "/private/"}, {false, "/list"}},
+				rules:  []rule{{false, "/private/", ""}, {false, "/list", ""}},
 			},
 			{
 				// Listed before the weft group so that a crawler that takes
 				// the first group whose name starts with its token is caught.
 				agents:     []string{"weftbot-other"},
-				rules:      []rule{{false, "/"}},
+				rules:      []rule{{false, "/", ""}},
 				crawlDelay: 30 * time.Second,
 			},
 			{
 				agents: []string{"otherbot", ProductToken},
 				rules: []rule{
-					{true, "/private/"},
-					{false, "/a/"},
-					{true, "/a/b/"},
-					{false, "/p/1"},
-					{false, "/list"},
-					{true, "/list"},
-					{false, "/*.cgi$"},
+					{true, "/private/", ""},
+					{false, "/a/", ""},
+					{true, "/a/b/", ""},
+					{false, "/p/1", ""},
+					{false, "/list", ""},
+					{true, "/list", ""},
+					{false, "/*.cgi$", ""},
 				},
 			},
 		}}
@@ -161,45 +219,99 @@ func robotsFileFor(kind RobotsKind, authority string, crawlDelay time.Duration) 
 		return &robotsFile{
 			groups: []group{{
 				agents:     []string{"*"},
-				rules:      []rule{{false, "/private/"}, {true, "/private/open"}},
+				rules:      []rule{{false, "/private/", ""}, {true, "/private/open", ""}},
 				crawlDelay: crawlDelay,
 			}},
 			sitemaps: []string{sitemap},
 		}
 	case RobotsNone:
 		return &robotsFile{}
+	case RobotsBOM, RobotsCROnly, RobotsLarge, RobotsRulesFirst:
+		f := robotsFileFor(RobotsRules, authority, crawlDelay)
+		switch kind {
+		case RobotsBOM:
+			f.bom = true
+		case RobotsCROnly:
+			f.lineEnd = "\r"
+		case RobotsLarge:
+			f.past = &rule{false, "/", ""}
+		case RobotsRulesFirst:
+			f.orphans = []rule{{false, "/a/", ""}}
+		}
+		return f
+	case RobotsEncoded:
+		return &robotsFile{groups: []group{{
+			agents: []string{"*"},
+			rules: []rule{
+				{false, "/a/c/", "/%61/c/"},
+				{false, encodedPagePath, "/caf\u00e9/"},
+				{false, "/~user/", "/%7Euser/"},
+			},
+		}}}
 	}
 	return nil
 }
 
+// The pages of a RobotsEncoded host that its rules single out, and their
+// allowed look-alikes.
+const (
+	encodedPagePath = "/caf%C3%A9/"
+	encodedPage     = encodedPagePath + "menu"
+	encodedLookLike = "/cafe/menu"
+	tildePage       = "/~user/home"
+	tildeLookLike   = "/~other/home"
+)
+
 // render writes the file the way people do: comments, blank lines between
-// groups, consecutive user-agent lines sharing a group.
+// groups, consecutive user-agent lines sharing a group; and with the quirks
+// the file asks for.
 func (f *robotsFile) render(hostName string) []byte {
 	if len(f.groups) == 0 && len(f.sitemaps) == 0 {
 		return nil // RobotsNone: an empty 200
 	}
+	nl := f.lineEnd
+	if nl == "" {
+		nl = "\n"
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# robots.txt for %s\n# generated by synthweb\n", hostName)
-	for _, g := range f.groups {
-		b.WriteByte('\n')
-		for _, a := range g.agents {
-			fmt.Fprintf(&b, "User-agent: %s\n", a)
-		}
-		if g.crawlDelay > 0 {
-			fmt.Fprintf(&b, "Crawl-delay: %s\n", strconv.FormatFloat(g.crawlDelay.Seconds(), 'f', -1, 64))
-		}
-		for _, r := range g.rules {
-			if r.allow {
-				fmt.Fprintf(&b, "Allow: %s\n", r.pattern)
-			} else {
-				fmt.Fprintf(&b, "Disallow: %s\n", r.pattern)
-			}
+	if f.bom {
+		b.WriteString("\uFEFF")
+	}
+	fmt.Fprintf(&b, "# robots.txt for %s%s# generated by synthweb%s", hostName, nl, nl)
+	writeRule := func(r rule) {
+		if r.allow {
+			fmt.Fprintf(&b, "Allow: %s%s", r.text(), nl)
+		} else {
+			fmt.Fprintf(&b, "Disallow: %s%s", r.text(), nl)
 		}
 	}
+	for _, r := range f.orphans {
+		writeRule(r)
+	}
+	for _, g := range f.groups {
+		b.WriteString(nl)
+		for _, a := range g.agents {
+			fmt.Fprintf(&b, "User-agent: %s%s", a, nl)
+		}
+		if g.crawlDelay > 0 {
+			fmt.Fprintf(&b, "Crawl-delay: %s%s", strconv.FormatFloat(g.crawlDelay.Seconds(), 'f', -1, 64), nl)
+		}
+		for _, r := range g.rules {
+			writeRule(r)
+		}
+	}
+	if f.past != nil {
+		const filler = "# a long file: these comments push what follows past the part crawlers must read"
+		for b.Len() <= robotsParseLimit {
+			b.WriteString(filler)
+			b.WriteString(nl)
+		}
+		writeRule(*f.past)
+	}
 	if len(f.sitemaps) > 0 {
-		b.WriteByte('\n')
+		b.WriteString(nl)
 		for _, s := range f.sitemaps {
-			fmt.Fprintf(&b, "Sitemap: %s\n", s)
+			fmt.Fprintf(&b, "Sitemap: %s%s", s, nl)
 		}
 	}
 	return []byte(b.String())

@@ -508,7 +508,8 @@ func (w *Web) serve(rw *logWriter, r *http.Request, h *host) {
 		writeBody(rw, r, http.StatusOK, "application/xml", w.sitemap(h))
 		return
 	}
-	p, ok := h.byPath[canonicalPath(path, r.URL.RawQuery)]
+	// Pages are keyed by their %-encoded paths, as their links spell them.
+	p, ok := h.byPath[canonicalPath(r.URL.EscapedPath(), r.URL.RawQuery)]
 	if !ok {
 		writeBody(rw, r, http.StatusNotFound, "text/html; charset=utf-8", notFoundBody)
 		return
