@@ -18,6 +18,7 @@ import (
 	"weft/internal/canon"
 	"weft/internal/crawl"
 	"weft/internal/frontier"
+	"weft/internal/policy"
 	"weft/internal/robots"
 	"weft/internal/scope"
 )
@@ -71,6 +72,7 @@ type crawlFlags struct {
 	robotsAttempts int
 	robotsWait     time.Duration
 	robotsLastGood time.Duration
+	policyFile     string
 }
 
 func (f *crawlFlags) register(fs *pflag.FlagSet) {
@@ -114,6 +116,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.robotsAttempts, "robots-attempts", 3, "failed robots.txt fetches in a row (5xx, 429, network error) before a host counts as completely disallowed; until then its URLs wait")
 	fs.DurationVar(&f.robotsWait, "robots-retry", time.Minute, "wait before fetching a failed robots.txt again, doubled after each failure")
 	fs.DurationVar(&f.robotsLastGood, "robots-last-good", 0, "Google's rule for an unreachable robots.txt: use the last good copy up to this age, and crawl as if there were none once it has failed this long (e.g. 720h; 0: RFC 9309's complete disallow)")
+	fs.StringVar(&f.policyFile, "policy", "", "JSON file of per-host policies that make weft more polite: {\"host\": {\"delay\": \"5s\", \"disallow\": [\"/path\"], \"max_urls\": 1000}}")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress line on stderr: auto (on a terminal), always or never")
 }
 
@@ -195,6 +198,12 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	if err != nil {
 		return cfg, err
 	}
+	var policies *policy.Set
+	if f.policyFile != "" {
+		if policies, err = policy.Load(f.policyFile, policy.Limits{Delay: f.delay, MaxURLs: f.maxURLsPerHost}); err != nil {
+			return cfg, usagef("--policy: %v", err)
+		}
+	}
 	cfg = crawl.Config{
 		Seeds:           seeds,
 		DataDir:         f.dataDir,
@@ -217,6 +226,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		RobotsAttempts:  f.robotsAttempts,
 		RobotsRetryWait: f.robotsWait,
 		RobotsLastGood:  f.robotsLastGood,
+		Policies:        policies,
 		Politeness: frontier.Politeness{
 			LatencyFactor: f.latencyFactor, MaxBackoff: f.maxBackoff, MaxRetryAfter: f.maxRetryAfter,
 			ParkAfter: f.parkAfter, ParkFor: f.parkFor, GiveUpAfter: f.giveUpAfter,

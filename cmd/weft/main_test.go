@@ -32,6 +32,10 @@ func TestBadInputExitsTwoAndNamesIt(t *testing.T) {
 	os.WriteFile(long, []byte("http://a.test/\nhttp://a.test/"+strings.Repeat("x", 2<<20)+"\n"), 0o644)
 	ftp := filepath.Join(dir, "ftp.txt")
 	os.WriteFile(ftp, []byte("ftp://a.test/\n"), 0o644)
+	fast := filepath.Join(dir, "fast.json")
+	os.WriteFile(fast, []byte(`{"a.test": {"delay": "200ms"}}`), 0o644)
+	allow := filepath.Join(dir, "allow.json")
+	os.WriteFile(allow, []byte("{\n  \"a.test\": {\"allow\": [\"/\"]}\n}\n"), 0o644)
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -51,6 +55,9 @@ func TestBadInputExitsTwoAndNamesIt(t *testing.T) {
 		{[]string{"crawl", "--grace", "-1s", "http://a.test/"}, []string{"--grace"}},
 		{[]string{"crawl", "--seeds", long, "--data", dir}, []string{long + ":2"}},
 		{[]string{"crawl", "--workers", "0", "http://a.test/"}, []string{"--workers"}},
+		{[]string{"crawl", "--policy", fast, "http://a.test/"}, []string{"--policy", fast, "a.test: delay 200ms is shorter than the crawl's delay 1s"}},
+		{[]string{"crawl", "--policy", allow, "http://a.test/"}, []string{"--policy", allow + ": line 2", `unknown field "allow"`, "cannot allow"}},
+		{[]string{"crawl", "--policy", filepath.Join(dir, "none.json"), "http://a.test/"}, []string{"--policy", "none.json"}},
 		{[]string{"crawl", "not a url"}, []string{"argument 1", "not a url"}},
 		{[]string{"crawl"}, []string{"no seeds"}},
 		{[]string{"crawll"}, []string{"unknown command", "crawll"}},

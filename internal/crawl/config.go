@@ -11,6 +11,7 @@ import (
 	"weft/internal/canon"
 	"weft/internal/fetch"
 	"weft/internal/frontier"
+	"weft/internal/policy"
 	"weft/internal/robots"
 	"weft/internal/scope"
 )
@@ -106,6 +107,10 @@ type Config struct {
 	// WARCMaxFileSize rotates WARC files; zero means 1 GiB.
 	WARCMaxFileSize int64
 
+	// Policies are the operator's per-host overrides (a longer delay, more
+	// disallowed paths, a lower URL cap); nil means none. They are read on
+	// every URL, so changes made while the crawl runs apply at once.
+	Policies *policy.Set
 	// Logger receives one line per failed item; nil discards.
 	Logger *slog.Logger
 }

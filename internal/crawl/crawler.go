@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"mime"
 	"net/http"
 	"os"
@@ -54,12 +55,15 @@ type Crawler struct {
 	warc    *warc.Writer
 	robots  *robotsCache
 	hostCap *hostMap[int64] // URLs accepted per host
-	stats   *counters
-	flog    *fetchLog
-	start   time.Time
-	seeds   []canon.URL
-	resumed bool
-	warcFix []warc.RecoveredFile
+	// policyRefused holds the hosts whose policy delay was refused, said
+	// once in the log.
+	policyRefused sync.Map
+	stats         *counters
+	flog          *fetchLog
+	start         time.Time
+	seeds         []canon.URL
+	resumed       bool
+	warcFix       []warc.RecoveredFile
 
 	pagesStarted atomic.Int64
 	capReached   atomic.Bool
@@ -126,6 +130,11 @@ func New(cfg Config) (c *Crawler, err error) {
 	// The partition count is the stored crawl's, fixed when it was created.
 	c.cfg.Partitions = c.state.parts
 	c.robots = newRobotsCache(c.cfg.Partitions, c.cfg.robotsRetry())
+	all := c.cfg.Policies.All()
+	for _, host := range slices.Sorted(maps.Keys(all)) {
+		p := all[host]
+		c.log.Info("operator policy", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs)
+	}
 	c.hostCap = newHostMap[int64](c.cfg.Partitions)
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions}, c.state); err != nil {
 		return nil, err
@@ -306,32 +315,34 @@ func (c *Crawler) summary() Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return Summary{
-		Elapsed:       time.Since(c.start),
-		Pages:         s.pages.Load(),
-		RobotsFetches: s.robots.Load(),
-		Bytes:         s.bytes.Load(),
-		Truncated:     s.truncated.Load(),
-		OverDecodeCap: s.overDecode.Load(),
-		BadEncoding:   s.badCoding.Load(),
-		ByStatus:      clone(s.byClass),
-		Errors:        clone(s.byError),
-		Rejected:      clone(s.rejected),
-		Robots:        clone(s.robotsOutc),
-		RobotsHops:    s.robotsHops.Load(),
-		RobotsRetries: s.robotsRetries.Load(), RobotsLastGood: s.robotsLastGood.Load(),
-		HostsDown:     clone(s.hostsDown),
-		NoIndex:       s.noindex.Load(),
-		NoFollow:      s.nofollow.Load(),
-		Throttled:     s.throttled.Load(),
-		Unavailable:   s.unavailable.Load(),
-		Parks:         s.parks.Load(),
-		GaveUp:        s.gaveUpN.Load(),
-		GaveUpHosts:   slices.Clone(s.gaveUp),
-		SeenFalsePos:  c.seen.Stats().FalsePositives,
-		Resumed:       c.resumed,
-		ResumedURLs:   s.resumedURLs.Load(),
-		ResumedQueue:  s.resumedQueue.Load(),
-		WARCRecovered: len(c.warcFix),
+		Elapsed:        time.Since(c.start),
+		Pages:          s.pages.Load(),
+		RobotsFetches:  s.robots.Load(),
+		Bytes:          s.bytes.Load(),
+		Truncated:      s.truncated.Load(),
+		OverDecodeCap:  s.overDecode.Load(),
+		BadEncoding:    s.badCoding.Load(),
+		ByStatus:       clone(s.byClass),
+		Errors:         clone(s.byError),
+		Rejected:       clone(s.rejected),
+		Robots:         clone(s.robotsOutc),
+		RobotsHops:     s.robotsHops.Load(),
+		RobotsRetries:  s.robotsRetries.Load(),
+		RobotsLastGood: s.robotsLastGood.Load(),
+		Policies:       c.cfg.Policies.Len(),
+		HostsDown:      clone(s.hostsDown),
+		NoIndex:        s.noindex.Load(),
+		NoFollow:       s.nofollow.Load(),
+		Throttled:      s.throttled.Load(),
+		Unavailable:    s.unavailable.Load(),
+		Parks:          s.parks.Load(),
+		GaveUp:         s.gaveUpN.Load(),
+		GaveUpHosts:    slices.Clone(s.gaveUp),
+		SeenFalsePos:   c.seen.Stats().FalsePositives,
+		Resumed:        c.resumed,
+		ResumedURLs:    s.resumedURLs.Load(),
+		ResumedQueue:   s.resumedQueue.Load(),
+		WARCRecovered:  len(c.warcFix),
 	}
 }
 
@@ -364,6 +375,7 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 			// archived): keep its URL queued for the next run.
 			lo.res.Retry = true
 		}
+		lo.res = c.policyDelay(l, lo.res)
 		// The host's new clock is computed here, from the lease's, so that
 		// the one the frontier installs is the one on disk.
 		now := time.Now()
@@ -380,6 +392,42 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		}
 		c.front.Complete(l, lo.res)
 	}
+}
+
+// policyDelay folds the delay of the host's policy into the Crawl-delay its
+// clock keeps, so that its gap, max(--delay, Crawl-delay, backoff), is at
+// least the policy's. A robots.txt Crawl-delay longer than the policy's
+// delay wins: the policy asked for weft to be faster than robots.txt, which
+// is refused, and said once in the log.
+func (c *Crawler) policyDelay(l frontier.Lease, res frontier.Result) frontier.Result {
+	p := c.cfg.Policies.For(l.Host, hostName(l.Host))
+	if p == nil || p.Delay <= 0 {
+		return res
+	}
+	d := time.Duration(p.Delay)
+	robotsDelay := l.Clock.CrawlDelay
+	if res.SetCrawlDelay {
+		robotsDelay = res.CrawlDelay
+		if robotsDelay > d {
+			if _, told := c.policyRefused.LoadOrStore(l.Host, true); !told {
+				c.log.Warn("policy refused: its delay is shorter than the host's robots.txt Crawl-delay, which weft keeps",
+					"host", l.Host, "policy_delay", d, "crawl_delay", robotsDelay)
+			}
+		}
+	}
+	res.SetCrawlDelay, res.CrawlDelay = true, max(robotsDelay, d)
+	return res
+}
+
+// hostName is the host of an authority, without its port.
+func hostName(authority string) string {
+	if strings.HasSuffix(authority, "]") { // a bracketed IPv6 address
+		return authority
+	}
+	if i := strings.LastIndexByte(authority, ':'); i >= 0 {
+		return authority[:i]
+	}
+	return authority
 }
 
 // leaseOutcome is what handling a lease did.
@@ -498,6 +546,12 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 			res.Drain = frontier.DrainStart
 		}
 		return leaseOutcome{res: res, outcome: RejectRobots}
+	}
+	if !c.cfg.Policies.For(u.Authority, u.Host).Allowed(u.PathQuery()) {
+		// Queued before the policy said so (an earlier run, or a change
+		// while the crawl runs): dropped now, unrequested.
+		c.stats.reject(RejectPolicy)
+		return leaseOutcome{res: res, outcome: RejectPolicy}
 	}
 	if max := c.cfg.MaxPages; max > 0 && c.pagesStarted.Add(1) > max {
 		c.capReached.Store(true)
@@ -693,12 +747,21 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 		c.stats.reject(RejectRobots)
 		return frontier.Item{}, false
 	}
+	hp := c.cfg.Policies.For(u.Authority, u.Host)
+	if !hp.Allowed(u.PathQuery()) {
+		c.stats.reject(RejectPolicy)
+		return frontier.Item{}, false
+	}
+	capURLs := c.cfg.MaxURLsPerHost
+	if hp != nil && hp.MaxURLs > 0 {
+		capURLs = hp.MaxURLs // never above the crawl's cap: policy.Set refuses that
+	}
 	it := frontier.Item{URL: u.String, Host: u.Authority, Depth: depth, Priority: p, Hops: hops, Via: via}
 	record := pb.recorder(&it)
 	isNew, err := c.seen.Add(u.Authority, u.String, func(part int, k seen.Key) (bool, error) {
 		// Counted only for URLs that are new, and checked before anything
 		// is written, so a capped URL is neither queued nor marked seen.
-		if max := c.cfg.MaxURLsPerHost; max > 0 && c.hostCap.update(u.Authority, func(n int64) int64 { return n + 1 }) > max {
+		if capURLs > 0 && c.hostCap.update(u.Authority, func(n int64) int64 { return n + 1 }) > capURLs {
 			return false, errHostCap
 		}
 		return record(part, k)

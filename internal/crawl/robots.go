@@ -129,8 +129,10 @@ func (cr *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.U
 	res := cr.robotsStep(ctx, l.Host, e, target)
 	// The URL goes back to the head of its host's queue either way.
 	res.Retry = true
-	if e.pending != "" || res.Park {
-		return nil, res // the chain goes on
+	if res.Park || e.pending != "" {
+		// The chain goes on. (Park first: once the hop to another host is
+		// queued, that host's lease owns e, and this one must not read it.)
+		return nil, res
 	}
 	now := time.Now()
 	if v := e.verdict.Load(); v != nil && now.Before(v.until) {

@@ -19,6 +19,7 @@ const (
 	RejectDepth     = "depth"     // too many link hops from a seed
 	RejectRedirects = "redirects" // redirect chain longer than MaxRedirects
 	RejectRobots    = "robots"    // disallowed by the host's cached robots.txt
+	RejectPolicy    = "policy"    // disallowed by the operator's policy for the host
 	RejectHostCap   = "host-cap"  // host already has MaxURLsPerHost URLs
 	RejectSeen      = "seen"      // already accepted
 	RejectNoFollow  = "nofollow"  // rel=nofollow link, or the page said nofollow
@@ -119,6 +120,7 @@ type Summary struct {
 	Rejected       map[string]int64 // discovered URLs not queued, by reason
 	Robots         map[string]int64 // robots.txt fetch outcomes: rules, no-rules, disallow-all (each retry counts)
 	RobotsHops     int64            // robots.txt redirect hops followed
+	Policies       int              // hosts with an operator policy when the crawl ended
 	RobotsRetries  int64            // failed robots.txt fetches retried later, the host's URLs kept
 	RobotsLastGood int64            // unreachable robots.txt files replaced by the last good copy, or by none (RobotsLastGood)
 	HostsDown      map[string]int64 // hosts not crawled because robots.txt failed, by cause
@@ -188,6 +190,9 @@ func (s Summary) Write(w io.Writer) {
 			n += v
 		}
 		fmt.Fprintf(w, "  not crawled: %d hosts whose robots.txt failed: %s\n", n, joinCounts(s.HostsDown))
+	}
+	if s.Policies > 0 {
+		fmt.Fprintf(w, "  policies:   %d hosts with an operator policy; %d URLs refused by one\n", s.Policies, s.Rejected[RejectPolicy])
 	}
 	fmt.Fprintf(w, "  rejected:   %s\n", joinCounts(s.Rejected))
 	if s.NoIndex > 0 || s.NoFollow > 0 {

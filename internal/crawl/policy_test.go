@@ -1,0 +1,142 @@
+package crawl
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"weft/internal/policy"
+)
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Operator policies, judged from the servers' logs: a.test is asked less
+// often and never for its /private/ pages, and only for as many URLs as its
+// cap; b.test, with the same pages and no policy, is crawled in full; c.test's
+// policy asks for a shorter gap than its robots.txt Crawl-delay, which is
+// refused, and said in the log.
+func TestPolicySlowsAndForbids(t *testing.T) {
+	const (
+		delay       = 10 * time.Millisecond
+		policyDelay = 150 * time.Millisecond
+		crawlDelay  = 300 * time.Millisecond
+	)
+	site := func(robots string) func(*miniWeb, http.ResponseWriter, *http.Request) {
+		return func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				robotsFile(rw, robots)
+			case "/":
+				page(rw, "/1", "/2", "/3", "/private/x", "/private/y")
+			default:
+				page(rw)
+			}
+		}
+	}
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": site("User-agent: *\nDisallow: /nothing\n"),
+		"b.test": site("User-agent: *\nDisallow: /nothing\n"),
+		"c.test": site(fmt.Sprintf("User-agent: *\nCrawl-delay: %g\n", crawlDelay.Seconds())),
+	})
+	cfg := mw.config(t, delay, mw.url("a.test", "/"), mw.url("b.test", "/"), mw.url("c.test", "/"))
+	cfg.MaxURLsPerHost = 100
+	set, err := policy.Parse([]byte(fmt.Sprintf(`{
+		"a.test": {"delay": %q, "disallow": ["/private/"], "max_urls": 3},
+		%q: {"delay": %q}
+	}`, policyDelay, mw.auth["c.test"], policyDelay)), policy.Limits{Delay: delay, MaxURLs: cfg.MaxURLsPerHost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Policies = set
+	var logged syncBuffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	sum := runCrawl(t, cfg)
+	mw.checkPolite(t, delay)
+
+	a := mw.paths("a.test")
+	if want := []string{"/robots.txt", "/", "/1", "/2"}; !slices.Equal(a, want) {
+		// "/", "/1", "/2": its cap of three URLs; /private/ refused before it counts.
+		t.Errorf("a.test requests %v, want %v", a, want)
+	}
+	if b := mw.paths("b.test"); len(b) != 7 {
+		t.Errorf("b.test requests %v; want robots.txt and all six pages", b)
+	}
+	checkGaps(t, "a.test", mw.requests("a.test"), policyDelay)
+	checkGaps(t, "c.test", mw.requests("c.test"), crawlDelay)
+	if sum.Rejected[RejectPolicy] != 2 || sum.Rejected[RejectHostCap] != 1 || sum.Policies != 2 {
+		t.Errorf("rejected %v, %d policies; want a.test's two /private/ pages refused by policy, /3 by its cap, and 2 policies", sum.Rejected, sum.Policies)
+	}
+	if log := logged.String(); !strings.Contains(log, "policy refused: its delay is shorter than the host's robots.txt Crawl-delay") ||
+		!strings.Contains(log, "host="+mw.auth["c.test"]) || strings.Count(log, "policy refused") != 1 {
+		t.Errorf("log lacks the refusal of c.test's policy, said once:\n%s", log)
+	}
+	var out strings.Builder
+	sum.Write(&out)
+	if !strings.Contains(out.String(), "policies:   2 hosts with an operator policy; 2 URLs refused by one") {
+		t.Errorf("summary:\n%s", out.String())
+	}
+}
+
+// A policy given on a restart applies to the URLs an earlier run queued.
+func TestPolicyAppliesToQueuedURLs(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				http.NotFound(rw, r)
+			case "/":
+				page(rw, "/private/1", "/private/2", "/open")
+			default:
+				page(rw)
+			}
+		},
+	})
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"))
+	cfg.MaxPages = 1
+	runCrawl(t, cfg)
+	set := policy.NewSet(policy.Limits{})
+	if err := set.Put("a.test", policy.Policy{Disallow: []string{"/private/"}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxPages, cfg.Policies = 0, set
+	sum := runCrawl(t, cfg)
+	if got, want := mw.paths("a.test"), []string{"/robots.txt", "/", "/open"}; !slices.Equal(got, want) {
+		t.Errorf("a.test requests %v, want %v", got, want)
+	}
+	if sum.Rejected[RejectPolicy] != 2 {
+		t.Errorf("rejected %v; want the two queued /private/ URLs dropped by policy", sum.Rejected)
+	}
+}
+
+// checkGaps fails on a gap, from the end of one request to the start of the
+// next, below min.
+func checkGaps(t *testing.T, host string, reqs []miniReq, min time.Duration) {
+	t.Helper()
+	for i := 1; i < len(reqs); i++ {
+		if gap := reqs[i].start.Sub(reqs[i-1].end); gap < min {
+			t.Errorf("%s: %s started %v after %s ended; want at least %v", host, reqs[i].path, gap, reqs[i-1].path, min)
+		}
+	}
+}

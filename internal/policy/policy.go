@@ -1,0 +1,277 @@
+// Package policy holds the operator's per-host overrides: a longer delay,
+// extra disallowed paths, a lower URL cap. An override only ever makes the
+// crawler more polite: it is refused if it would ask a host more often than
+// the crawl's own delay, more often than the host's robots.txt Crawl-delay,
+// or for more URLs than the crawl's per-host cap, and it cannot allow what
+// robots.txt disallows (it has no way to say so).
+//
+// A policy file is a JSON object from host to policy, the body that
+// PUT /v1/policies/{host} takes:
+//
+//	{
+//	  "example.com":      {"delay": "5s", "disallow": ["/search", "/*?sort="]},
+//	  "shop.example:8080": {"max_urls": 2000}
+//	}
+//
+// A key without a port applies to every port of the host; one with a port to
+// that port only, and wins over the key without. Disallow values are
+// robots.txt path patterns ('*' and a final '$'), matched as robots.txt
+// rules are.
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"weft/internal/robots"
+)
+
+// Policy is one host's override. Its zero fields override nothing.
+type Policy struct {
+	// Delay is the least gap between two requests to the host.
+	Delay Duration `json:"delay,omitzero"`
+	// Disallow are robots.txt path patterns the crawler must not fetch,
+	// beside those of the host's robots.txt.
+	Disallow []string `json:"disallow,omitempty"`
+	// MaxURLs caps the URLs accepted for the host.
+	MaxURLs int64 `json:"max_urls,omitzero"`
+
+	rules *robots.Policy // Disallow, compiled; nil if none
+}
+
+// Allowed reports whether the policy lets the crawler fetch pathQuery (path
+// and query, as robots.Policy.Allowed takes it).
+func (p *Policy) Allowed(pathQuery string) bool {
+	return p == nil || p.rules == nil || p.rules.Allowed(pathQuery)
+}
+
+// Duration is a time.Duration written as Go writes one ("1.5s", "2m").
+type Duration time.Duration
+
+// MarshalJSON writes d as a string such as "1.5s".
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON reads a string such as "1.5s" or "2m".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a duration is a string such as \"5s\", not %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Limits are the crawl's own settings a policy may only tighten.
+type Limits struct {
+	Delay   time.Duration // the crawl's delay: a policy's must not be shorter
+	MaxURLs int64         // the crawl's per-host cap (0: none): a policy's must not be larger
+}
+
+// check validates p for host and compiles its rules.
+func (p *Policy) check(host string, lim Limits) error {
+	switch {
+	case p.Delay < 0:
+		return fmt.Errorf("%s: delay %v is negative", host, time.Duration(p.Delay))
+	case p.Delay > 0 && time.Duration(p.Delay) < lim.Delay:
+		return fmt.Errorf("%s: delay %v is shorter than the crawl's delay %v; a policy can only make weft slower",
+			host, time.Duration(p.Delay), lim.Delay)
+	case p.MaxURLs < 0:
+		return fmt.Errorf("%s: max_urls %d is negative", host, p.MaxURLs)
+	case p.MaxURLs > 0 && lim.MaxURLs > 0 && p.MaxURLs > lim.MaxURLs:
+		return fmt.Errorf("%s: max_urls %d is above the crawl's cap of %d URLs per host; a policy can only lower it",
+			host, p.MaxURLs, lim.MaxURLs)
+	}
+	if len(p.Disallow) == 0 {
+		p.rules = nil
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for i, d := range p.Disallow {
+		if d == "" || (d[0] != '/' && d[0] != '*') || strings.ContainsAny(d, "\r\n#") {
+			return fmt.Errorf("%s: disallow[%d] %q: want a path pattern starting with / or *, on one line, without #", host, i, d)
+		}
+		b.WriteString("Disallow: " + d + "\n")
+	}
+	p.rules = robots.Parse([]byte(b.String()), "weft", 200, time.Time{})
+	return nil
+}
+
+// normalHost lower-cases a key and checks that it is a host, with an
+// optional port.
+func normalHost(key string) (string, error) {
+	h := strings.ToLower(strings.TrimSpace(key))
+	if h == "" || strings.ContainsAny(h, "/?#@ \t*") {
+		return "", fmt.Errorf("%q is not a host name (with an optional :port)", key)
+	}
+	return strings.TrimSuffix(h, "."), nil
+}
+
+// Set is the policies in force, safe for concurrent use: the crawl reads
+// them on every URL while an operator may change them.
+type Set struct {
+	lim Limits
+	mu  sync.RWMutex
+	by  map[string]*Policy // normal host, with or without port
+}
+
+// NewSet returns an empty set that accepts policies within lim.
+func NewSet(lim Limits) *Set { return &Set{lim: lim, by: map[string]*Policy{}} }
+
+// Put sets host's policy, replacing any it had; an error says why it is
+// refused, and leaves the set as it was.
+func (s *Set) Put(host string, p Policy) error {
+	h, err := normalHost(host)
+	if err != nil {
+		return err
+	}
+	p.Disallow = append([]string(nil), p.Disallow...)
+	if err := p.check(h, s.lim); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.by[h] = &p
+	s.mu.Unlock()
+	return nil
+}
+
+// Delete removes host's policy, and reports whether it had one.
+func (s *Set) Delete(host string) bool {
+	h, err := normalHost(host)
+	if err != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.by[h]
+	delete(s.by, h)
+	return ok
+}
+
+// For returns the policy of a URL's host: by its authority (host:port, or
+// host when the port is the scheme's default), else by its host name; nil if
+// there is none. The returned policy must not be modified.
+func (s *Set) For(authority, host string) *Policy {
+	if s == nil {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if len(s.by) == 0 {
+		return nil
+	}
+	if p, ok := s.by[authority]; ok {
+		return p
+	}
+	return s.by[host]
+}
+
+// All returns a copy of the policies by host; nil for a nil Set.
+func (s *Set) All() map[string]Policy {
+	if s == nil {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make(map[string]Policy, len(s.by))
+	for h, p := range s.by {
+		out[h] = *p
+	}
+	return out
+}
+
+// Len returns the number of hosts with a policy; 0 for a nil Set.
+func (s *Set) Len() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.by)
+}
+
+// Load reads a policy file into a new Set; errors name the file and, for
+// the file's syntax, the line.
+func Load(path string, lim Limits) (*Set, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("policy file: %w", err)
+	}
+	s, err := Parse(data, lim)
+	if err != nil {
+		return nil, fmt.Errorf("policy file %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Parse reads a policy file's content (see the package comment).
+func Parse(data []byte, lim Limits) (*Set, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var raw map[string]Policy
+	if err := dec.Decode(&raw); err != nil {
+		return nil, atLine(data, dec, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("line %d: text after the policy object", lineOf(data, dec.InputOffset()))
+	}
+	s := NewSet(lim)
+	for _, host := range slices.Sorted(maps.Keys(raw)) {
+		p := raw[host]
+		h, err := normalHost(host)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := s.by[h]; dup {
+			return nil, fmt.Errorf("%s: two policies for the host", h)
+		}
+		if err := s.Put(h, p); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// atLine gives a JSON error the line it is on.
+func atLine(data []byte, dec *json.Decoder, err error) error {
+	off := dec.InputOffset()
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		off = typ.Offset
+	case errors.Is(err, io.EOF):
+		return errors.New("empty: want a JSON object from host to policy")
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if name, ok := strings.CutPrefix(msg, "unknown field "); ok {
+		// The decoder reports it at the end of the object: find the key.
+		if i := bytes.Index(data, []byte(name)); i >= 0 {
+			off = int64(i)
+		}
+		msg += ` (a policy has "delay", "disallow" and "max_urls"; it cannot allow what robots.txt disallows)`
+	}
+	return fmt.Errorf("line %d: %s", lineOf(data, off), msg)
+}
+
+func lineOf(data []byte, off int64) int {
+	off = min(max(off, 0), int64(len(data)))
+	return 1 + bytes.Count(data[:off], []byte("\n"))
+}

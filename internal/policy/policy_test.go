@@ -1,0 +1,123 @@
+package policy
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var lim = Limits{Delay: time.Second, MaxURLs: 10000}
+
+func TestParse(t *testing.T) {
+	s, err := Parse([]byte(`{
+  "Example.COM.": {"delay": "5s", "disallow": ["/search", "/*?sort=", "/caf\u00e9/"]},
+  "example.com:8080": {"max_urls": 20},
+  "other.test": {}
+}`), lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Len() != 3 {
+		t.Fatalf("%d policies, want 3", s.Len())
+	}
+	p := s.For("example.com", "example.com")
+	if p == nil || time.Duration(p.Delay) != 5*time.Second || p.MaxURLs != 0 {
+		t.Fatalf("example.com: %+v", p)
+	}
+	for path, want := range map[string]bool{
+		"/search?q=1": false, "/searching": false, "/list?sort=up": false, "/list?a=1&sort=up": true, "/": true,
+		"/caf%C3%A9/menu": false, // the pattern's raw UTF-8 matches its encoded form, as in robots.txt
+	} {
+		if got := p.Allowed(path); got != want {
+			t.Errorf("example.com: Allowed(%q) = %v, want %v", path, got, want)
+		}
+	}
+	// A key with a port wins for that port; the host's key serves the others.
+	if p := s.For("example.com:8080", "example.com"); p == nil || p.MaxURLs != 20 || !p.Allowed("/search") {
+		t.Errorf("example.com:8080: %+v", p)
+	}
+	if p := s.For("example.com:9090", "example.com"); p == nil || time.Duration(p.Delay) != 5*time.Second {
+		t.Errorf("example.com:9090: %+v, want example.com's", p)
+	}
+	if p := s.For("nobody.test", "nobody.test"); p != nil || !p.Allowed("/x") {
+		t.Errorf("a host without a policy: %+v", p)
+	}
+	var none *Set
+	if none.For("a", "a") != nil {
+		t.Error("a nil set has a policy")
+	}
+}
+
+func TestParseRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, want string
+	}{
+		{"faster than the crawl", `{"a.test": {"delay": "100ms"}}`, "a.test: delay 100ms is shorter than the crawl's delay 1s; a policy can only make weft slower"},
+		{"above the cap", `{"a.test": {"max_urls": 20000}}`, "a.test: max_urls 20000 is above the crawl's cap of 10000"},
+		{"negative cap", `{"a.test": {"max_urls": -1}}`, "max_urls -1 is negative"},
+		{"an allow", "{\n  \"a.test\": {\n    \"allow\": [\"/\"]\n  }\n}", `line 3: unknown field "allow" (a policy has "delay", "disallow" and "max_urls"; it cannot allow what robots.txt disallows)`},
+		{"bad duration", "{\n\"a.test\": {\"delay\": \"soon\"}}", `time: invalid duration "soon"`},
+		{"number duration", `{"a.test": {"delay": 5}}`, `a duration is a string such as "5s", not 5`},
+		{"syntax", "{\n\"a.test\": {\"delay\": \"5s\",}\n}", "line 2: invalid character '}'"},
+		{"wrong type", "{\n\n\"a.test\": {\"max_urls\": \"many\"}}", "line 3: cannot unmarshal string"},
+		{"not an object", `["a.test"]`, "line 1: cannot unmarshal array"},
+		{"empty", ``, "empty: want a JSON object"},
+		{"trailing text", "{}\n{}", "line 2: text after the policy object"},
+		{"a URL for a host", `{"http://a.test/": {}}`, `"http://a.test/" is not a host name`},
+		{"same host twice", `{"a.test": {}, "A.test": {}}`, "a.test: two policies for the host"},
+		{"relative pattern", `{"a.test": {"disallow": ["private"]}}`, `a.test: disallow[0] "private": want a path pattern starting with / or *`},
+		{"pattern with newline", `{"a.test": {"disallow": ["/a\nUser-agent: *\nAllow: /"]}}`, "on one line"},
+	} {
+		_, err := Parse([]byte(tc.file), lim)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want it to contain %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestLoadNamesTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "policies.json")
+	if err := os.WriteFile(path, []byte(`{"a.test": {"delay": "1ms"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path, lim); err == nil || !strings.HasPrefix(err.Error(), "policy file "+path+": a.test: delay 1ms") {
+		t.Errorf("error %v", err)
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.json"), lim); err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestPutAndDelete(t *testing.T) {
+	s := NewSet(lim)
+	if err := s.Put("a.test", Policy{Delay: Duration(2 * time.Second), Disallow: []string{"/x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put("a.test", Policy{Delay: Duration(time.Millisecond)}); err == nil {
+		t.Fatal("a faster policy replaced a slower one")
+	}
+	if p := s.For("a.test", "a.test"); p == nil || time.Duration(p.Delay) != 2*time.Second || p.Allowed("/x") {
+		t.Fatalf("after a refused Put: %+v", p)
+	}
+	// No limits set: any delay and cap tighten nothing and are accepted.
+	if err := NewSet(Limits{}).Put("b.test", Policy{Delay: Duration(time.Millisecond), MaxURLs: 1 << 40}); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Delete("A.TEST") || s.Delete("a.test") || s.For("a.test", "a.test") != nil {
+		t.Fatal("Delete")
+	}
+}
+
+func TestPolicyJSONRoundTrip(t *testing.T) {
+	p := Policy{Delay: Duration(1500 * time.Millisecond), Disallow: []string{"/a"}, MaxURLs: 7}
+	b, err := json.Marshal(p)
+	if err != nil || string(b) != `{"delay":"1.5s","disallow":["/a"],"max_urls":7}` {
+		t.Fatalf("%s, %v", b, err)
+	}
+	if b, _ := json.Marshal(Policy{}); string(b) != `{}` {
+		t.Fatalf("empty policy: %s", b)
+	}
+}
