@@ -42,6 +42,7 @@ import (
 	"hash"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -112,12 +113,21 @@ func (e *encoder) exchange(ex *Exchange) (reqLen int, err error) {
 
 	// The block digest covers the HTTP header block and the payload; the
 	// payload digest only the de-chunked entity body, as WARC 1.1 means it.
+	// A revisit record's block is the header block alone.
 	var blockSum, payloadSum [sha1.Size]byte
+	block := ex.Payload
+	if ex.Revisit != nil {
+		block = nil
+	}
 	e.sha.Reset()
 	e.sha.Write(ex.ResponseHeader)
-	e.sha.Write(ex.Payload)
+	e.sha.Write(block)
 	e.sha.Sum(blockSum[:0])
-	payloadSum = sha1.Sum(ex.Payload)
+	if ex.PayloadSHA1 != nil {
+		payloadSum = *ex.PayloadSHA1
+	} else {
+		payloadSum = sha1.Sum(ex.Payload)
+	}
 
 	var reqSum [sha1.Size]byte
 	e.sha.Reset()
@@ -143,22 +153,31 @@ func (e *encoder) exchange(ex *Exchange) (reqLen int, err error) {
 	reqLen = e.out.Len()
 
 	h = append(e.hdr[:0], warcVersion...)
-	h = appendField(h, "WARC-Type", "response")
+	if ex.Revisit != nil {
+		h = appendField(h, "WARC-Type", "revisit")
+	} else {
+		h = appendField(h, "WARC-Type", "response")
+	}
 	h = appendIDField(h, "WARC-Record-ID", respID)
 	h = appendDateField(h, "WARC-Date", date)
 	h = appendField(h, "WARC-Target-URI", ex.URL)
 	if ex.IP != "" {
 		h = appendField(h, "WARC-IP-Address", ex.IP)
 	}
+	if r := ex.Revisit; r != nil {
+		h = appendField(h, "WARC-Profile", ProfileIdenticalPayload)
+		h = appendField(h, "WARC-Refers-To-Target-URI", r.RefersToURI)
+		h = appendDateField(h, "WARC-Refers-To-Date", r.RefersToDate.UTC())
+	}
 	h = appendDigestField(h, "WARC-Block-Digest", blockSum)
 	h = appendDigestField(h, "WARC-Payload-Digest", payloadSum)
-	if ex.Truncated != "" {
+	if ex.Truncated != "" && ex.Revisit == nil {
 		h = appendField(h, "WARC-Truncated", ex.Truncated)
 	}
 	h = appendField(h, "Content-Type", contentTypeResponse)
-	h = appendLengthField(h, len(ex.ResponseHeader)+len(ex.Payload))
+	h = appendLengthField(h, len(ex.ResponseHeader)+len(block))
 	e.hdr = append(h, crlf...)
-	if err := e.member(ex.ResponseHeader, ex.Payload); err != nil {
+	if err := e.member(ex.ResponseHeader, block); err != nil {
 		return 0, err
 	}
 	return reqLen, nil
@@ -290,6 +309,17 @@ func checkExchange(ex *Exchange) error {
 	}
 	if err := checkHeaderBlock(ex.ResponseHeader); err != nil {
 		return fmt.Errorf("warc: %s: ResponseHeader %w", ex.URL, err)
+	}
+	if r := ex.Revisit; r != nil {
+		if r.RefersToURI == "" || !hasScheme(r.RefersToURI) || strings.ContainsAny(r.RefersToURI, " \t\r\n") {
+			return fmt.Errorf("warc: %s: revisit refers to %q, not an absolute URL", ex.URL, r.RefersToURI)
+		}
+		if r.RefersToDate.IsZero() {
+			return fmt.Errorf("warc: %s: revisit has no refers-to date", ex.URL)
+		}
+		if ex.Truncated != "" {
+			return fmt.Errorf("warc: %s: a truncated payload cannot be a revisit of a whole one", ex.URL)
+		}
 	}
 	if hasField(ex.ResponseHeader, "Transfer-Encoding") {
 		return fmt.Errorf("warc: %s: ResponseHeader has Transfer-Encoding but Payload is stored de-chunked", ex.URL)

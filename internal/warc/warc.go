@@ -16,6 +16,7 @@
 package warc
 
 import (
+	"crypto/sha1"
 	"errors"
 	"fmt"
 	"strings"
@@ -150,10 +151,30 @@ type Exchange struct {
 	// Truncated is "" for a complete payload, or why it was cut short:
 	// "length", "time", "disconnect" or "unspecified" (WARC-Truncated).
 	Truncated string
+
+	// PayloadSHA1, if set, is the SHA-1 of Payload as the caller already
+	// computed it (to look the payload up); the writer trusts it.
+	PayloadSHA1 *[sha1.Size]byte
+
+	// Revisit, if set, writes the response as a revisit record: the same
+	// payload is already archived, so only the response header block is
+	// stored, with the payload's digest and a reference to that capture.
+	Revisit *Revisit
 }
 
-// Location says where a response record is stored: Length bytes from
-// Offset in File are exactly one gzip member holding exactly that record.
+// ProfileIdenticalPayload is the WARC-Profile of a revisit record whose
+// payload is identical to an earlier capture's (WARC 1.1 §6.7.2).
+const ProfileIdenticalPayload = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+
+// Revisit names the capture that holds a revisit record's payload.
+type Revisit struct {
+	RefersToURI  string    // its WARC-Target-URI
+	RefersToDate time.Time // its WARC-Date
+}
+
+// Location says where a response (or revisit) record is stored: Length
+// bytes from Offset in File are exactly one gzip member holding exactly that
+// record.
 type Location struct {
 	File   string // base name of the finished file (without ".open")
 	Offset int64  // offset of the response record's gzip member

@@ -2,6 +2,7 @@ package warc
 
 import (
 	"bytes"
+	"crypto/sha1"
 	"errors"
 	"fmt"
 	"io"
@@ -701,4 +702,79 @@ func FuzzExchange(f *testing.F) {
 			t.Fatalf("nlnwa sees a different payload")
 		}
 	})
+}
+
+// TestRevisit writes a page and then the same payload under two other URLs
+// as revisit records: they hold the response headers only, the original's
+// payload digest and a reference to it, and both independent readers accept
+// the file, nlnwa's with strict validation of every digest.
+func TestRevisit(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := htmlPage(7, 12_000)
+	orig := pageExchange("http://example.com/a.html", 0, body)
+	origLoc, err := w.WriteExchange(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha1.Sum(body)
+	var locs []Location
+	for i, u := range []string{"http://example.com/b.html", "http://mirror.example.org/a.html"} {
+		ex := pageExchange(u, 1+i, body)
+		ex.Revisit = &Revisit{RefersToURI: orig.URL, RefersToDate: orig.Date}
+		if i == 1 {
+			ex.PayloadSHA1 = &sum // as the crawler passes it
+		}
+		loc, err := w.WriteExchange(ex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		locs = append(locs, loc)
+	}
+	mustClose(t, w)
+	path := filepath.Join(dir, w.Files()[0])
+	if n, payloads := readNlnwaStrict(t, path); n != 7 || len(payloads) != 1 {
+		t.Fatalf("nlnwa read %d records and %d response payloads; want 7 and 1", n, len(payloads))
+	}
+	recs := readIA(t, path)
+	for i, loc := range locs {
+		rec := recs[4+2*i]
+		h := rec.Header
+		if h.Get("WARC-Type") != "revisit" || h.Get("WARC-Profile") != ProfileIdenticalPayload ||
+			h.Get("WARC-Refers-To-Target-URI") != orig.URL || h.Get("WARC-Refers-To-Date") != orig.Date.UTC().Format("2006-01-02T15:04:05.000000Z") ||
+			h.Get("WARC-Payload-Digest") != sha1Base32(body) {
+			t.Errorf("revisit %d: header %v", i, h)
+		}
+		if hdr, p := splitBlock(t, rec.Block); len(p) != 0 || !bytes.HasPrefix(hdr, []byte("HTTP/1.1 200")) {
+			t.Errorf("revisit %d: block holds %d payload bytes; want the header block only", i, len(p))
+		}
+		if rec.Offset != loc.Offset || rec.Size != loc.Length {
+			t.Errorf("revisit %d at %d+%d, Location says %d+%d", i, rec.Offset, rec.Size, loc.Offset, loc.Length)
+		}
+	}
+	if recs[2].Header.Get("WARC-Type") != "response" || recs[2].Offset != origLoc.Offset {
+		t.Errorf("the original is %s at %d", recs[2].Header.Get("WARC-Type"), recs[2].Offset)
+	}
+
+	// What cannot be a revisit is refused.
+	w, err = NewWriter(Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mustClose(t, w)
+	for _, bad := range []Revisit{{RefersToURI: "", RefersToDate: orig.Date}, {RefersToURI: "a.html", RefersToDate: orig.Date}, {RefersToURI: orig.URL}} {
+		ex := pageExchange("http://example.com/c.html", 3, body)
+		ex.Revisit = &bad
+		if _, err := w.WriteExchange(ex); err == nil {
+			t.Errorf("revisit %+v accepted", bad)
+		}
+	}
+	ex := pageExchange("http://example.com/c.html", 3, body[:100])
+	ex.Truncated, ex.Revisit = "length", &Revisit{RefersToURI: orig.URL, RefersToDate: orig.Date}
+	if _, err := w.WriteExchange(ex); err == nil {
+		t.Error("a truncated revisit accepted")
+	}
 }
