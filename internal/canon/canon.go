@@ -41,6 +41,7 @@ package canon
 
 import (
 	"errors"
+	"net/netip"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -497,4 +498,48 @@ func (c *Canonicalizer) canonical(u *whatwg.Url) URL {
 	}
 	out.String = b.String()
 	return out
+}
+
+// SURT returns the URL's Sort-friendly URI Reordering Transform, the key of
+// CDX indexes: the host's labels reversed and comma-separated, a leading
+// "www" label dropped, then the port if any, ")" and the path and query
+// (already canonical: lower-case host, sorted query). "http://www.Example.com:8080/a?b=1"
+// gives "com,example:8080)/a?b=1". IP addresses are kept as they are. The
+// scheme is left out, so http and https captures of a URL share a key, as
+// in the CDX files of the Internet Archive and pywb.
+func (u URL) SURT() string {
+	var b strings.Builder
+	b.Grow(len(u.Host) + len(u.Port) + len(u.Path) + len(u.Query) + 4)
+	host := u.Host
+	if isIPHost(host) {
+		b.WriteString(host)
+	} else {
+		labels := strings.Split(strings.TrimSuffix(host, "."), ".")
+		if len(labels) > 2 && labels[0] == "www" {
+			labels = labels[1:]
+		}
+		for i := len(labels) - 1; i >= 0; i-- {
+			b.WriteString(labels[i])
+			if i > 0 {
+				b.WriteByte(',')
+			}
+		}
+	}
+	if u.Port != "" {
+		b.WriteByte(':')
+		b.WriteString(u.Port)
+	}
+	b.WriteByte(')')
+	b.WriteString(u.PathQuery())
+	return b.String()
+}
+
+// isIPHost reports whether a canonical host is an IPv4 address or a
+// bracketed IPv6 address.
+func isIPHost(h string) bool {
+	if strings.HasPrefix(h, "[") {
+		return true
+	}
+	_, err := netip.ParseAddr(h)
+	return err == nil
 }

@@ -506,3 +506,24 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+func TestSURT(t *testing.T) {
+	c := New(Config{})
+	for raw, want := range map[string]string{
+		"http://www.Example.com/":                "com,example)/",
+		"https://example.com:8443/a/b?z=1&a=2":   "com,example:8443)/a/b?a=2&z=1",
+		"http://www.com/":                        "com,www)/", // "www" is the domain here, not a prefix
+		"http://sub.www.example.co.uk/x":         "uk,co,example,www,sub)/x",
+		"http://127.0.0.1:8080/p":                "127.0.0.1:8080)/p",
+		"http://[::1]/p":                         "[::1])/p",
+		"http://h001.weft.test:37665/caf%C3%A9/": "test,weft,h001:37665)/caf%C3%A9/",
+	} {
+		u, err := c.Parse(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if got := u.SURT(); got != want {
+			t.Errorf("SURT(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"weft/internal/synthweb"
+	"weft/internal/warc"
 )
 
 func TestMain(m *testing.M) {
@@ -307,34 +309,82 @@ func testWARC(t *testing.T, b *bigCrawl) {
 	if len(sum.WARCFiles) == 0 {
 		t.Fatal("no WARC files")
 	}
+	// Response records hold their payloads; revisit records (a payload
+	// already archived) refer to a response record that holds it.
 	responses := map[string]int{}
+	payloads := map[string][]byte{}   // URI -> payload of its response record
+	byDigest := map[string][]string{} // payload digest -> URIs of whole 2xx response records
+	type revisit struct{ uri, refersTo, digest string }
+	var revisits []revisit
 	for _, name := range sum.WARCFiles {
 		path := filepath.Join(cfg.DataDir, "warc", name)
 		for i, rec := range readWARC(t, path) {
 			if i == 0 && rec.header.Get("WARC-Type") != "warcinfo" {
 				t.Errorf("%s starts with a %s record", name, rec.header.Get("WARC-Type"))
 			}
-			if rec.header.Get("WARC-Type") != "response" {
+			uri := rec.header.Get("WARC-Target-URI")
+			head, payload, ok := bytes.Cut(rec.block, []byte("\r\n\r\n"))
+			switch rec.header.Get("WARC-Type") {
+			case "response":
+			case "revisit":
+				responses[uri]++
+				if rec.header.Get("WARC-Profile") != warc.ProfileIdenticalPayload || !ok || len(payload) != 0 {
+					t.Errorf("%s: revisit with profile %q and a %d-byte payload", uri, rec.header.Get("WARC-Profile"), len(payload))
+				}
+				revisits = append(revisits, revisit{uri, rec.header.Get("WARC-Refers-To-Target-URI"), rec.header.Get("WARC-Payload-Digest")})
+				continue
+			default:
 				continue
 			}
-			uri := rec.header.Get("WARC-Target-URI")
 			responses[uri]++
-			_, payload, ok := bytes.Cut(rec.block, []byte("\r\n\r\n"))
 			if !ok {
 				t.Errorf("%s: response block has no header end", uri)
 				continue
 			}
 			sum := sha1.Sum(payload)
-			if got, want := rec.header.Get("WARC-Payload-Digest"), "sha1:"+base32.StdEncoding.EncodeToString(sum[:]); got != want {
-				t.Errorf("%s: payload digest %s, want %s", uri, got, want)
+			digest := "sha1:" + base32.StdEncoding.EncodeToString(sum[:])
+			if got := rec.header.Get("WARC-Payload-Digest"); got != digest {
+				t.Errorf("%s: payload digest %s, want %s", uri, got, digest)
 			}
 			if served := web.Body(uri); served != nil && !bytes.Equal(served, payload) {
 				t.Errorf("%s: archived payload (%d bytes) differs from the %d bytes served", uri, len(payload), len(served))
 			}
+			payloads[uri] = payload
+			if bytes.HasPrefix(head, []byte("HTTP/1.1 2")) && rec.header.Get("WARC-Truncated") == "" && len(payload) > 0 {
+				byDigest[digest] = append(byDigest[digest], uri)
+			}
 		}
 	}
-	// One response record per URL the server answered (robots.txt hops
-	// included: they are archived too).
+	// The same payload is stored once: every whole 2xx payload in one
+	// response record, however many URLs served it.
+	for d, uris := range byDigest {
+		if len(uris) > 1 {
+			t.Errorf("payload %s stored %d times: %v", d, len(uris), uris)
+		}
+	}
+	boilerplate := 0
+	for _, r := range revisits {
+		orig, ok := payloads[r.refersTo]
+		if !ok || !slices.Contains(byDigest[r.digest], r.refersTo) {
+			t.Errorf("%s: revisit of %s (%s), which holds no such payload", r.uri, r.refersTo, r.digest)
+			continue
+		}
+		if served := web.Body(r.uri); served != nil && !bytes.Equal(served, orig) {
+			t.Errorf("%s: served %d bytes, not the %d bytes of %s it is recorded as a revisit of", r.uri, len(served), len(orig), r.refersTo)
+		}
+		if strings.Contains(r.uri, "/legal/terms") {
+			boilerplate++
+		}
+	}
+	// Every host's two copies of the terms, but the first: revisits.
+	if terms := requestCounts(web, func(r synthweb.Request) bool { return strings.HasPrefix(r.Path, "/legal/terms") }); boilerplate != len(terms)-1 || len(terms) < 100 {
+		t.Errorf("%d revisits of the terms page, served at %d URLs; want all but one", boilerplate, len(terms))
+	}
+	if int64(len(revisits)) != sum.Revisits {
+		t.Errorf("%d revisit records, summary says %d", len(revisits), sum.Revisits)
+	}
+	// One response or revisit record per URL the server answered
+	// (robots.txt hops included: they are archived too).
 	answered := requestCounts(web, func(r synthweb.Request) bool { return r.Status != 0 })
 	for u, n := range answered {
 		if responses[u] != n {

@@ -55,6 +55,7 @@ type Crawler struct {
 	warc    *warc.Writer
 	robots  *robotsCache
 	hostCap *hostMap[int64] // URLs accepted per host
+	digests digestShards    // one payload digest looked up and recorded at a time
 	// policyRefused holds the hosts whose policy delay was refused, said
 	// once in the log.
 	policyRefused sync.Map
@@ -320,6 +321,8 @@ func (c *Crawler) summary() Summary {
 		RobotsFetches:  s.robots.Load(),
 		Bytes:          s.bytes.Load(),
 		Truncated:      s.truncated.Load(),
+		Revisits:       s.revisits.Load(),
+		RevisitBytes:   s.revisitBytes.Load(),
 		OverDecodeCap:  s.overDecode.Load(),
 		BadEncoding:    s.badCoding.Load(),
 		ByStatus:       clone(s.byClass),
@@ -390,6 +393,7 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		if err := pb.commit(c.seen, c.front); err != nil {
 			c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 		}
+		c.digests.settle(pb.digests)
 		c.front.Complete(l, lo.res)
 	}
 }
@@ -604,7 +608,8 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		}
 		c.log.Info("body not decoded whole", "url", l.URL, "host", l.Host, "err", resp.DecodeErr)
 	}
-	loc := c.archive(resp)
+	cp := c.archive(resp, pb)
+	loc := cp.loc
 	sum := sha256.Sum256(resp.Decoded)
 	rec := fetchRecord{
 		Time: resp.Start, URL: l.URL, Host: l.Host, Status: resp.StatusCode, Bytes: len(resp.Body),
@@ -620,6 +625,10 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 			rec.Location = resp.Location
 			c.admitRedirect(pb, l, resp.Location)
 		}
+	case cp.revisit:
+		// The payload is an earlier capture's: its links were admitted
+		// then, and are not extracted again.
+		rec.Outcome = "revisit"
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && isHTML(resp):
 		c.parseAndAdmit(pb, l, u, resp, &rec)
 	}
@@ -781,24 +790,6 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 }
 
 var errHostCap = errors.New("host cap reached")
-
-// archive writes the exchange as WARC request and response records.
-func (c *Crawler) archive(resp *fetch.Response) warc.Location {
-	ip := resp.RemoteAddr
-	if i := strings.LastIndexByte(ip, ':'); i > 0 {
-		ip = strings.Trim(ip[:i], "[]")
-	}
-	loc, err := c.warc.WriteExchange(warc.Exchange{
-		URL: resp.URL, Date: resp.Start, IP: ip,
-		RequestHeader: resp.RequestHeader, ResponseHeader: resp.ResponseHeader,
-		Payload: resp.Body, Truncated: resp.Truncated,
-	})
-	if err != nil {
-		// A crawl that cannot write its archive must not pretend to go on.
-		c.fail(fmt.Errorf("crawl: archive %s: %w", resp.URL, err))
-	}
-	return loc
-}
 
 // fetchRecord is one line of fetches.jsonl: the FETCH table of DESIGN.md.
 type fetchRecord struct {

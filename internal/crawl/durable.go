@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"crypto/sha1"
 	"errors"
 	"fmt"
 	"math"
@@ -156,6 +157,7 @@ type pageBatch struct {
 	b       *store.Batch
 	pending []seen.Pending
 	items   []frontier.Item
+	digests [][sha1.Size]byte // new payload digests it records (see digestShards)
 }
 
 func (d *durable) newBatch() *pageBatch { return &pageBatch{d: d, b: d.db.NewBatch()} }
@@ -301,6 +303,21 @@ func (d *durable) getRobots(host, token string) (robots.History, error) {
 		h.Good = robots.NoRulesPolicy(rec.Status, rec.FetchedAt)
 	}
 	return h, nil // an outcome this build does not know counts as none
+}
+
+// putDigest records where a payload was first archived, at once: another
+// worker may look it up next.
+func (d *durable) putDigest(sum [sha1.Size]byte, r store.DigestRecord) error {
+	b := d.db.NewBatch()
+	b.PutDigest(sum, r)
+	return b.Commit(false)
+}
+
+// putCapture adds a capture that no page batch carries (a robots.txt).
+func (d *durable) putCapture(key string, r store.CaptureRecord) error {
+	b := d.db.NewBatch()
+	b.PutCapture(key, r)
+	return b.Commit(false)
 }
 
 // scopeSeeds returns the URLs that seeds' redirects added to the scope.

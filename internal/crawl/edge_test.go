@@ -149,10 +149,15 @@ func (mw *miniWeb) checkRobotsRetries(t *testing.T, host string, cfg Config) int
 	return len(starts)
 }
 
+// pageSerial makes every page() body unique: pages with identical bodies
+// are archived once and their links followed once (exact dedup), which the
+// tests of other things must not trip over.
+var pageSerial atomic.Int64
+
 func page(rw http.ResponseWriter, links ...string) {
 	rw.Header().Set("Content-Type", "text/html")
 	var b strings.Builder
-	b.WriteString("<html><body>")
+	fmt.Fprintf(&b, "<html><!-- %d --><body>", pageSerial.Add(1))
 	for _, l := range links {
 		fmt.Fprintf(&b, "<a href=%q>x</a>", l)
 	}

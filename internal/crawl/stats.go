@@ -33,6 +33,8 @@ type counters struct {
 	pages          atomic.Int64 // responses to page requests
 	robots         atomic.Int64 // robots.txt requests
 	bytes          atomic.Int64 // body bytes received (wire, still encoded)
+	revisits       atomic.Int64 // responses archived as revisits of an identical payload
+	revisitBytes   atomic.Int64 // their payload bytes, not stored again
 	truncated      atomic.Int64
 	overDecode     atomic.Int64 // decoded body over the cap (a compression bomb)
 	badCoding      atomic.Int64 // body whose Content-Encoding could not be undone
@@ -113,6 +115,8 @@ type Summary struct {
 	RobotsFetches  int64            // robots.txt requests
 	Bytes          int64            // body bytes received
 	Truncated      int64            // responses cut by a cap or a timeout
+	Revisits       int64            // responses whose payload was already archived: revisit records
+	RevisitBytes   int64            // their payload bytes, not stored again
 	OverDecodeCap  int64            // bodies whose decompressed size passed the cap (not parsed past it)
 	BadEncoding    int64            // bodies whose Content-Encoding could not be undone
 	ByStatus       map[string]int64 // page responses by status class ("2xx", ...)
@@ -203,6 +207,9 @@ func (s Summary) Write(w io.Writer) {
 	}
 	if s.SeenFalsePos > 0 {
 		fmt.Fprintf(w, "  seen set:   %d Bloom false positives caught by the exact store\n", s.SeenFalsePos)
+	}
+	if s.Revisits > 0 {
+		fmt.Fprintf(w, "  dedup:      %d responses already archived, written as revisits (%s not stored again)\n", s.Revisits, byteSize(s.RevisitBytes))
 	}
 	fmt.Fprintf(w, "  WARC:       %d files, %s\n", len(s.WARCFiles), byteSize(s.WARCBytes))
 	for _, f := range s.WARCFiles {

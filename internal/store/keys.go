@@ -171,6 +171,10 @@ func fmtKey(k []byte) string {
 		case k[0] == tagQueue && len(rest) == 8:
 			return fmt.Sprintf("queue part=%d host=%q seq=%d", part, host, binary.BigEndian.Uint64(rest))
 		}
+	case tagDigest, tagCapture:
+		if s, ok := fmtCaptureKey(k); ok {
+			return s
+		}
 	}
 	return fmt.Sprintf("%q", k)
 }

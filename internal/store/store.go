@@ -14,6 +14,8 @@
 //	URL:   'U' part host 0x00 hash[16]               -> URLRecord (also the exact seen set)
 //	Queue: 'Q' part host 0x00 seq                    -> QueueItem (a host's back-queue tail, in order)
 //	Front: 'F' prio seq                              -> QueueItem with its host and part (the priority front queues, FIFO by seq)
+//	Digest:'D' sha1[20]                              -> DigestRecord (where a payload was first archived)
+//	Capture:'C' urlkey 0x00 time                     -> CaptureRecord (the capture index, in CDX order; see capture.go)
 //
 // The 0x00 after the host ends it: a host name never contains 0x00 (writes of
 // one fail), and 0x00 sorts below every byte a host may contain, so the keys

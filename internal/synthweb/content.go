@@ -25,6 +25,7 @@ const (
 	roleServerError                // 500
 	roleImage                      // image/jpeg
 	rolePDF                        // application/pdf
+	roleBoilerplate                // the same HTML document on every host and at two URLs of each: exact duplicates
 )
 
 func (r role) String() string {
@@ -55,6 +56,8 @@ func (r role) String() string {
 		return "image"
 	case rolePDF:
 		return "pdf"
+	case roleBoilerplate:
+		return "boilerplate"
 	}
 	return "role(" + strconv.Itoa(int(r)) + ")"
 }
@@ -213,6 +216,8 @@ func (w *Web) buildPages(h *host) {
 	add("/err/1", roleServerError, http.StatusInternalServerError)
 	add("/img/photo-1.jpg", roleImage, http.StatusOK)
 	add("/files/report-1.pdf", rolePDF, http.StatusOK)
+	add("/legal/terms.html", roleBoilerplate, http.StatusOK)
+	add("/legal/terms/print.html", roleBoilerplate, http.StatusOK)
 
 	h.byPath = make(map[string]int32, len(h.pages))
 	for i := range h.pages {
@@ -915,6 +920,11 @@ const (
 	imageBody = "\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00" +
 		"synthweb image placeholder" + "\xff\xd9"
 	pdfBody = "%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+	// The terms of use every host serves, byte for byte, at two URLs: the
+	// exact duplicates a crawler should archive once.
+	boilerplateBody = "<!DOCTYPE html>\n<html><head><title>Terms of use</title></head><body><h1>Terms of use</h1>\n" +
+		"<p>These pages are generated for testing a web crawler. You may crawl them politely, as robots.txt says.</p>\n" +
+		"<p>Nothing here is true, and nothing is for sale. Every host of this web serves this same document.</p>\n</body></html>\n"
 )
 
 func contentType(ro role) string {
@@ -925,6 +935,8 @@ func contentType(ro role) string {
 		return "image/jpeg"
 	case rolePDF:
 		return "application/pdf"
+	case roleBoilerplate:
+		return "text/html" // written by another tool than the generated pages
 	}
 	return "text/html; charset=utf-8"
 }
@@ -942,6 +954,8 @@ func staticBody(ro role) string {
 		return imageBody
 	case rolePDF:
 		return pdfBody
+	case roleBoilerplate:
+		return boilerplateBody
 	}
 	return ""
 }

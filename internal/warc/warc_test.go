@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"errors"
 	"fmt"
+	"github.com/klauspost/compress/gzip"
 	"io"
 	"os"
 	"path/filepath"
@@ -777,4 +778,73 @@ func TestRevisit(t *testing.T) {
 	if _, err := w.WriteExchange(ex); err == nil {
 		t.Error("a truncated revisit accepted")
 	}
+}
+
+// TestReadRecord reads back, by Location, a response and a revisit, and
+// refuses a corrupted record.
+func TestReadRecord(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := htmlPage(9, 8_000)
+	orig := pageExchange("http://example.com/a.html", 0, body)
+	oloc, err := w.WriteExchange(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv := pageExchange("http://example.com/b.html", 1, body)
+	rv.Revisit = &Revisit{RefersToURI: orig.URL, RefersToDate: orig.Date}
+	rloc, err := w.WriteExchange(rv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, w)
+	path := filepath.Join(dir, oloc.File)
+	got, err := ReadRecord(path, oloc.Offset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Type != "response" || got.TargetURI != orig.URL || !bytes.Equal(got.Payload, body) || !bytes.Equal(got.ResponseHeader, orig.ResponseHeader) {
+		t.Errorf("response read back as %s %s, %d payload bytes, header %q", got.Type, got.TargetURI, len(got.Payload), got.ResponseHeader)
+	}
+	got, err = ReadRecord(path, rloc.Offset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Type != "revisit" || got.RefersToURI != orig.URL || len(got.Payload) != 0 || got.PayloadDigest != sha1Base32(body) {
+		t.Errorf("revisit read back as %+v", got)
+	}
+	if _, err := ReadRecord(path, 0); err == nil {
+		t.Error("the warcinfo record was read as a response")
+	}
+	// Flip a payload byte: the record no longer matches its digest.
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	member := gunzip(t, data[oloc.Offset:oloc.Offset+oloc.Length])
+	i := bytes.LastIndex(member, []byte("</html>"))
+	member[i] = '#'
+	bad := filepath.Join(t.TempDir(), "bad.warc.gz")
+	if err := os.WriteFile(bad, gzipBytes(t, member), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadRecord(bad, 0); err == nil || !strings.Contains(err.Error(), "digest") {
+		t.Errorf("a corrupted record: %v", err)
+	}
+}
+
+func gunzip(t *testing.T, b []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"weft/internal/canon"
+	"weft/internal/crawl"
+)
+
+func newCDXCmd() *cobra.Command {
+	var dataDir string
+	cmd := &cobra.Command{
+		Use:   "cdx",
+		Short: "Print the capture index of a crawl as CDXJ",
+		Long: `Print the capture index of the crawl in --data as CDXJ, one line per
+archived response in SURT then time order:
+
+  <surt> <yyyymmddhhmmss> {"url", "mime", "status", "digest", "length", "offset", "filename"}
+
+as pywb and other wayback tools read it. A revisit record (a payload already
+archived under another capture) has the MIME type "warc/revisit". Run it
+while no crawl runs on the directory.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := crawl.OpenArchive(dataDir, canon.Config{})
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			n, err := a.WriteCDXJ(cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%d captures\n", n)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dataDir, "data", "data", "the crawl's data directory")
+	return cmd
+}
+
+func newGetCmd() *cobra.Command {
+	var dataDir, at string
+	cmd := &cobra.Command{
+		Use:   "get URL",
+		Short: "Print an archived response: its headers and body, from the WARC files",
+		Long: `Print the archived response of URL (its HTTP header block, then its body,
+as received) by reading its WARC record at the offset the capture index
+gives. With --at, the capture closest to that time (RFC 3339, or a 14-digit
+CDX timestamp); else the latest. A revisit record prints its own headers
+with the body of the capture it refers to. A line on stderr says which
+capture was read.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var when time.Time
+			if at != "" {
+				var err error
+				if when, err = parseAt(at); err != nil {
+					return usagef("--at %q: want RFC 3339 (2026-11-30T10:00:00Z) or yyyymmddhhmmss", at)
+				}
+			}
+			a, err := crawl.OpenArchive(dataDir, canon.Config{})
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			l, err := a.Get(args[0], when)
+			if err != nil {
+				return err
+			}
+			c := l.Capture
+			desc := fmt.Sprintf("%s captured %s, status %d, %s at %d", c.URL, c.Date.UTC().Format(time.RFC3339), c.Status, c.File, c.Offset)
+			if l.Original != nil {
+				desc += fmt.Sprintf("; a revisit of %s captured %s (%s at %d)", l.Original.URL, l.Original.Date.UTC().Format(time.RFC3339), l.Original.File, l.Original.Offset)
+			}
+			fmt.Fprintln(cmd.ErrOrStderr(), desc)
+			out := cmd.OutOrStdout()
+			if _, err := out.Write(l.Record.ResponseHeader); err != nil {
+				return err
+			}
+			_, err = out.Write(l.Record.Payload)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&dataDir, "data", "data", "the crawl's data directory")
+	cmd.Flags().StringVar(&at, "at", "", "the capture closest to this time (RFC 3339 or yyyymmddhhmmss); default the latest")
+	return cmd
+}
+
+func parseAt(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Parse("20060102150405", s)
+}

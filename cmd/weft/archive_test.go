@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"weft/internal/synthweb"
+)
+
+// A crawl, then its capture index as CDXJ and its responses read back by
+// URL: the terms page every host serves is stored once, and a host's copy
+// that was written as a revisit still comes back with its body.
+func TestCDXAndGet(t *testing.T) {
+	web, err := synthweb.Start(synthweb.Config{Seed: 21, Hosts: 3, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsRules, synthweb.RobotsNotFound}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	data := filepath.Join(t.TempDir(), "data")
+	args := []string{"crawl", "--data", data, "--delay", "2ms", "--workers", "4", "--allow-cidr", "127.0.0.0/8", "--scope", "any"}
+	for host, ip := range web.Resolve() {
+		args = append(args, "--resolve", host+"="+ip)
+	}
+	if code, stdout, stderr := runWeft(t, append(args, web.Seeds()...)...); code != 0 || !strings.Contains(stdout, "dedup:") {
+		t.Fatalf("crawl: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	code, stdout, stderr := runWeft(t, "cdx", "--data", data)
+	if code != 0 {
+		t.Fatalf("cdx: exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	revisits := map[string]bool{}
+	prev := ""
+	for _, l := range lines {
+		parts := strings.SplitN(l, " ", 3)
+		if len(parts) != 3 || len(parts[1]) != 14 {
+			t.Fatalf("CDXJ line %q", l)
+		}
+		var js struct{ URL, MIME, Status, Digest, Length, Offset, Filename string }
+		if err := json.Unmarshal([]byte(parts[2]), &js); err != nil {
+			t.Fatalf("CDXJ line %q: %v", l, err)
+		}
+		if !strings.HasPrefix(parts[0], "test,weft,h00") || js.URL == "" || !strings.HasPrefix(js.Digest, "sha1:") || js.Filename == "" {
+			t.Errorf("CDXJ line %q", l)
+		}
+		if key := parts[0] + " " + parts[1]; key < prev {
+			t.Errorf("CDXJ out of order: %q after %q", key, prev)
+		} else {
+			prev = key
+		}
+		if js.MIME == "warc/revisit" {
+			revisits[js.URL] = true
+		}
+	}
+	if !strings.Contains(stderr, "captures") || len(lines) < 30 {
+		t.Errorf("%d CDXJ lines; stderr %q", len(lines), stderr)
+	}
+	// The reachable URLs of the terms page: one response, the rest revisits.
+	reachable := 0
+	for _, p := range web.AllPages() {
+		if strings.Contains(p.URL, "/legal/terms") && p.Reachable && !p.Disallowed {
+			reachable++
+		}
+	}
+	terms := 0
+	for u := range revisits {
+		if strings.Contains(u, "/legal/terms") {
+			terms++
+		}
+	}
+	if terms != reachable-1 || reachable < 3 {
+		t.Errorf("revisits %v; want all but one of the %d reachable terms pages", revisits, reachable)
+	}
+
+	for u := range revisits {
+		code, stdout, stderr := runWeft(t, "get", "--data", data, u)
+		if code != 0 {
+			t.Fatalf("get %s: exit %d: %s", u, code, stderr)
+		}
+		head, body, ok := strings.Cut(stdout, "\r\n\r\n")
+		if !ok || !strings.HasPrefix(head, "HTTP/1.1 200") || !bytes.Equal([]byte(body), web.Body(u)) || !strings.Contains(stderr, "a revisit of") {
+			t.Errorf("get %s: %d body bytes (served %d); stderr %q", u, len(body), len(web.Body(u)), stderr)
+		}
+	}
+	page := web.Seeds()[0]
+	if code, stdout, _ := runWeft(t, "get", "--data", data, "--at", "20200101000000", page); code != 0 || !strings.HasSuffix(stdout, string(web.Body(page))) {
+		t.Errorf("get %s --at: exit %d", page, code)
+	}
+	for _, bad := range [][]string{
+		{"get", "--data", data, "http://nowhere.test/"},
+		{"get", "--data", data, "--at", "yesterday", page},
+		{"get", "--data", filepath.Join(t.TempDir(), "none"), page},
+		{"cdx", "--data", filepath.Join(t.TempDir(), "none")},
+	} {
+		if code, _, stderr := runWeft(t, bad...); code == 0 || stderr == "" {
+			t.Errorf("weft %v: exit %d, stderr %q", bad, code, stderr)
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package crawl
+
+import (
+	"crypto/sha1"
+	"fmt"
+	"mime"
+	"strings"
+	"sync"
+
+	"weft/internal/fetch"
+	"weft/internal/store"
+	"weft/internal/warc"
+)
+
+// capture is where a response went in the archive.
+type capture struct {
+	loc     warc.Location
+	digest  [sha1.Size]byte
+	revisit bool // a revisit record: the payload is an earlier capture's
+}
+
+// digestShards serialise the look-up-then-record of one payload digest, so
+// that two workers archiving the same new payload at once write it once.
+//
+// A new payload's digest record goes to disk in its page's batch, with the
+// links found in it: were it written first, a crash before the batch would
+// leave the page queued, fetched again after the restart, found by its
+// digest and taken for a revisit, and its links would never be followed.
+// Until that batch commits, the record waits in pending, where other
+// workers find it.
+type digestShards [64]digestShard
+
+type digestShard struct {
+	mu      sync.Mutex
+	pending map[[sha1.Size]byte]store.DigestRecord
+}
+
+func (d *digestShards) shard(sum [sha1.Size]byte) *digestShard {
+	return &d[sum[0]%uint8(len(d))]
+}
+
+// settle forgets the pending records of a batch that has committed (or
+// failed, which stops the crawl).
+func (d *digestShards) settle(sums [][sha1.Size]byte) {
+	for _, sum := range sums {
+		sh := d.shard(sum)
+		sh.mu.Lock()
+		delete(sh.pending, sum)
+		sh.mu.Unlock()
+	}
+}
+
+// dedupable reports whether a response's payload is worth remembering by
+// digest: a whole, non-empty 2xx body. An error page or a body cut short
+// says nothing about the content a later capture may share.
+func dedupable(resp *fetch.Response) bool {
+	return resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Truncated == "" && len(resp.Body) > 0
+}
+
+// archive writes resp to the WARC files and adds it to the capture index
+// (through pb, or in a batch of its own when pb is nil). A dedupable payload
+// already archived, under this URL or another, is written as a revisit
+// record that refers to its first capture, not as a second copy; a new one
+// is remembered by its digest before any other worker can look it up.
+func (c *Crawler) archive(resp *fetch.Response, pb *pageBatch) capture {
+	ip := resp.RemoteAddr
+	if i := strings.LastIndexByte(ip, ':'); i > 0 {
+		ip = strings.Trim(ip[:i], "[]")
+	}
+	ex := warc.Exchange{
+		URL: resp.URL, Date: resp.Start, IP: ip,
+		RequestHeader: resp.RequestHeader, ResponseHeader: resp.ResponseHeader,
+		Payload: resp.Body, Truncated: resp.Truncated,
+	}
+	cp := capture{digest: sha1.Sum(resp.Body)}
+	ex.PayloadSHA1 = &cp.digest
+	var err error
+	if dedupable(resp) {
+		cp, err = c.archiveOnce(ex, cp, pb)
+	} else {
+		cp.loc, err = c.warc.WriteExchange(ex)
+	}
+	if err != nil {
+		// A crawl that cannot write its archive must not pretend to go on.
+		c.fail(fmt.Errorf("crawl: archive %s: %w", resp.URL, err))
+		return cp
+	}
+	if cp.revisit {
+		c.stats.revisits.Add(1)
+		c.stats.revisitBytes.Add(int64(len(resp.Body)))
+	}
+	key := resp.URL
+	if u, perr := c.canon.Parse(resp.URL); perr == nil {
+		key = u.SURT()
+	}
+	rec := store.CaptureRecord{
+		URL: resp.URL, Date: resp.Start, Status: resp.StatusCode, MIME: mimeType(resp.Header.Get("Content-Type")),
+		Digest: cp.digest, File: cp.loc.File, Offset: cp.loc.Offset, Length: cp.loc.Length,
+	}
+	if cp.revisit {
+		rec.Kind = store.CaptureRevisit
+	}
+	if pb != nil {
+		pb.b.PutCapture(key, rec)
+	} else if err := c.state.putCapture(key, rec); err != nil {
+		c.fail(fmt.Errorf("crawl: index the capture of %s: %w", resp.URL, err))
+	}
+	return cp
+}
+
+// archiveOnce writes ex as a response record if its payload is new, and
+// records its digest (in pb, or at once when pb is nil); else as a revisit
+// of the first capture.
+func (c *Crawler) archiveOnce(ex warc.Exchange, cp capture, pb *pageBatch) (capture, error) {
+	sh := c.digests.shard(cp.digest)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	first, ok := sh.pending[cp.digest]
+	if !ok {
+		var err error
+		if first, ok, err = c.state.db.GetDigest(cp.digest); err != nil {
+			return cp, err
+		}
+	}
+	if ok {
+		ex.Revisit = &warc.Revisit{RefersToURI: first.URL, RefersToDate: first.Date}
+		cp.revisit = true
+		var err error
+		cp.loc, err = c.warc.WriteExchange(ex)
+		return cp, err
+	}
+	var err error
+	if cp.loc, err = c.warc.WriteExchange(ex); err != nil {
+		return cp, err
+	}
+	rec := store.DigestRecord{URL: ex.URL, Date: ex.Date, File: cp.loc.File, Offset: cp.loc.Offset, Length: cp.loc.Length}
+	if pb == nil {
+		return cp, c.state.putDigest(cp.digest, rec)
+	}
+	pb.b.PutDigest(cp.digest, rec)
+	pb.digests = append(pb.digests, cp.digest)
+	if sh.pending == nil {
+		sh.pending = map[[sha1.Size]byte]store.DigestRecord{}
+	}
+	sh.pending[cp.digest] = rec
+	return cp, nil
+}
+
+// mimeType is the media type of a Content-Type value, lower-case, without
+// parameters; "" if there is none.
+func mimeType(ct string) string {
+	if ct == "" {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		mt, _, _ = strings.Cut(ct, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+	}
+	return mt
+}

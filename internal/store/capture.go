@@ -1,0 +1,219 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// The capture index and the payload digests are keyed by content and by
+// URL, not by host partition:
+//
+//	Digest:  'D' sha1[20]              -> DigestRecord (the first capture of a payload)
+//	Capture: 'C' key 0x00 time[8]      -> CaptureRecord (one per archived response)
+//
+// key is the caller's sort key for the URL (its SURT); time is the capture's
+// Unix nanoseconds, big-endian, so one URL's captures are in time order and
+// the whole table is in CDX order.
+const (
+	tagDigest  = 'D'
+	tagCapture = 'C'
+)
+
+const (
+	digestVersion  = 1
+	captureVersion = 1
+)
+
+// DigestRecord says where a payload was first archived: a revisit of it
+// refers to this capture.
+type DigestRecord struct {
+	URL    string
+	Date   time.Time // its WARC-Date
+	File   string    // WARC file, offset and length of its response record
+	Offset int64
+	Length int64
+}
+
+// CaptureKind says what a capture's record holds.
+type CaptureKind uint8
+
+// Capture kinds.
+const (
+	CaptureResponse CaptureKind = iota // a response record with its payload
+	CaptureRevisit                     // a revisit record: the payload is another capture's
+)
+
+// CaptureRecord is one archived response: a line of the capture index.
+type CaptureRecord struct {
+	URL    string
+	Date   time.Time // its WARC-Date; also in the key
+	Status int
+	MIME   string
+	Digest [sha1.Size]byte // of the payload
+	File   string          // WARC file, offset and length of the record
+	Offset int64
+	Length int64
+	Kind   CaptureKind
+	// NearDupOf is the URL of a stored page this one is a near-duplicate
+	// of, "" if none (or not judged).
+	NearDupOf string
+}
+
+func appendDigestKey(dst []byte, sum [sha1.Size]byte) []byte {
+	return append(append(dst, tagDigest), sum[:]...)
+}
+
+// appendCaptureKey appends 'C' key 0x00, and the time if not zero.
+func appendCaptureKey(dst []byte, key string, at time.Time) []byte {
+	dst = append(append(append(dst, tagCapture), key...), hostEnd)
+	if at.IsZero() {
+		return dst
+	}
+	return binary.BigEndian.AppendUint64(dst, uint64(at.UnixNano()))
+}
+
+// checkCaptureKey rejects a key that cannot be put in a capture key.
+func checkCaptureKey(key string) error {
+	if key == "" {
+		return errors.New("empty capture key")
+	}
+	if bytes.IndexByte([]byte(key), hostEnd) >= 0 {
+		return fmt.Errorf("capture key %q contains a NUL byte", key)
+	}
+	return nil
+}
+
+// PutDigest records where the payload with SHA-1 sum was first archived.
+func (b *Batch) PutDigest(sum [sha1.Size]byte, r DigestRecord) {
+	if !b.ok() {
+		return
+	}
+	b.key = appendDigestKey(b.key[:0], sum)
+	v := append(b.val[:0], digestVersion)
+	v = appendString(v, r.URL)
+	v = appendTime(v, r.Date)
+	v = appendString(v, r.File)
+	v = binary.AppendVarint(v, r.Offset)
+	b.val = binary.AppendVarint(v, r.Length)
+	b.set(b.key, b.val)
+}
+
+// GetDigest returns where the payload with SHA-1 sum was first archived,
+// and false if it was not.
+func (db *DB) GetDigest(sum [sha1.Size]byte) (DigestRecord, bool, error) {
+	key := appendDigestKey(nil, sum)
+	var r DigestRecord
+	ok, err := db.get(key, func(val []byte) error {
+		d := decoder{b: val}
+		d.version(digestVersion)
+		r.URL = d.str("url")
+		r.Date = d.time("date")
+		r.File = d.str("file")
+		r.Offset = d.varint("offset")
+		r.Length = d.varint("length")
+		return d.finish(key)
+	})
+	return r, ok, err
+}
+
+// PutCapture adds a capture of the URL whose sort key is key.
+func (b *Batch) PutCapture(key string, r CaptureRecord) {
+	if !b.ok() {
+		return
+	}
+	if err := checkCaptureKey(key); err != nil {
+		b.fail(err)
+		return
+	}
+	if r.Date.IsZero() {
+		b.fail(fmt.Errorf("capture of %s has no date", r.URL))
+		return
+	}
+	b.key = appendCaptureKey(b.key[:0], key, r.Date)
+	v := append(b.val[:0], captureVersion)
+	v = appendString(v, r.URL)
+	v = binary.AppendVarint(v, int64(r.Status))
+	v = appendString(v, r.MIME)
+	v = append(v, r.Digest[:]...)
+	v = appendString(v, r.File)
+	v = binary.AppendVarint(v, r.Offset)
+	v = binary.AppendVarint(v, r.Length)
+	v = append(v, byte(r.Kind))
+	b.val = appendString(v, r.NearDupOf)
+	b.set(b.key, b.val)
+}
+
+func decodeCapture(key, val []byte) (string, CaptureRecord, error) {
+	var r CaptureRecord
+	if len(key) < 1+1+1+8 || key[0] != tagCapture || key[len(key)-9] != hostEnd {
+		return "", r, fmt.Errorf("decode %s: not a capture key", fmtKey(key))
+	}
+	r.Date = time.Unix(0, int64(binary.BigEndian.Uint64(key[len(key)-8:])))
+	d := decoder{b: val}
+	d.version(captureVersion)
+	r.URL = d.str("url")
+	r.Status = d.int("status")
+	r.MIME = d.str("mime")
+	if d.err == nil && len(d.b)-d.off >= sha1.Size {
+		copy(r.Digest[:], d.b[d.off:])
+		d.off += sha1.Size
+	} else {
+		d.fail("digest")
+	}
+	r.File = d.str("file")
+	r.Offset = d.varint("offset")
+	r.Length = d.varint("length")
+	r.Kind = CaptureKind(d.byte1("kind"))
+	r.NearDupOf = d.str("near-dup-of")
+	if err := d.finish(key); err != nil {
+		return "", r, err
+	}
+	return string(key[1 : len(key)-9]), r, nil
+}
+
+// Captures calls fn for each capture of the URL whose sort key is key, in
+// time order, until fn returns false.
+func (db *DB) Captures(key string, fn func(CaptureRecord) bool) error {
+	if err := checkCaptureKey(key); err != nil {
+		return fmt.Errorf("store %s: %w", db.dir, err)
+	}
+	lower := appendCaptureKey(nil, key, time.Time{})
+	upper := append(bytes.Clone(lower[:len(lower)-1]), hostEnd+1)
+	return db.scan("captures of "+key, lower, upper, func(it *pebble.Iterator) (bool, error) {
+		_, r, err := decodeCapture(it.Key(), it.Value())
+		if err != nil {
+			return false, err
+		}
+		return fn(r), nil
+	})
+}
+
+// ScanCaptures calls fn for every capture, in key then time order (CDX
+// order), until fn returns false.
+func (db *DB) ScanCaptures(fn func(key string, r CaptureRecord) bool) error {
+	return db.scan("captures", []byte{tagCapture}, []byte{tagCapture + 1}, func(it *pebble.Iterator) (bool, error) {
+		key, r, err := decodeCapture(it.Key(), it.Value())
+		if err != nil {
+			return false, err
+		}
+		return fn(key, r), nil
+	})
+}
+
+// fmtCaptureKey describes a digest or capture key for an error message.
+func fmtCaptureKey(k []byte) (string, bool) {
+	switch {
+	case len(k) == 1+sha1.Size && k[0] == tagDigest:
+		return "digest " + hex.EncodeToString(k[1:]), true
+	case len(k) > 10 && k[0] == tagCapture && k[len(k)-9] == hostEnd:
+		return fmt.Sprintf("capture key=%q time=%d", k[1:len(k)-9], binary.BigEndian.Uint64(k[len(k)-8:])), true
+	}
+	return "", false
+}

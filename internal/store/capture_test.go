@@ -1,0 +1,86 @@
+package store
+
+import (
+	"crypto/sha1"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDigestRoundTrip(t *testing.T) {
+	db := openMem(t)
+	sum := sha1.Sum([]byte("payload"))
+	if _, ok, err := db.GetDigest(sum); ok || err != nil {
+		t.Fatalf("GetDigest before Put: %v, %v", ok, err)
+	}
+	want := DigestRecord{URL: "http://a.test/x", Date: t0, File: "weft-1.warc.gz", Offset: 1234, Length: 567}
+	b := db.NewBatch()
+	b.PutDigest(sum, want)
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := db.GetDigest(sum)
+	if err != nil || !ok || got.URL != want.URL || !got.Date.Equal(want.Date) || got.File != want.File || got.Offset != want.Offset || got.Length != want.Length {
+		t.Fatalf("GetDigest = %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+}
+
+func TestCaptureIndex(t *testing.T) {
+	db := openMem(t)
+	sum := sha1.Sum([]byte("p"))
+	caps := []struct {
+		key string
+		r   CaptureRecord
+	}{
+		{"test,b)/", CaptureRecord{URL: "http://b.test/", Date: t0.Add(time.Hour), Status: 200, MIME: "text/html", Digest: sum, File: "f1", Offset: 10, Length: 20}},
+		{"test,a)/x", CaptureRecord{URL: "http://a.test/x", Date: t0.Add(2 * time.Hour), Status: 200, MIME: "text/html", Digest: sum, File: "f2", Offset: 30, Length: 40, Kind: CaptureRevisit}},
+		{"test,a)/x", CaptureRecord{URL: "http://a.test/x", Date: t0, Status: 200, MIME: "text/html", Digest: sum, File: "f1", Offset: 50, Length: 60, NearDupOf: "http://a.test/y"}},
+		{"test,a)/xy", CaptureRecord{URL: "http://a.test/xy", Date: t0, Status: 404, File: "f1", Offset: 70, Length: 80}},
+	}
+	b := db.NewBatch()
+	for _, c := range caps {
+		b.PutCapture(c.key, c.r)
+	}
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	// One URL's captures, in time order, and none of a longer key's.
+	var got []CaptureRecord
+	if err := db.Captures("test,a)/x", func(r CaptureRecord) bool { got = append(got, r); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !got[0].Date.Equal(t0) || got[0].NearDupOf != "http://a.test/y" || got[1].Kind != CaptureRevisit || got[1].File != "f2" || got[1].Digest != sum {
+		t.Fatalf("Captures = %+v", got)
+	}
+	// Everything, in CDX order.
+	var order []string
+	if err := db.ScanCaptures(func(key string, r CaptureRecord) bool {
+		order = append(order, key+" "+r.Date.UTC().Format(time.TimeOnly))
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "test,a)/x 12:00:00|test,a)/x 14:00:00|test,a)/xy 12:00:00|test,b)/ 13:00:00"; strings.Join(order, "|") != want {
+		t.Fatalf("order %v, want %s", order, want)
+	}
+	b = db.NewBatch()
+	b.PutCapture("bad\x00key", CaptureRecord{URL: "u", Date: t0})
+	if err := b.Commit(false); err == nil {
+		t.Fatal("a key with NUL was written")
+	}
+	b = db.NewBatch()
+	b.PutCapture("k", CaptureRecord{URL: "u"})
+	if err := b.Commit(false); err == nil {
+		t.Fatal("a capture without date was written")
+	}
+	key := appendCaptureKey(nil, "k", t0)
+	b = db.NewBatch()
+	b.PutCapture("k", CaptureRecord{URL: "u", Date: t0})
+	val := append([]byte(nil), b.val...)
+	b.Close()
+	for n := range len(val) {
+		if _, _, err := decodeCapture(key, val[:n]); err == nil || !strings.Contains(err.Error(), `capture key="k"`) {
+			t.Fatalf("prefix of %d bytes: %v", n, err)
+		}
+	}
+}
