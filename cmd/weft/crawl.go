@@ -135,6 +135,12 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	if f.workers <= 0 {
 		return cfg, usagef("--workers %d: must be at least 1", f.workers)
 	}
+	if f.robotsAttempts <= 0 {
+		return cfg, usagef("--robots-attempts %d: must be at least 1", f.robotsAttempts)
+	}
+	if f.robotsWait <= 0 || f.robotsTTL <= 0 {
+		return cfg, usagef("--robots-retry and --robots-ttl must be positive")
+	}
 	for _, v := range []struct {
 		name string
 		d    time.Duration

@@ -55,6 +55,8 @@ func TestBadInputExitsTwoAndNamesIt(t *testing.T) {
 		{[]string{"crawl", "--grace", "-1s", "http://a.test/"}, []string{"--grace"}},
 		{[]string{"crawl", "--seeds", long, "--data", dir}, []string{long + ":2"}},
 		{[]string{"crawl", "--workers", "0", "http://a.test/"}, []string{"--workers"}},
+		{[]string{"crawl", "--robots-attempts", "0", "http://a.test/"}, []string{"--robots-attempts 0"}},
+		{[]string{"crawl", "--robots-retry", "0s", "http://a.test/"}, []string{"--robots-retry"}},
 		{[]string{"crawl", "--policy", fast, "http://a.test/"}, []string{"--policy", fast, "a.test: delay 200ms is shorter than the crawl's delay 1s"}},
 		{[]string{"crawl", "--policy", allow, "http://a.test/"}, []string{"--policy", allow + ": line 2", `unknown field "allow"`, "cannot allow"}},
 		{[]string{"crawl", "--policy", filepath.Join(dir, "none.json"), "http://a.test/"}, []string{"--policy", "none.json"}},

@@ -762,8 +762,8 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 		return frontier.Item{}, false
 	}
 	capURLs := c.cfg.MaxURLsPerHost
-	if hp != nil && hp.MaxURLs > 0 {
-		capURLs = hp.MaxURLs // never above the crawl's cap: policy.Set refuses that
+	if hp != nil && hp.MaxURLs > 0 && (capURLs == 0 || hp.MaxURLs < capURLs) {
+		capURLs = hp.MaxURLs // a policy only lowers the cap
 	}
 	it := frontier.Item{URL: u.String, Host: u.Authority, Depth: depth, Priority: p, Hops: hops, Via: via}
 	record := pb.recorder(&it)

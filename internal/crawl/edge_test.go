@@ -682,3 +682,52 @@ func TestRobotsLastGoodCopy(t *testing.T) {
 		}
 	})
 }
+
+// Google's rule across a restart: the last good robots.txt, fetched by an
+// earlier run, stands in for a file that now fails, so its body must have
+// survived the failures recorded since.
+func TestRobotsLastGoodSurvivesRestart(t *testing.T) {
+	var robotsAsked atomic.Int32
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				if robotsAsked.Add(1) == 1 {
+					robotsFile(rw, "User-agent: *\nDisallow: /private\n")
+					return
+				}
+				http.Error(rw, "down", http.StatusInternalServerError)
+			case "/":
+				page(rw, "/one", "/two", "/private/x")
+			default:
+				page(rw, "/private/y")
+			}
+		},
+	})
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"))
+	cfg.MaxPages = 1 // robots.txt and / only; /one and /two stay queued
+	runCrawl(t, cfg)
+	// The stored answer goes stale: fetched again, and failing three times,
+	// the good copy is used for /one; the failures are stored.
+	cfg.RobotsTTL = 50 * time.Millisecond
+	cfg.RobotsLastGood = time.Hour
+	time.Sleep(2 * cfg.RobotsTTL)
+	first := runCrawl(t, cfg)
+	// A third run reads the failures and the good copy from the store.
+	cfg.MaxPages = 0
+	sum := runCrawl(t, cfg)
+	sum.RobotsLastGood += first.RobotsLastGood
+	got := mw.paths("a.test")
+	if len(got) < 7 || !slices.Equal(got[:5], []string{"/robots.txt", "/", "/robots.txt", "/robots.txt", "/robots.txt"}) ||
+		!slices.Contains(got, "/one") || !slices.Contains(got, "/two") {
+		t.Errorf("a.test requests %v; want robots.txt and / in the first run, then three failed robots.txt and /one and /two (after a restart) by the last good copy", got)
+	}
+	for _, p := range got {
+		if strings.HasPrefix(p, "/private") {
+			t.Errorf("fetched %s, which the last good robots.txt disallows", p)
+		}
+	}
+	if sum.RobotsLastGood == 0 {
+		t.Errorf("the last good copy was never used: %+v", sum)
+	}
+}

@@ -235,7 +235,8 @@ func (cr *Crawler) robotsHop(ctx context.Context, l frontier.Lease, u canon.URL,
 	if pol != nil { // this host's clock keeps this host's Crawl-delay
 		res.SetCrawlDelay, res.CrawlDelay = true, pol.CrawlDelay
 	}
-	if u.Path != "/robots.txt" && (pol == nil || !pol.Allowed(u.PathQuery())) {
+	if u.Path != "/robots.txt" && (pol == nil || !pol.Allowed(u.PathQuery()) || !cr.cfg.Policies.For(u.Authority, u.Host).Allowed(u.PathQuery())) {
+		// The hop's own host (or the operator's policy for it) forbids it.
 		now := time.Now()
 		cr.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+u.String+", which its host disallows", now), "redirect-disallowed", nil, false)
 		cr.front.Unpark(l.RobotsFor)

@@ -157,7 +157,7 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 		}
 	case Throttled, Unavailable:
 		if r.RetryAfter > 0 {
-			hold = min(r.RetryAfter, p.MaxRetryAfter)
+			hold = max(hold, min(r.RetryAfter, p.MaxRetryAfter))
 		} else {
 			c.Backoff = min(max(2*c.Backoff, p.MinBackoff), p.MaxBackoff)
 		}

@@ -112,9 +112,10 @@ func TestHoldAddsToTheWait(t *testing.T) {
 	got := gapsAfter(t, cfg, []Result{
 		{Fetched: true, Hold: 30 * time.Second},
 		{Fetched: true, Signal: Throttled, RetryAfter: 2 * time.Minute, Hold: 30 * time.Second},
-		{Fetched: true, Hold: 10 * time.Millisecond}, // less than the gap
+		{Fetched: true, Signal: Unavailable, RetryAfter: 5 * time.Second, Hold: 40 * time.Second}, // the hold is longer
+		{Fetched: true, Hold: 10 * time.Millisecond},                                              // less than the gap
 	})
-	want := []time.Duration{30 * time.Second, 2 * time.Minute, time.Second}
+	want := []time.Duration{30 * time.Second, 2 * time.Minute, 40 * time.Second, time.Second}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("gaps %v, want %v", got, want)
 	}

@@ -25,13 +25,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"weft/internal/canon"
 	"weft/internal/robots"
 )
 
@@ -66,11 +66,11 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("a duration is a string such as \"5s\", not %s", b)
+		return fmt.Errorf("delay %s: a duration is a string such as \"5s\"", b)
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return err
+		return fmt.Errorf("delay %q: a duration is a string such as \"5s\" or \"1m30s\"", s)
 	}
 	*d = Duration(v)
 	return nil
@@ -112,14 +112,53 @@ func (p *Policy) check(host string, lim Limits) error {
 	return nil
 }
 
-// normalHost lower-cases a key and checks that it is a host, with an
-// optional port.
+var keyCanon = canon.New(canon.Config{})
+
+// normalHost turns a key into the authority the crawler's canonical URLs
+// have: the host in lower case and punycode (IPv6 in brackets), a port only
+// when it is not 80. A key that no URL could ever match is refused.
 func normalHost(key string) (string, error) {
-	h := strings.ToLower(strings.TrimSpace(key))
-	if h == "" || strings.ContainsAny(h, "/?#@ \t*") {
+	k := strings.TrimSpace(key)
+	if k == "" || strings.ContainsAny(k, "/?#@ \t*") {
 		return "", fmt.Errorf("%q is not a host name (with an optional :port)", key)
 	}
-	return strings.TrimSuffix(h, "."), nil
+	u, err := keyCanon.Parse("http://" + k + "/")
+	if err != nil || u.Path != "/" || u.Query != "" {
+		if strings.Count(k, ":") > 1 && !strings.HasPrefix(k, "[") {
+			return "", fmt.Errorf("%q is not a host name: write an IPv6 address in brackets, [::1]", key)
+		}
+		return "", fmt.Errorf("%q is not a host name (with an optional :port)", key)
+	}
+	if u.Port == "443" {
+		return "", fmt.Errorf("%q: 443 is https's default port, which URLs leave out: write %q alone", key, u.Host)
+	}
+	return strings.TrimSuffix(u.Authority, "."), nil
+}
+
+// hostPart is the host of a normal authority, without its port.
+func hostPart(authority string) string {
+	if strings.HasSuffix(authority, "]") {
+		return authority
+	}
+	if i := strings.LastIndexByte(authority, ':'); i >= 0 {
+		return authority[:i]
+	}
+	return authority
+}
+
+// merge is what a port's policy and its host's make together: the longer
+// delay, both sets of disallowed paths, the lower cap.
+func merge(port, host *Policy, lim Limits) *Policy {
+	m := Policy{
+		Delay:    max(port.Delay, host.Delay),
+		Disallow: append(slices.Clone(port.Disallow), host.Disallow...),
+		MaxURLs:  port.MaxURLs,
+	}
+	if m.MaxURLs == 0 || (host.MaxURLs > 0 && host.MaxURLs < m.MaxURLs) {
+		m.MaxURLs = host.MaxURLs
+	}
+	m.check("", lim) // both passed it: only compiles the rules
+	return &m
 }
 
 // Set is the policies in force, safe for concurrent use: the crawl reads
@@ -127,11 +166,17 @@ func normalHost(key string) (string, error) {
 type Set struct {
 	lim Limits
 	mu  sync.RWMutex
-	by  map[string]*Policy // normal host, with or without port
+	by  map[string]*Policy // normal authority (host, or host:port)
+	// merged holds, for each key with a port whose host also has a
+	// policy, the two merged: a port's policy adds to its host's, never
+	// replaces it.
+	merged map[string]*Policy
 }
 
 // NewSet returns an empty set that accepts policies within lim.
-func NewSet(lim Limits) *Set { return &Set{lim: lim, by: map[string]*Policy{}} }
+func NewSet(lim Limits) *Set {
+	return &Set{lim: lim, by: map[string]*Policy{}, merged: map[string]*Policy{}}
+}
 
 // Put sets host's policy, replacing any it had; an error says why it is
 // refused, and leaves the set as it was.
@@ -140,12 +185,13 @@ func (s *Set) Put(host string, p Policy) error {
 	if err != nil {
 		return err
 	}
-	p.Disallow = append([]string(nil), p.Disallow...)
+	p.Disallow = slices.Clone(p.Disallow)
 	if err := p.check(h, s.lim); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	s.by[h] = &p
+	s.remerge()
 	s.mu.Unlock()
 	return nil
 }
@@ -160,12 +206,26 @@ func (s *Set) Delete(host string) bool {
 	defer s.mu.Unlock()
 	_, ok := s.by[h]
 	delete(s.by, h)
+	s.remerge()
 	return ok
 }
 
-// For returns the policy of a URL's host: by its authority (host:port, or
-// host when the port is the scheme's default), else by its host name; nil if
-// there is none. The returned policy must not be modified.
+// remerge rebuilds merged; s.mu is held for writing.
+func (s *Set) remerge() {
+	clear(s.merged)
+	for k, p := range s.by {
+		if h := hostPart(k); h != k {
+			if hp, ok := s.by[h]; ok {
+				s.merged[k] = merge(p, hp, s.lim)
+			}
+		}
+	}
+}
+
+// For returns the policy of a URL's host: that of its authority
+// (host:port, or host when the port is the scheme's default) merged with
+// that of its host name, whichever exist; nil if neither does. The
+// returned policy must not be modified.
 func (s *Set) For(authority, host string) *Policy {
 	if s == nil {
 		return nil
@@ -174,6 +234,9 @@ func (s *Set) For(authority, host string) *Policy {
 	defer s.mu.RUnlock()
 	if len(s.by) == 0 {
 		return nil
+	}
+	if m, ok := s.merged[authority]; ok {
+		return m
 	}
 	if p, ok := s.by[authority]; ok {
 		return p
@@ -219,36 +282,66 @@ func Load(path string, lim Limits) (*Set, error) {
 	return s, nil
 }
 
-// Parse reads a policy file's content (see the package comment).
+// Parse reads a policy file's content (see the package comment). Errors
+// name the line and the host.
 func Parse(data []byte, lim Limits) (*Set, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var raw map[string]Policy
-	if err := dec.Decode(&raw); err != nil {
-		return nil, atLine(data, dec, err)
+	tok, err := dec.Token()
+	if errors.Is(err, io.EOF) {
+		return nil, errors.New("empty: want a JSON object from host to policy")
+	}
+	if err != nil {
+		return nil, atLine(data, dec, 0, err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("line %d: want a JSON object from host to policy, not %v", lineOf(data, dec.InputOffset()), tok)
+	}
+	s := NewSet(lim)
+	lines := map[string]int{} // normal host -> line of its policy
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, atLine(data, dec, 0, err)
+		}
+		key, _ := tok.(string)
+		keyEnd := dec.InputOffset()
+		line := lineOf(data, keyEnd)
+		var p Policy
+		if err := dec.Decode(&p); err != nil {
+			n, msg := lineMsg(data, dec, keyEnd, err)
+			return nil, fmt.Errorf("line %d: %s: %s", n, key, msg)
+		}
+		h, err := normalHost(key)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		if first, dup := lines[h]; dup {
+			return nil, fmt.Errorf("line %d: %s: a second policy for the host (the first is on line %d)", line, h, first)
+		}
+		lines[h] = line
+		if err := s.Put(h, p); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, atLine(data, dec, 0, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("line %d: text after the policy object", lineOf(data, dec.InputOffset()))
-	}
-	s := NewSet(lim)
-	for _, host := range slices.Sorted(maps.Keys(raw)) {
-		p := raw[host]
-		h, err := normalHost(host)
-		if err != nil {
-			return nil, err
-		}
-		if _, dup := s.by[h]; dup {
-			return nil, fmt.Errorf("%s: two policies for the host", h)
-		}
-		if err := s.Put(h, p); err != nil {
-			return nil, err
-		}
 	}
 	return s, nil
 }
 
 // atLine gives a JSON error the line it is on.
-func atLine(data []byte, dec *json.Decoder, err error) error {
+func atLine(data []byte, dec *json.Decoder, from int64, err error) error {
+	n, msg := lineMsg(data, dec, from, err)
+	return fmt.Errorf("line %d: %s", n, msg)
+}
+
+// lineMsg finds the line of a JSON error and words it; from is where the
+// value being decoded starts.
+func lineMsg(data []byte, dec *json.Decoder, from int64, err error) (int, string) {
 	off := dec.InputOffset()
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
@@ -257,18 +350,18 @@ func atLine(data []byte, dec *json.Decoder, err error) error {
 		off = syn.Offset
 	case errors.As(err, &typ):
 		off = typ.Offset
-	case errors.Is(err, io.EOF):
-		return errors.New("empty: want a JSON object from host to policy")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return lineOf(data, int64(len(data))), "the file ends inside the policy object"
 	}
 	msg := strings.TrimPrefix(err.Error(), "json: ")
 	if name, ok := strings.CutPrefix(msg, "unknown field "); ok {
 		// The decoder reports it at the end of the object: find the key.
-		if i := bytes.Index(data, []byte(name)); i >= 0 {
-			off = int64(i)
+		if i := bytes.Index(data[from:], []byte(name)); i >= 0 {
+			off = from + int64(i)
 		}
 		msg += ` (a policy has "delay", "disallow" and "max_urls"; it cannot allow what robots.txt disallows)`
 	}
-	return fmt.Errorf("line %d: %s", lineOf(data, off), msg)
+	return lineOf(data, off), msg
 }
 
 func lineOf(data []byte, off int64) int {

@@ -35,9 +35,10 @@ func TestParse(t *testing.T) {
 			t.Errorf("example.com: Allowed(%q) = %v, want %v", path, got, want)
 		}
 	}
-	// A key with a port wins for that port; the host's key serves the others.
-	if p := s.For("example.com:8080", "example.com"); p == nil || p.MaxURLs != 20 || !p.Allowed("/search") {
-		t.Errorf("example.com:8080: %+v", p)
+	// A key with a port adds to its host's policy for that port; the
+	// host's key serves the others.
+	if p := s.For("example.com:8080", "example.com"); p == nil || p.MaxURLs != 20 || time.Duration(p.Delay) != 5*time.Second || p.Allowed("/search") {
+		t.Errorf("example.com:8080: %+v; want its cap with the host's delay and rules", p)
 	}
 	if p := s.For("example.com:9090", "example.com"); p == nil || time.Duration(p.Delay) != 5*time.Second {
 		t.Errorf("example.com:9090: %+v, want example.com's", p)
@@ -58,16 +59,22 @@ func TestParseRefuses(t *testing.T) {
 		{"faster than the crawl", `{"a.test": {"delay": "100ms"}}`, "a.test: delay 100ms is shorter than the crawl's delay 1s; a policy can only make weft slower"},
 		{"above the cap", `{"a.test": {"max_urls": 20000}}`, "a.test: max_urls 20000 is above the crawl's cap of 10000"},
 		{"negative cap", `{"a.test": {"max_urls": -1}}`, "max_urls -1 is negative"},
-		{"an allow", "{\n  \"a.test\": {\n    \"allow\": [\"/\"]\n  }\n}", `line 3: unknown field "allow" (a policy has "delay", "disallow" and "max_urls"; it cannot allow what robots.txt disallows)`},
-		{"bad duration", "{\n\"a.test\": {\"delay\": \"soon\"}}", `time: invalid duration "soon"`},
-		{"number duration", `{"a.test": {"delay": 5}}`, `a duration is a string such as "5s", not 5`},
-		{"syntax", "{\n\"a.test\": {\"delay\": \"5s\",}\n}", "line 2: invalid character '}'"},
-		{"wrong type", "{\n\n\"a.test\": {\"max_urls\": \"many\"}}", "line 3: cannot unmarshal string"},
-		{"not an object", `["a.test"]`, "line 1: cannot unmarshal array"},
+		{"an allow", "{\n  \"a.test\": {\n    \"allow\": [\"/\"]\n  }\n}", `line 3: a.test: unknown field "allow" (a policy has "delay", "disallow" and "max_urls"; it cannot allow what robots.txt disallows)`},
+		{"bad duration", "{\n\"a.test\": {\"delay\": \"soon\"}}", `line 2: a.test: delay "soon": a duration is a string such as "5s"`},
+		{"number duration", `{"a.test": {"delay": 5}}`, `line 1: a.test: delay 5: a duration is a string such as "5s"`},
+		{"syntax", "{\n\"a.test\": {\"delay\": \"5s\",}\n}", "line 2: a.test: invalid character '}'"},
+		{"wrong type", "{\n\n\"a.test\": {\"max_urls\": \"many\"}}", "line 3: a.test: cannot unmarshal string"},
+		{"not an object", `["a.test"]`, "line 1: want a JSON object from host to policy"},
+		{"cut short", "{\"a.test\": {\"delay\": \"5s\"", "the file ends inside the policy object"},
 		{"empty", ``, "empty: want a JSON object"},
 		{"trailing text", "{}\n{}", "line 2: text after the policy object"},
 		{"a URL for a host", `{"http://a.test/": {}}`, `"http://a.test/" is not a host name`},
-		{"same host twice", `{"a.test": {}, "A.test": {}}`, "a.test: two policies for the host"},
+		{"same host twice", "{\"a.test\": {},\n \"A.test\": {}}", "line 2: a.test: a second policy for the host (the first is on line 1)"},
+		{"same key twice", "{\"a.test\": {\"delay\": \"9s\"},\n \"a.test\": {}}", "line 2: a.test: a second policy"},
+		{"default port", `{"a.test:80": {}, "a.test": {}}`, "a second policy"},
+		{"https port", `{"a.test:443": {}}`, `443 is https's default port, which URLs leave out: write "a.test" alone`},
+		{"bad port", `{"a.test:abc": {}}`, `"a.test:abc" is not a host name`},
+		{"bare IPv6", `{"::1": {}}`, "write an IPv6 address in brackets"},
 		{"relative pattern", `{"a.test": {"disallow": ["private"]}}`, `a.test: disallow[0] "private": want a path pattern starting with / or *`},
 		{"pattern with newline", `{"a.test": {"disallow": ["/a\nUser-agent: *\nAllow: /"]}}`, "on one line"},
 	} {
@@ -78,12 +85,52 @@ func TestParseRefuses(t *testing.T) {
 	}
 }
 
+// Keys are matched as the crawler's canonical URLs spell hosts.
+func TestKeysAreCanonical(t *testing.T) {
+	s, err := Parse([]byte(`{"B\u00fccher.example": {"max_urls": 5}, "[::1]:8080": {"max_urls": 6}, "Trailing.Test.": {"max_urls": 7}}`), lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		authority, host string
+		cap             int64
+	}{
+		{"xn--bcher-kva.example", "xn--bcher-kva.example", 5},
+		{"[::1]:8080", "[::1]", 6},
+		{"trailing.test", "trailing.test", 7},
+	} {
+		if p := s.For(tc.authority, tc.host); p == nil || p.MaxURLs != tc.cap {
+			t.Errorf("%s: %+v, want the cap %d", tc.authority, p, tc.cap)
+		}
+	}
+}
+
+// A port's policy never loosens its host's: caps take the lower, delays the
+// longer, rules both; and deleting the host's policy leaves the port's own.
+func TestPortAddsToHost(t *testing.T) {
+	s := NewSet(lim)
+	if err := s.Put("a.test:8080", Policy{Delay: Duration(2 * time.Second), MaxURLs: 50, Disallow: []string{"/x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put("a.test", Policy{Delay: Duration(5 * time.Second), MaxURLs: 20, Disallow: []string{"/y"}}); err != nil {
+		t.Fatal(err)
+	}
+	p := s.For("a.test:8080", "a.test")
+	if time.Duration(p.Delay) != 5*time.Second || p.MaxURLs != 20 || p.Allowed("/x") || p.Allowed("/y") || !p.Allowed("/z") {
+		t.Errorf("merged: %+v", p)
+	}
+	s.Delete("a.test")
+	if p := s.For("a.test:8080", "a.test"); time.Duration(p.Delay) != 2*time.Second || p.MaxURLs != 50 || !p.Allowed("/y") {
+		t.Errorf("after the host's policy is deleted: %+v", p)
+	}
+}
+
 func TestLoadNamesTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "policies.json")
 	if err := os.WriteFile(path, []byte(`{"a.test": {"delay": "1ms"}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(path, lim); err == nil || !strings.HasPrefix(err.Error(), "policy file "+path+": a.test: delay 1ms") {
+	if _, err := Load(path, lim); err == nil || !strings.HasPrefix(err.Error(), "policy file "+path+": line 1: a.test: delay 1ms") {
 		t.Errorf("error %v", err)
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.json"), lim); err == nil || !strings.Contains(err.Error(), "missing.json") {

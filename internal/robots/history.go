@@ -84,8 +84,10 @@ func (h *History) Verdict(now time.Time, r Retry) (*Policy, time.Time) {
 		}
 		return h.Good, h.Good.FetchedAt.Add(r.TTL)
 	}
+	// Wait doubled per failure before this one, at most TTL; compared
+	// before shifting, so that a long run of failures cannot overflow.
 	wait := r.TTL
-	if n := h.Failures - 1; n < 40 && r.Wait<<n < r.TTL && r.Wait<<n > 0 {
+	if n := max(h.Failures-1, 0); n < 62 && r.Wait <= r.TTL>>n {
 		wait = r.Wait << n
 	}
 	retryAt := h.LastFailure.Add(wait)

@@ -47,6 +47,10 @@ func TestHistoryVerdict(t *testing.T) {
 		{"two failures: wait two minutes", failures(nil, 2, t0), rfc, t0.Add(time.Second), want{0, 2 * time.Minute}, false},
 		{"three failures: disallow, retry in four", failures(nil, 3, t0), rfc, t0.Add(time.Second), want{DisallowAll, 4 * time.Minute}, false},
 		{"many failures: retry at most a TTL on", failures(nil, 50, t0), rfc, t0.Add(time.Second), want{DisallowAll, day}, false},
+		// 2m17.439s << 27 wraps past the TTL's range into a short wait if
+		// shifted before it is compared.
+		{"no overflow of the doubling", failures(nil, 28, t0), Retry{TTL: day, Attempts: 3, Wait: 137439 * time.Millisecond}, t0.Add(time.Second), want{DisallowAll, day}, false},
+		{"a corrupt negative count", History{Failures: -5, FailingSince: t0, LastFailure: t0}, rfc, t0.Add(time.Second), want{0, time.Minute}, false},
 		{"three failures after a good copy: still disallow (RFC)", failures(good, 3, t0.Add(day)), rfc, t0.Add(day + time.Second), want{DisallowAll, day + 4*time.Minute}, false},
 		{"clock stepped back: fetch", failures(nil, 3, t0), rfc, t0.Add(-time.Hour), want{0, 0}, false},
 		{"google: waits first", failures(good, 2, t0.Add(day)), google, t0.Add(day + time.Second), want{0, day + 2*time.Minute}, false},

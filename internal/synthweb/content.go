@@ -174,7 +174,7 @@ func (w *Web) buildPages(h *host) {
 	add("/cgi/9.cgi", rolePage, http.StatusOK)
 	add("/p/10", rolePage, http.StatusOK) // matches the agent group's "Disallow: /p/1" prefix
 	if h.robots == RobotsEncoded {
-		for _, p := range []string{encodedPage, encodedLookLike, tildePage, tildeLookLike} {
+		for _, p := range []string{encodedPage, encodedLookLike, tildePage, tildeLookLike, encodedLetterPage} {
 			add(p, rolePage, http.StatusOK)
 		}
 	}

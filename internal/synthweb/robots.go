@@ -260,6 +260,9 @@ const (
 	encodedLookLike = "/cafe/menu"
 	tildePage       = "/~user/home"
 	tildeLookLike   = "/~other/home"
+	// encodedLetterPage is always there for "/%61/c/" to disallow; the
+	// random families may add more.
+	encodedLetterPage = "/a/c/encoded-1.html"
 )
 
 // render writes the file the way people do: comments, blank lines between
