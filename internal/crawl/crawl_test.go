@@ -316,6 +316,8 @@ func testWARC(t *testing.T, b *bigCrawl) {
 	byDigest := map[string][]string{} // payload digest -> URIs of whole 2xx response records
 	type revisit struct{ uri, refersTo, digest string }
 	var revisits []revisit
+	ids := map[string]string{} // response record ID -> URI
+	var metas []warcRecord
 	for _, name := range sum.WARCFiles {
 		path := filepath.Join(cfg.DataDir, "warc", name)
 		for i, rec := range readWARC(t, path) {
@@ -326,6 +328,10 @@ func testWARC(t *testing.T, b *bigCrawl) {
 			head, payload, ok := bytes.Cut(rec.block, []byte("\r\n\r\n"))
 			switch rec.header.Get("WARC-Type") {
 			case "response":
+				ids[rec.header.Get("WARC-Record-ID")] = uri
+			case "metadata":
+				metas = append(metas, rec)
+				continue
 			case "revisit":
 				responses[uri]++
 				if rec.header.Get("WARC-Profile") != warc.ProfileIdenticalPayload || !ok || len(payload) != 0 {
@@ -379,6 +385,33 @@ func testWARC(t *testing.T, b *bigCrawl) {
 	// Every host's two copies of the terms, but the first: revisits.
 	if terms := requestCounts(web, func(r synthweb.Request) bool { return strings.HasPrefix(r.Path, "/legal/terms") }); boilerplate != len(terms)-1 || len(terms) < 100 {
 		t.Errorf("%d revisits of the terms page, served at %d URLs; want all but one", boilerplate, len(terms))
+	}
+	// A metadata record for each parsed page, about its response record,
+	// listing every link the page holds.
+	parsed := 0
+	for _, m := range metas {
+		uri := m.header.Get("WARC-Target-URI")
+		if ids[m.header.Get("WARC-Concurrent-To")] != uri {
+			t.Errorf("%s: metadata concurrent to %s, which is not its response", uri, m.header.Get("WARC-Concurrent-To"))
+			continue
+		}
+		outlinks := map[string]bool{}
+		for _, line := range strings.Split(string(m.block), "\r\n") {
+			if v, ok := strings.CutPrefix(line, "outlink: "); ok {
+				outlinks[v] = true
+			}
+		}
+		if p, ok := web.Page(uri); ok {
+			parsed++
+			for _, l := range append(p.Links, p.NoFollowLinks...) {
+				if !outlinks[l] {
+					t.Errorf("%s: metadata lacks the outlink %s", uri, l)
+				}
+			}
+		}
+	}
+	if parsed < 500 {
+		t.Errorf("metadata records for %d pages of the web", parsed)
 	}
 	if int64(len(revisits)) != sum.Revisits {
 		t.Errorf("%d revisit records, summary says %d", len(revisits), sum.Revisits)

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -630,7 +631,8 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		// then, and are not extracted again.
 		rec.Outcome = "revisit"
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && isHTML(resp):
-		c.parseAndAdmit(pb, l, u, resp, &rec)
+		outlinks := c.parseAndAdmit(pb, l, u, resp, &rec)
+		c.archiveOutlinks(resp, cp.loc.RecordID, l, outlinks)
 	}
 	c.flog.write(rec)
 	signal, retryAfter := responseSignal(resp.StatusCode, resp.Header, time.Now())
@@ -658,8 +660,9 @@ func isHTML(resp *fetch.Response) bool {
 }
 
 // parseAndAdmit extracts the page's links and admits the ones it may
-// follow, resolved against <base href> or the page's own URL.
-func (c *Crawler) parseAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, rec *fetchRecord) {
+// follow, resolved against <base href> or the page's own URL. It returns
+// every link it could resolve, followed or not: the page's outlinks.
+func (c *Crawler) parseAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, rec *fetchRecord) []string {
 	res := extract.HTML(resp.Decoded, c.token, extract.Limits{})
 	tagNoIndex, tagNoFollow := extract.RobotsTag(resp.Header.Values("X-Robots-Tag"), c.token)
 	rec.Links = len(res.Links)
@@ -667,11 +670,12 @@ func (c *Crawler) parseAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, re
 		c.stats.noindex.Add(1)
 		rec.NoIndex = true
 	}
+	follow := true
 	if res.MetaNoFollow || tagNoFollow {
 		c.stats.nofollow.Add(1)
 		rec.NoFollow = true
 		c.stats.inc(c.stats.rejected, RejectNoFollow, int64(len(res.Links)))
-		return
+		follow = false
 	}
 	// Links resolve against <base href> when the page has a valid one, else
 	// against the page's own (final) URL. The base is parsed once per page.
@@ -684,19 +688,41 @@ func (c *Crawler) parseAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, re
 	base, err := c.canon.NewBase(baseURL)
 	if err != nil {
 		c.log.Info("page URL does not parse as a base", "url", u.String, "err", err)
-		return
+		return nil
 	}
+	outlinks := make([]string, 0, len(res.Links))
 	for _, link := range res.Links {
-		if link.NoFollow {
-			c.stats.reject(RejectNoFollow)
-			continue
-		}
 		lu, err := base.Resolve(link.URL)
-		if err != nil {
-			c.stats.reject(RejectInvalid)
-			continue
+		if err == nil {
+			outlinks = append(outlinks, lu.String)
 		}
-		c.admitURL(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL)
+		switch {
+		case !follow:
+		case link.NoFollow:
+			c.stats.reject(RejectNoFollow)
+		case err != nil:
+			c.stats.reject(RejectInvalid)
+		default:
+			c.admitURL(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL)
+		}
+	}
+	return outlinks
+}
+
+// archiveOutlinks writes a WARC metadata record about a parsed page, as
+// Heritrix does: where it was found, how deep, how long it took, and every
+// outlink found in it.
+func (c *Crawler) archiveOutlinks(resp *fetch.Response, recordID string, l frontier.Lease, outlinks []string) {
+	fields := make([][2]string, 0, len(outlinks)+3)
+	if l.Via != "" {
+		fields = append(fields, [2]string{"via", l.Via})
+	}
+	fields = append(fields, [2]string{"hopsFromSeed", strconv.Itoa(l.Depth)}, [2]string{"fetchTimeMs", strconv.FormatInt(resp.Duration.Milliseconds(), 10)})
+	for _, o := range outlinks {
+		fields = append(fields, [2]string{"outlink", o})
+	}
+	if _, err := c.warc.WriteMetadata(warc.Metadata{URL: resp.URL, Date: resp.Start, ConcurrentTo: recordID, Fields: fields}); err != nil {
+		c.fail(fmt.Errorf("crawl: archive the outlinks of %s: %w", resp.URL, err))
 	}
 }
 

@@ -122,7 +122,7 @@ func BenchmarkEncode(b *testing.B) {
 		cpu := startCPU()
 		for b.Loop() {
 			e.out.Reset()
-			if _, err := e.exchange(&ex); err != nil {
+			if _, _, err := e.exchange(&ex); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -105,10 +105,11 @@ func (e *encoder) member(parts ...[]byte) error {
 // exchange appends the request record and then the response record of ex
 // to e.out, each as its own gzip member, and returns the length of the
 // request member. ex must have passed checkExchange.
-func (e *encoder) exchange(ex *Exchange) (reqLen int, err error) {
+func (e *encoder) exchange(ex *Exchange) (reqLen int, respID [16]byte, err error) {
 	var ids [2][16]byte
 	newUUIDs(ids[:])
-	reqID, respID := ids[0], ids[1]
+	reqID := ids[0]
+	respID = ids[1]
 	date := ex.Date.UTC()
 
 	// The block digest covers the HTTP header block and the payload; the
@@ -148,7 +149,7 @@ func (e *encoder) exchange(ex *Exchange) (reqLen int, err error) {
 	h = appendLengthField(h, len(ex.RequestHeader))
 	e.hdr = append(h, crlf...)
 	if err := e.member(ex.RequestHeader); err != nil {
-		return 0, err
+		return 0, respID, err
 	}
 	reqLen = e.out.Len()
 
@@ -178,9 +179,9 @@ func (e *encoder) exchange(ex *Exchange) (reqLen int, err error) {
 	h = appendLengthField(h, len(ex.ResponseHeader)+len(block))
 	e.hdr = append(h, crlf...)
 	if err := e.member(ex.ResponseHeader, block); err != nil {
-		return 0, err
+		return 0, respID, err
 	}
-	return reqLen, nil
+	return reqLen, respID, nil
 }
 
 // warcinfo appends a warcinfo record for the file named name to e.out.
@@ -244,6 +245,14 @@ func appendDigestField(b []byte, name string, sum [sha1.Size]byte) []byte {
 
 // appendIDField writes <urn:uuid:...> for a version 4 UUID.
 func appendIDField(b []byte, name string, u [16]byte) []byte {
+	b = append(b, name...)
+	b = append(b, ": "...)
+	b = appendID(b, u)
+	return append(b, "\r\n"...)
+}
+
+// appendID appends u as a record ID: "<urn:uuid:...>".
+func appendID(b []byte, u [16]byte) []byte {
 	var s [36]byte
 	hex.Encode(s[0:8], u[0:4])
 	s[8] = '-'
@@ -254,10 +263,53 @@ func appendIDField(b []byte, name string, u [16]byte) []byte {
 	hex.Encode(s[19:23], u[8:10])
 	s[23] = '-'
 	hex.Encode(s[24:36], u[10:16])
-	b = append(b, name...)
-	b = append(b, ": <urn:uuid:"...)
+	b = append(b, "<urn:uuid:"...)
 	b = append(b, s[:]...)
-	return append(b, ">\r\n"...)
+	return append(b, '>')
+}
+
+// metadata appends a metadata record about m.URL, concurrent to the record
+// m.ConcurrentTo names, holding m.Fields as application/warc-fields. m must
+// have passed checkMetadata.
+func (e *encoder) metadata(m *Metadata) error {
+	var block []byte
+	for _, f := range m.Fields {
+		block = appendField(block, f[0], f[1])
+	}
+	var id [1][16]byte
+	newUUIDs(id[:])
+	h := append(e.hdr[:0], warcVersion...)
+	h = appendField(h, "WARC-Type", "metadata")
+	h = appendIDField(h, "WARC-Record-ID", id[0])
+	h = appendDateField(h, "WARC-Date", m.Date.UTC())
+	h = appendField(h, "WARC-Target-URI", m.URL)
+	if m.ConcurrentTo != "" {
+		h = appendField(h, "WARC-Concurrent-To", m.ConcurrentTo)
+	}
+	h = appendDigestField(h, "WARC-Block-Digest", sha1.Sum(block))
+	h = appendField(h, "Content-Type", contentTypeWarcinfo)
+	h = appendLengthField(h, len(block))
+	e.hdr = append(h, crlf...)
+	return e.member(block)
+}
+
+// checkMetadata rejects a metadata record that would be invalid.
+func checkMetadata(m *Metadata) error {
+	if m.URL == "" || !hasScheme(m.URL) || strings.ContainsAny(m.URL, " \t\r\n") {
+		return fmt.Errorf("warc: metadata for %q: URL is not absolute", m.URL)
+	}
+	if m.Date.IsZero() {
+		return fmt.Errorf("warc: metadata for %s: Date is zero", m.URL)
+	}
+	if c := m.ConcurrentTo; c != "" && (!strings.HasPrefix(c, "<") || !strings.HasSuffix(c, ">") || strings.ContainsAny(c, " \t\r\n")) {
+		return fmt.Errorf("warc: metadata for %s: ConcurrentTo %q is not a record ID", m.URL, c)
+	}
+	for _, f := range m.Fields {
+		if f[0] == "" || strings.ContainsAny(f[0], ": \t\r\n") || strings.ContainsAny(f[1], "\r\n") {
+			return fmt.Errorf("warc: metadata for %s: field %q: %q cannot be written on one line", m.URL, f[0], f[1])
+		}
+	}
+	return nil
 }
 
 // newUUIDs fills ids with random (version 4) UUIDs. It reads crypto/rand

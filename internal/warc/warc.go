@@ -179,4 +179,18 @@ type Location struct {
 	File   string // base name of the finished file (without ".open")
 	Offset int64  // offset of the response record's gzip member
 	Length int64  // length of that gzip member
+	// RecordID is the record's WARC-Record-ID, "<urn:uuid:...>": what a
+	// metadata record about it names as WARC-Concurrent-To.
+	RecordID string
+}
+
+// Metadata is a metadata record about a capture (WARC 1.1 §6.5): fields
+// such as the outlinks found in a page, as Heritrix writes them.
+type Metadata struct {
+	URL          string    // the capture's WARC-Target-URI
+	Date         time.Time // its WARC-Date
+	ConcurrentTo string    // its WARC-Record-ID (Location.RecordID); "" for none
+	// Fields are written in order as "name: value" lines
+	// (application/warc-fields); a value holds no line break.
+	Fields [][2]string
 }

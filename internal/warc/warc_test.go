@@ -848,3 +848,54 @@ func gunzip(t *testing.T, b []byte) []byte {
 	}
 	return out
 }
+
+// TestMetadata writes a page and a metadata record about it, with its
+// outlinks, as Heritrix does: nlnwa's strict reader accepts both, and the
+// metadata names the response's record ID.
+func TestMetadata(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := pageExchange("http://example.com/a.html", 0, htmlPage(3, 5_000))
+	loc, err := w.WriteExchange(ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^<urn:uuid:[0-9a-f-]{36}>$`).MatchString(loc.RecordID) {
+		t.Fatalf("RecordID %q", loc.RecordID)
+	}
+	m := Metadata{URL: ex.URL, Date: ex.Date, ConcurrentTo: loc.RecordID, Fields: [][2]string{
+		{"via", "http://example.com/"}, {"outlink", "http://example.com/b.html"}, {"outlink", "http://other.example/"},
+	}}
+	mloc, err := w.WriteMetadata(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []Metadata{
+		{URL: "a.html", Date: ex.Date},
+		{URL: ex.URL},
+		{URL: ex.URL, Date: ex.Date, ConcurrentTo: "urn:uuid:x"},
+		{URL: ex.URL, Date: ex.Date, Fields: [][2]string{{"outlink", "http://x/\r\nWARC-Type: response"}}},
+		{URL: ex.URL, Date: ex.Date, Fields: [][2]string{{"out link", "x"}}},
+	} {
+		if _, err := w.WriteMetadata(bad); err == nil {
+			t.Errorf("metadata %+v accepted", bad)
+		}
+	}
+	mustClose(t, w)
+	path := filepath.Join(dir, loc.File)
+	if n, _ := readNlnwaStrict(t, path); n != 4 {
+		t.Fatalf("nlnwa read %d records, want warcinfo, request, response and metadata", n)
+	}
+	recs := readIA(t, path)
+	md := recs[3]
+	if md.Header.Get("WARC-Type") != "metadata" || md.Header.Get("WARC-Concurrent-To") != loc.RecordID || recs[2].Header.Get("WARC-Record-ID") != loc.RecordID ||
+		md.Offset != mloc.Offset || md.Size != mloc.Length {
+		t.Errorf("metadata record %v at %d+%d (Location %+v)", md.Header, md.Offset, md.Size, mloc)
+	}
+	if want := "via: http://example.com/\r\noutlink: http://example.com/b.html\r\noutlink: http://other.example/\r\n"; string(md.Block) != want {
+		t.Errorf("metadata block %q, want %q", md.Block, want)
+	}
+}

@@ -100,12 +100,41 @@ func (w *Writer) WriteExchange(ex Exchange) (Location, error) {
 	e := w.encoders.Get().(*encoder)
 	defer w.release(e)
 	e.out.Reset()
-	reqLen, err := e.exchange(&ex)
+	reqLen, respID, err := e.exchange(&ex)
 	if err != nil {
 		return Location{}, fmt.Errorf("warc: %s: compress: %w", ex.URL, err)
 	}
-	recs := e.out.Bytes()
+	loc, err := w.append(e.out.Bytes(), ex.URL)
+	if err != nil {
+		return Location{}, err
+	}
+	loc.Offset += int64(reqLen)
+	loc.Length = int64(e.out.Len() - reqLen)
+	loc.RecordID = string(appendID(nil, respID))
+	return loc, nil
+}
 
+// WriteMetadata appends a metadata record, in the current file or the next
+// one (it is not kept with the exchange it is about; WARC-Concurrent-To
+// links them).
+func (w *Writer) WriteMetadata(m Metadata) (Location, error) {
+	if err := checkMetadata(&m); err != nil {
+		return Location{}, err
+	}
+	e := w.encoders.Get().(*encoder)
+	defer w.release(e)
+	e.out.Reset()
+	if err := e.metadata(&m); err != nil {
+		return Location{}, fmt.Errorf("warc: metadata for %s: compress: %w", m.URL, err)
+	}
+	loc, err := w.append(e.out.Bytes(), m.URL)
+	loc.Length = int64(e.out.Len())
+	return loc, err
+}
+
+// append writes recs, the records of one call, rotating the file first if
+// needed; the call that rotates finishes the old file after unlocking.
+func (w *Writer) append(recs []byte, url string) (Location, error) {
 	w.mu.Lock()
 	loc, finished, err := w.appendLocked(recs)
 	if finished != nil {
@@ -124,10 +153,8 @@ func (w *Writer) WriteExchange(ex Exchange) (Location, error) {
 		w.finishes.Done()
 	}
 	if err != nil {
-		return Location{}, fmt.Errorf("warc: %s: %w", ex.URL, err)
+		return Location{}, fmt.Errorf("warc: %s: %w", url, err)
 	}
-	loc.Offset += int64(reqLen)
-	loc.Length = int64(len(recs) - reqLen)
 	return loc, nil
 }
 
