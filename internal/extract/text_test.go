@@ -1,0 +1,44 @@
+package extract
+
+import (
+	"slices"
+	"testing"
+)
+
+func hashes(words ...string) []uint64 {
+	out := make([]uint64, len(words))
+	for i, w := range words {
+		out[i] = WordHash(w)
+	}
+	return out
+}
+
+func TestWords(t *testing.T) {
+	page := `<!DOCTYPE html><html><head><title>The Title</title>
+<style>body { color: red }</style><script>var hidden = "words";</script></head>
+<body><nav>Home &amp; News</nav><p>Caf&eacute; open, 24/7!</p>
+<template><p>not shown</p></template><noscript>Enable JavaScript</noscript>
+<p>ÉCOLE naïve—über</p><script>if (a < b) { x = "</p>" }</script><p>end</p></body></html>`
+	want := hashes("the", "title", "home", "news", "café", "open", "24", "7", "école", "naïve", "über", "end")
+	if got := Words([]byte(page), 0); !slices.Equal(got, want) {
+		t.Errorf("Words = %x, want %x", got, want)
+	}
+	if got := Words([]byte(page), 3); !slices.Equal(got, want[:3]) {
+		t.Errorf("Words(3) = %x", got)
+	}
+	if got := Words([]byte("<p>\xff\xfe bad \xc3</p>"), 0); !slices.Equal(got, hashes("bad")) {
+		t.Errorf("invalid UTF-8: %x", got)
+	}
+	if WordHash("a") == WordHash("b") || WordHash("ab") == WordHash("ba") {
+		t.Error("WordHash collides on trivial input")
+	}
+}
+
+func BenchmarkWords(b *testing.B) {
+	page := []byte(benchPage(120)) // the article page of BenchmarkHTML
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Words(page, 0)
+	}
+}

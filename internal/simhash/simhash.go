@@ -1,0 +1,83 @@
+// Package simhash computes 64-bit SimHash fingerprints (Charikar; Manku,
+// Jain and Das Sarma for web pages) of a page's words, and the Hamming
+// distance between two of them: near-duplicate pages have fingerprints a
+// few bits apart, unrelated ones about 32.
+//
+// The features are the page's k-word shingles, each hashed from its words'
+// hashes and weighted equally. It is written here rather than taken from a
+// library: the one Go package for it (mfonda/simhash, 2015, no go.mod)
+// hashes single words, which put unrelated pages at distance 0 in our
+// measurements (see DEPENDENCIES.md), and the whole is a few lines.
+package simhash
+
+import "math/bits"
+
+// FNV-1a 64's constants, to fold a shingle's word hashes.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// The measured defaults (TestNearDuplicatePrecisionRecall, 600 pages: 120
+// articles of 150 to 1,500 words, each with variants that change the
+// footer, add a timestamp, insert an ad block or change the navigation):
+// with 3-word shingles, precision and recall both reach 0.95 for thresholds
+// 9 to 16 and are 1.00 at 12, the middle. Single words give no threshold
+// with both (precision 0.25 at recall 0.84); 2-word shingles 8 to 14, 4 and
+// 5 words 9 or 10 to 16. Four exact 16-bit bands find only 77 % of the
+// near-duplicate pairs at 3 words: an index must probe more than them.
+const (
+	DefaultShingle   = 3
+	DefaultThreshold = 12
+)
+
+// Fingerprint returns the SimHash of the k-word shingles of words (word
+// hashes, as extract.Words gives them; the words themselves if k <= 1, all
+// of them as one shingle if there are fewer than k). A shingle's feature is
+// its k word hashes folded FNV-style and then mixed, so every bit depends on
+// every word. It returns 0 for no words.
+func Fingerprint(words []uint64, k int) uint64 {
+	if len(words) == 0 {
+		return 0
+	}
+	k = max(1, min(k, len(words)))
+	var v [64]int32
+	for i := 0; i+k <= len(words); i++ {
+		x := uint64(fnvOffset)
+		for _, w := range words[i : i+k] {
+			x = (x ^ w) * fnvPrime
+		}
+		x = mix(x)
+		for b := range 64 {
+			v[b] += int32(x>>b&1)*2 - 1
+		}
+	}
+	var fp uint64
+	for b := range 64 {
+		if v[b] > 0 {
+			fp |= 1 << b
+		}
+	}
+	return fp
+}
+
+// mix is SplitMix64's finaliser: FNV's multiply leaves the low bits of a
+// fold of whole 64-bit words poorly mixed, and SimHash uses every bit.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// Distance is the number of bits in which a and b differ.
+func Distance(a, b uint64) int { return bits.OnesCount64(a ^ b) }
+
+// Bands splits a fingerprint into four 16-bit bands, high first: two
+// fingerprints within distance 3 share at least one band exactly, so an
+// index of the bands finds them with four bucket reads. (Near-duplicates
+// at the default threshold are often further apart: see above.)
+func Bands(fp uint64) [4]uint16 {
+	return [4]uint16{uint16(fp >> 48), uint16(fp >> 32), uint16(fp >> 16), uint16(fp)}
+}
