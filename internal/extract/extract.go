@@ -36,6 +36,9 @@ type Limits struct {
 	// MaxTokens is the parse budget in tokenizer tokens (tags, text runs,
 	// comments); zero means DefaultMaxTokens. A 40 KB page is about 1,500.
 	MaxTokens int
+	// Words, if positive, collects up to this many word hashes of the
+	// page's visible text in Result.Words, in the same pass (see Words).
+	Words int
 }
 
 // Link is one outgoing link.
@@ -71,6 +74,9 @@ type Result struct {
 	Truncated bool
 	// Tokens is the number of tokens read.
 	Tokens int
+	// Words are the hashes of the visible words, when Limits.Words asks
+	// for them (see Words).
+	Words []uint64
 }
 
 // HTML extracts links and directives from body. token is the crawler's
@@ -96,7 +102,11 @@ func HTML(body []byte, token string, lim Limits) Result {
 		baseSeen  bool
 		titleSeen bool
 		inTitle   bool
+		hidden    int // depth of elements whose text is not visible
 	)
+	if lim.Words > 0 {
+		r.Words = make([]uint64, 0, min(lim.Words, len(body)/32))
+	}
 	z := html.NewTokenizer(bytes.NewReader(body))
 	for {
 		tt := z.Next()
@@ -111,8 +121,30 @@ func HTML(body []byte, token string, lim Limits) Result {
 		if inTitle {
 			inTitle = false
 			if tt == html.TextToken {
-				r.Title = cleanTitle(z.Text())
+				text := z.Text()
+				r.Title = cleanTitle(text)
+				if lim.Words > 0 {
+					r.Words = appendWordHashes(r.Words, text, lim.Words)
+				}
 				continue
+			}
+		}
+		if lim.Words > 0 {
+			switch tt {
+			case html.TextToken:
+				if hidden == 0 {
+					r.Words = appendWordHashes(r.Words, z.Text(), lim.Words)
+				}
+				continue
+			case html.EndTagToken:
+				if hidden > 0 && hiddenTag(z.Raw()[1:]) {
+					hidden--
+				}
+				continue
+			case html.StartTagToken:
+				if hiddenTag(z.Raw()) {
+					hidden++
+				}
 			}
 		}
 		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {

@@ -62,6 +62,27 @@ func WordHash(w string) uint64 {
 	return x
 }
 
+// hiddenTag reports whether raw, a start tag's raw bytes (or an end tag's
+// from its '/'), opens a script, style, template or noscript element.
+func hiddenTag(raw []byte) bool {
+	if len(raw) < 2 {
+		return false
+	}
+	name := raw[1:]
+	for i, c := range name {
+		if isNameEnd(c) {
+			name = name[:i]
+			break
+		}
+	}
+	for _, t := range [...]string{"script", "style", "template", "noscript"} {
+		if equalFoldASCII(name, t) {
+			return true
+		}
+	}
+	return false
+}
+
 func isHiddenTag(tag []byte) bool {
 	switch string(tag) {
 	case "script", "style", "template", "noscript":

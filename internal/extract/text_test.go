@@ -29,6 +29,14 @@ func TestWords(t *testing.T) {
 	if got := Words([]byte("<p>\xff\xfe bad \xc3</p>"), 0); !slices.Equal(got, hashes("bad")) {
 		t.Errorf("invalid UTF-8: %x", got)
 	}
+	// HTML collects the same words in its own pass (noscript's content is
+	// markup there, still hidden).
+	if got := HTML([]byte(page), "weft", Limits{Words: 1000}).Words; !slices.Equal(got, want) {
+		t.Errorf("HTML(...).Words = %x, want %x", got, want)
+	}
+	if got := HTML([]byte(page), "weft", Limits{}).Words; got != nil {
+		t.Errorf("words collected unasked: %x", got)
+	}
 	if WordHash("a") == WordHash("b") || WordHash("ab") == WordHash("ba") {
 		t.Error("WordHash collides on trivial input")
 	}
@@ -40,5 +48,25 @@ func BenchmarkWords(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Words(page, 0)
+	}
+}
+
+// BenchmarkHTMLWithWords is BenchmarkWords' page through HTML, links and
+// words in one pass; BenchmarkHTMLWithoutWords the same without words.
+func BenchmarkHTMLWithWords(b *testing.B) {
+	page := []byte(benchPage(120))
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		HTML(page, "weft", Limits{Words: DefaultMaxWords})
+	}
+}
+
+func BenchmarkHTMLWithoutWords(b *testing.B) {
+	page := []byte(benchPage(120))
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		HTML(page, "weft", Limits{})
 	}
 }

@@ -64,6 +64,8 @@ type CaptureRecord struct {
 	// NearDupOf is the URL of a stored page this one is a near-duplicate
 	// of, "" if none (or not judged).
 	NearDupOf string
+	// SimHash is the page's fingerprint, 0 if it was not judged.
+	SimHash uint64
 }
 
 func appendDigestKey(dst []byte, sum [sha1.Size]byte) []byte {
@@ -146,7 +148,8 @@ func (b *Batch) PutCapture(key string, r CaptureRecord) {
 	v = binary.AppendVarint(v, r.Offset)
 	v = binary.AppendVarint(v, r.Length)
 	v = append(v, byte(r.Kind))
-	b.val = appendString(v, r.NearDupOf)
+	v = appendString(v, r.NearDupOf)
+	b.val = binary.BigEndian.AppendUint64(v, r.SimHash)
 	b.set(b.key, b.val)
 }
 
@@ -172,6 +175,12 @@ func decodeCapture(key, val []byte) (string, CaptureRecord, error) {
 	r.Length = d.varint("length")
 	r.Kind = CaptureKind(d.byte1("kind"))
 	r.NearDupOf = d.str("near-dup-of")
+	if d.err == nil && len(d.b)-d.off >= 8 {
+		r.SimHash = binary.BigEndian.Uint64(d.b[d.off:])
+		d.off += 8
+	} else {
+		d.fail("simhash")
+	}
 	if err := d.finish(key); err != nil {
 		return "", r, err
 	}

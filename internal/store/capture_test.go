@@ -34,7 +34,7 @@ func TestCaptureIndex(t *testing.T) {
 	}{
 		{"test,b)/", CaptureRecord{URL: "http://b.test/", Date: t0.Add(time.Hour), Status: 200, MIME: "text/html", Digest: sum, File: "f1", Offset: 10, Length: 20}},
 		{"test,a)/x", CaptureRecord{URL: "http://a.test/x", Date: t0.Add(2 * time.Hour), Status: 200, MIME: "text/html", Digest: sum, File: "f2", Offset: 30, Length: 40, Kind: CaptureRevisit}},
-		{"test,a)/x", CaptureRecord{URL: "http://a.test/x", Date: t0, Status: 200, MIME: "text/html", Digest: sum, File: "f1", Offset: 50, Length: 60, NearDupOf: "http://a.test/y"}},
+		{"test,a)/x", CaptureRecord{URL: "http://a.test/x", Date: t0, Status: 200, MIME: "text/html", Digest: sum, File: "f1", Offset: 50, Length: 60, NearDupOf: "http://a.test/y", SimHash: 0xfeedfacecafebeef}},
 		{"test,a)/xy", CaptureRecord{URL: "http://a.test/xy", Date: t0, Status: 404, File: "f1", Offset: 70, Length: 80}},
 	}
 	b := db.NewBatch()
@@ -49,7 +49,7 @@ func TestCaptureIndex(t *testing.T) {
 	if err := db.Captures("test,a)/x", func(r CaptureRecord) bool { got = append(got, r); return true }); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || !got[0].Date.Equal(t0) || got[0].NearDupOf != "http://a.test/y" || got[1].Kind != CaptureRevisit || got[1].File != "f2" || got[1].Digest != sum {
+	if len(got) != 2 || !got[0].Date.Equal(t0) || got[0].NearDupOf != "http://a.test/y" || got[0].SimHash != 0xfeedfacecafebeef || got[1].Kind != CaptureRevisit || got[1].File != "f2" || got[1].Digest != sum {
 		t.Fatalf("Captures = %+v", got)
 	}
 	// Everything, in CDX order.
