@@ -405,7 +405,7 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 // delay wins: the policy asked for weft to be faster than robots.txt, which
 // is refused, and said once in the log.
 func (c *Crawler) policyDelay(l frontier.Lease, res frontier.Result) frontier.Result {
-	p := c.cfg.Policies.For(l.Host, hostName(l.Host))
+	p := c.cfg.Policies.ForAuthority(l.Host)
 	if p == nil || p.Delay <= 0 {
 		return res
 	}
@@ -422,17 +422,6 @@ func (c *Crawler) policyDelay(l frontier.Lease, res frontier.Result) frontier.Re
 	}
 	res.SetCrawlDelay, res.CrawlDelay = true, max(robotsDelay, d)
 	return res
-}
-
-// hostName is the host of an authority, without its port.
-func hostName(authority string) string {
-	if strings.HasSuffix(authority, "]") { // a bracketed IPv6 address
-		return authority
-	}
-	if i := strings.LastIndexByte(authority, ':'); i >= 0 {
-		return authority[:i]
-	}
-	return authority
 }
 
 // leaseOutcome is what handling a lease did.

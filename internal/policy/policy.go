@@ -244,6 +244,11 @@ func (s *Set) For(authority, host string) *Policy {
 	return s.by[host]
 }
 
+// ForAuthority is For with the host name taken from the authority.
+func (s *Set) ForAuthority(authority string) *Policy {
+	return s.For(authority, hostPart(authority))
+}
+
 // All returns a copy of the policies by host; nil for a nil Set.
 func (s *Set) All() map[string]Policy {
 	if s == nil {

@@ -43,6 +43,9 @@ func TestParse(t *testing.T) {
 	if p := s.For("example.com:9090", "example.com"); p == nil || time.Duration(p.Delay) != 5*time.Second {
 		t.Errorf("example.com:9090: %+v, want example.com's", p)
 	}
+	if p := s.ForAuthority("example.com:8080"); p != s.For("example.com:8080", "example.com") {
+		t.Errorf("ForAuthority differs from For: %+v", p)
+	}
 	if p := s.For("nobody.test", "nobody.test"); p != nil || !p.Allowed("/x") {
 		t.Errorf("a host without a policy: %+v", p)
 	}
