@@ -500,13 +500,15 @@ func (c *Canonicalizer) canonical(u *whatwg.Url) URL {
 	return out
 }
 
-// SURT returns the URL's Sort-friendly URI Reordering Transform, the key of
-// CDX indexes: the host's labels reversed and comma-separated, a leading
-// "www" label dropped, then the port if any, ")" and the path and query
-// (already canonical: lower-case host, sorted query). "http://www.Example.com:8080/a?b=1"
-// gives "com,example:8080)/a?b=1". IP addresses are kept as they are. The
-// scheme is left out, so http and https captures of a URL share a key, as
-// in the CDX files of the Internet Archive and pywb.
+// SURT returns the URL's Sort-friendly URI Reordering Transform as the
+// Internet Archive's surt library computes it for CDX indexes, so that
+// pywb and other wayback tools find weft's captures under the keys they
+// look up: the host's labels reversed and comma-separated, a leading
+// "www", "www2", ... label dropped, then the port if any, ")" and the path
+// and query in lower case (escapes included), a trailing "/" dropped unless
+// the path is "/". "http://www.Example.com:8080/A/?b=1" gives
+// "com,example:8080)/a?b=1". IP addresses are kept as they are. The scheme
+// is left out, so http and https captures of a URL share a key.
 func (u URL) SURT() string {
 	var b strings.Builder
 	b.Grow(len(u.Host) + len(u.Port) + len(u.Path) + len(u.Query) + 4)
@@ -515,7 +517,7 @@ func (u URL) SURT() string {
 		b.WriteString(host)
 	} else {
 		labels := strings.Split(strings.TrimSuffix(host, "."), ".")
-		if len(labels) > 2 && labels[0] == "www" {
+		if len(labels) > 1 && isWWW(labels[0]) {
 			labels = labels[1:]
 		}
 		for i := len(labels) - 1; i >= 0; i-- {
@@ -530,8 +532,30 @@ func (u URL) SURT() string {
 		b.WriteString(u.Port)
 	}
 	b.WriteByte(')')
-	b.WriteString(u.PathQuery())
+	path := u.Path
+	if len(path) > 1 {
+		path = strings.TrimSuffix(path, "/")
+	}
+	b.WriteString(strings.ToLower(path))
+	if u.Query != "" {
+		b.WriteByte('?')
+		b.WriteString(strings.ToLower(u.Query))
+	}
 	return b.String()
+}
+
+// isWWW reports whether a label is "www" followed by digits only.
+func isWWW(label string) bool {
+	rest, ok := strings.CutPrefix(label, "www")
+	if !ok {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if rest[i] < '0' || rest[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // isIPHost reports whether a canonical host is an IPv4 address or a

@@ -509,14 +509,19 @@ func BenchmarkParse(b *testing.B) {
 
 func TestSURT(t *testing.T) {
 	c := New(Config{})
+	// As the Internet Archive's surt library (and so pywb) keys them.
 	for raw, want := range map[string]string{
 		"http://www.Example.com/":                "com,example)/",
 		"https://example.com:8443/a/b?z=1&a=2":   "com,example:8443)/a/b?a=2&z=1",
-		"http://www.com/":                        "com,www)/", // "www" is the domain here, not a prefix
+		"http://www.com/":                        "com)/",
+		"http://www2.example.com/x":              "com,example)/x",
+		"http://wwwx.example.com/x":              "com,example,wwwx)/x",
 		"http://sub.www.example.co.uk/x":         "uk,co,example,www,sub)/x",
+		"http://example.com/Wiki/Main_Page?Q=Up": "com,example)/wiki/main_page?q=up",
+		"http://example.com/dir/":                "com,example)/dir",
 		"http://127.0.0.1:8080/p":                "127.0.0.1:8080)/p",
 		"http://[::1]/p":                         "[::1])/p",
-		"http://h001.weft.test:37665/caf%C3%A9/": "test,weft,h001:37665)/caf%C3%A9/",
+		"http://h001.weft.test:37665/caf%C3%A9/": "test,weft,h001:37665)/caf%c3%a9",
 	} {
 		u, err := c.Parse(raw)
 		if err != nil {

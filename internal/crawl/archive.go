@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"weft/internal/canon"
 	"weft/internal/fetch"
 	"weft/internal/store"
 	"weft/internal/warc"
@@ -14,9 +15,11 @@ import (
 
 // capture is where a response went in the archive.
 type capture struct {
-	loc     warc.Location
-	digest  [sha1.Size]byte
-	revisit bool // a revisit record: the payload is an earlier capture's
+	loc      warc.Location
+	digest   [sha1.Size]byte
+	revisit  bool               // a revisit record: the payload is an earlier capture's
+	first    store.DigestRecord // of a revisit: the capture it refers to
+	original bool               // the first capture of a dedupable payload, its digest recorded in the batch
 }
 
 // digestShards serialise the look-up-then-record of one payload digest, so
@@ -62,7 +65,7 @@ func dedupable(resp *fetch.Response) bool {
 // already archived, under this URL or another, is written as a revisit
 // record that refers to its first capture, not as a second copy; a new one
 // is remembered by its digest before any other worker can look it up.
-func (c *Crawler) archive(resp *fetch.Response, pb *pageBatch) capture {
+func (c *Crawler) archive(resp *fetch.Response, pb *pageBatch, u *canon.URL) capture {
 	ip := resp.RemoteAddr
 	if i := strings.LastIndexByte(ip, ':'); i > 0 {
 		ip = strings.Trim(ip[:i], "[]")
@@ -89,9 +92,13 @@ func (c *Crawler) archive(resp *fetch.Response, pb *pageBatch) capture {
 		c.stats.revisits.Add(1)
 		c.stats.revisitBytes.Add(int64(len(resp.Body)))
 	}
+	// The capture's key: the SURT of the URL requested (u's, when that is
+	// the one; parsed again only when the request was for a variant).
 	key := resp.URL
-	if u, perr := c.canon.Parse(resp.URL); perr == nil {
+	if u != nil && u.String == resp.URL {
 		key = u.SURT()
+	} else if pu, perr := c.canon.Parse(resp.URL); perr == nil {
+		key = pu.SURT()
 	}
 	rec := store.CaptureRecord{
 		URL: resp.URL, Date: resp.Start, Status: resp.StatusCode, MIME: mimeType(resp.Header.Get("Content-Type")),
@@ -115,7 +122,8 @@ func (c *Crawler) archiveOnce(ex warc.Exchange, cp capture, pb *pageBatch) (capt
 	sh := c.digests.shard(cp.digest)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	first, ok := sh.pending[cp.digest]
+	first, pending := sh.pending[cp.digest]
+	ok := pending
 	if !ok {
 		var err error
 		if first, ok, err = c.state.db.GetDigest(cp.digest); err != nil {
@@ -123,8 +131,15 @@ func (c *Crawler) archiveOnce(ex warc.Exchange, cp capture, pb *pageBatch) (capt
 		}
 	}
 	if ok {
-		ex.Revisit = &warc.Revisit{RefersToURI: first.URL, RefersToDate: first.Date}
-		cp.revisit = true
+		ex.Revisit = &warc.Revisit{RefersToURI: first.URL, RefersToDate: first.Date, RefersTo: first.RecordID}
+		cp.revisit, cp.first = true, first
+		if pending && pb != nil {
+			// The first capture's batch may yet be lost to a crash, and
+			// this revisit must not be left referring to nothing: this
+			// batch records the first capture too (its WARC record is
+			// written already).
+			pb.b.PutDigest(cp.digest, first)
+		}
 		var err error
 		cp.loc, err = c.warc.WriteExchange(ex)
 		return cp, err
@@ -133,7 +148,7 @@ func (c *Crawler) archiveOnce(ex warc.Exchange, cp capture, pb *pageBatch) (capt
 	if cp.loc, err = c.warc.WriteExchange(ex); err != nil {
 		return cp, err
 	}
-	rec := store.DigestRecord{URL: ex.URL, Date: ex.Date, File: cp.loc.File, Offset: cp.loc.Offset, Length: cp.loc.Length}
+	rec := store.DigestRecord{URL: ex.URL, Date: ex.Date, File: cp.loc.File, Offset: cp.loc.Offset, Length: cp.loc.Length, RecordID: cp.loc.RecordID}
 	if pb == nil {
 		return cp, c.state.putDigest(cp.digest, rec)
 	}
@@ -143,7 +158,34 @@ func (c *Crawler) archiveOnce(ex warc.Exchange, cp capture, pb *pageBatch) (capt
 		sh.pending = map[[sha1.Size]byte]store.DigestRecord{}
 	}
 	sh.pending[cp.digest] = rec
+	cp.original, cp.first = true, rec
 	return cp, nil
+}
+
+// followed records that the original capture cp was parsed and its links
+// followed at depth, so that later copies of its payload at that depth or
+// deeper are not parsed again.
+func (c *Crawler) followed(pb *pageBatch, cp capture, depth int) {
+	if !cp.original {
+		return
+	}
+	rec := cp.first
+	rec.Followed, rec.Depth = true, depth
+	sh := c.digests.shard(cp.digest)
+	sh.mu.Lock()
+	if _, ok := sh.pending[cp.digest]; ok {
+		sh.pending[cp.digest] = rec
+	}
+	sh.mu.Unlock()
+	pb.b.PutDigest(cp.digest, rec)
+}
+
+// skipLinks reports whether a revisit's links need not be extracted: the
+// capture it refers to was parsed, its links followed, at this depth or
+// shallower. Otherwise (the first copy was a robots.txt, a nofollow page,
+// or deeper) the revisit is parsed as a page of its own.
+func (cp capture) skipLinks(depth int) bool {
+	return cp.revisit && cp.first.Followed && cp.first.Depth <= depth
 }
 
 // mimeType is the media type of a Content-Type value, lower-case, without

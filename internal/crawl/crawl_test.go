@@ -314,7 +314,7 @@ func testWARC(t *testing.T, b *bigCrawl) {
 	responses := map[string]int{}
 	payloads := map[string][]byte{}   // URI -> payload of its response record
 	byDigest := map[string][]string{} // payload digest -> URIs of whole 2xx response records
-	type revisit struct{ uri, refersTo, digest string }
+	type revisit struct{ uri, refersTo, digest, refersToID string }
 	var revisits []revisit
 	ids := map[string]string{} // response record ID -> URI
 	var metas []warcRecord
@@ -337,7 +337,7 @@ func testWARC(t *testing.T, b *bigCrawl) {
 				if rec.header.Get("WARC-Profile") != warc.ProfileIdenticalPayload || !ok || len(payload) != 0 {
 					t.Errorf("%s: revisit with profile %q and a %d-byte payload", uri, rec.header.Get("WARC-Profile"), len(payload))
 				}
-				revisits = append(revisits, revisit{uri, rec.header.Get("WARC-Refers-To-Target-URI"), rec.header.Get("WARC-Payload-Digest")})
+				revisits = append(revisits, revisit{uri, rec.header.Get("WARC-Refers-To-Target-URI"), rec.header.Get("WARC-Payload-Digest"), rec.header.Get("WARC-Refers-To")})
 				continue
 			default:
 				continue
@@ -374,6 +374,9 @@ func testWARC(t *testing.T, b *bigCrawl) {
 		if !ok || !slices.Contains(byDigest[r.digest], r.refersTo) {
 			t.Errorf("%s: revisit of %s (%s), which holds no such payload", r.uri, r.refersTo, r.digest)
 			continue
+		}
+		if ids[r.refersToID] != r.refersTo {
+			t.Errorf("%s: WARC-Refers-To %s is not the record of %s", r.uri, r.refersToID, r.refersTo)
 		}
 		if served := web.Body(r.uri); served != nil && !bytes.Equal(served, orig) {
 			t.Errorf("%s: served %d bytes, not the %d bytes of %s it is recorded as a revisit of", r.uri, len(served), len(orig), r.refersTo)

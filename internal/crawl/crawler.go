@@ -598,7 +598,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		}
 		c.log.Info("body not decoded whole", "url", l.URL, "host", l.Host, "err", resp.DecodeErr)
 	}
-	cp := c.archive(resp, pb)
+	cp := c.archive(resp, pb, &u)
 	loc := cp.loc
 	sum := sha256.Sum256(resp.Decoded)
 	rec := fetchRecord{
@@ -615,13 +615,19 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 			rec.Location = resp.Location
 			c.admitRedirect(pb, l, resp.Location)
 		}
-	case cp.revisit:
-		// The payload is an earlier capture's: its links were admitted
-		// then, and are not extracted again.
+	case cp.skipLinks(l.Depth):
+		// The payload is an earlier capture's, whose links were followed
+		// then: they are not extracted again (Mercator's "content seen").
 		rec.Outcome = "revisit"
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && isHTML(resp):
-		outlinks := c.parseAndAdmit(pb, l, u, resp, &rec)
+		outlinks, followed := c.parseAndAdmit(pb, l, u, resp, &rec)
 		c.archiveOutlinks(resp, cp.loc.RecordID, l, outlinks)
+		if followed {
+			c.followed(pb, cp, l.Depth)
+		}
+		if cp.revisit {
+			rec.Outcome = "revisit"
+		}
 	}
 	c.flog.write(rec)
 	signal, retryAfter := responseSignal(resp.StatusCode, resp.Header, time.Now())
@@ -651,7 +657,7 @@ func isHTML(resp *fetch.Response) bool {
 // parseAndAdmit extracts the page's links and admits the ones it may
 // follow, resolved against <base href> or the page's own URL. It returns
 // every link it could resolve, followed or not: the page's outlinks.
-func (c *Crawler) parseAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, rec *fetchRecord) []string {
+func (c *Crawler) parseAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, rec *fetchRecord) (outlinks []string, followed bool) {
 	res := extract.HTML(resp.Decoded, c.token, extract.Limits{})
 	tagNoIndex, tagNoFollow := extract.RobotsTag(resp.Header.Values("X-Robots-Tag"), c.token)
 	rec.Links = len(res.Links)
@@ -677,9 +683,9 @@ func (c *Crawler) parseAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, re
 	base, err := c.canon.NewBase(baseURL)
 	if err != nil {
 		c.log.Info("page URL does not parse as a base", "url", u.String, "err", err)
-		return nil
+		return nil, false
 	}
-	outlinks := make([]string, 0, len(res.Links))
+	outlinks = make([]string, 0, len(res.Links))
 	for _, link := range res.Links {
 		lu, err := base.Resolve(link.URL)
 		if err == nil {
@@ -695,7 +701,7 @@ func (c *Crawler) parseAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, re
 			c.admitURL(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL)
 		}
 	}
-	return outlinks
+	return outlinks, follow
 }
 
 // archiveOutlinks writes a WARC metadata record about a parsed page, as

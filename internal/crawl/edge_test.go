@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -729,5 +731,92 @@ func TestRobotsLastGoodSurvivesRestart(t *testing.T) {
 	}
 	if sum.RobotsLastGood == 0 {
 		t.Errorf("the last good copy was never used: %+v", sum)
+	}
+}
+
+// Exact dedup stores a payload once but loses no link: a copy whose first
+// capture was not parsed for links (a robots.txt, a nofollow page) is
+// parsed itself. A copy of a page whose links were followed is not.
+func TestDedupLosesNoLinks(t *testing.T) {
+	const shell = `<html><body><p>app shell</p><a href="/app/1">go</a></body></html>`
+	const nofollowed = `<html><body><p>shared body</p><a href="/z">z</a></body></html>`
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		// A catch-all server: robots.txt too is the app shell.
+		"spa.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			rw.Header().Set("Content-Type", "text/html")
+			rw.Write([]byte(shell))
+		},
+		"b.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				http.NotFound(rw, r)
+			case "/":
+				page(rw, "/nf", "/ok", "/copy1", "/copy2")
+			case "/nf":
+				rw.Header().Set("X-Robots-Tag", "nofollow")
+				rw.Header().Set("Content-Type", "text/html")
+				rw.Write([]byte(nofollowed))
+			case "/ok":
+				rw.Header().Set("Content-Type", "text/html")
+				rw.Write([]byte(nofollowed))
+			case "/copy1", "/copy2":
+				rw.Header().Set("Content-Type", "text/html")
+				rw.Write([]byte(`<html><body><a href="/only-from-copies">x</a></body></html>`))
+			default:
+				page(rw)
+			}
+		},
+	})
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("spa.test", "/"), mw.url("b.test", "/"))
+	cfg.Workers = 1 // /nf is fetched before /ok
+	sum := runCrawl(t, cfg)
+	if got := mw.paths("spa.test"); !slices.Contains(got, "/app/1") {
+		t.Errorf("spa.test requests %v; the shell's link was lost to dedup against robots.txt", got)
+	}
+	got := mw.paths("b.test")
+	if !slices.Contains(got, "/z") {
+		t.Errorf("b.test requests %v; /ok's link was lost to dedup against the nofollow /nf", got)
+	}
+	if n := strings.Count(strings.Join(got, " "), "/only-from-copies"); n != 1 {
+		t.Errorf("b.test requests %v; want /only-from-copies once", got)
+	}
+	// spa.test: / and /app/1 are copies of robots.txt; b.test: /ok of /nf
+	// and /copy2 of /copy1.
+	if sum.Revisits != 4 {
+		t.Errorf("%d revisits, want 4", sum.Revisits)
+	}
+}
+
+// weft get --at picks the nearest capture even for a time centuries away,
+// where time.Sub saturates.
+func TestCloserDoesNotSaturate(t *testing.T) {
+	early, late := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	far := time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
+	if !closer(late, early, far) || closer(early, late, far) {
+		t.Error("for a far future time, the later capture is the closer")
+	}
+	past := time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC)
+	if !closer(early, late, past) {
+		t.Error("for a far past time, the earlier capture is the closer")
+	}
+}
+
+// After a kill -9, the WARC file a capture names is still ".open": weft get
+// reads it there.
+func TestWarcPathFallsBackToOpen(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "warc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	open := filepath.Join(dir, "warc", "a.warc.gz.open")
+	if err := os.WriteFile(open, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := &Archive{dir: dir}
+	if got := a.warcPath("a.warc.gz"); got != open {
+		t.Errorf("warcPath = %s, want %s", got, open)
+	}
+	if got, want := a.warcPath("b.warc.gz"), filepath.Join(dir, "warc", "b.warc.gz"); got != want {
+		t.Errorf("warcPath of a missing file = %s, want %s (for its error to name)", got, want)
 	}
 }

@@ -119,11 +119,17 @@ func (a *Archive) Get(rawURL string, at time.Time) (Lookup, error) {
 	if err != nil {
 		return Lookup{}, fmt.Errorf("%q: %w", rawURL, err)
 	}
+	// A SURT is in lower case: other URLs may share u's key. Captures of u
+	// itself are chosen from; the others only if u has none (a capture of
+	// a variant of u that the crawl requested as written).
 	var best store.CaptureRecord
-	found := false
+	found, exact := false, false
 	err = a.db.Captures(u.SURT(), func(r store.CaptureRecord) bool {
-		if !found || at.IsZero() || absDur(r.Date.Sub(at)) < absDur(best.Date.Sub(at)) {
-			best, found = r, true
+		isExact := r.URL == u.String
+		switch {
+		case exact && !isExact:
+		case !found, isExact && !exact, at.IsZero(), closer(r.Date, best.Date, at):
+			best, found, exact = r, true, isExact
 		}
 		return true
 	})
@@ -135,7 +141,7 @@ func (a *Archive) Get(rawURL string, at time.Time) (Lookup, error) {
 	}
 	l := Lookup{Capture: best}
 	if l.Record, err = warc.ReadRecord(a.warcPath(best.File), best.Offset); err != nil {
-		return l, err
+		return l, fmt.Errorf("%s: %w", u.String, err)
 	}
 	if best.Kind != store.CaptureRevisit {
 		return l, nil
@@ -159,13 +165,30 @@ func (a *Archive) Get(rawURL string, at time.Time) (Lookup, error) {
 	return l, nil
 }
 
+// warcPath is where a WARC file is: its finished name, or, if a crawl was
+// killed before finishing it, its ".open" name (every record the index
+// names was whole when it was indexed).
 func (a *Archive) warcPath(file string) string {
-	return filepath.Join(a.dir, "warc", filepath.Base(file))
+	p := filepath.Join(a.dir, "warc", filepath.Base(file))
+	if _, err := os.Stat(p); err != nil {
+		if _, oerr := os.Stat(p + ".open"); oerr == nil {
+			return p + ".open"
+		}
+	}
+	return p
 }
 
-func absDur(d time.Duration) time.Duration {
-	if d < 0 {
-		return -d
+// closer reports whether a is nearer to at than b (a tie goes to b).
+func closer(a, b, at time.Time) bool {
+	da, db := gap(a, at), gap(b, at)
+	return da < db
+}
+
+// gap is |t - at| in nanoseconds, without time.Sub's saturation.
+func gap(t, at time.Time) uint64 {
+	x, y := t.UnixNano(), at.UnixNano()
+	if x > y {
+		return uint64(x) - uint64(y)
 	}
-	return d
+	return uint64(y) - uint64(x)
 }

@@ -145,6 +145,12 @@ func HTML(body []byte, token string, lim Limits) Result {
 				if hiddenTag(z.Raw()) {
 					hidden++
 				}
+			case html.SelfClosingTagToken:
+				// "<script src=x />" still opens raw text up to </script>.
+				// (noscript is markup here, and template has no raw text.)
+				if name, _ := z.TagName(); string(name) == "script" || string(name) == "style" {
+					hidden++
+				}
 			}
 		}
 		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {

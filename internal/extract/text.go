@@ -29,7 +29,7 @@ func Words(body []byte, maxWords int) []uint64 {
 	if maxWords <= 0 {
 		maxWords = DefaultMaxWords
 	}
-	words := make([]uint64, 0, len(body)/32)
+	words := make([]uint64, 0, min(maxWords, len(body)/32))
 	hidden := 0 // depth of elements whose text is not shown
 	z := html.NewTokenizer(bytes.NewReader(body))
 	for len(words) < maxWords {
@@ -38,6 +38,11 @@ func Words(body []byte, maxWords int) []uint64 {
 			return words
 		case html.StartTagToken:
 			if name, _ := z.TagName(); isHiddenTag(name) {
+				hidden++
+			}
+		case html.SelfClosingTagToken:
+			// "<script src=x />" still opens raw text up to </script>.
+			if name, _ := z.TagName(); isRawTextTag(name) {
 				hidden++
 			}
 		case html.EndTagToken:
@@ -83,6 +88,17 @@ func hiddenTag(raw []byte) bool {
 	return false
 }
 
+// isRawTextTag reports whether a self-closing tag of this name still
+// starts raw text that an end tag closes (the tokenizer ignores the "/"
+// there, as browsers do).
+func isRawTextTag(tag []byte) bool {
+	switch string(tag) {
+	case "script", "style", "noscript", "textarea", "title", "xmp", "iframe", "noembed", "noframes":
+		return isHiddenTag(tag)
+	}
+	return false
+}
+
 func isHiddenTag(tag []byte) bool {
 	switch string(tag) {
 	case "script", "style", "template", "noscript":
@@ -115,7 +131,9 @@ func appendWordHashes(words []uint64, text []byte, max int) []uint64 {
 		}
 		r, n := utf8.DecodeRune(text[i:])
 		i += n
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+		// Combining marks and the zero-width joiners belong to the word
+		// (Devanagari vowel signs, decomposed accents).
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) && r != '\u200c' && r != '\u200d' {
 			if in {
 				words = append(words, x)
 				x, in = fnvOffset, false

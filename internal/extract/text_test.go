@@ -37,6 +37,16 @@ func TestWords(t *testing.T) {
 	if got := HTML([]byte(page), "weft", Limits{}).Words; got != nil {
 		t.Errorf("words collected unasked: %x", got)
 	}
+	// A self-closing script still hides its raw text; marks stay in words.
+	tricky := "<p>one</p><script src=\"x\"/>var secret words;</script><style/>.a{b:c}</style>" +
+		"<template/><p>two \u0939\u093f\u0928\u094d\u0926\u0940 cafe\u0301</p>"
+	wantTricky := hashes("one", "two", "\u0939\u093f\u0928\u094d\u0926\u0940", "cafe\u0301")
+	if got := Words([]byte(tricky), 0); !slices.Equal(got, wantTricky) {
+		t.Errorf("Words(tricky) = %x, want %x", got, wantTricky)
+	}
+	if got := HTML([]byte(tricky), "weft", Limits{Words: 100}).Words; !slices.Equal(got, wantTricky) {
+		t.Errorf("HTML(tricky).Words = %x, want %x", got, wantTricky)
+	}
 	if WordHash("a") == WordHash("b") || WordHash("ab") == WordHash("ba") {
 		t.Error("WordHash collides on trivial input")
 	}

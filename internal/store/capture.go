@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -39,6 +40,11 @@ type DigestRecord struct {
 	File   string    // WARC file, offset and length of its response record
 	Offset int64
 	Length int64
+	// Followed says that the capture was parsed and its links followed, at
+	// link depth Depth: a later copy at that depth or deeper need not be.
+	Followed bool
+	Depth    int
+	RecordID string // its WARC-Record-ID
 }
 
 // CaptureKind says what a capture's record holds.
@@ -78,15 +84,19 @@ func appendCaptureKey(dst []byte, key string, at time.Time) []byte {
 	if at.IsZero() {
 		return dst
 	}
-	return binary.BigEndian.AppendUint64(dst, uint64(at.UnixNano()))
+	return binary.BigEndian.AppendUint64(dst, timeKey(at))
 }
+
+// timeKey orders times as unsigned bytes: Unix nanoseconds with the sign
+// bit flipped, so that times before 1970 sort first.
+func timeKey(t time.Time) uint64 { return uint64(t.UnixNano()) ^ 1<<63 }
 
 // checkCaptureKey rejects a key that cannot be put in a capture key.
 func checkCaptureKey(key string) error {
 	if key == "" {
 		return errors.New("empty capture key")
 	}
-	if bytes.IndexByte([]byte(key), hostEnd) >= 0 {
+	if strings.IndexByte(key, hostEnd) >= 0 {
 		return fmt.Errorf("capture key %q contains a NUL byte", key)
 	}
 	return nil
@@ -103,7 +113,14 @@ func (b *Batch) PutDigest(sum [sha1.Size]byte, r DigestRecord) {
 	v = appendTime(v, r.Date)
 	v = appendString(v, r.File)
 	v = binary.AppendVarint(v, r.Offset)
-	b.val = binary.AppendVarint(v, r.Length)
+	v = binary.AppendVarint(v, r.Length)
+	followed := byte(0)
+	if r.Followed {
+		followed = 1
+	}
+	v = append(v, followed)
+	v = binary.AppendVarint(v, int64(r.Depth))
+	b.val = appendString(v, r.RecordID)
 	b.set(b.key, b.val)
 }
 
@@ -120,6 +137,9 @@ func (db *DB) GetDigest(sum [sha1.Size]byte) (DigestRecord, bool, error) {
 		r.File = d.str("file")
 		r.Offset = d.varint("offset")
 		r.Length = d.varint("length")
+		r.Followed = d.byte1("followed") == 1
+		r.Depth = d.int("depth")
+		r.RecordID = d.str("record-id")
 		return d.finish(key)
 	})
 	return r, ok, err
@@ -158,7 +178,7 @@ func decodeCapture(key, val []byte) (string, CaptureRecord, error) {
 	if len(key) < 1+1+1+8 || key[0] != tagCapture || key[len(key)-9] != hostEnd {
 		return "", r, fmt.Errorf("decode %s: not a capture key", fmtKey(key))
 	}
-	r.Date = time.Unix(0, int64(binary.BigEndian.Uint64(key[len(key)-8:])))
+	r.Date = time.Unix(0, int64(binary.BigEndian.Uint64(key[len(key)-8:])^1<<63))
 	d := decoder{b: val}
 	d.version(captureVersion)
 	r.URL = d.str("url")
@@ -222,7 +242,7 @@ func fmtCaptureKey(k []byte) (string, bool) {
 	case len(k) == 1+sha1.Size && k[0] == tagDigest:
 		return "digest " + hex.EncodeToString(k[1:]), true
 	case len(k) > 10 && k[0] == tagCapture && k[len(k)-9] == hostEnd:
-		return fmt.Sprintf("capture key=%q time=%d", k[1:len(k)-9], binary.BigEndian.Uint64(k[len(k)-8:])), true
+		return fmt.Sprintf("capture key=%q time=%d", k[1:len(k)-9], int64(binary.BigEndian.Uint64(k[len(k)-8:])^1<<63)), true
 	}
 	return "", false
 }

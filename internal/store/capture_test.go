@@ -13,14 +13,14 @@ func TestDigestRoundTrip(t *testing.T) {
 	if _, ok, err := db.GetDigest(sum); ok || err != nil {
 		t.Fatalf("GetDigest before Put: %v, %v", ok, err)
 	}
-	want := DigestRecord{URL: "http://a.test/x", Date: t0, File: "weft-1.warc.gz", Offset: 1234, Length: 567}
+	want := DigestRecord{URL: "http://a.test/x", Date: t0, File: "weft-1.warc.gz", Offset: 1234, Length: 567, Followed: true, Depth: 3, RecordID: "<urn:uuid:1>"}
 	b := db.NewBatch()
 	b.PutDigest(sum, want)
 	if err := b.Commit(false); err != nil {
 		t.Fatal(err)
 	}
 	got, ok, err := db.GetDigest(sum)
-	if err != nil || !ok || got.URL != want.URL || !got.Date.Equal(want.Date) || got.File != want.File || got.Offset != want.Offset || got.Length != want.Length {
+	if err != nil || !ok || got.URL != want.URL || !got.Date.Equal(want.Date) || got.File != want.File || got.Offset != want.Offset || got.Length != want.Length || got != want {
 		t.Fatalf("GetDigest = %+v, %v, %v; want %+v", got, ok, err, want)
 	}
 }
@@ -36,6 +36,7 @@ func TestCaptureIndex(t *testing.T) {
 		{"test,a)/x", CaptureRecord{URL: "http://a.test/x", Date: t0.Add(2 * time.Hour), Status: 200, MIME: "text/html", Digest: sum, File: "f2", Offset: 30, Length: 40, Kind: CaptureRevisit}},
 		{"test,a)/x", CaptureRecord{URL: "http://a.test/x", Date: t0, Status: 200, MIME: "text/html", Digest: sum, File: "f1", Offset: 50, Length: 60, NearDupOf: "http://a.test/y", SimHash: 0xfeedfacecafebeef}},
 		{"test,a)/xy", CaptureRecord{URL: "http://a.test/xy", Date: t0, Status: 404, File: "f1", Offset: 70, Length: 80}},
+		{"test,a)/x", CaptureRecord{URL: "http://a.test/x", Date: time.Date(1969, 7, 20, 20, 17, 0, 0, time.UTC), Status: 200, Digest: sum, File: "f0"}},
 	}
 	b := db.NewBatch()
 	for _, c := range caps {
@@ -49,6 +50,10 @@ func TestCaptureIndex(t *testing.T) {
 	if err := db.Captures("test,a)/x", func(r CaptureRecord) bool { got = append(got, r); return true }); err != nil {
 		t.Fatal(err)
 	}
+	if len(got) != 3 || got[0].File != "f0" || got[0].Date.Year() != 1969 {
+		t.Fatalf("Captures = %+v; want the capture of 1969 first", got)
+	}
+	got = got[1:]
 	if len(got) != 2 || !got[0].Date.Equal(t0) || got[0].NearDupOf != "http://a.test/y" || got[0].SimHash != 0xfeedfacecafebeef || got[1].Kind != CaptureRevisit || got[1].File != "f2" || got[1].Digest != sum {
 		t.Fatalf("Captures = %+v", got)
 	}
@@ -60,7 +65,7 @@ func TestCaptureIndex(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if want := "test,a)/x 12:00:00|test,a)/x 14:00:00|test,a)/xy 12:00:00|test,b)/ 13:00:00"; strings.Join(order, "|") != want {
+	if want := "test,a)/x 20:17:00|test,a)/x 12:00:00|test,a)/x 14:00:00|test,a)/xy 12:00:00|test,b)/ 13:00:00"; strings.Join(order, "|") != want {
 		t.Fatalf("order %v, want %s", order, want)
 	}
 	b = db.NewBatch()

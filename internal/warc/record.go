@@ -167,6 +167,9 @@ func (e *encoder) exchange(ex *Exchange) (reqLen int, respID [16]byte, err error
 	}
 	if r := ex.Revisit; r != nil {
 		h = appendField(h, "WARC-Profile", ProfileIdenticalPayload)
+		if r.RefersTo != "" {
+			h = appendField(h, "WARC-Refers-To", r.RefersTo)
+		}
 		h = appendField(h, "WARC-Refers-To-Target-URI", r.RefersToURI)
 		h = appendDateField(h, "WARC-Refers-To-Date", r.RefersToDate.UTC())
 	}
@@ -365,6 +368,9 @@ func checkExchange(ex *Exchange) error {
 	if r := ex.Revisit; r != nil {
 		if r.RefersToURI == "" || !hasScheme(r.RefersToURI) || strings.ContainsAny(r.RefersToURI, " \t\r\n") {
 			return fmt.Errorf("warc: %s: revisit refers to %q, not an absolute URL", ex.URL, r.RefersToURI)
+		}
+		if id := r.RefersTo; id != "" && (!strings.HasPrefix(id, "<") || !strings.HasSuffix(id, ">") || strings.ContainsAny(id, " \t\r\n")) {
+			return fmt.Errorf("warc: %s: revisit refers to %q, not a record ID", ex.URL, id)
 		}
 		if r.RefersToDate.IsZero() {
 			return fmt.Errorf("warc: %s: revisit has no refers-to date", ex.URL)

@@ -170,6 +170,7 @@ const ProfileIdenticalPayload = "http://netpreserve.org/warc/1.1/revisit/identic
 type Revisit struct {
 	RefersToURI  string    // its WARC-Target-URI
 	RefersToDate time.Time // its WARC-Date
+	RefersTo     string    // its WARC-Record-ID (Location.RecordID), if known
 }
 
 // Location says where a response (or revisit) record is stored: Length

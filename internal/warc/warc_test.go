@@ -725,7 +725,7 @@ func TestRevisit(t *testing.T) {
 	var locs []Location
 	for i, u := range []string{"http://example.com/b.html", "http://mirror.example.org/a.html"} {
 		ex := pageExchange(u, 1+i, body)
-		ex.Revisit = &Revisit{RefersToURI: orig.URL, RefersToDate: orig.Date}
+		ex.Revisit = &Revisit{RefersToURI: orig.URL, RefersToDate: orig.Date, RefersTo: origLoc.RecordID}
 		if i == 1 {
 			ex.PayloadSHA1 = &sum // as the crawler passes it
 		}
@@ -746,7 +746,7 @@ func TestRevisit(t *testing.T) {
 		h := rec.Header
 		if h.Get("WARC-Type") != "revisit" || h.Get("WARC-Profile") != ProfileIdenticalPayload ||
 			h.Get("WARC-Refers-To-Target-URI") != orig.URL || h.Get("WARC-Refers-To-Date") != orig.Date.UTC().Format("2006-01-02T15:04:05.000000Z") ||
-			h.Get("WARC-Payload-Digest") != sha1Base32(body) {
+			h.Get("WARC-Payload-Digest") != sha1Base32(body) || h.Get("WARC-Refers-To") != origLoc.RecordID || recs[2].Header.Get("WARC-Record-ID") != origLoc.RecordID {
 			t.Errorf("revisit %d: header %v", i, h)
 		}
 		if hdr, p := splitBlock(t, rec.Block); len(p) != 0 || !bytes.HasPrefix(hdr, []byte("HTTP/1.1 200")) {
