@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,7 +22,8 @@ func TestCDXAndGet(t *testing.T) {
 	}
 	defer web.Close()
 	data := filepath.Join(t.TempDir(), "data")
-	args := []string{"crawl", "--data", data, "--delay", "2ms", "--workers", "4", "--allow-cidr", "127.0.0.0/8", "--scope", "any"}
+	events := filepath.Join(t.TempDir(), "events.jsonl")
+	args := []string{"crawl", "--data", data, "--delay", "2ms", "--workers", "4", "--allow-cidr", "127.0.0.0/8", "--scope", "any", "--events", events}
 	for host, ip := range web.Resolve() {
 		args = append(args, "--resolve", host+"="+ip)
 	}
@@ -59,6 +61,33 @@ func TestCDXAndGet(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "captures") || len(lines) < 30 {
 		t.Errorf("%d CDXJ lines; stderr %q", len(lines), stderr)
+	}
+	// The events file has a line per capture, the same captures.
+	evData, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evLines := strings.Split(strings.TrimSuffix(string(evData), "\n"), "\n")
+	evRevisits := 0
+	for _, l := range evLines {
+		var e struct {
+			URL           string
+			PayloadDigest string `json:"payload_digest"`
+			WARCFile      string `json:"warc_file"`
+			Offset        int64
+			Length        int64
+			Status        int
+			Revisit       bool
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil || !strings.HasPrefix(e.PayloadDigest, "sha1:") || e.WARCFile == "" || e.Length == 0 || e.Status == 0 {
+			t.Fatalf("event line %q: %+v, %v", l, e, err)
+		}
+		if e.Revisit {
+			evRevisits++
+		}
+	}
+	if len(evLines) != len(lines) || evRevisits != len(revisits) {
+		t.Errorf("%d events (%d revisits) for %d captures (%d revisits)", len(evLines), evRevisits, len(lines), len(revisits))
 	}
 	// The reachable URLs of the terms page: one response, the rest revisits.
 	reachable := 0

@@ -73,6 +73,7 @@ type crawlFlags struct {
 	robotsWait     time.Duration
 	robotsLastGood time.Duration
 	policyFile     string
+	eventsFile     string
 }
 
 func (f *crawlFlags) register(fs *pflag.FlagSet) {
@@ -117,6 +118,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.robotsWait, "robots-retry", time.Minute, "wait before fetching a failed robots.txt again, doubled after each failure")
 	fs.DurationVar(&f.robotsLastGood, "robots-last-good", 0, "Google's rule for an unreachable robots.txt: use the last good copy up to this age, and crawl as if there were none once it has failed this long (e.g. 720h; 0: RFC 9309's complete disallow)")
 	fs.StringVar(&f.policyFile, "policy", "", "JSON file of per-host policies that make weft more polite: {\"host\": {\"delay\": \"5s\", \"disallow\": [\"/path\"], \"max_urls\": 1000}}")
+	fs.StringVar(&f.eventsFile, "events", "", "append a JSON line per archived capture to this file (url, fetched_at, status, payload_digest, warc_file, offset, length, revisit), for an indexer to tail")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress line on stderr: auto (on a terminal), always or never")
 }
 
@@ -341,6 +343,14 @@ at once (130).`,
 			cfg, err := f.config(args, cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			if f.eventsFile != "" {
+				ev, err := crawl.OpenEventsFile(f.eventsFile)
+				if err != nil {
+					return usagef("--events: %v", err)
+				}
+				defer ev.Close()
+				cfg.Sinks = append(cfg.Sinks, ev)
 			}
 			_, err = runCrawl(cmd.Context(), cfg, f.progress, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			return err

@@ -109,8 +109,11 @@ func (c *Crawler) archive(resp *fetch.Response, pb *pageBatch, u *canon.URL) cap
 	}
 	if pb != nil {
 		pb.b.PutCapture(key, rec)
+		pb.captures = append(pb.captures, rec) // for the sinks, once committed
 	} else if err := c.state.putCapture(key, rec); err != nil {
 		c.fail(fmt.Errorf("crawl: index the capture of %s: %w", resp.URL, err))
+	} else {
+		c.emit([]store.CaptureRecord{rec})
 	}
 	return cp
 }

@@ -111,6 +111,9 @@ type Config struct {
 	// disallowed paths, a lower URL cap); nil means none. They are read on
 	// every URL, so changes made while the crawl runs apply at once.
 	Policies *policy.Set
+	// Sinks receive every capture once it is durable (see Sink); the
+	// crawl does not close them.
+	Sinks []Sink
 	// Logger receives one line per failed item; nil discards.
 	Logger *slog.Logger
 }

@@ -393,6 +393,8 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		pb.done(l, part, lo.res, lo.status, lo.outcome, keep)
 		if err := pb.commit(c.seen, c.front); err != nil {
 			c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
+		} else {
+			c.emit(pb.captures)
 		}
 		c.digests.settle(pb.digests)
 		c.front.Complete(l, lo.res)

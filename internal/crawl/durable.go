@@ -153,11 +153,12 @@ func frontierItem(q store.QueueItem, seq uint64) frontier.Item {
 // pageBatch gathers one lease's writes and the frontier items they stand
 // for; commit writes them at once.
 type pageBatch struct {
-	d       *durable
-	b       *store.Batch
-	pending []seen.Pending
-	items   []frontier.Item
-	digests [][sha1.Size]byte // new payload digests it records (see digestShards)
+	d        *durable
+	b        *store.Batch
+	pending  []seen.Pending
+	items    []frontier.Item
+	digests  [][sha1.Size]byte     // new payload digests it records (see digestShards)
+	captures []store.CaptureRecord // the captures it indexes, for the page sinks
 }
 
 func (d *durable) newBatch() *pageBatch { return &pageBatch{d: d, b: d.db.NewBatch()} }

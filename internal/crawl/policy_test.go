@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -138,5 +139,61 @@ func checkGaps(t *testing.T, host string, reqs []miniReq, min time.Duration) {
 		if gap := reqs[i].start.Sub(reqs[i-1].end); gap < min {
 			t.Errorf("%s: %s started %v after %s ended; want at least %v", host, reqs[i].path, gap, reqs[i-1].path, min)
 		}
+	}
+}
+
+// failingSink takes n events, then fails.
+type failingSink struct {
+	mu sync.Mutex
+	n  int
+	ev []Event
+}
+
+func (s *failingSink) Capture(e Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.ev) == s.n {
+		return errors.New("indexer unreachable")
+	}
+	s.ev = append(s.ev, e)
+	return nil
+}
+
+func (s *failingSink) Close() error { return nil }
+
+// Page sinks get every capture once it is durable; one that fails stops
+// the crawl, as an archive that cannot be written does, naming the sink.
+func TestSinks(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(rw, r)
+				return
+			}
+			page(rw, "/1", "/2", "/3")
+		},
+	})
+	ok := &failingSink{n: 1 << 30}
+	cfg := mw.config(t, 5*time.Millisecond, mw.url("a.test", "/"))
+	cfg.Sinks = []Sink{ok}
+	runCrawl(t, cfg)
+	if len(ok.ev) != 5 { // robots.txt, /, /1, /2, /3
+		t.Errorf("%d events, want 5: %+v", len(ok.ev), ok.ev)
+	}
+	for _, e := range ok.ev {
+		if e.URL == "" || e.WARCFile == "" || e.Length == 0 || !strings.HasPrefix(e.PayloadDigest, "sha1:") {
+			t.Errorf("event %+v", e)
+		}
+	}
+
+	bad := &failingSink{n: 2}
+	cfg = mw.config(t, 5*time.Millisecond, mw.url("a.test", "/"))
+	cfg.Sinks = []Sink{bad}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(t.Context()); err == nil || !strings.Contains(err.Error(), "page sink: indexer unreachable") {
+		t.Errorf("a failing sink: Run error %v", err)
 	}
 }

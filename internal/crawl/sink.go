@@ -1,0 +1,94 @@
+package crawl
+
+import (
+	"encoding/base32"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"weft/internal/store"
+)
+
+// Event is one archived capture, as a page sink receives it once the
+// capture is in the crawl's durable state.
+type Event struct {
+	URL           string    `json:"url"`
+	FetchedAt     time.Time `json:"fetched_at"`
+	Status        int       `json:"status"`
+	PayloadDigest string    `json:"payload_digest"` // "sha1:" and base32, as in WARC
+	WARCFile      string    `json:"warc_file"`
+	Offset        int64     `json:"offset"`
+	Length        int64     `json:"length"`
+	Revisit       bool      `json:"revisit,omitempty"`     // the payload is in an earlier capture's record
+	NearDupOf     string    `json:"near_dup_of,omitempty"` // a page this one nearly copies
+}
+
+func eventOf(r store.CaptureRecord) Event {
+	return Event{
+		URL: r.URL, FetchedAt: r.Date.UTC(), Status: r.Status,
+		PayloadDigest: "sha1:" + base32.StdEncoding.EncodeToString(r.Digest[:]),
+		WARCFile:      r.File, Offset: r.Offset, Length: r.Length,
+		Revisit: r.Kind == store.CaptureRevisit, NearDupOf: r.NearDupOf,
+	}
+}
+
+// Sink receives every capture after it is durable: a downstream indexer, a
+// message log. Delivery is at least once: a capture made again after a
+// crash is delivered again. Capture is called from many workers at once.
+type Sink interface {
+	Capture(Event) error
+	Close() error
+}
+
+// EventsFile is a Sink that appends each event to a file as a line of JSON,
+// in one write, so that a reader tailing the file while the crawl runs
+// never sees half a line.
+type EventsFile struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+}
+
+// OpenEventsFile opens (creating, or appending to) the JSON Lines file at
+// path.
+func OpenEventsFile(path string) (*EventsFile, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("events file: %w", err)
+	}
+	return &EventsFile{f: f, path: path}, nil
+}
+
+// Capture appends e as one line.
+func (s *EventsFile) Capture(e Event) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.f.Write(b); err != nil {
+		return fmt.Errorf("events file %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Close closes the file.
+func (s *EventsFile) Close() error { return s.f.Close() }
+
+// emit hands captures that are now durable to the sinks. A sink that fails
+// stops the crawl, as a WARC file that cannot be written does: what it
+// feeds would miss captures.
+func (c *Crawler) emit(recs []store.CaptureRecord) {
+	for _, s := range c.cfg.Sinks {
+		for _, r := range recs {
+			if err := s.Capture(eventOf(r)); err != nil {
+				c.fail(fmt.Errorf("crawl: page sink: %w", err))
+				return
+			}
+		}
+	}
+}
