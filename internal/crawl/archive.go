@@ -132,6 +132,7 @@ func (c *Crawler) archiveOnce(ex warc.Exchange, cp capture, pb *pageBatch) (capt
 		if first, ok, err = c.state.db.GetDigest(cp.digest); err != nil {
 			return cp, err
 		}
+		ok = ok && c.stillArchived(first)
 	}
 	if ok {
 		ex.Revisit = &warc.Revisit{RefersToURI: first.URL, RefersToDate: first.Date, RefersTo: first.RecordID}
@@ -163,6 +164,19 @@ func (c *Crawler) archiveOnce(ex warc.Exchange, cp capture, pb *pageBatch) (capt
 	sh.pending[cp.digest] = rec
 	cp.original, cp.first = true, rec
 	return cp, nil
+}
+
+// stillArchived reports whether the record a digest names survived the
+// recovery of torn WARC files at start. After a power loss the store may
+// hold a digest record whose WARC tail was never on disk: a copy of that
+// payload must then be archived whole again, not as a revisit of nothing.
+func (c *Crawler) stillArchived(first store.DigestRecord) bool {
+	for _, f := range c.warcFix {
+		if f.Name == first.File {
+			return !f.Removed && first.Offset+first.Length <= f.KeptBytes
+		}
+	}
+	return true
 }
 
 // followed records that the original capture cp was parsed and its links

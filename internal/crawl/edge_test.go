@@ -820,3 +820,49 @@ func TestWarcPathFallsBackToOpen(t *testing.T) {
 		t.Errorf("warcPath of a missing file = %s, want %s (for its error to name)", got, want)
 	}
 }
+
+// After a power loss, the store can name as a payload's first capture a
+// WARC record whose file tail never reached the disk. Recovery cuts the
+// tail; a later copy of that payload must then be archived whole, not as a
+// revisit of a record that is gone.
+func TestDigestOfALostRecordIsNotReferredTo(t *testing.T) {
+	const body = `<html><body><p>the same bytes at two URLs</p></body></html>`
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				http.NotFound(rw, r)
+			case "/":
+				page(rw, "/one")
+			default:
+				rw.Header().Set("Content-Type", "text/html")
+				rw.Write([]byte(body))
+			}
+		},
+	})
+	cfg := mw.config(t, 5*time.Millisecond, mw.url("a.test", "/"))
+	sum := runCrawl(t, cfg)
+	// Cut the file just before /one's response, as recovery would after
+	// its tail was lost, and leave it ".open".
+	var one fetchRecord
+	for _, r := range readFetchLog(t, cfg.DataDir) {
+		if strings.HasSuffix(r.URL, "/one") {
+			one = r
+		}
+	}
+	if one.WARCFile == "" || len(sum.WARCFiles) != 1 {
+		t.Fatalf("no WARC record of /one: %+v, files %v", one, sum.WARCFiles)
+	}
+	path := filepath.Join(cfg.DataDir, "warc", one.WARCFile)
+	if err := os.Truncate(path, one.WARCOffset); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path, path+".open"); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Seeds = append(cfg.Seeds, mw.url("a.test", "/two"))
+	sum = runCrawl(t, cfg)
+	if sum.Revisits != 0 || sum.Pages != 1 {
+		t.Errorf("after recovery: %d pages, %d revisits; want /two archived whole", sum.Pages, sum.Revisits)
+	}
+}
