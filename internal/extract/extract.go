@@ -37,7 +37,12 @@ type Limits struct {
 	// comments); zero means DefaultMaxTokens. A 40 KB page is about 1,500.
 	MaxTokens int
 	// Words, if positive, collects up to this many word hashes of the
-	// page's visible text in Result.Words, in the same pass (see Words).
+	// page's visible text in Result.Words, in the same pass: the text
+	// outside tags and outside <script>, <style>, <template> and <noscript>,
+	// entity-decoded, split at every rune that is not a letter, a digit, a
+	// combining mark or a zero-width joiner, each word lower-cased and
+	// hashed (WordHash). It is the input of near-duplicate detection, which
+	// needs the words' identities, not their text.
 	Words int
 }
 
@@ -75,7 +80,7 @@ type Result struct {
 	// Tokens is the number of tokens read.
 	Tokens int
 	// Words are the hashes of the visible words, when Limits.Words asks
-	// for them (see Words).
+	// for them.
 	Words []uint64
 }
 

@@ -1,14 +1,12 @@
 package extract
 
 import (
-	"bytes"
 	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/net/html"
 )
 
-// DefaultMaxWords bounds Words where its limit is zero.
+// DefaultMaxWords is the usual Limits.Words: far more words than a page
+// has, few enough to bound a hostile one.
 const DefaultMaxWords = 100000
 
 // FNV-1a 64, inlined: words are hashed as they are read, never copied.
@@ -17,48 +15,8 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-// Words returns the visible text of an HTML page as hashes of its
-// lower-case words, in document order: the text outside tags and outside
-// <script>, <style>, <template> and <noscript> (a crawler runs no script,
-// and a page's <noscript> is boilerplate), entity-decoded and split at every
-// rune that is not a letter or a digit. Each word is hashed with FNV-1a 64
-// of its lower-case UTF-8 (WordHash). At most maxWords are returned (zero
-// means DefaultMaxWords). It is the input of near-duplicate detection,
-// which needs the words' identities, not their text.
-func Words(body []byte, maxWords int) []uint64 {
-	if maxWords <= 0 {
-		maxWords = DefaultMaxWords
-	}
-	words := make([]uint64, 0, min(maxWords, len(body)/32))
-	hidden := 0 // depth of elements whose text is not shown
-	z := html.NewTokenizer(bytes.NewReader(body))
-	for len(words) < maxWords {
-		switch z.Next() {
-		case html.ErrorToken:
-			return words
-		case html.StartTagToken:
-			if name, _ := z.TagName(); isHiddenTag(name) {
-				hidden++
-			}
-		case html.SelfClosingTagToken:
-			// "<script src=x />" still opens raw text up to </script>.
-			if name, _ := z.TagName(); isRawTextTag(name) {
-				hidden++
-			}
-		case html.EndTagToken:
-			if name, _ := z.TagName(); hidden > 0 && isHiddenTag(name) {
-				hidden--
-			}
-		case html.TextToken:
-			if hidden == 0 {
-				words = appendWordHashes(words, z.Text(), maxWords)
-			}
-		}
-	}
-	return words
-}
-
-// WordHash is the hash Words gives the word w (already lower-case).
+// WordHash is the hash HTML gives the word w (already lower-case) in
+// Result.Words.
 func WordHash(w string) uint64 {
 	x := uint64(fnvOffset)
 	for i := 0; i < len(w); i++ {
@@ -84,25 +42,6 @@ func hiddenTag(raw []byte) bool {
 		if equalFoldASCII(name, t) {
 			return true
 		}
-	}
-	return false
-}
-
-// isRawTextTag reports whether a self-closing tag of this name still
-// starts raw text that an end tag closes (the tokenizer ignores the "/"
-// there, as browsers do).
-func isRawTextTag(tag []byte) bool {
-	switch string(tag) {
-	case "script", "style", "noscript", "textarea", "title", "xmp", "iframe", "noembed", "noframes":
-		return isHiddenTag(tag)
-	}
-	return false
-}
-
-func isHiddenTag(tag []byte) bool {
-	switch string(tag) {
-	case "script", "style", "template", "noscript":
-		return true
 	}
 	return false
 }

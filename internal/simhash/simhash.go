@@ -32,7 +32,7 @@ const (
 )
 
 // Fingerprint returns the SimHash of the k-word shingles of words (word
-// hashes, as extract.Words gives them; the words themselves if k <= 1, all
+// hashes, as extract.HTML gives them in Result.Words; the words themselves if k <= 1, all
 // of them as one shingle if there are fewer than k). A shingle's feature is
 // its k word hashes folded FNV-style and then mixed, so every bit depends on
 // every word. It returns 0 for no words.

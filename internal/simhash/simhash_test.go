@@ -46,7 +46,7 @@ func TestFingerprint(t *testing.T) {
 	}
 }
 
-// hashWords hashes words as extract.Words does (FNV-1a 64).
+// hashWords hashes words as extract.WordHash does (FNV-1a 64).
 func hashWords(ws []string) []uint64 {
 	out := make([]uint64, len(ws))
 	for i, w := range ws {
