@@ -24,7 +24,7 @@ const Guaranteed = 11
 //
 // Four exact 16-bit bands (the classic index, a bucket read per band) find
 // a stored fingerprint only within distance 3 for sure, and found 77 % of
-// the near-duplicates at the measured threshold of 12 bits (see
+// the near-duplicate pairs within 12 bits (see
 // TestNearDuplicatePrecisionRecall). So each band is probed at Hamming
 // radius 2 instead: 137 buckets per band, 548 per query, each holding on
 // average n/65,536 fingerprints, which is why the buckets are in memory
@@ -59,24 +59,28 @@ func (ix *Index) Add(fp uint64) uint32 {
 	return id
 }
 
-// Near returns the id and distance of the stored fingerprint nearest to fp
-// within maxDist (found for sure up to Guaranteed), and false if there is
-// none. Ties go to the earliest added.
-func (ix *Index) Near(fp uint64, maxDist int) (id uint32, dist int, ok bool) {
-	best, bestID := maxDist+1, uint32(0)
+// Match is a stored fingerprint found near a query.
+type Match struct {
+	ID   uint32 // as Add returned it
+	FP   uint64 // the stored fingerprint
+	Dist int    // its distance to the query
+}
+
+// Near returns the stored fingerprint nearest to fp within maxDist (found
+// for sure up to Guaranteed), and false if there is none. Ties go to the
+// earliest added.
+func (ix *Index) Near(fp uint64, maxDist int) (Match, bool) {
+	best := Match{Dist: maxDist + 1}
 	for b, v := range Bands(fp) {
 		tab := &ix.buckets[b]
 		for _, m := range probeMasks {
 			bk := &tab[v^m]
 			for i, c := range bk.fps {
-				if d := Distance(fp, c); d <= best && (d < best || bk.ids[i] < bestID) {
-					best, bestID = d, bk.ids[i]
+				if d := Distance(fp, c); d <= best.Dist && (d < best.Dist || bk.ids[i] < best.ID) {
+					best = Match{ID: bk.ids[i], FP: c, Dist: d}
 				}
 			}
 		}
 	}
-	if best > maxDist {
-		return 0, 0, false
-	}
-	return bestID, best, true
+	return best, best.Dist <= maxDist
 }

@@ -25,20 +25,20 @@ func TestIndexFindsEverythingWithinTheGuarantee(t *testing.T) {
 				flipped++
 			}
 		}
-		id, got, ok := ix.Near(q, Guaranteed)
-		if !ok || got > d {
-			t.Fatalf("a fingerprint %d bits from stored #%d: Near = %d, %d, %v", d, i, id, got, ok)
+		m, ok := ix.Near(q, Guaranteed)
+		if !ok || m.Dist > d || Distance(q, m.FP) != m.Dist {
+			t.Fatalf("a fingerprint %d bits from stored #%d: Near = %+v, %v", d, i, m, ok)
 		}
 	}
 	// Random queries are far from everything.
 	for range 100 {
-		if id, d, ok := ix.Near(r.Uint64(), 8); ok {
-			t.Fatalf("a random query matched #%d at distance %d", id, d)
+		if m, ok := ix.Near(r.Uint64(), 8); ok {
+			t.Fatalf("a random query matched #%d at distance %d", m.ID, m.Dist)
 		}
 	}
 	// Three bits in every band: 12 apart, beyond the probes.
 	q := stored[0] ^ 0x0007_0007_0007_0007
-	if id, _, ok := ix.Near(q, 12); ok && id == 0 {
+	if m, ok := ix.Near(q, 12); ok && m.ID == 0 {
 		t.Error("found a fingerprint beyond the probes' reach: the guarantee is understated")
 	}
 }
@@ -48,13 +48,13 @@ func TestIndexNearest(t *testing.T) {
 	a := ix.Add(0)
 	b := ix.Add(0b111)
 	ix.Add(0b111) // a duplicate: the earlier wins a tie
-	if id, d, ok := ix.Near(0b011, 5); !ok || id != b || d != 1 {
-		t.Errorf("Near = %d, %d, %v; want #%d at 1", id, d, ok, b)
+	if m, ok := ix.Near(0b011, 5); !ok || m != (Match{ID: b, FP: 0b111, Dist: 1}) {
+		t.Errorf("Near = %+v, %v; want #%d at 1", m, ok, b)
 	}
-	if id, d, ok := ix.Near(0b1, 5); !ok || id != a || d != 1 {
-		t.Errorf("Near = %d, %d, %v; want #%d at 1", id, d, ok, a)
+	if m, ok := ix.Near(0b1, 5); !ok || m != (Match{ID: a, FP: 0, Dist: 1}) {
+		t.Errorf("Near = %+v, %v; want #%d at 1", m, ok, a)
 	}
-	if _, _, ok := ix.Near(^uint64(0), 5); ok {
+	if _, ok := ix.Near(^uint64(0), 5); ok {
 		t.Error("matched a fingerprint 61 bits away")
 	}
 	if ix.Len() != 3 {
