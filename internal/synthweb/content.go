@@ -26,6 +26,7 @@ const (
 	roleImage                      // image/jpeg
 	rolePDF                        // application/pdf
 	roleBoilerplate                // the same HTML document on every host and at two URLs of each: exact duplicates
+	roleArticle                    // a news article, alone or one of a family of near-duplicate variants
 )
 
 func (r role) String() string {
@@ -58,11 +59,13 @@ func (r role) String() string {
 		return "pdf"
 	case roleBoilerplate:
 		return "boilerplate"
+	case roleArticle:
+		return "article"
 	}
 	return "role(" + strconv.Itoa(int(r)) + ")"
 }
 
-func (r role) isHTML() bool { return r <= roleOnlyHeader }
+func (r role) isHTML() bool { return r <= roleOnlyHeader || r == roleArticle }
 
 // linkable pages may be targets of random links. The only-* pages never
 // are, or they would stop being "only" reachable one way.
@@ -121,6 +124,10 @@ type page struct {
 	disallowed bool
 	reachable  bool
 	required   []required
+	// Articles: the page index of the first article of the family, and
+	// which variant of it this one is.
+	family  int32
+	variant variant
 }
 
 // PageInfo is the ground truth about one URL of the synthetic web.
@@ -136,11 +143,16 @@ type PageInfo struct {
 	// Role names the purpose of the URL: "home", "page", "nofollow-meta",
 	// "nofollow-header", "only-rel-nofollow", "only-meta-nofollow",
 	// "only-header-nofollow", "redirect", "not-found", "gone",
-	// "server-error", "image" or "pdf".
+	// "server-error", "image", "pdf", "boilerplate" or "article".
 	Role string
 	// NoFollowMeta and NoFollowHeader report a page-level nofollow (meta
 	// robots tag or X-Robots-Tag header): none of its Links may be followed.
 	NoFollowMeta, NoFollowHeader bool
+	// Family is, for an article, the canonical URL of the first article
+	// of its family: the pages of one family are near-duplicates of each
+	// other (the same story with a changed footer, timestamp, ad block or
+	// navigation) and of no other page. It is "" for every other role.
+	Family string
 	// Reachable reports whether a compliant crawler starting from Seeds()
 	// discovers the URL: through links of fetched pages that are not
 	// nofollow (rel, meta or header) and through redirects, never fetching
@@ -218,6 +230,7 @@ func (w *Web) buildPages(h *host) {
 	add("/files/report-1.pdf", rolePDF, http.StatusOK)
 	add("/legal/terms.html", roleBoilerplate, http.StatusOK)
 	add("/legal/terms/print.html", roleBoilerplate, http.StatusOK)
+	w.addArticles(h)
 
 	h.byPath = make(map[string]int32, len(h.pages))
 	for i := range h.pages {
@@ -308,7 +321,7 @@ func (w *Web) buildGraph(h *host) {
 	firstSameHost, lastRedirect := int32(-1), int32(-1)
 	for i := range h.pages {
 		pg := &h.pages[i]
-		if pg.role.isHTML() {
+		if pg.role.isHTML() && pg.role != roleArticle {
 			continue
 		}
 		if pg.role == roleRedirect {
@@ -478,6 +491,10 @@ type pagePlan struct {
 // plan fills pl for the HTML page p of host h.
 func (w *Web) plan(h *host, p int32, pl *pagePlan) {
 	pg := &h.pages[p]
+	if pg.role == roleArticle {
+		w.planArticle(h, p, pl)
+		return
+	}
 	r := newRNG(w.cfg.Seed, streamPlan, uint64(h.idx), uint64(p))
 	pl.size = r.between(w.cfg.MinPageBytes, w.cfg.MaxPageBytes)
 	pl.docPath, _ = splitQuery(pg.path)
@@ -835,6 +852,9 @@ const pageFooter = "</p>\n</body>\n</html>\n"
 // preserves it by construction. Prose only fills the slack.
 func (w *Web) renderPage(dst []byte, h *host, p int32, pl *pagePlan) []byte {
 	pg := &h.pages[p]
+	if pg.role == roleArticle {
+		return w.renderArticle(dst, h, p, pl)
+	}
 	tr := newRNG(w.cfg.Seed, streamText, uint64(h.idx), uint64(p))
 	start := len(dst)
 	cw := w.compactWorst
@@ -982,6 +1002,9 @@ func (w *Web) info(t target, pl *pagePlan) PageInfo {
 	}
 	if pg.role == roleRedirect {
 		pi.RedirectTo = w.url(pg.redirect)
+	}
+	if pg.role == roleArticle {
+		pi.Family = w.url(target{t.h, pg.family})
 	}
 	if pg.role.isHTML() {
 		w.plan(h, t.p, pl)

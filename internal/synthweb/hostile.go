@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -17,9 +18,15 @@ const (
 	HostileGzipBomb = "gzip-bomb"
 	HostileEndless  = "endless"
 	HostileSilent   = "silent"
+	// HostileCopies is a near-duplicate trap: a calendar of endless days
+	// ("/" and "/day/N"), each the same story under its own date, each
+	// linking to later days.
+	HostileCopies = "copies"
 )
 
-func hostileNames() []string { return []string{HostileGzipBomb, HostileEndless, HostileSilent} }
+func hostileNames() []string {
+	return []string{HostileGzipBomb, HostileEndless, HostileSilent, HostileCopies}
+}
 
 const (
 	// bombMemberSize is what one gzip member decompresses to; bombMembers
@@ -55,6 +62,10 @@ func newBombMember() ([]byte, error) {
 // serveHostile answers the HTTP hostile hosts: "/" misbehaves, robots.txt
 // and everything else is 404.
 func (w *Web) serveHostile(rw *logWriter, r *http.Request, h *host) {
+	if h.hostile == HostileCopies {
+		w.serveCopies(rw, r, h)
+		return
+	}
 	if r.URL.Path != "/" {
 		writeBody(rw, r, http.StatusNotFound, "text/html; charset=utf-8", notFoundBody)
 		return
@@ -91,6 +102,36 @@ func (w *Web) serveHostile(rw *logWriter, r *http.Request, h *host) {
 			rw.Flush()
 		}
 	}
+}
+
+// serveCopies answers the copies host: day N of the calendar ("/" is day
+// 0) is the same story as every other day, under the heading "Day N", with
+// links to days N+1, N+7 and 2N+1.
+func (w *Web) serveCopies(rw *logWriter, r *http.Request, h *host) {
+	day := uint64(0)
+	if r.URL.Path != "/" {
+		n, err := strconv.ParseUint(strings.TrimPrefix(r.URL.Path, "/day/"), 10, 62)
+		if err != nil || !strings.HasPrefix(r.URL.Path, "/day/") {
+			writeBody(rw, r, http.StatusNotFound, "text/html; charset=utf-8", notFoundBody)
+			return
+		}
+		day = n
+	}
+	b := []byte("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Calendar</title>\n</head>\n<body>\n<h1>Day ")
+	b = strconv.AppendUint(b, day, 10)
+	b = append(b, "</h1>\n<p>"...)
+	sr := newRNG(w.cfg.Seed, streamArticle, uint64(h.idx), 0)
+	b = w.text.appendWords(b, &sr, 400)
+	b = append(b, ".</p>\n<p>"...)
+	for i, next := range []uint64{day + 1, day + 7, 2*day + 1} {
+		b = append(b, `<a href="/day/`...)
+		b = strconv.AppendUint(b, next, 10)
+		b = append(b, `">`...)
+		b = append(b, [...]string{"next day", "next week", "later"}[i]...)
+		b = append(b, "</a> "...)
+	}
+	b = append(b, "</p>\n</body>\n</html>\n"...)
+	writeBody(rw, r, http.StatusOK, "text/html; charset=utf-8", b)
 }
 
 // stopped reports whether the client is gone. When the web is closing it

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -188,5 +189,33 @@ func TestSilent(t *testing.T) {
 	}
 	if got := len(w.Log()); got != 3 {
 		t.Errorf("%d log entries, want 3 connections", got)
+	}
+}
+
+// TestCopiesIsAnEndlessCalendar checks the near-duplicate trap: every day
+// is the same story under its own heading, and links to later days.
+func TestCopiesIsAnEndlessCalendar(t *testing.T) {
+	t.Parallel()
+	w := startWeb(t, hostileConfig())
+	c := newClient(t, w)
+	h := hostileHost(t, w, HostileCopies)
+	base := "http://" + h.Authority
+	day0, day5 := get(t, c, base+"/"), get(t, c, base+"/day/5")
+	if day0.status != 200 || day5.status != 200 {
+		t.Fatalf("status %d, %d", day0.status, day5.status)
+	}
+	for _, want := range []string{`href="/day/6"`, `href="/day/12"`, `href="/day/11"`, "<h1>Day 5</h1>"} {
+		if !strings.Contains(string(day5.body), want) {
+			t.Errorf("day 5 lacks %s", want)
+		}
+	}
+	story := func(b []byte) string { s := string(b); return s[strings.Index(s, "<p>"):strings.Index(s, ".</p>")] }
+	if story(day0.body) != story(day5.body) || len(story(day0.body)) < 1000 {
+		t.Error("days 0 and 5 do not tell the same long story")
+	}
+	for _, p := range []string{"/day/x", "/other", "/day/-1"} {
+		if r := get(t, c, base+p); r.status != 404 {
+			t.Errorf("%s: %d, want 404", p, r.status)
+		}
 	}
 }

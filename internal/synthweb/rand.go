@@ -17,6 +17,7 @@ const (
 	streamText
 	streamTextTable
 	streamObligations
+	streamArticle
 )
 
 func mix64(z uint64) uint64 {

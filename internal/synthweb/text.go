@@ -1,6 +1,9 @@
 package synthweb
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // wordList is the vocabulary of page text. Only [a-z] so that text never
 // needs HTML escaping and anchor text can be copied as is.
@@ -36,8 +39,12 @@ brought heat snow tire bring yes distant fill east paint language among`
 const (
 	// textBlockSize is the size of the precomputed prose that page text is
 	// copied from. Copying slices of it keeps a 40 KB page render in the
-	// microseconds, where drawing word by word would cost tens of them.
-	textBlockSize = 64 << 10
+	// microseconds, where drawing word by word would cost tens of them. It
+	// is large so that two pages rarely copy the same passage: with 64 KiB,
+	// unrelated 40 KB pages shared most of their word triples and came
+	// within 9 to 12 SimHash bits of each other (149 of 485,000 pairs); at
+	// 4 MiB their distances are those of random fingerprints.
+	textBlockSize = 4 << 20
 	// textChunk is the longest single copy from the block; longer text is
 	// assembled from several chunks at different offsets.
 	textChunk = 4 << 10
@@ -46,14 +53,23 @@ const (
 	maxWordLen = 12
 )
 
-// textTable is the per-Web, read-only source of page text.
+// textTable is the read-only source of page text, one per seed.
 type textTable struct {
-	words  []string
-	block  []byte
-	starts []int32 // offsets of word starts in block that leave room for a full chunk
+	words []string
+	block []byte
+	limit int // chunks start below it, leaving room for a full chunk
 }
 
+// textTables caches the table of each seed: building 4 MiB of prose takes
+// tens of milliseconds, and tests start many webs with few seeds.
+var textTables sync.Map // int64 -> func() *textTable
+
 func newTextTable(seed int64) *textTable {
+	f, _ := textTables.LoadOrStore(seed, sync.OnceValue(func() *textTable { return buildTextTable(seed) }))
+	return f.(func() *textTable)()
+}
+
+func buildTextTable(seed int64) *textTable {
 	t := &textTable{words: strings.Fields(wordList)}
 	r := newRNG(seed, streamTextTable, 0, 0)
 	b := make([]byte, 0, textBlockSize+64)
@@ -73,13 +89,17 @@ func newTextTable(seed int64) *textTable {
 		b = append(b, ' ')
 	}
 	t.block = b
-	limit := len(b) - textChunk - 2*maxWordLen
-	for i := 0; i < limit; i++ {
-		if i == 0 || b[i-1] == ' ' {
-			t.starts = append(t.starts, int32(i))
-		}
-	}
+	t.limit = len(b) - textChunk - 2*maxWordLen
 	return t
+}
+
+// start returns a random word start in the block below limit.
+func (t *textTable) start(r *rng) int {
+	s := r.intn(t.limit - maxWordLen - 1)
+	for s > 0 && t.block[s-1] != ' ' {
+		s++
+	}
+	return s
 }
 
 // appendText appends about n bytes of prose starting and ending on word
@@ -87,7 +107,7 @@ func newTextTable(seed int64) *textTable {
 func (t *textTable) appendText(dst []byte, r *rng, n int) []byte {
 	for n > 0 {
 		c := min(n, textChunk)
-		s := int(t.starts[r.intn(len(t.starts))])
+		s := t.start(r)
 		e := s + c
 		for e < len(t.block) && t.block[e-1] != ' ' {
 			e++
@@ -102,7 +122,7 @@ func (t *textTable) appendText(dst []byte, r *rng, n int) []byte {
 func (t *textTable) appendExact(dst []byte, r *rng, n int) []byte {
 	for n > 0 {
 		c := min(n, textChunk)
-		s := int(t.starts[r.intn(len(t.starts))])
+		s := t.start(r)
 		dst = append(dst, t.block[s:s+c]...)
 		n -= c
 	}

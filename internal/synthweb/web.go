@@ -60,7 +60,7 @@ type Config struct {
 	// RobotsKinds is assigned cyclically to the ordinary hosts by index;
 	// nil or empty means DefaultRobotsKinds().
 	RobotsKinds []RobotsKind
-	// Hostile also starts the gzip-bomb, endless and silent hosts.
+	// Hostile also starts the gzip-bomb, endless, silent and copies hosts.
 	Hostile bool
 	// HangLimit is the longest a hanging handler (robots.txt timeout, silent
 	// host) holds a request; zero means 2 minutes. Close releases them at
@@ -68,7 +68,8 @@ type Config struct {
 	HangLimit time.Duration
 	// Domain is the parent domain of the host names; zero means "weft.test".
 	// Ordinary hosts are h000.<Domain>, h001.<Domain>, ...; hostile hosts
-	// are gzip-bomb.<Domain>, endless.<Domain> and silent.<Domain>.
+	// are gzip-bomb.<Domain>, endless.<Domain>, silent.<Domain> and
+	// copies.<Domain>.
 	Domain string
 	// IPPrefix is the first three octets, with the final dot, of the host
 	// addresses; zero means "127.0.1.". Host k (ordinary hosts first, then
@@ -281,7 +282,7 @@ type HostInfo struct {
 	Robots     RobotsKind    // the silent host is RobotsTimeout, the other hostile ones RobotsNotFound
 	CrawlDelay time.Duration // 0 unless robots.txt declares one for ProductToken
 	Latency    time.Duration
-	Hostile    string // "" for ordinary hosts, else HostileGzipBomb, HostileEndless or HostileSilent
+	Hostile    string // "" for ordinary hosts, else HostileGzipBomb, HostileEndless, HostileSilent or HostileCopies
 }
 
 // Start builds the web described by cfg and starts a listener and server

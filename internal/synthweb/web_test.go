@@ -57,7 +57,7 @@ func TestHostsAndAddressing(t *testing.T) {
 	cfg := Config{Seed: 1, Hosts: 256, PagesPerHost: 1, Hostile: true, MaxLatency: 50 * time.Millisecond}
 	w := startWeb(t, cfg)
 	hosts := w.Hosts()
-	if len(hosts) != 259 || len(w.Seeds()) != 256 || len(w.HostileSeeds()) != 3 {
+	if len(hosts) != 260 || len(w.Seeds()) != 256 || len(w.HostileSeeds()) != 4 {
 		t.Fatalf("%d hosts, %d seeds, %d hostile seeds", len(hosts), len(w.Seeds()), len(w.HostileSeeds()))
 	}
 	res := w.Resolve()
