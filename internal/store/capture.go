@@ -18,6 +18,7 @@ import (
 //
 //	Digest:  'D' sha1[20]              -> DigestRecord (the first capture of a payload)
 //	Capture: 'C' key 0x00 time[8]      -> CaptureRecord (one per archived response)
+//	Sim:     'S' simhash[8]            -> URL (a page the near-duplicate index holds)
 //
 // key is the caller's sort key for the URL (its SURT); time is the capture's
 // Unix nanoseconds, big-endian, so one URL's captures are in time order and
@@ -25,11 +26,13 @@ import (
 const (
 	tagDigest  = 'D'
 	tagCapture = 'C'
+	tagSim     = 'S'
 )
 
 const (
 	digestVersion  = 1
 	captureVersion = 1
+	simVersion     = 1
 )
 
 // DigestRecord says where a payload was first archived: a revisit of it
@@ -236,9 +239,58 @@ func (db *DB) ScanCaptures(fn func(key string, r CaptureRecord) bool) error {
 	})
 }
 
-// fmtCaptureKey describes a digest or capture key for an error message.
+func appendSimKey(dst []byte, fp uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, tagSim), fp)
+}
+
+// PutSimHash records that the page at url, with SimHash fp, is one that
+// later pages are judged against for near-duplicates.
+func (b *Batch) PutSimHash(fp uint64, url string) {
+	if !b.ok() {
+		return
+	}
+	b.key = appendSimKey(b.key[:0], fp)
+	b.val = appendString(append(b.val[:0], simVersion), url)
+	b.set(b.key, b.val)
+}
+
+// GetSimHash returns the URL recorded with fp, and false if there is none.
+func (db *DB) GetSimHash(fp uint64) (string, bool, error) {
+	key := appendSimKey(nil, fp)
+	var url string
+	ok, err := db.get(key, func(val []byte) error {
+		d := decoder{b: val}
+		d.version(simVersion)
+		url = d.str("url")
+		return d.finish(key)
+	})
+	return url, ok, err
+}
+
+// ScanSimHashes calls fn for every recorded SimHash, in fingerprint
+// order, until fn returns false.
+func (db *DB) ScanSimHashes(fn func(fp uint64, url string) bool) error {
+	return db.scan("simhashes", []byte{tagSim}, []byte{tagSim + 1}, func(it *pebble.Iterator) (bool, error) {
+		k := it.Key()
+		if len(k) != 1+8 {
+			return false, fmt.Errorf("decode %s: not a simhash key", fmtKey(k))
+		}
+		d := decoder{b: it.Value()}
+		d.version(simVersion)
+		url := d.str("url")
+		if err := d.finish(k); err != nil {
+			return false, err
+		}
+		return fn(binary.BigEndian.Uint64(k[1:]), url), nil
+	})
+}
+
+// fmtCaptureKey describes a digest, capture or simhash key for an error
+// message.
 func fmtCaptureKey(k []byte) (string, bool) {
 	switch {
+	case len(k) == 1+8 && k[0] == tagSim:
+		return fmt.Sprintf("simhash %016x", binary.BigEndian.Uint64(k[1:])), true
 	case len(k) == 1+sha1.Size && k[0] == tagDigest:
 		return "digest " + hex.EncodeToString(k[1:]), true
 	case len(k) > 10 && k[0] == tagCapture && k[len(k)-9] == hostEnd:

@@ -89,3 +89,36 @@ func TestCaptureIndex(t *testing.T) {
 		}
 	}
 }
+
+func TestSimHashes(t *testing.T) {
+	db := openMem(t)
+	if _, ok, err := db.GetSimHash(1); ok || err != nil {
+		t.Fatalf("GetSimHash before Put: %v, %v", ok, err)
+	}
+	b := db.NewBatch()
+	want := map[uint64]string{0xffff_0000_0000_0001: "http://a.test/1", 2: "http://a.test/2", 0: "http://b.test/"}
+	for fp, u := range want {
+		b.PutSimHash(fp, u)
+	}
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	for fp, u := range want {
+		if got, ok, err := db.GetSimHash(fp); got != u || !ok || err != nil {
+			t.Errorf("GetSimHash(%x) = %q, %v, %v; want %q", fp, got, ok, err, u)
+		}
+	}
+	var order []uint64
+	if err := db.ScanSimHashes(func(fp uint64, u string) bool {
+		if want[fp] != u {
+			t.Errorf("scan: %x -> %q, want %q", fp, u, want[fp])
+		}
+		order = append(order, fp)
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(order) != 3 || order[0] != 0 || order[1] != 2 || order[2] != 0xffff_0000_0000_0001 {
+		t.Errorf("scan order %x", order)
+	}
+}
