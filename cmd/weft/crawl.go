@@ -21,6 +21,7 @@ import (
 	"weft/internal/policy"
 	"weft/internal/robots"
 	"weft/internal/scope"
+	"weft/internal/simhash"
 )
 
 // defaultUserAgent names weft and where a site operator can read about it.
@@ -74,6 +75,11 @@ type crawlFlags struct {
 	robotsLastGood time.Duration
 	policyFile     string
 	eventsFile     string
+	nearThreshold  int
+	nearMinWords   int
+	nearMaxPages   int
+	nearFollow     bool
+	trapWindow     int
 }
 
 func (f *crawlFlags) register(fs *pflag.FlagSet) {
@@ -118,7 +124,12 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.robotsWait, "robots-retry", time.Minute, "wait before fetching a failed robots.txt again, doubled after each failure")
 	fs.DurationVar(&f.robotsLastGood, "robots-last-good", 0, "Google's rule for an unreachable robots.txt: use the last good copy up to this age, and crawl as if there were none once it has failed this long (e.g. 720h; 0: RFC 9309's complete disallow)")
 	fs.StringVar(&f.policyFile, "policy", "", "JSON file of per-host policies that make weft more polite: {\"host\": {\"delay\": \"5s\", \"disallow\": [\"/path\"], \"max_urls\": 1000}}")
-	fs.StringVar(&f.eventsFile, "events", "", "append a JSON line per archived capture to this file (url, fetched_at, status, payload_digest, warc_file, offset, length, revisit), for an indexer to tail")
+	fs.StringVar(&f.eventsFile, "events", "", "append a JSON line per archived capture to this file (url, fetched_at, status, payload_digest, warc_file, offset, length, revisit, near_dup_of), for an indexer to tail")
+	fs.IntVar(&f.nearThreshold, "near-dup-threshold", simhash.DefaultThreshold, "SimHash distance in bits (1 to 11) within which a page is a near-duplicate of an earlier one: flagged in the capture index, its links not followed (-1: do not judge)")
+	fs.IntVar(&f.nearMinWords, "near-dup-min-words", 50, "pages with fewer visible words are not judged for near-duplicates")
+	fs.IntVar(&f.nearMaxPages, "near-dup-max-pages", 1000000, "pages the near-duplicate index holds in memory, 56 bytes each; later pages are judged against them, not added")
+	fs.BoolVar(&f.nearFollow, "near-dup-follow", false, "follow the links of near-duplicate pages too (an archive crawl that wants every link; the trap cut-off still applies)")
+	fs.IntVar(&f.trapWindow, "trap-window", 50, "cut off a host when more than half of its last this many judged pages were near-duplicates: no new URL of it admitted (1 to 64; -1: never)")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress line on stderr: auto (on a terminal), always or never")
 }
 
@@ -142,6 +153,15 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	}
 	if f.robotsWait <= 0 || f.robotsTTL <= 0 {
 		return cfg, usagef("--robots-retry and --robots-ttl must be positive")
+	}
+	if f.nearThreshold != -1 && (f.nearThreshold < 1 || f.nearThreshold > simhash.Guaranteed) {
+		return cfg, usagef("--near-dup-threshold %d: want 1 to %d bits, or -1 to not judge", f.nearThreshold, simhash.Guaranteed)
+	}
+	if f.trapWindow != -1 && (f.trapWindow < 1 || f.trapWindow > 64) {
+		return cfg, usagef("--trap-window %d: want 1 to 64 pages, or -1 for no cut-off", f.trapWindow)
+	}
+	if f.nearMinWords < 1 || f.nearMaxPages < 1 {
+		return cfg, usagef("--near-dup-min-words and --near-dup-max-pages must be at least 1")
 	}
 	for _, v := range []struct {
 		name string
@@ -235,6 +255,12 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		RobotsRetryWait: f.robotsWait,
 		RobotsLastGood:  f.robotsLastGood,
 		Policies:        policies,
+
+		NearDupThreshold:  f.nearThreshold,
+		NearDupMinWords:   f.nearMinWords,
+		NearDupMaxPages:   f.nearMaxPages,
+		NearDupFollow:     f.nearFollow,
+		NearDupTrapWindow: f.trapWindow,
 		Politeness: frontier.Politeness{
 			LatencyFactor: f.latencyFactor, MaxBackoff: f.maxBackoff, MaxRetryAfter: f.maxRetryAfter,
 			ParkAfter: f.parkAfter, ParkFor: f.parkFor, GiveUpAfter: f.giveUpAfter,

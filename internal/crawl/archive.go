@@ -20,6 +20,10 @@ type capture struct {
 	revisit  bool               // a revisit record: the payload is an earlier capture's
 	first    store.DigestRecord // of a revisit: the capture it refers to
 	original bool               // the first capture of a dedupable payload, its digest recorded in the batch
+	// key and rec are its line of the capture index (see index), which
+	// the page's reading may add to before it is written.
+	key string
+	rec store.CaptureRecord
 }
 
 // digestShards serialise the look-up-then-record of one payload digest, so
@@ -60,11 +64,11 @@ func dedupable(resp *fetch.Response) bool {
 	return resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Truncated == "" && len(resp.Body) > 0
 }
 
-// archive writes resp to the WARC files and adds it to the capture index
-// (through pb, or in a batch of its own when pb is nil). A dedupable payload
-// already archived, under this URL or another, is written as a revisit
-// record that refers to its first capture, not as a second copy; a new one
-// is remembered by its digest before any other worker can look it up.
+// archive writes resp to the WARC files and returns its capture, for the
+// caller to index. A dedupable payload already archived, under this URL or
+// another, is written as a revisit record that refers to its first
+// capture, not as a second copy; a new one is remembered by its digest
+// before any other worker can look it up.
 func (c *Crawler) archive(resp *fetch.Response, pb *pageBatch, u *canon.URL) capture {
 	ip := resp.RemoteAddr
 	if i := strings.LastIndexByte(ip, ':'); i > 0 {
@@ -100,22 +104,33 @@ func (c *Crawler) archive(resp *fetch.Response, pb *pageBatch, u *canon.URL) cap
 	} else if pu, perr := c.canon.Parse(resp.URL); perr == nil {
 		key = pu.SURT()
 	}
-	rec := store.CaptureRecord{
+	cp.key = key
+	cp.rec = store.CaptureRecord{
 		URL: resp.URL, Date: resp.Start, Status: resp.StatusCode, MIME: mimeType(resp.Header.Get("Content-Type")),
 		Digest: cp.digest, File: cp.loc.File, Offset: cp.loc.Offset, Length: cp.loc.Length,
 	}
 	if cp.revisit {
-		rec.Kind = store.CaptureRevisit
-	}
-	if pb != nil {
-		pb.b.PutCapture(key, rec)
-		pb.captures = append(pb.captures, rec) // for the sinks, once committed
-	} else if err := c.state.putCapture(key, rec); err != nil {
-		c.fail(fmt.Errorf("crawl: index the capture of %s: %w", resp.URL, err))
-	} else {
-		c.emit([]store.CaptureRecord{rec})
+		cp.rec.Kind = store.CaptureRevisit
 	}
 	return cp
+}
+
+// index adds a capture to the capture index: through pb, for the page
+// sinks once pb commits, or in a batch of its own when pb is nil. A
+// capture that was not archived (the crawl is stopping) has no line.
+func (c *Crawler) index(cp capture, pb *pageBatch) {
+	switch {
+	case cp.key == "":
+	case pb != nil:
+		pb.b.PutCapture(cp.key, cp.rec)
+		pb.captures = append(pb.captures, cp.rec)
+	default:
+		if err := c.state.putCapture(cp.key, cp.rec); err != nil {
+			c.fail(fmt.Errorf("crawl: index the capture of %s: %w", cp.rec.URL, err))
+		} else {
+			c.emit([]store.CaptureRecord{cp.rec})
+		}
+	}
 }
 
 // archiveOnce writes ex as a response record if its payload is new, and

@@ -14,6 +14,7 @@ import (
 	"weft/internal/policy"
 	"weft/internal/robots"
 	"weft/internal/scope"
+	"weft/internal/simhash"
 )
 
 // Config is everything one crawl needs. Zero values of the durations and
@@ -107,6 +108,24 @@ type Config struct {
 	// WARCMaxFileSize rotates WARC files; zero means 1 GiB.
 	WARCMaxFileSize int64
 
+	// NearDupThreshold is the SimHash distance in bits within which a
+	// parsed page is a near-duplicate of an earlier one: flagged in the
+	// capture index, and its links not followed (unless NearDupFollow).
+	// Zero means simhash.DefaultThreshold (9, from measurement); negative
+	// turns judging off. Pages of fewer than NearDupMinWords visible words
+	// (zero means 50) are not judged. NearDupMaxPages bounds the pages the
+	// in-memory index holds, 56 bytes each (zero means 1,000,000); past
+	// it, pages are still judged against the ones it holds.
+	NearDupThreshold int
+	NearDupMinWords  int
+	NearDupMaxPages  int
+	NearDupFollow    bool
+	// NearDupTrapWindow is the number of a host's last judged pages that
+	// the trap cut-off looks at: when more than half of them were
+	// near-duplicates, no new URL of the host is admitted (those queued
+	// are still fetched). Zero means 50; negative turns the cut-off off;
+	// at most 64.
+	NearDupTrapWindow int
 	// Policies are the operator's per-host overrides (a longer delay, more
 	// disallowed paths, a lower URL cap); nil means none. They are read on
 	// every URL, so changes made while the crawl runs apply at once.
@@ -127,6 +146,18 @@ func (c *Config) setDefaults() {
 	}
 	if c.RobotsTTL == 0 {
 		c.RobotsTTL = 24 * time.Hour
+	}
+	if c.NearDupThreshold == 0 {
+		c.NearDupThreshold = simhash.DefaultThreshold
+	}
+	if c.NearDupMinWords == 0 {
+		c.NearDupMinWords = 50
+	}
+	if c.NearDupMaxPages == 0 {
+		c.NearDupMaxPages = 1_000_000
+	}
+	if c.NearDupTrapWindow == 0 {
+		c.NearDupTrapWindow = 50
 	}
 	if c.RobotsAttempts == 0 {
 		c.RobotsAttempts = 3
@@ -176,6 +207,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl: grace %v is negative", c.Grace)
 	case c.RobotsTTL < 0:
 		return fmt.Errorf("crawl: robots TTL %v is negative", c.RobotsTTL)
+	case c.NearDupThreshold > simhash.Guaranteed:
+		return fmt.Errorf("crawl: near-duplicate threshold %d bits is beyond what the index finds for sure (%d)", c.NearDupThreshold, simhash.Guaranteed)
+	case c.NearDupMinWords < 0:
+		return fmt.Errorf("crawl: near-duplicate minimum of %d words is negative", c.NearDupMinWords)
+	case c.NearDupTrapWindow > 64:
+		return fmt.Errorf("crawl: near-duplicate trap window of %d pages is over 64", c.NearDupTrapWindow)
+	case c.NearDupMaxPages < 0:
+		return fmt.Errorf("crawl: near-duplicate index of %d pages is negative", c.NearDupMaxPages)
 	case c.RobotsAttempts < 0:
 		return fmt.Errorf("crawl: robots attempts %d is negative", c.RobotsAttempts)
 	case c.RobotsRetryWait < 0:

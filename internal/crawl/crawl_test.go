@@ -3,6 +3,7 @@ package crawl
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"encoding/base32"
@@ -20,6 +21,8 @@ import (
 	ia "github.com/internetarchive/gowarc"
 	"go.uber.org/goleak"
 
+	"weft/internal/simhash"
+	"weft/internal/store"
 	"weft/internal/synthweb"
 	"weft/internal/warc"
 )
@@ -121,6 +124,68 @@ func TestAcceptance(t *testing.T) {
 	t.Run("robots.txt obeyed", func(t *testing.T) { testRobotsObeyed(t, b) })
 	t.Run("every reachable page fetched exactly once", func(t *testing.T) { testExactlyOnce(t, b) })
 	t.Run("WARC holds every response", func(t *testing.T) { testWARC(t, b) })
+	t.Run("near-duplicates found", func(t *testing.T) { testNearDuplicates(t, b) })
+}
+
+// testNearDuplicates judges the crawl's near-duplicate flags against the
+// synthetic web's article families. Of each family's judged pages the
+// first is the original and the rest should be flagged as copies of a page
+// of the family; no other page should be flagged. Precision is the share of
+// flags that name a page of the same family, recall the share of expected
+// flags that do: both must be at least 0.95.
+func testNearDuplicates(t *testing.T, b *bigCrawl) {
+	a, err := OpenArchive(b.cfg.DataDir, b.cfg.Canon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	family := func(url string) string {
+		p, _ := b.web.Page(url)
+		return p.Family
+	}
+	judged := map[string]int{} // family -> judged pages
+	var flagged, right, articles int
+	if err := a.db.ScanCaptures(func(_ string, r store.CaptureRecord) bool {
+		f := family(r.URL)
+		if f != "" {
+			articles++
+			if r.SimHash == 0 {
+				t.Errorf("article %s was not judged", r.URL)
+			}
+			judged[f]++
+		}
+		if r.NearDupOf != "" {
+			flagged++
+			if f != "" && family(r.NearDupOf) == f {
+				right++
+			} else {
+				t.Logf("false near-duplicate: %s of %s", r.URL, r.NearDupOf)
+			}
+		}
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	expected, families := 0, 0
+	for _, n := range judged {
+		if n > 1 {
+			expected += n - 1
+			families++
+		}
+	}
+	if families < 50 {
+		t.Fatalf("only %d article families had two or more pages fetched", families)
+	}
+	precision, recall := float64(right)/float64(max(flagged, 1)), float64(right)/float64(expected)
+	threshold := cmp.Or(b.cfg.NearDupThreshold, simhash.DefaultThreshold)
+	t.Logf("near-duplicates at %d bits: %d articles fetched, %d families of two or more; %d flagged, %d of them in their family, %d expected: precision %.3f, recall %.3f",
+		threshold, articles, families, flagged, right, expected, precision, recall)
+	if precision < 0.95 || recall < 0.95 {
+		t.Errorf("precision %.3f and recall %.3f, want both at least 0.95", precision, recall)
+	}
+	if got := b.sum.NearDups; got != int64(flagged) {
+		t.Errorf("summary counts %d near-duplicates, the capture index %d", got, flagged)
+	}
 }
 
 func testPoliteness(t *testing.T, b *bigCrawl) {
@@ -539,6 +604,12 @@ func TestHostileHostsCostOnlyTheirCaps(t *testing.T) {
 	if sum.Robots["disallow-all"] != int64(len(silent)) || sum.HostsDown["timeout"] != 1 {
 		t.Errorf("robots outcomes %v, hosts down %v; want the silent host's %d attempts failed and it down", sum.Robots, sum.HostsDown, len(silent))
 	}
+	// The copies host, an endless calendar of one story: its first page
+	// is judged original, the days it links near-duplicates whose links
+	// are not followed.
+	if n := copiesFetches(web); n > 3 || sum.NearDups < 2 {
+		t.Errorf("copies host: %d page requests and %d near-duplicates; want its first page and the two days it links, judged copies", n, sum.NearDups)
+	}
 	// And the crawl of the ordinary hosts went on: every reachable page.
 	fetched := map[string]bool{}
 	for _, r := range recs {
@@ -547,6 +618,72 @@ func TestHostileHostsCostOnlyTheirCaps(t *testing.T) {
 	for _, p := range web.AllPages() {
 		if shouldFetch(p) && !fetched[p.URL] {
 			t.Errorf("%s not fetched: a hostile host stopped the crawl of the others", p.URL)
+		}
+	}
+}
+
+// copiesFetches counts the page requests the copies host answered.
+func copiesFetches(web *synthweb.Web) int {
+	var addr string
+	for _, h := range web.Hosts() {
+		if h.Hostile == synthweb.HostileCopies {
+			addr = h.Addr
+		}
+	}
+	n := 0
+	for _, r := range web.Log() {
+		if r.Addr == addr && !isRobotsPath(r.Path) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestNearDupTrapCutOff crawls the copies host following the links of
+// near-duplicates too: only the trap cut-off bounds it. Once most of its
+// last 20 judged pages are copies, no new URL of it is admitted; the URLs
+// queued before are still fetched, at most three per page fetched before
+// the cut, so the host costs at most 1 + 3 × 20 requests (from the
+// server's log), is named in the summary, and the ordinary host is crawled
+// whole.
+func TestNearDupTrapCutOff(t *testing.T) {
+	web := startWeb(t, synthweb.Config{
+		Seed: 9, Hosts: 1, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		Hostile: true, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound},
+	})
+	cfg := testConfig(t, web, 4, 5*time.Millisecond)
+	var copies string
+	for _, h := range web.Hosts() {
+		if h.Hostile == synthweb.HostileCopies {
+			copies = h.Authority
+		}
+	}
+	cfg.Seeds = append(web.Seeds(), "http://"+copies+"/")
+	cfg.NearDupFollow = true
+	const window = 20
+	cfg.NearDupTrapWindow = window
+	sum := runCrawl(t, cfg)
+	n := copiesFetches(web)
+	t.Logf("copies host: %d requests, %d near-duplicates, %d URLs refused after the cut", n, sum.NearDups, sum.Rejected[RejectTrap])
+	if n < window || n > 1+3*window {
+		t.Errorf("copies host: %d page requests, want the window of %d and at most %d", n, window, 1+3*window)
+	}
+	if sum.Traps != 1 || len(sum.TrapHosts) != 1 || sum.TrapHosts[0] != copies || sum.Rejected[RejectTrap] == 0 {
+		t.Errorf("summary: %d traps %v, %d URLs refused; want %s cut off", sum.Traps, sum.TrapHosts, sum.Rejected[RejectTrap], copies)
+	}
+	var out bytes.Buffer
+	sum.Write(&out)
+	if !strings.Contains(out.String(), "traps:      1 hosts cut off") {
+		t.Errorf("summary does not say so:\n%s", out.String())
+	}
+	recs := readFetchLog(t, cfg.DataDir)
+	fetched := map[string]bool{}
+	for _, r := range recs {
+		fetched[r.URL] = true
+	}
+	for _, p := range web.AllPages() {
+		if shouldFetch(p) && !fetched[p.URL] {
+			t.Errorf("%s not fetched", p.URL)
 		}
 	}
 }

@@ -39,6 +39,8 @@ import (
 	"weft/internal/robots"
 	"weft/internal/scope"
 	"weft/internal/seen"
+	"weft/internal/simhash"
+	"weft/internal/store"
 	"weft/internal/warc"
 )
 
@@ -57,6 +59,8 @@ type Crawler struct {
 	robots  *robotsCache
 	hostCap *hostMap[int64] // URLs accepted per host
 	digests digestShards    // one payload digest looked up and recorded at a time
+	near    *nearIndex      // fingerprints of the pages judged original; nil when judging is off
+	recent  *hostMap[nearWindow]
 	// policyRefused holds the hosts whose policy delay was refused, said
 	// once in the log.
 	policyRefused sync.Map
@@ -138,6 +142,22 @@ func New(cfg Config) (c *Crawler, err error) {
 		c.log.Info("operator policy", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs)
 	}
 	c.hostCap = newHostMap[int64](c.cfg.Partitions)
+	c.recent = newHostMap[nearWindow](c.cfg.Partitions)
+	if c.resumed {
+		if err := c.loadTraps(); err != nil {
+			return nil, err
+		}
+	}
+	if c.cfg.NearDupThreshold >= 0 {
+		c.near = newNearIndex(c.cfg.NearDupThreshold, c.cfg.NearDupMaxPages, c.state.db)
+		if c.resumed {
+			n, err := c.near.restore()
+			if err != nil {
+				return nil, fmt.Errorf("crawl: read the fingerprints of an earlier run: %w", err)
+			}
+			c.log.Info("near-duplicate index rebuilt", "pages", n)
+		}
+	}
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions}, c.state); err != nil {
 		return nil, err
 	}
@@ -323,6 +343,7 @@ func (c *Crawler) summary() Summary {
 		Bytes:          s.bytes.Load(),
 		Truncated:      s.truncated.Load(),
 		Revisits:       s.revisits.Load(),
+		NearDups:       s.nearDups.Load(),
 		RevisitBytes:   s.revisitBytes.Load(),
 		OverDecodeCap:  s.overDecode.Load(),
 		BadEncoding:    s.badCoding.Load(),
@@ -342,6 +363,8 @@ func (c *Crawler) summary() Summary {
 		Parks:          s.parks.Load(),
 		GaveUp:         s.gaveUpN.Load(),
 		GaveUpHosts:    slices.Clone(s.gaveUp),
+		Traps:          s.trapsN.Load(),
+		TrapHosts:      slices.Clone(s.traps),
 		SeenFalsePos:   c.seen.Stats().FalsePositives,
 		Resumed:        c.resumed,
 		ResumedURLs:    s.resumedURLs.Load(),
@@ -397,6 +420,9 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 			c.emit(pb.captures)
 		}
 		c.digests.settle(pb.digests)
+		if c.near != nil {
+			c.near.settle(pb.sims)
+		}
 		c.front.Complete(l, lo.res)
 	}
 }
@@ -622,7 +648,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		// then: they are not extracted again (Mercator's "content seen").
 		rec.Outcome = "revisit"
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && isHTML(resp):
-		outlinks, followed := c.parseAndAdmit(pb, l, u, resp, &rec)
+		outlinks, followed := c.parseAndAdmit(pb, l, u, resp, &rec, &cp.rec)
 		c.archiveOutlinks(resp, cp.loc.RecordID, l, outlinks)
 		if followed {
 			c.followed(pb, cp, l.Depth)
@@ -631,6 +657,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 			rec.Outcome = "revisit"
 		}
 	}
+	c.index(cp, pb)
 	c.flog.write(rec)
 	signal, retryAfter := responseSignal(resp.StatusCode, resp.Header, time.Now())
 	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
@@ -659,8 +686,12 @@ func isHTML(resp *fetch.Response) bool {
 // parseAndAdmit extracts the page's links and admits the ones it may
 // follow, resolved against <base href> or the page's own URL. It returns
 // every link it could resolve, followed or not: the page's outlinks.
-func (c *Crawler) parseAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, rec *fetchRecord) (outlinks []string, followed bool) {
-	res := extract.HTML(resp.Decoded, c.token, extract.Limits{})
+func (c *Crawler) parseAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, rec *fetchRecord, capt *store.CaptureRecord) (outlinks []string, followed bool) {
+	lim := extract.Limits{}
+	if c.near != nil {
+		lim.Words = extract.DefaultMaxWords
+	}
+	res := extract.HTML(resp.Decoded, c.token, lim)
 	tagNoIndex, tagNoFollow := extract.RobotsTag(resp.Header.Values("X-Robots-Tag"), c.token)
 	rec.Links = len(res.Links)
 	if res.MetaNoIndex || tagNoIndex {
@@ -673,6 +704,27 @@ func (c *Crawler) parseAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, re
 		rec.NoFollow = true
 		c.stats.inc(c.stats.rejected, RejectNoFollow, int64(len(res.Links)))
 		follow = false
+	}
+	if c.near != nil && len(res.Words) >= c.cfg.NearDupMinWords {
+		fp := simhash.Fingerprint(res.Words, simhash.DefaultShingle)
+		of, filled, err := c.near.judge(fp, resp.URL, pb)
+		if err != nil {
+			c.fail(fmt.Errorf("crawl: judge %s for near-duplicates: %w", resp.URL, err))
+		}
+		if filled {
+			c.log.Warn("near-duplicate index full: later pages are judged against the ones it holds, not added", "pages", c.cfg.NearDupMaxPages)
+		}
+		capt.SimHash, capt.NearDupOf = fp, of
+		c.noteJudged(pb, l.Host, of != "")
+		if of != "" {
+			c.stats.nearDups.Add(1)
+			rec.NearDupOf = of
+			if follow && !c.cfg.NearDupFollow {
+				// Its links are mostly those of the page it copies.
+				c.stats.inc(c.stats.rejected, RejectNearDup, int64(len(res.Links)))
+				follow = false
+			}
+		}
 	}
 	// Links resolve against <base href> when the page has a valid one, else
 	// against the page's own (final) URL. The base is parsed once per page.
@@ -779,6 +831,10 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 		c.stats.reject(RejectRobots)
 		return frontier.Item{}, false
 	}
+	if c.trapped(u.Authority) {
+		c.stats.reject(RejectTrap)
+		return frontier.Item{}, false
+	}
 	hp := c.cfg.Policies.For(u.Authority, u.Host)
 	if !hp.Allowed(u.PathQuery()) {
 		c.stats.reject(RejectPolicy)
@@ -830,6 +886,7 @@ type fetchRecord struct {
 	Location    string    `json:"location,omitempty"`
 	ContentType string    `json:"content_type,omitempty"`
 	SHA256      string    `json:"sha256,omitempty"`
+	NearDupOf   string    `json:"near_dup_of,omitempty"`
 	Truncated   string    `json:"truncated,omitempty"`
 	Links       int       `json:"links,omitempty"`
 	NoIndex     bool      `json:"noindex,omitempty"`

@@ -159,6 +159,7 @@ type pageBatch struct {
 	items    []frontier.Item
 	digests  [][sha1.Size]byte     // new payload digests it records (see digestShards)
 	captures []store.CaptureRecord // the captures it indexes, for the page sinks
+	sims     []uint64              // fingerprints it adds to the near-duplicate index
 }
 
 func (d *durable) newBatch() *pageBatch { return &pageBatch{d: d, b: d.db.NewBatch()} }

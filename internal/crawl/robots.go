@@ -176,7 +176,7 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 	// Every answer tells the host's clock how the server is doing.
 	signal, retryAfter := responseSignal(resp.StatusCode, resp.Header, time.Now())
 	answered := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
-	cr.archive(resp, nil, nil)
+	cr.index(cr.archive(resp, nil, nil), nil)
 	cr.stats.bytes.Add(int64(len(resp.Body)))
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Location != "" {
 		e.hops++

@@ -24,6 +24,8 @@ const (
 	RejectSeen      = "seen"      // already accepted
 	RejectNoFollow  = "nofollow"  // rel=nofollow link, or the page said nofollow
 	RejectGaveUp    = "gave-up"   // queued for a host given up after too many failures
+	RejectNearDup   = "near-dup"  // a link of a near-duplicate page, not followed
+	RejectTrap      = "trap"      // on a host cut off for serving mostly near-duplicates
 )
 
 // counters are the crawl's running totals, updated by workers without a
@@ -34,6 +36,7 @@ type counters struct {
 	robots         atomic.Int64 // robots.txt requests
 	bytes          atomic.Int64 // body bytes received (wire, still encoded)
 	revisits       atomic.Int64 // responses archived as revisits of an identical payload
+	nearDups       atomic.Int64 // parsed pages within the near-duplicate threshold of an earlier one
 	revisitBytes   atomic.Int64 // their payload bytes, not stored again
 	truncated      atomic.Int64
 	overDecode     atomic.Int64 // decoded body over the cap (a compression bomb)
@@ -52,6 +55,8 @@ type counters struct {
 	gaveUpN        atomic.Int64 // hosts given up
 	mu             sync.Mutex
 	gaveUp         []string // the first hosts given up, for the summary
+	trapsN         atomic.Int64
+	traps          []string // the first hosts cut off as near-duplicate traps
 	byClass        map[string]int64
 	byError        map[string]int64
 	rejected       map[string]int64
@@ -96,6 +101,15 @@ func (c *counters) hostGaveUp(host string) {
 	c.mu.Unlock()
 }
 
+func (c *counters) hostTrapped(host string) {
+	c.trapsN.Add(1)
+	c.mu.Lock()
+	if len(c.traps) < maxGaveUpNames {
+		c.traps = append(c.traps, host)
+	}
+	c.mu.Unlock()
+}
+
 // Progress is a cheap snapshot for a live progress line.
 type Progress struct {
 	Elapsed      time.Duration
@@ -116,6 +130,7 @@ type Summary struct {
 	Bytes          int64            // body bytes received
 	Truncated      int64            // responses cut by a cap or a timeout
 	Revisits       int64            // responses whose payload was already archived: revisit records
+	NearDups       int64            // pages that were near-duplicates of an earlier page
 	RevisitBytes   int64            // their payload bytes, not stored again
 	OverDecodeCap  int64            // bodies whose decompressed size passed the cap (not parsed past it)
 	BadEncoding    int64            // bodies whose Content-Encoding could not be undone
@@ -135,6 +150,8 @@ type Summary struct {
 	Parks          int64            // times a host was parked after failures in a row
 	GaveUp         int64            // hosts given up after too many failures
 	GaveUpHosts    []string         // the first of them
+	Traps          int64            // hosts cut off: most of their last pages were near-duplicates
+	TrapHosts      []string         // the first of them
 	Queued         int              // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
 	Resumed        bool             // the crawl continued one found under DataDir
 	ResumedURLs    int64            // URLs that crawl had accepted
@@ -207,6 +224,16 @@ func (s Summary) Write(w io.Writer) {
 	}
 	if s.SeenFalsePos > 0 {
 		fmt.Fprintf(w, "  seen set:   %d Bloom false positives caught by the exact store\n", s.SeenFalsePos)
+	}
+	if s.NearDups > 0 {
+		fmt.Fprintf(w, "  near-dups:  %d pages within the SimHash threshold of an earlier page\n", s.NearDups)
+	}
+	if s.Traps > 0 {
+		fmt.Fprintf(w, "  traps:      %d hosts cut off, most of their last pages near-duplicates: no new URLs of theirs admitted (%s", s.Traps, strings.Join(s.TrapHosts, ", "))
+		if s.Traps > int64(len(s.TrapHosts)) {
+			fmt.Fprintf(w, ", ...")
+		}
+		fmt.Fprintln(w, ")")
 	}
 	if s.Revisits > 0 {
 		fmt.Fprintf(w, "  dedup:      %d responses already archived, written as revisits (%s not stored again)\n", s.Revisits, byteSize(s.RevisitBytes))
