@@ -44,6 +44,8 @@ type Limits struct {
 	// hashed (WordHash). It is the input of near-duplicate detection, which
 	// needs the words' identities, not their text.
 	Words int
+	// Embeds asks for the sources of <img> elements in Result.Embeds.
+	Embeds bool
 }
 
 // Link is one outgoing link.
@@ -82,6 +84,10 @@ type Result struct {
 	// Words are the hashes of the visible words, when Limits.Words asks
 	// for them.
 	Words []uint64
+	// Embeds are the src values of <img> elements (raw and trimmed like
+	// Link.URL, in document order, at most MaxLinks), when Limits.Embeds
+	// asks for them: resources the page shows, not links it offers.
+	Embeds []string
 }
 
 // HTML extracts links and directives from body. token is the crawler's
@@ -168,6 +174,11 @@ func HTML(body []byte, token string, lim Limits) Result {
 			attr = "href"
 		case "frame", "iframe":
 			attr = "src"
+		case "img":
+			if !lim.Embeds {
+				continue
+			}
+			attr = "src"
 		case "base":
 			if !baseSeen {
 				if href, ok := attrValue(z, "href"); ok {
@@ -210,6 +221,12 @@ func HTML(body []byte, token string, lim Limits) Result {
 		if len(url) == 0 || skipScheme(url) {
 			continue
 		}
+		if tag == "img" {
+			if len(r.Embeds) < maxLinks {
+				r.Embeds = append(r.Embeds, string(url))
+			}
+			continue
+		}
 		rel = bytes.TrimSpace(rel)
 		lowerASCII(rel) // this token's bytes, which nothing reads again
 		if tag == "link" && !relWanted(rel) {
@@ -243,7 +260,7 @@ func tagOf(raw []byte) string {
 		}
 	}
 	name := raw[1:n]
-	for _, t := range [...]string{"a", "area", "base", "frame", "iframe", "link", "meta", "noscript", "title"} {
+	for _, t := range [...]string{"a", "area", "base", "frame", "iframe", "img", "link", "meta", "noscript", "title"} {
 		if equalFoldASCII(name, t) {
 			return t
 		}

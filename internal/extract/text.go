@@ -25,6 +25,12 @@ func WordHash(w string) uint64 {
 	return x
 }
 
+// TextWords returns the hashes of the words of plain text, as HTML gives
+// them for a page's visible text, at most max of them.
+func TextWords(text []byte, max int) []uint64 {
+	return appendWordHashes(make([]uint64, 0, min(max, len(text)/32)), text, max)
+}
+
 // hiddenTag reports whether raw, a start tag's raw bytes (or an end tag's
 // from its '/'), opens a script, style, template or noscript element.
 func hiddenTag(raw []byte) bool {

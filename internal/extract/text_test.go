@@ -2,6 +2,7 @@ package extract
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -40,8 +41,30 @@ func TestWords(t *testing.T) {
 	if got := HTML([]byte(tricky), "weft", Limits{Words: 100}).Words; !slices.Equal(got, wantTricky) {
 		t.Errorf("HTML(tricky).Words = %x, want %x", got, wantTricky)
 	}
+	if got := TextWords([]byte("The Title,\nhome & NEWS: café"), 100); !slices.Equal(got, hashes("the", "title", "home", "news", "café")) {
+		t.Errorf("TextWords = %x", got)
+	}
 	if WordHash("a") == WordHash("b") || WordHash("ab") == WordHash("ba") {
 		t.Error("WordHash collides on trivial input")
+	}
+}
+
+func TestEmbeds(t *testing.T) {
+	page := `<p><img src=" /a.png "><IMG SRC="b.jpg" alt=x><img alt="no src"><img src="">` +
+		`<img src="data:image/png;base64,AAAA"><a href="/page">page</a><img src="javascript:x"></p>`
+	r := HTML([]byte(page), "weft", Limits{Embeds: true})
+	if want := []string{"/a.png", "b.jpg"}; !slices.Equal(r.Embeds, want) {
+		t.Errorf("Embeds = %q, want %q", r.Embeds, want)
+	}
+	if len(r.Links) != 1 || r.Links[0].URL != "/page" {
+		t.Errorf("Links = %+v: images are not links", r.Links)
+	}
+	if r := HTML([]byte(page), "weft", Limits{}); r.Embeds != nil {
+		t.Errorf("embeds collected unasked: %q", r.Embeds)
+	}
+	many := strings.Repeat(`<img src="/i.png">`, 10)
+	if r := HTML([]byte(many), "weft", Limits{Embeds: true, MaxLinks: 4}); len(r.Embeds) != 4 || r.Truncated {
+		t.Errorf("%d embeds (truncated %v), want MaxLinks = 4 and the page read on", len(r.Embeds), r.Truncated)
 	}
 }
 

@@ -266,7 +266,14 @@ func (f *Filter) AddSeed(u canon.URL) {
 //
 // On the accepted path Check allocates nothing. u must come from package
 // canon.
-func (f *Filter) Check(u canon.URL, depth int) Reason {
+func (f *Filter) Check(u canon.URL, depth int) Reason { return f.check(u, depth, false) }
+
+// CheckEmbed is Check for a resource a page shows (an image) rather than
+// links to: the extension rule, which keeps out files that hold no links,
+// does not apply to it. Every other rule does.
+func (f *Filter) CheckEmbed(u canon.URL, depth int) Reason { return f.check(u, depth, true) }
+
+func (f *Filter) check(u canon.URL, depth int, embed bool) Reason {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return ReasonFilter
 	}
@@ -276,7 +283,7 @@ func (f *Filter) Check(u canon.URL, depth int) Reason {
 	if f.maxParams >= 0 && u.NQuery > f.maxParams {
 		return ReasonFilter
 	}
-	if f.deniedExt(u.Path) {
+	if !embed && f.deniedExt(u.Path) {
 		return ReasonFilter
 	}
 	if f.maxDepth > 0 && depth > f.maxDepth {

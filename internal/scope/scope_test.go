@@ -438,3 +438,29 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	})
 }
+
+// TestCheckEmbed: an image a page shows passes the extension rule that
+// keeps the same URL out as a link, and no other rule.
+func TestCheckEmbed(t *testing.T) {
+	f := mustFilter(t, Config{Mode: Host, MaxDepth: 2, MaxURLLength: 60, Exclude: []string{`/private/`}}, "http://example.com/")
+	for _, c := range []struct {
+		url         string
+		depth       int
+		link, embed Reason
+	}{
+		{"http://example.com/img/a.jpg", 1, ReasonFilter, ""},
+		{"http://example.com/page", 1, "", ""},
+		{"http://other.test/img/a.jpg", 1, ReasonFilter, ReasonScope},
+		{"http://example.com/img/a.png", 3, ReasonFilter, ReasonDepth},
+		{"http://example.com/private/a.png", 1, ReasonFilter, ReasonScope},
+		{"http://example.com/img/" + strings.Repeat("a", 40) + ".png", 1, ReasonFilter, ReasonFilter},
+	} {
+		u := mustURL(t, c.url)
+		if got := f.Check(u, c.depth); got != c.link {
+			t.Errorf("Check(%s) = %q, want %q", c.url, got, c.link)
+		}
+		if got := f.CheckEmbed(u, c.depth); got != c.embed {
+			t.Errorf("CheckEmbed(%s) = %q, want %q", c.url, got, c.embed)
+		}
+	}
+}

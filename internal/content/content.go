@@ -1,0 +1,149 @@
+// Package content reads fetched bodies, choosing a handler by media type.
+//
+// Supporting a new content type takes a new Handler, not a change to the
+// crawler: the crawler asks its Set for the handler of a response's media
+// type and does the same with every Result, whoever produced it (links
+// through the frontier's filters, words through the near-duplicate index,
+// embeds through the same filters when a module asks for them). Every
+// response is archived whether or not a handler reads it.
+package content
+
+import (
+	"net/http"
+	"strings"
+
+	"weft/internal/extract"
+)
+
+// Doc is a response to read.
+type Doc struct {
+	MediaType string      // lower-case, without parameters
+	Header    http.Header // the response's headers
+	Body      []byte      // decoded (Content-Encoding undone)
+	Token     string      // the crawler's robots.txt product token
+	Words     bool        // collect the hashes of the visible words
+	Embeds    bool        // collect the resources the page shows
+}
+
+// Result is what a handler read in a body.
+type Result struct {
+	// Base is the URL links resolve against, raw; "" means the document's.
+	Base string
+	// Links are the links the document offers, in document order.
+	Links []extract.Link
+	// Embeds are resources the document shows (images), raw, when asked.
+	Embeds []string
+	// Words are the hashes of its visible words, when asked.
+	Words []uint64
+	// NoIndex and NoFollow are the document's (or its headers') robots
+	// directives.
+	NoIndex, NoFollow bool
+}
+
+// A Handler reads the bodies of some media types.
+type Handler interface {
+	// Name is short and stable: it labels the handler's counts.
+	Name() string
+	// Accepts reports whether the handler reads bodies of media type mt
+	// (lower-case, without parameters).
+	Accepts(mt string) bool
+	// Read returns what d holds. It must bound its own work by the body's
+	// size: bodies are already capped by the fetcher.
+	Read(d Doc) Result
+}
+
+// Set is the handlers of a crawl, asked in order.
+type Set []Handler
+
+// For returns the first handler that accepts mt, or nil.
+func (s Set) For(mt string) Handler {
+	for _, h := range s {
+		if h.Accepts(mt) {
+			return h
+		}
+	}
+	return nil
+}
+
+// Default is the handlers every crawl has: HTML and plain text.
+func Default() Set { return Set{HTML{}, Text{}} }
+
+// HTML reads HTML and XHTML documents: links, <base>, meta robots and
+// X-Robots-Tag directives, visible words and images.
+type HTML struct{}
+
+// Name implements Handler.
+func (HTML) Name() string { return "html" }
+
+// Accepts implements Handler.
+func (HTML) Accepts(mt string) bool { return mt == "text/html" || mt == "application/xhtml+xml" }
+
+// Read implements Handler.
+func (HTML) Read(d Doc) Result {
+	lim := extract.Limits{Embeds: d.Embeds}
+	if d.Words {
+		lim.Words = extract.DefaultMaxWords
+	}
+	res := extract.HTML(d.Body, d.Token, lim)
+	noIndex, noFollow := extract.RobotsTag(d.Header.Values("X-Robots-Tag"), d.Token)
+	return Result{
+		Base: res.Base, Links: res.Links, Embeds: res.Embeds, Words: res.Words,
+		NoIndex: res.MetaNoIndex || noIndex, NoFollow: res.MetaNoFollow || noFollow,
+	}
+}
+
+// Text reads plain text: its words, for near-duplicates; it has no links
+// (weft does not guess URLs in prose).
+type Text struct{}
+
+// Name implements Handler.
+func (Text) Name() string { return "text" }
+
+// Accepts implements Handler.
+func (Text) Accepts(mt string) bool { return mt == "text/plain" }
+
+// Read implements Handler.
+func (Text) Read(d Doc) Result {
+	var r Result
+	r.NoIndex, r.NoFollow = extract.RobotsTag(d.Header.Values("X-Robots-Tag"), d.Token)
+	if d.Words {
+		r.Words = extract.TextWords(d.Body, extract.DefaultMaxWords)
+	}
+	return r
+}
+
+// Image is the handler of the image module (--with-images): it accepts
+// images, which are archived like every response and hold nothing to read.
+// With it in the Set, the crawler also fetches the images that HTML pages
+// show (their Embeds), through the same filters, robots.txt and politeness
+// as links.
+type Image struct{}
+
+// Name implements Handler.
+func (Image) Name() string { return "image" }
+
+// Accepts implements Handler.
+func (Image) Accepts(mt string) bool { return strings.HasPrefix(mt, "image/") }
+
+// Read implements Handler.
+func (Image) Read(Doc) Result { return Result{} }
+
+// ReadsEmbeds implements EmbedReader.
+func (Image) ReadsEmbeds() {}
+
+// An EmbedReader is a Handler of resources that pages embed rather than
+// link to: with one in the Set, pages' Embeds are collected and fetched.
+type EmbedReader interface {
+	Handler
+	ReadsEmbeds()
+}
+
+// WantsEmbeds reports whether the Set holds an EmbedReader.
+func (s Set) WantsEmbeds() bool {
+	for _, h := range s {
+		if _, ok := h.(EmbedReader); ok {
+			return true
+		}
+	}
+	return false
+}

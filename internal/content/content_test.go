@@ -1,0 +1,54 @@
+package content
+
+import (
+	"net/http"
+	"slices"
+	"testing"
+
+	"weft/internal/extract"
+)
+
+func TestSetChoosesByMediaType(t *testing.T) {
+	s := Default()
+	for mt, want := range map[string]string{
+		"text/html": "html", "application/xhtml+xml": "html", "text/plain": "text",
+		"image/png": "", "application/pdf": "", "text/xml": "",
+	} {
+		got := ""
+		if h := s.For(mt); h != nil {
+			got = h.Name()
+		}
+		if got != want {
+			t.Errorf("Default().For(%q) = %q, want %q", mt, got, want)
+		}
+	}
+	if s.WantsEmbeds() {
+		t.Error("the default set wants embeds")
+	}
+	withImages := append(Default(), Image{})
+	if h := withImages.For("image/jpeg"); h == nil || h.Name() != "image" || !withImages.WantsEmbeds() {
+		t.Errorf("with the image module: For(image/jpeg) = %v, WantsEmbeds %v", h, withImages.WantsEmbeds())
+	}
+}
+
+func TestHandlersRead(t *testing.T) {
+	hdr := http.Header{"X-Robots-Tag": {"noindex"}}
+	page := []byte(`<html><head><base href="/d/"><meta name="robots" content="nofollow"></head>` +
+		`<body><p>Hello big world</p><a href="x">x</a><img src="i.png"></body></html>`)
+	r := HTML{}.Read(Doc{MediaType: "text/html", Header: hdr, Body: page, Token: "weft", Words: true, Embeds: true})
+	if r.Base != "/d/" || len(r.Links) != 1 || r.Links[0].URL != "x" || !slices.Equal(r.Embeds, []string{"i.png"}) ||
+		!r.NoIndex || !r.NoFollow || len(r.Words) != 4 { // hello big world x
+		t.Errorf("HTML.Read = %+v", r)
+	}
+	if r := (HTML{}).Read(Doc{Header: http.Header{}, Body: page}); r.Words != nil || r.Embeds != nil {
+		t.Errorf("words or embeds collected unasked: %+v", r)
+	}
+	tr := Text{}.Read(Doc{MediaType: "text/plain", Header: hdr, Body: []byte("Hello, big world. http://a.test/"), Token: "weft", Words: true})
+	want := []uint64{extract.WordHash("hello"), extract.WordHash("big"), extract.WordHash("world")}
+	if !slices.Equal(tr.Words[:3], want) || len(tr.Links) != 0 || !tr.NoIndex {
+		t.Errorf("Text.Read = %+v", tr)
+	}
+	if ir := (Image{}).Read(Doc{Body: []byte("\xff\xd8")}); len(ir.Links)+len(ir.Words)+len(ir.Embeds) != 0 {
+		t.Errorf("Image.Read = %+v", ir)
+	}
+}
