@@ -5,7 +5,8 @@ import (
 	"strconv"
 )
 
-// Articles are the near-duplicate test set. Every ordinary host has one
+// Articles are the near-duplicate test set, and the pages that show an
+// image (the host's /img/photo-1.jpg, in an <img> element). Every ordinary host has one
 // family of five articles, the same story told with one change each, and
 // one article of its own; all of them share the host's navigation and
 // footer, so the distinct article differs from the family only in its
@@ -114,6 +115,11 @@ func (w *Web) renderArticle(dst []byte, h *host, p int32, pl *pagePlan) []byte {
 	dst = append(dst, "</h1>\n<p class=\"dateline\">Published "...)
 	dst = appendDate(dst, &sr)
 	dst = append(dst, "</p>\n"...)
+	if h.image >= 0 {
+		dst = append(dst, `<img src="`...)
+		dst = appendEscapedPath(dst, h.pages[h.image].path)
+		dst = append(dst, "\" alt=\"a photograph\">\n"...)
+	}
 	if pg.variant == variantUpdated {
 		dst = append(dst, "<p class=\"dateline\">Updated "...)
 		dst = appendDate(dst, &vr)

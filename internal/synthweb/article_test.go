@@ -17,7 +17,8 @@ import (
 // with the same navigation and footer, included). It also checks that each
 // variant really differs from the first article in its bytes (so a crawler
 // sees near, not exact, duplicates) and that the links of every article
-// are those of PageInfo, pages the host's tree links anyway.
+// are those of PageInfo, pages the host's tree links anyway, and that each
+// shows its host's image.
 func TestArticles(t *testing.T) {
 	t.Parallel()
 	w := startWeb(t, smallConfig())
@@ -33,7 +34,7 @@ func TestArticles(t *testing.T) {
 			continue
 		}
 		body := w.Body(p.URL)
-		res := htmlx.HTML(body, ProductToken, htmlx.Limits{Words: htmlx.DefaultMaxWords})
+		res := htmlx.HTML(body, ProductToken, htmlx.Limits{Words: htmlx.DefaultMaxWords, Embeds: true})
 		if p.Role == "article" {
 			families[p.Family]++
 			if len(res.Words) < minArticleWords {
@@ -47,6 +48,11 @@ func TestArticles(t *testing.T) {
 			slices.Sort(links)
 			if !slices.Equal(links, p.Links) {
 				t.Errorf("%s: links %v, PageInfo says %v", p.URL, links, p.Links)
+			}
+			if len(res.Embeds) != 1 || len(p.Embeds) != 1 || origin+res.Embeds[0] != p.Embeds[0] {
+				t.Errorf("%s: images %v, PageInfo says %v", p.URL, res.Embeds, p.Embeds)
+			} else if q, ok := w.Page(p.Embeds[0]); !ok || q.Role != "image" {
+				t.Errorf("%s shows %s, not an image of the web", p.URL, p.Embeds[0])
 			}
 			for _, l := range p.Links {
 				if q, ok := w.Page(l); !ok || q.Role != "home" && (q.Role != "page" || q.Disallowed) {

@@ -148,6 +148,9 @@ type PageInfo struct {
 	// NoFollowMeta and NoFollowHeader report a page-level nofollow (meta
 	// robots tag or X-Robots-Tag header): none of its Links may be followed.
 	NoFollowMeta, NoFollowHeader bool
+	// Embeds are the images the page shows (<img src>), canonical: each
+	// article shows its host's image.
+	Embeds []string
 	// Family is, for an article, the canonical URL of the first article
 	// of its family: the pages of one family are near-duplicates of each
 	// other (the same story with a changed footer, timestamp, ad block or
@@ -226,6 +229,7 @@ func (w *Web) buildPages(h *host) {
 	}
 	add("/removed/1", roleGone, http.StatusGone)
 	add("/err/1", roleServerError, http.StatusInternalServerError)
+	h.image = int32(len(h.pages))
 	add("/img/photo-1.jpg", roleImage, http.StatusOK)
 	add("/files/report-1.pdf", rolePDF, http.StatusOK)
 	add("/legal/terms.html", roleBoilerplate, http.StatusOK)
@@ -1005,6 +1009,9 @@ func (w *Web) info(t target, pl *pagePlan) PageInfo {
 	}
 	if pg.role == roleArticle {
 		pi.Family = w.url(target{t.h, pg.family})
+		if h.image >= 0 {
+			pi.Embeds = []string{w.url(target{t.h, h.image})}
+		}
 	}
 	if pg.role.isHTML() {
 		w.plan(h, t.p, pl)

@@ -268,6 +268,7 @@ type host struct {
 	pages    []page
 	byPath   map[string]int32
 	linkable []int32
+	image    int32 // page index of the image articles show; -1 if none
 
 	ln     net.Listener
 	srv    *http.Server
@@ -339,7 +340,7 @@ func (w *Web) listen() error {
 	cfg := &w.cfg
 	kinds := cfg.RobotsKinds
 	for k := range cfg.totalHosts() {
-		h := &host{idx: k}
+		h := &host{idx: k, image: -1}
 		if k < cfg.Hosts {
 			h.name = fmt.Sprintf("h%03d.%s", k, cfg.Domain)
 			h.robots = kinds[k%len(kinds)]
