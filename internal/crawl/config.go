@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"weft/internal/canon"
+	"weft/internal/content"
 	"weft/internal/fetch"
 	"weft/internal/frontier"
 	"weft/internal/policy"
@@ -108,6 +109,13 @@ type Config struct {
 	// WARCMaxFileSize rotates WARC files; zero means 1 GiB.
 	WARCMaxFileSize int64
 
+	// Handlers read responses by media type (a response no handler
+	// accepts is archived and not read); nil means content.Default(),
+	// HTML and plain text. WithImages adds the image module: the images
+	// HTML pages show are fetched, through the same scope (all but its
+	// extension rule), robots.txt and politeness, and archived.
+	Handlers   content.Set
+	WithImages bool
 	// NearDupThreshold is the SimHash distance in bits within which a
 	// parsed page is a near-duplicate of an earlier one: flagged in the
 	// capture index, and its links not followed (unless NearDupFollow).
@@ -130,6 +138,9 @@ type Config struct {
 	// disallowed paths, a lower URL cap); nil means none. They are read on
 	// every URL, so changes made while the crawl runs apply at once.
 	Policies *policy.Set
+	// Archive stores the responses; nil means WARC files under
+	// DataDir/warc (see ArchiveWriter). The crawl closes it.
+	Archive ArchiveWriter
 	// Sinks receive every capture once it is durable (see Sink); the
 	// crawl does not close them.
 	Sinks []Sink

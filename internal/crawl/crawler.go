@@ -17,14 +17,12 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"mime"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,7 +30,7 @@ import (
 	"crypto/sha256"
 
 	"weft/internal/canon"
-	"weft/internal/extract"
+	"weft/internal/content"
 	"weft/internal/fetch"
 	"weft/internal/frontier"
 	"weft/internal/partition"
@@ -55,12 +53,16 @@ type Crawler struct {
 	state   *durable
 	front   *frontier.Frontier
 	fetcher *fetch.Fetcher
-	warc    *warc.Writer
+	warc    ArchiveWriter
 	robots  *robotsCache
 	hostCap *hostMap[int64] // URLs accepted per host
 	digests digestShards    // one payload digest looked up and recorded at a time
 	near    *nearIndex      // fingerprints of the pages judged original; nil when judging is off
-	recent  *hostMap[nearWindow]
+	// handlers read responses by media type; embeds says one of them
+	// wants the images pages show.
+	handlers content.Set
+	embeds   bool
+	recent   *hostMap[nearWindow]
 	// policyRefused holds the hosts whose policy delay was refused, said
 	// once in the log.
 	policyRefused sync.Map
@@ -142,6 +144,14 @@ func New(cfg Config) (c *Crawler, err error) {
 		c.log.Info("operator policy", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs)
 	}
 	c.hostCap = newHostMap[int64](c.cfg.Partitions)
+	c.handlers = slices.Clone(c.cfg.Handlers)
+	if c.handlers == nil {
+		c.handlers = content.Default()
+	}
+	if c.cfg.WithImages {
+		c.handlers = append(c.handlers, content.Image{})
+	}
+	c.embeds = c.handlers.WantsEmbeds()
 	c.recent = newHostMap[nearWindow](c.cfg.Partitions)
 	if c.resumed {
 		if err := c.loadTraps(); err != nil {
@@ -179,14 +189,16 @@ func New(cfg Config) (c *Crawler, err error) {
 		return nil, err
 	}
 	closers = append(closers, func() error { c.fetcher.Close(); return nil })
-	if err := os.MkdirAll(cfg.warcDir(), 0o755); err != nil {
-		return nil, fmt.Errorf("crawl: WARC directory: %w", err)
-	}
-	if c.warcFix, err = warc.Recover(cfg.warcDir()); err != nil {
-		return nil, err
-	}
-	if c.warc, err = warc.NewWriter(warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, Software: cfg.UserAgent}); err != nil {
-		return nil, err
+	if c.warc = cfg.Archive; c.warc == nil {
+		if err := os.MkdirAll(cfg.warcDir(), 0o755); err != nil {
+			return nil, fmt.Errorf("crawl: WARC directory: %w", err)
+		}
+		if c.warcFix, err = warc.Recover(cfg.warcDir()); err != nil {
+			return nil, err
+		}
+		if c.warc, err = warc.NewWriter(warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, Software: cfg.UserAgent}); err != nil {
+			return nil, err
+		}
 	}
 	closers = append(closers, c.warc.Close)
 	if c.flog, err = openFetchLog(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
@@ -350,6 +362,7 @@ func (c *Crawler) summary() Summary {
 		ByStatus:       clone(s.byClass),
 		Errors:         clone(s.byError),
 		Rejected:       clone(s.rejected),
+		Handled:        clone(s.handled),
 		Robots:         clone(s.robotsOutc),
 		RobotsHops:     s.robotsHops.Load(),
 		RobotsRetries:  s.robotsRetries.Load(),
@@ -636,6 +649,8 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		Truncated: resp.Truncated, WARCFile: loc.File, WARCOffset: loc.Offset, Outcome: "ok",
 	}
 
+	// The handler of the response's media type, if any, reads it.
+	handler := c.handlers.For(mediaType(resp))
 	switch {
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		rec.Outcome = "redirect"
@@ -647,8 +662,8 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		// The payload is an earlier capture's, whose links were followed
 		// then: they are not extracted again (Mercator's "content seen").
 		rec.Outcome = "revisit"
-	case resp.StatusCode >= 200 && resp.StatusCode < 300 && isHTML(resp):
-		outlinks, followed := c.parseAndAdmit(pb, l, u, resp, &rec, &cp.rec)
+	case resp.StatusCode >= 200 && resp.StatusCode < 300 && handler != nil:
+		outlinks, followed := c.readAndAdmit(pb, l, u, resp, handler, &rec, &cp.rec)
 		c.archiveOutlinks(resp, cp.loc.RecordID, l, outlinks)
 		if followed {
 			c.followed(pb, cp, l.Depth)
@@ -671,35 +686,33 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	return leaseOutcome{res: res, status: resp.StatusCode, outcome: rec.Outcome}
 }
 
-func isHTML(resp *fetch.Response) bool {
+// mediaType is the media type of a response: its Content-Type's, or what
+// its body sniffs as when it has none.
+func mediaType(resp *fetch.Response) string {
 	ct := resp.Header.Get("Content-Type")
 	if ct == "" {
 		ct = http.DetectContentType(resp.Decoded)
 	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return strings.Contains(strings.ToLower(ct), "html")
-	}
-	return mt == "text/html" || mt == "application/xhtml+xml"
+	return mimeType(ct)
 }
 
-// parseAndAdmit extracts the page's links and admits the ones it may
-// follow, resolved against <base href> or the page's own URL. It returns
-// every link it could resolve, followed or not: the page's outlinks.
-func (c *Crawler) parseAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, rec *fetchRecord, capt *store.CaptureRecord) (outlinks []string, followed bool) {
-	lim := extract.Limits{}
-	if c.near != nil {
-		lim.Words = extract.DefaultMaxWords
-	}
-	res := extract.HTML(resp.Decoded, c.token, lim)
-	tagNoIndex, tagNoFollow := extract.RobotsTag(resp.Header.Values("X-Robots-Tag"), c.token)
+// readAndAdmit reads a response with its handler and admits the links it
+// may follow, resolved against <base href> or the page's own URL, and the
+// images it shows when a module fetches them. It returns every link it
+// could resolve, followed or not: the page's outlinks.
+func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, h content.Handler, rec *fetchRecord, capt *store.CaptureRecord) (outlinks []string, followed bool) {
+	res := h.Read(content.Doc{
+		MediaType: capt.MIME, Header: resp.Header, Body: resp.Decoded, Token: c.token,
+		Words: c.near != nil, Embeds: c.embeds,
+	})
+	c.stats.inc(c.stats.handled, h.Name(), 1)
 	rec.Links = len(res.Links)
-	if res.MetaNoIndex || tagNoIndex {
+	if res.NoIndex {
 		c.stats.noindex.Add(1)
 		rec.NoIndex = true
 	}
-	follow := true
-	if res.MetaNoFollow || tagNoFollow {
+	follow, nearDup := true, false
+	if res.NoFollow {
 		c.stats.nofollow.Add(1)
 		rec.NoFollow = true
 		c.stats.inc(c.stats.rejected, RejectNoFollow, int64(len(res.Links)))
@@ -717,6 +730,7 @@ func (c *Crawler) parseAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, re
 		capt.SimHash, capt.NearDupOf = fp, of
 		c.noteJudged(pb, l.Host, of != "")
 		if of != "" {
+			nearDup = true
 			c.stats.nearDups.Add(1)
 			rec.NearDupOf = of
 			if follow && !c.cfg.NearDupFollow {
@@ -753,6 +767,21 @@ func (c *Crawler) parseAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, re
 			c.stats.reject(RejectInvalid)
 		default:
 			c.admitURL(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL)
+		}
+	}
+	// The images a page shows are fetched with it (at its depth: they hold
+	// no links), unless it copies a page whose images were.
+	if c.embeds && !nearDup {
+		for _, src := range res.Embeds {
+			eu, err := base.Resolve(src)
+			if err != nil {
+				c.stats.reject(RejectInvalid)
+				continue
+			}
+			outlinks = append(outlinks, eu.String)
+			if it, ok := c.judge(pb, eu, l.Depth, 0, frontier.Normal, l.URL, true); ok {
+				pb.items = append(pb.items, it)
+			}
 		}
 	}
 	return outlinks, follow
@@ -806,7 +835,7 @@ func (c *Crawler) admitRedirect(pb *pageBatch, l frontier.Lease, location string
 
 // admitURL judges a URL and, if it is to be queued, stages it in pb.
 func (c *Crawler) admitURL(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string) {
-	if it, ok := c.judge(pb, u, depth, hops, p, via); ok {
+	if it, ok := c.judge(pb, u, depth, hops, p, via, false); ok {
 		pb.items = append(pb.items, it)
 	}
 }
@@ -814,8 +843,14 @@ func (c *Crawler) admitURL(pb *pageBatch, u canon.URL, depth, hops int, p fronti
 // judge runs a canonical URL through every filter, cheapest first, and
 // returns the frontier item when it is to be queued. Every rejection is
 // counted by reason.
-func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string) (frontier.Item, bool) {
-	if depth > 0 || hops > 0 { // seeds are in scope by definition
+func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, embed bool) (frontier.Item, bool) {
+	switch {
+	case embed: // an image a page shows: no extension rule
+		if r := c.scope.CheckEmbed(u, depth); r != "" {
+			c.stats.reject(string(r))
+			return frontier.Item{}, false
+		}
+	case depth > 0 || hops > 0: // seeds are in scope by definition
 		if r := c.scope.Check(u, depth); r != "" {
 			c.stats.reject(string(r))
 			return frontier.Item{}, false

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"weft/internal/policy"
+	"weft/internal/warc"
 )
 
 // syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
@@ -163,6 +166,22 @@ func (s *failingSink) Close() error { return nil }
 
 // Page sinks get every capture once it is durable; one that fails stops
 // the crawl, as an archive that cannot be written does, naming the sink.
+// countingArchive counts what a crawl hands its archive.
+type countingArchive struct {
+	ArchiveWriter
+	exchanges, closed atomic.Int64
+}
+
+func (a *countingArchive) WriteExchange(ex warc.Exchange) (warc.Location, error) {
+	a.exchanges.Add(1)
+	return a.ArchiveWriter.WriteExchange(ex)
+}
+
+func (a *countingArchive) Close() error {
+	a.closed.Add(1)
+	return a.ArchiveWriter.Close()
+}
+
 func TestSinks(t *testing.T) {
 	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
 		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
@@ -176,6 +195,14 @@ func TestSinks(t *testing.T) {
 	ok := &failingSink{n: 1 << 30}
 	cfg := mw.config(t, 5*time.Millisecond, mw.url("a.test", "/"))
 	cfg.Sinks = []Sink{ok}
+	// The archive is a sink too: one of the crawl's choosing.
+	dir := t.TempDir()
+	w, err := warc.NewWriter(warc.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch := &countingArchive{ArchiveWriter: w}
+	cfg.Archive = arch
 	runCrawl(t, cfg)
 	if len(ok.ev) != 5 { // robots.txt, /, /1, /2, /3
 		t.Errorf("%d events, want 5: %+v", len(ok.ev), ok.ev)
@@ -184,6 +211,15 @@ func TestSinks(t *testing.T) {
 		if e.URL == "" || e.WARCFile == "" || e.Length == 0 || !strings.HasPrefix(e.PayloadDigest, "sha1:") {
 			t.Errorf("event %+v", e)
 		}
+		if !slices.Contains(w.Files(), e.WARCFile) {
+			t.Errorf("event names %s, not a file of the configured archive %v", e.WARCFile, w.Files())
+		}
+	}
+	if arch.exchanges.Load() != 5 || arch.closed.Load() != 1 {
+		t.Errorf("the configured archive got %d exchanges and was closed %d times; want 5 and once", arch.exchanges.Load(), arch.closed.Load())
+	}
+	if m, _ := filepath.Glob(filepath.Join(cfg.DataDir, "warc", "*")); len(m) != 0 {
+		t.Errorf("WARC files written beside the configured archive: %v", m)
 	}
 
 	bad := &failingSink{n: 2}

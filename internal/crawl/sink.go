@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"weft/internal/store"
+	"weft/internal/warc"
 )
 
 // Event is one archived capture, as a page sink receives it once the
@@ -33,6 +34,20 @@ func eventOf(r store.CaptureRecord) Event {
 		Revisit: r.Kind == store.CaptureRevisit, NearDupOf: r.NearDupOf,
 	}
 }
+
+// An ArchiveWriter stores what is fetched and says where each record
+// went: the first sink of every capture, whose location the capture index
+// and the later sinks name. It is called from many workers at once.
+// *warc.Writer, WARC files on local disk, is the one weft has.
+type ArchiveWriter interface {
+	WriteExchange(warc.Exchange) (warc.Location, error)
+	WriteMetadata(warc.Metadata) (warc.Location, error)
+	Files() []string // the files written, oldest first
+	Bytes() int64    // bytes written in all
+	Close() error
+}
+
+var _ ArchiveWriter = (*warc.Writer)(nil)
 
 // Sink receives every capture after it is durable: a downstream indexer, a
 // message log. Delivery is at least once: a capture made again after a

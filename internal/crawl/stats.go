@@ -60,6 +60,7 @@ type counters struct {
 	byClass        map[string]int64
 	byError        map[string]int64
 	rejected       map[string]int64
+	handled        map[string]int64 // responses read, by handler
 	robotsOutc     map[string]int64
 	hostsDown      map[string]int64 // hosts not crawled (robots.txt disallow-all), by cause
 }
@@ -69,6 +70,7 @@ func newCounters() *counters {
 		byClass:    map[string]int64{},
 		byError:    map[string]int64{},
 		rejected:   map[string]int64{},
+		handled:    map[string]int64{},
 		robotsOutc: map[string]int64{},
 		hostsDown:  map[string]int64{},
 	}
@@ -137,6 +139,7 @@ type Summary struct {
 	ByStatus       map[string]int64 // page responses by status class ("2xx", ...)
 	Errors         map[string]int64 // page requests without a response, by kind
 	Rejected       map[string]int64 // discovered URLs not queued, by reason
+	Handled        map[string]int64 // responses read, by content handler ("html", "text", "image")
 	Robots         map[string]int64 // robots.txt fetch outcomes: rules, no-rules, disallow-all (each retry counts)
 	RobotsHops     int64            // robots.txt redirect hops followed
 	Policies       int              // hosts with an operator policy when the crawl ended
@@ -182,6 +185,9 @@ func (s Summary) Write(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "  responses:  %s\n", joinCounts(s.ByStatus))
+	if len(s.Handled) > 0 {
+		fmt.Fprintf(w, "  read:       %s (by content handler; the rest archived only)\n", joinCounts(s.Handled))
+	}
 	if s.OverDecodeCap > 0 || s.BadEncoding > 0 {
 		fmt.Fprintf(w, "  bodies:     %d over the decompressed-size cap, %d with a bad Content-Encoding\n", s.OverDecodeCap, s.BadEncoding)
 	}
