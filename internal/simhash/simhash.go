@@ -57,20 +57,42 @@ func Fingerprint(words []uint64, k int) uint64 {
 		return 0
 	}
 	k = max(1, min(k, len(words)))
-	var v [64]int32
+	// Each bit's vote is counted SWAR-style: acc[j] holds eight byte-wide
+	// counters, lane i counting bit 8i+j of the shingles' hashes, so a
+	// shingle costs eight adds rather than 64. The lanes are emptied into
+	// ones before they can overflow. A bit is set when more than half of
+	// the shingles have it: the sum of +1 and -1 votes is positive.
+	const lanes = 0x0101010101010101
+	var acc [8]uint64
+	var ones [64]int32
+	flush := func() {
+		for j := range acc {
+			for i := range 8 {
+				ones[8*i+j] += int32(acc[j] >> (8 * i) & 0xff)
+			}
+			acc[j] = 0
+		}
+	}
+	n, inLanes := 0, 0
 	for i := 0; i+k <= len(words); i++ {
 		x := uint64(fnvOffset)
 		for _, w := range words[i : i+k] {
 			x = (x ^ w) * fnvPrime
 		}
 		x = mix(x)
-		for b := range 64 {
-			v[b] += int32(x>>b&1)*2 - 1
+		for j := range acc {
+			acc[j] += x >> j & lanes
+		}
+		n++
+		if inLanes++; inLanes == 255 {
+			flush()
+			inLanes = 0
 		}
 	}
+	flush()
 	var fp uint64
-	for b := range 64 {
-		if v[b] > 0 {
+	for b, c := range ones {
+		if 2*int(c) > n {
 			fp |= 1 << b
 		}
 	}

@@ -203,3 +203,45 @@ func BenchmarkFingerprint(b *testing.B) {
 		Fingerprint(words, DefaultShingle)
 	}
 }
+
+// naiveFingerprint is the textbook SimHash: a +1 or -1 vote per bit per
+// shingle. Fingerprint must agree with it exactly.
+func naiveFingerprint(words []uint64, k int) uint64 {
+	if len(words) == 0 {
+		return 0
+	}
+	k = max(1, min(k, len(words)))
+	var v [64]int32
+	for i := 0; i+k <= len(words); i++ {
+		x := uint64(fnvOffset)
+		for _, w := range words[i : i+k] {
+			x = (x ^ w) * fnvPrime
+		}
+		x = mix(x)
+		for b := range 64 {
+			v[b] += int32(x>>b&1)*2 - 1
+		}
+	}
+	var fp uint64
+	for b := range 64 {
+		if v[b] > 0 {
+			fp |= 1 << b
+		}
+	}
+	return fp
+}
+
+func TestFingerprintIsSimHash(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 2, 3, 4, 254, 255, 256, 257, 511, 512, 1000, 5000} {
+		for k := 1; k <= 4; k++ {
+			words := make([]uint64, n)
+			for i := range words {
+				words[i] = r.Uint64() % 50 // few distinct words: many repeated shingles, ties
+			}
+			if got, want := Fingerprint(words, k), naiveFingerprint(words, k); got != want {
+				t.Errorf("%d words, k=%d: Fingerprint %016x, textbook SimHash %016x", n, k, got, want)
+			}
+		}
+	}
+}
