@@ -662,6 +662,7 @@ func TestNearDupTrapCutOff(t *testing.T) {
 	cfg.NearDupFollow = true
 	const window = 20
 	cfg.NearDupTrapWindow = window
+	cfg.MaxPages = 500 // were the cut-off broken, the calendar would be endless
 	sum := runCrawl(t, cfg)
 	n := copiesFetches(web)
 	t.Logf("copies host: %d requests, %d near-duplicates, %d URLs refused after the cut", n, sum.NearDups, sum.Rejected[RejectTrap])
@@ -685,6 +686,43 @@ func TestNearDupTrapCutOff(t *testing.T) {
 		if shouldFetch(p) && !fetched[p.URL] {
 			t.Errorf("%s not fetched", p.URL)
 		}
+	}
+}
+
+// TestNearDupTrapSurvivesRestart stops a crawl of the copies host just
+// after the cut-off and resumes it with a wider window: the cut, kept in
+// the store, still holds, so over both runs the host costs at most the
+// URLs admitted before the cut (1 + 3 × 20), where forgetting it would let
+// the second run admit new days until 33 of 64 were copies.
+func TestNearDupTrapSurvivesRestart(t *testing.T) {
+	web := startWeb(t, synthweb.Config{Seed: 9, Hosts: 1, PagesPerHost: 12, Hostile: true,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	var copies string
+	for _, h := range web.Hosts() {
+		if h.Hostile == synthweb.HostileCopies {
+			copies = h.Authority
+		}
+	}
+	cfg := testConfig(t, web, 2, 2*time.Millisecond)
+	cfg.Seeds = []string{"http://" + copies + "/"}
+	cfg.NearDupFollow = true
+	const window = 20
+	cfg.NearDupTrapWindow = window
+	cfg.MaxPages = window + 2
+	first := runCrawl(t, cfg)
+	if first.Traps != 1 {
+		t.Fatalf("first run: %d hosts cut off after %d pages, want the copies host", first.Traps, first.Pages)
+	}
+	cfg.NearDupTrapWindow = 64
+	cfg.MaxPages = 500
+	second := runCrawl(t, cfg)
+	n := copiesFetches(web)
+	t.Logf("copies host: %d requests over both runs (%d, then %d)", n, first.Pages, second.Pages)
+	if second.Traps != 1 || len(second.TrapHosts) != 1 || second.TrapHosts[0] != copies {
+		t.Errorf("second run: %d traps %v; want the cut kept", second.Traps, second.TrapHosts)
+	}
+	if n > 1+3*window {
+		t.Errorf("copies host: %d requests over both runs, want at most %d: the resumed crawl admitted new URLs of a host cut off", n, 1+3*window)
 	}
 }
 

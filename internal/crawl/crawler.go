@@ -153,7 +153,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	}
 	c.embeds = c.handlers.WantsEmbeds()
 	c.recent = newHostMap[nearWindow](c.cfg.Partitions)
-	if c.resumed {
+	if c.resumed && c.cfg.NearDupThreshold >= 0 && c.cfg.NearDupTrapWindow >= 0 {
 		if err := c.loadTraps(); err != nil {
 			return nil, err
 		}
@@ -640,6 +640,11 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		c.log.Info("body not decoded whole", "url", l.URL, "host", l.Host, "err", resp.DecodeErr)
 	}
 	cp := c.archive(resp, pb, &u)
+	// Its line of the capture index is staged whatever happens next, a
+	// panic while reading it included (handle recovers it and the batch
+	// commits): the record is in the WARC file already. Reading may add to
+	// the line (its SimHash), so it is staged last.
+	defer func() { c.index(cp, pb) }()
 	loc := cp.loc
 	sum := sha256.Sum256(resp.Decoded)
 	rec := fetchRecord{
@@ -650,7 +655,8 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	}
 
 	// The handler of the response's media type, if any, reads it.
-	handler := c.handlers.For(mediaType(resp))
+	mt := mediaType(resp)
+	handler := c.handlers.For(mt)
 	switch {
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		rec.Outcome = "redirect"
@@ -663,7 +669,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		// then: they are not extracted again (Mercator's "content seen").
 		rec.Outcome = "revisit"
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && handler != nil:
-		outlinks, followed := c.readAndAdmit(pb, l, u, resp, handler, &rec, &cp.rec)
+		outlinks, followed := c.readAndAdmit(pb, l, u, resp, handler, mt, &rec, &cp.rec)
 		c.archiveOutlinks(resp, cp.loc.RecordID, l, outlinks)
 		if followed {
 			c.followed(pb, cp, l.Depth)
@@ -672,7 +678,6 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 			rec.Outcome = "revisit"
 		}
 	}
-	c.index(cp, pb)
 	c.flog.write(rec)
 	signal, retryAfter := responseSignal(resp.StatusCode, resp.Header, time.Now())
 	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
@@ -700,9 +705,9 @@ func mediaType(resp *fetch.Response) string {
 // may follow, resolved against <base href> or the page's own URL, and the
 // images it shows when a module fetches them. It returns every link it
 // could resolve, followed or not: the page's outlinks.
-func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, h content.Handler, rec *fetchRecord, capt *store.CaptureRecord) (outlinks []string, followed bool) {
+func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, h content.Handler, mt string, rec *fetchRecord, capt *store.CaptureRecord) (outlinks []string, followed bool) {
 	res := h.Read(content.Doc{
-		MediaType: capt.MIME, Header: resp.Header, Body: resp.Decoded, Token: c.token,
+		MediaType: mt, Header: resp.Header, Body: resp.Decoded, Token: c.token,
 		Words: c.near != nil, Embeds: c.embeds,
 	})
 	c.stats.inc(c.stats.handled, h.Name(), 1)
@@ -720,7 +725,7 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 	}
 	if c.near != nil && len(res.Words) >= c.cfg.NearDupMinWords {
 		fp := simhash.Fingerprint(res.Words, simhash.DefaultShingle)
-		of, filled, err := c.near.judge(fp, resp.URL, pb)
+		of, filled, err := c.near.judge(fp, resp.URL, l.Depth, follow, pb)
 		if err != nil {
 			c.fail(fmt.Errorf("crawl: judge %s for near-duplicates: %w", resp.URL, err))
 		}
@@ -769,9 +774,12 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 			c.admitURL(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL)
 		}
 	}
-	// The images a page shows are fetched with it (at its depth: they hold
-	// no links), unless it copies a page whose images were.
-	if c.embeds && !nearDup {
+	// The images a page shows are fetched with it, one hop further (so an
+	// image that turns out to be a page is bounded by the depth limit like
+	// any link), unless the page is a near-duplicate whose links are not
+	// followed either. A nofollow page's images are fetched: nofollow is
+	// about links.
+	if c.embeds && (!nearDup || c.cfg.NearDupFollow) {
 		for _, src := range res.Embeds {
 			eu, err := base.Resolve(src)
 			if err != nil {
@@ -779,7 +787,7 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 				continue
 			}
 			outlinks = append(outlinks, eu.String)
-			if it, ok := c.judge(pb, eu, l.Depth, 0, frontier.Normal, l.URL, true); ok {
+			if it, ok := c.judge(pb, eu, l.Depth+1, 0, frontier.Normal, l.URL, true); ok {
 				pb.items = append(pb.items, it)
 			}
 		}

@@ -866,3 +866,47 @@ func TestDigestOfALostRecordIsNotReferredTo(t *testing.T) {
 		t.Errorf("after recovery: %d pages, %d revisits; want /two archived whole", sum.Pages, sum.Revisits)
 	}
 }
+
+// TestNearDupLosesNoLinks is TestDedupLosesNoLinks for near-duplicates: a
+// page is flagged a copy only of a page whose links were followed at its
+// depth or shallower, so a nofollow page's near-copy is read for links,
+// and the copy of a followed page is flagged and its links dropped.
+func TestNearDupLosesNoLinks(t *testing.T) {
+	story := strings.Repeat("the quick brown fox jumps over the lazy dog while seven wizards quietly judge boxing matches ", 8)
+	article := func(rw http.ResponseWriter, extra, link string) {
+		rw.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(rw, `<html><body><p>%s %s</p><a href=%q>more</a></body></html>`, story, extra, link)
+	}
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"b.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				http.NotFound(rw, r)
+			case "/":
+				page(rw, "/nf", "/ok", "/copy")
+			case "/nf":
+				rw.Header().Set("X-Robots-Tag", "nofollow")
+				article(rw, "first edition", "/from-nf")
+			case "/ok":
+				article(rw, "second edition", "/from-ok")
+			case "/copy":
+				article(rw, "third edition", "/from-copy")
+			default:
+				page(rw)
+			}
+		},
+	})
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("b.test", "/"))
+	cfg.Workers = 1 // in link order: /nf, /ok, /copy
+	sum := runCrawl(t, cfg)
+	got := mw.paths("b.test")
+	if !slices.Contains(got, "/from-ok") {
+		t.Errorf("b.test requests %v; /ok's link was lost to its nofollow near-copy /nf", got)
+	}
+	if slices.Contains(got, "/from-nf") || slices.Contains(got, "/from-copy") {
+		t.Errorf("b.test requests %v; a nofollow link or a near-duplicate's link was followed", got)
+	}
+	if sum.NearDups != 1 {
+		t.Errorf("%d near-duplicates, want /copy alone", sum.NearDups)
+	}
+}

@@ -11,51 +11,75 @@ import (
 
 // nearIndex holds the SimHash fingerprints of the pages judged original
 // so far, in memory (56 bytes each, up to a configured number), and
-// judges each new page against them. Their URLs are in the store (table
-// 'S'), read only on a match: a page's fingerprint is written in its
-// page's batch, and waits in pending, where other workers find it, until
-// that batch commits.
+// judges each new page against them. Their URLs and depths are in the
+// store (table 'S'), read only on a match: a page's fingerprint is written
+// in its page's batch, and waits in pending, where other workers find it,
+// until that batch commits.
 type nearIndex struct {
 	threshold int
 	capacity  int
 	db        *store.DB
 	mu        sync.Mutex
 	ix        simhash.Index
-	pending   map[uint64]string
+	pending   map[uint64]nearPage
 	full      bool // capacity reached: new pages are judged, not added
 }
 
-func newNearIndex(threshold, capacity int, db *store.DB) *nearIndex {
-	return &nearIndex{threshold: threshold, capacity: capacity, db: db, pending: map[uint64]string{}}
+// nearPage is a page the index holds: where it is, and at what link depth
+// its links were followed.
+type nearPage struct {
+	url   string
+	depth int
 }
 
-// judge returns the URL of an earlier page within the threshold of fp, or
-// "" after recording fp as url's in pb. A near-duplicate is not added, so
-// that a chain of small edits is judged against its first page, not its
-// last. filled reports that the index just reached its capacity.
-func (n *nearIndex) judge(fp uint64, url string, pb *pageBatch) (of string, filled bool, err error) {
+func newNearIndex(threshold, capacity int, db *store.DB) *nearIndex {
+	return &nearIndex{threshold: threshold, capacity: capacity, db: db, pending: map[uint64]nearPage{}}
+}
+
+// judge returns the URL of an earlier page within the threshold of fp
+// whose links were followed at depth or shallower: the page at url is a
+// near-duplicate of it. Otherwise it returns "", and, if follow says the
+// page's own links are followed, adds fp to the index (in pb) while there
+// is room: only such a page may stand for the links of its copies. A
+// near-duplicate is not added, so that a chain of small edits is judged
+// against its first page, not its last. filled reports that the index
+// just reached its capacity.
+func (n *nearIndex) judge(fp uint64, url string, depth int, follow bool, pb *pageBatch) (of string, filled bool, err error) {
+	n.mu.Lock()
+	m, found := n.ix.Near(fp, n.threshold)
+	var orig nearPage
+	var known bool
+	if found {
+		orig, known = n.pending[m.FP]
+	}
+	n.mu.Unlock()
+	if found && !known {
+		// A committed row does not change: read it without the lock.
+		orig.url, orig.depth, known, err = n.db.GetSimHash(m.FP)
+		if err != nil {
+			return "", false, err
+		}
+		// Not known: the batch that held it failed, and the crawl is
+		// stopping. The page is judged original.
+	}
+	switch {
+	case known && orig.url == url:
+		return "", false, nil // itself, fetched again: held already
+	case known && orig.depth <= depth:
+		return orig.url, false, nil
+	case !follow:
+		return "", false, nil
+	}
+	// An original; or a copy of a page whose links were followed deeper
+	// than this one's are, which stands for them from now on.
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if m, ok := n.ix.Near(fp, n.threshold); ok {
-		if u, ok := n.pending[m.FP]; ok {
-			return u, false, nil
-		}
-		u, ok, err := n.db.GetSimHash(m.FP)
-		if err != nil || ok {
-			return u, false, err
-		}
-		// Not in the store: the batch that held it failed, and the crawl
-		// is stopping. The page is judged original.
-	}
 	if n.full {
 		return "", false, nil
 	}
-	if _, dup := n.pending[fp]; dup {
-		return "", false, nil
-	}
 	n.ix.Add(fp)
-	n.pending[fp] = url
-	pb.b.PutSimHash(fp, url)
+	n.pending[fp] = nearPage{url, depth}
+	pb.b.PutSimHash(fp, url, depth)
 	pb.sims = append(pb.sims, fp)
 	if n.ix.Len() >= n.capacity {
 		n.full = true
@@ -81,7 +105,7 @@ func (n *nearIndex) settle(fps []uint64) {
 func (n *nearIndex) restore() (int, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	err := n.db.ScanSimHashes(func(fp uint64, _ string) bool {
+	err := n.db.ScanSimHashes(func(fp uint64, _ string, _ int) bool {
 		n.ix.Add(fp)
 		n.full = n.ix.Len() >= n.capacity
 		return !n.full

@@ -6,23 +6,25 @@ import (
 
 // TestNearIndex judges fingerprints through the batches of a store: a
 // match is found while its batch is pending and after it commits, a
-// near-duplicate is not added, the index stops growing at its capacity,
-// and a restart rebuilds it from the store.
+// near-duplicate is not added, nor a page whose links are not followed,
+// a page is not a copy of itself nor of a deeper page, the index stops
+// growing at its capacity, and a restart rebuilds it from the store.
 func TestNearIndex(t *testing.T) {
 	dir := t.TempDir()
 	d, _, err := openDurable(dir, 4, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := newNearIndex(9, 3, d.db)
-	judge := func(pb *pageBatch, fp uint64, url string) string {
+	n := newNearIndex(9, 100, d.db)
+	judgeAt := func(pb *pageBatch, fp uint64, url string, depth int, follow bool) string {
 		t.Helper()
-		of, _, err := n.judge(fp, url, pb)
+		of, _, err := n.judge(fp, url, depth, follow, pb)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return of
 	}
+	judge := func(pb *pageBatch, fp uint64, url string) string { return judgeAt(pb, fp, url, 1, true) }
 	const a = 0x0123_4567_89ab_cdef
 	pb := d.newBatch()
 	if of := judge(pb, a, "http://a.test/1"); of != "" {
@@ -49,11 +51,37 @@ func TestNearIndex(t *testing.T) {
 	if of := judge(pb, ^uint64(a), "http://b.test/"); of != "" {
 		t.Fatalf("an unrelated page: copy of %q", of)
 	}
-	// Capacity 3 reached: a new page is judged, not added.
-	if _, filled, _ := n.judge(0x5555_5555_5555_5555, "http://c.test/", pb); filled || n.ix.Len() != 3 {
+	// The same page fetched again is not a copy of itself.
+	if of := judge(pb, a^1, "http://a.test/1"); of != "" {
+		t.Fatalf("a page judged a copy of %q", of)
+	}
+	// A copy nearer the seeds than the original is not one: its links
+	// were followed one hop deeper than its own would be.
+	if of := judgeAt(pb, a^0b11, "http://a.test/shallow", 0, true); of != "" {
+		t.Fatalf("a copy at depth 0 of a page at depth 1: copy of %q", of)
+	}
+	// A nofollow page is judged, not added: its copies' links must be
+	// followed.
+	const c = 0x0f0f_0f0f_0f0f_0f0f
+	held := n.ix.Len() // a, a^0x3ff, ^a and the shallow copy
+	if held != 4 {
+		t.Fatalf("%d pages held, want 4", held)
+	}
+	if of := judgeAt(pb, c, "http://n.test/nofollow", 1, false); of != "" || n.ix.Len() != held {
+		t.Fatalf("a nofollow page: copy of %q, %d held", of, n.ix.Len())
+	}
+	if of := judge(pb, c^1, "http://n.test/copy"); of != "" || n.ix.Len() != held+1 {
+		t.Fatalf("a copy of a nofollow page: copy of %q, %d held; want an original, added", of, n.ix.Len())
+	}
+	// The next page fills the index; the one after is judged, not added.
+	n.capacity = held + 2
+	if _, filled, _ := n.judge(0x5555_5555_5555_5555, "http://c.test/", 1, true, pb); !filled || n.ix.Len() != held+2 {
+		t.Fatalf("at capacity: filled %v, %d held", filled, n.ix.Len())
+	}
+	if _, filled, _ := n.judge(0x3333_3333_3333_3333, "http://e.test/", 1, true, pb); filled || n.ix.Len() != held+2 {
 		t.Fatalf("past capacity: filled %v, %d held", filled, n.ix.Len())
 	}
-	if of := judge(pb, 0x5555_5555_5555_5555^1, "http://c.test/2"); of != "" {
+	if of := judge(pb, 0x3333_3333_3333_3333^1, "http://e.test/2"); of != "" {
 		t.Fatalf("a copy of a page the full index did not add: copy of %q", of)
 	}
 	if err := pb.b.Commit(false); err != nil {
@@ -68,10 +96,10 @@ func TestNearIndex(t *testing.T) {
 	}
 	defer d.close()
 	n = newNearIndex(9, 10, d.db)
-	if got, err := n.restore(); got != 3 || err != nil {
-		t.Fatalf("restore = %d, %v; want the 3 pages stored", got, err)
+	if got, err := n.restore(); got != 6 || err != nil {
+		t.Fatalf("restore = %d, %v; want the 6 pages stored", got, err)
 	}
-	if of := judge(d.newBatch(), a^0b111, "http://a.test/5"); of != "http://a.test/1" {
+	if of := judge(d.newBatch(), a^0b100, "http://a.test/5"); of != "http://a.test/1" {
 		t.Fatalf("after a restart: copy of %q", of)
 	}
 	if of := judge(d.newBatch(), ^uint64(a)^1, "http://b.test/2"); of != "http://b.test/" {

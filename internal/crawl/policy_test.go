@@ -164,8 +164,6 @@ func (s *failingSink) Capture(e Event) error {
 
 func (s *failingSink) Close() error { return nil }
 
-// Page sinks get every capture once it is durable; one that fails stops
-// the crawl, as an archive that cannot be written does, naming the sink.
 // countingArchive counts what a crawl hands its archive.
 type countingArchive struct {
 	ArchiveWriter
@@ -182,6 +180,9 @@ func (a *countingArchive) Close() error {
 	return a.ArchiveWriter.Close()
 }
 
+// Page sinks get every capture once it is durable; one that fails stops
+// the crawl, as an archive that cannot be written does, naming the sink.
+// The archive is the configured one.
 func TestSinks(t *testing.T) {
 	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
 		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {

@@ -18,7 +18,7 @@ import (
 //
 //	Digest:  'D' sha1[20]              -> DigestRecord (the first capture of a payload)
 //	Capture: 'C' key 0x00 time[8]      -> CaptureRecord (one per archived response)
-//	Sim:     'S' simhash[8]            -> URL (a page the near-duplicate index holds)
+//	Sim:     'S' simhash[8]            -> URL, depth (a page the near-duplicate index holds)
 //
 // key is the caller's sort key for the URL (its SURT); time is the capture's
 // Unix nanoseconds, big-endian, so one URL's captures are in time order and
@@ -243,45 +243,52 @@ func appendSimKey(dst []byte, fp uint64) []byte {
 	return binary.BigEndian.AppendUint64(append(dst, tagSim), fp)
 }
 
-// PutSimHash records that the page at url, with SimHash fp, is one that
-// later pages are judged against for near-duplicates.
-func (b *Batch) PutSimHash(fp uint64, url string) {
+// PutSimHash records that the page at url, with SimHash fp, found at link
+// depth depth, is one that later pages are judged against for
+// near-duplicates.
+func (b *Batch) PutSimHash(fp uint64, url string, depth int) {
 	if !b.ok() {
 		return
 	}
 	b.key = appendSimKey(b.key[:0], fp)
-	b.val = appendString(append(b.val[:0], simVersion), url)
+	v := appendString(append(b.val[:0], simVersion), url)
+	b.val = binary.AppendVarint(v, int64(depth))
 	b.set(b.key, b.val)
 }
 
-// GetSimHash returns the URL recorded with fp, and false if there is none.
-func (db *DB) GetSimHash(fp uint64) (string, bool, error) {
+func decodeSim(key, val []byte) (url string, depth int, err error) {
+	d := decoder{b: val}
+	d.version(simVersion)
+	url = d.str("url")
+	depth = d.int("depth")
+	return url, depth, d.finish(key)
+}
+
+// GetSimHash returns the URL and depth recorded with fp, and false if
+// there are none.
+func (db *DB) GetSimHash(fp uint64) (url string, depth int, ok bool, err error) {
 	key := appendSimKey(nil, fp)
-	var url string
-	ok, err := db.get(key, func(val []byte) error {
-		d := decoder{b: val}
-		d.version(simVersion)
-		url = d.str("url")
-		return d.finish(key)
+	ok, err = db.get(key, func(val []byte) error {
+		var derr error
+		url, depth, derr = decodeSim(key, val)
+		return derr
 	})
-	return url, ok, err
+	return url, depth, ok, err
 }
 
 // ScanSimHashes calls fn for every recorded SimHash, in fingerprint
 // order, until fn returns false.
-func (db *DB) ScanSimHashes(fn func(fp uint64, url string) bool) error {
+func (db *DB) ScanSimHashes(fn func(fp uint64, url string, depth int) bool) error {
 	return db.scan("simhashes", []byte{tagSim}, []byte{tagSim + 1}, func(it *pebble.Iterator) (bool, error) {
 		k := it.Key()
 		if len(k) != 1+8 {
 			return false, fmt.Errorf("decode %s: not a simhash key", fmtKey(k))
 		}
-		d := decoder{b: it.Value()}
-		d.version(simVersion)
-		url := d.str("url")
-		if err := d.finish(k); err != nil {
+		url, depth, err := decodeSim(k, it.Value())
+		if err != nil {
 			return false, err
 		}
-		return fn(binary.BigEndian.Uint64(k[1:]), url), nil
+		return fn(binary.BigEndian.Uint64(k[1:]), url, depth), nil
 	})
 }
 

@@ -92,26 +92,30 @@ func TestCaptureIndex(t *testing.T) {
 
 func TestSimHashes(t *testing.T) {
 	db := openMem(t)
-	if _, ok, err := db.GetSimHash(1); ok || err != nil {
+	if _, _, ok, err := db.GetSimHash(1); ok || err != nil {
 		t.Fatalf("GetSimHash before Put: %v, %v", ok, err)
 	}
+	type page struct {
+		url   string
+		depth int
+	}
 	b := db.NewBatch()
-	want := map[uint64]string{0xffff_0000_0000_0001: "http://a.test/1", 2: "http://a.test/2", 0: "http://b.test/"}
-	for fp, u := range want {
-		b.PutSimHash(fp, u)
+	want := map[uint64]page{0xffff_0000_0000_0001: {"http://a.test/1", 3}, 2: {"http://a.test/2", 0}, 0: {"http://b.test/", 12}}
+	for fp, p := range want {
+		b.PutSimHash(fp, p.url, p.depth)
 	}
 	if err := b.Commit(false); err != nil {
 		t.Fatal(err)
 	}
-	for fp, u := range want {
-		if got, ok, err := db.GetSimHash(fp); got != u || !ok || err != nil {
-			t.Errorf("GetSimHash(%x) = %q, %v, %v; want %q", fp, got, ok, err, u)
+	for fp, p := range want {
+		if u, d, ok, err := db.GetSimHash(fp); u != p.url || d != p.depth || !ok || err != nil {
+			t.Errorf("GetSimHash(%x) = %q, %d, %v, %v; want %+v", fp, u, d, ok, err, p)
 		}
 	}
 	var order []uint64
-	if err := db.ScanSimHashes(func(fp uint64, u string) bool {
-		if want[fp] != u {
-			t.Errorf("scan: %x -> %q, want %q", fp, u, want[fp])
+	if err := db.ScanSimHashes(func(fp uint64, u string, d int) bool {
+		if want[fp] != (page{u, d}) {
+			t.Errorf("scan: %x -> %q %d, want %+v", fp, u, d, want[fp])
 		}
 		order = append(order, fp)
 		return true
