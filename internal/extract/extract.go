@@ -116,7 +116,7 @@ func HTML(body []byte, token string, lim Limits) Result {
 		hidden    int // depth of elements whose text is not visible
 	)
 	if lim.Words > 0 {
-		r.Words = make([]uint64, 0, min(lim.Words, len(body)/32))
+		r.Words = make([]uint64, 0, min(lim.Words, len(body)/8)) // a word and its space are ~6 bytes of text
 	}
 	z := html.NewTokenizer(bytes.NewReader(body))
 	for {

@@ -52,6 +52,20 @@ func hiddenTag(raw []byte) bool {
 	return false
 }
 
+// asciiWord maps an ASCII letter or digit to its lower case, anything else
+// to 0: a word's end.
+var asciiWord = func() (t [utf8.RuneSelf]byte) {
+	for c := range byte(utf8.RuneSelf) {
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+			t[c] = c
+		case 'A' <= c && c <= 'Z':
+			t[c] = c + 'a' - 'A'
+		}
+	}
+	return t
+}()
+
 // appendWordHashes hashes the lower-case words of letters and digits in text.
 func appendWordHashes(words []uint64, text []byte, max int) []uint64 {
 	x, in := uint64(fnvOffset), false
@@ -60,18 +74,12 @@ func appendWordHashes(words []uint64, text []byte, max int) []uint64 {
 		c := text[i]
 		if c < utf8.RuneSelf { // ASCII, the common case
 			i++
-			switch {
-			case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-			case 'A' <= c && c <= 'Z':
-				c += 'a' - 'A'
-			default:
-				if in {
-					words = append(words, x)
-					x, in = fnvOffset, false
-				}
-				continue
+			if l := asciiWord[c]; l != 0 {
+				x, in = (x^uint64(l))*fnvPrime, true
+			} else if in {
+				words = append(words, x)
+				x, in = fnvOffset, false
 			}
-			x, in = (x^uint64(c))*fnvPrime, true
 			continue
 		}
 		r, n := utf8.DecodeRune(text[i:])
