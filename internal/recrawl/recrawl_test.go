@@ -1,0 +1,155 @@
+package recrawl
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+
+// visitRegularly visits a Poisson page of the given rate every interval,
+// n times, and returns the history and the naive estimate (changes seen
+// over time elapsed).
+func visitRegularly(r *rand.Rand, rate float64, interval time.Duration, n int) (History, float64) {
+	var h History
+	h.Observe(t0, false)
+	seen := 0
+	for i := 1; i <= n; i++ {
+		// Changed in the interval unless no event fell in it.
+		changed := r.Float64() < -math.Expm1(-rate*interval.Seconds())
+		if changed {
+			seen++
+		}
+		h.Observe(t0.Add(time.Duration(i)*interval), changed)
+	}
+	return h, float64(seen) / (float64(n) * interval.Seconds())
+}
+
+// TestRateUndercountsLess: a page changing twice per visit interval is
+// seen to change at most once per visit. The naive rate says about 0.86
+// per interval; the estimator comes within a fifth of the true 2.
+func TestRateUndercountsLess(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const interval = time.Hour
+	trueRate := 2 / interval.Seconds()
+	var est, naive float64
+	const trials = 200
+	for range trials {
+		h, nv := visitRegularly(r, trueRate, interval, 200)
+		est += h.Rate(1.0/86400) / trials
+		naive += nv / trials
+	}
+	t.Logf("true %.2f changes per interval: estimator %.2f, naive %.2f", trueRate*3600, est*3600, naive*3600)
+	if math.Abs(est-trueRate)/trueRate > 0.2 || naive > 0.9*trueRate/2 {
+		t.Errorf("estimator %.3g, naive %.3g per second, true %.3g", est, naive, trueRate)
+	}
+}
+
+func TestRateOfAStaticPageFalls(t *testing.T) {
+	var h History
+	prior := 1.0 / 86400
+	if h.Rate(prior) != prior {
+		t.Fatal("a page never visited is not at the prior")
+	}
+	h.Observe(t0, false)
+	prev := math.Inf(1)
+	for i := 1; i <= 30; i++ {
+		h.Observe(t0.Add(time.Duration(i)*24*time.Hour), false)
+		r := h.Rate(prior)
+		if r <= 0 || r >= prev {
+			t.Fatalf("after %d unchanged daily visits: rate %g (before %g); want positive and falling", i, r, prev)
+		}
+		prev = r
+	}
+	if prev > prior/10 {
+		t.Errorf("after 30 unchanged daily visits the rate is still %g per second", prev)
+	}
+	// Visits out of order or at the same instant change nothing.
+	before := h
+	h.Observe(h.Last, true)
+	h.Observe(h.Last.Add(-time.Hour), true)
+	if h != before {
+		t.Errorf("a visit not after the last changed the history: %+v", h)
+	}
+}
+
+func TestIntervalAndNext(t *testing.T) {
+	p := Policy{}
+	fast, _ := visitRegularly(rand.New(rand.NewPCG(3, 4)), 1.0/60, 10*time.Minute, 50)
+	static, _ := visitRegularly(rand.New(rand.NewPCG(3, 4)), 0, 30*24*time.Hour, 50)
+	daily, _ := visitRegularly(rand.New(rand.NewPCG(5, 6)), 1.0/86400, 6*time.Hour, 200)
+	if d := p.Interval(fast, 1); d != 10*time.Minute {
+		t.Errorf("a page changing every minute: interval %v, want the 10-minute floor", d)
+	}
+	if d := p.Interval(static, 1); d < 30*24*time.Hour || d > 90*24*time.Hour {
+		t.Errorf("a page unchanged for 50 months: interval %v, want a month or more, at most 90 days", d)
+	}
+	if d := p.Interval(daily, 1); d < 10*time.Hour || d > 30*time.Hour {
+		t.Errorf("a daily page: interval %v, want about 0.7 days", d)
+	}
+	if a, b := p.Interval(daily, 10), p.Interval(daily, 1); a >= b/2 {
+		t.Errorf("ten times as important: interval %v, against %v", a, b)
+	}
+	n1, n2 := p.Next("http://a.test/1", daily, 1), p.Next("http://a.test/2", daily, 1)
+	d := p.Interval(daily, 1)
+	for _, n := range []time.Time{n1, n2} {
+		if got := n.Sub(daily.Last); got < d || got >= d+d/10 {
+			t.Errorf("Next %v after the visit, want [%v, %v)", got, d, d+d/10)
+		}
+	}
+	if n1.Equal(n2) || !n1.Equal(p.Next("http://a.test/1", daily, 1)) {
+		t.Error("Next is not spread by URL, or not the same twice")
+	}
+	custom := Policy{Min: time.Hour, Max: 48 * time.Hour}
+	if custom.Interval(fast, 1) != time.Hour || custom.Interval(static, 1) != 48*time.Hour {
+		t.Error("the clamp is not configurable")
+	}
+}
+
+// TestScoreOrders: the index ranks a popular weekly page above an obscure
+// hourly one once the weekly page has gone unvisited long enough, never
+// spends on a page that changes every minute what a daily page needs, and
+// ranks a page never fetched first.
+func TestScoreOrders(t *testing.T) {
+	p := Policy{}
+	r := rand.New(rand.NewPCG(7, 8))
+	weekly, _ := visitRegularly(r, 1.0/(7*86400), 24*time.Hour, 100)
+	hourly, _ := visitRegularly(r, 1.0/3600, 30*time.Minute, 100)
+	minutely, _ := visitRegularly(r, 1.0/60, 10*time.Minute, 100)
+	daily, _ := visitRegularly(r, 1.0/86400, 6*time.Hour, 100)
+	popular, obscure := Importance(Signals{InLinks: 1000, Seed: true, Priority: 1}), Importance(Signals{Priority: -1})
+	at := func(h History, age time.Duration) time.Time { return h.Last.Add(age) }
+	if w, h := p.Score(weekly, popular, at(weekly, 3*24*time.Hour)), p.Score(hourly, obscure, at(hourly, 2*time.Hour)); w <= h {
+		t.Errorf("popular weekly page 3 days unvisited %.0f, obscure hourly page 2 hours unvisited %.0f", w, h)
+	}
+	if m, d := p.Score(minutely, 1, at(minutely, 24*time.Hour)), p.Score(daily, 1, at(daily, 12*time.Hour)); m >= d {
+		t.Errorf("a page changing every minute, a day unvisited, %.0f; a daily page half a day unvisited %.0f", m, d)
+	}
+	if s := p.Score(History{}, 1, t0); !math.IsInf(s, 1) {
+		t.Errorf("a page never fetched: %v", s)
+	}
+	if a, b := p.Score(daily, 1, at(daily, time.Hour)), p.Score(daily, 1, at(daily, 10*time.Hour)); a >= b {
+		t.Errorf("score does not grow with age: %v then %v", a, b)
+	}
+}
+
+func TestImportance(t *testing.T) {
+	for _, c := range []struct {
+		s    Signals
+		want float64
+	}{
+		{Signals{Priority: -1}, 1},
+		{Signals{InLinks: 1, Priority: -1}, 2},
+		{Signals{InLinks: 7, Priority: -1}, 4},
+		{Signals{Seed: true, Priority: -1}, 2},
+		{Signals{Priority: 1}, 1.5},
+		{Signals{Priority: 0}, 0.5},
+		{Signals{Priority: 3}, 1}, // out of range: the default 0.5
+	} {
+		if got := Importance(c.s); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("Importance(%+v) = %v, want %v", c.s, got, c.want)
+		}
+	}
+}
