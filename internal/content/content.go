@@ -9,10 +9,12 @@
 package content
 
 import (
+	"bytes"
 	"net/http"
 	"strings"
 
 	"weft/internal/extract"
+	"weft/internal/sitemap"
 )
 
 // Doc is a response to read.
@@ -38,6 +40,11 @@ type Result struct {
 	// NoIndex and NoFollow are the document's (or its headers') robots
 	// directives.
 	NoIndex, NoFollow bool
+	// Truncated names a limit that cut the reading short ("" if none);
+	// Err is why the document could not be read whole, with what was read
+	// before it kept above.
+	Truncated string
+	Err       error
 }
 
 // A Handler reads the bodies of some media types.
@@ -146,4 +153,38 @@ func (s Set) WantsEmbeds() bool {
 		}
 	}
 	return false
+}
+
+// Sitemap reads sitemaps (package sitemap): a urlset's pages and an
+// index's sitemaps are its links, Tag "url" and "sitemap" (a crawler
+// fetches the latter as sitemaps again). XML that is not a sitemap, and a
+// sitemap that fails to parse, yield what was read before the failure and
+// the error in Result.Err, for the crawler to log with the URL.
+type Sitemap struct{}
+
+// Name implements Handler.
+func (Sitemap) Name() string { return "sitemap" }
+
+// Accepts implements Handler: XML, and gzip, which servers send for
+// sitemap.xml.gz (the magic bytes decide, not the type).
+func (Sitemap) Accepts(mt string) bool {
+	switch mt {
+	case "application/xml", "text/xml", "application/gzip", "application/x-gzip":
+		return true
+	}
+	return false
+}
+
+// Read implements Handler.
+func (Sitemap) Read(d Doc) Result {
+	res, err := sitemap.Parse(bytes.NewReader(d.Body), sitemap.Limits{})
+	tag := "url"
+	if res.Kind == sitemap.Index {
+		tag = "sitemap"
+	}
+	out := Result{Err: err, Links: make([]extract.Link, 0, len(res.Entries)), Truncated: res.Truncated}
+	for _, e := range res.Entries {
+		out.Links = append(out.Links, extract.Link{URL: e.Loc, Tag: tag})
+	}
+	return out
 }

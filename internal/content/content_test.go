@@ -3,6 +3,7 @@ package content
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"weft/internal/extract"
@@ -50,5 +51,32 @@ func TestHandlersRead(t *testing.T) {
 	}
 	if ir := (Image{}).Read(Doc{Body: []byte("\xff\xd8")}); len(ir.Links)+len(ir.Words)+len(ir.Embeds) != 0 {
 		t.Errorf("Image.Read = %+v", ir)
+	}
+}
+
+func TestSitemapHandler(t *testing.T) {
+	h := Sitemap{}
+	for _, mt := range []string{"application/xml", "text/xml", "application/gzip", "application/x-gzip"} {
+		if !h.Accepts(mt) {
+			t.Errorf("Sitemap does not accept %s", mt)
+		}
+	}
+	if h.Accepts("text/html") {
+		t.Error("Sitemap accepts HTML")
+	}
+	r := h.Read(Doc{Body: []byte(`<urlset><url><loc>https://a.test/1</loc></url><url><loc>/2</loc></url></urlset>`)})
+	if r.Err != nil || len(r.Links) != 2 || r.Links[0] != (extract.Link{URL: "https://a.test/1", Tag: "url"}) || r.Links[1].URL != "/2" {
+		t.Errorf("urlset: %+v", r)
+	}
+	r = h.Read(Doc{Body: []byte(`<sitemapindex><sitemap><loc>https://a.test/s.xml.gz</loc></sitemap></sitemapindex>`)})
+	if r.Err != nil || len(r.Links) != 1 || r.Links[0].Tag != "sitemap" {
+		t.Errorf("index: %+v", r)
+	}
+	r = h.Read(Doc{Body: []byte("<urlset><url><loc>https://a.test/1</loc></url>\n<url><loc>x</url>")})
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "line 2") || len(r.Links) != 1 {
+		t.Errorf("malformed: %+v", r)
+	}
+	if r := h.Read(Doc{Body: []byte(`<rss/>`)}); r.Err == nil || len(r.Links) != 0 {
+		t.Errorf("a feed: %+v", r)
 	}
 }
