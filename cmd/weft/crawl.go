@@ -81,6 +81,7 @@ type crawlFlags struct {
 	nearFollow     bool
 	trapWindow     int
 	withImages     bool
+	sitemaps       bool
 }
 
 func (f *crawlFlags) register(fs *pflag.FlagSet) {
@@ -131,6 +132,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.nearMaxPages, "near-dup-max-pages", 1000000, "pages the near-duplicate index holds in memory, 56 bytes each; later pages are judged against them, not added")
 	fs.BoolVar(&f.nearFollow, "near-dup-follow", false, "follow the links of near-duplicate pages too (an archive crawl that wants every link; the trap cut-off still applies)")
 	fs.IntVar(&f.trapWindow, "trap-window", 50, "cut off a host when more than half of its last this many judged pages were near-duplicates: no new URL of it admitted (1 to 64; -1: never)")
+	fs.BoolVar(&f.sitemaps, "sitemaps", true, "fetch each host's robots.txt Sitemap: files and /sitemap.xml, and admit the URLs they list like links (--sitemaps=false: links only)")
 	fs.BoolVar(&f.withImages, "with-images", false, "image module: also fetch the images HTML pages show (<img src>), through the same scope (but for its extension rule), robots.txt and politeness, and archive them")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress line on stderr: auto (on a terminal), always or never")
 }
@@ -264,6 +266,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		NearDupFollow:     f.nearFollow,
 		NearDupTrapWindow: f.trapWindow,
 		WithImages:        f.withImages,
+		NoSitemaps:        !f.sitemaps,
 		Politeness: frontier.Politeness{
 			LatencyFactor: f.latencyFactor, MaxBackoff: f.maxBackoff, MaxRetryAfter: f.maxRetryAfter,
 			ParkAfter: f.parkAfter, ParkFor: f.parkFor, GiveUpAfter: f.giveUpAfter,

@@ -116,6 +116,12 @@ type Config struct {
 	// extension rule), robots.txt and politeness, and archived.
 	Handlers   content.Set
 	WithImages bool
+	// NoSitemaps turns off sitemaps: by default each host's robots.txt
+	// Sitemap: files and its /sitemap.xml are fetched when its robots.txt
+	// is, through the same filters, robots.txt and politeness as links,
+	// and the URLs they list (and the sitemaps an index lists) are
+	// admitted as links are.
+	NoSitemaps bool
 	// NearDupThreshold is the SimHash distance in bits within which a
 	// parsed page is a near-duplicate of an earlier one: flagged in the
 	// capture index, and its links not followed (unless NearDupFollow).

@@ -54,6 +54,9 @@ func testConfig(t testing.TB, web *synthweb.Web, workers int, delay time.Duratio
 	// never: retry it twice, soon, so that a test ends in seconds.
 	cfg.RobotsAttempts, cfg.RobotsRetryWait = 2, testRobotsWait
 	cfg.Politeness.MaxRetryAfter = testRetryAfterCap
+	// Most tests count the requests they expect; the acceptance crawl and
+	// the sitemap tests turn sitemaps on.
+	cfg.NoSitemaps = true
 	return cfg
 }
 
@@ -107,6 +110,7 @@ func runBigCrawl(t *testing.T) *bigCrawl {
 		MaxLatency: 3 * time.Millisecond, CrawlDelay: bigCrawlDelay, HangLimit: 10 * time.Second,
 	})
 	cfg := testConfig(t, web, 64, bigDelay)
+	cfg.NoSitemaps = false // each host's /sitemap.xml lists pages its links reach anyway
 	sum := runCrawl(t, cfg)
 	// The crawler may read a response's last byte a moment before the
 	// server's handler returns: let the log settle before judging it.
@@ -246,6 +250,12 @@ func testRobotsObeyed(t *testing.T, b *bigCrawl) {
 				continue
 			}
 			u := "http://" + h.Authority + r.Path
+			if r.Path == "/sitemap.xml" {
+				if !web.Allowed(u) {
+					t.Errorf("%s (%v): fetched disallowed %s", h.Name, h.Robots, r.Path)
+				}
+				continue
+			}
 			p, ok := web.Page(u)
 			if !ok {
 				t.Errorf("%s: requested %s, which the web does not have", h.Name, r.Path)
@@ -358,10 +368,22 @@ func testExactlyOnce(t *testing.T, b *bigCrawl) {
 			t.Errorf("%s (%s, reachable %v, disallowed %v) fetched %d times, want never", p.URL, p.Role, p.Reachable, p.Disallowed, n)
 		}
 	}
+	sitemaps := 0
 	for u, n := range fetched {
+		if strings.HasSuffix(u, "/sitemap.xml") {
+			// Each host's sitemap, once, after its robots.txt allowed it.
+			sitemaps++
+			if n != 1 {
+				t.Errorf("%s fetched %d times, want once", u, n)
+			}
+			continue
+		}
 		if _, ok := web.Page(u); !ok {
 			t.Errorf("fetched %s (%d times), which is not a page of the web", u, n)
 		}
+	}
+	if sitemaps < len(web.Seeds())/2 || b.sum.Handled["sitemap"] == 0 {
+		t.Errorf("%d sitemaps fetched, %d read, for %d hosts", sitemaps, b.sum.Handled["sitemap"], len(web.Seeds()))
 	}
 	if want < 500 {
 		t.Fatalf("only %d fetchable pages; the web is too small to prove anything", want)

@@ -148,6 +148,9 @@ func New(cfg Config) (c *Crawler, err error) {
 	if c.handlers == nil {
 		c.handlers = content.Default()
 	}
+	if !c.cfg.NoSitemaps {
+		c.handlers = append(c.handlers, content.Sitemap{})
+	}
 	if c.cfg.WithImages {
 		c.handlers = append(c.handlers, content.Image{})
 	}
@@ -363,6 +366,8 @@ func (c *Crawler) summary() Summary {
 		Errors:         clone(s.byError),
 		Rejected:       clone(s.rejected),
 		Handled:        clone(s.handled),
+		Unreadable:     clone(s.unreadable),
+		Cut:            clone(s.cut),
 		Robots:         clone(s.robotsOutc),
 		RobotsHops:     s.robotsHops.Load(),
 		RobotsRetries:  s.robotsRetries.Load(),
@@ -567,6 +572,11 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 	}
 	pol, spent := c.ensureRobots(ctx, l, u)
 	if pol == nil {
+		if spent.SetCrawlDelay && spent.Drain == 0 {
+			// The lease fetched the host's robots.txt, which allows it:
+			// its sitemaps are queued like any URL.
+			c.admitSitemaps(pb, l, u)
+		}
 		return leaseOutcome{res: spent} // the lease went to robots.txt; the URL is retried
 	}
 	if l.RobotsFor != "" {
@@ -711,6 +721,14 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		Words: c.near != nil, Embeds: c.embeds,
 	})
 	c.stats.inc(c.stats.handled, h.Name(), 1)
+	if res.Err != nil {
+		c.stats.inc(c.stats.unreadable, h.Name(), 1)
+		c.log.Warn("document read only in part", "url", l.URL, "handler", h.Name(), "links_read", len(res.Links), "err", res.Err)
+	}
+	if res.Truncated != "" {
+		c.stats.inc(c.stats.cut, h.Name(), 1)
+		c.log.Info("document cut at a limit", "url", l.URL, "handler", h.Name(), "limit", res.Truncated)
+	}
 	rec.Links = len(res.Links)
 	if res.NoIndex {
 		c.stats.noindex.Add(1)
@@ -770,6 +788,10 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 			c.stats.reject(RejectNoFollow)
 		case err != nil:
 			c.stats.reject(RejectInvalid)
+		case link.Tag == "sitemap": // a sitemap index's sitemap
+			if it, ok := c.judge(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL, true); ok {
+				pb.items = append(pb.items, it)
+			}
 		default:
 			c.admitURL(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL)
 		}
@@ -850,10 +872,12 @@ func (c *Crawler) admitURL(pb *pageBatch, u canon.URL, depth, hops int, p fronti
 
 // judge runs a canonical URL through every filter, cheapest first, and
 // returns the frontier item when it is to be queued. Every rejection is
-// counted by reason.
-func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, embed bool) (frontier.Item, bool) {
+// counted by reason. A resource (an image a page shows, a sitemap) is
+// fetched for what it is, not for links it may hold, so the extension rule
+// does not apply to it.
+func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, resource bool) (frontier.Item, bool) {
 	switch {
-	case embed: // an image a page shows: no extension rule
+	case resource: // fetched for what it is (an image, a sitemap): no extension rule
 		if r := c.scope.CheckEmbed(u, depth); r != "" {
 			c.stats.reject(string(r))
 			return frontier.Item{}, false

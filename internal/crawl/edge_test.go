@@ -132,6 +132,9 @@ func (mw *miniWeb) config(t *testing.T, delay time.Duration, seeds ...string) Co
 	cfg.Fetch.ResponseHeaderTimeout = 3 * time.Second
 	cfg.Fetch.Timeout = 10 * time.Second
 	cfg.RobotsAttempts, cfg.RobotsRetryWait = 3, testRobotsWait
+	// Most tests list the requests they expect; the sitemap tests turn
+	// sitemaps on.
+	cfg.NoSitemaps = true
 	return cfg
 }
 

@@ -61,6 +61,8 @@ type counters struct {
 	byError        map[string]int64
 	rejected       map[string]int64
 	handled        map[string]int64 // responses read, by handler
+	unreadable     map[string]int64 // of which read only in part (malformed), by handler
+	cut            map[string]int64 // of which cut at a limit, by handler
 	robotsOutc     map[string]int64
 	hostsDown      map[string]int64 // hosts not crawled (robots.txt disallow-all), by cause
 }
@@ -71,6 +73,8 @@ func newCounters() *counters {
 		byError:    map[string]int64{},
 		rejected:   map[string]int64{},
 		handled:    map[string]int64{},
+		unreadable: map[string]int64{},
+		cut:        map[string]int64{},
 		robotsOutc: map[string]int64{},
 		hostsDown:  map[string]int64{},
 	}
@@ -139,7 +143,9 @@ type Summary struct {
 	ByStatus       map[string]int64 // page responses by status class ("2xx", ...)
 	Errors         map[string]int64 // page requests without a response, by kind
 	Rejected       map[string]int64 // discovered URLs not queued, by reason
-	Handled        map[string]int64 // responses read, by content handler ("html", "text", "image")
+	Handled        map[string]int64 // responses read, by content handler ("html", "text", "sitemap", "image")
+	Unreadable     map[string]int64 // of which read only in part (malformed), by handler
+	Cut            map[string]int64 // of which cut at a limit (a sitemap past 50,000 URLs or 50 MB), by handler
 	Robots         map[string]int64 // robots.txt fetch outcomes: rules, no-rules, disallow-all (each retry counts)
 	RobotsHops     int64            // robots.txt redirect hops followed
 	Policies       int              // hosts with an operator policy when the crawl ended
@@ -186,7 +192,14 @@ func (s Summary) Write(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  responses:  %s\n", joinCounts(s.ByStatus))
 	if len(s.Handled) > 0 {
-		fmt.Fprintf(w, "  read:       %s (by content handler; the rest archived only)\n", joinCounts(s.Handled))
+		fmt.Fprintf(w, "  read:       %s (by content handler; the rest archived only)", joinCounts(s.Handled))
+		if len(s.Unreadable) > 0 {
+			fmt.Fprintf(w, "; malformed %s", joinCounts(s.Unreadable))
+		}
+		if len(s.Cut) > 0 {
+			fmt.Fprintf(w, "; cut at a limit %s", joinCounts(s.Cut))
+		}
+		fmt.Fprintln(w)
 	}
 	if s.OverDecodeCap > 0 || s.BadEncoding > 0 {
 		fmt.Fprintf(w, "  bodies:     %d over the decompressed-size cap, %d with a bad Content-Encoding\n", s.OverDecodeCap, s.BadEncoding)

@@ -176,7 +176,7 @@ func TestSharedServerGap(t *testing.T) {
 		seeds = append(seeds, fmt.Sprintf("http://%s:%d/", name, port))
 	}
 	cfg := Config{Seeds: seeds, DataDir: t.TempDir(), Workers: 8, Delay: 10 * time.Millisecond, IPGap: ipGap,
-		UserAgent: "weft/test (+https://example.org/weft-crawler)"}
+		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
 	cfg.Fetch.Resolve = resolve
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	c, err := New(cfg)

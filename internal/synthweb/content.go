@@ -1136,3 +1136,20 @@ func (w *Web) sitemap(h *host) []byte {
 	}
 	return append(b, "</urlset>\n"...)
 }
+
+// Allowed reports whether robots.txt lets ProductToken fetch canonicalURL,
+// a URL of an ordinary host, pages or not (its sitemap.xml, say), by RFC
+// 9309 as Disallowed in PageInfo is; false for URLs of no ordinary host.
+func (w *Web) Allowed(canonicalURL string) bool {
+	rest, ok := strings.CutPrefix(canonicalURL, "http://")
+	if !ok {
+		return false
+	}
+	auth, path, _ := strings.Cut(rest, "/")
+	hi, ok := w.byAuthority[auth]
+	if !ok || hi >= w.nOrdinary {
+		return false
+	}
+	h := w.hosts[hi]
+	return !h.disallowAll && allowed(h.rules, "/"+path)
+}
