@@ -33,6 +33,7 @@ package warc
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"crypto/sha1"
 	"encoding/base32"
@@ -166,7 +167,7 @@ func (e *encoder) exchange(ex *Exchange) (reqLen int, respID [16]byte, err error
 		h = appendField(h, "WARC-IP-Address", ex.IP)
 	}
 	if r := ex.Revisit; r != nil {
-		h = appendField(h, "WARC-Profile", ProfileIdenticalPayload)
+		h = appendField(h, "WARC-Profile", cmp.Or(r.Profile, ProfileIdenticalPayload))
 		if r.RefersTo != "" {
 			h = appendField(h, "WARC-Refers-To", r.RefersTo)
 		}
@@ -374,6 +375,9 @@ func checkExchange(ex *Exchange) error {
 		}
 		if r.RefersToDate.IsZero() {
 			return fmt.Errorf("warc: %s: revisit has no refers-to date", ex.URL)
+		}
+		if r.Profile != "" && r.Profile != ProfileIdenticalPayload && r.Profile != ProfileServerNotModified {
+			return fmt.Errorf("warc: %s: unknown revisit profile %q", ex.URL, r.Profile)
 		}
 		if ex.Truncated != "" {
 			return fmt.Errorf("warc: %s: a truncated payload cannot be a revisit of a whole one", ex.URL)

@@ -166,11 +166,19 @@ type Exchange struct {
 // payload is identical to an earlier capture's (WARC 1.1 §6.7.2).
 const ProfileIdenticalPayload = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 
+// ProfileServerNotModified is the WARC-Profile of a revisit record for a
+// 304 Not Modified answer to a conditional request (WARC 1.1 §6.7.3): the
+// payload is the earlier capture's.
+const ProfileServerNotModified = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+
 // Revisit names the capture that holds a revisit record's payload.
 type Revisit struct {
 	RefersToURI  string    // its WARC-Target-URI
 	RefersToDate time.Time // its WARC-Date
 	RefersTo     string    // its WARC-Record-ID (Location.RecordID), if known
+	// Profile is ProfileIdenticalPayload ("" means it) or
+	// ProfileServerNotModified.
+	Profile string
 }
 
 // Location says where a response (or revisit) record is stored: Length

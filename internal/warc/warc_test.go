@@ -728,6 +728,7 @@ func TestRevisit(t *testing.T) {
 		ex.Revisit = &Revisit{RefersToURI: orig.URL, RefersToDate: orig.Date, RefersTo: origLoc.RecordID}
 		if i == 1 {
 			ex.PayloadSHA1 = &sum // as the crawler passes it
+			ex.Revisit.Profile = ProfileServerNotModified
 		}
 		loc, err := w.WriteExchange(ex)
 		if err != nil {
@@ -744,7 +745,8 @@ func TestRevisit(t *testing.T) {
 	for i, loc := range locs {
 		rec := recs[4+2*i]
 		h := rec.Header
-		if h.Get("WARC-Type") != "revisit" || h.Get("WARC-Profile") != ProfileIdenticalPayload ||
+		profile := []string{ProfileIdenticalPayload, ProfileServerNotModified}[i]
+		if h.Get("WARC-Type") != "revisit" || h.Get("WARC-Profile") != profile ||
 			h.Get("WARC-Refers-To-Target-URI") != orig.URL || h.Get("WARC-Refers-To-Date") != orig.Date.UTC().Format("2006-01-02T15:04:05.000000Z") ||
 			h.Get("WARC-Payload-Digest") != sha1Base32(body) || h.Get("WARC-Refers-To") != origLoc.RecordID || recs[2].Header.Get("WARC-Record-ID") != origLoc.RecordID {
 			t.Errorf("revisit %d: header %v", i, h)
@@ -766,7 +768,8 @@ func TestRevisit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mustClose(t, w)
-	for _, bad := range []Revisit{{RefersToURI: "", RefersToDate: orig.Date}, {RefersToURI: "a.html", RefersToDate: orig.Date}, {RefersToURI: orig.URL}} {
+	for _, bad := range []Revisit{{RefersToURI: "", RefersToDate: orig.Date}, {RefersToURI: "a.html", RefersToDate: orig.Date}, {RefersToURI: orig.URL},
+		{RefersToURI: orig.URL, RefersToDate: orig.Date, Profile: "http://netpreserve.org/warc/1.1/revisit/something-else"}} {
 		ex := pageExchange("http://example.com/c.html", 3, body)
 		ex.Revisit = &bad
 		if _, err := w.WriteExchange(ex); err == nil {
