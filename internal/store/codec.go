@@ -1,9 +1,11 @@
 package store
 
 import (
+	"crypto/sha1"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -16,7 +18,7 @@ const MaxRobotsBody = 500 << 10
 const (
 	hostVersion   = 3 // 2 adds backoff, errors, parks and given-up; 3 moves robots.txt to RobotsRecord
 	robotsVersion = 2 // 2 keeps the last good answer beside the failures since
-	urlVersion    = 1
+	urlVersion    = 2 // 2 adds what a recrawl needs: validators, digest, change history
 	frontVersion  = 2 // QueueItem with host and partition; 2 adds Fetch
 	queueVersion  = 2 // QueueItem without them (the key has them); 2 adds Fetch
 )
@@ -116,6 +118,13 @@ type URLRecord struct {
 	LastOutcome string // outcome of the last fetch ("ok", "timeout", ...)
 	LastFetch   time.Time
 	NextCrawl   time.Time
+	// What a recrawl needs (version 2): the validators of the last 200
+	// (sent back as If-None-Match and If-Modified-Since), the SHA-1 of
+	// its payload, and the decayed counts of visits, visits that found a
+	// change, and the seconds they spanned (package recrawl's History).
+	ETag, LastModified    string
+	Digest                [sha1.Size]byte
+	Visits, Changes, Span float64
 }
 
 // Encoding helpers.
@@ -163,7 +172,14 @@ func appendURLRecord(dst []byte, r *URLRecord) []byte {
 	dst = binary.AppendVarint(dst, int64(r.LastStatus))
 	dst = appendString(dst, r.LastOutcome)
 	dst = appendTime(dst, r.LastFetch)
-	return appendTime(dst, r.NextCrawl)
+	dst = appendTime(dst, r.NextCrawl)
+	dst = appendString(dst, r.ETag)
+	dst = appendString(dst, r.LastModified)
+	dst = append(dst, r.Digest[:]...)
+	for _, f := range [...]float64{r.Visits, r.Changes, r.Span} {
+		dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(f))
+	}
+	return dst
 }
 
 // appendItem encodes a queue item; a front item also carries its host and
@@ -415,7 +431,7 @@ func decodeRobotsRecord(key, val []byte) (RobotsRecord, error) {
 func decodeURLRecord(key, val []byte) (URLRecord, error) {
 	d := decoder{b: val}
 	var r URLRecord
-	d.version(urlVersion)
+	v := d.version(urlVersion)
 	r.URL = d.str("url")
 	r.Depth = d.int("depth")
 	r.Priority = d.byte1("priority")
@@ -427,6 +443,24 @@ func decodeURLRecord(key, val []byte) (URLRecord, error) {
 	r.LastOutcome = d.str("last outcome")
 	r.LastFetch = d.time("last fetch")
 	r.NextCrawl = d.time("next crawl")
+	if v >= 2 {
+		r.ETag = d.str("etag")
+		r.LastModified = d.str("last-modified")
+		if d.err == nil && len(d.b)-d.off >= sha1.Size {
+			copy(r.Digest[:], d.b[d.off:])
+			d.off += sha1.Size
+		} else {
+			d.fail("digest")
+		}
+		for _, f := range []*float64{&r.Visits, &r.Changes, &r.Span} {
+			if d.err == nil && len(d.b)-d.off >= 8 {
+				*f = math.Float64frombits(binary.BigEndian.Uint64(d.b[d.off:]))
+				d.off += 8
+			} else {
+				d.fail("history")
+			}
+		}
+	}
 	if err := d.finish(key); err != nil {
 		return URLRecord{}, err
 	}

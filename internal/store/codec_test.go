@@ -23,7 +23,26 @@ func sampleHost() HostRecord {
 
 func sampleURL() URLRecord {
 	return URLRecord{URL: "https://a.test/x", Depth: 3, Priority: 1, Status: URLFailed,
-		LastStatus: 503, LastOutcome: "server-error", LastFetch: t0, NextCrawl: t0.Add(time.Hour)}
+		LastStatus: 503, LastOutcome: "server-error", LastFetch: t0, NextCrawl: t0.Add(time.Hour),
+		ETag: `W/"abc"`, LastModified: "Mon, 30 Nov 2026 10:00:00 GMT", Digest: [20]byte{1, 2, 3},
+		Visits: 7.5, Changes: 2.25, Span: 86400.5}
+}
+
+// TestURLRecordVersion1 reads a record written before version 2, without
+// the recrawl fields.
+func TestURLRecordVersion1(t *testing.T) {
+	v1 := []byte{1}
+	v1 = appendString(v1, "https://a.test/x")
+	v1 = binary.AppendVarint(v1, 3)
+	v1 = append(v1, 1, byte(URLDone))
+	v1 = binary.AppendVarint(v1, 200)
+	v1 = appendString(v1, "ok")
+	v1 = appendTime(v1, t0)
+	v1 = appendTime(v1, time.Time{})
+	r, err := decodeURLRecord(fuzzURLKey, v1)
+	if err != nil || r.URL != "https://a.test/x" || r.LastStatus != 200 || !r.LastFetch.Equal(t0) || r.ETag != "" || r.Visits != 0 {
+		t.Fatalf("version 1: %+v, %v", r, err)
+	}
 }
 
 // TestDecodeErrors checks that malformed values give errors that name the
