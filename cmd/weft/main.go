@@ -88,6 +88,6 @@ func newRootCmd() *cobra.Command {
 	}
 	bench := newBenchCmd()
 	bench.AddCommand(newBenchQueueCmd())
-	root.AddCommand(newCrawlCmd(), newDemoCmd(), newCDXCmd(), newGetCmd(), bench, newSynthwebCmd(), newBenchQueuePhaseCmd())
+	root.AddCommand(newCrawlCmd(), newServeCmd(), newDemoCmd(), newCDXCmd(), newGetCmd(), bench, newSynthwebCmd(), newBenchQueuePhaseCmd())
 	return root
 }

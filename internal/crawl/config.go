@@ -13,6 +13,7 @@ import (
 	"weft/internal/fetch"
 	"weft/internal/frontier"
 	"weft/internal/policy"
+	"weft/internal/recrawl"
 	"weft/internal/robots"
 	"weft/internal/scope"
 	"weft/internal/simhash"
@@ -122,6 +123,14 @@ type Config struct {
 	// and the URLs they list (and the sitemaps an index lists) are
 	// admitted as links are.
 	NoSitemaps bool
+	// Recrawl, when set, makes the crawl continuous (weft serve): it does
+	// not end when its queues drain; each fetched page gets a next crawl
+	// time from its learnt change rate (see package recrawl), is queued
+	// again when that comes, and is asked for with the validators of its
+	// last 200. RecrawlScan is how often due URLs are looked for; zero
+	// means 10 seconds.
+	Recrawl     *recrawl.Policy
+	RecrawlScan time.Duration
 	// NearDupThreshold is the SimHash distance in bits within which a
 	// parsed page is a near-duplicate of an earlier one: flagged in the
 	// capture index, and its links not followed (unless NearDupFollow).
@@ -172,6 +181,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.NearDupMaxPages == 0 {
 		c.NearDupMaxPages = 1_000_000
+	}
+	if c.RecrawlScan == 0 {
+		c.RecrawlScan = 10 * time.Second
 	}
 	if c.NearDupTrapWindow == 0 {
 		c.NearDupTrapWindow = 50

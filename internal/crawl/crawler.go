@@ -11,6 +11,7 @@ package crawl
 import (
 	"bufio"
 	"context"
+	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -175,7 +176,8 @@ func New(cfg Config) (c *Crawler, err error) {
 		return nil, err
 	}
 	fcfg := frontier.Config{
-		Delay: cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts, FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize,
+		KeepAlive: cfg.Recrawl != nil,
+		Delay:     cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts, FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize,
 		HostCache: cfg.HostCache, Politeness: cfg.Politeness,
 		Store: frontStore{c.state}, FirstSeq: c.state.firstSeq,
 	}
@@ -289,6 +291,10 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	}()
 	frontErr := make(chan error, 1)
 	go func() { frontErr <- c.front.Run(leaseCtx) }()
+	var rescan sync.WaitGroup
+	if c.cfg.Recrawl != nil {
+		rescan.Go(func() { c.rescan(leaseCtx) })
+	}
 
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {
@@ -297,6 +303,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	wg.Wait()
 	stats := c.front.Stats()
 	stopLeasing()
+	rescan.Wait()
 	ferr := <-frontErr
 	if ferr != nil && !errors.Is(ferr, context.Canceled) && !errors.Is(ferr, context.DeadlineExceeded) {
 		c.fail(ferr) // the queues could not be read or written
@@ -359,6 +366,8 @@ func (c *Crawler) summary() Summary {
 		Truncated:      s.truncated.Load(),
 		Revisits:       s.revisits.Load(),
 		NearDups:       s.nearDups.Load(),
+		NotModified:    s.notModified.Load(),
+		Recrawls:       s.recrawls.Load(),
 		RevisitBytes:   s.revisitBytes.Load(),
 		OverDecodeCap:  s.overDecode.Load(),
 		BadEncoding:    s.badCoding.Load(),
@@ -431,7 +440,7 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		if c.front.Durable(l.Clock, clock, now) {
 			keep = &clock
 		}
-		pb.done(l, part, lo.res, lo.status, lo.outcome, keep)
+		pb.done(l, part, lo.res, lo.status, lo.outcome, keep, lo.visit)
 		if err := pb.commit(c.seen, c.front); err != nil {
 			c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 		} else {
@@ -475,6 +484,9 @@ type leaseOutcome struct {
 	res     frontier.Result
 	status  int    // HTTP status of the page, 0 if none
 	outcome string // "ok", "redirect", "error:<kind>", "robots", ...
+	// visit is, in continuous mode, what the fetch taught about the URL
+	// (validators, digest, change history, next crawl), for its record.
+	visit *store.URLRecord
 }
 
 // countClock counts what a lease's result did to its host's clock.
@@ -619,7 +631,12 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		target = l.Fetch
 	}
 	start := time.Now()
-	resp, err := c.fetcher.Get(ctx, target, nil)
+	var prev store.URLRecord
+	var hdr http.Header
+	if c.cfg.Recrawl != nil {
+		prev, hdr = c.previousVisit(l)
+	}
+	resp, err := c.fetcher.Get(ctx, target, hdr)
 	if err != nil {
 		kind := fetch.KindOf(err)
 		if kind == fetch.KindCanceled && ctx.Err() != nil {
@@ -649,7 +666,13 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		}
 		c.log.Info("body not decoded whole", "url", l.URL, "host", l.Host, "err", resp.DecodeErr)
 	}
-	cp := c.archive(resp, pb, &u)
+	var cp capture
+	notModified := resp.StatusCode == http.StatusNotModified && prev.Digest != ([sha1.Size]byte{})
+	if notModified {
+		cp = c.archiveNotModified(resp, prev, &u)
+	} else {
+		cp = c.archive(resp, pb, &u)
+	}
 	// Its line of the capture index is staged whatever happens next, a
 	// panic while reading it included (handle recovers it and the batch
 	// commits): the record is in the WARC file already. Reading may add to
@@ -668,6 +691,9 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	mt := mediaType(resp)
 	handler := c.handlers.For(mt)
 	switch {
+	case notModified:
+		// Unchanged since the last visit, which was parsed then.
+		rec.Outcome = "not-modified"
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		rec.Outcome = "redirect"
 		if resp.Location != "" {
@@ -698,7 +724,11 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		// 429 is asked again at most once per --max-backoff.
 		res.Retry = true
 	}
-	return leaseOutcome{res: res, status: resp.StatusCode, outcome: rec.Outcome}
+	lo := leaseOutcome{res: res, status: resp.StatusCode, outcome: rec.Outcome}
+	if c.cfg.Recrawl != nil && !res.Retry {
+		lo.visit = c.learn(l, prev, resp, cp, notModified)
+	}
+	return lo
 }
 
 // mediaType is the media type of a response: its Content-Type's, or what

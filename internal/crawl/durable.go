@@ -203,7 +203,7 @@ func (pb *pageBatch) deleteEntry(l frontier.Lease, part int) {
 // what happened, and the host's clock is what the frontier armed. A retried
 // lease (robots.txt fetched instead, or cut by shutdown) changes nothing on
 // disk but the clock.
-func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, clock *frontier.Clock) {
+func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, clock *frontier.Clock, visit *store.URLRecord) {
 	if clock != nil {
 		pb.putClock(l.Host, part, *clock)
 	}
@@ -218,10 +218,13 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 	case status == 0:
 		st = store.URLFailed
 	}
-	pb.b.PutURL(uint16(part), l.Host, seen.KeyOf(l.URL), store.URLRecord{
-		URL: l.URL, Depth: l.Depth, Priority: uint8(l.Priority), Status: st,
-		LastStatus: status, LastOutcome: outcome, LastFetch: time.Now(),
-	})
+	r := store.URLRecord{LastFetch: time.Now()}
+	if visit != nil { // continuous mode: what the fetch taught
+		r = *visit
+	}
+	r.URL, r.Depth, r.Priority, r.Status = l.URL, l.Depth, uint8(l.Priority), st
+	r.LastStatus, r.LastOutcome = status, outcome
+	pb.b.PutURL(uint16(part), l.Host, seen.KeyOf(l.URL), r)
 }
 
 // widenScope records that a seed's redirect made u part of the crawl's

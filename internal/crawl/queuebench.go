@@ -202,7 +202,7 @@ func (q QueueBench) Drain(ctx context.Context) (QueueBenchResult, error) {
 					keep = &clock
 				}
 				if q.Pages {
-					pb.done(l, part, res, 200, "ok", keep)
+					pb.done(l, part, res, 200, "ok", keep, nil)
 				} else {
 					pb.dequeued(l, part, keep)
 				}

@@ -37,6 +37,8 @@ type counters struct {
 	bytes          atomic.Int64 // body bytes received (wire, still encoded)
 	revisits       atomic.Int64 // responses archived as revisits of an identical payload
 	nearDups       atomic.Int64 // parsed pages within the near-duplicate threshold of an earlier one
+	notModified    atomic.Int64 // 304s to conditional requests, archived as server-not-modified revisits
+	recrawls       atomic.Int64 // URLs queued again when their next crawl came
 	revisitBytes   atomic.Int64 // their payload bytes, not stored again
 	truncated      atomic.Int64
 	overDecode     atomic.Int64 // decoded body over the cap (a compression bomb)
@@ -137,6 +139,8 @@ type Summary struct {
 	Truncated      int64            // responses cut by a cap or a timeout
 	Revisits       int64            // responses whose payload was already archived: revisit records
 	NearDups       int64            // pages that were near-duplicates of an earlier page
+	NotModified    int64            // 304s to conditional requests (continuous mode)
+	Recrawls       int64            // URLs queued again when their next crawl came (continuous mode)
 	RevisitBytes   int64            // their payload bytes, not stored again
 	OverDecodeCap  int64            // bodies whose decompressed size passed the cap (not parsed past it)
 	BadEncoding    int64            // bodies whose Content-Encoding could not be undone
@@ -253,6 +257,9 @@ func (s Summary) Write(w io.Writer) {
 			fmt.Fprintf(w, ", ...")
 		}
 		fmt.Fprintln(w, ")")
+	}
+	if s.Recrawls > 0 || s.NotModified > 0 {
+		fmt.Fprintf(w, "  recrawl:    %d URLs queued again when due; %d answered 304 Not Modified\n", s.Recrawls, s.NotModified)
 	}
 	if s.Revisits > 0 {
 		fmt.Fprintf(w, "  dedup:      %d responses already archived, written as revisits (%s not stored again)\n", s.Revisits, byteSize(s.RevisitBytes))

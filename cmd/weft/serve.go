@@ -1,0 +1,58 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"weft/internal/crawl"
+	"weft/internal/recrawl"
+)
+
+type serveFlags struct {
+	crawlFlags
+	min, max, scan, prior time.Duration
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve [flags] [SEED...]",
+		Short: "Crawl continuously: fetch pages again when their learnt change rate says they are due",
+		Long: `Crawl as weft crawl does, but never finish: every fetched page gets a next
+crawl time from how often it was seen to change (clamped to --recrawl-min and
+--recrawl-max, spread per URL), is queued again when that time comes, most
+valuable first, through the same per-host queues and clocks, and is asked for
+with the ETag and Last-Modified of its last 200. A 304 Not Modified is
+archived as a server-not-modified revisit and not parsed again. Ctrl-C or
+SIGTERM stops as weft crawl does; running it again on --data resumes.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := f.config(args, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			if f.min <= 0 || f.max < f.min || f.scan <= 0 || f.prior <= 0 {
+				return usagef("--recrawl-min, --recrawl-scan and --recrawl-prior must be positive, and --recrawl-max at least --recrawl-min")
+			}
+			cfg.Recrawl = &recrawl.Policy{Min: f.min, Max: f.max, Prior: 1 / f.prior.Seconds()}
+			cfg.RecrawlScan = f.scan
+			if f.eventsFile != "" {
+				ev, err := crawl.OpenEventsFile(f.eventsFile)
+				if err != nil {
+					return usagef("--events: %v", err)
+				}
+				defer ev.Close()
+				cfg.Sinks = append(cfg.Sinks, ev)
+			}
+			_, err = runCrawl(cmd.Context(), cfg, f.progress, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return err
+		},
+	}
+	f.register(cmd.Flags())
+	fl := cmd.Flags()
+	fl.DurationVar(&f.min, "recrawl-min", 10*time.Minute, "least time between two fetches of one URL")
+	fl.DurationVar(&f.max, "recrawl-max", 90*24*time.Hour, "most time between two fetches of one URL")
+	fl.DurationVar(&f.scan, "recrawl-scan", 10*time.Second, "how often URLs due again are looked for")
+	fl.DurationVar(&f.prior, "recrawl-prior", 24*time.Hour, "change interval assumed for a page until its visits say otherwise")
+	return cmd
+}
