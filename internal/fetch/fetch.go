@@ -16,6 +16,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptrace"
 	"net/netip"
@@ -239,6 +240,11 @@ func (f *Fetcher) newRequest(ctx context.Context, rawURL string, header http.Hea
 	if err != nil {
 		return nil, err
 	}
+	// net/http sends a GET again, at once, when a reused connection dies
+	// before the answer: a second request to the host that no politeness
+	// clock saw. A body (empty: nothing is sent) makes the request not
+	// replayable, so the failure is the crawler's to retry, after its gap.
+	req.Body = noReplay{}
 	if s := req.URL.Scheme; s != "http" && s != "https" {
 		return nil, fmt.Errorf("unsupported scheme %q", s)
 	}
@@ -282,3 +288,9 @@ func responseHeader(resp *http.Response) []byte {
 	b.WriteString("\r\n")
 	return b.Bytes()
 }
+
+// noReplay is an empty request body; see newRequest.
+type noReplay struct{}
+
+func (noReplay) Read([]byte) (int, error) { return 0, io.EOF }
+func (noReplay) Close() error             { return nil }

@@ -365,3 +365,32 @@ func TestLookupFollowsResolve(t *testing.T) {
 		}
 	}
 }
+
+// TestNoTransparentRetry: when a server cuts a reused connection before
+// answering, net/http would send the GET again at once, a request no
+// politeness clock saw. The fetcher's requests are not replayable: the
+// server sees one request and the caller an error, to retry after its gap.
+func TestNoTransparentRetry(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 2 {
+			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				c.Close()
+			}
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	f := newFetcher(t, testConfig())
+	get(t, f, srv.URL+"/1") // leaves the connection idle, to be reused
+	if _, err := f.Get(context.Background(), srv.URL+"/2", nil); err == nil {
+		t.Error("a request whose connection was cut succeeded: it was sent again")
+	}
+	if got := n.Load(); got != 2 {
+		t.Errorf("the server saw %d requests, want 2", got)
+	}
+	if r := get(t, f, srv.URL+"/3"); string(r.Body) != "ok" || len(r.RequestHeader) == 0 || bytes.Contains(r.RequestHeader, []byte("Content-Length")) || bytes.Contains(r.RequestHeader, []byte("Transfer-Encoding")) {
+		t.Errorf("a GET after: body %q, request header %q", r.Body, r.RequestHeader)
+	}
+}
