@@ -10,6 +10,7 @@ package content
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -25,6 +26,9 @@ type Doc struct {
 	Token     string      // the crawler's robots.txt product token
 	Words     bool        // collect the hashes of the visible words
 	Embeds    bool        // collect the resources the page shows
+	// Truncated is the fetcher's reason for cutting Body short ("" if it
+	// is whole): a handler reads what there is and says so.
+	Truncated string
 }
 
 // Result is what a handler read in a body.
@@ -157,9 +161,10 @@ func (s Set) WantsEmbeds() bool {
 
 // Sitemap reads sitemaps (package sitemap): a urlset's pages and an
 // index's sitemaps are its links, Tag "url" and "sitemap" (a crawler
-// fetches the latter as sitemaps again). XML that is not a sitemap, and a
-// sitemap that fails to parse, yield what was read before the failure and
-// the error in Result.Err, for the crawler to log with the URL.
+// fetches the latter as sitemaps again). XML that is not a sitemap yields
+// nothing, quietly; a sitemap that fails to parse yields what was read
+// before the failure and the error in Result.Err, for the crawler to log
+// with the URL; one the fetcher cut short, what was read and Truncated.
 type Sitemap struct{}
 
 // Name implements Handler.
@@ -181,6 +186,14 @@ func (Sitemap) Read(d Doc) Result {
 	tag := "url"
 	if res.Kind == sitemap.Index {
 		tag = "sitemap"
+	}
+	switch {
+	case errors.Is(err, sitemap.ErrNotSitemap):
+		err = nil // other XML (a feed, XHTML): nothing to read, nothing wrong
+	case err != nil && d.Truncated != "":
+		// The fetcher's body cap cut the file: what was read is all there
+		// is, as if the protocol's limit had.
+		err, res.Truncated = nil, "fetch:"+d.Truncated
 	}
 	out := Result{Err: err, Links: make([]extract.Link, 0, len(res.Entries)), Truncated: res.Truncated}
 	for _, e := range res.Entries {

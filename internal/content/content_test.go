@@ -76,7 +76,11 @@ func TestSitemapHandler(t *testing.T) {
 	if r.Err == nil || !strings.Contains(r.Err.Error(), "line 2") || len(r.Links) != 1 {
 		t.Errorf("malformed: %+v", r)
 	}
-	if r := h.Read(Doc{Body: []byte(`<rss/>`)}); r.Err == nil || len(r.Links) != 0 {
-		t.Errorf("a feed: %+v", r)
+	if r := h.Read(Doc{Body: []byte(`<rss/>`)}); r.Err != nil || len(r.Links) != 0 {
+		t.Errorf("a feed: %+v; want nothing read, no error", r)
+	}
+	cut := h.Read(Doc{Body: []byte("<urlset><url><loc>https://a.test/1</loc></url><url><loc>https://a.te"), Truncated: "length"})
+	if cut.Err != nil || cut.Truncated != "fetch:length" || len(cut.Links) != 1 {
+		t.Errorf("cut by the fetcher: %+v", cut)
 	}
 }

@@ -240,6 +240,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl: near-duplicate threshold %d bits is beyond what the index finds for sure (%d)", c.NearDupThreshold, simhash.Guaranteed)
 	case c.NearDupMinWords < 0:
 		return fmt.Errorf("crawl: near-duplicate minimum of %d words is negative", c.NearDupMinWords)
+	case c.RecrawlScan < 0:
+		return fmt.Errorf("crawl: recrawl scan interval %v is negative", c.RecrawlScan)
 	case c.NearDupTrapWindow > 64:
 		return fmt.Errorf("crawl: near-duplicate trap window of %d pages is over 64", c.NearDupTrapWindow)
 	case c.NearDupMaxPages < 0:

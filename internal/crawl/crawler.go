@@ -11,7 +11,6 @@ package crawl
 import (
 	"bufio"
 	"context"
-	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -35,6 +34,7 @@ import (
 	"weft/internal/fetch"
 	"weft/internal/frontier"
 	"weft/internal/partition"
+	"weft/internal/recrawl"
 	"weft/internal/robots"
 	"weft/internal/scope"
 	"weft/internal/seen"
@@ -59,6 +59,12 @@ type Crawler struct {
 	hostCap *hostMap[int64] // URLs accepted per host
 	digests digestShards    // one payload digest looked up and recorded at a time
 	near    *nearIndex      // fingerprints of the pages judged original; nil when judging is off
+	// recrawlPages is the page count at the last recrawl scan, and
+	// recrawlTh the threshold it left (the scanning goroutine's own);
+	// recrawlMu publishes the threshold to the workers (float64 bits).
+	recrawlPages int64
+	recrawlTh    recrawl.Threshold
+	recrawlMu    atomic.Uint64
 	// handlers read responses by media type; embeds says one of them
 	// wants the images pages show.
 	handlers content.Set
@@ -440,6 +446,9 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		if c.front.Durable(l.Clock, clock, now) {
 			keep = &clock
 		}
+		if c.cfg.Recrawl != nil && lo.visit == nil && !lo.res.Retry && l.Seq != 0 {
+			lo.visit = c.keepVisit(l)
+		}
 		pb.done(l, part, lo.res, lo.status, lo.outcome, keep, lo.visit)
 		if err := pb.commit(c.seen, c.front); err != nil {
 			c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
@@ -632,9 +641,10 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	}
 	start := time.Now()
 	var prev store.URLRecord
+	var first store.DigestRecord
 	var hdr http.Header
 	if c.cfg.Recrawl != nil {
-		prev, hdr = c.previousVisit(l)
+		prev, first, hdr = c.previousVisit(l)
 	}
 	resp, err := c.fetcher.Get(ctx, target, hdr)
 	if err != nil {
@@ -667,9 +677,9 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		c.log.Info("body not decoded whole", "url", l.URL, "host", l.Host, "err", resp.DecodeErr)
 	}
 	var cp capture
-	notModified := resp.StatusCode == http.StatusNotModified && prev.Digest != ([sha1.Size]byte{})
+	notModified := resp.StatusCode == http.StatusNotModified && hdr != nil
 	if notModified {
-		cp = c.archiveNotModified(resp, prev, &u)
+		cp = c.archiveNotModified(resp, prev, first, &u)
 	} else {
 		cp = c.archive(resp, pb, &u)
 	}
@@ -748,7 +758,7 @@ func mediaType(resp *fetch.Response) string {
 func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, h content.Handler, mt string, rec *fetchRecord, capt *store.CaptureRecord) (outlinks []string, followed bool) {
 	res := h.Read(content.Doc{
 		MediaType: mt, Header: resp.Header, Body: resp.Decoded, Token: c.token,
-		Words: c.near != nil, Embeds: c.embeds,
+		Words: c.near != nil, Embeds: c.embeds, Truncated: resp.Truncated,
 	})
 	c.stats.inc(c.stats.handled, h.Name(), 1)
 	if res.Err != nil {

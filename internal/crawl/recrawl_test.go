@@ -18,13 +18,14 @@ import (
 // TestServeRecrawls runs the continuous mode for a few seconds over a host
 // with a page that never changes (it has an ETag and answers a matching
 // If-None-Match with 304) and one that changes at every request (no
-// validators). From the server's side: the unchanged page is asked for
+// validators), and one whose first request fails. From the server's
+// side: the failed page is asked for again, the unchanged page is asked for
 // again conditionally and answered 304, the changing one is fetched more
 // often (its learnt rate is higher), and the host's delay holds
 // throughout. The 304s are server-not-modified revisits in the WARC files
 // and in the capture index.
 func TestServeRecrawls(t *testing.T) {
-	var changes atomic.Int64
+	var changes, flaky atomic.Int64
 	var mu sync.Mutex
 	conditional := map[string]int{} // path -> requests with If-None-Match
 	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
@@ -33,7 +34,18 @@ func TestServeRecrawls(t *testing.T) {
 			case "/robots.txt":
 				http.NotFound(rw, r)
 			case "/":
-				page(rw, "/static", "/changing")
+				page(rw, "/static", "/changing", "/flaky")
+			case "/flaky":
+				// The first request gets its connection cut: an error,
+				// not a response. The URL must stay in the recrawl.
+				if flaky.Add(1) == 1 {
+					conn, _, err := rw.(http.Hijacker).Hijack()
+					if err == nil {
+						conn.Close()
+					}
+					return
+				}
+				page(rw)
 			case "/static":
 				if r.Header.Get("If-None-Match") != "" {
 					mu.Lock()
@@ -85,6 +97,9 @@ func TestServeRecrawls(t *testing.T) {
 	}
 	if counts["/changing"] <= counts["/static"] {
 		t.Errorf("/changing fetched %d times, /static %d: the page that changes at every visit is not fetched more often", counts["/changing"], counts["/static"])
+	}
+	if counts["/flaky"] < 3 || len(sum.Errors) == 0 {
+		t.Errorf("/flaky: %d requests, errors %v; want its failed first fetch, and recrawls after it", counts["/flaky"], sum.Errors)
 	}
 	if sum.Recrawls == 0 || sum.StoppedBy == "drained" {
 		t.Errorf("summary: stopped by %s after %d recrawls; want a crawl that goes on until stopped", sum.StoppedBy, sum.Recrawls)

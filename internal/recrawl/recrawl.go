@@ -61,6 +61,7 @@ func (h *History) Observe(t time.Time, changed bool) {
 // unchanged visit, rather than zero after one (which would never be
 // visited again), and a new page the prior itself.
 func (h History) Rate(prior float64) float64 {
+	prior = max(prior, 0)
 	if h.Visits <= 0 || h.Span <= 0 {
 		return prior
 	}
@@ -78,57 +79,100 @@ type Policy struct {
 	// Prior is the change rate assumed before a URL has two visits (per
 	// second); zero means once a day.
 	Prior float64
-	// Target is the chance that the page has changed at which it is due:
-	// zero means 0.5, a visit about every 0.7/rate.
-	Target float64
+	// Floor is the least Score a visit must promise (seconds of freshness,
+	// importance-weighted) for the URL to be due, however idle the crawl;
+	// zero means a tenth of Min. It keeps spare capacity from refetching
+	// pages that hardly change every Min.
+	Floor float64
 }
 
-func (p Policy) withDefaults() Policy {
+// WithDefaults returns p with its zero (or invalid) fields set to the
+// defaults.
+func (p Policy) WithDefaults() Policy {
 	if p.Min <= 0 {
 		p.Min = 10 * time.Minute
 	}
-	if p.Max <= 0 {
-		p.Max = 90 * 24 * time.Hour
+	if p.Max < p.Min {
+		p.Max = max(90*24*time.Hour, p.Min)
 	}
-	if p.Prior <= 0 {
+	if !(p.Prior > 0) || math.IsInf(p.Prior, 0) { // NaN too
 		p.Prior = 1.0 / 86400
 	}
-	if p.Target <= 0 || p.Target >= 1 {
-		p.Target = 0.5
+	if !(p.Floor > 0) || math.IsInf(p.Floor, 0) {
+		p.Floor = p.Min.Seconds() / 10
 	}
-
 	return p
 }
 
-// Interval is the wait after a visit before the URL is due again: the
-// time for the chance of a change to reach Target, shortened for
-// important pages (by the square root of importance, so a page ten times
-// as important is visited about three times as often), clamped to [Min,
-// Max]. importance is 1 for an ordinary page (see Importance).
-func (p Policy) Interval(h History, importance float64) time.Duration {
-	p = p.withDefaults()
-	rate := h.Rate(p.Prior)
-	if rate <= 0 {
-		return p.Max
+// Due reports whether a URL is due at now when visits must promise at
+// least threshold (see Threshold): Min has passed since its last visit and
+// its Score reaches the threshold, or Max has passed.
+func (p Policy) Due(h History, importance, threshold float64, now time.Time) bool {
+	p = p.WithDefaults()
+	age := now.Sub(h.Last)
+	if h.Last.IsZero() || age >= p.Max {
+		return true
 	}
-	sec := -math.Log(1-p.Target) / rate / math.Sqrt(max(importance, 1e-3))
-	d := time.Duration(min(sec, p.Max.Seconds()) * float64(time.Second))
-	return min(max(d, p.Min), p.Max)
+	return age >= p.Min && p.Score(h, importance, now) >= max(threshold, p.Floor)
 }
 
-// Next is when a URL visited last at h.Last is due again. The interval is
-// spread by up to a tenth, by a hash of the URL, so that the URLs of a
-// host found together do not all come due at the same instant.
-func (p Policy) Next(url string, h History, importance float64) time.Time {
-	d := p.Interval(h, importance)
+// Next is when a URL last visited at h.Last becomes due at threshold: the
+// age at which its Score reaches the threshold, clamped to [Min, Max]. It
+// is spread by up to a tenth (never past Max), by a hash of the URL, so
+// that the URLs of a host found together do not come due at the same
+// instant.
+func (p Policy) Next(url string, h History, importance, threshold float64) time.Time {
+	p = p.WithDefaults()
+	threshold = max(threshold, p.Floor)
+	rate := h.Rate(p.Prior)
+	d := p.Max
+	// Score rises with age towards importance/rate: solve Score = threshold
+	// by bisection when it is reachable.
+	if rate > 0 && importance/rate > threshold {
+		lo, hi := 0.0, p.Max.Seconds()
+		for range 60 {
+			mid := (lo + hi) / 2
+			if scoreAt(rate, importance, mid) >= threshold {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		d = time.Duration(hi * float64(time.Second))
+	}
+	d = min(max(d, p.Min), p.Max)
 	f := fnv.New64a()
 	f.Write([]byte(url))
 	spread := float64(f.Sum64()%1000) / 10000 // [0, 0.1)
-	return h.Last.Add(d + time.Duration(float64(d)*spread))
+	return h.Last.Add(min(d+time.Duration(float64(d)*spread), p.Max))
+}
+
+// Threshold is the score a visit must promise, adapted to the crawl's pace
+// as a Lagrange multiplier is to a budget: raised when more URLs are due
+// than the crawl can fetch, lowered (to the Policy's Floor) when it could
+// fetch more. Its zero value starts at the floor.
+type Threshold struct {
+	mu float64
+}
+
+// Value returns the threshold, at least floor.
+func (t *Threshold) Value(floor float64) float64 { return max(t.mu, floor) }
+
+// Adjust moves the threshold after a round in which due URLs were due and
+// the crawl could fetch budget of them.
+func (t *Threshold) Adjust(due, budget int, floor float64) {
+	t.mu = max(t.mu, floor)
+	switch {
+	case due > budget:
+		t.mu *= 1.25
+	case due < budget/2:
+		t.mu = max(floor, t.mu/1.25)
+	}
 }
 
 // Score is the value of visiting now, the index of the optimal refresh
-// policy: due URLs are fetched in falling score order. For a page that
+// policy: a URL is due when it reaches the Threshold, and due URLs are
+// fetched in falling score order. For a page that
 // changes as a Poisson process at rate r, refreshed every T, the share of
 // time its copy is stale is S(T) = 1 - (1 - e^(-rT))/(rT). Spending a
 // budget of visits to minimise the importance-weighted sum of S, each
@@ -144,7 +188,7 @@ func (p Policy) Next(url string, h History, importance float64) time.Time {
 // with importance: a popular page that changes weekly outranks an obscure
 // one that changes hourly once it has gone long enough unvisited.
 func (p Policy) Score(h History, importance float64, now time.Time) float64 {
-	p = p.withDefaults()
+	p = p.WithDefaults()
 	if h.Last.IsZero() {
 		return math.Inf(1) // never fetched: all of it is news
 	}
@@ -152,7 +196,10 @@ func (p Policy) Score(h History, importance float64, now time.Time) float64 {
 	if rate <= 0 {
 		return 0
 	}
-	age := max(now.Sub(h.Last).Seconds(), 0)
+	return scoreAt(rate, importance, max(now.Sub(h.Last).Seconds(), 0))
+}
+
+func scoreAt(rate, importance, age float64) float64 {
 	return importance * (-math.Expm1(-rate*age)/rate - age*math.Exp(-rate*age))
 }
 

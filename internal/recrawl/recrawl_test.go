@@ -75,36 +75,72 @@ func TestRateOfAStaticPageFalls(t *testing.T) {
 	}
 }
 
-func TestIntervalAndNext(t *testing.T) {
-	p := Policy{}
+func TestNextAndDue(t *testing.T) {
+	p := Policy{}.WithDefaults()
+	floor := p.Floor
 	fast, _ := visitRegularly(rand.New(rand.NewPCG(3, 4)), 1.0/60, 10*time.Minute, 50)
 	static, _ := visitRegularly(rand.New(rand.NewPCG(3, 4)), 0, 30*24*time.Hour, 50)
 	daily, _ := visitRegularly(rand.New(rand.NewPCG(5, 6)), 1.0/86400, 6*time.Hour, 200)
-	if d := p.Interval(fast, 1); d != 10*time.Minute {
-		t.Errorf("a page changing every minute: interval %v, want the 10-minute floor", d)
+	after := func(h History, url string, w, mu float64) time.Duration { return p.Next(url, h, w, mu).Sub(h.Last) }
+	if d := after(fast, "u", 1, floor); d < p.Min || d > p.Min+p.Min/10 {
+		t.Errorf("a page changing every minute: next after %v, want the 10-minute floor", d)
 	}
-	if d := p.Interval(static, 1); d < 30*24*time.Hour || d > 90*24*time.Hour {
-		t.Errorf("a page unchanged for 50 months: interval %v, want a month or more, at most 90 days", d)
+	if d := after(static, "u", 1, floor); d < 24*time.Hour {
+		t.Errorf("a page unchanged for 50 months: next after %v even with the crawl idle, want a day or more", d)
 	}
-	if d := p.Interval(daily, 1); d < 10*time.Hour || d > 30*time.Hour {
-		t.Errorf("a daily page: interval %v, want about 0.7 days", d)
+	if d := after(static, "u", 1, 1e9); d != p.Max {
+		t.Errorf("a page unchanged for 50 months, a busy crawl: next after %v, want Max", d)
 	}
-	if a, b := p.Interval(daily, 10), p.Interval(daily, 1); a >= b/2 {
-		t.Errorf("ten times as important: interval %v, against %v", a, b)
+	idle, busy := after(daily, "u", 1, floor), after(daily, "u", 1, 100*floor)
+	if idle < 30*time.Minute || busy <= 2*idle {
+		t.Errorf("a daily page: next after %v idle, %v busy; want at least half an hour, and later when busy", idle, busy)
 	}
-	n1, n2 := p.Next("http://a.test/1", daily, 1), p.Next("http://a.test/2", daily, 1)
-	d := p.Interval(daily, 1)
-	for _, n := range []time.Time{n1, n2} {
-		if got := n.Sub(daily.Last); got < d || got >= d+d/10 {
-			t.Errorf("Next %v after the visit, want [%v, %v)", got, d, d+d/10)
-		}
+	if important := after(daily, "u", 10, 100*floor); important >= busy {
+		t.Errorf("ten times as important: next after %v, against %v", important, busy)
 	}
-	if n1.Equal(n2) || !n1.Equal(p.Next("http://a.test/1", daily, 1)) {
+	n1, n2 := p.Next("http://a.test/1", daily, 1, floor), p.Next("http://a.test/2", daily, 1, floor)
+	if n1.Equal(n2) || !n1.Equal(p.Next("http://a.test/1", daily, 1, floor)) {
 		t.Error("Next is not spread by URL, or not the same twice")
 	}
+	// Due agrees with Next: not before Min, due by Next, always by Max.
+	for _, h := range []History{fast, static, daily} {
+		next := p.Next("u", h, 1, floor)
+		if p.Due(h, 1, floor, h.Last.Add(p.Min-time.Second)) || !p.Due(h, 1, floor, next) || !p.Due(h, 1, 1e18, h.Last.Add(p.Max)) {
+			t.Errorf("Due disagrees with Next %v after %v", next.Sub(h.Last), h.Last)
+		}
+	}
 	custom := Policy{Min: time.Hour, Max: 48 * time.Hour}
-	if custom.Interval(fast, 1) != time.Hour || custom.Interval(static, 1) != 48*time.Hour {
-		t.Error("the clamp is not configurable")
+	if n := custom.Next("u", static, 1, 1e9); n.Sub(static.Last) != 48*time.Hour {
+		t.Errorf("the clamp is not configurable: %v", n.Sub(static.Last))
+	}
+	if n := custom.Next("u", fast, 1, 0); n.Sub(fast.Last) < time.Hour {
+		t.Errorf("the floor is not configurable: %v", n.Sub(fast.Last))
+	}
+}
+
+// TestThreshold rises while more is due than can be fetched and falls to
+// the floor when the crawl could fetch more.
+func TestThreshold(t *testing.T) {
+	var th Threshold
+	if th.Value(60) != 60 {
+		t.Fatal("a new threshold is not at the floor")
+	}
+	for range 10 {
+		th.Adjust(100, 10, 60)
+	}
+	high := th.Value(60)
+	if high < 60*9 {
+		t.Errorf("after ten busy rounds: %v", high)
+	}
+	th.Adjust(7, 10, 60) // between half and all of the budget: kept
+	if th.Value(60) != high {
+		t.Errorf("a round within the budget moved it: %v", th.Value(60))
+	}
+	for range 50 {
+		th.Adjust(0, 10, 60)
+	}
+	if th.Value(60) != 60 {
+		t.Errorf("after idle rounds: %v, want the floor", th.Value(60))
 	}
 }
 

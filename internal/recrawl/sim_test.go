@@ -108,26 +108,35 @@ func uniform(n int) func(float64, []float64, []History) int {
 	}
 }
 
-// learnt is the Policy: of the pages visited at least Min ago, the one
-// with the highest Score; a page not visited for Max goes first.
+// learnt is the Policy as weft serve runs it: every round (what a scan is
+// to the crawler) the threshold is adjusted to how many URLs are due
+// against the round's budget of fetches; each fetch takes the due URL
+// with the highest Score; a slot with none due is left unspent.
 func learnt(pages []simPage, p Policy) func(float64, []float64, []History) int {
-	p = p.withDefaults()
+	p = p.WithDefaults()
 	start := time.Unix(0, 0)
+	var th Threshold
+	const round = 20 // slots
+	slot := 0
 	return func(now float64, last []float64, hist []History) int {
 		t := start.Add(time.Duration(now * float64(time.Second)))
-		best, bestScore := -1, -1.0
+		mu := th.Value(p.Floor)
+		best, bestScore, due := -1, -1.0, 0
 		for i := range pages {
-			age := now - last[i]
-			if age < p.Min.Seconds() {
+			if !p.Due(hist[i], pages[i].importance, mu, t) {
 				continue
 			}
+			due++
 			s := p.Score(hist[i], pages[i].importance, t)
-			if age >= p.Max.Seconds() {
+			if now-last[i] >= p.Max.Seconds() {
 				s = math.Inf(1)
 			}
 			if s > bestScore {
 				best, bestScore = i, s
 			}
+		}
+		if slot++; slot%round == 0 {
+			th.Adjust(due, round, p.Floor)
 		}
 		return best
 	}
@@ -139,12 +148,12 @@ func learnt(pages []simPage, p Policy) func(float64, []float64, []History) int {
 // show. It reports the importance-weighted staleness of both, and of an
 // oracle that knows the true rates, for two webs. The target is
 // half of uniform's staleness; over four webs the learnt schedule reached
-// 1.92x to 2.09x and the oracle 2.08x to 2.30x, so the test asserts 1.8x
-// learnt and 2x from the oracle.
+// 1.85x to 2.00x and the oracle (greedy on the true rates) 2.08x to 2.30x,
+// so the test asserts 1.8x learnt and 2x from the oracle.
 func TestLearntRecrawlBeatsUniform(t *testing.T) {
 	const n, days = 200, 14.0
 	slot := 3600.0 / n
-	p := Policy{}.withDefaults()
+	p := Policy{}.WithDefaults()
 	for seed := range uint64(2) {
 		pages := simWeb(n, days, seed)
 		u := simulate(pages, days, slot, uniform(n))

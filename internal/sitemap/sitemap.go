@@ -190,6 +190,10 @@ func Parse(r io.Reader, lim Limits) (Result, error) {
 					res.Entries = append(res.Entries, *cur)
 				}
 				cur = nil
+			case depth == 1:
+				// The root closed: whatever follows is not read (a
+				// second root would mix two kinds of entries).
+				return res, nil
 			}
 			depth--
 		}

@@ -134,6 +134,16 @@ func TestBadDocuments(t *testing.T) {
 			t.Errorf("%s: %d entries, want %d", name, len(res.Entries), c.entries)
 		}
 	}
+	// What follows the root is not read: a second root, or trailing bytes
+	// past the byte limit.
+	two := "<urlset><url><loc>https://a.test/1</loc></url></urlset><sitemapindex><sitemap><loc>https://a.test/s</loc></sitemap></sitemapindex>"
+	if res, err := Parse(strings.NewReader(two), Limits{}); err != nil || res.Kind != URLSet || len(res.Entries) != 1 {
+		t.Errorf("two roots: %+v, %v", res, err)
+	}
+	padded := "<urlset><url><loc>https://a.test/1</loc></url></urlset>" + strings.Repeat(" ", 100)
+	if res, err := Parse(strings.NewReader(padded), Limits{MaxBytes: 60}); err != nil || res.Truncated != "" || len(res.Entries) != 1 {
+		t.Errorf("trailing space past the limit: %+v, %v", res, err)
+	}
 	if _, err := Parse(strings.NewReader("<feed/>"), Limits{}); !errors.Is(err, ErrNotSitemap) {
 		t.Errorf("a feed: %v, want ErrNotSitemap", err)
 	}
