@@ -79,6 +79,10 @@ type Policy struct {
 	// Prior is the change rate assumed before a URL has two visits (per
 	// second); zero means once a day.
 	Prior float64
+	// Uniform turns learning off, for comparison: every URL is due once
+	// Min has passed, and the one unvisited longest goes first, so a busy
+	// crawl visits its pages in turn.
+	Uniform bool
 	// Floor is the least Score a visit must promise (seconds of freshness,
 	// importance-weighted) for the URL to be due, however idle the crawl;
 	// zero means a tenth of Min. It keeps spare capacity from refetching
@@ -113,6 +117,9 @@ func (p Policy) Due(h History, importance, threshold float64, now time.Time) boo
 	if h.Last.IsZero() || age >= p.Max {
 		return true
 	}
+	if p.Uniform {
+		return age >= p.Min
+	}
 	return age >= p.Min && p.Score(h, importance, now) >= max(threshold, p.Floor)
 }
 
@@ -126,9 +133,12 @@ func (p Policy) Next(url string, h History, importance, threshold float64) time.
 	threshold = max(threshold, p.Floor)
 	rate := h.Rate(p.Prior)
 	d := p.Max
+	if p.Uniform {
+		d = p.Min
+	}
 	// Score rises with age towards importance/rate: solve Score = threshold
 	// by bisection when it is reachable.
-	if rate > 0 && importance/rate > threshold {
+	if !p.Uniform && rate > 0 && importance/rate > threshold {
 		lo, hi := 0.0, p.Max.Seconds()
 		for range 60 {
 			mid := (lo + hi) / 2
@@ -191,6 +201,9 @@ func (p Policy) Score(h History, importance float64, now time.Time) float64 {
 	p = p.WithDefaults()
 	if h.Last.IsZero() {
 		return math.Inf(1) // never fetched: all of it is news
+	}
+	if p.Uniform {
+		return max(now.Sub(h.Last).Seconds(), 0)
 	}
 	rate := h.Rate(p.Prior)
 	if rate <= 0 {

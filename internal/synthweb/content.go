@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // role is what a URL of the synthetic web is for. Roles fix which links a
@@ -27,6 +28,7 @@ const (
 	rolePDF                        // application/pdf
 	roleBoilerplate                // the same HTML document on every host and at two URLs of each: exact duplicates
 	roleArticle                    // a news article, alone or one of a family of near-duplicate variants
+	roleLive                       // a page that changes while the web runs (Config.LivePages)
 )
 
 func (r role) String() string {
@@ -61,11 +63,13 @@ func (r role) String() string {
 		return "boilerplate"
 	case roleArticle:
 		return "article"
+	case roleLive:
+		return "live"
 	}
 	return "role(" + strconv.Itoa(int(r)) + ")"
 }
 
-func (r role) isHTML() bool { return r <= roleOnlyHeader || r == roleArticle }
+func (r role) isHTML() bool { return r <= roleOnlyHeader || r == roleArticle || r == roleLive }
 
 // linkable pages may be targets of random links. The only-* pages never
 // are, or they would stop being "only" reachable one way.
@@ -143,7 +147,7 @@ type PageInfo struct {
 	// Role names the purpose of the URL: "home", "page", "nofollow-meta",
 	// "nofollow-header", "only-rel-nofollow", "only-meta-nofollow",
 	// "only-header-nofollow", "redirect", "not-found", "gone",
-	// "server-error", "image", "pdf", "boilerplate" or "article".
+	// "server-error", "image", "pdf", "boilerplate", "article" or "live".
 	Role string
 	// NoFollowMeta and NoFollowHeader report a page-level nofollow (meta
 	// robots tag or X-Robots-Tag header): none of its Links may be followed.
@@ -235,6 +239,7 @@ func (w *Web) buildPages(h *host) {
 	add("/legal/terms.html", roleBoilerplate, http.StatusOK)
 	add("/legal/terms/print.html", roleBoilerplate, http.StatusOK)
 	w.addArticles(h)
+	w.addLivePages(h)
 
 	h.byPath = make(map[string]int32, len(h.pages))
 	for i := range h.pages {
@@ -325,7 +330,7 @@ func (w *Web) buildGraph(h *host) {
 	firstSameHost, lastRedirect := int32(-1), int32(-1)
 	for i := range h.pages {
 		pg := &h.pages[i]
-		if pg.role.isHTML() && pg.role != roleArticle {
+		if pg.role.isHTML() && pg.role != roleArticle && pg.role != roleLive {
 			continue
 		}
 		if pg.role == roleRedirect {
@@ -497,6 +502,12 @@ func (w *Web) plan(h *host, p int32, pl *pagePlan) {
 	pg := &h.pages[p]
 	if pg.role == roleArticle {
 		w.planArticle(h, p, pl)
+		return
+	}
+	if pg.role == roleLive {
+		pl.size, pl.baseDir, pl.baseForm = 0, "", 0
+		pl.docPath, pl.dir = pg.path, dirOf(pg.path)
+		pl.links = append(pl.links[:0], linkSpec{to: target{int32(h.idx), pageHome}})
 		return
 	}
 	r := newRNG(w.cfg.Seed, streamPlan, uint64(h.idx), uint64(p))
@@ -858,6 +869,10 @@ func (w *Web) renderPage(dst []byte, h *host, p int32, pl *pagePlan) []byte {
 	pg := &h.pages[p]
 	if pg.role == roleArticle {
 		return w.renderArticle(dst, h, p, pl)
+	}
+	if pg.role == roleLive {
+		edition, _ := h.live[pg.family].edition(w.started, time.Now())
+		return w.renderLive(dst, h, p, edition)
 	}
 	tr := newRNG(w.cfg.Seed, streamText, uint64(h.idx), uint64(p))
 	start := len(dst)

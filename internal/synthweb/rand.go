@@ -1,5 +1,7 @@
 package synthweb
 
+import "math"
+
 // rng is a splitmix64 generator. It is tiny, allocation-free and has a
 // fixed, documented output sequence, so the synthetic web is identical on
 // every Go release (math/rand's algorithms are not promised to stay put).
@@ -18,6 +20,7 @@ const (
 	streamTextTable
 	streamObligations
 	streamArticle
+	streamLive
 )
 
 func mix64(z uint64) uint64 {
@@ -60,3 +63,6 @@ func (r *rng) between(lo, hi int) int {
 func (r *rng) float() float64 { return float64(r.next()>>11) / (1 << 53) }
 
 func (r *rng) chance(p float64) bool { return r.float() < p }
+
+// exp draws from the exponential distribution of mean 1.
+func (r *rng) exp() float64 { return -math.Log(1 - r.float()) }

@@ -60,6 +60,12 @@ type Config struct {
 	// RobotsKinds is assigned cyclically to the ordinary hosts by index;
 	// nil or empty means DefaultRobotsKinds().
 	RobotsKinds []RobotsKind
+	// LivePages is the number of pages (/live/0, /live/1, ...) of each
+	// ordinary host that change while the web runs, each with a mean
+	// change interval taken in turn from LiveIntervals (0: never; nil
+	// means 1s, 10s, 100s and never). Zero means none.
+	LivePages     int
+	LiveIntervals []time.Duration
 	// Hostile also starts the gzip-bomb, endless, silent and copies hosts.
 	Hostile bool
 	// HangLimit is the longest a hanging handler (robots.txt timeout, silent
@@ -108,6 +114,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IPPrefix == "" {
 		c.IPPrefix = "127.0.1."
+	}
+	if c.LivePages > 0 && len(c.LiveIntervals) == 0 {
+		c.LiveIntervals = []time.Duration{time.Second, 10 * time.Second, 100 * time.Second, 0}
 	}
 	return c
 }
@@ -238,7 +247,8 @@ type Web struct {
 	planPool sync.Pool // *pagePlan
 	bufPool  sync.Pool // *[]byte
 
-	log requestLog
+	log     requestLog
+	started time.Time // live pages change from here
 
 	closing   chan struct{} // closed by Close: releases waits, hangs and streams
 	wg        sync.WaitGroup
@@ -268,7 +278,8 @@ type host struct {
 	pages    []page
 	byPath   map[string]int32
 	linkable []int32
-	image    int32 // page index of the image articles show; -1 if none
+	image    int32        // page index of the image articles show; -1 if none
+	live     []*liveClock // of the live pages, by their number
 
 	ln     net.Listener
 	srv    *http.Server
@@ -294,6 +305,7 @@ func Start(cfg Config) (*Web, error) {
 	}
 	cfg = cfg.withDefaults()
 	w := &Web{
+		started:     time.Now(),
 		cfg:         cfg,
 		nOrdinary:   cfg.Hosts,
 		byAuthority: make(map[string]int, cfg.totalHosts()),
@@ -524,6 +536,8 @@ func (w *Web) serve(rw *logWriter, r *http.Request, h *host) {
 			loc = w.hosts[pg.redirect.h].pages[pg.redirect.p].path // host-relative Location
 		}
 		redirect(rw, loc, pg.status)
+	case pg.role == roleLive:
+		w.serveLive(rw, r, h, p)
 	case pg.role.isHTML():
 		pl := w.planPool.Get().(*pagePlan)
 		bp := w.bufPool.Get().(*[]byte)
