@@ -35,6 +35,11 @@ SIGTERM stops as weft crawl does; running it again on --data resumes.`,
 				return usagef("--recrawl-min, --recrawl-scan and --recrawl-prior must be positive, and --recrawl-max at least --recrawl-min")
 			}
 			cfg.Recrawl = &recrawl.Policy{Min: f.min, Max: f.max, Prior: 1 / f.prior.Seconds()}
+			if !cmd.Flags().Changed("give-up-after") {
+				// A crawl that never ends would in time give up every
+				// host whose pages fail now and then.
+				cfg.Politeness.GiveUpAfter = -1
+			}
 			cfg.RecrawlScan = f.scan
 			if f.eventsFile != "" {
 				ev, err := crawl.OpenEventsFile(f.eventsFile)

@@ -181,6 +181,12 @@ func New(cfg Config) (c *Crawler, err error) {
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions}, c.state); err != nil {
 		return nil, err
 	}
+	if cfg.Recrawl != nil && cfg.Politeness.GiveUpAfter == 0 {
+		// A crawl that never ends would give up every host whose pages
+		// fail now and then (a 500 page recrawled twenty times): failures
+		// park a host, with doubling waits, but never give it up.
+		cfg.Politeness.GiveUpAfter = -1
+	}
 	fcfg := frontier.Config{
 		KeepAlive: cfg.Recrawl != nil,
 		Delay:     cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts, FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize,

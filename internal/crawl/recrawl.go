@@ -122,9 +122,10 @@ func (c *Crawler) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Resp
 		v.Digest = cp.digest
 		v.ETag, v.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	default:
-		// An error status or a redirect says nothing of the page's
-		// content; it is due again as its history says, from now.
-		h.Last = resp.Start
+		// An error status or a redirect: counted as a visit that found
+		// nothing new, so a page that keeps failing (or moved for good)
+		// is visited less and less, as an unchanging one is.
+		h.Observe(resp.Start, false)
 	}
 	v.Visits, v.Changes, v.Span = h.Visits, h.Changes, h.Span
 	v.NextCrawl = c.cfg.Recrawl.Next(l.URL, h, importanceOf(l.Depth), c.threshold())
@@ -154,10 +155,9 @@ func (c *Crawler) rescan(ctx context.Context) {
 }
 
 // queueDue queues again the URLs due at now, most valuable first, as many
-// as the crawl can fetch before the next scan: half again what it fetched
-// since the last one (at least one per worker), less what is queued
-// already, so that new links and recrawls share the crawl's pace and the
-// queues never fill with recrawls. A URL is due once Min has passed since
+// as the crawl can take: while less than a scan's worth of fetches waits
+// in the queues, up to two scans' worth, so that new links and recrawls
+// share the crawl's pace and the queues never fill with recrawls. A URL is due once Min has passed since
 // its last visit and its recrawl.Policy.Score (the index of the best
 // refresh schedule for a budget of visits) reaches the threshold, which
 // rises while more is due than can be fetched and falls, to the policy's
@@ -166,9 +166,18 @@ func (c *Crawler) rescan(ctx context.Context) {
 // may have narrowed them): one now out is marked rejected for good.
 func (c *Crawler) queueDue(now time.Time) error {
 	fetched := c.stats.pages.Load()
-	budget := max(c.cfg.Workers, int(float64(fetched-c.recrawlPages)*1.5)) - c.front.Stats().Queued
+	pace := max(int(fetched-c.recrawlPages), c.cfg.Workers) // fetches since the last scan
 	c.recrawlPages = fetched
-	budget = min(max(budget, 0), maxDuePerScan)
+	queued := c.front.Stats().Queued
+	// A scan's worth of work waiting means the crawl goes as fast as its
+	// hosts' clocks let it: nothing more is queued and the threshold
+	// rises. Otherwise up to two scans' worth may wait, so that the pace
+	// can grow, and the threshold falls if fewer than half of that are due.
+	saturated := queued >= pace
+	budget := 0
+	if !saturated {
+		budget = min(2*pace-queued, maxDuePerScan)
+	}
 	p := c.cfg.Recrawl.WithDefaults()
 	mu := c.recrawlTh.Value(p.Floor)
 	type due struct {
@@ -211,7 +220,7 @@ func (c *Crawler) queueDue(now time.Time) error {
 	all := best.items
 	slices.SortFunc(all, func(a, b due) int { return cmp.Compare(b.score, a.score) })
 	pb := c.state.newBatch()
-	queued := 0
+	requeued := 0
 	for _, d := range all {
 		r := d.rec
 		u, err := c.canon.Parse(r.URL)
@@ -231,12 +240,12 @@ func (c *Crawler) queueDue(now time.Time) error {
 			prio = frontier.High
 		}
 		pb.items = append(pb.items, frontier.Item{URL: r.URL, Host: d.host, Depth: r.Depth, Priority: prio, Added: now})
-		queued++
+		requeued++
 	}
 	if err := pb.commit(c.seen, c.front); err != nil {
-		return fmt.Errorf("crawl: queue %d URLs due for a recrawl: %w", queued, err)
+		return fmt.Errorf("crawl: queue %d URLs due for a recrawl: %w", requeued, err)
 	}
-	c.stats.recrawls.Add(int64(queued))
+	c.stats.recrawls.Add(int64(requeued))
 	return nil
 }
 
@@ -247,16 +256,16 @@ type dueHeap[T any] struct {
 }
 
 func (h *dueHeap[T]) offer(x T, n int) {
-	if len(h.items) < n {
+	switch {
+	case n <= 0: // no room this round (the URL is still counted as due)
+		return
+	case len(h.items) < n:
 		h.items = append(h.items, x)
 		h.up(len(h.items) - 1)
-		return
+	case h.less(h.items[0], x):
+		h.items[0] = x
+		h.down(0)
 	}
-	if !h.less(h.items[0], x) {
-		return
-	}
-	h.items[0] = x
-	h.down(0)
 }
 
 func (h *dueHeap[T]) up(i int) {

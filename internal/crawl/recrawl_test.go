@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -139,5 +140,23 @@ func TestServeRecrawls(t *testing.T) {
 	got, err := a.Get(mw.url("r.test", "/static"), time.Time{})
 	if err != nil || got.Capture.Status != 304 || string(got.Record.Payload) != "<html><body><p>the same words for ever</p></body></html>" {
 		t.Errorf("weft get of /static, latest: status %d, payload %q, %v; want the 304 resolved to the page", got.Capture.Status, got.Record.Payload, err)
+	}
+}
+
+// TestDueHeap keeps the n greatest of what it is offered, and nothing
+// when there is no room.
+func TestDueHeap(t *testing.T) {
+	h := &dueHeap[int]{less: func(a, b int) bool { return a < b }}
+	for _, x := range []int{5, 1, 9, 3, 7, 2, 8} {
+		h.offer(x, 3)
+	}
+	got := slices.Sorted(slices.Values(h.items))
+	if !slices.Equal(got, []int{7, 8, 9}) {
+		t.Errorf("kept %v, want the three greatest", got)
+	}
+	empty := &dueHeap[int]{less: func(a, b int) bool { return a < b }}
+	empty.offer(1, 0)
+	if len(empty.items) != 0 {
+		t.Errorf("kept %v with no room", empty.items)
 	}
 }

@@ -1,0 +1,156 @@
+package crawl
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"weft/internal/recrawl"
+	"weft/internal/synthweb"
+)
+
+// Compressed time for BenchmarkServeStaleness: an "hour" is half a
+// second, and a run two "weeks", as in the simulation of package recrawl.
+const (
+	benchHour = 500 * time.Millisecond
+	benchRun  = 14 * 24 * benchHour
+)
+
+// benchIntervals is the change mix of TestLearntRecrawlBeatsUniform (package
+// recrawl), per host of 50 live pages: 1 every 5 "minutes", 4 hourly, 10
+// daily, 15 weekly, 20 never.
+func benchIntervals() []time.Duration {
+	var iv []time.Duration
+	for _, c := range []struct {
+		n int
+		d time.Duration
+	}{{1, benchHour / 12}, {4, benchHour}, {10, 24 * benchHour}, {15, 7 * 24 * benchHour}, {20, 0}} {
+		for range c.n {
+			iv = append(iv, c.d)
+		}
+	}
+	return iv
+}
+
+// BenchmarkServeStaleness runs the continuous mode over a synthetic web of
+// pages that change at known rates, twice on the same web, for the same
+// wall time and so the same politeness-bound budget: learnt (recrawl's
+// change rates and refresh index) and uniform (every page in turn). It
+// reports the share of time each live page's stored copy differed from the
+// live one (from the server's log of 200s and 304s and the web's true
+// change times), averaged over pages, and the ratio. Run with
+//
+//	go test ./internal/crawl -run XXX -bench ServeStaleness -benchtime 1x
+//
+// It takes about six minutes. Measured on the 2-core machine: learnt
+// 0.0358, uniform 0.0604, 1.69x less staleness with 54,640 requests
+// against 82,788 (the learnt schedule left a third of the hosts' capacity
+// unspent); the target is 2x.
+func BenchmarkServeStaleness(b *testing.B) {
+	run := benchRun
+	var stale [2]float64
+	var fetches [2]int
+	for b.Loop() {
+		for i, uniform := range []bool{false, true} {
+			stale[i], fetches[i] = serveStaleness(b, uniform, run)
+		}
+	}
+	b.ReportMetric(stale[0], "stale-learnt")
+	b.ReportMetric(stale[1], "stale-uniform")
+	b.ReportMetric(stale[1]/stale[0], "uniform/learnt")
+	b.ReportMetric(float64(fetches[0]), "fetches-learnt")
+	b.ReportMetric(float64(fetches[1]), "fetches-uniform")
+}
+
+func serveStaleness(b *testing.B, uniform bool, run time.Duration) (float64, int) {
+	iv := benchIntervals()
+	web, err := synthweb.Start(synthweb.Config{
+		Seed: 77, Hosts: 4, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}, LivePages: len(iv), LiveIntervals: iv,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer web.Close()
+	start := time.Now()
+	cfg := testConfig(b, web, 8, benchHour/80) // 80 fetches a host an "hour": a visit per page
+	cfg.Recrawl = &recrawl.Policy{Min: benchHour / 6, Max: 7 * 24 * benchHour, Prior: 1 / (24 * benchHour).Seconds(), Uniform: uniform}
+	cfg.RecrawlScan = benchHour / 12
+	cfg.NearDupThreshold = -1
+	ctx, cancel := context.WithTimeout(context.Background(), run)
+	defer cancel()
+	c, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.Run(ctx); err != nil {
+		b.Fatal(err)
+	}
+	end := start.Add(run)
+	// Each live page's successful fetches, in time order.
+	auth := map[string]string{}
+	for _, h := range web.Hosts() {
+		auth[h.Addr] = h.Authority
+	}
+	fetched := map[string][]time.Time{}
+	n := 0
+	for _, r := range web.Log() {
+		if strings.HasPrefix(r.Path, "/live/") && (r.Status == 200 || r.Status == 304) && r.Start.Before(end) {
+			u := "http://" + auth[r.Addr] + r.Path
+			fetched[u] = append(fetched[u], r.Start)
+		}
+		n++
+	}
+	var sum float64
+	pages := 0
+	for _, p := range web.AllPages() {
+		if p.Role != "live" {
+			continue
+		}
+		pages++
+		changes, _, _ := web.LiveChanges(p.URL, end)
+		visits := fetched[p.URL]
+		slices.SortFunc(visits, func(a, b time.Time) int { return a.Compare(b) })
+		// Stale: before the first visit, and from the first change after a
+		// visit to the next visit (or the end).
+		var st time.Duration
+		if len(visits) == 0 {
+			st = run
+		} else {
+			st = visits[0].Sub(start)
+			for i, v := range visits {
+				next := end
+				if i+1 < len(visits) {
+					next = visits[i+1]
+				}
+				j, _ := slices.BinarySearchFunc(changes, v, func(c, t time.Time) int { return c.Compare(t) })
+				for j < len(changes) && !changes[j].After(v) {
+					j++
+				}
+				if j < len(changes) && changes[j].Before(next) {
+					st += next.Sub(changes[j])
+				}
+			}
+		}
+		sum += st.Seconds() / run.Seconds()
+	}
+	perClass := map[time.Duration][2]float64{}
+	for _, p := range web.AllPages() {
+		if p.Role != "live" {
+			continue
+		}
+		_, iv, _ := web.LiveChanges(p.URL, end)
+		c := perClass[iv]
+		c[0] += float64(len(fetched[p.URL]))
+		c[1]++
+		perClass[iv] = c
+	}
+	for iv, c := range perClass {
+		b.Logf("  pages changing every %v: %.1f fetches each", iv, c[0]/c[1])
+	}
+	mode := map[bool]string{false: "learnt", true: "uniform"}[uniform]
+	b.Logf("%s: %d requests, %d live pages, average staleness %.4f", mode, n, pages, sum/float64(pages))
+	return sum / float64(pages), n
+}
