@@ -376,20 +376,25 @@ at once (130).`,
 			if err != nil {
 				return err
 			}
-			if f.eventsFile != "" {
-				ev, err := crawl.OpenEventsFile(f.eventsFile)
-				if err != nil {
-					return usagef("--events: %v", err)
-				}
-				defer ev.Close()
-				cfg.Sinks = append(cfg.Sinks, ev)
-			}
-			_, err = runCrawl(cmd.Context(), cfg, f.progress, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			return err
+			return f.run(cmd, cfg)
 		},
 	}
 	f.register(cmd.Flags())
 	return cmd
+}
+
+// run opens the --events sink, if any, and runs the crawl cfg describes.
+func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
+	if f.eventsFile != "" {
+		ev, err := crawl.OpenEventsFile(f.eventsFile)
+		if err != nil {
+			return usagef("--events: %v", err)
+		}
+		defer ev.Close()
+		cfg.Sinks = append(cfg.Sinks, ev)
+	}
+	_, err := runCrawl(cmd.Context(), cfg, f.progress, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	return err
 }
 
 // runCrawl runs one crawl with a progress line and prints its summary.

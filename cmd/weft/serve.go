@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"weft/internal/crawl"
 	"weft/internal/recrawl"
 )
 
@@ -41,16 +40,7 @@ SIGTERM stops as weft crawl does; running it again on --data resumes.`,
 				cfg.Politeness.GiveUpAfter = -1
 			}
 			cfg.RecrawlScan = f.scan
-			if f.eventsFile != "" {
-				ev, err := crawl.OpenEventsFile(f.eventsFile)
-				if err != nil {
-					return usagef("--events: %v", err)
-				}
-				defer ev.Close()
-				cfg.Sinks = append(cfg.Sinks, ev)
-			}
-			_, err = runCrawl(cmd.Context(), cfg, f.progress, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			return err
+			return f.run(cmd, cfg)
 		},
 	}
 	f.register(cmd.Flags())
