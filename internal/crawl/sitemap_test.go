@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -83,6 +84,10 @@ func TestSitemaps(t *testing.T) {
 	const delay = 5 * time.Millisecond
 	cfg := mw.config(t, delay, mw.url("s.test", "/"), mw.url("d.test", "/"))
 	cfg.NoSitemaps = false
+	// Refused by scope before any request; were it not, loopback (where
+	// nothing listens on its port), never DNS.
+	cfg.Fetch.Resolve = maps.Clone(cfg.Fetch.Resolve)
+	cfg.Fetch.Resolve["out-of-scope.example"] = "127.0.0.1"
 	sum := runCrawl(t, cfg)
 
 	s, d := mw.paths("s.test"), mw.paths("d.test")
