@@ -370,7 +370,7 @@ func (c *Crawler) summary() Summary {
 	s := c.stats
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Summary{
+	sum := Summary{
 		Elapsed:        time.Since(c.start),
 		Pages:          s.pages.Load(),
 		RobotsFetches:  s.robots.Load(),
@@ -400,16 +400,15 @@ func (c *Crawler) summary() Summary {
 		Throttled:      s.throttled.Load(),
 		Unavailable:    s.unavailable.Load(),
 		Parks:          s.parks.Load(),
-		GaveUp:         s.gaveUpN.Load(),
-		GaveUpHosts:    slices.Clone(s.gaveUp),
-		Traps:          s.trapsN.Load(),
-		TrapHosts:      slices.Clone(s.traps),
 		SeenFalsePos:   c.seen.Stats().FalsePositives,
 		Resumed:        c.resumed,
 		ResumedURLs:    s.resumedURLs.Load(),
 		ResumedQueue:   s.resumedQueue.Load(),
 		WARCRecovered:  len(c.warcFix),
 	}
+	sum.GaveUp, sum.GaveUpHosts = s.gaveUp.snapshot()
+	sum.Traps, sum.TrapHosts = s.traps.snapshot()
+	return sum
 }
 
 func clone(m map[string]int64) map[string]int64 {
@@ -520,7 +519,7 @@ func (c *Crawler) countClock(l frontier.Lease, res frontier.Result, clock fronti
 		c.log.Warn("host parked after failures in a row", "host", l.Host, "errors", clock.Errors, "until", clock.NextAt.Format(time.RFC3339))
 	}
 	if clock.GaveUp && !l.Clock.GaveUp {
-		c.stats.hostGaveUp(l.Host)
+		c.stats.gaveUp.add(l.Host)
 		c.log.Warn("host given up after too many failures; its queued URLs are dropped", "host", l.Host, "errors", clock.Errors)
 	}
 }

@@ -154,7 +154,7 @@ func (c *Crawler) noteJudged(pb *pageBatch, host string, near bool) {
 		return w
 	})
 	if tripped {
-		c.stats.hostTrapped(host)
+		c.stats.traps.add(host)
 		c.log.Warn("host cut off: most of its last pages were near-duplicates; no new URLs of it are admitted",
 			"host", host, "near_duplicates", copies, "of", size)
 		pb.b.PutMeta(metaTrapPrefix+host, nil)
@@ -171,7 +171,7 @@ func (c *Crawler) trapped(host string) bool {
 func (c *Crawler) loadTraps() error {
 	err := c.state.db.MetaPrefix(metaTrapPrefix, func(host string, _ []byte) bool {
 		c.recent.update(host, func(w nearWindow) nearWindow { w.cut = true; return w })
-		c.stats.hostTrapped(host)
+		c.stats.traps.add(host)
 		return true
 	})
 	if err != nil {

@@ -54,11 +54,9 @@ type counters struct {
 	throttled      atomic.Int64 // 429 responses
 	unavailable    atomic.Int64 // 503 responses
 	parks          atomic.Int64 // hosts parked for a failure streak
-	gaveUpN        atomic.Int64 // hosts given up
+	gaveUp         hostList     // hosts given up after too many failures
+	traps          hostList     // hosts cut off as near-duplicate traps
 	mu             sync.Mutex
-	gaveUp         []string // the first hosts given up, for the summary
-	trapsN         atomic.Int64
-	traps          []string // the first hosts cut off as near-duplicate traps
 	byClass        map[string]int64
 	byError        map[string]int64
 	rejected       map[string]int64
@@ -97,25 +95,41 @@ func statusClass(code int) string {
 	return fmt.Sprintf("%dxx", code/100)
 }
 
-// maxGaveUpNames bounds the hosts the summary names as given up.
-const maxGaveUpNames = 20
-
-func (c *counters) hostGaveUp(host string) {
-	c.gaveUpN.Add(1)
-	c.mu.Lock()
-	if len(c.gaveUp) < maxGaveUpNames {
-		c.gaveUp = append(c.gaveUp, host)
-	}
-	c.mu.Unlock()
+// hostList counts hosts that something happened to, and names the first
+// maxHostNames of them for the summary.
+type hostList struct {
+	n     atomic.Int64
+	mu    sync.Mutex
+	names []string
 }
 
-func (c *counters) hostTrapped(host string) {
-	c.trapsN.Add(1)
-	c.mu.Lock()
-	if len(c.traps) < maxGaveUpNames {
-		c.traps = append(c.traps, host)
+const maxHostNames = 20
+
+func (l *hostList) add(host string) {
+	l.n.Add(1)
+	l.mu.Lock()
+	if len(l.names) < maxHostNames {
+		l.names = append(l.names, host)
 	}
-	c.mu.Unlock()
+	l.mu.Unlock()
+}
+
+func (l *hostList) snapshot() (int64, []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n.Load(), slices.Clone(l.names)
+}
+
+// named is " (a, b, ...)" for the first names of n hosts, "" for none.
+func named(n int64, names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	more := ""
+	if n > int64(len(names)) {
+		more = ", ..."
+	}
+	return " (" + strings.Join(names, ", ") + more + ")"
 }
 
 // Progress is a cheap snapshot for a live progress line.
@@ -212,16 +226,8 @@ func (s Summary) Write(w io.Writer) {
 		fmt.Fprintf(w, "  errors:     %s\n", joinCounts(s.Errors))
 	}
 	if s.Throttled > 0 || s.Unavailable > 0 || s.Parks > 0 || s.GaveUp > 0 {
-		fmt.Fprintf(w, "  backoff:    %d answers 429, %d answers 503, %d hosts parked after failures in a row, %d given up",
-			s.Throttled, s.Unavailable, s.Parks, s.GaveUp)
-		if len(s.GaveUpHosts) > 0 {
-			fmt.Fprintf(w, " (%s", strings.Join(s.GaveUpHosts, ", "))
-			if s.GaveUp > int64(len(s.GaveUpHosts)) {
-				fmt.Fprint(w, ", ...")
-			}
-			fmt.Fprint(w, ")")
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "  backoff:    %d answers 429, %d answers 503, %d hosts parked after failures in a row, %d given up%s\n",
+			s.Throttled, s.Unavailable, s.Parks, s.GaveUp, named(s.GaveUp, s.GaveUpHosts))
 	}
 	fmt.Fprintf(w, "  robots.txt: %s (fetches); %d redirect hops; %d failures retried", joinCounts(s.Robots), s.RobotsHops, s.RobotsRetries)
 	if s.RobotsLastGood > 0 {
@@ -252,11 +258,8 @@ func (s Summary) Write(w io.Writer) {
 		fmt.Fprintf(w, "  near-dups:  %d pages within the SimHash threshold of an earlier page\n", s.NearDups)
 	}
 	if s.Traps > 0 {
-		fmt.Fprintf(w, "  traps:      %d hosts cut off, most of their last pages near-duplicates: no new URLs of theirs admitted (%s", s.Traps, strings.Join(s.TrapHosts, ", "))
-		if s.Traps > int64(len(s.TrapHosts)) {
-			fmt.Fprintf(w, ", ...")
-		}
-		fmt.Fprintln(w, ")")
+		fmt.Fprintf(w, "  traps:      %d hosts cut off, most of their last pages near-duplicates: no new URLs of theirs admitted%s\n",
+			s.Traps, named(s.Traps, s.TrapHosts))
 	}
 	if s.Recrawls > 0 || s.NotModified > 0 {
 		fmt.Fprintf(w, "  recrawl:    %d URLs queued again when due; %d answered 304 Not Modified\n", s.Recrawls, s.NotModified)
