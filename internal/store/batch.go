@@ -113,6 +113,15 @@ func (b *Batch) PutMeta(name string, v []byte) {
 	b.set(b.key, v)
 }
 
+// DeleteMeta removes the meta value called name.
+func (b *Batch) DeleteMeta(name string) {
+	if !b.ok() {
+		return
+	}
+	b.key = appendMetaKey(b.key[:0], name)
+	b.del(b.key)
+}
+
 // PushFront writes it at position seq of front queue prio. it.Host must be
 // valid; it.Priority is stored as given (prio decides the queue).
 func (b *Batch) PushFront(prio uint8, seq uint64, it QueueItem) {

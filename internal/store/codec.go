@@ -18,7 +18,7 @@ const MaxRobotsBody = 500 << 10
 const (
 	hostVersion   = 3 // 2 adds backoff, errors, parks and given-up; 3 moves robots.txt to RobotsRecord
 	robotsVersion = 2 // 2 keeps the last good answer beside the failures since
-	urlVersion    = 2 // 2 adds what a recrawl needs: validators, digest, change history
+	urlVersion    = 3 // 2 adds what a recrawl needs: validators, digest, change history; 3 what ranks it: in-links, sitemap hints
 	frontVersion  = 2 // QueueItem with host and partition; 2 adds Fetch
 	queueVersion  = 2 // QueueItem without them (the key has them); 2 adds Fetch
 )
@@ -125,6 +125,13 @@ type URLRecord struct {
 	ETag, LastModified    string
 	Digest                [sha1.Size]byte
 	Visits, Changes, Span float64
+	// What ranks it (version 3): the in-links counted when it was last
+	// scheduled, and what a sitemap said of it: InSitemap, and when it is
+	// set its <priority> (-1 if none) and its <lastmod> (zero if none).
+	InLinks         int
+	InSitemap       bool
+	SitemapPriority float64
+	SitemapLastMod  time.Time
 }
 
 // Encoding helpers.
@@ -179,7 +186,14 @@ func appendURLRecord(dst []byte, r *URLRecord) []byte {
 	for _, f := range [...]float64{r.Visits, r.Changes, r.Span} {
 		dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(f))
 	}
-	return dst
+	dst = binary.AppendUvarint(dst, uint64(max(r.InLinks, 0)))
+	inSitemap := byte(0)
+	if r.InSitemap {
+		inSitemap = 1
+	}
+	dst = append(dst, inSitemap)
+	dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(r.SitemapPriority))
+	return appendTime(dst, r.SitemapLastMod)
 }
 
 // appendItem encodes a queue item; a front item also carries its host and
@@ -460,6 +474,24 @@ func decodeURLRecord(key, val []byte) (URLRecord, error) {
 				d.fail("history")
 			}
 		}
+	}
+	r.SitemapPriority = -1
+	if v >= 3 {
+		r.InLinks = int(min(d.uvarint("in-links"), math.MaxInt32))
+		switch d.byte1("in sitemap") {
+		case 0:
+		case 1:
+			r.InSitemap = true
+		default:
+			d.fail("in sitemap")
+		}
+		if d.err == nil && len(d.b)-d.off >= 8 {
+			r.SitemapPriority = math.Float64frombits(binary.BigEndian.Uint64(d.b[d.off:]))
+			d.off += 8
+		} else {
+			d.fail("sitemap priority")
+		}
+		r.SitemapLastMod = d.time("sitemap lastmod")
 	}
 	if err := d.finish(key); err != nil {
 		return URLRecord{}, err

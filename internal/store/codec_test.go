@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,8 @@ func sampleURL() URLRecord {
 	return URLRecord{URL: "https://a.test/x", Depth: 3, Priority: 1, Status: URLFailed,
 		LastStatus: 503, LastOutcome: "server-error", LastFetch: t0, NextCrawl: t0.Add(time.Hour),
 		ETag: `W/"abc"`, LastModified: "Mon, 30 Nov 2026 10:00:00 GMT", Digest: [20]byte{1, 2, 3},
-		Visits: 7.5, Changes: 2.25, Span: 86400.5}
+		Visits: 7.5, Changes: 2.25, Span: 86400.5,
+		InLinks: 12, InSitemap: true, SitemapPriority: 0.8, SitemapLastMod: t0.Add(-time.Hour)}
 }
 
 // TestURLRecordVersion1 reads a record written before version 2, without
@@ -40,8 +42,25 @@ func TestURLRecordVersion1(t *testing.T) {
 	v1 = appendTime(v1, t0)
 	v1 = appendTime(v1, time.Time{})
 	r, err := decodeURLRecord(fuzzURLKey, v1)
-	if err != nil || r.URL != "https://a.test/x" || r.LastStatus != 200 || !r.LastFetch.Equal(t0) || r.ETag != "" || r.Visits != 0 {
+	if err != nil || r.URL != "https://a.test/x" || r.LastStatus != 200 || !r.LastFetch.Equal(t0) || r.ETag != "" || r.Visits != 0 || r.SitemapPriority != -1 {
 		t.Fatalf("version 1: %+v, %v", r, err)
+	}
+}
+
+// TestURLRecordVersion2 reads a record written before version 3, without
+// in-links and sitemap hints: no sitemap priority.
+func TestURLRecordVersion2(t *testing.T) {
+	u := sampleURL()
+	v3 := appendURLRecord(nil, &u)
+	// Version 2 is version 3 without its last fields.
+	tail := binary.AppendUvarint(nil, uint64(u.InLinks))
+	tail = append(tail, 1)
+	tail = binary.BigEndian.AppendUint64(tail, math.Float64bits(u.SitemapPriority))
+	tail = appendTime(tail, u.SitemapLastMod)
+	v2 := append([]byte{2}, v3[1:len(v3)-len(tail)]...)
+	r, err := decodeURLRecord(fuzzURLKey, v2)
+	if err != nil || r.Visits != u.Visits || r.ETag != u.ETag || r.InLinks != 0 || r.InSitemap || r.SitemapPriority != -1 || !r.SitemapLastMod.IsZero() {
+		t.Fatalf("version 2: %+v, %v", r, err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Table tags: the first byte of every key.
@@ -170,6 +171,11 @@ func fmtKey(k []byte) string {
 			return fmt.Sprintf("url part=%d host=%q hash=%s", part, host, hex.EncodeToString(rest))
 		case k[0] == tagQueue && len(rest) == 8:
 			return fmt.Sprintf("queue part=%d host=%q seq=%d", part, host, binary.BigEndian.Uint64(rest))
+		}
+	case tagDue:
+		var e DueEntry
+		if parseDueKey(k, &e) == nil {
+			return fmt.Sprintf("recrawl part=%d due=%s host=%q hash=%s", e.Part, e.Due.UTC().Format(time.RFC3339Nano), e.Host, hex.EncodeToString(e.Hash[:]))
 		}
 	case tagDigest, tagCapture:
 		if s, ok := fmtCaptureKey(k); ok {

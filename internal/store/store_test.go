@@ -196,7 +196,11 @@ func hostEqual(a, b HostRecord) bool {
 func urlEqual(a, b URLRecord) bool {
 	return a.URL == b.URL && a.Depth == b.Depth && a.Priority == b.Priority && a.Status == b.Status &&
 		a.LastStatus == b.LastStatus && a.LastOutcome == b.LastOutcome &&
-		a.LastFetch.Equal(b.LastFetch) && a.NextCrawl.Equal(b.NextCrawl)
+		a.LastFetch.Equal(b.LastFetch) && a.NextCrawl.Equal(b.NextCrawl) &&
+		a.ETag == b.ETag && a.LastModified == b.LastModified && a.Digest == b.Digest &&
+		a.Visits == b.Visits && a.Changes == b.Changes && a.Span == b.Span &&
+		a.InLinks == b.InLinks && a.InSitemap == b.InSitemap && a.SitemapPriority == b.SitemapPriority &&
+		a.SitemapLastMod.Equal(b.SitemapLastMod)
 }
 
 func itemEqual(a, b QueueItem) bool {
