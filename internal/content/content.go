@@ -13,6 +13,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"weft/internal/extract"
 	"weft/internal/sitemap"
@@ -37,6 +38,9 @@ type Result struct {
 	Base string
 	// Links are the links the document offers, in document order.
 	Links []extract.Link
+	// Hints are what a sitemap says of each of its links (Hints[i] of
+	// Links[i]); nil for other documents.
+	Hints []Hint
 	// Embeds are resources the document shows (images), raw, when asked.
 	Embeds []string
 	// Words are the hashes of its visible words, when asked.
@@ -49,6 +53,12 @@ type Result struct {
 	// before it kept above.
 	Truncated string
 	Err       error
+}
+
+// Hint is what a sitemap says of a page.
+type Hint struct {
+	LastMod  time.Time // <lastmod>, zero if none
+	Priority float64   // <priority> in [0, 1], -1 if none
 }
 
 // A Handler reads the bodies of some media types.
@@ -196,8 +206,14 @@ func (Sitemap) Read(d Doc) Result {
 		err, res.Truncated = nil, "fetch:"+d.Truncated
 	}
 	out := Result{Err: err, Links: make([]extract.Link, 0, len(res.Entries)), Truncated: res.Truncated}
+	if res.Kind == sitemap.URLSet {
+		out.Hints = make([]Hint, 0, len(res.Entries))
+	}
 	for _, e := range res.Entries {
 		out.Links = append(out.Links, extract.Link{URL: e.Loc, Tag: tag})
+		if out.Hints != nil {
+			out.Hints = append(out.Hints, Hint{LastMod: e.LastMod, Priority: e.Priority})
+		}
 	}
 	return out
 }

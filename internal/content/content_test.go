@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"weft/internal/extract"
 )
@@ -64,12 +65,16 @@ func TestSitemapHandler(t *testing.T) {
 	if h.Accepts("text/html") {
 		t.Error("Sitemap accepts HTML")
 	}
-	r := h.Read(Doc{Body: []byte(`<urlset><url><loc>https://a.test/1</loc></url><url><loc>/2</loc></url></urlset>`)})
+	r := h.Read(Doc{Body: []byte(`<urlset><url><loc>https://a.test/1</loc><lastmod>2026-11-30</lastmod><priority>0.9</priority></url><url><loc>/2</loc></url></urlset>`)})
 	if r.Err != nil || len(r.Links) != 2 || r.Links[0] != (extract.Link{URL: "https://a.test/1", Tag: "url"}) || r.Links[1].URL != "/2" {
 		t.Errorf("urlset: %+v", r)
 	}
+	if len(r.Hints) != 2 || !r.Hints[0].LastMod.Equal(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)) || r.Hints[0].Priority != 0.9 ||
+		!r.Hints[1].LastMod.IsZero() || r.Hints[1].Priority != -1 {
+		t.Errorf("urlset hints: %+v", r.Hints)
+	}
 	r = h.Read(Doc{Body: []byte(`<sitemapindex><sitemap><loc>https://a.test/s.xml.gz</loc></sitemap></sitemapindex>`)})
-	if r.Err != nil || len(r.Links) != 1 || r.Links[0].Tag != "sitemap" {
+	if r.Err != nil || len(r.Links) != 1 || r.Links[0].Tag != "sitemap" || r.Hints != nil {
 		t.Errorf("index: %+v", r)
 	}
 	r = h.Read(Doc{Body: []byte("<urlset><url><loc>https://a.test/1</loc></url>\n<url><loc>x</url>")})
