@@ -60,6 +60,8 @@ func TestBadInputExitsTwoAndNamesIt(t *testing.T) {
 		{[]string{"crawl", "--trap-window", "65", "http://a.test/"}, []string{"--trap-window 65"}},
 		{[]string{"serve", "--recrawl-min", "0", "http://a.test/"}, []string{"--recrawl-min"}},
 		{[]string{"serve", "--recrawl-min", "2h", "--recrawl-max", "1h", "http://a.test/"}, []string{"--recrawl-max at least --recrawl-min"}},
+		{[]string{"serve", "--recrawl-floor", "-1s", "http://a.test/"}, []string{"--recrawl-floor"}},
+		{[]string{"serve", "--inlink-mib", "-2", "http://a.test/"}, []string{"--inlink-mib"}},
 		{[]string{"crawl", "--near-dup-min-words", "0", "http://a.test/"}, []string{"--near-dup-min-words"}},
 		{[]string{"crawl", "--robots-retry", "0s", "http://a.test/"}, []string{"--robots-retry"}},
 		{[]string{"crawl", "--policy", fast, "http://a.test/"}, []string{"--policy", fast, "a.test: delay 200ms is shorter than the crawl's delay 1s"}},

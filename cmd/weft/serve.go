@@ -10,7 +10,8 @@ import (
 
 type serveFlags struct {
 	crawlFlags
-	min, max, scan, prior time.Duration
+	min, max, scan, prior, floor time.Duration
+	inlinkMiB                    int
 }
 
 func newServeCmd() *cobra.Command {
@@ -30,10 +31,11 @@ SIGTERM stops as weft crawl does; running it again on --data resumes.`,
 			if err != nil {
 				return err
 			}
-			if f.min <= 0 || f.max < f.min || f.scan <= 0 || f.prior <= 0 {
-				return usagef("--recrawl-min, --recrawl-scan and --recrawl-prior must be positive, and --recrawl-max at least --recrawl-min")
+			if f.min <= 0 || f.max < f.min || f.scan <= 0 || f.prior <= 0 || f.floor < 0 || f.inlinkMiB < -1 {
+				return usagef("--recrawl-min, --recrawl-scan and --recrawl-prior must be positive, --recrawl-max at least --recrawl-min, --recrawl-floor not negative, and --inlink-mib -1 or more")
 			}
-			cfg.Recrawl = &recrawl.Policy{Min: f.min, Max: f.max, Prior: 1 / f.prior.Seconds()}
+			cfg.Recrawl = &recrawl.Policy{Min: f.min, Max: f.max, Prior: 1 / f.prior.Seconds(), Floor: f.floor.Seconds()}
+			cfg.InLinkBytes = f.inlinkMiB << 20 // 0: sized by --expected-urls; -1: off
 			if !cmd.Flags().Changed("give-up-after") {
 				// A crawl that never ends would in time give up every
 				// host whose pages fail now and then.
@@ -49,5 +51,7 @@ SIGTERM stops as weft crawl does; running it again on --data resumes.`,
 	fl.DurationVar(&f.max, "recrawl-max", 90*24*time.Hour, "most time between two fetches of one URL")
 	fl.DurationVar(&f.scan, "recrawl-scan", 10*time.Second, "how often URLs due again are looked for")
 	fl.DurationVar(&f.prior, "recrawl-prior", 24*time.Hour, "change interval assumed for a page until its visits say otherwise")
+	fl.DurationVar(&f.floor, "recrawl-floor", 0, "freshness a visit must promise (importance-weighted) for a URL to be due, however idle the crawl; 0 means a tenth of --recrawl-min")
+	fl.IntVar(&f.inlinkMiB, "inlink-mib", 0, "memory in MiB that counts each URL's in-links, which weigh in its importance; 0 means 4 bytes per --expected-urls, -1 turns counting off")
 	return cmd
 }

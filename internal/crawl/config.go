@@ -131,6 +131,18 @@ type Config struct {
 	// means 10 seconds.
 	Recrawl     *recrawl.Policy
 	RecrawlScan time.Duration
+	// InLinkBytes is the memory that counts the in-links of every URL in
+	// continuous mode (a count-min sketch, package sketch): each page's
+	// distinct followed links, counted at its first fetch, weigh in their
+	// targets' importance (recrawl.Importance). Zero means at least 4
+	// bytes per ExpectedURLs (the sketch rounds up to a power of two):
+	// measured (package sketch, TestCounts), two thirds of the URLs are
+	// then counted exactly and the rest over by about one; at 8 bytes per
+	// URL, nine in ten are exact. Negative turns counting off. The counts
+	// are saved in the store every few minutes and when the crawl stops:
+	// a crash loses the counts since the last save, not the crawl's. A
+	// resumed crawl keeps the size of the counts it saved.
+	InLinkBytes int
 	// NearDupThreshold is the SimHash distance in bits within which a
 	// parsed page is a near-duplicate of an earlier one: flagged in the
 	// capture index, and its links not followed (unless NearDupFollow).
@@ -184,6 +196,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.RecrawlScan == 0 {
 		c.RecrawlScan = 10 * time.Second
+	}
+	if c.InLinkBytes == 0 {
+		c.InLinkBytes = 4 * int(max(c.ExpectedURLs, 1_000_000))
 	}
 	if c.NearDupTrapWindow == 0 {
 		c.NearDupTrapWindow = 50

@@ -11,6 +11,7 @@ package crawl
 import (
 	"bufio"
 	"context"
+	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -34,11 +35,11 @@ import (
 	"weft/internal/fetch"
 	"weft/internal/frontier"
 	"weft/internal/partition"
-	"weft/internal/recrawl"
 	"weft/internal/robots"
 	"weft/internal/scope"
 	"weft/internal/seen"
 	"weft/internal/simhash"
+	"weft/internal/sketch"
 	"weft/internal/store"
 	"weft/internal/warc"
 )
@@ -59,12 +60,16 @@ type Crawler struct {
 	hostCap *hostMap[int64] // URLs accepted per host
 	digests digestShards    // one payload digest looked up and recorded at a time
 	near    *nearIndex      // fingerprints of the pages judged original; nil when judging is off
-	// recrawlPages is the page count at the last recrawl scan, and
-	// recrawlTh the threshold it left (the scanning goroutine's own);
-	// recrawlMu publishes the threshold to the workers (float64 bits).
-	recrawlPages int64
-	recrawlTh    recrawl.Threshold
-	recrawlMu    atomic.Uint64
+	// dueCur is where the last recrawl scan stopped in the recrawl index
+	// (the scanning goroutine's own); recrawling counts the recrawls
+	// queued and not yet done, per host.
+	dueCur     dueCursor
+	recrawling outstanding
+	// listed holds what sitemaps said of known URLs, for the next scan.
+	listed listedHints
+	// inlinks counts the in-links of every URL, in continuous mode (nil
+	// otherwise).
+	inlinks *sketch.Sketch
 	// handlers read responses by media type; embeds says one of them
 	// wants the images pages show.
 	handlers content.Set
@@ -177,6 +182,14 @@ func New(cfg Config) (c *Crawler, err error) {
 			}
 			c.log.Info("near-duplicate index rebuilt", "pages", n)
 		}
+	}
+	if cfg.Recrawl != nil && c.cfg.InLinkBytes > 0 {
+		if err := c.loadInLinks(); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.prepareDueIndex(); err != nil { // after the in-link counts: they weigh in
+		return nil, err
 	}
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions}, c.state); err != nil {
 		return nil, err
@@ -363,7 +376,7 @@ func (c *Crawler) Progress() Progress {
 
 func (c *Crawler) close() error {
 	c.fetcher.Close()
-	return errors.Join(c.warc.Close(), c.flog.close(), c.state.close())
+	return errors.Join(c.saveInLinks(), c.warc.Close(), c.flog.close(), c.state.close())
 }
 
 func (c *Crawler) summary() Summary {
@@ -380,6 +393,8 @@ func (c *Crawler) summary() Summary {
 		NearDups:       s.nearDups.Load(),
 		NotModified:    s.notModified.Load(),
 		Recrawls:       s.recrawls.Load(),
+		ListedChanged:  s.listedChanged.Load(),
+		ListedDropped:  s.listedDropped.Load(),
 		RevisitBytes:   s.revisitBytes.Load(),
 		OverDecodeCap:  s.overDecode.Load(),
 		BadEncoding:    s.badCoding.Load(),
@@ -451,8 +466,11 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		if c.front.Durable(l.Clock, clock, now) {
 			keep = &clock
 		}
-		if c.cfg.Recrawl != nil && lo.visit == nil && !lo.res.Retry && l.Seq != 0 {
-			lo.visit = c.keepVisit(l)
+		if c.cfg.Recrawl != nil && !lo.res.Retry && l.Seq != 0 {
+			if lo.visit == nil {
+				lo.visit = c.keepVisit(l)
+			}
+			c.recrawling.done(l.URL)
 		}
 		pb.done(l, part, lo.res, lo.status, lo.outcome, keep, lo.visit)
 		if err := pb.commit(c.seen, c.front); err != nil {
@@ -500,7 +518,7 @@ type leaseOutcome struct {
 	outcome string // "ok", "redirect", "error:<kind>", "robots", ...
 	// visit is, in continuous mode, what the fetch taught about the URL
 	// (validators, digest, change history, next crawl), for its record.
-	visit *store.URLRecord
+	visit *visit
 }
 
 // countClock counts what a lease's result did to its host's clock.
@@ -720,7 +738,10 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		// then: they are not extracted again (Mercator's "content seen").
 		rec.Outcome = "revisit"
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && handler != nil:
-		outlinks, followed := c.readAndAdmit(pb, l, u, resp, handler, mt, &rec, &cp.rec)
+		// A page's links count toward their targets' in-links once: at
+		// the first fetch that reads it (none has left a payload digest).
+		first := c.inlinks != nil && prev.Digest == ([sha1.Size]byte{})
+		outlinks, followed := c.readAndAdmit(pb, l, u, resp, handler, mt, &rec, &cp.rec, first)
 		c.archiveOutlinks(resp, cp.loc.RecordID, l, outlinks)
 		if followed {
 			c.followed(pb, cp, l.Depth)
@@ -760,7 +781,7 @@ func mediaType(resp *fetch.Response) string {
 // may follow, resolved against <base href> or the page's own URL, and the
 // images it shows when a module fetches them. It returns every link it
 // could resolve, followed or not: the page's outlinks.
-func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, h content.Handler, mt string, rec *fetchRecord, capt *store.CaptureRecord) (outlinks []string, followed bool) {
+func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, h content.Handler, mt string, rec *fetchRecord, capt *store.CaptureRecord, countLinks bool) (outlinks []string, followed bool) {
 	res := h.Read(content.Doc{
 		MediaType: mt, Header: resp.Header, Body: resp.Decoded, Token: c.token,
 		Words: c.near != nil, Embeds: c.embeds, Truncated: resp.Truncated,
@@ -822,10 +843,17 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		return nil, false
 	}
 	outlinks = make([]string, 0, len(res.Links))
-	for _, link := range res.Links {
+	var votes map[seen.Key]bool // the distinct pages this one links to, for their in-links
+	if countLinks && follow {
+		votes = make(map[seen.Key]bool, len(res.Links))
+	}
+	for i, link := range res.Links {
 		lu, err := base.Resolve(link.URL)
 		if err == nil {
 			outlinks = append(outlinks, lu.String)
+			if votes != nil && !link.NoFollow && link.Tag != "sitemap" && i >= len(res.Hints) && lu.String != u.String {
+				votes[seen.KeyOf(lu.String)] = true // a page's link, not a sitemap's listing: a vote
+			}
 		}
 		switch {
 		case !follow:
@@ -834,12 +862,17 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		case err != nil:
 			c.stats.reject(RejectInvalid)
 		case link.Tag == "sitemap": // a sitemap index's sitemap
-			if it, ok := c.judge(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL, true); ok {
+			if it, why := c.judge(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL, true); why == "" {
 				pb.items = append(pb.items, it)
 			}
+		case i < len(res.Hints): // a page a sitemap lists
+			c.admitListed(pb, lu, l, res.Hints[i])
 		default:
 			c.admitURL(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL)
 		}
+	}
+	for k := range votes {
+		c.inlinks.Add(k)
 	}
 	// The images a page shows are fetched with it, one hop further (so an
 	// image that turns out to be a page is bounded by the depth limit like
@@ -854,7 +887,7 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 				continue
 			}
 			outlinks = append(outlinks, eu.String)
-			if it, ok := c.judge(pb, eu, l.Depth+1, 0, frontier.Normal, l.URL, true); ok {
+			if it, why := c.judge(pb, eu, l.Depth+1, 0, frontier.Normal, l.URL, true); why == "" {
 				pb.items = append(pb.items, it)
 			}
 		}
@@ -910,47 +943,47 @@ func (c *Crawler) admitRedirect(pb *pageBatch, l frontier.Lease, location string
 
 // admitURL judges a URL and, if it is to be queued, stages it in pb.
 func (c *Crawler) admitURL(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string) {
-	if it, ok := c.judge(pb, u, depth, hops, p, via, false); ok {
+	if it, why := c.judge(pb, u, depth, hops, p, via, false); why == "" {
 		pb.items = append(pb.items, it)
 	}
 }
 
 // judge runs a canonical URL through every filter, cheapest first, and
-// returns the frontier item when it is to be queued. Every rejection is
-// counted by reason. A resource (an image a page shows, a sitemap) is
+// returns the frontier item when it is to be queued, else the reason it is
+// not (RejectSeen last of all). Every rejection is counted by reason. A resource (an image a page shows, a sitemap) is
 // fetched for what it is, not for links it may hold, so the extension rule
 // does not apply to it.
-func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, resource bool) (frontier.Item, bool) {
+func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, resource bool) (frontier.Item, string) {
 	switch {
 	case resource: // fetched for what it is (an image, a sitemap): no extension rule
 		if r := c.scope.CheckEmbed(u, depth); r != "" {
 			c.stats.reject(string(r))
-			return frontier.Item{}, false
+			return frontier.Item{}, string(r)
 		}
 	case depth > 0 || hops > 0: // seeds are in scope by definition
 		if r := c.scope.Check(u, depth); r != "" {
 			c.stats.reject(string(r))
-			return frontier.Item{}, false
+			return frontier.Item{}, string(r)
 		}
 	}
 	if u.Path == "/robots.txt" {
 		// Fetched through the robots cache only: as a page it would probe
 		// a host whose robots.txt failed, and fetch the file twice.
 		c.stats.reject(RejectFilter)
-		return frontier.Item{}, false
+		return frontier.Item{}, RejectFilter
 	}
 	if pol := c.robots.cached(u.Authority, time.Now()); pol != nil && !pol.Allowed(u.PathQuery()) {
 		c.stats.reject(RejectRobots)
-		return frontier.Item{}, false
+		return frontier.Item{}, RejectRobots
 	}
 	if c.trapped(u.Authority) {
 		c.stats.reject(RejectTrap)
-		return frontier.Item{}, false
+		return frontier.Item{}, RejectTrap
 	}
 	hp := c.cfg.Policies.For(u.Authority, u.Host)
 	if !hp.Allowed(u.PathQuery()) {
 		c.stats.reject(RejectPolicy)
-		return frontier.Item{}, false
+		return frontier.Item{}, RejectPolicy
 	}
 	capURLs := c.cfg.MaxURLsPerHost
 	if hp != nil && hp.MaxURLs > 0 && (capURLs == 0 || hp.MaxURLs < capURLs) {
@@ -969,15 +1002,15 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 	switch {
 	case errors.Is(err, errHostCap):
 		c.stats.reject(RejectHostCap)
-		return frontier.Item{}, false
+		return frontier.Item{}, RejectHostCap
 	case err != nil:
 		c.fail(fmt.Errorf("crawl: accept %s: %w", u.String, err))
-		return frontier.Item{}, false
+		return frontier.Item{}, "error"
 	case !isNew:
 		c.stats.reject(RejectSeen)
-		return frontier.Item{}, false
+		return frontier.Item{}, RejectSeen
 	}
-	return it, true
+	return it, ""
 }
 
 var errHostCap = errors.New("host cap reached")

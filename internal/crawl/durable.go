@@ -203,7 +203,7 @@ func (pb *pageBatch) deleteEntry(l frontier.Lease, part int) {
 // what happened, and the host's clock is what the frontier armed. A retried
 // lease (robots.txt fetched instead, or cut by shutdown) changes nothing on
 // disk but the clock.
-func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, clock *frontier.Clock, visit *store.URLRecord) {
+func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, clock *frontier.Clock, v *visit) {
 	if clock != nil {
 		pb.putClock(l.Host, part, *clock)
 	}
@@ -219,12 +219,33 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 		st = store.URLFailed
 	}
 	r := store.URLRecord{LastFetch: time.Now()}
-	if visit != nil { // continuous mode: what the fetch taught
-		r = *visit
+	if v != nil { // continuous mode: what the fetch taught
+		r = v.rec
 	}
 	r.URL, r.Depth, r.Priority, r.Status = l.URL, l.Depth, uint8(l.Priority), st
 	r.LastStatus, r.LastOutcome = status, outcome
-	pb.b.PutURL(uint16(part), l.Host, seen.KeyOf(l.URL), r)
+	k := seen.KeyOf(l.URL)
+	pb.b.PutURL(uint16(part), l.Host, k, r)
+	if v == nil {
+		return
+	}
+	if !v.prevDue.IsZero() {
+		// The URL was leased while scheduled (queued twice: a redirect
+		// to itself, a pull forward racing a scan): its old entry goes,
+		// so that it has one.
+		pb.b.DeleteDue(uint16(part), v.prevDue, l.Host, k)
+	}
+	if st != store.URLRejected {
+		pb.b.PutDue(dueEntry(uint16(part), l.Host, k, r, v.importance))
+	}
+}
+
+// dueEntry is the recrawl index entry of a URL's record.
+func dueEntry(part uint16, host string, k seen.Key, r store.URLRecord, importance float64) store.DueEntry {
+	return store.DueEntry{
+		Part: part, Due: r.NextCrawl, Host: host, Hash: k, LastFetch: r.LastFetch,
+		Visits: r.Visits, Changes: r.Changes, Span: r.Span, Importance: importance,
+	}
 }
 
 // widenScope records that a seed's redirect made u part of the crawl's

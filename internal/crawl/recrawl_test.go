@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -12,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"weft/internal/partition"
 	"weft/internal/recrawl"
+	"weft/internal/seen"
+	"weft/internal/store"
 	"weft/internal/warc"
 )
 
@@ -106,6 +110,9 @@ func TestServeRecrawls(t *testing.T) {
 		t.Errorf("summary: stopped by %s after %d recrawls; want a crawl that goes on until stopped", sum.StoppedBy, sum.Recrawls)
 	}
 	mw.checkPolite(t, delay)
+	if n := checkDueIndex(t, cfg.DataDir, true); n < 4 {
+		t.Errorf("%d recrawl index entries, want one for each of the 4 pages", n)
+	}
 
 	// The WARC files: each 304 a server-not-modified revisit of /static's
 	// first capture.
@@ -158,5 +165,301 @@ func TestDueHeap(t *testing.T) {
 	empty.offer(1, 0)
 	if len(empty.items) != 0 {
 		t.Errorf("kept %v with no room", empty.items)
+	}
+}
+
+// TestScanDueWraps: scans of the recrawl index with a limit take up where
+// the last stopped, across partitions, and round again, so that every due
+// entry is weighed once per round however many there are; entries not yet
+// due are not read.
+func TestScanDueWraps(t *testing.T) {
+	d, _, err := openDurable(t.TempDir(), 4, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	now := time.Now()
+	b := d.db.NewBatch()
+	want := map[string]bool{}
+	for i := range 23 {
+		host := fmt.Sprintf("h%d.test", i%5)
+		url := fmt.Sprintf("http://%s/%d", host, i)
+		due := now.Add(-time.Duration(i) * time.Minute)
+		if i%7 == 6 {
+			due = now.Add(time.Hour) // not due yet
+		} else {
+			want[url] = true
+		}
+		b.PutDue(store.DueEntry{Part: uint16(partition.Of(host, 4)), Due: due, Host: host, Hash: seen.KeyOf(url), LastFetch: due.Add(-time.Hour)})
+	}
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	byHash := map[[16]byte]string{}
+	for u := range want {
+		byHash[seen.KeyOf(u)] = u
+	}
+	var cur dueCursor
+	for round := range 3 {
+		seenNow := map[string]int{}
+		for scan := 0; ; scan++ {
+			if scan > 20 {
+				t.Fatal("a round never ends")
+			}
+			n := 0
+			cur, err = scanDue(d.db, 4, cur, now, 4, func(e store.DueEntry) {
+				n++
+				u, ok := byHash[e.Hash]
+				if !ok {
+					t.Errorf("round %d: an entry not due was read: %s", round, e.Host)
+				}
+				seenNow[u]++
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n > 4 {
+				t.Errorf("a scan read %d entries, over its limit", n)
+			}
+			if len(seenNow) == len(want) {
+				break
+			}
+		}
+		for u := range want {
+			if seenNow[u] != 1 {
+				t.Errorf("round %d: %s weighed %d times", round, u, seenNow[u])
+			}
+		}
+	}
+}
+
+// checkDueIndex reads a stopped crawl's state: in a continuous crawl every
+// URL fetched has one recrawl index entry, at its NextCrawl, and no other
+// entry is left; in another, there are none.
+func checkDueIndex(t *testing.T, dir string, continuous bool) (entries int) {
+	t.Helper()
+	d, _, err := openDurable(dir, 0, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	type key struct {
+		part uint16
+		host string
+		hash [16]byte
+	}
+	idx := map[key][]time.Time{}
+	for part := range d.parts {
+		if err := d.db.ScanDue(uint16(part), nil, time.Now().Add(100*365*24*time.Hour), func(e store.DueEntry) bool {
+			k := key{e.Part, e.Host, e.Hash}
+			idx[k] = append(idx[k], e.Due)
+			entries++
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for part := range d.parts {
+		if err := d.db.ScanURLs(uint16(part), func(host string, hash [16]byte, r store.URLRecord) bool {
+			k := key{uint16(part), host, hash}
+			got := idx[k]
+			delete(idx, k)
+			indexed := continuous && (r.Status == store.URLDone || r.Status == store.URLFailed) && !r.LastFetch.IsZero()
+			switch {
+			case indexed && (len(got) != 1 || !got[0].Equal(r.NextCrawl)):
+				t.Errorf("%s (%v, next crawl %v): recrawl index entries %v", r.URL, r.Status, r.NextCrawl, got)
+			case !indexed && len(got) > 0:
+				t.Errorf("%s (%v): recrawl index entries %v, want none", r.URL, r.Status, got)
+			}
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, v := range idx {
+		t.Errorf("recrawl index entries %v for %s, which has no record", v, k.host)
+	}
+	return entries
+}
+
+// TestRecrawlIndexRebuilt: pages fetched by a crawl that was not
+// continuous are recrawled when the state is served, and a change of
+// policy reschedules every page by the new one.
+func TestRecrawlIndexRebuilt(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"r.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				http.NotFound(rw, r)
+			case "/":
+				page(rw, "/a", "/b")
+			default:
+				page(rw)
+			}
+		},
+	})
+	const delay = 10 * time.Millisecond
+	cfg := mw.config(t, delay, mw.url("r.test", "/"))
+	run := func(cfg Config, d time.Duration) Summary {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), d)
+		defer cancel()
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := c.Run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	if sum := run(cfg, 10*time.Second); sum.StoppedBy != "drained" || sum.Pages < 3 {
+		t.Fatalf("the crawl: %+v", sum)
+	}
+	if n := checkDueIndex(t, cfg.DataDir, false); n != 0 {
+		t.Errorf("a crawl that is not continuous left %d recrawl index entries", n)
+	}
+	before := len(mw.paths("r.test"))
+	serve := cfg
+	serve.Recrawl = &recrawl.Policy{Min: 100 * time.Millisecond, Max: 300 * time.Millisecond, Prior: 1}
+	serve.RecrawlScan = 20 * time.Millisecond
+	if sum := run(serve, 1500*time.Millisecond); sum.Recrawls < 3 {
+		t.Errorf("served: %d recrawls, want the pages the crawl fetched recrawled", sum.Recrawls)
+	}
+	if after := len(mw.paths("r.test")); after < before+3 {
+		t.Errorf("%d requests while served, want every page again", after-before)
+	}
+	checkDueIndex(t, cfg.DataDir, true)
+
+	// A new policy: every page is scheduled by it when the crawl opens.
+	slow := serve
+	slow.Recrawl = &recrawl.Policy{Min: time.Hour, Max: 2 * time.Hour}
+	c, err := New(slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := checkDueIndex(t, cfg.DataDir, true); n < 3 {
+		t.Errorf("%d recrawl index entries after the policy changed, want the 3 pages", n)
+	}
+	d, _, err := openDurable(cfg.DataDir, 0, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	for part := range d.parts {
+		d.db.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool {
+			if wait := r.NextCrawl.Sub(r.LastFetch); r.Status == store.URLDone && (wait < time.Hour || wait > 2*time.Hour) {
+				t.Errorf("%s: next crawl %v after the last, want the new policy's [1h, 2h]", r.URL, wait)
+			}
+			return true
+		})
+	}
+}
+
+// TestInLinks: each page's followed links count toward their targets'
+// in-links once, at its first fetch; the count reaches the URL's record
+// and the importance it is scheduled with; and the counts survive a
+// restart.
+func TestInLinks(t *testing.T) {
+	const pages = 10
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"i.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch p := r.URL.Path; {
+			case p == "/robots.txt":
+				http.NotFound(rw, r)
+			case p == "/":
+				var links []string
+				for i := range pages {
+					links = append(links, fmt.Sprintf("/p%d", i))
+				}
+				page(rw, links...)
+			case p == "/p0":
+				page(rw, "/popular", "/popular", "/obscure", "/p0") // a repeat and a self-link count for nothing
+			case strings.HasPrefix(p, "/p"):
+				page(rw, "/popular")
+			default: // /popular and /obscure never change
+				rw.Header().Set("ETag", `"same"`)
+				if r.Header.Get("If-None-Match") == `"same"` {
+					rw.WriteHeader(http.StatusNotModified)
+					return
+				}
+				page(rw)
+			}
+		},
+	})
+	cfg := mw.config(t, 5*time.Millisecond, mw.url("i.test", "/"))
+	cfg.Recrawl = &recrawl.Policy{Min: 200 * time.Millisecond, Max: time.Hour, Prior: 0.01}
+	cfg.RecrawlScan = 20 * time.Millisecond
+	ctx, cancel := context.WithTimeout(t.Context(), 2500*time.Millisecond)
+	defer cancel()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	popular, obscure := mw.url("i.test", "/popular"), mw.url("i.test", "/obscure")
+	d, _, err := openDurable(cfg.DataDir, 0, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := map[string]store.URLRecord{}
+	weight := map[[16]byte]float64{}
+	for part := range d.parts {
+		d.db.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool { recs[r.URL] = r; return true })
+		d.db.ScanDue(uint16(part), nil, time.Now().Add(time.Hour), func(e store.DueEntry) bool { weight[e.Hash] = e.Importance; return true })
+	}
+	d.close()
+	p, o, p0 := recs[popular], recs[obscure], recs[mw.url("i.test", "/p0")]
+	if p.InLinks != pages || o.InLinks != 1 || p0.InLinks != 1 {
+		t.Errorf("in-links in the records: /popular %d, /obscure %d, /p0 %d; want %d, 1 and 1 (its self-link not counted)", p.InLinks, o.InLinks, p0.InLinks, pages)
+	}
+	// Scheduled with the importance of their in-links (recrawl.Importance):
+	// 1 + log2(1 + in-links).
+	if pw, ow := weight[seen.KeyOf(popular)], weight[seen.KeyOf(obscure)]; math.Abs(pw-(1+math.Log2(1+pages))) > 1e-9 || ow != 2 {
+		t.Errorf("scheduled with importance %v (/popular) and %v (/obscure), want %v and 2", pw, ow, 1+math.Log2(1+pages))
+	}
+	c, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	if n := c.inlinks.Count(seen.KeyOf(popular)); n != pages {
+		t.Errorf("after a restart /popular has %d in-links, want %d", n, pages)
+	}
+}
+
+// TestOutstanding: recrawls are counted per host from queueing to the end
+// of their lease, once each; a host's room is what is left of its share,
+// and a scan's takes count against it.
+func TestOutstanding(t *testing.T) {
+	var o outstanding
+	o.add("a.test", "http://a.test/1")
+	o.add("a.test", "http://a.test/2")
+	o.add("a.test", "http://a.test/2") // queued twice: counted once
+	o.add("b.test", "http://b.test/1")
+	r := o.room(3)
+	if r.left("a.test") != 1 || r.left("b.test") != 2 || r.left("c.test") != 3 {
+		t.Errorf("room: a %d, b %d, c %d; want 1, 2, 3", r.left("a.test"), r.left("b.test"), r.left("c.test"))
+	}
+	r.take("c.test")
+	if r.left("c.test") != 2 {
+		t.Errorf("after a take, c has %d", r.left("c.test"))
+	}
+	o.done("http://a.test/2")
+	o.done("http://a.test/2") // a second lease of it: nothing more
+	o.done("http://z.test/")  // not a recrawl
+	if r := o.room(3); r.left("a.test") != 2 || r.left("b.test") != 2 {
+		t.Errorf("after the leases ended: a %d, b %d; want 2 and 2", r.left("a.test"), r.left("b.test"))
+	}
+	o.done("http://a.test/1")
+	o.done("http://b.test/1")
+	if len(o.hosts) != 0 || len(o.urls) != 0 {
+		t.Errorf("all done, still counted: %v %v", o.hosts, o.urls)
 	}
 }

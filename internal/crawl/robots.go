@@ -342,7 +342,7 @@ func (c *Crawler) admitSitemaps(pb *pageBatch, l frontier.Lease, u canon.URL) {
 			c.stats.reject(RejectInvalid)
 			continue
 		}
-		if it, ok := c.judge(pb, su, l.Depth+1, 0, frontier.Normal, robotsURL, true); ok {
+		if it, why := c.judge(pb, su, l.Depth+1, 0, frontier.Normal, robotsURL, true); why == "" {
 			pb.items = append(pb.items, it)
 		}
 	}

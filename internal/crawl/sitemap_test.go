@@ -10,6 +10,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"weft/internal/content"
+	"weft/internal/frontier"
+	"weft/internal/partition"
+	"weft/internal/recrawl"
+	"weft/internal/seen"
+	"weft/internal/store"
 )
 
 // TestSitemaps crawls a host whose robots.txt names a sitemap index:
@@ -121,4 +128,132 @@ func TestSitemaps(t *testing.T) {
 		t.Errorf("rejections %v: the out-of-scope URL was not refused by scope", sum.Rejected)
 	}
 	mw.checkPolite(t, delay)
+}
+
+// TestAdmitListed: what a sitemap says of a page. A new page goes to the
+// high-priority front queue when its <lastmod> is within a day or its
+// <priority> is above the default, and its record keeps the hints. What it
+// says of a page already fetched is applied by the next recrawl scan: a
+// page whose <lastmod> is after its last fetch is queued again at once, at
+// high priority, its recrawl index entry gone, once Min has passed since
+// that fetch (until then the hint waits); one whose <lastmod> is older
+// only keeps the hints; a <lastmod> in the future is not believed.
+func TestAdmitListed(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"l.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) { http.NotFound(rw, r) },
+	})
+	cfg := mw.config(t, time.Millisecond, mw.url("l.test", "/"))
+	cfg.Recrawl = &recrawl.Policy{}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	now := time.Now()
+	host := strings.TrimPrefix(mw.url("l.test", ""), "http://")
+	part := uint16(partition.Of(host, c.cfg.Partitions))
+	// Pages fetched before: in the seen set and the recrawl index.
+	fetched := map[string]time.Time{"/done": now.Add(-time.Hour), "/recent": now.Add(-time.Minute), "/future": now.Add(-time.Hour), "/soon": now.Add(-time.Minute)}
+	b := c.state.db.NewBatch()
+	var pending []seen.Pending
+	for path, last := range fetched {
+		u := mw.url("l.test", path)
+		r := store.URLRecord{URL: u, Depth: 2, Status: store.URLDone, LastFetch: last, NextCrawl: now.Add(24 * time.Hour), SitemapPriority: -1}
+		if _, err := c.seen.Add(host, u, func(p int, k seen.Key) (bool, error) {
+			b.PutURL(uint16(p), host, k, r)
+			b.PutDue(dueEntry(uint16(p), host, k, r, 1))
+			pending = append(pending, seen.Pending{Partition: p, Key: k})
+			return true, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	c.seen.Settle(pending)
+
+	sm := mw.url("l.test", "/sitemap.xml")
+	lease := frontier.Lease{Item: frontier.Item{URL: sm, Host: host, Depth: 1}}
+	pb := c.state.newBatch()
+	hints := map[string]content.Hint{
+		"/done":    {LastMod: now.Add(-10 * time.Minute), Priority: 0.9},
+		"/recent":  {LastMod: now.Add(-time.Hour), Priority: -1},
+		"/future":  {LastMod: now.Add(24 * time.Hour), Priority: -1},
+		"/soon":    {LastMod: now.Add(-30 * time.Second), Priority: -1},
+		"/new":     {LastMod: now.Add(-time.Hour), Priority: -1},
+		"/old":     {LastMod: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), Priority: -1},
+		"/liked":   {Priority: 0.9},
+		"/default": {Priority: 0.5},
+	}
+	for _, path := range slices.Sorted(maps.Keys(hints)) {
+		u, err := c.canon.Parse(mw.url("l.test", path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.admitListed(pb, u, lease, hints[path])
+	}
+	queued := map[string]frontier.Priority{}
+	for _, it := range pb.items {
+		queued[strings.TrimPrefix(it.URL, mw.url("l.test", ""))] = it.Priority
+	}
+	if err := pb.commit(c.seen, c.front); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]frontier.Priority{"/new": frontier.High, "/old": frontier.Normal, "/liked": frontier.High, "/default": frontier.Normal}
+	if !maps.Equal(queued, want) {
+		t.Errorf("new pages queued %v, want %v", queued, want)
+	}
+	// The scan applies the hints about known pages.
+	if err := c.queueDue(now); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.stats.listedChanged.Load(); n != 1 {
+		t.Errorf("%d pages queued early for their <lastmod>, want 1", n)
+	}
+	high, err := c.state.db.FrontRange(uint8(frontier.High), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(high, func(e store.FrontEntry) bool { return e.Item.URL == mw.url("l.test", "/done") }) {
+		t.Errorf("/done is not in the high-priority front queue: %v", high)
+	}
+	get := func(path string) store.URLRecord {
+		t.Helper()
+		r, ok, err := c.state.db.GetURL(part, host, seen.KeyOf(mw.url("l.test", path)))
+		if err != nil || !ok {
+			t.Fatalf("%s: no record (%v)", path, err)
+		}
+		return r
+	}
+	entries := map[string]bool{}
+	c.state.db.ScanDue(part, nil, now.Add(48*time.Hour), func(e store.DueEntry) bool {
+		for path := range fetched {
+			if e.Hash == seen.KeyOf(mw.url("l.test", path)) {
+				entries[path] = true
+			}
+		}
+		return true
+	})
+	if r := get("/done"); r.Status != store.URLQueued || !r.InSitemap || r.SitemapPriority != 0.9 || entries["/done"] {
+		t.Errorf("/done, changed since its fetch: %v, in sitemap %v, priority %v, still in the recrawl index %v", r.Status, r.InSitemap, r.SitemapPriority, entries["/done"])
+	}
+	if r := get("/recent"); r.Status != store.URLDone || !r.InSitemap || !r.SitemapLastMod.Equal(hints["/recent"].LastMod) || !entries["/recent"] {
+		t.Errorf("/recent, fetched since its lastmod: %+v, in the recrawl index %v", r, entries["/recent"])
+	}
+	if r := get("/future"); r.Status != store.URLDone || !r.InSitemap || !r.SitemapLastMod.IsZero() || !entries["/future"] {
+		t.Errorf("/future, a lastmod in the future: %+v", r)
+	}
+	if r := get("/soon"); r.Status != store.URLDone || !entries["/soon"] {
+		t.Errorf("/soon, changed a minute after its fetch, Min not passed: %+v", r)
+	}
+	if held := c.listed.take(); len(held) != 1 || held[seen.KeyOf(mw.url("l.test", "/soon"))].host != host {
+		t.Errorf("hints held for a later scan: %v, want /soon's", held)
+	}
+	if r := get("/new"); !r.InSitemap || r.Priority != uint8(frontier.High) || r.Status != store.URLQueued {
+		t.Errorf("/new: %+v", r)
+	}
+	if r := get("/liked"); c.importance(r.URL, &r) != 1.4 {
+		t.Errorf("importance of a page a sitemap gives priority 0.9: %v, want 1.4", c.importance(r.URL, &r))
+	}
 }

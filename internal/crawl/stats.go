@@ -39,6 +39,8 @@ type counters struct {
 	nearDups       atomic.Int64 // parsed pages within the near-duplicate threshold of an earlier one
 	notModified    atomic.Int64 // 304s to conditional requests, archived as server-not-modified revisits
 	recrawls       atomic.Int64 // URLs queued again when their next crawl came
+	listedChanged  atomic.Int64 // URLs queued again early: a sitemap's <lastmod> is after their last fetch
+	listedDropped  atomic.Int64 // sitemap hints about known URLs dropped: too many waited for a scan
 	revisitBytes   atomic.Int64 // their payload bytes, not stored again
 	truncated      atomic.Int64
 	overDecode     atomic.Int64 // decoded body over the cap (a compression bomb)
@@ -155,6 +157,8 @@ type Summary struct {
 	NearDups       int64            // pages that were near-duplicates of an earlier page
 	NotModified    int64            // 304s to conditional requests (continuous mode)
 	Recrawls       int64            // URLs queued again when their next crawl came (continuous mode)
+	ListedChanged  int64            // URLs queued again early: a sitemap's <lastmod> is after their last fetch
+	ListedDropped  int64            // sitemap hints about known URLs dropped: too many waited for a scan
 	RevisitBytes   int64            // their payload bytes, not stored again
 	OverDecodeCap  int64            // bodies whose decompressed size passed the cap (not parsed past it)
 	BadEncoding    int64            // bodies whose Content-Encoding could not be undone
@@ -261,8 +265,12 @@ func (s Summary) Write(w io.Writer) {
 		fmt.Fprintf(w, "  traps:      %d hosts cut off, most of their last pages near-duplicates: no new URLs of theirs admitted%s\n",
 			s.Traps, named(s.Traps, s.TrapHosts))
 	}
-	if s.Recrawls > 0 || s.NotModified > 0 {
-		fmt.Fprintf(w, "  recrawl:    %d URLs queued again when due; %d answered 304 Not Modified\n", s.Recrawls, s.NotModified)
+	if s.Recrawls > 0 || s.NotModified > 0 || s.ListedChanged > 0 {
+		fmt.Fprintf(w, "  recrawl:    %d URLs queued again when due, %d early for a sitemap's <lastmod>; %d answered 304 Not Modified\n",
+			s.Recrawls, s.ListedChanged, s.NotModified)
+	}
+	if s.ListedDropped > 0 {
+		fmt.Fprintf(w, "  sitemaps:   %d hints about known URLs dropped, more than %d waited for a recrawl scan\n", s.ListedDropped, maxListed)
 	}
 	if s.Revisits > 0 {
 		fmt.Fprintf(w, "  dedup:      %d responses already archived, written as revisits (%s not stored again)\n", s.Revisits, byteSize(s.RevisitBytes))

@@ -86,7 +86,8 @@ type Policy struct {
 	// Floor is the least Score a visit must promise (seconds of freshness,
 	// importance-weighted) for the URL to be due, however idle the crawl;
 	// zero means a tenth of Min. It keeps spare capacity from refetching
-	// pages that hardly change every Min.
+	// pages that hardly change every Min: politeness to hosts the crawl
+	// has nothing better to ask of.
 	Floor float64
 }
 
@@ -108,10 +109,10 @@ func (p Policy) WithDefaults() Policy {
 	return p
 }
 
-// Due reports whether a URL is due at now when visits must promise at
-// least threshold (see Threshold): Min has passed since its last visit and
-// its Score reaches the threshold, or Max has passed.
-func (p Policy) Due(h History, importance, threshold float64, now time.Time) bool {
+// Due reports whether a URL may be fetched again at now: Min has passed
+// since its last visit and its Score reaches the Floor, or Max has passed.
+// The crawl fetches the due URLs it has room for, highest Score first.
+func (p Policy) Due(h History, importance float64, now time.Time) bool {
 	p = p.WithDefaults()
 	age := now.Sub(h.Last)
 	if h.Last.IsZero() || age >= p.Max {
@@ -120,29 +121,27 @@ func (p Policy) Due(h History, importance, threshold float64, now time.Time) boo
 	if p.Uniform {
 		return age >= p.Min
 	}
-	return age >= p.Min && p.Score(h, importance, now) >= max(threshold, p.Floor)
+	return age >= p.Min && p.Score(h, importance, now) >= p.Floor
 }
 
-// Next is when a URL last visited at h.Last becomes due at threshold: the
-// age at which its Score reaches the threshold, clamped to [Min, Max]. It
-// is spread by up to a tenth (never past Max), by a hash of the URL, so
-// that the URLs of a host found together do not come due at the same
-// instant.
-func (p Policy) Next(url string, h History, importance, threshold float64) time.Time {
+// Next is when a URL last visited at h.Last becomes Due: the age at which
+// its Score reaches the Floor, clamped to [Min, Max]. It is spread by up
+// to a tenth (never past Max), by a hash of the URL, so that the URLs of a
+// host found together do not come due at the same instant.
+func (p Policy) Next(url string, h History, importance float64) time.Time {
 	p = p.WithDefaults()
-	threshold = max(threshold, p.Floor)
 	rate := h.Rate(p.Prior)
 	d := p.Max
 	if p.Uniform {
 		d = p.Min
 	}
-	// Score rises with age towards importance/rate: solve Score = threshold
+	// Score rises with age towards importance/rate: solve Score = Floor
 	// by bisection when it is reachable.
-	if !p.Uniform && rate > 0 && importance/rate > threshold {
+	if !p.Uniform && rate > 0 && importance/rate > p.Floor {
 		lo, hi := 0.0, p.Max.Seconds()
 		for range 60 {
 			mid := (lo + hi) / 2
-			if scoreAt(rate, importance, mid) >= threshold {
+			if scoreAt(rate, importance, mid) >= p.Floor {
 				hi = mid
 			} else {
 				lo = mid
@@ -157,32 +156,9 @@ func (p Policy) Next(url string, h History, importance, threshold float64) time.
 	return h.Last.Add(min(d+time.Duration(float64(d)*spread), p.Max))
 }
 
-// Threshold is the score a visit must promise, adapted to the crawl's pace
-// as a Lagrange multiplier is to a budget: raised when more URLs are due
-// than the crawl can fetch, lowered (to the Policy's Floor) when it could
-// fetch more. Its zero value starts at the floor.
-type Threshold struct {
-	mu float64
-}
-
-// Value returns the threshold, at least floor.
-func (t *Threshold) Value(floor float64) float64 { return max(t.mu, floor) }
-
-// Adjust moves the threshold after a round in which due URLs were due and
-// the crawl could fetch budget of them.
-func (t *Threshold) Adjust(due, budget int, floor float64) {
-	t.mu = max(t.mu, floor)
-	switch {
-	case due > budget:
-		t.mu *= 1.25
-	case due < budget/2:
-		t.mu = max(floor, t.mu/1.25)
-	}
-}
-
 // Score is the value of visiting now, the index of the optimal refresh
-// policy: a URL is due when it reaches the Threshold, and due URLs are
-// fetched in falling score order. For a page that
+// policy: of the URLs Due, the crawl fetches as many as its hosts' clocks
+// allow, in falling score order. For a page that
 // changes as a Poisson process at rate r, refreshed every T, the share of
 // time its copy is stale is S(T) = 1 - (1 - e^(-rT))/(rT). Spending a
 // budget of visits to minimise the importance-weighted sum of S, each
@@ -192,7 +168,9 @@ func (t *Threshold) Adjust(due, budget int, floor float64) {
 //
 //	importance × ((1 - e^(-r·age))/r - age·e^(-r·age))
 //
-// is highest visits every page near its best period. The index is small
+// is highest visits every page near its best period: the constant is
+// whatever score the last URL the budget reaches has, so the budget is
+// spent whole without the constant being known. The index is small
 // for a page that changes far faster than it can be visited (a visit buys
 // it at most 1/r of freshness) and for one that hardly changes, and grows
 // with importance: a popular page that changes weekly outranks an obscure

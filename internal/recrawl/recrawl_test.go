@@ -77,70 +77,46 @@ func TestRateOfAStaticPageFalls(t *testing.T) {
 
 func TestNextAndDue(t *testing.T) {
 	p := Policy{}.WithDefaults()
-	floor := p.Floor
 	fast, _ := visitRegularly(rand.New(rand.NewPCG(3, 4)), 1.0/60, 10*time.Minute, 50)
 	static, _ := visitRegularly(rand.New(rand.NewPCG(3, 4)), 0, 30*24*time.Hour, 50)
 	daily, _ := visitRegularly(rand.New(rand.NewPCG(5, 6)), 1.0/86400, 6*time.Hour, 200)
-	after := func(h History, url string, w, mu float64) time.Duration { return p.Next(url, h, w, mu).Sub(h.Last) }
-	if d := after(fast, "u", 1, floor); d < p.Min || d > p.Min+p.Min/10 {
-		t.Errorf("a page changing every minute: next after %v, want the 10-minute floor", d)
+	after := func(p Policy, h History, url string, w float64) time.Duration { return p.Next(url, h, w).Sub(h.Last) }
+	// A floor a hundred times higher: a visit must promise more.
+	strict := p
+	strict.Floor *= 100
+	if d := after(p, fast, "u", 1); d < p.Min || d > p.Min+p.Min/10 {
+		t.Errorf("a page changing every minute: next after %v, want the 10-minute clamp", d)
 	}
-	if d := after(static, "u", 1, floor); d < 24*time.Hour {
-		t.Errorf("a page unchanged for 50 months: next after %v even with the crawl idle, want a day or more", d)
+	if d := after(p, static, "u", 1); d < 24*time.Hour {
+		t.Errorf("a page unchanged for 50 months: next after %v, want a day or more", d)
 	}
-	if d := after(static, "u", 1, 1e9); d != p.Max {
-		t.Errorf("a page unchanged for 50 months, a busy crawl: next after %v, want Max", d)
+	if d := after(Policy{Floor: 1e9}, static, "u", 1); d != p.Max {
+		t.Errorf("a page unchanged for 50 months, a floor it never reaches: next after %v, want Max", d)
 	}
-	idle, busy := after(daily, "u", 1, floor), after(daily, "u", 1, 100*floor)
-	if idle < 30*time.Minute || busy <= 2*idle {
-		t.Errorf("a daily page: next after %v idle, %v busy; want at least half an hour, and later when busy", idle, busy)
+	loose, high := after(p, daily, "u", 1), after(strict, daily, "u", 1)
+	if loose < 30*time.Minute || high <= 2*loose {
+		t.Errorf("a daily page: next after %v, %v with a higher floor; want at least half an hour, and later", loose, high)
 	}
-	if important := after(daily, "u", 10, 100*floor); important >= busy {
-		t.Errorf("ten times as important: next after %v, against %v", important, busy)
+	if important := after(strict, daily, "u", 10); important >= high {
+		t.Errorf("ten times as important: next after %v, against %v", important, high)
 	}
-	n1, n2 := p.Next("http://a.test/1", daily, 1, floor), p.Next("http://a.test/2", daily, 1, floor)
-	if n1.Equal(n2) || !n1.Equal(p.Next("http://a.test/1", daily, 1, floor)) {
+	n1, n2 := p.Next("http://a.test/1", daily, 1), p.Next("http://a.test/2", daily, 1)
+	if n1.Equal(n2) || !n1.Equal(p.Next("http://a.test/1", daily, 1)) {
 		t.Error("Next is not spread by URL, or not the same twice")
 	}
 	// Due agrees with Next: not before Min, due by Next, always by Max.
 	for _, h := range []History{fast, static, daily} {
-		next := p.Next("u", h, 1, floor)
-		if p.Due(h, 1, floor, h.Last.Add(p.Min-time.Second)) || !p.Due(h, 1, floor, next) || !p.Due(h, 1, 1e18, h.Last.Add(p.Max)) {
+		next := p.Next("u", h, 1)
+		if p.Due(h, 1, h.Last.Add(p.Min-time.Second)) || !p.Due(h, 1, next) || !(Policy{Floor: 1e18}).Due(h, 1, h.Last.Add(p.Max)) {
 			t.Errorf("Due disagrees with Next %v after %v", next.Sub(h.Last), h.Last)
 		}
 	}
 	custom := Policy{Min: time.Hour, Max: 48 * time.Hour}
-	if n := custom.Next("u", static, 1, 1e9); n.Sub(static.Last) != 48*time.Hour {
+	if n := (Policy{Min: time.Hour, Max: 48 * time.Hour, Floor: 1e9}).Next("u", static, 1); n.Sub(static.Last) != 48*time.Hour {
 		t.Errorf("the clamp is not configurable: %v", n.Sub(static.Last))
 	}
-	if n := custom.Next("u", fast, 1, 0); n.Sub(fast.Last) < time.Hour {
-		t.Errorf("the floor is not configurable: %v", n.Sub(fast.Last))
-	}
-}
-
-// TestThreshold rises while more is due than can be fetched and falls to
-// the floor when the crawl could fetch more.
-func TestThreshold(t *testing.T) {
-	var th Threshold
-	if th.Value(60) != 60 {
-		t.Fatal("a new threshold is not at the floor")
-	}
-	for range 10 {
-		th.Adjust(100, 10, 60)
-	}
-	high := th.Value(60)
-	if high < 60*9 {
-		t.Errorf("after ten busy rounds: %v", high)
-	}
-	th.Adjust(7, 10, 60) // between half and all of the budget: kept
-	if th.Value(60) != high {
-		t.Errorf("a round within the budget moved it: %v", th.Value(60))
-	}
-	for range 50 {
-		th.Adjust(0, 10, 60)
-	}
-	if th.Value(60) != 60 {
-		t.Errorf("after idle rounds: %v, want the floor", th.Value(60))
+	if n := custom.Next("u", fast, 1); n.Sub(fast.Last) < time.Hour {
+		t.Errorf("the minimum is not configurable: %v", n.Sub(fast.Last))
 	}
 }
 

@@ -108,25 +108,18 @@ func uniform(n int) func(float64, []float64, []History) int {
 	}
 }
 
-// learnt is the Policy as weft serve runs it: every round (what a scan is
-// to the crawler) the threshold is adjusted to how many URLs are due
-// against the round's budget of fetches; each fetch takes the due URL
-// with the highest Score; a slot with none due is left unspent.
+// learnt is the Policy as weft serve runs it: each fetch takes the due
+// URL with the highest Score; a slot with none due is left unspent.
 func learnt(pages []simPage, p Policy) func(float64, []float64, []History) int {
 	p = p.WithDefaults()
 	start := time.Unix(0, 0)
-	var th Threshold
-	const round = 20 // slots
-	slot := 0
 	return func(now float64, last []float64, hist []History) int {
 		t := start.Add(time.Duration(now * float64(time.Second)))
-		mu := th.Value(p.Floor)
-		best, bestScore, due := -1, -1.0, 0
+		best, bestScore := -1, -1.0
 		for i := range pages {
-			if !p.Due(hist[i], pages[i].importance, mu, t) {
+			if !p.Due(hist[i], pages[i].importance, t) {
 				continue
 			}
-			due++
 			s := p.Score(hist[i], pages[i].importance, t)
 			if now-last[i] >= p.Max.Seconds() {
 				s = math.Inf(1)
@@ -134,9 +127,6 @@ func learnt(pages []simPage, p Policy) func(float64, []float64, []History) int {
 			if s > bestScore {
 				best, bestScore = i, s
 			}
-		}
-		if slot++; slot%round == 0 {
-			th.Adjust(due, round, p.Floor)
 		}
 		return best
 	}
