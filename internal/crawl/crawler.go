@@ -739,8 +739,9 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		rec.Outcome = "revisit"
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && handler != nil:
 		// A page's links count toward their targets' in-links once: at
-		// the first fetch that reads it (none has left a payload digest).
-		first := c.inlinks != nil && prev.Digest == ([sha1.Size]byte{})
+		// the first fetch that reads it whole (none has left a payload
+		// digest). A page always cut short never counts.
+		first := c.inlinks != nil && prev.Digest == ([sha1.Size]byte{}) && resp.Truncated == ""
 		outlinks, followed := c.readAndAdmit(pb, l, u, resp, handler, mt, &rec, &cp.rec, first)
 		c.archiveOutlinks(resp, cp.loc.RecordID, l, outlinks)
 		if followed {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -222,6 +223,13 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 	if v != nil { // continuous mode: what the fetch taught
 		r = v.rec
 	}
+	again := slices.ContainsFunc(pb.items, func(it frontier.Item) bool { return it.URL == l.URL })
+	if again && st != store.URLRejected {
+		// The lease queued its own URL again (a redirect to a variant of
+		// it): it stays queued, out of the recrawl index, until that
+		// lease is done.
+		st = store.URLQueued
+	}
 	r.URL, r.Depth, r.Priority, r.Status = l.URL, l.Depth, uint8(l.Priority), st
 	r.LastStatus, r.LastOutcome = status, outcome
 	k := seen.KeyOf(l.URL)
@@ -235,7 +243,7 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 		// so that it has one.
 		pb.b.DeleteDue(uint16(part), v.prevDue, l.Host, k)
 	}
-	if st != store.URLRejected {
+	if st != store.URLRejected && st != store.URLQueued {
 		pb.b.PutDue(dueEntry(uint16(part), l.Host, k, r, v.importance))
 	}
 }

@@ -230,7 +230,7 @@ func (c *Crawler) queueDue(now time.Time) error {
 	room := c.recrawling.room(c.perHostRecrawls())
 	p := c.cfg.Recrawl.WithDefaults()
 	pb := c.state.newBatch()
-	pulled, err := c.applyListed(pb, room, p, now)
+	touched, err := c.applyListed(pb, room, p, now)
 	if err != nil {
 		pb.b.Close()
 		return err
@@ -253,7 +253,7 @@ func (c *Crawler) queueDue(now time.Time) error {
 			s = p.Score(h, e.Importance, now)
 		}
 		n := room.left(e.Host)
-		if n <= 0 || pulled[e.Hash] {
+		if n <= 0 || touched[e.Hash] {
 			return
 		}
 		hh := byHost[e.Host]
@@ -287,12 +287,7 @@ func (c *Crawler) queueDue(now time.Time) error {
 		if !ok || (r.Status != store.URLDone && r.Status != store.URLFailed) || !r.NextCrawl.Equal(e.Due) {
 			continue // a stale entry: its URL was queued or scheduled again since
 		}
-		u, err := c.canon.Parse(r.URL)
-		out := err != nil || c.trapped(e.Host)
-		if !out && r.Depth > 0 {
-			out = c.scope.Check(u, r.Depth) != ""
-		}
-		if out {
+		if !c.stillInScope(r, e.Host) {
 			r.Status = store.URLRejected
 			pb.b.PutURL(e.Part, e.Host, e.Hash, r)
 			continue
@@ -312,7 +307,7 @@ func (c *Crawler) queueDue(now time.Time) error {
 		c.recrawling.add(it.Host, it.URL)
 	}
 	if err := pb.commit(c.seen, c.front); err != nil {
-		return fmt.Errorf("crawl: queue %d URLs due for a recrawl and %d a sitemap says changed: %w", requeued, len(pulled), err)
+		return fmt.Errorf("crawl: queue %d URLs due for a recrawl, and sitemap hints: %w", requeued, err)
 	}
 	c.stats.recrawls.Add(int64(requeued))
 	return nil
@@ -640,11 +635,14 @@ func (l *listedHints) take() map[seen.Key]listedHint {
 // pb: the hints are kept (they weigh in importance at the next visit), and
 // a URL whose <lastmod> is after its last fetch is queued again, at high
 // priority, once Min has passed since that fetch and its host has room
-// for a recrawl: the site says it changed. A hint about a URL in flight
-// (or waiting for room) is held for a later scan. It returns the keys of
-// the URLs queued.
+// for a recrawl: the site says it changed. It is checked against the
+// scope and the trap cut-off first, as a due URL is. A hint about a URL
+// in flight (or waiting for Min or room) is held for a later scan. It
+// returns the keys of the URLs whose records it wrote: the scan leaves
+// their index entries to a later one.
 func (c *Crawler) applyListed(pb *pageBatch, room *hostRoom, p recrawl.Policy, now time.Time) (map[seen.Key]bool, error) {
-	queued := map[seen.Key]bool{}
+	touched := map[seen.Key]bool{}
+	pulled := 0
 	for k, lh := range c.listed.take() {
 		r, ok, err := c.state.db.GetURL(lh.part, lh.host, k)
 		if err != nil {
@@ -654,30 +652,61 @@ func (c *Crawler) applyListed(pb *pageBatch, room *hostRoom, p recrawl.Policy, n
 			continue
 		}
 		if r.Status == store.URLQueued {
-			c.listed.put(k, lh) // in flight: its lease writes the record
+			c.holdListed(k, lh) // in flight: its lease writes the record
 			continue
 		}
 		h := lh.hint
 		changed := h.LastMod.After(r.LastFetch)
-		if r.InSitemap && r.SitemapPriority == h.Priority && r.SitemapLastMod.Equal(h.LastMod) && !changed {
-			continue
-		}
+		write := !r.InSitemap || r.SitemapPriority != h.Priority || !r.SitemapLastMod.Equal(h.LastMod)
 		r.InSitemap, r.SitemapPriority, r.SitemapLastMod = true, h.Priority, h.LastMod
-		if changed {
-			if now.Sub(r.LastFetch) < p.Min || room.left(lh.host) <= 0 {
-				c.listed.put(k, lh) // not yet: Min, and the host's room, hold for pulls as for recrawls
-			} else {
-				room.take(lh.host)
-				pb.b.DeleteDue(lh.part, r.NextCrawl, lh.host, k)
-				r.Status = store.URLQueued
-				pb.items = append(pb.items, frontier.Item{URL: r.URL, Host: lh.host, Depth: r.Depth, Priority: frontier.High, Added: now})
-				queued[k] = true
-			}
+		switch {
+		case !changed:
+		case now.Sub(r.LastFetch) < p.Min || room.left(lh.host) <= 0:
+			c.holdListed(k, lh) // not yet: Min, and the host's room, hold for pulls as for recrawls
+		case !c.stillInScope(r, lh.host):
+			pb.b.DeleteDue(lh.part, r.NextCrawl, lh.host, k)
+			r.Status, write = store.URLRejected, true
+		default:
+			room.take(lh.host)
+			pb.b.DeleteDue(lh.part, r.NextCrawl, lh.host, k)
+			r.Status, write = store.URLQueued, true
+			pb.items = append(pb.items, frontier.Item{URL: r.URL, Host: lh.host, Depth: r.Depth, Priority: frontier.High, Added: now})
+			pulled++
 		}
-		pb.b.PutURL(lh.part, lh.host, k, r)
+		if write {
+			pb.b.PutURL(lh.part, lh.host, k, r)
+			touched[k] = true
+		}
 	}
-	c.stats.listedChanged.Add(int64(len(queued)))
-	return queued, nil
+	c.stats.listedChanged.Add(int64(pulled))
+	return touched, nil
+}
+
+// holdListed keeps a hint for a later scan, unless a newer one came.
+func (c *Crawler) holdListed(k seen.Key, lh listedHint) {
+	c.listed.mu.Lock()
+	defer c.listed.mu.Unlock()
+	if _, newer := c.listed.m[k]; newer {
+		return
+	}
+	if c.listed.m == nil {
+		c.listed.m = map[seen.Key]listedHint{}
+	}
+	if len(c.listed.m) >= maxListed {
+		c.stats.listedDropped.Add(1)
+		return
+	}
+	c.listed.m[k] = lh
+}
+
+// stillInScope checks a URL queued again against the scope and the trap
+// cut-off, which a restart may have narrowed.
+func (c *Crawler) stillInScope(r store.URLRecord, host string) bool {
+	u, err := c.canon.Parse(r.URL)
+	if err != nil || c.trapped(host) {
+		return false
+	}
+	return r.Depth == 0 || c.scope.Check(u, r.Depth) == ""
 }
 
 // metaInLinks holds the in-link counts (package sketch, encoded).

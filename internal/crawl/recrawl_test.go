@@ -39,7 +39,15 @@ func TestServeRecrawls(t *testing.T) {
 			case "/robots.txt":
 				http.NotFound(rw, r)
 			case "/":
-				page(rw, "/static", "/changing", "/flaky")
+				page(rw, "/static", "/changing", "/flaky", "/sess")
+			case "/sess":
+				// A redirect to a variant of its own URL: leased twice
+				// in a row, it keeps one recrawl index entry.
+				if !strings.Contains(r.RequestURI, "jsessionid") {
+					http.Redirect(rw, r, "/sess;jsessionid=ABC", http.StatusFound)
+					return
+				}
+				page(rw)
 			case "/flaky":
 				// The first request gets its connection cut: an error,
 				// not a response. The URL must stay in the recrawl.
@@ -110,8 +118,11 @@ func TestServeRecrawls(t *testing.T) {
 		t.Errorf("summary: stopped by %s after %d recrawls; want a crawl that goes on until stopped", sum.StoppedBy, sum.Recrawls)
 	}
 	mw.checkPolite(t, delay)
-	if n := checkDueIndex(t, cfg.DataDir, true); n < 4 {
-		t.Errorf("%d recrawl index entries, want one for each of the 4 pages", n)
+	if n := checkDueIndex(t, cfg.DataDir, true); n != 5 {
+		t.Errorf("%d recrawl index entries, want one for each of the 5 pages", n)
+	}
+	if counts["/sess"] < 2 {
+		t.Errorf("/sess requested %d times", counts["/sess"])
 	}
 
 	// The WARC files: each 304 a server-not-modified revisit of /static's
