@@ -67,6 +67,8 @@ type Crawler struct {
 	recrawling outstanding
 	// listed holds what sitemaps said of known URLs, for the next scan.
 	listed listedHints
+	// pause holds the workers while an operator has paused the crawl.
+	pause gate
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
 	inlinks *sketch.Sketch
@@ -109,6 +111,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		token: robots.ProductToken(cfg.UserAgent),
 		canon: canon.New(cfg.Canon),
 		stats: newCounters(),
+		start: time.Now(), // set here, before anything may read it (Live, from another goroutine)
 	}
 	if c.token == "" {
 		return nil, fmt.Errorf("crawl: user agent %q has no product token for robots.txt", cfg.UserAgent)
@@ -243,7 +246,6 @@ func New(cfg Config) (c *Crawler, err error) {
 // finish before they are cut; the summary then says "interrupted", which is
 // not an error.
 func (c *Crawler) Run(ctx context.Context) (Summary, error) {
-	c.start = time.Now()
 	for _, f := range c.warcFix {
 		c.log.Warn("torn WARC file from a crash cut back to its last whole record", "file", f.Name, "records", f.Records, "dropped_bytes", f.DroppedBytes, "removed", f.Removed)
 	}
@@ -438,8 +440,17 @@ func clone(m map[string]int64) map[string]int64 {
 // is completed, whatever happens to its fetch.
 func (c *Crawler) work(ctx, leaseCtx context.Context) {
 	for {
+		if err := c.pause.wait(leaseCtx); err != nil {
+			return
+		}
 		l, err := c.front.Next(leaseCtx)
 		if err != nil {
+			return
+		}
+		// Paused while waiting for the lease: it is held, unfetched (its
+		// host's clock with it), until the crawl resumes; if it stops
+		// instead, the URL stays queued on disk, as after a crash.
+		if err := c.pause.wait(leaseCtx); err != nil {
 			return
 		}
 		pb := c.state.newBatch()
