@@ -120,7 +120,7 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	}
 	before := cpuTime()
 	start := time.Now()
-	sum, err := runCrawl(ctx, cfg, "never", io.Discard, cmd.ErrOrStderr())
+	sum, err := runCrawl(ctx, cfg, runOpts{progress: "never"}, io.Discard, cmd.ErrOrStderr())
 	wall := time.Since(start)
 	cpu := cpuTime() - before
 	if err != nil {

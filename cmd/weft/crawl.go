@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"weft/internal/api"
 	"weft/internal/canon"
 	"weft/internal/crawl"
 	"weft/internal/frontier"
@@ -57,6 +58,9 @@ type crawlFlags struct {
 	warcMaxSize    int64
 	logLevel       string
 	progress       string
+	httpAddr       string
+	httpToken      string
+	httpTokenFile  string
 	activeHosts    int
 	frontBuffer    int
 	headSize       int
@@ -135,6 +139,9 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.sitemaps, "sitemaps", true, "fetch each host's robots.txt Sitemap: files and /sitemap.xml, and admit the URLs they list like links (--sitemaps=false: links only)")
 	fs.BoolVar(&f.withImages, "with-images", false, "image module: also fetch the images HTML pages show (<img src>), through the same scope (but for its extension rule), robots.txt and politeness, and archive them")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress line on stderr: auto (on a terminal), always or never")
+	fs.StringVar(&f.httpAddr, "http", "", "serve the operator API and Prometheus /metrics on this address, e.g. 127.0.0.1:8080 (off when empty)")
+	fs.StringVar(&f.httpToken, "http-token", "", "bearer token of the operator API (else --http-token-file, else $WEFT_HTTP_TOKEN); required for changes, and for everything off loopback")
+	fs.StringVar(&f.httpTokenFile, "http-token-file", "", "file whose first line is the operator API's bearer token")
 }
 
 // config turns the flags and positional seeds into a crawl.Config. Every
@@ -393,12 +400,51 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 		defer ev.Close()
 		cfg.Sinks = append(cfg.Sinks, ev)
 	}
-	_, err := runCrawl(cmd.Context(), cfg, f.progress, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	opts := runOpts{progress: f.progress}
+	if f.httpAddr != "" {
+		token, err := f.token()
+		if err != nil {
+			return err
+		}
+		opts.api = &api.Config{Addr: f.httpAddr, Token: token, Logger: cfg.Logger}
+		if _, err := api.New(*opts.api, nil); err != nil { // checked before the crawl opens anything
+			return usagef("--http: %v", err)
+		}
+	}
+	_, err := runCrawl(cmd.Context(), cfg, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	return err
 }
 
-// runCrawl runs one crawl with a progress line and prints its summary.
-func runCrawl(ctx context.Context, cfg crawl.Config, progress string, stdout, stderr io.Writer) (crawl.Summary, error) {
+// token is the operator API's bearer token: --http-token, else the first
+// line of --http-token-file, else $WEFT_HTTP_TOKEN.
+func (f *crawlFlags) token() (string, error) {
+	switch {
+	case f.httpToken != "":
+		return f.httpToken, nil
+	case f.httpTokenFile != "":
+		b, err := os.ReadFile(f.httpTokenFile)
+		if err != nil {
+			return "", usagef("--http-token-file: %v", err)
+		}
+		tok, _, _ := strings.Cut(string(b), "\n")
+		if tok = strings.TrimSpace(tok); tok == "" {
+			return "", usagef("--http-token-file %s: the first line is empty", f.httpTokenFile)
+		}
+		return tok, nil
+	}
+	return os.Getenv("WEFT_HTTP_TOKEN"), nil
+}
+
+// runOpts are how runCrawl shows a crawl: its progress line, and the
+// operator API when api is set.
+type runOpts struct {
+	progress string
+	api      *api.Config
+}
+
+// runCrawl runs one crawl with a progress line (and the operator API when
+// asked) and prints its summary.
+func runCrawl(ctx context.Context, cfg crawl.Config, opts runOpts, stdout, stderr io.Writer) (crawl.Summary, error) {
 	if err := cfg.Validate(); err != nil {
 		return crawl.Summary{}, usageError{err}
 	}
@@ -409,7 +455,23 @@ func runCrawl(ctx context.Context, cfg crawl.Config, progress string, stdout, st
 	if c.Resumed() {
 		fmt.Fprintf(stderr, "weft: resuming the crawl in %s (--fresh starts over)\n", cfg.DataDir)
 	}
-	stop := startProgress(ctx, c, progress, stderr)
+	if opts.api != nil {
+		srv, err := api.New(*opts.api, c)
+		if err == nil {
+			err = srv.Start()
+		}
+		if err != nil {
+			c.Discard()
+			return crawl.Summary{}, err
+		}
+		fmt.Fprintf(stderr, "weft: operator API on http://%s (metrics at /metrics)\n", srv.Addr())
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			srv.Close(sctx)
+		}()
+	}
+	stop := startProgress(ctx, c, opts.progress, stderr)
 	sum, err := c.Run(ctx)
 	stop()
 	sum.Write(stdout)

@@ -77,7 +77,7 @@ func runDemo(cmd *cobra.Command, f demoFlags) error {
 		f.hosts, pages, len(web.HostileSeeds()), f.workers, f.delay)
 
 	cfg := demoConfig(web, dir, f.workers, f.delay)
-	if _, err := runCrawl(cmd.Context(), cfg, f.progress, out, errw); err != nil {
+	if _, err := runCrawl(cmd.Context(), cfg, runOpts{progress: f.progress}, out, errw); err != nil {
 		return err
 	}
 	fmt.Fprintln(out)

@@ -61,6 +61,9 @@ func TestBadInputExitsTwoAndNamesIt(t *testing.T) {
 		{[]string{"serve", "--recrawl-min", "0", "http://a.test/"}, []string{"--recrawl-min"}},
 		{[]string{"serve", "--recrawl-min", "2h", "--recrawl-max", "1h", "http://a.test/"}, []string{"--recrawl-max at least --recrawl-min"}},
 		{[]string{"serve", "--recrawl-floor", "-1s", "http://a.test/"}, []string{"--recrawl-floor"}},
+		{[]string{"crawl", "--http", "0.0.0.0:9", "http://a.test/"}, []string{"--http", "token is required"}},
+		{[]string{"crawl", "--http", "nonsense", "http://a.test/"}, []string{"--http", `"nonsense"`}},
+		{[]string{"crawl", "--http", "127.0.0.1:0", "--http-token-file", dir + "/none", "http://a.test/"}, []string{"--http-token-file"}},
 		{[]string{"serve", "--inlink-mib", "-2", "http://a.test/"}, []string{"--inlink-mib"}},
 		{[]string{"crawl", "--near-dup-min-words", "0", "http://a.test/"}, []string{"--near-dup-min-words"}},
 		{[]string{"crawl", "--robots-retry", "0s", "http://a.test/"}, []string{"--robots-retry"}},
@@ -112,9 +115,10 @@ func TestCrawlCommand(t *testing.T) {
 	}
 
 	// The same command again resumes the crawl: the page cap was reached,
-	// so URLs are left, and the seeds are already seen.
-	code, stdout, stderr = runWeft(t, args...)
-	if code != 0 || !strings.Contains(stderr, "resuming the crawl") || !strings.Contains(stdout, "resumed:") {
+	// so URLs are left, and the seeds are already seen. With --http it
+	// serves the operator API meanwhile.
+	code, stdout, stderr = runWeft(t, append(args, "--http", "127.0.0.1:0")...)
+	if code != 0 || !strings.Contains(stderr, "resuming the crawl") || !strings.Contains(stdout, "resumed:") || !strings.Contains(stderr, "operator API on http://127.0.0.1:") {
 		t.Fatalf("second run: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 	// --fresh starts over.

@@ -1,0 +1,261 @@
+// Package api serves a running crawl to its operators over HTTP: a JSON
+// API under /v1 (described by the OpenAPI document at /v1/openapi.json),
+// and Prometheus metrics at /metrics.
+//
+// Every mutating endpoint requires the bearer token, compared in constant
+// time; when the server listens on anything but loopback, every endpoint
+// does, and the server refuses to start without a token. Request bodies
+// are capped. Errors are JSON with a stable code:
+//
+//	{"error": {"code": "unauthorized", "message": "..."}}
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"weft/internal/crawl"
+)
+
+// Crawl is what the API serves: a running crawl (crawl.Crawler).
+type Crawl interface {
+	Live() crawl.Live
+	Pause()
+	Resume()
+}
+
+// Config configures a Server.
+type Config struct {
+	// Addr is the address to listen on, host:port; port 0 picks one.
+	Addr string
+	// Token is the bearer token. Mutating endpoints always require it;
+	// every endpoint does when Addr is not a loopback address, and then
+	// it must be set.
+	Token string
+	// MaxBody caps request bodies; zero means 1 MiB.
+	MaxBody int64
+	Logger  *slog.Logger
+}
+
+// Server is the operator API of one crawl.
+type Server struct {
+	cfg      Config
+	crawl    Crawl
+	loopback bool
+	mux      *http.ServeMux
+	metrics  http.Handler
+	srv      *http.Server
+	ln       net.Listener
+	done     chan error
+}
+
+// route is an endpoint: the mux pattern, and what the OpenAPI document
+// must say of it (TestOpenAPIInSync holds them together).
+type route struct {
+	method, path string
+	mutating     bool
+	handle       func(s *Server, w http.ResponseWriter, r *http.Request) error
+}
+
+var routes = []route{
+	{http.MethodGet, "/v1/stats", false, (*Server).stats},
+	{http.MethodPost, "/v1/pause", true, (*Server).pauseCrawl},
+	{http.MethodPost, "/v1/resume", true, (*Server).resumeCrawl},
+	{http.MethodGet, "/v1/openapi.json", false, (*Server).openAPI},
+	{http.MethodGet, "/metrics", false, (*Server).serveMetrics},
+}
+
+//go:embed openapi.json
+var openAPIDoc []byte
+
+// New checks cfg and returns a server for c; Start starts it.
+func New(cfg Config, c Crawl) (*Server, error) {
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = 1 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	host, _, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("api: listen address %q: %w", cfg.Addr, err)
+	}
+	s := &Server{cfg: cfg, crawl: c, loopback: isLoopback(host), mux: http.NewServeMux()}
+	if !s.loopback && cfg.Token == "" {
+		return nil, fmt.Errorf("api: listen address %q is not loopback: a token is required (--http-token, --http-token-file or WEFT_HTTP_TOKEN)", cfg.Addr)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &collector{c: c})
+	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)})
+	for _, rt := range routes {
+		s.mux.Handle(rt.method+" "+rt.path, s.endpoint(rt))
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r, false) {
+			writeError(w, errUnauthorized)
+			return
+		}
+		var allow []string
+		for _, rt := range routes {
+			if rt.path == r.URL.Path {
+				allow = append(allow, rt.method)
+			}
+		}
+		if len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, &Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: r.Method + " " + r.URL.Path + ": allowed " + strings.Join(allow, ", ")})
+			return
+		}
+		writeError(w, &Error{Status: http.StatusNotFound, Code: "not_found", Message: "no endpoint " + r.Method + " " + r.URL.Path})
+	})
+	return s, nil
+}
+
+// isLoopback reports whether a listen host binds loopback only: an empty
+// host or an unspecified address binds every interface.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Handler is the server's handler, for tests and embedding.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Start listens on Config.Addr and serves until Close.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("api: %w", err)
+	}
+	s.ln = ln
+	s.srv = &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn)}
+	s.done = make(chan error, 1)
+	go func() { s.done <- s.srv.Serve(ln) }()
+	return nil
+}
+
+// Addr is the address the server listens on, once started.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Close stops the server, letting requests in progress finish until ctx
+// is done.
+func (s *Server) Close(ctx context.Context) error {
+	if s.srv == nil {
+		return nil
+	}
+	err := s.srv.Shutdown(ctx)
+	if serr := <-s.done; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// endpoint wraps a route with authorization, the body cap and errors.
+func (s *Server) endpoint(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r, rt.mutating) {
+			writeError(w, errUnauthorized)
+			return
+		}
+		if r.ContentLength > s.cfg.MaxBody {
+			writeError(w, errTooLarge(s.cfg.MaxBody))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+		if err := rt.handle(s, w, r); err != nil {
+			var maxErr *http.MaxBytesError
+			if errors.As(err, &maxErr) {
+				err = errTooLarge(s.cfg.MaxBody)
+			}
+			writeError(w, err)
+		}
+	})
+}
+
+// authorized reports whether r may be served: it carries the token, or
+// it needs none (a read on a loopback-only server).
+func (s *Server) authorized(r *http.Request, mutating bool) bool {
+	if s.loopback && !mutating {
+		return true
+	}
+	if s.cfg.Token == "" {
+		return false // a loopback server without a token serves reads only
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
+}
+
+// Error is an API error: an HTTP status, a stable code and a message.
+type Error struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+var errUnauthorized = &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "a valid bearer token is required (Authorization: Bearer TOKEN)"}
+
+func errTooLarge(max int64) *Error {
+	return &Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body over %d bytes", max)}
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	var e *Error
+	if !errors.As(err, &e) {
+		e = &Error{Status: http.StatusInternalServerError, Code: "internal", Message: err.Error()}
+	}
+	if e.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="weft"`)
+	}
+	writeJSON(w, e.Status, map[string]*Error{"error": e})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func (s *Server) openAPI(w http.ResponseWriter, _ *http.Request) error {
+	w.Header().Set("Content-Type", "application/json")
+	_, err := w.Write(openAPIDoc)
+	return err
+}
+
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
+	s.metrics.ServeHTTP(w, r)
+	return nil
+}
+
+func (s *Server) pauseCrawl(w http.ResponseWriter, _ *http.Request) error {
+	s.crawl.Pause()
+	s.cfg.Logger.Info("crawl paused through the API")
+	return writeJSON(w, http.StatusOK, map[string]bool{"paused": true})
+}
+
+func (s *Server) resumeCrawl(w http.ResponseWriter, _ *http.Request) error {
+	s.crawl.Resume()
+	s.cfg.Logger.Info("crawl resumed through the API")
+	return writeJSON(w, http.StatusOK, map[string]bool{"paused": false})
+}

@@ -1,0 +1,240 @@
+package api
+
+import (
+	"encoding/json"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"weft/internal/crawl"
+	"weft/internal/frontier"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeCrawl is a Crawl with fixed numbers.
+type fakeCrawl struct {
+	mu     sync.Mutex
+	paused bool
+}
+
+func (f *fakeCrawl) Live() crawl.Live {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return crawl.Live{
+		Summary: crawl.Summary{Pages: 42, Bytes: 4096, ByStatus: map[string]int64{"2xx": 40, "4xx": 2},
+			Rejected: map[string]int64{"seen": 9, "robots": 3}, Robots: map[string]int64{"rules": 5},
+			Errors: map[string]int64{"timeout": 1}, WARCFiles: []string{"a.warc.gz"}, WARCBytes: 1234},
+		Frontier: frontier.Stats{Queued: 7, InFlight: 2, ActiveHosts: 3, ReadyHosts: 1, WaitingHost: 2},
+		Paused:   f.paused,
+	}
+}
+
+func (f *fakeCrawl) Pause()  { f.mu.Lock(); f.paused = true; f.mu.Unlock() }
+func (f *fakeCrawl) Resume() { f.mu.Lock(); f.paused = false; f.mu.Unlock() }
+
+// do sends a request to s's handler and returns the status and body.
+func do(t *testing.T, s *Server, method, path, token, body string) (int, http.Header, string) {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, path, r)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, req)
+	return w.Code, w.Header(), w.Body.String()
+}
+
+// errorCode returns the code of a JSON error body.
+func errorCode(t *testing.T, body string) string {
+	t.Helper()
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
+		t.Fatalf("not a JSON error with a code and a message: %q (%v)", body, err)
+	}
+	return e.Error.Code
+}
+
+// TestAuth: reads on a loopback server need no token; every mutating
+// request does, compared exactly; a server on another address needs one
+// for everything and will not start without one.
+func TestAuth(t *testing.T) {
+	f := &fakeCrawl{}
+	open, err := New(Config{Addr: "127.0.0.1:0"}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := do(t, open, "GET", "/v1/stats", "", ""); code != 200 {
+		t.Errorf("loopback read without a token: %d", code)
+	}
+	if code, _, body := do(t, open, "POST", "/v1/pause", "", ""); code != 401 || errorCode(t, body) != "unauthorized" || f.paused {
+		t.Errorf("mutation on a server with no token: %d %s, paused %v", code, body, f.paused)
+	}
+
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "s3cret"}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{"", "wrong", "s3cre", "s3cret2"} {
+		code, h, body := do(t, s, "POST", "/v1/pause", tok, "")
+		if code != 401 || errorCode(t, body) != "unauthorized" || h.Get("WWW-Authenticate") == "" || f.paused {
+			t.Errorf("token %q: %d %s", tok, code, body)
+		}
+	}
+	if code, _, body := do(t, s, "POST", "/v1/pause", "s3cret", ""); code != 200 || !f.paused || !strings.Contains(body, `"paused": true`) {
+		t.Errorf("pause with the token: %d %s", code, body)
+	}
+	if code, _, _ := do(t, s, "POST", "/v1/resume", "s3cret", ""); code != 200 || f.paused {
+		t.Errorf("resume: %d, paused %v", code, f.paused)
+	}
+
+	for _, addr := range []string{"0.0.0.0:8080", ":8080", "[::]:8080", "192.0.2.7:8080"} {
+		if _, err := New(Config{Addr: addr}, f); err == nil || !strings.Contains(err.Error(), "token is required") {
+			t.Errorf("%s without a token: %v", addr, err)
+		}
+	}
+	wide, err := New(Config{Addr: "0.0.0.0:8080", Token: "s3cret"}, f) // built, never started: no socket opened
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/v1/stats", "/metrics", "/v1/openapi.json", "/nowhere"} {
+		if code, _, body := do(t, wide, "GET", p, "", ""); code != 401 || errorCode(t, body) != "unauthorized" {
+			t.Errorf("GET %s without a token on a non-loopback server: %d %s", p, code, body)
+		}
+	}
+	if code, _, _ := do(t, wide, "GET", "/v1/stats", "s3cret", ""); code != 200 {
+		t.Errorf("with the token: %d", code)
+	}
+}
+
+// TestErrors: unknown endpoints, wrong methods and oversized bodies get
+// JSON errors with stable codes.
+func TestErrors(t *testing.T) {
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t", MaxBody: 100}, &fakeCrawl{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := do(t, s, "GET", "/v1/nothing", "", ""); code != 404 || errorCode(t, body) != "not_found" {
+		t.Errorf("unknown endpoint: %d %s", code, body)
+	}
+	if code, h, body := do(t, s, "DELETE", "/v1/stats", "t", ""); code != 405 || errorCode(t, body) != "method_not_allowed" || h.Get("Allow") != "GET" {
+		t.Errorf("wrong method: %d %v %s", code, h, body)
+	}
+	if code, _, body := do(t, s, "POST", "/v1/pause", "t", strings.Repeat("x", 101)); code != 413 || errorCode(t, body) != "body_too_large" {
+		t.Errorf("oversized body: %d %s", code, body)
+	}
+}
+
+// TestStatsAndMetrics: /v1/stats and /metrics report the same numbers,
+// the crawl's.
+func TestStatsAndMetrics(t *testing.T) {
+	f := &fakeCrawl{}
+	s, err := New(Config{Addr: "127.0.0.1:0"}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, h, body := do(t, s, "GET", "/v1/stats", "", "")
+	var st Stats
+	if err := json.Unmarshal([]byte(body), &st); code != 200 || err != nil || h.Get("Content-Type") != "application/json" {
+		t.Fatalf("stats: %d %v %s", code, err, body)
+	}
+	if st.Pages != 42 || st.ByStatus["2xx"] != 40 || st.Frontier.Queued != 7 || st.Frontier.WaitingHosts != 2 || st.WARCBytes != 1234 || st.Handled == nil {
+		t.Errorf("stats: %+v", st)
+	}
+	code, _, metrics := do(t, s, "GET", "/metrics", "", "")
+	if code != 200 {
+		t.Fatalf("metrics: %d", code)
+	}
+	for _, want := range []string{
+		"weft_pages_total 42", `weft_fetches_total{class="2xx"} 40`, `weft_fetches_total{class="4xx"} 2`,
+		`weft_rejected_urls_total{reason="seen"} 9`, `weft_robots_fetches_total{outcome="rules"} 5`,
+		`weft_fetch_errors_total{kind="timeout"} 1`, "weft_received_bytes_total 4096", "weft_frontier_queued 7",
+		"weft_frontier_in_flight 2", "weft_frontier_active_hosts 3", "weft_paused 0", "go_goroutines",
+	} {
+		if !strings.Contains(metrics, want+"\n") && !strings.Contains(metrics, want+" ") {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	f.Pause()
+	if _, _, metrics := do(t, s, "GET", "/metrics", "", ""); !strings.Contains(metrics, "weft_paused 1\n") {
+		t.Error("weft_paused is not 1 while paused")
+	}
+}
+
+// TestOpenAPIInSync: the OpenAPI document describes exactly the routes
+// served, a mutating route requires the token there too, and the Stats
+// schema has exactly the fields the server sends.
+func TestOpenAPIInSync(t *testing.T) {
+	var doc struct {
+		Paths      map[string]map[string]struct{ Security []map[string][]string }
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]struct {
+					Properties map[string]any
+				}
+			}
+		}
+	}
+	s, err := New(Config{Addr: "127.0.0.1:0"}, &fakeCrawl{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, body := do(t, s, "GET", "/v1/openapi.json", "", "")
+	if code != 200 {
+		t.Fatalf("openapi.json: %d", code)
+	}
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var documented, served []string
+	for p, ops := range doc.Paths {
+		for m, op := range ops {
+			documented = append(documented, strings.ToUpper(m)+" "+p)
+			open := slices.ContainsFunc(op.Security, func(r map[string][]string) bool { return len(r) == 0 })
+			mutating := m == "post" || m == "put" || m == "delete" || m == "patch"
+			if open == mutating {
+				t.Errorf("%s %s: documented as open %v, but mutating %v", m, p, open, mutating)
+			}
+		}
+	}
+	for _, rt := range routes {
+		served = append(served, rt.method+" "+rt.path)
+		if rt.mutating != (rt.method != http.MethodGet) {
+			t.Errorf("route %s %s: mutating %v", rt.method, rt.path, rt.mutating)
+		}
+	}
+	slices.Sort(documented)
+	slices.Sort(served)
+	if !slices.Equal(documented, served) {
+		t.Errorf("documented %v\nserved     %v", documented, served)
+	}
+	fields := func(v any) []string {
+		var out []string
+		for f := range reflect.TypeOf(v).Fields() {
+			out = append(out, strings.Split(f.Tag.Get("json"), ",")[0])
+		}
+		slices.Sort(out)
+		return out
+	}
+	props := doc.Components.Schemas["Stats"].Properties
+	if got := slices.Sorted(maps.Keys(props)); !slices.Equal(got, fields(Stats{})) {
+		t.Errorf("Stats schema %v, struct %v", got, fields(Stats{}))
+	}
+	if frontierProps := slices.Sorted(maps.Keys(props["frontier"].Properties)); !slices.Equal(frontierProps, fields(FrontierStats{})) {
+		t.Errorf("frontier schema %v, struct %v", frontierProps, fields(FrontierStats{}))
+	}
+}

@@ -1,0 +1,154 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"weft/internal/crawl"
+)
+
+// Stats is the body of GET /v1/stats: the crawl's counters since it
+// started, and its frontier now.
+type Stats struct {
+	ElapsedSeconds float64          `json:"elapsed_seconds"`
+	Paused         bool             `json:"paused"`
+	Pages          int64            `json:"pages"`
+	RobotsFetches  int64            `json:"robots_fetches"`
+	Bytes          int64            `json:"bytes"`
+	ByStatus       map[string]int64 `json:"by_status"`
+	Errors         map[string]int64 `json:"errors"`
+	Rejected       map[string]int64 `json:"rejected"`
+	Robots         map[string]int64 `json:"robots"`
+	Handled        map[string]int64 `json:"handled"`
+	Revisits       int64            `json:"revisits"`
+	NearDups       int64            `json:"near_dups"`
+	NotModified    int64            `json:"not_modified"`
+	Recrawls       int64            `json:"recrawls"`
+	Throttled      int64            `json:"throttled"`
+	Unavailable    int64            `json:"unavailable"`
+	GaveUp         int64            `json:"gave_up"`
+	Traps          int64            `json:"traps"`
+	SeenFalsePos   int64            `json:"seen_false_positives"`
+	WARCFiles      []string         `json:"warc_files"`
+	WARCBytes      int64            `json:"warc_bytes"`
+	Frontier       FrontierStats    `json:"frontier"`
+}
+
+// FrontierStats is the frontier part of Stats.
+type FrontierStats struct {
+	Queued       int `json:"queued"`
+	InFlight     int `json:"in_flight"`
+	ActiveHosts  int `json:"active_hosts"`
+	ReadyHosts   int `json:"ready_hosts"`
+	WaitingHosts int `json:"waiting_hosts"`
+	ParkedHosts  int `json:"parked_hosts"`
+}
+
+func statsOf(l crawl.Live) Stats {
+	s := l.Summary
+	nonNil := func(m map[string]int64) map[string]int64 {
+		if m == nil {
+			return map[string]int64{}
+		}
+		return m
+	}
+	files := s.WARCFiles
+	if files == nil {
+		files = []string{}
+	}
+	return Stats{
+		ElapsedSeconds: s.Elapsed.Seconds(), Paused: l.Paused,
+		Pages: s.Pages, RobotsFetches: s.RobotsFetches, Bytes: s.Bytes,
+		ByStatus: nonNil(s.ByStatus), Errors: nonNil(s.Errors), Rejected: nonNil(s.Rejected),
+		Robots: nonNil(s.Robots), Handled: nonNil(s.Handled),
+		Revisits: s.Revisits, NearDups: s.NearDups, NotModified: s.NotModified, Recrawls: s.Recrawls,
+		Throttled: s.Throttled, Unavailable: s.Unavailable, GaveUp: s.GaveUp, Traps: s.Traps,
+		SeenFalsePos: s.SeenFalsePos, WARCFiles: files, WARCBytes: s.WARCBytes,
+		Frontier: FrontierStats{
+			Queued: l.Frontier.Queued, InFlight: l.Frontier.InFlight, ActiveHosts: l.Frontier.ActiveHosts,
+			ReadyHosts: l.Frontier.ReadyHosts, WaitingHosts: l.Frontier.WaitingHost, ParkedHosts: l.Frontier.ParkedHosts,
+		},
+	}
+}
+
+func (s *Server) stats(w http.ResponseWriter, _ *http.Request) error {
+	return writeJSON(w, http.StatusOK, statsOf(s.crawl.Live()))
+}
+
+// collector turns a snapshot of the crawl into metrics at each scrape, so
+// that /metrics and /v1/stats count the same things the same way, and the
+// crawl's hot path pays nothing for them.
+type collector struct{ c Crawl }
+
+var (
+	descPages     = prometheus.NewDesc("weft_pages_total", "Page requests that got a response.", nil, nil)
+	descFetches   = prometheus.NewDesc("weft_fetches_total", "Page responses by status class.", []string{"class"}, nil)
+	descErrors    = prometheus.NewDesc("weft_fetch_errors_total", "Page requests without a response, by kind.", []string{"kind"}, nil)
+	descBytes     = prometheus.NewDesc("weft_received_bytes_total", "Body bytes received, as sent (still encoded).", nil, nil)
+	descRobots    = prometheus.NewDesc("weft_robots_fetches_total", "robots.txt fetch outcomes.", []string{"outcome"}, nil)
+	descRejected  = prometheus.NewDesc("weft_rejected_urls_total", "Discovered URLs not queued, by reason.", []string{"reason"}, nil)
+	descRevisits  = prometheus.NewDesc("weft_revisits_total", "Responses archived as revisits of a payload already stored.", nil, nil)
+	descNearDups  = prometheus.NewDesc("weft_near_duplicates_total", "Pages within the SimHash threshold of an earlier page.", nil, nil)
+	descNotMod    = prometheus.NewDesc("weft_not_modified_total", "304 answers to conditional recrawls.", nil, nil)
+	descRecrawls  = prometheus.NewDesc("weft_recrawls_total", "URLs queued again when due.", nil, nil)
+	descThrottled = prometheus.NewDesc("weft_throttled_total", "429 answers.", nil, nil)
+	descUnavail   = prometheus.NewDesc("weft_unavailable_total", "503 answers.", nil, nil)
+	descFalsePos  = prometheus.NewDesc("weft_seen_false_positives_total", "Bloom filter false positives caught by the exact store.", nil, nil)
+	descWARCBytes = prometheus.NewDesc("weft_warc_bytes", "Bytes in the WARC files written.", nil, nil)
+	descQueued    = prometheus.NewDesc("weft_frontier_queued", "URLs queued, in memory or on disk.", nil, nil)
+	descInFlight  = prometheus.NewDesc("weft_frontier_in_flight", "Leases out.", nil, nil)
+	descActive    = prometheus.NewDesc("weft_frontier_active_hosts", "Hosts with a back queue.", nil, nil)
+	descReady     = prometheus.NewDesc("weft_frontier_ready_hosts", "Hosts that may be leased now.", nil, nil)
+	descWaiting   = prometheus.NewDesc("weft_frontier_waiting_hosts", "Hosts waiting for their delay.", nil, nil)
+	descParked    = prometheus.NewDesc("weft_frontier_parked_hosts", "Hosts parked after failures or waiting for another host's robots.txt.", nil, nil)
+	descPaused    = prometheus.NewDesc("weft_paused", "1 while an operator has paused the crawl.", nil, nil)
+	allDescs      = []*prometheus.Desc{descPages, descFetches, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descPaused}
+)
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range allDescs {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	st := statsOf(c.c.Live())
+	counter := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v int64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
+	}
+	counter(descPages, st.Pages)
+	for k, v := range st.ByStatus {
+		counter(descFetches, v, k)
+	}
+	for k, v := range st.Errors {
+		counter(descErrors, v, k)
+	}
+	counter(descBytes, st.Bytes)
+	for k, v := range st.Robots {
+		counter(descRobots, v, k)
+	}
+	for k, v := range st.Rejected {
+		counter(descRejected, v, k)
+	}
+	counter(descRevisits, st.Revisits)
+	counter(descNearDups, st.NearDups)
+	counter(descNotMod, st.NotModified)
+	counter(descRecrawls, st.Recrawls)
+	counter(descThrottled, st.Throttled)
+	counter(descUnavail, st.Unavailable)
+	counter(descFalsePos, st.SeenFalsePos)
+	gauge(descWARCBytes, st.WARCBytes)
+	f := st.Frontier
+	for d, v := range map[*prometheus.Desc]int{descQueued: f.Queued, descInFlight: f.InFlight, descActive: f.ActiveHosts, descReady: f.ReadyHosts, descWaiting: f.WaitingHosts, descParked: f.ParkedHosts} {
+		gauge(d, int64(v))
+	}
+	paused := int64(0)
+	if st.Paused {
+		paused = 1
+	}
+	gauge(descPaused, paused)
+}
