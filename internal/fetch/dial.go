@@ -20,6 +20,7 @@ import (
 // SSRF guard as the socket's Control function: the guard therefore judges
 // the address actually connected to, after DNS, on every dial.
 type dialer struct {
+	guard      *ssrf.Guardian
 	resolve    map[string]netip.Addr // normalized host -> address
 	cache      *dnsCache
 	net        net.Dialer
@@ -59,6 +60,7 @@ func newDialer(cfg *Config) *dialer {
 		tlsCfg.NextProtos = []string{"h2", "http/1.1"}
 	}
 	return &dialer{
+		guard:   guard,
 		resolve: resolve,
 		cache:   newDNSCache(r, cfg.DNSCacheTTL, cfg.DNSNegativeTTL, cfg.ConnectTimeout, time.Now),
 		net: net.Dialer{

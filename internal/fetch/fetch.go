@@ -21,6 +21,7 @@ import (
 	"net/http/httptrace"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -141,6 +142,30 @@ func (f *Fetcher) Lookup(ctx context.Context, host string) (netip.Addr, error) {
 		return netip.Addr{}, &Error{Kind: KindDNS, URL: host, Err: errors.New("no addresses")}
 	}
 	return ips[0], nil
+}
+
+// Permits checks host (a name or an IP literal, without port) against the
+// SSRF guard before any request, as far as that can be done without DNS:
+// an IP literal, or a name Config.Resolve pins, is judged by its address;
+// another name passes here and is judged at connect time, address by
+// address, like every request.
+func (f *Fetcher) Permits(host string) error {
+	ip, ok := f.dialer.resolve[normalizeHost(host)]
+	if !ok {
+		a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+		if err != nil {
+			return nil
+		}
+		ip = a.Unmap()
+	}
+	network := "tcp4"
+	if ip.Is6() {
+		network = "tcp6"
+	}
+	if err := f.dialer.guard.Safe(network, netip.AddrPortFrom(ip, 80).String(), nil); err != nil {
+		return &Error{Kind: KindRefused, URL: host, Err: err}
+	}
+	return nil
 }
 
 // Close closes idle connections. In-flight Gets are not interrupted; the

@@ -178,3 +178,22 @@ func TestSSRFIPv6Loopback(t *testing.T) {
 		}
 	}
 }
+
+// TestPermits: the guard's answer before any request, for an IP literal
+// or a pinned name; another name is left to connect time.
+func TestPermits(t *testing.T) {
+	f, err := New(Config{UserAgent: "weft/test", AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")},
+		Resolve: map[string]string{"pinned.test": "127.0.0.3", "ok.test": "127.0.0.2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for host, allowed := range map[string]bool{
+		"127.0.0.1": false, "127.0.0.2": true, "[::1]": false, "::ffff:127.0.0.1": false, "169.254.169.254": false,
+		"10.1.2.3": false, "0.0.0.0": false, "pinned.test": false, "ok.test": true, "unpinned.test": true,
+	} {
+		if err := f.Permits(host); (err == nil) != allowed {
+			t.Errorf("Permits(%q) = %v, want allowed %v", host, err, allowed)
+		}
+	}
+}

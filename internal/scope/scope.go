@@ -273,7 +273,16 @@ func (f *Filter) Check(u canon.URL, depth int) Reason { return f.check(u, depth,
 // does not apply to it. Every other rule does.
 func (f *Filter) CheckEmbed(u canon.URL, depth int) Reason { return f.check(u, depth, true) }
 
+// CheckSeed is Check for a URL offered as a new seed, before AddSeed: a
+// seed makes its own scope, so only the filters and the Include and
+// Exclude expressions apply.
+func (f *Filter) CheckSeed(u canon.URL) Reason { return f.checkAs(u, 0, false, true) }
+
 func (f *Filter) check(u canon.URL, depth int, embed bool) Reason {
+	return f.checkAs(u, depth, embed, false)
+}
+
+func (f *Filter) checkAs(u canon.URL, depth int, embed, seed bool) Reason {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return ReasonFilter
 	}
@@ -289,7 +298,7 @@ func (f *Filter) check(u canon.URL, depth int, embed bool) Reason {
 	if f.maxDepth > 0 && depth > f.maxDepth {
 		return ReasonDepth
 	}
-	if !f.inScope(u) {
+	if !seed && !f.inScope(u) {
 		return ReasonScope
 	}
 	for _, re := range f.exclude {

@@ -464,3 +464,22 @@ func TestCheckEmbed(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckSeed: a URL offered as a seed is out of no one's scope, but the
+// filters and the Exclude expressions still apply to it.
+func TestCheckSeed(t *testing.T) {
+	f := mustFilter(t, Config{Mode: Host, Exclude: []string{`/private/`}}, "http://a.test/")
+	for raw, want := range map[string]Reason{
+		"http://elsewhere.test/":          "",
+		"http://elsewhere.test/private/x": ReasonScope,
+		"http://elsewhere.test/a.jpg":     ReasonFilter,
+		"ftp://elsewhere.test/":           ReasonFilter,
+	} {
+		if got := f.CheckSeed(mustURL(t, raw)); got != want {
+			t.Errorf("CheckSeed(%s) = %q, want %q", raw, got, want)
+		}
+	}
+	if got := f.Check(mustURL(t, "http://elsewhere.test/"), 1); got != ReasonScope {
+		t.Errorf("CheckSeed widened the scope: Check says %q", got)
+	}
+}
