@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/time/rate"
 
 	"weft/internal/crawl"
 )
@@ -35,6 +36,7 @@ type Crawl interface {
 	Live() crawl.Live
 	Pause()
 	Resume()
+	AddSeeds(urls []string, high bool) ([]crawl.Verdict, error)
 }
 
 // Config configures a Server.
@@ -47,19 +49,25 @@ type Config struct {
 	Token string
 	// MaxBody caps request bodies; zero means 1 MiB.
 	MaxBody int64
-	Logger  *slog.Logger
+	// SeedRate and SeedBurst limit POST /v1/seeds per client address;
+	// zero means 2 a second, bursts of 10.
+	SeedRate  float64
+	SeedBurst int
+	Logger    *slog.Logger
 }
 
 // Server is the operator API of one crawl.
 type Server struct {
-	cfg      Config
-	crawl    Crawl
-	loopback bool
-	mux      *http.ServeMux
-	metrics  http.Handler
-	srv      *http.Server
-	ln       net.Listener
-	done     chan error
+	cfg       Config
+	crawl     Crawl
+	loopback  bool
+	mux       *http.ServeMux
+	metrics   http.Handler
+	idem      idempotency
+	seedLimit limiters
+	srv       *http.Server
+	ln        net.Listener
+	done      chan error
 }
 
 // route is an endpoint: the mux pattern, and what the OpenAPI document
@@ -72,6 +80,7 @@ type route struct {
 
 var routes = []route{
 	{http.MethodGet, "/v1/stats", false, (*Server).stats},
+	{http.MethodPost, "/v1/seeds", true, (*Server).addSeeds},
 	{http.MethodPost, "/v1/pause", true, (*Server).pauseCrawl},
 	{http.MethodPost, "/v1/resume", true, (*Server).resumeCrawl},
 	{http.MethodGet, "/v1/openapi.json", false, (*Server).openAPI},
@@ -89,11 +98,18 @@ func New(cfg Config, c Crawl) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.SeedRate <= 0 {
+		cfg.SeedRate = 2
+	}
+	if cfg.SeedBurst <= 0 {
+		cfg.SeedBurst = 10
+	}
 	host, _, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("api: listen address %q: %w", cfg.Addr, err)
 	}
-	s := &Server{cfg: cfg, crawl: c, loopback: isLoopback(host), mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, crawl: c, loopback: isLoopback(host), mux: http.NewServeMux(),
+		seedLimit: limiters{rate: rate.Limit(cfg.SeedRate), burst: cfg.SeedBurst}}
 	if !s.loopback && cfg.Token == "" {
 		return nil, fmt.Errorf("api: listen address %q is not loopback: a token is required (--http-token, --http-token-file or WEFT_HTTP_TOKEN)", cfg.Addr)
 	}

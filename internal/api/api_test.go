@@ -20,10 +20,28 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fakeCrawl is a Crawl with fixed numbers.
+// fakeCrawl is a Crawl with fixed numbers. It accepts the seeds whose
+// URL contains "ok" and calls the others seen.
 type fakeCrawl struct {
 	mu     sync.Mutex
 	paused bool
+	seeds  [][]string // the URLs of each AddSeeds call
+	high   []bool
+}
+
+func (f *fakeCrawl) AddSeeds(urls []string, high bool) ([]crawl.Verdict, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seeds = append(f.seeds, urls)
+	f.high = append(f.high, high)
+	out := make([]crawl.Verdict, len(urls))
+	for i, u := range urls {
+		out[i].URL = u
+		if !strings.Contains(u, "ok") {
+			out[i].Reason = crawl.RejectSeen
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeCrawl) Live() crawl.Live {

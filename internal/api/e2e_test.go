@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/netip"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,5 +114,104 @@ func TestPauseAndStatsLive(t *testing.T) {
 	}
 	if rep := synthweb.Audit(web, delay); !rep.OK() {
 		t.Errorf("politeness: %+v", rep)
+	}
+}
+
+// TestSeedsLive adds seeds to a running crawl through the API: a new URL
+// is crawled (the server's log shows it), a known one is "seen", an
+// address the SSRF guard forbids and URLs that do not parse are refused
+// before any request, and the same Idempotency-Key again adds nothing.
+func TestSeedsLive(t *testing.T) {
+	web, err := synthweb.Start(synthweb.Config{Seed: 12, Hosts: 3, PagesPerHost: 20, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	seeds := web.Seeds()
+	cfg := crawl.Config{Seeds: seeds[:1], DataDir: t.TempDir(), Workers: 4, Delay: 20 * time.Millisecond, UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
+	cfg.Fetch.Resolve = web.Resolve()
+	// Only the web's own addresses are allowed: any other loopback
+	// address stands for a forbidden one.
+	for _, ip := range web.Resolve() {
+		cfg.Fetch.AllowCIDRs = append(cfg.Fetch.AllowCIDRs, netip.PrefixFrom(netip.MustParseAddr(ip), 32))
+	}
+	forbidden := "127.0.99.99"
+	for _, ip := range web.Resolve() {
+		if ip == forbidden {
+			t.Fatalf("the web uses %s", forbidden)
+		}
+	}
+	c, err := crawl.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	c.Pause() // nothing is fetched until the seeds are in
+	done := make(chan crawl.Summary, 1)
+	go func() {
+		sum, err := c.Run(t.Context())
+		if err != nil {
+			t.Error(err)
+		}
+		done <- sum
+	}()
+	fresh := strings.TrimSuffix(seeds[2], "/") + "/?from=api"
+	body := `{"urls": ["` + fresh + `", "` + seeds[0] + `", "http://` + forbidden + `:9/x", "http://[::1", "ftp://a.test/"], "priority": "high"}`
+	send := func() (int, SeedsResponse) {
+		t.Helper()
+		var resp SeedsResponse
+		for {
+			req, _ := http.NewRequest("POST", "http://"+srv.Addr()+"/v1/seeds", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer tok")
+			req.Header.Set("Idempotency-Key", "batch-1")
+			r, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			json.NewDecoder(r.Body).Decode(&resp)
+			r.Body.Close()
+			if r.StatusCode != http.StatusServiceUnavailable { // Run not yet taking seeds
+				return r.StatusCode, resp
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	code, first := send()
+	reasons := map[string]string{}
+	for _, r := range first.Rejected {
+		reasons[r.URL] = r.Reason
+	}
+	if code != 202 || len(first.Accepted) != 1 || !strings.Contains(first.Accepted[0], "from=api") ||
+		reasons[seeds[0]] != "seen" || reasons["http://"+forbidden+":9/x"] != "forbidden" || reasons["http://[::1"] != "invalid" || reasons["ftp://a.test/"] != "invalid" {
+		t.Errorf("first request: %d %+v", code, first)
+	}
+	if code, again := send(); code != 202 || !reflect.DeepEqual(again, first) {
+		t.Errorf("the same key again: %d %+v", code, again)
+	}
+	c.Resume()
+	var sum crawl.Summary
+	select {
+	case sum = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the crawl did not end")
+	}
+	asked := 0
+	for _, r := range web.Log() {
+		if strings.Contains(r.Path, "from=api") {
+			asked++
+		}
+	}
+	if asked != 1 || sum.StoppedBy != "drained" {
+		t.Errorf("the seed added through the API was requested %d times (stopped by %s), want once", asked, sum.StoppedBy)
+	}
+	if sum.Rejected["forbidden"] != 1 || len(sum.Errors) != 0 {
+		t.Errorf("rejections %v, errors %v: want the forbidden seed refused before any request", sum.Rejected, sum.Errors)
 	}
 }

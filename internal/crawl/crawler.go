@@ -67,8 +67,12 @@ type Crawler struct {
 	recrawling outstanding
 	// listed holds what sitemaps said of known URLs, for the next scan.
 	listed listedHints
-	// pause holds the workers while an operator has paused the crawl.
-	pause gate
+	// pause holds the workers while an operator has paused the crawl;
+	// running is true while Run may take seeds (AddSeeds holds liveMu
+	// for reading while it works, Run for writing to end it).
+	pause   gate
+	liveMu  sync.RWMutex
+	running bool
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
 	inlinks *sketch.Sketch
@@ -297,6 +301,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	if err := seeds.commit(c.seen, c.front); err != nil {
 		return Summary{StoppedBy: "failed"}, errors.Join(fmt.Errorf("crawl: record seeds: %w", err), closeAll())
 	}
+	c.setRunning(true)
 
 	// fetchCtx, which the fetches use, ends Grace after ctx.
 	fetchCtx, cutFetches := context.WithCancel(context.WithoutCancel(ctx))
@@ -353,6 +358,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	default:
 		sum.StoppedBy = "stopped"
 	}
+	c.setRunning(false) // no seed comes in once the store closes
 	err := errors.Join(c.fatal, closeAll())
 	sum.WARCFiles = c.warc.Files()
 	sum.WARCBytes = c.warc.Bytes()

@@ -2,6 +2,8 @@ package crawl
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
 	"weft/internal/frontier"
@@ -74,5 +76,76 @@ func (g *gate) wait(ctx context.Context) error {
 	}
 }
 
+func (c *Crawler) setRunning(on bool) {
+	c.liveMu.Lock()
+	c.running = on
+	c.liveMu.Unlock()
+}
+
 // Discard releases what New opened, for a Crawler that will not Run.
 func (c *Crawler) Discard() error { return c.close() }
+
+// RejectForbidden is the reason for a seed whose address the SSRF guard
+// refuses (an IP literal, or a name --resolve pins).
+const RejectForbidden = "forbidden"
+
+// Verdict is what became of a URL offered as a seed.
+type Verdict struct {
+	URL    string // canonical when it parsed, else as given
+	Reason string // "" when accepted; else a Reject* reason
+}
+
+// ErrNotRunning is returned by AddSeeds once the crawl has stopped.
+var ErrNotRunning = errors.New("crawl: not running")
+
+// AddSeeds offers urls to the running crawl as seeds, high priority or
+// normal: each goes through what a seed of the command line does (the
+// canonicaliser, the scheme check, the SSRF guard for an address known
+// without DNS, the filters and Include/Exclude, the cached robots.txt, the
+// host cap, the seen set), and one accepted widens the scope as a seed
+// does, for this run and after a restart. It returns a verdict per URL,
+// in order.
+func (c *Crawler) AddSeeds(urls []string, high bool) ([]Verdict, error) {
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if !c.running {
+		return nil, ErrNotRunning
+	}
+	prio := frontier.Normal
+	if high {
+		prio = frontier.High
+	}
+	pb := c.state.newBatch()
+	out := make([]Verdict, len(urls))
+	for i, raw := range urls {
+		out[i].URL = raw
+		u, err := c.canon.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			out[i].Reason = RejectInvalid
+			c.stats.reject(RejectInvalid)
+			continue
+		}
+		out[i].URL = u.String
+		if c.fetcher.Permits(u.Host) != nil {
+			out[i].Reason = RejectForbidden
+			c.stats.reject(RejectForbidden)
+			continue
+		}
+		if r := c.scope.CheckSeed(u); r != "" {
+			out[i].Reason = string(r)
+			c.stats.reject(string(r))
+			continue
+		}
+		it, why := c.judge(pb, u, 0, 0, prio, "", false)
+		if out[i].Reason = why; why == "" {
+			c.scope.AddSeed(u)
+			pb.widenScope(u.String)
+			pb.items = append(pb.items, it)
+		}
+	}
+	if err := pb.commit(c.seen, c.front); err != nil {
+		c.fail(fmt.Errorf("crawl: record seeds: %w", err))
+		return nil, err
+	}
+	return out, nil
+}

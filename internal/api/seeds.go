@@ -1,0 +1,176 @@
+package api
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"weft/internal/crawl"
+)
+
+// maxSeedsPerRequest bounds the URLs of one POST /v1/seeds.
+const maxSeedsPerRequest = 1000
+
+// SeedsRequest is the body of POST /v1/seeds.
+type SeedsRequest struct {
+	URLs []string `json:"urls"`
+	// Priority is "high" or "normal" (the default).
+	Priority string `json:"priority,omitempty"`
+}
+
+// SeedsResponse is what POST /v1/seeds answers, 202 Accepted: the URLs
+// queued (canonical), and those refused with the reason.
+type SeedsResponse struct {
+	Accepted []string   `json:"accepted"`
+	Rejected []Rejected `json:"rejected"`
+}
+
+// Rejected is a URL refused and why: invalid, forbidden (the SSRF guard),
+// filter, scope, robots, policy, trap, host-cap or seen.
+type Rejected struct {
+	URL    string `json:"url"`
+	Reason string `json:"reason"`
+}
+
+// idempotency remembers the answers to POST /v1/seeds by Idempotency-Key,
+// for a day and at most maxKeys of them, so that a client retrying a
+// request it is unsure of adds its seeds once.
+type idempotency struct {
+	mu   sync.Mutex // held through a request: the same key twice at once is answered once
+	keys map[string]idemEntry
+}
+
+type idemEntry struct {
+	body   [sha256.Size]byte // the request it answered
+	answer []byte
+	at     time.Time
+}
+
+const (
+	idemTTL     = 24 * time.Hour
+	idemMaxKeys = 10000
+)
+
+// limiters holds a token bucket per client address for POST /v1/seeds.
+type limiters struct {
+	mu    sync.Mutex
+	perIP map[string]*rate.Limiter
+	rate  rate.Limit
+	burst int
+}
+
+func (l *limiters) allow(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.perIP == nil {
+		l.perIP = map[string]*rate.Limiter{}
+	}
+	lim, ok := l.perIP[host]
+	if !ok {
+		if len(l.perIP) >= 10000 { // bounded: forget everyone, the rare reset is harmless
+			clear(l.perIP)
+		}
+		lim = rate.NewLimiter(l.rate, l.burst)
+		l.perIP[host] = lim
+	}
+	return lim.Allow()
+}
+
+func (s *Server) addSeeds(w http.ResponseWriter, r *http.Request) error {
+	if !s.seedLimit.allow(r.RemoteAddr) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(max(1, 1/float64(s.seedLimit.rate)))))
+		return &Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: "too many seed requests from this client; retry later"}
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err // a MaxBytesError becomes body_too_large
+	}
+	var req SeedsRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: "seeds request: " + err.Error()}
+	}
+	switch {
+	case len(req.URLs) == 0:
+		return &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: `seeds request: "urls" is empty`}
+	case len(req.URLs) > maxSeedsPerRequest:
+		return &Error{Status: http.StatusBadRequest, Code: "too_many_urls", Message: fmt.Sprintf("seeds request: %d URLs, at most %d", len(req.URLs), maxSeedsPerRequest)}
+	case req.Priority != "" && req.Priority != "high" && req.Priority != "normal":
+		return &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: fmt.Sprintf(`seeds request: priority %q: want "high" or "normal"`, req.Priority)}
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if len(key) > 255 {
+		return &Error{Status: http.StatusBadRequest, Code: "bad_idempotency_key", Message: "Idempotency-Key over 255 bytes"}
+	}
+	sum := sha256.Sum256(body)
+	s.idem.mu.Lock()
+	defer s.idem.mu.Unlock()
+	now := time.Now()
+	if key != "" {
+		if e, ok := s.idem.keys[key]; ok && now.Sub(e.at) < idemTTL {
+			if e.body != sum {
+				return &Error{Status: http.StatusUnprocessableEntity, Code: "idempotency_key_reused", Message: "Idempotency-Key " + strconv.Quote(key) + " was used with another request"}
+			}
+			w.Header().Set("Idempotent-Replayed", "true")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusAccepted)
+			_, err := w.Write(e.answer)
+			return err
+		}
+	}
+	verdicts, err := s.crawl.AddSeeds(req.URLs, req.Priority == "high")
+	if errors.Is(err, crawl.ErrNotRunning) {
+		return &Error{Status: http.StatusServiceUnavailable, Code: "not_running", Message: "the crawl is not running"}
+	}
+	if err != nil {
+		return err
+	}
+	resp := SeedsResponse{Accepted: []string{}, Rejected: []Rejected{}}
+	for _, v := range verdicts {
+		if v.Reason == "" {
+			resp.Accepted = append(resp.Accepted, v.URL)
+		} else {
+			resp.Rejected = append(resp.Rejected, Rejected{URL: v.URL, Reason: v.Reason})
+		}
+	}
+	answer, err := json.MarshalIndent(resp, "", "  ")
+	if err != nil {
+		return err
+	}
+	answer = append(answer, '\n')
+	if key != "" {
+		if s.idem.keys == nil {
+			s.idem.keys = map[string]idemEntry{}
+		}
+		if len(s.idem.keys) >= idemMaxKeys {
+			for k, e := range s.idem.keys {
+				if now.Sub(e.at) >= idemTTL {
+					delete(s.idem.keys, k)
+				}
+			}
+		}
+		if len(s.idem.keys) < idemMaxKeys {
+			s.idem.keys[key] = idemEntry{body: sum, answer: answer, at: now}
+		}
+	}
+	s.cfg.Logger.Info("seeds added through the API", "accepted", len(resp.Accepted), "rejected", len(resp.Rejected))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	_, err = w.Write(answer)
+	return err
+}
