@@ -37,6 +37,8 @@ type Crawl interface {
 	Pause()
 	Resume()
 	AddSeeds(urls []string, high bool) ([]crawl.Verdict, error)
+	Host(host string) crawl.HostStatus
+	HoldHost(host string, on bool)
 }
 
 // Config configures a Server.
@@ -83,6 +85,9 @@ var routes = []route{
 	{http.MethodPost, "/v1/seeds", true, (*Server).addSeeds},
 	{http.MethodPost, "/v1/pause", true, (*Server).pauseCrawl},
 	{http.MethodPost, "/v1/resume", true, (*Server).resumeCrawl},
+	{http.MethodGet, "/v1/hosts/{host}", false, (*Server).host},
+	{http.MethodPost, "/v1/hosts/{host}/pause", true, holdHost(true)},
+	{http.MethodPost, "/v1/hosts/{host}/resume", true, holdHost(false)},
 	{http.MethodGet, "/v1/openapi.json", false, (*Server).openAPI},
 	{http.MethodGet, "/metrics", false, (*Server).serveMetrics},
 }

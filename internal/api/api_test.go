@@ -11,11 +11,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
 	"weft/internal/crawl"
 	"weft/internal/frontier"
+	"weft/internal/robots"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -27,6 +29,7 @@ type fakeCrawl struct {
 	paused bool
 	seeds  [][]string // the URLs of each AddSeeds call
 	high   []bool
+	held   map[string]bool
 }
 
 func (f *fakeCrawl) AddSeeds(urls []string, high bool) ([]crawl.Verdict, error) {
@@ -54,6 +57,26 @@ func (f *fakeCrawl) Live() crawl.Live {
 		Frontier: frontier.Stats{Queued: 7, InFlight: 2, ActiveHosts: 3, ReadyHosts: 1, WaitingHost: 2},
 		Paused:   f.paused,
 	}
+}
+
+func (f *fakeCrawl) Host(host string) crawl.HostStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if host != "known.test:8080" {
+		return crawl.HostStatus{Host: host, Frontier: frontier.HostInfo{Held: f.held[host]}}
+	}
+	return crawl.HostStatus{Host: host, Known: true, Gap: 2 * time.Second, Accepted: 17,
+		Frontier: frontier.HostInfo{Known: true, Queued: 5, Held: f.held[host], Clock: frontier.Clock{NextAt: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Streak: 2, Backoff: 2 * time.Second}},
+		Robots:   &robots.Policy{Outcome: robots.Rules, Status: 200, FetchedAt: time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC)}}
+}
+
+func (f *fakeCrawl) HoldHost(host string, on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.held == nil {
+		f.held = map[string]bool{}
+	}
+	f.held[host] = on
 }
 
 func (f *fakeCrawl) Pause()  { f.mu.Lock(); f.paused = true; f.mu.Unlock() }
@@ -194,8 +217,8 @@ func TestStatsAndMetrics(t *testing.T) {
 }
 
 // TestOpenAPIInSync: the OpenAPI document describes exactly the routes
-// served, a mutating route requires the token there too, and the Stats
-// schema has exactly the fields the server sends.
+// served, a mutating route requires the token there too, and the schemas
+// have exactly the fields the server sends and reads.
 func TestOpenAPIInSync(t *testing.T) {
 	var doc struct {
 		Paths      map[string]map[string]struct{ Security []map[string][]string }
@@ -248,11 +271,53 @@ func TestOpenAPIInSync(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	props := doc.Components.Schemas["Stats"].Properties
-	if got := slices.Sorted(maps.Keys(props)); !slices.Equal(got, fields(Stats{})) {
-		t.Errorf("Stats schema %v, struct %v", got, fields(Stats{}))
+	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}} {
+		if got := slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, fields(v)) {
+			t.Errorf("%s schema %v, struct %v", name, got, fields(v))
+		}
 	}
+	props := doc.Components.Schemas["Stats"].Properties
 	if frontierProps := slices.Sorted(maps.Keys(props["frontier"].Properties)); !slices.Equal(frontierProps, fields(FrontierStats{})) {
 		t.Errorf("frontier schema %v, struct %v", frontierProps, fields(FrontierStats{}))
+	}
+}
+
+// TestHosts: GET /v1/hosts/{host} shows a host's queue, clock and
+// robots.txt; an unknown host is a 404; pausing and resuming one host
+// need the token and reach the crawl.
+func TestHosts(t *testing.T) {
+	f := &fakeCrawl{}
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t"}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, body := do(t, s, "GET", "/v1/hosts/KNOWN.test:8080", "", "")
+	var h Host
+	if err := json.Unmarshal([]byte(body), &h); code != 200 || err != nil {
+		t.Fatalf("%d %s %v", code, body, err)
+	}
+	if h.Host != "known.test:8080" || h.QueuedInMemory != 5 || h.GapSeconds != 2 || h.ErrorStreak != 2 || h.URLsAccepted != 17 ||
+		h.NextAllowed == nil || !h.NextAllowed.Equal(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)) || h.Robots == nil || h.Robots.Outcome != "rules" {
+		t.Errorf("host: %+v", h)
+	}
+	if code, _, body := do(t, s, "GET", "/v1/hosts/nobody.test", "", ""); code != 404 || errorCode(t, body) != "unknown_host" {
+		t.Errorf("unknown host: %d %s", code, body)
+	}
+	if code, _, _ := do(t, s, "POST", "/v1/hosts/known.test:8080/pause", "", ""); code != 401 || f.held["known.test:8080"] {
+		t.Errorf("pause without the token: %d", code)
+	}
+	if code, _, _ := do(t, s, "POST", "/v1/hosts/known.test:8080/pause", "t", ""); code != 200 || !f.held["known.test:8080"] {
+		t.Errorf("pause: %d", code)
+	}
+	if _, _, body := do(t, s, "GET", "/v1/hosts/known.test:8080", "", ""); !strings.Contains(body, `"held": true`) {
+		t.Errorf("held host: %s", body)
+	}
+	// A host not known yet can be held ahead of its first URL, and is shown.
+	do(t, s, "POST", "/v1/hosts/later.test/pause", "t", "")
+	if code, _, _ := do(t, s, "GET", "/v1/hosts/later.test", "", ""); code != 200 {
+		t.Errorf("a held host not known yet: %d", code)
+	}
+	if code, _, _ := do(t, s, "POST", "/v1/hosts/known.test:8080/resume", "t", ""); code != 200 || f.held["known.test:8080"] {
+		t.Errorf("resume: %d", code)
 	}
 }

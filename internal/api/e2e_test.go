@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -214,4 +215,107 @@ func TestSeedsLive(t *testing.T) {
 	if sum.Rejected["forbidden"] != 1 || len(sum.Errors) != 0 {
 		t.Errorf("rejections %v, errors %v: want the forbidden seed refused before any request", sum.Rejected, sum.Errors)
 	}
+}
+
+// TestHostPauseLive holds one host through the API before the crawl
+// starts: the others are crawled while it gets no request at all (its
+// server's log), GET /v1/hosts shows it held with its queue; released, it
+// is crawled, politely, and the crawl drains.
+func TestHostPauseLive(t *testing.T) {
+	web, err := synthweb.Start(synthweb.Config{Seed: 13, Hosts: 3, PagesPerHost: 15, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	const delay = 20 * time.Millisecond
+	cfg := crawl.Config{Seeds: web.Seeds(), DataDir: t.TempDir(), Workers: 4, Delay: delay, UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
+	cfg.Fetch.Resolve = web.Resolve()
+	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	c, err := crawl.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	held := web.Hosts()[1]
+	call := func(method, path string) (int, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(method, "http://"+srv.Addr()+path, nil)
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.Bytes()
+	}
+	if code, _ := call("POST", "/v1/hosts/"+held.Authority+"/pause"); code != 200 {
+		t.Fatalf("pause: %d", code)
+	}
+	done := make(chan crawl.Summary, 1)
+	go func() {
+		sum, err := c.Run(t.Context())
+		if err != nil {
+			t.Error(err)
+		}
+		done <- sum
+	}()
+	// The other hosts drain; the held one waits with its seed queued.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := c.Live()
+		if st.Pages > 0 && st.Frontier.InFlight == 0 && st.Frontier.Queued > 0 && st.Frontier.ReadyHosts == 0 && st.Frontier.WaitingHost == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the other hosts did not drain: %+v", st.Frontier)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	code, body := call("GET", "/v1/hosts/"+held.Authority)
+	var h Host
+	if err := json.Unmarshal(body, &h); code != 200 || err != nil || !h.Held || h.QueuedInMemory+btoi(h.MoreOnDisk) == 0 {
+		t.Errorf("held host: %d %s", code, body)
+	}
+	for _, r := range web.Log() {
+		if r.Addr == held.Addr {
+			t.Fatalf("the held host got %s", r.Path)
+		}
+	}
+	if code, _ := call("POST", "/v1/hosts/"+held.Authority+"/resume"); code != 200 {
+		t.Fatalf("resume: %d", code)
+	}
+	var sum crawl.Summary
+	select {
+	case sum = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the crawl did not end after the host was resumed")
+	}
+	n := 0
+	for _, r := range web.Log() {
+		if r.Addr == held.Addr {
+			n++
+		}
+	}
+	if sum.StoppedBy != "drained" || n < 2 {
+		t.Errorf("after the resume: stopped by %s, %d requests to the held host", sum.StoppedBy, n)
+	}
+	if rep := synthweb.Audit(web, delay); !rep.OK() {
+		t.Errorf("politeness: %+v", rep)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

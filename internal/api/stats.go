@@ -43,6 +43,7 @@ type FrontierStats struct {
 	ReadyHosts   int `json:"ready_hosts"`
 	WaitingHosts int `json:"waiting_hosts"`
 	ParkedHosts  int `json:"parked_hosts"`
+	HeldHosts    int `json:"held_hosts"`
 }
 
 func statsOf(l crawl.Live) Stats {
@@ -68,6 +69,7 @@ func statsOf(l crawl.Live) Stats {
 		Frontier: FrontierStats{
 			Queued: l.Frontier.Queued, InFlight: l.Frontier.InFlight, ActiveHosts: l.Frontier.ActiveHosts,
 			ReadyHosts: l.Frontier.ReadyHosts, WaitingHosts: l.Frontier.WaitingHost, ParkedHosts: l.Frontier.ParkedHosts,
+			HeldHosts: l.Frontier.HeldHosts,
 		},
 	}
 }
@@ -102,8 +104,9 @@ var (
 	descReady     = prometheus.NewDesc("weft_frontier_ready_hosts", "Hosts that may be leased now.", nil, nil)
 	descWaiting   = prometheus.NewDesc("weft_frontier_waiting_hosts", "Hosts waiting for their delay.", nil, nil)
 	descParked    = prometheus.NewDesc("weft_frontier_parked_hosts", "Hosts parked after failures or waiting for another host's robots.txt.", nil, nil)
+	descHeld      = prometheus.NewDesc("weft_frontier_held_hosts", "Hosts an operator has paused.", nil, nil)
 	descPaused    = prometheus.NewDesc("weft_paused", "1 while an operator has paused the crawl.", nil, nil)
-	allDescs      = []*prometheus.Desc{descPages, descFetches, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descPaused}
+	allDescs      = []*prometheus.Desc{descPages, descFetches, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused}
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -143,7 +146,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descFalsePos, st.SeenFalsePos)
 	gauge(descWARCBytes, st.WARCBytes)
 	f := st.Frontier
-	for d, v := range map[*prometheus.Desc]int{descQueued: f.Queued, descInFlight: f.InFlight, descActive: f.ActiveHosts, descReady: f.ReadyHosts, descWaiting: f.WaitingHosts, descParked: f.ParkedHosts} {
+	for d, v := range map[*prometheus.Desc]int{descQueued: f.Queued, descInFlight: f.InFlight, descActive: f.ActiveHosts, descReady: f.ReadyHosts, descWaiting: f.WaitingHosts, descParked: f.ParkedHosts, descHeld: f.HeldHosts} {
 		gauge(d, int64(v))
 	}
 	paused := int64(0)

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"weft/internal/frontier"
+	"weft/internal/robots"
 )
 
 // Live is what a running crawl can tell an operator at any moment: its
@@ -149,3 +151,37 @@ func (c *Crawler) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 	}
 	return out, nil
 }
+
+// HostStatus is what the crawl knows of one host now.
+type HostStatus struct {
+	Host string
+	// Known: the frontier, the robots.txt cache or the host cap knows it.
+	Known    bool
+	Frontier frontier.HostInfo
+	// Gap is the least time between two requests to it now:
+	// max(--delay, Crawl-delay, backoff).
+	Gap time.Duration
+	// Robots is the robots.txt answer its URLs are judged by now, nil if
+	// there is none (never fetched, expired, or failing and retried).
+	Robots *robots.Policy
+	// Accepted counts the URLs accepted for it this run (the host cap's
+	// count).
+	Accepted int64
+}
+
+// Host returns what the crawl knows of host (an authority, host[:port],
+// as URLs are queued under).
+func (c *Crawler) Host(host string) HostStatus {
+	st := HostStatus{Host: host, Frontier: c.front.Host(host), Robots: c.robots.cached(host, time.Now())}
+	st.Accepted, _ = c.hostCap.get(host)
+	cl := st.Frontier.Clock
+	st.Gap = max(c.cfg.Delay, cl.CrawlDelay, cl.Backoff)
+	st.Known = st.Frontier.Known || st.Robots != nil || st.Accepted > 0
+	return st
+}
+
+// HoldHost pauses one host (on) or resumes it: its queue and clock are
+// kept, a fetch in flight finishes, and the rest of the crawl goes on. A
+// host not known yet is held when its first URL comes. A crawl that is
+// not continuous does not drain while a host with URLs is held.
+func (c *Crawler) HoldHost(host string, on bool) { c.front.Hold(host, on) }

@@ -351,6 +351,7 @@ type Stats struct {
 	ReadyHosts  int // hosts that may be leased now
 	WaitingHost int // hosts with URLs whose delay has not passed
 	ParkedHosts int // hosts held until Unpark
+	HeldHosts   int // hosts an operator holds (Hold)
 	KnownHosts  int // hosts the frontier has a clock for in memory
 	Groups      int // server groups (IPGap) known in memory
 }
@@ -365,9 +366,11 @@ type Frontier struct {
 	adds       []Item
 	completes  []completion
 	unparks    []string
+	holdHosts  map[string]bool // Hold's orders since the last takeInbox
 	kick       chan struct{}
 	statsReq   chan chan Stats
 	holdsReq   chan holdsReq
+	hostReq    chan hostReq
 	leases     chan Lease
 	done       chan struct{}
 	runStarted bool
@@ -377,6 +380,7 @@ type Frontier struct {
 	rng          *rand.Rand
 	front        [numPriorities]frontQueue
 	hosts        map[string]*host
+	held         map[string]bool // hosts an operator holds (Hold), by name
 	groups       map[string]*group
 	ready        readyHeap
 	active       int
@@ -432,6 +436,7 @@ type host struct {
 	unparked  bool      // Unpark came while busy, before its Complete(Park)
 	busy      bool
 	parked    bool // kept out of the ready heap until Unpark
+	held      bool // kept out of the ready heap by an operator (Hold)
 	activeQ   bool // holds one of the MaxActiveHosts back queues
 	heapIdx   int  // index in the ready heap, -1 when absent
 }
@@ -448,6 +453,8 @@ func New(cfg Config) (*Frontier, error) {
 		kick:     make(chan struct{}, 1),
 		statsReq: make(chan chan Stats),
 		holdsReq: make(chan holdsReq),
+		hostReq:  make(chan hostReq),
+		held:     make(map[string]bool),
 		leases:   make(chan Lease),
 		done:     make(chan struct{}),
 		rng:      rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
@@ -536,6 +543,58 @@ func (f *Frontier) Holds(l Lease) bool {
 type holdsReq struct {
 	id uint64
 	ch chan bool
+}
+
+type hostReq struct {
+	name string
+	ch   chan HostInfo
+}
+
+// Hold keeps a host out of the ready heap, with its queue and its clock
+// (on), or lets it back (off): an operator's pause of one host. A lease
+// out on it runs to its end. Holding a host the frontier does not know
+// yet holds it when it comes.
+func (f *Frontier) Hold(host string, on bool) {
+	f.mu.Lock()
+	if f.holdHosts == nil {
+		f.holdHosts = map[string]bool{}
+	}
+	f.holdHosts[host] = on
+	f.mu.Unlock()
+	f.wake()
+}
+
+// HostInfo is what the frontier knows of one host now.
+type HostInfo struct {
+	Known      bool  // in memory (a host idle long enough is forgotten, its clock on disk)
+	Clock      Clock // the politeness clock
+	Queued     int   // URLs of its back queue in memory
+	MoreOnDisk bool  // its back queue goes on on disk
+	Busy       bool  // a lease is out on it
+	Parked     bool  // waiting after failures, or for another host's robots.txt
+	Held       bool  // held by an operator
+	Draining   bool  // its URLs are dropped without requests (robots.txt disallows all, or given up)
+}
+
+// Host returns what the frontier knows of host. Once Run has returned, it
+// knows nothing.
+func (f *Frontier) Host(name string) HostInfo {
+	ch := make(chan HostInfo, 1)
+	select {
+	case f.hostReq <- hostReq{name: name, ch: ch}:
+		return <-ch
+	case <-f.done:
+		return HostInfo{}
+	}
+}
+
+func (f *Frontier) hostInfo(name string, _ time.Time) HostInfo {
+	h := f.hosts[name]
+	if h == nil {
+		return HostInfo{Held: f.held[name]}
+	}
+	return HostInfo{Known: true, Clock: h.clock, Queued: h.head.len(), MoreOnDisk: h.tailMore,
+		Busy: h.busy, Parked: h.parked, Held: h.held, Draining: h.drain}
 }
 
 // Stats returns a snapshot; once Run has returned, the one taken as it
@@ -656,6 +715,8 @@ func (f *Frontier) Run(ctx context.Context) error {
 		case r := <-f.holdsReq:
 			_, ok := f.inflight[r.id]
 			r.ch <- ok
+		case r := <-f.hostReq:
+			r.ch <- f.hostInfo(r.name, now)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -731,9 +792,27 @@ func (f *Frontier) fail(err error) {
 // declares itself drained too early.
 func (f *Frontier) takeInbox() {
 	f.mu.Lock()
-	adds, completes, unparks := f.adds, f.completes, f.unparks
-	f.adds, f.completes, f.unparks = nil, nil, nil
+	adds, completes, unparks, holds := f.adds, f.completes, f.unparks, f.holdHosts
+	f.adds, f.completes, f.unparks, f.holdHosts = nil, nil, nil, nil
 	f.mu.Unlock()
+	for name, on := range holds {
+		if on {
+			f.held[name] = true
+		} else {
+			delete(f.held, name)
+		}
+		h := f.hosts[name]
+		if h == nil || h.held == on {
+			continue
+		}
+		h.held = on
+		switch {
+		case on && h.heapIdx >= 0:
+			heap.Remove(&f.ready, h.heapIdx)
+		case !on:
+			f.settle(h)
+		}
+	}
 	now := time.Now()
 	for _, it := range adds {
 		f.add(it, now)
@@ -853,8 +932,8 @@ func (f *Frontier) settle(h *host) {
 			f.active--
 		}
 		h.drain = false
-	case h.parked:
-		// Holds its back queue (and slot) until unparked.
+	case h.parked || h.held:
+		// Holds its back queue (and slot) until unparked, or released.
 	default:
 		heap.Push(&f.ready, h)
 	}
@@ -897,7 +976,7 @@ func (f *Frontier) prune(now time.Time) {
 		if len(f.hosts) <= keep {
 			break
 		}
-		if !h.activeQ && !h.busy && !h.parked && h.head.len() == 0 && !h.clock.NextAt.After(now) {
+		if !h.activeQ && !h.busy && !h.parked && !h.held && h.head.len() == 0 && !h.clock.NextAt.After(now) {
 			f.setGroup(h, "")
 			delete(f.hosts, name)
 		}
@@ -951,7 +1030,7 @@ func (f *Frontier) refill() {
 func (f *Frontier) activate(name string) *host {
 	h := f.hosts[name]
 	if h == nil {
-		h = &host{name: name, heapIdx: -1}
+		h = &host{name: name, heapIdx: -1, held: f.held[name]}
 		f.hosts[name] = h
 		f.readClock(h)
 	}
@@ -994,7 +1073,7 @@ func (f *Frontier) route(h *host, it Item) {
 	}
 	h.head.push(it)
 	f.inHeads++
-	if h.head.len() == 1 && !h.busy && !h.parked && h.heapIdx < 0 {
+	if h.head.len() == 1 && !h.busy && !h.parked && !h.held && h.heapIdx < 0 {
 		heap.Push(&f.ready, h)
 	}
 }
@@ -1078,6 +1157,7 @@ func (f *Frontier) stats(now time.Time) Stats {
 		Expired:     f.expired,
 		ActiveHosts: f.active,
 		ParkedHosts: f.parked,
+		HeldHosts:   len(f.held),
 		KnownHosts:  len(f.hosts),
 	}
 	for p := range f.front {

@@ -487,3 +487,70 @@ func BenchmarkLeaseComplete(b *testing.B) {
 	cancel()
 	<-done
 }
+
+// TestHoldKeepsHostUntilReleased: a host an operator holds is not leased,
+// keeps its queue and its clock, while other hosts go on; released, it
+// goes on where it was. A host held before it is known is held when it
+// comes.
+func TestHoldKeepsHostUntilReleased(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, Config{Delay: time.Second})
+		f.Hold("c.test", true) // not known yet
+		f.Add(items("a.test", 2, Normal)...)
+		f.Add(items("b.test", 2, Normal)...)
+		ctx := t.Context()
+		runErr := make(chan error, 1)
+		go func() { runErr <- f.Run(ctx) }()
+		f.Hold("a.test", true)
+		f.Add(items("c.test", 1, Normal)...)
+		for range 2 {
+			l, err := f.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Host != "b.test" {
+				t.Fatalf("leased %s while a.test and c.test are held", l.URL)
+			}
+			f.Complete(l, Result{Fetched: true})
+		}
+		got := make(chan Lease, 1)
+		go func() {
+			if l, err := f.Next(ctx); err == nil {
+				got <- l
+			}
+		}()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		select {
+		case l := <-got:
+			t.Fatalf("a held host leased %s", l.URL)
+		default:
+		}
+		if h := f.Host("a.test"); !h.Known || !h.Held || h.Queued != 2 || h.Busy {
+			t.Errorf("a.test while held: %+v", h)
+		}
+		if s := f.Stats(); s.HeldHosts != 2 || s.Queued != 3 {
+			t.Errorf("stats %+v, want 2 held hosts and 3 URLs queued", s)
+		}
+		f.Hold("a.test", false)
+		l := <-got
+		if l.Host != "a.test" {
+			t.Fatalf("after the release leased %s", l.URL)
+		}
+		f.Complete(l, Result{Fetched: true})
+		l, _ = f.Next(ctx)
+		f.Complete(l, Result{Fetched: true})
+		f.Hold("c.test", false)
+		l, _ = f.Next(ctx)
+		if l.Host != "c.test" {
+			t.Fatalf("leased %s, want c.test's", l.URL)
+		}
+		f.Complete(l, Result{Fetched: true})
+		if err := <-runErr; err != nil {
+			t.Fatal(err)
+		}
+		if h := f.Host("b.test"); h.Known {
+			t.Errorf("after Run: %+v", h)
+		}
+	})
+}
