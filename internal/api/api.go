@@ -29,6 +29,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"weft/internal/crawl"
+	"weft/internal/store"
 )
 
 // Crawl is what the API serves: a running crawl (crawl.Crawler).
@@ -39,6 +40,7 @@ type Crawl interface {
 	AddSeeds(urls []string, high bool) ([]crawl.Verdict, error)
 	Host(host string) crawl.HostStatus
 	HoldHost(host string, on bool)
+	URLs(host string, status store.URLStatus, after *store.URLPos, limit int) ([]store.URLPos, []store.URLRecord, *store.URLPos, error)
 }
 
 // Config configures a Server.
@@ -86,6 +88,7 @@ var routes = []route{
 	{http.MethodPost, "/v1/pause", true, (*Server).pauseCrawl},
 	{http.MethodPost, "/v1/resume", true, (*Server).resumeCrawl},
 	{http.MethodGet, "/v1/hosts/{host}", false, (*Server).host},
+	{http.MethodGet, "/v1/urls", false, (*Server).urls},
 	{http.MethodPost, "/v1/hosts/{host}/pause", true, holdHost(true)},
 	{http.MethodPost, "/v1/hosts/{host}/resume", true, holdHost(false)},
 	{http.MethodGet, "/v1/openapi.json", false, (*Server).openAPI},
@@ -231,6 +234,8 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+var errNotRunning = &Error{Status: http.StatusServiceUnavailable, Code: "not_running", Message: "the crawl is not running"}
 
 var errUnauthorized = &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "a valid bearer token is required (Authorization: Bearer TOKEN)"}
 

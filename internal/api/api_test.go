@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"weft/internal/crawl"
 	"weft/internal/frontier"
 	"weft/internal/robots"
+	"weft/internal/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -77,6 +79,31 @@ func (f *fakeCrawl) HoldHost(host string, on bool) {
 		f.held = map[string]bool{}
 	}
 	f.held[host] = on
+}
+
+// URLs serves 10 records of two hosts, a.test's done and b.test's queued.
+func (f *fakeCrawl) URLs(host string, status store.URLStatus, after *store.URLPos, limit int) ([]store.URLPos, []store.URLRecord, *store.URLPos, error) {
+	var pos []store.URLPos
+	var recs []store.URLRecord
+	var last *store.URLPos
+	for i := range 10 {
+		p := store.URLPos{Part: 1, Host: "a.test", Hash: [16]byte{byte(i)}}
+		r := store.URLRecord{URL: fmt.Sprintf("http://a.test/%d", i), Status: store.URLDone, LastFetch: time.Unix(1e9, 0)}
+		if i >= 6 {
+			p.Part, p.Host, r.URL, r.Status, r.LastFetch = 2, "b.test", fmt.Sprintf("http://b.test/%d", i), store.URLQueued, time.Time{}
+		}
+		if (after != nil && (p.Part < after.Part || p.Part == after.Part && p.Hash[0] <= after.Hash[0])) || (host != "" && host != p.Host) {
+			continue
+		}
+		if len(recs) == limit {
+			return pos, recs, last, nil
+		}
+		last = &p
+		if status == 0 || r.Status == status {
+			pos, recs = append(pos, p), append(recs, r)
+		}
+	}
+	return pos, recs, nil, nil
 }
 
 func (f *fakeCrawl) Pause()  { f.mu.Lock(); f.paused = true; f.mu.Unlock() }
@@ -271,7 +298,7 @@ func TestOpenAPIInSync(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}} {
+	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}} {
 		if got := slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, fields(v)) {
 			t.Errorf("%s schema %v, struct %v", name, got, fields(v))
 		}
@@ -319,5 +346,51 @@ func TestHosts(t *testing.T) {
 	}
 	if code, _, _ := do(t, s, "POST", "/v1/hosts/known.test:8080/resume", "t", ""); code != 200 || f.held["known.test:8080"] {
 		t.Errorf("resume: %d", code)
+	}
+}
+
+// TestURLs pages through GET /v1/urls with its opaque cursor, filtered by
+// host and status, and refuses a bad cursor, limit or status.
+func TestURLs(t *testing.T) {
+	s, err := New(Config{Addr: "127.0.0.1:0"}, &fakeCrawl{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := func(query string) URLs {
+		t.Helper()
+		code, _, body := do(t, s, "GET", "/v1/urls?"+query, "", "")
+		var u URLs
+		if err := json.Unmarshal([]byte(body), &u); code != 200 || err != nil {
+			t.Fatalf("%s: %d %s", query, code, body)
+		}
+		return u
+	}
+	var all []string
+	cursor := ""
+	for range 10 {
+		page := list("limit=3&cursor=" + cursor)
+		for _, u := range page.URLs {
+			all = append(all, u.URL)
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if len(all) != 10 || all[0] != "http://a.test/0" || all[9] != "http://b.test/9" {
+		t.Errorf("paged through %v", all)
+	}
+	if u := list("host=b.test"); len(u.URLs) != 4 || u.URLs[0].Status != "queued" || u.NextCursor != "" || u.URLs[0].LastFetch != nil {
+		t.Errorf("b.test's: %+v", u)
+	}
+	if u := list("status=done&limit=100"); len(u.URLs) != 6 || u.URLs[0].URLHash != "00000000000000000000000000000000" || u.URLs[0].LastFetch == nil {
+		t.Errorf("done: %+v", u)
+	}
+	for _, c := range []struct{ query, code string }{
+		{"cursor=%25%25", "bad_cursor"}, {"cursor=AAAA", "bad_cursor"}, {"limit=0", "bad_limit"}, {"limit=1001", "bad_limit"},
+		{"limit=x", "bad_limit"}, {"status=lost", "bad_status"},
+	} {
+		if code, _, body := do(t, s, "GET", "/v1/urls?"+c.query, "", ""); code != 400 || errorCode(t, body) != c.code {
+			t.Errorf("%s: %d %s", c.query, code, body)
+		}
 	}
 }

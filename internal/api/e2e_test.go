@@ -290,6 +290,37 @@ func TestHostPauseLive(t *testing.T) {
 			t.Fatalf("the held host got %s", r.Path)
 		}
 	}
+	// GET /v1/urls: the held host's seed is queued; paging through every
+	// URL, five at a time, meets each once and ends.
+	code, body = call("GET", "/v1/urls?status=queued&host="+held.Authority)
+	var queued URLs
+	if err := json.Unmarshal(body, &queued); code != 200 || err != nil || len(queued.URLs) == 0 || queued.URLs[0].Host != held.Authority {
+		t.Errorf("the held host's queued URLs: %d %s", code, body)
+	}
+	seenURL := map[string]bool{}
+	nDone := 0
+	for cursor := ""; ; {
+		code, body := call("GET", "/v1/urls?limit=5&cursor="+cursor)
+		var page URLs
+		if err := json.Unmarshal(body, &page); code != 200 || err != nil {
+			t.Fatalf("a page of URLs: %d %s", code, body)
+		}
+		for _, u := range page.URLs {
+			if seenURL[u.URL] {
+				t.Errorf("%s listed twice", u.URL)
+			}
+			seenURL[u.URL] = true
+			if u.Status == "done" {
+				nDone++
+			}
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if live := c.Live(); nDone != int(live.Pages) {
+		t.Errorf("%d URLs listed done, the crawl fetched %d pages", nDone, live.Pages)
+	}
 	if code, _ := call("POST", "/v1/hosts/"+held.Authority+"/resume"); code != 200 {
 		t.Fatalf("resume: %d", code)
 	}

@@ -135,7 +135,7 @@ func (s *Server) addSeeds(w http.ResponseWriter, r *http.Request) error {
 	}
 	verdicts, err := s.crawl.AddSeeds(req.URLs, req.Priority == "high")
 	if errors.Is(err, crawl.ErrNotRunning) {
-		return &Error{Status: http.StatusServiceUnavailable, Code: "not_running", Message: "the crawl is not running"}
+		return errNotRunning
 	}
 	if err != nil {
 		return err

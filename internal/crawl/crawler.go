@@ -73,6 +73,7 @@ type Crawler struct {
 	pause   gate
 	liveMu  sync.RWMutex
 	running bool
+	closed  bool // the store is closed: nothing more can be read (liveMu)
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
 	inlinks *sketch.Sketch
@@ -359,6 +360,9 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		sum.StoppedBy = "stopped"
 	}
 	c.setRunning(false) // no seed comes in once the store closes
+	c.liveMu.Lock()
+	c.closed = true
+	c.liveMu.Unlock()
 	err := errors.Join(c.fatal, closeAll())
 	sum.WARCFiles = c.warc.Files()
 	sum.WARCBytes = c.warc.Bytes()

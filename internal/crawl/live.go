@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"weft/internal/frontier"
+	"weft/internal/partition"
 	"weft/internal/robots"
+	"weft/internal/store"
 )
 
 // Live is what a running crawl can tell an operator at any moment: its
@@ -85,7 +87,55 @@ func (c *Crawler) setRunning(on bool) {
 }
 
 // Discard releases what New opened, for a Crawler that will not Run.
-func (c *Crawler) Discard() error { return c.close() }
+func (c *Crawler) Discard() error {
+	c.liveMu.Lock()
+	c.closed = true
+	c.liveMu.Unlock()
+	return c.close()
+}
+
+// maxURLScan bounds the records one URLs call reads looking for a status.
+const maxURLScan = 100_000
+
+// URLs returns up to limit URL records in key order (partition, host,
+// hash) after the position after (from the start when it is nil): every
+// host's, or only host's; every status, or only status's (when it is not
+// zero). It reads at most maxURLScan records, and returns where it
+// stopped, to go on from, or nil when nothing is left.
+func (c *Crawler) URLs(host string, status store.URLStatus, after *store.URLPos, limit int) ([]store.URLPos, []store.URLRecord, *store.URLPos, error) {
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if c.closed {
+		return nil, nil, nil, ErrNotRunning
+	}
+	var part uint16
+	if host != "" {
+		part = uint16(partition.Of(host, c.cfg.Partitions))
+	}
+	var pos []store.URLPos
+	var recs []store.URLRecord
+	var last *store.URLPos
+	read, ended := 0, true
+	err := c.state.db.ScanURLsAfter(host, part, after, func(p store.URLPos, r store.URLRecord) bool {
+		if len(recs) >= limit || read >= maxURLScan {
+			ended = false
+			return false
+		}
+		read++
+		last = &p
+		if status == 0 || r.Status == status {
+			pos, recs = append(pos, p), append(recs, r)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if ended {
+		last = nil
+	}
+	return pos, recs, last, nil
+}
 
 // RejectForbidden is the reason for a seed whose address the SSRF guard
 // refuses (an IP literal, or a name --resolve pins).

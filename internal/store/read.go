@@ -353,3 +353,55 @@ func (db *DB) ScanURLs(part uint16, fn func(host string, hash [16]byte, r URLRec
 			return fn(hk.host, [16]byte(hk.rest), r), nil
 		})
 }
+
+// URLPos is a URL record's place in the URL table: partition, host, hash.
+type URLPos struct {
+	Part uint16
+	Host string
+	Hash [16]byte
+}
+
+// ScanURLsAfter calls fn with URL records in key order (partition, host,
+// hash), from the first after the position after (from the start when it
+// is nil), until fn returns false: every host's, or only host's when it
+// is not empty (part must then be its partition).
+func (db *DB) ScanURLsAfter(host string, part uint16, after *URLPos, fn func(URLPos, URLRecord) bool) error {
+	lower, upper := []byte{tagURL}, []byte{tagURL + 1}
+	if host != "" {
+		if err := checkHost(host); err != nil {
+			return fmt.Errorf("store %s: %w", db.dir, err)
+		}
+		lower = appendHostPrefix(nil, tagURL, part, host)
+		upper = prefixEnd(lower)
+	}
+	if after != nil {
+		if err := checkHost(after.Host); err != nil {
+			return fmt.Errorf("store %s: %w", db.dir, err)
+		}
+		if k := append(appendURLKey(nil, after.Part, after.Host, after.Hash), 0); bytes.Compare(k, lower) > 0 {
+			lower = k
+		}
+	}
+	if bytes.Compare(lower, upper) >= 0 {
+		return nil
+	}
+	return db.scanf(func() string { return "scan urls after a position" }, lower, upper,
+		func(it *pebble.Iterator) (bool, error) {
+			hk, err := parseHostKey(it.Key())
+			if err != nil {
+				return false, err
+			}
+			if len(hk.rest) != 16 {
+				return false, fmt.Errorf("key %s is not a url key", fmtKey(it.Key()))
+			}
+			val, err := it.ValueAndErr()
+			if err != nil {
+				return false, fmt.Errorf("read %s: %w", fmtKey(it.Key()), err)
+			}
+			r, err := decodeURLRecord(it.Key(), val)
+			if err != nil {
+				return false, err
+			}
+			return fn(URLPos{Part: hk.part, Host: hk.host, Hash: [16]byte(hk.rest)}, r), nil
+		})
+}

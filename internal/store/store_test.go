@@ -958,3 +958,57 @@ func TestLookupsUseCacheAndFilters(t *testing.T) {
 		t.Errorf("bloom filters ruled out %d of 2000 absent URLs", negatives)
 	}
 }
+
+// TestScanURLsAfter pages through the URL table: all hosts in key order,
+// or one host's, resuming after any position, a position beyond a host's
+// range giving nothing.
+func TestScanURLsAfter(t *testing.T) {
+	db := openMem(t)
+	b := db.NewBatch()
+	type rec struct {
+		part uint16
+		host string
+		url  string
+	}
+	all := []rec{{1, "a.test", "http://a.test/1"}, {1, "a.test", "http://a.test/2"}, {1, "a.test.evil", "http://a.test.evil/"}, {2, "b.test", "http://b.test/"}}
+	for _, r := range all {
+		b.PutURL(r.part, r.host, hashOf(r.url), URLRecord{URL: r.url, Status: URLQueued})
+	}
+	commit(t, b)
+	page := func(host string, part uint16, after *URLPos, n int) ([]URLPos, []string) {
+		t.Helper()
+		var pos []URLPos
+		var urls []string
+		if err := db.ScanURLsAfter(host, part, after, func(p URLPos, r URLRecord) bool {
+			pos = append(pos, p)
+			urls = append(urls, r.URL)
+			return len(urls) < n
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return pos, urls
+	}
+	var got []string
+	var after *URLPos
+	for {
+		pos, urls := page("", 0, after, 2)
+		if len(urls) == 0 {
+			break
+		}
+		got = append(got, urls...)
+		after = &pos[len(pos)-1]
+	}
+	if len(got) != 4 || got[3] != "http://b.test/" || !strings.HasPrefix(got[2], "http://a.test.evil") {
+		t.Errorf("all, two at a time: %v", got)
+	}
+	if _, urls := page("a.test", 1, nil, 10); len(urls) != 2 {
+		t.Errorf("a.test's: %v", urls)
+	}
+	pos, _ := page("a.test", 1, nil, 1)
+	if _, urls := page("a.test", 1, &pos[0], 10); len(urls) != 1 {
+		t.Errorf("a.test's after its first: %v", urls)
+	}
+	if _, urls := page("a.test", 1, &URLPos{Part: 2, Host: "b.test"}, 10); len(urls) != 0 {
+		t.Errorf("a.test's after a position past it: %v", urls)
+	}
+}
