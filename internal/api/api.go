@@ -29,6 +29,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"weft/internal/crawl"
+	"weft/internal/policy"
 	"weft/internal/store"
 )
 
@@ -41,6 +42,9 @@ type Crawl interface {
 	Host(host string) crawl.HostStatus
 	HoldHost(host string, on bool)
 	URLs(host string, status store.URLStatus, after *store.URLPos, limit int) ([]store.URLPos, []store.URLRecord, *store.URLPos, error)
+	Policy(host string) (policy.Policy, bool)
+	SetPolicy(host string, p policy.Policy) error
+	DeletePolicy(host string) (bool, error)
 }
 
 // Config configures a Server.
@@ -89,6 +93,9 @@ var routes = []route{
 	{http.MethodPost, "/v1/resume", true, (*Server).resumeCrawl},
 	{http.MethodGet, "/v1/hosts/{host}", false, (*Server).host},
 	{http.MethodGet, "/v1/urls", false, (*Server).urls},
+	{http.MethodGet, "/v1/policies/{host}", false, (*Server).getPolicy},
+	{http.MethodPut, "/v1/policies/{host}", true, (*Server).putPolicy},
+	{http.MethodDelete, "/v1/policies/{host}", true, (*Server).deletePolicy},
 	{http.MethodPost, "/v1/hosts/{host}/pause", true, holdHost(true)},
 	{http.MethodPost, "/v1/hosts/{host}/resume", true, holdHost(false)},
 	{http.MethodGet, "/v1/openapi.json", false, (*Server).openAPI},

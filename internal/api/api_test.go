@@ -18,6 +18,7 @@ import (
 
 	"weft/internal/crawl"
 	"weft/internal/frontier"
+	"weft/internal/policy"
 	"weft/internal/robots"
 	"weft/internal/store"
 )
@@ -27,11 +28,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // fakeCrawl is a Crawl with fixed numbers. It accepts the seeds whose
 // URL contains "ok" and calls the others seen.
 type fakeCrawl struct {
-	mu     sync.Mutex
-	paused bool
-	seeds  [][]string // the URLs of each AddSeeds call
-	high   []bool
-	held   map[string]bool
+	mu       sync.Mutex
+	paused   bool
+	seeds    [][]string // the URLs of each AddSeeds call
+	high     []bool
+	held     map[string]bool
+	policies map[string]policy.Policy
 }
 
 func (f *fakeCrawl) AddSeeds(urls []string, high bool) ([]crawl.Verdict, error) {
@@ -104,6 +106,36 @@ func (f *fakeCrawl) URLs(host string, status store.URLStatus, after *store.URLPo
 		}
 	}
 	return pos, recs, nil, nil
+}
+
+func (f *fakeCrawl) Policy(host string) (policy.Policy, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.policies[host]
+	return p, ok
+}
+
+// SetPolicy refuses delays under a second, as a crawl with --delay 1s
+// would.
+func (f *fakeCrawl) SetPolicy(host string, p policy.Policy) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if time.Duration(p.Delay) < time.Second {
+		return fmt.Errorf("%s: delay %v is shorter than the crawl's delay 1s", host, time.Duration(p.Delay))
+	}
+	if f.policies == nil {
+		f.policies = map[string]policy.Policy{}
+	}
+	f.policies[host] = p
+	return nil
+}
+
+func (f *fakeCrawl) DeletePolicy(host string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.policies[host]
+	delete(f.policies, host)
+	return ok, nil
 }
 
 func (f *fakeCrawl) Pause()  { f.mu.Lock(); f.paused = true; f.mu.Unlock() }
@@ -298,7 +330,7 @@ func TestOpenAPIInSync(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}} {
+	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}} {
 		if got := slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, fields(v)) {
 			t.Errorf("%s schema %v, struct %v", name, got, fields(v))
 		}
@@ -392,5 +424,54 @@ func TestURLs(t *testing.T) {
 		if code, _, body := do(t, s, "GET", "/v1/urls?"+c.query, "", ""); code != 400 || errorCode(t, body) != c.code {
 			t.Errorf("%s: %d %s", c.query, code, body)
 		}
+	}
+}
+
+// TestPolicies: PUT sets a host's policy (204), GET reads it back, a
+// policy that would loosen the crawl is refused (422), bad JSON is a 400,
+// DELETE removes it and a second DELETE is a 404; changes need the token.
+func TestPolicies(t *testing.T) {
+	f := &fakeCrawl{}
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t"}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := `{"crawl_delay": "5s", "disallowed": ["/private/"], "max_urls": 100}`
+	if code, _, _ := do(t, s, "PUT", "/v1/policies/a.test", "", good); code != 401 {
+		t.Errorf("PUT without the token: %d", code)
+	}
+	if code, _, body := do(t, s, "PUT", "/v1/policies/a.test", "t", good); code != 204 {
+		t.Errorf("PUT: %d %s", code, body)
+	}
+	code, _, body := do(t, s, "GET", "/v1/policies/a.test", "", "")
+	var hp HostPolicy
+	if err := json.Unmarshal([]byte(body), &hp); code != 200 || err != nil || time.Duration(hp.CrawlDelay) != 5*time.Second || hp.MaxURLs != 100 || len(hp.Disallowed) != 1 {
+		t.Errorf("GET: %d %s", code, body)
+	}
+	for _, c := range []struct {
+		body   string
+		status int
+		code   string
+	}{
+		{`{"crawl_delay": "100ms"}`, 422, "policy_refused"},
+		{`{"crawl_delay": 5}`, 400, "bad_json"},
+		{`{"delay": "5s"}`, 400, "bad_json"},
+		{`{`, 400, "bad_json"},
+	} {
+		if code, _, out := do(t, s, "PUT", "/v1/policies/a.test", "t", c.body); code != c.status || errorCode(t, out) != c.code {
+			t.Errorf("PUT %s: %d %s", c.body, code, out)
+		}
+	}
+	if p, _ := f.Policy("a.test"); time.Duration(p.Delay) != 5*time.Second {
+		t.Errorf("a refused PUT changed the policy: %+v", p)
+	}
+	if code, _, _ := do(t, s, "DELETE", "/v1/policies/a.test", "t", ""); code != 204 {
+		t.Errorf("DELETE: %d", code)
+	}
+	if code, _, body := do(t, s, "DELETE", "/v1/policies/a.test", "t", ""); code != 404 || errorCode(t, body) != "no_policy" {
+		t.Errorf("DELETE again: %d %s", code, body)
+	}
+	if code, _, body := do(t, s, "GET", "/v1/policies/a.test", "", ""); code != 404 || errorCode(t, body) != "no_policy" {
+		t.Errorf("GET after DELETE: %d %s", code, body)
 	}
 }

@@ -35,6 +35,7 @@ import (
 	"weft/internal/fetch"
 	"weft/internal/frontier"
 	"weft/internal/partition"
+	"weft/internal/policy"
 	"weft/internal/robots"
 	"weft/internal/scope"
 	"weft/internal/seen"
@@ -158,6 +159,13 @@ func New(cfg Config) (c *Crawler, err error) {
 	// The partition count is the stored crawl's, fixed when it was created.
 	c.cfg.Partitions = c.state.parts
 	c.robots = newRobotsCache(c.cfg.Partitions, c.cfg.robotsRetry())
+	if c.cfg.Policies == nil {
+		// Empty, for the operator API to fill.
+		c.cfg.Policies = policy.NewSet(policy.Limits{Delay: c.cfg.Delay, MaxURLs: c.cfg.MaxURLsPerHost})
+	}
+	if err := c.loadPolicies(); err != nil {
+		return nil, err
+	}
 	all := c.cfg.Policies.All()
 	for _, host := range slices.Sorted(maps.Keys(all)) {
 		p := all[host]

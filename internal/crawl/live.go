@@ -2,13 +2,16 @@ package crawl
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"weft/internal/frontier"
 	"weft/internal/partition"
+	"weft/internal/policy"
 	"weft/internal/robots"
 	"weft/internal/store"
 )
@@ -235,3 +238,77 @@ func (c *Crawler) Host(host string) HostStatus {
 // host not known yet is held when its first URL comes. A crawl that is
 // not continuous does not drain while a host with URLs is held.
 func (c *Crawler) HoldHost(host string, on bool) { c.front.Hold(host, on) }
+
+// metaPolicyPrefix + host holds a policy an operator set while the crawl
+// ran (SetPolicy), as JSON; a restart puts it over the --policy file's.
+const metaPolicyPrefix = "policy/"
+
+// SetPolicy sets host's policy while the crawl runs, replacing any it had,
+// and keeps it in the store so that a restart keeps it. A policy may only
+// tighten the crawl (a longer delay, fewer URLs): an error says why one
+// is refused, and changes nothing.
+func (c *Crawler) SetPolicy(host string, p policy.Policy) error {
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if c.closed {
+		return ErrNotRunning
+	}
+	if err := c.cfg.Policies.Put(host, p); err != nil {
+		return err
+	}
+	v, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	b := c.state.db.NewBatch()
+	b.PutMeta(metaPolicyPrefix+host, v)
+	if err := b.Commit(true); err != nil {
+		return fmt.Errorf("crawl: keep the policy of %s: %w", host, err)
+	}
+	c.log.Info("operator policy set through the API", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs)
+	return nil
+}
+
+// DeletePolicy removes host's policy, from the store too, and reports
+// whether it had one.
+func (c *Crawler) DeletePolicy(host string) (bool, error) {
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if c.closed {
+		return false, ErrNotRunning
+	}
+	had := c.cfg.Policies.Delete(host)
+	b := c.state.db.NewBatch()
+	b.DeleteMeta(metaPolicyPrefix + host)
+	if err := b.Commit(true); err != nil {
+		return had, fmt.Errorf("crawl: forget the policy of %s: %w", host, err)
+	}
+	return had, nil
+}
+
+// Policy returns host's own policy, and false if it has none.
+func (c *Crawler) Policy(host string) (policy.Policy, bool) {
+	p, ok := c.cfg.Policies.All()[host]
+	return p, ok
+}
+
+// loadPolicies puts the policies operators set in earlier runs over those
+// of the configuration.
+func (c *Crawler) loadPolicies() error {
+	var errs []error
+	err := c.state.db.MetaPrefix(metaPolicyPrefix, func(name string, v []byte) bool {
+		host := strings.TrimPrefix(name, metaPolicyPrefix)
+		var p policy.Policy
+		if err := json.Unmarshal(v, &p); err != nil {
+			errs = append(errs, fmt.Errorf("crawl: the stored policy of %s: %w", host, err))
+			return true
+		}
+		if err := c.cfg.Policies.Put(host, p); err != nil {
+			// The crawl's limits changed since (a longer --delay): the
+			// stored policy no longer tightens it, and is dropped.
+			c.log.Warn("stored operator policy dropped", "host", host, "err", err)
+		}
+		return true
+	})
+	return errors.Join(err, errors.Join(errs...))
+}

@@ -234,3 +234,66 @@ func TestSinks(t *testing.T) {
 		t.Errorf("a failing sink: Run error %v", err)
 	}
 }
+
+// TestPolicySetWhileRunning: a policy an operator sets through SetPolicy
+// applies at once (a disallowed path is dropped unrequested), is kept in
+// the store so that a restart keeps it over the configuration's, and one
+// that would loosen the crawl is refused, changing nothing.
+func TestPolicySetWhileRunning(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				http.NotFound(rw, r)
+			case "/":
+				page(rw, "/private/1", "/open")
+			default:
+				page(rw)
+			}
+		},
+	})
+	const delay = 10 * time.Millisecond
+	cfg := mw.config(t, delay, mw.url("a.test", "/"))
+	host := mw.auth["a.test"]
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetPolicy(host, policy.Policy{Delay: policy.Duration(delay / 2)}); err == nil {
+		t.Error("a policy delay shorter than the crawl's was accepted")
+	}
+	if err := c.SetPolicy(host, policy.Policy{Delay: policy.Duration(3 * delay), Disallow: []string{"/private/"}}); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := c.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := mw.paths("a.test"), []string{"/robots.txt", "/", "/open"}; !slices.Equal(got, want) {
+		t.Errorf("requests %v, want %v", got, want)
+	}
+	if sum.Rejected[RejectPolicy] != 1 {
+		t.Errorf("rejected %v, want /private/1 by policy", sum.Rejected)
+	}
+	checkGaps(t, "a.test", mw.requests("a.test"), 3*delay)
+	c, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := c.Policy(host)
+	if !ok || time.Duration(p.Delay) != 3*delay || !slices.Equal(p.Disallow, []string{"/private/"}) {
+		t.Errorf("after a restart: %+v %v", p, ok)
+	}
+	if had, err := c.DeletePolicy(host); !had || err != nil {
+		t.Errorf("delete: %v %v", had, err)
+	}
+	c.Discard()
+	c, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Discard()
+	if _, ok := c.Policy(host); ok {
+		t.Error("a deleted policy came back after a restart")
+	}
+}
