@@ -45,6 +45,8 @@ type Crawl interface {
 	Policy(host string) (policy.Policy, bool)
 	SetPolicy(host string, p policy.Policy) error
 	DeletePolicy(host string) (bool, error)
+	LeaseExternal(ctx context.Context, n int, ttl, wait time.Duration) ([]crawl.ExternalLease, error)
+	CompleteExternal(id, url string, status int, fetchedAt time.Time, contentHash string) error
 }
 
 // Config configures a Server.
@@ -57,6 +59,9 @@ type Config struct {
 	Token string
 	// MaxBody caps request bodies; zero means 1 MiB.
 	MaxBody int64
+	// LeaseTTL is how long an external fetcher's lease lasts before its
+	// URL and host go back to the frontier; zero means a minute.
+	LeaseTTL time.Duration
 	// SeedRate and SeedBurst limit POST /v1/seeds per client address;
 	// zero means 2 a second, bursts of 10.
 	SeedRate  float64
@@ -89,6 +94,8 @@ type route struct {
 var routes = []route{
 	{http.MethodGet, "/v1/stats", false, (*Server).stats},
 	{http.MethodPost, "/v1/seeds", true, (*Server).addSeeds},
+	{http.MethodPost, "/v1/frontier/lease", true, (*Server).lease},
+	{http.MethodPost, "/v1/frontier/complete", true, (*Server).complete},
 	{http.MethodPost, "/v1/pause", true, (*Server).pauseCrawl},
 	{http.MethodPost, "/v1/resume", true, (*Server).resumeCrawl},
 	{http.MethodGet, "/v1/hosts/{host}", false, (*Server).host},
@@ -112,6 +119,9 @@ func New(cfg Config, c Crawl) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = time.Minute
 	}
 	if cfg.SeedRate <= 0 {
 		cfg.SeedRate = 2

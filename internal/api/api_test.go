@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -136,6 +137,18 @@ func (f *fakeCrawl) DeletePolicy(host string) (bool, error) {
 	_, ok := f.policies[host]
 	delete(f.policies, host)
 	return ok, nil
+}
+
+// LeaseExternal leases one URL, lease "L1"; CompleteExternal knows it.
+func (f *fakeCrawl) LeaseExternal(ctx context.Context, n int, ttl, wait time.Duration) ([]crawl.ExternalLease, error) {
+	return []crawl.ExternalLease{{ID: "L1", URL: "http://a.test/", Host: "a.test", Expires: time.Unix(2e9, 0)}}, nil
+}
+
+func (f *fakeCrawl) CompleteExternal(id, url string, status int, fetchedAt time.Time, contentHash string) error {
+	if id != "L1" || url != "http://a.test/" {
+		return crawl.ErrUnknownLease
+	}
+	return nil
 }
 
 func (f *fakeCrawl) Pause()  { f.mu.Lock(); f.paused = true; f.mu.Unlock() }
@@ -330,7 +343,7 @@ func TestOpenAPIInSync(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}} {
+	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}, "LeaseRequest": LeaseRequest{}, "LeasedURL": LeasedURL{}, "CompleteRequest": CompleteRequest{}} {
 		if got := slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, fields(v)) {
 			t.Errorf("%s schema %v, struct %v", name, got, fields(v))
 		}
@@ -473,5 +486,40 @@ func TestPolicies(t *testing.T) {
 	}
 	if code, _, body := do(t, s, "GET", "/v1/policies/a.test", "", ""); code != 404 || errorCode(t, body) != "no_policy" {
 		t.Errorf("GET after DELETE: %d %s", code, body)
+	}
+}
+
+// TestLeaseAndCompleteErrors: the lease and complete endpoints need the
+// token, check their bodies, and say when a lease is not out.
+func TestLeaseAndCompleteErrors(t *testing.T) {
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t"}, &fakeCrawl{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, body := do(t, s, "POST", "/v1/frontier/lease", "t", `{"worker_id": "w1", "max_urls": 2}`)
+	var lr LeaseResponse
+	if err := json.Unmarshal([]byte(body), &lr); code != 200 || err != nil || len(lr.URLs) != 1 || lr.URLs[0].LeaseID != "L1" {
+		t.Errorf("lease: %d %s", code, body)
+	}
+	if code, _, _ := do(t, s, "POST", "/v1/frontier/complete", "t", `{"lease_id": "L1", "url": "http://a.test/", "status_code": 200}`); code != 204 {
+		t.Errorf("complete: %d", code)
+	}
+	for _, c := range []struct {
+		path, token, body string
+		status            int
+		code              string
+	}{
+		{"/v1/frontier/lease", "", `{}`, 401, "unauthorized"},
+		{"/v1/frontier/lease", "t", `{"max_urls": 101}`, 400, "bad_json"},
+		{"/v1/frontier/lease", "t", `{"wait_ms": -1}`, 400, "bad_json"},
+		{"/v1/frontier/lease", "t", `{"urls": 1}`, 400, "bad_json"},
+		{"/v1/frontier/complete", "", `{}`, 401, "unauthorized"},
+		{"/v1/frontier/complete", "t", `{"url": "http://a.test/"}`, 400, "bad_json"},
+		{"/v1/frontier/complete", "t", `{"lease_id": "L2", "url": "http://a.test/", "status_code": 200}`, 404, "unknown_lease"},
+		{"/v1/frontier/complete", "t", `{"lease_id": "L1", "url": "http://b.test/", "status_code": 200}`, 404, "unknown_lease"},
+	} {
+		if code, _, out := do(t, s, "POST", c.path, c.token, c.body); code != c.status || errorCode(t, out) != c.code {
+			t.Errorf("%s %s: %d %s", c.path, c.body, code, out)
+		}
 	}
 }

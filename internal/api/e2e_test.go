@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -349,4 +354,129 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestExternalFetchers: four fetchers outside the crawl lease URLs, fetch
+// them and complete the leases, alongside one worker of weft's own; one
+// lease is left to expire. From the servers' side: no host ever has two
+// requests at once or a gap under the delay, and the expired lease's URL
+// is fetched after all; the crawl drains.
+func TestExternalFetchers(t *testing.T) {
+	web, err := synthweb.Start(synthweb.Config{Seed: 14, Hosts: 4, PagesPerHost: 15, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	const delay = 25 * time.Millisecond
+	cfg := crawl.Config{Seeds: web.Seeds(), DataDir: t.TempDir(), Workers: 1, Delay: delay, UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
+	cfg.Fetch.Resolve = web.Resolve()
+	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	c, err := crawl.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok", LeaseTTL: 300 * time.Millisecond}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	api := func(path string, in, out any) int {
+		b, _ := json.Marshal(in)
+		req, _ := http.NewRequest("POST", "http://"+srv.Addr()+path, bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		defer resp.Body.Close()
+		if out != nil {
+			json.NewDecoder(resp.Body).Decode(out)
+		}
+		return resp.StatusCode
+	}
+	// The fetchers reach the web's hosts as weft does: by its table.
+	resolve := web.Resolve()
+	client := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			host, port, _ := net.SplitHostPort(addr)
+			if ip, ok := resolve[host]; ok {
+				addr = net.JoinHostPort(ip, port)
+			}
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		}}}
+	done := make(chan crawl.Summary, 1)
+	go func() {
+		sum, err := c.Run(t.Context())
+		if err != nil {
+			t.Error(err)
+		}
+		done <- sum
+	}()
+	var abandoned atomic.Value // the URL of the lease left to expire
+	var external atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var lr LeaseResponse
+				if code := api("/v1/frontier/lease", LeaseRequest{WorkerID: fmt.Sprint("w", w), MaxURLs: 2, WaitMS: 200}, &lr); code != 200 {
+					time.Sleep(20 * time.Millisecond)
+					continue
+				}
+				for _, l := range lr.URLs {
+					if w == 0 && abandoned.CompareAndSwap(nil, l.URL) {
+						continue // never completed: it expires
+					}
+					status := 0
+					if resp, err := client.Get(l.URL); err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						status = resp.StatusCode
+					}
+					if code := api("/v1/frontier/complete", CompleteRequest{LeaseID: l.LeaseID, URL: l.URL, StatusCode: status, FetchedAt: time.Now()}, nil); code != 204 {
+						t.Errorf("complete %s: %d", l.URL, code)
+					}
+					external.Add(1)
+				}
+			}
+		})
+	}
+	var sum crawl.Summary
+	select {
+	case sum = <-done:
+	case <-time.After(90 * time.Second):
+		t.Fatal("the crawl did not end")
+	}
+	close(stop)
+	wg.Wait()
+	if external.Load() == 0 || abandoned.Load() == nil {
+		t.Fatalf("%d URLs fetched by external fetchers, abandoned %v", external.Load(), abandoned.Load())
+	}
+	if rep := synthweb.Audit(web, delay); !rep.OK() {
+		t.Errorf("politeness with external fetchers: overlaps %v, short gaps %v, robots not first %v", rep.Overlaps, rep.ShortGaps, rep.RobotsNotFirst)
+	}
+	got := map[string]bool{}
+	auth := map[string]string{}
+	for _, h := range web.Hosts() {
+		auth[h.Addr] = h.Authority
+	}
+	for _, r := range web.Log() {
+		got["http://"+auth[r.Addr]+r.Path] = true
+	}
+	if u := abandoned.Load().(string); !got[u] {
+		t.Errorf("the URL of the expired lease, %s, was never fetched", u)
+	}
+	t.Logf("%d pages: %d by external fetchers; stopped by %s", sum.Pages, external.Load(), sum.StoppedBy)
+	if sum.StoppedBy != "drained" {
+		t.Errorf("stopped by %s", sum.StoppedBy)
+	}
 }

@@ -72,6 +72,7 @@ type Crawler struct {
 	// running is true while Run may take seeds (AddSeeds holds liveMu
 	// for reading while it works, Run for writing to end it).
 	pause   gate
+	ext     externals // leases out to external fetchers
 	liveMu  sync.RWMutex
 	running bool
 	closed  bool // the store is closed: nothing more can be read (liveMu)
@@ -336,6 +337,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	if c.cfg.Recrawl != nil {
 		rescan.Go(func() { c.rescan(leaseCtx) })
 	}
+	rescan.Go(func() { c.sweepExternal(leaseCtx, 250*time.Millisecond) })
 
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {
@@ -472,47 +474,50 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 			return
 		}
 		pb := c.state.newBatch()
-		lo := c.handle(ctx, l, pb)
-		// Everything the lease changed goes to disk in one batch before the
-		// frontier hears of it: the links it found, its outcome, its
-		// host's clock. If the write fails the crawl stops, and the URL
-		// stays queued on disk.
-		part := partition.Of(l.Host, c.cfg.Partitions)
-		if c.failed.Load() {
-			// The crawl is stopping on an error that may have cost this
-			// lease something (a link not admitted, a record not
-			// archived): keep its URL queued for the next run.
-			lo.res.Retry = true
-		}
-		lo.res = c.policyDelay(l, lo.res)
-		// The host's new clock is computed here, from the lease's, so that
-		// the one the frontier installs is the one on disk.
-		now := time.Now()
-		clock := c.front.Advance(l.Clock, lo.res, now)
-		lo.res.Clock = &clock
-		c.countClock(l, lo.res, clock)
-		var keep *frontier.Clock // written only when a restart would not assume as much
-		if c.front.Durable(l.Clock, clock, now) {
-			keep = &clock
-		}
-		if c.cfg.Recrawl != nil && !lo.res.Retry && l.Seq != 0 {
-			if lo.visit == nil {
-				lo.visit = c.keepVisit(l)
-			}
-			c.recrawling.done(l.URL)
-		}
-		pb.done(l, part, lo.res, lo.status, lo.outcome, keep, lo.visit)
-		if err := pb.commit(c.seen, c.front); err != nil {
-			c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
-		} else {
-			c.emit(pb.captures)
-		}
-		c.digests.settle(pb.digests)
-		if c.near != nil {
-			c.near.settle(pb.sims)
-		}
-		c.front.Complete(l, lo.res)
+		c.finish(l, c.handle(ctx, l, pb), pb)
 	}
+}
+
+// finish ends a lease: everything it changed goes to disk in one batch
+// before the frontier hears of it (the links it found, its outcome, its
+// host's clock). If the write fails the crawl stops, and the URL stays
+// queued on disk.
+func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
+	part := partition.Of(l.Host, c.cfg.Partitions)
+	if c.failed.Load() {
+		// The crawl is stopping on an error that may have cost this
+		// lease something (a link not admitted, a record not
+		// archived): keep its URL queued for the next run.
+		lo.res.Retry = true
+	}
+	lo.res = c.policyDelay(l, lo.res)
+	// The host's new clock is computed here, from the lease's, so that
+	// the one the frontier installs is the one on disk.
+	now := time.Now()
+	clock := c.front.Advance(l.Clock, lo.res, now)
+	lo.res.Clock = &clock
+	c.countClock(l, lo.res, clock)
+	var keep *frontier.Clock // written only when a restart would not assume as much
+	if c.front.Durable(l.Clock, clock, now) {
+		keep = &clock
+	}
+	if c.cfg.Recrawl != nil && !lo.res.Retry && l.Seq != 0 {
+		if lo.visit == nil {
+			lo.visit = c.keepVisit(l)
+		}
+		c.recrawling.done(l.URL)
+	}
+	pb.done(l, part, lo.res, lo.status, lo.outcome, keep, lo.visit)
+	if err := pb.commit(c.seen, c.front); err != nil {
+		c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
+	} else {
+		c.emit(pb.captures)
+	}
+	c.digests.settle(pb.digests)
+	if c.near != nil {
+		c.near.settle(pb.sims)
+	}
+	c.front.Complete(l, lo.res)
 }
 
 // policyDelay folds the delay of the host's policy into the Crawl-delay its

@@ -1,0 +1,194 @@
+package crawl
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"weft/internal/frontier"
+)
+
+// External fetchers (seed 003's lease and complete): a process outside
+// weft asks for URLs, fetches them, and says what it got. Politeness still
+// comes from the frontier: a URL is handed out as a lease on its host, the
+// host is busy until the lease is completed or expires, and its clock is
+// armed from the completion, as for weft's own workers.
+
+// ExternalLease is a URL handed to an external fetcher.
+type ExternalLease struct {
+	ID      string
+	URL     string
+	Host    string
+	Depth   int
+	Expires time.Time
+}
+
+// ErrUnknownLease is returned for a lease that is not out: never handed
+// out, expired, or completed with another URL.
+var ErrUnknownLease = errors.New("crawl: no such lease out")
+
+// externals holds the leases out to external fetchers.
+type externals struct {
+	mu   sync.Mutex
+	out  map[string]extLease
+	done map[string]string // recently completed lease ID -> URL, for idempotent completion
+	ring []string          // the order they were completed in, bounded
+}
+
+type extLease struct {
+	l       frontier.Lease
+	expires time.Time
+}
+
+const extDoneKept = 10000
+
+// externalizable reports whether a lease can be handed to a plain fetcher:
+// a page whose host's robots.txt is known and allows it, under no policy
+// that forbids it. The frontier's other leases (a robots.txt fetch or hop,
+// a host being drained or given up, a group lookup, a variant to request
+// as written) are weft's own business.
+func (c *Crawler) externalizable(l frontier.Lease) bool {
+	if l.GaveUp || l.NeedGroup || l.NoRequest || l.RobotsFor != "" || l.Fetch != "" {
+		return false
+	}
+	u, err := c.canon.Parse(l.URL)
+	if err != nil || u.Path == "/robots.txt" {
+		return false
+	}
+	pol := c.robots.cached(l.Host, time.Now())
+	return pol != nil && pol.Allowed(u.PathQuery()) && c.cfg.Policies.For(u.Authority, u.Host).Allowed(u.PathQuery())
+}
+
+// LeaseExternal hands out up to n URLs to an external fetcher, each for
+// ttl, waiting at most wait for the first. Leases the frontier gives that
+// only weft can serve (robots.txt first, a drained host) are served on
+// the way, as a worker would. It hands out nothing while the crawl is
+// paused.
+func (c *Crawler) LeaseExternal(ctx context.Context, n int, ttl, wait time.Duration) ([]ExternalLease, error) {
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if !c.running {
+		return nil, ErrNotRunning
+	}
+	var out []ExternalLease
+	deadline := time.Now().Add(wait)
+	for len(out) < n && !c.pause.paused() {
+		d := deadline
+		if len(out) > 0 {
+			d = time.Now().Add(10 * time.Millisecond) // only what is ready now
+		}
+		nctx, cancel := context.WithDeadline(ctx, d)
+		l, err := c.front.Next(nctx)
+		cancel()
+		if err != nil {
+			break
+		}
+		if !c.externalizable(l) {
+			pb := c.state.newBatch()
+			c.finish(l, c.handle(ctx, l, pb), pb)
+			continue
+		}
+		id := make([]byte, 16)
+		rand.Read(id)
+		e := ExternalLease{ID: hex.EncodeToString(id), URL: l.URL, Host: l.Host, Depth: l.Depth, Expires: time.Now().Add(ttl)}
+		c.ext.mu.Lock()
+		if c.ext.out == nil {
+			c.ext.out = map[string]extLease{}
+		}
+		c.ext.out[e.ID] = extLease{l: l, expires: e.Expires}
+		c.ext.mu.Unlock()
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// CompleteExternal ends an external lease with what its fetcher got: the
+// HTTP status (0 when the request got no response) and the hash of the
+// content. The host's clock is armed from now, as after weft's own fetch;
+// a 429 or 503 backs the host off and keeps the URL queued. Completing a
+// lease twice with the same URL does nothing the second time.
+func (c *Crawler) CompleteExternal(id, url string, status int, fetchedAt time.Time, contentHash string) error {
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if c.closed {
+		return ErrNotRunning
+	}
+	c.ext.mu.Lock()
+	e, ok := c.ext.out[id]
+	if !ok || e.l.URL != url {
+		prev, done := c.ext.done[id]
+		c.ext.mu.Unlock()
+		if done && prev == url {
+			return nil
+		}
+		return ErrUnknownLease
+	}
+	delete(c.ext.out, id)
+	if c.ext.done == nil {
+		c.ext.done = map[string]string{}
+	}
+	c.ext.done[id] = url
+	c.ext.ring = append(c.ext.ring, id)
+	if len(c.ext.ring) > extDoneKept {
+		delete(c.ext.done, c.ext.ring[0])
+		c.ext.ring = c.ext.ring[1:]
+	}
+	c.ext.mu.Unlock()
+
+	l := e.l
+	lo := leaseOutcome{status: status, outcome: "external"}
+	rec := fetchRecord{Time: fetchedAt, URL: l.URL, Host: l.Host, Status: status, Depth: l.Depth, Via: l.Via, SHA256: contentHash, Outcome: "external"}
+	if status == 0 {
+		c.stats.errors.Add(1)
+		c.stats.inc(c.stats.byError, "external", 1)
+		lo.outcome, rec.Outcome = "error:external", "error:external"
+		lo.res = frontier.Result{Fetched: true, Signal: frontier.Failed}
+	} else {
+		c.stats.pages.Add(1)
+		c.stats.inc(c.stats.byClass, statusClass(status), 1)
+		signal, retryAfter := responseSignal(status, http.Header{}, time.Now())
+		lo.res = frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter}
+		lo.res.Retry = signal == frontier.Throttled || signal == frontier.Unavailable
+	}
+	c.flog.write(rec)
+	c.finish(l, lo, c.state.newBatch())
+	return nil
+}
+
+// expireExternal gives back the external leases whose time is up, as if
+// their fetchers had fetched and asked for a retry: the host's clock is
+// armed, in case the request did go out, and the URL is leased again after
+// the gap.
+func (c *Crawler) expireExternal(now time.Time) {
+	var gone []frontier.Lease
+	c.ext.mu.Lock()
+	for id, e := range c.ext.out {
+		if now.After(e.expires) {
+			gone = append(gone, e.l)
+			delete(c.ext.out, id)
+		}
+	}
+	c.ext.mu.Unlock()
+	for _, l := range gone {
+		c.log.Info("external lease expired", "url", l.URL, "host", l.Host)
+		c.finish(l, leaseOutcome{res: frontier.Result{Fetched: true, Retry: true}, outcome: "external-expired"}, c.state.newBatch())
+	}
+}
+
+// sweepExternal expires external leases every tick until ctx is done.
+func (c *Crawler) sweepExternal(ctx context.Context, tick time.Duration) {
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			c.expireExternal(now)
+		}
+	}
+}
