@@ -47,6 +47,8 @@ type Crawl interface {
 	DeletePolicy(host string) (bool, error)
 	LeaseExternal(ctx context.Context, n int, ttl, wait time.Duration) ([]crawl.ExternalLease, error)
 	CompleteExternal(id, url string, status int, fetchedAt time.Time, contentHash string) error
+	Hosts(limit int) []crawl.HostStatus
+	Recent() []crawl.Fetch
 }
 
 // Config configures a Server.
@@ -98,6 +100,8 @@ var routes = []route{
 	{http.MethodPost, "/v1/frontier/complete", true, (*Server).complete},
 	{http.MethodPost, "/v1/pause", true, (*Server).pauseCrawl},
 	{http.MethodPost, "/v1/resume", true, (*Server).resumeCrawl},
+	{http.MethodGet, "/v1/hosts", false, (*Server).hosts},
+	{http.MethodGet, "/v1/fetches", false, (*Server).fetches},
 	{http.MethodGet, "/v1/hosts/{host}", false, (*Server).host},
 	{http.MethodGet, "/v1/urls", false, (*Server).urls},
 	{http.MethodGet, "/v1/policies/{host}", false, (*Server).getPolicy},
@@ -144,6 +148,7 @@ func New(cfg Config, c Crawl) (*Server, error) {
 	for _, rt := range routes {
 		s.mux.Handle(rt.method+" "+rt.path, s.endpoint(rt))
 	}
+	s.serveDashboard()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if !s.authorized(r, false) {
 			writeError(w, errUnauthorized)

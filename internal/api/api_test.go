@@ -151,6 +151,14 @@ func (f *fakeCrawl) CompleteExternal(id, url string, status int, fetchedAt time.
 	return nil
 }
 
+func (f *fakeCrawl) Hosts(limit int) []crawl.HostStatus {
+	return []crawl.HostStatus{f.Host("known.test:8080")}[:min(limit, 1)]
+}
+
+func (f *fakeCrawl) Recent() []crawl.Fetch {
+	return []crawl.Fetch{{URL: "http://known.test:8080/", Host: "known.test:8080", Status: 200, Outcome: "ok"}}
+}
+
 func (f *fakeCrawl) Pause()  { f.mu.Lock(); f.paused = true; f.mu.Unlock() }
 func (f *fakeCrawl) Resume() { f.mu.Lock(); f.paused = false; f.mu.Unlock() }
 
@@ -521,5 +529,47 @@ func TestLeaseAndCompleteErrors(t *testing.T) {
 		if code, _, out := do(t, s, "POST", c.path, c.token, c.body); code != c.status || errorCode(t, out) != c.code {
 			t.Errorf("%s %s: %d %s", c.path, c.body, code, out)
 		}
+	}
+}
+
+// TestHostListAndFetches: GET /v1/hosts lists the hosts, GET /v1/fetches
+// the last fetches.
+func TestHostListAndFetches(t *testing.T) {
+	s, err := New(Config{Addr: "127.0.0.1:0"}, &fakeCrawl{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, body := do(t, s, "GET", "/v1/hosts?limit=5", "", "")
+	var hl HostList
+	if err := json.Unmarshal([]byte(body), &hl); code != 200 || err != nil || len(hl.Hosts) != 1 || hl.Hosts[0].QueuedInMemory != 5 {
+		t.Errorf("hosts: %d %s", code, body)
+	}
+	if code, _, body := do(t, s, "GET", "/v1/hosts?limit=0", "", ""); code != 400 || errorCode(t, body) != "bad_limit" {
+		t.Errorf("limit 0: %d %s", code, body)
+	}
+	code, _, body = do(t, s, "GET", "/v1/fetches", "", "")
+	if code != 200 || !strings.Contains(body, `"url": "http://known.test:8080/"`) || !strings.Contains(body, `"status": 200`) {
+		t.Errorf("fetches: %d %s", code, body)
+	}
+}
+
+// TestDashboardServed: the dashboard's files are served, from the binary,
+// and refer to nothing but this server.
+func TestDashboardServed(t *testing.T) {
+	s, err := New(Config{Addr: "0.0.0.0:8080", Token: "t"}, &fakeCrawl{}) // off loopback: its files still load
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{"/": `<canvas id="rate"`, "/dashboard/app.js": "setInterval(tick", "/dashboard/style.css": "--bg"} {
+		code, _, body := do(t, s, "GET", path, "", "")
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("GET %s: %d, %d bytes", path, code, len(body))
+		}
+		if strings.Contains(body, "http://") || strings.Contains(body, "https://") {
+			t.Errorf("GET %s refers to another server", path)
+		}
+	}
+	if code, _, _ := do(t, s, "GET", "/v1/stats", "", ""); code != 401 {
+		t.Errorf("the data still needs the token off loopback: %d", code)
 	}
 }

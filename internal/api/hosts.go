@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -87,4 +88,39 @@ func holdHost(on bool) func(*Server, http.ResponseWriter, *http.Request) error {
 		s.cfg.Logger.Info("host held through the API", "host", name, "held", on)
 		return writeJSON(w, http.StatusOK, map[string]any{"host": name, "held": on})
 	}
+}
+
+// HostList is the body of GET /v1/hosts.
+type HostList struct {
+	Hosts []Host `json:"hosts"`
+}
+
+func (s *Server) hosts(w http.ResponseWriter, r *http.Request) error {
+	limit := 200
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			return &Error{Status: http.StatusBadRequest, Code: "bad_limit", Message: "limit " + strconv.Quote(v) + ": want 1 to 10000"}
+		}
+		limit = n
+	}
+	out := HostList{Hosts: []Host{}}
+	for _, st := range s.crawl.Hosts(limit) {
+		out.Hosts = append(out.Hosts, hostOf(st))
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// Fetches is the body of GET /v1/fetches: the last fetches, newest first,
+// as lines of the fetch log.
+type Fetches struct {
+	Fetches []crawl.Fetch `json:"fetches"`
+}
+
+func (s *Server) fetches(w http.ResponseWriter, _ *http.Request) error {
+	f := s.crawl.Recent()
+	if f == nil {
+		f = []crawl.Fetch{}
+	}
+	return writeJSON(w, http.StatusOK, Fetches{Fetches: f})
 }

@@ -467,11 +467,11 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		if err != nil {
 			return
 		}
-		// Paused while waiting for the lease: it is held, unfetched (its
-		// host's clock with it), until the crawl resumes; if it stops
-		// instead, the URL stays queued on disk, as after a crash.
-		if err := c.pause.wait(leaseCtx); err != nil {
-			return
+		// Paused while waiting for the lease: it goes back unfetched, first
+		// in its host's queue, the host's clock as it was.
+		if c.pause.paused() {
+			c.front.Complete(l, frontier.Result{Retry: true})
+			continue
 		}
 		pb := c.state.newBatch()
 		c.finish(l, c.handle(ctx, l, pb), pb)
@@ -1081,7 +1081,13 @@ type fetchLog struct {
 	w   *bufio.Writer
 	enc *json.Encoder
 	err error
+	// recent holds the last recentFetches records, a ring from next.
+	recent []fetchRecord
+	next   int
 }
+
+// recentFetches is how many of the last fetches Recent returns.
+const recentFetches = 100
 
 func openFetchLog(path string) (*fetchLog, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -1098,6 +1104,23 @@ func (l *fetchLog) write(r fetchRecord) {
 	if l.err == nil {
 		l.err = l.enc.Encode(r)
 	}
+	if len(l.recent) < recentFetches {
+		l.recent = append(l.recent, r)
+	} else {
+		l.recent[l.next] = r
+		l.next = (l.next + 1) % recentFetches
+	}
+}
+
+// last returns the last fetches, newest first.
+func (l *fetchLog) last() []fetchRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]fetchRecord, 0, len(l.recent))
+	for i := range l.recent {
+		out = append(out, l.recent[(l.next+len(l.recent)-1-i)%len(l.recent)])
+	}
+	return out
 }
 
 func (l *fetchLog) close() error {

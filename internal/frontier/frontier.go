@@ -38,11 +38,14 @@
 package frontier
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -371,6 +374,7 @@ type Frontier struct {
 	statsReq   chan chan Stats
 	holdsReq   chan holdsReq
 	hostReq    chan hostReq
+	hostsReq   chan hostsReq
 	leases     chan Lease
 	done       chan struct{}
 	runStarted bool
@@ -454,6 +458,7 @@ func New(cfg Config) (*Frontier, error) {
 		statsReq: make(chan chan Stats),
 		holdsReq: make(chan holdsReq),
 		hostReq:  make(chan hostReq),
+		hostsReq: make(chan hostsReq),
 		held:     make(map[string]bool),
 		leases:   make(chan Lease),
 		done:     make(chan struct{}),
@@ -550,6 +555,38 @@ type hostReq struct {
 	ch   chan HostInfo
 }
 
+type hostsReq struct {
+	limit int
+	ch    chan []HostInfo
+}
+
+// Hosts returns what the frontier knows of the hosts it holds in memory,
+// those with the most URLs in memory first, at most limit. Once Run has
+// returned, it knows nothing.
+func (f *Frontier) Hosts(limit int) []HostInfo {
+	ch := make(chan []HostInfo, 1)
+	select {
+	case f.hostsReq <- hostsReq{limit: limit, ch: ch}:
+		return <-ch
+	case <-f.done:
+		return nil
+	}
+}
+
+func (f *Frontier) hostList(limit int, now time.Time) []HostInfo {
+	out := make([]HostInfo, 0, min(limit, len(f.hosts)))
+	for name := range f.hosts {
+		out = append(out, f.hostInfo(name, now))
+	}
+	slices.SortFunc(out, func(a, b HostInfo) int {
+		if c := cmp.Compare(b.Queued, a.Queued); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out[:min(limit, len(out))]
+}
+
 // Hold keeps a host out of the ready heap, with its queue and its clock
 // (on), or lets it back (off): an operator's pause of one host. A lease
 // out on it runs to its end. Holding a host the frontier does not know
@@ -566,6 +603,7 @@ func (f *Frontier) Hold(host string, on bool) {
 
 // HostInfo is what the frontier knows of one host now.
 type HostInfo struct {
+	Name       string
 	Known      bool  // in memory (a host idle long enough is forgotten, its clock on disk)
 	Clock      Clock // the politeness clock
 	Queued     int   // URLs of its back queue in memory
@@ -591,9 +629,9 @@ func (f *Frontier) Host(name string) HostInfo {
 func (f *Frontier) hostInfo(name string, _ time.Time) HostInfo {
 	h := f.hosts[name]
 	if h == nil {
-		return HostInfo{Held: f.held[name]}
+		return HostInfo{Name: name, Held: f.held[name]}
 	}
-	return HostInfo{Known: true, Clock: h.clock, Queued: h.head.len(), MoreOnDisk: h.tailMore,
+	return HostInfo{Name: name, Known: true, Clock: h.clock, Queued: h.head.len(), MoreOnDisk: h.tailMore,
 		Busy: h.busy, Parked: h.parked, Held: h.held, Draining: h.drain}
 }
 
@@ -717,6 +755,8 @@ func (f *Frontier) Run(ctx context.Context) error {
 			r.ch <- ok
 		case r := <-f.hostReq:
 			r.ch <- f.hostInfo(r.name, now)
+		case r := <-f.hostsReq:
+			r.ch <- f.hostList(r.limit, now)
 		case <-ctx.Done():
 			return ctx.Err()
 		}

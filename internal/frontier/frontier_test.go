@@ -526,8 +526,11 @@ func TestHoldKeepsHostUntilReleased(t *testing.T) {
 			t.Fatalf("a held host leased %s", l.URL)
 		default:
 		}
-		if h := f.Host("a.test"); !h.Known || !h.Held || h.Queued != 2 || h.Busy {
+		if h := f.Host("a.test"); !h.Known || !h.Held || h.Queued != 2 || h.Busy || h.Name != "a.test" {
 			t.Errorf("a.test while held: %+v", h)
+		}
+		if hs := f.Hosts(2); len(hs) != 2 || hs[0].Name != "a.test" || hs[1].Name != "c.test" {
+			t.Errorf("the two hosts with most URLs: %+v", hs)
 		}
 		if s := f.Stats(); s.HeldHosts != 2 || s.Queued != 3 {
 			t.Errorf("stats %+v, want 2 held hosts and 3 URLs queued", s)
