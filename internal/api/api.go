@@ -49,6 +49,7 @@ type Crawl interface {
 	CompleteExternal(id, url string, status int, fetchedAt time.Time, contentHash string) error
 	Hosts(limit int) []crawl.HostStatus
 	Recent() []crawl.Fetch
+	Metrics() crawl.Metrics
 }
 
 // Config configures a Server.

@@ -21,6 +21,7 @@ import (
 	"weft/internal/frontier"
 	"weft/internal/policy"
 	"weft/internal/robots"
+	"weft/internal/seen"
 	"weft/internal/store"
 )
 
@@ -159,6 +160,16 @@ func (f *fakeCrawl) Recent() []crawl.Fetch {
 	return []crawl.Fetch{{URL: "http://known.test:8080/", Host: "known.test:8080", Status: 200, Outcome: "ok"}}
 }
 
+func (f *fakeCrawl) Metrics() crawl.Metrics {
+	return crawl.Metrics{
+		FetchDuration: crawl.Histogram{Bounds: []float64{0.1, 1}, Counts: []uint64{3, 5}, Count: 6, Sum: 4.5},
+		QueueDelay:    crawl.Histogram{Bounds: []float64{0.1, 1}, Counts: []uint64{1, 1}, Count: 1, Sum: 0.05},
+		HostErrors:    []crawl.HostErrors{{Host: "slow.test", Throttled: 4, ServerErrors: 1}},
+		DNSHits:       12, DNSMisses: 3, LastHighPriority: time.Now().Add(-time.Minute),
+		Seen: seen.Stats{FillRatio: 0.25},
+	}
+}
+
 func (f *fakeCrawl) Pause()  { f.mu.Lock(); f.paused = true; f.mu.Unlock() }
 func (f *fakeCrawl) Resume() { f.mu.Lock(); f.paused = false; f.mu.Unlock() }
 
@@ -285,10 +296,16 @@ func TestStatsAndMetrics(t *testing.T) {
 		`weft_rejected_urls_total{reason="seen"} 9`, `weft_robots_fetches_total{outcome="rules"} 5`,
 		`weft_fetch_errors_total{kind="timeout"} 1`, "weft_received_bytes_total 4096", "weft_frontier_queued 7",
 		"weft_frontier_in_flight 2", "weft_frontier_active_hosts 3", "weft_paused 0", "go_goroutines",
+		`weft_fetch_duration_seconds_bucket{le="0.1"} 3`, `weft_fetch_duration_seconds_bucket{le="+Inf"} 6`, "weft_fetch_duration_seconds_sum 4.5",
+		`weft_queue_delay_seconds_count 1`, `weft_host_throttled_total{host="slow.test"} 4`, `weft_host_server_errors_total{host="slow.test"} 1`,
+		"weft_dns_cache_hits_total 12", "weft_dns_cache_misses_total 3", "weft_seen_bloom_fill_ratio 0.25",
 	} {
 		if !strings.Contains(metrics, want+"\n") && !strings.Contains(metrics, want+" ") {
 			t.Errorf("metrics lack %q", want)
 		}
+	}
+	if !strings.Contains(metrics, "weft_seconds_since_high_priority_fetch 60.") {
+		t.Error("metrics lack the time since the last high-priority fetch (a minute)")
 	}
 	f.Pause()
 	if _, _, metrics := do(t, s, "GET", "/metrics", "", ""); !strings.Contains(metrics, "weft_paused 1\n") {

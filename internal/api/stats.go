@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -84,29 +85,37 @@ func (s *Server) stats(w http.ResponseWriter, _ *http.Request) error {
 type collector struct{ c Crawl }
 
 var (
-	descPages     = prometheus.NewDesc("weft_pages_total", "Page requests that got a response.", nil, nil)
-	descFetches   = prometheus.NewDesc("weft_fetches_total", "Page responses by status class.", []string{"class"}, nil)
-	descErrors    = prometheus.NewDesc("weft_fetch_errors_total", "Page requests without a response, by kind.", []string{"kind"}, nil)
-	descBytes     = prometheus.NewDesc("weft_received_bytes_total", "Body bytes received, as sent (still encoded).", nil, nil)
-	descRobots    = prometheus.NewDesc("weft_robots_fetches_total", "robots.txt fetch outcomes.", []string{"outcome"}, nil)
-	descRejected  = prometheus.NewDesc("weft_rejected_urls_total", "Discovered URLs not queued, by reason.", []string{"reason"}, nil)
-	descRevisits  = prometheus.NewDesc("weft_revisits_total", "Responses archived as revisits of a payload already stored.", nil, nil)
-	descNearDups  = prometheus.NewDesc("weft_near_duplicates_total", "Pages within the SimHash threshold of an earlier page.", nil, nil)
-	descNotMod    = prometheus.NewDesc("weft_not_modified_total", "304 answers to conditional recrawls.", nil, nil)
-	descRecrawls  = prometheus.NewDesc("weft_recrawls_total", "URLs queued again when due.", nil, nil)
-	descThrottled = prometheus.NewDesc("weft_throttled_total", "429 answers.", nil, nil)
-	descUnavail   = prometheus.NewDesc("weft_unavailable_total", "503 answers.", nil, nil)
-	descFalsePos  = prometheus.NewDesc("weft_seen_false_positives_total", "Bloom filter false positives caught by the exact store.", nil, nil)
-	descWARCBytes = prometheus.NewDesc("weft_warc_bytes", "Bytes in the WARC files written.", nil, nil)
-	descQueued    = prometheus.NewDesc("weft_frontier_queued", "URLs queued, in memory or on disk.", nil, nil)
-	descInFlight  = prometheus.NewDesc("weft_frontier_in_flight", "Leases out.", nil, nil)
-	descActive    = prometheus.NewDesc("weft_frontier_active_hosts", "Hosts with a back queue.", nil, nil)
-	descReady     = prometheus.NewDesc("weft_frontier_ready_hosts", "Hosts that may be leased now.", nil, nil)
-	descWaiting   = prometheus.NewDesc("weft_frontier_waiting_hosts", "Hosts waiting for their delay.", nil, nil)
-	descParked    = prometheus.NewDesc("weft_frontier_parked_hosts", "Hosts parked after failures or waiting for another host's robots.txt.", nil, nil)
-	descHeld      = prometheus.NewDesc("weft_frontier_held_hosts", "Hosts an operator has paused.", nil, nil)
-	descPaused    = prometheus.NewDesc("weft_paused", "1 while an operator has paused the crawl.", nil, nil)
-	allDescs      = []*prometheus.Desc{descPages, descFetches, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused}
+	descPages      = prometheus.NewDesc("weft_pages_total", "Page requests that got a response.", nil, nil)
+	descFetches    = prometheus.NewDesc("weft_fetches_total", "Page responses by status class.", []string{"class"}, nil)
+	descErrors     = prometheus.NewDesc("weft_fetch_errors_total", "Page requests without a response, by kind.", []string{"kind"}, nil)
+	descBytes      = prometheus.NewDesc("weft_received_bytes_total", "Body bytes received, as sent (still encoded).", nil, nil)
+	descRobots     = prometheus.NewDesc("weft_robots_fetches_total", "robots.txt fetch outcomes.", []string{"outcome"}, nil)
+	descRejected   = prometheus.NewDesc("weft_rejected_urls_total", "Discovered URLs not queued, by reason.", []string{"reason"}, nil)
+	descRevisits   = prometheus.NewDesc("weft_revisits_total", "Responses archived as revisits of a payload already stored.", nil, nil)
+	descNearDups   = prometheus.NewDesc("weft_near_duplicates_total", "Pages within the SimHash threshold of an earlier page.", nil, nil)
+	descNotMod     = prometheus.NewDesc("weft_not_modified_total", "304 answers to conditional recrawls.", nil, nil)
+	descRecrawls   = prometheus.NewDesc("weft_recrawls_total", "URLs queued again when due.", nil, nil)
+	descThrottled  = prometheus.NewDesc("weft_throttled_total", "429 answers.", nil, nil)
+	descUnavail    = prometheus.NewDesc("weft_unavailable_total", "503 answers.", nil, nil)
+	descFalsePos   = prometheus.NewDesc("weft_seen_false_positives_total", "Bloom filter false positives caught by the exact store.", nil, nil)
+	descWARCBytes  = prometheus.NewDesc("weft_warc_bytes", "Bytes in the WARC files written.", nil, nil)
+	descQueued     = prometheus.NewDesc("weft_frontier_queued", "URLs queued, in memory or on disk.", nil, nil)
+	descInFlight   = prometheus.NewDesc("weft_frontier_in_flight", "Leases out.", nil, nil)
+	descActive     = prometheus.NewDesc("weft_frontier_active_hosts", "Hosts with a back queue.", nil, nil)
+	descReady      = prometheus.NewDesc("weft_frontier_ready_hosts", "Hosts that may be leased now.", nil, nil)
+	descWaiting    = prometheus.NewDesc("weft_frontier_waiting_hosts", "Hosts waiting for their delay.", nil, nil)
+	descParked     = prometheus.NewDesc("weft_frontier_parked_hosts", "Hosts parked after failures or waiting for another host's robots.txt.", nil, nil)
+	descHeld       = prometheus.NewDesc("weft_frontier_held_hosts", "Hosts an operator has paused.", nil, nil)
+	descPaused     = prometheus.NewDesc("weft_paused", "1 while an operator has paused the crawl.", nil, nil)
+	descFetchTime  = prometheus.NewDesc("weft_fetch_duration_seconds", "Page fetches, from request to the end of the body.", nil, nil)
+	descQueueDelay = prometheus.NewDesc("weft_queue_delay_seconds", "From a URL's queueing to its fetch.", nil, nil)
+	descHost429    = prometheus.NewDesc("weft_host_throttled_total", "429 answers of the hosts with the most 429 and 5xx answers (at most 20 hosts).", []string{"host"}, nil)
+	descHost5xx    = prometheus.NewDesc("weft_host_server_errors_total", "5xx answers of the hosts with the most 429 and 5xx answers (at most 20 hosts).", []string{"host"}, nil)
+	descDNSHits    = prometheus.NewDesc("weft_dns_cache_hits_total", "Host lookups the DNS cache answered.", nil, nil)
+	descDNSMisses  = prometheus.NewDesc("weft_dns_cache_misses_total", "Host lookups sent to the resolver.", nil, nil)
+	descBloomFill  = prometheus.NewDesc("weft_seen_bloom_fill_ratio", "Fraction of the seen set's Bloom filter bits set.", nil, nil)
+	descHighAge    = prometheus.NewDesc("weft_seconds_since_high_priority_fetch", "Time since the last fetch of a high-priority URL (a seed, a page a sitemap says changed); absent before the first.", nil, nil)
+	allDescs       = []*prometheus.Desc{descPages, descFetches, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descDNSHits, descDNSMisses, descBloomFill, descHighAge}
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -154,4 +163,23 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		paused = 1
 	}
 	gauge(descPaused, paused)
+
+	m := c.c.Metrics()
+	for d, h := range map[*prometheus.Desc]crawl.Histogram{descFetchTime: m.FetchDuration, descQueueDelay: m.QueueDelay} {
+		buckets := make(map[float64]uint64, len(h.Bounds))
+		for i, b := range h.Bounds {
+			buckets[b] = h.Counts[i]
+		}
+		ch <- prometheus.MustNewConstHistogram(d, h.Count, h.Sum, buckets)
+	}
+	for _, he := range m.HostErrors {
+		counter(descHost429, he.Throttled, he.Host)
+		counter(descHost5xx, he.ServerErrors, he.Host)
+	}
+	counter(descDNSHits, m.DNSHits)
+	counter(descDNSMisses, m.DNSMisses)
+	ch <- prometheus.MustNewConstMetric(descBloomFill, prometheus.GaugeValue, m.Seen.FillRatio)
+	if !m.LastHighPriority.IsZero() {
+		ch <- prometheus.MustNewConstMetric(descHighAge, prometheus.GaugeValue, time.Since(m.LastHighPriority).Seconds())
+	}
 }

@@ -628,6 +628,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 	if l.NeedGroup {
 		return leaseOutcome{res: c.groupOf(ctx, u.Host)}
 	}
+
 	if l.NoRequest {
 		// The host drains without its clock: its URLs are dropped, never
 		// requested. If its robots.txt is no longer known to forbid this
@@ -697,6 +698,9 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		target = l.Fetch
 	}
 	start := time.Now()
+	if !l.Added.IsZero() {
+		c.stats.queueDelay.observe(start.Sub(l.Added))
+	}
 	var prev store.URLRecord
 	var first store.DigestRecord
 	var hdr http.Header
@@ -721,6 +725,20 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	c.stats.pages.Add(1)
 	c.stats.bytes.Add(int64(len(resp.Body)))
 	c.stats.inc(c.stats.byClass, statusClass(resp.StatusCode), 1)
+	c.stats.fetchTime.observe(resp.Duration)
+	if l.Priority == frontier.High {
+		c.stats.lastHigh.Store(resp.Start.UnixNano())
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		c.stats.hostErrors.update(l.Host, func(v [2]int64) [2]int64 {
+			if resp.StatusCode == http.StatusTooManyRequests {
+				v[0]++
+			} else {
+				v[1]++
+			}
+			return v
+		})
+	}
 	if resp.Truncated != "" {
 		c.stats.truncated.Add(1)
 		c.log.Info("body truncated", "url", l.URL, "host", l.Host, "reason", resp.Truncated, "bytes", len(resp.Body))

@@ -45,3 +45,15 @@ func (h *hostMap[V]) get(host string) (V, bool) {
 	v, ok := p.m[host]
 	return v, ok
 }
+
+// each calls fn with every host and its value, a partition at a time.
+func (h *hostMap[V]) each(fn func(host string, v V)) {
+	for i := range h.parts {
+		p := &h.parts[i]
+		p.mu.Lock()
+		for k, v := range p.m {
+			fn(k, v)
+		}
+		p.mu.Unlock()
+	}
+}

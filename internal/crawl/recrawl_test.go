@@ -476,3 +476,23 @@ func TestOutstanding(t *testing.T) {
 		t.Errorf("all done, still counted: %v %v", o.hosts, o.urls)
 	}
 }
+
+// TestHistogram: observations land in the bucket of their bound, counts
+// are cumulative, and the overflow counts in Count only.
+func TestHistogram(t *testing.T) {
+	var h histogram
+	for _, d := range []time.Duration{time.Millisecond, 5 * time.Millisecond, 30 * time.Millisecond, 2 * 24 * time.Hour} {
+		h.observe(d)
+	}
+	s := h.snapshot()
+	at := func(bound float64) uint64 {
+		i := slices.Index(s.Bounds, bound)
+		return s.Counts[i]
+	}
+	if at(0.005) != 2 || at(0.025) != 2 || at(0.05) != 3 || at(86400) != 3 || s.Count != 4 {
+		t.Errorf("buckets %v, count %d", s.Counts, s.Count)
+	}
+	if want := (36*time.Millisecond + 48*time.Hour).Seconds(); math.Abs(s.Sum-want) > 1e-6 {
+		t.Errorf("sum %v, want %v", s.Sum, want)
+	}
+}

@@ -48,16 +48,20 @@ type counters struct {
 	errors         atomic.Int64 // page requests without a response
 	noindex        atomic.Int64
 	nofollow       atomic.Int64
-	robotsHops     atomic.Int64 // robots.txt redirect hops followed
-	robotsRetries  atomic.Int64 // failed robots.txt fetches that left the host waiting for a retry
-	robotsLastGood atomic.Int64 // unreachable robots.txt files replaced by the last good copy (or by none)
-	resumedURLs    atomic.Int64 // URLs a resumed crawl found in its store
-	resumedQueue   atomic.Int64 // of which still queued (leases out at a crash included)
-	throttled      atomic.Int64 // 429 responses
-	unavailable    atomic.Int64 // 503 responses
-	parks          atomic.Int64 // hosts parked for a failure streak
-	gaveUp         hostList     // hosts given up after too many failures
-	traps          hostList     // hosts cut off as near-duplicate traps
+	robotsHops     atomic.Int64       // robots.txt redirect hops followed
+	robotsRetries  atomic.Int64       // failed robots.txt fetches that left the host waiting for a retry
+	robotsLastGood atomic.Int64       // unreachable robots.txt files replaced by the last good copy (or by none)
+	resumedURLs    atomic.Int64       // URLs a resumed crawl found in its store
+	resumedQueue   atomic.Int64       // of which still queued (leases out at a crash included)
+	throttled      atomic.Int64       // 429 responses
+	unavailable    atomic.Int64       // 503 responses
+	parks          atomic.Int64       // hosts parked for a failure streak
+	fetchTime      histogram          // page fetch durations
+	queueDelay     histogram          // from queueing to lease
+	lastHigh       atomic.Int64       // Unix nanoseconds of the last high-priority fetch
+	hostErrors     *hostMap[[2]int64] // per host: 429s, 5xxs
+	gaveUp         hostList           // hosts given up after too many failures
+	traps          hostList           // hosts cut off as near-duplicate traps
 	mu             sync.Mutex
 	byClass        map[string]int64
 	byError        map[string]int64
@@ -71,6 +75,7 @@ type counters struct {
 
 func newCounters() *counters {
 	return &counters{
+		hostErrors: newHostMap[[2]int64](16),
 		byClass:    map[string]int64{},
 		byError:    map[string]int64{},
 		rejected:   map[string]int64{},

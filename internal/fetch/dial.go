@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"code.dny.dev/ssrf"
@@ -212,6 +213,8 @@ type dnsCache struct {
 
 	mu      sync.Mutex
 	entries map[string]dnsEntry
+
+	hits, misses atomic.Int64 // lookups answered from the cache, and not
 }
 
 type dnsEntry struct {
@@ -239,8 +242,10 @@ func (c *dnsCache) lookup(ctx context.Context, name string) ([]netip.Addr, error
 	e, ok := c.entries[name]
 	c.mu.Unlock()
 	if ok && c.now().Before(e.expires) {
+		c.hits.Add(1)
 		return e.addrs, e.err
 	}
+	c.misses.Add(1)
 	ch := c.group.DoChan(name, func() (any, error) {
 		// The query is shared by every waiter, so one waiter giving up must
 		// not cancel it for the others; it is bounded by its own timeout.

@@ -59,6 +59,9 @@ func TestDNSCachePositiveTTL(t *testing.T) {
 	if n := r.count("a.test"); n != 2 {
 		t.Errorf("lookup after expiry: %d queries, want 2", n)
 	}
+	if h, m := c.hits.Load(), c.misses.Load(); h != 3 || m != 2 {
+		t.Errorf("cache hits %d, misses %d; want 3 and 2", h, m)
+	}
 }
 
 func TestDNSCacheNegativeTTL(t *testing.T) {

@@ -168,6 +168,12 @@ func (f *Fetcher) Permits(host string) error {
 	return nil
 }
 
+// DNSStats returns how many host lookups the DNS cache answered, and how
+// many it sent to the resolver (names Config.Resolve pins are neither).
+func (f *Fetcher) DNSStats() (hits, misses int64) {
+	return f.dialer.cache.hits.Load(), f.dialer.cache.misses.Load()
+}
+
 // Close closes idle connections. In-flight Gets are not interrupted; the
 // Fetcher stays usable.
 func (f *Fetcher) Close() {

@@ -1,0 +1,90 @@
+package crawl
+
+import (
+	"cmp"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"weft/internal/seen"
+)
+
+// histogram counts durations in fixed buckets, lock-free.
+type histogram struct {
+	counts [len(histBounds) + 1]atomic.Int64 // the last counts the overflow
+	sum    atomic.Int64                      // nanoseconds
+}
+
+// histBounds are the buckets' upper bounds, in seconds: fetches take
+// milliseconds to minutes, URLs wait in queues seconds to days.
+var histBounds = [...]float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 6 * 3600, 86400}
+
+func (h *histogram) observe(d time.Duration) {
+	s := d.Seconds()
+	i, _ := slices.BinarySearch(histBounds[:], s)
+	h.counts[i].Add(1)
+	h.sum.Add(int64(d))
+}
+
+// Histogram is a snapshot of durations counted in buckets.
+type Histogram struct {
+	Bounds []float64 // upper bounds in seconds
+	Counts []uint64  // cumulative: observations at or under each bound
+	Count  uint64
+	Sum    float64 // seconds
+}
+
+func (h *histogram) snapshot() Histogram {
+	out := Histogram{Bounds: histBounds[:], Counts: make([]uint64, len(histBounds))}
+	var n uint64
+	for i := range histBounds {
+		n += uint64(h.counts[i].Load())
+		out.Counts[i] = n
+	}
+	out.Count = n + uint64(h.counts[len(histBounds)].Load())
+	out.Sum = time.Duration(h.sum.Load()).Seconds()
+	return out
+}
+
+// HostErrors counts a host's 429 and 5xx answers.
+type HostErrors struct {
+	Host         string
+	Throttled    int64 // 429
+	ServerErrors int64 // 5xx
+}
+
+// topHostErrors is how many hosts Metrics names: the label cardinality of
+// the per-host metrics is bounded.
+const topHostErrors = 20
+
+// Metrics are the crawl's measurements beyond Live's counters.
+type Metrics struct {
+	FetchDuration Histogram // from request to the end of the body
+	QueueDelay    Histogram // from a URL's queueing to its lease
+	// HostErrors are the hosts with the most 429 and 5xx answers, at most
+	// topHostErrors, most first.
+	HostErrors []HostErrors
+	// LastHighPriority is when the last high-priority URL (a seed, a page
+	// a sitemap says changed) was fetched; zero if none was.
+	LastHighPriority time.Time
+	DNSHits          int64 // host lookups the DNS cache answered
+	DNSMisses        int64 // and sent to the resolver
+	Seen             seen.Stats
+}
+
+// Metrics returns the crawl's measurements now, from any goroutine.
+func (c *Crawler) Metrics() Metrics {
+	m := Metrics{FetchDuration: c.stats.fetchTime.snapshot(), QueueDelay: c.stats.queueDelay.snapshot(), Seen: c.seen.Stats()}
+	if t := c.stats.lastHigh.Load(); t != 0 {
+		m.LastHighPriority = time.Unix(0, t)
+	}
+	m.DNSHits, m.DNSMisses = c.fetcher.DNSStats()
+	c.stats.hostErrors.each(func(host string, v [2]int64) {
+		m.HostErrors = append(m.HostErrors, HostErrors{Host: host, Throttled: v[0], ServerErrors: v[1]})
+	})
+	slices.SortFunc(m.HostErrors, func(a, b HostErrors) int {
+		return cmp.Or(cmp.Compare(b.Throttled+b.ServerErrors, a.Throttled+a.ServerErrors), cmp.Compare(a.Host, b.Host))
+	})
+	m.HostErrors = m.HostErrors[:min(len(m.HostErrors), topHostErrors)]
+	return m
+}
