@@ -50,6 +50,7 @@ type Crawl interface {
 	Hosts(limit int) []crawl.HostStatus
 	Recent() []crawl.Fetch
 	Metrics() crawl.Metrics
+	Page(pos store.URLPos) (crawl.Page, error)
 }
 
 // Config configures a Server.
@@ -105,6 +106,7 @@ var routes = []route{
 	{http.MethodGet, "/v1/fetches", false, (*Server).fetches},
 	{http.MethodGet, "/v1/hosts/{host}", false, (*Server).host},
 	{http.MethodGet, "/v1/urls", false, (*Server).urls},
+	{http.MethodGet, "/v1/pages/{url_hash}", false, (*Server).page},
 	{http.MethodGet, "/v1/policies/{host}", false, (*Server).getPolicy},
 	{http.MethodPut, "/v1/policies/{host}", true, (*Server).putPolicy},
 	{http.MethodDelete, "/v1/policies/{host}", true, (*Server).deletePolicy},

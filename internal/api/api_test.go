@@ -170,6 +170,14 @@ func (f *fakeCrawl) Metrics() crawl.Metrics {
 	}
 }
 
+func (f *fakeCrawl) Page(pos store.URLPos) (crawl.Page, error) {
+	if pos.Host != "a.test" {
+		return crawl.Page{}, crawl.ErrUnknownURL
+	}
+	return crawl.Page{Record: store.URLRecord{URL: "http://a.test/0", Status: store.URLDone, LastStatus: 200},
+		Captures: []store.CaptureRecord{{URL: "http://a.test/0", Date: time.Unix(2e9, 0), Status: 200, File: "w.warc.gz", Offset: 10, Length: 99}}}, nil
+}
+
 func (f *fakeCrawl) Pause()  { f.mu.Lock(); f.paused = true; f.mu.Unlock() }
 func (f *fakeCrawl) Resume() { f.mu.Lock(); f.paused = false; f.mu.Unlock() }
 
@@ -368,7 +376,7 @@ func TestOpenAPIInSync(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}, "LeaseRequest": LeaseRequest{}, "LeasedURL": LeasedURL{}, "CompleteRequest": CompleteRequest{}} {
+	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}, "LeaseRequest": LeaseRequest{}, "LeasedURL": LeasedURL{}, "CompleteRequest": CompleteRequest{}, "PageInfo": PageInfo{}, "Capture": Capture{}, "BodyKey": BodyKey{}} {
 		if got := slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, fields(v)) {
 			t.Errorf("%s schema %v, struct %v", name, got, fields(v))
 		}
@@ -452,8 +460,22 @@ func TestURLs(t *testing.T) {
 	if u := list("host=b.test"); len(u.URLs) != 4 || u.URLs[0].Status != "queued" || u.NextCursor != "" || u.URLs[0].LastFetch != nil {
 		t.Errorf("b.test's: %+v", u)
 	}
-	if u := list("status=done&limit=100"); len(u.URLs) != 6 || u.URLs[0].URLHash != "00000000000000000000000000000000" || u.URLs[0].LastFetch == nil {
-		t.Errorf("done: %+v", u)
+	done := list("status=done&limit=100")
+	if len(done.URLs) != 6 || done.URLs[0].LastFetch == nil {
+		t.Errorf("done: %+v", done)
+	}
+	// A url_hash from the list finds its page.
+	code, _, body := do(t, s, "GET", "/v1/pages/"+done.URLs[0].URLHash, "", "")
+	var p PageInfo
+	if err := json.Unmarshal([]byte(body), &p); code != 200 || err != nil || p.URL != "http://a.test/0" || p.BodyKey == nil || p.BodyKey.WARCFile != "w.warc.gz" ||
+		p.BodyKey.Offset != 10 || !strings.HasPrefix(p.ContentHash, "sha1:") || len(p.Captures) != 1 {
+		t.Errorf("page: %d %s", code, body)
+	}
+	if code, _, body := do(t, s, "GET", "/v1/pages/"+list("host=b.test").URLs[0].URLHash, "", ""); code != 404 || errorCode(t, body) != "unknown_url" {
+		t.Errorf("unknown page: %d %s", code, body)
+	}
+	if code, _, body := do(t, s, "GET", "/v1/pages/zz", "", ""); code != 400 || errorCode(t, body) != "bad_url_hash" {
+		t.Errorf("bad url_hash: %d %s", code, body)
 	}
 	for _, c := range []struct{ query, code string }{
 		{"cursor=%25%25", "bad_cursor"}, {"cursor=AAAA", "bad_cursor"}, {"limit=0", "bad_limit"}, {"limit=1001", "bad_limit"},

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -323,6 +325,19 @@ func TestHostPauseLive(t *testing.T) {
 			}
 			seenURL[u.URL] = true
 			if u.Status == "done" {
+				if nDone == 0 { // its page shows where its bytes are
+					code, body := call("GET", "/v1/pages/"+u.URLHash)
+					var p PageInfo
+					if err := json.Unmarshal(body, &p); code != 200 || err != nil || p.URL != u.URL || p.BodyKey == nil || p.BodyKey.Length == 0 {
+						t.Errorf("the page of %s: %d %s", u.URL, code, body)
+					} else if _, err := os.Stat(filepath.Join(cfg.DataDir, "warc", p.BodyKey.WARCFile)); err != nil {
+						// The file being written is named so once closed;
+						// until then it carries ".open".
+						if _, err := os.Stat(filepath.Join(cfg.DataDir, "warc", p.BodyKey.WARCFile+".open")); err != nil {
+							t.Errorf("its WARC file: %v", err)
+						}
+					}
+				}
 				nDone++
 			}
 		}

@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"strconv"
@@ -25,7 +24,7 @@ type URLs struct {
 type URL struct {
 	URL         string     `json:"url"`
 	Host        string     `json:"host"`
-	URLHash     string     `json:"url_hash"`
+	URLHash     string     `json:"url_hash"` // opaque: GET /v1/pages/{url_hash}
 	Status      string     `json:"status"`
 	Depth       int        `json:"depth"`
 	LastStatus  int        `json:"last_status,omitempty"`
@@ -107,7 +106,7 @@ func (s *Server) urls(w http.ResponseWriter, r *http.Request) error {
 	out := URLs{URLs: make([]URL, 0, len(recs)), NextCursor: encodeCursor(next)}
 	for i, rec := range recs {
 		out.URLs = append(out.URLs, URL{
-			URL: rec.URL, Host: pos[i].Host, URLHash: hex.EncodeToString(pos[i].Hash[:]), Status: rec.Status.String(),
+			URL: rec.URL, Host: pos[i].Host, URLHash: encodeCursor(&pos[i]), Status: rec.Status.String(),
 			Depth: rec.Depth, LastStatus: rec.LastStatus, LastOutcome: rec.LastOutcome,
 			LastFetch: optTime(rec.LastFetch), NextCrawl: optTime(rec.NextCrawl), InLinks: rec.InLinks,
 		})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -334,3 +335,49 @@ func (c *Crawler) Hosts(limit int) []HostStatus {
 	}
 	return out
 }
+
+// Page is what the crawl holds of one URL: its record and its captures
+// in the capture index, newest first (at most maxPageCaptures).
+type Page struct {
+	Record   store.URLRecord
+	Captures []store.CaptureRecord
+}
+
+const maxPageCaptures = 20
+
+// ErrUnknownURL is returned by Page for a URL the crawl has no record of.
+var ErrUnknownURL = errors.New("crawl: no such URL")
+
+// Page returns the record and the captures of the URL at pos (as URLs
+// lists them).
+func (c *Crawler) Page(pos store.URLPos) (Page, error) {
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if c.closed {
+		return Page{}, ErrNotRunning
+	}
+	r, ok, err := c.state.db.GetURL(pos.Part, pos.Host, pos.Hash)
+	if err != nil {
+		return Page{}, err
+	}
+	if !ok {
+		return Page{}, ErrUnknownURL
+	}
+	p := Page{Record: r}
+	u, err := c.canon.Parse(r.URL)
+	if err != nil {
+		return p, nil
+	}
+	err = c.state.db.Captures(u.SURT(), func(cr store.CaptureRecord) bool {
+		if len(p.Captures) == maxPageCaptures { // keep the newest: they come oldest first
+			p.Captures = append(p.Captures[:0], p.Captures[1:]...)
+		}
+		p.Captures = append(p.Captures, cr)
+		return true
+	})
+	slices.Reverse(p.Captures)
+	return p, err
+}
+
+// DigestString writes a payload digest as WARC does: "sha1:" and base32.
+func DigestString(d [20]byte) string { return digestString(d) }
