@@ -18,6 +18,7 @@ type Stats struct {
 	RobotsFetches  int64            `json:"robots_fetches"`
 	Bytes          int64            `json:"bytes"`
 	ByStatus       map[string]int64 `json:"by_status"`
+	ByOutcome      map[string]int64 `json:"by_outcome"`
 	Errors         map[string]int64 `json:"errors"`
 	Rejected       map[string]int64 `json:"rejected"`
 	Robots         map[string]int64 `json:"robots"`
@@ -62,7 +63,7 @@ func statsOf(l crawl.Live) Stats {
 	return Stats{
 		ElapsedSeconds: s.Elapsed.Seconds(), Paused: l.Paused,
 		Pages: s.Pages, RobotsFetches: s.RobotsFetches, Bytes: s.Bytes,
-		ByStatus: nonNil(s.ByStatus), Errors: nonNil(s.Errors), Rejected: nonNil(s.Rejected),
+		ByStatus: nonNil(s.ByStatus), ByOutcome: nonNil(l.Outcomes), Errors: nonNil(s.Errors), Rejected: nonNil(s.Rejected),
 		Robots: nonNil(s.Robots), Handled: nonNil(s.Handled),
 		Revisits: s.Revisits, NearDups: s.NearDups, NotModified: s.NotModified, Recrawls: s.Recrawls,
 		Throttled: s.Throttled, Unavailable: s.Unavailable, GaveUp: s.GaveUp, Traps: s.Traps,
@@ -87,6 +88,7 @@ type collector struct{ c Crawl }
 var (
 	descPages      = prometheus.NewDesc("weft_pages_total", "Page requests that got a response.", nil, nil)
 	descFetches    = prometheus.NewDesc("weft_fetches_total", "Page responses by status class.", []string{"class"}, nil)
+	descOutcomes   = prometheus.NewDesc("weft_fetch_outcomes_total", "Page fetches by outcome (ok, redirect, revisit, not-modified, external, error:KIND, ...).", []string{"outcome"}, nil)
 	descErrors     = prometheus.NewDesc("weft_fetch_errors_total", "Page requests without a response, by kind.", []string{"kind"}, nil)
 	descBytes      = prometheus.NewDesc("weft_received_bytes_total", "Body bytes received, as sent (still encoded).", nil, nil)
 	descRobots     = prometheus.NewDesc("weft_robots_fetches_total", "robots.txt fetch outcomes.", []string{"outcome"}, nil)
@@ -115,7 +117,7 @@ var (
 	descDNSMisses  = prometheus.NewDesc("weft_dns_cache_misses_total", "Host lookups sent to the resolver.", nil, nil)
 	descBloomFill  = prometheus.NewDesc("weft_seen_bloom_fill_ratio", "Fraction of the seen set's Bloom filter bits set.", nil, nil)
 	descHighAge    = prometheus.NewDesc("weft_seconds_since_high_priority_fetch", "Time since the last fetch of a high-priority URL (a seed, a page a sitemap says changed); absent before the first.", nil, nil)
-	allDescs       = []*prometheus.Desc{descPages, descFetches, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descDNSHits, descDNSMisses, descBloomFill, descHighAge}
+	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descDNSHits, descDNSMisses, descBloomFill, descHighAge}
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -138,6 +140,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for k, v := range st.Errors {
 		counter(descErrors, v, k)
+	}
+	for k, v := range st.ByOutcome {
+		counter(descOutcomes, v, k)
 	}
 	counter(descBytes, st.Bytes)
 	for k, v := range st.Robots {

@@ -1102,6 +1102,9 @@ type fetchLog struct {
 	// recent holds the last recentFetches records, a ring from next.
 	recent []fetchRecord
 	next   int
+	// outcomes counts the records by outcome ("ok", "redirect",
+	// "revisit", "not-modified", "error:timeout", ...).
+	outcomes map[string]int64
 }
 
 // recentFetches is how many of the last fetches Recent returns.
@@ -1122,12 +1125,23 @@ func (l *fetchLog) write(r fetchRecord) {
 	if l.err == nil {
 		l.err = l.enc.Encode(r)
 	}
+	if l.outcomes == nil {
+		l.outcomes = map[string]int64{}
+	}
+	l.outcomes[r.Outcome]++
 	if len(l.recent) < recentFetches {
 		l.recent = append(l.recent, r)
 	} else {
 		l.recent[l.next] = r
 		l.next = (l.next + 1) % recentFetches
 	}
+}
+
+// byOutcome returns the fetches logged so far by outcome.
+func (l *fetchLog) byOutcome() map[string]int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.outcomes)
 }
 
 // last returns the last fetches, newest first.

@@ -23,6 +23,10 @@ type Live struct {
 	Summary
 	Frontier frontier.Stats
 	Paused   bool
+	// Outcomes counts the page fetches by outcome, as the fetch log says
+	// ("ok", "redirect", "revisit", "not-modified", "external",
+	// "error:KIND", ...).
+	Outcomes map[string]int64
 }
 
 // Live returns a snapshot of the crawl, from New on. It is safe to call
@@ -32,7 +36,7 @@ func (c *Crawler) Live() Live {
 	fs := c.front.Stats()
 	sum.Queued = fs.Queued + fs.InFlight
 	sum.WARCFiles, sum.WARCBytes = c.warc.Files(), c.warc.Bytes()
-	return Live{Summary: sum, Frontier: fs, Paused: c.pause.paused()}
+	return Live{Summary: sum, Frontier: fs, Paused: c.pause.paused(), Outcomes: c.flog.byOutcome()}
 }
 
 // Pause stops the workers taking new leases; the fetches in flight finish,
