@@ -40,7 +40,7 @@ type Crawl interface {
 	Resume()
 	AddSeeds(urls []string, high bool) ([]crawl.Verdict, error)
 	Host(host string) crawl.HostStatus
-	HoldHost(host string, on bool)
+	HoldHost(host string, on bool) (string, error)
 	URLs(host string, status store.URLStatus, after *store.URLPos, limit int) ([]store.URLPos, []store.URLRecord, *store.URLPos, error)
 	Policy(host string) (policy.Policy, bool)
 	SetPolicy(host string, p policy.Policy) error
@@ -183,6 +183,16 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// localHost reports whether a Host header names this machine's loopback:
+// localhost or a loopback address, with any port.
+func localHost(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	return isLoopback(strings.Trim(host, "[]"))
+}
+
 // Handler is the server's handler, for tests and embedding.
 func (s *Server) Handler() http.Handler { return s.mux }
 
@@ -241,7 +251,9 @@ func (s *Server) endpoint(rt route) http.Handler {
 // authorized reports whether r may be served: it carries the token, or
 // it needs none (a read on a loopback-only server).
 func (s *Server) authorized(r *http.Request, mutating bool) bool {
-	if s.loopback && !mutating {
+	if s.loopback && !mutating && localHost(r.Host) {
+		// A page elsewhere that rebinds its name to 127.0.0.1 sends its
+		// own name as Host: it reads nothing without the token.
 		return true
 	}
 	if s.cfg.Token == "" {

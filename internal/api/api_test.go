@@ -77,13 +77,14 @@ func (f *fakeCrawl) Host(host string) crawl.HostStatus {
 		Robots:   &robots.Policy{Outcome: robots.Rules, Status: 200, FetchedAt: time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC)}}
 }
 
-func (f *fakeCrawl) HoldHost(host string, on bool) {
+func (f *fakeCrawl) HoldHost(host string, on bool) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.held == nil {
 		f.held = map[string]bool{}
 	}
 	f.held[host] = on
+	return host, nil
 }
 
 // URLs serves 10 records of two hosts, a.test's done and b.test's queued.
@@ -190,6 +191,7 @@ func do(t *testing.T, s *Server, method, path, token, body string) (int, http.He
 		r = strings.NewReader(body)
 	}
 	req := httptest.NewRequest(method, path, r)
+	req.Host = "127.0.0.1:8080"
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -221,6 +223,15 @@ func TestAuth(t *testing.T) {
 	}
 	if code, _, _ := do(t, open, "GET", "/v1/stats", "", ""); code != 200 {
 		t.Errorf("loopback read without a token: %d", code)
+	}
+	for host, want := range map[string]int{"localhost:8080": 200, "[::1]:8080": 200, "evil.example:8080": 401, "evil.example": 401} {
+		req := httptest.NewRequest("GET", "/v1/stats", nil)
+		req.Host = host // a DNS-rebinding page sends its own name
+		w := httptest.NewRecorder()
+		open.Handler().ServeHTTP(w, req)
+		if w.Code != want {
+			t.Errorf("a loopback read with Host %s: %d, want %d", host, w.Code, want)
+		}
 	}
 	if code, _, body := do(t, open, "POST", "/v1/pause", "", ""); code != 401 || errorCode(t, body) != "unauthorized" || f.paused {
 		t.Errorf("mutation on a server with no token: %d %s, paused %v", code, body, f.paused)
@@ -377,7 +388,8 @@ func TestOpenAPIInSync(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}, "LeaseRequest": LeaseRequest{}, "LeasedURL": LeasedURL{}, "CompleteRequest": CompleteRequest{}, "PageInfo": PageInfo{}, "Capture": Capture{}, "BodyKey": BodyKey{}} {
+	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}, "LeaseRequest": LeaseRequest{}, "LeasedURL": LeasedURL{}, "CompleteRequest": CompleteRequest{}, "PageInfo": PageInfo{}, "Capture": Capture{}, "BodyKey": BodyKey{},
+		"Fetch": crawl.Fetch{}, "HostList": HostList{}, "Fetches": Fetches{}, "LeaseResponse": LeaseResponse{}} {
 		if got := slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, fields(v)) {
 			t.Errorf("%s schema %v, struct %v", name, got, fields(v))
 		}

@@ -84,7 +84,10 @@ func holdHost(on bool) func(*Server, http.ResponseWriter, *http.Request) error {
 		if err != nil {
 			return err
 		}
-		s.crawl.HoldHost(name, on)
+		name, err = s.crawl.HoldHost(name, on)
+		if err != nil {
+			return &Error{Status: http.StatusBadRequest, Code: "bad_host", Message: err.Error()}
+		}
 		s.cfg.Logger.Info("host held through the API", "host", name, "held", on)
 		return writeJSON(w, http.StatusOK, map[string]any{"host": name, "held": on})
 	}

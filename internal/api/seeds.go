@@ -46,8 +46,10 @@ type Rejected struct {
 // for a day and at most maxKeys of them, so that a client retrying a
 // request it is unsure of adds its seeds once.
 type idempotency struct {
-	mu   sync.Mutex // held through a request: the same key twice at once is answered once
-	keys map[string]idemEntry
+	mu    sync.Mutex // held while the crawl takes seeds: the same key twice at once is answered once
+	keys  map[string]idemEntry
+	order []string // keys, oldest first
+	bytes int      // of the answers kept
 }
 
 type idemEntry struct {
@@ -57,8 +59,9 @@ type idemEntry struct {
 }
 
 const (
-	idemTTL     = 24 * time.Hour
-	idemMaxKeys = 10000
+	idemTTL      = 24 * time.Hour
+	idemMaxKeys  = 10000
+	idemMaxBytes = 64 << 20
 )
 
 // limiters holds a token bucket per client address for POST /v1/seeds.
@@ -117,28 +120,40 @@ func (s *Server) addSeeds(w http.ResponseWriter, r *http.Request) error {
 	if len(key) > 255 {
 		return &Error{Status: http.StatusBadRequest, Code: "bad_idempotency_key", Message: "Idempotency-Key over 255 bytes"}
 	}
-	sum := sha256.Sum256(body)
+	answer, replayed, err := s.seedsAnswer(key, sha256.Sum256(body), req)
+	if err != nil {
+		return err
+	}
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	_, err = w.Write(answer)
+	return err
+}
+
+// seedsAnswer adds the seeds, or replays the answer to an earlier request
+// with the same key. The lock is held while the crawl takes the seeds, so
+// the same key twice at once adds once, never while an answer is written.
+func (s *Server) seedsAnswer(key string, sum [sha256.Size]byte, req SeedsRequest) (answer []byte, replayed bool, err error) {
 	s.idem.mu.Lock()
 	defer s.idem.mu.Unlock()
 	now := time.Now()
 	if key != "" {
 		if e, ok := s.idem.keys[key]; ok && now.Sub(e.at) < idemTTL {
 			if e.body != sum {
-				return &Error{Status: http.StatusUnprocessableEntity, Code: "idempotency_key_reused", Message: "Idempotency-Key " + strconv.Quote(key) + " was used with another request"}
+				return nil, false, &Error{Status: http.StatusUnprocessableEntity, Code: "idempotency_key_reused", Message: "Idempotency-Key " + strconv.Quote(key) + " was used with another request"}
 			}
-			w.Header().Set("Idempotent-Replayed", "true")
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusAccepted)
-			_, err := w.Write(e.answer)
-			return err
+			return e.answer, true, nil
 		}
 	}
 	verdicts, err := s.crawl.AddSeeds(req.URLs, req.Priority == "high")
 	if errors.Is(err, crawl.ErrNotRunning) {
-		return errNotRunning
+		return nil, false, errNotRunning
 	}
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	resp := SeedsResponse{Accepted: []string{}, Rejected: []Rejected{}}
 	for _, v := range verdicts {
@@ -148,29 +163,40 @@ func (s *Server) addSeeds(w http.ResponseWriter, r *http.Request) error {
 			resp.Rejected = append(resp.Rejected, Rejected{URL: v.URL, Reason: v.Reason})
 		}
 	}
-	answer, err := json.MarshalIndent(resp, "", "  ")
+	answer, err = json.MarshalIndent(resp, "", "  ")
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	answer = append(answer, '\n')
 	if key != "" {
-		if s.idem.keys == nil {
-			s.idem.keys = map[string]idemEntry{}
-		}
-		if len(s.idem.keys) >= idemMaxKeys {
-			for k, e := range s.idem.keys {
-				if now.Sub(e.at) >= idemTTL {
-					delete(s.idem.keys, k)
-				}
-			}
-		}
-		if len(s.idem.keys) < idemMaxKeys {
-			s.idem.keys[key] = idemEntry{body: sum, answer: answer, at: now}
-		}
+		s.idem.remember(key, idemEntry{body: sum, answer: answer, at: now})
 	}
 	s.cfg.Logger.Info("seeds added through the API", "accepted", len(resp.Accepted), "rejected", len(resp.Rejected))
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusAccepted)
-	_, err = w.Write(answer)
-	return err
+	return answer, false, nil
+}
+
+// remember keeps an answer under key, forgetting the oldest past
+// idemMaxKeys answers or idemMaxBytes of them, and those past idemTTL;
+// idem.mu is held.
+func (m *idempotency) remember(key string, e idemEntry) {
+	if m.keys == nil {
+		m.keys = map[string]idemEntry{}
+	}
+	if old, ok := m.keys[key]; ok { // expired, and used again
+		m.bytes -= len(old.answer)
+	}
+	m.keys[key] = e
+	m.order = append(m.order, key)
+	m.bytes += len(e.answer)
+	for len(m.order) > 0 {
+		old, ok := m.keys[m.order[0]]
+		if ok && len(m.keys) <= idemMaxKeys && m.bytes <= idemMaxBytes && e.at.Sub(old.at) < idemTTL {
+			break
+		}
+		if ok {
+			m.bytes -= len(old.answer)
+			delete(m.keys, m.order[0])
+		}
+		m.order = m.order[1:]
+	}
 }

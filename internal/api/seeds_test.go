@@ -11,6 +11,7 @@ import (
 func postSeeds(t *testing.T, s *Server, token, key, body string) (int, http.Header, string) {
 	t.Helper()
 	req := httptest.NewRequest("POST", "/v1/seeds", strings.NewReader(body))
+	req.Host = "127.0.0.1:8080"
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

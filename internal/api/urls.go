@@ -6,10 +6,10 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"weft/internal/crawl"
+	"weft/internal/policy"
 	"weft/internal/store"
 )
 
@@ -93,10 +93,14 @@ func (s *Server) urls(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	host := q.Get("host")
-	if strings.ContainsRune(host, 0) {
-		return &Error{Status: http.StatusBadRequest, Code: "bad_host", Message: "not a host: " + strconv.Quote(host)}
+	if host != "" {
+		h, err := policy.NormalHost(host)
+		if err != nil {
+			return &Error{Status: http.StatusBadRequest, Code: "bad_host", Message: err.Error()}
+		}
+		host = h
 	}
-	pos, recs, next, err := s.crawl.URLs(strings.ToLower(host), status, after, limit)
+	pos, recs, next, err := s.crawl.URLs(host, status, after, limit)
 	if errors.Is(err, crawl.ErrNotRunning) {
 		return errNotRunning
 	}

@@ -76,6 +76,7 @@ type Crawler struct {
 	liveMu  sync.RWMutex
 	running bool
 	closed  bool // the store is closed: nothing more can be read (liveMu)
+	frontUp bool // the frontier's Run was started (liveMu): before, it answers nothing
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
 	inlinks *sketch.Sketch
@@ -99,7 +100,8 @@ type Crawler struct {
 	stopLeasing  context.CancelFunc // set by Run
 	failed       atomic.Bool        // fail was called
 	fatalOnce    sync.Once
-	fatal        error // first error that stops the crawl (set once, read after workers exit)
+	fatalMu      sync.Mutex // fatal is set by fail from any goroutine, the API's too
+	fatal        error      // first error that stops the crawl (set once, read after workers exit)
 }
 
 // New checks cfg and the seeds, and opens the crawl's state and output
@@ -162,7 +164,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	c.robots = newRobotsCache(c.cfg.Partitions, c.cfg.robotsRetry())
 	if c.cfg.Policies == nil {
 		// Empty, for the operator API to fill.
-		c.cfg.Policies = policy.NewSet(policy.Limits{Delay: c.cfg.Delay, MaxURLs: c.cfg.MaxURLsPerHost})
+		c.cfg.Policies = policy.NewSet(c.policyLimits())
 	}
 	if err := c.loadPolicies(); err != nil {
 		return nil, err
@@ -274,6 +276,9 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	closeAll := func() error { // the rebuild of the seen set reads the store
 		stopWarm()
 		warm.Wait()
+		c.liveMu.Lock()
+		c.running, c.closed = false, true // the API reads and writes no more
+		c.liveMu.Unlock()
 		return c.close()
 	}
 	if c.resumed {
@@ -332,6 +337,9 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		graceMu.Unlock()
 	}()
 	frontErr := make(chan error, 1)
+	c.liveMu.Lock()
+	c.frontUp = true // the frontier answers Stats, Host and Hosts from now on
+	c.liveMu.Unlock()
 	go func() { frontErr <- c.front.Run(leaseCtx) }()
 	var rescan sync.WaitGroup
 	if c.cfg.Recrawl != nil {
@@ -358,7 +366,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	sum := c.summary()
 	sum.Queued = stats.Queued + stats.InFlight
 	switch {
-	case c.fatal != nil:
+	case c.fatalErr() != nil:
 		sum.StoppedBy = "failed"
 	case ctx.Err() != nil:
 		sum.StoppedBy = "interrupted"
@@ -369,11 +377,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	default:
 		sum.StoppedBy = "stopped"
 	}
-	c.setRunning(false) // no seed comes in once the store closes
-	c.liveMu.Lock()
-	c.closed = true
-	c.liveMu.Unlock()
-	err := errors.Join(c.fatal, closeAll())
+	err := errors.Join(c.fatalErr(), closeAll())
 	sum.WARCFiles = c.warc.Files()
 	sum.WARCBytes = c.warc.Bytes()
 	return sum, err
@@ -578,10 +582,19 @@ func (c *Crawler) countClock(l frontier.Lease, res frontier.Result, clock fronti
 
 // fail stops the crawl for an error that makes going on pointless (the
 // archive cannot be written): no new leases; in-flight fetches finish.
+// fatalErr is the first error that stopped the crawl, nil if none.
+func (c *Crawler) fatalErr() error {
+	c.fatalMu.Lock()
+	defer c.fatalMu.Unlock()
+	return c.fatal
+}
+
 func (c *Crawler) fail(err error) {
 	c.failed.Store(true)
 	c.fatalOnce.Do(func() {
+		c.fatalMu.Lock()
 		c.fatal = err
+		c.fatalMu.Unlock()
 		c.log.Error("crawl stopped", "err", err)
 		c.stopLeasing()
 	})

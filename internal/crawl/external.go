@@ -92,6 +92,13 @@ func (c *Crawler) LeaseExternal(ctx context.Context, n int, ttl, wait time.Durat
 			c.finish(l, c.handle(ctx, l, pb), pb)
 			continue
 		}
+		if max := c.cfg.MaxPages; max > 0 && c.pagesStarted.Add(1) > max {
+			// The page cap counts external fetches as weft's own.
+			c.capReached.Store(true)
+			c.stopLeasing()
+			c.finish(l, leaseOutcome{res: frontier.Result{Retry: true}}, c.state.newBatch())
+			break
+		}
 		id := make([]byte, 16)
 		rand.Read(id)
 		e := ExternalLease{ID: hex.EncodeToString(id), URL: l.URL, Host: l.Host, Depth: l.Depth, Expires: time.Now().Add(ttl)}

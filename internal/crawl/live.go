@@ -33,7 +33,10 @@ type Live struct {
 // from any goroutine.
 func (c *Crawler) Live() Live {
 	sum := c.summary()
-	fs := c.front.Stats()
+	var fs frontier.Stats
+	if c.frontierUp() {
+		fs = c.front.Stats() // after its Run, the snapshot it left
+	}
 	sum.Queued = fs.Queued + fs.InFlight
 	sum.WARCFiles, sum.WARCBytes = c.warc.Files(), c.warc.Bytes()
 	return Live{Summary: sum, Frontier: fs, Paused: c.pause.paused(), Outcomes: c.flog.byOutcome()}
@@ -231,7 +234,13 @@ type HostStatus struct {
 // Host returns what the crawl knows of host (an authority, host[:port],
 // as URLs are queued under).
 func (c *Crawler) Host(host string) HostStatus {
-	st := HostStatus{Host: host, Frontier: c.front.Host(host), Robots: c.robots.cached(host, time.Now())}
+	if h, err := policy.NormalHost(host); err == nil {
+		host = h
+	}
+	st := HostStatus{Host: host, Robots: c.robots.cached(host, time.Now())}
+	if c.frontierUp() {
+		st.Frontier = c.front.Host(host)
+	}
 	st.Accepted, _ = c.hostCap.get(host)
 	cl := st.Frontier.Clock
 	st.Gap = max(c.cfg.Delay, cl.CrawlDelay, cl.Backoff)
@@ -243,7 +252,25 @@ func (c *Crawler) Host(host string) HostStatus {
 // kept, a fetch in flight finishes, and the rest of the crawl goes on. A
 // host not known yet is held when its first URL comes. A crawl that is
 // not continuous does not drain while a host with URLs is held.
-func (c *Crawler) HoldHost(host string, on bool) { c.front.Hold(host, on) }
+//
+// The host is named as in its URLs (policy.NormalHost: lowercase,
+// punycode, no default port); it returns that name, or why host is not one.
+func (c *Crawler) HoldHost(host string, on bool) (string, error) {
+	h, err := policy.NormalHost(host)
+	if err != nil {
+		return "", err
+	}
+	c.front.Hold(h, on)
+	return h, nil
+}
+
+// frontierUp reports whether the frontier answers questions: its Run has
+// started (once it returned, it answers from its last snapshot).
+func (c *Crawler) frontierUp() bool {
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	return c.frontUp
+}
 
 // metaPolicyPrefix + host holds a policy an operator set while the crawl
 // ran (SetPolicy), as JSON; a restart puts it over the --policy file's.
@@ -259,7 +286,13 @@ func (c *Crawler) SetPolicy(host string, p policy.Policy) error {
 	if c.closed {
 		return ErrNotRunning
 	}
-	if err := c.cfg.Policies.Put(host, p); err != nil {
+	h, err := policy.NormalHost(host)
+	if err != nil {
+		return err
+	}
+	// Checked first, kept next, applied last: a policy refused, or not
+	// kept, is not in force either.
+	if err := policy.NewSet(c.policyLimits()).Put(h, p); err != nil {
 		return err
 	}
 	v, err := json.Marshal(p)
@@ -267,10 +300,14 @@ func (c *Crawler) SetPolicy(host string, p policy.Policy) error {
 		return err
 	}
 	b := c.state.db.NewBatch()
-	b.PutMeta(metaPolicyPrefix+host, v)
+	b.PutMeta(metaPolicyPrefix+h, v)
 	if err := b.Commit(true); err != nil {
-		return fmt.Errorf("crawl: keep the policy of %s: %w", host, err)
+		return fmt.Errorf("crawl: keep the policy of %s: %w", h, err)
 	}
+	if err := c.cfg.Policies.Put(h, p); err != nil {
+		return err
+	}
+	host = h
 	c.log.Info("operator policy set through the API", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs)
 	return nil
 }
@@ -283,9 +320,13 @@ func (c *Crawler) DeletePolicy(host string) (bool, error) {
 	if c.closed {
 		return false, ErrNotRunning
 	}
-	had := c.cfg.Policies.Delete(host)
+	h, err := policy.NormalHost(host)
+	if err != nil {
+		return false, err
+	}
+	had := c.cfg.Policies.Delete(h)
 	b := c.state.db.NewBatch()
-	b.DeleteMeta(metaPolicyPrefix + host)
+	b.DeleteMeta(metaPolicyPrefix + h)
 	if err := b.Commit(true); err != nil {
 		return had, fmt.Errorf("crawl: forget the policy of %s: %w", host, err)
 	}
@@ -294,8 +335,17 @@ func (c *Crawler) DeletePolicy(host string) (bool, error) {
 
 // Policy returns host's own policy, and false if it has none.
 func (c *Crawler) Policy(host string) (policy.Policy, bool) {
-	p, ok := c.cfg.Policies.All()[host]
+	h, err := policy.NormalHost(host)
+	if err != nil {
+		return policy.Policy{}, false
+	}
+	p, ok := c.cfg.Policies.All()[h]
 	return p, ok
+}
+
+// policyLimits are the crawl's settings a policy may only tighten.
+func (c *Crawler) policyLimits() policy.Limits {
+	return policy.Limits{Delay: c.cfg.Delay, MaxURLs: c.cfg.MaxURLsPerHost}
 }
 
 // loadPolicies puts the policies operators set in earlier runs over those
@@ -328,6 +378,9 @@ func (c *Crawler) Recent() []Fetch { return c.flog.last() }
 // Hosts returns what the crawl knows of the hosts its frontier holds, those
 // with the most URLs in memory first, at most limit.
 func (c *Crawler) Hosts(limit int) []HostStatus {
+	if !c.frontierUp() {
+		return nil
+	}
 	infos := c.front.Hosts(limit)
 	out := make([]HostStatus, 0, len(infos))
 	now := time.Now()

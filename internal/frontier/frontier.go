@@ -574,17 +574,30 @@ func (f *Frontier) Hosts(limit int) []HostInfo {
 }
 
 func (f *Frontier) hostList(limit int, now time.Time) []HostInfo {
-	out := make([]HostInfo, 0, min(limit, len(f.hosts)))
-	for name := range f.hosts {
-		out = append(out, f.hostInfo(name, now))
+	if limit <= 0 {
+		return nil
 	}
-	slices.SortFunc(out, func(a, b HostInfo) int {
-		if c := cmp.Compare(b.Queued, a.Queued); c != 0 {
-			return c
+	// The first limit by (queued desc, name), kept in a slice sorted that
+	// way: the frontier's goroutine spends O(hosts · log limit) and
+	// allocates nothing per host it passes over.
+	better := func(a *host, b HostInfo) bool {
+		return a.head.len() > b.Queued || a.head.len() == b.Queued && a.name < b.Name
+	}
+	out := make([]HostInfo, 0, min(limit, len(f.hosts)))
+	for name, h := range f.hosts {
+		if len(out) == limit && !better(h, out[len(out)-1]) {
+			continue
 		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	return out[:min(limit, len(out))]
+		info := f.hostInfo(name, now)
+		i, _ := slices.BinarySearchFunc(out, info, func(a, b HostInfo) int {
+			return cmp.Or(cmp.Compare(b.Queued, a.Queued), strings.Compare(a.Name, b.Name))
+		})
+		if len(out) == limit {
+			out = out[:limit-1]
+		}
+		out = slices.Insert(out, i, info)
+	}
+	return out
 }
 
 // Hold keeps a host out of the ready heap, with its queue and its clock

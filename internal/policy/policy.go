@@ -117,6 +117,11 @@ var keyCanon = canon.New(canon.Config{})
 // normalHost turns a key into the authority the crawler's canonical URLs
 // have: the host in lower case and punycode (IPv6 in brackets), a port only
 // when it is not 80. A key that no URL could ever match is refused.
+// NormalHost returns the authority a host key stands for, as URLs are
+// queued under it (lowercase, punycode, no default port, no trailing dot),
+// or why it is not one.
+func NormalHost(key string) (string, error) { return normalHost(key) }
+
 func normalHost(key string) (string, error) {
 	k := strings.TrimSpace(key)
 	if k == "" || strings.ContainsAny(k, "/?#@ \t*") {
