@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -100,32 +101,37 @@ func TestDNSCacheEmptyAnswer(t *testing.T) {
 }
 
 func TestDNSCacheCoalesces(t *testing.T) {
-	r := &fakeResolver{
-		answers: map[string][]netip.Addr{"slow.test": {addrA}},
-		gate:    make(chan struct{}),
-		started: make(chan string, 100),
-	}
-	c, _ := newTestCache(r)
-	var wg sync.WaitGroup
-	errs := make(chan error, 10)
-	for range 10 {
-		wg.Go(func() {
-			_, err := c.lookup(context.Background(), "slow.test")
-			errs <- err
-		})
-	}
-	<-r.started
-	close(r.gate)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Error(err)
+	// In a synctest bubble, so that all ten lookups are surely waiting on
+	// the one query before it answers (with real goroutines, a late one
+	// could miss the cache before the answer is stored and ask again).
+	synctest.Test(t, func(t *testing.T) {
+		r := &fakeResolver{
+			answers: map[string][]netip.Addr{"slow.test": {addrA}},
+			gate:    make(chan struct{}),
+			started: make(chan string, 100),
 		}
-	}
-	if n := r.count("slow.test"); n != 1 {
-		t.Errorf("10 concurrent lookups made %d queries, want 1", n)
-	}
+		c, _ := newTestCache(r)
+		var wg sync.WaitGroup
+		errs := make(chan error, 10)
+		for range 10 {
+			wg.Go(func() {
+				_, err := c.lookup(context.Background(), "slow.test")
+				errs <- err
+			})
+		}
+		synctest.Wait()
+		close(r.gate)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Error(err)
+			}
+		}
+		if n := r.count("slow.test"); n != 1 {
+			t.Errorf("10 concurrent lookups made %d queries, want 1", n)
+		}
+	})
 }
 
 // A waiter that gives up does not cancel the query the others share.
