@@ -55,7 +55,8 @@ var (
 	// ErrEmpty: the input is empty or holds only spaces and control
 	// characters.
 	ErrEmpty = errors.New("empty url")
-	// ErrTooLong: the input is longer than Config.MaxLength.
+	// ErrTooLong: the input, or its canonical form, is longer than
+	// Config.MaxLength.
 	ErrTooLong = errors.New("url too long")
 	// ErrTooManySegments: the input's path has more segments than
 	// Config.MaxSegments.
@@ -137,7 +138,8 @@ type Config struct {
 
 	// MaxLength is the longest input, in bytes, that Parse, NewBase and
 	// Resolve accept; longer input fails with ErrTooLong before it is
-	// parsed. Zero means 8192; negative means no limit.
+	// parsed, and so does input whose canonical form is longer. Zero means
+	// 8192; negative means no limit.
 	MaxLength int
 	// MaxSegments is the most "/" and "\" (the two of "//host" included)
 	// the input may hold before its query or fragment; more fail with
@@ -281,7 +283,19 @@ func (c *Canonicalizer) Parse(raw string) (URL, error) {
 	if err != nil {
 		return URL{}, &Error{Op: "parse", URL: raw, Err: err}
 	}
-	return c.canonical(u), nil
+	out := c.canonical(u)
+	if c.tooLong(out) {
+		return URL{}, &Error{Op: "parse", URL: raw, Err: ErrTooLong}
+	}
+	return out, nil
+}
+
+// tooLong reports whether a canonical URL is longer than MaxLength: an
+// input within it can grow past it (each invalid UTF-8 byte becomes the
+// nine bytes of an escaped U+FFFD, a reference is joined to its base),
+// and every URL the crawl keeps must parse again.
+func (c *Canonicalizer) tooLong(u URL) bool {
+	return c.maxLength >= 0 && len(u.String) > c.maxLength
 }
 
 // Resolve resolves the reference ref, as found in a link, against base as a
@@ -351,7 +365,11 @@ func (b *Base) Resolve(ref string) (URL, error) {
 	if err != nil {
 		return URL{}, &Error{Op: "resolve", URL: ref, Base: b.raw, Err: err}
 	}
-	return b.c.canonical(u), nil
+	out := b.c.canonical(u)
+	if b.c.tooLong(out) {
+		return URL{}, &Error{Op: "resolve", URL: ref, Base: b.raw, Err: ErrTooLong}
+	}
+	return out, nil
 }
 
 // check rejects input before the WHATWG parser sees it: blank input, which

@@ -532,3 +532,21 @@ func TestSURT(t *testing.T) {
 		}
 	}
 }
+
+// TestCanonicalFormTooLong (found by FuzzCanonical): input within
+// MaxLength whose canonical form is longer (each invalid UTF-8 byte
+// becomes %EF%BF%BD) fails with ErrTooLong, so every URL Parse returns
+// parses again; Resolve likewise.
+func TestCanonicalFormTooLong(t *testing.T) {
+	c := New(Config{MaxLength: 1000})
+	raw := "http://a.test/" + strings.Repeat("\x9f", 500)
+	if _, err := c.Parse(raw); !errors.Is(err, ErrTooLong) {
+		t.Errorf("Parse: %v, want ErrTooLong", err)
+	}
+	if _, err := c.ResolveString("http://a.test/", strings.Repeat("\x9f", 500)); !errors.Is(err, ErrTooLong) {
+		t.Errorf("Resolve: %v, want ErrTooLong", err)
+	}
+	if u, err := c.Parse("http://a.test/" + strings.Repeat("\x9f", 100)); err != nil || len(u.String) > 1000 {
+		t.Errorf("a short one: %q, %v", u.String, err)
+	}
+}
