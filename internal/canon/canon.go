@@ -438,6 +438,11 @@ func trimHostDots(host string) string {
 // isNumberLabel reports whether WHATWG's IPv4 parser takes label for a
 // number: decimal digits, or "0x" and hex digits.
 func isNumberLabel(label string) bool {
+	// The WHATWG library reads numbers with strconv, which also takes a
+	// sign: "+0" is 0.0.0.0 to it (found by FuzzCanonical).
+	if len(label) > 1 && (label[0] == '+' || label[0] == '-') {
+		label = label[1:]
+	}
 	if len(label) >= 2 && label[0] == '0' && (label[1] == 'x' || label[1] == 'X') {
 		for i := 2; i < len(label); i++ {
 			if !isHex(label[i]) {
