@@ -276,6 +276,11 @@ func (f *Fetcher) newRequest(ctx context.Context, rawURL string, header http.Hea
 	// clock saw. A body (empty: nothing is sent) makes the request not
 	// replayable, so the failure is the crawler's to retry, after its gap.
 	req.Body = noReplay{}
+	// With a body of unknown length on a GET, net/http probes it for 200
+	// ms and, on a machine too busy to run the probe in time, sends the
+	// GET chunked (and the request archived ends in a chunk). "identity"
+	// is its documented way to send the body as is: nothing, no probe.
+	req.TransferEncoding = []string{"identity"}
 	if s := req.URL.Scheme; s != "http" && s != "https" {
 		return nil, fmt.Errorf("unsupported scheme %q", s)
 	}

@@ -394,3 +394,36 @@ func TestNoTransparentRetry(t *testing.T) {
 		t.Errorf("a GET after: body %q, request header %q", r.Body, r.RequestHeader)
 	}
 }
+
+// TestRequestNeverChunked: the GET weft sends, and archives, is a request
+// line and headers only, however slow the machine: no Transfer-Encoding,
+// no chunk, one blank line at its end. (Without TransferEncoding
+// "identity", net/http probes the empty body for 200 ms and, when the probe
+// loses the race, sends the GET chunked; a body whose Read takes 300 ms
+// stands for that here.)
+func TestRequestNeverChunked(t *testing.T) {
+	f, err := New(Config{UserAgent: "weft/test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	req, err := f.newRequest(t.Context(), "http://a.test/x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Body = slowEmpty{}
+	var b bytes.Buffer
+	if err := req.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	if strings.Contains(s, "Transfer-Encoding") || !strings.HasSuffix(s, "\r\n\r\n") || strings.Count(s, "\r\n\r\n") != 1 {
+		t.Errorf("request as written:\n%q", s)
+	}
+}
+
+// slowEmpty is an empty body that takes 300 ms to say so.
+type slowEmpty struct{}
+
+func (slowEmpty) Read([]byte) (int, error) { time.Sleep(300 * time.Millisecond); return 0, io.EOF }
+func (slowEmpty) Close() error             { return nil }
