@@ -66,10 +66,7 @@ func (s *Sketch) Add(key [16]byte) int {
 	idx := s.slots(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	least := uint16(0xffff)
-	for i, j := range idx {
-		least = min(least, s.rows[i][j])
-	}
+	least := s.least(idx)
 	if least == 0xffff {
 		return int(least) // saturated
 	}
@@ -86,11 +83,16 @@ func (s *Sketch) Count(key [16]byte) int {
 	idx := s.slots(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return int(s.least(idx))
+}
+
+// least is the least of key's counters (idx); s.mu is held.
+func (s *Sketch) least(idx [Depth]uint64) uint16 {
 	least := uint16(0xffff)
 	for i, j := range idx {
 		least = min(least, s.rows[i][j])
 	}
-	return int(least)
+	return least
 }
 
 // magic starts an encoded sketch; its last byte is the format version.

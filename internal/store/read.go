@@ -335,23 +335,32 @@ func (db *DB) ScanURLs(part uint16, fn func(host string, hash [16]byte, r URLRec
 	prefix := appendPartPrefix(nil, tagURL, part)
 	return db.scanf(func() string { return fmt.Sprintf("scan urls part=%d", part) }, prefix, prefixEnd(prefix),
 		func(it *pebble.Iterator) (bool, error) {
-			hk, err := parseHostKey(it.Key())
+			p, r, err := urlEntry(it)
 			if err != nil {
 				return false, err
 			}
-			if len(hk.rest) != 16 {
-				return false, fmt.Errorf("key %s is not a url key", fmtKey(it.Key()))
-			}
-			val, err := it.ValueAndErr()
-			if err != nil {
-				return false, fmt.Errorf("read %s: %w", fmtKey(it.Key()), err)
-			}
-			r, err := decodeURLRecord(it.Key(), val)
-			if err != nil {
-				return false, err
-			}
-			return fn(hk.host, [16]byte(hk.rest), r), nil
+			return fn(p.Host, p.Hash, r), nil
 		})
+}
+
+// urlEntry decodes the URL table entry under it.
+func urlEntry(it *pebble.Iterator) (URLPos, URLRecord, error) {
+	hk, err := parseHostKey(it.Key())
+	if err != nil {
+		return URLPos{}, URLRecord{}, err
+	}
+	if len(hk.rest) != 16 {
+		return URLPos{}, URLRecord{}, fmt.Errorf("key %s is not a url key", fmtKey(it.Key()))
+	}
+	val, err := it.ValueAndErr()
+	if err != nil {
+		return URLPos{}, URLRecord{}, fmt.Errorf("read %s: %w", fmtKey(it.Key()), err)
+	}
+	r, err := decodeURLRecord(it.Key(), val)
+	if err != nil {
+		return URLPos{}, URLRecord{}, err
+	}
+	return URLPos{Part: hk.part, Host: hk.host, Hash: [16]byte(hk.rest)}, r, nil
 }
 
 // URLPos is a URL record's place in the URL table: partition, host, hash.
@@ -387,21 +396,10 @@ func (db *DB) ScanURLsAfter(host string, part uint16, after *URLPos, fn func(URL
 	}
 	return db.scanf(func() string { return "scan urls after a position" }, lower, upper,
 		func(it *pebble.Iterator) (bool, error) {
-			hk, err := parseHostKey(it.Key())
+			p, r, err := urlEntry(it)
 			if err != nil {
 				return false, err
 			}
-			if len(hk.rest) != 16 {
-				return false, fmt.Errorf("key %s is not a url key", fmtKey(it.Key()))
-			}
-			val, err := it.ValueAndErr()
-			if err != nil {
-				return false, fmt.Errorf("read %s: %w", fmtKey(it.Key()), err)
-			}
-			r, err := decodeURLRecord(it.Key(), val)
-			if err != nil {
-				return false, err
-			}
-			return fn(URLPos{Part: hk.part, Host: hk.host, Hash: [16]byte(hk.rest)}, r), nil
+			return fn(p, r), nil
 		})
 }
