@@ -28,15 +28,8 @@ import (
 // politeness kept throughout; and the final /v1/stats agrees with the
 // crawl's summary.
 func TestPauseAndStatsLive(t *testing.T) {
-	web, err := synthweb.Start(synthweb.Config{Seed: 11, Hosts: 6, PagesPerHost: 25, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
 	const delay = 30 * time.Millisecond
-	cfg := crawl.Config{Seeds: web.Seeds(), DataDir: t.TempDir(), Workers: 4, Delay: delay, UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
-	cfg.Fetch.Resolve = web.Resolve()
-	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	web, cfg := liveWeb(t, 11, 6, 25, 4, delay)
 	cfg.Fetch.ResponseHeaderTimeout = 3 * time.Second
 	c, err := crawl.New(cfg)
 	if err != nil {
@@ -236,15 +229,8 @@ func TestSeedsLive(t *testing.T) {
 // server's log), GET /v1/hosts shows it held with its queue; released, it
 // is crawled, politely, and the crawl drains.
 func TestHostPauseLive(t *testing.T) {
-	web, err := synthweb.Start(synthweb.Config{Seed: 13, Hosts: 3, PagesPerHost: 15, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
 	const delay = 20 * time.Millisecond
-	cfg := crawl.Config{Seeds: web.Seeds(), DataDir: t.TempDir(), Workers: 4, Delay: delay, UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
-	cfg.Fetch.Resolve = web.Resolve()
-	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	web, cfg := liveWeb(t, 13, 3, 15, 4, delay)
 	c, err := crawl.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -373,6 +359,22 @@ func TestHostPauseLive(t *testing.T) {
 	}
 }
 
+// liveWeb starts a synthetic web of hosts hosts (robots.txt absent) and
+// returns it with a crawl configuration for it: loopback allowed, its
+// names resolved, sitemaps off.
+func liveWeb(t *testing.T, seed int64, hosts, pages, workers int, delay time.Duration) (*synthweb.Web, crawl.Config) {
+	t.Helper()
+	web, err := synthweb.Start(synthweb.Config{Seed: seed, Hosts: hosts, PagesPerHost: pages, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	cfg := crawl.Config{Seeds: web.Seeds(), DataDir: t.TempDir(), Workers: workers, Delay: delay, UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
+	cfg.Fetch.Resolve = web.Resolve()
+	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	return web, cfg
+}
+
 func btoi(b bool) int {
 	if b {
 		return 1
@@ -386,15 +388,8 @@ func btoi(b bool) int {
 // requests at once or a gap under the delay, and the expired lease's URL
 // is fetched after all; the crawl drains.
 func TestExternalFetchers(t *testing.T) {
-	web, err := synthweb.Start(synthweb.Config{Seed: 14, Hosts: 4, PagesPerHost: 15, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
 	const delay = 25 * time.Millisecond
-	cfg := crawl.Config{Seeds: web.Seeds(), DataDir: t.TempDir(), Workers: 1, Delay: delay, UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
-	cfg.Fetch.Resolve = web.Resolve()
-	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	web, cfg := liveWeb(t, 14, 4, 15, 1, delay)
 	c, err := crawl.New(cfg)
 	if err != nil {
 		t.Fatal(err)
