@@ -81,6 +81,11 @@ type Config struct {
 	// would refuse them (e.g. 127.0.0.0/8 in tests, or a known intranet).
 	AllowCIDRs []netip.Prefix
 
+	// DenyCIDRs lists prefixes that are refused even where AllowCIDRs or
+	// the guard's own rules would allow them: a deny always wins, so an
+	// operator can allow 10.0.0.0/8 but keep 10.0.0.0/24 out.
+	DenyCIDRs []netip.Prefix
+
 	// DNSCacheTTL is how long a successful lookup is reused. Zero means 5m.
 	DNSCacheTTL time.Duration
 
@@ -153,9 +158,14 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("fetch: invalid Config.Resolve[%q] %q: %w", host, ip, err)
 		}
 	}
-	for i, p := range c.AllowCIDRs {
-		if !p.IsValid() {
-			return fmt.Errorf("fetch: invalid Config.AllowCIDRs[%d] %v: not a valid prefix", i, p)
+	for _, l := range []struct {
+		name string
+		ps   []netip.Prefix
+	}{{"AllowCIDRs", c.AllowCIDRs}, {"DenyCIDRs", c.DenyCIDRs}} {
+		for i, p := range l.ps {
+			if !p.IsValid() {
+				return fmt.Errorf("fetch: invalid Config.%s[%d] %v: not a valid prefix", l.name, i, p)
+			}
 		}
 	}
 	return nil
@@ -197,6 +207,7 @@ func (c Config) withDefaults() Config {
 		c.Resolve = m
 	}
 	c.AllowCIDRs = append([]netip.Prefix(nil), c.AllowCIDRs...)
+	c.DenyCIDRs = append([]netip.Prefix(nil), c.DenyCIDRs...)
 	if c.TLSConfig != nil {
 		c.TLSConfig = c.TLSConfig.Clone()
 	}

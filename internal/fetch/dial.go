@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"code.dny.dev/ssrf"
@@ -21,7 +22,7 @@ import (
 // SSRF guard as the socket's Control function: the guard therefore judges
 // the address actually connected to, after DNS, on every dial.
 type dialer struct {
-	guard      *ssrf.Guardian
+	guard      *guard
 	resolve    map[string]netip.Addr // normalized host -> address
 	cache      *dnsCache
 	net        net.Dialer
@@ -33,18 +34,25 @@ type dialer struct {
 func newDialer(cfg *Config) *dialer {
 	var v4, v6 []netip.Prefix
 	for _, p := range cfg.AllowCIDRs {
-		p = p.Masked()
+		p = unmapPrefix(p)
 		if p.Addr().Is4() {
 			v4 = append(v4, p)
 		} else {
 			v6 = append(v6, p)
 		}
 	}
-	guard := ssrf.New(
-		ssrf.WithAnyPort(),
-		ssrf.WithAllowedV4Prefixes(v4...),
-		ssrf.WithAllowedV6Prefixes(v6...),
-	)
+	deny := make([]netip.Prefix, len(cfg.DenyCIDRs))
+	for i, p := range cfg.DenyCIDRs {
+		deny[i] = unmapPrefix(p)
+	}
+	guard := &guard{
+		deny: deny,
+		ssrf: ssrf.New(
+			ssrf.WithAnyPort(),
+			ssrf.WithAllowedV4Prefixes(v4...),
+			ssrf.WithAllowedV6Prefixes(v6...),
+		),
+	}
 	resolve := make(map[string]netip.Addr, len(cfg.Resolve))
 	for h, ip := range cfg.Resolve {
 		resolve[normalizeHost(h)] = netip.MustParseAddr(ip).Unmap() // checked by Validate
@@ -66,7 +74,7 @@ func newDialer(cfg *Config) *dialer {
 		cache:   newDNSCache(r, cfg.DNSCacheTTL, cfg.DNSNegativeTTL, cfg.ConnectTimeout, time.Now),
 		net: net.Dialer{
 			Timeout: cfg.ConnectTimeout,
-			Control: guard.Safe,
+			Control: guard.control,
 		},
 		idle:       cfg.IdleTimeout,
 		tls:        tlsCfg,
@@ -152,6 +160,51 @@ func (d *dialer) dialTLS(ctx context.Context, network, addr string) (net.Conn, e
 	}
 	ic.armed = true
 	return tc, nil
+}
+
+// guard judges every address before a socket connects to it: first the
+// operator's deny list, which wins over everything, then the ssrf
+// Guardian (the operator's allow list, then the special-purpose registries
+// of IANA: loopback, private, link-local, shared, benchmark, documentation,
+// multicast and reserved IPv4 ranges, and all IPv6 outside global unicast
+// or in its special ranges, IPv4-mapped forms included).
+type guard struct {
+	deny []netip.Prefix
+	ssrf *ssrf.Guardian
+}
+
+// unmapPrefix writes a prefix of IPv4-mapped IPv6 addresses
+// (::ffff:a.b.c.d/n, n >= 96) as the IPv4 prefix it covers, so that it
+// matches the unmapped addresses that are dialled; other prefixes are only
+// masked.
+func unmapPrefix(p netip.Prefix) netip.Prefix {
+	if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+		return netip.PrefixFrom(a.Unmap(), p.Bits()-96).Masked()
+	}
+	return p.Masked()
+}
+
+// check judges one address as the socket would reach it.
+func (g *guard) check(network string, ap netip.AddrPort) error {
+	ip := ap.Addr()
+	for _, p := range g.deny {
+		// Prefixes are unmapped (unmapPrefix), and so is the address:
+		// "::ffff:10.0.0.1" cannot slip past a 10.0.0.0/8.
+		if p.Contains(ip.Unmap()) {
+			return fmt.Errorf("%w: %s is denied by %s", ssrf.ErrProhibitedIP, ip, p)
+		}
+	}
+	return g.ssrf.Safe(network, ap.String(), nil)
+}
+
+// control is the dialer's Control function: it runs after the socket is
+// made and before it connects, with the address it connects to.
+func (g *guard) control(network, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: could not parse %s: %v", ssrf.ErrInvalidHostPort, address, err)
+	}
+	return g.check(network, ap)
 }
 
 func isRefused(err error) bool {

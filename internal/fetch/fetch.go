@@ -162,7 +162,7 @@ func (f *Fetcher) Permits(host string) error {
 	if ip.Is6() {
 		network = "tcp6"
 	}
-	if err := f.dialer.guard.Safe(network, netip.AddrPortFrom(ip, 80).String(), nil); err != nil {
+	if err := f.dialer.guard.check(network, netip.AddrPortFrom(ip, 80)); err != nil {
 		return &Error{Kind: KindRefused, URL: host, Err: err}
 	}
 	return nil

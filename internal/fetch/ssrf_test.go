@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"code.dny.dev/ssrf"
 )
@@ -196,4 +198,149 @@ func TestPermits(t *testing.T) {
 			t.Errorf("Permits(%q) = %v, want allowed %v", host, err, allowed)
 		}
 	}
+}
+
+// TestSSRFRanges judges one address of every range the guard must refuse
+// with the default configuration, through the function the socket's
+// Control hook runs before connecting, and through Permits. Nothing is
+// dialled: an address outside loopback is never connected to, even if the
+// guard were broken.
+func TestSSRFRanges(t *testing.T) {
+	cfg := testConfig()
+	cfg.AllowCIDRs = nil
+	f := newFetcher(t, cfg)
+	refused := []string{
+		"127.0.0.1", "127.255.255.254", // loopback
+		"10.0.0.1", "10.255.255.254", "172.16.0.1", "172.31.255.254", "192.168.0.1", "192.168.255.254", // RFC 1918
+		"169.254.169.254", "169.254.0.1", // link-local, the cloud metadata address among them
+		"100.64.0.1", "100.127.255.254", // CGNAT shared space
+		"198.18.0.1", "198.19.255.254", // benchmarking
+		"192.0.2.1", "198.51.100.7", "203.0.113.9", // documentation
+		"0.0.0.0", "0.1.2.3", // "this network"
+		"192.0.0.8", "224.0.0.1", "239.255.255.250", "240.0.0.1", "255.255.255.255", // protocol, multicast, reserved, broadcast
+		"::1", "::", // IPv6 loopback and unspecified
+		"fc00::1", "fd12:3456:789a::1", // unique local
+		"fe80::1", "febf::1", // link-local
+		"ff02::1",                                                       // multicast
+		"2001:db8::1",                                                   // documentation
+		"::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", // IPv4-mapped
+		"::ffff:0.0.0.0", "::127.0.0.1", // mapped unspecified, IPv4-compatible
+		"64:ff9b::7f00:1", // NAT64 of 127.0.0.1
+		"2002:7f00:1::1",  // 6to4 of 127.0.0.1
+	}
+	for _, s := range refused {
+		ip := netip.MustParseAddr(s)
+		network := "tcp4"
+		if ip.Is6() {
+			network = "tcp6"
+		}
+		if err := f.dialer.guard.control(network, netip.AddrPortFrom(ip, 80).String(), nil); !errors.Is(err, ssrf.ErrProhibitedIP) {
+			t.Errorf("connect to %s: guard said %v, want refused", s, err)
+		}
+		if err := f.Permits(s); KindOf(err) != KindRefused {
+			t.Errorf("Permits(%s) = %v, want refused", s, err)
+		}
+	}
+	// Public addresses pass (judged only; never dialled).
+	for _, s := range []string{"1.1.1.1", "93.184.215.14", "2606:4700::1111"} {
+		ip := netip.MustParseAddr(s)
+		network := "tcp4"
+		if ip.Is6() {
+			network = "tcp6"
+		}
+		if err := f.dialer.guard.control(network, netip.AddrPortFrom(ip, 443).String(), nil); err != nil {
+			t.Errorf("connect to %s refused: %v", s, err)
+		}
+	}
+}
+
+// TestSSRFDenyWinsOverAllow: a denied prefix inside an allowed one is
+// refused, by literal, by pinned name and by a resolver's answer in either
+// IPv4 form, and the server behind it sees no connection.
+func TestSSRFDenyWinsOverAllow(t *testing.T) {
+	forbidden := newRawServer(t, "tcp", "127.0.0.1:0", okServer)
+	_, port, _ := net.SplitHostPort(forbidden.addr())
+	cfg := testConfig() // allows 127.0.0.0/8
+	cfg.DenyCIDRs = only("127.0.0.1/32")
+	cfg.Resolve = map[string]string{"pinned.test": "127.0.0.1"}
+	cfg.Resolver = &fakeResolver{answers: map[string][]netip.Addr{
+		"a.test":      {netip.MustParseAddr("127.0.0.1")},
+		"mapped.test": {netip.MustParseAddr("::ffff:127.0.0.1")},
+	}}
+	f := newFetcher(t, cfg)
+	for _, h := range []string{"127.0.0.1", "pinned.test", "a.test", "mapped.test", "[::ffff:127.0.0.1]"} {
+		_, err := f.Get(context.Background(), "http://"+h+":"+port+"/", nil)
+		wantKind(t, err, KindRefused)
+	}
+	if err := f.Permits("pinned.test"); KindOf(err) != KindRefused {
+		t.Errorf("Permits(pinned.test) = %v, want refused", err)
+	}
+	assertNoConnection(t, forbidden)
+
+	// A deny prefix written in the mapped form still catches the plain one.
+	cfg.DenyCIDRs = only("::ffff:127.0.0.1/128")
+	f = newFetcher(t, cfg)
+	_, err := f.Get(context.Background(), "http://127.0.0.1:"+port+"/", nil)
+	wantKind(t, err, KindRefused)
+	if n := forbidden.accepted.Load(); n != 1 {
+		t.Errorf("forbidden server accepted %d connections, want only the probe", n)
+	}
+
+	bad := cfg
+	bad.DenyCIDRs = []netip.Prefix{{}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "DenyCIDRs[0]") {
+		t.Errorf("Validate = %v, want the invalid DenyCIDRs entry named", err)
+	}
+}
+
+// rebindResolver answers first with one address and then with another:
+// DNS rebinding, where a name passes a check and then points elsewhere.
+type rebindResolver struct {
+	mu      sync.Mutex
+	answers []netip.Addr
+	calls   int
+}
+
+func (r *rebindResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := r.answers[min(r.calls, len(r.answers)-1)]
+	r.calls++
+	return []netip.Addr{a}, nil
+}
+
+// TestSSRFRebinding: the guard judges the address each connection is made
+// to, not an earlier answer for the name. The name first resolves to an
+// allowed server, then to a forbidden one; the second request is refused
+// and the forbidden server sees no connection.
+func TestSSRFRebinding(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("cannot listen on 127.0.0.2: %v", err)
+	}
+	good := startRawServer(t, ln, okServer)
+	_, port, _ := net.SplitHostPort(good.addr())
+	forbidden := newRawServer(t, "tcp", "127.0.0.1:"+port, okServer)
+
+	cfg := testConfig()
+	cfg.DenyCIDRs = only("127.0.0.1/32")
+	cfg.DNSCacheTTL = time.Nanosecond // every request looks the name up again
+	res := &rebindResolver{answers: []netip.Addr{netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.1")}}
+	cfg.Resolver = res
+	f := newFetcher(t, cfg)
+	if err := f.Permits("rebind.test"); err != nil {
+		t.Fatalf("Permits(rebind.test) = %v: an unpinned name is judged at connect time", err)
+	}
+	u := "http://rebind.test:" + port + "/"
+	if r := get(t, f, u); r.RemoteAddr != good.addr() {
+		t.Fatalf("first request reached %s, want %s", r.RemoteAddr, good.addr())
+	}
+	f.Close() // no idle connection to reuse: the next request must dial
+	time.Sleep(time.Millisecond)
+	_, err = f.Get(context.Background(), u, nil)
+	wantKind(t, err, KindRefused)
+	if res.calls < 2 {
+		t.Errorf("resolver asked %d times, want a second lookup", res.calls)
+	}
+	assertNoConnection(t, forbidden)
 }
