@@ -47,6 +47,11 @@ type Clock struct {
 	Errors     int           // failures in all
 	Parks      int           // times the host was parked for its streak
 	GaveUp     bool          // too many failures: its URLs are dropped, not fetched
+	// Throttles counts 429s in a row. GiveUpAfter of them give the host
+	// up too: a server that answers nothing else would keep its URLs
+	// queued for ever. It is not kept on disk: a restart grants a
+	// throttling host another run of tries.
+	Throttles int
 }
 
 // Politeness says how a host's clock moves after each request, beyond
@@ -151,6 +156,7 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 	switch r.Signal {
 	case OK:
 		c.Streak = 0
+		c.Throttles = 0
 		c.Backoff /= 2
 		if c.Backoff < p.MinBackoff/2 {
 			c.Backoff = 0
@@ -163,6 +169,10 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 		}
 		if r.Signal == Throttled {
 			c.Streak = 0 // an answer: the server is up and asks for less
+			c.Throttles++
+			if p.GiveUpAfter > 0 && c.Throttles >= p.GiveUpAfter {
+				c.GaveUp = true
+			}
 		}
 	}
 	if r.Signal == Unavailable || r.Signal == Failed {

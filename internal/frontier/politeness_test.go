@@ -299,3 +299,26 @@ func TestDurableOnlyWhenARestartWouldNotAssumeIt(t *testing.T) {
 		}
 	}
 }
+
+// A host that answers nothing but 429 is given up after GiveUpAfter of
+// them in a row; any other answer starts the count again, and a 429 never
+// parks the host or counts as a failure.
+func TestThrottleStormGivesUp(t *testing.T) {
+	f := newFrontier(t, Config{Delay: time.Second, Politeness: Politeness{GiveUpAfter: 4, ParkAfter: 2}})
+	now := time.Now()
+	var c Clock
+	throttled := Result{Fetched: true, Signal: Throttled}
+	for range 3 {
+		c = f.Advance(c, throttled, now)
+	}
+	c = f.Advance(c, Result{Fetched: true}, now)
+	for i := range 3 {
+		c = f.Advance(c, throttled, now)
+		if c.GaveUp || c.Parks != 0 || c.Errors != 0 {
+			t.Fatalf("after %d 429s in a row: %+v, want no park, no failure, not given up", i+1, c)
+		}
+	}
+	if c = f.Advance(c, throttled, now); !c.GaveUp || c.Throttles != 4 {
+		t.Fatalf("after 4 429s in a row: %+v, want given up", c)
+	}
+}
