@@ -53,6 +53,9 @@ type Result struct {
 	// before it kept above.
 	Truncated string
 	Err       error
+	// Charset is "" or what reading the document's encoding met or did
+	// (CharsetUnknown, CharsetInvalid, CharsetTranscoded).
+	Charset string
 }
 
 // Hint is what a sitemap says of a page.
@@ -99,18 +102,28 @@ func (HTML) Name() string { return "html" }
 // Accepts implements Handler.
 func (HTML) Accepts(mt string) bool { return mt == "text/html" || mt == "application/xhtml+xml" }
 
-// Read implements Handler.
+// Read implements Handler. A body that is binary is not parsed (ErrBinary);
+// one in another encoding than UTF-8 is converted first (Result.Charset).
 func (HTML) Read(d Doc) Result {
+	noIndex, noFollow := extract.RobotsTag(d.Header.Values("X-Robots-Tag"), d.Token)
+	if looksBinary(d.Body) {
+		return Result{Err: ErrBinary, NoIndex: noIndex, NoFollow: noFollow}
+	}
+	body, cs := toUTF8(d.Body, d.Header.Get("Content-Type"))
 	lim := extract.Limits{Embeds: d.Embeds}
 	if d.Words {
 		lim.Words = extract.DefaultMaxWords
 	}
-	res := extract.HTML(d.Body, d.Token, lim)
-	noIndex, noFollow := extract.RobotsTag(d.Header.Values("X-Robots-Tag"), d.Token)
-	return Result{
+	res := extract.HTML(body, d.Token, lim)
+	out := Result{
 		Base: res.Base, Links: res.Links, Embeds: res.Embeds, Words: res.Words,
 		NoIndex: res.MetaNoIndex || noIndex, NoFollow: res.MetaNoFollow || noFollow,
+		Charset: cs,
 	}
+	if res.Truncated {
+		out.Truncated = "extract" // the link or token limit of package extract
+	}
+	return out
 }
 
 // Text reads plain text: its words, for near-duplicates; it has no links
@@ -127,8 +140,14 @@ func (Text) Accepts(mt string) bool { return mt == "text/plain" }
 func (Text) Read(d Doc) Result {
 	var r Result
 	r.NoIndex, r.NoFollow = extract.RobotsTag(d.Header.Values("X-Robots-Tag"), d.Token)
+	if looksBinary(d.Body) {
+		r.Err = ErrBinary
+		return r
+	}
 	if d.Words {
-		r.Words = extract.TextWords(d.Body, extract.DefaultMaxWords)
+		var body []byte
+		body, r.Charset = toUTF8(d.Body, d.Header.Get("Content-Type"))
+		r.Words = extract.TextWords(body, extract.DefaultMaxWords)
 	}
 	return r
 }

@@ -1,6 +1,8 @@
 package content
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -87,5 +89,78 @@ func TestSitemapHandler(t *testing.T) {
 	cut := h.Read(Doc{Body: []byte("<urlset><url><loc>https://a.test/1</loc></url><url><loc>https://a.te"), Truncated: "length"})
 	if cut.Err != nil || cut.Truncated != "fetch:length" || len(cut.Links) != 1 {
 		t.Errorf("cut by the fetcher: %+v", cut)
+	}
+}
+
+func TestHTMLCharsets(t *testing.T) {
+	page := func(head string, text []byte) []byte {
+		return append(append([]byte("<html><head>"+head+"</head><body><a href=\"/next\">"), text...), "</a></body></html>"...)
+	}
+	utf16 := []byte{0xFF, 0xFE} // "<a href=/x>" in UTF-16LE, with its BOM
+	for _, r := range "<a href=/x>\u00e9</a>" {
+		utf16 = append(utf16, byte(r), byte(r>>8))
+	}
+	for _, tc := range []struct {
+		name, ctype string
+		body        []byte
+		want        string // Result.Charset
+		link, word  string // a link and a word the reader must find
+	}{
+		{"utf-8", "text/html; charset=utf-8", page("", []byte("café")), "", "/next", "café"},
+		{"invalid utf-8", "text/html; charset=utf-8", page("", []byte("caf\xe9 \xff\xfe")), CharsetInvalid, "/next", ""},
+		{"meta windows-1252", "text/html", page(`<meta charset="windows-1252">`, []byte("caf\xe9")), CharsetTranscoded, "/next", "café"},
+		{"header says utf-8, meta 1252", "text/html; charset=utf-8", page(`<meta charset="windows-1252">`, []byte("caf\xe9")), CharsetInvalid, "/next", ""},
+		{"unknown label", "text/html; charset=x-bogus", page("", []byte("caf\xc3\xa9")), CharsetUnknown, "/next", "café"},
+		{"shift_jis labelled", "text/html; charset=shift_jis", page("", []byte("\x93\xfa\x96\x7b")), CharsetTranscoded, "/next", "日本"},
+		{"utf-16 by BOM", "text/html", utf16, CharsetTranscoded, "/x", "é"},
+	} {
+		h := http.Header{"Content-Type": {tc.ctype}}
+		res := HTML{}.Read(Doc{MediaType: "text/html", Header: h, Body: tc.body, Words: true})
+		if res.Charset != tc.want || res.Err != nil {
+			t.Errorf("%s: Charset %q err %v, want %q", tc.name, res.Charset, res.Err, tc.want)
+		}
+		if len(res.Links) != 1 || res.Links[0].URL != tc.link {
+			t.Errorf("%s: links %+v, want %s", tc.name, res.Links, tc.link)
+		}
+		if tc.word != "" {
+			want := extract.TextWords([]byte(tc.word), 10)
+			if len(want) == 0 || !slices.Contains(res.Words, want[0]) {
+				t.Errorf("%s: the word %q was not read", tc.name, tc.word)
+			}
+		}
+	}
+}
+
+func TestBinaryLabelledAsText(t *testing.T) {
+	body := append([]byte("\x00\x01\x02<html>"), make([]byte, 4096)...)
+	h := http.Header{"Content-Type": {"text/html; charset=utf-8"}}
+	for _, hd := range []Handler{HTML{}, Text{}} {
+		res := hd.Read(Doc{MediaType: "text/html", Header: h, Body: body, Words: true})
+		if !errors.Is(res.Err, ErrBinary) || len(res.Links) != 0 || len(res.Words) != 0 {
+			t.Errorf("%s: err %v, %d links, %d words; want ErrBinary and nothing read", hd.Name(), res.Err, len(res.Links), len(res.Words))
+		}
+	}
+	// A PDF labelled as HTML is binary too.
+	if res := (HTML{}).Read(Doc{MediaType: "text/html", Header: h, Body: []byte("%PDF-1.7\n<a href=/a>")}); !errors.Is(res.Err, ErrBinary) {
+		t.Errorf("PDF: err %v, want ErrBinary", res.Err)
+	}
+	// Markup stays markup whatever follows, NULs included; form feeds,
+	// tabs and escapes are text.
+	for _, body := range []string{"<!DOCTYPE html><p>\x00\x01<a href=/a>a</a>", "hello\f\t\x1b<a href=/a>a</a>"} {
+		res := HTML{}.Read(Doc{MediaType: "text/html", Header: h, Body: []byte(body)})
+		if res.Err != nil || len(res.Links) != 1 {
+			t.Errorf("%q: err %v, %d links", body, res.Err, len(res.Links))
+		}
+	}
+}
+
+func TestHTMLLinkLimitSaysCut(t *testing.T) {
+	var b strings.Builder
+	for i := range extract.DefaultMaxLinks + 5 {
+		fmt.Fprintf(&b, `<a href="/l/%d">x</a>`, i)
+	}
+	res := HTML{}.Read(Doc{MediaType: "text/html", Header: http.Header{}, Body: []byte(b.String())})
+	if len(res.Links) != extract.DefaultMaxLinks || res.Truncated == "" {
+		t.Errorf("%d links, Truncated %q; want %d and a cut", len(res.Links), res.Truncated, extract.DefaultMaxLinks)
 	}
 }

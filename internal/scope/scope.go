@@ -57,12 +57,17 @@ const (
 	ReasonFilter Reason = "filter"
 	// ReasonDepth: more hops from a seed than Config.MaxDepth.
 	ReasonDepth Reason = "depth"
+	// ReasonRepeats: one path segment occurs more often than
+	// Config.MaxPathRepeats, the mark of a relative-link trap
+	// ("/a/b/a/b/a/b/...") or a path of empty segments.
+	ReasonRepeats Reason = "repeats"
 )
 
 // Defaults for zero Config fields.
 const (
 	DefaultMaxURLLength   = 2048
 	DefaultMaxQueryParams = 32
+	DefaultMaxPathRepeats = 3
 )
 
 // Config describes the scope of a crawl. The zero Config accepts http and
@@ -92,6 +97,12 @@ type Config struct {
 	// MaxDepth is the most hops from a seed; seeds have depth 0. Zero means
 	// no limit. Negative is invalid.
 	MaxDepth int
+	// MaxPathRepeats is the most times one path segment may occur in a
+	// URL's path, anywhere in it: a relative link that resolves below
+	// its own directory ("a/b/" on /a/b/) makes paths that repeat their
+	// segments without end. Zero means DefaultMaxPathRepeats (3), which
+	// passes /2024/01/01/ and /tiles/3/3/3.png; negative means no limit.
+	MaxPathRepeats int
 }
 
 // DefaultDenyExtensions returns the extensions denied when
@@ -178,6 +189,7 @@ type Filter struct {
 	maxLen    int // negative: no limit
 	maxParams int // negative: no limit
 	maxDepth  int // zero: no limit
+	maxRepeat int // negative: no limit
 
 	mu sync.RWMutex
 	// allowed holds, in Domain mode, registrable domains and the exact
@@ -202,6 +214,7 @@ func New(cfg Config) (*Filter, error) {
 		maxLen:    cfg.MaxURLLength,
 		maxParams: cfg.MaxQueryParams,
 		maxDepth:  cfg.MaxDepth,
+		maxRepeat: cfg.MaxPathRepeats,
 		allowed:   make(map[string]struct{}),
 		keys:      make(map[string]string),
 		prefixes:  make(map[string][]string),
@@ -214,6 +227,9 @@ func New(cfg Config) (*Filter, error) {
 	}
 	if f.maxParams == 0 {
 		f.maxParams = DefaultMaxQueryParams
+	}
+	if f.maxRepeat == 0 {
+		f.maxRepeat = DefaultMaxPathRepeats
 	}
 	f.include, _ = compileAll("include", cfg.Include)
 	f.exclude, _ = compileAll("exclude", cfg.Exclude)
@@ -262,7 +278,8 @@ func (f *Filter) AddSeed(u canon.URL) {
 // Check says whether u, found depth hops from a seed, is to be crawled: it
 // returns "" if so, and otherwise the reason for the first test u fails, in
 // this order: filter (scheme, length, number of query parameters, extension
-// of the last path segment), depth, scope, include and exclude.
+// of the last path segment), repeated path segments, depth, scope, include
+// and exclude.
 //
 // On the accepted path Check allocates nothing. u must come from package
 // canon.
@@ -295,6 +312,9 @@ func (f *Filter) checkAs(u canon.URL, depth int, embed, seed bool) Reason {
 	if !embed && f.deniedExt(u.Path) {
 		return ReasonFilter
 	}
+	if f.maxRepeat >= 0 && RepeatsOver(u.Path, f.maxRepeat) {
+		return ReasonRepeats
+	}
 	if f.maxDepth > 0 && depth > f.maxDepth {
 		return ReasonDepth
 	}
@@ -315,6 +335,70 @@ func (f *Filter) checkAs(u canon.URL, depth int, embed, seed bool) Reason {
 		}
 	}
 	return ReasonScope
+}
+
+// RepeatsOver reports whether some segment of path (the part after each
+// '/') occurs more than n times. It allocates nothing; a path with at
+// most n segments is answered by counting slashes.
+func RepeatsOver(path string, n int) bool {
+	if strings.Count(path, "/") <= n {
+		return false
+	}
+	for rest := path; ; {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+1:]
+		seg := rest
+		if j := strings.IndexByte(seg, '/'); j >= 0 {
+			seg = seg[:j]
+		}
+		// Count the later occurrences of seg; an earlier one was counted
+		// when its own turn came.
+		count := 1
+		for later := rest[len(seg):]; later != ""; {
+			later = later[1:] // the '/' before the next segment
+			next := later
+			if j := strings.IndexByte(next, '/'); j >= 0 {
+				next = next[:j]
+			}
+			if next == seg {
+				if count++; count > n {
+					return true
+				}
+			}
+			later = later[len(next):]
+		}
+	}
+}
+
+// Pattern is the shape of u's URL space that a crawl trap fills: its
+// authority and path, with every segment that holds a digit (a date, a
+// page or item number, most session ids) or runs over 32 bytes (a token)
+// written "*", and without the query (whose values faceted search and
+// calendars vary). /cal/2026/11/ and /cal/1999/01/ share one pattern,
+// /s/9f3a1c0d2b/p/4 and /s/77aa01e3c9/p/5 another, /shop?color=red and
+// /shop?size=m a third.
+func Pattern(u canon.URL) string {
+	var b strings.Builder
+	b.Grow(len(u.Authority) + len(u.Path))
+	b.WriteString(u.Authority)
+	for rest := u.Path; rest != ""; {
+		i := strings.IndexByte(rest[1:], '/') + 1
+		if i == 0 {
+			i = len(rest)
+		}
+		seg := rest[1:i]
+		b.WriteByte('/')
+		if len(seg) > 32 || strings.ContainsAny(seg, "0123456789") {
+			b.WriteByte('*')
+		} else {
+			b.WriteString(seg)
+		}
+		rest = rest[i:]
+	}
+	return b.String()
 }
 
 // deniedExt reports whether the last segment of path has a denied

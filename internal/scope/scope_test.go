@@ -371,6 +371,7 @@ func TestCheckAllocs(t *testing.T) {
 		{"host", mustFilter(t, Config{Mode: Host}, "http://example.com/"), "http://example.com:8080/a"},
 		{"prefix", mustFilter(t, Config{Mode: Prefix}, "http://example.com/docs/"), "http://example.com/docs/a/b"},
 		{"regexps", mustFilter(t, Config{Include: []string{`/docs/`}, Exclude: []string{`\?print`}}, "http://example.com/"), "http://example.com/docs/a"},
+		{"deep path", mustFilter(t, Config{}, "http://example.com/"), "http://example.com/a/b/c/a/b/c/a/b/d/e/f/g"},
 	}
 	for _, tc := range tests {
 		u := mustURL(t, tc.url)
@@ -481,5 +482,65 @@ func TestCheckSeed(t *testing.T) {
 	}
 	if got := f.Check(mustURL(t, "http://elsewhere.test/"), 1); got != ReasonScope {
 		t.Errorf("CheckSeed widened the scope: Check says %q", got)
+	}
+}
+
+func TestPathRepeats(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		n    int
+		want bool
+	}{
+		{"/", 3, false},
+		{"/a/b/a/b/a/b/", 3, false},  // a and b three times each
+		{"/a/b/a/b/a/b/a/", 3, true}, // a four times
+		{"/a/b/c/a/b/c/a/b/c/a", 3, true},
+		{"/a/b/a/b/c/a/b/", 3, false}, // a three times, interleaved
+		{"/a/b/a/b/c/a/b/a/", 3, true},
+		{"/2024/01/01/", 3, false},
+		{"/tiles/3/3/3.png", 3, false},
+		{"/x/3/3/3/3", 3, true},
+		{"/////", 3, true}, // five empty segments
+		{"/a//b//c//", 3, true},
+		{"/a/b/a/", 1, true},
+		{"/a/b/c/", 1, false},
+		{"/a/ab/a/ab", 2, false}, // prefixes are not the same segment
+		{"/ab/a/ab/a/ab", 2, true},
+	} {
+		if got := RepeatsOver(tc.path, tc.n); got != tc.want {
+			t.Errorf("RepeatsOver(%q, %d) = %v, want %v", tc.path, tc.n, got, tc.want)
+		}
+	}
+	f := mustFilter(t, Config{Mode: Any})
+	runCases(t, f, []checkCase{
+		{"http://example.com/a/b/a/b/a/b/", 1, ""},
+		{"http://example.com/a/b/a/b/a/b/a/b/", 1, ReasonRepeats},
+		{"http://example.com/x/./x/../x/x/x/x", 1, ReasonRepeats}, // canonical /x/x/x/x/x
+	})
+	runCases(t, mustFilter(t, Config{Mode: Any, MaxPathRepeats: -1}), []checkCase{
+		{"http://example.com/a/b/a/b/a/b/a/b/", 1, ""},
+	})
+	runCases(t, mustFilter(t, Config{Mode: Any, MaxPathRepeats: 1}), []checkCase{
+		{"http://example.com/a/b/a/", 1, ReasonRepeats},
+		{"http://example.com/a/b/c/", 1, ""},
+	})
+}
+
+func TestPattern(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"http://example.com/", "example.com/"},
+		{"http://example.com", "example.com/"},
+		{"http://Example.com:8080/cal/2026/11/", "example.com:8080/cal/*/*/"},
+		{"http://example.com/cal/1999/01/?view=week", "example.com/cal/*/*/"},
+		{"http://example.com/s/9f3a1c0d2b44/p/4", "example.com/s/*/p/*"},
+		{"http://example.com/s/abcdefabcdefabcdefabcdefabcdefabcdef/p", "example.com/s/*/p"},
+		{"http://example.com/shop?color=red&size=m", "example.com/shop"},
+		{"http://example.com/docs/intro.html", "example.com/docs/intro.html"},
+		{"http://example.com/a//b/", "example.com/a//b/"},
+		{"http://example.com/v2/api", "example.com/*/api"},
+	} {
+		if got := Pattern(mustURL(t, tc.url)); got != tc.want {
+			t.Errorf("Pattern(%s) = %q, want %q", tc.url, got, tc.want)
+		}
 	}
 }

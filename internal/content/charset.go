@@ -1,0 +1,91 @@
+package content
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/html/charset"
+	"golang.org/x/text/transform"
+)
+
+// Kinds of Result.Charset trouble, stable: they label counts.
+const (
+	// CharsetUnknown: the Content-Type names a charset no encoding
+	// answers to; the document was read by what its bytes and <meta>
+	// say instead.
+	CharsetUnknown = "unknown-label"
+	// CharsetInvalid: read as UTF-8 (declared, or valid-looking), but holds
+	// byte sequences that are not UTF-8; each reads as U+FFFD.
+	CharsetInvalid = "invalid-utf8"
+	// CharsetTranscoded: in another encoding (windows-1252, Shift_JIS,
+	// UTF-16...), converted to UTF-8 before reading.
+	CharsetTranscoded = "transcoded"
+)
+
+// ErrBinary is Result.Err for a body labelled as text that is binary: it
+// is archived and not parsed, whose markup would be noise.
+var ErrBinary = errors.New("content: binary data labelled as text")
+
+// prescanLen is how much of a body the encoding prescan reads, as the
+// HTML standard's does.
+const prescanLen = 1024
+
+// looksBinary reports a body that MIME sniffing (the WHATWG rules, as
+// net/http implements them, on the first 512 bytes) does not take for
+// text: one that opens with no markup and holds bytes that never occur in
+// text, or a known binary format (an image, a PDF, an archive). HTML that
+// opens with a tag stays HTML whatever follows, as it does for a browser;
+// UTF-16 is known by its byte order mark.
+func looksBinary(body []byte) bool {
+	return !strings.HasPrefix(http.DetectContentType(body), "text/")
+}
+
+// toUTF8 returns body as UTF-8, by the encoding the HTML standard's rules
+// find (byte order mark, the Content-Type's charset, a <meta> in the first
+// 1024 bytes, then UTF-8 if the bytes are valid, else windows-1252), and
+// what was wrong or done: "" or one of the Charset kinds. The converted
+// copy is bounded at three bytes per input byte (the most any of these
+// encodings needs), so a body costs at most that.
+func toUTF8(body []byte, contentType string) ([]byte, string) {
+	issue := ""
+	if _, params, err := mime.ParseMediaType(contentType); err == nil {
+		if label, ok := params["charset"]; ok {
+			if e, _ := charset.Lookup(label); e == nil {
+				issue = CharsetUnknown
+			}
+		}
+	}
+	enc, name, _ := charset.DetermineEncoding(body[:min(len(body), prescanLen)], contentType)
+	if name == "utf-8" {
+		if issue == "" && !utf8.Valid(body) {
+			issue = CharsetInvalid
+		}
+		return body, issue
+	}
+	if name == "windows-1252" && isASCII(body) {
+		return body, issue // the default guess, and nothing to convert
+	}
+	out, err := io.ReadAll(io.LimitReader(transform.NewReader(bytes.NewReader(body), enc.NewDecoder()), 3*int64(len(body))+4))
+	if err != nil {
+		// A decoder fails only on a broken stream; read the bytes as they are.
+		return body, CharsetInvalid
+	}
+	if issue == "" {
+		issue = CharsetTranscoded
+	}
+	return out, issue
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
