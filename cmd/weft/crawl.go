@@ -2,7 +2,10 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -38,6 +41,8 @@ type crawlFlags struct {
 	maxPages       int64
 	maxDepth       int
 	maxURLsPerHost int64
+	maxPerPattern  int
+	maxRepeats     int
 	delay          time.Duration
 	workers        int
 	userAgent      string
@@ -47,6 +52,8 @@ type crawlFlags struct {
 	exclude        []string
 	resolve        []string
 	allowCIDR      []string
+	summaryFile    string
+	denyCIDR       []string
 	stripParams    []string
 	maxBody        int64
 	timeout        time.Duration
@@ -94,6 +101,8 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&f.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
 	fs.IntVar(&f.maxDepth, "max-depth", 20, "most link hops from a seed (0: no limit)")
 	fs.Int64Var(&f.maxURLsPerHost, "max-urls-per-host", 100000, "most URLs accepted per host (0: no limit)")
+	fs.IntVar(&f.maxPerPattern, "max-urls-per-pattern", crawl.DefaultMaxURLsPerPattern, "most URLs accepted per host for one URL pattern, the path with its numbered segments as * and no query: bounds calendars, faceted search, session ids in paths (0: no limit; at most 65000)")
+	fs.IntVar(&f.maxRepeats, "max-path-repeats", scope.DefaultMaxPathRepeats, "most times one segment may occur in a URL path, a bound on relative-link traps like /a/b/a/b/... (0: no limit)")
 	fs.DurationVar(&f.delay, "delay", time.Second, "least time between two requests to one host; a larger Crawl-delay wins")
 	fs.IntVar(&f.workers, "workers", 16, "concurrent fetches (never more than one per host)")
 	fs.StringVar(&f.userAgent, "user-agent", defaultUserAgent(), "User-Agent header; its first token is the robots.txt product token")
@@ -103,6 +112,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "never follow URLs matching this regular expression (repeatable)")
 	fs.StringArrayVar(&f.resolve, "resolve", nil, "HOST=ADDR: connect to ADDR for HOST instead of asking DNS (repeatable)")
 	fs.StringArrayVar(&f.allowCIDR, "allow-cidr", nil, "allow connections to this otherwise refused network, e.g. 127.0.0.0/8 (repeatable)")
+	fs.StringArrayVar(&f.denyCIDR, "deny-cidr", nil, "refuse connections to this network, even inside an --allow-cidr one (repeatable)")
 	fs.StringArrayVar(&f.stripParams, "strip-param", nil, "also remove this query parameter (case-insensitive) when canonicalising, beside the tracking and session-id defaults (repeatable)")
 	fs.Int64Var(&f.maxBody, "max-body", 10<<20, "most body bytes read per response, before and after decompression")
 	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "total time allowed for one request")
@@ -122,7 +132,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.maxRetryAfter, "max-retry-after", time.Hour, "longest Retry-After honoured")
 	fs.IntVar(&f.parkAfter, "park-after", 5, "failures in a row (timeouts, connection errors, 5xx) that park a host, for --park-for, doubled each time (-1: never)")
 	fs.DurationVar(&f.parkFor, "park-for", time.Minute, "how long a host is first parked")
-	fs.IntVar(&f.giveUpAfter, "give-up-after", 20, "failures in all after which a host is given up and its queued URLs dropped (-1: never)")
+	fs.IntVar(&f.giveUpAfter, "give-up-after", 20, "failures in all, or 429 answers in a row, after which a host is given up and its queued URLs dropped (-1: never)")
 	fs.StringVar(&f.ipGroup, "ip-group", "ip", "hosts sharing a server share a second clock: ip (same address), subnet (same /24 or /64) or off")
 	fs.DurationVar(&f.ipGap, "ip-gap", 0, "least time between request starts to one server (0: a quarter of --delay)")
 	fs.DurationVar(&f.robotsTTL, "robots-ttl", 24*time.Hour, "how long a robots.txt answer is used before it is fetched again")
@@ -130,6 +140,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.robotsWait, "robots-retry", time.Minute, "wait before fetching a failed robots.txt again, doubled after each failure")
 	fs.DurationVar(&f.robotsLastGood, "robots-last-good", 0, "Google's rule for an unreachable robots.txt: use the last good copy up to this age, and crawl as if there were none once it has failed this long (e.g. 720h; 0: RFC 9309's complete disallow)")
 	fs.StringVar(&f.policyFile, "policy", "", "JSON file of per-host policies that make weft more polite: {\"host\": {\"delay\": \"5s\", \"disallow\": [\"/path\"], \"max_urls\": 1000}}")
+	fs.StringVar(&f.summaryFile, "summary", "", "also write the end-of-crawl summary to this file as JSON (counts by status, error kind, rejection reason, trap host...)")
 	fs.StringVar(&f.eventsFile, "events", "", "append a JSON line per archived capture to this file (url, fetched_at, status, payload_digest, warc_file, offset, length, revisit, near_dup_of), for an indexer to tail")
 	fs.IntVar(&f.nearThreshold, "near-dup-threshold", simhash.DefaultThreshold, "SimHash distance in bits (1 to 11) within which a page is a near-duplicate of an earlier one: flagged in the capture index, its links not followed (-1: do not judge)")
 	fs.IntVar(&f.nearMinWords, "near-dup-min-words", 50, "pages with fewer visible words are not judged for near-duplicates")
@@ -186,10 +197,14 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		name string
 		n    int64
 	}{{"--max-pages", f.maxPages}, {"--max-urls-per-host", f.maxURLsPerHost}, {"--max-body", f.maxBody}, {"--warc-max-size", f.warcMaxSize}, {"--max-depth", int64(f.maxDepth)},
+		{"--max-urls-per-pattern", int64(f.maxPerPattern)}, {"--max-path-repeats", int64(f.maxRepeats)},
 		{"--active-hosts", int64(f.activeHosts)}, {"--front-buffer", int64(f.frontBuffer)}, {"--head-size", int64(f.headSize)}, {"--host-cache", int64(f.hostCache)}} {
 		if v.n < 0 {
 			return cfg, usagef("%s %d: must not be negative", v.name, v.n)
 		}
+	}
+	if f.maxPerPattern > 65000 {
+		return cfg, usagef("--max-urls-per-pattern %d: at most 65000", f.maxPerPattern)
 	}
 	if f.latencyFactor < 0 {
 		return cfg, usagef("--latency-factor %v: must not be negative", f.latencyFactor)
@@ -225,13 +240,13 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		}
 		resolve[strings.ToLower(host)] = ip.String()
 	}
-	var allow []netip.Prefix
-	for _, c := range f.allowCIDR {
-		p, err := netip.ParsePrefix(c)
-		if err != nil {
-			return cfg, usagef("--allow-cidr %q: %v", c, err)
-		}
-		allow = append(allow, p.Masked())
+	allow, err := parseCIDRs("--allow-cidr", f.allowCIDR)
+	if err != nil {
+		return cfg, err
+	}
+	deny, err := parseCIDRs("--deny-cidr", f.denyCIDR)
+	if err != nil {
+		return cfg, err
 	}
 	level, err := parseLevel(f.logLevel)
 	if err != nil {
@@ -244,28 +259,30 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		}
 	}
 	cfg = crawl.Config{
-		Seeds:           seeds,
-		DataDir:         f.dataDir,
-		Workers:         f.workers,
-		MaxPages:        f.maxPages,
-		MaxURLsPerHost:  f.maxURLsPerHost,
-		Delay:           f.delay,
-		Grace:           f.grace,
-		Fresh:           f.fresh,
-		UserAgent:       f.userAgent,
-		ExpectedURLs:    f.expectedURLs,
-		WARCMaxFileSize: f.warcMaxSize,
-		MaxActiveHosts:  f.activeHosts,
-		FrontBuffer:     f.frontBuffer,
-		HeadSize:        f.headSize,
-		HostCache:       f.hostCache,
-		IPGroup:         f.ipGroup,
-		IPGap:           f.ipGap,
-		RobotsTTL:       f.robotsTTL,
-		RobotsAttempts:  f.robotsAttempts,
-		RobotsRetryWait: f.robotsWait,
-		RobotsLastGood:  f.robotsLastGood,
-		Policies:        policies,
+		Seeds:          seeds,
+		DataDir:        f.dataDir,
+		Workers:        f.workers,
+		MaxPages:       f.maxPages,
+		MaxURLsPerHost: f.maxURLsPerHost,
+		// 0 on the command line is "no limit", which Config spells -1.
+		MaxURLsPerPattern: cmp.Or(f.maxPerPattern, -1),
+		Delay:             f.delay,
+		Grace:             f.grace,
+		Fresh:             f.fresh,
+		UserAgent:         f.userAgent,
+		ExpectedURLs:      f.expectedURLs,
+		WARCMaxFileSize:   f.warcMaxSize,
+		MaxActiveHosts:    f.activeHosts,
+		FrontBuffer:       f.frontBuffer,
+		HeadSize:          f.headSize,
+		HostCache:         f.hostCache,
+		IPGroup:           f.ipGroup,
+		IPGap:             f.ipGap,
+		RobotsTTL:         f.robotsTTL,
+		RobotsAttempts:    f.robotsAttempts,
+		RobotsRetryWait:   f.robotsWait,
+		RobotsLastGood:    f.robotsLastGood,
+		Policies:          policies,
 
 		NearDupThreshold:  f.nearThreshold,
 		NearDupMinWords:   f.nearMinWords,
@@ -280,7 +297,8 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		},
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	}
-	cfg.Scope = scope.Config{Mode: mode, Include: f.include, Exclude: f.exclude, MaxDepth: f.maxDepth}
+	cfg.Scope = scope.Config{Mode: mode, Include: f.include, Exclude: f.exclude, MaxDepth: f.maxDepth,
+		MaxPathRepeats: cmp.Or(f.maxRepeats, -1)}
 	if err := cfg.Scope.Validate(); err != nil {
 		return cfg, usageError{err}
 	}
@@ -289,6 +307,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	}
 	cfg.Fetch.Resolve = resolve
 	cfg.Fetch.AllowCIDRs = allow
+	cfg.Fetch.DenyCIDRs = deny
 	cfg.Fetch.MaxBodyBytes = f.maxBody
 	cfg.Fetch.Timeout = f.timeout
 	cfg.Fetch.ConnectTimeout = f.connectTimeout
@@ -400,7 +419,7 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 		defer ev.Close()
 		cfg.Sinks = append(cfg.Sinks, ev)
 	}
-	opts := runOpts{progress: f.progress}
+	opts := runOpts{progress: f.progress, summaryFile: f.summaryFile}
 	if f.httpAddr != "" {
 		token, err := f.token()
 		if err != nil {
@@ -438,8 +457,9 @@ func (f *crawlFlags) token() (string, error) {
 // runOpts are how runCrawl shows a crawl: its progress line, and the
 // operator API when api is set.
 type runOpts struct {
-	progress string
-	api      *api.Config
+	progress    string
+	api         *api.Config
+	summaryFile string // --summary: the Summary as JSON, for scripts
 }
 
 // runCrawl runs one crawl with a progress line (and the operator API when
@@ -476,7 +496,29 @@ func runCrawl(ctx context.Context, cfg crawl.Config, opts runOpts, stdout, stder
 	stop()
 	sum.Write(stdout)
 	fmt.Fprintf(stdout, "  data:       %s\n", cfg.DataDir)
+	if opts.summaryFile != "" {
+		b, jerr := json.MarshalIndent(sum, "", "  ")
+		if jerr == nil {
+			jerr = os.WriteFile(opts.summaryFile, append(b, '\n'), 0o644)
+		}
+		if jerr != nil {
+			err = errors.Join(err, fmt.Errorf("--summary: %w", jerr))
+		}
+	}
 	// An interrupted crawl stopped as asked: fetches in flight finished or
 	// were cut after --grace, the WARC files are closed. That is success.
 	return sum, err
+}
+
+// parseCIDRs parses the values of a repeatable CIDR flag.
+func parseCIDRs(flag string, vals []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, c := range vals {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			return nil, usagef("%s %q: %v", flag, c, err)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }

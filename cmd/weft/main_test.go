@@ -48,6 +48,7 @@ func TestBadInputExitsTwoAndNamesIt(t *testing.T) {
 		{[]string{"crawl", "--resolve", "a.test", "http://a.test/"}, []string{"--resolve", "HOST=ADDR"}},
 		{[]string{"crawl", "--resolve", "a.test=nowhere", "http://a.test/"}, []string{"--resolve", "nowhere"}},
 		{[]string{"crawl", "--allow-cidr", "10.0.0.0/33", "http://a.test/"}, []string{"--allow-cidr", "10.0.0.0/33"}},
+		{[]string{"crawl", "--deny-cidr", "fd00::/129", "http://a.test/"}, []string{"--deny-cidr", "fd00::/129"}},
 		{[]string{"crawl", "--include", "(", "http://a.test/"}, []string{"--include", "("}},
 		{[]string{"crawl", "--exclude", "a[", "http://a.test/"}, []string{"--exclude", "a["}},
 		{[]string{"crawl", "--user-agent", "", "http://a.test/"}, []string{"--user-agent"}},
@@ -128,8 +129,9 @@ func TestCrawlCommand(t *testing.T) {
 	}
 }
 
-// Without --allow-cidr the SSRF guard refuses the loopback web: the crawl
-// fetches nothing and says why, and nothing reaches the servers.
+// Without --allow-cidr the SSRF guard refuses the loopback web: the seed,
+// pinned by --resolve to a loopback address, is refused before it is
+// queued, the summary says so, and nothing reaches the servers.
 func TestCrawlRefusesLoopbackByDefault(t *testing.T) {
 	web, err := synthweb.Start(synthweb.Config{Seed: 12, Hosts: 1, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30})
 	if err != nil {
@@ -147,8 +149,8 @@ func TestCrawlRefusesLoopbackByDefault(t *testing.T) {
 	if n := len(web.Log()); n != 0 {
 		t.Fatalf("the server received %d requests; the SSRF guard should have refused the address", n)
 	}
-	if !strings.Contains(stdout, "disallow-all 1") {
-		t.Errorf("summary does not report the host as unreachable:\n%s", stdout)
+	if !strings.Contains(stdout, "rejected:   forbidden 1") {
+		t.Errorf("summary does not report the seed refused by the SSRF guard:\n%s", stdout)
 	}
 }
 

@@ -171,7 +171,9 @@ func TestSeedsLive(t *testing.T) {
 		done <- sum
 	}()
 	fresh := strings.TrimSuffix(seeds[2], "/") + "/?from=api"
-	body := `{"urls": ["` + fresh + `", "` + seeds[0] + `", "http://` + forbidden + `:9/x", "http://[::1", "ftp://a.test/"], "priority": "high"}`
+	// The forbidden address also in hex, with user info, and as one
+	// decimal number: the canonicaliser writes each as 127.0.99.99 first.
+	body := `{"urls": ["` + fresh + `", "` + seeds[0] + `", "http://` + forbidden + `:9/x", "http://0x7f.0.0x63.0143:9/hex", "http://user:pw@2130731875:9/dec", "http://[::1", "ftp://a.test/"], "priority": "high"}`
 	send := func() (int, SeedsResponse) {
 		t.Helper()
 		var resp SeedsResponse
@@ -197,7 +199,8 @@ func TestSeedsLive(t *testing.T) {
 		reasons[r.URL] = r.Reason
 	}
 	if code != 202 || len(first.Accepted) != 1 || !strings.Contains(first.Accepted[0], "from=api") ||
-		reasons[seeds[0]] != "seen" || reasons["http://"+forbidden+":9/x"] != "forbidden" || reasons["http://[::1"] != "invalid" || reasons["ftp://a.test/"] != "invalid" {
+		reasons[seeds[0]] != "seen" || reasons["http://"+forbidden+":9/x"] != "forbidden" || reasons["http://[::1"] != "invalid" || reasons["ftp://a.test/"] != "invalid" ||
+		reasons["http://"+forbidden+":9/hex"] != "forbidden" || reasons["http://"+forbidden+":9/dec"] != "forbidden" {
 		t.Errorf("first request: %d %+v", code, first)
 	}
 	if code, again := send(); code != 202 || !reflect.DeepEqual(again, first) {
@@ -219,8 +222,8 @@ func TestSeedsLive(t *testing.T) {
 	if asked != 1 || sum.StoppedBy != "drained" {
 		t.Errorf("the seed added through the API was requested %d times (stopped by %s), want once", asked, sum.StoppedBy)
 	}
-	if sum.Rejected["forbidden"] != 1 || len(sum.Errors) != 0 {
-		t.Errorf("rejections %v, errors %v: want the forbidden seed refused before any request", sum.Rejected, sum.Errors)
+	if sum.Rejected["forbidden"] != 3 || len(sum.Errors) != 0 {
+		t.Errorf("rejections %v, errors %v: want the three forbidden seeds refused before any request", sum.Rejected, sum.Errors)
 	}
 }
 

@@ -36,6 +36,13 @@ type Config struct {
 	// MaxURLsPerHost bounds the URLs accepted per host (a crawl-trap guard);
 	// zero means no limit.
 	MaxURLsPerHost int64
+	// MaxURLsPerPattern bounds the URLs accepted per host for one URL
+	// pattern (scope.Pattern: the path with its numbered and token
+	// segments as "*", without the query), the guard against calendars,
+	// faceted search, session ids in paths and endless page numbers.
+	// Zero means DefaultMaxURLsPerPattern (10,000); negative means no
+	// limit; at most 65,000.
+	MaxURLsPerPattern int
 	// MaxRedirects bounds a redirect chain (each hop is enqueued for its
 	// host like a link); zero means 5.
 	MaxRedirects int
@@ -182,6 +189,9 @@ func (c *Config) setDefaults() {
 	if c.MaxRedirects == 0 {
 		c.MaxRedirects = 5
 	}
+	if c.MaxURLsPerPattern == 0 {
+		c.MaxURLsPerPattern = DefaultMaxURLsPerPattern
+	}
 	if c.RobotsTTL == 0 {
 		c.RobotsTTL = 24 * time.Hour
 	}
@@ -243,6 +253,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl: max pages %d is negative", c.MaxPages)
 	case c.MaxURLsPerHost < 0:
 		return fmt.Errorf("crawl: max URLs per host %d is negative", c.MaxURLsPerHost)
+	case c.MaxURLsPerPattern > maxPatternCap:
+		return fmt.Errorf("crawl: max URLs per pattern %d is over %d", c.MaxURLsPerPattern, maxPatternCap)
 	case c.MaxRedirects < 0:
 		return fmt.Errorf("crawl: max redirects %d is negative", c.MaxRedirects)
 	case c.Delay < 0:

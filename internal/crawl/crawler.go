@@ -59,6 +59,7 @@ type Crawler struct {
 	warc    ArchiveWriter
 	robots  *robotsCache
 	hostCap *hostMap[int64] // URLs accepted per host
+	traps   *trapCounts     // URLs accepted per pattern, requests per host, trap refusals
 	digests digestShards    // one payload digest looked up and recorded at a time
 	near    *nearIndex      // fingerprints of the pages judged original; nil when judging is off
 	// dueCur is where the last recrawl scan stopped in the recrawl index
@@ -175,6 +176,9 @@ func New(cfg Config) (c *Crawler, err error) {
 		c.log.Info("operator policy", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs)
 	}
 	c.hostCap = newHostMap[int64](c.cfg.Partitions)
+	// A quarter of a counter per expected URL: patterns are far fewer than
+	// URLs, and hosts fewer still.
+	c.traps = newTrapCounts(max(256<<10, int(min(c.cfg.ExpectedURLs, 1<<30)/2)), max(c.cfg.MaxURLsPerPattern, 0))
 	c.handlers = slices.Clone(c.cfg.Handlers)
 	if c.handlers == nil {
 		c.handlers = content.Default()
@@ -423,6 +427,10 @@ func (c *Crawler) summary() Summary {
 		ListedDropped:  s.listedDropped.Load(),
 		RevisitBytes:   s.revisitBytes.Load(),
 		OverDecodeCap:  s.overDecode.Load(),
+		Binary:         s.binary.Load(),
+		Charsets:       clone(s.charsets),
+		RedirectSeen:   s.redirectSeen.Load(),
+		RobotsCut:      s.robotsCut.Load(),
 		BadEncoding:    s.badCoding.Load(),
 		ByStatus:       clone(s.byClass),
 		Errors:         clone(s.byError),
@@ -449,6 +457,7 @@ func (c *Crawler) summary() Summary {
 	}
 	sum.GaveUp, sum.GaveUpHosts = s.gaveUp.snapshot()
 	sum.Traps, sum.TrapHosts = s.traps.snapshot()
+	sum.TrapCosts, sum.TrapHostCount = c.traps.report()
 	return sum
 }
 
@@ -720,6 +729,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	if c.cfg.Recrawl != nil {
 		prev, first, hdr = c.previousVisit(l)
 	}
+	c.traps.fetched(l.Host)
 	resp, err := c.fetcher.Get(ctx, target, hdr)
 	if err != nil {
 		kind := fetch.KindOf(err)
@@ -822,8 +832,8 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	if signal == frontier.Throttled || signal == frontier.Unavailable {
 		// The server asked to come back later: the URL stays queued,
 		// first on its host, for when the host's clock allows. A 503 counts
-		// toward giving the host up, so a storm does not last forever; a
-		// 429 is asked again at most once per --max-backoff.
+		// toward giving the host up, and so do 429s in a row, so that a
+		// storm of either does not last for ever.
 		res.Retry = true
 	}
 	lo := leaseOutcome{res: res, status: resp.StatusCode, outcome: rec.Outcome}
@@ -853,6 +863,12 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		Words: c.near != nil, Embeds: c.embeds, Truncated: resp.Truncated,
 	})
 	c.stats.inc(c.stats.handled, h.Name(), 1)
+	if res.Charset != "" {
+		c.stats.inc(c.stats.charsets, res.Charset, 1)
+	}
+	if errors.Is(res.Err, content.ErrBinary) {
+		c.stats.binary.Add(1)
+	}
 	if res.Err != nil {
 		c.stats.inc(c.stats.unreadable, h.Name(), 1)
 		c.log.Warn("document read only in part", "url", l.URL, "handler", h.Name(), "links_read", len(res.Links), "err", res.Err)
@@ -1004,7 +1020,14 @@ func (c *Crawler) admitRedirect(pb *pageBatch, l frontier.Lease, location string
 		pb.items = append(pb.items, frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL})
 		return
 	}
-	c.admitURL(pb, lu, l.Depth, l.Hops+1, l.Priority, l.URL)
+	it, why := c.judge(pb, lu, l.Depth, l.Hops+1, l.Priority, l.URL, false)
+	switch why {
+	case "":
+		pb.items = append(pb.items, it)
+	case RejectSeen:
+		// A loop, or a page reached before by another way.
+		c.stats.redirectSeen.Add(1)
+	}
 }
 
 // admitURL judges a URL and, if it is to be queued, stages it in pb.
@@ -1023,14 +1046,20 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 	switch {
 	case resource: // fetched for what it is (an image, a sitemap): no extension rule
 		if r := c.scope.CheckEmbed(u, depth); r != "" {
-			c.stats.reject(string(r))
+			c.refuse(u.Authority, string(r))
 			return frontier.Item{}, string(r)
 		}
 	case depth > 0 || hops > 0: // seeds are in scope by definition
 		if r := c.scope.Check(u, depth); r != "" {
-			c.stats.reject(string(r))
+			c.refuse(u.Authority, string(r))
 			return frontier.Item{}, string(r)
 		}
+	}
+	if c.fetcher.Permits(u.Host) != nil {
+		// An address the SSRF guard refuses, known without DNS: not
+		// queued at all. Names are judged again at every connect.
+		c.stats.reject(RejectForbidden)
+		return frontier.Item{}, RejectForbidden
 	}
 	if u.Path == "/robots.txt" {
 		// Fetched through the robots cache only: as a page it would probe
@@ -1043,7 +1072,7 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 		return frontier.Item{}, RejectRobots
 	}
 	if c.trapped(u.Authority) {
-		c.stats.reject(RejectTrap)
+		c.refuse(u.Authority, RejectTrap)
 		return frontier.Item{}, RejectTrap
 	}
 	hp := c.cfg.Policies.For(u.Authority, u.Host)
@@ -1060,15 +1089,27 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 	isNew, err := c.seen.Add(u.Authority, u.String, func(part int, k seen.Key) (bool, error) {
 		// Counted only for URLs that are new, and checked before anything
 		// is written, so a capped URL is neither queued nor marked seen.
+		// Seeds are exempt from the pattern cap, as from the scope.
+		pk := patternKey(u)
+		if depth+hops > 0 && c.traps.full(pk) {
+			return false, errPatternCap
+		}
 		if capURLs > 0 && c.hostCap.update(u.Authority, func(n int64) int64 { return n + 1 }) > capURLs {
 			return false, errHostCap
 		}
-		return record(part, k)
+		ok, err := record(part, k)
+		if ok && err == nil {
+			c.traps.admitted(pk)
+		}
+		return ok, err
 	})
 	switch {
 	case errors.Is(err, errHostCap):
-		c.stats.reject(RejectHostCap)
+		c.refuse(u.Authority, RejectHostCap)
 		return frontier.Item{}, RejectHostCap
+	case errors.Is(err, errPatternCap):
+		c.refuse(u.Authority, RejectPattern)
+		return frontier.Item{}, RejectPattern
 	case err != nil:
 		c.fail(fmt.Errorf("crawl: accept %s: %w", u.String, err))
 		return frontier.Item{}, "error"
@@ -1079,7 +1120,19 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 	return it, ""
 }
 
-var errHostCap = errors.New("host cap reached")
+var (
+	errHostCap    = errors.New("host cap reached")
+	errPatternCap = errors.New("pattern cap reached")
+)
+
+// refuse counts a URL of host refused for reason, and what trap rules
+// refuse per host.
+func (c *Crawler) refuse(host, reason string) {
+	c.stats.reject(reason)
+	if trapRule(reason) {
+		c.traps.refused(host, reason)
+	}
+}
 
 // fetchRecord is one line of fetches.jsonl: the FETCH table of DESIGN.md.
 type fetchRecord struct {

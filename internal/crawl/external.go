@@ -147,6 +147,7 @@ func (c *Crawler) CompleteExternal(id, url string, status int, fetchedAt time.Ti
 	c.ext.mu.Unlock()
 
 	l := e.l
+	c.traps.fetched(l.Host)
 	lo := leaseOutcome{status: status, outcome: "external"}
 	rec := fetchRecord{Time: fetchedAt, URL: l.URL, Host: l.Host, Status: status, Depth: l.Depth, Via: l.Via, SHA256: contentHash, Outcome: "external"}
 	if status == 0 {

@@ -149,10 +149,6 @@ func (c *Crawler) URLs(host string, status store.URLStatus, after *store.URLPos,
 	return pos, recs, last, nil
 }
 
-// RejectForbidden is the reason for a seed whose address the SSRF guard
-// refuses (an IP literal, or a name --resolve pins).
-const RejectForbidden = "forbidden"
-
 // Verdict is what became of a URL offered as a seed.
 type Verdict struct {
 	URL    string // canonical when it parsed, else as given
@@ -190,11 +186,6 @@ func (c *Crawler) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 			continue
 		}
 		out[i].URL = u.String
-		if c.fetcher.Permits(u.Host) != nil {
-			out[i].Reason = RejectForbidden
-			c.stats.reject(RejectForbidden)
-			continue
-		}
 		if r := c.scope.CheckSeed(u); r != "" {
 			out[i].Reason = string(r)
 			c.stats.reject(string(r))

@@ -160,6 +160,7 @@ func (cr *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.U
 func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, target string) frontier.Result {
 	start := time.Now()
 	cr.stats.robots.Add(1)
+	cr.traps.fetched(host)
 	resp, err := cr.fetcher.Get(ctx, target, nil)
 	now := time.Now() // the answer's time: its age, and a retry's wait, count from it
 	if err != nil {
@@ -210,6 +211,9 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 		return answered
 	}
 	pol := robots.FromStatus(resp.StatusCode, resp.Decoded, cr.token, now)
+	if resp.StatusCode < 300 && len(resp.Decoded) > robots.MaxBytes {
+		cr.stats.robotsCut.Add(1)
+	}
 	switch {
 	case resp.DecodeErr != nil && !errors.Is(resp.DecodeErr, fetch.ErrDecodedTooLarge):
 		// A body that could not be decoded whole may have lost its

@@ -26,6 +26,7 @@ const (
 	RejectGaveUp    = "gave-up"   // queued for a host given up after too many failures
 	RejectNearDup   = "near-dup"  // a link of a near-duplicate page, not followed
 	RejectTrap      = "trap"      // on a host cut off for serving mostly near-duplicates
+	RejectForbidden = "forbidden" // an address the SSRF guard refuses (an IP literal, or a name --resolve pins)
 )
 
 // counters are the crawl's running totals, updated by workers without a
@@ -45,6 +46,9 @@ type counters struct {
 	truncated      atomic.Int64
 	overDecode     atomic.Int64 // decoded body over the cap (a compression bomb)
 	badCoding      atomic.Int64 // body whose Content-Encoding could not be undone
+	binary         atomic.Int64 // body labelled as text that is binary, not parsed
+	redirectSeen   atomic.Int64 // redirects to a URL already seen: loops, or pages reached before
+	robotsCut      atomic.Int64 // robots.txt files longer than robots.MaxBytes, read in part
 	errors         atomic.Int64 // page requests without a response
 	noindex        atomic.Int64
 	nofollow       atomic.Int64
@@ -71,6 +75,7 @@ type counters struct {
 	cut            map[string]int64 // of which cut at a limit, by handler
 	robotsOutc     map[string]int64
 	hostsDown      map[string]int64 // hosts not crawled (robots.txt disallow-all), by cause
+	charsets       map[string]int64 // documents whose encoding was unknown, invalid or converted, by kind
 }
 
 func newCounters() *counters {
@@ -84,6 +89,7 @@ func newCounters() *counters {
 		cut:        map[string]int64{},
 		robotsOutc: map[string]int64{},
 		hostsDown:  map[string]int64{},
+		charsets:   map[string]int64{},
 	}
 }
 
@@ -167,6 +173,10 @@ type Summary struct {
 	RevisitBytes   int64            // their payload bytes, not stored again
 	OverDecodeCap  int64            // bodies whose decompressed size passed the cap (not parsed past it)
 	BadEncoding    int64            // bodies whose Content-Encoding could not be undone
+	Binary         int64            // bodies labelled as text that were binary: archived, not parsed
+	Charsets       map[string]int64 // documents whose charset label was unknown, whose UTF-8 was invalid, or that were converted to UTF-8 (content.Charset*)
+	RedirectSeen   int64            // redirects to a URL already seen: loops, or pages reached another way
+	RobotsCut      int64            // robots.txt files over robots.MaxBytes: only their first 500 KiB read
 	ByStatus       map[string]int64 // page responses by status class ("2xx", ...)
 	Errors         map[string]int64 // page requests without a response, by kind
 	Rejected       map[string]int64 // discovered URLs not queued, by reason
@@ -188,6 +198,8 @@ type Summary struct {
 	GaveUpHosts    []string         // the first of them
 	Traps          int64            // hosts cut off: most of their last pages were near-duplicates
 	TrapHosts      []string         // the first of them
+	TrapCosts      []TrapCost       // the hosts trap rules (pattern, repeats, depth, host-cap, trap) refused most URLs of, and what each cost
+	TrapHostCount  int64            // hosts any trap rule refused URLs of
 	Queued         int              // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
 	Resumed        bool             // the crawl continued one found under DataDir
 	ResumedURLs    int64            // URLs that crawl had accepted
@@ -228,8 +240,11 @@ func (s Summary) Write(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
-	if s.OverDecodeCap > 0 || s.BadEncoding > 0 {
-		fmt.Fprintf(w, "  bodies:     %d over the decompressed-size cap, %d with a bad Content-Encoding\n", s.OverDecodeCap, s.BadEncoding)
+	if s.OverDecodeCap > 0 || s.BadEncoding > 0 || s.Binary > 0 {
+		fmt.Fprintf(w, "  bodies:     %d over the decompressed-size cap, %d with a bad Content-Encoding, %d binary labelled as text\n", s.OverDecodeCap, s.BadEncoding, s.Binary)
+	}
+	if len(s.Charsets) > 0 {
+		fmt.Fprintf(w, "  charsets:   %s\n", joinCounts(s.Charsets))
 	}
 	if len(s.Errors) > 0 {
 		fmt.Fprintf(w, "  errors:     %s\n", joinCounts(s.Errors))
@@ -239,6 +254,9 @@ func (s Summary) Write(w io.Writer) {
 			s.Throttled, s.Unavailable, s.Parks, s.GaveUp, named(s.GaveUp, s.GaveUpHosts))
 	}
 	fmt.Fprintf(w, "  robots.txt: %s (fetches); %d redirect hops; %d failures retried", joinCounts(s.Robots), s.RobotsHops, s.RobotsRetries)
+	if s.RobotsCut > 0 {
+		fmt.Fprintf(w, "; %d files over 500 KiB read in part", s.RobotsCut)
+	}
 	if s.RobotsLastGood > 0 {
 		fmt.Fprintf(w, "; %d unreachable files replaced by the last good copy", s.RobotsLastGood)
 	}
@@ -254,6 +272,15 @@ func (s Summary) Write(w io.Writer) {
 		fmt.Fprintf(w, "  policies:   %d hosts with an operator policy; %d URLs refused by one\n", s.Policies, s.Rejected[RejectPolicy])
 	}
 	fmt.Fprintf(w, "  rejected:   %s\n", joinCounts(s.Rejected))
+	if s.RedirectSeen > 0 {
+		fmt.Fprintf(w, "  redirects:  %d to a URL already seen (loops, or pages reached another way)\n", s.RedirectSeen)
+	}
+	if len(s.TrapCosts) > 0 {
+		fmt.Fprintf(w, "  trap rules: %d hosts had URLs refused by a trap rule; the most:\n", s.TrapHostCount)
+		for _, c := range s.TrapCosts {
+			fmt.Fprintf(w, "    %-40s %6d requests, %d URLs refused: %s\n", c.Host, c.Requests, c.RefusedTotal(), joinCounts(c.Refused))
+		}
+	}
 	if s.NoIndex > 0 || s.NoFollow > 0 {
 		fmt.Fprintf(w, "  directives: %d noindex, %d nofollow pages\n", s.NoIndex, s.NoFollow)
 	}

@@ -1,0 +1,140 @@
+package crawl
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"sync"
+
+	"weft/internal/canon"
+	"weft/internal/scope"
+	"weft/internal/seen"
+	"weft/internal/sketch"
+)
+
+// Reasons of the trap rules that package scope does not decide.
+const (
+	// RejectPattern: the host already has MaxURLsPerPattern URLs of this
+	// URL's pattern (scope.Pattern): a calendar, a faceted search, session
+	// ids in paths, an endless page number.
+	RejectPattern = "pattern"
+	// RejectRepeats: a path segment repeats more than Scope.MaxPathRepeats
+	// times (scope.ReasonRepeats).
+	RejectRepeats = string(scope.ReasonRepeats)
+)
+
+// DefaultMaxURLsPerPattern is MaxURLsPerPattern's default: enough for a
+// large archive of numbered articles, and a bound on what a calendar or a
+// faceted search can cost one crawl.
+const DefaultMaxURLsPerPattern = 10_000
+
+// maxPatternCap is the most MaxURLsPerPattern may be: the counters are
+// 16-bit and saturate at 65,535.
+const maxPatternCap = 65_000
+
+// trapRule says whether a rejection reason is one of the rules that bound
+// a crawl trap: they are reported per host.
+func trapRule(reason string) bool {
+	switch reason {
+	case RejectPattern, RejectRepeats, RejectDepth, RejectHostCap, RejectTrap:
+		return true
+	}
+	return false
+}
+
+// trapCounts counts, per URL pattern, the URLs a crawl accepted, and per
+// host the requests it made (pages and robots.txt), in one count-min
+// sketch: a bounded memory whatever a trap generates, at the price of
+// counts that may run a little high when many keys share counters.
+type trapCounts struct {
+	sketch *sketch.Sketch
+	cap    int // per pattern; 0: patterns not limited
+
+	mu    sync.Mutex
+	hosts map[string]*TrapCost // hosts a trap rule refused URLs of, at most maxTrapHosts
+	more  int64                // further such hosts, not itemised
+}
+
+// maxTrapHosts bounds the hosts whose trap rejections are itemised.
+const maxTrapHosts = 10_000
+
+func newTrapCounts(bytes, patternCap int) *trapCounts {
+	return &trapCounts{sketch: sketch.New(bytes), cap: patternCap, hosts: map[string]*TrapCost{}}
+}
+
+func patternKey(u canon.URL) seen.Key { return seen.KeyOf("pattern " + scope.Pattern(u)) }
+func fetchKey(host string) seen.Key   { return seen.KeyOf("fetches " + host) }
+
+// full reports whether key's pattern has its MaxURLsPerPattern URLs.
+// Workers admitting URLs of one pattern at once may pass it by a few.
+func (t *trapCounts) full(key seen.Key) bool {
+	return t.cap > 0 && t.sketch.Count(key) >= t.cap
+}
+
+// admitted counts one URL of key's pattern.
+func (t *trapCounts) admitted(key seen.Key) {
+	if t.cap > 0 {
+		t.sketch.Add(key)
+	}
+}
+
+// fetched counts one request to host.
+func (t *trapCounts) fetched(host string) { t.sketch.Add(fetchKey(host)) }
+
+// refused records a URL of host that a trap rule refused.
+func (t *trapCounts) refused(host, reason string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.hosts[host]
+	if c == nil {
+		if len(t.hosts) >= maxTrapHosts {
+			t.more++
+			return
+		}
+		c = &TrapCost{Host: host, Refused: map[string]int64{}}
+		t.hosts[host] = c
+	}
+	c.Refused[reason]++
+}
+
+// TrapCost is what a host that trap rules cut short cost the crawl.
+type TrapCost struct {
+	Host     string
+	Requests int              // requests made to it, robots.txt included (estimated: at least the true count)
+	Refused  map[string]int64 // its URLs refused, by trap rule
+}
+
+// RefusedTotal is the sum of Refused.
+func (c TrapCost) RefusedTotal() int64 {
+	var n int64
+	for _, v := range c.Refused {
+		n += v
+	}
+	return n
+}
+
+// maxTrapReport is how many trap hosts the summary itemises.
+const maxTrapReport = 20
+
+// report returns the hosts trap rules refused the most URLs of, with the
+// requests each cost, most refused first; and the number of such hosts.
+func (t *trapCounts) report() ([]TrapCost, int64) {
+	t.mu.Lock()
+	out := make([]TrapCost, 0, len(t.hosts))
+	for _, c := range t.hosts {
+		out = append(out, TrapCost{Host: c.Host, Refused: maps.Clone(c.Refused)})
+	}
+	n := int64(len(t.hosts)) + t.more
+	t.mu.Unlock()
+	slices.SortFunc(out, func(a, b TrapCost) int {
+		if c := cmp.Compare(b.RefusedTotal(), a.RefusedTotal()); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Host, b.Host)
+	})
+	out = out[:min(len(out), maxTrapReport)]
+	for i := range out {
+		out[i].Requests = t.sketch.Count(fetchKey(out[i].Host))
+	}
+	return out, n
+}
