@@ -588,8 +588,9 @@ func readFetchLog(t *testing.T, dir string) []fetchRecord {
 func TestHostileHostsCostOnlyTheirCaps(t *testing.T) {
 	web := startWeb(t, synthweb.Config{
 		Seed: 7, Hosts: 6, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
-		Hostile: true, HangLimit: 20 * time.Second,
-		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound},
+		HostileKinds: []string{synthweb.HostileGzipBomb, synthweb.HostileEndless, synthweb.HostileSilent, synthweb.HostileCopies},
+		HangLimit:    20 * time.Second,
+		RobotsKinds:  []synthweb.RobotsKind{synthweb.RobotsNotFound},
 	})
 	cfg := testConfig(t, web, 16, 10*time.Millisecond)
 	cfg.Seeds = append(web.Seeds(), web.HostileSeeds()...)
@@ -671,7 +672,7 @@ func copiesFetches(web *synthweb.Web) int {
 func TestNearDupTrapCutOff(t *testing.T) {
 	web := startWeb(t, synthweb.Config{
 		Seed: 9, Hosts: 1, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
-		Hostile: true, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound},
+		HostileKinds: []string{synthweb.HostileCopies}, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound},
 	})
 	cfg := testConfig(t, web, 4, 5*time.Millisecond)
 	var copies string
@@ -717,7 +718,7 @@ func TestNearDupTrapCutOff(t *testing.T) {
 // URLs admitted before the cut (1 + 3 × 20), where forgetting it would let
 // the second run admit new days until 33 of 64 were copies.
 func TestNearDupTrapSurvivesRestart(t *testing.T) {
-	web := startWeb(t, synthweb.Config{Seed: 9, Hosts: 1, PagesPerHost: 12, Hostile: true,
+	web := startWeb(t, synthweb.Config{Seed: 9, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{synthweb.HostileCopies},
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
 	var copies string
 	for _, h := range web.Hosts() {
@@ -859,5 +860,73 @@ func TestHostCapBoundsURLsPerHost(t *testing.T) {
 	}
 	if sum.Rejected[RejectHostCap] == 0 {
 		t.Errorf("rejections %v; want host-cap counted", sum.Rejected)
+	}
+}
+
+// TestTrapRules crawls the four trap hosts of the synthetic web: session
+// ids in paths, a faceted search, a relative-link trap and an endless
+// calendar, none of them near-duplicates. The pattern cap and the
+// repeated-segment rule bound each; the summary names each host with what
+// it cost, and its count of requests is the server's.
+func TestTrapRules(t *testing.T) {
+	kinds := []string{synthweb.TrapSessions, synthweb.TrapFacets, synthweb.TrapDeep, synthweb.TrapCalendar}
+	web := startWeb(t, synthweb.Config{Seed: 4, Hosts: 1, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		HostileKinds: kinds, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	cfg := testConfig(t, web, 8, 2*time.Millisecond)
+	cfg.Seeds = append(web.Seeds(), web.HostileSeeds()...)
+	const capPattern = 12
+	cfg.MaxURLsPerPattern = capPattern
+	cfg.MaxPages = 2000 // were a rule broken, the traps would be endless
+	sum := runCrawl(t, cfg)
+
+	byAuth := map[string]string{}
+	for _, h := range web.Hosts() {
+		byAuth[h.Authority] = h.Hostile
+	}
+	requests := map[string]int{}
+	for _, r := range web.Log() {
+		requests[r.Host]++
+	}
+	bound := map[string]int{
+		synthweb.TrapSessions: 1 + capPattern,     // "/" and the cap of /s/*/p/*
+		synthweb.TrapFacets:   1 + 1 + capPattern, // "/", /shop and the cap of /shop?...
+		synthweb.TrapCalendar: 1 + capPattern,     // "/" and the cap of /cal/*/*/
+		synthweb.TrapDeep:     1 + 69,             // paths with no segment more than 3 times
+	}
+	costs := map[string]TrapCost{}
+	for _, c := range sum.TrapCosts {
+		costs[byAuth[c.Host]] = c
+	}
+	for _, k := range kinds {
+		var auth string
+		for a, kind := range byAuth {
+			if kind == k {
+				auth = a
+			}
+		}
+		n := requests[auth] - 1 // robots.txt
+		c := costs[k]
+		t.Logf("%-9s %3d page requests; summary: %d requests, refused %v", k, n, c.Requests, c.Refused)
+		if n < 3 || n > bound[k] {
+			t.Errorf("%s: %d page requests, want a few and at most %d", k, n, bound[k])
+		}
+		if c.Requests != requests[auth] || c.RefusedTotal() == 0 {
+			t.Errorf("%s: the summary says %d requests and %d refused, the server saw %d", k, c.Requests, c.RefusedTotal(), requests[auth])
+		}
+	}
+	if sum.TrapHostCount != int64(len(kinds)) || sum.Rejected[RejectPattern] == 0 || sum.Rejected[RejectRepeats] == 0 {
+		t.Errorf("%d trap hosts, rejections %v", sum.TrapHostCount, sum.Rejected)
+	}
+	var out bytes.Buffer
+	sum.Write(&out)
+	if !strings.Contains(out.String(), "trap rules: 4 hosts") {
+		t.Errorf("the summary does not report the trap hosts:\n%s", out.String())
+	}
+	// The ordinary host is crawled whole beside them.
+	fetched := pageRequests(web)
+	for _, p := range web.AllPages() {
+		if shouldFetch(p) && fetched[p.URL] == 0 {
+			t.Errorf("%s not fetched", p.URL)
+		}
 	}
 }

@@ -4,28 +4,73 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
 
-// Names of the hostile hosts, in the order they follow the ordinary ones.
+// Names of the first hostile hosts; HostileKindsAll gives the order in
+// which all hostile and trap hosts follow the ordinary ones. The host of a
+// kind is named <kind>.<Domain>, and "/" is its entry page.
 const (
+	// HostileGzipBomb serves "/" as a ~1 MB gzip body that decompresses
+	// to ~1 GiB: a crawler should cut it at its body cap.
 	HostileGzipBomb = "gzip-bomb"
-	HostileEndless  = "endless"
-	HostileSilent   = "silent"
+	// HostileEndless streams "/" forever, without Content-Length.
+	HostileEndless = "endless"
+	// HostileSilent accepts TCP connections and never writes a byte.
+	HostileSilent = "silent"
 	// HostileCopies is a near-duplicate trap: a calendar of endless days
 	// ("/" and "/day/N"), each the same story under its own date, each
 	// linking to later days.
 	HostileCopies = "copies"
 )
 
-func hostileNames() []string {
-	return []string{HostileGzipBomb, HostileEndless, HostileSilent, HostileCopies}
+// hostileKinds is every hostile and trap kind, in host order: the first
+// four came first and keep their addresses.
+var hostileKinds = [...]string{
+	HostileGzipBomb, HostileEndless, HostileSilent, HostileCopies,
+	HostileDripHeaders, HostileDripBody, HostileHugeHeaders, HostileMalformed,
+	HostileCharsets, HostileBinary, HostileReset, HostileHang,
+	HostileRedirectLoop, HostileRedirectChain, HostileManyLinks, HostileHugeRobots,
+	HostileStorm429, HostileStorm503,
+	TrapSessions, TrapFacets, TrapDeep, TrapCalendar,
+}
+
+// HostileKindsAll returns the kind of every hostile and trap host, in the
+// order in which their hosts follow the ordinary ones when all are started
+// (Config.Hostile). A started subset (Config.HostileKinds) keeps this order.
+func HostileKindsAll() []string { return slices.Clone(hostileKinds[:]) }
+
+// IsTrap reports whether kind is one of the crawl traps: TrapSessions,
+// TrapFacets, TrapDeep and TrapCalendar, hosts of valid, distinct pages
+// whose links never run out (or, for the facets, run out only after
+// hundreds of URLs a crawler gains nothing from). A crawler must bound them
+// by URL shape or per-host budget: near-duplicate detection does not catch
+// them. HostileCopies, whose endless pages are near-duplicates of each
+// other, is not counted here.
+func IsTrap(kind string) bool {
+	switch kind {
+	case TrapSessions, TrapFacets, TrapDeep, TrapCalendar:
+		return true
+	}
+	return false
+}
+
+func hostileKindIndex(kind string) (int, bool) {
+	for i, k := range hostileKinds {
+		if k == kind {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 const (
@@ -59,11 +104,35 @@ func newBombMember() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// serveHostile answers the HTTP hostile hosts: "/" misbehaves, robots.txt
-// and everything else is 404.
+// prepareHostile builds, once, the big bodies a started hostile host of the
+// given kind serves, so that requests cost no more than copying them.
+func (w *Web) prepareHostile(kind string) error {
+	switch kind {
+	case HostileGzipBomb:
+		m, err := newBombMember()
+		if err != nil {
+			return fmt.Errorf("synthweb: build gzip bomb: %w", err)
+		}
+		w.bombMember = m
+	case HostileEndless:
+		r := newRNG(w.cfg.Seed, streamText, math.MaxUint32, 0)
+		w.endlessChunk = w.text.appendExact(nil, &r, endlessChunk)
+	default:
+		w.prepareMore(kind)
+	}
+	return nil
+}
+
+// serveHostile answers the HTTP hostile and trap hosts. The first kinds
+// are answered here: "/" misbehaves, robots.txt and everything else is 404.
 func (w *Web) serveHostile(rw *logWriter, r *http.Request, h *host) {
-	if h.hostile == HostileCopies {
+	switch h.hostile {
+	case HostileCopies:
 		w.serveCopies(rw, r, h)
+		return
+	case HostileGzipBomb, HostileEndless:
+	default:
+		w.serveMore(rw, r, h)
 		return
 	}
 	if r.URL.Path != "/" {

@@ -3,6 +3,7 @@ package synthweb
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -91,11 +92,14 @@ func (w *Web) Log() []Request { return w.log.snapshot() }
 // timeouts, the silent host) count as being handled until they end.
 func (w *Web) WaitIdle(ctx context.Context) error { return w.log.waitIdle(ctx) }
 
-// logWriter records the status and body size a handler writes.
+// logWriter records the status and body size a handler writes. Handlers
+// that take over the connection (see hijack) set status and bytes
+// themselves, and conn, which hostHandler then closes and releases.
 type logWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	conn   net.Conn // the hijacked connection, if any
 }
 
 func (lw *logWriter) WriteHeader(code int) {
@@ -141,7 +145,14 @@ func (hh hostHandler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	})
 	lw := &logWriter{ResponseWriter: rw}
 	// Deferred so that the entry is completed even when a handler aborts
-	// the connection by panicking with http.ErrAbortHandler.
-	defer func() { w.log.end(i, lw.status, lw.bytes, time.Now()) }()
+	// the connection by panicking with http.ErrAbortHandler. A hijacked
+	// connection is released after the entry is complete, so that Close,
+	// which waits for the release, never leaves an entry without its End.
+	defer func() {
+		w.log.end(i, lw.status, lw.bytes, time.Now())
+		if lw.conn != nil {
+			w.releaseConn(lw.conn)
+		}
+	}()
 	w.serve(lw, r, h)
 }

@@ -21,6 +21,8 @@ const (
 	streamObligations
 	streamArticle
 	streamLive
+	streamHostile // big bodies of hostile hosts
+	streamTrap    // text of the small pages of hostile and trap hosts
 )
 
 func mix64(z uint64) uint64 {

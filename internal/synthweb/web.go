@@ -21,9 +21,11 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -66,16 +68,27 @@ type Config struct {
 	// means 1s, 10s, 100s and never). Zero means none.
 	LivePages     int
 	LiveIntervals []time.Duration
-	// Hostile also starts the gzip-bomb, endless, silent and copies hosts.
+	// Hostile also starts every hostile and trap host, one per kind of
+	// HostileKindsAll (the Hostile... and Trap... constants say what each
+	// does).
 	Hostile bool
-	// HangLimit is the longest a hanging handler (robots.txt timeout, silent
-	// host) holds a request; zero means 2 minutes. Close releases them at
-	// once.
+	// HostileKinds, when not empty, starts just the hostile and trap hosts
+	// it names (each at most once), whether or not Hostile is set, so that
+	// a test pays only for the hosts it judges. They still follow the
+	// ordinary hosts in the order of HostileKindsAll, whatever the order
+	// here.
+	HostileKinds []string
+	// HangLimit is the longest a hanging handler (robots.txt timeout, the
+	// silent, hang and drip hosts) holds a request; zero means 2 minutes.
+	// Close releases them at once.
 	HangLimit time.Duration
+	// DripInterval is the pause between the single bytes the drip-headers
+	// and drip-body hosts send; zero means 2 seconds.
+	DripInterval time.Duration
 	// Domain is the parent domain of the host names; zero means "weft.test".
-	// Ordinary hosts are h000.<Domain>, h001.<Domain>, ...; hostile hosts
-	// are gzip-bomb.<Domain>, endless.<Domain>, silent.<Domain> and
-	// copies.<Domain>.
+	// Ordinary hosts are h000.<Domain>, h001.<Domain>, ...; hostile and
+	// trap hosts are <kind>.<Domain>: gzip-bomb.<Domain>, ...,
+	// calendar.<Domain>.
 	Domain string
 	// IPPrefix is the first three octets, with the final dot, of the host
 	// addresses; zero means "127.0.1.". Host k (ordinary hosts first, then
@@ -108,6 +121,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HangLimit == 0 {
 		c.HangLimit = 2 * time.Minute
+	}
+	if c.DripInterval == 0 {
+		c.DripInterval = 2 * time.Second
 	}
 	if c.Domain == "" {
 		c.Domain = "weft.test"
@@ -145,6 +161,18 @@ func (c Config) Validate() error {
 		return fmt.Errorf("synthweb: CrawlDelay %v is negative", c.CrawlDelay)
 	case c.HangLimit < 0:
 		return fmt.Errorf("synthweb: HangLimit %v is negative", c.HangLimit)
+	case c.DripInterval < 0:
+		return fmt.Errorf("synthweb: DripInterval %v is negative", c.DripInterval)
+	}
+	seen := make(map[string]bool, len(c.HostileKinds))
+	for i, k := range c.HostileKinds {
+		if _, ok := hostileKindIndex(k); !ok {
+			return fmt.Errorf("synthweb: HostileKinds[%d] %q is not a hostile or trap kind (see HostileKindsAll)", i, k)
+		}
+		if seen[k] {
+			return fmt.Errorf("synthweb: HostileKinds[%d] %q is named twice", i, k)
+		}
+		seen[k] = true
 	}
 	if need := c.minPageBytes(); c.MinPageBytes < need {
 		return fmt.Errorf("synthweb: MinPageBytes %d is below %d, the room MaxLinks %d links need", c.MinPageBytes, need, c.MaxLinks)
@@ -169,11 +197,24 @@ func (c Config) minPageBytes() int {
 	return 512 + 2*c.maxNameLen() + c.MaxLinks*compactWorst(c)
 }
 
-func (c Config) totalHosts() int {
-	if c.Hostile {
-		return c.Hosts + len(hostileNames())
+func (c Config) totalHosts() int { return c.Hosts + len(c.startedKinds()) }
+
+// startedKinds returns the kinds of the hostile and trap hosts to start, in
+// the order of HostileKindsAll; c must be valid.
+func (c Config) startedKinds() []string {
+	if len(c.HostileKinds) == 0 {
+		if c.Hostile {
+			return HostileKindsAll()
+		}
+		return nil
 	}
-	return c.Hosts
+	var out []string
+	for _, k := range HostileKindsAll() {
+		if slices.Contains(c.HostileKinds, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // maxNameLen bounds the length of ordinary host names (the only link targets).
@@ -243,6 +284,8 @@ type Web struct {
 	compactWorst int
 	bombMember   []byte
 	endlessChunk []byte
+	hostileData                // the big bodies of the other hostile hosts started
+	sessionSeq   atomic.Uint64 // session ids handed out by the sessions trap
 
 	planPool sync.Pool // *pagePlan
 	bufPool  sync.Pool // *[]byte
@@ -256,6 +299,12 @@ type Web struct {
 	closeErr  error
 	errMu     sync.Mutex
 	serveErrs []error
+
+	// Connections taken over from net/http (see hijack), which
+	// http.Server.Close no longer knows about: Close closes them itself.
+	connMu      sync.Mutex
+	conns       map[net.Conn]struct{}
+	connsClosed bool
 }
 
 // host is one synthetic host; everything but the listener and server is
@@ -291,10 +340,10 @@ type HostInfo struct {
 	Name       string        // "h003.weft.test"
 	Authority  string        // "h003.weft.test:41234", as it appears in URLs
 	Addr       string        // "127.0.1.4:41234"
-	Robots     RobotsKind    // the silent host is RobotsTimeout, the other hostile ones RobotsNotFound
+	Robots     RobotsKind    // hostile and trap hosts: RobotsNotFound, but RobotsTimeout for silent, RobotsLarge for huge-robots (its own file)
 	CrawlDelay time.Duration // 0 unless robots.txt declares one for ProductToken
 	Latency    time.Duration
-	Hostile    string // "" for ordinary hosts, else HostileGzipBomb, HostileEndless, HostileSilent or HostileCopies
+	Hostile    string // "" for ordinary hosts, else the kind: one of HostileKindsAll
 }
 
 // Start builds the web described by cfg and starts a listener and server
@@ -312,6 +361,7 @@ func Start(cfg Config) (*Web, error) {
 		text:        newTextTable(cfg.Seed),
 		baseDirs:    strings.Fields(baseDirList),
 		closing:     make(chan struct{}),
+		conns:       make(map[net.Conn]struct{}),
 	}
 	w.compactWorst = compactWorst(w.cfg)
 	w.planPool.New = func() any { return new(pagePlan) }
@@ -330,17 +380,13 @@ func Start(cfg Config) (*Web, error) {
 		w.buildGraph(h)
 	}
 	w.computeReachable()
-	if cfg.Hostile {
-		m, err := newBombMember()
-		if err != nil {
+	for _, h := range w.hosts[w.nOrdinary:] {
+		if err := w.prepareHostile(h.hostile); err != nil {
 			for _, h := range w.hosts {
 				h.ln.Close()
 			}
-			return nil, fmt.Errorf("synthweb: build gzip bomb: %w", err)
+			return nil, err
 		}
-		w.bombMember = m
-		r := newRNG(cfg.Seed, streamText, math.MaxUint32, 0)
-		w.endlessChunk = w.text.appendExact(nil, &r, endlessChunk)
 	}
 	w.serveAll()
 	return w, nil
@@ -351,7 +397,8 @@ func Start(cfg Config) (*Web, error) {
 func (w *Web) listen() error {
 	cfg := &w.cfg
 	kinds := cfg.RobotsKinds
-	for k := range cfg.totalHosts() {
+	hostile := cfg.startedKinds()
+	for k := range cfg.Hosts + len(hostile) {
 		h := &host{idx: k, image: -1}
 		if k < cfg.Hosts {
 			h.name = fmt.Sprintf("h%03d.%s", k, cfg.Domain)
@@ -359,11 +406,14 @@ func (w *Web) listen() error {
 			r := newRNG(cfg.Seed, streamLatency, uint64(k), 0)
 			h.latency = time.Duration(r.float() * float64(cfg.MaxLatency))
 		} else {
-			h.hostile = hostileNames()[k-cfg.Hosts]
+			h.hostile = hostile[k-cfg.Hosts]
 			h.name = h.hostile + "." + cfg.Domain
 			h.robots = RobotsNotFound
-			if h.hostile == HostileSilent {
+			switch h.hostile {
+			case HostileSilent:
 				h.robots = RobotsTimeout
+			case HostileHugeRobots:
+				h.robots = RobotsLarge
 			}
 		}
 		ip, err := cfg.ip(k)
@@ -427,8 +477,9 @@ func (w *Web) serveAll() {
 	}
 }
 
-// Close stops every server, releases hanging and streaming handlers and
-// waits until all goroutines of the web have exited. It is idempotent.
+// Close stops every server, releases hanging and streaming handlers,
+// closes the connections hijacked from net/http and waits until all
+// goroutines of the web have exited. It is idempotent.
 func (w *Web) Close() error {
 	w.closeOnce.Do(func() {
 		close(w.closing)
@@ -444,6 +495,7 @@ func (w *Web) Close() error {
 				errs = append(errs, fmt.Errorf("synthweb: close %s: %w", h.name, err))
 			}
 		}
+		w.closeConns()
 		w.wg.Wait()
 		w.errMu.Lock()
 		errs = append(errs, w.serveErrs...)
@@ -462,8 +514,9 @@ func (w *Web) Seeds() []string {
 	return out
 }
 
-// HostileSeeds returns the home page URL of every hostile host (none unless
-// Config.Hostile).
+// HostileSeeds returns the home page URL of every hostile and trap host
+// started (none unless Config.Hostile or Config.HostileKinds), in the order
+// of Hosts.
 func (w *Web) HostileSeeds() []string {
 	var out []string
 	for _, h := range w.hosts[w.nOrdinary:] {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +35,9 @@ func TestValidate(t *testing.T) {
 		{Config{MaxLatency: -time.Second}, "MaxLatency -1s"},
 		{Config{CrawlDelay: -time.Second}, "CrawlDelay -1s"},
 		{Config{HangLimit: -time.Second}, "HangLimit -1s"},
+		{Config{DripInterval: -time.Second}, "DripInterval -1s"},
+		{Config{HostileKinds: []string{HostileHang, "tarpit"}}, `HostileKinds[1] "tarpit"`},
+		{Config{HostileKinds: []string{TrapDeep, HostileHang, TrapDeep}}, `HostileKinds[2] "deep" is named twice`},
 		{Config{RobotsKinds: []RobotsKind{RobotsRules, 99}}, "RobotsKinds[1] 99"},
 		{Config{Domain: "Weft.Test"}, `Domain "Weft.Test"`},
 		{Config{Domain: "a..b"}, `Domain "a..b"`},
@@ -57,7 +61,8 @@ func TestHostsAndAddressing(t *testing.T) {
 	cfg := Config{Seed: 1, Hosts: 256, PagesPerHost: 1, Hostile: true, MaxLatency: 50 * time.Millisecond}
 	w := startWeb(t, cfg)
 	hosts := w.Hosts()
-	if len(hosts) != 260 || len(w.Seeds()) != 256 || len(w.HostileSeeds()) != 4 {
+	nh := len(HostileKindsAll())
+	if len(hosts) != 256+nh || len(w.Seeds()) != 256 || len(w.HostileSeeds()) != nh {
 		t.Fatalf("%d hosts, %d seeds, %d hostile seeds", len(hosts), len(w.Seeds()), len(w.HostileSeeds()))
 	}
 	res := w.Resolve()
@@ -76,8 +81,12 @@ func TestHostsAndAddressing(t *testing.T) {
 			}
 		}
 	}
-	for i, name := range []string{HostileGzipBomb, HostileEndless, HostileSilent} {
-		if h := hosts[256+i]; h.Hostile != name || h.Name != name+".weft.test" {
+	// The first four hostile hosts keep their places (and addresses).
+	if k := HostileKindsAll(); !slices.Equal(k[:4], []string{HostileGzipBomb, HostileEndless, HostileSilent, HostileCopies}) {
+		t.Errorf("HostileKindsAll starts %v", k[:4])
+	}
+	for i, name := range HostileKindsAll() {
+		if h := hosts[256+i]; h.Hostile != name || h.Name != name+".weft.test" || w.HostileSeeds()[i] != "http://"+h.Authority+"/" {
 			t.Errorf("hostile %d: %+v", i, h)
 		}
 	}
