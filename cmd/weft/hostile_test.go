@@ -87,7 +87,7 @@ func TestHostileWeb(t *testing.T) {
 	args := []string{"crawl", "--data", filepath.Join(dir, "data"), "--seeds", seedsFile, "--summary", sumFile,
 		"--workers", "32", "--delay", "20ms", "--allow-cidr", "127.0.0.0/8", "--progress", "never",
 		"--timeout", timeout.String(), "--header-timeout", headerTimeout.String(), "--idle-timeout", headerTimeout.String(),
-		"--connect-timeout", "2s", "--robots-attempts", "2", "--robots-retry", "200ms", "--max-retry-after", "1s",
+		"--connect-timeout", "2s", "--robots-attempts", "2", "--robots-retry", "200ms", "--max-retry-after", "1s", "--max-backoff", "1s",
 		"--park-after", "3", "--park-for", "300ms", "--give-up-after", "6",
 		"--max-urls-per-pattern", strconv.Itoa(hostilePatternCap), "--http", "127.0.0.1:0"}
 	for host, ip := range web.Resolve() {
@@ -104,9 +104,14 @@ func TestHostileWeb(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var diag bytes.Buffer // what the child said of itself when it overran
+	var (
+		diagMu sync.Mutex
+		diag   bytes.Buffer // what the child said of itself when it overran
+	)
 	apiSeen := make(chan string, 1)
 	killer := time.AfterFunc(hostileCrawlTimeBudget, func() {
+		diagMu.Lock()
+		defer diagMu.Unlock()
 		select {
 		case addr := <-apiSeen:
 			c := &http.Client{Timeout: 5 * time.Second}
@@ -175,6 +180,8 @@ func TestHostileWeb(t *testing.T) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	if waitErr != nil {
+		diagMu.Lock()
+		defer diagMu.Unlock()
 		t.Fatalf("weft crawl: %v after %v\nstdout:\n%s\nstderr:\n%s\n%s", waitErr, elapsed, stdout.String(), errLog.String(), diag.String())
 	}
 	t.Logf("crawl of %d hosts took %v\n%s", len(web.Hosts()), elapsed.Round(time.Millisecond), stdout.String())

@@ -25,6 +25,9 @@ const (
 	// CharsetTranscoded: in another encoding (windows-1252, Shift_JIS,
 	// UTF-16...), converted to UTF-8 before reading.
 	CharsetTranscoded = "transcoded"
+	// CharsetCut: converted, but its UTF-8 would have been more than twice
+	// its size (a body of rare symbols, or a hostile one); read up to that.
+	CharsetCut = "cut"
 )
 
 // ErrBinary is Result.Err for a body labelled as text that is binary: it
@@ -45,12 +48,19 @@ func looksBinary(body []byte) bool {
 	return !strings.HasPrefix(http.DetectContentType(body), "text/")
 }
 
-// toUTF8 returns body as UTF-8, by the encoding the HTML standard's rules
-// find (byte order mark, the Content-Type's charset, a <meta> in the first
-// 1024 bytes, then UTF-8 if the bytes are valid, else windows-1252), and
-// what was wrong or done: "" or one of the Charset kinds. The converted
-// copy is bounded at three bytes per input byte (the most any of these
-// encodings needs), so a body costs at most that.
+// toUTF8 returns body as UTF-8 and what was wrong or done: "" or one of
+// the Charset kinds. The encoding is what the HTML standard's rules find
+// (byte order mark, the Content-Type's charset, a <meta> in the first 1024
+// bytes, else a guess), but for one change: a body that is valid UTF-8 is
+// read as UTF-8 unless a byte order mark or the Content-Type says
+// otherwise. Valid UTF-8 with non-ASCII bytes is almost never text in
+// another encoding, while pages that never say their charset, or whose
+// <meta> still names the encoding of an old template, are common.
+//
+// The converted copy is at most twice the body's size (a single-byte
+// encoding needs up to three bytes a character for a few symbols, two for
+// the letters), in a buffer of at most about three times; conversion stops
+// there and the second result says CharsetCut.
 func toUTF8(body []byte, contentType string) ([]byte, string) {
 	issue := ""
 	if _, params, err := mime.ParseMediaType(contentType); err == nil {
@@ -60,8 +70,8 @@ func toUTF8(body []byte, contentType string) ([]byte, string) {
 			}
 		}
 	}
-	enc, name, _ := charset.DetermineEncoding(body[:min(len(body), prescanLen)], contentType)
-	if name == "utf-8" {
+	enc, name, certain := charset.DetermineEncoding(body[:min(len(body), prescanLen)], contentType)
+	if name == "utf-8" || !certain && utf8.Valid(body) {
 		if issue == "" && !utf8.Valid(body) {
 			issue = CharsetInvalid
 		}
@@ -70,15 +80,20 @@ func toUTF8(body []byte, contentType string) ([]byte, string) {
 	if name == "windows-1252" && isASCII(body) {
 		return body, issue // the default guess, and nothing to convert
 	}
-	out, err := io.ReadAll(io.LimitReader(transform.NewReader(bytes.NewReader(body), enc.NewDecoder()), 3*int64(len(body))+4))
-	if err != nil {
+	limit := 2 * len(body)
+	out := bytes.NewBuffer(make([]byte, 0, len(body)+len(body)/2+64))
+	n, err := io.Copy(out, io.LimitReader(transform.NewReader(bytes.NewReader(body), enc.NewDecoder()), int64(limit)+1))
+	switch {
+	case err != nil:
 		// A decoder fails only on a broken stream; read the bytes as they are.
 		return body, CharsetInvalid
-	}
-	if issue == "" {
+	case n > int64(limit):
+		out.Truncate(limit)
+		return out.Bytes(), CharsetCut
+	case issue == "":
 		issue = CharsetTranscoded
 	}
-	return out, issue
+	return out.Bytes(), issue
 }
 
 func isASCII(b []byte) bool {

@@ -1,6 +1,7 @@
 package content
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -113,6 +114,11 @@ func TestHTMLCharsets(t *testing.T) {
 		{"unknown label", "text/html; charset=x-bogus", page("", []byte("caf\xc3\xa9")), CharsetUnknown, "/next", "café"},
 		{"shift_jis labelled", "text/html; charset=shift_jis", page("", []byte("\x93\xfa\x96\x7b")), CharsetTranscoded, "/next", "日本"},
 		{"utf-16 by BOM", "text/html", utf16, CharsetTranscoded, "/x", "é"},
+		// No label, and the first non-ASCII byte after the 1024 the prescan
+		// reads: valid UTF-8 is read as UTF-8, not as the windows-1252 guess.
+		{"utf-8 late, no label", "text/html", page("<script>"+strings.Repeat("var x = 1;\n", 120)+"</script>", []byte("café")), "", "/next", "café"},
+		// A <meta> naming an old template's encoding over valid UTF-8.
+		{"utf-8 under a 1252 meta", "text/html", page(`<meta charset="windows-1252">`, []byte("café")), "", "/next", "café"},
 	} {
 		h := http.Header{"Content-Type": {tc.ctype}}
 		res := HTML{}.Read(Doc{MediaType: "text/html", Header: h, Body: tc.body, Words: true})
@@ -128,6 +134,16 @@ func TestHTMLCharsets(t *testing.T) {
 				t.Errorf("%s: the word %q was not read", tc.name, tc.word)
 			}
 		}
+	}
+}
+
+// A hostile body whose conversion would grow it more than twice is cut
+// there: the copy holds twice the body, its buffer at most four times.
+func TestCharsetConversionBounded(t *testing.T) {
+	body := append([]byte("<html><body>"), bytes.Repeat([]byte{0x80}, 1<<20)...) // '€' in windows-1252: 3 bytes in UTF-8
+	out, cs := toUTF8(body, "text/html; charset=windows-1252")
+	if cs != CharsetCut || len(out) != 2*len(body) || cap(out) > 4*len(body) {
+		t.Errorf("charset %q, %d bytes out (cap %d) of %d in; want cut at twice", cs, len(out), cap(out), len(body))
 	}
 }
 

@@ -37,11 +37,12 @@ type Config struct {
 	// zero means no limit.
 	MaxURLsPerHost int64
 	// MaxURLsPerPattern bounds the URLs accepted per host for one URL
-	// pattern (scope.Pattern: the path with its numbered and token
-	// segments as "*", without the query), the guard against calendars,
-	// faceted search, session ids in paths and endless page numbers.
-	// Zero means DefaultMaxURLsPerPattern (10,000); negative means no
-	// limit; at most 65,000.
+	// pattern (scope.Pattern: the path with its digits as "#" and its
+	// generated tokens as "*", without the query), the guard against
+	// calendars, faceted search, session ids in paths and endless page
+	// numbers. Seeds and pages a sitemap lists are exempt. Zero means
+	// DefaultMaxURLsPerPattern (10,000); negative means no limit; at most
+	// 65,000.
 	MaxURLsPerPattern int
 	// MaxRedirects bounds a redirect chain (each hop is enqueued for its
 	// host like a link); zero means 5.

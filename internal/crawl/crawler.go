@@ -176,9 +176,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		c.log.Info("operator policy", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs)
 	}
 	c.hostCap = newHostMap[int64](c.cfg.Partitions)
-	// A quarter of a counter per expected URL: patterns are far fewer than
-	// URLs, and hosts fewer still.
-	c.traps = newTrapCounts(max(256<<10, int(min(c.cfg.ExpectedURLs, 1<<30)/2)), max(c.cfg.MaxURLsPerPattern, 0))
+	c.traps = newTrapCounts(c.cfg.ExpectedURLs, max(c.cfg.MaxURLsPerPattern, 0))
 	c.handlers = slices.Clone(c.cfg.Handlers)
 	if c.handlers == nil {
 		c.handlers = content.Default()
@@ -832,8 +830,8 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	if signal == frontier.Throttled || signal == frontier.Unavailable {
 		// The server asked to come back later: the URL stays queued,
 		// first on its host, for when the host's clock allows. A 503 counts
-		// toward giving the host up, and so do 429s in a row, so that a
-		// storm of either does not last for ever.
+		// toward giving the host up, and so do 429s in a row over
+		// MaxBackoff, so that a storm of either does not last for ever.
 		res.Retry = true
 	}
 	lo := leaseOutcome{res: res, status: resp.StatusCode, outcome: rec.Outcome}
@@ -866,10 +864,12 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 	if res.Charset != "" {
 		c.stats.inc(c.stats.charsets, res.Charset, 1)
 	}
-	if errors.Is(res.Err, content.ErrBinary) {
+	switch {
+	case errors.Is(res.Err, content.ErrBinary):
+		// Not a document read in part: one not to read at all.
 		c.stats.binary.Add(1)
-	}
-	if res.Err != nil {
+		c.log.Info("binary body labelled as text, not read", "url", l.URL, "handler", h.Name(), "content_type", resp.Header.Get("Content-Type"))
+	case res.Err != nil:
 		c.stats.inc(c.stats.unreadable, h.Name(), 1)
 		c.log.Warn("document read only in part", "url", l.URL, "handler", h.Name(), "links_read", len(res.Links), "err", res.Err)
 	}
@@ -944,7 +944,7 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		case err != nil:
 			c.stats.reject(RejectInvalid)
 		case link.Tag == "sitemap": // a sitemap index's sitemap
-			if it, why := c.judge(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL, true); why == "" {
+			if it, why := c.judge(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL, asResource); why == "" {
 				pb.items = append(pb.items, it)
 			}
 		case i < len(res.Hints): // a page a sitemap lists
@@ -969,7 +969,7 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 				continue
 			}
 			outlinks = append(outlinks, eu.String)
-			if it, why := c.judge(pb, eu, l.Depth+1, 0, frontier.Normal, l.URL, true); why == "" {
+			if it, why := c.judge(pb, eu, l.Depth+1, 0, frontier.Normal, l.URL, asResource); why == "" {
 				pb.items = append(pb.items, it)
 			}
 		}
@@ -1020,7 +1020,7 @@ func (c *Crawler) admitRedirect(pb *pageBatch, l frontier.Lease, location string
 		pb.items = append(pb.items, frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL})
 		return
 	}
-	it, why := c.judge(pb, lu, l.Depth, l.Hops+1, l.Priority, l.URL, false)
+	it, why := c.judge(pb, lu, l.Depth, l.Hops+1, l.Priority, l.URL, asLink)
 	switch why {
 	case "":
 		pb.items = append(pb.items, it)
@@ -1032,7 +1032,7 @@ func (c *Crawler) admitRedirect(pb *pageBatch, l frontier.Lease, location string
 
 // admitURL judges a URL and, if it is to be queued, stages it in pb.
 func (c *Crawler) admitURL(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string) {
-	if it, why := c.judge(pb, u, depth, hops, p, via, false); why == "" {
+	if it, why := c.judge(pb, u, depth, hops, p, via, asLink); why == "" {
 		pb.items = append(pb.items, it)
 	}
 }
@@ -1042,9 +1042,9 @@ func (c *Crawler) admitURL(pb *pageBatch, u canon.URL, depth, hops int, p fronti
 // not (RejectSeen last of all). Every rejection is counted by reason. A resource (an image a page shows, a sitemap) is
 // fetched for what it is, not for links it may hold, so the extension rule
 // does not apply to it.
-func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, resource bool) (frontier.Item, string) {
+func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, as admission) (frontier.Item, string) {
 	switch {
-	case resource: // fetched for what it is (an image, a sitemap): no extension rule
+	case as == asResource: // fetched for what it is (an image, a sitemap): no extension rule
 		if r := c.scope.CheckEmbed(u, depth); r != "" {
 			c.refuse(u.Authority, string(r))
 			return frontier.Item{}, string(r)
@@ -1090,8 +1090,8 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 		// Counted only for URLs that are new, and checked before anything
 		// is written, so a capped URL is neither queued nor marked seen.
 		// Seeds are exempt from the pattern cap, as from the scope.
-		pk := patternKey(u)
-		if depth+hops > 0 && c.traps.full(pk) {
+		full, pk := c.traps.full(u)
+		if full && depth+hops > 0 && as != asListed {
 			return false, errPatternCap
 		}
 		if capURLs > 0 && c.hostCap.update(u.Authority, func(n int64) int64 { return n + 1 }) > capURLs {
@@ -1119,6 +1119,15 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 	}
 	return it, ""
 }
+
+// admission is how a URL came to be judged.
+type admission uint8
+
+const (
+	asLink     admission = iota // a link, a redirect, a seed
+	asResource                  // fetched for what it is (an image, a sitemap): no extension rule
+	asListed                    // a page a sitemap lists: the site's own word, exempt from the pattern cap
+)
 
 var (
 	errHostCap    = errors.New("host cap reached")

@@ -191,7 +191,7 @@ func (c *Crawler) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 			c.stats.reject(string(r))
 			continue
 		}
-		it, why := c.judge(pb, u, 0, 0, prio, "", false)
+		it, why := c.judge(pb, u, 0, 0, prio, "", asLink)
 		if out[i].Reason = why; why == "" {
 			c.scope.AddSeed(u)
 			pb.widenScope(u.String)

@@ -346,7 +346,7 @@ func (c *Crawler) admitSitemaps(pb *pageBatch, l frontier.Lease, u canon.URL) {
 			c.stats.reject(RejectInvalid)
 			continue
 		}
-		if it, why := c.judge(pb, su, l.Depth+1, 0, frontier.Normal, robotsURL, true); why == "" {
+		if it, why := c.judge(pb, su, l.Depth+1, 0, frontier.Normal, robotsURL, asResource); why == "" {
 			pb.items = append(pb.items, it)
 		}
 	}

@@ -33,22 +33,26 @@ const DefaultMaxURLsPerPattern = 10_000
 const maxPatternCap = 65_000
 
 // trapRule says whether a rejection reason is one of the rules that bound
-// a crawl trap: they are reported per host.
+// a crawl trap: they are reported per host. The depth limit is not among
+// them: in a broad crawl most hosts meet it, and would crowd out the traps.
 func trapRule(reason string) bool {
 	switch reason {
-	case RejectPattern, RejectRepeats, RejectDepth, RejectHostCap, RejectTrap:
+	case RejectPattern, RejectRepeats, RejectHostCap, RejectTrap:
 		return true
 	}
 	return false
 }
 
 // trapCounts counts, per URL pattern, the URLs a crawl accepted, and per
-// host the requests it made (pages and robots.txt), in one count-min
-// sketch: a bounded memory whatever a trap generates, at the price of
-// counts that may run a little high when many keys share counters.
+// host the requests it made (pages and robots.txt), each in a count-min
+// sketch of its own: a bounded memory whatever a trap generates, at the
+// price of counts that may run a little high when many keys share
+// counters (a cap of a few dozen is approximate in a crawl of millions)
+// and that stop at 65,535.
 type trapCounts struct {
-	sketch *sketch.Sketch
-	cap    int // per pattern; 0: patterns not limited
+	patterns *sketch.Sketch // nil when patterns are not limited
+	fetches  *sketch.Sketch
+	cap      int // per pattern; 0: patterns not limited
 
 	mu    sync.Mutex
 	hosts map[string]*TrapCost // hosts a trap rule refused URLs of, at most maxTrapHosts
@@ -58,28 +62,46 @@ type trapCounts struct {
 // maxTrapHosts bounds the hosts whose trap rejections are itemised.
 const maxTrapHosts = 10_000
 
-func newTrapCounts(bytes, patternCap int) *trapCounts {
-	return &trapCounts{sketch: sketch.New(bytes), cap: patternCap, hosts: map[string]*TrapCost{}}
+// newTrapCounts sizes the pattern counts for expectedURLs (zero: a
+// million) at two bytes a URL, where each row of the sketch has a counter
+// for every four URLs counted: at that load a pattern's count runs high
+// by a few at most, nothing beside a cap of thousands. The request counts
+// get an eighth of that: hosts are fewer than URLs.
+func newTrapCounts(expectedURLs uint, patternCap int) *trapCounts {
+	if expectedURLs == 0 {
+		expectedURLs = 1_000_000
+	}
+	n := int(min(expectedURLs, 1<<30))
+	t := &trapCounts{fetches: sketch.New(max(256<<10, n/4)), cap: patternCap, hosts: map[string]*TrapCost{}}
+	if patternCap > 0 {
+		t.patterns = sketch.New(max(1<<20, 2*n))
+	}
+	return t
 }
 
-func patternKey(u canon.URL) seen.Key { return seen.KeyOf("pattern " + scope.Pattern(u)) }
-func fetchKey(host string) seen.Key   { return seen.KeyOf("fetches " + host) }
+func patternKey(u canon.URL) seen.Key { return seen.KeyOf(scope.Pattern(u)) }
+func fetchKey(host string) seen.Key   { return seen.KeyOf(host) }
 
-// full reports whether key's pattern has its MaxURLsPerPattern URLs.
-// Workers admitting URLs of one pattern at once may pass it by a few.
-func (t *trapCounts) full(key seen.Key) bool {
-	return t.cap > 0 && t.sketch.Count(key) >= t.cap
+// full reports whether u's pattern has its MaxURLsPerPattern URLs, and
+// returns the pattern's key for admitted. Workers admitting URLs of one
+// pattern at once may pass the cap by a few.
+func (t *trapCounts) full(u canon.URL) (bool, seen.Key) {
+	if t.patterns == nil {
+		return false, seen.Key{}
+	}
+	k := patternKey(u)
+	return t.patterns.Count(k) >= t.cap, k
 }
 
 // admitted counts one URL of key's pattern.
 func (t *trapCounts) admitted(key seen.Key) {
-	if t.cap > 0 {
-		t.sketch.Add(key)
+	if t.patterns != nil {
+		t.patterns.Add(key)
 	}
 }
 
 // fetched counts one request to host.
-func (t *trapCounts) fetched(host string) { t.sketch.Add(fetchKey(host)) }
+func (t *trapCounts) fetched(host string) { t.fetches.Add(fetchKey(host)) }
 
 // refused records a URL of host that a trap rule refused.
 func (t *trapCounts) refused(host, reason string) {
@@ -100,7 +122,7 @@ func (t *trapCounts) refused(host, reason string) {
 // TrapCost is what a host that trap rules cut short cost the crawl.
 type TrapCost struct {
 	Host     string
-	Requests int              // requests made to it, robots.txt included (estimated: at least the true count)
+	Requests int              // requests made to it, robots.txt included (estimated: at least the true count, up to 65,535)
 	Refused  map[string]int64 // its URLs refused, by trap rule
 }
 
@@ -134,7 +156,7 @@ func (t *trapCounts) report() ([]TrapCost, int64) {
 	})
 	out = out[:min(len(out), maxTrapReport)]
 	for i := range out {
-		out[i].Requests = t.sketch.Count(fetchKey(out[i].Host))
+		out[i].Requests = t.fetches.Count(fetchKey(out[i].Host))
 	}
 	return out, n
 }

@@ -166,6 +166,11 @@ func (c *Config) Validate() error {
 			if !p.IsValid() {
 				return fmt.Errorf("fetch: invalid Config.%s[%d] %v: not a valid prefix", l.name, i, p)
 			}
+			if p.Addr().Is4In6() && p.Bits() < 96 {
+				// It would hold no IPv4-mapped address whole, and the
+				// guard compares mapped addresses in their IPv4 form.
+				return fmt.Errorf("fetch: invalid Config.%s[%d] %v: an IPv4-mapped prefix shorter than /96; write the IPv4 or IPv6 range itself", l.name, i, p)
+			}
 		}
 	}
 	return nil

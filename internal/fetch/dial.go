@@ -187,14 +187,57 @@ func unmapPrefix(p netip.Prefix) netip.Prefix {
 // check judges one address as the socket would reach it.
 func (g *guard) check(network string, ap netip.AddrPort) error {
 	ip := ap.Addr()
+	if err := g.denied(ip.Unmap()); err != nil {
+		return err
+	}
+	if err := g.ssrf.Safe(network, ap.String(), nil); err != nil {
+		return err
+	}
+	// An IPv6 address that carries an IPv4 one to a translator (NAT64's
+	// 64:ff9b::/96, 6to4's 2002::/16), once an operator allows its
+	// prefix, reaches that IPv4 address: judge it too, so that
+	// 64:ff9b::a9fe:a9fe is 169.254.169.254.
+	if v4, ok := embeddedIPv4(ip); ok {
+		if err := g.denied(v4); err != nil {
+			return err
+		}
+		if err := g.ssrf.SafeAddr(v4); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// denied judges ip, unmapped, against the operator's deny list.
+func (g *guard) denied(ip netip.Addr) error {
 	for _, p := range g.deny {
 		// Prefixes are unmapped (unmapPrefix), and so is the address:
 		// "::ffff:10.0.0.1" cannot slip past a 10.0.0.0/8.
-		if p.Contains(ip.Unmap()) {
+		if p.Contains(ip) {
 			return fmt.Errorf("%w: %s is denied by %s", ssrf.ErrProhibitedIP, ip, p)
 		}
 	}
-	return g.ssrf.Safe(network, ap.String(), nil)
+	return nil
+}
+
+var (
+	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour   = netip.MustParsePrefix("2002::/16")
+)
+
+// embeddedIPv4 returns the IPv4 address an IPv6 address of NAT64's
+// well-known prefix or of 6to4 carries.
+func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
+	b := ip.As16()
+	switch {
+	case !ip.Is6() || ip.Is4In6():
+		return netip.Addr{}, false
+	case nat64Prefix.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case sixToFour.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
 }
 
 // control is the dialer's Control function: it runs after the socket is

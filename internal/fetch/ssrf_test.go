@@ -254,6 +254,31 @@ func TestSSRFRanges(t *testing.T) {
 	}
 }
 
+// TestSSRFTranslatedIPv4: with NAT64's or 6to4's prefix allowed (as an
+// IPv6-only network needs), the IPv4 address such an address carries is
+// judged as well, by the built-in rules and the deny list. Nothing is
+// dialled.
+func TestSSRFTranslatedIPv4(t *testing.T) {
+	cfg := testConfig()
+	cfg.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("64:ff9b::/96"), netip.MustParsePrefix("2002::/16")}
+	cfg.DenyCIDRs = only("1.2.3.0/24")
+	f := newFetcher(t, cfg)
+	for addr, refused := range map[string]bool{
+		"64:ff9b::a9fe:a9fe": true,  // 169.254.169.254
+		"64:ff9b::7f00:1":    true,  // 127.0.0.1
+		"64:ff9b::a00:1":     true,  // 10.0.0.1
+		"64:ff9b::102:304":   true,  // 1.2.3.4, denied
+		"2002:a9fe:a9fe::1":  true,  // 6to4 of 169.254.169.254
+		"64:ff9b::808:808":   false, // 8.8.8.8
+		"2002:808:808::1":    false,
+	} {
+		err := f.dialer.guard.control("tcp6", netip.AddrPortFrom(netip.MustParseAddr(addr), 80).String(), nil)
+		if (err != nil) != refused {
+			t.Errorf("connect to %s: %v, want refused %v", addr, err, refused)
+		}
+	}
+}
+
 // TestSSRFDenyWinsOverAllow: a denied prefix inside an allowed one is
 // refused, by literal, by pinned name and by a resolver's answer in either
 // IPv4 form, and the server behind it sees no connection.
@@ -286,10 +311,12 @@ func TestSSRFDenyWinsOverAllow(t *testing.T) {
 		t.Errorf("forbidden server accepted %d connections, want only the probe", n)
 	}
 
-	bad := cfg
-	bad.DenyCIDRs = []netip.Prefix{{}}
-	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "DenyCIDRs[0]") {
-		t.Errorf("Validate = %v, want the invalid DenyCIDRs entry named", err)
+	for _, p := range []netip.Prefix{{}, netip.MustParsePrefix("::ffff:0:0/95")} {
+		bad := cfg
+		bad.DenyCIDRs = []netip.Prefix{p}
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "DenyCIDRs[0]") {
+			t.Errorf("Validate(%v) = %v, want the invalid DenyCIDRs entry named", p, err)
+		}
 	}
 }
 

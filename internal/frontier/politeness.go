@@ -47,11 +47,14 @@ type Clock struct {
 	Errors     int           // failures in all
 	Parks      int           // times the host was parked for its streak
 	GaveUp     bool          // too many failures: its URLs are dropped, not fetched
-	// Throttles counts 429s in a row. GiveUpAfter of them give the host
-	// up too: a server that answers nothing else would keep its URLs
-	// queued for ever. It is not kept on disk: a restart grants a
-	// throttling host another run of tries.
-	Throttles int
+	// Throttles counts 429s in a row, the first at ThrottledSince.
+	// GiveUpAfter of them, over at least MaxBackoff, give the host up
+	// too: a server that answers nothing else would keep its URLs queued
+	// for ever, while one that rate-limits a burst answers again within
+	// that time. They are not kept on disk: a restart grants a throttling
+	// host another run.
+	Throttles      int
+	ThrottledSince time.Time
 }
 
 // Politeness says how a host's clock moves after each request, beyond
@@ -76,7 +79,8 @@ type Politeness struct {
 	ParkAfter int
 	ParkFor   time.Duration
 	// GiveUpAfter failures in all give the host up: its queued URLs are
-	// dropped. Zero means 20; negative never gives up.
+	// dropped. So do GiveUpAfter 429s in a row over at least MaxBackoff.
+	// Zero means 20; negative never gives up.
 	GiveUpAfter int
 }
 
@@ -156,7 +160,7 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 	switch r.Signal {
 	case OK:
 		c.Streak = 0
-		c.Throttles = 0
+		c.Throttles, c.ThrottledSince = 0, time.Time{}
 		c.Backoff /= 2
 		if c.Backoff < p.MinBackoff/2 {
 			c.Backoff = 0
@@ -169,8 +173,10 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 		}
 		if r.Signal == Throttled {
 			c.Streak = 0 // an answer: the server is up and asks for less
-			c.Throttles++
-			if p.GiveUpAfter > 0 && c.Throttles >= p.GiveUpAfter {
+			if c.Throttles++; c.Throttles == 1 {
+				c.ThrottledSince = now
+			}
+			if p.GiveUpAfter > 0 && c.Throttles >= p.GiveUpAfter && now.Sub(c.ThrottledSince) >= p.MaxBackoff {
 				c.GaveUp = true
 			}
 		}

@@ -301,10 +301,10 @@ func TestDurableOnlyWhenARestartWouldNotAssumeIt(t *testing.T) {
 }
 
 // A host that answers nothing but 429 is given up after GiveUpAfter of
-// them in a row; any other answer starts the count again, and a 429 never
-// parks the host or counts as a failure.
+// them in a row spanning at least MaxBackoff; any other answer starts the
+// count again, and a 429 never parks the host or counts as a failure.
 func TestThrottleStormGivesUp(t *testing.T) {
-	f := newFrontier(t, Config{Delay: time.Second, Politeness: Politeness{GiveUpAfter: 4, ParkAfter: 2}})
+	f := newFrontier(t, Config{Delay: time.Second, Politeness: Politeness{GiveUpAfter: 4, ParkAfter: 2, MaxBackoff: time.Minute}})
 	now := time.Now()
 	var c Clock
 	throttled := Result{Fetched: true, Signal: Throttled}
@@ -313,12 +313,17 @@ func TestThrottleStormGivesUp(t *testing.T) {
 	}
 	c = f.Advance(c, Result{Fetched: true}, now)
 	for i := range 3 {
-		c = f.Advance(c, throttled, now)
+		c = f.Advance(c, throttled, now.Add(time.Duration(i)*time.Hour))
 		if c.GaveUp || c.Parks != 0 || c.Errors != 0 {
 			t.Fatalf("after %d 429s in a row: %+v, want no park, no failure, not given up", i+1, c)
 		}
 	}
-	if c = f.Advance(c, throttled, now); !c.GaveUp || c.Throttles != 4 {
-		t.Fatalf("after 4 429s in a row: %+v, want given up", c)
+	// A burst: the fourth comes within MaxBackoff of the first.
+	burst := f.Advance(Clock{Throttles: 3, ThrottledSince: now}, throttled, now.Add(30*time.Second))
+	if burst.GaveUp {
+		t.Fatalf("four 429s within a minute gave the host up: %+v", burst)
+	}
+	if c = f.Advance(c, throttled, now.Add(3*time.Hour)); !c.GaveUp || c.Throttles != 4 {
+		t.Fatalf("after 4 429s in a row over 3 hours: %+v, want given up", c)
 	}
 }

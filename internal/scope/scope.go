@@ -59,7 +59,8 @@ const (
 	ReasonDepth Reason = "depth"
 	// ReasonRepeats: one path segment occurs more often than
 	// Config.MaxPathRepeats, the mark of a relative-link trap
-	// ("/a/b/a/b/a/b/...") or a path of empty segments.
+	// ("/a/b/a/b/a/b/...") or a path of empty segments, or the path has
+	// more than MaxPathSegments segments.
 	ReasonRepeats Reason = "repeats"
 )
 
@@ -102,6 +103,7 @@ type Config struct {
 	// its own directory ("a/b/" on /a/b/) makes paths that repeat their
 	// segments without end. Zero means DefaultMaxPathRepeats (3), which
 	// passes /2024/01/01/ and /tiles/3/3/3.png; negative means no limit.
+	// Under this rule a path also has at most MaxPathSegments segments.
 	MaxPathRepeats int
 }
 
@@ -337,12 +339,21 @@ func (f *Filter) checkAs(u canon.URL, depth int, embed, seed bool) Reason {
 	return ReasonScope
 }
 
+// MaxPathSegments is the most segments a path may have when
+// MaxPathRepeats applies: more is a trap too (no site nests 64
+// directories), and it bounds the quadratic work of RepeatsOver.
+const MaxPathSegments = 64
+
 // RepeatsOver reports whether some segment of path (the part after each
-// '/') occurs more than n times. It allocates nothing; a path with at
-// most n segments is answered by counting slashes.
+// '/') occurs more than n times, or the path has more than
+// MaxPathSegments segments. It allocates nothing; a path with at most n
+// segments is answered by counting slashes.
 func RepeatsOver(path string, n int) bool {
-	if strings.Count(path, "/") <= n {
+	switch segs := strings.Count(path, "/"); {
+	case segs <= n:
 		return false
+	case segs > MaxPathSegments:
+		return true
 	}
 	for rest := path; ; {
 		i := strings.IndexByte(rest, '/')
@@ -374,12 +385,15 @@ func RepeatsOver(path string, n int) bool {
 }
 
 // Pattern is the shape of u's URL space that a crawl trap fills: its
-// authority and path, with every segment that holds a digit (a date, a
-// page or item number, most session ids) or runs over 32 bytes (a token)
-// written "*", and without the query (whose values faceted search and
-// calendars vary). /cal/2026/11/ and /cal/1999/01/ share one pattern,
-// /s/9f3a1c0d2b/p/4 and /s/77aa01e3c9/p/5 another, /shop?color=red and
-// /shop?size=m a third.
+// authority and path, without the query (whose values faceted search and
+// calendars vary), with every run of digits written "#" and every segment
+// that looks like a generated token (a session id, a hash, a UUID) written
+// "*". %-escapes are not digits, and words are kept, so titles and slugs
+// keep their own patterns: /cal/2026/11/ and /cal/1999/01/ share
+// "/cal/#/#/", /s/9f3a1c0d2b44e1f07a6b5c3d/p/4 and /s/77aa01e3c9.../p/5
+// share "/s/*/p/#", every /shop?color=..&size=.. is "/shop", while
+// /news/a-polite-crawler-12 ("/news/a-polite-crawler-#") and
+// /wiki/Caf%C3%A9 keep their own.
 func Pattern(u canon.URL) string {
 	var b strings.Builder
 	b.Grow(len(u.Authority) + len(u.Path))
@@ -391,14 +405,61 @@ func Pattern(u canon.URL) string {
 		}
 		seg := rest[1:i]
 		b.WriteByte('/')
-		if len(seg) > 32 || strings.ContainsAny(seg, "0123456789") {
+		if isToken(seg) {
 			b.WriteByte('*')
 		} else {
-			b.WriteString(seg)
+			writeDigitRuns(&b, seg)
 		}
 		rest = rest[i:]
 	}
 	return b.String()
+}
+
+// writeDigitRuns writes seg with each run of decimal digits as one '#',
+// the hex digits of %-escapes left as they are.
+func writeDigitRuns(b *strings.Builder, seg string) {
+	for i := 0; i < len(seg); i++ {
+		switch c := seg[i]; {
+		case c == '%' && i+2 < len(seg):
+			b.WriteString(seg[i : i+3])
+			i += 2
+		case c >= '0' && c <= '9':
+			b.WriteByte('#')
+			for i+1 < len(seg) && seg[i+1] >= '0' && seg[i+1] <= '9' {
+				i++
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+}
+
+// isToken reports a segment that looks generated rather than written: at
+// least 16 letters and digits (separators '-', '_', '(' and ')' aside, and
+// nothing else), with at least two digits, that are all hex digits (a hash,
+// a UUID), or, with no '-' or '_' between words, a quarter or more digits
+// (base-36 session ids such as ASP.NET's "(S(lit3py55t21z5v55vlm25s55))").
+// A slug ("a-polite-crawler-12345") is words, not a token.
+func isToken(seg string) bool {
+	n, digits, hex, words := 0, 0, true, false
+	for i := 0; i < len(seg); i++ {
+		switch c := seg[i]; {
+		case c == '-' || c == '_':
+			words = true
+		case c == '(' || c == ')':
+		case c >= '0' && c <= '9':
+			n++
+			digits++
+		case c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F':
+			n++
+		case c >= 'g' && c <= 'z' || c >= 'G' && c <= 'Z':
+			n++
+			hex = false
+		default:
+			return false
+		}
+	}
+	return n >= 16 && digits >= 2 && (hex || !words && 4*digits >= n)
 }
 
 // deniedExt reports whether the last segment of path has a denied

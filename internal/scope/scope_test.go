@@ -506,6 +506,8 @@ func TestPathRepeats(t *testing.T) {
 		{"/a/b/c/", 1, false},
 		{"/a/ab/a/ab", 2, false}, // prefixes are not the same segment
 		{"/ab/a/ab/a/ab", 2, true},
+		{strings.Repeat("/a/b/c/d/e/f/g/h", 8), 8, false},       // 64 segments, each 8 times
+		{strings.Repeat("/a/b/c/d/e/f/g/h", 8) + "/i", 8, true}, // 65: too deep
 	} {
 		if got := RepeatsOver(tc.path, tc.n); got != tc.want {
 			t.Errorf("RepeatsOver(%q, %d) = %v, want %v", tc.path, tc.n, got, tc.want)
@@ -530,14 +532,25 @@ func TestPattern(t *testing.T) {
 	for _, tc := range []struct{ url, want string }{
 		{"http://example.com/", "example.com/"},
 		{"http://example.com", "example.com/"},
-		{"http://Example.com:8080/cal/2026/11/", "example.com:8080/cal/*/*/"},
-		{"http://example.com/cal/1999/01/?view=week", "example.com/cal/*/*/"},
-		{"http://example.com/s/9f3a1c0d2b44/p/4", "example.com/s/*/p/*"},
-		{"http://example.com/s/abcdefabcdefabcdefabcdefabcdefabcdef/p", "example.com/s/*/p"},
+		{"http://Example.com:8080/cal/2026/11/", "example.com:8080/cal/#/#/"},
+		{"http://example.com/cal/1999/01/?view=week", "example.com/cal/#/#/"},
+		{"http://example.com/s/9f3a1c0d2b44e1f07a6b5c3d/p/4", "example.com/s/*/p/#"},
+		{"http://example.com/s/550e8400-e29b-41d4-a716-446655440000/p", "example.com/s/*/p"},
+		{"http://example.com/(S(lit3py55t21z5v55vlm25s55))/default.aspx", "example.com/*/default.aspx"},
 		{"http://example.com/shop?color=red&size=m", "example.com/shop"},
 		{"http://example.com/docs/intro.html", "example.com/docs/intro.html"},
 		{"http://example.com/a//b/", "example.com/a//b/"},
-		{"http://example.com/v2/api", "example.com/*/api"},
+		{"http://example.com/v2/api", "example.com/v#/api"},
+		{"http://example.com/l/123", "example.com/l/#"},
+		// Words are kept: titles, slugs, escapes.
+		{"http://example.com/news/how-to-build-a-polite-web-crawler-in-go", "example.com/news/how-to-build-a-polite-web-crawler-in-go"},
+		{"http://example.com/news/a-polite-crawler-12345", "example.com/news/a-polite-crawler-#"},
+		{"http://example.com/news/how-to-build-a-crawler-in-2026", "example.com/news/how-to-build-a-crawler-in-#"},
+		{"http://example.com/wiki/Caf%C3%A9", "example.com/wiki/Caf%C3%A9"},
+		{"http://example.com/wiki/%E6%97%A5%E6%9C%AC", "example.com/wiki/%E6%97%A5%E6%9C%AC"},
+		{"http://example.com/wiki/a%20b", "example.com/wiki/a%20b"},
+		{"http://example.com/wiki/Albert_Einstein", "example.com/wiki/Albert_Einstein"},
+		{"http://example.com/aGVsbG8gd29ybGQ", "example.com/aGVsbG#gd#ybGQ"}, // few digits: a word to this rule
 	} {
 		if got := Pattern(mustURL(t, tc.url)); got != tc.want {
 			t.Errorf("Pattern(%s) = %q, want %q", tc.url, got, tc.want)

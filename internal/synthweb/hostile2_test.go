@@ -177,7 +177,7 @@ func TestDripHeaders(t *testing.T) {
 	t.Parallel()
 	cfg := kindsConfig(HostileDripHeaders)
 	cfg.DripInterval = 50 * time.Millisecond
-	cfg.HangLimit = time.Second // far from the drip, so that the two never blur
+	cfg.HangLimit = 3 * time.Second // far from the drip, so that the two never blur
 	w := startWeb(t, cfg)
 	h := hostileHost(t, w, HostileDripHeaders)
 	c := newClient(t, w)
@@ -185,23 +185,26 @@ func TestDripHeaders(t *testing.T) {
 		t.Errorf("robots.txt: %d", r.status)
 	}
 
-	conn := rawRequest(t, h, "/")
+	// Bounds are rates, not counts in a window: a loaded machine may
+	// let bytes pile up before the test reads them.
 	start := time.Now()
+	conn := rawRequest(t, h, "/")
 	got, err := readFor(conn, 200*time.Millisecond)
-	if !isTimeout(err) || len(got) == 0 || len(got) > 5 {
-		t.Errorf("first 200ms: %q, %v; want a few bytes", got, err)
+	if most := int(time.Since(start)/cfg.DripInterval) + 2; !isTimeout(err) || len(got) == 0 || len(got) > most {
+		t.Errorf("first 200ms: %q, %v; want a few bytes, at most %d", got, err, most)
 	}
-	rest, err := readFor(conn, 5*time.Second)
+	rest, err := readFor(conn, 10*time.Second)
 	got = append(got, rest...)
 	d := time.Since(start)
-	if err != io.EOF || d < 950*time.Millisecond || d > 3*time.Second {
+	if err != io.EOF || d < cfg.HangLimit || d > cfg.HangLimit+5*time.Second {
 		t.Errorf("ended after %v with %v, want EOF at HangLimit", d, err)
 	}
-	if len(got) > 22 || !strings.HasPrefix(dripHeadersHead, string(got)) || bytes.Contains(got, []byte("\r\n\r\n")) {
+	if g := string(got); !strings.HasPrefix(g, dripHeadersHead[:min(len(g), len(dripHeadersHead))]) || bytes.Contains(got, []byte("\r\n\r\n")) ||
+		len(g) > len(dripHeadersHead) && !strings.HasPrefix(strings.Repeat(dripHeaderLine, len(g)), g[len(dripHeadersHead):]) {
 		t.Errorf("sent %q", got)
 	}
 	r := waitLog(t, w, func(r Request) bool { return r.Addr == h.Addr && r.Path == "/" && !r.End.IsZero() })
-	if r.Status != 0 || r.Bytes != 0 || r.End.Sub(r.Start) < 950*time.Millisecond {
+	if r.Status != 0 || r.Bytes != 0 || r.End.Sub(r.Start) < cfg.HangLimit-50*time.Millisecond {
 		t.Errorf("log: %+v", r)
 	}
 
@@ -213,7 +216,7 @@ func TestDripHeaders(t *testing.T) {
 	r = waitLog(t, w, func(r Request) bool {
 		return r.Addr == h.Addr && r.Path == "/" && !r.End.IsZero() && r.Start.After(first.Start)
 	})
-	if d := r.End.Sub(r.Start); d > 700*time.Millisecond {
+	if d := r.End.Sub(r.Start); d > cfg.HangLimit-time.Second {
 		t.Errorf("drip went on %v after the client left", d)
 	}
 
@@ -228,7 +231,7 @@ func TestDripHeaders(t *testing.T) {
 func TestDripBody(t *testing.T) {
 	t.Parallel()
 	cfg := kindsConfig(HostileDripBody)
-	cfg.HangLimit = 2 * time.Second // far from the drip, so that the two never blur
+	cfg.HangLimit = 4 * time.Second // far from the drip, so that the two never blur
 	w := startWeb(t, cfg)
 	h := hostileHost(t, w, HostileDripBody)
 	c := newClient(t, w)
@@ -237,17 +240,17 @@ func TestDripBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d > time.Second || resp.StatusCode != 200 || resp.ContentLength != DripBodyBytes || resp.Header.Get("Content-Type") != htmlUTF8 {
+	if d := time.Since(start); d > 5*time.Second || resp.StatusCode != 200 || resp.ContentLength != DripBodyBytes || resp.Header.Get("Content-Type") != htmlUTF8 {
 		t.Errorf("after %v: %d, length %d, %v", d, resp.StatusCode, resp.ContentLength, resp.Header)
 	}
 	timer := time.AfterFunc(150*time.Millisecond, func() { resp.Body.Close() })
 	defer timer.Stop()
 	n, _ := io.Copy(io.Discard, resp.Body)
-	if n == 0 || n > 15 {
-		t.Errorf("read %d bytes in 150ms at a byte per 20ms", n)
+	if most := int64(time.Since(start)/cfg.DripInterval) + 2; n == 0 || n > most {
+		t.Errorf("read %d bytes in %v at a byte per %v", n, time.Since(start), cfg.DripInterval)
 	}
 	r := waitLog(t, w, func(r Request) bool { return r.Addr == h.Addr && !r.End.IsZero() })
-	if r.Status != 200 || r.Bytes > 20 || r.End.Sub(r.Start) > time.Second {
+	if d := r.End.Sub(r.Start); r.Status != 200 || int64(r.Bytes) > int64(d/cfg.DripInterval)+2 || d > cfg.HangLimit-time.Second {
 		t.Errorf("log: %+v; want the drip stopped when the client left", r)
 	}
 
@@ -258,7 +261,7 @@ func TestDripBody(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	if err == nil || len(b) > 110 || !bytes.HasPrefix(w.dripBody, b) {
+	if err == nil || len(b) > int(cfg.HangLimit/cfg.DripInterval)+10 || !bytes.HasPrefix(w.dripBody, b) {
 		t.Errorf("read %d bytes: %v; want a body cut at HangLimit", len(b), err)
 	}
 	if len(w.dripBody) != DripBodyBytes || !bytes.HasPrefix(w.dripBody, []byte("<!DOCTYPE html>")) {
@@ -460,10 +463,10 @@ func TestHang(t *testing.T) {
 	if r := get(t, c, "http://"+h.Authority+"/robots.txt"); r.status != 404 {
 		t.Errorf("robots.txt: %d", r.status)
 	}
-	conn := rawRequest(t, h, "/")
 	start := time.Now()
-	got, err := readFor(conn, 5*time.Second)
-	if d := time.Since(start); len(got) != 0 || err != io.EOF || d < 350*time.Millisecond || d > 2*time.Second {
+	conn := rawRequest(t, h, "/")
+	got, err := readFor(conn, 10*time.Second)
+	if d := time.Since(start); len(got) != 0 || err != io.EOF || d < 350*time.Millisecond || d > 8*time.Second {
 		t.Errorf("after %v: %q, %v; want nothing, then EOF at HangLimit", d, got, err)
 	}
 	r := waitLog(t, w, func(r Request) bool { return r.Addr == h.Addr && r.Path == "/" && !r.End.IsZero() })
@@ -824,7 +827,7 @@ func TestCloseReleasesHostileConnections(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Error(err)
 	}
-	if d := time.Since(start); d > time.Second {
+	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("Close took %v", d)
 	}
 	for _, r := range w.Log() {
