@@ -1,9 +1,7 @@
 package content
 
 import (
-	"bytes"
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"strings"
@@ -59,8 +57,8 @@ func looksBinary(body []byte) bool {
 //
 // The converted copy is at most twice the body's size (a single-byte
 // encoding needs up to three bytes a character for a few symbols, two for
-// the letters), in a buffer of at most about three times; conversion stops
-// there and the second result says CharsetCut.
+// the letters), in one buffer of that size; conversion stops there, at a
+// character boundary, and the second result says CharsetCut.
 func toUTF8(body []byte, contentType string) ([]byte, string) {
 	issue := ""
 	if _, params, err := mime.ParseMediaType(contentType); err == nil {
@@ -71,7 +69,9 @@ func toUTF8(body []byte, contentType string) ([]byte, string) {
 		}
 	}
 	enc, name, certain := charset.DetermineEncoding(body[:min(len(body), prescanLen)], contentType)
-	if name == "utf-8" || !certain && utf8.Valid(body) {
+	// All-ASCII bodies are valid UTF-8 too, but a 7-bit encoding
+	// (ISO-2022-JP) its <meta> names must still be decoded.
+	if name == "utf-8" || !certain && !isASCII(body) && utf8.Valid(body) {
 		if issue == "" && !utf8.Valid(body) {
 			issue = CharsetInvalid
 		}
@@ -80,20 +80,20 @@ func toUTF8(body []byte, contentType string) ([]byte, string) {
 	if name == "windows-1252" && isASCII(body) {
 		return body, issue // the default guess, and nothing to convert
 	}
-	limit := 2 * len(body)
-	out := bytes.NewBuffer(make([]byte, 0, len(body)+len(body)/2+64))
-	n, err := io.Copy(out, io.LimitReader(transform.NewReader(bytes.NewReader(body), enc.NewDecoder()), int64(limit)+1))
+	// One Transform into a buffer of the limit: a decoder writes whole
+	// characters, and says ErrShortDst when the next does not fit.
+	out := make([]byte, 2*len(body)+8)
+	n, _, err := enc.NewDecoder().Transform(out, body, true)
 	switch {
+	case errors.Is(err, transform.ErrShortDst):
+		return out[:n], CharsetCut
 	case err != nil:
 		// A decoder fails only on a broken stream; read the bytes as they are.
 		return body, CharsetInvalid
-	case n > int64(limit):
-		out.Truncate(limit)
-		return out.Bytes(), CharsetCut
 	case issue == "":
 		issue = CharsetTranscoded
 	}
-	return out.Bytes(), issue
+	return out[:n], issue
 }
 
 func isASCII(b []byte) bool {

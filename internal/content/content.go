@@ -54,7 +54,7 @@ type Result struct {
 	Truncated string
 	Err       error
 	// Charset is "" or what reading the document's encoding met or did
-	// (CharsetUnknown, CharsetInvalid, CharsetTranscoded).
+	// (CharsetUnknown, CharsetInvalid, CharsetTranscoded, CharsetCut).
 	Charset string
 }
 
@@ -120,7 +120,10 @@ func (HTML) Read(d Doc) Result {
 		NoIndex: res.MetaNoIndex || noIndex, NoFollow: res.MetaNoFollow || noFollow,
 		Charset: cs,
 	}
-	if res.Truncated {
+	switch {
+	case cs == CharsetCut:
+		out.Truncated = "charset" // converted to UTF-8 only up to twice its size
+	case res.Truncated:
 		out.Truncated = "extract" // the link or token limit of package extract
 	}
 	return out

@@ -30,7 +30,7 @@ func FuzzHTMLRead(f *testing.F) {
 			}
 		}
 		out, _ := toUTF8(body, ctype)
-		if len(out) > 2*len(body)+4 && len(out) != len(body) {
+		if len(out) > 2*len(body)+8 && len(out) != len(body) {
 			t.Fatalf("%d bytes converted to %d", len(body), len(out))
 		}
 	})

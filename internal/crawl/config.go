@@ -40,7 +40,8 @@ type Config struct {
 	// pattern (scope.Pattern: the path with its digits as "#" and its
 	// generated tokens as "*", without the query), the guard against
 	// calendars, faceted search, session ids in paths and endless page
-	// numbers. Seeds and pages a sitemap lists are exempt. Zero means
+	// numbers. Seeds are exempt; pages a sitemap lists are not (any XML
+	// page can call itself a sitemap). Zero means
 	// DefaultMaxURLsPerPattern (10,000); negative means no limit; at most
 	// 65,000.
 	MaxURLsPerPattern int

@@ -583,7 +583,7 @@ func (c *Crawler) countClock(l frontier.Lease, res frontier.Result, clock fronti
 	}
 	if clock.GaveUp && !l.Clock.GaveUp {
 		c.stats.gaveUp.add(l.Host)
-		c.log.Warn("host given up after too many failures; its queued URLs are dropped", "host", l.Host, "errors", clock.Errors)
+		c.log.Warn("host given up after too many failures, or 429s in a row; its queued URLs are dropped", "host", l.Host, "errors", clock.Errors, "429s_in_a_row", clock.Throttles)
 	}
 }
 
@@ -1091,7 +1091,7 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 		// is written, so a capped URL is neither queued nor marked seen.
 		// Seeds are exempt from the pattern cap, as from the scope.
 		full, pk := c.traps.full(u)
-		if full && depth+hops > 0 && as != asListed {
+		if full && depth+hops > 0 {
 			return false, errPatternCap
 		}
 		if capURLs > 0 && c.hostCap.update(u.Authority, func(n int64) int64 { return n + 1 }) > capURLs {
@@ -1126,7 +1126,6 @@ type admission uint8
 const (
 	asLink     admission = iota // a link, a redirect, a seed
 	asResource                  // fetched for what it is (an image, a sitemap): no extension rule
-	asListed                    // a page a sitemap lists: the site's own word, exempt from the pattern cap
 )
 
 var (

@@ -59,22 +59,28 @@ type trapCounts struct {
 	more  int64                // further such hosts, not itemised
 }
 
+// maxPatternBytes bounds the pattern counts' memory: past 32 million
+// expected URLs counts share more counters and run higher, which a cap of
+// thousands still tolerates.
+const maxPatternBytes = 64 << 20
+
 // maxTrapHosts bounds the hosts whose trap rejections are itemised.
 const maxTrapHosts = 10_000
 
 // newTrapCounts sizes the pattern counts for expectedURLs (zero: a
-// million) at two bytes a URL, where each row of the sketch has a counter
-// for every four URLs counted: at that load a pattern's count runs high
-// by a few at most, nothing beside a cap of thousands. The request counts
-// get an eighth of that: hosts are fewer than URLs.
+// million) at two bytes a URL, up to maxPatternBytes, where each row of
+// the sketch has a counter for every four URLs counted: at that load a
+// pattern's count runs high by a few at most, nothing beside a cap of
+// thousands. The request counts get an eighth of that: hosts are fewer
+// than URLs.
 func newTrapCounts(expectedURLs uint, patternCap int) *trapCounts {
 	if expectedURLs == 0 {
 		expectedURLs = 1_000_000
 	}
 	n := int(min(expectedURLs, 1<<30))
-	t := &trapCounts{fetches: sketch.New(max(256<<10, n/4)), cap: patternCap, hosts: map[string]*TrapCost{}}
+	t := &trapCounts{fetches: sketch.New(min(max(256<<10, n/4), maxPatternBytes/8)), cap: patternCap, hosts: map[string]*TrapCost{}}
 	if patternCap > 0 {
-		t.patterns = sketch.New(max(1<<20, 2*n))
+		t.patterns = sketch.New(min(max(1<<20, 2*n), maxPatternBytes))
 	}
 	return t
 }

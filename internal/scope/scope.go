@@ -350,10 +350,10 @@ const MaxPathSegments = 64
 // segments is answered by counting slashes.
 func RepeatsOver(path string, n int) bool {
 	switch segs := strings.Count(path, "/"); {
-	case segs <= n:
-		return false
 	case segs > MaxPathSegments:
 		return true
+	case segs <= n:
+		return false
 	}
 	for rest := path; ; {
 		i := strings.IndexByte(rest, '/')
@@ -387,11 +387,12 @@ func RepeatsOver(path string, n int) bool {
 // Pattern is the shape of u's URL space that a crawl trap fills: its
 // authority and path, without the query (whose values faceted search and
 // calendars vary), with every run of digits written "#" and every segment
-// that looks like a generated token (a session id, a hash, a UUID) written
-// "*". %-escapes are not digits, and words are kept, so titles and slugs
-// keep their own patterns: /cal/2026/11/ and /cal/1999/01/ share
-// "/cal/#/#/", /s/9f3a1c0d2b44e1f07a6b5c3d/p/4 and /s/77aa01e3c9.../p/5
-// share "/s/*/p/#", every /shop?color=..&size=.. is "/shop", while
+// that looks like a generated token (a session id, a hash, a UUID; see
+// isToken) written "*", its extension kept. %-escapes are not digits, and
+// words are kept, so titles and slugs keep their own patterns:
+// /cal/2026/11/ and /cal/1999/01/ share "/cal/#/#/",
+// /s/9f3a1c0d2b44e1f07a6b5c3d/p/4 and /s/77aa01e3c9.../p/5 share
+// "/s/*/p/#", every /shop?color=..&size=.. is "/shop", while
 // /news/a-polite-crawler-12 ("/news/a-polite-crawler-#") and
 // /wiki/Caf%C3%A9 keep their own.
 func Pattern(u canon.URL) string {
@@ -405,8 +406,13 @@ func Pattern(u canon.URL) string {
 		}
 		seg := rest[1:i]
 		b.WriteByte('/')
-		if isToken(seg) {
+		stem, ext := seg, ""
+		if j := strings.LastIndexByte(seg, '.'); j > 0 {
+			stem, ext = seg[:j], seg[j:]
+		}
+		if isToken(stem) {
 			b.WriteByte('*')
+			writeDigitRuns(&b, ext)
 		} else {
 			writeDigitRuns(&b, seg)
 		}
@@ -434,19 +440,24 @@ func writeDigitRuns(b *strings.Builder, seg string) {
 	}
 }
 
-// isToken reports a segment that looks generated rather than written: at
-// least 16 letters and digits (separators '-', '_', '(' and ')' aside, and
-// nothing else), with at least two digits, that are all hex digits (a hash,
-// a UUID), or, with no '-' or '_' between words, a quarter or more digits
-// (base-36 session ids such as ASP.NET's "(S(lit3py55t21z5v55vlm25s55))").
-// A slug ("a-polite-crawler-12345") is words, not a token.
+// isToken reports a segment (its extension aside) that looks generated
+// rather than written: ASP.NET's cookieless session segments
+// ("(S(lit3py55t21z5v55vlm25s55))", "(X(1)S(...))"); or at least 16
+// letters and digits, with at least two digits, that are all hex digits
+// with or without '-' (a hash, a UUID) or run on with no '-' or '_'
+// between words (a session id, a base-36 or base-62 key). A slug
+// ("a-polite-crawler-12345") or a title ("Albert_Einstein") is words.
 func isToken(seg string) bool {
+	if strings.HasPrefix(seg, "(S(") || strings.HasPrefix(seg, "(X(") || strings.HasPrefix(seg, "(A(") {
+		return true
+	}
 	n, digits, hex, words := 0, 0, true, false
 	for i := 0; i < len(seg); i++ {
 		switch c := seg[i]; {
-		case c == '-' || c == '_':
+		case c == '-':
 			words = true
-		case c == '(' || c == ')':
+		case c == '_':
+			words, hex = true, false
 		case c >= '0' && c <= '9':
 			n++
 			digits++
@@ -459,7 +470,7 @@ func isToken(seg string) bool {
 			return false
 		}
 	}
-	return n >= 16 && digits >= 2 && (hex || !words && 4*digits >= n)
+	return n >= 16 && digits >= 2 && (hex || !words)
 }
 
 // deniedExt reports whether the last segment of path has a denied

@@ -506,8 +506,9 @@ func TestPathRepeats(t *testing.T) {
 		{"/a/b/c/", 1, false},
 		{"/a/ab/a/ab", 2, false}, // prefixes are not the same segment
 		{"/ab/a/ab/a/ab", 2, true},
-		{strings.Repeat("/a/b/c/d/e/f/g/h", 8), 8, false},       // 64 segments, each 8 times
-		{strings.Repeat("/a/b/c/d/e/f/g/h", 8) + "/i", 8, true}, // 65: too deep
+		{strings.Repeat("/a/b/c/d/e/f/g/h", 8), 8, false},         // 64 segments, each 8 times
+		{strings.Repeat("/a/b/c/d/e/f/g/h", 8) + "/i", 8, true},   // 65: too deep
+		{strings.Repeat("/a/b/c/d/e/f/g/h", 8) + "/i", 100, true}, // whatever n
 	} {
 		if got := RepeatsOver(tc.path, tc.n); got != tc.want {
 			t.Errorf("RepeatsOver(%q, %d) = %v, want %v", tc.path, tc.n, got, tc.want)
@@ -550,7 +551,14 @@ func TestPattern(t *testing.T) {
 		{"http://example.com/wiki/%E6%97%A5%E6%9C%AC", "example.com/wiki/%E6%97%A5%E6%9C%AC"},
 		{"http://example.com/wiki/a%20b", "example.com/wiki/a%20b"},
 		{"http://example.com/wiki/Albert_Einstein", "example.com/wiki/Albert_Einstein"},
-		{"http://example.com/aGVsbG8gd29ybGQ", "example.com/aGVsbG#gd#ybGQ"}, // few digits: a word to this rule
+		{"http://example.com/aGVsbG8gd29ybGQ", "example.com/aGVsbG#gd#ybGQ"}, // 15 letters and digits: short of a token
+		// Session ids as servers make them, and tokens with an extension.
+		{"http://example.com/(S(abcdeflmnopqrstuvwxyz012))/x", "example.com/*/x"},
+		{"http://example.com/(X(1)S(lit3py55t21z5v55vlm25s55))/x", "example.com/*/x"},
+		{"http://example.com/s/q3Xk9mZ2pL7vR4tY8wB1/p", "example.com/s/*/p"},
+		{"http://example.com/f/0123456789abcdef0123456789abcdef.html", "example.com/f/*.html"},
+		{"http://example.com/p/B07XJ8C8F5", "example.com/p/B#XJ#C#F#"}, // 10 characters: its own
+		{"http://example.com/wiki/Windows_10", "example.com/wiki/Windows_#"},
 	} {
 		if got := Pattern(mustURL(t, tc.url)); got != tc.want {
 			t.Errorf("Pattern(%s) = %q, want %q", tc.url, got, tc.want)
