@@ -43,7 +43,10 @@ while no crawl runs on the directory.`,
 }
 
 func newGetCmd() *cobra.Command {
-	var dataDir, at string
+	var (
+		dataDir, at string
+		s3          s3Flags
+	)
 	cmd := &cobra.Command{
 		Use:   "get URL",
 		Short: "Print an archived response: its headers and body, from the WARC files",
@@ -52,7 +55,8 @@ as received) by reading its WARC record at the offset the capture index
 gives. With --at, the capture closest to that time (RFC 3339, or a 14-digit
 CDX timestamp); else the latest. A revisit record prints its own headers
 with the body of the capture it refers to. A line on stderr says which
-capture was read.`,
+capture was read. A WARC file the crawl uploaded to an object store (--s3-*)
+is read from there, one record by byte range.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var when time.Time
@@ -62,11 +66,18 @@ capture was read.`,
 					return usagef("--at %q: want RFC 3339 (2026-11-30T10:00:00Z) or yyyymmddhhmmss", at)
 				}
 			}
+			objs, err := s3.store()
+			if err != nil {
+				return err
+			}
 			a, err := crawl.OpenArchive(dataDir, canon.Config{})
 			if err != nil {
 				return err
 			}
 			defer a.Close()
+			if objs != nil {
+				a.UseObjects(objs)
+			}
 			l, err := a.Get(args[0], when)
 			if err != nil {
 				return err
@@ -87,6 +98,7 @@ capture was read.`,
 	}
 	cmd.Flags().StringVar(&dataDir, "data", "data", "the crawl's data directory")
 	cmd.Flags().StringVar(&at, "at", "", "the capture closest to this time (RFC 3339 or yyyymmddhhmmss); default the latest")
+	s3.register(cmd.Flags())
 	return cmd
 }
 

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"weft/internal/synthweb"
 )
@@ -129,5 +133,53 @@ func TestCDXAndGet(t *testing.T) {
 		if code, _, stderr := runWeft(t, bad...); code == 0 || stderr == "" {
 			t.Errorf("weft %v: exit %d, stderr %q", bad, code, stderr)
 		}
+	}
+}
+
+// With --s3-*, the crawl's finished WARC files go to the bucket and leave
+// the disk, and weft get reads a page back from there; without the flags it
+// says where the file went. The keys come from the environment.
+func TestCrawlToObjectStore(t *testing.T) {
+	web, err := synthweb.Start(synthweb.Config{Seed: 22, Hosts: 2, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	backend := s3mem.New()
+	if err := backend.CreateBucket("warc"); err != nil {
+		t.Fatal(err)
+	}
+	s3 := httptest.NewServer(gofakes3.New(backend).Server())
+	defer s3.Close()
+	t.Setenv("WEFT_S3_ACCESS_KEY", "a")
+	t.Setenv("WEFT_S3_SECRET_KEY", "s")
+	s3args := []string{"--s3-endpoint", s3.URL, "--s3-bucket", "warc", "--s3-prefix", "c/", "--s3-region", "us-east-1"}
+
+	data := filepath.Join(t.TempDir(), "data")
+	args := append([]string{"crawl", "--data", data, "--delay", "2ms", "--workers", "4", "--allow-cidr", "127.0.0.0/8", "--warc-max-size", "65536"}, s3args...)
+	for host, ip := range web.Resolve() {
+		args = append(args, "--resolve", host+"="+ip)
+	}
+	code, stdout, stderr := runWeft(t, append(args, web.Seeds()...)...)
+	if code != 0 || !strings.Contains(stdout, "WARC files uploaded") {
+		t.Fatalf("crawl: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	entries, _ := os.ReadDir(filepath.Join(data, "warc"))
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".warc.gz") {
+			t.Errorf("%s still on disk", e.Name())
+		}
+	}
+	page := web.Seeds()[1]
+	code, stdout, stderr = runWeft(t, append([]string{"get", "--data", data, page}, s3args...)...)
+	if code != 0 || !strings.HasSuffix(stdout, string(web.Body(page))) {
+		t.Errorf("get from the bucket: exit %d, %d bytes; stderr %s", code, len(stdout), stderr)
+	}
+	if code, _, stderr = runWeft(t, "get", "--data", data, page); code == 0 || !strings.Contains(stderr, "object store") {
+		t.Errorf("get without --s3-*: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr = runWeft(t, append(args[:len(args):len(args)], "--s3-bucket", "nope", "--fresh", web.Seeds()[0])...); code != 2 || !strings.Contains(stderr, "nope") {
+		t.Errorf("a missing bucket: exit %d, %s", code, stderr)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"weft/internal/canon"
 	"weft/internal/crawl"
 	"weft/internal/frontier"
+	"weft/internal/objstore"
 	"weft/internal/policy"
 	"weft/internal/robots"
 	"weft/internal/scope"
@@ -53,6 +54,7 @@ type crawlFlags struct {
 	resolve        []string
 	allowCIDR      []string
 	summaryFile    string
+	s3             s3Flags
 	denyCIDR       []string
 	stripParams    []string
 	maxBody        int64
@@ -140,6 +142,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.robotsWait, "robots-retry", time.Minute, "wait before fetching a failed robots.txt again, doubled after each failure")
 	fs.DurationVar(&f.robotsLastGood, "robots-last-good", 0, "Google's rule for an unreachable robots.txt: use the last good copy up to this age, and crawl as if there were none once it has failed this long (e.g. 720h; 0: RFC 9309's complete disallow)")
 	fs.StringVar(&f.policyFile, "policy", "", "JSON file of per-host policies that make weft more polite: {\"host\": {\"delay\": \"5s\", \"disallow\": [\"/path\"], \"max_urls\": 1000}}")
+	f.s3.register(fs)
 	fs.StringVar(&f.summaryFile, "summary", "", "also write the end-of-crawl summary to this file as JSON (counts by status, error kind, rejection reason, trap host...)")
 	fs.StringVar(&f.eventsFile, "events", "", "append a JSON line per archived capture to this file (url, fetched_at, status, payload_digest, warc_file, offset, length, revisit, near_dup_of), for an indexer to tail")
 	fs.IntVar(&f.nearThreshold, "near-dup-threshold", simhash.DefaultThreshold, "SimHash distance in bits (1 to 11) within which a page is a near-duplicate of an earlier one: flagged in the capture index, its links not followed (-1: do not judge)")
@@ -308,6 +311,13 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	cfg.Fetch.Resolve = resolve
 	cfg.Fetch.AllowCIDRs = allow
 	cfg.Fetch.DenyCIDRs = deny
+	objs, err := f.s3.store()
+	if err != nil {
+		return cfg, err
+	}
+	if objs != nil {
+		cfg.Objects = objs
+	}
 	cfg.Fetch.MaxBodyBytes = f.maxBody
 	cfg.Fetch.Timeout = f.timeout
 	cfg.Fetch.ConnectTimeout = f.connectTimeout
@@ -418,6 +428,16 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 		}
 		defer ev.Close()
 		cfg.Sinks = append(cfg.Sinks, ev)
+	}
+	if s, ok := cfg.Objects.(*objstore.Store); ok {
+		// A bucket that is missing or refuses the keys is better said now
+		// than at the first finished file.
+		ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+		err := s.Check(ctx)
+		cancel()
+		if err != nil {
+			return usagef("--s3-bucket: %v", err)
+		}
 	}
 	opts := runOpts{progress: f.progress, summaryFile: f.summaryFile}
 	if f.httpAddr != "" {

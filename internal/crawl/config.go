@@ -118,6 +118,12 @@ type Config struct {
 
 	// WARCMaxFileSize rotates WARC files; zero means 1 GiB.
 	WARCMaxFileSize int64
+	// Objects, when set, takes each finished WARC file: it is uploaded,
+	// its key recorded in the crawl's store, and the local file removed;
+	// lookups then read records from the object store by byte range. A
+	// file that cannot be uploaded stays on disk and is tried again at the
+	// next start. Not used with a custom Archive.
+	Objects ObjectStore
 
 	// Handlers read responses by media type (a response no handler
 	// accepts is archived and not read); nil means content.Default(),

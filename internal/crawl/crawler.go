@@ -95,6 +95,7 @@ type Crawler struct {
 	seeds         []canon.URL
 	resumed       bool
 	warcFix       []warc.RecoveredFile
+	uploads       *uploader // finished WARC files on their way to Config.Objects; nil without
 
 	pagesStarted atomic.Int64
 	capReached   atomic.Bool
@@ -247,7 +248,15 @@ func New(cfg Config) (c *Crawler, err error) {
 		if c.warcFix, err = warc.Recover(cfg.warcDir()); err != nil {
 			return nil, err
 		}
-		if c.warc, err = warc.NewWriter(warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, Software: cfg.UserAgent}); err != nil {
+		wcfg := warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, Software: cfg.UserAgent}
+		if cfg.Objects != nil {
+			if err := c.startUploads(); err != nil {
+				return nil, err
+			}
+			closers = append(closers, func() error { c.uploads.close(0); return nil })
+			wcfg.OnFinish = c.uploads.add
+		}
+		if c.warc, err = warc.NewWriter(wcfg); err != nil {
 			return nil, err
 		}
 	}
@@ -382,6 +391,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	err := errors.Join(c.fatalErr(), closeAll())
 	sum.WARCFiles = c.warc.Files()
 	sum.WARCBytes = c.warc.Bytes()
+	sum.WARCUploads = c.uploads.summary() // after the close, which uploads the last file
 	return sum, err
 }
 
@@ -404,7 +414,13 @@ func (c *Crawler) Progress() Progress {
 
 func (c *Crawler) close() error {
 	c.fetcher.Close()
-	return errors.Join(c.saveInLinks(), c.warc.Close(), c.flog.close(), c.state.close())
+	errs := []error{c.saveInLinks(), c.warc.Close()}
+	if c.uploads != nil {
+		// After the WARC writer's Close, which finishes and queues the
+		// last file; before the store's, which records each upload.
+		c.uploads.close(uploadDrain)
+	}
+	return errors.Join(append(errs, c.flog.close(), c.state.close())...)
 }
 
 func (c *Crawler) summary() Summary {
@@ -452,6 +468,7 @@ func (c *Crawler) summary() Summary {
 		ResumedURLs:    s.resumedURLs.Load(),
 		ResumedQueue:   s.resumedQueue.Load(),
 		WARCRecovered:  len(c.warcFix),
+		WARCUploads:    c.uploads.summary(), // so far
 	}
 	sum.GaveUp, sum.GaveUpHosts = s.gaveUp.snapshot()
 	sum.Traps, sum.TrapHosts = s.traps.snapshot()

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"bufio"
+	"context"
 	"encoding/base32"
 	"encoding/json"
 	"errors"
@@ -23,7 +24,12 @@ type Archive struct {
 	dir   string
 	db    *store.DB
 	canon *canon.Canonicalizer
+	objs  ObjectStore // where uploaded WARC files are; nil: none was given
 }
+
+// UseObjects gives the object store that WARC files uploaded by the crawl
+// (Config.Objects) are read from.
+func (a *Archive) UseObjects(o ObjectStore) { a.objs = o }
 
 // OpenArchive opens the capture index of the crawl in dataDir.
 func OpenArchive(dataDir string, cc canon.Config) (*Archive, error) {
@@ -140,7 +146,7 @@ func (a *Archive) Get(rawURL string, at time.Time) (Lookup, error) {
 		return Lookup{}, fmt.Errorf("%s: %w", u.String, ErrNoCapture)
 	}
 	l := Lookup{Capture: best}
-	if l.Record, err = warc.ReadRecord(a.warcPath(best.File), best.Offset); err != nil {
+	if l.Record, err = a.readRecord(best.File, best.Offset, best.Length); err != nil {
 		return l, fmt.Errorf("%s: %w", u.String, err)
 	}
 	if best.Kind != store.CaptureRevisit {
@@ -154,7 +160,7 @@ func (a *Archive) Get(rawURL string, at time.Time) (Lookup, error) {
 		return l, fmt.Errorf("%s: a revisit of payload %s, which the index does not hold", u.String, digestString(best.Digest))
 	}
 	l.Original = &orig
-	o, err := warc.ReadRecord(a.warcPath(orig.File), orig.Offset)
+	o, err := a.readRecord(orig.File, orig.Offset, orig.Length)
 	if err != nil {
 		return l, fmt.Errorf("%s: the original of the revisit: %w", u.String, err)
 	}
@@ -163,6 +169,33 @@ func (a *Archive) Get(rawURL string, at time.Time) (Lookup, error) {
 	}
 	l.Record.Payload = o.Payload
 	return l, nil
+}
+
+// readRecord reads the record at offset in file: from the local disk, or,
+// once the file was uploaded and removed, from the object store by byte
+// range.
+func (a *Archive) readRecord(file string, offset, length int64) (warc.Stored, error) {
+	p := a.warcPath(file)
+	if _, err := os.Stat(p); err == nil {
+		return warc.ReadRecord(p, offset)
+	}
+	key, ok, err := objectKey(a.db, file)
+	switch {
+	case err != nil:
+		return warc.Stored{}, err
+	case !ok:
+		return warc.ReadRecord(p, offset) // and its error names the missing file
+	case a.objs == nil:
+		return warc.Stored{}, fmt.Errorf("%s was uploaded to the object store as %s; give its settings to read it", filepath.Base(file), key)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := a.objs.Open(ctx, key, offset, length)
+	if err != nil {
+		return warc.Stored{}, err
+	}
+	defer r.Close()
+	return warc.ReadRecordFrom(r, key, offset)
 }
 
 // warcPath is where a WARC file is: its finished name, or, if a crawl was

@@ -207,7 +207,8 @@ type Summary struct {
 	WARCRecovered  int              // torn WARC files from a crash cut back to their last whole record
 	WARCFiles      []string
 	WARCBytes      int64
-	SeenFalsePos   int64 // Bloom filter false positives caught by the exact store
+	WARCUploads    *Uploads // finished WARC files moved to the object store; nil without one
+	SeenFalsePos   int64    // Bloom filter false positives caught by the exact store
 }
 
 // PagesPerSecond is the crawl's average rate.
@@ -272,6 +273,13 @@ func (s Summary) Write(w io.Writer) {
 		fmt.Fprintf(w, "  policies:   %d hosts with an operator policy; %d URLs refused by one\n", s.Policies, s.Rejected[RejectPolicy])
 	}
 	fmt.Fprintf(w, "  rejected:   %s\n", joinCounts(s.Rejected))
+	if u := s.WARCUploads; u != nil {
+		fmt.Fprintf(w, "  objects:    %d WARC files uploaded (%s) and removed from disk", u.Files, byteSize(u.Bytes))
+		if u.Failed > 0 {
+			fmt.Fprintf(w, "; %d left on disk for the next start (%s)", u.Failed, u.LastError)
+		}
+		fmt.Fprintln(w)
+	}
 	if s.RedirectSeen > 0 {
 		fmt.Fprintf(w, "  redirects:  %d to a URL already seen (loops, or pages reached another way)\n", s.RedirectSeen)
 	}

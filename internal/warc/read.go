@@ -25,13 +25,36 @@ type Stored struct {
 // file at path (a Location's File, Offset), with github.com/nlnwa/gowarc,
 // which checks its block and payload digests as it reads.
 func ReadRecord(path string, offset int64) (Stored, error) {
-	r, err := nlnwa.NewWarcFileReader(path, offset,
-		nlnwa.WithSyntaxErrorPolicy(nlnwa.ErrFail), nlnwa.WithSpecViolationPolicy(nlnwa.ErrFail),
-		nlnwa.WithBlockErrorPolicy(nlnwa.ErrFail))
+	r, err := nlnwa.NewWarcFileReader(path, offset, readOptions()...)
 	if err != nil {
 		return Stored{}, fmt.Errorf("warc: %w", err)
 	}
 	defer r.Close()
+	return readOne(r, path, offset)
+}
+
+// ReadRecordFrom is ReadRecord for a record that starts where src does: a
+// byte range of a WARC file held elsewhere (an object store). name and
+// offset only label errors.
+func ReadRecordFrom(src io.Reader, name string, offset int64) (Stored, error) {
+	// Hidden behind a plain Reader: the library seeks a Seeker to the
+	// offset, which src already starts at.
+	r, err := nlnwa.NewWarcFileReaderFromStream(struct{ io.Reader }{src}, 0, readOptions()...)
+	if err != nil {
+		return Stored{}, fmt.Errorf("warc: %w", err)
+	}
+	defer r.Close()
+	return readOne(r, name, offset)
+}
+
+func readOptions() []nlnwa.WarcRecordOption {
+	return []nlnwa.WarcRecordOption{
+		nlnwa.WithSyntaxErrorPolicy(nlnwa.ErrFail), nlnwa.WithSpecViolationPolicy(nlnwa.ErrFail),
+		nlnwa.WithBlockErrorPolicy(nlnwa.ErrFail),
+	}
+}
+
+func readOne(r *nlnwa.WarcFileReader, path string, offset int64) (Stored, error) {
 	rec, err := r.Next()
 	if errors.Is(err, io.EOF) {
 		return Stored{}, fmt.Errorf("warc: %s at %d: no record", path, offset)

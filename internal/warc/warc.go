@@ -70,6 +70,12 @@ type Config struct {
 	// -1 for the gzip library's default (6). Zero means
 	// DefaultCompressionLevel (1).
 	CompressionLevel int
+
+	// OnFinish, if set, is called with the base name of each file once it
+	// is finished (synced and renamed from ".open"), by rotation or by
+	// Close: a file that may now be copied elsewhere. It is called from
+	// the goroutine that finished the file, outside the Writer's lock.
+	OnFinish func(name string)
 }
 
 // Validate reports the first field of c that is unusable, naming the field

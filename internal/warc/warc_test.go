@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -900,5 +901,49 @@ func TestMetadata(t *testing.T) {
 	}
 	if want := "via: http://example.com/\r\noutlink: http://example.com/b.html\r\noutlink: http://other.example/\r\n"; string(md.Block) != want {
 		t.Errorf("metadata block %q, want %q", md.Block, want)
+	}
+}
+
+// TestOnFinishAndReadFrom: OnFinish hears of every file once it is
+// finished, by rotation or by Close, in order, each complete under its
+// final name when it does; and a record's byte range alone, as an object
+// store returns it, reads back with ReadRecordFrom.
+func TestOnFinishAndReadFrom(t *testing.T) {
+	dir := t.TempDir()
+	var (
+		mu       sync.Mutex
+		finished []string
+	)
+	w, err := NewWriter(Config{Dir: dir, MaxFileSize: 60_000, OnFinish: func(name string) {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("OnFinish(%s) before the file is in place: %v", name, err)
+		}
+		mu.Lock()
+		finished = append(finished, name)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exs := mixedExchanges(t)
+	locs := make([]Location, len(exs))
+	for i, ex := range exs {
+		if locs[i], err = w.WriteExchange(ex); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustClose(t, w)
+	if !slices.Equal(finished, w.Files()) || len(finished) < 2 {
+		t.Fatalf("OnFinish heard of %v, the writer wrote %v", finished, w.Files())
+	}
+	for i, ex := range exs {
+		b, err := os.ReadFile(filepath.Join(dir, locs[i].File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := ReadRecordFrom(bytes.NewReader(b[locs[i].Offset:locs[i].Offset+locs[i].Length]), locs[i].File, locs[i].Offset)
+		if err != nil || !bytes.Equal(rec.Payload, ex.Payload) || rec.TargetURI != ex.URL {
+			t.Errorf("%s: %v, %d payload bytes", ex.URL, err, len(rec.Payload))
+		}
 	}
 }

@@ -150,6 +150,9 @@ func (w *Writer) append(recs []byte, url string) (Location, error) {
 			w.errs = append(w.errs, ferr)
 		}
 		w.mu.Unlock()
+		if ferr == nil && w.cfg.OnFinish != nil {
+			w.cfg.OnFinish(finished.name)
+		}
 		w.finishes.Done()
 	}
 	if err != nil {
@@ -415,6 +418,8 @@ func (w *Writer) Close() error {
 	if last != nil {
 		if err := last.finish(); err != nil {
 			errs = append(errs, err)
+		} else if w.cfg.OnFinish != nil {
+			w.cfg.OnFinish(last.name)
 		}
 	}
 	w.finishes.Wait()

@@ -1,0 +1,225 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"weft/internal/store"
+)
+
+// ObjectStore keeps finished WARC files away from the crawl's disk: an
+// S3-compatible bucket (package objstore) in production.
+type ObjectStore interface {
+	// Upload stores the file at localPath, checked, and returns its key.
+	Upload(ctx context.Context, localPath string) (string, error)
+	// Open reads length bytes of the object at key from offset.
+	Open(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error)
+}
+
+// metaObject prefixes the store's record of an uploaded WARC file: the
+// name is the file's base name, the value its object key. It is written,
+// synced, before the local file is removed, so a file is always on disk,
+// in the bucket, or both.
+const metaObject = "object/"
+
+// uploadAttempts and uploadWait bound how long one file is retried before
+// it is left on disk for the next start; uploadDrain is how long the end
+// of a crawl waits for the files still queued.
+const (
+	uploadAttempts = 5
+	uploadWait     = 500 * time.Millisecond
+	uploadDrain    = 10 * time.Minute
+)
+
+// Uploads is what the uploader did in a run.
+type Uploads struct {
+	Files, Bytes int64  // uploaded and removed from disk
+	Failed       int64  // left on disk after their attempts, for the next start
+	LastError    string // of the last failure
+}
+
+func (u *uploader) summary() *Uploads {
+	if u == nil {
+		return nil
+	}
+	s := &Uploads{Files: u.files.Load(), Bytes: u.bytes.Load(), Failed: u.failed.Load()}
+	s.LastError, _ = u.lastErr.Load().(string)
+	return s
+}
+
+// uploader moves finished WARC files to the object store, one at a time,
+// in the order they were finished.
+type uploader struct {
+	objs ObjectStore
+	db   *store.DB
+	dir  string
+	log  interface {
+		Info(msg string, args ...any)
+		Error(msg string, args ...any)
+	}
+
+	mu      sync.Mutex
+	queue   []string
+	closed  bool
+	wake    chan struct{}
+	done    chan struct{}
+	ctx     context.Context
+	cancel  context.CancelFunc
+	files   atomic.Int64 // uploaded
+	bytes   atomic.Int64
+	failed  atomic.Int64 // files left on disk after uploadAttempts
+	lastErr atomic.Value // string
+}
+
+// startUploads starts the uploader and queues the finished WARC files an
+// earlier run left on disk: not yet uploaded, or uploaded but not yet
+// removed (those are removed now).
+func (c *Crawler) startUploads() error {
+	u := &uploader{objs: c.cfg.Objects, db: c.state.db, dir: c.cfg.warcDir(), log: c.log,
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	u.ctx, u.cancel = context.WithCancel(context.Background())
+	entries, err := os.ReadDir(u.dir)
+	if err != nil {
+		return fmt.Errorf("crawl: WARC directory: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".warc.gz") {
+			continue // ".open" files are being written, or are torn: Recover's
+		}
+		if _, ok, err := u.db.GetMeta(metaObject + name); err != nil {
+			return fmt.Errorf("crawl: read the object record of %s: %w", name, err)
+		} else if ok {
+			if err := os.Remove(filepath.Join(u.dir, name)); err != nil {
+				return fmt.Errorf("crawl: remove %s, already uploaded: %w", name, err)
+			}
+			continue
+		}
+		u.queue = append(u.queue, name)
+	}
+	slices.Sort(u.queue) // names start with their time: oldest first
+	c.uploads = u
+	go u.run()
+	u.signal()
+	return nil
+}
+
+// add queues a file the WARC writer just finished.
+func (u *uploader) add(name string) {
+	u.mu.Lock()
+	if !u.closed {
+		u.queue = append(u.queue, filepath.Base(name))
+	}
+	u.mu.Unlock()
+	u.signal()
+}
+
+func (u *uploader) signal() {
+	select {
+	case u.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (u *uploader) next() (string, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.queue) == 0 {
+		return "", !u.closed
+	}
+	name := u.queue[0]
+	u.queue = u.queue[1:]
+	return name, true
+}
+
+func (u *uploader) run() {
+	defer close(u.done)
+	for {
+		name, more := u.next()
+		switch {
+		case !more:
+			return
+		case name == "":
+			select {
+			case <-u.wake:
+			case <-u.ctx.Done():
+				return
+			}
+		default:
+			u.move(name)
+		}
+	}
+}
+
+// move uploads one file, records its key durably, and removes it, retrying
+// the upload a few times; a file that will not go stays on disk, counted,
+// for the next start to try again.
+func (u *uploader) move(name string) {
+	path := filepath.Join(u.dir, name)
+	st, err := os.Stat(path)
+	if err != nil {
+		u.fail(name, err)
+		return
+	}
+	var key string
+	for attempt := 1; ; attempt++ {
+		if key, err = u.objs.Upload(u.ctx, path); err == nil {
+			break
+		}
+		if attempt == uploadAttempts || u.ctx.Err() != nil {
+			u.fail(name, err)
+			return
+		}
+		select {
+		case <-time.After(uploadWait << (attempt - 1)):
+		case <-u.ctx.Done():
+			u.fail(name, u.ctx.Err())
+			return
+		}
+	}
+	b := u.db.NewBatch()
+	b.PutMeta(metaObject+name, []byte(key))
+	if err := b.Commit(true); err != nil {
+		u.fail(name, fmt.Errorf("record its key: %w", err))
+		return
+	}
+	if err := os.Remove(path); err != nil {
+		u.log.Error("WARC file uploaded but not removed", "file", name, "err", err)
+	}
+	u.files.Add(1)
+	u.bytes.Add(st.Size())
+	u.log.Info("WARC file uploaded", "file", name, "key", key, "bytes", st.Size())
+}
+
+func (u *uploader) fail(name string, err error) {
+	u.failed.Add(1)
+	u.lastErr.Store(err.Error())
+	u.log.Error("WARC file not uploaded; it stays on disk and is tried again at the next start", "file", name, "err", err)
+}
+
+// close uploads what is queued, waiting at most wait for it (a file not
+// uploaded by then stays on disk for the next start), and stops.
+func (u *uploader) close(wait time.Duration) {
+	u.mu.Lock()
+	u.closed = true
+	u.mu.Unlock()
+	u.signal()
+	t := time.AfterFunc(wait, u.cancel)
+	<-u.done
+	t.Stop()
+	u.cancel()
+}
+
+// objectKey returns the object key of an uploaded WARC file, if it was.
+func objectKey(db *store.DB, file string) (string, bool, error) {
+	v, ok, err := db.GetMeta(metaObject + filepath.Base(file))
+	return string(v), ok, err
+}
