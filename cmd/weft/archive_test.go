@@ -8,9 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"weft/internal/synthweb"
 )
@@ -181,5 +185,54 @@ func TestCrawlToObjectStore(t *testing.T) {
 	}
 	if code, _, stderr = runWeft(t, append(args[:len(args):len(args)], "--s3-bucket", "nope", "--fresh", web.Seeds()[0])...); code != 2 || !strings.Contains(stderr, "nope") {
 		t.Errorf("a missing bucket: exit %d, %s", code, stderr)
+	}
+}
+
+// --events-nats publishes one page event per capture to JetStream, on
+// the stream and subjects the flags name.
+func TestCrawlPublishesPageEvents(t *testing.T) {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS did not start")
+	}
+	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	web, err := synthweb.Start(synthweb.Config{Seed: 24, Hosts: 2, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	data := filepath.Join(t.TempDir(), "data")
+	events := filepath.Join(t.TempDir(), "events.jsonl")
+	args := []string{"crawl", "--data", data, "--delay", "2ms", "--workers", "4", "--allow-cidr", "127.0.0.0/8", "--events", events,
+		"--events-nats", ns.ClientURL(), "--events-stream", "PAGES", "--events-subject", "crawl.one"}
+	for host, ip := range web.Resolve() {
+		args = append(args, "--resolve", host+"="+ip)
+	}
+	if code, stdout, stderr := runWeft(t, append(args, web.Seeds()...)...); code != 0 {
+		t.Fatalf("crawl: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	b, _ := os.ReadFile(events)
+	captures := bytes.Count(b, []byte("\n"))
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	st, err := js.Stream(t.Context(), "PAGES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if captures < 20 || info.State.Msgs != uint64(captures) || len(info.Config.Subjects) != 1 || info.Config.Subjects[0] != "crawl.one.>" {
+		t.Errorf("stream: %d messages on %v, %d captures", info.State.Msgs, info.Config.Subjects, captures)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"weft/internal/canon"
 	"weft/internal/crawl"
 	"weft/internal/frontier"
+	"weft/internal/jetstream"
 	"weft/internal/objstore"
 	"weft/internal/policy"
 	"weft/internal/robots"
@@ -54,6 +55,9 @@ type crawlFlags struct {
 	resolve        []string
 	allowCIDR      []string
 	summaryFile    string
+	natsURL        string
+	pagesStream    string
+	pagesSubject   string
 	s3             s3Flags
 	denyCIDR       []string
 	stripParams    []string
@@ -143,6 +147,9 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.robotsLastGood, "robots-last-good", 0, "Google's rule for an unreachable robots.txt: use the last good copy up to this age, and crawl as if there were none once it has failed this long (e.g. 720h; 0: RFC 9309's complete disallow)")
 	fs.StringVar(&f.policyFile, "policy", "", "JSON file of per-host policies that make weft more polite: {\"host\": {\"delay\": \"5s\", \"disallow\": [\"/path\"], \"max_urls\": 1000}}")
 	f.s3.register(fs)
+	fs.StringVar(&f.natsURL, "events-nats", "", "also publish each capture's event to NATS JetStream at this URL (nats://host:4222): the page events an indexer reads (see README)")
+	fs.StringVar(&f.pagesStream, "events-stream", jetstream.DefaultPagesStream, "the JetStream stream of page events, created if missing")
+	fs.StringVar(&f.pagesSubject, "events-subject", jetstream.DefaultPagesSubject, "the subject prefix of page events: each goes to PREFIX.<partition of its host>")
 	fs.StringVar(&f.summaryFile, "summary", "", "also write the end-of-crawl summary to this file as JSON (counts by status, error kind, rejection reason, trap host...)")
 	fs.StringVar(&f.eventsFile, "events", "", "append a JSON line per archived capture to this file (url, fetched_at, status, payload_digest, warc_file, offset, length, revisit, near_dup_of), for an indexer to tail")
 	fs.IntVar(&f.nearThreshold, "near-dup-threshold", simhash.DefaultThreshold, "SimHash distance in bits (1 to 11) within which a page is a near-duplicate of an earlier one: flagged in the capture index, its links not followed (-1: do not judge)")
@@ -428,6 +435,16 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 		}
 		defer ev.Close()
 		cfg.Sinks = append(cfg.Sinks, ev)
+	}
+	if f.natsURL != "" {
+		ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+		pages, err := jetstream.OpenPages(ctx, jetstream.PagesConfig{URL: f.natsURL, Stream: f.pagesStream, Subject: f.pagesSubject, Partitions: cfg.Partitions})
+		cancel()
+		if err != nil {
+			return usagef("--events-nats: %v", err)
+		}
+		defer pages.Close()
+		cfg.Sinks = append(cfg.Sinks, pages)
 	}
 	if s, ok := cfg.Objects.(*objstore.Store); ok {
 		// A bucket that is missing or refuses the keys is better said now

@@ -1,0 +1,160 @@
+package jetstream
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/goleak"
+
+	"weft/internal/crawl"
+	"weft/internal/partition"
+	"weft/internal/synthweb"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// startNATS runs a JetStream server on a free loopback port.
+func startNATS(t *testing.T) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS did not start")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return s
+}
+
+// TestPageEvents crawls a small web with two sinks, the events file and
+// the JetStream stream: the stream holds one message per capture, each on
+// its host's partition subject, in the documented schema; a capture
+// delivered again (the crawl delivers at least once) is stored once.
+func TestPageEvents(t *testing.T) {
+	ns := startNATS(t)
+	web, err := synthweb.Start(synthweb.Config{Seed: 5, Hosts: 3, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	ctx := t.Context()
+	const parts = 8
+	pages, err := OpenPages(ctx, PagesConfig{URL: ns.ClientURL(), Partitions: parts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file, err := crawl.OpenEventsFile(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := crawl.Config{Seeds: web.Seeds(), DataDir: filepath.Join(dir, "data"), Workers: 4, Delay: 2 * time.Millisecond,
+		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true, Partitions: parts}
+	cfg.Fetch.Resolve = web.Resolve()
+	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.Sinks = []crawl.Sink{file, pages}
+	c, err := crawl.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	file.Close()
+
+	// What the events file says was captured.
+	want := map[string]crawl.Event{}
+	f, err := os.Open(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e crawl.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		want[e.WARCFile+"@"+itoa(e.Offset)] = e
+	}
+	f.Close()
+	if len(want) < 20 {
+		t.Fatalf("%d captures: too few to judge", len(want))
+	}
+
+	// Read the stream as an indexer would.
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	cons, err := js.OrderedConsumer(ctx, DefaultPagesStream, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for got < len(want) {
+		batch, err := cons.Fetch(100, jetstream.FetchMaxWait(2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			var ev PageEvent
+			if err := json.Unmarshal(m.Data(), &ev); err != nil {
+				t.Fatalf("%s: %v", m.Data(), err)
+			}
+			e, ok := want[ev.WARCFile+"@"+itoa(ev.Offset)]
+			if !ok || e.URL != ev.URL || e.Status != ev.Status || e.PayloadDigest != ev.ContentHash || e.Length != ev.Length || !e.FetchedAt.Equal(ev.FetchedAt) || ev.SchemaVersion != 1 {
+				t.Errorf("message %+v does not match a capture (%+v)", ev, e)
+			}
+			if wantSubj := DefaultPagesSubject + "." + itoa(int64(partition.Of(hostOf(ev.URL), parts))); m.Subject() != wantSubj {
+				t.Errorf("%s on %s, want %s", ev.URL, m.Subject(), wantSubj)
+			}
+			got++
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if got != len(want) {
+		t.Errorf("%d messages for %d captures", got, len(want))
+	}
+
+	// At least once: the same capture again is stored once.
+	var any crawl.Event
+	for _, e := range want {
+		any = e
+		break
+	}
+	if err := pages.Capture(any); err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, DefaultPagesStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != uint64(len(want)) {
+		t.Errorf("after a repeated capture the stream holds %d messages, want %d", info.State.Msgs, len(want))
+	}
+	pages.Close()
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
