@@ -1,0 +1,268 @@
+package jetstream
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+const testTTL = 1500 * time.Millisecond
+
+// ownership records, per partition, who held it when, from the nodes'
+// own callbacks: a holder stops at OnRelease, or when it is killed.
+type ownership struct {
+	mu   sync.Mutex
+	iv   map[int][]interval
+	open map[string]map[int]int // node -> partition -> index of its open interval
+}
+
+type interval struct {
+	node       string
+	start, end time.Time // end zero while held
+}
+
+func newOwnership() *ownership {
+	return &ownership{iv: map[int][]interval{}, open: map[string]map[int]int{}}
+}
+
+func (w *ownership) acquired(node string, p int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.open[node] == nil {
+		w.open[node] = map[int]int{}
+	}
+	w.iv[p] = append(w.iv[p], interval{node: node, start: time.Now()})
+	w.open[node][p] = len(w.iv[p]) - 1
+}
+
+func (w *ownership) released(node string, p int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if i, ok := w.open[node][p]; ok {
+		w.iv[p][i].end = time.Now()
+		delete(w.open[node], p)
+	}
+}
+
+// died ends every interval of a node that crashed: it fetches nothing more.
+func (w *ownership) died(node string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for p, i := range w.open[node] {
+		w.iv[p][i].end = time.Now()
+	}
+	w.open[node] = nil
+}
+
+// checkExclusive fails if two nodes ever held one partition at once.
+func (w *ownership) checkExclusive(t *testing.T) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for p, ivs := range w.iv {
+		for i := 1; i < len(ivs); i++ {
+			prev, cur := ivs[i-1], ivs[i]
+			if prev.end.IsZero() || cur.start.Before(prev.end) {
+				t.Errorf("partition %d: %s took it at %v while %s held it (until %v)", p, cur.node, cur.start.Format("15:04:05.000"), prev.node, prev.end.Format("15:04:05.000"))
+			}
+		}
+	}
+}
+
+type testNode struct {
+	name   string
+	owners *Owners
+	nc     *nats.Conn
+}
+
+func startOwner(t *testing.T, url, name string, parts int, w *ownership) *testNode {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(nc)
+	o, err := StartOwners(t.Context(), js, OwnersConfig{Node: name, Partitions: parts, TTL: testTTL,
+		OnAcquire: func(p int, _ uint64) { w.acquired(name, p) },
+		OnRelease: func(p int) { w.released(name, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testNode{name: name, owners: o, nc: nc}
+}
+
+// waitShares waits until the nodes hold exactly the given numbers of
+// partitions, all different, together all of them.
+func waitShares(t *testing.T, parts int, nodes []*testNode, want []int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var got []int
+		all := map[int]bool{}
+		for _, n := range nodes {
+			owned := n.owners.Owned()
+			got = append(got, len(owned))
+			for p := range owned {
+				all[p] = true
+			}
+		}
+		if slices.Equal(got, want) && len(all) == parts {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("shares %v (%d distinct partitions), want %v", got, len(all), want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestOwnersShareAndMove: three nodes split 12 partitions 4/4/4; a node
+// that dies (no goodbye) has its partitions taken by the other two once
+// its leases expire (6/6); a node joining gets its share handed over to it
+// (4/4/4); a node leaving gracefully hands its share over at once (6/6).
+// At no time do two nodes hold one partition.
+func TestOwnersShareAndMove(t *testing.T) {
+	ns := startNATS(t)
+	const parts = 12
+	w := newOwnership()
+	a := startOwner(t, ns.ClientURL(), "a", parts, w)
+	b := startOwner(t, ns.ClientURL(), "b", parts, w)
+	c := startOwner(t, ns.ClientURL(), "c", parts, w)
+	waitShares(t, parts, []*testNode{a, b, c}, []int{4, 4, 4})
+
+	c.owners.Kill()
+	c.nc.Close()
+	w.died("c")
+	waitShares(t, parts, []*testNode{a, b}, []int{6, 6})
+
+	d := startOwner(t, ns.ClientURL(), "d", parts, w)
+	waitShares(t, parts, []*testNode{a, b, d}, []int{4, 4, 4})
+
+	a.owners.Stop(t.Context())
+	a.nc.Close()
+	waitShares(t, parts, []*testNode{b, d}, []int{6, 6})
+	if h := b.owners.Handoffs(); h < 6 {
+		t.Errorf("b took part in %d handoffs", h)
+	}
+	for _, n := range []*testNode{b, d} {
+		n.owners.Stop(t.Context())
+		n.nc.Close()
+	}
+	w.checkExclusive(t)
+}
+
+// pausable forwards TCP between a client and a server until paused, as a
+// network cut would.
+type pausable struct {
+	ln     net.Listener
+	target string
+	paused atomic.Bool
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	conns  []net.Conn
+}
+
+func newPausable(t *testing.T, target string) *pausable {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pausable{ln: ln, target: target}
+	p.wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			p.wg.Go(func() { p.pipe(up, c) })
+			p.wg.Go(func() { p.pipe(c, up) })
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		p.mu.Lock()
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.mu.Unlock()
+		p.wg.Wait()
+	})
+	return p
+}
+
+func (p *pausable) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		for p.paused.Load() {
+			time.Sleep(10 * time.Millisecond)
+			if _, err := dst.Write(nil); err != nil {
+				return
+			}
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				dst.Close()
+			}
+			return
+		}
+	}
+}
+
+func (p *pausable) url() string { return fmt.Sprintf("nats://%s", p.ln.Addr()) }
+
+// TestOwnersCutNodeFencesItself: a node whose link to NATS stops carrying
+// anything gives up all its partitions by itself, before the others take
+// them (they can only once the leases expire), and within the fence time
+// plus a round of renewals.
+func TestOwnersCutNodeFencesItself(t *testing.T) {
+	ns := startNATS(t)
+	const parts = 6
+	w := newOwnership()
+	link := newPausable(t, ns.Addr().String())
+	cut := startOwner(t, link.url(), "cut", parts, w)
+	other := startOwner(t, ns.ClientURL(), "other", parts, w)
+	waitShares(t, parts, []*testNode{cut, other}, []int{3, 3})
+
+	link.paused.Store(true)
+	pausedAt := time.Now()
+	deadline := pausedAt.Add(30 * time.Second)
+	for len(cut.owners.Owned()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cut node still holds %v", cut.owners.Owned())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fenced := time.Since(pausedAt)
+	waitShares(t, parts, []*testNode{other}, []int{6})
+	t.Logf("cut node fenced itself %v after the cut (TTL %v, fence after %v)", fenced.Round(time.Millisecond), testTTL, testTTL/2)
+	w.checkExclusive(t)
+
+	cut.owners.Kill()
+	link.paused.Store(false)
+	cut.nc.Close()
+	other.owners.Stop(t.Context())
+	other.nc.Close()
+}
