@@ -93,10 +93,13 @@ func (c *natsCluster) url() string {
 }
 
 // TestOwnersSurviveANATSNode: with the lease bucket replicated on three
-// NATS servers, killing the one that leads the bucket's stream (the
-// cluster keeps its quorum and elects another) moves no partition: the
+// NATS servers, shutting down the one that leads the bucket's stream (the
+// cluster keeps its quorum; a server shut down hands its leadership over,
+// where a crashed one leaves the others to elect a leader, which takes
+// seconds and is why DefaultLeaseTTL is 30 s) moves no partition: the
 // nodes reconnect to the others and go on renewing within the fence time.
 func TestOwnersSurviveANATSNode(t *testing.T) {
+	t.Parallel()
 	nc := startNATSCluster(t)
 	const (
 		parts = 6

@@ -49,7 +49,10 @@ import (
 // Defaults of OwnersConfig.
 const (
 	DefaultOwnersBucket = "WEFT_OWNERS"
-	DefaultLeaseTTL     = 10 * time.Second
+	// DefaultLeaseTTL leaves the fence (TTL/2) longer than a JetStream
+	// leader election after a server dies (several seconds), so that the
+	// loss of one NATS server moves no partition.
+	DefaultLeaseTTL = 30 * time.Second
 )
 
 // OwnersConfig configures a node's share of the partitions.
@@ -59,19 +62,21 @@ type OwnersConfig struct {
 	// Partitions is P, fixed for the crawl.
 	Partitions int
 	// Bucket is the KV bucket of leases; "" means DefaultOwnersBucket. It
-	// is created if missing.
+	// is created if missing; an existing bucket keeps its settings, its
+	// TTL included, which then stands for TTL here.
 	Bucket string
 	// TTL is a lease's life without renewal; zero means DefaultLeaseTTL.
-	// Leases are renewed every TTL/6, and a node fences itself after TTL/2
-	// without a successful renewal.
+	// Leases are renewed every TTL/6 and are valid until TTL/2 after the
+	// last renewal acknowledged.
 	TTL time.Duration
 	// Replicas of the bucket when this node creates it; zero means 1.
 	Replicas int
-	// OnAcquire is called when the node has taken partition p at epoch:
-	// it may start fetching its hosts. OnRelease is called when it must
-	// stop (lost, fenced, handed over or stopped), and must return only
-	// once no request to the partition's hosts is in flight; the lease is
-	// given back after it returns. Both are called from one goroutine.
+	// OnAcquire is called when the node has taken partition p at epoch.
+	// OnRelease is called when it must stop (lost, fenced, handed over or
+	// stopped): it should start no request on the partition's hosts and
+	// return once those in flight are over; a lease handed over is given
+	// back after it returns. Both are called from one goroutine, in order,
+	// never from the loop that renews leases.
 	OnAcquire func(p int, epoch uint64)
 	OnRelease func(p int)
 	Logger    *slog.Logger
@@ -81,6 +86,7 @@ type OwnersConfig struct {
 type Owners struct {
 	cfg   OwnersConfig
 	kv    jetstream.KeyValue
+	ttl   time.Duration
 	fence time.Duration
 	tick  time.Duration
 
@@ -88,17 +94,28 @@ type Owners struct {
 	held     map[int]*lease
 	handoffs int
 
-	stop chan struct{}
-	done chan struct{}
+	events   chan ownerEvent // to the callback goroutine
+	stop     chan struct{}
+	done     chan struct{} // the renew loop has ended
+	cbDone   chan struct{} // the callback goroutine has ended
+	stopOnce sync.Once
 }
 
 type lease struct {
-	epoch  uint64    // revision at which it was taken
-	rev    uint64    // revision last written
-	lastOK time.Time // when the last renewal was acknowledged (monotonic)
+	epoch      uint64    // revision at which it was taken
+	rev        uint64    // revision last written
+	validUntil time.Time // send time of the last acknowledged renewal + fence
+	releasing  bool      // being handed over: renewed, but not valid
 }
 
-// StartOwners creates the bucket if needed, announces the node and starts
+type ownerEvent struct {
+	p        int
+	epoch    uint64
+	acquire  bool
+	giveBack bool // after OnRelease, delete the lease so another may take it
+}
+
+// StartOwners opens (or creates) the bucket, announces the node and starts
 // taking its share of partitions.
 func StartOwners(ctx context.Context, js jetstream.JetStream, cfg OwnersConfig) (*Owners, error) {
 	if cfg.Node == "" || strings.ContainsAny(cfg.Node, ". *>") {
@@ -125,24 +142,57 @@ func StartOwners(ctx context.Context, js jetstream.JetStream, cfg OwnersConfig) 
 	if cfg.OnRelease == nil {
 		cfg.OnRelease = func(int) {}
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cfg.Bucket, TTL: cfg.TTL, Replicas: cfg.Replicas, History: 1})
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cfg.Bucket, TTL: cfg.TTL, Replicas: cfg.Replicas, History: 1})
+		if errors.Is(err, jetstream.ErrBucketExists) { // another node made it first
+			kv, err = js.KeyValue(ctx, cfg.Bucket)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: lease bucket %s: %w", cfg.Bucket, err)
 	}
-	o := &Owners{cfg: cfg, kv: kv, fence: cfg.TTL / 2, tick: cfg.TTL / 6, held: map[int]*lease{},
-		stop: make(chan struct{}), done: make(chan struct{})}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: lease bucket %s: %w", cfg.Bucket, err)
+	}
+	ttl := st.TTL()
+	if ttl <= 0 {
+		return nil, fmt.Errorf("jetstream: lease bucket %s has no TTL: a dead node's leases would never expire", cfg.Bucket)
+	}
+	o := &Owners{cfg: cfg, kv: kv, ttl: ttl, fence: ttl / 2, tick: ttl / 6, held: map[int]*lease{},
+		events: make(chan ownerEvent, 4*cfg.Partitions+16), stop: make(chan struct{}), done: make(chan struct{}), cbDone: make(chan struct{})}
+	go o.callbacks()
 	go o.run()
 	return o, nil
 }
 
-// Owned returns the partitions this node holds and may fetch, with their
+// TTL is the lease lifetime in force: the bucket's.
+func (o *Owners) TTL() time.Duration { return o.ttl }
+
+// Valid reports whether this node may start a request on partition p now,
+// with the lease's epoch and the time its requests must end by.
+func (o *Owners) Valid(p int) (epoch uint64, until time.Time, ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	l := o.held[p]
+	if l == nil || l.releasing || !time.Now().Before(l.validUntil) {
+		return 0, time.Time{}, false
+	}
+	return l.epoch, l.validUntil, true
+}
+
+// Owned returns the partitions this node holds validly now, with their
 // epochs.
 func (o *Owners) Owned() map[int]uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	now := time.Now()
 	out := make(map[int]uint64, len(o.held))
 	for p, l := range o.held {
-		out[p] = l.epoch
+		if !l.releasing && now.Before(l.validUntil) {
+			out[p] = l.epoch
+		}
 	}
 	return out
 }
@@ -156,24 +206,40 @@ func (o *Owners) Handoffs() int {
 
 // Stop gives every partition up (OnRelease, then the lease) and the node's
 // announcement, so that the others take them at once: a graceful leave.
+// Later calls, and calls after Kill, do nothing.
 func (o *Owners) Stop(ctx context.Context) {
-	close(o.stop)
-	<-o.done
+	first := false
+	o.stopOnce.Do(func() { first = true; o.halt() })
+	if !first {
+		return
+	}
 	o.mu.Lock()
 	parts := slices.Sorted(maps.Keys(o.held))
 	o.mu.Unlock()
 	for _, p := range parts {
-		o.release(ctx, p, true)
+		o.cfg.OnRelease(p)
+		o.giveBack(ctx, p)
 	}
 	_ = o.kv.Delete(ctx, nodeKey(o.cfg.Node))
 }
 
 // Kill stops the node without giving anything up, as a crash would: its
-// leases stay until their TTL. For tests and for a node that must not
-// touch the bucket any more.
+// leases stay until their TTL, and Valid is false at once.
 func (o *Owners) Kill() {
+	o.stopOnce.Do(o.halt)
+	o.mu.Lock()
+	for _, l := range o.held {
+		l.validUntil = time.Time{}
+	}
+	o.mu.Unlock()
+}
+
+// halt ends both goroutines; callbacks queued are still delivered.
+func (o *Owners) halt() {
 	close(o.stop)
 	<-o.done
+	close(o.events)
+	<-o.cbDone
 }
 
 func (o *Owners) run() {
@@ -190,68 +256,97 @@ func (o *Owners) run() {
 	}
 }
 
-// round renews, fences, and moves the node toward its share.
-func (o *Owners) round() {
+// call runs one KV call with its own deadline.
+func (o *Owners) call(fn func(ctx context.Context) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), o.tick)
 	defer cancel()
-	_, _ = o.kv.Put(ctx, nodeKey(o.cfg.Node), []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+	return fn(ctx)
+}
 
+// round renews every lease, fences those whose validity ran out, and
+// moves the node toward its share.
+func (o *Owners) round() {
 	o.mu.Lock()
 	parts := slices.Sorted(maps.Keys(o.held))
 	o.mu.Unlock()
 	for _, p := range parts {
-		o.renew(ctx, p)
+		o.renew(p)
 	}
+	now := time.Now()
+	o.mu.Lock()
+	for p, l := range o.held {
+		if !l.releasing && !now.Before(l.validUntil) {
+			delete(o.held, p)
+			o.handoffs++
+			o.cfg.Logger.Warn("partition lease not renewed in time; fenced", "partition", p)
+			o.emit(ownerEvent{p: p})
+		}
+	}
+	o.mu.Unlock()
+	_ = o.call(func(ctx context.Context) error {
+		_, err := o.kv.Put(ctx, nodeKey(o.cfg.Node), []byte(o.cfg.Node))
+		return err
+	})
 
-	share, err := o.share(ctx)
+	nodes, taken, err := o.listing()
 	if err != nil {
 		return // cannot see the cluster: keep what is held, fenced by time
 	}
+	share := shareOf(o.cfg.Node, nodes, o.cfg.Partitions)
 	o.mu.Lock()
-	n := len(o.held)
-	parts = slices.Sorted(maps.Keys(o.held))
-	o.mu.Unlock()
-	for i := len(parts) - 1; n > share && i >= 0; i-- {
-		o.release(ctx, parts[i], true) // a node joined: hand the extra ones over
-		n--
+	var mine []int
+	for p, l := range o.held {
+		if !l.releasing {
+			mine = append(mine, p)
+		}
 	}
+	slices.Sort(mine)
+	for len(mine) > share {
+		p := mine[len(mine)-1] // a node joined: hand the extra ones over
+		mine = mine[:len(mine)-1]
+		o.held[p].releasing = true
+		o.emit(ownerEvent{p: p, giveBack: true})
+	}
+	n := len(mine)
+	o.mu.Unlock()
 	if n < share {
-		o.acquire(ctx, share-n)
+		o.acquire(share-n, taken)
 	}
 }
 
-// renew writes the lease again at the revision this node last wrote; a
-// conflict means it is lost. A lease not renewed for FenceAfter is given
-// up locally, reachable or not.
-func (o *Owners) renew(ctx context.Context, p int) {
-	o.mu.Lock()
-	l := o.held[p]
-	o.mu.Unlock()
-	if l == nil {
-		return
-	}
-	rev, err := o.kv.Update(ctx, partKey(p), []byte(o.cfg.Node), l.rev)
-	switch {
-	case err == nil:
-		o.mu.Lock()
-		l.rev, l.lastOK = rev, time.Now()
-		o.mu.Unlock()
-		return
-	case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyNotFound):
-		// Someone else wrote it, or it expired: it is not ours any more.
-		o.cfg.Logger.Warn("partition lease lost", "partition", p, "err", err)
-		o.release(ctx, p, false)
-		return
-	}
-	if time.Since(l.lastOK) >= o.fence {
-		o.cfg.Logger.Warn("partition lease not renewed in time; fencing", "partition", p, "err", err)
-		o.release(ctx, p, false)
+// emit queues a callback; o.mu is held.
+func (o *Owners) emit(e ownerEvent) {
+	select {
+	case o.events <- e:
+	default:
+		// The queue holds four events per partition; a partition has at
+		// most an acquire and a release outstanding.
+		o.cfg.Logger.Error("partition callback queue full", "partition", e.p)
 	}
 }
 
-// release stops the partition (OnRelease) and, when giveBack, deletes its
-// lease so that another node may take it at once.
-func (o *Owners) release(ctx context.Context, p int, giveBack bool) {
+// callbacks delivers OnAcquire and OnRelease in order, and gives a lease
+// handed over back once its OnRelease has returned.
+func (o *Owners) callbacks() {
+	defer close(o.cbDone)
+	for e := range o.events {
+		switch {
+		case e.acquire:
+			o.cfg.OnAcquire(e.p, e.epoch)
+		default:
+			o.cfg.OnRelease(e.p)
+			if e.giveBack {
+				ctx, cancel := context.WithTimeout(context.Background(), o.tick)
+				o.giveBack(ctx, e.p)
+				cancel()
+			}
+		}
+	}
+}
+
+// giveBack drops a lease this node holds and deletes its key at the
+// revision last written, so that another node may take it at once.
+func (o *Owners) giveBack(ctx context.Context, p int) {
 	o.mu.Lock()
 	l := o.held[p]
 	delete(o.held, p)
@@ -262,60 +357,131 @@ func (o *Owners) release(ctx context.Context, p int, giveBack bool) {
 	if l == nil {
 		return
 	}
-	o.cfg.OnRelease(p)
-	if giveBack {
-		if err := o.kv.Delete(ctx, partKey(p), jetstream.LastRevision(l.rev)); err != nil {
-			o.cfg.Logger.Info("partition lease not given back; it expires", "partition", p, "err", err)
-		}
+	if err := o.kv.Delete(ctx, partKey(p), jetstream.LastRevision(l.rev)); err != nil {
+		o.cfg.Logger.Info("partition lease not given back; it expires", "partition", p, "err", err)
 	}
 }
 
-// acquire takes up to n free partitions, looking from a place of its own
-// so that nodes starting together do not all race for partition 0.
-func (o *Owners) acquire(ctx context.Context, n int) {
+// renew writes the lease again at the revision this node last wrote. A
+// conflict may be this node's own renewal whose answer was lost: the key
+// is read, and kept if it still names this node. Otherwise the lease is
+// lost.
+func (o *Owners) renew(p int) {
+	o.mu.Lock()
+	l := o.held[p]
+	var rev uint64
+	if l != nil {
+		rev = l.rev
+	}
+	o.mu.Unlock()
+	if l == nil {
+		return
+	}
+	sent := time.Now()
+	var newRev uint64
+	err := o.call(func(ctx context.Context) (err error) {
+		newRev, err = o.kv.Update(ctx, partKey(p), []byte(o.cfg.Node), rev)
+		return err
+	})
+	if err == nil {
+		o.mu.Lock()
+		if l == o.held[p] {
+			l.rev, l.validUntil = newRev, sent.Add(o.fence)
+		}
+		o.mu.Unlock()
+		return
+	}
+	if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return // unreachable: validity runs out by itself
+	}
+	var entry jetstream.KeyValueEntry
+	gerr := o.call(func(ctx context.Context) (err error) {
+		entry, err = o.kv.Get(ctx, partKey(p))
+		return err
+	})
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if l != o.held[p] {
+		return
+	}
+	if gerr == nil && string(entry.Value()) == o.cfg.Node && entry.Revision() > rev {
+		l.rev = entry.Revision() // ours; its validity stays as it was
+		return
+	}
+	if gerr != nil && !errors.Is(gerr, jetstream.ErrKeyNotFound) {
+		return // cannot tell: validity runs out by itself
+	}
+	o.cfg.Logger.Warn("partition lease lost", "partition", p, "err", err)
+	delete(o.held, p)
+	o.handoffs++
+	o.emit(ownerEvent{p: p})
+}
+
+// acquire takes up to n of the partitions the listing found free, looking
+// from a place of its own so that nodes do not all race for partition 0.
+func (o *Owners) acquire(n int, taken map[int]bool) {
 	h := fnv.New32a()
 	h.Write([]byte(o.cfg.Node))
 	start := int(h.Sum32() % uint32(o.cfg.Partitions))
 	for i := 0; i < o.cfg.Partitions && n > 0; i++ {
 		p := (start + i) % o.cfg.Partitions
-		o.mu.Lock()
-		_, mine := o.held[p]
-		o.mu.Unlock()
-		if mine {
+		if taken[p] {
 			continue
 		}
-		rev, err := o.kv.Create(ctx, partKey(p), []byte(o.cfg.Node))
+		sent := time.Now()
+		var rev uint64
+		err := o.call(func(ctx context.Context) (err error) {
+			rev, err = o.kv.Create(ctx, partKey(p), []byte(o.cfg.Node))
+			return err
+		})
 		if err != nil {
-			continue // held by another node, or the bucket cannot be reached
+			continue // another node was quicker, or the bucket cannot be reached
 		}
 		o.mu.Lock()
-		o.held[p] = &lease{epoch: rev, rev: rev, lastOK: time.Now()}
+		o.held[p] = &lease{epoch: rev, rev: rev, validUntil: sent.Add(o.fence)}
 		o.handoffs++
+		o.emit(ownerEvent{p: p, epoch: rev, acquire: true})
 		o.mu.Unlock()
-		o.cfg.OnAcquire(p, rev)
 		n--
 	}
 }
 
-// share is ceil(P / live nodes), this node counted.
-func (o *Owners) share(ctx context.Context) (int, error) {
-	keys, err := o.kv.ListKeys(ctx, jetstream.MetaOnly())
-	if err != nil {
-		return 0, err
-	}
-	defer keys.Stop()
-	nodes := 0
-	self := false
-	for k := range keys.Keys() {
-		if name, ok := strings.CutPrefix(k, "node."); ok {
-			nodes++
-			self = self || name == o.cfg.Node
+// listing reads the live nodes and the partitions held by anyone.
+func (o *Owners) listing() (nodes []string, taken map[int]bool, err error) {
+	taken = map[int]bool{}
+	err = o.call(func(ctx context.Context) error {
+		keys, err := o.kv.ListKeys(ctx, jetstream.MetaOnly())
+		if err != nil {
+			return err
 		}
+		defer keys.Stop()
+		for k := range keys.Keys() {
+			if name, ok := strings.CutPrefix(k, "node."); ok {
+				nodes = append(nodes, name)
+			} else if v, ok := strings.CutPrefix(k, "p."); ok {
+				if p, err := strconv.Atoi(v); err == nil {
+					taken[p] = true
+				}
+			}
+		}
+		return nil
+	})
+	return nodes, taken, err
+}
+
+// shareOf is node's share of parts among the live nodes (node counted):
+// floor(parts/N), plus one for the first parts mod N nodes in name order.
+func shareOf(node string, nodes []string, parts int) int {
+	if !slices.Contains(nodes, node) {
+		nodes = append(slices.Clone(nodes), node)
 	}
-	if !self {
-		nodes++
+	slices.Sort(nodes)
+	i := slices.Index(nodes, node)
+	share := parts / len(nodes)
+	if i < parts%len(nodes) {
+		share++
 	}
-	return (o.cfg.Partitions + nodes - 1) / nodes, nil
+	return share
 }
 
 func partKey(p int) string       { return "p." + strconv.Itoa(p) }

@@ -14,7 +14,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-const testTTL = 1500 * time.Millisecond
+// testTTL is short for quick tests, and long enough that the margin
+// between a node's fence (TTL/2, seen by its callback up to a tick, TTL/6,
+// later) and another node's takeover (TTL) is a second on a loaded machine.
+const testTTL = 3 * time.Second
 
 // ownership records, per partition, who held it when, from the nodes'
 // own callbacks: a holder stops at OnRelease, or when it is killed.
@@ -85,6 +88,13 @@ type testNode struct {
 
 func startOwner(t *testing.T, url, name string, parts int, w *ownership) *testNode {
 	t.Helper()
+	return startOwnerWith(t, url, name, parts, w, 0)
+}
+
+// startOwnerWith starts a node whose OnRelease takes slow to return, as a
+// crawl waiting for its requests in flight would.
+func startOwnerWith(t *testing.T, url, name string, parts int, w *ownership, slow time.Duration) *testNode {
+	t.Helper()
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +102,7 @@ func startOwner(t *testing.T, url, name string, parts int, w *ownership) *testNo
 	js, _ := jetstream.New(nc)
 	o, err := StartOwners(t.Context(), js, OwnersConfig{Node: name, Partitions: parts, TTL: testTTL,
 		OnAcquire: func(p int, _ uint64) { w.acquired(name, p) },
-		OnRelease: func(p int) { w.released(name, p) }})
+		OnRelease: func(p int) { time.Sleep(slow); w.released(name, p) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +140,7 @@ func waitShares(t *testing.T, parts int, nodes []*testNode, want []int) {
 // (4/4/4); a node leaving gracefully hands its share over at once (6/6).
 // At no time do two nodes hold one partition.
 func TestOwnersShareAndMove(t *testing.T) {
+	t.Parallel()
 	ns := startNATS(t)
 	const parts = 12
 	w := newOwnership()
@@ -238,6 +249,7 @@ func (p *pausable) url() string { return fmt.Sprintf("nats://%s", p.ln.Addr()) }
 // them (they can only once the leases expire), and within the fence time
 // plus a round of renewals.
 func TestOwnersCutNodeFencesItself(t *testing.T) {
+	t.Parallel()
 	ns := startNATS(t)
 	const parts = 6
 	w := newOwnership()
@@ -258,6 +270,9 @@ func TestOwnersCutNodeFencesItself(t *testing.T) {
 	fenced := time.Since(pausedAt)
 	waitShares(t, parts, []*testNode{other}, []int{6})
 	t.Logf("cut node fenced itself %v after the cut (TTL %v, fence after %v)", fenced.Round(time.Millisecond), testTTL, testTTL/2)
+	if fenced > testTTL {
+		t.Errorf("the cut node fenced itself %v after the cut, later than the TTL %v", fenced, testTTL)
+	}
 	w.checkExclusive(t)
 
 	cut.owners.Kill()
@@ -265,4 +280,63 @@ func TestOwnersCutNodeFencesItself(t *testing.T) {
 	cut.nc.Close()
 	other.owners.Stop(t.Context())
 	other.nc.Close()
+}
+
+// TestOwnersSharesAddUp: five nodes and twelve partitions share 3/3/2/2/2
+// by name order, where aiming at ceil(P/N) would leave a node without any.
+func TestOwnersSharesAddUp(t *testing.T) {
+	t.Parallel()
+	ns := startNATS(t)
+	const parts = 12
+	w := newOwnership()
+	var nodes []*testNode
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
+		nodes = append(nodes, startOwner(t, ns.ClientURL(), name, parts, w))
+	}
+	waitShares(t, parts, nodes, []int{3, 3, 2, 2, 2})
+	for _, n := range nodes {
+		n.owners.Stop(t.Context())
+		n.nc.Close()
+	}
+	w.checkExclusive(t)
+}
+
+// TestOwnersSlowRelease: a node handing partitions over whose OnRelease
+// takes twice the TTL (requests in flight) keeps renewing the rest: they
+// stay valid at the same epoch throughout, and the new owner starts on
+// the handed-over ones only after OnRelease returned.
+func TestOwnersSlowRelease(t *testing.T) {
+	t.Parallel()
+	ns := startNATS(t)
+	const parts = 4
+	w := newOwnership()
+	a := startOwnerWith(t, ns.ClientURL(), "a", parts, w, 2*testTTL)
+	waitShares(t, parts, []*testNode{a}, []int{4})
+	b := startOwner(t, ns.ClientURL(), "b", parts, w)
+	// a hands two over, one after the other: watch its other two meanwhile.
+	var kept map[int]uint64
+	deadline := time.Now().Add(time.Minute)
+	for {
+		owned := a.owners.Owned()
+		if len(owned) == 2 && kept == nil {
+			kept = owned
+		}
+		if kept != nil && fmt.Sprint(owned) != fmt.Sprint(kept) {
+			t.Fatalf("a held %v, then %v, while it handed the others over", kept, owned)
+		}
+		if len(b.owners.Owned()) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b holds %v, a %v", b.owners.Owned(), a.owners.Owned())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, n := range []*testNode{a, b} {
+		n.owners.Kill()
+		n.nc.Close()
+	}
+	w.died("a")
+	w.died("b")
+	w.checkExclusive(t)
 }
