@@ -125,10 +125,14 @@ func (c *Crawler) index(cp capture, pb *pageBatch) {
 		pb.b.PutCapture(cp.key, cp.rec)
 		pb.captures = append(pb.captures, cp.rec)
 	default:
-		if err := c.state.putCapture(cp.key, cp.rec); err != nil {
+		recs := []store.CaptureRecord{cp.rec}
+		b := c.state.db.NewBatch()
+		b.PutCapture(cp.key, cp.rec)
+		outbox := c.stageEvents(b, recs)
+		if err := b.Commit(false); err != nil {
 			c.fail(fmt.Errorf("crawl: index the capture of %s: %w", cp.rec.URL, err))
 		} else {
-			c.emit([]store.CaptureRecord{cp.rec})
+			c.emit(recs, outbox)
 		}
 	}
 }

@@ -95,7 +95,8 @@ type Crawler struct {
 	seeds         []canon.URL
 	resumed       bool
 	warcFix       []warc.RecoveredFile
-	uploads       *uploader // finished WARC files on their way to Config.Objects; nil without
+	uploads       *uploader     // finished WARC files on their way to Config.Objects; nil without
+	outboxSeq     atomic.Uint64 // names of page events in the outbox (sink.go)
 
 	pagesStarted atomic.Int64
 	capReached   atomic.Bool
@@ -290,7 +291,10 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		c.liveMu.Lock()
 		c.running, c.closed = false, true // the API reads and writes no more
 		c.liveMu.Unlock()
-		return c.close()
+		return c.close(uploadDrain)
+	}
+	if err := c.replayOutbox(); err != nil {
+		return Summary{StoppedBy: "failed"}, errors.Join(err, closeAll())
 	}
 	if c.resumed {
 		extra, err := c.state.scopeSeeds()
@@ -412,13 +416,15 @@ func (c *Crawler) Progress() Progress {
 	}
 }
 
-func (c *Crawler) close() error {
+// close closes what New opened, waiting up to drain for the WARC files
+// still to upload (those left stay on disk for the next start).
+func (c *Crawler) close(drain time.Duration) error {
 	c.fetcher.Close()
 	errs := []error{c.saveInLinks(), c.warc.Close()}
 	if c.uploads != nil {
 		// After the WARC writer's Close, which finishes and queues the
 		// last file; before the store's, which records each upload.
-		c.uploads.close(uploadDrain)
+		c.uploads.close(drain)
 	}
 	return errors.Join(append(errs, c.flog.close(), c.state.close())...)
 }
@@ -536,10 +542,11 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 		c.recrawling.done(l.URL)
 	}
 	pb.done(l, part, lo.res, lo.status, lo.outcome, keep, lo.visit)
+	outbox := c.stageEvents(pb.b, pb.captures)
 	if err := pb.commit(c.seen, c.front); err != nil {
 		c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 	} else {
-		c.emit(pb.captures)
+		c.emit(pb.captures, outbox)
 	}
 	c.digests.settle(pb.digests)
 	if c.near != nil {

@@ -347,13 +347,6 @@ func (d *durable) putDigest(sum [sha1.Size]byte, r store.DigestRecord) error {
 	return b.Commit(false)
 }
 
-// putCapture adds a capture that no page batch carries (a robots.txt).
-func (d *durable) putCapture(key string, r store.CaptureRecord) error {
-	b := d.db.NewBatch()
-	b.PutCapture(key, r)
-	return b.Commit(false)
-}
-
 // scopeSeeds returns the URLs that seeds' redirects added to the scope.
 func (d *durable) scopeSeeds() ([]string, error) {
 	var out []string

@@ -103,7 +103,7 @@ func (c *Crawler) Discard() error {
 	c.liveMu.Lock()
 	c.closed = true
 	c.liveMu.Unlock()
-	return c.close()
+	return c.close(0) // a crawl that never ran: its backlog of uploads waits for the next start
 }
 
 // maxURLScan bounds the records one URLs call reads looking for a status.

@@ -30,19 +30,26 @@ type ObjectStore interface {
 // in the bucket, or both.
 const metaObject = "object/"
 
-// uploadAttempts and uploadWait bound how long one file is retried before
-// it is left on disk for the next start; uploadDrain is how long the end
-// of a crawl waits for the files still queued.
+// uploadAttempts and uploadWait bound how long one file is retried in a
+// row; a file that still fails is queued again after uploadLater (a crawl
+// that runs for days outlives an outage of the store), and one left at the
+// end stays on disk for the next start. uploadDrain is how long the end of
+// a crawl waits for the files still queued.
 const (
 	uploadAttempts = 5
-	uploadWait     = 500 * time.Millisecond
 	uploadDrain    = 10 * time.Minute
+)
+
+// Variables, for tests.
+var (
+	uploadWait  = 500 * time.Millisecond
+	uploadLater = time.Minute
 )
 
 // Uploads is what the uploader did in a run.
 type Uploads struct {
 	Files, Bytes int64  // uploaded and removed from disk
-	Failed       int64  // left on disk after their attempts, for the next start
+	Failed       int64  // runs of attempts that failed (the file stayed on disk, to be tried again)
 	LastError    string // of the last failure
 }
 
@@ -202,7 +209,10 @@ func (u *uploader) move(name string) {
 func (u *uploader) fail(name string, err error) {
 	u.failed.Add(1)
 	u.lastErr.Store(err.Error())
-	u.log.Error("WARC file not uploaded; it stays on disk and is tried again at the next start", "file", name, "err", err)
+	u.log.Error("WARC file not uploaded; it stays on disk, to be tried again later or at the next start", "file", name, "err", err)
+	if u.ctx.Err() == nil {
+		time.AfterFunc(uploadLater, func() { u.add(name) }) // add does nothing once closed
+	}
 }
 
 // close uploads what is queued, waiting at most wait for it (a file not

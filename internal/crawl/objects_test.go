@@ -2,10 +2,13 @@ package crawl
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,5 +127,36 @@ func TestWARCFilesGoToObjectStore(t *testing.T) {
 	third := runCrawl(t, cfg)
 	if third.WARCUploads == nil || third.WARCUploads.Files < 1 || len(localWARCs(t, cfg.DataDir)) != 0 {
 		t.Errorf("the next start: uploads %+v, files left %v", third.WARCUploads, localWARCs(t, cfg.DataDir))
+	}
+}
+
+// flakyObjects fails the first failFirst uploads, as a store in an outage.
+type flakyObjects struct {
+	ObjectStore
+	failFirst int64
+	calls     atomic.Int64
+}
+
+func (f *flakyObjects) Upload(ctx context.Context, path string) (string, error) {
+	if f.calls.Add(1) <= f.failFirst {
+		return "", errors.New("store unavailable")
+	}
+	return f.ObjectStore.Upload(ctx, path)
+}
+
+// TestUploadRetriedLater: a file whose upload fails every attempt of a
+// run is queued again a while later, and goes then, within the same crawl.
+func TestUploadRetriedLater(t *testing.T) {
+	defer func(w, l time.Duration) { uploadWait, uploadLater = w, l }(uploadWait, uploadLater)
+	uploadWait, uploadLater = time.Millisecond, 10*time.Millisecond
+	web := startWeb(t, synthweb.Config{Seed: 25, Hosts: 3, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	cfg := testConfig(t, web, 2, 5*time.Millisecond)
+	cfg.WARCMaxFileSize = 64 << 10
+	cfg.Objects = &flakyObjects{ObjectStore: newTestObjects(t), failFirst: uploadAttempts}
+	sum := runCrawl(t, cfg)
+	u := sum.WARCUploads
+	if u == nil || u.Failed != 1 || u.Files != int64(len(sum.WARCFiles)) || len(localWARCs(t, cfg.DataDir)) != 0 {
+		t.Errorf("uploads %+v of %d files; on disk %v", u, len(sum.WARCFiles), localWARCs(t, cfg.DataDir))
 	}
 }

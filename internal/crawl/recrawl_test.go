@@ -352,7 +352,7 @@ func TestRecrawlIndexRebuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.close(); err != nil {
+	if err := c.close(0); err != nil {
 		t.Fatal(err)
 	}
 	// Every page fetched and not queued again when the run stopped has its
@@ -443,7 +443,7 @@ func TestInLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.close()
+	defer c.close(0)
 	if n := c.inlinks.Count(seen.KeyOf(popular)); n != pages {
 		t.Errorf("after a restart /popular has %d in-links, want %d", n, pages)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -50,8 +51,9 @@ type ArchiveWriter interface {
 var _ ArchiveWriter = (*warc.Writer)(nil)
 
 // Sink receives every capture after it is durable: a downstream indexer, a
-// message log. Delivery is at least once: a capture made again after a
-// crash is delivered again. Capture is called from many workers at once.
+// message log. Delivery is at least once: an event is kept in the crawl's
+// state (its outbox) until every sink has taken it, and delivered again
+// after a crash. Capture is called from many workers at once.
 type Sink interface {
 	Capture(Event) error
 	Close() error
@@ -97,13 +99,95 @@ func (s *EventsFile) Close() error { return s.f.Close() }
 // emit hands captures that are now durable to the sinks. A sink that fails
 // stops the crawl, as a WARC file that cannot be written does: what it
 // feeds would miss captures.
-func (c *Crawler) emit(recs []store.CaptureRecord) {
+func (c *Crawler) emitNow(recs []store.CaptureRecord) bool {
 	for _, s := range c.cfg.Sinks {
 		for _, r := range recs {
 			if err := s.Capture(eventOf(r)); err != nil {
 				c.fail(fmt.Errorf("crawl: page sink: %w", err))
-				return
+				return false
 			}
 		}
 	}
+	return true
+}
+
+// metaOutbox prefixes the events not yet taken by every page sink. An
+// event is written there in the batch that makes its capture durable, and
+// deleted once every sink has it; events left there by a crash are
+// delivered again at the next start. So delivery is at least once: a sink
+// may see an event twice, never miss one.
+const metaOutbox = "outbox/"
+
+// stageEvents writes the events of recs into b's outbox and returns their
+// names; nothing without sinks.
+func (c *Crawler) stageEvents(b *store.Batch, recs []store.CaptureRecord) []string {
+	if len(c.cfg.Sinks) == 0 || len(recs) == 0 {
+		return nil
+	}
+	names := make([]string, len(recs))
+	for i, r := range recs {
+		names[i] = fmt.Sprintf("%s%020d", metaOutbox, c.outboxSeq.Add(1))
+		v, err := json.Marshal(eventOf(r))
+		if err != nil {
+			b.Close() // cannot happen: an Event always marshals
+			return nil
+		}
+		b.PutMeta(names[i], v)
+	}
+	return names
+}
+
+// emit delivers recs, whose events stageEvents put in the outbox, to every
+// sink and then drops them from it. A sink that fails stops the crawl; the
+// events stay in the outbox for the next start.
+func (c *Crawler) emit(recs []store.CaptureRecord, names []string) {
+	if len(c.cfg.Sinks) == 0 || !c.emitNow(recs) || len(names) == 0 {
+		return
+	}
+	c.dropOutbox(names)
+}
+
+func (c *Crawler) dropOutbox(names []string) {
+	b := c.state.db.NewBatch()
+	for _, n := range names {
+		b.DeleteMeta(n)
+	}
+	if err := b.Commit(false); err != nil {
+		c.log.Warn("delivered page events not dropped from the outbox; they will be delivered again", "err", err)
+	}
+}
+
+// replayOutbox delivers the events an earlier run made durable but did not
+// see every sink take, oldest first, and sets the outbox sequence after
+// them. Without sinks they are kept for a run that has them.
+func (c *Crawler) replayOutbox() error {
+	var names []string
+	var events []Event
+	err := c.state.db.MetaPrefix(metaOutbox, func(seq string, v []byte) bool { // names come without the prefix
+		var e Event
+		if json.Unmarshal(v, &e) == nil {
+			names = append(names, metaOutbox+seq)
+			events = append(events, e)
+		}
+		if n, err := strconv.ParseUint(seq, 10, 64); err == nil && n > c.outboxSeq.Load() {
+			c.outboxSeq.Store(n)
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("crawl: read the page events outbox: %w", err)
+	}
+	if len(names) == 0 || len(c.cfg.Sinks) == 0 {
+		return nil
+	}
+	for _, s := range c.cfg.Sinks {
+		for _, e := range events {
+			if err := s.Capture(e); err != nil {
+				return fmt.Errorf("crawl: page sink, delivering the events of an earlier run: %w", err)
+			}
+		}
+	}
+	c.log.Info("page events of an earlier run delivered again", "events", len(events))
+	c.dropOutbox(names)
+	return nil
 }

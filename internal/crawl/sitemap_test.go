@@ -148,7 +148,7 @@ func TestAdmitListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.close()
+	defer c.close(0)
 	now := time.Now()
 	host := strings.TrimPrefix(mw.url("l.test", ""), "http://")
 	part := uint16(partition.Of(host, c.cfg.Partitions))

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -36,7 +37,8 @@ type PagesConfig struct {
 	// URL is the NATS server (or servers, comma-separated): nats://host:4222.
 	URL string
 	// Stream is the JetStream stream; "" means DefaultPagesStream. It is
-	// created if missing, on Subject.> with file storage.
+	// created if missing, on Subject.> with file storage; an existing one
+	// keeps its settings, and must take Subject.>.
 	Stream string
 	// Subject prefixes each event's subject; "" means DefaultPagesSubject.
 	// An event goes to <Subject>.<partition of its host>, so that an
@@ -110,18 +112,46 @@ func OpenPages(ctx context.Context, cfg PagesConfig) (*Pages, error) {
 		nc.Close()
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:       cfg.Stream,
-		Subjects:   []string{cfg.Subject + ".>"},
-		Storage:    jetstream.FileStorage,
-		Replicas:   cfg.Replicas,
-		Duplicates: DefaultDuplicates,
-	})
-	if err != nil {
+	if err := ensureStream(ctx, js, cfg); err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("jetstream: stream %s on %s.>: %w", cfg.Stream, cfg.Subject, err)
+		return nil, err
 	}
 	return &Pages{nc: nc, js: js, subject: cfg.Subject, parts: cfg.Partitions, timeout: cfg.Timeout}, nil
+}
+
+// ensureStream creates the stream if it is missing. An existing one is
+// the operator's: its limits, replicas and retention are left alone, and
+// it must only take the subjects and deduplicate.
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg PagesConfig) error {
+	want := cfg.Subject + ".>"
+	st, err := js.Stream(ctx, cfg.Stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		_, err = js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:       cfg.Stream,
+			Subjects:   []string{want},
+			Storage:    jetstream.FileStorage,
+			Replicas:   cfg.Replicas,
+			Duplicates: DefaultDuplicates,
+		})
+		if err == nil || !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			if err != nil {
+				return fmt.Errorf("jetstream: create stream %s on %s: %w", cfg.Stream, want, err)
+			}
+			return nil
+		}
+		st, err = js.Stream(ctx, cfg.Stream) // another node made it first
+	}
+	if err != nil {
+		return fmt.Errorf("jetstream: stream %s: %w", cfg.Stream, err)
+	}
+	info := st.CachedInfo()
+	if !slices.Contains(info.Config.Subjects, want) && !slices.Contains(info.Config.Subjects, ">") {
+		return fmt.Errorf("jetstream: stream %s takes %v, not %s: give it that subject or name another stream", cfg.Stream, info.Config.Subjects, want)
+	}
+	if info.Config.Duplicates <= 0 {
+		return fmt.Errorf("jetstream: stream %s keeps no duplicate window: repeats would be stored twice", cfg.Stream)
+	}
+	return nil
 }
 
 // Capture publishes e and waits for the stream to acknowledge it. Its

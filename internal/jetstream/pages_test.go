@@ -158,3 +158,32 @@ func TestPageEvents(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestPagesKeepsAnExistingStream: a stream the operator made keeps its
+// limits; one that does not take the subject is refused with a reason.
+func TestPagesKeepsAnExistingStream(t *testing.T) {
+	t.Parallel()
+	ns := startNATS(t)
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := t.Context()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OPS", Subjects: []string{"ops.pages.>"}, MaxAge: time.Hour, Duplicates: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := OpenPages(ctx, PagesConfig{URL: ns.ClientURL(), Stream: "OPS", Subject: "ops.pages"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	st, _ := js.Stream(ctx, "OPS")
+	if info, _ := st.Info(ctx); info.Config.MaxAge != time.Hour || info.Config.Duplicates != time.Minute {
+		t.Errorf("the operator's stream was changed: %+v", info.Config)
+	}
+	if _, err := OpenPages(ctx, PagesConfig{URL: ns.ClientURL(), Stream: "OPS", Subject: "other"}); err == nil {
+		t.Error("a stream that does not take the subject was accepted")
+	}
+}
