@@ -48,6 +48,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"weft/internal/partition"
 )
 
 // Priority is a URL's front queue. Higher is served more often.
@@ -166,6 +168,9 @@ type Config struct {
 	// its result. Zero means leases never expire: in-process workers, whose
 	// every fetch is bounded by its own timeouts, need none.
 	LeaseTimeout time.Duration
+	// Partitions is the crawl's P, for HoldPartition (partition =
+	// partition.Of(host, P)); zero means partitions cannot be held.
+	Partitions int
 }
 
 // Store keeps a frontier's queues on disk. Before calling Add, the caller
@@ -370,6 +375,7 @@ type Frontier struct {
 	completes  []completion
 	unparks    []string
 	holdHosts  map[string]bool // Hold's orders since the last takeInbox
+	holdParts  map[int]bool    // HoldPartition's orders since the last takeInbox
 	kick       chan struct{}
 	statsReq   chan chan Stats
 	holdsReq   chan holdsReq
@@ -385,6 +391,7 @@ type Frontier struct {
 	front        [numPriorities]frontQueue
 	hosts        map[string]*host
 	held         map[string]bool // hosts an operator holds (Hold), by name
+	partHeld     map[int]bool    // partitions held (HoldPartition)
 	groups       map[string]*group
 	ready        readyHeap
 	active       int
@@ -460,6 +467,7 @@ func New(cfg Config) (*Frontier, error) {
 		hostReq:  make(chan hostReq),
 		hostsReq: make(chan hostsReq),
 		held:     make(map[string]bool),
+		partHeld: make(map[int]bool),
 		leases:   make(chan Lease),
 		done:     make(chan struct{}),
 		rng:      rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
@@ -614,6 +622,45 @@ func (f *Frontier) Hold(host string, on bool) {
 	f.wake()
 }
 
+// HoldPartition keeps every host of partition p out of the ready heap
+// (on), with its queue and its clock, or lets them back (off) unless an
+// operator holds them: a cluster node that does not own p, or no longer
+// does, leases none of its hosts. Leases out run to their end. It panics
+// if Config.Partitions is zero.
+func (f *Frontier) HoldPartition(p int, on bool) {
+	if f.cfg.Partitions <= 0 {
+		panic("frontier: HoldPartition without Config.Partitions")
+	}
+	f.mu.Lock()
+	if f.holdParts == nil {
+		f.holdParts = map[int]bool{}
+	}
+	f.holdParts[p] = on
+	f.mu.Unlock()
+	f.wake()
+}
+
+// heldNow says whether host name is held, by an operator or with its
+// partition.
+func (f *Frontier) heldNow(name string) bool {
+	return f.held[name] || len(f.partHeld) > 0 && f.partHeld[partition.Of(name, f.cfg.Partitions)]
+}
+
+// setHeld moves a known host in or out of the ready heap as its hold says.
+func (f *Frontier) setHeld(h *host) {
+	on := f.heldNow(h.name)
+	if h.held == on {
+		return
+	}
+	h.held = on
+	switch {
+	case on && h.heapIdx >= 0:
+		heap.Remove(&f.ready, h.heapIdx)
+	case !on:
+		f.settle(h)
+	}
+}
+
 // HostInfo is what the frontier knows of one host now.
 type HostInfo struct {
 	Name       string
@@ -642,7 +689,7 @@ func (f *Frontier) Host(name string) HostInfo {
 func (f *Frontier) hostInfo(name string, _ time.Time) HostInfo {
 	h := f.hosts[name]
 	if h == nil {
-		return HostInfo{Name: name, Held: f.held[name]}
+		return HostInfo{Name: name, Held: f.heldNow(name)}
 	}
 	return HostInfo{Name: name, Known: true, Clock: h.clock, Queued: h.head.len(), MoreOnDisk: h.tailMore,
 		Busy: h.busy, Parked: h.parked, Held: h.held, Draining: h.drain}
@@ -845,8 +892,8 @@ func (f *Frontier) fail(err error) {
 // declares itself drained too early.
 func (f *Frontier) takeInbox() {
 	f.mu.Lock()
-	adds, completes, unparks, holds := f.adds, f.completes, f.unparks, f.holdHosts
-	f.adds, f.completes, f.unparks, f.holdHosts = nil, nil, nil, nil
+	adds, completes, unparks, holds, parts := f.adds, f.completes, f.unparks, f.holdHosts, f.holdParts
+	f.adds, f.completes, f.unparks, f.holdHosts, f.holdParts = nil, nil, nil, nil, nil
 	f.mu.Unlock()
 	for name, on := range holds {
 		if on {
@@ -854,16 +901,22 @@ func (f *Frontier) takeInbox() {
 		} else {
 			delete(f.held, name)
 		}
-		h := f.hosts[name]
-		if h == nil || h.held == on {
-			continue
+		if h := f.hosts[name]; h != nil {
+			f.setHeld(h)
 		}
-		h.held = on
-		switch {
-		case on && h.heapIdx >= 0:
-			heap.Remove(&f.ready, h.heapIdx)
-		case !on:
-			f.settle(h)
+	}
+	if len(parts) > 0 {
+		for p, on := range parts {
+			if on {
+				f.partHeld[p] = true
+			} else {
+				delete(f.partHeld, p)
+			}
+		}
+		for _, h := range f.hosts {
+			if _, changed := parts[partition.Of(h.name, f.cfg.Partitions)]; changed {
+				f.setHeld(h)
+			}
 		}
 	}
 	now := time.Now()
@@ -1083,7 +1136,7 @@ func (f *Frontier) refill() {
 func (f *Frontier) activate(name string) *host {
 	h := f.hosts[name]
 	if h == nil {
-		h = &host{name: name, heapIdx: -1, held: f.held[name]}
+		h = &host{name: name, heapIdx: -1, held: f.heldNow(name)}
 		f.hosts[name] = h
 		f.readClock(h)
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"weft/internal/partition"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -556,4 +558,84 @@ func TestHoldKeepsHostUntilReleased(t *testing.T) {
 			t.Errorf("after Run: %+v", h)
 		}
 	})
+}
+
+// TestHoldPartition: the hosts of a held partition, known or not yet, are
+// not leased while the other partition's are; an operator's hold of one
+// of them outlives the partition's release; released, the partition's
+// hosts go on.
+func TestHoldPartition(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const parts = 2
+		// Hosts of partition 0 and of partition 1.
+		var p0, p1 []string
+		for i := 0; len(p0) < 2 || len(p1) < 1; i++ {
+			h := fmt.Sprintf("h%d.test", i)
+			if partition.Of(h, parts) == 0 {
+				p0 = append(p0, h)
+			} else {
+				p1 = append(p1, h)
+			}
+		}
+		f := newFrontier(t, Config{Delay: time.Second, Partitions: parts})
+		f.HoldPartition(0, true)
+		f.Add(items(p0[0], 1, Normal)...)
+		f.Add(items(p1[0], 2, Normal)...)
+		ctx := t.Context()
+		runErr := make(chan error, 1)
+		go func() { runErr <- f.Run(ctx) }()
+		f.Add(items(p0[1], 1, Normal)...) // comes while its partition is held
+		f.Hold(p0[1], true)               // and an operator holds it too
+		for range 2 {
+			l, err := f.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Host != p1[0] {
+				t.Fatalf("leased %s while partition 0 is held", l.URL)
+			}
+			f.Complete(l, Result{Fetched: true})
+		}
+		got := make(chan Lease, 1)
+		go func() {
+			if l, err := f.Next(ctx); err == nil {
+				got <- l
+			}
+		}()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		select {
+		case l := <-got:
+			t.Fatalf("a host of a held partition leased %s", l.URL)
+		default:
+		}
+		if h := f.Host(p0[0]); !h.Held || h.Queued != 1 {
+			t.Errorf("%s while its partition is held: %+v", p0[0], h)
+		}
+		f.HoldPartition(0, false)
+		l := <-got
+		if l.Host != p0[0] {
+			t.Fatalf("after the release leased %s, want %s's (%s is held by an operator)", l.URL, p0[0], p0[1])
+		}
+		f.Complete(l, Result{Fetched: true})
+		if h := f.Host(p0[1]); !h.Held {
+			t.Errorf("%s lost its operator's hold with its partition's: %+v", p0[1], h)
+		}
+		f.Hold(p0[1], false)
+		l, _ = f.Next(ctx)
+		if l.Host != p0[1] {
+			t.Fatalf("leased %s, want %s's", l.URL, p0[1])
+		}
+		f.Complete(l, Result{Fetched: true})
+		if err := <-runErr; err != nil {
+			t.Fatal(err)
+		}
+	})
+	defer func() {
+		if recover() == nil {
+			t.Error("HoldPartition without Config.Partitions did not panic")
+		}
+	}()
+	f, _ := New(Config{})
+	f.HoldPartition(0, true)
 }
