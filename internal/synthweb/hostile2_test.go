@@ -55,6 +55,16 @@ func readFor(c net.Conn, d time.Duration) ([]byte, error) {
 	}
 }
 
+// wantNotFound checks that each path of base answers 404.
+func wantNotFound(t *testing.T, c *http.Client, base string, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if r := get(t, c, base+p); r.status != 404 {
+			t.Errorf("%s: %d, want 404", p, r.status)
+		}
+	}
+}
+
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
@@ -354,11 +364,7 @@ func TestMalformed(t *testing.T) {
 			t.Errorf("%s: %d", p, r.status)
 		}
 	}
-	for _, p := range []string{"/m/hidden", "/bad/1", "/m/4", "/robots.txt"} {
-		if r := get(t, c, base+p); r.status != 404 {
-			t.Errorf("%s: %d, want 404", p, r.status)
-		}
-	}
+	wantNotFound(t, c, base, "/m/hidden", "/bad/1", "/m/4", "/robots.txt")
 }
 
 func TestCharsets(t *testing.T) {
@@ -509,11 +515,7 @@ func TestRedirectLoopAndChain(t *testing.T) {
 	if len(hops) != RedirectChainHops || hops[0] != "/hop/1" || hops[19] != "/hop/20" || hops[20] != "/end" || final.status != 200 || !strings.Contains(string(final.body), "</html>") {
 		t.Errorf("chain: %d hops %q, final %d", len(hops), hops, final.status)
 	}
-	for _, p := range []string{"/hop/0", "/hop/21", "/hop/01", "/hop/x", "/robots.txt"} {
-		if r := get(t, c, "http://"+chain.Authority+p); r.status != 404 {
-			t.Errorf("%s: %d", p, r.status)
-		}
-	}
+	wantNotFound(t, c, "http://"+chain.Authority, "/hop/0", "/hop/21", "/hop/01", "/hop/x", "/robots.txt")
 }
 
 func TestManyLinks(t *testing.T) {
@@ -536,11 +538,7 @@ func TestManyLinks(t *testing.T) {
 			t.Errorf("%s: %d", p, r.status)
 		}
 	}
-	for _, p := range []string{"/l/100000", "/l/007", "/l/-1", "/l/"} {
-		if r := get(t, c, base+p); r.status != 404 {
-			t.Errorf("%s: %d, want 404", p, r.status)
-		}
-	}
+	wantNotFound(t, c, base, "/l/100000", "/l/007", "/l/-1", "/l/")
 }
 
 func TestHugeRobots(t *testing.T) {
@@ -664,11 +662,7 @@ func TestTrapSessions(t *testing.T) {
 	if slices.Equal(anchorHrefs(a.body), anchorHrefs(b.body)) {
 		t.Error("the same session id twice")
 	}
-	for _, p := range []string{"/s/0123456789abcdef01234567/p/x", "/s/0123456789ABCDEF01234567/p/1", "/s/short/p/1", "/s/0123456789abcdef01234567/p/01"} {
-		if r := get(t, c, "http://"+h.Authority+p); r.status != 404 {
-			t.Errorf("%s: %d", p, r.status)
-		}
-	}
+	wantNotFound(t, c, "http://"+h.Authority, "/s/0123456789abcdef01234567/p/x", "/s/0123456789ABCDEF01234567/p/1", "/s/short/p/1", "/s/0123456789abcdef01234567/p/01")
 }
 
 func TestTrapFacets(t *testing.T) {
@@ -690,11 +684,7 @@ func TestTrapFacets(t *testing.T) {
 	if a, b := get(t, c, base+"/shop?color=red&sort=new"), get(t, c, base+"/shop?sort=new&color=red"); b.status != 200 || !bytes.Equal(a.body, b.body) {
 		t.Error("a reordered query is not the same page")
 	}
-	for _, p := range []string{"/shop?color=pink", "/shop?color=red&color=blue", "/shop?page=2", "/shop/"} {
-		if r := get(t, c, base+p); r.status != 404 {
-			t.Errorf("%s: %d", p, r.status)
-		}
-	}
+	wantNotFound(t, c, base, "/shop?color=pink", "/shop?color=red&color=blue", "/shop?page=2", "/shop/")
 }
 
 func TestTrapDeep(t *testing.T) {
@@ -717,11 +707,7 @@ func TestTrapDeep(t *testing.T) {
 	if r := get(t, c, deep); r.status != 200 || !slices.Equal(anchorHrefs(r.body), []string{"a/b/", "c/"}) {
 		t.Errorf("deep page: %d", r.status)
 	}
-	for _, p := range []string{"/a/b", "/a/d/", "/a//b/"} {
-		if r := get(t, c, "http://"+h.Authority+p); r.status != 404 {
-			t.Errorf("%s: %d", p, r.status)
-		}
-	}
+	wantNotFound(t, c, "http://"+h.Authority, "/a/b", "/a/d/", "/a//b/")
 }
 
 func TestTrapCalendar(t *testing.T) {
@@ -744,11 +730,7 @@ func TestTrapCalendar(t *testing.T) {
 			t.Errorf("%s: %d, links %q", p, r.status, anchorHrefs(r.body))
 		}
 	}
-	for _, p := range []string{"/cal/0000/01/", "/cal/2026/13/", "/cal/2026/1/", "/cal/+026/01/", "/cal/2026/11"} {
-		if r := get(t, c, base+p); r.status != 404 {
-			t.Errorf("%s: %d", p, r.status)
-		}
-	}
+	wantNotFound(t, c, base, "/cal/0000/01/", "/cal/2026/13/", "/cal/2026/1/", "/cal/+026/01/", "/cal/2026/11")
 }
 
 // TestCloseReleasesHostileConnections closes a web while clients hold
