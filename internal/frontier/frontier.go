@@ -376,6 +376,8 @@ type Frontier struct {
 	unparks    []string
 	holdHosts  map[string]bool // Hold's orders since the last takeInbox
 	holdParts  map[int]bool    // HoldPartition's orders since the last takeInbox
+	clocksIn   map[string]Clock
+	clocksReq  chan clocksReq
 	kick       chan struct{}
 	statsReq   chan chan Stats
 	holdsReq   chan holdsReq
@@ -390,8 +392,9 @@ type Frontier struct {
 	rng          *rand.Rand
 	front        [numPriorities]frontQueue
 	hosts        map[string]*host
-	held         map[string]bool // hosts an operator holds (Hold), by name
-	partHeld     map[int]bool    // partitions held (HoldPartition)
+	held         map[string]bool  // hosts an operator holds (Hold), by name
+	partHeld     map[int]bool     // partitions held (HoldPartition)
+	installed    map[string]Clock // InstallClocks' clocks of hosts not in memory yet
 	groups       map[string]*group
 	ready        readyHeap
 	active       int
@@ -459,22 +462,24 @@ func New(cfg Config) (*Frontier, error) {
 	}
 	cfg.setDefaults()
 	f := &Frontier{
-		cfg:      cfg,
-		store:    cfg.Store,
-		kick:     make(chan struct{}, 1),
-		statsReq: make(chan chan Stats),
-		holdsReq: make(chan holdsReq),
-		hostReq:  make(chan hostReq),
-		hostsReq: make(chan hostsReq),
-		held:     make(map[string]bool),
-		partHeld: make(map[int]bool),
-		leases:   make(chan Lease),
-		done:     make(chan struct{}),
-		rng:      rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		hosts:    make(map[string]*host),
-		groups:   make(map[string]*group),
-		inflight: make(map[uint64]*flight),
-		pruneAt:  max(cfg.HostCache, 2*cfg.MaxActiveHosts),
+		cfg:       cfg,
+		store:     cfg.Store,
+		kick:      make(chan struct{}, 1),
+		statsReq:  make(chan chan Stats),
+		holdsReq:  make(chan holdsReq),
+		hostReq:   make(chan hostReq),
+		hostsReq:  make(chan hostsReq),
+		held:      make(map[string]bool),
+		partHeld:  make(map[int]bool),
+		installed: make(map[string]Clock),
+		clocksReq: make(chan clocksReq),
+		leases:    make(chan Lease),
+		done:      make(chan struct{}),
+		rng:       rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		hosts:     make(map[string]*host),
+		groups:    make(map[string]*group),
+		inflight:  make(map[uint64]*flight),
+		pruneAt:   max(cfg.HostCache, 2*cfg.MaxActiveHosts),
 	}
 	f.tailSeq = uint64(time.Now().UnixNano())
 	f.firstTailSeq = f.tailSeq + 1
@@ -638,6 +643,62 @@ func (f *Frontier) HoldPartition(p int, on bool) {
 	f.holdParts[p] = on
 	f.mu.Unlock()
 	f.wake()
+}
+
+type clocksReq struct {
+	p  int
+	ch chan map[string]Clock
+}
+
+// PartitionClocks returns the clocks of partition p's hosts that still
+// hold a wait (NextAt after now) and are in memory: what a node handing p
+// over passes to the next owner (InstallClocks), so that no host is asked
+// sooner than it would have been. It panics if Config.Partitions is zero.
+func (f *Frontier) PartitionClocks(p int) map[string]Clock {
+	if f.cfg.Partitions <= 0 {
+		panic("frontier: PartitionClocks without Config.Partitions")
+	}
+	ch := make(chan map[string]Clock, 1)
+	select {
+	case f.clocksReq <- clocksReq{p: p, ch: ch}:
+		return <-ch
+	case <-f.done:
+		return nil
+	}
+}
+
+func (f *Frontier) partitionClocks(p int, now time.Time) map[string]Clock {
+	out := map[string]Clock{}
+	for name, h := range f.hosts {
+		if h.clock.NextAt.After(now) && partition.Of(name, f.cfg.Partitions) == p {
+			out[name] = h.clock
+		}
+	}
+	return out
+}
+
+// InstallClocks makes each host wait at least as its given clock says:
+// the later NextAt, the longer Crawl-delay and backoff. A host not in
+// memory yet gets it when it comes. A node taking a partition over
+// installs what the previous owner passed on before it leases any host.
+func (f *Frontier) InstallClocks(clocks map[string]Clock) {
+	f.mu.Lock()
+	if f.clocksIn == nil {
+		f.clocksIn = map[string]Clock{}
+	}
+	for name, c := range clocks {
+		f.clocksIn[name] = mergeClock(f.clocksIn[name], c)
+	}
+	f.mu.Unlock()
+	f.wake()
+}
+
+// mergeClock is a clock that waits at least as long as both.
+func mergeClock(a, b Clock) Clock {
+	a.NextAt = later(a.NextAt, b.NextAt)
+	a.CrawlDelay = max(a.CrawlDelay, b.CrawlDelay)
+	a.Backoff = max(a.Backoff, b.Backoff)
+	return a
 }
 
 // heldNow says whether host name is held, by an operator or with its
@@ -817,6 +878,8 @@ func (f *Frontier) Run(ctx context.Context) error {
 			r.ch <- f.hostInfo(r.name, now)
 		case r := <-f.hostsReq:
 			r.ch <- f.hostList(r.limit, now)
+		case r := <-f.clocksReq:
+			r.ch <- f.partitionClocks(r.p, now)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -892,9 +955,17 @@ func (f *Frontier) fail(err error) {
 // declares itself drained too early.
 func (f *Frontier) takeInbox() {
 	f.mu.Lock()
-	adds, completes, unparks, holds, parts := f.adds, f.completes, f.unparks, f.holdHosts, f.holdParts
-	f.adds, f.completes, f.unparks, f.holdHosts, f.holdParts = nil, nil, nil, nil, nil
+	adds, completes, unparks, holds, parts, clocks := f.adds, f.completes, f.unparks, f.holdHosts, f.holdParts, f.clocksIn
+	f.adds, f.completes, f.unparks, f.holdHosts, f.holdParts, f.clocksIn = nil, nil, nil, nil, nil, nil
 	f.mu.Unlock()
+	for name, c := range clocks {
+		if h := f.hosts[name]; h != nil {
+			h.clock = mergeClock(h.clock, c)
+			f.fix(h)
+		} else {
+			f.installed[name] = mergeClock(f.installed[name], c)
+		}
+	}
 	for name, on := range holds {
 		if on {
 			f.held[name] = true
@@ -1139,6 +1210,10 @@ func (f *Frontier) activate(name string) *host {
 		h = &host{name: name, heapIdx: -1, held: f.heldNow(name)}
 		f.hosts[name] = h
 		f.readClock(h)
+		if c, ok := f.installed[name]; ok {
+			h.clock = mergeClock(h.clock, c)
+			delete(f.installed, name)
+		}
 	}
 	if !h.activeQ {
 		h.activeQ = true

@@ -639,3 +639,54 @@ func TestHoldPartition(t *testing.T) {
 	f, _ := New(Config{})
 	f.HoldPartition(0, true)
 }
+
+// TestClockHandoff: the clocks one frontier gives of a partition's hosts
+// (PartitionClocks) make another frontier, given them (InstallClocks)
+// before or after it knows the hosts, wait out the gap the first one
+// owed each host: the per-host rule holds across a handoff.
+func TestClockHandoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const parts = 2
+		var hosts []string // two of partition 1
+		for i := 0; len(hosts) < 2; i++ {
+			if h := fmt.Sprintf("h%d.test", i); partition.Of(h, parts) == 1 {
+				hosts = append(hosts, h)
+			}
+		}
+		ctx := t.Context()
+		old := newFrontier(t, Config{Delay: 10 * time.Second, Partitions: parts, KeepAlive: true})
+		old.Add(items(hosts[0], 1, Normal)...)
+		old.Add(items(hosts[1], 1, Normal)...)
+		go old.Run(ctx)
+		start := time.Now()
+		for range 2 {
+			l, err := old.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			old.Complete(l, Result{Fetched: true, Signal: Throttled, RetryAfter: time.Minute})
+		}
+		synctest.Wait()
+		clocks := old.PartitionClocks(1)
+		if len(clocks) != 2 || len(old.PartitionClocks(0)) != 0 {
+			t.Fatalf("clocks of partition 1: %v; of partition 0: %v", clocks, old.PartitionClocks(0))
+		}
+
+		next := newFrontier(t, Config{Delay: 10 * time.Second, Partitions: parts})
+		next.Add(items(hosts[0], 1, Normal)...) // known before the clocks come
+		next.InstallClocks(clocks)
+		go next.Run(ctx)
+		synctest.Wait()
+		next.Add(items(hosts[1], 1, Normal)...) // comes after them
+		for range 2 {
+			l, err := next.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if waited := time.Since(start); waited < time.Minute {
+				t.Errorf("%s leased %v after the previous owner's request, which asked for a minute", l.Host, waited)
+			}
+			next.Complete(l, Result{Fetched: true})
+		}
+	})
+}
