@@ -59,7 +59,8 @@ func (f *fakeCrawl) Live() crawl.Live {
 	return crawl.Live{
 		Summary: crawl.Summary{Pages: 42, Bytes: 4096, ByStatus: map[string]int64{"2xx": 40, "4xx": 2},
 			Rejected: map[string]int64{"seen": 9, "robots": 3}, Robots: map[string]int64{"rules": 5},
-			Errors: map[string]int64{"timeout": 1}, WARCFiles: []string{"a.warc.gz"}, WARCBytes: 1234},
+			Errors: map[string]int64{"timeout": 1}, WARCFiles: []string{"a.warc.gz"}, WARCBytes: 1234,
+			WARCUploads: &crawl.Uploads{Files: 5, Bytes: 5000, Failed: 1}},
 		Frontier: frontier.Stats{Queued: 7, InFlight: 2, ActiveHosts: 3, ReadyHosts: 1, WaitingHost: 2},
 		Paused:   f.paused,
 		Outcomes: map[string]int64{"ok": 38, "redirect": 2, "error:timeout": 1},
@@ -304,7 +305,8 @@ func TestStatsAndMetrics(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &st); code != 200 || err != nil || h.Get("Content-Type") != "application/json" {
 		t.Fatalf("stats: %d %v %s", code, err, body)
 	}
-	if st.Pages != 42 || st.ByStatus["2xx"] != 40 || st.Frontier.Queued != 7 || st.Frontier.WaitingHosts != 2 || st.WARCBytes != 1234 || st.Handled == nil {
+	if st.Pages != 42 || st.ByStatus["2xx"] != 40 || st.Frontier.Queued != 7 || st.Frontier.WaitingHosts != 2 || st.WARCBytes != 1234 || st.Handled == nil ||
+		st.Uploads == nil || *st.Uploads != (UploadStats{Files: 5, Bytes: 5000, Failures: 1}) {
 		t.Errorf("stats: %+v", st)
 	}
 	code, _, metrics := do(t, s, "GET", "/metrics", "", "")
@@ -319,6 +321,7 @@ func TestStatsAndMetrics(t *testing.T) {
 		`weft_fetch_duration_seconds_bucket{le="0.1"} 3`, `weft_fetch_duration_seconds_bucket{le="+Inf"} 6`, "weft_fetch_duration_seconds_sum 4.5",
 		`weft_queue_delay_seconds_count 1`, `weft_host_throttled_total{host="slow.test"} 4`, `weft_host_server_errors_total{host="slow.test"} 1`,
 		"weft_dns_cache_hits_total 12", "weft_dns_cache_misses_total 3", "weft_seen_bloom_fill_ratio 0.25",
+		"weft_warc_uploaded_files_total 5", "weft_warc_uploaded_bytes_total 5000", "weft_warc_upload_failures_total 1",
 	} {
 		if !strings.Contains(metrics, want+"\n") && !strings.Contains(metrics, want+" ") {
 			t.Errorf("metrics lack %q", want)

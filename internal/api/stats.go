@@ -34,7 +34,15 @@ type Stats struct {
 	SeenFalsePos   int64            `json:"seen_false_positives"`
 	WARCFiles      []string         `json:"warc_files"`
 	WARCBytes      int64            `json:"warc_bytes"`
+	Uploads        *UploadStats     `json:"uploads,omitempty"` // with an object store only
 	Frontier       FrontierStats    `json:"frontier"`
+}
+
+// UploadStats is what the crawl moved to the object store (--s3-*).
+type UploadStats struct {
+	Files    int64 `json:"files"`    // WARC files uploaded and removed from disk
+	Bytes    int64 `json:"bytes"`    // their size
+	Failures int64 `json:"failures"` // runs of attempts that failed; the file stayed on disk, to be tried again
 }
 
 // FrontierStats is the frontier part of Stats.
@@ -60,7 +68,12 @@ func statsOf(l crawl.Live) Stats {
 	if files == nil {
 		files = []string{}
 	}
+	var up *UploadStats
+	if u := s.WARCUploads; u != nil {
+		up = &UploadStats{Files: u.Files, Bytes: u.Bytes, Failures: u.Failed}
+	}
 	return Stats{
+		Uploads:        up,
 		ElapsedSeconds: s.Elapsed.Seconds(), Paused: l.Paused,
 		Pages: s.Pages, RobotsFetches: s.RobotsFetches, Bytes: s.Bytes,
 		ByStatus: nonNil(s.ByStatus), ByOutcome: nonNil(l.Outcomes), Errors: nonNil(s.Errors), Rejected: nonNil(s.Rejected),
@@ -116,8 +129,11 @@ var (
 	descDNSHits    = prometheus.NewDesc("weft_dns_cache_hits_total", "Host lookups the DNS cache answered.", nil, nil)
 	descDNSMisses  = prometheus.NewDesc("weft_dns_cache_misses_total", "Host lookups sent to the resolver.", nil, nil)
 	descBloomFill  = prometheus.NewDesc("weft_seen_bloom_fill_ratio", "Fraction of the seen set's Bloom filter bits set.", nil, nil)
+	descUpFiles    = prometheus.NewDesc("weft_warc_uploaded_files_total", "WARC files uploaded to the object store and removed from disk.", nil, nil)
+	descUpBytes    = prometheus.NewDesc("weft_warc_uploaded_bytes_total", "Bytes of the WARC files uploaded.", nil, nil)
+	descUpFailures = prometheus.NewDesc("weft_warc_upload_failures_total", "Runs of upload attempts that failed; the file stays on disk, to be tried again.", nil, nil)
 	descHighAge    = prometheus.NewDesc("weft_seconds_since_high_priority_fetch", "Time since the last fetch of a high-priority URL (a seed, a page a sitemap says changed); absent before the first.", nil, nil)
-	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descDNSHits, descDNSMisses, descBloomFill, descHighAge}
+	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descDNSHits, descDNSMisses, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures}
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -159,6 +175,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descUnavail, st.Unavailable)
 	counter(descFalsePos, st.SeenFalsePos)
 	gauge(descWARCBytes, st.WARCBytes)
+	if u := st.Uploads; u != nil {
+		counter(descUpFiles, u.Files)
+		counter(descUpBytes, u.Bytes)
+		counter(descUpFailures, u.Failures)
+	}
 	f := st.Frontier
 	for d, v := range map[*prometheus.Desc]int{descQueued: f.Queued, descInFlight: f.InFlight, descActive: f.ActiveHosts, descReady: f.ReadyHosts, descWaiting: f.WaitingHosts, descParked: f.ParkedHosts, descHeld: f.HeldHosts} {
 		gauge(d, int64(v))
