@@ -118,6 +118,19 @@ type Config struct {
 
 	// WARCMaxFileSize rotates WARC files; zero means 1 GiB.
 	WARCMaxFileSize int64
+	// Owns, when set, makes the crawl one node of several that split the
+	// hosts by partition: a URL of a host it does not own (false) is not
+	// judged new or queued here but handed to Forward, for the cluster to
+	// deliver to the host's owner, whose Offer judges it. Seeds, links,
+	// redirects and sitemaps alike. Forward is called with a page's URLs
+	// before the page's batch commits, so that a crash loses none (a URL
+	// may then be forwarded twice; its owner's seen set drops the second).
+	Owns    func(host string) bool
+	Forward func([]Offered) error
+	// KeepAlive keeps Run going when nothing is queued or in flight, for
+	// URLs still to come (Offer, AddSeeds); Run then ends with its context.
+	KeepAlive bool
+
 	// Objects, when set, takes each finished WARC file: it is uploaded,
 	// its key recorded in the crawl's store, and the local file removed;
 	// lookups then read records from the object store by byte range. A

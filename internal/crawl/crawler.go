@@ -214,6 +214,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	if err := c.prepareDueIndex(); err != nil { // after the in-link counts: they weigh in
 		return nil, err
 	}
+	c.state.forward = cfg.Forward
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions}, c.state); err != nil {
 		return nil, err
 	}
@@ -224,8 +225,11 @@ func New(cfg Config) (c *Crawler, err error) {
 		cfg.Politeness.GiveUpAfter = -1
 	}
 	fcfg := frontier.Config{
-		KeepAlive: cfg.Recrawl != nil,
-		Delay:     cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts, FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize,
+		KeepAlive: cfg.Recrawl != nil || cfg.KeepAlive,
+		// For HoldPartition: a node of a cluster leases only the hosts
+		// of the partitions it owns.
+		Partitions: c.cfg.Partitions,
+		Delay:      cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts, FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize,
 		HostCache: cfg.HostCache, Politeness: cfg.Politeness,
 		Store: frontStore{c.state}, FirstSeq: c.state.firstSeq,
 	}
@@ -450,6 +454,7 @@ func (c *Crawler) summary() Summary {
 		Binary:         s.binary.Load(),
 		Charsets:       clone(s.charsets),
 		RedirectSeen:   s.redirectSeen.Load(),
+		Forwarded:      s.forwarded.Load(),
 		RobotsCut:      s.robotsCut.Load(),
 		BadEncoding:    s.badCoding.Load(),
 		ByStatus:       clone(s.byClass),
@@ -1104,6 +1109,12 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 		c.stats.reject(RejectPolicy)
 		return frontier.Item{}, RejectPolicy
 	}
+	if c.cfg.Owns != nil && as != asOffered && !c.cfg.Owns(u.Authority) {
+		// Another node's host: its owner judges whether the URL is new.
+		pb.forward = append(pb.forward, Offered{URL: u.String, Depth: depth, Hops: hops, Priority: p, Via: via})
+		c.stats.forwarded.Add(1)
+		return frontier.Item{}, RejectForwarded
+	}
 	capURLs := c.cfg.MaxURLsPerHost
 	if hp != nil && hp.MaxURLs > 0 && (capURLs == 0 || hp.MaxURLs < capURLs) {
 		capURLs = hp.MaxURLs // a policy only lowers the cap
@@ -1150,6 +1161,7 @@ type admission uint8
 const (
 	asLink     admission = iota // a link, a redirect, a seed
 	asResource                  // fetched for what it is (an image, a sitemap): no extension rule
+	asOffered                   // handed over by the cluster (Offer): this crawl owns its host
 )
 
 var (

@@ -56,6 +56,8 @@ type durable struct {
 	commitMu sync.Mutex
 	seq      uint64 // last front-queue sequence number handed out
 	firstSeq uint64 // the first one this process hands out
+
+	forward func([]Offered) error // Config.Forward; nil outside a cluster
 }
 
 const (
@@ -161,6 +163,7 @@ type pageBatch struct {
 	digests  [][sha1.Size]byte     // new payload digests it records (see digestShards)
 	captures []store.CaptureRecord // the captures it indexes, for the page sinks
 	sims     []uint64              // fingerprints it adds to the near-duplicate index
+	forward  []Offered             // URLs of other nodes' hosts (Config.Owns), handed to Config.Forward before it commits
 }
 
 func (d *durable) newBatch() *pageBatch { return &pageBatch{d: d, b: d.db.NewBatch()} }
@@ -264,6 +267,12 @@ func (pb *pageBatch) widenScope(u string) { pb.b.PutMeta(metaScopePrefix+u, nil)
 // settles its pending keys and hands the items to the frontier. On error
 // nothing of it is in the store; the crawl stops.
 func (pb *pageBatch) commit(s *seen.Set, f *frontier.Frontier) error {
+	if len(pb.forward) > 0 && pb.d.forward != nil {
+		if err := pb.d.forward(pb.forward); err != nil {
+			pb.b.Close()
+			return fmt.Errorf("forward %d URLs to their owners: %w", len(pb.forward), err)
+		}
+	}
 	if len(pb.items) == 0 {
 		return pb.b.Commit(false) // an empty batch commits nothing
 	}

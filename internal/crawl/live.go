@@ -149,6 +149,53 @@ func (c *Crawler) URLs(host string, status store.URLStatus, after *store.URLPos,
 	return pos, recs, last, nil
 }
 
+// Offered is a URL one node of a cluster found for a host another owns
+// (Config.Owns, Config.Forward), as the owner's Offer takes it.
+type Offered struct {
+	URL      string            `json:"url"` // canonical
+	Depth    int               `json:"depth"`
+	Hops     int               `json:"hops,omitempty"`
+	Priority frontier.Priority `json:"priority"`
+	Via      string            `json:"via,omitempty"`
+}
+
+// Offer judges URLs other nodes found for hosts this crawl owns: each
+// goes through the filters, robots.txt, the caps and the seen set as if
+// this crawl had found it, and is queued if new. A URL of a host it no
+// longer owns is forwarded again.
+func (c *Crawler) Offer(urls []Offered) error {
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if !c.running {
+		return ErrNotRunning
+	}
+	pb := c.state.newBatch()
+	for _, o := range urls {
+		u, err := c.canon.Parse(o.URL)
+		if err != nil {
+			c.stats.reject(RejectInvalid)
+			continue
+		}
+		as := asOffered
+		if c.cfg.Owns != nil && !c.cfg.Owns(u.Authority) {
+			as = asLink // ownership moved on: forward it again
+		}
+		if it, why := c.judge(pb, u, o.Depth, o.Hops, o.Priority, o.Via, as); why == "" {
+			pb.items = append(pb.items, it)
+		}
+	}
+	if err := pb.commit(c.seen, c.front); err != nil {
+		c.fail(fmt.Errorf("crawl: record offered URLs: %w", err))
+		return err
+	}
+	return nil
+}
+
+// HoldPartition keeps the hosts of partition p from being leased (on), or
+// lets them be (off): a node of a cluster holds the partitions it does not
+// own.
+func (c *Crawler) HoldPartition(p int, on bool) { c.front.HoldPartition(p, on) }
+
 // Verdict is what became of a URL offered as a seed.
 type Verdict struct {
 	URL    string // canonical when it parsed, else as given
@@ -192,6 +239,12 @@ func (c *Crawler) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 			continue
 		}
 		it, why := c.judge(pb, u, 0, 0, prio, "", asLink)
+		if why == RejectForwarded {
+			// Accepted: its host's owner queues it. Its scope widens here.
+			c.scope.AddSeed(u)
+			pb.widenScope(u.String)
+			continue
+		}
 		if out[i].Reason = why; why == "" {
 			c.scope.AddSeed(u)
 			pb.widenScope(u.String)

@@ -1,0 +1,162 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"weft/internal/partition"
+	"weft/internal/synthweb"
+)
+
+// relay hands the URLs one node forwards to the node that owns their hosts,
+// in order, retrying while that node is not running yet: the in-process
+// stand-in for the message log between nodes.
+type relay struct {
+	mu    sync.Mutex
+	nodes []*Crawler
+	owner func(host string) int
+	queue chan []Offered
+	done  chan struct{}
+}
+
+func (r *relay) forward(urls []Offered) error {
+	r.queue <- append([]Offered(nil), urls...)
+	return nil
+}
+
+func (r *relay) run(ctx context.Context, parse func(string) (string, error)) {
+	defer close(r.done)
+	for {
+		var batch []Offered
+		select {
+		case batch = <-r.queue:
+		case <-ctx.Done():
+			return
+		}
+		by := map[int][]Offered{}
+		for _, o := range batch {
+			host, err := parse(o.URL)
+			if err != nil {
+				continue
+			}
+			by[r.owner(host)] = append(by[r.owner(host)], o)
+		}
+		for n, urls := range by {
+			for {
+				err := r.nodes[n].Offer(urls)
+				if !errors.Is(err, ErrNotRunning) {
+					break
+				}
+				select {
+				case <-time.After(5 * time.Millisecond):
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}
+}
+
+// TestNodesSplitHostsByPartition runs two crawls as the two nodes of a
+// cluster over one web: each owns half the partitions, holds the others
+// in its frontier, and forwards the URLs it finds for the other's hosts
+// through a relay to the other's Offer, which alone judges them new. Both
+// are given every seed. From the servers' side: every page is fetched
+// exactly once, and no host sees overlapping requests or a gap under the
+// delay (each host is asked by its owner only).
+func TestNodesSplitHostsByPartition(t *testing.T) {
+	web := startWeb(t, synthweb.Config{Seed: 27, Hosts: 8, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound, synthweb.RobotsRules}})
+	const (
+		parts = 4
+		delay = 20 * time.Millisecond
+	)
+	owner := func(host string) int { return partition.Of(host, parts) % 2 }
+	rl := &relay{owner: owner, queue: make(chan []Offered, 1024), done: make(chan struct{})}
+	var nodes []*Crawler
+	for n := range 2 {
+		cfg := testConfig(t, web, 4, delay)
+		cfg.Partitions = parts
+		cfg.KeepAlive = true
+		cfg.Owns = func(host string) bool { return owner(host) == n }
+		cfg.Forward = rl.forward
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p := range parts {
+			if p%2 != n {
+				c.HoldPartition(p, true)
+			}
+		}
+		nodes = append(nodes, c)
+	}
+	rl.nodes = nodes
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go rl.run(ctx, func(raw string) (string, error) {
+		u, err := nodes[0].canon.Parse(raw)
+		return u.Authority, err
+	})
+	sums := make([]Summary, 2)
+	var wg sync.WaitGroup
+	for n, c := range nodes {
+		wg.Go(func() {
+			sum, err := c.Run(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			sums[n] = sum
+		})
+	}
+	// Done when every page a polite crawl may fetch was fetched; the nodes
+	// keep running (KeepAlive), as cluster nodes do, until told to stop.
+	want := 0
+	for _, p := range web.AllPages() {
+		if shouldFetch(p) {
+			want++
+		}
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		fetched := pageRequests(web)
+		got := 0
+		for _, p := range web.AllPages() {
+			if shouldFetch(p) && fetched[p.URL] > 0 {
+				got++
+			}
+		}
+		if got == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d pages fetched", got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(10 * delay) // anything still to come, would it be a duplicate
+	cancel()
+	wg.Wait()
+	<-rl.done
+
+	if err := web.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	fetched := pageRequests(web)
+	for _, p := range web.AllPages() {
+		if n := fetched[p.URL]; n > 1 {
+			t.Errorf("%s fetched %d times", p.URL, n)
+		}
+	}
+	audit := synthweb.Audit(web, delay)
+	for _, s := range append(audit.Overlaps, audit.ShortGaps...) {
+		t.Errorf("politeness: %s", s)
+	}
+	if sums[0].Forwarded == 0 || sums[1].Forwarded == 0 || sums[0].Pages == 0 || sums[1].Pages == 0 {
+		t.Errorf("node 0: %d pages, %d URLs forwarded; node 1: %d pages, %d forwarded", sums[0].Pages, sums[0].Forwarded, sums[1].Pages, sums[1].Forwarded)
+	}
+	t.Logf("node 0: %d pages, %d forwarded; node 1: %d pages, %d forwarded; %d pages in all", sums[0].Pages, sums[0].Forwarded, sums[1].Pages, sums[1].Forwarded, want)
+}
