@@ -127,6 +127,11 @@ type Config struct {
 	// may then be forwarded twice; its owner's seen set drops the second).
 	Owns    func(host string) bool
 	Forward func([]Offered) error
+	// Skip, when set, is asked before each page is fetched: true drops the
+	// URL as done (another node of the cluster fetched it). Fetched hears
+	// of every page URL whose fetch is recorded, for the cluster's log.
+	Skip    func(url string) bool
+	Fetched func(url, host string)
 	// KeepAlive keeps Run going when nothing is queued or in flight, for
 	// URLs still to come (Offer, AddSeeds); Run then ends with its context.
 	KeepAlive bool

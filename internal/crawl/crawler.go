@@ -95,8 +95,9 @@ type Crawler struct {
 	seeds         []canon.URL
 	resumed       bool
 	warcFix       []warc.RecoveredFile
-	uploads       *uploader     // finished WARC files on their way to Config.Objects; nil without
-	outboxSeq     atomic.Uint64 // names of page events in the outbox (sink.go)
+	uploads       *uploader      // finished WARC files on their way to Config.Objects; nil without
+	outboxSeq     atomic.Uint64  // names of page events in the outbox (sink.go)
+	inflight      []atomic.Int32 // leases out, by partition
 
 	pagesStarted atomic.Int64
 	capReached   atomic.Bool
@@ -215,6 +216,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		return nil, err
 	}
 	c.state.forward = cfg.Forward
+	c.inflight = make([]atomic.Int32, c.cfg.Partitions)
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions}, c.state); err != nil {
 		return nil, err
 	}
@@ -512,8 +514,15 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 			c.front.Complete(l, frontier.Result{Retry: true})
 			continue
 		}
+		part := partition.Of(l.Host, c.cfg.Partitions)
+		c.inflight[part].Add(1)
 		pb := c.state.newBatch()
-		c.finish(l, c.handle(ctx, l, pb), pb)
+		if c.cfg.Skip != nil && l.RobotsFor == "" && c.cfg.Skip(l.URL) {
+			c.finish(l, leaseOutcome{outcome: "elsewhere"}, pb) // fetched by another node
+		} else {
+			c.finish(l, c.handle(ctx, l, pb), pb)
+		}
+		c.inflight[part].Add(-1)
 	}
 }
 
@@ -552,6 +561,9 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 		c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 	} else {
 		c.emit(pb.captures, outbox)
+		if c.cfg.Fetched != nil && !lo.res.Retry && l.RobotsFor == "" && lo.res.Fetched {
+			c.cfg.Fetched(l.URL, l.Host)
+		}
 	}
 	c.digests.settle(pb.digests)
 	if c.near != nil {

@@ -159,10 +159,9 @@ type Offered struct {
 	Via      string            `json:"via,omitempty"`
 }
 
-// Offer judges URLs other nodes found for hosts this crawl owns: each
+// Offer judges URLs found (by any node) for hosts this crawl owns: each
 // goes through the filters, robots.txt, the caps and the seen set as if
-// this crawl had found it, and is queued if new. A URL of a host it no
-// longer owns is forwarded again.
+// this crawl had found it, and is queued if new.
 func (c *Crawler) Offer(urls []Offered) error {
 	c.liveMu.RLock()
 	defer c.liveMu.RUnlock()
@@ -176,11 +175,7 @@ func (c *Crawler) Offer(urls []Offered) error {
 			c.stats.reject(RejectInvalid)
 			continue
 		}
-		as := asOffered
-		if c.cfg.Owns != nil && !c.cfg.Owns(u.Authority) {
-			as = asLink // ownership moved on: forward it again
-		}
-		if it, why := c.judge(pb, u, o.Depth, o.Hops, o.Priority, o.Via, as); why == "" {
+		if it, why := c.judge(pb, u, o.Depth, o.Hops, o.Priority, o.Via, asOffered); why == "" {
 			pb.items = append(pb.items, it)
 		}
 	}
@@ -195,6 +190,18 @@ func (c *Crawler) Offer(urls []Offered) error {
 // lets them be (off): a node of a cluster holds the partitions it does not
 // own.
 func (c *Crawler) HoldPartition(p int, on bool) { c.front.HoldPartition(p, on) }
+
+// InFlight is the number of leases out on partition p's hosts: a node
+// handing p over waits for none before it lets another node start.
+func (c *Crawler) InFlight(p int) int { return int(c.inflight[p].Load()) }
+
+// PartitionClocks returns the clocks of partition p's hosts that still
+// hold a wait, for the next owner's InstallClocks.
+func (c *Crawler) PartitionClocks(p int) map[string]frontier.Clock { return c.front.PartitionClocks(p) }
+
+// InstallClocks makes hosts wait at least as the given clocks say (a
+// partition taken over).
+func (c *Crawler) InstallClocks(clocks map[string]frontier.Clock) { c.front.InstallClocks(clocks) }
 
 // Verdict is what became of a URL offered as a seed.
 type Verdict struct {

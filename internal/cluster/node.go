@@ -1,0 +1,323 @@
+// Package cluster runs one node of a crawl spread over several machines
+// on NATS JetStream: the node owns a share of the partitions (package
+// jetstream's leases), fetches only their hosts, sends every URL it finds
+// to the log of its host's partition, and takes the URLs of the
+// partitions it owns from there.
+//
+// A partition's state that outlives its node is two subjects: every URL
+// found for its hosts (weft.links.<p>) and every URL fetched
+// (weft.done.<p>). A node that takes a partition over installs the host
+// clocks the last owner left (a graceful handoff), reads what was done,
+// and replays the URLs: its crawl's seen set keeps each once, and what
+// another node fetched is not fetched again. After a crash, at most the
+// requests the dead node had in flight are made again.
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"weft/internal/crawl"
+	"weft/internal/frontier"
+	wjs "weft/internal/jetstream"
+	"weft/internal/partition"
+)
+
+// Names of the streams and buckets a cluster uses.
+const (
+	LinksStream  = "WEFT_LINKS"
+	DoneStream   = "WEFT_DONE"
+	ClocksBucket = "WEFT_CLOCKS"
+)
+
+// Config configures a node.
+type Config struct {
+	Node       string
+	Partitions int
+	// TTL of the partition leases; zero means jetstream.DefaultLeaseTTL.
+	TTL time.Duration
+	// Replicas of the streams and buckets this node creates; zero means 1.
+	Replicas int
+	// Crawl is the node's crawl; its Partitions, Owns, Forward, Skip,
+	// Fetched and KeepAlive are the node's to set.
+	Crawl  crawl.Config
+	Logger *slog.Logger
+}
+
+// Node is one running node.
+type Node struct {
+	cfg    Config
+	js     jetstream.JetStream
+	clocks jetstream.KeyValue
+	crawl  *crawl.Crawler
+	owners *wjs.Owners
+	log    *slog.Logger
+
+	mu        sync.Mutex
+	done      map[int]map[string]bool // per owned partition: URLs fetched by any node
+	consumers map[int]context.CancelFunc
+	wg        sync.WaitGroup
+}
+
+// Start makes the streams if needed, opens the crawl and joins the
+// cluster. Run the crawl with Run.
+func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, error) {
+	if cfg.Replicas == 0 {
+		cfg.Replicas = 1
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	n := &Node{cfg: cfg, js: js, log: cfg.Logger, done: map[int]map[string]bool{}, consumers: map[int]context.CancelFunc{}}
+	for name, subj := range map[string]string{LinksStream: "weft.links.>", DoneStream: "weft.done.>"} {
+		if _, err := js.Stream(ctx, name); errors.Is(err, jetstream.ErrStreamNotFound) {
+			_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subj}, Storage: jetstream.FileStorage,
+				Replicas: cfg.Replicas, Duplicates: 2 * time.Minute})
+			if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+				return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
+			}
+		} else if err != nil {
+			return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
+		}
+	}
+	kv, err := js.KeyValue(ctx, ClocksBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: ClocksBucket, Replicas: cfg.Replicas, TTL: time.Hour})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = js.KeyValue(ctx, ClocksBucket)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster: clocks bucket: %w", err)
+	}
+	n.clocks = kv
+
+	cc := cfg.Crawl
+	cc.Partitions = cfg.Partitions
+	cc.KeepAlive = true
+	// Every URL goes through its partition's log, the node's own ones
+	// too: the log is what a later owner rebuilds the partition from.
+	cc.Owns = func(string) bool { return false }
+	cc.Forward = n.forward
+	cc.Skip = n.skip
+	cc.Fetched = n.fetched
+	if n.crawl, err = crawl.New(cc); err != nil {
+		return nil, err
+	}
+	for p := range cfg.Partitions {
+		n.crawl.HoldPartition(p, true)
+	}
+	n.owners, err = wjs.StartOwners(ctx, js, wjs.OwnersConfig{Node: cfg.Node, Partitions: cfg.Partitions, TTL: cfg.TTL,
+		Replicas: cfg.Replicas, Logger: cfg.Logger, OnAcquire: n.acquire, OnRelease: n.release})
+	if err != nil {
+		n.crawl.Discard()
+		return nil, err
+	}
+	return n, nil
+}
+
+// Run crawls until ctx is done. Stop (or Kill) the node's ownership first.
+func (n *Node) Run(ctx context.Context) (crawl.Summary, error) {
+	sum, err := n.crawl.Run(ctx)
+	n.stopConsumers()
+	n.wg.Wait()
+	return sum, err
+}
+
+// Stop hands every partition over (gracefully: clocks left for the next
+// owners).
+func (n *Node) Stop(ctx context.Context) { n.owners.Stop(ctx) }
+
+// Kill stops owning at once, as a crash would: the leases run out.
+func (n *Node) Kill() {
+	n.owners.Kill()
+	n.stopConsumers()
+}
+
+// Owned returns the partitions the node holds now.
+func (n *Node) Owned() map[int]uint64 { return n.owners.Owned() }
+
+func (n *Node) stopConsumers() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for p, cancel := range n.consumers {
+		cancel()
+		delete(n.consumers, p)
+	}
+}
+
+func partOf(rawURL string, parts int) int {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return 0
+	}
+	return partition.Of(u.Host, parts)
+}
+
+func linksSubject(p int) string { return "weft.links." + strconv.Itoa(p) }
+func doneSubject(p int) string  { return "weft.done." + strconv.Itoa(p) }
+func clockKey(p int) string     { return "p." + strconv.Itoa(p) }
+
+// forward publishes a page's URLs to their partitions' logs and waits for
+// every acknowledgement, before the page's batch commits.
+func (n *Node) forward(urls []crawl.Offered) error {
+	var futures []jetstream.PubAckFuture
+	for _, o := range urls {
+		b, err := json.Marshal(o)
+		if err != nil {
+			return err
+		}
+		f, err := n.js.PublishAsync(linksSubject(partOf(o.URL, n.cfg.Partitions)), b, jetstream.WithMsgID(o.URL))
+		if err != nil {
+			return err
+		}
+		futures = append(futures, f)
+	}
+	timeout := time.After(30 * time.Second)
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return err
+		case <-timeout:
+			return errors.New("cluster: no acknowledgement from the links stream")
+		}
+	}
+	return nil
+}
+
+func (n *Node) skip(rawURL string) bool {
+	p := partOf(rawURL, n.cfg.Partitions)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.done[p][rawURL]
+}
+
+func (n *Node) fetched(rawURL, host string) {
+	p := partition.Of(host, n.cfg.Partitions)
+	n.mu.Lock()
+	if n.done[p] != nil {
+		n.done[p][rawURL] = true
+	}
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := n.js.Publish(ctx, doneSubject(p), []byte(rawURL)); err != nil {
+		n.log.Error("cluster: a fetched URL not logged; its next owner may fetch it again", "url", rawURL, "err", err)
+	}
+}
+
+// acquire takes a partition over: the clocks its last owner left, what was
+// fetched, then its URLs from the start of its log, and only then are its
+// hosts leased.
+func (n *Node) acquire(p int, epoch uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if e, err := n.clocks.Get(ctx, clockKey(p)); err == nil {
+		var clocks map[string]frontier.Clock
+		if json.Unmarshal(e.Value(), &clocks) == nil {
+			n.crawl.InstallClocks(clocks)
+		}
+	}
+	done := map[string]bool{}
+	if err := n.replay(ctx, DoneStream, doneSubject(p), func(m jetstream.Msg) { done[string(m.Data())] = true }); err != nil {
+		n.log.Error("cluster: read what partition was fetched", "partition", p, "err", err)
+	}
+	fetchedBefore := len(done) // read before the map is shared
+	n.mu.Lock()
+	n.done[p] = done
+	cctx, stop := context.WithCancel(context.Background())
+	n.consumers[p] = stop
+	n.mu.Unlock()
+	n.wg.Go(func() { n.consume(cctx, p) })
+	n.crawl.HoldPartition(p, false)
+	n.log.Info("cluster: partition taken", "partition", p, "epoch", epoch, "fetched_before", fetchedBefore)
+}
+
+// release stops a partition: no new lease, none in flight, its clocks left
+// for the next owner, its log no longer read.
+func (n *Node) release(p int) {
+	n.crawl.HoldPartition(p, true)
+	for n.crawl.InFlight(p) > 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	n.mu.Lock()
+	if stop := n.consumers[p]; stop != nil {
+		stop()
+		delete(n.consumers, p)
+	}
+	delete(n.done, p)
+	n.mu.Unlock()
+	if clocks := n.crawl.PartitionClocks(p); len(clocks) > 0 {
+		if b, err := json.Marshal(clocks); err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, _ = n.clocks.Put(ctx, clockKey(p), b)
+			cancel()
+		}
+	}
+	n.log.Info("cluster: partition given up", "partition", p)
+}
+
+// replay reads a subject from its start to its end now.
+func (n *Node) replay(ctx context.Context, stream, subject string, fn func(jetstream.Msg)) error {
+	cons, err := n.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+	if err != nil {
+		return err
+	}
+	for {
+		batch, err := cons.FetchNoWait(1000)
+		if err != nil {
+			return err
+		}
+		got := 0
+		for m := range batch.Messages() {
+			fn(m)
+			got++
+		}
+		if got == 0 {
+			return batch.Error()
+		}
+	}
+}
+
+// consume offers a partition's URLs to the crawl, from the start of its
+// log and then as they come, until stopped.
+func (n *Node) consume(ctx context.Context, p int) {
+	cons, err := n.js.OrderedConsumer(ctx, LinksStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{linksSubject(p)}})
+	if err != nil {
+		n.log.Error("cluster: read the partition's URLs", "partition", p, "err", err)
+		return
+	}
+	for ctx.Err() == nil {
+		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(200*time.Millisecond))
+		if err != nil {
+			if ctx.Err() == nil {
+				time.Sleep(50 * time.Millisecond)
+			}
+			continue
+		}
+		var offers []crawl.Offered
+		for m := range batch.Messages() {
+			var o crawl.Offered
+			if json.Unmarshal(m.Data(), &o) == nil && !n.skip(o.URL) {
+				offers = append(offers, o)
+			}
+		}
+		for len(offers) > 0 && ctx.Err() == nil {
+			err := n.crawl.Offer(offers)
+			if !errors.Is(err, crawl.ErrNotRunning) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}

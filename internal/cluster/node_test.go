@@ -1,0 +1,215 @@
+package cluster
+
+import (
+	"context"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/goleak"
+
+	"weft/internal/crawl"
+	"weft/internal/synthweb"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func startNATS(t *testing.T) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS did not start")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return s
+}
+
+type runningNode struct {
+	name   string
+	node   *Node
+	nc     *nats.Conn
+	cancel context.CancelFunc
+	done   chan crawl.Summary
+}
+
+const (
+	testParts = 8
+	testDelay = 40 * time.Millisecond
+	testTTL   = 2 * time.Second
+)
+
+func startNode(t *testing.T, ns *server.Server, web *synthweb.Web, name string) *runningNode {
+	t.Helper()
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(nc)
+	cc := crawl.Config{Seeds: web.Seeds(), DataDir: t.TempDir(), Workers: 4, Delay: testDelay, Grace: time.Millisecond,
+		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
+	cc.Fetch.Resolve = web.Resolve()
+	cc.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	n, err := Start(t.Context(), js, Config{Node: name, Partitions: testParts, TTL: testTTL, Crawl: cc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rn := &runningNode{name: name, node: n, nc: nc, cancel: cancel, done: make(chan crawl.Summary, 1)}
+	go func() {
+		sum, err := n.Run(ctx)
+		if err != nil {
+			t.Errorf("node %s: %v", name, err)
+		}
+		rn.done <- sum
+	}()
+	return rn
+}
+
+// progress is how many of the pages a polite crawl fetches were fetched.
+func progress(web *synthweb.Web) (got, want int) {
+	fetched := pageRequests(web)
+	for _, p := range web.AllPages() {
+		if shouldFetch(p) {
+			want++
+			if fetched[p.URL] > 0 {
+				got++
+			}
+		}
+	}
+	return got, want
+}
+
+func pageRequests(web *synthweb.Web) map[string]int {
+	auth := map[string]string{}
+	for _, h := range web.Hosts() {
+		auth[h.Addr] = h.Authority
+	}
+	n := map[string]int{}
+	for _, r := range web.Log() {
+		if len(r.Path) >= 7 && r.Path[:7] == "/robots" {
+			continue
+		}
+		n["http://"+auth[r.Addr]+r.Path]++
+	}
+	return n
+}
+
+func shouldFetch(p synthweb.PageInfo) bool {
+	return p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf"
+}
+
+func waitProgress(t *testing.T, web *synthweb.Web, share float64) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		got, want := progress(web)
+		if float64(got) >= share*float64(want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d pages fetched", got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestClusterCrawl: three nodes crawl one web through one JetStream
+// server; one is killed mid-crawl (no goodbye: its leases run out) and a
+// fourth joins later (partitions handed over to it). From the servers'
+// log: every page is fetched, none twice but what the killed node had in
+// flight, and no host ever has two requests at once or a gap under the
+// delay, across the kill and the handoffs.
+func TestClusterCrawl(t *testing.T) {
+	ns := startNATS(t)
+	web, err := synthweb.Start(synthweb.Config{Seed: 28, Hosts: 24, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound, synthweb.RobotsRules}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+
+	var nodes []*runningNode
+	for _, name := range []string{"a", "b", "c"} {
+		nodes = append(nodes, startNode(t, ns, web, name))
+	}
+	waitProgress(t, web, 0.3)
+
+	// c dies: its crawl stops at once, its leases stay until they expire.
+	c := nodes[2]
+	c.cancel()
+	c.node.Kill()
+	<-c.done
+	c.nc.Close()
+	killedAt := time.Now()
+	before := pageRequests(web)
+
+	waitProgress(t, web, 0.5)
+	d := startNode(t, ns, web, "d")
+	nodes = append(nodes, d)
+	deadline := time.Now().Add(time.Minute)
+	for len(d.node.Owned()) < testParts/3 { // its share of 8 among 3: 2 or 3
+		if time.Now().After(deadline) {
+			t.Fatalf("d holds %v", d.node.Owned())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	atShare, total := progress(web)
+	waitProgress(t, web, 1)
+
+	owned := map[string]int{}
+	for _, n := range []*runningNode{nodes[0], nodes[1], nodes[3]} {
+		owned[n.name] = len(n.node.Owned())
+	}
+	sums := map[string]crawl.Summary{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, n := range []*runningNode{nodes[0], nodes[1], nodes[3]} {
+		wg.Go(func() {
+			n.node.Stop(context.Background())
+			n.cancel()
+			sum := <-n.done
+			n.nc.Close()
+			mu.Lock()
+			sums[n.name] = sum
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if owned["a"]+owned["b"]+owned["d"] != testParts || owned["d"] == 0 {
+		t.Errorf("partitions owned at the end %v, want all %d, some of them d's", owned, testParts)
+	}
+	// d took its share with pages still to fetch: some were its own.
+	t.Logf("d took its share at %d of %d pages and fetched %d", atShare, total, sums["d"].Pages)
+	if float64(atShare) < 0.8*float64(total) && sums["d"].Pages == 0 {
+		t.Errorf("d fetched nothing, though it took its share with %d pages left", total-atShare)
+	}
+	if err := web.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	fetched := pageRequests(web)
+	twice := 0
+	for _, p := range web.AllPages() {
+		if fetched[p.URL] > 1 {
+			twice++
+			t.Logf("%s fetched %d times (%d before the kill)", p.URL, fetched[p.URL], before[p.URL])
+		}
+	}
+	got, want := progress(web)
+	t.Logf("%d of %d pages fetched; %d fetched twice; killed at %s", got, want, twice, killedAt.Format("15:04:05.000"))
+	if twice > 4 { // the killed node's workers: its leases in flight at the kill
+		t.Errorf("%d pages fetched twice, more than the killed node's 4 leases", twice)
+	}
+	audit := synthweb.Audit(web, testDelay)
+	for _, s := range append(audit.Overlaps, audit.ShortGaps...) {
+		t.Errorf("politeness: %s", s)
+	}
+}
