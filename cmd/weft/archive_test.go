@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"os"
@@ -234,5 +235,105 @@ func TestCrawlPublishesPageEvents(t *testing.T) {
 	}
 	if captures < 20 || info.State.Msgs != uint64(captures) || len(info.Config.Subjects) != 1 || info.Config.Subjects[0] != "crawl.one.>" {
 		t.Errorf("stream: %d messages on %v, %d captures", info.State.Msgs, info.Config.Subjects, captures)
+	}
+}
+
+// Two weft crawl --cluster nodes crawl one web through one JetStream
+// server: every page is fetched once, politely, and each node, stopped,
+// hands its partitions over and prints its summary.
+func TestClusterNodes(t *testing.T) {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS did not start")
+	}
+	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	web, err := synthweb.Start(synthweb.Config{Seed: 29, Hosts: 6, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound, synthweb.RobotsRules}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	results := make(chan result, 2)
+	for _, name := range []string{"a", "b"} {
+		args := []string{"crawl", "--data", filepath.Join(t.TempDir(), "data"), "--delay", "20ms", "--workers", "4", "--allow-cidr", "127.0.0.0/8",
+			"--cluster", ns.ClientURL(), "--node", name, "--progress", "never"}
+		for host, ip := range web.Resolve() {
+			args = append(args, "--resolve", host+"="+ip)
+		}
+		args = append(args, web.Seeds()...)
+		go func() {
+			var out, errb bytes.Buffer
+			code := run(ctx, args, &out, &errb)
+			results <- result{code, out.String(), errb.String()}
+		}()
+	}
+	want := 0
+	for _, p := range web.AllPages() {
+		if p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf" {
+			want++
+		}
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		got := 0
+		seen := map[string]int{}
+		auth := map[string]string{}
+		for _, h := range web.Hosts() {
+			auth[h.Addr] = h.Authority
+		}
+		for _, r := range web.Log() {
+			seen["http://"+auth[r.Addr]+r.Path]++
+		}
+		for _, p := range web.AllPages() {
+			if p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf" && seen[p.URL] > 0 {
+				got++
+			}
+		}
+		if got == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d pages fetched", got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	for range 2 {
+		r := <-results
+		if r.code != 0 || !strings.Contains(r.stdout, "crawl ") || !strings.Contains(r.stderr, "weft: node ") {
+			t.Errorf("a node: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+	}
+	if err := web.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	audit := synthweb.Audit(web, 20*time.Millisecond)
+	for _, s := range append(audit.Overlaps, audit.ShortGaps...) {
+		t.Errorf("politeness: %s", s)
+	}
+	auth := map[string]string{}
+	for _, h := range web.Hosts() {
+		auth[h.Addr] = h.Authority
+	}
+	counts := map[string]int{}
+	for _, r := range web.Log() {
+		if !strings.HasPrefix(r.Path, "/robots") {
+			counts["http://"+auth[r.Addr]+r.Path]++
+		}
+	}
+	for u, n := range counts {
+		if n > 1 {
+			t.Errorf("%s fetched %d times", u, n)
+		}
 	}
 }

@@ -56,6 +56,8 @@ type crawlFlags struct {
 	allowCIDR      []string
 	summaryFile    string
 	natsURL        string
+	clusterURL     string
+	nodeName       string
 	pagesStream    string
 	pagesSubject   string
 	s3             s3Flags
@@ -147,6 +149,8 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.robotsLastGood, "robots-last-good", 0, "Google's rule for an unreachable robots.txt: use the last good copy up to this age, and crawl as if there were none once it has failed this long (e.g. 720h; 0: RFC 9309's complete disallow)")
 	fs.StringVar(&f.policyFile, "policy", "", "JSON file of per-host policies that make weft more polite: {\"host\": {\"delay\": \"5s\", \"disallow\": [\"/path\"], \"max_urls\": 1000}}")
 	f.s3.register(fs)
+	fs.StringVar(&f.clusterURL, "cluster", "", "run as one node of a crawl spread over several, which meet at this NATS JetStream URL (nats://host:4222): the node crawls the hosts of the partitions it owns (see README, Scale-out)")
+	fs.StringVar(&f.nodeName, "node", "", "this node's name in the cluster, unique (with --cluster)")
 	fs.StringVar(&f.natsURL, "events-nats", "", "also publish each capture's event to NATS JetStream at this URL (nats://host:4222): the page events an indexer reads (see README)")
 	fs.StringVar(&f.pagesStream, "events-stream", jetstream.DefaultPagesStream, "the JetStream stream of page events, created if missing")
 	fs.StringVar(&f.pagesSubject, "events-subject", jetstream.DefaultPagesSubject, "the subject prefix of page events: each goes to PREFIX.<partition of its host>")
@@ -467,7 +471,26 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 			return usagef("--http: %v", err)
 		}
 	}
+	if f.clusterURL != "" {
+		sum, err := runCluster(cmd.Context(), cfg, f.clusterURL, f.nodeName, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		return writeSummary(opts.summaryFile, sum, err)
+	}
 	_, err := runCrawl(cmd.Context(), cfg, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	return err
+}
+
+// writeSummary writes the summary as JSON to path, if one is given.
+func writeSummary(path string, sum crawl.Summary, err error) error {
+	if path == "" {
+		return err
+	}
+	b, jerr := json.MarshalIndent(sum, "", "  ")
+	if jerr == nil {
+		jerr = os.WriteFile(path, append(b, '\n'), 0o644)
+	}
+	if jerr != nil {
+		err = errors.Join(err, fmt.Errorf("--summary: %w", jerr))
+	}
 	return err
 }
 
@@ -533,15 +556,7 @@ func runCrawl(ctx context.Context, cfg crawl.Config, opts runOpts, stdout, stder
 	stop()
 	sum.Write(stdout)
 	fmt.Fprintf(stdout, "  data:       %s\n", cfg.DataDir)
-	if opts.summaryFile != "" {
-		b, jerr := json.MarshalIndent(sum, "", "  ")
-		if jerr == nil {
-			jerr = os.WriteFile(opts.summaryFile, append(b, '\n'), 0o644)
-		}
-		if jerr != nil {
-			err = errors.Join(err, fmt.Errorf("--summary: %w", jerr))
-		}
-	}
+	err = writeSummary(opts.summaryFile, sum, err)
 	// An interrupted crawl stopped as asked: fetches in flight finished or
 	// were cut after --grace, the WARC files are closed. That is success.
 	return sum, err

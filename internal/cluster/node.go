@@ -143,6 +143,9 @@ func (n *Node) Kill() {
 	n.stopConsumers()
 }
 
+// Crawler is the node's crawl, for the operator API.
+func (n *Node) Crawler() *crawl.Crawler { return n.crawl }
+
 // Owned returns the partitions the node holds now.
 func (n *Node) Owned() map[int]uint64 { return n.owners.Owned() }
 

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"weft/internal/api"
+	"weft/internal/cluster"
+	"weft/internal/crawl"
+)
+
+// clusterPartitions is P for a crawl spread over nodes: the crawl's
+// default, the same on every node.
+const clusterPartitions = 64
+
+// runCluster runs this process as node name of the crawl whose nodes meet
+// at natsURL, until ctx is done: then it hands its partitions over to the
+// others (their clocks with them), and its crawl stops.
+func runCluster(ctx context.Context, cfg crawl.Config, natsURL, name string, opts runOpts, stdout, stderr io.Writer) (crawl.Summary, error) {
+	if err := cfg.Validate(); err != nil {
+		return crawl.Summary{}, usageError{err}
+	}
+	if name == "" || strings.ContainsAny(name, ". *>") {
+		return crawl.Summary{}, usagef("--node %q: a name for this node, unique in the cluster, without dots, spaces or wildcards", name)
+	}
+	nc, err := nats.Connect(natsURL, nats.Name("weft node "+name), nats.MaxReconnects(-1))
+	if err != nil {
+		return crawl.Summary{}, usagef("--cluster %s: %v", natsURL, err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return crawl.Summary{}, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
+	node, err := cluster.Start(sctx, js, cluster.Config{Node: name, Partitions: clusterPartitions, Crawl: cfg, Logger: cfg.Logger})
+	cancel()
+	if err != nil {
+		return crawl.Summary{}, err
+	}
+	fmt.Fprintf(stderr, "weft: node %s of the cluster at %s\n", name, natsURL)
+	if opts.api != nil {
+		srv, err := api.New(*opts.api, node.Crawler())
+		if err == nil {
+			err = srv.Start()
+		}
+		if err != nil {
+			node.Kill()
+			node.Crawler().Discard()
+			return crawl.Summary{}, err
+		}
+		fmt.Fprintf(stderr, "weft: operator API on http://%s (metrics at /metrics)\n", srv.Addr())
+		defer func() {
+			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			srv.Close(c)
+		}()
+	}
+	// Stopping: the partitions are handed over first, while the crawl
+	// still runs (their leases in flight end, their clocks are left), and
+	// only then does the crawl stop.
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRun()
+	go func() {
+		<-ctx.Done()
+		node.Stop(context.Background())
+		stopRun()
+	}()
+	stop := startProgress(runCtx, node.Crawler(), opts.progress, stderr)
+	sum, err := node.Run(runCtx)
+	stop()
+	sum.Write(stdout)
+	fmt.Fprintf(stdout, "  data:       %s\n", cfg.DataDir)
+	return sum, err
+}
