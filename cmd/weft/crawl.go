@@ -472,6 +472,9 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 		}
 	}
 	if f.clusterURL != "" {
+		if cfg.MaxPages > 0 {
+			return usagef("--max-pages: a node of a cluster does not stop on its own (its partitions' URLs keep coming); stop it with Ctrl-C")
+		}
 		sum, err := runCluster(cmd.Context(), cfg, f.clusterURL, f.nodeName, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		return writeSummary(opts.summaryFile, sum, err)
 	}

@@ -65,6 +65,8 @@ type Node struct {
 	mu        sync.Mutex
 	done      map[int]map[string]bool // per owned partition: URLs fetched by any node
 	consumers map[int]context.CancelFunc
+	ended     bool // Run has returned: no partition is taken any more
+	stopped   bool // Stop or Kill was called
 	wg        sync.WaitGroup
 }
 
@@ -110,6 +112,7 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	cc.Forward = n.forward
 	cc.Skip = n.skip
 	cc.Fetched = n.fetched
+	cc.Claim = n.claim
 	if n.crawl, err = crawl.New(cc); err != nil {
 		return nil, err
 	}
@@ -125,20 +128,38 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	return n, nil
 }
 
-// Run crawls until ctx is done. Stop (or Kill) the node's ownership first.
+// Run crawls until ctx is done; Stop the node first to hand its
+// partitions over. A crawl that ends otherwise (an error) kills the
+// node's ownership, so that its leases run out and others take over.
 func (n *Node) Run(ctx context.Context) (crawl.Summary, error) {
 	sum, err := n.crawl.Run(ctx)
+	n.mu.Lock()
+	n.ended = true
+	stopped := n.stopped
+	n.mu.Unlock()
+	if !stopped {
+		n.Kill()
+	}
 	n.stopConsumers()
 	n.wg.Wait()
 	return sum, err
 }
 
-// Stop hands every partition over (gracefully: clocks left for the next
-// owners).
-func (n *Node) Stop(ctx context.Context) { n.owners.Stop(ctx) }
+// Stop hands every partition over (gracefully: requests in flight end,
+// clocks are left for the next owners), then the crawl may be stopped.
+func (n *Node) Stop(ctx context.Context) {
+	n.mu.Lock()
+	n.stopped = true
+	n.mu.Unlock()
+	n.owners.Stop(ctx)
+}
 
-// Kill stops owning at once, as a crash would: the leases run out.
+// Kill stops owning at once, as a crash would: no request starts any more
+// and the leases run out.
 func (n *Node) Kill() {
+	n.mu.Lock()
+	n.stopped = true
+	n.mu.Unlock()
 	n.owners.Kill()
 	n.stopConsumers()
 }
@@ -171,8 +192,22 @@ func doneSubject(p int) string  { return "weft.done." + strconv.Itoa(p) }
 func clockKey(p int) string     { return "p." + strconv.Itoa(p) }
 
 // forward publishes a page's URLs to their partitions' logs and waits for
-// every acknowledgement, before the page's batch commits.
+// every acknowledgement, before the page's batch commits; a log that does
+// not answer (a leader election) is tried again for up to two minutes
+// before the crawl gives up.
 func (n *Node) forward(urls []crawl.Offered) error {
+	var err error
+	for wait := 100 * time.Millisecond; wait < 2*time.Minute; wait *= 2 {
+		if err = n.publishLinks(urls); err == nil {
+			return nil
+		}
+		n.log.Warn("cluster: links not logged; trying again", "urls", len(urls), "err", err, "in", wait)
+		time.Sleep(wait)
+	}
+	return err
+}
+
+func (n *Node) publishLinks(urls []crawl.Offered) error {
 	var futures []jetstream.PubAckFuture
 	for _, o := range urls {
 		b, err := json.Marshal(o)
@@ -196,6 +231,17 @@ func (n *Node) forward(urls []crawl.Offered) error {
 		}
 	}
 	return nil
+}
+
+// claim lets a request to host start while the node's lease of its
+// partition is valid, and end by the time that validity runs out: a node
+// cut off from the cluster stops its requests before another can start.
+func (n *Node) claim(host string) (time.Time, bool) {
+	if n.owners == nil {
+		return time.Time{}, false
+	}
+	_, until, ok := n.owners.Valid(partition.Of(host, n.cfg.Partitions))
+	return until, ok
 }
 
 func (n *Node) skip(rawURL string) bool {
@@ -231,12 +277,27 @@ func (n *Node) acquire(p int, epoch uint64) {
 			n.crawl.InstallClocks(clocks)
 		}
 	}
-	done := map[string]bool{}
-	if err := n.replay(ctx, DoneStream, doneSubject(p), func(m jetstream.Msg) { done[string(m.Data())] = true }); err != nil {
-		n.log.Error("cluster: read what partition was fetched", "partition", p, "err", err)
+	var done map[string]bool
+	for attempt := 1; ; attempt++ {
+		done = map[string]bool{}
+		err := n.replay(ctx, DoneStream, doneSubject(p), func(m jetstream.Msg) { done[string(m.Data())] = true })
+		if err == nil {
+			break
+		}
+		if attempt == 5 || ctx.Err() != nil {
+			// Crawled without it, the partition's pages done elsewhere
+			// would be fetched again: better than not at all.
+			n.log.Error("cluster: what was fetched in the partition could not be read; pages may be fetched again", "partition", p, "err", err)
+			break
+		}
+		time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
 	}
 	fetchedBefore := len(done) // read before the map is shared
 	n.mu.Lock()
+	if n.ended {
+		n.mu.Unlock()
+		return
+	}
 	n.done[p] = done
 	cctx, stop := context.WithCancel(context.Background())
 	n.consumers[p] = stop
@@ -249,10 +310,7 @@ func (n *Node) acquire(p int, epoch uint64) {
 // release stops a partition: no new lease, none in flight, its clocks left
 // for the next owner, its log no longer read.
 func (n *Node) release(p int) {
-	n.crawl.HoldPartition(p, true)
-	for n.crawl.InFlight(p) > 0 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	clocks := n.crawl.ReleasePartition(p) // held, nothing in flight, completions applied
 	n.mu.Lock()
 	if stop := n.consumers[p]; stop != nil {
 		stop()
@@ -260,7 +318,7 @@ func (n *Node) release(p int) {
 	}
 	delete(n.done, p)
 	n.mu.Unlock()
-	if clocks := n.crawl.PartitionClocks(p); len(clocks) > 0 {
+	if len(clocks) > 0 {
 		if b, err := json.Marshal(clocks); err == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			_, _ = n.clocks.Put(ctx, clockKey(p), b)
@@ -293,30 +351,32 @@ func (n *Node) replay(ctx context.Context, stream, subject string, fn func(jetst
 }
 
 // consume offers a partition's URLs to the crawl, from the start of its
-// log and then as they come, until stopped.
+// log and then as they come, until stopped: one ordered consumer, read as
+// a stream of messages.
 func (n *Node) consume(ctx context.Context, p int) {
 	cons, err := n.js.OrderedConsumer(ctx, LinksStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{linksSubject(p)}})
 	if err != nil {
 		n.log.Error("cluster: read the partition's URLs", "partition", p, "err", err)
 		return
 	}
-	for ctx.Err() == nil {
-		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(200*time.Millisecond))
+	it, err := cons.Messages(jetstream.PullMaxMessages(500))
+	if err != nil {
+		n.log.Error("cluster: read the partition's URLs", "partition", p, "err", err)
+		return
+	}
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	for {
+		m, err := it.Next()
 		if err != nil {
-			if ctx.Err() == nil {
-				time.Sleep(50 * time.Millisecond)
-			}
+			return // stopped
+		}
+		var o crawl.Offered
+		if json.Unmarshal(m.Data(), &o) != nil || n.skip(o.URL) {
 			continue
 		}
-		var offers []crawl.Offered
-		for m := range batch.Messages() {
-			var o crawl.Offered
-			if json.Unmarshal(m.Data(), &o) == nil && !n.skip(o.URL) {
-				offers = append(offers, o)
-			}
-		}
-		for len(offers) > 0 && ctx.Err() == nil {
-			err := n.crawl.Offer(offers)
+		for ctx.Err() == nil {
+			err := n.crawl.Offer([]crawl.Offered{o})
 			if !errors.Is(err, crawl.ErrNotRunning) {
 				break
 			}

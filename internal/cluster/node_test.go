@@ -63,6 +63,11 @@ func startNode(t *testing.T, ns *server.Server, web *synthweb.Web, name string) 
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rn := &runningNode{name: name, node: n, nc: nc, cancel: cancel, done: make(chan crawl.Summary, 1)}
+	t.Cleanup(func() { // a test that failed half way leaves no node running
+		n.Kill()
+		cancel()
+		nc.Close()
+	})
 	go func() {
 		sum, err := n.Run(ctx)
 		if err != nil {
@@ -164,9 +169,17 @@ func TestClusterCrawl(t *testing.T) {
 	atShare, total := progress(web)
 	waitProgress(t, web, 1)
 
+	// Every partition owned by a live node, d among them (polled: a lease
+	// mid-renewal on a loaded machine is briefly not valid).
 	owned := map[string]int{}
-	for _, n := range []*runningNode{nodes[0], nodes[1], nodes[3]} {
-		owned[n.name] = len(n.node.Owned())
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		for _, n := range []*runningNode{nodes[0], nodes[1], nodes[3]} {
+			owned[n.name] = len(n.node.Owned())
+		}
+		if owned["a"]+owned["b"]+owned["d"] == testParts || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	sums := map[string]crawl.Summary{}
 	var mu sync.Mutex

@@ -132,6 +132,11 @@ type Config struct {
 	// of every page URL whose fetch is recorded, for the cluster's log.
 	Skip    func(url string) bool
 	Fetched func(url, host string)
+	// Claim, when set, is asked before each lease is handled: whether the
+	// node may make a request to the host now, and until when that
+	// request must end (its partition's lease; the request is cut then).
+	// A lease it refuses goes back unfetched.
+	Claim func(host string) (until time.Time, ok bool)
 	// KeepAlive keeps Run going when nothing is queued or in flight, for
 	// URLs still to come (Offer, AddSeeds); Run then ends with its context.
 	KeepAlive bool

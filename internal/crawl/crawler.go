@@ -95,9 +95,8 @@ type Crawler struct {
 	seeds         []canon.URL
 	resumed       bool
 	warcFix       []warc.RecoveredFile
-	uploads       *uploader      // finished WARC files on their way to Config.Objects; nil without
-	outboxSeq     atomic.Uint64  // names of page events in the outbox (sink.go)
-	inflight      []atomic.Int32 // leases out, by partition
+	uploads       *uploader     // finished WARC files on their way to Config.Objects; nil without
+	outboxSeq     atomic.Uint64 // names of page events in the outbox (sink.go)
 
 	pagesStarted atomic.Int64
 	capReached   atomic.Bool
@@ -216,7 +215,6 @@ func New(cfg Config) (c *Crawler, err error) {
 		return nil, err
 	}
 	c.state.forward = cfg.Forward
-	c.inflight = make([]atomic.Int32, c.cfg.Partitions)
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions}, c.state); err != nil {
 		return nil, err
 	}
@@ -514,15 +512,24 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 			c.front.Complete(l, frontier.Result{Retry: true})
 			continue
 		}
-		part := partition.Of(l.Host, c.cfg.Partitions)
-		c.inflight[part].Add(1)
+		hctx, cancel := ctx, context.CancelFunc(func() {})
+		if c.cfg.Claim != nil {
+			until, ok := c.cfg.Claim(l.Host)
+			if !ok {
+				// The node no longer owns the host: the URL goes back
+				// unfetched, for the day it does again.
+				c.front.Complete(l, frontier.Result{Retry: true})
+				continue
+			}
+			hctx, cancel = context.WithDeadline(ctx, until)
+		}
 		pb := c.state.newBatch()
 		if c.cfg.Skip != nil && l.RobotsFor == "" && c.cfg.Skip(l.URL) {
 			c.finish(l, leaseOutcome{outcome: "elsewhere"}, pb) // fetched by another node
 		} else {
-			c.finish(l, c.handle(ctx, l, pb), pb)
+			c.finish(l, c.handle(hctx, l, pb), pb)
 		}
-		c.inflight[part].Add(-1)
+		cancel()
 	}
 }
 
@@ -561,7 +568,7 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 		c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 	} else {
 		c.emit(pb.captures, outbox)
-		if c.cfg.Fetched != nil && !lo.res.Retry && l.RobotsFor == "" && lo.res.Fetched {
+		if c.cfg.Fetched != nil && !lo.res.Retry && l.RobotsFor == "" && lo.res.Fetched && !requeued(pb, l.URL) {
 			c.cfg.Fetched(l.URL, l.Host)
 		}
 	}
@@ -1084,8 +1091,9 @@ func (c *Crawler) admitURL(pb *pageBatch, u canon.URL, depth, hops int, p fronti
 // fetched for what it is, not for links it may hold, so the extension rule
 // does not apply to it.
 func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, as admission) (frontier.Item, string) {
+	resource, offered := as == asResource || as == asOfferedResource, as == asOffered || as == asOfferedResource
 	switch {
-	case as == asResource: // fetched for what it is (an image, a sitemap): no extension rule
+	case resource: // fetched for what it is (an image, a sitemap): no extension rule
 		if r := c.scope.CheckEmbed(u, depth); r != "" {
 			c.refuse(u.Authority, string(r))
 			return frontier.Item{}, string(r)
@@ -1121,9 +1129,9 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 		c.stats.reject(RejectPolicy)
 		return frontier.Item{}, RejectPolicy
 	}
-	if c.cfg.Owns != nil && as != asOffered && !c.cfg.Owns(u.Authority) {
+	if c.cfg.Owns != nil && !offered && !c.cfg.Owns(u.Authority) {
 		// Another node's host: its owner judges whether the URL is new.
-		pb.forward = append(pb.forward, Offered{URL: u.String, Depth: depth, Hops: hops, Priority: p, Via: via})
+		pb.forward = append(pb.forward, Offered{URL: u.String, Depth: depth, Hops: hops, Priority: p, Via: via, Resource: resource})
 		c.stats.forwarded.Add(1)
 		return frontier.Item{}, RejectForwarded
 	}
@@ -1167,13 +1175,25 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 	return it, ""
 }
 
+// requeued reports whether the batch queues url again (a redirect to a
+// variant of itself): it is not done.
+func requeued(pb *pageBatch, url string) bool {
+	for _, it := range pb.items {
+		if it.URL == url {
+			return true
+		}
+	}
+	return false
+}
+
 // admission is how a URL came to be judged.
 type admission uint8
 
 const (
-	asLink     admission = iota // a link, a redirect, a seed
-	asResource                  // fetched for what it is (an image, a sitemap): no extension rule
-	asOffered                   // handed over by the cluster (Offer): this crawl owns its host
+	asLink            admission = iota // a link, a redirect, a seed
+	asResource                         // fetched for what it is (an image, a sitemap): no extension rule
+	asOffered                          // handed over by the cluster (Offer): this crawl owns its host
+	asOfferedResource                  // both
 )
 
 var (

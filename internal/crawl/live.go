@@ -157,6 +157,9 @@ type Offered struct {
 	Hops     int               `json:"hops,omitempty"`
 	Priority frontier.Priority `json:"priority"`
 	Via      string            `json:"via,omitempty"`
+	// Resource: fetched for what it is (an image, a sitemap), so the
+	// extension rule does not apply.
+	Resource bool `json:"resource,omitempty"`
 }
 
 // Offer judges URLs found (by any node) for hosts this crawl owns: each
@@ -175,7 +178,17 @@ func (c *Crawler) Offer(urls []Offered) error {
 			c.stats.reject(RejectInvalid)
 			continue
 		}
-		if it, why := c.judge(pb, u, o.Depth, o.Hops, o.Priority, o.Via, asOffered); why == "" {
+		if o.Depth == 0 {
+			// A seed, or where a seed redirects: it makes its own scope,
+			// on the node that owns it as on the one that found it.
+			c.scope.AddSeed(u)
+			pb.widenScope(u.String)
+		}
+		as := asOffered
+		if o.Resource {
+			as = asOfferedResource
+		}
+		if it, why := c.judge(pb, u, o.Depth, o.Hops, o.Priority, o.Via, as); why == "" {
 			pb.items = append(pb.items, it)
 		}
 	}
@@ -191,13 +204,13 @@ func (c *Crawler) Offer(urls []Offered) error {
 // own.
 func (c *Crawler) HoldPartition(p int, on bool) { c.front.HoldPartition(p, on) }
 
-// InFlight is the number of leases out on partition p's hosts: a node
-// handing p over waits for none before it lets another node start.
-func (c *Crawler) InFlight(p int) int { return int(c.inflight[p].Load()) }
-
-// PartitionClocks returns the clocks of partition p's hosts that still
-// hold a wait, for the next owner's InstallClocks.
-func (c *Crawler) PartitionClocks(p int) map[string]frontier.Clock { return c.front.PartitionClocks(p) }
+// ReleasePartition holds partition p's hosts and returns, once no lease on
+// them is out, the clocks they must keep, for the next owner's
+// InstallClocks (frontier.ReleasePartition). It returns nil once Run has
+// ended.
+func (c *Crawler) ReleasePartition(p int) map[string]frontier.Clock {
+	return c.front.ReleasePartition(p)
+}
 
 // InstallClocks makes hosts wait at least as the given clocks say (a
 // partition taken over).

@@ -378,6 +378,7 @@ type Frontier struct {
 	holdParts  map[int]bool    // HoldPartition's orders since the last takeInbox
 	clocksIn   map[string]Clock
 	clocksReq  chan clocksReq
+	releaseReq chan clocksReq
 	kick       chan struct{}
 	statsReq   chan chan Stats
 	holdsReq   chan holdsReq
@@ -395,6 +396,7 @@ type Frontier struct {
 	held         map[string]bool  // hosts an operator holds (Hold), by name
 	partHeld     map[int]bool     // partitions held (HoldPartition)
 	installed    map[string]Clock // InstallClocks' clocks of hosts not in memory yet
+	releasing    []clocksReq      // ReleasePartition calls waiting for their partition's leases
 	groups       map[string]*group
 	ready        readyHeap
 	active       int
@@ -462,24 +464,25 @@ func New(cfg Config) (*Frontier, error) {
 	}
 	cfg.setDefaults()
 	f := &Frontier{
-		cfg:       cfg,
-		store:     cfg.Store,
-		kick:      make(chan struct{}, 1),
-		statsReq:  make(chan chan Stats),
-		holdsReq:  make(chan holdsReq),
-		hostReq:   make(chan hostReq),
-		hostsReq:  make(chan hostsReq),
-		held:      make(map[string]bool),
-		partHeld:  make(map[int]bool),
-		installed: make(map[string]Clock),
-		clocksReq: make(chan clocksReq),
-		leases:    make(chan Lease),
-		done:      make(chan struct{}),
-		rng:       rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		hosts:     make(map[string]*host),
-		groups:    make(map[string]*group),
-		inflight:  make(map[uint64]*flight),
-		pruneAt:   max(cfg.HostCache, 2*cfg.MaxActiveHosts),
+		cfg:        cfg,
+		store:      cfg.Store,
+		kick:       make(chan struct{}, 1),
+		statsReq:   make(chan chan Stats),
+		holdsReq:   make(chan holdsReq),
+		hostReq:    make(chan hostReq),
+		hostsReq:   make(chan hostsReq),
+		held:       make(map[string]bool),
+		partHeld:   make(map[int]bool),
+		installed:  make(map[string]Clock),
+		clocksReq:  make(chan clocksReq),
+		releaseReq: make(chan clocksReq),
+		leases:     make(chan Lease),
+		done:       make(chan struct{}),
+		rng:        rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		hosts:      make(map[string]*host),
+		groups:     make(map[string]*group),
+		inflight:   make(map[uint64]*flight),
+		pruneAt:    max(cfg.HostCache, 2*cfg.MaxActiveHosts),
 	}
 	f.tailSeq = uint64(time.Now().UnixNano())
 	f.firstTailSeq = f.tailSeq + 1
@@ -677,6 +680,49 @@ func (f *Frontier) partitionClocks(p int, now time.Time) map[string]Clock {
 	return out
 }
 
+// ReleasePartition holds partition p's hosts (HoldPartition) and returns,
+// once no lease on any of them is out (a worker's or an external
+// fetcher's, completed or expired), their clocks that still hold a wait,
+// the completions applied: a node handing p over leaves those for the next
+// owner, which can start as soon as this returns. It returns nil if Run
+// has ended.
+func (f *Frontier) ReleasePartition(p int) map[string]Clock {
+	f.HoldPartition(p, true)
+	ch := make(chan map[string]Clock, 1)
+	select {
+	case f.releaseReq <- clocksReq{p: p, ch: ch}:
+	case <-f.done:
+		return nil
+	}
+	select {
+	case c := <-ch:
+		return c
+	case <-f.done:
+		return nil
+	}
+}
+
+// answerReleases answers the ReleasePartition calls whose partition has
+// no lease out any more.
+func (f *Frontier) answerReleases(now time.Time) {
+	if len(f.releasing) == 0 {
+		return
+	}
+	busy := map[int]bool{}
+	for _, fl := range f.inflight {
+		busy[partition.Of(fl.h.name, f.cfg.Partitions)] = true
+	}
+	kept := f.releasing[:0]
+	for _, r := range f.releasing {
+		if busy[r.p] {
+			kept = append(kept, r)
+			continue
+		}
+		r.ch <- f.partitionClocks(r.p, now)
+	}
+	f.releasing = kept
+}
+
 // InstallClocks makes each host wait at least as its given clock says:
 // the later NextAt, the longer Crawl-delay and backoff. A host not in
 // memory yet gets it when it comes. A node taking a partition over
@@ -825,6 +871,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 		}
 		now := time.Now()
 		f.expire(now)
+		f.answerReleases(now)
 		var (
 			out   chan Lease
 			offer Lease
@@ -880,6 +927,9 @@ func (f *Frontier) Run(ctx context.Context) error {
 			r.ch <- f.hostList(r.limit, now)
 		case r := <-f.clocksReq:
 			r.ch <- f.partitionClocks(r.p, now)
+		case r := <-f.releaseReq:
+			f.takeInbox() // the hold ReleasePartition ordered first
+			f.releasing = append(f.releasing, r)
 		case <-ctx.Done():
 			return ctx.Err()
 		}

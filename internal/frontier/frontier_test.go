@@ -690,3 +690,54 @@ func TestClockHandoff(t *testing.T) {
 		}
 	})
 }
+
+// TestReleasePartition: releasing a partition with a lease out on one of
+// its hosts returns only once that lease is completed, with the clock its
+// completion set; meanwhile nothing of the partition is leased.
+func TestReleasePartition(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const parts = 2
+		var hosts []string // two of partition 0
+		for i := 0; len(hosts) < 2; i++ {
+			if h := fmt.Sprintf("h%d.test", i); partition.Of(h, parts) == 0 {
+				hosts = append(hosts, h)
+			}
+		}
+		f := newFrontier(t, Config{Delay: time.Second, Partitions: parts, KeepAlive: true})
+		f.Add(items(hosts[0], 2, Normal)...)
+		f.Add(items(hosts[1], 1, Normal)...)
+		ctx := t.Context()
+		go f.Run(ctx)
+		l, err := f.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan map[string]Clock, 1)
+		go func() { got <- f.ReleasePartition(0) }()
+		synctest.Wait()
+		select {
+		case c := <-got:
+			t.Fatalf("released with a lease out: %v", c)
+		default:
+		}
+		next := make(chan Lease, 1)
+		go func() {
+			if l, err := f.Next(ctx); err == nil {
+				next <- l
+			}
+		}()
+		time.Sleep(time.Minute)
+		f.Complete(l, Result{Fetched: true, Signal: Throttled, RetryAfter: time.Hour})
+		clocks := <-got
+		if c, ok := clocks[l.Host]; !ok || c.NextAt.Before(time.Now().Add(59*time.Minute)) {
+			t.Errorf("clocks %v: want %s's, an hour ahead", clocks, l.Host)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		select {
+		case l := <-next:
+			t.Fatalf("leased %s of a released partition", l.URL)
+		default:
+		}
+	})
+}

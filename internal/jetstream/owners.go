@@ -93,6 +93,7 @@ type Owners struct {
 	mu       sync.Mutex
 	held     map[int]*lease
 	handoffs int
+	stopping bool // Stop has begun: take nothing more, hand nothing over
 
 	events   chan ownerEvent // to the callback goroutine
 	stop     chan struct{}
@@ -209,15 +210,25 @@ func (o *Owners) Handoffs() int {
 // Later calls, and calls after Kill, do nothing.
 func (o *Owners) Stop(ctx context.Context) {
 	first := false
-	o.stopOnce.Do(func() { first = true; o.halt() })
+	o.stopOnce.Do(func() { first = true })
 	if !first {
 		return
 	}
+	// Every lease stops being valid at once, and stays renewed while the
+	// partitions are released one by one; only then do the loops end and
+	// the leases go back.
 	o.mu.Lock()
+	o.stopping = true
 	parts := slices.Sorted(maps.Keys(o.held))
+	for _, l := range o.held {
+		l.releasing = true
+	}
 	o.mu.Unlock()
 	for _, p := range parts {
 		o.cfg.OnRelease(p)
+	}
+	o.halt()
+	for _, p := range parts {
 		o.giveBack(ctx, p)
 	}
 	_ = o.kv.Delete(ctx, nodeKey(o.cfg.Node))
@@ -288,12 +299,22 @@ func (o *Owners) round() {
 		return err
 	})
 
+	o.mu.Lock()
+	stopping := o.stopping
+	o.mu.Unlock()
+	if stopping {
+		return
+	}
 	nodes, taken, err := o.listing()
 	if err != nil {
 		return // cannot see the cluster: keep what is held, fenced by time
 	}
 	share := shareOf(o.cfg.Node, nodes, o.cfg.Partitions)
 	o.mu.Lock()
+	if o.stopping {
+		o.mu.Unlock()
+		return
+	}
 	var mine []int
 	for p, l := range o.held {
 		if !l.releasing {
@@ -425,7 +446,10 @@ func (o *Owners) acquire(n int, taken map[int]bool) {
 	start := int(h.Sum32() % uint32(o.cfg.Partitions))
 	for i := 0; i < o.cfg.Partitions && n > 0; i++ {
 		p := (start + i) % o.cfg.Partitions
-		if taken[p] {
+		o.mu.Lock()
+		stopping := o.stopping
+		o.mu.Unlock()
+		if taken[p] || stopping {
 			continue
 		}
 		sent := time.Now()
@@ -438,6 +462,11 @@ func (o *Owners) acquire(n int, taken map[int]bool) {
 			continue // another node was quicker, or the bucket cannot be reached
 		}
 		o.mu.Lock()
+		if o.stopping { // Stop began meanwhile: give it straight back
+			o.mu.Unlock()
+			_ = o.call(func(ctx context.Context) error { return o.kv.Delete(ctx, partKey(p), jetstream.LastRevision(rev)) })
+			continue
+		}
 		o.held[p] = &lease{epoch: rev, rev: rev, validUntil: sent.Add(o.fence)}
 		o.handoffs++
 		o.emit(ownerEvent{p: p, epoch: rev, acquire: true})
