@@ -45,12 +45,18 @@ func buildWeft(t *testing.T) string {
 // one per worker and a fixed few; descriptors: one per connection, the
 // store's files and the WARC file.
 const (
-	hostileRSSBound        = 384 << 20 // peak resident set (getrusage), bytes; see hostileMemLimit
-	hostileMemLimit        = "256MiB"  // GOMEMLIMIT of the weft process
-	hostileGoroutineBound  = 600       // go_goroutines, sampled
-	hostileFDBound         = 400       // process_open_fds, sampled
-	hostileFDsAtEnd        = 64        // the store's files, the WARC file, the API listener
-	hostilePatternCap      = 40        // --max-urls-per-pattern
+	// hostileRSSBound is the peak resident set (getrusage) allowed: the Go
+	// heap's soft limit (hostileMemLimit), the store's block cache and
+	// memtables (64 MiB + 4 x 32 MiB, outside that limit), and room for the
+	// runtime, stacks and mapped files. Measured: 190-240 MiB on an idle
+	// machine, 558-601 MiB in CI runs sharing two cores with the rest of the
+	// suite (the store's flushes and the collector fall behind).
+	hostileRSSBound        = 768 << 20
+	hostileMemLimit        = "256MiB" // GOMEMLIMIT of the weft process
+	hostileGoroutineBound  = 600      // go_goroutines, sampled
+	hostileFDBound         = 400      // process_open_fds, sampled
+	hostileFDsAtEnd        = 64       // the store's files, the WARC file, the API listener
+	hostilePatternCap      = 40       // --max-urls-per-pattern
 	hostileCrawlTimeBudget = 90 * time.Second
 )
 

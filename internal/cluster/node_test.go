@@ -18,7 +18,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func startNATS(t *testing.T) *server.Server {
+func startNATS(t *testing.T) *server.Server { return startNATSB(t) }
+
+func startNATSB(t testing.TB) *server.Server {
 	t.Helper()
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
 	if err != nil {
@@ -47,13 +49,18 @@ const (
 )
 
 func startNode(t *testing.T, ns *server.Server, web *synthweb.Web, name string) *runningNode {
+	return startNodeTB(t, ns, web, name, 4)
+}
+
+// startNodeTB starts a node of workers workers and a 40 ms delay on web.
+func startNodeTB(t testing.TB, ns *server.Server, web *synthweb.Web, name string, workers int) *runningNode {
 	t.Helper()
 	nc, err := nats.Connect(ns.ClientURL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	js, _ := jetstream.New(nc)
-	cc := crawl.Config{Seeds: web.Seeds(), DataDir: t.TempDir(), Workers: 4, Delay: testDelay, Grace: time.Millisecond,
+	cc := crawl.Config{Seeds: web.Seeds(), DataDir: t.TempDir(), Workers: workers, Delay: testDelay, Grace: time.Millisecond,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
 	cc.Fetch.Resolve = web.Resolve()
 	cc.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
