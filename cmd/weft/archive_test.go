@@ -192,15 +192,7 @@ func TestCrawlToObjectStore(t *testing.T) {
 // --events-nats publishes one page event per capture to JetStream, on
 // the stream and subjects the flags name.
 func TestCrawlPublishesPageEvents(t *testing.T) {
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS did not start")
-	}
-	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	ns := startTestNATS(t)
 	web, err := synthweb.Start(synthweb.Config{Seed: 24, Hosts: 2, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
 	if err != nil {
@@ -242,15 +234,7 @@ func TestCrawlPublishesPageEvents(t *testing.T) {
 // server: every page is fetched once, politely, and each node, stopped,
 // hands its partitions over and prints its summary.
 func TestClusterNodes(t *testing.T) {
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS did not start")
-	}
-	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	ns := startTestNATS(t)
 	web, err := synthweb.Start(synthweb.Config{Seed: 29, Hosts: 6, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound, synthweb.RobotsRules}})
 	if err != nil {
@@ -336,4 +320,19 @@ func TestClusterNodes(t *testing.T) {
 			t.Errorf("%s fetched %d times", u, n)
 		}
 	}
+}
+
+// startTestNATS runs a JetStream server on a free loopback port.
+func startTestNATS(t *testing.T) *natsserver.Server {
+	t.Helper()
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS did not start")
+	}
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	return ns
 }

@@ -68,6 +68,9 @@ type Node struct {
 	ended     bool // Run has returned: no partition is taken any more
 	stopped   bool // Stop or Kill was called
 	wg        sync.WaitGroup
+
+	life    context.Context // ends with Kill or Run: retries stop waiting
+	endLife context.CancelFunc
 }
 
 // Start makes the streams if needed, opens the crawl and joins the
@@ -80,6 +83,7 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	n := &Node{cfg: cfg, js: js, log: cfg.Logger, done: map[int]map[string]bool{}, consumers: map[int]context.CancelFunc{}}
+	n.life, n.endLife = context.WithCancel(context.Background())
 	for name, subj := range map[string]string{LinksStream: "weft.links.>", DoneStream: "weft.done.>"} {
 		if _, err := js.Stream(ctx, name); errors.Is(err, jetstream.ErrStreamNotFound) {
 			_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subj}, Storage: jetstream.FileStorage,
@@ -140,6 +144,7 @@ func (n *Node) Run(ctx context.Context) (crawl.Summary, error) {
 	if !stopped {
 		n.Kill()
 	}
+	n.endLife()
 	n.stopConsumers()
 	n.wg.Wait()
 	return sum, err
@@ -161,6 +166,7 @@ func (n *Node) Kill() {
 	n.stopped = true
 	n.mu.Unlock()
 	n.owners.Kill()
+	n.endLife()
 	n.stopConsumers()
 }
 
@@ -202,7 +208,11 @@ func (n *Node) forward(urls []crawl.Offered) error {
 			return nil
 		}
 		n.log.Warn("cluster: links not logged; trying again", "urls", len(urls), "err", err, "in", wait)
-		time.Sleep(wait)
+		select {
+		case <-time.After(wait):
+		case <-n.life.Done():
+			return err
+		}
 	}
 	return err
 }
@@ -290,7 +300,10 @@ func (n *Node) acquire(p int, epoch uint64) {
 			n.log.Error("cluster: what was fetched in the partition could not be read; pages may be fetched again", "partition", p, "err", err)
 			break
 		}
-		time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+		select {
+		case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+		case <-ctx.Done():
+		}
 	}
 	fetchedBefore := len(done) // read before the map is shared
 	n.mu.Lock()
@@ -380,7 +393,11 @@ func (n *Node) consume(ctx context.Context, p int) {
 			if !errors.Is(err, crawl.ErrNotRunning) {
 				break
 			}
-			time.Sleep(10 * time.Millisecond)
+			select { // the crawl's Run has not started yet
+			case <-time.After(10 * time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
 		}
 	}
 }
