@@ -46,7 +46,9 @@ func runCluster(ctx context.Context, cfg crawl.Config, natsURL, name string, opt
 	}
 	fmt.Fprintf(stderr, "weft: node %s of the cluster at %s\n", name, natsURL)
 	if opts.api != nil {
-		srv, err := api.New(*opts.api, node.Crawler())
+		acfg := *opts.api
+		acfg.Cluster = node
+		srv, err := api.New(acfg, node.Crawler())
 		if err == nil {
 			err = srv.Start()
 		}

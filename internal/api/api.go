@@ -70,7 +70,17 @@ type Config struct {
 	// zero means 2 a second, bursts of 10.
 	SeedRate  float64
 	SeedBurst int
-	Logger    *slog.Logger
+	// Cluster, for a node of a crawl spread over several, says which
+	// partitions the node holds: /v1/stats and /metrics show them.
+	Cluster ClusterNode
+	Logger  *slog.Logger
+}
+
+// ClusterNode is what the API shows of a node of a cluster.
+type ClusterNode interface {
+	Name() string
+	Owned() map[int]uint64 // partition -> epoch of its lease
+	Handoffs() int         // partitions taken or given up so far
 }
 
 // Server is the operator API of one crawl.
@@ -146,7 +156,7 @@ func New(cfg Config, c Crawl) (*Server, error) {
 		return nil, fmt.Errorf("api: listen address %q is not loopback: a token is required (--http-token, --http-token-file or WEFT_HTTP_TOKEN)", cfg.Addr)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &collector{c: c})
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &collector{c: c, cluster: cfg.Cluster})
 	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)})
 	for _, rt := range routes {
 		s.mux.Handle(rt.method+" "+rt.path, s.endpoint(rt))

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,7 +36,28 @@ type Stats struct {
 	WARCFiles      []string         `json:"warc_files"`
 	WARCBytes      int64            `json:"warc_bytes"`
 	Uploads        *UploadStats     `json:"uploads,omitempty"` // with an object store only
+	Cluster        *ClusterStats    `json:"cluster,omitempty"` // on a node of a cluster only
 	Frontier       FrontierStats    `json:"frontier"`
+}
+
+// ClusterStats is a node's share of a cluster's partitions.
+type ClusterStats struct {
+	Node       string `json:"node"`
+	Partitions []int  `json:"partitions"` // held now, in order
+	Handoffs   int    `json:"handoffs"`   // partitions taken or given up since the node started
+}
+
+func clusterStatsOf(n ClusterNode) *ClusterStats {
+	if n == nil {
+		return nil
+	}
+	owned := n.Owned()
+	parts := make([]int, 0, len(owned))
+	for p := range owned {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts)
+	return &ClusterStats{Node: n.Name(), Partitions: parts, Handoffs: n.Handoffs()}
 }
 
 // UploadStats is what the crawl moved to the object store (--s3-*).
@@ -90,13 +112,18 @@ func statsOf(l crawl.Live) Stats {
 }
 
 func (s *Server) stats(w http.ResponseWriter, _ *http.Request) error {
-	return writeJSON(w, http.StatusOK, statsOf(s.crawl.Live()))
+	st := statsOf(s.crawl.Live())
+	st.Cluster = clusterStatsOf(s.cfg.Cluster)
+	return writeJSON(w, http.StatusOK, st)
 }
 
 // collector turns a snapshot of the crawl into metrics at each scrape, so
 // that /metrics and /v1/stats count the same things the same way, and the
 // crawl's hot path pays nothing for them.
-type collector struct{ c Crawl }
+type collector struct {
+	c       Crawl
+	cluster ClusterNode
+}
 
 var (
 	descPages      = prometheus.NewDesc("weft_pages_total", "Page requests that got a response.", nil, nil)
@@ -129,11 +156,13 @@ var (
 	descDNSHits    = prometheus.NewDesc("weft_dns_cache_hits_total", "Host lookups the DNS cache answered.", nil, nil)
 	descDNSMisses  = prometheus.NewDesc("weft_dns_cache_misses_total", "Host lookups sent to the resolver.", nil, nil)
 	descBloomFill  = prometheus.NewDesc("weft_seen_bloom_fill_ratio", "Fraction of the seen set's Bloom filter bits set.", nil, nil)
+	descOwned      = prometheus.NewDesc("weft_cluster_partitions", "Partitions this node of a cluster holds now.", nil, nil)
+	descHandoffs   = prometheus.NewDesc("weft_cluster_handoffs_total", "Partitions this node has taken or given up.", nil, nil)
 	descUpFiles    = prometheus.NewDesc("weft_warc_uploaded_files_total", "WARC files uploaded to the object store and removed from disk.", nil, nil)
 	descUpBytes    = prometheus.NewDesc("weft_warc_uploaded_bytes_total", "Bytes of the WARC files uploaded.", nil, nil)
 	descUpFailures = prometheus.NewDesc("weft_warc_upload_failures_total", "Runs of upload attempts that failed; the file stays on disk, to be tried again.", nil, nil)
 	descHighAge    = prometheus.NewDesc("weft_seconds_since_high_priority_fetch", "Time since the last fetch of a high-priority URL (a seed, a page a sitemap says changed); absent before the first.", nil, nil)
-	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descDNSHits, descDNSMisses, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures}
+	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descDNSHits, descDNSMisses, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures, descOwned, descHandoffs}
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -175,6 +204,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descUnavail, st.Unavailable)
 	counter(descFalsePos, st.SeenFalsePos)
 	gauge(descWARCBytes, st.WARCBytes)
+	if cs := clusterStatsOf(c.cluster); cs != nil {
+		gauge(descOwned, int64(len(cs.Partitions)))
+		counter(descHandoffs, int64(cs.Handoffs))
+	}
 	if u := st.Uploads; u != nil {
 		counter(descUpFiles, u.Files)
 		counter(descUpBytes, u.Bytes)

@@ -173,6 +173,12 @@ func (n *Node) Kill() {
 // Crawler is the node's crawl, for the operator API.
 func (n *Node) Crawler() *crawl.Crawler { return n.crawl }
 
+// Name is the node's name in the cluster.
+func (n *Node) Name() string { return n.cfg.Node }
+
+// Handoffs counts the partitions the node has taken or given up.
+func (n *Node) Handoffs() int { return n.owners.Handoffs() }
+
 // Owned returns the partitions the node holds now.
 func (n *Node) Owned() map[int]uint64 { return n.owners.Owned() }
 
