@@ -120,6 +120,12 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	if n.crawl, err = crawl.New(cc); err != nil {
 		return nil, err
 	}
+	if got := n.crawl.Partitions(); got != cfg.Partitions {
+		// A data directory made for another partition count: its hosts'
+		// state sits in other partitions than the cluster's.
+		n.crawl.Discard()
+		return nil, fmt.Errorf("cluster: the crawl in %s has %d partitions, the cluster %d: give the node a data directory of its own", cc.DataDir, got, cfg.Partitions)
+	}
 	for p := range cfg.Partitions {
 		n.crawl.HoldPartition(p, true)
 	}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -231,5 +232,28 @@ func TestClusterCrawl(t *testing.T) {
 	audit := synthweb.Audit(web, testDelay)
 	for _, s := range append(audit.Overlaps, audit.ShortGaps...) {
 		t.Errorf("politeness: %s", s)
+	}
+}
+
+// TestStartRefusesOtherPartitionCount: a data directory made by a crawl of
+// another partition count cannot be a node's.
+func TestStartRefusesOtherPartitionCount(t *testing.T) {
+	ns := startNATS(t)
+	dir := t.TempDir()
+	c, err := crawl.New(crawl.Config{Seeds: []string{"http://a.test/"}, DataDir: dir, UserAgent: "weft/test", Partitions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Discard()
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	_, err = Start(t.Context(), js, Config{Node: "a", Partitions: testParts, TTL: testTTL,
+		Crawl: crawl.Config{Seeds: []string{"http://a.test/"}, DataDir: dir, UserAgent: "weft/test"}})
+	if err == nil || !strings.Contains(err.Error(), "4 partitions") {
+		t.Fatalf("Start on a crawl of 4 partitions as a node of %d: %v", testParts, err)
 	}
 }

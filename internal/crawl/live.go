@@ -204,6 +204,10 @@ func (c *Crawler) Offer(urls []Offered) error {
 // own.
 func (c *Crawler) HoldPartition(p int, on bool) { c.front.HoldPartition(p, on) }
 
+// Partitions is the crawl's partition count: the one its state was
+// created with, whatever Config said.
+func (c *Crawler) Partitions() int { return c.cfg.Partitions }
+
 // ReleasePartition holds partition p's hosts and returns, once no lease on
 // them is out, the clocks they must keep, for the next owner's
 // InstallClocks (frontier.ReleasePartition). It returns nil once Run has
