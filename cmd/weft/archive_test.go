@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"weft/internal/natstest"
 	"weft/internal/synthweb"
 )
 
@@ -323,16 +324,4 @@ func TestClusterNodes(t *testing.T) {
 }
 
 // startTestNATS runs a JetStream server on a free loopback port.
-func startTestNATS(t *testing.T) *natsserver.Server {
-	t.Helper()
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS did not start")
-	}
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	return ns
-}
+func startTestNATS(t *testing.T) *natsserver.Server { return natstest.Start(t) }

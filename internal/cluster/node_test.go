@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"weft/internal/crawl"
+	"weft/internal/natstest"
 	"weft/internal/synthweb"
 )
 
@@ -21,19 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func startNATS(t *testing.T) *server.Server { return startNATSB(t) }
 
-func startNATSB(t testing.TB) *server.Server {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS did not start")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return s
-}
+func startNATSB(t testing.TB) *server.Server { return natstest.Start(t) }
 
 type runningNode struct {
 	name   string

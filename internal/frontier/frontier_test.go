@@ -91,6 +91,30 @@ func items(host string, n int, p Priority) []Item {
 	return out
 }
 
+// nextLease asks for the next lease in the background.
+func nextLease(ctx context.Context, f *Frontier) <-chan Lease {
+	got := make(chan Lease, 1)
+	go func() {
+		if l, err := f.Next(ctx); err == nil {
+			got <- l
+		}
+	}()
+	return got
+}
+
+// noLeaseWithin lets d pass in the bubble and fails if got delivered a
+// lease meanwhile (format names its URL).
+func noLeaseWithin(t *testing.T, got <-chan Lease, d time.Duration, format string) {
+	t.Helper()
+	time.Sleep(d)
+	synctest.Wait()
+	select {
+	case l := <-got:
+		t.Fatalf(format, l.URL)
+	default:
+	}
+}
+
 func newFrontier(t *testing.T, cfg Config) *Frontier {
 	t.Helper()
 	f, err := New(cfg)
@@ -515,19 +539,8 @@ func TestHoldKeepsHostUntilReleased(t *testing.T) {
 			}
 			f.Complete(l, Result{Fetched: true})
 		}
-		got := make(chan Lease, 1)
-		go func() {
-			if l, err := f.Next(ctx); err == nil {
-				got <- l
-			}
-		}()
-		time.Sleep(time.Hour)
-		synctest.Wait()
-		select {
-		case l := <-got:
-			t.Fatalf("a held host leased %s", l.URL)
-		default:
-		}
+		got := nextLease(ctx, f)
+		noLeaseWithin(t, got, time.Hour, "a held host leased %s")
 		if h := f.Host("a.test"); !h.Known || !h.Held || h.Queued != 2 || h.Busy || h.Name != "a.test" {
 			t.Errorf("a.test while held: %+v", h)
 		}
@@ -596,19 +609,8 @@ func TestHoldPartition(t *testing.T) {
 			}
 			f.Complete(l, Result{Fetched: true})
 		}
-		got := make(chan Lease, 1)
-		go func() {
-			if l, err := f.Next(ctx); err == nil {
-				got <- l
-			}
-		}()
-		time.Sleep(time.Hour)
-		synctest.Wait()
-		select {
-		case l := <-got:
-			t.Fatalf("a host of a held partition leased %s", l.URL)
-		default:
-		}
+		got := nextLease(ctx, f)
+		noLeaseWithin(t, got, time.Hour, "a host of a held partition leased %s")
 		if h := f.Host(p0[0]); !h.Held || h.Queued != 1 {
 			t.Errorf("%s while its partition is held: %+v", p0[0], h)
 		}
@@ -720,24 +722,13 @@ func TestReleasePartition(t *testing.T) {
 			t.Fatalf("released with a lease out: %v", c)
 		default:
 		}
-		next := make(chan Lease, 1)
-		go func() {
-			if l, err := f.Next(ctx); err == nil {
-				next <- l
-			}
-		}()
+		next := nextLease(ctx, f)
 		time.Sleep(time.Minute)
 		f.Complete(l, Result{Fetched: true, Signal: Throttled, RetryAfter: time.Hour})
 		clocks := <-got
 		if c, ok := clocks[l.Host]; !ok || c.NextAt.Before(time.Now().Add(59*time.Minute)) {
 			t.Errorf("clocks %v: want %s's, an hour ahead", clocks, l.Host)
 		}
-		time.Sleep(time.Minute)
-		synctest.Wait()
-		select {
-		case l := <-next:
-			t.Fatalf("leased %s of a released partition", l.URL)
-		default:
-		}
+		noLeaseWithin(t, next, time.Minute, "leased %s of a released partition")
 	})
 }

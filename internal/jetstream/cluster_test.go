@@ -1,96 +1,15 @@
 package jetstream
 
 import (
-	"context"
 	"fmt"
-	"net"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"weft/internal/natstest"
 )
-
-// natsCluster is three JetStream servers routed together on loopback.
-type natsCluster struct {
-	servers []*server.Server
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// startNATSCluster starts three routed JetStream servers and waits until
-// the cluster answers JetStream requests (a meta leader is elected).
-func startNATSCluster(t *testing.T) *natsCluster {
-	t.Helper()
-	ports := []int{freePort(t), freePort(t), freePort(t)}
-	var routes []string
-	for _, p := range ports {
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
-	}
-	c := &natsCluster{}
-	for i, p := range ports {
-		s, err := server.NewServer(&server.Options{
-			ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: -1,
-			JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-			Cluster: server.ClusterOpts{Name: "weft", Host: "127.0.0.1", Port: p},
-			Routes:  server.RoutesFromStr(strings.Join(routes, ",")),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		go s.Start()
-		c.servers = append(c.servers, s)
-	}
-	t.Cleanup(func() {
-		for _, s := range c.servers {
-			s.Shutdown()
-			s.WaitForShutdown()
-		}
-	})
-	for _, s := range c.servers {
-		if !s.ReadyForConnections(10 * time.Second) {
-			t.Fatal("a NATS server did not start")
-		}
-	}
-	nc, err := nats.Connect(c.url())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_, err := js.AccountInfo(ctx)
-		cancel()
-		if err == nil {
-			return c
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the JetStream cluster is not ready: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// url lists every server, so that a client fails over.
-func (c *natsCluster) url() string {
-	var urls []string
-	for _, s := range c.servers {
-		urls = append(urls, s.ClientURL())
-	}
-	return strings.Join(urls, ",")
-}
 
 // TestOwnersSurviveANATSNode: with the lease bucket replicated on three
 // NATS servers, shutting down the one that leads the bucket's stream (the
@@ -100,7 +19,7 @@ func (c *natsCluster) url() string {
 // nodes reconnect to the others and go on renewing within the fence time.
 func TestOwnersSurviveANATSNode(t *testing.T) {
 	t.Parallel()
-	nc := startNATSCluster(t)
+	nc := natstest.StartCluster(t)
 	const (
 		parts = 6
 		// Long enough that a renewal rides out a leader election (a few
@@ -110,7 +29,7 @@ func TestOwnersSurviveANATSNode(t *testing.T) {
 	w := newOwnership()
 	var nodes []*testNode
 	for _, name := range []string{"a", "b"} {
-		conn, err := nats.Connect(nc.url(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+		conn, err := nats.Connect(nc.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +62,7 @@ func TestOwnersSurviveANATSNode(t *testing.T) {
 		t.Fatalf("stream info %+v: %v", info, err)
 	}
 	killed := false
-	for _, s := range nc.servers {
+	for _, s := range nc.Servers {
 		if s.Name() == info.Cluster.Leader {
 			s.Shutdown()
 			s.WaitForShutdown()

@@ -16,26 +16,14 @@ import (
 	"go.uber.org/goleak"
 
 	"weft/internal/crawl"
+	"weft/internal/natstest"
 	"weft/internal/partition"
 	"weft/internal/synthweb"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// startNATS runs a JetStream server on a free loopback port.
-func startNATS(t *testing.T) *server.Server {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS did not start")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return s
-}
+func startNATS(t *testing.T) *server.Server { return natstest.Start(t) }
 
 // TestPageEvents crawls a small web with two sinks, the events file and
 // the JetStream stream: the stream holds one message per capture, each on
