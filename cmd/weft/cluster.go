@@ -19,10 +19,18 @@ import (
 // default, the same on every node.
 const clusterPartitions = 64
 
-// runCluster runs this process as node name of the crawl whose nodes meet
-// at natsURL, until ctx is done: then it hands its partitions over to the
-// others (their clocks with them), and its crawl stops.
-func runCluster(ctx context.Context, cfg crawl.Config, natsURL, name string, opts runOpts, stdout, stderr io.Writer) (crawl.Summary, error) {
+// clusterOpts are the flags of a node of a cluster.
+type clusterOpts struct {
+	url, node string
+	ttl       time.Duration
+	replicas  int // 0: 3 on a cluster of three servers or more, else 1
+}
+
+// runCluster runs this process as node co.node of the crawl whose nodes
+// meet at co.url, until ctx is done: then it hands its partitions over to
+// the others (their clocks with them), and its crawl stops.
+func runCluster(ctx context.Context, cfg crawl.Config, co clusterOpts, opts runOpts, stdout, stderr io.Writer) (crawl.Summary, error) {
+	natsURL, name := co.url, co.node
 	if err := cfg.Validate(); err != nil {
 		return crawl.Summary{}, usageError{err}
 	}
@@ -38,13 +46,20 @@ func runCluster(ctx context.Context, cfg crawl.Config, natsURL, name string, opt
 	if err != nil {
 		return crawl.Summary{}, err
 	}
+	if co.replicas == 0 {
+		// The server's INFO lists its cluster's other servers.
+		co.replicas = 1
+		if len(nc.Servers()) >= 3 {
+			co.replicas = 3
+		}
+	}
 	sctx, cancel := context.WithTimeout(ctx, time.Minute)
-	node, err := cluster.Start(sctx, js, cluster.Config{Node: name, Partitions: clusterPartitions, Crawl: cfg, Logger: cfg.Logger})
+	node, err := cluster.Start(sctx, js, cluster.Config{Node: name, Partitions: clusterPartitions, TTL: co.ttl, Replicas: co.replicas, Crawl: cfg, Logger: cfg.Logger})
 	cancel()
 	if err != nil {
 		return crawl.Summary{}, err
 	}
-	fmt.Fprintf(stderr, "weft: node %s of the cluster at %s\n", name, natsURL)
+	fmt.Fprintf(stderr, "weft: node %s of the cluster at %s (streams of %d replicas, leases of %v)\n", name, natsURL, co.replicas, co.ttl)
 	if opts.api != nil {
 		acfg := *opts.api
 		acfg.Cluster = node

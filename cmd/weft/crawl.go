@@ -58,6 +58,8 @@ type crawlFlags struct {
 	natsURL        string
 	clusterURL     string
 	nodeName       string
+	leaseTTL       time.Duration
+	replicas       int
 	pagesStream    string
 	pagesSubject   string
 	s3             s3Flags
@@ -151,6 +153,8 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	f.s3.register(fs)
 	fs.StringVar(&f.clusterURL, "cluster", "", "run as one node of a crawl spread over several, which meet at this NATS JetStream URL (nats://host:4222): the node crawls the hosts of the partitions it owns (see README, Scale-out)")
 	fs.StringVar(&f.nodeName, "node", "", "this node's name in the cluster, unique (with --cluster)")
+	fs.DurationVar(&f.leaseTTL, "lease-ttl", jetstream.DefaultLeaseTTL, "with --cluster: life of a partition lease not renewed; a node cut off from NATS stops fetching within half of it, and a dead node's partitions move after it (set by the first node of a crawl)")
+	fs.IntVar(&f.replicas, "cluster-replicas", 0, "with --cluster: copies of the crawl's streams and buckets when this node creates them; 0 means 3 on a NATS cluster of three or more servers, else 1")
 	fs.StringVar(&f.natsURL, "events-nats", "", "also publish each capture's event to NATS JetStream at this URL (nats://host:4222): the page events an indexer reads (see README)")
 	fs.StringVar(&f.pagesStream, "events-stream", jetstream.DefaultPagesStream, "the JetStream stream of page events, created if missing")
 	fs.StringVar(&f.pagesSubject, "events-subject", jetstream.DefaultPagesSubject, "the subject prefix of page events: each goes to PREFIX.<partition of its host>")
@@ -475,7 +479,10 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 		if cfg.MaxPages > 0 {
 			return usagef("--max-pages: a node of a cluster does not stop on its own (its partitions' URLs keep coming); stop it with Ctrl-C")
 		}
-		sum, err := runCluster(cmd.Context(), cfg, f.clusterURL, f.nodeName, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		if f.leaseTTL < time.Second || f.replicas < 0 || f.replicas > 5 {
+			return usagef("--lease-ttl must be at least 1s, and --cluster-replicas 0 to 5")
+		}
+		sum, err := runCluster(cmd.Context(), cfg, clusterOpts{url: f.clusterURL, node: f.nodeName, ttl: f.leaseTTL, replicas: f.replicas}, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		return writeSummary(opts.summaryFile, sum, err)
 	}
 	_, err := runCrawl(cmd.Context(), cfg, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())

@@ -280,11 +280,25 @@ func (n *Node) fetched(rawURL, host string) {
 		n.done[p][rawURL] = true
 	}
 	n.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := n.js.Publish(ctx, doneSubject(p), []byte(rawURL)); err != nil {
-		n.log.Error("cluster: a fetched URL not logged; its next owner may fetch it again", "url", rawURL, "err", err)
+	// The worker waits here, before its lease completes: a node has at
+	// most one fetched URL per worker not yet in the log, and a handoff
+	// (which waits for the leases out) leaves none. A leader election
+	// is waited out; a message sent twice is one (its id).
+	var err error
+	for wait := 100 * time.Millisecond; wait < 2*time.Minute; wait *= 2 {
+		ctx, cancel := context.WithTimeout(n.life, 10*time.Second)
+		_, err = n.js.Publish(ctx, doneSubject(p), []byte(rawURL), jetstream.WithMsgID(rawURL))
+		cancel()
+		if err == nil {
+			return
+		}
+		select {
+		case <-time.After(wait):
+		case <-n.life.Done():
+			wait = 2 * time.Minute
+		}
 	}
+	n.log.Error("cluster: a fetched URL not logged; its next owner may fetch it again", "url", rawURL, "err", err)
 }
 
 // acquire takes a partition over: the clocks its last owner left, what was

@@ -2,16 +2,15 @@ package jetstream
 
 import (
 	"fmt"
-	"io"
-	"net"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"weft/internal/natstest"
 )
 
 // testTTL is short for quick tests, and long enough that the margin
@@ -170,80 +169,6 @@ func TestOwnersShareAndMove(t *testing.T) {
 	w.checkExclusive(t)
 }
 
-// pausable forwards TCP between a client and a server until paused, as a
-// network cut would.
-type pausable struct {
-	ln     net.Listener
-	target string
-	paused atomic.Bool
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	conns  []net.Conn
-}
-
-func newPausable(t *testing.T, target string) *pausable {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pausable{ln: ln, target: target}
-	p.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			p.wg.Go(func() { p.pipe(up, c) })
-			p.wg.Go(func() { p.pipe(c, up) })
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		p.mu.Lock()
-		for _, c := range p.conns {
-			c.Close()
-		}
-		p.mu.Unlock()
-		p.wg.Wait()
-	})
-	return p
-}
-
-func (p *pausable) pipe(dst, src net.Conn) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		for p.paused.Load() {
-			time.Sleep(10 * time.Millisecond)
-			if _, err := dst.Write(nil); err != nil {
-				return
-			}
-		}
-		if n > 0 {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			if err != io.EOF {
-				dst.Close()
-			}
-			return
-		}
-	}
-}
-
-func (p *pausable) url() string { return fmt.Sprintf("nats://%s", p.ln.Addr()) }
-
 // TestOwnersCutNodeFencesItself: a node whose link to NATS stops carrying
 // anything gives up all its partitions by itself, before the others take
 // them (they can only once the leases expire), and within the fence time
@@ -253,12 +178,12 @@ func TestOwnersCutNodeFencesItself(t *testing.T) {
 	ns := startNATS(t)
 	const parts = 6
 	w := newOwnership()
-	link := newPausable(t, ns.Addr().String())
-	cut := startOwner(t, link.url(), "cut", parts, w)
+	link := natstest.NewLink(t, ns.Addr().String())
+	cut := startOwner(t, link.URL(), "cut", parts, w)
 	other := startOwner(t, ns.ClientURL(), "other", parts, w)
 	waitShares(t, parts, []*testNode{cut, other}, []int{3, 3})
 
-	link.paused.Store(true)
+	link.Cut()
 	pausedAt := time.Now()
 	deadline := pausedAt.Add(30 * time.Second)
 	for len(cut.owners.Owned()) > 0 {
@@ -276,7 +201,7 @@ func TestOwnersCutNodeFencesItself(t *testing.T) {
 	w.checkExclusive(t)
 
 	cut.owners.Kill()
-	link.paused.Store(false)
+	link.Restore()
 	cut.nc.Close()
 	other.owners.Stop(t.Context())
 	other.nc.Close()

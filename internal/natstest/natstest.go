@@ -6,8 +6,11 @@ package natstest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,5 +110,88 @@ func StartCluster(t testing.TB) *Cluster {
 			t.Fatalf("the JetStream cluster is not ready: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Link forwards TCP from a loopback port to a server until it is cut: then
+// it carries nothing either way, but keeps the connections open, as a
+// network that stops delivering does (no reset, no FIN), until Restore.
+type Link struct {
+	ln     net.Listener
+	target string
+	cut    atomic.Bool
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	conns  []net.Conn
+}
+
+// NewLink listens on a free loopback port and forwards every connection to
+// target (host:port). It is closed when the test ends.
+func NewLink(t testing.TB, target string) *Link {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &Link{ln: ln, target: target}
+	l.wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			l.mu.Lock()
+			l.conns = append(l.conns, c, up)
+			l.mu.Unlock()
+			l.wg.Go(func() { l.pipe(up, c) })
+			l.wg.Go(func() { l.pipe(c, up) })
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		l.mu.Lock()
+		for _, c := range l.conns {
+			c.Close()
+		}
+		l.mu.Unlock()
+		l.wg.Wait()
+	})
+	return l
+}
+
+// URL is the link's address for a NATS client.
+func (l *Link) URL() string { return fmt.Sprintf("nats://%s", l.ln.Addr()) }
+
+// Cut stops the link carrying bytes; Restore lets them through again,
+// those held back first.
+func (l *Link) Cut()     { l.cut.Store(true) }
+func (l *Link) Restore() { l.cut.Store(false) }
+
+func (l *Link) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		for l.cut.Load() {
+			time.Sleep(10 * time.Millisecond)
+			if _, err := dst.Write(nil); err != nil {
+				return
+			}
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				dst.Close()
+			}
+			return
+		}
 	}
 }

@@ -1,0 +1,356 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"weft/internal/natstest"
+	"weft/internal/synthweb"
+)
+
+// The cluster the acceptance test runs: its lease TTL bounds how soon a
+// node cut off from NATS stops (TTL/2) and how soon a dead node's
+// partitions move (TTL); the delay is longer than a leader election's
+// stall, so that the crawl lasts through every event below.
+const (
+	e2eTTL     = 8 * time.Second
+	e2eDelay   = 2 * time.Second
+	e2eWorkers = 4
+	e2eHosts   = 200
+	e2eParts   = clusterPartitions
+	// e2eSlack is the time a request the node sent before its fence takes
+	// to show in the server's log on a loaded machine.
+	e2eSlack = time.Second
+)
+
+// weftNode is one weft crawl --cluster process.
+type weftNode struct {
+	name   string
+	cmd    *exec.Cmd
+	api    string // host:port of its operator API
+	mu     sync.Mutex
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+	exited chan error
+}
+
+func (n *weftNode) output() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return fmt.Sprintf("node %s stdout:\n%s\nstderr:\n%s", n.name, n.stdout.String(), n.stderr.String())
+}
+
+// userAgent names the node in the synthetic web's log: the server's side
+// tells who sent each request.
+func e2eAgent(name string) string { return "weft/e2e-" + name + " (+https://example.org/weft-crawler)" }
+
+func startWeftNode(t *testing.T, bin, name, natsURL string, common []string) *weftNode {
+	t.Helper()
+	args := append([]string{"crawl", "--data", filepath.Join(t.TempDir(), "data"), "--cluster", natsURL, "--node", name,
+		"--user-agent", e2eAgent(name), "--http", "127.0.0.1:0"}, common...)
+	n := &weftNode{name: name, cmd: exec.Command(bin, args...), exited: make(chan error, 1)}
+	n.cmd.Stdout = &lockedWriter{mu: &n.mu, w: &n.stdout}
+	stderr, err := n.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	apiAddr := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`operator API on http://(\S+) `)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			n.mu.Lock()
+			n.stderr.WriteString(sc.Text() + "\n")
+			n.mu.Unlock()
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				apiAddr <- m[1]
+			}
+		}
+		io.Copy(io.Discard, stderr)
+		n.exited <- n.cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if n.cmd.ProcessState == nil {
+			n.cmd.Process.Kill()
+		}
+	})
+	select {
+	case n.api = <-apiAddr:
+	case err := <-n.exited:
+		t.Fatalf("node %s exited: %v\n%s", name, err, n.output())
+	case <-time.After(time.Minute):
+		t.Fatalf("node %s did not start its API\n%s", name, n.output())
+	}
+	return n
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// partitions is what the node's /v1/stats says it holds; ok is false when
+// it does not answer.
+func (n *weftNode) partitions() (parts []int, handoffs int, ok bool) {
+	c := &http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get("http://" + n.api + "/v1/stats")
+	if err != nil {
+		return nil, 0, false
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Cluster *struct {
+			Partitions []int `json:"partitions"`
+			Handoffs   int   `json:"handoffs"`
+		} `json:"cluster"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&st) != nil || st.Cluster == nil {
+		return nil, 0, false
+	}
+	return st.Cluster.Partitions, st.Cluster.Handoffs, true
+}
+
+// waitHeld waits until the nodes hold every partition between them, each
+// at least atLeast.
+func waitHeld(t *testing.T, nodes []*weftNode, atLeast int) map[string]int {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		held, total := map[string]int{}, 0
+		for _, n := range nodes {
+			parts, _, _ := n.partitions()
+			held[n.name] = len(parts)
+			total += len(parts)
+		}
+		least := e2eParts
+		for _, h := range held {
+			least = min(least, h)
+		}
+		if total == e2eParts && least >= atLeast {
+			return held
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("partitions held %v, want all %d, at least %d each", held, e2eParts, atLeast)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// e2eProgress counts the pages a polite crawl fetches, and those fetched.
+func e2eProgress(web *synthweb.Web) (got, want int) {
+	fetched := pagesFetched(web, nil)
+	for _, p := range web.AllPages() {
+		if p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf" {
+			want++
+			if len(fetched[p.URL]) > 0 {
+				got++
+			}
+		}
+	}
+	return got, want
+}
+
+// pagesFetched lists, per URL, the requests the web had for it (robots.txt
+// left out), those that keep(r) only.
+func pagesFetched(web *synthweb.Web, keep func(synthweb.Request) bool) map[string][]synthweb.Request {
+	auth := map[string]string{}
+	for _, h := range web.Hosts() {
+		auth[h.Addr] = h.Authority
+	}
+	out := map[string][]synthweb.Request{}
+	for _, r := range web.Log() {
+		if strings.HasPrefix(r.Path, "/robots") || (keep != nil && !keep(r)) {
+			continue
+		}
+		u := "http://" + auth[r.Addr] + r.Path
+		out[u] = append(out[u], r)
+	}
+	return out
+}
+
+func e2eWait(t *testing.T, web *synthweb.Web, share float64, what string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		got, want := e2eProgress(web)
+		if float64(got) >= share*float64(want) {
+			t.Logf("%s: %d of %d pages fetched", what, got, want)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: %d of %d pages fetched", what, got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestClusterAcceptance is issue 9's acceptance test. A three-server NATS
+// JetStream cluster and three weft nodes, each the weft binary in a
+// process of its own, crawl 200 hosts of the synthetic web. On the way:
+//
+//   - node c is killed with SIGKILL (its leases run out: TTL);
+//   - one NATS server is shut down (the cluster keeps its quorum);
+//   - node d joins and takes its share (graceful handoffs);
+//   - node b, which reaches NATS through a link the test controls, is cut
+//     off: it must stop fetching within TTL/2, before anyone takes its
+//     partitions; once they are taken, its link is restored and it joins
+//     again.
+//
+// Then, from the server's log: every reachable allowed page was fetched;
+// no host ever had two requests in flight or a gap under the delay; pages
+// fetched twice are at most the requests c and b had out when they
+// stopped (their workers).
+func TestClusterAcceptance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three NATS servers and four weft processes crawling 200 hosts")
+	}
+	nats := natstest.StartCluster(t)
+	web, err := synthweb.Start(synthweb.Config{Seed: 33, Hosts: e2eHosts, PagesPerHost: 10, MinPageBytes: 4 << 10, MaxPageBytes: 8 << 10,
+		MinLinks: 12, MaxLinks: 16, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound, synthweb.RobotsRules}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	dir := t.TempDir()
+	seedsFile := filepath.Join(dir, "seeds.txt")
+	if err := os.WriteFile(seedsFile, []byte(strings.Join(web.Seeds(), "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"--seeds", seedsFile, "--workers", fmt.Sprint(e2eWorkers), "--delay", e2eDelay.String(),
+		"--lease-ttl", e2eTTL.String(), "--cluster-replicas", "3", "--allow-cidr", "127.0.0.0/8", "--progress", "never"}
+	for host, ip := range web.Resolve() {
+		common = append(common, "--resolve", host+"="+ip)
+	}
+	bin := buildWeft(t)
+
+	// b reaches NATS only through a link to server 0, which stays up.
+	link := natstest.NewLink(t, nats.Servers[0].Addr().String())
+	a := startWeftNode(t, bin, "a", nats.URL(), common)
+	b := startWeftNode(t, bin, "b", link.URL(), common)
+	c := startWeftNode(t, bin, "c", nats.URL(), common)
+	waitHeld(t, []*weftNode{a, b, c}, e2eParts/3)
+
+	// c dies at once: no goodbye, its leases stay until they expire.
+	e2eWait(t, web, 0.2, "kill c")
+	c.cmd.Process.Signal(syscall.SIGKILL)
+	<-c.exited
+	cKilled := time.Now()
+
+	// A NATS server goes: clients on it move to the others, the streams
+	// (three replicas) keep a quorum, and no lease needs to move.
+	e2eWait(t, web, 0.35, "shut down NATS server n2")
+	nats.Servers[2].Shutdown()
+
+	e2eWait(t, web, 0.5, "d joins")
+	d := startWeftNode(t, bin, "d", nats.URL(), common)
+	held := waitHeld(t, []*weftNode{a, b, d}, e2eParts/3)
+	t.Logf("after d joined: %v", held)
+
+	// b is cut off. It must fence itself by TTL/2 after the cut; nobody
+	// may take its partitions before their leases expire, TTL after its
+	// last renewal.
+	e2eWait(t, web, 0.65, "cut b off")
+	link.Cut()
+	bCut := time.Now()
+	held = waitHeld(t, []*weftNode{a, d}, 1)
+	t.Logf("b's partitions taken %v after the cut: %v", time.Since(bCut).Round(time.Millisecond), held)
+	bParts, _, _ := b.partitions()
+	if len(bParts) != 0 {
+		t.Errorf("b, cut off, still says it holds %v", bParts)
+	}
+	link.Restore()
+	bRestored := time.Now()
+
+	e2eWait(t, web, 1, "the end")
+	held = waitHeld(t, []*weftNode{a, b, d}, 1) // b is back and has a share again
+	t.Logf("at the end: %v", held)
+	for _, n := range []*weftNode{a, b, d} {
+		n.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, n := range []*weftNode{a, b, d} {
+		select {
+		case err := <-n.exited:
+			if err != nil {
+				t.Errorf("node %s: %v\n%s", n.name, err, n.output())
+			}
+		case <-time.After(time.Minute):
+			t.Errorf("node %s did not stop within a minute of SIGTERM\n%s", n.name, n.output())
+		}
+	}
+	if err := web.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if t.Failed() {
+		return
+	}
+
+	// The cut node stopped in time: no request of b's reached a server
+	// from TTL/2 (plus the slack of a loaded machine) after the cut until
+	// its link came back.
+	fence := bCut.Add(e2eTTL/2 + e2eSlack)
+	var lastB time.Time
+	for _, reqs := range pagesFetched(web, func(r synthweb.Request) bool { return r.UserAgent == e2eAgent("b") }) {
+		for _, r := range reqs {
+			if r.Start.Before(bRestored) && r.Start.After(lastB) {
+				lastB = r.Start
+			}
+			if r.Start.After(fence) && r.Start.Before(bRestored) {
+				t.Errorf("b, cut off at %s, sent %s at %s", bCut.Format("15:04:05.000"), r.Path, r.Start.Format("15:04:05.000"))
+			}
+		}
+	}
+	t.Logf("b's last request before its link came back: %v after the cut (bound %v)", lastB.Sub(bCut).Round(time.Millisecond), e2eTTL/2)
+
+	// Politeness, from the server's side, across the kill, the NATS
+	// server's loss and every handoff.
+	audit := synthweb.Audit(web, e2eDelay)
+	for _, s := range append(audit.Overlaps, audit.ShortGaps...) {
+		t.Errorf("politeness: %s", s)
+	}
+	t.Logf("%d requests to %d hosts; shortest gap %v", audit.Requests, audit.Hosts, audit.MinGap)
+
+	// Coverage and pages fetched twice: those c or b had in flight when
+	// they stopped, at most one per worker each.
+	got, want := e2eProgress(web)
+	if got != want {
+		t.Errorf("%d of %d pages fetched", got, want)
+	}
+	twice := map[string]int{}
+	for u, reqs := range pagesFetched(web, nil) {
+		if len(reqs) < 2 {
+			continue
+		}
+		first := reqs[0]
+		who := strings.TrimPrefix(strings.Fields(first.UserAgent)[0], "weft/e2e-")
+		twice[who]++
+		t.Logf("%s fetched %d times, first by %s at %s (c killed at %s, b cut at %s)", u, len(reqs), who,
+			first.Start.Format("15:04:05.000"), cKilled.Format("15:04:05.000"), bCut.Format("15:04:05.000"))
+	}
+	t.Logf("pages fetched twice, by who fetched them first: %v", twice)
+	if twice["c"] > e2eWorkers || twice["b"] > e2eWorkers || twice["a"]+twice["d"] > 0 {
+		t.Errorf("pages fetched twice %v: want at most %d of c's and of b's (their workers), none of a's or d's", twice, e2eWorkers)
+	}
+}
