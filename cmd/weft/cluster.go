@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -62,7 +64,7 @@ func runCluster(ctx context.Context, cfg crawl.Config, co clusterOpts, opts runO
 	fmt.Fprintf(stderr, "weft: node %s of the cluster at %s (streams of %d replicas, leases of %v)\n", name, natsURL, co.replicas, co.ttl)
 	if opts.api != nil {
 		acfg := *opts.api
-		acfg.Cluster = node
+		acfg.Cluster = apiNode{node}
 		srv, err := api.New(acfg, node.Crawler())
 		if err == nil {
 			err = srv.Start()
@@ -73,6 +75,7 @@ func runCluster(ctx context.Context, cfg crawl.Config, co clusterOpts, opts runO
 			return crawl.Summary{}, err
 		}
 		fmt.Fprintf(stderr, "weft: operator API on http://%s (metrics at /metrics)\n", srv.Addr())
+		node.SetAPI(advertised(srv.Addr()))
 		defer func() {
 			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
@@ -95,4 +98,36 @@ func runCluster(ctx context.Context, cfg crawl.Config, co clusterOpts, opts runO
 	sum.Write(stdout)
 	fmt.Fprintf(stdout, "  data:       %s\n", cfg.DataDir)
 	return sum, err
+}
+
+// advertised is the address the other nodes reach this node's API at: the
+// listen address, with the machine's name for an unspecified host.
+func advertised(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		if name, err := os.Hostname(); err == nil {
+			return net.JoinHostPort(name, port)
+		}
+	}
+	return addr
+}
+
+// apiNode shows a node to the operator API.
+type apiNode struct{ *cluster.Node }
+
+func (n apiNode) PartitionCount() int { return n.Crawler().Partitions() }
+
+func (n apiNode) Members(ctx context.Context) ([]api.ClusterMember, error) {
+	ms, err := n.Node.Members(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.ClusterMember, len(ms))
+	for i, m := range ms {
+		out[i] = api.ClusterMember{Node: m.Node, API: m.API, Partitions: m.Partitions}
+	}
+	return out, nil
 }

@@ -11,12 +11,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"weft/internal/api"
 	"weft/internal/natstest"
 	"weft/internal/synthweb"
 )
@@ -131,6 +133,22 @@ func (n *weftNode) partitions() (parts []int, handoffs int, ok bool) {
 		return nil, 0, false
 	}
 	return st.Cluster.Partitions, st.Cluster.Handoffs, true
+}
+
+// clusterView is the node's GET /v1/cluster.
+func clusterView(t *testing.T, n *weftNode) api.ClusterView {
+	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get("http://" + n.api + "/v1/cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v api.ClusterView
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /v1/cluster on %s: %s %v", n.name, resp.Status, err)
+	}
+	return v
 }
 
 // waitHeld waits until the nodes hold every partition between them, each
@@ -258,6 +276,13 @@ func TestClusterAcceptance(t *testing.T) {
 	c.cmd.Process.Signal(syscall.SIGKILL)
 	<-c.exited
 	cKilled := time.Now()
+	// Any node answers for the whole crawl: a's view shows c, dead, still
+	// named in its leases, and not answering.
+	if v := clusterView(t, a); v.Complete || !slices.ContainsFunc(v.Nodes, func(n api.ClusterNodeView) bool {
+		return n.Node == "c" && len(n.Partitions) > 0 && n.Stats == nil && n.Error != ""
+	}) {
+		t.Errorf("a's view of the cluster just after c's death: %+v", v.Nodes)
+	}
 
 	// A NATS server goes: clients on it move to the others, the streams
 	// (three replicas) keep a quorum, and no lease needs to move.
@@ -287,6 +312,22 @@ func TestClusterAcceptance(t *testing.T) {
 	e2eWait(t, web, 1, "the end")
 	held = waitHeld(t, []*weftNode{a, b, d}, 1) // b is back and has a share again
 	t.Logf("at the end: %v", held)
+	// d's view of the whole crawl: every node, every partition, and the
+	// pages of all three.
+	v := clusterView(t, d)
+	var names []string
+	pages, parts := int64(0), 0
+	for _, n := range v.Nodes {
+		names = append(names, n.Node)
+		parts += len(n.Partitions)
+		if n.Stats != nil {
+			pages += n.Stats.Pages
+		}
+	}
+	if !v.Complete || fmt.Sprint(names) != "[a b d]" || parts != e2eParts || len(v.Unowned) != 0 || v.Totals.Pages != pages || pages == 0 {
+		t.Errorf("d's view of the cluster at the end: nodes %v, complete %v, %d partitions held, unowned %v, %d pages in all of %d",
+			names, v.Complete, parts, v.Unowned, v.Totals.Pages, pages)
+	}
 	for _, n := range []*weftNode{a, b, d} {
 		n.cmd.Process.Signal(syscall.SIGTERM)
 	}

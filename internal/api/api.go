@@ -81,6 +81,9 @@ type ClusterNode interface {
 	Name() string
 	Owned() map[int]uint64 // partition -> epoch of its lease
 	Handoffs() int         // partitions taken or given up so far
+	PartitionCount() int   // P
+	// Members lists the cluster's live nodes, for GET /v1/cluster.
+	Members(ctx context.Context) ([]ClusterMember, error)
 }
 
 // Server is the operator API of one crawl.
@@ -107,6 +110,7 @@ type route struct {
 
 var routes = []route{
 	{http.MethodGet, "/v1/stats", false, (*Server).stats},
+	{http.MethodGet, "/v1/cluster", false, (*Server).cluster},
 	{http.MethodPost, "/v1/seeds", true, (*Server).addSeeds},
 	{http.MethodPost, "/v1/frontier/lease", true, (*Server).lease},
 	{http.MethodPost, "/v1/frontier/complete", true, (*Server).complete},

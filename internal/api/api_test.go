@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -392,7 +393,8 @@ func TestOpenAPIInSync(t *testing.T) {
 		return out
 	}
 	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}, "LeaseRequest": LeaseRequest{}, "LeasedURL": LeasedURL{}, "CompleteRequest": CompleteRequest{}, "PageInfo": PageInfo{}, "Capture": Capture{}, "BodyKey": BodyKey{},
-		"Fetch": crawl.Fetch{}, "HostList": HostList{}, "Fetches": Fetches{}, "LeaseResponse": LeaseResponse{}} {
+		"Fetch": crawl.Fetch{}, "HostList": HostList{}, "Fetches": Fetches{}, "LeaseResponse": LeaseResponse{},
+		"ClusterView": ClusterView{}, "ClusterNodeView": ClusterNodeView{}} {
 		if got := slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, fields(v)) {
 			t.Errorf("%s schema %v, struct %v", name, got, fields(v))
 		}
@@ -629,11 +631,18 @@ func TestDashboardServed(t *testing.T) {
 	}
 }
 
-type fakeNode struct{}
+type fakeNode struct{ members []ClusterMember }
 
 func (fakeNode) Name() string          { return "n1" }
 func (fakeNode) Owned() map[int]uint64 { return map[int]uint64{7: 3, 2: 9} }
 func (fakeNode) Handoffs() int         { return 4 }
+func (fakeNode) PartitionCount() int   { return 8 }
+func (f fakeNode) Members(context.Context) ([]ClusterMember, error) {
+	if f.members == nil {
+		return nil, errors.New("no NATS")
+	}
+	return f.members, nil
+}
 
 // TestClusterStats: a node of a cluster shows its partitions in order and
 // its handoffs, in /v1/stats and /metrics.

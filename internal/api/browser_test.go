@@ -54,7 +54,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Addr: "127.0.0.1:0"}, c)
+	// Shown as a node of a cluster of one: the cluster panel draws what
+	// GET /v1/cluster says.
+	srv, err := New(Config{Addr: "127.0.0.1:0", Cluster: fakeNode{members: []ClusterMember{{Node: "n1", Partitions: []int{2, 7}}}}}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +150,10 @@ func TestDashboardInBrowser(t *testing.T) {
 		if got := num(`document.querySelector('[data-rejected="` + reason + `"]').dataset.value`); got != float64(n) {
 			t.Errorf("dashboard rejected %s = %v, /v1/stats says %d", reason, got, n)
 		}
+	}
+	if parts, pages := num(`document.querySelector('#cluster tr[data-node="n1"]').dataset.partitions`),
+		num(`document.querySelector('#cluster tr[data-node="n1"]').dataset.pages`); parts != 2 || pages != float64(st.Pages) {
+		t.Errorf("cluster panel: node n1 with %v partitions and %v pages, want 2 and %d", parts, pages, st.Pages)
 	}
 	if state := num(`document.getElementById('state').textContent === 'paused' ? 1 : 0`); state != 1 {
 		t.Error("the page does not say the crawl is paused")

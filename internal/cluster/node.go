@@ -188,6 +188,40 @@ func (n *Node) Handoffs() int { return n.owners.Handoffs() }
 // Owned returns the partitions the node holds now.
 func (n *Node) Owned() map[int]uint64 { return n.owners.Owned() }
 
+// SetAPI announces where the node's operator API answers, for the other
+// nodes' view of the whole crawl (Members).
+func (n *Node) SetAPI(addr string) {
+	b, _ := json.Marshal(announcement{API: addr})
+	n.owners.Announce(b)
+}
+
+type announcement struct {
+	API string `json:"api,omitempty"`
+}
+
+// Member is a live node of the cluster: where its API answers (if it said)
+// and the partitions it holds.
+type Member struct {
+	Node       string
+	API        string
+	Partitions []int
+}
+
+// Members lists the cluster's nodes from the lease bucket.
+func (n *Node) Members(ctx context.Context) ([]Member, error) {
+	ms, err := n.owners.Members(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Member, 0, len(ms))
+	for _, m := range ms {
+		var a announcement
+		_ = json.Unmarshal(m.Announce, &a) // a node that said nothing (yet) has no API
+		out = append(out, Member{Node: m.Node, API: a.API, Partitions: m.Partitions})
+	}
+	return out, nil
+}
+
 func (n *Node) stopConsumers() {
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -91,6 +91,7 @@ type Owners struct {
 	tick  time.Duration
 
 	mu       sync.Mutex
+	announce []byte // the value of the node's key: what others read of it
 	held     map[int]*lease
 	handoffs int
 	stopping bool // Stop has begun: take nothing more, hand nothing over
@@ -198,6 +199,66 @@ func (o *Owners) Owned() map[int]uint64 {
 	return out
 }
 
+// Announce sets what the node's key says of it from its next renewal on
+// (by default its name): for example where its API answers. Members
+// returns it.
+func (o *Owners) Announce(v []byte) {
+	o.mu.Lock()
+	o.announce = slices.Clone(v)
+	o.mu.Unlock()
+}
+
+// Member is a live node of the cluster as the lease bucket shows it.
+type Member struct {
+	Node       string
+	Announce   []byte // what the node announced (Announce), or its name
+	Partitions []int  // the leases held in its name, in order
+}
+
+// Members reads the bucket: the live nodes, what each announced and the
+// partitions each holds. A lease whose node's announcement has expired
+// (it died) is listed under its name all the same, until it expires too.
+func (o *Owners) Members(ctx context.Context) ([]Member, error) {
+	w, err := o.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	by := map[string]*Member{}
+	member := func(name string) *Member {
+		if by[name] == nil {
+			by[name] = &Member{Node: name}
+		}
+		return by[name]
+	}
+	for {
+		var e jetstream.KeyValueEntry
+		select {
+		case e = <-w.Updates():
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if e == nil { // the values there were when the watch began are all in
+			break
+		}
+		if name, ok := strings.CutPrefix(e.Key(), "node."); ok {
+			member(name).Announce = e.Value()
+		} else if v, ok := strings.CutPrefix(e.Key(), "p."); ok {
+			if p, err := strconv.Atoi(v); err == nil {
+				m := member(string(e.Value()))
+				m.Partitions = append(m.Partitions, p)
+			}
+		}
+	}
+	out := make([]Member, 0, len(by))
+	for _, m := range by {
+		slices.Sort(m.Partitions)
+		out = append(out, *m)
+	}
+	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.Node, b.Node) })
+	return out, nil
+}
+
 // Handoffs counts the partitions this node has taken or given up.
 func (o *Owners) Handoffs() int {
 	o.mu.Lock()
@@ -295,7 +356,13 @@ func (o *Owners) round() {
 	}
 	o.mu.Unlock()
 	_ = o.call(func(ctx context.Context) error {
-		_, err := o.kv.Put(ctx, nodeKey(o.cfg.Node), []byte(o.cfg.Node))
+		o.mu.Lock()
+		v := o.announce
+		o.mu.Unlock()
+		if v == nil {
+			v = []byte(o.cfg.Node)
+		}
+		_, err := o.kv.Put(ctx, nodeKey(o.cfg.Node), v)
 		return err
 	})
 

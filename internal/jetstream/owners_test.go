@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -133,6 +134,34 @@ func waitShares(t *testing.T, parts int, nodes []*testNode, want []int) {
 	}
 }
 
+// checkMembers waits until Members says who holds how many partitions as
+// want does, node a's announcement being aAnnounce and the others' their
+// names.
+func checkMembers(t *testing.T, o *Owners, want map[string]int, aAnnounce string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ms, err := o.Members(t.Context())
+		got := map[string]int{}
+		ok := err == nil
+		for _, m := range ms {
+			got[m.Node] = len(m.Partitions)
+			wantAnn := m.Node
+			if m.Node == "a" {
+				wantAnn = aAnnounce
+			}
+			ok = ok && string(m.Announce) == wantAnn && slices.IsSorted(m.Partitions)
+		}
+		if ok && maps.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("members %+v (%v), want partitions %v", ms, err, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestOwnersShareAndMove: three nodes split 12 partitions 4/4/4; a node
 // that dies (no goodbye) has its partitions taken by the other two once
 // its leases expire (6/6); a node joining gets its share handed over to it
@@ -148,10 +177,15 @@ func TestOwnersShareAndMove(t *testing.T) {
 	c := startOwner(t, ns.ClientURL(), "c", parts, w)
 	waitShares(t, parts, []*testNode{a, b, c}, []int{4, 4, 4})
 
+	// Members shows who holds what, and what each announced.
+	a.owners.Announce([]byte(`{"api":"127.0.0.1:1"}`))
+	checkMembers(t, a.owners, map[string]int{"a": 4, "b": 4, "c": 4}, `{"api":"127.0.0.1:1"}`)
+
 	c.owners.Kill()
 	c.nc.Close()
 	w.died("c")
 	waitShares(t, parts, []*testNode{a, b}, []int{6, 6})
+	checkMembers(t, b.owners, map[string]int{"a": 6, "b": 6}, `{"api":"127.0.0.1:1"}`)
 
 	d := startOwner(t, ns.ClientURL(), "d", parts, w)
 	waitShares(t, parts, []*testNode{a, b, d}, []int{4, 4, 4})

@@ -183,10 +183,31 @@ function renderFetches(list) {
   }));
 }
 
+// renderCluster draws GET /v1/cluster: one row per node, from the lease
+// bucket and each node's own stats.
+function renderCluster(v) {
+  document.getElementById("cluster-panel").hidden = false;
+  document.getElementById("cluster-summary").textContent =
+    `${v.nodes.length} nodes, ${v.partitions} partitions` + (v.unowned.length ? `, ${v.unowned.length} not held` : "") +
+    `, ${fmt.format(v.totals.pages)} pages in all` + (v.complete ? "" : " (some nodes did not answer)");
+  document.getElementById("cluster").replaceChildren(...v.nodes.map(n => {
+    const tr = el("tr");
+    tr.dataset.node = n.node;
+    tr.dataset.partitions = n.partitions.length;
+    const s = n.stats;
+    tr.append(el("td", n.node), el("td", String(n.partitions.length)), el("td", s && s.cluster ? fmt.format(s.cluster.handoffs) : "–"),
+      el("td", s ? fmt.format(s.pages) : "–"), el("td", s ? fmt.format(s.frontier.queued) : "–"),
+      el("td", s ? fmt.format(s.frontier.in_flight) : "–"), el("td", s ? (s.paused ? "paused" : "running") : "unreachable: " + n.error));
+    if (s) tr.dataset.pages = s.pages;
+    return tr;
+  }));
+}
+
 async function tick() {
   try {
     const [s, hosts, fetches] = await Promise.all([api("/v1/stats"), api("/v1/hosts?limit=500"), api("/v1/fetches")]);
     renderStats(s);
+    if (s.cluster) renderCluster(await api("/v1/cluster"));
     lastHosts = hosts.hosts;
     renderHosts();
     renderFetches(fetches.fetches);
