@@ -482,6 +482,9 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 		if f.leaseTTL < time.Second || f.replicas < 0 || f.replicas > 5 {
 			return usagef("--lease-ttl must be at least 1s, and --cluster-replicas 0 to 5")
 		}
+		if cfg.Delay >= f.leaseTTL/2 {
+			return usagef("--delay %v: must be under half --lease-ttl (%v), which is all that parts a dead node's last request to a host from the next owner's first", cfg.Delay, f.leaseTTL)
+		}
 		sum, err := runCluster(cmd.Context(), cfg, clusterOpts{url: f.clusterURL, node: f.nodeName, ttl: f.leaseTTL, replicas: f.replicas}, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		return writeSummary(opts.summaryFile, sum, err)
 	}

@@ -15,12 +15,14 @@ package cluster
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,6 +39,7 @@ const (
 	LinksStream  = "WEFT_LINKS"
 	DoneStream   = "WEFT_DONE"
 	ClocksBucket = "WEFT_CLOCKS"
+	HostsBucket  = "WEFT_HOSTS"
 )
 
 // Config configures a node.
@@ -57,7 +60,8 @@ type Config struct {
 type Node struct {
 	cfg    Config
 	js     jetstream.JetStream
-	clocks jetstream.KeyValue
+	clocks jetstream.KeyValue // per partition: the clocks its last owner handed over
+	hosts  jetstream.KeyValue // per host: its last clock worth keeping (crawl.Config.Clocked)
 	crawl  *crawl.Crawler
 	owners *wjs.Owners
 	log    *slog.Logger
@@ -95,17 +99,13 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 			return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
 		}
 	}
-	kv, err := js.KeyValue(ctx, ClocksBucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: ClocksBucket, Replicas: cfg.Replicas, TTL: time.Hour})
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			kv, err = js.KeyValue(ctx, ClocksBucket)
-		}
+	var err error
+	if n.clocks, err = openBucket(ctx, js, jetstream.KeyValueConfig{Bucket: ClocksBucket, Replicas: cfg.Replicas, TTL: time.Hour}); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("cluster: clocks bucket: %w", err)
+	if n.hosts, err = openBucket(ctx, js, jetstream.KeyValueConfig{Bucket: HostsBucket, Replicas: cfg.Replicas}); err != nil {
+		return nil, err
 	}
-	n.clocks = kv
 
 	cc := cfg.Crawl
 	cc.Partitions = cfg.Partitions
@@ -117,6 +117,7 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	cc.Skip = n.skip
 	cc.Fetched = n.fetched
 	cc.Claim = n.claim
+	cc.Clocked = n.clocked
 	if n.crawl, err = crawl.New(cc); err != nil {
 		return nil, err
 	}
@@ -135,7 +136,31 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 		n.crawl.Discard()
 		return nil, err
 	}
+	if ttl := n.owners.TTL(); cc.Delay >= ttl/2 {
+		// After a crash, the lease's TTL is all that parts the dead
+		// node's last request to a host from the next owner's first (at
+		// least TTL/2), for hosts with no clock kept (no Crawl-delay,
+		// no backoff).
+		n.owners.Kill()
+		n.crawl.Discard()
+		return nil, fmt.Errorf("cluster: the delay %v must be under half the lease TTL %v (the crawl's leases bucket has it)", cc.Delay, ttl)
+	}
 	return n, nil
+}
+
+// openBucket opens a KV bucket, made with cfg if it does not exist yet.
+func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) { // another node made it first
+			kv, err = js.KeyValue(ctx, cfg.Bucket)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster: bucket %s: %w", cfg.Bucket, err)
+	}
+	return kv, nil
 }
 
 // Run crawls until ctx is done; Stop the node first to hand its
@@ -243,6 +268,13 @@ func linksSubject(p int) string { return "weft.links." + strconv.Itoa(p) }
 func doneSubject(p int) string  { return "weft.done." + strconv.Itoa(p) }
 func clockKey(p int) string     { return "p." + strconv.Itoa(p) }
 
+// hostKey is a host's key in the hosts bucket, under its partition's
+// prefix so that a new owner reads its partition's hosts alone; the host
+// is base64url-encoded (a KV key has no ':').
+func hostKey(p int, host string) string {
+	return "p." + strconv.Itoa(p) + "." + base64.RawURLEncoding.EncodeToString([]byte(host))
+}
+
 // forward publishes a page's URLs to their partitions' logs and waits for
 // every acknowledgement, before the page's batch commits; a log that does
 // not answer (a leader election) is tried again for up to two minutes
@@ -335,12 +367,82 @@ func (n *Node) fetched(rawURL, host string) {
 	n.log.Error("cluster: a fetched URL not logged; its next owner may fetch it again", "url", rawURL, "err", err)
 }
 
+// clocked keeps a host's clock where its next owner finds it, should this
+// node die: one a restart would not assume (a Crawl-delay, a backoff,
+// failures). The worker waits for it, as for fetched.
+func (n *Node) clocked(host string, c frontier.Clock) {
+	p := partition.Of(host, n.cfg.Partitions)
+	b, err := json.Marshal(c)
+	if err != nil {
+		return
+	}
+	for wait := 100 * time.Millisecond; wait < time.Minute; wait *= 2 {
+		ctx, cancel := context.WithTimeout(n.life, 10*time.Second)
+		_, err = n.hosts.Put(ctx, hostKey(p, host), b)
+		cancel()
+		if err == nil {
+			return
+		}
+		select {
+		case <-time.After(wait):
+		case <-n.life.Done():
+			wait = time.Minute
+		}
+	}
+	n.log.Error("cluster: a host's clock not kept; a node taking it over after a crash will not know it", "host", host, "err", err)
+}
+
+// hostClocks reads the clocks kept of partition p's hosts.
+func (n *Node) hostClocks(ctx context.Context, p int) (map[string]frontier.Clock, error) {
+	w, err := n.hosts.Watch(ctx, "p."+strconv.Itoa(p)+".>", jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	out := map[string]frontier.Clock{}
+	for {
+		var e jetstream.KeyValueEntry
+		select {
+		case e = <-w.Updates():
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if e == nil { // all there was
+			return out, nil
+		}
+		_, enc, _ := strings.Cut(strings.TrimPrefix(e.Key(), "p."), ".")
+		host, err := base64.RawURLEncoding.DecodeString(enc)
+		var c frontier.Clock
+		if err == nil && json.Unmarshal(e.Value(), &c) == nil {
+			out[string(host)] = c
+		}
+	}
+}
+
 // acquire takes a partition over: the clocks its last owner left, what was
 // fetched, then its URLs from the start of its log, and only then are its
 // hosts leased.
 func (n *Node) acquire(p int, epoch uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	// Its hosts' kept clocks, each held one gap from now: the last owner
+	// may have died just after a request. Then the clocks it handed over,
+	// if it did (a graceful handoff), which say exactly when.
+	for attempt := 1; ; attempt++ {
+		kept, err := n.hostClocks(ctx, p)
+		if err == nil {
+			n.crawl.TakeOver(kept)
+			break
+		}
+		if attempt == 5 || ctx.Err() != nil {
+			n.log.Error("cluster: the partition's host clocks could not be read; hosts with a Crawl-delay or backoff over half the lease TTL may be asked too soon", "partition", p, "err", err)
+			break
+		}
+		select {
+		case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+		case <-ctx.Done():
+		}
+	}
 	if e, err := n.clocks.Get(ctx, clockKey(p)); err == nil {
 		var clocks map[string]frontier.Clock
 		if json.Unmarshal(e.Value(), &clocks) == nil {

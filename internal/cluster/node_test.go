@@ -45,6 +45,13 @@ func startNode(t *testing.T, ns *server.Server, web *synthweb.Web, name string) 
 // startNodeTB starts a node of workers workers and a 40 ms delay on web.
 func startNodeTB(t testing.TB, ns *server.Server, web *synthweb.Web, name string, workers int) *runningNode {
 	t.Helper()
+	return startNodeWith(t, ns, web, name, workers, nil)
+}
+
+// startNodeWith starts a node as startNodeTB does, its crawl's config
+// changed by edit.
+func startNodeWith(t testing.TB, ns *server.Server, web *synthweb.Web, name string, workers int, edit func(*crawl.Config)) *runningNode {
+	t.Helper()
 	nc, err := nats.Connect(ns.ClientURL())
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +61,9 @@ func startNodeTB(t testing.TB, ns *server.Server, web *synthweb.Web, name string
 		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
 	cc.Fetch.Resolve = web.Resolve()
 	cc.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	if edit != nil {
+		edit(&cc)
+	}
 	n, err := Start(t.Context(), js, Config{Node: name, Partitions: testParts, TTL: testTTL, Crawl: cc})
 	if err != nil {
 		t.Fatal(err)
@@ -245,4 +255,89 @@ func TestStartRefusesOtherPartitionCount(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "4 partitions") {
 		t.Fatalf("Start on a crawl of 4 partitions as a node of %d: %v", testParts, err)
 	}
+}
+
+// TestTakeOverAfterCrashKeepsCrawlDelay: hosts whose robots.txt asks for a
+// Crawl-delay longer than the lease TTL. The node that makes the first
+// page request (a or b) is killed just after it; the other takes its
+// partitions over once their leases expire, sooner than the Crawl-delay.
+// It must still wait the Crawl-delay the dead node learnt
+// (kept per host in the cluster), though it knows nothing of the dead
+// node's last request: from the server's log, no host has a gap under its
+// Crawl-delay, the first requests after the takeover included.
+func TestTakeOverAfterCrashKeepsCrawlDelay(t *testing.T) {
+	ns := startNATS(t)
+	const crawlDelay = 2500 * time.Millisecond // > testTTL: without the kept clocks b would ask within ~TTL of a's last request
+	web, err := synthweb.Start(synthweb.Config{Seed: 41, Hosts: 4, PagesPerHost: 3, MinLinks: 10, MaxLinks: 12,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsCrawlDelay}, CrawlDelay: crawlDelay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	agent := func(name string) func(*crawl.Config) {
+		return func(c *crawl.Config) { c.UserAgent = "weft/" + name + " (+https://example.org/weft-crawler)" }
+	}
+	nodes := map[string]*runningNode{}
+	for _, name := range []string{"a", "b"} {
+		nodes[name] = startNodeWith(t, ns, web, name, 4, agent(name))
+	}
+
+	// The node that makes the first page request dies just after it has
+	// reached the server.
+	var dead, live *runningNode
+	for deadline := time.Now().Add(time.Minute); dead == nil; {
+		for _, r := range web.Log() {
+			if !strings.HasPrefix(r.Path, "/robots") {
+				name := strings.TrimPrefix(strings.Fields(r.UserAgent)[0], "weft/")
+				dead, live = nodes[name], nodes[map[string]string{"a": "b", "b": "a"}[name]]
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no page request")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	dead.cancel()
+	dead.node.Kill()
+	<-dead.done
+	dead.nc.Close()
+	killed := time.Now()
+
+	// The other takes the dead node's hosts over: wait until it has asked
+	// each of them twice since the kill (the second after the
+	// Crawl-delay).
+	for deadline := time.Now().Add(time.Minute); ; {
+		deadHosts, asked := map[string]bool{}, map[string]int{}
+		for _, r := range web.Log() {
+			if strings.HasPrefix(r.UserAgent, "weft/"+dead.name+" ") {
+				deadHosts[r.Addr] = true
+			} else if r.Start.After(killed) {
+				asked[r.Addr]++
+			}
+		}
+		done := true
+		for h := range deadHosts {
+			done = done && asked[h] >= 2
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not take %s's hosts over: %s asked %v, %s since the kill %v", live.name, dead.name, dead.name, deadHosts, live.name, asked)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	live.node.Stop(context.Background())
+	live.cancel()
+	<-live.done
+	live.nc.Close()
+	if err := web.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	audit := synthweb.Audit(web, testDelay)
+	for _, s := range append(audit.Overlaps, audit.ShortGaps...) {
+		t.Errorf("politeness: %s", s)
+	}
+	t.Logf("%d requests to %d hosts, shortest gap %v (Crawl-delay %v, lease TTL %v)", audit.Requests, audit.Hosts, audit.MinGap, crawlDelay, testTTL)
 }

@@ -132,6 +132,11 @@ type Config struct {
 	// of every page URL whose fetch is recorded, for the cluster's log.
 	Skip    func(url string) bool
 	Fetched func(url, host string)
+	// Clocked, when set, hears of every host clock the crawl writes to its
+	// store (frontier.Durable: one a restart would not assume, such as a
+	// Crawl-delay, a backoff or failures), after it is written: a cluster
+	// keeps them where the host's next owner finds them.
+	Clocked func(host string, clock frontier.Clock)
 	// Claim, when set, is asked before each lease is handled: whether the
 	// node may make a request to the host now, and until when that
 	// request must end (its partition's lease; the request is cut then).

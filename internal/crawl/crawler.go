@@ -568,6 +568,9 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 		c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 	} else {
 		c.emit(pb.captures, outbox)
+		if c.cfg.Clocked != nil && keep != nil {
+			c.cfg.Clocked(l.Host, *keep)
+		}
 		if c.cfg.Fetched != nil && !lo.res.Retry && l.RobotsFor == "" && lo.res.Fetched && !requeued(pb, l.URL) {
 			c.cfg.Fetched(l.URL, l.Host)
 		}

@@ -220,6 +220,13 @@ func (c *Crawler) ReleasePartition(p int) map[string]frontier.Clock {
 // partition taken over).
 func (c *Crawler) InstallClocks(clocks map[string]frontier.Clock) { c.front.InstallClocks(clocks) }
 
+// TakeOver installs clocks a dead owner left (Clocked), each host held one
+// gap from now on top of them: when its last request was is not known
+// (frontier.TakeOver).
+func (c *Crawler) TakeOver(clocks map[string]frontier.Clock) {
+	c.front.InstallClocks(c.front.TakeOver(clocks, time.Now()))
+}
+
 // Verdict is what became of a URL offered as a seed.
 type Verdict struct {
 	URL    string // canonical when it parsed, else as given

@@ -673,8 +673,13 @@ func (f *Frontier) PartitionClocks(p int) map[string]Clock {
 func (f *Frontier) partitionClocks(p int, now time.Time) map[string]Clock {
 	out := map[string]Clock{}
 	for name, h := range f.hosts {
-		if h.clock.NextAt.After(now) && partition.Of(name, f.cfg.Partitions) == p {
+		if (h.clock.NextAt.After(now) || h.clock.unusual()) && partition.Of(name, f.cfg.Partitions) == p {
 			out[name] = h.clock
+		}
+	}
+	for name, c := range f.installed { // installed for hosts not come yet: passed on as they are
+		if partition.Of(name, f.cfg.Partitions) == p && f.hosts[name] == nil {
+			out[name] = c
 		}
 	}
 	return out
@@ -739,11 +744,33 @@ func (f *Frontier) InstallClocks(clocks map[string]Clock) {
 	f.wake()
 }
 
-// mergeClock is a clock that waits at least as long as both.
+// TakeOver returns clocks as a node taking their hosts over after a crash
+// must install them: each host waits at least one gap (the default delay,
+// its Crawl-delay or backoff) from at, as after a restart
+// (Config.Resumed), since the dead node's last request is not known.
+func (f *Frontier) TakeOver(clocks map[string]Clock, at time.Time) map[string]Clock {
+	out := make(map[string]Clock, len(clocks))
+	for name, c := range clocks {
+		c.NextAt = later(c.NextAt, at.Add(f.cfg.gap(c)))
+		out[name] = c
+	}
+	return out
+}
+
+// mergeClock is a clock that waits at least as long as both, and keeps
+// the worse of their failure counts: what one owner learnt of a host is
+// not forgotten by the next.
 func mergeClock(a, b Clock) Clock {
 	a.NextAt = later(a.NextAt, b.NextAt)
 	a.CrawlDelay = max(a.CrawlDelay, b.CrawlDelay)
 	a.Backoff = max(a.Backoff, b.Backoff)
+	a.Streak = max(a.Streak, b.Streak)
+	a.Errors = max(a.Errors, b.Errors)
+	a.Parks = max(a.Parks, b.Parks)
+	a.GaveUp = a.GaveUp || b.GaveUp
+	if b.Throttles > a.Throttles {
+		a.Throttles, a.ThrottledSince = b.Throttles, b.ThrottledSince
+	}
 	return a
 }
 

@@ -693,6 +693,54 @@ func TestClockHandoff(t *testing.T) {
 	})
 }
 
+// TestTakeOver: clocks a dead owner kept (a Crawl-delay, failures, a host
+// given up) make the next owner wait one gap from the takeover, as a
+// restart does, keep the worse failure counts, keep a given-up host given
+// up; and a partition's clocks include such a host even once its wait is
+// over, so that a later handoff passes them on.
+func TestTakeOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const parts = 2
+		var hosts []string // two of partition 1
+		for i := 0; len(hosts) < 2; i++ {
+			if h := fmt.Sprintf("h%d.test", i); partition.Of(h, parts) == 1 {
+				hosts = append(hosts, h)
+			}
+		}
+		ctx := t.Context()
+		f := newFrontier(t, Config{Delay: time.Second, Partitions: parts, KeepAlive: true})
+		start := time.Now()
+		kept := map[string]Clock{
+			hosts[0]: {NextAt: start.Add(-time.Hour), CrawlDelay: 30 * time.Second, Streak: 2, Errors: 5},
+			hosts[1]: {GaveUp: true, Errors: 9},
+		}
+		f.InstallClocks(f.TakeOver(kept, start))
+		f.InstallClocks(map[string]Clock{hosts[0]: {NextAt: start.Add(time.Second), Errors: 1}}) // handed over too, less than kept
+		f.Add(items(hosts[0], 1, Normal)...)
+		go f.Run(ctx)
+		l, err := f.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited < 30*time.Second {
+			t.Errorf("%s leased %v after the takeover, under its kept Crawl-delay", l.Host, waited)
+		}
+		if l.Clock.CrawlDelay != 30*time.Second || l.Clock.Streak != 2 || l.Clock.Errors != 5 {
+			t.Errorf("clock after the takeover: %+v", l.Clock)
+		}
+		f.Complete(l, Result{Fetched: true})
+		time.Sleep(time.Hour) // every wait over
+		synctest.Wait()
+		clocks := f.PartitionClocks(1)
+		if c := clocks[hosts[0]]; c.CrawlDelay != 30*time.Second {
+			t.Errorf("partition 1 passes on %+v for %s, want its Crawl-delay", c, hosts[0])
+		}
+		if c := clocks[hosts[1]]; !c.GaveUp { // never seen here: passed on as installed
+			t.Errorf("partition 1 passes on %+v for %s, want it given up", c, hosts[1])
+		}
+	})
+}
+
 // TestReleasePartition: releasing a partition with a lease out on one of
 // its hosts returns only once that lease is completed, with the clock its
 // completion set; meanwhile nothing of the partition is leased.
