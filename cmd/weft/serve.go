@@ -31,9 +31,6 @@ SIGTERM stops as weft crawl does; running it again on --data resumes.`,
 			if err != nil {
 				return err
 			}
-			if f.clusterURL != "" {
-				return usagef("--cluster: recrawls are not spread over a cluster yet; run the nodes with weft crawl --cluster")
-			}
 			if f.min <= 0 || f.max < f.min || f.scan <= 0 || f.prior <= 0 || f.floor < 0 || f.inlinkMiB < -1 {
 				return usagef("--recrawl-min, --recrawl-scan and --recrawl-prior must be positive, --recrawl-max at least --recrawl-min, --recrawl-floor not negative, and --inlink-mib -1 or more")
 			}

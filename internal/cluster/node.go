@@ -67,7 +67,7 @@ type Node struct {
 	log    *slog.Logger
 
 	mu        sync.Mutex
-	done      map[int]map[string]bool // per owned partition: URLs fetched by any node
+	done      map[int]map[string]crawl.Visited // per owned partition: URLs fetched by any node, their latest visit
 	consumers map[int]context.CancelFunc
 	ended     bool // Run has returned: no partition is taken any more
 	stopped   bool // Stop or Kill was called
@@ -86,7 +86,7 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	n := &Node{cfg: cfg, js: js, log: cfg.Logger, done: map[int]map[string]bool{}, consumers: map[int]context.CancelFunc{}}
+	n := &Node{cfg: cfg, js: js, log: cfg.Logger, done: map[int]map[string]crawl.Visited{}, consumers: map[int]context.CancelFunc{}}
 	n.life, n.endLife = context.WithCancel(context.Background())
 	for name, subj := range map[string]string{LinksStream: "weft.links.>", DoneStream: "weft.done.>"} {
 		if _, err := js.Stream(ctx, name); errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -332,28 +332,39 @@ func (n *Node) claim(host string) (time.Time, bool) {
 	return until, ok
 }
 
-func (n *Node) skip(rawURL string) bool {
+// skip says whether a URL was fetched by a node and is not due again: a
+// crawl that ends fetches a URL once; a continuous one (weft serve) when
+// the visit's next crawl has come, whichever node made the visit.
+func (n *Node) skip(rawURL string) (crawl.Visited, bool) {
 	p := partOf(rawURL, n.cfg.Partitions)
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.done[p][rawURL]
+	v, ok := n.done[p][rawURL]
+	n.mu.Unlock()
+	return v, ok && (v.Record.NextCrawl.IsZero() || v.Record.NextCrawl.After(time.Now()))
 }
 
-func (n *Node) fetched(rawURL, host string) {
+func (n *Node) fetched(v crawl.Visited, host string) {
 	p := partition.Of(host, n.cfg.Partitions)
 	n.mu.Lock()
 	if n.done[p] != nil {
-		n.done[p][rawURL] = true
+		n.done[p][v.URL] = v
 	}
 	n.mu.Unlock()
+	b, err := json.Marshal(v)
+	if err != nil {
+		n.log.Error("cluster: a fetched URL not logged", "url", v.URL, "err", err)
+		return
+	}
+	// One message per visit: a recrawl is news, a retry of the same one
+	// is not.
+	id := v.URL + " " + strconv.FormatInt(v.Record.LastFetch.UnixNano(), 10)
 	// The worker waits here, before its lease completes: a node has at
 	// most one fetched URL per worker not yet in the log, and a handoff
 	// (which waits for the leases out) leaves none. A leader election
 	// is waited out; a message sent twice is one (its id).
-	var err error
 	for wait := 100 * time.Millisecond; wait < 2*time.Minute; wait *= 2 {
 		ctx, cancel := context.WithTimeout(n.life, 10*time.Second)
-		_, err = n.js.Publish(ctx, doneSubject(p), []byte(rawURL), jetstream.WithMsgID(rawURL))
+		_, err = n.js.Publish(ctx, doneSubject(p), b, jetstream.WithMsgID(id))
 		cancel()
 		if err == nil {
 			return
@@ -364,7 +375,7 @@ func (n *Node) fetched(rawURL, host string) {
 			wait = 2 * time.Minute
 		}
 	}
-	n.log.Error("cluster: a fetched URL not logged; its next owner may fetch it again", "url", rawURL, "err", err)
+	n.log.Error("cluster: a fetched URL not logged; its next owner may fetch it again", "url", v.URL, "err", err)
 }
 
 // clocked keeps a host's clock where its next owner finds it, should this
@@ -449,10 +460,15 @@ func (n *Node) acquire(p int, epoch uint64) {
 			n.crawl.InstallClocks(clocks)
 		}
 	}
-	var done map[string]bool
+	var done map[string]crawl.Visited
 	for attempt := 1; ; attempt++ {
-		done = map[string]bool{}
-		err := n.replay(ctx, DoneStream, doneSubject(p), func(m jetstream.Msg) { done[string(m.Data())] = true })
+		done = map[string]crawl.Visited{}
+		err := n.replay(ctx, DoneStream, doneSubject(p), func(m jetstream.Msg) {
+			var v crawl.Visited
+			if json.Unmarshal(m.Data(), &v) == nil && v.URL != "" {
+				done[v.URL] = v // in log order: the latest visit wins
+			}
+		})
 		if err == nil {
 			break
 		}
@@ -547,7 +563,14 @@ func (n *Node) consume(ctx context.Context, p int) {
 			return // stopped
 		}
 		var o crawl.Offered
-		if json.Unmarshal(m.Data(), &o) != nil || n.skip(o.URL) {
+		if json.Unmarshal(m.Data(), &o) != nil {
+			continue
+		}
+		if _, done := n.skip(o.URL); done && n.cfg.Crawl.Recrawl == nil {
+			// Fetched, and a crawl that ends fetches it no more. A
+			// continuous crawl queues it all the same: its lease takes
+			// the visit over (crawl.Config.Skip), and with it the URL's
+			// next crawl.
 			continue
 		}
 		for ctx.Err() == nil {

@@ -128,10 +128,12 @@ type Config struct {
 	Owns    func(host string) bool
 	Forward func([]Offered) error
 	// Skip, when set, is asked before each page is fetched: true drops the
-	// URL as done (another node of the cluster fetched it). Fetched hears
-	// of every page URL whose fetch is recorded, for the cluster's log.
-	Skip    func(url string) bool
-	Fetched func(url, host string)
+	// URL as visited elsewhere (another node of the cluster fetched it and
+	// it is not due again), and the URL takes on the record that node
+	// kept, its next crawl included. Fetched hears of every page URL whose
+	// fetch is recorded, with its record, for the cluster's log.
+	Skip    func(url string) (Visited, bool)
+	Fetched func(v Visited, host string)
 	// Clocked, when set, hears of every host clock the crawl writes to its
 	// store (frontier.Durable: one a restart would not assume, such as a
 	// Crawl-delay, a backoff or failures), after it is written: a cluster

@@ -524,13 +524,84 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 			hctx, cancel = context.WithDeadline(ctx, until)
 		}
 		pb := c.state.newBatch()
-		if c.cfg.Skip != nil && l.RobotsFor == "" && c.cfg.Skip(l.URL) {
-			c.finish(l, leaseOutcome{outcome: "elsewhere"}, pb) // fetched by another node
+		if v, ok := c.skip(l); ok {
+			c.finish(l, c.elsewhere(l, v), pb)
 		} else {
+			if v.URL != "" {
+				c.adopt(l, v) // due again: asked with what the last visit learnt
+			}
 			c.finish(l, c.handle(hctx, l, pb), pb)
 		}
 		cancel()
 	}
+}
+
+// Visited is what a node of a cluster tells the others of a URL it fetched
+// (Config.Fetched), and what a node that leases the URL later takes on
+// instead of fetching it (Config.Skip): its record after the fetch, with
+// the importance its next crawl was scheduled with.
+type Visited struct {
+	URL        string
+	Record     store.URLRecord
+	Importance float64 `json:",omitempty"`
+	// First is the capture that holds the URL's payload (see visit.first),
+	// when the visit made or referred to one.
+	First *store.DigestRecord `json:",omitempty"`
+}
+
+// adopt writes another node's later visit of a URL about to be fetched
+// again into the store, in continuous mode: its validators, digest and
+// history, and the record of the capture that holds its payload, so that
+// the request is conditional and a 304 a revisit of that capture.
+func (c *Crawler) adopt(l frontier.Lease, v Visited) {
+	if c.cfg.Recrawl == nil {
+		return
+	}
+	part := uint16(partition.Of(l.Host, c.cfg.Partitions))
+	k := seen.KeyOf(l.URL)
+	prev, ok, err := c.state.db.GetURL(part, l.Host, k)
+	if err != nil || (ok && !prev.LastFetch.Before(v.Record.LastFetch)) {
+		return // this node's own record is as new
+	}
+	r := v.Record
+	r.URL, r.Depth, r.Priority, r.Status = l.URL, l.Depth, uint8(l.Priority), store.URLQueued
+	ab := c.state.newBatch()
+	ab.b.PutURL(part, l.Host, k, r)
+	if v.First != nil && r.Digest != ([sha1.Size]byte{}) {
+		if _, known, err := c.state.db.GetDigest(r.Digest); err == nil && !known {
+			ab.b.PutDigest(r.Digest, *v.First)
+		}
+	}
+	if err := ab.commit(c.seen, c.front); err != nil {
+		c.fail(fmt.Errorf("crawl: record another node's visit of %s: %w", l.URL, err))
+	}
+}
+
+// skip asks Config.Skip about a page lease.
+func (c *Crawler) skip(l frontier.Lease) (Visited, bool) {
+	if c.cfg.Skip == nil || l.RobotsFor != "" {
+		return Visited{}, false
+	}
+	return c.cfg.Skip(l.URL)
+}
+
+// elsewhere is the outcome of a lease whose URL another node fetched: no
+// request, the host's clock untouched, and the URL's record that node's,
+// so that in continuous mode its next crawl is the one that node learnt.
+func (c *Crawler) elsewhere(l frontier.Lease, v Visited) leaseOutcome {
+	vis := &visit{rec: v.Record, importance: v.Importance, adopted: true}
+	if c.cfg.Recrawl != nil {
+		part := partition.Of(l.Host, c.cfg.Partitions)
+		if prev, ok, err := c.state.db.GetURL(uint16(part), l.Host, seen.KeyOf(l.URL)); err == nil && ok {
+			vis.prevDue = scheduled(prev)
+		}
+		if v.First != nil && v.Record.Digest != ([sha1.Size]byte{}) {
+			if _, known, err := c.state.db.GetDigest(v.Record.Digest); err == nil && !known {
+				vis.first = *v.First // for the conditional request of the next visit
+			}
+		}
+	}
+	return leaseOutcome{outcome: "elsewhere", status: v.Record.LastStatus, visit: vis}
 }
 
 // finish ends a lease: everything it changed goes to disk in one batch
@@ -562,7 +633,7 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 		}
 		c.recrawling.done(l.URL)
 	}
-	pb.done(l, part, lo.res, lo.status, lo.outcome, keep, lo.visit)
+	rec := pb.done(l, part, lo.res, lo.status, lo.outcome, keep, lo.visit)
 	outbox := c.stageEvents(pb.b, pb.captures)
 	if err := pb.commit(c.seen, c.front); err != nil {
 		c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
@@ -572,7 +643,14 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 			c.cfg.Clocked(l.Host, *keep)
 		}
 		if c.cfg.Fetched != nil && !lo.res.Retry && l.RobotsFor == "" && lo.res.Fetched && !requeued(pb, l.URL) {
-			c.cfg.Fetched(l.URL, l.Host)
+			v := Visited{URL: l.URL, Record: rec}
+			if lo.visit != nil {
+				v.Importance = lo.visit.importance
+				if lo.visit.first.RecordID != "" {
+					v.First = &lo.visit.first
+				}
+			}
+			c.cfg.Fetched(v, l.Host)
 		}
 	}
 	c.digests.settle(pb.digests)

@@ -207,12 +207,12 @@ func (pb *pageBatch) deleteEntry(l frontier.Lease, part int) {
 // what happened, and the host's clock is what the frontier armed. A retried
 // lease (robots.txt fetched instead, or cut by shutdown) changes nothing on
 // disk but the clock.
-func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, clock *frontier.Clock, v *visit) {
+func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, clock *frontier.Clock, v *visit) store.URLRecord {
 	if clock != nil {
 		pb.putClock(l.Host, part, *clock)
 	}
 	if res.Retry || l.Seq == 0 {
-		return
+		return store.URLRecord{}
 	}
 	pb.deleteEntry(l, part)
 	st := store.URLDone
@@ -234,11 +234,16 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 		st = store.URLQueued
 	}
 	r.URL, r.Depth, r.Priority, r.Status = l.URL, l.Depth, uint8(l.Priority), st
-	r.LastStatus, r.LastOutcome = status, outcome
+	if v == nil || !v.adopted {
+		r.LastStatus, r.LastOutcome = status, outcome
+	}
 	k := seen.KeyOf(l.URL)
 	pb.b.PutURL(uint16(part), l.Host, k, r)
-	if v == nil {
-		return
+	if v == nil || (v.adopted && r.NextCrawl.IsZero()) { // an adopted visit of a crawl that ends: no recrawl index
+		return r
+	}
+	if v.adopted && v.first.RecordID != "" {
+		pb.b.PutDigest(r.Digest, v.first)
 	}
 	if !v.prevDue.IsZero() {
 		// The URL was leased while scheduled (queued twice: a redirect
@@ -249,6 +254,7 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 	if st != store.URLRejected && st != store.URLQueued {
 		pb.b.PutDue(dueEntry(uint16(part), l.Host, k, r, v.importance))
 	}
+	return r
 }
 
 // dueEntry is the recrawl index entry of a URL's record.

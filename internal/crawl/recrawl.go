@@ -113,6 +113,12 @@ type visit struct {
 	rec        store.URLRecord
 	importance float64
 	prevDue    time.Time
+	adopted    bool // another node's visit (Crawler.elsewhere): its status and outcome kept
+	// first is the capture that holds the payload the URL has now (its
+	// digest's record), when it was deduplicable: a node that fetches the
+	// URL next may then ask conditionally and archive a 304 as a revisit
+	// of it.
+	first store.DigestRecord
 }
 
 // scheduled returns the due time of r's recrawl index entry, zero if it
@@ -165,7 +171,7 @@ func (c *Crawler) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Resp
 	w := c.importance(l.URL, &v)
 	v.NextCrawl = c.cfg.Recrawl.Next(l.URL, h, w)
 	v.LastFetch = resp.Start
-	return &visit{rec: v, importance: w, prevDue: scheduled(prev)}
+	return &visit{rec: v, importance: w, prevDue: scheduled(prev), first: cp.first}
 }
 
 // maxDuePerScan bounds the URLs one scan queues again, so that a scan
