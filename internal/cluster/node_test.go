@@ -14,8 +14,8 @@ import (
 	"go.uber.org/goleak"
 
 	"weft/internal/crawl"
-	"weft/internal/recrawl"
 	"weft/internal/natstest"
+	"weft/internal/recrawl"
 	"weft/internal/synthweb"
 )
 
