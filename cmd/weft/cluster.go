@@ -25,7 +25,8 @@ const clusterPartitions = 64
 type clusterOpts struct {
 	url, node string
 	ttl       time.Duration
-	replicas  int // 0: 3 on a cluster of three servers or more, else 1
+	replicas  int    // 0: 3 on a cluster of three servers or more, else 1
+	advertise string // the API's address for the other nodes; "" means from --http
 }
 
 // runCluster runs this process as node co.node of the crawl whose nodes
@@ -75,7 +76,11 @@ func runCluster(ctx context.Context, cfg crawl.Config, co clusterOpts, opts runO
 			return crawl.Summary{}, err
 		}
 		fmt.Fprintf(stderr, "weft: operator API on http://%s (metrics at /metrics)\n", srv.Addr())
-		node.SetAPI(advertised(srv.Addr()))
+		addr := co.advertise
+		if addr == "" {
+			addr = advertised(srv.Addr())
+		}
+		node.SetAPI(addr)
 		defer func() {
 			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()

@@ -60,6 +60,7 @@ type crawlFlags struct {
 	nodeName       string
 	leaseTTL       time.Duration
 	replicas       int
+	advertise      string
 	pagesStream    string
 	pagesSubject   string
 	s3             s3Flags
@@ -154,6 +155,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.clusterURL, "cluster", "", "run as one node of a crawl spread over several, which meet at this NATS JetStream URL (nats://host:4222): the node crawls the hosts of the partitions it owns (see README, Scale-out)")
 	fs.StringVar(&f.nodeName, "node", "", "this node's name in the cluster, unique (with --cluster)")
 	fs.DurationVar(&f.leaseTTL, "lease-ttl", jetstream.DefaultLeaseTTL, "with --cluster: life of a partition lease not renewed; a node cut off from NATS stops fetching within half of it, and a dead node's partitions move after it (set by the first node of a crawl)")
+	fs.StringVar(&f.advertise, "advertise", "", "with --cluster and --http: the host:port the other nodes reach this node's API at, for GET /v1/cluster (default: the --http address, the machine's name for an unspecified host)")
 	fs.IntVar(&f.replicas, "cluster-replicas", 0, "with --cluster: copies of the crawl's streams and buckets when this node creates them; 0 means 3 on a NATS cluster of three or more servers, else 1")
 	fs.StringVar(&f.natsURL, "events-nats", "", "also publish each capture's event to NATS JetStream at this URL (nats://host:4222): the page events an indexer reads (see README)")
 	fs.StringVar(&f.pagesStream, "events-stream", jetstream.DefaultPagesStream, "the JetStream stream of page events, created if missing")
@@ -485,7 +487,7 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 		if cfg.Delay >= f.leaseTTL/2 {
 			return usagef("--delay %v: must be under half --lease-ttl (%v), which is all that parts a dead node's last request to a host from the next owner's first", cfg.Delay, f.leaseTTL)
 		}
-		sum, err := runCluster(cmd.Context(), cfg, clusterOpts{url: f.clusterURL, node: f.nodeName, ttl: f.leaseTTL, replicas: f.replicas}, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		sum, err := runCluster(cmd.Context(), cfg, clusterOpts{url: f.clusterURL, node: f.nodeName, ttl: f.leaseTTL, replicas: f.replicas, advertise: f.advertise}, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		return writeSummary(opts.summaryFile, sum, err)
 	}
 	_, err := runCrawl(cmd.Context(), cfg, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())

@@ -631,9 +631,17 @@ func TestDashboardServed(t *testing.T) {
 	}
 }
 
-type fakeNode struct{ members []ClusterMember }
+type fakeNode struct {
+	name    string // "" means n1
+	members []ClusterMember
+}
 
-func (fakeNode) Name() string          { return "n1" }
+func (f fakeNode) Name() string {
+	if f.name == "" {
+		return "n1"
+	}
+	return f.name
+}
 func (fakeNode) Owned() map[int]uint64 { return map[int]uint64{7: 3, 2: 9} }
 func (fakeNode) Handoffs() int         { return 4 }
 func (fakeNode) PartitionCount() int   { return 8 }

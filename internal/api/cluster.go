@@ -81,7 +81,7 @@ func (s *Server) cluster(w http.ResponseWriter, r *http.Request) error {
 			continue
 		}
 		wg.Go(func() {
-			st, err := askStats(ctx, m.API, r.Header.Get("Authorization"))
+			st, err := askStats(ctx, m.Node, m.API, r.Header.Get("Authorization"))
 			if err != nil {
 				v.Error = err.Error()
 				return
@@ -116,7 +116,7 @@ func (s *Server) cluster(w http.ResponseWriter, r *http.Request) error {
 }
 
 // askStats gets another node's /v1/stats.
-func askStats(ctx context.Context, addr, auth string) (*Stats, error) {
+func askStats(ctx context.Context, node, addr, auth string) (*Stats, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/stats", nil)
 	if err != nil {
 		return nil, err
@@ -135,6 +135,15 @@ func askStats(ctx context.Context, addr, auth string) (*Stats, error) {
 	var st Stats
 	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 16<<20)).Decode(&st); err != nil {
 		return nil, fmt.Errorf("%s/v1/stats: %w", addr, err)
+	}
+	if st.Cluster == nil || st.Cluster.Node != node {
+		// Not the node asked for (a loopback address announced by a node
+		// on another machine reaches this one): not counted twice.
+		got := "not a node of a cluster"
+		if st.Cluster != nil {
+			got = "node " + st.Cluster.Node
+		}
+		return nil, fmt.Errorf("%s answers as %s, not %s: give the node --advertise", addr, got, node)
 	}
 	return &st, nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -15,7 +16,7 @@ import (
 // with the caller's token), says which node did not answer and which
 // partitions no one holds, and sums what it got.
 func TestClusterView(t *testing.T) {
-	other, err := New(Config{Addr: "127.0.0.1:0", Cluster: fakeNode{}}, &fakeCrawl{})
+	other, err := New(Config{Addr: "127.0.0.1:0", Cluster: fakeNode{name: "n2"}}, &fakeCrawl{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +37,9 @@ func TestClusterView(t *testing.T) {
 		{Node: "n0", API: goneAddr, Partitions: []int{4}},
 		{Node: "n1", API: "127.0.0.1:1", Partitions: []int{2, 7}}, // this node: never asked over HTTP
 		{Node: "n2", API: ts.Listener.Addr().String(), Partitions: []int{0, 1, 3}},
+		// A node on another machine that announced a loopback address:
+		// asking it reaches n2, which must not be counted twice.
+		{Node: "n3", API: ts.Listener.Addr().String(), Partitions: []int{6}},
 	}
 	s, err := New(Config{Addr: "127.0.0.1:0", Token: "tok", Cluster: fakeNode{members: members}}, &fakeCrawl{})
 	if err != nil {
@@ -46,7 +50,7 @@ func TestClusterView(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &v); code != 200 || err != nil {
 		t.Fatalf("GET /v1/cluster: %d %v\n%s", code, err, body)
 	}
-	if v.Partitions != 8 || !slices.Equal(v.Unowned, []int{5, 6}) || v.Complete || len(v.Nodes) != 3 {
+	if v.Partitions != 8 || !slices.Equal(v.Unowned, []int{5}) || v.Complete || len(v.Nodes) != 4 {
 		t.Errorf("view: partitions %d, unowned %v, complete %v, %d nodes", v.Partitions, v.Unowned, v.Complete, len(v.Nodes))
 	}
 	for _, n := range v.Nodes {
@@ -59,6 +63,10 @@ func TestClusterView(t *testing.T) {
 			if n.Stats == nil || n.Stats.Pages != 42 || n.Error != "" {
 				t.Errorf("node %s: %+v", n.Node, n)
 			}
+		case "n3":
+			if n.Stats != nil || !strings.Contains(n.Error, "answers as node n2") {
+				t.Errorf("n3, whose address reaches n2: stats %v, error %q", n.Stats, n.Error)
+			}
 		}
 	}
 	if v.Totals.Pages != 84 || v.Totals.ByStatus["2xx"] != 80 || v.Totals.Frontier.Queued != 14 || v.Totals.Uploads.Files != 10 ||
@@ -66,8 +74,8 @@ func TestClusterView(t *testing.T) {
 		t.Errorf("totals: %+v, handoffs %d", v.Totals, v.Handoffs)
 	}
 	mu.Lock()
-	if !slices.Equal(auth, []string{"Bearer tok"}) {
-		t.Errorf("n2 was asked with %q, want the caller's token once", auth)
+	if !slices.Equal(auth, []string{"Bearer tok", "Bearer tok"}) {
+		t.Errorf("n2's address was asked with %q, want the caller's token twice (as n2 and as n3)", auth)
 	}
 	mu.Unlock()
 

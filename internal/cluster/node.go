@@ -4,18 +4,26 @@
 // to the log of its host's partition, and takes the URLs of the
 // partitions it owns from there.
 //
-// A partition's state that outlives its node is two subjects: every URL
-// found for its hosts (weft.links.<p>) and every URL fetched
-// (weft.done.<p>). A node that takes a partition over installs the host
-// clocks the last owner left (a graceful handoff), reads what was done,
-// and replays the URLs: its crawl's seen set keeps each once, and what
-// another node fetched is not fetched again. After a crash, at most the
-// requests the dead node had in flight are made again.
+// A partition's state that outlives its node is two subjects, every URL
+// found for its hosts (weft.links.<p>) and every visit made
+// (weft.done.<p>: the URL's record after the fetch), and two key-value
+// a key-value bucket of each host's last clock worth keeping (WEFT_HOSTS:
+// a Crawl-delay, a backoff, failures). Each log keeps one message per URL
+// (a subject per URL, one message per subject), so it grows with the
+// URLs, not with the pages that link to them or the visits. A node that
+// takes a partition over installs the kept clocks, each held one gap from
+// now (their owner may have died just after a request), holds every other
+// host of the partition for one delay, adopts the visits into its own
+// store, and replays the URLs: its crawl's seen set keeps each once, and
+// what another node fetched is not fetched again (in continuous mode, not
+// before it is due). After a crash, at most the requests the dead node
+// had in flight are made again.
 package cluster
 
 import (
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,14 +40,14 @@ import (
 	"weft/internal/frontier"
 	wjs "weft/internal/jetstream"
 	"weft/internal/partition"
+	"weft/internal/seen"
 )
 
 // Names of the streams and buckets a cluster uses.
 const (
-	LinksStream  = "WEFT_LINKS"
-	DoneStream   = "WEFT_DONE"
-	ClocksBucket = "WEFT_CLOCKS"
-	HostsBucket  = "WEFT_HOSTS"
+	LinksStream = "WEFT_LINKS"
+	DoneStream  = "WEFT_DONE"
+	HostsBucket = "WEFT_HOSTS"
 )
 
 // Config configures a node.
@@ -60,22 +68,24 @@ type Config struct {
 type Node struct {
 	cfg    Config
 	js     jetstream.JetStream
-	clocks jetstream.KeyValue // per partition: the clocks its last owner handed over
 	hosts  jetstream.KeyValue // per host: its last clock worth keeping (crawl.Config.Clocked)
 	crawl  *crawl.Crawler
 	owners *wjs.Owners
 	log    *slog.Logger
 
 	mu        sync.Mutex
-	done      map[int]map[string]crawl.Visited // per owned partition: URLs fetched by any node, their latest visit
-	consumers map[int]context.CancelFunc
-	ended     bool // Run has returned: no partition is taken any more
-	stopped   bool // Stop or Kill was called
+	consumers map[int]*taking // per partition taken: stops its consumer and its pending unhold
+	ended     bool            // Run has returned: no partition is taken any more
+	stopped   bool            // Stop or Kill was called
 	wg        sync.WaitGroup
 
 	life    context.Context // ends with Kill or Run: retries stop waiting
 	endLife context.CancelFunc
 }
+
+// taking is a partition taken: stop ends its consumer and, if it has not
+// come yet, the end of its hold.
+type taking struct{ stop context.CancelFunc }
 
 // Start makes the streams if needed, opens the crawl and joins the
 // cluster. Run the crawl with Run.
@@ -86,12 +96,32 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	n := &Node{cfg: cfg, js: js, log: cfg.Logger, done: map[int]map[string]crawl.Visited{}, consumers: map[int]context.CancelFunc{}}
+	// The delay is checked against the lease TTL before the node joins
+	// (the crawl's bucket, if it exists, has the TTL that holds).
+	ttl := cfg.TTL
+	if ttl == 0 {
+		ttl = wjs.DefaultLeaseTTL
+	}
+	if kv, err := js.KeyValue(ctx, wjs.DefaultOwnersBucket); err == nil {
+		if st, err := kv.Status(ctx); err == nil && st.TTL() > 0 {
+			ttl = st.TTL()
+		}
+	}
+	if cfg.Crawl.Delay >= ttl/2 {
+		// After a crash, the lease's TTL is all that parts the dead
+		// node's last request to a host from the next owner's first (at
+		// least TTL/2), for hosts with no clock kept (no Crawl-delay,
+		// no backoff).
+		return nil, fmt.Errorf("cluster: the delay %v must be under half the lease TTL %v", cfg.Crawl.Delay, ttl)
+	}
+	n := &Node{cfg: cfg, js: js, log: cfg.Logger, consumers: map[int]*taking{}}
 	n.life, n.endLife = context.WithCancel(context.Background())
 	for name, subj := range map[string]string{LinksStream: "weft.links.>", DoneStream: "weft.done.>"} {
 		if _, err := js.Stream(ctx, name); errors.Is(err, jetstream.ErrStreamNotFound) {
+			// One message per subject, a subject per URL: the last word
+			// on each URL is all a new owner needs.
 			_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subj}, Storage: jetstream.FileStorage,
-				Replicas: cfg.Replicas, Duplicates: 2 * time.Minute})
+				Replicas: cfg.Replicas, Duplicates: 2 * time.Minute, MaxMsgsPerSubject: 1})
 			if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 				return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
 			}
@@ -100,9 +130,6 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 		}
 	}
 	var err error
-	if n.clocks, err = openBucket(ctx, js, jetstream.KeyValueConfig{Bucket: ClocksBucket, Replicas: cfg.Replicas, TTL: time.Hour}); err != nil {
-		return nil, err
-	}
 	if n.hosts, err = openBucket(ctx, js, jetstream.KeyValueConfig{Bucket: HostsBucket, Replicas: cfg.Replicas}); err != nil {
 		return nil, err
 	}
@@ -114,7 +141,7 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	// too: the log is what a later owner rebuilds the partition from.
 	cc.Owns = func(string) bool { return false }
 	cc.Forward = n.forward
-	cc.Skip = n.skip
+	cc.SharedVisits = true
 	cc.Fetched = n.fetched
 	cc.Claim = n.claim
 	cc.Clocked = n.clocked
@@ -135,15 +162,6 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	if err != nil {
 		n.crawl.Discard()
 		return nil, err
-	}
-	if ttl := n.owners.TTL(); cc.Delay >= ttl/2 {
-		// After a crash, the lease's TTL is all that parts the dead
-		// node's last request to a host from the next owner's first (at
-		// least TTL/2), for hosts with no clock kept (no Crawl-delay,
-		// no backoff).
-		n.owners.Kill()
-		n.crawl.Discard()
-		return nil, fmt.Errorf("cluster: the delay %v must be under half the lease TTL %v (the crawl's leases bucket has it)", cc.Delay, ttl)
 	}
 	return n, nil
 }
@@ -250,8 +268,8 @@ func (n *Node) Members(ctx context.Context) ([]Member, error) {
 func (n *Node) stopConsumers() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for p, cancel := range n.consumers {
-		cancel()
+	for p, tk := range n.consumers {
+		tk.stop()
 		delete(n.consumers, p)
 	}
 }
@@ -264,9 +282,16 @@ func partOf(rawURL string, parts int) int {
 	return partition.Of(u.Host, parts)
 }
 
-func linksSubject(p int) string { return "weft.links." + strconv.Itoa(p) }
-func doneSubject(p int) string  { return "weft.done." + strconv.Itoa(p) }
-func clockKey(p int) string     { return "p." + strconv.Itoa(p) }
+// A partition's logs: weft.links.<p>.<url key> and weft.done.<p>.<url
+// key>, read whole with the filter weft.links.<p>.> (and done).
+func linksPrefix(p int) string { return "weft.links." + strconv.Itoa(p) }
+func donePrefix(p int) string  { return "weft.done." + strconv.Itoa(p) }
+
+// urlSubject is rawURL's subject under prefix: its key in hex.
+func urlSubject(prefix, rawURL string) string {
+	k := seen.KeyOf(rawURL)
+	return prefix + "." + hex.EncodeToString(k[:])
+}
 
 // hostKey is a host's key in the hosts bucket, under its partition's
 // prefix so that a new owner reads its partition's hosts alone; the host
@@ -302,7 +327,7 @@ func (n *Node) publishLinks(urls []crawl.Offered) error {
 		if err != nil {
 			return err
 		}
-		f, err := n.js.PublishAsync(linksSubject(partOf(o.URL, n.cfg.Partitions)), b, jetstream.WithMsgID(o.URL))
+		f, err := n.js.PublishAsync(urlSubject(linksPrefix(partOf(o.URL, n.cfg.Partitions)), o.URL), b, jetstream.WithMsgID(o.URL))
 		if err != nil {
 			return err
 		}
@@ -332,50 +357,54 @@ func (n *Node) claim(host string) (time.Time, bool) {
 	return until, ok
 }
 
-// skip says whether a URL was fetched by a node and is not due again: a
-// crawl that ends fetches a URL once; a continuous one (weft serve) when
-// the visit's next crawl has come, whichever node made the visit.
-func (n *Node) skip(rawURL string) (crawl.Visited, bool) {
-	p := partOf(rawURL, n.cfg.Partitions)
-	n.mu.Lock()
-	v, ok := n.done[p][rawURL]
-	n.mu.Unlock()
-	return v, ok && (v.Record.NextCrawl.IsZero() || v.Record.NextCrawl.After(time.Now()))
-}
-
 func (n *Node) fetched(v crawl.Visited, host string) {
 	p := partition.Of(host, n.cfg.Partitions)
-	n.mu.Lock()
-	if n.done[p] != nil {
-		n.done[p][v.URL] = v
-	}
-	n.mu.Unlock()
 	b, err := json.Marshal(v)
 	if err != nil {
 		n.log.Error("cluster: a fetched URL not logged", "url", v.URL, "err", err)
 		return
 	}
 	// One message per visit: a recrawl is news, a retry of the same one
-	// is not.
+	// is not (within the stream's two-minute duplicate window, which the
+	// retries stay inside).
 	id := v.URL + " " + strconv.FormatInt(v.Record.LastFetch.UnixNano(), 10)
+	subject := urlSubject(donePrefix(p), v.URL)
 	// The worker waits here, before its lease completes: a node has at
 	// most one fetched URL per worker not yet in the log, and a handoff
-	// (which waits for the leases out) leaves none. A leader election
-	// is waited out; a message sent twice is one (its id).
-	for wait := 100 * time.Millisecond; wait < 2*time.Minute; wait *= 2 {
+	// (which waits for the leases out) leaves none. A leader election is
+	// waited out, while the node holds the partition.
+	err = n.retry(p, func(ctx context.Context) error {
+		_, err := n.js.Publish(ctx, subject, b, jetstream.WithMsgID(id))
+		return err
+	})
+	if err != nil {
+		n.log.Error("cluster: a fetched URL not logged; its next owner may fetch it again", "url", v.URL, "err", err)
+	}
+}
+
+// retry calls fn until it succeeds, for at most 90 s, while the node holds
+// partition p (a lease valid or being handed over): once it no longer
+// does, what fn writes could land after the next owner's own writes.
+func (n *Node) retry(p int, fn func(context.Context) error) error {
+	deadline := time.Now().Add(90 * time.Second)
+	wait := 100 * time.Millisecond
+	for {
 		ctx, cancel := context.WithTimeout(n.life, 10*time.Second)
-		_, err = n.js.Publish(ctx, doneSubject(p), b, jetstream.WithMsgID(id))
+		err := fn(ctx)
 		cancel()
 		if err == nil {
-			return
+			return nil
+		}
+		if time.Now().Add(wait).After(deadline) || !n.owners.Holds(p) {
+			return err
 		}
 		select {
 		case <-time.After(wait):
 		case <-n.life.Done():
-			wait = 2 * time.Minute
+			return err
 		}
+		wait = min(2*wait, 10*time.Second)
 	}
-	n.log.Error("cluster: a fetched URL not logged; its next owner may fetch it again", "url", v.URL, "err", err)
 }
 
 // clocked keeps a host's clock where its next owner finds it, should this
@@ -387,20 +416,13 @@ func (n *Node) clocked(host string, c frontier.Clock) {
 	if err != nil {
 		return
 	}
-	for wait := 100 * time.Millisecond; wait < time.Minute; wait *= 2 {
-		ctx, cancel := context.WithTimeout(n.life, 10*time.Second)
-		_, err = n.hosts.Put(ctx, hostKey(p, host), b)
-		cancel()
-		if err == nil {
-			return
-		}
-		select {
-		case <-time.After(wait):
-		case <-n.life.Done():
-			wait = time.Minute
-		}
+	err = n.retry(p, func(ctx context.Context) error {
+		_, err := n.hosts.Put(ctx, hostKey(p, host), b)
+		return err
+	})
+	if err != nil {
+		n.log.Error("cluster: a host's clock not kept; a node taking it over after a crash will not know it", "host", host, "err", err)
 	}
-	n.log.Error("cluster: a host's clock not kept; a node taking it over after a crash will not know it", "host", host, "err", err)
 }
 
 // hostClocks reads the clocks kept of partition p's hosts.
@@ -430,92 +452,121 @@ func (n *Node) hostClocks(ctx context.Context, p int) (map[string]frontier.Clock
 	}
 }
 
-// acquire takes a partition over: the clocks its last owner left, what was
-// fetched, then its URLs from the start of its log, and only then are its
-// hosts leased.
+// acquire takes a partition over: its hosts' kept clocks, what was
+// fetched, then its URLs from the start of its log, and only then, one
+// delay later, are its hosts leased.
 func (n *Node) acquire(p int, epoch uint64) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(n.life, time.Minute)
 	defer cancel()
+	taken := time.Now()
+	// The crawl must be running to take visits in (its store open, its
+	// seen set warmed).
+	for !n.crawl.Running() {
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-ctx.Done():
+			return
+		}
+	}
 	// Its hosts' kept clocks, each held one gap from now: the last owner
-	// may have died just after a request. Then the clocks it handed over,
-	// if it did (a graceful handoff), which say exactly when.
+	// may have died just after a request.
 	for attempt := 1; ; attempt++ {
 		kept, err := n.hostClocks(ctx, p)
 		if err == nil {
 			n.crawl.TakeOver(kept)
 			break
 		}
-		if attempt == 5 || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			n.log.Error("cluster: the partition's host clocks could not be read; hosts with a Crawl-delay or backoff over half the lease TTL may be asked too soon", "partition", p, "err", err)
 			break
 		}
-		select {
-		case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+		select { // a leader election, a server lost: the partition waits, held
+		case <-time.After(min(time.Duration(attempt)*200*time.Millisecond, 2*time.Second)):
 		case <-ctx.Done():
 		}
 	}
-	if e, err := n.clocks.Get(ctx, clockKey(p)); err == nil {
-		var clocks map[string]frontier.Clock
-		if json.Unmarshal(e.Value(), &clocks) == nil {
-			n.crawl.InstallClocks(clocks)
-		}
-	}
-	var done map[string]crawl.Visited
+	// The visits made in the partition go into the crawl's own store, in
+	// batches (the log keeps each URL's last; Adopt keeps the later of it
+	// and the store's): memory holds a batch, not the partition.
+	fetchedBefore := 0
 	for attempt := 1; ; attempt++ {
-		done = map[string]crawl.Visited{}
-		err := n.replay(ctx, DoneStream, doneSubject(p), func(m jetstream.Msg) {
+		fetchedBefore = 0
+		var batch []crawl.Visited
+		flush := func() error {
+			err := n.crawl.Adopt(batch)
+			fetchedBefore += len(batch)
+			batch = batch[:0]
+			return err
+		}
+		var adoptErr error
+		err := n.replay(ctx, DoneStream, donePrefix(p)+".>", func(m jetstream.Msg) {
 			var v crawl.Visited
-			if json.Unmarshal(m.Data(), &v) == nil && v.URL != "" {
-				done[v.URL] = v // in log order: the latest visit wins
+			if adoptErr == nil && json.Unmarshal(m.Data(), &v) == nil && v.URL != "" {
+				if batch = append(batch, v); len(batch) == 1000 {
+					adoptErr = flush()
+				}
 			}
 		})
+		if err == nil && adoptErr == nil {
+			err = flush()
+		}
+		if err == nil {
+			err = adoptErr
+		}
 		if err == nil {
 			break
 		}
-		if attempt == 5 || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			// Crawled without it, the partition's pages done elsewhere
 			// would be fetched again: better than not at all.
 			n.log.Error("cluster: what was fetched in the partition could not be read; pages may be fetched again", "partition", p, "err", err)
 			break
 		}
-		select {
-		case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+		select { // a leader election, a server lost: the partition waits, held
+		case <-time.After(min(time.Duration(attempt)*200*time.Millisecond, 2*time.Second)):
 		case <-ctx.Done():
 		}
 	}
-	fetchedBefore := len(done) // read before the map is shared
 	n.mu.Lock()
 	if n.ended {
 		n.mu.Unlock()
 		return
 	}
-	n.done[p] = done
 	cctx, stop := context.WithCancel(context.Background())
-	n.consumers[p] = stop
+	tk := &taking{stop: stop}
+	n.consumers[p] = tk
 	n.mu.Unlock()
 	n.wg.Go(func() { n.consume(cctx, p) })
-	n.crawl.HoldPartition(p, false)
-	n.log.Info("cluster: partition taken", "partition", p, "epoch", epoch, "fetched_before", fetchedBefore)
+	// Every host's last request, on the last owner, ended before its
+	// lease came free (a handoff waits for the requests in flight; a
+	// dead owner's leases expire TTL/2 after its last one), so waiting
+	// one delay from the takeover keeps every gap; a host owing more has
+	// its clock kept (above).
+	n.wg.Go(func() {
+		select {
+		case <-time.After(time.Until(taken.Add(n.cfg.Crawl.Delay))):
+		case <-cctx.Done(): // released meanwhile
+			return
+		}
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if n.consumers[p] == tk { // under n.mu: a release holds it after, not before
+			n.crawl.HoldPartition(p, false)
+		}
+	})
+	n.log.Info("cluster: partition taken", "partition", p, "epoch", epoch, "visits_adopted", fetchedBefore)
 }
 
-// release stops a partition: no new lease, none in flight, its clocks left
-// for the next owner, its log no longer read.
+// release stops a partition: no new lease, none in flight (their visits
+// and kept clocks logged), its log no longer read.
 func (n *Node) release(p int) {
-	clocks := n.crawl.ReleasePartition(p) // held, nothing in flight, completions applied
 	n.mu.Lock()
-	if stop := n.consumers[p]; stop != nil {
-		stop()
+	if tk := n.consumers[p]; tk != nil {
+		tk.stop() // a pending unhold too
 		delete(n.consumers, p)
 	}
-	delete(n.done, p)
 	n.mu.Unlock()
-	if len(clocks) > 0 {
-		if b, err := json.Marshal(clocks); err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			_, _ = n.clocks.Put(ctx, clockKey(p), b)
-			cancel()
-		}
-	}
+	n.crawl.ReleasePartition(p) // held, nothing in flight, completions applied
 	n.log.Info("cluster: partition given up", "partition", p)
 }
 
@@ -545,7 +596,7 @@ func (n *Node) replay(ctx context.Context, stream, subject string, fn func(jetst
 // log and then as they come, until stopped: one ordered consumer, read as
 // a stream of messages.
 func (n *Node) consume(ctx context.Context, p int) {
-	cons, err := n.js.OrderedConsumer(ctx, LinksStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{linksSubject(p)}})
+	cons, err := n.js.OrderedConsumer(ctx, LinksStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{linksPrefix(p) + ".>"}})
 	if err != nil {
 		n.log.Error("cluster: read the partition's URLs", "partition", p, "err", err)
 		return
@@ -564,13 +615,6 @@ func (n *Node) consume(ctx context.Context, p int) {
 		}
 		var o crawl.Offered
 		if json.Unmarshal(m.Data(), &o) != nil {
-			continue
-		}
-		if _, done := n.skip(o.URL); done && n.cfg.Crawl.Recrawl == nil {
-			// Fetched, and a crawl that ends fetches it no more. A
-			// continuous crawl queues it all the same: its lease takes
-			// the visit over (crawl.Config.Skip), and with it the URL's
-			// next crawl.
 			continue
 		}
 		for ctx.Err() == nil {

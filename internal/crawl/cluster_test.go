@@ -3,11 +3,14 @@ package crawl
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	"weft/internal/partition"
+	"weft/internal/seen"
+	"weft/internal/store"
 	"weft/internal/synthweb"
 )
 
@@ -159,4 +162,80 @@ func TestNodesSplitHostsByPartition(t *testing.T) {
 		t.Errorf("node 0: %d pages, %d URLs forwarded; node 1: %d pages, %d forwarded", sums[0].Pages, sums[0].Forwarded, sums[1].Pages, sums[1].Forwarded)
 	}
 	t.Logf("node 0: %d pages, %d forwarded; node 1: %d pages, %d forwarded; %d pages in all", sums[0].Pages, sums[0].Forwarded, sums[1].Pages, sums[1].Forwarded, want)
+}
+
+// TestAdoptedVisits: in a cluster (SharedVisits), visits another node made
+// of this crawl's URLs are taken over (Adopt). A URL queued here before
+// the visit is not fetched when its lease comes (it counts as done,
+// "elsewhere", with the other node's record); one never queued here counts
+// as seen, so a link to it queues nothing; the others are fetched.
+func TestAdoptedVisits(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"v.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				http.NotFound(rw, r)
+			case "/":
+				page(rw, "/a", "/b", "/c")
+			default:
+				page(rw)
+			}
+		},
+	})
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("v.test", "/"), mw.url("v.test", "/a"))
+	cfg.Partitions, cfg.SharedVisits, cfg.KeepAlive = 2, true, true
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := partition.Of(mw.auth["v.test"], 2)
+	c.HoldPartition(p, true) // not owned yet: the seeds wait in their queue
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan Summary, 1)
+	go func() {
+		sum, err := c.Run(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- sum
+	}()
+	for c.Live().Frontier.Queued < 2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Another node fetched /a (queued here) and /c (not known here).
+	at := time.Now()
+	visits := []Visited{
+		{URL: mw.url("v.test", "/a"), Record: store.URLRecord{LastFetch: at, LastStatus: 200, LastOutcome: "ok"}},
+		{URL: mw.url("v.test", "/c"), Record: store.URLRecord{LastFetch: at, LastStatus: 200, LastOutcome: "ok"}},
+	}
+	if err := c.Adopt(visits); err != nil {
+		t.Fatal(err)
+	}
+	c.HoldPartition(p, false)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		l := c.Live()
+		if l.Frontier.Queued == 0 && l.Frontier.InFlight == 0 && len(mw.paths("v.test")) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the crawl did not settle: %+v, requests %v", l.Frontier, mw.paths("v.test"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r, ok, err := c.state.db.GetURL(uint16(p), mw.auth["v.test"], seen.KeyOf(mw.url("v.test", "/a")))
+	if err != nil || !ok || r.Status != store.URLDone || !r.LastFetch.Equal(at) || r.LastStatus != 200 {
+		t.Errorf("/a's record %+v (%v %v): want the other node's visit, done", r, ok, err)
+	}
+	cancel()
+	sum := <-done
+	got := map[string]int{}
+	for _, path := range mw.paths("v.test") {
+		got[path]++
+	}
+	if got["/"] != 1 || got["/b"] != 1 || got["/a"] != 0 || got["/c"] != 0 {
+		t.Errorf("requests %v: want / and /b once, /a and /c (visited elsewhere) never", got)
+	}
+	if sum.Rejected[RejectSeen] < 2 { // the links to /a and /c
+		t.Errorf("rejected %v: want the links to /a and /c seen", sum.Rejected)
+	}
 }

@@ -127,13 +127,14 @@ type Config struct {
 	// may then be forwarded twice; its owner's seen set drops the second).
 	Owns    func(host string) bool
 	Forward func([]Offered) error
-	// Skip, when set, is asked before each page is fetched: true drops the
-	// URL as visited elsewhere (another node of the cluster fetched it and
-	// it is not due again), and the URL takes on the record that node
-	// kept, its next crawl included. Fetched hears of every page URL whose
-	// fetch is recorded, with its record, for the cluster's log.
-	Skip    func(url string) (Visited, bool)
-	Fetched func(v Visited, host string)
+	// SharedVisits says that other nodes of a cluster fetch this crawl's
+	// URLs too, and hand their visits over (Crawler.Adopt): before each
+	// page is fetched its record is read, and a visit made since the URL
+	// was queued that is not due again counts as done here. Fetched hears
+	// of every page URL whose fetch is recorded, with its record, for the
+	// cluster's log.
+	SharedVisits bool
+	Fetched      func(v Visited, host string)
 	// Clocked, when set, hears of every host clock the crawl writes to its
 	// store (frontier.Durable: one a restart would not assume, such as a
 	// Crawl-delay, a backoff or failures), after it is written: a cluster

@@ -242,9 +242,6 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 	if v == nil || (v.adopted && r.NextCrawl.IsZero()) { // an adopted visit of a crawl that ends: no recrawl index
 		return r
 	}
-	if v.adopted && v.first.RecordID != "" {
-		pb.b.PutDigest(r.Digest, v.first)
-	}
 	if !v.prevDue.IsZero() {
 		// The URL was leased while scheduled (queued twice: a redirect
 		// to itself, a pull forward racing a scan): its old entry goes,

@@ -204,6 +204,13 @@ func (c *Crawler) Offer(urls []Offered) error {
 // own.
 func (c *Crawler) HoldPartition(p int, on bool) { c.front.HoldPartition(p, on) }
 
+// Running reports whether Run is taking work (Offer, Adopt, AddSeeds).
+func (c *Crawler) Running() bool {
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	return c.running
+}
+
 // Partitions is the crawl's partition count: the one its state was
 // created with, whatever Config said.
 func (c *Crawler) Partitions() int { return c.cfg.Partitions }

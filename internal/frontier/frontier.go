@@ -673,13 +673,8 @@ func (f *Frontier) PartitionClocks(p int) map[string]Clock {
 func (f *Frontier) partitionClocks(p int, now time.Time) map[string]Clock {
 	out := map[string]Clock{}
 	for name, h := range f.hosts {
-		if (h.clock.NextAt.After(now) || h.clock.unusual()) && partition.Of(name, f.cfg.Partitions) == p {
+		if h.clock.NextAt.After(now) && partition.Of(name, f.cfg.Partitions) == p {
 			out[name] = h.clock
-		}
-	}
-	for name, c := range f.installed { // installed for hosts not come yet: passed on as they are
-		if partition.Of(name, f.cfg.Partitions) == p && f.hosts[name] == nil {
-			out[name] = c
 		}
 	}
 	return out
@@ -728,17 +723,19 @@ func (f *Frontier) answerReleases(now time.Time) {
 	f.releasing = kept
 }
 
-// InstallClocks makes each host wait at least as its given clock says:
-// the later NextAt, the longer Crawl-delay and backoff. A host not in
-// memory yet gets it when it comes. A node taking a partition over
-// installs what the previous owner passed on before it leases any host.
+// InstallClocks gives each host its given clock, the newer knowledge (a
+// previous owner's): its Crawl-delay, backoff and failure counts replace
+// what this frontier had, and the next request waits for the later of the
+// two NextAt. A host not in memory yet gets it when it comes, over the
+// clock it has in the store. A node taking a partition over installs what
+// the previous owner passed on before it leases any host.
 func (f *Frontier) InstallClocks(clocks map[string]Clock) {
 	f.mu.Lock()
 	if f.clocksIn == nil {
 		f.clocksIn = map[string]Clock{}
 	}
 	for name, c := range clocks {
-		f.clocksIn[name] = mergeClock(f.clocksIn[name], c)
+		f.clocksIn[name] = installClock(f.clocksIn[name], c)
 	}
 	f.mu.Unlock()
 	f.wake()
@@ -757,21 +754,15 @@ func (f *Frontier) TakeOver(clocks map[string]Clock, at time.Time) map[string]Cl
 	return out
 }
 
-// mergeClock is a clock that waits at least as long as both, and keeps
-// the worse of their failure counts: what one owner learnt of a host is
-// not forgotten by the next.
-func mergeClock(a, b Clock) Clock {
-	a.NextAt = later(a.NextAt, b.NextAt)
-	a.CrawlDelay = max(a.CrawlDelay, b.CrawlDelay)
-	a.Backoff = max(a.Backoff, b.Backoff)
-	a.Streak = max(a.Streak, b.Streak)
-	a.Errors = max(a.Errors, b.Errors)
-	a.Parks = max(a.Parks, b.Parks)
-	a.GaveUp = a.GaveUp || b.GaveUp
-	if b.Throttles > a.Throttles {
-		a.Throttles, a.ThrottledSince = b.Throttles, b.ThrottledSince
-	}
-	return a
+// installClock is the clock a host has once given is installed over cur:
+// given is the newer knowledge (its last owner's), so its Crawl-delay,
+// backoff and failure counts replace cur's, which may be stale (this
+// node's memory or store from an earlier ownership; counts that go back
+// down after a success must not come back); the next request waits for
+// the later of the two.
+func installClock(cur, given Clock) Clock {
+	given.NextAt = later(cur.NextAt, given.NextAt)
+	return given
 }
 
 // heldNow says whether host name is held, by an operator or with its
@@ -1037,10 +1028,10 @@ func (f *Frontier) takeInbox() {
 	f.mu.Unlock()
 	for name, c := range clocks {
 		if h := f.hosts[name]; h != nil {
-			h.clock = mergeClock(h.clock, c)
+			h.clock = installClock(h.clock, c)
 			f.fix(h)
 		} else {
-			f.installed[name] = mergeClock(f.installed[name], c)
+			f.installed[name] = installClock(f.installed[name], c)
 		}
 	}
 	for name, on := range holds {
@@ -1288,7 +1279,7 @@ func (f *Frontier) activate(name string) *host {
 		f.hosts[name] = h
 		f.readClock(h)
 		if c, ok := f.installed[name]; ok {
-			h.clock = mergeClock(h.clock, c)
+			h.clock = installClock(h.clock, c)
 			delete(f.installed, name)
 		}
 	}

@@ -57,14 +57,6 @@ type Clock struct {
 	ThrottledSince time.Time
 }
 
-// unusual reports whether the clock says more of its host than a fresh
-// one would, besides when it may be asked next: a Crawl-delay, a backoff,
-// failures, throttling, or that it was given up.
-func (c Clock) unusual() bool {
-	c.NextAt = time.Time{}
-	return c != Clock{}
-}
-
 // Politeness says how a host's clock moves after each request, beyond
 // Config.Delay. It is part of Config; New fills in the defaults of the
 // fields left zero, except LatencyFactor.

@@ -184,6 +184,17 @@ func (o *Owners) Valid(p int) (epoch uint64, until time.Time, ok bool) {
 	return l.epoch, l.validUntil, true
 }
 
+// Holds reports whether this node still holds partition p: its lease is
+// valid, or being handed over and not yet past its validity. Writes about
+// the partition's hosts may go on while it does; after, the next owner's
+// may have begun.
+func (o *Owners) Holds(p int) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	l := o.held[p]
+	return l != nil && time.Now().Before(l.validUntil)
+}
+
 // Owned returns the partitions this node holds validly now, with their
 // epochs.
 func (o *Owners) Owned() map[int]uint64 {

@@ -6,7 +6,6 @@ package natstest
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 	"sync"
@@ -123,6 +122,7 @@ type Link struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	conns  []net.Conn
+	closed bool // the test has ended: a connection accepted now is closed
 }
 
 // NewLink listens on a free loopback port and forwards every connection to
@@ -146,6 +146,12 @@ func NewLink(t testing.TB, target string) *Link {
 				continue
 			}
 			l.mu.Lock()
+			if l.closed {
+				l.mu.Unlock()
+				c.Close()
+				up.Close()
+				return
+			}
 			l.conns = append(l.conns, c, up)
 			l.mu.Unlock()
 			l.wg.Go(func() { l.pipe(up, c) })
@@ -155,6 +161,7 @@ func NewLink(t testing.TB, target string) *Link {
 	t.Cleanup(func() {
 		ln.Close()
 		l.mu.Lock()
+		l.closed = true
 		for _, c := range l.conns {
 			c.Close()
 		}
@@ -187,10 +194,8 @@ func (l *Link) pipe(dst, src net.Conn) {
 				return
 			}
 		}
-		if err != nil {
-			if err != io.EOF {
-				dst.Close()
-			}
+		if err != nil { // either side gone: the other hears of it
+			dst.Close()
 			return
 		}
 	}

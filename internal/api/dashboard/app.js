@@ -203,11 +203,28 @@ function renderCluster(v) {
   }));
 }
 
+// clusterTick draws the cluster table apart from the rest of the page,
+// at most one request at a time (it asks every node): a cluster that does
+// not answer leaves the node's own numbers updating.
+let clusterBusy = false;
+async function clusterTick() {
+  if (clusterBusy) return;
+  clusterBusy = true;
+  try {
+    renderCluster(await api("/v1/cluster"));
+  } catch (e) {
+    document.getElementById("cluster-panel").hidden = false;
+    document.getElementById("cluster-summary").textContent = "the cluster did not answer: " + e.message;
+  } finally {
+    clusterBusy = false;
+  }
+}
+
 async function tick() {
   try {
     const [s, hosts, fetches] = await Promise.all([api("/v1/stats"), api("/v1/hosts?limit=500"), api("/v1/fetches")]);
     renderStats(s);
-    if (s.cluster) renderCluster(await api("/v1/cluster"));
+    if (s.cluster) clusterTick();
     lastHosts = hosts.hosts;
     renderHosts();
     renderFetches(fetches.fetches);
