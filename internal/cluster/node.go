@@ -74,9 +74,10 @@ type Node struct {
 	log    *slog.Logger
 
 	mu        sync.Mutex
-	consumers map[int]*taking // per partition taken: stops its consumer and its pending unhold
-	ended     bool            // Run has returned: no partition is taken any more
-	stopped   bool            // Stop or Kill was called
+	consumers map[int]*taking                   // per partition taken: stops its consumer and its pending unhold
+	unkept    map[int]map[string]frontier.Clock // per partition: clocks not written to the hosts bucket yet
+	ended     bool                              // Run has returned: no partition is taken any more
+	stopped   bool                              // Stop or Kill was called
 	wg        sync.WaitGroup
 
 	life    context.Context // ends with Kill or Run: retries stop waiting
@@ -114,7 +115,7 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 		// no backoff).
 		return nil, fmt.Errorf("cluster: the delay %v must be under half the lease TTL %v", cfg.Crawl.Delay, ttl)
 	}
-	n := &Node{cfg: cfg, js: js, log: cfg.Logger, consumers: map[int]*taking{}}
+	n := &Node{cfg: cfg, js: js, log: cfg.Logger, consumers: map[int]*taking{}, unkept: map[int]map[string]frontier.Clock{}}
 	n.life, n.endLife = context.WithCancel(context.Background())
 	for name, subj := range map[string]string{LinksStream: "weft.links.>", DoneStream: "weft.done.>"} {
 		if _, err := js.Stream(ctx, name); errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -127,6 +128,9 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 			}
 		} else if err != nil {
 			return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
+		} else if st, err := js.Stream(ctx, name); err == nil && st.CachedInfo().Config.MaxMsgsPerSubject != 1 {
+			// Made by an earlier weft, whose subjects these filters miss.
+			return nil, fmt.Errorf("cluster: stream %s keeps more than one message per subject: it was made by an earlier weft; start the crawl on a NATS of its own", name)
 		}
 	}
 	var err error
@@ -214,8 +218,8 @@ func (n *Node) Kill() {
 	n.mu.Lock()
 	n.stopped = true
 	n.mu.Unlock()
+	n.endLife() // first: an acquire waiting on NATS or the crawl gives up, so that the owners' callbacks drain
 	n.owners.Kill()
-	n.endLife()
 	n.stopConsumers()
 }
 
@@ -327,7 +331,11 @@ func (n *Node) publishLinks(urls []crawl.Offered) error {
 		if err != nil {
 			return err
 		}
-		f, err := n.js.PublishAsync(urlSubject(linksPrefix(partOf(o.URL, n.cfg.Partitions)), o.URL), b, jetstream.WithMsgID(o.URL))
+		// The first offer of a URL is the one kept (its depth, a seed's
+		// scope): a later one, or a retry, finds the subject taken, which
+		// is success.
+		f, err := n.js.PublishAsync(urlSubject(linksPrefix(partOf(o.URL, n.cfg.Partitions)), o.URL), b,
+			jetstream.WithExpectLastSequencePerSubject(0))
 		if err != nil {
 			return err
 		}
@@ -338,12 +346,25 @@ func (n *Node) publishLinks(urls []crawl.Offered) error {
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
-			return err
+			if !alreadyLogged(err) {
+				return err
+			}
 		case <-timeout:
 			return errors.New("cluster: no acknowledgement from the links stream")
 		}
 	}
 	return nil
+}
+
+// alreadyLogged reports whether a publish expecting an empty subject
+// failed because the subject has its message already.
+func alreadyLogged(err error) bool {
+	var je jetstream.JetStreamError
+	if !errors.As(err, &je) || je.APIError() == nil {
+		return false
+	}
+	code := je.APIError().ErrorCode
+	return code == jetstream.JSErrCodeStreamWrongLastSequence || code == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 }
 
 // claim lets a request to host start while the node's lease of its
@@ -420,9 +441,19 @@ func (n *Node) clocked(host string, c frontier.Clock) {
 		_, err := n.hosts.Put(ctx, hostKey(p, host), b)
 		return err
 	})
-	if err != nil {
-		n.log.Error("cluster: a host's clock not kept; a node taking it over after a crash will not know it", "host", host, "err", err)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if err == nil {
+		delete(n.unkept[p], host)
+		return
 	}
+	// Tried again when the partition is handed over (release), so that a
+	// graceful handoff passes it on; a crash before that loses it.
+	if n.unkept[p] == nil {
+		n.unkept[p] = map[string]frontier.Clock{}
+	}
+	n.unkept[p][host] = c
+	n.log.Error("cluster: a host's clock not kept yet; tried again at the handoff", "host", host, "err", err)
 }
 
 // hostClocks reads the clocks kept of partition p's hosts.
@@ -456,12 +487,31 @@ func (n *Node) hostClocks(ctx context.Context, p int) (map[string]frontier.Clock
 // fetched, then its URLs from the start of its log, and only then, one
 // delay later, are its hosts leased.
 func (n *Node) acquire(p int, epoch uint64) {
-	ctx, cancel := context.WithTimeout(n.life, time.Minute)
+	// Each step is tried again until it works, for as long as the node
+	// holds the partition and lives: the partition waits, held, rather
+	// than being crawled without its past. ctx ends with the node's life
+	// or with the lease.
+	ctx, cancel := context.WithCancel(n.life)
 	defer cancel()
+	n.wg.Go(func() {
+		for ctx.Err() == nil && n.owners.Holds(p) {
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-ctx.Done():
+			}
+		}
+		cancel()
+	})
 	taken := time.Now()
 	// The crawl must be running to take visits in (its store open, its
 	// seen set warmed).
 	for !n.crawl.Running() {
+		n.mu.Lock()
+		ended := n.ended
+		n.mu.Unlock()
+		if ended {
+			return
+		}
 		select {
 		case <-time.After(10 * time.Millisecond):
 		case <-ctx.Done():
@@ -477,8 +527,10 @@ func (n *Node) acquire(p int, epoch uint64) {
 			break
 		}
 		if ctx.Err() != nil {
-			n.log.Error("cluster: the partition's host clocks could not be read; hosts with a Crawl-delay or backoff over half the lease TTL may be asked too soon", "partition", p, "err", err)
-			break
+			return // the partition is lost or the node stops: nothing to crawl
+		}
+		if attempt%10 == 0 {
+			n.log.Warn("cluster: the partition's host clocks cannot be read yet; it waits", "partition", p, "err", err)
 		}
 		select { // a leader election, a server lost: the partition waits, held
 		case <-time.After(min(time.Duration(attempt)*200*time.Millisecond, 2*time.Second)):
@@ -516,11 +568,11 @@ func (n *Node) acquire(p int, epoch uint64) {
 		if err == nil {
 			break
 		}
-		if ctx.Err() != nil {
-			// Crawled without it, the partition's pages done elsewhere
-			// would be fetched again: better than not at all.
-			n.log.Error("cluster: what was fetched in the partition could not be read; pages may be fetched again", "partition", p, "err", err)
-			break
+		if ctx.Err() != nil || errors.Is(err, crawl.ErrNotRunning) {
+			return // the partition is lost, or the node or its crawl stops
+		}
+		if attempt%10 == 0 {
+			n.log.Warn("cluster: the partition's visits cannot be read yet; it waits", "partition", p, "err", err)
 		}
 		select { // a leader election, a server lost: the partition waits, held
 		case <-time.After(min(time.Duration(attempt)*200*time.Millisecond, 2*time.Second)):
@@ -550,7 +602,10 @@ func (n *Node) acquire(p int, epoch uint64) {
 		}
 		n.mu.Lock()
 		defer n.mu.Unlock()
-		if n.consumers[p] == tk { // under n.mu: a release holds it after, not before
+		// Under n.mu: a release holds the partition after this, not
+		// before; and a lease lost or handed over meanwhile is not
+		// crawled.
+		if _, _, valid := n.owners.Valid(p); n.consumers[p] == tk && valid {
 			n.crawl.HoldPartition(p, false)
 		}
 	})
@@ -567,6 +622,13 @@ func (n *Node) release(p int) {
 	}
 	n.mu.Unlock()
 	n.crawl.ReleasePartition(p) // held, nothing in flight, completions applied
+	n.mu.Lock()
+	unkept := n.unkept[p]
+	delete(n.unkept, p)
+	n.mu.Unlock()
+	for host, c := range unkept { // before the lease goes back
+		n.clocked(host, c)
+	}
 	n.log.Info("cluster: partition given up", "partition", p)
 }
 
@@ -596,22 +658,47 @@ func (n *Node) replay(ctx context.Context, stream, subject string, fn func(jetst
 // log and then as they come, until stopped: one ordered consumer, read as
 // a stream of messages.
 func (n *Node) consume(ctx context.Context, p int) {
-	cons, err := n.js.OrderedConsumer(ctx, LinksStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{linksPrefix(p) + ".>"}})
+	var next uint64 // the stream sequence to go on from after a failure; 0: the start
+	for wait := 100 * time.Millisecond; ctx.Err() == nil; wait = min(2*wait, 5*time.Second) {
+		var err error
+		if next, err = n.consumeFrom(ctx, p, next); ctx.Err() == nil {
+			// The partition's URLs must keep coming: a consumer lost with
+			// a server is made again, from where it was.
+			n.log.Warn("cluster: reading the partition's URLs failed; going on", "partition", p, "at", next, "err", err, "in", wait)
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+			}
+		}
+	}
+}
+
+// consumeFrom reads partition p's URLs from stream sequence start (0: the
+// start of the log) until ctx is done or the consumer fails; it returns
+// the sequence to go on from.
+func (n *Node) consumeFrom(ctx context.Context, p int, start uint64) (uint64, error) {
+	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{linksPrefix(p) + ".>"}}
+	if start > 0 {
+		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, start
+	}
+	cons, err := n.js.OrderedConsumer(ctx, LinksStream, cc)
 	if err != nil {
-		n.log.Error("cluster: read the partition's URLs", "partition", p, "err", err)
-		return
+		return start, err
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(500))
 	if err != nil {
-		n.log.Error("cluster: read the partition's URLs", "partition", p, "err", err)
-		return
+		return start, err
 	}
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
+	next := start
 	for {
 		m, err := it.Next()
 		if err != nil {
-			return // stopped
+			return next, err
+		}
+		if md, err := m.Metadata(); err == nil {
+			next = md.Sequence.Stream + 1
 		}
 		var o crawl.Offered
 		if json.Unmarshal(m.Data(), &o) != nil {
@@ -625,7 +712,6 @@ func (n *Node) consume(ctx context.Context, p int) {
 			select { // the crawl's Run has not started yet
 			case <-time.After(10 * time.Millisecond):
 			case <-ctx.Done():
-				return
 			}
 		}
 	}

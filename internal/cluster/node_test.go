@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"net/netip"
 	"strings"
 	"sync"
@@ -460,4 +461,38 @@ func waitLog(t *testing.T, web *synthweb.Web, what string, cond func([]synthweb.
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestLinksKeepFirstOffer: a URL offered twice (a seed, then a link to it
+// from a deeper page) is logged once, as first offered: a new owner
+// replaying the log gets the seed, its scope and depth 0, not the link.
+func TestLinksKeepFirstOffer(t *testing.T) {
+	ns := startNATS(t)
+	web, err := synthweb.Start(synthweb.Config{Seed: 44, Hosts: 1, PagesPerHost: 3, MinLinks: 10, MaxLinks: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	rn := startNode(t, ns, web, "a")
+	const u = "http://first.test/page"
+	for _, o := range []crawl.Offered{{URL: u, Depth: 0}, {URL: u, Depth: 3, Via: "http://first.test/"}} {
+		if err := rn.node.forward([]crawl.Offered{o}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := rn.node.js.Stream(t.Context(), LinksStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := st.GetLastMsgForSubject(t.Context(), urlSubject(linksPrefix(partOf(u, testParts)), u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o crawl.Offered
+	if err := json.Unmarshal(m.Data, &o); err != nil || o.Depth != 0 || o.Via != "" {
+		t.Errorf("the log keeps %+v (%v), want the first offer, at depth 0", o, err)
+	}
+	rn.node.Stop(context.Background())
+	rn.cancel()
+	<-rn.done
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"weft/internal/partition"
+	"weft/internal/recrawl"
 	"weft/internal/seen"
 	"weft/internal/store"
 	"weft/internal/synthweb"
@@ -238,4 +240,59 @@ func TestAdoptedVisits(t *testing.T) {
 	if sum.Rejected[RejectSeen] < 2 { // the links to /a and /c
 		t.Errorf("rejected %v: want the links to /a and /c seen", sum.Rejected)
 	}
+}
+
+// TestHeldPartitionNotRecrawled: in continuous mode, the URLs of a held
+// partition (another node's, in a cluster) are not queued again when they
+// come due: that node schedules them. Once the partition is back, they are.
+func TestHeldPartitionNotRecrawled(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"h.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				http.NotFound(rw, r)
+			case "/":
+				page(rw, "/a")
+			default:
+				page(rw)
+			}
+		},
+	})
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("h.test", "/"))
+	cfg.Partitions = 2
+	cfg.Recrawl = &recrawl.Policy{Min: 100 * time.Millisecond, Max: 200 * time.Millisecond, Prior: 1}
+	cfg.RecrawlScan = 20 * time.Millisecond
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := c.Run(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	defer func() { cancel(); <-done }()
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %s: requests %v", what, mw.paths("h.test"))
+			}
+		}
+	}
+	count := func(path string) int { return len(slices.DeleteFunc(mw.paths("h.test"), func(p string) bool { return p != path })) }
+	waitFor("/a fetched", func() bool { return count("/a") >= 1 })
+	p := partition.Of(mw.auth["h.test"], 2)
+	c.HoldPartition(p, true)
+	waitFor("nothing in flight", func() bool { return c.Live().Frontier.InFlight == 0 })
+	held := len(mw.paths("h.test"))
+	time.Sleep(time.Second) // five times the recrawl maximum
+	if l := c.Live(); l.Frontier.Queued != 0 || len(mw.paths("h.test")) != held {
+		t.Errorf("held for 1 s: %d URLs queued again, %d requests (%d when held); want none", l.Frontier.Queued, len(mw.paths("h.test")), held)
+	}
+	c.HoldPartition(p, false)
+	waitFor("recrawls after the partition came back", func() bool { return len(mw.paths("h.test")) >= held+2 })
 }

@@ -78,6 +78,8 @@ type Crawler struct {
 	running bool
 	closed  bool // the store is closed: nothing more can be read (liveMu)
 	frontUp bool // the frontier's Run was started (liveMu): before, it answers nothing
+
+	partHeld []atomic.Bool // per partition: held (HoldPartition), not to be recrawled here
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
 	inlinks *sketch.Sketch
@@ -164,6 +166,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	closers = append(closers, c.state.close)
 	// The partition count is the stored crawl's, fixed when it was created.
 	c.cfg.Partitions = c.state.parts
+	c.partHeld = make([]atomic.Bool, c.cfg.Partitions)
 	c.robots = newRobotsCache(c.cfg.Partitions, c.cfg.robotsRetry())
 	if c.cfg.Policies == nil {
 		// Empty, for the operator API to fill.
@@ -516,9 +519,11 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		if c.cfg.Claim != nil {
 			until, ok := c.cfg.Claim(l.Host)
 			if !ok {
-				// The node no longer owns the host: the URL goes back
-				// unfetched, for the day it does again.
-				c.front.Complete(l, frontier.Result{Retry: true})
+				// The node no longer owns the host (its partition is
+				// about to be held): the URL goes back unfetched, for the
+				// day it does again, and the host waits a moment rather
+				// than come straight back to the workers.
+				c.front.Complete(l, frontier.Result{Retry: true, Hold: time.Second})
 				continue
 			}
 			hctx, cancel = context.WithDeadline(ctx, until)

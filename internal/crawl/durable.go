@@ -277,7 +277,13 @@ func (pb *pageBatch) commit(s *seen.Set, f *frontier.Frontier) error {
 		}
 	}
 	if len(pb.items) == 0 {
-		return pb.b.Commit(false) // an empty batch commits nothing
+		// An empty batch commits nothing. Keys staged without an item
+		// (Adopt) are settled either way: on success the store answers
+		// for them; on failure a Bloom "maybe" is confirmed there, and
+		// answers "new".
+		err := pb.b.Commit(false)
+		s.Settle(pb.pending)
+		return err
 	}
 	d := pb.d
 	d.commitMu.Lock()
@@ -293,6 +299,7 @@ func (pb *pageBatch) commit(s *seen.Set, f *frontier.Frontier) error {
 		pb.b.PushFront(uint8(it.Priority), it.Seq, queueItem(it, partition.Of(it.Host, d.parts)))
 	}
 	if err := pb.b.Commit(false); err != nil {
+		s.Settle(pb.pending)
 		return err
 	}
 	s.Settle(pb.pending)

@@ -202,7 +202,24 @@ func (c *Crawler) Offer(urls []Offered) error {
 // HoldPartition keeps the hosts of partition p from being leased (on), or
 // lets them be (off): a node of a cluster holds the partitions it does not
 // own.
-func (c *Crawler) HoldPartition(p int, on bool) { c.front.HoldPartition(p, on) }
+func (c *Crawler) HoldPartition(p int, on bool) {
+	c.setHeld(p, on)
+	c.front.HoldPartition(p, on)
+}
+
+// setHeld records that partition p is held, for the recrawl scan: a
+// held partition's URLs are not queued again (another node owns them
+// and schedules their recrawls).
+func (c *Crawler) setHeld(p int, on bool) {
+	if p >= 0 && p < len(c.partHeld) {
+		c.partHeld[p].Store(on)
+	}
+}
+
+// heldPart reports whether partition p is held.
+func (c *Crawler) heldPart(p int) bool {
+	return p >= 0 && p < len(c.partHeld) && c.partHeld[p].Load()
+}
 
 // Running reports whether Run is taking work (Offer, Adopt, AddSeeds).
 func (c *Crawler) Running() bool {
@@ -220,6 +237,7 @@ func (c *Crawler) Partitions() int { return c.cfg.Partitions }
 // InstallClocks (frontier.ReleasePartition). It returns nil once Run has
 // ended.
 func (c *Crawler) ReleasePartition(p int) map[string]frontier.Clock {
+	c.setHeld(p, true)
 	return c.front.ReleasePartition(p)
 }
 

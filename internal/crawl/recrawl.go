@@ -249,7 +249,7 @@ func (c *Crawler) queueDue(now time.Time) error {
 	// of all of those, at most maxDuePerScan.
 	byHost := map[string]*dueHeap[due]{}
 	less := func(a, b due) bool { return a.score < b.score }
-	c.dueCur, err = scanDue(c.state.db, c.cfg.Partitions, c.dueCur, now, maxExaminePerScan, func(e store.DueEntry) {
+	c.dueCur, err = scanDue(c.state.db, c.cfg.Partitions, c.heldPart, c.dueCur, now, maxExaminePerScan, func(e store.DueEntry) {
 		h := recrawl.History{Visits: e.Visits, Changes: e.Changes, Span: e.Span, Last: e.LastFetch}
 		s := math.Inf(1)
 		if now.Sub(e.LastFetch) < p.Max {
@@ -324,7 +324,7 @@ func (c *Crawler) queueDue(now time.Time) error {
 // partition, the partitions after it, and round again from the first up to
 // the cursor. It returns where it stopped; the zero cursor when it went
 // all the way round.
-func scanDue(db *store.DB, parts int, cur dueCursor, now time.Time, limit int, fn func(store.DueEntry)) (dueCursor, error) {
+func scanDue(db *store.DB, parts int, held func(int) bool, cur dueCursor, now time.Time, limit int, fn func(store.DueEntry)) (dueCursor, error) {
 	type leg struct {
 		part        int
 		after, stop *store.DueEntry
@@ -338,6 +338,9 @@ func scanDue(db *store.DB, parts int, cur dueCursor, now time.Time, limit int, f
 	}
 	n := 0
 	for _, lg := range legs {
+		if held != nil && held(lg.part) {
+			continue // another node's to recrawl (a cluster)
+		}
 		var last *store.DueEntry
 		full := false
 		err := db.ScanDue(uint16(lg.part), lg.after, now, func(e store.DueEntry) bool {

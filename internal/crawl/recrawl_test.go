@@ -220,7 +220,7 @@ func TestScanDueWraps(t *testing.T) {
 				t.Fatal("a round never ends")
 			}
 			n := 0
-			cur, err = scanDue(d.db, 4, cur, now, 4, func(e store.DueEntry) {
+			cur, err = scanDue(d.db, 4, nil, cur, now, 4, func(e store.DueEntry) {
 				n++
 				u, ok := byHash[e.Hash]
 				if !ok {
