@@ -283,7 +283,9 @@ func TestHeldPartitionNotRecrawled(t *testing.T) {
 			}
 		}
 	}
-	count := func(path string) int { return len(slices.DeleteFunc(mw.paths("h.test"), func(p string) bool { return p != path })) }
+	count := func(path string) int {
+		return len(slices.DeleteFunc(mw.paths("h.test"), func(p string) bool { return p != path }))
+	}
 	waitFor("/a fetched", func() bool { return count("/a") >= 1 })
 	p := partition.Of(mw.auth["h.test"], 2)
 	c.HoldPartition(p, true)
