@@ -16,6 +16,7 @@ import (
 
 	"weft/internal/crawl"
 	"weft/internal/natstest"
+	"weft/internal/partition"
 	"weft/internal/recrawl"
 	"weft/internal/synthweb"
 )
@@ -27,11 +28,12 @@ func startNATS(t *testing.T) *server.Server { return startNATSB(t) }
 func startNATSB(t testing.TB) *server.Server { return natstest.Start(t) }
 
 type runningNode struct {
-	name   string
-	node   *Node
-	nc     *nats.Conn
-	cancel context.CancelFunc
-	done   chan crawl.Summary
+	name     string
+	node     *Node
+	nc       *nats.Conn
+	cancel   context.CancelFunc
+	done     chan crawl.Summary
+	finished chan struct{} // closed once Run has returned
 }
 
 const (
@@ -71,13 +73,15 @@ func startNodeWith(t testing.TB, ns *server.Server, web *synthweb.Web, name stri
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	rn := &runningNode{name: name, node: n, nc: nc, cancel: cancel, done: make(chan crawl.Summary, 1)}
-	t.Cleanup(func() { // a test that failed half way leaves no node running
+	rn := &runningNode{name: name, node: n, nc: nc, cancel: cancel, done: make(chan crawl.Summary, 1), finished: make(chan struct{})}
+	t.Cleanup(func() { // a test that failed half way leaves no node running, nor writing to its data directory
 		n.Kill()
 		cancel()
+		<-rn.finished
 		nc.Close()
 	})
 	go func() {
+		defer close(rn.finished)
 		sum, err := n.Run(ctx)
 		if err != nil {
 			t.Errorf("node %s: %v", name, err)
@@ -354,8 +358,8 @@ func TestTakeOverAfterCrashKeepsCrawlDelay(t *testing.T) {
 func TestClusterRecrawl(t *testing.T) {
 	ns := startNATS(t)
 	const (
-		hosts    = 10
-		livePer  = 3
+		hosts    = 24
+		livePer  = 2
 		minVisit = 3 * time.Second
 	)
 	web, err := synthweb.Start(synthweb.Config{Seed: 43, Hosts: hosts, PagesPerHost: 4, MinLinks: 10, MaxLinks: 12,
@@ -395,6 +399,23 @@ func TestClusterRecrawl(t *testing.T) {
 	})
 	joined := time.Now()
 	nodes["c"] = startNodeWith(t, ns, web, "c", 4, serve("c"))
+	// c takes its share (2 or 3 of 8 partitions), with some of the 24
+	// hosts in it (all of them out of it: one chance in a thousand).
+	var cHosts int
+	waitLog(t, web, "c's share", func([]synthweb.Request) bool {
+		owned := nodes["c"].node.Owned()
+		cHosts = 0
+		for _, h := range web.Hosts() {
+			if _, ok := owned[partition.Of(h.Authority, testParts)]; ok {
+				cHosts++
+			}
+		}
+		return len(owned) >= testParts/3
+	})
+	t.Logf("c holds %d partitions, with %d of the %d hosts", len(nodes["c"].node.Owned()), cHosts, hosts)
+	if cHosts == 0 {
+		t.Fatalf("c holds %v, partitions with none of the %d hosts: nothing to show", nodes["c"].node.Owned(), hosts)
+	}
 	// c visits pages a and b fetched before: conditionally, answered 304.
 	waitLog(t, web, "c's visits of live pages", func(log []synthweb.Request) bool {
 		n := 0
