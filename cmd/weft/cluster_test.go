@@ -167,7 +167,12 @@ func waitHeld(t *testing.T, nodes []*weftNode, atLeast int) map[string]int {
 			return held
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("partitions held %v, want all %d, at least %d each", held, e2eParts, atLeast)
+			var diag strings.Builder
+			for _, n := range nodes {
+				out := n.output()
+				diag.WriteString(out[max(0, len(out)-4000):] + "\n")
+			}
+			t.Fatalf("partitions held %v, want all %d, at least %d each\n%s", held, e2eParts, atLeast, diag.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

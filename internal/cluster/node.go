@@ -493,6 +493,13 @@ func (n *Node) acquire(p int, epoch uint64) {
 	// or with the lease.
 	ctx, cancel := context.WithCancel(n.life)
 	defer cancel()
+	// Goroutines join n.wg under n.mu while Run has not ended, so that
+	// none is added once Run waits for them.
+	n.mu.Lock()
+	if n.ended {
+		n.mu.Unlock()
+		return
+	}
 	n.wg.Go(func() {
 		for ctx.Err() == nil && n.owners.Holds(p) {
 			select {
@@ -502,6 +509,7 @@ func (n *Node) acquire(p int, epoch uint64) {
 		}
 		cancel()
 	})
+	n.mu.Unlock()
 	taken := time.Now()
 	// The crawl must be running to take visits in (its store open, its
 	// seen set warmed).
@@ -521,7 +529,12 @@ func (n *Node) acquire(p int, epoch uint64) {
 	// Its hosts' kept clocks, each held one gap from now: the last owner
 	// may have died just after a request.
 	for attempt := 1; ; attempt++ {
-		kept, err := n.hostClocks(ctx, p)
+		// Each attempt has its own deadline: a watch whose server went
+		// away may never say it is done, and the owners' callbacks (every
+		// other handoff of this node) wait for this one.
+		actx, acancel := context.WithTimeout(ctx, 20*time.Second)
+		kept, err := n.hostClocks(actx, p)
+		acancel()
 		if err == nil {
 			n.crawl.TakeOver(kept)
 			break
@@ -551,7 +564,8 @@ func (n *Node) acquire(p int, epoch uint64) {
 			return err
 		}
 		var adoptErr error
-		err := n.replay(ctx, DoneStream, donePrefix(p)+".>", func(m jetstream.Msg) {
+		actx, acancel := context.WithTimeout(ctx, 2*time.Minute) // as above; a replay reads a batch at a time
+		err := n.replay(actx, DoneStream, donePrefix(p)+".>", func(m jetstream.Msg) {
 			var v crawl.Visited
 			if adoptErr == nil && json.Unmarshal(m.Data(), &v) == nil && v.URL != "" {
 				if batch = append(batch, v); len(batch) == 1000 {
@@ -559,6 +573,7 @@ func (n *Node) acquire(p int, epoch uint64) {
 				}
 			}
 		})
+		acancel()
 		if err == nil && adoptErr == nil {
 			err = flush()
 		}
@@ -587,7 +602,7 @@ func (n *Node) acquire(p int, epoch uint64) {
 	cctx, stop := context.WithCancel(context.Background())
 	tk := &taking{stop: stop}
 	n.consumers[p] = tk
-	n.mu.Unlock()
+	defer n.mu.Unlock()
 	n.wg.Go(func() { n.consume(cctx, p) })
 	// Every host's last request, on the last owner, ended before its
 	// lease came free (a handoff waits for the requests in flight; a
@@ -638,7 +653,7 @@ func (n *Node) replay(ctx context.Context, stream, subject string, fn func(jetst
 	if err != nil {
 		return err
 	}
-	for {
+	for ctx.Err() == nil {
 		batch, err := cons.FetchNoWait(1000)
 		if err != nil {
 			return err
@@ -648,10 +663,23 @@ func (n *Node) replay(ctx context.Context, stream, subject string, fn func(jetst
 			fn(m)
 			got++
 		}
-		if got == 0 {
-			return batch.Error()
+		if got > 0 {
+			continue
+		}
+		if err := batch.Error(); err != nil {
+			return err
+		}
+		// Nothing came: the end, if the server says nothing is pending
+		// (an empty answer may also be a server going away).
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.NumPending == 0 {
+			return nil
 		}
 	}
+	return ctx.Err()
 }
 
 // consume offers a partition's URLs to the crawl, from the start of its
