@@ -233,8 +233,15 @@ func TestCrawlPublishesPageEvents(t *testing.T) {
 
 // Two weft crawl --cluster nodes crawl one web through one JetStream
 // server: every page is fetched once, politely, and each node, stopped,
-// hands its partitions over and prints its summary.
+// hands its partitions over and prints its summary. So do two weft serve
+// --cluster nodes (their recrawls are not due before the test ends).
 func TestClusterNodes(t *testing.T) {
+	for _, command := range []string{"crawl", "serve"} {
+		t.Run(command, func(t *testing.T) { testClusterNodes(t, command) })
+	}
+}
+
+func testClusterNodes(t *testing.T, command string) {
 	ns := startTestNATS(t)
 	web, err := synthweb.Start(synthweb.Config{Seed: 29, Hosts: 6, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound, synthweb.RobotsRules}})
@@ -250,7 +257,7 @@ func TestClusterNodes(t *testing.T) {
 	}
 	results := make(chan result, 2)
 	for _, name := range []string{"a", "b"} {
-		args := []string{"crawl", "--data", filepath.Join(t.TempDir(), "data"), "--delay", "20ms", "--workers", "4", "--allow-cidr", "127.0.0.0/8",
+		args := []string{command, "--data", filepath.Join(t.TempDir(), "data"), "--delay", "20ms", "--workers", "4", "--allow-cidr", "127.0.0.0/8",
 			"--cluster", ns.ClientURL(), "--node", name, "--progress", "never"}
 		for host, ip := range web.Resolve() {
 			args = append(args, "--resolve", host+"="+ip)
