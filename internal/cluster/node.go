@@ -34,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"weft/internal/crawl"
@@ -76,6 +77,7 @@ type Node struct {
 	mu        sync.Mutex
 	consumers map[int]*taking                   // per partition taken: stops its consumer and its pending unhold
 	unkept    map[int]map[string]frontier.Clock // per partition: clocks not written to the hosts bucket yet
+	hopSubs   map[int]*nats.Subscription        // per partition leased: robots.txt hops other nodes ask of it
 	ended     bool                              // Run has returned: no partition is taken any more
 	stopped   bool                              // Stop or Kill was called
 	wg        sync.WaitGroup
@@ -115,7 +117,7 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 		// no backoff).
 		return nil, fmt.Errorf("cluster: the delay %v must be under half the lease TTL %v", cfg.Crawl.Delay, ttl)
 	}
-	n := &Node{cfg: cfg, js: js, log: cfg.Logger, consumers: map[int]*taking{}, unkept: map[int]map[string]frontier.Clock{}}
+	n := &Node{cfg: cfg, js: js, log: cfg.Logger, consumers: map[int]*taking{}, unkept: map[int]map[string]frontier.Clock{}, hopSubs: map[int]*nats.Subscription{}}
 	n.life, n.endLife = context.WithCancel(context.Background())
 	for name, subj := range map[string]string{LinksStream: "weft.links.>", DoneStream: "weft.done.>"} {
 		if _, err := js.Stream(ctx, name); errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -149,6 +151,7 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	cc.Fetched = n.fetched
 	cc.Claim = n.claim
 	cc.Clocked = n.clocked
+	cc.RobotsHop = n.robotsHop
 	if n.crawl, err = crawl.New(cc); err != nil {
 		return nil, err
 	}
@@ -275,6 +278,9 @@ func (n *Node) stopConsumers() {
 	for p, tk := range n.consumers {
 		tk.stop()
 		delete(n.consumers, p)
+	}
+	for p := range n.hopSubs {
+		n.stopHops(p)
 	}
 }
 
@@ -622,6 +628,7 @@ func (n *Node) acquire(p int, epoch uint64) {
 		// crawled.
 		if _, _, valid := n.owners.Valid(p); n.consumers[p] == tk && valid {
 			n.crawl.HoldPartition(p, false)
+			n.serveHops(p)
 		}
 	})
 	n.log.Info("cluster: partition taken", "partition", p, "epoch", epoch, "visits_adopted", fetchedBefore)
@@ -635,6 +642,7 @@ func (n *Node) release(p int) {
 		tk.stop() // a pending unhold too
 		delete(n.consumers, p)
 	}
+	n.stopHops(p)
 	n.mu.Unlock()
 	n.crawl.ReleasePartition(p) // held, nothing in flight, completions applied
 	n.mu.Lock()
@@ -645,6 +653,83 @@ func (n *Node) release(p int) {
 		n.clocked(host, c)
 	}
 	n.log.Info("cluster: partition given up", "partition", p)
+}
+
+// A robots.txt redirect to a host of another partition is that
+// partition's owner's to follow (crawl.Config.RobotsHop): the asking node
+// sends a request to weft.hop.<p>, which only the node leasing p answers.
+func hopSubject(p int) string { return "weft.hop." + strconv.Itoa(p) }
+
+type hopRequest struct {
+	For, URL, Host string
+	Hops           int
+}
+
+type hopReply struct {
+	Answer crawl.RobotsAnswer
+	Err    string `json:",omitempty"`
+}
+
+// robotsHop asks the owner of targetHost's partition to follow forHost's
+// robots.txt chain from target.
+func (n *Node) robotsHop(ctx context.Context, forHost, target, targetHost string, hops int) (crawl.RobotsAnswer, error) {
+	b, err := json.Marshal(hopRequest{For: forHost, URL: target, Host: targetHost, Hops: hops})
+	if err != nil {
+		return crawl.RobotsAnswer{}, err
+	}
+	m, err := n.js.Conn().RequestWithContext(ctx, hopSubject(partition.Of(targetHost, n.cfg.Partitions)), b)
+	if err != nil {
+		return crawl.RobotsAnswer{}, fmt.Errorf("the owner of %s: %w", targetHost, err)
+	}
+	var r hopReply
+	if err := json.Unmarshal(m.Data, &r); err != nil {
+		return crawl.RobotsAnswer{}, fmt.Errorf("the owner of %s: %w", targetHost, err)
+	}
+	if r.Err != "" {
+		return crawl.RobotsAnswer{}, fmt.Errorf("the owner of %s: %s", targetHost, r.Err)
+	}
+	return r.Answer, nil
+}
+
+// serveHops answers the hops asked of partition p while the node leases
+// it; n.mu is held.
+func (n *Node) serveHops(p int) {
+	sub, err := n.js.Conn().Subscribe(hopSubject(p), func(m *nats.Msg) {
+		var req hopRequest
+		if json.Unmarshal(m.Data, &req) != nil {
+			return
+		}
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if n.ended {
+			return
+		}
+		n.wg.Go(func() { // a hop waits for its host's clock: not on NATS's goroutine
+			ctx, cancel := context.WithTimeout(n.life, 10*time.Minute)
+			defer cancel()
+			var r hopReply
+			var err error
+			if r.Answer, err = n.crawl.HopFor(ctx, req.For, req.URL, req.Host, req.Hops); err != nil {
+				r.Err = err.Error()
+			}
+			if b, err := json.Marshal(r); err == nil {
+				_ = m.Respond(b)
+			}
+		})
+	})
+	if err != nil {
+		n.log.Error("cluster: robots.txt hops to this partition's hosts cannot be answered", "partition", p, "err", err)
+		return
+	}
+	n.hopSubs[p] = sub
+}
+
+// stopHops stops answering partition p's hops; n.mu is held.
+func (n *Node) stopHops(p int) {
+	if sub := n.hopSubs[p]; sub != nil {
+		_ = sub.Unsubscribe()
+		delete(n.hopSubs, p)
+	}
 }
 
 // replay reads a subject from its start to its end now.

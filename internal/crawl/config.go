@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -140,6 +141,13 @@ type Config struct {
 	// Crawl-delay, a backoff or failures), after it is written: a cluster
 	// keeps them where the host's next owner finds them.
 	Clocked func(host string, clock frontier.Clock)
+	// RobotsHop, when set (a cluster), makes a robots.txt redirect to
+	// another host that host's owner's to follow (this node or another):
+	// it is called, off the workers, with the host whose robots.txt it is,
+	// the hop's URL and host and the hops so far, and returns the owner's
+	// decision (Crawler.HopFor there). An error leaves the robots.txt
+	// unreachable for now, retried as a failed fetch is.
+	RobotsHop func(ctx context.Context, forHost, target, targetHost string, hops int) (RobotsAnswer, error)
 	// Claim, when set, is asked before each lease is handled: whether the
 	// node may make a request to the host now, and until when that
 	// request must end (its partition's lease; the request is cut then).

@@ -80,6 +80,13 @@ type Crawler struct {
 	frontUp bool // the frontier's Run was started (liveMu): before, it answers nothing
 
 	partHeld []atomic.Bool // per partition: held (HoldPartition), not to be recrawled here
+
+	// Robots.txt hops across the nodes of a cluster (hops.go): those this
+	// node asked another to make, which Run waits for, and those it makes
+	// for others, by the host whose robots.txt they are for.
+	hopCtx     context.Context
+	hopWG      sync.WaitGroup
+	hopWaiters sync.Map // host -> chan RobotsAnswer
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
 	inlinks *sketch.Sketch
@@ -292,9 +299,11 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	c.stopLeasing = stopLeasing
 	var warm sync.WaitGroup
 	warmCtx, stopWarm := context.WithCancel(ctx)
+	c.hopCtx = warmCtx         // ends as the crawl closes: hops asked of other nodes stop waiting
 	closeAll := func() error { // the rebuild of the seen set reads the store
 		stopWarm()
 		warm.Wait()
+		c.hopWG.Wait()
 		c.liveMu.Lock()
 		c.running, c.closed = false, true // the API reads and writes no more
 		c.liveMu.Unlock()

@@ -238,6 +238,7 @@ func (c *Crawler) Partitions() int { return c.cfg.Partitions }
 // ended.
 func (c *Crawler) ReleasePartition(p int) map[string]frontier.Clock {
 	c.setHeld(p, true)
+	c.dropHops(p)
 	return c.front.ReleasePartition(p)
 }
 

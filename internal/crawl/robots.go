@@ -193,6 +193,9 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 		cr.stats.robotsHops.Add(1) // a hop that will be followed
 		if next.Authority == host {
 			e.pending = resp.Location
+			// Made for another node (HopFor): the chain goes on on its
+			// host, there.
+			cr.answerRemote(host, RobotsAnswer{Pending: resp.Location, Hops: e.hops})
 			return answered
 		}
 		// The chain crosses to another host: that host's clock (and its
@@ -206,8 +209,15 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 		}
 		e.pending = ""
 		e.waiting.Store(true)
-		cr.front.Add(frontier.Item{URL: next.String, Fetch: resp.Location, Host: next.Authority, Priority: frontier.High, RobotsFor: host})
 		answered.Park = true
+		if cr.cfg.RobotsHop != nil {
+			// In a cluster the other host's owner makes the hop, even
+			// when it is this node: ownership may move before the hop's
+			// turn comes, and the owner's answer comes back either way.
+			cr.remoteHop(host, e, resp.Location, next.Authority)
+			return answered
+		}
+		cr.front.Add(frontier.Item{URL: next.String, Fetch: resp.Location, Host: next.Authority, Priority: frontier.High, RobotsFor: host})
 		return answered
 	}
 	pol := robots.FromStatus(resp.StatusCode, resp.Decoded, cr.token, now)
@@ -268,6 +278,11 @@ func (cr *Crawler) decideRobots(host string, e *robotsEntry, pol *robots.Policy,
 	e.pending, e.hops = "", 0
 	e.waiting.Store(false)
 	e.stored = true
+	ans := RobotsAnswer{Outcome: pol.Outcome, Status: pol.Status, Err: pol.Err, FetchedAt: pol.FetchedAt, Reason: reason, Final: final}
+	if pol.Outcome == robots.Rules {
+		ans.Body = body[:min(len(body), robots.MaxBytes+1)] // all a parse reads, and whether there was more
+	}
+	cr.answerRemote(host, ans)
 	before := e.hist.Failures
 	e.hist.Record(pol)
 	if final && pol.Outcome == robots.DisallowAll {
