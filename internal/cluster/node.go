@@ -409,9 +409,10 @@ func (n *Node) fetched(v crawl.Visited, host string) {
 	}
 }
 
-// retry calls fn until it succeeds, for at most 90 s, while the node holds
-// partition p (a lease valid or being handed over): once it no longer
-// does, what fn writes could land after the next owner's own writes.
+// retry calls fn until it succeeds, for at most 90 s, while the node has
+// partition p's lease (valid, being handed over, or a moment late): once
+// it is fenced or given back, what fn writes could land after the next
+// owner's own writes.
 func (n *Node) retry(p int, fn func(context.Context) error) error {
 	deadline := time.Now().Add(90 * time.Second)
 	wait := 100 * time.Millisecond
@@ -422,7 +423,7 @@ func (n *Node) retry(p int, fn func(context.Context) error) error {
 		if err == nil {
 			return nil
 		}
-		if time.Now().Add(wait).After(deadline) || !n.owners.Holds(p) {
+		if time.Now().Add(wait).After(deadline) || !n.owners.Has(p) {
 			return err
 		}
 		select {
@@ -507,7 +508,7 @@ func (n *Node) acquire(p int, epoch uint64) {
 		return
 	}
 	n.wg.Go(func() {
-		for ctx.Err() == nil && n.owners.Holds(p) {
+		for ctx.Err() == nil && n.owners.Has(p) {
 			select {
 			case <-time.After(100 * time.Millisecond):
 			case <-ctx.Done():
@@ -624,9 +625,11 @@ func (n *Node) acquire(p int, epoch uint64) {
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		// Under n.mu: a release holds the partition after this, not
-		// before; and a lease lost or handed over meanwhile is not
-		// crawled.
-		if _, _, valid := n.owners.Valid(p); n.consumers[p] == tk && valid {
+		// before. Not its validity at this instant: a renewal late under
+		// load makes a lease invalid a moment without losing it, and a
+		// partition left held would never be crawled; every request asks
+		// Claim anyway.
+		if n.consumers[p] == tk && n.owners.Has(p) {
 			n.crawl.HoldPartition(p, false)
 			n.serveHops(p)
 		}
@@ -663,6 +666,7 @@ func hopSubject(p int) string { return "weft.hop." + strconv.Itoa(p) }
 type hopRequest struct {
 	For, URL, Host string
 	Hops           int
+	Node           string // who asks: a hop this node asked of itself shares its robots.txt state
 }
 
 type hopReply struct {
@@ -673,7 +677,7 @@ type hopReply struct {
 // robotsHop asks the owner of targetHost's partition to follow forHost's
 // robots.txt chain from target.
 func (n *Node) robotsHop(ctx context.Context, forHost, target, targetHost string, hops int) (crawl.RobotsAnswer, error) {
-	b, err := json.Marshal(hopRequest{For: forHost, URL: target, Host: targetHost, Hops: hops})
+	b, err := json.Marshal(hopRequest{For: forHost, URL: target, Host: targetHost, Hops: hops, Node: n.cfg.Node})
 	if err != nil {
 		return crawl.RobotsAnswer{}, err
 	}
@@ -709,7 +713,7 @@ func (n *Node) serveHops(p int) {
 			defer cancel()
 			var r hopReply
 			var err error
-			if r.Answer, err = n.crawl.HopFor(ctx, req.For, req.URL, req.Host, req.Hops); err != nil {
+			if r.Answer, err = n.crawl.HopFor(ctx, req.For, req.URL, req.Host, req.Hops, req.Node == n.cfg.Node); err != nil {
 				r.Err = err.Error()
 			}
 			if b, err := json.Marshal(r); err == nil {

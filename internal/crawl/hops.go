@@ -32,6 +32,7 @@ type RobotsAnswer struct {
 	Final     bool           `json:",omitempty"` // no retry can mend it
 	Pending   string         `json:",omitempty"` // the chain goes on at this URL, on the host itself
 	Hops      int            `json:",omitempty"` // redirects followed so far
+	Local     bool           `json:",omitempty"` // made by the asking crawl itself: already applied there
 }
 
 // policy rebuilds the decision's policy (the same user agent parses the
@@ -82,6 +83,9 @@ func (cr *Crawler) remoteHop(host string, e *robotsEntry, target, targetHost str
 		case err != nil:
 			cr.log.Info("robots.txt hop to another node's host failed", "host", host, "url", target, "err", err)
 			cr.decideRobots(host, e, robots.DisallowAllPolicy(0, fmt.Sprintf("robots.txt redirects to %s, on a host another node crawls, which did not answer: %v", target, err), now), "redirect-remote", nil, false)
+		case ans.Local:
+			// This crawl made the hop itself (HopFor, local): the host's
+			// robots.txt state is already what the hop left.
 		case ans.Pending != "":
 			e.pending, e.hops = ans.Pending, ans.Hops
 			e.waiting.Store(false)
@@ -101,7 +105,11 @@ var errHopBusy = errors.New("crawl: a robots.txt hop for this host is already un
 // targetHost's lease, as a hop of this node's own would be, and so are the
 // hops after it on this node's hosts. It returns the decision, or where
 // the chain goes on on forHost itself, once known, or ctx's error.
-func (cr *Crawler) HopFor(ctx context.Context, forHost, target, targetHost string, hops int) (RobotsAnswer, error) {
+//
+// local says that this crawl asked (Config.RobotsHop routed the hop back
+// to it): forHost's robots.txt state is then its own, set by the asking
+// lease, and the hop works on it as a hop made without the cluster does.
+func (cr *Crawler) HopFor(ctx context.Context, forHost, target, targetHost string, hops int, local bool) (RobotsAnswer, error) {
 	cr.liveMu.RLock()
 	running := cr.running
 	cr.liveMu.RUnlock()
@@ -120,13 +128,19 @@ func (cr *Crawler) HopFor(ctx context.Context, forHost, target, targetHost strin
 	}
 	defer cr.hopWaiters.CompareAndDelete(forHost, w)
 	e := cr.robots.entry(forHost)
-	e.pending, e.hops = "", hops
-	e.waiting.Store(true)
+	if !local {
+		e.pending, e.hops = "", hops
+		e.waiting.Store(true)
+	}
 	cr.front.Add(frontier.Item{URL: u.String, Fetch: target, Host: targetHost, Priority: frontier.High, RobotsFor: forHost})
 	select {
 	case a := <-w.ch:
+		a.Local = local
 		return a, nil
 	case <-ctx.Done():
+		if local {
+			return RobotsAnswer{}, fmt.Errorf("crawl: robots.txt hop to %s: %w", target, context.Cause(ctx))
+		}
 		// Not answered: forHost's entry here must not stay waiting, or
 		// should this node come to own forHost, its robots.txt would wait
 		// for an answer no one sends.

@@ -282,7 +282,7 @@ func (cr *Crawler) decideRobots(host string, e *robotsEntry, pol *robots.Policy,
 	if pol.Outcome == robots.Rules {
 		ans.Body = body[:min(len(body), robots.MaxBytes+1)] // all a parse reads, and whether there was more
 	}
-	cr.answerRemote(host, ans)
+	defer cr.answerRemote(host, ans) // once the entry is all decided: the asker may be this crawl
 	before := e.hist.Failures
 	e.hist.Record(pol)
 	if final && pol.Outcome == robots.DisallowAll {

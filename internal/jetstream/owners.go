@@ -195,6 +195,16 @@ func (o *Owners) Holds(p int) bool {
 	return l != nil && time.Now().Before(l.validUntil)
 }
 
+// Has reports whether partition p's lease is this node's, valid or not
+// at this instant (a renewal late under load leaves it invalid a moment
+// without losing it): it is false once the lease is fenced, lost, or
+// given back.
+func (o *Owners) Has(p int) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.held[p] != nil
+}
+
 // Owned returns the partitions this node holds validly now, with their
 // epochs.
 func (o *Owners) Owned() map[int]uint64 {
