@@ -534,72 +534,23 @@ func (n *Node) acquire(p int, epoch uint64) {
 		}
 	}
 	// Its hosts' kept clocks, each held one gap from now: the last owner
-	// may have died just after a request.
-	for attempt := 1; ; attempt++ {
-		// Each attempt has its own deadline: a watch whose server went
-		// away may never say it is done, and the owners' callbacks (every
-		// other handoff of this node) wait for this one.
-		actx, acancel := context.WithTimeout(ctx, 20*time.Second)
+	// may have died just after a request. Then the visits made in the
+	// partition, into the crawl's own store.
+	if !n.untilRead(ctx, p, "host clocks", 20*time.Second, func(actx context.Context) error {
 		kept, err := n.hostClocks(actx, p)
-		acancel()
 		if err == nil {
 			n.crawl.TakeOver(kept)
-			break
 		}
-		if ctx.Err() != nil {
-			return // the partition is lost or the node stops: nothing to crawl
-		}
-		if attempt%10 == 0 {
-			n.log.Warn("cluster: the partition's host clocks cannot be read yet; it waits", "partition", p, "err", err)
-		}
-		select { // a leader election, a server lost: the partition waits, held
-		case <-time.After(min(time.Duration(attempt)*200*time.Millisecond, 2*time.Second)):
-		case <-ctx.Done():
-		}
+		return err
+	}) {
+		return // the partition is lost, or the node or its crawl stops
 	}
-	// The visits made in the partition go into the crawl's own store, in
-	// batches (the log keeps each URL's last; Adopt keeps the later of it
-	// and the store's): memory holds a batch, not the partition.
-	fetchedBefore := 0
-	for attempt := 1; ; attempt++ {
-		fetchedBefore = 0
-		var batch []crawl.Visited
-		flush := func() error {
-			err := n.crawl.Adopt(batch)
-			fetchedBefore += len(batch)
-			batch = batch[:0]
-			return err
-		}
-		var adoptErr error
-		actx, acancel := context.WithTimeout(ctx, 2*time.Minute) // as above; a replay reads a batch at a time
-		err := n.replay(actx, DoneStream, donePrefix(p)+".>", func(m jetstream.Msg) {
-			var v crawl.Visited
-			if adoptErr == nil && json.Unmarshal(m.Data(), &v) == nil && v.URL != "" {
-				if batch = append(batch, v); len(batch) == 1000 {
-					adoptErr = flush()
-				}
-			}
-		})
-		acancel()
-		if err == nil && adoptErr == nil {
-			err = flush()
-		}
-		if err == nil {
-			err = adoptErr
-		}
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil || errors.Is(err, crawl.ErrNotRunning) {
-			return // the partition is lost, or the node or its crawl stops
-		}
-		if attempt%10 == 0 {
-			n.log.Warn("cluster: the partition's visits cannot be read yet; it waits", "partition", p, "err", err)
-		}
-		select { // a leader election, a server lost: the partition waits, held
-		case <-time.After(min(time.Duration(attempt)*200*time.Millisecond, 2*time.Second)):
-		case <-ctx.Done():
-		}
+	visits := 0
+	if !n.untilRead(ctx, p, "visits", 2*time.Minute, func(actx context.Context) (err error) {
+		visits, err = n.adoptVisits(actx, p)
+		return err
+	}) {
+		return
 	}
 	n.mu.Lock()
 	if n.ended {
@@ -634,7 +585,62 @@ func (n *Node) acquire(p int, epoch uint64) {
 			n.serveHops(p)
 		}
 	})
-	n.log.Info("cluster: partition taken", "partition", p, "epoch", epoch, "visits_adopted", fetchedBefore)
+	n.log.Info("cluster: partition taken", "partition", p, "epoch", epoch, "visits_adopted", visits)
+}
+
+// untilRead runs one read of a takeover until it works, each attempt with
+// its own deadline (a watch whose server went away may never say it is
+// done, and the owners' callbacks, every other handoff of this node, wait
+// for this one), backing off through a leader election or a server lost:
+// the partition waits, held. It returns false once ctx is done (the lease
+// lost, the node stopping) or the crawl stops.
+func (n *Node) untilRead(ctx context.Context, p int, what string, deadline time.Duration, read func(context.Context) error) bool {
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, deadline)
+		err := read(actx)
+		cancel()
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil || errors.Is(err, crawl.ErrNotRunning) {
+			return false
+		}
+		if attempt%10 == 0 {
+			n.log.Warn("cluster: a partition taken over cannot be read yet; it waits", "partition", p, "what", what, "err", err)
+		}
+		select {
+		case <-time.After(min(time.Duration(attempt)*200*time.Millisecond, 2*time.Second)):
+		case <-ctx.Done():
+		}
+	}
+}
+
+// adoptVisits reads partition p's visits into the crawl's store in
+// batches (the log keeps each URL's last; Adopt keeps the later of it and
+// the store's): memory holds a batch, not the partition. It returns how
+// many it read.
+func (n *Node) adoptVisits(ctx context.Context, p int) (int, error) {
+	read := 0
+	var batch []crawl.Visited
+	flush := func() error {
+		err := n.crawl.Adopt(batch)
+		read += len(batch)
+		batch = batch[:0]
+		return err
+	}
+	var adoptErr error
+	err := n.replay(ctx, DoneStream, donePrefix(p)+".>", func(m jetstream.Msg) {
+		var v crawl.Visited
+		if adoptErr == nil && json.Unmarshal(m.Data(), &v) == nil && v.URL != "" {
+			if batch = append(batch, v); len(batch) == 1000 {
+				adoptErr = flush()
+			}
+		}
+	})
+	if err == nil && adoptErr == nil {
+		err = flush()
+	}
+	return read, errors.Join(err, adoptErr)
 }
 
 // release stops a partition: no new lease, none in flight (their visits
