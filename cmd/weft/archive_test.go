@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -17,7 +20,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"weft/internal/cluster"
 	"weft/internal/natstest"
+	"weft/internal/objstore"
 	"weft/internal/synthweb"
 )
 
@@ -233,7 +238,9 @@ func TestCrawlPublishesPageEvents(t *testing.T) {
 
 // Two weft crawl --cluster nodes crawl one web through one JetStream
 // server: every page is fetched once, politely, and each node, stopped,
-// hands its partitions over and prints its summary. So do two weft serve
+// hands its partitions over and prints its summary. The crawl nodes keep
+// their snapshots in S3 (--s3-*), the serve nodes in JetStream's object
+// store: each snapshot recorded is there, whole. So do two weft serve
 // --cluster nodes (their recrawls are not due before the test ends).
 func TestClusterNodes(t *testing.T) {
 	for _, command := range []string{"crawl", "serve"} {
@@ -256,9 +263,28 @@ func testClusterNodes(t *testing.T, command string) {
 		stdout, stderr string
 	}
 	results := make(chan result, 2)
+	var s3args []string
+	wantStore := "JetStream object store WEFT_SNAPSHOTS"
+	var objects *objstore.Store
+	if command == "crawl" {
+		backend := s3mem.New()
+		if err := backend.CreateBucket("warc"); err != nil {
+			t.Fatal(err)
+		}
+		s3 := httptest.NewServer(gofakes3.New(backend).Server())
+		defer s3.Close()
+		t.Setenv("WEFT_S3_ACCESS_KEY", "a")
+		t.Setenv("WEFT_S3_SECRET_KEY", "s")
+		s3args = []string{"--s3-endpoint", s3.URL, "--s3-bucket", "warc", "--s3-prefix", "c/", "--s3-region", "us-east-1"}
+		if objects, err = objstore.New(objstore.Config{Endpoint: s3.URL, Bucket: "warc", Prefix: "c/", AccessKey: "a", SecretKey: "s", Region: "us-east-1"}); err != nil {
+			t.Fatal(err)
+		}
+		wantStore = objects.String()
+	}
 	for _, name := range []string{"a", "b"} {
 		args := []string{command, "--data", filepath.Join(t.TempDir(), "data"), "--delay", "20ms", "--workers", "4", "--allow-cidr", "127.0.0.0/8",
-			"--cluster", ns.ClientURL(), "--node", name, "--progress", "never"}
+			"--cluster", ns.ClientURL(), "--node", name, "--progress", "never", "--snapshot-every", "200ms", "--snapshot-after", "10"}
+		args = append(args, s3args...)
 		for host, ip := range web.Resolve() {
 			args = append(args, "--resolve", host+"="+ip)
 		}
@@ -328,6 +354,56 @@ func testClusterNodes(t *testing.T, command string) {
 			t.Errorf("%s fetched %d times", u, n)
 		}
 	}
+
+	// The partitions' snapshots, each where its record says, whole.
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	kv, err := js.KeyValue(t.Context(), cluster.SnapsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := kv.Keys(t.Context())
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("no snapshot recorded: %v", err)
+	}
+	obs, _ := js.ObjectStore(t.Context(), cluster.ObjectsBucket)
+	for _, k := range keys {
+		e, err := kv.Get(t.Context(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ptr struct {
+			Store, Object, SHA256 string
+			Size                  int64
+		}
+		if err := json.Unmarshal(e.Value(), &ptr); err != nil {
+			t.Fatal(err)
+		}
+		if ptr.Store != wantStore {
+			t.Errorf("%s: snapshot in %q, want %q", k, ptr.Store, wantStore)
+			continue
+		}
+		var r io.ReadCloser
+		if objects != nil {
+			r, err = objects.Get(t.Context(), ptr.Object)
+		} else {
+			r, err = obs.Get(t.Context(), ptr.Object)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		h := sha256.New()
+		n, err := io.Copy(h, r)
+		r.Close()
+		if err != nil || n != ptr.Size || hex.EncodeToString(h.Sum(nil)) != ptr.SHA256 {
+			t.Errorf("%s: %s holds %d bytes (%v), recorded %d of SHA-256 %s", k, ptr.Object, n, err, ptr.Size, ptr.SHA256)
+		}
+	}
+	t.Logf("%d partitions snapshotted in the %s", len(keys), wantStore)
 }
 
 // startTestNATS runs a JetStream server on a free loopback port.

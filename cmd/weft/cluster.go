@@ -15,6 +15,7 @@ import (
 	"weft/internal/api"
 	"weft/internal/cluster"
 	"weft/internal/crawl"
+	"weft/internal/objstore"
 )
 
 // clusterPartitions is P for a crawl spread over nodes: the crawl's
@@ -25,8 +26,10 @@ const clusterPartitions = 64
 type clusterOpts struct {
 	url, node string
 	ttl       time.Duration
-	replicas  int    // 0: 3 on a cluster of three servers or more, else 1
-	advertise string // the API's address for the other nodes; "" means from --http
+	replicas  int           // 0: 3 on a cluster of three servers or more, else 1
+	advertise string        // the API's address for the other nodes; "" means from --http
+	snapEvery time.Duration // 0: this node makes no snapshots
+	snapAfter int
 }
 
 // runCluster runs this process as node co.node of the crawl whose nodes
@@ -57,7 +60,15 @@ func runCluster(ctx context.Context, cfg crawl.Config, co clusterOpts, opts runO
 		}
 	}
 	sctx, cancel := context.WithTimeout(ctx, time.Minute)
-	node, err := cluster.Start(sctx, js, cluster.Config{Node: name, Partitions: clusterPartitions, TTL: co.ttl, Replicas: co.replicas, Crawl: cfg, Logger: cfg.Logger})
+	ccfg := cluster.Config{Node: name, Partitions: clusterPartitions, TTL: co.ttl, Replicas: co.replicas, Crawl: cfg, Logger: cfg.Logger,
+		SnapshotEvery: co.snapEvery, SnapshotAfter: co.snapAfter}
+	if ccfg.SnapshotEvery == 0 {
+		ccfg.SnapshotEvery = -1 // none
+	}
+	if s, ok := cfg.Objects.(*objstore.Store); ok {
+		ccfg.Snapshots = s // beside the WARC files, under snapshots/
+	}
+	node, err := cluster.Start(sctx, js, ccfg)
 	cancel()
 	if err != nil {
 		return crawl.Summary{}, err

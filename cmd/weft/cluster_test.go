@@ -18,7 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"weft/internal/api"
+	"weft/internal/cluster"
 	"weft/internal/natstest"
 	"weft/internal/synthweb"
 )
@@ -167,14 +171,40 @@ func waitHeld(t *testing.T, nodes []*weftNode, atLeast int) map[string]int {
 			return held
 		}
 		if time.Now().After(deadline) {
+			dumpNodes(nodes, true)
 			var diag strings.Builder
 			for _, n := range nodes {
-				out := n.output()
+				var kept []string // warnings and errors: the nodes log every snapshot and handoff too
+				for _, l := range strings.Split(n.output(), "\n") {
+					if !strings.Contains(l, "level=INFO") {
+						kept = append(kept, l)
+					}
+				}
+				out := strings.Join(kept, "\n")
 				diag.WriteString(out[max(0, len(out)-4000):] + "\n")
 			}
 			t.Fatalf("partitions held %v, want all %d, at least %d each\n%s", held, e2eParts, atLeast, diag.String())
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// dumpNodes writes each node's whole output to the directory
+// $WEFT_E2E_DUMP names, if it names one, after a goroutine dump (SIGQUIT)
+// if quit: what a run that failed in CI needs to be understood.
+func dumpNodes(nodes []*weftNode, quit bool) {
+	dir := os.Getenv("WEFT_E2E_DUMP")
+	if dir == "" {
+		return
+	}
+	if quit {
+		for _, n := range nodes {
+			n.cmd.Process.Signal(syscall.SIGQUIT)
+		}
+		time.Sleep(3 * time.Second) // the dump reaches the output buffer
+	}
+	for _, n := range nodes {
+		os.WriteFile(filepath.Join(dir, n.name+".txt"), []byte(n.output()), 0o644)
 	}
 }
 
@@ -259,7 +289,8 @@ func TestClusterAcceptance(t *testing.T) {
 		t.Fatal(err)
 	}
 	common := []string{"--seeds", seedsFile, "--workers", fmt.Sprint(e2eWorkers), "--delay", e2eDelay.String(),
-		"--lease-ttl", e2eTTL.String(), "--cluster-replicas", "3", "--allow-cidr", "127.0.0.0/8", "--progress", "never"}
+		"--lease-ttl", e2eTTL.String(), "--cluster-replicas", "3", "--allow-cidr", "127.0.0.0/8", "--progress", "never",
+		"--snapshot-every", "10s", "--snapshot-after", "60", "--log-level", "info"}
 	for host, ip := range web.Resolve() {
 		common = append(common, "--resolve", host+"="+ip)
 	}
@@ -292,8 +323,9 @@ func TestClusterAcceptance(t *testing.T) {
 
 	e2eWait(t, web, 0.5, "d joins")
 	d := startWeftNode(t, bin, "d", nats.URL(), common)
+	dJoined := time.Now()
 	held := waitHeld(t, []*weftNode{a, b, d}, e2eParts/3)
-	t.Logf("after d joined: %v", held)
+	t.Logf("%v after d joined: %v", time.Since(dJoined).Round(time.Millisecond), held)
 
 	// b is cut off. It must fence itself by TTL/2 after the cut; nobody
 	// may take its partitions before their leases expire, TTL after its
@@ -338,9 +370,11 @@ func TestClusterAcceptance(t *testing.T) {
 				t.Errorf("node %s: %v\n%s", n.name, err, n.output())
 			}
 		case <-time.After(time.Minute):
+			dumpNodes([]*weftNode{n}, true)
 			t.Errorf("node %s did not stop within a minute of SIGTERM\n%s", n.name, n.output())
 		}
 	}
+	dumpNodes([]*weftNode{a, b, c, d}, false)
 	if err := web.WaitIdle(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -394,4 +428,44 @@ func TestClusterAcceptance(t *testing.T) {
 	if twice["c"] > e2eWorkers || twice["b"] > e2eWorkers || twice["a"]+twice["d"] > 0 {
 		t.Errorf("pages fetched twice %v: want at most %d of c's and of b's (their workers), none of a's or d's", twice, e2eWorkers)
 	}
+
+	// The partitions were snapshotted and their logs purged below the
+	// snapshots, and d (which joined late) took partitions over from
+	// snapshots: the figures above hold with them.
+	snapped, purged := e2eSnapshots(t, nats.URL())
+	fromSnap := strings.Count(d.output(), "snapshot=snapshots/")
+	t.Logf("%d partitions snapshotted; %d of the %d URLs logged were purged; d took %d partitions from a snapshot", snapped, purged[0], purged[1], fromSnap)
+	if snapped < e2eParts/2 || purged[0] == 0 || fromSnap == 0 {
+		t.Errorf("%d partitions snapshotted, %d messages purged, %d partitions taken from a snapshot by d: want half the partitions, some, some", snapped, purged[0], fromSnap)
+	}
+}
+
+// e2eSnapshots counts the partitions with a snapshot, and the URLs purged
+// from the links log against all it ever logged (a URL's later offers
+// are refused, not stored: only a purge takes one away).
+func e2eSnapshots(t *testing.T, url string) (snapped int, purged [2]uint64) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	kv, err := js.KeyValue(t.Context(), cluster.SnapsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := kv.Keys(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(t.Context(), cluster.LinksStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(keys), [2]uint64{info.State.LastSeq - info.State.Msgs, info.State.LastSeq}
 }

@@ -20,6 +20,7 @@ import (
 
 	"weft/internal/api"
 	"weft/internal/canon"
+	"weft/internal/cluster"
 	"weft/internal/crawl"
 	"weft/internal/frontier"
 	"weft/internal/jetstream"
@@ -61,6 +62,8 @@ type crawlFlags struct {
 	leaseTTL       time.Duration
 	replicas       int
 	advertise      string
+	snapEvery      time.Duration
+	snapAfter      int
 	pagesStream    string
 	pagesSubject   string
 	s3             s3Flags
@@ -156,6 +159,8 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.nodeName, "node", "", "this node's name in the cluster, unique (with --cluster)")
 	fs.DurationVar(&f.leaseTTL, "lease-ttl", jetstream.DefaultLeaseTTL, "with --cluster: life of a partition lease not renewed; a node cut off from NATS stops fetching within half of it, and a dead node's partitions move after it (set by the first node of a crawl)")
 	fs.StringVar(&f.advertise, "advertise", "", "with --cluster and --http: the host:port the other nodes reach this node's API at, for GET /v1/cluster (default: the --http address, the machine's name for an unspecified host)")
+	fs.DurationVar(&f.snapEvery, "snapshot-every", cluster.DefaultSnapshotEvery, "with --cluster: snapshot a partition this often if its logs grew (to the --s3-* store, else JetStream's object store), then purge the logs it covers; 0 means this node makes none")
+	fs.IntVar(&f.snapAfter, "snapshot-after", cluster.DefaultSnapshotAfter, "with --cluster: snapshot a partition sooner, once this many messages were logged in it since its last snapshot")
 	fs.IntVar(&f.replicas, "cluster-replicas", 0, "with --cluster: copies of the crawl's streams and buckets when this node creates them; 0 means 3 on a NATS cluster of three or more servers, else 1")
 	fs.StringVar(&f.natsURL, "events-nats", "", "also publish each capture's event to NATS JetStream at this URL (nats://host:4222): the page events an indexer reads (see README)")
 	fs.StringVar(&f.pagesStream, "events-stream", jetstream.DefaultPagesStream, "the JetStream stream of page events, created if missing")
@@ -484,10 +489,14 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 		if f.leaseTTL < time.Second || f.replicas < 0 || f.replicas > 5 {
 			return usagef("--lease-ttl must be at least 1s, and --cluster-replicas 0 to 5")
 		}
+		if f.snapEvery < 0 || f.snapAfter < 1 {
+			return usagef("--snapshot-every must be 0 (none) or more, and --snapshot-after at least 1")
+		}
 		if cfg.Delay >= f.leaseTTL/2 {
 			return usagef("--delay %v: must be under half --lease-ttl (%v), which is all that parts a dead node's last request to a host from the next owner's first", cfg.Delay, f.leaseTTL)
 		}
-		sum, err := runCluster(cmd.Context(), cfg, clusterOpts{url: f.clusterURL, node: f.nodeName, ttl: f.leaseTTL, replicas: f.replicas, advertise: f.advertise}, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		sum, err := runCluster(cmd.Context(), cfg, clusterOpts{url: f.clusterURL, node: f.nodeName, ttl: f.leaseTTL, replicas: f.replicas, advertise: f.advertise,
+			snapEvery: f.snapEvery, snapAfter: f.snapAfter}, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		return writeSummary(opts.summaryFile, sum, err)
 	}
 	_, err := runCrawl(cmd.Context(), cfg, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())

@@ -4,20 +4,23 @@
 // to the log of its host's partition, and takes the URLs of the
 // partitions it owns from there.
 //
-// A partition's state that outlives its node is two subjects, every URL
+// A partition's state that outlives its node is two logs, every URL
 // found for its hosts (weft.links.<p>) and every visit made
-// (weft.done.<p>: the URL's record after the fetch), and two key-value
-// a key-value bucket of each host's last clock worth keeping (WEFT_HOSTS:
-// a Crawl-delay, a backoff, failures). Each log keeps one message per URL
+// (weft.done.<p>: the URL's record after the fetch), and a key-value
+// bucket of each host's last clock worth keeping (WEFT_HOSTS: a
+// Crawl-delay, a backoff, failures). Each log keeps one message per URL
 // (a subject per URL, one message per subject), so it grows with the
-// URLs, not with the pages that link to them or the visits. A node that
-// takes a partition over installs the kept clocks, each held one gap from
-// now (their owner may have died just after a request), holds every other
-// host of the partition for one delay, adopts the visits into its own
-// store, and replays the URLs: its crawl's seen set keeps each once, and
-// what another node fetched is not fetched again (in continuous mode, not
-// before it is due). After a crash, at most the requests the dead node
-// had in flight are made again.
+// URLs, not with the pages that link to them or the visits. The owner
+// compacts a partition's logs now and then into a snapshot in object
+// storage and purges what the snapshot covers (snapshot.go), so that the
+// logs hold only what came since. A node that takes a partition over
+// installs the kept clocks, each held one gap from now (their owner may
+// have died just after a request), holds every other host of the
+// partition for one delay, adopts the visits (the snapshot's, then the
+// log's) into its own store, and replays the URLs: its crawl's seen set
+// keeps each once, and what another node fetched is not fetched again (in
+// continuous mode, not before it is due). After a crash, at most the
+// requests the dead node had in flight are made again.
 package cluster
 
 import (
@@ -29,9 +32,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -61,8 +67,19 @@ type Config struct {
 	Replicas int
 	// Crawl is the node's crawl; its Partitions, Owns, Forward, Skip,
 	// Fetched and KeepAlive are the node's to set.
-	Crawl  crawl.Config
-	Logger *slog.Logger
+	Crawl crawl.Config
+	// Snapshots is where the partitions' snapshots are kept; nil means
+	// the JetStream object store WEFT_SNAPSHOTS. Every node of a crawl
+	// must be given the same.
+	Snapshots Snapshots
+	// A partition the node holds is snapshotted once its logs have grown
+	// by SnapshotAfter messages, or SnapshotEvery after its last snapshot
+	// if they grew at all. Zero means DefaultSnapshotEvery and
+	// DefaultSnapshotAfter; a negative SnapshotEvery means the node makes
+	// none (it still reads those others made).
+	SnapshotEvery time.Duration
+	SnapshotAfter int
+	Logger        *slog.Logger
 }
 
 // Node is one running node.
@@ -73,6 +90,11 @@ type Node struct {
 	crawl  *crawl.Crawler
 	owners *wjs.Owners
 	log    *slog.Logger
+
+	snaps     jetstream.KeyValue // per partition: its snapshot (snapPointer)
+	objects   Snapshots
+	snapDir   string       // the node's copies of its partitions' snapshots
+	snapshots atomic.Int64 // snapshots this node made
 
 	mu        sync.Mutex
 	consumers map[int]*taking                   // per partition taken: stops its consumer and its pending unhold
@@ -86,15 +108,25 @@ type Node struct {
 	endLife context.CancelFunc
 }
 
-// taking is a partition taken: stop ends its consumer and, if it has not
-// come yet, the end of its hold.
-type taking struct{ stop context.CancelFunc }
+// taking is a partition taken: stop ends its consumer, its snapshots
+// (ctx) and, if it has not come yet, the end of its hold.
+type taking struct {
+	stop context.CancelFunc
+	ctx  context.Context
+	snap *partSnap
+}
 
 // Start makes the streams if needed, opens the crawl and joins the
 // cluster. Run the crawl with Run.
 func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, error) {
 	if cfg.Replicas == 0 {
 		cfg.Replicas = 1
+	}
+	if cfg.SnapshotEvery == 0 {
+		cfg.SnapshotEvery = DefaultSnapshotEvery
+	}
+	if cfg.SnapshotAfter <= 0 {
+		cfg.SnapshotAfter = DefaultSnapshotAfter
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -139,6 +171,26 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	if n.hosts, err = openBucket(ctx, js, jetstream.KeyValueConfig{Bucket: HostsBucket, Replicas: cfg.Replicas}); err != nil {
 		return nil, err
 	}
+	if n.snaps, err = openBucket(ctx, js, jetstream.KeyValueConfig{Bucket: SnapsBucket, Replicas: cfg.Replicas}); err != nil {
+		return nil, err
+	}
+	if n.objects = cfg.Snapshots; n.objects == nil {
+		obs, err := js.ObjectStore(ctx, ObjectsBucket)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			obs, err = js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: ObjectsBucket, Storage: jetstream.FileStorage, Replicas: cfg.Replicas})
+			if errors.Is(err, jetstream.ErrBucketExists) {
+				obs, err = js.ObjectStore(ctx, ObjectsBucket)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cluster: object store %s: %w", ObjectsBucket, err)
+		}
+		n.objects = natsObjects{obs}
+	}
+	n.snapDir = filepath.Join(cfg.Crawl.DataDir, "snapshots")
+	if err := os.MkdirAll(n.snapDir, 0o755); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
 
 	cc := cfg.Crawl
 	cc.Partitions = cfg.Partitions
@@ -170,6 +222,7 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 		n.crawl.Discard()
 		return nil, err
 	}
+	n.wg.Go(n.snapshotLoop)
 	return n, nil
 }
 
@@ -406,7 +459,13 @@ func (n *Node) fetched(v crawl.Visited, host string) {
 	})
 	if err != nil {
 		n.log.Error("cluster: a fetched URL not logged; its next owner may fetch it again", "url", v.URL, "err", err)
+		return
 	}
+	n.mu.Lock()
+	if tk := n.consumers[p]; tk != nil {
+		tk.snap.grown.Add(1)
+	}
+	n.mu.Unlock()
 }
 
 // retry calls fn until it succeeds, for at most 90 s, while the node has
@@ -545,23 +604,32 @@ func (n *Node) acquire(p int, epoch uint64) {
 	}) {
 		return // the partition is lost, or the node or its crawl stops
 	}
-	visits := 0
-	if !n.untilRead(ctx, p, "visits", 2*time.Minute, func(actx context.Context) (err error) {
-		visits, err = n.adoptVisits(actx, p)
+	// Its snapshot's visits, if it has one, then those logged since.
+	var ps *partSnap
+	fromSnap, visits := 0, 0
+	if !n.untilRead(ctx, p, "snapshot", 10*time.Minute, func(actx context.Context) (err error) {
+		ps, fromSnap, err = n.loadSnapshot(actx, p)
 		return err
 	}) {
 		return
 	}
+	if !n.untilRead(ctx, p, "visits", 2*time.Minute, func(actx context.Context) (err error) {
+		visits, err = n.adoptVisits(actx, p, ps.ptr.DoneBelow)
+		return err
+	}) {
+		return
+	}
+	ps.grown.Add(int64(visits))
 	n.mu.Lock()
 	if n.ended {
 		n.mu.Unlock()
 		return
 	}
-	cctx, stop := context.WithCancel(context.Background())
-	tk := &taking{stop: stop}
+	cctx, stop := context.WithCancel(n.life)
+	tk := &taking{stop: stop, ctx: cctx, snap: ps}
 	n.consumers[p] = tk
 	defer n.mu.Unlock()
-	n.wg.Go(func() { n.consume(cctx, p) })
+	n.wg.Go(func() { n.consume(cctx, p, ps) })
 	// Every host's last request, on the last owner, ended before its
 	// lease came free (a handoff waits for the requests in flight; a
 	// dead owner's leases expire TTL/2 after its last one), so waiting
@@ -585,7 +653,7 @@ func (n *Node) acquire(p int, epoch uint64) {
 			n.serveHops(p)
 		}
 	})
-	n.log.Info("cluster: partition taken", "partition", p, "epoch", epoch, "visits_adopted", visits)
+	n.log.Info("cluster: partition taken", "partition", p, "epoch", epoch, "snapshot", ps.ptr.Object, "visits_adopted", fromSnap+visits)
 }
 
 // untilRead runs one read of a takeover until it works, each attempt with
@@ -615,11 +683,11 @@ func (n *Node) untilRead(ctx context.Context, p int, what string, deadline time.
 	}
 }
 
-// adoptVisits reads partition p's visits into the crawl's store in
-// batches (the log keeps each URL's last; Adopt keeps the later of it and
-// the store's): memory holds a batch, not the partition. It returns how
-// many it read.
-func (n *Node) adoptVisits(ctx context.Context, p int) (int, error) {
+// adoptVisits reads partition p's visits from stream sequence from (0:
+// the start) into the crawl's store in batches (the log keeps each URL's
+// last; Adopt keeps the later of it and the store's): memory holds a
+// batch, not the partition. It returns how many it read.
+func (n *Node) adoptVisits(ctx context.Context, p int, from uint64) (int, error) {
 	read := 0
 	var batch []crawl.Visited
 	flush := func() error {
@@ -629,13 +697,14 @@ func (n *Node) adoptVisits(ctx context.Context, p int) (int, error) {
 		return err
 	}
 	var adoptErr error
-	err := n.replay(ctx, DoneStream, donePrefix(p)+".>", func(m jetstream.Msg) {
+	err := n.replay(ctx, DoneStream, donePrefix(p)+".>", from, func(m jetstream.Msg) bool {
 		var v crawl.Visited
-		if adoptErr == nil && json.Unmarshal(m.Data(), &v) == nil && v.URL != "" {
+		if json.Unmarshal(m.Data(), &v) == nil && v.URL != "" {
 			if batch = append(batch, v); len(batch) == 1000 {
 				adoptErr = flush()
 			}
 		}
+		return adoptErr == nil
 	})
 	if err == nil && adoptErr == nil {
 		err = flush()
@@ -647,13 +716,21 @@ func (n *Node) adoptVisits(ctx context.Context, p int) (int, error) {
 // and kept clocks logged), its log no longer read.
 func (n *Node) release(p int) {
 	n.mu.Lock()
-	if tk := n.consumers[p]; tk != nil {
-		tk.stop() // a pending unhold too
+	tk := n.consumers[p]
+	if tk != nil {
+		tk.stop() // a pending unhold and a snapshot being made too
 		delete(n.consumers, p)
 	}
 	n.stopHops(p)
 	n.mu.Unlock()
 	n.crawl.ReleasePartition(p) // held, nothing in flight, completions applied
+	if tk != nil {
+		// A snapshot being made ends (its context is done) before the
+		// lease goes back; the node's copy goes with the partition.
+		tk.snap.mu.Lock()
+		_ = os.Remove(n.basePath(p))
+		tk.snap.mu.Unlock()
+	}
 	n.mu.Lock()
 	unkept := n.unkept[p]
 	delete(n.unkept, p)
@@ -742,12 +819,24 @@ func (n *Node) stopHops(p int) {
 	}
 }
 
-// replay reads a subject from its start to its end now.
-func (n *Node) replay(ctx context.Context, stream, subject string, fn func(jetstream.Msg)) error {
-	cons, err := n.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+// replay reads a subject from stream sequence from (0: the start) to
+// its end now, or until fn returns false.
+func (n *Node) replay(ctx context.Context, stream, subject string, from uint64, fn func(jetstream.Msg) bool) error {
+	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}, InactiveThreshold: 30 * time.Second}
+	if from > 0 {
+		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
+	}
+	cons, err := n.js.OrderedConsumer(ctx, stream, cc)
 	if err != nil {
 		return err
 	}
+	defer func() { // not left to the servers until it is found idle: snapshots read often
+		dctx, cancel := context.WithTimeout(n.life, 5*time.Second)
+		defer cancel()
+		if info := cons.CachedInfo(); info != nil {
+			_ = n.js.DeleteConsumer(dctx, stream, info.Name)
+		}
+	}()
 	for ctx.Err() == nil {
 		batch, err := cons.FetchNoWait(1000)
 		if err != nil {
@@ -755,7 +844,11 @@ func (n *Node) replay(ctx context.Context, stream, subject string, fn func(jetst
 		}
 		got := 0
 		for m := range batch.Messages() {
-			fn(m)
+			if !fn(m) {
+				for range batch.Messages() { // drained, so that the fetch ends
+				}
+				return nil
+			}
 			got++
 		}
 		if got > 0 {
@@ -777,14 +870,25 @@ func (n *Node) replay(ctx context.Context, stream, subject string, fn func(jetst
 	return ctx.Err()
 }
 
-// consume offers a partition's URLs to the crawl, from the start of its
-// log and then as they come, until stopped: one ordered consumer, read as
-// a stream of messages.
-func (n *Node) consume(ctx context.Context, p int) {
-	var next uint64 // the stream sequence to go on from after a failure; 0: the start
+// consume offers a partition's URLs to the crawl, those of its snapshot,
+// then those logged since and as they come, until stopped: one ordered
+// consumer, read as a stream of messages.
+func (n *Node) consume(ctx context.Context, p int, ps *partSnap) {
+	ps.mu.Lock()
+	var err error
+	if ps.base != "" {
+		_, err = n.applySnapshot(ctx, ps.base, false, true)
+	}
+	next := ps.ptr.LinksBelow // the stream sequence to go on from after a failure; 0: the start
+	ps.mu.Unlock()
+	if err != nil {
+		if ctx.Err() == nil && !errors.Is(err, crawl.ErrNotRunning) {
+			n.log.Error("cluster: the URLs of a partition's snapshot not read", "partition", p, "err", err)
+		}
+		return
+	}
 	for wait := 100 * time.Millisecond; ctx.Err() == nil; wait = min(2*wait, 5*time.Second) {
-		var err error
-		if next, err = n.consumeFrom(ctx, p, next); ctx.Err() == nil {
+		if next, err = n.consumeFrom(ctx, p, next, ps); ctx.Err() == nil {
 			// The partition's URLs must keep coming: a consumer lost with
 			// a server is made again, from where it was.
 			n.log.Warn("cluster: reading the partition's URLs failed; going on", "partition", p, "at", next, "err", err, "in", wait)
@@ -799,7 +903,7 @@ func (n *Node) consume(ctx context.Context, p int) {
 // consumeFrom reads partition p's URLs from stream sequence start (0: the
 // start of the log) until ctx is done or the consumer fails; it returns
 // the sequence to go on from.
-func (n *Node) consumeFrom(ctx context.Context, p int, start uint64) (uint64, error) {
+func (n *Node) consumeFrom(ctx context.Context, p int, start uint64, ps *partSnap) (uint64, error) {
 	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{linksPrefix(p) + ".>"}}
 	if start > 0 {
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, start
@@ -824,18 +928,22 @@ func (n *Node) consumeFrom(ctx context.Context, p int, start uint64) (uint64, er
 			next = md.Sequence.Stream + 1
 		}
 		var o crawl.Offered
-		if json.Unmarshal(m.Data(), &o) != nil {
-			continue
-		}
-		for ctx.Err() == nil {
-			err := n.crawl.Offer([]crawl.Offered{o})
-			if !errors.Is(err, crawl.ErrNotRunning) {
-				break
+		if json.Unmarshal(m.Data(), &o) == nil {
+			for ctx.Err() == nil {
+				err := n.crawl.Offer([]crawl.Offered{o})
+				if !errors.Is(err, crawl.ErrNotRunning) {
+					break
+				}
+				select { // the crawl's Run has not started yet
+				case <-time.After(10 * time.Millisecond):
+				case <-ctx.Done():
+				}
 			}
-			select { // the crawl's Run has not started yet
-			case <-time.After(10 * time.Millisecond):
-			case <-ctx.Done():
-			}
 		}
+		if ctx.Err() != nil {
+			return next, ctx.Err() // not offered: not for a snapshot to cover
+		}
+		ps.linksNext.Store(next) // offered: a snapshot may cover it
+		ps.grown.Add(1)
 	}
 }

@@ -27,7 +27,14 @@ import (
 	"weft/internal/synthweb"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain checks that no test leaves goroutines behind, but one that
+// nats.go v1.55.0 itself leaves at times: its object store's Put makes a
+// JetStream context per call, whose reconnect watcher, if it first runs
+// after Put has cleaned the context up, waits on a nil channel for good
+// (one goroutine per such Put; snapshots are put every few minutes).
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"))
+}
 
 func startNATS(t *testing.T) *server.Server { return startNATSB(t) }
 
@@ -62,6 +69,13 @@ func startNodeTB(t testing.TB, ns *server.Server, web *synthweb.Web, name string
 // changed by edit.
 func startNodeWith(t testing.TB, ns *server.Server, web *synthweb.Web, name string, workers int, edit func(*crawl.Config)) *runningNode {
 	t.Helper()
+	return startNodeConfig(t, ns, web, name, workers, edit, nil)
+}
+
+// startNodeConfig starts a node as startNodeWith does, its own config
+// changed by nedit.
+func startNodeConfig(t testing.TB, ns *server.Server, web *synthweb.Web, name string, workers int, edit func(*crawl.Config), nedit func(*Config)) *runningNode {
+	t.Helper()
 	nc, err := nats.Connect(ns.ClientURL())
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +90,11 @@ func startNodeWith(t testing.TB, ns *server.Server, web *synthweb.Web, name stri
 	if edit != nil {
 		edit(&cc)
 	}
-	n, err := Start(t.Context(), js, Config{Node: name, Partitions: testParts, TTL: testTTL, Crawl: cc})
+	ncfg := Config{Node: name, Partitions: testParts, TTL: testTTL, Crawl: cc}
+	if nedit != nil {
+		nedit(&ncfg)
+	}
+	n, err := Start(t.Context(), js, ncfg)
 	if err != nil {
 		t.Fatal(err)
 	}

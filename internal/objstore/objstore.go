@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/minio/minio-go/v7"
@@ -163,4 +164,40 @@ func (s *Store) Open(ctx context.Context, key string, offset, length int64) (io.
 		return nil, fmt.Errorf("objstore: get %s/%s: %w", s.bucket, key, err)
 	}
 	return obj, nil
+}
+
+// String names the bucket and prefix, the same wherever the store is
+// reached from.
+func (s *Store) String() string {
+	return "S3 bucket " + s.bucket + " under prefix " + strconv.Quote(s.prefix)
+}
+
+// Put stores size bytes from r at the key name under the prefix (name may
+// hold '/'), checked as Upload checks a file.
+func (s *Store) Put(ctx context.Context, name string, r io.Reader, size int64) error {
+	key := s.prefix + name
+	info, err := s.client.PutObject(ctx, s.bucket, key, r, size, minio.PutObjectOptions{
+		ContentType: "application/octet-stream", SendContentMd5: true, DisableContentSha256: true,
+	})
+	if err != nil {
+		return fmt.Errorf("objstore: put %s/%s: %w", s.bucket, key, err)
+	}
+	if info.Size != size {
+		return fmt.Errorf("objstore: put %s/%s: the store took %d bytes of %d", s.bucket, key, info.Size, size)
+	}
+	return nil
+}
+
+// Get reads the whole object at the key name under the prefix.
+func (s *Store) Get(ctx context.Context, name string) (io.ReadCloser, error) {
+	return s.Open(ctx, s.prefix+name, 0, 0)
+}
+
+// Delete removes the object at the key name under the prefix; one not
+// there is no error.
+func (s *Store) Delete(ctx context.Context, name string) error {
+	if err := s.client.RemoveObject(ctx, s.bucket, s.prefix+name, minio.RemoveObjectOptions{}); err != nil {
+		return fmt.Errorf("objstore: delete %s/%s: %w", s.bucket, s.prefix+name, err)
+	}
+	return nil
 }

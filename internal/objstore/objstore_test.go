@@ -145,3 +145,52 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("Check of a missing bucket: %v", err)
 	}
 }
+
+// TestPutGetDelete: an object stored by name under the prefix reads back
+// whole, is gone once deleted, and deleting it again is no error; a body
+// changed on the way is refused.
+func TestPutGetDelete(t *testing.T) {
+	f := newFakeS3(t)
+	s := f.store(t, "crawl/")
+	ctx := context.Background()
+	want := make([]byte, 300<<10)
+	rand.Read(want)
+	if err := s.Put(ctx, "snapshots/p3/a-1-2.wsnap", bytes.NewReader(want), int64(len(want))); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Open(ctx, "crawl/snapshots/p3/a-1-2.wsnap", 0, 0) // the key is the prefix and the name
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("read back %d bytes of %d: %v", len(got), len(want), err)
+	}
+	if r, err = s.Get(ctx, "snapshots/p3/a-1-2.wsnap"); err == nil {
+		got, err = io.ReadAll(r)
+		r.Close()
+	}
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("Get: %d bytes of %d: %v", len(got), len(want), err)
+	}
+	for range 2 {
+		if err := s.Delete(ctx, "snapshots/p3/a-1-2.wsnap"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, err = s.Get(ctx, "snapshots/p3/a-1-2.wsnap"); err == nil {
+		_, err = io.ReadAll(r)
+		r.Close()
+	}
+	if err == nil {
+		t.Error("a deleted object reads back")
+	}
+	f.corrupt.Store(true)
+	if err := s.Put(ctx, "x", bytes.NewReader(want), int64(len(want))); err == nil {
+		t.Error("a body changed on the way was stored")
+	}
+	if got := s.String(); got != `S3 bucket warc under prefix "crawl/"` {
+		t.Errorf("String: %s", got)
+	}
+}

@@ -1,0 +1,544 @@
+package cluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"weft/internal/crawl"
+	"weft/internal/seen"
+)
+
+// Snapshots: the owner of a partition compacts the partition's two logs
+// now and then into one file (snapfile.go) in object storage, records it
+// in the key-value bucket WEFT_SNAPS (key p.<partition>, written at the
+// revision read, so that two writers cannot both win), and then purges
+// the messages the file covers. A new owner reads the file and then the
+// logs from where it ends. The file is made from the logs, not from the
+// node's store, so it is right whoever makes it; the owner makes it only
+// from URLs its consumer has offered already, since the purge takes them
+// from the log.
+const (
+	SnapsBucket   = "WEFT_SNAPS"
+	ObjectsBucket = "WEFT_SNAPSHOTS" // the JetStream object store used when no other is given
+)
+
+// Snapshots is where snapshot files are kept: objstore.Store (S3) or a
+// JetStream object store. String names the store, the same on every node
+// (a snapshot records it, for a clear error on a node given another).
+type Snapshots interface {
+	Put(ctx context.Context, name string, r io.Reader, size int64) error
+	Get(ctx context.Context, name string) (io.ReadCloser, error)
+	Delete(ctx context.Context, name string) error
+	String() string
+}
+
+// Defaults of Config.SnapshotEvery and SnapshotAfter.
+const (
+	DefaultSnapshotEvery = 10 * time.Minute
+	DefaultSnapshotAfter = 50_000
+)
+
+// lookEvery is how often a node that makes no snapshots looks for
+// others'.
+var lookEvery = DefaultSnapshotEvery
+
+// snapTailMax bounds the messages one snapshot reads (and holds in
+// memory) past the last; a longer tail is taken in several snapshots.
+var snapTailMax = 200_000
+
+// snapPointer is a partition's snapshot, as WEFT_SNAPS records it.
+type snapPointer struct {
+	Store      string    `json:"store"` // Snapshots.String of where Object is
+	Object     string    `json:"object"`
+	Size       int64     `json:"size"`
+	SHA256     string    `json:"sha256"`
+	LinksBelow uint64    `json:"links_below"`
+	DoneBelow  uint64    `json:"done_below"`
+	Links      int       `json:"links"`
+	Visits     int       `json:"visits"`
+	Node       string    `json:"node"`
+	Made       time.Time `json:"made"`
+}
+
+// partSnap is what a node knows of the snapshot of a partition it holds.
+type partSnap struct {
+	mu   sync.Mutex // held while the partition is snapshotted or a snapshot is read into the crawl
+	rev  uint64     // WEFT_SNAPS revision of ptr; 0: no snapshot
+	ptr  snapPointer
+	base string // the local copy of ptr's file; "" if none
+
+	last atomic.Int64 // when the partition was last snapshotted (or taken), in Unix nanoseconds
+
+	grown     atomic.Int64  // messages logged in the partition since ptr (an estimate: it decides when, not what)
+	linksNext atomic.Uint64 // every links message below it has been offered to the crawl
+}
+
+// JetStream's object store as Snapshots.
+type natsObjects struct{ obs jetstream.ObjectStore }
+
+func (o natsObjects) Put(ctx context.Context, name string, r io.Reader, _ int64) error {
+	_, err := o.obs.Put(ctx, jetstream.ObjectMeta{Name: name}, r)
+	return err
+}
+
+func (o natsObjects) Get(ctx context.Context, name string) (io.ReadCloser, error) {
+	return o.obs.Get(ctx, name)
+}
+
+func (o natsObjects) String() string { return "JetStream object store " + ObjectsBucket }
+
+func (o natsObjects) Delete(ctx context.Context, name string) error {
+	if err := o.obs.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return err
+	}
+	return nil
+}
+
+func snapKey(p int) string { return "p." + strconv.Itoa(p) }
+
+// basePath is where the node keeps its copy of partition p's snapshot.
+func (n *Node) basePath(p int) string {
+	return filepath.Join(n.snapDir, "p"+strconv.Itoa(p)+".wsnap")
+}
+
+// readPointer returns partition p's snapshot pointer and its revision
+// (0: none yet). It is read through a watch, which the stream's leader
+// serves: a Get may be answered by a replica behind it, and a pointer
+// older than the purges made would lose what they took.
+func (n *Node) readPointer(ctx context.Context, p int) (snapPointer, uint64, error) {
+	w, err := n.snaps.Watch(ctx, snapKey(p))
+	if err != nil {
+		return snapPointer{}, 0, err
+	}
+	defer w.Stop()
+	var e jetstream.KeyValueEntry
+	select {
+	case e = <-w.Updates():
+	case <-ctx.Done():
+		return snapPointer{}, 0, ctx.Err()
+	}
+	if e == nil || e.Operation() != jetstream.KeyValuePut {
+		return snapPointer{}, 0, nil
+	}
+	var ptr snapPointer
+	if err := json.Unmarshal(e.Value(), &ptr); err != nil {
+		return snapPointer{}, 0, fmt.Errorf("%s %s: %w", SnapsBucket, snapKey(p), err)
+	}
+	return ptr, e.Revision(), nil
+}
+
+// fetchSnapshot makes the node's copy of ptr's file, checked against its
+// size and SHA-256; a copy already there with that sum is kept.
+func (n *Node) fetchSnapshot(ctx context.Context, p int, ptr snapPointer) (string, error) {
+	path := n.basePath(p)
+	if sum, size, err := fileSum(path); err == nil && sum == ptr.SHA256 && size == ptr.Size {
+		return path, nil
+	}
+	if ptr.Store != n.objects.String() {
+		return "", fmt.Errorf("snapshot %s is in the %s, and this node keeps snapshots in the %s: give every node of the crawl the same object store (--s3-*)", ptr.Object, ptr.Store, n.objects)
+	}
+	r, err := n.getObject(ctx, ptr.Object)
+	if err != nil {
+		return "", fmt.Errorf("snapshot %s: %w", ptr.Object, err)
+	}
+	defer r.Close()
+	tmp, err := os.CreateTemp(n.snapDir, "fetch-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, a no-op
+	h := sha256.New()
+	size, err := io.Copy(io.MultiWriter(tmp, h), r)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("snapshot %s: %w", ptr.Object, err)
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); sum != ptr.SHA256 || size != ptr.Size {
+		return "", fmt.Errorf("snapshot %s: %d bytes of SHA-256 %s, but %s records %d bytes of %s", ptr.Object, size, sum, SnapsBucket, ptr.Size, ptr.SHA256)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// getObject opens a stored object, its reads ended by ctx: a store whose
+// server went away may otherwise leave a read waiting for good.
+func (n *Node) getObject(ctx context.Context, name string) (io.ReadCloser, error) {
+	r, err := n.objects.Get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return &ctxReader{ReadCloser: r, stop: context.AfterFunc(ctx, func() { r.Close() })}, nil
+}
+
+type ctxReader struct {
+	io.ReadCloser
+	stop func() bool
+}
+
+func (c *ctxReader) Close() error {
+	c.stop()
+	return c.ReadCloser.Close()
+}
+
+func fileSum(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	size, err := io.Copy(h, f)
+	return hex.EncodeToString(h.Sum(nil)), size, err
+}
+
+// loadSnapshot reads partition p's snapshot, if it has one, and adopts
+// its visits into the crawl (acquire offers its URLs later, after the
+// visits logged since).
+func (n *Node) loadSnapshot(ctx context.Context, p int) (*partSnap, int, error) {
+	ps := &partSnap{}
+	ps.last.Store(time.Now().UnixNano())
+	ptr, rev, err := n.readPointer(ctx, p)
+	if err != nil || rev == 0 {
+		return ps, 0, err
+	}
+	path, err := n.fetchSnapshot(ctx, p, ptr)
+	if err != nil {
+		return nil, 0, err
+	}
+	visits, err := n.applySnapshot(ctx, path, true, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	ps.rev, ps.ptr, ps.base = rev, ptr, path
+	ps.linksNext.Store(ptr.LinksBelow)
+	return ps, visits, nil
+}
+
+// applySnapshot adopts a snapshot file's visits, offers its URLs, or
+// both, in batches, until ctx is done; it returns how many it passed on.
+func (n *Node) applySnapshot(ctx context.Context, path string, visits, links bool) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sr, err := openSnap(f, path)
+	if err != nil {
+		return 0, err
+	}
+	var vs []crawl.Visited
+	var offers []crawl.Offered
+	count := 0
+	flush := func() error {
+		if err := ctx.Err(); err != nil {
+			return err // the partition is given up: the rest is not the crawl's any more
+		}
+		count += len(vs) + len(offers)
+		var err error
+		if len(vs) > 0 {
+			err = n.crawl.Adopt(vs)
+		}
+		if len(offers) > 0 && err == nil {
+			err = n.crawl.Offer(offers)
+		}
+		vs, offers = vs[:0], offers[:0]
+		return err
+	}
+	err = sr.each(func(e snapEntry) error {
+		if visits && e.Visit != nil {
+			var v crawl.Visited
+			if json.Unmarshal(e.Visit, &v) == nil && v.URL != "" {
+				vs = append(vs, v)
+			}
+		}
+		if links && e.Link != nil {
+			var o crawl.Offered
+			if json.Unmarshal(e.Link, &o) == nil && o.URL != "" {
+				offers = append(offers, o)
+			}
+		}
+		if len(vs)+len(offers) >= 1000 {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	return count, err
+}
+
+// snapshotLoop snapshots the partitions the node has taken, one at a
+// time, each once its logs have grown by SnapshotAfter messages or
+// SnapshotEvery after its last (if they grew; in any case the node looks
+// for a snapshot another node made).
+//
+// A node that makes none (SnapshotEvery negative) still looks for those
+// of others, every lookEvery.
+func (n *Node) snapshotLoop() {
+	makes, every := n.cfg.SnapshotEvery > 0, n.cfg.SnapshotEvery
+	if !makes {
+		every = lookEvery
+	}
+	tick := min(every/4, time.Second)
+	for {
+		select {
+		case <-time.After(tick):
+		case <-n.life.Done():
+			return
+		}
+		n.mu.Lock()
+		due := map[int]*taking{}
+		for p, tk := range n.consumers {
+			grown, last := tk.snap.grown.Load(), time.Unix(0, tk.snap.last.Load())
+			if (makes && grown >= int64(n.cfg.SnapshotAfter)) || time.Since(last) >= every {
+				due[p] = tk
+			}
+		}
+		n.mu.Unlock()
+		for p, tk := range due {
+			if err := n.snapshot(tk.ctx, p, tk.snap, makes); err != nil && tk.ctx.Err() == nil {
+				n.log.Warn("cluster: partition not snapshotted; its logs are kept until the next try", "partition", p, "err", err)
+			}
+		}
+	}
+}
+
+// snapshot compacts partition p's logs since its last snapshot into a new
+// one (if write), records it, and purges what it covers. A snapshot
+// recorded by another node meanwhile (an owner that lost the partition
+// without knowing yet) is read into the crawl instead: it may have purged
+// messages this node's consumer had not reached.
+func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) error {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	ptr, rev, err := n.readPointer(ctx, p)
+	if err != nil {
+		return err
+	}
+	if rev != ps.rev {
+		path, err := n.fetchSnapshot(ctx, p, ptr)
+		if err != nil {
+			return err
+		}
+		read, err := n.applySnapshot(ctx, path, true, true)
+		if err != nil {
+			return err
+		}
+		n.log.Warn("cluster: a snapshot by another node read in", "partition", p, "node", ptr.Node, "object", ptr.Object, "records", read)
+		ps.rev, ps.ptr, ps.base = rev, ptr, path
+		return nil
+	}
+	if !write {
+		ps.last.Store(time.Now().UnixNano())
+		return nil
+	}
+
+	// What was logged since, below the links the consumer has offered
+	// and the visits logged by now, at most snapTailMax messages.
+	tail := snapTail{}
+	read := 0
+	linksBelow := max(ps.linksNext.Load(), ps.ptr.LinksBelow)
+	if linksBelow > ps.ptr.LinksBelow {
+		last, err := n.readRange(ctx, LinksStream, linksPrefix(p), ps.ptr.LinksBelow, linksBelow, &read, func(k seen.Key, data []byte) {
+			if e := tail.entry(k); e.Link == nil {
+				e.Link = data
+			}
+		})
+		if err != nil {
+			return err
+		}
+		linksBelow = last + 1
+	}
+	doneBelow := ps.ptr.DoneBelow
+	if st, err := n.js.Stream(ctx, DoneStream); err != nil {
+		return err
+	} else if info, err := st.Info(ctx); err != nil {
+		return err
+	} else if end := info.State.LastSeq + 1; end > doneBelow && read < snapTailMax {
+		last, err := n.readRange(ctx, DoneStream, donePrefix(p), doneBelow, end, &read, func(k seen.Key, data []byte) {
+			tail.entry(k).Visit = data
+		})
+		if err != nil {
+			return err
+		}
+		doneBelow = last + 1
+	}
+	if read == 0 {
+		ps.last.Store(time.Now().UnixNano())
+		ps.grown.Store(0) // the estimate was off: nothing was logged
+		return nil
+	}
+
+	// The new file: the last one merged with the tail.
+	tmp, err := os.CreateTemp(n.snapDir, "make-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	h := sha256.New()
+	cw := &countWriter{w: io.MultiWriter(tmp, h)}
+	w, err := newSnapWriter(cw, snapHeader{Partition: p, LinksBelow: linksBelow, DoneBelow: doneBelow})
+	if err != nil {
+		tmp.Close()
+		return err
+	}
+	var base *snapReader
+	if ps.base != "" {
+		bf, err := os.Open(ps.base)
+		if err != nil {
+			tmp.Close()
+			return err
+		}
+		defer bf.Close()
+		if base, err = openSnap(bf, ps.base); err != nil {
+			tmp.Close()
+			return err
+		}
+	}
+	err = mergeSnap(base, tail, w)
+	if err == nil {
+		err = w.close()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	next := snapPointer{
+		Store:  n.objects.String(),
+		Object: fmt.Sprintf("snapshots/p%d/%s-%d-%d.wsnap", p, n.cfg.Node, linksBelow, doneBelow),
+		Size:   cw.n, SHA256: hex.EncodeToString(h.Sum(nil)),
+		LinksBelow: linksBelow, DoneBelow: doneBelow, Links: w.links, Visits: w.visits,
+		Node: n.cfg.Node, Made: time.Now().UTC(),
+	}
+
+	// Stored (each store checks what it takes: S3 the MD5 of each part,
+	// JetStream acknowledges every chunk from a quorum), then recorded
+	// with its SHA-256, which every reader checks.
+	f, err := os.Open(tmp.Name())
+	if err != nil {
+		return err
+	}
+	err = n.objects.Put(ctx, next.Object, f, next.Size)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", next.Object, err)
+	}
+	recorded := false
+	defer func() {
+		if !recorded {
+			_ = n.objects.Delete(context.WithoutCancel(ctx), next.Object)
+		}
+	}()
+	// Recorded while the node can prove it holds the partition, and at
+	// the revision it read.
+	_, until, ok := n.owners.Valid(p)
+	if !ok {
+		return errors.New("the lease is not valid")
+	}
+	rctx, rcancel := context.WithDeadline(ctx, until)
+	defer rcancel()
+	b, _ := json.Marshal(next)
+	if ps.rev == 0 {
+		rev, err = n.snaps.Create(rctx, snapKey(p), b)
+	} else {
+		rev, err = n.snaps.Update(rctx, snapKey(p), b, ps.rev)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", SnapsBucket, snapKey(p), err)
+	}
+	recorded = true
+	old := ps.ptr
+	if err := os.Rename(tmp.Name(), n.basePath(p)); err != nil {
+		ps.base = "" // read from the store at the next snapshot
+	} else {
+		ps.base = n.basePath(p)
+	}
+	ps.rev, ps.ptr = rev, next
+	ps.last.Store(time.Now().UnixNano())
+	ps.grown.Add(-int64(read))
+	n.snapshots.Add(1)
+	n.log.Info("cluster: partition snapshotted", "partition", p, "object", next.Object, "bytes", next.Size,
+		"urls", next.Links, "visits", next.Visits, "messages_read", read)
+
+	// The logs below the snapshot go, even if the partition is being
+	// handed over meanwhile (only a crash stops it); a purge that fails
+	// is done by the next one (it purges below its own, higher,
+	// sequences).
+	ctx, cancel = context.WithTimeout(n.life, time.Minute)
+	defer cancel()
+	for _, pg := range []struct {
+		stream, subject string
+		below           uint64
+	}{{LinksStream, linksPrefix(p) + ".>", linksBelow}, {DoneStream, donePrefix(p) + ".>", doneBelow}} {
+		st, err := n.js.Stream(ctx, pg.stream)
+		if err == nil {
+			err = st.Purge(ctx, jetstream.WithPurgeSubject(pg.subject), jetstream.WithPurgeSequence(pg.below))
+		}
+		if err != nil {
+			n.log.Warn("cluster: logs not purged below a snapshot; the next one will", "partition", p, "stream", pg.stream, "err", err)
+		}
+	}
+	if old.Object != "" && old.Object != next.Object {
+		if err := n.objects.Delete(ctx, old.Object); err != nil {
+			n.log.Warn("cluster: an old snapshot not deleted", "object", old.Object, "err", err)
+		}
+	}
+	return nil
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// readRange reads the messages of prefix's subjects from stream sequence
+// from up to below (0: the start; below not included), while *read is
+// under snapTailMax, and returns the sequence of the last one read (from-1
+// if none).
+func (n *Node) readRange(ctx context.Context, stream, prefix string, from, below uint64, read *int, fn func(seen.Key, []byte)) (uint64, error) {
+	last := max(from, 1) - 1
+	err := n.replay(ctx, stream, prefix+".>", from, func(m jetstream.Msg) bool {
+		md, err := m.Metadata()
+		if err != nil || md.Sequence.Stream >= below || *read >= snapTailMax {
+			return false
+		}
+		last = md.Sequence.Stream
+		var k seen.Key
+		if b, err := hex.DecodeString(m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:]); err == nil && len(b) == len(k) {
+			copy(k[:], b)
+			fn(k, m.Data())
+		}
+		*read++
+		return true
+	})
+	return last, err
+}

@@ -1,0 +1,330 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"weft/internal/crawl"
+	"weft/internal/seen"
+	"weft/internal/synthweb"
+)
+
+func snapshotsOften(c *Config) {
+	c.SnapshotEvery = 300 * time.Millisecond
+	c.SnapshotAfter = 40
+}
+
+// TestSnapshotTakeover: node a crawls alone, snapshotting its partitions
+// often, and is killed mid-crawl; by then the messages its snapshots
+// cover are purged from the logs. Node b takes every partition over from
+// the snapshots and the logs left, and finishes: every page is fetched,
+// none twice but what a had in flight. Last, each partition's snapshot
+// (b's, merged with a's) and its logs together hold every page fetched,
+// as a URL and as a visit.
+func TestSnapshotTakeover(t *testing.T) {
+	ns := startNATS(t)
+	web, err := synthweb.Start(synthweb.Config{Seed: 29, Hosts: 16, PagesPerHost: 12, MinLinks: 15, MaxLinks: 25,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound, synthweb.RobotsRules}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+
+	// A longer delay than the other tests': a crawls for seconds, not
+	// for the time a slow machine takes to make its first snapshots.
+	const delay = 150 * time.Millisecond
+	slower := func(c *crawl.Config) { c.Delay = delay }
+	a := startNodeConfig(t, ns, web, "a", 4, slower, snapshotsOften)
+	waitProgress(t, web, 0.2)
+	for deadline := time.Now().Add(time.Minute); a.node.snapshots.Load() < testParts; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a made %d snapshots in a minute", a.node.snapshots.Load())
+		}
+	}
+	waitProgress(t, web, 0.4)
+	a.cancel()
+	a.node.Kill()
+	<-a.done
+	a.nc.Close()
+	before := pageRequests(web)
+
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := t.Context()
+	covered := 0
+	for p := range testParts {
+		if readPointerT(t, js, p).Node == "a" {
+			covered++
+		}
+	}
+	if covered == 0 {
+		t.Fatal("no partition has a snapshot of a's")
+	}
+
+	b := startNodeConfig(t, ns, web, "b", 4, slower, snapshotsOften)
+	waitProgress(t, web, 1)
+	b.node.Stop(context.Background())
+	b.cancel()
+	<-b.done
+	if err := web.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fetched := pageRequests(web)
+	twice := 0
+	for u, n := range fetched {
+		if n > 1 {
+			twice++
+			t.Logf("%s fetched %d times (%d before the kill)", u, n, before[u])
+		}
+	}
+	if twice > 4 {
+		t.Errorf("%d pages fetched twice, more than a's 4 leases out at the kill", twice)
+	}
+	if b.node.snapshots.Load() == 0 {
+		t.Error("b made no snapshot")
+	}
+	_, want := progress(web)
+	t.Logf("a made %d snapshots, b %d; a was killed at %d of %d pages", a.node.snapshots.Load(), b.node.snapshots.Load(), len(before), want)
+	if len(before) > want*9/10 {
+		t.Errorf("a fetched %d of %d pages before it was killed: too many for b to show it takes over", len(before), want)
+	}
+	audit := synthweb.Audit(web, delay)
+	for _, s := range append(audit.Overlaps, audit.ShortGaps...) {
+		t.Errorf("politeness: %s", s)
+	}
+
+	// What the snapshots cover is gone from the logs.
+	for p := range testParts {
+		ptr := readPointerT(t, js, p)
+		for _, l := range []struct {
+			stream, prefix string
+			below          uint64
+		}{{LinksStream, linksPrefix(p), ptr.LinksBelow}, {DoneStream, donePrefix(p), ptr.DoneBelow}} {
+			if first := firstSeq(t, js, l.stream, l.prefix); first != 0 && first < l.below {
+				t.Errorf("partition %d: %s still has message %d, below the snapshot's %d", p, l.stream, first, l.below)
+			}
+		}
+	}
+
+	// The snapshots' reads left no consumer behind: what remains is at
+	// most the two nodes' readers of the partitions' URLs, which the
+	// servers drop once idle, and a read of a's its kill cut short.
+	consumers := 0
+	for _, name := range []string{LinksStream, DoneStream} {
+		st, err := js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		consumers += info.State.Consumers
+	}
+	if made := int(a.node.snapshots.Load() + b.node.snapshots.Load()); consumers > 3*testParts {
+		t.Errorf("%d consumers left on the logs after %d snapshots", consumers, made)
+	}
+
+	// Each partition's snapshot and logs hold every page fetched there.
+	links, visits := map[seen.Key]bool{}, map[seen.Key]bool{}
+	obs, err := js.ObjectStore(ctx, ObjectsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range testParts {
+		ptr := readPointerT(t, js, p)
+		if ptr.Object == "" {
+			continue
+		}
+		r, err := obs.Get(ctx, ptr.Object)
+		if err != nil {
+			t.Fatalf("partition %d: %v", p, err)
+		}
+		b, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr, err := openSnap(bytes.NewReader(b), ptr.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sr.each(func(e snapEntry) error {
+			links[e.Key] = links[e.Key] || e.Link != nil
+			visits[e.Key] = visits[e.Key] || e.Visit != nil
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if sr.h.Partition != p || sr.h.LinksBelow != ptr.LinksBelow || sr.h.DoneBelow != ptr.DoneBelow {
+			t.Errorf("partition %d: snapshot header %+v, pointer %+v", p, sr.h, ptr)
+		}
+	}
+	for _, l := range []struct {
+		stream string
+		into   map[seen.Key]bool
+	}{{LinksStream, links}, {DoneStream, visits}} {
+		for _, k := range subjectKeys(t, js, l.stream) {
+			l.into[k] = true
+		}
+	}
+	missing := 0
+	for _, p := range web.AllPages() {
+		if fetched[p.URL] == 0 {
+			continue
+		}
+		k := seen.KeyOf(p.URL)
+		if !links[k] || !visits[k] {
+			missing++
+			if missing < 5 {
+				t.Errorf("%s fetched, but the cluster keeps it as a URL %v, as a visit %v", p.URL, links[k], visits[k])
+			}
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d pages fetched are missing from the snapshots and logs", missing)
+	}
+}
+
+func readPointerT(t *testing.T, js jetstream.JetStream, p int) snapPointer {
+	t.Helper()
+	kv, err := js.KeyValue(t.Context(), SnapsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(t.Context(), snapKey(p))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return snapPointer{}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ptr snapPointer
+	if err := json.Unmarshal(e.Value(), &ptr); err != nil {
+		t.Fatal(err)
+	}
+	return ptr
+}
+
+// firstSeq is the sequence of the first message of prefix's subjects in
+// stream, 0 if none.
+func firstSeq(t *testing.T, js jetstream.JetStream, stream, prefix string) uint64 {
+	t.Helper()
+	st, err := js.Stream(t.Context(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := st.GetMsg(t.Context(), 1, jetstream.WithGetMsgSubject(prefix+".>")) // the first at or after 1
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Sequence
+}
+
+// subjectKeys lists the URL keys of the subjects stream has messages on.
+func subjectKeys(t *testing.T, js jetstream.JetStream, stream string) []seen.Key {
+	t.Helper()
+	st, err := js.Stream(t.Context(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(t.Context(), jetstream.WithSubjectFilter(">"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []seen.Key
+	for subj := range info.State.Subjects {
+		var k seen.Key
+		if b, err := hex.DecodeString(subj[len(subj)-2*len(k):]); err == nil {
+			copy(k[:], b)
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// TestForeignSnapshotReadIn: a snapshot another node records for a
+// partition this node holds (an owner that lost the partition without
+// knowing yet, whose purge may have taken URLs this node had not read) is
+// read into the crawl: a URL only that snapshot holds is fetched. The
+// node makes no snapshots of its own, and still looks.
+func TestForeignSnapshotReadIn(t *testing.T) {
+	ns := startNATS(t)
+	web, err := synthweb.Start(synthweb.Config{Seed: 30, Hosts: 3, PagesPerHost: 6, MinLinks: 10, MaxLinks: 12,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	old := lookEvery
+	t.Cleanup(func() { lookEvery = old })
+	lookEvery = 300 * time.Millisecond
+	a := startNodeConfig(t, ns, web, "a", 2, nil, func(c *Config) { c.SnapshotEvery = -1 })
+	waitProgress(t, web, 1)
+
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := t.Context()
+	kv, err := js.KeyValue(ctx, SnapsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := js.ObjectStore(ctx, ObjectsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := "http://" + web.Hosts()[0].Authority + "/only-in-a-foreign-snapshot"
+	p := partOf(target, testParts)
+	link, _ := json.Marshal(crawl.Offered{URL: target, Depth: 1})
+	var out bytes.Buffer
+	w, err := newSnapWriter(&out, snapHeader{Partition: p, LinksBelow: 1, DoneBelow: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := seen.KeyOf(target)
+	if err := mergeSnap(nil, snapTail{k: {Key: k, Link: link}}, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.close(); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(out.Bytes())
+	ptr := snapPointer{Store: natsObjects{obs}.String(), Object: fmt.Sprintf("snapshots/p%d/x-1-1.wsnap", p), Size: int64(out.Len()),
+		SHA256: hex.EncodeToString(sum[:]), LinksBelow: 1, DoneBelow: 1, Links: 1, Node: "x", Made: time.Now()}
+	if _, err := obs.Put(ctx, jetstream.ObjectMeta{Name: ptr.Object}, bytes.NewReader(out.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(ptr)
+	if _, err := kv.Create(ctx, snapKey(p), b); err != nil { // a made none: the partition has no snapshot yet
+		t.Fatal(err)
+	}
+	waitLog(t, web, "the URL only the foreign snapshot holds", func(log []synthweb.Request) bool {
+		return slices.ContainsFunc(log, func(r synthweb.Request) bool { return r.Path == "/only-in-a-foreign-snapshot" })
+	})
+	if a.node.snapshots.Load() != 0 {
+		t.Errorf("a node told to make no snapshots made %d", a.node.snapshots.Load())
+	}
+}
