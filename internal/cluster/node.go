@@ -191,6 +191,15 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	if err := os.MkdirAll(n.snapDir, 0o755); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
+	// Files being made or fetched when the node last stopped: a crash
+	// leaves them.
+	if old, err := filepath.Glob(filepath.Join(n.snapDir, "*")); err == nil {
+		for _, f := range old {
+			if b := filepath.Base(f); strings.HasPrefix(b, "make-") || strings.HasPrefix(b, "fetch-") {
+				os.Remove(f)
+			}
+		}
+	}
 
 	cc := cfg.Crawl
 	cc.Partitions = cfg.Partitions
@@ -625,6 +634,7 @@ func (n *Node) acquire(p int, epoch uint64) {
 		n.mu.Unlock()
 		return
 	}
+	snapObject := ps.ptr.Object // for the log: ps is the snapshots' once consumed
 	cctx, stop := context.WithCancel(n.life)
 	tk := &taking{stop: stop, ctx: cctx, snap: ps}
 	n.consumers[p] = tk
@@ -653,7 +663,7 @@ func (n *Node) acquire(p int, epoch uint64) {
 			n.serveHops(p)
 		}
 	})
-	n.log.Info("cluster: partition taken", "partition", p, "epoch", epoch, "snapshot", ps.ptr.Object, "visits_adopted", fromSnap+visits)
+	n.log.Info("cluster: partition taken", "partition", p, "epoch", epoch, "snapshot", snapObject, "visits_adopted", fromSnap+visits)
 }
 
 // untilRead runs one read of a takeover until it works, each attempt with
@@ -874,17 +884,8 @@ func (n *Node) replay(ctx context.Context, stream, subject string, from uint64, 
 // then those logged since and as they come, until stopped: one ordered
 // consumer, read as a stream of messages.
 func (n *Node) consume(ctx context.Context, p int, ps *partSnap) {
-	ps.mu.Lock()
-	var err error
-	if ps.base != "" {
-		_, err = n.applySnapshot(ctx, ps.base, false, true)
-	}
-	next := ps.ptr.LinksBelow // the stream sequence to go on from after a failure; 0: the start
-	ps.mu.Unlock()
+	next, err := n.offerSnapshot(ctx, p, ps) // the stream sequence to go on from after a failure; 0: the start
 	if err != nil {
-		if ctx.Err() == nil && !errors.Is(err, crawl.ErrNotRunning) {
-			n.log.Error("cluster: the URLs of a partition's snapshot not read", "partition", p, "err", err)
-		}
 		return
 	}
 	for wait := 100 * time.Millisecond; ctx.Err() == nil; wait = min(2*wait, 5*time.Second) {
@@ -896,6 +897,38 @@ func (n *Node) consume(ctx context.Context, p int, ps *partSnap) {
 			case <-time.After(wait):
 			case <-ctx.Done():
 			}
+		}
+	}
+}
+
+// offerSnapshot offers the URLs of partition p's snapshot, if it has
+// one, trying again (the file fetched again) until it works or ctx is
+// done, and returns the links log's sequence the snapshot ends at.
+func (n *Node) offerSnapshot(ctx context.Context, p int, ps *partSnap) (uint64, error) {
+	for attempt := 1; ; attempt++ {
+		ps.mu.Lock()
+		var err error
+		if ps.rev != 0 && ps.base == "" {
+			ps.base, err = n.fetchSnapshot(ctx, p, ps.ptr)
+		}
+		if err == nil && ps.base != "" {
+			_, err = n.applySnapshot(ctx, ps.base, false, true)
+			if err != nil {
+				ps.base = "" // fetched again
+			}
+		}
+		next := ps.ptr.LinksBelow
+		ps.mu.Unlock()
+		if err == nil || ctx.Err() != nil || errors.Is(err, crawl.ErrNotRunning) {
+			return next, err
+		}
+		if attempt%10 == 1 {
+			n.log.Error("cluster: the URLs of a partition's snapshot not read yet; trying again", "partition", p, "err", err)
+		}
+		select {
+		case <-time.After(min(time.Duration(attempt)*time.Second, 30*time.Second)):
+		case <-ctx.Done():
+			return next, ctx.Err()
 		}
 	}
 }

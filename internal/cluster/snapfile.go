@@ -33,7 +33,7 @@ const (
 	kindVisit = 'V'
 	kindEnd   = 'E'
 
-	maxSnapRecord = 16 << 20 // far above any message NATS takes: a length beyond it is corruption
+	maxSnapRecord = 64 << 20 // NATS's largest max_payload: a length beyond it is corruption
 )
 
 // snapHeader says what a snapshot covers: partition Partition's messages
@@ -76,6 +76,9 @@ func newSnapWriter(w io.Writer, h snapHeader) (*snapWriter, error) {
 
 // add writes an entry; entries must come in the order of their keys.
 func (sw *snapWriter) add(e snapEntry) error {
+	if len(e.Link) > maxSnapRecord || len(e.Visit) > maxSnapRecord {
+		return fmt.Errorf("snapshot: a message of %d bytes, over %d", max(len(e.Link), len(e.Visit)), maxSnapRecord)
+	}
 	if e.Link != nil {
 		sw.record(kindLink, e.Key, e.Link)
 		sw.links++

@@ -3,6 +3,8 @@ package cluster
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -113,6 +115,28 @@ func TestSnapshotRefusesDamage(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), "snapshot "+name) {
 			t.Errorf("%s: %v, want an error naming it", name, err)
+		}
+	}
+}
+
+// TestSnapshotHeaderChecked: a file whose bytes are sound but which is not
+// the snapshot its record describes (another partition, other sequences)
+// is refused.
+func TestSnapshotHeaderChecked(t *testing.T) {
+	b, _ := writeSnap(t, snapHeader{Partition: 3, LinksBelow: 10, DoneBelow: 7}, nil, snapTail{})
+	path := filepath.Join(t.TempDir(), "s.wsnap")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkHeader(path, 3, snapPointer{Object: "o", LinksBelow: 10, DoneBelow: 7}); err != nil {
+		t.Errorf("the right file: %v", err)
+	}
+	for _, c := range []struct {
+		p   int
+		ptr snapPointer
+	}{{4, snapPointer{Object: "o", LinksBelow: 10, DoneBelow: 7}}, {3, snapPointer{Object: "o", LinksBelow: 11, DoneBelow: 7}}} {
+		if err := checkHeader(path, c.p, c.ptr); err == nil || !strings.Contains(err.Error(), "snapshot o covers") {
+			t.Errorf("partition %d, %+v: %v", c.p, c.ptr, err)
 		}
 	}
 }

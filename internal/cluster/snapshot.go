@@ -172,29 +172,70 @@ func (n *Node) fetchSnapshot(ctx context.Context, p int, ptr snapPointer) (strin
 	if sum := hex.EncodeToString(h.Sum(nil)); sum != ptr.SHA256 || size != ptr.Size {
 		return "", fmt.Errorf("snapshot %s: %d bytes of SHA-256 %s, but %s records %d bytes of %s", ptr.Object, size, sum, SnapsBucket, ptr.Size, ptr.SHA256)
 	}
+	if err := checkHeader(tmp.Name(), p, ptr); err != nil {
+		return "", err
+	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return "", err
 	}
 	return path, nil
 }
 
-// getObject opens a stored object, its reads ended by ctx: a store whose
-// server went away may otherwise leave a read waiting for good.
+// checkHeader checks that a snapshot file is the one ptr records for
+// partition p (its sum proves its bytes, not that it is the right file).
+func checkHeader(path string, p int, ptr snapPointer) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sr, err := openSnap(f, ptr.Object)
+	if err != nil {
+		return err
+	}
+	if want := (snapHeader{Partition: p, LinksBelow: ptr.LinksBelow, DoneBelow: ptr.DoneBelow}); sr.h != want {
+		return fmt.Errorf("snapshot %s covers %+v, its record in %s says %+v", ptr.Object, sr.h, SnapsBucket, want)
+	}
+	return nil
+}
+
+// getObject opens a stored object, its reads ended by ctx or by
+// objectIdle without a byte: a store whose server went away may
+// otherwise leave a read waiting for good, and the handoffs behind it.
 func (n *Node) getObject(ctx context.Context, name string) (io.ReadCloser, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	r, err := n.objects.Get(ctx, name)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
-	return &ctxReader{ReadCloser: r, stop: context.AfterFunc(ctx, func() { r.Close() })}, nil
+	c := &idleReader{ReadCloser: r, cancel: cancel}
+	c.idle = time.AfterFunc(objectIdle, cancel)
+	c.stop = context.AfterFunc(ctx, func() { r.Close() })
+	return c, nil
 }
 
-type ctxReader struct {
+var objectIdle = 30 * time.Second
+
+type idleReader struct {
 	io.ReadCloser
-	stop func() bool
+	cancel context.CancelFunc
+	idle   *time.Timer
+	stop   func() bool
 }
 
-func (c *ctxReader) Close() error {
+func (c *idleReader) Read(b []byte) (int, error) {
+	n, err := c.ReadCloser.Read(b)
+	if n > 0 {
+		c.idle.Reset(objectIdle)
+	}
+	return n, err
+}
+
+func (c *idleReader) Close() error {
+	c.idle.Stop()
 	c.stop()
+	c.cancel()
 	return c.ReadCloser.Close()
 }
 
@@ -336,6 +377,14 @@ func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) er
 	if err != nil {
 		return err
 	}
+	recreate := false
+	if rev == 0 && ps.rev != 0 {
+		// The record was deleted (by hand?): a new owner would replay the
+		// logs without what was purged. It is made again from this node's
+		// copy, which has all of it.
+		n.log.Warn("cluster: the record of a partition's snapshot is gone; it is made again", "partition", p, "bucket", SnapsBucket)
+		ps.rev, recreate = 0, true
+	}
 	if rev != ps.rev {
 		path, err := n.fetchSnapshot(ctx, p, ptr)
 		if err != nil {
@@ -352,6 +401,15 @@ func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) er
 	if !write {
 		ps.last.Store(time.Now().UnixNano())
 		return nil
+	}
+	if ps.rev != 0 && ps.base == "" {
+		// The node's copy of the last snapshot was lost: the new one is
+		// made from it, never without it.
+		path, err := n.fetchSnapshot(ctx, p, ps.ptr)
+		if err != nil {
+			return err
+		}
+		ps.base = path
 	}
 
 	// What was logged since, below the links the consumer has offered
@@ -384,7 +442,7 @@ func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) er
 		}
 		doneBelow = last + 1
 	}
-	if read == 0 {
+	if read == 0 && !recreate {
 		ps.last.Store(time.Now().UnixNano())
 		ps.grown.Store(0) // the estimate was off: nothing was logged
 		return nil
@@ -446,16 +504,11 @@ func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) er
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", next.Object, err)
 	}
-	recorded := false
-	defer func() {
-		if !recorded {
-			_ = n.objects.Delete(context.WithoutCancel(ctx), next.Object)
-		}
-	}()
 	// Recorded while the node can prove it holds the partition, and at
 	// the revision it read.
 	_, until, ok := n.owners.Valid(p)
 	if !ok {
+		n.dropObject(ctx, next.Object)
 		return errors.New("the lease is not valid")
 	}
 	rctx, rcancel := context.WithDeadline(ctx, until)
@@ -467,12 +520,25 @@ func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) er
 		rev, err = n.snaps.Update(rctx, snapKey(p), b, ps.rev)
 	}
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", SnapsBucket, snapKey(p), err)
+		// A write whose answer was lost may have been made: the record
+		// says. The object goes only once the record has moved past the
+		// revision written at, so that this write can no longer land.
+		cctx, ccancel := context.WithTimeout(n.life, 30*time.Second)
+		defer ccancel()
+		now, nowRev, rerr := n.readPointer(cctx, p)
+		switch {
+		case rerr == nil && nowRev != 0 && now.Object == next.Object:
+			rev, err = nowRev, nil
+		case rerr == nil && nowRev != ps.rev:
+			n.dropObject(cctx, next.Object)
+		}
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", SnapsBucket, snapKey(p), err)
+		}
 	}
-	recorded = true
 	old := ps.ptr
 	if err := os.Rename(tmp.Name(), n.basePath(p)); err != nil {
-		ps.base = "" // read from the store at the next snapshot
+		ps.base = "" // fetched again before the next snapshot is made
 	} else {
 		ps.base = n.basePath(p)
 	}
@@ -509,6 +575,17 @@ func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) er
 	return nil
 }
 
+// dropObject deletes a snapshot object no record names, with a deadline
+// of its own: a store that does not answer must not hold the partition's
+// handoff.
+func (n *Node) dropObject(ctx context.Context, name string) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := n.objects.Delete(dctx, name); err != nil {
+		n.log.Warn("cluster: a snapshot object no record names not deleted", "object", name, "err", err)
+	}
+}
+
 type countWriter struct {
 	w io.Writer
 	n int64
@@ -531,12 +608,14 @@ func (n *Node) readRange(ctx context.Context, stream, prefix string, from, below
 		if err != nil || md.Sequence.Stream >= below || *read >= snapTailMax {
 			return false
 		}
-		last = md.Sequence.Stream
 		var k seen.Key
-		if b, err := hex.DecodeString(m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:]); err == nil && len(b) == len(k) {
-			copy(k[:], b)
-			fn(k, m.Data())
+		b, err := hex.DecodeString(m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:])
+		if err != nil || len(b) != len(k) {
+			return false // not weft's: the snapshot stops before it, and the purge with it
 		}
+		copy(k[:], b)
+		fn(k, m.Data())
+		last = md.Sequence.Stream
 		*read++
 		return true
 	})
