@@ -435,6 +435,9 @@ func TestClusterAcceptance(t *testing.T) {
 	snapped, purged := e2eSnapshots(t, nats.URL())
 	fromSnap := strings.Count(d.output(), "snapshot=snapshots/")
 	t.Logf("%d partitions snapshotted; %d of the %d URLs logged were purged; d took %d partitions from a snapshot", snapped, purged[0], purged[1], fromSnap)
+	if v.Snapshots == 0 {
+		t.Errorf("d's view of the cluster at the end counts no snapshot")
+	}
 	if snapped < e2eParts/2 || purged[0] == 0 || fromSnap == 0 {
 		t.Errorf("%d partitions snapshotted, %d messages purged, %d partitions taken from a snapshot by d: want half the partitions, some, some", snapped, purged[0], fromSnap)
 	}

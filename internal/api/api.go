@@ -81,6 +81,7 @@ type ClusterNode interface {
 	Name() string
 	Owned() map[int]uint64 // partition -> epoch of its lease
 	Handoffs() int         // partitions taken or given up so far
+	Snapshots() int64      // snapshots of its partitions' logs made so far
 	PartitionCount() int   // P
 	// Members lists the cluster's live nodes, for GET /v1/cluster.
 	Members(ctx context.Context) ([]ClusterMember, error)

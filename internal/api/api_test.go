@@ -644,6 +644,7 @@ func (f fakeNode) Name() string {
 }
 func (fakeNode) Owned() map[int]uint64 { return map[int]uint64{7: 3, 2: 9} }
 func (fakeNode) Handoffs() int         { return 4 }
+func (fakeNode) Snapshots() int64      { return 6 }
 func (fakeNode) PartitionCount() int   { return 8 }
 func (f fakeNode) Members(context.Context) ([]ClusterMember, error) {
 	if f.members == nil {
@@ -653,7 +654,7 @@ func (f fakeNode) Members(context.Context) ([]ClusterMember, error) {
 }
 
 // TestClusterStats: a node of a cluster shows its partitions in order and
-// its handoffs, in /v1/stats and /metrics.
+// its handoffs and snapshots, in /v1/stats and /metrics.
 func TestClusterStats(t *testing.T) {
 	s, err := New(Config{Addr: "127.0.0.1:0", Cluster: fakeNode{}}, &fakeCrawl{})
 	if err != nil {
@@ -662,11 +663,11 @@ func TestClusterStats(t *testing.T) {
 	code, _, body := do(t, s, "GET", "/v1/stats", "", "")
 	var st Stats
 	if err := json.Unmarshal([]byte(body), &st); code != 200 || err != nil || st.Cluster == nil ||
-		st.Cluster.Node != "n1" || fmt.Sprint(st.Cluster.Partitions) != "[2 7]" || st.Cluster.Handoffs != 4 {
+		st.Cluster.Node != "n1" || fmt.Sprint(st.Cluster.Partitions) != "[2 7]" || st.Cluster.Handoffs != 4 || st.Cluster.Snapshots != 6 {
 		t.Errorf("stats: %d %v %+v", code, err, st.Cluster)
 	}
 	_, _, metrics := do(t, s, "GET", "/metrics", "", "")
-	for _, want := range []string{"weft_cluster_partitions 2\n", "weft_cluster_handoffs_total 4\n"} {
+	for _, want := range []string{"weft_cluster_partitions 2\n", "weft_cluster_handoffs_total 4\n", "weft_cluster_snapshots_total 6\n"} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %q", want)
 		}

@@ -25,6 +25,7 @@ type ClusterView struct {
 	Unowned    []int             `json:"unowned"`    // partitions no lease names now (a dead node's, until they are taken)
 	Complete   bool              `json:"complete"`   // every node answered: the totals are the whole crawl's
 	Handoffs   int               `json:"handoffs"`   // sum over the nodes that answered
+	Snapshots  int64             `json:"snapshots"`  // sum over the nodes that answered
 	Nodes      []ClusterNodeView `json:"nodes"`
 	Totals     Stats             `json:"totals"` // sums over the nodes that answered (elapsed: the longest; paused: all paused)
 }
@@ -103,6 +104,7 @@ func (s *Server) cluster(w http.ResponseWriter, r *http.Request) error {
 		}
 		if v.Stats.Cluster != nil {
 			view.Handoffs += v.Stats.Cluster.Handoffs
+			view.Snapshots += v.Stats.Cluster.Snapshots
 		}
 		if first {
 			view.Totals = cloneStats(*v.Stats)

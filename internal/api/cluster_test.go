@@ -70,8 +70,8 @@ func TestClusterView(t *testing.T) {
 		}
 	}
 	if v.Totals.Pages != 84 || v.Totals.ByStatus["2xx"] != 80 || v.Totals.Frontier.Queued != 14 || v.Totals.Uploads.Files != 10 ||
-		len(v.Totals.WARCFiles) != 2 || v.Totals.Cluster != nil || v.Handoffs != 8 {
-		t.Errorf("totals: %+v, handoffs %d", v.Totals, v.Handoffs)
+		len(v.Totals.WARCFiles) != 2 || v.Totals.Cluster != nil || v.Handoffs != 8 || v.Snapshots != 12 {
+		t.Errorf("totals: %+v, handoffs %d, snapshots %d", v.Totals, v.Handoffs, v.Snapshots)
 	}
 	mu.Lock()
 	if !slices.Equal(auth, []string{"Bearer tok", "Bearer tok"}) {

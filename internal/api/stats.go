@@ -45,6 +45,7 @@ type ClusterStats struct {
 	Node       string `json:"node"`
 	Partitions []int  `json:"partitions"` // held now, in order
 	Handoffs   int    `json:"handoffs"`   // partitions taken or given up since the node started
+	Snapshots  int64  `json:"snapshots"`  // snapshots of its partitions' logs made since the node started
 }
 
 func clusterStatsOf(n ClusterNode) *ClusterStats {
@@ -57,7 +58,7 @@ func clusterStatsOf(n ClusterNode) *ClusterStats {
 		parts = append(parts, p)
 	}
 	slices.Sort(parts)
-	return &ClusterStats{Node: n.Name(), Partitions: parts, Handoffs: n.Handoffs()}
+	return &ClusterStats{Node: n.Name(), Partitions: parts, Handoffs: n.Handoffs(), Snapshots: n.Snapshots()}
 }
 
 // UploadStats is what the crawl moved to the object store (--s3-*).
@@ -158,11 +159,12 @@ var (
 	descBloomFill  = prometheus.NewDesc("weft_seen_bloom_fill_ratio", "Fraction of the seen set's Bloom filter bits set.", nil, nil)
 	descOwned      = prometheus.NewDesc("weft_cluster_partitions", "Partitions this node of a cluster holds now.", nil, nil)
 	descHandoffs   = prometheus.NewDesc("weft_cluster_handoffs_total", "Partitions this node has taken or given up.", nil, nil)
+	descSnapshots  = prometheus.NewDesc("weft_cluster_snapshots_total", "Snapshots of its partitions' logs this node has made.", nil, nil)
 	descUpFiles    = prometheus.NewDesc("weft_warc_uploaded_files_total", "WARC files uploaded to the object store and removed from disk.", nil, nil)
 	descUpBytes    = prometheus.NewDesc("weft_warc_uploaded_bytes_total", "Bytes of the WARC files uploaded.", nil, nil)
 	descUpFailures = prometheus.NewDesc("weft_warc_upload_failures_total", "Runs of upload attempts that failed; the file stays on disk, to be tried again.", nil, nil)
 	descHighAge    = prometheus.NewDesc("weft_seconds_since_high_priority_fetch", "Time since the last fetch of a high-priority URL (a seed, a page a sitemap says changed); absent before the first.", nil, nil)
-	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descDNSHits, descDNSMisses, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures, descOwned, descHandoffs}
+	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descDNSHits, descDNSMisses, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures, descOwned, descHandoffs, descSnapshots}
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -207,6 +209,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if cs := clusterStatsOf(c.cluster); cs != nil {
 		gauge(descOwned, int64(len(cs.Partitions)))
 		counter(descHandoffs, int64(cs.Handoffs))
+		counter(descSnapshots, cs.Snapshots)
 	}
 	if u := st.Uploads; u != nil {
 		counter(descUpFiles, u.Files)

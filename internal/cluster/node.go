@@ -297,6 +297,9 @@ func (n *Node) Name() string { return n.cfg.Node }
 // Handoffs counts the partitions the node has taken or given up.
 func (n *Node) Handoffs() int { return n.owners.Handoffs() }
 
+// Snapshots counts the snapshots of its partitions' logs the node made.
+func (n *Node) Snapshots() int64 { return n.snapshots.Load() }
+
 // Owned returns the partitions the node holds now.
 func (n *Node) Owned() map[int]uint64 { return n.owners.Owned() }
 

@@ -196,6 +196,7 @@ function renderCluster(v) {
     tr.dataset.partitions = n.partitions.length;
     const s = n.stats;
     tr.append(el("td", n.node), el("td", String(n.partitions.length)), el("td", s && s.cluster ? fmt.format(s.cluster.handoffs) : "–"),
+      el("td", s && s.cluster ? fmt.format(s.cluster.snapshots) : "–"),
       el("td", s ? fmt.format(s.pages) : "–"), el("td", s ? fmt.format(s.frontier.queued) : "–"),
       el("td", s ? fmt.format(s.frontier.in_flight) : "–"), el("td", s ? (s.paused ? "paused" : "running") : "unreachable: " + n.error));
     if (s) tr.dataset.pages = s.pages;
