@@ -262,6 +262,12 @@ func testClusterNodes(t *testing.T, command string) {
 		code           int
 		stdout, stderr string
 	}
+	for _, bad := range [][]string{{"--snapshot-every", "200ms"}, {"--snapshot-every", "-1s"}, {"--snapshot-after", "0"}} {
+		args := append([]string{command, "--data", t.TempDir(), "--cluster", ns.ClientURL(), "--node", "x"}, bad...)
+		if code, _, stderr := runWeft(t, append(args, web.Seeds()[0])...); code != 2 || !strings.Contains(stderr, bad[0]) {
+			t.Errorf("weft %v: exit %d, %s", bad, code, stderr)
+		}
+	}
 	results := make(chan result, 2)
 	var s3args []string
 	wantStore := "JetStream object store WEFT_SNAPSHOTS"
@@ -283,7 +289,7 @@ func testClusterNodes(t *testing.T, command string) {
 	}
 	for _, name := range []string{"a", "b"} {
 		args := []string{command, "--data", filepath.Join(t.TempDir(), "data"), "--delay", "20ms", "--workers", "4", "--allow-cidr", "127.0.0.0/8",
-			"--cluster", ns.ClientURL(), "--node", name, "--progress", "never", "--snapshot-every", "200ms", "--snapshot-after", "10"}
+			"--cluster", ns.ClientURL(), "--node", name, "--progress", "never", "--snapshot-every", "1s", "--snapshot-after", "10"}
 		args = append(args, s3args...)
 		for host, ip := range web.Resolve() {
 			args = append(args, "--resolve", host+"="+ip)

@@ -489,8 +489,8 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 		if f.leaseTTL < time.Second || f.replicas < 0 || f.replicas > 5 {
 			return usagef("--lease-ttl must be at least 1s, and --cluster-replicas 0 to 5")
 		}
-		if f.snapEvery < 0 || f.snapAfter < 1 {
-			return usagef("--snapshot-every must be 0 (none) or more, and --snapshot-after at least 1")
+		if f.snapEvery < 0 || (f.snapEvery > 0 && f.snapEvery < time.Second) || f.snapAfter < 1 {
+			return usagef("--snapshot-every must be 0 (none) or at least 1s, and --snapshot-after at least 1")
 		}
 		if cfg.Delay >= f.leaseTTL/2 {
 			return usagef("--delay %v: must be under half --lease-ttl (%v), which is all that parts a dead node's last request to a host from the next owner's first", cfg.Delay, f.leaseTTL)

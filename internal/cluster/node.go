@@ -108,12 +108,14 @@ type Node struct {
 	endLife context.CancelFunc
 }
 
-// taking is a partition taken: stop ends its consumer, its snapshots
-// (ctx) and, if it has not come yet, the end of its hold.
+// taking is a partition taken: stop ends the reads of its past, its
+// consumer, its snapshots (ctx) and, if it has not come yet, the end of
+// its hold.
 type taking struct {
 	stop context.CancelFunc
 	ctx  context.Context
-	snap *partSnap
+	read chan struct{} // closed once takeOver has returned
+	snap *partSnap     // set (under n.mu) once its past is read; nil before
 }
 
 // Start makes the streams if needed, opens the crawl and joins the
@@ -474,7 +476,7 @@ func (n *Node) fetched(v crawl.Visited, host string) {
 		return
 	}
 	n.mu.Lock()
-	if tk := n.consumers[p]; tk != nil {
+	if tk := n.consumers[p]; tk != nil && tk.snap != nil {
 		tk.snap.grown.Add(1)
 	}
 	n.mu.Unlock()
@@ -561,33 +563,46 @@ func (n *Node) hostClocks(ctx context.Context, p int) (map[string]frontier.Clock
 	}
 }
 
-// acquire takes a partition over: its hosts' kept clocks, what was
-// fetched, then its URLs from the start of its log, and only then, one
-// delay later, are its hosts leased.
+// acquire takes a partition over: its hosts' kept clocks, its snapshot,
+// what was fetched since, then its URLs, and only then, one delay after
+// the takeover, are its hosts leased. The reads run on a goroutine of
+// their own (takeOver): the owners' callbacks, every other handoff of
+// this node, do not wait for a partition whose past is slow to read.
 func (n *Node) acquire(p int, epoch uint64) {
-	// Each step is tried again until it works, for as long as the node
-	// holds the partition and lives: the partition waits, held, rather
-	// than being crawled without its past. ctx ends with the node's life
-	// or with the lease.
-	ctx, cancel := context.WithCancel(n.life)
-	defer cancel()
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	// Goroutines join n.wg under n.mu while Run has not ended, so that
 	// none is added once Run waits for them.
-	n.mu.Lock()
 	if n.ended {
-		n.mu.Unlock()
 		return
 	}
+	// ctx ends with the node's life, a release, or the lease lost.
+	ctx, stop := context.WithCancel(n.life)
+	tk := &taking{stop: stop, ctx: ctx, read: make(chan struct{})}
+	n.consumers[p] = tk
 	n.wg.Go(func() {
 		for ctx.Err() == nil && n.owners.Has(p) {
 			select {
 			case <-time.After(100 * time.Millisecond):
 			case <-ctx.Done():
+			case <-tk.read:
+				return
 			}
 		}
-		cancel()
+		stop()
 	})
-	n.mu.Unlock()
+	n.wg.Go(func() {
+		defer close(tk.read)
+		n.takeOver(ctx, p, epoch, tk)
+	})
+}
+
+// takeOver reads partition p's past into the crawl and starts its
+// consumer and, one delay after the takeover, its hosts. Each step is
+// tried again until it works, for as long as the node holds the
+// partition and lives: the partition waits, held, rather than being
+// crawled without its past.
+func (n *Node) takeOver(ctx context.Context, p int, epoch uint64, tk *taking) {
 	taken := time.Now()
 	// The crawl must be running to take visits in (its store open, its
 	// seen set warmed).
@@ -632,17 +647,14 @@ func (n *Node) acquire(p int, epoch uint64) {
 		return
 	}
 	ps.grown.Add(int64(visits))
-	n.mu.Lock()
-	if n.ended {
-		n.mu.Unlock()
-		return
-	}
 	snapObject := ps.ptr.Object // for the log: ps is the snapshots' once consumed
-	cctx, stop := context.WithCancel(n.life)
-	tk := &taking{stop: stop, ctx: cctx, snap: ps}
-	n.consumers[p] = tk
+	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.wg.Go(func() { n.consume(cctx, p, ps) })
+	if n.consumers[p] != tk || ctx.Err() != nil {
+		return // released meanwhile
+	}
+	tk.snap = ps
+	n.wg.Go(func() { n.consume(ctx, p, ps) })
 	// Every host's last request, on the last owner, ended before its
 	// lease came free (a handoff waits for the requests in flight; a
 	// dead owner's leases expire TTL/2 after its last one), so waiting
@@ -651,7 +663,7 @@ func (n *Node) acquire(p int, epoch uint64) {
 	n.wg.Go(func() {
 		select {
 		case <-time.After(time.Until(taken.Add(n.cfg.Crawl.Delay))):
-		case <-cctx.Done(): // released meanwhile
+		case <-ctx.Done(): // released meanwhile
 			return
 		}
 		n.mu.Lock()
@@ -671,9 +683,8 @@ func (n *Node) acquire(p int, epoch uint64) {
 
 // untilRead runs one read of a takeover until it works, each attempt with
 // its own deadline (a watch whose server went away may never say it is
-// done, and the owners' callbacks, every other handoff of this node, wait
-// for this one), backing off through a leader election or a server lost:
-// the partition waits, held. It returns false once ctx is done (the lease
+// done), backing off through a leader election or a server lost: the
+// partition waits, held. It returns false once ctx is done (the lease
 // lost, the node stopping) or the crawl stops.
 func (n *Node) untilRead(ctx context.Context, p int, what string, deadline time.Duration, read func(context.Context) error) bool {
 	for attempt := 1; ; attempt++ {
@@ -736,8 +747,11 @@ func (n *Node) release(p int) {
 	}
 	n.stopHops(p)
 	n.mu.Unlock()
-	n.crawl.ReleasePartition(p) // held, nothing in flight, completions applied
 	if tk != nil {
+		<-tk.read // the reads of its past end (their context is done)
+	}
+	n.crawl.ReleasePartition(p)      // held, nothing in flight, completions applied
+	if tk != nil && tk.snap != nil { // set before tk.read closed
 		// A snapshot being made ends (its context is done) before the
 		// lease goes back; the node's copy goes with the partition.
 		tk.snap.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -274,11 +275,11 @@ func (t snapTail) entry(k seen.Key) *snapEntry {
 	return e
 }
 
-// mergeSnap writes base (nil: none) and tail as one snapshot: a URL's
-// first offer is the base's if it has one (the links log keeps the first
-// offer; an offer after a purge is a later one), its last visit the
-// tail's if it has one.
-func mergeSnap(base *snapReader, tail snapTail, w *snapWriter) error {
+// mergeSnap writes base (nil: none) and tail as one snapshot, until ctx
+// is done: a URL's first offer is the base's if it has one (the links log
+// keeps the first offer; an offer after a purge is a later one), its last
+// visit the tail's if it has one.
+func mergeSnap(ctx context.Context, base *snapReader, tail snapTail, w *snapWriter) error {
 	keys := make([]seen.Key, 0, len(tail))
 	for k := range tail {
 		keys = append(keys, k)
@@ -294,7 +295,11 @@ func mergeSnap(base *snapReader, tail snapTail, w *snapWriter) error {
 		return nil
 	}
 	if base != nil {
+		n := 0
 		err := base.each(func(e snapEntry) error {
+			if n++; n%4096 == 0 && ctx.Err() != nil {
+				return ctx.Err() // a release waits for this
+			}
 			if err := flushBelow(&e.Key); err != nil {
 				return err
 			}

@@ -24,7 +24,7 @@ func writeSnap(t *testing.T, h snapHeader, base []byte, tail snapTail) ([]byte, 
 			t.Fatal(err)
 		}
 	}
-	if err := mergeSnap(br, tail, w); err != nil {
+	if err := mergeSnap(t.Context(), br, tail, w); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.close(); err != nil {

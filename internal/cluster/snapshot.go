@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -82,6 +83,9 @@ type partSnap struct {
 	base string // the local copy of ptr's file; "" if none
 
 	last atomic.Int64 // when the partition was last snapshotted (or taken), in Unix nanoseconds
+
+	lost    bool        // the record was deleted: it is made again, whether or not the logs grew
+	pending snapPointer // a snapshot whose record write had no answer: it may yet land
 
 	grown     atomic.Int64  // messages logged in the partition since ptr (an estimate: it decides when, not what)
 	linksNext atomic.Uint64 // every links message below it has been offered to the crawl
@@ -349,6 +353,9 @@ func (n *Node) snapshotLoop() {
 		n.mu.Lock()
 		due := map[int]*taking{}
 		for p, tk := range n.consumers {
+			if tk.snap == nil {
+				continue // its past is still being read
+			}
 			grown, last := tk.snap.grown.Load(), time.Unix(0, tk.snap.last.Load())
 			if (makes && grown >= int64(n.cfg.SnapshotAfter)) || time.Since(last) >= every {
 				due[p] = tk
@@ -356,8 +363,12 @@ func (n *Node) snapshotLoop() {
 		}
 		n.mu.Unlock()
 		for p, tk := range due {
-			if err := n.snapshot(tk.ctx, p, tk.snap, makes); err != nil && tk.ctx.Err() == nil {
+			job, err := n.snapshot(tk.ctx, p, tk.snap, makes)
+			if err != nil && tk.ctx.Err() == nil {
 				n.log.Warn("cluster: partition not snapshotted; its logs are kept until the next try", "partition", p, "err", err)
+			}
+			if job != nil {
+				n.purge(job)
 			}
 		}
 	}
@@ -368,46 +379,57 @@ func (n *Node) snapshotLoop() {
 // recorded by another node meanwhile (an owner that lost the partition
 // without knowing yet) is read into the crawl instead: it may have purged
 // messages this node's consumer had not reached.
-func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) error {
+//
+// The purge of what the new snapshot covers is returned, for the caller
+// to make once ps is unlocked: a release waits for ps, not for the purge.
+func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) (*purgeJob, error) {
+	if _, _, ok := n.owners.Valid(p); !ok {
+		return nil, nil // being handed over, or not provably held: not this node's to snapshot now
+	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	ptr, rev, err := n.readPointer(ctx, p)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	recreate := false
 	if rev == 0 && ps.rev != 0 {
 		// The record was deleted (by hand?): a new owner would replay the
 		// logs without what was purged. It is made again from this node's
 		// copy, which has all of it.
 		n.log.Warn("cluster: the record of a partition's snapshot is gone; it is made again", "partition", p, "bucket", SnapsBucket)
-		ps.rev, recreate = 0, true
+		ps.rev, ps.lost = 0, true
 	}
 	if rev != ps.rev {
 		path, err := n.fetchSnapshot(ctx, p, ptr)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		read, err := n.applySnapshot(ctx, path, true, true)
-		if err != nil {
-			return err
+		if mine := ps.pending; ptr.Object == mine.Object && ptr.SHA256 == mine.SHA256 {
+			// This node's own write, whose answer was lost, landed: its
+			// file has what the node has.
+			n.log.Info("cluster: a snapshot whose record was not confirmed was recorded", "partition", p, "object", ptr.Object)
+		} else {
+			read, err := n.applySnapshot(ctx, path, true, true)
+			if err != nil {
+				return nil, err
+			}
+			n.log.Warn("cluster: a snapshot by another node read in", "partition", p, "node", ptr.Node, "object", ptr.Object, "records", read)
 		}
-		n.log.Warn("cluster: a snapshot by another node read in", "partition", p, "node", ptr.Node, "object", ptr.Object, "records", read)
-		ps.rev, ps.ptr, ps.base = rev, ptr, path
-		return nil
+		ps.rev, ps.ptr, ps.base, ps.pending = rev, ptr, path, snapPointer{}
+		return nil, nil
 	}
 	if !write {
 		ps.last.Store(time.Now().UnixNano())
-		return nil
+		return nil, nil
 	}
-	if ps.rev != 0 && ps.base == "" {
+	if ps.ptr.Object != "" && ps.base == "" {
 		// The node's copy of the last snapshot was lost: the new one is
 		// made from it, never without it.
 		path, err := n.fetchSnapshot(ctx, p, ps.ptr)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ps.base = path
 	}
@@ -424,34 +446,34 @@ func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) er
 			}
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		linksBelow = last + 1
 	}
 	doneBelow := ps.ptr.DoneBelow
 	if st, err := n.js.Stream(ctx, DoneStream); err != nil {
-		return err
+		return nil, err
 	} else if info, err := st.Info(ctx); err != nil {
-		return err
+		return nil, err
 	} else if end := info.State.LastSeq + 1; end > doneBelow && read < snapTailMax {
 		last, err := n.readRange(ctx, DoneStream, donePrefix(p), doneBelow, end, &read, func(k seen.Key, data []byte) {
 			tail.entry(k).Visit = data
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		doneBelow = last + 1
 	}
-	if read == 0 && !recreate {
+	if read == 0 && !ps.lost {
 		ps.last.Store(time.Now().UnixNano())
 		ps.grown.Store(0) // the estimate was off: nothing was logged
-		return nil
+		return nil, nil
 	}
 
 	// The new file: the last one merged with the tail.
 	tmp, err := os.CreateTemp(n.snapDir, "make-*")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.Remove(tmp.Name())
 	h := sha256.New()
@@ -459,22 +481,22 @@ func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) er
 	w, err := newSnapWriter(cw, snapHeader{Partition: p, LinksBelow: linksBelow, DoneBelow: doneBelow})
 	if err != nil {
 		tmp.Close()
-		return err
+		return nil, err
 	}
 	var base *snapReader
 	if ps.base != "" {
 		bf, err := os.Open(ps.base)
 		if err != nil {
 			tmp.Close()
-			return err
+			return nil, err
 		}
 		defer bf.Close()
 		if base, err = openSnap(bf, ps.base); err != nil {
 			tmp.Close()
-			return err
+			return nil, err
 		}
 	}
-	err = mergeSnap(base, tail, w)
+	err = mergeSnap(ctx, base, tail, w)
 	if err == nil {
 		err = w.close()
 	}
@@ -482,11 +504,12 @@ func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) er
 		err = cerr
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	next := snapPointer{
-		Store:  n.objects.String(),
-		Object: fmt.Sprintf("snapshots/p%d/%s-%d-%d.wsnap", p, n.cfg.Node, linksBelow, doneBelow),
+		Store: n.objects.String(),
+		// The random part keeps two crawls that share a bucket apart.
+		Object: fmt.Sprintf("snapshots/p%d/%s-%d-%d-%s.wsnap", p, n.cfg.Node, linksBelow, doneBelow, randomHex(4)),
 		Size:   cw.n, SHA256: hex.EncodeToString(h.Sum(nil)),
 		LinksBelow: linksBelow, DoneBelow: doneBelow, Links: w.links, Visits: w.visits,
 		Node: n.cfg.Node, Made: time.Now().UTC(),
@@ -497,19 +520,19 @@ func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) er
 	// with its SHA-256, which every reader checks.
 	f, err := os.Open(tmp.Name())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	err = n.objects.Put(ctx, next.Object, f, next.Size)
 	f.Close()
 	if err != nil {
-		return fmt.Errorf("snapshot %s: %w", next.Object, err)
+		return nil, fmt.Errorf("snapshot %s: %w", next.Object, err)
 	}
 	// Recorded while the node can prove it holds the partition, and at
 	// the revision it read.
 	_, until, ok := n.owners.Valid(p)
 	if !ok {
 		n.dropObject(ctx, next.Object)
-		return errors.New("the lease is not valid")
+		return nil, errors.New("the lease is not valid")
 	}
 	rctx, rcancel := context.WithDeadline(ctx, until)
 	defer rcancel()
@@ -531,9 +554,11 @@ func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) er
 			rev, err = nowRev, nil
 		case rerr == nil && nowRev != ps.rev:
 			n.dropObject(cctx, next.Object)
+		default: // it may yet land: kept, and known as this node's if it does
+			ps.pending = next
 		}
 		if err != nil {
-			return fmt.Errorf("%s %s: %w", SnapsBucket, snapKey(p), err)
+			return nil, fmt.Errorf("%s %s: %w", SnapsBucket, snapKey(p), err)
 		}
 	}
 	old := ps.ptr
@@ -548,31 +573,42 @@ func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) er
 	n.snapshots.Add(1)
 	n.log.Info("cluster: partition snapshotted", "partition", p, "object", next.Object, "bytes", next.Size,
 		"urls", next.Links, "visits", next.Visits, "messages_read", read)
+	ps.lost, ps.pending = false, snapPointer{}
+	return &purgeJob{p: p, linksBelow: linksBelow, doneBelow: doneBelow, old: old.Object}, nil
+}
 
-	// The logs below the snapshot go, even if the partition is being
-	// handed over meanwhile (only a crash stops it); a purge that fails
-	// is done by the next one (it purges below its own, higher,
-	// sequences).
-	ctx, cancel = context.WithTimeout(n.life, time.Minute)
+// purgeJob is what a snapshot recorded lets go: the partition's messages
+// below two sequences, and the snapshot it replaced.
+type purgeJob struct {
+	p                     int
+	linksBelow, doneBelow uint64
+	old                   string
+}
+
+// purge removes what a recorded snapshot covers from the logs, even if
+// the partition is being handed over meanwhile (only a crash stops it); a
+// purge that fails is done by the next one (it purges below its own,
+// higher, sequences).
+func (n *Node) purge(job *purgeJob) {
+	ctx, cancel := context.WithTimeout(n.life, time.Minute)
 	defer cancel()
 	for _, pg := range []struct {
 		stream, subject string
 		below           uint64
-	}{{LinksStream, linksPrefix(p) + ".>", linksBelow}, {DoneStream, donePrefix(p) + ".>", doneBelow}} {
+	}{{LinksStream, linksPrefix(job.p) + ".>", job.linksBelow}, {DoneStream, donePrefix(job.p) + ".>", job.doneBelow}} {
 		st, err := n.js.Stream(ctx, pg.stream)
 		if err == nil {
 			err = st.Purge(ctx, jetstream.WithPurgeSubject(pg.subject), jetstream.WithPurgeSequence(pg.below))
 		}
 		if err != nil {
-			n.log.Warn("cluster: logs not purged below a snapshot; the next one will", "partition", p, "stream", pg.stream, "err", err)
+			n.log.Warn("cluster: logs not purged below a snapshot; the next one will", "partition", job.p, "stream", pg.stream, "err", err)
 		}
 	}
-	if old.Object != "" && old.Object != next.Object {
-		if err := n.objects.Delete(ctx, old.Object); err != nil {
-			n.log.Warn("cluster: an old snapshot not deleted", "object", old.Object, "err", err)
+	if job.old != "" {
+		if err := n.objects.Delete(ctx, job.old); err != nil {
+			n.log.Warn("cluster: an old snapshot not deleted", "object", job.old, "err", err)
 		}
 	}
-	return nil
 }
 
 // dropObject deletes a snapshot object no record names, with a deadline
@@ -584,6 +620,12 @@ func (n *Node) dropObject(ctx context.Context, name string) {
 	if err := n.objects.Delete(dctx, name); err != nil {
 		n.log.Warn("cluster: a snapshot object no record names not deleted", "object", name, "err", err)
 	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 type countWriter struct {

@@ -305,7 +305,7 @@ func TestForeignSnapshotReadIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := seen.KeyOf(target)
-	if err := mergeSnap(nil, snapTail{k: {Key: k, Link: link}}, w); err != nil {
+	if err := mergeSnap(ctx, nil, snapTail{k: {Key: k, Link: link}}, w); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.close(); err != nil {
