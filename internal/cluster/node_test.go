@@ -76,6 +76,13 @@ func startNodeWith(t testing.TB, ns *server.Server, web *synthweb.Web, name stri
 // changed by nedit.
 func startNodeConfig(t testing.TB, ns *server.Server, web *synthweb.Web, name string, workers int, edit func(*crawl.Config), nedit func(*Config)) *runningNode {
 	t.Helper()
+	return startNodeOpts(t, ns, web, name, workers, edit, nedit, false)
+}
+
+// startNodeOpts starts a node as startNodeConfig does, its crawl paused
+// from the start if paused (Resume it).
+func startNodeOpts(t testing.TB, ns *server.Server, web *synthweb.Web, name string, workers int, edit func(*crawl.Config), nedit func(*Config), paused bool) *runningNode {
+	t.Helper()
 	nc, err := nats.Connect(ns.ClientURL())
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +104,9 @@ func startNodeConfig(t testing.TB, ns *server.Server, web *synthweb.Web, name st
 	n, err := Start(t.Context(), js, ncfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if paused {
+		n.Crawler().Pause()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rn := &runningNode{name: name, node: n, nc: nc, cancel: cancel, done: make(chan crawl.Summary, 1), finished: make(chan struct{})}
@@ -613,7 +623,18 @@ func TestRobotsHopAcrossNodes(t *testing.T) {
 			c.Fetch.Resolve = resolve
 		}
 	}
-	nodes := []*runningNode{startNodeWith(t, ns, nil, "n1", 4, edit("n1")), startNodeWith(t, ns, nil, "n2", 4, edit("n2"))}
+	// Both start paused and go on once each holds its half: the first
+	// node up would otherwise hold every partition, and make every hop
+	// itself, for as long as the second takes to join.
+	nodes := []*runningNode{startNodeOpts(t, ns, nil, "n1", 4, edit("n1"), nil, true), startNodeOpts(t, ns, nil, "n2", 4, edit("n2"), nil, true)}
+	for deadline := time.Now().Add(time.Minute); len(nodes[0].node.Owned()) != testParts/2 || len(nodes[1].node.Owned()) != testParts/2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("partitions held: n1 %v, n2 %v", nodes[0].node.Owned(), nodes[1].node.Owned())
+		}
+	}
+	for _, n := range nodes {
+		n.node.Crawler().Resume()
+	}
 	fetched := func(name, path string) (agent string, ok bool) {
 		mu.Lock()
 		defer mu.Unlock()
