@@ -748,15 +748,27 @@ func (n *Node) release(p int) {
 	n.stopHops(p)
 	n.mu.Unlock()
 	if tk != nil {
-		<-tk.read // the reads of its past end (their context is done)
+		// The reads of its past end (their context is done). A read that
+		// does not must not hold the lease, and every handoff after it.
+		select {
+		case <-tk.read:
+		case <-time.After(time.Minute):
+			n.log.Error("cluster: a partition given up while its past was still being read", "partition", p)
+		}
 	}
-	n.crawl.ReleasePartition(p)      // held, nothing in flight, completions applied
-	if tk != nil && tk.snap != nil { // set before tk.read closed
+	n.crawl.ReleasePartition(p) // held, nothing in flight, completions applied
+	n.mu.Lock()
+	var ps *partSnap
+	if tk != nil {
+		ps = tk.snap
+	}
+	n.mu.Unlock()
+	if ps != nil {
 		// A snapshot being made ends (its context is done) before the
 		// lease goes back; the node's copy goes with the partition.
-		tk.snap.mu.Lock()
+		ps.mu.Lock()
 		_ = os.Remove(n.basePath(p))
-		tk.snap.mu.Unlock()
+		ps.mu.Unlock()
 	}
 	n.mu.Lock()
 	unkept := n.unkept[p]
@@ -849,7 +861,10 @@ func (n *Node) stopHops(p int) {
 // replay reads a subject from stream sequence from (0: the start) to
 // its end now, or until fn returns false.
 func (n *Node) replay(ctx context.Context, stream, subject string, from uint64, fn func(jetstream.Msg) bool) error {
-	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}, InactiveThreshold: 30 * time.Second}
+	// Two tries to make the consumer again after a failure, not nats.go's
+	// default of trying for ever: a fetch does not end with ctx, and a
+	// takeover waiting on it would hold the partition's release.
+	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}, InactiveThreshold: 30 * time.Second, MaxResetAttempts: 2}
 	if from > 0 {
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
 	}
@@ -954,7 +969,9 @@ func (n *Node) offerSnapshot(ctx context.Context, p int, ps *partSnap) (uint64, 
 // start of the log) until ctx is done or the consumer fails; it returns
 // the sequence to go on from.
 func (n *Node) consumeFrom(ctx context.Context, p int, start uint64, ps *partSnap) (uint64, error) {
-	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{linksPrefix(p) + ".>"}}
+	// Failures end the consumer after a few tries, and consume makes it
+	// again from where it was, seeing ctx between tries.
+	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{linksPrefix(p) + ".>"}, MaxResetAttempts: 5}
 	if start > 0 {
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, start
 	}
