@@ -581,17 +581,6 @@ func (n *Node) acquire(p int, epoch uint64) {
 	tk := &taking{stop: stop, ctx: ctx, read: make(chan struct{})}
 	n.consumers[p] = tk
 	n.wg.Go(func() {
-		for ctx.Err() == nil && n.owners.Has(p) {
-			select {
-			case <-time.After(100 * time.Millisecond):
-			case <-ctx.Done():
-			case <-tk.read:
-				return
-			}
-		}
-		stop()
-	})
-	n.wg.Go(func() {
 		defer close(tk.read)
 		n.takeOver(ctx, p, epoch, tk)
 	})
@@ -619,6 +608,26 @@ func (n *Node) takeOver(ctx context.Context, p int, epoch uint64, tk *taking) {
 			return
 		}
 	}
+	// The reads end if the lease is lost meanwhile. (Watched from here:
+	// the crawl runs, so Start has set n.owners; a callback may come
+	// before it has.)
+	n.mu.Lock()
+	if n.ended {
+		n.mu.Unlock()
+		return
+	}
+	n.wg.Go(func() {
+		for ctx.Err() == nil && n.owners.Has(p) {
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-ctx.Done():
+			case <-tk.read:
+				return
+			}
+		}
+		tk.stop()
+	})
+	n.mu.Unlock()
 	// Its hosts' kept clocks, each held one gap from now: the last owner
 	// may have died just after a request. Then the visits made in the
 	// partition, into the crawl's own store.
