@@ -58,8 +58,47 @@ func freePort(t testing.TB) int {
 }
 
 // StartCluster starts three routed JetStream servers and waits until the
-// cluster answers JetStream requests (a meta leader is elected).
+// cluster answers JetStream requests (a meta leader is elected). A route
+// port found free may be taken before its server binds it (other tests
+// open ports all the time): then the three start again on other ports.
 func StartCluster(t testing.TB) *Cluster {
+	t.Helper()
+	var c *Cluster
+	for attempt := 1; c == nil; attempt++ {
+		if c = startServers(t); c == nil && attempt == 3 {
+			t.Fatal("a NATS server did not start, three times")
+		}
+	}
+	t.Cleanup(func() {
+		for _, s := range c.Servers {
+			s.Shutdown()
+			s.WaitForShutdown()
+		}
+	})
+	nc, err := nats.Connect(c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, err := js.AccountInfo(ctx)
+		cancel()
+		if err == nil {
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the JetStream cluster is not ready: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// startServers starts three routed servers on route ports found free;
+// nil (all shut down) if one does not become ready.
+func startServers(t testing.TB) *Cluster {
 	t.Helper()
 	ports := []int{freePort(t), freePort(t), freePort(t)}
 	var routes []string
@@ -80,36 +119,16 @@ func StartCluster(t testing.TB) *Cluster {
 		go s.Start()
 		c.Servers = append(c.Servers, s)
 	}
-	t.Cleanup(func() {
-		for _, s := range c.Servers {
-			s.Shutdown()
-			s.WaitForShutdown()
-		}
-	})
 	for _, s := range c.Servers {
 		if !s.ReadyForConnections(10 * time.Second) {
-			t.Fatal("a NATS server did not start")
+			for _, s := range c.Servers {
+				s.Shutdown()
+				s.WaitForShutdown()
+			}
+			return nil
 		}
 	}
-	nc, err := nats.Connect(c.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_, err := js.AccountInfo(ctx)
-		cancel()
-		if err == nil {
-			return c
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the JetStream cluster is not ready: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return c
 }
 
 // Link forwards TCP from a loopback port to a server until it is cut: then
