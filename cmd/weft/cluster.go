@@ -105,7 +105,11 @@ func runCluster(ctx context.Context, cfg crawl.Config, co clusterOpts, opts runO
 	defer stopRun()
 	go func() {
 		<-ctx.Done()
-		node.Stop(context.Background())
+		// A graceful leave gives the leases back; if NATS does not
+		// answer within 30 s they run out instead (TTL).
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		node.Stop(sctx)
+		cancel()
 		stopRun()
 	}()
 	stop := startProgress(runCtx, node.Crawler(), opts.progress, stderr)

@@ -370,7 +370,14 @@ func TestClusterAcceptance(t *testing.T) {
 				t.Errorf("node %s: %v\n%s", n.name, err, n.output())
 			}
 		case <-time.After(time.Minute):
-			dumpNodes([]*weftNode{n}, true)
+			// Where it waits: Go prints every goroutine on SIGQUIT, into
+			// the output below.
+			n.cmd.Process.Signal(syscall.SIGQUIT)
+			select {
+			case <-n.exited:
+			case <-time.After(5 * time.Second):
+			}
+			dumpNodes([]*weftNode{n}, false)
 			t.Errorf("node %s did not stop within a minute of SIGTERM\n%s", n.name, n.output())
 		}
 	}
