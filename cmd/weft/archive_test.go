@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -157,15 +158,7 @@ func TestCrawlToObjectStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer web.Close()
-	backend := s3mem.New()
-	if err := backend.CreateBucket("warc"); err != nil {
-		t.Fatal(err)
-	}
-	s3 := httptest.NewServer(gofakes3.New(backend).Server())
-	defer s3.Close()
-	t.Setenv("WEFT_S3_ACCESS_KEY", "a")
-	t.Setenv("WEFT_S3_SECRET_KEY", "s")
-	s3args := []string{"--s3-endpoint", s3.URL, "--s3-bucket", "warc", "--s3-prefix", "c/", "--s3-region", "us-east-1"}
+	s3args, _ := fakeS3(t)
 
 	data := filepath.Join(t.TempDir(), "data")
 	args := append([]string{"crawl", "--data", data, "--delay", "2ms", "--workers", "4", "--allow-cidr", "127.0.0.0/8", "--warc-max-size", "65536"}, s3args...)
@@ -273,18 +266,7 @@ func testClusterNodes(t *testing.T, command string) {
 	wantStore := "JetStream object store WEFT_SNAPSHOTS"
 	var objects *objstore.Store
 	if command == "crawl" {
-		backend := s3mem.New()
-		if err := backend.CreateBucket("warc"); err != nil {
-			t.Fatal(err)
-		}
-		s3 := httptest.NewServer(gofakes3.New(backend).Server())
-		defer s3.Close()
-		t.Setenv("WEFT_S3_ACCESS_KEY", "a")
-		t.Setenv("WEFT_S3_SECRET_KEY", "s")
-		s3args = []string{"--s3-endpoint", s3.URL, "--s3-bucket", "warc", "--s3-prefix", "c/", "--s3-region", "us-east-1"}
-		if objects, err = objstore.New(objstore.Config{Endpoint: s3.URL, Bucket: "warc", Prefix: "c/", AccessKey: "a", SecretKey: "s", Region: "us-east-1"}); err != nil {
-			t.Fatal(err)
-		}
+		s3args, objects = fakeS3(t)
 		wantStore = objects.String()
 	}
 	for _, name := range []string{"a", "b"} {
@@ -362,19 +344,10 @@ func testClusterNodes(t *testing.T, command string) {
 	}
 
 	// The partitions' snapshots, each where its record says, whole.
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	kv, err := js.KeyValue(t.Context(), cluster.SnapsBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := kv.Keys(t.Context())
-	if err != nil || len(keys) == 0 {
-		t.Fatalf("no snapshot recorded: %v", err)
+	js := connectJS(t, ns.ClientURL())
+	kv, keys := snapshotRecords(t, js)
+	if len(keys) == 0 {
+		t.Fatal("no snapshot recorded")
 	}
 	obs, _ := js.ObjectStore(t.Context(), cluster.ObjectsBucket)
 	for _, k := range keys {
@@ -410,6 +383,53 @@ func testClusterNodes(t *testing.T, command string) {
 		}
 	}
 	t.Logf("%d partitions snapshotted in the %s", len(keys), wantStore)
+}
+
+// fakeS3 serves an in-memory S3 on loopback with the bucket "warc", sets
+// the keys weft reads from the environment, and returns the --s3-* flags
+// that name it (prefix "c/") and a store on it.
+func fakeS3(t *testing.T) ([]string, *objstore.Store) {
+	t.Helper()
+	backend := s3mem.New()
+	if err := backend.CreateBucket("warc"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	t.Cleanup(srv.Close)
+	t.Setenv("WEFT_S3_ACCESS_KEY", "a")
+	t.Setenv("WEFT_S3_SECRET_KEY", "s")
+	store, err := objstore.New(objstore.Config{Endpoint: srv.URL, Bucket: "warc", Prefix: "c/", AccessKey: "a", SecretKey: "s", Region: "us-east-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--s3-endpoint", srv.URL, "--s3-bucket", "warc", "--s3-prefix", "c/", "--s3-region", "us-east-1"}, store
+}
+
+// connectJS connects to the NATS at url for the length of the test.
+func connectJS(t *testing.T, url string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, _ := jetstream.New(nc)
+	return js
+}
+
+// snapshotRecords returns the crawl's bucket of snapshot records and
+// its keys, one per partition snapshotted.
+func snapshotRecords(t *testing.T, js jetstream.JetStream) (jetstream.KeyValue, []string) {
+	t.Helper()
+	kv, err := js.KeyValue(t.Context(), cluster.SnapsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := kv.Keys(t.Context())
+	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
+		t.Fatal(err)
+	}
+	return kv, keys
 }
 
 // startTestNATS runs a JetStream server on a free loopback port.

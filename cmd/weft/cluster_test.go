@@ -18,9 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"weft/internal/api"
 	"weft/internal/cluster"
 	"weft/internal/natstest"
@@ -455,20 +452,8 @@ func TestClusterAcceptance(t *testing.T) {
 // are refused, not stored: only a purge takes one away).
 func e2eSnapshots(t *testing.T, url string) (snapped int, purged [2]uint64) {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	kv, err := js.KeyValue(t.Context(), cluster.SnapsBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := kv.Keys(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := connectJS(t, url)
+	_, keys := snapshotRecords(t, js)
 	st, err := js.Stream(t.Context(), cluster.LinksStream)
 	if err != nil {
 		t.Fatal(err)
