@@ -328,3 +328,62 @@ func TestForeignSnapshotReadIn(t *testing.T) {
 		t.Errorf("a node told to make no snapshots made %d", a.node.snapshots.Load())
 	}
 }
+
+// TestDeletedRecordMadeAgain: a snapshot's record deleted from WEFT_SNAPS
+// (by hand, say) is written again by the partition's owner from its own
+// copy, though nothing more is logged: without it, a new owner would
+// replay logs that no longer hold what the snapshot covered.
+func TestDeletedRecordMadeAgain(t *testing.T) {
+	ns := startNATS(t)
+	web, err := synthweb.Start(synthweb.Config{Seed: 31, Hosts: 3, PagesPerHost: 6, MinLinks: 10, MaxLinks: 12,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	a := startNodeConfig(t, ns, web, "a", 2, nil, snapshotsOften)
+	waitProgress(t, web, 1)
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	kv, err := js.KeyValue(t.Context(), SnapsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The crawl is done: wait until a partition's snapshot covers all of
+	// its logs, so that nothing new would make another.
+	var key string
+	var before snapPointer
+	for deadline := time.Now().Add(30 * time.Second); key == ""; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no partition snapshotted")
+		}
+		for p := range testParts {
+			if ptr := readPointerT(t, js, p); ptr.Object != "" {
+				key, before = snapKey(p), ptr
+				break
+			}
+		}
+	}
+	time.Sleep(time.Second) // a few rounds: any snapshot still due is made
+	made := a.node.snapshots.Load()
+	if err := kv.Delete(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	var after snapPointer
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s deleted at %d snapshots; not made again (now %d)", key, made, a.node.snapshots.Load())
+		}
+		e, err := kv.Get(t.Context(), key)
+		if err == nil && json.Unmarshal(e.Value(), &after) == nil && after.Object != "" {
+			break
+		}
+	}
+	if after.LinksBelow < before.LinksBelow || after.DoneBelow < before.DoneBelow || after.Links < before.Links || after.Visits < before.Visits {
+		t.Errorf("the record made again covers less than the deleted one:\nbefore %+v\nafter  %+v", before, after)
+	}
+}
