@@ -237,6 +237,11 @@ func pagesFetched(web *synthweb.Web, keep func(synthweb.Request) bool) map[strin
 	return out
 }
 
+// e2eNode names the node that sent r (its User-Agent, e2eAgent).
+func e2eNode(r synthweb.Request) string {
+	return strings.TrimPrefix(strings.Fields(r.UserAgent)[0], "weft/e2e-")
+}
+
 func e2eWait(t *testing.T, web *synthweb.Web, share float64, what string) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
@@ -422,11 +427,13 @@ func TestClusterAcceptance(t *testing.T) {
 		if len(reqs) < 2 {
 			continue
 		}
-		first := reqs[0]
-		who := strings.TrimPrefix(strings.Fields(first.UserAgent)[0], "weft/e2e-")
-		twice[who]++
-		t.Logf("%s fetched %d times, first by %s at %s (c killed at %s, b cut at %s)", u, len(reqs), who,
-			first.Start.Format("15:04:05.000"), cKilled.Format("15:04:05.000"), bCut.Format("15:04:05.000"))
+		twice[e2eNode(reqs[0])]++
+		var by []string
+		for _, r := range reqs {
+			by = append(by, e2eNode(r)+" at "+r.Start.Format("15:04:05.000"))
+		}
+		t.Logf("%s fetched by %s (c killed at %s, b cut at %s, b back at %s)", u, strings.Join(by, ", "),
+			cKilled.Format("15:04:05.000"), bCut.Format("15:04:05.000"), bRestored.Format("15:04:05.000"))
 	}
 	t.Logf("pages fetched twice, by who fetched them first: %v", twice)
 	if twice["c"] > e2eWorkers || twice["b"] > e2eWorkers || twice["a"]+twice["d"] > 0 {

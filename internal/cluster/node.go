@@ -536,31 +536,26 @@ func (n *Node) clocked(host string, c frontier.Clock) {
 	n.log.Error("cluster: a host's clock not kept yet; tried again at the handoff", "host", host, "err", err)
 }
 
-// hostClocks reads the clocks kept of partition p's hosts.
+// hostClocks reads the clocks kept of partition p's hosts, up to the
+// last the bucket's leader has (replay).
 func (n *Node) hostClocks(ctx context.Context, p int) (map[string]frontier.Clock, error) {
-	w, err := n.hosts.Watch(ctx, "p."+strconv.Itoa(p)+".>", jetstream.IgnoreDeletes())
-	if err != nil {
-		return nil, err
-	}
-	defer w.Stop()
+	prefix := kvSubject(HostsBucket, "p."+strconv.Itoa(p)+".")
 	out := map[string]frontier.Clock{}
-	for {
-		var e jetstream.KeyValueEntry
-		select {
-		case e = <-w.Updates():
-		case <-ctx.Done():
-			return nil, ctx.Err()
+	err := n.replay(ctx, kvStream(HostsBucket), prefix+">", 0, func(m jetstream.Msg) bool {
+		host, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(m.Subject(), prefix))
+		if err != nil {
+			return true // not a key of weft's
 		}
-		if e == nil { // all there was
-			return out, nil
-		}
-		_, enc, _ := strings.Cut(strings.TrimPrefix(e.Key(), "p."), ".")
-		host, err := base64.RawURLEncoding.DecodeString(enc)
 		var c frontier.Clock
-		if err == nil && json.Unmarshal(e.Value(), &c) == nil {
+		switch {
+		case kvDeleted(m.Headers()):
+			delete(out, string(host))
+		case json.Unmarshal(m.Data(), &c) == nil:
 			out[string(host)] = c
 		}
-	}
+		return true
+	})
+	return out, err
 }
 
 // acquire takes a partition over: its hosts' kept clocks, its snapshot,
@@ -868,8 +863,17 @@ func (n *Node) stopHops(p int) {
 }
 
 // replay reads a subject from stream sequence from (0: the start) to
-// its end now, or until fn returns false.
+// its end now, as the stream's leader has it (leaderLast: the consumer may
+// be on a follower a few writes behind), or until fn returns false.
 func (n *Node) replay(ctx context.Context, stream, subject string, from uint64, fn func(jetstream.Msg) bool) error {
+	last, _, ok, err := n.leaderLast(ctx, stream, subject)
+	if err != nil {
+		return err
+	}
+	if !ok || last.Sequence < max(from, 1) {
+		return nil // nothing to read: no consumer made
+	}
+	end := last.Sequence
 	// Two tries to make the consumer again after a failure, not nats.go's
 	// default of trying for ever: a fetch does not end with ctx, and a
 	// takeover waiting on it would hold the partition's release.
@@ -888,6 +892,7 @@ func (n *Node) replay(ctx context.Context, stream, subject string, from uint64, 
 			_ = n.js.DeleteConsumer(dctx, stream, info.Name)
 		}
 	}()
+	read := uint64(0) // the stream sequence of the last message read
 	for ctx.Err() == nil {
 		batch, err := cons.FetchNoWait(1000)
 		if err != nil {
@@ -895,6 +900,9 @@ func (n *Node) replay(ctx context.Context, stream, subject string, from uint64, 
 		}
 		got := 0
 		for m := range batch.Messages() {
+			if md, err := m.Metadata(); err == nil {
+				read = md.Sequence.Stream
+			}
 			if !fn(m) {
 				for range batch.Messages() { // drained, so that the fetch ends
 				}
@@ -902,19 +910,39 @@ func (n *Node) replay(ctx context.Context, stream, subject string, from uint64, 
 			}
 			got++
 		}
+		if read >= end {
+			return nil
+		}
 		if got > 0 {
 			continue
 		}
 		if err := batch.Error(); err != nil {
 			return err
 		}
-		// Nothing came: the end, if the server says nothing is pending
-		// (an empty answer may also be a server going away).
+		// Nothing came. If the consumer's server says nothing is pending,
+		// it has not applied what the leader has yet: a moment, then the
+		// leader is asked again (a message removed meanwhile lowers the
+		// end).
 		info, err := cons.Info(ctx)
 		if err != nil {
 			return err
 		}
-		if info.NumPending == 0 {
+		if info.NumPending > 0 {
+			continue
+		}
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if last, _, ok, err = n.leaderLast(ctx, stream, subject); err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		end = min(end, last.Sequence)
+		if read >= end {
 			return nil
 		}
 	}

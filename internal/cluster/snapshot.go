@@ -120,29 +120,18 @@ func (n *Node) basePath(p int) string {
 }
 
 // readPointer returns partition p's snapshot pointer and its revision
-// (0: none yet). It is read through a watch, which the stream's leader
-// serves: a Get may be answered by a replica behind it, and a pointer
-// older than the purges made would lose what they took.
+// (0: none yet), as the bucket's leader has it (leaderLast): an older
+// pointer than the purges made would lose what they took.
 func (n *Node) readPointer(ctx context.Context, p int) (snapPointer, uint64, error) {
-	w, err := n.snaps.Watch(ctx, snapKey(p))
-	if err != nil {
+	m, h, ok, err := n.leaderLast(ctx, kvStream(SnapsBucket), kvSubject(SnapsBucket, snapKey(p)))
+	if err != nil || !ok || kvDeleted(h) {
 		return snapPointer{}, 0, err
 	}
-	defer w.Stop()
-	var e jetstream.KeyValueEntry
-	select {
-	case e = <-w.Updates():
-	case <-ctx.Done():
-		return snapPointer{}, 0, ctx.Err()
-	}
-	if e == nil || e.Operation() != jetstream.KeyValuePut {
-		return snapPointer{}, 0, nil
-	}
 	var ptr snapPointer
-	if err := json.Unmarshal(e.Value(), &ptr); err != nil {
+	if err := json.Unmarshal(m.Data, &ptr); err != nil {
 		return snapPointer{}, 0, fmt.Errorf("%s %s: %w", SnapsBucket, snapKey(p), err)
 	}
-	return ptr, e.Revision(), nil
+	return ptr, m.Sequence, nil
 }
 
 // fetchSnapshot makes the node's copy of ptr's file, checked against its
