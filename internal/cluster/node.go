@@ -539,16 +539,16 @@ func (n *Node) clocked(host string, c frontier.Clock) {
 // hostClocks reads the clocks kept of partition p's hosts, up to the
 // last the bucket's leader has (replay).
 func (n *Node) hostClocks(ctx context.Context, p int) (map[string]frontier.Clock, error) {
-	prefix := kvSubject(HostsBucket, "p."+strconv.Itoa(p)+".")
+	prefix := wjs.KVSubject(HostsBucket, "p."+strconv.Itoa(p)+".")
 	out := map[string]frontier.Clock{}
-	err := n.replay(ctx, kvStream(HostsBucket), prefix+">", 0, func(m jetstream.Msg) bool {
+	err := n.replay(ctx, wjs.KVStream(HostsBucket), prefix+">", 0, func(m jetstream.Msg) bool {
 		host, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(m.Subject(), prefix))
 		if err != nil {
 			return true // not a key of weft's
 		}
 		var c frontier.Clock
 		switch {
-		case kvDeleted(m.Headers()):
+		case wjs.KVDeleted(m.Headers()):
 			delete(out, string(host))
 		case json.Unmarshal(m.Data(), &c) == nil:
 			out[string(host)] = c
@@ -863,10 +863,11 @@ func (n *Node) stopHops(p int) {
 }
 
 // replay reads a subject from stream sequence from (0: the start) to
-// its end now, as the stream's leader has it (leaderLast: the consumer may
-// be on a follower a few writes behind), or until fn returns false.
+// its end now, as the stream's leader has it (jetstream.LastMsg: the
+// consumer may be on a follower a few writes behind, and then waits for
+// it), or until fn returns false.
 func (n *Node) replay(ctx context.Context, stream, subject string, from uint64, fn func(jetstream.Msg) bool) error {
-	last, _, ok, err := n.leaderLast(ctx, stream, subject)
+	last, ok, err := wjs.LastMsg(ctx, n.js, stream, subject)
 	if err != nil {
 		return err
 	}
@@ -875,8 +876,8 @@ func (n *Node) replay(ctx context.Context, stream, subject string, from uint64, 
 	}
 	end := last.Sequence
 	// Two tries to make the consumer again after a failure, not nats.go's
-	// default of trying for ever: a fetch does not end with ctx, and a
-	// takeover waiting on it would hold the partition's release.
+	// default of trying for ever: a takeover waiting on it would hold the
+	// partition's release.
 	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}, InactiveThreshold: 30 * time.Second, MaxResetAttempts: 2}
 	if from > 0 {
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
@@ -885,68 +886,48 @@ func (n *Node) replay(ctx context.Context, stream, subject string, from uint64, 
 	if err != nil {
 		return err
 	}
-	defer func() { // not left to the servers until it is found idle: snapshots read often
+	// One consumer, read as a stream of messages: an ordered consumer's
+	// every Fetch would make a new one. A pull that finds no one yet (the
+	// consumer just made on another server) is made again one expiry
+	// later, not the default thirty seconds.
+	it, err := cons.Messages(jetstream.PullMaxMessages(1000), jetstream.PullExpiry(time.Second))
+	if err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer func() {
+		stop()
+		it.Stop()
+		// Not left to the servers until it is found idle: snapshots read
+		// often.
 		dctx, cancel := context.WithTimeout(n.life, 5*time.Second)
 		defer cancel()
 		if info := cons.CachedInfo(); info != nil {
 			_ = n.js.DeleteConsumer(dctx, stream, info.Name)
 		}
 	}()
-	read := uint64(0) // the stream sequence of the last message read
-	for ctx.Err() == nil {
-		batch, err := cons.FetchNoWait(1000)
-		if err != nil {
-			return err
-		}
-		got := 0
-		for m := range batch.Messages() {
-			if md, err := m.Metadata(); err == nil {
-				read = md.Sequence.Stream
+	for read := uint64(0); read < end; {
+		m, err := it.Next(jetstream.NextMaxWait(2 * time.Second))
+		if errors.Is(err, nats.ErrTimeout) {
+			// Nothing for two seconds: the last message may have been
+			// removed meanwhile; the leader says where the end is now.
+			if last, ok, err = wjs.LastMsg(ctx, n.js, stream, subject); err != nil || !ok {
+				return err
 			}
-			if !fn(m) {
-				for range batch.Messages() { // drained, so that the fetch ends
-				}
-				return nil
-			}
-			got++
-		}
-		if read >= end {
-			return nil
-		}
-		if got > 0 {
+			end = min(end, last.Sequence)
 			continue
 		}
-		if err := batch.Error(); err != nil {
-			return err
-		}
-		// Nothing came. If the consumer's server says nothing is pending,
-		// it has not applied what the leader has yet: a moment, then the
-		// leader is asked again (a message removed meanwhile lowers the
-		// end).
-		info, err := cons.Info(ctx)
 		if err != nil {
-			return err
+			return errors.Join(ctx.Err(), err)
 		}
-		if info.NumPending > 0 {
-			continue
+		if md, err := m.Metadata(); err == nil {
+			read = md.Sequence.Stream
 		}
-		select {
-		case <-time.After(10 * time.Millisecond):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if last, _, ok, err = n.leaderLast(ctx, stream, subject); err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		end = min(end, last.Sequence)
-		if read >= end {
+		if !fn(m) {
 			return nil
 		}
 	}
-	return ctx.Err()
+	return nil
 }
 
 // consume offers a partition's URLs to the crawl, those of its snapshot,

@@ -20,6 +20,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"weft/internal/crawl"
+	wjs "weft/internal/jetstream"
 	"weft/internal/seen"
 )
 
@@ -120,11 +121,11 @@ func (n *Node) basePath(p int) string {
 }
 
 // readPointer returns partition p's snapshot pointer and its revision
-// (0: none yet), as the bucket's leader has it (leaderLast): an older
-// pointer than the purges made would lose what they took.
+// (0: none yet), as the bucket's leader has it (jetstream.LastMsg): an
+// older pointer than the purges made would lose what they took.
 func (n *Node) readPointer(ctx context.Context, p int) (snapPointer, uint64, error) {
-	m, h, ok, err := n.leaderLast(ctx, kvStream(SnapsBucket), kvSubject(SnapsBucket, snapKey(p)))
-	if err != nil || !ok || kvDeleted(h) {
+	m, ok, err := wjs.LastMsg(ctx, n.js, wjs.KVStream(SnapsBucket), wjs.KVSubject(SnapsBucket, snapKey(p)))
+	if err != nil || !ok || wjs.KVDeleted(m.Header) {
 		return snapPointer{}, 0, err
 	}
 	var ptr snapPointer

@@ -85,6 +85,7 @@ type OwnersConfig struct {
 // Owners runs one node's leases.
 type Owners struct {
 	cfg   OwnersConfig
+	js    jetstream.JetStream
 	kv    jetstream.KeyValue
 	ttl   time.Duration
 	fence time.Duration
@@ -162,7 +163,7 @@ func StartOwners(ctx context.Context, js jetstream.JetStream, cfg OwnersConfig) 
 	if ttl <= 0 {
 		return nil, fmt.Errorf("jetstream: lease bucket %s has no TTL: a dead node's leases would never expire", cfg.Bucket)
 	}
-	o := &Owners{cfg: cfg, kv: kv, ttl: ttl, fence: ttl / 2, tick: ttl / 6, held: map[int]*lease{},
+	o := &Owners{cfg: cfg, js: js, kv: kv, ttl: ttl, fence: ttl / 2, tick: ttl / 6, held: map[int]*lease{},
 		events: make(chan ownerEvent, 4*cfg.Partitions+16), stop: make(chan struct{}), done: make(chan struct{}), cbDone: make(chan struct{})}
 	go o.callbacks()
 	go o.run()
@@ -503,9 +504,13 @@ func (o *Owners) renew(p int) {
 	if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		return // unreachable: validity runs out by itself
 	}
-	var entry jetstream.KeyValueEntry
+	// Read from the bucket's leader (LastMsg): a replica behind it may
+	// not have the renewal whose answer was lost, and the lease would be
+	// given up while still the node's.
+	var last StoredMsg
+	var found bool
 	gerr := o.call(func(ctx context.Context) (err error) {
-		entry, err = o.kv.Get(ctx, partKey(p))
+		last, found, err = LastMsg(ctx, o.js, KVStream(o.cfg.Bucket), KVSubject(o.cfg.Bucket, partKey(p)))
 		return err
 	})
 	o.mu.Lock()
@@ -513,12 +518,12 @@ func (o *Owners) renew(p int) {
 	if l != o.held[p] {
 		return
 	}
-	if gerr == nil && string(entry.Value()) == o.cfg.Node && entry.Revision() > rev {
-		l.rev = entry.Revision() // ours; its validity stays as it was
-		return
-	}
-	if gerr != nil && !errors.Is(gerr, jetstream.ErrKeyNotFound) {
+	if gerr != nil {
 		return // cannot tell: validity runs out by itself
+	}
+	if found && !KVDeleted(last.Header) && string(last.Data) == o.cfg.Node && last.Sequence > rev {
+		l.rev = last.Sequence // ours; its validity stays as it was
+		return
 	}
 	o.cfg.Logger.Warn("partition lease lost", "partition", p, "err", err)
 	delete(o.held, p)
