@@ -18,7 +18,7 @@ import (
 // answered by any of them: a follower may not have applied the last
 // writes the leader acknowledged. (Measured on a three-server cluster, in
 // weft's cluster package: 1 to 2 % of log replays started just after a
-// publish missed it, and 3 to 5 % of KV watches.) The message API that is
+// publish missed it, and 1 to 5 % of KV watches.) The message API that is
 // not direct is answered by the leader alone, and a new leader answers
 // only once it has applied everything committed before it was elected.
 
