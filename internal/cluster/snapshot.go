@@ -196,16 +196,22 @@ func checkHeader(path string, p int, ptr snapPointer) error {
 // getObject opens a stored object, its reads ended by ctx or by
 // objectIdle without a byte: a store whose server went away may
 // otherwise leave a read waiting for good, and the handoffs behind it.
+//
+// The store's context has no deadline, only a cancel: a read of nats.go's
+// object store waits until its context's deadline without seeing a
+// cancel (a takeover's is minutes away), while one without a deadline
+// waits 5 s at a time and sees the cancel in between.
 func (n *Node) getObject(ctx context.Context, name string) (io.ReadCloser, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	r, err := n.objects.Get(ctx, name)
+	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	r, err := n.objects.Get(gctx, name)
 	if err != nil {
+		stop()
 		cancel()
-		return nil, err
+		return nil, errors.Join(ctx.Err(), err)
 	}
-	c := &idleReader{ReadCloser: r, cancel: cancel}
+	c := &idleReader{ReadCloser: r, cancel: cancel, stop: stop}
 	c.idle = time.AfterFunc(objectIdle, cancel)
-	c.stop = context.AfterFunc(ctx, func() { r.Close() })
 	return c, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -386,4 +387,71 @@ func TestDeletedRecordMadeAgain(t *testing.T) {
 	if after.LinksBelow < before.LinksBelow || after.DoneBelow < before.DoneBelow || after.Links < before.Links || after.Visits < before.Visits {
 		t.Errorf("the record made again covers less than the deleted one:\nbefore %+v\nafter  %+v", before, after)
 	}
+}
+
+// TestObjectReadEndsWithItsContext: a snapshot being read from JetStream's
+// object store when its server goes away ends once its context is
+// cancelled, though that context's deadline (a takeover's) is minutes
+// away: nats.go's object reads wait until the deadline without seeing a
+// cancel, so getObject gives the store a context without one.
+func TestObjectReadEndsWithItsContext(t *testing.T) {
+	srv := startNATS(t)
+	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := js.CreateObjectStore(t.Context(), jetstream.ObjectStoreConfig{Bucket: ObjectsBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &Node{objects: natsObjects{obs}}
+	// Far more than the client takes in before its reader is read.
+	body := bytes.Repeat([]byte("weft snapshot "), 4<<20)
+	if err := n.objects.Put(t.Context(), "big", bytes.NewReader(body), int64(len(body))); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	r, err := n.getObject(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1024)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		t.Fatal(err)
+	}
+	srv.Shutdown() // the rest never comes
+	var got atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(&countingDiscard{&got}, r)
+		done <- err
+	}()
+	// Cancelled once the reader has taken in all the client had and
+	// waits for more.
+	for last := int64(-1); got.Load() != last; time.Sleep(300 * time.Millisecond) {
+		last = got.Load()
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("the read ended without an error, its object not whole")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the read still waits a minute after its context was cancelled")
+	}
+	r.Close()
+}
+
+type countingDiscard struct{ n *atomic.Int64 }
+
+func (c *countingDiscard) Write(b []byte) (int, error) {
+	c.n.Add(int64(len(b)))
+	return len(b), nil
 }
