@@ -43,7 +43,9 @@ func runCluster(ctx context.Context, cfg crawl.Config, co clusterOpts, opts runO
 	if name == "" || strings.ContainsAny(name, ". *>") {
 		return crawl.Summary{}, usagef("--node %q: a name for this node, unique in the cluster, without dots, spaces or wildcards", name)
 	}
-	nc, err := nats.Connect(natsURL, nats.Name("weft node "+name), nats.MaxReconnects(-1))
+	// A close flushes for at most 10 s, not a minute, on a connection that
+	// stopped carrying bytes.
+	nc, err := nats.Connect(natsURL, nats.Name("weft node "+name), nats.MaxReconnects(-1), nats.FlusherTimeout(10*time.Second))
 	if err != nil {
 		return crawl.Summary{}, usagef("--cluster %s: %v", natsURL, err)
 	}
@@ -105,11 +107,23 @@ func runCluster(ctx context.Context, cfg crawl.Config, co clusterOpts, opts runO
 	defer stopRun()
 	go func() {
 		<-ctx.Done()
-		// A graceful leave gives the leases back; if NATS does not
-		// answer within 30 s they run out instead (TTL).
+		// A graceful leave gives the leases back. One that has not within
+		// 30 s (NATS not answering, a request in flight that cannot log
+		// its visit) becomes a kill: the leases run out instead (TTL),
+		// and what waited on the node's life gives up.
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		node.Stop(sctx)
-		cancel()
+		defer cancel()
+		left := make(chan struct{})
+		go func() {
+			node.Stop(sctx)
+			close(left)
+		}()
+		select {
+		case <-left:
+		case <-sctx.Done():
+			fmt.Fprintf(stderr, "weft: node %s did not hand its partitions over within 30 s; their leases run out instead\n", name)
+			node.Kill()
+		}
 		stopRun()
 	}()
 	stop := startProgress(runCtx, node.Crawler(), opts.progress, stderr)

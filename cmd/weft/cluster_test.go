@@ -48,6 +48,7 @@ type weftNode struct {
 	stdout bytes.Buffer
 	stderr bytes.Buffer
 	exited chan error
+	ended  time.Time // when the process exited (under mu)
 }
 
 func (n *weftNode) output() string {
@@ -87,7 +88,11 @@ func startWeftNode(t *testing.T, bin, name, natsURL string, common []string) *we
 			}
 		}
 		io.Copy(io.Discard, stderr)
-		n.exited <- n.cmd.Wait()
+		err := n.cmd.Wait()
+		n.mu.Lock()
+		n.ended = time.Now()
+		n.mu.Unlock()
+		n.exited <- err
 	}()
 	t.Cleanup(func() { n.cmd.Process.Kill() }) // an error once it has exited
 	select {
@@ -362,15 +367,20 @@ func TestClusterAcceptance(t *testing.T) {
 		t.Errorf("d's view of the cluster at the end: nodes %v, complete %v, %d partitions held, unowned %v, %d pages in all of %d",
 			names, v.Complete, parts, v.Unowned, v.Totals.Pages, pages)
 	}
+	terminated := time.Now()
 	for _, n := range []*weftNode{a, b, d} {
 		n.cmd.Process.Signal(syscall.SIGTERM)
 	}
+	var stopTimes []string
 	for _, n := range []*weftNode{a, b, d} {
 		select {
 		case err := <-n.exited:
 			if err != nil {
 				t.Errorf("node %s: %v\n%s", n.name, err, n.output())
 			}
+			n.mu.Lock()
+			stopTimes = append(stopTimes, fmt.Sprintf("%s %v", n.name, n.ended.Sub(terminated).Round(time.Millisecond)))
+			n.mu.Unlock()
 		case <-time.After(time.Minute):
 			// Where it waits: Go prints every goroutine on SIGQUIT, into
 			// the output below.
@@ -383,6 +393,7 @@ func TestClusterAcceptance(t *testing.T) {
 			t.Errorf("node %s did not stop within a minute of SIGTERM\n%s", n.name, n.output())
 		}
 	}
+	t.Logf("nodes stopped after SIGTERM: %s", strings.Join(stopTimes, ", "))
 	dumpNodes([]*weftNode{a, b, c, d}, false)
 	if err := web.WaitIdle(t.Context()); err != nil {
 		t.Fatal(err)
@@ -470,4 +481,52 @@ func e2eSnapshots(t *testing.T, url string) (snapped int, purged [2]uint64) {
 		t.Fatal(err)
 	}
 	return len(keys), [2]uint64{info.State.LastSeq - info.State.Msgs, info.State.LastSeq}
+}
+
+// TestClusterNodeStopsWhenCutOff: a node cut off from NATS mid-crawl and
+// then told to stop cannot hand its partitions over (its workers wait to
+// log the visits they made, its leases cannot be given back): after 30 s
+// the leave becomes a kill, its leases left to run out, and the process
+// exits, rather than waiting out every retry (90 s each) first.
+func TestClusterNodeStopsWhenCutOff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a weft process that waits 30 s for NATS")
+	}
+	srv := natstest.Start(t)
+	link := natstest.NewLink(t, srv.Addr().String())
+	web, err := synthweb.Start(synthweb.Config{Seed: 35, Hosts: 20, PagesPerHost: 40, MinLinks: 12, MaxLinks: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	seedsFile := filepath.Join(t.TempDir(), "seeds.txt")
+	if err := os.WriteFile(seedsFile, []byte(strings.Join(web.Seeds(), "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--seeds", seedsFile, "--workers", "4", "--delay", "100ms", "--lease-ttl", "8s",
+		"--allow-cidr", "127.0.0.0/8", "--progress", "never", "--log-level", "info"}
+	for host, ip := range web.Resolve() {
+		args = append(args, "--resolve", host+"="+ip)
+	}
+	x := startWeftNode(t, buildWeft(t), "x", link.URL(), args)
+	e2eWait(t, web, 0.2, "cut x off")
+	link.Cut()
+	x.cmd.Process.Signal(syscall.SIGTERM)
+	terminated := time.Now()
+	select {
+	case err := <-x.exited:
+		took := time.Since(terminated)
+		t.Logf("x exited %v after SIGTERM", took.Round(time.Millisecond))
+		if err != nil {
+			t.Errorf("x, told to stop: %v\n%s", err, x.output())
+		}
+		if took > time.Minute {
+			t.Errorf("x took %v to exit, cut off; want the 30 s of a graceful leave and a little\n%s", took, x.output())
+		}
+	case <-time.After(3 * time.Minute):
+		x.cmd.Process.Signal(syscall.SIGQUIT)
+		<-x.exited
+		t.Fatalf("x, cut off, did not exit within 3 minutes of SIGTERM\n%s", x.output())
+	}
+	link.Restore()
 }

@@ -391,7 +391,9 @@ func (n *Node) forward(urls []crawl.Offered) error {
 		select {
 		case <-time.After(wait):
 		case <-n.life.Done():
-			return err
+			// The node stops: the page stays queued on disk, for its next
+			// run, and the crawl stops as stopped, not failed.
+			return fmt.Errorf("%w: %w", crawl.ErrStopping, err)
 		}
 	}
 	return err
@@ -424,6 +426,8 @@ func (n *Node) publishLinks(urls []crawl.Offered) error {
 			}
 		case <-timeout:
 			return errors.New("cluster: no acknowledgement from the links stream")
+		case <-n.life.Done():
+			return errors.New("cluster: no acknowledgement from the links stream before the node stopped")
 		}
 	}
 	return nil
@@ -781,6 +785,14 @@ func (n *Node) release(p int) {
 	for host, c := range unkept { // before the lease goes back
 		n.clocked(host, c)
 	}
+	// What could not be written now (a node fenced, cut off) goes with
+	// the partition: written later, it would overwrite its next owners'.
+	n.mu.Lock()
+	if lost := len(n.unkept[p]); lost > 0 {
+		n.log.Error("cluster: host clocks not kept at a handoff; the next owner waits one delay on those hosts instead", "partition", p, "hosts", lost)
+	}
+	delete(n.unkept, p)
+	n.mu.Unlock()
 	n.log.Info("cluster: partition given up", "partition", p)
 }
 
@@ -898,13 +910,7 @@ func (n *Node) replay(ctx context.Context, stream, subject string, from uint64, 
 	defer func() {
 		stop()
 		it.Stop()
-		// Not left to the servers until it is found idle: snapshots read
-		// often.
-		dctx, cancel := context.WithTimeout(n.life, 5*time.Second)
-		defer cancel()
-		if info := cons.CachedInfo(); info != nil {
-			_ = n.js.DeleteConsumer(dctx, stream, info.Name)
-		}
+		n.dropConsumer(stream, cons) // snapshots read often
 	}()
 	for read := uint64(0); read < end; {
 		m, err := it.Next(jetstream.NextMaxWait(2 * time.Second))
@@ -928,6 +934,18 @@ func (n *Node) replay(ctx context.Context, stream, subject string, from uint64, 
 		}
 	}
 	return nil
+}
+
+// dropConsumer deletes an ordered consumer on the servers at once, rather
+// than when they find it idle (the one its last reset made, if any).
+func (n *Node) dropConsumer(stream string, cons jetstream.Consumer) {
+	info := cons.CachedInfo()
+	if info == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_ = n.js.DeleteConsumer(ctx, stream, info.Name)
 }
 
 // consume offers a partition's URLs to the crawl, those of its snapshot,
@@ -1002,10 +1020,17 @@ func (n *Node) consumeFrom(ctx context.Context, p int, start uint64, ps *partSna
 		return start, err
 	}
 	stop := context.AfterFunc(ctx, it.Stop)
-	defer stop()
+	defer func() {
+		stop()
+		it.Stop()
+		n.dropConsumer(LinksStream, cons)
+	}()
 	next := start
 	for {
-		m, err := it.Next()
+		// With ctx as well as the Stop above: nats.go's reset of an
+		// ordered consumer (after a missed heartbeat) may make a new
+		// subscription while it is being stopped, which no Stop reaches.
+		m, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			return next, err
 		}

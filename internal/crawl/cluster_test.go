@@ -3,7 +3,9 @@ package crawl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 	"testing"
@@ -297,4 +299,42 @@ func TestHeldPartitionNotRecrawled(t *testing.T) {
 	}
 	c.HoldPartition(p, false)
 	waitFor("recrawls after the partition came back", func() bool { return len(mw.paths("h.test")) >= held+2 })
+}
+
+// TestForwardStoppingStopsWithoutFailing: a Forward that gives up because
+// its process is stopping (ErrStopping) stops the crawl as "stopped", with
+// no error, and the page whose URLs it did not forward is not recorded:
+// the next run fetches it again.
+func TestForwardStoppingStopsWithoutFailing(t *testing.T) {
+	web := startWeb(t, synthweb.Config{Seed: 41, Hosts: 4, PagesPerHost: 10, MinLinks: 12, MaxLinks: 16})
+	cfg := testConfig(t, web, 2, 5*time.Millisecond)
+	seed := web.Seeds()[0]
+	own, err := url.Parse(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Seeds = []string{seed}
+	cfg.Owns = func(host string) bool { return host == own.Host }
+	cfg.Forward = func([]Offered) error { return fmt.Errorf("relay: %w", ErrStopping) }
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := c.Run(t.Context())
+	if err != nil || sum.StoppedBy != "stopped" {
+		t.Fatalf("a crawl whose Forward is stopping: %q, err %v; want stopped, no error", sum.StoppedBy, err)
+	}
+	first := pageRequests(web)
+
+	cfg.Forward = func([]Offered) error { return nil }
+	runCrawl(t, cfg)
+	again := 0
+	for u, n := range pageRequests(web) {
+		if first[u] > 0 && n > first[u] {
+			again++
+		}
+	}
+	if again == 0 {
+		t.Errorf("no page fetched in the first run was fetched again in the second (first run: %d pages)", len(first))
+	}
 }

@@ -126,6 +126,10 @@ type Config struct {
 	// redirects and sitemaps alike. Forward is called with a page's URLs
 	// before the page's batch commits, so that a crash loses none (a URL
 	// may then be forwarded twice; its owner's seen set drops the second).
+	// A Forward that gives up because its process is stopping returns an
+	// error wrapping ErrStopping: the page is not recorded (its URL stays
+	// queued on disk, for the next run) and the crawl stops leasing, as
+	// stopped, not failed.
 	Owns    func(host string) bool
 	Forward func([]Offered) error
 	// SharedVisits says that other nodes of a cluster fetch this crawl's

@@ -107,13 +107,14 @@ type Crawler struct {
 	uploads       *uploader     // finished WARC files on their way to Config.Objects; nil without
 	outboxSeq     atomic.Uint64 // names of page events in the outbox (sink.go)
 
-	pagesStarted atomic.Int64
-	capReached   atomic.Bool
-	stopLeasing  context.CancelFunc // set by Run
-	failed       atomic.Bool        // fail was called
-	fatalOnce    sync.Once
-	fatalMu      sync.Mutex // fatal is set by fail from any goroutine, the API's too
-	fatal        error      // first error that stops the crawl (set once, read after workers exit)
+	pagesStarted  atomic.Int64
+	capReached    atomic.Bool
+	stopLeasing   context.CancelFunc // set by Run
+	failed        atomic.Bool        // fail was called
+	stoppedByHook atomic.Bool        // a hook gave up, its process stopping (ErrStopping)
+	fatalOnce     sync.Once
+	fatalMu       sync.Mutex // fatal is set by fail from any goroutine, the API's too
+	fatal         error      // first error that stops the crawl (set once, read after workers exit)
 }
 
 // New checks cfg and the seeds, and opens the crawl's state and output
@@ -401,6 +402,8 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		sum.StoppedBy = "failed"
 	case ctx.Err() != nil:
 		sum.StoppedBy = "interrupted"
+	case c.stoppedByHook.Load():
+		sum.StoppedBy = "stopped"
 	case c.capReached.Load():
 		sum.StoppedBy = "max-pages"
 	case ferr == nil:
@@ -695,7 +698,12 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 	}
 	rec := pb.done(l, part, lo.res, lo.status, lo.outcome, keep, lo.visit)
 	outbox := c.stageEvents(pb.b, pb.captures)
-	if err := pb.commit(c.seen, c.front); err != nil {
+	if err := pb.commit(c.seen, c.front); errors.Is(err, ErrStopping) {
+		// Nothing of the page is on disk: its URL stays queued there.
+		c.log.Warn("crawl: a page not recorded, its process stopping; it is fetched again in the next run", "url", l.URL, "err", err)
+		c.stoppedByHook.Store(true)
+		c.stopLeasing()
+	} else if err != nil {
 		c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 	} else {
 		c.emit(pb.captures, outbox)

@@ -262,6 +262,10 @@ type Verdict struct {
 // ErrNotRunning is returned by AddSeeds once the crawl has stopped.
 var ErrNotRunning = errors.New("crawl: not running")
 
+// ErrStopping is what Config.Forward wraps when it gives up because its
+// process is stopping.
+var ErrStopping = errors.New("stopping")
+
 // AddSeeds offers urls to the running crawl as seeds, high priority or
 // normal: each goes through what a seed of the command line does (the
 // canonicaliser, the scheme check, the SSRF guard for an address known

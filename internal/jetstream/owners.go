@@ -364,6 +364,11 @@ func (o *Owners) round() {
 	parts := slices.Sorted(maps.Keys(o.held))
 	o.mu.Unlock()
 	for _, p := range parts {
+		select {
+		case <-o.stop: // a halt does not wait for every renewal left
+			return
+		default:
+		}
 		o.renew(p)
 	}
 	now := time.Now()
