@@ -145,7 +145,7 @@ func (n *Node) fetchSnapshot(ctx context.Context, p int, ptr snapPointer) (strin
 	if ptr.Store != n.objects.String() {
 		return "", fmt.Errorf("snapshot %s is in the %s, and this node keeps snapshots in the %s: give every node of the crawl the same object store (--s3-*)", ptr.Object, ptr.Store, n.objects)
 	}
-	r, err := n.getObject(ctx, ptr.Object)
+	r, err := n.getObject(ctx, ptr.Object, ptr.Size)
 	if err != nil {
 		return "", fmt.Errorf("snapshot %s: %w", ptr.Object, err)
 	}
@@ -193,35 +193,39 @@ func checkHeader(path string, p int, ptr snapPointer) error {
 	return nil
 }
 
-// getObject opens a stored object, its reads ended by ctx or by
-// objectIdle without a byte: a store whose server went away may
-// otherwise leave a read waiting for good, and the handoffs behind it.
+// getObject opens a stored object of size bytes. Its reads end with ctx,
+// or objectIdle without a byte, and in any case once the object has had
+// objectIdle plus its size at objectRate: a store whose server went away
+// may otherwise leave a read waiting for good, and the handoffs behind
+// it.
 //
-// The store's context has no deadline, only a cancel: a read of nats.go's
-// object store waits until its context's deadline without seeing a
-// cancel (a takeover's is minutes away), while one without a deadline
-// waits 5 s at a time and sees the cancel in between.
-func (n *Node) getObject(ctx context.Context, name string) (io.ReadCloser, error) {
-	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, cancel)
+// The last bound is the one a stalled read of JetStream's object store
+// sees: nats.go waits for the next chunk until its context's deadline,
+// seeing a cancel only between reads (so ctx's own deadline, minutes away
+// for a takeover, is too far), and gives a context without a deadline 5 s
+// for the whole object.
+func (n *Node) getObject(ctx context.Context, name string, size int64) (io.ReadCloser, error) {
+	budget := objectIdle + time.Duration(float64(size)/objectRate*float64(time.Second))
+	gctx, cancel := context.WithTimeout(ctx, budget)
 	r, err := n.objects.Get(gctx, name)
 	if err != nil {
-		stop()
 		cancel()
-		return nil, errors.Join(ctx.Err(), err)
+		return nil, err
 	}
-	c := &idleReader{ReadCloser: r, cancel: cancel, stop: stop}
+	c := &idleReader{ReadCloser: r, cancel: cancel}
 	c.idle = time.AfterFunc(objectIdle, cancel)
 	return c, nil
 }
 
-var objectIdle = 30 * time.Second
+var (
+	objectIdle = 30 * time.Second
+	objectRate = float64(1 << 20) // bytes per second
+)
 
 type idleReader struct {
 	io.ReadCloser
 	cancel context.CancelFunc
 	idle   *time.Timer
-	stop   func() bool
 }
 
 func (c *idleReader) Read(b []byte) (int, error) {
@@ -234,7 +238,6 @@ func (c *idleReader) Read(b []byte) (int, error) {
 
 func (c *idleReader) Close() error {
 	c.idle.Stop()
-	c.stop()
 	c.cancel()
 	return c.ReadCloser.Close()
 }

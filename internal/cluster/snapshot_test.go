@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -389,18 +389,16 @@ func TestDeletedRecordMadeAgain(t *testing.T) {
 	}
 }
 
-// TestObjectReadEndsWithItsContext: a snapshot being read from JetStream's
-// object store when its server goes away ends once its context is
-// cancelled, though that context's deadline (a takeover's) is minutes
-// away: nats.go's object reads wait until the deadline without seeing a
-// cancel, so getObject gives the store a context without one.
-func TestObjectReadEndsWithItsContext(t *testing.T) {
+// objectStore starts a NATS server with JetStream's object store as
+// Snapshots, holding one object of size bytes, "big".
+func objectStore(t *testing.T, size int) (*server.Server, *Node, []byte) {
+	t.Helper()
 	srv := startNATS(t)
 	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -410,48 +408,73 @@ func TestObjectReadEndsWithItsContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := &Node{objects: natsObjects{obs}}
-	// Far more than the client takes in before its reader is read.
-	body := bytes.Repeat([]byte("weft snapshot "), 4<<20)
-	if err := n.objects.Put(t.Context(), "big", bytes.NewReader(body), int64(len(body))); err != nil {
+	body := make([]byte, size)
+	for i := range body {
+		body[i] = byte(i * 7 / 3)
+	}
+	if err := n.objects.Put(t.Context(), "big", bytes.NewReader(body), int64(size)); err != nil {
 		t.Fatal(err)
 	}
+	return srv, n, body
+}
+
+// TestObjectReadEndsWhenStalled: a snapshot being read from JetStream's
+// object store when its server goes away ends once the object has had its
+// time (objectIdle plus its size at objectRate), though its caller's
+// deadline (a takeover's) is minutes away: nats.go waits for a chunk until
+// its context's deadline, and a read that waited for that deadline held
+// the partition's release behind it.
+func TestObjectReadEndsWhenStalled(t *testing.T) {
+	defer func(idle time.Duration, rate float64) { objectIdle, objectRate = idle, rate }(objectIdle, objectRate)
+	objectIdle, objectRate = time.Second, 8<<20 // 16 MiB: 3 s in all
+	srv, n, _ := objectStore(t, 16<<20)         // far more than the client takes in before it is read
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	r, err := n.getObject(ctx, "big")
+	r, err := n.getObject(ctx, "big", 16<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 1024)
-	if _, err := io.ReadFull(r, buf); err != nil {
+	if _, err := io.ReadFull(r, make([]byte, 1024)); err != nil {
 		t.Fatal(err)
 	}
 	srv.Shutdown() // the rest never comes
-	var got atomic.Int64
 	done := make(chan error, 1)
 	go func() {
-		_, err := io.Copy(&countingDiscard{&got}, r)
+		_, err := io.Copy(io.Discard, r)
 		done <- err
 	}()
-	// Cancelled once the reader has taken in all the client had and
-	// waits for more.
-	for last := int64(-1); got.Load() != last; time.Sleep(300 * time.Millisecond) {
-		last = got.Load()
-	}
-	cancel()
 	select {
 	case err := <-done:
 		if err == nil {
 			t.Error("the read ended without an error, its object not whole")
 		}
+		r.Close()
 	case <-time.After(time.Minute):
-		t.Fatal("the read still waits a minute after its context was cancelled")
+		// Not closed: a close waits for the read.
+		t.Fatal("the read still waits a minute after its server went away (its time was 3 s)")
 	}
-	r.Close()
 }
 
-type countingDiscard struct{ n *atomic.Int64 }
-
-func (c *countingDiscard) Write(b []byte) (int, error) {
-	c.n.Add(int64(len(b)))
-	return len(b), nil
+// TestObjectReadSlowerThanFiveSeconds: a snapshot read over more than 5 s
+// (a big one, a slow disk) is read whole: nats.go gives a read without a
+// deadline 5 s for the whole object, so getObject gives it one.
+func TestObjectReadSlowerThanFiveSeconds(t *testing.T) {
+	_, n, body := objectStore(t, 4<<20)
+	r, err := n.getObject(t.Context(), "big", 4<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := make([]byte, 1024)
+	if _, err := io.ReadFull(r, got); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(6 * time.Second) // the reader is slow
+	rest, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("a read resumed after 6 s: %v", err)
+	}
+	if !bytes.Equal(append(got, rest...), body) {
+		t.Errorf("read %d bytes, not the %d stored", len(got)+len(rest), len(body))
+	}
 }

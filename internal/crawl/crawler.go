@@ -345,7 +345,9 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	for _, u := range c.seeds {
 		c.admitURL(seeds, u, 0, 0, frontier.High, "")
 	}
-	if err := seeds.commit(c.seen, c.front); err != nil {
+	if err := seeds.commit(c.seen, c.front); errors.Is(err, ErrStopping) {
+		return Summary{StoppedBy: "stopped"}, closeAll() // before it began: the seeds are offered again next run
+	} else if err != nil {
 		return Summary{StoppedBy: "failed"}, errors.Join(fmt.Errorf("crawl: record seeds: %w", err), closeAll())
 	}
 	c.setRunning(true)
@@ -703,6 +705,7 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 		c.log.Warn("crawl: a page not recorded, its process stopping; it is fetched again in the next run", "url", l.URL, "err", err)
 		c.stoppedByHook.Store(true)
 		c.stopLeasing()
+		lo.res.Retry = true // queued, as on disk
 	} else if err != nil {
 		c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 	} else {

@@ -313,7 +313,9 @@ func (c *Crawler) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 		}
 	}
 	if err := pb.commit(c.seen, c.front); err != nil {
-		c.fail(fmt.Errorf("crawl: record seeds: %w", err))
+		if !errors.Is(err, ErrStopping) { // the seeds are refused; the crawl ends as it was stopping anyway
+			c.fail(fmt.Errorf("crawl: record seeds: %w", err))
+		}
 		return nil, err
 	}
 	return out, nil

@@ -96,12 +96,14 @@ type Owners struct {
 	held     map[int]*lease
 	handoffs int
 	stopping bool // Stop has begun: take nothing more, hand nothing over
+	killed   bool // Kill: no lease is valid again
 
 	events   chan ownerEvent // to the callback goroutine
 	stop     chan struct{}
 	done     chan struct{} // the renew loop has ended
 	cbDone   chan struct{} // the callback goroutine has ended
 	stopOnce sync.Once
+	haltOnce sync.Once
 }
 
 type lease struct {
@@ -310,7 +312,7 @@ func (o *Owners) Stop(ctx context.Context) {
 	for _, p := range parts {
 		o.cfg.OnRelease(p)
 	}
-	o.halt()
+	o.haltOnce.Do(o.halt)
 	for _, p := range parts {
 		o.giveBack(ctx, p)
 	}
@@ -319,13 +321,17 @@ func (o *Owners) Stop(ctx context.Context) {
 
 // Kill stops the node without giving anything up, as a crash would: its
 // leases stay until their TTL, and Valid is false at once.
+// A kill during a Stop still ends the renewals at once: what Stop was
+// handing over runs out instead.
 func (o *Owners) Kill() {
-	o.stopOnce.Do(o.halt)
+	o.stopOnce.Do(func() {}) // a Stop after it does nothing
 	o.mu.Lock()
+	o.killed, o.stopping = true, true
 	for _, l := range o.held {
 		l.validUntil = time.Time{}
 	}
 	o.mu.Unlock()
+	o.haltOnce.Do(o.halt)
 }
 
 // halt ends both goroutines; callbacks queued are still delivered.
@@ -500,7 +506,7 @@ func (o *Owners) renew(p int) {
 	})
 	if err == nil {
 		o.mu.Lock()
-		if l == o.held[p] {
+		if l == o.held[p] && !o.killed {
 			l.rev, l.validUntil = newRev, sent.Add(o.fence)
 		}
 		o.mu.Unlock()
