@@ -344,7 +344,7 @@ func testClusterNodes(t *testing.T, command string) {
 	}
 
 	// The partitions' snapshots, each where its record says, whole.
-	js := connectJS(t, ns.ClientURL())
+	_, js := natstest.Connect(t, ns.ClientURL())
 	kv, keys := snapshotRecords(t, js)
 	if len(keys) == 0 {
 		t.Fatal("no snapshot recorded")
@@ -403,18 +403,6 @@ func fakeS3(t *testing.T) ([]string, *objstore.Store) {
 		t.Fatal(err)
 	}
 	return []string{"--s3-endpoint", srv.URL, "--s3-bucket", "warc", "--s3-prefix", "c/", "--s3-region", "us-east-1"}, store
-}
-
-// connectJS connects to the NATS at url for the length of the test.
-func connectJS(t *testing.T, url string) jetstream.JetStream {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, _ := jetstream.New(nc)
-	return js
 }
 
 // snapshotRecords returns the crawl's bucket of snapshot records and

@@ -470,7 +470,7 @@ func TestClusterAcceptance(t *testing.T) {
 // are refused, not stored: only a purge takes one away).
 func e2eSnapshots(t *testing.T, url string) (snapped int, purged [2]uint64) {
 	t.Helper()
-	js := connectJS(t, url)
+	_, js := natstest.Connect(t, url)
 	_, keys := snapshotRecords(t, js)
 	st, err := js.Stream(t.Context(), cluster.LinksStream)
 	if err != nil {

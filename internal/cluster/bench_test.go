@@ -30,12 +30,8 @@ func BenchmarkClusterThroughput(b *testing.B) {
 func clusterRate(b *testing.B, count int) float64 {
 	b.Helper()
 	ns := startNATSB(b)
-	web, err := synthweb.Start(synthweb.Config{Seed: 30, Hosts: 48, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+	web := startWeb(b, synthweb.Config{Seed: 30, Hosts: 48, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound, synthweb.RobotsRules}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer web.Close()
 	start := time.Now()
 	var nodes []*runningNode
 	for i := range count {

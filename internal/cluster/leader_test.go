@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"weft/internal/frontier"
@@ -23,15 +22,7 @@ import (
 // rounds of the three find such a read with a probability above 0.999.
 func TestReadsSeeEveryAckedWrite(t *testing.T) {
 	c := natstest.StartCluster(t)
-	nc, err := nats.Connect(c.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := natstest.Connect(t, c.URL())
 	ctx := t.Context()
 	n := &Node{js: js, life: ctx}
 	// Made once the cluster has placed them; written to once each has

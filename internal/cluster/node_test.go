@@ -17,7 +17,6 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
 	"weft/internal/crawl"
@@ -39,6 +38,17 @@ func TestMain(m *testing.M) {
 func startNATS(t *testing.T) *server.Server { return startNATSB(t) }
 
 func startNATSB(t testing.TB) *server.Server { return natstest.Start(t) }
+
+// startWeb starts a synthetic web, closed when the test ends.
+func startWeb(t testing.TB, cfg synthweb.Config) *synthweb.Web {
+	t.Helper()
+	web, err := synthweb.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	return web
+}
 
 type runningNode struct {
 	name     string
@@ -83,11 +93,7 @@ func startNodeConfig(t testing.TB, ns *server.Server, web *synthweb.Web, name st
 // from the start if paused (Resume it).
 func startNodeOpts(t testing.TB, ns *server.Server, web *synthweb.Web, name string, workers int, edit func(*crawl.Config), nedit func(*Config), paused bool) *runningNode {
 	t.Helper()
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, _ := jetstream.New(nc)
+	nc, js := natstest.Connect(t, ns.ClientURL())
 	cc := crawl.Config{DataDir: t.TempDir(), Workers: workers, Delay: testDelay, Grace: time.Millisecond,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
 	if web != nil { // else edit names the seeds and how their hosts resolve
@@ -183,12 +189,8 @@ func waitProgress(t *testing.T, web *synthweb.Web, share float64) {
 // delay, across the kill and the handoffs.
 func TestClusterCrawl(t *testing.T) {
 	ns := startNATS(t)
-	web, err := synthweb.Start(synthweb.Config{Seed: 28, Hosts: 24, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+	web := startWeb(t, synthweb.Config{Seed: 28, Hosts: 24, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound, synthweb.RobotsRules}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
 
 	var nodes []*runningNode
 	for _, name := range []string{"a", "b", "c"} {
@@ -286,12 +288,7 @@ func TestStartRefusesOtherPartitionCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Discard()
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	_, js := natstest.Connect(t, ns.ClientURL())
 	_, err = Start(t.Context(), js, Config{Node: "a", Partitions: testParts, TTL: testTTL,
 		Crawl: crawl.Config{Seeds: []string{"http://a.test/"}, DataDir: dir, UserAgent: "weft/test"}})
 	if err == nil || !strings.Contains(err.Error(), "4 partitions") {
@@ -310,12 +307,8 @@ func TestStartRefusesOtherPartitionCount(t *testing.T) {
 func TestTakeOverAfterCrashKeepsCrawlDelay(t *testing.T) {
 	ns := startNATS(t)
 	const crawlDelay = 2500 * time.Millisecond // > testTTL: without the kept clocks b would ask within ~TTL of a's last request
-	web, err := synthweb.Start(synthweb.Config{Seed: 41, Hosts: 4, PagesPerHost: 3, MinLinks: 10, MaxLinks: 12,
+	web := startWeb(t, synthweb.Config{Seed: 41, Hosts: 4, PagesPerHost: 3, MinLinks: 10, MaxLinks: 12,
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsCrawlDelay}, CrawlDelay: crawlDelay})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
 	agent := func(name string) func(*crawl.Config) {
 		return func(c *crawl.Config) { c.UserAgent = "weft/" + name + " (+https://example.org/weft-crawler)" }
 	}
@@ -398,13 +391,9 @@ func TestClusterRecrawl(t *testing.T) {
 		livePer  = 2
 		minVisit = 3 * time.Second
 	)
-	web, err := synthweb.Start(synthweb.Config{Seed: 43, Hosts: hosts, PagesPerHost: 4, MinLinks: 10, MaxLinks: 12,
+	web := startWeb(t, synthweb.Config{Seed: 43, Hosts: hosts, PagesPerHost: 4, MinLinks: 10, MaxLinks: 12,
 		LivePages: livePer, LiveIntervals: []time.Duration{0}, // never change: each recrawl is a 304
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
 	serve := func(name string) func(*crawl.Config) {
 		return func(c *crawl.Config) {
 			c.UserAgent = "weft/" + name + " (+https://example.org/weft-crawler)"
@@ -525,11 +514,7 @@ func waitLog(t *testing.T, web *synthweb.Web, what string, cond func([]synthweb.
 // replaying the log gets the seed, its scope and depth 0, not the link.
 func TestLinksKeepFirstOffer(t *testing.T) {
 	ns := startNATS(t)
-	web, err := synthweb.Start(synthweb.Config{Seed: 44, Hosts: 1, PagesPerHost: 3, MinLinks: 10, MaxLinks: 12})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
+	web := startWeb(t, synthweb.Config{Seed: 44, Hosts: 1, PagesPerHost: 3, MinLinks: 10, MaxLinks: 12})
 	rn := startNode(t, ns, web, "a")
 	const u = "http://first.test/page"
 	for _, o := range []crawl.Offered{{URL: u, Depth: 0}, {URL: u, Depth: 3, Via: "http://first.test/"}} {

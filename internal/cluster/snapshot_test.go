@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"weft/internal/crawl"
+	"weft/internal/natstest"
 	"weft/internal/seen"
 	"weft/internal/synthweb"
 )
@@ -36,12 +37,8 @@ func snapshotsOften(c *Config) {
 // as a URL and as a visit.
 func TestSnapshotTakeover(t *testing.T) {
 	ns := startNATS(t)
-	web, err := synthweb.Start(synthweb.Config{Seed: 29, Hosts: 16, PagesPerHost: 12, MinLinks: 15, MaxLinks: 25,
+	web := startWeb(t, synthweb.Config{Seed: 29, Hosts: 16, PagesPerHost: 12, MinLinks: 15, MaxLinks: 25,
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound, synthweb.RobotsRules}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
 
 	// A longer delay than the other tests': a crawls for seconds, not
 	// for the time a slow machine takes to make its first snapshots.
@@ -61,12 +58,7 @@ func TestSnapshotTakeover(t *testing.T) {
 	a.nc.Close()
 	before := pageRequests(web)
 
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	_, js := natstest.Connect(t, ns.ClientURL())
 	ctx := t.Context()
 	covered := 0
 	for p := range testParts {
@@ -270,24 +262,15 @@ func subjectKeys(t *testing.T, js jetstream.JetStream, stream string) []seen.Key
 // node makes no snapshots of its own, and still looks.
 func TestForeignSnapshotReadIn(t *testing.T) {
 	ns := startNATS(t)
-	web, err := synthweb.Start(synthweb.Config{Seed: 30, Hosts: 3, PagesPerHost: 6, MinLinks: 10, MaxLinks: 12,
+	web := startWeb(t, synthweb.Config{Seed: 30, Hosts: 3, PagesPerHost: 6, MinLinks: 10, MaxLinks: 12,
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
 	old := lookEvery
 	t.Cleanup(func() { lookEvery = old })
 	lookEvery = 300 * time.Millisecond
 	a := startNodeConfig(t, ns, web, "a", 2, nil, func(c *Config) { c.SnapshotEvery = -1 })
 	waitProgress(t, web, 1)
 
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	_, js := natstest.Connect(t, ns.ClientURL())
 	ctx := t.Context()
 	kv, err := js.KeyValue(ctx, SnapsBucket)
 	if err != nil {
@@ -336,20 +319,11 @@ func TestForeignSnapshotReadIn(t *testing.T) {
 // replay logs that no longer hold what the snapshot covered.
 func TestDeletedRecordMadeAgain(t *testing.T) {
 	ns := startNATS(t)
-	web, err := synthweb.Start(synthweb.Config{Seed: 31, Hosts: 3, PagesPerHost: 6, MinLinks: 10, MaxLinks: 12,
+	web := startWeb(t, synthweb.Config{Seed: 31, Hosts: 3, PagesPerHost: 6, MinLinks: 10, MaxLinks: 12,
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
 	a := startNodeConfig(t, ns, web, "a", 2, nil, snapshotsOften)
 	waitProgress(t, web, 1)
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	_, js := natstest.Connect(t, ns.ClientURL())
 	kv, err := js.KeyValue(t.Context(), SnapsBucket)
 	if err != nil {
 		t.Fatal(err)
@@ -394,15 +368,7 @@ func TestDeletedRecordMadeAgain(t *testing.T) {
 func objectStore(t *testing.T, size int) (*server.Server, *Node, []byte) {
 	t.Helper()
 	srv := startNATS(t)
-	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := natstest.Connect(t, srv.ClientURL(), nats.MaxReconnects(-1))
 	obs, err := js.CreateObjectStore(t.Context(), jetstream.ObjectStoreConfig{Bucket: ObjectsBucket})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
@@ -82,12 +81,7 @@ func TestPageEvents(t *testing.T) {
 	}
 
 	// Read the stream as an indexer would.
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	_, js := natstest.Connect(t, ns.ClientURL())
 	cons, err := js.OrderedConsumer(ctx, DefaultPagesStream, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		t.Fatal(err)
@@ -152,12 +146,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func TestPagesKeepsAnExistingStream(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	_, js := natstest.Connect(t, ns.ClientURL())
 	ctx := t.Context()
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OPS", Subjects: []string{"ops.pages.>"}, MaxAge: time.Hour, Duplicates: time.Minute}); err != nil {
 		t.Fatal(err)

@@ -33,6 +33,22 @@ func Start(t testing.TB) *server.Server {
 	return s
 }
 
+// Connect connects a test's client to url, closed when the test ends, and
+// returns it with its JetStream context.
+func Connect(t testing.TB, url string, opts ...nats.Option) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}
+
 // Cluster is three JetStream servers routed together on loopback.
 type Cluster struct {
 	Servers []*server.Server
