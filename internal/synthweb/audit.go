@@ -3,6 +3,7 @@ package synthweb
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"time"
 )
@@ -10,22 +11,36 @@ import (
 // AuditReport judges a crawl's politeness from the servers' side: what the
 // request log says, not what the crawler believes it did.
 type AuditReport struct {
-	Requests       int           // requests (and silent-host connections) received
-	Hosts          int           // hosts that received any
-	MinGap         time.Duration // shortest start-to-start gap seen on any host
-	Overlaps       []string      // a request that started before the previous one to its host ended
-	ShortGaps      []string      // start-to-start gap below max(delay, the host's Crawl-delay)
-	RobotsNotFirst []string      // a host whose first request was not for robots.txt
+	Requests  int           // requests (and silent-host connections) received
+	Hosts     int           // hosts that received any
+	MinGap    time.Duration // shortest start-to-start gap seen on any host
+	Overlaps  []string      // a request that started before the previous one to its host ended
+	ShortGaps []string      // start-to-start gap below max(delay, the host's Crawl-delay)
+	// ShortRests are requests that started less than max(delay, the
+	// host's Crawl-delay) after the previous one's handler really ended,
+	// where that handler went on after its client had left (Abandoned):
+	// the server was still busy with a request its client had given up.
+	// (An ordinary handler may return a moment after its client has read
+	// the whole answer, so its End is not a rest's start.)
+	ShortRests     []string
+	RobotsNotFirst []string // a host whose first request was not for robots.txt
+}
+
+// Breaches lists every breach of politeness the audit found: overlaps,
+// short gaps and short rests.
+func (r AuditReport) Breaches() []string {
+	return slices.Concat(r.Overlaps, r.ShortGaps, r.ShortRests)
 }
 
 // OK reports whether the crawl was polite.
 func (r AuditReport) OK() bool {
-	return len(r.Overlaps) == 0 && len(r.ShortGaps) == 0 && len(r.RobotsNotFirst) == 0
+	return len(r.Overlaps) == 0 && len(r.ShortGaps) == 0 && len(r.ShortRests) == 0 && len(r.RobotsNotFirst) == 0
 }
 
 // Audit reads the request log of w and checks every host: no two requests
 // in flight at once, no start-to-start gap shorter than max(delay, the
-// host's Crawl-delay), and robots.txt requested before anything else.
+// host's Crawl-delay), nor any rest from the end of a handler that went on
+// after its client left, and robots.txt requested before anything else.
 // Requests that are part of a robots.txt redirect chain count as robots.txt.
 func Audit(w *Web, delay time.Duration) AuditReport {
 	hosts := map[string]HostInfo{}
@@ -59,8 +74,11 @@ func Audit(w *Web, delay time.Duration) AuditReport {
 		want := max(delay, h.CrawlDelay)
 		for i := 1; i < len(reqs); i++ {
 			prev, cur := reqs[i-1], reqs[i]
-			if prev.End.IsZero() || cur.Start.Before(prev.End) {
+			switch rest := cur.Start.Sub(prev.End); {
+			case prev.End.IsZero() || rest < 0:
 				rep.Overlaps = append(rep.Overlaps, fmt.Sprintf("%s: %s started while %s was in flight", name, cur.Path, prev.Path))
+			case prev.Abandoned && rest < want:
+				rep.ShortRests = append(rep.ShortRests, fmt.Sprintf("%s: %s started %v after the handler of %s ended; want at least %v", name, cur.Path, rest, prev.Path, want))
 			}
 			gap := cur.Start.Sub(prev.Start)
 			if rep.MinGap < 0 || gap < rep.MinGap {
@@ -94,8 +112,9 @@ func (r AuditReport) Write(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  overlapping requests to one host:     %s\n", verdict(len(r.Overlaps)))
 	fmt.Fprintf(w, "  gaps shorter than the host's delay:   %s (shortest gap seen %v)\n", verdict(len(r.ShortGaps)), r.MinGap.Round(time.Millisecond))
+	fmt.Fprintf(w, "  rests shorter than the host's delay:  %s (from each handler's real end)\n", verdict(len(r.ShortRests)))
 	fmt.Fprintf(w, "  hosts asked for a page before robots: %s\n", verdict(len(r.RobotsNotFirst)))
-	for _, list := range [][]string{r.Overlaps, r.ShortGaps, r.RobotsNotFirst} {
+	for _, list := range [][]string{r.Overlaps, r.ShortGaps, r.ShortRests, r.RobotsNotFirst} {
 		for i, s := range list {
 			if i == 5 {
 				fmt.Fprintf(w, "    ... and %d more\n", len(list)-5)

@@ -42,6 +42,7 @@ var hostileKinds = [...]string{
 	HostileRedirectLoop, HostileRedirectChain, HostileManyLinks, HostileHugeRobots,
 	HostileStorm429, HostileStorm503,
 	TrapSessions, TrapFacets, TrapDeep, TrapCalendar,
+	HostileLinger,
 }
 
 // HostileKindsAll returns the kind of every hostile and trap host, in the
@@ -284,7 +285,7 @@ func (s *silentServer) hold(c net.Conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
-	s.w.log.end(i, 0, 0, time.Now())
+	s.w.log.end(i, 0, 0, time.Now(), false)
 }
 
 func (s *silentServer) close() error {

@@ -332,6 +332,8 @@ func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 		w.serveDeep(rw, r, h)
 	case TrapCalendar:
 		w.serveCalendar(rw, r, h)
+	case HostileLinger:
+		w.serveLinger(rw, r, h)
 	case HostileStorm429, HostileStorm503:
 		if path == robotsPath {
 			notFound(rw, r)

@@ -136,8 +136,8 @@ func overlap(a, b string) float64 {
 func TestHostileKindsSelection(t *testing.T) {
 	t.Parallel()
 	all := HostileKindsAll()
-	if len(all) != 22 {
-		t.Errorf("%d kinds, want 22", len(all))
+	if len(all) != 23 {
+		t.Errorf("%d kinds, want 23", len(all))
 	}
 	seen := map[string]bool{}
 	var traps []string

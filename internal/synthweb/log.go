@@ -22,6 +22,10 @@ type Request struct {
 	Start     time.Time // when the handler started, before any latency
 	End       time.Time // when the handler returned; zero while it is still running
 	Bytes     int64     // body bytes written
+	// Abandoned says the client left before the handler returned: from
+	// then to End the server went on working for nobody, and a polite
+	// client's next request waits for End plus its delay.
+	Abandoned bool
 }
 
 // requestLog records requests in arrival order. A request is appended when
@@ -47,11 +51,11 @@ func (l *requestLog) begin(r Request) int {
 	return len(l.reqs) - 1
 }
 
-func (l *requestLog) end(i, status int, bytes int64, end time.Time) {
+func (l *requestLog) end(i, status int, bytes int64, end time.Time, abandoned bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := &l.reqs[i]
-	r.Status, r.Bytes, r.End = status, bytes, end
+	r.Status, r.Bytes, r.End, r.Abandoned = status, bytes, end, abandoned
 	if l.inflight--; l.inflight == 0 {
 		close(l.idle)
 	}
@@ -149,7 +153,9 @@ func (hh hostHandler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	// connection is released after the entry is complete, so that Close,
 	// which waits for the release, never leaves an entry without its End.
 	defer func() {
-		w.log.end(i, lw.status, lw.bytes, time.Now())
+		// net/http cancels the request's context when the client's
+		// connection closes, and otherwise only after the handler returns.
+		w.log.end(i, lw.status, lw.bytes, time.Now(), r.Context().Err() != nil)
 		if lw.conn != nil {
 			w.releaseConn(lw.conn)
 		}

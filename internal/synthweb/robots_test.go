@@ -312,15 +312,28 @@ func TestCloseReleasesHangs(t *testing.T) {
 // waitLog waits until some log entry satisfies ok.
 func waitLog(t *testing.T, w *Web, ok func(Request) bool) Request {
 	t.Helper()
+	var found Request
+	waitLogged(t, w, func(log []Request) bool {
+		for _, r := range log {
+			if ok(r) {
+				found = r
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// waitLogged waits until the whole log satisfies ok.
+func waitLogged(t *testing.T, w *Web, ok func([]Request) bool) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		for _, r := range w.Log() {
-			if ok(r) {
-				return r
-			}
+		if ok(w.Log()) {
+			return
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatal("no matching request in the log")
-	return Request{}
+	t.Fatal("the log never matched")
 }

@@ -85,6 +85,9 @@ type Config struct {
 	// DripInterval is the pause between the single bytes the drip-headers
 	// and drip-body hosts send; zero means 2 seconds.
 	DripInterval time.Duration
+	// LingerFor is how long the linger host's handler goes on after its
+	// client has gone; zero means 3 seconds.
+	LingerFor time.Duration
 	// Domain is the parent domain of the host names; zero means "weft.test".
 	// Ordinary hosts are h000.<Domain>, h001.<Domain>, ...; hostile and
 	// trap hosts are <kind>.<Domain>: gzip-bomb.<Domain>, ...,
@@ -125,6 +128,9 @@ func (c Config) withDefaults() Config {
 	if c.DripInterval == 0 {
 		c.DripInterval = 2 * time.Second
 	}
+	if c.LingerFor == 0 {
+		c.LingerFor = 3 * time.Second
+	}
 	if c.Domain == "" {
 		c.Domain = "weft.test"
 	}
@@ -163,6 +169,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("synthweb: HangLimit %v is negative", c.HangLimit)
 	case c.DripInterval < 0:
 		return fmt.Errorf("synthweb: DripInterval %v is negative", c.DripInterval)
+	case c.LingerFor < 0:
+		return fmt.Errorf("synthweb: LingerFor %v is negative", c.LingerFor)
 	}
 	seen := make(map[string]bool, len(c.HostileKinds))
 	for i, k := range c.HostileKinds {
