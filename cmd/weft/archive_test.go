@@ -324,7 +324,7 @@ func testClusterNodes(t *testing.T, command string) {
 		t.Fatal(err)
 	}
 	audit := synthweb.Audit(web, 20*time.Millisecond)
-	for _, s := range append(audit.Overlaps, audit.ShortGaps...) {
+	for _, s := range audit.Breaches() {
 		t.Errorf("politeness: %s", s)
 	}
 	auth := map[string]string{}

@@ -422,7 +422,7 @@ func TestClusterAcceptance(t *testing.T) {
 	// Politeness, from the server's side, across the kill, the NATS
 	// server's loss and every handoff.
 	audit := synthweb.Audit(web, e2eDelay)
-	for _, s := range append(audit.Overlaps, audit.ShortGaps...) {
+	for _, s := range audit.Breaches() {
 		t.Errorf("politeness: %s", s)
 	}
 	t.Logf("%d requests to %d hosts; shortest gap %v", audit.Requests, audit.Hosts, audit.MinGap)

@@ -484,7 +484,7 @@ func TestExternalFetchers(t *testing.T) {
 		t.Fatalf("%d URLs fetched by external fetchers, abandoned %v", external.Load(), abandoned.Load())
 	}
 	if rep := synthweb.Audit(web, delay); !rep.OK() {
-		t.Errorf("politeness with external fetchers: overlaps %v, short gaps %v, robots not first %v", rep.Overlaps, rep.ShortGaps, rep.RobotsNotFirst)
+		t.Errorf("politeness with external fetchers: %v, robots not first %v", rep.Breaches(), rep.RobotsNotFirst)
 	}
 	got := map[string]bool{}
 	auth := map[string]string{}

@@ -273,7 +273,7 @@ func TestClusterCrawl(t *testing.T) {
 		t.Errorf("%d pages fetched twice, more than the killed node's 4 leases", twice)
 	}
 	audit := synthweb.Audit(web, testDelay)
-	for _, s := range append(audit.Overlaps, audit.ShortGaps...) {
+	for _, s := range audit.Breaches() {
 		t.Errorf("politeness: %s", s)
 	}
 }
@@ -371,7 +371,7 @@ func TestTakeOverAfterCrashKeepsCrawlDelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	audit := synthweb.Audit(web, testDelay)
-	for _, s := range append(audit.Overlaps, audit.ShortGaps...) {
+	for _, s := range audit.Breaches() {
 		t.Errorf("politeness: %s", s)
 	}
 	t.Logf("%d requests to %d hosts, shortest gap %v (Crawl-delay %v, lease TTL %v)", audit.Requests, audit.Hosts, audit.MinGap, crawlDelay, testTTL)
@@ -492,7 +492,7 @@ func TestClusterRecrawl(t *testing.T) {
 		t.Errorf("c visited live pages %d times, %d of them answered 304: want every one conditional on what a and b learnt", cVisits, c304)
 	}
 	audit := synthweb.Audit(web, testDelay)
-	for _, s := range append(audit.Overlaps, audit.ShortGaps...) {
+	for _, s := range audit.Breaches() {
 		t.Errorf("politeness: %s", s)
 	}
 }

@@ -98,7 +98,7 @@ func TestSnapshotTakeover(t *testing.T) {
 		t.Errorf("a fetched %d of %d pages before it was killed: too many for b to show it takes over", len(before), want)
 	}
 	audit := synthweb.Audit(web, delay)
-	for _, s := range append(audit.Overlaps, audit.ShortGaps...) {
+	for _, s := range audit.Breaches() {
 		t.Errorf("politeness: %s", s)
 	}
 

@@ -159,7 +159,7 @@ func TestNodesSplitHostsByPartition(t *testing.T) {
 		}
 	}
 	audit := synthweb.Audit(web, delay)
-	for _, s := range append(audit.Overlaps, audit.ShortGaps...) {
+	for _, s := range audit.Breaches() {
 		t.Errorf("politeness: %s", s)
 	}
 	if sums[0].Forwarded == 0 || sums[1].Forwarded == 0 || sums[0].Pages == 0 || sums[1].Pages == 0 {

@@ -178,11 +178,8 @@ func TestSurvivesKillNine(t *testing.T) {
 	}
 
 	audit := synthweb.Audit(web, delay)
-	for _, s := range audit.Overlaps {
-		t.Errorf("overlap across restarts: %s", s)
-	}
-	for _, s := range audit.ShortGaps {
-		t.Errorf("short gap across restarts: %s", s)
+	for _, s := range audit.Breaches() {
+		t.Errorf("politeness across restarts: %s", s)
 	}
 	for _, s := range audit.RobotsNotFirst {
 		t.Errorf("robots.txt not first: %s", s)

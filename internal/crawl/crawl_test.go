@@ -199,11 +199,8 @@ func testPoliteness(t *testing.T, b *bigCrawl) {
 	if audit.Requests < 1000 {
 		t.Fatalf("only %d requests: the crawl did not run", audit.Requests)
 	}
-	for _, s := range audit.Overlaps {
-		t.Errorf("overlap: %s", s)
-	}
-	for _, s := range audit.ShortGaps {
-		t.Errorf("short gap: %s", s)
+	for _, s := range audit.Breaches() {
+		t.Errorf("politeness: %s", s)
 	}
 	for _, s := range audit.RobotsNotFirst {
 		t.Errorf("robots.txt not first: %s", s)

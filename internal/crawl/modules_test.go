@@ -63,7 +63,7 @@ func TestImageModule(t *testing.T) {
 			t.Errorf("read by handler: %v; want one image read", sum.Handled)
 		}
 		audit := synthweb.Audit(web, delay)
-		for _, s := range append(audit.Overlaps, audit.ShortGaps...) {
+		for _, s := range audit.Breaches() {
 			t.Errorf("politeness: %s", s)
 		}
 		if !with {
