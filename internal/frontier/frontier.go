@@ -1127,6 +1127,12 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	} else {
 		h.clock = f.cfg.advance(h.clock, c.result, now)
 	}
+	if g := fl.group; g != nil && c.result.Fetched && c.result.Signal == Strained {
+		// The server behind the group may still be working on the request
+		// it could not finish: none of its hosts is asked before the
+		// strained host's backoff has passed.
+		g.nextAt = later(g.nextAt, now.Add(h.clock.Backoff))
+	}
 	if c.result.SetGroup {
 		f.setGroup(h, c.result.Group)
 		h.groupSet = true

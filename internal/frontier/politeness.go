@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -17,9 +18,17 @@ const (
 	Throttled
 	// Unavailable: 503 Service Unavailable. Throttled and an error both.
 	Unavailable
-	// Failed: a timeout, a connection error or a 5xx other than 503. It
-	// counts toward the host's error streak.
+	// Failed: a 5xx other than 503, or a request that failed without
+	// straining the server (a TLS or protocol error). It counts toward the
+	// host's error streak.
 	Failed
+	// Strained: the request ended without a whole answer: a timeout, a
+	// reset, a body cut off by the server or by the crawler's silence
+	// timeout. The server may still be working on it, so it is a failure
+	// and a wait both: the backoff becomes at least LatencyFactor times
+	// the request's elapsed time (Result.Took), doubling with each strain
+	// in a row, and the host's server group (Config.IPGap) waits as long.
+	Strained
 )
 
 func (s Signal) String() string {
@@ -32,6 +41,8 @@ func (s Signal) String() string {
 		return "unavailable"
 	case Failed:
 		return "failed"
+	case Strained:
+		return "strained"
 	}
 	return fmt.Sprintf("signal(%d)", int(s))
 }
@@ -57,13 +68,23 @@ type Clock struct {
 	ThrottledSince time.Time
 }
 
+// DefaultLatencyFactor is Politeness.LatencyFactor's default, Heritrix's
+// delay factor: after a response that took t, the host waits at least 5t,
+// so the crawler keeps one of the server's workers busy at most a sixth of
+// the time. A host that answers within Delay/5 (200 ms at the usual 1 s) is
+// not slowed at all; a request cut by the 15 s silence timeout holds its
+// host for 75 s, long enough for a server still working on it to finish.
+const DefaultLatencyFactor = 5
+
 // Politeness says how a host's clock moves after each request, beyond
 // Config.Delay. It is part of Config; New fills in the defaults of the
-// fields left zero, except LatencyFactor.
+// fields left zero.
 type Politeness struct {
 	// LatencyFactor makes the gap at least this multiple of the last
 	// response's download time (Najork's rule: a slow server is asked
-	// less often). Zero turns it off.
+	// less often), and a strained request's backoff at least this multiple
+	// of its elapsed time. Zero means DefaultLatencyFactor; negative turns
+	// the rule off (a strain then backs off from MinBackoff).
 	LatencyFactor float64
 	// MinBackoff is the backoff after a first 429 or 503 without
 	// Retry-After; it doubles with each one after, up to MaxBackoff, and
@@ -85,6 +106,12 @@ type Politeness struct {
 }
 
 func (p *Politeness) setDefaults(delay time.Duration) {
+	switch {
+	case p.LatencyFactor == 0:
+		p.LatencyFactor = DefaultLatencyFactor
+	case p.LatencyFactor < 0:
+		p.LatencyFactor = 0
+	}
 	if p.MinBackoff == 0 {
 		p.MinBackoff = max(delay, time.Second)
 	}
@@ -108,8 +135,8 @@ func (p *Politeness) setDefaults(delay time.Duration) {
 // Validate reports the first invalid field.
 func (p Politeness) Validate() error {
 	switch {
-	case p.LatencyFactor < 0:
-		return fmt.Errorf("frontier: latency factor %v is negative", p.LatencyFactor)
+	case math.IsNaN(p.LatencyFactor) || math.IsInf(p.LatencyFactor, 0):
+		return fmt.Errorf("frontier: latency factor %v is not a number", p.LatencyFactor)
 	case p.MinBackoff < 0 || p.MaxBackoff < 0 || p.MaxRetryAfter < 0 || p.ParkFor < 0:
 		return fmt.Errorf("frontier: backoff, Retry-After cap and park time must not be negative")
 	case p.MinBackoff > 0 && p.MaxBackoff > 0 && p.MinBackoff > p.MaxBackoff:
@@ -181,7 +208,12 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 			}
 		}
 	}
-	if r.Signal == Unavailable || r.Signal == Failed {
+	if r.Signal == Strained {
+		// MaxBackoff caps the doubling, never the latency rule: the server
+		// may be working on the request for as long as that says.
+		c.Backoff = max(min(max(2*c.Backoff, p.MinBackoff), p.MaxBackoff), p.latencyWait(r.Took))
+	}
+	if r.Signal == Unavailable || r.Signal == Failed || r.Signal == Strained {
 		c.Streak++
 		c.Errors++
 		if p.ParkAfter > 0 && c.Streak >= p.ParkAfter {
@@ -194,10 +226,16 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 			c.GaveUp = true
 		}
 	}
-	gap := cfg.gap(c)
-	if p.LatencyFactor > 0 {
-		gap = max(gap, time.Duration(p.LatencyFactor*float64(r.Took)))
-	}
+	gap := max(cfg.gap(c), p.latencyWait(r.Took))
 	c.NextAt = now.Add(max(gap, hold))
 	return c
+}
+
+// latencyWait is the wait the latency rule asks for after a request that
+// took took.
+func (p *Politeness) latencyWait(took time.Duration) time.Duration {
+	if p.LatencyFactor <= 0 || took <= 0 {
+		return 0
+	}
+	return time.Duration(min(p.LatencyFactor*float64(took), math.MaxInt64/2))
 }

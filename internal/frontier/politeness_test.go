@@ -327,3 +327,75 @@ func TestThrottleStormGivesUp(t *testing.T) {
 		t.Fatalf("after 4 429s in a row over 3 hours: %+v, want given up", c)
 	}
 }
+
+// A strained request (a timeout, a reset, a body cut off) holds its host
+// for the latency factor times its elapsed time, whatever Delay says, and
+// a run of them doubles that wait up to MaxBackoff; answers halve it back.
+func TestStrainWaitsForTheLatencyFactorAndDoubles(t *testing.T) {
+	cfg := Config{Delay: 100 * time.Millisecond, Politeness: Politeness{MaxBackoff: 5 * time.Minute, ParkAfter: -1, GiveUpAfter: -1}}
+	cut := Result{Fetched: true, Signal: Strained, Took: 15 * time.Second}
+	got := gapsAfter(t, cfg, append(repeat(cut, 4), repeat(Result{Fetched: true, Took: time.Millisecond}, 3)...))
+	want := []time.Duration{
+		75 * time.Second, 150 * time.Second, 300 * time.Second, 300 * time.Second, // 5 x 15 s, doubled, capped
+		150 * time.Second, 75 * time.Second, 37500 * time.Millisecond, // answers halve it
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("gaps %v, want %v", got, want)
+	}
+	// MaxBackoff caps the doubling, not the latency rule.
+	cfg.Politeness.MaxBackoff = 30 * time.Second
+	if got := gapsAfter(t, cfg, repeat(cut, 2)); fmt.Sprint(got) != fmt.Sprint([]time.Duration{75 * time.Second, 75 * time.Second}) {
+		t.Fatalf("MaxBackoff 30s: gaps %v, want 75s twice", got)
+	}
+	// With the latency rule off, a strain still backs off, from MinBackoff.
+	cfg.Politeness.LatencyFactor = -1
+	got = gapsAfter(t, cfg, repeat(Result{Fetched: true, Signal: Strained, Took: 15 * time.Second}, 2))
+	if want := []time.Duration{time.Second, 2 * time.Second}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("latency rule off: gaps %v, want %v", got, want)
+	}
+	f := newFrontier(t, Config{Delay: time.Second, Politeness: Politeness{ParkAfter: 2}})
+	c := f.Advance(Clock{}, Result{Fetched: true, Signal: Strained, Took: time.Second}, time.Unix(1000, 0))
+	if c.Streak != 1 || c.Errors != 1 {
+		t.Errorf("after a strain: %+v; a strain is a failure too", c)
+	}
+}
+
+// TestStrainHoldsTheServerGroup strains one of two hosts on one server:
+// the other host, though its own clock has run out, waits with it.
+func TestStrainHoldsTheServerGroup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, Config{Delay: 100 * time.Millisecond, IPGap: 10 * time.Millisecond})
+		f.Add(items("a.shared.test", 2, Normal)...)
+		f.Add(items("b.shared.test", 2, Normal)...)
+		var mu sync.Mutex
+		var strained bool
+		var strainedAt time.Time
+		var after []time.Duration
+		runWorkers(t, f, 2, 0, func(l Lease) Result {
+			if l.NeedGroup {
+				return Result{Retry: true, SetGroup: true, Group: "10.0.0.1"}
+			}
+			mu.Lock()
+			first := !strained
+			strained = true
+			if !first {
+				after = append(after, time.Since(strainedAt))
+			}
+			mu.Unlock()
+			if !first {
+				return Result{Fetched: true}
+			}
+			time.Sleep(2 * time.Second) // the request the server could not finish
+			mu.Lock()
+			strainedAt = time.Now()
+			mu.Unlock()
+			return Result{Fetched: true, Signal: Strained, Took: 2 * time.Second}
+		})
+		if len(after) != 3 {
+			t.Fatalf("%d requests after the strain, want 3", len(after))
+		}
+		if after[0] < 10*time.Second {
+			t.Errorf("the next request to the strained server came %v after the strain, want >= 10s (5 x 2s)", after[0])
+		}
+	})
+}
