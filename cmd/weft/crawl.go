@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/netip"
 	"os"
 	"regexp"
@@ -141,7 +142,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.frontBuffer, "front-buffer", 4096, "URLs of each of the 3 priority queues kept in memory; the rest is on disk")
 	fs.IntVar(&f.headSize, "head-size", 64, "URLs of each active host kept in memory; the rest is on disk")
 	fs.IntVar(&f.hostCache, "host-cache", 131072, "hosts whose clock is kept in memory (about 200 bytes each); others are read from disk")
-	fs.Float64Var(&f.latencyFactor, "latency-factor", 0, "make a host's gap at least this multiple of its last response time (0: off)")
+	fs.Float64Var(&f.latencyFactor, "latency-factor", frontier.DefaultLatencyFactor, "make a host's gap at least this multiple of its last response time, and a timed-out or cut request's wait at least this multiple of its time (0: off)")
 	fs.DurationVar(&f.maxBackoff, "max-backoff", 10*time.Minute, "ceiling of the backoff that doubles on each 429 or 503 without Retry-After")
 	fs.DurationVar(&f.maxRetryAfter, "max-retry-after", time.Hour, "longest Retry-After honoured")
 	fs.IntVar(&f.parkAfter, "park-after", 5, "failures in a row (timeouts, connection errors, 5xx) that park a host, for --park-for, doubled each time (-1: never)")
@@ -231,8 +232,12 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	if f.maxPerPattern > 65000 {
 		return cfg, usagef("--max-urls-per-pattern %d: at most 65000", f.maxPerPattern)
 	}
-	if f.latencyFactor < 0 {
-		return cfg, usagef("--latency-factor %v: must not be negative", f.latencyFactor)
+	if f.latencyFactor < 0 || math.IsNaN(f.latencyFactor) || math.IsInf(f.latencyFactor, 0) {
+		return cfg, usagef("--latency-factor %v: must be a number, 0 or more", f.latencyFactor)
+	}
+	latencyFactor := f.latencyFactor
+	if latencyFactor == 0 {
+		latencyFactor = -1 // off; the frontier's zero is its default
 	}
 	if f.ipGroup != crawl.IPGroupIP && f.ipGroup != crawl.IPGroupSubnet && f.ipGroup != crawl.IPGroupOff {
 		return cfg, usagef("--ip-group %q: want ip, subnet or off", f.ipGroup)
@@ -317,7 +322,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		WithImages:        f.withImages,
 		NoSitemaps:        !f.sitemaps,
 		Politeness: frontier.Politeness{
-			LatencyFactor: f.latencyFactor, MaxBackoff: f.maxBackoff, MaxRetryAfter: f.maxRetryAfter,
+			LatencyFactor: latencyFactor, MaxBackoff: f.maxBackoff, MaxRetryAfter: f.maxRetryAfter,
 			ParkAfter: f.parkAfter, ParkFor: f.parkFor, GiveUpAfter: f.giveUpAfter,
 		},
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),

@@ -242,8 +242,16 @@ func TestHostileWeb(t *testing.T) {
 		t.Fatalf("--summary: %v", err)
 	}
 	checkHostileCounts(t, sum)
+	if err := web.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	checkHostileCosts(t, web, headerTimeout, timeout)
 	checkOrdinaryCovered(t, web)
+	// Politeness, from the servers' side, on every host, the ones that hang,
+	// drip, reset or go on working after weft gave up included.
+	for _, s := range synthweb.Audit(web, 20*time.Millisecond).Breaches() {
+		t.Errorf("politeness: %s", s)
+	}
 }
 
 // sample is one scrape of the child's metrics.
@@ -301,6 +309,7 @@ func checkHostileCounts(t *testing.T, s crawl.Summary) {
 		{"huge-robots: robots.txt read in part", s.RobotsCut},
 		{"storm-429: 429 answers", s.Throttled},
 		{"storm-503: 503 answers", s.Unavailable},
+		{"drip-headers, hang, drip-body, reset, linger: requests cut, counted as strain (>= 5)", s.Strained - 4},
 		{"silent: hosts down, robots.txt timed out", s.HostsDown["timeout"]},
 		{"copies: links of near-duplicate pages not followed", s.Rejected[crawl.RejectNearDup]},
 		{"traps: URLs refused by the pattern cap", s.Rejected[crawl.RejectPattern]},
@@ -372,6 +381,7 @@ func checkHostileCosts(t *testing.T, web *synthweb.Web, headerTimeout, timeout t
 		synthweb.HostileHang:          {3, headerTimeout + slack},
 		synthweb.HostileDripBody:      {3, timeout + slack},
 		synthweb.HostileReset:         {3, timeout},
+		synthweb.HostileLinger:        {3, headerTimeout + 3*time.Second + slack}, // "/" and /work/1, /work/2, each ending 3 s after weft gave up
 		synthweb.HostileHugeHeaders:   {3, timeout},
 		synthweb.HostileGzipBomb:      {1, timeout},
 		synthweb.HostileEndless:       {1, timeout + slack},

@@ -30,6 +30,7 @@ type Stats struct {
 	Recrawls       int64            `json:"recrawls"`
 	Throttled      int64            `json:"throttled"`
 	Unavailable    int64            `json:"unavailable"`
+	Strained       int64            `json:"strained"`
 	GaveUp         int64            `json:"gave_up"`
 	Traps          int64            `json:"traps"`
 	SeenFalsePos   int64            `json:"seen_false_positives"`
@@ -102,7 +103,7 @@ func statsOf(l crawl.Live) Stats {
 		ByStatus: nonNil(s.ByStatus), ByOutcome: nonNil(l.Outcomes), Errors: nonNil(s.Errors), Rejected: nonNil(s.Rejected),
 		Robots: nonNil(s.Robots), Handled: nonNil(s.Handled),
 		Revisits: s.Revisits, NearDups: s.NearDups, NotModified: s.NotModified, Recrawls: s.Recrawls,
-		Throttled: s.Throttled, Unavailable: s.Unavailable, GaveUp: s.GaveUp, Traps: s.Traps,
+		Throttled: s.Throttled, Unavailable: s.Unavailable, Strained: s.Strained, GaveUp: s.GaveUp, Traps: s.Traps,
 		SeenFalsePos: s.SeenFalsePos, WARCFiles: files, WARCBytes: s.WARCBytes,
 		Frontier: FrontierStats{
 			Queued: l.Frontier.Queued, InFlight: l.Frontier.InFlight, ActiveHosts: l.Frontier.ActiveHosts,
@@ -140,6 +141,7 @@ var (
 	descRecrawls   = prometheus.NewDesc("weft_recrawls_total", "URLs queued again when due.", nil, nil)
 	descThrottled  = prometheus.NewDesc("weft_throttled_total", "429 answers.", nil, nil)
 	descUnavail    = prometheus.NewDesc("weft_unavailable_total", "503 answers.", nil, nil)
+	descStrained   = prometheus.NewDesc("weft_strained_total", "Requests cut by a timeout, a reset or a silence: strain, waited out for the latency factor times their time.", nil, nil)
 	descFalsePos   = prometheus.NewDesc("weft_seen_false_positives_total", "Bloom filter false positives caught by the exact store.", nil, nil)
 	descWARCBytes  = prometheus.NewDesc("weft_warc_bytes", "Bytes in the WARC files written.", nil, nil)
 	descQueued     = prometheus.NewDesc("weft_frontier_queued", "URLs queued, in memory or on disk.", nil, nil)
@@ -164,7 +166,7 @@ var (
 	descUpBytes    = prometheus.NewDesc("weft_warc_uploaded_bytes_total", "Bytes of the WARC files uploaded.", nil, nil)
 	descUpFailures = prometheus.NewDesc("weft_warc_upload_failures_total", "Runs of upload attempts that failed; the file stays on disk, to be tried again.", nil, nil)
 	descHighAge    = prometheus.NewDesc("weft_seconds_since_high_priority_fetch", "Time since the last fetch of a high-priority URL (a seed, a page a sitemap says changed); absent before the first.", nil, nil)
-	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descDNSHits, descDNSMisses, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures, descOwned, descHandoffs, descSnapshots}
+	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descStrained, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descDNSHits, descDNSMisses, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures, descOwned, descHandoffs, descSnapshots}
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -204,6 +206,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descRecrawls, st.Recrawls)
 	counter(descThrottled, st.Throttled)
 	counter(descUnavail, st.Unavailable)
+	counter(descStrained, st.Strained)
 	counter(descFalsePos, st.SeenFalsePos)
 	gauge(descWARCBytes, st.WARCBytes)
 	if cs := clusterStatsOf(c.cluster); cs != nil {

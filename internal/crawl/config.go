@@ -88,10 +88,10 @@ type Config struct {
 	// HostCache bounds the hosts whose clock the frontier keeps in memory;
 	// zero means the frontier's default (131072).
 	HostCache int
-	// Politeness moves each host's clock beyond Delay: the latency factor,
-	// backoff on 429/503, Retry-After, parking a failing host and giving it
-	// up. Zero fields take the frontier's defaults, but LatencyFactor,
-	// whose zero is off.
+	// Politeness moves each host's clock beyond Delay: the latency factor
+	// (on strain too), backoff on 429/503, Retry-After, parking a failing
+	// host and giving it up. Zero fields take the frontier's defaults; a
+	// negative LatencyFactor turns the latency rule off.
 	Politeness frontier.Politeness
 	// IPGroup is how hosts are grouped into servers that share a second
 	// clock: IPGroupIP (the default), IPGroupSubnet or IPGroupOff. IPGap is

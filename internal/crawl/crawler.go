@@ -490,6 +490,7 @@ func (c *Crawler) summary() Summary {
 		NoFollow:       s.nofollow.Load(),
 		Throttled:      s.throttled.Load(),
 		Unavailable:    s.unavailable.Load(),
+		Strained:       s.strained.Load(),
 		Parks:          s.parks.Load(),
 		SeenFalsePos:   c.seen.Stats().FalsePositives,
 		Resumed:        c.resumed,
@@ -776,6 +777,8 @@ func (c *Crawler) countClock(l frontier.Lease, res frontier.Result, clock fronti
 		c.stats.throttled.Add(1)
 	case frontier.Unavailable:
 		c.stats.unavailable.Add(1)
+	case frontier.Strained:
+		c.stats.strained.Add(1)
 	}
 	if clock.Parks > l.Clock.Parks {
 		c.stats.parks.Add(1)
@@ -1025,7 +1028,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		}
 	}
 	c.flog.write(rec)
-	signal, retryAfter := responseSignal(resp.StatusCode, resp.Header, time.Now())
+	signal, retryAfter := answerSignal(resp, time.Now())
 	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
 	if signal == frontier.Throttled || signal == frontier.Unavailable {
 		// The server asked to come back later: the URL stays queued,

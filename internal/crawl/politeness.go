@@ -55,13 +55,36 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
+// answerSignal classifies a fetch that got a response: as responseSignal
+// does, except that a body cut off by the server or by the silence timeout
+// is strain (frontier.Strained), whatever its status said, unless the
+// server asked for less (429, 503), which it already honours.
+func answerSignal(resp *fetch.Response, now time.Time) (s frontier.Signal, retryAfter time.Duration) {
+	s, retryAfter = responseSignal(resp.StatusCode, resp.Header, now)
+	if (s == frontier.OK || s == frontier.Failed) && strainedBody(resp.Truncated) {
+		s = frontier.Strained
+	}
+	return s, retryAfter
+}
+
+// strainedBody says whether a body cut short for this reason (a
+// fetch.Response's Truncated) was cut by the server's trouble, not by the
+// crawler's own size cap.
+func strainedBody(truncated string) bool {
+	return truncated == fetch.TruncatedTime || truncated == fetch.TruncatedDisconnect
+}
+
 // errorSignal classifies a fetch that got no response. Errors before any
 // request reached the host (DNS, refused address, bad URL) do not arm the
-// clock at all; those after do and count as failures.
+// clock at all; those after do and count as failures. A timeout or a
+// connection that broke is strain: the server may still be busy with the
+// request, and the host's next one waits for it (frontier.Strained).
 func errorSignal(kind fetch.Kind) (fetched bool, s frontier.Signal) {
 	switch kind {
 	case fetch.KindRefused, fetch.KindDNS, fetch.KindBadURL:
 		return false, frontier.OK
+	case fetch.KindTimeout, fetch.KindConnect:
+		return true, frontier.Strained
 	}
 	return true, frontier.Failed
 }

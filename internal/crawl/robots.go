@@ -175,7 +175,7 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 		return frontier.Result{Fetched: fetched, Signal: signal, Took: now.Sub(start)}
 	}
 	// Every answer tells the host's clock how the server is doing.
-	signal, retryAfter := responseSignal(resp.StatusCode, resp.Header, time.Now())
+	signal, retryAfter := answerSignal(resp, time.Now())
 	answered := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
 	cr.index(cr.archive(resp, nil, nil), nil)
 	cr.stats.bytes.Add(int64(len(resp.Body)))

@@ -61,6 +61,7 @@ type counters struct {
 	resumedQueue   atomic.Int64       // of which still queued (leases out at a crash included)
 	throttled      atomic.Int64       // 429 responses
 	unavailable    atomic.Int64       // 503 responses
+	strained       atomic.Int64       // requests cut by a timeout, a reset or a silence
 	parks          atomic.Int64       // hosts parked for a failure streak
 	fetchTime      histogram          // page fetch durations
 	queueDelay     histogram          // from queueing to lease
@@ -196,6 +197,7 @@ type Summary struct {
 	NoFollow       int64            // pages whose links were not followed on their request
 	Throttled      int64            // 429 responses (robots.txt included): the host backed off
 	Unavailable    int64            // 503 responses: backed off, and counted as failures
+	Strained       int64            // requests cut by a timeout, a reset or a silence: the host and its server waited the latency factor times as long
 	Parks          int64            // times a host was parked after failures in a row
 	GaveUp         int64            // hosts given up after too many failures
 	GaveUpHosts    []string         // the first of them
@@ -253,9 +255,9 @@ func (s Summary) Write(w io.Writer) {
 	if len(s.Errors) > 0 {
 		fmt.Fprintf(w, "  errors:     %s\n", joinCounts(s.Errors))
 	}
-	if s.Throttled > 0 || s.Unavailable > 0 || s.Parks > 0 || s.GaveUp > 0 {
-		fmt.Fprintf(w, "  backoff:    %d answers 429, %d answers 503, %d hosts parked after failures in a row, %d given up%s\n",
-			s.Throttled, s.Unavailable, s.Parks, s.GaveUp, named(s.GaveUp, s.GaveUpHosts))
+	if s.Throttled > 0 || s.Unavailable > 0 || s.Strained > 0 || s.Parks > 0 || s.GaveUp > 0 {
+		fmt.Fprintf(w, "  backoff:    %d answers 429, %d answers 503, %d requests cut (strain), %d hosts parked after failures in a row, %d given up%s\n",
+			s.Throttled, s.Unavailable, s.Strained, s.Parks, s.GaveUp, named(s.GaveUp, s.GaveUpHosts))
 	}
 	fmt.Fprintf(w, "  robots.txt: %s (fetches); %d redirect hops; %d failures retried", joinCounts(s.Robots), s.RobotsHops, s.RobotsRetries)
 	if s.RobotsCut > 0 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"weft/internal/frontier"
+	"weft/internal/synthweb"
 )
 
 // TestServerStrainIsHeeded crawls four hosts: one answers 429 with
@@ -197,5 +198,61 @@ func TestSharedServerGap(t *testing.T) {
 		if gap := starts[i].Sub(starts[i-1]); gap < ipGap {
 			t.Errorf("requests %d and %d to the shared server started %v apart, want >= %v", i-1, i, gap, ipGap)
 		}
+	}
+}
+
+// TestStrainWaitsForTheServer crawls a host that sends headers and the
+// start of a body and then nothing, and whose handler goes on for a while
+// after weft's silence timeout has closed the connection (synthweb's
+// linger host). From the server's log: no request to it started before
+// the previous handler had really ended plus the delay, though weft's own
+// fetch ended long before that, and the crawl went on to every page.
+func TestStrainWaitsForTheServer(t *testing.T) {
+	const (
+		delay   = 50 * time.Millisecond
+		silence = 300 * time.Millisecond
+		linger  = time.Second // well under (5-1) x silence
+	)
+	web := startWeb(t, synthweb.Config{Seed: 5, Hosts: 1, PagesPerHost: 3, HostileKinds: []string{synthweb.HostileLinger},
+		LingerFor: linger, HangLimit: 10 * time.Second, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	cfg := testConfig(t, web, 4, delay)
+	cfg.Seeds = web.HostileSeeds()
+	cfg.Fetch.IdleTimeout = silence
+	sum := runCrawl(t, cfg)
+	if err := web.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var reqs []synthweb.Request
+	var host synthweb.HostInfo
+	for _, h := range web.Hosts() {
+		if h.Hostile == synthweb.HostileLinger {
+			host = h
+		}
+	}
+	for _, r := range web.Log() {
+		if r.Addr == host.Addr {
+			reqs = append(reqs, r)
+		}
+	}
+	var paths []string
+	for i, r := range reqs {
+		paths = append(paths, r.Path)
+		if r.Abandoned && i+1 < len(reqs) {
+			if rest := reqs[i+1].Start.Sub(r.End); rest < delay {
+				t.Errorf("%s started %v after the handler of %s ended (it ran %v); want at least %v", reqs[i+1].Path, rest, r.Path, r.End.Sub(r.Start), delay)
+			}
+		}
+	}
+	if fmt.Sprint(paths) != "[/robots.txt / /work/1 /work/2]" {
+		t.Errorf("the linger host was asked for %v", paths)
+	}
+	if sum.Strained != 2 {
+		t.Errorf("summary: %d requests counted as strain, want 2 (/work/1 and /work/2)", sum.Strained)
+	}
+	if n := slices.IndexFunc(reqs, func(r synthweb.Request) bool { return r.Abandoned }); n < 0 {
+		t.Errorf("no request was abandoned by weft: %+v", reqs)
+	}
+	for _, s := range synthweb.Audit(web, delay).Breaches() {
+		t.Errorf("politeness: %s", s)
 	}
 }
