@@ -1,0 +1,290 @@
+package frontier
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"weft/internal/partition"
+)
+
+// TestOneLeasePerHostUnderRandomOrders drives two frontiers (two nodes of
+// a cluster, each with its own queues, sometimes on disk) through random
+// orders of what can happen to a host: URLs arriving while it is out,
+// completions of every kind (requests or none, retries, parks, Crawl-delays,
+// 429s, failures, strain, server groups, draining), operators' holds, and
+// partitions moving from one node to the other. Whatever the order, a host
+// is leased at most once at a time across both nodes, and no request to it
+// starts sooner after the previous one than its delay, Crawl-delay,
+// Retry-After and latency rule allow.
+func TestOneLeasePerHostUnderRandomOrders(t *testing.T) {
+	const seeds = 300
+	var arrivedWhileOut, moved int
+	for seed := range uint64(seeds) {
+		var st scheduleStats
+		synctest.Test(t, func(t *testing.T) { st = runRandomSchedule(t, seed) })
+		if t.Failed() {
+			t.Fatalf("seed %d broke the rules (see above)", seed)
+		}
+		arrivedWhileOut += st.arrivedWhileOut
+		moved += st.moved
+	}
+	// The orders that matter did happen: a test that never sends a URL to
+	// a host with a lease out cannot catch a second lease.
+	if arrivedWhileOut < seeds || moved < seeds {
+		t.Errorf("over %d schedules, only %d URLs arrived for a host with a lease out and %d partitions moved", seeds, arrivedWhileOut, moved)
+	}
+}
+
+type scheduleStats struct {
+	leases, requests, arrivedWhileOut, moved int
+}
+
+// node is one frontier of the schedule, with its store if it has one.
+type node struct {
+	f     *Frontier
+	store *diskStore
+}
+
+// schedule is the shared truth the workers check the frontiers against.
+type schedule struct {
+	t    *testing.T
+	cfg  Config
+	mu   sync.Mutex
+	out  map[string]string    // host -> URL of the lease out on it, on either node
+	next map[string]time.Time // host -> earliest start the rules allow for its next request
+	st   scheduleStats
+}
+
+func runRandomSchedule(t *testing.T, seed uint64) scheduleStats {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	const parts = 4
+	hosts := make([]string, 8)
+	for i := range hosts {
+		hosts[i] = fmt.Sprintf("h%d.test", i)
+	}
+	cfg := Config{
+		Delay:          []time.Duration{0, 100 * time.Millisecond, time.Second}[rng.IntN(3)],
+		MaxActiveHosts: []int{1, 2, 8}[rng.IntN(3)],
+		IPGap:          []time.Duration{0, 0, 50 * time.Millisecond}[rng.IntN(3)],
+		Partitions:     parts,
+		KeepAlive:      true,
+		Seed:           seed + 1,
+		Politeness:     Politeness{MaxRetryAfter: 2 * time.Second, MaxBackoff: 3 * time.Second, ParkFor: time.Second, GiveUpAfter: 12},
+	}
+	onDisk := rng.IntN(2) == 0
+	if onDisk {
+		cfg.FrontBuffer, cfg.HeadSize, cfg.HostCache = 2, 2, 4
+	}
+	s := &schedule{t: t, cfg: cfg, out: map[string]string{}, next: map[string]time.Time{}}
+	nodes := make([]*node, 2)
+	for i := range nodes {
+		c := cfg
+		n := &node{}
+		if onDisk {
+			n.store = newDiskStore()
+			c.Store = n.store
+		}
+		n.f = newFrontier(t, c)
+		nodes[i] = n
+	}
+	owner := make([]int, parts)
+	for p := range owner {
+		owner[p] = rng.IntN(2)
+		nodes[1-owner[p]].f.HoldPartition(p, true)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Go(func() { n.f.Run(ctx) })
+		for w := range 3 {
+			wrng := rand.New(rand.NewPCG(seed, uint64(10*i+w+1)))
+			wg.Go(func() { s.work(ctx, n, wrng, hosts) })
+		}
+	}
+
+	urls := 0
+	add := func(n *node, host string, k int) {
+		its := make([]Item, k)
+		for j := range its {
+			urls++
+			its[j] = Item{URL: fmt.Sprintf("http://%s/%d", host, urls), Host: host, Priority: Priority(rng.IntN(3))}
+		}
+		s.mu.Lock()
+		if s.out[host] != "" {
+			s.st.arrivedWhileOut++
+		}
+		s.mu.Unlock()
+		if n.store != nil {
+			its = n.store.push(its...)
+		}
+		n.f.Add(its...)
+	}
+	for _, h := range hosts {
+		add(nodes[owner[partition.Of(h, parts)]], h, 1+rng.IntN(3))
+	}
+	for range 60 {
+		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
+		host := hosts[rng.IntN(len(hosts))]
+		if rng.IntN(2) == 0 {
+			host = s.busyHost(rng, host) // the order that tempts a second lease
+		}
+		p := partition.Of(host, parts)
+		switch r := rng.IntN(100); {
+		case r < 50: // links arrive, mostly at the owner
+			n := nodes[owner[p]]
+			if rng.IntN(5) == 0 {
+				n = nodes[1-owner[p]]
+			}
+			add(n, host, 1+rng.IntN(3))
+		case r < 56: // an operator holds a host, or lets it go
+			nodes[rng.IntN(2)].f.Hold(host, rng.IntN(2) == 0)
+		case r < 62: // ... or pauses it for a moment, or its partition
+			n := nodes[owner[p]]
+			if rng.IntN(2) == 0 {
+				n.f.Hold(host, true)
+				time.Sleep(time.Duration(rng.IntN(100)) * time.Millisecond)
+				n.f.Hold(host, false)
+			} else {
+				n.f.HoldPartition(p, true)
+				time.Sleep(time.Duration(rng.IntN(100)) * time.Millisecond)
+				n.f.HoldPartition(p, false)
+			}
+		case r < 72: // its robots.txt hop is done
+			nodes[rng.IntN(2)].f.Unpark(host)
+		case r < 82: // the partition moves to the other node
+			from, to := nodes[owner[p]], nodes[1-owner[p]]
+			clocks := from.f.ReleasePartition(p)
+			to.f.InstallClocks(clocks)
+			to.f.HoldPartition(p, false)
+			owner[p] = 1 - owner[p]
+			s.st.moved++
+		default: // a takeover's clocks, installed over what the node has
+			n := nodes[owner[p]]
+			n.f.InstallClocks(n.f.TakeOver(n.f.PartitionClocks(p), time.Now()))
+		}
+	}
+	// Let everything that can be leased be leased, then stop.
+	for _, n := range nodes {
+		for _, h := range hosts {
+			n.f.Hold(h, false)
+			n.f.Unpark(h)
+		}
+	}
+	time.Sleep(time.Minute)
+	cancel()
+	wg.Wait()
+	return s.st
+}
+
+// work is one worker of node n: it takes leases, checks them against the
+// rules, "requests" some, and completes each with a random result.
+func (s *schedule) work(ctx context.Context, n *node, rng *rand.Rand, hosts []string) {
+	for {
+		l, err := n.f.Next(ctx)
+		if err != nil {
+			return
+		}
+		now := time.Now()
+		s.mu.Lock()
+		if prev := s.out[l.Host]; prev != "" {
+			s.t.Errorf("%s leased while %s, on the same host, was out", l.URL, prev)
+		}
+		s.out[l.Host] = l.URL
+		s.st.leases++
+		s.mu.Unlock()
+
+		var r Result
+		requested := false
+		switch {
+		case l.NeedGroup:
+			r = Result{Retry: true, SetGroup: true, Group: fmt.Sprintf("10.0.0.%d", len(l.Host)%2)}
+		case l.NoRequest:
+			if !l.GaveUp && rng.IntN(4) == 0 {
+				r = Result{Retry: true, Drain: DrainStop} // it needs a request after all
+			}
+		case rng.IntN(10) == 0: // dropped without a request (robots.txt disallows it)
+			if rng.IntN(3) == 0 {
+				r.Drain = DrainStart
+			}
+		default:
+			requested = true
+			s.mu.Lock()
+			if at := s.next[l.Host]; now.Before(at) {
+				s.t.Errorf("%s requested %v before its host's rules allowed", l.URL, at.Sub(now))
+			}
+			s.st.requests++
+			s.mu.Unlock()
+			took := time.Duration(rng.IntN(300)) * time.Millisecond
+			time.Sleep(took)
+			r = s.randomResult(rng, took)
+		}
+		end := time.Now()
+		s.mu.Lock()
+		if requested {
+			// A lower bound on the gap that holds whatever each node
+			// remembers of the host: the clock a request's completion
+			// arms goes with the host when its partition moves, as long
+			// as it has a wait left.
+			least := max(s.cfg.Delay, DefaultLatencyFactor*r.Took)
+			if r.SetCrawlDelay {
+				least = max(least, r.CrawlDelay)
+			}
+			if r.Signal == Throttled || r.Signal == Unavailable {
+				least = max(least, min(r.RetryAfter, s.cfg.MaxRetryAfter))
+			}
+			s.next[l.Host] = end.Add(least)
+		}
+		delete(s.out, l.Host)
+		s.mu.Unlock()
+		if n.store != nil && !r.Retry {
+			n.store.done(l.Item)
+		}
+		n.f.Complete(l, r)
+	}
+}
+
+// busyHost returns a host with a lease out, if there is one, else host.
+func (s *schedule) busyHost(rng *rand.Rand, host string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for h := range s.out {
+		out = append(out, h)
+	}
+	if len(out) == 0 {
+		return host
+	}
+	slices.Sort(out)
+	return out[rng.IntN(len(out))]
+}
+
+func (s *schedule) randomResult(rng *rand.Rand, took time.Duration) Result {
+	r := Result{Fetched: true, Took: took}
+	switch rng.IntN(12) {
+	case 0:
+		r.Signal, r.RetryAfter, r.Retry = Throttled, time.Duration(rng.IntN(3))*time.Second, true
+	case 1:
+		r.Signal, r.Retry = Unavailable, true
+	case 2:
+		r.Signal = Failed
+	case 3:
+		r.Signal = Strained
+	case 4:
+		r.Retry = true // it was robots.txt: the URL waits for its turn again
+		r.Park = rng.IntN(2) == 0
+	}
+	if rng.IntN(4) == 0 {
+		r.SetCrawlDelay, r.CrawlDelay = true, time.Duration(rng.IntN(3))*500*time.Millisecond
+	}
+	if rng.IntN(6) == 0 {
+		r.Hold = time.Duration(rng.IntN(2000)) * time.Millisecond
+	}
+	return r
+}
