@@ -154,7 +154,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.robotsAttempts, "robots-attempts", 3, "failed robots.txt fetches in a row (5xx, 429, network error) before a host counts as completely disallowed; until then its URLs wait")
 	fs.DurationVar(&f.robotsWait, "robots-retry", time.Minute, "wait before fetching a failed robots.txt again, doubled after each failure")
 	fs.DurationVar(&f.robotsLastGood, "robots-last-good", 0, "Google's rule for an unreachable robots.txt: use the last good copy up to this age, and crawl as if there were none once it has failed this long (e.g. 720h; 0: RFC 9309's complete disallow)")
-	fs.StringVar(&f.policyFile, "policy", "", "JSON file of per-host policies that make weft more polite: {\"host\": {\"delay\": \"5s\", \"disallow\": [\"/path\"], \"max_urls\": 1000}}")
+	fs.StringVar(&f.policyFile, "policy", "", "JSON file of per-host policies that make weft more polite: {\"host\": {\"crawl_delay\": \"5s\", \"disallowed\": [\"/path\"], \"max_urls\": 1000}}")
 	f.s3.register(fs)
 	fs.StringVar(&f.clusterURL, "cluster", "", "run as one node of a crawl spread over several, which meet at this NATS JetStream URL (nats://host:4222): the node crawls the hosts of the partitions it owns (see README, Scale-out)")
 	fs.StringVar(&f.nodeName, "node", "", "this node's name in the cluster, unique (with --cluster)")

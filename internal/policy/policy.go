@@ -9,9 +9,12 @@
 // PUT /v1/policies/{host} takes:
 //
 //	{
-//	  "example.com":      {"delay": "5s", "disallow": ["/search", "/*?sort="]},
+//	  "example.com":      {"crawl_delay": "5s", "disallowed": ["/search", "/*?sort="]},
 //	  "shop.example:8080": {"max_urls": 2000}
 //	}
+//
+// "delay" and "disallow", the names files used before the API's, are still
+// read (deprecated): a policy may not name a field both ways.
 //
 // A key without a port applies to every port of the host; one with a port to
 // that port only, and wins over the key without. Disallow values are
@@ -21,12 +24,14 @@ package policy
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -35,17 +40,134 @@ import (
 	"weft/internal/robots"
 )
 
-// Policy is one host's override. Its zero fields override nothing.
+// Policy is one host's override. Its zero fields override nothing. It
+// reads and writes itself as JSON in the one schema of the policy file and
+// the API (see the package comment).
 type Policy struct {
 	// Delay is the least gap between two requests to the host.
-	Delay Duration `json:"delay,omitzero"`
+	Delay Duration `json:"crawl_delay,omitzero"`
 	// Disallow are robots.txt path patterns the crawler must not fetch,
 	// beside those of the host's robots.txt.
-	Disallow []string `json:"disallow,omitempty"`
+	Disallow []string `json:"disallowed,omitempty"`
 	// MaxURLs caps the URLs accepted for the host.
 	MaxURLs int64 `json:"max_urls,omitzero"`
 
+	// delayName and disallowName are the fields' names as the JSON read
+	// spelt them, "" for the current ones: errors name what the user wrote.
+	delayName, disallowName string
+
 	rules *robots.Policy // Disallow, compiled; nil if none
+}
+
+// The fields of a policy object, under their names and the deprecated
+// ones.
+const (
+	fieldDelay    = "crawl_delay"
+	fieldDisallow = "disallowed"
+	fieldMaxURLs  = "max_urls"
+)
+
+var fieldOf = map[string]string{
+	fieldDelay: fieldDelay, "delay": fieldDelay,
+	fieldDisallow: fieldDisallow, "disallow": fieldDisallow,
+	fieldMaxURLs: fieldMaxURLs,
+}
+
+// fieldError is a fault in one field of a policy object: at is the offset
+// of the field's name from the object's start.
+type fieldError struct {
+	at  int64
+	msg string
+}
+
+func (e *fieldError) Error() string { return e.msg }
+
+// UnmarshalJSON reads a policy object. Field names are matched exactly
+// (encoding/json would take "Crawl_Delay" too), so that an error can name a
+// field as the input spells it.
+func (p *Policy) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil {
+		return err
+	} else if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return &fieldError{msg: fmt.Sprintf("a policy is a JSON object, not %s", clip(b))}
+	}
+	var out Policy
+	named := map[string]string{} // field -> the name it was given
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		name, _ := tok.(string)
+		at := dec.InputOffset()
+		at -= int64(len(strconv.Quote(name))) // near enough for a line number
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err
+		}
+		field, ok := fieldOf[name]
+		if !ok {
+			return &fieldError{at, fmt.Sprintf(`unknown field %q (a policy has "crawl_delay", "disallowed" and "max_urls"; it cannot allow what robots.txt disallows)`, name)}
+		}
+		if first, dup := named[field]; dup {
+			if first == name {
+				return &fieldError{at, fmt.Sprintf("%s: given twice", name)}
+			}
+			return &fieldError{at, fmt.Sprintf("%s and %s are one field (%q is the deprecated name of %q): give it once", first, name, other(first, name), field)}
+		}
+		named[field] = name
+		if err := out.set(field, name, raw); err != nil {
+			return &fieldError{at, err.Error()}
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return err
+	}
+	*p = out
+	return nil
+}
+
+// other is, of two names of one field, the deprecated one.
+func other(a, b string) string {
+	if fieldOf[a] == a {
+		return b
+	}
+	return a
+}
+
+// set reads field's value, given under name.
+func (p *Policy) set(field, name string, raw json.RawMessage) error {
+	switch field {
+	case fieldDelay:
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil || raw[0] != '"' {
+			return fmt.Errorf("%s %s: a duration is a string such as \"5s\"", name, clip(raw))
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("%s %q: a duration is a string such as \"5s\" or \"1m30s\"", name, s)
+		}
+		p.Delay, p.delayName = Duration(d), name
+	case fieldDisallow:
+		if err := json.Unmarshal(raw, &p.Disallow); err != nil || raw[0] != '[' {
+			return fmt.Errorf("%s %s: want a list of path patterns such as [\"/private/\"]", name, clip(raw))
+		}
+		p.disallowName = name
+	case fieldMaxURLs:
+		if err := json.Unmarshal(raw, &p.MaxURLs); err != nil || raw[0] == 'n' {
+			return fmt.Errorf("%s %s: want a whole number of URLs", name, clip(raw))
+		}
+	}
+	return nil
+}
+
+// clip is a JSON value short enough to repeat in an error.
+func clip(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "..."
+	}
+	return string(b)
 }
 
 // Allowed reports whether the policy lets the crawler fetch pathQuery (path
@@ -65,12 +187,12 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a string such as "1.5s" or "2m".
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("delay %s: a duration is a string such as \"5s\"", b)
+	if err := json.Unmarshal(b, &s); err != nil || len(b) == 0 || b[0] != '"' {
+		return fmt.Errorf("policy: duration %s: a duration is a string such as \"5s\"", clip(b))
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("delay %q: a duration is a string such as \"5s\" or \"1m30s\"", s)
+		return fmt.Errorf("policy: duration %q: a duration is a string such as \"5s\" or \"1m30s\"", s)
 	}
 	*d = Duration(v)
 	return nil
@@ -84,12 +206,13 @@ type Limits struct {
 
 // check validates p for host and compiles its rules.
 func (p *Policy) check(host string, lim Limits) error {
+	delay, disallow := cmp.Or(p.delayName, fieldDelay), cmp.Or(p.disallowName, fieldDisallow)
 	switch {
 	case p.Delay < 0:
-		return fmt.Errorf("%s: delay %v is negative", host, time.Duration(p.Delay))
+		return fmt.Errorf("%s: %s %v is negative", host, delay, time.Duration(p.Delay))
 	case p.Delay > 0 && time.Duration(p.Delay) < lim.Delay:
-		return fmt.Errorf("%s: delay %v is shorter than the crawl's delay %v; a policy can only make weft slower",
-			host, time.Duration(p.Delay), lim.Delay)
+		return fmt.Errorf("%s: %s %v is shorter than the crawl's delay %v; a policy can only make weft slower",
+			host, delay, time.Duration(p.Delay), lim.Delay)
 	case p.MaxURLs < 0:
 		return fmt.Errorf("%s: max_urls %d is negative", host, p.MaxURLs)
 	case p.MaxURLs > 0 && lim.MaxURLs > 0 && p.MaxURLs > lim.MaxURLs:
@@ -104,7 +227,7 @@ func (p *Policy) check(host string, lim Limits) error {
 	b.WriteString("User-agent: *\n")
 	for i, d := range p.Disallow {
 		if d == "" || (d[0] != '/' && d[0] != '*') || strings.ContainsAny(d, "\r\n#") {
-			return fmt.Errorf("%s: disallow[%d] %q: want a path pattern starting with / or *, on one line, without #", host, i, d)
+			return fmt.Errorf("%s: %s[%d] %q: want a path pattern starting with / or *, on one line, without #", host, disallow, i, d)
 		}
 		b.WriteString("Disallow: " + d + "\n")
 	}
@@ -296,13 +419,12 @@ func Load(path string, lim Limits) (*Set, error) {
 // name the line and the host.
 func Parse(data []byte, lim Limits) (*Set, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	tok, err := dec.Token()
 	if errors.Is(err, io.EOF) {
 		return nil, errors.New("empty: want a JSON object from host to policy")
 	}
 	if err != nil {
-		return nil, atLine(data, dec, 0, err)
+		return nil, atLine(data, dec, err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
 		return nil, fmt.Errorf("line %d: want a JSON object from host to policy, not %v", lineOf(data, dec.InputOffset()), tok)
@@ -312,15 +434,23 @@ func Parse(data []byte, lim Limits) (*Set, error) {
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, atLine(data, dec, 0, err)
+			return nil, atLine(data, dec, err)
 		}
 		key, _ := tok.(string)
-		keyEnd := dec.InputOffset()
-		line := lineOf(data, keyEnd)
-		var p Policy
-		if err := dec.Decode(&p); err != nil {
-			n, msg := lineMsg(data, dec, keyEnd, err)
+		line := lineOf(data, dec.InputOffset())
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			n, msg := lineMsg(data, dec, err)
 			return nil, fmt.Errorf("line %d: %s: %s", n, key, msg)
+		}
+		var p Policy
+		if err := p.UnmarshalJSON(raw); err != nil {
+			at := dec.InputOffset() - int64(len(raw))
+			var fe *fieldError
+			if errors.As(err, &fe) {
+				at += fe.at
+			}
+			return nil, fmt.Errorf("line %d: %s: %w", lineOf(data, at), key, err)
 		}
 		h, err := normalHost(key)
 		if err != nil {
@@ -335,7 +465,7 @@ func Parse(data []byte, lim Limits) (*Set, error) {
 		}
 	}
 	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, atLine(data, dec, 0, err)
+		return nil, atLine(data, dec, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("line %d: text after the policy object", lineOf(data, dec.InputOffset()))
@@ -344,14 +474,13 @@ func Parse(data []byte, lim Limits) (*Set, error) {
 }
 
 // atLine gives a JSON error the line it is on.
-func atLine(data []byte, dec *json.Decoder, from int64, err error) error {
-	n, msg := lineMsg(data, dec, from, err)
+func atLine(data []byte, dec *json.Decoder, err error) error {
+	n, msg := lineMsg(data, dec, err)
 	return fmt.Errorf("line %d: %s", n, msg)
 }
 
-// lineMsg finds the line of a JSON error and words it; from is where the
-// value being decoded starts.
-func lineMsg(data []byte, dec *json.Decoder, from int64, err error) (int, string) {
+// lineMsg finds the line of a JSON error and words it.
+func lineMsg(data []byte, dec *json.Decoder, err error) (int, string) {
 	off := dec.InputOffset()
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
@@ -363,15 +492,7 @@ func lineMsg(data []byte, dec *json.Decoder, from int64, err error) (int, string
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return lineOf(data, int64(len(data))), "the file ends inside the policy object"
 	}
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	if name, ok := strings.CutPrefix(msg, "unknown field "); ok {
-		// The decoder reports it at the end of the object: find the key.
-		if i := bytes.Index(data[from:], []byte(name)); i >= 0 {
-			off = from + int64(i)
-		}
-		msg += ` (a policy has "delay", "disallow" and "max_urls"; it cannot allow what robots.txt disallows)`
-	}
-	return lineOf(data, off), msg
+	return lineOf(data, off), strings.TrimPrefix(err.Error(), "json: ")
 }
 
 func lineOf(data []byte, off int64) int {

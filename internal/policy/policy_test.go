@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ var lim = Limits{Delay: time.Second, MaxURLs: 10000}
 
 func TestParse(t *testing.T) {
 	s, err := Parse([]byte(`{
-  "Example.COM.": {"delay": "5s", "disallow": ["/search", "/*?sort=", "/caf\u00e9/"]},
+  "Example.COM.": {"crawl_delay": "5s", "disallowed": ["/search", "/*?sort=", "/caf\u00e9/"]},
   "example.com:8080": {"max_urls": 20},
   "other.test": {}
 }`), lim)
@@ -59,32 +60,70 @@ func TestParseRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name, file, want string
 	}{
-		{"faster than the crawl", `{"a.test": {"delay": "100ms"}}`, "a.test: delay 100ms is shorter than the crawl's delay 1s; a policy can only make weft slower"},
+		{"faster than the crawl", `{"a.test": {"crawl_delay": "100ms"}}`, "a.test: crawl_delay 100ms is shorter than the crawl's delay 1s; a policy can only make weft slower"},
+		{"faster, old name", `{"a.test": {"delay": "100ms"}}`, "a.test: delay 100ms is shorter than the crawl's delay 1s"},
 		{"above the cap", `{"a.test": {"max_urls": 20000}}`, "a.test: max_urls 20000 is above the crawl's cap of 10000"},
 		{"negative cap", `{"a.test": {"max_urls": -1}}`, "max_urls -1 is negative"},
-		{"an allow", "{\n  \"a.test\": {\n    \"allow\": [\"/\"]\n  }\n}", `line 3: a.test: unknown field "allow" (a policy has "delay", "disallow" and "max_urls"; it cannot allow what robots.txt disallows)`},
-		{"bad duration", "{\n\"a.test\": {\"delay\": \"soon\"}}", `line 2: a.test: delay "soon": a duration is a string such as "5s"`},
-		{"number duration", `{"a.test": {"delay": 5}}`, `line 1: a.test: delay 5: a duration is a string such as "5s"`},
-		{"syntax", "{\n\"a.test\": {\"delay\": \"5s\",}\n}", "line 2: a.test: invalid character '}'"},
-		{"wrong type", "{\n\n\"a.test\": {\"max_urls\": \"many\"}}", "line 3: a.test: cannot unmarshal string"},
+		{"negative delay", `{"a.test": {"crawl_delay": "-1s"}}`, "crawl_delay -1s is negative"},
+		{"an allow", "{\n  \"a.test\": {\n    \"allow\": [\"/\"]\n  }\n}", `line 3: a.test: unknown field "allow" (a policy has "crawl_delay", "disallowed" and "max_urls"; it cannot allow what robots.txt disallows)`},
+		{"a field in another case", `{"a.test": {"Crawl_Delay": "5s"}}`, `unknown field "Crawl_Delay"`},
+		{"bad duration", "{\n\"a.test\": {\"crawl_delay\": \"soon\"}}", `line 2: a.test: crawl_delay "soon": a duration is a string such as "5s"`},
+		{"bad duration, old name", "{\n\"a.test\": {\"delay\": \"soon\"}}", `line 2: a.test: delay "soon": a duration is a string such as "5s"`},
+		{"bad field on a later line", "{\"a.test\": {\n  \"max_urls\": 5,\n  \"crawl_delay\": 5\n}}", `line 3: a.test: crawl_delay 5: a duration is a string such as "5s"`},
+		{"null duration", `{"a.test": {"crawl_delay": null}}`, `crawl_delay null: a duration is a string`},
+		{"both names", `{"a.test": {"delay": "5s", "crawl_delay": "6s"}}`, `delay and crawl_delay are one field ("delay" is the deprecated name of "crawl_delay"): give it once`},
+		{"both names of disallowed", `{"a.test": {"disallowed": ["/a"], "disallow": ["/b"]}}`, `disallowed and disallow are one field ("disallow" is the deprecated name of "disallowed")`},
+		{"twice", `{"a.test": {"max_urls": 5, "max_urls": 6}}`, `max_urls: given twice`},
+		{"syntax", "{\n\"a.test\": {\"crawl_delay\": \"5s\",}\n}", "line 2: a.test: invalid character '}'"},
+		{"wrong type", "{\n\n\"a.test\": {\"max_urls\": \"many\"}}", `line 3: a.test: max_urls "many": want a whole number of URLs`},
+		{"fraction", `{"a.test": {"max_urls": 2.5}}`, `max_urls 2.5: want a whole number of URLs`},
+		{"patterns not a list", `{"a.test": {"disallowed": "/private/"}}`, `disallowed "/private/": want a list of path patterns`},
+		{"policy not an object", `{"a.test": null}`, `a.test: a policy is a JSON object, not null`},
 		{"not an object", `["a.test"]`, "line 1: want a JSON object from host to policy"},
-		{"cut short", "{\"a.test\": {\"delay\": \"5s\"", "the file ends inside the policy object"},
+		{"cut short", "{\"a.test\": {\"crawl_delay\": \"5s\"", "the file ends inside the policy object"},
 		{"empty", ``, "empty: want a JSON object"},
 		{"trailing text", "{}\n{}", "line 2: text after the policy object"},
 		{"a URL for a host", `{"http://a.test/": {}}`, `"http://a.test/" is not a host name`},
 		{"same host twice", "{\"a.test\": {},\n \"A.test\": {}}", "line 2: a.test: a second policy for the host (the first is on line 1)"},
-		{"same key twice", "{\"a.test\": {\"delay\": \"9s\"},\n \"a.test\": {}}", "line 2: a.test: a second policy"},
+		{"same key twice", "{\"a.test\": {\"crawl_delay\": \"9s\"},\n \"a.test\": {}}", "line 2: a.test: a second policy"},
 		{"default port", `{"a.test:80": {}, "a.test": {}}`, "a second policy"},
 		{"https port", `{"a.test:443": {}}`, `443 is https's default port, which URLs leave out: write "a.test" alone`},
 		{"bad port", `{"a.test:abc": {}}`, `"a.test:abc" is not a host name`},
 		{"bare IPv6", `{"::1": {}}`, "write an IPv6 address in brackets"},
-		{"relative pattern", `{"a.test": {"disallow": ["private"]}}`, `a.test: disallow[0] "private": want a path pattern starting with / or *`},
-		{"pattern with newline", `{"a.test": {"disallow": ["/a\nUser-agent: *\nAllow: /"]}}`, "on one line"},
+		{"relative pattern", `{"a.test": {"disallowed": ["private"]}}`, `a.test: disallowed[0] "private": want a path pattern starting with / or *`},
+		{"relative pattern, old name", `{"a.test": {"disallow": ["private"]}}`, `a.test: disallow[0] "private": want a path pattern starting with / or *`},
+		{"pattern with newline", `{"a.test": {"disallowed": ["/a\nUser-agent: *\nAllow: /"]}}`, "on one line"},
 	} {
 		_, err := Parse([]byte(tc.file), lim)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want it to contain %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestDeprecatedNames: a file, or a policy kept in the store, written with
+// the names files had before the API's ("delay", "disallow") reads as the
+// same policy as one with the current names.
+func TestDeprecatedNames(t *testing.T) {
+	old, err := Parse([]byte(`{"a.test": {"delay": "5s", "disallow": ["/search"], "max_urls": 9}}`), lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := Parse([]byte(`{"a.test": {"crawl_delay": "5s", "disallowed": ["/search"], "max_urls": 9}}`), lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, c := old.For("a.test", "a.test"), cur.For("a.test", "a.test")
+	if o.Delay != c.Delay || !slices.Equal(o.Disallow, c.Disallow) || o.MaxURLs != c.MaxURLs || o.Allowed("/search") || !o.Allowed("/") {
+		t.Errorf("old names %+v, current names %+v", o, c)
+	}
+	var stored Policy
+	if err := json.Unmarshal([]byte(`{"delay":"1.5s","disallow":["/a"],"max_urls":7}`), &stored); err != nil ||
+		time.Duration(stored.Delay) != 1500*time.Millisecond || !slices.Equal(stored.Disallow, []string{"/a"}) || stored.MaxURLs != 7 {
+		t.Errorf("a policy stored with the old names: %+v %v", stored, err)
+	}
+	if b, _ := json.Marshal(stored); string(b) != `{"crawl_delay":"1.5s","disallowed":["/a"],"max_urls":7}` {
+		t.Errorf("written back as %s, want the current names", b)
 	}
 }
 
@@ -130,10 +169,10 @@ func TestPortAddsToHost(t *testing.T) {
 
 func TestLoadNamesTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "policies.json")
-	if err := os.WriteFile(path, []byte(`{"a.test": {"delay": "1ms"}}`), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("{\n  \"a.test\": {\"crawl_delay\": \"1ms\"}\n}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(path, lim); err == nil || !strings.HasPrefix(err.Error(), "policy file "+path+": line 1: a.test: delay 1ms") {
+	if _, err := Load(path, lim); err == nil || !strings.HasPrefix(err.Error(), "policy file "+path+": line 2: a.test: crawl_delay 1ms") {
 		t.Errorf("error %v", err)
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.json"), lim); err == nil || !strings.Contains(err.Error(), "missing.json") {
@@ -164,8 +203,12 @@ func TestPutAndDelete(t *testing.T) {
 func TestPolicyJSONRoundTrip(t *testing.T) {
 	p := Policy{Delay: Duration(1500 * time.Millisecond), Disallow: []string{"/a"}, MaxURLs: 7}
 	b, err := json.Marshal(p)
-	if err != nil || string(b) != `{"delay":"1.5s","disallow":["/a"],"max_urls":7}` {
+	if err != nil || string(b) != `{"crawl_delay":"1.5s","disallowed":["/a"],"max_urls":7}` {
 		t.Fatalf("%s, %v", b, err)
+	}
+	var back Policy
+	if err := json.Unmarshal(b, &back); err != nil || back.Delay != p.Delay || !slices.Equal(back.Disallow, p.Disallow) || back.MaxURLs != p.MaxURLs {
+		t.Fatalf("read back: %+v %v", back, err)
 	}
 	if b, _ := json.Marshal(Policy{}); string(b) != `{}` {
 		t.Fatalf("empty policy: %s", b)
