@@ -11,12 +11,14 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -276,6 +278,30 @@ func (s *Server) authorized(r *http.Request, mutating bool) bool {
 	}
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
+}
+
+// readJSON reads a request's JSON body into v: exactly one value, no field
+// v lacks, nothing after it but white space. It returns the body. A fault
+// is bad_json, its message led by what (the body's name).
+func readJSON(r *http.Request, what string, v any) ([]byte, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err // a MaxBytesError becomes body_too_large
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "json: ")
+		if errors.Is(err, io.EOF) {
+			msg = "the body is empty: want a JSON object"
+		}
+		return nil, &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: what + ": " + msg}
+	}
+	end := dec.InputOffset()
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: fmt.Sprintf("%s: more after the JSON value, which ends at byte %d", what, end)}
+	}
+	return body, nil
 }
 
 // Error is an API error: an HTTP status, a stable code and a message.

@@ -1,11 +1,8 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -49,23 +46,9 @@ type CompleteRequest struct {
 	ContentHash string    `json:"content_hash,omitempty"`
 }
 
-// decodeStrict reads a JSON body into v, refusing unknown fields.
-func decodeStrict(r *http.Request, what string, v any) error {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: what + ": " + err.Error()}
-	}
-	return nil
-}
-
 func (s *Server) lease(w http.ResponseWriter, r *http.Request) error {
 	var req LeaseRequest
-	if err := decodeStrict(r, "lease request", &req); err != nil {
+	if _, err := readJSON(r, "lease request", &req); err != nil {
 		return err
 	}
 	switch {
@@ -99,7 +82,7 @@ func (s *Server) lease(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request) error {
 	var req CompleteRequest
-	if err := decodeStrict(r, "complete request", &req); err != nil {
+	if _, err := readJSON(r, "complete request", &req); err != nil {
 		return err
 	}
 	if req.LeaseID == "" || req.URL == "" || req.StatusCode < 0 || req.StatusCode > 999 {

@@ -1,10 +1,7 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 
 	"weft/internal/crawl"
@@ -43,15 +40,9 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return err
-	}
 	var hp HostPolicy
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&hp); err != nil {
-		return &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: "policy: " + err.Error()}
+	if _, err := readJSON(r, "policy", &hp); err != nil {
+		return err
 	}
 	err = s.crawl.SetPolicy(host, policy.Policy{Delay: hp.CrawlDelay, Disallow: hp.Disallowed, MaxURLs: hp.MaxURLs})
 	switch {

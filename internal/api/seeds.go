@@ -1,12 +1,10 @@
 package api
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -98,15 +96,10 @@ func (s *Server) addSeeds(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Retry-After", strconv.Itoa(int(max(1, 1/float64(s.seedLimit.rate)))))
 		return &Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: "too many seed requests from this client; retry later"}
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return err // a MaxBytesError becomes body_too_large
-	}
 	var req SeedsRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: "seeds request: " + err.Error()}
+	body, err := readJSON(r, "seeds request", &req)
+	if err != nil {
+		return err
 	}
 	switch {
 	case len(req.URLs) == 0:
