@@ -276,8 +276,20 @@ func (s *Server) authorized(r *http.Request, mutating bool) bool {
 	if s.cfg.Token == "" {
 		return false // a loopback server without a token serves reads only
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	got, ok := bearer(r.Header.Get("Authorization"))
 	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
+}
+
+// bearer returns the token of an Authorization header of the Bearer
+// scheme: credentials = auth-scheme 1*SP token68 (RFC 9110 §11.4), the
+// scheme in any case (§11.1).
+func bearer(h string) (string, bool) {
+	scheme, rest, ok := strings.Cut(strings.Trim(h, " \t"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok := strings.TrimLeft(rest, " ")
+	return tok, tok != ""
 }
 
 // readJSON reads a request's JSON body into v: exactly one value, no field

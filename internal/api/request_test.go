@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -45,6 +46,36 @@ func TestTrailingDataRefused(t *testing.T) {
 		}
 		if code, _, out := do(t, s, method, path, "t", body+" \n\t\r\n"); code >= 400 {
 			t.Errorf("%s with white space after the value: %d %s", route, code, out)
+		}
+	}
+}
+
+// doAuth sends a POST /v1/pause with the Authorization header as given.
+func doAuth(s *Server, authorization string) int {
+	req := httptest.NewRequest("POST", "/v1/pause", nil)
+	req.Host = "127.0.0.1:8080"
+	req.Header.Set("Authorization", authorization)
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, req)
+	return w.Code
+}
+
+// TestBearerScheme: the auth scheme is matched in any case (RFC 9110
+// §11.1), one or more spaces part it from the token (1*SP), and nothing
+// else passes.
+func TestBearerScheme(t *testing.T) {
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "s3cret"}, &fakeCrawl{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"Bearer s3cret", "bearer s3cret", "BEARER s3cret", "bEaReR s3cret", "Bearer   s3cret", "  Bearer s3cret  "} {
+		if code := doAuth(s, h); code != 200 {
+			t.Errorf("Authorization %q: %d, want 200", h, code)
+		}
+	}
+	for _, h := range []string{"Bearer", "Bearer ", "Bearers3cret", "Bearer\ts3cret", "Basic s3cret", "Bearer s3cret x", "Bearer S3CRET", "Token s3cret", "s3cret"} {
+		if code := doAuth(s, h); code != 401 {
+			t.Errorf("Authorization %q: %d, want 401", h, code)
 		}
 	}
 }
