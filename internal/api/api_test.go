@@ -121,13 +121,12 @@ func (f *fakeCrawl) Policy(host string) (policy.Policy, bool) {
 	return p, ok
 }
 
-// SetPolicy refuses delays under a second, as a crawl with --delay 1s
-// would.
+// SetPolicy refuses what a crawl with --delay 1s would: a shorter delay.
 func (f *fakeCrawl) SetPolicy(host string, p policy.Policy) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if time.Duration(p.Delay) < time.Second {
-		return fmt.Errorf("%s: delay %v is shorter than the crawl's delay 1s", host, time.Duration(p.Delay))
+	if err := policy.NewSet(policy.Limits{Delay: time.Second}).Put(host, p); err != nil {
+		return err
 	}
 	if f.policies == nil {
 		f.policies = map[string]policy.Policy{}
@@ -387,7 +386,9 @@ func TestOpenAPIInSync(t *testing.T) {
 	fields := func(v any) []string {
 		var out []string
 		for f := range reflect.TypeOf(v).Fields() {
-			out = append(out, strings.Split(f.Tag.Get("json"), ",")[0])
+			if f.IsExported() {
+				out = append(out, strings.Split(f.Tag.Get("json"), ",")[0])
+			}
 		}
 		slices.Sort(out)
 		return out
@@ -523,8 +524,11 @@ func TestPolicies(t *testing.T) {
 	}
 	code, _, body := do(t, s, "GET", "/v1/policies/a.test", "", "")
 	var hp HostPolicy
-	if err := json.Unmarshal([]byte(body), &hp); code != 200 || err != nil || time.Duration(hp.CrawlDelay) != 5*time.Second || hp.MaxURLs != 100 || len(hp.Disallowed) != 1 {
+	if err := json.Unmarshal([]byte(body), &hp); code != 200 || err != nil || time.Duration(hp.Delay) != 5*time.Second || hp.MaxURLs != 100 || len(hp.Disallow) != 1 {
 		t.Errorf("GET: %d %s", code, body)
+	}
+	if !strings.Contains(body, `"crawl_delay": "5s"`) || !strings.Contains(body, `"disallowed": [`) {
+		t.Errorf("GET answers in another schema than PUT takes: %s", body)
 	}
 	for _, c := range []struct {
 		body   string
@@ -533,8 +537,11 @@ func TestPolicies(t *testing.T) {
 	}{
 		{`{"crawl_delay": "100ms"}`, 422, "policy_refused"},
 		{`{"crawl_delay": 5}`, 400, "bad_json"},
-		{`{"delay": "5s"}`, 400, "bad_json"},
+		{`{"delay": "5s", "crawl_delay": "5s"}`, 400, "bad_json"},
+		{`{"allow": ["/"]}`, 400, "bad_json"},
 		{`{`, 400, "bad_json"},
+		{``, 400, "bad_json"},
+		{`null`, 400, "bad_json"},
 	} {
 		if code, _, out := do(t, s, "PUT", "/v1/policies/a.test", "t", c.body); code != c.status || errorCode(t, out) != c.code {
 			t.Errorf("PUT %s: %d %s", c.body, code, out)

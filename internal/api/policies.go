@@ -9,19 +9,13 @@ import (
 )
 
 // HostPolicy is the body of PUT and GET /v1/policies/{host}: an operator's
-// override for one host, which may only tighten the crawl.
-type HostPolicy struct {
-	// CrawlDelay is the least gap between two requests ("5s", "1m"): not
-	// shorter than the crawl's --delay; robots.txt's Crawl-delay still
-	// wins when it is longer.
-	CrawlDelay policy.Duration `json:"crawl_delay,omitzero"`
-	// Disallowed are robots.txt path patterns not to fetch, beside the
-	// host's robots.txt.
-	Disallowed []string `json:"disallowed,omitempty"`
-	// MaxURLs caps the URLs accepted for the host: not above the crawl's
-	// cap.
-	MaxURLs int64 `json:"max_urls,omitzero"`
-}
+// override for one host, which may only tighten the crawl. It is the
+// object a policy file gives each host, read and written by the policy
+// package: "crawl_delay" (not shorter than the crawl's --delay; a longer
+// robots.txt Crawl-delay still wins), "disallowed" (robots.txt path
+// patterns, beside the host's robots.txt) and "max_urls" (not above the
+// crawl's cap).
+type HostPolicy = policy.Policy
 
 func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) error {
 	host, err := hostParam(r)
@@ -32,7 +26,7 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return &Error{Status: http.StatusNotFound, Code: "no_policy", Message: host + " has no policy"}
 	}
-	return writeJSON(w, http.StatusOK, HostPolicy{CrawlDelay: p.Delay, Disallowed: p.Disallow, MaxURLs: p.MaxURLs})
+	return writeJSON(w, http.StatusOK, p)
 }
 
 func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
@@ -40,11 +34,11 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var hp HostPolicy
-	if _, err := readJSON(r, "policy", &hp); err != nil {
+	var p HostPolicy
+	if _, err := readJSON(r, "policy", &p); err != nil {
 		return err
 	}
-	err = s.crawl.SetPolicy(host, policy.Policy{Delay: hp.CrawlDelay, Disallow: hp.Disallowed, MaxURLs: hp.MaxURLs})
+	err = s.crawl.SetPolicy(host, p)
 	switch {
 	case errors.Is(err, crawl.ErrNotRunning):
 		return errNotRunning
