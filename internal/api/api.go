@@ -13,6 +13,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
@@ -98,6 +99,7 @@ type Server struct {
 	metrics   http.Handler
 	idem      idempotency
 	seedLimit limiters
+	cursorKey [32]byte // signs /v1/urls cursors; made anew at each start
 	srv       *http.Server
 	ln        net.Listener
 	done      chan error
@@ -159,6 +161,7 @@ func New(cfg Config, c Crawl) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, crawl: c, loopback: isLoopback(host), mux: http.NewServeMux(),
 		seedLimit: limiters{rate: rate.Limit(cfg.SeedRate), burst: cfg.SeedBurst}}
+	rand.Read(s.cursorKey[:]) // crypto/rand.Read never returns an error
 	if !s.loopback && cfg.Token == "" {
 		return nil, fmt.Errorf("api: listen address %q is not loopback: a token is required (--http-token, --http-token-file or WEFT_HTTP_TOKEN)", cfg.Addr)
 	}

@@ -40,8 +40,8 @@ type Capture struct {
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request) error {
-	pos, err := decodeCursor(r.PathValue("url_hash"))
-	if err != nil || pos == nil {
+	pos, ok := decodePos(r.PathValue("url_hash"))
+	if !ok {
 		return &Error{Status: http.StatusBadRequest, Code: "bad_url_hash", Message: "url_hash " + r.PathValue("url_hash") + " is not one GET /v1/urls gave"}
 	}
 	p, err := s.crawl.Page(*pos)

@@ -1,6 +1,9 @@
 package api
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -44,32 +47,80 @@ func optTime(t time.Time) *time.Time {
 
 var statuses = map[string]store.URLStatus{"": 0, "queued": store.URLQueued, "done": store.URLDone, "failed": store.URLFailed, "rejected": store.URLRejected}
 
-// encodeCursor makes a position opaque: base64url of partition, hash and
-// host.
-func encodeCursor(p *store.URLPos) string {
+// encodePos makes a position opaque, a URL's url_hash: base64url of
+// partition, hash and host. It names the URL whatever the process, so it
+// is not signed: one made up finds a URL or none.
+func encodePos(p *store.URLPos) string {
 	if p == nil {
 		return ""
 	}
-	b := binary.BigEndian.AppendUint16(nil, p.Part)
-	b = append(b, p.Hash[:]...)
-	b = append(b, p.Host...)
-	return base64.RawURLEncoding.EncodeToString(b)
+	return base64.RawURLEncoding.EncodeToString(appendPos(nil, p))
 }
 
-func decodeCursor(s string) (*store.URLPos, error) {
-	bad := &Error{Status: http.StatusBadRequest, Code: "bad_cursor", Message: "cursor " + strconv.Quote(s) + " is not one this server gave"}
-	if s == "" {
+func appendPos(b []byte, p *store.URLPos) []byte {
+	b = binary.BigEndian.AppendUint16(b, p.Part)
+	b = append(b, p.Hash[:]...)
+	return append(b, p.Host...)
+}
+
+func decodePos(s string) (*store.URLPos, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, false
+	}
+	return posOf(b)
+}
+
+func posOf(b []byte) (*store.URLPos, bool) {
+	if len(b) < 2+16+1 || bytes.IndexByte(b[18:], 0) >= 0 {
+		return nil, false
+	}
+	return &store.URLPos{Part: binary.BigEndian.Uint16(b), Hash: [16]byte(b[2:18]), Host: string(b[18:])}, true
+}
+
+// cursorMACSize is how much of the HMAC-SHA256 a cursor carries.
+const cursorMACSize = 16
+
+// cursor is the next_cursor of a page of GET /v1/urls: the position signed
+// with this process's key, bound to the query's filters, so that the
+// server serves only positions it gave, for the listing it gave them in.
+func (s *Server) cursor(p *store.URLPos, host, status string) string {
+	if p == nil {
+		return ""
+	}
+	b := appendPos(nil, p)
+	return base64.RawURLEncoding.EncodeToString(append(b, s.cursorMAC(b, host, status)...))
+}
+
+func (s *Server) cursorMAC(pos []byte, host, status string) []byte {
+	m := hmac.New(sha256.New, s.cursorKey[:])
+	// Lengths first: no two (host, status, position) write the same bytes.
+	m.Write(binary.BigEndian.AppendUint32(nil, uint32(len(host))))
+	m.Write([]byte(host))
+	m.Write(binary.BigEndian.AppendUint32(nil, uint32(len(status))))
+	m.Write([]byte(status))
+	m.Write(pos)
+	return m.Sum(nil)[:cursorMACSize]
+}
+
+// openCursor returns the position a cursor stands for; nil for "".
+func (s *Server) openCursor(c, host, status string) (*store.URLPos, error) {
+	if c == "" {
 		return nil, nil
 	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) < 2+16+1 {
-		return nil, bad
+	quoted := strconv.Quote(c)
+	if len(quoted) > 80 {
+		quoted = quoted[:76] + `..."`
 	}
-	p := &store.URLPos{Part: binary.BigEndian.Uint16(b), Hash: [16]byte(b[2:18]), Host: string(b[18:])}
-	for _, c := range b[18:] {
-		if c == 0 {
-			return nil, bad
-		}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) < cursorMACSize {
+		return nil, &Error{Status: http.StatusBadRequest, Code: "bad_cursor", Message: "cursor " + quoted + " is not one this server gave: pass a next_cursor as it came"}
+	}
+	pos, mac := b[:len(b)-cursorMACSize], b[len(b)-cursorMACSize:]
+	p, ok := posOf(pos)
+	if !ok || !hmac.Equal(mac, s.cursorMAC(pos, host, status)) {
+		return nil, &Error{Status: http.StatusBadRequest, Code: "bad_cursor", Message: "cursor " + quoted +
+			" is not one this server process gave for this host and status: cursors are signed with a key made at each start, so one from before a restart is refused too; list again without a cursor"}
 	}
 	return p, nil
 }
@@ -88,10 +139,6 @@ func (s *Server) urls(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return &Error{Status: http.StatusBadRequest, Code: "bad_status", Message: "status " + strconv.Quote(q.Get("status")) + ": want queued, done, failed or rejected"}
 	}
-	after, err := decodeCursor(q.Get("cursor"))
-	if err != nil {
-		return err
-	}
 	host := q.Get("host")
 	if host != "" {
 		h, err := policy.NormalHost(host)
@@ -100,6 +147,10 @@ func (s *Server) urls(w http.ResponseWriter, r *http.Request) error {
 		}
 		host = h
 	}
+	after, err := s.openCursor(q.Get("cursor"), host, q.Get("status"))
+	if err != nil {
+		return err
+	}
 	pos, recs, next, err := s.crawl.URLs(host, status, after, limit)
 	if errors.Is(err, crawl.ErrNotRunning) {
 		return errNotRunning
@@ -107,10 +158,10 @@ func (s *Server) urls(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := URLs{URLs: make([]URL, 0, len(recs)), NextCursor: encodeCursor(next)}
+	out := URLs{URLs: make([]URL, 0, len(recs)), NextCursor: s.cursor(next, host, q.Get("status"))}
 	for i, rec := range recs {
 		out.URLs = append(out.URLs, URL{
-			URL: rec.URL, Host: pos[i].Host, URLHash: encodeCursor(&pos[i]), Status: rec.Status.String(),
+			URL: rec.URL, Host: pos[i].Host, URLHash: encodePos(&pos[i]), Status: rec.Status.String(),
 			Depth: rec.Depth, LastStatus: rec.LastStatus, LastOutcome: rec.LastOutcome,
 			LastFetch: optTime(rec.LastFetch), NextCrawl: optTime(rec.NextCrawl), InLinks: rec.InLinks,
 		})
