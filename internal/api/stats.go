@@ -1,6 +1,7 @@
 package api
 
 import (
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -154,8 +155,8 @@ var (
 	descPaused     = prometheus.NewDesc("weft_paused", "1 while an operator has paused the crawl.", nil, nil)
 	descFetchTime  = prometheus.NewDesc("weft_fetch_duration_seconds", "Page fetches, from request to the end of the body.", nil, nil)
 	descQueueDelay = prometheus.NewDesc("weft_queue_delay_seconds", "From a URL's queueing to its fetch.", nil, nil)
-	descHost429    = prometheus.NewDesc("weft_host_throttled_total", "429 answers of the hosts with the most 429 and 5xx answers (at most 20 hosts).", []string{"host"}, nil)
-	descHost5xx    = prometheus.NewDesc("weft_host_server_errors_total", "5xx answers of the hosts with the most 429 and 5xx answers (at most 20 hosts).", []string{"host"}, nil)
+	descHost429    = prometheus.NewDesc("weft_host_throttled_total", "429 answers of the hosts with the most 429 and 5xx answers (at most 20 hosts); until one has any, one series at 0 without a host.", []string{"host"}, nil)
+	descHost5xx    = prometheus.NewDesc("weft_host_server_errors_total", "5xx answers of the hosts with the most 429 and 5xx answers (at most 20 hosts); until one has any, one series at 0 without a host.", []string{"host"}, nil)
 	descDNSHits    = prometheus.NewDesc("weft_dns_cache_hits_total", "Host lookups the DNS cache answered.", nil, nil)
 	descDNSMisses  = prometheus.NewDesc("weft_dns_cache_misses_total", "Host lookups sent to the resolver.", nil, nil)
 	descBloomFill  = prometheus.NewDesc("weft_seen_bloom_fill_ratio", "Fraction of the seen set's Bloom filter bits set.", nil, nil)
@@ -168,6 +169,22 @@ var (
 	descHighAge    = prometheus.NewDesc("weft_seconds_since_high_priority_fetch", "Time since the last fetch of a high-priority URL (a seed, a page a sitemap says changed); absent before the first.", nil, nil)
 	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descStrained, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descDNSHits, descDNSMisses, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures, descOwned, descHandoffs, descSnapshots}
 )
+
+// withKnown is counts with each of the label values known in advance that
+// it lacks at 0: a series that first appears at 1 is "no data" before, to
+// an alert and to rate().
+func withKnown(counts map[string]int64, known []string) map[string]int64 {
+	out := maps.Clone(counts)
+	if out == nil {
+		out = map[string]int64{}
+	}
+	for _, k := range known {
+		if _, ok := out[k]; !ok {
+			out[k] = 0
+		}
+	}
+	return out
+}
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range allDescs {
@@ -184,10 +201,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
 	}
 	counter(descPages, st.Pages)
-	for k, v := range st.ByStatus {
+	for k, v := range withKnown(st.ByStatus, crawl.StatusClasses()) {
 		counter(descFetches, v, k)
 	}
-	for k, v := range st.Errors {
+	for k, v := range withKnown(st.Errors, crawl.ErrorKinds()) {
 		counter(descErrors, v, k)
 	}
 	for k, v := range st.ByOutcome {
@@ -240,6 +257,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for _, he := range m.HostErrors {
 		counter(descHost429, he.Throttled, he.Host)
 		counter(descHost5xx, he.ServerErrors, he.Host)
+	}
+	if len(m.HostErrors) == 0 {
+		// No host is known in advance: until one has an answer to count,
+		// one series without a host (Prometheus reads an empty label as
+		// none) stands at 0, so that expressions over them have data.
+		counter(descHost429, 0, "")
+		counter(descHost5xx, 0, "")
 	}
 	counter(descDNSHits, m.DNSHits)
 	counter(descDNSMisses, m.DNSMisses)

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"weft/internal/fetch"
 	"weft/internal/seen"
 )
 
@@ -45,6 +46,22 @@ func (h *histogram) snapshot() Histogram {
 	out.Sum = time.Duration(h.sum.Load()).Seconds()
 	return out
 }
+
+// ErrorKinds are the kinds Summary.Errors counts, fetch.Kind's names:
+// known in advance, so that a metric can count each from the start, at 0.
+func ErrorKinds() []string {
+	// Each Kind past the last is named as KindUnknown is: the list stops
+	// there, whatever kinds fetch adds.
+	unknown := fetch.KindUnknown.String()
+	out := []string{unknown}
+	for k := fetch.KindUnknown + 1; k.String() != unknown; k++ {
+		out = append(out, k.String())
+	}
+	return out
+}
+
+// StatusClasses are the classes Summary.ByStatus counts responses in.
+func StatusClasses() []string { return []string{"1xx", "2xx", "3xx", "4xx", "5xx", "other"} }
 
 // HostErrors counts a host's 429 and 5xx answers.
 type HostErrors struct {

@@ -1,0 +1,29 @@
+package crawl
+
+import (
+	"slices"
+	"testing"
+
+	"weft/internal/fetch"
+)
+
+// TestKnownLabels: the label values the API exports at 0 from the start
+// are every value the counters can have: each fetch.Kind's name, each
+// status class.
+func TestKnownLabels(t *testing.T) {
+	kinds := ErrorKinds()
+	for k := fetch.KindUnknown; k <= fetch.KindBadURL; k++ {
+		if !slices.Contains(kinds, k.String()) {
+			t.Errorf("ErrorKinds %v lacks %s", kinds, k)
+		}
+	}
+	if len(slices.Compact(slices.Sorted(slices.Values(kinds)))) != len(kinds) {
+		t.Errorf("ErrorKinds %v names a kind twice", kinds)
+	}
+	classes := StatusClasses()
+	for code := -1; code < 1000; code++ {
+		if c := statusClass(code); !slices.Contains(classes, c) {
+			t.Errorf("status %d: class %s not in StatusClasses %v", code, c, classes)
+		}
+	}
+}
