@@ -393,7 +393,7 @@ func TestOpenAPIInSync(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}, "LeaseRequest": LeaseRequest{}, "LeasedURL": LeasedURL{}, "CompleteRequest": CompleteRequest{}, "PageInfo": PageInfo{}, "Capture": Capture{}, "BodyKey": BodyKey{},
+	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}, "Rejected": Rejected{}, "LeaseRequest": LeaseRequest{}, "LeasedURL": LeasedURL{}, "CompleteRequest": CompleteRequest{}, "PageInfo": PageInfo{}, "Capture": Capture{}, "BodyKey": BodyKey{},
 		"Fetch": crawl.Fetch{}, "HostList": HostList{}, "Fetches": Fetches{}, "LeaseResponse": LeaseResponse{},
 		"ClusterView": ClusterView{}, "ClusterNodeView": ClusterNodeView{}} {
 		if got := slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, fields(v)) {

@@ -1,11 +1,15 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"weft/internal/crawl"
 )
 
 func postSeeds(t *testing.T, s *Server, token, key, body string) (int, http.Header, string) {
@@ -39,7 +43,7 @@ func TestSeeds(t *testing.T) {
 	if err := json.Unmarshal([]byte(first), &resp); code != 202 || err != nil {
 		t.Fatalf("%d %s %v", code, first, err)
 	}
-	if len(resp.Accepted) != 1 || resp.Accepted[0] != "http://ok.test/" || len(resp.Rejected) != 1 || resp.Rejected[0] != (Rejected{"http://old.test/", "seen"}) {
+	if len(resp.Accepted) != 1 || resp.Accepted[0] != "http://ok.test/" || len(resp.Rejected) != 1 || resp.Rejected[0] != (Rejected{"http://old.test/", "seen", "seen", "already accepted"}) {
 		t.Errorf("answer %+v", resp)
 	}
 	code, h, again := postSeeds(t, s, "t", "k1", body)
@@ -103,5 +107,81 @@ func TestSeedsRateLimit(t *testing.T) {
 	s.Handler().ServeHTTP(w, req)
 	if w.Code != 202 {
 		t.Errorf("another client: %d", w.Code)
+	}
+}
+
+// TestSeedsRejectionCodes: POST /v1/seeds to a running crawl says, for each
+// URL refused, a stable code and a message that name what is wrong with it.
+func TestSeedsRejectionCodes(t *testing.T) {
+	web, cfg := liveWeb(t, 32, 1, 3, 1, time.Millisecond)
+	c, err := crawl.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Pause() // nothing is fetched: the crawl only judges the seeds
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Run(ctx)
+		done <- err
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	seed := web.Seeds()[0]
+	cases := []struct{ url, reason, code, message string }{
+		{"http://a.test:99999/", "invalid", "bad_port", "port"},
+		{"http://a.test:8x/", "invalid", "bad_port", "port"},
+		{"http://exa mple.test/", "invalid", "bad_host", "host"},
+		{"http://[::1/", "invalid", "bad_host", "IPv6"},
+		{"http://256.0.0.1/", "invalid", "bad_host", "IPv4"},
+		{"http://:80/", "invalid", "bad_host", "host"},
+		{"ftp://a.test/", "invalid", "bad_scheme", `scheme "ftp"`},
+		{"/relative/path", "invalid", "no_scheme", "scheme"},
+		{"", "invalid", "empty", "empty"},
+		{"http://a.test/" + strings.Repeat("x", 3000), "filter", "too_long", "over the limit of 2048"},
+		{"http://a.test/photo.JPG", "filter", "extension", `extension "JPG"`},
+		{seed, "seen", "seen", "already accepted"},
+	}
+	var urls []string
+	for _, c := range cases {
+		urls = append(urls, c.url)
+	}
+	body, _ := json.Marshal(map[string]any{"urls": urls})
+	var resp struct {
+		Accepted []string
+		Rejected []map[string]string
+	}
+	waitUntil(t, "the crawl takes seeds", c.Running)
+	req := httptest.NewRequest("POST", "/v1/seeds", strings.NewReader(string(body)))
+	req.Header.Set("Authorization", "Bearer tok")
+	w := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(w, req)
+	if err := json.Unmarshal(w.Body.Bytes(), &resp); w.Code != 202 || err != nil {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	if len(resp.Accepted) != 0 || len(resp.Rejected) != len(cases) {
+		t.Fatalf("accepted %v, %d rejected; want all %d rejected", resp.Accepted, len(resp.Rejected), len(cases))
+	}
+	for i, c := range cases {
+		r := resp.Rejected[i]
+		if r["reason"] != c.reason || r["code"] != c.code || !strings.Contains(r["message"], c.message) {
+			t.Errorf("%.40q: %v, want reason %s, code %s, a message with %q", c.url, r, c.reason, c.code, c.message)
+		}
+	}
+}
+
+// waitUntil waits, up to 10 s, for cond to hold.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10s for %s", what)
+		}
 	}
 }

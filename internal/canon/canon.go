@@ -92,6 +92,9 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// Reason is the cause alone, in lower case, without the URL.
+func (e *Error) Reason() string { return reason(e.Err) }
+
 func quoteShort(s string) string {
 	if len(s) > maxErrURL {
 		cut := maxErrURL

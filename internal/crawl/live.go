@@ -14,6 +14,7 @@ import (
 	"weft/internal/partition"
 	"weft/internal/policy"
 	"weft/internal/robots"
+	"weft/internal/scope"
 	"weft/internal/store"
 )
 
@@ -257,7 +258,15 @@ func (c *Crawler) TakeOver(clocks map[string]frontier.Clock) {
 type Verdict struct {
 	URL    string // canonical when it parsed, else as given
 	Reason string // "" when accepted; else a Reject* reason
+	// Err says more of a RejectInvalid or RejectFilter, when there is
+	// more to say: the canonicaliser's *canon.Error, ErrNotHTTP, or the
+	// filter's *scope.FilterError.
+	Err error
 }
+
+// ErrNotHTTP is what a Verdict's Err wraps for a URL whose scheme is not
+// http or https.
+var ErrNotHTTP = errors.New("only http and https URLs are crawled")
 
 // ErrNotRunning is returned by AddSeeds once the crawl has stopped.
 var ErrNotRunning = errors.New("crawl: not running")
@@ -288,14 +297,20 @@ func (c *Crawler) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 	for i, raw := range urls {
 		out[i].URL = raw
 		u, err := c.canon.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-			out[i].Reason = RejectInvalid
+		if err == nil && u.Scheme != "http" && u.Scheme != "https" {
+			err = fmt.Errorf("crawl: scheme %q: %w", u.Scheme, ErrNotHTTP)
+		}
+		if err != nil {
+			out[i].Reason, out[i].Err = RejectInvalid, err
 			c.stats.reject(RejectInvalid)
 			continue
 		}
 		out[i].URL = u.String
 		if r := c.scope.CheckSeed(u); r != "" {
 			out[i].Reason = string(r)
+			if r == scope.ReasonFilter {
+				out[i].Err = c.scope.ExplainFilter(u, false)
+			}
 			c.stats.reject(string(r))
 			continue
 		}

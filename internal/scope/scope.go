@@ -302,16 +302,7 @@ func (f *Filter) check(u canon.URL, depth int, embed bool) Reason {
 }
 
 func (f *Filter) checkAs(u canon.URL, depth int, embed, seed bool) Reason {
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return ReasonFilter
-	}
-	if f.maxLen >= 0 && len(u.String) > f.maxLen {
-		return ReasonFilter
-	}
-	if f.maxParams >= 0 && u.NQuery > f.maxParams {
-		return ReasonFilter
-	}
-	if !embed && f.deniedExt(u.Path) {
+	if f.filterCause(&u, embed) != "" {
 		return ReasonFilter
 	}
 	if f.maxRepeat >= 0 && RepeatsOver(u.Path, f.maxRepeat) {
@@ -337,6 +328,59 @@ func (f *Filter) checkAs(u canon.URL, depth int, embed, seed bool) Reason {
 		}
 	}
 	return ReasonScope
+}
+
+// Causes of ReasonFilter, as FilterError has them.
+const (
+	CauseScheme    = "scheme"          // not http or https
+	CauseTooLong   = "too_long"        // longer than Config.MaxURLLength
+	CauseParams    = "too_many_params" // more query parameters than Config.MaxQueryParams
+	CauseExtension = "extension"       // a denied extension (Config.DenyExtensions)
+)
+
+// FilterError says which filter refused a URL (ReasonFilter).
+type FilterError struct {
+	Cause  string // one of the Cause constants
+	URL    string
+	Detail string // the cause with its numbers, for people
+}
+
+func (e *FilterError) Error() string { return "scope: " + e.URL + ": " + e.Detail }
+
+// ExplainFilter says which filter refuses u, as CheckSeed would (embed
+// false) or CheckEmbed (true), nil if none does.
+func (f *Filter) ExplainFilter(u canon.URL, embed bool) *FilterError {
+	e := &FilterError{Cause: f.filterCause(&u, embed), URL: u.String}
+	switch e.Cause {
+	case "":
+		return nil
+	case CauseScheme:
+		e.Detail = fmt.Sprintf("scheme %q: only http and https are crawled", u.Scheme)
+	case CauseTooLong:
+		e.Detail = fmt.Sprintf("%d bytes long, over the limit of %d", len(u.String), f.maxLen)
+	case CauseParams:
+		e.Detail = fmt.Sprintf("%d query parameters, over the limit of %d", u.NQuery, f.maxParams)
+	case CauseExtension:
+		seg := u.Path[strings.LastIndexByte(u.Path, '/')+1:]
+		seg, _, _ = strings.Cut(seg, ";")
+		e.Detail = fmt.Sprintf("extension %q: not crawled as a page (images, archives, media, ...)", seg[strings.LastIndexByte(seg, '.')+1:])
+	}
+	return e
+}
+
+// filterCause is the first filter that refuses u, "" if none does.
+func (f *Filter) filterCause(u *canon.URL, embed bool) string {
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return CauseScheme
+	case f.maxLen >= 0 && len(u.String) > f.maxLen:
+		return CauseTooLong
+	case f.maxParams >= 0 && u.NQuery > f.maxParams:
+		return CauseParams
+	case !embed && f.deniedExt(u.Path):
+		return CauseExtension
+	}
+	return ""
 }
 
 // MaxPathSegments is the most segments a path may have when

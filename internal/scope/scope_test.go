@@ -565,3 +565,34 @@ func TestPattern(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainFilter: ExplainFilter names the filter behind each
+// ReasonFilter, with its numbers, and nothing for a URL the filters pass.
+func TestExplainFilter(t *testing.T) {
+	f := mustFilter(t, Config{MaxURLLength: 40, MaxQueryParams: 2}, "http://a.test/")
+	for _, tc := range []struct{ url, cause, detail string }{
+		{"ftp://a.test/x", CauseScheme, `scheme "ftp"`},
+		{"http://a.test/" + strings.Repeat("x", 30), CauseTooLong, "44 bytes long, over the limit of 40"},
+		{"http://a.test/?a=1&b=2&c=3", CauseParams, "3 query parameters, over the limit of 2"},
+		{"http://a.test/p/photo.JPG;v=1", CauseExtension, `extension "JPG"`},
+		{"http://a.test/page.html", "", ""},
+	} {
+		u := mustURL(t, tc.url)
+		e := f.ExplainFilter(u, false)
+		if (f.CheckSeed(u) == ReasonFilter) != (e != nil) {
+			t.Errorf("%s: CheckSeed %q but ExplainFilter %v", tc.url, f.CheckSeed(u), e)
+		}
+		if tc.cause == "" {
+			if e != nil {
+				t.Errorf("%s: %v, want no filter", tc.url, e)
+			}
+			continue
+		}
+		if e == nil || e.Cause != tc.cause || !strings.Contains(e.Detail, tc.detail) || !strings.Contains(e.Error(), tc.url[:13]) {
+			t.Errorf("%s: %+v, want cause %s and %q", tc.url, e, tc.cause, tc.detail)
+		}
+	}
+	if e := f.ExplainFilter(mustURL(t, "http://a.test/photo.jpg"), true); e != nil {
+		t.Errorf("an embedded image: %v, want no filter", e)
+	}
+}
