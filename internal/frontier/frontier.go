@@ -377,6 +377,7 @@ type Frontier struct {
 	holdHosts  map[string]bool // Hold's orders since the last takeInbox
 	holdParts  map[int]bool    // HoldPartition's orders since the last takeInbox
 	clocksIn   map[string]Clock
+	rearms     []rearm // Rearm's orders since the last takeInbox
 	clocksReq  chan clocksReq
 	releaseReq chan clocksReq
 	kick       chan struct{}
@@ -398,6 +399,7 @@ type Frontier struct {
 	installed    map[string]Clock // InstallClocks' clocks of hosts not in memory yet
 	releasing    []clocksReq      // ReleasePartition calls waiting for their partition's leases
 	groups       map[string]*group
+	rearmBusy    map[string]rearmFunc // Rearm's orders for hosts whose lease is out
 	ready        readyHeap
 	active       int
 	parked       int
@@ -741,6 +743,77 @@ func (f *Frontier) InstallClocks(clocks map[string]Clock) {
 	f.wake()
 }
 
+// rearmFunc is Rearm's argument: a host's new Crawl-delay, or false.
+type rearmFunc func(host string, c Clock) (time.Duration, bool)
+
+type rearm struct {
+	delay rearmFunc
+	done  chan struct{}
+}
+
+// Rearm gives the hosts in memory the Crawl-delay delay returns for them
+// (false: leave the host as it is) at once, not at the end of their next
+// request: an operator's policy changed it. A longer gap pushes the host's
+// next request back by as much, so that it still starts the new gap after
+// the last one ended (NextAt was armed at least the old gap after that); a
+// shorter one lets the wait already armed run out. A host with a lease out
+// is re-armed at once and again when the lease comes back, over the clock
+// its worker computed, maybe before the change. Hosts not in memory are
+// left alone: their last wait has run out, and their next request's
+// completion sets the delay. delay runs on Run's goroutine and must not
+// call the Frontier. Rearm returns once the clocks are set, so that Host
+// shows them, or when Run has returned; call it once Run has started.
+func (f *Frontier) Rearm(delay func(host string, c Clock) (time.Duration, bool)) {
+	r := rearm{delay: delay, done: make(chan struct{})}
+	f.mu.Lock()
+	f.rearms = append(f.rearms, r)
+	f.mu.Unlock()
+	f.wake()
+	select {
+	case <-r.done:
+	case <-f.done:
+	}
+}
+
+// applyRearms carries out Rearm's orders, after the completions taken
+// with them, and again for each host whose lease was out (rearmBusy) once
+// it is back.
+func (f *Frontier) applyRearms(orders []rearm) {
+	for name, delay := range f.rearmBusy {
+		if h := f.hosts[name]; h == nil || !h.busy {
+			delete(f.rearmBusy, name)
+			if h != nil {
+				f.rearmHost(h, delay)
+			}
+		}
+	}
+	for _, r := range orders {
+		for name, h := range f.hosts {
+			f.rearmHost(h, r.delay)
+			if h.busy {
+				if f.rearmBusy == nil {
+					f.rearmBusy = map[string]rearmFunc{}
+				}
+				f.rearmBusy[name] = r.delay
+			}
+		}
+		close(r.done)
+	}
+}
+
+func (f *Frontier) rearmHost(h *host, delay rearmFunc) {
+	d, ok := delay(h.name, h.clock)
+	if !ok || d == h.clock.CrawlDelay {
+		return
+	}
+	before := f.cfg.gap(h.clock)
+	h.clock.CrawlDelay = d
+	if longer := f.cfg.gap(h.clock) - before; longer > 0 && !h.clock.NextAt.IsZero() {
+		h.clock.NextAt = h.clock.NextAt.Add(longer)
+		f.fix(h)
+	}
+}
+
 // TakeOver returns clocks as a node taking their hosts over after a crash
 // must install them: each host waits at least one gap (the default delay,
 // its Crawl-delay or backoff) from at, as after a restart
@@ -1025,6 +1098,8 @@ func (f *Frontier) takeInbox() {
 	f.mu.Lock()
 	adds, completes, unparks, holds, parts, clocks := f.adds, f.completes, f.unparks, f.holdHosts, f.holdParts, f.clocksIn
 	f.adds, f.completes, f.unparks, f.holdHosts, f.holdParts, f.clocksIn = nil, nil, nil, nil, nil, nil
+	rearms := f.rearms
+	f.rearms = nil
 	f.mu.Unlock()
 	for name, c := range clocks {
 		if h := f.hosts[name]; h != nil {
@@ -1065,6 +1140,7 @@ func (f *Frontier) takeInbox() {
 	for _, c := range completes {
 		f.complete(c, now)
 	}
+	f.applyRearms(rearms)
 	for _, name := range unparks {
 		h := f.hosts[name]
 		switch {

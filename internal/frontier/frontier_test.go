@@ -780,3 +780,76 @@ func TestReleasePartition(t *testing.T) {
 		noLeaseWithin(t, next, time.Minute, "leased %s of a released partition")
 	})
 }
+
+// TestRearm: a new Crawl-delay given through Rearm shows in the host's
+// clock at once and holds its next request, whether the host is idle or
+// has a lease out whose worker computed its clock before the change; a
+// shorter one lets the wait already armed run out; a host the function
+// passes over is left alone.
+func TestRearm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, Config{Delay: time.Second})
+		f.Add(items("a.test", 4, Normal)...)
+		f.Add(items("b.test", 2, Normal)...)
+		ctx := t.Context()
+		go f.Run(ctx)
+		to := func(host string, d time.Duration) rearmFunc {
+			return func(name string, _ Clock) (time.Duration, bool) { return d, name == host }
+		}
+		lease := func(host string) (Lease, time.Time) {
+			t.Helper()
+			for {
+				l, err := f.Next(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l.Host == host {
+					return l, time.Now()
+				}
+				f.Complete(l, Result{Fetched: true})
+			}
+		}
+
+		// Idle: a.test's request ended at t0, its next waits 1s; Rearm to
+		// 5s shows at once and holds the next until t0+5s.
+		l, t0 := lease("a.test")
+		f.Complete(l, Result{Fetched: true})
+		synctest.Wait()
+		f.Rearm(to("a.test", 5*time.Second))
+		if c := f.Host("a.test").Clock; c.CrawlDelay != 5*time.Second || !c.NextAt.Equal(t0.Add(5*time.Second)) {
+			t.Errorf("after Rearm: %+v, want Crawl-delay 5s and the next request at t0+5s", c)
+		}
+		if c := f.Host("b.test").Clock; c.CrawlDelay != 0 {
+			t.Errorf("b.test re-armed too: %+v", c)
+		}
+		l, at := lease("a.test")
+		if at.Sub(t0) != 5*time.Second {
+			t.Errorf("next request %v after the last, want 5s", at.Sub(t0))
+		}
+
+		// Busy: the lease is out as the delay goes to 8s, and comes back
+		// with the clock of 5s its worker computed: 8s it is.
+		time.Sleep(time.Second) // the fetch
+		f.Rearm(to("a.test", 8*time.Second))
+		if c := f.Host("a.test").Clock; c.CrawlDelay != 8*time.Second {
+			t.Errorf("with its lease out: %+v, want Crawl-delay 8s at once", c)
+		}
+		end := time.Now()
+		f.Complete(l, Result{Fetched: true, SetCrawlDelay: true, CrawlDelay: 5 * time.Second})
+		synctest.Wait()
+		if c := f.Host("a.test").Clock; c.CrawlDelay != 8*time.Second || !c.NextAt.Equal(end.Add(8*time.Second)) {
+			t.Errorf("a lease out during Rearm, back: %+v, want Crawl-delay 8s and the next at its end+8s", c)
+		}
+
+		// Shorter: the 8s wait armed stands.
+		f.Rearm(to("a.test", 0))
+		if c := f.Host("a.test").Clock; c.CrawlDelay != 0 || !c.NextAt.Equal(end.Add(8*time.Second)) {
+			t.Errorf("after a shorter Rearm: %+v, want no Crawl-delay and the wait armed kept", c)
+		}
+		l, at = lease("a.test")
+		if at.Sub(end) != 8*time.Second {
+			t.Errorf("next request %v after the last, want the 8s armed", at.Sub(end))
+		}
+		f.Complete(l, Result{Fetched: true})
+	})
+}
