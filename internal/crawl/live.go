@@ -429,6 +429,7 @@ func (c *Crawler) SetPolicy(host string, p policy.Policy) error {
 	if err := c.cfg.Policies.Put(h, p); err != nil {
 		return err
 	}
+	c.rearmPolicy(h)
 	host = h
 	c.log.Info("operator policy set through the API", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs)
 	return nil
@@ -447,12 +448,39 @@ func (c *Crawler) DeletePolicy(host string) (bool, error) {
 		return false, err
 	}
 	had := c.cfg.Policies.Delete(h)
+	c.rearmPolicy(h)
 	b := c.state.db.NewBatch()
 	b.DeleteMeta(metaPolicyPrefix + h)
 	if err := b.Commit(true); err != nil {
 		return had, fmt.Errorf("crawl: forget the policy of %s: %w", host, err)
 	}
 	return had, nil
+}
+
+// rearmPolicy gives the hosts in memory that key's policy applies to (key
+// itself, and with no port in key, each port of it) the Crawl-delay their
+// policies and robots.txt ask for now, at once: their gap shows it, and
+// their next request waits for it (frontier.Rearm).
+func (c *Crawler) rearmPolicy(key string) {
+	if !c.frontierUp() {
+		return // not running yet: the clocks read from the store get it at their next request
+	}
+	now := time.Now()
+	c.front.Rearm(func(host string, _ frontier.Clock) (time.Duration, bool) {
+		if host != key && !strings.HasPrefix(host, key+":") {
+			return 0, false
+		}
+		// A Crawl-delay not known now (robots.txt not cached) is learnt
+		// again before the next page: that request is robots.txt's.
+		var d time.Duration
+		if pol := c.robots.cached(host, now); pol != nil {
+			d = pol.CrawlDelay
+		}
+		if p := c.cfg.Policies.ForAuthority(host); p != nil {
+			d = max(d, time.Duration(p.Delay))
+		}
+		return d, true
+	})
 }
 
 // Policy returns host's own policy, and false if it has none.
