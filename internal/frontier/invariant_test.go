@@ -17,8 +17,9 @@ import (
 // a cluster, each with its own queues, sometimes on disk) through random
 // orders of what can happen to a host: URLs arriving while it is out,
 // completions of every kind (requests or none, retries, parks, Crawl-delays,
-// 429s, failures, strain, server groups, draining), operators' holds, and
-// partitions moving from one node to the other. Whatever the order, a host
+// 429s, failures, strain, server groups, draining, clocks computed by the
+// worker), operators' holds and policy changes (Rearm), and partitions
+// moving from one node to the other. Whatever the order, a host
 // is leased at most once at a time across both nodes, and no request to it
 // starts sooner after the previous one than its delay, Crawl-delay,
 // Retry-After and latency rule allow.
@@ -27,10 +28,9 @@ func TestOneLeasePerHostUnderRandomOrders(t *testing.T) {
 	var arrivedWhileOut, moved int
 	for seed := range uint64(seeds) {
 		var st scheduleStats
+		// A failure in the bubble ends the test; its message names the
+		// schedule.
 		synctest.Test(t, func(t *testing.T) { st = runRandomSchedule(t, seed) })
-		if t.Failed() {
-			t.Fatalf("seed %d broke the rules (see above)", seed)
-		}
 		arrivedWhileOut += st.arrivedWhileOut
 		moved += st.moved
 	}
@@ -53,12 +53,15 @@ type node struct {
 
 // schedule is the shared truth the workers check the frontiers against.
 type schedule struct {
-	t    *testing.T
-	cfg  Config
-	mu   sync.Mutex
-	out  map[string]string    // host -> URL of the lease out on it, on either node
-	next map[string]time.Time // host -> earliest start the rules allow for its next request
-	st   scheduleStats
+	t       *testing.T
+	cfg     Config
+	mu      sync.Mutex
+	out     map[string]string    // host -> URL of the lease out on it, on either node
+	next    map[string]time.Time // host -> earliest start the rules allow for its next request
+	lastEnd map[string]time.Time // host -> end of its last request
+	policy  map[string]*policyChange
+	seed    uint64
+	st      scheduleStats
 }
 
 func runRandomSchedule(t *testing.T, seed uint64) scheduleStats {
@@ -81,7 +84,8 @@ func runRandomSchedule(t *testing.T, seed uint64) scheduleStats {
 	if onDisk {
 		cfg.FrontBuffer, cfg.HeadSize, cfg.HostCache = 2, 2, 4
 	}
-	s := &schedule{t: t, cfg: cfg, out: map[string]string{}, next: map[string]time.Time{}}
+	s := &schedule{t: t, cfg: cfg, out: map[string]string{}, next: map[string]time.Time{},
+		lastEnd: map[string]time.Time{}, policy: map[string]*policyChange{}, seed: seed}
 	nodes := make([]*node, 2)
 	for i := range nodes {
 		c := cfg
@@ -156,8 +160,14 @@ func runRandomSchedule(t *testing.T, seed uint64) scheduleStats {
 				time.Sleep(time.Duration(rng.IntN(100)) * time.Millisecond)
 				n.f.HoldPartition(p, false)
 			}
-		case r < 72: // its robots.txt hop is done
+		case r < 67: // its robots.txt hop is done
 			nodes[rng.IntN(2)].f.Unpark(host)
+		case r < 72: // an operator's policy gives a host a new delay at once,
+			// most tellingly one with a lease out and more URLs queued
+			host = s.busyHost(rng, host)
+			p = partition.Of(host, parts)
+			add(nodes[owner[p]], host, 2)
+			s.rearm(nodes[owner[p]], host, time.Duration(rng.IntN(4))*time.Second, onDisk)
 		case r < 82: // the partition moves to the other node
 			from, to := nodes[owner[p]], nodes[1-owner[p]]
 			clocks := from.f.ReleasePartition(p)
@@ -165,6 +175,7 @@ func runRandomSchedule(t *testing.T, seed uint64) scheduleStats {
 			to.f.HoldPartition(p, false)
 			owner[p] = 1 - owner[p]
 			s.st.moved++
+			s.forgetPolicies(p, parts) // an operator's change was the old node's
 		default: // a takeover's clocks, installed over what the node has
 			n := nodes[owner[p]]
 			n.f.InstallClocks(n.f.TakeOver(n.f.PartitionClocks(p), time.Now()))
@@ -194,8 +205,9 @@ func (s *schedule) work(ctx context.Context, n *node, rng *rand.Rand, hosts []st
 		now := time.Now()
 		s.mu.Lock()
 		if prev := s.out[l.Host]; prev != "" {
-			s.t.Errorf("%s leased while %s, on the same host, was out", l.URL, prev)
+			s.t.Errorf("schedule %d: %s leased while %s, on the same host, was out", s.seed, l.URL, prev)
 		}
+		s.leasedUnderPolicy(l)
 		s.out[l.Host] = l.URL
 		s.st.leases++
 		s.mu.Unlock()
@@ -217,7 +229,7 @@ func (s *schedule) work(ctx context.Context, n *node, rng *rand.Rand, hosts []st
 			requested = true
 			s.mu.Lock()
 			if at := s.next[l.Host]; now.Before(at) {
-				s.t.Errorf("%s requested %v before its host's rules allowed", l.URL, at.Sub(now))
+				s.t.Errorf("schedule %d: %s requested %v before its host's rules allowed", s.seed, l.URL, at.Sub(now))
 			}
 			s.st.requests++
 			s.mu.Unlock()
@@ -227,6 +239,14 @@ func (s *schedule) work(ctx context.Context, n *node, rng *rand.Rand, hosts []st
 		}
 		end := time.Now()
 		s.mu.Lock()
+		if requested {
+			s.lastEnd[l.Host] = end
+		}
+		if pc := s.policy[l.Host]; pc != nil && pc.waiting {
+			// The lease out when the policy changed: its delay counts
+			// from this lease's end.
+			pc.waiting, pc.from = false, s.lastEnd[l.Host]
+		}
 		if requested {
 			// A lower bound on the gap that holds whatever each node
 			// remembers of the host: the clock a request's completion
@@ -246,7 +266,63 @@ func (s *schedule) work(ctx context.Context, n *node, rng *rand.Rand, hosts []st
 		if n.store != nil && !r.Retry {
 			n.store.done(l.Item)
 		}
+		if rng.IntN(2) == 0 {
+			// The worker computes the clock, from the one its lease came
+			// with, as the crawl does to persist it first.
+			c := n.f.Advance(l.Clock, r, end)
+			r.Clock = &c
+		}
 		n.f.Complete(l, r)
+	}
+}
+
+// policyChange is an operator's new delay for a host (Rearm): the host's
+// next request waits for it from the end of the last one. A lease taken
+// while Rearm was being called may have been given before the change took
+// effect (its clock shows the old delay); it is excused, once, and the
+// delay then counts from its end.
+type policyChange struct {
+	d       time.Duration
+	from    time.Time // end of the request the delay counts from
+	waiting bool      // for the end of the lease out
+	excused bool      // a lease was given before the change took effect
+}
+
+// rearm gives host a new Crawl-delay d on node n, as an operator's policy
+// does. With queues on disk, a host whose clock has run out may be out of
+// memory, where Rearm leaves it: only a node with every host in memory is
+// held to it.
+func (s *schedule) rearm(n *node, host string, d time.Duration, onDisk bool) {
+	if !onDisk && n.f.Host(host).Known {
+		s.mu.Lock()
+		s.policy[host] = &policyChange{d: d, from: s.lastEnd[host], waiting: s.out[host] != ""}
+		s.mu.Unlock()
+	}
+	n.f.Rearm(func(name string, _ Clock) (time.Duration, bool) { return d, name == host })
+}
+
+// leasedUnderPolicy checks lease l against a policy change of its host,
+// with s.mu held.
+func (s *schedule) leasedUnderPolicy(l Lease) {
+	pc := s.policy[l.Host]
+	switch {
+	case pc == nil || pc.waiting:
+	case !pc.excused && l.Clock.CrawlDelay != pc.d:
+		pc.excused, pc.waiting = true, true
+	default:
+		delete(s.policy, l.Host)
+		s.next[l.Host] = later(s.next[l.Host], pc.from.Add(pc.d))
+	}
+}
+
+// forgetPolicies drops the policy changes of partition p's hosts.
+func (s *schedule) forgetPolicies(p, parts int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for h := range s.policy {
+		if partition.Of(h, parts) == p {
+			delete(s.policy, h)
+		}
 	}
 }
 
