@@ -47,6 +47,7 @@ type crawlFlags struct {
 	maxURLsPerHost int64
 	maxPerPattern  int
 	maxRepeats     int
+	maxRedirects   int
 	delay          time.Duration
 	workers        int
 	userAgent      string
@@ -118,6 +119,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&f.maxURLsPerHost, "max-urls-per-host", 100000, "most URLs accepted per host (0: no limit)")
 	fs.IntVar(&f.maxPerPattern, "max-urls-per-pattern", crawl.DefaultMaxURLsPerPattern, "most URLs accepted per host for one URL pattern (the path with digits as #, generated tokens as *, no query; sitemap-listed pages exempt): bounds calendars, faceted search, session ids in paths (0: no limit; at most 65000)")
 	fs.IntVar(&f.maxRepeats, "max-path-repeats", scope.DefaultMaxPathRepeats, "most times one segment may occur in a URL path, a bound on relative-link traps like /a/b/a/b/... (0: no limit)")
+	fs.IntVar(&f.maxRedirects, "max-redirects", 5, "most redirects followed from one URL, each hop queued for its host like a link (0: none; robots.txt's own redirects are followed up to five hops regardless, as RFC 9309 asks)")
 	fs.DurationVar(&f.delay, "delay", time.Second, "least time between two requests to one host; a larger Crawl-delay wins")
 	fs.IntVar(&f.workers, "workers", 16, "concurrent fetches (never more than one per host)")
 	fs.StringVar(&f.userAgent, "user-agent", defaultUserAgent(), "User-Agent header; its first token is the robots.txt product token")
@@ -223,7 +225,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		name string
 		n    int64
 	}{{"--max-pages", f.maxPages}, {"--max-urls-per-host", f.maxURLsPerHost}, {"--max-body", f.maxBody}, {"--warc-max-size", f.warcMaxSize}, {"--max-depth", int64(f.maxDepth)},
-		{"--max-urls-per-pattern", int64(f.maxPerPattern)}, {"--max-path-repeats", int64(f.maxRepeats)},
+		{"--max-urls-per-pattern", int64(f.maxPerPattern)}, {"--max-path-repeats", int64(f.maxRepeats)}, {"--max-redirects", int64(f.maxRedirects)},
 		{"--active-hosts", int64(f.activeHosts)}, {"--front-buffer", int64(f.frontBuffer)}, {"--head-size", int64(f.headSize)}, {"--host-cache", int64(f.hostCache)}} {
 		if v.n < 0 {
 			return cfg, usagef("%s %d: must not be negative", v.name, v.n)
@@ -296,6 +298,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		MaxURLsPerHost: f.maxURLsPerHost,
 		// 0 on the command line is "no limit", which Config spells -1.
 		MaxURLsPerPattern: cmp.Or(f.maxPerPattern, -1),
+		MaxRedirects:      cmp.Or(f.maxRedirects, -1),
 		Delay:             f.delay,
 		Grace:             f.grace,
 		Fresh:             f.fresh,

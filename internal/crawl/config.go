@@ -47,7 +47,10 @@ type Config struct {
 	// 65,000.
 	MaxURLsPerPattern int
 	// MaxRedirects bounds a redirect chain (each hop is enqueued for its
-	// host like a link); zero means 5.
+	// host like a link): a URL reached through more redirects than this is
+	// not queued. Zero means 5; negative means none is followed. It does
+	// not bound robots.txt, whose redirects are followed up to five hops
+	// whatever it says (RFC 9309 asks for at least five).
 	MaxRedirects int
 	// Delay is the minimum gap between two requests to one host (from the end
 	// of one to the start of the next); a host's Crawl-delay raises it.
@@ -306,8 +309,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl: max URLs per host %d is negative", c.MaxURLsPerHost)
 	case c.MaxURLsPerPattern > maxPatternCap:
 		return fmt.Errorf("crawl: max URLs per pattern %d is over %d", c.MaxURLsPerPattern, maxPatternCap)
-	case c.MaxRedirects < 0:
-		return fmt.Errorf("crawl: max redirects %d is negative", c.MaxRedirects)
 	case c.Delay < 0:
 		return fmt.Errorf("crawl: delay %v is negative", c.Delay)
 	case c.Grace < 0:
