@@ -23,6 +23,7 @@ import (
 	"weft/internal/canon"
 	"weft/internal/cluster"
 	"weft/internal/crawl"
+	"weft/internal/fetch"
 	"weft/internal/frontier"
 	"weft/internal/jetstream"
 	"weft/internal/objstore"
@@ -127,7 +128,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.scopeMode, "scope", "domain", "which links to follow: domain (the seeds' registrable domains), host, prefix or any")
 	fs.StringArrayVar(&f.include, "include", nil, "only follow URLs matching this regular expression (repeatable)")
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "never follow URLs matching this regular expression (repeatable)")
-	fs.StringArrayVar(&f.resolve, "resolve", nil, "HOST=ADDR: connect to ADDR for HOST instead of asking DNS (repeatable)")
+	fs.StringArrayVar(&f.resolve, "resolve", nil, "HOST=ADDR: connect to ADDR for HOST, on any port, instead of asking DNS; HOST may be internationalised (bücher.test) (repeatable)")
 	fs.StringArrayVar(&f.allowCIDR, "allow-cidr", nil, "allow connections to this otherwise refused network, e.g. 127.0.0.0/8 (repeatable)")
 	fs.StringArrayVar(&f.denyCIDR, "deny-cidr", nil, "refuse connections to this network, even inside an --allow-cidr one (repeatable)")
 	fs.StringArrayVar(&f.stripParams, "strip-param", nil, "also remove this query parameter (case-insensitive) when canonicalising, beside the tracking and session-id defaults (repeatable)")
@@ -270,7 +271,14 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		if err != nil {
 			return cfg, usagef("--resolve %q: %q is not an IP address", r, addr)
 		}
-		resolve[strings.ToLower(host)] = ip.String()
+		name, err := fetch.ResolveKey(host)
+		if err != nil {
+			return cfg, usagef("--resolve %q: %v", r, err)
+		}
+		if prev, ok := resolve[name]; ok && prev != ip.String() {
+			return cfg, usagef("--resolve %q: %s is given %s already", r, name, prev)
+		}
+		resolve[name] = ip.String()
 	}
 	allow, err := parseCIDRs("--allow-cidr", f.allowCIDR)
 	if err != nil {

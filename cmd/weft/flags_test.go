@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -47,5 +49,34 @@ func TestMaxRedirectsFlag(t *testing.T) {
 	}
 	if _, err := parseCrawlFlags(t, "--max-redirects", "-1"); err == nil || !strings.Contains(err.Error(), "--max-redirects -1") {
 		t.Errorf("--max-redirects -1: error %v, want one naming the flag and value", err)
+	}
+}
+
+// --resolve takes an internationalised name and gives the crawl its
+// punycode form, which is what URLs' hosts are matched in; a name that
+// cannot be converted is refused, naming the entry.
+func TestResolveFlagConvertsInternationalNames(t *testing.T) {
+	cfg, err := parseCrawlFlags(t, "--resolve", "Bücher.test=127.0.0.5", "--resolve", "a.test=127.0.0.6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"xn--bcher-kva.test": "127.0.0.5", "a.test": "127.0.0.6"}; !maps.Equal(cfg.Fetch.Resolve, want) {
+		t.Errorf("Resolve %v, want %v", cfg.Fetch.Resolve, want)
+	}
+	for _, tc := range []struct {
+		entries     []string
+		bad, reason string
+	}{
+		{[]string{"xn--zz.test=127.0.0.5"}, "xn--zz.test=127.0.0.5", "not a valid internationalised host name"},
+		{[]string{"a.test:8080=127.0.0.5"}, "a.test:8080=127.0.0.5", "port"},
+		{[]string{"bücher.test=127.0.0.5", "BÜCHER.test=127.0.0.6"}, "BÜCHER.test=127.0.0.6", "xn--bcher-kva.test is given 127.0.0.5 already"},
+	} {
+		var args []string
+		for _, e := range tc.entries {
+			args = append(args, "--resolve", e)
+		}
+		if _, err := parseCrawlFlags(t, args...); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("--resolve %q", tc.bad)) || !strings.Contains(err.Error(), tc.reason) {
+			t.Errorf("%v: error %v, want one naming %q and %q", args, err, tc.bad, tc.reason)
+		}
 	}
 }

@@ -73,8 +73,10 @@ type Config struct {
 	MaxHeaderBytes int64
 
 	// Resolve maps host names to IP literals and is consulted before DNS,
-	// for any port (like curl --resolve). The SSRF guard still applies to
-	// the mapped address. Nil means no overrides.
+	// for any port (like curl --resolve). Names are matched as ResolveKey
+	// writes them, so an internationalised name may be given in Unicode.
+	// The SSRF guard still applies to the mapped address. Nil means no
+	// overrides.
 	Resolve map[string]string
 
 	// AllowCIDRs lists prefixes that are allowed even though the SSRF guard
@@ -150,13 +152,20 @@ func (c *Config) Validate() error {
 	if c.MaxIdleConns < 0 {
 		return fmt.Errorf("fetch: invalid Config.MaxIdleConns %d: must not be negative", c.MaxIdleConns)
 	}
+	names := make(map[string]string, len(c.Resolve)) // ResolveKey -> the key it came from
 	for host, ip := range c.Resolve {
-		if normalizeHost(host) == "" {
-			return fmt.Errorf("fetch: invalid Config.Resolve key %q: empty host name", host)
+		key, err := ResolveKey(host)
+		if err != nil {
+			return fmt.Errorf("fetch: invalid Config.Resolve key %q: %w", host, err)
 		}
-		if _, err := netip.ParseAddr(ip); err != nil {
+		addr, err := netip.ParseAddr(ip)
+		if err != nil {
 			return fmt.Errorf("fetch: invalid Config.Resolve[%q] %q: %w", host, ip, err)
 		}
+		if other, ok := names[key]; ok && netip.MustParseAddr(c.Resolve[other]).Unmap() != addr.Unmap() {
+			return fmt.Errorf("fetch: invalid Config.Resolve: %q and %q are one host, %s, given different addresses", other, host, key)
+		}
+		names[key] = host
 	}
 	for _, l := range []struct {
 		name string
@@ -207,7 +216,8 @@ func (c Config) withDefaults() Config {
 	if c.Resolve != nil {
 		m := make(map[string]string, len(c.Resolve))
 		for k, v := range c.Resolve {
-			m[k] = v
+			key, _ := ResolveKey(k) // checked by Validate
+			m[key] = v
 		}
 		c.Resolve = m
 	}
