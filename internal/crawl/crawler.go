@@ -824,7 +824,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 			// burst. A robots.txt hop must not leave its owner parked.
 			lo = leaseOutcome{res: frontier.Result{Fetched: true}, outcome: "error:panic"}
 			if l.RobotsFor != "" {
-				c.front.Unpark(l.RobotsFor)
+				c.front.Unpark(originHost(l.RobotsFor))
 			}
 		}
 	}()
@@ -836,7 +836,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		if l.RobotsFor != "" {
 			owner := c.robots.entry(l.RobotsFor)
 			c.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+l.Host+", which was given up", time.Now()), "redirect-gave-up", nil, true)
-			c.front.Unpark(l.RobotsFor)
+			c.front.Unpark(originHost(l.RobotsFor))
 		}
 		return leaseOutcome{outcome: RejectGaveUp}
 	}
@@ -844,7 +844,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 	if err != nil { // cannot happen for a URL we canonicalised; never crash on it
 		c.log.Error("queued URL does not parse", "url", l.URL, "err", err)
 		if l.RobotsFor != "" {
-			c.front.Unpark(l.RobotsFor)
+			c.front.Unpark(originHost(l.RobotsFor))
 		}
 		return leaseOutcome{outcome: RejectInvalid}
 	}
@@ -857,7 +857,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		// requested. If its robots.txt is no longer known to forbid this
 		// one (the answer expired, or it is a hop to the host's own
 		// robots.txt), the host goes back to its clock.
-		pol := c.robots.cached(l.Host, time.Now())
+		pol := c.robots.cached(originKey(u.Scheme, l.Host), time.Now())
 		if pol == nil || pol.Allowed(u.PathQuery()) || (l.RobotsFor != "" && u.Path == "/robots.txt") {
 			return leaseOutcome{res: frontier.Result{Retry: true, Drain: frontier.DrainStop}}
 		}
@@ -870,7 +870,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 	if l.RobotsFor != "" && u.Path == "/robots.txt" {
 		// Another host's robots.txt redirected to this host's robots.txt,
 		// which needs no permission from this host's rules.
-		return leaseOutcome{res: c.robotsHop(ctx, l, u, c.robots.cached(l.Host, time.Now()))}
+		return leaseOutcome{res: c.robotsHop(ctx, l, u, c.robots.cached(originKey(u.Scheme, l.Host), time.Now()))}
 	}
 	pol, spent := c.ensureRobots(ctx, l, u)
 	if pol == nil {
@@ -1271,7 +1271,7 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 		c.stats.reject(RejectFilter)
 		return frontier.Item{}, RejectFilter
 	}
-	if pol := c.robots.cached(u.Authority, time.Now()); pol != nil && !pol.Allowed(u.PathQuery()) {
+	if pol := c.robots.cached(originKey(u.Scheme, u.Authority), time.Now()); pol != nil && !pol.Allowed(u.PathQuery()) {
 		c.stats.reject(RejectRobots)
 		return frontier.Item{}, RejectRobots
 	}

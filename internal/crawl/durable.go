@@ -307,16 +307,18 @@ func (pb *pageBatch) commit(s *seen.Set, f *frontier.Frontier) error {
 	return nil
 }
 
-// putRobots records a good robots.txt answer of a host (Rules or NoRules),
-// which ends its failures: body is the file a Rules policy was parsed from
-// (its first robots.MaxBytes are kept, all a parse reads), nil otherwise.
-func (d *durable) putRobots(host string, pol *robots.Policy, body []byte) error {
+// putRobots records a good robots.txt answer (Rules or NoRules) of the
+// robots key origin, which ends its failures: body is the file a Rules
+// policy was parsed from (its first robots.MaxBytes are kept, all a parse
+// reads), nil otherwise.
+func (d *durable) putRobots(origin string, pol *robots.Policy, body []byte) error {
 	if len(body) > store.MaxRobotsBody {
 		body = body[:store.MaxRobotsBody]
 	}
+	scheme, host := splitOrigin(origin)
 	b := d.db.NewBatch()
 	b.PutRobots(uint16(partition.Of(host, d.parts)), store.RobotsRecord{
-		Host: host, FetchedAt: pol.FetchedAt, Status: pol.Status, Outcome: uint8(pol.Outcome), Body: body,
+		Host: host, Scheme: scheme, FetchedAt: pol.FetchedAt, Status: pol.Status, Outcome: uint8(pol.Outcome), Body: body,
 	})
 	return b.Commit(false)
 }
@@ -324,13 +326,14 @@ func (d *durable) putRobots(host string, pol *robots.Policy, body []byte) error 
 // putRobotsFailure records the failures of hist, keeping the last good
 // answer the store holds (hist.Good is that answer, so only the store has
 // its body).
-func (d *durable) putRobotsFailure(host string, hist *robots.History) error {
+func (d *durable) putRobotsFailure(origin string, hist *robots.History) error {
+	scheme, host := splitOrigin(origin)
 	part := uint16(partition.Of(host, d.parts))
-	rec, _, err := d.db.GetRobots(part, host)
+	rec, _, err := d.db.GetRobots(part, host, scheme)
 	if err != nil {
 		return err
 	}
-	rec.Host = host
+	rec.Host, rec.Scheme = host, scheme
 	rec.Failures, rec.FailingSince, rec.LastFailure = hist.Failures, hist.FailingSince, hist.LastFailure
 	rec.FailStatus, rec.Err = hist.Status, hist.Err
 	b := d.db.NewBatch()
@@ -338,10 +341,13 @@ func (d *durable) putRobotsFailure(host string, hist *robots.History) error {
 	return b.Commit(false)
 }
 
-// getRobots returns the robots.txt history an earlier run recorded for
-// host; the zero History if there is none.
-func (d *durable) getRobots(host, token string) (robots.History, error) {
-	rec, ok, err := d.db.GetRobots(uint16(partition.Of(host, d.parts)), host)
+// getRobots returns the robots.txt history an earlier run recorded for the
+// robots key origin; the zero History if there is none. A record written
+// before robots.txt was kept by scheme is not read: which scheme's file it
+// holds is not known, so the file is fetched again.
+func (d *durable) getRobots(origin, token string) (robots.History, error) {
+	scheme, host := splitOrigin(origin)
+	rec, ok, err := d.db.GetRobots(uint16(partition.Of(host, d.parts)), host, scheme)
 	if err != nil || !ok {
 		return robots.History{}, err
 	}

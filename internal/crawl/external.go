@@ -59,7 +59,7 @@ func (c *Crawler) externalizable(l frontier.Lease) bool {
 	if err != nil || u.Path == "/robots.txt" {
 		return false
 	}
-	pol := c.robots.cached(l.Host, time.Now())
+	pol := c.robots.cached(originKey(u.Scheme, l.Host), time.Now())
 	return pol != nil && pol.Allowed(u.PathQuery()) && c.cfg.Policies.For(u.Authority, u.Host).Allowed(u.PathQuery())
 }
 

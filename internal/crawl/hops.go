@@ -52,9 +52,10 @@ func (a RobotsAnswer) policy(token string) *robots.Policy {
 // its host's clock there, at worst a long backoff.
 const remoteHopTimeout = 10 * time.Minute
 
-// remoteHop asks the owner of targetHost to follow host's robots.txt chain
-// from target, off the workers, and applies the answer: host is parked
-// meanwhile (e.waiting), and unparked once it is decided or can go on.
+// remoteHop asks the owner of targetHost to follow the robots.txt chain of
+// host (an originKey) from target, off the workers, and applies the
+// answer: host's server is parked meanwhile (e.waiting), and unparked once
+// it is decided or can go on.
 func (cr *Crawler) remoteHop(host string, e *robotsEntry, target, targetHost string) {
 	hops, ctx := e.hops, cr.hopCtx
 	cr.hopWG.Go(func() {
@@ -92,16 +93,17 @@ func (cr *Crawler) remoteHop(host string, e *robotsEntry, target, targetHost str
 		default:
 			cr.decideRobots(host, e, ans.policy(cr.token), ans.Reason, ans.Body, ans.Final)
 		}
-		cr.front.Unpark(host)
+		cr.front.Unpark(originHost(host))
 	})
 }
 
 // errHopBusy is HopFor's answer while a hop for the same host is under way.
 var errHopBusy = errors.New("crawl: a robots.txt hop for this host is already under way")
 
-// HopFor follows, for another node, the robots.txt chain of forHost (a
-// host of that node) from target, a URL on targetHost (a host of this
-// one), with hops redirects followed so far: the request is made under
+// HopFor follows, for another node, the robots.txt chain of forHost (the
+// scheme://host[:port] of a robots.txt of that node's, see originKey) from
+// target, a URL on targetHost (a host of this one), with hops redirects
+// followed so far: the request is made under
 // targetHost's lease, as a hop of this node's own would be, and so are the
 // hops after it on this node's hosts. It returns the decision, or where
 // the chain goes on on forHost itself, once known, or ctx's error.

@@ -345,8 +345,9 @@ type HostStatus struct {
 	// Gap is the least time between two requests to it now:
 	// max(--delay, Crawl-delay, backoff).
 	Gap time.Duration
-	// Robots is the robots.txt answer its URLs are judged by now, nil if
-	// there is none (never fetched, expired, or failing and retried).
+	// Robots is the robots.txt answer its https URLs are judged by now,
+	// else its http URLs' (each scheme has its own file), nil if there is
+	// none (never fetched, expired, or failing and retried).
 	Robots *robots.Policy
 	// Accepted counts the URLs accepted for it this run (the host cap's
 	// count).
@@ -359,7 +360,7 @@ func (c *Crawler) Host(host string) HostStatus {
 	if h, err := policy.NormalHost(host); err == nil {
 		host = h
 	}
-	st := HostStatus{Host: host, Robots: c.robots.cached(host, time.Now())}
+	st := HostStatus{Host: host, Robots: c.robots.cachedHost(host, time.Now())}
 	if c.frontierUp() {
 		st.Frontier = c.front.Host(host)
 	}
@@ -535,7 +536,7 @@ func (c *Crawler) Hosts(limit int) []HostStatus {
 	out := make([]HostStatus, 0, len(infos))
 	now := time.Now()
 	for _, f := range infos {
-		st := HostStatus{Host: f.Name, Known: true, Frontier: f, Robots: c.robots.cached(f.Name, now)}
+		st := HostStatus{Host: f.Name, Known: true, Frontier: f, Robots: c.robots.cachedHost(f.Name, now)}
 		st.Accepted, _ = c.hostCap.get(f.Name)
 		st.Gap = max(c.cfg.Delay, f.Clock.CrawlDelay, f.Clock.Backoff)
 		out = append(out, st)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -13,8 +14,8 @@ import (
 	"weft/internal/robots"
 )
 
-// robotsCache holds each host's robots.txt history and verdict, split by
-// partition.
+// robotsCache holds the robots.txt history and verdict of each origin
+// (scheme and authority: see originKey), split by partition.
 //
 // Only the worker holding a host's lease fetches its robots.txt, so the
 // history and fetch state of an entry (pending redirect, hops) have one
@@ -48,9 +49,32 @@ func newRobotsCache(partitions int, retry robots.Retry) *robotsCache {
 	return &robotsCache{hosts: newHostMap[*robotsEntry](partitions), retry: retry}
 }
 
-// entry returns the host's entry, creating it.
-func (c *robotsCache) entry(host string) *robotsEntry {
-	return c.hosts.update(host, func(e *robotsEntry) *robotsEntry {
+// originKey names the robots.txt a URL is judged by, scheme://authority:
+// a file applies to the scheme, host and port it is served from (Google's
+// documentation says so; RFC 9309 puts it at the top of its "service"), so
+// http://a.test/ and https://a.test/ each have their own. Everything else
+// of a host, its politeness clock first, is keyed by authority alone: the
+// two schemes are one server.
+func originKey(scheme, authority string) string { return scheme + "://" + authority }
+
+// splitOrigin returns the scheme and authority of an originKey.
+func splitOrigin(origin string) (scheme, authority string) {
+	scheme, authority, _ = strings.Cut(origin, "://")
+	return scheme, authority
+}
+
+// originHost is the authority (the frontier's host) of an originKey.
+func originHost(origin string) string {
+	_, a := splitOrigin(origin)
+	return a
+}
+
+// robotsSchemes are the schemes whose robots.txt the crawl fetches.
+var robotsSchemes = [...]string{"https", "http"}
+
+// entry returns the origin's entry, creating it.
+func (c *robotsCache) entry(origin string) *robotsEntry {
+	return c.hosts.update(origin, func(e *robotsEntry) *robotsEntry {
 		if e == nil {
 			e = &robotsEntry{}
 		}
@@ -58,10 +82,11 @@ func (c *robotsCache) entry(host string) *robotsEntry {
 	})
 }
 
-// cached returns the policy the host's URLs are judged by at now, or nil if
-// there is none (never fetched, expired, or being retried after a failure).
-func (c *robotsCache) cached(host string, now time.Time) *robots.Policy {
-	e, ok := c.hosts.get(host)
+// cached returns the policy the origin's URLs are judged by at now, or nil
+// if there is none (never fetched, expired, or being retried after a
+// failure).
+func (c *robotsCache) cached(origin string, now time.Time) *robots.Policy {
+	e, ok := c.hosts.get(origin)
 	if !ok {
 		return nil
 	}
@@ -69,6 +94,29 @@ func (c *robotsCache) cached(host string, now time.Time) *robots.Policy {
 		return v.pol
 	}
 	return nil
+}
+
+// cachedHost is cached for the https URLs of authority, else for its http
+// ones: what an operator asking about a host most likely means.
+func (c *robotsCache) cachedHost(authority string, now time.Time) *robots.Policy {
+	for _, s := range robotsSchemes {
+		if pol := c.cached(originKey(s, authority), now); pol != nil {
+			return pol
+		}
+	}
+	return nil
+}
+
+// parked reports whether authority waits for a robots.txt hop made on
+// another host, for either of its schemes: the frontier then holds the
+// host, every scheme of it.
+func (c *robotsCache) parked(authority string) bool {
+	for _, s := range robotsSchemes {
+		if e, ok := c.hosts.get(originKey(s, authority)); ok && e.waiting.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // judge sets e's verdict from its history at now. Only the lease holder
@@ -93,13 +141,14 @@ const robotsMaxHops = 5
 // next lease of this host; a hop to another host is queued there
 // (Item.RobotsFor) and this host is parked until it is done.
 func (cr *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.URL) (*robots.Policy, frontier.Result) {
-	e := cr.robots.entry(l.Host)
+	origin := originKey(u.Scheme, l.Host)
+	e := cr.robots.entry(origin)
 	if !e.stored {
 		// Not seen in this process: an earlier run may have fetched it.
 		e.stored = true
-		hist, err := cr.state.getRobots(l.Host, cr.token)
+		hist, err := cr.state.getRobots(origin, cr.token)
 		if err != nil {
-			cr.fail(fmt.Errorf("crawl: read the robots.txt of %s: %w", l.Host, err))
+			cr.fail(fmt.Errorf("crawl: read the robots.txt of %s: %w", origin, err))
 		}
 		e.hist = hist
 		e.verdict.Store(nil)
@@ -126,7 +175,7 @@ func (cr *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.U
 		target = u.Scheme + "://" + u.Authority + "/robots.txt"
 		e.hops = 0
 	}
-	res := cr.robotsStep(ctx, l.Host, e, target)
+	res := cr.robotsStep(ctx, origin, e, target)
 	// The URL goes back to the head of its host's queue either way.
 	res.Retry = true
 	if res.Park || e.pending != "" {
@@ -153,14 +202,15 @@ func (cr *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.U
 	return nil, res
 }
 
-// robotsStep makes one request of host's robots.txt chain, to target, under
-// the current lease (of target's host). It decides the policy, or records
-// the next hop: on host itself (pending) or on another host (a RobotsFor
-// item there, with host parked).
+// robotsStep makes one request of the robots.txt chain of host (an
+// originKey), to target, under the current lease (of target's host). It
+// decides the policy, or records the next hop: on host's own server
+// (pending, whatever its scheme) or on another host (a RobotsFor item
+// there, with host parked).
 func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, target string) frontier.Result {
 	start := time.Now()
 	cr.stats.robots.Add(1)
-	cr.traps.fetched(host)
+	cr.traps.fetched(originHost(host))
 	resp, err := cr.fetcher.Get(ctx, target, nil)
 	now := time.Now() // the answer's time: its age, and a retry's wait, count from it
 	if err != nil {
@@ -191,7 +241,7 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 			return answered
 		}
 		cr.stats.robotsHops.Add(1) // a hop that will be followed
-		if next.Authority == host {
+		if next.Authority == originHost(host) {
 			e.pending = resp.Location
 			// Made for another node (HopFor): the chain goes on on its
 			// host, there.
@@ -201,7 +251,7 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 		// The chain crosses to another host: that host's clock (and its
 		// own robots.txt, unless the hop is to its /robots.txt) governs
 		// the request. Park this host until the hop is done.
-		if other := cr.robots.entry(next.Authority); other.waiting.Load() {
+		if cr.robots.parked(next.Authority) {
 			// The other host is itself waiting on a hop: following could
 			// close a cycle in which both wait forever.
 			cr.decideRobots(host, e, robots.DisallowAllPolicy(resp.StatusCode, "robots.txt redirect cycle through "+next.Authority, now), "redirect-cycle", nil, false)
@@ -239,10 +289,11 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 }
 
 // robotsHop is the lease of a host that another host's robots.txt chain
-// redirected to. The request is for the other host's (the owner's)
-// robots.txt, made under this host's clock; it needs this host's permission
-// unless it asks for this host's own /robots.txt. pol is this host's policy,
-// nil when the hop is to its /robots.txt and the policy is not known.
+// redirected to. The request is for the other host's (the owner's, an
+// originKey in l.RobotsFor) robots.txt, made under this host's clock; it
+// needs this host's permission unless it asks for this host's own
+// /robots.txt. pol is this host's policy for the hop's scheme, nil when
+// the hop is to its /robots.txt and the policy is not known.
 func (cr *Crawler) robotsHop(ctx context.Context, l frontier.Lease, u canon.URL, pol *robots.Policy) frontier.Result {
 	owner := cr.robots.entry(l.RobotsFor)
 	var res frontier.Result
@@ -253,7 +304,7 @@ func (cr *Crawler) robotsHop(ctx context.Context, l frontier.Lease, u canon.URL,
 		// The hop's own host (or the operator's policy for it) forbids it.
 		now := time.Now()
 		cr.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+u.String+", which its host disallows", now), "redirect-disallowed", nil, false)
-		cr.front.Unpark(l.RobotsFor)
+		cr.front.Unpark(originHost(l.RobotsFor))
 		return res
 	}
 	owner.waiting.Store(false)
@@ -262,16 +313,16 @@ func (cr *Crawler) robotsHop(ctx context.Context, l frontier.Lease, u canon.URL,
 		// Decided, or the next hop is on the owner's own host: either way
 		// the owner's next lease goes on. (Park means the chain hopped to
 		// yet another host and the owner, still parked, waits for that.)
-		cr.front.Unpark(l.RobotsFor)
+		cr.front.Unpark(originHost(l.RobotsFor))
 	}
 	res.Fetched = step.Fetched
 	return res
 }
 
-// decideRobots adds the outcome of a robots.txt fetch to the host's history,
-// in memory and in the store (with body, the file a Rules policy was parsed
-// from, so that a restart parses it again rather than fetching it), judges
-// the host anew, and counts and logs what that means. A final failure is one
+// decideRobots adds the outcome of a robots.txt fetch to the history of host
+// (an originKey), in memory and in the store (with body, the file a Rules
+// policy was parsed from, so that a restart parses it again rather than
+// fetching it), judges the host anew, and counts and logs what that means. A final failure is one
 // that no retry can mend (the crawler itself refuses the host's address): it
 // counts as all attempts spent.
 func (cr *Crawler) decideRobots(host string, e *robotsEntry, pol *robots.Policy, reason string, body []byte, final bool) {
@@ -352,7 +403,7 @@ func (c *Crawler) admitSitemaps(pb *pageBatch, l frontier.Lease, u canon.URL) {
 		return
 	}
 	targets := []string{"/sitemap.xml"}
-	if pol := c.robots.cached(l.Host, time.Now()); pol != nil {
+	if pol := c.robots.cached(originKey(u.Scheme, l.Host), time.Now()); pol != nil {
 		targets = append(targets, pol.Sitemaps...)
 	}
 	for _, t := range targets {

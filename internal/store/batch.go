@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -71,7 +72,9 @@ func (b *Batch) PutHost(part uint16, r HostRecord) {
 	b.set(b.key, b.val)
 }
 
-// PutRobots writes the robots.txt record of r.Host.
+// PutRobots writes the robots.txt record of r.Host for r.Scheme, and
+// deletes the host's record of the time before files were kept by scheme:
+// that one's scheme is not known, so it is never read.
 func (b *Batch) PutRobots(part uint16, r RobotsRecord) {
 	if !b.ok() {
 		return
@@ -80,11 +83,17 @@ func (b *Batch) PutRobots(part uint16, r RobotsRecord) {
 		b.fail(err)
 		return
 	}
+	if r.Scheme == "" || strings.IndexByte(r.Scheme, hostEnd) >= 0 {
+		b.fail(fmt.Errorf("robots.txt of host %q: invalid scheme %q", r.Host, r.Scheme))
+		return
+	}
 	if len(r.Body) > MaxRobotsBody {
 		b.fail(fmt.Errorf("robots.txt of host %q is %d bytes, more than %d", r.Host, len(r.Body), MaxRobotsBody))
 		return
 	}
-	b.key = appendRobotsKey(b.key[:0], part, r.Host)
+	b.key = appendRobotsKey(b.key[:0], part, r.Host, "")
+	b.del(b.key)
+	b.key = appendRobotsKey(b.key[:0], part, r.Host, r.Scheme)
 	b.val = appendRobotsRecord(b.val[:0], &r)
 	b.set(b.key, b.val)
 }

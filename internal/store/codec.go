@@ -65,11 +65,13 @@ type HostRecord struct {
 	Accepted    int64         // URLs accepted for this host (the per-host cap)
 }
 
-// RobotsRecord is a host's last robots.txt answer, kept apart from its
-// HostRecord: that one is rewritten after every request, this one only when
-// robots.txt is fetched.
+// RobotsRecord is the last answer of a host's robots.txt for one scheme
+// (a file applies to the scheme, host and port it is served from), kept
+// apart from the HostRecord: that one is rewritten after every request,
+// this one only when robots.txt is fetched.
 type RobotsRecord struct {
-	Host string
+	Host   string
+	Scheme string // "http" or "https"; "" only in a record written before files were kept by scheme
 	// The last good answer (Outcome 0 if there was none).
 	FetchedAt time.Time
 	Status    int    // HTTP status of the robots.txt fetch, 0 if none
@@ -409,11 +411,11 @@ func decodeRobotsRecord(key, val []byte) (RobotsRecord, error) {
 	if err != nil {
 		return RobotsRecord{}, err
 	}
-	if hk.tag != tagRobot || len(hk.rest) != 0 {
+	if hk.tag != tagRobot {
 		return RobotsRecord{}, fmt.Errorf("decode %s: not a robots key", fmtKey(key))
 	}
 	d := decoder{b: val}
-	r := RobotsRecord{Host: hk.host}
+	r := RobotsRecord{Host: hk.host, Scheme: string(hk.rest)}
 	v := d.version(robotsVersion)
 	r.FetchedAt = d.time("fetched-at")
 	r.Status = d.int("status")

@@ -397,7 +397,7 @@ func TestHostRecordOlderVersions(t *testing.T) {
 
 func TestRobotsRecordRoundTrip(t *testing.T) {
 	db := openMem(t)
-	r := RobotsRecord{Host: "a.test", FetchedAt: t0, Status: 200, Outcome: 1, Body: []byte("User-agent: *\nDisallow: /x\n"),
+	r := RobotsRecord{Host: "a.test", Scheme: "https", FetchedAt: t0, Status: 200, Outcome: 1, Body: []byte("User-agent: *\nDisallow: /x\n"),
 		Failures: 2, FailingSince: t0.Add(time.Hour), LastFailure: t0.Add(2 * time.Hour), FailStatus: 503, Err: "server error"}
 	b := db.NewBatch()
 	b.PutRobots(7, r)
@@ -405,8 +405,8 @@ func TestRobotsRecordRoundTrip(t *testing.T) {
 	if err := b.Commit(false); err != nil {
 		t.Fatal(err)
 	}
-	got, ok, err := db.GetRobots(7, "a.test")
-	if err != nil || !ok || got.Host != r.Host || !got.FetchedAt.Equal(r.FetchedAt) || got.Status != r.Status ||
+	got, ok, err := db.GetRobots(7, "a.test", "https")
+	if err != nil || !ok || got.Host != r.Host || got.Scheme != r.Scheme || !got.FetchedAt.Equal(r.FetchedAt) || got.Status != r.Status ||
 		got.Outcome != r.Outcome || got.Err != r.Err || !bytes.Equal(got.Body, r.Body) || got.Failures != r.Failures ||
 		!got.FailingSince.Equal(r.FailingSince) || !got.LastFailure.Equal(r.LastFailure) || got.FailStatus != r.FailStatus {
 		t.Fatalf("GetRobots = %+v, %v, %v; want %+v", got, ok, err, r)
@@ -414,15 +414,15 @@ func TestRobotsRecordRoundTrip(t *testing.T) {
 	if h, ok, err := db.GetHost(7, "a.test"); err != nil || !ok || !hostEqual(h, sampleHost()) {
 		t.Fatalf("GetHost beside it = %+v, %v, %v", h, ok, err)
 	}
-	if _, ok, err := db.GetRobots(7, "b.test"); ok || err != nil {
+	if _, ok, err := db.GetRobots(7, "b.test", "https"); ok || err != nil {
 		t.Fatalf("GetRobots of an unknown host: %v, %v", ok, err)
 	}
 	b = db.NewBatch()
-	b.PutRobots(7, RobotsRecord{Host: "big.test", Body: make([]byte, MaxRobotsBody+1)})
+	b.PutRobots(7, RobotsRecord{Host: "big.test", Scheme: "http", Body: make([]byte, MaxRobotsBody+1)})
 	if err := b.Commit(false); err == nil {
 		t.Fatal("an oversized robots.txt was written")
 	}
-	key := appendRobotsKey(nil, 7, "a.test")
+	key := appendRobotsKey(nil, 7, "a.test", "https")
 	val := appendRobotsRecord(nil, &r)
 	for n := range len(val) {
 		if _, err := decodeRobotsRecord(key, val[:n]); err == nil || !strings.Contains(err.Error(), "robots part=7") {
@@ -440,5 +440,47 @@ func TestRobotsRecordRoundTrip(t *testing.T) {
 	got, err = decodeRobotsRecord(key, v1)
 	if err != nil || got.Outcome != 0 || got.Failures != 1 || !got.LastFailure.Equal(t0) || got.FailStatus != 503 || got.Err != "server error" {
 		t.Fatalf("version 1 failure decoded as %+v, %v", got, err)
+	}
+}
+
+// A host's robots.txt is kept per scheme: http and https each have their
+// record. A record of the time before that (keyed by host alone, its
+// scheme unknown) is never read for either, and the host's next record
+// deletes it.
+func TestRobotsRecordsByScheme(t *testing.T) {
+	db := openMem(t)
+	legacy := appendRobotsKey(nil, 3, "a.test", "")
+	b := db.NewBatch()
+	b.set(legacy, appendRobotsRecord(nil, &RobotsRecord{Host: "a.test", FetchedAt: t0, Status: 200, Outcome: 1, Body: []byte("User-agent: *\nDisallow: /\n")}))
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	for _, scheme := range []string{"http", "https"} {
+		if r, ok, err := db.GetRobots(3, "a.test", scheme); ok || err != nil {
+			t.Fatalf("GetRobots(%s) before any record of it = %+v, %v, %v; want none", scheme, r, ok, err)
+		}
+	}
+	b = db.NewBatch()
+	b.PutRobots(3, RobotsRecord{Host: "a.test", Scheme: "https", FetchedAt: t0, Status: 200, Outcome: 1, Body: []byte("User-agent: *\nDisallow: /s\n")})
+	b.PutRobots(3, RobotsRecord{Host: "a.test", Scheme: "http", FetchedAt: t0, Status: 404, Outcome: 2})
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok, err := db.GetRobots(3, "a.test", "https"); err != nil || !ok || r.Scheme != "https" || string(r.Body) != "User-agent: *\nDisallow: /s\n" {
+		t.Errorf("https record = %+v, %v, %v", r, ok, err)
+	}
+	if r, ok, err := db.GetRobots(3, "a.test", "http"); err != nil || !ok || r.Scheme != "http" || r.Status != 404 || r.Body != nil {
+		t.Errorf("http record = %+v, %v, %v", r, ok, err)
+	}
+	if ok, err := db.get(legacy, func([]byte) error { return nil }); ok || err != nil {
+		t.Errorf("the record keyed by host alone is still there (%v, %v)", ok, err)
+	}
+	b = db.NewBatch()
+	b.PutRobots(3, RobotsRecord{Host: "a.test"})
+	if err := b.Commit(false); err == nil || !strings.Contains(err.Error(), "scheme") {
+		t.Errorf("a record without a scheme: %v", err)
+	}
+	if got := fmtKey(appendRobotsKey(nil, 3, "a.test", "https")); got != `robots part=3 host="a.test" scheme="https"` {
+		t.Errorf("fmtKey = %s", got)
 	}
 }

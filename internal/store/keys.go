@@ -51,8 +51,12 @@ func appendHostKey(dst []byte, part uint16, host string) []byte {
 	return appendHostPrefix(dst, tagHost, part, host)
 }
 
-func appendRobotsKey(dst []byte, part uint16, host string) []byte {
-	return appendHostPrefix(dst, tagRobot, part, host)
+// appendRobotsKey appends the key of a host's robots.txt record for
+// scheme. The scheme follows the host's 0x00, so one host's records stay
+// one range; a record of the time before files were kept by scheme has
+// none.
+func appendRobotsKey(dst []byte, part uint16, host, scheme string) []byte {
+	return append(appendHostPrefix(dst, tagRobot, part, host), scheme...)
 }
 
 func appendURLKey(dst []byte, part uint16, host string, hash [16]byte) []byte {
@@ -167,6 +171,8 @@ func fmtKey(k []byte) string {
 			return fmt.Sprintf("host part=%d host=%q", part, host)
 		case k[0] == tagRobot && len(rest) == 0:
 			return fmt.Sprintf("robots part=%d host=%q", part, host)
+		case k[0] == tagRobot:
+			return fmt.Sprintf("robots part=%d host=%q scheme=%q", part, host, rest)
 		case k[0] == tagURL && len(rest) == 16:
 			return fmt.Sprintf("url part=%d host=%q hash=%s", part, host, hex.EncodeToString(rest))
 		case k[0] == tagQueue && len(rest) == 8:

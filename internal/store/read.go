@@ -43,13 +43,13 @@ func (db *DB) GetHost(part uint16, host string) (HostRecord, bool, error) {
 	return r, ok, err
 }
 
-// GetRobots returns the robots.txt record of host, and false if there is
-// none.
-func (db *DB) GetRobots(part uint16, host string) (RobotsRecord, bool, error) {
+// GetRobots returns the robots.txt record of host for scheme, and false if
+// there is none.
+func (db *DB) GetRobots(part uint16, host, scheme string) (RobotsRecord, bool, error) {
 	if err := checkHost(host); err != nil {
 		return RobotsRecord{}, false, fmt.Errorf("store %s: %w", db.dir, err)
 	}
-	key := appendRobotsKey(nil, part, host)
+	key := appendRobotsKey(nil, part, host, scheme)
 	var r RobotsRecord
 	ok, err := db.get(key, func(val []byte) (err error) {
 		r, err = decodeRobotsRecord(key, val)

@@ -10,7 +10,7 @@
 //
 //	Meta:  'M' name                                  -> raw bytes
 //	Host:  'H' part host 0x00                        -> HostRecord (the host's clock)
-//	Robots:'R' part host 0x00                        -> RobotsRecord (its last robots.txt answer)
+//	Robots:'R' part host 0x00 scheme                 -> RobotsRecord (its last robots.txt answer for scheme)
 //	URL:   'U' part host 0x00 hash[16]               -> URLRecord (also the exact seen set)
 //	Queue: 'Q' part host 0x00 seq                    -> QueueItem (a host's back-queue tail, in order)
 //	Front: 'F' prio seq                              -> QueueItem with its host and part (the priority front queues, FIFO by seq)

@@ -503,7 +503,7 @@ func TestHostValidation(t *testing.T) {
 		t.Errorf("PushFront with a NUL host: %v", err)
 	}
 	b = db.NewBatch()
-	b.PutRobots(0, RobotsRecord{Host: "big.test", Body: make([]byte, MaxRobotsBody+1)})
+	b.PutRobots(0, RobotsRecord{Host: "big.test", Scheme: "https", Body: make([]byte, MaxRobotsBody+1)})
 	if err := b.Commit(false); err == nil || !strings.Contains(err.Error(), "big.test") {
 		t.Errorf("PutRobots with an oversized robots.txt: %v", err)
 	}
