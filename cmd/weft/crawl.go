@@ -49,6 +49,7 @@ type crawlFlags struct {
 	maxPerPattern  int
 	maxRepeats     int
 	maxRedirects   int
+	maxLinks       int
 	delay          time.Duration
 	workers        int
 	userAgent      string
@@ -121,6 +122,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxPerPattern, "max-urls-per-pattern", crawl.DefaultMaxURLsPerPattern, "most URLs accepted per host for one URL pattern (the path with digits as #, generated tokens as *, no query; sitemap-listed pages exempt): bounds calendars, faceted search, session ids in paths (0: no limit; at most 65000)")
 	fs.IntVar(&f.maxRepeats, "max-path-repeats", scope.DefaultMaxPathRepeats, "most times one segment may occur in a URL path, a bound on relative-link traps like /a/b/a/b/... (0: no limit)")
 	fs.IntVar(&f.maxRedirects, "max-redirects", 5, "most redirects followed from one URL, each hop queued for its host like a link (0: none; robots.txt's own redirects are followed up to five hops regardless, as RFC 9309 asks)")
+	fs.IntVar(&f.maxLinks, "max-links-per-page", crawl.DefaultMaxLinksPerPage, "most links read of one HTML page; a page cut there is logged with its URL and counted per host")
 	fs.DurationVar(&f.delay, "delay", time.Second, "least time between two requests to one host; a larger Crawl-delay wins")
 	fs.IntVar(&f.workers, "workers", 16, "concurrent fetches (never more than one per host)")
 	fs.StringVar(&f.userAgent, "user-agent", defaultUserAgent(), "User-Agent header; its first token is the robots.txt product token")
@@ -198,6 +200,9 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	}
 	if f.workers <= 0 {
 		return cfg, usagef("--workers %d: must be at least 1", f.workers)
+	}
+	if f.maxLinks <= 0 {
+		return cfg, usagef("--max-links-per-page %d: must be at least 1", f.maxLinks)
 	}
 	if f.robotsAttempts <= 0 {
 		return cfg, usagef("--robots-attempts %d: must be at least 1", f.robotsAttempts)
@@ -307,6 +312,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		// 0 on the command line is "no limit", which Config spells -1.
 		MaxURLsPerPattern: cmp.Or(f.maxPerPattern, -1),
 		MaxRedirects:      cmp.Or(f.maxRedirects, -1),
+		MaxLinksPerPage:   f.maxLinks,
 		Delay:             f.delay,
 		Grace:             f.grace,
 		Fresh:             f.fresh,

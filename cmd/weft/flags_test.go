@@ -80,3 +80,22 @@ func TestResolveFlagConvertsInternationalNames(t *testing.T) {
 		}
 	}
 }
+
+// --max-links-per-page reaches the crawl, 50,000 unless given.
+func TestMaxLinksPerPageFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 50000},
+		{[]string{"--max-links-per-page", "200000"}, 200000},
+	} {
+		cfg, err := parseCrawlFlags(t, tc.args...)
+		if err != nil || cfg.MaxLinksPerPage != tc.want {
+			t.Errorf("%v: MaxLinksPerPage %d (err %v), want %d", tc.args, cfg.MaxLinksPerPage, err, tc.want)
+		}
+	}
+	if _, err := parseCrawlFlags(t, "--max-links-per-page", "0"); err == nil || !strings.Contains(err.Error(), "--max-links-per-page 0") {
+		t.Errorf("--max-links-per-page 0: error %v, want one naming the flag and value", err)
+	}
+}

@@ -168,6 +168,8 @@ func (f *fakeCrawl) Metrics() crawl.Metrics {
 		FetchDuration: crawl.Histogram{Bounds: []float64{0.1, 1}, Counts: []uint64{3, 5}, Count: 6, Sum: 4.5},
 		QueueDelay:    crawl.Histogram{Bounds: []float64{0.1, 1}, Counts: []uint64{1, 1}, Count: 1, Sum: 0.05},
 		HostErrors:    []crawl.HostErrors{{Host: "slow.test", Throttled: 4, ServerErrors: 1}},
+		LinksCut:      3,
+		LinksCutHosts: []crawl.HostPages{{Host: "index.test", Pages: 2}, {Host: "docs.test", Pages: 1}},
 		DNSHits:       12, DNSMisses: 3, LastHighPriority: time.Now().Add(-time.Minute),
 		Seen: seen.Stats{FillRatio: 0.25},
 	}
@@ -320,6 +322,7 @@ func TestStatsAndMetrics(t *testing.T) {
 		"weft_frontier_in_flight 2", "weft_frontier_active_hosts 3", "weft_paused 0", "go_goroutines",
 		`weft_fetch_duration_seconds_bucket{le="0.1"} 3`, `weft_fetch_duration_seconds_bucket{le="+Inf"} 6`, "weft_fetch_duration_seconds_sum 4.5",
 		`weft_queue_delay_seconds_count 1`, `weft_host_throttled_total{host="slow.test"} 4`, `weft_host_server_errors_total{host="slow.test"} 1`,
+		"weft_pages_links_cut_total 3", `weft_host_pages_links_cut_total{host="index.test"} 2`, `weft_host_pages_links_cut_total{host="docs.test"} 1`,
 		"weft_dns_cache_hits_total 12", "weft_dns_cache_misses_total 3", "weft_seen_bloom_fill_ratio 0.25",
 		"weft_warc_uploaded_files_total 5", "weft_warc_uploaded_bytes_total 5000", "weft_warc_upload_failures_total 1",
 	} {

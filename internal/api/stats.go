@@ -157,6 +157,8 @@ var (
 	descQueueDelay = prometheus.NewDesc("weft_queue_delay_seconds", "From a URL's queueing to its fetch.", nil, nil)
 	descHost429    = prometheus.NewDesc("weft_host_throttled_total", "429 answers of the hosts with the most 429 and 5xx answers (at most 20 hosts); until one has any, one series at 0 without a host.", []string{"host"}, nil)
 	descHost5xx    = prometheus.NewDesc("weft_host_server_errors_total", "5xx answers of the hosts with the most 429 and 5xx answers (at most 20 hosts); until one has any, one series at 0 without a host.", []string{"host"}, nil)
+	descLinksCut   = prometheus.NewDesc("weft_pages_links_cut_total", "HTML pages cut at the per-page link cap: their later links not read.", nil, nil)
+	descHostCut    = prometheus.NewDesc("weft_host_pages_links_cut_total", "Pages cut at the per-page link cap, of the hosts with the most of them (at most 20 hosts).", []string{"host"}, nil)
 	descDNSHits    = prometheus.NewDesc("weft_dns_cache_hits_total", "Host lookups the DNS cache answered.", nil, nil)
 	descDNSMisses  = prometheus.NewDesc("weft_dns_cache_misses_total", "Host lookups sent to the resolver.", nil, nil)
 	descBloomFill  = prometheus.NewDesc("weft_seen_bloom_fill_ratio", "Fraction of the seen set's Bloom filter bits set.", nil, nil)
@@ -167,7 +169,7 @@ var (
 	descUpBytes    = prometheus.NewDesc("weft_warc_uploaded_bytes_total", "Bytes of the WARC files uploaded.", nil, nil)
 	descUpFailures = prometheus.NewDesc("weft_warc_upload_failures_total", "Runs of upload attempts that failed; the file stays on disk, to be tried again.", nil, nil)
 	descHighAge    = prometheus.NewDesc("weft_seconds_since_high_priority_fetch", "Time since the last fetch of a high-priority URL (a seed, a page a sitemap says changed); absent before the first.", nil, nil)
-	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descStrained, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descDNSHits, descDNSMisses, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures, descOwned, descHandoffs, descSnapshots}
+	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descStrained, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descLinksCut, descHostCut, descDNSHits, descDNSMisses, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures, descOwned, descHandoffs, descSnapshots}
 )
 
 // withKnown is counts with each of the label values known in advance that
@@ -264,6 +266,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		// none) stands at 0, so that expressions over them have data.
 		counter(descHost429, 0, "")
 		counter(descHost5xx, 0, "")
+	}
+	counter(descLinksCut, m.LinksCut)
+	for _, h := range m.LinksCutHosts {
+		counter(descHostCut, h.Pages, h.Host)
 	}
 	counter(descDNSHits, m.DNSHits)
 	counter(descDNSMisses, m.DNSMisses)

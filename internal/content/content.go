@@ -27,6 +27,7 @@ type Doc struct {
 	Token     string      // the crawler's robots.txt product token
 	Words     bool        // collect the hashes of the visible words
 	Embeds    bool        // collect the resources the page shows
+	MaxLinks  int         // the most links read of an HTML page; zero means extract.DefaultMaxLinks
 	// Truncated is the fetcher's reason for cutting Body short ("" if it
 	// is whole): a handler reads what there is and says so.
 	Truncated string
@@ -57,6 +58,13 @@ type Result struct {
 	// (CharsetUnknown, CharsetInvalid, CharsetTranscoded, CharsetCut).
 	Charset string
 }
+
+// Values of Result.Truncated for an HTML page cut by one of package
+// extract's limits.
+const (
+	CutLinks  = "links"  // Doc.MaxLinks links read: the rest of the page is not
+	CutTokens = "tokens" // the parse budget spent
+)
 
 // Hint is what a sitemap says of a page.
 type Hint struct {
@@ -110,7 +118,7 @@ func (HTML) Read(d Doc) Result {
 		return Result{Err: ErrBinary, NoIndex: noIndex, NoFollow: noFollow}
 	}
 	body, cs := toUTF8(d.Body, d.Header.Get("Content-Type"))
-	lim := extract.Limits{Embeds: d.Embeds}
+	lim := extract.Limits{Embeds: d.Embeds, MaxLinks: d.MaxLinks}
 	if d.Words {
 		lim.Words = extract.DefaultMaxWords
 	}
@@ -123,8 +131,10 @@ func (HTML) Read(d Doc) Result {
 	switch {
 	case cs == CharsetCut:
 		out.Truncated = "charset" // converted to UTF-8 only up to twice its size
+	case res.LinksCut:
+		out.Truncated = CutLinks
 	case res.Truncated:
-		out.Truncated = "extract" // the link or token limit of package extract
+		out.Truncated = CutTokens
 	}
 	return out
 }

@@ -187,7 +187,26 @@ func TestHTMLLinkLimitSaysCut(t *testing.T) {
 		fmt.Fprintf(&b, `<a href="/l/%d">x</a>`, i)
 	}
 	res := HTML{}.Read(Doc{MediaType: "text/html", Header: http.Header{}, Body: []byte(b.String())})
-	if len(res.Links) != extract.DefaultMaxLinks || res.Truncated == "" {
-		t.Errorf("%d links, Truncated %q; want %d and a cut", len(res.Links), res.Truncated, extract.DefaultMaxLinks)
+	if len(res.Links) != extract.DefaultMaxLinks || res.Truncated != CutLinks {
+		t.Errorf("%d links, Truncated %q; want %d and %q", len(res.Links), res.Truncated, extract.DefaultMaxLinks, CutLinks)
+	}
+	res = HTML{}.Read(Doc{MediaType: "text/html", Header: http.Header{}, Body: []byte(b.String()), MaxLinks: 7})
+	if len(res.Links) != 7 || res.Truncated != CutLinks {
+		t.Errorf("MaxLinks 7: %d links, Truncated %q", len(res.Links), res.Truncated)
+	}
+}
+
+// The general index of a large manual has up to 28,000 links: read whole
+// by default.
+func TestHTMLReadsALargeIndexWhole(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("<html><body><dl>\n")
+	for i := range 28000 {
+		fmt.Fprintf(&b, "<dt><a href=\"library/m%d.html#f%d\"><code>f%d()</code></a> (in module m%d)</dt>\n", i%500, i, i, i%500)
+	}
+	b.WriteString("</dl></body></html>\n")
+	res := HTML{}.Read(Doc{MediaType: "text/html", Header: http.Header{}, Body: []byte(b.String())})
+	if len(res.Links) != 28000 || res.Truncated != "" {
+		t.Errorf("%d links read, Truncated %q; want all 28000", len(res.Links), res.Truncated)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"weft/internal/canon"
 	"weft/internal/content"
+	"weft/internal/extract"
 	"weft/internal/fetch"
 	"weft/internal/frontier"
 	"weft/internal/policy"
@@ -52,6 +53,10 @@ type Config struct {
 	// not bound robots.txt, whose redirects are followed up to five hops
 	// whatever it says (RFC 9309 asks for at least five).
 	MaxRedirects int
+	// MaxLinksPerPage is the most links read of one HTML page: past it the
+	// rest of the page is not read, and the page is logged and counted
+	// per host. Zero means DefaultMaxLinksPerPage.
+	MaxLinksPerPage int
 	// Delay is the minimum gap between two requests to one host (from the end
 	// of one to the start of the next); a host's Crawl-delay raises it.
 	// Zero means no gap: for benchmarks against the synthetic web only.
@@ -237,6 +242,11 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// DefaultMaxLinksPerPage is MaxLinksPerPage's default, 50,000: nearly
+// twice the links of the largest documentation indexes, and the sitemap
+// protocol's cap per file (see extract.DefaultMaxLinks for its cost).
+const DefaultMaxLinksPerPage = extract.DefaultMaxLinks
+
 func (c *Config) setDefaults() {
 	if c.Workers == 0 {
 		c.Workers = 16
@@ -308,6 +318,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl: max pages %d is negative", c.MaxPages)
 	case c.MaxURLsPerHost < 0:
 		return fmt.Errorf("crawl: max URLs per host %d is negative", c.MaxURLsPerHost)
+	case c.MaxLinksPerPage < 0:
+		return fmt.Errorf("crawl: max links per page %d is negative", c.MaxLinksPerPage)
 	case c.MaxURLsPerPattern > maxPatternCap:
 		return fmt.Errorf("crawl: max URLs per pattern %d is over %d", c.MaxURLsPerPattern, maxPatternCap)
 	case c.Delay < 0:

@@ -499,6 +499,14 @@ func (c *Crawler) summary() Summary {
 		WARCRecovered:  len(c.warcFix),
 		WARCUploads:    c.uploads.summary(), // so far
 	}
+	var top []HostPages
+	sum.LinksCut, top = s.topLinksCut(maxHostNames)
+	if len(top) > 0 {
+		sum.LinksCutHosts = make(map[string]int64, len(top))
+		for _, h := range top {
+			sum.LinksCutHosts[h.Host] = h.Pages
+		}
+	}
 	sum.GaveUp, sum.GaveUpHosts = s.gaveUp.snapshot()
 	sum.Traps, sum.TrapHosts = s.traps.snapshot()
 	sum.TrapCosts, sum.TrapHostCount = c.traps.report()
@@ -1061,7 +1069,7 @@ func mediaType(resp *fetch.Response) string {
 func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, h content.Handler, mt string, rec *fetchRecord, capt *store.CaptureRecord, countLinks bool) (outlinks []string, followed bool) {
 	res := h.Read(content.Doc{
 		MediaType: mt, Header: resp.Header, Body: resp.Decoded, Token: c.token,
-		Words: c.near != nil, Embeds: c.embeds, Truncated: resp.Truncated,
+		Words: c.near != nil, Embeds: c.embeds, Truncated: resp.Truncated, MaxLinks: c.cfg.MaxLinksPerPage,
 	})
 	c.stats.inc(c.stats.handled, h.Name(), 1)
 	if res.Charset != "" {
@@ -1076,7 +1084,15 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		c.stats.inc(c.stats.unreadable, h.Name(), 1)
 		c.log.Warn("document read only in part", "url", l.URL, "handler", h.Name(), "links_read", len(res.Links), "err", res.Err)
 	}
-	if res.Truncated != "" {
+	switch {
+	case res.Truncated == content.CutLinks:
+		// Links past the cap are lost, and a documentation index can
+		// have more than any cap: an operator must be able to find the
+		// page and raise it.
+		c.stats.inc(c.stats.cut, h.Name(), 1)
+		c.stats.linksCut.update(l.Host, func(n int64) int64 { return n + 1 })
+		c.log.Warn("page cut at the per-page link cap: its later links are not read", "url", l.URL, "host", l.Host, "links", len(res.Links))
+	case res.Truncated != "":
 		c.stats.inc(c.stats.cut, h.Name(), 1)
 		c.log.Info("document cut at a limit", "url", l.URL, "handler", h.Name(), "limit", res.Truncated)
 	}

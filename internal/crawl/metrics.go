@@ -81,6 +81,10 @@ type Metrics struct {
 	// HostErrors are the hosts with the most 429 and 5xx answers, at most
 	// topHostErrors, most first.
 	HostErrors []HostErrors
+	// LinksCut counts the HTML pages cut at MaxLinksPerPage, and
+	// LinksCutHosts the hosts with the most, at most topHostErrors.
+	LinksCut      int64
+	LinksCutHosts []HostPages
 	// LastHighPriority is when the last high-priority URL (a seed, a page
 	// a sitemap says changed) was fetched; zero if none was.
 	LastHighPriority time.Time
@@ -103,5 +107,6 @@ func (c *Crawler) Metrics() Metrics {
 		return cmp.Or(cmp.Compare(b.Throttled+b.ServerErrors, a.Throttled+a.ServerErrors), cmp.Compare(a.Host, b.Host))
 	})
 	m.HostErrors = m.HostErrors[:min(len(m.HostErrors), topHostErrors)]
+	m.LinksCut, m.LinksCutHosts = c.stats.topLinksCut(topHostErrors)
 	return m
 }

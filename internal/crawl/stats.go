@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -67,6 +68,7 @@ type counters struct {
 	queueDelay     histogram          // from queueing to lease
 	lastHigh       atomic.Int64       // Unix nanoseconds of the last high-priority fetch
 	hostErrors     *hostMap[[2]int64] // per host: 429s, 5xxs
+	linksCut       *hostMap[int64]    // per host: HTML pages cut at MaxLinksPerPage
 	gaveUp         hostList           // hosts given up after too many failures
 	traps          hostList           // hosts cut off as near-duplicate traps
 	mu             sync.Mutex
@@ -84,6 +86,7 @@ type counters struct {
 func newCounters() *counters {
 	return &counters{
 		hostErrors: newHostMap[[2]int64](16),
+		linksCut:   newHostMap[int64](16),
 		byClass:    map[string]int64{},
 		byError:    map[string]int64{},
 		rejected:   map[string]int64{},
@@ -109,6 +112,23 @@ func statusClass(code int) string {
 		return "other"
 	}
 	return fmt.Sprintf("%dxx", code/100)
+}
+
+// HostPages counts a host's pages that something happened to.
+type HostPages struct {
+	Host  string
+	Pages int64
+}
+
+// topLinksCut returns the pages cut at the link cap, in all and for the n
+// hosts with the most (most first).
+func (c *counters) topLinksCut(n int) (total int64, top []HostPages) {
+	c.linksCut.each(func(host string, v int64) {
+		total += v
+		top = append(top, HostPages{Host: host, Pages: v})
+	})
+	slices.SortFunc(top, func(a, b HostPages) int { return cmp.Or(cmp.Compare(b.Pages, a.Pages), cmp.Compare(a.Host, b.Host)) })
+	return total, top[:min(len(top), n)]
 }
 
 // hostList counts hosts that something happened to, and names the first
@@ -186,7 +206,9 @@ type Summary struct {
 	Rejected       map[string]int64 // discovered URLs not queued, by reason
 	Handled        map[string]int64 // responses read, by content handler ("html", "text", "sitemap", "image")
 	Unreadable     map[string]int64 // of which read only in part (malformed), by handler
-	Cut            map[string]int64 // of which cut at a limit (a sitemap past 50,000 URLs or 50 MB), by handler
+	Cut            map[string]int64 // of which cut at a limit (a sitemap past 50,000 URLs or 50 MB, a page past MaxLinksPerPage links), by handler
+	LinksCut       int64            // HTML pages cut at MaxLinksPerPage: their later links not read
+	LinksCutHosts  map[string]int64 // of which per host, for the 20 hosts with the most
 	Robots         map[string]int64 // robots.txt fetch outcomes: rules, no-rules, disallow-all (each retry counts)
 	RobotsHops     int64            // robots.txt redirect hops followed
 	Policies       int              // hosts with an operator policy when the crawl ended
@@ -245,6 +267,9 @@ func (s Summary) Write(w io.Writer) {
 			fmt.Fprintf(w, "; cut at a limit %s", joinCounts(s.Cut))
 		}
 		fmt.Fprintln(w)
+	}
+	if s.LinksCut > 0 {
+		fmt.Fprintf(w, "  links cut:  %d pages at the per-page link cap, their later links not read: %s\n", s.LinksCut, joinCounts(s.LinksCutHosts))
 	}
 	if s.OverDecodeCap > 0 || s.BadEncoding > 0 || s.Binary > 0 {
 		fmt.Fprintf(w, "  bodies:     %d over the decompressed-size cap, %d with a bad Content-Encoding, %d binary labelled as text\n", s.OverDecodeCap, s.BadEncoding, s.Binary)

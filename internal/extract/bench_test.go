@@ -115,3 +115,36 @@ func BenchmarkParseTree(b *testing.B) {
 		}
 	}
 }
+
+// indexPage builds a documentation index of n entries, shaped like the
+// general index of a large manual (Python's genindex-all, Javadoc's
+// index-all): one definition-list entry per link, each link to a page and
+// an anchor, with a short description after it.
+func indexPage(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Index &#8212; Manual</title></head>\n<body><div class=\"body\"><h1>Index</h1>\n<table class=\"indextable\"><tr><td><dl>\n")
+	for i := range n {
+		fmt.Fprintf(&b, "<dt><a href=\"library/module%d.html#module%d.function_%d\"><code>function_%d()</code></a> (in module module%d)</dt>\n", i%997, i%997, i, i, i%997)
+	}
+	b.WriteString("</dl></td></tr></table></div></body></html>\n")
+	return b.Bytes()
+}
+
+// BenchmarkIndexPage reads a 60,000-entry index page (about 7 MiB, within
+// the default body cap) at link caps of 10,000 (the old default), 50,000
+// (the default) and 100,000, so that the cost of a cap is seen beside the
+// others: time and memory grow with the links read.
+func BenchmarkIndexPage(b *testing.B) {
+	page := indexPage(60000)
+	for _, max := range []int{10000, 50000, 100000} {
+		b.Run(fmt.Sprintf("max=%d", max), func(b *testing.B) {
+			b.SetBytes(int64(len(page)))
+			b.ReportAllocs()
+			var links int
+			for b.Loop() {
+				links = len(HTML(page, "weft", Limits{MaxLinks: max, Words: DefaultMaxWords}).Links)
+			}
+			b.ReportMetric(float64(links), "links")
+		})
+	}
+}

@@ -259,6 +259,9 @@ func TestLimits(t *testing.T) {
 			t.Errorf("%s: links %v truncated %v tokens %d, want %v %v %d",
 				tc.name, urls(got.Links), got.Truncated, got.Tokens, tc.links, tc.truncated, tc.tokens)
 		}
+		if wantCut := tc.name == "links over limit"; got.LinksCut != wantCut {
+			t.Errorf("%s: LinksCut %v, want %v", tc.name, got.LinksCut, wantCut)
+		}
 	}
 
 	var b strings.Builder
