@@ -307,8 +307,8 @@ func (pb *pageBatch) commit(s *seen.Set, f *frontier.Frontier) error {
 	return nil
 }
 
-// putRobots records a good robots.txt answer (Rules or NoRules) of the
-// robots key origin, which ends its failures: body is the file a Rules
+// putRobots records a good robots.txt answer (Rules or NoRules) of origin
+// (an originKey), which ends its failures: body is the file a Rules
 // policy was parsed from (its first robots.MaxBytes are kept, all a parse
 // reads), nil otherwise.
 func (d *durable) putRobots(origin string, pol *robots.Policy, body []byte) error {
@@ -341,8 +341,8 @@ func (d *durable) putRobotsFailure(origin string, hist *robots.History) error {
 	return b.Commit(false)
 }
 
-// getRobots returns the robots.txt history an earlier run recorded for the
-// robots key origin; the zero History if there is none. A record written
+// getRobots returns the robots.txt history an earlier run recorded for
+// origin (an originKey); the zero History if there is none. A record written
 // before robots.txt was kept by scheme is not read: which scheme's file it
 // holds is not known, so the file is fetched again.
 func (d *durable) getRobots(origin, token string) (robots.History, error) {

@@ -103,9 +103,9 @@ var errHopBusy = errors.New("crawl: a robots.txt hop for this host is already un
 // HopFor follows, for another node, the robots.txt chain of forHost (the
 // scheme://host[:port] of a robots.txt of that node's, see originKey) from
 // target, a URL on targetHost (a host of this one), with hops redirects
-// followed so far: the request is made under
-// targetHost's lease, as a hop of this node's own would be, and so are the
-// hops after it on this node's hosts. It returns the decision, or where
+// followed so far: the request is made under targetHost's lease, as a hop
+// of this node's own would be, and so are the hops after it on this node's
+// hosts. It returns the decision, or where
 // the chain goes on on forHost itself, once known, or ctx's error.
 //
 // local says that this crawl asked (Config.RobotsHop routed the hop back
