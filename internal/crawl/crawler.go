@@ -62,6 +62,11 @@ type Crawler struct {
 	traps   *trapCounts     // URLs accepted per pattern, requests per host, trap refusals
 	digests digestShards    // one payload digest looked up and recorded at a time
 	near    *nearIndex      // fingerprints of the pages judged original; nil when judging is off
+
+	// aliases holds, per origin, what its directories and their index
+	// files have shown (alias.go).
+	aliases *hostMap[aliasState]
+
 	// dueCur is where the last recrawl scan stopped in the recrawl index
 	// (the scanning goroutine's own); recrawling counts the recrawls
 	// queued and not yet done, per host.
@@ -189,6 +194,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		c.log.Info("operator policy", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs)
 	}
 	c.hostCap = newHostMap[int64](c.cfg.Partitions)
+	c.aliases = newHostMap[aliasState](c.cfg.Partitions)
 	c.traps = newTrapCounts(c.cfg.ExpectedURLs, max(c.cfg.MaxURLsPerPattern, 0))
 	c.handlers = slices.Clone(c.cfg.Handlers)
 	if c.handlers == nil {
@@ -989,6 +995,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		cp = c.archiveNotModified(resp, prev, first, &u)
 	} else {
 		cp = c.archive(resp, pb, &u)
+		c.learnAlias(u, resp, cp)
 	}
 	// Its line of the capture index is staged whatever happens next, a
 	// panic while reading it included (handle recovers it and the batch
@@ -1143,6 +1150,9 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		c.log.Info("page URL does not parse as a base", "url", u.String, "err", err)
 		return nil, false
 	}
+	if resp.StatusCode == 200 && dedupable(resp) {
+		pb.page = u.String
+	}
 	outlinks = make([]string, 0, len(res.Links))
 	var votes map[seen.Key]bool // the distinct pages this one links to, for their in-links
 	if countLinks && follow {
@@ -1169,7 +1179,9 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		case i < len(res.Hints): // a page a sitemap lists
 			c.admitListed(pb, lu, l, res.Hints[i])
 		default:
-			c.admitURL(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL)
+			if it, why := c.judge(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL, asPageLink); why == "" {
+				pb.items = append(pb.items, it)
+			}
 		}
 	}
 	for k := range votes {
@@ -1320,6 +1332,9 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 		if full && depth+hops > 0 {
 			return false, errPatternCap
 		}
+		if as == asPageLink && c.indexAlias(pb, u) {
+			return false, errIndexAlias
+		}
 		if capURLs > 0 && c.hostCap.update(u.Authority, func(n int64) int64 { return n + 1 }) > capURLs {
 			return false, errHostCap
 		}
@@ -1336,6 +1351,9 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 	case errors.Is(err, errPatternCap):
 		c.refuse(u.Authority, RejectPattern)
 		return frontier.Item{}, RejectPattern
+	case errors.Is(err, errIndexAlias):
+		c.stats.reject(RejectIndexAlias)
+		return frontier.Item{}, RejectIndexAlias
 	case err != nil:
 		c.fail(fmt.Errorf("crawl: accept %s: %w", u.String, err))
 		return frontier.Item{}, "error"
@@ -1362,6 +1380,7 @@ type admission uint8
 
 const (
 	asLink            admission = iota // a link, a redirect, a seed
+	asPageLink                         // a link found on a page, which the index-alias rule may skip
 	asResource                         // fetched for what it is (an image, a sitemap): no extension rule
 	asOffered                          // handed over by the cluster (Offer): this crawl owns its host
 	asOfferedResource                  // both

@@ -164,6 +164,10 @@ type pageBatch struct {
 	captures []store.CaptureRecord // the captures it indexes, for the page sinks
 	sims     []uint64              // fingerprints it adds to the near-duplicate index
 	forward  []Offered             // URLs of other nodes' hosts (Config.Owns), handed to Config.Forward before it commits
+	// page is the URL of the page whose links are being admitted, when it
+	// answered 200 with a whole body: fetched, before its capture is
+	// indexed (see indexAlias).
+	page string
 }
 
 func (d *durable) newBatch() *pageBatch { return &pageBatch{d: d, b: d.db.NewBatch()} }

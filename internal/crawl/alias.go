@@ -1,0 +1,135 @@
+package crawl
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"weft/internal/canon"
+	"weft/internal/fetch"
+	"weft/internal/store"
+)
+
+// RejectIndexAlias: a link to a directory's index file (X/index.html) on a
+// host that serves X/ and X/index.html alike, once X/ has been fetched.
+const RejectIndexAlias = "index-alias"
+
+// indexNames are the index files a static server answers a directory
+// with. The rule is narrow on purpose: a name is learnt per origin, and
+// only these two exact names, without a query, are ever skipped.
+var indexNames = [...]string{"index.html", "index.htm"}
+
+// aliasState is what an origin's pairs of a directory and its index file
+// have shown, one bit per indexNames entry: same, a pair of whole 200
+// answers with one payload; differ, a pair whose payloads differed. The
+// rule holds for a name with same set and differ clear, and a differing
+// pair ends it for good.
+type aliasState struct{ same, differ uint8 }
+
+func (a aliasState) holds(i int) bool { return a.same&(1<<i) != 0 && a.differ&(1<<i) == 0 }
+
+// errIndexAlias refuses an alias in the seen set's Recorder, so that only a
+// URL that would have been new is counted.
+var errIndexAlias = errors.New("crawl: an index file of a directory already fetched")
+
+// splitIndex returns the directory of path (ending in "/") and which of
+// indexNames it names, or ok false.
+func splitIndex(path string) (dir string, name int, ok bool) {
+	for i, n := range indexNames {
+		if strings.HasSuffix(path, "/"+n) {
+			return path[:len(path)-len(n)], i, true
+		}
+	}
+	return "", 0, false
+}
+
+// learnAlias compares a page that is a directory (X/) or one of its index
+// files (X/index.html), fetched now with a whole 200 answer, with its twin's
+// last 200 capture, and records in its origin's state whether the two
+// served the same payload. Only the origin's own captures count: a
+// redirect's target is its own URL, so a redirect never makes a pair.
+func (c *Crawler) learnAlias(u canon.URL, resp *fetch.Response, cp capture) {
+	if resp.StatusCode != 200 || !dedupable(resp) || u.Query != "" || (u.Scheme != "http" && u.Scheme != "https") || u.String != resp.URL {
+		return
+	}
+	origin := originKey(u.Scheme, u.Authority)
+	st, _ := c.aliases.get(origin)
+	var twins [len(indexNames)]string // by name; "" where there is nothing to learn
+	if dir, i, ok := splitIndex(u.Path); ok {
+		if st.differ&(1<<i) == 0 {
+			twins[i] = dir
+		}
+	} else if strings.HasSuffix(u.Path, "/") {
+		for i, n := range indexNames {
+			if st.differ&(1<<i) == 0 {
+				twins[i] = u.Path + n
+			}
+		}
+	} else {
+		return
+	}
+	for i, path := range twins {
+		if path == "" {
+			continue
+		}
+		last, ok, err := c.last200(u.Scheme + "://" + u.Authority + path)
+		if err != nil {
+			c.fail(fmt.Errorf("crawl: read the captures of the twin of %s: %w", u.String, err))
+			return
+		}
+		if !ok {
+			continue
+		}
+		same := last == cp.digest
+		c.aliases.update(origin, func(a aliasState) aliasState {
+			if same {
+				a.same |= 1 << i
+			} else {
+				a.differ |= 1 << i
+			}
+			return a
+		})
+		if !same && st.holds(i) {
+			c.log.Info("a directory and its index file differ: links to index files are followed again", "host", u.Authority, "url", u.String, "twin", path)
+		}
+	}
+}
+
+// last200 returns the payload digest of rawURL's last capture that
+// answered 200, from the capture index.
+func (c *Crawler) last200(rawURL string) (digest [20]byte, ok bool, err error) {
+	t, err := c.canon.Parse(rawURL)
+	if err != nil {
+		return digest, false, nil
+	}
+	err = c.state.db.Captures(t.SURT(), func(r store.CaptureRecord) bool {
+		if r.Status == 200 {
+			digest, ok = r.Digest, true
+		}
+		return true
+	})
+	return digest, ok, err
+}
+
+// indexAlias reports whether u, a link found on a page, is an index file
+// whose directory was fetched with a whole 200 answer (the page being read,
+// pb.page, or an earlier capture), on an origin whose pairs have so far
+// always served the two alike: the request would fetch a copy.
+func (c *Crawler) indexAlias(pb *pageBatch, u canon.URL) bool {
+	if u.Query != "" {
+		return false
+	}
+	dir, i, ok := splitIndex(u.Path)
+	if !ok {
+		return false
+	}
+	if st, _ := c.aliases.get(originKey(u.Scheme, u.Authority)); !st.holds(i) {
+		return false
+	}
+	twin := u.Scheme + "://" + u.Authority + dir
+	if pb.page == twin {
+		return true
+	}
+	_, fetched, err := c.last200(twin)
+	return err == nil && fetched
+}
