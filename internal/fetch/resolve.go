@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -26,12 +27,16 @@ var hostProfile = idna.New(
 
 // ResolveKey returns the form of host name under which Config.Resolve
 // matches it: the name a canonical URL carries (lower case, punycode:
-// "bücher.test" is "xn--bcher-kva.test"), without a trailing dot. A name
-// that cannot be converted, or that holds what no host name may (a port,
-// a path, a space), is an error.
+// "bücher.test" is "xn--bcher-kva.test"), without trailing dots. A name
+// that cannot be converted, that holds what no host name may (a port, a
+// path, a space), or that a URL would read as an IPv4 address, is an
+// error.
 func ResolveKey(name string) (string, error) {
 	if name == "" || strings.Trim(name, ".") == "" {
 		return "", errors.New("empty host name")
+	}
+	if !utf8.ValidString(name) {
+		return "", fmt.Errorf("%q is not valid UTF-8", name)
 	}
 	if i := strings.IndexFunc(name, forbiddenInHost); i >= 0 {
 		if name[i] == ':' {
@@ -49,7 +54,25 @@ func ResolveKey(name string) (string, error) {
 		}
 		a = name
 	}
-	return normalizeHost(a), nil
+	a = strings.ToLower(strings.TrimRight(a, "."))
+	if a == "" {
+		return "", fmt.Errorf("%q converts to an empty host name", name)
+	}
+	if last := a[strings.LastIndexByte(a, '.')+1:]; isNumberLabel(last) {
+		return "", fmt.Errorf("%q is an IPv4 address to a URL (its last label is a number), not a host name", name)
+	}
+	return a, nil
+}
+
+// isNumberLabel reports whether the WHATWG URL parser reads a host whose
+// last label is label as an IPv4 address: decimal digits, or 0x and hex
+// digits (and, in the parser weft uses, with a sign before them).
+func isNumberLabel(label string) bool {
+	label = strings.TrimLeft(label, "+-")
+	if len(label) >= 2 && label[0] == '0' && (label[1] == 'x' || label[1] == 'X') {
+		return strings.Trim(label[2:], "0123456789abcdefABCDEF") == ""
+	}
+	return label != "" && strings.Trim(label, "0123456789") == ""
 }
 
 // forbiddenInHost reports the code points the WHATWG URL standard forbids

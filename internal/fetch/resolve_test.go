@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ func TestResolveKeyAgreesWithCanon(t *testing.T) {
 // A name that cannot be converted is refused, by name, in ResolveKey and in
 // Config.Validate; two spellings of one name with different addresses too.
 func TestResolveKeyRefuses(t *testing.T) {
-	for _, name := range []string{"", ".", "xn--zz.test", "\u200d.test", "x.\u0663", "a.test:8080", "a b.test", "a/b.test", "a%41.test"} {
+	for _, name := range []string{"", ".", "xn--zz.test", "\u200d.test", "x.\u0663", "a.test:8080", "a b.test", "a/b.test", "a%41.test", "\xc3.test", "Xn--", "10.0.0.1", "0x7f.1", "a.0"} {
 		if got, err := ResolveKey(name); err == nil {
 			t.Errorf("ResolveKey(%q) = %q, want an error", name, got)
 		}
@@ -59,6 +60,11 @@ func TestResolveKeyRefuses(t *testing.T) {
 	}
 }
 
+func isIP(host string) bool {
+	_, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil
+}
+
 // A name given in Unicode pins the host its URLs name in punycode.
 func TestResolveInternationalName(t *testing.T) {
 	srv := newRawServer(t, "tcp", "127.0.0.5:0", okServer)
@@ -72,4 +78,31 @@ func TestResolveInternationalName(t *testing.T) {
 	if err := f.Permits("xn--bcher-kva.test"); err != nil {
 		t.Errorf("Permits: %v", err)
 	}
+}
+
+// FuzzResolveKey: any name either is refused or comes out as an ASCII,
+// lower-case name that converts to itself, and that is the host the
+// canonicaliser gives a URL of the name, when that host is a name (the URL
+// parser reads some odd ones, "0+0", as IPv4 addresses: no URL then has
+// the name for its host, and the entry is never used).
+func FuzzResolveKey(f *testing.F) {
+	for _, s := range []string{"bücher.test", "BÜCHER.Test.", "a_b.test", "faß.de", "xn--zz.test", "a.test:80", "例え.テスト", "..", "1.2.3.4", "[::1]"} {
+		f.Add(s)
+	}
+	c := canon.New(canon.Config{})
+	f.Fuzz(func(t *testing.T, name string) {
+		key, err := ResolveKey(name)
+		if err != nil {
+			return
+		}
+		if !isASCII(key) || strings.ToLower(key) != key || key == "" {
+			t.Fatalf("ResolveKey(%q) = %q: not a lower-case ASCII name", name, key)
+		}
+		if again, err := ResolveKey(key); err != nil || again != key {
+			t.Fatalf("ResolveKey(%q) = %q, but ResolveKey(%q) = %q, %v", name, key, key, again, err)
+		}
+		if u, err := c.Parse("http://" + name + "/"); err == nil && !isIP(u.Host) && u.Host != key {
+			t.Fatalf("ResolveKey(%q) = %q, but a URL of it has host %q", name, key, u.Host)
+		}
+	})
 }
