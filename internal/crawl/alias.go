@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"crypto/sha1"
 	"errors"
 	"fmt"
 	"strings"
@@ -97,7 +98,7 @@ func (c *Crawler) learnAlias(u canon.URL, resp *fetch.Response, cp capture) {
 
 // last200 returns the payload digest of rawURL's last capture that
 // answered 200, from the capture index.
-func (c *Crawler) last200(rawURL string) (digest [20]byte, ok bool, err error) {
+func (c *Crawler) last200(rawURL string) (digest [sha1.Size]byte, ok bool, err error) {
 	t, err := c.canon.Parse(rawURL)
 	if err != nil {
 		return digest, false, nil

@@ -156,9 +156,8 @@ type Config struct {
 	// RobotsHop, when set (a cluster), makes a robots.txt redirect to
 	// another host that host's owner's to follow (this node or another):
 	// it is called, off the workers, with the scheme://host[:port] whose
-	// robots.txt it is,
-	// the hop's URL and host and the hops so far, and returns the owner's
-	// decision (Crawler.HopFor there). An error leaves the robots.txt
+	// robots.txt it is, the hop's URL and host and the hops so far, and
+	// returns the owner's decision (Crawler.HopFor there). An error leaves the robots.txt
 	// unreachable for now, retried as a failed fetch is.
 	RobotsHop func(ctx context.Context, forHost, target, targetHost string, hops int) (RobotsAnswer, error)
 	// Claim, when set, is asked before each lease is handled: whether the

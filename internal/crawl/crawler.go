@@ -1150,7 +1150,7 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		c.log.Info("page URL does not parse as a base", "url", u.String, "err", err)
 		return nil, false
 	}
-	if resp.StatusCode == 200 && dedupable(resp) {
+	if resp.StatusCode == 200 && dedupable(resp) && resp.URL == u.String {
 		pb.page = u.String
 	}
 	outlinks = make([]string, 0, len(res.Links))
