@@ -305,6 +305,7 @@ func TestClusterAcceptance(t *testing.T) {
 
 	// b reaches NATS only through a link to server 0, which stays up.
 	link := natstest.NewLink(t, nats.Servers[0].Addr().String())
+	started := time.Now()
 	a := startWeftNode(t, bin, "a", nats.URL(), common)
 	b := startWeftNode(t, bin, "b", link.URL(), common)
 	c := startWeftNode(t, bin, "c", nats.URL(), common)
@@ -425,6 +426,12 @@ func TestClusterAcceptance(t *testing.T) {
 	for _, s := range audit.Breaches() {
 		t.Errorf("politeness: %s", s)
 	}
+	if len(audit.ShortGaps) > 0 {
+		events := map[string]time.Time{"start": started, "c killed": cKilled, "d joined": dJoined, "b cut": bCut, "b back": bRestored}
+		for _, s := range shortGaps(web, e2eDelay, events) {
+			t.Logf("short gap: %s", s)
+		}
+	}
 	t.Logf("%d requests to %d hosts; shortest gap %v", audit.Requests, audit.Hosts, audit.MinGap)
 
 	// Coverage and pages fetched twice: those c or b had in flight when
@@ -529,4 +536,38 @@ func TestClusterNodeStopsWhenCutOff(t *testing.T) {
 		t.Fatalf("x, cut off, did not exit within 3 minutes of SIGTERM\n%s", x.output())
 	}
 	link.Restore()
+}
+
+// shortGaps says, for each gap under delay between two requests to a
+// host, who sent each and when, against the test's events: where a
+// breach came from.
+func shortGaps(web *synthweb.Web, delay time.Duration, events map[string]time.Time) []string {
+	per := map[string][]synthweb.Request{}
+	for _, r := range web.Log() {
+		per[r.Addr] = append(per[r.Addr], r)
+	}
+	at := func(ts time.Time) string {
+		var parts []string
+		for name, e := range events {
+			if d := ts.Sub(e); d > -10*time.Second && d < 30*time.Second {
+				parts = append(parts, fmt.Sprintf("%s%+v", name, d.Round(time.Millisecond)))
+			}
+		}
+		slices.Sort(parts)
+		return ts.Format("15:04:05.000") + " (" + strings.Join(parts, ", ") + ")"
+	}
+	var out []string
+	for _, reqs := range per {
+		slices.SortStableFunc(reqs, func(a, b synthweb.Request) int { return a.Start.Compare(b.Start) })
+		for i := 1; i < len(reqs); i++ {
+			prev, cur := reqs[i-1], reqs[i]
+			if cur.Start.Sub(prev.Start) >= delay {
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s: %s by %s %s-%s, then %s by %s at %s", prev.Host, prev.Path, e2eNode(prev), at(prev.Start),
+				prev.End.Format("15:04:05.000"), cur.Path, e2eNode(cur), at(cur.Start)))
+		}
+	}
+	slices.Sort(out)
+	return out
 }

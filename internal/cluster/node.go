@@ -112,10 +112,12 @@ type Node struct {
 // consumer, its snapshots (ctx) and, if it has not come yet, the end of
 // its hold.
 type taking struct {
-	stop context.CancelFunc
-	ctx  context.Context
-	read chan struct{} // closed once takeOver has returned
-	snap *partSnap     // set (under n.mu) once its past is read; nil before
+	stop  context.CancelFunc
+	ctx   context.Context
+	epoch uint64        // the lease it took over
+	read  chan struct{} // closed once takeOver has returned
+	snap  *partSnap     // set (under n.mu) once its past is read; nil before
+	open  bool          // under n.mu: its hosts may be leased (one delay after the takeover)
 }
 
 // Start makes the streams if needed, opens the crawl and joins the
@@ -447,12 +449,32 @@ func alreadyLogged(err error) bool {
 // claim lets a request to host start while the node's lease of its
 // partition is valid, and end by the time that validity runs out: a node
 // cut off from the cluster stops its requests before another can start.
+//
+// The lease must also be the one whose takeover let the partition's hosts
+// go: a lease lost and taken again (by this node, after another node had
+// it) leaves the old takeover's hosts unheld until the old lease's release
+// is through, and a request then would follow the other node's without
+// the new takeover's clocks and delay.
 func (n *Node) claim(host string) (time.Time, bool) {
 	if n.owners == nil {
 		return time.Time{}, false
 	}
-	_, until, ok := n.owners.Valid(partition.Of(host, n.cfg.Partitions))
-	return until, ok
+	p := partition.Of(host, n.cfg.Partitions)
+	epoch, until, ok := n.owners.Valid(p)
+	if !ok {
+		return time.Time{}, false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	tk := n.consumers[p]
+	return until, tk != nil && tk.epoch == epoch && tk.open
+}
+
+// holds reports whether partition p's lease is still the one tk took
+// over.
+func (n *Node) holds(p int, tk *taking) bool {
+	epoch, ok := n.owners.Epoch(p)
+	return ok && epoch == tk.epoch
 }
 
 func (n *Node) fetched(v crawl.Visited, host string) {
@@ -577,7 +599,7 @@ func (n *Node) acquire(p int, epoch uint64) {
 	}
 	// ctx ends with the node's life, a release, or the lease lost.
 	ctx, stop := context.WithCancel(n.life)
-	tk := &taking{stop: stop, ctx: ctx, read: make(chan struct{})}
+	tk := &taking{stop: stop, ctx: ctx, epoch: epoch, read: make(chan struct{})}
 	n.consumers[p] = tk
 	n.wg.Go(func() {
 		defer close(tk.read)
@@ -616,7 +638,7 @@ func (n *Node) takeOver(ctx context.Context, p int, epoch uint64, tk *taking) {
 		return
 	}
 	n.wg.Go(func() {
-		for ctx.Err() == nil && n.owners.Has(p) {
+		for ctx.Err() == nil && n.holds(p, tk) {
 			select {
 			case <-time.After(100 * time.Millisecond):
 			case <-ctx.Done():
@@ -681,7 +703,8 @@ func (n *Node) takeOver(ctx context.Context, p int, epoch uint64, tk *taking) {
 		// load makes a lease invalid a moment without losing it, and a
 		// partition left held would never be crawled; every request asks
 		// Claim anyway.
-		if n.consumers[p] == tk && n.owners.Has(p) {
+		if n.consumers[p] == tk && n.holds(p, tk) {
+			tk.open = true
 			n.crawl.HoldPartition(p, false)
 			n.serveHops(p)
 		}

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,9 +18,11 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
 	"weft/internal/crawl"
+	wjs "weft/internal/jetstream"
 	"weft/internal/natstest"
 	"weft/internal/partition"
 	"weft/internal/recrawl"
@@ -93,7 +96,14 @@ func startNodeConfig(t testing.TB, ns *server.Server, web *synthweb.Web, name st
 // from the start if paused (Resume it).
 func startNodeOpts(t testing.TB, ns *server.Server, web *synthweb.Web, name string, workers int, edit func(*crawl.Config), nedit func(*Config), paused bool) *runningNode {
 	t.Helper()
-	nc, js := natstest.Connect(t, ns.ClientURL())
+	return startNodeAt(t, ns.ClientURL(), web, name, workers, edit, nedit, paused)
+}
+
+// startNodeAt starts a node as startNodeOpts does, connected to NATS at
+// url.
+func startNodeAt(t testing.TB, url string, web *synthweb.Web, name string, workers int, edit func(*crawl.Config), nedit func(*Config), paused bool) *runningNode {
+	t.Helper()
+	nc, js := natstest.Connect(t, url)
 	cc := crawl.Config{DataDir: t.TempDir(), Workers: workers, Delay: testDelay, Grace: time.Millisecond,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
 	if web != nil { // else edit names the seeds and how their hosts resolve
@@ -686,6 +696,207 @@ func TestRobotsHopAcrossNodes(t *testing.T) {
 			if rs[i].start.Before(rs[i-1].end) {
 				t.Errorf("%s: %s started before %s ended", host, rs[i].path, rs[i-1].path)
 			}
+		}
+	}
+}
+
+// TestLeaseTakenAgainWaitsForItsTakeover: a node hands a partition over
+// whose release waits for a request out (an external fetcher's lease),
+// so that its handoffs queue behind it; it is then cut off from NATS
+// and fenced; another node takes a partition p of its once the lease has
+// expired, asks one of p's hosts, and gives p back; the node, its link
+// back, takes p again before its old lease's release has even begun. It
+// must not ask p's hosts before the new lease's own takeover (that
+// release, then the kept clocks and one delay). Before, p's hosts were
+// still let go from the old takeover and the new lease passed the claim:
+// the node asked right after the other node had.
+func TestLeaseTakenAgainWaitsForItsTakeover(t *testing.T) {
+	ns := startNATS(t)
+	link := natstest.NewLink(t, ns.Addr().String())
+	const delay = 600 * time.Millisecond // under TTL/2
+	type req struct {
+		host, path, agent string
+		start, end        time.Time
+	}
+	var mu sync.Mutex
+	var log []req
+	fastReqs := make(chan req, 1000)
+	handler := func(name string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			rq := req{host: name, path: r.URL.Path, agent: r.UserAgent(), start: time.Now()}
+			defer func() {
+				rq.end = time.Now()
+				mu.Lock()
+				log = append(log, rq)
+				mu.Unlock()
+				if name == "fast" {
+					fastReqs <- rq
+				}
+			}()
+			n, _ := strconv.Atoi(strings.Trim(r.URL.Path, "/e"))
+			switch {
+			case r.URL.Path == "/robots.txt":
+				http.NotFound(w, r)
+			case name == "slow":
+				w.Header().Set("Content-Type", "text/html")
+				fmt.Fprintf(w, `<html><body>slow %d <a href="/e%d">next</a></body></html>`, n, n+1)
+			default:
+				w.Header().Set("Content-Type", "text/html")
+				fmt.Fprintf(w, `<html><body>page %d <a href="/%d">next</a> <a href="/%d">after</a></body></html>`, n, n+1, n+2)
+			}
+		}
+	}
+	slow := httptest.NewServer(handler("slow"))
+	t.Cleanup(slow.Close)
+	// On an address of its own: one server's hosts share a clock (IPGap),
+	// and the external lease would hold the fast host too.
+	fast := httptest.NewUnstartedServer(handler("fast"))
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast.Listener.Close()
+	fast.Listener = ln
+	fast.Start()
+	t.Cleanup(fast.Close)
+	// With a second node announced, b keeps partitions 0-3 and hands 7,
+	// 6, 5 and then 4 over: the slow host is in 4, the fast one below.
+	const q = testParts / 2
+	name := func(prefix string, srv *httptest.Server, want func(int) bool) string {
+		for i := 0; ; i++ {
+			if a := fmt.Sprintf("%s%d.test:%d", prefix, i, srv.Listener.Addr().(*net.TCPAddr).Port); want(partition.Of(a, testParts)) {
+				return a
+			}
+		}
+	}
+	slowAuth := name("slow", slow, func(p int) bool { return p == q })
+	fastAuth := name("fast", fast, func(p int) bool { return p < q })
+	p := partition.Of(fastAuth, testParts)
+	resolve := map[string]string{strings.Split(slowAuth, ":")[0]: "127.0.0.1", strings.Split(fastAuth, ":")[0]: "127.0.0.2"}
+	b := startNodeAt(t, link.URL(), nil, "b", 4, func(c *crawl.Config) {
+		c.Seeds = []string{"http://" + slowAuth + "/", "http://" + fastAuth + "/1"}
+		c.Fetch.Resolve = resolve
+		c.Delay = delay
+		c.UserAgent = "weft/b (+https://example.org/weft-crawler)"
+	}, nil, false)
+	crawler := b.node.Crawler()
+	asked := func(host, path string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.ContainsFunc(log, func(r req) bool { return r.host == host && r.path == path })
+	}
+	for deadline := time.Now().Add(time.Minute); !asked("slow", "/") || !asked("fast", "/1"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the two hosts' first pages were not fetched")
+		}
+	}
+	// An external fetcher's lease on the slow host, kept out: partition
+	// q's release waits for it.
+	if _, err := crawler.HoldHost(fastAuth, true); err != nil {
+		t.Fatal(err)
+	}
+	ext, err := crawler.LeaseExternal(t.Context(), 1, time.Minute, 10*time.Second)
+	if err != nil || len(ext) != 1 || ext[0].Host != slowAuth {
+		t.Fatalf("external lease: %+v, %v", ext, err)
+	}
+	crawler.HoldHost(fastAuth, false)
+
+	// Node c is announced (by the test) until b has handed 7, 6 and 5
+	// over; b's callbacks then wait on q's release.
+	_, js := natstest.Connect(t, ns.ClientURL())
+	kv, err := js.KeyValue(t.Context(), wjs.DefaultOwnersBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); b.node.owners.Has(q + 1); time.Sleep(50 * time.Millisecond) {
+		if _, err := kv.Put(t.Context(), "node.c", []byte("c")); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("b did not hand its extra partitions over")
+		}
+	}
+
+	// b is cut off and fences itself; p's lease expires; x takes p, asks
+	// the fast host (more than TTL/2 after b's last request: politely)
+	// and gives p back.
+	link.Cut()
+	for deadline := time.Now().Add(30 * time.Second); b.node.owners.Has(p); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("b, cut off, did not fence itself")
+		}
+	}
+	key := "p." + strconv.Itoa(p)
+	var rev uint64
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if rev, err = kv.Create(t.Context(), key, []byte("x")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b's lease of partition %d did not expire: %v", p, err)
+		}
+	}
+	for drained := false; !drained; { // what b asked before
+		select {
+		case <-fastReqs:
+		default:
+			drained = true
+		}
+	}
+	xreq, _ := http.NewRequest("GET", fast.URL+"/x", nil)
+	xreq.Host = fastAuth
+	xreq.Header.Set("User-Agent", "weft/x")
+	resp, err := http.DefaultClient.Do(xreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	<-fastReqs // x's own
+	if err := kv.Delete(t.Context(), key, jetstream.LastRevision(rev)); err != nil {
+		t.Fatal(err)
+	}
+	link.Restore()
+	for deadline := time.Now().Add(30 * time.Second); !b.node.owners.Has(p); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("b did not take p again")
+		}
+	}
+	// p's old release has not begun (it waits behind q's): the new
+	// lease's takeover has not either, so b asks nothing of p's hosts.
+	// (Before the fix it asked within a second: the hold its refused
+	// claims had left.)
+	window := time.After(2 * time.Second)
+	for waiting := true; waiting; {
+		select {
+		case r := <-fastReqs:
+			t.Errorf("b asked the fast host for %s before its takeover of the partition it took again", r.path)
+		case <-window:
+			waiting = false
+		}
+	}
+	if err := crawler.CompleteExternal(ext[0].ID, ext[0].URL, 200, time.Now(), ""); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-fastReqs:
+	case <-time.After(30 * time.Second):
+		t.Fatal("b did not go on with the fast host")
+	}
+	b.node.Stop(context.Background())
+	b.cancel()
+	<-b.done
+	mu.Lock()
+	defer mu.Unlock()
+	var rs []req
+	for _, r := range log {
+		if r.host == "fast" {
+			rs = append(rs, r)
+		}
+	}
+	slices.SortFunc(rs, func(a, b req) int { return a.start.Compare(b.start) })
+	for i := 1; i < len(rs); i++ {
+		if gap := rs[i].start.Sub(rs[i-1].start); gap < delay || rs[i].start.Before(rs[i-1].end) {
+			t.Errorf("fast host: %s by %s started %v after %s by %s; want at least %v", rs[i].path, rs[i].agent, gap, rs[i-1].path, rs[i-1].agent, delay)
 		}
 	}
 }

@@ -208,6 +208,18 @@ func (o *Owners) Has(p int) bool {
 	return o.held[p] != nil
 }
 
+// Epoch returns the epoch of partition p's lease if it is this node's,
+// valid or not at this instant (as Has): a lease lost and taken again is
+// a new epoch, whose takeover is not the old one's.
+func (o *Owners) Epoch(p int) (uint64, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if l := o.held[p]; l != nil {
+		return l.epoch, true
+	}
+	return 0, false
+}
+
 // Owned returns the partitions this node holds validly now, with their
 // epochs.
 func (o *Owners) Owned() map[int]uint64 {
