@@ -141,10 +141,25 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	if ttl == 0 {
 		ttl = wjs.DefaultLeaseTTL
 	}
-	if kv, err := js.KeyValue(ctx, wjs.DefaultOwnersBucket); err == nil {
-		if st, err := kv.Status(ctx); err == nil && st.TTL() > 0 {
-			ttl = st.TTL()
+	var bucketTTL time.Duration
+	if err := wjs.Await(ctx, cfg.Logger, "the lease bucket's TTL", func(ctx context.Context) error {
+		kv, err := js.KeyValue(ctx, wjs.DefaultOwnersBucket)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil // the first node of the crawl: its TTL will hold
 		}
+		if err != nil {
+			return err
+		}
+		st, err := kv.Status(ctx)
+		if err == nil {
+			bucketTTL = st.TTL()
+		}
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	if bucketTTL > 0 {
+		ttl = bucketTTL
 	}
 	if cfg.Crawl.Delay >= ttl/2 {
 		// After a crash, the lease's TTL is all that parts the dead
@@ -156,38 +171,29 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	n := &Node{cfg: cfg, js: js, log: cfg.Logger, consumers: map[int]*taking{}, unkept: map[int]map[string]frontier.Clock{}, hopSubs: map[int]*nats.Subscription{}}
 	n.life, n.endLife = context.WithCancel(context.Background())
 	for name, subj := range map[string]string{LinksStream: "weft.links.>", DoneStream: "weft.done.>"} {
-		if _, err := js.Stream(ctx, name); errors.Is(err, jetstream.ErrStreamNotFound) {
-			// One message per subject, a subject per URL: the last word
-			// on each URL is all a new owner needs.
-			_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subj}, Storage: jetstream.FileStorage,
-				Replicas: cfg.Replicas, Duplicates: 2 * time.Minute, MaxMsgsPerSubject: 1})
-			if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-				return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
-			}
-		} else if err != nil {
-			return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
-		} else if st, err := js.Stream(ctx, name); err == nil && st.CachedInfo().Config.MaxMsgsPerSubject != 1 {
+		// One message per subject, a subject per URL: the last word on
+		// each URL is all a new owner needs.
+		st, err := wjs.OpenStream(ctx, js, cfg.Logger, jetstream.StreamConfig{Name: name, Subjects: []string{subj}, Storage: jetstream.FileStorage,
+			Replicas: cfg.Replicas, Duplicates: 2 * time.Minute, MaxMsgsPerSubject: 1})
+		if err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+		if st.CachedInfo().Config.MaxMsgsPerSubject != 1 {
 			// Made by an earlier weft, whose subjects these filters miss.
 			return nil, fmt.Errorf("cluster: stream %s keeps more than one message per subject: it was made by an earlier weft; start the crawl on a NATS of its own", name)
 		}
 	}
 	var err error
-	if n.hosts, err = openBucket(ctx, js, jetstream.KeyValueConfig{Bucket: HostsBucket, Replicas: cfg.Replicas}); err != nil {
+	if n.hosts, err = openBucket(ctx, js, cfg.Logger, jetstream.KeyValueConfig{Bucket: HostsBucket, Replicas: cfg.Replicas}); err != nil {
 		return nil, err
 	}
-	if n.snaps, err = openBucket(ctx, js, jetstream.KeyValueConfig{Bucket: SnapsBucket, Replicas: cfg.Replicas}); err != nil {
+	if n.snaps, err = openBucket(ctx, js, cfg.Logger, jetstream.KeyValueConfig{Bucket: SnapsBucket, Replicas: cfg.Replicas}); err != nil {
 		return nil, err
 	}
 	if n.objects = cfg.Snapshots; n.objects == nil {
-		obs, err := js.ObjectStore(ctx, ObjectsBucket)
-		if errors.Is(err, jetstream.ErrBucketNotFound) {
-			obs, err = js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: ObjectsBucket, Storage: jetstream.FileStorage, Replicas: cfg.Replicas})
-			if errors.Is(err, jetstream.ErrBucketExists) {
-				obs, err = js.ObjectStore(ctx, ObjectsBucket)
-			}
-		}
+		obs, err := wjs.OpenObjectStore(ctx, js, cfg.Logger, jetstream.ObjectStoreConfig{Bucket: ObjectsBucket, Storage: jetstream.FileStorage, Replicas: cfg.Replicas})
 		if err != nil {
-			return nil, fmt.Errorf("cluster: object store %s: %w", ObjectsBucket, err)
+			return nil, fmt.Errorf("cluster: %w", err)
 		}
 		n.objects = natsObjects{obs}
 	}
@@ -239,17 +245,12 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	return n, nil
 }
 
-// openBucket opens a KV bucket, made with cfg if it does not exist yet.
-func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	kv, err := js.KeyValue(ctx, cfg.Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, cfg)
-		if errors.Is(err, jetstream.ErrBucketExists) { // another node made it first
-			kv, err = js.KeyValue(ctx, cfg.Bucket)
-		}
-	}
+// openBucket opens a KV bucket, made with cfg if it does not exist yet,
+// waiting for a cluster getting ready (jetstream.OpenKV).
+func openBucket(ctx context.Context, js jetstream.JetStream, log *slog.Logger, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := wjs.OpenKV(ctx, js, log, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: bucket %s: %w", cfg.Bucket, err)
+		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	return kv, nil
 }

@@ -147,19 +147,16 @@ func StartOwners(ctx context.Context, js jetstream.JetStream, cfg OwnersConfig) 
 	if cfg.OnRelease == nil {
 		cfg.OnRelease = func(int) {}
 	}
-	kv, err := js.KeyValue(ctx, cfg.Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cfg.Bucket, TTL: cfg.TTL, Replicas: cfg.Replicas, History: 1})
-		if errors.Is(err, jetstream.ErrBucketExists) { // another node made it first
-			kv, err = js.KeyValue(ctx, cfg.Bucket)
-		}
-	}
+	kv, err := OpenKV(ctx, js, cfg.Logger, jetstream.KeyValueConfig{Bucket: cfg.Bucket, TTL: cfg.TTL, Replicas: cfg.Replicas, History: 1})
 	if err != nil {
-		return nil, fmt.Errorf("jetstream: lease bucket %s: %w", cfg.Bucket, err)
+		return nil, err
 	}
-	st, err := kv.Status(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("jetstream: lease bucket %s: %w", cfg.Bucket, err)
+	var st jetstream.KeyValueStatus
+	if err := Await(ctx, cfg.Logger, "lease bucket "+cfg.Bucket, func(ctx context.Context) (err error) {
+		st, err = kv.Status(ctx)
+		return err
+	}); err != nil {
+		return nil, err
 	}
 	ttl := st.TTL()
 	if ttl <= 0 {

@@ -1,0 +1,59 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"weft/internal/crawl"
+	"weft/internal/natstest"
+)
+
+// TestStartsTogetherOnANewCluster: three nodes started at the same moment
+// against a three-server JetStream cluster that has only just elected its
+// meta leader. Each makes or opens the crawl's streams and buckets while
+// the others do, and while the cluster may not know all its peers yet
+// ("no suitable peers for placement") or a bucket just made has no
+// leader yet ("stream not found"): every start waits those out, and none
+// fails, in any of 20 rounds.
+func TestStartsTogetherOnANewCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("20 three-server NATS clusters")
+	}
+	const rounds = 20
+	failed := 0
+	for round := range rounds {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			c := natstest.StartCluster(t)
+			var wg sync.WaitGroup
+			errs := make([]error, 3)
+			for i, name := range []string{"a", "b", "c"} {
+				_, js := natstest.Connect(t, c.Servers[i].ClientURL())
+				cfg := Config{Node: name, Partitions: testParts, TTL: testTTL, Replicas: 3,
+					Crawl: crawl.Config{Seeds: []string{"http://a.test/"}, DataDir: t.TempDir(), UserAgent: "weft/test", Delay: testDelay}}
+				wg.Go(func() {
+					ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+					defer cancel()
+					n, err := Start(ctx, js, cfg)
+					if errs[i] = err; err != nil {
+						return
+					}
+					n.Kill()
+					stopped, stop := context.WithCancel(t.Context())
+					stop()
+					n.Run(stopped)
+				})
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					failed++
+					t.Errorf("node %d of 3 did not start: %v", i+1, err)
+				}
+			}
+		})
+	}
+	t.Logf("%d of %d starts failed", failed, 3*rounds)
+}
