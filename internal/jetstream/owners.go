@@ -39,7 +39,10 @@ import (
 //     and each aims at ceil(P / live nodes) partitions: it releases its
 //     extra ones when a node joins (OnRelease first, then the key, so the
 //     new owner starts after the old one stopped) and takes free ones when a
-//     node leaves or dies.
+//     node leaves or dies. A watch on the bucket hears a join, a leave
+//     and a lease handed over as they happen, so that shares move at once
+//     rather than at the next round, and a node taking partitions stops at
+//     its share as soon as another has joined.
 //
 // Why leases in a KV bucket rather than pinned consumers: a lease's
 // revision is a fencing token weft can hand to the crawl state it writes,
@@ -98,12 +101,19 @@ type Owners struct {
 	stopping bool // Stop has begun: take nothing more, hand nothing over
 	killed   bool // Kill: no lease is valid again
 
-	events   chan ownerEvent // to the callback goroutine
-	stop     chan struct{}
-	done     chan struct{} // the renew loop has ended
-	cbDone   chan struct{} // the callback goroutine has ended
-	stopOnce sync.Once
-	haltOnce sync.Once
+	// seen is when a node's announcement was last heard by the watch
+	// (watch): a node that has just joined counts toward the shares before
+	// a listing shows it.
+	seen map[string]time.Time
+
+	events    chan ownerEvent // to the callback goroutine
+	kick      chan struct{}   // the watch heard a join, a leave or a partition come free: balance now
+	stop      chan struct{}
+	done      chan struct{} // the renew loop has ended
+	watchDone chan struct{}
+	cbDone    chan struct{} // the callback goroutine has ended
+	stopOnce  sync.Once
+	haltOnce  sync.Once
 }
 
 type lease struct {
@@ -162,9 +172,11 @@ func StartOwners(ctx context.Context, js jetstream.JetStream, cfg OwnersConfig) 
 	if ttl <= 0 {
 		return nil, fmt.Errorf("jetstream: lease bucket %s has no TTL: a dead node's leases would never expire", cfg.Bucket)
 	}
-	o := &Owners{cfg: cfg, js: js, kv: kv, ttl: ttl, fence: ttl / 2, tick: ttl / 6, held: map[int]*lease{},
-		events: make(chan ownerEvent, 4*cfg.Partitions+16), stop: make(chan struct{}), done: make(chan struct{}), cbDone: make(chan struct{})}
+	o := &Owners{cfg: cfg, js: js, kv: kv, ttl: ttl, fence: ttl / 2, tick: ttl / 6, held: map[int]*lease{}, seen: map[string]time.Time{},
+		events: make(chan ownerEvent, 4*cfg.Partitions+16), kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		watchDone: make(chan struct{}), cbDone: make(chan struct{})}
 	go o.callbacks()
+	go o.watch()
 	go o.run()
 	return o, nil
 }
@@ -347,6 +359,7 @@ func (o *Owners) Kill() {
 func (o *Owners) halt() {
 	close(o.stop)
 	<-o.done
+	<-o.watchDone
 	close(o.events)
 	<-o.cbDone
 }
@@ -355,12 +368,60 @@ func (o *Owners) run() {
 	defer close(o.done)
 	t := time.NewTicker(o.tick)
 	defer t.Stop()
+	o.round()
 	for {
-		o.round()
 		select {
 		case <-t.C:
+			o.round()
+		case <-o.kick:
+			o.balance()
 		case <-o.stop:
 			return
+		}
+	}
+}
+
+// watch hears the bucket's changes as they happen, so that shares move
+// without waiting for a round (TTL/6): a node announced for the first
+// time (a join), a node's key deleted (a leave), a lease deleted (a
+// partition handed over). Renewals are heard too, and ignored.
+func (o *Owners) watch() {
+	defer close(o.watchDone)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := o.kv.WatchAll(ctx, jetstream.UpdatesOnly(), jetstream.MetaOnly())
+	if err != nil {
+		// The rounds still balance, a tick later.
+		o.cfg.Logger.Warn("partition leases not watched; shares move at each round", "err", err)
+		return
+	}
+	defer w.Stop()
+	for {
+		var e jetstream.KeyValueEntry
+		select {
+		case e = <-w.Updates():
+		case <-o.stop:
+			return
+		}
+		if e == nil {
+			continue
+		}
+		name, isNode := strings.CutPrefix(e.Key(), "node.")
+		put := e.Operation() == jetstream.KeyValuePut
+		o.mu.Lock()
+		_, known := o.seen[name]
+		switch {
+		case isNode && put:
+			o.seen[name] = time.Now()
+		case isNode:
+			delete(o.seen, name)
+		}
+		o.mu.Unlock()
+		if isNode && (!put || !known) || strings.HasPrefix(e.Key(), "p.") && !put {
+			select {
+			case o.kick <- struct{}{}:
+			default:
+			}
 		}
 	}
 }
@@ -378,13 +439,27 @@ func (o *Owners) round() {
 	o.mu.Lock()
 	parts := slices.Sorted(maps.Keys(o.held))
 	o.mu.Unlock()
+	// Several at once: one after the other, a node of many partitions on
+	// a slow cluster would take longer than the fence to renew them all.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, renewAtOnce)
 	for _, p := range parts {
 		select {
 		case <-o.stop: // a halt does not wait for every renewal left
-			return
-		default:
+		case sem <- struct{}{}:
+			wg.Go(func() {
+				defer func() { <-sem }()
+				o.renew(p)
+			})
+			continue
 		}
-		o.renew(p)
+		break
+	}
+	wg.Wait()
+	select {
+	case <-o.stop:
+		return
+	default:
 	}
 	now := time.Now()
 	o.mu.Lock()
@@ -408,6 +483,15 @@ func (o *Owners) round() {
 		return err
 	})
 
+	o.balance()
+}
+
+// renewAtOnce bounds the renewals of a round in flight at once.
+const renewAtOnce = 16
+
+// balance moves the node toward its share: it hands its extra partitions
+// over, or takes free ones.
+func (o *Owners) balance() {
 	o.mu.Lock()
 	stopping := o.stopping
 	o.mu.Unlock()
@@ -418,7 +502,7 @@ func (o *Owners) round() {
 	if err != nil {
 		return // cannot see the cluster: keep what is held, fenced by time
 	}
-	share := shareOf(o.cfg.Node, nodes, o.cfg.Partitions)
+	share := o.share(nodes)
 	o.mu.Lock()
 	if o.stopping {
 		o.mu.Unlock()
@@ -437,11 +521,36 @@ func (o *Owners) round() {
 		o.held[p].releasing = true
 		o.emit(ownerEvent{p: p, giveBack: true})
 	}
-	n := len(mine)
 	o.mu.Unlock()
-	if n < share {
-		o.acquire(share-n, taken)
+	if len(mine) < share {
+		o.acquire(nodes, taken)
 	}
+}
+
+// share is this node's share among the nodes listed and those the watch
+// heard announce themselves within a TTL (joined since the listing).
+func (o *Owners) share(listed []string) int {
+	nodes := slices.Clone(listed)
+	o.mu.Lock()
+	for name, at := range o.seen {
+		if time.Since(at) < o.ttl && !slices.Contains(nodes, name) {
+			nodes = append(nodes, name)
+		}
+	}
+	o.mu.Unlock()
+	return shareOf(o.cfg.Node, nodes, o.cfg.Partitions)
+}
+
+// mine counts the leases this node holds and is not handing over; o.mu
+// is held.
+func (o *Owners) mine() int {
+	n := 0
+	for _, l := range o.held {
+		if !l.releasing {
+			n++
+		}
+	}
+	return n
 }
 
 // emit queues a callback; o.mu is held.
@@ -551,17 +660,24 @@ func (o *Owners) renew(p int) {
 	o.emit(ownerEvent{p: p})
 }
 
-// acquire takes up to n of the partitions the listing found free, looking
-// from a place of its own so that nodes do not all race for partition 0.
-func (o *Owners) acquire(n int, taken map[int]bool) {
+// acquire takes partitions the listing found free, up to its share,
+// looking from a place of its own so that nodes do not all race for
+// partition 0. The share is looked at again before each one: a node that
+// joins meanwhile (heard by the watch) lowers it at once, so that nodes
+// started together do not see one of them take everything first.
+func (o *Owners) acquire(nodes []string, taken map[int]bool) {
 	h := fnv.New32a()
 	h.Write([]byte(o.cfg.Node))
 	start := int(h.Sum32() % uint32(o.cfg.Partitions))
-	for i := 0; i < o.cfg.Partitions && n > 0; i++ {
+	for i := 0; i < o.cfg.Partitions; i++ {
 		p := (start + i) % o.cfg.Partitions
+		share := o.share(nodes)
 		o.mu.Lock()
-		stopping := o.stopping
+		stopping, enough := o.stopping, o.mine() >= share
 		o.mu.Unlock()
+		if enough {
+			return
+		}
 		if taken[p] || stopping {
 			continue
 		}
@@ -584,7 +700,6 @@ func (o *Owners) acquire(n int, taken map[int]bool) {
 		o.handoffs++
 		o.emit(ownerEvent{p: p, epoch: rev, acquire: true})
 		o.mu.Unlock()
-		n--
 	}
 }
 

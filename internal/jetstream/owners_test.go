@@ -299,3 +299,46 @@ func TestOwnersSlowRelease(t *testing.T) {
 	w.died("b")
 	w.checkExclusive(t)
 }
+
+// TestOwnersStartedTogetherSettle: three nodes started at the same moment,
+// with the default TTL (a round every 5 s), hold their shares of 64
+// (22, 21, 21) well within one round: each hears the others' joins and
+// the partitions handed over as they happen (the bucket's watch), and a
+// node taking partitions stops at its share as soon as another node has
+// joined. Before, the first node took all 64 and gave 43 back only at its
+// next round, and the others took them at theirs.
+func TestOwnersStartedTogetherSettle(t *testing.T) {
+	t.Parallel()
+	ns := startNATS(t)
+	const parts = 64
+	w := newOwnership()
+	nodes := make([]*testNode, 3)
+	var wg sync.WaitGroup
+	started := time.Now()
+	for i, name := range []string{"a", "b", "c"} {
+		nc, js := natstest.Connect(t, ns.ClientURL())
+		wg.Go(func() {
+			o, err := StartOwners(t.Context(), js, OwnersConfig{Node: name, Partitions: parts,
+				OnAcquire: func(p int, _ uint64) { w.acquired(name, p) }, OnRelease: func(p int) { w.released(name, p) }})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			nodes[i] = &testNode{name: name, owners: o, nc: nc}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	waitShares(t, parts, nodes, []int{22, 21, 21})
+	settled := time.Since(started)
+	t.Logf("shares settled %v after the three started", settled.Round(time.Millisecond))
+	if settled >= DefaultLeaseTTL/6 {
+		t.Errorf("shares settled after %v, not within a round (%v)", settled.Round(time.Millisecond), DefaultLeaseTTL/6)
+	}
+	for _, n := range nodes {
+		n.owners.Stop(t.Context())
+	}
+	w.checkExclusive(t)
+}
