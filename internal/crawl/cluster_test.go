@@ -203,7 +203,7 @@ func TestAdoptedVisits(t *testing.T) {
 		}
 		done <- sum
 	}()
-	for c.Live().Frontier.Queued < 2 {
+	for fs := c.Live().Frontier; fs.Queued+fs.PartitionHeld < 2; fs = c.Live().Frontier { // held: not counted as queued
 		time.Sleep(5 * time.Millisecond)
 	}
 	// Another node fetched /a (queued here) and /c (not known here).

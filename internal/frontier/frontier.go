@@ -345,9 +345,13 @@ const (
 // Stats is a snapshot of the frontier's size.
 type Stats struct {
 	// Queued counts the URLs queued, in memory or on disk, that this
-	// process knows of. After a restart, URLs queued by the earlier run are
-	// counted as they are read back.
+	// process knows of, but those of held partitions. After a restart,
+	// URLs queued by the earlier run are counted as they are read back.
 	Queued int
+	// PartitionHeld counts the URLs queued for hosts of held partitions
+	// (HoldPartition: a cluster node's partitions that another node owns
+	// now), kept for a later ownership and not in Queued.
+	PartitionHeld int
 	// Earlier counts the URLs queued by an earlier run that were read back
 	// from the Store so far.
 	Earlier     int
@@ -359,7 +363,7 @@ type Stats struct {
 	ReadyHosts  int // hosts that may be leased now
 	WaitingHost int // hosts with URLs whose delay has not passed
 	ParkedHosts int // hosts held until Unpark
-	HeldHosts   int // hosts an operator holds (Hold)
+	HeldHosts   int // hosts an operator holds (Hold); HostInfo.Held says the same of one host
 	KnownHosts  int // hosts the frontier has a clock for in memory
 	Groups      int // server groups (IPGap) known in memory
 }
@@ -404,6 +408,7 @@ type Frontier struct {
 	active       int
 	parked       int
 	queued       int
+	partQueued   []int // with Config.Partitions: queued, per partition of their hosts
 	earlier      int
 	inHeads      int // URLs in back-queue heads
 	inflight     map[uint64]*flight
@@ -493,6 +498,9 @@ func New(cfg Config) (*Frontier, error) {
 		for p := range f.front {
 			f.front[p].onDisk = true
 		}
+	}
+	if f.cfg.Partitions > 0 {
+		f.partQueued = make([]int, f.cfg.Partitions)
 	}
 	return f, nil
 }
@@ -868,8 +876,11 @@ type HostInfo struct {
 	MoreOnDisk bool  // its back queue goes on on disk
 	Busy       bool  // a lease is out on it
 	Parked     bool  // waiting after failures, or for another host's robots.txt
-	Held       bool  // held by an operator
-	Draining   bool  // its URLs are dropped without requests (robots.txt disallows all, or given up)
+	Held       bool  // held by an operator (Hold), as Stats.HeldHosts counts
+	// PartitionHeld says its partition is held (HoldPartition): a
+	// cluster node's host that another node owns now.
+	PartitionHeld bool
+	Draining      bool // its URLs are dropped without requests (robots.txt disallows all, or given up)
 }
 
 // Host returns what the frontier knows of host. Once Run has returned, it
@@ -886,11 +897,12 @@ func (f *Frontier) Host(name string) HostInfo {
 
 func (f *Frontier) hostInfo(name string, _ time.Time) HostInfo {
 	h := f.hosts[name]
+	held, partHeld := f.held[name], len(f.partHeld) > 0 && f.partHeld[partition.Of(name, f.cfg.Partitions)]
 	if h == nil {
-		return HostInfo{Name: name, Held: f.heldNow(name)}
+		return HostInfo{Name: name, Held: held, PartitionHeld: partHeld}
 	}
 	return HostInfo{Name: name, Known: true, Clock: h.clock, Queued: h.head.len(), MoreOnDisk: h.tailMore,
-		Busy: h.busy, Parked: h.parked, Held: h.held, Draining: h.drain}
+		Busy: h.busy, Parked: h.parked, Held: held, PartitionHeld: partHeld, Draining: h.drain}
 }
 
 // Stats returns a snapshot; once Run has returned, the one taken as it
@@ -1008,6 +1020,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 		case <-f.kick:
 		case <-timeC:
 		case ch := <-f.statsReq:
+			f.takeInbox() // what was added or completed before the call counts
 			ch <- f.stats(now)
 		case r := <-f.holdsReq:
 			_, ok := f.inflight[r.id]
@@ -1059,12 +1072,20 @@ func (f *Frontier) taken(l Lease, now time.Time) {
 	it := h.head.pop()
 	f.inHeads--
 	h.busy = true
-	f.queued--
+	f.count(it.Host, -1)
 	fl := &flight{h: h, group: g, item: it, id: l.id, expIdx: -1}
 	f.inflight[l.id] = fl
 	if f.cfg.LeaseTimeout > 0 {
 		fl.deadline = now.Add(f.cfg.LeaseTimeout)
 		heap.Push(&f.expiry, fl)
+	}
+}
+
+// count adds n to the URLs queued, for host's partition too.
+func (f *Frontier) count(host string, n int) {
+	f.queued += n
+	if f.partQueued != nil {
+		f.partQueued[partition.Of(host, f.cfg.Partitions)] += n
 	}
 }
 
@@ -1166,7 +1187,7 @@ func (f *Frontier) add(it Item, now time.Time) {
 	if it.Added.IsZero() {
 		it.Added = now
 	}
-	f.queued++
+	f.count(it.Host, 1)
 	fq := &f.front[it.Priority]
 	switch {
 	case f.store == nil || it.Seq == 0:
@@ -1222,7 +1243,7 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	if c.result.Retry {
 		h.head.pushFront(fl.item)
 		f.inHeads++
-		f.queued++
+		f.count(h.name, 1)
 	}
 	if c.result.Park && !h.unparked {
 		h.parked = true
@@ -1276,7 +1297,7 @@ func (f *Frontier) readTail(h *host) {
 	for _, it := range items {
 		it.Tail = true
 		if it.Seq < f.firstTailSeq {
-			f.queued++ // written by an earlier run
+			f.count(h.name, 1) // written by an earlier run
 			f.earlier++
 		}
 		h.head.push(it)
@@ -1443,7 +1464,7 @@ func (f *Frontier) fillFront(p Priority) {
 	for _, it := range items {
 		it.Priority, it.Tail = p, false
 		if it.Seq < f.cfg.FirstSeq {
-			f.queued++ // queued by an earlier run
+			f.count(it.Host, 1) // queued by an earlier run
 			f.earlier++
 		}
 		fq.mem.push(it)
@@ -1490,6 +1511,12 @@ func (f *Frontier) stats(now time.Time) Stats {
 		ParkedHosts: f.parked,
 		HeldHosts:   len(f.held),
 		KnownHosts:  len(f.hosts),
+	}
+	for p := range f.partHeld { // only held ones are in the map
+		if p >= 0 && p < len(f.partQueued) {
+			s.Queued -= f.partQueued[p]
+			s.PartitionHeld += f.partQueued[p]
+		}
 	}
 	for p := range f.front {
 		s.Front += f.front[p].mem.len()

@@ -615,7 +615,7 @@ func TestHoldPartition(t *testing.T) {
 		}
 		got := nextLease(ctx, f)
 		noLeaseWithin(t, got, time.Hour, "a host of a held partition leased %s")
-		if h := f.Host(p0[0]); !h.Held || h.Queued != 1 {
+		if h := f.Host(p0[0]); h.Held || !h.PartitionHeld || h.Queued != 1 {
 			t.Errorf("%s while its partition is held: %+v", p0[0], h)
 		}
 		f.HoldPartition(0, false)
@@ -851,5 +851,54 @@ func TestRearm(t *testing.T) {
 			t.Errorf("next request %v after the last, want the 8s armed", at.Sub(end))
 		}
 		f.Complete(l, Result{Fetched: true})
+	})
+}
+
+// TestHeldMeansOneThing: "held" is an operator's hold, in Stats as in
+// Host; a host whose partition is held (a cluster node's host another
+// node owns now) says so apart, and its URLs are not counted as queued
+// here (they wait for a later ownership) until the partition is let go.
+func TestHeldMeansOneThing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const parts = 2
+		var p0, p1 string
+		for i := 0; p0 == "" || p1 == ""; i++ {
+			h := fmt.Sprintf("h%d.test", i)
+			if partition.Of(h, parts) == 0 {
+				p0 = h
+			} else {
+				p1 = h
+			}
+		}
+		f := newFrontier(t, Config{Delay: time.Second, Partitions: parts})
+		f.HoldPartition(0, true)
+		f.Hold(p1, true)
+		f.Add(items(p0, 2, Normal)...)
+		f.Add(items(p1, 1, Normal)...)
+		ctx, cancel := context.WithCancel(t.Context())
+		runErr := make(chan error, 1)
+		go func() { runErr <- f.Run(ctx) }()
+		s := f.Stats()
+		held := 0
+		for _, h := range []string{p0, p1} {
+			if f.Host(h).Held {
+				held++
+			}
+		}
+		if s.HeldHosts != held || held != 1 {
+			t.Errorf("Stats counts %d held hosts, Host says %d are held; want 1 (%s, by an operator)", s.HeldHosts, held, p1)
+		}
+		if h := f.Host(p0); h.Held || !h.PartitionHeld {
+			t.Errorf("%s, of a held partition: %+v", p0, h)
+		}
+		if s.Queued != 1 || s.PartitionHeld != 2 {
+			t.Errorf("queued %d, of held partitions %d; want 1 and 2", s.Queued, s.PartitionHeld)
+		}
+		f.HoldPartition(0, false)
+		if s := f.Stats(); s.Queued != 3 || s.PartitionHeld != 0 {
+			t.Errorf("the partition let go: queued %d, of held partitions %d; want 3 and 0", s.Queued, s.PartitionHeld)
+		}
+		cancel()
+		<-runErr
 	})
 }
