@@ -33,8 +33,9 @@ type clusterOpts struct {
 }
 
 // runCluster runs this process as node co.node of the crawl whose nodes
-// meet at co.url, until ctx is done: then it hands its partitions over to
-// the others (their clocks with them), and its crawl stops.
+// meet at co.url, until ctx is done (then it hands its partitions over to
+// the others, their clocks with them, and its crawl stops) or, for weft
+// crawl, until the whole cluster's crawl has drained.
 func runCluster(ctx context.Context, cfg crawl.Config, co clusterOpts, opts runOpts, stdout, stderr io.Writer) (crawl.Summary, error) {
 	natsURL, name := co.url, co.node
 	if err := cfg.Validate(); err != nil {
@@ -63,7 +64,10 @@ func runCluster(ctx context.Context, cfg crawl.Config, co clusterOpts, opts runO
 	}
 	sctx, cancel := context.WithTimeout(ctx, time.Minute)
 	ccfg := cluster.Config{Node: name, Partitions: clusterPartitions, TTL: co.ttl, Replicas: co.replicas, Crawl: cfg, Logger: cfg.Logger,
-		SnapshotEvery: co.snapEvery, SnapshotAfter: co.snapAfter}
+		SnapshotEvery: co.snapEvery, SnapshotAfter: co.snapAfter,
+		// weft crawl ends once the whole cluster has drained; weft serve
+		// (a recrawl policy) goes on.
+		Drain: cfg.Recrawl == nil}
 	if ccfg.SnapshotEvery == 0 {
 		ccfg.SnapshotEvery = -1 // none
 	}
@@ -106,7 +110,11 @@ func runCluster(ctx context.Context, cfg crawl.Config, co clusterOpts, opts runO
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRun()
 	go func() {
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-runCtx.Done(): // the crawl drained: the node has left already
+			return
+		}
 		// A graceful leave gives the leases back. One that has not within
 		// 30 s (NATS not answering, a request in flight that cannot log
 		// its visit) becomes a kill: the leases run out instead (TTL),

@@ -506,7 +506,7 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 	}
 	if f.clusterURL != "" {
 		if cfg.MaxPages > 0 {
-			return usagef("--max-pages: a node of a cluster does not stop on its own (its partitions' URLs keep coming); stop it with Ctrl-C")
+			return usagef("--max-pages: a node of a cluster stops when the whole cluster's crawl has drained, not at a count of its own")
 		}
 		if f.leaseTTL < time.Second || f.replicas < 0 || f.replicas > 5 {
 			return usagef("--lease-ttl must be at least 1s, and --cluster-replicas 0 to 5")

@@ -79,7 +79,11 @@ type Config struct {
 	// none (it still reads those others made).
 	SnapshotEvery time.Duration
 	SnapshotAfter int
-	Logger        *slog.Logger
+	// Drain makes Run return once the whole cluster's crawl has drained
+	// (drain.go), a crawl that ends; without it the node crawls until
+	// stopped (a continuous crawl).
+	Drain  bool
+	Logger *slog.Logger
 }
 
 // Node is one running node.
@@ -101,7 +105,10 @@ type Node struct {
 	unkept    map[int]map[string]frontier.Clock // per partition: clocks not written to the hosts bucket yet
 	hopSubs   map[int]*nats.Subscription        // per partition leased: robots.txt hops other nodes ask of it
 	ended     bool                              // Run has returned: no partition is taken any more
-	stopped   bool                              // Stop or Kill was called
+	stopped   bool                              // Stop or Kill was called, or the crawl drained
+	api       string                            // announced: where the node's API answers
+	look      *drainState                       // announced: the node's last look at its part (Config.Drain)
+	activity  atomic.Int64                      // URLs offered, links and visits logged: moves with any work
 	wg        sync.WaitGroup
 
 	life    context.Context // ends with Kill or Run: retries stop waiting
@@ -118,6 +125,9 @@ type taking struct {
 	read  chan struct{} // closed once takeOver has returned
 	snap  *partSnap     // set (under n.mu) once its past is read; nil before
 	open  bool          // under n.mu: its hosts may be leased (one delay after the takeover)
+	// reading is set once its snapshot's URLs are offered and its links
+	// log is being read.
+	reading atomic.Bool
 }
 
 // Start makes the streams if needed, opens the crawl and joins the
@@ -259,7 +269,14 @@ func openBucket(ctx context.Context, js jetstream.JetStream, log *slog.Logger, c
 // partitions over. A crawl that ends otherwise (an error) kills the
 // node's ownership, so that its leases run out and others take over.
 func (n *Node) Run(ctx context.Context) (crawl.Summary, error) {
+	dctx, stopDrain := context.WithCancel(n.life)
+	var drain sync.WaitGroup
+	if n.cfg.Drain {
+		drain.Go(func() { n.drainLoop(dctx) })
+	}
 	sum, err := n.crawl.Run(ctx)
+	stopDrain()
+	drain.Wait()
 	n.mu.Lock()
 	n.ended = true
 	stopped := n.stopped
@@ -311,12 +328,15 @@ func (n *Node) Owned() map[int]uint64 { return n.owners.Owned() }
 // SetAPI announces where the node's operator API answers, for the other
 // nodes' view of the whole crawl (Members).
 func (n *Node) SetAPI(addr string) {
-	b, _ := json.Marshal(announcement{API: addr})
-	n.owners.Announce(b)
+	n.mu.Lock()
+	n.api = addr
+	n.mu.Unlock()
+	n.announce(nil)
 }
 
 type announcement struct {
-	API string `json:"api,omitempty"`
+	API   string      `json:"api,omitempty"`
+	Drain *drainState `json:"drain,omitempty"`
 }
 
 // Member is a live node of the cluster: where its API answers (if it said)
@@ -433,6 +453,7 @@ func (n *Node) publishLinks(urls []crawl.Offered) error {
 			return errors.New("cluster: no acknowledgement from the links stream before the node stopped")
 		}
 	}
+	n.activity.Add(int64(len(urls)))
 	return nil
 }
 
@@ -502,6 +523,7 @@ func (n *Node) fetched(v crawl.Visited, host string) {
 		n.log.Error("cluster: a fetched URL not logged; its next owner may fetch it again", "url", v.URL, "err", err)
 		return
 	}
+	n.activity.Add(1)
 	n.mu.Lock()
 	if tk := n.consumers[p]; tk != nil && tk.snap != nil {
 		tk.snap.grown.Add(1)
@@ -980,6 +1002,11 @@ func (n *Node) consume(ctx context.Context, p int, ps *partSnap) {
 	if err != nil {
 		return
 	}
+	n.mu.Lock()
+	if tk := n.consumers[p]; tk != nil && tk.snap == ps {
+		tk.reading.Store(true)
+	}
+	n.mu.Unlock()
 	for wait := 100 * time.Millisecond; ctx.Err() == nil; wait = min(2*wait, 5*time.Second) {
 		if next, err = n.consumeFrom(ctx, p, next, ps); ctx.Err() == nil {
 			// The partition's URLs must keep coming: a consumer lost with
@@ -1077,6 +1104,7 @@ func (n *Node) consumeFrom(ctx context.Context, p int, start uint64, ps *partSna
 		if ctx.Err() != nil {
 			return next, ctx.Err() // not offered: not for a snapshot to cover
 		}
+		n.activity.Add(1)
 		ps.linksNext.Store(next) // offered: a snapshot may cover it
 		ps.grown.Add(1)
 	}

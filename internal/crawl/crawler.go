@@ -117,6 +117,7 @@ type Crawler struct {
 	stopLeasing   context.CancelFunc // set by Run
 	failed        atomic.Bool        // fail was called
 	stoppedByHook atomic.Bool        // a hook gave up, its process stopping (ErrStopping)
+	endedDrained  atomic.Bool        // EndDrained: a cluster found the whole crawl done
 	fatalOnce     sync.Once
 	fatalMu       sync.Mutex // fatal is set by fail from any goroutine, the API's too
 	fatal         error      // first error that stops the crawl (set once, read after workers exit)
@@ -408,6 +409,8 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	switch {
 	case c.fatalErr() != nil:
 		sum.StoppedBy = "failed"
+	case c.endedDrained.Load():
+		sum.StoppedBy = "drained"
 	case ctx.Err() != nil:
 		sum.StoppedBy = "interrupted"
 	case c.stoppedByHook.Load():

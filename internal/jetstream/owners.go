@@ -253,6 +253,21 @@ func (o *Owners) Announce(v []byte) {
 	o.mu.Unlock()
 }
 
+// AnnounceNow is Announce, written at once rather than at the next
+// round, so that the others read it now; a node stopping or stopped
+// writes nothing.
+func (o *Owners) AnnounceNow(ctx context.Context, v []byte) error {
+	o.mu.Lock()
+	o.announce = slices.Clone(v)
+	stopping := o.stopping
+	o.mu.Unlock()
+	if stopping {
+		return nil
+	}
+	_, err := o.kv.Put(ctx, nodeKey(o.cfg.Node), v)
+	return err
+}
+
 // Member is a live node of the cluster as the lease bucket shows it.
 type Member struct {
 	Node       string
