@@ -1,0 +1,184 @@
+package frontier
+
+import (
+	"container/heap"
+	"fmt"
+)
+
+// readTail reads the next part of a host's tail into its head.
+func (f *Frontier) readTail(h *host) {
+	items, err := f.store.Tail(h.name, h.tailAfter, f.cfg.HeadSize)
+	if err != nil {
+		f.fail(fmt.Errorf("read the queue of %s: %w", h.name, err))
+		return
+	}
+	for _, it := range items {
+		it.Tail = true
+		if it.Seq < f.firstTailSeq {
+			f.count(h.name, 1) // written by an earlier run
+			f.earlier++
+		}
+		h.head.push(it)
+		f.inHeads++
+		h.tailAfter = it.Seq
+		f.tailSeq = max(f.tailSeq, it.Seq)
+	}
+	if len(items) < f.cfg.HeadSize {
+		h.tailMore = false
+	}
+}
+
+// refill is Mercator's back-queue selector: it takes URLs from the front
+// queues, picked at random in proportion to their weights, into the back
+// queues of their hosts, until the URL at the head of the picked queue is
+// for a host without a back queue and every back queue is taken. A host's
+// robots.txt hop to another host never waits for a slot (its owner holds
+// one while it waits), so parked hosts cannot take every slot and stall.
+func (f *Frontier) refill() {
+	for f.err == nil {
+		p, ok := f.pickFront()
+		if !ok {
+			break
+		}
+		fq := &f.front[p]
+		it := fq.mem.peek()
+		h := f.hosts[it.Host]
+		if h == nil || !h.activeQ {
+			if f.active >= f.cfg.MaxActiveHosts && it.RobotsFor == "" {
+				break
+			}
+			h = f.activate(it.Host)
+		}
+		fq.mem.pop()
+		f.route(h, it)
+	}
+	f.flushSpill()
+}
+
+// activate gives a host a back queue; with a Store, a host not known in
+// memory gets its clock from the store.
+func (f *Frontier) activate(name string) *host {
+	h := f.hosts[name]
+	if h == nil {
+		h = &host{name: name, heapIdx: -1, held: f.heldNow(name)}
+		f.hosts[name] = h
+		f.readClock(h)
+		if c, ok := f.installed[name]; ok {
+			h.clock = installClock(h.clock, c)
+			delete(f.installed, name)
+		}
+	}
+	if !h.activeQ {
+		h.activeQ = true
+		f.active++
+	}
+	return h
+}
+
+// readClock gives a host new to memory its clock from the store. After a
+// restart (Config.Resumed) no host is leased within a gap of it: a request
+// of the last run may have been cut by the crash, to any host, even one
+// whose clock was never stored (a robots.txt redirect's target).
+func (f *Frontier) readClock(h *host) {
+	if f.store == nil {
+		return
+	}
+	stored, found, err := f.store.Clock(h.name)
+	if err != nil {
+		f.fail(fmt.Errorf("read the clock of %s: %w", h.name, err))
+		return
+	}
+	if found {
+		h.clock = stored
+	}
+	if !f.cfg.Resumed.IsZero() {
+		h.clock.NextAt = later(h.clock.NextAt, f.cfg.Resumed.Add(f.cfg.gap(h.clock)))
+	}
+}
+
+// route appends an item to an active host's back queue: to its head in
+// memory while that has room and nothing waits on disk before it, else to
+// its tail on disk.
+func (f *Frontier) route(h *host, it Item) {
+	if f.store != nil && it.Seq != 0 && (h.tailMore || h.head.len() >= f.cfg.HeadSize) {
+		f.spill = append(f.spill, it)
+		h.tailMore = true
+		return
+	}
+	h.head.push(it)
+	f.inHeads++
+	if h.head.len() == 1 && !h.busy && !h.parked && !h.held && h.heapIdx < 0 {
+		heap.Push(&f.ready, h)
+	}
+}
+
+// flushSpill writes the items routed to tails during a refill, in one
+// batch, before any tail is read again.
+func (f *Frontier) flushSpill() {
+	if len(f.spill) == 0 {
+		return
+	}
+	seqs := make([]uint64, len(f.spill))
+	for i := range seqs {
+		f.tailSeq++
+		seqs[i] = f.tailSeq
+	}
+	if err := f.store.Spill(f.spill, seqs); err != nil {
+		f.fail(fmt.Errorf("move %d URLs to their hosts' queues: %w", len(f.spill), err))
+	}
+	clear(f.spill)
+	f.spill = f.spill[:0]
+}
+
+// fillFront reads front queue p's next items from disk once its memory is
+// half empty.
+func (f *Frontier) fillFront(p Priority) {
+	fq := &f.front[p]
+	if f.store == nil || !fq.onDisk || fq.mem.len() > f.cfg.FrontBuffer/2 || f.err != nil {
+		return
+	}
+	want := f.cfg.FrontBuffer - fq.mem.len()
+	items, err := f.store.Front(p, fq.after, want)
+	if err != nil {
+		f.fail(fmt.Errorf("read the %v front queue: %w", p, err))
+		return
+	}
+	for _, it := range items {
+		it.Priority, it.Tail = p, false
+		if it.Seq < f.cfg.FirstSeq {
+			f.count(it.Host, 1) // queued by an earlier run
+			f.earlier++
+		}
+		fq.mem.push(it)
+		fq.after = it.Seq
+	}
+	if len(items) < want {
+		fq.onDisk = false
+	}
+}
+
+// pickFront chooses a non-empty front queue at random, in proportion to
+// the weights of the non-empty ones.
+func (f *Frontier) pickFront() (Priority, bool) {
+	total := 0
+	for p := range f.front {
+		f.fillFront(Priority(p))
+		if f.front[p].mem.len() > 0 {
+			total += f.cfg.Weights[p]
+		}
+	}
+	if total == 0 {
+		return 0, false
+	}
+	r := f.rng.IntN(total)
+	for p := range f.front {
+		if f.front[p].mem.len() == 0 {
+			continue
+		}
+		if r < f.cfg.Weights[p] {
+			return Priority(p), true
+		}
+		r -= f.cfg.Weights[p]
+	}
+	panic("unreachable")
+}

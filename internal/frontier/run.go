@@ -1,0 +1,440 @@
+package frontier
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"weft/internal/partition"
+)
+
+// Run serves leases until ctx is done or, without KeepAlive, until the
+// frontier drains. It returns nil on drain, ctx's error when ctx is done,
+// and the Store's error if reading or writing a queue fails. Run may be
+// called once.
+func (f *Frontier) Run(ctx context.Context) error {
+	f.mu.Lock()
+	if f.runStarted {
+		f.mu.Unlock()
+		return errors.New("frontier: run called twice")
+	}
+	f.runStarted = true
+	f.mu.Unlock()
+	defer func() {
+		f.final = f.stats(time.Now())
+		close(f.done)
+	}()
+
+	if f.store != nil {
+		// Hosts with a tail were active when the last run stopped: their
+		// tails are referenced from nowhere else, so they are taken back
+		// first, whatever the bound.
+		var hosts []*host
+		if err := f.store.TailHosts(func(name string, last uint64) bool {
+			h := f.activate(name)
+			h.tailMore = true
+			hosts = append(hosts, h)
+			// New tail positions go after every stored one, even if the
+			// clock went back since they were written.
+			f.tailSeq = max(f.tailSeq, last)
+			return f.err == nil
+		}); err != nil {
+			return fmt.Errorf("frontier: read tails: %w", err)
+		}
+		f.firstTailSeq = f.tailSeq + 1
+		for _, h := range hosts {
+			f.settle(h)
+		}
+		if f.err != nil {
+			return f.err
+		}
+	}
+
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		f.takeInbox()
+		f.refill()
+		if f.err != nil {
+			return f.err
+		}
+		if !f.cfg.KeepAlive && f.drained() {
+			close(f.leases)
+			return nil
+		}
+		now := time.Now()
+		f.expire(now)
+		f.answerReleases(now)
+		var (
+			out   chan Lease
+			offer Lease
+			wait  time.Duration = -1
+		)
+		if h := f.top(now); h != nil {
+			if w := h.key.Sub(now); w <= 0 {
+				out = f.leases
+				offer = f.offer(h, now)
+			} else {
+				wait = w
+			}
+		}
+		if len(f.expiry) > 0 {
+			if w := max(f.expiry[0].deadline.Sub(now), 0); wait < 0 || w < wait {
+				wait = w
+			}
+		}
+		var timeC <-chan time.Time
+		if wait >= 0 {
+			timer.Reset(wait)
+			timeC = timer.C
+		}
+		select {
+		case out <- offer:
+			f.taken(offer, now)
+			// Other workers may be waiting too: serve them while hosts
+			// are ready, without a whole turn of the loop for each.
+			for {
+				h := f.top(now)
+				if h == nil || h.key.After(now) {
+					break
+				}
+				more := f.offer(h, now)
+				select {
+				case f.leases <- more:
+					f.taken(more, now)
+					continue
+				default:
+				}
+				break
+			}
+		case <-f.kick:
+		case <-timeC:
+		case ch := <-f.statsReq:
+			f.takeInbox() // what was added or completed before the call counts
+			ch <- f.stats(now)
+		case r := <-f.holdsReq:
+			_, ok := f.inflight[r.id]
+			r.ch <- ok
+		case r := <-f.hostReq:
+			r.ch <- f.hostInfo(r.name, now)
+		case r := <-f.hostsReq:
+			r.ch <- f.hostList(r.limit, now)
+		case r := <-f.clocksReq:
+			r.ch <- f.partitionClocks(r.p, now)
+		case r := <-f.releaseReq:
+			f.takeInbox() // the hold ReleasePartition ordered first
+			f.releasing = append(f.releasing, r)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if timeC != nil && !timer.Stop() {
+			// The timer fired but another case won: drain it so the next
+			// Reset starts clean.
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// offer returns the lease on h's next URL, h being at the top of the ready
+// heap and ready.
+func (f *Frontier) offer(h *host, now time.Time) Lease {
+	it := h.head.peek()
+	f.nextLease++
+	l := Lease{Item: it, Queued: now.Sub(it.Added), Clock: h.clock, GaveUp: h.clock.GaveUp,
+		NoRequest: h.clock.GaveUp || h.drain, id: f.nextLease}
+	l.NeedGroup = f.cfg.IPGap > 0 && !h.groupSet && !l.NoRequest
+	return l
+}
+
+// taken records that a worker took l, offered from the top of the ready
+// heap.
+func (f *Frontier) taken(l Lease, now time.Time) {
+	h := heap.Pop(&f.ready).(*host)
+	var g *group
+	if h.group != nil && !l.NoRequest && !l.NeedGroup {
+		g = h.group
+		g.nextAt = now.Add(f.cfg.IPGap)
+		g.inflight++
+	}
+	it := h.head.pop()
+	f.inHeads--
+	h.busy = true
+	f.count(it.Host, -1)
+	fl := &flight{h: h, group: g, item: it, id: l.id, expIdx: -1}
+	f.inflight[l.id] = fl
+	if f.cfg.LeaseTimeout > 0 {
+		fl.deadline = now.Add(f.cfg.LeaseTimeout)
+		heap.Push(&f.expiry, fl)
+	}
+}
+
+// count adds n to the URLs queued, for host's partition too.
+func (f *Frontier) count(host string, n int) {
+	f.queued += n
+	if f.partQueued != nil {
+		f.partQueued[partition.Of(host, f.cfg.Partitions)] += n
+	}
+}
+
+// drained reports whether nothing is queued, in memory or on disk, and
+// nothing is in flight. Every queued URL is in a front queue or in the back
+// queue of an active host.
+func (f *Frontier) drained() bool {
+	if len(f.inflight) > 0 || f.active > 0 {
+		return false
+	}
+	for p := range f.front {
+		if f.front[p].mem.len() > 0 || f.front[p].onDisk {
+			return false
+		}
+	}
+	return true
+}
+
+// fail records the first store error; Run returns it.
+func (f *Frontier) fail(err error) {
+	if f.err == nil {
+		f.err = fmt.Errorf("frontier: %w", err)
+	}
+}
+
+// takeInbox applies pending adds, then completions. Adds first: a worker
+// adds a page's links before completing its lease, so the frontier never
+// sees the lease back while the links are still on their way, and never
+// declares itself drained too early.
+func (f *Frontier) takeInbox() {
+	f.mu.Lock()
+	adds, completes, unparks, holds, parts, clocks := f.adds, f.completes, f.unparks, f.holdHosts, f.holdParts, f.clocksIn
+	f.adds, f.completes, f.unparks, f.holdHosts, f.holdParts, f.clocksIn = nil, nil, nil, nil, nil, nil
+	rearms := f.rearms
+	f.rearms = nil
+	f.mu.Unlock()
+	for name, c := range clocks {
+		if h := f.hosts[name]; h != nil {
+			h.clock = installClock(h.clock, c)
+			f.fix(h)
+		} else {
+			f.installed[name] = installClock(f.installed[name], c)
+		}
+	}
+	for name, on := range holds {
+		if on {
+			f.held[name] = true
+		} else {
+			delete(f.held, name)
+		}
+		if h := f.hosts[name]; h != nil {
+			f.setHeld(h)
+		}
+	}
+	if len(parts) > 0 {
+		for p, on := range parts {
+			if on {
+				f.partHeld[p] = true
+			} else {
+				delete(f.partHeld, p)
+			}
+		}
+		for _, h := range f.hosts {
+			if _, changed := parts[partition.Of(h.name, f.cfg.Partitions)]; changed {
+				f.setHeld(h)
+			}
+		}
+	}
+	now := time.Now()
+	for _, it := range adds {
+		f.add(it, now)
+	}
+	for _, c := range completes {
+		f.complete(c, now)
+	}
+	f.applyRearms(rearms)
+	for _, name := range unparks {
+		h := f.hosts[name]
+		switch {
+		case h == nil:
+		case h.parked:
+			h.parked = false
+			f.parked--
+			f.settle(h)
+		case h.busy:
+			// The hop it waits for was done before its own lease came
+			// back: the Complete(Park) still on its way must not park it.
+			h.unparked = true
+		}
+	}
+	f.prune(now)
+}
+
+// add takes an item given to Add into its front queue's memory, unless it
+// is on disk and does not fit, or was read from the disk already.
+func (f *Frontier) add(it Item, now time.Time) {
+	it.Priority = min(max(it.Priority, Low), High)
+	it.Tail = false
+	if it.Added.IsZero() {
+		it.Added = now
+	}
+	f.count(it.Host, 1)
+	fq := &f.front[it.Priority]
+	switch {
+	case f.store == nil || it.Seq == 0:
+		fq.mem.push(it) // lives in memory only
+	case it.Seq <= fq.after:
+		// Read from the disk while its Add was on the way.
+	case !fq.onDisk && fq.mem.len() < f.cfg.FrontBuffer:
+		fq.mem.push(it)
+		fq.after = it.Seq
+	default:
+		fq.onDisk = true // read back in order when memory runs low
+	}
+}
+
+func (f *Frontier) complete(c completion, now time.Time) {
+	fl, ok := f.inflight[c.lease.id]
+	if !ok {
+		return // unknown, expired or already completed
+	}
+	delete(f.inflight, c.lease.id)
+	if fl.expIdx >= 0 {
+		heap.Remove(&f.expiry, fl.expIdx)
+	}
+	h := fl.h
+	h.busy = false
+	if g := fl.group; g != nil {
+		// A server of the group is asked again IPGap after its last
+		// request ended, as well as after the last one started.
+		g.inflight--
+		g.nextAt = later(g.nextAt, now.Add(f.cfg.IPGap))
+	}
+	if c.result.Clock != nil {
+		h.clock = *c.result.Clock
+	} else {
+		h.clock = f.cfg.advance(h.clock, c.result, now)
+	}
+	if g := fl.group; g != nil && c.result.Fetched && c.result.Signal == Strained {
+		// The server behind the group may still be working on the request
+		// it could not finish: none of its hosts is asked before the
+		// strained host's backoff has passed.
+		g.nextAt = later(g.nextAt, now.Add(h.clock.Backoff))
+	}
+	if c.result.SetGroup {
+		f.setGroup(h, c.result.Group)
+		h.groupSet = true
+	}
+	switch c.result.Drain {
+	case DrainStart:
+		h.drain = true
+	case DrainStop:
+		h.drain = false
+	}
+	if c.result.Retry {
+		h.head.pushFront(fl.item)
+		f.inHeads++
+		f.count(h.name, 1)
+	}
+	if c.result.Park && !h.unparked {
+		h.parked = true
+		f.parked++
+	}
+	h.unparked = false
+	f.settle(h)
+}
+
+// expire gives back the leases whose time is up, as if their workers had
+// fetched and asked for a retry: the host's clock is armed, in case the
+// request did go out, and the URL is leased again after the gap.
+func (f *Frontier) expire(now time.Time) {
+	for len(f.expiry) > 0 && !f.expiry[0].deadline.After(now) {
+		f.expired++
+		f.complete(completion{lease: Lease{id: f.expiry[0].id}, result: Result{Fetched: true, Retry: true, Signal: Failed}}, now)
+	}
+}
+
+// settle puts an idle host where it belongs: in the ready heap when it has
+// URLs and is not parked; out of the back queues when it has none, on disk
+// or in memory.
+func (f *Frontier) settle(h *host) {
+	if h.busy || h.heapIdx >= 0 {
+		return
+	}
+	if h.head.len() == 0 && h.tailMore {
+		f.readTail(h)
+	}
+	switch {
+	case h.head.len() == 0 && !h.parked:
+		if h.activeQ {
+			h.activeQ = false
+			f.active--
+		}
+		h.drain = false
+	case h.parked || h.held:
+		// Holds its back queue (and slot) until unparked, or released.
+	default:
+		heap.Push(&f.ready, h)
+	}
+}
+
+// prune forgets idle hosts whose clock has run out, in the map's random
+// order, until the map is down to half the cache, once it has reached the
+// cache's size (with a Store only: their clocks are on disk). If the hosts
+// it must keep fill the cache, the next prune waits until the map has
+// doubled, so pruning stays linear in the hosts added.
+func (f *Frontier) prune(now time.Time) {
+	if f.store == nil || len(f.hosts) < f.pruneAt {
+		return
+	}
+	keep := max(f.cfg.HostCache/2, 2*f.cfg.MaxActiveHosts)
+	for name, h := range f.hosts {
+		if len(f.hosts) <= keep {
+			break
+		}
+		if !h.activeQ && !h.busy && !h.parked && !h.held && h.head.len() == 0 && !h.clock.NextAt.After(now) {
+			f.setGroup(h, "")
+			delete(f.hosts, name)
+		}
+	}
+	f.pruneAt = max(f.cfg.HostCache, 2*len(f.hosts))
+	for name, g := range f.groups {
+		if g.hosts == 0 && !g.nextAt.After(now) {
+			delete(f.groups, name)
+		}
+	}
+}
+
+func (f *Frontier) stats(now time.Time) Stats {
+	s := Stats{
+		Queued:      f.queued,
+		Earlier:     f.earlier,
+		InFlight:    len(f.inflight),
+		Expired:     f.expired,
+		ActiveHosts: f.active,
+		ParkedHosts: f.parked,
+		HeldHosts:   len(f.held),
+		KnownHosts:  len(f.hosts),
+	}
+	for p := range f.partHeld { // only held ones are in the map
+		if p >= 0 && p < len(f.partQueued) {
+			s.Queued -= f.partQueued[p]
+			s.PartitionHeld += f.partQueued[p]
+		}
+	}
+	for p := range f.front {
+		s.Front += f.front[p].mem.len()
+	}
+	s.InMemory = s.Front + f.inHeads
+	s.Groups = len(f.groups)
+	for _, h := range f.ready {
+		if !h.readyAt().After(now) {
+			s.ReadyHosts++
+		} else {
+			s.WaitingHost++
+		}
+	}
+	return s
+}

@@ -1,0 +1,339 @@
+package frontier
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Priority is a URL's front queue. Higher is served more often.
+type Priority int
+
+// The priority levels. Seeds are High, discovered links Normal; Low is for
+// the long tail (recrawls, sitemap URLs without lastmod, ...).
+const (
+	Low Priority = iota
+	Normal
+	High
+	numPriorities
+)
+
+func (p Priority) String() string {
+	switch p {
+	case Low:
+		return "low"
+	case Normal:
+		return "normal"
+	case High:
+		return "high"
+	}
+	return fmt.Sprintf("priority(%d)", int(p))
+}
+
+// Item is one URL waiting to be fetched. The frontier does not judge URLs:
+// everything given to Add has already been canonicalised, filtered and found
+// new in the seen set.
+type Item struct {
+	URL      string   // canonical URL
+	Host     string   // politeness key: the URL's authority (host[:port])
+	Depth    int      // link hops from a seed
+	Priority Priority // front queue
+	Hops     int      // redirect hops that led here (0 for a link or seed)
+	Via      string   // URL that linked or redirected here ("" for a seed)
+	// Fetch is the URL to request when it differs from URL: a redirect to
+	// a variant of its own URL (a session id the server insists on).
+	Fetch string
+	// Seq is the item's position in its durable queue, zero for an item
+	// that has none (it then lives in memory only).
+	Seq uint64
+	// Tail says which durable queue holds the item: its host's tail on
+	// disk (true), where the frontier moved it, or its front queue (false,
+	// where the caller wrote it). Set by the frontier.
+	Tail bool
+	// Added is when the URL was first queued; zero means when Add saw it.
+	Added time.Time
+	// RobotsFor, when set, makes this a hop of that host's robots.txt
+	// redirect chain that crossed to Host: it is requested under Host's
+	// clock, and that host stays parked until the hop is done.
+	RobotsFor string
+}
+
+// Config tunes a Frontier. The zero value is usable: no delay beyond one
+// request in flight per host, 1024 active back queues, weights 1:4:16.
+type Config struct {
+	// Delay is the minimum time between the end of one request to a host and
+	// the start of the next. A host's Crawl-delay (Result.CrawlDelay) raises
+	// it; nothing lowers it. Zero means no gap (benchmarks only).
+	Delay time.Duration
+	// MaxActiveHosts bounds the number of back queues, i.e. of hosts being
+	// crawled at once. Priority decides which hosts get one. Zero means 1024.
+	MaxActiveHosts int
+	// Weights are the relative chances of the Low, Normal and High front
+	// queues being drained next, among the non-empty ones. Every weight must
+	// be positive so that no queue starves. Zero means {1, 4, 16}.
+	Weights [3]int
+	// Seed makes the weighted pick reproducible. Zero means 1.
+	Seed uint64
+	// Politeness moves a host's clock beyond Delay: latency, backoff,
+	// Retry-After, parking and giving up.
+	Politeness
+	// IPGap, when positive, is the least time between the starts of two
+	// requests to hosts that share a server (a Result.Group, such as their
+	// IP address): a second clock that hundreds of host names on one
+	// shared server go by together. A host whose group is not known yet is
+	// leased with NeedGroup set, for the worker to find it before any
+	// request.
+	IPGap time.Duration
+	// KeepAlive keeps Run going when nothing is queued or in flight (a crawl
+	// that never ends, fed by Add). Without it Run returns when the frontier
+	// drains, and Next returns ErrDrained.
+	KeepAlive bool
+
+	// Store keeps the queues on disk (see the package comment). Nil keeps
+	// everything in memory.
+	Store Store
+	// FrontBuffer is how many URLs of each front queue are kept in memory
+	// with a Store. Zero means 4096.
+	FrontBuffer int
+	// HeadSize is how many URLs of each active back queue are kept in
+	// memory with a Store. Zero means 64.
+	HeadSize int
+	// HostCache is how many hosts the frontier keeps in memory with a
+	// Store, active or not (about 200 bytes each): an idle host that is
+	// kept needs no read of its clock when it becomes active again. Hosts
+	// whose clock has run out are forgotten, at random, when the cache is
+	// full; one whose clock runs into the future is kept whatever the
+	// bound. Zero means 131072 (about 28 MB).
+	HostCache int
+	// FirstSeq is the first Seq the caller hands out in this process. An
+	// item read from the Store with a smaller Seq was queued by an earlier
+	// run; it is counted in Stats.Queued when it is read.
+	FirstSeq uint64
+	// Resumed, when set, is when a restarted crawl started: no host is
+	// leased before Resumed plus its gap, so a request cut by the crash is
+	// never followed at once by another (with a Store only).
+	Resumed time.Time
+	// LeaseTimeout, when positive, expires a lease that is not completed in
+	// time: its URL goes back to the head of its host's queue and the host's
+	// clock is armed as if the request had been sent (and failed). A late
+	// Complete of an expired lease is ignored. It is for fetchers that can
+	// vanish (outside the process); one that is only slow may then overlap
+	// the next request to its host, and must check Holds before it records
+	// its result. Zero means leases never expire: in-process workers, whose
+	// every fetch is bounded by its own timeouts, need none.
+	LeaseTimeout time.Duration
+	// Partitions is the crawl's P, for HoldPartition (partition =
+	// partition.Of(host, P)); zero means partitions cannot be held.
+	Partitions int
+}
+
+// Store keeps a frontier's queues on disk. Before calling Add, the caller
+// writes each new item to front queue Item.Priority at Item.Seq, with Seqs
+// increasing in the order the writes become visible, and calls Add in that
+// order. The frontier alone writes hosts' tails. The caller deletes an
+// item's entry (front queue or tail, as Item.Tail says) when it is done with
+// its lease. Methods are called from Run's goroutine only.
+type Store interface {
+	// Front returns up to n items of front queue p with Seq > after, in
+	// Seq order.
+	Front(p Priority, after uint64, n int) ([]Item, error)
+	// Tail returns up to n items of host's tail with Seq > after, in Seq
+	// order.
+	Tail(host string, after uint64, n int) ([]Item, error)
+	// Spill moves items from their front queue (at Item.Seq) to the tail of
+	// their host, item i at position seqs[i], atomically.
+	Spill(items []Item, seqs []uint64) error
+	// TailHosts calls fn for every host with a tail, with the tail's last
+	// position, until fn returns false. Only active hosts have one, so
+	// there are at most about MaxActiveHosts of them.
+	TailHosts(fn func(host string, last uint64) bool) error
+	// Clock returns a host's stored clock; found is false if it has none.
+	Clock(host string) (c Clock, found bool, err error)
+}
+
+func (c *Config) setDefaults() {
+	if c.MaxActiveHosts == 0 {
+		c.MaxActiveHosts = 1024
+	}
+	if c.Weights == [3]int{} {
+		c.Weights = [3]int{1, 4, 16}
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.FrontBuffer == 0 {
+		c.FrontBuffer = 4096
+	}
+	if c.HeadSize == 0 {
+		c.HeadSize = 64
+	}
+	if c.HostCache == 0 {
+		c.HostCache = 1 << 17
+	}
+	c.Politeness.setDefaults(c.Delay)
+}
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	if c.Delay < 0 {
+		return fmt.Errorf("frontier: delay %v is negative", c.Delay)
+	}
+	if c.MaxActiveHosts < 0 {
+		return fmt.Errorf("frontier: max active hosts %d is negative", c.MaxActiveHosts)
+	}
+	if c.FrontBuffer < 0 {
+		return fmt.Errorf("frontier: front buffer %d is negative", c.FrontBuffer)
+	}
+	if c.HeadSize < 0 {
+		return fmt.Errorf("frontier: head size %d is negative", c.HeadSize)
+	}
+	if c.HostCache < 0 {
+		return fmt.Errorf("frontier: host cache %d is negative", c.HostCache)
+	}
+	if c.LeaseTimeout < 0 {
+		return fmt.Errorf("frontier: lease timeout %v is negative", c.LeaseTimeout)
+	}
+	if c.IPGap < 0 {
+		return fmt.Errorf("frontier: IP gap %v is negative", c.IPGap)
+	}
+	if err := c.Politeness.Validate(); err != nil {
+		return err
+	}
+	if c.Weights != [3]int{} {
+		for i, w := range c.Weights {
+			if w <= 0 {
+				return fmt.Errorf("frontier: weight of %v queue is %d; every weight must be positive so no queue starves", Priority(i), w)
+			}
+		}
+	}
+	return nil
+}
+
+// Errors returned by Next.
+var (
+	// ErrDrained means nothing is queued and nothing is in flight.
+	ErrDrained = errors.New("frontier: drained")
+	// ErrStopped means Run has returned.
+	ErrStopped = errors.New("frontier: stopped")
+)
+
+// Lease is the right to fetch one URL. It must be given back exactly once
+// through Complete; until then its host is busy.
+type Lease struct {
+	Item
+	Queued time.Duration // how long the URL waited since it was added
+	// Clock is the host's clock when the lease was given: with Advance, the
+	// clock the lease's completion leaves (one lease per host is out, so
+	// nothing else moves it meanwhile).
+	Clock Clock
+	// GaveUp says the host was given up: drop the URL, send no request.
+	GaveUp bool
+	// NoRequest says the lease was given without waiting for the host's
+	// clock (it is given up, or draining): it must not send a request. A
+	// worker that finds it needs one completes with Retry and DrainStop.
+	NoRequest bool
+	// NeedGroup asks the worker to find the host's group (Result.Group)
+	// and retry, without a request: Config.IPGap is on and it is unknown.
+	NeedGroup bool
+	id        uint64
+}
+
+// Result says what a worker did with a lease.
+type Result struct {
+	// Fetched is true when a request was sent to the host (for this URL or
+	// for its robots.txt): it arms the host's clock. A URL dropped without a
+	// request (robots disallow, say) leaves the clock as it was.
+	Fetched bool
+	// SetCrawlDelay makes CrawlDelay the host's Crawl-delay from now on;
+	// without it the host keeps the one it had (a result that does not know
+	// the host's robots.txt must not forget its Crawl-delay).
+	SetCrawlDelay bool
+	// CrawlDelay is the host's Crawl-delay; the host's gap is
+	// max(Config.Delay, CrawlDelay).
+	CrawlDelay time.Duration
+	// Retry puts the URL back at the head of its host's queue, to be leased
+	// again after the host's delay (used when the lease was spent fetching
+	// robots.txt instead).
+	Retry bool
+	// Park keeps the host out of the ready heap, with its queue and its
+	// clock, until Unpark is called for it: the host waits for something
+	// outside its own queue (its robots.txt redirected to another host).
+	Park bool
+	// Hold keeps the host from being asked again for at least this long
+	// from now, with or without a request: the crawler's own reason to
+	// wait (its robots.txt failed and is retried later). It adds to the
+	// clock's gap and any Retry-After rather than replacing them.
+	Hold time.Duration
+
+	// Signal is what the response said of the server's health, Took how
+	// long it took (the latency rule), RetryAfter the wait a 429 or 503
+	// asked for. They move the clock only when Fetched.
+	Signal     Signal
+	Took       time.Duration
+	RetryAfter time.Duration
+	// Clock, if set, is the host's clock to install, as the worker
+	// computed it with Advance from the lease's Clock (and persisted it);
+	// otherwise Complete computes the same itself.
+	Clock *Clock
+	// SetGroup sets the host's group to Group ("" for none): hosts of one
+	// group share the IPGap clock.
+	SetGroup bool
+	Group    string
+	// Drain starts or stops draining the host: while it drains, its URLs
+	// are leased one at a time without waiting for its clock, flagged
+	// NoRequest, because none of them will be requested (its robots.txt
+	// disallows everything). It stops by itself when the queue is empty.
+	Drain Drain
+}
+
+// Drain is a change to a host's draining (Result.Drain).
+type Drain uint8
+
+// Changes to a host's draining.
+const (
+	DrainKeep  Drain = iota // leave it as it is
+	DrainStart              // lease the host's URLs without its clock
+	DrainStop               // back to its clock (a request is needed after all)
+)
+
+// Stats is a snapshot of the frontier's size.
+type Stats struct {
+	// Queued counts the URLs queued, in memory or on disk, that this
+	// process knows of, but those of held partitions. After a restart,
+	// URLs queued by the earlier run are counted as they are read back.
+	Queued int
+	// PartitionHeld counts the URLs queued for hosts of held partitions
+	// (HoldPartition: a cluster node's partitions that another node owns
+	// now), kept for a later ownership and not in Queued.
+	PartitionHeld int
+	// Earlier counts the URLs queued by an earlier run that were read back
+	// from the Store so far.
+	Earlier     int
+	Front       int // URLs in front queues, in memory
+	InMemory    int // URLs held in memory: front queues and back-queue heads
+	InFlight    int // leases out
+	Expired     int // leases expired since the start
+	ActiveHosts int // hosts with a back queue
+	ReadyHosts  int // hosts that may be leased now
+	WaitingHost int // hosts with URLs whose delay has not passed
+	ParkedHosts int // hosts held until Unpark
+	HeldHosts   int // hosts an operator holds (Hold); HostInfo.Held says the same of one host
+	KnownHosts  int // hosts the frontier has a clock for in memory
+	Groups      int // server groups (IPGap) known in memory
+}
+
+// HostInfo is what the frontier knows of one host now.
+type HostInfo struct {
+	Name       string
+	Known      bool  // in memory (a host idle long enough is forgotten, its clock on disk)
+	Clock      Clock // the politeness clock
+	Queued     int   // URLs of its back queue in memory
+	MoreOnDisk bool  // its back queue goes on on disk
+	Busy       bool  // a lease is out on it
+	Parked     bool  // waiting after failures, or for another host's robots.txt
+	Held       bool  // held by an operator (Hold), as Stats.HeldHosts counts
+	// PartitionHeld says its partition is held (HoldPartition): a
+	// cluster node's host that another node owns now.
+	PartitionHeld bool
+	Draining      bool // its URLs are dropped without requests (robots.txt disallows all, or given up)
+}
