@@ -845,7 +845,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 			}
 		}
 	}()
-	if l.GaveUp {
+	if l.Mode == frontier.ModeGiveUp {
 		// The host failed too often: drop the URL without a request. A
 		// robots.txt hop owned by another host leaves it with no rules it
 		// can read, which is "unreachable".
@@ -865,11 +865,10 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		}
 		return leaseOutcome{outcome: RejectInvalid}
 	}
-	if l.NeedGroup {
+	switch l.Mode {
+	case frontier.ModeFindGroup:
 		return leaseOutcome{res: c.groupOf(ctx, u.Host)}
-	}
-
-	if l.NoRequest {
+	case frontier.ModeDrain:
 		// The host drains without its clock: its URLs are dropped, never
 		// requested. If its robots.txt is no longer known to forbid this
 		// one (the answer expired, or it is a hop to the host's own

@@ -52,7 +52,7 @@ const extDoneKept = 10000
 // a host being drained or given up, a group lookup, a variant to request
 // as written) are weft's own business.
 func (c *Crawler) externalizable(l frontier.Lease) bool {
-	if l.GaveUp || l.NeedGroup || l.NoRequest || l.RobotsFor != "" || l.Fetch != "" {
+	if !l.Requests() || l.RobotsFor != "" || l.Fetch != "" {
 		return false
 	}
 	u, err := c.canon.Parse(l.URL)

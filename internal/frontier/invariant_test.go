@@ -215,10 +215,10 @@ func (s *schedule) work(ctx context.Context, n *node, rng *rand.Rand, hosts []st
 		var r Result
 		requested := false
 		switch {
-		case l.NeedGroup:
+		case l.Mode == ModeFindGroup:
 			r = Result{Retry: true, SetGroup: true, Group: fmt.Sprintf("10.0.0.%d", len(l.Host)%2)}
-		case l.NoRequest:
-			if !l.GaveUp && rng.IntN(4) == 0 {
+		case l.Mode == ModeDrain || l.Mode == ModeGiveUp:
+			if l.Mode == ModeDrain && rng.IntN(4) == 0 {
 				r = Result{Retry: true, Drain: DrainStop} // it needs a request after all
 			}
 		case rng.IntN(10) == 0: // dropped without a request (robots.txt disallows it)

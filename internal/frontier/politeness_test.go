@@ -158,7 +158,7 @@ func TestAdvanceSignals(t *testing.T) {
 }
 
 // TestGivenUpHostDropsItsURLsAndSparesOthers fails one host until it is
-// given up: its remaining URLs come back at once flagged GaveUp, while the
+// given up: its remaining URLs come back at once in ModeGiveUp, while the
 // other host keeps its ordinary rate.
 func TestGivenUpHostDropsItsURLsAndSparesOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -172,7 +172,7 @@ func TestGivenUpHostDropsItsURLsAndSparesOthers(t *testing.T) {
 		log := runWorkers(t, f, 4, 10*time.Millisecond, func(l Lease) Result {
 			mu.Lock()
 			defer mu.Unlock()
-			if l.GaveUp {
+			if l.Mode == ModeGiveUp {
 				dropped[l.Host]++
 				return Result{}
 			}
@@ -211,7 +211,7 @@ func TestIPGroupSharesAGap(t *testing.T) {
 		runWorkers(t, f, 8, 0, func(l Lease) Result {
 			mu.Lock()
 			defer mu.Unlock()
-			if l.NeedGroup {
+			if l.Mode == ModeFindGroup {
 				asked[l.Host]++
 				g := "10.0.0.1"
 				if l.Host == "alone.test" {
@@ -372,7 +372,7 @@ func TestStrainHoldsTheServerGroup(t *testing.T) {
 		var strainedAt time.Time
 		var after []time.Duration
 		runWorkers(t, f, 2, 0, func(l Lease) Result {
-			if l.NeedGroup {
+			if l.Mode == ModeFindGroup {
 				return Result{Retry: true, SetGroup: true, Group: "10.0.0.1"}
 			}
 			mu.Lock()

@@ -146,9 +146,15 @@ func (f *Frontier) Run(ctx context.Context) error {
 func (f *Frontier) offer(h *host, now time.Time) Lease {
 	it := h.head.peek()
 	f.nextLease++
-	l := Lease{Item: it, Queued: now.Sub(it.Added), Clock: h.clock, GaveUp: h.clock.GaveUp,
-		NoRequest: h.clock.GaveUp || h.drain, id: f.nextLease}
-	l.NeedGroup = f.cfg.IPGap > 0 && !h.groupSet && !l.NoRequest
+	l := Lease{Item: it, Queued: now.Sub(it.Added), Clock: h.clock, id: f.nextLease}
+	switch {
+	case h.clock.GaveUp:
+		l.Mode = ModeGiveUp
+	case h.drain:
+		l.Mode = ModeDrain
+	case f.cfg.IPGap > 0 && !h.groupSet:
+		l.Mode = ModeFindGroup
+	}
 	return l
 }
 
@@ -157,7 +163,7 @@ func (f *Frontier) offer(h *host, now time.Time) Lease {
 func (f *Frontier) taken(l Lease, now time.Time) {
 	h := heap.Pop(&f.ready).(*host)
 	var g *group
-	if h.group != nil && !l.NoRequest && !l.NeedGroup {
+	if h.group != nil && l.Requests() {
 		g = h.group
 		g.nextAt = now.Add(f.cfg.IPGap)
 		g.inflight++

@@ -81,7 +81,7 @@ type Config struct {
 	// requests to hosts that share a server (a Result.Group, such as their
 	// IP address): a second clock that hundreds of host names on one
 	// shared server go by together. A host whose group is not known yet is
-	// leased with NeedGroup set, for the worker to find it before any
+	// leased in ModeFindGroup, for the worker to find it before any
 	// request.
 	IPGap time.Duration
 	// KeepAlive keeps Run going when nothing is queued or in flight (a crawl
@@ -226,17 +226,51 @@ type Lease struct {
 	// clock the lease's completion leaves (one lease per host is out, so
 	// nothing else moves it meanwhile).
 	Clock Clock
-	// GaveUp says the host was given up: drop the URL, send no request.
-	GaveUp bool
-	// NoRequest says the lease was given without waiting for the host's
-	// clock (it is given up, or draining): it must not send a request. A
-	// worker that finds it needs one completes with Retry and DrainStop.
-	NoRequest bool
-	// NeedGroup asks the worker to find the host's group (Result.Group)
-	// and retry, without a request: Config.IPGap is on and it is unknown.
-	NeedGroup bool
-	id        uint64
+	// Mode is what the worker is to do with the lease: request the URL,
+	// or one of the things that send no request.
+	Mode Mode
+	id   uint64
 }
+
+// Mode is what a lease asks of its worker. Only ModeRequest may send a
+// request; the others were given without waiting for the host's clock, or
+// before the host's server is known. A robots.txt hop (Item.RobotsFor)
+// comes in any mode: its own host's state decides.
+type Mode uint8
+
+// The modes of a lease.
+const (
+	// ModeRequest: the host's clock allows a request for the URL (or for
+	// its robots.txt first).
+	ModeRequest Mode = iota
+	// ModeGiveUp: the host was given up (Clock.GaveUp): drop the URL,
+	// send no request.
+	ModeGiveUp
+	// ModeDrain: the host drains (Result.Drain): drop the URL, send no
+	// request. A worker that finds it needs one after all completes with
+	// Retry and DrainStop.
+	ModeDrain
+	// ModeFindGroup: Config.IPGap is on and the host's server is not known:
+	// find it (Result.SetGroup) and retry, without a request.
+	ModeFindGroup
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ModeRequest:
+		return "request"
+	case ModeGiveUp:
+		return "give-up"
+	case ModeDrain:
+		return "drain"
+	case ModeFindGroup:
+		return "find-group"
+	}
+	return fmt.Sprintf("mode(%d)", int(m))
+}
+
+// Requests reports whether the lease may send a request (ModeRequest).
+func (l Lease) Requests() bool { return l.Mode == ModeRequest }
 
 // Result says what a worker did with a lease.
 type Result struct {
@@ -280,8 +314,8 @@ type Result struct {
 	SetGroup bool
 	Group    string
 	// Drain starts or stops draining the host: while it drains, its URLs
-	// are leased one at a time without waiting for its clock, flagged
-	// NoRequest, because none of them will be requested (its robots.txt
+	// are leased one at a time without waiting for its clock, in
+	// ModeDrain, because none of them will be requested (its robots.txt
 	// disallows everything). It stops by itself when the queue is empty.
 	Drain Drain
 }
