@@ -132,11 +132,15 @@ func TestAcceptance(t *testing.T) {
 }
 
 // testNearDuplicates judges the crawl's near-duplicate flags against the
-// synthetic web's article families. Of each family's judged pages the
-// first is the original and the rest should be flagged as copies of a page
-// of the family; no other page should be flagged. Precision is the share of
-// flags that name a page of the same family, recall the share of expected
-// flags that do: both must be at least 0.95.
+// synthetic web's article families. A page should be flagged exactly when
+// a page of its family was judged before it, joined the index (it was not
+// itself flagged) and was found at its link depth or shallower: a copy
+// found shallower than every earlier page of its family is read for its
+// links and stands for the family from then on, by design. Precision is
+// the share of flags that name a page of the same family, recall the share
+// of expected flags that do: both must be at least 0.95. What the rule
+// leaves unflagged is counted and logged, so that recall measures the
+// fingerprints, not the order in which a crawl happened to find a family.
 func testNearDuplicates(t *testing.T, b *bigCrawl) {
 	a, err := OpenArchive(b.cfg.DataDir, b.cfg.Canon)
 	if err != nil {
@@ -147,7 +151,21 @@ func testNearDuplicates(t *testing.T, b *bigCrawl) {
 		p, _ := b.web.Page(url)
 		return p.Family
 	}
-	judged := map[string]int{} // family -> judged pages
+	depth := map[string]int{}
+	for part := range uint16(cmp.Or(b.cfg.Partitions, 64)) {
+		if err := a.db.ScanURLs(part, func(_ string, _ [16]byte, r store.URLRecord) bool {
+			depth[r.URL] = r.Depth
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type judgedPage struct {
+		url     string
+		at      time.Time
+		flagged bool
+	}
+	families := map[string][]judgedPage{}
 	var flagged, right, articles int
 	if err := a.db.ScanCaptures(func(_ string, r store.CaptureRecord) bool {
 		f := family(r.URL)
@@ -156,7 +174,7 @@ func testNearDuplicates(t *testing.T, b *bigCrawl) {
 			if r.SimHash == 0 {
 				t.Errorf("article %s was not judged", r.URL)
 			}
-			judged[f]++
+			families[f] = append(families[f], judgedPage{r.URL, r.Date, r.NearDupOf != ""})
 		}
 		if r.NearDupOf != "" {
 			flagged++
@@ -170,20 +188,45 @@ func testNearDuplicates(t *testing.T, b *bigCrawl) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	expected, families := 0, 0
-	for _, n := range judged {
-		if n > 1 {
-			expected += n - 1
-			families++
+	expected, found, shallower, groups := 0, 0, 0, 0
+	for _, pages := range families {
+		if len(pages) > 1 {
+			groups++
+		}
+		slices.SortFunc(pages, func(x, y judgedPage) int { return x.at.Compare(y.at) })
+		joined := -1 // the shallowest depth of the family's pages in the index
+		for _, p := range pages {
+			d, ok := depth[p.url]
+			if !ok {
+				t.Fatalf("article %s has a capture and no URL record", p.url)
+			}
+			switch {
+			case joined >= 0 && joined <= d:
+				expected++
+				if p.flagged {
+					found++
+				} else {
+					t.Logf("missed near-duplicate: %s at depth %d, its family in the index at depth %d", p.url, d, joined)
+				}
+			case p.flagged:
+				// Flagged against a page this reading does not see in
+				// the index: counted against precision above if it is
+				// not of the family.
+			default:
+				if joined >= 0 {
+					shallower++
+				}
+				joined = d
+			}
 		}
 	}
-	if families < 50 {
-		t.Fatalf("only %d article families had two or more pages fetched", families)
+	if groups < 50 {
+		t.Fatalf("only %d article families had two or more pages fetched", groups)
 	}
-	precision, recall := float64(right)/float64(max(flagged, 1)), float64(right)/float64(expected)
+	precision, recall := float64(right)/float64(max(flagged, 1)), float64(found)/float64(max(expected, 1))
 	threshold := cmp.Or(b.cfg.NearDupThreshold, simhash.DefaultThreshold)
-	t.Logf("near-duplicates at %d bits: %d articles fetched, %d families of two or more; %d flagged, %d of them in their family, %d expected: precision %.3f, recall %.3f",
-		threshold, articles, families, flagged, right, expected, precision, recall)
+	t.Logf("near-duplicates at %d bits: %d articles fetched, %d families of two or more; %d flagged, %d of them in their family; %d expected, %d of them flagged; %d copies found shallower than their family, read as originals: precision %.3f, recall %.3f",
+		threshold, articles, groups, flagged, right, expected, found, shallower, precision, recall)
 	if precision < 0.95 || recall < 0.95 {
 		t.Errorf("precision %.3f and recall %.3f, want both at least 0.95", precision, recall)
 	}

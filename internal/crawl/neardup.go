@@ -10,44 +10,43 @@ import (
 )
 
 // nearIndex holds the SimHash fingerprints of the pages judged original
-// so far, in memory (56 bytes each, up to a configured number), and
-// judges each new page against them. Their URLs and depths are in the
-// store (table 'S'), read only on a match: a page's fingerprint is written
-// in its page's batch, and waits in pending, where other workers find it,
-// until that batch commits.
+// so far, and of their direct copies, in memory (56 bytes each, up to a
+// configured number), and judges each new page against them. What each
+// stands for is in the store (table 'S'), read only on a match: a page's
+// fingerprint is written in its page's batch, and waits in pending, where
+// other workers find it, until that batch commits.
 type nearIndex struct {
 	threshold int
 	capacity  int
 	db        *store.DB
 	mu        sync.Mutex
 	ix        simhash.Index
-	pending   map[uint64]nearPage
+	pending   map[uint64]store.SimRecord
 	full      bool // capacity reached: new pages are judged, not added
 }
 
-// nearPage is a page the index holds: where it is, and at what link depth
-// its links were followed.
-type nearPage struct {
-	url   string
-	depth int
-}
-
 func newNearIndex(threshold, capacity int, db *store.DB) *nearIndex {
-	return &nearIndex{threshold: threshold, capacity: capacity, db: db, pending: map[uint64]nearPage{}}
+	return &nearIndex{threshold: threshold, capacity: capacity, db: db, pending: map[uint64]store.SimRecord{}}
 }
 
-// judge returns the URL of an earlier page within the threshold of fp
-// whose links were followed at depth or shallower: the page at url is a
-// near-duplicate of it. Otherwise it returns "", and, if follow says the
-// page's own links are followed, adds fp to the index (in pb) while there
-// is room: only such a page may stand for the links of its copies. A
-// near-duplicate is not added, so that a chain of small edits is judged
-// against its first page, not its last. filled reports that the index
-// just reached its capacity.
+// judge returns the URL of an earlier original page within the threshold
+// of fp, or of one of its copies, whose links were followed at depth or
+// shallower: the page at url is a near-duplicate of it. Otherwise it
+// returns "", and, if follow says the page's own links are followed, adds
+// fp to the index (in pb) as an original while there is room: only such a
+// page may stand for the links of its copies. filled reports that the
+// index just reached its capacity.
+//
+// A copy found near an original itself joins the index as that
+// original's copy, so that the original's other copies are found through
+// it whichever of them came first: variants of one page are each a few
+// bits from it and twice that from each other. A copy found through a
+// copy does not join, so a chain of small edits strays at most twice the
+// threshold from its original before a page of it is judged original.
 func (n *nearIndex) judge(fp uint64, url string, depth int, follow bool, pb *pageBatch) (of string, filled bool, err error) {
 	n.mu.Lock()
 	m, found := n.ix.Near(fp, n.threshold)
-	var orig nearPage
+	var orig store.SimRecord
 	var known bool
 	if found {
 		orig, known = n.pending[m.FP]
@@ -55,7 +54,7 @@ func (n *nearIndex) judge(fp uint64, url string, depth int, follow bool, pb *pag
 	n.mu.Unlock()
 	if found && !known {
 		// A committed row does not change: read it without the lock.
-		orig.url, orig.depth, known, err = n.db.GetSimHash(m.FP)
+		orig, known, err = n.db.GetSimHash(m.FP)
 		if err != nil {
 			return "", false, err
 		}
@@ -63,29 +62,38 @@ func (n *nearIndex) judge(fp uint64, url string, depth int, follow bool, pb *pag
 		// stopping. The page is judged original.
 	}
 	switch {
-	case known && orig.url == url:
+	case known && orig.URL == url:
 		return "", false, nil // itself, fetched again: held already
-	case known && orig.depth <= depth:
-		return orig.url, false, nil
+	case known && orig.Depth <= depth:
+		if !orig.Copy && m.Dist > 0 {
+			filled = n.add(fp, store.SimRecord{URL: orig.URL, Depth: orig.Depth, Copy: true}, pb)
+		}
+		return orig.URL, filled, nil
 	case !follow:
 		return "", false, nil
 	}
 	// An original; or a copy of a page whose links were followed deeper
 	// than this one's are, which stands for them from now on.
+	return "", n.add(fp, store.SimRecord{URL: url, Depth: depth}, pb), nil
+}
+
+// add puts fp in the index and in pb while there is room, and reports
+// whether the index just reached its capacity.
+func (n *nearIndex) add(fp uint64, r store.SimRecord, pb *pageBatch) (filled bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.full {
-		return "", false, nil
+		return false
 	}
 	n.ix.Add(fp)
-	n.pending[fp] = nearPage{url, depth}
-	pb.b.PutSimHash(fp, url, depth)
+	n.pending[fp] = r
+	pb.b.PutSimHash(fp, r)
 	pb.sims = append(pb.sims, fp)
 	if n.ix.Len() >= n.capacity {
 		n.full = true
-		return "", true, nil
+		return true
 	}
-	return "", false, nil
+	return false
 }
 
 // settle forgets the pending fingerprints of a batch that has committed
@@ -105,7 +113,7 @@ func (n *nearIndex) settle(fps []uint64) {
 func (n *nearIndex) restore() (int, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	err := n.db.ScanSimHashes(func(fp uint64, _ string, _ int) bool {
+	err := n.db.ScanSimHashes(func(fp uint64, _ store.SimRecord) bool {
 		n.ix.Add(fp)
 		n.full = n.ix.Len() >= n.capacity
 		return !n.full

@@ -32,7 +32,7 @@ const (
 const (
 	digestVersion  = 1
 	captureVersion = 1
-	simVersion     = 1
+	simVersion     = 2
 )
 
 // DigestRecord says where a payload was first archived: a revisit of it
@@ -243,52 +243,67 @@ func appendSimKey(dst []byte, fp uint64) []byte {
 	return binary.BigEndian.AppendUint64(append(dst, tagSim), fp)
 }
 
-// PutSimHash records that the page at url, with SimHash fp, found at link
-// depth depth, is one that later pages are judged against for
+// SimRecord is what a fingerprint of the near-duplicate index stands for:
+// an original page, or a copy of one kept so that other copies of that
+// original are found through it (version 2).
+type SimRecord struct {
+	URL   string // the original: the page itself, or the page a copy copies
+	Depth int    // the link depth the original's links were followed at
+	Copy  bool   // a near-duplicate of URL
+}
+
+// PutSimHash records fp in the index later pages are judged against for
 // near-duplicates.
-func (b *Batch) PutSimHash(fp uint64, url string, depth int) {
+func (b *Batch) PutSimHash(fp uint64, r SimRecord) {
 	if !b.ok() {
 		return
 	}
 	b.key = appendSimKey(b.key[:0], fp)
-	v := appendString(append(b.val[:0], simVersion), url)
-	b.val = binary.AppendVarint(v, int64(depth))
+	v := appendString(append(b.val[:0], simVersion), r.URL)
+	v = binary.AppendVarint(v, int64(r.Depth))
+	copied := byte(0)
+	if r.Copy {
+		copied = 1
+	}
+	b.val = append(v, copied)
 	b.set(b.key, b.val)
 }
 
-func decodeSim(key, val []byte) (url string, depth int, err error) {
+func decodeSim(key, val []byte) (r SimRecord, err error) {
 	d := decoder{b: val}
-	d.version(simVersion)
-	url = d.str("url")
-	depth = d.int("depth")
-	return url, depth, d.finish(key)
+	v := d.version(simVersion)
+	r.URL = d.str("url")
+	r.Depth = d.int("depth")
+	if v >= 2 {
+		r.Copy = d.byte1("copy") == 1
+	}
+	return r, d.finish(key)
 }
 
-// GetSimHash returns the URL and depth recorded with fp, and false if
-// there are none.
-func (db *DB) GetSimHash(fp uint64) (url string, depth int, ok bool, err error) {
+// GetSimHash returns the record of fp, and false if there is none.
+func (db *DB) GetSimHash(fp uint64) (r SimRecord, ok bool, err error) {
 	key := appendSimKey(nil, fp)
 	ok, err = db.get(key, func(val []byte) error {
 		var derr error
-		url, depth, derr = decodeSim(key, val)
+		r, derr = decodeSim(key, val)
 		return derr
 	})
-	return url, depth, ok, err
+	return r, ok, err
 }
 
 // ScanSimHashes calls fn for every recorded SimHash, in fingerprint
 // order, until fn returns false.
-func (db *DB) ScanSimHashes(fn func(fp uint64, url string, depth int) bool) error {
+func (db *DB) ScanSimHashes(fn func(fp uint64, r SimRecord) bool) error {
 	return db.scan("simhashes", []byte{tagSim}, []byte{tagSim + 1}, func(it *pebble.Iterator) (bool, error) {
 		k := it.Key()
 		if len(k) != 1+8 {
 			return false, fmt.Errorf("decode %s: not a simhash key", fmtKey(k))
 		}
-		url, depth, err := decodeSim(k, it.Value())
+		r, err := decodeSim(k, it.Value())
 		if err != nil {
 			return false, err
 		}
-		return fn(binary.BigEndian.Uint64(k[1:]), url, depth), nil
+		return fn(binary.BigEndian.Uint64(k[1:]), r), nil
 	})
 }
 

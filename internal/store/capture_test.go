@@ -2,6 +2,8 @@ package store
 
 import (
 	"crypto/sha1"
+	"encoding/binary"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,37 +94,41 @@ func TestCaptureIndex(t *testing.T) {
 
 func TestSimHashes(t *testing.T) {
 	db := openMem(t)
-	if _, _, ok, err := db.GetSimHash(1); ok || err != nil {
+	if _, ok, err := db.GetSimHash(1); ok || err != nil {
 		t.Fatalf("GetSimHash before Put: %v, %v", ok, err)
 	}
-	type page struct {
-		url   string
-		depth int
-	}
 	b := db.NewBatch()
-	want := map[uint64]page{0xffff_0000_0000_0001: {"http://a.test/1", 3}, 2: {"http://a.test/2", 0}, 0: {"http://b.test/", 12}}
-	for fp, p := range want {
-		b.PutSimHash(fp, p.url, p.depth)
+	want := map[uint64]SimRecord{
+		0xffff_0000_0000_0001: {URL: "http://a.test/1", Depth: 3},
+		2:                     {URL: "http://a.test/1", Depth: 3, Copy: true},
+		0:                     {URL: "http://b.test/", Depth: 12},
 	}
+	for fp, r := range want {
+		b.PutSimHash(fp, r)
+	}
+	// A row an earlier version wrote, before copies joined the index: an
+	// original.
+	b.set(appendSimKey(nil, 7), binary.AppendVarint(appendString([]byte{1}, "http://c.test/"), 4))
+	want[7] = SimRecord{URL: "http://c.test/", Depth: 4}
 	if err := b.Commit(false); err != nil {
 		t.Fatal(err)
 	}
-	for fp, p := range want {
-		if u, d, ok, err := db.GetSimHash(fp); u != p.url || d != p.depth || !ok || err != nil {
-			t.Errorf("GetSimHash(%x) = %q, %d, %v, %v; want %+v", fp, u, d, ok, err, p)
+	for fp, r := range want {
+		if got, ok, err := db.GetSimHash(fp); got != r || !ok || err != nil {
+			t.Errorf("GetSimHash(%x) = %+v, %v, %v; want %+v", fp, got, ok, err, r)
 		}
 	}
 	var order []uint64
-	if err := db.ScanSimHashes(func(fp uint64, u string, d int) bool {
-		if want[fp] != (page{u, d}) {
-			t.Errorf("scan: %x -> %q %d, want %+v", fp, u, d, want[fp])
+	if err := db.ScanSimHashes(func(fp uint64, r SimRecord) bool {
+		if want[fp] != r {
+			t.Errorf("scan: %x -> %+v, want %+v", fp, r, want[fp])
 		}
 		order = append(order, fp)
 		return true
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if len(order) != 3 || order[0] != 0 || order[1] != 2 || order[2] != 0xffff_0000_0000_0001 {
+	if !slices.Equal(order, []uint64{0, 2, 7, 0xffff_0000_0000_0001}) {
 		t.Errorf("scan order %x", order)
 	}
 }
