@@ -178,3 +178,14 @@ func TestReadmeLayoutMatchesPackages(t *testing.T) {
 		}
 	}
 }
+
+// The README stays a user's guide: at most 350 lines, the rest in docs/.
+func TestReadmeLength(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte("\n")); n > 350 {
+		t.Errorf("README.md has %d lines, more than 350: move detail to docs/", n)
+	}
+}
