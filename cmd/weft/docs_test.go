@@ -189,3 +189,32 @@ func TestReadmeLength(t *testing.T) {
 		t.Errorf("README.md has %d lines, more than 350: move detail to docs/", n)
 	}
 }
+
+// The README opens with the two commands a fresh machine runs, and .ci/run
+// runs exactly the README's test command.
+func TestReadmeTestCommandIsCIs(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "```sh\n")
+	if !ok {
+		t.Fatal("README.md opens with no ```sh block")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	var cmds []string
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		cmd, _, _ := strings.Cut(line, "#")
+		cmds = append(cmds, strings.TrimSpace(cmd))
+	}
+	if len(cmds) != 2 || cmds[0] != "go run ./cmd/weft demo" || !strings.HasPrefix(cmds[1], "go test ") {
+		t.Fatalf("README.md's first block is %q, want the demo and the test command", cmds)
+	}
+	ci, err := os.ReadFile(filepath.Join(repoRoot, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(strings.Split(string(ci), "\n"), cmds[1]) {
+		t.Errorf(".ci/run does not run the README's test command %q on a line of its own", cmds[1])
+	}
+}
