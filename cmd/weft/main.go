@@ -3,6 +3,7 @@
 //	weft crawl [flags] [SEED...]   crawl from seeds until nothing is left
 //	weft demo                      crawl a generated local web and show what happened
 //	weft bench                     measure pages/s and CPU per page on the local web
+//	weft docs flags                print the flag reference (docs/flags.md)
 //
 // main owns the process: it turns SIGINT/SIGTERM into a cancelled context
 // (the crawl stops cleanly; a second signal exits at once with 130), and maps
@@ -88,6 +89,6 @@ func newRootCmd() *cobra.Command {
 	}
 	bench := newBenchCmd()
 	bench.AddCommand(newBenchQueueCmd())
-	root.AddCommand(newCrawlCmd(), newServeCmd(), newDemoCmd(), newCDXCmd(), newGetCmd(), bench, newSynthwebCmd(), newBenchQueuePhaseCmd())
+	root.AddCommand(newCrawlCmd(), newServeCmd(), newDemoCmd(), newCDXCmd(), newGetCmd(), bench, newDocsCmd(), newSynthwebCmd(), newBenchQueuePhaseCmd())
 	return root
 }
