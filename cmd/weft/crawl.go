@@ -23,6 +23,7 @@ import (
 	"weft/internal/canon"
 	"weft/internal/cluster"
 	"weft/internal/crawl"
+	"weft/internal/events"
 	"weft/internal/fetch"
 	"weft/internal/frontier"
 	"weft/internal/jetstream"
@@ -466,7 +467,7 @@ at once (130).`,
 // run opens the --events sink, if any, and runs the crawl cfg describes.
 func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 	if f.eventsFile != "" {
-		ev, err := crawl.OpenEventsFile(f.eventsFile)
+		ev, err := events.OpenFile(f.eventsFile)
 		if err != nil {
 			return usagef("--events: %v", err)
 		}

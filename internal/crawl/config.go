@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"log/slog"
 	"path/filepath"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"weft/internal/canon"
 	"weft/internal/content"
+	"weft/internal/events"
 	"weft/internal/extract"
 	"weft/internal/fetch"
 	"weft/internal/frontier"
@@ -236,7 +238,7 @@ type Config struct {
 	Archive ArchiveWriter
 	// Sinks receive every capture once it is durable (see Sink); the
 	// crawl does not close them.
-	Sinks []Sink
+	Sinks []events.Sink
 	// Logger receives one line per failed item; nil discards.
 	Logger *slog.Logger
 }

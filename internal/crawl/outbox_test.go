@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"weft/internal/events"
 	"weft/internal/store"
 	"weft/internal/synthweb"
 )
@@ -20,7 +21,7 @@ type recordingSink struct {
 	calls     int
 }
 
-func (s *recordingSink) Capture(e Event) error {
+func (s *recordingSink) Capture(e events.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
@@ -45,7 +46,7 @@ func TestOutboxDeliversAtLeastOnce(t *testing.T) {
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
 	cfg := testConfig(t, web, 4, 2*time.Millisecond)
 	first := &recordingSink{failAfter: 15}
-	cfg.Sinks = []Sink{first}
+	cfg.Sinks = []events.Sink{first}
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestOutboxDeliversAtLeastOnce(t *testing.T) {
 	}
 
 	second := &recordingSink{}
-	cfg.Sinks = []Sink{second}
+	cfg.Sinks = []events.Sink{second}
 	runCrawl(t, cfg)
 
 	a, err := OpenArchive(cfg.DataDir, cfg.Canon)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"weft/internal/events"
 	"weft/internal/policy"
 	"weft/internal/warc"
 )
@@ -149,10 +150,10 @@ func checkGaps(t *testing.T, host string, reqs []miniReq, min time.Duration) {
 type failingSink struct {
 	mu sync.Mutex
 	n  int
-	ev []Event
+	ev []events.Event
 }
 
-func (s *failingSink) Capture(e Event) error {
+func (s *failingSink) Capture(e events.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.ev) == s.n {
@@ -195,7 +196,7 @@ func TestSinks(t *testing.T) {
 	})
 	ok := &failingSink{n: 1 << 30}
 	cfg := mw.config(t, 5*time.Millisecond, mw.url("a.test", "/"))
-	cfg.Sinks = []Sink{ok}
+	cfg.Sinks = []events.Sink{ok}
 	// The archive is a sink too: one of the crawl's choosing.
 	dir := t.TempDir()
 	w, err := warc.NewWriter(warc.Config{Dir: dir})
@@ -225,7 +226,7 @@ func TestSinks(t *testing.T) {
 
 	bad := &failingSink{n: 2}
 	cfg = mw.config(t, 5*time.Millisecond, mw.url("a.test", "/"))
-	cfg.Sinks = []Sink{bad}
+	cfg.Sinks = []events.Sink{bad}
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -4,31 +4,15 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
-	"sync"
-	"time"
 
+	"weft/internal/events"
 	"weft/internal/store"
 	"weft/internal/warc"
 )
 
-// Event is one archived capture, as a page sink receives it once the
-// capture is in the crawl's durable state.
-type Event struct {
-	URL           string    `json:"url"`
-	FetchedAt     time.Time `json:"fetched_at"`
-	Status        int       `json:"status"`
-	PayloadDigest string    `json:"payload_digest"` // "sha1:" and base32, as in WARC
-	WARCFile      string    `json:"warc_file"`
-	Offset        int64     `json:"offset"`
-	Length        int64     `json:"length"`
-	Revisit       bool      `json:"revisit,omitempty"`     // the payload is in an earlier capture's record
-	NearDupOf     string    `json:"near_dup_of,omitempty"` // a page this one nearly copies
-}
-
-func eventOf(r store.CaptureRecord) Event {
-	return Event{
+func eventOf(r store.CaptureRecord) events.Event {
+	return events.Event{
 		URL: r.URL, FetchedAt: r.Date.UTC(), Status: r.Status,
 		PayloadDigest: "sha1:" + base32.StdEncoding.EncodeToString(r.Digest[:]),
 		WARCFile:      r.File, Offset: r.Offset, Length: r.Length,
@@ -49,52 +33,6 @@ type ArchiveWriter interface {
 }
 
 var _ ArchiveWriter = (*warc.Writer)(nil)
-
-// Sink receives every capture after it is durable: a downstream indexer, a
-// message log. Delivery is at least once: an event is kept in the crawl's
-// state (its outbox) until every sink has taken it, and delivered again
-// after a crash. Capture is called from many workers at once.
-type Sink interface {
-	Capture(Event) error
-	Close() error
-}
-
-// EventsFile is a Sink that appends each event to a file as a line of JSON,
-// in one write, so that a reader tailing the file while the crawl runs
-// never sees half a line.
-type EventsFile struct {
-	mu   sync.Mutex
-	f    *os.File
-	path string
-}
-
-// OpenEventsFile opens (creating, or appending to) the JSON Lines file at
-// path.
-func OpenEventsFile(path string) (*EventsFile, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("events file: %w", err)
-	}
-	return &EventsFile{f: f, path: path}, nil
-}
-
-// Capture appends e as one line.
-func (s *EventsFile) Capture(e Event) error {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, err := s.f.Write(b); err != nil {
-		return fmt.Errorf("events file %s: %w", s.path, err)
-	}
-	return nil
-}
-
-// Close closes the file.
-func (s *EventsFile) Close() error { return s.f.Close() }
 
 // emit hands captures that are now durable to the sinks. A sink that fails
 // stops the crawl, as a WARC file that cannot be written does: what it
@@ -162,12 +100,12 @@ func (c *Crawler) dropOutbox(names []string) {
 // them. Without sinks they are kept for a run that has them.
 func (c *Crawler) replayOutbox() error {
 	var names []string
-	var events []Event
+	var pending []events.Event
 	err := c.state.db.MetaPrefix(metaOutbox, func(seq string, v []byte) bool { // names come without the prefix
-		var e Event
+		var e events.Event
 		if json.Unmarshal(v, &e) == nil {
 			names = append(names, metaOutbox+seq)
-			events = append(events, e)
+			pending = append(pending, e)
 		}
 		if n, err := strconv.ParseUint(seq, 10, 64); err == nil && n > c.outboxSeq.Load() {
 			c.outboxSeq.Store(n)
@@ -181,13 +119,13 @@ func (c *Crawler) replayOutbox() error {
 		return nil
 	}
 	for _, s := range c.cfg.Sinks {
-		for _, e := range events {
+		for _, e := range pending {
 			if err := s.Capture(e); err != nil {
 				return fmt.Errorf("crawl: page sink, delivering the events of an earlier run: %w", err)
 			}
 		}
 	}
-	c.log.Info("page events of an earlier run delivered again", "events", len(events))
+	c.log.Info("page events of an earlier run delivered again", "events", len(pending))
 	c.dropOutbox(names)
 	return nil
 }

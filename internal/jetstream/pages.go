@@ -18,7 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"weft/internal/crawl"
+	"weft/internal/events"
 	"weft/internal/partition"
 )
 
@@ -72,7 +72,7 @@ type PageEvent struct {
 	SchemaVersion int       `json:"v"`
 }
 
-// Pages publishes page events to a JetStream stream. It is a crawl.Sink.
+// Pages publishes page events to a JetStream stream. It is a events.Sink.
 type Pages struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
@@ -81,7 +81,7 @@ type Pages struct {
 	timeout time.Duration
 }
 
-var _ crawl.Sink = (*Pages)(nil)
+var _ events.Sink = (*Pages)(nil)
 
 // OpenPages connects, makes sure the stream exists, and returns the sink.
 func OpenPages(ctx context.Context, cfg PagesConfig) (*Pages, error) {
@@ -157,7 +157,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg PagesConfig) 
 // Capture publishes e and waits for the stream to acknowledge it. Its
 // message id is the capture's identity (URL, time, record), so the stream
 // stores a capture delivered twice once.
-func (p *Pages) Capture(e crawl.Event) error {
+func (p *Pages) Capture(e events.Event) error {
 	ev := PageEvent{
 		URL: e.URL, FetchedAt: e.FetchedAt, Status: e.Status, ContentHash: e.PayloadDigest,
 		WARCFile: e.WARCFile, Offset: e.Offset, Length: e.Length, Revisit: e.Revisit, NearDupOf: e.NearDupOf,

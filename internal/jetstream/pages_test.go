@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"weft/internal/crawl"
+	"weft/internal/events"
 	"weft/internal/natstest"
 	"weft/internal/partition"
 	"weft/internal/synthweb"
@@ -43,7 +44,7 @@ func TestPageEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	file, err := crawl.OpenEventsFile(filepath.Join(dir, "events.jsonl"))
+	file, err := events.OpenFile(filepath.Join(dir, "events.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestPageEvents(t *testing.T) {
 		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true, Partitions: parts}
 	cfg.Fetch.Resolve = web.Resolve()
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	cfg.Sinks = []crawl.Sink{file, pages}
+	cfg.Sinks = []events.Sink{file, pages}
 	c, err := crawl.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -62,14 +63,14 @@ func TestPageEvents(t *testing.T) {
 	file.Close()
 
 	// What the events file says was captured.
-	want := map[string]crawl.Event{}
+	want := map[string]events.Event{}
 	f, err := os.Open(filepath.Join(dir, "events.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var e crawl.Event
+		var e events.Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +118,7 @@ func TestPageEvents(t *testing.T) {
 	}
 
 	// At least once: the same capture again is stored once.
-	var any crawl.Event
+	var any events.Event
 	for _, e := range want {
 		any = e
 		break
