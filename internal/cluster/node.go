@@ -90,7 +90,7 @@ type Config struct {
 type Node struct {
 	cfg    Config
 	js     jetstream.JetStream
-	hosts  jetstream.KeyValue // per host: its last clock worth keeping (crawl.Config.Clocked)
+	hosts  jetstream.KeyValue // per host: its last clock worth keeping (crawl.Cluster.Clocked)
 	crawl  *crawl.Crawler
 	owners *wjs.Owners
 	log    *slog.Logger
@@ -224,15 +224,8 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	cc := cfg.Crawl
 	cc.Partitions = cfg.Partitions
 	cc.KeepAlive = true
-	// Every URL goes through its partition's log, the node's own ones
-	// too: the log is what a later owner rebuilds the partition from.
-	cc.Owns = func(string) bool { return false }
-	cc.Forward = n.forward
+	cc.Cluster = crawlSide{n}
 	cc.SharedVisits = true
-	cc.Fetched = n.fetched
-	cc.Claim = n.claim
-	cc.Clocked = n.clocked
-	cc.RobotsHop = n.robotsHop
 	if n.crawl, err = crawl.New(cc); err != nil {
 		return nil, err
 	}
@@ -843,7 +836,7 @@ func (n *Node) release(p int) {
 }
 
 // A robots.txt redirect to a host of another partition is that
-// partition's owner's to follow (crawl.Config.RobotsHop): the asking node
+// partition's owner's to follow (crawl.Cluster.RobotsHop): the asking node
 // sends a request to weft.hop.<p>, which only the node leasing p answers.
 func hopSubject(p int) string { return "weft.hop." + strconv.Itoa(p) }
 

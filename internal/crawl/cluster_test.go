@@ -11,12 +11,44 @@ import (
 	"testing"
 	"time"
 
+	"weft/internal/frontier"
 	"weft/internal/partition"
 	"weft/internal/recrawl"
 	"weft/internal/seen"
 	"weft/internal/store"
 	"weft/internal/synthweb"
 )
+
+// testCluster is a Cluster for nodes tested without package cluster:
+// ownership and forwarding by the test's functions, every claim granted,
+// nothing heard of visits or clocks, and robots.txt hops followed by the
+// asking crawl itself, as a node that owns the hop's host does.
+type testCluster struct {
+	owns    func(host string) bool
+	forward func([]Offered) error
+	self    *Crawler // set once made
+}
+
+func (tc *testCluster) Owns(host string) bool          { return tc.owns(host) }
+func (tc *testCluster) Forward(urls []Offered) error   { return tc.forward(urls) }
+func (tc *testCluster) Claim(string) (time.Time, bool) { return time.Now().Add(time.Hour), true }
+func (tc *testCluster) Fetched(Visited, string)        {}
+func (tc *testCluster) Clocked(string, frontier.Clock) {}
+func (tc *testCluster) RobotsHop(ctx context.Context, forHost, target, targetHost string, hops int) (RobotsAnswer, error) {
+	return tc.self.HopFor(ctx, forHost, target, targetHost, hops, true)
+}
+
+// newNode makes a crawl of cfg as a node of tc.
+func newNode(t *testing.T, cfg Config, tc *testCluster) *Crawler {
+	t.Helper()
+	cfg.Cluster = tc
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.self = c
+	return c
+}
 
 // relay hands the URLs one node forwards to the node that owns their hosts,
 // in order, retrying while that node is not running yet: the in-process
@@ -88,12 +120,7 @@ func TestNodesSplitHostsByPartition(t *testing.T) {
 		cfg := testConfig(t, web, 4, delay)
 		cfg.Partitions = parts
 		cfg.KeepAlive = true
-		cfg.Owns = func(host string) bool { return owner(host) == n }
-		cfg.Forward = rl.forward
-		c, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := newNode(t, cfg, &testCluster{owns: func(host string) bool { return owner(host) == n }, forward: rl.forward})
 		for p := range parts {
 			if p%2 != n {
 				c.HoldPartition(p, true)
@@ -314,20 +341,17 @@ func TestForwardStoppingStopsWithoutFailing(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Seeds = []string{seed}
-	cfg.Owns = func(host string) bool { return host == own.Host }
-	cfg.Forward = func([]Offered) error { return fmt.Errorf("relay: %w", ErrStopping) }
-	c, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	owns := func(host string) bool { return host == own.Host }
+	c := newNode(t, cfg, &testCluster{owns: owns, forward: func([]Offered) error { return fmt.Errorf("relay: %w", ErrStopping) }})
 	sum, err := c.Run(t.Context())
 	if err != nil || sum.StoppedBy != "stopped" {
 		t.Fatalf("a crawl whose Forward is stopping: %q, err %v; want stopped, no error", sum.StoppedBy, err)
 	}
 	first := pageRequests(web)
 
-	cfg.Forward = func([]Offered) error { return nil }
-	runCrawl(t, cfg)
+	if _, err := newNode(t, cfg, &testCluster{owns: owns, forward: func([]Offered) error { return nil }}).Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	again := 0
 	for u, n := range pageRequests(web) {
 		if first[u] > 0 && n > first[u] {

@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"context"
 	"fmt"
 
 	"log/slog"
@@ -129,44 +128,14 @@ type Config struct {
 
 	// WARCMaxFileSize rotates WARC files; zero means 1 GiB.
 	WARCMaxFileSize int64
-	// Owns, when set, makes the crawl one node of several that split the
-	// hosts by partition: a URL of a host it does not own (false) is not
-	// judged new or queued here but handed to Forward, for the cluster to
-	// deliver to the host's owner, whose Offer judges it. Seeds, links,
-	// redirects and sitemaps alike. Forward is called with a page's URLs
-	// before the page's batch commits, so that a crash loses none (a URL
-	// may then be forwarded twice; its owner's seen set drops the second).
-	// A Forward that gives up because its process is stopping returns an
-	// error wrapping ErrStopping: the page is not recorded (its URL stays
-	// queued on disk, for the next run) and the crawl stops leasing, as
-	// stopped, not failed.
-	Owns    func(host string) bool
-	Forward func([]Offered) error
+	// Cluster, when set, makes the crawl one node of several that split
+	// the hosts by partition (see Cluster); nil is a crawl on its own.
+	Cluster Cluster
 	// SharedVisits says that other nodes of a cluster fetch this crawl's
 	// URLs too, and hand their visits over (Crawler.Adopt): before each
 	// page is fetched its record is read, and a visit made since the URL
-	// was queued that is not due again counts as done here. Fetched hears
-	// of every page URL whose fetch is recorded, with its record, for the
-	// cluster's log.
+	// was queued that is not due again counts as done here.
 	SharedVisits bool
-	Fetched      func(v Visited, host string)
-	// Clocked, when set, hears of every host clock the crawl writes to its
-	// store (frontier.Durable: one a restart would not assume, such as a
-	// Crawl-delay, a backoff or failures), after it is written: a cluster
-	// keeps them where the host's next owner finds them.
-	Clocked func(host string, clock frontier.Clock)
-	// RobotsHop, when set (a cluster), makes a robots.txt redirect to
-	// another host that host's owner's to follow (this node or another):
-	// it is called, off the workers, with the scheme://host[:port] whose
-	// robots.txt it is, the hop's URL and host and the hops so far, and
-	// returns the owner's decision (Crawler.HopFor there). An error leaves the robots.txt
-	// unreachable for now, retried as a failed fetch is.
-	RobotsHop func(ctx context.Context, forHost, target, targetHost string, hops int) (RobotsAnswer, error)
-	// Claim, when set, is asked before each lease is handled: whether the
-	// node may make a request to the host now, and until when that
-	// request must end (its partition's lease; the request is cut then).
-	// A lease it refuses goes back unfetched.
-	Claim func(host string) (until time.Time, ok bool)
 	// KeepAlive keeps Run going when nothing is queued or in flight, for
 	// URLs still to come (Offer, AddSeeds); Run then ends with its context.
 	KeepAlive bool

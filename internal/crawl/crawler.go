@@ -232,7 +232,9 @@ func New(cfg Config) (c *Crawler, err error) {
 	if err := c.prepareDueIndex(); err != nil { // after the in-link counts: they weigh in
 		return nil, err
 	}
-	c.state.forward = cfg.Forward
+	if cfg.Cluster != nil {
+		c.state.forward = cfg.Cluster.Forward
+	}
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions}, c.state); err != nil {
 		return nil, err
 	}
@@ -548,8 +550,8 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 			continue
 		}
 		hctx, cancel := ctx, context.CancelFunc(func() {})
-		if c.cfg.Claim != nil {
-			until, ok := c.cfg.Claim(l.Host)
+		if c.cfg.Cluster != nil {
+			until, ok := c.cfg.Cluster.Claim(l.Host)
 			if !ok {
 				// The node no longer owns the host (its partition is
 				// about to be held): the URL goes back unfetched, for the
@@ -571,7 +573,7 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 }
 
 // Visited is what a node of a cluster tells the others of a URL it fetched
-// (Config.Fetched), and what the URL's next owner takes on (Adopt): its
+// (Cluster.Fetched), and what the URL's next owner takes on (Adopt): its
 // record after the fetch, with the importance its next crawl was scheduled
 // with.
 type Visited struct {
@@ -728,10 +730,10 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 		c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 	} else {
 		c.emit(pb.captures, outbox)
-		if c.cfg.Clocked != nil && keep != nil {
-			c.cfg.Clocked(l.Host, *keep)
+		if c.cfg.Cluster != nil && keep != nil {
+			c.cfg.Cluster.Clocked(l.Host, *keep)
 		}
-		if c.cfg.Fetched != nil && !lo.res.Retry && l.RobotsFor == "" && lo.res.Fetched && !requeued(pb, l.URL) {
+		if c.cfg.Cluster != nil && !lo.res.Retry && l.RobotsFor == "" && lo.res.Fetched && !requeued(pb, l.URL) {
 			v := Visited{URL: l.URL, Record: rec}
 			if lo.visit != nil {
 				v.Importance = lo.visit.importance
@@ -739,7 +741,7 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 					v.First = &lo.visit.first
 				}
 			}
-			c.cfg.Fetched(v, l.Host)
+			c.cfg.Cluster.Fetched(v, l.Host)
 		}
 	}
 	c.digests.settle(pb.digests)
@@ -1314,7 +1316,7 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 		c.stats.reject(RejectPolicy)
 		return frontier.Item{}, RejectPolicy
 	}
-	if c.cfg.Owns != nil && !offered && !c.cfg.Owns(u.Authority) {
+	if c.cfg.Cluster != nil && !offered && !c.cfg.Cluster.Owns(u.Authority) {
 		// Another node's host: its owner judges whether the URL is new.
 		pb.forward = append(pb.forward, Offered{URL: u.String, Depth: depth, Hops: hops, Priority: p, Via: via, Resource: resource})
 		c.stats.forwarded.Add(1)

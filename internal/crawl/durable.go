@@ -57,7 +57,7 @@ type durable struct {
 	seq      uint64 // last front-queue sequence number handed out
 	firstSeq uint64 // the first one this process hands out
 
-	forward func([]Offered) error // Config.Forward; nil outside a cluster
+	forward func([]Offered) error // Config.Cluster.Forward; nil outside a cluster
 }
 
 const (
@@ -163,7 +163,7 @@ type pageBatch struct {
 	digests  [][sha1.Size]byte     // new payload digests it records (see digestShards)
 	captures []store.CaptureRecord // the captures it indexes, for the page sinks
 	sims     []uint64              // fingerprints it adds to the near-duplicate index
-	forward  []Offered             // URLs of other nodes' hosts (Config.Owns), handed to Config.Forward before it commits
+	forward  []Offered             // URLs of other nodes' hosts (Cluster.Owns), handed to Cluster.Forward before it commits
 	// page is the URL of the page whose links are being admitted, when it
 	// answered 200 with a whole body: fetched, before its capture is
 	// indexed (see indexAlias).

@@ -14,8 +14,8 @@ import (
 // Robots.txt redirects across the nodes of a cluster. A host's robots.txt
 // chain is the host's owner's to follow, but each request of it is made
 // under the clock of the host it goes to; when that host is another
-// node's (Config.Claim refuses it), this node asks that node to make the
-// hop (Config.RobotsHop, answered there by HopFor), and the rest of the
+// node's (Cluster.Claim refuses it), this node asks that node to make the
+// hop (Cluster.RobotsHop, answered there by HopFor), and the rest of the
 // chain with it, and parks the host until the decision comes back.
 
 // RobotsAnswer is the outcome of a robots.txt chain followed by another
@@ -65,7 +65,7 @@ func (cr *Crawler) remoteHop(host string, e *robotsEntry, target, targetHost str
 		var ans RobotsAnswer
 		var err error
 		for wait := 500 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
-			if ans, err = cr.cfg.RobotsHop(rctx, host, target, targetHost, hops); err == nil {
+			if ans, err = cr.cfg.Cluster.RobotsHop(rctx, host, target, targetHost, hops); err == nil {
 				break
 			}
 			select {
@@ -108,7 +108,7 @@ var errHopBusy = errors.New("crawl: a robots.txt hop for this host is already un
 // hosts. It returns the decision, or where
 // the chain goes on on forHost itself, once known, or ctx's error.
 //
-// local says that this crawl asked (Config.RobotsHop routed the hop back
+// local says that this crawl asked (Cluster.RobotsHop routed the hop back
 // to it): forHost's robots.txt state is then its own, set by the asking
 // lease, and the hop works on it as a hop made without the cluster does.
 func (cr *Crawler) HopFor(ctx context.Context, forHost, target, targetHost string, hops int, local bool) (RobotsAnswer, error) {

@@ -151,7 +151,7 @@ func (c *Crawler) URLs(host string, status store.URLStatus, after *store.URLPos,
 }
 
 // Offered is a URL one node of a cluster found for a host another owns
-// (Config.Owns, Config.Forward), as the owner's Offer takes it.
+// (Cluster.Owns, Cluster.Forward), as the owner's Offer takes it.
 type Offered struct {
 	URL      string            `json:"url"` // canonical
 	Depth    int               `json:"depth"`
@@ -285,7 +285,7 @@ var ErrNotHTTP = errors.New("only http and https URLs are crawled")
 // ErrNotRunning is returned by AddSeeds once the crawl has stopped.
 var ErrNotRunning = errors.New("crawl: not running")
 
-// ErrStopping is what Config.Forward wraps when it gives up because its
+// ErrStopping is what Cluster.Forward wraps when it gives up because its
 // process is stopping.
 var ErrStopping = errors.New("stopping")
 

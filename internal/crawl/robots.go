@@ -260,7 +260,7 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 		e.pending = ""
 		e.waiting.Store(true)
 		answered.Park = true
-		if cr.cfg.RobotsHop != nil {
+		if cr.cfg.Cluster != nil {
 			// In a cluster the other host's owner makes the hop, even
 			// when it is this node: ownership may move before the hop's
 			// turn comes, and the owner's answer comes back either way.

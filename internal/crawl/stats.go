@@ -28,7 +28,7 @@ const (
 	RejectNearDup   = "near-dup"  // a link of a near-duplicate page, not followed
 	RejectTrap      = "trap"      // on a host cut off for serving mostly near-duplicates
 	RejectForbidden = "forbidden" // an address the SSRF guard refuses (an IP literal, or a name --resolve pins)
-	RejectForwarded = "forwarded" // another node's host (Config.Owns): handed to its owner, not refused
+	RejectForwarded = "forwarded" // another node's host (Cluster.Owns): handed to its owner, not refused
 )
 
 // counters are the crawl's running totals, updated by workers without a
@@ -51,7 +51,7 @@ type counters struct {
 	binary         atomic.Int64 // body labelled as text that is binary, not parsed
 	redirectSeen   atomic.Int64 // redirects to a URL already seen: loops, or pages reached before
 	robotsCut      atomic.Int64 // robots.txt files longer than robots.MaxBytes, read in part
-	forwarded      atomic.Int64 // URLs handed to other nodes (Config.Owns)
+	forwarded      atomic.Int64 // URLs handed to other nodes (Cluster.Owns)
 	errors         atomic.Int64 // page requests without a response
 	noindex        atomic.Int64
 	nofollow       atomic.Int64
@@ -199,7 +199,7 @@ type Summary struct {
 	Binary         int64            // bodies labelled as text that were binary: archived, not parsed
 	Charsets       map[string]int64 // documents whose charset label was unknown, whose UTF-8 was invalid, or that were converted to UTF-8 (content.Charset*)
 	RedirectSeen   int64            // redirects to a URL already seen: loops, or pages reached another way
-	Forwarded      int64            // URLs handed to the nodes that own their hosts (Config.Owns)
+	Forwarded      int64            // URLs handed to the nodes that own their hosts (Cluster.Owns)
 	RobotsCut      int64            // robots.txt files over robots.MaxBytes: only their first 500 KiB read
 	ByStatus       map[string]int64 // page responses by status class ("2xx", ...)
 	Errors         map[string]int64 // page requests without a response, by kind
