@@ -629,21 +629,14 @@ func (n *Node) acquire(p int, epoch uint64) {
 // partition and lives: the partition waits, held, rather than being
 // crawled without its past.
 func (n *Node) takeOver(ctx context.Context, p int, epoch uint64, tk *taking) {
-	taken := time.Now()
 	// The crawl must be running to take visits in (its store open, its
 	// seen set warmed).
-	for !n.crawl.Running() {
-		n.mu.Lock()
-		ended := n.ended
-		n.mu.Unlock()
-		if ended {
-			return
-		}
-		select {
-		case <-time.After(10 * time.Millisecond):
-		case <-ctx.Done():
-			return
-		}
+	select {
+	case <-n.crawl.Ready():
+	case <-n.crawl.Done():
+		return
+	case <-ctx.Done():
+		return
 	}
 	// The reads end if the lease is lost meanwhile. (Watched from here:
 	// the crawl runs, so Start has set n.owners; a callback may come
@@ -671,7 +664,7 @@ func (n *Node) takeOver(ctx context.Context, p int, epoch uint64, tk *taking) {
 	if !n.untilRead(ctx, p, "host clocks", 20*time.Second, func(actx context.Context) error {
 		kept, err := n.hostClocks(actx, p)
 		if err == nil {
-			n.crawl.TakeOver(kept)
+			n.crawl.TakeOver(p, kept)
 		}
 		return err
 	}) {
@@ -703,28 +696,18 @@ func (n *Node) takeOver(ctx context.Context, p int, epoch uint64, tk *taking) {
 	n.wg.Go(func() { n.consume(ctx, p, ps) })
 	// Every host's last request, on the last owner, ended before its
 	// lease came free (a handoff waits for the requests in flight; a
-	// dead owner's leases expire TTL/2 after its last one), so waiting
-	// one delay from the takeover keeps every gap; a host owing more has
-	// its clock kept (above).
-	n.wg.Go(func() {
-		select {
-		case <-time.After(time.Until(taken.Add(n.cfg.Crawl.Delay))):
-		case <-ctx.Done(): // released meanwhile
-			return
-		}
-		n.mu.Lock()
-		defer n.mu.Unlock()
-		// Under n.mu: a release holds the partition after this, not
-		// before. Not its validity at this instant: a renewal late under
-		// load makes a lease invalid a moment without losing it, and a
-		// partition left held would never be crawled; every request asks
-		// Claim anyway.
-		if n.consumers[p] == tk && n.holds(p, tk) {
-			tk.open = true
-			n.crawl.HoldPartition(p, false)
-			n.serveHops(p)
-		}
-	})
+	// dead owner's leases expire TTL/2 after its last one), so the gap
+	// from the takeover that the frontier makes each host wait (TakeOver,
+	// above) keeps every gap. Under n.mu: a release holds the partition
+	// after this, not before. Not its validity at this instant: a renewal
+	// late under load makes a lease invalid a moment without losing it,
+	// and a partition left held would never be crawled; every request
+	// asks Claim anyway.
+	if n.holds(p, tk) {
+		tk.open = true
+		n.crawl.HoldPartition(p, false)
+		n.serveHops(p)
+	}
 	n.log.Info("cluster: partition taken", "partition", p, "epoch", epoch, "snapshot", snapObject, "visits_adopted", fromSnap+visits)
 }
 

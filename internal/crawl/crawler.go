@@ -82,7 +82,11 @@ type Crawler struct {
 	liveMu  sync.RWMutex
 	running bool
 	closed  bool // the store is closed: nothing more can be read (liveMu)
-	frontUp bool // the frontier's Run was started (liveMu): before, it answers nothing
+	// ready is closed when running first turns true, done when the crawl
+	// has stopped taking work for good (closed turns true).
+	ready, done         chan struct{}
+	readyOnce, doneOnce sync.Once
+	frontUp             bool // the frontier's Run was started (liveMu): before, it answers nothing
 
 	partHeld []atomic.Bool // per partition: held (HoldPartition), not to be recrawled here
 
@@ -140,6 +144,8 @@ func New(cfg Config) (c *Crawler, err error) {
 		canon: canon.New(cfg.Canon),
 		stats: newCounters(),
 		start: time.Now(), // set here, before anything may read it (Live, from another goroutine)
+		ready: make(chan struct{}),
+		done:  make(chan struct{}),
 	}
 	if c.token == "" {
 		return nil, fmt.Errorf("crawl: user agent %q has no product token for robots.txt", cfg.UserAgent)
@@ -317,6 +323,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		c.liveMu.Lock()
 		c.running, c.closed = false, true // the API reads and writes no more
 		c.liveMu.Unlock()
+		c.doneOnce.Do(func() { close(c.done) })
 		return c.close(uploadDrain)
 	}
 	if err := c.replayOutbox(); err != nil {

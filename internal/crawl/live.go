@@ -97,13 +97,25 @@ func (c *Crawler) setRunning(on bool) {
 	c.liveMu.Lock()
 	c.running = on
 	c.liveMu.Unlock()
+	if on {
+		c.readyOnce.Do(func() { close(c.ready) })
+	}
 }
+
+// Ready is closed once Run takes work (Offer, Adopt, AddSeeds): its store
+// is open and its seeds are in.
+func (c *Crawler) Ready() <-chan struct{} { return c.ready }
+
+// Done is closed once the crawl has stopped taking work for good: Run has
+// ended, or the Crawler was discarded. It may close without Ready having.
+func (c *Crawler) Done() <-chan struct{} { return c.done }
 
 // Discard releases what New opened, for a Crawler that will not Run.
 func (c *Crawler) Discard() error {
 	c.liveMu.Lock()
 	c.closed = true
 	c.liveMu.Unlock()
+	c.doneOnce.Do(func() { close(c.done) })
 	return c.close(0) // a crawl that never ran: its backlog of uploads waits for the next start
 }
 
@@ -261,11 +273,13 @@ func (c *Crawler) ReleasePartition(p int) map[string]frontier.Clock {
 // partition taken over).
 func (c *Crawler) InstallClocks(clocks map[string]frontier.Clock) { c.front.InstallClocks(clocks) }
 
-// TakeOver installs clocks a dead owner left (Clocked), each host held one
-// gap from now on top of them: when its last request was is not known
-// (frontier.TakeOver).
-func (c *Crawler) TakeOver(clocks map[string]frontier.Clock) {
-	c.front.InstallClocks(c.front.TakeOver(clocks, time.Now()))
+// TakeOver makes every host of partition p, taken over from another node,
+// wait one gap from now, and installs the clocks its last owner kept
+// (Cluster.Clocked) over that: when the last request to each host was is
+// not known (frontier.TakeOverPartition). Call it before the partition is
+// let go (HoldPartition false).
+func (c *Crawler) TakeOver(p int, clocks map[string]frontier.Clock) {
+	c.front.TakeOverPartition(p, time.Now(), clocks)
 }
 
 // Verdict is what became of a URL offered as a seed.

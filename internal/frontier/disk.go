@@ -67,6 +67,7 @@ func (f *Frontier) activate(name string) *host {
 			h.clock = installClock(h.clock, c)
 			delete(f.installed, name)
 		}
+		f.takenOver(h)
 	}
 	if !h.activeQ {
 		h.activeQ = true

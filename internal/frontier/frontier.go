@@ -68,8 +68,9 @@ type Frontier struct {
 	adds       []Item
 	completes  []completion
 	unparks    []string
-	holdHosts  map[string]bool // Hold's orders since the last takeInbox
-	holdParts  map[int]bool    // HoldPartition's orders since the last takeInbox
+	holdHosts  map[string]bool   // Hold's orders since the last takeInbox
+	holdParts  map[int]bool      // HoldPartition's orders since the last takeInbox
+	takeovers  map[int]time.Time // TakeOverPartition's orders since the last takeInbox
 	clocksIn   map[string]Clock
 	rearms     []rearm // Rearm's orders since the last takeInbox
 	clocksReq  chan clocksReq
@@ -88,10 +89,11 @@ type Frontier struct {
 	rng          *rand.Rand
 	front        [numPriorities]frontQueue
 	hosts        map[string]*host
-	held         map[string]bool  // hosts an operator holds (Hold), by name
-	partHeld     map[int]bool     // partitions held (HoldPartition)
-	installed    map[string]Clock // InstallClocks' clocks of hosts not in memory yet
-	releasing    []clocksReq      // ReleasePartition calls waiting for their partition's leases
+	held         map[string]bool   // hosts an operator holds (Hold), by name
+	partHeld     map[int]bool      // partitions held (HoldPartition)
+	installed    map[string]Clock  // InstallClocks' clocks of hosts not in memory yet
+	takenAt      map[int]time.Time // per partition: its last takeover (TakeOverPartition)
+	releasing    []clocksReq       // ReleasePartition calls waiting for their partition's leases
 	groups       map[string]*group
 	rearmBusy    map[string]rearmFunc // Rearm's orders for hosts whose lease is out
 	ready        readyHeap
@@ -171,6 +173,7 @@ func New(cfg Config) (*Frontier, error) {
 		held:       make(map[string]bool),
 		partHeld:   make(map[int]bool),
 		installed:  make(map[string]Clock),
+		takenAt:    make(map[int]time.Time),
 		clocksReq:  make(chan clocksReq),
 		releaseReq: make(chan clocksReq),
 		leases:     make(chan Lease),

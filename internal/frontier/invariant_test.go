@@ -178,7 +178,7 @@ func runRandomSchedule(t *testing.T, seed uint64) scheduleStats {
 			s.forgetPolicies(p, parts) // an operator's change was the old node's
 		default: // a takeover's clocks, installed over what the node has
 			n := nodes[owner[p]]
-			n.f.InstallClocks(n.f.TakeOver(n.f.PartitionClocks(p), time.Now()))
+			n.f.TakeOverPartition(p, time.Now(), n.f.PartitionClocks(p))
 		}
 	}
 	// Let everything that can be leased be leased, then stop.

@@ -202,6 +202,44 @@ func (f *Frontier) TakeOver(clocks map[string]Clock, at time.Time) map[string]Cl
 	return out
 }
 
+// TakeOverPartition makes every host of partition p wait at least one gap
+// (the default delay, its Crawl-delay or backoff) from at before its next
+// request, and installs clocks, those the hosts' last owner kept, over
+// that: a node taking p over knows only that the last owner's last
+// request to each host ended before at, not when. Hosts in memory are
+// held back at once, the others when they come into memory, whether from
+// the store, from InstallClocks or new. Call it before the partition is
+// let go (HoldPartition false): the order is kept.
+func (f *Frontier) TakeOverPartition(p int, at time.Time, clocks map[string]Clock) {
+	if f.cfg.Partitions <= 0 {
+		panic("frontier: TakeOverPartition without Config.Partitions")
+	}
+	f.mu.Lock()
+	if f.takeovers == nil {
+		f.takeovers = map[int]time.Time{}
+	}
+	f.takeovers[p] = later(f.takeovers[p], at)
+	if f.clocksIn == nil && len(clocks) > 0 {
+		f.clocksIn = map[string]Clock{}
+	}
+	for name, c := range f.TakeOver(clocks, at) {
+		f.clocksIn[name] = installClock(f.clocksIn[name], c)
+	}
+	f.mu.Unlock()
+	f.wake()
+}
+
+// takenOver holds a host of a partition taken over back to a gap from its
+// takeover.
+func (f *Frontier) takenOver(h *host) {
+	if len(f.takenAt) == 0 {
+		return
+	}
+	if at, ok := f.takenAt[partition.Of(h.name, f.cfg.Partitions)]; ok {
+		h.clock.NextAt = later(h.clock.NextAt, at.Add(f.cfg.gap(h.clock)))
+	}
+}
+
 // installClock is the clock a host has once given is installed over cur:
 // given is the newer knowledge (its last owner's), so its Crawl-delay,
 // backoff and failure counts replace cur's, which may be stale (this

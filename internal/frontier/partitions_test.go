@@ -211,7 +211,7 @@ func TestTakeOver(t *testing.T) {
 			hosts[0]: {NextAt: start.Add(-time.Hour), CrawlDelay: 30 * time.Second, Errors: 5},
 			hosts[1]: {GaveUp: true, Errors: 9},
 		}
-		f.InstallClocks(f.TakeOver(kept, start))
+		f.TakeOverPartition(1, start, kept)
 		f.Add(items(hosts[0], 1, Normal)...)
 		go f.Run(ctx)
 		l, err := f.Next(ctx)
@@ -229,6 +229,52 @@ func TestTakeOver(t *testing.T) {
 		synctest.Wait()
 		if info := f.Host(hosts[1]); !info.Clock.GaveUp {
 			t.Errorf("%s after the takeover: %+v, want it given up", hosts[1], info)
+		}
+	})
+}
+
+// TestTakeOverPartitionWaitsAGap: after a takeover every host of the
+// partition waits one gap from it, whether it was in memory with its last
+// request long past, comes in later, or has its own Crawl-delay; a host of
+// another partition does not wait.
+func TestTakeOverPartitionWaitsAGap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const parts = 2
+		byPart := [parts][]string{}
+		for i := 0; len(byPart[0]) < 1 || len(byPart[1]) < 3; i++ {
+			h := fmt.Sprintf("h%d.test", i)
+			byPart[partition.Of(h, parts)] = append(byPart[partition.Of(h, parts)], h)
+		}
+		known, later, slow, other := byPart[1][0], byPart[1][1], byPart[1][2], byPart[0][0]
+		ctx := t.Context()
+		f := newFrontier(t, Config{Delay: time.Second, Partitions: parts, KeepAlive: true})
+		go f.Run(ctx)
+		// known was fetched long ago, in an earlier ownership.
+		f.Add(items(known, 2, Normal)...)
+		l, err := f.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Complete(l, Result{Fetched: true})
+		time.Sleep(time.Hour) // the fake clock: the known host's wait is long over
+		f.HoldPartition(1, true)
+		synctest.Wait()
+		at := time.Now()
+		f.TakeOverPartition(1, at, map[string]Clock{slow: {CrawlDelay: 5 * time.Second}})
+		f.HoldPartition(1, false)
+		f.Add(items(later, 1, Normal)...)
+		f.Add(items(slow, 1, Normal)...)
+		f.Add(items(other, 1, Normal)...)
+		want := map[string]time.Duration{known: time.Second, later: time.Second, slow: 5 * time.Second, other: 0}
+		for range len(want) {
+			l, err := f.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if waited := time.Since(at); waited < want[l.Host] {
+				t.Errorf("%s leased %v after the takeover, want at least %v", l.Host, waited, want[l.Host])
+			}
+			f.Complete(l, Result{Fetched: true})
 		}
 	})
 }

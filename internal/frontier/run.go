@@ -218,9 +218,22 @@ func (f *Frontier) takeInbox() {
 	f.mu.Lock()
 	adds, completes, unparks, holds, parts, clocks := f.adds, f.completes, f.unparks, f.holdHosts, f.holdParts, f.clocksIn
 	f.adds, f.completes, f.unparks, f.holdHosts, f.holdParts, f.clocksIn = nil, nil, nil, nil, nil, nil
-	rearms := f.rearms
-	f.rearms = nil
+	rearms, takeovers := f.rearms, f.takeovers
+	f.rearms, f.takeovers = nil, nil
 	f.mu.Unlock()
+	// Takeovers first: a partition let go in the same round waits for
+	// its takeover's gaps.
+	for p, at := range takeovers {
+		f.takenAt[p] = later(f.takenAt[p], at)
+	}
+	if len(takeovers) > 0 {
+		for _, h := range f.hosts {
+			if _, ok := takeovers[partition.Of(h.name, f.cfg.Partitions)]; ok {
+				f.takenOver(h)
+				f.fix(h)
+			}
+		}
+	}
 	for name, c := range clocks {
 		if h := f.hosts[name]; h != nil {
 			h.clock = installClock(h.clock, c)
