@@ -1,0 +1,348 @@
+package crawl
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"weft/internal/canon"
+	"weft/internal/content"
+	"weft/internal/fetch"
+	"weft/internal/frontier"
+	"weft/internal/seen"
+	"weft/internal/simhash"
+	"weft/internal/store"
+	"weft/internal/warc"
+)
+
+// readAndAdmit reads a response with its handler and admits the links it
+// may follow, resolved against <base href> or the page's own URL, and the
+// images it shows when a module fetches them. It returns every link it
+// could resolve, followed or not: the page's outlinks.
+func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, h content.Handler, mt string, rec *fetchRecord, capt *store.CaptureRecord, countLinks bool) (outlinks []string, followed bool) {
+	res := h.Read(content.Doc{
+		MediaType: mt, Header: resp.Header, Body: resp.Decoded, Token: c.token,
+		Words: c.near != nil, Embeds: c.embeds, Truncated: resp.Truncated, MaxLinks: c.cfg.MaxLinksPerPage,
+	})
+	c.stats.inc(c.stats.handled, h.Name(), 1)
+	if res.Charset != "" {
+		c.stats.inc(c.stats.charsets, res.Charset, 1)
+	}
+	switch {
+	case errors.Is(res.Err, content.ErrBinary):
+		// Not a document read in part: one not to read at all.
+		c.stats.binary.Add(1)
+		c.log.Info("binary body labelled as text, not read", "url", l.URL, "handler", h.Name(), "content_type", resp.Header.Get("Content-Type"))
+	case res.Err != nil:
+		c.stats.inc(c.stats.unreadable, h.Name(), 1)
+		c.log.Warn("document read only in part", "url", l.URL, "handler", h.Name(), "links_read", len(res.Links), "err", res.Err)
+	}
+	switch {
+	case res.Truncated == content.CutLinks:
+		// Links past the cap are lost, and a documentation index can
+		// have more than any cap: an operator must be able to find the
+		// page and raise it.
+		c.stats.inc(c.stats.cut, h.Name(), 1)
+		c.stats.linksCut.update(l.Host, func(n int64) int64 { return n + 1 })
+		c.log.Warn("page cut at the per-page link cap: its later links are not read", "url", l.URL, "host", l.Host, "links", len(res.Links))
+	case res.Truncated != "":
+		c.stats.inc(c.stats.cut, h.Name(), 1)
+		c.log.Info("document cut at a limit", "url", l.URL, "handler", h.Name(), "limit", res.Truncated)
+	}
+	rec.Links = len(res.Links)
+	if res.NoIndex {
+		c.stats.noindex.Add(1)
+		rec.NoIndex = true
+	}
+	follow, nearDup := true, false
+	if res.NoFollow {
+		c.stats.nofollow.Add(1)
+		rec.NoFollow = true
+		c.stats.inc(c.stats.rejected, RejectNoFollow, int64(len(res.Links)))
+		follow = false
+	}
+	if c.near != nil && len(res.Words) >= c.cfg.NearDupMinWords {
+		fp := simhash.Fingerprint(res.Words, simhash.DefaultShingle)
+		of, filled, err := c.near.judge(fp, resp.URL, l.Depth, follow, pb)
+		if err != nil {
+			c.fail(fmt.Errorf("crawl: judge %s for near-duplicates: %w", resp.URL, err))
+		}
+		if filled {
+			c.log.Warn("near-duplicate index full: later pages are judged against the ones it holds, not added", "pages", c.cfg.NearDupMaxPages)
+		}
+		capt.SimHash, capt.NearDupOf = fp, of
+		c.noteJudged(pb, l.Host, of != "")
+		if of != "" {
+			nearDup = true
+			c.stats.nearDups.Add(1)
+			rec.NearDupOf = of
+			if follow && !c.cfg.NearDupFollow {
+				// Its links are mostly those of the page it copies.
+				c.stats.inc(c.stats.rejected, RejectNearDup, int64(len(res.Links)))
+				follow = false
+			}
+		}
+	}
+	// Links resolve against <base href> when the page has a valid one, else
+	// against the page's own (final) URL. The base is parsed once per page.
+	baseURL := u.String
+	if res.Base != "" {
+		if b, err := c.canon.Resolve(u, res.Base); err == nil {
+			baseURL = b.String
+		}
+	}
+	base, err := c.canon.NewBase(baseURL)
+	if err != nil {
+		c.log.Info("page URL does not parse as a base", "url", u.String, "err", err)
+		return nil, false
+	}
+	if resp.StatusCode == 200 && dedupable(resp) && resp.URL == u.String {
+		pb.page = u.String
+	}
+	outlinks = make([]string, 0, len(res.Links))
+	var votes map[seen.Key]bool // the distinct pages this one links to, for their in-links
+	if countLinks && follow {
+		votes = make(map[seen.Key]bool, len(res.Links))
+	}
+	for i, link := range res.Links {
+		lu, err := base.Resolve(link.URL)
+		if err == nil {
+			outlinks = append(outlinks, lu.String)
+			if votes != nil && !link.NoFollow && link.Tag != "sitemap" && i >= len(res.Hints) && lu.String != u.String {
+				votes[seen.KeyOf(lu.String)] = true // a page's link, not a sitemap's listing: a vote
+			}
+		}
+		switch {
+		case !follow:
+		case link.NoFollow:
+			c.stats.reject(RejectNoFollow)
+		case err != nil:
+			c.stats.reject(RejectInvalid)
+		case link.Tag == "sitemap": // a sitemap index's sitemap
+			if it, why := c.judge(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL, asResource); why == "" {
+				pb.items = append(pb.items, it)
+			}
+		case i < len(res.Hints): // a page a sitemap lists
+			c.admitListed(pb, lu, l, res.Hints[i])
+		default:
+			if it, why := c.judge(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL, asPageLink); why == "" {
+				pb.items = append(pb.items, it)
+			}
+		}
+	}
+	for k := range votes {
+		c.inlinks.Add(k)
+	}
+	// The images a page shows are fetched with it, one hop further (so an
+	// image that turns out to be a page is bounded by the depth limit like
+	// any link), unless the page is a near-duplicate whose links are not
+	// followed either. A nofollow page's images are fetched: nofollow is
+	// about links.
+	if c.embeds && (!nearDup || c.cfg.NearDupFollow) {
+		for _, src := range res.Embeds {
+			eu, err := base.Resolve(src)
+			if err != nil {
+				c.stats.reject(RejectInvalid)
+				continue
+			}
+			outlinks = append(outlinks, eu.String)
+			if it, why := c.judge(pb, eu, l.Depth+1, 0, frontier.Normal, l.URL, asResource); why == "" {
+				pb.items = append(pb.items, it)
+			}
+		}
+	}
+	return outlinks, follow
+}
+
+// archiveOutlinks writes a WARC metadata record about a parsed page, as
+// Heritrix does: where it was found, how deep, how long it took, and every
+// outlink found in it.
+func (c *Crawler) archiveOutlinks(resp *fetch.Response, recordID string, l frontier.Lease, outlinks []string) {
+	fields := make([][2]string, 0, len(outlinks)+3)
+	if l.Via != "" {
+		fields = append(fields, [2]string{"via", l.Via})
+	}
+	fields = append(fields, [2]string{"hopsFromSeed", strconv.Itoa(l.Depth)}, [2]string{"fetchTimeMs", strconv.FormatInt(resp.Duration.Milliseconds(), 10)})
+	for _, o := range outlinks {
+		fields = append(fields, [2]string{"outlink", o})
+	}
+	if _, err := c.warc.WriteMetadata(warc.Metadata{URL: resp.URL, Date: resp.Start, ConcurrentTo: recordID, Fields: fields}); err != nil {
+		c.fail(fmt.Errorf("crawl: archive the outlinks of %s: %w", resp.URL, err))
+	}
+}
+
+// admitRedirect admits a redirect target like a link at the same depth,
+// one hop further along its chain. A redirect from a seed widens the scope
+// to its target, as if the target had been the seed (http to https, a
+// domain to its www host). A redirect to a variant of its own canonical URL
+// (the server insists on a session id) is requested as written, once more
+// within the hop cap, since the seen set already holds its canonical form.
+func (c *Crawler) admitRedirect(pb *pageBatch, l frontier.Lease, location string) {
+	lu, err := c.canon.ResolveString(l.URL, location)
+	if err != nil {
+		c.stats.reject(RejectInvalid)
+		c.log.Info("bad redirect location", "url", l.URL, "location", location, "err", err)
+		return
+	}
+	if l.Hops+1 > c.cfg.MaxRedirects {
+		c.stats.reject(RejectRedirects)
+		c.log.Info("redirect chain too long", "url", l.URL, "location", location)
+		return
+	}
+	if l.Depth == 0 {
+		c.scope.AddSeed(lu)
+		pb.widenScope(lu.String)
+	}
+	if lu.String == l.URL {
+		pb.items = append(pb.items, frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL})
+		return
+	}
+	it, why := c.judge(pb, lu, l.Depth, l.Hops+1, l.Priority, l.URL, asLink)
+	switch why {
+	case "":
+		pb.items = append(pb.items, it)
+	case RejectSeen:
+		// A loop, or a page reached before by another way.
+		c.stats.redirectSeen.Add(1)
+	}
+}
+
+// admitURL judges a URL and, if it is to be queued, stages it in pb.
+func (c *Crawler) admitURL(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string) {
+	if it, why := c.judge(pb, u, depth, hops, p, via, asLink); why == "" {
+		pb.items = append(pb.items, it)
+	}
+}
+
+// judge runs a canonical URL through every filter, cheapest first, and
+// returns the frontier item when it is to be queued, else the reason it is
+// not (RejectSeen last of all). Every rejection is counted by reason. A resource (an image a page shows, a sitemap) is
+// fetched for what it is, not for links it may hold, so the extension rule
+// does not apply to it.
+func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, as admission) (frontier.Item, string) {
+	resource, offered := as == asResource || as == asOfferedResource, as == asOffered || as == asOfferedResource
+	switch {
+	case resource: // fetched for what it is (an image, a sitemap): no extension rule
+		if r := c.scope.CheckEmbed(u, depth); r != "" {
+			c.refuse(u.Authority, string(r))
+			return frontier.Item{}, string(r)
+		}
+	case depth > 0 || hops > 0: // seeds are in scope by definition
+		if r := c.scope.Check(u, depth); r != "" {
+			c.refuse(u.Authority, string(r))
+			return frontier.Item{}, string(r)
+		}
+	}
+	if c.fetcher.Permits(u.Host) != nil {
+		// An address the SSRF guard refuses, known without DNS: not
+		// queued at all. Names are judged again at every connect.
+		c.stats.reject(RejectForbidden)
+		return frontier.Item{}, RejectForbidden
+	}
+	if u.Path == "/robots.txt" {
+		// Fetched through the robots cache only: as a page it would probe
+		// a host whose robots.txt failed, and fetch the file twice.
+		c.stats.reject(RejectFilter)
+		return frontier.Item{}, RejectFilter
+	}
+	if pol := c.robots.cached(originKey(u.Scheme, u.Authority), time.Now()); pol != nil && !pol.Allowed(u.PathQuery()) {
+		c.stats.reject(RejectRobots)
+		return frontier.Item{}, RejectRobots
+	}
+	if c.trapped(u.Authority) {
+		c.refuse(u.Authority, RejectTrap)
+		return frontier.Item{}, RejectTrap
+	}
+	hp := c.cfg.Policies.For(u.Authority, u.Host)
+	if !hp.Allowed(u.PathQuery()) {
+		c.stats.reject(RejectPolicy)
+		return frontier.Item{}, RejectPolicy
+	}
+	if c.cfg.Cluster != nil && !offered && !c.cfg.Cluster.Owns(u.Authority) {
+		// Another node's host: its owner judges whether the URL is new.
+		pb.forward = append(pb.forward, Offered{URL: u.String, Depth: depth, Hops: hops, Priority: p, Via: via, Resource: resource})
+		c.stats.forwarded.Add(1)
+		return frontier.Item{}, RejectForwarded
+	}
+	capURLs := c.cfg.MaxURLsPerHost
+	if hp != nil && hp.MaxURLs > 0 && (capURLs == 0 || hp.MaxURLs < capURLs) {
+		capURLs = hp.MaxURLs // a policy only lowers the cap
+	}
+	it := frontier.Item{URL: u.String, Host: u.Authority, Depth: depth, Priority: p, Hops: hops, Via: via}
+	record := pb.recorder(&it)
+	isNew, err := c.seen.Add(u.Authority, u.String, func(part int, k seen.Key) (bool, error) {
+		// Counted only for URLs that are new, and checked before anything
+		// is written, so a capped URL is neither queued nor marked seen.
+		// Seeds are exempt from the pattern cap, as from the scope.
+		full, pk := c.traps.full(u)
+		if full && depth+hops > 0 {
+			return false, errPatternCap
+		}
+		if as == asPageLink && c.indexAlias(pb, u) {
+			return false, errIndexAlias
+		}
+		if capURLs > 0 && c.hostCap.update(u.Authority, func(n int64) int64 { return n + 1 }) > capURLs {
+			return false, errHostCap
+		}
+		ok, err := record(part, k)
+		if ok && err == nil {
+			c.traps.admitted(pk)
+		}
+		return ok, err
+	})
+	switch {
+	case errors.Is(err, errHostCap):
+		c.refuse(u.Authority, RejectHostCap)
+		return frontier.Item{}, RejectHostCap
+	case errors.Is(err, errPatternCap):
+		c.refuse(u.Authority, RejectPattern)
+		return frontier.Item{}, RejectPattern
+	case errors.Is(err, errIndexAlias):
+		c.stats.reject(RejectIndexAlias)
+		return frontier.Item{}, RejectIndexAlias
+	case err != nil:
+		c.fail(fmt.Errorf("crawl: accept %s: %w", u.String, err))
+		return frontier.Item{}, "error"
+	case !isNew:
+		c.stats.reject(RejectSeen)
+		return frontier.Item{}, RejectSeen
+	}
+	return it, ""
+}
+
+// requeued reports whether the batch queues url again (a redirect to a
+// variant of itself): it is not done.
+func requeued(pb *pageBatch, url string) bool {
+	for _, it := range pb.items {
+		if it.URL == url {
+			return true
+		}
+	}
+	return false
+}
+
+// admission is how a URL came to be judged.
+type admission uint8
+
+const (
+	asLink            admission = iota // a link, a redirect, a seed
+	asPageLink                         // a link found on a page, which the index-alias rule may skip
+	asResource                         // fetched for what it is (an image, a sitemap): no extension rule
+	asOffered                          // handed over by the cluster (Offer): this crawl owns its host
+	asOfferedResource                  // both
+)
+
+var (
+	errHostCap    = errors.New("host cap reached")
+	errPatternCap = errors.New("pattern cap reached")
+)
+
+// refuse counts a URL of host refused for reason, and what trap rules
+// refuse per host.
+func (c *Crawler) refuse(host, reason string) {
+	c.stats.reject(reason)
+	if trapRule(reason) {
+		c.traps.refused(host, reason)
+	}
+}

@@ -1,0 +1,222 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"weft/internal/frontier"
+)
+
+// Run crawls until the frontier drains, MaxPages is reached or ctx is
+// done, then closes the output and returns what it did. When ctx is done,
+// no new lease is taken and the fetches in flight get Config.Grace to
+// finish before they are cut; the summary then says "interrupted", which is
+// not an error.
+func (c *Crawler) Run(ctx context.Context) (Summary, error) {
+	for _, f := range c.warcFix {
+		c.log.Warn("torn WARC file from a crash cut back to its last whole record", "file", f.Name, "records", f.Records, "dropped_bytes", f.DroppedBytes, "removed", f.Removed)
+	}
+	// leaseCtx stops the workers taking leases (ctx done, page cap, a fatal
+	// error, which may come as early as the seeds or the seen set's
+	// rebuild).
+	leaseCtx, stopLeasing := context.WithCancel(ctx)
+	defer stopLeasing()
+	c.stopLeasing = stopLeasing
+	var warm sync.WaitGroup
+	warmCtx, stopWarm := context.WithCancel(ctx)
+	c.hopCtx = warmCtx         // ends as the crawl closes: hops asked of other nodes stop waiting
+	closeAll := func() error { // the rebuild of the seen set reads the store
+		stopWarm()
+		warm.Wait()
+		c.hopWG.Wait()
+		c.liveMu.Lock()
+		c.running, c.closed = false, true // the API reads and writes no more
+		c.liveMu.Unlock()
+		c.doneOnce.Do(func() { close(c.done) })
+		return c.close(uploadDrain)
+	}
+	if err := c.replayOutbox(); err != nil {
+		return Summary{StoppedBy: "failed"}, errors.Join(err, closeAll())
+	}
+	if c.resumed {
+		extra, err := c.state.scopeSeeds()
+		if err != nil {
+			return Summary{StoppedBy: "failed"}, errors.Join(err, closeAll())
+		}
+		for _, s := range extra {
+			if u, err := c.canon.Parse(s); err == nil {
+				c.scope.AddSeed(u)
+			}
+		}
+		// The crawl goes on at once: the queues are read from disk as
+		// they are needed, and the seen set, whose filters are rebuilt in
+		// the background, asks the store about every URL meanwhile.
+		c.seen.StartWarming()
+		warm.Go(func() {
+			urls, err := c.state.fillSeen(warmCtx, c.seen)
+			c.stats.resumedURLs.Store(int64(urls))
+			switch {
+			case err == nil:
+				c.seen.StopWarming()
+				c.log.Info("seen set rebuilt", "urls", urls)
+			case warmCtx.Err() == nil:
+				c.fail(err)
+			}
+		})
+		c.log.Info("resuming crawl", "dir", c.cfg.DataDir)
+	}
+	// Seeds given again to a resumed crawl are deduplicated like any URL.
+	seeds := c.state.newBatch()
+	for _, u := range c.seeds {
+		c.admitURL(seeds, u, 0, 0, frontier.High, "")
+	}
+	if err := seeds.commit(c.seen, c.front); errors.Is(err, ErrStopping) {
+		return Summary{StoppedBy: "stopped"}, closeAll() // before it began: the seeds are offered again next run
+	} else if err != nil {
+		return Summary{StoppedBy: "failed"}, errors.Join(fmt.Errorf("crawl: record seeds: %w", err), closeAll())
+	}
+	c.setRunning(true)
+
+	// fetchCtx, which the fetches use, ends Grace after ctx.
+	fetchCtx, cutFetches := context.WithCancel(context.WithoutCancel(ctx))
+	defer cutFetches()
+	var grace *time.Timer
+	var graceMu sync.Mutex
+	stopGrace := context.AfterFunc(ctx, func() {
+		graceMu.Lock()
+		grace = time.AfterFunc(c.cfg.Grace, cutFetches)
+		graceMu.Unlock()
+	})
+	defer func() {
+		stopGrace()
+		graceMu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		graceMu.Unlock()
+	}()
+	frontErr := make(chan error, 1)
+	c.liveMu.Lock()
+	c.frontUp = true // the frontier answers Stats, Host and Hosts from now on
+	c.liveMu.Unlock()
+	go func() { frontErr <- c.front.Run(leaseCtx) }()
+	var rescan sync.WaitGroup
+	if c.cfg.Recrawl != nil {
+		rescan.Go(func() { c.rescan(leaseCtx) })
+	}
+	rescan.Go(func() { c.sweepExternal(leaseCtx, 250*time.Millisecond) })
+
+	var wg sync.WaitGroup
+	for range c.cfg.Workers {
+		wg.Go(func() { c.work(fetchCtx, leaseCtx) })
+	}
+	wg.Wait()
+	stats := c.front.Stats()
+	stopLeasing()
+	rescan.Wait()
+	ferr := <-frontErr
+	if ferr != nil && !errors.Is(ferr, context.Canceled) && !errors.Is(ferr, context.DeadlineExceeded) {
+		c.fail(ferr) // the queues could not be read or written
+	}
+	stopWarm()
+	warm.Wait()
+	c.stats.resumedQueue.Store(int64(stats.Earlier))
+
+	sum := c.summary()
+	sum.Queued = stats.Queued + stats.InFlight
+	switch {
+	case c.fatalErr() != nil:
+		sum.StoppedBy = "failed"
+	case c.endedDrained.Load():
+		sum.StoppedBy = "drained"
+	case ctx.Err() != nil:
+		sum.StoppedBy = "interrupted"
+	case c.stoppedByHook.Load():
+		sum.StoppedBy = "stopped"
+	case c.capReached.Load():
+		sum.StoppedBy = "max-pages"
+	case ferr == nil:
+		sum.StoppedBy = "drained"
+	default:
+		sum.StoppedBy = "stopped"
+	}
+	err := errors.Join(c.fatalErr(), closeAll())
+	sum.WARCFiles = c.warc.Files()
+	sum.WARCBytes = c.warc.Bytes()
+	sum.WARCUploads = c.uploads.summary() // after the close, which uploads the last file
+	return sum, err
+}
+
+func (c *Crawler) summary() Summary {
+	s := c.stats
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sum := Summary{
+		Elapsed:        time.Since(c.start),
+		Pages:          s.pages.Load(),
+		RobotsFetches:  s.robots.Load(),
+		Bytes:          s.bytes.Load(),
+		Truncated:      s.truncated.Load(),
+		Revisits:       s.revisits.Load(),
+		NearDups:       s.nearDups.Load(),
+		NotModified:    s.notModified.Load(),
+		Recrawls:       s.recrawls.Load(),
+		ListedChanged:  s.listedChanged.Load(),
+		ListedDropped:  s.listedDropped.Load(),
+		RevisitBytes:   s.revisitBytes.Load(),
+		OverDecodeCap:  s.overDecode.Load(),
+		Binary:         s.binary.Load(),
+		Charsets:       clone(s.charsets),
+		RedirectSeen:   s.redirectSeen.Load(),
+		Forwarded:      s.forwarded.Load(),
+		RobotsCut:      s.robotsCut.Load(),
+		BadEncoding:    s.badCoding.Load(),
+		ByStatus:       clone(s.byClass),
+		Errors:         clone(s.byError),
+		Rejected:       clone(s.rejected),
+		Handled:        clone(s.handled),
+		Unreadable:     clone(s.unreadable),
+		Cut:            clone(s.cut),
+		Robots:         clone(s.robotsOutc),
+		RobotsHops:     s.robotsHops.Load(),
+		RobotsRetries:  s.robotsRetries.Load(),
+		RobotsLastGood: s.robotsLastGood.Load(),
+		Policies:       c.cfg.Policies.Len(),
+		HostsDown:      clone(s.hostsDown),
+		NoIndex:        s.noindex.Load(),
+		NoFollow:       s.nofollow.Load(),
+		Throttled:      s.throttled.Load(),
+		Unavailable:    s.unavailable.Load(),
+		Strained:       s.strained.Load(),
+		Parks:          s.parks.Load(),
+		SeenFalsePos:   c.seen.Stats().FalsePositives,
+		Resumed:        c.resumed,
+		ResumedURLs:    s.resumedURLs.Load(),
+		ResumedQueue:   s.resumedQueue.Load(),
+		WARCRecovered:  len(c.warcFix),
+		WARCUploads:    c.uploads.summary(), // so far
+	}
+	var top []HostPages
+	sum.LinksCut, top = s.topLinksCut(maxHostNames)
+	if len(top) > 0 {
+		sum.LinksCutHosts = make(map[string]int64, len(top))
+		for _, h := range top {
+			sum.LinksCutHosts[h.Host] = h.Pages
+		}
+	}
+	sum.GaveUp, sum.GaveUpHosts = s.gaveUp.snapshot()
+	sum.Traps, sum.TrapHosts = s.traps.snapshot()
+	sum.TrapCosts, sum.TrapHostCount = c.traps.report()
+	return sum
+}
+
+func clone(m map[string]int64) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
