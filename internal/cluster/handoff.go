@@ -135,7 +135,7 @@ func (n *Node) takeOver(ctx context.Context, p int, epoch uint64, tk *taking) {
 	if !n.untilRead(ctx, p, "host clocks", 20*time.Second, func(actx context.Context) error {
 		kept, err := n.hostClocks(actx, p)
 		if err == nil {
-			n.crawl.TakeOver(p, kept)
+			n.in.TakeOver(p, kept)
 		}
 		return err
 	}) {
@@ -176,7 +176,7 @@ func (n *Node) takeOver(ctx context.Context, p int, epoch uint64, tk *taking) {
 	// asks Claim anyway.
 	if n.holds(p, tk) {
 		tk.open = true
-		n.crawl.HoldPartition(p, false)
+		n.in.HoldPartition(p, false)
 		n.serveHops(p)
 	}
 	n.log.Info("cluster: partition taken", "partition", p, "epoch", epoch, "snapshot", snapObject, "visits_adopted", fromSnap+visits)
@@ -216,7 +216,7 @@ func (n *Node) adoptVisits(ctx context.Context, p int, from uint64) (int, error)
 	read := 0
 	var batch []crawl.Visited
 	flush := func() error {
-		err := n.crawl.Adopt(batch)
+		err := n.in.Adopt(batch)
 		read += len(batch)
 		batch = batch[:0]
 		return err
@@ -257,7 +257,7 @@ func (n *Node) release(p int) {
 			n.log.Error("cluster: a partition given up while its past was still being read", "partition", p)
 		}
 	}
-	n.crawl.ReleasePartition(p) // held, nothing in flight, completions applied
+	n.in.ReleasePartition(p) // held, nothing in flight, completions applied
 	n.mu.Lock()
 	var ps *partSnap
 	if tk != nil {

@@ -286,7 +286,7 @@ func (n *Node) consumeFrom(ctx context.Context, p int, start uint64, ps *partSna
 		var o crawl.Offered
 		if json.Unmarshal(m.Data(), &o) == nil {
 			for ctx.Err() == nil {
-				err := n.crawl.Offer([]crawl.Offered{o})
+				err := n.in.Offer([]crawl.Offered{o})
 				if !errors.Is(err, crawl.ErrNotRunning) {
 					break
 				}

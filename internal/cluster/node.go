@@ -86,6 +86,7 @@ type Node struct {
 	js     jetstream.JetStream
 	hosts  jetstream.KeyValue // per host: its last clock worth keeping (crawl.Cluster.Clocked)
 	crawl  *crawl.Crawler
+	in     crawl.Inbound // n.crawl as the cluster calls it
 	owners *wjs.Owners
 	log    *slog.Logger
 
@@ -223,6 +224,7 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	if n.crawl, err = crawl.New(cc); err != nil {
 		return nil, err
 	}
+	n.in = n.crawl.Inbound()
 	if got := n.crawl.Partitions(); got != cfg.Partitions {
 		// A data directory made for another partition count: its hosts'
 		// state sits in other partitions than the cluster's.
@@ -230,7 +232,7 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 		return nil, fmt.Errorf("cluster: the crawl in %s has %d partitions, the cluster %d: give the node a data directory of its own", cc.DataDir, got, cfg.Partitions)
 	}
 	for p := range cfg.Partitions {
-		n.crawl.HoldPartition(p, true)
+		n.in.HoldPartition(p, true)
 	}
 	n.owners, err = wjs.StartOwners(ctx, js, wjs.OwnersConfig{Node: cfg.Node, Partitions: cfg.Partitions, TTL: cfg.TTL,
 		Replicas: cfg.Replicas, Logger: cfg.Logger, OnAcquire: n.acquire, OnRelease: n.release})

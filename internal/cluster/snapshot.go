@@ -298,10 +298,10 @@ func (n *Node) applySnapshot(ctx context.Context, path string, visits, links boo
 		count += len(vs) + len(offers)
 		var err error
 		if len(vs) > 0 {
-			err = n.crawl.Adopt(vs)
+			err = n.in.Adopt(vs)
 		}
 		if len(offers) > 0 && err == nil {
-			err = n.crawl.Offer(offers)
+			err = n.in.Offer(offers)
 		}
 		vs, offers = vs[:0], offers[:0]
 		return err

@@ -9,9 +9,9 @@ import (
 
 // Cluster is the rest of a crawl spread over several nodes, as one node's
 // crawl sees it: what the crawl asks of the cluster and tells it. The
-// cluster calls back in through the Crawler's own methods (Offer, Adopt,
-// TakeOver, HoldPartition, InstallClocks, HopFor). Its methods are called
-// from many workers at once.
+// cluster calls back in through Inbound (Offer, Adopt, TakeOver,
+// HoldPartition, ReleasePartition) and Crawler.HopFor. Its methods are
+// called from many workers at once.
 type Cluster interface {
 	// Owns says whether this node owns host. A URL of a host it does not
 	// own is not judged new or queued here but handed to Forward, for the

@@ -85,7 +85,7 @@ func (r *relay) run(ctx context.Context, parse func(string) (string, error)) {
 		}
 		for n, urls := range by {
 			for {
-				err := r.nodes[n].Offer(urls)
+				err := r.nodes[n].Inbound().Offer(urls)
 				if !errors.Is(err, ErrNotRunning) {
 					break
 				}
@@ -123,7 +123,7 @@ func TestNodesSplitHostsByPartition(t *testing.T) {
 		c := newNode(t, cfg, &testCluster{owns: func(host string) bool { return owner(host) == n }, forward: rl.forward})
 		for p := range parts {
 			if p%2 != n {
-				c.HoldPartition(p, true)
+				c.Inbound().HoldPartition(p, true)
 			}
 		}
 		nodes = append(nodes, c)
@@ -220,7 +220,7 @@ func TestAdoptedVisits(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := partition.Of(mw.auth["v.test"], 2)
-	c.HoldPartition(p, true) // not owned yet: the seeds wait in their queue
+	c.Inbound().HoldPartition(p, true) // not owned yet: the seeds wait in their queue
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan Summary, 1)
 	go func() {
@@ -239,10 +239,10 @@ func TestAdoptedVisits(t *testing.T) {
 		{URL: mw.url("v.test", "/a"), Record: store.URLRecord{LastFetch: at, LastStatus: 200, LastOutcome: "ok"}},
 		{URL: mw.url("v.test", "/c"), Record: store.URLRecord{LastFetch: at, LastStatus: 200, LastOutcome: "ok"}},
 	}
-	if err := c.Adopt(visits); err != nil {
+	if err := c.Inbound().Adopt(visits); err != nil {
 		t.Fatal(err)
 	}
-	c.HoldPartition(p, false)
+	c.Inbound().HoldPartition(p, false)
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		l := c.Live()
 		if l.Frontier.Queued == 0 && l.Frontier.InFlight == 0 && len(mw.paths("v.test")) >= 3 {
@@ -317,14 +317,14 @@ func TestHeldPartitionNotRecrawled(t *testing.T) {
 	}
 	waitFor("/a fetched", func() bool { return count("/a") >= 1 })
 	p := partition.Of(mw.auth["h.test"], 2)
-	c.HoldPartition(p, true)
+	c.Inbound().HoldPartition(p, true)
 	waitFor("nothing in flight", func() bool { return c.Live().Frontier.InFlight == 0 })
 	held := len(mw.paths("h.test"))
 	time.Sleep(time.Second) // five times the recrawl maximum
 	if l := c.Live(); l.Frontier.Queued != 0 || len(mw.paths("h.test")) != held {
 		t.Errorf("held for 1 s: %d URLs queued again, %d requests (%d when held); want none", l.Frontier.Queued, len(mw.paths("h.test")), held)
 	}
-	c.HoldPartition(p, false)
+	c.Inbound().HoldPartition(p, false)
 	waitFor("recrawls after the partition came back", func() bool { return len(mw.paths("h.test")) >= held+2 })
 }
 

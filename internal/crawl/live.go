@@ -175,51 +175,6 @@ type Offered struct {
 	Resource bool `json:"resource,omitempty"`
 }
 
-// Offer judges URLs found (by any node) for hosts this crawl owns: each
-// goes through the filters, robots.txt, the caps and the seen set as if
-// this crawl had found it, and is queued if new.
-func (c *Crawler) Offer(urls []Offered) error {
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	if !c.running {
-		return ErrNotRunning
-	}
-	pb := c.state.newBatch()
-	for _, o := range urls {
-		u, err := c.canon.Parse(o.URL)
-		if err != nil {
-			c.stats.reject(RejectInvalid)
-			continue
-		}
-		if o.Depth == 0 {
-			// A seed, or where a seed redirects: it makes its own scope,
-			// on the node that owns it as on the one that found it.
-			c.scope.AddSeed(u)
-			pb.widenScope(u.String)
-		}
-		as := asOffered
-		if o.Resource {
-			as = asOfferedResource
-		}
-		if it, why := c.judge(pb, u, o.Depth, o.Hops, o.Priority, o.Via, as); why == "" {
-			pb.items = append(pb.items, it)
-		}
-	}
-	if err := pb.commit(c.seen, c.front); err != nil {
-		c.fail(fmt.Errorf("crawl: record offered URLs: %w", err))
-		return err
-	}
-	return nil
-}
-
-// HoldPartition keeps the hosts of partition p from being leased (on), or
-// lets them be (off): a node of a cluster holds the partitions it does not
-// own.
-func (c *Crawler) HoldPartition(p int, on bool) {
-	c.setHeld(p, on)
-	c.front.HoldPartition(p, on)
-}
-
 // setHeld records that partition p is held, for the recrawl scan: a
 // held partition's URLs are not queued again (another node owns them
 // and schedules their recrawls).
@@ -258,29 +213,6 @@ func (c *Crawler) Running() bool {
 // Partitions is the crawl's partition count: the one its state was
 // created with, whatever Config said.
 func (c *Crawler) Partitions() int { return c.cfg.Partitions }
-
-// ReleasePartition holds partition p's hosts and returns, once no lease on
-// them is out, the clocks they must keep, for the next owner's
-// InstallClocks (frontier.ReleasePartition). It returns nil once Run has
-// ended.
-func (c *Crawler) ReleasePartition(p int) map[string]frontier.Clock {
-	c.setHeld(p, true)
-	c.dropHops(p)
-	return c.front.ReleasePartition(p)
-}
-
-// InstallClocks makes hosts wait at least as the given clocks say (a
-// partition taken over).
-func (c *Crawler) InstallClocks(clocks map[string]frontier.Clock) { c.front.InstallClocks(clocks) }
-
-// TakeOver makes every host of partition p, taken over from another node,
-// wait one gap from now, and installs the clocks its last owner kept
-// (Cluster.Clocked) over that: when the last request to each host was is
-// not known (frontier.TakeOverPartition). Call it before the partition is
-// let go (HoldPartition false).
-func (c *Crawler) TakeOver(p int, clocks map[string]frontier.Clock) {
-	c.front.TakeOverPartition(p, time.Now(), clocks)
-}
 
 // Verdict is what became of a URL offered as a seed.
 type Verdict struct {

@@ -27,7 +27,7 @@ func TestReadyAndDone(t *testing.T) {
 		t.Fatal("done before Run")
 	default:
 	}
-	if err := c.Offer([]Offered{{URL: web.Seeds()[0]}}); !errors.Is(err, ErrNotRunning) {
+	if err := c.Inbound().Offer([]Offered{{URL: web.Seeds()[0]}}); !errors.Is(err, ErrNotRunning) {
 		t.Fatalf("Offer before Run: %v, want ErrNotRunning", err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -37,7 +37,7 @@ func TestReadyAndDone(t *testing.T) {
 		ran <- err
 	}()
 	<-c.Ready()
-	if err := c.Offer([]Offered{{URL: web.Seeds()[0]}}); err != nil {
+	if err := c.Inbound().Offer([]Offered{{URL: web.Seeds()[0]}}); err != nil {
 		t.Fatalf("Offer once ready: %v", err)
 	}
 	select {
@@ -50,7 +50,7 @@ func TestReadyAndDone(t *testing.T) {
 	if err := <-ran; err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Offer([]Offered{{URL: web.Seeds()[0]}}); !errors.Is(err, ErrNotRunning) {
+	if err := c.Inbound().Offer([]Offered{{URL: web.Seeds()[0]}}); !errors.Is(err, ErrNotRunning) {
 		t.Fatalf("Offer once done: %v, want ErrNotRunning", err)
 	}
 

@@ -1,0 +1,167 @@
+package crawl
+
+import (
+	"crypto/sha1"
+	"fmt"
+	"time"
+
+	"weft/internal/frontier"
+	"weft/internal/partition"
+	"weft/internal/seen"
+	"weft/internal/store"
+)
+
+// Inbound is what a cluster calls in the crawl of one of its nodes: the
+// URLs and visits other nodes hand over, and the partitions that come and
+// go. Crawler.Inbound returns it; its methods are safe for concurrent use.
+// Cluster is the other way, what the crawl calls in the cluster.
+type Inbound struct{ c *Crawler }
+
+// Inbound returns the crawl as its cluster calls it.
+func (c *Crawler) Inbound() Inbound { return Inbound{c} }
+
+// Offer judges URLs found (by any node) for hosts this crawl owns: each
+// goes through the filters, robots.txt, the caps and the seen set as if
+// this crawl had found it, and is queued if new.
+func (in Inbound) Offer(urls []Offered) error {
+	c := in.c
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if !c.running {
+		return ErrNotRunning
+	}
+	pb := c.state.newBatch()
+	for _, o := range urls {
+		u, err := c.canon.Parse(o.URL)
+		if err != nil {
+			c.stats.reject(RejectInvalid)
+			continue
+		}
+		if o.Depth == 0 {
+			// A seed, or where a seed redirects: it makes its own scope,
+			// on the node that owns it as on the one that found it.
+			c.scope.AddSeed(u)
+			pb.widenScope(u.String)
+		}
+		as := asOffered
+		if o.Resource {
+			as = asOfferedResource
+		}
+		if it, why := c.judge(pb, u, o.Depth, o.Hops, o.Priority, o.Via, as); why == "" {
+			pb.items = append(pb.items, it)
+		}
+	}
+	if err := pb.commit(c.seen, c.front); err != nil {
+		c.fail(fmt.Errorf("crawl: record offered URLs: %w", err))
+		return err
+	}
+	return nil
+}
+
+// HoldPartition keeps the hosts of partition p from being leased (on), or
+// lets them be (off): a node of a cluster holds the partitions it does not
+// own.
+func (in Inbound) HoldPartition(p int, on bool) {
+	c := in.c
+	c.setHeld(p, on)
+	c.front.HoldPartition(p, on)
+}
+
+// ReleasePartition holds partition p's hosts and returns, once no lease on
+// them is out, the clocks they must keep, for the next owner's TakeOver
+// (frontier.ReleasePartition). It returns nil once Run has
+// ended.
+func (in Inbound) ReleasePartition(p int) map[string]frontier.Clock {
+	c := in.c
+	c.setHeld(p, true)
+	c.dropHops(p)
+	return c.front.ReleasePartition(p)
+}
+
+// TakeOver makes every host of partition p, taken over from another node,
+// wait one gap from now, and installs the clocks its last owner kept
+// (Cluster.Clocked) over that: when the last request to each host was is
+// not known (frontier.TakeOverPartition). Call it before the partition is
+// let go (HoldPartition false).
+func (in Inbound) TakeOver(p int, clocks map[string]frontier.Clock) {
+	c := in.c
+	c.front.TakeOverPartition(p, time.Now(), clocks)
+}
+
+// Adopt takes visits other nodes made over (a partition taken over): each
+// URL's record becomes the visit's, unless this crawl's own is as new, and
+// the URL counts as seen, so that the partition's URLs replayed next are
+// not queued again for it. In continuous mode the URL is scheduled at the
+// visit's next crawl, and the record of the capture that holds its payload
+// is kept, so that the next request is conditional and a 304 a revisit of
+// that capture. A URL queued here (from an earlier ownership) keeps its
+// place; its lease finds the newer visit and counts it (visitedElsewhere).
+// The adopted records live in the store, not in memory. Like Offer, it
+// answers ErrNotRunning outside Run.
+func (in Inbound) Adopt(vs []Visited) error {
+	c := in.c
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if !c.running {
+		return ErrNotRunning
+	}
+	ab := c.state.newBatch()
+	for _, v := range vs {
+		u, err := c.canon.Parse(v.URL)
+		if err != nil || u.String != v.URL {
+			continue // not a canonical URL this crawl would have logged
+		}
+		host := u.Authority
+		part := partition.Of(host, c.cfg.Partitions)
+		k := seen.KeyOf(v.URL)
+		r := v.Record
+		r.URL = v.URL
+		r.Status = store.URLDone
+		if r.LastStatus == 0 {
+			r.Status = store.URLFailed
+		}
+		isNew, err := c.seen.Add(host, v.URL, func(part int, k seen.Key) (bool, error) {
+			ab.b.PutURL(uint16(part), host, k, r)
+			ab.pending = append(ab.pending, seen.Pending{Partition: part, Key: k})
+			return true, nil
+		})
+		if err != nil {
+			ab.b.Close()
+			return err
+		}
+		var prevDue time.Time
+		if !isNew {
+			prev, ok, err := c.state.db.GetURL(uint16(part), host, k)
+			if err != nil {
+				ab.b.Close()
+				return fmt.Errorf("crawl: read %s to adopt a visit: %w", v.URL, err)
+			}
+			if ok && !prev.LastFetch.Before(r.LastFetch) {
+				continue // this crawl's own record is as new
+			}
+			prevDue = scheduled(prev)
+			if ok && prev.Status == store.URLQueued {
+				r.Status = store.URLQueued // in this crawl's queues: its lease will count the visit
+			}
+			ab.b.PutURL(uint16(part), host, k, r)
+		}
+		if c.cfg.Recrawl == nil {
+			continue
+		}
+		if !prevDue.IsZero() {
+			ab.b.DeleteDue(uint16(part), prevDue, host, k)
+		}
+		if r.Status != store.URLQueued && !r.NextCrawl.IsZero() {
+			ab.b.PutDue(dueEntry(uint16(part), host, k, r, v.Importance))
+		}
+		if v.First != nil && r.Digest != ([sha1.Size]byte{}) {
+			if _, known, err := c.state.db.GetDigest(r.Digest); err == nil && !known {
+				ab.b.PutDigest(r.Digest, *v.First)
+			}
+		}
+	}
+	if err := ab.commit(c.seen, c.front); err != nil {
+		return fmt.Errorf("crawl: adopt %d visits: %w", len(vs), err)
+	}
+	return nil
+}
