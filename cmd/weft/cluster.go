@@ -83,7 +83,7 @@ func runCluster(ctx context.Context, cfg crawl.Config, co clusterOpts, opts runO
 	if opts.api != nil {
 		acfg := *opts.api
 		acfg.Cluster = apiNode{node}
-		srv, err := api.New(acfg, node.Crawler())
+		srv, err := api.New(acfg, node.Crawler().Operator())
 		if err == nil {
 			err = srv.Start()
 		}

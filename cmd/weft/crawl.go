@@ -583,7 +583,7 @@ func runCrawl(ctx context.Context, cfg crawl.Config, opts runOpts, stdout, stder
 		fmt.Fprintf(stderr, "weft: resuming the crawl in %s (--fresh starts over)\n", cfg.DataDir)
 	}
 	if opts.api != nil {
-		srv, err := api.New(*opts.api, c)
+		srv, err := api.New(*opts.api, c.Operator())
 		if err == nil {
 			err = srv.Start()
 		}

@@ -36,7 +36,7 @@ import (
 	"weft/internal/store"
 )
 
-// Crawl is what the API serves: a running crawl (crawl.Crawler).
+// Crawl is what the API serves: a running crawl (crawl.Operator).
 type Crawl interface {
 	Live() crawl.Live
 	Pause()

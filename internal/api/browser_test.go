@@ -56,7 +56,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	// Shown as a node of a cluster of one: the cluster panel draws what
 	// GET /v1/cluster says.
-	srv, err := New(Config{Addr: "127.0.0.1:0", Cluster: fakeNode{members: []ClusterMember{{Node: "n1", Partitions: []int{2, 7}}}}}, c)
+	srv, err := New(Config{Addr: "127.0.0.1:0", Cluster: fakeNode{members: []ClusterMember{{Node: "n1", Partitions: []int{2, 7}}}}}, c.Operator())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +121,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 
 	// Paused, the numbers hold still: the page's must be the API's.
-	c.Pause()
-	for c.Live().Frontier.InFlight > 0 {
+	c.Operator().Pause()
+	for c.Operator().Live().Frontier.InFlight > 0 {
 		time.Sleep(20 * time.Millisecond)
 	}
 	waitUpdates(2)

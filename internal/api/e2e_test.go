@@ -35,7 +35,7 @@ func TestPauseAndStatsLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c)
+	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c.Operator())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestPauseAndStatsLive(t *testing.T) {
 	}
 	// The metrics measured the same crawl: one fetch duration per page,
 	// and the seeds' high priority.
-	m := c.Metrics()
+	m := c.Operator().Metrics()
 	if m.FetchDuration.Count != uint64(sum.Pages) || m.QueueDelay.Count != uint64(sum.Pages) || m.LastHighPriority.IsZero() || m.Seen.FillRatio <= 0 {
 		t.Errorf("metrics: %d fetch durations and %d queue delays for %d pages, last high-priority fetch %v, Bloom fill %v",
 			m.FetchDuration.Count, m.QueueDelay.Count, sum.Pages, m.LastHighPriority, m.Seen.FillRatio)
@@ -153,7 +153,7 @@ func TestSeedsLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c)
+	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c.Operator())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestSeedsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close(context.Background())
-	c.Pause() // nothing is fetched until the seeds are in
+	c.Operator().Pause() // nothing is fetched until the seeds are in
 	done := make(chan crawl.Summary, 1)
 	go func() {
 		sum, err := c.Run(t.Context())
@@ -206,7 +206,7 @@ func TestSeedsLive(t *testing.T) {
 	if code, again := send(); code != 202 || !reflect.DeepEqual(again, first) {
 		t.Errorf("the same key again: %d %+v", code, again)
 	}
-	c.Resume()
+	c.Operator().Resume()
 	var sum crawl.Summary
 	select {
 	case sum = <-done:
@@ -238,7 +238,7 @@ func TestHostPauseLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c)
+	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c.Operator())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestHostPauseLive(t *testing.T) {
 	// The other hosts drain; the held one waits with its seed queued.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		st := c.Live()
+		st := c.Operator().Live()
 		if st.Pages > 0 && st.Frontier.InFlight == 0 && st.Frontier.Queued > 0 && st.Frontier.ReadyHosts == 0 && st.Frontier.WaitingHost == 0 {
 			break
 		}
@@ -336,7 +336,7 @@ func TestHostPauseLive(t *testing.T) {
 			break
 		}
 	}
-	if live := c.Live(); nDone != int(live.Pages) {
+	if live := c.Operator().Live(); nDone != int(live.Pages) {
 		t.Errorf("%d URLs listed done, the crawl fetched %d pages", nDone, live.Pages)
 	}
 	if code, _ := call("POST", "/v1/hosts/"+held.Authority+"/resume"); code != 200 {
@@ -397,7 +397,7 @@ func TestExternalFetchers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok", LeaseTTL: 300 * time.Millisecond}, c)
+	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok", LeaseTTL: 300 * time.Millisecond}, c.Operator())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestMetricsFromTheStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Discard()
-	for name, cr := range map[string]Crawl{"a crawl not started": c, "a crawl with no counts": &zeroCrawl{}} {
+	for name, cr := range map[string]Crawl{"a crawl not started": c.Operator(), "a crawl with no counts": &zeroCrawl{}} {
 		s, err := New(Config{Addr: "127.0.0.1:0"}, cr)
 		if err != nil {
 			t.Fatal(err)

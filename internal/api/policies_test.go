@@ -73,7 +73,7 @@ func TestPolicyAppliesAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c)
+	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c.Operator())
 	if err != nil {
 		t.Fatal(err)
 	}

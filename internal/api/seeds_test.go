@@ -118,11 +118,11 @@ func TestSeedsRejectionCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c)
+	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c.Operator())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Pause() // nothing is fetched: the crawl only judges the seeds
+	c.Operator().Pause() // nothing is fetched: the crawl only judges the seeds
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {

@@ -122,7 +122,7 @@ func startNodeAt(t testing.TB, url string, web *synthweb.Web, name string, worke
 		t.Fatal(err)
 	}
 	if paused {
-		n.Crawler().Pause()
+		n.Crawler().Operator().Pause()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rn := &runningNode{name: name, node: n, nc: nc, cancel: cancel, done: make(chan crawl.Summary, 1), finished: make(chan struct{})}
@@ -628,7 +628,7 @@ func TestRobotsHopAcrossNodes(t *testing.T) {
 		}
 	}
 	for _, n := range nodes {
-		n.node.Crawler().Resume()
+		n.node.Crawler().Operator().Resume()
 	}
 	fetched := func(name, path string) (agent string, ok bool) {
 		mu.Lock()
@@ -654,7 +654,7 @@ func TestRobotsHopAcrossNodes(t *testing.T) {
 			}
 			mu.Unlock()
 			for _, n := range nodes {
-				l := n.node.Crawler().Live()
+				l := n.node.Crawler().Operator().Live()
 				t.Logf("%s owns %v; frontier %+v; rejected %v", n.name, n.node.Owned(), l.Frontier, l.Summary.Rejected)
 			}
 			t.Fatalf("a%d/ok not fetched: its robots.txt hop did not come back\n%s", i, b.String())
@@ -792,14 +792,14 @@ func TestLeaseTakenAgainWaitsForItsTakeover(t *testing.T) {
 	}
 	// An external fetcher's lease on the slow host, kept out: partition
 	// q's release waits for it.
-	if _, err := crawler.HoldHost(fastAuth, true); err != nil {
+	if _, err := crawler.Operator().HoldHost(fastAuth, true); err != nil {
 		t.Fatal(err)
 	}
-	ext, err := crawler.LeaseExternal(t.Context(), 1, time.Minute, 10*time.Second)
+	ext, err := crawler.Operator().LeaseExternal(t.Context(), 1, time.Minute, 10*time.Second)
 	if err != nil || len(ext) != 1 || ext[0].Host != slowAuth {
 		t.Fatalf("external lease: %+v, %v", ext, err)
 	}
-	crawler.HoldHost(fastAuth, false)
+	crawler.Operator().HoldHost(fastAuth, false)
 
 	// Node c is announced (by the test) until b has handed 7, 6 and 5
 	// over; b's callbacks then wait on q's release.
@@ -874,7 +874,7 @@ func TestLeaseTakenAgainWaitsForItsTakeover(t *testing.T) {
 			waiting = false
 		}
 	}
-	if err := crawler.CompleteExternal(ext[0].ID, ext[0].URL, 200, time.Now(), ""); err != nil {
+	if err := crawler.Operator().CompleteExternal(ext[0].ID, ext[0].URL, 200, time.Now(), ""); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -230,7 +230,7 @@ func TestAdoptedVisits(t *testing.T) {
 		}
 		done <- sum
 	}()
-	for fs := c.Live().Frontier; fs.Queued+fs.PartitionHeld < 2; fs = c.Live().Frontier { // held: not counted as queued
+	for fs := c.Operator().Live().Frontier; fs.Queued+fs.PartitionHeld < 2; fs = c.Operator().Live().Frontier { // held: not counted as queued
 		time.Sleep(5 * time.Millisecond)
 	}
 	// Another node fetched /a (queued here) and /c (not known here).
@@ -244,7 +244,7 @@ func TestAdoptedVisits(t *testing.T) {
 	}
 	c.Inbound().HoldPartition(p, false)
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		l := c.Live()
+		l := c.Operator().Live()
 		if l.Frontier.Queued == 0 && l.Frontier.InFlight == 0 && len(mw.paths("v.test")) >= 3 {
 			break
 		}
@@ -318,10 +318,10 @@ func TestHeldPartitionNotRecrawled(t *testing.T) {
 	waitFor("/a fetched", func() bool { return count("/a") >= 1 })
 	p := partition.Of(mw.auth["h.test"], 2)
 	c.Inbound().HoldPartition(p, true)
-	waitFor("nothing in flight", func() bool { return c.Live().Frontier.InFlight == 0 })
+	waitFor("nothing in flight", func() bool { return c.Operator().Live().Frontier.InFlight == 0 })
 	held := len(mw.paths("h.test"))
 	time.Sleep(time.Second) // five times the recrawl maximum
-	if l := c.Live(); l.Frontier.Queued != 0 || len(mw.paths("h.test")) != held {
+	if l := c.Operator().Live(); l.Frontier.Queued != 0 || len(mw.paths("h.test")) != held {
 		t.Errorf("held for 1 s: %d URLs queued again, %d requests (%d when held); want none", l.Frontier.Queued, len(mw.paths("h.test")), held)
 	}
 	c.Inbound().HoldPartition(p, false)

@@ -94,7 +94,8 @@ type Metrics struct {
 }
 
 // Metrics returns the crawl's measurements now, from any goroutine.
-func (c *Crawler) Metrics() Metrics {
+func (o Operator) Metrics() Metrics {
+	c := o.c
 	m := Metrics{FetchDuration: c.stats.fetchTime.snapshot(), QueueDelay: c.stats.queueDelay.snapshot(), Seen: c.seen.Stats()}
 	if t := c.stats.lastHigh.Load(); t != 0 {
 		m.LastHighPriority = time.Unix(0, t)

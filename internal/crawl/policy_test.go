@@ -260,10 +260,10 @@ func TestPolicySetWhileRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SetPolicy(host, policy.Policy{Delay: policy.Duration(delay / 2)}); err == nil {
+	if err := c.Operator().SetPolicy(host, policy.Policy{Delay: policy.Duration(delay / 2)}); err == nil {
 		t.Error("a policy delay shorter than the crawl's was accepted")
 	}
-	if err := c.SetPolicy(host, policy.Policy{Delay: policy.Duration(3 * delay), Disallow: []string{"/private/"}}); err != nil {
+	if err := c.Operator().SetPolicy(host, policy.Policy{Delay: policy.Duration(3 * delay), Disallow: []string{"/private/"}}); err != nil {
 		t.Fatal(err)
 	}
 	sum, err := c.Run(t.Context())
@@ -281,11 +281,11 @@ func TestPolicySetWhileRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, ok := c.Policy(strings.ToUpper(host)) // a host is named as its URLs have it, whatever the case
+	p, ok := c.Operator().Policy(strings.ToUpper(host)) // a host is named as its URLs have it, whatever the case
 	if !ok || time.Duration(p.Delay) != 3*delay || !slices.Equal(p.Disallow, []string{"/private/"}) {
 		t.Errorf("after a restart: %+v %v", p, ok)
 	}
-	if had, err := c.DeletePolicy(strings.ToUpper(host)); !had || err != nil {
+	if had, err := c.Operator().DeletePolicy(strings.ToUpper(host)); !had || err != nil {
 		t.Errorf("delete: %v %v", had, err)
 	}
 	c.Discard()
@@ -294,7 +294,7 @@ func TestPolicySetWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Discard()
-	if _, ok := c.Policy(host); ok {
+	if _, ok := c.Operator().Policy(host); ok {
 		t.Error("a deleted policy came back after a restart")
 	}
 }

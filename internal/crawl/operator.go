@@ -1,0 +1,312 @@
+package crawl
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"weft/internal/frontier"
+	"weft/internal/partition"
+	"weft/internal/policy"
+	"weft/internal/scope"
+	"weft/internal/store"
+)
+
+// Operator is the crawl as its operator sees and steers it, through the
+// HTTP API or a program: what it is doing, its hosts, URLs and pages,
+// pausing, seeds, per-host holds and policies, and the leases of external
+// fetchers. Crawler.Operator returns it; its methods are safe for
+// concurrent use, while Run runs and after it (what needs the running
+// crawl says so).
+type Operator struct{ c *Crawler }
+
+// Operator returns the crawl as its operator steers it.
+func (c *Crawler) Operator() Operator { return Operator{c} }
+
+// Live returns a snapshot of the crawl, from New on. It is safe to call
+// from any goroutine.
+func (o Operator) Live() Live {
+	c := o.c
+	sum := c.summary()
+	var fs frontier.Stats
+	if c.frontierUp() {
+		fs = c.front.Stats() // after its Run, the snapshot it left
+	}
+	sum.Queued = fs.Queued + fs.InFlight
+	sum.WARCFiles, sum.WARCBytes = c.warc.Files(), c.warc.Bytes()
+	return Live{Summary: sum, Frontier: fs, Paused: c.pause.paused(), Outcomes: c.flog.byOutcome()}
+}
+
+// Pause stops the workers taking new leases; the fetches in flight finish,
+// the queues and every host's clock are kept, and the recrawl scanner goes
+// on. Pausing a paused crawl does nothing.
+func (o Operator) Pause() { o.c.pause.set(true) }
+
+// Resume lets the workers take leases again.
+func (o Operator) Resume() { o.c.pause.set(false) }
+
+// URLs returns up to limit URL records in key order (partition, host,
+// hash) after the position after (from the start when it is nil): every
+// host's, or only host's; every status, or only status's (when it is not
+// zero). It reads at most maxURLScan records, and returns where it
+// stopped, to go on from, or nil when nothing is left.
+func (o Operator) URLs(host string, status store.URLStatus, after *store.URLPos, limit int) ([]store.URLPos, []store.URLRecord, *store.URLPos, error) {
+	c := o.c
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if c.closed {
+		return nil, nil, nil, ErrNotRunning
+	}
+	var part uint16
+	if host != "" {
+		part = uint16(partition.Of(host, c.cfg.Partitions))
+	}
+	var pos []store.URLPos
+	var recs []store.URLRecord
+	var last *store.URLPos
+	read, ended := 0, true
+	err := c.state.db.ScanURLsAfter(host, part, after, func(p store.URLPos, r store.URLRecord) bool {
+		if len(recs) >= limit || read >= maxURLScan {
+			ended = false
+			return false
+		}
+		read++
+		last = &p
+		if status == 0 || r.Status == status {
+			pos, recs = append(pos, p), append(recs, r)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if ended {
+		last = nil
+	}
+	return pos, recs, last, nil
+}
+
+// AddSeeds offers urls to the running crawl as seeds, high priority or
+// normal: each goes through what a seed of the command line does (the
+// canonicaliser, the scheme check, the SSRF guard for an address known
+// without DNS, the filters and Include/Exclude, the cached robots.txt, the
+// host cap, the seen set), and one accepted widens the scope as a seed
+// does, for this run and after a restart. It returns a verdict per URL,
+// in order.
+func (o Operator) AddSeeds(urls []string, high bool) ([]Verdict, error) {
+	c := o.c
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if !c.running {
+		return nil, ErrNotRunning
+	}
+	prio := frontier.Normal
+	if high {
+		prio = frontier.High
+	}
+	pb := c.state.newBatch()
+	out := make([]Verdict, len(urls))
+	for i, raw := range urls {
+		out[i].URL = raw
+		u, err := c.canon.Parse(raw)
+		if err == nil && u.Scheme != "http" && u.Scheme != "https" {
+			err = fmt.Errorf("crawl: scheme %q: %w", u.Scheme, ErrNotHTTP)
+		}
+		if err != nil {
+			out[i].Reason, out[i].Err = RejectInvalid, err
+			c.stats.reject(RejectInvalid)
+			continue
+		}
+		out[i].URL = u.String
+		if r := c.scope.CheckSeed(u); r != "" {
+			out[i].Reason = string(r)
+			if r == scope.ReasonFilter {
+				out[i].Err = c.scope.ExplainFilter(u, false)
+			}
+			c.stats.reject(string(r))
+			continue
+		}
+		it, why := c.judge(pb, u, 0, 0, prio, "", asLink)
+		if why == RejectForwarded {
+			// Accepted: its host's owner queues it. Its scope widens here.
+			c.scope.AddSeed(u)
+			pb.widenScope(u.String)
+			continue
+		}
+		if out[i].Reason = why; why == "" {
+			c.scope.AddSeed(u)
+			pb.widenScope(u.String)
+			pb.items = append(pb.items, it)
+		}
+	}
+	if err := pb.commit(c.seen, c.front); err != nil {
+		if !errors.Is(err, ErrStopping) { // the seeds are refused; the crawl ends as it was stopping anyway
+			c.fail(fmt.Errorf("crawl: record seeds: %w", err))
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// Host returns what the crawl knows of host (an authority, host[:port],
+// as URLs are queued under).
+func (o Operator) Host(host string) HostStatus {
+	c := o.c
+	if h, err := policy.NormalHost(host); err == nil {
+		host = h
+	}
+	st := HostStatus{Host: host, Robots: c.robots.cachedHost(host, time.Now())}
+	if c.frontierUp() {
+		st.Frontier = c.front.Host(host)
+	}
+	st.Accepted, _ = c.hostCap.get(host)
+	cl := st.Frontier.Clock
+	st.Gap = max(c.cfg.Delay, cl.CrawlDelay, cl.Backoff)
+	st.Known = st.Frontier.Known || st.Robots != nil || st.Accepted > 0
+	return st
+}
+
+// HoldHost pauses one host (on) or resumes it: its queue and clock are
+// kept, a fetch in flight finishes, and the rest of the crawl goes on. A
+// host not known yet is held when its first URL comes. A crawl that is
+// not continuous does not drain while a host with URLs is held.
+//
+// The host is named as in its URLs (policy.NormalHost: lowercase,
+// punycode, no default port); it returns that name, or why host is not one.
+func (o Operator) HoldHost(host string, on bool) (string, error) {
+	c := o.c
+	h, err := policy.NormalHost(host)
+	if err != nil {
+		return "", err
+	}
+	c.front.Hold(h, on)
+	return h, nil
+}
+
+// SetPolicy sets host's policy while the crawl runs, replacing any it had,
+// and keeps it in the store so that a restart keeps it. A policy may only
+// tighten the crawl (a longer delay, fewer URLs): an error says why one
+// is refused, and changes nothing.
+func (o Operator) SetPolicy(host string, p policy.Policy) error {
+	c := o.c
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if c.closed {
+		return ErrNotRunning
+	}
+	h, err := policy.NormalHost(host)
+	if err != nil {
+		return err
+	}
+	// Checked first, kept next, applied last: a policy refused, or not
+	// kept, is not in force either.
+	if err := policy.NewSet(c.policyLimits()).Put(h, p); err != nil {
+		return err
+	}
+	v, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	b := c.state.db.NewBatch()
+	b.PutMeta(metaPolicyPrefix+h, v)
+	if err := b.Commit(true); err != nil {
+		return fmt.Errorf("crawl: keep the policy of %s: %w", h, err)
+	}
+	if err := c.cfg.Policies.Put(h, p); err != nil {
+		return err
+	}
+	c.rearmPolicy(h)
+	host = h
+	c.log.Info("operator policy set through the API", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs)
+	return nil
+}
+
+// DeletePolicy removes host's policy, from the store too, and reports
+// whether it had one.
+func (o Operator) DeletePolicy(host string) (bool, error) {
+	c := o.c
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if c.closed {
+		return false, ErrNotRunning
+	}
+	h, err := policy.NormalHost(host)
+	if err != nil {
+		return false, err
+	}
+	had := c.cfg.Policies.Delete(h)
+	c.rearmPolicy(h)
+	b := c.state.db.NewBatch()
+	b.DeleteMeta(metaPolicyPrefix + h)
+	if err := b.Commit(true); err != nil {
+		return had, fmt.Errorf("crawl: forget the policy of %s: %w", host, err)
+	}
+	return had, nil
+}
+
+// Policy returns host's own policy, and false if it has none.
+func (o Operator) Policy(host string) (policy.Policy, bool) {
+	c := o.c
+	h, err := policy.NormalHost(host)
+	if err != nil {
+		return policy.Policy{}, false
+	}
+	p, ok := c.cfg.Policies.All()[h]
+	return p, ok
+}
+
+// Recent returns the last fetches (at most 100), newest first.
+func (o Operator) Recent() []Fetch { return o.c.flog.last() }
+
+// Hosts returns what the crawl knows of the hosts its frontier holds, those
+// with the most URLs in memory first, at most limit.
+func (o Operator) Hosts(limit int) []HostStatus {
+	c := o.c
+	if !c.frontierUp() {
+		return nil
+	}
+	infos := c.front.Hosts(limit)
+	out := make([]HostStatus, 0, len(infos))
+	now := time.Now()
+	for _, f := range infos {
+		st := HostStatus{Host: f.Name, Known: true, Frontier: f, Robots: c.robots.cachedHost(f.Name, now)}
+		st.Accepted, _ = c.hostCap.get(f.Name)
+		st.Gap = max(c.cfg.Delay, f.Clock.CrawlDelay, f.Clock.Backoff)
+		out = append(out, st)
+	}
+	return out
+}
+
+// Page returns the record and the captures of the URL at pos (as URLs
+// lists them).
+func (o Operator) Page(pos store.URLPos) (Page, error) {
+	c := o.c
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if c.closed {
+		return Page{}, ErrNotRunning
+	}
+	r, ok, err := c.state.db.GetURL(pos.Part, pos.Host, pos.Hash)
+	if err != nil {
+		return Page{}, err
+	}
+	if !ok {
+		return Page{}, ErrUnknownURL
+	}
+	p := Page{Record: r}
+	u, err := c.canon.Parse(r.URL)
+	if err != nil {
+		return p, nil
+	}
+	err = c.state.db.Captures(u.SURT(), func(cr store.CaptureRecord) bool {
+		if len(p.Captures) == maxPageCaptures { // keep the newest: they come oldest first
+			p.Captures = append(p.Captures[:0], p.Captures[1:]...)
+		}
+		p.Captures = append(p.Captures, cr)
+		return true
+	})
+	slices.Reverse(p.Captures)
+	return p, err
+}
