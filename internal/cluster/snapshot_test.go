@@ -264,10 +264,7 @@ func TestForeignSnapshotReadIn(t *testing.T) {
 	ns := startNATS(t)
 	web := startWeb(t, synthweb.Config{Seed: 30, Hosts: 3, PagesPerHost: 6, MinLinks: 10, MaxLinks: 12,
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
-	old := lookEvery
-	t.Cleanup(func() { lookEvery = old })
-	lookEvery = 300 * time.Millisecond
-	a := startNodeConfig(t, ns, web, "a", 2, nil, func(c *Config) { c.SnapshotEvery = -1 })
+	a := startNodeConfig(t, ns, web, "a", 2, nil, func(c *Config) { c.SnapshotEvery, c.lookEvery = -1, 300*time.Millisecond })
 	waitProgress(t, web, 1)
 
 	_, js := natstest.Connect(t, ns.ClientURL())
@@ -374,6 +371,7 @@ func objectStore(t *testing.T, size int) (*server.Server, *Node, []byte) {
 		t.Fatal(err)
 	}
 	n := &Node{objects: natsObjects{obs}}
+	n.cfg.setKnobs()
 	body := make([]byte, size)
 	for i := range body {
 		body[i] = byte(i * 7 / 3)
@@ -386,14 +384,13 @@ func objectStore(t *testing.T, size int) (*server.Server, *Node, []byte) {
 
 // TestObjectReadEndsWhenStalled: a snapshot being read from JetStream's
 // object store when its server goes away ends once the object has had its
-// time (objectIdle plus its size at objectRate), though its caller's
+// time (Config.objectIdle plus its size at objectRate), though its caller's
 // deadline (a takeover's) is minutes away: nats.go waits for a chunk until
 // its context's deadline, and a read that waited for that deadline held
 // the partition's release behind it.
 func TestObjectReadEndsWhenStalled(t *testing.T) {
-	defer func(idle time.Duration, rate float64) { objectIdle, objectRate = idle, rate }(objectIdle, objectRate)
-	objectIdle, objectRate = time.Second, 8<<20 // 16 MiB: 3 s in all
-	srv, n, _ := objectStore(t, 16<<20)         // far more than the client takes in before it is read
+	srv, n, _ := objectStore(t, 16<<20)                     // far more than the client takes in before it is read
+	n.cfg.objectIdle, n.cfg.objectRate = time.Second, 8<<20 // 16 MiB: 3 s in all
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	r, err := n.getObject(ctx, "big", 16<<20)
