@@ -21,6 +21,7 @@ import (
 	"weft/internal/natstest"
 	"weft/internal/seen"
 	"weft/internal/synthweb"
+	"weft/internal/testwait"
 )
 
 func snapshotsOften(c *Config) {
@@ -46,11 +47,12 @@ func TestSnapshotTakeover(t *testing.T) {
 	slower := func(c *crawl.Config) { c.Delay = delay }
 	a := startNodeConfig(t, ns, web, "a", 4, slower, snapshotsOften)
 	waitProgress(t, web, 0.2)
-	for deadline := time.Now().Add(time.Minute); a.node.snapshots.Load() < testParts; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("a made %d snapshots in a minute", a.node.snapshots.Load())
+	testwait.EventuallyNil(t, time.Minute, fmt.Sprintf("%d snapshots by a", testParts), func() error {
+		if made := a.node.snapshots.Load(); made < testParts {
+			return fmt.Errorf("a made %d", made)
 		}
-	}
+		return nil
+	})
 	waitProgress(t, web, 0.4)
 	a.cancel()
 	a.node.Kill()
@@ -326,38 +328,45 @@ func TestDeletedRecordMadeAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The crawl is done: wait until a partition's snapshot covers all of
-	// its logs, so that nothing new would make another.
+	// its logs (the node counts nothing logged since), so that nothing
+	// new would make another: only the deletion can.
 	var key string
 	var before snapPointer
-	for deadline := time.Now().Add(30 * time.Second); key == ""; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no partition snapshotted")
-		}
+	testwait.Eventually(t, 30*time.Second, "a partition snapshotted, nothing logged since", func() bool {
 		for p := range testParts {
-			if ptr := readPointerT(t, js, p); ptr.Object != "" {
+			if ptr := readPointerT(t, js, p); ptr.Object != "" && a.node.grownSince(p) == 0 {
 				key, before = snapKey(p), ptr
-				break
+				return true
 			}
 		}
-	}
-	time.Sleep(time.Second) // a few rounds: any snapshot still due is made
+		return false
+	})
 	made := a.node.snapshots.Load()
 	if err := kv.Delete(t.Context(), key); err != nil {
 		t.Fatal(err)
 	}
 	var after snapPointer
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s deleted at %d snapshots; not made again (now %d)", key, made, a.node.snapshots.Load())
-		}
+	testwait.EventuallyNil(t, 30*time.Second, key+" made again", func() error {
 		e, err := kv.Get(t.Context(), key)
 		if err == nil && json.Unmarshal(e.Value(), &after) == nil && after.Object != "" {
-			break
+			return nil
 		}
-	}
+		return fmt.Errorf("deleted at %d snapshots; now %d", made, a.node.snapshots.Load())
+	})
 	if after.LinksBelow < before.LinksBelow || after.DoneBelow < before.DoneBelow || after.Links < before.Links || after.Visits < before.Visits {
 		t.Errorf("the record made again covers less than the deleted one:\nbefore %+v\nafter  %+v", before, after)
 	}
+}
+
+// grownSince is the node's count of partition p's messages logged since
+// its last snapshot; -1 if its past is not read yet (or p not held).
+func (n *Node) grownSince(p int) int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if tk := n.consumers[p]; tk != nil && tk.snap != nil {
+		return tk.snap.grown.Load()
+	}
+	return -1
 }
 
 // objectStore starts a NATS server with JetStream's object store as
