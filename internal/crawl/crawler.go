@@ -1,5 +1,5 @@
 // Package crawl runs a crawl: it wires the frontier, robots.txt, the fetcher,
-// the parser, the seen set and the WARC writer into the loop of DESIGN.md.
+// the parser, the seen set and the WARC writer into one loop.
 //
 // One URL's life: canonicalise, filter, robots if cached, seen set, frontier;
 // lease; robots.txt fresh?; fetch; WARC; parse; admit the links; complete the
@@ -1402,7 +1402,9 @@ func (c *Crawler) refuse(host, reason string) {
 	}
 }
 
-// fetchRecord is one line of fetches.jsonl: the FETCH table of DESIGN.md.
+// fetchRecord is one line of fetches.jsonl, one per fetch attempt: the
+// URL asked, what came back (status, outcome, bytes, type, digest) and
+// how long it took.
 type fetchRecord struct {
 	Time        time.Time `json:"time"`
 	URL         string    `json:"url"`
