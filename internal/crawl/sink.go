@@ -73,7 +73,7 @@ type EventsFile struct {
 func OpenEventsFile(path string) (*EventsFile, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("events file: %w", err)
+		return nil, fmt.Errorf("crawl: events file: %w", err)
 	}
 	return &EventsFile{f: f, path: path}, nil
 }
@@ -88,7 +88,7 @@ func (s *EventsFile) Capture(e Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, err := s.f.Write(b); err != nil {
-		return fmt.Errorf("events file %s: %w", s.path, err)
+		return fmt.Errorf("crawl: events file %s: %w", s.path, err)
 	}
 	return nil
 }
