@@ -363,7 +363,8 @@ func TestSSRFRebinding(t *testing.T) {
 		t.Fatalf("first request reached %s, want %s", r.RemoteAddr, good.addr())
 	}
 	f.Close() // no idle connection to reuse: the next request must dial
-	time.Sleep(time.Millisecond) // the 1 ns TTL passes: the subject, not a wait
+	// The 1 ns TTL passes: the subject, not a wait.
+	time.Sleep(time.Millisecond)
 	_, err = f.Get(context.Background(), u, nil)
 	wantKind(t, err, KindRefused)
 	if res.calls < 2 {
