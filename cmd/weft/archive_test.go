@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"weft/internal/natstest"
 	"weft/internal/objstore"
 	"weft/internal/synthweb"
+	"weft/internal/testwait"
 )
 
 // A crawl, then its capture index as CDXJ and its responses read back by
@@ -289,8 +291,7 @@ func testClusterNodes(t *testing.T, command string) {
 			want++
 		}
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	testwait.EventuallyNil(t, 2*time.Minute, "every page fetched", func() error {
 		got := 0
 		seen := map[string]int{}
 		auth := map[string]string{}
@@ -305,14 +306,11 @@ func testClusterNodes(t *testing.T, command string) {
 				got++
 			}
 		}
-		if got == want {
-			break
+		if got != want {
+			return fmt.Errorf("%d of %d pages fetched", got, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d pages fetched", got, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	cancel()
 	for range 2 {
 		r := <-results

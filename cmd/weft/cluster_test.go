@@ -22,6 +22,7 @@ import (
 	"weft/internal/cluster"
 	"weft/internal/natstest"
 	"weft/internal/synthweb"
+	"weft/internal/testwait"
 )
 
 // The cluster the acceptance test runs: its lease TTL bounds how soon a
@@ -48,7 +49,8 @@ type weftNode struct {
 	stdout bytes.Buffer
 	stderr bytes.Buffer
 	exited chan error
-	ended  time.Time // when the process exited (under mu)
+	ended  time.Time     // when the process exited (under mu)
+	gone   chan struct{} // closed once it has exited, its output all read
 }
 
 func (n *weftNode) output() string {
@@ -65,7 +67,7 @@ func startWeftNode(t *testing.T, bin, name, natsURL string, common []string) *we
 	t.Helper()
 	args := append([]string{"crawl", "--data", filepath.Join(t.TempDir(), "data"), "--cluster", natsURL, "--node", name,
 		"--user-agent", e2eAgent(name), "--http", "127.0.0.1:0"}, common...)
-	n := &weftNode{name: name, cmd: exec.Command(bin, args...), exited: make(chan error, 1)}
+	n := &weftNode{name: name, cmd: exec.Command(bin, args...), exited: make(chan error, 1), gone: make(chan struct{})}
 	n.cmd.Stdout = &lockedWriter{mu: &n.mu, w: &n.stdout}
 	stderr, err := n.cmd.StderrPipe()
 	if err != nil {
@@ -92,6 +94,7 @@ func startWeftNode(t *testing.T, bin, name, natsURL string, common []string) *we
 		n.mu.Lock()
 		n.ended = time.Now()
 		n.mu.Unlock()
+		close(n.gone)
 		n.exited <- err
 	}()
 	t.Cleanup(func() { n.cmd.Process.Kill() }) // an error once it has exited
@@ -157,9 +160,29 @@ func clusterView(t *testing.T, n *weftNode) api.ClusterView {
 // at least atLeast.
 func waitHeld(t *testing.T, nodes []*weftNode, atLeast int) map[string]int {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		held, total := map[string]int{}, 0
+	var held map[string]int
+	done := false
+	defer func() { // on the timeout's Fatalf: what the nodes said
+		if done {
+			return
+		}
+		dumpNodes(nodes, true)
+		var diag strings.Builder
+		for _, n := range nodes {
+			var kept []string // warnings and errors: the nodes log every snapshot and handoff too
+			for _, l := range strings.Split(n.output(), "\n") {
+				if !strings.Contains(l, "level=INFO") {
+					kept = append(kept, l)
+				}
+			}
+			out := strings.Join(kept, "\n")
+			diag.WriteString(out[max(0, len(out)-4000):] + "\n")
+		}
+		t.Log(diag.String())
+	}()
+	testwait.EventuallyNil(t, 2*time.Minute, fmt.Sprintf("all %d partitions held, at least %d each", e2eParts, atLeast), func() error {
+		total := 0
+		held = map[string]int{}
 		for _, n := range nodes {
 			parts, _, _ := n.partitions()
 			held[n.name] = len(parts)
@@ -169,26 +192,13 @@ func waitHeld(t *testing.T, nodes []*weftNode, atLeast int) map[string]int {
 		for _, h := range held {
 			least = min(least, h)
 		}
-		if total == e2eParts && least >= atLeast {
-			return held
+		if total != e2eParts || least < atLeast {
+			return fmt.Errorf("partitions held %v", held)
 		}
-		if time.Now().After(deadline) {
-			dumpNodes(nodes, true)
-			var diag strings.Builder
-			for _, n := range nodes {
-				var kept []string // warnings and errors: the nodes log every snapshot and handoff too
-				for _, l := range strings.Split(n.output(), "\n") {
-					if !strings.Contains(l, "level=INFO") {
-						kept = append(kept, l)
-					}
-				}
-				out := strings.Join(kept, "\n")
-				diag.WriteString(out[max(0, len(out)-4000):] + "\n")
-			}
-			t.Fatalf("partitions held %v, want all %d, at least %d each\n%s", held, e2eParts, atLeast, diag.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
+	done = true
+	return held
 }
 
 // dumpNodes writes each node's whole output to the directory
@@ -203,7 +213,12 @@ func dumpNodes(nodes []*weftNode, quit bool) {
 		for _, n := range nodes {
 			n.cmd.Process.Signal(syscall.SIGQUIT)
 		}
-		time.Sleep(3 * time.Second) // the dump reaches the output buffer
+		for _, n := range nodes { // the dump reaches the output buffer
+			select {
+			case <-n.gone:
+			case <-time.After(10 * time.Second):
+			}
+		}
 	}
 	for _, n := range nodes {
 		os.WriteFile(filepath.Join(dir, n.name+".txt"), []byte(n.output()), 0o644)
@@ -249,18 +264,14 @@ func e2eNode(r synthweb.Request) string {
 
 func e2eWait(t *testing.T, web *synthweb.Web, share float64, what string) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		got, want := e2eProgress(web)
-		if float64(got) >= share*float64(want) {
-			t.Logf("%s: %d of %d pages fetched", what, got, want)
-			return
+	testwait.EventuallyNil(t, 3*time.Minute, what, func() error {
+		if got, want := e2eProgress(web); float64(got) < share*float64(want) {
+			return fmt.Errorf("%d of %d pages fetched", got, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: %d of %d pages fetched", what, got, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
+	got, want := e2eProgress(web)
+	t.Logf("%s: %d of %d pages fetched", what, got, want)
 }
 
 // TestClusterAcceptance is issue 9's acceptance test. A three-server NATS
@@ -358,7 +369,7 @@ func TestClusterAcceptance(t *testing.T) {
 	var names []string
 	var pages int64
 	var parts int
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	testwait.EventuallyNil(t, 30*time.Second, "d's view of the whole cluster at the end", func() error {
 		v, names, pages, parts = clusterView(t, d), nil, 0, 0
 		held := map[string]int{}
 		for _, n := range v.Nodes {
@@ -372,14 +383,11 @@ func TestClusterAcceptance(t *testing.T) {
 		if v.Complete && fmt.Sprint(names) == "[a b d]" && parts == e2eParts && len(v.Unowned) == 0 && held["b"] > 0 && v.Totals.Pages == pages && pages > 0 &&
 			v.Totals.Frontier.Queued == 0 && v.Totals.Frontier.InFlight == 0 { // a handed-off partition's URLs are not counted
 			t.Logf("at the end: %v", held)
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Errorf("d's view of the cluster at the end: nodes %v, complete %v, %d partitions held %v, unowned %v, %d pages in all of %d, %d URLs queued, %d in flight",
-				names, v.Complete, parts, held, v.Unowned, v.Totals.Pages, pages, v.Totals.Frontier.Queued, v.Totals.Frontier.InFlight)
-			break
-		}
-	}
+		return fmt.Errorf("nodes %v, complete %v, %d partitions held %v, unowned %v, %d pages in all of %d, %d URLs queued, %d in flight",
+			names, v.Complete, parts, held, v.Unowned, v.Totals.Pages, pages, v.Totals.Frontier.Queued, v.Totals.Frontier.InFlight)
+	})
 	// weft crawl ends: every node finds the whole crawl drained, prints
 	// its summary and exits 0, with no signal.
 	var stopTimes []string

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"weft/internal/crawl"
 	"weft/internal/recrawl"
 	"weft/internal/synthweb"
+	"weft/internal/testwait"
 )
 
 // chromium returns the path of a headless-capable Chromium, or skips the
@@ -103,9 +105,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	waitUpdates := func(n float64) {
 		t.Helper()
 		start := num(`document.body.dataset.updates || 0`)
-		for num(`document.body.dataset.updates || 0`) < start+n {
-			time.Sleep(100 * time.Millisecond)
-		}
+		testwait.Eventually(t, time.Minute, fmt.Sprintf("%v updates of the page", n), func() bool { return num(`document.body.dataset.updates || 0`) >= start+n })
 	}
 	if err := chromedp.Do(bctx, chromedp.Navigate(base+"/")); err != nil {
 		t.Fatal(err)
@@ -122,9 +122,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// Paused, the numbers hold still: the page's must be the API's.
 	c.Operator().Pause()
-	for c.Operator().Live().Frontier.InFlight > 0 {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Eventually(t, 30*time.Second, "the fetches in flight to end", func() bool { return c.Operator().Live().Frontier.InFlight == 0 })
 	waitUpdates(2)
 	resp, err := http.Get(base + "/v1/stats")
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"weft/internal/crawl"
 	"weft/internal/synthweb"
+	"weft/internal/testwait"
 )
 
 // TestPauseAndStatsLive runs a crawl of the synthetic web with the API on
@@ -80,18 +81,12 @@ func TestPauseAndStatsLive(t *testing.T) {
 		}
 		done <- sum
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for stats().Pages < 20 {
-		if time.Now().After(deadline) {
-			t.Fatal("the crawl did not reach 20 pages")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Eventually(t, 20*time.Second, "20 pages crawled", func() bool { return stats().Pages >= 20 })
 	post("/v1/pause")
-	time.Sleep(300 * time.Millisecond) // the fetches in flight end
+	testwait.Eventually(t, 20*time.Second, "the fetches in flight to end", func() bool { return c.Operator().Live().Frontier.InFlight == 0 })
 	quietFrom := time.Now()
 	before := stats()
-	time.Sleep(700 * time.Millisecond)
+	time.Sleep(700 * time.Millisecond) // the pause's span, in which no request may start
 	quietTo := time.Now()
 	during := stats()
 	post("/v1/resume")
@@ -177,21 +172,24 @@ func TestSeedsLive(t *testing.T) {
 	send := func() (int, SeedsResponse) {
 		t.Helper()
 		var resp SeedsResponse
-		for {
+		code := 0
+		testwait.EventuallyNil(t, 20*time.Second, "the crawl taking seeds", func() error {
 			req, _ := http.NewRequest("POST", "http://"+srv.Addr()+"/v1/seeds", strings.NewReader(body))
 			req.Header.Set("Authorization", "Bearer tok")
 			req.Header.Set("Idempotency-Key", "batch-1")
 			r, err := http.DefaultClient.Do(req)
 			if err != nil {
-				t.Fatal(err)
+				return err
 			}
+			resp = SeedsResponse{}
 			json.NewDecoder(r.Body).Decode(&resp)
 			r.Body.Close()
-			if r.StatusCode != http.StatusServiceUnavailable { // Run not yet taking seeds
-				return r.StatusCode, resp
+			if code = r.StatusCode; code == http.StatusServiceUnavailable { // Run not yet taking seeds
+				return fmt.Errorf("POST /v1/seeds: %d", code)
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return nil
+		})
+		return code, resp
 	}
 	code, first := send()
 	reasons := map[string]string{}
@@ -274,17 +272,12 @@ func TestHostPauseLive(t *testing.T) {
 		done <- sum
 	}()
 	// The other hosts drain; the held one waits with its seed queued.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st := c.Operator().Live()
-		if st.Pages > 0 && st.Frontier.InFlight == 0 && st.Frontier.Queued > 0 && st.Frontier.ReadyHosts == 0 && st.Frontier.WaitingHost == 0 {
-			break
+	testwait.EventuallyNil(t, 30*time.Second, "the other hosts to drain", func() error {
+		if st := c.Operator().Live(); st.Pages == 0 || st.Frontier.InFlight != 0 || st.Frontier.Queued == 0 || st.Frontier.ReadyHosts != 0 || st.Frontier.WaitingHost != 0 {
+			return fmt.Errorf("%d pages; %+v", st.Pages, st.Frontier)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the other hosts did not drain: %+v", st.Frontier)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	code, body := call("GET", "/v1/hosts/"+held.Authority)
 	var h Host
 	if err := json.Unmarshal(body, &h); code != 200 || err != nil || !h.Held || h.QueuedInMemory+btoi(h.MoreOnDisk) == 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"weft/internal/crawl"
+	"weft/internal/testwait"
 )
 
 func postSeeds(t *testing.T, s *Server, token, key, body string) (int, http.Header, string) {
@@ -179,9 +180,5 @@ func TestSeedsRejectionCodes(t *testing.T) {
 // waitUntil waits, up to 10 s, for cond to hold.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 10s for %s", what)
-		}
-	}
+	testwait.Eventually(t, 10*time.Second, what, cond)
 }

@@ -48,6 +48,8 @@ import (
 
 	whatwgerrors "github.com/nlnwa/whatwg-url/errors"
 	whatwg "github.com/nlnwa/whatwg-url/url"
+
+	"weft/internal/pct"
 )
 
 // Causes of an *Error that the WHATWG parser does not report.
@@ -448,7 +450,7 @@ func isNumberLabel(label string) bool {
 	}
 	if len(label) >= 2 && label[0] == '0' && (label[1] == 'x' || label[1] == 'X') {
 		for i := 2; i < len(label); i++ {
-			if !isHex(label[i]) {
+			if !pct.IsHex(label[i]) {
 				return false
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"slices"
 	"strings"
+
+	"weft/internal/pct"
 )
 
 // canonicalPath canonicalises a hierarchical path as serialised by the
@@ -139,9 +141,11 @@ func matchName(name string, names map[string]struct{}, prefixes [][]byte) bool {
 	key := buf[:0]
 	for i := 0; i < len(name); i++ {
 		ch := name[i]
-		if ch == '%' && i+2 < len(name) && isHex(name[i+1]) && isHex(name[i+2]) {
-			ch = unhex(name[i+1])<<4 | unhex(name[i+2])
-			i += 2
+		if ch == '%' && i+2 < len(name) {
+			if v, ok := pct.Decode(name[i+1], name[i+2]); ok {
+				ch = v
+				i += 2
+			}
 		}
 		if 'A' <= ch && ch <= 'Z' {
 			ch += 'a' - 'A'
@@ -174,16 +178,20 @@ func normalizeEscapes(s string) string {
 	decode := !hasMalformedEscape(s[i:])
 	var b []byte
 	for ; i < len(s); i++ {
-		if s[i] != '%' || i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+		var ch byte
+		ok := s[i] == '%' && i+2 < len(s)
+		if ok {
+			ch, ok = pct.Decode(s[i+1], s[i+2])
+		}
+		if !ok {
 			if b != nil {
 				b = append(b, s[i])
 			}
 			continue
 		}
-		ch := unhex(s[i+1])<<4 | unhex(s[i+2])
 		hi, lo := upperHex(s[i+1]), upperHex(s[i+2])
 		switch {
-		case decode && isUnreserved(ch):
+		case decode && pct.IsUnreserved(ch):
 			if b == nil {
 				b = append(make([]byte, 0, len(s)), s[:i]...)
 			}
@@ -208,31 +216,11 @@ func normalizeEscapes(s string) string {
 
 func hasMalformedEscape(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && (i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2])) {
+		if s[i] == '%' && (i+2 >= len(s) || !pct.IsHex(s[i+1]) || !pct.IsHex(s[i+2])) {
 			return true
 		}
 	}
 	return false
-}
-
-func isUnreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0'
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
-	}
 }
 
 func upperHex(c byte) byte {

@@ -2,10 +2,12 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"weft/internal/synthweb"
+	"weft/internal/testwait"
 )
 
 // BenchmarkClusterThroughput crawls one web with one node of 12 workers
@@ -38,17 +40,12 @@ func clusterRate(b *testing.B, count int) float64 {
 		// The same 12 workers in all: one node of 12, or three of 4.
 		nodes = append(nodes, startNodeTB(b, ns, web, string(rune('a'+i)), 12/count))
 	}
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		got, want := progress(web)
-		if got == want {
-			break
+	testwait.EventuallyNil(b, 5*time.Minute, "every page fetched", func() error {
+		if got, want := progress(web); got != want {
+			return fmt.Errorf("%d of %d pages", got, want)
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d pages", got, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	elapsed := time.Since(start)
 	_, want := progress(web)
 	for _, n := range nodes {

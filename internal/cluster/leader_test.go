@@ -10,6 +10,7 @@ import (
 
 	"weft/internal/frontier"
 	"weft/internal/natstest"
+	"weft/internal/testwait"
 )
 
 // TestReadsSeeEveryAckedWrite: the three reads a takeover makes of a
@@ -29,15 +30,7 @@ func TestReadsSeeEveryAckedWrite(t *testing.T) {
 	// a leader.
 	ready := func(what string, try func() error) {
 		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			err := try()
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %v", what, err)
-			}
-		}
+		testwait.EventuallyNil(t, 30*time.Second, what, try)
 	}
 	ready("stream", func() error {
 		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: DoneStream, Subjects: []string{"weft.done.>"}, Replicas: 3})

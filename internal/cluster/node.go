@@ -78,6 +78,28 @@ type Config struct {
 	// stopped (a continuous crawl).
 	Drain  bool
 	Logger *slog.Logger
+
+	// Knobs tests turn (snapshot.go); zero means the default.
+	lookEvery   time.Duration // how often a node that makes no snapshots looks for others' (DefaultSnapshotEvery)
+	snapTailMax int           // messages one snapshot reads past the last (200,000)
+	objectIdle  time.Duration // a stored object's read ends after this without a byte (30 s)
+	objectRate  float64       // bytes per second a stored object is given on top of objectIdle (1 MiB/s)
+}
+
+// setKnobs defaults the knobs tests turn.
+func (c *Config) setKnobs() {
+	if c.lookEvery == 0 {
+		c.lookEvery = DefaultSnapshotEvery
+	}
+	if c.snapTailMax == 0 {
+		c.snapTailMax = 200_000
+	}
+	if c.objectIdle == 0 {
+		c.objectIdle = 30 * time.Second
+	}
+	if c.objectRate == 0 {
+		c.objectRate = 1 << 20
+	}
 }
 
 // Node is one running node.
@@ -140,6 +162,7 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	cfg.setKnobs()
 	// The delay is checked against the lease TTL before the node joins
 	// (the crawl's bucket, if it exists, has the TTL that holds).
 	ttl := cfg.TTL

@@ -27,6 +27,7 @@ import (
 	"weft/internal/partition"
 	"weft/internal/recrawl"
 	"weft/internal/synthweb"
+	"weft/internal/testwait"
 )
 
 // TestMain checks that no test leaves goroutines behind, but one that
@@ -178,17 +179,12 @@ func shouldFetch(p synthweb.PageInfo) bool {
 
 func waitProgress(t *testing.T, web *synthweb.Web, share float64) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		got, want := progress(web)
-		if float64(got) >= share*float64(want) {
-			return
+	testwait.EventuallyNil(t, 2*time.Minute, fmt.Sprintf("%.0f%% of the pages fetched", share*100), func() error {
+		if got, want := progress(web); float64(got) < share*float64(want) {
+			return fmt.Errorf("%d of %d pages fetched", got, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d pages fetched", got, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestClusterCrawl: three nodes crawl one web through one JetStream
@@ -220,28 +216,27 @@ func TestClusterCrawl(t *testing.T) {
 	waitProgress(t, web, 0.5)
 	d := startNode(t, ns, web, "d")
 	nodes = append(nodes, d)
-	deadline := time.Now().Add(time.Minute)
-	for len(d.node.Owned()) < testParts/3 { // its share of 8 among 3: 2 or 3
-		if time.Now().After(deadline) {
-			t.Fatalf("d holds %v", d.node.Owned())
+	testwait.EventuallyNil(t, time.Minute, "d's share of the partitions", func() error {
+		if o := d.node.Owned(); len(o) < testParts/3 { // its share of 8 among 3: 2 or 3
+			return fmt.Errorf("d holds %v", o)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	atShare, total := progress(web)
 	waitProgress(t, web, 1)
 
 	// Every partition owned by a live node, d among them (polled: a lease
 	// mid-renewal on a loaded machine is briefly not valid).
 	owned := map[string]int{}
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	testwait.EventuallyNil(t, 30*time.Second, "every partition owned by a live node", func() error {
 		for _, n := range []*runningNode{nodes[0], nodes[1], nodes[3]} {
 			owned[n.name] = len(n.node.Owned())
 		}
-		if owned["a"]+owned["b"]+owned["d"] == testParts || time.Now().After(deadline) {
-			break
+		if owned["a"]+owned["b"]+owned["d"] != testParts {
+			return fmt.Errorf("partitions owned %v", owned)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	sums := map[string]crawl.Summary{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -330,19 +325,16 @@ func TestTakeOverAfterCrashKeepsCrawlDelay(t *testing.T) {
 	// The node that makes the first page request dies just after it has
 	// reached the server.
 	var dead, live *runningNode
-	for deadline := time.Now().Add(time.Minute); dead == nil; {
+	testwait.Eventually(t, time.Minute, "a page request", func() bool {
 		for _, r := range web.Log() {
 			if !strings.HasPrefix(r.Path, "/robots") {
 				name := strings.TrimPrefix(strings.Fields(r.UserAgent)[0], "weft/")
 				dead, live = nodes[name], nodes[map[string]string{"a": "b", "b": "a"}[name]]
-				break
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no page request")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return false
+	})
 	dead.cancel()
 	dead.node.Kill()
 	<-dead.done
@@ -352,7 +344,7 @@ func TestTakeOverAfterCrashKeepsCrawlDelay(t *testing.T) {
 	// The other takes the dead node's hosts over: wait until it has asked
 	// each of them twice since the kill (the second after the
 	// Crawl-delay).
-	for deadline := time.Now().Add(time.Minute); ; {
+	testwait.EventuallyNil(t, time.Minute, live.name+" taking "+dead.name+"'s hosts over", func() error {
 		deadHosts, asked := map[string]bool{}, map[string]int{}
 		for _, r := range web.Log() {
 			if strings.HasPrefix(r.UserAgent, "weft/"+dead.name+" ") {
@@ -361,18 +353,13 @@ func TestTakeOverAfterCrashKeepsCrawlDelay(t *testing.T) {
 				asked[r.Addr]++
 			}
 		}
-		done := true
 		for h := range deadHosts {
-			done = done && asked[h] >= 2
+			if asked[h] < 2 {
+				return fmt.Errorf("%s asked %v, %s since the kill %v", dead.name, deadHosts, live.name, asked)
+			}
 		}
-		if done {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not take %s's hosts over: %s asked %v, %s since the kill %v", live.name, dead.name, dead.name, deadHosts, live.name, asked)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	live.node.Stop(context.Background())
 	live.cancel()
 	<-live.done
@@ -461,7 +448,18 @@ func TestClusterRecrawl(t *testing.T) {
 		}
 		return n >= livePer
 	})
-	time.Sleep(minVisit) // recrawls after the handoff
+	// And recrawls after the handoff: a live page c visits again.
+	waitLog(t, web, "a live page visited twice by c", func(log []synthweb.Request) bool {
+		n := map[string]int{}
+		for _, r := range log {
+			if liveURL(r) && strings.HasPrefix(r.UserAgent, "weft/c ") {
+				if n[r.Host+r.Path]++; n[r.Host+r.Path] == 2 {
+					return true
+				}
+			}
+		}
+		return false
+	})
 	var wg sync.WaitGroup
 	for _, n := range nodes {
 		wg.Go(func() {
@@ -510,13 +508,7 @@ func TestClusterRecrawl(t *testing.T) {
 // waitLog waits until cond holds of the web's log.
 func waitLog(t *testing.T, web *synthweb.Web, what string, cond func([]synthweb.Request) bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond(web.Log()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Eventually(t, time.Minute, what, func() bool { return cond(web.Log()) })
 }
 
 // TestLinksKeepFirstOffer: a URL offered twice (a seed, then a link to it
@@ -622,11 +614,12 @@ func TestRobotsHopAcrossNodes(t *testing.T) {
 	// node up would otherwise hold every partition, and make every hop
 	// itself, for as long as the second takes to join.
 	nodes := []*runningNode{startNodeOpts(t, ns, nil, "n1", 4, edit("n1"), nil, true), startNodeOpts(t, ns, nil, "n2", 4, edit("n2"), nil, true)}
-	for deadline := time.Now().Add(time.Minute); len(nodes[0].node.Owned()) != testParts/2 || len(nodes[1].node.Owned()) != testParts/2; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("partitions held: n1 %v, n2 %v", nodes[0].node.Owned(), nodes[1].node.Owned())
+	testwait.EventuallyNil(t, time.Minute, "each node holding half the partitions", func() error {
+		if o1, o2 := nodes[0].node.Owned(), nodes[1].node.Owned(); len(o1) != testParts/2 || len(o2) != testParts/2 {
+			return fmt.Errorf("n1 holds %v, n2 %v", o1, o2)
 		}
-	}
+		return nil
+	})
 	for _, n := range nodes {
 		n.node.Crawler().Operator().Resume()
 	}
@@ -640,27 +633,25 @@ func TestRobotsHopAcrossNodes(t *testing.T) {
 		}
 		return "", false
 	}
-	deadline := time.Now().Add(time.Minute)
-	for i := 0; i < pairs; {
-		if _, ok := fetched(fmt.Sprintf("a%d", i), "/ok"); ok {
-			i++
-			continue
-		}
-		if time.Now().After(deadline) {
-			mu.Lock()
-			var b strings.Builder
-			for _, r := range log {
-				fmt.Fprintf(&b, "%s %s %s %s\n", r.start.Format("15:04:05.000"), r.agent[:7], r.host, r.path)
+	i := 0
+	testwait.EventuallyNil(t, time.Minute, "every a<i>/ok fetched", func() error {
+		for ; i < pairs; i++ {
+			if _, ok := fetched(fmt.Sprintf("a%d", i), "/ok"); !ok {
+				mu.Lock()
+				var b strings.Builder
+				for _, r := range log {
+					fmt.Fprintf(&b, "%s %s %s %s\n", r.start.Format("15:04:05.000"), r.agent[:7], r.host, r.path)
+				}
+				mu.Unlock()
+				for _, n := range nodes {
+					l := n.node.Crawler().Operator().Live()
+					fmt.Fprintf(&b, "%s owns %v; frontier %+v; rejected %v\n", n.name, n.node.Owned(), l.Frontier, l.Summary.Rejected)
+				}
+				return fmt.Errorf("a%d/ok not fetched: its robots.txt hop did not come back\n%s", i, b.String())
 			}
-			mu.Unlock()
-			for _, n := range nodes {
-				l := n.node.Crawler().Operator().Live()
-				t.Logf("%s owns %v; frontier %+v; rejected %v", n.name, n.node.Owned(), l.Frontier, l.Summary.Rejected)
-			}
-			t.Fatalf("a%d/ok not fetched: its robots.txt hop did not come back\n%s", i, b.String())
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	for _, n := range nodes {
 		n.node.Stop(context.Background())
 		n.cancel()
@@ -785,11 +776,7 @@ func TestLeaseTakenAgainWaitsForItsTakeover(t *testing.T) {
 		defer mu.Unlock()
 		return slices.ContainsFunc(log, func(r req) bool { return r.host == host && r.path == path })
 	}
-	for deadline := time.Now().Add(time.Minute); !asked("slow", "/") || !asked("fast", "/1"); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the two hosts' first pages were not fetched")
-		}
-	}
+	testwait.Eventually(t, time.Minute, "the two hosts' first pages fetched", func() bool { return asked("slow", "/") && asked("fast", "/1") })
 	// An external fetcher's lease on the slow host, kept out: partition
 	// q's release waits for it.
 	if _, err := crawler.Operator().HoldHost(fastAuth, true); err != nil {
@@ -808,34 +795,27 @@ func TestLeaseTakenAgainWaitsForItsTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); b.node.owners.Has(q + 1); time.Sleep(50 * time.Millisecond) {
-		if _, err := kv.Put(t.Context(), "node.c", []byte("c")); err != nil {
-			t.Fatal(err)
+	testwait.EventuallyNil(t, 30*time.Second, "b handing its extra partitions over", func() error {
+		if !b.node.owners.Has(q + 1) {
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("b did not hand its extra partitions over")
+		if _, err := kv.Put(t.Context(), "node.c", []byte("c")); err != nil { // c stays announced
+			return err
 		}
-	}
+		return fmt.Errorf("b still holds partition %d", q+1)
+	})
 
 	// b is cut off and fences itself; p's lease expires; x takes p, asks
 	// the fast host (more than TTL/2 after b's last request: politely)
 	// and gives p back.
 	link.Cut()
-	for deadline := time.Now().Add(30 * time.Second); b.node.owners.Has(p); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("b, cut off, did not fence itself")
-		}
-	}
+	testwait.Eventually(t, 30*time.Second, "b, cut off, fencing itself", func() bool { return !b.node.owners.Has(p) })
 	key := "p." + strconv.Itoa(p)
 	var rev uint64
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if rev, err = kv.Create(t.Context(), key, []byte("x")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("b's lease of partition %d did not expire: %v", p, err)
-		}
-	}
+	testwait.EventuallyNil(t, 30*time.Second, fmt.Sprintf("b's lease of partition %d expiring", p), func() error {
+		rev, err = kv.Create(t.Context(), key, []byte("x"))
+		return err
+	})
 	for drained := false; !drained; { // what b asked before
 		select {
 		case <-fastReqs:
@@ -856,11 +836,7 @@ func TestLeaseTakenAgainWaitsForItsTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	link.Restore()
-	for deadline := time.Now().Add(30 * time.Second); !b.node.owners.Has(p); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("b did not take p again")
-		}
-	}
+	testwait.Eventually(t, 30*time.Second, "b taking p again", func() bool { return b.node.owners.Has(p) })
 	// p's old release has not begun (it waits behind q's): the new
 	// lease's takeover has not either, so b asks nothing of p's hosts.
 	// (Before the fix it asked within a second: the hold its refused

@@ -54,14 +54,6 @@ const (
 	DefaultSnapshotAfter = 50_000
 )
 
-// lookEvery is how often a node that makes no snapshots looks for
-// others'.
-var lookEvery = DefaultSnapshotEvery
-
-// snapTailMax bounds the messages one snapshot reads (and holds in
-// memory) past the last; a longer tail is taken in several snapshots.
-var snapTailMax = 200_000
-
 // snapPointer is a partition's snapshot, as WEFT_SNAPS records it.
 type snapPointer struct {
 	Store      string    `json:"store"` // Snapshots.String of where Object is
@@ -194,10 +186,10 @@ func checkHeader(path string, p int, ptr snapPointer) error {
 }
 
 // getObject opens a stored object of size bytes. Its reads end with ctx,
-// or objectIdle without a byte, and in any case once the object has had
-// objectIdle plus its size at objectRate: a store whose server went away
-// may otherwise leave a read waiting for good, and the handoffs behind
-// it.
+// or Config.objectIdle without a byte, and in any case once the object
+// has had objectIdle plus its size at Config.objectRate: a store whose
+// server went away may otherwise leave a read waiting for good, and the
+// handoffs behind it.
 //
 // The last bound is the one a stalled read of JetStream's object store
 // sees: nats.go waits for the next chunk until its context's deadline,
@@ -205,33 +197,30 @@ func checkHeader(path string, p int, ptr snapPointer) error {
 // for a takeover, is too far), and gives a context without a deadline 5 s
 // for the whole object.
 func (n *Node) getObject(ctx context.Context, name string, size int64) (io.ReadCloser, error) {
-	budget := objectIdle + time.Duration(float64(size)/objectRate*float64(time.Second))
+	idle := n.cfg.objectIdle
+	budget := idle + time.Duration(float64(size)/n.cfg.objectRate*float64(time.Second))
 	gctx, cancel := context.WithTimeout(ctx, budget)
 	r, err := n.objects.Get(gctx, name)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	c := &idleReader{ReadCloser: r, cancel: cancel}
-	c.idle = time.AfterFunc(objectIdle, cancel)
+	c := &idleReader{ReadCloser: r, cancel: cancel, every: idle}
+	c.idle = time.AfterFunc(idle, cancel)
 	return c, nil
 }
-
-var (
-	objectIdle = 30 * time.Second
-	objectRate = float64(1 << 20) // bytes per second
-)
 
 type idleReader struct {
 	io.ReadCloser
 	cancel context.CancelFunc
 	idle   *time.Timer
+	every  time.Duration // the idle timer's span, reset by every byte
 }
 
 func (c *idleReader) Read(b []byte) (int, error) {
 	n, err := c.ReadCloser.Read(b)
 	if n > 0 {
-		c.idle.Reset(objectIdle)
+		c.idle.Reset(c.every)
 	}
 	return n, err
 }
@@ -336,11 +325,11 @@ func (n *Node) applySnapshot(ctx context.Context, path string, visits, links boo
 // for a snapshot another node made).
 //
 // A node that makes none (SnapshotEvery negative) still looks for those
-// of others, every lookEvery.
+// of others, every Config.lookEvery.
 func (n *Node) snapshotLoop() {
 	makes, every := n.cfg.SnapshotEvery > 0, n.cfg.SnapshotEvery
 	if !makes {
-		every = lookEvery
+		every = n.cfg.lookEvery
 	}
 	tick := min(every/4, time.Second)
 	for {
@@ -434,7 +423,7 @@ func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) (*
 	}
 
 	// What was logged since, below the links the consumer has offered
-	// and the visits logged by now, at most snapTailMax messages.
+	// and the visits logged by now, at most Config.snapTailMax messages.
 	tail := snapTail{}
 	read := 0
 	linksBelow := max(ps.linksNext.Load(), ps.ptr.LinksBelow)
@@ -454,7 +443,7 @@ func (n *Node) snapshot(ctx context.Context, p int, ps *partSnap, write bool) (*
 		return nil, err
 	} else if info, err := st.Info(ctx); err != nil {
 		return nil, err
-	} else if end := info.State.LastSeq + 1; end > doneBelow && read < snapTailMax {
+	} else if end := info.State.LastSeq + 1; end > doneBelow && read < n.cfg.snapTailMax {
 		last, err := n.readRange(ctx, DoneStream, donePrefix(p), doneBelow, end, &read, func(k seen.Key, data []byte) {
 			tail.entry(k).Visit = data
 		})
@@ -640,13 +629,13 @@ func (c *countWriter) Write(b []byte) (int, error) {
 
 // readRange reads the messages of prefix's subjects from stream sequence
 // from up to below (0: the start; below not included), while *read is
-// under snapTailMax, and returns the sequence of the last one read (from-1
-// if none).
+// under Config.snapTailMax, and returns the sequence of the last one
+// read (from-1 if none).
 func (n *Node) readRange(ctx context.Context, stream, prefix string, from, below uint64, read *int, fn func(seen.Key, []byte)) (uint64, error) {
 	last := max(from, 1) - 1
 	err := n.replay(ctx, stream, prefix+".>", from, func(m jetstream.Msg) bool {
 		md, err := m.Metadata()
-		if err != nil || md.Sequence.Stream >= below || *read >= snapTailMax {
+		if err != nil || md.Sequence.Stream >= below || *read >= n.cfg.snapTailMax {
 			return false
 		}
 		var k seen.Key

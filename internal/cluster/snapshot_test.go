@@ -21,6 +21,7 @@ import (
 	"weft/internal/natstest"
 	"weft/internal/seen"
 	"weft/internal/synthweb"
+	"weft/internal/testwait"
 )
 
 func snapshotsOften(c *Config) {
@@ -46,11 +47,12 @@ func TestSnapshotTakeover(t *testing.T) {
 	slower := func(c *crawl.Config) { c.Delay = delay }
 	a := startNodeConfig(t, ns, web, "a", 4, slower, snapshotsOften)
 	waitProgress(t, web, 0.2)
-	for deadline := time.Now().Add(time.Minute); a.node.snapshots.Load() < testParts; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("a made %d snapshots in a minute", a.node.snapshots.Load())
+	testwait.EventuallyNil(t, time.Minute, fmt.Sprintf("%d snapshots by a", testParts), func() error {
+		if made := a.node.snapshots.Load(); made < testParts {
+			return fmt.Errorf("a made %d", made)
 		}
-	}
+		return nil
+	})
 	waitProgress(t, web, 0.4)
 	a.cancel()
 	a.node.Kill()
@@ -264,10 +266,7 @@ func TestForeignSnapshotReadIn(t *testing.T) {
 	ns := startNATS(t)
 	web := startWeb(t, synthweb.Config{Seed: 30, Hosts: 3, PagesPerHost: 6, MinLinks: 10, MaxLinks: 12,
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
-	old := lookEvery
-	t.Cleanup(func() { lookEvery = old })
-	lookEvery = 300 * time.Millisecond
-	a := startNodeConfig(t, ns, web, "a", 2, nil, func(c *Config) { c.SnapshotEvery = -1 })
+	a := startNodeConfig(t, ns, web, "a", 2, nil, func(c *Config) { c.SnapshotEvery, c.lookEvery = -1, 300*time.Millisecond })
 	waitProgress(t, web, 1)
 
 	_, js := natstest.Connect(t, ns.ClientURL())
@@ -329,38 +328,45 @@ func TestDeletedRecordMadeAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The crawl is done: wait until a partition's snapshot covers all of
-	// its logs, so that nothing new would make another.
+	// its logs (the node counts nothing logged since), so that nothing
+	// new would make another: only the deletion can.
 	var key string
 	var before snapPointer
-	for deadline := time.Now().Add(30 * time.Second); key == ""; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no partition snapshotted")
-		}
+	testwait.Eventually(t, 30*time.Second, "a partition snapshotted, nothing logged since", func() bool {
 		for p := range testParts {
-			if ptr := readPointerT(t, js, p); ptr.Object != "" {
+			if ptr := readPointerT(t, js, p); ptr.Object != "" && a.node.grownSince(p) == 0 {
 				key, before = snapKey(p), ptr
-				break
+				return true
 			}
 		}
-	}
-	time.Sleep(time.Second) // a few rounds: any snapshot still due is made
+		return false
+	})
 	made := a.node.snapshots.Load()
 	if err := kv.Delete(t.Context(), key); err != nil {
 		t.Fatal(err)
 	}
 	var after snapPointer
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s deleted at %d snapshots; not made again (now %d)", key, made, a.node.snapshots.Load())
-		}
+	testwait.EventuallyNil(t, 30*time.Second, key+" made again", func() error {
 		e, err := kv.Get(t.Context(), key)
 		if err == nil && json.Unmarshal(e.Value(), &after) == nil && after.Object != "" {
-			break
+			return nil
 		}
-	}
+		return fmt.Errorf("deleted at %d snapshots; now %d", made, a.node.snapshots.Load())
+	})
 	if after.LinksBelow < before.LinksBelow || after.DoneBelow < before.DoneBelow || after.Links < before.Links || after.Visits < before.Visits {
 		t.Errorf("the record made again covers less than the deleted one:\nbefore %+v\nafter  %+v", before, after)
 	}
+}
+
+// grownSince is the node's count of partition p's messages logged since
+// its last snapshot; -1 if its past is not read yet (or p not held).
+func (n *Node) grownSince(p int) int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if tk := n.consumers[p]; tk != nil && tk.snap != nil {
+		return tk.snap.grown.Load()
+	}
+	return -1
 }
 
 // objectStore starts a NATS server with JetStream's object store as
@@ -374,6 +380,7 @@ func objectStore(t *testing.T, size int) (*server.Server, *Node, []byte) {
 		t.Fatal(err)
 	}
 	n := &Node{objects: natsObjects{obs}}
+	n.cfg.setKnobs()
 	body := make([]byte, size)
 	for i := range body {
 		body[i] = byte(i * 7 / 3)
@@ -386,14 +393,13 @@ func objectStore(t *testing.T, size int) (*server.Server, *Node, []byte) {
 
 // TestObjectReadEndsWhenStalled: a snapshot being read from JetStream's
 // object store when its server goes away ends once the object has had its
-// time (objectIdle plus its size at objectRate), though its caller's
+// time (Config.objectIdle plus its size at objectRate), though its caller's
 // deadline (a takeover's) is minutes away: nats.go waits for a chunk until
 // its context's deadline, and a read that waited for that deadline held
 // the partition's release behind it.
 func TestObjectReadEndsWhenStalled(t *testing.T) {
-	defer func(idle time.Duration, rate float64) { objectIdle, objectRate = idle, rate }(objectIdle, objectRate)
-	objectIdle, objectRate = time.Second, 8<<20 // 16 MiB: 3 s in all
-	srv, n, _ := objectStore(t, 16<<20)         // far more than the client takes in before it is read
+	srv, n, _ := objectStore(t, 16<<20)                     // far more than the client takes in before it is read
+	n.cfg.objectIdle, n.cfg.objectRate = time.Second, 8<<20 // 16 MiB: 3 s in all
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	r, err := n.getObject(ctx, "big", 16<<20)

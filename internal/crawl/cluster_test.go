@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"weft/internal/seen"
 	"weft/internal/store"
 	"weft/internal/synthweb"
+	"weft/internal/testwait"
 )
 
 // testCluster is a Cluster for nodes tested without package cluster:
@@ -59,9 +61,13 @@ type relay struct {
 	owner func(host string) int
 	queue chan []Offered
 	done  chan struct{}
+	// pending counts the batches forwarded and not yet offered to their
+	// owners: while one is, a URL may still be on its way.
+	pending atomic.Int64
 }
 
 func (r *relay) forward(urls []Offered) error {
+	r.pending.Add(1)
 	r.queue <- append([]Offered(nil), urls...)
 	return nil
 }
@@ -96,6 +102,7 @@ func (r *relay) run(ctx context.Context, parse func(string) (string, error)) {
 				}
 			}
 		}
+		r.pending.Add(-1)
 	}
 }
 
@@ -154,8 +161,7 @@ func TestNodesSplitHostsByPartition(t *testing.T) {
 			want++
 		}
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	testwait.EventuallyNil(t, 2*time.Minute, "every page fetched", func() error {
 		fetched := pageRequests(web)
 		got := 0
 		for _, p := range web.AllPages() {
@@ -163,15 +169,24 @@ func TestNodesSplitHostsByPartition(t *testing.T) {
 				got++
 			}
 		}
-		if got == want {
-			break
+		if got != want {
+			return fmt.Errorf("%d of %d pages fetched", got, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d pages fetched", got, want)
+		return nil
+	})
+	// Anything still to come, would it be a duplicate: wait until nothing
+	// is (no URL queued or in flight on either node, none being relayed).
+	testwait.EventuallyNil(t, time.Minute, "both nodes idle", func() error {
+		for n, c := range nodes {
+			if fs := c.Operator().Live().Frontier; fs.Queued != 0 || fs.InFlight != 0 {
+				return fmt.Errorf("node %d: %d queued, %d in flight", n, fs.Queued, fs.InFlight)
+			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(10 * delay) // anything still to come, would it be a duplicate
+		if p := rl.pending.Load(); p != 0 {
+			return fmt.Errorf("%d batches being relayed", p)
+		}
+		return nil
+	})
 	cancel()
 	wg.Wait()
 	<-rl.done
@@ -230,9 +245,10 @@ func TestAdoptedVisits(t *testing.T) {
 		}
 		done <- sum
 	}()
-	for fs := c.Operator().Live().Frontier; fs.Queued+fs.PartitionHeld < 2; fs = c.Operator().Live().Frontier { // held: not counted as queued
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Eventually(t, 30*time.Second, "the two seeds queued, held", func() bool {
+		fs := c.Operator().Live().Frontier
+		return fs.Queued+fs.PartitionHeld >= 2 // held: not counted as queued
+	})
 	// Another node fetched /a (queued here) and /c (not known here).
 	at := time.Now()
 	visits := []Visited{
@@ -243,16 +259,12 @@ func TestAdoptedVisits(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Inbound().HoldPartition(p, false)
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		l := c.Operator().Live()
-		if l.Frontier.Queued == 0 && l.Frontier.InFlight == 0 && len(mw.paths("v.test")) >= 3 {
-			break
+	testwait.EventuallyNil(t, 30*time.Second, "the crawl to settle", func() error {
+		if l := c.Operator().Live(); l.Frontier.Queued != 0 || l.Frontier.InFlight != 0 || len(mw.paths("v.test")) < 3 {
+			return fmt.Errorf("%+v, requests %v", l.Frontier, mw.paths("v.test"))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the crawl did not settle: %+v, requests %v", l.Frontier, mw.paths("v.test"))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	r, ok, err := c.state.db.GetURL(uint16(p), mw.auth["v.test"], seen.KeyOf(mw.url("v.test", "/a")))
 	if err != nil || !ok || r.Status != store.URLDone || !r.LastFetch.Equal(at) || r.LastStatus != 200 {
 		t.Errorf("/a's record %+v (%v %v): want the other node's visit, done", r, ok, err)
@@ -306,11 +318,12 @@ func TestHeldPartitionNotRecrawled(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("waiting for %s: requests %v", what, mw.paths("h.test"))
+		testwait.EventuallyNil(t, 20*time.Second, what, func() error {
+			if !cond() {
+				return fmt.Errorf("requests %v", mw.paths("h.test"))
 			}
-		}
+			return nil
+		})
 	}
 	count := func(path string) int {
 		return len(slices.DeleteFunc(mw.paths("h.test"), func(p string) bool { return p != path }))
@@ -320,7 +333,9 @@ func TestHeldPartitionNotRecrawled(t *testing.T) {
 	c.Inbound().HoldPartition(p, true)
 	waitFor("nothing in flight", func() bool { return c.Operator().Live().Frontier.InFlight == 0 })
 	held := len(mw.paths("h.test"))
-	time.Sleep(time.Second) // five times the recrawl maximum
+	// The span under test, five times the recrawl maximum: nothing of the
+	// held partition may be queued in it (no event marks a non-event).
+	time.Sleep(time.Second)
 	if l := c.Operator().Live(); l.Frontier.Queued != 0 || len(mw.paths("h.test")) != held {
 		t.Errorf("held for 1 s: %d URLs queued again, %d requests (%d when held); want none", l.Frontier.Queued, len(mw.paths("h.test")), held)
 	}

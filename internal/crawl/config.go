@@ -210,6 +210,10 @@ type Config struct {
 	Sinks []events.Sink
 	// Logger receives one line per failed item; nil discards.
 	Logger *slog.Logger
+
+	// uploadWait and uploadLater pace the retries of a WARC file's upload
+	// (objects.go); zero means 500 ms and a minute. Tests shorten them.
+	uploadWait, uploadLater time.Duration
 }
 
 // DefaultMaxLinksPerPage is MaxLinksPerPage's default, 50,000: nearly
@@ -271,6 +275,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.IPGap == 0 {
 		c.IPGap = c.Delay / 4
+	}
+	if c.uploadWait == 0 {
+		c.uploadWait = 500 * time.Millisecond
+	}
+	if c.uploadLater == 0 {
+		c.uploadLater = time.Minute
 	}
 	c.Fetch.UserAgent = c.UserAgent
 }

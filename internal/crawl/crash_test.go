@@ -19,6 +19,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
 	"weft/internal/synthweb"
+	"weft/internal/testwait"
 )
 
 // crashChildEnv, when set, makes the test binary a crawler process (see
@@ -258,17 +259,19 @@ func TestStoreWriteErrorStopsThenResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	type result struct {
+		sum Summary
+		err error
+	}
+	ran := make(chan result, 1)
 	go func() {
-		for c.Progress().Pages < 20 {
-			select {
-			case <-time.After(5 * time.Millisecond):
-			case <-t.Context().Done():
-				return
-			}
-		}
-		fault.On()
+		sum, err := c.Run(t.Context())
+		ran <- result{sum, err}
 	}()
-	sum, err := c.Run(t.Context())
+	testwait.Eventually(t, time.Minute, "20 pages crawled", func() bool { return c.Progress().Pages >= 20 })
+	fault.On()
+	r := <-ran
+	sum, err := r.sum, r.err
 	if err == nil || sum.StoppedBy != "failed" {
 		t.Fatalf("crawl %s with error %v; want it failed by the disk", sum.StoppedBy, err)
 	}

@@ -24,6 +24,7 @@ import (
 	"weft/internal/simhash"
 	"weft/internal/store"
 	"weft/internal/synthweb"
+	"weft/internal/testwait"
 	"weft/internal/warc"
 )
 
@@ -840,13 +841,7 @@ func TestInterruptReturnsSummary(t *testing.T) {
 		}
 		done <- sum
 	}()
-	for c.Progress().Pages < 3 {
-		select {
-		case <-time.After(10 * time.Millisecond):
-		case <-t.Context().Done():
-			return
-		}
-	}
+	testwait.Eventually(t, time.Minute, "3 pages crawled", func() bool { return c.Progress().Pages >= 3 })
 	cancel()
 	sum := <-done
 	if sum.StoppedBy != "interrupted" {

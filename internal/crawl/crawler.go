@@ -1,5 +1,5 @@
 // Package crawl runs a crawl: it wires the frontier, robots.txt, the fetcher,
-// the parser, the seen set and the WARC writer into the loop of DESIGN.md.
+// the parser, the seen set and the WARC writer into one loop.
 //
 // One URL's life: canonicalise, filter, robots if cached, seen set, frontier;
 // lease; robots.txt fresh?; fetch; WARC; parse; admit the links; complete the

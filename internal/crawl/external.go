@@ -12,11 +12,12 @@ import (
 	"weft/internal/frontier"
 )
 
-// External fetchers (seed 003's lease and complete): a process outside
-// weft asks for URLs, fetches them, and says what it got. Politeness still
-// comes from the frontier: a URL is handed out as a lease on its host, the
-// host is busy until the lease is completed or expires, and its clock is
-// armed from the completion, as for weft's own workers.
+// External fetchers (the operator API's /v1/frontier/lease and
+// /v1/frontier/complete): a process outside weft asks for URLs, fetches
+// them, and says what it got. Politeness still comes from the frontier:
+// a URL is handed out as a lease on its host, the host is busy until the
+// lease is completed or expires, and its clock is armed from the
+// completion, as for weft's own workers.
 
 // ExternalLease is a URL handed to an external fetcher.
 type ExternalLease struct {

@@ -11,7 +11,9 @@ import (
 	"time"
 )
 
-// fetchRecord is one line of fetches.jsonl: the FETCH table of DESIGN.md.
+// fetchRecord is one line of fetches.jsonl, one per fetch attempt: the
+// URL asked, what came back (status, outcome, bytes, type, digest) and
+// how long it took.
 type fetchRecord struct {
 	Time        time.Time `json:"time"`
 	URL         string    `json:"url"`

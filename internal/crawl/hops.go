@@ -56,16 +56,16 @@ const remoteHopTimeout = 10 * time.Minute
 // host (an originKey) from target, off the workers, and applies the
 // answer: host's server is parked meanwhile (e.waiting), and unparked once
 // it is decided or can go on.
-func (cr *Crawler) remoteHop(host string, e *robotsEntry, target, targetHost string) {
-	hops, ctx := e.hops, cr.hopCtx
-	cr.hopWG.Go(func() {
+func (c *Crawler) remoteHop(host string, e *robotsEntry, target, targetHost string) {
+	hops, ctx := e.hops, c.hopCtx
+	c.hopWG.Go(func() {
 		// The owner may be between two nodes (a handoff): asked again
 		// until it answers, for at most remoteHopTimeout.
 		rctx, cancel := context.WithTimeout(ctx, remoteHopTimeout)
 		var ans RobotsAnswer
 		var err error
 		for wait := 500 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
-			if ans, err = cr.cfg.Cluster.RobotsHop(rctx, host, target, targetHost, hops); err == nil {
+			if ans, err = c.cfg.Cluster.RobotsHop(rctx, host, target, targetHost, hops); err == nil {
 				break
 			}
 			select {
@@ -82,8 +82,8 @@ func (cr *Crawler) remoteHop(host string, e *robotsEntry, target, targetHost str
 		now := time.Now()
 		switch {
 		case err != nil:
-			cr.log.Info("robots.txt hop to another node's host failed", "host", host, "url", target, "err", err)
-			cr.decideRobots(host, e, robots.DisallowAllPolicy(0, fmt.Sprintf("robots.txt redirects to %s, on a host another node crawls, which did not answer: %v", target, err), now), "redirect-remote", nil, false)
+			c.log.Info("robots.txt hop to another node's host failed", "host", host, "url", target, "err", err)
+			c.decideRobots(host, e, robots.DisallowAllPolicy(0, fmt.Sprintf("robots.txt redirects to %s, on a host another node crawls, which did not answer: %v", target, err), now), "redirect-remote", nil, false)
 		case ans.Local:
 			// This crawl made the hop itself (HopFor, local): the host's
 			// robots.txt state is already what the hop left.
@@ -91,9 +91,9 @@ func (cr *Crawler) remoteHop(host string, e *robotsEntry, target, targetHost str
 			e.pending, e.hops = ans.Pending, ans.Hops
 			e.waiting.Store(false)
 		default:
-			cr.decideRobots(host, e, ans.policy(cr.token), ans.Reason, ans.Body, ans.Final)
+			c.decideRobots(host, e, ans.policy(c.token), ans.Reason, ans.Body, ans.Final)
 		}
-		cr.front.Unpark(originHost(host))
+		c.front.Unpark(originHost(host))
 	})
 }
 
@@ -111,30 +111,30 @@ var errHopBusy = errors.New("crawl: a robots.txt hop for this host is already un
 // local says that this crawl asked (Cluster.RobotsHop routed the hop back
 // to it): forHost's robots.txt state is then its own, set by the asking
 // lease, and the hop works on it as a hop made without the cluster does.
-func (cr *Crawler) HopFor(ctx context.Context, forHost, target, targetHost string, hops int, local bool) (RobotsAnswer, error) {
-	cr.liveMu.RLock()
-	running := cr.running
-	cr.liveMu.RUnlock()
+func (c *Crawler) HopFor(ctx context.Context, forHost, target, targetHost string, hops int, local bool) (RobotsAnswer, error) {
+	c.liveMu.RLock()
+	running := c.running
+	c.liveMu.RUnlock()
 	if !running {
 		return RobotsAnswer{}, ErrNotRunning
 	}
-	u, err := cr.canon.Parse(target)
+	u, err := c.canon.Parse(target)
 	if err != nil || u.Authority != targetHost {
 		return RobotsAnswer{}, fmt.Errorf("crawl: robots.txt hop to %q: not a URL of %s", target, targetHost)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := &hopWaiter{ch: make(chan RobotsAnswer, 1), part: partition.Of(targetHost, cr.cfg.Partitions), cancel: cancel}
-	if _, busy := cr.hopWaiters.LoadOrStore(forHost, w); busy {
+	w := &hopWaiter{ch: make(chan RobotsAnswer, 1), part: partition.Of(targetHost, c.cfg.Partitions), cancel: cancel}
+	if _, busy := c.hopWaiters.LoadOrStore(forHost, w); busy {
 		return RobotsAnswer{}, errHopBusy
 	}
-	defer cr.hopWaiters.CompareAndDelete(forHost, w)
-	e := cr.robots.entry(forHost)
+	defer c.hopWaiters.CompareAndDelete(forHost, w)
+	e := c.robots.entry(forHost)
 	if !local {
 		e.pending, e.hops = "", hops
 		e.waiting.Store(true)
 	}
-	cr.front.Add(frontier.Item{URL: u.String, Fetch: target, Host: targetHost, Priority: frontier.High, RobotsFor: forHost})
+	c.front.Add(frontier.Item{URL: u.String, Fetch: target, Host: targetHost, Priority: frontier.High, RobotsFor: forHost})
 	select {
 	case a := <-w.ch:
 		a.Local = local
@@ -162,8 +162,8 @@ type hopWaiter struct {
 // dropHops ends the hops made for other nodes on partition p's hosts,
 // which this node no longer leases (ReleasePartition): each asker hears of
 // it at once, and tries again later, of p's next owner.
-func (cr *Crawler) dropHops(p int) {
-	cr.hopWaiters.Range(func(_, v any) bool {
+func (c *Crawler) dropHops(p int) {
+	c.hopWaiters.Range(func(_, v any) bool {
 		if w := v.(*hopWaiter); w.part == p {
 			w.cancel()
 		}
@@ -173,8 +173,8 @@ func (cr *Crawler) dropHops(p int) {
 
 // answerRemote gives a hop made for another node (HopFor) its answer, if
 // host has one waiting.
-func (cr *Crawler) answerRemote(host string, a RobotsAnswer) {
-	if w, ok := cr.hopWaiters.LoadAndDelete(host); ok {
+func (c *Crawler) answerRemote(host string, a RobotsAnswer) {
+	if w, ok := c.hopWaiters.LoadAndDelete(host); ok {
 		w.(*hopWaiter).ch <- a
 	}
 }

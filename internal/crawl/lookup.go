@@ -35,11 +35,11 @@ func (a *Archive) UseObjects(o ObjectStore) { a.objs = o }
 func OpenArchive(dataDir string, cc canon.Config) (*Archive, error) {
 	path := filepath.Join(dataDir, stateDir)
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no crawl in %s: %w", dataDir, err)
+		return nil, fmt.Errorf("crawl: no crawl in %s: %w", dataDir, err)
 	}
 	db, err := store.Open(path, &store.Options{ReadOnly: true, CacheSize: 8 << 20})
 	if err != nil {
-		return nil, fmt.Errorf("open the crawl in %s (is a crawl running on it?): %w", dataDir, err)
+		return nil, fmt.Errorf("crawl: open the crawl in %s (is a crawl running on it?): %w", dataDir, err)
 	}
 	return &Archive{dir: dataDir, db: db, canon: canon.New(cc)}, nil
 }
@@ -123,7 +123,7 @@ var ErrNoCapture = errors.New("no capture of this URL")
 func (a *Archive) Get(rawURL string, at time.Time) (Lookup, error) {
 	u, err := a.canon.Parse(rawURL)
 	if err != nil {
-		return Lookup{}, fmt.Errorf("%q: %w", rawURL, err)
+		return Lookup{}, fmt.Errorf("crawl: %q: %w", rawURL, err)
 	}
 	// A SURT is in lower case: other URLs may share u's key. Captures of u
 	// itself are chosen from; the others only if u has none (a capture of
@@ -140,32 +140,32 @@ func (a *Archive) Get(rawURL string, at time.Time) (Lookup, error) {
 		return true
 	})
 	if err != nil {
-		return Lookup{}, err
+		return Lookup{}, fmt.Errorf("crawl: %s: %w", u.String, err)
 	}
 	if !found {
-		return Lookup{}, fmt.Errorf("%s: %w", u.String, ErrNoCapture)
+		return Lookup{}, fmt.Errorf("crawl: %s: %w", u.String, ErrNoCapture)
 	}
 	l := Lookup{Capture: best}
 	if l.Record, err = a.readRecord(best.File, best.Offset, best.Length); err != nil {
-		return l, fmt.Errorf("%s: %w", u.String, err)
+		return l, fmt.Errorf("crawl: %s: %w", u.String, err)
 	}
 	if best.Kind != store.CaptureRevisit {
 		return l, nil
 	}
 	orig, ok, err := a.db.GetDigest(best.Digest)
 	if err != nil {
-		return l, err
+		return l, fmt.Errorf("crawl: %s: %w", u.String, err)
 	}
 	if !ok {
-		return l, fmt.Errorf("%s: a revisit of payload %s, which the index does not hold", u.String, digestString(best.Digest))
+		return l, fmt.Errorf("crawl: %s: a revisit of payload %s, which the index does not hold", u.String, digestString(best.Digest))
 	}
 	l.Original = &orig
 	o, err := a.readRecord(orig.File, orig.Offset, orig.Length)
 	if err != nil {
-		return l, fmt.Errorf("%s: the original of the revisit: %w", u.String, err)
+		return l, fmt.Errorf("crawl: %s: the original of the revisit: %w", u.String, err)
 	}
 	if o.PayloadDigest != l.Record.PayloadDigest {
-		return l, fmt.Errorf("%s: the revisit's payload digest %s is not its original's %s", u.String, l.Record.PayloadDigest, o.PayloadDigest)
+		return l, fmt.Errorf("crawl: %s: the revisit's payload digest %s is not its original's %s", u.String, l.Record.PayloadDigest, o.PayloadDigest)
 	}
 	l.Record.Payload = o.Payload
 	return l, nil

@@ -30,20 +30,14 @@ type ObjectStore interface {
 // in the bucket, or both.
 const metaObject = "object/"
 
-// uploadAttempts and uploadWait bound how long one file is retried in a
-// row; a file that still fails is queued again after uploadLater (a crawl
+// uploadAttempts and Config.uploadWait bound how long one file is retried in a
+// row; a file that still fails is queued again after Config.uploadLater (a crawl
 // that runs for days outlives an outage of the store), and one left at the
 // end stays on disk for the next start. uploadDrain is how long the end of
 // a crawl waits for the files still queued.
 const (
 	uploadAttempts = 5
 	uploadDrain    = 10 * time.Minute
-)
-
-// Variables, for tests.
-var (
-	uploadWait  = 500 * time.Millisecond
-	uploadLater = time.Minute
 )
 
 // Uploads is what the uploader did in a run.
@@ -65,10 +59,12 @@ func (u *uploader) summary() *Uploads {
 // uploader moves finished WARC files to the object store, one at a time,
 // in the order they were finished.
 type uploader struct {
-	objs ObjectStore
-	db   *store.DB
-	dir  string
-	log  interface {
+	objs  ObjectStore
+	db    *store.DB
+	dir   string
+	wait  time.Duration // before the second attempt; doubled for each after
+	later time.Duration // before a file that failed every attempt is queued again
+	log   interface {
 		Info(msg string, args ...any)
 		Error(msg string, args ...any)
 	}
@@ -91,6 +87,7 @@ type uploader struct {
 // removed (those are removed now).
 func (c *Crawler) startUploads() error {
 	u := &uploader{objs: c.cfg.Objects, db: c.state.db, dir: c.cfg.warcDir(), log: c.log,
+		wait: c.cfg.uploadWait, later: c.cfg.uploadLater,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	entries, err := os.ReadDir(u.dir)
@@ -186,7 +183,7 @@ func (u *uploader) move(name string) {
 			return
 		}
 		select {
-		case <-time.After(uploadWait << (attempt - 1)):
+		case <-time.After(u.wait << (attempt - 1)):
 		case <-u.ctx.Done():
 			u.fail(name, u.ctx.Err())
 			return
@@ -211,7 +208,7 @@ func (u *uploader) fail(name string, err error) {
 	u.lastErr.Store(err.Error())
 	u.log.Error("WARC file not uploaded; it stays on disk, to be tried again later or at the next start", "file", name, "err", err)
 	if u.ctx.Err() == nil {
-		time.AfterFunc(uploadLater, func() { u.add(name) }) // add does nothing once closed
+		time.AfterFunc(u.later, func() { u.add(name) }) // add does nothing once closed
 	}
 }
 

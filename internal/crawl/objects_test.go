@@ -147,12 +147,11 @@ func (f *flakyObjects) Upload(ctx context.Context, path string) (string, error) 
 // TestUploadRetriedLater: a file whose upload fails every attempt of a
 // run is queued again a while later, and goes then, within the same crawl.
 func TestUploadRetriedLater(t *testing.T) {
-	defer func(w, l time.Duration) { uploadWait, uploadLater = w, l }(uploadWait, uploadLater)
-	uploadWait, uploadLater = time.Millisecond, 10*time.Millisecond
 	web := startWeb(t, synthweb.Config{Seed: 25, Hosts: 3, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
 	cfg := testConfig(t, web, 2, 5*time.Millisecond)
 	cfg.WARCMaxFileSize = 64 << 10
+	cfg.uploadWait, cfg.uploadLater = time.Millisecond, 10*time.Millisecond
 	cfg.Objects = &flakyObjects{ObjectStore: newTestObjects(t), failFirst: uploadAttempts}
 	sum := runCrawl(t, cfg)
 	u := sum.WARCUploads

@@ -140,15 +140,15 @@ const robotsMaxHops = 5
 // them waits for that host's clock: a hop on the same host waits for the
 // next lease of this host; a hop to another host is queued there
 // (Item.RobotsFor) and this host is parked until it is done.
-func (cr *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.URL) (*robots.Policy, frontier.Result) {
+func (c *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.URL) (*robots.Policy, frontier.Result) {
 	origin := originKey(u.Scheme, l.Host)
-	e := cr.robots.entry(origin)
+	e := c.robots.entry(origin)
 	if !e.stored {
 		// Not seen in this process: an earlier run may have fetched it.
 		e.stored = true
-		hist, err := cr.state.getRobots(origin, cr.token)
+		hist, err := c.state.getRobots(origin, c.token)
 		if err != nil {
-			cr.fail(fmt.Errorf("crawl: read the robots.txt of %s: %w", origin, err))
+			c.fail(fmt.Errorf("crawl: read the robots.txt of %s: %w", origin, err))
 		}
 		e.hist = hist
 		e.verdict.Store(nil)
@@ -157,7 +157,7 @@ func (cr *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.U
 		now := time.Now()
 		v := e.verdict.Load()
 		if v == nil || !now.Before(v.until) {
-			v = cr.robots.judge(e, now)
+			v = c.robots.judge(e, now)
 		}
 		if v.pol != nil {
 			return v.pol, frontier.Result{}
@@ -175,7 +175,7 @@ func (cr *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.U
 		target = u.Scheme + "://" + u.Authority + "/robots.txt"
 		e.hops = 0
 	}
-	res := cr.robotsStep(ctx, origin, e, target)
+	res := c.robotsStep(ctx, origin, e, target)
 	// The URL goes back to the head of its host's queue either way.
 	res.Retry = true
 	if res.Park || e.pending != "" {
@@ -207,11 +207,11 @@ func (cr *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.U
 // decides the policy, or records the next hop: on host's own server
 // (pending, whatever its scheme) or on another host (a RobotsFor item
 // there, with host parked).
-func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, target string) frontier.Result {
+func (c *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, target string) frontier.Result {
 	start := time.Now()
-	cr.stats.robots.Add(1)
-	cr.traps.fetched(originHost(host))
-	resp, err := cr.fetcher.Get(ctx, target, nil)
+	c.stats.robots.Add(1)
+	c.traps.fetched(originHost(host))
+	resp, err := c.fetcher.Get(ctx, target, nil)
 	now := time.Now() // the answer's time: its age, and a retry's wait, count from it
 	if err != nil {
 		kind := fetch.KindOf(err)
@@ -219,60 +219,60 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 		if kind == fetch.KindCanceled && ctx.Err() != nil {
 			return frontier.Result{Fetched: true} // shutting down: decide nothing
 		}
-		cr.log.Info("robots.txt unreachable", "host", host, "url", target, "err", err)
+		c.log.Info("robots.txt unreachable", "host", host, "url", target, "err", err)
 		pol := robots.DisallowAllPolicy(0, kind.String()+": "+err.Error(), now)
-		cr.decideRobots(host, e, pol, kind.String(), nil, kind == fetch.KindRefused || kind == fetch.KindBadURL)
+		c.decideRobots(host, e, pol, kind.String(), nil, kind == fetch.KindRefused || kind == fetch.KindBadURL)
 		return frontier.Result{Fetched: fetched, Signal: signal, Took: now.Sub(start)}
 	}
 	// Every answer tells the host's clock how the server is doing.
 	signal, retryAfter := answerSignal(resp, time.Now())
 	answered := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
-	cr.index(cr.archive(resp, nil, nil), nil)
-	cr.stats.bytes.Add(int64(len(resp.Body)))
+	c.index(c.archive(resp, nil, nil), nil)
+	c.stats.bytes.Add(int64(len(resp.Body)))
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Location != "" {
 		e.hops++
 		if e.hops > robotsMaxHops {
-			cr.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil, false)
+			c.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil, false)
 			return answered
 		}
-		next, err := cr.canon.Parse(resp.Location)
+		next, err := c.canon.Parse(resp.Location)
 		if err != nil {
-			cr.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil, false)
+			c.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil, false)
 			return answered
 		}
-		cr.stats.robotsHops.Add(1) // a hop that will be followed
+		c.stats.robotsHops.Add(1) // a hop that will be followed
 		if next.Authority == originHost(host) {
 			e.pending = resp.Location
 			// Made for another node (HopFor): the chain goes on on its
 			// host, there.
-			cr.answerRemote(host, RobotsAnswer{Pending: resp.Location, Hops: e.hops})
+			c.answerRemote(host, RobotsAnswer{Pending: resp.Location, Hops: e.hops})
 			return answered
 		}
 		// The chain crosses to another host: that host's clock (and its
 		// own robots.txt, unless the hop is to its /robots.txt) governs
 		// the request. Park this host until the hop is done.
-		if cr.robots.parked(next.Authority) {
+		if c.robots.parked(next.Authority) {
 			// The other host is itself waiting on a hop: following could
 			// close a cycle in which both wait forever.
-			cr.decideRobots(host, e, robots.DisallowAllPolicy(resp.StatusCode, "robots.txt redirect cycle through "+next.Authority, now), "redirect-cycle", nil, false)
+			c.decideRobots(host, e, robots.DisallowAllPolicy(resp.StatusCode, "robots.txt redirect cycle through "+next.Authority, now), "redirect-cycle", nil, false)
 			return answered
 		}
 		e.pending = ""
 		e.waiting.Store(true)
 		answered.Park = true
-		if cr.cfg.Cluster != nil {
+		if c.cfg.Cluster != nil {
 			// In a cluster the other host's owner makes the hop, even
 			// when it is this node: ownership may move before the hop's
 			// turn comes, and the owner's answer comes back either way.
-			cr.remoteHop(host, e, resp.Location, next.Authority)
+			c.remoteHop(host, e, resp.Location, next.Authority)
 			return answered
 		}
-		cr.front.Add(frontier.Item{URL: next.String, Fetch: resp.Location, Host: next.Authority, Priority: frontier.High, RobotsFor: host})
+		c.front.Add(frontier.Item{URL: next.String, Fetch: resp.Location, Host: next.Authority, Priority: frontier.High, RobotsFor: host})
 		return answered
 	}
-	pol := robots.FromStatus(resp.StatusCode, resp.Decoded, cr.token, now)
+	pol := robots.FromStatus(resp.StatusCode, resp.Decoded, c.token, now)
 	if resp.StatusCode < 300 && len(resp.Decoded) > robots.MaxBytes {
-		cr.stats.robotsCut.Add(1)
+		c.stats.robotsCut.Add(1)
 	}
 	switch {
 	case resp.DecodeErr != nil && !errors.Is(resp.DecodeErr, fetch.ErrDecodedTooLarge):
@@ -284,7 +284,7 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 		// by the size cap is parsed (RFC 9309 allows a limit >= 500 KiB).
 		pol = robots.DisallowAllPolicy(resp.StatusCode, "truncated: "+resp.Truncated, now)
 	}
-	cr.decideRobots(host, e, pol, statusReason(resp.StatusCode), resp.Decoded, false)
+	c.decideRobots(host, e, pol, statusReason(resp.StatusCode), resp.Decoded, false)
 	return answered
 }
 
@@ -294,26 +294,26 @@ func (cr *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, 
 // needs this host's permission unless it asks for this host's own
 // /robots.txt. pol is this host's policy for the hop's scheme, nil when
 // the hop is to its /robots.txt and the policy is not known.
-func (cr *Crawler) robotsHop(ctx context.Context, l frontier.Lease, u canon.URL, pol *robots.Policy) frontier.Result {
-	owner := cr.robots.entry(l.RobotsFor)
+func (c *Crawler) robotsHop(ctx context.Context, l frontier.Lease, u canon.URL, pol *robots.Policy) frontier.Result {
+	owner := c.robots.entry(l.RobotsFor)
 	var res frontier.Result
 	if pol != nil { // this host's clock keeps this host's Crawl-delay
 		res.SetCrawlDelay, res.CrawlDelay = true, pol.CrawlDelay
 	}
-	if u.Path != "/robots.txt" && (pol == nil || !pol.Allowed(u.PathQuery()) || !cr.cfg.Policies.For(u.Authority, u.Host).Allowed(u.PathQuery())) {
+	if u.Path != "/robots.txt" && (pol == nil || !pol.Allowed(u.PathQuery()) || !c.cfg.Policies.For(u.Authority, u.Host).Allowed(u.PathQuery())) {
 		// The hop's own host (or the operator's policy for it) forbids it.
 		now := time.Now()
-		cr.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+u.String+", which its host disallows", now), "redirect-disallowed", nil, false)
-		cr.front.Unpark(originHost(l.RobotsFor))
+		c.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+u.String+", which its host disallows", now), "redirect-disallowed", nil, false)
+		c.front.Unpark(originHost(l.RobotsFor))
 		return res
 	}
 	owner.waiting.Store(false)
-	step := cr.robotsStep(ctx, l.RobotsFor, owner, l.Fetch)
+	step := c.robotsStep(ctx, l.RobotsFor, owner, l.Fetch)
 	if !step.Park {
 		// Decided, or the next hop is on the owner's own host: either way
 		// the owner's next lease goes on. (Park means the chain hopped to
 		// yet another host and the owner, still parked, waits for that.)
-		cr.front.Unpark(originHost(l.RobotsFor))
+		c.front.Unpark(originHost(l.RobotsFor))
 	}
 	res.Fetched = step.Fetched
 	return res
@@ -325,7 +325,7 @@ func (cr *Crawler) robotsHop(ctx context.Context, l frontier.Lease, u canon.URL,
 // fetching it), judges the host anew, and counts and logs what that means. A final failure is one
 // that no retry can mend (the crawler itself refuses the host's address): it
 // counts as all attempts spent.
-func (cr *Crawler) decideRobots(host string, e *robotsEntry, pol *robots.Policy, reason string, body []byte, final bool) {
+func (c *Crawler) decideRobots(host string, e *robotsEntry, pol *robots.Policy, reason string, body []byte, final bool) {
 	e.pending, e.hops = "", 0
 	e.waiting.Store(false)
 	e.stored = true
@@ -333,48 +333,48 @@ func (cr *Crawler) decideRobots(host string, e *robotsEntry, pol *robots.Policy,
 	if pol.Outcome == robots.Rules {
 		ans.Body = body[:min(len(body), robots.MaxBytes+1)] // all a parse reads, and whether there was more
 	}
-	defer cr.answerRemote(host, ans) // once the entry is all decided: the asker may be this crawl
+	defer c.answerRemote(host, ans) // once the entry is all decided: the asker may be this crawl
 	before := e.hist.Failures
 	e.hist.Record(pol)
 	if final && pol.Outcome == robots.DisallowAll {
-		e.hist.Failures = max(e.hist.Failures, cr.robots.retry.Attempts)
+		e.hist.Failures = max(e.hist.Failures, c.robots.retry.Attempts)
 	}
 	var err error
 	if pol.Outcome == robots.DisallowAll {
-		err = cr.state.putRobotsFailure(host, &e.hist)
+		err = c.state.putRobotsFailure(host, &e.hist)
 	} else {
 		if pol.Outcome != robots.Rules {
 			body = nil
 		}
-		err = cr.state.putRobots(host, pol, body)
+		err = c.state.putRobots(host, pol, body)
 	}
 	if err != nil {
-		cr.fail(fmt.Errorf("crawl: record the robots.txt of %s: %w", host, err))
+		c.fail(fmt.Errorf("crawl: record the robots.txt of %s: %w", host, err))
 	}
-	cr.stats.inc(cr.stats.robotsOutc, pol.Outcome.String(), 1)
-	v := cr.robots.judge(e, pol.FetchedAt)
+	c.stats.inc(c.stats.robotsOutc, pol.Outcome.String(), 1)
+	v := c.robots.judge(e, pol.FetchedAt)
 	if pol.Outcome != robots.DisallowAll {
 		return
 	}
 	attempt := e.hist.Failures
 	switch {
 	case v.pol == nil:
-		cr.stats.robotsRetries.Add(1)
-		cr.log.Info("robots.txt failed; the host waits and it is fetched again", "host", host, "status", pol.Status, "err", pol.Err,
-			"attempt", attempt, "of", cr.robots.retry.Attempts, "retry_in", v.until.Sub(pol.FetchedAt).Round(time.Millisecond))
+		c.stats.robotsRetries.Add(1)
+		c.log.Info("robots.txt failed; the host waits and it is fetched again", "host", host, "status", pol.Status, "err", pol.Err,
+			"attempt", attempt, "of", c.robots.retry.Attempts, "retry_in", v.until.Sub(pol.FetchedAt).Round(time.Millisecond))
 	case v.pol.Outcome == robots.DisallowAll:
-		if before < cr.robots.retry.Attempts { // this failure made it unreachable
-			cr.stats.inc(cr.stats.hostsDown, reason, 1)
+		if before < c.robots.retry.Attempts { // this failure made it unreachable
+			c.stats.inc(c.stats.hostsDown, reason, 1)
 		}
-		cr.log.Info("host not crawled: robots.txt unreachable", "host", host, "status", pol.Status, "err", pol.Err,
+		c.log.Info("host not crawled: robots.txt unreachable", "host", host, "status", pol.Status, "err", pol.Err,
 			"attempts", attempt, "retry_in", v.until.Sub(pol.FetchedAt).Round(time.Millisecond))
 	case v.pol == e.hist.Good:
-		cr.stats.robotsLastGood.Add(1)
-		cr.log.Info("robots.txt unreachable; using the last good copy", "host", host, "status", pol.Status, "err", pol.Err,
+		c.stats.robotsLastGood.Add(1)
+		c.log.Info("robots.txt unreachable; using the last good copy", "host", host, "status", pol.Status, "err", pol.Err,
 			"fetched_at", v.pol.FetchedAt, "attempts", attempt)
 	default:
-		cr.stats.robotsLastGood.Add(1)
-		cr.log.Info("robots.txt unreachable for the whole last-good window; crawling as if it were absent", "host", host,
+		c.stats.robotsLastGood.Add(1)
+		c.log.Info("robots.txt unreachable for the whole last-good window; crawling as if it were absent", "host", host,
 			"failing_since", e.hist.FailingSince, "attempts", attempt)
 	}
 }

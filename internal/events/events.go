@@ -48,7 +48,7 @@ type File struct {
 func OpenFile(path string) (*File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("events file: %w", err)
+		return nil, fmt.Errorf("events: %w", err)
 	}
 	return &File{f: f, path: path}, nil
 }
@@ -63,7 +63,7 @@ func (s *File) Capture(e Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, err := s.f.Write(b); err != nil {
-		return fmt.Errorf("events file %s: %w", s.path, err)
+		return fmt.Errorf("events: %s: %w", s.path, err)
 	}
 	return nil
 }

@@ -387,21 +387,37 @@ func TestDisconnectMidBody(t *testing.T) {
 	})
 }
 
+// TestCanceledMidBody: a fetch canceled while its body is being read
+// fails as canceled, from the body read. The cancel comes once the server
+// has written far more of the body than the loopback's socket buffers
+// hold (a few MiB): the client has then read past the header for sure,
+// with no guessed sleep.
 func TestCanceledMidBody(t *testing.T) {
+	const sent, length = 32 << 20, 64 << 20
 	wrote := make(chan struct{})
 	srv := newRawServer(t, "tcp", "127.0.0.1:0", func(c net.Conn, done <-chan struct{}) {
-		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", length)
+		chunk := bytes.Repeat([]byte("0123456789abcdef"), 4096)
+		for n := 0; n < sent; n += len(chunk) {
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
 		close(wrote)
 		<-done
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-wrote
-		time.Sleep(50 * time.Millisecond)
 		cancel()
 	}()
-	_, err := newFetcher(t, testConfig()).Get(ctx, "http://"+srv.addr()+"/", nil)
+	cfg := testConfig()
+	cfg.MaxBodyBytes = 2 * length
+	_, err := newFetcher(t, cfg).Get(ctx, "http://"+srv.addr()+"/", nil)
 	wantKind(t, err, KindCanceled)
+	if !strings.Contains(err.Error(), "reading body") {
+		t.Errorf("err %v: want the cancel seen by the body read", err)
+	}
 }
 
 func TestReadCapped(t *testing.T) {

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"weft/internal/testwait"
 )
 
 func TestGetOrdinary(t *testing.T) {
@@ -171,10 +173,9 @@ func TestMaxConnsPerHost(t *testing.T) {
 		}()
 	}
 	// Wait for two requests to be in the handler, then give a third the
-	// chance to arrive too if the cap did not hold.
-	for deadline := time.Now().Add(slack); active.Load() < 2 && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
+	// chance to arrive too if the cap did not hold (a span in which
+	// nothing may happen: no event to wait for).
+	testwait.Eventually(t, time.Minute, "two requests in the handler", func() bool { return active.Load() >= 2 })
 	time.Sleep(100 * time.Millisecond)
 	close(release)
 	for range 5 {

@@ -151,56 +151,56 @@ type Store interface {
 	Clock(host string) (c Clock, found bool, err error)
 }
 
-func (c *Config) setDefaults() {
-	if c.MaxActiveHosts == 0 {
-		c.MaxActiveHosts = 1024
+func (cfg *Config) setDefaults() {
+	if cfg.MaxActiveHosts == 0 {
+		cfg.MaxActiveHosts = 1024
 	}
-	if c.Weights == [3]int{} {
-		c.Weights = [3]int{1, 4, 16}
+	if cfg.Weights == [3]int{} {
+		cfg.Weights = [3]int{1, 4, 16}
 	}
-	if c.Seed == 0 {
-		c.Seed = 1
+	if cfg.Seed == 0 {
+		cfg.Seed = 1
 	}
-	if c.FrontBuffer == 0 {
-		c.FrontBuffer = 4096
+	if cfg.FrontBuffer == 0 {
+		cfg.FrontBuffer = 4096
 	}
-	if c.HeadSize == 0 {
-		c.HeadSize = 64
+	if cfg.HeadSize == 0 {
+		cfg.HeadSize = 64
 	}
-	if c.HostCache == 0 {
-		c.HostCache = 1 << 17
+	if cfg.HostCache == 0 {
+		cfg.HostCache = 1 << 17
 	}
-	c.Politeness.setDefaults(c.Delay)
+	cfg.Politeness.setDefaults(cfg.Delay)
 }
 
 // Validate reports the first invalid field.
-func (c Config) Validate() error {
-	if c.Delay < 0 {
-		return fmt.Errorf("frontier: delay %v is negative", c.Delay)
+func (cfg Config) Validate() error {
+	if cfg.Delay < 0 {
+		return fmt.Errorf("frontier: delay %v is negative", cfg.Delay)
 	}
-	if c.MaxActiveHosts < 0 {
-		return fmt.Errorf("frontier: max active hosts %d is negative", c.MaxActiveHosts)
+	if cfg.MaxActiveHosts < 0 {
+		return fmt.Errorf("frontier: max active hosts %d is negative", cfg.MaxActiveHosts)
 	}
-	if c.FrontBuffer < 0 {
-		return fmt.Errorf("frontier: front buffer %d is negative", c.FrontBuffer)
+	if cfg.FrontBuffer < 0 {
+		return fmt.Errorf("frontier: front buffer %d is negative", cfg.FrontBuffer)
 	}
-	if c.HeadSize < 0 {
-		return fmt.Errorf("frontier: head size %d is negative", c.HeadSize)
+	if cfg.HeadSize < 0 {
+		return fmt.Errorf("frontier: head size %d is negative", cfg.HeadSize)
 	}
-	if c.HostCache < 0 {
-		return fmt.Errorf("frontier: host cache %d is negative", c.HostCache)
+	if cfg.HostCache < 0 {
+		return fmt.Errorf("frontier: host cache %d is negative", cfg.HostCache)
 	}
-	if c.LeaseTimeout < 0 {
-		return fmt.Errorf("frontier: lease timeout %v is negative", c.LeaseTimeout)
+	if cfg.LeaseTimeout < 0 {
+		return fmt.Errorf("frontier: lease timeout %v is negative", cfg.LeaseTimeout)
 	}
-	if c.IPGap < 0 {
-		return fmt.Errorf("frontier: IP gap %v is negative", c.IPGap)
+	if cfg.IPGap < 0 {
+		return fmt.Errorf("frontier: IP gap %v is negative", cfg.IPGap)
 	}
-	if err := c.Politeness.Validate(); err != nil {
+	if err := cfg.Politeness.Validate(); err != nil {
 		return err
 	}
-	if c.Weights != [3]int{} {
-		for i, w := range c.Weights {
+	if cfg.Weights != [3]int{} {
+		for i, w := range cfg.Weights {
 			if w <= 0 {
 				return fmt.Errorf("frontier: weight of %v queue is %d; every weight must be positive so no queue starves", Priority(i), w)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"weft/internal/natstest"
+	"weft/internal/testwait"
 )
 
 // TestOwnersSurviveANATSNode: with the lease bucket replicated on three
@@ -35,18 +36,13 @@ func TestOwnersSurviveANATSNode(t *testing.T) {
 		}
 		js, _ := jetstream.New(conn)
 		var o *Owners
-		for try := 0; ; try++ { // the first stream of a new cluster may take a moment
+		// The first stream of a new cluster may take a moment.
+		testwait.EventuallyNil(t, 30*time.Second, "node "+name+" started", func() (err error) {
 			o, err = StartOwners(t.Context(), js, OwnersConfig{Node: name, Partitions: parts, TTL: ttl, Replicas: 3,
 				OnAcquire: func(p int, _ uint64) { w.acquired(name, p) },
 				OnRelease: func(p int) { w.released(name, p) }})
-			if err == nil || try == 20 {
-				break
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+			return err
+		})
 		nodes = append(nodes, &testNode{name: name, owners: o, nc: conn})
 	}
 	waitShares(t, parts, nodes, []int{3, 3})
@@ -73,7 +69,7 @@ func TestOwnersSurviveANATSNode(t *testing.T) {
 		t.Fatalf("no server named %q leads the bucket", info.Cluster.Leader)
 	}
 	// Two lease lifetimes later, everything is still owned as before.
-	time.Sleep(2 * ttl)
+	time.Sleep(2 * ttl) // the span under test: leases not renewed would have expired
 	waitShares(t, parts, nodes, []int{3, 3})
 	for i, n := range nodes {
 		if got := n.owners.Owned(); fmt.Sprint(got) != fmt.Sprint(before[n.name]) {

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"weft/internal/natstest"
+	"weft/internal/testwait"
 )
 
 // testTTL is short for quick tests, and long enough that the margin
@@ -113,8 +114,7 @@ func startOwnerWith(t *testing.T, url, name string, parts int, w *ownership, slo
 // partitions, all different, together all of them.
 func waitShares(t *testing.T, parts int, nodes []*testNode, want []int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.EventuallyNil(t, 30*time.Second, fmt.Sprintf("shares %v", want), func() error {
 		var got []int
 		all := map[int]bool{}
 		for _, n := range nodes {
@@ -124,14 +124,11 @@ func waitShares(t *testing.T, parts int, nodes []*testNode, want []int) {
 				all[p] = true
 			}
 		}
-		if slices.Equal(got, want) && len(all) == parts {
-			return
+		if !slices.Equal(got, want) || len(all) != parts {
+			return fmt.Errorf("shares %v (%d distinct partitions)", got, len(all))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("shares %v (%d distinct partitions), want %v", got, len(all), want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // checkMembers waits until Members says who holds how many partitions as
@@ -139,8 +136,7 @@ func waitShares(t *testing.T, parts int, nodes []*testNode, want []int) {
 // names.
 func checkMembers(t *testing.T, o *Owners, want map[string]int, aAnnounce string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.EventuallyNil(t, 10*time.Second, fmt.Sprintf("members holding partitions %v", want), func() error {
 		ms, err := o.Members(t.Context())
 		got := map[string]int{}
 		ok := err == nil
@@ -152,14 +148,11 @@ func checkMembers(t *testing.T, o *Owners, want map[string]int, aAnnounce string
 			}
 			ok = ok && string(m.Announce) == wantAnn && slices.IsSorted(m.Partitions)
 		}
-		if ok && maps.Equal(got, want) {
-			return
+		if !ok || !maps.Equal(got, want) {
+			return fmt.Errorf("members %+v (%v)", ms, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("members %+v (%v), want partitions %v", ms, err, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestOwnersShareAndMove: three nodes split 12 partitions 4/4/4; a node
@@ -219,13 +212,12 @@ func TestOwnersCutNodeFencesItself(t *testing.T) {
 
 	link.Cut()
 	pausedAt := time.Now()
-	deadline := pausedAt.Add(30 * time.Second)
-	for len(cut.owners.Owned()) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the cut node still holds %v", cut.owners.Owned())
+	testwait.EventuallyNil(t, 30*time.Second, "the cut node to fence itself", func() error {
+		if owned := cut.owners.Owned(); len(owned) > 0 {
+			return fmt.Errorf("it still holds %v", owned)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	fenced := time.Since(pausedAt)
 	waitShares(t, parts, []*testNode{other}, []int{6})
 	t.Logf("cut node fenced itself %v after the cut (TTL %v, fence after %v)", fenced.Round(time.Millisecond), testTTL, testTTL/2)
@@ -274,8 +266,7 @@ func TestOwnersSlowRelease(t *testing.T) {
 	b := startOwner(t, ns.ClientURL(), "b", parts, w)
 	// a hands two over, one after the other: watch its other two meanwhile.
 	var kept map[int]uint64
-	deadline := time.Now().Add(time.Minute)
-	for {
+	testwait.EventuallyNil(t, time.Minute, "b holding two partitions", func() error {
 		owned := a.owners.Owned()
 		if len(owned) == 2 && kept == nil {
 			kept = owned
@@ -283,14 +274,11 @@ func TestOwnersSlowRelease(t *testing.T) {
 		if kept != nil && fmt.Sprint(owned) != fmt.Sprint(kept) {
 			t.Fatalf("a held %v, then %v, while it handed the others over", kept, owned)
 		}
-		if len(b.owners.Owned()) == 2 {
-			break
+		if bo := b.owners.Owned(); len(bo) != 2 {
+			return fmt.Errorf("b holds %v, a %v", bo, owned)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("b holds %v, a %v", b.owners.Owned(), a.owners.Owned())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	for _, n := range []*testNode{a, b} {
 		n.owners.Kill()
 		n.nc.Close()

@@ -5,6 +5,8 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+
+	"weft/internal/pct"
 )
 
 // rule is one Allow or Disallow pattern in comparison form.
@@ -215,25 +217,6 @@ func isPlain(c byte) bool {
 	return c < 128 && plainHi>>(c-64)&1 != 0
 }
 
-func isUnreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c <= 'F':
-		return c - 'A' + 10
-	}
-	return c - 'a' + 10
-}
-
 const upperHex = "0123456789ABCDEF"
 
 // appendCanon appends the RFC 9309 §2.2.2 comparison form of s to dst:
@@ -253,14 +236,16 @@ func appendCanon(dst []byte, s string) []byte {
 			break
 		}
 		c := s[j]
-		if c == '%' && j+2 < len(s) && isHex(s[j+1]) && isHex(s[j+2]) {
-			if v := unhex(s[j+1])<<4 | unhex(s[j+2]); isUnreserved(v) {
-				dst = append(dst, v)
-			} else {
-				dst = append(dst, '%', upperHex[v>>4], upperHex[v&15])
+		if c == '%' && j+2 < len(s) {
+			if v, ok := pct.Decode(s[j+1], s[j+2]); ok {
+				if pct.IsUnreserved(v) {
+					dst = append(dst, v)
+				} else {
+					dst = append(dst, '%', upperHex[v>>4], upperHex[v&15])
+				}
+				i = j + 3
+				continue
 			}
-			i = j + 3
-			continue
 		}
 		dst = append(dst, '%', upperHex[c>>4], upperHex[c&15])
 		i = j + 1

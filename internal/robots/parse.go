@@ -11,6 +11,8 @@ import (
 	"unicode"
 
 	"github.com/jimsmart/grobotstxt"
+
+	"weft/internal/pct"
 )
 
 // Parse builds a Rules policy from a 2xx robots.txt body, for the product
@@ -136,7 +138,7 @@ func (c *collector) HandleDisallow(_ int, value string) { c.addRule(false, repai
 // site writes on purpose; setting the bit back restores the escape.
 func repairEscapes(v string) string {
 	isCorrupt := func(c byte) bool { return 0x10 <= c && c <= 0x19 }
-	isEscOctet := func(c byte) bool { return isCorrupt(c) || isHex(c) }
+	isEscOctet := func(c byte) bool { return isCorrupt(c) || pct.IsHex(c) }
 	var b []byte
 	for i := strings.IndexByte(v, '%'); i >= 0 && i+2 < len(v); {
 		c1, c2 := v[i+1], v[i+2]
