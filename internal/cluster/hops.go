@@ -68,7 +68,7 @@ func (n *Node) serveHops(p int) {
 			defer cancel()
 			var r hopReply
 			var err error
-			if r.Answer, err = n.crawl.HopFor(ctx, req.For, req.URL, req.Host, req.Hops, req.Node == n.cfg.Node); err != nil {
+			if r.Answer, err = n.in.HopFor(ctx, req.For, req.URL, req.Host, req.Hops, req.Node == n.cfg.Node); err != nil {
 				r.Err = err.Error()
 			}
 			if b, err := json.Marshal(r); err == nil {

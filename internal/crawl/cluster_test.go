@@ -37,7 +37,7 @@ func (tc *testCluster) Claim(string) (time.Time, bool) { return time.Now().Add(t
 func (tc *testCluster) Fetched(Visited, string)        {}
 func (tc *testCluster) Clocked(string, frontier.Clock) {}
 func (tc *testCluster) RobotsHop(ctx context.Context, forHost, target, targetHost string, hops int) (RobotsAnswer, error) {
-	return tc.self.HopFor(ctx, forHost, target, targetHost, hops, true)
+	return tc.self.Inbound().HopFor(ctx, forHost, target, targetHost, hops, true)
 }
 
 // newNode makes a crawl of cfg as a node of tc.

@@ -111,7 +111,8 @@ var errHopBusy = errors.New("crawl: a robots.txt hop for this host is already un
 // local says that this crawl asked (Cluster.RobotsHop routed the hop back
 // to it): forHost's robots.txt state is then its own, set by the asking
 // lease, and the hop works on it as a hop made without the cluster does.
-func (c *Crawler) HopFor(ctx context.Context, forHost, target, targetHost string, hops int, local bool) (RobotsAnswer, error) {
+func (in Inbound) HopFor(ctx context.Context, forHost, target, targetHost string, hops int, local bool) (RobotsAnswer, error) {
+	c := in.c
 	c.liveMu.RLock()
 	running := c.running
 	c.liveMu.RUnlock()
