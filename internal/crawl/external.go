@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -32,12 +33,15 @@ type ExternalLease struct {
 // out, expired, or completed with another URL.
 var ErrUnknownLease = errors.New("crawl: no such lease out")
 
-// externals holds the leases out to external fetchers.
+// externals holds the leases out to external fetchers, and remembers the
+// last ones completed so that a completion sent twice is answered alike.
+// It is safe for concurrent use.
 type externals struct {
 	mu   sync.Mutex
 	out  map[string]extLease
 	done map[string]string // recently completed lease ID -> URL, for idempotent completion
-	ring []string          // the order they were completed in, bounded
+	ring []string          // the order they were completed in, at most keep
+	keep int               // completions remembered; zero means extDoneKept
 }
 
 type extLease struct {
@@ -46,6 +50,61 @@ type extLease struct {
 }
 
 const extDoneKept = 10000
+
+// hand records l as out to an external fetcher until now+ttl, under a new
+// random ID.
+func (x *externals) hand(l frontier.Lease, now time.Time, ttl time.Duration) ExternalLease {
+	id := make([]byte, 16)
+	rand.Read(id)
+	e := ExternalLease{ID: hex.EncodeToString(id), URL: l.URL, Host: l.Host, Depth: l.Depth, Expires: now.Add(ttl)}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.out == nil {
+		x.out = map[string]extLease{}
+	}
+	x.out[e.ID] = extLease{l: l, expires: e.Expires}
+	return e
+}
+
+// complete ends lease id, which must be of url, and returns its frontier
+// lease. A lease completed with url already gives ok false and no error;
+// any other, ErrUnknownLease.
+func (x *externals) complete(id, url string) (l frontier.Lease, ok bool, err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e, out := x.out[id]
+	if !out || e.l.URL != url {
+		if prev, done := x.done[id]; done && prev == url {
+			return frontier.Lease{}, false, nil
+		}
+		return frontier.Lease{}, false, ErrUnknownLease
+	}
+	delete(x.out, id)
+	if x.done == nil {
+		x.done = map[string]string{}
+	}
+	x.done[id] = url
+	x.ring = append(x.ring, id)
+	if len(x.ring) > cmp.Or(x.keep, extDoneKept) {
+		delete(x.done, x.ring[0])
+		x.ring = x.ring[1:]
+	}
+	return e.l, true, nil
+}
+
+// expire takes out and returns the leases whose time is up at now.
+func (x *externals) expire(now time.Time) []frontier.Lease {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var gone []frontier.Lease
+	for id, e := range x.out {
+		if now.After(e.expires) {
+			gone = append(gone, e.l)
+			delete(x.out, id)
+		}
+	}
+	return gone
+}
 
 // externalizable reports whether a lease can be handed to a plain fetcher:
 // a page whose host's robots.txt is known and allows it, under no policy
@@ -101,16 +160,7 @@ func (o Operator) LeaseExternal(ctx context.Context, n int, ttl, wait time.Durat
 			c.finish(l, leaseOutcome{res: frontier.Result{Retry: true}}, c.state.newBatch())
 			break
 		}
-		id := make([]byte, 16)
-		rand.Read(id)
-		e := ExternalLease{ID: hex.EncodeToString(id), URL: l.URL, Host: l.Host, Depth: l.Depth, Expires: time.Now().Add(ttl)}
-		c.ext.mu.Lock()
-		if c.ext.out == nil {
-			c.ext.out = map[string]extLease{}
-		}
-		c.ext.out[e.ID] = extLease{l: l, expires: e.Expires}
-		c.ext.mu.Unlock()
-		out = append(out, e)
+		out = append(out, c.ext.hand(l, time.Now(), ttl))
 	}
 	return out, nil
 }
@@ -127,29 +177,10 @@ func (o Operator) CompleteExternal(id, url string, status int, fetchedAt time.Ti
 	if c.closed {
 		return ErrNotRunning
 	}
-	c.ext.mu.Lock()
-	e, ok := c.ext.out[id]
-	if !ok || e.l.URL != url {
-		prev, done := c.ext.done[id]
-		c.ext.mu.Unlock()
-		if done && prev == url {
-			return nil
-		}
-		return ErrUnknownLease
+	l, ok, err := c.ext.complete(id, url)
+	if !ok {
+		return err // nil for a lease completed already with url
 	}
-	delete(c.ext.out, id)
-	if c.ext.done == nil {
-		c.ext.done = map[string]string{}
-	}
-	c.ext.done[id] = url
-	c.ext.ring = append(c.ext.ring, id)
-	if len(c.ext.ring) > extDoneKept {
-		delete(c.ext.done, c.ext.ring[0])
-		c.ext.ring = c.ext.ring[1:]
-	}
-	c.ext.mu.Unlock()
-
-	l := e.l
 	c.traps.fetched(l.Host)
 	lo := leaseOutcome{status: status, outcome: "external"}
 	rec := fetchRecord{Time: fetchedAt, URL: l.URL, Host: l.Host, Status: status, Depth: l.Depth, Via: l.Via, SHA256: contentHash, Outcome: "external"}
@@ -175,16 +206,7 @@ func (o Operator) CompleteExternal(id, url string, status int, fetchedAt time.Ti
 // armed, in case the request did go out, and the URL is leased again after
 // the gap.
 func (c *Crawler) expireExternal(now time.Time) {
-	var gone []frontier.Lease
-	c.ext.mu.Lock()
-	for id, e := range c.ext.out {
-		if now.After(e.expires) {
-			gone = append(gone, e.l)
-			delete(c.ext.out, id)
-		}
-	}
-	c.ext.mu.Unlock()
-	for _, l := range gone {
+	for _, l := range c.ext.expire(now) {
 		c.log.Info("external lease expired", "url", l.URL, "host", l.Host)
 		c.finish(l, leaseOutcome{res: frontier.Result{Fetched: true, Retry: true}, outcome: "external-expired"}, c.state.newBatch())
 	}
