@@ -1,0 +1,242 @@
+package crawl
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"weft/internal/synthweb"
+)
+
+func TestHostileHostsCostOnlyTheirCaps(t *testing.T) {
+	web := startWeb(t, synthweb.Config{
+		Seed: 7, Hosts: 6, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		HostileKinds: []string{synthweb.HostileGzipBomb, synthweb.HostileEndless, synthweb.HostileSilent, synthweb.HostileCopies},
+		HangLimit:    20 * time.Second,
+		RobotsKinds:  []synthweb.RobotsKind{synthweb.RobotsNotFound},
+	})
+	cfg := testConfig(t, web, 16, 10*time.Millisecond)
+	cfg.Seeds = append(web.Seeds(), web.HostileSeeds()...)
+	const capBytes = 600 << 10
+	cfg.Fetch.MaxBodyBytes = capBytes
+	cfg.Fetch.ResponseHeaderTimeout = 500 * time.Millisecond
+	sum := runCrawl(t, cfg)
+
+	recs := readFetchLog(t, cfg.DataDir)
+	byHost := map[string]fetchRecord{}
+	for _, r := range recs {
+		byHost[strings.SplitN(r.Host, ".", 2)[0]] = r
+	}
+	for _, name := range []string{synthweb.HostileGzipBomb, synthweb.HostileEndless} {
+		r, ok := byHost[name]
+		if !ok {
+			t.Errorf("%s: never fetched", name)
+			continue
+		}
+		if r.Truncated != "length" || r.Bytes > capBytes {
+			t.Errorf("%s: truncated %q after %d bytes; want cut at the %d-byte cap", name, r.Truncated, r.Bytes, capBytes)
+		}
+	}
+	// The silent host got one connection per robots.txt attempt, each of
+	// which timed out; the attempts are spaced by the retry wait, and the
+	// host is then treated as disallowed.
+	var silent []time.Time
+	for _, r := range web.Log() {
+		if r.Method == "" {
+			silent = append(silent, r.Start)
+		}
+	}
+	checkRobotsRetries(t, synthweb.HostileSilent, silent, cfg.RobotsAttempts, testRobotsWait, 0)
+	if sum.Robots["disallow-all"] != int64(len(silent)) || sum.HostsDown["timeout"] != 1 {
+		t.Errorf("robots outcomes %v, hosts down %v; want the silent host's %d attempts failed and it down", sum.Robots, sum.HostsDown, len(silent))
+	}
+	// The copies host, an endless calendar of one story: its first page
+	// is judged original, the days it links near-duplicates whose links
+	// are not followed.
+	if n := copiesFetches(web); n > 3 || sum.NearDups < 2 {
+		t.Errorf("copies host: %d page requests and %d near-duplicates; want its first page and the two days it links, judged copies", n, sum.NearDups)
+	}
+	// And the crawl of the ordinary hosts went on: every reachable page.
+	fetched := map[string]bool{}
+	for _, r := range recs {
+		fetched[r.URL] = true
+	}
+	for _, p := range web.AllPages() {
+		if shouldFetch(p) && !fetched[p.URL] {
+			t.Errorf("%s not fetched: a hostile host stopped the crawl of the others", p.URL)
+		}
+	}
+}
+
+// copiesFetches counts the page requests the copies host answered.
+func copiesFetches(web *synthweb.Web) int {
+	var addr string
+	for _, h := range web.Hosts() {
+		if h.Hostile == synthweb.HostileCopies {
+			addr = h.Addr
+		}
+	}
+	n := 0
+	for _, r := range web.Log() {
+		if r.Addr == addr && !isRobotsPath(r.Path) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestNearDupTrapCutOff crawls the copies host following the links of
+// near-duplicates too: only the trap cut-off bounds it. Once most of its
+// last 20 judged pages are copies, no new URL of it is admitted; the URLs
+// queued before are still fetched, at most three per page fetched before
+// the cut, so the host costs at most 1 + 3 × 20 requests (from the
+// server's log), is named in the summary, and the ordinary host is crawled
+// whole.
+func TestNearDupTrapCutOff(t *testing.T) {
+	web := startWeb(t, synthweb.Config{
+		Seed: 9, Hosts: 1, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		HostileKinds: []string{synthweb.HostileCopies}, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound},
+	})
+	cfg := testConfig(t, web, 4, 5*time.Millisecond)
+	var copies string
+	for _, h := range web.Hosts() {
+		if h.Hostile == synthweb.HostileCopies {
+			copies = h.Authority
+		}
+	}
+	cfg.Seeds = append(web.Seeds(), "http://"+copies+"/")
+	cfg.NearDupFollow = true
+	const window = 20
+	cfg.NearDupTrapWindow = window
+	cfg.MaxPages = 500 // were the cut-off broken, the calendar would be endless
+	sum := runCrawl(t, cfg)
+	n := copiesFetches(web)
+	t.Logf("copies host: %d requests, %d near-duplicates, %d URLs refused after the cut", n, sum.NearDups, sum.Rejected[RejectTrap])
+	if n < window || n > 1+3*window {
+		t.Errorf("copies host: %d page requests, want the window of %d and at most %d", n, window, 1+3*window)
+	}
+	if sum.Traps != 1 || len(sum.TrapHosts) != 1 || sum.TrapHosts[0] != copies || sum.Rejected[RejectTrap] == 0 {
+		t.Errorf("summary: %d traps %v, %d URLs refused; want %s cut off", sum.Traps, sum.TrapHosts, sum.Rejected[RejectTrap], copies)
+	}
+	var out bytes.Buffer
+	sum.Write(&out)
+	if !strings.Contains(out.String(), "traps:      1 hosts cut off") {
+		t.Errorf("summary does not say so:\n%s", out.String())
+	}
+	recs := readFetchLog(t, cfg.DataDir)
+	fetched := map[string]bool{}
+	for _, r := range recs {
+		fetched[r.URL] = true
+	}
+	for _, p := range web.AllPages() {
+		if shouldFetch(p) && !fetched[p.URL] {
+			t.Errorf("%s not fetched", p.URL)
+		}
+	}
+}
+
+// TestNearDupTrapSurvivesRestart stops a crawl of the copies host just
+// after the cut-off and resumes it with a wider window: the cut, kept in
+// the store, still holds, so over both runs the host costs at most the
+// URLs admitted before the cut (1 + 3 × 20), where forgetting it would let
+// the second run admit new days until 33 of 64 were copies.
+func TestNearDupTrapSurvivesRestart(t *testing.T) {
+	web := startWeb(t, synthweb.Config{Seed: 9, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{synthweb.HostileCopies},
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	var copies string
+	for _, h := range web.Hosts() {
+		if h.Hostile == synthweb.HostileCopies {
+			copies = h.Authority
+		}
+	}
+	cfg := testConfig(t, web, 2, 2*time.Millisecond)
+	cfg.Seeds = []string{"http://" + copies + "/"}
+	cfg.NearDupFollow = true
+	const window = 20
+	cfg.NearDupTrapWindow = window
+	cfg.MaxPages = window + 2
+	first := runCrawl(t, cfg)
+	if first.Traps != 1 {
+		t.Fatalf("first run: %d hosts cut off after %d pages, want the copies host", first.Traps, first.Pages)
+	}
+	cfg.NearDupTrapWindow = 64
+	cfg.MaxPages = 500
+	second := runCrawl(t, cfg)
+	n := copiesFetches(web)
+	t.Logf("copies host: %d requests over both runs (%d, then %d)", n, first.Pages, second.Pages)
+	if second.Traps != 1 || len(second.TrapHosts) != 1 || second.TrapHosts[0] != copies {
+		t.Errorf("second run: %d traps %v; want the cut kept", second.Traps, second.TrapHosts)
+	}
+	if n > 1+3*window {
+		t.Errorf("copies host: %d requests over both runs, want at most %d: the resumed crawl admitted new URLs of a host cut off", n, 1+3*window)
+	}
+}
+
+// TestTrapRules crawls the four trap hosts of the synthetic web: session
+// ids in paths, a faceted search, a relative-link trap and an endless
+// calendar, none of them near-duplicates. The pattern cap and the
+// repeated-segment rule bound each; the summary names each host with what
+// it cost, and its count of requests is the server's.
+func TestTrapRules(t *testing.T) {
+	kinds := []string{synthweb.TrapSessions, synthweb.TrapFacets, synthweb.TrapDeep, synthweb.TrapCalendar}
+	web := startWeb(t, synthweb.Config{Seed: 4, Hosts: 1, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		HostileKinds: kinds, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	cfg := testConfig(t, web, 8, 2*time.Millisecond)
+	cfg.Seeds = append(web.Seeds(), web.HostileSeeds()...)
+	const capPattern = 12
+	cfg.MaxURLsPerPattern = capPattern
+	cfg.MaxPages = 2000 // were a rule broken, the traps would be endless
+	sum := runCrawl(t, cfg)
+
+	byAuth := map[string]string{}
+	for _, h := range web.Hosts() {
+		byAuth[h.Authority] = h.Hostile
+	}
+	requests := map[string]int{}
+	for _, r := range web.Log() {
+		requests[r.Host]++
+	}
+	bound := map[string]int{
+		synthweb.TrapSessions: 1 + capPattern,     // "/" and the cap of /s/*/p/*
+		synthweb.TrapFacets:   1 + 1 + capPattern, // "/", /shop and the cap of /shop?...
+		synthweb.TrapCalendar: 1 + capPattern,     // "/" and the cap of /cal/*/*/
+		synthweb.TrapDeep:     1 + 69,             // paths with no segment more than 3 times
+	}
+	costs := map[string]TrapCost{}
+	for _, c := range sum.TrapCosts {
+		costs[byAuth[c.Host]] = c
+	}
+	for _, k := range kinds {
+		var auth string
+		for a, kind := range byAuth {
+			if kind == k {
+				auth = a
+			}
+		}
+		n := requests[auth] - 1 // robots.txt
+		c := costs[k]
+		t.Logf("%-9s %3d page requests; summary: %d requests, refused %v", k, n, c.Requests, c.Refused)
+		if n < 3 || n > bound[k] {
+			t.Errorf("%s: %d page requests, want a few and at most %d", k, n, bound[k])
+		}
+		if c.Requests != requests[auth] || c.RefusedTotal() == 0 {
+			t.Errorf("%s: the summary says %d requests and %d refused, the server saw %d", k, c.Requests, c.RefusedTotal(), requests[auth])
+		}
+	}
+	if sum.TrapHostCount != int64(len(kinds)) || sum.Rejected[RejectPattern] == 0 || sum.Rejected[RejectRepeats] == 0 {
+		t.Errorf("%d trap hosts, rejections %v", sum.TrapHostCount, sum.Rejected)
+	}
+	var out bytes.Buffer
+	sum.Write(&out)
+	if !strings.Contains(out.String(), "trap rules: 4 hosts") {
+		t.Errorf("the summary does not report the trap hosts:\n%s", out.String())
+	}
+	// The ordinary host is crawled whole beside them.
+	fetched := pageRequests(web)
+	for _, p := range web.AllPages() {
+		if shouldFetch(p) && fetched[p.URL] == 0 {
+			t.Errorf("%s not fetched", p.URL)
+		}
+	}
+}
