@@ -128,7 +128,7 @@ func (c *Crawler) index(cp capture, pb *pageBatch) {
 		recs := []store.CaptureRecord{cp.rec}
 		b := c.state.db.NewBatch()
 		b.PutCapture(cp.key, cp.rec)
-		outbox := c.stageEvents(b, recs)
+		outbox := c.out.stage(b, recs)
 		if err := b.Commit(false); err != nil {
 			c.fail(fmt.Errorf("crawl: index the capture of %s: %w", cp.rec.URL, err))
 		} else {

@@ -101,8 +101,8 @@ type Crawler struct {
 	seeds         []canon.URL
 	resumed       bool
 	warcFix       []warc.RecoveredFile
-	uploads       *uploader     // finished WARC files on their way to Config.Objects; nil without
-	outboxSeq     atomic.Uint64 // names of page events in the outbox (sink.go)
+	uploads       *uploader // finished WARC files on their way to Config.Objects; nil without
+	out           *outbox   // page events on their way to the sinks
 
 	pagesStarted  atomic.Int64
 	capReached    atomic.Bool
@@ -172,6 +172,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		return nil, err
 	}
 	closers = append(closers, c.state.close)
+	c.out = &outbox{sinks: cfg.Sinks, db: c.state.db, log: c.log}
 	// The partition count is the stored crawl's, fixed when it was created.
 	c.cfg.Partitions = c.state.parts
 	c.partHeld = make([]atomic.Bool, c.cfg.Partitions)

@@ -38,7 +38,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		c.doneOnce.Do(func() { close(c.done) })
 		return c.close(uploadDrain)
 	}
-	if err := c.replayOutbox(); err != nil {
+	if err := c.out.replay(); err != nil {
 		return Summary{StoppedBy: "failed"}, errors.Join(err, closeAll())
 	}
 	if c.resumed {

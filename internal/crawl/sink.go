@@ -4,7 +4,9 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strconv"
+	"sync/atomic"
 
 	"weft/internal/events"
 	"weft/internal/store"
@@ -34,21 +36,6 @@ type ArchiveWriter interface {
 
 var _ ArchiveWriter = (*warc.Writer)(nil)
 
-// emit hands captures that are now durable to the sinks. A sink that fails
-// stops the crawl, as a WARC file that cannot be written does: what it
-// feeds would miss captures.
-func (c *Crawler) emitNow(recs []store.CaptureRecord) bool {
-	for _, s := range c.cfg.Sinks {
-		for _, r := range recs {
-			if err := s.Capture(eventOf(r)); err != nil {
-				c.fail(fmt.Errorf("crawl: page sink: %w", err))
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // metaOutbox prefixes the events not yet taken by every page sink. An
 // event is written there in the batch that makes its capture durable, and
 // deleted once every sink has it; events left there by a crash are
@@ -56,15 +43,26 @@ func (c *Crawler) emitNow(recs []store.CaptureRecord) bool {
 // may see an event twice, never miss one.
 const metaOutbox = "outbox/"
 
-// stageEvents writes the events of recs into b's outbox and returns their
-// names; nothing without sinks.
-func (c *Crawler) stageEvents(b *store.Batch, recs []store.CaptureRecord) []string {
-	if len(c.cfg.Sinks) == 0 || len(recs) == 0 {
+// outbox carries page events to the sinks (Config.Sinks) through the
+// crawl's store: staged in the batch that makes their captures durable,
+// delivered once it has committed, dropped from the store once every sink
+// has them. It is safe for concurrent use.
+type outbox struct {
+	sinks []events.Sink
+	db    *store.DB
+	log   *slog.Logger
+	seq   atomic.Uint64 // the last event's number, for the names in the store
+}
+
+// stage writes the events of recs into b and returns their names; nothing
+// without sinks.
+func (o *outbox) stage(b *store.Batch, recs []store.CaptureRecord) []string {
+	if len(o.sinks) == 0 || len(recs) == 0 {
 		return nil
 	}
 	names := make([]string, len(recs))
 	for i, r := range recs {
-		names[i] = fmt.Sprintf("%s%020d", metaOutbox, c.outboxSeq.Add(1))
+		names[i] = fmt.Sprintf("%s%020d", metaOutbox, o.seq.Add(1))
 		v, err := json.Marshal(eventOf(r))
 		if err != nil {
 			b.Close() // cannot happen: an Event always marshals
@@ -75,57 +73,73 @@ func (c *Crawler) stageEvents(b *store.Batch, recs []store.CaptureRecord) []stri
 	return names
 }
 
-// emit delivers recs, whose events stageEvents put in the outbox, to every
-// sink and then drops them from it. A sink that fails stops the crawl; the
-// events stay in the outbox for the next start.
-func (c *Crawler) emit(recs []store.CaptureRecord, names []string) {
-	if len(c.cfg.Sinks) == 0 || !c.emitNow(recs) || len(names) == 0 {
-		return
+// deliver hands recs, whose events stage put in the store as names, to
+// every sink, then drops them from the store. An error is a sink's: what
+// it feeds would miss captures, so the crawl stops, as for a WARC file
+// that cannot be written; the events stay in the store for the next start.
+func (o *outbox) deliver(recs []store.CaptureRecord, names []string) error {
+	for _, s := range o.sinks {
+		for _, r := range recs {
+			if err := s.Capture(eventOf(r)); err != nil {
+				return fmt.Errorf("crawl: page sink: %w", err)
+			}
+		}
 	}
-	c.dropOutbox(names)
+	if len(o.sinks) > 0 && len(names) > 0 {
+		o.drop(names)
+	}
+	return nil
 }
 
-func (c *Crawler) dropOutbox(names []string) {
-	b := c.state.db.NewBatch()
+func (o *outbox) drop(names []string) {
+	b := o.db.NewBatch()
 	for _, n := range names {
 		b.DeleteMeta(n)
 	}
 	if err := b.Commit(false); err != nil {
-		c.log.Warn("delivered page events not dropped from the outbox; they will be delivered again", "err", err)
+		o.log.Warn("delivered page events not dropped from the outbox; they will be delivered again", "err", err)
 	}
 }
 
-// replayOutbox delivers the events an earlier run made durable but did not
-// see every sink take, oldest first, and sets the outbox sequence after
-// them. Without sinks they are kept for a run that has them.
-func (c *Crawler) replayOutbox() error {
+// replay delivers the events an earlier run made durable but did not see
+// every sink take, oldest first, and numbers the next events after them.
+// Without sinks they are kept for a run that has them.
+func (o *outbox) replay() error {
 	var names []string
 	var pending []events.Event
-	err := c.state.db.MetaPrefix(metaOutbox, func(seq string, v []byte) bool { // names come without the prefix
+	err := o.db.MetaPrefix(metaOutbox, func(seq string, v []byte) bool { // names come without the prefix
 		var e events.Event
 		if json.Unmarshal(v, &e) == nil {
 			names = append(names, metaOutbox+seq)
 			pending = append(pending, e)
 		}
-		if n, err := strconv.ParseUint(seq, 10, 64); err == nil && n > c.outboxSeq.Load() {
-			c.outboxSeq.Store(n)
+		if n, err := strconv.ParseUint(seq, 10, 64); err == nil && n > o.seq.Load() {
+			o.seq.Store(n)
 		}
 		return true
 	})
 	if err != nil {
 		return fmt.Errorf("crawl: read the page events outbox: %w", err)
 	}
-	if len(names) == 0 || len(c.cfg.Sinks) == 0 {
+	if len(names) == 0 || len(o.sinks) == 0 {
 		return nil
 	}
-	for _, s := range c.cfg.Sinks {
+	for _, s := range o.sinks {
 		for _, e := range pending {
 			if err := s.Capture(e); err != nil {
 				return fmt.Errorf("crawl: page sink, delivering the events of an earlier run: %w", err)
 			}
 		}
 	}
-	c.log.Info("page events of an earlier run delivered again", "events", len(pending))
-	c.dropOutbox(names)
+	o.log.Info("page events of an earlier run delivered again", "events", len(pending))
+	o.drop(names)
 	return nil
+}
+
+// emit delivers captures now durable, whose events are staged as names;
+// a sink that fails stops the crawl.
+func (c *Crawler) emit(recs []store.CaptureRecord, names []string) {
+	if err := c.out.deliver(recs, names); err != nil {
+		c.fail(err)
+	}
 }

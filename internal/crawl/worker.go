@@ -89,7 +89,7 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 		c.recrawling.done(l.URL)
 	}
 	rec := pb.done(l, part, lo.res, lo.status, lo.outcome, keep, lo.visit)
-	outbox := c.stageEvents(pb.b, pb.captures)
+	outbox := c.out.stage(pb.b, pb.captures)
 	if err := pb.commit(c.seen, c.front); errors.Is(err, ErrStopping) {
 		// Nothing of the page is on disk: its URL stays queued there.
 		c.log.Warn("crawl: a page not recorded, its process stopping; it is fetched again in the next run", "url", l.URL, "err", err)
