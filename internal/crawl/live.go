@@ -217,7 +217,7 @@ func (c *Crawler) rearmPolicy(key string) {
 		// A Crawl-delay not known now (robots.txt not cached) is learnt
 		// again before the next page: that request is robots.txt's.
 		var d time.Duration
-		if pol := c.robots.cached(host, now); pol != nil {
+		if pol := c.robots.cachedHost(host, now); pol != nil {
 			d = pol.CrawlDelay
 		}
 		if p := c.cfg.Policies.ForAuthority(host); p != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +17,8 @@ import (
 
 	"weft/internal/events"
 	"weft/internal/policy"
+	"weft/internal/synthweb"
+	"weft/internal/testwait"
 	"weft/internal/warc"
 )
 
@@ -296,5 +299,59 @@ func TestPolicySetWhileRunning(t *testing.T) {
 	defer c.Discard()
 	if _, ok := c.Operator().Policy(host); ok {
 		t.Error("a deleted policy came back after a restart")
+	}
+}
+
+// TestPolicyChangeKeepsRobotsCrawlDelay: an operator's policy set and
+// deleted while a host with a robots.txt Crawl-delay is crawled re-arms
+// the host with the larger of the two, never the policy's alone: the gap
+// the host shows right after each change is the Crawl-delay, and from the
+// server's log no request comes within it of the last.
+func TestPolicyChangeKeepsRobotsCrawlDelay(t *testing.T) {
+	const delay, crawlDelay = 10 * time.Millisecond, 150 * time.Millisecond
+	web := startWeb(t, synthweb.Config{Seed: 61, Hosts: 1, PagesPerHost: 16, MinLinks: 12, MaxLinks: 16,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsCrawlDelay}, CrawlDelay: crawlDelay, CrossHostFraction: -1})
+	cfg := testConfig(t, web, 2, delay)
+	u, err := url.Parse(web.Seeds()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := u.Host
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Run(t.Context())
+		done <- err
+	}()
+	requests := func() int { return len(web.Log()) }
+	testwait.Eventually(t, 30*time.Second, "four requests", func() bool { return requests() >= 4 })
+	if err := c.Operator().SetPolicy(host, policy.Policy{Delay: policy.Duration(3 * delay)}); err != nil {
+		t.Fatal(err)
+	}
+	if g := c.Operator().Host(host).Gap; g != crawlDelay {
+		t.Errorf("the gap right after the policy: %v, want the Crawl-delay %v", g, crawlDelay)
+	}
+	at := requests()
+	testwait.Eventually(t, 30*time.Second, "three requests after the policy", func() bool { return requests() >= at+3 })
+	if _, err := c.Operator().DeletePolicy(host); err != nil {
+		t.Fatal(err)
+	}
+	if g := c.Operator().Host(host).Gap; g != crawlDelay {
+		t.Errorf("the gap right after the policy's deletion: %v, want the Crawl-delay %v", g, crawlDelay)
+	}
+	at = requests()
+	testwait.Eventually(t, 30*time.Second, "three requests after its deletion", func() bool { return requests() >= at+3 })
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	audit := synthweb.Audit(web, delay)
+	if audit.Requests < 10 {
+		t.Fatalf("only %d requests", audit.Requests)
+	}
+	for _, b := range audit.Breaches() {
+		t.Error(b)
 	}
 }
