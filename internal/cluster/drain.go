@@ -51,7 +51,7 @@ type drainState struct {
 func (n *Node) idle(ctx context.Context) (bool, int64, int) {
 	activity := n.activity.Load() + int64(n.owners.Handoffs())
 	owned := n.owners.Owned()
-	if !n.crawl.Running() {
+	if !n.in.Running() {
 		return false, activity, len(owned)
 	}
 	if fs := n.crawl.Operator().Live().Frontier; fs.Queued > 0 || fs.InFlight > 0 {
@@ -189,7 +189,7 @@ func (n *Node) drainLoop(ctx context.Context) {
 				sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 				n.owners.Stop(sctx)
 				cancel()
-				n.crawl.EndDrained()
+				n.in.EndDrained()
 				return
 			}
 			continue

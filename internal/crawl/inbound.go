@@ -165,3 +165,26 @@ func (in Inbound) Adopt(vs []Visited) error {
 	}
 	return nil
 }
+
+// EndDrained ends a running crawl as drained ("drained" in its
+// summary), though its frontier, kept alive, never drains by itself: a
+// node of a cluster whose cluster has found the whole crawl done. The
+// leases out (none, on a drained crawl) run to their end.
+func (in Inbound) EndDrained() {
+	c := in.c
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	if !c.running {
+		return
+	}
+	c.endedDrained.Store(true)
+	c.stopLeasing()
+}
+
+// Running reports whether Run is taking work (Offer, Adopt, AddSeeds).
+func (in Inbound) Running() bool {
+	c := in.c
+	c.liveMu.RLock()
+	defer c.liveMu.RUnlock()
+	return c.running
+}

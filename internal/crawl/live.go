@@ -125,27 +125,6 @@ func (c *Crawler) heldPart(p int) bool {
 	return p >= 0 && p < len(c.partHeld) && c.partHeld[p].Load()
 }
 
-// EndDrained ends a running crawl as drained ("drained" in its
-// summary), though its frontier, kept alive, never drains by itself: a
-// node of a cluster whose cluster has found the whole crawl done. The
-// leases out (none, on a drained crawl) run to their end.
-func (c *Crawler) EndDrained() {
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	if !c.running {
-		return
-	}
-	c.endedDrained.Store(true)
-	c.stopLeasing()
-}
-
-// Running reports whether Run is taking work (Offer, Adopt, AddSeeds).
-func (c *Crawler) Running() bool {
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	return c.running
-}
-
 // Partitions is the crawl's partition count: the one its state was
 // created with, whatever Config said.
 func (c *Crawler) Partitions() int { return c.cfg.Partitions }
