@@ -72,7 +72,7 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 			c.log.Warn("near-duplicate index full: later pages are judged against the ones it holds, not added", "pages", c.cfg.NearDupMaxPages)
 		}
 		capt.SimHash, capt.NearDupOf = fp, of
-		c.noteJudged(pb, l.Host, of != "")
+		c.copies.judged(pb.b, l.Host, of != "")
 		if of != "" {
 			nearDup = true
 			c.stats.nearDups.Add(1)
@@ -250,7 +250,7 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 		c.stats.reject(RejectRobots)
 		return frontier.Item{}, RejectRobots
 	}
-	if c.trapped(u.Authority) {
+	if c.copies.trapped(u.Authority) {
 		c.refuse(u.Authority, RejectTrap)
 		return frontier.Item{}, RejectTrap
 	}

@@ -91,7 +91,7 @@ type Crawler struct {
 	// wants the images pages show.
 	handlers content.Set
 	embeds   bool
-	recent   *hostMap[nearWindow]
+	copies   *copyTraps // hosts cut off for serving mostly near-duplicates
 	// policyRefused holds the hosts whose policy delay was refused, said
 	// once in the log.
 	policyRefused sync.Map
@@ -203,9 +203,9 @@ func New(cfg Config) (c *Crawler, err error) {
 		c.handlers = append(c.handlers, content.Image{})
 	}
 	c.embeds = c.handlers.WantsEmbeds()
-	c.recent = newHostMap[nearWindow](c.cfg.Partitions)
+	c.copies = &copyTraps{window: c.cfg.NearDupTrapWindow, recent: newHostMap[nearWindow](c.cfg.Partitions), cut: &c.stats.traps, log: c.log}
 	if c.resumed && c.cfg.NearDupThreshold >= 0 && c.cfg.NearDupTrapWindow >= 0 {
-		if err := c.loadTraps(); err != nil {
+		if err := c.copies.load(c.state.db); err != nil {
 			return nil, err
 		}
 	}

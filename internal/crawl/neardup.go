@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"fmt"
+	"log/slog"
 	"math/bits"
 	"sync"
 
@@ -134,16 +135,26 @@ type nearWindow struct {
 // so.
 const metaTrapPrefix = "trap/"
 
-// noteJudged adds a judged page of host to its window, and cuts the host
-// off when most of a full window were near-duplicates.
-func (c *Crawler) noteJudged(pb *pageBatch, host string, near bool) {
-	size := c.cfg.NearDupTrapWindow
+// copyTraps cuts off the hosts that serve mostly near-duplicates: it keeps
+// a window of each host's last judged pages, and the hosts cut off, which
+// the store keeps across a restart. It is safe for concurrent use.
+type copyTraps struct {
+	window int // pages judged per window; negative: no cut-off
+	recent *hostMap[nearWindow]
+	cut    *hostList // the hosts cut off, for the summary
+	log    *slog.Logger
+}
+
+// judged adds a judged page of host to its window, and cuts the host off
+// (in b, for a restart) when most of a full window were near-duplicates.
+func (t *copyTraps) judged(b *store.Batch, host string, near bool) {
+	size := t.window
 	if size < 0 {
 		return
 	}
 	var tripped bool
 	var copies int
-	c.recent.update(host, func(w nearWindow) nearWindow {
+	t.recent.update(host, func(w nearWindow) nearWindow {
 		if w.cut {
 			return w
 		}
@@ -162,24 +173,24 @@ func (c *Crawler) noteJudged(pb *pageBatch, host string, near bool) {
 		return w
 	})
 	if tripped {
-		c.stats.traps.add(host)
-		c.log.Warn("host cut off: most of its last pages were near-duplicates; no new URLs of it are admitted",
+		t.cut.add(host)
+		t.log.Warn("host cut off: most of its last pages were near-duplicates; no new URLs of it are admitted",
 			"host", host, "near_duplicates", copies, "of", size)
-		pb.b.PutMeta(metaTrapPrefix+host, nil)
+		b.PutMeta(metaTrapPrefix+host, nil)
 	}
 }
 
 // trapped reports whether host was cut off.
-func (c *Crawler) trapped(host string) bool {
-	w, ok := c.recent.get(host)
+func (t *copyTraps) trapped(host string) bool {
+	w, ok := t.recent.get(host)
 	return ok && w.cut
 }
 
-// loadTraps marks the hosts an earlier run cut off.
-func (c *Crawler) loadTraps() error {
-	err := c.state.db.MetaPrefix(metaTrapPrefix, func(host string, _ []byte) bool {
-		c.recent.update(host, func(w nearWindow) nearWindow { w.cut = true; return w })
-		c.stats.traps.add(host)
+// load marks the hosts an earlier run cut off.
+func (t *copyTraps) load(db *store.DB) error {
+	err := db.MetaPrefix(metaTrapPrefix, func(host string, _ []byte) bool {
+		t.recent.update(host, func(w nearWindow) nearWindow { w.cut = true; return w })
+		t.cut.add(host)
 		return true
 	})
 	if err != nil {

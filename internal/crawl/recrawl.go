@@ -712,7 +712,7 @@ func (c *Crawler) holdListed(k seen.Key, lh listedHint) {
 // cut-off, which a restart may have narrowed.
 func (c *Crawler) stillInScope(r store.URLRecord, host string) bool {
 	u, err := c.canon.Parse(r.URL)
-	if err != nil || c.trapped(host) {
+	if err != nil || c.copies.trapped(host) {
 		return false
 	}
 	return r.Depth == 0 || c.scope.Check(u, r.Depth) == ""
