@@ -279,7 +279,7 @@ func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.
 		if full && depth+hops > 0 {
 			return false, errPatternCap
 		}
-		if as == asPageLink && c.indexAlias(pb, u) {
+		if as == asPageLink && c.aliases.skip(pb.page, u) {
 			return false, errIndexAlias
 		}
 		if capURLs > 0 && c.hostCap.update(u.Authority, func(n int64) int64 { return n + 1 }) > capURLs {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"weft/internal/canon"
@@ -19,6 +20,16 @@ const RejectIndexAlias = "index-alias"
 // with. The rule is narrow on purpose: a name is learnt per origin, and
 // only these two exact names, without a query, are ever skipped.
 var indexNames = [...]string{"index.html", "index.htm"}
+
+// indexAliases learns, per origin, whether a directory and its index file
+// serve one page, from the captures of both, and says which links to an
+// index file would fetch a copy. It is safe for concurrent use.
+type indexAliases struct {
+	states *hostMap[aliasState] // by origin
+	db     *store.DB            // the capture index
+	canon  *canon.Canonicalizer
+	log    *slog.Logger
+}
 
 // aliasState is what an origin's pairs of a directory and its index file
 // have shown, one bit per indexNames entry: same, a pair of whole 200
@@ -44,17 +55,17 @@ func splitIndex(path string) (dir string, name int, ok bool) {
 	return "", 0, false
 }
 
-// learnAlias compares a page that is a directory (X/) or one of its index
+// learn compares a page that is a directory (X/) or one of its index
 // files (X/index.html), fetched now with a whole 200 answer, with its twin's
 // last 200 capture, and records in its origin's state whether the two
 // served the same payload. Only the origin's own captures count: a
 // redirect's target is its own URL, so a redirect never makes a pair.
-func (c *Crawler) learnAlias(u canon.URL, resp *fetch.Response, cp capture) {
+func (x *indexAliases) learn(u canon.URL, resp *fetch.Response, cp capture) error {
 	if resp.StatusCode != 200 || !dedupable(resp) || u.Query != "" || (u.Scheme != "http" && u.Scheme != "https") || u.String != resp.URL {
-		return
+		return nil
 	}
 	origin := originKey(u.Scheme, u.Authority)
-	st, _ := c.aliases.get(origin)
+	st, _ := x.states.get(origin)
 	var twins [len(indexNames)]string // by name; "" where there is nothing to learn
 	if dir, i, ok := splitIndex(u.Path); ok {
 		if st.differ&(1<<i) == 0 {
@@ -67,22 +78,21 @@ func (c *Crawler) learnAlias(u canon.URL, resp *fetch.Response, cp capture) {
 			}
 		}
 	} else {
-		return
+		return nil
 	}
 	for i, path := range twins {
 		if path == "" {
 			continue
 		}
-		last, ok, err := c.last200(u.Scheme + "://" + u.Authority + path)
+		last, ok, err := x.last200(u.Scheme + "://" + u.Authority + path)
 		if err != nil {
-			c.fail(fmt.Errorf("crawl: read the captures of the twin of %s: %w", u.String, err))
-			return
+			return fmt.Errorf("crawl: read the captures of the twin of %s: %w", u.String, err)
 		}
 		if !ok {
 			continue
 		}
 		same := last == cp.digest
-		c.aliases.update(origin, func(a aliasState) aliasState {
+		x.states.update(origin, func(a aliasState) aliasState {
 			if same {
 				a.same |= 1 << i
 			} else {
@@ -91,19 +101,20 @@ func (c *Crawler) learnAlias(u canon.URL, resp *fetch.Response, cp capture) {
 			return a
 		})
 		if !same && st.holds(i) {
-			c.log.Info("a directory and its index file differ: links to index files are followed again", "host", u.Authority, "url", u.String, "twin", path)
+			x.log.Info("a directory and its index file differ: links to index files are followed again", "host", u.Authority, "url", u.String, "twin", path)
 		}
 	}
+	return nil
 }
 
 // last200 returns the payload digest of rawURL's last capture that
 // answered 200, from the capture index.
-func (c *Crawler) last200(rawURL string) (digest [sha1.Size]byte, ok bool, err error) {
-	t, err := c.canon.Parse(rawURL)
+func (x *indexAliases) last200(rawURL string) (digest [sha1.Size]byte, ok bool, err error) {
+	t, err := x.canon.Parse(rawURL)
 	if err != nil {
 		return digest, false, nil
 	}
-	err = c.state.db.Captures(t.SURT(), func(r store.CaptureRecord) bool {
+	err = x.db.Captures(t.SURT(), func(r store.CaptureRecord) bool {
 		if r.Status == 200 {
 			digest, ok = r.Digest, true
 		}
@@ -112,11 +123,11 @@ func (c *Crawler) last200(rawURL string) (digest [sha1.Size]byte, ok bool, err e
 	return digest, ok, err
 }
 
-// indexAlias reports whether u, a link found on a page, is an index file
-// whose directory was fetched with a whole 200 answer (the page being read,
-// pb.page, or an earlier capture), on an origin whose pairs have so far
+// skip reports whether u, a link found on the page at page, is an index
+// file whose directory was fetched with a whole 200 answer (that page, or
+// an earlier capture), on an origin whose pairs have so far
 // always served the two alike: the request would fetch a copy.
-func (c *Crawler) indexAlias(pb *pageBatch, u canon.URL) bool {
+func (x *indexAliases) skip(page string, u canon.URL) bool {
 	if u.Query != "" {
 		return false
 	}
@@ -124,13 +135,13 @@ func (c *Crawler) indexAlias(pb *pageBatch, u canon.URL) bool {
 	if !ok {
 		return false
 	}
-	if st, _ := c.aliases.get(originKey(u.Scheme, u.Authority)); !st.holds(i) {
+	if st, _ := x.states.get(originKey(u.Scheme, u.Authority)); !st.holds(i) {
 		return false
 	}
 	twin := u.Scheme + "://" + u.Authority + dir
-	if pb.page == twin {
+	if page == twin {
 		return true
 	}
-	_, fetched, err := c.last200(twin)
+	_, fetched, err := x.last200(twin)
 	return err == nil && fetched
 }

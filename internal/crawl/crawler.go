@@ -53,7 +53,7 @@ type Crawler struct {
 
 	// aliases holds, per origin, what its directories and their index
 	// files have shown (alias.go).
-	aliases *hostMap[aliasState]
+	aliases *indexAliases
 
 	// dueCur is where the last recrawl scan stopped in the recrawl index
 	// (the scanning goroutine's own); recrawling counts the recrawls
@@ -190,7 +190,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		c.log.Info("operator policy", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs)
 	}
 	c.hostCap = newHostMap[int64](c.cfg.Partitions)
-	c.aliases = newHostMap[aliasState](c.cfg.Partitions)
+	c.aliases = &indexAliases{states: newHostMap[aliasState](c.cfg.Partitions), db: c.state.db, canon: c.canon, log: c.log}
 	c.traps = newTrapCounts(c.cfg.ExpectedURLs, max(c.cfg.MaxURLsPerPattern, 0))
 	c.handlers = slices.Clone(c.cfg.Handlers)
 	if c.handlers == nil {

@@ -166,7 +166,7 @@ type pageBatch struct {
 	forward  []Offered             // URLs of other nodes' hosts (Cluster.Owns), handed to Cluster.Forward before it commits
 	// page is the URL of the page whose links are being admitted, when it
 	// answered 200 with a whole body: fetched, before its capture is
-	// indexed (see indexAlias).
+	// indexed (see indexAliases.skip).
 	page string
 }
 

@@ -349,7 +349,9 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		cp = c.archiveNotModified(resp, prev, first, &u)
 	} else {
 		cp = c.archive(resp, pb, &u)
-		c.learnAlias(u, resp, cp)
+		if err := c.aliases.learn(u, resp, cp); err != nil {
+			c.fail(err)
+		}
 	}
 	// Its line of the capture index is staged whatever happens next, a
 	// panic while reading it included (handle recovers it and the batch
