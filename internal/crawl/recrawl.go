@@ -170,8 +170,46 @@ func (c *Crawler) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Resp
 	v.Visits, v.Changes, v.Span = h.Visits, h.Changes, h.Span
 	w := c.importance(l.URL, &v)
 	v.NextCrawl = c.cfg.Recrawl.Next(l.URL, h, w)
+	if missingSitemap(resp.StatusCode) && c.isSitemap(l) {
+		v.NextCrawl = resp.Start.Add(c.cfg.RobotsTTL)
+	}
 	v.LastFetch = resp.Start
 	return &visit{rec: v, importance: w, prevDue: scheduled(prev), first: cp.first}
+}
+
+// missingSitemap reports whether a sitemap's status says it is not there
+// (404 or 410): most sites have no /sitemap.xml, and a crawler that asks
+// for it as often as for a page asks in vain. It is asked for again on the
+// robots.txt schedule, once per RobotsTTL, as the robots.txt that names
+// sitemaps is read again: a site that adds one is heard of that soon.
+func missingSitemap(status int) bool {
+	return status == http.StatusNotFound || status == http.StatusGone
+}
+
+// isSitemap reports whether a lease is of a host's sitemap: its
+// /sitemap.xml, one its robots.txt names, or one queued from its
+// robots.txt (admitSitemaps). A sitemap an index lists is not judged here:
+// the index is fetched again as often as its own schedule says.
+func (c *Crawler) isSitemap(l frontier.Lease) bool {
+	if strings.HasSuffix(l.Via, "/robots.txt") || isSitemapPath(l.URL) {
+		return true
+	}
+	u, err := c.canon.Parse(l.URL)
+	if err != nil {
+		return false
+	}
+	pol := c.robots.cached(originKey(u.Scheme, l.Host), time.Now())
+	return pol != nil && slices.Contains(pol.Sitemaps, l.URL)
+}
+
+// isSitemapPath reports whether url is a host's /sitemap.xml.
+func isSitemapPath(url string) bool {
+	rest, ok := strings.CutPrefix(url, "http://")
+	if !ok {
+		rest, ok = strings.CutPrefix(url, "https://")
+	}
+	_, path, _ := strings.Cut(rest, "/")
+	return ok && path == "sitemap.xml"
 }
 
 // maxDuePerScan bounds the URLs one scan queues again, so that a scan
@@ -538,6 +576,9 @@ func (c *Crawler) prepareDueIndex() error {
 			h := recrawl.History{Visits: r.Visits, Changes: r.Changes, Span: r.Span, Last: r.LastFetch}
 			w := c.importance(r.URL, &r)
 			r.NextCrawl = p.Next(r.URL, h, w)
+			if missingSitemap(r.LastStatus) && isSitemapPath(r.URL) {
+				r.NextCrawl = r.LastFetch.Add(c.cfg.RobotsTTL)
+			}
 			b.PutURL(uint16(part), host, hash, r)
 			b.PutDue(dueEntry(uint16(part), host, hash, r, w))
 			if n++; n%10000 == 0 {

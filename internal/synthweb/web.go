@@ -68,6 +68,9 @@ type Config struct {
 	// means 1s, 10s, 100s and never). Zero means none.
 	LivePages     int
 	LiveIntervals []time.Duration
+	// NoSitemap makes every ordinary host answer /sitemap.xml 404, as
+	// most sites do: a crawler must not keep asking for it.
+	NoSitemap bool
 	// Hostile also starts every hostile and trap host, one per kind of
 	// HostileKindsAll (the Hostile... and Trap... constants say what each
 	// does).
@@ -579,7 +582,7 @@ func (w *Web) serve(rw *logWriter, r *http.Request, h *host) {
 	if w.serveRobots(rw, r, h, path) {
 		return
 	}
-	if path == sitemapPath {
+	if path == sitemapPath && !w.cfg.NoSitemap {
 		writeBody(rw, r, http.StatusOK, "application/xml", w.sitemap(h))
 		return
 	}
