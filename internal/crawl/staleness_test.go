@@ -21,12 +21,12 @@ import (
 // liveCompress; the crawl runs for liveRun (liveRun × liveCompress of the
 // issue's time) and staleness is counted from liveWarm on.
 const (
-	liveHosts    = 4
-	livePerHost  = 50
-	liveCompress = 2.5
+	liveHosts    = 2
+	livePerHost  = 100
+	liveCompress = 1.0
 	liveRun      = 40 * time.Second
 	liveWarm     = 10 * time.Second
-	liveDelay    = 20 * time.Millisecond // 50 requests a second a host: about a visit per page a second
+	liveDelay    = 10 * time.Millisecond // 100 requests a second a host: more than the crawl makes
 )
 
 // liveIntervals are the pages' mean change intervals, the same for every
@@ -86,35 +86,40 @@ func liveStaleness(web *synthweb.Web, fetched map[string][]time.Time, from, end 
 			continue
 		}
 		n++
-		changes, _, _ := web.LiveChanges(p.URL, end)
-		visits := fetched[p.URL]
-		var st time.Duration
-		if len(visits) == 0 || visits[0].After(from) {
-			first := end
-			if len(visits) > 0 {
-				first = visits[0]
-			}
-			st += first.Sub(from) // never fetched yet: no copy, out of date
-		}
-		for i, v := range visits {
-			next := end
-			if i+1 < len(visits) {
-				next = visits[i+1]
-			}
-			if !next.After(from) {
-				continue
-			}
-			j, _ := slices.BinarySearchFunc(changes, v, func(c, t time.Time) int { return c.Compare(t) })
-			for j < len(changes) && !changes[j].After(v) {
-				j++
-			}
-			if j < len(changes) && changes[j].Before(next) {
-				st += next.Sub(maxTime(changes[j], from))
-			}
-		}
-		sum += st.Seconds() / end.Sub(from).Seconds()
+		sum += liveStaleness1(web, fetched, p.URL, from, end)
 	}
 	return sum / float64(n)
+}
+
+// liveStaleness1 is liveStaleness of the one page url.
+func liveStaleness1(web *synthweb.Web, fetched map[string][]time.Time, url string, from, end time.Time) float64 {
+	changes, _, _ := web.LiveChanges(url, end)
+	visits := fetched[url]
+	var st time.Duration
+	if len(visits) == 0 || visits[0].After(from) {
+		first := end
+		if len(visits) > 0 {
+			first = visits[0]
+		}
+		st += first.Sub(from) // never fetched yet: no copy, out of date
+	}
+	for i, v := range visits {
+		next := end
+		if i+1 < len(visits) {
+			next = visits[i+1]
+		}
+		if !next.After(from) {
+			continue
+		}
+		j, _ := slices.BinarySearchFunc(changes, v, func(c, t time.Time) int { return c.Compare(t) })
+		for j < len(changes) && !changes[j].After(v) {
+			j++
+		}
+		if j < len(changes) && changes[j].Before(next) {
+			st += next.Sub(maxTime(changes[j], from))
+		}
+	}
+	return st.Seconds() / end.Sub(from).Seconds()
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -187,15 +192,20 @@ func TestServeStalenessDefaults(t *testing.T) {
 		perHost[name] += len(v)
 		total += len(v)
 	}
-	if os.Getenv("WEFT_LIVE_CLASSES") != "" {
-		logClasses(t, web, fetched, end)
-	}
 
 	uni := liveStaleness(web, uniformVisits(web, perHost, start, end), start.Add(liveWarm), end)
 	utotal := 0
 	for _, n := range perHost {
 		utotal += n
 	}
+	if os.Getenv("WEFT_LIVE_CLASSES") != "" {
+		logClasses(t, web, fetched, end)
+		logClasses(t, web, uniformVisits(web, perHost, start, end), end)
+		for _, h := range web.Hosts() {
+			t.Logf("host %s prior %+v: every %.1fs", h.Authority, c.priors.get(h.Authority), 1/c.priors.get(h.Authority).Rate(1.0/86400))
+		}
+	}
+	t.Logf("weft: %d requests in all", len(web.Log()))
 	t.Logf("weft: %d requests to live pages, staleness %.4f; uniform: %d requests, staleness %.4f; %.2fx", total, weft, utotal, uni, uni/weft)
 	if uni < 2*weft {
 		t.Errorf("weft's pages stale %.4f of the time, uniform's %.4f: not 2x less", weft, uni)
@@ -204,8 +214,12 @@ func TestServeStalenessDefaults(t *testing.T) {
 
 // logClasses logs fetches and staleness by change interval, in decades.
 func logClasses(t *testing.T, web *synthweb.Web, fetched map[string][]time.Time, end time.Time) {
-	type class struct{ pages, fetches int }
+	type class struct {
+		pages, fetches int
+		stale          float64
+	}
 	by := map[int]*class{}
+	start := end.Add(-liveRun)
 	for _, p := range web.AllPages() {
 		if p.Role != "live" {
 			continue
@@ -217,10 +231,13 @@ func logClasses(t *testing.T, web *synthweb.Web, fetched map[string][]time.Time,
 		}
 		by[d].pages++
 		by[d].fetches += len(fetched[p.URL])
+		one := map[string][]time.Time{p.URL: fetched[p.URL]}
+		by[d].stale += liveStaleness1(web, one, p.URL, start.Add(liveWarm), end)
 	}
 	for d := -1; d <= 6; d++ {
 		if c := by[d]; c != nil {
-			t.Logf("  change interval 1e%d s: %d pages, %.1f fetches each", d, c.pages, float64(c.fetches)/float64(c.pages))
+			t.Logf("  change interval 1e%d s: %d pages, %.1f fetches each, staleness %.4f each, %.4f of the average", d, c.pages,
+				float64(c.fetches)/float64(c.pages), c.stale/float64(c.pages), c.stale/float64(liveHosts*livePerHost))
 		}
 	}
 }
