@@ -50,7 +50,7 @@ SIGTERM stops as weft crawl does; running it again on --data resumes.`,
 	fl.DurationVar(&f.min, "recrawl-min", 10*time.Minute, "least time between two fetches of one URL")
 	fl.DurationVar(&f.max, "recrawl-max", 90*24*time.Hour, "most time between two fetches of one URL")
 	fl.DurationVar(&f.scan, "recrawl-scan", 10*time.Second, "how often URLs due again are looked for")
-	fl.DurationVar(&f.prior, "recrawl-prior", 24*time.Hour, "change interval assumed for a page until its visits say otherwise")
+	fl.DurationVar(&f.prior, "recrawl-prior", 24*time.Hour, "change interval assumed for the pages of a host until its pages' visits (pooled per host) say otherwise")
 	fl.DurationVar(&f.floor, "recrawl-floor", 0, "freshness a visit must promise (importance-weighted) for a URL to be due, however idle the crawl; 0 means a tenth of --recrawl-min")
 	fl.IntVar(&f.inlinkMiB, "inlink-mib", 0, "memory in MiB that counts each URL's in-links, which weigh in its importance; 0 means at least 4 bytes per --expected-urls (and 4 MiB), -1 turns counting off")
 	return cmd

@@ -62,6 +62,8 @@ type Crawler struct {
 	recrawling outstanding
 	// listed holds what sitemaps said of known URLs, for the next scan.
 	listed listedHints
+	// priors holds the hosts' recrawl priors (continuous mode).
+	priors *hostPriors
 	// pause holds the workers while an operator has paused the crawl;
 	// running is true while Run may take seeds (AddSeeds holds liveMu
 	// for reading while it works, Run for writing to end it).
@@ -190,6 +192,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		c.log.Info("operator policy", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs)
 	}
 	c.hostCap = newHostMap[int64](c.cfg.Partitions)
+	c.priors = newHostPriors(c.state.db, c.cfg.Partitions)
 	c.aliases = &indexAliases{states: newHostMap[aliasState](c.cfg.Partitions), db: c.state.db, canon: c.canon, log: c.log}
 	c.traps = newTrapCounts(c.cfg.ExpectedURLs, max(c.cfg.MaxURLsPerPattern, 0))
 	c.handlers = slices.Clone(c.cfg.Handlers)

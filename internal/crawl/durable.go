@@ -243,6 +243,9 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 	}
 	k := seen.KeyOf(l.URL)
 	pb.b.PutURL(uint16(part), l.Host, k, r)
+	if v != nil && v.prior != nil {
+		pb.b.PutPrior(uint16(part), l.Host, *v.prior)
+	}
 	if v == nil || (v.adopted && r.NextCrawl.IsZero()) { // an adopted visit of a crawl that ends: no recrawl index
 		return r
 	}
@@ -262,7 +265,7 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 func dueEntry(part uint16, host string, k seen.Key, r store.URLRecord, importance float64) store.DueEntry {
 	return store.DueEntry{
 		Part: part, Due: r.NextCrawl, Host: host, Hash: k, LastFetch: r.LastFetch,
-		Visits: r.Visits, Changes: r.Changes, Span: r.Span, Importance: importance,
+		Visits: r.Visits, Changes: r.Changes, Span: r.Span, Importance: importance, Unchanged: r.Unchanged,
 	}
 }
 

@@ -98,10 +98,11 @@ func (c *Crawler) keepVisit(l frontier.Lease) *visit {
 	}
 	prevDue := scheduled(v)
 	v.Depth = l.Depth
-	h := recrawl.History{Visits: v.Visits, Changes: v.Changes, Span: v.Span, Last: time.Now()}
+	h := history(v)
+	h.Last = time.Now()
 	v.LastFetch = h.Last
 	w := c.importance(l.URL, &v)
-	v.NextCrawl = c.cfg.Recrawl.Next(l.URL, h, w)
+	v.NextCrawl = c.policy(l.Host).Next(l.URL, h, w)
 	return &visit{rec: v, importance: w, prevDue: prevDue}
 }
 
@@ -114,6 +115,9 @@ type visit struct {
 	importance float64
 	prevDue    time.Time
 	adopted    bool // another node's visit (Crawler.elsewhere): its status and outcome kept
+	// prior is the host's recrawl prior with this visit pooled, to store
+	// (nil if the visit taught nothing of its host).
+	prior *store.PriorRecord
 	// first is the capture that holds the payload the URL has now (its
 	// digest's record), when it was deduplicable: a node that fetches the
 	// URL next may then ask conditionally and archive a 304 as a revisit
@@ -147,7 +151,7 @@ func (c *Crawler) importance(url string, r *store.URLRecord) float64 {
 
 // learn folds a visit into the URL's history and sets its next crawl.
 func (c *Crawler) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Response, cp capture, notModified bool) *visit {
-	h := recrawl.History{Visits: prev.Visits, Changes: prev.Changes, Span: prev.Span, Last: prev.LastFetch}
+	h := history(prev)
 	v := prev
 	v.Depth = l.Depth
 	switch {
@@ -167,11 +171,74 @@ func (c *Crawler) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Resp
 		// is visited less and less, as an unchanging one is.
 		h.Observe(resp.Start, false)
 	}
-	v.Visits, v.Changes, v.Span = h.Visits, h.Changes, h.Span
+	v.Visits, v.Changes, v.Span, v.Unchanged = h.Visits, h.Changes, h.Span, h.Unchanged
 	w := c.importance(l.URL, &v)
-	v.NextCrawl = c.cfg.Recrawl.Next(l.URL, h, w)
+	sitemap := missingSitemap(resp.StatusCode) && c.isSitemap(l)
+	var prior *store.PriorRecord
+	content := notModified || (resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Truncated == "")
+	if content && h.Last.After(prev.LastFetch) && !prev.LastFetch.IsZero() {
+		// What the page showed is what its host shows: pooled into the
+		// host's prior, the rate its new pages start from. Errors and
+		// redirects say nothing of how its pages change.
+		r := c.priors.observe(l.Host, history(prev), h)
+		prior = &r
+	}
+	v.NextCrawl = c.policy(l.Host).Next(l.URL, h, w)
+	if sitemap {
+		v.NextCrawl = resp.Start.Add(c.cfg.RobotsTTL)
+	}
 	v.LastFetch = resp.Start
-	return &visit{rec: v, importance: w, prevDue: scheduled(prev), first: cp.first}
+	return &visit{rec: v, importance: w, prevDue: scheduled(prev), first: cp.first, prior: prior}
+}
+
+// history is the change history a URL's record keeps.
+func history(r store.URLRecord) recrawl.History {
+	return recrawl.History{Visits: r.Visits, Changes: r.Changes, Span: r.Span, Last: r.LastFetch, Unchanged: r.Unchanged}
+}
+
+// policy is the recrawl policy for a page of host: the configured one,
+// with the host's prior (recrawl.HostPrior: what its pages have shown,
+// pooled) in place of the configured prior once the host has shown
+// enough; the configured prior is the host prior's own fallback.
+func (c *Crawler) policy(host string) recrawl.Policy {
+	p := c.cfg.Recrawl.WithDefaults()
+	p.Prior = c.priors.get(host).Rate(p.Prior)
+	return p
+}
+
+// missingSitemap reports whether a sitemap's status says it is not there
+// (404 or 410): most sites have no /sitemap.xml, and a crawler that asks
+// for it as often as for a page asks in vain. It is asked for again on the
+// robots.txt schedule, once per RobotsTTL, as the robots.txt that names
+// sitemaps is read again: a site that adds one is heard of that soon.
+func missingSitemap(status int) bool {
+	return status == http.StatusNotFound || status == http.StatusGone
+}
+
+// isSitemap reports whether a lease is of a host's sitemap: its
+// /sitemap.xml, one its robots.txt names, or one queued from its
+// robots.txt (admitSitemaps). A sitemap an index lists is not judged here:
+// the index is fetched again as often as its own schedule says.
+func (c *Crawler) isSitemap(l frontier.Lease) bool {
+	if strings.HasSuffix(l.Via, "/robots.txt") || isSitemapPath(l.URL) {
+		return true
+	}
+	u, err := c.canon.Parse(l.URL)
+	if err != nil {
+		return false
+	}
+	pol := c.robots.cached(originKey(u.Scheme, l.Host), time.Now())
+	return pol != nil && slices.Contains(pol.Sitemaps, l.URL)
+}
+
+// isSitemapPath reports whether url is a host's /sitemap.xml.
+func isSitemapPath(url string) bool {
+	rest, ok := strings.CutPrefix(url, "http://")
+	if !ok {
+		rest, ok = strings.CutPrefix(url, "https://")
+	}
+	_, path, _ := strings.Cut(rest, "/")
+	return ok && path == "sitemap.xml"
 }
 
 // maxDuePerScan bounds the URLs one scan queues again, so that a scan
@@ -249,10 +316,21 @@ func (c *Crawler) queueDue(now time.Time) error {
 	// of all of those, at most maxDuePerScan.
 	byHost := map[string]*dueHeap[due]{}
 	less := func(a, b due) bool { return a.score < b.score }
+	priors := map[string]float64{} // each host's prior, looked up once a scan
+	priorOf := func(host string) float64 {
+		r, ok := priors[host]
+		if !ok {
+			r = c.priors.get(host).Rate(p.Prior)
+			priors[host] = r
+		}
+		return r
+	}
 	c.dueCur, err = scanDue(c.state.db, c.cfg.Partitions, c.heldPart, c.dueCur, now, maxExaminePerScan, func(e store.DueEntry) {
-		h := recrawl.History{Visits: e.Visits, Changes: e.Changes, Span: e.Span, Last: e.LastFetch}
+		h := recrawl.History{Visits: e.Visits, Changes: e.Changes, Span: e.Span, Last: e.LastFetch, Unchanged: e.Unchanged}
 		s := math.Inf(1)
 		if now.Sub(e.LastFetch) < p.Max {
+			p := p
+			p.Prior = priorOf(e.Host)
 			if !p.Due(h, e.Importance, now) {
 				return // a hair early (Next rounds to the nanosecond): weighed at the next scan
 			}
@@ -535,9 +613,13 @@ func (c *Crawler) prepareDueIndex() error {
 			if (r.Status != store.URLDone && r.Status != store.URLFailed) || r.LastFetch.IsZero() {
 				return true
 			}
-			h := recrawl.History{Visits: r.Visits, Changes: r.Changes, Span: r.Span, Last: r.LastFetch}
 			w := c.importance(r.URL, &r)
-			r.NextCrawl = p.Next(r.URL, h, w)
+			hp := p
+			hp.Prior = c.priors.get(host).Rate(p.Prior)
+			r.NextCrawl = hp.Next(r.URL, history(r), w)
+			if missingSitemap(r.LastStatus) && isSitemapPath(r.URL) {
+				r.NextCrawl = r.LastFetch.Add(c.cfg.RobotsTTL)
+			}
 			b.PutURL(uint16(part), host, hash, r)
 			b.PutDue(dueEntry(uint16(part), host, hash, r, w))
 			if n++; n%10000 == 0 {

@@ -165,3 +165,71 @@ func TestImportance(t *testing.T) {
 		}
 	}
 }
+
+// TestBackoff: a page that never changes, of a host whose pages change
+// every two minutes, backs off geometrically past BackoffAfter unchanged
+// visits: the least interval the back-off allows grows by BackoffFactor
+// per visit until it reaches BackoffCap times the estimator's interval,
+// and the page visited whenever Next says is visited less often than by
+// the estimator alone. A visit that finds a change ends the back-off, and
+// a page seen to change recently has none.
+func TestBackoff(t *testing.T) {
+	p := Policy{Min: time.Second, Prior: 1.0 / 120}
+	var h History
+	h.Observe(t0, false)
+	prev := time.Duration(0)
+	geometric := 0
+	for i := 1; i <= 12; i++ {
+		h.Observe(t0.Add(time.Duration(i)*time.Second), false)
+		b := p.Backoff(h, 1)
+		est := p.WithDefaults().interval(h, 1)
+		switch {
+		case i < BackoffAfter && b != 0:
+			t.Errorf("after %d unchanged visits: back-off %v before the threshold", i, b)
+		case i >= BackoffAfter && b == 0:
+			t.Errorf("after %d unchanged visits: no back-off", i)
+		case float64(b) > BackoffCap*float64(est)+1:
+			t.Errorf("after %d unchanged visits: back-off %v past %.1f times the estimator's %v", i, b, BackoffCap, est)
+		}
+		if prev > 0 && math.Abs(float64(b)/float64(prev)-BackoffFactor) < 1e-9 {
+			geometric++
+		}
+		prev = b
+	}
+	if geometric < 2 {
+		t.Errorf("the back-off grew by %.1fx in %d steps; want at least 2", BackoffFactor, geometric)
+	}
+	if b := p.Backoff(h, 1); b <= p.WithDefaults().interval(h, 1) {
+		t.Errorf("after 12 unchanged visits the back-off %v does not lengthen the estimator's %v", b, p.WithDefaults().interval(h, 1))
+	}
+	// A change ends it; a page seen to change has none.
+	h.Observe(t0.Add(13*time.Second), true)
+	if h.Unchanged != 0 || p.Backoff(h, 1) != 0 {
+		t.Errorf("after a change: %d unchanged, back-off %v", h.Unchanged, p.Backoff(h, 1))
+	}
+	for i := 14; i <= 25; i++ {
+		h.Observe(t0.Add(time.Duration(i)*time.Second), false)
+	}
+	if h.Changes >= BackoffChanges && p.Backoff(h, 1) != 0 {
+		t.Errorf("a page seen to change (%.2f changes) backs off: %v", h.Changes, p.Backoff(h, 1))
+	}
+
+	// Visited whenever Next says, for ten minutes: fewer visits.
+	visits := func(p Policy) int {
+		var h History
+		h.Observe(t0, false)
+		n := 0
+		for h.Last.Before(t0.Add(10 * time.Minute)) {
+			h.Observe(p.Next("http://b.test/", h, 1), false)
+			n++
+		}
+		return n
+	}
+	off := p
+	off.NoBackoff = true
+	n, nOff := visits(p), visits(off)
+	t.Logf("in 10 minutes: %d visits with the back-off, %d without", n, nOff)
+	if float64(n) > 0.9*float64(nOff) {
+		t.Errorf("%d visits with the back-off, %d without: it does not back off", n, nOff)
+	}
+}

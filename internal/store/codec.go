@@ -18,7 +18,7 @@ const MaxRobotsBody = 500 << 10
 const (
 	hostVersion   = 3 // 2 adds backoff, errors, parks and given-up; 3 moves robots.txt to RobotsRecord
 	robotsVersion = 2 // 2 keeps the last good answer beside the failures since
-	urlVersion    = 3 // 2 adds what a recrawl needs: validators, digest, change history; 3 what ranks it: in-links, sitemap hints
+	urlVersion    = 4 // 2 adds what a recrawl needs: validators, digest, change history; 3 what ranks it: in-links, sitemap hints; 4 unchanged visits in a row
 	frontVersion  = 2 // QueueItem with host and partition; 2 adds Fetch
 	queueVersion  = 2 // QueueItem without them (the key has them); 2 adds Fetch
 )
@@ -134,6 +134,10 @@ type URLRecord struct {
 	InSitemap       bool
 	SitemapPriority float64
 	SitemapLastMod  time.Time
+	// Unchanged (version 4) is the visits in a row, up to the last, that
+	// found no change (package recrawl's History.Unchanged, which backs
+	// off a page that keeps not changing); 0 in an older record.
+	Unchanged int
 }
 
 // Encoding helpers.
@@ -195,7 +199,8 @@ func appendURLRecord(dst []byte, r *URLRecord) []byte {
 	}
 	dst = append(dst, inSitemap)
 	dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(r.SitemapPriority))
-	return appendTime(dst, r.SitemapLastMod)
+	dst = appendTime(dst, r.SitemapLastMod)
+	return binary.AppendUvarint(dst, uint64(max(r.Unchanged, 0)))
 }
 
 // appendItem encodes a queue item; a front item also carries its host and
@@ -494,6 +499,9 @@ func decodeURLRecord(key, val []byte) (URLRecord, error) {
 			d.fail("sitemap priority")
 		}
 		r.SitemapLastMod = d.time("sitemap lastmod")
+	}
+	if v >= 4 {
+		r.Unchanged = int(min(d.uvarint("unchanged"), math.MaxInt32))
 	}
 	if err := d.finish(key); err != nil {
 		return URLRecord{}, err

@@ -27,7 +27,7 @@ func sampleURL() URLRecord {
 		LastStatus: 503, LastOutcome: "server-error", LastFetch: t0, NextCrawl: t0.Add(time.Hour),
 		ETag: `W/"abc"`, LastModified: "Mon, 30 Nov 2026 10:00:00 GMT", Digest: [20]byte{1, 2, 3},
 		Visits: 7.5, Changes: 2.25, Span: 86400.5,
-		InLinks: 12, InSitemap: true, SitemapPriority: 0.8, SitemapLastMod: t0.Add(-time.Hour)}
+		InLinks: 12, InSitemap: true, SitemapPriority: 0.8, SitemapLastMod: t0.Add(-time.Hour), Unchanged: 6}
 }
 
 // TestURLRecordVersion1 reads a record written before version 2, without
@@ -51,7 +51,9 @@ func TestURLRecordVersion1(t *testing.T) {
 // in-links and sitemap hints: no sitemap priority.
 func TestURLRecordVersion2(t *testing.T) {
 	u := sampleURL()
-	v3 := appendURLRecord(nil, &u)
+	u.Unchanged = 0
+	v4 := appendURLRecord(nil, &u)
+	v3 := v4[:len(v4)-1] // without the unchanged count
 	// Version 2 is version 3 without its last fields.
 	tail := binary.AppendUvarint(nil, uint64(u.InLinks))
 	tail = append(tail, 1)
@@ -61,6 +63,24 @@ func TestURLRecordVersion2(t *testing.T) {
 	r, err := decodeURLRecord(fuzzURLKey, v2)
 	if err != nil || r.Visits != u.Visits || r.ETag != u.ETag || r.InLinks != 0 || r.InSitemap || r.SitemapPriority != -1 || !r.SitemapLastMod.IsZero() {
 		t.Fatalf("version 2: %+v, %v", r, err)
+	}
+}
+
+// TestURLRecordVersion3 reads a record written before version 4, without
+// the count of unchanged visits in a row: none.
+func TestURLRecordVersion3(t *testing.T) {
+	u := sampleURL()
+	v4 := appendURLRecord(nil, &u)
+	n := len(binary.AppendUvarint(nil, uint64(u.Unchanged)))
+	v3 := append([]byte{3}, v4[1:len(v4)-n]...)
+	r, err := decodeURLRecord(fuzzURLKey, v3)
+	want := u
+	want.Unchanged = 0
+	if err != nil || r != want {
+		t.Fatalf("version 3: %+v, %v; want %+v", r, err, want)
+	}
+	if r, err := decodeURLRecord(fuzzURLKey, v4); err != nil || r != u {
+		t.Fatalf("version 4: %+v, %v; want %+v", r, err, u)
 	}
 }
 

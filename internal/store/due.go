@@ -21,7 +21,7 @@ import (
 // URL among those due, so that ranking reads no URL record.
 const (
 	tagDue     = 'N'
-	dueVersion = 1
+	dueVersion = 2 // 2 adds Unchanged
 )
 
 // DueEntry is a URL's entry in the recrawl index.
@@ -35,6 +35,7 @@ type DueEntry struct {
 	LastFetch             time.Time
 	Visits, Changes, Span float64
 	Importance            float64
+	Unchanged             int // visits in a row that found no change (version 2; 0 in an older entry)
 }
 
 func dueNanos(t time.Time) uint64 {
@@ -82,7 +83,7 @@ func appendDueValue(dst []byte, e *DueEntry) []byte {
 	for _, f := range [...]float64{e.Visits, e.Changes, e.Span, e.Importance} {
 		dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(f))
 	}
-	return dst
+	return binary.AppendUvarint(dst, uint64(max(e.Unchanged, 0)))
 }
 
 func decodeDueEntry(key, val []byte) (DueEntry, error) {
@@ -91,7 +92,7 @@ func decodeDueEntry(key, val []byte) (DueEntry, error) {
 		return DueEntry{}, err
 	}
 	d := decoder{b: val}
-	d.version(dueVersion)
+	v := d.version(dueVersion)
 	e.LastFetch = d.time("last fetch")
 	for _, f := range []*float64{&e.Visits, &e.Changes, &e.Span, &e.Importance} {
 		if d.err == nil && len(d.b)-d.off >= 8 {
@@ -100,6 +101,9 @@ func decodeDueEntry(key, val []byte) (DueEntry, error) {
 		} else {
 			d.fail("ranking")
 		}
+	}
+	if v >= 2 {
+		e.Unchanged = int(min(d.uvarint("unchanged"), math.MaxInt32))
 	}
 	if err := d.finish(key); err != nil {
 		return DueEntry{}, err

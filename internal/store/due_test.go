@@ -13,7 +13,7 @@ func TestDueIndex(t *testing.T) {
 	db := openMem(t)
 	mk := func(part uint16, after time.Duration, host, url string) DueEntry {
 		return DueEntry{Part: part, Due: t0.Add(after), Host: host, Hash: hashOf(url),
-			LastFetch: t0.Add(after - time.Hour), Visits: 3.5, Changes: 1.25, Span: 7200, Importance: 2}
+			LastFetch: t0.Add(after - time.Hour), Visits: 3.5, Changes: 1.25, Span: 7200, Importance: 2, Unchanged: 4}
 	}
 	entries := []DueEntry{
 		mk(1, 3*time.Minute, "b.test", "http://b.test/3"),
@@ -104,5 +104,64 @@ func TestDueEntryErrors(t *testing.T) {
 	b.PutDue(DueEntry{Host: "bad\x00host"})
 	if err := b.Commit(false); err == nil {
 		t.Error("a host with a NUL byte was written")
+	}
+}
+
+// TestDueEntryVersion1 reads an entry written before version 2, without
+// the count of unchanged visits, and TestPrior a host's prior record.
+func TestDueEntryVersion1(t *testing.T) {
+	e := DueEntry{Part: 3, Due: t0, Host: "a.test", Hash: hashOf("x"), LastFetch: t0.Add(-time.Hour),
+		Visits: 2, Changes: 1, Span: 60, Importance: 1.5, Unchanged: 9}
+	key := appendDueKey(nil, &e)
+	val := appendDueValue(nil, &e)
+	v1 := append([]byte{1}, val[1:len(val)-1]...)
+	got, err := decodeDueEntry(key, v1)
+	want := e
+	want.Unchanged = 0
+	if err != nil || !sameDue(got, want) {
+		t.Fatalf("version 1: %+v, %v; want %+v", got, err, want)
+	}
+	if got, err := decodeDueEntry(key, val); err != nil || !sameDue(got, e) {
+		t.Fatalf("version 2: %+v, %v; want %+v", got, err, e)
+	}
+}
+
+// sameDue compares entries, their times by instant.
+func sameDue(a, b DueEntry) bool {
+	if !a.Due.Equal(b.Due) || !a.LastFetch.Equal(b.LastFetch) {
+		return false
+	}
+	a.Due, a.LastFetch, b.Due, b.LastFetch = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	return a == b
+}
+
+func TestPrior(t *testing.T) {
+	db := openMem(t)
+	if _, ok, err := db.GetPrior(1, "a.test"); ok || err != nil {
+		t.Fatalf("a prior before any was written: %v, %v", ok, err)
+	}
+	want := PriorRecord{Visits: 20.5, Changes: 7.25, Span: 1234.5}
+	b := db.NewBatch()
+	b.PutPrior(1, "a.test", want)
+	b.PutPrior(1, "a.test.evil", PriorRecord{Visits: 1})
+	commit(t, b)
+	if got, ok, err := db.GetPrior(1, "a.test"); !ok || err != nil || got != want {
+		t.Fatalf("GetPrior = %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+	if _, ok, _ := db.GetPrior(2, "a.test"); ok {
+		t.Error("a prior read from another partition")
+	}
+	b = db.NewBatch()
+	b.PutPrior(1, "bad\x00host", want)
+	if err := b.Commit(false); err == nil {
+		t.Error("a host with a NUL byte was written")
+	}
+	// A short value is an error naming the key.
+	key := appendPriorKey(nil, 1, "a.test")
+	b = db.NewBatch()
+	b.set(key, []byte{priorVersion, 1, 2})
+	commit(t, b)
+	if _, _, err := db.GetPrior(1, "a.test"); err == nil || !strings.Contains(err.Error(), "prior part=1") {
+		t.Errorf("short prior record: %v", err)
 	}
 }

@@ -155,7 +155,7 @@ func fmtKey(k []byte) string {
 		if len(k) == 10 {
 			return fmt.Sprintf("front prio=%d seq=%d", k[1], binary.BigEndian.Uint64(k[2:]))
 		}
-	case tagHost, tagURL, tagQueue, tagRobot:
+	case tagHost, tagURL, tagQueue, tagRobot, tagPrior:
 		if len(k) < 4 {
 			break
 		}
@@ -169,6 +169,8 @@ func fmtKey(k []byte) string {
 		switch {
 		case k[0] == tagHost && len(rest) == 0:
 			return fmt.Sprintf("host part=%d host=%q", part, host)
+		case k[0] == tagPrior && len(rest) == 0:
+			return fmt.Sprintf("prior part=%d host=%q", part, host)
 		case k[0] == tagRobot && len(rest) == 0:
 			return fmt.Sprintf("robots part=%d host=%q", part, host)
 		case k[0] == tagRobot:

@@ -17,6 +17,7 @@
 //	Digest:'D' sha1[20]                              -> DigestRecord (where a payload was first archived)
 //	Capture:'C' urlkey 0x00 time                     -> CaptureRecord (the capture index, in CDX order; see capture.go)
 //	Next:  'N' part due[8] host 0x00 hash[16]        -> DueEntry (the recrawl index, in due order; see due.go)
+//	Prior: 'P' part host 0x00                        -> PriorRecord (a host's pooled change history; see prior.go)
 //
 // The 0x00 after the host ends it: a host name never contains 0x00 (writes of
 // one fail), and 0x00 sorts below every byte a host may contain, so the keys

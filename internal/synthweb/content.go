@@ -1118,6 +1118,9 @@ func (w *Web) Body(canonicalURL string) []byte {
 	h := w.hosts[hi]
 	switch "/" + path {
 	case sitemapPath:
+		if w.cfg.NoSitemap {
+			return []byte(notFoundBody)
+		}
 		return w.sitemap(h)
 	case robotsPath:
 		switch h.robots {

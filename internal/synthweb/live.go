@@ -49,7 +49,7 @@ func (w *Web) addLivePages(h *host) {
 	for k := range w.cfg.LivePages {
 		h.pages = append(h.pages, page{path: "/live/" + strconv.Itoa(k), role: roleLive, status: http.StatusOK, family: int32(k)})
 		h.live = append(h.live, &liveClock{
-			interval: w.cfg.LiveIntervals[k%len(w.cfg.LiveIntervals)],
+			interval: w.cfg.LiveIntervals[(h.idx*w.cfg.LivePages+k)%len(w.cfg.LiveIntervals)],
 			r:        newRNG(w.cfg.Seed, streamLive, uint64(h.idx), uint64(k)),
 		})
 	}

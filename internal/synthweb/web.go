@@ -64,10 +64,15 @@ type Config struct {
 	RobotsKinds []RobotsKind
 	// LivePages is the number of pages (/live/0, /live/1, ...) of each
 	// ordinary host that change while the web runs, each with a mean
-	// change interval taken in turn from LiveIntervals (0: never; nil
-	// means 1s, 10s, 100s and never). Zero means none.
+	// change interval taken in turn from LiveIntervals, host after host
+	// (live page k of host h takes interval h×LivePages+k, modulo its
+	// length; 0: never; nil means 1s, 10s, 100s and never). Zero means
+	// none.
 	LivePages     int
 	LiveIntervals []time.Duration
+	// NoSitemap makes every ordinary host answer /sitemap.xml 404, as
+	// most sites do: a crawler must not keep asking for it.
+	NoSitemap bool
 	// Hostile also starts every hostile and trap host, one per kind of
 	// HostileKindsAll (the Hostile... and Trap... constants say what each
 	// does).
@@ -579,7 +584,7 @@ func (w *Web) serve(rw *logWriter, r *http.Request, h *host) {
 	if w.serveRobots(rw, r, h, path) {
 		return
 	}
-	if path == sitemapPath {
+	if path == sitemapPath && !w.cfg.NoSitemap {
 		writeBody(rw, r, http.StatusOK, "application/xml", w.sitemap(h))
 		return
 	}
