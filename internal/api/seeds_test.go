@@ -158,7 +158,7 @@ func TestSeedsRejectionCodes(t *testing.T) {
 		Accepted []string
 		Rejected []map[string]string
 	}
-	waitUntil(t, "the crawl takes seeds", c.Running)
+	<-c.Ready() // the crawl takes seeds
 	req := httptest.NewRequest("POST", "/v1/seeds", strings.NewReader(string(body)))
 	req.Header.Set("Authorization", "Bearer tok")
 	w := httptest.NewRecorder()
