@@ -17,6 +17,7 @@ import (
 	"weft/internal/recrawl"
 	"weft/internal/seen"
 	"weft/internal/store"
+	"weft/internal/testwait"
 	"weft/internal/warc"
 )
 
@@ -409,13 +410,36 @@ func TestInLinks(t *testing.T) {
 	cfg := mw.config(t, 5*time.Millisecond, mw.url("i.test", "/"))
 	cfg.Recrawl = &recrawl.Policy{Min: 200 * time.Millisecond, Max: time.Hour, Prior: 0.01}
 	cfg.RecrawlScan = 20 * time.Millisecond
-	ctx, cancel := context.WithTimeout(t.Context(), 2500*time.Millisecond)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Run(ctx); err != nil {
+	ran := make(chan error, 1)
+	go func() {
+		_, err := c.Run(ctx)
+		ran <- err
+	}()
+	// Until /popular has been fetched again after every page linking to
+	// it was read, and /obscure fetched: the records and due entries
+	// judged below are written with those fetches. (A fixed run of 2.5 s
+	// was too short on a loaded machine.)
+	testwait.Eventually(t, time.Minute, "/popular fetched after every page linking to it", func() bool {
+		last := map[string]int{}
+		for i, p := range mw.paths("i.test") {
+			last[p] = i + 1
+		}
+		after := last["/popular"]
+		for i := range pages {
+			if n := last[fmt.Sprintf("/p%d", i)]; n == 0 || n > after {
+				return false
+			}
+		}
+		return last["/obscure"] > 0
+	})
+	cancel()
+	if err := <-ran; err != nil {
 		t.Fatal(err)
 	}
 	popular, obscure := mw.url("i.test", "/popular"), mw.url("i.test", "/obscure")
