@@ -28,7 +28,7 @@ const (
 	liveCompress = 1.0
 	liveRun      = 40 * time.Second
 	liveWarm     = 10 * time.Second
-	liveDelay    = 10 * time.Millisecond // 100 requests a second a host: more than the crawl makes
+	liveDelay    = 40 * time.Millisecond // 25 requests a second a host: politeness, not the machine, sets the budget
 )
 
 // liveIntervals are the pages' mean change intervals, the same for every
@@ -162,15 +162,18 @@ func uniformVisits(web *synthweb.Web, perHost map[string]int, start, end time.Ti
 // pages as weft made, evenly spread, over the same web's change times
 // (uniformVisits).
 //
-// The target is 2x less staleness than uniform. In 40 s the crawl
-// makes 3,000 to 5,500 requests (the machine, not politeness, bounds
-// them), and it does not reach it: measured 1.54x to 1.89x (one run under
-// heavy load 0.76x), against 0.32x with the per-host prior disabled (the
-// day-long prior starves what did not change at first). The simulation
-// of package recrawl (TestHostPriorLogUniform: 200 s, a fetch every
-// 12.5 ms) shows 2.36x to 2.66x. So this asserts only that weft is less
-// stale than uniform, which the prior's absence fails by far; set
-// WEFT_LIVE_CLASSES=1 to log fetches and staleness by change interval.
+// The target is 2x less staleness than uniform, which this does
+// not reach. The budget is set by politeness, not by the machine: a 40 ms
+// delay on two hosts, about 1,300 to 1,500 requests to the live pages in
+// 40 s, under -race and beside other tests alike (at 10 ms the machine
+// bounded the crawl, and a loaded one gave 0.76x where an idle one gave
+// 1.9x). At that budget weft measured 1.37x to 1.43x less stale than
+// uniform in six runs, 0.43x with the per-host prior left out of the
+// schedule (the day-long prior starves what did not change at first).
+// The simulation of package recrawl (TestHostPriorLogUniform: 200 s, a
+// fetch every 12.5 ms) reaches 2.36x to 2.66x. So this asserts 1.2x,
+// which the prior's absence fails by far; set WEFT_LIVE_CLASSES=1 to log
+// fetches and staleness by change interval.
 func TestServeStalenessDefaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 40-second crawl")
@@ -217,8 +220,8 @@ func TestServeStalenessDefaults(t *testing.T) {
 		}
 	}
 	t.Logf("weft: %d requests (%d to live pages), staleness %.4f; uniform: %d requests, staleness %.4f; %.2fx", len(web.Log()), total, weft, utotal, uni, uni/weft)
-	if uni <= weft {
-		t.Errorf("weft's pages stale %.4f of the time, uniform's %.4f: no better than uniform", weft, uni)
+	if uni < 1.2*weft {
+		t.Errorf("weft's pages stale %.4f of the time, uniform's %.4f: not 1.2x less", weft, uni)
 	}
 }
 
