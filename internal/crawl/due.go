@@ -1,0 +1,423 @@
+package crawl
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"weft/internal/frontier"
+	"weft/internal/recrawl"
+	"weft/internal/store"
+)
+
+// maxDuePerScan bounds the URLs one scan queues again, so that a scan
+// after a long stop does not flood the front queues; maxExaminePerScan
+// bounds the recrawl index entries one scan reads.
+const (
+	maxDuePerScan     = 10000
+	maxExaminePerScan = 50000
+)
+
+// rescan queues URLs again every RecrawlScan, and saves the in-link
+// counts every inLinkSave, until ctx is done.
+func (c *Crawler) rescan(ctx context.Context) {
+	t := time.NewTicker(c.cfg.RecrawlScan)
+	defer t.Stop()
+	saved := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		if err := c.queueDue(now); err != nil {
+			c.fail(err)
+			return
+		}
+		if now.Sub(saved) >= inLinkSave {
+			saved = now
+			if err := c.saveInLinks(); err != nil {
+				c.fail(err)
+				return
+			}
+		}
+	}
+}
+
+// dueCursor is where the last scan of the recrawl index stopped: after
+// entry after of partition part (at its head when after is nil).
+type dueCursor struct {
+	part  int
+	after *store.DueEntry
+}
+
+// queueDue queues again the URLs due at now, most valuable first, as many
+// as the hosts can take: a host gets recrawls queued while fewer than
+// perHostRecrawls of its recrawls wait or are in flight, so that new
+// links and recrawls share its clock, its queue never fills with
+// recrawls, and a recrawl waits about a scan, not a long queue, for its
+// fetch. A URL is due (recrawl.Policy.Due) once Min has passed since its
+// last visit and its Score (the index of the best refresh schedule for a
+// budget of visits) reaches the policy's floor, or once Max has passed,
+// and then it goes first.
+//
+// The due URLs are found in the recrawl index, in due order, from where
+// the last scan stopped: a scan reads at most maxExaminePerScan entries
+// and wraps around, so that in a crawl with more due than it can fetch
+// every due URL is weighed in turn. Each chosen URL is checked against
+// the scope and the trap cut-off again (a restart may have narrowed
+// them): one now out is marked rejected for good.
+func (c *Crawler) queueDue(now time.Time) error {
+	room := c.recrawling.room(c.perHostRecrawls())
+	p := c.cfg.Recrawl.WithDefaults()
+	pb := c.state.newBatch()
+	touched, err := c.applyListed(pb, room, p, now)
+	if err != nil {
+		pb.b.Close()
+		return err
+	}
+	type due struct {
+		e     store.DueEntry
+		score float64
+	}
+	// The best of each host, as many as it has room for; then the best
+	// of all of those, at most maxDuePerScan.
+	byHost := map[string]*dueHeap[due]{}
+	less := func(a, b due) bool { return a.score < b.score }
+	priors := map[string]float64{} // each host's prior, looked up once a scan
+	priorOf := func(host string) float64 {
+		r, ok := priors[host]
+		if !ok {
+			r = c.priors.get(host).Rate(p.Prior)
+			priors[host] = r
+		}
+		return r
+	}
+	c.dueCur, err = scanDue(c.state.db, c.cfg.Partitions, c.heldPart, c.dueCur, now, maxExaminePerScan, func(e store.DueEntry) {
+		h := recrawl.History{Visits: e.Visits, Changes: e.Changes, Span: e.Span, Last: e.LastFetch, Unchanged: e.Unchanged}
+		s := math.Inf(1)
+		if now.Sub(e.LastFetch) < p.Max {
+			p := p
+			p.Prior = priorOf(e.Host)
+			if !p.Due(h, e.Importance, now) {
+				return // a hair early (Next rounds to the nanosecond): weighed at the next scan
+			}
+			s = p.Score(h, e.Importance, now)
+		}
+		n := room.left(e.Host)
+		if n <= 0 || touched[e.Hash] {
+			return
+		}
+		hh := byHost[e.Host]
+		if hh == nil {
+			hh = &dueHeap[due]{less: less}
+			byHost[e.Host] = hh
+		}
+		hh.offer(due{e, s}, n)
+	})
+	if err != nil {
+		pb.b.Close()
+		return fmt.Errorf("crawl: find the URLs due for a recrawl: %w", err)
+	}
+	best := &dueHeap[due]{less: less}
+	for _, h := range byHost {
+		for _, d := range h.items {
+			best.offer(d, maxDuePerScan)
+		}
+	}
+	all := best.items
+	slices.SortFunc(all, func(a, b due) int { return cmp.Compare(b.score, a.score) })
+	requeued := 0
+	for _, d := range all {
+		e := d.e
+		r, ok, err := c.state.db.GetURL(e.Part, e.Host, e.Hash)
+		if err != nil {
+			pb.b.Close()
+			return fmt.Errorf("crawl: read a URL due for a recrawl: %w", err)
+		}
+		pb.b.DeleteDue(e.Part, e.Due, e.Host, e.Hash)
+		if !ok || (r.Status != store.URLDone && r.Status != store.URLFailed) || !r.NextCrawl.Equal(e.Due) {
+			continue // a stale entry: its URL was queued or scheduled again since
+		}
+		if !c.stillInScope(r, e.Host) {
+			r.Status = store.URLRejected
+			pb.b.PutURL(e.Part, e.Host, e.Hash, r)
+			continue
+		}
+		r.Status = store.URLQueued
+		pb.b.PutURL(e.Part, e.Host, e.Hash, r)
+		prio := frontier.Normal
+		if r.Depth == 0 {
+			prio = frontier.High
+		}
+		pb.items = append(pb.items, frontier.Item{URL: r.URL, Host: e.Host, Depth: r.Depth, Priority: prio, Added: now})
+		requeued++
+	}
+	// Counted before the commit hands them to the frontier, so that a
+	// lease never completes before its recrawl is counted.
+	for _, it := range pb.items {
+		c.recrawling.add(it.Host, it.URL)
+	}
+	if err := pb.commit(c.seen, c.front); err != nil {
+		return fmt.Errorf("crawl: queue %d URLs due for a recrawl, and sitemap hints: %w", requeued, err)
+	}
+	c.stats.recrawls.Add(int64(requeued))
+	return nil
+}
+
+// scanDue calls fn with the entries of the recrawl index due at now, at
+// most limit of them, from the cursor on: the rest of the cursor's
+// partition, the partitions after it, and round again from the first up to
+// the cursor. It returns where it stopped; the zero cursor when it went
+// all the way round.
+func scanDue(db *store.DB, parts int, held func(int) bool, cur dueCursor, now time.Time, limit int, fn func(store.DueEntry)) (dueCursor, error) {
+	type leg struct {
+		part        int
+		after, stop *store.DueEntry
+	}
+	legs := []leg{{part: cur.part, after: cur.after}}
+	for i := 1; i < parts; i++ {
+		legs = append(legs, leg{part: (cur.part + i) % parts})
+	}
+	if cur.after != nil {
+		legs = append(legs, leg{part: cur.part, stop: cur.after})
+	}
+	n := 0
+	for _, lg := range legs {
+		if held != nil && held(lg.part) {
+			continue // another node's to recrawl (a cluster)
+		}
+		var last *store.DueEntry
+		full := false
+		err := db.ScanDue(uint16(lg.part), lg.after, now, func(e store.DueEntry) bool {
+			if lg.stop != nil && !dueBefore(&e, lg.stop) {
+				return false
+			}
+			if n >= limit {
+				full = true
+				return false
+			}
+			n++
+			last = &e
+			fn(e)
+			return true
+		})
+		if err != nil {
+			return dueCursor{}, err
+		}
+		if full {
+			return dueCursor{lg.part, last}, nil
+		}
+	}
+	return dueCursor{}, nil
+}
+
+// perHostRecrawls is how many recrawls of one host may wait or be in
+// flight: one in flight, one waiting for it, and what the host's clock
+// (at --delay) allows it to fetch in two scans.
+func (c *Crawler) perHostRecrawls() int {
+	if c.cfg.Delay <= 0 {
+		return 100
+	}
+	return min(2+int(2*c.cfg.RecrawlScan/c.cfg.Delay), 100)
+}
+
+// outstanding counts the recrawls queued and not yet done, by host.
+type outstanding struct {
+	mu    sync.Mutex
+	hosts map[string]int
+	urls  map[string]string // URL -> host
+}
+
+func (o *outstanding) add(host, url string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.urls == nil {
+		o.hosts, o.urls = map[string]int{}, map[string]string{}
+	}
+	if _, ok := o.urls[url]; !ok {
+		o.urls[url] = host
+		o.hosts[host]++
+	}
+}
+
+// done says a lease of url ended: if it was a recrawl, its host has room
+// for one more.
+func (o *outstanding) done(url string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	host, ok := o.urls[url]
+	if !ok {
+		return
+	}
+	delete(o.urls, url)
+	if o.hosts[host]--; o.hosts[host] <= 0 {
+		delete(o.hosts, host)
+	}
+}
+
+// room returns, for a scan, how many more recrawls each host may have
+// queued, of perHost.
+func (o *outstanding) room(perHost int) *hostRoom {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return &hostRoom{per: perHost, used: maps.Clone(o.hosts)}
+}
+
+// hostRoom is the room each host has for recrawls in one scan.
+type hostRoom struct {
+	per  int
+	used map[string]int
+}
+
+func (r *hostRoom) left(host string) int { return r.per - r.used[host] }
+
+func (r *hostRoom) take(host string) {
+	if r.used == nil {
+		r.used = map[string]int{}
+	}
+	r.used[host]++
+}
+
+// dueBefore reports whether a sorts before b in the recrawl index of one
+// partition: by due time, host, then hash (the index's key order: a host
+// never holds the 0x00 that ends it in the key).
+func dueBefore(a, b *store.DueEntry) bool {
+	if c := a.Due.Compare(b.Due); c != 0 {
+		return c < 0
+	}
+	if c := strings.Compare(a.Host, b.Host); c != 0 {
+		return c < 0
+	}
+	return string(a.Hash[:]) < string(b.Hash[:])
+}
+
+// dueHeap keeps the n greatest items offered.
+type dueHeap[T any] struct {
+	items []T
+	less  func(a, b T) bool
+}
+
+func (h *dueHeap[T]) offer(x T, n int) {
+	switch {
+	case n <= 0: // no room
+		return
+	case len(h.items) < n:
+		h.items = append(h.items, x)
+		h.up(len(h.items) - 1)
+	case h.less(h.items[0], x):
+		h.items[0] = x
+		h.down(0)
+	}
+}
+
+func (h *dueHeap[T]) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(h.items[i], h.items[p]) {
+			return
+		}
+		h.items[i], h.items[p] = h.items[p], h.items[i]
+		i = p
+	}
+}
+
+func (h *dueHeap[T]) down(i int) {
+	for {
+		l, small := 2*i+1, i
+		if l < len(h.items) && h.less(h.items[l], h.items[small]) {
+			small = l
+		}
+		if r := l + 1; r < len(h.items) && h.less(h.items[r], h.items[small]) {
+			small = r
+		}
+		if small == i {
+			return
+		}
+		h.items[i], h.items[small] = h.items[small], h.items[i]
+		i = small
+	}
+}
+
+// metaRecrawl holds the recrawl policy the recrawl index was built for. It
+// is absent when the index is not kept: a run that is not continuous
+// writes URL records without entries.
+const metaRecrawl = "recrawl-index"
+
+// prepareDueIndex makes the recrawl index hold an entry for every fetched
+// URL, scheduled by the configured policy, when the crawl is continuous:
+// it is built from the URL records when the state has none, or one built
+// for another policy (the schedule is the policy's, so it is made again);
+// when the crawl is not continuous, it is marked as not kept.
+func (c *Crawler) prepareDueIndex() error {
+	db := c.state.db
+	val, ok, err := db.GetMeta(metaRecrawl)
+	if err != nil {
+		return fmt.Errorf("crawl: read the recrawl index's policy: %w", err)
+	}
+	if c.cfg.Recrawl == nil {
+		if !ok {
+			return nil
+		}
+		b := db.NewBatch()
+		b.DeleteMeta(metaRecrawl)
+		return b.Commit(true)
+	}
+	p := c.cfg.Recrawl.WithDefaults()
+	want := fmt.Sprintf("min=%d max=%d prior=%g floor=%g uniform=%t", p.Min, p.Max, p.Prior, p.Floor, p.Uniform)
+	if ok && string(val) == want {
+		return nil
+	}
+	b := db.NewBatch()
+	b.ClearDue()
+	b.DeleteMeta(metaRecrawl)
+	if err := b.Commit(false); err != nil {
+		return fmt.Errorf("crawl: clear the recrawl index: %w", err)
+	}
+	n, b := 0, db.NewBatch()
+	for part := range c.cfg.Partitions {
+		var werr error
+		err := db.ScanURLs(uint16(part), func(host string, hash [16]byte, r store.URLRecord) bool {
+			if (r.Status != store.URLDone && r.Status != store.URLFailed) || r.LastFetch.IsZero() {
+				return true
+			}
+			w := c.importance(r.URL, &r)
+			hp := p
+			hp.Prior = c.priors.get(host).Rate(p.Prior)
+			r.NextCrawl = hp.Next(r.URL, history(r), w)
+			if missingSitemap(r.LastStatus) && isSitemapPath(r.URL) {
+				r.NextCrawl = r.LastFetch.Add(c.cfg.RobotsTTL)
+			}
+			b.PutURL(uint16(part), host, hash, r)
+			b.PutDue(dueEntry(uint16(part), host, hash, r, w))
+			if n++; n%10000 == 0 {
+				if werr = b.Commit(false); werr != nil {
+					return false
+				}
+				b = db.NewBatch()
+				c.log.Info("building the recrawl index", "urls", n)
+			}
+			return true
+		})
+		if err = errors.Join(err, werr); err != nil {
+			b.Close()
+			return fmt.Errorf("crawl: build the recrawl index: %w", err)
+		}
+	}
+	b.PutMeta(metaRecrawl, []byte(want))
+	if err := b.Commit(true); err != nil {
+		return fmt.Errorf("crawl: build the recrawl index: %w", err)
+	}
+	if n > 0 {
+		c.log.Info("recrawl index built", "urls", n, "policy", want)
+	}
+	return nil
+}
