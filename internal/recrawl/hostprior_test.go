@@ -42,26 +42,10 @@ func pooled(hist []History) HostPrior {
 
 // learntHost is learnt with the host's pooled prior in place of p.Prior.
 func learntHost(pages []simPage, p Policy) func(float64, []float64, []History) int {
-	start := time.Unix(0, 0)
 	return func(now float64, last []float64, hist []History) int {
 		q := p
 		q.Prior = pooled(hist).Rate(p.WithDefaults().Prior)
-		q = q.WithDefaults()
-		t := start.Add(time.Duration(now * float64(time.Second)))
-		best, bestScore := -1, -1.0
-		for i := range pages {
-			if !q.Due(hist[i], pages[i].importance, t) {
-				continue
-			}
-			s := q.Score(hist[i], pages[i].importance, t)
-			if now-last[i] >= q.Max.Seconds() {
-				s = math.Inf(1)
-			}
-			if s > bestScore {
-				best, bestScore = i, s
-			}
-		}
-		return best
+		return bestDue(pages, q.WithDefaults(), now, last, hist)
 	}
 }
 

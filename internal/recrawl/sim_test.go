@@ -112,24 +112,27 @@ func uniform(n int) func(float64, []float64, []History) int {
 // URL with the highest Score; a slot with none due is left unspent.
 func learnt(pages []simPage, p Policy) func(float64, []float64, []History) int {
 	p = p.WithDefaults()
-	start := time.Unix(0, 0)
-	return func(now float64, last []float64, hist []History) int {
-		t := start.Add(time.Duration(now * float64(time.Second)))
-		best, bestScore := -1, -1.0
-		for i := range pages {
-			if !p.Due(hist[i], pages[i].importance, t) {
-				continue
-			}
-			s := p.Score(hist[i], pages[i].importance, t)
-			if now-last[i] >= p.Max.Seconds() {
-				s = math.Inf(1)
-			}
-			if s > bestScore {
-				best, bestScore = i, s
-			}
+	return func(now float64, last []float64, hist []History) int { return bestDue(pages, p, now, last, hist) }
+}
+
+// bestDue is the page due at now (seconds from the start) with the highest
+// Score under p, one past p.Max first, or -1 if none is due.
+func bestDue(pages []simPage, p Policy, now float64, last []float64, hist []History) int {
+	t := time.Unix(0, 0).Add(time.Duration(now * float64(time.Second)))
+	best, bestScore := -1, -1.0
+	for i := range pages {
+		if !p.Due(hist[i], pages[i].importance, t) {
+			continue
 		}
-		return best
+		s := p.Score(hist[i], pages[i].importance, t)
+		if now-last[i] >= p.Max.Seconds() {
+			s = math.Inf(1)
+		}
+		if s > bestScore {
+			best, bestScore = i, s
+		}
 	}
+	return best
 }
 
 // TestLearntRecrawlBeatsUniform spends the same fetch budget, a visit per
