@@ -72,8 +72,9 @@ func (n *Node) hostClocks(ctx context.Context, p int) (map[string]frontier.Clock
 }
 
 // acquire takes a partition over: its hosts' kept clocks, its snapshot,
-// what was fetched since, then its URLs, and only then, one delay after
-// the takeover, are its hosts leased. The reads run on a goroutine of
+// what was fetched since, then its URLs, and only then are its hosts
+// leased, each one gap after the takeover at the earliest (the frontier's
+// TakeOverPartition). The reads run on a goroutine of
 // their own (takeOver): the owners' callbacks, every other handoff of
 // this node, do not wait for a partition whose past is slow to read.
 func (n *Node) acquire(p int, epoch uint64) {
@@ -95,7 +96,7 @@ func (n *Node) acquire(p int, epoch uint64) {
 }
 
 // takeOver reads partition p's past into the crawl and starts its
-// consumer and, one delay after the takeover, its hosts. Each step is
+// consumer and its hosts. Each step is
 // tried again until it works, for as long as the node holds the
 // partition and lives: the partition waits, held, rather than being
 // crawled without its past.

@@ -196,8 +196,10 @@ func (c *Crawler) rearmPolicy(key string) {
 		// A Crawl-delay not known now (robots.txt not cached) is learnt
 		// again before the next page: that request is robots.txt's.
 		var d time.Duration
-		if pol := c.robots.cachedHost(host, now); pol != nil {
-			d = pol.CrawlDelay
+		for _, scheme := range robotsSchemes { // one clock serves the authority's schemes
+			if pol := c.robots.cached(originKey(scheme, host), now); pol != nil {
+				d = max(d, pol.CrawlDelay)
+			}
 		}
 		if p := c.cfg.Policies.ForAuthority(host); p != nil {
 			d = max(d, time.Duration(p.Delay))

@@ -39,25 +39,36 @@ func newHostPriors(db *store.DB, partitions int) *hostPriors {
 }
 
 // get returns host's prior: the one held, else the one stored (an
-// unreadable one is no history), else none.
+// unreadable one is no history), else none. A host read from the store is
+// not held: only a visit (observe) makes room for one, so that a scan over
+// many hosts does not evict a host whose latest visit is not committed
+// yet, which a later read from the store would miss.
 func (h *hostPriors) get(host string) recrawl.HostPrior {
 	part := partition.Of(host, len(h.parts))
 	p := &h.parts[part]
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return h.load(p, part, host)
-}
-
-// load returns host's prior under p's lock, reading it from the store the
-// first time.
-func (h *hostPriors) load(p *hostPriorPart, part int, host string) recrawl.HostPrior {
 	if v, ok := p.m[host]; ok {
 		return v
 	}
+	return h.stored(part, host)
+}
+
+func (h *hostPriors) stored(part int, host string) recrawl.HostPrior {
 	var v recrawl.HostPrior
 	if r, ok, err := h.db.GetPrior(uint16(part), host); err == nil && ok {
 		v = recrawl.HostPrior{Visits: r.Visits, Changes: r.Changes, Span: r.Span}
 	}
+	return v
+}
+
+// load returns host's prior under p's lock, reading it from the store and
+// holding it the first time.
+func (h *hostPriors) load(p *hostPriorPart, part int, host string) recrawl.HostPrior {
+	if v, ok := p.m[host]; ok {
+		return v
+	}
+	v := h.stored(part, host)
 	if len(p.m) >= h.per {
 		for k := range p.m {
 			delete(p.m, k)

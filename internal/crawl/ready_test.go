@@ -36,7 +36,11 @@ func TestReadyAndDone(t *testing.T) {
 		_, err := c.Run(ctx)
 		ran <- err
 	}()
-	<-c.Ready()
+	select {
+	case <-c.Ready():
+	case err := <-ran:
+		t.Fatalf("Run ended before it was ready: %v", err)
+	}
 	if err := c.Inbound().Offer([]Offered{{URL: web.Seeds()[0]}}); err != nil {
 		t.Fatalf("Offer once ready: %v", err)
 	}

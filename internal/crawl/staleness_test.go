@@ -168,11 +168,12 @@ func uniformVisits(web *synthweb.Web, perHost map[string]int, start, end time.Ti
 // 40 s, under -race and beside other tests alike (at 10 ms the machine
 // bounded the crawl, and a loaded one gave 0.76x where an idle one gave
 // 1.9x). At that budget weft measured 1.37x to 1.43x less stale than
-// uniform in six runs, 0.43x with the per-host prior left out of the
-// schedule (the day-long prior starves what did not change at first).
+// uniform in four runs (two under -race, all beside other tests), 0.43x
+// with the per-host prior left out of the schedule (the day-long prior
+// starves what did not change at first).
 // The simulation of package recrawl (TestHostPriorLogUniform: 200 s, a
-// fetch every 12.5 ms) reaches 2.36x to 2.66x. So this asserts 1.2x,
-// which the prior's absence fails by far; set WEFT_LIVE_CLASSES=1 to log
+// fetch every 12.5 ms) reaches 2.36x to 2.66x. So this asserts 1.1x,
+// with room for a slow machine, which the prior's absence fails by far; set WEFT_LIVE_CLASSES=1 to log
 // fetches and staleness by change interval.
 func TestServeStalenessDefaults(t *testing.T) {
 	if testing.Short() {
@@ -220,8 +221,8 @@ func TestServeStalenessDefaults(t *testing.T) {
 		}
 	}
 	t.Logf("weft: %d requests (%d to live pages), staleness %.4f; uniform: %d requests, staleness %.4f; %.2fx", len(web.Log()), total, weft, utotal, uni, uni/weft)
-	if uni < 1.2*weft {
-		t.Errorf("weft's pages stale %.4f of the time, uniform's %.4f: not 1.2x less", weft, uni)
+	if uni < 1.1*weft {
+		t.Errorf("weft's pages stale %.4f of the time, uniform's %.4f: not 1.1x less", weft, uni)
 	}
 }
 
