@@ -83,9 +83,9 @@ type Crawler struct {
 	// Robots.txt hops across the nodes of a cluster (hops.go): those this
 	// node asked another to make, which Run waits for, and those it makes
 	// for others, by the host whose robots.txt they are for.
-	hopCtx     context.Context
-	hopWG      sync.WaitGroup
-	hopWaiters sync.Map // host -> chan RobotsAnswer
+	hopCtx    context.Context
+	hopWG     sync.WaitGroup
+	hopsAsked hopsAsked // hops this node makes for other nodes (HopFor)
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
 	inlinks *sketch.Sketch

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"weft/internal/frontier"
@@ -126,10 +127,10 @@ func (in Inbound) HopFor(ctx context.Context, forHost, target, targetHost string
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := &hopWaiter{ch: make(chan RobotsAnswer, 1), part: partition.Of(targetHost, c.cfg.Partitions), cancel: cancel}
-	if _, busy := c.hopWaiters.LoadOrStore(forHost, w); busy {
+	if !c.hopsAsked.start(forHost, w) {
 		return RobotsAnswer{}, errHopBusy
 	}
-	defer c.hopWaiters.CompareAndDelete(forHost, w)
+	defer c.hopsAsked.end(forHost, w)
 	e := c.robots.entry(forHost)
 	if !local {
 		e.pending, e.hops = "", hops
@@ -152,6 +153,11 @@ func (in Inbound) HopFor(ctx context.Context, forHost, target, targetHost string
 	}
 }
 
+// hopsAsked holds the robots.txt hops this node makes for other nodes
+// (HopFor), by the host whose robots.txt they are: one at a time per host.
+// It is safe for concurrent use.
+type hopsAsked struct{ m sync.Map } // host -> *hopWaiter
+
 // hopWaiter is a hop made for another node (HopFor), waiting for its
 // answer; part is the partition of the host it is made on.
 type hopWaiter struct {
@@ -160,11 +166,21 @@ type hopWaiter struct {
 	cancel context.CancelFunc
 }
 
-// dropHops ends the hops made for other nodes on partition p's hosts,
-// which this node no longer leases (ReleasePartition): each asker hears of
-// it at once, and tries again later, of p's next owner.
-func (c *Crawler) dropHops(p int) {
-	c.hopWaiters.Range(func(_, v any) bool {
+// start records w as the hop under way for host, or reports false if one
+// is already.
+func (h *hopsAsked) start(host string, w *hopWaiter) bool {
+	_, busy := h.m.LoadOrStore(host, w)
+	return !busy
+}
+
+// end forgets w, host's hop, unless another took its place.
+func (h *hopsAsked) end(host string, w *hopWaiter) { h.m.CompareAndDelete(host, w) }
+
+// drop ends the hops made for other nodes on partition p's hosts, which
+// this node no longer leases (ReleasePartition): each asker hears of it at
+// once, and tries again later, of p's next owner.
+func (h *hopsAsked) drop(p int) {
+	h.m.Range(func(_, v any) bool {
 		if w := v.(*hopWaiter); w.part == p {
 			w.cancel()
 		}
@@ -172,10 +188,10 @@ func (c *Crawler) dropHops(p int) {
 	})
 }
 
-// answerRemote gives a hop made for another node (HopFor) its answer, if
-// host has one waiting.
-func (c *Crawler) answerRemote(host string, a RobotsAnswer) {
-	if w, ok := c.hopWaiters.LoadAndDelete(host); ok {
+// answer gives the hop made for another node for host its answer, if one
+// is waiting.
+func (h *hopsAsked) answer(host string, a RobotsAnswer) {
+	if w, ok := h.m.LoadAndDelete(host); ok {
 		w.(*hopWaiter).ch <- a
 	}
 }

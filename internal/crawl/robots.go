@@ -245,7 +245,7 @@ func (c *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, t
 			e.pending = resp.Location
 			// Made for another node (HopFor): the chain goes on on its
 			// host, there.
-			c.answerRemote(host, RobotsAnswer{Pending: resp.Location, Hops: e.hops})
+			c.hopsAsked.answer(host, RobotsAnswer{Pending: resp.Location, Hops: e.hops})
 			return answered
 		}
 		// The chain crosses to another host: that host's clock (and its
@@ -333,7 +333,7 @@ func (c *Crawler) decideRobots(host string, e *robotsEntry, pol *robots.Policy, 
 	if pol.Outcome == robots.Rules {
 		ans.Body = body[:min(len(body), robots.MaxBytes+1)] // all a parse reads, and whether there was more
 	}
-	defer c.answerRemote(host, ans) // once the entry is all decided: the asker may be this crawl
+	defer c.hopsAsked.answer(host, ans) // once the entry is all decided: the asker may be this crawl
 	before := e.hist.Failures
 	e.hist.Record(pol)
 	if final && pol.Outcome == robots.DisallowAll {
