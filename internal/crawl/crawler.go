@@ -78,7 +78,7 @@ type Crawler struct {
 	readyOnce, doneOnce sync.Once
 	frontUp             bool // the frontier's Run was started (liveMu): before, it answers nothing
 
-	partHeld []atomic.Bool // per partition: held (HoldPartition), not to be recrawled here
+	partHeld heldParts // per partition: held (HoldPartition), not to be recrawled here
 
 	// Robots.txt hops across the nodes of a cluster (hops.go): those this
 	// node asked another to make, which Run waits for, and those it makes
@@ -177,7 +177,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	c.out = &outbox{sinks: cfg.Sinks, db: c.state.db, log: c.log}
 	// The partition count is the stored crawl's, fixed when it was created.
 	c.cfg.Partitions = c.state.parts
-	c.partHeld = make([]atomic.Bool, c.cfg.Partitions)
+	c.partHeld = make(heldParts, c.cfg.Partitions)
 	c.robots = newRobotsCache(c.cfg.Partitions, c.cfg.robotsRetry())
 	if c.cfg.Policies == nil {
 		// Empty, for the operator API to fill.

@@ -101,7 +101,7 @@ func (c *Crawler) queueDue(now time.Time) error {
 		}
 		return r
 	}
-	c.dueCur, err = scanDue(c.state.db, c.cfg.Partitions, c.heldPart, c.dueCur, now, maxExaminePerScan, func(e store.DueEntry) {
+	c.dueCur, err = scanDue(c.state.db, c.cfg.Partitions, c.partHeld.held, c.dueCur, now, maxExaminePerScan, func(e store.DueEntry) {
 		h := recrawl.History{Visits: e.Visits, Changes: e.Changes, Span: e.Span, Last: e.LastFetch, Unchanged: e.Unchanged}
 		s := math.Inf(1)
 		if now.Sub(e.LastFetch) < p.Max {

@@ -63,7 +63,7 @@ func (in Inbound) Offer(urls []Offered) error {
 // own.
 func (in Inbound) HoldPartition(p int, on bool) {
 	c := in.c
-	c.setHeld(p, on)
+	c.partHeld.set(p, on)
 	c.front.HoldPartition(p, on)
 }
 
@@ -73,7 +73,7 @@ func (in Inbound) HoldPartition(p int, on bool) {
 // ended.
 func (in Inbound) ReleasePartition(p int) map[string]frontier.Clock {
 	c := in.c
-	c.setHeld(p, true)
+	c.partHeld.set(p, true)
 	c.hopsAsked.drop(p)
 	return c.front.ReleasePartition(p)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"weft/internal/frontier"
@@ -111,19 +112,19 @@ type Offered struct {
 	Resource bool `json:"resource,omitempty"`
 }
 
-// setHeld records that partition p is held, for the recrawl scan: a
-// held partition's URLs are not queued again (another node owns them
-// and schedules their recrawls).
-func (c *Crawler) setHeld(p int, on bool) {
-	if p >= 0 && p < len(c.partHeld) {
-		c.partHeld[p].Store(on)
+// heldParts records which partitions are held (Inbound.HoldPartition),
+// for the recrawl scan: a node of a cluster does not recrawl the URLs of
+// partitions it does not own. It is safe for concurrent use.
+type heldParts []atomic.Bool
+
+func (h heldParts) set(p int, on bool) {
+	if p >= 0 && p < len(h) {
+		h[p].Store(on)
 	}
 }
 
-// heldPart reports whether partition p is held.
-func (c *Crawler) heldPart(p int) bool {
-	return p >= 0 && p < len(c.partHeld) && c.partHeld[p].Load()
-}
+// held reports whether partition p is held.
+func (h heldParts) held(p int) bool { return p >= 0 && p < len(h) && h[p].Load() }
 
 // Partitions is the crawl's partition count: the one its state was
 // created with, whatever Config said.
