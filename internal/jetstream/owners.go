@@ -451,6 +451,11 @@ func (o *Owners) call(fn func(ctx context.Context) error) error {
 // round renews every lease, fences those whose validity ran out, and
 // moves the node toward its share.
 func (o *Owners) round() {
+	// Fenced first too: the last round's announcement, which a cut link
+	// holds for its whole timeout, came after its fence check, and the
+	// crawl must hear (OnRelease) that a lease ran out before another
+	// node can take it over.
+	o.fenceExpired(time.Now())
 	o.mu.Lock()
 	parts := slices.Sorted(maps.Keys(o.held))
 	o.mu.Unlock()
@@ -476,17 +481,7 @@ func (o *Owners) round() {
 		return
 	default:
 	}
-	now := time.Now()
-	o.mu.Lock()
-	for p, l := range o.held {
-		if !l.releasing && !now.Before(l.validUntil) {
-			delete(o.held, p)
-			o.handoffs++
-			o.cfg.Logger.Warn("partition lease not renewed in time; fenced", "partition", p)
-			o.emit(ownerEvent{p: p})
-		}
-	}
-	o.mu.Unlock()
+	o.fenceExpired(time.Now())
 	_ = o.call(func(ctx context.Context) error {
 		o.mu.Lock()
 		v := o.announce
@@ -576,6 +571,21 @@ func (o *Owners) emit(e ownerEvent) {
 		// The queue holds four events per partition; a partition has at
 		// most an acquire and a release outstanding.
 		o.cfg.Logger.Error("partition callback queue full", "partition", e.p)
+	}
+}
+
+// fenceExpired gives up the leases whose validity ran out by now (no
+// renewal in flight: rounds wait for theirs).
+func (o *Owners) fenceExpired(now time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for p, l := range o.held {
+		if !l.releasing && !now.Before(l.validUntil) {
+			delete(o.held, p)
+			o.handoffs++
+			o.cfg.Logger.Warn("partition lease not renewed in time; fenced", "partition", p)
+			o.emit(ownerEvent{p: p})
+		}
 	}
 }
 
