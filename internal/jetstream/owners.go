@@ -110,6 +110,7 @@ type Owners struct {
 	kick      chan struct{}   // the watch heard a join, a leave or a partition come free: balance now
 	stop      chan struct{}
 	done      chan struct{} // the renew loop has ended
+	fenceDone chan struct{} // the fence loop has ended
 	watchDone chan struct{}
 	cbDone    chan struct{} // the callback goroutine has ended
 	stopOnce  sync.Once
@@ -174,10 +175,11 @@ func StartOwners(ctx context.Context, js jetstream.JetStream, cfg OwnersConfig) 
 	}
 	o := &Owners{cfg: cfg, js: js, kv: kv, ttl: ttl, fence: ttl / 2, tick: ttl / 6, held: map[int]*lease{}, seen: map[string]time.Time{},
 		events: make(chan ownerEvent, 4*cfg.Partitions+16), kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		watchDone: make(chan struct{}), cbDone: make(chan struct{})}
+		watchDone: make(chan struct{}), cbDone: make(chan struct{}), fenceDone: make(chan struct{})}
 	go o.callbacks()
 	go o.watch()
 	go o.run()
+	go o.fences()
 	return o, nil
 }
 
@@ -374,6 +376,7 @@ func (o *Owners) Kill() {
 func (o *Owners) halt() {
 	close(o.stop)
 	<-o.done
+	<-o.fenceDone
 	<-o.watchDone
 	close(o.events)
 	<-o.cbDone
@@ -451,11 +454,6 @@ func (o *Owners) call(fn func(ctx context.Context) error) error {
 // round renews every lease, fences those whose validity ran out, and
 // moves the node toward its share.
 func (o *Owners) round() {
-	// Fenced first too: the last round's announcement, which a cut link
-	// holds for its whole timeout, came after its fence check, and the
-	// crawl must hear (OnRelease) that a lease ran out before another
-	// node can take it over.
-	o.fenceExpired(time.Now())
 	o.mu.Lock()
 	parts := slices.Sorted(maps.Keys(o.held))
 	o.mu.Unlock()
@@ -574,8 +572,28 @@ func (o *Owners) emit(e ownerEvent) {
 	}
 }
 
-// fenceExpired gives up the leases whose validity ran out by now (no
-// renewal in flight: rounds wait for theirs).
+// fences gives up the leases whose validity runs out, several times a
+// round, on a goroutine of its own: a round waits for its renewals, its
+// announcement and the listing of the bucket, which a cut link can hold
+// for a long time, and the crawl must hear (OnRelease) that a lease ran
+// out before another node can take the partition over (TTL - FenceAfter
+// later). A renewal still in flight for a lease given up is ignored
+// when it comes back (renew checks the lease is still held).
+func (o *Owners) fences() {
+	defer close(o.fenceDone)
+	t := time.NewTicker(max(o.tick/4, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-o.stop:
+			return
+		case now := <-t.C:
+			o.fenceExpired(now)
+		}
+	}
+}
+
+// fenceExpired gives up the leases whose validity ran out by now.
 func (o *Owners) fenceExpired(now time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
