@@ -392,7 +392,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		outlinks, followed := c.readAndAdmit(pb, l, u, resp, handler, mt, &rec, &cp.rec, first)
 		c.archiveOutlinks(resp, cp.loc.RecordID, l, outlinks)
 		if followed {
-			c.followed(pb, cp, l.Depth)
+			c.followed(pb, cp, l.Depth, len(outlinks) == 0)
 		}
 		if cp.revisit {
 			rec.Outcome = "revisit"

@@ -1,0 +1,93 @@
+package crawl
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"weft/internal/fetch"
+)
+
+// TestCopiesReadWhereTheyCanFindMore drives the content-seen rule through
+// the archive's own bookkeeping, batches pending and committed: a copy of a
+// payload is read again only where its links can lead further than the
+// readings before it. A payload with nothing to follow (an image) is read
+// once, however shallow its later copies; a page copied nearer the seeds is
+// read there, and copies between that depth and its first are not read a
+// third time.
+func TestCopiesReadWhereTheyCanFindMore(t *testing.T) {
+	c, err := New(Config{Seeds: []string{"http://a.test/"}, DataDir: t.TempDir(), UserAgent: "weft/test (+https://example.org/weft-crawler)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.close(0); err != nil {
+			t.Error(err)
+		}
+	})
+	// visit archives a 200 of body at url and depth, and reports whether
+	// its links are read; commit says whether its batch commits before the
+	// next visit.
+	visit := func(url, body string, depth int, links, commit bool) (read bool, pb *pageBatch) {
+		t.Helper()
+		pb = c.state.newBatch()
+		resp := &fetch.Response{
+			URL: url, StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", Header: http.Header{}, Body: []byte(body), Start: time.Now(), RemoteAddr: "127.0.0.1:80",
+			RequestHeader:  []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
+			ResponseHeader: []byte("HTTP/1.1 200 OK\r\n\r\n"),
+		}
+		cp := c.archive(resp, pb, nil)
+		if cp.key == "" {
+			t.Fatalf("%s not archived", url)
+		}
+		if read = !cp.skipLinks(depth); read {
+			c.followed(pb, cp, depth, !links)
+		}
+		if commit {
+			settle(t, c, pb)
+		}
+		return read, pb
+	}
+	const img = "\xff\xd8\xff\xe0 the same image bytes"
+	for i, step := range []struct {
+		url   string
+		depth int
+		read  bool
+	}{
+		{"http://a.test/deep.jpg", 4, true},
+		{"http://b.test/shallow.jpg", 1, false},
+		{"http://c.test/seed.jpg", 0, false},
+	} {
+		if read, _ := visit(step.url, img, step.depth, false, i != 0); read != step.read {
+			t.Errorf("image copy %s at depth %d: read %v, want %v", step.url, step.depth, read, step.read)
+		}
+	}
+
+	const page = `<html><body><a href="/next">next</a></body></html>`
+	for _, step := range []struct {
+		url    string
+		depth  int
+		read   bool
+		commit bool
+	}{
+		{"http://a.test/p", 3, true, false},  // the first: read
+		{"http://b.test/p", 3, false, false}, // same depth, its batch pending: not read
+		{"http://c.test/p", 1, true, true},   // nearer the seeds: read
+		{"http://d.test/p", 2, false, true},  // between the two: not read again
+		{"http://e.test/p", 1, false, true},
+		{"http://f.test/p", 0, true, true},
+	} {
+		if read, _ := visit(step.url, page, step.depth, true, step.commit); read != step.read {
+			t.Errorf("page copy %s at depth %d: read %v, want %v", step.url, step.depth, read, step.read)
+		}
+	}
+}
+
+// settle commits pb as a worker does and forgets its pending digests.
+func settle(t *testing.T, c *Crawler, pb *pageBatch) {
+	t.Helper()
+	if err := pb.b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	c.digests.settle(pb.digests)
+}
