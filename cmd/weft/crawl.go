@@ -79,6 +79,8 @@ type crawlFlags struct {
 	connectTimeout time.Duration
 	headerTimeout  time.Duration
 	idleTimeout    time.Duration
+	dnsMinTTL      time.Duration
+	dnsMaxTTL      time.Duration
 	grace          time.Duration
 	fresh          bool
 	warcMaxSize    int64
@@ -140,6 +142,8 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 10*time.Second, "time allowed to connect")
 	fs.DurationVar(&f.headerTimeout, "header-timeout", 15*time.Second, "time allowed for the response headers")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 15*time.Second, "longest silence while reading a response")
+	fs.DurationVar(&f.dnsMinTTL, "dns-min-ttl", fetch.DefaultDNSMinTTL, "least time a DNS answer is kept, whatever its TTL (0: none)")
+	fs.DurationVar(&f.dnsMaxTTL, "dns-max-ttl", fetch.DefaultDNSMaxTTL, "longest time a DNS answer is kept, whatever its TTL")
 	fs.BoolVar(&f.fresh, "fresh", false, "start over: discard the crawl state under --data instead of resuming it (WARC files are kept)")
 	fs.DurationVar(&f.grace, "grace", 10*time.Second, "on Ctrl-C or SIGTERM, how long fetches in flight may finish")
 	fs.Int64Var(&f.warcMaxSize, "warc-max-size", 1<<30, "rotate WARC files at this size in bytes")
@@ -223,10 +227,13 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	for _, v := range []struct {
 		name string
 		d    time.Duration
-	}{{"--delay", f.delay}, {"--max-backoff", f.maxBackoff}, {"--max-retry-after", f.maxRetryAfter}, {"--park-for", f.parkFor}, {"--ip-gap", f.ipGap}, {"--robots-ttl", f.robotsTTL}, {"--robots-retry", f.robotsWait}, {"--robots-last-good", f.robotsLastGood}, {"--timeout", f.timeout}, {"--connect-timeout", f.connectTimeout}, {"--header-timeout", f.headerTimeout}, {"--idle-timeout", f.idleTimeout}, {"--grace", f.grace}} {
+	}{{"--delay", f.delay}, {"--max-backoff", f.maxBackoff}, {"--max-retry-after", f.maxRetryAfter}, {"--park-for", f.parkFor}, {"--ip-gap", f.ipGap}, {"--robots-ttl", f.robotsTTL}, {"--robots-retry", f.robotsWait}, {"--robots-last-good", f.robotsLastGood}, {"--timeout", f.timeout}, {"--connect-timeout", f.connectTimeout}, {"--header-timeout", f.headerTimeout}, {"--idle-timeout", f.idleTimeout}, {"--grace", f.grace}, {"--dns-min-ttl", f.dnsMinTTL}, {"--dns-max-ttl", f.dnsMaxTTL}} {
 		if v.d < 0 {
 			return cfg, usagef("%s %v: must not be negative", v.name, v.d)
 		}
+	}
+	if f.dnsMaxTTL == 0 || f.dnsMinTTL > f.dnsMaxTTL {
+		return cfg, usagef("--dns-min-ttl %v and --dns-max-ttl %v: want 0 <= min <= max and max > 0", f.dnsMinTTL, f.dnsMaxTTL)
 	}
 	for _, v := range []struct {
 		name string
@@ -368,6 +375,8 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	cfg.Fetch.ConnectTimeout = f.connectTimeout
 	cfg.Fetch.ResponseHeaderTimeout = f.headerTimeout
 	cfg.Fetch.IdleTimeout = f.idleTimeout
+	cfg.Fetch.DNSMinTTL = max(f.dnsMinTTL, time.Nanosecond) // 0 is the package's default; a nanosecond is no floor
+	cfg.Fetch.DNSMaxTTL = f.dnsMaxTTL
 	if f.progress != "auto" && f.progress != "always" && f.progress != "never" {
 		return cfg, usagef("--progress %q: want auto, always or never", f.progress)
 	}

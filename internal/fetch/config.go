@@ -23,6 +23,8 @@ const (
 	DefaultMaxHeaderBytes        = 1 << 20
 	DefaultDNSCacheTTL           = 5 * time.Minute
 	DefaultDNSNegativeTTL        = 30 * time.Second
+	DefaultDNSMinTTL             = time.Minute
+	DefaultDNSMaxTTL             = time.Hour
 	DefaultMaxConnsPerHost       = 2
 	DefaultMaxIdleConns          = 256
 )
@@ -88,8 +90,16 @@ type Config struct {
 	// operator can allow 10.0.0.0/8 but keep 10.0.0.0/24 out.
 	DenyCIDRs []netip.Prefix
 
-	// DNSCacheTTL is how long a successful lookup is reused. Zero means 5m.
+	// DNSCacheTTL is how long a successful lookup is reused when the
+	// resolver does not give the answer's TTL (a Resolver that is not a
+	// TTLResolver, a name of the hosts file). Zero means 5m.
 	DNSCacheTTL time.Duration
+
+	// DNSMinTTL and DNSMaxTTL bound how long an answer with a TTL is
+	// reused: the floor keeps a name with a TTL of seconds from being
+	// asked before every request, the ceiling bounds how long a site that
+	// moved is fetched at its old address. Zero means 1m and 1h.
+	DNSMinTTL, DNSMaxTTL time.Duration
 
 	// DNSNegativeTTL is how long a failed lookup is reused. Zero means 30s.
 	DNSNegativeTTL time.Duration
@@ -102,8 +112,10 @@ type Config struct {
 	// Zero means 256.
 	MaxIdleConns int
 
-	// Resolver resolves host names not found in Resolve. Nil means
-	// net.DefaultResolver.
+	// Resolver resolves host names not found in Resolve. Nil means the
+	// machine's name servers, asked directly so that answers' TTLs are
+	// known (SystemDNSClient of /etc/resolv.conf and /etc/hosts), or
+	// net.DefaultResolver where /etc/resolv.conf cannot be read.
 	Resolver Resolver
 
 	// TLSConfig is the base TLS client configuration, copied by New. Its
@@ -133,6 +145,8 @@ func (c *Config) Validate() error {
 		{"Timeout", c.Timeout},
 		{"DNSCacheTTL", c.DNSCacheTTL},
 		{"DNSNegativeTTL", c.DNSNegativeTTL},
+		{"DNSMinTTL", c.DNSMinTTL},
+		{"DNSMaxTTL", c.DNSMaxTTL},
 	} {
 		if d.v < 0 {
 			return fmt.Errorf("fetch: invalid Config.%s %v: must not be negative", d.name, d.v)
@@ -142,6 +156,9 @@ func (c *Config) Validate() error {
 	// than the cap to tell "exactly the cap" from "more than the cap".
 	if c.MaxBodyBytes < 0 || c.MaxBodyBytes >= math.MaxInt {
 		return fmt.Errorf("fetch: invalid Config.MaxBodyBytes %d: must be in [0, %d)", c.MaxBodyBytes, int64(math.MaxInt))
+	}
+	if lo, hi := orDefault(c.DNSMinTTL, DefaultDNSMinTTL), orDefault(c.DNSMaxTTL, DefaultDNSMaxTTL); lo > hi {
+		return fmt.Errorf("fetch: invalid Config.DNSMinTTL %v: above Config.DNSMaxTTL %v", lo, hi)
 	}
 	if c.MaxHeaderBytes < 0 {
 		return fmt.Errorf("fetch: invalid Config.MaxHeaderBytes %d: must not be negative", c.MaxHeaderBytes)
@@ -201,6 +218,8 @@ func (c Config) withDefaults() Config {
 	setDur(&c.Timeout, DefaultTimeout)
 	setDur(&c.DNSCacheTTL, DefaultDNSCacheTTL)
 	setDur(&c.DNSNegativeTTL, DefaultDNSNegativeTTL)
+	setDur(&c.DNSMinTTL, DefaultDNSMinTTL)
+	setDur(&c.DNSMaxTTL, DefaultDNSMaxTTL)
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -234,4 +253,12 @@ func (c Config) withDefaults() Config {
 // name as "example.com".
 func normalizeHost(h string) string {
 	return strings.ToLower(strings.TrimSuffix(h, "."))
+}
+
+// orDefault is d, or def when d is zero.
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
 }

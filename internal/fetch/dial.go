@@ -57,9 +57,9 @@ func newDialer(cfg *Config) *dialer {
 	for h, ip := range cfg.Resolve {
 		resolve[normalizeHost(h)] = netip.MustParseAddr(ip).Unmap() // checked by Validate
 	}
-	var r Resolver = net.DefaultResolver
-	if cfg.Resolver != nil {
-		r = cfg.Resolver
+	r := cfg.Resolver
+	if r == nil {
+		r = systemResolver()
 	}
 	tlsCfg := cfg.TLSConfig
 	if tlsCfg == nil {
@@ -71,7 +71,7 @@ func newDialer(cfg *Config) *dialer {
 	return &dialer{
 		guard:   guard,
 		resolve: resolve,
-		cache:   newDNSCache(r, cfg.DNSCacheTTL, cfg.DNSNegativeTTL, cfg.ConnectTimeout, time.Now),
+		cache:   newDNSCache(r, dnsTTLs{cfg.DNSCacheTTL, cfg.DNSMinTTL, cfg.DNSMaxTTL, cfg.DNSNegativeTTL}, cfg.ConnectTimeout, time.Now),
 		net: net.Dialer{
 			Timeout: cfg.ConnectTimeout,
 			Control: guard.control,
@@ -80,6 +80,16 @@ func newDialer(cfg *Config) *dialer {
 		tls:        tlsCfg,
 		tlsTimeout: cfg.TLSHandshakeTimeout,
 	}
+}
+
+// systemResolver is the machine's: its name servers asked directly, so
+// that answers' TTLs are known, or the standard library's resolver where
+// /etc/resolv.conf cannot be read (its answers are kept Config.DNSCacheTTL).
+func systemResolver() Resolver {
+	if c, err := SystemDNSClient("/etc/resolv.conf", "/etc/hosts"); err == nil {
+		return c
+	}
+	return net.DefaultResolver
 }
 
 // lookup returns the addresses to try for host, in order.
@@ -295,15 +305,18 @@ func (c *idleConn) Write(p []byte) (int, error) {
 // maxDNSEntries bounds the DNS cache; a crawler meets millions of names.
 const maxDNSEntries = 1 << 16
 
-// dnsCache caches lookups for a fixed positive and negative TTL and
-// coalesces concurrent lookups of one name into a single query.
+// dnsCache caches lookups and coalesces concurrent lookups of one name
+// into a single query. A positive answer is kept for its TTL, within
+// [minTTL, maxTTL], when the resolver tells it (a TTLResolver), else for
+// ttl; a failure for negTTL.
 type dnsCache struct {
-	resolver Resolver
-	ttl      time.Duration
-	negTTL   time.Duration
-	timeout  time.Duration // bounds one shared lookup
-	now      func() time.Time
-	max      int
+	resolver       Resolver
+	ttl            time.Duration // of an answer whose TTL is not known
+	minTTL, maxTTL time.Duration // bound the TTL an answer gives
+	negTTL         time.Duration
+	timeout        time.Duration // bounds one shared lookup
+	now            func() time.Time
+	max            int
 
 	group singleflight.Group
 
@@ -319,11 +332,17 @@ type dnsEntry struct {
 	expires time.Time
 }
 
-func newDNSCache(r Resolver, ttl, negTTL, timeout time.Duration, now func() time.Time) *dnsCache {
+// dnsTTLs are the cache's lifetimes: of an answer without a TTL, the
+// bounds of one with, and of a failure.
+type dnsTTLs struct{ fallback, min, max, negative time.Duration }
+
+func newDNSCache(r Resolver, ttls dnsTTLs, timeout time.Duration, now func() time.Time) *dnsCache {
 	return &dnsCache{
 		resolver: r,
-		ttl:      ttl,
-		negTTL:   negTTL,
+		ttl:      ttls.fallback,
+		minTTL:   ttls.min,
+		maxTTL:   ttls.max,
+		negTTL:   ttls.negative,
 		timeout:  timeout,
 		now:      now,
 		max:      maxDNSEntries,
@@ -347,9 +366,16 @@ func (c *dnsCache) lookup(ctx context.Context, name string) ([]netip.Addr, error
 		// not cancel it for the others; it is bounded by its own timeout.
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
 		defer cancel()
-		addrs, err := c.resolver.LookupNetIP(lctx, "ip", name)
+		var addrs []netip.Addr
+		var ttl time.Duration
+		var err error
+		if tr, ok := c.resolver.(TTLResolver); ok {
+			addrs, ttl, err = tr.LookupTTL(lctx, name)
+		} else {
+			addrs, err = c.resolver.LookupNetIP(lctx, "ip", name)
+		}
 		addrs, err = cleanAddrs(name, addrs, err)
-		c.store(name, addrs, err)
+		c.store(name, addrs, ttl, err)
 		return addrs, err
 	})
 	select {
@@ -380,11 +406,16 @@ func cleanAddrs(name string, addrs []netip.Addr, err error) ([]netip.Addr, error
 	return out, nil
 }
 
-func (c *dnsCache) store(name string, addrs []netip.Addr, err error) {
+// store keeps an answer: for the TTL it came with (zero: not known).
+func (c *dnsCache) store(name string, addrs []netip.Addr, ttl time.Duration, err error) {
 	now := c.now()
-	ttl := c.ttl
-	if err != nil {
+	switch {
+	case err != nil:
 		ttl = c.negTTL
+	case ttl <= 0:
+		ttl = c.ttl
+	default:
+		ttl = min(max(ttl, c.minTTL), c.maxTTL)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

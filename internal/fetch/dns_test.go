@@ -32,7 +32,7 @@ func (c *fakeClock) advance(d time.Duration) {
 
 func newTestCache(r Resolver) (*dnsCache, *fakeClock) {
 	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	return newDNSCache(r, time.Minute, 10*time.Second, slack, clk.now), clk
+	return newDNSCache(r, dnsTTLs{fallback: time.Minute, min: 5 * time.Second, max: time.Hour, negative: 10 * time.Second}, slack, clk.now), clk
 }
 
 var addrA = netip.MustParseAddr("127.0.0.10")
