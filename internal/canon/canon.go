@@ -340,6 +340,9 @@ type Base struct {
 	// url is never modified after NewBase: the WHATWG parser clones a base
 	// before using it.
 	url *whatwg.Url
+	// fast is the base as the fast path sees it; nil when the base is
+	// not one it serves.
+	fast *fastBase
 }
 
 // NewBase parses the absolute URL raw, as fetched or as given by a page's
@@ -357,7 +360,7 @@ func (c *Canonicalizer) NewBase(raw string) (*Base, error) {
 	// the lazily built query parameters of the original: build them now,
 	// so that concurrent resolutions only read the base.
 	u.SearchParams()
-	return &Base{c: c, raw: raw, url: u}, nil
+	return &Base{c: c, raw: raw, url: u, fast: newFastBase(u.Scheme(), u.Hostname(), u.Port(), u.Pathname(), u.Query(), u.IsIPv4() || u.IsIPv6())}, nil
 }
 
 // Resolve resolves ref against b and canonicalises the result, like
@@ -366,6 +369,20 @@ func (b *Base) Resolve(ref string) (URL, error) {
 	if err := b.c.check(ref); err != nil {
 		return URL{}, &Error{Op: "resolve", URL: ref, Base: b.raw, Err: err}
 	}
+	if b.fast != nil {
+		if out, ok := b.c.fastResolve(b.fast, ref); ok {
+			if b.c.tooLong(out) {
+				return URL{}, &Error{Op: "resolve", URL: ref, Base: b.raw, Err: ErrTooLong}
+			}
+			return out, nil
+		}
+	}
+	return b.slowResolve(ref)
+}
+
+// slowResolve is Resolve through the WHATWG parser, for every reference:
+// the fast path is checked against it.
+func (b *Base) slowResolve(ref string) (URL, error) {
 	u, err := b.c.parser.BasicParser(ref, b.url, nil, whatwg.NoState)
 	if err != nil {
 		return URL{}, &Error{Op: "resolve", URL: ref, Base: b.raw, Err: err}
@@ -466,13 +483,20 @@ func isNumberLabel(label string) bool {
 
 // canonical builds the canonical URL from a parsed one.
 func (c *Canonicalizer) canonical(u *whatwg.Url) URL {
-	out := URL{Scheme: u.Scheme(), Port: u.Port()}
-
+	scheme := u.Scheme()
 	// A special URL always has a host (possibly empty for file:); for other
 	// schemes only the serialisation tells a null host from an empty one.
-	hasAuthority := isSpecial(out.Scheme) ||
-		strings.HasPrefix(u.Href(true)[len(out.Scheme)+1:], "//")
+	hasAuthority := isSpecial(scheme) ||
+		strings.HasPrefix(u.Href(true)[len(scheme)+1:], "//")
+	if hasAuthority && !u.OpaquePath() {
+		host := u.Hostname()
+		if !u.IsIPv4() && !u.IsIPv6() {
+			host = trimHostDots(host)
+		}
+		return c.build(scheme, host, u.Port(), u.Pathname(), u.Query())
+	}
 
+	out := URL{Scheme: scheme, Port: u.Port()}
 	if hasAuthority {
 		out.Host = u.Hostname()
 		if !u.IsIPv4() && !u.IsIPv6() {
@@ -523,6 +547,35 @@ func (c *Canonicalizer) canonical(u *whatwg.Url) URL {
 	if q != "" {
 		b.WriteByte('?')
 		b.WriteString(q)
+	}
+	out.String = b.String()
+	return out
+}
+
+// build is the canonical URL of a hierarchical URL with an authority, from
+// its parts as the WHATWG parser serialises them: the host already as
+// canonical wants it, the port "" when the default, pathname and query
+// (without "?") percent-encoded as the parser left them.
+func (c *Canonicalizer) build(scheme, host, port, pathname, query string) URL {
+	out := URL{Scheme: scheme, Host: host, Port: port, Authority: host}
+	if port != "" {
+		out.Authority = host + ":" + port
+	}
+	out.Query, out.NQuery = c.canonicalQuery(query)
+	out.Path = c.canonicalPath(pathname)
+	n := len(scheme) + 3 + len(out.Authority) + len(out.Path)
+	if out.Query != "" {
+		n += 1 + len(out.Query)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(scheme)
+	b.WriteString("://")
+	b.WriteString(out.Authority)
+	b.WriteString(out.Path)
+	if out.Query != "" {
+		b.WriteByte('?')
+		b.WriteString(out.Query)
 	}
 	out.String = b.String()
 	return out

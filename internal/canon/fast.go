@@ -1,0 +1,279 @@
+package canon
+
+import (
+	"strings"
+)
+
+// The fast path resolves the links most pages are made of (an absolute
+// http or https URL with a plain host name, a path from the root, a path
+// relative to the page, a query or a fragment, all in printable ASCII)
+// without the WHATWG parser, which spends most of a resolution building
+// and cloning its URL structure. It implements the parser's own steps for
+// exactly those inputs (the special-scheme path state with its dot
+// segments, the default ports, the percent-encode sets, which leave every
+// byte it accepts as it is) and gives up on anything else: user info, a
+// backslash, a space or control, a byte above 0x7e, a byte the parser
+// would percent-encode, a host that is not lower-cased ASCII letters,
+// digits, hyphens and dots, that ends in a number or a dot, or that is
+// punycode. TestFastPathAgrees and FuzzFastPath hold it to the parser's
+// results.
+
+// fastBase is what the fast path needs of a base URL: an http or https
+// URL, as the WHATWG parser serialised it.
+type fastBase struct {
+	scheme string   // "http" or "https"
+	host   string   // as the parser gave it (lower case, punycode, IP literal)
+	ip     bool     // host is an IP address: its dots are kept
+	port   string   // "" when the default
+	path   []string // the path's segments, percent-encoded as the parser left them
+	query  string   // without "?"; "" when none or empty
+}
+
+// pathByte and queryByte tell the bytes the fast path takes as they are,
+// in a path and in a query: the printable ASCII that the parser's path
+// and special-query percent-encode sets leave alone, less the backslash
+// (a slash to the parser, in a path) and what starts another part.
+var pathByte, queryByte [256]bool
+
+func init() {
+	for b := 0x21; b <= 0x7e; b++ {
+		switch b {
+		case '"', '#', '<', '>', '`', '{', '}', '\\':
+			continue
+		}
+		queryByte[b] = b != '\''
+		pathByte[b] = b != '?'
+	}
+}
+
+// newFastBase returns the fast path's view of a parsed base, or nil when
+// the base is not an http or https URL with a host.
+func newFastBase(scheme, host, port, pathname, query string, ip bool) *fastBase {
+	if (scheme != "http" && scheme != "https") || host == "" || !strings.HasPrefix(pathname, "/") {
+		return nil
+	}
+	return &fastBase{scheme: scheme, host: host, ip: ip, port: port, path: strings.Split(pathname[1:], "/"), query: query}
+}
+
+// fastResolve resolves ref against b when the fast path can, and reports
+// whether it could. ref has passed Canonicalizer.check.
+func (c *Canonicalizer) fastResolve(b *fastBase, ref string) (URL, bool) {
+	// What follows "#" is dropped whatever it holds.
+	if i := strings.IndexByte(ref, '#'); i >= 0 {
+		ref = ref[:i]
+	}
+	scheme, host, port, ip := b.scheme, b.host, b.port, b.ip
+	rest := ref
+	newAuth := true // ref names its own host
+	switch {
+	case strings.HasPrefix(rest, "//"):
+		var ok bool
+		if host, port, rest, ok = fastAuthority(scheme, rest[2:]); !ok {
+			return URL{}, false
+		}
+		ip = false
+	case hasHTTPScheme(rest):
+		i := strings.IndexByte(rest, ':')
+		scheme = strings.ToLower(rest[:i])
+		if !strings.HasPrefix(rest[i+1:], "//") {
+			return URL{}, false // "http:x": relative to a base of the same scheme, or not; the parser decides
+		}
+		var ok bool
+		if host, port, rest, ok = fastAuthority(scheme, rest[i+3:]); !ok {
+			return URL{}, false
+		}
+		ip = false
+	default:
+		if colonBeforeSlash(rest) {
+			return URL{}, false // another scheme, or a "c:" that may be one
+		}
+		newAuth = false
+	}
+	pathPart, query, hasQuery := strings.Cut(rest, "?")
+	for i := 0; i < len(pathPart); i++ {
+		if !pathByte[pathPart[i]] {
+			return URL{}, false
+		}
+	}
+	for i := 0; i < len(query); i++ {
+		if !queryByte[query[i]] {
+			return URL{}, false
+		}
+	}
+	var segs []string
+	switch {
+	case newAuth && pathPart == "":
+		segs = []string{""} // an authority without a path: "/"
+	case strings.HasPrefix(pathPart, "/"):
+		segs = fastPath(nil, pathPart, true)
+	case pathPart == "":
+		// "?q" or "" (a fragment only): the base's path; its query unless
+		// one is given.
+		segs = b.path
+		if !hasQuery {
+			query = b.query
+		}
+	default:
+		segs = fastPath(append([]string(nil), b.path[:len(b.path)-1]...), pathPart, false)
+	}
+	return c.build(scheme, trimFastHost(host, ip), port, joinPath(segs), query), true
+}
+
+// hasHTTPScheme reports whether s starts with "http:" or "https:", in any
+// case.
+func hasHTTPScheme(s string) bool {
+	return len(s) >= 5 && strings.EqualFold(s[:5], "http:") || len(s) >= 6 && strings.EqualFold(s[:6], "https:")
+}
+
+// colonBeforeSlash reports whether a ":" comes before the first "/", "?"
+// or the end: a reference that may start with a scheme.
+func colonBeforeSlash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ':':
+			return true
+		case '/', '?':
+			return false
+		}
+	}
+	return false
+}
+
+// fastAuthority reads host[:port] at the start of s, up to "/", "?" or the
+// end, and returns them as the parser would (the host lower-cased, the
+// port without leading zeros, "" when the scheme's default) with the rest
+// of s. It gives up on anything but a plain ASCII host name.
+func fastAuthority(scheme, s string) (host, port, rest string, ok bool) {
+	end := len(s)
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' || s[i] == '?' {
+			end = i
+			break
+		}
+	}
+	auth, rest := s[:end], s[end:]
+	host, port, hasPort := strings.Cut(auth, ":")
+	if !plainHost(host) {
+		return "", "", "", false
+	}
+	if hasPort {
+		var ok bool
+		if port, ok = fastPort(scheme, port); !ok {
+			return "", "", "", false
+		}
+	}
+	return strings.ToLower(host), port, rest, true
+}
+
+// plainHost reports whether h is a host name the parser takes as it is,
+// but for case: labels of ASCII letters, digits and hyphens, none empty,
+// none punycode, the last not a number (which would make an IPv4
+// address) and no trailing dot.
+func plainHost(h string) bool {
+	if h == "" {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(h); i++ {
+		if i < len(h) && h[i] != '.' {
+			c := h[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
+			continue
+		}
+		label := h[start:i]
+		if label == "" || len(label) >= 4 && strings.EqualFold(label[:4], "xn--") {
+			return false
+		}
+		if i == len(h) && isNumberLabel(label) {
+			return false
+		}
+		start = i + 1
+	}
+	return true
+}
+
+// fastPort returns the port p as the parser serialises it: without
+// leading zeros, "" when the scheme's default or empty; false when it is
+// not a number up to 65535.
+func fastPort(scheme, p string) (string, bool) {
+	if p == "" {
+		return "", true
+	}
+	n := 0
+	for i := 0; i < len(p); i++ {
+		if p[i] < '0' || p[i] > '9' {
+			return "", false
+		}
+		if n = n*10 + int(p[i]-'0'); n > 65535 {
+			return "", false
+		}
+	}
+	if scheme == "http" && n == 80 || scheme == "https" && n == 443 {
+		return "", true
+	}
+	p = strings.TrimLeft(p, "0")
+	if p == "" {
+		p = "0"
+	}
+	return p, true
+}
+
+// fastPath appends the segments of p to segs as the parser's path state
+// does for a special URL: "." and ".." (also as "%2e") are resolved, and
+// one at the end leaves an empty last segment. abs says p starts with "/".
+func fastPath(segs []string, p string, abs bool) []string {
+	if abs {
+		p = p[1:]
+	}
+	for {
+		seg, rest, more := strings.Cut(p, "/")
+		switch {
+		case isDoubleDot(seg):
+			if len(segs) > 0 {
+				segs = segs[:len(segs)-1]
+			}
+			if !more {
+				segs = append(segs, "")
+			}
+		case isSingleDot(seg):
+			if !more {
+				segs = append(segs, "")
+			}
+		default:
+			segs = append(segs, seg)
+		}
+		if !more {
+			return segs
+		}
+		p = rest
+	}
+}
+
+func isSingleDot(s string) bool { return s == "." || strings.EqualFold(s, "%2e") }
+
+func isDoubleDot(s string) bool {
+	switch len(s) {
+	case 2:
+		return s == ".."
+	case 4:
+		return strings.EqualFold(s, ".%2e") || strings.EqualFold(s, "%2e.")
+	case 6:
+		return strings.EqualFold(s, "%2e%2e")
+	}
+	return false
+}
+
+func joinPath(segs []string) string {
+	return "/" + strings.Join(segs, "/")
+}
+
+// trimFastHost is the host canonical would give: trailing dots of a
+// domain trimmed (a base's; a reference's host has none).
+func trimFastHost(host string, ip bool) string {
+	if ip {
+		return host
+	}
+	return trimHostDots(host)
+}
