@@ -31,6 +31,7 @@ import (
 	"weft/internal/policy"
 	"weft/internal/robots"
 	"weft/internal/scope"
+	"weft/internal/seen"
 	"weft/internal/simhash"
 )
 
@@ -55,6 +56,7 @@ type crawlFlags struct {
 	workers        int
 	userAgent      string
 	expectedURLs   uint
+	seenCache      int
 	scopeMode      string
 	include        []string
 	exclude        []string
@@ -130,6 +132,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.workers, "workers", 16, "concurrent fetches (never more than one per host)")
 	fs.StringVar(&f.userAgent, "user-agent", defaultUserAgent(), "User-Agent header; its first token is the robots.txt product token")
 	fs.UintVar(&f.expectedURLs, "expected-urls", 1000000, "URLs the seen set is sized for (1% Bloom false positives, each confirmed exactly)")
+	fs.IntVar(&f.seenCache, "seen-cache", seen.DefaultCacheKeys, "URL keys known to be in the store kept in memory, so repeated links need no store lookup (about 40 bytes each at most; 0: none)")
 	fs.StringVar(&f.scopeMode, "scope", "domain", "which links to follow: domain (the seeds' registrable domains), host, prefix or any")
 	fs.StringArrayVar(&f.include, "include", nil, "only follow URLs matching this regular expression (repeatable)")
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "never follow URLs matching this regular expression (repeatable)")
@@ -240,7 +243,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		n    int64
 	}{{"--max-pages", f.maxPages}, {"--max-urls-per-host", f.maxURLsPerHost}, {"--max-body", f.maxBody}, {"--warc-max-size", f.warcMaxSize}, {"--max-depth", int64(f.maxDepth)},
 		{"--max-urls-per-pattern", int64(f.maxPerPattern)}, {"--max-path-repeats", int64(f.maxRepeats)}, {"--max-redirects", int64(f.maxRedirects)},
-		{"--active-hosts", int64(f.activeHosts)}, {"--front-buffer", int64(f.frontBuffer)}, {"--head-size", int64(f.headSize)}, {"--host-cache", int64(f.hostCache)}} {
+		{"--active-hosts", int64(f.activeHosts)}, {"--front-buffer", int64(f.frontBuffer)}, {"--head-size", int64(f.headSize)}, {"--host-cache", int64(f.hostCache)}, {"--seen-cache", int64(f.seenCache)}} {
 		if v.n < 0 {
 			return cfg, usagef("%s %d: must not be negative", v.name, v.n)
 		}
@@ -326,6 +329,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		Fresh:             f.fresh,
 		UserAgent:         f.userAgent,
 		ExpectedURLs:      f.expectedURLs,
+		SeenCacheKeys:     cmp.Or(f.seenCache, -1), // 0 on the command line is none; in Config, the default
 		WARCMaxFileSize:   f.warcMaxSize,
 		MaxActiveHosts:    f.activeHosts,
 		FrontBuffer:       f.frontBuffer,

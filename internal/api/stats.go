@@ -161,6 +161,7 @@ var (
 	descHostCut    = prometheus.NewDesc("weft_host_pages_links_cut_total", "Pages cut at the per-page link cap, of the hosts with the most of them (at most 20 hosts).", []string{"host"}, nil)
 	descDNSHits    = prometheus.NewDesc("weft_dns_cache_hits_total", "Host lookups the DNS cache answered.", nil, nil)
 	descDNSMisses  = prometheus.NewDesc("weft_dns_cache_misses_total", "Host lookups sent to the resolver.", nil, nil)
+	descSeenCache  = prometheus.NewDesc("weft_seen_cache_hits_total", "Links to URLs already seen answered by the seen set's cache of confirmed keys, without a store lookup.", nil, nil)
 	descBloomFill  = prometheus.NewDesc("weft_seen_bloom_fill_ratio", "Fraction of the seen set's Bloom filter bits set.", nil, nil)
 	descOwned      = prometheus.NewDesc("weft_cluster_partitions", "Partitions this node of a cluster holds now.", nil, nil)
 	descHandoffs   = prometheus.NewDesc("weft_cluster_handoffs_total", "Partitions this node has taken or given up.", nil, nil)
@@ -169,7 +170,7 @@ var (
 	descUpBytes    = prometheus.NewDesc("weft_warc_uploaded_bytes_total", "Bytes of the WARC files uploaded.", nil, nil)
 	descUpFailures = prometheus.NewDesc("weft_warc_upload_failures_total", "Runs of upload attempts that failed; the file stays on disk, to be tried again.", nil, nil)
 	descHighAge    = prometheus.NewDesc("weft_seconds_since_high_priority_fetch", "Time since the last fetch of a high-priority URL (a seed, a page a sitemap says changed); absent before the first.", nil, nil)
-	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descStrained, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descLinksCut, descHostCut, descDNSHits, descDNSMisses, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures, descOwned, descHandoffs, descSnapshots}
+	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descStrained, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descLinksCut, descHostCut, descDNSHits, descDNSMisses, descSeenCache, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures, descOwned, descHandoffs, descSnapshots}
 )
 
 // withKnown is counts with each of the label values known in advance that
@@ -273,6 +274,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(descDNSHits, m.DNSHits)
 	counter(descDNSMisses, m.DNSMisses)
+	ch <- prometheus.MustNewConstMetric(descSeenCache, prometheus.CounterValue, float64(m.Seen.CacheHits))
 	ch <- prometheus.MustNewConstMetric(descBloomFill, prometheus.GaugeValue, m.Seen.FillRatio)
 	if !m.LastHighPriority.IsZero() {
 		ch <- prometheus.MustNewConstMetric(descHighAge, prometheus.GaugeValue, time.Since(m.LastHighPriority).Seconds())

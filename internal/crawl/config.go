@@ -83,6 +83,11 @@ type Config struct {
 	// ExpectedURLs sizes the seen set's Bloom filters (1% false positives,
 	// each one confirmed exactly); zero means 1,000,000.
 	ExpectedURLs uint
+	// SeenCacheKeys bounds the exact cache of URL keys known to be in the
+	// store, which answers the repeated links of pages without a store
+	// lookup (about 40 bytes a key at most); zero means
+	// seen.DefaultCacheKeys, negative none.
+	SeenCacheKeys int
 	// Partitions splits host-keyed state (partition = hash(host) mod P);
 	// zero means 64.
 	Partitions int

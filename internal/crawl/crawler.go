@@ -233,7 +233,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	if cfg.Cluster != nil {
 		c.state.forward = cfg.Cluster.Forward
 	}
-	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions}, c.state); err != nil {
+	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions, CacheKeys: cfg.SeenCacheKeys}, c.state); err != nil {
 		return nil, err
 	}
 	if cfg.Recrawl != nil && cfg.Politeness.GiveUpAfter == 0 {

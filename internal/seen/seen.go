@@ -4,7 +4,10 @@
 // A Bloom filter per partition answers "definitely new" at once. Its "maybe"
 // is confirmed in an exact Store, so a false positive never drops a URL that
 // was never seen; confirmations and false positives are counted so that an
-// operator sees when a filter is too full. The set is split by host
+// operator sees when a filter is too full. Most links of a page lead to
+// pages seen before, each one a true "maybe": a bounded exact cache of the
+// keys lately confirmed or recorded answers those without the store, so a
+// URL linked from a thousand pages costs one lookup, not a thousand. The set is split by host
 // partition (package partition), like every other piece of crawl state, so
 // no lock spans hosts of different partitions.
 package seen
@@ -61,7 +64,15 @@ type Config struct {
 	ExpectedURLs      uint    // zero means 1,000,000
 	FalsePositiveRate float64 // zero means 0.01
 	Partitions        int     // zero means 1
+	// CacheKeys bounds the cache of keys known to be in the store
+	// (about 40 bytes each at most). Zero means DefaultCacheKeys; negative,
+	// no cache.
+	CacheKeys int
 }
+
+// DefaultCacheKeys is the default bound of the confirmed-key cache: about
+// 40 MB at most, and room for the links of some 10,000 sites' navigation.
+const DefaultCacheKeys = 1 << 20
 
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
@@ -78,12 +89,14 @@ func (c Config) Validate() error {
 type Set struct {
 	parts []part
 	store Store
+	known *knownKeys // nil: no cache
 
 	maybes         atomic.Int64 // filter said "maybe": the store was asked
 	falsePositives atomic.Int64 // ... and the store said "never seen"
 	added          atomic.Int64
 	warming        atomic.Bool  // filters incomplete: every "no" is asked of the store too
 	warmLookups    atomic.Int64 // store lookups made only because of warming
+	cacheHits      atomic.Int64 // maybes answered by the cache, not the store
 }
 
 // part is one partition's scalable Bloom filter: a list of generations, of
@@ -147,6 +160,12 @@ func New(cfg Config, store Store) (*Set, error) {
 	}
 	per := max(cfg.ExpectedURLs/uint(cfg.Partitions), 1024)
 	s := &Set{parts: make([]part, cfg.Partitions), store: store}
+	if cfg.CacheKeys == 0 {
+		cfg.CacheKeys = DefaultCacheKeys
+	}
+	if store != nil && cfg.CacheKeys > 0 {
+		s.known = newKnownKeys(cfg.CacheKeys)
+	}
 	for i := range s.parts {
 		// Generations' rates halve: the first gets half the target so
 		// that their sum, target/2 * (1 + 1/2 + 1/4 + ...), stays below it.
@@ -176,7 +195,12 @@ func (s *Set) Add(host, canonicalURL string, record Recorder) (bool, error) {
 		}
 		if maybe {
 			s.maybes.Add(1)
-		} else {
+		}
+		if s.known.has(k) {
+			s.cacheHits.Add(1)
+			return false, nil
+		}
+		if !maybe {
 			s.warmLookups.Add(1)
 		}
 		has, err := s.store.Has(p, host, k)
@@ -184,6 +208,7 @@ func (s *Set) Add(host, canonicalURL string, record Recorder) (bool, error) {
 			return false, fmt.Errorf("seen: confirm %s: %w", canonicalURL, err)
 		}
 		if has {
+			s.known.put(k)
 			return false, nil
 		}
 		if maybe {
@@ -200,6 +225,8 @@ func (s *Set) Add(host, canonicalURL string, record Recorder) (bool, error) {
 				pt.pending = map[Key]struct{}{}
 			}
 			pt.pending[k] = struct{}{}
+		} else {
+			s.known.put(k) // in the store already
 		}
 	}
 	pt.add(k[:])
@@ -208,13 +235,16 @@ func (s *Set) Add(host, canonicalURL string, record Recorder) (bool, error) {
 }
 
 // Settle forgets keys staged by a Recorder once their batch is committed:
-// the store answers for them from now on.
+// the store answers for them from now on, and the cache, where a new
+// page's key is most likely asked for again soon, in the links of the
+// pages around it.
 func (s *Set) Settle(keys []Pending) {
 	for _, pk := range keys {
 		pt := &s.parts[pk.Partition]
 		pt.mu.Lock()
 		delete(pt.pending, pk.Key)
 		pt.mu.Unlock()
+		s.known.put(pk.Key)
 	}
 }
 
@@ -247,6 +277,8 @@ type Stats struct {
 	Maybes         int64   // filter positives confirmed in the store
 	FalsePositives int64   // of which the store had never seen the URL
 	WarmLookups    int64   // store lookups made while the filters were rebuilt
+	CacheHits      int64   // maybes answered by the confirmed-key cache
+	CacheKeys      int     // keys the cache holds
 	Warming        bool    // the filters are being rebuilt
 	FillRatio      float64 // fraction of filter bits set, over all generations
 	Generations    int     // filter generations over all partitions
@@ -256,7 +288,7 @@ type Stats struct {
 // Stats returns the counters and the filters' fill ratio.
 func (s *Set) Stats() Stats {
 	st := Stats{Added: s.added.Load(), Maybes: s.maybes.Load(), FalsePositives: s.falsePositives.Load(),
-		WarmLookups: s.warmLookups.Load(), Warming: s.warming.Load()}
+		WarmLookups: s.warmLookups.Load(), Warming: s.warming.Load(), CacheHits: s.cacheHits.Load(), CacheKeys: s.known.len()}
 	var set, total uint
 	for i := range s.parts {
 		pt := &s.parts[i]
