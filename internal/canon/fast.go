@@ -105,7 +105,7 @@ func (c *Canonicalizer) fastResolve(b *fastBase, ref string) (URL, bool) {
 	case newAuth && pathPart == "":
 		segs = []string{""} // an authority without a path: "/"
 	case strings.HasPrefix(pathPart, "/"):
-		segs = fastPath(nil, pathPart, true)
+		segs = fastPath(make([]string, 0, strings.Count(pathPart, "/")), pathPart, true)
 	case pathPart == "":
 		// "?q" or "" (a fragment only): the base's path; its query unless
 		// one is given.
@@ -114,7 +114,9 @@ func (c *Canonicalizer) fastResolve(b *fastBase, ref string) (URL, bool) {
 			query = b.query
 		}
 	default:
-		segs = fastPath(append([]string(nil), b.path[:len(b.path)-1]...), pathPart, false)
+		segs = make([]string, len(b.path)-1, len(b.path)+strings.Count(pathPart, "/"))
+		copy(segs, b.path)
+		segs = fastPath(segs, pathPart, false)
 	}
 	return c.build(scheme, trimFastHost(host, ip), port, joinPath(segs), query), true
 }
@@ -265,8 +267,22 @@ func isDoubleDot(s string) bool {
 	return false
 }
 
+// joinPath is "/" and the segments joined by "/", built in one allocation.
 func joinPath(segs []string) string {
-	return "/" + strings.Join(segs, "/")
+	n := len(segs)
+	for _, s := range segs {
+		n += len(s)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, s := range segs {
+		b.WriteByte('/')
+		b.WriteString(s)
+	}
+	if len(segs) == 0 {
+		b.WriteByte('/')
+	}
+	return b.String()
 }
 
 // trimFastHost is the host canonical would give: trailing dots of a
