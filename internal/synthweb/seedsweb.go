@@ -695,3 +695,17 @@ func (w *Web) seedsInfo(h int, u int32) PageInfo {
 	}
 	return pi
 }
+
+// URLCount is the number of URLs of the ordinary hosts, len(AllPages())
+// without assembling them.
+func (w *Web) URLCount() int {
+	n := 0
+	for h := range w.nOrdinary {
+		if w.seeds != nil {
+			n += int(w.seeds.urls(h))
+		} else {
+			n += len(w.hosts[h].pages)
+		}
+	}
+	return n
+}
