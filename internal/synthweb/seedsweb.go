@@ -61,6 +61,11 @@ const (
 	storyFanout = 10
 	// relatedWindow bounds how far back a story's related links reach.
 	relatedWindow = 400
+	// teaserShort is the share of the story links of the home, section,
+	// list and static pages that go through the story's short link.
+	teaserShort = 0.15
+	// listPool is how many of the first stories those pages draw from.
+	listPool = 200
 	// chromeLinks is the number of links every page of the world carries
 	// whatever its kind: navigation (home, sections, sign-in, search), the
 	// most-read sidebar, the footer (static pages, open data, three list
@@ -286,9 +291,14 @@ func (w *Web) seedsPlan(h int, u int32, links []seedsLink) []seedsLink {
 	}
 	switch {
 	case u == seedsHome:
-		// The latest stories after the most-read ones.
+		// The latest stories after the most-read ones, about one in seven
+		// through the short link of their share button.
 		for k := int32(topStories); k < stories && room > 0; k++ {
-			add(self, story(k), true)
+			if r.chance(teaserShort) {
+				add(self, short(k), true)
+			} else {
+				add(self, story(k), true)
+			}
 			room--
 		}
 	case u >= seedsFirstStory && u < s.pages[h]:
@@ -311,9 +321,13 @@ func (w *Web) seedsPlan(h int, u int32, links []seedsLink) []seedsLink {
 		}
 	default:
 		// Sections, lists and static pages link stories among the first.
-		n := min(stories, 4*relatedWindow)
+		n := min(stories, listPool)
 		for ; room > 0; room-- {
-			add(self, story(int32(r.intn(int(n)))), true)
+			if k := int32(r.intn(int(n))); r.chance(teaserShort) {
+				add(self, short(k), true)
+			} else {
+				add(self, story(k), true)
+			}
 		}
 	}
 	for k := int32(0); k < min(topStories, stories); k++ {
