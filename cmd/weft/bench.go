@@ -236,7 +236,7 @@ func newSynthwebCmd() *cobra.Command {
 	var seed int64
 	var latency time.Duration
 	var world string
-	var ipAuthorities bool
+	var ipAuthorities, rawAmp bool
 	cmd := &cobra.Command{
 		Use:    "synthweb",
 		Short:  "Serve the synthetic web on loopback until stdin closes (used by bench and scripts/compare-wget2)",
@@ -247,7 +247,7 @@ func newSynthwebCmd() *cobra.Command {
 				return err
 			}
 			web, err := synthweb.Start(synthweb.Config{Seed: seed, Hosts: hosts, PagesPerHost: benchPages(world, pages),
-				MaxLatency: latency, RobotsKinds: benchRobotsKinds(), World: synthweb.World(world), IPAuthorities: ipAuthorities})
+				MaxLatency: latency, RobotsKinds: benchRobotsKinds(), World: synthweb.World(world), IPAuthorities: ipAuthorities, RawAmpersands: rawAmp})
 			if err != nil {
 				return err
 			}
@@ -278,6 +278,7 @@ func newSynthwebCmd() *cobra.Command {
 	fs.DurationVar(&latency, "latency", 0, "most extra latency per host")
 	fs.StringVar(&world, "world", string(synthweb.WorldSeeds), "seeds or classic")
 	fs.BoolVar(&ipAuthorities, "ip-authorities", false, "name hosts by their IP:port in URLs, for clients that cannot be given the resolve map")
+	fs.BoolVar(&rawAmp, "raw-ampersands", false, `write "&" in the seeds world's link queries, not "&amp;", for clients that do not decode it`)
 	return cmd
 }
 

@@ -374,6 +374,24 @@ func seedsDeco(l seedsLink) int {
 // appendSeedsHref appends the attribute value (HTML-escaped) of link l on
 // page u of host h, whose directory is dir.
 func (w *Web) appendSeedsHref(dst []byte, h int, dir string, l seedsLink) []byte {
+	if !w.cfg.RawAmpersands {
+		return w.appendSeedsHrefEscaped(dst, h, dir, l)
+	}
+	start := len(dst)
+	dst = w.appendSeedsHrefEscaped(dst, h, dir, l)
+	out := start
+	for i := start; i < len(dst); i++ {
+		dst[out] = dst[i]
+		out++
+		if dst[i] == '&' && strings.HasPrefix(string(dst[i:]), "&amp;") {
+			i += len("amp;")
+		}
+	}
+	return dst[:out]
+}
+
+// appendSeedsHrefEscaped is appendSeedsHref with "&" written "&amp;".
+func (w *Web) appendSeedsHrefEscaped(dst []byte, h int, dir string, l seedsLink) []byte {
 	if l.h == noHost {
 		return append(append(dst, "mailto:newsroom@"...), w.hosts[h].name...)
 	}

@@ -316,3 +316,45 @@ func TestWorldValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestRawAmpersands checks that RawAmpersands changes how link queries
+// are spelt and nothing else about the links.
+func TestRawAmpersands(t *testing.T) {
+	cfg := Config{Seed: 4, Hosts: 2, PagesPerHost: 80, World: WorldSeeds, IPPrefix: "127.0.7."}
+	esc := startWeb(t, cfg)
+	cfg.RawAmpersands, cfg.IPPrefix = true, "127.0.8."
+	raw := startWeb(t, cfg)
+	hrefs := func(w *Web, u string) []string {
+		var out []string
+		for _, m := range anchorHref.FindAllSubmatch(w.Body(u), -1) {
+			out = append(out, string(m[1]))
+		}
+		return out
+	}
+	amps := 0
+	rawURLs := raw.AllPages()
+	for i, pi := range esc.AllPages() {
+		if pi.Role == "redirect" {
+			continue
+		}
+		e, r := hrefs(esc, pi.URL), hrefs(raw, rawURLs[i].URL)
+		if len(e) != len(r) {
+			t.Fatalf("%s: %d links escaped, %d raw", pi.URL, len(e), len(r))
+		}
+		for j := range e {
+			for _, h := range esc.Hosts() {
+				e[j] = strings.ReplaceAll(strings.ReplaceAll(e[j], h.Authority, h.Name), strings.ToUpper(h.Authority), h.Name)
+			}
+			for _, h := range raw.Hosts() {
+				r[j] = strings.ReplaceAll(strings.ReplaceAll(r[j], h.Authority, h.Name), strings.ToUpper(h.Authority), h.Name)
+			}
+			amps += strings.Count(e[j], "&amp;")
+			if strings.Contains(r[j], "&amp;") || strings.ReplaceAll(e[j], "&amp;", "&") != r[j] {
+				t.Fatalf("%s: link %q escaped, %q raw", pi.URL, e[j], r[j])
+			}
+		}
+	}
+	if amps == 0 {
+		t.Fatal("no link query with two parameters")
+	}
+}

@@ -115,6 +115,11 @@ type Config struct {
 	// cannot be given Resolve (wget2, say) reaches every host; the names
 	// stay in titles and Resolve.
 	IPAuthorities bool
+	// RawAmpersands makes WorldSeeds write the "&" of its link queries as
+	// is, not as "&amp;": common on the web and read alike by HTML
+	// parsers, and the only form wget2 (1.99) reads, as it does not decode
+	// character references in URLs.
+	RawAmpersands bool
 }
 
 // withDefaults returns c with zero fields replaced by their defaults.
