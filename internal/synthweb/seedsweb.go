@@ -311,7 +311,7 @@ func (w *Web) seedsPlan(h int, u int32, links []seedsLink) []seedsLink {
 		}
 		for ; room > 0; room-- {
 			switch x := r.float(); {
-			case x < 0.02 && w.nOrdinary > 1:
+			case x < 0.02 && w.crossHostAllowed():
 				add(int32(w.otherHost(&r, h)), seedsHome, true) // a partner site
 			case x < 0.11:
 				add(self, short(earlier(k)), true)
@@ -644,7 +644,7 @@ func (w *Web) renderSeedsOnce(dst []byte, h int, u int32, links []seedsLink, r r
 	return append(dst, "</p></footer>\n<script src=\"/static/js/app.js\" defer></script>\n</body>\n</html>\n"...)
 }
 
-// seedsPlanPool holds link slices for serving.
+// seedsBuf is the scratch of one served page, pooled in Web.seedsBufs.
 type seedsBuf struct {
 	links []seedsLink
 	body  []byte

@@ -358,3 +358,26 @@ func TestRawAmpersands(t *testing.T) {
 		t.Fatal("no link query with two parameters")
 	}
 }
+
+// TestSeedsCrossHost checks that stories link other hosts' home pages
+// unless CrossHostFraction is negative.
+func TestSeedsCrossHost(t *testing.T) {
+	for _, frac := range []float64{0, -1} {
+		w := startWeb(t, Config{Seed: 6, Hosts: 3, PagesPerHost: 100, World: WorldSeeds, CrossHostFraction: frac})
+		cross := 0
+		for _, pi := range w.AllPages() {
+			host := strings.SplitN(pi.URL, "/", 4)[2]
+			for _, l := range pi.Links {
+				if strings.SplitN(l, "/", 4)[2] != host {
+					cross++
+					if !strings.HasSuffix(l, "/") || strings.Count(l, "/") != 3 {
+						t.Errorf("%s links %s on another host: not its home page", pi.URL, l)
+					}
+				}
+			}
+		}
+		if (cross > 0) != (frac >= 0) {
+			t.Errorf("CrossHostFraction %v: %d cross-host links", frac, cross)
+		}
+	}
+}

@@ -106,9 +106,10 @@ type Config struct {
 	// World is the shape of the web; "" means WorldClassic. Of the other
 	// fields, WorldSeeds reads Seed, Hosts, PagesPerHost (zero there means
 	// 1000), the page size and link bounds (zero there means 80 and 120
-	// links), MaxLatency, CrawlDelay, RobotsKinds, the hostile hosts,
-	// Domain, IPPrefix and IPAuthorities; it has no live pages and no
-	// sitemap.
+	// links), CrossHostFraction (only whether it is negative: then no
+	// story links another host's home page), MaxLatency, CrawlDelay,
+	// RobotsKinds, the hostile hosts, Domain, IPPrefix, IPAuthorities and
+	// RawAmpersands; it has no live pages and no sitemap.
 	World World
 	// IPAuthorities makes every host's authority its listener's address
 	// ("127.0.1.4:41234") instead of its name, so that a client that
