@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
@@ -26,6 +28,7 @@ type benchFlags struct {
 	seed                  int64
 	keep                  bool
 	cpuProfile            string
+	world                 string
 }
 
 // webInfo is what the synthweb child process tells its parent.
@@ -39,35 +42,75 @@ func newBenchCmd() *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Crawl the synthetic web at delay 0 and report pages/s and CPU seconds per 1,000 pages",
+		Short: "Crawl the synthetic web at delay 0 and report pages/s, CPU and allocations per page",
 		Long: `Runs the synthetic web in a child process (so its CPU is not charged to the
 crawler), crawls it at delay 0 with full processing (robots.txt, parse,
-canonicalise, seen set, WARC), and reports the crawler's wall-clock rate and
-its own CPU time (user+system, from getrusage) per 1,000 pages. The per-host
-rule still holds: one request in flight per host.`,
+canonicalise, seen set, WARC), and reports the crawler's wall-clock rate,
+its own CPU time (user+system, from getrusage) per unique page and per
+request, and its heap allocations per unique page. Unique pages and
+requests are counted from the web's request log: distinct canonical URLs
+answered 2xx, and every request (redirects and robots.txt included). The
+per-host rule still holds: one request in flight per host.
+
+The default world, "seeds", is shaped like the web the seeds size a crawl
+for: about 100 links a page, nine in ten to pages already seen, many with
+tracking parameters or reordered queries, short links that redirect, pages
+of 20-60 KB; its 200 hosts hold ten times the pages the crawl fetches.
+"classic" is the web of the end-to-end tests, 40-80 links a page.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, f) },
 	}
 	fs := cmd.Flags()
 	fs.IntVar(&f.hosts, "hosts", 200, "hosts in the synthetic web")
-	fs.IntVar(&f.pages, "pages-per-host", 100, "mean pages per host")
+	fs.IntVar(&f.pages, "pages-per-host", 0, "mean pages per host (0: 1000 in the seeds world, 100 in the classic one)")
 	fs.IntVar(&f.workers, "workers", 64, "concurrent fetches")
 	fs.Int64Var(&f.maxPages, "max-pages", 20000, "pages to crawl (0: the whole web)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the synthetic web")
 	fs.BoolVar(&f.keep, "keep", false, "keep the data directory")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the crawl to this file")
+	fs.StringVar(&f.world, "world", string(synthweb.WorldSeeds), "shape of the synthetic web: seeds (like the seeds' web) or classic (the tests' web)")
 	return cmd
+}
+
+// benchPages is the default --pages-per-host of a world.
+func benchPages(world string, pages int) int {
+	if pages != 0 {
+		return pages
+	}
+	if world == string(synthweb.WorldClassic) {
+		return 100
+	}
+	return 1000
+}
+
+// checkWorld names a bad --world.
+func checkWorld(world string) error {
+	if world != string(synthweb.WorldSeeds) && world != string(synthweb.WorldClassic) {
+		return usagef("--world %q: want %q or %q", world, synthweb.WorldSeeds, synthweb.WorldClassic)
+	}
+	return nil
+}
+
+// heapAllocs reads the objects and bytes allocated on the heap so far.
+func heapAllocs() (objects, bytes uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64(), s[1].Value.Uint64()
 }
 
 func runBench(cmd *cobra.Command, f benchFlags) error {
 	out := cmd.OutOrStdout()
+	if err := checkWorld(f.world); err != nil {
+		return err
+	}
+	f.pages = benchPages(f.world, f.pages)
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
 	child := exec.CommandContext(ctx, exe, "synthweb",
-		"--hosts", strconv.Itoa(f.hosts), "--pages-per-host", strconv.Itoa(f.pages), "--seed", strconv.FormatInt(f.seed, 10))
+		"--hosts", strconv.Itoa(f.hosts), "--pages-per-host", strconv.Itoa(f.pages), "--seed", strconv.FormatInt(f.seed, 10), "--world", f.world)
 	child.Stderr = cmd.ErrOrStderr()
 	stdin, err := child.StdinPipe()
 	if err != nil {
@@ -81,13 +124,18 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 		return fmt.Errorf("bench: start synthetic web: %w", err)
 	}
 	var info webInfo
-	if err := json.NewDecoder(bufio.NewReader(stdout)).Decode(&info); err != nil {
+	dec := json.NewDecoder(bufio.NewReader(stdout))
+	if err := dec.Decode(&info); err != nil {
 		child.Process.Kill()
 		child.Wait()
 		return fmt.Errorf("bench: synthetic web did not start: %w", err)
 	}
+	var served synthweb.LogSummary
 	stopChild := func() time.Duration {
-		stdin.Close() // the child exits when its stdin closes
+		stdin.Close() // the child prints its log's summary and exits when its stdin closes
+		if err := dec.Decode(&served); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "bench: no request log summary from the synthetic web: %v\n", err)
+		}
 		child.Wait()
 		if child.ProcessState == nil {
 			return 0
@@ -110,7 +158,7 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	}
 	cfg := benchConfig(info, dir, f.workers, f.maxPages)
 
-	fmt.Fprintf(out, "weft bench: %d hosts, %d URLs, %d workers, delay 0, max %d pages\n", f.hosts, info.URLs, f.workers, f.maxPages)
+	fmt.Fprintf(out, "weft bench: world %s, %d hosts, %d URLs, %d workers, delay 0, max %d pages\n", f.world, f.hosts, info.URLs, f.workers, f.maxPages)
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
@@ -118,11 +166,13 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 		}
 		defer stop()
 	}
+	objects0, bytes0 := heapAllocs()
 	before := cpuTime()
 	start := time.Now()
 	sum, err := runCrawl(ctx, cfg, runOpts{progress: "never"}, io.Discard, cmd.ErrOrStderr())
 	wall := time.Since(start)
 	cpu := cpuTime() - before
+	objects1, bytes1 := heapAllocs()
 	if err != nil {
 		return err
 	}
@@ -136,6 +186,14 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	fmt.Fprintf(out, "CPU s/1000 pg  %.3f\n", cpu.Seconds()/pages*1000)
 	fmt.Fprintf(out, "MB/s received  %.1f\n", float64(sum.Bytes)/wall.Seconds()/1e6)
 	fmt.Fprintf(out, "server CPU     %.2f s (the synthetic web, in its own process)\n", serverCPU.Seconds())
+	unique := float64(max(served.UniquePages, 1))
+	fmt.Fprintf(out, "unique pages   %d (the server's log: distinct canonical URLs answered 2xx)\n", served.UniquePages)
+	fmt.Fprintf(out, "requests       %d (%d redirects, %d robots.txt, %d other)\n", served.Requests, served.Redirects, served.Robots, served.Other)
+	fmt.Fprintf(out, "unique pages/s %.0f\n", unique/wall.Seconds())
+	fmt.Fprintf(out, "CPU ms/page    %.3f (per unique page)\n", cpu.Seconds()*1000/unique)
+	fmt.Fprintf(out, "CPU ms/request %.3f\n", cpu.Seconds()*1000/float64(max(served.Requests, 1)))
+	fmt.Fprintf(out, "allocs/page    %.0f\n", float64(objects1-objects0)/unique)
+	fmt.Fprintf(out, "alloc KB/page  %.1f\n", float64(bytes1-bytes0)/unique/1024)
 	return nil
 }
 
@@ -177,18 +235,24 @@ func newSynthwebCmd() *cobra.Command {
 	var hosts, pages int
 	var seed int64
 	var latency time.Duration
+	var world string
+	var ipAuthorities, rawAmp bool
 	cmd := &cobra.Command{
 		Use:    "synthweb",
-		Short:  "Serve the synthetic web on loopback until stdin closes (used by bench)",
+		Short:  "Serve the synthetic web on loopback until stdin closes (used by bench and scripts/compare-wget2)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			web, err := synthweb.Start(synthweb.Config{Seed: seed, Hosts: hosts, PagesPerHost: pages, MaxLatency: latency, RobotsKinds: benchRobotsKinds()})
+			if err := checkWorld(world); err != nil {
+				return err
+			}
+			web, err := synthweb.Start(synthweb.Config{Seed: seed, Hosts: hosts, PagesPerHost: benchPages(world, pages),
+				MaxLatency: latency, RobotsKinds: benchRobotsKinds(), World: synthweb.World(world), IPAuthorities: ipAuthorities, RawAmpersands: rawAmp})
 			if err != nil {
 				return err
 			}
 			defer web.Close()
-			info := webInfo{Seeds: web.Seeds(), Resolve: web.Resolve(), URLs: len(web.AllPages())}
+			info := webInfo{Seeds: web.Seeds(), Resolve: web.Resolve(), URLs: web.URLCount()}
 			if err := json.NewEncoder(cmd.OutOrStdout()).Encode(info); err != nil {
 				return err
 			}
@@ -200,14 +264,21 @@ func newSynthwebCmd() *cobra.Command {
 			case <-eof:
 			case <-ctx.Done():
 			}
-			return nil
+			// The crawler has gone: what is still in flight ends soon.
+			idle, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			web.WaitIdle(idle)
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(web.Summary())
 		},
 	}
 	fs := cmd.Flags()
 	fs.IntVar(&hosts, "hosts", 200, "hosts")
-	fs.IntVar(&pages, "pages-per-host", 100, "mean pages per host")
+	fs.IntVar(&pages, "pages-per-host", 0, "mean pages per host (0: 1000 in the seeds world, 100 in the classic one)")
 	fs.Int64Var(&seed, "seed", 1, "seed")
 	fs.DurationVar(&latency, "latency", 0, "most extra latency per host")
+	fs.StringVar(&world, "world", string(synthweb.WorldSeeds), "seeds or classic")
+	fs.BoolVar(&ipAuthorities, "ip-authorities", false, "name hosts by their IP:port in URLs, for clients that cannot be given the resolve map")
+	fs.BoolVar(&rawAmp, "raw-ampersands", false, `write "&" in the seeds world's link queries, not "&amp;", for clients that do not decode it`)
 	return cmd
 }
 

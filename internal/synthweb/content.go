@@ -1061,6 +1061,10 @@ func (w *Web) lookup(canonicalURL string) (target, bool) {
 	if !ok || hi >= w.nOrdinary {
 		return target{}, false
 	}
+	if w.seeds != nil {
+		p, ok := w.seedsIndex(hi, rest[i:])
+		return target{int32(hi), p}, ok
+	}
 	p, ok := w.hosts[hi].byPath[rest[i:]]
 	return target{int32(hi), p}, ok
 }
@@ -1072,6 +1076,9 @@ func (w *Web) Page(canonicalURL string) (PageInfo, bool) {
 	if !ok {
 		return PageInfo{}, false
 	}
+	if w.seeds != nil {
+		return w.seedsInfo(int(t.h), t.p), true
+	}
 	return w.info(t, &pagePlan{}), true
 }
 
@@ -1079,6 +1086,14 @@ func (w *Web) Page(canonicalURL string) (PageInfo, bool) {
 // pages, redirects, error pages, images and PDFs, host by host.
 func (w *Web) AllPages() []PageInfo {
 	var out []PageInfo
+	if w.seeds != nil {
+		for hi := 0; hi < w.nOrdinary; hi++ {
+			for u := range w.seeds.urls(hi) {
+				out = append(out, w.seedsInfo(hi, u))
+			}
+		}
+		return out
+	}
 	pl := &pagePlan{}
 	for hi := 0; hi < w.nOrdinary; hi++ {
 		for p := range w.hosts[hi].pages {
@@ -1093,6 +1108,12 @@ func (w *Web) AllPages() []PageInfo {
 // hops' final file) and sitemap.xml. It returns nil for anything else and
 // for URLs served without a body (redirects, hanging or empty robots.txt).
 func (w *Web) Body(canonicalURL string) []byte {
+	if t, ok := w.lookup(canonicalURL); ok && w.seeds != nil {
+		if t.p >= w.seeds.pages[t.h] {
+			return nil
+		}
+		return w.renderSeeds(nil, int(t.h), t.p, w.seedsPlan(int(t.h), t.p, nil))
+	}
 	if t, ok := w.lookup(canonicalURL); ok {
 		h := w.hosts[t.h]
 		pg := &h.pages[t.p]
@@ -1118,7 +1139,7 @@ func (w *Web) Body(canonicalURL string) []byte {
 	h := w.hosts[hi]
 	switch "/" + path {
 	case sitemapPath:
-		if w.cfg.NoSitemap {
+		if w.cfg.NoSitemap || w.seeds != nil {
 			return []byte(notFoundBody)
 		}
 		return w.sitemap(h)

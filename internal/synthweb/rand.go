@@ -23,6 +23,7 @@ const (
 	streamLive
 	streamHostile // big bodies of hostile hosts
 	streamTrap    // text of the small pages of hostile and trap hosts
+	streamSeeds   // everything of WorldSeeds
 )
 
 func mix64(z uint64) uint64 {

@@ -103,6 +103,24 @@ type Config struct {
 	// hostile ones) listens on IPPrefix+(k+1) for k < 254; further hosts
 	// continue in the next third octet (127.0.2.1, ...), up to x.x.255.254.
 	IPPrefix string
+	// World is the shape of the web; "" means WorldClassic. Of the other
+	// fields, WorldSeeds reads Seed, Hosts, PagesPerHost (zero there means
+	// 1000), the page size and link bounds (zero there means 80 and 120
+	// links), CrossHostFraction (only whether it is negative: then no
+	// story links another host's home page), MaxLatency, CrawlDelay,
+	// RobotsKinds, the hostile hosts, Domain, IPPrefix, IPAuthorities and
+	// RawAmpersands; it has no live pages and no sitemap.
+	World World
+	// IPAuthorities makes every host's authority its listener's address
+	// ("127.0.1.4:41234") instead of its name, so that a client that
+	// cannot be given Resolve (wget2, say) reaches every host; the names
+	// stay in titles and Resolve.
+	IPAuthorities bool
+	// RawAmpersands makes WorldSeeds write the "&" of its link queries as
+	// is, not as "&amp;": common on the web and read alike by HTML
+	// parsers, and the only form wget2 (1.99) reads, as it does not decode
+	// character references in URLs.
+	RawAmpersands bool
 }
 
 // withDefaults returns c with zero fields replaced by their defaults.
@@ -113,6 +131,11 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	setInt(&c.Hosts, 100)
+	if c.World == WorldSeeds {
+		setInt(&c.PagesPerHost, 1000)
+		setInt(&c.MinLinks, 80)
+		setInt(&c.MaxLinks, 120)
+	}
 	setInt(&c.PagesPerHost, 30)
 	setInt(&c.MinPageBytes, 20<<10)
 	setInt(&c.MaxPageBytes, 60<<10)
@@ -152,6 +175,10 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
+	case c.World != "" && c.World != WorldClassic && c.World != WorldSeeds:
+		return fmt.Errorf("synthweb: World %q is neither %q nor %q", c.World, WorldClassic, WorldSeeds)
+	case c.World == WorldSeeds && c.MinLinks < chromeLinks:
+		return fmt.Errorf("synthweb: MinLinks %d is below %d, the links every page of world %q carries", c.MinLinks, chromeLinks, WorldSeeds)
 	case c.Hosts < 0:
 		return fmt.Errorf("synthweb: Hosts %d is negative", c.Hosts)
 	case c.PagesPerHost < 0:
@@ -187,7 +214,7 @@ func (c Config) Validate() error {
 		}
 		seen[k] = true
 	}
-	if need := c.minPageBytes(); c.MinPageBytes < need {
+	if need := c.minPageBytes(); c.World != WorldSeeds && c.MinPageBytes < need {
 		return fmt.Errorf("synthweb: MinPageBytes %d is below %d, the room MaxLinks %d links need", c.MinPageBytes, need, c.MaxLinks)
 	}
 	for i, k := range c.RobotsKinds {
@@ -303,6 +330,9 @@ type Web struct {
 	planPool sync.Pool // *pagePlan
 	bufPool  sync.Pool // *[]byte
 
+	seeds     *seedsWorld // nil unless Config.World is WorldSeeds
+	seedsBufs sync.Pool   // *seedsBuf
+
 	log     requestLog
 	started time.Time // live pages change from here
 
@@ -386,13 +416,18 @@ func Start(cfg Config) (*Web, error) {
 		}
 		return nil, err
 	}
-	for _, h := range w.hosts[:w.nOrdinary] {
-		w.buildPages(h)
+	if cfg.World == WorldSeeds {
+		w.buildSeeds()
+		w.seedsBufs.New = func() any { return &seedsBuf{body: make([]byte, 0, cfg.MaxPageBytes+8<<10)} }
+	} else {
+		for _, h := range w.hosts[:w.nOrdinary] {
+			w.buildPages(h)
+		}
+		for _, h := range w.hosts[:w.nOrdinary] {
+			w.buildGraph(h)
+		}
+		w.computeReachable()
 	}
-	for _, h := range w.hosts[:w.nOrdinary] {
-		w.buildGraph(h)
-	}
-	w.computeReachable()
 	for _, h := range w.hosts[w.nOrdinary:] {
 		if err := w.prepareHostile(h.hostile); err != nil {
 			for _, h := range w.hosts {
@@ -441,6 +476,9 @@ func (w *Web) listen() error {
 		w.hosts = append(w.hosts, h)
 		h.addr = ln.Addr().String()
 		h.authority = h.name + ":" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		if cfg.IPAuthorities {
+			h.authority = h.addr
+		}
 		h.upperAuthority = strings.ToUpper(h.authority)
 		w.byAuthority[h.authority] = k
 		if f := robotsFileFor(h.robots, h.authority, cfg.CrawlDelay); f != nil && h.hostile == "" {
@@ -582,6 +620,10 @@ func (w *Web) serve(rw *logWriter, r *http.Request, h *host) {
 	}
 	path := r.URL.Path
 	if w.serveRobots(rw, r, h, path) {
+		return
+	}
+	if w.seeds != nil {
+		w.serveSeeds(rw, r, h)
 		return
 	}
 	if path == sitemapPath && !w.cfg.NoSitemap {
