@@ -3,7 +3,6 @@ package crawl
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"weft/internal/canon"
@@ -13,7 +12,6 @@ import (
 	"weft/internal/seen"
 	"weft/internal/simhash"
 	"weft/internal/store"
-	"weft/internal/warc"
 )
 
 // readAndAdmit reads a response with its handler and admits the links it
@@ -153,23 +151,6 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		}
 	}
 	return outlinks, follow
-}
-
-// archiveOutlinks writes a WARC metadata record about a parsed page, as
-// Heritrix does: where it was found, how deep, how long it took, and every
-// outlink found in it.
-func (c *Crawler) archiveOutlinks(resp *fetch.Response, recordID string, l frontier.Lease, outlinks []string) {
-	fields := make([][2]string, 0, len(outlinks)+3)
-	if l.Via != "" {
-		fields = append(fields, [2]string{"via", l.Via})
-	}
-	fields = append(fields, [2]string{"hopsFromSeed", strconv.Itoa(l.Depth)}, [2]string{"fetchTimeMs", strconv.FormatInt(resp.Duration.Milliseconds(), 10)})
-	for _, o := range outlinks {
-		fields = append(fields, [2]string{"outlink", o})
-	}
-	if _, err := c.warc.WriteMetadata(warc.Metadata{URL: resp.URL, Date: resp.Start, ConcurrentTo: recordID, Fields: fields}); err != nil {
-		c.fail(fmt.Errorf("crawl: archive the outlinks of %s: %w", resp.URL, err))
-	}
 }
 
 // admitRedirect admits a redirect target like a link at the same depth,

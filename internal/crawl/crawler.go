@@ -45,10 +45,10 @@ type Crawler struct {
 	front   *frontier.Frontier
 	fetcher *fetch.Fetcher
 	warc    ArchiveWriter
+	arch    *archiver // the WARC files, the capture index and the payload digests
 	robots  *robotsCache
 	hostCap *hostMap[int64] // URLs accepted per host
 	traps   *trapCounts     // URLs accepted per pattern, requests per host, trap refusals
-	digests digestShards    // one payload digest looked up and recorded at a time
 	near    *nearIndex      // fingerprints of the pages judged original; nil when judging is off
 
 	// aliases holds, per origin, what its directories and their index
@@ -102,7 +102,6 @@ type Crawler struct {
 	start         time.Time
 	seeds         []canon.URL
 	resumed       bool
-	warcFix       []warc.RecoveredFile
 	uploads       *uploader // finished WARC files on their way to Config.Objects; nil without
 	out           *outbox   // page events on their way to the sinks
 
@@ -264,11 +263,12 @@ func New(cfg Config) (c *Crawler, err error) {
 		return nil, err
 	}
 	closers = append(closers, func() error { c.fetcher.Close(); return nil })
+	var warcFix []warc.RecoveredFile
 	if c.warc = cfg.Archive; c.warc == nil {
 		if err := os.MkdirAll(cfg.warcDir(), 0o755); err != nil {
 			return nil, fmt.Errorf("crawl: WARC directory: %w", err)
 		}
-		if c.warcFix, err = warc.Recover(cfg.warcDir()); err != nil {
+		if warcFix, err = warc.Recover(cfg.warcDir()); err != nil {
 			return nil, err
 		}
 		wcfg := warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, Software: cfg.UserAgent}
@@ -284,6 +284,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 	}
 	closers = append(closers, c.warc.Close)
+	c.arch = &archiver{w: c.warc, state: c.state, canon: c.canon, out: c.out, stats: c.stats, fail: c.fail, warcFix: warcFix}
 	if c.flog, err = openFetchLog(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
 		return nil, err
 	}

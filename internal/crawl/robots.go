@@ -227,7 +227,7 @@ func (c *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, t
 	// Every answer tells the host's clock how the server is doing.
 	signal, retryAfter := answerSignal(resp, time.Now())
 	answered := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
-	c.index(c.archive(resp, nil, nil), nil)
+	c.arch.index(c.arch.archive(resp, nil, nil), nil)
 	c.stats.bytes.Add(int64(len(resp.Body)))
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Location != "" {
 		e.hops++

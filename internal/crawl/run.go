@@ -16,7 +16,7 @@ import (
 // finish before they are cut; the summary then says "interrupted", which is
 // not an error.
 func (c *Crawler) Run(ctx context.Context) (Summary, error) {
-	for _, f := range c.warcFix {
+	for _, f := range c.arch.warcFix {
 		c.log.Warn("torn WARC file from a crash cut back to its last whole record", "file", f.Name, "records", f.Records, "dropped_bytes", f.DroppedBytes, "removed", f.Removed)
 	}
 	// leaseCtx stops the workers taking leases (ctx done, page cap, a fatal
@@ -196,7 +196,7 @@ func (c *Crawler) summary() Summary {
 		Resumed:        c.resumed,
 		ResumedURLs:    s.resumedURLs.Load(),
 		ResumedQueue:   s.resumedQueue.Load(),
-		WARCRecovered:  len(c.warcFix),
+		WARCRecovered:  len(c.arch.warcFix),
 		WARCUploads:    c.uploads.summary(), // so far
 	}
 	var top []HostPages

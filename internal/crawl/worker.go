@@ -114,7 +114,7 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 			c.cfg.Cluster.Fetched(v, l.Host)
 		}
 	}
-	c.digests.settle(pb.digests)
+	c.arch.settle(pb.digests)
 	if c.near != nil {
 		c.near.settle(pb.sims)
 	}
@@ -348,7 +348,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	if notModified {
 		cp = c.archiveNotModified(resp, prev, first, &u)
 	} else {
-		cp = c.archive(resp, pb, &u)
+		cp = c.arch.archive(resp, pb, &u)
 		if err := c.aliases.learn(u, resp, cp); err != nil {
 			c.fail(err)
 		}
@@ -357,7 +357,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	// panic while reading it included (handle recovers it and the batch
 	// commits): the record is in the WARC file already. Reading may add to
 	// the line (its SimHash), so it is staged last.
-	defer func() { c.index(cp, pb) }()
+	defer func() { c.arch.index(cp, pb) }()
 	loc := cp.loc
 	sum := sha256.Sum256(resp.Decoded)
 	rec := fetchRecord{
@@ -390,9 +390,9 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		// digest). A page always cut short never counts.
 		first := c.inlinks != nil && prev.Digest == ([sha1.Size]byte{}) && resp.Truncated == ""
 		outlinks, followed := c.readAndAdmit(pb, l, u, resp, handler, mt, &rec, &cp.rec, first)
-		c.archiveOutlinks(resp, cp.loc.RecordID, l, outlinks)
+		c.arch.archiveOutlinks(resp, cp.loc.RecordID, l, outlinks)
 		if followed {
-			c.followed(pb, cp, l.Depth, len(outlinks) == 0)
+			c.arch.followed(pb, cp, l.Depth, len(outlinks) == 0)
 		}
 		if cp.revisit {
 			rec.Outcome = "revisit"
