@@ -45,8 +45,8 @@ type Crawler struct {
 	front   *frontier.Frontier
 	fetcher *fetch.Fetcher
 	warc    ArchiveWriter
-	arch    *archiver // the WARC files, the capture index and the payload digests
-	robots  *robotsCache
+	arch    *archiver       // the WARC files, the capture index and the payload digests
+	robots  *robotsTxt      // the robots.txt cache and its fetches
 	hostCap *hostMap[int64] // URLs accepted per host
 	traps   *trapCounts     // URLs accepted per pattern, requests per host, trap refusals
 	near    *nearIndex      // fingerprints of the pages judged original; nil when judging is off
@@ -80,12 +80,6 @@ type Crawler struct {
 
 	partHeld heldParts // per partition: held (HoldPartition), not to be recrawled here
 
-	// Robots.txt hops across the nodes of a cluster (hops.go): those this
-	// node asked another to make, which Run waits for, and those it makes
-	// for others, by the host whose robots.txt they are for.
-	hopCtx    context.Context
-	hopWG     sync.WaitGroup
-	hopsAsked hopsAsked // hops this node makes for other nodes (HopFor)
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
 	inlinks *sketch.Sketch
@@ -177,7 +171,6 @@ func New(cfg Config) (c *Crawler, err error) {
 	// The partition count is the stored crawl's, fixed when it was created.
 	c.cfg.Partitions = c.state.parts
 	c.partHeld = make(heldParts, c.cfg.Partitions)
-	c.robots = newRobotsCache(c.cfg.Partitions, c.cfg.robotsRetry())
 	if c.cfg.Policies == nil {
 		// Empty, for the operator API to fill.
 		c.cfg.Policies = policy.NewSet(c.policyLimits())
@@ -285,6 +278,11 @@ func New(cfg Config) (c *Crawler, err error) {
 	}
 	closers = append(closers, c.warc.Close)
 	c.arch = &archiver{w: c.warc, state: c.state, canon: c.canon, out: c.out, stats: c.stats, fail: c.fail, warcFix: warcFix}
+	c.robots = &robotsTxt{
+		robotsCache: newRobotsCache(c.cfg.Partitions, c.cfg.robotsRetry()),
+		token:       c.token, state: c.state, fetcher: c.fetcher, canon: c.canon, front: c.front, arch: c.arch,
+		stats: c.stats, traps: c.traps, policies: c.cfg.Policies, cluster: c.cfg.Cluster, log: c.log, fail: c.fail,
+	}
 	if c.flog, err = openFetchLog(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
 		return nil, err
 	}

@@ -74,7 +74,7 @@ func (in Inbound) HoldPartition(p int, on bool) {
 func (in Inbound) ReleasePartition(p int) map[string]frontier.Clock {
 	c := in.c
 	c.partHeld.set(p, true)
-	c.hopsAsked.drop(p)
+	c.robots.hopsAsked.drop(p)
 	return c.front.ReleasePartition(p)
 }
 

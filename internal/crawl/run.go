@@ -27,11 +27,11 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	c.stopLeasing = stopLeasing
 	var warm sync.WaitGroup
 	warmCtx, stopWarm := context.WithCancel(ctx)
-	c.hopCtx = warmCtx         // ends as the crawl closes: hops asked of other nodes stop waiting
+	c.robots.hopCtx = warmCtx  // ends as the crawl closes: hops asked of other nodes stop waiting
 	closeAll := func() error { // the rebuild of the seen set reads the store
 		stopWarm()
 		warm.Wait()
-		c.hopWG.Wait()
+		c.robots.hopWG.Wait()
 		c.liveMu.Lock()
 		c.running, c.closed = false, true // the API reads and writes no more
 		c.liveMu.Unlock()

@@ -204,7 +204,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		c.stats.reject(RejectGaveUp)
 		if l.RobotsFor != "" {
 			owner := c.robots.entry(l.RobotsFor)
-			c.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+l.Host+", which was given up", time.Now()), "redirect-gave-up", nil, true)
+			c.robots.decide(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+l.Host+", which was given up", time.Now()), "redirect-gave-up", nil, true)
 			c.front.Unpark(originHost(l.RobotsFor))
 		}
 		return leaseOutcome{outcome: RejectGaveUp}
@@ -230,7 +230,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 			return leaseOutcome{res: frontier.Result{Retry: true, Drain: frontier.DrainStop}}
 		}
 		if l.RobotsFor != "" { // another host's robots.txt hop, disallowed here
-			return leaseOutcome{res: c.robotsHop(ctx, l, u, pol)}
+			return leaseOutcome{res: c.robots.hop(ctx, l, u, pol)}
 		}
 		c.stats.reject(RejectRobots)
 		return leaseOutcome{res: frontier.Result{Drain: frontier.DrainStart}, outcome: RejectRobots}
@@ -238,9 +238,9 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 	if l.RobotsFor != "" && u.Path == "/robots.txt" {
 		// Another host's robots.txt redirected to this host's robots.txt,
 		// which needs no permission from this host's rules.
-		return leaseOutcome{res: c.robotsHop(ctx, l, u, c.robots.cached(originKey(u.Scheme, l.Host), time.Now()))}
+		return leaseOutcome{res: c.robots.hop(ctx, l, u, c.robots.cached(originKey(u.Scheme, l.Host), time.Now()))}
 	}
-	pol, spent := c.ensureRobots(ctx, l, u)
+	pol, spent := c.robots.ensure(ctx, l, u)
 	if pol == nil {
 		if spent.SetCrawlDelay && spent.Drain == 0 {
 			// The lease fetched the host's robots.txt, which allows it:
@@ -250,7 +250,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		return leaseOutcome{res: spent} // the lease went to robots.txt; the URL is retried
 	}
 	if l.RobotsFor != "" {
-		return leaseOutcome{res: c.robotsHop(ctx, l, u, pol)}
+		return leaseOutcome{res: c.robots.hop(ctx, l, u, pol)}
 	}
 	res := frontier.Result{SetCrawlDelay: true, CrawlDelay: pol.CrawlDelay}
 	if !pol.Allowed(u.PathQuery()) {
