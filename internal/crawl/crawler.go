@@ -87,17 +87,15 @@ type Crawler struct {
 	// wants the images pages show.
 	handlers content.Set
 	embeds   bool
-	copies   *copyTraps // hosts cut off for serving mostly near-duplicates
-	// policyRefused holds the hosts whose policy delay was refused, said
-	// once in the log.
-	policyRefused sync.Map
-	stats         *counters
-	flog          *fetchLog
-	start         time.Time
-	seeds         []canon.URL
-	resumed       bool
-	uploads       *uploader // finished WARC files on their way to Config.Objects; nil without
-	out           *outbox   // page events on their way to the sinks
+	copies   *copyTraps    // hosts cut off for serving mostly near-duplicates
+	policies *hostPolicies // the operators' policies, applied to the hosts' clocks
+	stats    *counters
+	flog     *fetchLog
+	start    time.Time
+	seeds    []canon.URL
+	resumed  bool
+	uploads  *uploader // finished WARC files on their way to Config.Objects; nil without
+	out      *outbox   // page events on their way to the sinks
 
 	pagesStarted  atomic.Int64
 	capReached    atomic.Bool
@@ -173,9 +171,9 @@ func New(cfg Config) (c *Crawler, err error) {
 	c.partHeld = make(heldParts, c.cfg.Partitions)
 	if c.cfg.Policies == nil {
 		// Empty, for the operator API to fill.
-		c.cfg.Policies = policy.NewSet(c.policyLimits())
+		c.cfg.Policies = policy.NewSet(c.cfg.policyLimits())
 	}
-	if err := c.loadPolicies(); err != nil {
+	if err := loadPolicies(c.state.db, c.cfg.Policies, c.log); err != nil {
 		return nil, err
 	}
 	all := c.cfg.Policies.All()
@@ -283,6 +281,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		token:       c.token, state: c.state, fetcher: c.fetcher, canon: c.canon, front: c.front, arch: c.arch,
 		stats: c.stats, traps: c.traps, policies: c.cfg.Policies, cluster: c.cfg.Cluster, log: c.log, fail: c.fail,
 	}
+	c.policies = &hostPolicies{set: c.cfg.Policies, robots: c.robots.robotsCache, front: c.front, log: c.log}
 	if c.flog, err = openFetchLog(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 		// archived): keep its URL queued for the next run.
 		lo.res.Retry = true
 	}
-	lo.res = c.policyDelay(l, lo.res)
+	lo.res = c.policies.delay(l, lo.res)
 	// The host's new clock is computed here, from the lease's, so that
 	// the one the frontier installs is the one on disk.
 	now := time.Now()
@@ -119,31 +119,6 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 		c.near.settle(pb.sims)
 	}
 	c.front.Complete(l, lo.res)
-}
-
-// policyDelay folds the delay of the host's policy into the Crawl-delay its
-// clock keeps, so that its gap, max(--delay, Crawl-delay, backoff), is at
-// least the policy's. A robots.txt Crawl-delay longer than the policy's
-// delay wins: the policy asked for weft to be faster than robots.txt, which
-// is refused, and said once in the log.
-func (c *Crawler) policyDelay(l frontier.Lease, res frontier.Result) frontier.Result {
-	p := c.cfg.Policies.ForAuthority(l.Host)
-	if p == nil || p.Delay <= 0 {
-		return res
-	}
-	d := time.Duration(p.Delay)
-	robotsDelay := l.Clock.CrawlDelay
-	if res.SetCrawlDelay {
-		robotsDelay = res.CrawlDelay
-		if robotsDelay > d {
-			if _, told := c.policyRefused.LoadOrStore(l.Host, true); !told {
-				c.log.Warn("policy refused: its delay is shorter than the host's robots.txt Crawl-delay, which weft keeps",
-					"host", l.Host, "policy_delay", d, "crawl_delay", robotsDelay)
-			}
-		}
-	}
-	res.SetCrawlDelay, res.CrawlDelay = true, max(robotsDelay, d)
-	return res
 }
 
 // leaseOutcome is what handling a lease did.
