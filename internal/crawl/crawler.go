@@ -68,7 +68,7 @@ type Crawler struct {
 	// running is true while Run may take seeds (AddSeeds holds liveMu
 	// for reading while it works, Run for writing to end it).
 	pause   gate
-	ext     externals // leases out to external fetchers
+	ext     *externals // leases out to external fetchers
 	liveMu  sync.RWMutex
 	running bool
 	closed  bool // the store is closed: nothing more can be read (liveMu)
@@ -281,6 +281,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		token:       c.token, state: c.state, fetcher: c.fetcher, canon: c.canon, front: c.front, arch: c.arch,
 		stats: c.stats, traps: c.traps, policies: c.cfg.Policies, cluster: c.cfg.Cluster, log: c.log, fail: c.fail,
 	}
+	c.ext = &externals{canon: c.canon, robots: c.robots.robotsCache, policies: c.cfg.Policies, log: c.log}
 	c.policies = &hostPolicies{set: c.cfg.Policies, robots: c.robots.robotsCache, front: c.front, log: c.log}
 	if c.flog, err = openFetchLog(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
 		return nil, err

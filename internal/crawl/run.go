@@ -107,7 +107,9 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	if c.cfg.Recrawl != nil {
 		rescan.Go(func() { c.rescan(leaseCtx) })
 	}
-	rescan.Go(func() { c.sweepExternal(leaseCtx, 250*time.Millisecond) })
+	rescan.Go(func() {
+		c.ext.sweep(leaseCtx, 250*time.Millisecond, func(l frontier.Lease, lo leaseOutcome) { c.finish(l, lo, c.state.newBatch()) })
+	})
 
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {
