@@ -29,7 +29,6 @@ import (
 	"weft/internal/robots"
 	"weft/internal/scope"
 	"weft/internal/seen"
-	"weft/internal/sketch"
 	"weft/internal/warc"
 )
 
@@ -82,7 +81,7 @@ type Crawler struct {
 
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
-	inlinks *sketch.Sketch
+	inlinks *inLinks
 	// handlers read responses by media type; embeds says one of them
 	// wants the images pages show.
 	handlers content.Set
@@ -213,7 +212,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 	}
 	if cfg.Recrawl != nil && c.cfg.InLinkBytes > 0 {
-		if err := c.loadInLinks(); err != nil {
+		if c.inlinks, err = loadInLinks(c.state.db, c.cfg.InLinkBytes, c.log); err != nil {
 			return nil, err
 		}
 	}
