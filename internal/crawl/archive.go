@@ -153,8 +153,8 @@ func (a *archiver) index(cp capture, pb *pageBatch) {
 		outbox := a.out.stage(b, recs)
 		if err := b.Commit(false); err != nil {
 			a.fail(fmt.Errorf("crawl: index the capture of %s: %w", cp.rec.URL, err))
-		} else if err := a.out.deliver(recs, outbox); err != nil {
-			a.fail(err) // as Crawler.emit: a sink that fails stops the crawl
+		} else {
+			a.out.emit(recs, outbox)
 		}
 	}
 }

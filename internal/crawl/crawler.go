@@ -164,7 +164,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		return nil, err
 	}
 	closers = append(closers, c.state.close)
-	c.out = &outbox{sinks: cfg.Sinks, db: c.state.db, log: c.log}
+	c.out = &outbox{sinks: cfg.Sinks, db: c.state.db, log: c.log, fail: c.fail}
 	// The partition count is the stored crawl's, fixed when it was created.
 	c.cfg.Partitions = c.state.parts
 	c.partHeld = make(heldParts, c.cfg.Partitions)
@@ -263,7 +263,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 		wcfg := warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, Software: cfg.UserAgent}
 		if cfg.Objects != nil {
-			if err := c.startUploads(); err != nil {
+			if c.uploads, err = startUploads(&c.cfg, c.state.db, c.log); err != nil {
 				return nil, err
 			}
 			closers = append(closers, func() error { c.uploads.close(0); return nil })

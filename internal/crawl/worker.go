@@ -99,7 +99,7 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 	} else if err != nil {
 		c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 	} else {
-		c.emit(pb.captures, outbox)
+		c.out.emit(pb.captures, outbox)
 		if c.cfg.Cluster != nil && keep != nil {
 			c.cfg.Cluster.Clocked(l.Host, *keep)
 		}
@@ -194,7 +194,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 	}
 	switch l.Mode {
 	case frontier.ModeFindGroup:
-		return leaseOutcome{res: c.groupOf(ctx, u.Host)}
+		return leaseOutcome{res: groupOf(ctx, c.fetcher, c.cfg.IPGroup, u.Host)}
 	case frontier.ModeDrain:
 		// The host drains without its clock: its URLs are dropped, never
 		// requested. If its robots.txt is no longer known to forbid this
