@@ -46,6 +46,7 @@ type Crawler struct {
 	warc    ArchiveWriter
 	arch    *archiver       // the WARC files, the capture index and the payload digests
 	robots  *robotsTxt      // the robots.txt cache and its fetches
+	admit   *admitter       // the rules every URL found is judged by
 	hostCap *hostMap[int64] // URLs accepted per host
 	traps   *trapCounts     // URLs accepted per pattern, requests per host, trap refusals
 	near    *nearIndex      // fingerprints of the pages judged original; nil when judging is off
@@ -279,6 +280,11 @@ func New(cfg Config) (c *Crawler, err error) {
 		robotsCache: newRobotsCache(c.cfg.Partitions, c.cfg.robotsRetry()),
 		token:       c.token, state: c.state, fetcher: c.fetcher, canon: c.canon, front: c.front, arch: c.arch,
 		stats: c.stats, traps: c.traps, policies: c.cfg.Policies, cluster: c.cfg.Cluster, log: c.log, fail: c.fail,
+	}
+	c.admit = &admitter{
+		canon: c.canon, scope: c.scope, fetcher: c.fetcher, robots: c.robots.robotsCache, copies: c.copies, policies: c.cfg.Policies,
+		cluster: c.cfg.Cluster, seen: c.seen, traps: c.traps, aliases: c.aliases, hostCap: c.hostCap, stats: c.stats, log: c.log, fail: c.fail,
+		maxRedirects: c.cfg.MaxRedirects, maxURLsPerHost: c.cfg.MaxURLsPerHost, noSitemaps: c.cfg.NoSitemaps,
 	}
 	c.ext = &externals{canon: c.canon, robots: c.robots.robotsCache, policies: c.cfg.Policies, log: c.log}
 	c.policies = &hostPolicies{set: c.cfg.Policies, robots: c.robots.robotsCache, front: c.front, log: c.log}

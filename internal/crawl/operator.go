@@ -128,7 +128,7 @@ func (o Operator) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 			c.stats.reject(string(r))
 			continue
 		}
-		it, why := c.judge(pb, u, 0, 0, prio, "", asLink)
+		it, why := c.admit.judge(pb, u, 0, 0, prio, "", asLink)
 		if why == RejectForwarded {
 			// Accepted: its host's owner queues it. Its scope widens here.
 			c.scope.AddSeed(u)

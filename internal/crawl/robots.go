@@ -421,32 +421,3 @@ func statusReason(code int) string {
 	}
 	return "robots.txt status " + statusClass(code)
 }
-
-// admitSitemaps queues the sitemaps of the leased host once its robots.txt
-// allows it: the files its Sitemap: lines name (on any host: the scope
-// and that host's robots.txt judge them) and its /sitemap.xml, one hop
-// from the URL whose lease fetched the robots.txt.
-func (c *Crawler) admitSitemaps(pb *pageBatch, l frontier.Lease, u canon.URL) {
-	if c.cfg.NoSitemaps {
-		return
-	}
-	robotsURL := u.Scheme + "://" + u.Authority + "/robots.txt"
-	base, err := c.canon.NewBase(robotsURL)
-	if err != nil {
-		return
-	}
-	targets := []string{"/sitemap.xml"}
-	if pol := c.robots.cached(originKey(u.Scheme, l.Host), time.Now()); pol != nil {
-		targets = append(targets, pol.Sitemaps...)
-	}
-	for _, t := range targets {
-		su, err := base.Resolve(t)
-		if err != nil {
-			c.stats.reject(RejectInvalid)
-			continue
-		}
-		if it, why := c.judge(pb, su, l.Depth+1, 0, frontier.Normal, robotsURL, asResource); why == "" {
-			pb.items = append(pb.items, it)
-		}
-	}
-}

@@ -71,7 +71,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	// Seeds given again to a resumed crawl are deduplicated like any URL.
 	seeds := c.state.newBatch()
 	for _, u := range c.seeds {
-		c.admitURL(seeds, u, 0, 0, frontier.High, "")
+		c.admit.admitURL(seeds, u, 0, 0, frontier.High, "")
 	}
 	if err := seeds.commit(c.seen, c.front); errors.Is(err, ErrStopping) {
 		return Summary{StoppedBy: "stopped"}, closeAll() // before it began: the seeds are offered again next run

@@ -220,7 +220,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		if spent.SetCrawlDelay && spent.Drain == 0 {
 			// The lease fetched the host's robots.txt, which allows it:
 			// its sitemaps are queued like any URL.
-			c.admitSitemaps(pb, l, u)
+			c.admit.admitSitemaps(pb, l, u)
 		}
 		return leaseOutcome{res: spent} // the lease went to robots.txt; the URL is retried
 	}
@@ -353,7 +353,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		rec.Outcome = "redirect"
 		if resp.Location != "" {
 			rec.Location = resp.Location
-			c.admitRedirect(pb, l, resp.Location)
+			c.admit.admitRedirect(pb, l, resp.Location)
 		}
 	case cp.skipLinks(l.Depth):
 		// The payload is an earlier capture's, whose links were followed
