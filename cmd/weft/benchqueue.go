@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"weft/internal/crawl"
+	"weft/internal/queuebench"
 )
 
 type queueBenchFlags struct {
@@ -157,10 +157,10 @@ func newBenchQueuePhaseCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			q := crawl.QueueBench{Dir: f.dir, URLs: f.urls, Hosts: f.hosts, Workers: f.workers, Batch: f.batch, Pages: f.pages}
+			q := queuebench.Bench{Dir: f.dir, URLs: f.urls, Hosts: f.hosts, Workers: f.workers, Batch: f.batch, Pages: f.pages}
 			q.Progress = func(done int) { fmt.Fprintf(cmd.ErrOrStderr(), "  %s: %d URLs\n", args[0], done) }
 			var (
-				r   crawl.QueueBenchResult
+				r   queuebench.Result
 				err error
 			)
 			if f.cpuProfile != "" {

@@ -4,11 +4,13 @@ import (
 	"crypto/sha1"
 	"fmt"
 	"mime"
+	"strconv"
 	"strings"
 	"sync"
 
 	"weft/internal/canon"
 	"weft/internal/fetch"
+	"weft/internal/frontier"
 	"weft/internal/store"
 	"weft/internal/warc"
 )
@@ -24,6 +26,22 @@ type capture struct {
 	// the page's reading may add to before it is written.
 	key string
 	rec store.CaptureRecord
+}
+
+// archiver writes responses to the WARC files and keeps the capture index
+// and the payload digests that make a copy a revisit record: it owns the
+// digests pending in batches not yet committed, and what the recovery of
+// torn WARC files at start cut away.
+type archiver struct {
+	w     ArchiveWriter
+	state *durable
+	canon *canon.Canonicalizer
+	out   *outbox // the page events of the captures indexed alone
+	stats *counters
+	fail  func(error) // the crawl's: an archive that cannot be written stops it
+
+	digests digestShards         // one payload digest looked up and recorded at a time
+	warcFix []warc.RecoveredFile // what warc.Recover cut back at start
 }
 
 // digestShards serialise the look-up-then-record of one payload digest, so
@@ -57,6 +75,10 @@ func (d *digestShards) settle(sums [][sha1.Size]byte) {
 	}
 }
 
+// settle forgets the pending digests of a batch that has committed (or
+// failed, which stops the crawl).
+func (a *archiver) settle(sums [][sha1.Size]byte) { a.digests.settle(sums) }
+
 // dedupable reports whether a response's payload is worth remembering by
 // digest: a whole, non-empty 2xx body. An error page or a body cut short
 // says nothing about the content a later capture may share.
@@ -69,7 +91,7 @@ func dedupable(resp *fetch.Response) bool {
 // another, is written as a revisit record that refers to its first
 // capture, not as a second copy; a new one is remembered by its digest
 // before any other worker can look it up.
-func (c *Crawler) archive(resp *fetch.Response, pb *pageBatch, u *canon.URL) capture {
+func (a *archiver) archive(resp *fetch.Response, pb *pageBatch, u *canon.URL) capture {
 	ip := resp.RemoteAddr
 	if i := strings.LastIndexByte(ip, ':'); i > 0 {
 		ip = strings.Trim(ip[:i], "[]")
@@ -83,25 +105,25 @@ func (c *Crawler) archive(resp *fetch.Response, pb *pageBatch, u *canon.URL) cap
 	ex.PayloadSHA1 = &cp.digest
 	var err error
 	if dedupable(resp) {
-		cp, err = c.archiveOnce(ex, cp, pb)
+		cp, err = a.archiveOnce(ex, cp, pb)
 	} else {
-		cp.loc, err = c.warc.WriteExchange(ex)
+		cp.loc, err = a.w.WriteExchange(ex)
 	}
 	if err != nil {
 		// A crawl that cannot write its archive must not pretend to go on.
-		c.fail(fmt.Errorf("crawl: archive %s: %w", resp.URL, err))
+		a.fail(fmt.Errorf("crawl: archive %s: %w", resp.URL, err))
 		return cp
 	}
 	if cp.revisit {
-		c.stats.revisits.Add(1)
-		c.stats.revisitBytes.Add(int64(len(resp.Body)))
+		a.stats.revisits.Add(1)
+		a.stats.revisitBytes.Add(int64(len(resp.Body)))
 	}
 	// The capture's key: the SURT of the URL requested (u's, when that is
 	// the one; parsed again only when the request was for a variant).
 	key := resp.URL
 	if u != nil && u.String == resp.URL {
 		key = u.SURT()
-	} else if pu, perr := c.canon.Parse(resp.URL); perr == nil {
+	} else if pu, perr := a.canon.Parse(resp.URL); perr == nil {
 		key = pu.SURT()
 	}
 	cp.key = key
@@ -118,7 +140,7 @@ func (c *Crawler) archive(resp *fetch.Response, pb *pageBatch, u *canon.URL) cap
 // index adds a capture to the capture index: through pb, for the page
 // sinks once pb commits, or in a batch of its own when pb is nil. A
 // capture that was not archived (the crawl is stopping) has no line.
-func (c *Crawler) index(cp capture, pb *pageBatch) {
+func (a *archiver) index(cp capture, pb *pageBatch) {
 	switch {
 	case cp.key == "":
 	case pb != nil:
@@ -126,13 +148,13 @@ func (c *Crawler) index(cp capture, pb *pageBatch) {
 		pb.captures = append(pb.captures, cp.rec)
 	default:
 		recs := []store.CaptureRecord{cp.rec}
-		b := c.state.db.NewBatch()
+		b := a.state.db.NewBatch()
 		b.PutCapture(cp.key, cp.rec)
-		outbox := c.out.stage(b, recs)
+		outbox := a.out.stage(b, recs)
 		if err := b.Commit(false); err != nil {
-			c.fail(fmt.Errorf("crawl: index the capture of %s: %w", cp.rec.URL, err))
+			a.fail(fmt.Errorf("crawl: index the capture of %s: %w", cp.rec.URL, err))
 		} else {
-			c.emit(recs, outbox)
+			a.out.emit(recs, outbox)
 		}
 	}
 }
@@ -140,18 +162,18 @@ func (c *Crawler) index(cp capture, pb *pageBatch) {
 // archiveOnce writes ex as a response record if its payload is new, and
 // records its digest (in pb, or at once when pb is nil); else as a revisit
 // of the first capture.
-func (c *Crawler) archiveOnce(ex warc.Exchange, cp capture, pb *pageBatch) (capture, error) {
-	sh := c.digests.shard(cp.digest)
+func (a *archiver) archiveOnce(ex warc.Exchange, cp capture, pb *pageBatch) (capture, error) {
+	sh := a.digests.shard(cp.digest)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	first, pending := sh.pending[cp.digest]
 	ok := pending
 	if !ok {
 		var err error
-		if first, ok, err = c.state.db.GetDigest(cp.digest); err != nil {
+		if first, ok, err = a.state.db.GetDigest(cp.digest); err != nil {
 			return cp, err
 		}
-		ok = ok && c.stillArchived(first)
+		ok = ok && a.stillArchived(first)
 	}
 	if ok {
 		ex.Revisit = &warc.Revisit{RefersToURI: first.URL, RefersToDate: first.Date, RefersTo: first.RecordID}
@@ -164,16 +186,16 @@ func (c *Crawler) archiveOnce(ex warc.Exchange, cp capture, pb *pageBatch) (capt
 			pb.b.PutDigest(cp.digest, first)
 		}
 		var err error
-		cp.loc, err = c.warc.WriteExchange(ex)
+		cp.loc, err = a.w.WriteExchange(ex)
 		return cp, err
 	}
 	var err error
-	if cp.loc, err = c.warc.WriteExchange(ex); err != nil {
+	if cp.loc, err = a.w.WriteExchange(ex); err != nil {
 		return cp, err
 	}
 	rec := store.DigestRecord{URL: ex.URL, Date: ex.Date, File: cp.loc.File, Offset: cp.loc.Offset, Length: cp.loc.Length, RecordID: cp.loc.RecordID}
 	if pb == nil {
-		return cp, c.state.putDigest(cp.digest, rec)
+		return cp, a.state.putDigest(cp.digest, rec)
 	}
 	pb.b.PutDigest(cp.digest, rec)
 	pb.digests = append(pb.digests, cp.digest)
@@ -189,8 +211,8 @@ func (c *Crawler) archiveOnce(ex warc.Exchange, cp capture, pb *pageBatch) (capt
 // recovery of torn WARC files at start. After a power loss the store may
 // hold a digest record whose WARC tail was never on disk: a copy of that
 // payload must then be archived whole again, not as a revisit of nothing.
-func (c *Crawler) stillArchived(first store.DigestRecord) bool {
-	for _, f := range c.warcFix {
+func (a *archiver) stillArchived(first store.DigestRecord) bool {
+	for _, f := range a.warcFix {
 		if f.Name == first.File {
 			return !f.Removed && first.Offset+first.Length <= f.KeptBytes
 		}
@@ -205,7 +227,7 @@ func (c *Crawler) stillArchived(first store.DigestRecord) bool {
 // can find more. A revisit read because it came shallower than its
 // original lowers the depth recorded, so copies between the two are not
 // read a third time.
-func (c *Crawler) followed(pb *pageBatch, cp capture, depth int, nothingToFollow bool) {
+func (a *archiver) followed(pb *pageBatch, cp capture, depth int, nothingToFollow bool) {
 	if !cp.original && !cp.revisit {
 		return
 	}
@@ -213,7 +235,7 @@ func (c *Crawler) followed(pb *pageBatch, cp capture, depth int, nothingToFollow
 		depth = 0
 	}
 	rec := cp.first
-	sh := c.digests.shard(cp.digest)
+	sh := a.digests.shard(cp.digest)
 	sh.mu.Lock()
 	p, pending := sh.pending[cp.digest]
 	if pending {
@@ -229,6 +251,23 @@ func (c *Crawler) followed(pb *pageBatch, cp capture, depth int, nothingToFollow
 	}
 	sh.mu.Unlock()
 	pb.b.PutDigest(cp.digest, rec)
+}
+
+// archiveOutlinks writes a WARC metadata record about a parsed page, as
+// Heritrix does: where it was found, how deep, how long it took, and every
+// outlink found in it.
+func (a *archiver) archiveOutlinks(resp *fetch.Response, recordID string, l frontier.Lease, outlinks []string) {
+	fields := make([][2]string, 0, len(outlinks)+3)
+	if l.Via != "" {
+		fields = append(fields, [2]string{"via", l.Via})
+	}
+	fields = append(fields, [2]string{"hopsFromSeed", strconv.Itoa(l.Depth)}, [2]string{"fetchTimeMs", strconv.FormatInt(resp.Duration.Milliseconds(), 10)})
+	for _, o := range outlinks {
+		fields = append(fields, [2]string{"outlink", o})
+	}
+	if _, err := a.w.WriteMetadata(warc.Metadata{URL: resp.URL, Date: resp.Start, ConcurrentTo: recordID, Fields: fields}); err != nil {
+		a.fail(fmt.Errorf("crawl: archive the outlinks of %s: %w", resp.URL, err))
+	}
 }
 
 // skipLinks reports whether a revisit's links need not be extracted: the
@@ -252,3 +291,7 @@ func mimeType(ct string) string {
 	}
 	return mt
 }
+
+// stillArchived is the archiver's, for the recrawl's look-up of a URL's
+// previous visit (recrawl.go), which asks it of the Crawler.
+func (c *Crawler) stillArchived(first store.DigestRecord) bool { return c.arch.stillArchived(first) }

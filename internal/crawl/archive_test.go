@@ -36,12 +36,12 @@ func TestCopiesReadWhereTheyCanFindMore(t *testing.T) {
 			RequestHeader:  []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
 			ResponseHeader: []byte("HTTP/1.1 200 OK\r\n\r\n"),
 		}
-		cp := c.archive(resp, pb, nil)
+		cp := c.arch.archive(resp, pb, nil)
 		if cp.key == "" {
 			t.Fatalf("%s not archived", url)
 		}
 		if read = !cp.skipLinks(depth); read {
-			c.followed(pb, cp, depth, !links)
+			c.arch.followed(pb, cp, depth, !links)
 		}
 		if commit {
 			settle(t, c, pb)
@@ -89,5 +89,5 @@ func settle(t *testing.T, c *Crawler, pb *pageBatch) {
 	if err := pb.b.Commit(false); err != nil {
 		t.Fatal(err)
 	}
-	c.digests.settle(pb.digests)
+	c.arch.settle(pb.digests)
 }

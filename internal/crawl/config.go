@@ -355,4 +355,9 @@ func (c *Config) robotsRetry() robots.Retry {
 	return robots.Retry{TTL: c.RobotsTTL, Attempts: c.RobotsAttempts, Wait: c.RobotsRetryWait, LastGood: c.RobotsLastGood}
 }
 
+// policyLimits are the crawl's settings a policy may only tighten.
+func (c *Config) policyLimits() policy.Limits {
+	return policy.Limits{Delay: c.Delay, MaxURLs: c.MaxURLsPerHost}
+}
+
 func (c Config) warcDir() string { return filepath.Join(c.DataDir, "warc") }

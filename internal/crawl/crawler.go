@@ -29,7 +29,6 @@ import (
 	"weft/internal/robots"
 	"weft/internal/scope"
 	"weft/internal/seen"
-	"weft/internal/sketch"
 	"weft/internal/warc"
 )
 
@@ -45,10 +44,11 @@ type Crawler struct {
 	front   *frontier.Frontier
 	fetcher *fetch.Fetcher
 	warc    ArchiveWriter
-	robots  *robotsCache
+	arch    *archiver       // the WARC files, the capture index and the payload digests
+	robots  *robotsTxt      // the robots.txt cache and its fetches
+	admit   *admitter       // the rules every URL found is judged by
 	hostCap *hostMap[int64] // URLs accepted per host
 	traps   *trapCounts     // URLs accepted per pattern, requests per host, trap refusals
-	digests digestShards    // one payload digest looked up and recorded at a time
 	near    *nearIndex      // fingerprints of the pages judged original; nil when judging is off
 
 	// aliases holds, per origin, what its directories and their index
@@ -68,7 +68,7 @@ type Crawler struct {
 	// running is true while Run may take seeds (AddSeeds holds liveMu
 	// for reading while it works, Run for writing to end it).
 	pause   gate
-	ext     externals // leases out to external fetchers
+	ext     *externals // leases out to external fetchers
 	liveMu  sync.RWMutex
 	running bool
 	closed  bool // the store is closed: nothing more can be read (liveMu)
@@ -80,31 +80,22 @@ type Crawler struct {
 
 	partHeld heldParts // per partition: held (HoldPartition), not to be recrawled here
 
-	// Robots.txt hops across the nodes of a cluster (hops.go): those this
-	// node asked another to make, which Run waits for, and those it makes
-	// for others, by the host whose robots.txt they are for.
-	hopCtx    context.Context
-	hopWG     sync.WaitGroup
-	hopsAsked hopsAsked // hops this node makes for other nodes (HopFor)
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
-	inlinks *sketch.Sketch
+	inlinks *inLinks
 	// handlers read responses by media type; embeds says one of them
 	// wants the images pages show.
 	handlers content.Set
 	embeds   bool
-	copies   *copyTraps // hosts cut off for serving mostly near-duplicates
-	// policyRefused holds the hosts whose policy delay was refused, said
-	// once in the log.
-	policyRefused sync.Map
-	stats         *counters
-	flog          *fetchLog
-	start         time.Time
-	seeds         []canon.URL
-	resumed       bool
-	warcFix       []warc.RecoveredFile
-	uploads       *uploader // finished WARC files on their way to Config.Objects; nil without
-	out           *outbox   // page events on their way to the sinks
+	copies   *copyTraps    // hosts cut off for serving mostly near-duplicates
+	policies *hostPolicies // the operators' policies, applied to the hosts' clocks
+	stats    *counters
+	flog     *fetchLog
+	start    time.Time
+	seeds    []canon.URL
+	resumed  bool
+	uploads  *uploader // finished WARC files on their way to Config.Objects; nil without
+	out      *outbox   // page events on their way to the sinks
 
 	pagesStarted  atomic.Int64
 	capReached    atomic.Bool
@@ -174,16 +165,15 @@ func New(cfg Config) (c *Crawler, err error) {
 		return nil, err
 	}
 	closers = append(closers, c.state.close)
-	c.out = &outbox{sinks: cfg.Sinks, db: c.state.db, log: c.log}
+	c.out = &outbox{sinks: cfg.Sinks, db: c.state.db, log: c.log, fail: c.fail}
 	// The partition count is the stored crawl's, fixed when it was created.
 	c.cfg.Partitions = c.state.parts
 	c.partHeld = make(heldParts, c.cfg.Partitions)
-	c.robots = newRobotsCache(c.cfg.Partitions, c.cfg.robotsRetry())
 	if c.cfg.Policies == nil {
 		// Empty, for the operator API to fill.
-		c.cfg.Policies = policy.NewSet(c.policyLimits())
+		c.cfg.Policies = policy.NewSet(c.cfg.policyLimits())
 	}
-	if err := c.loadPolicies(); err != nil {
+	if err := loadPolicies(c.state.db, c.cfg.Policies, c.log); err != nil {
 		return nil, err
 	}
 	all := c.cfg.Policies.All()
@@ -223,7 +213,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 	}
 	if cfg.Recrawl != nil && c.cfg.InLinkBytes > 0 {
-		if err := c.loadInLinks(); err != nil {
+		if c.inlinks, err = loadInLinks(c.state.db, c.cfg.InLinkBytes, c.log); err != nil {
 			return nil, err
 		}
 	}
@@ -264,16 +254,17 @@ func New(cfg Config) (c *Crawler, err error) {
 		return nil, err
 	}
 	closers = append(closers, func() error { c.fetcher.Close(); return nil })
+	var warcFix []warc.RecoveredFile
 	if c.warc = cfg.Archive; c.warc == nil {
 		if err := os.MkdirAll(cfg.warcDir(), 0o755); err != nil {
 			return nil, fmt.Errorf("crawl: WARC directory: %w", err)
 		}
-		if c.warcFix, err = warc.Recover(cfg.warcDir()); err != nil {
+		if warcFix, err = warc.Recover(cfg.warcDir()); err != nil {
 			return nil, err
 		}
 		wcfg := warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, Software: cfg.UserAgent}
 		if cfg.Objects != nil {
-			if err := c.startUploads(); err != nil {
+			if c.uploads, err = startUploads(&c.cfg, c.state.db, c.log); err != nil {
 				return nil, err
 			}
 			closers = append(closers, func() error { c.uploads.close(0); return nil })
@@ -284,6 +275,19 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 	}
 	closers = append(closers, c.warc.Close)
+	c.arch = &archiver{w: c.warc, state: c.state, canon: c.canon, out: c.out, stats: c.stats, fail: c.fail, warcFix: warcFix}
+	c.robots = &robotsTxt{
+		robotsCache: newRobotsCache(c.cfg.Partitions, c.cfg.robotsRetry()),
+		token:       c.token, state: c.state, fetcher: c.fetcher, canon: c.canon, front: c.front, arch: c.arch,
+		stats: c.stats, traps: c.traps, policies: c.cfg.Policies, cluster: c.cfg.Cluster, log: c.log, fail: c.fail,
+	}
+	c.admit = &admitter{
+		canon: c.canon, scope: c.scope, fetcher: c.fetcher, robots: c.robots.robotsCache, copies: c.copies, policies: c.cfg.Policies,
+		cluster: c.cfg.Cluster, seen: c.seen, traps: c.traps, aliases: c.aliases, hostCap: c.hostCap, stats: c.stats, log: c.log, fail: c.fail,
+		maxRedirects: c.cfg.MaxRedirects, maxURLsPerHost: c.cfg.MaxURLsPerHost, noSitemaps: c.cfg.NoSitemaps,
+	}
+	c.ext = &externals{canon: c.canon, robots: c.robots.robotsCache, policies: c.cfg.Policies, log: c.log}
+	c.policies = &hostPolicies{set: c.cfg.Policies, robots: c.robots.robotsCache, front: c.front, log: c.log}
 	if c.flog, err = openFetchLog(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
 		return nil, err
 	}

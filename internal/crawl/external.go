@@ -6,11 +6,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
+	"weft/internal/canon"
 	"weft/internal/frontier"
+	"weft/internal/policy"
 )
 
 // External fetchers (the operator API's /v1/frontier/lease and
@@ -36,7 +39,15 @@ var ErrUnknownLease = errors.New("crawl: no such lease out")
 // externals holds the leases out to external fetchers, and remembers the
 // last ones completed so that a completion sent twice is answered alike.
 // It is safe for concurrent use.
+//
+// It decides which leases can go out (externalizable) by the robots.txt
+// cache and the operators' policies it holds.
 type externals struct {
+	canon    *canon.Canonicalizer
+	robots   *robotsCache
+	policies *policy.Set
+	log      *slog.Logger
+
 	mu   sync.Mutex
 	out  map[string]extLease
 	done map[string]string // recently completed lease ID -> URL, for idempotent completion
@@ -111,16 +122,16 @@ func (x *externals) expire(now time.Time) []frontier.Lease {
 // that forbids it. The frontier's other leases (a robots.txt fetch or hop,
 // a host being drained or given up, a group lookup, a variant to request
 // as written) are weft's own business.
-func (c *Crawler) externalizable(l frontier.Lease) bool {
+func (x *externals) externalizable(l frontier.Lease) bool {
 	if !l.Requests() || l.RobotsFor != "" || l.Fetch != "" {
 		return false
 	}
-	u, err := c.canon.Parse(l.URL)
+	u, err := x.canon.Parse(l.URL)
 	if err != nil || u.Path == "/robots.txt" {
 		return false
 	}
-	pol := c.robots.cached(originKey(u.Scheme, l.Host), time.Now())
-	return pol != nil && pol.Allowed(u.PathQuery()) && c.cfg.Policies.For(u.Authority, u.Host).Allowed(u.PathQuery())
+	pol := x.robots.cached(originKey(u.Scheme, l.Host), time.Now())
+	return pol != nil && pol.Allowed(u.PathQuery()) && x.policies.For(u.Authority, u.Host).Allowed(u.PathQuery())
 }
 
 // LeaseExternal hands out up to n URLs to an external fetcher, each for
@@ -148,7 +159,7 @@ func (o Operator) LeaseExternal(ctx context.Context, n int, ttl, wait time.Durat
 		if err != nil {
 			break
 		}
-		if !c.externalizable(l) {
+		if !c.ext.externalizable(l) {
 			pb := c.state.newBatch()
 			c.finish(l, c.handle(ctx, l, pb), pb)
 			continue
@@ -201,19 +212,20 @@ func (o Operator) CompleteExternal(id, url string, status int, fetchedAt time.Ti
 	return nil
 }
 
-// expireExternal gives back the external leases whose time is up, as if
+// expireAll gives back the external leases whose time is up, to end, as if
 // their fetchers had fetched and asked for a retry: the host's clock is
 // armed, in case the request did go out, and the URL is leased again after
 // the gap.
-func (c *Crawler) expireExternal(now time.Time) {
-	for _, l := range c.ext.expire(now) {
-		c.log.Info("external lease expired", "url", l.URL, "host", l.Host)
-		c.finish(l, leaseOutcome{res: frontier.Result{Fetched: true, Retry: true}, outcome: "external-expired"}, c.state.newBatch())
+func (x *externals) expireAll(now time.Time, end func(frontier.Lease, leaseOutcome)) {
+	for _, l := range x.expire(now) {
+		x.log.Info("external lease expired", "url", l.URL, "host", l.Host)
+		end(l, leaseOutcome{res: frontier.Result{Fetched: true, Retry: true}, outcome: "external-expired"})
 	}
 }
 
-// sweepExternal expires external leases every tick until ctx is done.
-func (c *Crawler) sweepExternal(ctx context.Context, tick time.Duration) {
+// sweep expires external leases every tick until ctx is done, ending each
+// with end (which completes a lease as a worker does).
+func (x *externals) sweep(ctx context.Context, tick time.Duration, end func(frontier.Lease, leaseOutcome)) {
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {
@@ -221,7 +233,7 @@ func (c *Crawler) sweepExternal(ctx context.Context, tick time.Duration) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			c.expireExternal(now)
+			x.expireAll(now, end)
 		}
 	}
 }

@@ -57,16 +57,16 @@ const remoteHopTimeout = 10 * time.Minute
 // host (an originKey) from target, off the workers, and applies the
 // answer: host's server is parked meanwhile (e.waiting), and unparked once
 // it is decided or can go on.
-func (c *Crawler) remoteHop(host string, e *robotsEntry, target, targetHost string) {
-	hops, ctx := e.hops, c.hopCtx
-	c.hopWG.Go(func() {
+func (r *robotsTxt) remoteHop(host string, e *robotsEntry, target, targetHost string) {
+	hops, ctx := e.hops, r.hopCtx
+	r.hopWG.Go(func() {
 		// The owner may be between two nodes (a handoff): asked again
 		// until it answers, for at most remoteHopTimeout.
 		rctx, cancel := context.WithTimeout(ctx, remoteHopTimeout)
 		var ans RobotsAnswer
 		var err error
 		for wait := 500 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
-			if ans, err = c.cfg.Cluster.RobotsHop(rctx, host, target, targetHost, hops); err == nil {
+			if ans, err = r.cluster.RobotsHop(rctx, host, target, targetHost, hops); err == nil {
 				break
 			}
 			select {
@@ -83,8 +83,8 @@ func (c *Crawler) remoteHop(host string, e *robotsEntry, target, targetHost stri
 		now := time.Now()
 		switch {
 		case err != nil:
-			c.log.Info("robots.txt hop to another node's host failed", "host", host, "url", target, "err", err)
-			c.decideRobots(host, e, robots.DisallowAllPolicy(0, fmt.Sprintf("robots.txt redirects to %s, on a host another node crawls, which did not answer: %v", target, err), now), "redirect-remote", nil, false)
+			r.log.Info("robots.txt hop to another node's host failed", "host", host, "url", target, "err", err)
+			r.decide(host, e, robots.DisallowAllPolicy(0, fmt.Sprintf("robots.txt redirects to %s, on a host another node crawls, which did not answer: %v", target, err), now), "redirect-remote", nil, false)
 		case ans.Local:
 			// This crawl made the hop itself (HopFor, local): the host's
 			// robots.txt state is already what the hop left.
@@ -92,9 +92,9 @@ func (c *Crawler) remoteHop(host string, e *robotsEntry, target, targetHost stri
 			e.pending, e.hops = ans.Pending, ans.Hops
 			e.waiting.Store(false)
 		default:
-			c.decideRobots(host, e, ans.policy(c.token), ans.Reason, ans.Body, ans.Final)
+			r.decide(host, e, ans.policy(r.token), ans.Reason, ans.Body, ans.Final)
 		}
-		c.front.Unpark(originHost(host))
+		r.front.Unpark(originHost(host))
 	})
 }
 
@@ -127,10 +127,10 @@ func (in Inbound) HopFor(ctx context.Context, forHost, target, targetHost string
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := &hopWaiter{ch: make(chan RobotsAnswer, 1), part: partition.Of(targetHost, c.cfg.Partitions), cancel: cancel}
-	if !c.hopsAsked.start(forHost, w) {
+	if !c.robots.hopsAsked.start(forHost, w) {
 		return RobotsAnswer{}, errHopBusy
 	}
-	defer c.hopsAsked.end(forHost, w)
+	defer c.robots.hopsAsked.end(forHost, w)
 	e := c.robots.entry(forHost)
 	if !local {
 		e.pending, e.hops = "", hops

@@ -47,7 +47,7 @@ func (in Inbound) Offer(urls []Offered) error {
 		if o.Resource {
 			as = asOfferedResource
 		}
-		if it, why := c.judge(pb, u, o.Depth, o.Hops, o.Priority, o.Via, as); why == "" {
+		if it, why := c.admit.judge(pb, u, o.Depth, o.Hops, o.Priority, o.Via, as); why == "" {
 			pb.items = append(pb.items, it)
 		}
 	}
@@ -74,7 +74,7 @@ func (in Inbound) HoldPartition(p int, on bool) {
 func (in Inbound) ReleasePartition(p int) map[string]frontier.Clock {
 	c := in.c
 	c.partHeld.set(p, true)
-	c.hopsAsked.drop(p)
+	c.robots.hopsAsked.drop(p)
 	return c.front.ReleasePartition(p)
 }
 

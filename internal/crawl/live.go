@@ -2,16 +2,12 @@ package crawl
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"weft/internal/frontier"
-	"weft/internal/policy"
 	"weft/internal/robots"
 	"weft/internal/store"
 )
@@ -175,64 +171,6 @@ func (c *Crawler) frontierUp() bool {
 	c.liveMu.RLock()
 	defer c.liveMu.RUnlock()
 	return c.frontUp
-}
-
-// metaPolicyPrefix + host holds a policy an operator set while the crawl
-// ran (SetPolicy), as JSON; a restart puts it over the --policy file's.
-const metaPolicyPrefix = "policy/"
-
-// rearmPolicy gives the hosts in memory that key's policy applies to (key
-// itself, and with no port in key, each port of it) the Crawl-delay their
-// policies and robots.txt ask for now, at once: their gap shows it, and
-// their next request waits for it (frontier.Rearm).
-func (c *Crawler) rearmPolicy(key string) {
-	if !c.frontierUp() {
-		return // not running yet: the clocks read from the store get it at their next request
-	}
-	now := time.Now()
-	c.front.Rearm(func(host string, _ frontier.Clock) (time.Duration, bool) {
-		if host != key && !strings.HasPrefix(host, key+":") {
-			return 0, false
-		}
-		// A Crawl-delay not known now (robots.txt not cached) is learnt
-		// again before the next page: that request is robots.txt's.
-		var d time.Duration
-		for _, scheme := range robotsSchemes { // one clock serves the authority's schemes
-			if pol := c.robots.cached(originKey(scheme, host), now); pol != nil {
-				d = max(d, pol.CrawlDelay)
-			}
-		}
-		if p := c.cfg.Policies.ForAuthority(host); p != nil {
-			d = max(d, time.Duration(p.Delay))
-		}
-		return d, true
-	})
-}
-
-// policyLimits are the crawl's settings a policy may only tighten.
-func (c *Crawler) policyLimits() policy.Limits {
-	return policy.Limits{Delay: c.cfg.Delay, MaxURLs: c.cfg.MaxURLsPerHost}
-}
-
-// loadPolicies puts the policies operators set in earlier runs over those
-// of the configuration.
-func (c *Crawler) loadPolicies() error {
-	var errs []error
-	err := c.state.db.MetaPrefix(metaPolicyPrefix, func(name string, v []byte) bool {
-		host := strings.TrimPrefix(name, metaPolicyPrefix)
-		var p policy.Policy
-		if err := json.Unmarshal(v, &p); err != nil {
-			errs = append(errs, fmt.Errorf("crawl: the stored policy of %s: %w", host, err))
-			return true
-		}
-		if err := c.cfg.Policies.Put(host, p); err != nil {
-			// The crawl's limits changed since (a longer --delay): the
-			// stored policy no longer tightens it, and is dropped.
-			c.log.Warn("stored operator policy dropped", "host", host, "err", err)
-		}
-		return true
-	})
-	return errors.Join(err, errors.Join(errs...))
 }
 
 // Fetch is one line of the fetch log, as the operator API shows it.

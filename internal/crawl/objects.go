@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,17 +83,18 @@ type uploader struct {
 	lastErr atomic.Value // string
 }
 
-// startUploads starts the uploader and queues the finished WARC files an
-// earlier run left on disk: not yet uploaded, or uploaded but not yet
-// removed (those are removed now).
-func (c *Crawler) startUploads() error {
-	u := &uploader{objs: c.cfg.Objects, db: c.state.db, dir: c.cfg.warcDir(), log: c.log,
-		wait: c.cfg.uploadWait, later: c.cfg.uploadLater,
+// startUploads starts the uploader of cfg's WARC files to cfg.Objects,
+// recording them in db, and queues the finished files an earlier run left
+// on disk: not yet uploaded, or uploaded but not yet removed (those are
+// removed now).
+func startUploads(cfg *Config, db *store.DB, log *slog.Logger) (*uploader, error) {
+	u := &uploader{objs: cfg.Objects, db: db, dir: cfg.warcDir(), log: log,
+		wait: cfg.uploadWait, later: cfg.uploadLater,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	entries, err := os.ReadDir(u.dir)
 	if err != nil {
-		return fmt.Errorf("crawl: WARC directory: %w", err)
+		return nil, fmt.Errorf("crawl: WARC directory: %w", err)
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -100,20 +102,19 @@ func (c *Crawler) startUploads() error {
 			continue // ".open" files are being written, or are torn: Recover's
 		}
 		if _, ok, err := u.db.GetMeta(metaObject + name); err != nil {
-			return fmt.Errorf("crawl: read the object record of %s: %w", name, err)
+			return nil, fmt.Errorf("crawl: read the object record of %s: %w", name, err)
 		} else if ok {
 			if err := os.Remove(filepath.Join(u.dir, name)); err != nil {
-				return fmt.Errorf("crawl: remove %s, already uploaded: %w", name, err)
+				return nil, fmt.Errorf("crawl: remove %s, already uploaded: %w", name, err)
 			}
 			continue
 		}
 		u.queue = append(u.queue, name)
 	}
 	slices.Sort(u.queue) // names start with their time: oldest first
-	c.uploads = u
 	go u.run()
 	u.signal()
-	return nil
+	return u, nil
 }
 
 // add queues a file the WARC writer just finished.

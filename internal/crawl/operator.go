@@ -128,7 +128,7 @@ func (o Operator) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 			c.stats.reject(string(r))
 			continue
 		}
-		it, why := c.judge(pb, u, 0, 0, prio, "", asLink)
+		it, why := c.admit.judge(pb, u, 0, 0, prio, "", asLink)
 		if why == RejectForwarded {
 			// Accepted: its host's owner queues it. Its scope widens here.
 			c.scope.AddSeed(u)
@@ -202,7 +202,7 @@ func (o Operator) SetPolicy(host string, p policy.Policy) error {
 	}
 	// Checked first, kept next, applied last: a policy refused, or not
 	// kept, is not in force either.
-	if err := policy.NewSet(c.policyLimits()).Put(h, p); err != nil {
+	if err := policy.NewSet(c.cfg.policyLimits()).Put(h, p); err != nil {
 		return err
 	}
 	v, err := json.Marshal(p)
@@ -217,7 +217,9 @@ func (o Operator) SetPolicy(host string, p policy.Policy) error {
 	if err := c.cfg.Policies.Put(h, p); err != nil {
 		return err
 	}
-	c.rearmPolicy(h)
+	if c.frontierUp() { // else the clocks read from the store get it at their next request
+		c.policies.rearm(h)
+	}
 	host = h
 	c.log.Info("operator policy set through the API", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs)
 	return nil
@@ -237,7 +239,9 @@ func (o Operator) DeletePolicy(host string) (bool, error) {
 		return false, err
 	}
 	had := c.cfg.Policies.Delete(h)
-	c.rearmPolicy(h)
+	if c.frontierUp() { // else the clocks read from the store get it at their next request
+		c.policies.rearm(h)
+	}
 	b := c.state.db.NewBatch()
 	b.DeleteMeta(metaPolicyPrefix + h)
 	if err := b.Commit(true); err != nil {

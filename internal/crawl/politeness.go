@@ -90,16 +90,17 @@ func errorSignal(kind fetch.Kind) (fetched bool, s frontier.Signal) {
 }
 
 // groupOf finds the server group of a host (a canonical URL's Host) for
-// per-IP politeness: its first address, or that address's subnet. A host
+// per-IP politeness, by mode (Config.IPGroup): its first address, or that
+// address's subnet, as fetcher resolves it. A host
 // that does not resolve has no group (its fetch fails on DNS, with no
 // request sent).
-func (c *Crawler) groupOf(ctx context.Context, host string) frontier.Result {
+func groupOf(ctx context.Context, fetcher *fetch.Fetcher, mode, host string) frontier.Result {
 	res := frontier.Result{Retry: true, SetGroup: true}
-	addr, err := c.fetcher.Lookup(ctx, strings.Trim(host, "[]"))
+	addr, err := fetcher.Lookup(ctx, strings.Trim(host, "[]"))
 	if err != nil {
 		return res
 	}
-	switch c.cfg.IPGroup {
+	switch mode {
 	case IPGroupSubnet:
 		bits := 24
 		if addr.Is6() {

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"weft/internal/canon"
 	"weft/internal/fetch"
 	"weft/internal/frontier"
+	"weft/internal/policy"
 	"weft/internal/robots"
 )
 
@@ -128,10 +131,40 @@ func (c *robotsCache) judge(e *robotsEntry, now time.Time) *robotsVerdict {
 	return v
 }
 
+// robotsTxt fetches and judges the robots.txt of every origin: it owns
+// the cache of their verdicts (embedded: its look-ups are the crawl's) and
+// the fetch state machine of each, a chain of redirects with its hops to
+// other hosts, and across a cluster to other nodes (hops.go). What it
+// needs of the crawl it holds: the store of earlier runs' files, the
+// fetcher and the frontier whose leases its requests are made under, the
+// archive, the counters, the operators' policies and fail.
+type robotsTxt struct {
+	*robotsCache
+	token    string // the product token the files are read for
+	state    *durable
+	fetcher  *fetch.Fetcher
+	canon    *canon.Canonicalizer
+	front    *frontier.Frontier
+	arch     *archiver // every robots.txt response is archived
+	stats    *counters
+	traps    *trapCounts // requests per host
+	policies *policy.Set // a hop to another host obeys that host's policy too
+	cluster  Cluster     // nil for a single node
+	log      *slog.Logger
+	fail     func(error)
+
+	// Robots.txt hops across the nodes of a cluster (hops.go): those this
+	// node asked another to make, which Run waits for, and those it makes
+	// for others, by the host whose robots.txt they are for.
+	hopCtx    context.Context
+	hopWG     sync.WaitGroup
+	hopsAsked hopsAsked // hops this node makes for other nodes (HopFor)
+}
+
 // robotsMaxHops is RFC 9309's "at least five" redirects.
 const robotsMaxHops = 5
 
-// ensureRobots makes sure the leased host has a robots.txt policy to judge
+// ensure makes sure the leased host has a robots.txt policy to judge
 // by. It returns the policy, or nil and the result to complete the lease
 // with when there is none: the lease was spent on robots.txt (the file, or
 // one hop of its redirect chain), or the file failed and is retried later
@@ -140,15 +173,15 @@ const robotsMaxHops = 5
 // them waits for that host's clock: a hop on the same host waits for the
 // next lease of this host; a hop to another host is queued there
 // (Item.RobotsFor) and this host is parked until it is done.
-func (c *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.URL) (*robots.Policy, frontier.Result) {
+func (r *robotsTxt) ensure(ctx context.Context, l frontier.Lease, u canon.URL) (*robots.Policy, frontier.Result) {
 	origin := originKey(u.Scheme, l.Host)
-	e := c.robots.entry(origin)
+	e := r.entry(origin)
 	if !e.stored {
 		// Not seen in this process: an earlier run may have fetched it.
 		e.stored = true
-		hist, err := c.state.getRobots(origin, c.token)
+		hist, err := r.state.getRobots(origin, r.token)
 		if err != nil {
-			c.fail(fmt.Errorf("crawl: read the robots.txt of %s: %w", origin, err))
+			r.fail(fmt.Errorf("crawl: read the robots.txt of %s: %w", origin, err))
 		}
 		e.hist = hist
 		e.verdict.Store(nil)
@@ -157,7 +190,7 @@ func (c *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.UR
 		now := time.Now()
 		v := e.verdict.Load()
 		if v == nil || !now.Before(v.until) {
-			v = c.robots.judge(e, now)
+			v = r.judge(e, now)
 		}
 		if v.pol != nil {
 			return v.pol, frontier.Result{}
@@ -175,7 +208,7 @@ func (c *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.UR
 		target = u.Scheme + "://" + u.Authority + "/robots.txt"
 		e.hops = 0
 	}
-	res := c.robotsStep(ctx, origin, e, target)
+	res := r.step(ctx, origin, e, target)
 	// The URL goes back to the head of its host's queue either way.
 	res.Retry = true
 	if res.Park || e.pending != "" {
@@ -202,16 +235,16 @@ func (c *Crawler) ensureRobots(ctx context.Context, l frontier.Lease, u canon.UR
 	return nil, res
 }
 
-// robotsStep makes one request of the robots.txt chain of host (an
+// step makes one request of the robots.txt chain of host (an
 // originKey), to target, under the current lease (of target's host). It
 // decides the policy, or records the next hop: on host's own server
 // (pending, whatever its scheme) or on another host (a RobotsFor item
 // there, with host parked).
-func (c *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, target string) frontier.Result {
+func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, target string) frontier.Result {
 	start := time.Now()
-	c.stats.robots.Add(1)
-	c.traps.fetched(originHost(host))
-	resp, err := c.fetcher.Get(ctx, target, nil)
+	r.stats.robots.Add(1)
+	r.traps.fetched(originHost(host))
+	resp, err := r.fetcher.Get(ctx, target, nil)
 	now := time.Now() // the answer's time: its age, and a retry's wait, count from it
 	if err != nil {
 		kind := fetch.KindOf(err)
@@ -219,60 +252,60 @@ func (c *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, t
 		if kind == fetch.KindCanceled && ctx.Err() != nil {
 			return frontier.Result{Fetched: true} // shutting down: decide nothing
 		}
-		c.log.Info("robots.txt unreachable", "host", host, "url", target, "err", err)
+		r.log.Info("robots.txt unreachable", "host", host, "url", target, "err", err)
 		pol := robots.DisallowAllPolicy(0, kind.String()+": "+err.Error(), now)
-		c.decideRobots(host, e, pol, kind.String(), nil, kind == fetch.KindRefused || kind == fetch.KindBadURL)
+		r.decide(host, e, pol, kind.String(), nil, kind == fetch.KindRefused || kind == fetch.KindBadURL)
 		return frontier.Result{Fetched: fetched, Signal: signal, Took: now.Sub(start)}
 	}
 	// Every answer tells the host's clock how the server is doing.
 	signal, retryAfter := answerSignal(resp, time.Now())
 	answered := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
-	c.index(c.archive(resp, nil, nil), nil)
-	c.stats.bytes.Add(int64(len(resp.Body)))
+	r.arch.index(r.arch.archive(resp, nil, nil), nil)
+	r.stats.bytes.Add(int64(len(resp.Body)))
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Location != "" {
 		e.hops++
 		if e.hops > robotsMaxHops {
-			c.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil, false)
+			r.decide(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil, false)
 			return answered
 		}
-		next, err := c.canon.Parse(resp.Location)
+		next, err := r.canon.Parse(resp.Location)
 		if err != nil {
-			c.decideRobots(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil, false)
+			r.decide(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil, false)
 			return answered
 		}
-		c.stats.robotsHops.Add(1) // a hop that will be followed
+		r.stats.robotsHops.Add(1) // a hop that will be followed
 		if next.Authority == originHost(host) {
 			e.pending = resp.Location
 			// Made for another node (HopFor): the chain goes on on its
 			// host, there.
-			c.hopsAsked.answer(host, RobotsAnswer{Pending: resp.Location, Hops: e.hops})
+			r.hopsAsked.answer(host, RobotsAnswer{Pending: resp.Location, Hops: e.hops})
 			return answered
 		}
 		// The chain crosses to another host: that host's clock (and its
 		// own robots.txt, unless the hop is to its /robots.txt) governs
 		// the request. Park this host until the hop is done.
-		if c.robots.parked(next.Authority) {
+		if r.parked(next.Authority) {
 			// The other host is itself waiting on a hop: following could
 			// close a cycle in which both wait forever.
-			c.decideRobots(host, e, robots.DisallowAllPolicy(resp.StatusCode, "robots.txt redirect cycle through "+next.Authority, now), "redirect-cycle", nil, false)
+			r.decide(host, e, robots.DisallowAllPolicy(resp.StatusCode, "robots.txt redirect cycle through "+next.Authority, now), "redirect-cycle", nil, false)
 			return answered
 		}
 		e.pending = ""
 		e.waiting.Store(true)
 		answered.Park = true
-		if c.cfg.Cluster != nil {
+		if r.cluster != nil {
 			// In a cluster the other host's owner makes the hop, even
 			// when it is this node: ownership may move before the hop's
 			// turn comes, and the owner's answer comes back either way.
-			c.remoteHop(host, e, resp.Location, next.Authority)
+			r.remoteHop(host, e, resp.Location, next.Authority)
 			return answered
 		}
-		c.front.Add(frontier.Item{URL: next.String, Fetch: resp.Location, Host: next.Authority, Priority: frontier.High, RobotsFor: host})
+		r.front.Add(frontier.Item{URL: next.String, Fetch: resp.Location, Host: next.Authority, Priority: frontier.High, RobotsFor: host})
 		return answered
 	}
-	pol := robots.FromStatus(resp.StatusCode, resp.Decoded, c.token, now)
+	pol := robots.FromStatus(resp.StatusCode, resp.Decoded, r.token, now)
 	if resp.StatusCode < 300 && len(resp.Decoded) > robots.MaxBytes {
-		c.stats.robotsCut.Add(1)
+		r.stats.robotsCut.Add(1)
 	}
 	switch {
 	case resp.DecodeErr != nil && !errors.Is(resp.DecodeErr, fetch.ErrDecodedTooLarge):
@@ -284,48 +317,48 @@ func (c *Crawler) robotsStep(ctx context.Context, host string, e *robotsEntry, t
 		// by the size cap is parsed (RFC 9309 allows a limit >= 500 KiB).
 		pol = robots.DisallowAllPolicy(resp.StatusCode, "truncated: "+resp.Truncated, now)
 	}
-	c.decideRobots(host, e, pol, statusReason(resp.StatusCode), resp.Decoded, false)
+	r.decide(host, e, pol, statusReason(resp.StatusCode), resp.Decoded, false)
 	return answered
 }
 
-// robotsHop is the lease of a host that another host's robots.txt chain
+// hop is the lease of a host that another host's robots.txt chain
 // redirected to. The request is for the other host's (the owner's, an
 // originKey in l.RobotsFor) robots.txt, made under this host's clock; it
 // needs this host's permission unless it asks for this host's own
 // /robots.txt. pol is this host's policy for the hop's scheme, nil when
 // the hop is to its /robots.txt and the policy is not known.
-func (c *Crawler) robotsHop(ctx context.Context, l frontier.Lease, u canon.URL, pol *robots.Policy) frontier.Result {
-	owner := c.robots.entry(l.RobotsFor)
+func (r *robotsTxt) hop(ctx context.Context, l frontier.Lease, u canon.URL, pol *robots.Policy) frontier.Result {
+	owner := r.entry(l.RobotsFor)
 	var res frontier.Result
 	if pol != nil { // this host's clock keeps this host's Crawl-delay
 		res.SetCrawlDelay, res.CrawlDelay = true, pol.CrawlDelay
 	}
-	if u.Path != "/robots.txt" && (pol == nil || !pol.Allowed(u.PathQuery()) || !c.cfg.Policies.For(u.Authority, u.Host).Allowed(u.PathQuery())) {
+	if u.Path != "/robots.txt" && (pol == nil || !pol.Allowed(u.PathQuery()) || !r.policies.For(u.Authority, u.Host).Allowed(u.PathQuery())) {
 		// The hop's own host (or the operator's policy for it) forbids it.
 		now := time.Now()
-		c.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+u.String+", which its host disallows", now), "redirect-disallowed", nil, false)
-		c.front.Unpark(originHost(l.RobotsFor))
+		r.decide(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+u.String+", which its host disallows", now), "redirect-disallowed", nil, false)
+		r.front.Unpark(originHost(l.RobotsFor))
 		return res
 	}
 	owner.waiting.Store(false)
-	step := c.robotsStep(ctx, l.RobotsFor, owner, l.Fetch)
+	step := r.step(ctx, l.RobotsFor, owner, l.Fetch)
 	if !step.Park {
 		// Decided, or the next hop is on the owner's own host: either way
 		// the owner's next lease goes on. (Park means the chain hopped to
 		// yet another host and the owner, still parked, waits for that.)
-		c.front.Unpark(originHost(l.RobotsFor))
+		r.front.Unpark(originHost(l.RobotsFor))
 	}
 	res.Fetched = step.Fetched
 	return res
 }
 
-// decideRobots adds the outcome of a robots.txt fetch to the history of host
+// decide adds the outcome of a robots.txt fetch to the history of host
 // (an originKey), in memory and in the store (with body, the file a Rules
 // policy was parsed from, so that a restart parses it again rather than
 // fetching it), judges the host anew, and counts and logs what that means. A final failure is one
 // that no retry can mend (the crawler itself refuses the host's address): it
 // counts as all attempts spent.
-func (c *Crawler) decideRobots(host string, e *robotsEntry, pol *robots.Policy, reason string, body []byte, final bool) {
+func (r *robotsTxt) decide(host string, e *robotsEntry, pol *robots.Policy, reason string, body []byte, final bool) {
 	e.pending, e.hops = "", 0
 	e.waiting.Store(false)
 	e.stored = true
@@ -333,48 +366,48 @@ func (c *Crawler) decideRobots(host string, e *robotsEntry, pol *robots.Policy, 
 	if pol.Outcome == robots.Rules {
 		ans.Body = body[:min(len(body), robots.MaxBytes+1)] // all a parse reads, and whether there was more
 	}
-	defer c.hopsAsked.answer(host, ans) // once the entry is all decided: the asker may be this crawl
+	defer r.hopsAsked.answer(host, ans) // once the entry is all decided: the asker may be this crawl
 	before := e.hist.Failures
 	e.hist.Record(pol)
 	if final && pol.Outcome == robots.DisallowAll {
-		e.hist.Failures = max(e.hist.Failures, c.robots.retry.Attempts)
+		e.hist.Failures = max(e.hist.Failures, r.retry.Attempts)
 	}
 	var err error
 	if pol.Outcome == robots.DisallowAll {
-		err = c.state.putRobotsFailure(host, &e.hist)
+		err = r.state.putRobotsFailure(host, &e.hist)
 	} else {
 		if pol.Outcome != robots.Rules {
 			body = nil
 		}
-		err = c.state.putRobots(host, pol, body)
+		err = r.state.putRobots(host, pol, body)
 	}
 	if err != nil {
-		c.fail(fmt.Errorf("crawl: record the robots.txt of %s: %w", host, err))
+		r.fail(fmt.Errorf("crawl: record the robots.txt of %s: %w", host, err))
 	}
-	c.stats.inc(c.stats.robotsOutc, pol.Outcome.String(), 1)
-	v := c.robots.judge(e, pol.FetchedAt)
+	r.stats.inc(r.stats.robotsOutc, pol.Outcome.String(), 1)
+	v := r.judge(e, pol.FetchedAt)
 	if pol.Outcome != robots.DisallowAll {
 		return
 	}
 	attempt := e.hist.Failures
 	switch {
 	case v.pol == nil:
-		c.stats.robotsRetries.Add(1)
-		c.log.Info("robots.txt failed; the host waits and it is fetched again", "host", host, "status", pol.Status, "err", pol.Err,
-			"attempt", attempt, "of", c.robots.retry.Attempts, "retry_in", v.until.Sub(pol.FetchedAt).Round(time.Millisecond))
+		r.stats.robotsRetries.Add(1)
+		r.log.Info("robots.txt failed; the host waits and it is fetched again", "host", host, "status", pol.Status, "err", pol.Err,
+			"attempt", attempt, "of", r.retry.Attempts, "retry_in", v.until.Sub(pol.FetchedAt).Round(time.Millisecond))
 	case v.pol.Outcome == robots.DisallowAll:
-		if before < c.robots.retry.Attempts { // this failure made it unreachable
-			c.stats.inc(c.stats.hostsDown, reason, 1)
+		if before < r.retry.Attempts { // this failure made it unreachable
+			r.stats.inc(r.stats.hostsDown, reason, 1)
 		}
-		c.log.Info("host not crawled: robots.txt unreachable", "host", host, "status", pol.Status, "err", pol.Err,
+		r.log.Info("host not crawled: robots.txt unreachable", "host", host, "status", pol.Status, "err", pol.Err,
 			"attempts", attempt, "retry_in", v.until.Sub(pol.FetchedAt).Round(time.Millisecond))
 	case v.pol == e.hist.Good:
-		c.stats.robotsLastGood.Add(1)
-		c.log.Info("robots.txt unreachable; using the last good copy", "host", host, "status", pol.Status, "err", pol.Err,
+		r.stats.robotsLastGood.Add(1)
+		r.log.Info("robots.txt unreachable; using the last good copy", "host", host, "status", pol.Status, "err", pol.Err,
 			"fetched_at", v.pol.FetchedAt, "attempts", attempt)
 	default:
-		c.stats.robotsLastGood.Add(1)
-		c.log.Info("robots.txt unreachable for the whole last-good window; crawling as if it were absent", "host", host,
+		r.stats.robotsLastGood.Add(1)
+		r.log.Info("robots.txt unreachable for the whole last-good window; crawling as if it were absent", "host", host,
 			"failing_since", e.hist.FailingSince, "attempts", attempt)
 	}
 }
@@ -387,33 +420,4 @@ func statusReason(code int) string {
 		return "robots.txt 429"
 	}
 	return "robots.txt status " + statusClass(code)
-}
-
-// admitSitemaps queues the sitemaps of the leased host once its robots.txt
-// allows it: the files its Sitemap: lines name (on any host: the scope
-// and that host's robots.txt judge them) and its /sitemap.xml, one hop
-// from the URL whose lease fetched the robots.txt.
-func (c *Crawler) admitSitemaps(pb *pageBatch, l frontier.Lease, u canon.URL) {
-	if c.cfg.NoSitemaps {
-		return
-	}
-	robotsURL := u.Scheme + "://" + u.Authority + "/robots.txt"
-	base, err := c.canon.NewBase(robotsURL)
-	if err != nil {
-		return
-	}
-	targets := []string{"/sitemap.xml"}
-	if pol := c.robots.cached(originKey(u.Scheme, l.Host), time.Now()); pol != nil {
-		targets = append(targets, pol.Sitemaps...)
-	}
-	for _, t := range targets {
-		su, err := base.Resolve(t)
-		if err != nil {
-			c.stats.reject(RejectInvalid)
-			continue
-		}
-		if it, why := c.judge(pb, su, l.Depth+1, 0, frontier.Normal, robotsURL, asResource); why == "" {
-			pb.items = append(pb.items, it)
-		}
-	}
 }

@@ -16,7 +16,7 @@ import (
 // finish before they are cut; the summary then says "interrupted", which is
 // not an error.
 func (c *Crawler) Run(ctx context.Context) (Summary, error) {
-	for _, f := range c.warcFix {
+	for _, f := range c.arch.warcFix {
 		c.log.Warn("torn WARC file from a crash cut back to its last whole record", "file", f.Name, "records", f.Records, "dropped_bytes", f.DroppedBytes, "removed", f.Removed)
 	}
 	// leaseCtx stops the workers taking leases (ctx done, page cap, a fatal
@@ -27,11 +27,11 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	c.stopLeasing = stopLeasing
 	var warm sync.WaitGroup
 	warmCtx, stopWarm := context.WithCancel(ctx)
-	c.hopCtx = warmCtx         // ends as the crawl closes: hops asked of other nodes stop waiting
+	c.robots.hopCtx = warmCtx  // ends as the crawl closes: hops asked of other nodes stop waiting
 	closeAll := func() error { // the rebuild of the seen set reads the store
 		stopWarm()
 		warm.Wait()
-		c.hopWG.Wait()
+		c.robots.hopWG.Wait()
 		c.liveMu.Lock()
 		c.running, c.closed = false, true // the API reads and writes no more
 		c.liveMu.Unlock()
@@ -71,7 +71,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	// Seeds given again to a resumed crawl are deduplicated like any URL.
 	seeds := c.state.newBatch()
 	for _, u := range c.seeds {
-		c.admitURL(seeds, u, 0, 0, frontier.High, "")
+		c.admit.admitURL(seeds, u, 0, 0, frontier.High, "")
 	}
 	if err := seeds.commit(c.seen, c.front); errors.Is(err, ErrStopping) {
 		return Summary{StoppedBy: "stopped"}, closeAll() // before it began: the seeds are offered again next run
@@ -107,7 +107,9 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	if c.cfg.Recrawl != nil {
 		rescan.Go(func() { c.rescan(leaseCtx) })
 	}
-	rescan.Go(func() { c.sweepExternal(leaseCtx, 250*time.Millisecond) })
+	rescan.Go(func() {
+		c.ext.sweep(leaseCtx, 250*time.Millisecond, func(l frontier.Lease, lo leaseOutcome) { c.finish(l, lo, c.state.newBatch()) })
+	})
 
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {
@@ -196,7 +198,7 @@ func (c *Crawler) summary() Summary {
 		Resumed:        c.resumed,
 		ResumedURLs:    s.resumedURLs.Load(),
 		ResumedQueue:   s.resumedQueue.Load(),
-		WARCRecovered:  len(c.warcFix),
+		WARCRecovered:  len(c.arch.warcFix),
 		WARCUploads:    c.uploads.summary(), // so far
 	}
 	var top []HostPages

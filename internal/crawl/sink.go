@@ -51,6 +51,7 @@ type outbox struct {
 	sinks []events.Sink
 	db    *store.DB
 	log   *slog.Logger
+	fail  func(error)   // the crawl's: a sink that fails stops it
 	seq   atomic.Uint64 // the last event's number, for the names in the store
 }
 
@@ -138,8 +139,8 @@ func (o *outbox) replay() error {
 
 // emit delivers captures now durable, whose events are staged as names;
 // a sink that fails stops the crawl.
-func (c *Crawler) emit(recs []store.CaptureRecord, names []string) {
-	if err := c.out.deliver(recs, names); err != nil {
-		c.fail(err)
+func (o *outbox) emit(recs []store.CaptureRecord, names []string) {
+	if err := o.deliver(recs, names); err != nil {
+		o.fail(err)
 	}
 }

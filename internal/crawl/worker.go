@@ -71,7 +71,7 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 		// archived): keep its URL queued for the next run.
 		lo.res.Retry = true
 	}
-	lo.res = c.policyDelay(l, lo.res)
+	lo.res = c.policies.delay(l, lo.res)
 	// The host's new clock is computed here, from the lease's, so that
 	// the one the frontier installs is the one on disk.
 	now := time.Now()
@@ -99,7 +99,7 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 	} else if err != nil {
 		c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 	} else {
-		c.emit(pb.captures, outbox)
+		c.out.emit(pb.captures, outbox)
 		if c.cfg.Cluster != nil && keep != nil {
 			c.cfg.Cluster.Clocked(l.Host, *keep)
 		}
@@ -114,36 +114,11 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 			c.cfg.Cluster.Fetched(v, l.Host)
 		}
 	}
-	c.digests.settle(pb.digests)
+	c.arch.settle(pb.digests)
 	if c.near != nil {
 		c.near.settle(pb.sims)
 	}
 	c.front.Complete(l, lo.res)
-}
-
-// policyDelay folds the delay of the host's policy into the Crawl-delay its
-// clock keeps, so that its gap, max(--delay, Crawl-delay, backoff), is at
-// least the policy's. A robots.txt Crawl-delay longer than the policy's
-// delay wins: the policy asked for weft to be faster than robots.txt, which
-// is refused, and said once in the log.
-func (c *Crawler) policyDelay(l frontier.Lease, res frontier.Result) frontier.Result {
-	p := c.cfg.Policies.ForAuthority(l.Host)
-	if p == nil || p.Delay <= 0 {
-		return res
-	}
-	d := time.Duration(p.Delay)
-	robotsDelay := l.Clock.CrawlDelay
-	if res.SetCrawlDelay {
-		robotsDelay = res.CrawlDelay
-		if robotsDelay > d {
-			if _, told := c.policyRefused.LoadOrStore(l.Host, true); !told {
-				c.log.Warn("policy refused: its delay is shorter than the host's robots.txt Crawl-delay, which weft keeps",
-					"host", l.Host, "policy_delay", d, "crawl_delay", robotsDelay)
-			}
-		}
-	}
-	res.SetCrawlDelay, res.CrawlDelay = true, max(robotsDelay, d)
-	return res
 }
 
 // leaseOutcome is what handling a lease did.
@@ -204,7 +179,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		c.stats.reject(RejectGaveUp)
 		if l.RobotsFor != "" {
 			owner := c.robots.entry(l.RobotsFor)
-			c.decideRobots(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+l.Host+", which was given up", time.Now()), "redirect-gave-up", nil, true)
+			c.robots.decide(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+l.Host+", which was given up", time.Now()), "redirect-gave-up", nil, true)
 			c.front.Unpark(originHost(l.RobotsFor))
 		}
 		return leaseOutcome{outcome: RejectGaveUp}
@@ -219,7 +194,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 	}
 	switch l.Mode {
 	case frontier.ModeFindGroup:
-		return leaseOutcome{res: c.groupOf(ctx, u.Host)}
+		return leaseOutcome{res: groupOf(ctx, c.fetcher, c.cfg.IPGroup, u.Host)}
 	case frontier.ModeDrain:
 		// The host drains without its clock: its URLs are dropped, never
 		// requested. If its robots.txt is no longer known to forbid this
@@ -230,7 +205,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 			return leaseOutcome{res: frontier.Result{Retry: true, Drain: frontier.DrainStop}}
 		}
 		if l.RobotsFor != "" { // another host's robots.txt hop, disallowed here
-			return leaseOutcome{res: c.robotsHop(ctx, l, u, pol)}
+			return leaseOutcome{res: c.robots.hop(ctx, l, u, pol)}
 		}
 		c.stats.reject(RejectRobots)
 		return leaseOutcome{res: frontier.Result{Drain: frontier.DrainStart}, outcome: RejectRobots}
@@ -238,19 +213,19 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 	if l.RobotsFor != "" && u.Path == "/robots.txt" {
 		// Another host's robots.txt redirected to this host's robots.txt,
 		// which needs no permission from this host's rules.
-		return leaseOutcome{res: c.robotsHop(ctx, l, u, c.robots.cached(originKey(u.Scheme, l.Host), time.Now()))}
+		return leaseOutcome{res: c.robots.hop(ctx, l, u, c.robots.cached(originKey(u.Scheme, l.Host), time.Now()))}
 	}
-	pol, spent := c.ensureRobots(ctx, l, u)
+	pol, spent := c.robots.ensure(ctx, l, u)
 	if pol == nil {
 		if spent.SetCrawlDelay && spent.Drain == 0 {
 			// The lease fetched the host's robots.txt, which allows it:
 			// its sitemaps are queued like any URL.
-			c.admitSitemaps(pb, l, u)
+			c.admit.admitSitemaps(pb, l, u)
 		}
 		return leaseOutcome{res: spent} // the lease went to robots.txt; the URL is retried
 	}
 	if l.RobotsFor != "" {
-		return leaseOutcome{res: c.robotsHop(ctx, l, u, pol)}
+		return leaseOutcome{res: c.robots.hop(ctx, l, u, pol)}
 	}
 	res := frontier.Result{SetCrawlDelay: true, CrawlDelay: pol.CrawlDelay}
 	if !pol.Allowed(u.PathQuery()) {
@@ -348,7 +323,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	if notModified {
 		cp = c.archiveNotModified(resp, prev, first, &u)
 	} else {
-		cp = c.archive(resp, pb, &u)
+		cp = c.arch.archive(resp, pb, &u)
 		if err := c.aliases.learn(u, resp, cp); err != nil {
 			c.fail(err)
 		}
@@ -357,7 +332,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	// panic while reading it included (handle recovers it and the batch
 	// commits): the record is in the WARC file already. Reading may add to
 	// the line (its SimHash), so it is staged last.
-	defer func() { c.index(cp, pb) }()
+	defer func() { c.arch.index(cp, pb) }()
 	loc := cp.loc
 	sum := sha256.Sum256(resp.Decoded)
 	rec := fetchRecord{
@@ -378,7 +353,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		rec.Outcome = "redirect"
 		if resp.Location != "" {
 			rec.Location = resp.Location
-			c.admitRedirect(pb, l, resp.Location)
+			c.admit.admitRedirect(pb, l, resp.Location)
 		}
 	case cp.skipLinks(l.Depth):
 		// The payload is an earlier capture's, whose links were followed
@@ -390,9 +365,9 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		// digest). A page always cut short never counts.
 		first := c.inlinks != nil && prev.Digest == ([sha1.Size]byte{}) && resp.Truncated == ""
 		outlinks, followed := c.readAndAdmit(pb, l, u, resp, handler, mt, &rec, &cp.rec, first)
-		c.archiveOutlinks(resp, cp.loc.RecordID, l, outlinks)
+		c.arch.archiveOutlinks(resp, cp.loc.RecordID, l, outlinks)
 		if followed {
-			c.followed(pb, cp, l.Depth, len(outlinks) == 0)
+			c.arch.followed(pb, cp, l.Depth, len(outlinks) == 0)
 		}
 		if cp.revisit {
 			rec.Outcome = "revisit"

@@ -1,4 +1,6 @@
-package crawl
+// Package queuebench is the workload of weft bench queue: it drives a
+// crawl's durable queues (crawl.Queue) without fetching.
+package queuebench
 
 import (
 	"context"
@@ -9,16 +11,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"weft/internal/crawl"
 	"weft/internal/frontier"
-	"weft/internal/partition"
-	"weft/internal/seen"
 )
 
-// QueueBench drives the crawl's durable queues without fetching: the same
+// Bench drives the crawl's durable queues without fetching: the same
 // seen set, batches, frontier and store as a crawl, with the network
 // replaced by an instant "fetch". weft bench queue runs its two phases in
 // separate processes, so that the second measures a restart.
-type QueueBench struct {
+type Bench struct {
 	Dir        string // data directory (the state goes in Dir/state)
 	URLs       int    // URLs to enqueue
 	Hosts      int    // spread evenly over this many hosts
@@ -34,8 +35,8 @@ type QueueBench struct {
 	Progress func(done int)
 }
 
-// QueueBenchResult is what one phase measured.
-type QueueBenchResult struct {
+// Result is what one phase measured.
+type Result struct {
 	URLs       int           // URLs enqueued or drained
 	Elapsed    time.Duration // from the first URL to the last
 	FirstURL   time.Duration // drain: from the call to the first URL leased
@@ -44,7 +45,7 @@ type QueueBenchResult struct {
 	Active     int           // drain: the most active hosts
 }
 
-func (q *QueueBench) defaults() {
+func (q *Bench) defaults() {
 	if q.Batch <= 0 {
 		q.Batch = 100
 	}
@@ -65,20 +66,20 @@ func benchURL(i, hosts int) (host, url string) {
 
 // Enqueue admits URLs 0..URLs-1 into a fresh state through the seen set, in
 // batches committed as a page's batch is, and returns the rate.
-func (q QueueBench) Enqueue(ctx context.Context) (QueueBenchResult, error) {
+func (q Bench) Enqueue(ctx context.Context) (Result, error) {
 	q.defaults()
-	d, _, err := openDurable(q.Dir, q.Partitions, true, nil)
+	d, _, err := crawl.OpenQueue(q.Dir, q.Partitions, true)
 	if err != nil {
-		return QueueBenchResult{}, err
+		return Result{}, err
 	}
-	defer d.close()
-	s, err := seen.New(seen.Config{ExpectedURLs: uint(q.URLs), Partitions: d.parts}, d)
+	defer d.Close()
+	s, err := d.Seen(uint(q.URLs))
 	if err != nil {
-		return QueueBenchResult{}, err
+		return Result{}, err
 	}
-	f, err := frontier.New(frontier.Config{Store: frontStore{d}, FirstSeq: d.firstSeq, KeepAlive: true})
+	f, err := d.Frontier(frontier.Config{KeepAlive: true})
 	if err != nil {
-		return QueueBenchResult{}, err
+		return Result{}, err
 	}
 	// The frontier runs, as in a crawl, so that Add is taken in; with no
 	// consumer it only fills its bounded memory.
@@ -100,21 +101,16 @@ func (q QueueBench) Enqueue(ctx context.Context) (QueueBenchResult, error) {
 				if from >= q.URLs {
 					return
 				}
-				pb := d.newBatch()
+				pb := d.Batch()
 				for i := from; i < min(from+q.Batch, q.URLs); i++ {
 					host, u := benchURL(i, q.Hosts)
-					it := frontier.Item{URL: u, Host: host, Depth: 1, Priority: frontier.Normal}
-					isNew, err := s.Add(host, u, pb.recorder(&it))
-					if err == nil && isNew {
-						pb.items = append(pb.items, it)
-					}
-					if err != nil {
+					if _, err := pb.Add(s, host, u); err != nil {
 						errOnce.Do(func() { firstErr = err })
 						return
 					}
 				}
-				n := len(pb.items)
-				if err := pb.commit(s, f); err != nil {
+				n := pb.Len()
+				if err := pb.Commit(s, f); err != nil {
 					errOnce.Do(func() { firstErr = err })
 					return
 				}
@@ -127,15 +123,15 @@ func (q QueueBench) Enqueue(ctx context.Context) (QueueBenchResult, error) {
 	stopProgress()
 	stop()
 	if err := <-frontErr; err != nil && !errors.Is(err, context.Canceled) {
-		return QueueBenchResult{}, err
+		return Result{}, err
 	}
 	if firstErr == nil {
 		firstErr = ctx.Err()
 	}
 	if firstErr != nil {
-		return QueueBenchResult{}, firstErr
+		return Result{}, firstErr
 	}
-	return QueueBenchResult{URLs: int(done.Load()), Elapsed: elapsed}, nil
+	return Result{URLs: int(done.Load()), Elapsed: elapsed}, nil
 }
 
 // Drain reopens the state Enqueue left and leases every queued URL, each
@@ -143,20 +139,20 @@ func (q QueueBench) Enqueue(ctx context.Context) (QueueBenchResult, error) {
 // its host's clock written, in one batch), with no delay between requests.
 // FirstURL is measured from the call, which for a fresh process is about
 // its start.
-func (q QueueBench) Drain(ctx context.Context) (QueueBenchResult, error) {
+func (q Bench) Drain(ctx context.Context) (Result, error) {
 	q.defaults()
 	called := time.Now()
-	d, found, err := openDurable(q.Dir, q.Partitions, false, nil)
+	d, found, err := crawl.OpenQueue(q.Dir, q.Partitions, false)
 	if err != nil {
-		return QueueBenchResult{}, err
+		return Result{}, err
 	}
-	defer d.close()
+	defer d.Close()
 	if !found {
-		return QueueBenchResult{}, fmt.Errorf("crawl: no queue benchmark state in %s; run the enqueue phase first", q.Dir)
+		return Result{}, fmt.Errorf("queuebench: no queue benchmark state in %s; run the enqueue phase first", q.Dir)
 	}
-	f, err := frontier.New(frontier.Config{Store: frontStore{d}, FirstSeq: d.firstSeq, MaxActiveHosts: max(1024, 4*q.Workers)})
+	f, err := d.Frontier(frontier.Config{MaxActiveHosts: max(1024, 4*q.Workers)})
 	if err != nil {
-		return QueueBenchResult{}, err
+		return Result{}, err
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -191,9 +187,8 @@ func (q QueueBench) Drain(ctx context.Context) (QueueBenchResult, error) {
 						dups.Add(1)
 					}
 				}
-				pb := d.newBatch()
+				pb := d.Batch()
 				res := frontier.Result{Fetched: true}
-				part := partition.Of(l.Host, d.parts)
 				now := time.Now()
 				clock := f.Advance(l.Clock, res, now)
 				res.Clock = &clock
@@ -201,12 +196,8 @@ func (q QueueBench) Drain(ctx context.Context) (QueueBenchResult, error) {
 				if f.Durable(l.Clock, clock, now) {
 					keep = &clock
 				}
-				if q.Pages {
-					pb.done(l, part, res, 200, "ok", keep, nil)
-				} else {
-					pb.dequeued(l, part, keep)
-				}
-				if err := pb.commit(nil, f); err != nil {
+				pb.Complete(l, res, keep, q.Pages)
+				if err := pb.Commit(nil, f); err != nil {
 					errOnce.Do(func() { firstErr = err })
 					stop() // the others must not wait for this lease
 					f.Complete(l, frontier.Result{Retry: true})
@@ -232,10 +223,10 @@ func (q QueueBench) Drain(ctx context.Context) (QueueBenchResult, error) {
 		firstErr = ctx.Err()
 	}
 	if firstErr != nil {
-		return QueueBenchResult{}, firstErr
+		return Result{}, firstErr
 	}
 	firstAt := time.Duration(first.Load())
-	return QueueBenchResult{
+	return Result{
 		URLs: int(done.Load()), Elapsed: time.Since(called) - firstAt, FirstURL: firstAt,
 		Duplicates: int(dups.Load()), InMemory: int(peakMem.Load()), Active: int(peakHosts.Load()),
 	}, nil
@@ -269,7 +260,7 @@ func benchIndex(u string, hosts int) (int, bool) {
 }
 
 // progress calls q.Progress about once a second until the returned stop.
-func (q QueueBench) progress(done *atomic.Int64) (stop func()) {
+func (q Bench) progress(done *atomic.Int64) (stop func()) {
 	if q.Progress == nil {
 		return func() {}
 	}

@@ -1,0 +1,106 @@
+package crawl
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"weft/internal/frontier"
+	"weft/internal/policy"
+	"weft/internal/store"
+)
+
+// hostPolicies applies the operators' policies (Config.Policies, which an
+// operator may change while the crawl runs) to the hosts' clocks: a
+// policy's delay is folded into the Crawl-delay a clock keeps, at each
+// lease and at once when the policy changes.
+type hostPolicies struct {
+	set    *policy.Set
+	robots *robotsCache // a Crawl-delay robots.txt asks for is kept too
+	front  *frontier.Frontier
+	log    *slog.Logger
+	// refused holds the hosts whose policy delay was refused, said once
+	// in the log.
+	refused sync.Map
+}
+
+// metaPolicyPrefix + host holds a policy an operator set while the crawl
+// ran (SetPolicy), as JSON; a restart puts it over the --policy file's.
+const metaPolicyPrefix = "policy/"
+
+// delay folds the delay of the host's policy into the Crawl-delay its
+// clock keeps, so that its gap, max(--delay, Crawl-delay, backoff), is at
+// least the policy's. A robots.txt Crawl-delay longer than the policy's
+// delay wins: the policy asked for weft to be faster than robots.txt, which
+// is refused, and said once in the log.
+func (p *hostPolicies) delay(l frontier.Lease, res frontier.Result) frontier.Result {
+	hp := p.set.ForAuthority(l.Host)
+	if hp == nil || hp.Delay <= 0 {
+		return res
+	}
+	d := time.Duration(hp.Delay)
+	robotsDelay := l.Clock.CrawlDelay
+	if res.SetCrawlDelay {
+		robotsDelay = res.CrawlDelay
+		if robotsDelay > d {
+			if _, told := p.refused.LoadOrStore(l.Host, true); !told {
+				p.log.Warn("policy refused: its delay is shorter than the host's robots.txt Crawl-delay, which weft keeps",
+					"host", l.Host, "policy_delay", d, "crawl_delay", robotsDelay)
+			}
+		}
+	}
+	res.SetCrawlDelay, res.CrawlDelay = true, max(robotsDelay, d)
+	return res
+}
+
+// rearm gives the hosts in memory that key's policy applies to (key
+// itself, and with no port in key, each port of it) the Crawl-delay their
+// policies and robots.txt ask for now, at once: their gap shows it, and
+// their next request waits for it (frontier.Rearm). Only once the frontier
+// runs (Crawler.frontierUp): before, the clocks read from the store get it
+// at their next request.
+func (p *hostPolicies) rearm(key string) {
+	now := time.Now()
+	p.front.Rearm(func(host string, _ frontier.Clock) (time.Duration, bool) {
+		if host != key && !strings.HasPrefix(host, key+":") {
+			return 0, false
+		}
+		// A Crawl-delay not known now (robots.txt not cached) is learnt
+		// again before the next page: that request is robots.txt's.
+		var d time.Duration
+		for _, scheme := range robotsSchemes { // one clock serves the authority's schemes
+			if pol := p.robots.cached(originKey(scheme, host), now); pol != nil {
+				d = max(d, pol.CrawlDelay)
+			}
+		}
+		if hp := p.set.ForAuthority(host); hp != nil {
+			d = max(d, time.Duration(hp.Delay))
+		}
+		return d, true
+	})
+}
+
+// loadPolicies puts the policies operators set in earlier runs, kept in db,
+// over those of the configuration, in set.
+func loadPolicies(db *store.DB, set *policy.Set, log *slog.Logger) error {
+	var errs []error
+	err := db.MetaPrefix(metaPolicyPrefix, func(name string, v []byte) bool {
+		host := strings.TrimPrefix(name, metaPolicyPrefix)
+		var p policy.Policy
+		if err := json.Unmarshal(v, &p); err != nil {
+			errs = append(errs, fmt.Errorf("crawl: the stored policy of %s: %w", host, err))
+			return true
+		}
+		if err := set.Put(host, p); err != nil {
+			// The crawl's limits changed since (a longer --delay): the
+			// stored policy no longer tightens it, and is dropped.
+			log.Warn("stored operator policy dropped", "host", host, "err", err)
+		}
+		return true
+	})
+	return errors.Join(err, errors.Join(errs...))
+}
