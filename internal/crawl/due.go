@@ -352,6 +352,13 @@ func (h *dueHeap[T]) down(i int) {
 // writes URL records without entries.
 const metaRecrawl = "recrawl-index"
 
+// scheduleVersion names the rules that turn a URL's record into its next
+// crawl beyond the policy's fields (the host prior, the back-off, the
+// missing sitemap's schedule): it is part of the recrawl index's key, so
+// that a binary that schedules otherwise builds the index again rather
+// than keep the due times an older one set. Raise it with any such change.
+const scheduleVersion = 2
+
 // prepareDueIndex makes the recrawl index hold an entry for every fetched
 // URL, scheduled by the configured policy, when the crawl is continuous:
 // it is built from the URL records when the state has none, or one built
@@ -372,7 +379,7 @@ func (c *Crawler) prepareDueIndex() error {
 		return b.Commit(true)
 	}
 	p := c.cfg.Recrawl.WithDefaults()
-	want := fmt.Sprintf("min=%d max=%d prior=%g floor=%g uniform=%t", p.Min, p.Max, p.Prior, p.Floor, p.Uniform)
+	want := fmt.Sprintf("v=%d min=%d max=%d prior=%g floor=%g uniform=%t backoff=%t", scheduleVersion, p.Min, p.Max, p.Prior, p.Floor, p.Uniform, !p.NoBackoff)
 	if ok && string(val) == want {
 		return nil
 	}
@@ -392,9 +399,10 @@ func (c *Crawler) prepareDueIndex() error {
 			w := c.importance(r.URL, &r)
 			hp := p
 			hp.Prior = c.priors.get(host).Rate(p.Prior)
-			r.NextCrawl = hp.Next(r.URL, history(r), w)
-			if missingSitemap(r.LastStatus) && isSitemapPath(r.URL) {
+			if c.onRobotsSchedule(r) {
 				r.NextCrawl = r.LastFetch.Add(c.cfg.RobotsTTL)
+			} else {
+				r.NextCrawl = hp.Next(r.URL, history(r), w)
 			}
 			b.PutURL(uint16(part), host, hash, r)
 			b.PutDue(dueEntry(uint16(part), host, hash, r, w))
@@ -420,4 +428,18 @@ func (c *Crawler) prepareDueIndex() error {
 		c.log.Info("recrawl index built", "urls", n, "policy", want)
 	}
 	return nil
+}
+
+// onRobotsSchedule reports whether a URL's record, read to build the
+// recrawl index, is of a missing sitemap (learn): a host's /sitemap.xml
+// that answered 404 or 410, or another sitemap that did and was scheduled
+// once per RobotsTTL when it did (one its robots.txt names, which the
+// record does not say, and the robots.txt cache may not hold yet at
+// start). Such a URL keeps the robots.txt schedule, rather than return to
+// a page's.
+func (c *Crawler) onRobotsSchedule(r store.URLRecord) bool {
+	if !missingSitemap(r.LastStatus) {
+		return false
+	}
+	return isSitemapPath(r.URL) || r.NextCrawl.Equal(r.LastFetch.Add(c.cfg.RobotsTTL))
 }

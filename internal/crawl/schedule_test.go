@@ -2,10 +2,16 @@ package crawl
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"weft/internal/partition"
 	"weft/internal/recrawl"
+	"weft/internal/seen"
+	"weft/internal/store"
 	"weft/internal/synthweb"
 )
 
@@ -51,4 +57,85 @@ func TestMissingSitemapOnRobotsSchedule(t *testing.T) {
 	if counts["/"] < 3 {
 		t.Errorf("/ requested %d times: the pages were not recrawled, so the test shows nothing", counts["/"])
 	}
+}
+
+// TestRecrawlIndexRebuild builds the recrawl index again from the URL
+// records, as a start does when the index was built for another policy or
+// by a binary that schedules otherwise (an older scheduleVersion, whose
+// key had no version at all): a sitemap that answered 404 and was put on
+// the robots.txt schedule keeps it even when it is not the host's
+// /sitemap.xml (one its robots.txt named, which the record does not say),
+// and a page that answered 404 gets a page's schedule.
+func TestRecrawlIndexRebuild(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"r.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) { http.NotFound(rw, r) },
+	})
+	cfg := mw.config(t, time.Millisecond, mw.url("r.test", "/"))
+	cfg.RobotsTTL = time.Hour
+	cfg.Recrawl = &recrawl.Policy{Min: time.Second, Max: time.Minute}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close(0)
+	host := strings.TrimPrefix(mw.url("r.test", ""), "http://")
+	part := uint16(partition.Of(host, c.cfg.Partitions))
+	last := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	recs := map[string]store.URLRecord{
+		"/maps/a.xml": {LastStatus: 404, NextCrawl: last.Add(cfg.RobotsTTL)},
+		"/gone":       {LastStatus: 404, NextCrawl: last.Add(time.Hour + time.Minute)},
+		"/page":       {LastStatus: 200, NextCrawl: last.Add(time.Hour)},
+	}
+	write := func(meta string) {
+		b := c.state.db.NewBatch()
+		b.ClearDue()
+		for path, r := range recs {
+			r.URL, r.Depth, r.Status, r.LastFetch, r.SitemapPriority = mw.url("r.test", path), 1, store.URLDone, last, -1
+			k := seen.KeyOf(r.URL)
+			b.PutURL(part, host, k, r)
+			b.PutDue(dueEntry(part, host, k, r, 1))
+		}
+		b.PutMeta(metaRecrawl, []byte(meta))
+		if err := b.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(name string) {
+		t.Helper()
+		for path, want := range map[string]bool{"/maps/a.xml": true, "/gone": false, "/page": false} {
+			r, ok, err := c.state.db.GetURL(part, host, seen.KeyOf(mw.url("r.test", path)))
+			if err != nil || !ok {
+				t.Fatalf("%s: %s: %v %v", name, path, ok, err)
+			}
+			robots := r.NextCrawl.Equal(last.Add(cfg.RobotsTTL))
+			if page := !r.NextCrawl.After(last.Add(cfg.Recrawl.Max)); robots != want || (!want && !page) {
+				t.Errorf("%s: %s due %v after its last fetch; want the robots.txt schedule (%v): %t", name, path, r.NextCrawl.Sub(last), cfg.RobotsTTL, want)
+			}
+			var due []time.Time
+			if err := c.state.db.ScanDue(part, nil, last.Add(48*time.Hour), func(e store.DueEntry) bool {
+				if e.Hash == seen.KeyOf(r.URL) {
+					due = append(due, e.Due)
+				}
+				return true
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if len(due) != 1 || !due[0].Equal(r.NextCrawl) {
+				t.Errorf("%s: %s has index entries %v, its record %v", name, path, due, r.NextCrawl)
+			}
+		}
+	}
+	// Built for another policy.
+	write("min=1 max=2 prior=1 floor=1 uniform=false")
+	if err := c.prepareDueIndex(); err != nil {
+		t.Fatal(err)
+	}
+	check("another policy")
+	// Built by a binary without the schedule's version, for this policy.
+	p := cfg.Recrawl.WithDefaults()
+	write(fmt.Sprintf("min=%d max=%d prior=%g floor=%g uniform=%t", p.Min, p.Max, p.Prior, p.Floor, p.Uniform))
+	if err := c.prepareDueIndex(); err != nil {
+		t.Fatal(err)
+	}
+	check("an older schedule")
 }
