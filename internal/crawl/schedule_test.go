@@ -139,3 +139,56 @@ func TestRecrawlIndexRebuild(t *testing.T) {
 	}
 	check("an older schedule")
 }
+
+// TestRecrawlRescheduledWhenNotDue: a recrawl index entry whose time has
+// come but whose URL the policy does not find Due (here: Min has not
+// passed since its last fetch, as when the host's prior changed since it
+// was scheduled) is moved by the scan to the time the policy gives, not
+// left to be read again at every scan; nothing is queued.
+func TestRecrawlRescheduledWhenNotDue(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"n.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) { http.NotFound(rw, r) },
+	})
+	cfg := mw.config(t, time.Millisecond, mw.url("n.test", "/"))
+	cfg.Recrawl = &recrawl.Policy{Min: time.Minute}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close(0)
+	host := strings.TrimPrefix(mw.url("n.test", ""), "http://")
+	part := uint16(partition.Of(host, c.cfg.Partitions))
+	now := time.Now()
+	r := store.URLRecord{URL: mw.url("n.test", "/a"), Depth: 1, Status: store.URLDone, LastStatus: 200,
+		LastFetch: now.Add(-time.Second), NextCrawl: now.Add(-time.Millisecond), SitemapPriority: -1}
+	k := seen.KeyOf(r.URL)
+	b := c.state.db.NewBatch()
+	b.PutURL(part, host, k, r)
+	b.PutDue(dueEntry(part, host, k, r, 1))
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.queueDue(now); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.stats.recrawls.Load(); n != 0 {
+		t.Errorf("%d recrawls queued; want none", n)
+	}
+	got, ok, err := c.state.db.GetURL(part, host, k)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if got.Status != store.URLDone || got.NextCrawl.Before(r.LastFetch.Add(time.Minute)) {
+		t.Errorf("record %v, due %v after its last fetch; want done, due at least Min (1m) after it", got.Status, got.NextCrawl.Sub(r.LastFetch))
+	}
+	var due []time.Time
+	if err := c.state.db.ScanDue(part, nil, now.Add(time.Hour), func(e store.DueEntry) bool {
+		due = append(due, e.Due)
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(due) != 1 || !due[0].Equal(got.NextCrawl) {
+		t.Errorf("index entries %v; want one, at the record's %v", due, got.NextCrawl)
+	}
+}
