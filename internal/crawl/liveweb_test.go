@@ -142,6 +142,34 @@ func uniformVisits(web *synthweb.Web, perHost map[string]int, start, end time.Ti
 	return visits
 }
 
+// uniformAt is a uniform recrawler given the very request slots weft had:
+// each host's live pages in turn, one at each time weft requested one of
+// them. A recrawler in weft's place gets the slots the host's clock gives
+// (politeness: the delay, and the latency factor, which stretches the gap
+// after a slow fetch on a loaded machine), not an even spread, so this is
+// the comparison of the schedules alone, at an equal request count.
+func uniformAt(web *synthweb.Web, fetched map[string][]time.Time) map[string][]time.Time {
+	slots := map[string][]time.Time{}
+	for u, v := range fetched {
+		slots[hostName(u)] = append(slots[hostName(u)], v...)
+	}
+	byHost := map[string][]string{}
+	for _, u := range livePages(web) {
+		byHost[hostName(u)] = append(byHost[hostName(u)], u)
+	}
+	visits := map[string][]time.Time{}
+	for name, pages := range byHost {
+		slices.SortFunc(pages, func(a, b string) int { return liveNumber(a) - liveNumber(b) })
+		ts := slots[name]
+		slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+		for i, t := range ts {
+			u := pages[i%len(pages)]
+			visits[u] = append(visits[u], t)
+		}
+	}
+	return visits
+}
+
 // liveNumber is k of a live page's URL, .../live/k.
 func liveNumber(url string) int {
 	_, k, _ := strings.Cut(url, "/live/")
