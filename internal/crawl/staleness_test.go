@@ -199,3 +199,25 @@ func logClasses(t testing.TB, web *synthweb.Web, fetched, uni map[string][]time.
 		}
 	}
 }
+
+// BenchmarkServeStalenessDefaults is TestServeStalenessDefaults long
+// enough for the schedule to learn: the same 200 intervals on four hosts
+// of 50 live pages (twice the politeness budget a page), for 200 s,
+// staleness counted from 50 s on. The simulation of package recrawl at
+// that budget and length reaches 2.3x. It reports the staleness of weft,
+// of uniform in weft's slots and spread evenly, and the ratios, with the
+// steady-state optimum's. Run with
+//
+//	go test ./internal/crawl -run '^$' -bench ServeStalenessDefaults -benchtime 1x
+func BenchmarkServeStalenessDefaults(b *testing.B) {
+	var r liveResult
+	for b.Loop() {
+		r = runLive(b, liveWorld{hosts: 4, perHost: 50, run: 200 * time.Second, warm: 50 * time.Second})
+	}
+	b.ReportMetric(r.weft, "stale-weft")
+	b.ReportMetric(r.uniform, "stale-uniform")
+	b.ReportMetric(float64(r.live), "live-requests")
+	b.ReportMetric(r.uniform/r.weft, "uniform/weft")
+	b.ReportMetric(r.even/r.weft, "even/weft")
+	b.ReportMetric(r.uniform/r.optimum, "uniform/optimum")
+}
