@@ -186,8 +186,9 @@ func (c *Crawler) queueDue(now time.Time) error {
 // their time but are not Due by the policy now (the host's prior, or the
 // page's importance, changed since it was scheduled) to the time the
 // policy gives now, so that a scan does not read them again and again
-// until they are. One a hair early (Next rounds to the nanosecond) stays,
-// for the next scan; so does a missing sitemap on the robots.txt
+// until they are. One a hair early (Next rounds to the nanosecond), or
+// due now only by the importance it has now, stays for the next scan,
+// with that importance; so does a missing sitemap on the robots.txt
 // schedule, which is not the policy's. An entry whose record was written
 // since (touched, or scheduled again) is stale and goes.
 func (c *Crawler) reschedule(pb *pageBatch, early []store.DueEntry, touched map[seen.Key]bool, now time.Time) error {
@@ -209,6 +210,9 @@ func (c *Crawler) reschedule(pb *pageBatch, early []store.DueEntry, touched map[
 		w := c.importance(r.URL, &r)
 		next := c.policy(e.Host).Next(r.URL, history(r), w)
 		if !next.After(now) {
+			if w != e.Importance { // due now by what ranks it now: the next scan weighs that
+				pb.b.PutDue(dueEntry(e.Part, e.Host, e.Hash, r, w))
+			}
 			continue
 		}
 		pb.b.DeleteDue(e.Part, e.Due, e.Host, e.Hash)

@@ -13,6 +13,7 @@ import (
 	"weft/internal/seen"
 	"weft/internal/store"
 	"weft/internal/synthweb"
+	"weft/internal/testwait"
 )
 
 // TestMissingSitemapOnRobotsSchedule runs the continuous mode over a host
@@ -34,15 +35,44 @@ func TestMissingSitemapOnRobotsSchedule(t *testing.T) {
 	cfg.RobotsTTL = time.Hour
 	cfg.Recrawl = &recrawl.Policy{Min: 100 * time.Millisecond, Max: 500 * time.Millisecond, Prior: 1}
 	cfg.RecrawlScan = 20 * time.Millisecond
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	// The crawl runs until / has been fetched three times and five times
+	// Max has passed (many times the recrawl interval), however slow the
+	// machine; the minute is a bound against a hang.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Run(ctx); err != nil {
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Run(ctx)
+		done <- err
+	}()
+	stopped := false
+	defer func() {
+		if !stopped { // the wait failed: stop the crawl before the test ends
+			cancel()
+			<-done
+		}
+	}()
+	testwait.Eventually(t, 50*time.Second, "/ requested 3 times", func() bool {
+		n := 0
+		for _, r := range web.Log() {
+			if r.Path == "/" {
+				n++
+			}
+		}
+		return n >= 3 && time.Since(start) >= 5*cfg.Recrawl.Max
+	})
+	cancel()
+	err = <-done
+	stopped = true
+	if err != nil {
 		t.Fatal(err)
 	}
+	took := time.Since(start).Round(10 * time.Millisecond)
 	counts := map[string]int{}
 	for _, r := range web.Log() {
 		counts[r.Path]++
@@ -50,7 +80,7 @@ func TestMissingSitemapOnRobotsSchedule(t *testing.T) {
 			t.Fatalf("/sitemap.xml answered %d", r.Status)
 		}
 	}
-	t.Logf("in 3 s: /sitemap.xml %d requests, robots.txt %d, / %d", counts["/sitemap.xml"], counts["/robots.txt"], counts["/"])
+	t.Logf("in %v: /sitemap.xml %d requests, robots.txt %d, / %d", took, counts["/sitemap.xml"], counts["/robots.txt"], counts["/"])
 	if counts["/sitemap.xml"] != 1 {
 		t.Errorf("/sitemap.xml (404) requested %d times within one robots TTL; want 1", counts["/sitemap.xml"])
 	}
@@ -190,5 +220,42 @@ func TestRecrawlRescheduledWhenNotDue(t *testing.T) {
 	}
 	if len(due) != 1 || !due[0].Equal(got.NextCrawl) {
 		t.Errorf("index entries %v; want one, at the record's %v", due, got.NextCrawl)
+	}
+}
+
+// TestRecrawlEntryImportanceRefreshed: an entry whose time has come, not
+// Due by the importance it was scheduled with but Due by the one its URL
+// has now (it gained in-links), takes that importance, so that the next
+// scan queues it rather than read it again and again.
+func TestRecrawlEntryImportanceRefreshed(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"i.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) { http.NotFound(rw, r) },
+	})
+	cfg := mw.config(t, time.Millisecond, mw.url("i.test", "/"))
+	cfg.Recrawl = &recrawl.Policy{Min: 2 * time.Millisecond, Prior: 1}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close(0)
+	host := strings.TrimPrefix(mw.url("i.test", ""), "http://")
+	part := uint16(partition.Of(host, c.cfg.Partitions))
+	now := time.Now()
+	r := store.URLRecord{URL: mw.url("i.test", "/a"), Depth: 1, Status: store.URLDone, LastStatus: 200, InLinks: 100,
+		LastFetch: now.Add(-time.Second), NextCrawl: now.Add(-time.Millisecond), SitemapPriority: -1}
+	k := seen.KeyOf(r.URL)
+	b := c.state.db.NewBatch()
+	b.PutURL(part, host, k, r)
+	b.PutDue(dueEntry(part, host, k, r, 1e-4)) // scheduled when it had hardly any importance
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := c.queueDue(time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.stats.recrawls.Load(); n != 1 {
+		t.Errorf("%d recrawls queued in two scans; want 1", n)
 	}
 }
