@@ -14,6 +14,7 @@ import (
 
 	"weft/internal/frontier"
 	"weft/internal/recrawl"
+	"weft/internal/seen"
 	"weft/internal/store"
 )
 
@@ -101,6 +102,7 @@ func (c *Crawler) queueDue(now time.Time) error {
 		}
 		return r
 	}
+	var early []store.DueEntry // due by the index, not by the policy: rescheduled
 	c.dueCur, err = scanDue(c.state.db, c.cfg.Partitions, c.partHeld.held, c.dueCur, now, maxExaminePerScan, func(e store.DueEntry) {
 		h := recrawl.History{Visits: e.Visits, Changes: e.Changes, Span: e.Span, Last: e.LastFetch, Unchanged: e.Unchanged}
 		s := math.Inf(1)
@@ -108,7 +110,10 @@ func (c *Crawler) queueDue(now time.Time) error {
 			p := p
 			p.Prior = priorOf(e.Host)
 			if !p.Due(h, e.Importance, now) {
-				return // a hair early (Next rounds to the nanosecond): weighed at the next scan
+				if len(early) < maxDuePerScan {
+					early = append(early, e)
+				}
+				return
 			}
 			s = p.Score(h, e.Importance, now)
 		}
@@ -161,6 +166,10 @@ func (c *Crawler) queueDue(now time.Time) error {
 		pb.items = append(pb.items, frontier.Item{URL: r.URL, Host: e.Host, Depth: r.Depth, Priority: prio, Added: now})
 		requeued++
 	}
+	if err := c.reschedule(pb, early, touched, now); err != nil {
+		pb.b.Close()
+		return err
+	}
 	// Counted before the commit hands them to the frontier, so that a
 	// lease never completes before its recrawl is counted.
 	for _, it := range pb.items {
@@ -170,6 +179,47 @@ func (c *Crawler) queueDue(now time.Time) error {
 		return fmt.Errorf("crawl: queue %d URLs due for a recrawl, and sitemap hints: %w", requeued, err)
 	}
 	c.stats.recrawls.Add(int64(requeued))
+	return nil
+}
+
+// reschedule moves, in pb, the recrawl index entries that came due by
+// their time but are not Due by the policy now (the host's prior, or the
+// page's importance, changed since it was scheduled) to the time the
+// policy gives now, so that a scan does not read them again and again
+// until they are. One a hair early (Next rounds to the nanosecond), or
+// due now only by the importance it has now, stays for the next scan,
+// with that importance; so does a missing sitemap on the robots.txt
+// schedule, which is not the policy's. An entry whose record was written
+// since (touched, or scheduled again) is stale and goes.
+func (c *Crawler) reschedule(pb *pageBatch, early []store.DueEntry, touched map[seen.Key]bool, now time.Time) error {
+	for _, e := range early {
+		if touched[e.Hash] {
+			continue
+		}
+		r, ok, err := c.state.db.GetURL(e.Part, e.Host, e.Hash)
+		if err != nil {
+			return fmt.Errorf("crawl: read a URL to schedule its recrawl again: %w", err)
+		}
+		if !ok || (r.Status != store.URLDone && r.Status != store.URLFailed) || !r.NextCrawl.Equal(e.Due) {
+			pb.b.DeleteDue(e.Part, e.Due, e.Host, e.Hash)
+			continue
+		}
+		if c.onRobotsSchedule(r) {
+			continue
+		}
+		w := c.importance(r.URL, &r)
+		next := c.policy(e.Host).Next(r.URL, history(r), w)
+		if !next.After(now) {
+			if w != e.Importance { // due now by what ranks it now: the next scan weighs that
+				pb.b.PutDue(dueEntry(e.Part, e.Host, e.Hash, r, w))
+			}
+			continue
+		}
+		pb.b.DeleteDue(e.Part, e.Due, e.Host, e.Hash)
+		r.NextCrawl = next
+		pb.b.PutURL(e.Part, e.Host, e.Hash, r)
+		pb.b.PutDue(dueEntry(e.Part, e.Host, e.Hash, r, w))
+	}
 	return nil
 }
 
@@ -352,6 +402,13 @@ func (h *dueHeap[T]) down(i int) {
 // writes URL records without entries.
 const metaRecrawl = "recrawl-index"
 
+// scheduleVersion names the rules that turn a URL's record into its next
+// crawl beyond the policy's fields (the host prior, the back-off, the
+// missing sitemap's schedule): it is part of the recrawl index's key, so
+// that a binary that schedules otherwise builds the index again rather
+// than keep the due times an older one set. Raise it with any such change.
+const scheduleVersion = 2
+
 // prepareDueIndex makes the recrawl index hold an entry for every fetched
 // URL, scheduled by the configured policy, when the crawl is continuous:
 // it is built from the URL records when the state has none, or one built
@@ -372,7 +429,7 @@ func (c *Crawler) prepareDueIndex() error {
 		return b.Commit(true)
 	}
 	p := c.cfg.Recrawl.WithDefaults()
-	want := fmt.Sprintf("min=%d max=%d prior=%g floor=%g uniform=%t", p.Min, p.Max, p.Prior, p.Floor, p.Uniform)
+	want := fmt.Sprintf("v=%d min=%d max=%d prior=%g floor=%g uniform=%t backoff=%t", scheduleVersion, p.Min, p.Max, p.Prior, p.Floor, p.Uniform, !p.NoBackoff)
 	if ok && string(val) == want {
 		return nil
 	}
@@ -392,9 +449,10 @@ func (c *Crawler) prepareDueIndex() error {
 			w := c.importance(r.URL, &r)
 			hp := p
 			hp.Prior = c.priors.get(host).Rate(p.Prior)
-			r.NextCrawl = hp.Next(r.URL, history(r), w)
-			if missingSitemap(r.LastStatus) && isSitemapPath(r.URL) {
+			if c.onRobotsSchedule(r) {
 				r.NextCrawl = r.LastFetch.Add(c.cfg.RobotsTTL)
+			} else {
+				r.NextCrawl = hp.Next(r.URL, history(r), w)
 			}
 			b.PutURL(uint16(part), host, hash, r)
 			b.PutDue(dueEntry(uint16(part), host, hash, r, w))
@@ -420,4 +478,18 @@ func (c *Crawler) prepareDueIndex() error {
 		c.log.Info("recrawl index built", "urls", n, "policy", want)
 	}
 	return nil
+}
+
+// onRobotsSchedule reports whether a URL's record, read to build the
+// recrawl index, is of a missing sitemap (learn): a host's /sitemap.xml
+// that answered 404 or 410, or another sitemap that did and was scheduled
+// once per RobotsTTL when it did (one its robots.txt names, which the
+// record does not say, and the robots.txt cache may not hold yet at
+// start). Such a URL keeps the robots.txt schedule, rather than return to
+// a page's.
+func (c *Crawler) onRobotsSchedule(r store.URLRecord) bool {
+	if !missingSitemap(r.LastStatus) {
+		return false
+	}
+	return isSitemapPath(r.URL) || r.NextCrawl.Equal(r.LastFetch.Add(c.cfg.RobotsTTL))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -100,58 +99,20 @@ func serveStaleness(b *testing.B, mode string, p recrawl.Policy, run time.Durati
 		b.Fatal(err)
 	}
 	end := start.Add(run)
-	// Each live page's successful fetches, in time order.
-	auth := map[string]string{}
-	for _, h := range web.Hosts() {
-		auth[h.Addr] = h.Authority
-	}
-	fetched := map[string][]time.Time{}
-	n := 0
-	for _, r := range web.Log() {
-		if strings.HasPrefix(r.Path, "/live/") && (r.Status == 200 || r.Status == 304) && r.Start.Before(end) {
-			u := "http://" + auth[r.Addr] + r.Path
-			fetched[u] = append(fetched[u], r.Start)
-		}
-		n++
-	}
+	n := len(web.Log())
+	fetched := liveFetches(web, end)
 	var sum float64
 	pages := 0
 	perClass := map[time.Duration][3]float64{} // fetches, pages, staleness
-	for _, p := range web.AllPages() {
-		if p.Role != "live" {
-			continue
-		}
+	for _, u := range livePages(web) {
 		pages++
-		changes, _, _ := web.LiveChanges(p.URL, end)
-		visits := fetched[p.URL]
-		slices.SortFunc(visits, func(a, b time.Time) int { return a.Compare(b) })
-		// Stale: before the first visit, and from the first change after a
-		// visit to the next visit (or the end).
-		var st time.Duration
-		if len(visits) == 0 {
-			st = run
-		} else {
-			st = visits[0].Sub(start)
-			for i, v := range visits {
-				next := end
-				if i+1 < len(visits) {
-					next = visits[i+1]
-				}
-				j, _ := slices.BinarySearchFunc(changes, v, func(c, t time.Time) int { return c.Compare(t) })
-				for j < len(changes) && !changes[j].After(v) {
-					j++
-				}
-				if j < len(changes) && changes[j].Before(next) {
-					st += next.Sub(changes[j])
-				}
-			}
-		}
-		sum += st.Seconds() / run.Seconds()
-		_, iv, _ := web.LiveChanges(p.URL, end)
+		st := liveStaleness1(web, fetched[u], u, start, end)
+		sum += st
+		_, iv, _ := web.LiveChanges(u, end)
 		c := perClass[iv]
-		c[0] += float64(len(visits))
+		c[0] += float64(len(fetched[u]))
 		c[1]++
-		c[2] += st.Seconds() / run.Seconds()
+		c[2] += st
 		perClass[iv] = c
 	}
 	for _, iv := range slices.Sorted(maps.Keys(perClass)) {

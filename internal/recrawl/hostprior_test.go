@@ -121,3 +121,36 @@ func TestHostPriorLogUniform(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexAtLiveBudget is TestHostPriorLogUniform at the budget and
+// length of the crawl package's live measure (TestServeStalenessDefaults:
+// 200 pages, 40 s, about 26 fetches a second, staleness counted from 10 s),
+// which weft's schedule does not get to 2x uniform: it shows why. The
+// refresh index given the true rates (oracle) is 2.64x and 3.07x better
+// than uniform on the two webs, so the index is not what falls short;
+// learnt from 40 seconds of visits, with the host's pooled prior, it is
+// 1.49x and 1.60x (a Bayesian learner told the true log-uniform spread of
+// rates, tried and not kept, did no better: 1.47x to 1.70x on three
+// webs): a page is visited only a few times in 40 s, too few to tell one
+// that changes every minute from one that changes
+// weekly. TestHostPriorLogUniform, with 200 s and three times the
+// fetches a page, reaches 2.36x to 2.66x.
+func TestIndexAtLiveBudget(t *testing.T) {
+	const n, dur, warm = 200, 40.0, 10.0
+	slot := 1.0 / 26
+	p := Policy{Min: 2 * time.Millisecond}
+	for _, seed := range []uint64{19, 0} { // 19: the live measure's intervals
+		pages := logUniformWeb(n, 2, 10*86400, dur, seed)
+		c := 0
+		l := simulateFrom(pages, dur, slot, warm, counted(learntHost(pages, p), &c))
+		u := simulateFrom(pages, dur, dur/float64(c+1), warm, uniform(len(pages)))
+		o := simulateFrom(pages, dur, slot, warm, oracle(pages, p.WithDefaults()))
+		t.Logf("web %d: %d fetches; uniform %.4f, learnt %.4f (%.2fx), index on the true rates %.4f (%.2fx)", seed, c, u, l, u/l, o, u/o)
+		if u < 2*o {
+			t.Errorf("web %d: the index on the true rates %.4f against uniform's %.4f: not 2x less", seed, o, u)
+		}
+		if u < 1.3*l {
+			t.Errorf("web %d: learnt %.4f against uniform's %.4f: not 1.3x less", seed, l, u)
+		}
+	}
+}

@@ -168,8 +168,11 @@ func oracle(pages []simPage, p Policy) func(float64, []float64, []History) int {
 			if now-last[i] < p.Min.Seconds() || pages[i].rate == 0 {
 				continue
 			}
-			// A long history at the true rate: Rate returns about it.
-			h := History{Visits: 1e6, Changes: 1e6 * -math.Expm1(-pages[i].rate*3600), Span: 1e6 * 3600,
+			// A long history at the true rate: Rate returns about it, at
+			// intervals short enough that a visit does not always find a
+			// change (then it could only say "faster than the visits").
+			iv := min(3600, 0.1/pages[i].rate)
+			h := History{Visits: 1e6, Changes: 1e6 * -math.Expm1(-pages[i].rate*iv), Span: 1e6 * iv,
 				Last: start.Add(time.Duration(last[i] * float64(time.Second)))}
 			if s := p.Score(h, pages[i].importance, start.Add(time.Duration(now*float64(time.Second)))); s > bestScore {
 				best, bestScore = i, s
