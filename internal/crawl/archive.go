@@ -220,33 +220,25 @@ func (a *archiver) stillArchived(first store.DigestRecord) bool {
 	return true
 }
 
-// followed records that the payload of cp was parsed and its links
-// followed at depth, so that later copies of it at that depth or deeper
-// are not parsed again. A payload with nothing to follow (an image, a page
-// without links) is recorded at depth 0: no copy of it, however shallow,
-// can find more. A revisit read because it came shallower than its
-// original lowers the depth recorded, so copies between the two are not
-// read a third time.
+// followed records that the original capture cp was parsed and its links
+// followed at depth, so that later copies of its payload at that depth or
+// deeper are not parsed again. A payload with nothing to follow (an image,
+// a page without links) is recorded at depth 0: no copy of it, however
+// shallow, can find more. (A copy read because it came shallower leaves
+// the record as it is: a copy on another host resolves its relative links
+// to other URLs, and the depth of the first reading is the rule's.)
 func (a *archiver) followed(pb *pageBatch, cp capture, depth int, nothingToFollow bool) {
-	if !cp.original && !cp.revisit {
+	if !cp.original {
 		return
 	}
 	if nothingToFollow {
 		depth = 0
 	}
 	rec := cp.first
+	rec.Followed, rec.Depth = true, depth
 	sh := a.digests.shard(cp.digest)
 	sh.mu.Lock()
-	p, pending := sh.pending[cp.digest]
-	if pending {
-		rec = p
-	}
-	if rec.Followed && rec.Depth <= depth {
-		sh.mu.Unlock()
-		return
-	}
-	rec.Followed, rec.Depth = true, depth
-	if pending {
+	if _, ok := sh.pending[cp.digest]; ok {
 		sh.pending[cp.digest] = rec
 	}
 	sh.mu.Unlock()

@@ -10,11 +10,10 @@ import (
 
 // TestCopiesReadWhereTheyCanFindMore drives the content-seen rule through
 // the archive's own bookkeeping, batches pending and committed: a copy of a
-// payload is read again only where its links can lead further than the
-// readings before it. A payload with nothing to follow (an image) is read
-// once, however shallow its later copies; a page copied nearer the seeds is
-// read there, and copies between that depth and its first are not read a
-// third time.
+// payload is read again only where its links can lead further than its
+// first reading's. A payload with nothing to follow (an image) is read
+// once, however shallow its later copies; a page copied nearer the seeds
+// than its first reading is read there, one as deep or deeper is not.
 func TestCopiesReadWhereTheyCanFindMore(t *testing.T) {
 	c, err := New(Config{Seeds: []string{"http://a.test/"}, DataDir: t.TempDir(), UserAgent: "weft/test (+https://example.org/weft-crawler)"})
 	if err != nil {
@@ -73,8 +72,8 @@ func TestCopiesReadWhereTheyCanFindMore(t *testing.T) {
 		{"http://a.test/p", 3, true, false},  // the first: read
 		{"http://b.test/p", 3, false, false}, // same depth, its batch pending: not read
 		{"http://c.test/p", 1, true, true},   // nearer the seeds: read
-		{"http://d.test/p", 2, false, true},  // between the two: not read again
-		{"http://e.test/p", 1, false, true},
+		{"http://d.test/p", 2, true, true},   // nearer than the first reading: read too
+		{"http://e.test/p", 4, false, true},  // deeper: not read
 		{"http://f.test/p", 0, true, true},
 	} {
 		if read, _ := visit(step.url, page, step.depth, true, step.commit); read != step.read {
