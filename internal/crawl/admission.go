@@ -384,9 +384,3 @@ var (
 	errHostCap    = errors.New("host cap reached")
 	errPatternCap = errors.New("pattern cap reached")
 )
-
-// judge is the admitter's, for the sitemap listings of listed.go, which
-// another change is reworking and calls it on the Crawler.
-func (c *Crawler) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, as admission) (frontier.Item, string) {
-	return c.admit.judge(pb, u, depth, hops, p, via, as)
-}

@@ -284,6 +284,32 @@ func mimeType(ct string) string {
 	return mt
 }
 
-// stillArchived is the archiver's, for the recrawl's look-up of a URL's
-// previous visit (recrawl.go), which asks it of the Crawler.
-func (c *Crawler) stillArchived(first store.DigestRecord) bool { return c.arch.stillArchived(first) }
+// archiveNotModified writes a 304 as a server-not-modified revisit of
+// first, the capture that holds the payload the URL last had.
+func (a *archiver) archiveNotModified(resp *fetch.Response, prev store.URLRecord, first store.DigestRecord, u *canon.URL) capture {
+	ip := resp.RemoteAddr
+	if i := strings.LastIndexByte(ip, ':'); i > 0 {
+		ip = strings.Trim(ip[:i], "[]")
+	}
+	digest := prev.Digest
+	ex := warc.Exchange{
+		URL: resp.URL, Date: resp.Start, IP: ip,
+		RequestHeader: resp.RequestHeader, ResponseHeader: resp.ResponseHeader,
+		PayloadSHA1: &digest,
+		Revisit: &warc.Revisit{RefersToURI: first.URL, RefersToDate: first.Date, RefersTo: first.RecordID,
+			Profile: warc.ProfileServerNotModified},
+	}
+	cp := capture{digest: digest, revisit: true, first: first}
+	var err error
+	if cp.loc, err = a.w.WriteExchange(ex); err != nil {
+		a.fail(fmt.Errorf("crawl: archive %s: %w", resp.URL, err))
+		return cp
+	}
+	a.stats.notModified.Add(1)
+	cp.key = u.SURT()
+	cp.rec = store.CaptureRecord{
+		URL: resp.URL, Date: resp.Start, Status: resp.StatusCode, MIME: mimeType(resp.Header.Get("Content-Type")),
+		Digest: digest, File: cp.loc.File, Offset: cp.loc.Offset, Length: cp.loc.Length, Kind: store.CaptureRevisit,
+	}
+	return cp
+}

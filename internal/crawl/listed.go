@@ -39,7 +39,7 @@ func (c *Crawler) admitListed(pb *pageBatch, u canon.URL, l frontier.Lease, h co
 	if h.Priority > 0.5 || (!h.LastMod.IsZero() && now.Sub(h.LastMod) < listedFresh) {
 		prio = frontier.High
 	}
-	it, why := c.judge(pb, u, l.Depth+1, 0, prio, l.URL, asLink)
+	it, why := c.admit.judge(pb, u, l.Depth+1, 0, prio, l.URL, asLink)
 	part, k := uint16(partition.Of(u.Authority, c.cfg.Partitions)), seen.KeyOf(u.String)
 	switch {
 	case why == "":

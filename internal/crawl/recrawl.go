@@ -2,20 +2,17 @@ package crawl
 
 import (
 	"crypto/sha1"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
-	"weft/internal/canon"
 	"weft/internal/fetch"
 	"weft/internal/frontier"
 	"weft/internal/partition"
 	"weft/internal/recrawl"
 	"weft/internal/seen"
 	"weft/internal/store"
-	"weft/internal/warc"
 )
 
 // Continuous mode (Config.Recrawl): a fetched page is due again at a time
@@ -35,7 +32,7 @@ func (c *Crawler) previousVisit(l frontier.Lease) (store.URLRecord, store.Digest
 		return prev, store.DigestRecord{}, nil
 	}
 	first, ok, err := c.state.db.GetDigest(prev.Digest)
-	if err != nil || !ok || !c.stillArchived(first) {
+	if err != nil || !ok || !c.arch.stillArchived(first) {
 		return prev, store.DigestRecord{}, nil
 	}
 	hdr := http.Header{}
@@ -46,36 +43,6 @@ func (c *Crawler) previousVisit(l frontier.Lease) (store.URLRecord, store.Digest
 		hdr.Set("If-Modified-Since", prev.LastModified)
 	}
 	return prev, first, hdr
-}
-
-// archiveNotModified writes a 304 as a server-not-modified revisit of
-// first, the capture that holds the payload the URL last had.
-func (c *Crawler) archiveNotModified(resp *fetch.Response, prev store.URLRecord, first store.DigestRecord, u *canon.URL) capture {
-	ip := resp.RemoteAddr
-	if i := strings.LastIndexByte(ip, ':'); i > 0 {
-		ip = strings.Trim(ip[:i], "[]")
-	}
-	digest := prev.Digest
-	ex := warc.Exchange{
-		URL: resp.URL, Date: resp.Start, IP: ip,
-		RequestHeader: resp.RequestHeader, ResponseHeader: resp.ResponseHeader,
-		PayloadSHA1: &digest,
-		Revisit: &warc.Revisit{RefersToURI: first.URL, RefersToDate: first.Date, RefersTo: first.RecordID,
-			Profile: warc.ProfileServerNotModified},
-	}
-	cp := capture{digest: digest, revisit: true, first: first}
-	var err error
-	if cp.loc, err = c.warc.WriteExchange(ex); err != nil {
-		c.fail(fmt.Errorf("crawl: archive %s: %w", resp.URL, err))
-		return cp
-	}
-	c.stats.notModified.Add(1)
-	cp.key = u.SURT()
-	cp.rec = store.CaptureRecord{
-		URL: resp.URL, Date: resp.Start, Status: resp.StatusCode, MIME: mimeType(resp.Header.Get("Content-Type")),
-		Digest: digest, File: cp.loc.File, Offset: cp.loc.Offset, Length: cp.loc.Length, Kind: store.CaptureRevisit,
-	}
-	return cp
 }
 
 // keepVisit is the record of a lease that ended without a response (an

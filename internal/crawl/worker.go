@@ -321,7 +321,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	var cp capture
 	notModified := resp.StatusCode == http.StatusNotModified && hdr != nil
 	if notModified {
-		cp = c.archiveNotModified(resp, prev, first, &u)
+		cp = c.arch.archiveNotModified(resp, prev, first, &u)
 	} else {
 		cp = c.arch.archive(resp, pb, &u)
 		if err := c.aliases.learn(u, resp, cp); err != nil {
