@@ -81,8 +81,11 @@ const (
 	hostsRandomLinks = 2 // links per page to random pages of hosts already reachable
 	hostsMinRules    = 50
 	hostsMaxRules    = 100
-	hostsMinText     = 1500 // bytes of prose per page
-	hostsMaxText     = 3000
+	// Words of text per page, drawn one by one: copies of passages of
+	// the shared text block, as the other worlds make, would overlap
+	// between two of a million pages often enough to make near-duplicates.
+	hostsMinWords = 250
+	hostsMaxWords = 450
 )
 
 // hostsDisallowed are path prefixes that the "*" group of every host's
@@ -421,7 +424,7 @@ func (w *HostsWeb) page(dst []byte, i, p, n int) []byte {
 	dst = append(dst, `.html">account</a> <a href="/search?q=`...)
 	dst = w.text.appendWords(dst, &r, 1)
 	dst = append(dst, "\">search</a></nav>\n<p>"...)
-	dst = w.text.appendText(dst, &r, r.between(hostsMinText, hostsMaxText))
+	dst = w.text.appendWords(dst, &r, r.between(hostsMinWords, hostsMaxWords))
 	dst = append(dst, "</p>\n<ul>\n"...)
 	link := func(h, q int) {
 		dst = append(dst, `<li><a href="`...)
