@@ -309,7 +309,8 @@ func runBenchHosts(cmd *cobra.Command, f hostsBenchFlags) error {
 	if runErr != nil {
 		return runErr
 	}
-	served, err := stats.get(ctx)
+	// An interrupted bench still reports how far it got.
+	served, err := stats.get(context.WithoutCancel(ctx))
 	if err != nil {
 		return fmt.Errorf("bench hosts: the web's counters at the end: %w", err)
 	}
