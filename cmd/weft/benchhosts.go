@@ -134,6 +134,11 @@ type milestone struct {
 	mem     memSample
 }
 
+func (m milestone) String() string {
+	return fmt.Sprintf("%.0f MiB now, peak %.0f MiB, Go heap %.0f MiB, at %d hosts, %d pages, %v",
+		mib(m.mem.RSS), mib(m.mem.HWM), mib(m.mem.Heap), m.hosts, m.pages, m.elapsed.Round(time.Second))
+}
+
 func hostsLabel(n int) string {
 	switch {
 	case n >= 1_000_000 && n%1_000_000 == 0:
@@ -186,7 +191,10 @@ func runBenchHosts(cmd *cobra.Command, f hostsBenchFlags) error {
 		return err
 	}
 	ctx := cmd.Context()
-	child := exec.CommandContext(ctx, exe, "synthhosts", "--hosts", strconv.Itoa(f.hosts),
+	// Not CommandContext: on Ctrl-C the web must outlive the crawl's
+	// shutdown, so that its counters can still be read; it ends when its
+	// stdin closes.
+	child := exec.Command(exe, "synthhosts", "--hosts", strconv.Itoa(f.hosts),
 		"--listeners", strconv.Itoa(f.listeners), "--hubs", strconv.Itoa(f.hubs), "--seed", strconv.FormatInt(f.seed, 10))
 	child.Stderr = errOut
 	stdin, err := child.StdinPipe()
@@ -282,8 +290,12 @@ func runBenchHosts(cmd *cobra.Command, f hostsBenchFlags) error {
 				m := readMem()
 				mu.Lock()
 				for next < len(hostsMilestones) && s.HostsRobots >= int64(hostsMilestones[next]) {
-					marks = append(marks, milestone{label: hostsLabel(hostsMilestones[next]), hosts: s.HostsRobots,
-						elapsed: now.Sub(start), pages: p.Pages, mem: m})
+					mk := milestone{label: hostsLabel(hostsMilestones[next]), hosts: s.HostsRobots,
+						elapsed: now.Sub(start), pages: p.Pages, mem: m}
+					marks = append(marks, mk)
+					// Said at once too: a crawl that outgrows the machine
+					// may never print its report.
+					fmt.Fprintf(errOut, "%-15s%s\n", "RSS "+mk.label, mk.String())
 					next++
 				}
 				if f.memProfile != "" && !profiled && s.HostsRobots >= int64(f.memProfileAt) {
@@ -336,8 +348,7 @@ func runBenchHosts(cmd *cobra.Command, f hostsBenchFlags) error {
 	fmt.Fprintf(out, "%-15s%.3f\n", "CPU ms/page", cpu.Seconds()*1000/pages)
 	fmt.Fprintf(out, "%-15s%.0f MiB (VmHWM)\n", "peak RSS", mib(end.HWM))
 	for _, m := range marks {
-		fmt.Fprintf(out, "%-15s%.0f MiB now, peak %.0f MiB, Go heap %.0f MiB, at %d hosts, %d pages, %v\n", "RSS "+m.label,
-			mib(m.mem.RSS), mib(m.mem.HWM), mib(m.mem.Heap), m.hosts, m.pages, m.elapsed.Round(time.Second))
+		fmt.Fprintf(out, "%-15s%s\n", "RSS "+m.label, m.String())
 	}
 	fmt.Fprintln(out, "the crawl's summary:")
 	sum.Write(out)
