@@ -88,7 +88,7 @@ func newRootCmd() *cobra.Command {
 		return cmd.Help()
 	}
 	bench := newBenchCmd()
-	bench.AddCommand(newBenchQueueCmd())
-	root.AddCommand(newCrawlCmd(), newServeCmd(), newDemoCmd(), newCDXCmd(), newGetCmd(), bench, newDocsCmd(), newSynthwebCmd(), newBenchQueuePhaseCmd())
+	bench.AddCommand(newBenchQueueCmd(), newBenchHostsCmd())
+	root.AddCommand(newCrawlCmd(), newServeCmd(), newDemoCmd(), newCDXCmd(), newGetCmd(), bench, newDocsCmd(), newSynthwebCmd(), newSynthHostsCmd(), newBenchQueuePhaseCmd())
 	return root
 }
