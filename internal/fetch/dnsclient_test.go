@@ -81,15 +81,23 @@ func startDNS(t *testing.T, z zone) *dnsServer {
 		}
 		w.WriteMsg(m)
 	})
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.addr = pc.LocalAddr().String()
-	ln, err := net.Listen("tcp", s.addr)
-	if err != nil {
+	// UDP and TCP on one port: the UDP port the kernel picks may be taken
+	// for TCP by another test's listener, so try a few.
+	var pc net.PacketConn
+	var ln net.Listener
+	for try := 0; ; try++ {
+		var err error
+		if pc, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		s.addr = pc.LocalAddr().String()
+		if ln, err = net.Listen("tcp", s.addr); err == nil {
+			break
+		}
 		pc.Close()
-		t.Fatal(err)
+		if try == 20 {
+			t.Fatal(err)
+		}
 	}
 	udp := &dns.Server{PacketConn: pc, Handler: handler}
 	tcp := &dns.Server{Listener: ln, Handler: handler}
