@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
-	"os/exec"
 	"os/signal"
 	"runtime/metrics"
 	"runtime/pprof"
@@ -104,43 +102,22 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 		return err
 	}
 	f.pages = benchPages(f.world, f.pages)
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	ctx := cmd.Context()
-	child := exec.CommandContext(ctx, exe, "synthweb",
-		"--hosts", strconv.Itoa(f.hosts), "--pages-per-host", strconv.Itoa(f.pages), "--seed", strconv.FormatInt(f.seed, 10), "--world", f.world)
-	child.Stderr = cmd.ErrOrStderr()
-	stdin, err := child.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := child.Start(); err != nil {
-		return fmt.Errorf("bench: start synthetic web: %w", err)
-	}
 	var info webInfo
-	dec := json.NewDecoder(bufio.NewReader(stdout))
-	if err := dec.Decode(&info); err != nil {
-		child.Process.Kill()
-		child.Wait()
-		return fmt.Errorf("bench: synthetic web did not start: %w", err)
+	web, err := startWebChild("bench", []string{"synthweb",
+		"--hosts", strconv.Itoa(f.hosts), "--pages-per-host", strconv.Itoa(f.pages), "--seed", strconv.FormatInt(f.seed, 10), "--world", f.world},
+		cmd.ErrOrStderr(), &info)
+	if err != nil {
+		return err
 	}
 	var served synthweb.LogSummary
 	stopChild := func() time.Duration {
-		stdin.Close() // the child prints its log's summary and exits when its stdin closes
-		if err := dec.Decode(&served); err != nil {
+		// The child prints its log's summary as it ends.
+		cpu, err := web.stop(&served)
+		if err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "bench: no request log summary from the synthetic web: %v\n", err)
 		}
-		child.Wait()
-		if child.ProcessState == nil {
-			return 0
-		}
-		return child.ProcessState.UserTime() + child.ProcessState.SystemTime()
+		return cpu
 	}
 	childStopped := false
 	defer func() {

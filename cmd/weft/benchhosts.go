@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"os/exec"
 	"os/signal"
 	"runtime"
 	"runtime/metrics"
@@ -186,37 +184,14 @@ func runBenchHosts(cmd *cobra.Command, f hostsBenchFlags) error {
 	if f.workers < 1 || f.every <= 0 {
 		return usagef("--workers %d and --progress-every %v must be positive", f.workers, f.every)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	ctx := cmd.Context()
-	// Not CommandContext: on Ctrl-C the web must outlive the crawl's
-	// shutdown, so that its counters can still be read; it ends when its
-	// stdin closes.
-	child := exec.Command(exe, "synthhosts", "--hosts", strconv.Itoa(f.hosts),
-		"--listeners", strconv.Itoa(f.listeners), "--hubs", strconv.Itoa(f.hubs), "--seed", strconv.FormatInt(f.seed, 10))
-	child.Stderr = errOut
-	stdin, err := child.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := child.Start(); err != nil {
-		return fmt.Errorf("bench hosts: start the web: %w", err)
-	}
-	defer func() {
-		stdin.Close() // the child exits when its stdin closes
-		child.Wait()
-	}()
 	var info hostsWebInfo
-	if err := json.NewDecoder(bufio.NewReader(stdout)).Decode(&info); err != nil {
-		child.Process.Kill()
-		return fmt.Errorf("bench hosts: the web did not start: %w", err)
+	web, err := startWebChild("bench hosts", []string{"synthhosts", "--hosts", strconv.Itoa(f.hosts),
+		"--listeners", strconv.Itoa(f.listeners), "--hubs", strconv.Itoa(f.hubs), "--seed", strconv.FormatInt(f.seed, 10)}, errOut, &info)
+	if err != nil {
+		return err
 	}
+	defer web.stop(nil)
 	var addrs []netip.Addr
 	for _, a := range info.Addrs {
 		ip, err := netip.ParseAddr(a)
