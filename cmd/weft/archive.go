@@ -1,13 +1,18 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"weft/internal/canon"
 	"weft/internal/crawl"
+	"weft/internal/wacz"
 )
 
 func newCDXCmd() *cobra.Command {
@@ -92,7 +97,12 @@ is read from there, one record by byte range.`,
 			if _, err := out.Write(l.Record.ResponseHeader); err != nil {
 				return err
 			}
-			_, err = out.Write(l.Record.Payload)
+			// The body as the record holds it: as the server sent it.
+			body := l.Record.Payload
+			if l.Record.WireBody != nil {
+				body = l.Record.WireBody
+			}
+			_, err = out.Write(body)
 			return err
 		},
 	}
@@ -107,4 +117,66 @@ func parseAt(s string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Parse("20060102150405", s)
+}
+
+func newWACZCmd() *cobra.Command {
+	var dataDir, out, title string
+	cmd := &cobra.Command{
+		Use:   "wacz",
+		Short: "Package a crawl's WARC files as a WACZ file, for replay",
+		Long: `Package the crawl in --data as a WACZ 1.1.1 file (-o): its finished WARC
+files under archive/, stored so that a replay can read them by range, the
+capture index as indexes/index.cdxj, the HTML pages captured with status 200
+as pages/pages.jsonl, and datapackage.json listing every file with its size
+and SHA-256, whose own digest is datapackage-digest.json. ReplayWeb.page
+opens it. Run it while no crawl runs on the directory.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := crawl.OpenArchive(dataDir, canon.Config{})
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			warcs, err := a.WARCFiles()
+			if err != nil {
+				return err
+			}
+			pages, err := a.Pages()
+			if err != nil {
+				return err
+			}
+			p := wacz.Package{
+				WARCs: warcs, Title: cmp.Or(title, "weft crawl of "+filepath.Base(dataDir)), Software: "weft",
+				Index: func(w io.Writer) error { _, err := a.WriteCDXJ(w); return err },
+			}
+			for _, pg := range pages {
+				p.Pages = append(p.Pages, wacz.Page{URL: pg.URL, TS: pg.Date})
+			}
+			// Written beside the target and renamed, so that a failure
+			// leaves no half package under its name.
+			tmp := out + ".partial"
+			f, err := os.Create(tmp)
+			if err != nil {
+				return err
+			}
+			if err := wacz.Write(f, p); err != nil {
+				f.Close()
+				os.Remove(tmp)
+				return err
+			}
+			if err := f.Close(); err != nil {
+				os.Remove(tmp)
+				return err
+			}
+			if err := os.Rename(tmp, out); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d WARC files, %d pages\n", out, len(warcs), len(pages))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dataDir, "data", "data", "the crawl's data directory")
+	cmd.Flags().StringVarP(&out, "output", "o", "crawl.wacz", "the WACZ file to write")
+	cmd.Flags().StringVar(&title, "title", "", "the collection's title (default: weft crawl of the data directory's name)")
+	return cmd
 }

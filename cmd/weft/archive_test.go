@@ -287,7 +287,7 @@ func testClusterNodes(t *testing.T, command string) {
 	}
 	want := 0
 	for _, p := range web.AllPages() {
-		if p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf" {
+		if p.Reachable && !p.Disallowed && p.Role != "image" {
 			want++
 		}
 	}
@@ -302,7 +302,7 @@ func testClusterNodes(t *testing.T, command string) {
 			seen["http://"+auth[r.Addr]+r.Path]++
 		}
 		for _, p := range web.AllPages() {
-			if p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf" && seen[p.URL] > 0 {
+			if p.Reachable && !p.Disallowed && p.Role != "image" && seen[p.URL] > 0 {
 				got++
 			}
 		}

@@ -27,6 +27,7 @@ import (
 
 type hostsBenchFlags struct {
 	hosts, workers, listeners, hubs int
+	hostCache                       int
 	seed                            int64
 	keep                            bool
 	memProfile                      string
@@ -75,6 +76,7 @@ asked for or any host got two requests at once.`,
 	fs.IntVar(&f.workers, "workers", 64, "concurrent fetches")
 	fs.IntVar(&f.listeners, "listeners", 4, "loopback addresses the web listens on (127.0.0.1 up)")
 	fs.IntVar(&f.hubs, "hubs", 4, "hosts whose home pages are the seeds")
+	fs.IntVar(&f.hostCache, "host-cache", 0, "the crawl's --host-cache (0: its default)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the web")
 	fs.BoolVar(&f.keep, "keep", false, "keep the data directory")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile to this file when --memprofile-at hosts are reached (or at the end)")
@@ -184,6 +186,9 @@ func runBenchHosts(cmd *cobra.Command, f hostsBenchFlags) error {
 	if f.workers < 1 || f.every <= 0 {
 		return usagef("--workers %d and --progress-every %v must be positive", f.workers, f.every)
 	}
+	if f.hostCache < 0 {
+		return usagef("--host-cache %d: must be 0 (the crawl's default) or more", f.hostCache)
+	}
 	ctx := cmd.Context()
 	var info hostsWebInfo
 	web, err := startWebChild("bench hosts", []string{"synthhosts", "--hosts", strconv.Itoa(f.hosts),
@@ -211,12 +216,12 @@ func runBenchHosts(cmd *cobra.Command, f hostsBenchFlags) error {
 	if !f.keep {
 		defer os.RemoveAll(dir)
 	}
-	cfg, err := hostsCrawlConfig(info, addrs, dir, f.workers, errOut)
+	cfg, limit, err := hostsCrawlConfig(info, addrs, dir, f.workers, f.hostCache, errOut)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "weft bench hosts: %d hosts (%d pages) on %d listeners, %d workers, delay 0, seed %d, in %s\n",
-		info.Hosts, info.PagesInWeb, len(addrs), f.workers, f.seed, dir)
+	fmt.Fprintf(out, "weft bench hosts: %d hosts (%d pages) on %d listeners, %d workers, delay 0, seed %d, Go memory limit %d MiB, in %s\n",
+		info.Hosts, info.PagesInWeb, len(addrs), f.workers, f.seed, limit>>20, dir)
 	c, err := crawl.New(cfg)
 	if err != nil {
 		return err
@@ -315,6 +320,7 @@ func runBenchHosts(cmd *cobra.Command, f hostsBenchFlags) error {
 	fmt.Fprintf(out, "%-15s%d (every page answered)\n", "hosts complete", served.HostsComplete)
 	fmt.Fprintf(out, "%-15s%d (the web's count; %d in the web, %d asked for again)\n", "pages served", served.Pages, served.PagesInWeb, served.Repeats)
 	fmt.Fprintf(out, "%-15s%d (robots.txt %d, disallowed %d, other %d)\n", "requests", served.Requests, served.Robots, served.Disallowed, served.Other)
+	fmt.Fprintf(out, "%-15s%d (robots.txt requests beyond one per host reached)\n", "robots again", served.Robots-served.HostsRobots)
 	fmt.Fprintf(out, "%-15s%d (requests to a host with another in flight)\n", "overlaps", served.Overlaps)
 	fmt.Fprintf(out, "%-15s%d (the crawler's count, robots.txt not included)\n", "pages", sum.Pages)
 	fmt.Fprintf(out, "%-15s%v\n", "wall", wall.Round(time.Millisecond))
@@ -331,25 +337,31 @@ func runBenchHosts(cmd *cobra.Command, f hostsBenchFlags) error {
 }
 
 // hostsCrawlConfig is weft crawl's configuration with its default flags,
-// but --delay 0, --workers and an --expected-urls the size of the web,
-// with the web's resolver and loopback allowed.
-func hostsCrawlConfig(info hostsWebInfo, addrs []netip.Addr, dir string, workers int, stderr io.Writer) (crawl.Config, error) {
+// but --delay 0, --workers, --host-cache if not 0 and an --expected-urls
+// the size of the web, with the web's resolver and loopback allowed. It
+// applies the default --memory-limit, as weft crawl would, and returns the
+// Go heap limit that set (0: none, GOMEMLIMIT rules).
+func hostsCrawlConfig(info hostsWebInfo, addrs []netip.Addr, dir string, workers, hostCache int, stderr io.Writer) (crawl.Config, int64, error) {
 	var cf crawlFlags
 	cf.register(pflag.NewFlagSet("defaults", pflag.ContinueOnError))
 	cf.dataDir = dir
 	cf.delay = 0
 	cf.workers = workers
+	if hostCache > 0 {
+		cf.hostCache = hostCache
+	}
 	cf.progress = "never"
 	// Each page is 1 URL and links to 2 disallowed ones: size the seen
 	// set for them, as an operator would for a crawl this big.
 	cf.expectedURLs = max(cf.expectedURLs, uint(info.PagesInWeb)*3)
 	cfg, err := cf.config(info.Seeds, stderr)
 	if err != nil {
-		return cfg, err
+		return cfg, 0, err
 	}
 	cfg.Fetch.Resolver = synthweb.HostsResolver{Addrs: addrs, Hosts: info.Hosts}
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	return cfg, nil
+	limit, err := applyMemoryLimit(cf.memoryLimit)
+	return cfg, limit, err
 }
 
 // newSynthHostsCmd serves a synthweb.HostsWeb until its stdin closes;

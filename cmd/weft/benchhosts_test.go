@@ -12,11 +12,20 @@ import (
 // checks, from the web's own counters, that the crawl asked for every
 // host's robots.txt and every page once, never a disallowed path, never
 // two requests at once to one host; and that the report gives the
-// memory samples, pages/s and CPU per page. Nothing is timed.
+// memory samples, pages/s and CPU per page. Nothing is timed. With a
+// --host-cache of 64 (16 parsed robots.txt files) hosts' states and
+// robots.txt answers are evicted all along: no robots.txt is asked for
+// again, and the rest holds as well.
 func TestBenchHostsReport(t *testing.T) {
 	bin := buildWeft(t)
+	for _, hostCache := range []string{"0", "64"} {
+		t.Run("host-cache-"+hostCache, func(t *testing.T) { testBenchHostsReport(t, bin, hostCache) })
+	}
+}
+
+func testBenchHostsReport(t *testing.T, bin, hostCache string) {
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(bin, "bench", "hosts", "--hosts", "2000", "--workers", "16", "--progress-every", "1s")
+	cmd := exec.Command(bin, "bench", "hosts", "--hosts", "2000", "--workers", "16", "--progress-every", "1s", "--host-cache", hostCache)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("weft bench hosts: %v\n%s\n%s", err, stdout.String(), stderr.String())
@@ -26,7 +35,7 @@ func TestBenchHostsReport(t *testing.T) {
 		t.Errorf("the crawl did not drain:\n%s", out)
 	}
 	f := benchReport(t, out)
-	for _, name := range []string{"hosts reached", "hosts complete", "pages served", "requests", "overlaps", "pages", "wall",
+	for _, name := range []string{"hosts reached", "hosts complete", "pages served", "requests", "robots again", "overlaps", "pages", "wall",
 		"pages/s", "crawler CPU", "CPU ms/page", "peak RSS", "RSS 1k", "RSS end"} {
 		if _, ok := f[name]; !ok {
 			t.Errorf("no %q in the report:\n%s", name, out)
@@ -38,7 +47,7 @@ func TestBenchHostsReport(t *testing.T) {
 	if !strings.Contains(out, "(the web's count; "+strconv.FormatFloat(f["pages served"], 'f', -1, 64)+" in the web, 0 asked for again)") {
 		t.Errorf("not every page of the web served exactly once:\n%s", out)
 	}
-	if !strings.Contains(out, "robots.txt 2000, disallowed 0,") {
+	if !strings.Contains(out, "robots.txt 2000, disallowed 0,") || f["robots again"] != 0 {
 		t.Errorf("want one robots.txt request per host and no disallowed path asked for:\n%s", out)
 	}
 	if f["overlaps"] != 0 {

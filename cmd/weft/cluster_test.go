@@ -229,7 +229,7 @@ func dumpNodes(nodes []*weftNode, quit bool) {
 func e2eProgress(web *synthweb.Web) (got, want int) {
 	fetched := pagesFetched(web, nil)
 	for _, p := range web.AllPages() {
-		if p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf" {
+		if p.Reachable && !p.Disallowed && p.Role != "image" {
 			want++
 			if len(fetched[p.URL]) > 0 {
 				got++

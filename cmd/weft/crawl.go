@@ -27,8 +27,10 @@ import (
 	"weft/internal/fetch"
 	"weft/internal/frontier"
 	"weft/internal/jetstream"
+	"weft/internal/media"
 	"weft/internal/objstore"
 	"weft/internal/policy"
+	"weft/internal/profile"
 	"weft/internal/robots"
 	"weft/internal/scope"
 	"weft/internal/seen"
@@ -80,6 +82,11 @@ type crawlFlags struct {
 	timeout        time.Duration
 	connectTimeout time.Duration
 	headerTimeout  time.Duration
+	http2          bool
+	acceptMIME     []string
+	rejectMIME     []string
+	bodyCaps       []string
+	rejectExt      []string
 	idleTimeout    time.Duration
 	dnsMinTTL      time.Duration
 	dnsMaxTTL      time.Duration
@@ -95,6 +102,7 @@ type crawlFlags struct {
 	frontBuffer    int
 	headSize       int
 	hostCache      int
+	memoryLimit    int64
 	latencyFactor  float64
 	maxBackoff     time.Duration
 	maxRetryAfter  time.Duration
@@ -115,10 +123,15 @@ type crawlFlags struct {
 	nearFollow     bool
 	trapWindow     int
 	withImages     bool
+	requisites     bool
 	sitemaps       bool
+	ext            extFlags
+	configFile     string
+	profile        *profile.Profile // --config's, once loaded
 }
 
 func (f *crawlFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.configFile, "config", "", "crawl profile (TOML): any of these flags' settings as keys (delay = \"2s\"), seed urls = [...] and per-host [policies.\"host\"] tables, in one file; a flag on the command line overrides it; weft config print shows the result (docs/profiles.md)")
 	fs.StringVar(&f.seedsFile, "seeds", "", "file of seed URLs, one per line (# starts a comment)")
 	fs.StringVar(&f.dataDir, "data", "data", "directory for the crawl's WARC files and fetch log")
 	fs.Int64Var(&f.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
@@ -136,6 +149,10 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.scopeMode, "scope", "domain", "which links to follow: domain (the seeds' registrable domains), host, prefix or any")
 	fs.StringArrayVar(&f.include, "include", nil, "only follow URLs matching this regular expression (repeatable)")
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "never follow URLs matching this regular expression (repeatable)")
+	fs.StringSliceVar(&f.acceptMIME, "accept-mime", nil, "read and archive only bodies of these media types (type/subtype, type/* or */*; comma-separated or repeated; default every type); the others are archived as their headers alone")
+	fs.StringSliceVar(&f.rejectMIME, "reject-mime", nil, "never read bodies of these media types (as --accept-mime; a more specific accept wins)")
+	fs.StringArrayVar(&f.bodyCaps, "max-body-for", nil, "most body bytes read of a media type, TYPE=SIZE (e.g. application/pdf=64MiB, video/*=0 to refuse; repeatable); the most specific wins, else --max-body (default application/pdf=32MiB)")
+	fs.StringSliceVar(&f.rejectExt, "reject-ext", scope.DefaultDenyExtensions(), "file name extensions of links not followed (images, fonts, audio, video, archives, executables); \"\" for none; a link an --include expression matches is followed whatever its extension")
 	fs.StringArrayVar(&f.resolve, "resolve", nil, "HOST=ADDR: connect to ADDR for HOST, on any port, instead of asking DNS; HOST may be internationalised (bücher.test) (repeatable)")
 	fs.StringArrayVar(&f.allowCIDR, "allow-cidr", nil, "allow connections to this otherwise refused network, e.g. 127.0.0.0/8 (repeatable)")
 	fs.StringArrayVar(&f.denyCIDR, "deny-cidr", nil, "refuse connections to this network, even inside an --allow-cidr one (repeatable)")
@@ -144,6 +161,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "total time allowed for one request")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 10*time.Second, "time allowed to connect")
 	fs.DurationVar(&f.headerTimeout, "header-timeout", 15*time.Second, "time allowed for the response headers")
+	fs.BoolVar(&f.http2, "http2", false, "offer HTTP/2 to TLS servers; its exchanges are archived in HTTP/1.1 form, not as the bytes sent (HTTP/1.1 exchanges are)")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 15*time.Second, "longest silence while reading a response")
 	fs.DurationVar(&f.dnsMinTTL, "dns-min-ttl", fetch.DefaultDNSMinTTL, "least time a DNS answer is kept, whatever its TTL (0: none)")
 	fs.DurationVar(&f.dnsMaxTTL, "dns-max-ttl", fetch.DefaultDNSMaxTTL, "longest time a DNS answer is kept, whatever its TTL")
@@ -154,7 +172,8 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.activeHosts, "active-hosts", 0, "hosts crawled at once, each with a back queue in memory (0: max(1024, 4 x workers))")
 	fs.IntVar(&f.frontBuffer, "front-buffer", 4096, "URLs of each of the 3 priority queues kept in memory; the rest is on disk")
 	fs.IntVar(&f.headSize, "head-size", 64, "URLs of each active host kept in memory; the rest is on disk")
-	fs.IntVar(&f.hostCache, "host-cache", 131072, "hosts whose clock is kept in memory (about 200 bytes each); others are read from disk")
+	fs.IntVar(&f.hostCache, "host-cache", 131072, "hosts whose per-host state (clock, URL and error counts) is kept in memory, and a quarter as many parsed robots.txt files; the least recently used are evicted to disk and read back")
+	fs.Int64Var(&f.memoryLimit, "memory-limit", DefaultMemoryLimit, memoryLimitUsage)
 	fs.Float64Var(&f.latencyFactor, "latency-factor", frontier.DefaultLatencyFactor, "make a host's gap at least this multiple of its last response time, and a timed-out or cut request's wait at least this multiple of its time (0: off)")
 	fs.DurationVar(&f.maxBackoff, "max-backoff", 10*time.Minute, "ceiling of the backoff that doubles on each 429 or 503 without Retry-After")
 	fs.DurationVar(&f.maxRetryAfter, "max-retry-after", time.Hour, "longest Retry-After honoured")
@@ -169,6 +188,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.robotsLastGood, "robots-last-good", 0, "Google's rule for an unreachable robots.txt: use the last good copy up to this age, and crawl as if there were none once it has failed this long (e.g. 720h; 0: RFC 9309's complete disallow)")
 	fs.StringVar(&f.policyFile, "policy", "", "JSON file of per-host policies that make weft more polite: {\"host\": {\"crawl_delay\": \"5s\", \"disallowed\": [\"/path\"], \"max_urls\": 1000}}")
 	f.s3.register(fs)
+	f.ext.register(fs)
 	fs.StringVar(&f.clusterURL, "cluster", "", "run as one node of a crawl spread over several, which meet at this NATS JetStream URL (nats://host:4222): the node crawls the hosts of the partitions it owns (see README, Scale-out)")
 	fs.StringVar(&f.nodeName, "node", "", "this node's name in the cluster, unique (with --cluster)")
 	fs.DurationVar(&f.leaseTTL, "lease-ttl", jetstream.DefaultLeaseTTL, "with --cluster: life of a partition lease not renewed; a node cut off from NATS stops fetching within half of it, and a dead node's partitions move after it (set by the first node of a crawl)")
@@ -187,11 +207,36 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.nearFollow, "near-dup-follow", false, "follow the links of near-duplicate pages too (an archive crawl that wants every link; the trap cut-off still applies)")
 	fs.IntVar(&f.trapWindow, "trap-window", 50, "cut off a host when more than half of its last this many judged pages were near-duplicates: no new URL of it admitted (1 to 64; -1: never)")
 	fs.BoolVar(&f.sitemaps, "sitemaps", true, "fetch each host's robots.txt Sitemap: files and /sitemap.xml, and admit the URLs they list like links (--sitemaps=false: links only)")
-	fs.BoolVar(&f.withImages, "with-images", false, "image module: also fetch the images HTML pages show (<img src>), through the same scope (but for its extension rule), robots.txt and politeness, and archive them")
+	fs.BoolVar(&f.requisites, "requisites", true, "fetch and archive what each HTML page needs to render (style sheets and their url()s, scripts, images and srcset, fonts, media, favicon), through robots.txt, politeness and the SSRF guard, one hop past the scope, their links not followed, so that the archive replays (--requisites=false: pages only)")
+	fs.BoolVar(&f.withImages, "with-images", false, "with --requisites=false, still fetch the images pages show (<img src>); the images are part of --requisites")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress line on stderr: auto (on a terminal), always or never")
 	fs.StringVar(&f.httpAddr, "http", "", "serve the operator API and Prometheus /metrics on this address, e.g. 127.0.0.1:8080 (off when empty)")
 	fs.StringVar(&f.httpToken, "http-token", "", "bearer token of the operator API (else --http-token-file, else $WEFT_HTTP_TOKEN); required for changes, and for everything off loopback")
 	fs.StringVar(&f.httpTokenFile, "http-token-file", "", "file whose first line is the operator API's bearer token")
+	fs.SetAnnotation("http-token", profile.SecretAnnotation, []string{"a printed profile leaves it out"})
+}
+
+// loadProfile applies --config's profile to the flags the command line
+// left alone, and returns the seeds: the arguments, else the profile's.
+func (f *crawlFlags) loadProfile(fs *pflag.FlagSet, args []string) ([]string, error) {
+	if f.configFile == "" {
+		return args, nil
+	}
+	p, err := profile.Load(f.configFile)
+	if err != nil {
+		return nil, usagef("--config: %v", err)
+	}
+	if err := p.Apply(fs, "config"); err != nil {
+		return nil, usageError{err}
+	}
+	f.profile = p
+	if len(args) == 0 && len(p.URLs) > 0 {
+		if _, err := collectSeeds("", p.URLs); err != nil {
+			return nil, usageError{p.AtURLs(err)}
+		}
+		args = p.URLs
+	}
+	return args, nil
 }
 
 // config turns the flags and positional seeds into a crawl.Config. Every
@@ -309,7 +354,14 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		return cfg, err
 	}
 	var policies *policy.Set
-	if f.policyFile != "" {
+	if f.profile.HasPolicies() {
+		if f.policyFile != "" {
+			return cfg, usagef("--policy %s and the [policies] tables of %s: give per-host policies in one place", f.policyFile, f.profile.File)
+		}
+		if policies, err = f.profile.PolicySet(policy.Limits{Delay: f.delay, MaxURLs: f.maxURLsPerHost}); err != nil {
+			return cfg, usageError{err}
+		}
+	} else if f.policyFile != "" {
 		if policies, err = policy.Load(f.policyFile, policy.Limits{Delay: f.delay, MaxURLs: f.maxURLsPerHost}); err != nil {
 			return cfg, usagef("--policy: %v", err)
 		}
@@ -349,6 +401,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		NearDupFollow:     f.nearFollow,
 		NearDupTrapWindow: f.trapWindow,
 		WithImages:        f.withImages,
+		Requisites:        f.requisites,
 		NoSitemaps:        !f.sitemaps,
 		Politeness: frontier.Politeness{
 			LatencyFactor: latencyFactor, MaxBackoff: f.maxBackoff, MaxRetryAfter: f.maxRetryAfter,
@@ -356,10 +409,30 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		},
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	}
+	rejectExt := []string{}
+	for _, e := range f.rejectExt {
+		if e = strings.TrimSpace(e); e != "" {
+			rejectExt = append(rejectExt, e)
+		}
+	}
 	cfg.Scope = scope.Config{Mode: mode, Include: f.include, Exclude: f.exclude, MaxDepth: f.maxDepth,
-		MaxPathRepeats: cmp.Or(f.maxRepeats, -1)}
+		MaxPathRepeats: cmp.Or(f.maxRepeats, -1), DenyExtensions: rejectExt}
 	if err := cfg.Scope.Validate(); err != nil {
 		return cfg, usageError{err}
+	}
+	caps := media.DefaultCaps()
+	if len(f.bodyCaps) > 0 {
+		caps = nil
+		for _, c := range f.bodyCaps {
+			cp, err := media.ParseCap(c)
+			if err != nil {
+				return cfg, usagef("--max-body-for: %v", err)
+			}
+			caps = append(caps, cp)
+		}
+	}
+	if cfg.Media, err = media.New(f.acceptMIME, f.rejectMIME, caps); err != nil {
+		return cfg, usagef("--accept-mime, --reject-mime or --max-body-for: %v", err)
 	}
 	if len(f.stripParams) > 0 {
 		cfg.Canon.StripParams = append(canon.DefaultStripParams(), f.stripParams...)
@@ -378,11 +451,15 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	cfg.Fetch.Timeout = f.timeout
 	cfg.Fetch.ConnectTimeout = f.connectTimeout
 	cfg.Fetch.ResponseHeaderTimeout = f.headerTimeout
+	cfg.Fetch.HTTP2 = f.http2
 	cfg.Fetch.IdleTimeout = f.idleTimeout
 	cfg.Fetch.DNSMinTTL = max(f.dnsMinTTL, time.Nanosecond) // 0 is the package's default; a nanosecond is no floor
 	cfg.Fetch.DNSMaxTTL = f.dnsMaxTTL
 	if f.progress != "auto" && f.progress != "always" && f.progress != "never" {
 		return cfg, usagef("--progress %q: want auto, always or never", f.progress)
+	}
+	if err := f.ext.check(); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -466,9 +543,13 @@ SIGTERM stops taking new URLs, lets fetches in flight finish for --grace,
 closes the WARC files, prints the summary and exits 0; a second Ctrl-C exits
 at once (130).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := f.config(args, cmd.ErrOrStderr())
+			args, err := f.loadProfile(cmd.Flags(), args)
 			if err != nil {
 				return err
+			}
+			cfg, err := f.config(args, cmd.ErrOrStderr())
+			if err != nil {
+				return f.profile.Locate(err)
 			}
 			return f.run(cmd, cfg)
 		},
@@ -479,6 +560,14 @@ at once (130).`,
 
 // run opens the --events sink, if any, and runs the crawl cfg describes.
 func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
+	if _, err := applyMemoryLimit(f.memoryLimit); err != nil {
+		return err
+	}
+	closeExt, err := f.ext.open(&cfg)
+	defer closeExt()
+	if err != nil {
+		return err
+	}
 	if f.eventsFile != "" {
 		ev, err := events.OpenFile(f.eventsFile)
 		if err != nil {
@@ -535,7 +624,7 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 			snapEvery: f.snapEvery, snapAfter: f.snapAfter}, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		return writeSummary(opts.summaryFile, sum, err)
 	}
-	_, err := runCrawl(cmd.Context(), cfg, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	_, err = runCrawl(cmd.Context(), cfg, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	return err
 }
 

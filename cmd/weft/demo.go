@@ -125,8 +125,9 @@ func demoConfig(web *synthweb.Web, dir string, workers int, delay time.Duration)
 		// Its failing robots.txt files fail for good: judge them at the
 		// first failure rather than retry them for minutes.
 		RobotsAttempts: 1,
-		// The image module: the photo each article shows is archived too.
-		WithImages: true,
+		// Each page's requisites (the photo each article shows) are
+		// archived too, as weft crawl does by default.
+		Requisites: true,
 	}
 	cfg.Scope.MaxDepth = 20
 	cfg.Fetch.Resolve = web.Resolve()

@@ -89,6 +89,6 @@ func newRootCmd() *cobra.Command {
 	}
 	bench := newBenchCmd()
 	bench.AddCommand(newBenchQueueCmd(), newBenchHostsCmd())
-	root.AddCommand(newCrawlCmd(), newServeCmd(), newDemoCmd(), newCDXCmd(), newGetCmd(), bench, newDocsCmd(), newSynthwebCmd(), newSynthHostsCmd(), newBenchQueuePhaseCmd())
+	root.AddCommand(newCrawlCmd(), newServeCmd(), newConfigCmd(), newDemoCmd(), newCDXCmd(), newGetCmd(), newWACZCmd(), bench, newDocsCmd(), newSynthwebCmd(), newSynthHostsCmd(), newBenchQueuePhaseCmd())
 	return root
 }

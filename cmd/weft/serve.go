@@ -27,12 +27,16 @@ with the ETag and Last-Modified of its last 200. A 304 Not Modified is
 archived as a server-not-modified revisit and not parsed again. Ctrl-C or
 SIGTERM stops as weft crawl does; running it again on --data resumes.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := f.config(args, cmd.ErrOrStderr())
+			args, err := f.loadProfile(cmd.Flags(), args)
 			if err != nil {
 				return err
 			}
+			cfg, err := f.config(args, cmd.ErrOrStderr())
+			if err != nil {
+				return f.profile.Locate(err)
+			}
 			if f.min <= 0 || f.max < f.min || f.scan <= 0 || f.prior <= 0 || f.floor < 0 || f.inlinkMiB < -1 {
-				return usagef("--recrawl-min, --recrawl-scan and --recrawl-prior must be positive, --recrawl-max at least --recrawl-min, --recrawl-floor not negative, and --inlink-mib -1 or more")
+				return f.profile.Locate(usagef("--recrawl-min, --recrawl-scan and --recrawl-prior must be positive, --recrawl-max at least --recrawl-min, --recrawl-floor not negative, and --inlink-mib -1 or more"))
 			}
 			cfg.Recrawl = &recrawl.Policy{Min: f.min, Max: f.max, Prior: 1 / f.prior.Seconds(), Floor: f.floor.Seconds()}
 			cfg.InLinkBytes = f.inlinkMiB << 20 // 0: sized by --expected-urls; -1: off

@@ -7,33 +7,18 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"os/exec"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"weft/internal/browsertest"
 	"weft/internal/crawl"
 	"weft/internal/recrawl"
 	"weft/internal/synthweb"
 	"weft/internal/testwait"
 )
-
-// chromium returns the path of a headless-capable Chromium, or skips the
-// test saying how to get one.
-func chromium(t *testing.T) string {
-	if p := os.Getenv("WEFT_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no Chromium: install Debian's chromium package (.ci/run does) or set WEFT_CHROMIUM")
-	return ""
-}
 
 // TestDashboardInBrowser opens the dashboard in headless Chromium against
 // weft serve crawling the synthetic web: the page updates live (its pages
@@ -41,7 +26,7 @@ func chromium(t *testing.T) string {
 // numbers are those of /v1/stats. With WEFT_SCREENSHOT=FILE it saves a
 // screenshot of the page there.
 func TestDashboardInBrowser(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t)
 	web, err := synthweb.Start(synthweb.Config{Seed: 15, Hosts: 8, PagesPerHost: 60, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound, synthweb.RobotsRules}})
 	if err != nil {
 		t.Fatal(err)
@@ -76,13 +61,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}()
 	defer func() { stop(); <-done }()
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 1000),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), browsertest.Options(t, bin, 1400, 1000)...)
 	defer cancelAlloc()
 	bctx, cancelBrowser := chromedp.NewContext(actx)
 	defer cancelBrowser()

@@ -557,9 +557,18 @@ func (c *Canonicalizer) canonical(u *whatwg.Url) URL {
 // canonical wants it, the port "" when the default, pathname and query
 // (without "?") percent-encoded as the parser left them.
 func (c *Canonicalizer) build(scheme, host, port, pathname, query string) URL {
-	out := URL{Scheme: scheme, Host: host, Port: port, Authority: host}
-	if port != "" {
-		out.Authority = host + ":" + port
+	return c.buildWith(scheme, host, port, "", pathname, query)
+}
+
+// buildWith is build with the authority (host and ":port" if any) given,
+// or "" for build to join them.
+func (c *Canonicalizer) buildWith(scheme, host, port, authority, pathname, query string) URL {
+	out := URL{Scheme: scheme, Host: host, Port: port, Authority: authority}
+	if authority == "" {
+		out.Authority = host
+		if port != "" {
+			out.Authority = host + ":" + port
+		}
 	}
 	out.Query, out.NQuery = c.canonicalQuery(query)
 	out.Path = c.canonicalPath(pathname)

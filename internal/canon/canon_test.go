@@ -550,3 +550,32 @@ func TestCanonicalFormTooLong(t *testing.T) {
 		t.Errorf("a short one: %q, %v", u.String, err)
 	}
 }
+
+// BenchmarkBaseResolveForms resolves the forms of link the seeds world's
+// pages are made of, against a base with a port as weft bench's hosts
+// have: a path from the root, a page-relative path, the same host
+// spelled absolutely and scheme-relatively, another host, a query only.
+func BenchmarkBaseResolveForms(b *testing.B) {
+	c := New(Config{})
+	base, err := c.NewBase("http://h000.weft.test:34853/news/business/story-17.html")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, ref := range []string{
+		"/news/politics/",
+		"story-18.html",
+		"http://h000.weft.test:34853/news/food/",
+		"//h000.weft.test:34853/news/world/#comments",
+		"http://h001.weft.test:34853/news/tech/?sid=a4338c5b5433a698",
+		"?page=2",
+	} {
+		b.Run(ref, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := base.Resolve(ref); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -27,6 +27,12 @@ type fastBase struct {
 	port   string   // "" when the default
 	path   []string // the path's segments, percent-encoded as the parser left them
 	query  string   // without "?"; "" when none or empty
+
+	// What a reference without an authority or a path reuses, so that
+	// resolving it allocates no copy of them.
+	pathname  string // "/" and path joined by "/"
+	chost     string // host as canonical wants it
+	authority string // chost, and ":port" if any
 }
 
 // pathByte and queryByte tell the bytes the fast path takes as they are,
@@ -52,7 +58,14 @@ func newFastBase(scheme, host, port, pathname, query string, ip bool) *fastBase 
 	if (scheme != "http" && scheme != "https") || host == "" || !strings.HasPrefix(pathname, "/") {
 		return nil
 	}
-	return &fastBase{scheme: scheme, host: host, ip: ip, port: port, path: strings.Split(pathname[1:], "/"), query: query}
+	fb := &fastBase{scheme: scheme, host: host, ip: ip, port: port, path: strings.Split(pathname[1:], "/"), query: query}
+	fb.pathname = joinPath(fb.path)
+	fb.chost = trimFastHost(host, ip)
+	fb.authority = fb.chost
+	if port != "" {
+		fb.authority += ":" + port
+	}
+	return fb
 }
 
 // fastResolve resolves ref against b when the fast path can, and reports
@@ -100,25 +113,53 @@ func (c *Canonicalizer) fastResolve(b *fastBase, ref string) (URL, bool) {
 			return URL{}, false
 		}
 	}
-	var segs []string
+	// The path: most are from the root with no dot segment, and are
+	// their own result; the segments of the others are gathered in buf.
+	var buf [32]string
+	var path string
 	switch {
 	case newAuth && pathPart == "":
-		segs = []string{""} // an authority without a path: "/"
+		path = "/" // an authority without a path
 	case strings.HasPrefix(pathPart, "/"):
-		segs = fastPath(make([]string, 0, strings.Count(pathPart, "/")), pathPart, true)
+		if hasDotSegment(pathPart) {
+			path = joinPath(fastPath(buf[:0], pathPart, true))
+		} else {
+			path = pathPart
+		}
 	case pathPart == "":
 		// "?q" or "" (a fragment only): the base's path; its query unless
 		// one is given.
-		segs = b.path
+		path = b.pathname
 		if !hasQuery {
 			query = b.query
 		}
 	default:
-		segs = make([]string, len(b.path)-1, len(b.path)+strings.Count(pathPart, "/"))
-		copy(segs, b.path)
-		segs = fastPath(segs, pathPart, false)
+		segs := append(buf[:0], b.path[:len(b.path)-1]...)
+		path = joinPath(fastPath(segs, pathPart, false))
 	}
-	return c.build(scheme, trimFastHost(host, ip), port, joinPath(segs), query), true
+	host = trimFastHost(host, ip)
+	authority := b.authority
+	if host != b.chost || port != b.port {
+		authority = "" // buildWith joins host and port
+	}
+	return c.buildWith(scheme, host, port, authority, path, query), true
+}
+
+// hasDotSegment reports whether a path from the root has a segment that
+// fastPath resolves ("." or "..", also as "%2e"), so that its result is
+// not the path itself.
+func hasDotSegment(p string) bool {
+	for i := 0; i < len(p); { // p[i] is a '/'
+		seg := p[i+1:]
+		if j := strings.IndexByte(seg, '/'); j >= 0 {
+			seg = seg[:j]
+		}
+		if isSingleDot(seg) || isDoubleDot(seg) {
+			return true
+		}
+		i += 1 + len(seg)
+	}
+	return false
 }
 
 // hasHTTPScheme reports whether s starts with "http:" or "https:", in any

@@ -164,7 +164,7 @@ func pageRequests(web *synthweb.Web) map[string]int {
 }
 
 func shouldFetch(p synthweb.PageInfo) bool {
-	return p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf"
+	return p.Reachable && !p.Disallowed && p.Role != "image"
 }
 
 func waitProgress(t *testing.T, web *synthweb.Web, share float64) {

@@ -21,6 +21,7 @@ import (
 
 // Doc is a response to read.
 type Doc struct {
+	URL       string      // the response's URL (after the request's redirects: none, in weft)
 	MediaType string      // lower-case, without parameters
 	Header    http.Header // the response's headers
 	Body      []byte      // decoded (Content-Encoding undone)
@@ -42,8 +43,12 @@ type Result struct {
 	// Hints are what a sitemap says of each of its links (Hints[i] of
 	// Links[i]); nil for other documents.
 	Hints []Hint
-	// Embeds are resources the document shows (images), raw, when asked.
-	Embeds []string
+	// Embeds are the resources the document needs to render (an HTML
+	// page's style sheets, scripts, images, fonts and media; a style
+	// sheet's url()s and @imports), raw, when asked. HasIcon says an HTML
+	// page named its icon (else a browser asks for /favicon.ico).
+	Embeds  []string
+	HasIcon bool
 	// Words are the hashes of its visible words, when asked.
 	Words []uint64
 	// NoIndex and NoFollow are the document's (or its headers') robots
@@ -57,6 +62,13 @@ type Result struct {
 	// Charset is "" or what reading the document's encoding met or did
 	// (CharsetUnknown, CharsetInvalid, CharsetTranscoded, CharsetCut).
 	Charset string
+	// Fields are what extensions extracted (a product's title and price),
+	// by name; nil if none did. They go with the page to its consumers
+	// and in its event.
+	Fields map[string]any
+	// Extended lists the extensions that read the document, in order, and
+	// how each fared; nil without extensions (see Set.Extend).
+	Extended []ExtensionRun
 }
 
 // Values of Result.Truncated for an HTML page cut by one of package
@@ -124,7 +136,7 @@ func (HTML) Read(d Doc) Result {
 	}
 	res := extract.HTML(body, d.Token, lim)
 	out := Result{
-		Base: res.Base, Links: res.Links, Embeds: res.Embeds, Words: res.Words,
+		Base: res.Base, Links: res.Links, Embeds: res.Embeds, HasIcon: res.HasIcon, Words: res.Words,
 		NoIndex: res.MetaNoIndex || noIndex, NoFollow: res.MetaNoFollow || noFollow,
 		Charset: cs,
 	}
@@ -183,6 +195,49 @@ func (Image) Read(Doc) Result { return Result{} }
 
 // ReadsEmbeds implements EmbedReader.
 func (Image) ReadsEmbeds() {}
+
+// Requisites is the handler of page requisites (--requisites): it accepts
+// what pages need to render, style sheets, scripts, images, fonts, audio
+// and video, which are archived like every response; it reads style
+// sheets for their url()s and @imports (Embeds), fetched in turn. With
+// it in the Set, the crawler fetches each HTML page's requisites
+// (extract.Result.Embeds), through robots.txt, politeness and the SSRF
+// guard, one hop past the scope.
+type Requisites struct{}
+
+// Name implements Handler.
+func (Requisites) Name() string { return "requisite" }
+
+// Accepts implements Handler.
+func (Requisites) Accepts(mt string) bool {
+	switch {
+	case mt == "text/css", mt == "text/javascript", mt == "application/javascript", mt == "application/x-javascript",
+		mt == "application/json", mt == "application/manifest+json", mt == "application/wasm", mt == "image/svg+xml":
+		return true
+	}
+	for _, p := range [...]string{"image/", "font/", "audio/", "video/", "application/font-", "application/x-font-"} {
+		if strings.HasPrefix(mt, p) {
+			return true
+		}
+	}
+	return mt == "application/vnd.ms-fontobject"
+}
+
+// Read implements Handler: a style sheet's URLs; nothing of the others.
+func (Requisites) Read(d Doc) Result {
+	if d.MediaType != "text/css" || !d.Embeds {
+		return Result{}
+	}
+	body, cs := toUTF8(d.Body, d.Header.Get("Content-Type"))
+	r := Result{Embeds: extract.CSS(body, d.MaxLinks), Charset: cs}
+	if d.Truncated != "" {
+		r.Truncated = "fetch:" + d.Truncated
+	}
+	return r
+}
+
+// ReadsEmbeds implements EmbedReader.
+func (Requisites) ReadsEmbeds() {}
 
 // An EmbedReader is a Handler of resources that pages embed rather than
 // link to: with one in the Set, pages' Embeds are collected and fetched.

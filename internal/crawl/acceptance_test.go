@@ -320,7 +320,7 @@ func pageRequests(web *synthweb.Web) map[string]int {
 // shouldFetch reports whether a compliant crawl of the whole web fetches p:
 // reachable, allowed, and not of a denied extension.
 func shouldFetch(p synthweb.PageInfo) bool {
-	return p.Reachable && !p.Disallowed && p.Role != "image" && p.Role != "pdf"
+	return p.Reachable && !p.Disallowed && p.Role != "image"
 }
 
 // isRobotsPath reports whether the request was part of a robots.txt fetch

@@ -21,12 +21,16 @@ import (
 // may follow, resolved against <base href> or the page's own URL, and the
 // images it shows when a module fetches them. It returns every link it
 // could resolve, followed or not: the page's outlinks.
-func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, h content.Handler, mt string, rec *fetchRecord, capt *store.CaptureRecord, countLinks bool) (outlinks []string, followed bool) {
+func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, h content.Handler, mt string, rec *fetchRecord, cp *capture, countLinks bool) (outlinks []string, followed bool) {
 	res := h.Read(content.Doc{
-		MediaType: mt, Header: resp.Header, Body: resp.Decoded, Token: c.token,
+		URL: resp.URL, MediaType: mt, Header: resp.Header, Body: resp.Decoded, Token: c.token,
 		Words: c.near != nil, Embeds: c.embeds, Truncated: resp.Truncated, MaxLinks: c.cfg.MaxLinksPerPage,
 	})
 	c.stats.inc(c.stats.handled, h.Name(), 1)
+	if res.Extended != nil {
+		c.countExtensions(resp.URL, res.Extended)
+		cp.fields = res.Fields
+	}
 	if res.Charset != "" {
 		c.stats.inc(c.stats.charsets, res.Charset, 1)
 	}
@@ -45,7 +49,8 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		// have more than any cap: an operator must be able to find the
 		// page and raise it.
 		c.stats.inc(c.stats.cut, h.Name(), 1)
-		c.stats.linksCut.update(l.Host, func(n int64) int64 { return n + 1 })
+		c.stats.linksCutAll.Add(1)
+		c.stats.hosts.update(l.Host, func(s store.HostState) store.HostState { s.LinksCut++; return s })
 		c.log.Warn("page cut at the per-page link cap: its later links are not read", "url", l.URL, "host", l.Host, "links", len(res.Links))
 	case res.Truncated != "":
 		c.stats.inc(c.stats.cut, h.Name(), 1)
@@ -57,6 +62,11 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		rec.NoIndex = true
 	}
 	follow, nearDup := true, false
+	if l.Requisite && len(res.Links) > 0 {
+		// Fetched for what it is: a requisite's links are not a page's.
+		c.stats.inc(c.stats.rejected, RejectRequisiteLinks, int64(len(res.Links)))
+		follow = false
+	}
 	if res.NoFollow {
 		c.stats.nofollow.Add(1)
 		rec.NoFollow = true
@@ -72,7 +82,7 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		if filled {
 			c.log.Warn("near-duplicate index full: later pages are judged against the ones it holds, not added", "pages", c.cfg.NearDupMaxPages)
 		}
-		capt.SimHash, capt.NearDupOf = fp, of
+		cp.rec.SimHash, cp.rec.NearDupOf = fp, of
 		c.copies.judged(pb.b, l.Host, of != "")
 		if of != "" {
 			nearDup = true
@@ -141,6 +151,24 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 	// followed either. A nofollow page's images are fetched: nofollow is
 	// about links.
 	if c.embeds && (!nearDup || c.cfg.NearDupFollow) {
+		// An HTML page's requisites may leave the scope by that one hop
+		// (asRequisite); a style sheet's are judged by the scope.
+		as := asResource // the images of --with-images
+		if c.cfg.Requisites {
+			as = asSheetRequisite // a style sheet's url()s: within the scope
+		}
+		if c.cfg.Requisites && h.Name() == "html" {
+			as = asRequisite
+			if !res.HasIcon { // a browser asks its origin for /favicon.ico
+				if fu, err := c.canon.ResolveString(resp.URL, "/favicon.ico"); err == nil {
+					c.stats.requisitesFound.Add(1)
+					if it, why := c.admit.judge(pb, fu, l.Depth+1, 0, frontier.Normal, l.URL, as); why == "" {
+						pb.items = append(pb.items, it)
+						c.stats.requisitesQueued.Add(1)
+					}
+				}
+			}
+		}
 		for _, src := range res.Embeds {
 			eu, err := base.Resolve(src)
 			if err != nil {
@@ -148,8 +176,10 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 				continue
 			}
 			outlinks = append(outlinks, eu.String)
-			if it, why := c.admit.judge(pb, eu, l.Depth+1, 0, frontier.Normal, l.URL, asResource); why == "" {
+			c.stats.requisitesFound.Add(1)
+			if it, why := c.admit.judge(pb, eu, l.Depth+1, 0, frontier.Normal, l.URL, as); why == "" {
 				pb.items = append(pb.items, it)
+				c.stats.requisitesQueued.Add(1)
 			}
 		}
 	}
@@ -169,9 +199,10 @@ type admitter struct {
 	policies *policy.Set
 	cluster  Cluster // nil for a single node
 	seen     *seen.Set
+	filters  []LinkFilter // Config.Filters
 	traps    *trapCounts
 	aliases  *indexAliases
-	hostCap  *hostMap[int64] // URLs accepted per host
+	hostCap  *hostMap[store.HostState] // URLs accepted per host
 	stats    *counters
 	log      *slog.Logger
 	fail     func(error)
@@ -230,8 +261,13 @@ func (a *admitter) admitURL(pb *pageBatch, u canon.URL, depth, hops int, p front
 // fetched for what it is, not for links it may hold, so the extension rule
 // does not apply to it.
 func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, as admission) (frontier.Item, string) {
-	resource, offered := as == asResource || as == asOfferedResource, as == asOffered || as == asOfferedResource
+	resource, offered := as == asResource || as == asOfferedResource || as == asRequisite || as == asSheetRequisite, as == asOffered || as == asOfferedResource
 	switch {
+	case as == asRequisite: // one hop past the scope
+		if r := a.scope.CheckRequisite(u); r != "" {
+			a.refuse(u.Authority, string(r))
+			return frontier.Item{}, string(r)
+		}
 	case resource: // fetched for what it is (an image, a sitemap): no extension rule
 		if r := a.scope.CheckEmbed(u, depth); r != "" {
 			a.refuse(u.Authority, string(r))
@@ -241,6 +277,11 @@ func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier
 		if r := a.scope.Check(u, depth); r != "" {
 			a.refuse(u.Authority, string(r))
 			return frontier.Item{}, string(r)
+		}
+	}
+	if (depth > 0 || hops > 0) && !offered {
+		if why := a.filter(u, depth, hops, via, as); why != "" {
+			return frontier.Item{}, why
 		}
 	}
 	if a.fetcher.Permits(u.Host) != nil {
@@ -259,7 +300,7 @@ func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier
 		a.stats.reject(RejectRobots)
 		return frontier.Item{}, RejectRobots
 	}
-	if a.copies.trapped(u.Authority) {
+	if a.copies.trappedInMemory(u.Authority) {
 		a.refuse(u.Authority, RejectTrap)
 		return frontier.Item{}, RejectTrap
 	}
@@ -278,7 +319,7 @@ func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier
 	if hp != nil && hp.MaxURLs > 0 && (capURLs == 0 || hp.MaxURLs < capURLs) {
 		capURLs = hp.MaxURLs // a policy only lowers the cap
 	}
-	it := frontier.Item{URL: u.String, Host: u.Authority, Depth: depth, Priority: p, Hops: hops, Via: via}
+	it := frontier.Item{URL: u.String, Host: u.Authority, Depth: depth, Priority: p, Hops: hops, Via: via, Requisite: as == asRequisite || as == asSheetRequisite}
 	record := pb.recorder(&it)
 	isNew, err := a.seen.Add(u.Authority, u.String, func(part int, k seen.Key) (bool, error) {
 		// Counted only for URLs that are new, and checked before anything
@@ -288,10 +329,13 @@ func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier
 		if full && depth+hops > 0 {
 			return false, errPatternCap
 		}
+		if a.copies.trapped(u.Authority) { // a host whose state is not in memory
+			return false, errTrapped
+		}
 		if as == asPageLink && a.aliases.skip(pb.page, u) {
 			return false, errIndexAlias
 		}
-		if capURLs > 0 && a.hostCap.update(u.Authority, func(n int64) int64 { return n + 1 }) > capURLs {
+		if capURLs > 0 && a.hostCap.update(u.Authority, func(s store.HostState) store.HostState { s.Accepted++; return s }).Accepted > capURLs {
 			return false, errHostCap
 		}
 		ok, err := record(part, k)
@@ -304,6 +348,9 @@ func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier
 	case errors.Is(err, errHostCap):
 		a.refuse(u.Authority, RejectHostCap)
 		return frontier.Item{}, RejectHostCap
+	case errors.Is(err, errTrapped):
+		a.refuse(u.Authority, RejectTrap)
+		return frontier.Item{}, RejectTrap
 	case errors.Is(err, errPatternCap):
 		a.refuse(u.Authority, RejectPattern)
 		return frontier.Item{}, RejectPattern
@@ -378,9 +425,12 @@ const (
 	asResource                         // fetched for what it is (an image, a sitemap): no extension rule
 	asOffered                          // handed over by the cluster (Offer): this crawl owns its host
 	asOfferedResource                  // both
+	asRequisite                        // an HTML page's requisite: may leave the scope by one hop
+	asSheetRequisite                   // a style sheet's requisite: a resource within the scope
 )
 
 var (
 	errHostCap    = errors.New("host cap reached")
 	errPatternCap = errors.New("pattern cap reached")
+	errTrapped    = errors.New("host cut off")
 )

@@ -25,8 +25,8 @@ var indexNames = [...]string{"index.html", "index.htm"}
 // serve one page, from the captures of both, and says which links to an
 // index file would fetch a copy. It is safe for concurrent use.
 type indexAliases struct {
-	states *hostMap[aliasState] // by origin
-	db     *store.DB            // the capture index
+	states *hostMap[store.HostState] // the crawl's per-host states, by authority (Alias fields)
+	db     *store.DB                 // the capture index
 	canon  *canon.Canonicalizer
 	log    *slog.Logger
 }
@@ -39,6 +39,36 @@ type indexAliases struct {
 type aliasState struct{ same, differ uint8 }
 
 func (a aliasState) holds(i int) bool { return a.same&(1<<i) != 0 && a.differ&(1<<i) == 0 }
+
+// aliasShift is where an origin's aliasState bits start in its host's
+// store.HostState (AliasSame, AliasDiffer); ok false for a scheme the rule
+// does not learn.
+func aliasShift(scheme string) (shift uint, ok bool) {
+	switch scheme {
+	case "http":
+		return 0, true
+	case "https":
+		return uint(len(indexNames)), true
+	}
+	return 0, false
+}
+
+// aliasOf returns the aliasState of scheme's origin in its host's state.
+func aliasOf(s store.HostState, shift uint) aliasState {
+	const mask = 1<<len(indexNames) - 1
+	return aliasState{same: s.AliasSame >> shift & mask, differ: s.AliasDiffer >> shift & mask}
+}
+
+// state returns the aliasState of scheme://authority, and false for a
+// scheme the rule does not learn.
+func (x *indexAliases) state(scheme, authority string) (aliasState, uint, bool) {
+	shift, ok := aliasShift(scheme)
+	if !ok {
+		return aliasState{}, 0, false
+	}
+	s, _ := x.states.get(authority)
+	return aliasOf(s, shift), shift, true
+}
 
 // errIndexAlias refuses an alias in the seen set's Recorder, so that only a
 // URL that would have been new is counted.
@@ -61,11 +91,13 @@ func splitIndex(path string) (dir string, name int, ok bool) {
 // served the same payload. Only the origin's own captures count: a
 // redirect's target is its own URL, so a redirect never makes a pair.
 func (x *indexAliases) learn(u canon.URL, resp *fetch.Response, cp capture) error {
-	if resp.StatusCode != 200 || !dedupable(resp) || u.Query != "" || (u.Scheme != "http" && u.Scheme != "https") || u.String != resp.URL {
+	if resp.StatusCode != 200 || !dedupable(resp) || u.Query != "" || u.String != resp.URL {
 		return nil
 	}
-	origin := originKey(u.Scheme, u.Authority)
-	st, _ := x.states.get(origin)
+	st, shift, ok := x.state(u.Scheme, u.Authority)
+	if !ok {
+		return nil
+	}
 	var twins [len(indexNames)]string // by name; "" where there is nothing to learn
 	if dir, i, ok := splitIndex(u.Path); ok {
 		if st.differ&(1<<i) == 0 {
@@ -92,13 +124,13 @@ func (x *indexAliases) learn(u canon.URL, resp *fetch.Response, cp capture) erro
 			continue
 		}
 		same := last == cp.digest
-		x.states.update(origin, func(a aliasState) aliasState {
+		x.states.update(u.Authority, func(s store.HostState) store.HostState {
 			if same {
-				a.same |= 1 << i
+				s.AliasSame |= 1 << (shift + uint(i))
 			} else {
-				a.differ |= 1 << i
+				s.AliasDiffer |= 1 << (shift + uint(i))
 			}
-			return a
+			return s
 		})
 		if !same && st.holds(i) {
 			x.log.Info("a directory and its index file differ: links to index files are followed again", "host", u.Authority, "url", u.String, "twin", path)
@@ -135,7 +167,7 @@ func (x *indexAliases) skip(page string, u canon.URL) bool {
 	if !ok {
 		return false
 	}
-	if st, _ := x.states.get(originKey(u.Scheme, u.Authority)); !st.holds(i) {
+	if st, _, ok := x.state(u.Scheme, u.Authority); !ok || !st.holds(i) {
 		return false
 	}
 	twin := u.Scheme + "://" + u.Authority + dir

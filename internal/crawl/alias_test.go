@@ -50,8 +50,17 @@ func aliasSite(kind int) func(*miniWeb, http.ResponseWriter, *http.Request) {
 
 // A site whose directories answer like their index.html is asked for the
 // first pair of them (which shows it), and then for no index.html of a
-// directory already fetched: one request fewer per site here.
+// directory already fetched: one request fewer per site here. What a site
+// showed is kept in its host's state, in the store when that leaves
+// memory: with room for one host's (--host-cache 1) the sites evict each
+// other's all along, and the rule holds all the same.
 func TestIndexAliasSaved(t *testing.T) {
+	for _, hostCache := range []int{0, 1} {
+		t.Run(fmt.Sprintf("host-cache-%d", hostCache), func(t *testing.T) { testIndexAliasSaved(t, hostCache) })
+	}
+}
+
+func testIndexAliasSaved(t *testing.T, hostCache int) {
 	sites := map[string]func(*miniWeb, http.ResponseWriter, *http.Request){}
 	for i := range 3 {
 		sites[fmt.Sprintf("s%d.test", i)] = aliasSite(aliasSame)
@@ -61,7 +70,11 @@ func TestIndexAliasSaved(t *testing.T) {
 	for name := range sites {
 		seeds = append(seeds, mw.url(name, "/"))
 	}
-	sum := runCrawl(t, mw.config(t, time.Millisecond, seeds...))
+	cfg := mw.config(t, time.Millisecond, seeds...)
+	if hostCache > 0 {
+		cfg.HostCache, cfg.Partitions = hostCache, 1
+	}
+	sum := runCrawlHeld(t, cfg)
 	for name := range sites {
 		got := mw.paths(name)
 		slices.Sort(got)

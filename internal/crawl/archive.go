@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"weft/internal/canon"
+	"weft/internal/events"
 	"weft/internal/fetch"
 	"weft/internal/frontier"
 	"weft/internal/store"
@@ -26,6 +27,8 @@ type capture struct {
 	// the page's reading may add to before it is written.
 	key string
 	rec store.CaptureRecord
+	// fields are what extensions extracted from it, for its event.
+	fields map[string]any
 }
 
 // archiver writes responses to the WARC files and keeps the capture index
@@ -86,12 +89,9 @@ func dedupable(resp *fetch.Response) bool {
 	return resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Truncated == "" && len(resp.Body) > 0
 }
 
-// archive writes resp to the WARC files and returns its capture, for the
-// caller to index. A dedupable payload already archived, under this URL or
-// another, is written as a revisit record that refers to its first
-// capture, not as a second copy; a new one is remembered by its digest
-// before any other worker can look it up.
-func (a *archiver) archive(resp *fetch.Response, pb *pageBatch, u *canon.URL) capture {
+// exchange is resp's request and response header blocks as they crossed
+// the connection, with the time, address and protocols of the exchange.
+func (a *archiver) exchange(resp *fetch.Response) warc.Exchange {
 	ip := resp.RemoteAddr
 	if i := strings.LastIndexByte(ip, ':'); i > 0 {
 		ip = strings.Trim(ip[:i], "[]")
@@ -99,7 +99,35 @@ func (a *archiver) archive(resp *fetch.Response, pb *pageBatch, u *canon.URL) ca
 	ex := warc.Exchange{
 		URL: resp.URL, Date: resp.Start, IP: ip,
 		RequestHeader: resp.RequestHeader, ResponseHeader: resp.ResponseHeader,
-		Payload: resp.Body, Truncated: resp.Truncated,
+		Protocols: []string{resp.Protocol}, CipherSuite: resp.CipherSuite,
+	}
+	if resp.TLS != "" {
+		ex.Protocols = append(ex.Protocols, resp.TLS)
+	}
+	return ex
+}
+
+// rendered is ex in the form net/http parsed it (fetch.Response.Rendered),
+// for bytes that came which a WARC record cannot hold as they are (a
+// header block that readers would split early): archived so, and
+// counted, rather than lost.
+func (a *archiver) rendered(ex warc.Exchange, resp *fetch.Response) warc.Exchange {
+	ex.RequestHeader, ex.ResponseHeader = resp.Rendered()
+	ex.WireBody = nil
+	a.stats.rendered.Add(1)
+	return ex
+}
+
+// archive writes resp to the WARC files and returns its capture, for the
+// caller to index. A dedupable payload already archived, under this URL or
+// another, is written as a revisit record that refers to its first
+// capture, not as a second copy; a new one is remembered by its digest
+// before any other worker can look it up.
+func (a *archiver) archive(resp *fetch.Response, pb *pageBatch, u *canon.URL) capture {
+	ex := a.exchange(resp)
+	ex.Payload, ex.WireBody, ex.Truncated = resp.Body, resp.WireBody, resp.Truncated
+	if warc.CheckExchange(&ex) != nil && resp.Protocol != "h2" {
+		ex = a.rendered(ex, resp)
 	}
 	cp := capture{digest: sha1.Sum(resp.Body)}
 	ex.PayloadSHA1 = &cp.digest
@@ -145,16 +173,21 @@ func (a *archiver) index(cp capture, pb *pageBatch) {
 	case cp.key == "":
 	case pb != nil:
 		pb.b.PutCapture(cp.key, cp.rec)
-		pb.captures = append(pb.captures, cp.rec)
+		if a.out.wanted() {
+			pb.events = append(pb.events, eventFields(eventOf(cp.rec), cp.fields))
+		}
 	default:
-		recs := []store.CaptureRecord{cp.rec}
+		var evs []events.Event
+		if a.out.wanted() {
+			evs = []events.Event{eventFields(eventOf(cp.rec), cp.fields)}
+		}
 		b := a.state.db.NewBatch()
 		b.PutCapture(cp.key, cp.rec)
-		outbox := a.out.stage(b, recs)
+		outbox := a.out.stage(b, evs)
 		if err := b.Commit(false); err != nil {
 			a.fail(fmt.Errorf("crawl: index the capture of %s: %w", cp.rec.URL, err))
 		} else {
-			a.out.emit(recs, outbox)
+			a.out.emit(evs, outbox)
 		}
 	}
 }
@@ -287,17 +320,13 @@ func mimeType(ct string) string {
 // archiveNotModified writes a 304 as a server-not-modified revisit of
 // first, the capture that holds the payload the URL last had.
 func (a *archiver) archiveNotModified(resp *fetch.Response, prev store.URLRecord, first store.DigestRecord, u *canon.URL) capture {
-	ip := resp.RemoteAddr
-	if i := strings.LastIndexByte(ip, ':'); i > 0 {
-		ip = strings.Trim(ip[:i], "[]")
-	}
 	digest := prev.Digest
-	ex := warc.Exchange{
-		URL: resp.URL, Date: resp.Start, IP: ip,
-		RequestHeader: resp.RequestHeader, ResponseHeader: resp.ResponseHeader,
-		PayloadSHA1: &digest,
-		Revisit: &warc.Revisit{RefersToURI: first.URL, RefersToDate: first.Date, RefersTo: first.RecordID,
-			Profile: warc.ProfileServerNotModified},
+	ex := a.exchange(resp)
+	ex.PayloadSHA1 = &digest
+	ex.Revisit = &warc.Revisit{RefersToURI: first.URL, RefersToDate: first.Date, RefersTo: first.RecordID,
+		Profile: warc.ProfileServerNotModified}
+	if warc.CheckExchange(&ex) != nil && resp.Protocol != "h2" {
+		ex = a.rendered(ex, resp)
 	}
 	cp := capture{digest: digest, revisit: true, first: first}
 	var err error

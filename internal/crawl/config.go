@@ -15,6 +15,7 @@ import (
 	"weft/internal/extract"
 	"weft/internal/fetch"
 	"weft/internal/frontier"
+	"weft/internal/media"
 	"weft/internal/policy"
 	"weft/internal/recrawl"
 	"weft/internal/robots"
@@ -118,6 +119,12 @@ type Config struct {
 	// Fetch configures HTTP; its UserAgent is taken from UserAgent.
 	Fetch fetch.Config
 
+	// Media decides, by media type, which response bodies are read and
+	// archived, and up to how many bytes (it becomes Fetch.Bodies). Nil
+	// means every type, PDFs up to media.DefaultCaps, the rest up to
+	// Fetch.MaxBodyBytes.
+	Media *media.Policy
+
 	// Fresh starts over: an existing crawl state under DataDir is removed
 	// (WARC files are kept). Without it, a DataDir that holds a crawl is
 	// resumed.
@@ -159,6 +166,24 @@ type Config struct {
 	// extension rule), robots.txt and politeness, and archived.
 	Handlers   content.Set
 	WithImages bool
+	// Extensions read, after Handlers, the responses of the media types
+	// they accept, adding links, fields and decisions (see
+	// content.Extension and Set.Extend); their failures are counted per
+	// extension and never stop the crawl. Filters judge every URL found
+	// after the scope (see LinkFilter). Pages are given every fetched page
+	// with its body once it is durable (see PageConsumer). None of them is
+	// closed by the crawl.
+	Extensions []content.Extension
+	Filters    []LinkFilter
+	Pages      []PageConsumer
+	// Requisites fetches what each HTML page needs to render (its style
+	// sheets, scripts, images, fonts, media, favicon, and the url()s of
+	// its style sheets; extract.Result.Embeds), as Heritrix and
+	// Browsertrix do, so that the archive replays the page as it looked:
+	// through robots.txt, politeness, the SSRF guard and the seen set like
+	// any URL, one hop past the scope (scope.CheckRequisite), their links
+	// never followed. It includes WithImages.
+	Requisites bool
 	// NoSitemaps turns off sitemaps: by default each host's robots.txt
 	// Sitemap: files and its /sitemap.xml are fetched when its robots.txt
 	// is, through the same filters, robots.txt and politeness as links,
@@ -227,6 +252,12 @@ type Config struct {
 const DefaultMaxLinksPerPage = extract.DefaultMaxLinks
 
 func (c *Config) setDefaults() {
+	if c.Media == nil {
+		c.Media, _ = media.New(nil, nil, media.DefaultCaps()) // the defaults are valid
+	}
+	if c.Fetch.Bodies == nil {
+		c.Fetch.Bodies = c.Media
+	}
 	if c.Workers == 0 {
 		c.Workers = 16
 	}
@@ -361,3 +392,19 @@ func (c *Config) policyLimits() policy.Limits {
 }
 
 func (c Config) warcDir() string { return filepath.Join(c.DataDir, "warc") }
+
+// hostCache is HostCache or its default: the bound of every per-host map
+// (clocks, counters, robots.txt answers).
+func (c *Config) hostCache() int {
+	if c.HostCache > 0 {
+		return c.HostCache
+	}
+	return defaultHostCache
+}
+
+// robotsCache is the bound of the parsed robots.txt answers kept in
+// memory: a quarter of the host cache, since a parsed file of 80 rules
+// takes about 11 KB, fifty times a host's clock and counters. At the
+// default that is 32,768 files, about 360 MiB at worst; an evicted answer
+// is parsed again from the store's copy when its host is next leased.
+func (c *Config) robotsCache() int { return max(c.hostCache()/4, 1) }

@@ -29,6 +29,7 @@ import (
 	"weft/internal/robots"
 	"weft/internal/scope"
 	"weft/internal/seen"
+	"weft/internal/store"
 	"weft/internal/warc"
 )
 
@@ -44,26 +45,21 @@ type Crawler struct {
 	front   *frontier.Frontier
 	fetcher *fetch.Fetcher
 	warc    ArchiveWriter
-	arch    *archiver       // the WARC files, the capture index and the payload digests
-	robots  *robotsTxt      // the robots.txt cache and its fetches
-	admit   *admitter       // the rules every URL found is judged by
-	hostCap *hostMap[int64] // URLs accepted per host
-	traps   *trapCounts     // URLs accepted per pattern, requests per host, trap refusals
-	near    *nearIndex      // fingerprints of the pages judged original; nil when judging is off
+	arch    *archiver                 // the WARC files, the capture index and the payload digests
+	robots  *robotsTxt                // the robots.txt cache and its fetches
+	admit   *admitter                 // the rules every URL found is judged by
+	hostCap *hostMap[store.HostState] // per-host counters and rules' state, the URLs accepted first (hoststate.go)
+	traps   *trapCounts               // URLs accepted per pattern, requests per host, trap refusals
+	near    *nearIndex                // fingerprints of the pages judged original; nil when judging is off
 
 	// aliases holds, per origin, what its directories and their index
 	// files have shown (alias.go).
 	aliases *indexAliases
 
-	// dueCur is where the last recrawl scan stopped in the recrawl index
-	// (the scanning goroutine's own); recrawling counts the recrawls
-	// queued and not yet done, per host.
-	dueCur     dueCursor
-	recrawling outstanding
-	// listed holds what sitemaps said of known URLs, for the next scan.
-	listed listedHints
-	// priors holds the hosts' recrawl priors (continuous mode).
-	priors *hostPriors
+	// sched says when each URL is due again (continuous mode); recrawler
+	// queues the due URLs again, scan by scan.
+	sched     *schedule
+	recrawler *recrawler
 	// pause holds the workers while an operator has paused the crawl;
 	// running is true while Run may take seeds (AddSeeds holds liveMu
 	// for reading while it works, Run for writing to end it).
@@ -77,8 +73,6 @@ type Crawler struct {
 	ready, done         chan struct{}
 	readyOnce, doneOnce sync.Once
 	frontUp             bool // the frontier's Run was started (liveMu): before, it answers nothing
-
-	partHeld heldParts // per partition: held (HoldPartition), not to be recrawled here
 
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
@@ -168,7 +162,6 @@ func New(cfg Config) (c *Crawler, err error) {
 	c.out = &outbox{sinks: cfg.Sinks, db: c.state.db, log: c.log, fail: c.fail}
 	// The partition count is the stored crawl's, fixed when it was created.
 	c.cfg.Partitions = c.state.parts
-	c.partHeld = make(heldParts, c.cfg.Partitions)
 	if c.cfg.Policies == nil {
 		// Empty, for the operator API to fill.
 		c.cfg.Policies = policy.NewSet(c.cfg.policyLimits())
@@ -181,10 +174,15 @@ func New(cfg Config) (c *Crawler, err error) {
 		p := all[host]
 		c.log.Info("operator policy", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs)
 	}
-	c.hostCap = newHostMap[int64](c.cfg.Partitions)
-	c.priors = newHostPriors(c.state.db, c.cfg.Partitions)
-	c.aliases = &indexAliases{states: newHostMap[aliasState](c.cfg.Partitions), db: c.state.db, canon: c.canon, log: c.log}
+	c.hostCap = newHostStates(c.state, c.cfg.Partitions, c.cfg.hostCache(), c.fail)
+	c.stats.hosts = c.hostCap
+	c.aliases = &indexAliases{states: c.hostCap, db: c.state.db, canon: c.canon, log: c.log}
 	c.traps = newTrapCounts(c.cfg.ExpectedURLs, max(c.cfg.MaxURLsPerPattern, 0))
+	if c.resumed {
+		if err := c.traps.load(c.state.db, c.log); err != nil {
+			return nil, err
+		}
+	}
 	c.handlers = slices.Clone(c.cfg.Handlers)
 	if c.handlers == nil {
 		c.handlers = content.Default()
@@ -192,11 +190,14 @@ func New(cfg Config) (c *Crawler, err error) {
 	if !c.cfg.NoSitemaps {
 		c.handlers = append(c.handlers, content.Sitemap{})
 	}
-	if c.cfg.WithImages {
+	if c.cfg.Requisites {
+		c.handlers = append(c.handlers, content.Requisites{})
+	} else if c.cfg.WithImages {
 		c.handlers = append(c.handlers, content.Image{})
 	}
+	c.handlers = c.handlers.Extend(c.cfg.Extensions...)
 	c.embeds = c.handlers.WantsEmbeds()
-	c.copies = &copyTraps{window: c.cfg.NearDupTrapWindow, recent: newHostMap[nearWindow](c.cfg.Partitions), cut: &c.stats.traps, log: c.log}
+	c.copies = &copyTraps{window: c.cfg.NearDupTrapWindow, recent: c.hostCap, cut: &c.stats.traps, log: c.log}
 	if c.resumed && c.cfg.NearDupThreshold >= 0 && c.cfg.NearDupTrapWindow >= 0 {
 		if err := c.copies.load(c.state.db); err != nil {
 			return nil, err
@@ -217,7 +218,12 @@ func New(cfg Config) (c *Crawler, err error) {
 			return nil, err
 		}
 	}
-	if err := c.prepareDueIndex(); err != nil { // after the in-link counts: they weigh in
+	robotsCache := newRobotsCache(c.cfg.Partitions, c.cfg.robotsCache(), c.cfg.robotsRetry())
+	c.sched = &schedule{
+		configured: c.cfg.Recrawl, robotsTTL: c.cfg.RobotsTTL, shared: c.cfg.SharedVisits, parts: c.cfg.Partitions, db: c.state.db,
+		canon: c.canon, robots: robotsCache, priors: newHostPriors(c.state.db, c.cfg.Partitions), inlinks: c.inlinks, log: c.log,
+	}
+	if err := c.sched.prepareDueIndex(); err != nil { // after the in-link counts: they weigh in
 		return nil, err
 	}
 	if cfg.Cluster != nil {
@@ -277,17 +283,21 @@ func New(cfg Config) (c *Crawler, err error) {
 	closers = append(closers, c.warc.Close)
 	c.arch = &archiver{w: c.warc, state: c.state, canon: c.canon, out: c.out, stats: c.stats, fail: c.fail, warcFix: warcFix}
 	c.robots = &robotsTxt{
-		robotsCache: newRobotsCache(c.cfg.Partitions, c.cfg.robotsRetry()),
+		robotsCache: robotsCache,
 		token:       c.token, state: c.state, fetcher: c.fetcher, canon: c.canon, front: c.front, arch: c.arch,
 		stats: c.stats, traps: c.traps, policies: c.cfg.Policies, cluster: c.cfg.Cluster, log: c.log, fail: c.fail,
 	}
 	c.admit = &admitter{
 		canon: c.canon, scope: c.scope, fetcher: c.fetcher, robots: c.robots.robotsCache, copies: c.copies, policies: c.cfg.Policies,
-		cluster: c.cfg.Cluster, seen: c.seen, traps: c.traps, aliases: c.aliases, hostCap: c.hostCap, stats: c.stats, log: c.log, fail: c.fail,
+		cluster: c.cfg.Cluster, seen: c.seen, filters: c.cfg.Filters, traps: c.traps, aliases: c.aliases, hostCap: c.hostCap, stats: c.stats, log: c.log, fail: c.fail,
 		maxRedirects: c.cfg.MaxRedirects, maxURLsPerHost: c.cfg.MaxURLsPerHost, noSitemaps: c.cfg.NoSitemaps,
 	}
 	c.ext = &externals{canon: c.canon, robots: c.robots.robotsCache, policies: c.cfg.Policies, log: c.log}
 	c.policies = &hostPolicies{set: c.cfg.Policies, robots: c.robots.robotsCache, front: c.front, log: c.log}
+	c.recrawler = &recrawler{
+		sched: c.sched, state: c.state, seen: c.seen, front: c.front, canon: c.canon, scope: c.scope, copies: c.copies, stats: c.stats,
+		parts: c.cfg.Partitions, scan: c.cfg.RecrawlScan, delay: c.cfg.Delay, held: make(heldParts, c.cfg.Partitions),
+	}
 	if c.flog, err = openFetchLog(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
 		return nil, err
 	}
@@ -315,7 +325,8 @@ func (c *Crawler) Progress() Progress {
 // still to upload (those left stay on disk for the next start).
 func (c *Crawler) close(drain time.Duration) error {
 	c.fetcher.Close()
-	errs := []error{c.saveInLinks(), c.warc.Close()}
+	// Every host's counters and rules' state, for the next run.
+	errs := []error{saveHostStates(c.state, c.hostCap), c.saveInLinks(), c.traps.save(c.state.db), c.warc.Close()}
 	if c.uploads != nil {
 		// After the WARC writer's Close, which finishes and queues the
 		// last file; before the store's, which records each upload.

@@ -12,8 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"weft/internal/canon"
 	"weft/internal/frontier"
 	"weft/internal/recrawl"
+	"weft/internal/scope"
 	"weft/internal/seen"
 	"weft/internal/store"
 )
@@ -26,8 +28,42 @@ const (
 	maxExaminePerScan = 50000
 )
 
+// recrawler queues again, scan by scan, the URLs of a continuous crawl
+// that its schedule makes due, as many as each host has room for (queueDue),
+// with what sitemaps said of known URLs since the last scan (applyListed).
+// It owns where the last scan stopped, the recrawls queued and not yet
+// done, the sitemap hints waiting for a scan and the partitions it must
+// leave to other nodes.
+type recrawler struct {
+	sched *schedule
+	state *durable
+	seen  *seen.Set
+	front *frontier.Frontier
+	// A URL queued again is checked against the scope and the
+	// near-duplicate cut-off again (stillInScope).
+	canon  *canon.Canonicalizer
+	scope  *scope.Filter
+	copies *copyTraps
+	stats  *counters
+	parts  int
+	// scan and delay are Config.RecrawlScan and Config.Delay: how many
+	// recrawls a host may have out (perHostRecrawls).
+	scan, delay time.Duration
+
+	// cur is where the last scan stopped in the recrawl index (the
+	// scanning goroutine's own); out counts the recrawls queued and not
+	// yet done, per host.
+	cur dueCursor
+	out outstanding
+	// listed holds what sitemaps said of known URLs, for the next scan.
+	listed listedHints
+	// held says, per partition, that it is held (Inbound.HoldPartition):
+	// another node's to recrawl.
+	held heldParts
+}
+
 // rescan queues URLs again every RecrawlScan, and saves the in-link
-// counts every inLinkSave, until ctx is done.
+// counts and the trap rules' every inLinkSave, until ctx is done.
 func (c *Crawler) rescan(ctx context.Context) {
 	t := time.NewTicker(c.cfg.RecrawlScan)
 	defer t.Stop()
@@ -39,13 +75,13 @@ func (c *Crawler) rescan(ctx context.Context) {
 		case <-t.C:
 		}
 		now := time.Now()
-		if err := c.queueDue(now); err != nil {
+		if err := c.recrawler.queueDue(now); err != nil {
 			c.fail(err)
 			return
 		}
 		if now.Sub(saved) >= inLinkSave {
 			saved = now
-			if err := c.saveInLinks(); err != nil {
+			if err := errors.Join(c.saveInLinks(), c.traps.save(c.state.db)); err != nil {
 				c.fail(err)
 				return
 			}
@@ -76,11 +112,11 @@ type dueCursor struct {
 // every due URL is weighed in turn. Each chosen URL is checked against
 // the scope and the trap cut-off again (a restart may have narrowed
 // them): one now out is marked rejected for good.
-func (c *Crawler) queueDue(now time.Time) error {
-	room := c.recrawling.room(c.perHostRecrawls())
-	p := c.cfg.Recrawl.WithDefaults()
-	pb := c.state.newBatch()
-	touched, err := c.applyListed(pb, room, p, now)
+func (rc *recrawler) queueDue(now time.Time) error {
+	room := rc.out.room(rc.perHostRecrawls())
+	p := rc.sched.configured.WithDefaults()
+	pb := rc.state.newBatch()
+	touched, err := rc.applyListed(pb, room, p, now)
 	if err != nil {
 		pb.b.Close()
 		return err
@@ -97,14 +133,15 @@ func (c *Crawler) queueDue(now time.Time) error {
 	priorOf := func(host string) float64 {
 		r, ok := priors[host]
 		if !ok {
-			r = c.priors.get(host).Rate(p.Prior)
+			r = rc.sched.priors.get(host).Rate(p.Prior)
 			priors[host] = r
 		}
 		return r
 	}
 	var early []store.DueEntry // due by the index, not by the policy: rescheduled
-	c.dueCur, err = scanDue(c.state.db, c.cfg.Partitions, c.partHeld.held, c.dueCur, now, maxExaminePerScan, func(e store.DueEntry) {
-		h := recrawl.History{Visits: e.Visits, Changes: e.Changes, Span: e.Span, Last: e.LastFetch, Unchanged: e.Unchanged}
+	rc.cur, err = scanDue(rc.state.db, rc.parts, rc.held.held, rc.cur, now, maxExaminePerScan, func(e store.DueEntry) {
+		h := recrawl.History{Visits: e.Visits, Changes: e.Changes, Span: e.Span, Last: e.LastFetch, Unchanged: e.Unchanged,
+			Dating: recrawl.Dating(e.Dating)}
 		s := math.Inf(1)
 		if now.Sub(e.LastFetch) < p.Max {
 			p := p
@@ -143,7 +180,7 @@ func (c *Crawler) queueDue(now time.Time) error {
 	requeued := 0
 	for _, d := range all {
 		e := d.e
-		r, ok, err := c.state.db.GetURL(e.Part, e.Host, e.Hash)
+		r, ok, err := rc.state.db.GetURL(e.Part, e.Host, e.Hash)
 		if err != nil {
 			pb.b.Close()
 			return fmt.Errorf("crawl: read a URL due for a recrawl: %w", err)
@@ -152,7 +189,7 @@ func (c *Crawler) queueDue(now time.Time) error {
 		if !ok || (r.Status != store.URLDone && r.Status != store.URLFailed) || !r.NextCrawl.Equal(e.Due) {
 			continue // a stale entry: its URL was queued or scheduled again since
 		}
-		if !c.stillInScope(r, e.Host) {
+		if !rc.stillInScope(r, e.Host) {
 			r.Status = store.URLRejected
 			pb.b.PutURL(e.Part, e.Host, e.Hash, r)
 			continue
@@ -166,19 +203,19 @@ func (c *Crawler) queueDue(now time.Time) error {
 		pb.items = append(pb.items, frontier.Item{URL: r.URL, Host: e.Host, Depth: r.Depth, Priority: prio, Added: now})
 		requeued++
 	}
-	if err := c.reschedule(pb, early, touched, now); err != nil {
+	if err := rc.reschedule(pb, early, touched, now); err != nil {
 		pb.b.Close()
 		return err
 	}
 	// Counted before the commit hands them to the frontier, so that a
 	// lease never completes before its recrawl is counted.
 	for _, it := range pb.items {
-		c.recrawling.add(it.Host, it.URL)
+		rc.out.add(it.Host, it.URL)
 	}
-	if err := pb.commit(c.seen, c.front); err != nil {
+	if err := pb.commit(rc.seen, rc.front); err != nil {
 		return fmt.Errorf("crawl: queue %d URLs due for a recrawl, and sitemap hints: %w", requeued, err)
 	}
-	c.stats.recrawls.Add(int64(requeued))
+	rc.stats.recrawls.Add(int64(requeued))
 	return nil
 }
 
@@ -191,12 +228,12 @@ func (c *Crawler) queueDue(now time.Time) error {
 // with that importance; so does a missing sitemap on the robots.txt
 // schedule, which is not the policy's. An entry whose record was written
 // since (touched, or scheduled again) is stale and goes.
-func (c *Crawler) reschedule(pb *pageBatch, early []store.DueEntry, touched map[seen.Key]bool, now time.Time) error {
+func (rc *recrawler) reschedule(pb *pageBatch, early []store.DueEntry, touched map[seen.Key]bool, now time.Time) error {
 	for _, e := range early {
 		if touched[e.Hash] {
 			continue
 		}
-		r, ok, err := c.state.db.GetURL(e.Part, e.Host, e.Hash)
+		r, ok, err := rc.state.db.GetURL(e.Part, e.Host, e.Hash)
 		if err != nil {
 			return fmt.Errorf("crawl: read a URL to schedule its recrawl again: %w", err)
 		}
@@ -204,11 +241,11 @@ func (c *Crawler) reschedule(pb *pageBatch, early []store.DueEntry, touched map[
 			pb.b.DeleteDue(e.Part, e.Due, e.Host, e.Hash)
 			continue
 		}
-		if c.onRobotsSchedule(r) {
+		if rc.sched.onRobotsSchedule(r) {
 			continue
 		}
-		w := c.importance(r.URL, &r)
-		next := c.policy(e.Host).Next(r.URL, history(r), w)
+		w := rc.sched.importance(r.URL, &r)
+		next := rc.sched.policy(e.Host).Next(r.URL, history(r), w)
 		if !next.After(now) {
 			if w != e.Importance { // due now by what ranks it now: the next scan weighs that
 				pb.b.PutDue(dueEntry(e.Part, e.Host, e.Hash, r, w))
@@ -273,11 +310,11 @@ func scanDue(db *store.DB, parts int, held func(int) bool, cur dueCursor, now ti
 // perHostRecrawls is how many recrawls of one host may wait or be in
 // flight: one in flight, one waiting for it, and what the host's clock
 // (at --delay) allows it to fetch in two scans.
-func (c *Crawler) perHostRecrawls() int {
-	if c.cfg.Delay <= 0 {
+func (rc *recrawler) perHostRecrawls() int {
+	if rc.delay <= 0 {
 		return 100
 	}
-	return min(2+int(2*c.cfg.RecrawlScan/c.cfg.Delay), 100)
+	return min(2+int(2*rc.scan/rc.delay), 100)
 }
 
 // outstanding counts the recrawls queued and not yet done, by host.
@@ -414,13 +451,13 @@ const scheduleVersion = 2
 // it is built from the URL records when the state has none, or one built
 // for another policy (the schedule is the policy's, so it is made again);
 // when the crawl is not continuous, it is marked as not kept.
-func (c *Crawler) prepareDueIndex() error {
-	db := c.state.db
+func (s *schedule) prepareDueIndex() error {
+	db := s.db
 	val, ok, err := db.GetMeta(metaRecrawl)
 	if err != nil {
 		return fmt.Errorf("crawl: read the recrawl index's policy: %w", err)
 	}
-	if c.cfg.Recrawl == nil {
+	if s.configured == nil {
 		if !ok {
 			return nil
 		}
@@ -428,7 +465,7 @@ func (c *Crawler) prepareDueIndex() error {
 		b.DeleteMeta(metaRecrawl)
 		return b.Commit(true)
 	}
-	p := c.cfg.Recrawl.WithDefaults()
+	p := s.configured.WithDefaults()
 	want := fmt.Sprintf("v=%d min=%d max=%d prior=%g floor=%g uniform=%t backoff=%t", scheduleVersion, p.Min, p.Max, p.Prior, p.Floor, p.Uniform, !p.NoBackoff)
 	if ok && string(val) == want {
 		return nil
@@ -440,17 +477,17 @@ func (c *Crawler) prepareDueIndex() error {
 		return fmt.Errorf("crawl: clear the recrawl index: %w", err)
 	}
 	n, b := 0, db.NewBatch()
-	for part := range c.cfg.Partitions {
+	for part := range s.parts {
 		var werr error
 		err := db.ScanURLs(uint16(part), func(host string, hash [16]byte, r store.URLRecord) bool {
 			if (r.Status != store.URLDone && r.Status != store.URLFailed) || r.LastFetch.IsZero() {
 				return true
 			}
-			w := c.importance(r.URL, &r)
+			w := s.importance(r.URL, &r)
 			hp := p
-			hp.Prior = c.priors.get(host).Rate(p.Prior)
-			if c.onRobotsSchedule(r) {
-				r.NextCrawl = r.LastFetch.Add(c.cfg.RobotsTTL)
+			hp.Prior = s.priors.get(host).Rate(p.Prior)
+			if s.onRobotsSchedule(r) {
+				r.NextCrawl = r.LastFetch.Add(s.robotsTTL)
 			} else {
 				r.NextCrawl = hp.Next(r.URL, history(r), w)
 			}
@@ -461,7 +498,7 @@ func (c *Crawler) prepareDueIndex() error {
 					return false
 				}
 				b = db.NewBatch()
-				c.log.Info("building the recrawl index", "urls", n)
+				s.log.Info("building the recrawl index", "urls", n)
 			}
 			return true
 		})
@@ -475,7 +512,7 @@ func (c *Crawler) prepareDueIndex() error {
 		return fmt.Errorf("crawl: build the recrawl index: %w", err)
 	}
 	if n > 0 {
-		c.log.Info("recrawl index built", "urls", n, "policy", want)
+		s.log.Info("recrawl index built", "urls", n, "policy", want)
 	}
 	return nil
 }
@@ -487,9 +524,9 @@ func (c *Crawler) prepareDueIndex() error {
 // record does not say, and the robots.txt cache may not hold yet at
 // start). Such a URL keeps the robots.txt schedule, rather than return to
 // a page's.
-func (c *Crawler) onRobotsSchedule(r store.URLRecord) bool {
+func (s *schedule) onRobotsSchedule(r store.URLRecord) bool {
 	if !missingSitemap(r.LastStatus) {
 		return false
 	}
-	return isSitemapPath(r.URL) || r.NextCrawl.Equal(r.LastFetch.Add(c.cfg.RobotsTTL))
+	return isSitemapPath(r.URL) || r.NextCrawl.Equal(r.LastFetch.Add(s.robotsTTL))
 }

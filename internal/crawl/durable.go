@@ -15,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"weft/internal/events"
 	"weft/internal/frontier"
 	"weft/internal/partition"
 	"weft/internal/robots"
@@ -142,28 +143,29 @@ func (d *durable) Has(part int, host string, k seen.Key) (bool, error) {
 func queueItem(it *frontier.Item, part int) store.QueueItem {
 	return store.QueueItem{
 		URL: it.URL, Host: it.Host, Part: uint16(part), Depth: it.Depth, Hops: it.Hops,
-		Priority: uint8(it.Priority), Via: it.Via, Added: it.Added, Fetch: it.Fetch,
+		Priority: uint8(it.Priority), Via: it.Via, Added: it.Added, Fetch: it.Fetch, Requisite: it.Requisite,
 	}
 }
 
 func frontierItem(q store.QueueItem, seq uint64) frontier.Item {
 	return frontier.Item{
 		URL: q.URL, Host: q.Host, Depth: q.Depth, Hops: q.Hops, Priority: frontier.Priority(q.Priority),
-		Via: q.Via, Fetch: q.Fetch, Seq: seq, Added: q.Added,
+		Via: q.Via, Fetch: q.Fetch, Seq: seq, Added: q.Added, Requisite: q.Requisite,
 	}
 }
 
 // pageBatch gathers one lease's writes and the frontier items they stand
 // for; commit writes them at once.
 type pageBatch struct {
-	d        *durable
-	b        *store.Batch
-	pending  []seen.Pending
-	items    []frontier.Item
-	digests  [][sha1.Size]byte     // new payload digests it records (see digestShards)
-	captures []store.CaptureRecord // the captures it indexes, for the page sinks
-	sims     []uint64              // fingerprints it adds to the near-duplicate index
-	forward  []Offered             // URLs of other nodes' hosts (Cluster.Owns), handed to Cluster.Forward before it commits
+	d       *durable
+	b       *store.Batch
+	pending []seen.Pending
+	items   []frontier.Item
+	digests [][sha1.Size]byte // new payload digests it records (see digestShards)
+	events  []events.Event    // the events of the captures it indexes, for the page sinks
+	pages   []*FetchedPage    // the pages it records, for the page consumers
+	sims    []uint64          // fingerprints it adds to the near-duplicate index
+	forward []Offered         // URLs of other nodes' hosts (Cluster.Owns), handed to Cluster.Forward before it commits
 	// page is the URL of the page whose links are being admitted, when it
 	// answered 200 with a whole body: fetched, before its capture is
 	// indexed (see indexAliases.skip).
@@ -196,6 +198,7 @@ func (pb *pageBatch) putClock(host string, part int, c frontier.Clock) {
 	pb.b.PutHost(uint16(part), store.HostRecord{
 		Host: host, NextAt: c.NextAt, CrawlDelay: c.CrawlDelay, ErrorStreak: c.Streak,
 		Backoff: c.Backoff, Errors: c.Errors, Parks: c.Parks, GaveUp: c.GaveUp,
+		Throttles: c.Throttles, ThrottledSince: c.ThrottledSince,
 	})
 }
 
@@ -266,6 +269,7 @@ func dueEntry(part uint16, host string, k seen.Key, r store.URLRecord, importanc
 	return store.DueEntry{
 		Part: part, Due: r.NextCrawl, Host: host, Hash: k, LastFetch: r.LastFetch,
 		Visits: r.Visits, Changes: r.Changes, Span: r.Span, Importance: importance, Unchanged: r.Unchanged,
+		Dating: r.Dating,
 	}
 }
 
@@ -469,5 +473,6 @@ func (fs frontStore) Clock(host string) (frontier.Clock, bool, error) {
 	return frontier.Clock{
 		NextAt: rec.NextAt, CrawlDelay: rec.CrawlDelay, Backoff: rec.Backoff,
 		Streak: rec.ErrorStreak, Errors: rec.Errors, Parks: rec.Parks, GaveUp: rec.GaveUp,
+		Throttles: rec.Throttles, ThrottledSince: rec.ThrottledSince,
 	}, found, err
 }

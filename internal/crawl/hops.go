@@ -90,6 +90,7 @@ func (r *robotsTxt) remoteHop(host string, e *robotsEntry, target, targetHost st
 			// robots.txt state is already what the hop left.
 		case ans.Pending != "":
 			e.pending, e.hops = ans.Pending, ans.Hops
+			e.chain.Store(ans.Pending != "")
 			e.waiting.Store(false)
 		default:
 			r.decide(host, e, ans.policy(r.token), ans.Reason, ans.Body, ans.Final)
@@ -134,6 +135,7 @@ func (in Inbound) HopFor(ctx context.Context, forHost, target, targetHost string
 	e := c.robots.entry(forHost)
 	if !local {
 		e.pending, e.hops = "", hops
+		e.chain.Store(false)
 		e.waiting.Store(true)
 	}
 	c.front.Add(frontier.Item{URL: u.String, Fetch: target, Host: targetHost, Priority: frontier.High, RobotsFor: forHost})

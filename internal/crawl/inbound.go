@@ -63,7 +63,7 @@ func (in Inbound) Offer(urls []Offered) error {
 // own.
 func (in Inbound) HoldPartition(p int, on bool) {
 	c := in.c
-	c.partHeld.set(p, on)
+	c.recrawler.held.set(p, on)
 	c.front.HoldPartition(p, on)
 }
 
@@ -73,7 +73,7 @@ func (in Inbound) HoldPartition(p int, on bool) {
 // ended.
 func (in Inbound) ReleasePartition(p int) map[string]frontier.Clock {
 	c := in.c
-	c.partHeld.set(p, true)
+	c.recrawler.held.set(p, true)
 	c.robots.hopsAsked.drop(p)
 	return c.front.ReleasePartition(p)
 }

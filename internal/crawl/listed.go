@@ -47,7 +47,7 @@ func (c *Crawler) admitListed(pb *pageBatch, u canon.URL, l frontier.Lease, h co
 		pb.b.PutURL(part, u.Authority, k, store.URLRecord{URL: it.URL, Depth: it.Depth, Priority: uint8(it.Priority), Status: store.URLQueued,
 			InSitemap: true, SitemapPriority: h.Priority, SitemapLastMod: h.LastMod})
 	case why == RejectSeen && c.cfg.Recrawl != nil:
-		if !c.listed.put(k, listedHint{part: part, host: u.Authority, hint: h}) {
+		if !c.recrawler.listed.put(k, listedHint{part: part, host: u.Authority, hint: h}) {
 			c.stats.listedDropped.Add(1)
 		}
 	}
@@ -99,11 +99,11 @@ func (l *listedHints) take() map[seen.Key]listedHint {
 // in flight (or waiting for Min or room) is held for a later scan. It
 // returns the keys of the URLs whose records it wrote: the scan leaves
 // their index entries to a later one.
-func (c *Crawler) applyListed(pb *pageBatch, room *hostRoom, p recrawl.Policy, now time.Time) (map[seen.Key]bool, error) {
+func (rc *recrawler) applyListed(pb *pageBatch, room *hostRoom, p recrawl.Policy, now time.Time) (map[seen.Key]bool, error) {
 	touched := map[seen.Key]bool{}
 	pulled := 0
-	for k, lh := range c.listed.take() {
-		r, ok, err := c.state.db.GetURL(lh.part, lh.host, k)
+	for k, lh := range rc.listed.take() {
+		r, ok, err := rc.state.db.GetURL(lh.part, lh.host, k)
 		if err != nil {
 			return nil, fmt.Errorf("crawl: read a URL a sitemap lists: %w", err)
 		}
@@ -111,7 +111,7 @@ func (c *Crawler) applyListed(pb *pageBatch, room *hostRoom, p recrawl.Policy, n
 			continue
 		}
 		if r.Status == store.URLQueued {
-			c.holdListed(k, lh) // in flight: its lease writes the record
+			rc.holdListed(k, lh) // in flight: its lease writes the record
 			continue
 		}
 		h := lh.hint
@@ -121,8 +121,8 @@ func (c *Crawler) applyListed(pb *pageBatch, room *hostRoom, p recrawl.Policy, n
 		switch {
 		case !changed:
 		case now.Sub(r.LastFetch) < p.Min || room.left(lh.host) <= 0:
-			c.holdListed(k, lh) // not yet: Min, and the host's room, hold for pulls as for recrawls
-		case !c.stillInScope(r, lh.host):
+			rc.holdListed(k, lh) // not yet: Min, and the host's room, hold for pulls as for recrawls
+		case !rc.stillInScope(r, lh.host):
 			pb.b.DeleteDue(lh.part, r.NextCrawl, lh.host, k)
 			r.Status, write = store.URLRejected, true
 		default:
@@ -137,33 +137,33 @@ func (c *Crawler) applyListed(pb *pageBatch, room *hostRoom, p recrawl.Policy, n
 			touched[k] = true
 		}
 	}
-	c.stats.listedChanged.Add(int64(pulled))
+	rc.stats.listedChanged.Add(int64(pulled))
 	return touched, nil
 }
 
 // holdListed keeps a hint for a later scan, unless a newer one came.
-func (c *Crawler) holdListed(k seen.Key, lh listedHint) {
-	c.listed.mu.Lock()
-	defer c.listed.mu.Unlock()
-	if _, newer := c.listed.m[k]; newer {
+func (rc *recrawler) holdListed(k seen.Key, lh listedHint) {
+	rc.listed.mu.Lock()
+	defer rc.listed.mu.Unlock()
+	if _, newer := rc.listed.m[k]; newer {
 		return
 	}
-	if c.listed.m == nil {
-		c.listed.m = map[seen.Key]listedHint{}
+	if rc.listed.m == nil {
+		rc.listed.m = map[seen.Key]listedHint{}
 	}
-	if len(c.listed.m) >= maxListed {
-		c.stats.listedDropped.Add(1)
+	if len(rc.listed.m) >= maxListed {
+		rc.stats.listedDropped.Add(1)
 		return
 	}
-	c.listed.m[k] = lh
+	rc.listed.m[k] = lh
 }
 
 // stillInScope checks a URL queued again against the scope and the trap
 // cut-off, which a restart may have narrowed.
-func (c *Crawler) stillInScope(r store.URLRecord, host string) bool {
-	u, err := c.canon.Parse(r.URL)
-	if err != nil || c.copies.trapped(host) {
+func (rc *recrawler) stillInScope(r store.URLRecord, host string) bool {
+	u, err := rc.canon.Parse(r.URL)
+	if err != nil || rc.copies.trapped(host) {
 		return false
 	}
-	return r.Depth == 0 || c.scope.Check(u, r.Depth) == ""
+	return r.Depth == 0 || rc.scope.Check(u, r.Depth) == ""
 }

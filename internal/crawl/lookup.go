@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/base32"
 	"encoding/json"
@@ -10,7 +11,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"weft/internal/canon"
@@ -224,4 +227,71 @@ func gap(t, at time.Time) uint64 {
 		return uint64(x) - uint64(y)
 	}
 	return uint64(y) - uint64(x)
+}
+
+// PageCapture is a capture of a page, for a replay's list of pages.
+type PageCapture struct {
+	URL  string
+	Date time.Time
+}
+
+// Pages returns the HTML pages the index holds, each URL once at its first
+// capture with status 200, in the order they were captured.
+func (a *Archive) Pages() ([]PageCapture, error) {
+	first := map[string]time.Time{}
+	err := a.db.ScanCaptures(func(_ string, r store.CaptureRecord) bool {
+		if r.Status != 200 || (r.MIME != "text/html" && r.MIME != "application/xhtml+xml") {
+			return true
+		}
+		if d, ok := first[r.URL]; !ok || r.Date.Before(d) {
+			first[r.URL] = r.Date
+		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("crawl: read the capture index: %w", err)
+	}
+	out := make([]PageCapture, 0, len(first))
+	for u, d := range first {
+		out = append(out, PageCapture{u, d})
+	}
+	slices.SortFunc(out, func(x, y PageCapture) int { return cmp.Or(x.Date.Compare(y.Date), cmp.Compare(x.URL, y.URL)) })
+	return out, nil
+}
+
+// WARCFiles returns the paths of the crawl's finished WARC files, in name
+// (so time) order. A file still ".open" is an error naming it: a crawl is
+// running, or one stopped without recovering it (a crawl started on the
+// directory recovers it); so is a file the index names that is not here
+// (uploaded to an object store and removed).
+func (a *Archive) WARCFiles() ([]string, error) {
+	dir := filepath.Join(a.dir, "warc")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("crawl: the WARC files: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case strings.HasSuffix(name, ".open"):
+			return nil, fmt.Errorf("crawl: %s is not finished (is a crawl running on %s?)", filepath.Join(dir, name), a.dir)
+		case strings.HasSuffix(name, ".warc.gz"):
+			out = append(out, filepath.Join(dir, name))
+		}
+	}
+	var missing string
+	err = a.db.ScanCaptures(func(_ string, r store.CaptureRecord) bool {
+		if !slices.Contains(out, filepath.Join(dir, filepath.Base(r.File))) {
+			missing = r.File
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("crawl: read the capture index: %w", err)
+	}
+	if missing != "" {
+		return nil, fmt.Errorf("crawl: the index names %s, which is not in %s", missing, dir)
+	}
+	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"weft/internal/fetch"
 	"weft/internal/seen"
+	"weft/internal/store"
 )
 
 // histogram counts durations in fixed buckets, lock-free.
@@ -101,8 +102,10 @@ func (o Operator) Metrics() Metrics {
 		m.LastHighPriority = time.Unix(0, t)
 	}
 	m.DNSHits, m.DNSMisses = c.fetcher.DNSStats()
-	c.stats.hostErrors.each(func(host string, v [2]int64) {
-		m.HostErrors = append(m.HostErrors, HostErrors{Host: host, Throttled: v[0], ServerErrors: v[1]})
+	c.stats.hosts.each(func(host string, v store.HostState) { // the hosts in memory, the most recent
+		if v.Throttled+v.ServerErrors > 0 {
+			m.HostErrors = append(m.HostErrors, HostErrors{Host: host, Throttled: v.Throttled, ServerErrors: v.ServerErrors})
+		}
 	})
 	slices.SortFunc(m.HostErrors, func(a, b HostErrors) int {
 		return cmp.Or(cmp.Compare(b.Throttled+b.ServerErrors, a.Throttled+a.ServerErrors), cmp.Compare(a.Host, b.Host))

@@ -122,26 +122,20 @@ func (n *nearIndex) restore() (int, error) {
 	return n.ix.Len(), err
 }
 
-// nearWindow is a host's record of its last judged pages, for the trap
-// cut-off: a ring of bits, one per page, set for a near-duplicate.
-type nearWindow struct {
-	ring uint64
-	n    uint8 // pages in the ring, up to the window
-	next uint8 // where the next page goes
-	cut  bool  // the host is cut off
-}
-
 // metaTrapPrefix + host marks a host cut off, so a resumed crawl keeps it
 // so.
 const metaTrapPrefix = "trap/"
 
 // copyTraps cuts off the hosts that serve mostly near-duplicates: it keeps
-// a window of each host's last judged pages, and the hosts cut off, which
-// the store keeps across a restart. It is safe for concurrent use.
+// a window of each host's last judged pages, and the hosts cut off, in
+// the crawl's per-host states (store.HostState's Near fields), which are
+// bounded by the host cache and kept in the store; a cut is also recorded
+// in the page's batch, so that it holds after a crash. It is safe for
+// concurrent use.
 type copyTraps struct {
-	window int // pages judged per window; negative: no cut-off
-	recent *hostMap[nearWindow]
-	cut    *hostList // the hosts cut off, for the summary
+	window int                       // pages judged per window; negative: no cut-off
+	recent *hostMap[store.HostState] // the crawl's per-host states
+	cut    *hostList                 // the hosts cut off, for the summary
 	log    *slog.Logger
 }
 
@@ -154,21 +148,24 @@ func (t *copyTraps) judged(b *store.Batch, host string, near bool) {
 	}
 	var tripped bool
 	var copies int
-	t.recent.update(host, func(w nearWindow) nearWindow {
-		if w.cut {
+	t.recent.update(host, func(w store.HostState) store.HostState {
+		if w.NearCut {
 			return w
 		}
-		bit := uint64(1) << w.next
+		bit := uint64(1) << w.NearNext
 		if near {
-			w.ring |= bit
+			w.NearRing |= bit
 		} else {
-			w.ring &^= bit
+			w.NearRing &^= bit
 		}
-		w.next = uint8((int(w.next) + 1) % size)
-		w.n = uint8(min(int(w.n)+1, size))
-		copies = bits.OnesCount64(w.ring)
-		if int(w.n) == size && copies > size/2 {
-			w.cut, tripped = true, true
+		w.NearNext = uint8((int(w.NearNext) + 1) % size)
+		w.NearPages = uint8(min(int(w.NearPages)+1, size))
+		if size < 64 { // a window kept by a run with a wider one
+			w.NearRing &= 1<<size - 1
+		}
+		copies = bits.OnesCount64(w.NearRing)
+		if int(w.NearPages) == size && copies > size/2 {
+			w.NearCut, tripped = true, true
 		}
 		return w
 	})
@@ -180,16 +177,25 @@ func (t *copyTraps) judged(b *store.Batch, host string, near bool) {
 	}
 }
 
-// trapped reports whether host was cut off.
+// trapped reports whether host was cut off, reading its state from the
+// store if it is not in memory.
 func (t *copyTraps) trapped(host string) bool {
 	w, ok := t.recent.get(host)
-	return ok && w.cut
+	return ok && w.NearCut
+}
+
+// trappedInMemory reports whether host was cut off, as far as the states
+// in memory know: for every link found, before the seen set; a URL new to
+// the crawl is asked trapped as well.
+func (t *copyTraps) trappedInMemory(host string) bool {
+	w, ok := t.recent.peek(host)
+	return ok && w.NearCut
 }
 
 // load marks the hosts an earlier run cut off.
 func (t *copyTraps) load(db *store.DB) error {
 	err := db.MetaPrefix(metaTrapPrefix, func(host string, _ []byte) bool {
-		t.recent.update(host, func(w nearWindow) nearWindow { w.cut = true; return w })
+		t.recent.update(host, func(w store.HostState) store.HostState { w.NearCut = true; return w })
 		t.cut.add(host)
 		return true
 	})

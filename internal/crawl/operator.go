@@ -161,7 +161,8 @@ func (o Operator) Host(host string) HostStatus {
 	if c.frontierUp() {
 		st.Frontier = c.front.Host(host)
 	}
-	st.Accepted, _ = c.hostCap.get(host)
+	hs, _ := c.hostCap.get(host)
+	st.Accepted = hs.Accepted
 	cl := st.Frontier.Clock
 	st.Gap = max(c.cfg.Delay, cl.CrawlDelay, cl.Backoff)
 	st.Known = st.Frontier.Known || st.Robots != nil || st.Accepted > 0
@@ -276,7 +277,8 @@ func (o Operator) Hosts(limit int) []HostStatus {
 	now := time.Now()
 	for _, f := range infos {
 		st := HostStatus{Host: f.Name, Known: true, Frontier: f, Robots: c.robots.cachedHost(f.Name, now)}
-		st.Accepted, _ = c.hostCap.get(f.Name)
+		hs, _ := c.hostCap.get(f.Name)
+		st.Accepted = hs.Accepted
 		st.Gap = max(c.cfg.Delay, f.Clock.CrawlDelay, f.Clock.Backoff)
 		out = append(out, st)
 	}

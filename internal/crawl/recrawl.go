@@ -2,11 +2,13 @@ package crawl
 
 import (
 	"crypto/sha1"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"weft/internal/canon"
 	"weft/internal/fetch"
 	"weft/internal/frontier"
 	"weft/internal/partition"
@@ -20,6 +22,25 @@ import (
 // its last 200 (a 304 is archived as a server-not-modified revisit and not
 // parsed), and re-enters the front queues when due, through the same back
 // queues and clocks as every other URL.
+
+// schedule says when each URL of a continuous crawl is due again: the
+// configured policy, with each host's prior (what its pages have shown)
+// in place of the configured one, weighed by each URL's importance (its
+// in-links, a seed, what a sitemap said). It learns from every lease that
+// ends (learn, keepVisit), and builds the recrawl index at start
+// (prepareDueIndex). The recrawler queues what it makes due.
+type schedule struct {
+	configured *recrawl.Policy // Config.Recrawl: nil when the crawl is not continuous
+	robotsTTL  time.Duration   // a missing sitemap is asked for again once per RobotsTTL
+	shared     bool            // Config.SharedVisits: other nodes fetch this crawl's URLs too
+	parts      int
+	db         *store.DB
+	canon      *canon.Canonicalizer
+	robots     *robotsCache // the sitemaps each robots.txt names
+	priors     *hostPriors
+	inlinks    *inLinks // nil when in-links are not counted
+	log        *slog.Logger
+}
 
 // previousVisit returns the URL's record, the capture that holds the
 // payload it last had, and the conditional request headers they allow:
@@ -49,9 +70,9 @@ func (c *Crawler) previousVisit(l frontier.Lease) (store.URLRecord, store.Digest
 // error, or a refusal: robots.txt, a policy): the URL keeps its validators
 // and history and, after an error, is due again like any page, from now.
 // A refused URL is marked rejected (pageBatch.done) and leaves the recrawl.
-func (c *Crawler) keepVisit(l frontier.Lease) *visit {
-	part := partition.Of(l.Host, c.cfg.Partitions)
-	v, _, err := c.state.db.GetURL(uint16(part), l.Host, seen.KeyOf(l.URL))
+func (s *schedule) keepVisit(l frontier.Lease) *visit {
+	part := partition.Of(l.Host, s.parts)
+	v, _, err := s.db.GetURL(uint16(part), l.Host, seen.KeyOf(l.URL))
 	if err != nil {
 		v = store.URLRecord{}
 	}
@@ -60,8 +81,8 @@ func (c *Crawler) keepVisit(l frontier.Lease) *visit {
 	h := history(v)
 	h.Last = time.Now()
 	v.LastFetch = h.Last
-	w := c.importance(l.URL, &v)
-	v.NextCrawl = c.policy(l.Host).Next(l.URL, h, w)
+	w := s.importance(l.URL, &v)
+	v.NextCrawl = s.policy(l.Host).Next(l.URL, h, w)
 	return &visit{rec: v, importance: w, prevDue: prevDue}
 }
 
@@ -73,7 +94,7 @@ type visit struct {
 	rec        store.URLRecord
 	importance float64
 	prevDue    time.Time
-	adopted    bool // another node's visit (Crawler.elsewhere): its status and outcome kept
+	adopted    bool // another node's visit (schedule.elsewhere): its status and outcome kept
 	// prior is the host's recrawl prior with this visit pooled, to store
 	// (nil if the visit taught nothing of its host).
 	prior *store.PriorRecord
@@ -97,31 +118,35 @@ func scheduled(r store.URLRecord) time.Time {
 // recrawl.Importance): its in-links, whether it is a seed, and what a
 // sitemap said. The in-link count is kept in r, so that it survives a
 // loss of the counter's latest counts.
-func (c *Crawler) importance(url string, r *store.URLRecord) float64 {
-	if c.inlinks != nil {
-		r.InLinks = max(r.InLinks, c.inlinks.Count(seen.KeyOf(url)))
+func (s *schedule) importance(url string, r *store.URLRecord) float64 {
+	if s.inlinks != nil {
+		r.InLinks = max(r.InLinks, s.inlinks.Count(seen.KeyOf(url)))
 	}
-	s := recrawl.Signals{InLinks: r.InLinks, Seed: r.Depth == 0, Priority: -1}
+	sig := recrawl.Signals{InLinks: r.InLinks, Seed: r.Depth == 0, Priority: -1}
 	if r.InSitemap {
-		s.Priority = r.SitemapPriority
+		sig.Priority = r.SitemapPriority
 	}
-	return recrawl.Importance(s)
+	return recrawl.Importance(sig)
 }
 
 // learn folds a visit into the URL's history and sets its next crawl.
-func (c *Crawler) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Response, cp capture, notModified bool) *visit {
+func (s *schedule) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Response, cp capture, notModified bool) *visit {
 	h := history(prev)
 	v := prev
 	v.Depth = l.Depth
 	switch {
 	case notModified:
-		h.Observe(resp.Start, false)
+		modified := httpDate(resp.Header.Get("Last-Modified"))
+		if modified.IsZero() {
+			modified = httpDate(prev.LastModified) // a 304 need not repeat it
+		}
+		h.ObserveModified(resp.Start, false, modified, httpDate(resp.Header.Get("Date")))
 		if et := resp.Header.Get("ETag"); et != "" {
 			v.ETag = et
 		}
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Truncated == "":
 		changed := cp.digest != prev.Digest
-		h.Observe(resp.Start, changed)
+		h.ObserveModified(resp.Start, changed, httpDate(resp.Header.Get("Last-Modified")), httpDate(resp.Header.Get("Date")))
 		v.Digest = cp.digest
 		v.ETag, v.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	default:
@@ -131,20 +156,21 @@ func (c *Crawler) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Resp
 		h.Observe(resp.Start, false)
 	}
 	v.Visits, v.Changes, v.Span, v.Unchanged = h.Visits, h.Changes, h.Span, h.Unchanged
-	w := c.importance(l.URL, &v)
-	sitemap := missingSitemap(resp.StatusCode) && c.isSitemap(l)
+	v.Dating = store.Dating(h.Dating)
+	w := s.importance(l.URL, &v)
+	sitemap := missingSitemap(resp.StatusCode) && s.isSitemap(l)
 	var prior *store.PriorRecord
 	content := notModified || (resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Truncated == "")
 	if content && h.Last.After(prev.LastFetch) && !prev.LastFetch.IsZero() {
 		// What the page showed is what its host shows: pooled into the
 		// host's prior, the rate its new pages start from. Errors and
 		// redirects say nothing of how its pages change.
-		r := c.priors.observe(l.Host, history(prev), h)
+		r := s.priors.observe(l.Host, history(prev), h)
 		prior = &r
 	}
-	v.NextCrawl = c.policy(l.Host).Next(l.URL, h, w)
+	v.NextCrawl = s.policy(l.Host).Next(l.URL, h, w)
 	if sitemap {
-		v.NextCrawl = resp.Start.Add(c.cfg.RobotsTTL)
+		v.NextCrawl = resp.Start.Add(s.robotsTTL)
 	}
 	v.LastFetch = resp.Start
 	return &visit{rec: v, importance: w, prevDue: scheduled(prev), first: cp.first, prior: prior}
@@ -152,16 +178,30 @@ func (c *Crawler) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Resp
 
 // history is the change history a URL's record keeps.
 func history(r store.URLRecord) recrawl.History {
-	return recrawl.History{Visits: r.Visits, Changes: r.Changes, Span: r.Span, Last: r.LastFetch, Unchanged: r.Unchanged}
+	return recrawl.History{Visits: r.Visits, Changes: r.Changes, Span: r.Span, Last: r.LastFetch, Unchanged: r.Unchanged,
+		Dating: recrawl.Dating(r.Dating)}
+}
+
+// httpDate parses an HTTP date header's value; zero if it is absent or
+// not a date.
+func httpDate(v string) time.Time {
+	if v == "" {
+		return time.Time{}
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // policy is the recrawl policy for a page of host: the configured one,
 // with the host's prior (recrawl.HostPrior: what its pages have shown,
 // pooled) in place of the configured prior once the host has shown
 // enough; the configured prior is the host prior's own fallback.
-func (c *Crawler) policy(host string) recrawl.Policy {
-	p := c.cfg.Recrawl.WithDefaults()
-	p.Prior = c.priors.get(host).Rate(p.Prior)
+func (s *schedule) policy(host string) recrawl.Policy {
+	p := s.configured.WithDefaults()
+	p.Prior = s.priors.get(host).Rate(p.Prior)
 	return p
 }
 
@@ -178,15 +218,15 @@ func missingSitemap(status int) bool {
 // /sitemap.xml, one its robots.txt names, or one queued from its
 // robots.txt (admitSitemaps). A sitemap an index lists is not judged here:
 // the index is fetched again as often as its own schedule says.
-func (c *Crawler) isSitemap(l frontier.Lease) bool {
+func (s *schedule) isSitemap(l frontier.Lease) bool {
 	if strings.HasSuffix(l.Via, "/robots.txt") || isSitemapPath(l.URL) {
 		return true
 	}
-	u, err := c.canon.Parse(l.URL)
+	u, err := s.canon.Parse(l.URL)
 	if err != nil {
 		return false
 	}
-	pol := c.robots.cached(originKey(u.Scheme, l.Host), time.Now())
+	pol := s.robots.cached(originKey(u.Scheme, l.Host), time.Now())
 	return pol != nil && slices.Contains(pol.Sitemaps, l.URL)
 }
 

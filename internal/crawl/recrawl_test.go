@@ -247,6 +247,27 @@ func TestScanDueWraps(t *testing.T) {
 	}
 }
 
+// queuedURLs counts a stopped crawl's URLs queued to be fetched.
+func queuedURLs(t *testing.T, dir string) (n int) {
+	t.Helper()
+	d, _, err := openDurable(dir, 0, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	for part := range d.parts {
+		if err := d.db.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool {
+			if r.Status == store.URLQueued {
+				n++
+			}
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
+}
+
 // checkDueIndex reads a stopped crawl's state: in a continuous crawl every
 // URL fetched has one recrawl index entry, at its NextCrawl, and no other
 // entry is left; in another, there are none.
@@ -300,8 +321,18 @@ func checkDueIndex(t *testing.T, dir string, continuous bool) (entries int) {
 // continuous are recrawled when the state is served, and a change of
 // policy reschedules every page by the new one.
 func TestRecrawlIndexRebuilt(t *testing.T) {
+	// Each run below ends when the web has had the page requests it waits
+	// for (want), or at its time limit.
+	var hits, want atomic.Int64
+	reached := make(chan struct{}, 1)
 	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
 		"r.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/robots.txt" && hits.Add(1) == want.Load() {
+				select {
+				case reached <- struct{}{}:
+				default:
+				}
+			}
 			switch r.URL.Path {
 			case "/robots.txt":
 				http.NotFound(rw, r)
@@ -314,10 +345,23 @@ func TestRecrawlIndexRebuilt(t *testing.T) {
 	})
 	const delay = 10 * time.Millisecond
 	cfg := mw.config(t, delay, mw.url("r.test", "/"))
-	run := func(cfg Config, d time.Duration) Summary {
+	run := func(cfg Config, d time.Duration, requests int64) Summary {
 		t.Helper()
+		hits.Store(0)
+		want.Store(requests)
+		select {
+		case <-reached:
+		default:
+		}
 		ctx, cancel := context.WithTimeout(t.Context(), d)
 		defer cancel()
+		go func() {
+			select {
+			case <-reached:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
 		c, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -328,7 +372,7 @@ func TestRecrawlIndexRebuilt(t *testing.T) {
 		}
 		return sum
 	}
-	if sum := run(cfg, 10*time.Second); sum.StoppedBy != "drained" || sum.Pages < 3 {
+	if sum := run(cfg, 10*time.Second, 0); sum.StoppedBy != "drained" || sum.Pages < 3 {
 		t.Fatalf("the crawl: %+v", sum)
 	}
 	if n := checkDueIndex(t, cfg.DataDir, false); n != 0 {
@@ -338,7 +382,7 @@ func TestRecrawlIndexRebuilt(t *testing.T) {
 	serve := cfg
 	serve.Recrawl = &recrawl.Policy{Min: 100 * time.Millisecond, Max: 300 * time.Millisecond, Prior: 1}
 	serve.RecrawlScan = 20 * time.Millisecond
-	if sum := run(serve, 1500*time.Millisecond); sum.Recrawls < 3 {
+	if sum := run(serve, 10*time.Second, 3); sum.Recrawls < 3 {
 		t.Errorf("served: %d recrawls, want the pages the crawl fetched recrawled", sum.Recrawls)
 	}
 	if after := len(mw.paths("r.test")); after < before+3 {
@@ -346,9 +390,22 @@ func TestRecrawlIndexRebuilt(t *testing.T) {
 	}
 	checkDueIndex(t, cfg.DataDir, true)
 
+	// The serve run stopped with any of the pages queued again (due every
+	// 100-300 ms, each may be): serve once more under a policy that
+	// recrawls nothing within the run, until those are fetched, so that
+	// every page is scheduled and has an entry to reschedule.
+	settle := serve
+	settle.Recrawl = &recrawl.Policy{Min: time.Hour, Max: 2 * time.Hour}
+	if queued := queuedURLs(t, cfg.DataDir); queued > 0 {
+		run(settle, 10*time.Second, int64(queued))
+	}
+	if n := checkDueIndex(t, cfg.DataDir, true); n < 3 {
+		t.Fatalf("%d recrawl index entries after every page was fetched; want every page's", n)
+	}
+
 	// A new policy: every page is scheduled by it when the crawl opens.
 	slow := serve
-	slow.Recrawl = &recrawl.Policy{Min: time.Hour, Max: 2 * time.Hour}
+	slow.Recrawl = &recrawl.Policy{Min: 3 * time.Hour, Max: 4 * time.Hour}
 	c, err := New(slow)
 	if err != nil {
 		t.Fatal(err)
@@ -368,8 +425,8 @@ func TestRecrawlIndexRebuilt(t *testing.T) {
 	defer d.close()
 	for part := range d.parts {
 		d.db.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool {
-			if wait := r.NextCrawl.Sub(r.LastFetch); r.Status == store.URLDone && (wait < time.Hour || wait > 2*time.Hour) {
-				t.Errorf("%s: next crawl %v after the last, want the new policy's [1h, 2h]", r.URL, wait)
+			if wait := r.NextCrawl.Sub(r.LastFetch); r.Status == store.URLDone && (wait < 3*time.Hour || wait > 4*time.Hour) {
+				t.Errorf("%s: next crawl %v after the last, want the new policy's [3h, 4h]", r.URL, wait)
 			}
 			return true
 		})

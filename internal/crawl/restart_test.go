@@ -6,8 +6,11 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"weft/internal/frontier"
 )
 
 // Ctrl-C in the middle of a fetch is not the host's error.
@@ -134,5 +137,39 @@ func TestRestartKeepsClockOfHostWithNothingQueued(t *testing.T) {
 		if gap := reqs[i].start.Sub(reqs[i-1].start); gap < crawlDelay {
 			t.Errorf("a.test: %s started %v after %s, want >= its Crawl-delay %v", reqs[i].path, gap, reqs[i-1].path, crawlDelay)
 		}
+	}
+}
+
+// A run of 429s goes on across a restart: a host that answers nothing but
+// 429 is given up after GiveUpAfter of them in a row over both runs, as
+// the server counts them, not after that many more in the second run.
+func TestThrottleRunSurvivesRestart(t *testing.T) {
+	const giveUpAfter = 4
+	started := make(chan struct{}, 1)
+	var pages atomic.Int32
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(rw, r)
+				return
+			}
+			if pages.Add(1) == 2 { // the first run stops with its second 429 in flight
+				started <- struct{}{}
+			}
+			rw.WriteHeader(http.StatusTooManyRequests)
+		},
+	})
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("a.test", "/"))
+	cfg.Grace = 5 * time.Second
+	cfg.Politeness = frontier.Politeness{GiveUpAfter: giveUpAfter, MinBackoff: 20 * time.Millisecond, MaxBackoff: 40 * time.Millisecond}
+	runInterrupted(t, cfg, started)
+	first := pages.Load()
+	if first < 1 || first >= giveUpAfter {
+		t.Fatalf("first run: %d 429s, want at least one and fewer than %d", first, giveUpAfter)
+	}
+	sum := runCrawl(t, cfg)
+	if got := pages.Load(); got != giveUpAfter || sum.GaveUp != 1 {
+		t.Errorf("429s over both runs: %d (%d in the first), host given up: %d; want it given up after %d in a row",
+			got, first, sum.GaveUp, giveUpAfter)
 	}
 }

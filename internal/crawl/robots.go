@@ -38,6 +38,7 @@ type robotsEntry struct {
 	pending string // next URL of the chain on this host; "" means /robots.txt
 	hops    int
 	waiting atomic.Bool // a hop is queued on another host; this host is parked
+	chain   atomic.Bool // pending is set: the entry is in use, not evicted
 	stored  bool        // the store was asked for an earlier run's history
 }
 
@@ -48,8 +49,15 @@ type robotsVerdict struct {
 	until time.Time
 }
 
-func newRobotsCache(partitions int, retry robots.Retry) *robotsCache {
-	return &robotsCache{hosts: newHostMap[*robotsEntry](partitions), retry: retry}
+// newRobotsCache keeps at most bound origins' entries in memory (0: no
+// bound), least recently used evicted first. An evicted entry is only
+// forgotten: its history, with the raw body of its last good file, is in
+// the store (decide writes it), and the next lease of the host reads it
+// back and parses the file again (ensure). An entry half way through a
+// redirect chain is in use and stays.
+func newRobotsCache(partitions, bound int, retry robots.Retry) *robotsCache {
+	inUse := func(_ string, e *robotsEntry) bool { return e.chain.Load() || e.waiting.Load() }
+	return &robotsCache{hosts: newBoundedHostMap[*robotsEntry](partitions, bound, nil, nil, inUse), retry: retry}
 }
 
 // originKey names the robots.txt a URL is judged by, scheme://authority:
@@ -276,6 +284,7 @@ func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, targe
 		r.stats.robotsHops.Add(1) // a hop that will be followed
 		if next.Authority == originHost(host) {
 			e.pending = resp.Location
+			e.chain.Store(true)
 			// Made for another node (HopFor): the chain goes on on its
 			// host, there.
 			r.hopsAsked.answer(host, RobotsAnswer{Pending: resp.Location, Hops: e.hops})
@@ -292,6 +301,7 @@ func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, targe
 		}
 		e.pending = ""
 		e.waiting.Store(true)
+		e.chain.Store(false)
 		answered.Park = true
 		if r.cluster != nil {
 			// In a cluster the other host's owner makes the hop, even
@@ -360,6 +370,7 @@ func (r *robotsTxt) hop(ctx context.Context, l frontier.Lease, u canon.URL, pol 
 // counts as all attempts spent.
 func (r *robotsTxt) decide(host string, e *robotsEntry, pol *robots.Policy, reason string, body []byte, final bool) {
 	e.pending, e.hops = "", 0
+	e.chain.Store(false)
 	e.waiting.Store(false)
 	e.stored = true
 	ans := RobotsAnswer{Outcome: pol.Outcome, Status: pol.Status, Err: pol.Err, FetchedAt: pol.FetchedAt, Reason: reason, Final: final}

@@ -157,14 +157,14 @@ func TestRecrawlIndexRebuild(t *testing.T) {
 	}
 	// Built for another policy.
 	write("min=1 max=2 prior=1 floor=1 uniform=false")
-	if err := c.prepareDueIndex(); err != nil {
+	if err := c.sched.prepareDueIndex(); err != nil {
 		t.Fatal(err)
 	}
 	check("another policy")
 	// Built by a binary without the schedule's version, for this policy.
 	p := cfg.Recrawl.WithDefaults()
 	write(fmt.Sprintf("min=%d max=%d prior=%g floor=%g uniform=%t", p.Min, p.Max, p.Prior, p.Floor, p.Uniform))
-	if err := c.prepareDueIndex(); err != nil {
+	if err := c.sched.prepareDueIndex(); err != nil {
 		t.Fatal(err)
 	}
 	check("an older schedule")
@@ -198,7 +198,7 @@ func TestRecrawlRescheduledWhenNotDue(t *testing.T) {
 	if err := b.Commit(true); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.queueDue(now); err != nil {
+	if err := c.recrawler.queueDue(now); err != nil {
 		t.Fatal(err)
 	}
 	if n := c.stats.recrawls.Load(); n != 0 {
@@ -251,7 +251,7 @@ func TestRecrawlEntryImportanceRefreshed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if err := c.queueDue(time.Now()); err != nil {
+		if err := c.recrawler.queueDue(time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

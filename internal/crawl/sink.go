@@ -55,33 +55,38 @@ type outbox struct {
 	seq   atomic.Uint64 // the last event's number, for the names in the store
 }
 
-// stage writes the events of recs into b and returns their names; nothing
-// without sinks.
-func (o *outbox) stage(b *store.Batch, recs []store.CaptureRecord) []string {
-	if len(o.sinks) == 0 || len(recs) == 0 {
+// wanted reports whether events are delivered at all: without sinks they
+// are not even made.
+func (o *outbox) wanted() bool { return len(o.sinks) > 0 }
+
+// stage writes evs into b and returns their names; nothing without sinks.
+func (o *outbox) stage(b *store.Batch, evs []events.Event) []string {
+	if len(o.sinks) == 0 || len(evs) == 0 {
 		return nil
 	}
-	names := make([]string, len(recs))
-	for i, r := range recs {
+	names := make([]string, len(evs))
+	for i, e := range evs {
 		names[i] = fmt.Sprintf("%s%020d", metaOutbox, o.seq.Add(1))
-		v, err := json.Marshal(eventOf(r))
+		v, err := json.Marshal(e)
 		if err != nil {
-			b.Close() // cannot happen: an Event always marshals
-			return nil
+			// An extension's field that JSON cannot hold (a channel, a
+			// NaN): its event goes without the fields.
+			e.Fields = map[string]any{"error": "fields not representable in JSON: " + err.Error()}
+			v, _ = json.Marshal(e)
 		}
 		b.PutMeta(names[i], v)
 	}
 	return names
 }
 
-// deliver hands recs, whose events stage put in the store as names, to
-// every sink, then drops them from the store. An error is a sink's: what
+// deliver hands evs, which stage put in the store as names, to every
+// sink, then drops them from the store. An error is a sink's: what
 // it feeds would miss captures, so the crawl stops, as for a WARC file
 // that cannot be written; the events stay in the store for the next start.
-func (o *outbox) deliver(recs []store.CaptureRecord, names []string) error {
+func (o *outbox) deliver(evs []events.Event, names []string) error {
 	for _, s := range o.sinks {
-		for _, r := range recs {
-			if err := s.Capture(eventOf(r)); err != nil {
+		for _, e := range evs {
+			if err := s.Capture(e); err != nil {
 				return fmt.Errorf("crawl: page sink: %w", err)
 			}
 		}
@@ -139,8 +144,8 @@ func (o *outbox) replay() error {
 
 // emit delivers captures now durable, whose events are staged as names;
 // a sink that fails stops the crawl.
-func (o *outbox) emit(recs []store.CaptureRecord, names []string) {
-	if err := o.deliver(recs, names); err != nil {
+func (o *outbox) emit(evs []events.Event, names []string) {
+	if err := o.deliver(evs, names); err != nil {
 		o.fail(err)
 	}
 }

@@ -205,7 +205,7 @@ func TestAdmitListed(t *testing.T) {
 		t.Errorf("new pages queued %v, want %v", queued, want)
 	}
 	// The scan applies the hints about known pages.
-	if err := c.queueDue(now); err != nil {
+	if err := c.recrawler.queueDue(now); err != nil {
 		t.Fatal(err)
 	}
 	if n := c.stats.listedChanged.Load(); n != 1 {
@@ -247,13 +247,13 @@ func TestAdmitListed(t *testing.T) {
 	if r := get("/soon"); r.Status != store.URLDone || !entries["/soon"] {
 		t.Errorf("/soon, changed a minute after its fetch, Min not passed: %+v", r)
 	}
-	if held := c.listed.take(); len(held) != 1 || held[seen.KeyOf(mw.url("l.test", "/soon"))].host != host {
+	if held := c.recrawler.listed.take(); len(held) != 1 || held[seen.KeyOf(mw.url("l.test", "/soon"))].host != host {
 		t.Errorf("hints held for a later scan: %v, want /soon's", held)
 	}
 	if r := get("/new"); !r.InSitemap || r.Priority != uint8(frontier.High) || r.Status != store.URLQueued {
 		t.Errorf("/new: %+v", r)
 	}
-	if r := get("/liked"); c.importance(r.URL, &r) != 1.4 {
-		t.Errorf("importance of a page a sitemap gives priority 0.9: %v, want 1.4", c.importance(r.URL, &r))
+	if r := get("/liked"); c.sched.importance(r.URL, &r) != 1.4 {
+		t.Errorf("importance of a page a sitemap gives priority 0.9: %v, want 1.4", c.sched.importance(r.URL, &r))
 	}
 }

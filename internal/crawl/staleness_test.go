@@ -16,6 +16,8 @@ import (
 // live pages whose mean change intervals are log-uniform from 2 s to 10
 // days (drawn, seed 19: the same for every run), crawled for run at the
 // default prior, floor, max and back-off, staleness counted from warm on.
+// Its other pages are small (4-6 KiB, 10-12 links), so that the crawl's
+// budget goes to the live pages more than to the machine.
 type liveWorld struct {
 	hosts, perHost int
 	run, warm      time.Duration
@@ -41,7 +43,7 @@ func (w liveWorld) intervals() []time.Duration {
 
 func (w liveWorld) start(t testing.TB) *synthweb.Web {
 	web, err := synthweb.Start(synthweb.Config{
-		Seed: 19, Hosts: w.hosts, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		Seed: 19, Hosts: w.hosts, PagesPerHost: 12, MinPageBytes: 4 << 10, MaxPageBytes: 6 << 10, MinLinks: 10, MaxLinks: 12,
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}, LivePages: w.perHost, LiveIntervals: w.intervals(),
 		NoSitemap: true,
 	})
@@ -53,38 +55,47 @@ func (w liveWorld) start(t testing.TB) *synthweb.Web {
 
 // TestServeStalenessDefaults is issue 19's measure, from the server's
 // log: the continuous mode at its default prior (a day), floor and
-// back-off, with --recrawl-min and --recrawl-scan scaled down, over 200
-// pages whose change intervals span 2 s to 10 days log-uniformly, for
-// 40 s; then a uniform recrawler given the very request slots weft had to
-// each host's live pages (uniformAt: the slots politeness gave, which
-// the latency factor stretches on a loaded machine), the pages in turn,
-// over the same web's change times. It also logs uniform spread evenly in
-// time (uniformVisits) and the best schedule at that budget in the steady
-// state (optimalRates, Cho and Garcia-Molina); set WEFT_LIVE_CLASSES=1
-// to log them by change interval.
+// back-off, with --recrawl-min and --recrawl-scan scaled down, over 100
+// pages (four hosts of 25) whose change intervals span 2 s to 10 days
+// log-uniformly, for 40 s; then a uniform recrawler given the very
+// request slots weft had to each host's live pages (uniformAt: the slots
+// politeness gave, which the latency factor stretches on a loaded
+// machine), the pages in turn, over the same web's change times. It also
+// logs uniform spread evenly in time (uniformVisits) and the best
+// schedule at that budget in the steady state (optimalRates, Cho and
+// Garcia-Molina); set WEFT_LIVE_CLASSES=1 to log them by change interval.
 //
-// The issue's target is 2x less staleness than uniform, which this does
-// not reach, and which no schedule learnt in 40 s at this budget reaches.
-// The budget is set by politeness (a 40 ms delay and the latency factor
-// on two hosts): about 1,000 to 1,400 requests to the live pages in 40 s
-// on the 2-core machine beside other work, a visit per page every 6 to
-// 8 s. At that budget the steady-state optimum itself is only 1.8x to
-// 2.1x less stale than uniform; the index on the true rates reaches 2.6x
-// to 3.1x in the simulation, but learnt from 40 s of visits 1.5x to 1.6x
-// (TestIndexAtLiveBudget, package recrawl); the live crawl loses a little
-// more to the first 9 s spent finding the pages. Measured 2026-12-02
-// under -race: 1.38x, 1.43x and 1.41x at load 1.5 to 4 (the optimum
-// 1.96x to 1.99x), 1.02x and 1.13x at load 8 (where the latency factor
-// left a host idle for 11 s; 0.80x and 1.12x against the even spread).
-// So this asserts 1.1x, which the host prior's absence fails by far
-// (0.43x). BenchmarkServeStalenessDefaults measures it over 200 s.
+// The web was running before the crawl (synthweb's live pages were last
+// modified before it started) and its answers carry Last-Modified, as a
+// static site's do: the schedule reads each page's age from it
+// (recrawl.History.ObserveModified), which tells in a visit or two what
+// visits alone take dozens to tell. Measured 2026-12-02 beside three
+// other engineers' test runs (load 8 to 20): 2.05x to 2.59x less stale
+// than uniform where the crawl had 1,900 to 3,400 requests (the optimum
+// at those budgets 2.5x to 2.7x, which weft comes within 10 % of); with
+// the dates ignored, 1.26x at a budget where the optimum was 2.70x.
+//
+// The budget decides what any schedule can reach, and a starved machine
+// shrinks it: under -race at load 13 the crawl once made 652 requests in
+// 40 s, at which the best schedule itself is 1.9x less stale than
+// uniform. So the test asserts 2x wherever the budget the crawl had lets
+// the best schedule reach 2.4x, and 1.1x everywhere (which the host
+// prior's absence fails by far: 0.43x). BenchmarkServeStalenessDefaults
+// measures it over 200 s.
 func TestServeStalenessDefaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 40-second crawl")
 	}
-	r := runLive(t, liveWorld{hosts: 2, perHost: 100, run: 40 * time.Second, warm: 10 * time.Second})
+	r := runLive(t, liveWorld{hosts: 4, perHost: 25, run: 40 * time.Second, warm: 10 * time.Second})
 	if r.uniform < 1.1*r.weft {
 		t.Errorf("weft's pages stale %.4f of the time, uniform's %.4f: not 1.1x less", r.weft, r.uniform)
+	}
+	if best := r.uniform / r.optimum; best < 2.4 {
+		t.Logf("the crawl had %d requests, at which the best schedule is only %.2fx less stale than uniform: too few to hold it to 2x", r.requests, best)
+		return
+	}
+	if r.uniform < 2*r.weft {
+		t.Errorf("weft's pages stale %.4f of the time, uniform's %.4f: not 2x less (the best schedule at that budget: %.4f)", r.weft, r.uniform, r.optimum)
 	}
 }
 
@@ -137,7 +148,7 @@ func runLive(t testing.TB, w liveWorld) liveResult {
 	if os.Getenv("WEFT_LIVE_CLASSES") != "" {
 		logClasses(t, web, fetched, uni, opt, w.run, from, end)
 		for _, h := range web.Hosts() {
-			t.Logf("host %s prior %+v: every %.1fs", h.Authority, c.priors.get(h.Authority), 1/c.priors.get(h.Authority).Rate(1.0/86400))
+			t.Logf("host %s prior %+v: every %.1fs", h.Authority, c.sched.priors.get(h.Authority), 1/c.sched.priors.get(h.Authority).Rate(1.0/86400))
 		}
 	}
 	t.Logf("weft: %d requests (%d to live pages), staleness %.4f; uniform in the same slots %.4f (%.2fx), spread evenly %.4f (%.2fx); optimum at that budget %.4f (%.2fx)",
@@ -202,12 +213,10 @@ func logClasses(t testing.TB, web *synthweb.Web, fetched, uni map[string][]time.
 }
 
 // BenchmarkServeStalenessDefaults is TestServeStalenessDefaults long
-// enough for the schedule to learn: the same 200 intervals on four hosts
-// of 50 live pages (twice the politeness budget a page), for 200 s,
-// staleness counted from 50 s on. The simulation of package recrawl at
-// that budget and length reaches 2.3x. It reports the staleness of weft,
-// of uniform in weft's slots and spread evenly, and the ratios, with the
-// steady-state optimum's. Run with
+// enough for the schedule to learn from visits alone: 200 intervals on
+// four hosts of 50 live pages, for 200 s, staleness counted from 50 s on.
+// It reports the staleness of weft, of uniform in weft's slots and spread
+// evenly, and the ratios, with the steady-state optimum's. Run with
 //
 //	go test ./internal/crawl -run '^$' -bench ServeStalenessDefaults -benchtime 1x
 func BenchmarkServeStalenessDefaults(b *testing.B) {

@@ -2,6 +2,8 @@ package crawl
 
 import (
 	"cmp"
+	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"sync"
@@ -10,6 +12,7 @@ import (
 	"weft/internal/scope"
 	"weft/internal/seen"
 	"weft/internal/sketch"
+	"weft/internal/store"
 )
 
 // Reasons of the trap rules that package scope does not decide.
@@ -83,6 +86,60 @@ func newTrapCounts(expectedURLs uint, patternCap int) *trapCounts {
 		t.patterns = sketch.New(min(max(1<<20, 2*n), maxPatternBytes))
 	}
 	return t
+}
+
+// The trap rules' counts in the store (package sketch, encoded).
+const (
+	metaTrapPatterns = "trapcounts/patterns"
+	metaTrapRequests = "trapcounts/requests"
+)
+
+// load reads the counts an earlier run saved. Counts that do not decode
+// are dropped with a warning (they start again from zero): the crawl's
+// own state is intact.
+func (t *trapCounts) load(db *store.DB, log *slog.Logger) error {
+	for _, c := range []struct {
+		key string
+		s   *sketch.Sketch
+	}{{metaTrapPatterns, t.patterns}, {metaTrapRequests, t.fetches}} {
+		if c.s == nil {
+			continue
+		}
+		b, ok, err := db.GetMeta(c.key)
+		if err != nil {
+			return fmt.Errorf("crawl: read the trap rules' counts: %w", err)
+		}
+		if !ok {
+			continue
+		}
+		if err := c.s.UnmarshalBinary(b); err != nil {
+			log.Warn("trap rules' counts of an earlier run dropped", "key", c.key, "err", err)
+		}
+	}
+	return nil
+}
+
+// save writes the counts to the store, so that a resumed crawl goes on
+// from them: a pattern's cap holds across a restart.
+func (t *trapCounts) save(db *store.DB) error {
+	b := db.NewBatch()
+	for _, c := range []struct {
+		key string
+		s   *sketch.Sketch
+	}{{metaTrapPatterns, t.patterns}, {metaTrapRequests, t.fetches}} {
+		if c.s == nil {
+			continue
+		}
+		v, err := c.s.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		b.PutMeta(c.key, v)
+	}
+	if err := b.Commit(false); err != nil {
+		return fmt.Errorf("crawl: save the trap rules' counts: %w", err)
+	}
+	return nil
 }
 
 func patternKey(u canon.URL) seen.Key { return seen.KeyOf(scope.Pattern(u)) }

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -91,14 +92,25 @@ func copiesFetches(web *synthweb.Web) int {
 // last 20 judged pages are copies, no new URL of it is admitted; the URLs
 // queued before are still fetched, at most three per page fetched before
 // the cut, so the host costs at most 1 + 3 × 20 requests (from the
-// server's log), is named in the summary, and the ordinary host is crawled
-// whole.
+// server's log), is named in the summary, and the ordinary hosts are
+// crawled whole. With room for one host's state in memory
+// (--host-cache 1), the hosts evict each other's all along, and the
+// window, kept in the store, cuts the host off all the same.
 func TestNearDupTrapCutOff(t *testing.T) {
+	for _, hostCache := range []int{0, 1} {
+		t.Run(fmt.Sprintf("host-cache-%d", hostCache), func(t *testing.T) { testNearDupTrapCutOff(t, hostCache) })
+	}
+}
+
+func testNearDupTrapCutOff(t *testing.T, hostCache int) {
 	web := startWeb(t, synthweb.Config{
-		Seed: 9, Hosts: 1, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		Seed: 9, Hosts: 3, PagesPerHost: 40, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
 		HostileKinds: []string{synthweb.HostileCopies}, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound},
 	})
 	cfg := testConfig(t, web, 4, 5*time.Millisecond)
+	if hostCache > 0 {
+		cfg.HostCache, cfg.Partitions = hostCache, 1
+	}
 	var copies string
 	for _, h := range web.Hosts() {
 		if h.Hostile == synthweb.HostileCopies {
@@ -110,7 +122,7 @@ func TestNearDupTrapCutOff(t *testing.T) {
 	const window = 20
 	cfg.NearDupTrapWindow = window
 	cfg.MaxPages = 500 // were the cut-off broken, the calendar would be endless
-	sum := runCrawl(t, cfg)
+	sum := runCrawlHeld(t, cfg)
 	n := copiesFetches(web)
 	t.Logf("copies host: %d requests, %d near-duplicates, %d URLs refused after the cut", n, sum.NearDups, sum.Rejected[RejectTrap])
 	if n < window || n > 1+3*window {
@@ -177,17 +189,27 @@ func TestNearDupTrapSurvivesRestart(t *testing.T) {
 // ids in paths, a faceted search, a relative-link trap and an endless
 // calendar, none of them near-duplicates. The pattern cap and the
 // repeated-segment rule bound each; the summary names each host with what
-// it cost, and its count of requests is the server's.
+// it cost, and its count of requests is the server's. The same holds with
+// room for one host's state in memory (--host-cache 1).
 func TestTrapRules(t *testing.T) {
+	for _, hostCache := range []int{0, 1} {
+		t.Run(fmt.Sprintf("host-cache-%d", hostCache), func(t *testing.T) { testTrapRules(t, hostCache) })
+	}
+}
+
+func testTrapRules(t *testing.T, hostCache int) {
 	kinds := []string{synthweb.TrapSessions, synthweb.TrapFacets, synthweb.TrapDeep, synthweb.TrapCalendar}
 	web := startWeb(t, synthweb.Config{Seed: 4, Hosts: 1, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
 		HostileKinds: kinds, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
 	cfg := testConfig(t, web, 8, 2*time.Millisecond)
+	if hostCache > 0 {
+		cfg.HostCache, cfg.Partitions = hostCache, 1
+	}
 	cfg.Seeds = append(web.Seeds(), web.HostileSeeds()...)
 	const capPattern = 12
 	cfg.MaxURLsPerPattern = capPattern
 	cfg.MaxPages = 2000 // were a rule broken, the traps would be endless
-	sum := runCrawl(t, cfg)
+	sum := runCrawlHeld(t, cfg)
 
 	byAuth := map[string]string{}
 	for _, h := range web.Hosts() {
@@ -238,5 +260,39 @@ func TestTrapRules(t *testing.T) {
 		if shouldFetch(p) && fetched[p.URL] == 0 {
 			t.Errorf("%s not fetched", p.URL)
 		}
+	}
+}
+
+// TestPatternCapSurvivesRestart stops a crawl of the endless calendar
+// after a few pages and resumes it: the pattern's count goes on from where
+// it was, so over both runs the host costs at most the cap, as the server
+// counts, where counts started again from zero would let the second run
+// admit another cap's worth of days.
+func TestPatternCapSurvivesRestart(t *testing.T) {
+	web := startWeb(t, synthweb.Config{Seed: 4, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{synthweb.TrapCalendar},
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	var calendar string
+	for _, h := range web.Hosts() {
+		if h.Hostile == synthweb.TrapCalendar {
+			calendar = h.Authority
+		}
+	}
+	cfg := testConfig(t, web, 2, 2*time.Millisecond)
+	cfg.Seeds = web.HostileSeeds()
+	const capPattern = 12
+	cfg.MaxURLsPerPattern = capPattern
+	cfg.MaxPages = 4
+	runCrawl(t, cfg)
+	cfg.MaxPages = 500 // were the cap forgotten, the calendar would go on
+	sum := runCrawl(t, cfg)
+	n := 0
+	for _, r := range web.Log() {
+		if r.Host == calendar && !isRobotsPath(r.Path) {
+			n++
+		}
+	}
+	t.Logf("calendar: %d page requests over both runs; second run refused %d", n, sum.Rejected[RejectPattern])
+	if n > 1+capPattern || sum.Rejected[RejectPattern] == 0 {
+		t.Errorf("calendar: %d page requests over both runs, want at most %d (\"/\" and the cap of /cal/*/*/), and the second run refusing some", n, 1+capPattern)
 	}
 }

@@ -25,12 +25,12 @@ type Visited struct {
 // visitedElsewhere reads, in a cluster (Config.SharedVisits), the record
 // of a page about to be fetched: a visit another node made since the URL
 // was queued here (Adopt) that is not due again counts as done.
-func (c *Crawler) visitedElsewhere(l frontier.Lease) (store.URLRecord, bool) {
-	if !c.cfg.SharedVisits || l.RobotsFor != "" || l.Seq == 0 {
+func (s *schedule) visitedElsewhere(l frontier.Lease) (store.URLRecord, bool) {
+	if !s.shared || l.RobotsFor != "" || l.Seq == 0 {
 		return store.URLRecord{}, false
 	}
-	part := partition.Of(l.Host, c.cfg.Partitions)
-	r, ok, err := c.state.db.GetURL(uint16(part), l.Host, seen.KeyOf(l.URL))
+	part := partition.Of(l.Host, s.parts)
+	r, ok, err := s.db.GetURL(uint16(part), l.Host, seen.KeyOf(l.URL))
 	if err != nil || !ok || r.LastFetch.IsZero() || !r.LastFetch.After(l.Added) {
 		return store.URLRecord{}, false
 	}
@@ -41,10 +41,10 @@ func (c *Crawler) visitedElsewhere(l frontier.Lease) (store.URLRecord, bool) {
 // elsewhere is the outcome of a lease whose URL another node fetched: no
 // request, the host's clock untouched, and the URL's record that node's,
 // so that in continuous mode its next crawl is the one that node learnt.
-func (c *Crawler) elsewhere(l frontier.Lease, r store.URLRecord) leaseOutcome {
+func (s *schedule) elsewhere(l frontier.Lease, r store.URLRecord) leaseOutcome {
 	vis := &visit{rec: r, adopted: true}
-	if c.cfg.Recrawl != nil {
-		vis.importance = c.importance(l.URL, &vis.rec)
+	if s.configured != nil {
+		vis.importance = s.importance(l.URL, &vis.rec)
 	}
 	return leaseOutcome{outcome: "elsewhere", status: r.LastStatus, visit: vis}
 }

@@ -50,8 +50,8 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 			hctx, cancel = context.WithDeadline(ctx, until)
 		}
 		pb := c.state.newBatch()
-		if r, ok := c.visitedElsewhere(l); ok {
-			c.finish(l, c.elsewhere(l, r), pb)
+		if r, ok := c.sched.visitedElsewhere(l); ok {
+			c.finish(l, c.sched.elsewhere(l, r), pb)
 		} else {
 			c.finish(l, c.handle(hctx, l, pb), pb)
 		}
@@ -84,12 +84,12 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 	}
 	if c.cfg.Recrawl != nil && !lo.res.Retry && l.Seq != 0 {
 		if lo.visit == nil {
-			lo.visit = c.keepVisit(l)
+			lo.visit = c.sched.keepVisit(l)
 		}
-		c.recrawling.done(l.URL)
+		c.recrawler.out.done(l.URL)
 	}
 	rec := pb.done(l, part, lo.res, lo.status, lo.outcome, keep, lo.visit)
-	outbox := c.out.stage(pb.b, pb.captures)
+	outbox := c.out.stage(pb.b, pb.events)
 	if err := pb.commit(c.seen, c.front); errors.Is(err, ErrStopping) {
 		// Nothing of the page is on disk: its URL stays queued there.
 		c.log.Warn("crawl: a page not recorded, its process stopping; it is fetched again in the next run", "url", l.URL, "err", err)
@@ -99,7 +99,8 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 	} else if err != nil {
 		c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 	} else {
-		c.out.emit(pb.captures, outbox)
+		c.out.emit(pb.events, outbox)
+		c.deliverPages(pb.pages)
 		if c.cfg.Cluster != nil && keep != nil {
 			c.cfg.Cluster.Clocked(l.Host, *keep)
 		}
@@ -297,16 +298,19 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		c.stats.lastHigh.Store(resp.Start.UnixNano())
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		c.stats.hostErrors.update(l.Host, func(v [2]int64) [2]int64 {
+		c.stats.hosts.update(l.Host, func(v store.HostState) store.HostState {
 			if resp.StatusCode == http.StatusTooManyRequests {
-				v[0]++
+				v.Throttled++
 			} else {
-				v[1]++
+				v.ServerErrors++
 			}
 			return v
 		})
 	}
-	if resp.Truncated != "" {
+	if resp.Refused {
+		c.stats.incType(c.stats.refusedTypes, mimeType(resp.Header.Get("Content-Type")))
+		c.log.Info("body refused by the media policy", "url", l.URL, "host", l.Host, "content_type", resp.Header.Get("Content-Type"))
+	} else if resp.Truncated != "" {
 		c.stats.truncated.Add(1)
 		c.log.Info("body truncated", "url", l.URL, "host", l.Host, "reason", resp.Truncated, "bytes", len(resp.Body))
 	}
@@ -344,7 +348,14 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 
 	// The handler of the response's media type, if any, reads it.
 	mt := mediaType(resp)
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 && !resp.Refused {
+		c.stats.incType(c.stats.archivedTypes, mt)
+	}
 	handler := c.handlers.For(mt)
+	// The page goes to the consumers as it was read, if it was.
+	var read bool
+	var links []string
+	defer func() { c.stagePage(pb, l, resp, mt, cp, read, links) }()
 	switch {
 	case notModified:
 		// Unchanged since the last visit, which was parsed then.
@@ -364,7 +375,8 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		// the first fetch that reads it whole (none has left a payload
 		// digest). A page always cut short never counts.
 		first := c.inlinks != nil && prev.Digest == ([sha1.Size]byte{}) && resp.Truncated == ""
-		outlinks, followed := c.readAndAdmit(pb, l, u, resp, handler, mt, &rec, &cp.rec, first)
+		outlinks, followed := c.readAndAdmit(pb, l, u, resp, handler, mt, &rec, &cp, first)
+		read, links = true, outlinks
 		c.arch.archiveOutlinks(resp, cp.loc.RecordID, l, outlinks)
 		if followed {
 			c.arch.followed(pb, cp, l.Depth, len(outlinks) == 0)
@@ -385,7 +397,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	}
 	lo := leaseOutcome{res: res, status: resp.StatusCode, outcome: rec.Outcome}
 	if c.cfg.Recrawl != nil && !res.Retry {
-		lo.visit = c.learn(l, prev, resp, cp, notModified)
+		lo.visit = c.sched.learn(l, prev, resp, cp, notModified)
 	}
 	return lo
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // TestFileWritesWholeLines appends events from many goroutines at once and
@@ -69,3 +71,5 @@ func TestFileErrorNamesThePath(t *testing.T) {
 		t.Fatalf("OpenFile(%s) = %v, want an error naming it", path, err)
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

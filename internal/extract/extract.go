@@ -13,7 +13,9 @@ package extract
 
 import (
 	"bytes"
+	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
@@ -50,7 +52,8 @@ type Limits struct {
 	// hashed (WordHash). It is the input of near-duplicate detection, which
 	// needs the words' identities, not their text.
 	Words int
-	// Embeds asks for the sources of <img> elements in Result.Embeds.
+	// Embeds asks for the page's requisites in Result.Embeds: what a
+	// browser fetches to render it (see Result.Embeds).
 	Embeds bool
 }
 
@@ -92,10 +95,19 @@ type Result struct {
 	// Words are the hashes of the visible words, when Limits.Words asks
 	// for them.
 	Words []uint64
-	// Embeds are the src values of <img> elements (raw and trimmed like
-	// Link.URL, in document order, at most MaxLinks), when Limits.Embeds
-	// asks for them: resources the page shows, not links it offers.
-	Embeds []string
+	// Embeds are the page's requisites, when Limits.Embeds asks for them:
+	// the resources a browser fetches to render it, not links it offers.
+	// They are the href of <link rel=stylesheet|icon|shortcut
+	// icon|apple-touch-icon|preload|modulepreload|manifest>, the src of
+	// <script>, <img>, <source>, <video>, <audio>, <track>, <embed> and
+	// <input type=image>, every URL of the srcset of <img> and <source>,
+	// <video poster>, <object data>, and the url()s and @imports of
+	// <style> elements and style attributes (CSS); raw and trimmed like
+	// Link.URL, in document order, at most MaxLinks. HasIcon says a
+	// <link rel=icon> named the page's icon (else a browser asks for
+	// /favicon.ico).
+	Embeds  []string
+	HasIcon bool
 }
 
 // HTML extracts links and directives from body. token is the crawler's
@@ -109,6 +121,46 @@ type Result struct {
 // browser without scripting (which a crawler is) reads it; the content of
 // <script>, <style>, <textarea> and the like is not.
 func HTML(body []byte, token string, lim Limits) Result {
+	// Links and Words are built in pooled buffers and copied out at their
+	// final size: growing them from nothing cost about ten allocations a
+	// page, two of them large (a seeds-world page has 100 links and 5,000
+	// words).
+	s := scratchPool.Get().(*scratch)
+	r := s.html(body, token, lim)
+	if links := r.Links; len(links) > 0 {
+		r.Links = slices.Clone(links)
+		clear(links) // the pool must not keep the URLs alive
+		s.links = links[:0]
+	} else {
+		r.Links = nil
+	}
+	if words := r.Words; words != nil {
+		r.Words = append(make([]uint64, 0, len(words)), words...)
+		s.words = words[:0]
+	}
+	if cap(s.links) <= maxPooledLinks && cap(s.words) <= maxPooledWords {
+		scratchPool.Put(s)
+	}
+	return r
+}
+
+// scratch holds the buffers of one HTML call.
+type scratch struct {
+	links []Link
+	words []uint64
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// The largest buffers kept in scratchPool: a page with more links or words
+// than this does not pin its buffers.
+const (
+	maxPooledLinks = 4096
+	maxPooledWords = 1 << 16
+)
+
+// html is HTML, with r.Links and r.Words in s's buffers.
+func (s *scratch) html(body []byte, token string, lim Limits) Result {
 	maxLinks, maxTokens := lim.MaxLinks, lim.MaxTokens
 	if maxLinks <= 0 {
 		maxLinks = DefaultMaxLinks
@@ -121,10 +173,15 @@ func HTML(body []byte, token string, lim Limits) Result {
 		baseSeen  bool
 		titleSeen bool
 		inTitle   bool
-		hidden    int // depth of elements whose text is not visible
+		inStyle   bool // the next text token is a <style> element's sheet
+		hidden    int  // depth of elements whose text is not visible
 	)
+	r.Links = s.links[:0]
 	if lim.Words > 0 {
-		r.Words = make([]uint64, 0, min(lim.Words, len(body)/8)) // a word and its space are ~6 bytes of text
+		r.Words = s.words[:0]
+		if r.Words == nil {
+			r.Words = make([]uint64, 0, min(lim.Words, len(body)/4))
+		}
 	}
 	z := html.NewTokenizer(bytes.NewReader(body))
 	for {
@@ -137,6 +194,13 @@ func HTML(body []byte, token string, lim Limits) Result {
 			return r
 		}
 		r.Tokens++
+		if inStyle {
+			inStyle = false
+			if tt == html.TextToken {
+				r.addEmbeds(CSS(z.Text(), maxLinks), maxLinks)
+				continue
+			}
+		}
 		if inTitle {
 			inTitle = false
 			if tt == html.TextToken {
@@ -177,19 +241,29 @@ func HTML(body []byte, token string, lim Limits) Result {
 		}
 		var attr string // the attribute holding the URL
 		tag := tagOf(z.Raw())
+		if lim.Embeds && tag == "style" && tt == html.StartTagToken {
+			inStyle = true
+		}
+		if lim.Embeds && tag != "base" && tag != "meta" && tag != "title" && tag != "noscript" {
+			if rel, url, ok := r.requisites(z, tag, maxLinks); ok {
+				if rel == nil || len(url) == 0 {
+					continue // a requisite, or nothing
+				}
+				// A <link> that is not a requisite: read as a link.
+				if r.addLink(url, rel, tag, maxLinks) {
+					return r
+				}
+				continue
+			}
+		}
 		switch tag {
 		case "a", "area", "link":
 			attr = "href"
 		case "frame", "iframe":
 			attr = "src"
-		case "img":
-			if !lim.Embeds {
-				continue
-			}
-			attr = "src"
 		case "base":
 			if !baseSeen {
-				if href, ok := attrValue(z, "href"); ok {
+				if href, _, ok, _ := tagAttrs(z, "href", ""); ok {
 					baseSeen = true
 					r.Base = string(trimURL(href))
 				}
@@ -210,47 +284,195 @@ func HTML(body []byte, token string, lim Limits) Result {
 			continue
 		}
 
-		var url, rel []byte
-		var hasURL bool
+		url, rel, hasURL, _ := tagAttrs(z, attr, "rel")
+		if !hasURL {
+			continue
+		}
+		if r.addLink(url, rel, tag, maxLinks) {
+			return r
+		}
+	}
+}
+
+// requisites adds to r.Embeds what the current start tag of z (named tag
+// by tagOf) needs fetched to render, and reports whether it read the
+// tag's attributes (handled): then a <link> that is no requisite comes
+// back as its href and rel, for the caller to read as a link. Other tags
+// (a, iframe, unknown ones) have only their style attribute read, from
+// the raw tag, and are left to the caller whole.
+func (r *Result) requisites(z *html.Tokenizer, tag string, max int) (rel, url []byte, handled bool) {
+	switch tag {
+	case "link":
+		href, rel, _, _ := tagAttrs(z, "href", "rel")
+		rel = bytes.TrimSpace(rel)
+		lowerASCII(rel)
+		if requisiteRel(rel) {
+			if hasToken(rel, "icon") {
+				r.HasIcon = true
+			}
+			r.addEmbeds([]string{string(href)}, max)
+			return nil, nil, true
+		}
+		return rel, href, true
+	case "script", "img", "source", "video", "audio", "track", "embed", "object", "input":
+		var src, srcset, poster, data, typ, style []byte
 		for more := true; more; {
 			var k, v []byte
 			k, v, more = z.TagAttr()
 			switch string(k) {
-			case attr:
-				url, hasURL = v, true
-			case "rel":
-				rel = v
+			case "src":
+				src = v
+			case "srcset":
+				srcset = v
+			case "poster":
+				poster = v
+			case "data":
+				data = v
+			case "type":
+				typ = v
+			case "style":
+				style = v
 			}
 		}
-		if !hasURL {
-			continue
-		}
-		url = trimURL(url)
-		if len(url) == 0 || skipScheme(url) {
-			continue
-		}
-		if tag == "img" {
-			if len(r.Embeds) < maxLinks {
-				r.Embeds = append(r.Embeds, string(url))
+		switch tag {
+		case "input":
+			if !equalFoldASCII(bytes.TrimSpace(typ), "image") {
+				src = nil
 			}
-			continue
+		case "object":
+			src = data
 		}
-		rel = bytes.TrimSpace(rel)
-		lowerASCII(rel) // this token's bytes, which nothing reads again
-		if tag == "link" && !relWanted(rel) {
-			continue
+		if src != nil {
+			r.addEmbeds([]string{string(src)}, max)
 		}
-		if len(r.Links) == maxLinks {
-			r.Truncated, r.LinksCut = true, true
-			return r
+		if srcset != nil && (tag == "img" || tag == "source") {
+			r.addEmbeds(srcsetURLs(srcset), max)
 		}
-		r.Links = append(r.Links, Link{
-			URL:      string(url),
-			Tag:      tag,
-			Rel:      internRel(rel),
-			NoFollow: hasToken(rel, "nofollow"),
-		})
+		if poster != nil && tag == "video" {
+			r.addEmbeds([]string{string(poster)}, max)
+		}
+		if style != nil {
+			r.addEmbeds(CSS(style, max), max)
+		}
+		return nil, nil, true
 	}
+	if raw := z.Raw(); containsFoldASCII(raw, "style") {
+		// A copy: rawAttrs decodes in place, and the caller reads the
+		// tag's raw bytes again.
+		if style, _, ok, _, fine := rawAttrs(bytes.Clone(raw), "style", ""); fine && ok {
+			r.addEmbeds(CSS(style, max), max)
+		}
+	}
+	return nil, nil, false
+}
+
+// requisiteRel reports whether a <link>'s rel (lower case) names a
+// resource the page needs, not a page it points to.
+func requisiteRel(rel []byte) bool {
+	for _, t := range bytes.Fields(rel) {
+		switch string(t) {
+		case "stylesheet", "icon", "apple-touch-icon", "preload", "modulepreload", "manifest":
+			return true
+		}
+	}
+	return false
+}
+
+// addEmbeds adds the raw URLs us to r.Embeds, trimmed, without empty ones
+// and skipped schemes, up to max.
+func (r *Result) addEmbeds(us []string, max int) {
+	for _, u := range us {
+		if len(r.Embeds) >= max {
+			return
+		}
+		t := trimURL([]byte(u))
+		if len(t) == 0 || skipScheme(t) {
+			continue
+		}
+		r.Embeds = append(r.Embeds, string(t))
+	}
+}
+
+// srcsetURLs are the URLs of a srcset attribute's image candidates, as the
+// HTML standard parses it: each candidate is a URL (a run of characters
+// that are not white space; trailing commas end it) and optional
+// descriptors up to the next comma outside parentheses.
+func srcsetURLs(v []byte) []string {
+	var out []string
+	i := 0
+	for i < len(v) {
+		for i < len(v) && (isSpace(rune(v[i])) || v[i] == ',') {
+			i++
+		}
+		start := i
+		for i < len(v) && !isSpace(rune(v[i])) {
+			i++
+		}
+		url := v[start:i]
+		ended := false
+		for len(url) > 0 && url[len(url)-1] == ',' {
+			url, ended = url[:len(url)-1], true
+		}
+		if len(url) > 0 {
+			out = append(out, string(url))
+		}
+		if ended {
+			continue
+		}
+		for depth := 0; i < len(v); i++ { // the descriptors
+			switch v[i] {
+			case '(':
+				depth++
+			case ')':
+				depth = max(depth-1, 0)
+			case ',':
+				if depth == 0 {
+					i++
+					goto next
+				}
+			}
+		}
+	next:
+	}
+	return out
+}
+
+// containsFoldASCII reports whether b contains s (lower case ASCII) in
+// any case.
+func containsFoldASCII(b []byte, s string) bool {
+	for i := 0; i+len(s) <= len(b); i++ {
+		if equalFoldASCII(b[i:i+len(s)], s) {
+			return true
+		}
+	}
+	return false
+}
+
+// addLink adds the link of a tag's url attribute (raw) and its rel
+// (raw; this token's bytes, lowered in place), unless it is empty, of a
+// skipped scheme or a <link> that is not wanted; it reports that MaxLinks
+// stopped extraction.
+func (r *Result) addLink(url, rel []byte, tag string, maxLinks int) (full bool) {
+	url = trimURL(url)
+	if len(url) == 0 || skipScheme(url) {
+		return false
+	}
+	rel = bytes.TrimSpace(rel)
+	lowerASCII(rel) // this token's bytes, which nothing reads again
+	if tag == "link" && !relWanted(rel) {
+		return false
+	}
+	if len(r.Links) == maxLinks {
+		r.Truncated, r.LinksCut = true, true
+		return true
+	}
+	r.Links = append(r.Links, Link{
+		URL:      string(url),
+		Tag:      tag,
+		Rel:      internRel(rel),
+		NoFollow: hasToken(rel, "nofollow"),
+	})
+	return false
 }
 
 // tagOf returns, as a constant, the name of a tag this package reads,
@@ -268,7 +490,8 @@ func tagOf(raw []byte) string {
 		}
 	}
 	name := raw[1:n]
-	for _, t := range [...]string{"a", "area", "base", "frame", "iframe", "img", "link", "meta", "noscript", "title"} {
+	for _, t := range [...]string{"a", "area", "base", "frame", "iframe", "img", "link", "meta", "noscript", "title",
+		"script", "style", "source", "video", "audio", "track", "embed", "object", "input"} {
 		if equalFoldASCII(name, t) {
 			return t
 		}
@@ -281,33 +504,10 @@ func isNameEnd(c byte) bool {
 	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '/' || c == '>'
 }
 
-// attrValue returns the value of the tag's attribute key (the first, as
-// the tokenizer drops repeats), consuming the tag's attributes.
-func attrValue(z *html.Tokenizer, key string) ([]byte, bool) {
-	for more := true; more; {
-		var k, v []byte
-		k, v, more = z.TagAttr()
-		if string(k) == key {
-			return v, true
-		}
-	}
-	return nil, false
-}
-
 // meta applies a <meta name="robots"|"TOKEN" content="..."> tag.
 func (r *Result) meta(z *html.Tokenizer, token string) {
-	var name, content []byte
-	var hasContent bool
-	for more := true; more; {
-		var k, v []byte
-		k, v, more = z.TagAttr()
-		switch string(k) {
-		case "name":
-			name = bytes.TrimSpace(v)
-		case "content":
-			content, hasContent = v, true
-		}
-	}
+	name, content, _, hasContent := tagAttrs(z, "name", "content")
+	name = bytes.TrimSpace(name)
 	if !hasContent || !(equalFoldASCII(name, "robots") || token != "" && equalFoldASCII(name, token)) {
 		return
 	}

@@ -67,19 +67,39 @@ var asciiWord = func() (t [utf8.RuneSelf]byte) {
 }()
 
 // appendWordHashes hashes the lower-case words of letters and digits in text.
+//
+// A run of ASCII letters and digits, most of any text, is hashed by an
+// inner loop that does nothing else; TestWordHashesAgree holds this to the
+// plain loop it replaced (wordHashesPlain, in the tests) over any input.
 func appendWordHashes(words []uint64, text []byte, max int) []uint64 {
 	x, in := uint64(fnvOffset), false
 	var enc [utf8.UTFMax]byte
 	for i := 0; i < len(text) && len(words) < max; {
 		c := text[i]
 		if c < utf8.RuneSelf { // ASCII, the common case
-			i++
-			if l := asciiWord[c]; l != 0 {
-				x, in = (x^uint64(l))*fnvPrime, true
-			} else if in {
-				words = append(words, x)
-				x, in = fnvOffset, false
+			l := asciiWord[c]
+			if l == 0 {
+				i++
+				if in {
+					words = append(words, x)
+					x, in = fnvOffset, false
+				}
+				continue
 			}
+			// The rest of the ASCII run of letters and digits.
+			x = (x ^ uint64(l)) * fnvPrime
+			for i++; i < len(text); i++ {
+				c = text[i]
+				if c >= utf8.RuneSelf {
+					break
+				}
+				l = asciiWord[c]
+				if l == 0 {
+					break
+				}
+				x = (x ^ uint64(l)) * fnvPrime
+			}
+			in = true
 			continue
 		}
 		r, n := utf8.DecodeRune(text[i:])

@@ -1,9 +1,12 @@
 package extract
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func hashes(words ...string) []uint64 {
@@ -86,4 +89,83 @@ func BenchmarkHTMLWithoutWords(b *testing.B) {
 	for b.Loop() {
 		HTML(page, "weft", Limits{})
 	}
+}
+
+// wordHashesPlain is appendWordHashes as it was before its inner loop for
+// ASCII runs: one byte a step. The hashes are stored with the fingerprints
+// made of them, so they must not change.
+func wordHashesPlain(words []uint64, text []byte, max int) []uint64 {
+	x, in := uint64(fnvOffset), false
+	var enc [utf8.UTFMax]byte
+	for i := 0; i < len(text) && len(words) < max; {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			i++
+			if l := asciiWord[c]; l != 0 {
+				x, in = (x^uint64(l))*fnvPrime, true
+			} else if in {
+				words = append(words, x)
+				x, in = fnvOffset, false
+			}
+			continue
+		}
+		r, n := utf8.DecodeRune(text[i:])
+		i += n
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) && r != '\u200c' && r != '\u200d' {
+			if in {
+				words = append(words, x)
+				x, in = fnvOffset, false
+			}
+			continue
+		}
+		for _, b := range enc[:utf8.EncodeRune(enc[:], unicode.ToLower(r))] {
+			x = (x ^ uint64(b)) * fnvPrime
+		}
+		in = true
+	}
+	if in && len(words) < max {
+		words = append(words, x)
+	}
+	return words
+}
+
+func TestWordHashesAgree(t *testing.T) {
+	texts := [][]byte{nil, []byte("a"), []byte("Hello, World! 42x"), []byte("naïve café ÀÉÎ straße ǅ"), []byte("a\u0301b\u200dc d\xffe\xc3"),
+		[]byte("हिन्दी 日本語テキスト ελληνικά"), []byte(strings.Repeat("word ", 100))}
+	texts = append(texts, seedsPages(t, 4)...)
+	r := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"a", "Z", "9", " ", ".", "é", "É", "\u0301", "\u200c", "\xff", "\xe2\x82", "日", "-", "\n"}
+	for range 500 {
+		var b strings.Builder
+		for range r.IntN(40) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		texts = append(texts, []byte(b.String()))
+	}
+	for _, text := range texts {
+		for _, max := range []int{1, 3, 17, DefaultMaxWords} {
+			got := appendWordHashes(nil, text, max)
+			want := wordHashesPlain(nil, text, max)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%.80q, max %d: %d hashes, want %d", text, max, len(got), len(want))
+			}
+		}
+	}
+}
+
+func FuzzWordHashes(f *testing.F) {
+	f.Add([]byte("Hello, World! naïve café"), 5)
+	f.Fuzz(func(t *testing.T, text []byte, max int) {
+		max = 1 + abs(max)%100
+		if got, want := appendWordHashes(nil, text, max), wordHashesPlain(nil, text, max); !slices.Equal(got, want) {
+			t.Fatalf("%q, max %d: %v, want %v", text, max, got, want)
+		}
+	})
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

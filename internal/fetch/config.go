@@ -29,6 +29,17 @@ const (
 	DefaultMaxIdleConns          = 256
 )
 
+// A BodyPolicy decides, from a response's header, how much of its body to
+// read.
+type BodyPolicy interface {
+	// BodyLimit returns the most body bytes to read of a response whose
+	// Content-Type has the media type mediaType ("type/subtype", lower
+	// case; "" when the header has none), and ok; or ok false to leave it
+	// to MaxBodyBytes. A limit of 0 refuses the body: it is not read, and
+	// the Response says so (Refused).
+	BodyLimit(mediaType string) (limit int64, ok bool)
+}
+
 // Resolver looks up the addresses of a host name. LookupNetIP is called with
 // network "ip" and a host name that is never an IP literal; it must honour
 // ctx and may return IPv4, IPv6 or IPv4-mapped IPv6 addresses in preference
@@ -120,9 +131,21 @@ type Config struct {
 
 	// TLSConfig is the base TLS client configuration, copied by New. Its
 	// ServerName is set per connection, and an empty NextProtos becomes
-	// h2, http/1.1. Nil means the defaults of crypto/tls, with certificates
-	// verified against the system roots.
+	// http/1.1 (h2, http/1.1 with HTTP2). Nil means the defaults of
+	// crypto/tls, with certificates verified against the system roots.
 	TLSConfig *tls.Config
+
+	// Bodies, if set, decides from each response's media type how much of
+	// its body is read, in place of MaxBodyBytes (the decoded body too):
+	// a cap per type, or none of it.
+	Bodies BodyPolicy
+
+	// HTTP2 offers HTTP/2 to TLS servers. Off by default: an HTTP/1.1
+	// exchange is archived as the bytes that crossed the connection, an
+	// h2 one only as the same message rendered in HTTP/1.1 form (its
+	// frames and HPACK-coded fields are not a message a WARC reader
+	// parses), as Heritrix and wget, which speak HTTP/1.1 alone, avoid.
+	HTTP2 bool
 }
 
 // Validate reports the first invalid field, naming it and its value.

@@ -66,7 +66,10 @@ func newDialer(cfg *Config) *dialer {
 		tlsCfg = &tls.Config{}
 	}
 	if len(tlsCfg.NextProtos) == 0 {
-		tlsCfg.NextProtos = []string{"h2", "http/1.1"}
+		tlsCfg.NextProtos = []string{"http/1.1"}
+		if cfg.HTTP2 {
+			tlsCfg.NextProtos = []string{"h2", "http/1.1"}
+		}
 	}
 	return &dialer{
 		guard:   guard,
@@ -104,9 +107,19 @@ func (d *dialer) lookup(ctx context.Context, host string) ([]netip.Addr, error) 
 	return d.cache.lookup(ctx, name)
 }
 
-// dial is the Transport's DialContext. addr is host:port as net/http makes
-// it (IPv6 literals in brackets).
-func (d *dialer) dial(ctx context.Context, _, addr string) (net.Conn, error) {
+// dial is the Transport's DialContext: a connection whose exchanges are
+// recorded (wireConn). addr is host:port as net/http makes it (IPv6
+// literals in brackets).
+func (d *dialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := d.dialTCP(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &wireConn{Conn: c}, nil
+}
+
+// dialTCP connects to addr through the guard.
+func (d *dialer) dialTCP(ctx context.Context, addr string) (*idleConn, error) {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, &dialError{KindBadURL, err}
@@ -145,8 +158,12 @@ func (d *dialer) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 
 // dialTLS is the Transport's DialTLSContext. Doing the handshake here, not
 // in net/http, lets every handshake failure be classified as KindTLS.
+// Over HTTP/1.x the TLS connection is recorded above TLS (wireConn); one
+// that negotiated h2 is returned bare, for net/http to see the protocol
+// and speak it (its exchanges are archived in HTTP/1.1 form, see
+// Response).
 func (d *dialer) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := d.dial(ctx, network, addr)
+	ic, err := d.dialTCP(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -155,13 +172,12 @@ func (d *dialer) dialTLS(ctx context.Context, network, addr string) (net.Conn, e
 	cfg.ServerName = host
 	// The silence timer stays off during the handshake: the handshake has
 	// its own bound, TLSHandshakeTimeout.
-	ic := c.(*idleConn)
 	ic.armed = false
 	tc := tls.Client(ic, cfg)
 	hctx, cancel := context.WithTimeout(ctx, d.tlsTimeout)
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {
-		_ = c.Close()
+		_ = ic.Close()
 		kind := KindTLS
 		if hctx.Err() != nil {
 			kind = KindTimeout
@@ -169,7 +185,11 @@ func (d *dialer) dialTLS(ctx context.Context, network, addr string) (net.Conn, e
 		return nil, &dialError{kind, fmt.Errorf("tls handshake with %s: %w", addr, err)}
 	}
 	ic.armed = true
-	return tc, nil
+	state := tc.ConnectionState()
+	if state.NegotiatedProtocol == "h2" {
+		return tc, nil
+	}
+	return &wireConn{Conn: tc, tls: &state}, nil
 }
 
 // guard judges every address before a socket connects to it: first the

@@ -13,10 +13,12 @@ package fetch
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptrace"
 	"net/netip"
@@ -49,19 +51,38 @@ type Response struct {
 	Proto      string // e.g. "HTTP/1.1"
 	Header     http.Header
 
-	// RequestHeader is the request as sent: request line, headers and the
-	// blank line, for a WARC request record. Over HTTP/2 it is the same
-	// request rendered in HTTP/1.1 form.
+	// RequestHeader is the request as written to the connection: request
+	// line, headers and the blank line, for a WARC request record.
 	RequestHeader []byte
 
-	// ResponseHeader is the status line, headers and blank line,
-	// reconstructed: net/http loses header order and case, and
-	// Transfer-Encoding is left out because Body is de-chunked.
+	// ResponseHeader is the status line, header fields and blank line
+	// exactly as read from the connection: the server's case, order,
+	// duplicates, folded lines and line ends (any 1xx interim responses
+	// before it are left out).
 	ResponseHeader []byte
 
 	// Body is the entity body as received: de-chunked, not content-decoded,
-	// at most MaxBodyBytes.
+	// at most MaxBodyBytes. It is what WARC 1.1 calls the payload (its
+	// transfer coding removed, its content coding kept).
 	Body []byte
+
+	// WireBody is the message body as it crossed the connection, when that
+	// differs from Body: with its chunk sizes, extensions and trailer
+	// section (Transfer-Encoding: chunked). Nil when it is Body. Cut where
+	// Body was cut.
+	WireBody []byte
+
+	// Protocol is the protocol the exchange was made in, as the WARC-Protocol
+	// field names it ("http/1.1", "http/1.0", "h2"), and TLS its TLS
+	// version ("tls/1.3") and CipherSuite its cipher suite (the IANA name),
+	// both empty over plain TCP. Over h2 (Config.HTTP2), RequestHeader and
+	// ResponseHeader are not the bytes sent, which were binary frames, but
+	// the same messages rendered in HTTP/1.1 form (IIPC's HTTP/2 proposal):
+	// an "HTTP/1.1" status line and the fields as net/http parsed them.
+	Protocol, TLS, CipherSuite string
+
+	req  *http.Request  // for Rendered
+	resp *http.Response // for Rendered
 
 	// Decoded is Body with its Content-Encoding undone (gzip, deflate, br),
 	// at most MaxBodyBytes; the same slice as Body when there is no coding.
@@ -77,6 +98,10 @@ type Response struct {
 	// describes Body, the bytes that go to the archive; a decoded body
 	// over the cap is reported by DecodeErr (ErrDecodedTooLarge) instead.
 	Truncated string
+
+	// Refused says Config.Bodies refused the body of this media type: it
+	// was not read, and Truncated is "length".
+	Refused bool
 
 	// Location is, for a 3xx, the Location header resolved against URL;
 	// otherwise "".
@@ -197,45 +222,73 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, header http.Header) (*
 	reqCtx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
 	defer cancel()
 
-	var remote atomic.Pointer[string]
+	// The connection the Transport hands over is recorded from here on
+	// (wireConn) until the body has been read: GotConn comes before the
+	// request is written, and a connection carries one exchange at a
+	// time over HTTP/1.x.
+	type got struct {
+		addr string
+		wc   *wireConn
+		w    *wire
+	}
+	var conn atomic.Pointer[got]
 	reqCtx = httptrace.WithClientTrace(reqCtx, &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
-			addr := info.Conn.RemoteAddr().String()
-			remote.Store(&addr)
+			g := &got{addr: info.Conn.RemoteAddr().String()}
+			if wc, ok := info.Conn.(*wireConn); ok {
+				g.wc, g.w = wc, wc.begin()
+			}
+			conn.Store(g)
 		},
 	})
 	req, err := f.newRequest(reqCtx, rawURL, header)
 	if err != nil {
 		return nil, &Error{Kind: KindBadURL, URL: rawURL, Err: err}
 	}
-	var reqHeader bytes.Buffer
-	if err := req.Write(&reqHeader); err != nil {
-		return nil, &Error{Kind: KindBadURL, URL: rawURL, Err: err}
-	}
 
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return nil, classify(rawURL, err, ctx, reqCtx, remote.Load() != nil)
+		if g := conn.Load(); g != nil && g.wc != nil {
+			g.wc.end(g.w)
+		}
+		return nil, classify(rawURL, err, ctx, reqCtx, conn.Load() != nil)
 	}
-	body, over, readErr := f.pools.readCapped(resp.Body, f.cfg.MaxBodyBytes, resp.ContentLength)
+	limit := f.bodyLimit(resp)
+	var body []byte
+	var over bool
+	var readErr error
+	if limit > 0 {
+		body, over, readErr = f.pools.readCapped(resp.Body, limit, resp.ContentLength)
+	} else {
+		over = true // refused: closing the body unread drops the connection
+	}
 	end := time.Now()
+	g := conn.Load()
+	var w *wire
+	var state *tls.ConnectionState
+	if g != nil && g.wc != nil {
+		w = g.wc.end(g.w) // before Close: a connection closed early is not read on
+		state = g.wc.tls
+	}
 	_ = resp.Body.Close() // closing early (over the cap) discards the connection, as it must
 
 	r := &Response{
-		URL:            rawURL,
-		StatusCode:     resp.StatusCode,
-		Status:         resp.Status,
-		Proto:          resp.Proto,
-		Header:         resp.Header,
-		RequestHeader:  reqHeader.Bytes(),
-		ResponseHeader: responseHeader(resp),
-		Body:           body,
-		Start:          start,
-		Duration:       end.Sub(start),
+		URL:        rawURL,
+		StatusCode: resp.StatusCode,
+		Status:     resp.Status,
+		Proto:      resp.Proto,
+		Header:     resp.Header,
+		Body:       body,
+		Start:      start,
+		Duration:   end.Sub(start),
 	}
-	if p := remote.Load(); p != nil {
-		r.RemoteAddr = *p
+	if g != nil {
+		r.RemoteAddr = g.addr
 	}
+	if err := r.setWire(w, state, req, resp, readErr == nil && !over); err != nil {
+		return nil, &Error{Kind: KindProtocol, URL: rawURL, Err: err}
+	}
+	r.Refused = limit == 0
 	switch {
 	case over:
 		r.Truncated = TruncatedLength
@@ -247,7 +300,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, header http.Header) (*
 		r.Truncated = TruncatedDisconnect
 	}
 	if codings := contentEncodings(resp.Header.Values("Content-Encoding")); len(codings) > 0 {
-		r.Decoded, r.DecodeErr = f.pools.decode(codings, body, f.cfg.MaxBodyBytes)
+		r.Decoded, r.DecodeErr = f.pools.decode(codings, body, max(limit, f.cfg.MaxBodyBytes))
 		if r.DecodeErr != nil {
 			r.DecodeErr = fmt.Errorf("fetch %s: %w", rawURL, r.DecodeErr)
 		}
@@ -262,6 +315,20 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, header http.Header) (*
 		}
 	}
 	return r, nil
+}
+
+// bodyLimit is the most body bytes to read of resp: Config.Bodies's
+// answer for its media type, else MaxBodyBytes.
+func (f *Fetcher) bodyLimit(resp *http.Response) int64 {
+	if f.cfg.Bodies == nil {
+		return f.cfg.MaxBodyBytes
+	}
+	mt, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
+	limit, ok := f.cfg.Bodies.BodyLimit(strings.ToLower(strings.TrimSpace(mt)))
+	if !ok || limit < 0 {
+		return f.cfg.MaxBodyBytes
+	}
+	return min(limit, math.MaxInt-1)
 }
 
 // newRequest builds the GET for rawURL with the default headers overlaid by
@@ -312,17 +379,88 @@ func (f *Fetcher) newRequest(ctx context.Context, rawURL string, header http.Hea
 	return req, nil
 }
 
-// responseHeader renders the status line and headers of resp.
-func responseHeader(resp *http.Response) []byte {
+// setWire sets the wire form of r: its header blocks and WireBody from
+// what w recorded of the exchange (nil over h2, rendered from req and
+// resp instead), and its protocol fields; state is the TLS connection w
+// was recorded above, nil over plain TCP. whole says the body was read
+// to its end.
+func (r *Response) setWire(w *wire, state *tls.ConnectionState, req *http.Request, resp *http.Response, whole bool) error {
+	r.req, r.resp = req, resp
+	if resp.TLS != nil { // h2: net/http saw the TLS connection itself
+		r.TLS, r.CipherSuite = tlsNames(resp.TLS)
+	}
+	if w == nil {
+		r.Protocol = "h2"
+		if resp.ProtoMajor == 1 {
+			r.Protocol = strings.ToLower(resp.Proto)
+		}
+		r.RequestHeader, r.ResponseHeader = r.Rendered()
+		return nil
+	}
+	r.Protocol = strings.ToLower(resp.Proto)
+	if state != nil {
+		r.TLS, r.CipherSuite = tlsNames(state)
+	}
+	if w.head == 0 {
+		return errors.New("the response read has no header block")
+	}
+	r.RequestHeader = w.req
+	r.ResponseHeader = w.resp[:w.head:w.head]
+	if !w.copying {
+		return nil // Body is the body as it came
+	}
+	raw := w.resp[w.head:]
+	if len(resp.TransferEncoding) == 0 {
+		// Named but not applied (an identity or an invalid coding
+		// net/http let through): the body came as Body.
+		if !bytes.HasPrefix(raw, r.Body) {
+			return errors.New("the body read does not start as the body parsed")
+		}
+		return nil
+	}
+	r.WireBody = raw[:chunkedPrefix(raw, len(r.Body), whole)]
+	return nil
+}
+
+// Rendered returns the request and the response header block as net/http
+// parsed them, in HTTP/1.1 form, the fields in canonical case and sorted,
+// with no Transfer-Encoding (Body is de-chunked): the form an h2 exchange
+// is archived in, which has no such bytes, and one a caller may fall back
+// to when the bytes that came are not a header block its archive format
+// can hold.
+func (r *Response) Rendered() (request, response []byte) {
 	var b bytes.Buffer
-	b.Grow(256)
-	b.WriteString(resp.Proto)
-	b.WriteByte(' ')
-	b.WriteString(resp.Status)
-	b.WriteString("\r\n")
-	_ = resp.Header.Write(&b) // a bytes.Buffer does not fail
-	b.WriteString("\r\n")
-	return b.Bytes()
+	// A request that net/http has already written does not fail to write
+	// again; were it to, the request line alone still says what was asked.
+	if err := r.req.Write(&b); err != nil {
+		b.Reset()
+		fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", r.req.URL.RequestURI(), r.req.Host)
+	}
+	request = b.Bytes()
+	var h bytes.Buffer
+	h.Grow(256)
+	h.WriteString("HTTP/1.1 ")
+	h.WriteString(r.resp.Status)
+	h.WriteString("\r\n")
+	_ = r.resp.Header.Write(&h) // a bytes.Buffer does not fail
+	h.WriteString("\r\n")
+	return request, h.Bytes()
+}
+
+// tlsNames returns the WARC-Protocol name of a TLS connection's version
+// and the IANA name of its cipher suite.
+func tlsNames(s *tls.ConnectionState) (version, suite string) {
+	switch s.Version {
+	case tls.VersionTLS10:
+		version = "tls/1.0"
+	case tls.VersionTLS11:
+		version = "tls/1.1"
+	case tls.VersionTLS12:
+		version = "tls/1.2"
+	case tls.VersionTLS13:
+		version = "tls/1.3"
+	}
+	return version, tls.CipherSuiteName(s.CipherSuite)
 }
 
 // noReplay is an empty request body; see newRequest.

@@ -105,22 +105,6 @@ func TestRequestHeaderIsWhatWasSent(t *testing.T) {
 	}
 }
 
-func TestResponseHeaderOmitsTransferEncoding(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, "part one ")
-		w.(http.Flusher).Flush() // forces chunked encoding
-		io.WriteString(w, "part two")
-	}))
-	defer srv.Close()
-	r := get(t, newFetcher(t, testConfig()), srv.URL)
-	if string(r.Body) != "part one part two" {
-		t.Errorf("Body = %q", r.Body)
-	}
-	if strings.Contains(strings.ToLower(string(r.ResponseHeader)), "transfer-encoding") {
-		t.Errorf("ResponseHeader has Transfer-Encoding: %q", r.ResponseHeader)
-	}
-}
-
 func TestKeepAliveReuse(t *testing.T) {
 	var newConns atomic.Int32
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -245,15 +229,27 @@ func TestTLSAndHTTP2(t *testing.T) {
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
 
+	// By default HTTP/1.1 alone is offered, and the exchange is recorded
+	// above TLS as it crossed the connection.
 	cfg := testConfig()
 	cfg.TLSConfig = &tls.Config{RootCAs: pool}
 	f := newFetcher(t, cfg)
 	r := get(t, f, srv.URL+"/")
-	if r.Proto != "HTTP/2.0" || string(r.Body) != "proto=HTTP/2.0" {
-		t.Errorf("Proto %q Body %q", r.Proto, r.Body)
+	if r.Proto != "HTTP/1.1" || string(r.Body) != "proto=HTTP/1.1" || r.Protocol != "http/1.1" || r.TLS != "tls/1.3" || r.CipherSuite == "" {
+		t.Errorf("Proto %q Body %q Protocol %q TLS %q CipherSuite %q", r.Proto, r.Body, r.Protocol, r.TLS, r.CipherSuite)
 	}
-	if !strings.HasPrefix(string(r.ResponseHeader), "HTTP/2.0 200 OK\r\n") || r.RemoteAddr != srv.Listener.Addr().String() {
-		t.Errorf("ResponseHeader %q RemoteAddr %q", r.ResponseHeader, r.RemoteAddr)
+	if !strings.HasPrefix(string(r.ResponseHeader), "HTTP/1.1 200 OK\r\n") || !bytes.HasPrefix(r.RequestHeader, []byte("GET / HTTP/1.1\r\n")) || r.RemoteAddr != srv.Listener.Addr().String() {
+		t.Errorf("ResponseHeader %q RequestHeader %q RemoteAddr %q", r.ResponseHeader, r.RequestHeader, r.RemoteAddr)
+	}
+	// HTTP2 offers h2 too: the exchange is rendered in HTTP/1.1 form, its
+	// protocol named.
+	cfg.HTTP2 = true
+	r = get(t, newFetcher(t, cfg), srv.URL+"/")
+	if r.Proto != "HTTP/2.0" || string(r.Body) != "proto=HTTP/2.0" || r.Protocol != "h2" || r.TLS != "tls/1.3" {
+		t.Errorf("h2: Proto %q Body %q Protocol %q TLS %q", r.Proto, r.Body, r.Protocol, r.TLS)
+	}
+	if !strings.HasPrefix(string(r.ResponseHeader), "HTTP/1.1 200 OK\r\n") || !bytes.HasPrefix(r.RequestHeader, []byte("GET / HTTP/1.1\r\n")) {
+		t.Errorf("h2: ResponseHeader %q RequestHeader %q", r.ResponseHeader, r.RequestHeader)
 	}
 
 	t.Run("unknown authority", func(t *testing.T) {

@@ -86,32 +86,33 @@ type Frontier struct {
 	final      Stats // snapshot taken when Run returns; read after done is closed
 
 	// Owned by Run.
-	rng          *rand.Rand
-	front        [numPriorities]frontQueue
-	hosts        map[string]*host
-	held         map[string]bool   // hosts an operator holds (Hold), by name
-	partHeld     map[int]bool      // partitions held (HoldPartition)
-	installed    map[string]Clock  // InstallClocks' clocks of hosts not in memory yet
-	takenAt      map[int]time.Time // per partition: its last takeover (TakeOverPartition)
-	releasing    []clocksReq       // ReleasePartition calls waiting for their partition's leases
-	groups       map[string]*group
-	rearmBusy    map[string]rearmFunc // Rearm's orders for hosts whose lease is out
-	ready        readyHeap
-	active       int
-	parked       int
-	queued       int
-	partQueued   []int // with Config.Partitions: queued, per partition of their hosts
-	earlier      int
-	inHeads      int // URLs in back-queue heads
-	inflight     map[uint64]*flight
-	expiry       expiryHeap
-	expired      int
-	nextLease    uint64
-	tailSeq      uint64 // last tail position handed out
-	firstTailSeq uint64 // tails below it were written by an earlier run
-	spill        []Item // routed to tails, written at the end of refill
-	pruneAt      int    // prune idle hosts when the map reaches this size
-	err          error  // first store error; Run returns it
+	rng            *rand.Rand
+	front          [numPriorities]frontQueue
+	hosts          map[string]*host
+	held           map[string]bool   // hosts an operator holds (Hold), by name
+	partHeld       map[int]bool      // partitions held (HoldPartition)
+	installed      map[string]Clock  // InstallClocks' clocks of hosts not in memory yet
+	takenAt        map[int]time.Time // per partition: its last takeover (TakeOverPartition)
+	releasing      []clocksReq       // ReleasePartition calls waiting for their partition's leases
+	groups         map[string]*group
+	rearmBusy      map[string]rearmFunc // Rearm's orders for hosts whose lease is out
+	ready          readyHeap
+	active         int
+	parked         int
+	queued         int
+	partQueued     []int // with Config.Partitions: queued, per partition of their hosts
+	earlier        int
+	inHeads        int // URLs in back-queue heads
+	inflight       map[uint64]*flight
+	expiry         expiryHeap
+	expired        int
+	nextLease      uint64
+	tailSeq        uint64 // last tail position handed out
+	firstTailSeq   uint64 // tails below it were written by an earlier run
+	spill          []Item // routed to tails, written at the end of refill
+	pruneAt        int    // prune idle hosts when the map reaches this size
+	installPruneAt int    // prune installed clocks when the map reaches this size
+	err            error  // first store error; Run returns it
 }
 
 // frontQueue is one priority's front queue: its head in memory, the rest
@@ -163,26 +164,27 @@ func New(cfg Config) (*Frontier, error) {
 	}
 	cfg.setDefaults()
 	f := &Frontier{
-		cfg:        cfg,
-		store:      cfg.Store,
-		kick:       make(chan struct{}, 1),
-		statsReq:   make(chan chan Stats),
-		holdsReq:   make(chan holdsReq),
-		hostReq:    make(chan hostReq),
-		hostsReq:   make(chan hostsReq),
-		held:       make(map[string]bool),
-		partHeld:   make(map[int]bool),
-		installed:  make(map[string]Clock),
-		takenAt:    make(map[int]time.Time),
-		clocksReq:  make(chan clocksReq),
-		releaseReq: make(chan clocksReq),
-		leases:     make(chan Lease),
-		done:       make(chan struct{}),
-		rng:        rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		hosts:      make(map[string]*host),
-		groups:     make(map[string]*group),
-		inflight:   make(map[uint64]*flight),
-		pruneAt:    max(cfg.HostCache, 2*cfg.MaxActiveHosts),
+		cfg:            cfg,
+		store:          cfg.Store,
+		kick:           make(chan struct{}, 1),
+		statsReq:       make(chan chan Stats),
+		holdsReq:       make(chan holdsReq),
+		hostReq:        make(chan hostReq),
+		hostsReq:       make(chan hostsReq),
+		held:           make(map[string]bool),
+		partHeld:       make(map[int]bool),
+		installed:      make(map[string]Clock),
+		takenAt:        make(map[int]time.Time),
+		clocksReq:      make(chan clocksReq),
+		releaseReq:     make(chan clocksReq),
+		leases:         make(chan Lease),
+		done:           make(chan struct{}),
+		rng:            rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		hosts:          make(map[string]*host),
+		groups:         make(map[string]*group),
+		inflight:       make(map[uint64]*flight),
+		pruneAt:        max(cfg.HostCache, 2*cfg.MaxActiveHosts),
+		installPruneAt: cfg.HostCache,
 	}
 	f.tailSeq = uint64(time.Now().UnixNano())
 	f.firstTailSeq = f.tailSeq + 1

@@ -30,10 +30,13 @@ type clocksReq struct {
 	ch chan map[string]Clock
 }
 
-// PartitionClocks returns the clocks of partition p's hosts that still
-// hold a wait (NextAt after now) and are in memory: what a node handing p
-// over passes to the next owner (InstallClocks), so that no host is asked
-// sooner than it would have been. It panics if Config.Partitions is zero.
+// PartitionClocks returns the clocks of partition p's hosts that are in
+// memory and have been asked (NextAt set), their waits run out or not:
+// what a node handing p over passes to the next owner (InstallClocks), so
+// that no host is asked sooner than it would have been, even under a
+// longer gap an operator gives it after the handoff (Rearm counts that
+// from the host's last request, which only a clock that has run out
+// still dates). It panics if Config.Partitions is zero.
 func (f *Frontier) PartitionClocks(p int) map[string]Clock {
 	if f.cfg.Partitions <= 0 {
 		panic("frontier: PartitionClocks without Config.Partitions")
@@ -47,10 +50,10 @@ func (f *Frontier) PartitionClocks(p int) map[string]Clock {
 	}
 }
 
-func (f *Frontier) partitionClocks(p int, now time.Time) map[string]Clock {
+func (f *Frontier) partitionClocks(p int) map[string]Clock {
 	out := map[string]Clock{}
 	for name, h := range f.hosts {
-		if h.clock.NextAt.After(now) && partition.Of(name, f.cfg.Partitions) == p {
+		if !h.clock.NextAt.IsZero() && partition.Of(name, f.cfg.Partitions) == p {
 			out[name] = h.clock
 		}
 	}
@@ -59,7 +62,7 @@ func (f *Frontier) partitionClocks(p int, now time.Time) map[string]Clock {
 
 // ReleasePartition holds partition p's hosts (HoldPartition) and returns,
 // once no lease on any of them is out (a worker's or an external
-// fetcher's, completed or expired), their clocks that still hold a wait,
+// fetcher's, completed or expired), their clocks (as PartitionClocks),
 // the completions applied: a node handing p over leaves those for the next
 // owner, which can start as soon as this returns. It returns nil if Run
 // has ended.
@@ -81,7 +84,7 @@ func (f *Frontier) ReleasePartition(p int) map[string]Clock {
 
 // answerReleases answers the ReleasePartition calls whose partition has
 // no lease out any more.
-func (f *Frontier) answerReleases(now time.Time) {
+func (f *Frontier) answerReleases() {
 	if len(f.releasing) == 0 {
 		return
 	}
@@ -95,7 +98,7 @@ func (f *Frontier) answerReleases(now time.Time) {
 			kept = append(kept, r)
 			continue
 		}
-		r.ch <- f.partitionClocks(r.p, now)
+		r.ch <- f.partitionClocks(r.p)
 	}
 	f.releasing = kept
 }

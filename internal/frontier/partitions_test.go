@@ -189,6 +189,49 @@ func TestClockHandoff(t *testing.T) {
 	})
 }
 
+// TestRearmAfterHandoff: a host asked on one node, whose wait has run out
+// when its partition is handed over, and given a longer gap by an operator
+// on the next owner, is not asked before that gap has passed since its
+// last request: the handoff passes the clocks that have run out too,
+// which date that request.
+func TestRearmAfterHandoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const parts = 2
+		host := ""
+		for i := 0; host == ""; i++ {
+			if h := fmt.Sprintf("h%d.test", i); partition.Of(h, parts) == 1 {
+				host = h
+			}
+		}
+		ctx := t.Context()
+		cfg := Config{Delay: time.Second, Partitions: parts, KeepAlive: true}
+		old, next := newFrontier(t, cfg), newFrontier(t, cfg)
+		next.HoldPartition(1, true)
+		go old.Run(ctx)
+		go next.Run(ctx)
+		old.Add(items(host, 1, Normal)...)
+		l, err := old.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old.Complete(l, Result{Fetched: true})
+		lastEnd := time.Now()
+		time.Sleep(2 * time.Second) // the one-second wait runs out
+
+		next.InstallClocks(old.ReleasePartition(1))
+		next.HoldPartition(1, false)
+		next.Add(Item{URL: "http://" + host + "/later", Host: host, Priority: Normal})
+		synctest.Wait()
+		next.Rearm(func(name string, _ Clock) (time.Duration, bool) { return 10 * time.Second, name == host })
+		if l, err = next.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if gap := time.Since(lastEnd); gap < 10*time.Second {
+			t.Errorf("%s leased %v after its last request ended, under a Crawl-delay of 10s", l.URL, gap)
+		}
+	})
+}
+
 // TestTakeOver: clocks a dead owner kept (a Crawl-delay, failures, a host
 // given up) make the next owner wait one gap from the takeover, as a
 // restart does, and replace what it had of the host (stale counts from an

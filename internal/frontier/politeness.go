@@ -62,8 +62,8 @@ type Clock struct {
 	// GiveUpAfter of them, over at least MaxBackoff, give the host up
 	// too: a server that answers nothing else would keep its URLs queued
 	// for ever, while one that rate-limits a burst answers again within
-	// that time. They are not kept on disk: a restart grants a throttling
-	// host another run.
+	// that time. They are kept with the clock, so a restart does not
+	// grant a throttling host another run.
 	Throttles      int
 	ThrottledSince time.Time
 }

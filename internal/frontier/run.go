@@ -67,7 +67,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 		}
 		now := time.Now()
 		f.expire(now)
-		f.answerReleases(now)
+		f.answerReleases()
 		var (
 			out   chan Lease
 			offer Lease
@@ -123,7 +123,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 		case r := <-f.hostsReq:
 			r.ch <- f.hostList(r.limit, now)
 		case r := <-f.clocksReq:
-			r.ch <- f.partitionClocks(r.p, now)
+			r.ch <- f.partitionClocks(r.p)
 		case r := <-f.releaseReq:
 			f.takeInbox() // the hold ReleasePartition ordered first
 			f.releasing = append(f.releasing, r)
@@ -405,10 +405,27 @@ func (f *Frontier) settle(h *host) {
 // it must keep fill the cache, the next prune waits until the map has
 // doubled, so pruning stays linear in the hosts added.
 func (f *Frontier) prune(now time.Time) {
-	if f.store == nil || len(f.hosts) < f.pruneAt {
+	if f.store == nil {
 		return
 	}
 	keep := max(f.cfg.HostCache/2, 2*f.cfg.MaxActiveHosts)
+	if len(f.installed) >= f.installPruneAt {
+		// Clocks installed for hosts not in memory yet (InstallClocks)
+		// are bounded alike: one whose wait has run out only dates its
+		// host's last request, for a longer gap given later (Rearm).
+		for name, c := range f.installed {
+			if len(f.installed) <= keep {
+				break
+			}
+			if !c.NextAt.After(now) {
+				delete(f.installed, name)
+			}
+		}
+		f.installPruneAt = max(f.cfg.HostCache, 2*len(f.installed))
+	}
+	if len(f.hosts) < f.pruneAt {
+		return
+	}
 	for name, h := range f.hosts {
 		if len(f.hosts) <= keep {
 			break

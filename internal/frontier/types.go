@@ -52,6 +52,10 @@ type Item struct {
 	Tail bool
 	// Added is when the URL was first queued; zero means when Add saw it.
 	Added time.Time
+	// Requisite says the URL was found as a page's requisite (a style
+	// sheet, a script, an image): fetched for what it is, its links not
+	// followed.
+	Requisite bool
 	// RobotsFor, when set, makes this a hop of that host's robots.txt
 	// redirect chain that crossed to Host: it is requested under Host's
 	// clock, and that host stays parked until the hop is done.

@@ -60,16 +60,20 @@ type PagesConfig struct {
 // object key, once uploaded, is the configured prefix and this name), the
 // offset and length of the record in it.
 type PageEvent struct {
-	URL           string    `json:"url"`
-	FetchedAt     time.Time `json:"fetched_at"`
-	Status        int       `json:"status"`
-	ContentHash   string    `json:"content_hash"` // "sha1:" and base32: the payload digest
-	WARCFile      string    `json:"warc_file"`
-	Offset        int64     `json:"offset"`
-	Length        int64     `json:"length"`
-	Revisit       bool      `json:"revisit,omitempty"`
-	NearDupOf     string    `json:"near_dup_of,omitempty"`
-	SchemaVersion int       `json:"v"`
+	URL         string    `json:"url"`
+	FetchedAt   time.Time `json:"fetched_at"`
+	Status      int       `json:"status"`
+	ContentHash string    `json:"content_hash"` // "sha1:" and base32: the payload digest
+	WARCFile    string    `json:"warc_file"`
+	Offset      int64     `json:"offset"`
+	Length      int64     `json:"length"`
+	Revisit     bool      `json:"revisit,omitempty"`
+	NearDupOf   string    `json:"near_dup_of,omitempty"`
+	// Fields are what the crawl's extensions extracted from the page
+	// (events.Event.Fields); absent when none did. An optional field, so
+	// the schema stays version 1.
+	Fields        map[string]any `json:"fields,omitempty"`
+	SchemaVersion int            `json:"v"`
 }
 
 // Pages publishes page events to a JetStream stream. It is a events.Sink.
@@ -161,7 +165,7 @@ func (p *Pages) Capture(e events.Event) error {
 	ev := PageEvent{
 		URL: e.URL, FetchedAt: e.FetchedAt, Status: e.Status, ContentHash: e.PayloadDigest,
 		WARCFile: e.WARCFile, Offset: e.Offset, Length: e.Length, Revisit: e.Revisit, NearDupOf: e.NearDupOf,
-		SchemaVersion: 1,
+		Fields: e.Fields, SchemaVersion: 1,
 	}
 	b, err := json.Marshal(ev)
 	if err != nil {

@@ -3,6 +3,7 @@ package jetstream
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
+	"weft/internal/content"
 	"weft/internal/crawl"
 	"weft/internal/events"
 	"weft/internal/natstest"
@@ -53,6 +55,7 @@ func TestPageEvents(t *testing.T) {
 	cfg.Fetch.Resolve = web.Resolve()
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Sinks = []events.Sink{file, pages}
+	cfg.Extensions = []content.Extension{pathField{}} // its fields ride in the events
 	c, err := crawl.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +83,15 @@ func TestPageEvents(t *testing.T) {
 	if len(want) < 20 {
 		t.Fatalf("%d captures: too few to judge", len(want))
 	}
+	withFields := 0
+	for _, e := range want {
+		if e.Fields["url"] == e.URL {
+			withFields++
+		}
+	}
+	if withFields < 10 {
+		t.Errorf("%d events carry the extension's fields, want every HTML page's", withFields)
+	}
 
 	// Read the stream as an indexer would.
 	_, js := natstest.Connect(t, ns.ClientURL())
@@ -101,7 +113,8 @@ func TestPageEvents(t *testing.T) {
 				t.Fatalf("%s: %v", m.Data(), err)
 			}
 			e, ok := want[ev.WARCFile+"@"+itoa(ev.Offset)]
-			if !ok || e.URL != ev.URL || e.Status != ev.Status || e.PayloadDigest != ev.ContentHash || e.Length != ev.Length || !e.FetchedAt.Equal(ev.FetchedAt) || ev.SchemaVersion != 1 {
+			if !ok || e.URL != ev.URL || e.Status != ev.Status || e.PayloadDigest != ev.ContentHash || e.Length != ev.Length || !e.FetchedAt.Equal(ev.FetchedAt) || ev.SchemaVersion != 1 ||
+				fmt.Sprint(e.Fields) != fmt.Sprint(ev.Fields) {
 				t.Errorf("message %+v does not match a capture (%+v)", ev, e)
 			}
 			if wantSubj := DefaultPagesSubject + "." + itoa(int64(partition.Of(hostOf(ev.URL), parts))); m.Subject() != wantSubj {
@@ -164,4 +177,13 @@ func TestPagesKeepsAnExistingStream(t *testing.T) {
 	if _, err := OpenPages(ctx, PagesConfig{URL: ns.ClientURL(), Stream: "OPS", Subject: "other"}); err == nil {
 		t.Error("a stream that does not take the subject was accepted")
 	}
+}
+
+// pathField is an extension that gives every HTML page a field.
+type pathField struct{}
+
+func (pathField) Name() string           { return "path" }
+func (pathField) Accepts(mt string) bool { return mt == "text/html" }
+func (pathField) Extend(d content.Doc) (content.Extra, error) {
+	return content.Extra{Fields: map[string]any{"url": d.URL}}, nil
 }

@@ -73,14 +73,17 @@ var fieldOf = map[string]string{
 	fieldMaxURLs: fieldMaxURLs,
 }
 
-// fieldError is a fault in one field of a policy object: at is the offset
-// of the field's name from the object's start.
-type fieldError struct {
-	at  int64
-	msg string
+// FieldError is a fault in one field of a policy: Field is the field's
+// name as the input spelt it, Index its place among the fields given (-1
+// when the fault is the policy's as a whole).
+type FieldError struct {
+	Field string
+	Index int
+	Msg   string
+	at    int64 // offset of the field's name from the JSON object's start
 }
 
-func (e *fieldError) Error() string { return e.msg }
+func (e *FieldError) Error() string { return e.Msg }
 
 // UnmarshalJSON reads a policy object. Field names are matched exactly
 // (encoding/json would take "Crawl_Delay" too), so that an error can name a
@@ -90,10 +93,11 @@ func (p *Policy) UnmarshalJSON(b []byte) error {
 	if tok, err := dec.Token(); err != nil {
 		return err
 	} else if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return &fieldError{msg: fmt.Sprintf("a policy is a JSON object, not %s", clip(b))}
+		return &FieldError{Index: -1, Msg: fmt.Sprintf("a policy is a JSON object, not %s", clip(b))}
 	}
-	var out Policy
-	named := map[string]string{} // field -> the name it was given
+	var names []string
+	var values []any
+	var offsets []int64
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -106,26 +110,69 @@ func (p *Policy) UnmarshalJSON(b []byte) error {
 		if err := dec.Decode(&raw); err != nil {
 			return err
 		}
-		field, ok := fieldOf[name]
-		if !ok {
-			return &fieldError{at, fmt.Sprintf(`unknown field %q (a policy has "crawl_delay", "disallowed" and "max_urls"; it cannot allow what robots.txt disallows)`, name)}
+		vd := json.NewDecoder(bytes.NewReader(raw))
+		vd.UseNumber()
+		var v any
+		if err := vd.Decode(&v); err != nil {
+			return err
 		}
-		if first, dup := named[field]; dup {
-			if first == name {
-				return &fieldError{at, fmt.Sprintf("%s: given twice", name)}
-			}
-			return &fieldError{at, fmt.Sprintf("%s and %s are one field (%q is the deprecated name of %q): give it once", first, name, other(first, name), field)}
-		}
-		named[field] = name
-		if err := out.set(field, name, raw); err != nil {
-			return &fieldError{at, err.Error()}
-		}
+		names, values, offsets = append(names, name), append(values, v), append(offsets, at)
 	}
 	if _, err := dec.Token(); err != nil { // the closing brace
 		return err
 	}
+	out, err := FromFields(names, values)
+	if fe, ok := err.(*FieldError); ok && fe.Index >= 0 {
+		fe.at = offsets[fe.Index]
+	}
+	if err != nil {
+		return err
+	}
 	*p = out
 	return nil
+}
+
+// FromFields makes a policy of its fields, given by name ("crawl_delay",
+// "disallowed", "max_urls", or the deprecated "delay" and "disallow")
+// with their values as encoding/json decodes them with UseNumber, or as a
+// TOML decoder does: the one schema of the policy file, the API's body
+// and a crawl profile's [policies."host"] tables. A fault is a
+// *FieldError naming the field.
+func FromFields(names []string, values []any) (Policy, error) {
+	var out Policy
+	named := map[string]string{} // field -> the name it was given
+	for i, name := range names {
+		field, ok := fieldOf[name]
+		if !ok {
+			return Policy{}, &FieldError{Field: name, Index: i, Msg: fmt.Sprintf(`unknown field %q (a policy has "crawl_delay", "disallowed" and "max_urls"; it cannot allow what robots.txt disallows)`, name)}
+		}
+		if first, dup := named[field]; dup {
+			if first == name {
+				return Policy{}, &FieldError{Field: name, Index: i, Msg: fmt.Sprintf("%s: given twice", name)}
+			}
+			return Policy{}, &FieldError{Field: name, Index: i, Msg: fmt.Sprintf("%s and %s are one field (%q is the deprecated name of %q): give it once", first, name, other(first, name), field)}
+		}
+		named[field] = name
+		if err := out.set(field, name, values[i]); err != nil {
+			return Policy{}, &FieldError{Field: name, Index: i, Msg: err.Error()}
+		}
+	}
+	return out, nil
+}
+
+// Fields calls fn with each field the policy sets, in the schema's order,
+// under its current name, its value as a profile writes it: a duration as
+// a string ("5s"), patterns as a []string, a count as an int64.
+func (p Policy) Fields(fn func(name string, v any)) {
+	if p.Delay != 0 {
+		fn(fieldDelay, time.Duration(p.Delay).String())
+	}
+	if len(p.Disallow) > 0 {
+		fn(fieldDisallow, slices.Clone(p.Disallow))
+	}
+	if p.MaxURLs != 0 {
+		fn(fieldMaxURLs, p.MaxURLs)
+	}
 }
 
 // other is, of two names of one field, the deprecated one.
@@ -137,12 +184,12 @@ func other(a, b string) string {
 }
 
 // set reads field's value, given under name.
-func (p *Policy) set(field, name string, raw json.RawMessage) error {
+func (p *Policy) set(field, name string, v any) error {
 	switch field {
 	case fieldDelay:
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil || raw[0] != '"' {
-			return fmt.Errorf("%s %s: a duration is a string such as \"5s\"", name, clip(raw))
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("%s %s: a duration is a string such as \"5s\"", name, show(v))
 		}
 		d, err := time.ParseDuration(s)
 		if err != nil {
@@ -150,16 +197,51 @@ func (p *Policy) set(field, name string, raw json.RawMessage) error {
 		}
 		p.Delay, p.delayName = Duration(d), name
 	case fieldDisallow:
-		if err := json.Unmarshal(raw, &p.Disallow); err != nil || raw[0] != '[' {
-			return fmt.Errorf("%s %s: want a list of path patterns such as [\"/private/\"]", name, clip(raw))
+		list, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("%s %s: want a list of path patterns such as [\"/private/\"]", name, show(v))
+		}
+		p.Disallow = make([]string, len(list))
+		for i, e := range list {
+			if p.Disallow[i], ok = e.(string); !ok {
+				return fmt.Errorf("%s %s: want a list of path patterns such as [\"/private/\"]", name, show(v))
+			}
 		}
 		p.disallowName = name
 	case fieldMaxURLs:
-		if err := json.Unmarshal(raw, &p.MaxURLs); err != nil || raw[0] == 'n' {
-			return fmt.Errorf("%s %s: want a whole number of URLs", name, clip(raw))
+		var err error
+		switch n := v.(type) {
+		case json.Number:
+			p.MaxURLs, err = n.Int64()
+		case int64:
+			p.MaxURLs = n
+		default:
+			err = errors.New("not a number")
+		}
+		if err != nil {
+			return fmt.Errorf("%s %s: want a whole number of URLs", name, show(v))
 		}
 	}
 	return nil
+}
+
+// show is a decoded value as the input would have written it, short
+// enough to repeat in an error.
+func show(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return strconv.Quote(v)
+	case json.Number:
+		return v.String()
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	b, _ := json.Marshal(v)
+	return clip(b)
 }
 
 // clip is a JSON value short enough to repeat in an error.
@@ -207,16 +289,19 @@ type Limits struct {
 // check validates p for host and compiles its rules.
 func (p *Policy) check(host string, lim Limits) error {
 	delay, disallow := cmp.Or(p.delayName, fieldDelay), cmp.Or(p.disallowName, fieldDisallow)
+	fault := func(field, format string, args ...any) error {
+		return &FieldError{Field: field, Index: -1, Msg: fmt.Sprintf(format, args...)}
+	}
 	switch {
 	case p.Delay < 0:
-		return fmt.Errorf("%s: %s %v is negative", host, delay, time.Duration(p.Delay))
+		return fault(delay, "%s: %s %v is negative", host, delay, time.Duration(p.Delay))
 	case p.Delay > 0 && time.Duration(p.Delay) < lim.Delay:
-		return fmt.Errorf("%s: %s %v is shorter than the crawl's delay %v; a policy can only make weft slower",
+		return fault(delay, "%s: %s %v is shorter than the crawl's delay %v; a policy can only make weft slower",
 			host, delay, time.Duration(p.Delay), lim.Delay)
 	case p.MaxURLs < 0:
-		return fmt.Errorf("%s: max_urls %d is negative", host, p.MaxURLs)
+		return fault(fieldMaxURLs, "%s: max_urls %d is negative", host, p.MaxURLs)
 	case p.MaxURLs > 0 && lim.MaxURLs > 0 && p.MaxURLs > lim.MaxURLs:
-		return fmt.Errorf("%s: max_urls %d is above the crawl's cap of %d URLs per host; a policy can only lower it",
+		return fault(fieldMaxURLs, "%s: max_urls %d is above the crawl's cap of %d URLs per host; a policy can only lower it",
 			host, p.MaxURLs, lim.MaxURLs)
 	}
 	if len(p.Disallow) == 0 {
@@ -227,7 +312,7 @@ func (p *Policy) check(host string, lim Limits) error {
 	b.WriteString("User-agent: *\n")
 	for i, d := range p.Disallow {
 		if d == "" || (d[0] != '/' && d[0] != '*') || strings.ContainsAny(d, "\r\n#") {
-			return fmt.Errorf("%s: %s[%d] %q: want a path pattern starting with / or *, on one line, without #", host, disallow, i, d)
+			return fault(disallow, "%s: %s[%d] %q: want a path pattern starting with / or *, on one line, without #", host, disallow, i, d)
 		}
 		b.WriteString("Disallow: " + d + "\n")
 	}
@@ -446,7 +531,7 @@ func Parse(data []byte, lim Limits) (*Set, error) {
 		var p Policy
 		if err := p.UnmarshalJSON(raw); err != nil {
 			at := dec.InputOffset() - int64(len(raw))
-			var fe *fieldError
+			var fe *FieldError
 			if errors.As(err, &fe) {
 				at += fe.at
 			}

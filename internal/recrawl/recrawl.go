@@ -17,6 +17,17 @@
 // not regular, so I is the mean interval; the counts decay by a factor per
 // visit, so a page whose habits change is learnt again; and a prior rate
 // counts as one visit more (see Rate).
+//
+// A page whose answers carry a Last-Modified date that keeps faith with
+// its content (a date that moves when, and only when, the page changes)
+// says more: when it last changed, so how long it has gone unchanged.
+// Its rate is then the maximum-likelihood estimate for a Poisson process
+// observed that way (Cho and Garcia-Molina's section on last-modified
+// dates): the changes dated, over the seconds the page is known to have
+// gone without one (its age at each change seen, the whole interval of a
+// visit that found none). The first visit alone tells a page that
+// changed a second ago from one unchanged for a year, which visits alone
+// take dozens of visits to tell (see ObserveModified).
 package recrawl
 
 import (
@@ -35,6 +46,83 @@ type History struct {
 	// Unchanged counts the visits in a row, up to the last, that found
 	// no change: past BackoffAfter of them the page backs off (Policy).
 	Unchanged int
+	// Dating is what the page's Last-Modified dates taught.
+	Dating
+}
+
+// Dating is what a page's Last-Modified dates taught (ObserveModified):
+// decayed counts, like History's, of the changes they dated and of the
+// seconds the page is known to have gone without a change.
+type Dating struct {
+	Dated    float64   // changes dated, the one before the first visit included; decayed
+	Exposed  float64   // seconds known to be without a change; decayed
+	Modified time.Time // the last Last-Modified seen; zero before the first
+	// Undated says the page's Last-Modified proved not to date its
+	// changes (it moved with the page unchanged, or stood still while the
+	// page changed, or lay in the future): its visits alone count.
+	Undated bool
+}
+
+// ModifiedSkew is how far into the future, by the server's own clock, a
+// Last-Modified may lie before it is taken for a broken date rather than
+// a clock a second or so apart.
+const ModifiedSkew = time.Minute
+
+// dated reports whether the rate comes from the dates (Rate).
+func (d Dating) dated() bool { return !d.Undated && d.Dated > 0 }
+
+// ObserveModified records a visit at t, as Observe does, whose answer
+// carried the Last-Modified date modified (for a 304 that names none,
+// pass the one before; zero for an answer without one) and the server's
+// Date (date; zero means t): the page's age
+// is read on the server's clock, date minus modified, so that the two
+// machines' clocks need not agree. The first dated visit counts the
+// change that made the page as it is and the age it has had since; a
+// later one that found a change counts it and its age (at most the
+// interval: it happened since the last visit), one that found none the
+// whole interval. A date that moves while the page stays the same, or
+// stays while the page changes, or lies more than ModifiedSkew ahead of
+// the server's clock, or is missing from an answer of a page that had
+// one, marks the page Undated for good: a date that does
+// not follow the content (a page stamped with the time it was served, or
+// a template's date) would count changes that never were or hide those
+// that were.
+func (h *History) ObserveModified(t time.Time, changed bool, modified, date time.Time) {
+	prev := *h
+	h.Observe(t, changed)
+	if h.Undated {
+		return
+	}
+	if modified.IsZero() {
+		// An answer without the date a dated page's answers had: its
+		// dates can no longer be followed.
+		h.Undated = !prev.Modified.IsZero()
+		return
+	}
+	if date.IsZero() {
+		date = t
+	}
+	age := date.Sub(modified)
+	if age < -ModifiedSkew {
+		h.Undated = true
+		return
+	}
+	secs := max(age.Seconds(), 0)
+	switch {
+	case prev.Modified.IsZero() || prev.Last.IsZero():
+		h.Dated, h.Exposed, h.Modified = 1, secs, modified
+	case !t.After(prev.Last):
+		// Not a new interval (a visit out of order): nothing to date.
+	case changed != modified.After(prev.Modified) || !changed && !modified.Equal(prev.Modified):
+		h.Undated = true
+	case changed:
+		h.Dated = h.Dated*Decay + 1
+		h.Exposed = h.Exposed*Decay + min(secs, t.Sub(prev.Last).Seconds())
+		h.Modified = modified
+	default:
+		h.Dated *= Decay
+		h.Exposed = h.Exposed*Decay + t.Sub(prev.Last).Seconds()
+	}
 }
 
 // Decay is the weight an interval keeps per later visit: the estimate
@@ -66,7 +154,16 @@ func (h *History) Observe(t time.Time, changed bool) {
 // a page not yet seen to change gets a small rate that falls with each
 // unchanged visit, rather than zero after one (which would never be
 // visited again), and a new page the prior itself.
+//
+// A page whose Last-Modified dates its changes (Dating) needs no prior:
+// its rate is the changes dated over the seconds known without one, the
+// maximum-likelihood estimate, with half a second added to those seconds
+// (a date's resolution is a second, and a page seen the instant it
+// changed is not infinitely fast).
 func (h History) Rate(prior float64) float64 {
+	if h.dated() {
+		return h.Dated / (h.Exposed + 0.5)
+	}
 	prior = max(prior, 0)
 	if h.Visits <= 0 || h.Span <= 0 {
 		return prior
@@ -99,7 +196,8 @@ type Policy struct {
 	NoBackoff bool
 }
 
-// The back-off of a page that keeps not changing: from the
+// The back-off of a page that keeps not changing (and whose rate its
+// Last-Modified dates do not give: those tell it at once): from the
 // BackoffAfter-th visit in a row that found no change, the interval before
 // the next visit is at least Min × BackoffFactor^(n - BackoffAfter + 1)
 // after n such visits, whatever the estimator says, until a visit finds a
@@ -137,7 +235,7 @@ func (p Policy) Backoff(h History, importance float64) time.Duration {
 
 // geometric is the back-off before its cap: p has its defaults.
 func (p Policy) geometric(h History) time.Duration {
-	if p.NoBackoff || p.Uniform || h.Unchanged < BackoffAfter || h.Changes >= BackoffChanges {
+	if p.NoBackoff || p.Uniform || h.Unchanged < BackoffAfter || h.Changes >= BackoffChanges || h.dated() {
 		return 0
 	}
 	f := math.Pow(BackoffFactor, float64(h.Unchanged-BackoffAfter+1))
@@ -277,7 +375,7 @@ type Signals struct {
 // with a sitemap priority of 0.5 when none is given: 1 for an ordinary
 // page with no in-links, 2 with one, 4 with seven; a seed counts double;
 // a sitemap's priority 1.0 adds half, 0.0 halves. Logarithmic in in-links
-// because links are a biased, cheap stand-in for popularity (seed 000):
+// because links are a biased, cheap stand-in for popularity:
 // the thousandth link says less than the first.
 func Importance(s Signals) float64 {
 	w := 1 + math.Log2(1+float64(max(s.InLinks, 0)))

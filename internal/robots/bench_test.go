@@ -79,7 +79,7 @@ func BenchmarkAllowedRules(b *testing.B) {
 		}
 		p := Parse([]byte(sb.String()), "weft", 200, t0)
 		indexed, linear := *p, *p
-		indexed.index, linear.index = newPrefixIndex(p.rules), nil
+		indexed.index, linear.index = newPrefixIndex(&p.ruleSet), nil
 		for _, mode := range []struct {
 			name string
 			p    *Policy

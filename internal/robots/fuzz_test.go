@@ -29,7 +29,7 @@ func FuzzPolicy(f *testing.F) {
 		}
 		if len(p.rules) > 0 {
 			indexed, linear := *p, *p
-			indexed.index, linear.index = newPrefixIndex(p.rules), nil
+			indexed.index, linear.index = newPrefixIndex(&p.ruleSet), nil
 			if a, b := indexed.Allowed(path), linear.Allowed(path); a != b || a != got {
 				t.Fatalf("Allowed(%q): indexed %v, linear %v, policy %v", path, a, b, got)
 			}

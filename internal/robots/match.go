@@ -9,16 +9,34 @@ import (
 	"weft/internal/pct"
 )
 
+// ruleSet is a policy's rules in match order, and their literals.
+type ruleSet struct {
+	rules []rule
+	lits  []lit  // the rules' literals, each rule's in a run
+	arena []byte // the literals' bytes
+}
+
 // rule is one Allow or Disallow pattern in comparison form.
 type rule struct {
-	prio     int  // length of the pattern in comparison form, '*' and '$' included
-	allow    bool // Allow rather than Disallow
-	anchored bool // the pattern ended in '$': it must match the whole path
-	minLen   int  // sum of len(segs): no shorter path can match
-	// segs are the pattern's literals between '*'s; segs[0] must be a prefix
-	// of the path (it is "" when the pattern starts with '*').
-	segs [][]byte
+	prio     int32  // length of the pattern in comparison form, '*' and '$' included
+	minLen   int32  // the sum of its literals' lengths: no shorter path can match
+	first, n uint32 // its literals: lits[first:first+n], the pattern's literals between '*'s
+	allow    bool   // Allow rather than Disallow
+	anchored bool   // the pattern ended in '$': it must match the whole path
 }
+
+// lit is a literal of a pattern: arena[off:end]. A rule's first must be a
+// prefix of the path (it is empty when the pattern starts with '*').
+type lit struct{ off, end uint32 }
+
+// lit returns literal i.
+func (rs *ruleSet) lit(i uint32) []byte {
+	l := rs.lits[i]
+	return rs.arena[l.off:l.end:l.end]
+}
+
+// prefix returns r's first literal, which a path it matches starts with.
+func (rs *ruleSet) prefix(r *rule) []byte { return rs.lit(r.first) }
 
 // Allowed reports whether the URL with this path and query may be fetched.
 // pathAndQuery is the URL's path plus "?query" if any, as it appears in the
@@ -51,18 +69,18 @@ func (p *Policy) Allowed(pathAndQuery string) bool {
 	}
 	var i int
 	if p.index != nil {
-		i = p.index.first(p.rules, path)
+		i = p.index.first(&p.ruleSet, path)
 	} else {
-		i = firstMatch(p.rules, path)
+		i = p.firstMatch(path)
 	}
 	return i < 0 || p.rules[i].allow
 }
 
 // firstMatch returns the index of the first rule that matches path, -1 if
 // none does: with rules in compile's order, the one that decides.
-func firstMatch(rules []rule, path []byte) int {
-	for i := range rules {
-		if rules[i].matches(path) {
+func (rs *ruleSet) firstMatch(path []byte) int {
+	for i := range rs.rules {
+		if rs.matches(&rs.rules[i], path) {
 			return i
 		}
 	}
@@ -73,7 +91,7 @@ func firstMatch(rules []rule, path []byte) int {
 // it, trying every rule in order is as fast (BenchmarkAllowed*).
 const indexMin = 64
 
-// prefixIndex finds the rules whose leading literal (segs[0]) is a prefix
+// prefixIndex finds the rules whose leading literal (prefix) is a prefix
 // of a path without trying every rule: only those can match. Rules are
 // grouped by the length of that literal; within a group they are sorted by
 // it, then by rule index, so for each length no longer than the path one
@@ -85,17 +103,18 @@ type prefixIndex struct {
 }
 
 type prefixGroup struct {
-	n     int     // len(segs[0]) of every rule in the group
-	rules []int32 // rule indices, sorted by (segs[0], index)
+	n     int     // the length of the prefix of every rule in the group
+	rules []int32 // rule indices, sorted by (prefix, index)
 }
 
-func newPrefixIndex(rules []rule) *prefixIndex {
+func newPrefixIndex(rs *ruleSet) *prefixIndex {
+	rules := rs.rules
 	order := make([]int32, len(rules))
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int {
-		pa, pb := rules[a].segs[0], rules[b].segs[0]
+		pa, pb := rs.prefix(&rules[a]), rs.prefix(&rules[b])
 		if c := cmp.Compare(len(pa), len(pb)); c != 0 {
 			return c
 		}
@@ -106,9 +125,9 @@ func newPrefixIndex(rules []rule) *prefixIndex {
 	})
 	x := &prefixIndex{}
 	for start := 0; start < len(order); {
-		n := len(rules[order[start]].segs[0])
+		n := len(rs.prefix(&rules[order[start]]))
 		end := start + 1
-		for end < len(order) && len(rules[order[end]].segs[0]) == n {
+		for end < len(order) && len(rs.prefix(&rules[order[end]])) == n {
 			end++
 		}
 		x.groups = append(x.groups, prefixGroup{n: n, rules: order[start:end:end]})
@@ -118,7 +137,8 @@ func newPrefixIndex(rules []rule) *prefixIndex {
 }
 
 // first is firstMatch, through the index.
-func (x *prefixIndex) first(rules []rule, path []byte) int {
+func (x *prefixIndex) first(rs *ruleSet, path []byte) int {
+	rules := rs.rules
 	best := -1
 	for _, g := range x.groups {
 		if g.n > len(path) {
@@ -128,7 +148,7 @@ func (x *prefixIndex) first(rules []rule, path []byte) int {
 		lo, hi := 0, len(g.rules)
 		for lo < hi {
 			m := int(uint(lo+hi) >> 1)
-			if bytes.Compare(rules[g.rules[m]].segs[0], key) < 0 {
+			if bytes.Compare(rs.prefix(&rules[g.rules[m]]), key) < 0 {
 				lo = m + 1
 			} else {
 				hi = m
@@ -136,10 +156,10 @@ func (x *prefixIndex) first(rules []rule, path []byte) int {
 		}
 		for _, ri := range g.rules[lo:] {
 			r := &rules[ri]
-			if best >= 0 && int(ri) > best || !bytes.Equal(r.segs[0], key) {
+			if best >= 0 && int(ri) > best || !bytes.Equal(rs.prefix(r), key) {
 				break
 			}
-			if r.matches(path) {
+			if rs.matches(r, path) {
 				best = int(ri)
 				break
 			}
@@ -157,34 +177,35 @@ func isRobotsTxt(path []byte) bool {
 }
 
 // matches reports whether the rule's pattern matches the path.
-func (r *rule) matches(path []byte) bool {
-	if len(path) < r.minLen || !bytes.HasPrefix(path, r.segs[0]) {
+func (rs *ruleSet) matches(r *rule, path []byte) bool {
+	first := rs.prefix(r)
+	if len(path) < int(r.minLen) || !bytes.HasPrefix(path, first) {
 		return false
 	}
-	if len(r.segs) == 1 {
-		return !r.anchored || len(path) == len(r.segs[0])
+	if r.n == 1 {
+		return !r.anchored || len(path) == len(first)
 	}
 	// Each inner literal is matched at its leftmost position after the
 	// previous one: no later position could let the rest match where the
 	// leftmost does not. This is linear in the path per literal, where
 	// grobotstxt's position-set matcher allocates per call.
-	last := len(r.segs) - 1
-	if r.anchored && !bytes.HasSuffix(path, r.segs[last]) {
+	lastLit := rs.lit(r.first + r.n - 1)
+	if r.anchored && !bytes.HasSuffix(path, lastLit) {
 		return false // cheap, and the usual reason "*.pdf$" fails
 	}
-	pos := len(r.segs[0])
-	for _, s := range r.segs[1:last] {
-		i := bytes.Index(path[pos:], s)
-		if i < 0 {
+	pos := len(first)
+	for i := r.first + 1; i < r.first+r.n-1; i++ {
+		s := rs.lit(i)
+		j := bytes.Index(path[pos:], s)
+		if j < 0 {
 			return false
 		}
-		pos += i + len(s)
+		pos += j + len(s)
 	}
-	s := r.segs[last]
 	if r.anchored {
-		return len(path)-pos >= len(s) && bytes.HasSuffix(path, s)
+		return len(path)-pos >= len(lastLit) && bytes.HasSuffix(path, lastLit)
 	}
-	return bytes.Index(path[pos:], s) >= 0
+	return bytes.Index(path[pos:], lastLit) >= 0
 }
 
 // canonPath appends the comparison form of a URL's path and query to dst,

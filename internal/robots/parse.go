@@ -35,14 +35,14 @@ func Parse(body []byte, productToken string, status int, fetchedAt time.Time) *P
 	c := collector{token: productToken}
 	grobotstxt.Parse(string(body), &c)
 	if c.everSpecific {
-		p.rules = compile(c.specificRules)
+		p.ruleSet = compile(c.specificRules)
 		p.CrawlDelay = c.specificDelay
 	} else {
-		p.rules = compile(c.globalRules)
+		p.ruleSet = compile(c.globalRules)
 		p.CrawlDelay = c.globalDelay
 	}
 	if len(p.rules) >= indexMin {
-		p.index = newPrefixIndex(p.rules)
+		p.index = newPrefixIndex(&p.ruleSet)
 	}
 	p.Sitemaps = c.sitemaps
 	return p
@@ -259,11 +259,13 @@ func isSpace(c byte) bool { return unicode.IsSpace(rune(c)) }
 // and, at equal length, Allow before Disallow, so the first rule that matches
 // is the one RFC 9309's "most specific match wins, Allow wins a tie" picks.
 // Patterns are stored in comparison form (see appendCanon) and split at '*'
-// into literal segments, all in one arena so a Policy costs a few
-// allocations however many rules it has and keeps no reference to the body.
-func compile(raw []rawRule) []rule {
+// into literal segments, all in one arena, each named by two offsets, so a
+// Policy costs a few allocations however many rules it has, keeps no
+// reference to the body, and takes about 16 bytes a rule and 8 a literal
+// beside the literals' own bytes: a crawl keeps tens of thousands of them.
+func compile(raw []rawRule) ruleSet {
 	if len(raw) == 0 {
-		return nil
+		return ruleSet{}
 	}
 	type prepared struct {
 		allow   bool
@@ -298,11 +300,9 @@ func compile(raw []rawRule) []rule {
 		return 1
 	})
 
-	arena := make([]byte, 0, size)
-	segs := make([][]byte, 0, nsegs)
-	rules := make([]rule, 0, len(list))
+	rs := ruleSet{arena: make([]byte, 0, size), lits: make([]lit, 0, nsegs), rules: make([]rule, 0, len(list))}
 	for _, pr := range list {
-		r := rule{prio: len(pr.pattern), allow: pr.allow}
+		r := rule{prio: int32(len(pr.pattern)), allow: pr.allow, first: uint32(len(rs.lits))}
 		pat := pr.pattern
 		// '$' anchors only as the last octet, as in grobotstxt; elsewhere it
 		// is literal.
@@ -310,7 +310,6 @@ func compile(raw []rawRule) []rule {
 			r.anchored = true
 			pat = pat[:len(pat)-1]
 		}
-		first := len(segs)
 		parts := strings.Split(pat, "*")
 		for i, s := range parts {
 			// Empty inner segments ("**") match trivially; the first and
@@ -318,13 +317,13 @@ func compile(raw []rawRule) []rule {
 			if s == "" && i != 0 && i != len(parts)-1 {
 				continue
 			}
-			start := len(arena)
-			arena = append(arena, s...)
-			segs = append(segs, arena[start:len(arena):len(arena)])
-			r.minLen += len(s)
+			start := len(rs.arena)
+			rs.arena = append(rs.arena, s...)
+			rs.lits = append(rs.lits, lit{off: uint32(start), end: uint32(len(rs.arena))})
+			r.minLen += int32(len(s))
+			r.n++
 		}
-		r.segs = segs[first:len(segs):len(segs)]
-		rules = append(rules, r)
+		rs.rules = append(rs.rules, r)
 	}
-	return rules
+	return rs
 }

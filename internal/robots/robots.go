@@ -92,9 +92,9 @@ type Policy struct {
 	// ignored.
 	Truncated bool
 
-	// rules are those of the groups that apply to our token, ordered so that
-	// the first match decides (see compile).
-	rules []rule
+	// The rules of the groups that apply to our token, ordered so that the
+	// first match decides (see compile).
+	ruleSet
 	index *prefixIndex // nil for fewer than indexMin rules
 }
 

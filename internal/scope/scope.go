@@ -84,8 +84,10 @@ type Config struct {
 	Include, Exclude []string
 	// DenyExtensions are file name extensions, without the dot, that are
 	// not fetched; they are compared case-insensitively with the
-	// extension of the last path segment. Nil means
-	// DefaultDenyExtensions(); an empty non-nil slice denies none.
+	// extension of the last path segment. A URL that an Include
+	// expression matches is fetched whatever its extension: naming it is
+	// asking for it. Nil means DefaultDenyExtensions(); an empty non-nil
+	// slice denies none.
 	DenyExtensions []string
 	// MaxURLLength is the longest canonical URL accepted, in bytes. Zero
 	// means DefaultMaxURLLength (2048); negative means no limit.
@@ -109,7 +111,10 @@ type Config struct {
 
 // DefaultDenyExtensions returns the extensions denied when
 // Config.DenyExtensions is nil: files that hold no links for a crawler to
-// follow and are costly to fetch. It returns a new slice on every call.
+// follow and are costly to fetch. Images and fonts a page shows are
+// fetched with it all the same (CheckEmbed); PDFs are not denied: they are
+// documents, archived and counted. A URL an Include expression matches is
+// not denied by its extension. It returns a new slice on every call.
 func DefaultDenyExtensions() []string {
 	return []string{
 		// Images.
@@ -122,8 +127,6 @@ func DefaultDenyExtensions() []string {
 		// Archives and disk images.
 		"zip", "rar", "7z", "tar", "gz", "tgz", "bz2", "tbz2", "xz", "txz", "zst", "lz",
 		"lzma", "cab", "iso", "dmg", "img",
-		// PDF.
-		"pdf",
 		// Fonts.
 		"woff", "woff2", "ttf", "otf", "eot",
 		// Executables and packages.
@@ -292,6 +295,27 @@ func (f *Filter) Check(u canon.URL, depth int) Reason { return f.check(u, depth,
 // does not apply to it. Every other rule does.
 func (f *Filter) CheckEmbed(u canon.URL, depth int) Reason { return f.check(u, depth, true) }
 
+// CheckRequisite is Check for a page requisite (a style sheet, script,
+// image or font an HTML page needs to render): it may leave the seeds'
+// scope by that one hop, as Heritrix's transclusion rule allows, and is
+// not bound by the depth limit or the Include expressions, which are about
+// pages; the filters but the extension rule, the repeated-segment rule and
+// the Exclude expressions, the operator's word, still apply.
+func (f *Filter) CheckRequisite(u canon.URL) Reason {
+	if f.filterCause(&u, true) != "" {
+		return ReasonFilter
+	}
+	if f.maxRepeat >= 0 && RepeatsOver(u.Path, f.maxRepeat) {
+		return ReasonRepeats
+	}
+	for _, re := range f.exclude {
+		if re.MatchString(u.String) {
+			return ReasonScope
+		}
+	}
+	return ""
+}
+
 // CheckSeed is Check for a URL offered as a new seed, before AddSeed: a
 // seed makes its own scope, so only the filters and the Include and
 // Exclude expressions apply.
@@ -377,10 +401,21 @@ func (f *Filter) filterCause(u *canon.URL, embed bool) string {
 		return CauseTooLong
 	case f.maxParams >= 0 && u.NQuery > f.maxParams:
 		return CauseParams
-	case !embed && f.deniedExt(u.Path):
+	case !embed && f.deniedExt(u.Path) && !f.included(u.String):
 		return CauseExtension
 	}
 	return ""
+}
+
+// included reports whether an Include expression matches u (false when
+// there are none).
+func (f *Filter) included(u string) bool {
+	for _, re := range f.include {
+		if re.MatchString(u) {
+			return true
+		}
+	}
+	return false
 }
 
 // MaxPathSegments is the most segments a path may have when

@@ -191,11 +191,11 @@ func TestIncludeExclude(t *testing.T) {
 func TestExtensions(t *testing.T) {
 	f := mustFilter(t, Config{Mode: Any})
 	runCases(t, f, []checkCase{
-		{"http://example.com/a.pdf", 1, ReasonFilter},
-		{"http://example.com/a.PDF", 1, ReasonFilter},
+		{"http://example.com/a.pdf", 1, ""}, // a document: crawled
+		{"http://example.com/a.mP4", 1, ReasonFilter},
 		{"http://example.com/dir/file.JpG?size=large", 1, ReasonFilter},
-		{"http://example.com/a.p%44f", 1, ReasonFilter}, // canon decodes to a.pDf
-		{"http://example.com/a.pdf;v=1", 1, ReasonFilter},
+		{"http://example.com/a.m%504", 1, ReasonFilter}, // canon decodes to a.mP4
+		{"http://example.com/a.mp4;v=1", 1, ReasonFilter},
 		{"http://example.com/archive.tar.gz", 1, ReasonFilter},
 		{"http://example.com/setup.exe#top", 1, ReasonFilter},
 		{"http://example.com/x.jpg/", 1, ""},
@@ -219,6 +219,22 @@ func TestExtensions(t *testing.T) {
 	runCases(t, none, []checkCase{{"http://example.com/a.pdf", 1, ""}})
 }
 
+// An Include expression that matches a URL lets it in whatever its
+// extension; one that does not leaves the extension rule as it is.
+func TestIncludeOverridesExtension(t *testing.T) {
+	f := mustFilter(t, Config{Mode: Any, Include: []string{`\.mp4$`, `^http://a\.test/`}})
+	for u, want := range map[string]Reason{
+		"http://b.test/film.mp4": "",           // matched: fetched
+		"http://a.test/x.zip":    "",           // matched by the host's expression
+		"http://b.test/x.zip":    ReasonFilter, // matched by none: the extension rule
+		"http://b.test/page":     ReasonScope,  // matched by none: out
+	} {
+		if got := f.Check(mustURL(t, u), 1); got != want {
+			t.Errorf("%s: %q, want %q", u, got, want)
+		}
+	}
+}
+
 func TestDefaultDenyExtensions(t *testing.T) {
 	exts := DefaultDenyExtensions()
 	seen := map[string]bool{}
@@ -231,10 +247,13 @@ func TestDefaultDenyExtensions(t *testing.T) {
 		}
 		seen[e] = true
 	}
-	for _, e := range []string{"jpg", "png", "mp3", "mp4", "zip", "gz", "pdf", "woff2", "exe"} {
+	for _, e := range []string{"jpg", "png", "mp3", "mp4", "zip", "gz", "woff2", "exe"} {
 		if !seen[e] {
 			t.Errorf("%q missing from the defaults", e)
 		}
+	}
+	if seen["pdf"] {
+		t.Error("PDFs are denied by default: they are documents, to archive")
 	}
 	exts[0] = "changed"
 	if DefaultDenyExtensions()[0] == "changed" {
@@ -280,7 +299,7 @@ func TestDepth(t *testing.T) {
 		{"http://example.com/", 0, ""},
 		{"http://example.com/a", 2, ""},
 		{"http://example.com/a", 3, ReasonDepth},
-		{"http://example.com/a.pdf", 3, ReasonFilter}, // filter comes first
+		{"http://example.com/a.zip", 3, ReasonFilter}, // filter comes first
 		{"http://example.org/", 3, ReasonDepth},       // depth before scope
 	})
 	unlimited := mustFilter(t, Config{}, "http://example.com/")
@@ -594,5 +613,25 @@ func TestExplainFilter(t *testing.T) {
 	}
 	if e := f.ExplainFilter(mustURL(t, "http://a.test/photo.jpg"), true); e != nil {
 		t.Errorf("an embedded image: %v, want no filter", e)
+	}
+}
+
+// A requisite may leave the scope by one hop, past the depth limit and
+// the Include expressions, but not past the filters or an Exclude.
+func TestCheckRequisite(t *testing.T) {
+	f := mustFilter(t, Config{MaxDepth: 1, Include: []string{`/docs/`}, Exclude: []string{`/ads/`}}, "http://example.com/docs/")
+	for u, want := range map[string]Reason{
+		"http://cdn.example.net/site.css":       "",
+		"http://example.com/img/a.png":          "",
+		"http://cdn.example.net/ads/banner.png": ReasonScope,
+		"ftp://example.com/a.css":               ReasonFilter,
+		"http://example.com/a/a/a/a/x.png":      ReasonRepeats,
+	} {
+		if got := f.CheckRequisite(mustURL(t, u)); got != want {
+			t.Errorf("%s: %q, want %q", u, got, want)
+		}
+		if u == "http://cdn.example.net/site.css" && f.CheckEmbed(mustURL(t, u), 2) == "" {
+			t.Errorf("%s: CheckEmbed lets it in too: the test proves nothing", u)
+		}
 	}
 }

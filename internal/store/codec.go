@@ -16,11 +16,11 @@ const MaxRobotsBody = 500 << 10
 // Record format versions. Bump one when its layout changes; a reader
 // refuses versions newer than it knows.
 const (
-	hostVersion   = 3 // 2 adds backoff, errors, parks and given-up; 3 moves robots.txt to RobotsRecord
+	hostVersion   = 4 // 2 adds backoff, errors, parks and given-up; 3 moves robots.txt to RobotsRecord; 4 the run of 429s
 	robotsVersion = 2 // 2 keeps the last good answer beside the failures since
-	urlVersion    = 4 // 2 adds what a recrawl needs: validators, digest, change history; 3 what ranks it: in-links, sitemap hints; 4 unchanged visits in a row
-	frontVersion  = 2 // QueueItem with host and partition; 2 adds Fetch
-	queueVersion  = 2 // QueueItem without them (the key has them); 2 adds Fetch
+	urlVersion    = 5 // 2 adds what a recrawl needs: validators, digest, change history; 3 what ranks it: in-links, sitemap hints; 4 unchanged visits in a row; 5 its Dating
+	frontVersion  = 3 // QueueItem with host and partition; 2 adds Fetch, 3 its flags
+	queueVersion  = 3 // QueueItem without them (the key has them); 2 adds Fetch, 3 its flags
 )
 
 // ErrNewerVersion is wrapped by decode errors for a record written by a
@@ -38,6 +38,9 @@ type QueueItem struct {
 	Via      string // URL that linked or redirected here ("" for a seed)
 	Added    time.Time
 	Fetch    string // URL to request when it differs from URL ("" if not)
+	// Requisite says the URL was found as a page's requisite (a style
+	// sheet, an image): its links are not followed.
+	Requisite bool
 }
 
 // FrontEntry is a front-queue entry and its position.
@@ -63,6 +66,11 @@ type HostRecord struct {
 	Parks       int           // times parked for a failure streak
 	GaveUp      bool          // too many failures: the host's URLs are dropped
 	Accepted    int64         // URLs accepted for this host (the per-host cap)
+	// Throttles counts the 429 answers in a row, the first at
+	// ThrottledSince: a run long enough gives the host up, and it goes on
+	// across a restart.
+	Throttles      int
+	ThrottledSince time.Time
 }
 
 // RobotsRecord is the last answer of a host's robots.txt for one scheme
@@ -138,6 +146,42 @@ type URLRecord struct {
 	// found no change (package recrawl's History.Unchanged, which backs
 	// off a page that keeps not changing); 0 in an older record.
 	Unchanged int
+	// Dating (version 5) is what its Last-Modified dates taught; zero in
+	// an older record.
+	Dating
+}
+
+// Dating is what a page's Last-Modified dates taught of its changes
+// (package recrawl's Dating): decayed counts of the changes they dated and
+// of the seconds the page is known to have gone without one, the last
+// date, and whether the dates proved not to follow the content.
+type Dating struct {
+	Dated, Exposed float64
+	Modified       time.Time
+	Undated        bool
+}
+
+func appendDating(dst []byte, g *Dating) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(g.Dated))
+	dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(g.Exposed))
+	dst = appendTime(dst, g.Modified)
+	undated := byte(0)
+	if g.Undated {
+		undated = 1
+	}
+	return append(dst, undated)
+}
+
+func (d *decoder) dating() Dating {
+	g := Dating{Dated: d.float("dated"), Exposed: d.float("exposed"), Modified: d.time("modified")}
+	switch d.byte1("undated") {
+	case 0:
+	case 1:
+		g.Undated = true
+	default:
+		d.fail("undated")
+	}
+	return g
 }
 
 // Encoding helpers.
@@ -174,7 +218,9 @@ func appendHostRecord(dst []byte, r *HostRecord) []byte {
 	if r.GaveUp {
 		gaveUp = 1
 	}
-	return append(dst, gaveUp)
+	dst = append(dst, gaveUp)
+	dst = binary.AppendVarint(dst, int64(r.Throttles))
+	return appendTime(dst, r.ThrottledSince)
 }
 
 func appendURLRecord(dst []byte, r *URLRecord) []byte {
@@ -200,7 +246,8 @@ func appendURLRecord(dst []byte, r *URLRecord) []byte {
 	dst = append(dst, inSitemap)
 	dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(r.SitemapPriority))
 	dst = appendTime(dst, r.SitemapLastMod)
-	return binary.AppendUvarint(dst, uint64(max(r.Unchanged, 0)))
+	dst = binary.AppendUvarint(dst, uint64(max(r.Unchanged, 0)))
+	return appendDating(dst, &r.Dating)
 }
 
 // appendItem encodes a queue item; a front item also carries its host and
@@ -221,8 +268,16 @@ func appendItem(dst []byte, it *QueueItem, front bool) []byte {
 	dst = append(dst, it.Priority)
 	dst = appendString(dst, it.Via)
 	dst = appendTime(dst, it.Added)
-	return appendString(dst, it.Fetch)
+	dst = appendString(dst, it.Fetch)
+	var flags byte
+	if it.Requisite {
+		flags |= itemRequisite
+	}
+	return append(dst, flags)
 }
+
+// Flags of a queue item (version 3 on).
+const itemRequisite = 1
 
 // decoder reads a value, remembering the first error; after one, every read
 // returns a zero value. Strings are cut from one copy of the whole value, so
@@ -331,6 +386,20 @@ func (d *decoder) str(what string) string {
 	return d.s[start:end]
 }
 
+// float reads a float64, big-endian IEEE 754 bits.
+func (d *decoder) float(what string) float64 {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b)-d.off < 8 {
+		d.fail(what)
+		return 0
+	}
+	f := math.Float64frombits(binary.BigEndian.Uint64(d.b[d.off:]))
+	d.off += 8
+	return f
+}
+
 func (d *decoder) time(what string) time.Time {
 	n := d.varint(what)
 	if n == 0 || d.err != nil {
@@ -387,6 +456,10 @@ func decodeHostRecord(key, val []byte) (HostRecord, error) {
 		default:
 			d.fail("given up")
 		}
+	}
+	if v >= 4 {
+		r.Throttles = d.int("429s in a row")
+		r.ThrottledSince = d.time("429s since")
 	}
 	if err := d.finish(key); err != nil {
 		return HostRecord{}, err
@@ -503,6 +576,9 @@ func decodeURLRecord(key, val []byte) (URLRecord, error) {
 	if v >= 4 {
 		r.Unchanged = int(min(d.uvarint("unchanged"), math.MaxInt32))
 	}
+	if v >= 5 {
+		r.Dating = d.dating()
+	}
 	if err := d.finish(key); err != nil {
 		return URLRecord{}, err
 	}
@@ -552,5 +628,8 @@ func decodeItemTail(d *decoder, it *QueueItem, version byte) {
 	it.Added = d.time("added")
 	if version >= 2 {
 		it.Fetch = d.str("fetch")
+	}
+	if version >= 3 {
+		it.Requisite = d.byte1("flags")&itemRequisite != 0
 	}
 }

@@ -19,7 +19,7 @@ var (
 
 func sampleHost() HostRecord {
 	return HostRecord{Host: "a.test", NextAt: t0, CrawlDelay: time.Second, ErrorStreak: 2, Accepted: 99,
-		Backoff: 4 * time.Second, Errors: 7, Parks: 1, GaveUp: true}
+		Backoff: 4 * time.Second, Errors: 7, Parks: 1, GaveUp: true, Throttles: 5, ThrottledSince: t0.Add(-time.Minute)}
 }
 
 func sampleURL() URLRecord {
@@ -27,8 +27,12 @@ func sampleURL() URLRecord {
 		LastStatus: 503, LastOutcome: "server-error", LastFetch: t0, NextCrawl: t0.Add(time.Hour),
 		ETag: `W/"abc"`, LastModified: "Mon, 30 Nov 2026 10:00:00 GMT", Digest: [20]byte{1, 2, 3},
 		Visits: 7.5, Changes: 2.25, Span: 86400.5,
-		InLinks: 12, InSitemap: true, SitemapPriority: 0.8, SitemapLastMod: t0.Add(-time.Hour), Unchanged: 6}
+		InLinks: 12, InSitemap: true, SitemapPriority: 0.8, SitemapLastMod: t0.Add(-time.Hour), Unchanged: 6,
+		Dating: Dating{Dated: 1.96, Exposed: 3600.25, Modified: t0.Add(-2 * time.Hour), Undated: true}}
 }
+
+// datingLen is the bytes g takes at the end of a record.
+func datingLen(g Dating) int { return len(appendDating(nil, &g)) }
 
 // TestURLRecordVersion1 reads a record written before version 2, without
 // the recrawl fields.
@@ -52,8 +56,8 @@ func TestURLRecordVersion1(t *testing.T) {
 func TestURLRecordVersion2(t *testing.T) {
 	u := sampleURL()
 	u.Unchanged = 0
-	v4 := appendURLRecord(nil, &u)
-	v3 := v4[:len(v4)-1] // without the unchanged count
+	v5 := appendURLRecord(nil, &u)
+	v3 := v5[:len(v5)-1-datingLen(u.Dating)] // without the unchanged count and the dating
 	// Version 2 is version 3 without its last fields.
 	tail := binary.AppendUvarint(nil, uint64(u.InLinks))
 	tail = append(tail, 1)
@@ -67,20 +71,27 @@ func TestURLRecordVersion2(t *testing.T) {
 }
 
 // TestURLRecordVersion3 reads a record written before version 4, without
-// the count of unchanged visits in a row: none.
+// the count of unchanged visits in a row (none), and one written before
+// version 5, without its Dating (none).
 func TestURLRecordVersion3(t *testing.T) {
 	u := sampleURL()
-	v4 := appendURLRecord(nil, &u)
+	v5 := appendURLRecord(nil, &u)
+	d := datingLen(u.Dating)
+	v4 := append([]byte{4}, v5[1:len(v5)-d]...)
 	n := len(binary.AppendUvarint(nil, uint64(u.Unchanged)))
-	v3 := append([]byte{3}, v4[1:len(v4)-n]...)
-	r, err := decodeURLRecord(fuzzURLKey, v3)
+	v3 := append([]byte{3}, v5[1:len(v5)-d-n]...)
 	want := u
+	want.Dating = Dating{}
+	if r, err := decodeURLRecord(fuzzURLKey, v4); err != nil || r != want {
+		t.Fatalf("version 4: %+v, %v; want %+v", r, err, want)
+	}
+	r, err := decodeURLRecord(fuzzURLKey, v3)
 	want.Unchanged = 0
 	if err != nil || r != want {
 		t.Fatalf("version 3: %+v, %v; want %+v", r, err, want)
 	}
-	if r, err := decodeURLRecord(fuzzURLKey, v4); err != nil || r != u {
-		t.Fatalf("version 4: %+v, %v; want %+v", r, err, u)
+	if r, err := decodeURLRecord(fuzzURLKey, v5); err != nil || r != u {
+		t.Fatalf("version 5: %+v, %v; want %+v", r, err, u)
 	}
 }
 
@@ -357,38 +368,62 @@ func TestPrefixEnd(t *testing.T) {
 }
 
 // TestQueueItemVersion1 reads queue values written before items carried
-// Fetch: a crawl resumed by a newer build keeps its queues.
+// Fetch (version 1) and their flags (version 2): a crawl resumed by a
+// newer build keeps its queues. A version 3 value keeps Requisite.
 func TestQueueItemVersion1(t *testing.T) {
 	it := item("a.test", 3, 1)
 	it.Fetch = ""
 	for _, front := range []bool{true, false} {
-		v2 := appendItem(nil, &it, front)
-		// Version 1 is version 2 without the trailing Fetch (an empty
+		v3 := appendItem(nil, &it, front)
+		// Version 2 is version 3 without the trailing flags byte, and
+		// version 1 is version 2 without the trailing Fetch (an empty
 		// string: one zero length byte).
+		v2 := bytes.Clone(v3[:len(v3)-1])
+		v2[0] = 2
 		v1 := bytes.Clone(v2[:len(v2)-1])
 		v1[0] = 1
+		for name, v := range map[string][]byte{"version 1": v1, "version 2": v2} {
+			var got QueueItem
+			var err error
+			if front {
+				got, err = decodeFrontItem(fuzzFrontKey, v)
+			} else {
+				got, err = decodeQueueItem(fuzzQueueKey, v, 3, "a.test")
+			}
+			if err != nil {
+				t.Fatalf("front=%v: %s value: %v", front, name, err)
+			}
+			if !itemEqual(got, it) {
+				t.Errorf("front=%v: %s decoded as %+v, want %+v", front, name, got, it)
+			}
+		}
+		req := it
+		req.Requisite = true
 		var got QueueItem
 		var err error
 		if front {
-			got, err = decodeFrontItem(fuzzFrontKey, v1)
+			got, err = decodeFrontItem(fuzzFrontKey, appendItem(nil, &req, front))
 		} else {
-			got, err = decodeQueueItem(fuzzQueueKey, v1, 3, "a.test")
+			got, err = decodeQueueItem(fuzzQueueKey, appendItem(nil, &req, front), 3, "a.test")
 		}
-		if err != nil {
-			t.Fatalf("front=%v: version 1 value: %v", front, err)
-		}
-		if !itemEqual(got, it) {
-			t.Errorf("front=%v: version 1 decoded as %+v, want %+v", front, got, it)
+		if err != nil || !got.Requisite || !itemEqual(got, req) {
+			t.Errorf("front=%v: a requisite decoded as %+v, %v", front, got, err)
 		}
 	}
 }
 
 // TestHostRecordOlderVersions reads host records written before the clock
-// kept backoff, errors and parks (1), and before robots.txt moved to its own
-// record (1 and 2): their robots.txt fields are skipped.
+// kept backoff, errors and parks (1), before robots.txt moved to its own
+// record (1 and 2): their robots.txt fields are skipped; and before the
+// run of 429s was kept (1 to 3).
 func TestHostRecordOlderVersions(t *testing.T) {
 	h := sampleHost()
-	v3 := appendHostRecord(nil, &h)
+	v4 := appendHostRecord(nil, &h)
+	// Version 4 added the run of 429s at the end: a varint and a time.
+	throttles := appendTime(binary.AppendVarint(nil, int64(h.Throttles)), h.ThrottledSince)
+	v3 := bytes.Clone(v4[:len(v4)-len(throttles)])
+	v3[0] = 3
+	h.Throttles, h.ThrottledSince = 0, time.Time{}
 	// Versions 1 and 2 had robots.txt fields after Accepted: a time, a
 	// status, an outcome byte, an error and a body.
 	robots := appendBytes(appendString(append(binary.AppendVarint(appendTime(nil, t0), 200), 1), "e"), []byte("User-agent: *\n"))
@@ -404,7 +439,7 @@ func TestHostRecordOlderVersions(t *testing.T) {
 	for _, c := range []struct {
 		val  []byte
 		want HostRecord
-	}{{v2, h}, {v1, old}} {
+	}{{v3, h}, {v2, h}, {v1, old}} {
 		got, err := decodeHostRecord(fuzzHostKey, c.val)
 		if err != nil {
 			t.Fatalf("version %d: %v", c.val[0], err)

@@ -70,7 +70,11 @@ func checkConsistent(t *testing.T, db *DB, per int) uint64 {
 // only what was synced (plus, if asked, a random part of what was not), to
 // model losing the page cache.
 func TestCrashCloneMem(t *testing.T) {
-	const per = 20
+	// Small batches: with 20 URLs a batch of version 5's URL records
+	// (about 80 KB in all) pebble synced more of its WAL than the synced
+	// batch on its own, and the clone kept it, which the check of "only
+	// what was synced" takes for a sync that should not have been.
+	const per = 10
 	fs := vfs.NewCrashableMem()
 	db, err := Open("/db", &Options{FS: fs})
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 // URL among those due, so that ranking reads no URL record.
 const (
 	tagDue     = 'N'
-	dueVersion = 2 // 2 adds Unchanged
+	dueVersion = 3 // 2 adds Unchanged, 3 Dating
 )
 
 // DueEntry is a URL's entry in the recrawl index.
@@ -36,6 +36,7 @@ type DueEntry struct {
 	Visits, Changes, Span float64
 	Importance            float64
 	Unchanged             int // visits in a row that found no change (version 2; 0 in an older entry)
+	Dating                    // what its Last-Modified dates taught (version 3; zero in an older entry)
 }
 
 func dueNanos(t time.Time) uint64 {
@@ -83,7 +84,8 @@ func appendDueValue(dst []byte, e *DueEntry) []byte {
 	for _, f := range [...]float64{e.Visits, e.Changes, e.Span, e.Importance} {
 		dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(f))
 	}
-	return binary.AppendUvarint(dst, uint64(max(e.Unchanged, 0)))
+	dst = binary.AppendUvarint(dst, uint64(max(e.Unchanged, 0)))
+	return appendDating(dst, &e.Dating)
 }
 
 func decodeDueEntry(key, val []byte) (DueEntry, error) {
@@ -104,6 +106,9 @@ func decodeDueEntry(key, val []byte) (DueEntry, error) {
 	}
 	if v >= 2 {
 		e.Unchanged = int(min(d.uvarint("unchanged"), math.MaxInt32))
+	}
+	if v >= 3 {
+		e.Dating = d.dating()
 	}
 	if err := d.finish(key); err != nil {
 		return DueEntry{}, err

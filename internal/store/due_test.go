@@ -108,21 +108,29 @@ func TestDueEntryErrors(t *testing.T) {
 }
 
 // TestDueEntryVersion1 reads an entry written before version 2, without
-// the count of unchanged visits, and TestPrior a host's prior record.
+// the count of unchanged visits, and one before version 3, without its
+// Dating.
 func TestDueEntryVersion1(t *testing.T) {
 	e := DueEntry{Part: 3, Due: t0, Host: "a.test", Hash: hashOf("x"), LastFetch: t0.Add(-time.Hour),
-		Visits: 2, Changes: 1, Span: 60, Importance: 1.5, Unchanged: 9}
+		Visits: 2, Changes: 1, Span: 60, Importance: 1.5, Unchanged: 9,
+		Dating: Dating{Dated: 0.98, Exposed: 42, Modified: t0.Add(-time.Minute)}}
 	key := appendDueKey(nil, &e)
 	val := appendDueValue(nil, &e)
-	v1 := append([]byte{1}, val[1:len(val)-1]...)
-	got, err := decodeDueEntry(key, v1)
+	d := len(appendDating(nil, &e.Dating))
+	v2 := append([]byte{2}, val[1:len(val)-d]...)
+	v1 := append([]byte{1}, val[1:len(val)-d-1]...)
 	want := e
+	want.Dating = Dating{}
+	if got, err := decodeDueEntry(key, v2); err != nil || !sameDue(got, want) {
+		t.Fatalf("version 2: %+v, %v; want %+v", got, err, want)
+	}
+	got, err := decodeDueEntry(key, v1)
 	want.Unchanged = 0
 	if err != nil || !sameDue(got, want) {
 		t.Fatalf("version 1: %+v, %v; want %+v", got, err, want)
 	}
 	if got, err := decodeDueEntry(key, val); err != nil || !sameDue(got, e) {
-		t.Fatalf("version 2: %+v, %v; want %+v", got, err, e)
+		t.Fatalf("version 3: %+v, %v; want %+v", got, err, e)
 	}
 }
 
@@ -131,7 +139,11 @@ func sameDue(a, b DueEntry) bool {
 	if !a.Due.Equal(b.Due) || !a.LastFetch.Equal(b.LastFetch) {
 		return false
 	}
+	if !a.Modified.Equal(b.Modified) {
+		return false
+	}
 	a.Due, a.LastFetch, b.Due, b.LastFetch = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	a.Modified, b.Modified = time.Time{}, time.Time{}
 	return a == b
 }
 

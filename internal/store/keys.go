@@ -155,7 +155,7 @@ func fmtKey(k []byte) string {
 		if len(k) == 10 {
 			return fmt.Sprintf("front prio=%d seq=%d", k[1], binary.BigEndian.Uint64(k[2:]))
 		}
-	case tagHost, tagURL, tagQueue, tagRobot, tagPrior:
+	case tagHost, tagURL, tagQueue, tagRobot, tagPrior, tagHostState:
 		if len(k) < 4 {
 			break
 		}
@@ -171,6 +171,8 @@ func fmtKey(k []byte) string {
 			return fmt.Sprintf("host part=%d host=%q", part, host)
 		case k[0] == tagPrior && len(rest) == 0:
 			return fmt.Sprintf("prior part=%d host=%q", part, host)
+		case k[0] == tagHostState && len(rest) == 0:
+			return fmt.Sprintf("host state part=%d host=%q", part, host)
 		case k[0] == tagRobot && len(rest) == 0:
 			return fmt.Sprintf("robots part=%d host=%q", part, host)
 		case k[0] == tagRobot:

@@ -190,7 +190,8 @@ func hostEqual(a, b HostRecord) bool {
 	return a.Host == b.Host && a.NextAt.Equal(b.NextAt) && a.CrawlDelay == b.CrawlDelay &&
 		a.ErrorStreak == b.ErrorStreak && a.Accepted == b.Accepted &&
 		a.Backoff == b.Backoff && a.Errors == b.Errors &&
-		a.Parks == b.Parks && a.GaveUp == b.GaveUp
+		a.Parks == b.Parks && a.GaveUp == b.GaveUp &&
+		a.Throttles == b.Throttles && a.ThrottledSince.Equal(b.ThrottledSince)
 }
 
 func urlEqual(a, b URLRecord) bool {
@@ -205,7 +206,7 @@ func urlEqual(a, b URLRecord) bool {
 
 func itemEqual(a, b QueueItem) bool {
 	return a.URL == b.URL && a.Host == b.Host && a.Part == b.Part && a.Depth == b.Depth &&
-		a.Hops == b.Hops && a.Priority == b.Priority && a.Via == b.Via && a.Added.Equal(b.Added) && a.Fetch == b.Fetch
+		a.Hops == b.Hops && a.Priority == b.Priority && a.Via == b.Via && a.Added.Equal(b.Added) && a.Fetch == b.Fetch && a.Requisite == b.Requisite
 }
 
 func TestReopenKeepsEverything(t *testing.T) {

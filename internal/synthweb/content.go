@@ -164,7 +164,8 @@ type PageInfo struct {
 	// discovers the URL: through links of fetched pages that are not
 	// nofollow (rel, meta or header) and through redirects, never fetching
 	// a Disallowed URL. It fetches the URL only if it is also not
-	// Disallowed (and, for images and PDFs, not excluded by extension).
+	// Disallowed (and, for images, not excluded by extension: PDFs are
+	// documents, which a crawler archives).
 	Reachable bool
 }
 

@@ -10,24 +10,42 @@ import (
 // Live pages (Config.LivePages) change while the web runs, each as a
 // Poisson process of a known mean interval, and honour conditional
 // requests: their ETag is their edition, and an If-None-Match that names
-// it is answered 304. LiveChanges reports the true change times, for a
-// test to measure how stale a crawler's copies were.
+// it is answered 304. Their Last-Modified is the time of their last
+// change, and they existed before the web started, as a web a crawler
+// comes upon has been running: the last change before the start lies an
+// exponential time back at the page's own rate (a page that never
+// changes was last changed neverChanged ago). LiveChanges reports the
+// true change times since the start, for a test to measure how stale a
+// crawler's copies were.
+
+// neverChanged is how long before the web's start a live page that
+// never changes was last modified.
+const neverChanged = 400 * 24 * time.Hour
 
 // liveClock is one live page's change times, drawn as the web runs.
 type liveClock struct {
 	mu       sync.Mutex
 	interval time.Duration // mean; 0: never changes
 	r        rng
+	age      float64     // the page's age at the start, in mean intervals (an exponential draw)
 	times    []time.Time // changes so far, and the next one drawn
 }
 
+// before is the page's last change before the web started at start.
+func (c *liveClock) before(start time.Time) time.Time {
+	if c.interval <= 0 {
+		return start.Add(-neverChanged)
+	}
+	return start.Add(-time.Duration(c.age * float64(c.interval)))
+}
+
 // edition returns how many times the page changed up to t, and when it
-// last did (the web's start if never).
+// last did (before the start if it has not since).
 func (c *liveClock) edition(start, t time.Time) (int, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.interval <= 0 {
-		return 0, start
+		return 0, c.before(start)
 	}
 	for len(c.times) == 0 || !c.times[len(c.times)-1].After(t) {
 		prev := start
@@ -39,7 +57,7 @@ func (c *liveClock) edition(start, t time.Time) (int, time.Time) {
 	}
 	n := len(c.times) - 1 // the last one drawn is in the future
 	if n == 0 {
-		return 0, start
+		return 0, c.before(start)
 	}
 	return n, c.times[n-1]
 }
@@ -51,8 +69,17 @@ func (w *Web) addLivePages(h *host) {
 		h.live = append(h.live, &liveClock{
 			interval: w.cfg.LiveIntervals[(h.idx*w.cfg.LivePages+k)%len(w.cfg.LiveIntervals)],
 			r:        newRNG(w.cfg.Seed, streamLive, uint64(h.idx), uint64(k)),
+			age:      ageRNG(w.cfg.Seed, h.idx, k),
 		})
 	}
+}
+
+// ageRNG is live page k of host h's age at the web's start, in mean
+// change intervals: an exponential draw of its own stream, so that it
+// shifts none of the page's change times.
+func ageRNG(seed int64, h, k int) float64 {
+	r := newRNG(seed, streamLiveAge, uint64(h), uint64(k))
+	return r.exp()
 }
 
 // renderLive appends the body of live page p as it is at t: its edition's

@@ -41,7 +41,17 @@ func TestLivePages(t *testing.T) {
 	if ch, iv, ok := w.LiveChanges(never, time.Now()); !ok || iv != 0 || len(ch) != 0 {
 		t.Errorf("a page that never changes: %d changes, interval %v", len(ch), iv)
 	}
+	// Last-Modified dates the last change, to the second (the page may
+	// have changed again since LiveChanges was asked); a page that never
+	// changes was last changed long before the start (the web was running
+	// before the crawler came).
+	if lm, err := http.ParseTime(second.header.Get("Last-Modified")); err != nil || lm.Before(changes[len(changes)-1].Truncate(time.Second)) {
+		t.Errorf("Last-Modified of a page changing every 20 ms: %q (%v), its last change %v", second.header.Get("Last-Modified"), err, changes[len(changes)-1])
+	}
 	a := get(t, c, never)
+	if lm, err := http.ParseTime(a.header.Get("Last-Modified")); err != nil || time.Since(lm) < 300*24*time.Hour {
+		t.Errorf("Last-Modified of a page that never changes: %q (%v); want a date over 300 days back", a.header.Get("Last-Modified"), err)
+	}
 	req := newConditional(t, never, a.header.Get("ETag"))
 	resp, err := c.Do(req)
 	if err != nil {

@@ -24,6 +24,7 @@ const (
 	streamHostile // big bodies of hostile hosts
 	streamTrap    // text of the small pages of hostile and trap hosts
 	streamSeeds   // everything of WorldSeeds
+	streamLiveAge // a live page's last change before the web started
 )
 
 func mix64(z uint64) uint64 {

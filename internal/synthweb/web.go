@@ -175,8 +175,8 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case c.World != "" && c.World != WorldClassic && c.World != WorldSeeds:
-		return fmt.Errorf("synthweb: World %q is neither %q nor %q", c.World, WorldClassic, WorldSeeds)
+	case c.World != "" && c.World != WorldClassic && c.World != WorldSeeds && c.World != WorldShop:
+		return fmt.Errorf("synthweb: World %q is not %q, %q or %q", c.World, WorldClassic, WorldSeeds, WorldShop)
 	case c.World == WorldSeeds && c.MinLinks < chromeLinks:
 		return fmt.Errorf("synthweb: MinLinks %d is below %d, the links every page of world %q carries", c.MinLinks, chromeLinks, WorldSeeds)
 	case c.Hosts < 0:
@@ -214,7 +214,7 @@ func (c Config) Validate() error {
 		}
 		seen[k] = true
 	}
-	if need := c.minPageBytes(); c.World != WorldSeeds && c.MinPageBytes < need {
+	if need := c.minPageBytes(); (c.World == "" || c.World == WorldClassic) && c.MinPageBytes < need {
 		return fmt.Errorf("synthweb: MinPageBytes %d is below %d, the room MaxLinks %d links need", c.MinPageBytes, need, c.MaxLinks)
 	}
 	for i, k := range c.RobotsKinds {
@@ -416,7 +416,9 @@ func Start(cfg Config) (*Web, error) {
 		}
 		return nil, err
 	}
-	if cfg.World == WorldSeeds {
+	if cfg.World == WorldShop {
+		// Nothing to build: a shop's pages are made from their numbers.
+	} else if cfg.World == WorldSeeds {
 		w.buildSeeds()
 		w.seedsBufs.New = func() any { return &seedsBuf{body: make([]byte, 0, cfg.MaxPageBytes+8<<10)} }
 	} else {
@@ -624,6 +626,10 @@ func (w *Web) serve(rw *logWriter, r *http.Request, h *host) {
 	}
 	if w.seeds != nil {
 		w.serveSeeds(rw, r, h)
+		return
+	}
+	if w.cfg.World == WorldShop {
+		w.serveShop(rw, r, h)
 		return
 	}
 	if path == sitemapPath && !w.cfg.NoSitemap {

@@ -145,14 +145,30 @@ type Exchange struct {
 	RequestHeader []byte
 
 	// ResponseHeader is the raw HTTP response header block: status line,
-	// header lines and the blank line that ends them. It must not carry a
-	// Transfer-Encoding header, because Payload is stored de-chunked:
-	// a reader that saw "chunked" would try to de-chunk it again.
+	// header lines and the blank line that ends them. If it names a
+	// Transfer-Encoding, WireBody must hold the body as it was sent.
 	ResponseHeader []byte
 
 	// Payload is the entity body as received: de-chunked, still
-	// content-encoded. WARC-Payload-Digest is its SHA-1.
+	// content-encoded. WARC-Payload-Digest is its SHA-1: WARC 1.1 §5.9
+	// takes the payload of an HTTP block to be its entity-body, the
+	// message body with its transfer coding removed and its content
+	// coding kept (IIPC warc-specifications issue 22; Heritrix and
+	// wget-lua compute it so).
 	Payload []byte
+
+	// WireBody, if set, is the message body as it crossed the connection
+	// (chunked, with its extensions and trailers), which the response
+	// record's block holds after ResponseHeader in place of Payload. Nil
+	// means the body came as Payload.
+	WireBody []byte
+
+	// Protocols are the record's WARC-Protocol values, outermost last, as
+	// IIPC's field proposal names them: "http/1.1" or "h2", then
+	// "tls/1.3" over TLS. CipherSuite is the TLS cipher suite's IANA
+	// name (WARC-Cipher-Suite), empty over plain TCP.
+	Protocols   []string
+	CipherSuite string
 
 	// Truncated is "" for a complete payload, or why it was cut short:
 	// "length", "time", "disconnect" or "unspecified" (WARC-Truncated).

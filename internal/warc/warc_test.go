@@ -947,3 +947,40 @@ func TestOnFinishAndReadFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestMetadataOneAfterAnother writes metadata records of falling and
+// rising sizes one after another, as one encoder's reused block buffer
+// sees them, and reads every block back exactly, with both readers.
+func TestMetadataOneAfterAnother(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	date := testDate
+	var want []string
+	for _, n := range []int{120, 3, 0, 60, 1, 200} {
+		m := Metadata{URL: fmt.Sprintf("http://example.com/%d.html", n), Date: date}
+		var block strings.Builder
+		for i := range n {
+			u := fmt.Sprintf("http://example.com/p/%d/%d?x=%d", n, i, i*i)
+			m.Fields = append(m.Fields, [2]string{"outlink", u})
+			block.WriteString("outlink: " + u + "\r\n")
+		}
+		if _, err := w.WriteMetadata(m); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, block.String())
+	}
+	mustClose(t, w)
+	path := filepath.Join(dir, w.Files()[0])
+	if n, _ := readNlnwaStrict(t, path); n != 1+len(want) {
+		t.Fatalf("nlnwa read %d records, want %d", n, 1+len(want))
+	}
+	recs := readIA(t, path)
+	for i, b := range want {
+		if got := string(recs[1+i].Block); got != b {
+			t.Errorf("record %d: block %q, want %q", i, got, b)
+		}
+	}
+}

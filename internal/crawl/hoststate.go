@@ -1,0 +1,70 @@
+package crawl
+
+import (
+	"fmt"
+
+	"weft/internal/partition"
+	"weft/internal/store"
+)
+
+// defaultHostCache is Config.HostCache's default, the frontier's: the
+// hosts whose per-host state (clock, counters, robots.txt answers) is kept
+// in memory.
+const defaultHostCache = 1 << 17
+
+// newHostStates returns the per-host states: counters (the URLs accepted
+// for the host cap, its 429s and 5xxs, its pages cut at the link cap) and
+// what the per-host rules learnt (the near-duplicate trap's window and
+// cut, the index alias pairs), at most bound hosts of them in memory: a
+// host evicted, or one of an earlier run, is read back from the store's
+// host state table, and every host in memory is written there at close
+// (flush), so that they go on across a restart instead of starting again
+// from zero.
+func newHostStates(d *durable, partitions, bound int, fail func(error)) *hostMap[store.HostState] {
+	load := func(host string) store.HostState {
+		st, _, err := d.db.GetHostState(uint16(partition.Of(host, d.parts)), host)
+		if err != nil {
+			fail(fmt.Errorf("crawl: read the state of host %s: %w", host, err))
+		}
+		return st
+	}
+	drop := func(host string, st store.HostState) {
+		if st == (store.HostState{}) {
+			return
+		}
+		b := d.db.NewBatch()
+		b.PutHostState(uint16(partition.Of(host, d.parts)), host, st)
+		if err := b.Commit(false); err != nil {
+			fail(fmt.Errorf("crawl: record the state of host %s: %w", host, err))
+		}
+	}
+	return newBoundedHostMap(partitions, bound, load, drop, nil)
+}
+
+// hostStateBatch is how many host states saveHostStates writes per batch.
+const hostStateBatch = 4096
+
+// saveHostStates writes every host state in memory to the store, as the
+// map's flush would, but a few thousand to a batch rather than one: at
+// close the map holds up to --host-cache hosts.
+func saveHostStates(d *durable, states *hostMap[store.HostState]) error {
+	b, n := d.db.NewBatch(), 0
+	var err error
+	states.each(func(host string, st store.HostState) {
+		if err != nil || st == (store.HostState{}) {
+			return
+		}
+		b.PutHostState(uint16(partition.Of(host, d.parts)), host, st)
+		if n++; n == hostStateBatch {
+			err = b.Commit(false)
+			b, n = d.db.NewBatch(), 0
+		}
+	})
+	if err == nil && n > 0 {
+		err = b.Commit(false)
+	}
+	if err != nil {
+		return fmt.Errorf("crawl: record the hosts' states: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package crawl
+
+import (
+	"log/slog"
+	"testing"
+
+	"weft/internal/frontier"
+	"weft/internal/store"
+	"weft/internal/synthweb"
+)
+
+// A host cache of four over two dozen hosts evicts hosts all along: their
+// caps and robots.txt answers must still hold exactly, as the servers'
+// log shows, and memory must hold no more hosts than the bound.
+func TestTinyHostCacheKeepsCapsAndRobotsRules(t *testing.T) {
+	web := startWeb(t, synthweb.Config{Seed: 21, Hosts: 24, PagesPerHost: 12, MinPageBytes: 4 << 10, MaxPageBytes: 6 << 10, MinLinks: 10, MaxLinks: 20})
+	cfg := testConfig(t, web, 8, 0)
+	cfg.MaxURLsPerHost = 5
+	cfg.HostCache = 4
+	cfg.Partitions = 2
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	pages := map[string]int{}
+	for _, r := range web.Log() {
+		if isRobotsPath(r.Path) {
+			continue
+		}
+		pages[r.Host]++
+		if u := "http://" + r.Host + r.Path; !web.Allowed(u) {
+			t.Errorf("requested %s, which its robots.txt disallows", u)
+		}
+	}
+	if len(pages) < 12 {
+		t.Fatalf("pages fetched from %d hosts; the test wants many more than the cache holds", len(pages))
+	}
+	for host, n := range pages {
+		if int64(n) > cfg.MaxURLsPerHost {
+			t.Errorf("%s: %d pages fetched, cap %d", host, n, cfg.MaxURLsPerHost)
+		}
+	}
+	if n := c.hostCap.len(); n > cfg.HostCache {
+		t.Errorf("%d hosts' counters in memory, bound %d", n, cfg.HostCache)
+	}
+	if n := c.robots.hosts.len(); n > cfg.HostCache {
+		t.Errorf("%d origins' robots.txt answers in memory, bound %d", n, cfg.HostCache)
+	}
+}
+
+// The URLs accepted per host (the host cap's count) and its 429 and 5xx
+// counts go on after a restart instead of starting again at zero.
+func TestHostCountsSurviveRestart(t *testing.T) {
+	web := startWeb(t, synthweb.Config{Seed: 22, Hosts: 6, PagesPerHost: 12, MinPageBytes: 4 << 10, MaxPageBytes: 6 << 10, MinLinks: 10, MaxLinks: 20,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	cfg := testConfig(t, web, 4, 0)
+	cfg.MaxURLsPerHost = 5
+	cfg.HostCache = 2 // most hosts are evicted during the run, the rest saved at close
+	cfg.Partitions = 1
+	runCrawl(t, cfg)
+	fetched := map[string]int64{}
+	for _, r := range web.Log() {
+		if !isRobotsPath(r.Path) {
+			fetched[r.Host]++
+		}
+	}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Resumed() {
+		t.Fatal("second run did not resume")
+	}
+	for host, n := range fetched {
+		st, _ := c.hostCap.get(host)
+		// Every page fetched was accepted first; the cap counts URLs
+		// accepted, and reached it on every host of this web.
+		if st.Accepted < n || st.Accepted < cfg.MaxURLsPerHost {
+			t.Errorf("%s after the restart: %+v accepted, %d fetched before it, cap %d", host, st, n, cfg.MaxURLsPerHost)
+		}
+	}
+	if _, err := c.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The near-duplicate windows and the index alias states are part of the
+// per-host states: with room for one host, judging pages of two hosts in
+// turn evicts each at every step, and each window still fills and cuts its
+// host off exactly when most of its own last pages were copies; the alias
+// bits of each scheme come back from the store as they were learnt.
+func TestTrapWindowsAndAliasesKeptThroughEviction(t *testing.T) {
+	d, _, err := openDurable(t.TempDir(), 1, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	states := newHostStates(d, 1, 1, func(err error) { t.Fatal(err) })
+	var cut hostList
+	traps := &copyTraps{window: 8, recent: states, cut: &cut, log: slog.New(slog.DiscardHandler)}
+	b := d.db.NewBatch()
+	// a: all copies, cut at its eighth page; b: one copy in two, never.
+	for i := range 8 {
+		if traps.trappedInMemory("a") || traps.trapped("a") {
+			t.Fatalf("a cut off after %d pages, want 8", i)
+		}
+		traps.judged(b, "a", true)
+		traps.judged(b, "b", i%2 == 0)
+	}
+	if n := states.len(); n != 1 {
+		t.Fatalf("%d hosts' states in memory, bound 1", n)
+	}
+	if traps.trappedInMemory("a") {
+		t.Fatal("a is in memory; b, judged last, should be")
+	}
+	if !traps.trapped("a") || traps.trapped("b") {
+		t.Fatalf("a cut off %v, b %v; want a only (its window read back from the store)", traps.trapped("a"), traps.trapped("b"))
+	}
+	if n, names := cut.snapshot(); n != 1 || names[0] != "a" {
+		t.Fatalf("cut off: %d %v, want a", n, names)
+	}
+
+	x := &indexAliases{states: states}
+	states.update("a", func(s store.HostState) store.HostState { s.AliasSame |= 1 << 1; return s })   // http, index.htm
+	states.update("a", func(s store.HostState) store.HostState { s.AliasDiffer |= 1 << 2; return s }) // https, index.html
+	states.get("b")                                                                                   // evicts a
+	if got, _, _ := x.state("http", "a"); got != (aliasState{same: 2}) || !got.holds(1) || got.holds(0) {
+		t.Errorf("http://a read back as %+v, want index.htm served alike", got)
+	}
+	if got, _, _ := x.state("https", "a"); got != (aliasState{differ: 1}) || got.holds(0) {
+		t.Errorf("https://a read back as %+v, want index.html differing", got)
+	}
+	if _, _, ok := x.state("ftp", "a"); ok {
+		t.Error("an ftp origin has an alias state")
+	}
+}
+
+// runCrawlHeld runs a crawl and checks that it ended with at most
+// cfg.HostCache hosts' states and robots.txt answers in memory (when it
+// sets one).
+func runCrawlHeld(t *testing.T, cfg Config) Summary {
+	t.Helper()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := c.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.HostCache > 0 {
+		if n := c.hostCap.len(); n > cfg.HostCache {
+			t.Errorf("%d hosts' states in memory, bound %d", n, cfg.HostCache)
+		}
+		if n := c.robots.hosts.len(); n > cfg.HostCache {
+			t.Errorf("%d origins' robots.txt answers in memory, bound %d", n, cfg.HostCache)
+		}
+	}
+	return sum
+}
+
+// A host cut off as a near-duplicate trap refuses new URLs after its
+// state left memory: admission reads it back from the store for a URL the
+// seen set has not seen.
+func TestCutHostRefusedAfterEviction(t *testing.T) {
+	cfg := Config{Seeds: []string{"http://seed.test/"}, DataDir: t.TempDir(), UserAgent: "weft/test", HostCache: 1, Partitions: 1}
+	cfg.Scope.Mode = "any"
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.close(0) })
+	pb := c.state.newBatch()
+	for range c.cfg.NearDupTrapWindow {
+		c.copies.judged(pb.b, "copies.test", true)
+	}
+	c.hostCap.get("other.test") // evicts copies.test
+	if c.copies.trappedInMemory("copies.test") {
+		t.Fatal("copies.test still in memory")
+	}
+	u, err := c.canon.Parse("http://copies.test/day/2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, why := c.admit.judge(pb, u, 1, 0, frontier.Normal, "http://seed.test/", asPageLink); why != RejectTrap {
+		t.Fatalf("a new URL of a host cut off, its state evicted: %q, want %q", why, RejectTrap)
+	}
+}

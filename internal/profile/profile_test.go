@@ -1,0 +1,111 @@
+package profile
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"weft/internal/policy"
+)
+
+// mode is a flag type the package has never heard of, as one another
+// engineer may add (--render auto|always|never).
+type mode string
+
+func (m *mode) String() string { return string(*m) }
+func (m *mode) Type() string   { return "mode" }
+func (m *mode) Set(s string) error {
+	if s != "auto" && s != "always" && s != "never" {
+		return fmt.Errorf("want auto, always or never, not %q", s)
+	}
+	*m = mode(s)
+	return nil
+}
+
+func flags() (*pflag.FlagSet, *mode) {
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	fs.Duration("delay", time.Second, "")
+	fs.Int("workers", 16, "")
+	fs.Bool("fresh", false, "")
+	fs.StringArray("include", nil, "")
+	fs.String("token", "", "")
+	fs.SetAnnotation("token", SecretAnnotation, []string{"x"})
+	m := mode("auto")
+	fs.Var(&m, "render", "")
+	return fs, &m
+}
+
+// Keys reach flags through the flags' own parsers, whatever their type:
+// a flag the package knows nothing of is a key as soon as it is defined.
+func TestApplyAnyFlag(t *testing.T) {
+	p, err := Parse("t.toml", []byte("render = \"always\"\nworkers = 4\ninclude = ['a\\.b']\ntoken = \"s3cret\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, m := flags()
+	if err := fs.Parse([]string{"--workers", "8"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Apply(fs); err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := fs.GetInt("workers"); *m != "always" || w != 8 || !fs.Changed("render") {
+		t.Errorf("render %s, workers %d (the command line's 8 wins)", *m, w)
+	}
+	if inc, _ := fs.GetStringArray("include"); !slices.Equal(inc, []string{`a\.b`}) {
+		t.Errorf("include %q", inc)
+	}
+	var b strings.Builder
+	if err := Print(&b, "crawl", fs, nil, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "render = \"always\"\n") || strings.Contains(out, "s3cret") || !strings.Contains(out, "# fresh = false\n") {
+		t.Errorf("printed:\n%s", out)
+	}
+	p, _ = Parse("t.toml", []byte("\nrender = \"sometimes\"\n"))
+	fs, _ = flags()
+	var pe *Error
+	if err := p.Apply(fs); !errors.As(err, &pe) || pe.Line != 2 || pe.Field != "render" || !strings.Contains(err.Error(), `t.toml:2: render: want auto, always or never, not "sometimes"`) {
+		t.Errorf("a value the flag refuses: %v", err)
+	}
+}
+
+// A policy written as a profile's table, as a --policy file's object and
+// as the body of PUT /v1/policies/{host} is one policy, read by one
+// schema, and refused alike.
+func TestOneSchemaForProfileFileAndAPI(t *testing.T) {
+	p, err := Parse("t.toml", []byte("[policies.\"a.test\"]\ncrawl_delay = \"5s\"\ndisallowed = [\"/x\"]\nmax_urls = 7\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := p.PolicySet(policy.Limits{Delay: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var api policy.Policy
+	if err := json.Unmarshal([]byte(`{"crawl_delay": "5s", "disallowed": ["/x"], "max_urls": 7}`), &api); err != nil {
+		t.Fatal(err)
+	}
+	file, err := policy.Parse([]byte(`{"a.test": {"crawl_delay": "5s", "disallowed": ["/x"], "max_urls": 7}}`), policy.Limits{Delay: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromProfile, fromFile := set.All()["a.test"], file.All()["a.test"]
+	for _, q := range []policy.Policy{api, fromFile} {
+		if q.Delay != fromProfile.Delay || !slices.Equal(q.Disallow, fromProfile.Disallow) || q.MaxURLs != fromProfile.MaxURLs {
+			t.Errorf("profile %+v, other %+v", fromProfile, q)
+		}
+	}
+	p, _ = Parse("t.toml", []byte("[policies.\"a.test\"]\nmax_urls = \"many\"\n"))
+	_, perr := p.PolicySet(policy.Limits{})
+	jerr := json.Unmarshal([]byte(`{"max_urls": "many"}`), &api)
+	if perr == nil || jerr == nil || !strings.HasSuffix(perr.Error(), jerr.Error()) {
+		t.Errorf("the profile's error %v should end as the API's %v", perr, jerr)
+	}
+}

@@ -1,0 +1,44 @@
+package store
+
+import (
+	"encoding/binary"
+	"testing"
+)
+
+func TestHostStateRoundTrip(t *testing.T) {
+	db := openMem(t)
+	want := HostState{Accepted: 41, Throttled: 3, ServerErrors: 2, LinksCut: 1,
+		NearRing: 1<<63 | 5, NearPages: 64, NearNext: 3, NearCut: true, AliasSame: 0b0101, AliasDiffer: 0b1000}
+	b := db.NewBatch()
+	b.PutHostState(7, "a.test", want)
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := db.GetHostState(7, "a.test")
+	if err != nil || !ok || got != want {
+		t.Fatalf("GetHostState = %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+	if _, ok, err := db.GetHostState(7, "b.test"); ok || err != nil {
+		t.Fatalf("absent host: %v, %v", ok, err)
+	}
+	// A host's state is not its host record.
+	if _, ok, _ := db.GetHost(7, "a.test"); ok {
+		t.Fatal("the host state reads as a host record")
+	}
+}
+
+// A record of version 1 (the counters only) reads with the rest zero.
+func TestHostStateVersion1(t *testing.T) {
+	db := openMem(t)
+	v1 := []byte{1}
+	for _, v := range []int64{41, 3, 2, 1} {
+		v1 = binary.AppendVarint(v1, v)
+	}
+	if err := db.pdb.Set(appendHostStateKey(nil, 7, "a.test"), v1, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := HostState{Accepted: 41, Throttled: 3, ServerErrors: 2, LinksCut: 1}
+	if got, ok, err := db.GetHostState(7, "a.test"); err != nil || !ok || got != want {
+		t.Fatalf("GetHostState = %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+}
