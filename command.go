@@ -4,8 +4,8 @@ import (
 	"log/slog"
 	"time"
 
-	"weft/internal/command"
-	"weft/internal/content"
+	"github.com/weft-crawler/weft/internal/command"
+	"github.com/weft-crawler/weft/internal/content"
 )
 
 // CommandConfig describes a program that reads pages for a crawl through

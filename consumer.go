@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"time"
 
-	"weft/internal/crawl"
-	"weft/internal/extract"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/extract"
 )
 
 // A Consumer is given every page the crawl fetches (robots.txt aside),

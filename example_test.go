@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"weft"
+	"github.com/weft-crawler/weft"
 )
 
 // site serves a small shop on loopback: a home page, two products and a

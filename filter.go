@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"strings"
 
-	"weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/crawl"
 )
 
 // A LinkFilter accepts or refuses each URL the crawl finds within its

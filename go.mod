@@ -1,4 +1,4 @@
-module weft
+module github.com/weft-crawler/weft
 
 go 1.26.8
 

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"weft/internal/content"
+	"github.com/weft-crawler/weft/internal/content"
 )
 
 // A Handler reads the responses of the media types it accepts. weft has

@@ -34,9 +34,9 @@ import (
 	"net/netip"
 	"time"
 
-	"weft/internal/content"
-	"weft/internal/crawl"
-	"weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/scope"
 )
 
 // DefaultDelay is the least gap between two requests to one host when

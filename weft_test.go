@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"weft"
+	"github.com/weft-crawler/weft"
 )
 
 // A handler that fails or panics on a page is counted under its name and

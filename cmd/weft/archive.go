@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"weft/internal/canon"
-	"weft/internal/crawl"
-	"weft/internal/wacz"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/wacz"
 )
 
 func newCDXCmd() *cobra.Command {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"weft/internal/crawl"
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 type benchFlags struct {

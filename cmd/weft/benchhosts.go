@@ -21,8 +21,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"weft/internal/crawl"
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 type hostsBenchFlags struct {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"weft/internal/queuebench"
+	"github.com/weft-crawler/weft/internal/queuebench"
 )
 
 type queueBenchFlags struct {

@@ -12,10 +12,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"weft/internal/api"
-	"weft/internal/cluster"
-	"weft/internal/crawl"
-	"weft/internal/objstore"
+	"github.com/weft-crawler/weft/internal/api"
+	"github.com/weft-crawler/weft/internal/cluster"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/objstore"
 )
 
 // clusterPartitions is P for a crawl spread over nodes: the crawl's

@@ -18,11 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/api"
-	"weft/internal/cluster"
-	"weft/internal/natstest"
-	"weft/internal/synthweb"
-	"weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/api"
+	"github.com/weft-crawler/weft/internal/cluster"
+	"github.com/weft-crawler/weft/internal/natstest"
+	"github.com/weft-crawler/weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 // The cluster the acceptance test runs: its lease TTL bounds how soon a

@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"weft/internal/policy"
-	"weft/internal/profile"
+	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/profile"
 )
 
 func newConfigCmd() *cobra.Command {

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"weft/internal/events"
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/events"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // The Python example reads the shops' product pages through the command

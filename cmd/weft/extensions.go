@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"weft/internal/command"
-	"weft/internal/crawl"
-	"weft/internal/events"
+	"github.com/weft-crawler/weft/internal/command"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/events"
 )
 
 // extFlags are the ways in for programs outside weft: handler commands

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/crawl"
 )
 
 // parseCrawlFlags turns command-line flags into the crawl's Config, as

@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/crawl"
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // buildWeft builds the weft binary as a user gets it (no race detector,

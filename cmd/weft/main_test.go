@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/goleak"
 
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // TestMain checks that no test leaves goroutines behind, but one that

@@ -5,7 +5,7 @@ import (
 	"os"
 	"runtime/debug"
 
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // DefaultMemoryLimit is --memory-limit's default: the whole process's

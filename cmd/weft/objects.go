@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"weft/internal/objstore"
+	"github.com/weft-crawler/weft/internal/objstore"
 )
 
 // s3Flags say where finished WARC files go (crawl, serve) or are read

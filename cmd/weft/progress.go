@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/crawl"
 )
 
 // progressSource is what the progress line reads; *crawl.Crawler has it.

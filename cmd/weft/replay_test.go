@@ -24,8 +24,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"weft/internal/browsertest"
-	"weft/internal/warc"
+	"github.com/weft-crawler/weft/internal/browsertest"
+	"github.com/weft-crawler/weft/internal/warc"
 )
 
 // styledSite is a page that needs its requisites to look as it does: a

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/recrawl"
 )
 
 type serveFlags struct {

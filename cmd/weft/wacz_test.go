@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"weft/internal/synthweb"
-	"weft/internal/wacz"
+	"github.com/weft-crawler/weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/wacz"
 )
 
 // A crawl packaged as WACZ: every file datapackage.json lists is there,

@@ -19,7 +19,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"weft"
+	"github.com/weft-crawler/weft"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -31,9 +31,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/time/rate"
 
-	"weft/internal/crawl"
-	"weft/internal/policy"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // Crawl is what the API serves: a running crawl (crawl.Operator).

@@ -18,12 +18,12 @@ import (
 
 	"go.uber.org/goleak"
 
-	"weft/internal/crawl"
-	"weft/internal/frontier"
-	"weft/internal/policy"
-	"weft/internal/robots"
-	"weft/internal/seen"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -13,11 +13,11 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"weft/internal/browsertest"
-	"weft/internal/crawl"
-	"weft/internal/recrawl"
-	"weft/internal/synthweb"
-	"weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/browsertest"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 // TestDashboardInBrowser opens the dashboard in headless Chromium against

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/crawl"
 )
 
 // LeaseRequest is the body of POST /v1/frontier/lease.

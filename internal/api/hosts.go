@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/crawl"
 )
 
 // Host is the body of GET /v1/hosts/{host}.

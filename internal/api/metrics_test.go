@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/crawl"
 )
 
 // zeroCrawl is a crawl that has fetched nothing yet.

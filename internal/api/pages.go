@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"time"
 
-	"weft/internal/crawl"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // PageInfo is the body of GET /v1/pages/{url_hash}: a URL's record and

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"net/http"
 
-	"weft/internal/crawl"
-	"weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/policy"
 )
 
 // HostPolicy is the body of PUT and GET /v1/policies/{host}: an operator's

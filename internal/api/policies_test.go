@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/crawl"
-	"weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/policy"
 )
 
 // TestPolicyOneSchema: a policy file's object for a host is what PUT

@@ -15,9 +15,9 @@ import (
 	whatwgerrors "github.com/nlnwa/whatwg-url/errors"
 	"golang.org/x/time/rate"
 
-	"weft/internal/canon"
-	"weft/internal/crawl"
-	"weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/scope"
 )
 
 // maxSeedsPerRequest bounds the URLs of one POST /v1/seeds.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/crawl"
-	"weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 func postSeeds(t *testing.T, s *Server, token, key, body string) (int, http.Header, string) {

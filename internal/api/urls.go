@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"time"
 
-	"weft/internal/crawl"
-	"weft/internal/policy"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // URLs is the body of GET /v1/urls: a page of URL records and the cursor

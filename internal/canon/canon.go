@@ -49,7 +49,7 @@ import (
 	whatwgerrors "github.com/nlnwa/whatwg-url/errors"
 	whatwg "github.com/nlnwa/whatwg-url/url"
 
-	"weft/internal/pct"
+	"github.com/weft-crawler/weft/internal/pct"
 )
 
 // Causes of an *Error that the WHATWG parser does not report.

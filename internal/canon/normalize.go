@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"weft/internal/pct"
+	"github.com/weft-crawler/weft/internal/pct"
 )
 
 // canonicalPath canonicalises a hierarchical path as serialised by the

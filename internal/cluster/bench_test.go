@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/synthweb"
-	"weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 // BenchmarkClusterThroughput crawls one web with one node of 12 workers

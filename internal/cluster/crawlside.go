@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"weft/internal/crawl"
-	"weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/frontier"
 )
 
 // crawlSide is the node as its own crawl sees it (crawl.Cluster).

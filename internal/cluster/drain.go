@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	wjs "weft/internal/jetstream"
+	wjs "github.com/weft-crawler/weft/internal/jetstream"
 )
 
 // A crawl that ends (weft crawl --cluster, Config.Drain) ends when the

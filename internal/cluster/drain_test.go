@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/crawl"
-	"weft/internal/natstest"
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/natstest"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // TestClusterDrains: nodes of a crawl that ends stop by themselves once

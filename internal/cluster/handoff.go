@@ -12,10 +12,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"weft/internal/crawl"
-	"weft/internal/frontier"
-	wjs "weft/internal/jetstream"
-	"weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/frontier"
+	wjs "github.com/weft-crawler/weft/internal/jetstream"
+	"github.com/weft-crawler/weft/internal/partition"
 )
 
 // claim lets a request to host start while the node's lease of its

@@ -15,12 +15,12 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"weft/internal/crawl"
-	wjs "weft/internal/jetstream"
-	"weft/internal/natstest"
-	"weft/internal/partition"
-	"weft/internal/synthweb"
-	"weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/crawl"
+	wjs "github.com/weft-crawler/weft/internal/jetstream"
+	"github.com/weft-crawler/weft/internal/natstest"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 // TestTakeOverAfterCrashKeepsCrawlDelay: hosts whose robots.txt asks for a

@@ -9,8 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"weft/internal/crawl"
-	"weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/partition"
 )
 
 // A robots.txt redirect to a host of another partition is that

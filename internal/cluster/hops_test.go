@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/crawl"
-	"weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 // TestRobotsHopAcrossNodes: ten hosts whose robots.txt redirects to a file

@@ -8,9 +8,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"weft/internal/frontier"
-	"weft/internal/natstest"
-	"weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/natstest"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 // TestReadsSeeEveryAckedWrite: the three reads a takeover makes of a

@@ -14,10 +14,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"weft/internal/crawl"
-	wjs "weft/internal/jetstream"
-	"weft/internal/partition"
-	"weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/crawl"
+	wjs "github.com/weft-crawler/weft/internal/jetstream"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/seen"
 )
 
 func partOf(rawURL string, parts int) int {

@@ -39,9 +39,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"weft/internal/crawl"
-	"weft/internal/frontier"
-	wjs "weft/internal/jetstream"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/frontier"
+	wjs "github.com/weft-crawler/weft/internal/jetstream"
 )
 
 // Names of the streams and buckets a cluster uses.

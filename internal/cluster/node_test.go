@@ -14,10 +14,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
-	"weft/internal/crawl"
-	"weft/internal/natstest"
-	"weft/internal/synthweb"
-	"weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/natstest"
+	"github.com/weft-crawler/weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 // TestMain checks that no test leaves goroutines behind, but one that

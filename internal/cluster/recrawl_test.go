@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/crawl"
-	"weft/internal/partition"
-	"weft/internal/recrawl"
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // TestClusterRecrawl: two nodes crawl continuously (weft serve), a third

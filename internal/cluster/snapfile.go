@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/seen"
 )
 
 // A snapshot file is a partition's two logs compacted below two stream

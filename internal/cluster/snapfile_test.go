@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/seen"
 )
 
 func writeSnap(t *testing.T, h snapHeader, base []byte, tail snapTail) ([]byte, *snapWriter) {

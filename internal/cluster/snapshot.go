@@ -18,9 +18,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"weft/internal/crawl"
-	wjs "weft/internal/jetstream"
-	"weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/crawl"
+	wjs "github.com/weft-crawler/weft/internal/jetstream"
+	"github.com/weft-crawler/weft/internal/seen"
 )
 
 // Snapshots: the owner of a partition compacts the partition's two logs

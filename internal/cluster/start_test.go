@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/crawl"
-	"weft/internal/natstest"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/natstest"
 )
 
 // TestStartsTogetherOnANewCluster: three nodes started at the same moment

@@ -8,9 +8,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"weft/internal/crawl"
-	"weft/internal/frontier"
-	"weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/partition"
 )
 
 func (n *Node) fetched(v crawl.Visited, host string) {

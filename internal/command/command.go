@@ -44,7 +44,7 @@ import (
 	"syscall"
 	"time"
 
-	"weft/internal/content"
+	"github.com/weft-crawler/weft/internal/content"
 )
 
 // Version is the protocol's version, sent as "v" in every request.

@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"weft/internal/content"
+	"github.com/weft-crawler/weft/internal/content"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

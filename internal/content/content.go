@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"weft/internal/extract"
-	"weft/internal/sitemap"
+	"github.com/weft-crawler/weft/internal/extract"
+	"github.com/weft-crawler/weft/internal/sitemap"
 )
 
 // Doc is a response to read.

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"weft/internal/extract"
+	"github.com/weft-crawler/weft/internal/extract"
 )
 
 func TestSetChoosesByMediaType(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"weft/internal/extract"
+	"github.com/weft-crawler/weft/internal/extract"
 )
 
 // An Extension reads, after the crawl's own Handler, the documents of the

@@ -19,10 +19,10 @@ import (
 
 	ia "github.com/internetarchive/gowarc"
 
-	"weft/internal/simhash"
-	"weft/internal/store"
-	"weft/internal/synthweb"
-	"weft/internal/warc"
+	"github.com/weft-crawler/weft/internal/simhash"
+	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/warc"
 )
 
 // bigCrawl is one crawl of a 100-host web with 64 workers, shared by the

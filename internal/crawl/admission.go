@@ -6,15 +6,15 @@ import (
 	"log/slog"
 	"time"
 
-	"weft/internal/canon"
-	"weft/internal/content"
-	"weft/internal/fetch"
-	"weft/internal/frontier"
-	"weft/internal/policy"
-	"weft/internal/scope"
-	"weft/internal/seen"
-	"weft/internal/simhash"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/simhash"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // readAndAdmit reads a response with its handler and admits the links it

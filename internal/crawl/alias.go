@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"strings"
 
-	"weft/internal/canon"
-	"weft/internal/fetch"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // RejectIndexAlias: a link to a directory's index file (X/index.html) on a

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"sync"
 
-	"weft/internal/canon"
-	"weft/internal/events"
-	"weft/internal/fetch"
-	"weft/internal/frontier"
-	"weft/internal/store"
-	"weft/internal/warc"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/events"
+	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/warc"
 )
 
 // capture is where a response went in the archive.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/fetch"
 )
 
 // TestCopiesReadWhereTheyCanFindMore drives the content-seen rule through

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // BenchmarkCrawl crawls the synthetic web (in this process, so its CPU is

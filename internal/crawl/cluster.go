@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/frontier"
 )
 
 // Cluster is the rest of a crawl spread over several nodes, as one node's

@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/frontier"
-	"weft/internal/partition"
-	"weft/internal/recrawl"
-	"weft/internal/seen"
-	"weft/internal/store"
-	"weft/internal/synthweb"
-	"weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 // testCluster is a Cluster for nodes tested without package cluster:

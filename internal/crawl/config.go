@@ -9,18 +9,18 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"weft/internal/canon"
-	"weft/internal/content"
-	"weft/internal/events"
-	"weft/internal/extract"
-	"weft/internal/fetch"
-	"weft/internal/frontier"
-	"weft/internal/media"
-	"weft/internal/policy"
-	"weft/internal/recrawl"
-	"weft/internal/robots"
-	"weft/internal/scope"
-	"weft/internal/simhash"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/events"
+	"github.com/weft-crawler/weft/internal/extract"
+	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/media"
+	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/simhash"
 )
 
 // Config is everything one crawl needs. Zero values of the durations and

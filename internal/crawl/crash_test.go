@@ -18,8 +18,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
-	"weft/internal/synthweb"
-	"weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 // crashChildEnv, when set, makes the test binary a crawler process (see

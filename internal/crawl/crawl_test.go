@@ -11,8 +11,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"weft/internal/synthweb"
-	"weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 func TestMain(m *testing.M) {

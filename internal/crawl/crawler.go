@@ -21,16 +21,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"weft/internal/canon"
-	"weft/internal/content"
-	"weft/internal/fetch"
-	"weft/internal/frontier"
-	"weft/internal/policy"
-	"weft/internal/robots"
-	"weft/internal/scope"
-	"weft/internal/seen"
-	"weft/internal/store"
-	"weft/internal/warc"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/warc"
 )
 
 // Crawler runs one crawl. Create it with New, run it once with Run.

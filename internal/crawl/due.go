@@ -12,12 +12,12 @@ import (
 	"sync"
 	"time"
 
-	"weft/internal/canon"
-	"weft/internal/frontier"
-	"weft/internal/recrawl"
-	"weft/internal/scope"
-	"weft/internal/seen"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // maxDuePerScan bounds the URLs one scan queues again, so that a scan

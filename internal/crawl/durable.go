@@ -15,12 +15,12 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"weft/internal/events"
-	"weft/internal/frontier"
-	"weft/internal/partition"
-	"weft/internal/robots"
-	"weft/internal/seen"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/events"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // durable is the crawl's state on disk (package store), written so that a

@@ -5,12 +5,12 @@ import (
 	"net/http"
 	"time"
 
-	"weft/internal/canon"
-	"weft/internal/content"
-	"weft/internal/events"
-	"weft/internal/fetch"
-	"weft/internal/frontier"
-	"weft/internal/warc"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/events"
+	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/warc"
 )
 
 // A LinkFilter judges the URLs a crawl comes upon, after its scope has

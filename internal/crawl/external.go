@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"weft/internal/canon"
-	"weft/internal/frontier"
-	"weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/policy"
 )
 
 // External fetchers (the operator API's /v1/frontier/lease and

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/frontier"
 )
 
 // TestExternals: a lease handed out is completed once with its URL, and a

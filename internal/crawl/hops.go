@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"weft/internal/frontier"
-	"weft/internal/partition"
-	"weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/robots"
 )
 
 // Robots.txt redirects across the nodes of a cluster. A host's robots.txt

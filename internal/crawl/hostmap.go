@@ -3,7 +3,7 @@ package crawl
 import (
 	"sync"
 
-	"weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/partition"
 )
 
 // hostMap maps hosts to values, split by partition like all host-keyed

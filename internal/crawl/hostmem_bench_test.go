@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/robots"
 )
 
 // BenchmarkRobotsCacheHeap measures the heap the robots.txt cache keeps for

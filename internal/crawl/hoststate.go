@@ -3,8 +3,8 @@ package crawl
 import (
 	"fmt"
 
-	"weft/internal/partition"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // defaultHostCache is Config.HostCache's default, the frontier's: the

@@ -4,9 +4,9 @@ import (
 	"log/slog"
 	"testing"
 
-	"weft/internal/frontier"
-	"weft/internal/store"
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // A host cache of four over two dozen hosts evicts hosts all along: their

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"weft/internal/frontier"
-	"weft/internal/partition"
-	"weft/internal/seen"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // Inbound is what a cluster calls in the crawl of one of its nodes: the

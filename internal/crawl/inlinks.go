@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"time"
 
-	"weft/internal/sketch"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/sketch"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // metaInLinks holds the in-link counts (package sketch, encoded).

@@ -5,13 +5,13 @@ import (
 	"sync"
 	"time"
 
-	"weft/internal/canon"
-	"weft/internal/content"
-	"weft/internal/frontier"
-	"weft/internal/partition"
-	"weft/internal/recrawl"
-	"weft/internal/seen"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // listedFresh is how recent a sitemap's <lastmod> must be for a new page

@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"weft/internal/frontier"
-	"weft/internal/robots"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // Live is what a running crawl can tell an operator at any moment: its

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // Helpers to measure a continuous crawl of a synthetic web's live pages

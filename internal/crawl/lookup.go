@@ -16,9 +16,9 @@ import (
 	"strings"
 	"time"
 
-	"weft/internal/canon"
-	"weft/internal/store"
-	"weft/internal/warc"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/warc"
 )
 
 // Archive is a crawl's data directory opened for reading: its capture index

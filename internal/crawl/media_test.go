@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/media"
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/media"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // TestMediaPolicy: by default the PDF every host links to is fetched,

@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"weft/internal/fetch"
-	"weft/internal/seen"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // histogram counts durations in fixed buckets, lock-free.

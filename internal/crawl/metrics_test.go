@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/fetch"
 )
 
 // TestKnownLabels: the label values the API exports at 0 from the start

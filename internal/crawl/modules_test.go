@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // TestImageModule crawls with --with-images: the image every article shows

@@ -6,8 +6,8 @@ import (
 	"math/bits"
 	"sync"
 
-	"weft/internal/simhash"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/simhash"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // nearIndex holds the SimHash fingerprints of the pages judged original

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // ObjectStore keeps finished WARC files away from the crawl's disk: an

@@ -15,9 +15,9 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"weft/internal/objstore"
-	"weft/internal/store"
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/objstore"
+	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // newTestObjects starts an in-memory S3 server on loopback with a bucket.

@@ -7,11 +7,11 @@ import (
 	"slices"
 	"time"
 
-	"weft/internal/frontier"
-	"weft/internal/partition"
-	"weft/internal/policy"
-	"weft/internal/scope"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // Operator is the crawl as its operator sees and steers it, through the

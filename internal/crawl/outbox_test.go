@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/events"
-	"weft/internal/store"
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/events"
+	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // recordingSink keeps what it is given; after failAfter events it fails

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"weft/internal/frontier"
-	"weft/internal/policy"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // hostPolicies applies the operators' policies (Config.Policies, which an

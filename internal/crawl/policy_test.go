@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/events"
-	"weft/internal/policy"
-	"weft/internal/synthweb"
-	"weft/internal/testwait"
-	"weft/internal/warc"
+	"github.com/weft-crawler/weft/internal/events"
+	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/warc"
 )
 
 // syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.

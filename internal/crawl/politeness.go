@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"weft/internal/fetch"
-	"weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/frontier"
 )
 
 // IP grouping modes (Config.IPGroup).

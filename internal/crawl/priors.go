@@ -3,9 +3,9 @@ package crawl
 import (
 	"sync"
 
-	"weft/internal/partition"
-	"weft/internal/recrawl"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // maxHostPriors bounds the hosts whose recrawl prior (recrawl.HostPrior)

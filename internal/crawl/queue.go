@@ -1,9 +1,9 @@
 package crawl
 
 import (
-	"weft/internal/frontier"
-	"weft/internal/partition"
-	"weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/seen"
 )
 
 // Queue is a crawl's durable queue without the crawl: its store, the seen

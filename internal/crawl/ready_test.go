@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // TestReadyAndDone: Ready closes once the crawl takes work, and only then

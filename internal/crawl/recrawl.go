@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"weft/internal/canon"
-	"weft/internal/fetch"
-	"weft/internal/frontier"
-	"weft/internal/partition"
-	"weft/internal/recrawl"
-	"weft/internal/seen"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // Continuous mode (Config.Recrawl): a fetched page is due again at a time

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/partition"
-	"weft/internal/recrawl"
-	"weft/internal/seen"
-	"weft/internal/store"
-	"weft/internal/testwait"
-	"weft/internal/warc"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/warc"
 )
 
 // TestServeRecrawls runs the continuous mode for a few seconds over a host

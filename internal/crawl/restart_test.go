@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/frontier"
 )
 
 // Ctrl-C in the middle of a fetch is not the host's error.

@@ -10,11 +10,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"weft/internal/canon"
-	"weft/internal/fetch"
-	"weft/internal/frontier"
-	"weft/internal/policy"
-	"weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/robots"
 )
 
 // robotsCache holds the robots.txt history and verdict of each origin

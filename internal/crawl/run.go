@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/frontier"
 )
 
 // Run crawls until the frontier drains, MaxPages is reached or ctx is

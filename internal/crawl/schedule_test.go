@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/partition"
-	"weft/internal/recrawl"
-	"weft/internal/seen"
-	"weft/internal/store"
-	"weft/internal/synthweb"
-	"weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 // TestMissingSitemapOnRobotsSchedule runs the continuous mode over a host

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/recrawl"
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // Compressed time for BenchmarkServeStaleness: an "hour" is half a

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"weft/internal/events"
-	"weft/internal/store"
-	"weft/internal/warc"
+	"github.com/weft-crawler/weft/internal/events"
+	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/warc"
 )
 
 func eventOf(r store.CaptureRecord) events.Event {

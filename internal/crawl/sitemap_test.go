@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/content"
-	"weft/internal/frontier"
-	"weft/internal/partition"
-	"weft/internal/recrawl"
-	"weft/internal/seen"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // TestSitemaps crawls a host whose robots.txt names a sitemap index:

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/scope"
 )
 
 // tallyListener counts the connections a forbidden server accepts, and

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/recrawl"
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // liveWorld is a live web of issue 19's shape: hosts hosts of perHost

@@ -3,6 +3,7 @@ package crawl
 import (
 	"cmp"
 	"fmt"
+	"github.com/weft-crawler/weft/internal/store"
 	"io"
 	"maps"
 	"slices"
@@ -10,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"weft/internal/store"
 )
 
 // Reasons a discovered URL is not queued.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/frontier"
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // TestServerStrainIsHeeded crawls four hosts: one answers 429 with

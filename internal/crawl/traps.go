@@ -8,11 +8,11 @@ import (
 	"slices"
 	"sync"
 
-	"weft/internal/canon"
-	"weft/internal/scope"
-	"weft/internal/seen"
-	"weft/internal/sketch"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/sketch"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // Reasons of the trap rules that package scope does not decide.

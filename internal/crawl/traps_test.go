@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 func TestHostileHostsCostOnlyTheirCaps(t *testing.T) {

@@ -3,10 +3,10 @@ package crawl
 import (
 	"time"
 
-	"weft/internal/frontier"
-	"weft/internal/partition"
-	"weft/internal/seen"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // Visited is what a node of a cluster tells the others of a URL it fetched

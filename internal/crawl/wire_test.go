@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/canon"
 )
 
 // rawSite is a web server on loopback that writes each response as raw

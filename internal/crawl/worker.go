@@ -11,12 +11,12 @@ import (
 	"runtime/debug"
 	"time"
 
-	"weft/internal/canon"
-	"weft/internal/fetch"
-	"weft/internal/frontier"
-	"weft/internal/partition"
-	"weft/internal/robots"
-	"weft/internal/store"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // work leases URLs until the frontier drains or leasing stops. Every lease

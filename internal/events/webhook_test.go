@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 // endpoint is a webhook receiver on loopback that answers what answer

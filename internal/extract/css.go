@@ -6,7 +6,7 @@ import (
 	"github.com/tdewolff/parse/v2"
 	"github.com/tdewolff/parse/v2/css"
 
-	"weft/internal/pct"
+	"github.com/weft-crawler/weft/internal/pct"
 )
 
 // CSS returns the URLs a style sheet (or a style attribute's

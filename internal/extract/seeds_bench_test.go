@@ -3,7 +3,7 @@ package extract
 import (
 	"testing"
 
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // seedsPages returns the bodies of the first n HTML pages of a seeds world

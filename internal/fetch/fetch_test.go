@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/testwait"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 func TestGetOrdinary(t *testing.T) {

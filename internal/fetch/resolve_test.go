@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/canon"
 )
 
 // A Resolve name is matched in the form a canonical URL gives its host: the

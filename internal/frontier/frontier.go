@@ -55,7 +55,7 @@ import (
 	"sync"
 	"time"
 
-	"weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/partition"
 )
 
 // Frontier is safe for concurrent use. Call Run to serve leases.

@@ -10,7 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/partition"
 )
 
 // TestOneLeasePerHostUnderRandomOrders drives two frontiers (two nodes of

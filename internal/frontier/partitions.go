@@ -4,7 +4,7 @@ import (
 	"container/heap"
 	"time"
 
-	"weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/partition"
 )
 
 // HoldPartition keeps every host of partition p out of the ready heap

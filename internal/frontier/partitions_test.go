@@ -7,7 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/partition"
 )
 
 // TestHoldKeepsHostUntilReleased: a host an operator holds is not leased,

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/partition"
 )
 
 // Run serves leases until ctx is done or, without KeepAlive, until the

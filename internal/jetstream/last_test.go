@@ -6,7 +6,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"weft/internal/natstest"
+	"github.com/weft-crawler/weft/internal/natstest"
 )
 
 // TestLastMsg: the last message of a subject, wildcards included, with

@@ -15,12 +15,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
-	"weft/internal/content"
-	"weft/internal/crawl"
-	"weft/internal/events"
-	"weft/internal/natstest"
-	"weft/internal/partition"
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/events"
+	"github.com/weft-crawler/weft/internal/natstest"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -36,8 +36,8 @@ import (
 	"sync"
 	"time"
 
-	"weft/internal/canon"
-	"weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/robots"
 )
 
 // Policy is one host's override. Its zero fields override nothing. It

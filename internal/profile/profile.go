@@ -39,7 +39,7 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 	"github.com/spf13/pflag"
 
-	"weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/policy"
 )
 
 // Keys of a profile that are not flags.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/policy"
 )
 
 // mode is a flag type the package has never heard of, as one another

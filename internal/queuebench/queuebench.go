@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"weft/internal/crawl"
-	"weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/frontier"
 )
 
 // Bench drives the crawl's durable queues without fetching: the same

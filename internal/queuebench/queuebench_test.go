@@ -5,7 +5,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/crawl"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"weft/internal/pct"
+	"github.com/weft-crawler/weft/internal/pct"
 )
 
 // ruleSet is a policy's rules in match order, and their literals.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jimsmart/grobotstxt"
 
-	"weft/internal/pct"
+	"github.com/weft-crawler/weft/internal/pct"
 )
 
 // Parse builds a Rules policy from a 2xx robots.txt body, for the product

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
-	"weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/canon"
 )
 
 // Mode says how seeds widen the scope of a crawl.

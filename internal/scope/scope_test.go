@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/canon"
 )
 
 var canonicalizer = canon.New(canon.Config{})

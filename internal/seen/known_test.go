@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/partition"
 )
 
 // countingStore is a MemoryStore that counts its lookups.

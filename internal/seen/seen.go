@@ -20,7 +20,7 @@ import (
 
 	"github.com/bits-and-blooms/bloom/v3"
 
-	"weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/partition"
 )
 
 // Key identifies a canonical URL: the first 16 bytes of its SHA-256. At

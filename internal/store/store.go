@@ -5,7 +5,7 @@
 // # Key layout
 //
 // Every key starts with a one-byte table tag. part is the host's partition
-// (weft/internal/partition.Of, computed by the caller) as a big-endian uint16;
+// (internal/partition.Of, computed by the caller) as a big-endian uint16;
 // seq is a big-endian uint64, so byte order is numeric order.
 //
 //	Meta:  'M' name                                  -> raw bytes

@@ -19,7 +19,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"go.uber.org/goleak"
 
-	"weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/partition"
 )
 
 func TestMain(m *testing.M) {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	htmlx "weft/internal/extract"
-	"weft/internal/simhash"
+	htmlx "github.com/weft-crawler/weft/internal/extract"
+	"github.com/weft-crawler/weft/internal/simhash"
 )
 
 // TestArticles checks the near-duplicate test set against the crawler's

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"log"
 
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // A crawler test starts a web, hands the crawler Seeds() and Resolve(),

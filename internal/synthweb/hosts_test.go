@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/robots"
 )
 
 func startHosts(t *testing.T, cfg HostsConfig) *HostsWeb {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // seedsExchanges returns exchanges of the first n HTML pages of a seeds
