@@ -152,10 +152,16 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 	// about links.
 	if c.embeds && (!nearDup || c.cfg.NearDupFollow) {
 		// An HTML page's requisites may leave the scope by that one hop
-		// (asRequisite); a style sheet's are judged by the scope.
+		// (asRequisite), and so may those of a style sheet within the
+		// scope (a font on a CDN); a style sheet already out of scope
+		// names only requisites within it, so requisites never chain
+		// out.
 		as := asResource // the images of --with-images
 		if c.cfg.Requisites {
-			as = asSheetRequisite // a style sheet's url()s: within the scope
+			as = asSheetRequisite
+			if c.admit.scope.Within(u) {
+				as = asRequisite
+			}
 		}
 		if c.cfg.Requisites && h.Name() == "html" {
 			as = asRequisite
@@ -261,9 +267,9 @@ func (a *admitter) admitURL(pb *pageBatch, u canon.URL, depth, hops int, p front
 // fetched for what it is, not for links it may hold, so the extension rule
 // does not apply to it.
 func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, as admission) (frontier.Item, string) {
-	resource, offered := as == asResource || as == asOfferedResource || as == asRequisite || as == asSheetRequisite, as == asOffered || as == asOfferedResource
+	resource, offered := as == asResource || as == asOfferedResource || as.requisite(), as == asOffered || as == asOfferedResource || as == asOfferedRequisite
 	switch {
-	case as == asRequisite: // one hop past the scope
+	case as == asRequisite || as == asOfferedRequisite: // one hop past the scope
 		if r := a.scope.CheckRequisite(u); r != "" {
 			a.refuse(u.Authority, string(r))
 			return frontier.Item{}, string(r)
@@ -311,7 +317,7 @@ func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier
 	}
 	if a.cluster != nil && !offered && !a.cluster.Owns(u.Authority) {
 		// Another node's host: its owner judges whether the URL is new.
-		pb.forward = append(pb.forward, Offered{URL: u.String, Depth: depth, Hops: hops, Priority: p, Via: via, Resource: resource})
+		pb.forward = append(pb.forward, Offered{URL: u.String, Depth: depth, Hops: hops, Priority: p, Via: via, Resource: resource, Requisite: as.requisite()})
 		a.stats.forwarded.Add(1)
 		return frontier.Item{}, RejectForwarded
 	}
@@ -319,7 +325,7 @@ func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier
 	if hp != nil && hp.MaxURLs > 0 && (capURLs == 0 || hp.MaxURLs < capURLs) {
 		capURLs = hp.MaxURLs // a policy only lowers the cap
 	}
-	it := frontier.Item{URL: u.String, Host: u.Authority, Depth: depth, Priority: p, Hops: hops, Via: via, Requisite: as == asRequisite || as == asSheetRequisite}
+	it := frontier.Item{URL: u.String, Host: u.Authority, Depth: depth, Priority: p, Hops: hops, Via: via, Requisite: as.requisite()}
 	record := pb.recorder(&it)
 	isNew, err := a.seen.Add(u.Authority, u.String, func(part int, k seen.Key) (bool, error) {
 		// Counted only for URLs that are new, and checked before anything
@@ -420,14 +426,20 @@ func requeued(pb *pageBatch, url string) bool {
 type admission uint8
 
 const (
-	asLink            admission = iota // a link, a redirect, a seed
-	asPageLink                         // a link found on a page, which the index-alias rule may skip
-	asResource                         // fetched for what it is (an image, a sitemap): no extension rule
-	asOffered                          // handed over by the cluster (Offer): this crawl owns its host
-	asOfferedResource                  // both
-	asRequisite                        // an HTML page's requisite: may leave the scope by one hop
-	asSheetRequisite                   // a style sheet's requisite: a resource within the scope
+	asLink             admission = iota // a link, a redirect, a seed
+	asPageLink                          // a link found on a page, which the index-alias rule may skip
+	asResource                          // fetched for what it is (an image, a sitemap): no extension rule
+	asOffered                           // handed over by the cluster (Offer): this crawl owns its host
+	asOfferedResource                   // both
+	asRequisite                         // an HTML page's requisite: may leave the scope by one hop
+	asSheetRequisite                    // a style sheet's requisite: a resource within the scope
+	asOfferedRequisite                  // a requisite handed over by the cluster, judged by its finder as asRequisite
 )
+
+// requisite reports whether a URL so admitted is a page's requisite.
+func (as admission) requisite() bool {
+	return as == asRequisite || as == asSheetRequisite || as == asOfferedRequisite
+}
 
 var (
 	errHostCap    = errors.New("host cap reached")

@@ -46,7 +46,7 @@ const (
 // kindOf names how a URL came to be judged, for a LinkFilter.
 func kindOf(as admission, hops int) string {
 	switch {
-	case as == asRequisite || as == asSheetRequisite:
+	case as.requisite():
 		return LinkRequisite
 	case as == asResource || as == asOfferedResource:
 		return LinkResource

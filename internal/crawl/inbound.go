@@ -44,7 +44,10 @@ func (in Inbound) Offer(urls []Offered) error {
 			pb.widenScope(u.String)
 		}
 		as := asOffered
-		if o.Resource {
+		switch {
+		case o.Requisite:
+			as = asOfferedRequisite
+		case o.Resource:
 			as = asOfferedResource
 		}
 		if it, why := c.admit.judge(pb, u, o.Depth, o.Hops, o.Priority, o.Via, as); why == "" {

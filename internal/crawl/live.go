@@ -106,6 +106,10 @@ type Offered struct {
 	// Resource: fetched for what it is (an image, a sitemap), so the
 	// extension rule does not apply.
 	Resource bool `json:"resource,omitempty"`
+	// Requisite: a page's requisite, which its finder judged by the
+	// requisite rule (one hop past the scope); the owner queues it as one,
+	// so its links are not followed.
+	Requisite bool `json:"requisite,omitempty"`
 }
 
 // heldParts records which partitions are held (Inbound.HoldPartition),

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 // requisiteSite is a small site on loopback whose pages need style
@@ -55,14 +57,12 @@ func (s *requisiteSite) count(host, path string) int {
 	return n
 }
 
-// TestRequisitesFetched: with Requisites, each page's style sheets (and
-// the fonts and images their url()s name), scripts, srcset images, a
-// preloaded JSON file and the favicon are fetched once, a CDN's style
-// sheet one hop out of scope included; robots.txt still holds for them;
-// links are followed as before; the server's log shows one request at a
-// time per host, with the delay between.
-func TestRequisitesFetched(t *testing.T) {
-	site := &requisiteSite{}
+// startRequisiteSite serves the requisite site: www.req.test, whose pages
+// need style sheets (and fonts and images they name), scripts, images, a
+// preload and the favicon, and cdn.other.test, out of a host scope, with a
+// style sheet, the font the in-scope sheet names and an image its own
+// sheet names. It returns the two authorities and the main host's files.
+func startRequisiteSite(t *testing.T, site *requisiteSite) (mainHost, cdnHost string, mainFiles map[string][2]string) {
 	listen := func() net.Listener {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -71,7 +71,7 @@ func TestRequisitesFetched(t *testing.T) {
 		return ln
 	}
 	mainLn, cdnLn := listen(), listen()
-	mainHost, cdnHost := "www.req.test:"+port(mainLn), "cdn.other.test:"+port(cdnLn)
+	mainHost, cdnHost = "www.req.test:"+port(mainLn), "cdn.other.test:"+port(cdnLn)
 	page := func(title, more string) string {
 		return `<!doctype html><html><head><title>` + title + `</title>
 <link rel="stylesheet" href="/s/site.css"><link rel="stylesheet" href="http://` + cdnHost + `/lib.css">
@@ -79,11 +79,11 @@ func TestRequisitesFetched(t *testing.T) {
 <script src="/js/app.js"></script></head>
 <body><img src="/img/a.jpg" srcset="/img/a-2x.jpg 2x"><img src="/private/secret.png">` + more + `</body></html>`
 	}
-	mainFiles := map[string][2]string{
+	mainFiles = map[string][2]string{
 		"/robots.txt":      {"text/plain", "User-agent: *\nDisallow: /private/\n"},
 		"/":                {"text/html", page("home", `<a href="/two">two</a>`)},
 		"/two":             {"text/html", page("two", "")},
-		"/s/site.css":      {"text/css", `@import "/s/base.css"; @font-face{src:url(/f/font.woff2)} body{background:url("/img/bg.png")}`},
+		"/s/site.css":      {"text/css", `@import "/s/base.css"; @font-face{src:url(/f/font.woff2)} @font-face{font-family:c;src:url(http://` + cdnHost + `/cdn-font.woff2)} body{background:url("/img/bg.png")}`},
 		"/s/base.css":      {"text/css", `h1{color:red}`},
 		"/f/font.woff2":    {"font/woff2", "wOF2"},
 		"/img/bg.png":      {"image/png", "png"},
@@ -98,19 +98,39 @@ func TestRequisitesFetched(t *testing.T) {
 	cdnFiles := map[string][2]string{
 		"/robots.txt": {"text/plain", "User-agent: *\nAllow: /\n"},
 		"/lib.css":    {"text/css", `.x{background:url(/lib-img.png)}`},
+		// A font the in-scope style sheet names: one hop out of scope.
+		"/cdn-font.woff2": {"font/woff2", "wOF2"},
 	}
 	for ln, h := range map[net.Listener]http.Handler{mainLn: site.handler(mainHost, mainFiles), cdnLn: site.handler(cdnHost, cdnFiles)} {
 		srv := &http.Server{Handler: h}
 		go srv.Serve(ln)
 		t.Cleanup(func() { srv.Close() })
 	}
-	const delay = 20 * time.Millisecond
+	return mainHost, cdnHost, mainFiles
+}
+
+// requisiteConfig is the crawl of the requisite site from its home page.
+func requisiteConfig(t *testing.T, mainHost string, delay time.Duration) Config {
 	cfg := Config{
 		Seeds: []string{"http://" + mainHost + "/"}, DataDir: t.TempDir(), Workers: 4, Delay: delay, Requisites: true,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true, NearDupThreshold: -1,
 	}
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Fetch.Resolve = map[string]string{"www.req.test": "127.0.0.1", "cdn.other.test": "127.0.0.1"}
+	return cfg
+}
+
+// TestRequisitesFetched: with Requisites, each page's style sheets (and
+// the fonts and images their url()s name), scripts, srcset images, a
+// preloaded JSON file and the favicon are fetched once, a CDN's style
+// sheet one hop out of scope included; robots.txt still holds for them;
+// links are followed as before; the server's log shows one request at a
+// time per host, with the delay between.
+func TestRequisitesFetched(t *testing.T) {
+	site := &requisiteSite{}
+	mainHost, cdnHost, mainFiles := startRequisiteSite(t, site)
+	const delay = 20 * time.Millisecond
+	cfg := requisiteConfig(t, mainHost, delay)
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -133,14 +153,17 @@ func TestRequisitesFetched(t *testing.T) {
 	if n := site.count(cdnHost, "/lib.css"); n != 1 {
 		t.Errorf("the CDN's style sheet, one hop out of scope, requested %d times, want once", n)
 	}
+	if n := site.count(cdnHost, "/cdn-font.woff2"); n != 1 {
+		t.Errorf("the CDN's font, named by an in-scope style sheet (one hop out of scope), requested %d times, want once", n)
+	}
 	if n := site.count(cdnHost, "/lib-img.png"); n != 0 {
 		t.Errorf("the CDN style sheet's image, two hops out of scope, requested %d times", n)
 	}
 	// Queued: the home page's eight (two style sheets, the JSON, the
 	// preloaded part, the script, two images, the favicon; not the
-	// disallowed one), and the style sheet's three (its @import, font and
-	// image); not the CDN sheet's image.
-	if sum.Requisites == 0 || sum.RequisitesQueued != 11 || sum.Rejected[RejectRequisiteLinks] != 1 || sum.Archived["text/css"] != 3 {
+	// disallowed one), and the style sheet's four (its @import, its two
+	// fonts, the CDN's included, and its image); not the CDN sheet's image.
+	if sum.Requisites == 0 || sum.RequisitesQueued != 12 || sum.Rejected[RejectRequisiteLinks] != 1 || sum.Archived["text/css"] != 3 {
 		t.Errorf("summary: %d requisites found, %d queued; archived %v; rejected %v", sum.Requisites, sum.RequisitesQueued, sum.Archived, sum.Rejected)
 	}
 	// One request at a time per host, and the delay between them.
@@ -162,4 +185,77 @@ func TestRequisitesFetched(t *testing.T) {
 func port(ln net.Listener) string {
 	_, p, _ := net.SplitHostPort(ln.Addr().String())
 	return p
+}
+
+// TestRequisiteOfferedAcrossNodes: in a cluster, a requisite on a host
+// another node owns is handed over as a requisite. The node that owns
+// the CDN (whose scope is the same seeds' hosts, so the CDN is out of it)
+// fetches the style sheet and the font that the page and its in-scope
+// sheet name, one hop out of scope, and not the image the CDN's sheet
+// names; every file once, from its owner only.
+func TestRequisiteOfferedAcrossNodes(t *testing.T) {
+	site := &requisiteSite{}
+	mainHost, cdnHost, mainFiles := startRequisiteSite(t, site)
+	owner := func(host string) int {
+		if host == cdnHost {
+			return 1
+		}
+		return 0
+	}
+	rl := &relay{owner: owner, queue: make(chan []Offered, 64), done: make(chan struct{})}
+	var nodes []*Crawler
+	for n := range 2 {
+		cfg := requisiteConfig(t, mainHost, 5*time.Millisecond)
+		cfg.KeepAlive = true
+		nodes = append(nodes, newNode(t, cfg, &testCluster{owns: func(host string) bool { return owner(host) == n }, forward: rl.forward}))
+	}
+	rl.nodes = nodes
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go rl.run(ctx, func(raw string) (string, error) {
+		u, err := nodes[0].canon.Parse(raw)
+		return u.Authority, err
+	})
+	var wg sync.WaitGroup
+	for _, c := range nodes {
+		wg.Go(func() {
+			if _, err := c.Run(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	testwait.EventuallyNil(t, time.Minute, "the pages and their requisites fetched, and both nodes idle", func() error {
+		for path := range mainFiles {
+			if site.count(mainHost, path) == 0 {
+				return fmt.Errorf("%s%s not fetched yet", mainHost, path)
+			}
+		}
+		for _, path := range []string{"/lib.css", "/cdn-font.woff2"} {
+			if site.count(cdnHost, path) == 0 {
+				return fmt.Errorf("%s%s not fetched yet", cdnHost, path)
+			}
+		}
+		for n, c := range nodes {
+			if fs := c.Operator().Live().Frontier; fs.Queued != 0 || fs.InFlight != 0 {
+				return fmt.Errorf("node %d: %d queued, %d in flight", n, fs.Queued, fs.InFlight)
+			}
+		}
+		if p := rl.pending.Load(); p != 0 {
+			return fmt.Errorf("%d batches being relayed", p)
+		}
+		return nil
+	})
+	cancel()
+	wg.Wait()
+	<-rl.done
+	for path := range mainFiles {
+		if n := site.count(mainHost, path); n != 1 {
+			t.Errorf("%s%s requested %d times, want once", mainHost, path, n)
+		}
+	}
+	for path, want := range map[string]int{"/lib.css": 1, "/cdn-font.woff2": 1, "/lib-img.png": 0} {
+		if n := site.count(cdnHost, path); n != want {
+			t.Errorf("%s%s requested %d times, want %d", cdnHost, path, n, want)
+		}
+	}
 }

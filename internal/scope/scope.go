@@ -316,6 +316,12 @@ func (f *Filter) CheckRequisite(u canon.URL) Reason {
 	return ""
 }
 
+// Within reports whether u is inside the crawl's scope mode (the hosts,
+// domains or prefixes of its seeds), whatever its depth and filters: the
+// test of whether a style sheet's requisites may leave the scope by one
+// hop, as an HTML page's do.
+func (f *Filter) Within(u canon.URL) bool { return f.inScope(u) }
+
 // CheckSeed is Check for a URL offered as a new seed, before AddSeed: a
 // seed makes its own scope, so only the filters and the Include and
 // Exclude expressions apply.
