@@ -285,13 +285,15 @@ func (n *Node) consumeFrom(ctx context.Context, p int, start uint64, ps *partSna
 		}
 		var o crawl.Offered
 		if json.Unmarshal(m.Data(), &o) == nil {
-			for ctx.Err() == nil {
-				err := n.in.Offer([]crawl.Offered{o})
-				if !errors.Is(err, crawl.ErrNotRunning) {
-					break
-				}
-				select { // the crawl's Run has not started yet
-				case <-time.After(10 * time.Millisecond):
+			if err := n.in.Offer([]crawl.Offered{o}); errors.Is(err, crawl.ErrNotRunning) {
+				// The crawl's Run has not started yet: offered once it
+				// takes work; one that has ended takes none, and this
+				// reader stops with the node.
+				select {
+				case <-n.crawl.Ready():
+					if errors.Is(n.in.Offer([]crawl.Offered{o}), crawl.ErrNotRunning) {
+						<-ctx.Done()
+					}
 				case <-ctx.Done():
 				}
 			}
