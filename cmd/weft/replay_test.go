@@ -14,6 +14,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -121,20 +123,17 @@ func replayWebPage(t *testing.T) string {
 
 // browse opens url in a fresh headless Chromium with its window w×h,
 // waits until ready (a JS expression) is true, and returns a screenshot
-// of the viewport. hostRules maps host names (Chromium's
-// --host-resolver-rules), "" for none.
+// of the viewport. flags are more of Chromium's flags: host rules for
+// the live page, a proxy for the replay.
 //
 // If settle is not "", the page is loaded until settle (a JS expression)
 // is true, then once more: a replay's service worker serves only the
 // loads that come after it is active, and the first may reach the
 // network before it is.
-func browse(t *testing.T, bin, url, ready, hostRules, settle string) image.Image {
+func browse(t *testing.T, bin, url, ready, settle string, flags ...chromedp.ExecAllocatorOption) image.Image {
 	t.Helper()
 	opts := browsertest.Options(t, bin, 900, 600,
-		chromedp.Flag("hide-scrollbars", true), chromedp.Flag("force-device-scale-factor", "1"))
-	if hostRules != "" {
-		opts = append(opts, chromedp.Flag("host-resolver-rules", hostRules))
-	}
+		append([]chromedp.ExecAllocatorOption{chromedp.Flag("hide-scrollbars", true), chromedp.Flag("force-device-scale-factor", "1")}, flags...)...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
 	defer cancelAlloc()
 	bctx, cancel := chromedp.NewContext(actx)
@@ -160,6 +159,67 @@ func browse(t *testing.T, bin, url, ready, hostRules, settle string) image.Image
 		t.Fatal(err)
 	}
 	return img
+}
+
+// recordingProxy is the replaying browser's HTTP proxy: it passes on the
+// requests to allow (the viewer's host:port) and refuses and records
+// every other, a CONNECT included. Chromium's own services (component
+// updates, network time, accounts), which Debian's build asks for whatever
+// its flags, are refused and kept apart: they are the browser's, not the
+// replay's.
+type recordingProxy struct {
+	allow   string
+	mu      sync.Mutex
+	passed  int
+	outside []string
+	own     []string
+}
+
+// chromiumOwn reports whether host (host[:port]) is one of Google's
+// service domains, which only Chromium itself asks.
+func chromiumOwn(host string) bool {
+	h, _, err := net.SplitHostPort(host)
+	if err != nil {
+		h = host
+	}
+	for _, d := range []string{"google.com", "googleapis.com", "gvt1.com", "gstatic.com"} {
+		if h == d || strings.HasSuffix(h, "."+d) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *recordingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	target := r.URL.Host
+	if r.Method == http.MethodConnect {
+		target = r.Host
+	}
+	p.mu.Lock()
+	ok := r.Method != http.MethodConnect && target == p.allow
+	switch {
+	case ok:
+		p.passed++
+	case chromiumOwn(target):
+		p.own = append(p.own, target)
+	default:
+		p.outside = append(p.outside, r.Method+" "+r.URL.String()+" (host "+target+")")
+	}
+	p.mu.Unlock()
+	if !ok {
+		http.Error(w, "outside the archive", http.StatusForbidden)
+		return
+	}
+	(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(&url.URL{Scheme: "http", Host: p.allow})
+		pr.Out.Host = pr.In.Host
+	}}).ServeHTTP(w, r)
+}
+
+func (p *recordingProxy) counts() (passed int, outside, own []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.passed, append([]string(nil), p.outside...), append([]string(nil), p.own...)
 }
 
 // waczPayloads reads every capture a WACZ's index lists, by byte range
@@ -332,7 +392,8 @@ func TestReplayInReplayWebPage(t *testing.T) {
 	}
 	t.Logf("%d responses in the WACZ: the page, robots.txt, the missing sitemap and %d requisites", len(archived), requisites)
 
-	live := browse(t, bin, pageURL, `document.body.dataset.ready === "1" && document.images[0].complete`, "MAP "+host+" 127.0.0.1", "")
+	live := browse(t, bin, pageURL, `document.body.dataset.ready === "1" && document.images[0].complete`, "",
+		chromedp.Flag("host-resolver-rules", "MAP "+host+" 127.0.0.1"))
 
 	// The viewer: ReplayWeb.page's files, the WACZ, and a page that embeds
 	// the replay at the window's size, with no chrome of its own.
@@ -366,10 +427,30 @@ func TestReplayInReplayWebPage(t *testing.T) {
   walk(document);
   return docs.some(d => d.body && d.body.dataset.ready === "1" && d.images[0] && d.images[0].complete); })()`
 	swActive := `(navigator.serviceWorker.getRegistration("/replay/").then(r => { window.weftSW = !!(r && r.active); }), window.weftSW === true)`
-	replayed := browse(t, bin, "http://"+vln.Addr().String()+"/", ready, "", swActive)
+	// Every request of the replaying browser, its service worker's
+	// included, goes through a proxy that passes on only those to the
+	// viewer and records the rest: the replay must make none.
+	proxy := &recordingProxy{allow: vln.Addr().String()}
+	pln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	psrv := &http.Server{Handler: proxy}
+	go psrv.Serve(pln)
+	defer psrv.Close()
+	replayed := browse(t, bin, "http://"+vln.Addr().String()+"/", ready, swActive,
+		chromedp.ProxyServer("http://"+pln.Addr().String()), chromedp.Flag("proxy-bypass-list", "<-loopback>"))
 	if n := site.count() - before; n != 0 {
 		t.Errorf("the live site received %d requests while the archive was replayed", n)
 	}
+	passed, outside, own := proxy.counts()
+	if passed == 0 {
+		t.Errorf("no request of the replaying browser went through the proxy: the check saw nothing")
+	}
+	if len(outside) > 0 {
+		t.Errorf("the replay made %d requests outside the archive: %v", len(outside), outside)
+	}
+	t.Logf("the replaying browser made %d requests to the viewer, %d outside the archive, and %d of Chromium's own (refused): %v", passed, len(outside), len(own), own)
 	d := differing(live, replayed)
 	t.Logf("replayed page: %.2f%% of its pixels differ from the live one's", 100*d)
 	if d > maxReplayDiff || os.Getenv("WEFT_REPLAY_SHOTS") != "" {
