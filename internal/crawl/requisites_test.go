@@ -174,7 +174,7 @@ func TestRequisitesFetched(t *testing.T) {
 		if p, ok := last[r.host]; ok {
 			if r.start.Before(p.end) {
 				t.Errorf("%s: %s started before %s ended", r.host, r.path, p.path)
-			} else if gap := r.start.Sub(p.end); gap < delay*9/10 && r.path != "/robots.txt" && p.path != "/robots.txt" {
+			} else if gap := r.start.Sub(p.end); gap < delay {
 				t.Errorf("%s: %s %v after %s ended, delay %v", r.host, r.path, gap, p.path, delay)
 			}
 		}
