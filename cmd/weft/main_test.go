@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -170,6 +171,10 @@ func TestDemo(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout)
 		}
+	}
+	// The pages' photos are fetched and archived as their requisites.
+	if m := regexp.MustCompile(`requisites: (\d+) found .*, (\d+) fetched and archived`).FindStringSubmatch(stdout); m == nil || m[2] == "0" {
+		t.Errorf("demo output counts no requisite fetched and archived (%q):\n%s", m, stdout)
 	}
 }
 

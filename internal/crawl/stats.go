@@ -39,59 +39,60 @@ const (
 // shared lock on the hot path (atomics, and maps behind short locks only for
 // label sets that are small and bounded).
 type counters struct {
-	pages            atomic.Int64 // responses to page requests
-	robots           atomic.Int64 // robots.txt requests
-	bytes            atomic.Int64 // body bytes received (wire, still encoded)
-	revisits         atomic.Int64 // responses archived as revisits of an identical payload
-	nearDups         atomic.Int64 // parsed pages within the near-duplicate threshold of an earlier one
-	notModified      atomic.Int64 // 304s to conditional requests, archived as server-not-modified revisits
-	recrawls         atomic.Int64 // URLs queued again when their next crawl came
-	listedChanged    atomic.Int64 // URLs queued again early: a sitemap's <lastmod> is after their last fetch
-	listedDropped    atomic.Int64 // sitemap hints about known URLs dropped: too many waited for a scan
-	revisitBytes     atomic.Int64 // their payload bytes, not stored again
-	rendered         atomic.Int64 // exchanges archived as parsed, not as sent (archiver.rendered)
-	requisitesFound  atomic.Int64 // requisites found on pages and style sheets
-	requisitesQueued atomic.Int64 // of which new, and queued
-	truncated        atomic.Int64
-	overDecode       atomic.Int64 // decoded body over the cap (a compression bomb)
-	badCoding        atomic.Int64 // body whose Content-Encoding could not be undone
-	binary           atomic.Int64 // body labelled as text that is binary, not parsed
-	redirectSeen     atomic.Int64 // redirects to a URL already seen: loops, or pages reached before
-	robotsCut        atomic.Int64 // robots.txt files longer than robots.MaxBytes, read in part
-	forwarded        atomic.Int64 // URLs handed to other nodes (Cluster.Owns)
-	errors           atomic.Int64 // page requests without a response
-	noindex          atomic.Int64
-	nofollow         atomic.Int64
-	robotsHops       atomic.Int64              // robots.txt redirect hops followed
-	robotsRetries    atomic.Int64              // failed robots.txt fetches that left the host waiting for a retry
-	robotsLastGood   atomic.Int64              // unreachable robots.txt files replaced by the last good copy (or by none)
-	resumedURLs      atomic.Int64              // URLs a resumed crawl found in its store
-	resumedQueue     atomic.Int64              // of which still queued (leases out at a crash included)
-	throttled        atomic.Int64              // 429 responses
-	unavailable      atomic.Int64              // 503 responses
-	strained         atomic.Int64              // requests cut by a timeout, a reset or a silence
-	parks            atomic.Int64              // hosts parked for a failure streak
-	fetchTime        histogram                 // page fetch durations
-	queueDelay       histogram                 // from queueing to lease
-	lastHigh         atomic.Int64              // Unix nanoseconds of the last high-priority fetch
-	hosts            *hostMap[store.HostState] // per host: 429s, 5xxs, HTML pages cut at MaxLinksPerPage (the crawl's host states)
-	linksCutAll      atomic.Int64              // HTML pages cut at MaxLinksPerPage, every host's
-	gaveUp           hostList                  // hosts given up after too many failures
-	traps            hostList                  // hosts cut off as near-duplicate traps
-	mu               sync.Mutex
-	byClass          map[string]int64
-	byError          map[string]int64
-	rejected         map[string]int64
-	handled          map[string]int64 // responses read, by handler
-	archivedTypes    map[string]int64 // 2xx responses archived, by media type (bounded: incType)
-	refusedTypes     map[string]int64 // bodies the media policy refused, by media type (bounded)
-	unreadable       map[string]int64 // of which read only in part (malformed), by handler
-	cut              map[string]int64 // of which cut at a limit, by handler
-	robotsOutc       map[string]int64
-	hostsDown        map[string]int64 // hosts not crawled (robots.txt disallow-all), by cause
-	charsets         map[string]int64 // documents whose encoding was unknown, invalid or converted, by kind
-	extended         map[string]int64 // documents extensions read, by extension
-	extFailed        map[string]int64 // of which the extension failed on, by extension
+	pages              atomic.Int64 // responses to page requests
+	robots             atomic.Int64 // robots.txt requests
+	bytes              atomic.Int64 // body bytes received (wire, still encoded)
+	revisits           atomic.Int64 // responses archived as revisits of an identical payload
+	nearDups           atomic.Int64 // parsed pages within the near-duplicate threshold of an earlier one
+	notModified        atomic.Int64 // 304s to conditional requests, archived as server-not-modified revisits
+	recrawls           atomic.Int64 // URLs queued again when their next crawl came
+	listedChanged      atomic.Int64 // URLs queued again early: a sitemap's <lastmod> is after their last fetch
+	listedDropped      atomic.Int64 // sitemap hints about known URLs dropped: too many waited for a scan
+	revisitBytes       atomic.Int64 // their payload bytes, not stored again
+	rendered           atomic.Int64 // exchanges archived as parsed, not as sent (archiver.rendered)
+	requisitesFound    atomic.Int64 // requisites found on pages and style sheets
+	requisitesQueued   atomic.Int64 // of which new, and queued
+	requisitesArchived atomic.Int64 // requisites fetched and archived (2xx)
+	truncated          atomic.Int64
+	overDecode         atomic.Int64 // decoded body over the cap (a compression bomb)
+	badCoding          atomic.Int64 // body whose Content-Encoding could not be undone
+	binary             atomic.Int64 // body labelled as text that is binary, not parsed
+	redirectSeen       atomic.Int64 // redirects to a URL already seen: loops, or pages reached before
+	robotsCut          atomic.Int64 // robots.txt files longer than robots.MaxBytes, read in part
+	forwarded          atomic.Int64 // URLs handed to other nodes (Cluster.Owns)
+	errors             atomic.Int64 // page requests without a response
+	noindex            atomic.Int64
+	nofollow           atomic.Int64
+	robotsHops         atomic.Int64              // robots.txt redirect hops followed
+	robotsRetries      atomic.Int64              // failed robots.txt fetches that left the host waiting for a retry
+	robotsLastGood     atomic.Int64              // unreachable robots.txt files replaced by the last good copy (or by none)
+	resumedURLs        atomic.Int64              // URLs a resumed crawl found in its store
+	resumedQueue       atomic.Int64              // of which still queued (leases out at a crash included)
+	throttled          atomic.Int64              // 429 responses
+	unavailable        atomic.Int64              // 503 responses
+	strained           atomic.Int64              // requests cut by a timeout, a reset or a silence
+	parks              atomic.Int64              // hosts parked for a failure streak
+	fetchTime          histogram                 // page fetch durations
+	queueDelay         histogram                 // from queueing to lease
+	lastHigh           atomic.Int64              // Unix nanoseconds of the last high-priority fetch
+	hosts              *hostMap[store.HostState] // per host: 429s, 5xxs, HTML pages cut at MaxLinksPerPage (the crawl's host states)
+	linksCutAll        atomic.Int64              // HTML pages cut at MaxLinksPerPage, every host's
+	gaveUp             hostList                  // hosts given up after too many failures
+	traps              hostList                  // hosts cut off as near-duplicate traps
+	mu                 sync.Mutex
+	byClass            map[string]int64
+	byError            map[string]int64
+	rejected           map[string]int64
+	handled            map[string]int64 // responses read, by handler
+	archivedTypes      map[string]int64 // 2xx responses archived, by media type (bounded: incType)
+	refusedTypes       map[string]int64 // bodies the media policy refused, by media type (bounded)
+	unreadable         map[string]int64 // of which read only in part (malformed), by handler
+	cut                map[string]int64 // of which cut at a limit, by handler
+	robotsOutc         map[string]int64
+	hostsDown          map[string]int64 // hosts not crawled (robots.txt disallow-all), by cause
+	charsets           map[string]int64 // documents whose encoding was unknown, invalid or converted, by kind
+	extended           map[string]int64 // documents extensions read, by extension
+	extFailed          map[string]int64 // of which the extension failed on, by extension
 }
 
 func newCounters() *counters {
@@ -227,68 +228,69 @@ type Progress struct {
 
 // Summary is what a finished crawl did.
 type Summary struct {
-	StoppedBy        string // "drained", "max-pages", "interrupted", "failed" (see the error) or "stopped"
-	Elapsed          time.Duration
-	Pages            int64            // page requests that got a response
-	RobotsFetches    int64            // robots.txt requests
-	Bytes            int64            // body bytes received
-	Truncated        int64            // responses cut by a cap or a timeout
-	Revisits         int64            // responses whose payload was already archived: revisit records
-	NearDups         int64            // pages that were near-duplicates of an earlier page
-	NotModified      int64            // 304s to conditional requests (continuous mode)
-	Recrawls         int64            // URLs queued again when their next crawl came (continuous mode)
-	ListedChanged    int64            // URLs queued again early: a sitemap's <lastmod> is after their last fetch
-	ListedDropped    int64            // sitemap hints about known URLs dropped: too many waited for a scan
-	RevisitBytes     int64            // their payload bytes, not stored again
-	Rendered         int64            // exchanges archived as parsed, not as the bytes sent, which no WARC record could hold
-	Requisites       int64            // requisites found on pages and style sheets (Config.Requisites, WithImages)
-	RequisitesQueued int64            // of which new to the crawl, and queued
-	OverDecodeCap    int64            // bodies whose decompressed size passed the cap (not parsed past it)
-	BadEncoding      int64            // bodies whose Content-Encoding could not be undone
-	Binary           int64            // bodies labelled as text that were binary: archived, not parsed
-	Charsets         map[string]int64 // documents whose charset label was unknown, whose UTF-8 was invalid, or that were converted to UTF-8 (content.Charset*)
-	RedirectSeen     int64            // redirects to a URL already seen: loops, or pages reached another way
-	Forwarded        int64            // URLs handed to the nodes that own their hosts (Cluster.Owns)
-	RobotsCut        int64            // robots.txt files over robots.MaxBytes: only their first 500 KiB read
-	ByStatus         map[string]int64 // page responses by status class ("2xx", ...)
-	Errors           map[string]int64 // page requests without a response, by kind
-	Rejected         map[string]int64 // discovered URLs not queued, by reason
-	Handled          map[string]int64 // responses read, by content handler ("html", "text", "sitemap", "image")
-	Archived         map[string]int64 // 2xx responses archived, by media type (at most 64 types, the rest "other")
-	Refused          map[string]int64 // responses whose body the media policy refused (not read), by media type
-	Unreadable       map[string]int64 // of which read only in part (malformed), by handler
-	Cut              map[string]int64 // of which cut at a limit (a sitemap past 50,000 URLs or 50 MB, a page past MaxLinksPerPage links), by handler
-	Extended         map[string]int64 // documents extensions read (Config.Extensions), by extension
-	ExtensionFailed  map[string]int64 // of which the extension failed on (an error, a timeout, a crash), by extension
-	LinksCut         int64            // HTML pages cut at MaxLinksPerPage: their later links not read
-	LinksCutHosts    map[string]int64 // of which per host, for the 20 hosts with the most
-	Robots           map[string]int64 // robots.txt fetch outcomes: rules, no-rules, disallow-all (each retry counts)
-	RobotsHops       int64            // robots.txt redirect hops followed
-	Policies         int              // hosts with an operator policy when the crawl ended
-	RobotsRetries    int64            // failed robots.txt fetches retried later, the host's URLs kept
-	RobotsLastGood   int64            // unreachable robots.txt files replaced by the last good copy, or by none (RobotsLastGood)
-	HostsDown        map[string]int64 // hosts not crawled because robots.txt failed, by cause
-	NoIndex          int64            // pages that asked not to be indexed (still archived)
-	NoFollow         int64            // pages whose links were not followed on their request
-	Throttled        int64            // 429 responses (robots.txt included): the host backed off
-	Unavailable      int64            // 503 responses: backed off, and counted as failures
-	Strained         int64            // requests cut by a timeout, a reset or a silence: the host and its server waited the latency factor times as long
-	Parks            int64            // times a host was parked after failures in a row
-	GaveUp           int64            // hosts given up after too many failures
-	GaveUpHosts      []string         // the first of them
-	Traps            int64            // hosts cut off: most of their last pages were near-duplicates
-	TrapHosts        []string         // the first of them
-	TrapCosts        []TrapCost       // the hosts trap rules (pattern, repeats, depth, host-cap, trap) refused most URLs of, and what each cost
-	TrapHostCount    int64            // hosts any trap rule refused URLs of
-	Queued           int              // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
-	Resumed          bool             // the crawl continued one found under DataDir
-	ResumedURLs      int64            // URLs that crawl had accepted
-	ResumedQueue     int64            // URLs the earlier run left queued that this one read back (leases out at a crash included)
-	WARCRecovered    int              // torn WARC files from a crash cut back to their last whole record
-	WARCFiles        []string
-	WARCBytes        int64
-	WARCUploads      *Uploads // finished WARC files moved to the object store; nil without one
-	SeenFalsePos     int64    // Bloom filter false positives caught by the exact store
+	StoppedBy          string // "drained", "max-pages", "interrupted", "failed" (see the error) or "stopped"
+	Elapsed            time.Duration
+	Pages              int64            // page requests that got a response
+	RobotsFetches      int64            // robots.txt requests
+	Bytes              int64            // body bytes received
+	Truncated          int64            // responses cut by a cap or a timeout
+	Revisits           int64            // responses whose payload was already archived: revisit records
+	NearDups           int64            // pages that were near-duplicates of an earlier page
+	NotModified        int64            // 304s to conditional requests (continuous mode)
+	Recrawls           int64            // URLs queued again when their next crawl came (continuous mode)
+	ListedChanged      int64            // URLs queued again early: a sitemap's <lastmod> is after their last fetch
+	ListedDropped      int64            // sitemap hints about known URLs dropped: too many waited for a scan
+	RevisitBytes       int64            // their payload bytes, not stored again
+	Rendered           int64            // exchanges archived as parsed, not as the bytes sent, which no WARC record could hold
+	Requisites         int64            // requisites found on pages and style sheets (Config.Requisites, WithImages)
+	RequisitesQueued   int64            // of which new to the crawl, and queued
+	RequisitesArchived int64            // requisites fetched, answered 2xx and archived
+	OverDecodeCap      int64            // bodies whose decompressed size passed the cap (not parsed past it)
+	BadEncoding        int64            // bodies whose Content-Encoding could not be undone
+	Binary             int64            // bodies labelled as text that were binary: archived, not parsed
+	Charsets           map[string]int64 // documents whose charset label was unknown, whose UTF-8 was invalid, or that were converted to UTF-8 (content.Charset*)
+	RedirectSeen       int64            // redirects to a URL already seen: loops, or pages reached another way
+	Forwarded          int64            // URLs handed to the nodes that own their hosts (Cluster.Owns)
+	RobotsCut          int64            // robots.txt files over robots.MaxBytes: only their first 500 KiB read
+	ByStatus           map[string]int64 // page responses by status class ("2xx", ...)
+	Errors             map[string]int64 // page requests without a response, by kind
+	Rejected           map[string]int64 // discovered URLs not queued, by reason
+	Handled            map[string]int64 // responses read, by content handler ("html", "text", "sitemap", "image")
+	Archived           map[string]int64 // 2xx responses archived, by media type (at most 64 types, the rest "other")
+	Refused            map[string]int64 // responses whose body the media policy refused (not read), by media type
+	Unreadable         map[string]int64 // of which read only in part (malformed), by handler
+	Cut                map[string]int64 // of which cut at a limit (a sitemap past 50,000 URLs or 50 MB, a page past MaxLinksPerPage links), by handler
+	Extended           map[string]int64 // documents extensions read (Config.Extensions), by extension
+	ExtensionFailed    map[string]int64 // of which the extension failed on (an error, a timeout, a crash), by extension
+	LinksCut           int64            // HTML pages cut at MaxLinksPerPage: their later links not read
+	LinksCutHosts      map[string]int64 // of which per host, for the 20 hosts with the most
+	Robots             map[string]int64 // robots.txt fetch outcomes: rules, no-rules, disallow-all (each retry counts)
+	RobotsHops         int64            // robots.txt redirect hops followed
+	Policies           int              // hosts with an operator policy when the crawl ended
+	RobotsRetries      int64            // failed robots.txt fetches retried later, the host's URLs kept
+	RobotsLastGood     int64            // unreachable robots.txt files replaced by the last good copy, or by none (RobotsLastGood)
+	HostsDown          map[string]int64 // hosts not crawled because robots.txt failed, by cause
+	NoIndex            int64            // pages that asked not to be indexed (still archived)
+	NoFollow           int64            // pages whose links were not followed on their request
+	Throttled          int64            // 429 responses (robots.txt included): the host backed off
+	Unavailable        int64            // 503 responses: backed off, and counted as failures
+	Strained           int64            // requests cut by a timeout, a reset or a silence: the host and its server waited the latency factor times as long
+	Parks              int64            // times a host was parked after failures in a row
+	GaveUp             int64            // hosts given up after too many failures
+	GaveUpHosts        []string         // the first of them
+	Traps              int64            // hosts cut off: most of their last pages were near-duplicates
+	TrapHosts          []string         // the first of them
+	TrapCosts          []TrapCost       // the hosts trap rules (pattern, repeats, depth, host-cap, trap) refused most URLs of, and what each cost
+	TrapHostCount      int64            // hosts any trap rule refused URLs of
+	Queued             int              // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
+	Resumed            bool             // the crawl continued one found under DataDir
+	ResumedURLs        int64            // URLs that crawl had accepted
+	ResumedQueue       int64            // URLs the earlier run left queued that this one read back (leases out at a crash included)
+	WARCRecovered      int              // torn WARC files from a crash cut back to their last whole record
+	WARCFiles          []string
+	WARCBytes          int64
+	WARCUploads        *Uploads // finished WARC files moved to the object store; nil without one
+	SeenFalsePos       int64    // Bloom filter false positives caught by the exact store
 }
 
 // PagesPerSecond is the crawl's average rate.
@@ -412,7 +414,7 @@ func (s Summary) Write(w io.Writer) {
 		fmt.Fprintf(w, "  dedup:      %d responses already archived, written as revisits (%s not stored again)\n", s.Revisits, byteSize(s.RevisitBytes))
 	}
 	if s.Requisites > 0 {
-		fmt.Fprintf(w, "  requisites: %d found on pages and style sheets, %d new and queued (the rest seen already or refused)\n", s.Requisites, s.RequisitesQueued)
+		fmt.Fprintf(w, "  requisites: %d found on pages and style sheets, %d new and queued (the rest seen already or refused), %d fetched and archived\n", s.Requisites, s.RequisitesQueued, s.RequisitesArchived)
 	}
 	if s.Rendered > 0 {
 		fmt.Fprintf(w, "  archive:    %d exchanges archived as parsed, not as sent (header blocks a WARC reader would split early)\n", s.Rendered)

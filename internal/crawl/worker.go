@@ -350,6 +350,9 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	mt := mediaType(resp)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 && !resp.Refused {
 		c.stats.incType(c.stats.archivedTypes, mt)
+		if l.Requisite {
+			c.stats.requisitesArchived.Add(1)
+		}
 	}
 	handler := c.handlers.For(mt)
 	// The page goes to the consumers as it was read, if it was.
