@@ -72,6 +72,20 @@ func (r *relay) forward(urls []Offered) error {
 	return nil
 }
 
+// idle reports, as an error, a node with URLs queued or in flight, or a
+// batch being relayed: while there is one, more may come.
+func (r *relay) idle() error {
+	for n, c := range r.nodes {
+		if fs := c.Operator().Live().Frontier; fs.Queued != 0 || fs.InFlight != 0 {
+			return fmt.Errorf("node %d: %d queued, %d in flight", n, fs.Queued, fs.InFlight)
+		}
+	}
+	if p := r.pending.Load(); p != 0 {
+		return fmt.Errorf("%d batches being relayed", p)
+	}
+	return nil
+}
+
 func (r *relay) run(ctx context.Context, parse func(string) (string, error)) {
 	defer close(r.done)
 	for {
@@ -190,17 +204,7 @@ func TestNodesSplitHostsByPartition(t *testing.T) {
 	})
 	// Anything still to come, would it be a duplicate: wait until nothing
 	// is (no URL queued or in flight on either node, none being relayed).
-	testwait.EventuallyNil(t, time.Minute, "both nodes idle", func() error {
-		for n, c := range nodes {
-			if fs := c.Operator().Live().Frontier; fs.Queued != 0 || fs.InFlight != 0 {
-				return fmt.Errorf("node %d: %d queued, %d in flight", n, fs.Queued, fs.InFlight)
-			}
-		}
-		if p := rl.pending.Load(); p != 0 {
-			return fmt.Errorf("%d batches being relayed", p)
-		}
-		return nil
-	})
+	testwait.EventuallyNil(t, time.Minute, "both nodes idle", rl.idle)
 	cancel()
 	wg.Wait()
 	<-rl.done

@@ -235,15 +235,7 @@ func TestRequisiteOfferedAcrossNodes(t *testing.T) {
 				return fmt.Errorf("%s%s not fetched yet", cdnHost, path)
 			}
 		}
-		for n, c := range nodes {
-			if fs := c.Operator().Live().Frontier; fs.Queued != 0 || fs.InFlight != 0 {
-				return fmt.Errorf("node %d: %d queued, %d in flight", n, fs.Queued, fs.InFlight)
-			}
-		}
-		if p := rl.pending.Load(); p != 0 {
-			return fmt.Errorf("%d batches being relayed", p)
-		}
-		return nil
+		return rl.idle()
 	})
 	cancel()
 	wg.Wait()
