@@ -237,10 +237,14 @@ func Open(dir string, opts *Options) (*DB, error) {
 		po.Levels[i].FilterType = pebble.TableFilter
 	}
 
+	gate := newCompactionGate()
+	po.Experimental.CompactionScheduler = gate
 	pdb, err := openPebble(dir, po)
 	if err != nil {
+		gate.Unregister() // pebble does not, when Open fails after registering it
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
+	gate.release()
 	db.pdb, db.log = pdb, log
 	return db, nil
 }
