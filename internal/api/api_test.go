@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/history"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robots"
@@ -161,6 +162,14 @@ func (f *fakeCrawl) Hosts(limit int) []crawl.HostStatus {
 
 func (f *fakeCrawl) Recent() []crawl.Fetch {
 	return []crawl.Fetch{{URL: "http://known.test:8080/", Host: "known.test:8080", Status: 200, Outcome: "ok"}}
+}
+
+func (f *fakeCrawl) Activity(host string) (history.Activity, bool) {
+	if host != "known.test:8080" {
+		return history.Activity{}, false
+	}
+	return history.Activity{Fetched: 3, Errors: 1, LastFetch: time.Unix(2e9, 0), PerMinute: 2,
+		Last: []history.Fetch{{Time: time.Unix(2e9, 0), URL: "http://known.test:8080/", Status: 200, DurationMS: 12, Outcome: "ok"}}, Parks: []history.Park{}}, true
 }
 
 func (f *fakeCrawl) Metrics() crawl.Metrics {
@@ -398,7 +407,7 @@ func TestOpenAPIInSync(t *testing.T) {
 	}
 	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}, "Rejected": Rejected{}, "LeaseRequest": LeaseRequest{}, "LeasedURL": LeasedURL{}, "CompleteRequest": CompleteRequest{}, "PageInfo": PageInfo{}, "Capture": Capture{}, "BodyKey": BodyKey{},
 		"Fetch": crawl.Fetch{}, "HostList": HostList{}, "Fetches": Fetches{}, "LeaseResponse": LeaseResponse{},
-		"ClusterView": ClusterView{}, "ClusterNodeView": ClusterNodeView{}} {
+		"ClusterView": ClusterView{}, "ClusterNodeView": ClusterNodeView{}, "History": History{}, "Sample": history.Sample{}} {
 		if got := slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, fields(v)) {
 			t.Errorf("%s schema %v, struct %v", name, got, fields(v))
 		}
