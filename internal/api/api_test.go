@@ -19,8 +19,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/weft-crawler/weft/internal/crawl"
-	"github.com/weft-crawler/weft/internal/history"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/history"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/seen"
