@@ -40,7 +40,7 @@ func pointOf(c Crawl) history.Point {
 		At: time.Now(), Pages: l.Pages, Bytes: l.Bytes, Errors: l.Errors, Status: l.ByStatus,
 		Throttled: l.Throttled, Unavailable: l.Unavailable,
 		Latency: history.Histogram{Bounds: fd.Bounds, Counts: fd.Counts, Count: fd.Count},
-		Queued:  l.Frontier.Queued, InFlight: l.Frontier.InFlight, ActiveHosts: l.Frontier.ActiveHosts,
+		Queued:  int(max(int64(l.Frontier.Queued), l.Stored)), InFlight: l.Frontier.InFlight, ActiveHosts: l.Frontier.ActiveHosts,
 		Ready: l.Frontier.ReadyHosts, Waiting: l.Frontier.WaitingHost, Parked: l.Frontier.ParkedHosts, Held: l.Frontier.HeldHosts,
 	}
 }

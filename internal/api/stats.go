@@ -79,6 +79,10 @@ type FrontierStats struct {
 	WaitingHosts int `json:"waiting_hosts"`
 	ParkedHosts  int `json:"parked_hosts"`
 	HeldHosts    int `json:"held_hosts"`
+	// Stored is the URLs in the durable queues, the leases out included:
+	// the store's count, exact across restarts and crashes (Queued counts
+	// an earlier run's URLs only as they are read back).
+	Stored int64 `json:"stored"`
 }
 
 func statsOf(l crawl.Live) Stats {
@@ -109,7 +113,7 @@ func statsOf(l crawl.Live) Stats {
 		Frontier: FrontierStats{
 			Queued: l.Frontier.Queued, InFlight: l.Frontier.InFlight, ActiveHosts: l.Frontier.ActiveHosts,
 			ReadyHosts: l.Frontier.ReadyHosts, WaitingHosts: l.Frontier.WaitingHost, ParkedHosts: l.Frontier.ParkedHosts,
-			HeldHosts: l.Frontier.HeldHosts,
+			HeldHosts: l.Frontier.HeldHosts, Stored: l.Stored,
 		},
 	}
 }

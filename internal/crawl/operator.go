@@ -37,7 +37,7 @@ func (o Operator) Live() Live {
 	}
 	sum.Queued = fs.Queued + fs.InFlight
 	sum.WARCFiles, sum.WARCBytes = c.warc.Files(), c.warc.Bytes()
-	return Live{Summary: sum, Frontier: fs, Paused: c.pause.paused(), Outcomes: c.flog.byOutcome()}
+	return Live{Summary: sum, Frontier: fs, Paused: c.pause.paused(), Outcomes: c.flog.byOutcome(), Stored: c.state.db.Queued()}
 }
 
 // Pause stops the workers taking new leases; the fetches in flight finish,

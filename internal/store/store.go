@@ -154,6 +154,11 @@ type DB struct {
 
 	realSyncs atomic.Int64 // synced commits in flight; see walFS
 
+	// queued is the queue count (queuecount.go), written by the commit
+	// leader only.
+	queued   atomic.Int64
+	readOnly bool
+
 	closed atomic.Bool
 	// failed holds the first commit error; once set the DB refuses all use,
 	// because pebble's commit pipeline is not usable after a WAL failure and
@@ -245,7 +250,11 @@ func Open(dir string, opts *Options) (*DB, error) {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
 	gate.release()
-	db.pdb, db.log = pdb, log
+	db.pdb, db.log, db.readOnly = pdb, log, o.ReadOnly
+	if err := db.loadQueued(); err != nil {
+		pdb.Close()
+		return nil, err
+	}
 	return db, nil
 }
 
