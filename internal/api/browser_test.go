@@ -200,8 +200,11 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	testwait.Eventually(t, 30*time.Second, "the form to sign in", func() bool {
-		return str(`document.getElementById('signed-in').hidden`) == "false" && str(`sessionStorage.getItem('weft-token')`) == token
+		return str(`document.getElementById('signed-in').offsetHeight > 0`) == "true" && str(`sessionStorage.getItem('weft-token')`) == token
 	})
+	if shown := num(`document.getElementById('login').offsetHeight`); shown != 0 {
+		t.Errorf("the token form is still shown (%v px) once signed in", shown)
+	}
 	if err := chromedp.Do(bctx, chromedp.Click("#pause")); err != nil {
 		t.Fatal(err)
 	}
@@ -259,6 +262,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	testwait.Eventually(t, 30*time.Second, "the host page", func() bool {
 		return str(`document.getElementById('host-view').dataset.loaded`) == policyHost
 	})
+	if shown := num(`document.getElementById('overview').offsetHeight`); shown != 0 {
+		t.Errorf("the overview is still shown (%v px) on the host page", shown)
+	}
 	var h Host
 	testwait.Eventually(t, 30*time.Second, "the host page to show what /v1/hosts/{host} says", func() bool {
 		getJSON("/v1/hosts/"+policyHost, &h)
@@ -309,6 +315,9 @@ func TestDashboardInBrowser(t *testing.T) {
 // screenshot saves the browser's viewport as a PNG file.
 func screenshot(t *testing.T, ctx context.Context, path string) {
 	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.scrollTo(0, 0), true)`)); err != nil {
+		t.Fatal(err)
+	}
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
