@@ -392,12 +392,20 @@ function renderHost(h) {
   setHost("per_minute", a && a.per_minute ? a.per_minute.toFixed(1) + " a minute" : "–", a ? a.per_minute : "");
   setHost("parks", String(h.parks), h.parks);
   document.getElementById("host-fetches").replaceChildren(...(a ? a.last : []).map(fetchRow));
-  document.getElementById("host-parks").replaceChildren(...(a ? a.parks : []).map(p => {
+  const parks = (a ? a.parks : []).map(p => {
     const tr = el("tr");
     tr.append(el("td", new Date(p.at).toLocaleString()), el("td", new Date(p.until).toLocaleString()),
       el("td", duration((Date.parse(p.until) - Date.parse(p.at)) / 1000)));
     return tr;
-  }));
+  });
+  if (!parks.length) {
+    const tr = el("tr");
+    const td = el("td", a ? "not parked this run" : "not fetched lately: nothing kept", "muted");
+    td.colSpan = 3;
+    tr.append(td);
+    parks.push(tr);
+  }
+  document.getElementById("host-parks").replaceChildren(...parks);
   document.getElementById("host-view").dataset.loaded = h.host;
 }
 
