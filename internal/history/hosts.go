@@ -42,10 +42,15 @@ type Activity struct {
 
 // HostsConfig bounds Hosts.
 type HostsConfig struct {
-	Hosts   int // hosts kept, the most recently fetched; zero means 4096
-	Fetches int // fetches kept per host; zero means 20
+	Hosts   int // hosts kept, the most recently fetched; zero means 1024
+	Fetches int // fetches kept per host; zero means 10
 	Parks   int // parks kept per host; zero means 10
 }
+
+// maxError caps the error text kept of a fetch: with URLs at most 2 KiB
+// (the crawl's filter), the defaults keep at most about 25 MiB, and about
+// 2 MiB for URLs of a usual length.
+const maxError = 200
 
 // Hosts keeps the recent activity of the hosts fetched most recently,
 // bounded: at most HostsConfig.Hosts hosts (the least recently fetched is
@@ -72,10 +77,10 @@ type hostEntry struct {
 // NewHosts returns an empty tracker.
 func NewHosts(cfg HostsConfig) *Hosts {
 	if cfg.Hosts <= 0 {
-		cfg.Hosts = 4096
+		cfg.Hosts = 1024
 	}
 	if cfg.Fetches <= 0 {
-		cfg.Fetches = 20
+		cfg.Fetches = 10
 	}
 	if cfg.Parks <= 0 {
 		cfg.Parks = 10
@@ -104,6 +109,9 @@ func (h *Hosts) entry(host string) *hostEntry {
 func (h *Hosts) Fetched(host string, f Fetch) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(f.Error) > maxError {
+		f.Error = f.Error[:maxError] + "…"
+	}
 	e := h.entry(host)
 	e.fetched++
 	if f.failed() {
