@@ -88,7 +88,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	// An operator's policy on one host: the page marks it.
 	policyHost := web.Hosts()[1].Authority
-	<-c.Ready()
+	select {
+	case <-c.Ready():
+	case <-done:
+		t.Fatal("the crawl ended before it took work")
+	}
 	if err := c.Operator().SetPolicy(policyHost, policy.Policy{Delay: policy.Duration(time.Second), Disallow: []string{"/private/"}}); err != nil {
 		t.Fatal(err)
 	}
