@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/history"
 )
 
@@ -40,9 +41,18 @@ func pointOf(c Crawl) history.Point {
 		At: time.Now(), Pages: l.Pages, Bytes: l.Bytes, Errors: l.Errors, Status: l.ByStatus,
 		Throttled: l.Throttled, Unavailable: l.Unavailable,
 		Latency: history.Histogram{Bounds: fd.Bounds, Counts: fd.Counts, Count: fd.Count},
-		Queued:  int(max(int64(l.Frontier.Queued), l.Stored)), InFlight: l.Frontier.InFlight, ActiveHosts: l.Frontier.ActiveHosts,
+		Queued:  storedOr(l), InFlight: l.Frontier.InFlight, ActiveHosts: l.Frontier.ActiveHosts,
 		Ready: l.Frontier.ReadyHosts, Waiting: l.Frontier.WaitingHost, Parked: l.Frontier.ParkedHosts, Held: l.Frontier.HeldHosts,
 	}
+}
+
+// storedOr is the queue depth: the store's count, or while it is not
+// known the frontier's.
+func storedOr(l crawl.Live) int {
+	if l.Stored != nil {
+		return int(*l.Stored)
+	}
+	return l.Frontier.Queued
 }
 
 func (s *Server) startSampler() {

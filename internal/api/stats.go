@@ -81,8 +81,9 @@ type FrontierStats struct {
 	HeldHosts    int `json:"held_hosts"`
 	// Stored is the URLs in the durable queues, the leases out included:
 	// the store's count, exact across restarts and crashes (Queued counts
-	// an earlier run's URLs only as they are read back).
-	Stored int64 `json:"stored"`
+	// an earlier run's URLs only as they are read back); null while the
+	// state of an older weft is being counted.
+	Stored *int64 `json:"stored"`
 }
 
 func statsOf(l crawl.Live) Stats {

@@ -25,8 +25,9 @@ type Live struct {
 	// Stored counts the URLs in the durable queues (front queues and
 	// hosts' tails, the leases out included): the store's count, exact
 	// from the first moment of a restart, where Frontier.Queued counts
-	// an earlier run's URLs only as they are read back.
-	Stored int64
+	// an earlier run's URLs only as they are read back. Nil while the
+	// state of an older weft, kept without a count, is being counted.
+	Stored *int64
 }
 
 // gate holds the workers while the crawl is paused.

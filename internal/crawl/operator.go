@@ -37,7 +37,11 @@ func (o Operator) Live() Live {
 	}
 	sum.Queued = fs.Queued + fs.InFlight
 	sum.WARCFiles, sum.WARCBytes = c.warc.Files(), c.warc.Bytes()
-	return Live{Summary: sum, Frontier: fs, Paused: c.pause.paused(), Outcomes: c.flog.byOutcome(), Stored: c.state.db.Queued()}
+	l := Live{Summary: sum, Frontier: fs, Paused: c.pause.paused(), Outcomes: c.flog.byOutcome()}
+	if n, ok := c.state.db.Queued(); ok {
+		l.Stored = &n
+	}
+	return l
 }
 
 // Pause stops the workers taking new leases; the fetches in flight finish,

@@ -311,7 +311,7 @@ func (db *DB) commitGroup(group []*commitReq) error {
 		ops = pb.Count()
 	}
 	// The queue count goes in the batch that changes the queues.
-	count, counted, err := db.countQueued(pb, group)
+	count, err := db.countQueued(pb, group)
 	if err != nil {
 		return fmt.Errorf("store %s: commit: queue count: %w", db.dir, err)
 	}
@@ -323,9 +323,7 @@ func (db *DB) commitGroup(group []*commitReq) error {
 	// decides whether the sync after it is an fsync.
 	err = apply(pb, pebble.Sync)
 	if err == nil {
-		if counted {
-			db.queued.Store(count)
-		}
+		db.counted(count)
 		return nil
 	}
 	var fe *fatalError

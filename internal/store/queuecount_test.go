@@ -1,11 +1,15 @@
 package store
 
 import (
+	"encoding/binary"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 // countEntries walks the queues.
@@ -72,8 +76,8 @@ func TestQueueCount(t *testing.T) {
 	}
 	wg.Wait()
 	const want = 8 * (500 - 150 - 100)
-	if got, walked := db.Queued(), countEntries(t, db); got != want || walked != want {
-		t.Fatalf("queue count %d, %d entries walked; want %d", got, walked, want)
+	if got, ok := db.Queued(); !ok || got != want || countEntries(t, db) != want {
+		t.Fatalf("queue count %d (known %v), %d entries walked; want %d", got, ok, countEntries(t, db), want)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -83,10 +87,13 @@ func TestQueueCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := db.Queued(); got != want {
-		t.Fatalf("reopened: queue count %d, want %d", got, want)
+	if got, ok := db.Queued(); !ok || got != want {
+		t.Fatalf("reopened: queue count %d (known %v), want %d", got, ok, want)
 	}
-	// A state without the count: counted at open, and kept from then on.
+	// A state without the count (written before it was kept): counted
+	// when opened, here in the background as a large one is.
+	defer func(l int64) { syncCountLimit = l }(syncCountLimit)
+	syncCountLimit = 0
 	b := db.NewBatch()
 	b.DeleteMeta(metaQueued)
 	if err := b.Commit(true); err != nil {
@@ -100,10 +107,79 @@ func TestQueueCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if got := db.Queued(); got != want {
-		t.Fatalf("state without a count: counted %d, want %d", got, want)
+	// It is counted in the background, while batches go on changing the
+	// queues: the walk of the state at the open and their changes add up.
+	for i := range 30 {
+		b := db.NewBatch()
+		b.PushFront(1, uint64(9_000_000+i), item("late.test", 3, i))
+		if i%3 == 0 {
+			b.DeleteFront(1, uint64(9_000_000+i))
+		}
+		if err := b.Commit(false); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, found, err := db.GetMeta(metaQueued); !found || err != nil {
+	const after = want + 20
+	testwait.Eventually(t, time.Minute, "the state without a count to be counted", func() bool { _, ok := db.Queued(); return ok })
+	if got, _ := db.Queued(); got != after || countEntries(t, db) != after {
+		t.Fatalf("state without a count: counted %d, %d entries walked; want %d", got, countEntries(t, db), after)
+	}
+	if v, found, err := db.GetMeta(metaQueued); !found || err != nil {
 		t.Fatalf("the count was not written back (%v)", err)
+	} else if n, _ := binary.Varint(v); n != after {
+		t.Fatalf("the count written back is %d, want %d", n, after)
+	}
+}
+
+// TestQueueCountClosedWhileCounting: a store closed while it counts a
+// state without a count stops the walk and leaves the state uncounted,
+// to be counted at the next open.
+func TestQueueCountClosedWhileCounting(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	db, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := db.NewBatch()
+	for i := range 1000 {
+		b.PushFront(0, uint64(i), item("a.test", 3, i))
+	}
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	b = db.NewBatch()
+	b.DeleteMeta(metaQueued)
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	defer func(l int64) { syncCountLimit = l }(syncCountLimit)
+	syncCountLimit = 0
+	for range 3 {
+		db, err = Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.Close() // perhaps while it counts: goleak says whether the walk stopped
+	}
+	db, err = Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { db.Close() }() // the last one opened
+	testwait.Eventually(t, time.Minute, "the count", func() bool { n, ok := db.Queued(); return ok && n == 1000 })
+	// A small state is counted by the open itself.
+	syncCountLimit = 100_000
+	b = db.NewBatch()
+	b.DeleteMeta(metaQueued)
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if db, err = Open(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := db.Queued(); !ok || n != 1000 {
+		t.Errorf("a small state without a count: %d (known %v) at the open, want 1000", n, ok)
 	}
 }

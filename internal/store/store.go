@@ -154,9 +154,7 @@ type DB struct {
 
 	realSyncs atomic.Int64 // synced commits in flight; see walFS
 
-	// queued is the queue count (queuecount.go), written by the commit
-	// leader only.
-	queued   atomic.Int64
+	qc       queueCount // the queue count (queuecount.go)
 	readOnly bool
 
 	closed atomic.Bool
@@ -281,6 +279,7 @@ func (db *DB) Close() error {
 	if db.closed.Swap(true) {
 		return fmt.Errorf("store %s: close: %w", db.dir, ErrClosed)
 	}
+	db.stopCounting()
 	if err := db.pdb.Close(); err != nil {
 		return fmt.Errorf("store %s: close: %w", db.dir, err)
 	}

@@ -203,7 +203,7 @@ function renderStats(s) {
   state.className = "badge " + (s.paused ? "paused" : "running");
   setStat("elapsed", duration(s.elapsed_seconds), s.elapsed_seconds);
   setStat("pages", fmt.format(s.pages), s.pages);
-  setStat("stored", fmt.format(s.frontier.stored), s.frontier.stored);
+  setStat("stored", s.frontier.stored == null ? "counting…" : fmt.format(s.frontier.stored), s.frontier.stored);
   setStat("queued", fmt.format(s.frontier.queued), s.frontier.queued);
   setStat("in_flight", fmt.format(s.frontier.in_flight), s.frontier.in_flight);
   for (const k of ["active_hosts", "ready_hosts", "waiting_hosts", "parked_hosts", "held_hosts"]) setStat(k, fmt.format(s.frontier[k]), s.frontier[k]);
