@@ -39,6 +39,9 @@ type queueCount struct {
 	walked   atomic.Int64 // the walk's total, for the leader to add in; -1 once added
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
+	// The count's key, and the commit leader's scratch for its value:
+	// pebble copies both into the batch.
+	key, val []byte
 }
 
 // Queued returns the number of queue entries, front and back; ok is false
@@ -180,7 +183,11 @@ func (db *DB) countQueued(pb *pebble.Batch, group []*commitReq) (c groupCount, e
 		c.n += walked
 	}
 	if c.walked || !db.qc.counting.Load() {
-		if err := pb.Set(appendMetaKey(nil, metaQueued), binary.AppendVarint(nil, c.n), nil); err != nil {
+		if db.qc.key == nil {
+			db.qc.key = appendMetaKey(nil, metaQueued)
+		}
+		db.qc.val = binary.AppendVarint(db.qc.val[:0], c.n)
+		if err := pb.Set(db.qc.key, db.qc.val, nil); err != nil {
 			return groupCount{}, err
 		}
 	}
