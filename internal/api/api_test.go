@@ -66,8 +66,11 @@ func (f *fakeCrawl) Live() crawl.Live {
 		Frontier: frontier.Stats{Queued: 7, InFlight: 2, ActiveHosts: 3, ReadyHosts: 1, WaitingHost: 2},
 		Paused:   f.paused,
 		Outcomes: map[string]int64{"ok": 38, "redirect": 2, "error:timeout": 1},
+		Stored:   &fakeStored,
 	}
 }
+
+var fakeStored int64 = 9
 
 func (f *fakeCrawl) Host(host string) crawl.HostStatus {
 	f.mu.Lock()
@@ -327,7 +330,7 @@ func TestStatsAndMetrics(t *testing.T) {
 	for _, want := range []string{
 		"weft_pages_total 42", `weft_fetches_total{class="2xx"} 40`, `weft_fetches_total{class="4xx"} 2`,
 		`weft_rejected_urls_total{reason="seen"} 9`, `weft_robots_fetches_total{outcome="rules"} 5`,
-		`weft_fetch_errors_total{kind="timeout"} 1`, `weft_fetch_outcomes_total{outcome="redirect"} 2`, "weft_received_bytes_total 4096", "weft_frontier_queued 7",
+		`weft_fetch_errors_total{kind="timeout"} 1`, `weft_fetch_outcomes_total{outcome="redirect"} 2`, "weft_received_bytes_total 4096", "weft_frontier_queued 7", "weft_queue_stored 9",
 		"weft_frontier_in_flight 2", "weft_frontier_active_hosts 3", "weft_paused 0", "go_goroutines",
 		`weft_fetch_duration_seconds_bucket{le="0.1"} 3`, `weft_fetch_duration_seconds_bucket{le="+Inf"} 6`, "weft_fetch_duration_seconds_sum 4.5",
 		`weft_queue_delay_seconds_count 1`, `weft_host_throttled_total{host="slow.test"} 4`, `weft_host_server_errors_total{host="slow.test"} 1`,
