@@ -302,6 +302,23 @@ func TestDashboardInBrowser(t *testing.T) {
 	if shots != "" {
 		screenshot(t, bctx, filepath.Join(shots, "host.png"))
 	}
+	// Hold the host from its page, and release it: the state is "held",
+	// whatever its clock says, then not.
+	if err := chromedp.Do(bctx, chromedp.Click("#host-hold")); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, 30*time.Second, "the host page to say held", func() bool {
+		return str(`document.getElementById('host-state').dataset.value`) == StateHeld
+	})
+	if getJSON("/v1/hosts/"+policyHost, &h); h.State != StateHeld || !h.Held {
+		t.Errorf("/v1/hosts/%s after Hold: state %q, held %v", policyHost, h.State, h.Held)
+	}
+	if err := chromedp.Do(bctx, chromedp.Click("#host-release")); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, 30*time.Second, "the host page to say it is not held", func() bool {
+		return str(`document.getElementById('host-state').dataset.value`) != StateHeld
+	})
 
 	// Back to the overview, and Resume.
 	if err := chromedp.Do(bctx, chromedp.Navigate(base+"/#"), chromedp.Click("#resume")); err != nil {
