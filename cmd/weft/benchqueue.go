@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -18,9 +19,9 @@ import (
 )
 
 type queueBenchFlags struct {
-	urls, hosts, workers, batch int
-	dir, cpuProfile             string
-	keep, pages                 bool
+	urls, hosts, workers, batch, restarts int
+	dir, cpuProfile                       string
+	keep, pages, reuse, noDrain           bool
 }
 
 // phaseReport is what a bench-queue-phase child prints: its result and
@@ -32,6 +33,10 @@ type phaseReport struct {
 	Duplicates int   `json:"duplicates"`
 	InMemory   int   `json:"in_memory"`
 	Active     int   `json:"active"`
+	// restart: from the start of the phase to the store open, the
+	// frontier made and the first lease
+	OpenNS     int64 `json:"open_ns,omitempty"`
+	FrontierNS int64 `json:"frontier_ns,omitempty"`
 }
 
 func newBenchQueueCmd() *cobra.Command {
@@ -46,7 +51,9 @@ as a restarted crawl would, and leases every URL, completing each as a
 fetched page (queue entry deleted, URL record and host clock written) with no
 delay between requests. Reports each phase's rate, peak RSS (getrusage), the
 store's size on disk, and the time from the second process's start to its
-first URL.`,
+first URL. Before the drain, --restarts more processes each reopen the state
+and lease one URL (completing nothing), and report how long each step of the
+restart took: the store open, the frontier, the first lease.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBenchQueue(cmd, f) },
 	}
@@ -58,6 +65,9 @@ first URL.`,
 	fl.StringVar(&f.dir, "dir", "", "data directory (default: a temporary one)")
 	fl.BoolVar(&f.keep, "keep", false, "keep the data directory")
 	fl.BoolVar(&f.pages, "pages", false, "complete each lease as a crawled page (also rewrite the URL's record)")
+	fl.IntVar(&f.restarts, "restarts", 3, "restarts to time before the drain (each reopens the state and leases one URL)")
+	fl.BoolVar(&f.reuse, "reuse", false, "skip the enqueue: --dir holds the state of an earlier run with --keep (and the same --urls and --hosts)")
+	fl.BoolVar(&f.noDrain, "no-drain", false, "stop after the restarts, leaving the state queued (with --keep, for --reuse)")
 	return cmd
 }
 
@@ -65,6 +75,12 @@ func runBenchQueue(cmd *cobra.Command, f queueBenchFlags) error {
 	out := cmd.OutOrStdout()
 	if f.urls <= 0 || f.hosts <= 0 {
 		return usageError{fmt.Errorf("--urls and --hosts must be positive (got %d and %d)", f.urls, f.hosts)}
+	}
+	if f.reuse && f.dir == "" {
+		return usageError{errors.New("--reuse needs --dir: the data directory of an earlier run with --keep")}
+	}
+	if f.restarts < 0 {
+		return usageError{fmt.Errorf("--restarts %d: want 0 or more", f.restarts)}
 	}
 	dir := f.dir
 	if dir == "" {
@@ -84,14 +100,31 @@ func runBenchQueue(cmd *cobra.Command, f queueBenchFlags) error {
 		args = append(args, "--pages")
 	}
 
-	enq, enqRSS, _, err := runPhase(cmd, "enqueue", args)
-	if err != nil {
-		return err
+	enq := phaseReport{URLs: f.urls}
+	if !f.reuse {
+		var enqRSS int64
+		var err error
+		enq, enqRSS, _, err = runPhase(cmd, "enqueue", args)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "enqueue        %d URLs in %v: %.0f URLs/s, peak RSS %d MiB\n",
+			enq.URLs, time.Duration(enq.ElapsedNS).Round(time.Millisecond), float64(enq.URLs)/time.Duration(enq.ElapsedNS).Seconds(), enqRSS>>20)
 	}
 	size := dirSize(filepath.Join(dir, "state"))
-	fmt.Fprintf(out, "enqueue        %d URLs in %v: %.0f URLs/s, peak RSS %d MiB\n",
-		enq.URLs, time.Duration(enq.ElapsedNS).Round(time.Millisecond), float64(enq.URLs)/time.Duration(enq.ElapsedNS).Seconds(), enqRSS>>20)
 	fmt.Fprintf(out, "store on disk  %.1f MiB (%.0f B per URL)\n", float64(size)/(1<<20), float64(size)/float64(max(enq.URLs, 1)))
+	for i := range f.restarts {
+		r, rss, started, err := runPhase(cmd, "restart", args)
+		if err != nil {
+			return err
+		}
+		at := func(ns int64) time.Duration { return time.Unix(0, ns).Sub(started).Round(time.Millisecond) }
+		fmt.Fprintf(out, "restart %d      first URL leased %v after the process started (store open %v, frontier %v), peak RSS %d MiB\n",
+			i+1, at(r.FirstAtNS), at(r.OpenNS), at(r.FrontierNS), rss>>20)
+	}
+	if f.noDrain {
+		return nil
+	}
 
 	dr, drRSS, started, err := runPhase(cmd, "drain", args)
 	if err != nil {
@@ -152,7 +185,7 @@ func dirSize(dir string) int64 {
 func newBenchQueuePhaseCmd() *cobra.Command {
 	var f queueBenchFlags
 	cmd := &cobra.Command{
-		Use:    "bench-queue-phase enqueue|drain",
+		Use:    "bench-queue-phase enqueue|restart|drain",
 		Short:  "One phase of bench queue (used by bench queue)",
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
@@ -176,6 +209,13 @@ func newBenchQueuePhaseCmd() *cobra.Command {
 				r, err = q.Enqueue(cmd.Context())
 			case "drain":
 				r, err = q.Drain(cmd.Context())
+			case "restart":
+				rs, err := q.Restart(cmd.Context())
+				if err != nil {
+					return err
+				}
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(phaseReport{URLs: 1,
+					OpenNS: start.Add(rs.Open).UnixNano(), FrontierNS: start.Add(rs.Frontier).UnixNano(), FirstAtNS: start.Add(rs.FirstURL).UnixNano()})
 			default:
 				return usageError{fmt.Errorf("unknown phase %q", args[0])}
 			}

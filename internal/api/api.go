@@ -32,6 +32,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/history"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -52,6 +53,7 @@ type Crawl interface {
 	CompleteExternal(id, url string, status int, fetchedAt time.Time, contentHash string) error
 	Hosts(limit int) []crawl.HostStatus
 	Recent() []crawl.Fetch
+	Activity(host string) (history.Activity, bool)
 	Metrics() crawl.Metrics
 	Page(pos store.URLPos) (crawl.Page, error)
 }
@@ -76,7 +78,11 @@ type Config struct {
 	// Cluster, for a node of a crawl spread over several, says which
 	// partitions the node holds: /v1/stats and /metrics show them.
 	Cluster ClusterNode
-	Logger  *slog.Logger
+	// HistoryInterval is the interval of GET /v1/history's fine samples
+	// (an hour of them is kept, and a day of 30 times as long); zero means
+	// 10 s.
+	HistoryInterval time.Duration
+	Logger          *slog.Logger
 }
 
 // ClusterNode is what the API shows of a node of a cluster.
@@ -103,6 +109,7 @@ type Server struct {
 	srv       *http.Server
 	ln        net.Listener
 	done      chan error
+	sampler   sampler
 }
 
 // route is an endpoint: the mux pattern, and what the OpenAPI document
@@ -115,6 +122,7 @@ type route struct {
 
 var routes = []route{
 	{http.MethodGet, "/v1/stats", false, (*Server).stats},
+	{http.MethodGet, "/v1/history", false, (*Server).history},
 	{http.MethodGet, "/v1/cluster", false, (*Server).cluster},
 	{http.MethodPost, "/v1/seeds", true, (*Server).addSeeds},
 	{http.MethodPost, "/v1/frontier/lease", true, (*Server).lease},
@@ -161,6 +169,7 @@ func New(cfg Config, c Crawl) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, crawl: c, loopback: isLoopback(host), mux: http.NewServeMux(),
 		seedLimit: limiters{rate: rate.Limit(cfg.SeedRate), burst: cfg.SeedBurst}}
+	s.sampler.ring = history.New(history.Config{Fine: cfg.HistoryInterval})
 	rand.Read(s.cursorKey[:]) // crypto/rand.Read never returns an error
 	if !s.loopback && cfg.Token == "" {
 		return nil, fmt.Errorf("api: listen address %q is not loopback: a token is required (--http-token, --http-token-file or WEFT_HTTP_TOKEN)", cfg.Addr)
@@ -227,6 +236,7 @@ func (s *Server) Start() error {
 		ErrorLog: slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn)}
 	s.done = make(chan error, 1)
 	go func() { s.done <- s.srv.Serve(ln) }()
+	s.startSampler()
 	return nil
 }
 
@@ -239,6 +249,7 @@ func (s *Server) Close(ctx context.Context) error {
 	if s.srv == nil {
 		return nil
 	}
+	s.stopSampler()
 	err := s.srv.Shutdown(ctx)
 	if serr := <-s.done; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)

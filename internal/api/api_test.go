@@ -20,6 +20,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/history"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -65,8 +66,11 @@ func (f *fakeCrawl) Live() crawl.Live {
 		Frontier: frontier.Stats{Queued: 7, InFlight: 2, ActiveHosts: 3, ReadyHosts: 1, WaitingHost: 2},
 		Paused:   f.paused,
 		Outcomes: map[string]int64{"ok": 38, "redirect": 2, "error:timeout": 1},
+		Stored:   &fakeStored,
 	}
 }
+
+var fakeStored int64 = 9
 
 func (f *fakeCrawl) Host(host string) crawl.HostStatus {
 	f.mu.Lock()
@@ -161,6 +165,14 @@ func (f *fakeCrawl) Hosts(limit int) []crawl.HostStatus {
 
 func (f *fakeCrawl) Recent() []crawl.Fetch {
 	return []crawl.Fetch{{URL: "http://known.test:8080/", Host: "known.test:8080", Status: 200, Outcome: "ok"}}
+}
+
+func (f *fakeCrawl) Activity(host string) (history.Activity, bool) {
+	if host != "known.test:8080" {
+		return history.Activity{}, false
+	}
+	return history.Activity{Fetched: 3, Errors: 1, LastFetch: time.Unix(2e9, 0), PerMinute: 2,
+		Last: []history.Fetch{{Time: time.Unix(2e9, 0), URL: "http://known.test:8080/", Status: 200, DurationMS: 12, Outcome: "ok"}}, Parks: []history.Park{}}, true
 }
 
 func (f *fakeCrawl) Metrics() crawl.Metrics {
@@ -318,7 +330,7 @@ func TestStatsAndMetrics(t *testing.T) {
 	for _, want := range []string{
 		"weft_pages_total 42", `weft_fetches_total{class="2xx"} 40`, `weft_fetches_total{class="4xx"} 2`,
 		`weft_rejected_urls_total{reason="seen"} 9`, `weft_robots_fetches_total{outcome="rules"} 5`,
-		`weft_fetch_errors_total{kind="timeout"} 1`, `weft_fetch_outcomes_total{outcome="redirect"} 2`, "weft_received_bytes_total 4096", "weft_frontier_queued 7",
+		`weft_fetch_errors_total{kind="timeout"} 1`, `weft_fetch_outcomes_total{outcome="redirect"} 2`, "weft_received_bytes_total 4096", "weft_frontier_queued 7", "weft_queue_stored 9",
 		"weft_frontier_in_flight 2", "weft_frontier_active_hosts 3", "weft_paused 0", "go_goroutines",
 		`weft_fetch_duration_seconds_bucket{le="0.1"} 3`, `weft_fetch_duration_seconds_bucket{le="+Inf"} 6`, "weft_fetch_duration_seconds_sum 4.5",
 		`weft_queue_delay_seconds_count 1`, `weft_host_throttled_total{host="slow.test"} 4`, `weft_host_server_errors_total{host="slow.test"} 1`,
@@ -398,7 +410,7 @@ func TestOpenAPIInSync(t *testing.T) {
 	}
 	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}, "Rejected": Rejected{}, "LeaseRequest": LeaseRequest{}, "LeasedURL": LeasedURL{}, "CompleteRequest": CompleteRequest{}, "PageInfo": PageInfo{}, "Capture": Capture{}, "BodyKey": BodyKey{},
 		"Fetch": crawl.Fetch{}, "HostList": HostList{}, "Fetches": Fetches{}, "LeaseResponse": LeaseResponse{},
-		"ClusterView": ClusterView{}, "ClusterNodeView": ClusterNodeView{}} {
+		"ClusterView": ClusterView{}, "ClusterNodeView": ClusterNodeView{}, "History": History{}, "Sample": history.Sample{}} {
 		if got := slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, fields(v)) {
 			t.Errorf("%s schema %v, struct %v", name, got, fields(v))
 		}
@@ -627,11 +639,16 @@ func TestDashboardServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string]string{"/": `<canvas id="rate"`, "/dashboard/app.js": "setInterval(tick", "/dashboard/style.css": "--bg"} {
+	for path, want := range map[string]string{"/": `id="chart-rate"`, "/dashboard/app.js": "setInterval(tick", "/dashboard/style.css": "--bg",
+		"/dashboard/uPlot.iife.min.js": "uPlot (v1.6.32)", "/dashboard/uPlot.min.css": ".uplot", "/dashboard/uPlot.LICENSE": "MIT License",
+		"/dashboard/favicon.svg": "<svg"} {
 		code, _, body := do(t, s, "GET", path, "", "")
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("GET %s: %d, %d bytes", path, code, len(body))
 		}
+		// Not a reference: uPlot's banner names its home, an SVG its
+		// namespace.
+		body = strings.NewReplacer("https://github.com/leeoniya/uPlot", "", "http://www.w3.org/2000/svg", "").Replace(body)
 		if strings.Contains(body, "http://") || strings.Contains(body, "https://") {
 			t.Errorf("GET %s refers to another server", path)
 		}

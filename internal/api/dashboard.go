@@ -11,6 +11,10 @@ import (
 // when the API asks for it), so they are served to anyone who can reach
 // the server.
 //
+// uPlot.iife.min.js, uPlot.min.css and uPlot.LICENSE are uPlot 1.6.32 (MIT),
+// as its npm package ships them (npm pack uplot@1.6.32: dist/ and LICENSE),
+// unchanged.
+//
 //go:embed dashboard
 var dashboardFS embed.FS
 

@@ -7,18 +7,26 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/history"
+	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/robots"
 )
 
-// Host is the body of GET /v1/hosts/{host}.
+// Host is the body of GET /v1/hosts/{host}, and one of GET /v1/hosts.
 type Host struct {
-	Host           string      `json:"host"`
-	Held           bool        `json:"held"`
-	Busy           bool        `json:"busy"`
-	Parked         bool        `json:"parked"`
-	Draining       bool        `json:"draining"`
-	QueuedInMemory int         `json:"queued_in_memory"`
-	MoreOnDisk     bool        `json:"more_on_disk"`
-	NextAllowed    *time.Time  `json:"next_allowed"`
+	Host string `json:"host"`
+	// State is what the host is doing now, one of HostStates.
+	State          string     `json:"state"`
+	Held           bool       `json:"held"`
+	Busy           bool       `json:"busy"`
+	Parked         bool       `json:"parked"`
+	Draining       bool       `json:"draining"`
+	QueuedInMemory int        `json:"queued_in_memory"`
+	MoreOnDisk     bool       `json:"more_on_disk"`
+	NextAllowed    *time.Time `json:"next_allowed"`
+	// NextAllowedWhy says what set NextAllowed: one of ClockReasons.
+	NextAllowedWhy string      `json:"next_allowed_why"`
 	GapSeconds     float64     `json:"gap_seconds"`
 	CrawlDelay     float64     `json:"crawl_delay_seconds"`
 	BackoffSeconds float64     `json:"backoff_seconds"`
@@ -28,18 +36,105 @@ type Host struct {
 	GaveUp         bool        `json:"gave_up"`
 	Robots         *HostRobots `json:"robots"`
 	URLsAccepted   int64       `json:"urls_accepted"`
+	// Policy is the operator's policy in force for the host, nil if none.
+	Policy *policy.Policy `json:"policy"`
+	// Activity is the host's recent fetches, counts and parks; GET
+	// /v1/hosts/{host} only, nil when the crawl has forgotten them (a host
+	// not fetched lately).
+	Activity *history.Activity `json:"activity,omitempty"`
 }
 
 // HostRobots is the robots.txt answer a host's URLs are judged by.
 type HostRobots struct {
-	Outcome   string    `json:"outcome"`
-	Status    int       `json:"status"`
-	FetchedAt time.Time `json:"fetched_at"`
+	Outcome    string    `json:"outcome"`
+	Status     int       `json:"status"`
+	FetchedAt  time.Time `json:"fetched_at"`
+	AgeSeconds float64   `json:"age_seconds"`
 }
 
-func hostOf(st crawl.HostStatus) Host {
+// The states of a host, as Host.State names them.
+const (
+	StateGivenUp       = "given up"       // too many failures: its URLs are dropped
+	StateHeld          = "held"           // paused by an operator (or its partition, by another node)
+	StateRobotsBlocked = "robots-blocked" // robots.txt unreachable or disallowing all: its URLs are dropped
+	StateInFlight      = "in flight"      // a request is out
+	StateParked        = "parked"         // waiting out failures, or another host's robots.txt
+	StateReady         = "ready"          // URLs queued and its clock allows a request now
+	StateWaiting       = "waiting"        // URLs queued, its clock not yet
+	StateIdle          = "idle"           // nothing queued
+)
+
+// HostStates lists the states, in the order they are judged.
+var HostStates = []string{StateGivenUp, StateHeld, StateRobotsBlocked, StateInFlight, StateParked, StateReady, StateWaiting, StateIdle}
+
+// ClockReasons lists what can set a host's next allowed time.
+var ClockReasons = []string{"delay", "crawl-delay", "policy", "backoff", "latency", "parked", ""}
+
+// hostState names what the host is doing at now.
+func hostState(f frontier.HostInfo, robotsBlocked bool, now time.Time) string {
+	switch {
+	case f.Clock.GaveUp:
+		return StateGivenUp
+	case f.Held || f.PartitionHeld:
+		return StateHeld
+	case robotsBlocked:
+		return StateRobotsBlocked
+	case f.Busy:
+		return StateInFlight
+	case f.Parked:
+		return StateParked
+	case f.Queued == 0 && !f.MoreOnDisk:
+		return StateIdle
+	case !f.Clock.NextAt.After(now):
+		return StateReady
+	}
+	return StateWaiting
+}
+
+// clockWhy says what set a host's next allowed time: the largest term of
+// its gap (the crawl's --delay, robots.txt Crawl-delay, an operator's
+// policy delay, which the crawl applies as its Crawl-delay, or backoff
+// after 429/503), or, when it lies beyond the last fetch plus that gap,
+// the latency rule (or a Retry-After), or a park. "" when nothing holds it.
+func clockWhy(st crawl.HostStatus, pol *policy.Policy, lastFetch time.Time, now time.Time) string {
 	f, cl := st.Frontier, st.Frontier.Clock
+	if cl.NextAt.IsZero() || !cl.NextAt.After(now) {
+		return ""
+	}
+	if f.Parked {
+		return "parked"
+	}
+	if !lastFetch.IsZero() && cl.NextAt.Sub(lastFetch) > st.Gap+time.Second/10 {
+		return "latency"
+	}
+	switch st.Gap {
+	case cl.Backoff:
+		if cl.Backoff > 0 {
+			return "backoff"
+		}
+	case cl.CrawlDelay:
+		if pol != nil && time.Duration(pol.Delay) == cl.CrawlDelay {
+			return "policy"
+		}
+		return "crawl-delay"
+	}
+	return "delay"
+}
+
+func (s *Server) hostOf(st crawl.HostStatus, act *history.Activity) Host {
+	now := time.Now()
+	f, cl := st.Frontier, st.Frontier.Clock
+	var pol *policy.Policy
+	if p, ok := s.crawl.Policy(st.Host); ok {
+		pol = &p
+	}
+	blocked := st.Robots != nil && st.Robots.Outcome == robots.DisallowAll || f.Draining && !cl.GaveUp
+	var last time.Time
+	if act != nil {
+		last = act.LastFetch
+	}
 	h := Host{
+		State: hostState(f, blocked, now), NextAllowedWhy: clockWhy(st, pol, last, now), Policy: pol, Activity: act,
 		Host: st.Host, Held: f.Held, Busy: f.Busy, Parked: f.Parked, Draining: f.Draining,
 		QueuedInMemory: f.Queued, MoreOnDisk: f.MoreOnDisk, GapSeconds: st.Gap.Seconds(),
 		CrawlDelay: cl.CrawlDelay.Seconds(), BackoffSeconds: cl.Backoff.Seconds(),
@@ -50,7 +145,7 @@ func hostOf(st crawl.HostStatus) Host {
 		h.NextAllowed = &t
 	}
 	if r := st.Robots; r != nil {
-		h.Robots = &HostRobots{Outcome: r.Outcome.String(), Status: r.Status, FetchedAt: r.FetchedAt.UTC()}
+		h.Robots = &HostRobots{Outcome: r.Outcome.String(), Status: r.Status, FetchedAt: r.FetchedAt.UTC(), AgeSeconds: now.Sub(r.FetchedAt).Seconds()}
 	}
 	return h
 }
@@ -74,7 +169,11 @@ func (s *Server) host(w http.ResponseWriter, r *http.Request) error {
 	if !st.Known && !st.Frontier.Held {
 		return &Error{Status: http.StatusNotFound, Code: "unknown_host", Message: "the crawl knows nothing of " + name}
 	}
-	return writeJSON(w, http.StatusOK, hostOf(st))
+	var act *history.Activity
+	if a, ok := s.crawl.Activity(name); ok {
+		act = &a
+	}
+	return writeJSON(w, http.StatusOK, s.hostOf(st, act))
 }
 
 // holdHost is the handler that holds a host (on) or releases it.
@@ -109,7 +208,7 @@ func (s *Server) hosts(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := HostList{Hosts: []Host{}}
 	for _, st := range s.crawl.Hosts(limit) {
-		out.Hosts = append(out.Hosts, hostOf(st))
+		out.Hosts = append(out.Hosts, s.hostOf(st, nil))
 	}
 	return writeJSON(w, http.StatusOK, out)
 }

@@ -79,6 +79,11 @@ type FrontierStats struct {
 	WaitingHosts int `json:"waiting_hosts"`
 	ParkedHosts  int `json:"parked_hosts"`
 	HeldHosts    int `json:"held_hosts"`
+	// Stored is the URLs in the durable queues, the leases out included:
+	// the store's count, exact across restarts and crashes (Queued counts
+	// an earlier run's URLs only as they are read back); null while the
+	// state of an older weft is being counted.
+	Stored *int64 `json:"stored"`
 }
 
 func statsOf(l crawl.Live) Stats {
@@ -109,7 +114,7 @@ func statsOf(l crawl.Live) Stats {
 		Frontier: FrontierStats{
 			Queued: l.Frontier.Queued, InFlight: l.Frontier.InFlight, ActiveHosts: l.Frontier.ActiveHosts,
 			ReadyHosts: l.Frontier.ReadyHosts, WaitingHosts: l.Frontier.WaitingHost, ParkedHosts: l.Frontier.ParkedHosts,
-			HeldHosts: l.Frontier.HeldHosts,
+			HeldHosts: l.Frontier.HeldHosts, Stored: l.Stored,
 		},
 	}
 }
@@ -146,6 +151,7 @@ var (
 	descFalsePos   = prometheus.NewDesc("weft_seen_false_positives_total", "Bloom filter false positives caught by the exact store.", nil, nil)
 	descWARCBytes  = prometheus.NewDesc("weft_warc_bytes", "Bytes in the WARC files written.", nil, nil)
 	descQueued     = prometheus.NewDesc("weft_frontier_queued", "URLs queued, in memory or on disk.", nil, nil)
+	descStored     = prometheus.NewDesc("weft_queue_stored", "URLs in the durable queues, the leases out included: the store's count, exact across restarts; absent while an older state is being counted.", nil, nil)
 	descInFlight   = prometheus.NewDesc("weft_frontier_in_flight", "Leases out.", nil, nil)
 	descActive     = prometheus.NewDesc("weft_frontier_active_hosts", "Hosts with a back queue.", nil, nil)
 	descReady      = prometheus.NewDesc("weft_frontier_ready_hosts", "Hosts that may be leased now.", nil, nil)
@@ -170,7 +176,7 @@ var (
 	descUpBytes    = prometheus.NewDesc("weft_warc_uploaded_bytes_total", "Bytes of the WARC files uploaded.", nil, nil)
 	descUpFailures = prometheus.NewDesc("weft_warc_upload_failures_total", "Runs of upload attempts that failed; the file stays on disk, to be tried again.", nil, nil)
 	descHighAge    = prometheus.NewDesc("weft_seconds_since_high_priority_fetch", "Time since the last fetch of a high-priority URL (a seed, a page a sitemap says changed); absent before the first.", nil, nil)
-	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descStrained, descFalsePos, descWARCBytes, descQueued, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descLinksCut, descHostCut, descDNSHits, descDNSMisses, descSeenCache, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures, descOwned, descHandoffs, descSnapshots}
+	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descStrained, descFalsePos, descWARCBytes, descQueued, descStored, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descLinksCut, descHostCut, descDNSHits, descDNSMisses, descSeenCache, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures, descOwned, descHandoffs, descSnapshots}
 )
 
 // withKnown is counts with each of the label values known in advance that
@@ -242,6 +248,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	f := st.Frontier
 	for d, v := range map[*prometheus.Desc]int{descQueued: f.Queued, descInFlight: f.InFlight, descActive: f.ActiveHosts, descReady: f.ReadyHosts, descWaiting: f.WaitingHosts, descParked: f.ParkedHosts, descHeld: f.HeldHosts} {
 		gauge(d, int64(v))
+	}
+	if f.Stored != nil {
+		gauge(descStored, *f.Stored)
 	}
 	paused := int64(0)
 	if st.Paused {

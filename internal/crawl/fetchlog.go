@@ -9,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	recent "github.com/weft-crawler/weft/internal/history"
 )
 
 // fetchRecord is one line of fetches.jsonl, one per fetch attempt: the
@@ -50,6 +52,9 @@ type fetchLog struct {
 	// outcomes counts the records by outcome ("ok", "redirect",
 	// "revisit", "not-modified", "error:timeout", ...).
 	outcomes map[string]int64
+	// hosts keeps the last fetches and parks of the hosts fetched most
+	// recently, for their pages in the operator API.
+	hosts *recent.Hosts
 }
 
 // recentFetches is how many of the last fetches Recent returns.
@@ -61,7 +66,7 @@ func openFetchLog(path string) (*fetchLog, error) {
 		return nil, fmt.Errorf("crawl: fetch log: %w", err)
 	}
 	w := bufio.NewWriterSize(f, 64<<10)
-	return &fetchLog{f: f, w: w, enc: json.NewEncoder(w)}, nil
+	return &fetchLog{f: f, w: w, enc: json.NewEncoder(w), hosts: recent.NewHosts(recent.HostsConfig{})}, nil
 }
 
 func (l *fetchLog) write(r fetchRecord) {
@@ -74,6 +79,7 @@ func (l *fetchLog) write(r fetchRecord) {
 		l.outcomes = map[string]int64{}
 	}
 	l.outcomes[r.Outcome]++
+	l.hosts.Fetched(r.Host, recent.Fetch{Time: r.Time, URL: r.URL, Status: r.Status, DurationMS: r.DurationMS, Outcome: r.Outcome, Error: r.Error})
 	if len(l.recent) < recentFetches {
 		l.recent = append(l.recent, r)
 	} else {

@@ -22,6 +22,12 @@ type Live struct {
 	// ("ok", "redirect", "revisit", "not-modified", "external",
 	// "error:KIND", ...).
 	Outcomes map[string]int64
+	// Stored counts the URLs in the durable queues (front queues and
+	// hosts' tails, the leases out included): the store's count, exact
+	// from the first moment of a restart, where Frontier.Queued counts
+	// an earlier run's URLs only as they are read back. Nil while the
+	// state of an older weft, kept without a count, is being counted.
+	Stored *int64
 }
 
 // gate holds the workers while the crawl is paused.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/frontier"
+	recent "github.com/weft-crawler/weft/internal/history"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/scope"
@@ -36,7 +37,11 @@ func (o Operator) Live() Live {
 	}
 	sum.Queued = fs.Queued + fs.InFlight
 	sum.WARCFiles, sum.WARCBytes = c.warc.Files(), c.warc.Bytes()
-	return Live{Summary: sum, Frontier: fs, Paused: c.pause.paused(), Outcomes: c.flog.byOutcome()}
+	l := Live{Summary: sum, Frontier: fs, Paused: c.pause.paused(), Outcomes: c.flog.byOutcome()}
+	if n, ok := c.state.db.Queued(); ok {
+		l.Stored = &n
+	}
+	return l
 }
 
 // Pause stops the workers taking new leases; the fetches in flight finish,
@@ -264,6 +269,16 @@ func (o Operator) Policy(host string) (policy.Policy, bool) {
 
 // Recent returns the last fetches (at most 100), newest first.
 func (o Operator) Recent() []Fetch { return o.c.flog.last() }
+
+// Activity returns what the crawl keeps of host's recent activity: its
+// counts, last fetches and parks, while it is among the hosts fetched most
+// recently (history.Hosts); ok is false otherwise.
+func (o Operator) Activity(host string) (recent.Activity, bool) {
+	if h, err := policy.NormalHost(host); err == nil {
+		host = h
+	}
+	return o.c.flog.hosts.Of(host)
+}
 
 // Hosts returns what the crawl knows of the hosts its frontier holds, those
 // with the most URLs in memory first, at most limit.

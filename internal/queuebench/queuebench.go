@@ -280,3 +280,48 @@ func (q Bench) progress(done *atomic.Int64) (stop func()) {
 	})
 	return func() { close(quit); wg.Wait() }
 }
+
+// Restart is what one restart measured: the time from the call to each
+// step, the last being the first URL leased.
+type Restart struct {
+	Open     time.Duration // the store open (its log replayed) and the state's metadata read
+	Frontier time.Duration // the frontier made
+	FirstURL time.Duration // the first URL leased
+}
+
+// Restart reopens the state Enqueue left, as a restarted crawl would, and
+// leases one URL; it completes nothing, so the state is as it found it
+// (the lease, never completed, stays queued) and can be measured again.
+func (q Bench) Restart(ctx context.Context) (Restart, error) {
+	q.defaults()
+	var r Restart
+	called := time.Now()
+	d, found, err := crawl.OpenQueue(q.Dir, q.Partitions, false)
+	if err != nil {
+		return r, err
+	}
+	defer d.Close()
+	if !found {
+		return r, fmt.Errorf("queuebench: no queue benchmark state in %s; run the enqueue phase first", q.Dir)
+	}
+	r.Open = time.Since(called)
+	f, err := d.Frontier(frontier.Config{MaxActiveHosts: max(1024, 4*q.Workers)})
+	if err != nil {
+		return r, err
+	}
+	r.Frontier = time.Since(called)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	frontErr := make(chan error, 1)
+	go func() { frontErr <- f.Run(ctx) }()
+	l, err := f.Next(ctx)
+	if err == nil {
+		r.FirstURL = time.Since(called)
+		f.Complete(l, frontier.Result{Retry: true})
+	}
+	stop()
+	if ferr := <-frontErr; ferr != nil && !errors.Is(ferr, context.Canceled) {
+		err = errors.Join(ferr, err)
+	}
+	return r, err
+}

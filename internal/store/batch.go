@@ -19,6 +19,10 @@ type Batch struct {
 	err error
 	key []byte // scratch: pebble copies keys and values into the batch
 	val []byte
+	// queued is the queue entries the batch writes less those it deletes;
+	// queueOps, that it touches the queues at all (queuecount.go).
+	queued   int64
+	queueOps bool
 }
 
 // NewBatch returns an empty batch.
@@ -144,6 +148,8 @@ func (b *Batch) PushFront(prio uint8, seq uint64, it QueueItem) {
 	b.key = appendFrontKey(b.key[:0], prio, seq)
 	b.val = appendItem(b.val[:0], &it, true)
 	b.set(b.key, b.val)
+	b.queued++
+	b.queueOps = true
 }
 
 // DeleteFront deletes position seq of front queue prio.
@@ -153,6 +159,8 @@ func (b *Batch) DeleteFront(prio uint8, seq uint64) {
 	}
 	b.key = appendFrontKey(b.key[:0], prio, seq)
 	b.del(b.key)
+	b.queued--
+	b.queueOps = true
 }
 
 // PushQueue writes it at position seq of host's back queue. The item's Host
@@ -168,6 +176,8 @@ func (b *Batch) PushQueue(part uint16, host string, seq uint64, it QueueItem) {
 	b.key = appendQueueKey(b.key[:0], part, host, seq)
 	b.val = appendItem(b.val[:0], &it, false)
 	b.set(b.key, b.val)
+	b.queued++
+	b.queueOps = true
 }
 
 // DeleteQueue deletes position seq of host's back queue.
@@ -181,6 +191,8 @@ func (b *Batch) DeleteQueue(part uint16, host string, seq uint64) {
 	}
 	b.key = appendQueueKey(b.key[:0], part, host, seq)
 	b.del(b.key)
+	b.queued--
+	b.queueOps = true
 }
 
 // Len returns the number of operations in the batch.
@@ -211,14 +223,16 @@ func (b *Batch) Commit(sync bool) error {
 	if b.pb.Empty() {
 		return nil
 	}
-	return b.db.commit(b.pb, sync)
+	return b.db.commit(b.pb, sync, b.queued, b.queueOps)
 }
 
 // commitReq is one Commit waiting in the group-commit queue.
 type commitReq struct {
-	pb   *pebble.Batch
-	sync bool
-	done chan commitResult // buffered: the leader never blocks on it
+	pb       *pebble.Batch
+	sync     bool
+	queued   int64 // the batch's change to the queue count
+	queueOps bool
+	done     chan commitResult // buffered: the leader never blocks on it
 }
 
 type commitResult struct {
@@ -236,8 +250,8 @@ const maxGroupBytes = 4 << 20
 // cleanly (after a WAL error its commit pipeline is broken, and a commit
 // already inside it would panic with pebble's lock held, or hang), while
 // concurrent callers still share one WAL write and one wait for it.
-func (db *DB) commit(pb *pebble.Batch, sync bool) error {
-	req := &commitReq{pb: pb, sync: sync, done: make(chan commitResult, 1)}
+func (db *DB) commit(pb *pebble.Batch, sync bool, queued int64, queueOps bool) error {
+	req := &commitReq{pb: pb, sync: sync, queued: queued, queueOps: queueOps, done: make(chan commitResult, 1)}
 	db.queueMu.Lock()
 	db.queue = append(db.queue, req)
 	if db.leading {
@@ -296,14 +310,20 @@ func (db *DB) commitGroup(group []*commitReq) error {
 		}
 		ops = pb.Count()
 	}
+	// The queue count goes in the batch that changes the queues.
+	count, err := db.countQueued(pb, group)
+	if err != nil {
+		return fmt.Errorf("store %s: commit: queue count: %w", db.dir, err)
+	}
 	if sync {
 		db.realSyncs.Add(1)
 		defer db.realSyncs.Add(-1)
 	}
 	// pebble.Sync waits until the WAL writer has written the record; walFS
 	// decides whether the sync after it is an fsync.
-	err := apply(pb, pebble.Sync)
+	err = apply(pb, pebble.Sync)
 	if err == nil {
+		db.counted(count)
 		return nil
 	}
 	var fe *fatalError

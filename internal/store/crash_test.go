@@ -63,6 +63,10 @@ func checkConsistent(t *testing.T, db *DB, per int) uint64 {
 	if urls != len(es) {
 		t.Fatalf("%d url records for %d front entries: a batch is partially present", urls, len(es))
 	}
+	// The queue count, written in the batches, says as much.
+	if q, ok := db.Queued(); !ok || q != int64(len(es)) {
+		t.Fatalf("queue count %d (known %v) after the restart, %d entries on disk", q, ok, len(es))
+	}
 	return last
 }
 

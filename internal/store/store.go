@@ -154,6 +154,9 @@ type DB struct {
 
 	realSyncs atomic.Int64 // synced commits in flight; see walFS
 
+	qc       queueCount // the queue count (queuecount.go)
+	readOnly bool
+
 	closed atomic.Bool
 	// failed holds the first commit error; once set the DB refuses all use,
 	// because pebble's commit pipeline is not usable after a WAL failure and
@@ -237,11 +240,19 @@ func Open(dir string, opts *Options) (*DB, error) {
 		po.Levels[i].FilterType = pebble.TableFilter
 	}
 
+	gate := newCompactionGate()
+	po.Experimental.CompactionScheduler = gate
 	pdb, err := openPebble(dir, po)
 	if err != nil {
+		gate.Unregister() // pebble does not, when Open fails after registering it
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	db.pdb, db.log = pdb, log
+	gate.release()
+	db.pdb, db.log, db.readOnly = pdb, log, o.ReadOnly
+	if err := db.loadQueued(); err != nil {
+		pdb.Close()
+		return nil, err
+	}
 	return db, nil
 }
 
@@ -268,6 +279,7 @@ func (db *DB) Close() error {
 	if db.closed.Swap(true) {
 		return fmt.Errorf("store %s: close: %w", db.dir, ErrClosed)
 	}
+	db.stopCounting()
 	if err := db.pdb.Close(); err != nil {
 		return fmt.Errorf("store %s: close: %w", db.dir, err)
 	}

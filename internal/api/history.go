@@ -1,0 +1,91 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/history"
+)
+
+// History is the body of GET /v1/history: the crawl's samples, oldest
+// first, at the fine interval for the last hour and at the coarse one for
+// the last day, and the interval in progress.
+type History struct {
+	IntervalSeconds       float64          `json:"interval_seconds"`
+	CoarseIntervalSeconds float64          `json:"coarse_interval_seconds"`
+	Fine                  []history.Sample `json:"fine"`
+	Coarse                []history.Sample `json:"coarse"`
+	// Current is the interval from the last fine sample to now, nil
+	// before the first point.
+	Current *history.Sample `json:"current"`
+}
+
+// sampler takes a point of the crawl every interval into the ring, from
+// the server's Start to its Close: the history is the process's, whenever
+// a page opens.
+type sampler struct {
+	ring *history.Ring
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+}
+
+// pointOf reads the crawl's counters and gauges now.
+func pointOf(c Crawl) history.Point {
+	l := c.Live()
+	m := c.Metrics()
+	fd := m.FetchDuration
+	return history.Point{
+		At: time.Now(), Pages: l.Pages, Bytes: l.Bytes, Errors: l.Errors, Status: l.ByStatus,
+		Throttled: l.Throttled, Unavailable: l.Unavailable,
+		Latency: history.Histogram{Bounds: fd.Bounds, Counts: fd.Counts, Count: fd.Count},
+		Queued:  storedOr(l), InFlight: l.Frontier.InFlight, ActiveHosts: l.Frontier.ActiveHosts,
+		Ready: l.Frontier.ReadyHosts, Waiting: l.Frontier.WaitingHost, Parked: l.Frontier.ParkedHosts, Held: l.Frontier.HeldHosts,
+	}
+}
+
+// storedOr is the queue depth: the store's count, or while it is not
+// known the frontier's.
+func storedOr(l crawl.Live) int {
+	if l.Stored != nil {
+		return int(*l.Stored)
+	}
+	return l.Frontier.Queued
+}
+
+func (s *Server) startSampler() {
+	ctx, stop := context.WithCancel(context.Background())
+	s.sampler.stop = stop
+	s.sampler.ring.Add(pointOf(s.crawl))
+	s.sampler.wg.Go(func() {
+		t := time.NewTicker(s.sampler.ring.Fine())
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				s.sampler.ring.Add(pointOf(s.crawl))
+			}
+		}
+	})
+}
+
+func (s *Server) stopSampler() {
+	if s.sampler.stop != nil {
+		s.sampler.stop()
+		s.sampler.wg.Wait()
+	}
+}
+
+func (s *Server) history(w http.ResponseWriter, _ *http.Request) error {
+	r := s.sampler.ring
+	fine, coarse := r.Samples()
+	out := History{IntervalSeconds: r.Fine().Seconds(), CoarseIntervalSeconds: r.CoarseInterval().Seconds(), Fine: fine, Coarse: coarse}
+	if cur, ok := r.Current(pointOf(s.crawl)); ok {
+		out.Current = &cur
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
