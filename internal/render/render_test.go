@@ -214,4 +214,3 @@ func TestRenderEveryConnectionIsTheFetchers(t *testing.T) {
 }
 
 func bytesContains(b []byte, s string) bool { return strings.Contains(string(b), s) }
-
