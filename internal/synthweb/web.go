@@ -81,7 +81,8 @@ type Config struct {
 	// it names (each at most once), whether or not Hostile is set, so that
 	// a test pays only for the hosts it judges. They still follow the
 	// ordinary hosts in the order of HostileKindsAll, whatever the order
-	// here.
+	// here. The script hosts (ScriptApp, ScriptNone) start only when
+	// named here, after all the others.
 	HostileKinds []string
 	// HangLimit is the longest a hanging handler (robots.txt timeout, the
 	// silent, hang and drip hosts) holds a request; zero means 2 minutes.
@@ -248,8 +249,9 @@ func (c Config) startedKinds() []string {
 		}
 		return nil
 	}
+
 	var out []string
-	for _, k := range HostileKindsAll() {
+	for _, k := range append(HostileKindsAll(), optInKinds[:]...) {
 		if slices.Contains(c.HostileKinds, k) {
 			out = append(out, k)
 		}
