@@ -883,7 +883,7 @@ func TestScriptHosts(t *testing.T) {
 			t.Errorf("%s is empty", p)
 		}
 	}
-	if none := body(w.HostileSeeds()[2]+"p/8"); !strings.Contains(none, "<noscript>") || !strings.Contains(none, `href="/p/1"`) {
+	if none := body(w.HostileSeeds()[2] + "p/8"); !strings.Contains(none, "<noscript>") || !strings.Contains(none, `href="/p/1"`) {
 		t.Errorf("script-none page: %s", none)
 	}
 }
