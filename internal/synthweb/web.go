@@ -84,6 +84,10 @@ type Config struct {
 	// here. The script hosts (ScriptApp, ScriptNone) start only when
 	// named here, after all the others.
 	HostileKinds []string
+	// ScriptProbe, when set, is an authority (host:port) that ScriptApp's
+	// "/" tries to reach by fetch(), an image and a WebSocket: a test's
+	// forbidden server, which a crawler's browser must never reach.
+	ScriptProbe string
 	// HangLimit is the longest a hanging handler (robots.txt timeout, the
 	// silent, hang and drip hosts) holds a request; zero means 2 minutes.
 	// Close releases them at once.
