@@ -136,11 +136,20 @@ func (r *renderer) close() {
 }
 
 // wants decides whether to render a page of host whose static HTML is
-// body: always in always mode; in auto mode, when the rule says so and
-// the host has not given GiveUpAfter renders in a row without a new link
-// (a host where one render found some is rendered for good).
-func (r *renderer) wants(host string, body []byte) bool {
-	if r.mode == RenderAlways {
+// body: as the host's operator policy says ("never", "always" or
+// "auto"), else as the crawl's mode does: always in always mode; in auto
+// mode, when the rule says so (render.Signals.NeedsScript) and the host
+// has not given GiveUpAfter renders in a row without a new link (a host
+// where one render found some is rendered for good).
+func (r *renderer) wants(host string, body []byte, policy string) bool {
+	mode := r.mode
+	if policy != "" {
+		mode = policy
+	}
+	switch mode {
+	case RenderNever:
+		return false
+	case RenderAlways:
 		return true
 	}
 	r.mu.Lock()
@@ -207,10 +216,14 @@ type resourceWriter interface {
 // commits leaves the URL queued, to be fetched and rendered again. The
 // clock the lease leaves counts from the end of the last request, with
 // the worst signal and the longest time of the lease's requests.
-func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, pol *robots.Policy, lo *leaseOutcome, pb *pageBatch) {
+func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL, pol *robots.Policy, lo *leaseOutcome, pb *pageBatch) {
 	in := lo.page
 	lo.page = nil
-	if !c.rend.wants(l.Host, in.resp.Decoded) {
+	var policy string
+	if hp := c.cfg.Policies.For(u.Authority, u.Host); hp != nil {
+		policy = hp.Render
+	}
+	if !c.rend.wants(l.Host, in.resp.Decoded, policy) {
 		return
 	}
 	pf := &pageFetcher{c: c, l: l, pol: pol, page: in.resp, pb: pb,

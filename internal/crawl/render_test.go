@@ -138,3 +138,26 @@ func checkDOMRecord(t *testing.T, cfg Config, sum Summary, app string) {
 	}
 	t.Errorf("no conversion record of %s among %d", app, len(conv))
 }
+
+// With --render auto, the app's shell is rendered (a <noscript>, little
+// text) and its static pages are not; the host whose scripts add no link
+// is rendered GiveUpAfter times, then no more; every script-made page is
+// found, and the browser's requests keep the delay.
+func TestRenderAutoLearnsPerHost(t *testing.T) {
+	web := renderWeb(t, "")
+	cfg := renderConfig(t, web, RenderAuto)
+	sum := runCrawl(t, cfg)
+	b := sum.Browser
+	if b == nil {
+		t.Fatal("no render summary")
+	}
+	t.Logf("pages %d; render %+v", sum.Pages, *b)
+	checkServerSide(t, web, cfg.UserAgent)
+	// The app's "/" and three of script-none's nine pages.
+	if b.Pages != 1+3 || b.HostsStopped != 1 {
+		t.Errorf("rendered %d pages and stopped %d hosts, want 4 and 1", b.Pages, b.HostsStopped)
+	}
+	if want := int64(1 + len(synthweb.ScriptAppLinks) + 1 + synthweb.ScriptNonePages); sum.Pages < want {
+		t.Errorf("%d pages fetched, want at least %d", sum.Pages, want)
+	}
+}

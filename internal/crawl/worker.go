@@ -256,7 +256,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 	lo = c.fetchPage(ctx, l, u, pb)
 	lo.res.SetCrawlDelay, lo.res.CrawlDelay = true, pol.CrawlDelay
 	if lo.page != nil {
-		c.renderPage(ctx, l, pol, &lo, pb)
+		c.renderPage(ctx, l, u, pol, &lo, pb)
 	}
 	return lo
 }
