@@ -161,3 +161,18 @@ func TestRenderAutoLearnsPerHost(t *testing.T) {
 		t.Errorf("%d pages fetched, want at least %d", sum.Pages, want)
 	}
 }
+
+// With no Chromium the crawl goes on as --render never, and says why.
+func TestRenderWithoutChromiumCrawlsAsNever(t *testing.T) {
+	web := renderWeb(t, "")
+	cfg := testConfig(t, web, 2, 10*time.Millisecond)
+	cfg.Seeds = web.HostileSeeds()
+	cfg.Render = RenderConfig{Mode: RenderAuto, Chromium: "/nonexistent/chromium"}
+	sum := runCrawl(t, cfg)
+	if b := sum.Browser; b == nil || b.Mode != RenderNever || !strings.Contains(b.Off, "no Chromium") || b.Pages != 0 {
+		t.Fatalf("render summary %+v", b)
+	}
+	if want := int64(1 + 1 + synthweb.ScriptNonePages); sum.Pages != want {
+		t.Fatalf("%d pages, want %d: the app's shell and script-none's pages, by their HTML", sum.Pages, want)
+	}
+}
