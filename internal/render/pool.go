@@ -30,6 +30,9 @@ type Pool struct {
 	started  atomic.Int64
 	closed   chan struct{}
 	once     sync.Once
+
+	liveMu sync.Mutex
+	live   map[*browser]struct{} // browsers started and not killed, for RSS
 }
 
 // browser is one Chromium process and its root context.
@@ -53,7 +56,7 @@ func New(cfg Config) (*Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render: listen for the browsers' dead-end proxy: %w", err)
 	}
-	p := &Pool{cfg: cfg, exec: bin, slots: make(chan *browser, cfg.Workers), sink: sink, closed: make(chan struct{})}
+	p := &Pool{cfg: cfg, exec: bin, slots: make(chan *browser, cfg.Workers), sink: sink, closed: make(chan struct{}), live: map[*browser]struct{}{}}
 	for range cfg.Workers {
 		p.slots <- nil
 	}
@@ -100,6 +103,7 @@ func (p *Pool) Close() {
 		close(p.closed)
 		for range p.cfg.Workers {
 			if b := <-p.slots; b != nil {
+				p.forget(b)
 				b.kill()
 			}
 		}
@@ -148,7 +152,16 @@ func (p *Pool) start() (*browser, error) {
 		return nil, fmt.Errorf("render: start %s: %w", p.exec, err)
 	}
 	p.started.Add(1)
+	p.liveMu.Lock()
+	p.live[b] = struct{}{}
+	p.liveMu.Unlock()
 	return b, nil
+}
+
+func (p *Pool) forget(b *browser) {
+	p.liveMu.Lock()
+	delete(p.live, b)
+	p.liveMu.Unlock()
 }
 
 // kill ends the browser's process and removes its profile.
@@ -201,6 +214,7 @@ func (p *Pool) take(ctx context.Context) (*browser, error) {
 // killed and its slot left empty, for a new one.
 func (p *Pool) give(b *browser, broken bool) {
 	if broken {
+		p.forget(b)
 		b.kill()
 		p.restarts.Add(1)
 		b = nil
