@@ -27,6 +27,7 @@ func TestRuleSparesStaticWorlds(t *testing.T) {
 			}
 		}
 		w.Close()
+		t.Logf("%s world: none of %d pages would be rendered", world, n)
 		if n < 100 {
 			t.Errorf("%s: only %d pages read", world, n)
 		}
