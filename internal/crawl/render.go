@@ -373,6 +373,11 @@ func (f *pageFetcher) ownHost(ctx context.Context, u canon.URL) (*render.Respons
 // the frontier, which gives it when that host's clock allows, after its
 // robots.txt is known (fetched under such a lease too).
 func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL) (*render.Response, error) {
+	if cl := f.c.cfg.Cluster; cl != nil && !cl.Owns(u.Authority) {
+		// Its clock is another node's: asking here could overlap that
+		// node's requests.
+		return nil, errRefused{u.Authority + " is another node's host"}
+	}
 	for {
 		bl, err := f.c.front.Borrow(ctx, u.Authority, u.String)
 		if err != nil {
