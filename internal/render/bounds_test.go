@@ -84,3 +84,35 @@ func TestNoChromium(t *testing.T) {
 		t.Fatalf("New without Chromium: %v", err)
 	}
 }
+
+// Scrolling reaches lazy content: a page that adds a link and grows when
+// it is scrolled to its bottom, at most MaxScrolls times.
+func TestRenderScrollsForLazyContent(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<!doctype html><body><div style="height:3000px"></div><script>
+let n = 0;
+window.addEventListener('scroll', () => {
+  if (window.innerHeight + window.scrollY < document.documentElement.scrollHeight - 10 || n >= 5) return;
+  n++;
+  const a = document.createElement('a'); a.href = '/lazy-' + n; a.textContent = 'more';
+  const d = document.createElement('div'); d.style.height = '3000px';
+  document.body.appendChild(a); document.body.appendChild(d);
+});
+</script></body>`)
+	})
+	_, site := serve(t, mux)
+	p := newPool(t, Config{Workers: 1, Timeout: 20 * time.Second, Idle: 200 * time.Millisecond, MaxScrolls: 3})
+	res, err := p.Render(t.Context(), site+"/", newTestFetcher(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, true, true, false} {
+		if got := slices.Contains(res.Links, site+"/lazy-"+string(rune('1'+i))); got != want {
+			t.Errorf("/lazy-%d found %v, want %v (links %q)", i+1, got, want, res.Links)
+		}
+	}
+	if res.Scrolls != 3 {
+		t.Errorf("scrolls = %d, want 3", res.Scrolls)
+	}
+}

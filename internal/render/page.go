@@ -122,7 +122,7 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, pageURL string, f Fetch
 	s.touch()
 	res.Settled = navErr == nil && s.settle(work, p.cfg.Idle)
 	for res.Scrolls < p.cfg.MaxScrolls && work.Err() == nil {
-		grew, err := chromedp.Run(work, chromedp.Evaluate[bool](scrollJS))
+		grew, err := chromedp.Run(work, chromedp.Evaluate[bool](scrollJS, chromedp.EvalAwaitPromise))
 		if err != nil || !grew {
 			break
 		}
@@ -176,7 +176,9 @@ const readJS = `(() => {
 const scrollJS = `(() => {
 	const h = document.documentElement.scrollHeight;
 	window.scrollTo(0, h);
-	return new Promise(r => requestAnimationFrame(() => r(document.documentElement.scrollHeight > h)));
+	// The scroll's handlers run at the next frames: look after two, and
+	// a moment for what they start.
+	return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => r(document.documentElement.scrollHeight > h), 50))));
 })()`
 
 // clickJS clicks the first "more" control not clicked yet that is not a
