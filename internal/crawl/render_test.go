@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"log/slog"
 	"net/netip"
 	"path/filepath"
 	"slices"
@@ -146,11 +147,13 @@ func checkDOMRecord(t *testing.T, cfg Config, sum Summary, app string) {
 func TestRenderAutoLearnsPerHost(t *testing.T) {
 	web := renderWeb(t, "")
 	cfg := renderConfig(t, web, RenderAuto)
+	cfg.Render.Screenshot = true
 	sum := runCrawl(t, cfg)
 	b := sum.Browser
 	if b == nil {
 		t.Fatal("no render summary")
 	}
+	checkScreenshot(t, cfg, sum, web.HostileSeeds()[0])
 	t.Logf("pages %d; render %+v", sum.Pages, *b)
 	checkServerSide(t, web, cfg.UserAgent)
 	// The app's "/" and three of script-none's nine pages.
@@ -174,5 +177,46 @@ func TestRenderWithoutChromiumCrawlsAsNever(t *testing.T) {
 	}
 	if want := int64(1 + 1 + synthweb.ScriptNonePages); sum.Pages != want {
 		t.Fatalf("%d pages, want %d: the app's shell and script-none's pages, by their HTML", sum.Pages, want)
+	}
+}
+
+// checkScreenshot finds the app page's screenshot: a PNG in a resource
+// record named urn:view:<page>, concurrent to the page's response.
+func checkScreenshot(t *testing.T, cfg Config, sum Summary, app string) {
+	t.Helper()
+	for _, f := range sum.WARCFiles {
+		for _, r := range readWARC(t, filepath.Join(cfg.warcDir(), f)) {
+			if r.header.Get("WARC-Type") == "resource" && r.header.Get("WARC-Target-URI") == "urn:view:"+app {
+				if r.header.Get("Content-Type") != "image/png" || !strings.HasPrefix(string(r.block), "\x89PNG") || r.header.Get("WARC-Concurrent-To") == "" {
+					t.Errorf("screenshot record %v, %d bytes", r.header, len(r.block))
+				}
+				return
+			}
+		}
+	}
+	t.Errorf("no screenshot of %s", app)
+}
+
+// The auto rule's decisions: a host's policy overrides the mode; a host
+// whose renders find nothing new is given up after GiveUpAfter of them,
+// and one whose render found something never is.
+func TestRenderWants(t *testing.T) {
+	shell := []byte(`<div id=app></div><script src=/app.js></script>`)
+	static := []byte(`<p>no script</p>`)
+	r := &renderer{mode: RenderAuto, giveUp: 2, hosts: map[string]hostRenders{}, log: slog.New(slog.DiscardHandler)}
+	if !r.wants("a", shell, "") || r.wants("a", static, "") || !r.wants("a", static, RenderAlways) || r.wants("a", shell, RenderNever) {
+		t.Fatal("the rule or the policy is not followed")
+	}
+	r.learn("a", 0)
+	r.learn("a", 0)
+	if r.wants("a", shell, "") || !r.wants("a", shell, RenderAlways) {
+		t.Fatal("host a not given up after two barren renders, or its policy not kept")
+	}
+	r.learn("b", 1)
+	for range 5 {
+		r.learn("b", 0)
+	}
+	if !r.wants("b", shell, "") || r.stopped.Load() != 1 {
+		t.Fatalf("host b, whose render found a link, given up (stopped %d)", r.stopped.Load())
 	}
 }
