@@ -53,6 +53,15 @@ func checkServerSide(t *testing.T, web *synthweb.Web, ua string) {
 			t.Errorf("%s never requested (asked: %v)", p, asked)
 		}
 	}
+	// The app's script of the other host was asked of that host, under
+	// its clock, among that host's own pages (checked below).
+	lib := false
+	for _, r := range per[strings.TrimSuffix(strings.TrimPrefix(web.HostileSeeds()[1], "http://"), "/")] {
+		lib = lib || r.Path == "/lib.js"
+	}
+	if !lib {
+		t.Errorf("the app's script of the other host, /lib.js, never requested")
+	}
 	for host, reqs := range per {
 		sort.Slice(reqs, func(i, j int) bool { return reqs[i].Start.Before(reqs[j].Start) })
 		for i := 1; i < len(reqs); i++ {

@@ -15,8 +15,10 @@ const (
 	// inline ("/s/inline"), from the external /app.js ("/s/external"),
 	// from the JSON /links.json that app.js fetches ("/s/json-1",
 	// "/s/json-2"), and behind a "Load more" button that fetches
-	// /more.json ("/s/clicked"); it shows /logo.png. ScriptAppLinks lists
-	// the pages; each is a static page of text linking back to "/".
+	// /more.json ("/s/clicked"); it shows /logo.png, and loads /lib.js
+	// from the ScriptNone host when that is started (a script of another
+	// host, as from a CDN). ScriptAppLinks lists the pages; each is a
+	// static page of text linking back to "/".
 	ScriptApp = "script-app"
 	// ScriptNone looks like an app (a <noscript>, a script, little
 	// text) but its script adds no link: "/" and /p/1 ... /p/8 link to
@@ -75,6 +77,16 @@ const scriptAppJS = `document.addEventListener('DOMContentLoaded', () => {
 // logoPNG is a 1×1 transparent PNG.
 const logoPNG = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82"
 
+// hostOfKind is the started host of a hostile or script kind, or nil.
+func (w *Web) hostOfKind(kind string) *host {
+	for _, h := range w.hosts[w.nOrdinary:] {
+		if h.hostile == kind {
+			return h
+		}
+	}
+	return nil
+}
+
 // serveScript answers the script hosts.
 func (w *Web) serveScript(rw *logWriter, r *http.Request, h *host) {
 	path := r.URL.Path
@@ -83,6 +95,12 @@ func (w *Web) serveScript(rw *logWriter, r *http.Request, h *host) {
 		switch {
 		case path == "/":
 			home := scriptAppHome
+			if other := w.hostOfKind(ScriptNone); other != nil {
+				// A script of another host, as sites load libraries
+				// from a CDN: the browser's request must wait for that
+				// host's clock.
+				home = strings.Replace(home, "</head>", `<script src="http://`+other.authority+`/lib.js"></script>`+"\n</head>", 1)
+			}
 			if p := w.cfg.ScriptProbe; p != "" {
 				probe := "<script>\nfetch('http://" + p + "/steal').catch(() => {});\nnew Image().src = 'http://" + p + "/pixel.png';\ntry { new WebSocket('ws://" + p + "/ws'); } catch (e) {}\n</script>\n</body>"
 				home = strings.Replace(home, "</body>", probe, 1)
@@ -102,6 +120,10 @@ func (w *Web) serveScript(rw *logWriter, r *http.Request, h *host) {
 			notFound(rw, r)
 		}
 	case ScriptNone:
+		if path == "/lib.js" {
+			writeBody(rw, r, http.StatusOK, "text/javascript; charset=utf-8", "window.weftLib = true;\n")
+			return
+		}
 		hrefs := make([]string, 0, ScriptNonePages+1)
 		hrefs = append(hrefs, "/")
 		for i := 1; i <= ScriptNonePages; i++ {
