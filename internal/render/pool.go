@@ -77,7 +77,7 @@ func (p *Pool) drop() {
 		// host:443 HTTP/1.1"): read it, briefly, for the log.
 		c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 		line, _ := bufio.NewReaderSize(c, 512).ReadString('\n')
-		p.cfg.Log.Info("render: a browser connection outside interception refused at the dead-end proxy", "request", strings.TrimSpace(line))
+		p.cfg.Log.Debug("render: a browser connection outside interception refused at the dead-end proxy", "request", strings.TrimSpace(line))
 		c.Close()
 	}
 }
