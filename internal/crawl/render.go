@@ -227,7 +227,7 @@ func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL,
 		return
 	}
 	pf := &pageFetcher{c: c, l: l, pol: pol, page: in.resp, pb: pb,
-		clock: c.front.Advance(l.Clock, lo.res, in.resp.Start.Add(in.resp.Duration))}
+		clock: c.front.Advance(l.Clock, c.policies.delay(l, lo.res), in.resp.Start.Add(in.resp.Duration))}
 	res, err := c.rend.pool.Render(ctx, in.resp.URL, pf)
 	c.rend.requests.Add(int64(res.Requests))
 	c.rend.refused.Add(int64(res.Refused))
@@ -360,6 +360,7 @@ func (f *pageFetcher) ownHost(ctx context.Context, u canon.URL) (*render.Respons
 	}
 	resp, res, err := f.get(ctx, u)
 	res.SetCrawlDelay, res.CrawlDelay = true, f.pol.CrawlDelay
+	res = f.c.policies.delay(f.l, res) // an operator's longer delay, as finish applies it
 	if res.Fetched {
 		f.clock = f.c.front.Advance(f.clock, res, time.Now())
 		f.own++
@@ -393,7 +394,7 @@ func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL) (*render.Respo
 		}
 		pol, spent := f.c.robots.ensure(ctx, bl, u)
 		if pol == nil {
-			f.c.front.Complete(bl, spent)
+			f.c.front.Complete(bl, f.c.policies.delay(bl, spent))
 			if spent.Hold > 0 || spent.Drain == frontier.DrainStart {
 				return nil, errRefused{"robots.txt of " + u.Authority + " failed, or disallows it all"}
 			}
@@ -408,10 +409,14 @@ func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL) (*render.Respo
 		}
 		resp, res, err := f.get(ctx, u)
 		res.SetCrawlDelay, res.CrawlDelay = true, pol.CrawlDelay
-		f.c.front.Complete(bl, res)
+		f.c.front.Complete(bl, f.c.policies.delay(bl, res))
 		return resp, err
 	}
 }
+
+// A borrowed lease's clock is not written to the store, as a worker's
+// is when it changes more than a restart would assume: after a crash the
+// frontier waits a gap before any host (Config.Resumed) anyway.
 
 // get makes one request, archives its exchange with the page's batch, and
 // returns the answer for the browser, refused if a cap cut it.
@@ -423,6 +428,7 @@ func (f *pageFetcher) get(ctx context.Context, u canon.URL) (*render.Response, f
 		kind := fetch.KindOf(err)
 		fetched, signal := errorSignal(kind)
 		c.log.Info("render: a page's request failed", "page", f.l.URL, "url", u.String, "err", err)
+		c.flog.write(fetchRecord{Time: time.Now(), URL: u.String, Host: u.Authority, Depth: f.l.Depth + 1, Via: f.l.URL, Outcome: "error:" + kind.String(), Error: err.Error()})
 		return nil, frontier.Result{Fetched: fetched, Signal: signal}, err
 	}
 	signal, retryAfter := answerSignal(resp, time.Now())
@@ -431,6 +437,10 @@ func (f *pageFetcher) get(ctx context.Context, u canon.URL) (*render.Response, f
 	cp := c.arch.archive(resp, f.pb, &u)
 	c.arch.index(cp, f.pb)
 	f.pbMu.Unlock()
+	// In the fetch log as the page's requisite, asked by its browser.
+	c.flog.write(fetchRecord{Time: resp.Start, URL: u.String, Host: u.Authority, Status: resp.StatusCode, Bytes: len(resp.Body),
+		DurationMS: resp.Duration.Milliseconds(), Depth: f.l.Depth + 1, Via: f.l.URL, ContentType: resp.Header.Get("Content-Type"),
+		Truncated: resp.Truncated, WARCFile: cp.loc.File, WARCOffset: cp.loc.Offset, Outcome: "rendered"})
 	if resp.Truncated != "" || resp.Refused || resp.DecodeErr != nil {
 		return nil, res, errRefused{fmt.Sprintf("%s cut or refused by a cap (%s)", u.String, cmpOr(resp.Truncated, "media policy or decoding"))}
 	}
