@@ -229,3 +229,25 @@ func TestRenderWants(t *testing.T) {
 		t.Fatalf("host b, whose render found a link, given up (stopped %d)", r.stopped.Load())
 	}
 }
+
+// A page whose script never yields costs its browser (killed at the
+// budget and replaced) but not its lease: the page keeps the link of its
+// HTML, which is crawled.
+func TestRenderHungPageKeepsItsStaticLinks(t *testing.T) {
+	web := startWeb(t, synthweb.Config{Seed: 6, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{synthweb.ScriptHang}})
+	cfg := testConfig(t, web, 2, 10*time.Millisecond)
+	cfg.Seeds = web.HostileSeeds()
+	cfg.Render = RenderConfig{Mode: RenderAlways, Chromium: browsertest.Chromium(t), Timeout: 3 * time.Second, Idle: 200 * time.Millisecond}
+	sum := runCrawl(t, cfg)
+	b := sum.Browser
+	if b == nil || b.Fallbacks != 1 || b.Restarts != 1 {
+		t.Fatalf("render summary %+v, want one fallback and one browser replaced", b)
+	}
+	asked := false
+	for _, r := range web.Log() {
+		asked = asked || r.Path == "/p/1"
+	}
+	if !asked {
+		t.Fatal("the hung page's static link was not crawled")
+	}
+}

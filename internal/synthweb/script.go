@@ -25,6 +25,10 @@ const (
 	// each other in their HTML. Rendering finds nothing the HTML did not
 	// say: a crawler that learns so should stop rendering it.
 	ScriptNone = "script-none"
+	// ScriptHang's "/" links to /p/1 in its HTML, and its script never
+	// yields (a loop that does not end): a browser rendering it must be
+	// cut off, and the page keep the link its HTML has.
+	ScriptHang = "script-hang"
 )
 
 // ScriptAppLinks are the paths of the pages of ScriptApp that only its
@@ -36,7 +40,7 @@ const ScriptNonePages = 8
 
 // optInKinds are kinds started only when HostileKinds names them, after
 // every kind of HostileKindsAll.
-var optInKinds = [...]string{ScriptApp, ScriptNone}
+var optInKinds = [...]string{ScriptApp, ScriptNone, ScriptHang}
 
 const scriptAppHome = `<!DOCTYPE html>
 <html lang="en">
@@ -116,6 +120,21 @@ func (w *Web) serveScript(rw *logWriter, r *http.Request, h *host) {
 			writeBody(rw, r, http.StatusOK, "image/png", logoPNG)
 		case slices.Contains(ScriptAppLinks, path):
 			writeBody(rw, r, http.StatusOK, htmlUTF8, w.smallPage(h, path, "Page "+strings.TrimPrefix(path, "/s/"), 300, []string{"/"}))
+		default:
+			notFound(rw, r)
+		}
+	case ScriptHang:
+		switch path {
+		case "/":
+			writeBody(rw, r, http.StatusOK, htmlUTF8, `<!DOCTYPE html>
+<html><head><title>Hang</title></head><body>
+<noscript>Needs JavaScript.</noscript>
+<a href="/p/1">a link in the HTML</a>
+<script>setTimeout(() => { for (;;) {} }, 0);</script>
+</body></html>
+`)
+		case "/p/1":
+			writeBody(rw, r, http.StatusOK, htmlUTF8, w.smallPage(h, path, "Still here", 100, []string{"/"}))
 		default:
 			notFound(rw, r)
 		}
