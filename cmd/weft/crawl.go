@@ -124,6 +124,7 @@ type crawlFlags struct {
 	trapWindow     int
 	withImages     bool
 	requisites     bool
+	render         renderFlags
 	sitemaps       bool
 	ext            extFlags
 	configFile     string
@@ -208,6 +209,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.trapWindow, "trap-window", 50, "cut off a host when more than half of its last this many judged pages were near-duplicates: no new URL of it admitted (1 to 64; -1: never)")
 	fs.BoolVar(&f.sitemaps, "sitemaps", true, "fetch each host's robots.txt Sitemap: files and /sitemap.xml, and admit the URLs they list like links (--sitemaps=false: links only)")
 	fs.BoolVar(&f.requisites, "requisites", true, "fetch and archive what each HTML page needs to render (style sheets and their url()s, scripts, images and srcset, fonts, media, favicon), through robots.txt, politeness and the SSRF guard, one hop past the scope, their links not followed, so that the archive replays (--requisites=false: pages only)")
+	f.render.register(fs)
 	fs.BoolVar(&f.withImages, "with-images", false, "with --requisites=false, still fetch the images pages show (<img src>); the images are part of --requisites")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress line on stderr: auto (on a terminal), always or never")
 	fs.StringVar(&f.httpAddr, "http", "", "serve the operator API and Prometheus /metrics on this address, e.g. 127.0.0.1:8080 (off when empty)")
@@ -402,6 +404,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		NearDupTrapWindow: f.trapWindow,
 		WithImages:        f.withImages,
 		Requisites:        f.requisites,
+		Render:            f.render.config(),
 		NoSitemaps:        !f.sitemaps,
 		Politeness: frontier.Politeness{
 			LatencyFactor: latencyFactor, MaxBackoff: f.maxBackoff, MaxRetryAfter: f.maxRetryAfter,

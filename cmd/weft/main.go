@@ -88,7 +88,7 @@ func newRootCmd() *cobra.Command {
 		return cmd.Help()
 	}
 	bench := newBenchCmd()
-	bench.AddCommand(newBenchQueueCmd(), newBenchHostsCmd())
+	bench.AddCommand(newBenchQueueCmd(), newBenchHostsCmd(), newBenchRenderCmd())
 	root.AddCommand(newCrawlCmd(), newServeCmd(), newConfigCmd(), newDemoCmd(), newCDXCmd(), newGetCmd(), newWACZCmd(), bench, newDocsCmd(), newSynthwebCmd(), newSynthHostsCmd(), newBenchQueuePhaseCmd())
 	return root
 }

@@ -395,8 +395,77 @@ func TestReplayInReplayWebPage(t *testing.T) {
 	live := browse(t, bin, pageURL, `document.body.dataset.ready === "1" && document.images[0].complete`, "",
 		chromedp.Flag("host-resolver-rules", "MAP "+host+" 127.0.0.1"))
 
-	// The viewer: ReplayWeb.page's files, the WACZ, and a page that embeds
-	// the replay at the window's size, with no chrome of its own.
+	viewerURL := serveViewer(t, rwp, wacz, pageURL)
+
+	before := site.count()
+	// The replayed document is in the viewer's iframe (inside the
+	// component's shadow root): ready once the script's JSON is in it.
+	ready := `(() => {
+  const docs = [];
+  const walk = (doc) => { if (!doc) return; docs.push(doc);
+    const deep = (root) => { for (const e of root.querySelectorAll("*")) { if (e.tagName === "IFRAME") { try { walk(e.contentDocument); } catch (x) {} } if (e.shadowRoot) deep(e.shadowRoot); } };
+    deep(doc); };
+  walk(document);
+  return docs.some(d => d.body && d.body.dataset.ready === "1" && d.images[0] && d.images[0].complete); })()`
+	replayed := replay(t, bin, viewerURL, ready)
+	if n := site.count() - before; n != 0 {
+		t.Errorf("the live site received %d requests while the archive was replayed", n)
+	}
+	d := differing(live, replayed)
+	t.Logf("replayed page: %.2f%% of its pixels differ from the live one's", 100*d)
+	if d > maxReplayDiff || os.Getenv("WEFT_REPLAY_SHOTS") != "" {
+		dir := cmp.Or(os.Getenv("WEFT_REPLAY_SHOTS"), t.TempDir())
+		for name, img := range map[string]image.Image{"live.png": live, "replayed.png": replayed} {
+			var b bytes.Buffer
+			png.Encode(&b, img)
+			os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644)
+		}
+		if d > maxReplayDiff {
+			t.Errorf("%.2f%% of the pixels differ, more than %.0f%%: screenshots in %s", 100*d, 100*maxReplayDiff, dir)
+		}
+	}
+}
+
+// swActive is true once the viewer's replay service worker is active.
+const swActive = `(navigator.serviceWorker.getRegistration("/replay/").then(r => { window.weftSW = !!(r && r.active); }), window.weftSW === true)`
+
+// replay opens the viewer at viewerURL once its service worker is active,
+// waits for ready, and returns a screenshot. Every request of the
+// replaying browser, its service worker's included, goes through a proxy
+// that passes on only those to the viewer and records the rest: the test
+// fails if the replay made any.
+func replay(t *testing.T, bin, viewerURL, ready string) image.Image {
+	t.Helper()
+	u, err := url.Parse(viewerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &recordingProxy{allow: u.Host}
+	pln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	psrv := &http.Server{Handler: proxy}
+	go psrv.Serve(pln)
+	defer psrv.Close()
+	shot := browse(t, bin, viewerURL, ready, swActive,
+		chromedp.ProxyServer("http://"+pln.Addr().String()), chromedp.Flag("proxy-bypass-list", "<-loopback>"))
+	passed, outside, own := proxy.counts()
+	if passed == 0 {
+		t.Errorf("no request of the replaying browser went through the proxy: the check saw nothing")
+	}
+	if len(outside) > 0 {
+		t.Errorf("the replay made %d requests outside the archive: %v", len(outside), outside)
+	}
+	t.Logf("the replaying browser made %d requests to the viewer, %d outside the archive, and %d of Chromium's own (refused): %v", passed, len(outside), len(own), own)
+	return shot
+}
+
+// serveViewer serves ReplayWeb.page's files, the WACZ, and a page that
+// embeds the replay of pageURL at the window's size, with no chrome of
+// its own, on loopback; it returns the viewer's URL.
+func serveViewer(t *testing.T, rwp, wacz, pageURL string) string {
+	t.Helper()
 	mux := http.NewServeMux()
 	for _, p := range []string{"/ui.js", "/replay/ui.js"} {
 		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, filepath.Join(rwp, "ui.js")) })
@@ -414,54 +483,7 @@ func TestReplayInReplayWebPage(t *testing.T) {
 	}
 	viewer := &http.Server{Handler: mux}
 	go viewer.Serve(vln)
-	defer viewer.Close()
+	t.Cleanup(func() { viewer.Close() })
 
-	before := site.count()
-	// The replayed document is in the viewer's iframe (inside the
-	// component's shadow root): ready once the script's JSON is in it.
-	ready := `(() => {
-  const docs = [];
-  const walk = (doc) => { if (!doc) return; docs.push(doc);
-    const deep = (root) => { for (const e of root.querySelectorAll("*")) { if (e.tagName === "IFRAME") { try { walk(e.contentDocument); } catch (x) {} } if (e.shadowRoot) deep(e.shadowRoot); } };
-    deep(doc); };
-  walk(document);
-  return docs.some(d => d.body && d.body.dataset.ready === "1" && d.images[0] && d.images[0].complete); })()`
-	swActive := `(navigator.serviceWorker.getRegistration("/replay/").then(r => { window.weftSW = !!(r && r.active); }), window.weftSW === true)`
-	// Every request of the replaying browser, its service worker's
-	// included, goes through a proxy that passes on only those to the
-	// viewer and records the rest: the replay must make none.
-	proxy := &recordingProxy{allow: vln.Addr().String()}
-	pln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	psrv := &http.Server{Handler: proxy}
-	go psrv.Serve(pln)
-	defer psrv.Close()
-	replayed := browse(t, bin, "http://"+vln.Addr().String()+"/", ready, swActive,
-		chromedp.ProxyServer("http://"+pln.Addr().String()), chromedp.Flag("proxy-bypass-list", "<-loopback>"))
-	if n := site.count() - before; n != 0 {
-		t.Errorf("the live site received %d requests while the archive was replayed", n)
-	}
-	passed, outside, own := proxy.counts()
-	if passed == 0 {
-		t.Errorf("no request of the replaying browser went through the proxy: the check saw nothing")
-	}
-	if len(outside) > 0 {
-		t.Errorf("the replay made %d requests outside the archive: %v", len(outside), outside)
-	}
-	t.Logf("the replaying browser made %d requests to the viewer, %d outside the archive, and %d of Chromium's own (refused): %v", passed, len(outside), len(own), own)
-	d := differing(live, replayed)
-	t.Logf("replayed page: %.2f%% of its pixels differ from the live one's", 100*d)
-	if d > maxReplayDiff || os.Getenv("WEFT_REPLAY_SHOTS") != "" {
-		dir := cmp.Or(os.Getenv("WEFT_REPLAY_SHOTS"), t.TempDir())
-		for name, img := range map[string]image.Image{"live.png": live, "replayed.png": replayed} {
-			var b bytes.Buffer
-			png.Encode(&b, img)
-			os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644)
-		}
-		if d > maxReplayDiff {
-			t.Errorf("%.2f%% of the pixels differ, more than %.0f%%: screenshots in %s", 100*d, 100*maxReplayDiff, dir)
-		}
-	}
+	return "http://" + vln.Addr().String() + "/"
 }

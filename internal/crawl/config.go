@@ -184,6 +184,10 @@ type Config struct {
 	// any URL, one hop past the scope (scope.CheckRequisite), their links
 	// never followed. It includes WithImages.
 	Requisites bool
+	// Render renders HTML pages in headless Chromium, every request of
+	// theirs through this crawl's fetch path (see RenderConfig). The zero
+	// value renders nothing.
+	Render RenderConfig
 	// NoSitemaps turns off sitemaps: by default each host's robots.txt
 	// Sitemap: files and its /sitemap.xml are fetched when its robots.txt
 	// is, through the same filters, robots.txt and politeness as links,
@@ -368,6 +372,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl: IP gap %v is negative", c.IPGap)
 	}
 	if err := c.Politeness.Validate(); err != nil {
+		return err
+	}
+	if err := c.Render.validate(); err != nil {
 		return err
 	}
 	if c.Fetch.MaxBodyBytes != 0 && c.Fetch.MaxBodyBytes < robots.MaxBytes {

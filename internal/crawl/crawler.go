@@ -51,6 +51,8 @@ type Crawler struct {
 	hostCap *hostMap[store.HostState] // per-host counters and rules' state, the URLs accepted first (hoststate.go)
 	traps   *trapCounts               // URLs accepted per pattern, requests per host, trap refusals
 	near    *nearIndex                // fingerprints of the pages judged original; nil when judging is off
+	rend    *renderer                 // the browsers (render.go); nil when rendering is off
+	rendOff string                    // why rendering is off though asked for (Chromium missing)
 
 	// aliases holds, per origin, what its directories and their index
 	// files have shown (alias.go).
@@ -260,6 +262,8 @@ func New(cfg Config) (c *Crawler, err error) {
 		return nil, err
 	}
 	closers = append(closers, func() error { c.fetcher.Close(); return nil })
+	c.rend, c.rendOff = newRenderer(cfg.Render, c.log)
+	closers = append(closers, func() error { c.rend.close(); return nil })
 	var warcFix []warc.RecoveredFile
 	if c.warc = cfg.Archive; c.warc == nil {
 		if err := os.MkdirAll(cfg.warcDir(), 0o755); err != nil {
@@ -324,6 +328,7 @@ func (c *Crawler) Progress() Progress {
 // close closes what New opened, waiting up to drain for the WARC files
 // still to upload (those left stay on disk for the next start).
 func (c *Crawler) close(drain time.Duration) error {
+	c.rend.close()
 	c.fetcher.Close()
 	// Every host's counters and rules' state, for the next run.
 	errs := []error{saveHostStates(c.state, c.hostCap), c.saveInLinks(), c.traps.save(c.state.db), c.warc.Close()}

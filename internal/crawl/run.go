@@ -169,6 +169,7 @@ func (c *Crawler) summary() Summary {
 		ListedChanged:      s.listedChanged.Load(),
 		ListedDropped:      s.listedDropped.Load(),
 		RevisitBytes:       s.revisitBytes.Load(),
+		Browser:            c.rend.summary(c.cfg.Render.Mode, c.rendOff),
 		Rendered:           s.rendered.Load(),
 		Requisites:         s.requisitesFound.Load(),
 		RequisitesQueued:   s.requisitesQueued.Load(),

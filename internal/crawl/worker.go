@@ -130,6 +130,9 @@ type leaseOutcome struct {
 	// visit is, in continuous mode, what the fetch taught about the URL
 	// (validators, digest, change history, next crawl), for its record.
 	visit *visit
+	// page is an HTML page fetched whole, for the renderer to consider
+	// (set only when rendering is on).
+	page *renderable
 }
 
 // countClock counts what a lease's result did to its host's clock.
@@ -253,6 +256,9 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 	}
 	lo = c.fetchPage(ctx, l, u, pb)
 	lo.res.SetCrawlDelay, lo.res.CrawlDelay = true, pol.CrawlDelay
+	if lo.page != nil {
+		c.renderPage(ctx, l, u, pol, &lo, pb)
+	}
 	return lo
 }
 
@@ -359,6 +365,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	// The page goes to the consumers as it was read, if it was.
 	var read bool
 	var links []string
+	var page *renderable
 	defer func() { c.stagePage(pb, l, resp, mt, cp, read, links) }()
 	switch {
 	case notModified:
@@ -384,6 +391,9 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		c.arch.archiveOutlinks(resp, cp.loc.RecordID, l, outlinks)
 		if followed {
 			c.arch.followed(pb, cp, l.Depth, len(outlinks) == 0)
+			if c.rend != nil && mt == "text/html" && !l.Requisite && resp.Truncated == "" && !cp.revisit {
+				page = &renderable{resp: resp, recordID: cp.loc.RecordID, outlinks: outlinks}
+			}
 		}
 		if cp.revisit {
 			rec.Outcome = "revisit"
@@ -400,6 +410,9 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		res.Retry = true
 	}
 	lo := leaseOutcome{res: res, status: resp.StatusCode, outcome: rec.Outcome}
+	if !res.Retry {
+		lo.page = page
+	}
 	if c.cfg.Recrawl != nil && !res.Retry {
 		lo.visit = c.sched.learn(l, prev, resp, cp, notModified)
 	}

@@ -66,6 +66,7 @@ type Frontier struct {
 	// inbox: filled by Add and Complete, emptied by Run.
 	mu         sync.Mutex
 	adds       []Item
+	borrows    []Item // Borrow's URLs since the last takeInbox
 	completes  []completion
 	unparks    []string
 	holdHosts  map[string]bool   // Hold's orders since the last takeInbox

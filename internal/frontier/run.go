@@ -68,6 +68,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 		now := time.Now()
 		f.expire(now)
 		f.answerReleases()
+		f.lend(now)
 		var (
 			out   chan Lease
 			offer Lease
@@ -98,7 +99,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 			// are ready, without a whole turn of the loop for each.
 			for {
 				h := f.top(now)
-				if h == nil || h.key.After(now) {
+				if h == nil || h.key.After(now) || h.head.peek().borrow != nil {
 					break
 				}
 				more := f.offer(h, now)
@@ -218,6 +219,8 @@ func (f *Frontier) takeInbox() {
 	f.mu.Lock()
 	adds, completes, unparks, holds, parts, clocks := f.adds, f.completes, f.unparks, f.holdHosts, f.holdParts, f.clocksIn
 	f.adds, f.completes, f.unparks, f.holdHosts, f.holdParts, f.clocksIn = nil, nil, nil, nil, nil, nil
+	borrows := f.borrows
+	f.borrows = nil
 	rearms, takeovers := f.rearms, f.takeovers
 	f.rearms, f.takeovers = nil, nil
 	f.mu.Unlock()
@@ -270,6 +273,7 @@ func (f *Frontier) takeInbox() {
 	for _, it := range adds {
 		f.add(it, now)
 	}
+	f.takeBorrows(borrows)
 	for _, c := range completes {
 		f.complete(c, now)
 	}
@@ -352,7 +356,7 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	case DrainStop:
 		h.drain = false
 	}
-	if c.result.Retry {
+	if c.result.Retry && fl.item.borrow == nil { // a borrowed URL is its caller's to ask again
 		h.head.pushFront(fl.item)
 		f.inHeads++
 		f.count(h.name, 1)

@@ -60,6 +60,8 @@ type Item struct {
 	// redirect chain that crossed to Host: it is requested under Host's
 	// clock, and that host stays parked until the hop is done.
 	RobotsFor string
+
+	borrow *borrow // set for a Borrow call's URL: its lease goes to the caller
 }
 
 // Config tunes a Frontier. The zero value is usable: no delay beyond one

@@ -51,6 +51,10 @@ type Policy struct {
 	Disallow []string `json:"disallowed,omitempty"`
 	// MaxURLs caps the URLs accepted for the host.
 	MaxURLs int64 `json:"max_urls,omitzero"`
+	// Render is "never", "auto" or "always": whether the host's HTML
+	// pages are rendered in a browser, whatever --render says (rendering
+	// must be on for "auto" or "always" to render); "" follows --render.
+	Render string `json:"render,omitempty"`
 
 	// delayName and disallowName are the fields' names as the JSON read
 	// spelt them, "" for the current ones: errors name what the user wrote.
@@ -65,12 +69,14 @@ const (
 	fieldDelay    = "crawl_delay"
 	fieldDisallow = "disallowed"
 	fieldMaxURLs  = "max_urls"
+	fieldRender   = "render"
 )
 
 var fieldOf = map[string]string{
 	fieldDelay: fieldDelay, "delay": fieldDelay,
 	fieldDisallow: fieldDisallow, "disallow": fieldDisallow,
 	fieldMaxURLs: fieldMaxURLs,
+	fieldRender:  fieldRender,
 }
 
 // FieldError is a fault in one field of a policy: Field is the field's
@@ -144,7 +150,7 @@ func FromFields(names []string, values []any) (Policy, error) {
 	for i, name := range names {
 		field, ok := fieldOf[name]
 		if !ok {
-			return Policy{}, &FieldError{Field: name, Index: i, Msg: fmt.Sprintf(`unknown field %q (a policy has "crawl_delay", "disallowed" and "max_urls"; it cannot allow what robots.txt disallows)`, name)}
+			return Policy{}, &FieldError{Field: name, Index: i, Msg: fmt.Sprintf(`unknown field %q (a policy has "crawl_delay", "disallowed", "max_urls" and "render"; it cannot allow what robots.txt disallows)`, name)}
 		}
 		if first, dup := named[field]; dup {
 			if first == name {
@@ -172,6 +178,9 @@ func (p Policy) Fields(fn func(name string, v any)) {
 	}
 	if p.MaxURLs != 0 {
 		fn(fieldMaxURLs, p.MaxURLs)
+	}
+	if p.Render != "" {
+		fn(fieldRender, p.Render)
 	}
 }
 
@@ -221,6 +230,12 @@ func (p *Policy) set(field, name string, v any) error {
 		if err != nil {
 			return fmt.Errorf("%s %s: want a whole number of URLs", name, show(v))
 		}
+	case fieldRender:
+		s, ok := v.(string)
+		if !ok || (s != "never" && s != "auto" && s != "always") {
+			return fmt.Errorf("%s %s: want \"never\", \"auto\" or \"always\"", name, show(v))
+		}
+		p.Render = s
 	}
 	return nil
 }
@@ -360,12 +375,14 @@ func hostPart(authority string) string {
 }
 
 // merge is what a port's policy and its host's make together: the longer
-// delay, both sets of disallowed paths, the lower cap.
+// delay, both sets of disallowed paths, the lower cap, the port's render
+// mode if it has one.
 func merge(port, host *Policy, lim Limits) *Policy {
 	m := Policy{
 		Delay:    max(port.Delay, host.Delay),
 		Disallow: append(slices.Clone(port.Disallow), host.Disallow...),
 		MaxURLs:  port.MaxURLs,
+		Render:   cmp.Or(port.Render, host.Render),
 	}
 	if m.MaxURLs == 0 || (host.MaxURLs > 0 && host.MaxURLs < m.MaxURLs) {
 		m.MaxURLs = host.MaxURLs

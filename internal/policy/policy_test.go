@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,7 +66,7 @@ func TestParseRefuses(t *testing.T) {
 		{"above the cap", `{"a.test": {"max_urls": 20000}}`, "a.test: max_urls 20000 is above the crawl's cap of 10000"},
 		{"negative cap", `{"a.test": {"max_urls": -1}}`, "max_urls -1 is negative"},
 		{"negative delay", `{"a.test": {"crawl_delay": "-1s"}}`, "crawl_delay -1s is negative"},
-		{"an allow", "{\n  \"a.test\": {\n    \"allow\": [\"/\"]\n  }\n}", `line 3: a.test: unknown field "allow" (a policy has "crawl_delay", "disallowed" and "max_urls"; it cannot allow what robots.txt disallows)`},
+		{"an allow", "{\n  \"a.test\": {\n    \"allow\": [\"/\"]\n  }\n}", `line 3: a.test: unknown field "allow" (a policy has "crawl_delay", "disallowed", "max_urls" and "render"; it cannot allow what robots.txt disallows)`},
 		{"a field in another case", `{"a.test": {"Crawl_Delay": "5s"}}`, `unknown field "Crawl_Delay"`},
 		{"bad duration", "{\n\"a.test\": {\"crawl_delay\": \"soon\"}}", `line 2: a.test: crawl_delay "soon": a duration is a string such as "5s"`},
 		{"bad duration, old name", "{\n\"a.test\": {\"delay\": \"soon\"}}", `line 2: a.test: delay "soon": a duration is a string such as "5s"`},
@@ -212,5 +213,20 @@ func TestPolicyJSONRoundTrip(t *testing.T) {
 	}
 	if b, _ := json.Marshal(Policy{}); string(b) != `{}` {
 		t.Fatalf("empty policy: %s", b)
+	}
+}
+
+func TestRenderField(t *testing.T) {
+	var p Policy
+	if err := json.Unmarshal([]byte(`{"render": "always"}`), &p); err != nil || p.Render != "always" {
+		t.Fatalf("render always: %+v, %v", p, err)
+	}
+	if err := json.Unmarshal([]byte(`{"render": "sometimes"}`), &p); err == nil || !strings.Contains(err.Error(), `render "sometimes"`) {
+		t.Fatalf("render sometimes: %v", err)
+	}
+	var names []string
+	Policy{Render: "never"}.Fields(func(name string, v any) { names = append(names, fmt.Sprint(name, "=", v)) })
+	if len(names) != 1 || names[0] != "render=never" {
+		t.Fatalf("fields %v", names)
 	}
 }

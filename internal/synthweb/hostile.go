@@ -71,6 +71,11 @@ func hostileKindIndex(kind string) (int, bool) {
 			return i, true
 		}
 	}
+	for i, k := range optInKinds {
+		if k == kind {
+			return len(hostileKinds) + i, true
+		}
+	}
 	return 0, false
 }
 

@@ -324,6 +324,8 @@ func buildHugeRobots() []byte {
 func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 	path := r.URL.Path
 	switch h.hostile {
+	case ScriptApp, ScriptNone, ScriptHang:
+		w.serveScript(rw, r, h)
 	case TrapSessions:
 		w.serveSessions(rw, r, h)
 	case TrapFacets:

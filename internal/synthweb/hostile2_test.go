@@ -850,3 +850,40 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// The script hosts start only when named, after the hostile ones, and
+// their app's links are in no HTML but the scripts'.
+func TestScriptHosts(t *testing.T) {
+	t.Parallel()
+	w := startWeb(t, Config{Seed: 3, Hosts: 2, PagesPerHost: 12, HostileKinds: []string{ScriptApp, HostileSilent, ScriptNone}})
+	var kinds []string
+	for _, h := range w.Hosts()[2:] {
+		kinds = append(kinds, h.Hostile)
+	}
+	if !slices.Equal(kinds, []string{HostileSilent, ScriptApp, ScriptNone}) {
+		t.Fatalf("started %v", kinds)
+	}
+	if slices.Contains(HostileKindsAll(), ScriptApp) {
+		t.Fatal("Hostile would start the script hosts")
+	}
+	c := newClient(t, w)
+	body := func(url string) string { return string(get(t, c, url).body) }
+	app := w.HostileSeeds()[1]
+	home := body(app)
+	for _, p := range ScriptAppLinks {
+		if strings.Contains(home, `href="`+p) {
+			t.Errorf("the app's HTML links to %s", p)
+		}
+		if !strings.Contains(body(app+p[1:]), `href="/"`) {
+			t.Errorf("%s is not a page linking home", p)
+		}
+	}
+	for _, p := range []string{"app.js", "links.json", "more.json", "logo.png"} {
+		if body(app+p) == "" {
+			t.Errorf("%s is empty", p)
+		}
+	}
+	if none := body(w.HostileSeeds()[2] + "p/8"); !strings.Contains(none, "<noscript>") || !strings.Contains(none, `href="/p/1"`) {
+		t.Errorf("script-none page: %s", none)
+	}
+}

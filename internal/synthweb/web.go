@@ -81,8 +81,13 @@ type Config struct {
 	// it names (each at most once), whether or not Hostile is set, so that
 	// a test pays only for the hosts it judges. They still follow the
 	// ordinary hosts in the order of HostileKindsAll, whatever the order
-	// here.
+	// here. The script hosts (ScriptApp, ScriptNone) start only when
+	// named here, after all the others.
 	HostileKinds []string
+	// ScriptProbe, when set, is an authority (host:port) that ScriptApp's
+	// "/" tries to reach by fetch(), an image and a WebSocket: a test's
+	// forbidden server, which a crawler's browser must never reach.
+	ScriptProbe string
 	// HangLimit is the longest a hanging handler (robots.txt timeout, the
 	// silent, hang and drip hosts) holds a request; zero means 2 minutes.
 	// Close releases them at once.
@@ -248,8 +253,9 @@ func (c Config) startedKinds() []string {
 		}
 		return nil
 	}
+
 	var out []string
-	for _, k := range HostileKindsAll() {
+	for _, k := range append(HostileKindsAll(), optInKinds[:]...) {
 		if slices.Contains(c.HostileKinds, k) {
 			out = append(out, k)
 		}

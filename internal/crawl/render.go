@@ -1,0 +1,458 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/render"
+	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/warc"
+)
+
+// The rendering modes (RenderConfig.Mode).
+const (
+	RenderNever  = "never"  // no browser (also "")
+	RenderAuto   = "auto"   // pages the rule picks (render.Signals.NeedsScript), on hosts where rendering finds links
+	RenderAlways = "always" // every HTML page fetched whole with a 2xx
+)
+
+// RenderConfig turns on rendering in headless Chromium (package render):
+// an HTML page is fetched and parsed as always, then loaded in a browser
+// whose every request (scripts, XHR/fetch, images, fonts) goes through the
+// crawl's own fetch path: under its host's clock (the page's own host
+// under the page's lease, any other through frontier.Borrow), robots.txt,
+// the operator's policy, the SSRF guard and the body caps, each archived
+// with its exact bytes. The links of the settled DOM go through the same
+// admission as the static ones; the DOM is archived as a conversion
+// record of the page's response. If the browser fails or overruns its
+// budget, the page keeps its static links.
+type RenderConfig struct {
+	Mode     string // RenderNever (""), RenderAuto or RenderAlways
+	Chromium string // the browser; "" looks for chromium on the PATH
+	// Workers caps the browsers alive at once (each renders one page at
+	// a time; a worker that needs one waits). Zero means 1.
+	Workers int
+	// Timeout is each page's time budget, its requests' waits for their
+	// hosts' clocks included; zero means 30s. Idle is the quiet time
+	// that counts as settled; zero means 500ms.
+	Timeout, Idle time.Duration
+	// MaxScrolls and MaxClicks bound the behaviours: scrolls to the
+	// bottom while the page grows, clicks of "more" controls.
+	MaxScrolls, MaxClicks int
+	// Screenshot archives a PNG of the settled page as a resource record.
+	Screenshot bool
+	// MemoryMB caps each browser's JavaScript heap; zero leaves V8's.
+	MemoryMB int
+	// GiveUpAfter is, in auto mode, how many renders of a host in a row
+	// that find no link the static parse did not must pass before the
+	// host is rendered no more; zero means 3.
+	GiveUpAfter int
+}
+
+func (r RenderConfig) validate() error {
+	switch r.Mode {
+	case "", RenderNever, RenderAuto, RenderAlways:
+	default:
+		return fmt.Errorf("crawl: render mode %q: want never, auto or always", r.Mode)
+	}
+	if r.Workers < 0 || r.Timeout < 0 || r.Idle < 0 || r.MaxScrolls < 0 || r.MaxClicks < 0 || r.MemoryMB < 0 || r.GiveUpAfter < 0 {
+		return fmt.Errorf("crawl: render settings must not be negative: %+v", r)
+	}
+	return nil
+}
+
+// RenderSummary is what rendering did in a crawl.
+type RenderSummary struct {
+	Mode         string // the mode the crawl ran in ("never" when Chromium was missing)
+	Off          string // why the crawl could not render, if it could not
+	Pages        int64  // pages rendered
+	Fallbacks    int64  // pages whose render failed: they kept their static links
+	Requests     int64  // the browsers' requests (the pages' own documents included)
+	Refused      int64  // of which refused (robots.txt, the guard, a policy, a cap, not GET)
+	NewLinks     int64  // links found in rendered DOMs that the static parse had not
+	HostsStopped int64  // hosts auto mode stopped rendering (GiveUpAfter renders without a new link)
+	Escapes      int64  // browser connections outside interception, refused at the dead-end proxy
+	Restarts     int64  // browsers killed and replaced
+}
+
+// renderer renders pages for the crawl; nil when rendering is off.
+type renderer struct {
+	pool   *render.Pool
+	mode   string
+	giveUp int
+	log    *slog.Logger
+
+	mu    sync.Mutex
+	hosts map[string]hostRenders // auto mode's learning, bounded by maxRenderHosts
+
+	pages, fallbacks, requests, refused, newLinks, stopped atomic.Int64
+}
+
+// hostRenders is what rendering has taught about one host.
+type hostRenders struct {
+	barren   int  // renders in a row that found no new link
+	fruitful bool // some render found a new link
+}
+
+// maxRenderHosts bounds the hosts auto mode remembers; when full it
+// forgets them all and learns again (memory bounded by configuration).
+const maxRenderHosts = 1 << 16
+
+// newRenderer starts the pool, or returns nil with the reason rendering
+// is off (Chromium missing: the crawl goes on as never).
+func newRenderer(cfg RenderConfig, log *slog.Logger) (*renderer, string) {
+	if cfg.Mode == "" || cfg.Mode == RenderNever {
+		return nil, ""
+	}
+	pool, err := render.New(render.Config{
+		Chromium: cfg.Chromium, Workers: cfg.Workers, Timeout: cfg.Timeout, Idle: cfg.Idle,
+		MaxScrolls: cfg.MaxScrolls, MaxClicks: cfg.MaxClicks, Screenshot: cfg.Screenshot, MemoryMB: cfg.MemoryMB, Log: log,
+	})
+	if err != nil {
+		why := err.Error()
+		log.Warn("rendering is off: the crawl goes on as --render never", "mode", cfg.Mode, "err", err)
+		return nil, why
+	}
+	giveUp := cfg.GiveUpAfter
+	if giveUp == 0 {
+		giveUp = 3
+	}
+	return &renderer{pool: pool, mode: cfg.Mode, giveUp: giveUp, log: log, hosts: map[string]hostRenders{}}, ""
+}
+
+func (r *renderer) close() {
+	if r != nil {
+		r.pool.Close()
+	}
+}
+
+// wants decides whether to render a page of host whose static HTML is
+// body: as the host's operator policy says ("never", "always" or
+// "auto"), else as the crawl's mode does: always in always mode; in auto
+// mode, when the rule says so (render.Signals.NeedsScript) and the host
+// has not given GiveUpAfter renders in a row without a new link (a host
+// where one render found some is rendered for good).
+func (r *renderer) wants(host string, body []byte, policy string) bool {
+	mode := r.mode
+	if policy != "" {
+		mode = policy
+	}
+	switch mode {
+	case RenderNever:
+		return false
+	case RenderAlways:
+		return true
+	}
+	r.mu.Lock()
+	h := r.hosts[host]
+	r.mu.Unlock()
+	if !h.fruitful && h.barren >= r.giveUp {
+		return false
+	}
+	return render.Inspect(body).NeedsScript()
+}
+
+// learn records what a render of host found.
+func (r *renderer) learn(host string, newLinks int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.hosts) >= maxRenderHosts {
+		clear(r.hosts)
+	}
+	h := r.hosts[host]
+	if newLinks > 0 {
+		h.fruitful, h.barren = true, 0
+	} else {
+		h.barren++
+		if !h.fruitful && h.barren == r.giveUp && r.mode == RenderAuto {
+			r.stopped.Add(1)
+			r.log.Info("render: host rendered no more: its renders found no link its HTML did not have", "host", host, "renders", h.barren)
+		}
+	}
+	r.hosts[host] = h
+}
+
+func (r *renderer) summary(mode, off string) *RenderSummary {
+	if r == nil {
+		if mode == "" || mode == RenderNever {
+			return nil
+		}
+		return &RenderSummary{Mode: RenderNever, Off: off}
+	}
+	return &RenderSummary{
+		Mode: r.mode, Pages: r.pages.Load(), Fallbacks: r.fallbacks.Load(), Requests: r.requests.Load(),
+		Refused: r.refused.Load(), NewLinks: r.newLinks.Load(), HostsStopped: r.stopped.Load(),
+		Escapes: r.pool.Escapes(), Restarts: r.pool.Restarts(),
+	}
+}
+
+// renderable is a fetched page rendering may read: its response, the
+// record ID of its capture and the links the static parse found.
+type renderable struct {
+	resp     *fetch.Response
+	recordID string
+	outlinks []string
+}
+
+// resourceWriter is the archive's way to write conversion and resource
+// records; an ArchiveWriter without it keeps no DOM.
+type resourceWriter interface {
+	WriteResource(warc.Resource) (warc.Location, error)
+}
+
+// renderPage renders a page the lease fetched, if the renderer wants it,
+// and admits the links its settled DOM has that the static parse did
+// not, into the lease's batch. The lease is still held: the page's own
+// host is asked nothing but under it, and a crash before the batch
+// commits leaves the URL queued, to be fetched and rendered again. The
+// clock the lease leaves counts from the end of the last request, with
+// the worst signal and the longest time of the lease's requests.
+func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL, pol *robots.Policy, lo *leaseOutcome, pb *pageBatch) {
+	in := lo.page
+	lo.page = nil
+	var policy string
+	if hp := c.cfg.Policies.For(u.Authority, u.Host); hp != nil {
+		policy = hp.Render
+	}
+	if !c.rend.wants(l.Host, in.resp.Decoded, policy) {
+		return
+	}
+	pf := &pageFetcher{c: c, l: l, pol: pol, page: in.resp, pb: pb,
+		clock: c.front.Advance(l.Clock, c.policies.delay(l, lo.res), in.resp.Start.Add(in.resp.Duration))}
+	res, err := c.rend.pool.Render(ctx, in.resp.URL, pf)
+	c.rend.requests.Add(int64(res.Requests))
+	c.rend.refused.Add(int64(res.Refused))
+	if pf.own > 0 {
+		lo.res.Took = max(lo.res.Took, pf.took)
+		lo.res.Signal = worse(lo.res.Signal, pf.signal)
+	}
+	if err != nil {
+		c.rend.fallbacks.Add(1)
+		c.log.Info("render failed: the page keeps its static links", "url", l.URL, "err", err)
+		return
+	}
+	c.rend.pages.Add(1)
+	static := make(map[string]bool, len(in.outlinks))
+	for _, o := range in.outlinks {
+		static[o] = true
+	}
+	found := 0
+	for _, link := range res.Links {
+		lu, err := c.canon.Parse(link)
+		if err != nil || static[lu.String] || (lu.Scheme != "http" && lu.Scheme != "https") {
+			continue
+		}
+		static[lu.String] = true
+		found++
+		if it, why := c.admit.judge(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL, asPageLink); why == "" {
+			pb.items = append(pb.items, it)
+		}
+	}
+	c.rend.newLinks.Add(int64(found))
+	c.rend.learn(l.Host, found)
+	if rw, ok := c.warc.(resourceWriter); ok {
+		now := time.Now()
+		if _, err := rw.WriteResource(warc.Resource{Type: "conversion", URL: in.resp.URL, Date: now, RefersTo: in.recordID, ContentType: "text/html; charset=utf-8", Block: res.DOM}); err != nil {
+			c.fail(fmt.Errorf("crawl: archive the rendered DOM of %s: %w", l.URL, err))
+		}
+		if res.Screenshot != nil {
+			if _, err := rw.WriteResource(warc.Resource{Type: "resource", URL: "urn:view:" + in.resp.URL, Date: now, RefersTo: in.recordID, ContentType: "image/png", Block: res.Screenshot}); err != nil {
+				c.fail(fmt.Errorf("crawl: archive the screenshot of %s: %w", l.URL, err))
+			}
+		}
+	}
+}
+
+// worse is the signal of the two that moves a clock most.
+func worse(a, b frontier.Signal) frontier.Signal {
+	rank := func(s frontier.Signal) int {
+		switch s {
+		case frontier.Strained:
+			return 4
+		case frontier.Unavailable:
+			return 3
+		case frontier.Throttled:
+			return 2
+		case frontier.Failed:
+			return 1
+		}
+		return 0
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
+// errRefused is a browser request weft will not make.
+type errRefused struct{ why string }
+
+func (e errRefused) Error() string { return "render: request refused: " + e.why }
+
+// pageFetcher makes a rendering page's requests through the crawl's fetch
+// path (render.Fetcher).
+type pageFetcher struct {
+	c    *Crawler
+	l    frontier.Lease
+	pol  *robots.Policy // the lease's host's robots.txt
+	page *fetch.Response
+
+	pbMu sync.Mutex
+	pb   *pageBatch
+
+	ownMu  sync.Mutex // one request at a time to the lease's host
+	clock  frontier.Clock
+	own    int // requests to the lease's host
+	took   time.Duration
+	signal frontier.Signal
+}
+
+// Fetch answers the page's own document from the lease's response, and
+// makes every other request under its host's clock.
+func (f *pageFetcher) Fetch(ctx context.Context, r render.Request) (*render.Response, error) {
+	if r.Main {
+		return &render.Response{Status: f.page.StatusCode, Header: f.page.Header, Body: f.page.Decoded}, nil
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return nil, errRefused{"weft asks with GET only, not " + r.Method}
+	}
+	u, err := f.c.canon.Parse(r.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, errRefused{"not an http(s) URL: " + r.URL}
+	}
+	if err := f.c.fetcher.Permits(u.Host); err != nil {
+		return nil, errRefused{err.Error()}
+	}
+	if !f.c.cfg.Policies.For(u.Authority, u.Host).Allowed(u.PathQuery()) {
+		return nil, errRefused{"the operator's policy disallows " + u.String}
+	}
+	if u.Authority == f.l.Host {
+		return f.ownHost(ctx, u)
+	}
+	return f.otherHost(ctx, u)
+}
+
+// ownHost makes a request to the lease's host, under the lease: one at a
+// time, each after the gap the host's clock asks from the one before.
+func (f *pageFetcher) ownHost(ctx context.Context, u canon.URL) (*render.Response, error) {
+	if !f.pol.Allowed(u.PathQuery()) {
+		return nil, errRefused{"robots.txt disallows " + u.String}
+	}
+	f.ownMu.Lock()
+	defer f.ownMu.Unlock()
+	if wait := time.Until(f.clock.NextAt); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+	resp, res, err := f.get(ctx, u)
+	res.SetCrawlDelay, res.CrawlDelay = true, f.pol.CrawlDelay
+	res = f.c.policies.delay(f.l, res) // an operator's longer delay, as finish applies it
+	if res.Fetched {
+		f.clock = f.c.front.Advance(f.clock, res, time.Now())
+		f.own++
+		f.took = max(f.took, res.Took)
+		f.signal = worse(f.signal, res.Signal)
+	}
+	return resp, err
+}
+
+// otherHost makes a request to another host under a lease borrowed from
+// the frontier, which gives it when that host's clock allows, after its
+// robots.txt is known (fetched under such a lease too).
+func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL) (*render.Response, error) {
+	if cl := f.c.cfg.Cluster; cl != nil && !cl.Owns(u.Authority) {
+		// Its clock is another node's: asking here could overlap that
+		// node's requests.
+		return nil, errRefused{u.Authority + " is another node's host"}
+	}
+	for {
+		bl, err := f.c.front.Borrow(ctx, u.Authority, u.String)
+		if err != nil {
+			return nil, err
+		}
+		switch bl.Mode {
+		case frontier.ModeGiveUp, frontier.ModeDrain:
+			f.c.front.Complete(bl, frontier.Result{})
+			return nil, errRefused{u.Authority + " is given up, or robots.txt disallows it all"}
+		case frontier.ModeFindGroup:
+			f.c.front.Complete(bl, groupOf(ctx, f.c.fetcher, f.c.cfg.IPGroup, u.Host))
+			continue
+		}
+		pol, spent := f.c.robots.ensure(ctx, bl, u)
+		if pol == nil {
+			f.c.front.Complete(bl, f.c.policies.delay(bl, spent))
+			if spent.Hold > 0 || spent.Drain == frontier.DrainStart {
+				return nil, errRefused{"robots.txt of " + u.Authority + " failed, or disallows it all"}
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			continue // robots.txt known now (or its chain goes on): ask again
+		}
+		if !pol.Allowed(u.PathQuery()) {
+			f.c.front.Complete(bl, frontier.Result{SetCrawlDelay: true, CrawlDelay: pol.CrawlDelay})
+			return nil, errRefused{"robots.txt disallows " + u.String}
+		}
+		resp, res, err := f.get(ctx, u)
+		res.SetCrawlDelay, res.CrawlDelay = true, pol.CrawlDelay
+		f.c.front.Complete(bl, f.c.policies.delay(bl, res))
+		return resp, err
+	}
+}
+
+// A borrowed lease's clock is not written to the store, as a worker's
+// is when it changes more than a restart would assume: after a crash the
+// frontier waits a gap before any host (Config.Resumed) anyway.
+
+// get makes one request, archives its exchange with the page's batch, and
+// returns the answer for the browser, refused if a cap cut it.
+func (f *pageFetcher) get(ctx context.Context, u canon.URL) (*render.Response, frontier.Result, error) {
+	c := f.c
+	c.traps.fetched(u.Authority)
+	resp, err := c.fetcher.Get(ctx, u.String, nil)
+	if err != nil {
+		kind := fetch.KindOf(err)
+		fetched, signal := errorSignal(kind)
+		c.log.Info("render: a page's request failed", "page", f.l.URL, "url", u.String, "err", err)
+		c.flog.write(fetchRecord{Time: time.Now(), URL: u.String, Host: u.Authority, Depth: f.l.Depth + 1, Via: f.l.URL, Outcome: "error:" + kind.String(), Error: err.Error()})
+		return nil, frontier.Result{Fetched: fetched, Signal: signal}, err
+	}
+	signal, retryAfter := answerSignal(resp, time.Now())
+	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
+	f.pbMu.Lock()
+	cp := c.arch.archive(resp, f.pb, &u)
+	c.arch.index(cp, f.pb)
+	f.pbMu.Unlock()
+	// In the fetch log as the page's requisite, asked by its browser.
+	c.flog.write(fetchRecord{Time: resp.Start, URL: u.String, Host: u.Authority, Status: resp.StatusCode, Bytes: len(resp.Body),
+		DurationMS: resp.Duration.Milliseconds(), Depth: f.l.Depth + 1, Via: f.l.URL, ContentType: resp.Header.Get("Content-Type"),
+		Truncated: resp.Truncated, WARCFile: cp.loc.File, WARCOffset: cp.loc.Offset, Outcome: "rendered"})
+	if resp.Truncated != "" || resp.Refused || resp.DecodeErr != nil {
+		return nil, res, errRefused{fmt.Sprintf("%s cut or refused by a cap (%s)", u.String, cmpOr(resp.Truncated, "media policy or decoding"))}
+	}
+	return &render.Response{Status: resp.StatusCode, Header: resp.Header, Body: resp.Decoded}, res, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+var _ render.Fetcher = (*pageFetcher)(nil)
+var _ = errors.New

@@ -1,0 +1,253 @@
+package crawl
+
+import (
+	"log/slog"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weft-crawler/weft/internal/browsertest"
+	"github.com/weft-crawler/weft/internal/synthweb"
+)
+
+const renderDelay = 150 * time.Millisecond
+
+// renderWeb starts the script hosts (and one ordinary host, which the
+// crawl does not seed), with the app's page trying probe.
+func renderWeb(t *testing.T, probe string) *synthweb.Web {
+	t.Helper()
+	return startWeb(t, synthweb.Config{Seed: 5, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{synthweb.ScriptApp, synthweb.ScriptNone}, ScriptProbe: probe})
+}
+
+func renderConfig(t *testing.T, web *synthweb.Web, mode string) Config {
+	cfg := testConfig(t, web, 4, renderDelay)
+	cfg.Seeds = web.HostileSeeds()
+	cfg.Render = RenderConfig{Mode: mode, Chromium: browsertest.Chromium(t), Workers: 2, Timeout: 60 * time.Second, Idle: 300 * time.Millisecond, MaxClicks: 2}
+	return cfg
+}
+
+// checkServerSide reads the web's request log: every page script made a
+// link to was fetched; no host had two requests in flight, or a request
+// that began within the delay of the end of the one before; and every
+// request came from weft's fetcher (its User-Agent), none from a browser.
+func checkServerSide(t *testing.T, web *synthweb.Web, ua string) {
+	t.Helper()
+	app := web.HostileSeeds()[0]
+	asked := map[string]bool{}
+	per := map[string][]synthweb.Request{}
+	for _, r := range web.Log() {
+		per[r.Host] = append(per[r.Host], r)
+		if strings.HasPrefix(app, "http://"+r.Host+"/") {
+			asked[r.Path] = true
+		}
+		if r.UserAgent != ua {
+			t.Errorf("%s%s asked by %q, not weft's fetcher", r.Host, r.Path, r.UserAgent)
+		}
+	}
+	for _, p := range append(slices.Clone(synthweb.ScriptAppLinks), "/app.js", "/links.json", "/more.json", "/logo.png") {
+		if !asked[p] {
+			t.Errorf("%s never requested (asked: %v)", p, asked)
+		}
+	}
+	// The app's script of the other host was asked of that host, under
+	// its clock, among that host's own pages (checked below).
+	lib := false
+	for _, r := range per[strings.TrimSuffix(strings.TrimPrefix(web.HostileSeeds()[1], "http://"), "/")] {
+		lib = lib || r.Path == "/lib.js"
+	}
+	if !lib {
+		t.Errorf("the app's script of the other host, /lib.js, never requested")
+	}
+	for host, reqs := range per {
+		sort.Slice(reqs, func(i, j int) bool { return reqs[i].Start.Before(reqs[j].Start) })
+		for i := 1; i < len(reqs); i++ {
+			prev, next := reqs[i-1], reqs[i]
+			if gap := next.Start.Sub(prev.End); gap < renderDelay {
+				t.Errorf("%s: %s began %v after %s ended, want at least %v", host, next.Path, gap, prev.Path, renderDelay)
+			}
+		}
+	}
+	audit := synthweb.Audit(web, renderDelay)
+	for _, s := range audit.Breaches() {
+		t.Errorf("politeness: %s", s)
+	}
+}
+
+// With --render always, a crawl finds every page the app's scripts link
+// to, inline, from app.js, from fetched JSON and behind a click; every
+// request the browser needed was weft's, polite to the host as any other,
+// and the page script's attempts at a forbidden address reached nothing.
+func TestRenderAlwaysFindsScriptLinksPolitely(t *testing.T) {
+	forbidden := listenTally(t, "127.0.4.1:0")
+	web := renderWeb(t, forbidden.ln.Addr().String())
+	cfg := renderConfig(t, web, RenderAlways)
+	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.Fetch.DenyCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.4.0/24")}
+	sum := runCrawl(t, cfg)
+	b := sum.Browser
+	if b == nil || b.Pages == 0 {
+		t.Fatalf("nothing rendered: %+v", b)
+	}
+	t.Logf("pages %d; render %+v", sum.Pages, *b)
+	checkServerSide(t, web, cfg.UserAgent)
+	if n := forbidden.accepted.Load(); n != 0 {
+		t.Errorf("the forbidden server accepted %d connections", n)
+	}
+	if b.Refused < 2 {
+		t.Errorf("%d browser requests refused, want the script's fetch and image of the forbidden address at least", b.Refused)
+	}
+	if b.NewLinks < int64(len(synthweb.ScriptAppLinks)) {
+		t.Errorf("%d new links from rendering, want at least %d", b.NewLinks, len(synthweb.ScriptAppLinks))
+	}
+	checkDOMRecord(t, cfg, sum, web.HostileSeeds()[0])
+}
+
+// checkDOMRecord finds, in the crawl's WARC files, the app page's
+// rendered DOM: a conversion record that refers to the page's response
+// record and holds the links its scripts made; and the exact bytes of
+// app.js and links.json, archived as the page's requisites.
+func checkDOMRecord(t *testing.T, cfg Config, sum Summary, app string) {
+	t.Helper()
+	responses := map[string]string{} // record ID -> target URI
+	var conv []warcRecord
+	requisites := map[string]bool{}
+	for _, f := range sum.WARCFiles {
+		for _, r := range readWARC(t, filepath.Join(cfg.warcDir(), f)) {
+			switch r.header.Get("WARC-Type") {
+			case "response":
+				uri := r.header.Get("WARC-Target-URI")
+				responses[r.header.Get("WARC-Record-ID")] = uri
+				requisites[strings.TrimPrefix(uri, strings.TrimSuffix(app, "/"))] = true
+			case "conversion":
+				conv = append(conv, r)
+			}
+		}
+	}
+	for _, p := range []string{"/app.js", "/links.json", "/more.json", "/logo.png"} {
+		if !requisites[p] {
+			t.Errorf("no response record for the app's %s", p)
+		}
+	}
+	for _, r := range conv {
+		if r.header.Get("WARC-Target-URI") != app {
+			continue
+		}
+		if got := responses[r.header.Get("WARC-Refers-To")]; got != app {
+			t.Errorf("the DOM record refers to %q's response, want %q's", got, app)
+		}
+		for _, p := range synthweb.ScriptAppLinks {
+			if !strings.Contains(string(r.block), `href="`+p+`"`) {
+				t.Errorf("the rendered DOM lacks the link to %s", p)
+			}
+		}
+		return
+	}
+	t.Errorf("no conversion record of %s among %d", app, len(conv))
+}
+
+// With --render auto, the app's shell is rendered (a <noscript>, little
+// text) and its static pages are not; the host whose scripts add no link
+// is rendered GiveUpAfter times, then no more; every script-made page is
+// found, and the browser's requests keep the delay.
+func TestRenderAutoLearnsPerHost(t *testing.T) {
+	web := renderWeb(t, "")
+	cfg := renderConfig(t, web, RenderAuto)
+	cfg.Render.Screenshot = true
+	sum := runCrawl(t, cfg)
+	b := sum.Browser
+	if b == nil {
+		t.Fatal("no render summary")
+	}
+	checkScreenshot(t, cfg, sum, web.HostileSeeds()[0])
+	t.Logf("pages %d; render %+v", sum.Pages, *b)
+	checkServerSide(t, web, cfg.UserAgent)
+	// The app's "/" and three of script-none's nine pages.
+	if b.Pages != 1+3 || b.HostsStopped != 1 {
+		t.Errorf("rendered %d pages and stopped %d hosts, want 4 and 1", b.Pages, b.HostsStopped)
+	}
+	if want := int64(1 + len(synthweb.ScriptAppLinks) + 1 + synthweb.ScriptNonePages); sum.Pages < want {
+		t.Errorf("%d pages fetched, want at least %d", sum.Pages, want)
+	}
+}
+
+// With no Chromium the crawl goes on as --render never, and says why.
+func TestRenderWithoutChromiumCrawlsAsNever(t *testing.T) {
+	web := renderWeb(t, "")
+	cfg := testConfig(t, web, 2, 10*time.Millisecond)
+	cfg.Seeds = web.HostileSeeds()
+	cfg.Render = RenderConfig{Mode: RenderAuto, Chromium: "/nonexistent/chromium"}
+	sum := runCrawl(t, cfg)
+	if b := sum.Browser; b == nil || b.Mode != RenderNever || !strings.Contains(b.Off, "no Chromium") || b.Pages != 0 {
+		t.Fatalf("render summary %+v", b)
+	}
+	if want := int64(1 + 1 + synthweb.ScriptNonePages); sum.Pages != want {
+		t.Fatalf("%d pages, want %d: the app's shell and script-none's pages, by their HTML", sum.Pages, want)
+	}
+}
+
+// checkScreenshot finds the app page's screenshot: a PNG in a resource
+// record named urn:view:<page>, concurrent to the page's response.
+func checkScreenshot(t *testing.T, cfg Config, sum Summary, app string) {
+	t.Helper()
+	for _, f := range sum.WARCFiles {
+		for _, r := range readWARC(t, filepath.Join(cfg.warcDir(), f)) {
+			if r.header.Get("WARC-Type") == "resource" && r.header.Get("WARC-Target-URI") == "urn:view:"+app {
+				if r.header.Get("Content-Type") != "image/png" || !strings.HasPrefix(string(r.block), "\x89PNG") || r.header.Get("WARC-Concurrent-To") == "" {
+					t.Errorf("screenshot record %v, %d bytes", r.header, len(r.block))
+				}
+				return
+			}
+		}
+	}
+	t.Errorf("no screenshot of %s", app)
+}
+
+// The auto rule's decisions: a host's policy overrides the mode; a host
+// whose renders find nothing new is given up after GiveUpAfter of them,
+// and one whose render found something never is.
+func TestRenderWants(t *testing.T) {
+	shell := []byte(`<div id=app></div><script src=/app.js></script>`)
+	static := []byte(`<p>no script</p>`)
+	r := &renderer{mode: RenderAuto, giveUp: 2, hosts: map[string]hostRenders{}, log: slog.New(slog.DiscardHandler)}
+	if !r.wants("a", shell, "") || r.wants("a", static, "") || !r.wants("a", static, RenderAlways) || r.wants("a", shell, RenderNever) {
+		t.Fatal("the rule or the policy is not followed")
+	}
+	r.learn("a", 0)
+	r.learn("a", 0)
+	if r.wants("a", shell, "") || !r.wants("a", shell, RenderAlways) {
+		t.Fatal("host a not given up after two barren renders, or its policy not kept")
+	}
+	r.learn("b", 1)
+	for range 5 {
+		r.learn("b", 0)
+	}
+	if !r.wants("b", shell, "") || r.stopped.Load() != 1 {
+		t.Fatalf("host b, whose render found a link, given up (stopped %d)", r.stopped.Load())
+	}
+}
+
+// A page whose script never yields costs its browser (killed at the
+// budget and replaced) but not its lease: the page keeps the link of its
+// HTML, which is crawled.
+func TestRenderHungPageKeepsItsStaticLinks(t *testing.T) {
+	web := startWeb(t, synthweb.Config{Seed: 6, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{synthweb.ScriptHang}})
+	cfg := testConfig(t, web, 2, 10*time.Millisecond)
+	cfg.Seeds = web.HostileSeeds()
+	cfg.Render = RenderConfig{Mode: RenderAlways, Chromium: browsertest.Chromium(t), Timeout: 3 * time.Second, Idle: 200 * time.Millisecond}
+	sum := runCrawl(t, cfg)
+	b := sum.Browser
+	if b == nil || b.Fallbacks != 1 || b.Restarts != 1 {
+		t.Fatalf("render summary %+v, want one fallback and one browser replaced", b)
+	}
+	asked := false
+	for _, r := range web.Log() {
+		asked = asked || r.Path == "/p/1"
+	}
+	if !asked {
+		t.Fatal("the hung page's static link was not crawled")
+	}
+}

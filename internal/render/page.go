@@ -1,0 +1,291 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// noWorkers hides service workers from pages: their requests would come
+// from another target, outside this tab's interception.
+const noWorkers = `try { Object.defineProperty(Navigator.prototype, 'serviceWorker', {get() { return undefined; }, configurable: true}); } catch (e) {}`
+
+// Render loads pageURL in a browser of the pool, every request of it made
+// by f, and returns what the settled page holds. It waits for a free
+// browser (or ctx); the page then has Config.Timeout. A page that overruns
+// it, or a browser that fails, costs the browser, which is replaced.
+func (p *Pool) Render(ctx context.Context, pageURL string, f Fetcher) (Result, error) {
+	b, err := p.take(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	res, broken, err := p.renderIn(ctx, b, pageURL, f)
+	if broken {
+		p.cfg.Log.Warn("render: browser killed and replaced", "url", pageURL, "err", err)
+	}
+	p.give(b, broken)
+	return res, err
+}
+
+// session is one page's interception state.
+type session struct {
+	f        Fetcher
+	pageURL  string
+	tab      context.Context
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	inflight int
+	last     time.Time
+	changed  chan struct{}
+	requests int
+	refused  int
+	mainID   fetch.RequestID // the page's document request (the last of its redirects)
+}
+
+func (s *session) poke() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+// renderIn renders in browser b. broken says b must be replaced.
+func (p *Pool) renderIn(ctx context.Context, b *browser, pageURL string, f Fetcher) (res Result, broken bool, err error) {
+	tab, closeTab := chromedp.NewContext(b.ctx)
+	defer closeTab()
+	// The tab is opened without a deadline (a deadline on a context's
+	// first run would close it), then everything runs under the budget.
+	if err := chromedp.Do(tab); err != nil {
+		return res, true, fmt.Errorf("render: open a tab: %w", err)
+	}
+	work, cancel := context.WithTimeout(tab, p.cfg.Timeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	s := &session{f: f, pageURL: pageURL, tab: work, last: time.Now(), changed: make(chan struct{}, 1)}
+	paused := chromedp.Events(work, fetch.RequestPaused)
+	var loop sync.WaitGroup
+	loop.Go(func() {
+		for ev, err := range paused {
+			if err != nil {
+				return
+			}
+			s.begin()
+			s.wg.Go(func() { s.answer(work, ev) })
+		}
+	})
+	defer func() {
+		cancel()
+		loop.Wait()
+		s.wg.Wait()
+		res.Requests, res.Refused = s.requests, s.refused
+	}()
+	setup := []chromedp.Action[chromedp.Void]{
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*", RequestStage: fetch.RequestStageRequest}}})
+			return err
+		}),
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			if _, err := cdp.Call(ctx, t, network.Enable, network.EnableParams{}); err != nil {
+				return err
+			}
+			_, err := cdp.Call(ctx, t, network.SetBypassServiceWorker, network.SetBypassServiceWorkerParams{Bypass: true})
+			return err
+		}),
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: noWorkers})
+			return err
+		}),
+	}
+	if err := chromedp.Do(work, setup...); err != nil {
+		return res, true, fmt.Errorf("render: set up interception: %w", err)
+	}
+	navErr := chromedp.Do(work, chromedp.Navigate(pageURL))
+	if navErr != nil && work.Err() == nil {
+		var le *chromedp.LoadError
+		if !errors.As(navErr, &le) {
+			return res, true, fmt.Errorf("render: load %s: %w", pageURL, navErr)
+		}
+		// The document itself failed (refused, say): nothing to read.
+		return res, false, fmt.Errorf("render: load %s: %s", pageURL, le.ErrorText)
+	}
+	s.touch()
+	res.Settled = navErr == nil && s.settle(work, p.cfg.Idle)
+	for res.Scrolls < p.cfg.MaxScrolls && work.Err() == nil {
+		grew, err := chromedp.Run(work, chromedp.Evaluate[bool](scrollJS, chromedp.EvalAwaitPromise))
+		if err != nil || !grew {
+			break
+		}
+		res.Scrolls++
+		s.touch() // what the scroll asks for may not be paused yet
+		res.Settled = s.settle(work, p.cfg.Idle)
+	}
+	for res.Clicks < p.cfg.MaxClicks && work.Err() == nil {
+		clicked, err := chromedp.Run(work, chromedp.Evaluate[bool](clickJS))
+		if err != nil || !clicked {
+			break
+		}
+		res.Clicks++
+		s.touch() // what the click asks for may not be paused yet
+		res.Settled = s.settle(work, p.cfg.Idle)
+	}
+	if work.Err() != nil {
+		// Over budget (or the caller gave up): the page may hold its
+		// browser's renderer in a loop. The browser goes.
+		return res, ctx.Err() == nil, fmt.Errorf("render: %s: over its %v budget: %w", pageURL, p.cfg.Timeout, work.Err())
+	}
+	read, err := chromedp.Run(work, chromedp.Evaluate[readout](readJS))
+	if err != nil {
+		return res, work.Err() != nil, fmt.Errorf("render: read %s: %w", pageURL, err)
+	}
+	res.URL, res.Links, res.DOM = read.URL, read.Links, []byte(read.DOM)
+	if p.cfg.Screenshot {
+		shot, err := chromedp.Run(work, chromedp.CaptureScreenshot())
+		if err != nil {
+			return res, work.Err() != nil, fmt.Errorf("render: screenshot of %s: %w", pageURL, err)
+		}
+		res.Screenshot = shot
+	}
+	return res, false, nil
+}
+
+type readout struct {
+	URL   string   `json:"url"`
+	Links []string `json:"links"`
+	DOM   string   `json:"dom"`
+}
+
+const readJS = `(() => {
+	const links = [];
+	for (const a of document.querySelectorAll('a[href], area[href]')) links.push(a.href);
+	for (const f of document.querySelectorAll('iframe[src], frame[src]')) links.push(f.src);
+	const dt = document.doctype ? new XMLSerializer().serializeToString(document.doctype) + '\n' : '';
+	return {url: location.href, links: links, dom: dt + document.documentElement.outerHTML};
+})()`
+
+const scrollJS = `(() => {
+	const h = document.documentElement.scrollHeight;
+	window.scrollTo(0, h);
+	// The scroll's handlers run at the next frames: look after two, and
+	// a moment for what they start.
+	return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => r(document.documentElement.scrollHeight > h), 50))));
+})()`
+
+// clickJS clicks the first "more" control not clicked yet that is not a
+// link (a link is followed as a link, not clicked away from the page).
+const clickJS = `(() => {
+	const re = /^\s*((load|show|see|view)\s+more|more|next)\b/i;
+	for (const el of document.querySelectorAll('button, [role=button], input[type=button], a:not([href]), a[href="#"], a[href^="javascript:"]')) {
+		if (el.dataset.weftClicked) continue;
+		const t = (el.innerText || el.value || '').trim();
+		if (!re.test(t)) continue;
+		el.dataset.weftClicked = '1';
+		el.click();
+		return true;
+	}
+	return false;
+})()`
+
+func (s *session) begin() {
+	s.mu.Lock()
+	s.inflight++
+	s.requests++
+	s.mu.Unlock()
+	s.poke()
+}
+
+// touch counts an action as activity: settling waits a whole idle time
+// after it.
+func (s *session) touch() {
+	s.mu.Lock()
+	s.last = time.Now()
+	s.mu.Unlock()
+}
+
+func (s *session) end(refused bool) {
+	s.mu.Lock()
+	s.inflight--
+	s.last = time.Now()
+	if refused {
+		s.refused++
+	}
+	s.mu.Unlock()
+	s.poke()
+}
+
+// settle waits until no request has been in flight for idle, and reports
+// whether it came before ctx ended.
+func (s *session) settle(ctx context.Context, idle time.Duration) bool {
+	t := time.NewTimer(idle)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		n, quiet := s.inflight, time.Since(s.last)
+		s.mu.Unlock()
+		if n == 0 && quiet >= idle {
+			return true
+		}
+		wait := idle
+		if n == 0 {
+			wait = idle - quiet
+		}
+		t.Reset(wait)
+		select {
+		case <-t.C:
+		case <-s.changed:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// answer has the Fetcher make one paused request and gives the browser its
+// answer, or fails the request.
+func (s *session) answer(ctx context.Context, ev fetch.EventRequestPaused) {
+	r := Request{URL: ev.Request.URL, Method: ev.Request.Method, Header: http.Header{}, Type: string(ev.ResourceType)}
+	for k, v := range ev.Request.Headers {
+		r.Header.Set(k, fmt.Sprint(v))
+	}
+	if ev.ResourceType == network.ResourceTypeDocument {
+		// The first document asked for is the page; a redirect of it is
+		// still the page.
+		s.mu.Lock()
+		if s.mainID == "" || ev.RedirectedRequestID == s.mainID {
+			s.mainID, r.Main = ev.RequestID, true
+		}
+		s.mu.Unlock()
+	}
+	resp, err := s.f.Fetch(ctx, r)
+	t := chromedp.FromContext(ctx).Target
+	if err != nil || resp == nil {
+		_, _ = cdp.Call(ctx, t, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+		s.end(true)
+		return
+	}
+	hdr := make([]*fetch.HeaderEntry, 0, len(resp.Header))
+	for k, vs := range resp.Header {
+		switch strings.ToLower(k) {
+		case "content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive":
+			continue // the body given is decoded and whole
+		}
+		for _, v := range vs {
+			hdr = append(hdr, &fetch.HeaderEntry{Name: k, Value: v})
+		}
+	}
+	status := resp.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	_, _ = cdp.Call(ctx, t, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: ev.RequestID, ResponseCode: int64(status), ResponseHeaders: hdr, Body: resp.Body})
+	s.end(false)
+}
