@@ -26,7 +26,7 @@ func (f *renderFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.mode, "render", crawl.RenderAuto, "render HTML pages in headless Chromium, every request of theirs through weft's own fetch path (politeness, robots.txt, the SSRF guard, caps, the archive): never; auto (pages with scripts and a <noscript> or under 1 KiB of text, on hosts where rendering finds new links); always. Without Chromium the crawl runs as never (docs/render.md)")
 	fs.StringVar(&f.chromium, "render-chromium", "", "the Chromium executable (default: chromium or chromium-browser on the PATH)")
 	fs.IntVar(&f.workers, "render-workers", 1, "most browsers at once, each rendering one page (the cap on browser memory: about 400 MB each, docs/benchmarks.md)")
-	fs.DurationVar(&f.timeout, "render-timeout", 30*time.Second, "each rendered page's time budget, its requests' politeness waits included; a page over it costs its browser, which is replaced, and keeps its static links")
+	fs.DurationVar(&f.timeout, "render-timeout", 30*time.Second, "each rendered page's time budget, its requests' politeness waits included, and the longest a page waits for a free browser; a page over it keeps its static links, and a page whose script is stuck costs its browser, which is replaced")
 	fs.DurationVar(&f.idle, "render-idle", 500*time.Millisecond, "a rendered page has settled when none of its requests has been in flight for this long")
 	fs.IntVar(&f.scrolls, "render-scrolls", 0, "scroll a rendered page to its bottom up to this many times while it grows (lazy content)")
 	fs.IntVar(&f.clicks, "render-clicks", 0, "click up to this many \"more\", \"load more\" or \"next\" controls (not links) of a rendered page")

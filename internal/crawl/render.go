@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/warc"
@@ -232,12 +234,19 @@ func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL,
 	c.rend.requests.Add(int64(res.Requests))
 	c.rend.refused.Add(int64(res.Refused))
 	if pf.own > 0 {
+		// The host's clock is the one the page's requests left, each
+		// advanced by its own answer (a Retry-After, a backoff for each
+		// 503), not the lease's advanced once.
+		lo.clock = &pf.clock
 		lo.res.Took = max(lo.res.Took, pf.took)
 		lo.res.Signal = worse(lo.res.Signal, pf.signal)
 	}
 	if err != nil {
 		c.rend.fallbacks.Add(1)
 		c.log.Info("render failed: the page keeps its static links", "url", l.URL, "err", err)
+		if !errors.Is(err, render.ErrBusy) && ctx.Err() == nil {
+			c.rend.learn(l.Host, 0) // a render that fails finds nothing
+		}
 		return
 	}
 	c.rend.pages.Add(1)
@@ -245,23 +254,33 @@ func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL,
 	for _, o := range in.outlinks {
 		static[o] = true
 	}
-	found := 0
+	// The DOM's links, as the static parse's: rel=nofollow ones left out
+	// (by the browser's reading), at most MaxLinksPerPage of them all,
+	// each judged by admission. Only those admitted are new: a link out
+	// of scope or seen already is no reason to render the host again.
+	found, room := 0, cmp.Or(c.cfg.MaxLinksPerPage, DefaultMaxLinksPerPage)-len(in.outlinks)
 	for _, link := range res.Links {
+		if room <= 0 {
+			break
+		}
 		lu, err := c.canon.Parse(link)
 		if err != nil || static[lu.String] || (lu.Scheme != "http" && lu.Scheme != "https") {
 			continue
 		}
 		static[lu.String] = true
-		found++
+		room--
 		if it, why := c.admit.judge(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL, asPageLink); why == "" {
 			pb.items = append(pb.items, it)
+			found++
 		}
 	}
 	c.rend.newLinks.Add(int64(found))
 	c.rend.learn(l.Host, found)
 	if rw, ok := c.warc.(resourceWriter); ok {
 		now := time.Now()
-		if _, err := rw.WriteResource(warc.Resource{Type: "conversion", URL: in.resp.URL, Date: now, RefersTo: in.recordID, ContentType: "text/html; charset=utf-8", Block: res.DOM}); err != nil {
+		if limit := c.cfg.Fetch.MaxBodyBytes; limit > 0 && int64(len(res.DOM)) > limit {
+			c.log.Info("render: the rendered DOM is over --max-body: not archived", "url", l.URL, "bytes", len(res.DOM))
+		} else if _, err := rw.WriteResource(warc.Resource{Type: "conversion", URL: in.resp.URL, Date: now, RefersTo: in.recordID, ContentType: "text/html; charset=utf-8", Block: res.DOM}); err != nil {
 			c.fail(fmt.Errorf("crawl: archive the rendered DOM of %s: %w", l.URL, err))
 		}
 		if res.Screenshot != nil {
@@ -309,11 +328,38 @@ type pageFetcher struct {
 	pbMu sync.Mutex
 	pb   *pageBatch
 
-	ownMu  sync.Mutex // one request at a time to the lease's host
-	clock  frontier.Clock
-	own    int // requests to the lease's host
-	took   time.Duration
-	signal frontier.Signal
+	// ownMu keeps one request at a time to the lease's server: to its
+	// host, under the lease, and to the server's other hosts under leases
+	// borrowed beside it (frontier.Lease.SameServer).
+	ownMu      sync.Mutex
+	serverFree time.Time // when the next of those may start: the last one's end and the server's gap
+	clock      frontier.Clock
+	own        int // requests to the lease's host
+	took       time.Duration
+	signal     frontier.Signal
+}
+
+// waitServer waits, holding ownMu, until the lease's server may be asked
+// again.
+func (f *pageFetcher) waitServer(ctx context.Context, until time.Time) error {
+	until = later(until, f.serverFree)
+	if wait := time.Until(until); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // Fetch answers the page's own document from the lease's response, and
@@ -322,7 +368,7 @@ func (f *pageFetcher) Fetch(ctx context.Context, r render.Request) (*render.Resp
 	if r.Main {
 		return &render.Response{Status: f.page.StatusCode, Header: f.page.Header, Body: f.page.Decoded}, nil
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	if r.Method != http.MethodGet {
 		return nil, errRefused{"weft asks with GET only, not " + r.Method}
 	}
 	u, err := f.c.canon.Parse(r.URL)
@@ -349,16 +395,11 @@ func (f *pageFetcher) ownHost(ctx context.Context, u canon.URL) (*render.Respons
 	}
 	f.ownMu.Lock()
 	defer f.ownMu.Unlock()
-	if wait := time.Until(f.clock.NextAt); wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		}
+	if err := f.waitServer(ctx, f.clock.NextAt); err != nil {
+		return nil, err
 	}
 	resp, res, err := f.get(ctx, u)
+	f.serverFree = time.Now().Add(f.c.cfg.IPGap)
 	res.SetCrawlDelay, res.CrawlDelay = true, f.pol.CrawlDelay
 	res = f.c.policies.delay(f.l, res) // an operator's longer delay, as finish applies it
 	if res.Fetched {
@@ -380,7 +421,7 @@ func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL) (*render.Respo
 		return nil, errRefused{u.Authority + " is another node's host"}
 	}
 	for {
-		bl, err := f.c.front.Borrow(ctx, u.Authority, u.String)
+		bl, err := f.c.front.Borrow(ctx, u.Authority, u.String, f.l)
 		if err != nil {
 			return nil, err
 		}
@@ -392,31 +433,78 @@ func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL) (*render.Respo
 			f.c.front.Complete(bl, groupOf(ctx, f.c.fetcher, f.c.cfg.IPGroup, u.Host))
 			continue
 		}
-		pol, spent := f.c.robots.ensure(ctx, bl, u)
-		if pol == nil {
-			f.c.front.Complete(bl, f.c.policies.delay(bl, spent))
-			if spent.Hold > 0 || spent.Drain == frontier.DrainStart {
-				return nil, errRefused{"robots.txt of " + u.Authority + " failed, or disallows it all"}
+		if bl.SameServer {
+			// The lease's server: one request at a time with the page's
+			// own, and the server's gap between them.
+			f.ownMu.Lock()
+			if err := f.waitServer(ctx, time.Time{}); err != nil {
+				f.ownMu.Unlock()
+				f.completeBorrowed(bl, frontier.Result{})
+				return nil, err
 			}
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
+		}
+		resp, res, again, err := f.borrowed(ctx, bl, u)
+		if bl.SameServer {
+			f.serverFree = time.Now().Add(f.c.cfg.IPGap)
+			f.ownMu.Unlock()
+		}
+		f.completeBorrowed(bl, res)
+		if again {
 			continue // robots.txt known now (or its chain goes on): ask again
 		}
-		if !pol.Allowed(u.PathQuery()) {
-			f.c.front.Complete(bl, frontier.Result{SetCrawlDelay: true, CrawlDelay: pol.CrawlDelay})
-			return nil, errRefused{"robots.txt disallows " + u.String}
-		}
-		resp, res, err := f.get(ctx, u)
-		res.SetCrawlDelay, res.CrawlDelay = true, pol.CrawlDelay
-		f.c.front.Complete(bl, f.c.policies.delay(bl, res))
 		return resp, err
 	}
 }
 
-// A borrowed lease's clock is not written to the store, as a worker's
-// is when it changes more than a restart would assume: after a crash the
-// frontier waits a gap before any host (Config.Resumed) anyway.
+// borrowed makes the request of a borrowed lease: the host's robots.txt
+// first if it is not known yet (again is then set: borrow once more for
+// the URL), or the URL.
+func (f *pageFetcher) borrowed(ctx context.Context, bl frontier.Lease, u canon.URL) (resp *render.Response, res frontier.Result, again bool, err error) {
+	pol, spent := f.c.robots.ensure(ctx, bl, u)
+	if pol == nil {
+		if spent.Hold > 0 || spent.Drain == frontier.DrainStart {
+			return nil, spent, false, errRefused{"robots.txt of " + u.Authority + " failed, or disallows it all"}
+		}
+		if ctx.Err() != nil {
+			return nil, spent, false, ctx.Err()
+		}
+		return nil, spent, true, nil
+	}
+	if !pol.Allowed(u.PathQuery()) {
+		return nil, frontier.Result{SetCrawlDelay: true, CrawlDelay: pol.CrawlDelay}, false, errRefused{"robots.txt disallows " + u.String}
+	}
+	resp, res, err = f.get(ctx, u)
+	res.SetCrawlDelay, res.CrawlDelay = true, pol.CrawlDelay
+	return resp, res, false, err
+}
+
+// completeBorrowed completes a borrowed lease as a worker's is completed:
+// the host's new clock is computed from the lease's, counted, written to
+// the store before the frontier hears of it when a restart would not
+// assume as much (a backoff, a Retry-After, a park), and announced to the
+// cluster. It is written in a batch of its own, not the page's, which
+// commits later: by then a worker's lease on the host may have written a
+// newer clock.
+func (f *pageFetcher) completeBorrowed(bl frontier.Lease, res frontier.Result) {
+	c := f.c
+	res = c.policies.delay(bl, res)
+	now := time.Now()
+	clock := c.front.Advance(bl.Clock, res, now)
+	res.Clock = &clock
+	c.countClock(bl, res, clock)
+	if c.front.Durable(bl.Clock, clock, now) {
+		hb := c.state.newBatch()
+		hb.putClock(bl.Host, partition.Of(bl.Host, c.cfg.Partitions), clock)
+		switch err := hb.commit(c.seen, c.front); {
+		case errors.Is(err, ErrStopping):
+		case err != nil:
+			c.fail(fmt.Errorf("crawl: record the clock of %s: %w", bl.Host, err))
+		case c.cfg.Cluster != nil:
+			c.cfg.Cluster.Clocked(bl.Host, clock)
+		}
+	}
+	c.front.Complete(bl, res)
+}
 
 // get makes one request, archives its exchange with the page's batch, and
 // returns the answer for the browser, refused if a cap cut it.
@@ -455,4 +543,3 @@ func cmpOr(a, b string) string {
 }
 
 var _ render.Fetcher = (*pageFetcher)(nil)
-var _ = errors.New

@@ -251,3 +251,41 @@ func TestRenderHungPageKeepsItsStaticLinks(t *testing.T) {
 		t.Fatal("the hung page's static link was not crawled")
 	}
 }
+
+// What a page's own requests answer moves its host's clock as any
+// request's answer does: a 429 with a Retry-After to the browser's
+// fetch() holds the host's next request back that long, seen from the
+// server's side.
+func TestRenderKeepsTheRetryAfterOfItsRequests(t *testing.T) {
+	web := startWeb(t, synthweb.Config{Seed: 7, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{synthweb.ScriptThrottle}})
+	cfg := testConfig(t, web, 2, 10*time.Millisecond)
+	cfg.Seeds = web.HostileSeeds()
+	cfg.Render = RenderConfig{Mode: RenderAlways, Chromium: browsertest.Chromium(t), Timeout: 20 * time.Second, Idle: 200 * time.Millisecond}
+	cfg.Politeness.MaxRetryAfter = time.Minute // the tests' cap would cut the Retry-After short
+	sum := runCrawl(t, cfg)
+	if b := sum.Browser; b == nil || b.Pages != 2 {
+		t.Fatalf("render summary %+v, want both pages rendered", b)
+	}
+	host := strings.TrimSuffix(strings.TrimPrefix(web.HostileSeeds()[0], "http://"), "/")
+	var reqs []synthweb.Request
+	for _, r := range web.Log() {
+		if r.Host == host {
+			reqs = append(reqs, r)
+		}
+	}
+	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Start.Before(reqs[j].Start) })
+	throttled := 0
+	for i, r := range reqs {
+		if r.Path != "/api.json" || i+1 == len(reqs) {
+			continue
+		}
+		throttled++
+		want := synthweb.ScriptThrottleRetry * time.Second
+		if gap := reqs[i+1].Start.Sub(r.End); gap < want {
+			t.Errorf("%s began %v after the 429 to /api.json with Retry-After: %v", reqs[i+1].Path, gap, want)
+		}
+	}
+	if throttled == 0 {
+		t.Fatalf("no request after the browser's 429: %+v", reqs)
+	}
+}

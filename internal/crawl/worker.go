@@ -76,6 +76,9 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 	// the one the frontier installs is the one on disk.
 	now := time.Now()
 	clock := c.front.Advance(l.Clock, lo.res, now)
+	if lo.clock != nil {
+		clock = *lo.clock
+	}
 	lo.res.Clock = &clock
 	c.countClock(l, lo.res, clock)
 	var keep *frontier.Clock // written only when a restart would not assume as much
@@ -133,6 +136,10 @@ type leaseOutcome struct {
 	// page is an HTML page fetched whole, for the renderer to consider
 	// (set only when rendering is on).
 	page *renderable
+	// clock, when set, is the host's clock after more requests than the
+	// lease's own (a render's, under the lease), each advanced by its
+	// answer: the lease leaves it rather than its own advanced by res.
+	clock *frontier.Clock
 }
 
 // countClock counts what a lease's result did to its host's clock.

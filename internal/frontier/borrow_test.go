@@ -25,7 +25,7 @@ func TestBorrowWaitsForTheHostClock(t *testing.T) {
 		}
 		got := make(chan Lease, 1)
 		go func() {
-			bl, err := f.Borrow(ctx, "a.test", "http://a.test/script.js")
+			bl, err := f.Borrow(ctx, "a.test", "http://a.test/script.js", Lease{})
 			if err != nil {
 				t.Errorf("Borrow: %v", err)
 				return
@@ -90,7 +90,7 @@ func TestBorrowCanceledLeavesHostFree(t *testing.T) {
 		}
 		bctx, bcancel := context.WithTimeout(ctx, 5*time.Second)
 		defer bcancel()
-		if _, err := f.Borrow(bctx, "a.test", "http://a.test/x.js"); !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := f.Borrow(bctx, "a.test", "http://a.test/x.js", Lease{}); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Borrow while the host is busy past its context: %v", err)
 		}
 		f.Complete(l, Result{Fetched: true})
@@ -106,6 +106,113 @@ func TestBorrowCanceledLeavesHostFree(t *testing.T) {
 		if s := f.Stats(); s.Queued != 0 || s.InFlight != 0 {
 			t.Fatalf("after all: %+v", s)
 		}
+		cancel()
+	})
+}
+
+// A borrowed URL is given as soon as its host is ready, though other
+// hosts were ready before it and no worker asks for them: its caller may
+// be a worker itself, holding a lease while it waits.
+func TestBorrowIsNotQueuedBehindReadyHosts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, Config{Delay: 10 * time.Second, KeepAlive: true})
+		for _, h := range []string{"b.test", "c.test", "d.test"} {
+			f.Add(items(h, 3, Normal)...)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go f.Run(ctx)
+		time.Sleep(time.Second) // the three hosts are ready before a.test
+		start := time.Now()
+		bl, err := f.Borrow(ctx, "a.test", "http://a.test/app.js", Lease{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("borrowed after %v behind hosts no worker asked for, want at once", d)
+		}
+		f.Complete(bl, Result{Fetched: true})
+		// The others are still there for the workers.
+		for range 3 {
+			l, err := f.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Host == "a.test" {
+				t.Fatalf("a worker got the borrowed host: %+v", l)
+			}
+			f.Complete(l, Result{Fetched: true})
+		}
+		cancel()
+	})
+}
+
+// A caller holding a lease on one host of a server may borrow another
+// host of that server: its own lease does not hold the borrowed one back
+// (it would until the caller gave it up), the lease says so (SameServer),
+// and anyone else's lease to that server still does.
+func TestBorrowUnderALeaseOnTheSameServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, Config{IPGap: 500 * time.Millisecond, KeepAlive: true})
+		f.Add(items("www.test", 2, Normal)...)
+		f.Add(items("static.test", 1, Normal)...)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go f.Run(ctx)
+		var held Lease
+		for held.Host == "" {
+			l, err := f.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Mode == ModeFindGroup {
+				f.Complete(l, Result{Retry: true, SetGroup: true, Group: "10.0.0.1"})
+				continue
+			}
+			held = l
+		}
+		other := "static.test"
+		if held.Host == other {
+			other = "www.test"
+		}
+		start := time.Now()
+		// Without the held lease (another worker's, say), the server is busy.
+		bctx, bcancel := context.WithTimeout(ctx, 2*time.Second)
+		defer bcancel()
+		if _, err := f.Borrow(bctx, other, "http://"+other+"/a.js", Lease{}); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Borrow while another lease on the server is out: %v, want to wait past its context", err)
+		}
+		bl, err := f.Borrow(ctx, other, "http://"+other+"/a.js", held)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 2*time.Second {
+			t.Fatalf("borrowed under the held lease after %v, want at once (2s)", d)
+		}
+		if !bl.SameServer || !bl.Requests() {
+			t.Fatalf("borrowed lease %+v, want SameServer and a request", bl)
+		}
+		// With the borrowed lease out too, no worker gets the server.
+		next := make(chan Lease, 1)
+		go func() {
+			l, err := f.Next(ctx)
+			if err == nil {
+				next <- l
+			}
+		}()
+		f.Complete(held, Result{Fetched: true})
+		synctest.Wait()
+		select {
+		case l := <-next:
+			t.Fatalf("a worker leased %s while a borrowed lease on its server was out", l.Host)
+		default:
+		}
+		f.Complete(bl, Result{Fetched: true})
+		l := <-next
+		if d := time.Since(start); d != 2*time.Second+500*time.Millisecond {
+			t.Fatalf("the worker's lease came %v after the start, want 2.5s (the gap after the borrowed request)", d)
+		}
+		f.Complete(l, Result{Fetched: true})
 		cancel()
 	})
 }

@@ -96,6 +96,7 @@ type Frontier struct {
 	takenAt        map[int]time.Time // per partition: its last takeover (TakeOverPartition)
 	releasing      []clocksReq       // ReleasePartition calls waiting for their partition's leases
 	groups         map[string]*group
+	lenders        map[*host]struct{}   // hosts with a borrowed URL at the front of their queue
 	rearmBusy      map[string]rearmFunc // Rearm's orders for hosts whose lease is out
 	ready          readyHeap
 	active         int
@@ -183,6 +184,7 @@ func New(cfg Config) (*Frontier, error) {
 		rng:            rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		hosts:          make(map[string]*host),
 		groups:         make(map[string]*group),
+		lenders:        make(map[*host]struct{}),
 		inflight:       make(map[uint64]*flight),
 		pruneAt:        max(cfg.HostCache, 2*cfg.MaxActiveHosts),
 		installPruneAt: cfg.HostCache,

@@ -68,17 +68,22 @@ func (f *Frontier) Run(ctx context.Context) error {
 		now := time.Now()
 		f.expire(now)
 		f.answerReleases()
-		f.lend(now)
+		lendAt := f.lend(now)
 		var (
 			out   chan Lease
 			offer Lease
 			wait  time.Duration = -1
 		)
+		if !lendAt.IsZero() {
+			wait = max(lendAt.Sub(now), 0)
+		}
+		var offered *host
 		if h := f.top(now); h != nil {
 			if w := h.key.Sub(now); w <= 0 {
 				out = f.leases
 				offer = f.offer(h, now)
-			} else {
+				offered = h
+			} else if wait < 0 || w < wait {
 				wait = w
 			}
 		}
@@ -94,7 +99,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 		}
 		select {
 		case out <- offer:
-			f.taken(offer, now)
+			f.taken(offered, offer, now)
 			// Other workers may be waiting too: serve them while hosts
 			// are ready, without a whole turn of the loop for each.
 			for {
@@ -105,7 +110,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 				more := f.offer(h, now)
 				select {
 				case f.leases <- more:
-					f.taken(more, now)
+					f.taken(h, more, now)
 					continue
 				default:
 				}
@@ -159,10 +164,10 @@ func (f *Frontier) offer(h *host, now time.Time) Lease {
 	return l
 }
 
-// taken records that a worker took l, offered from the top of the ready
-// heap.
-func (f *Frontier) taken(l Lease, now time.Time) {
-	h := heap.Pop(&f.ready).(*host)
+// taken records that l, offered for h, was taken: by a worker, or by a
+// Borrow call.
+func (f *Frontier) taken(h *host, l Lease, now time.Time) {
+	heap.Remove(&f.ready, h.heapIdx)
 	var g *group
 	if h.group != nil && l.Requests() {
 		g = h.group

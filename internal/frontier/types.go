@@ -235,7 +235,12 @@ type Lease struct {
 	// Mode is what the worker is to do with the lease: request the URL,
 	// or one of the things that send no request.
 	Mode Mode
-	id   uint64
+	// SameServer is set on a lease Borrow gave under a caller's lease on
+	// a host of the same server group (Config.IPGap): the group let it
+	// out beside the caller's lease, whose own requests must then not
+	// overlap it.
+	SameServer bool
+	id         uint64
 }
 
 // Mode is what a lease asks of its worker. Only ModeRequest may send a

@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -114,5 +115,56 @@ window.addEventListener('scroll', () => {
 	}
 	if res.Scrolls != 3 {
 		t.Errorf("scrolls = %d, want 3", res.Scrolls)
+	}
+}
+
+// A page over its budget only because one of its requests waits on the
+// fetcher (a busy host's clock, a slow server) is not hung: its tab goes,
+// its browser stays and renders the next page.
+func TestRenderSlowRequestKeepsTheBrowser(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/slow-page", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<!doctype html><script>fetch("/slow").then(r => r.text()).then(t => document.body.insertAdjacentHTML("beforeend", t))</script>`)
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // answers only when the fetcher gives up
+	})
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<!doctype html><script>document.write('<a href="/made">m</a>')</script>`)
+	})
+	_, site := serve(t, mux)
+	p := newPool(t, Config{Workers: 1, Timeout: 2 * time.Second, Idle: 200 * time.Millisecond})
+	f := newTestFetcher("")
+	if _, err := p.Render(t.Context(), site+"/slow-page", f); err == nil {
+		t.Fatal("a page whose request never ended rendered without an error")
+	}
+	if p.Restarts() != 0 {
+		t.Fatalf("restarts = %d after a page that only waited on its fetcher, want 0", p.Restarts())
+	}
+	res, err := p.Render(t.Context(), site+"/ok", f)
+	if err != nil {
+		t.Fatalf("the page after a slow one: %v", err)
+	}
+	if !slices.Contains(res.Links, site+"/made") || p.Started() != 1 {
+		t.Fatalf("links %q, browsers started %d; want /made from the same browser", res.Links, p.Started())
+	}
+}
+
+// A render waits for a free browser no longer than a page's budget: its
+// caller holds its host's lease meanwhile, and goes on without the render.
+func TestRenderWaitsForABrowserWithinTheBudget(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<!doctype html><script>document.write('<a href="/made">m</a>')</script>`)
+	})
+	_, site := serve(t, mux)
+	p := newPool(t, Config{Workers: 1, Timeout: time.Second, Idle: 200 * time.Millisecond})
+	b := <-p.slots // the only browser, busy
+	if _, err := p.Render(t.Context(), site+"/ok", newTestFetcher("")); !errors.Is(err, ErrBusy) {
+		t.Fatalf("Render with no browser free: %v, want ErrBusy", err)
+	}
+	p.slots <- b
+	if _, err := p.Render(t.Context(), site+"/ok", newTestFetcher("")); err != nil {
+		t.Fatalf("Render once the browser is free: %v", err)
 	}
 }

@@ -22,11 +22,18 @@ const noWorkers = `try { Object.defineProperty(Navigator.prototype, 'serviceWork
 
 // Render loads pageURL in a browser of the pool, every request of it made
 // by f, and returns what the settled page holds. It waits for a free
-// browser (or ctx); the page then has Config.Timeout. A page that overruns
-// it, or a browser that fails, costs the browser, which is replaced.
+// browser for at most Config.Timeout (ErrBusy then); the page then has
+// Config.Timeout. A browser that fails, or a page that overruns its
+// budget with none of its requests waiting on f (a script in a loop),
+// costs the browser, which is replaced.
 func (p *Pool) Render(ctx context.Context, pageURL string, f Fetcher) (Result, error) {
-	b, err := p.take(ctx)
+	wait, cancel := context.WithTimeoutCause(ctx, p.cfg.Timeout, ErrBusy)
+	b, err := p.take(wait)
+	cancel()
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(context.Cause(wait), ErrBusy) {
+			return Result{}, ErrBusy
+		}
 		return Result{}, err
 	}
 	res, broken, err := p.renderIn(ctx, b, pageURL, f)
@@ -140,9 +147,15 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, pageURL string, f Fetch
 		res.Settled = s.settle(work, p.cfg.Idle)
 	}
 	if work.Err() != nil {
-		// Over budget (or the caller gave up): the page may hold its
-		// browser's renderer in a loop. The browser goes.
-		return res, ctx.Err() == nil, fmt.Errorf("render: %s: over its %v budget: %w", pageURL, p.cfg.Timeout, work.Err())
+		// Over budget (or the caller gave up). A page with none of its
+		// requests waiting on the fetcher may hold its browser's renderer
+		// in a loop: the browser goes. One that waits on the fetcher (a
+		// busy host's clock) is only slow: its tab goes, the browser
+		// stays.
+		s.mu.Lock()
+		waiting := s.inflight > 0
+		s.mu.Unlock()
+		return res, ctx.Err() == nil && !waiting, fmt.Errorf("render: %s: over its %v budget: %w", pageURL, p.cfg.Timeout, work.Err())
 	}
 	read, err := chromedp.Run(work, chromedp.Evaluate[readout](readJS))
 	if err != nil {
@@ -167,7 +180,7 @@ type readout struct {
 
 const readJS = `(() => {
 	const links = [];
-	for (const a of document.querySelectorAll('a[href], area[href]')) links.push(a.href);
+	for (const a of document.querySelectorAll('a[href], area[href]')) if (!a.relList.contains('nofollow')) links.push(a.href);
 	for (const f of document.querySelectorAll('iframe[src], frame[src]')) links.push(f.src);
 	const dt = document.doctype ? new XMLSerializer().serializeToString(document.doctype) + '\n' : '';
 	return {url: location.href, links: links, dom: dt + document.documentElement.outerHTML};

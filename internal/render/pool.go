@@ -184,6 +184,11 @@ func (b *browser) pid() int {
 // ErrClosed is returned by Render once the pool is closed.
 var ErrClosed = errors.New("render: pool closed")
 
+// ErrBusy is returned by Render when no browser came free within the
+// page's budget: its caller, which holds its host meanwhile, goes on
+// without the render.
+var ErrBusy = errors.New("render: no browser free within the page's budget")
+
 // take waits for a browser slot.
 func (p *Pool) take(ctx context.Context) (*browser, error) {
 	select {

@@ -324,7 +324,7 @@ func buildHugeRobots() []byte {
 func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 	path := r.URL.Path
 	switch h.hostile {
-	case ScriptApp, ScriptNone, ScriptHang:
+	case ScriptApp, ScriptNone, ScriptHang, ScriptThrottle:
 		w.serveScript(rw, r, h)
 	case TrapSessions:
 		w.serveSessions(rw, r, h)

@@ -3,6 +3,7 @@ package synthweb
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -29,7 +30,17 @@ const (
 	// yields (a loop that does not end): a browser rendering it must be
 	// cut off, and the page keep the link its HTML has.
 	ScriptHang = "script-hang"
+	// ScriptThrottle's "/" is an app whose script fetches /api.json, which
+	// answers 429 with Retry-After: ScriptThrottleRetry seconds; it links
+	// /p/1 in its HTML, and names no favicon to ask for. A crawler that
+	// renders it must wait that long before its next request to the
+	// host, which comes after the render.
+	ScriptThrottle = "script-throttle"
 )
+
+// ScriptThrottleRetry is the Retry-After, in seconds, of ScriptThrottle's
+// /api.json.
+const ScriptThrottleRetry = 3
 
 // ScriptAppLinks are the paths of the pages of ScriptApp that only its
 // scripts link to.
@@ -40,7 +51,7 @@ const ScriptNonePages = 8
 
 // optInKinds are kinds started only when HostileKinds names them, after
 // every kind of HostileKindsAll.
-var optInKinds = [...]string{ScriptApp, ScriptNone, ScriptHang}
+var optInKinds = [...]string{ScriptApp, ScriptNone, ScriptHang, ScriptThrottle}
 
 const scriptAppHome = `<!DOCTYPE html>
 <html lang="en">
@@ -135,6 +146,24 @@ func (w *Web) serveScript(rw *logWriter, r *http.Request, h *host) {
 `)
 		case "/p/1":
 			writeBody(rw, r, http.StatusOK, htmlUTF8, w.smallPage(h, path, "Still here", 100, []string{"/"}))
+		default:
+			notFound(rw, r)
+		}
+	case ScriptThrottle:
+		switch path {
+		case "/":
+			writeBody(rw, r, http.StatusOK, htmlUTF8, `<!DOCTYPE html>
+<html><head><title>Throttled app</title><link rel="icon" href="data:,"></head><body>
+<noscript>Needs JavaScript.</noscript>
+<a href="/p/1">a link in the HTML</a>
+<script>fetch("/api.json").then(r => r.text()).then(t => { document.body.insertAdjacentHTML("beforeend", "<p>" + t.length + "</p>"); });</script>
+</body></html>
+`)
+		case "/api.json":
+			rw.Header().Set("Retry-After", strconv.Itoa(ScriptThrottleRetry))
+			writeBody(rw, r, http.StatusTooManyRequests, "application/json", `{"error":"slow down"}`)
+		case "/p/1":
+			writeBody(rw, r, http.StatusOK, htmlUTF8, w.smallPage(h, path, "After the wait", 100, []string{"/"}))
 		default:
 			notFound(rw, r)
 		}
