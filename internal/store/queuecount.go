@@ -71,7 +71,7 @@ func (db *DB) loadQueued() error {
 	}
 	snap := db.pdb.NewSnapshot()
 	// A small state (a new one) is counted at once.
-	if n, all, err := countSnapshot(context.Background(), snap, syncCountLimit); err != nil {
+	if n, all, err := countSnapshot(context.Background(), snap, db.syncCountLimit); err != nil {
 		snap.Close()
 		return err
 	} else if all {
@@ -93,6 +93,9 @@ func (db *DB) loadQueued() error {
 	db.qc.stop = stop
 	db.qc.wg.Go(func() {
 		defer snap.Close()
+		if db.countWalk != nil {
+			db.countWalk(ctx)
+		}
 		n, _, err := countSnapshot(ctx, snap, -1)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -121,11 +124,6 @@ func (db *DB) loadQueued() error {
 	})
 	return nil
 }
-
-// syncCountLimit is the most entries a state without a count may hold
-// for the open to count them itself; more are counted in the background.
-// A variable for tests.
-var syncCountLimit int64 = 100_000
 
 // countSnapshot walks the queue entries of snap, up to limit of them (-1:
 // all); all is false if it stopped at the limit.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/binary"
 	"path/filepath"
 	"sync"
@@ -92,8 +93,6 @@ func TestQueueCount(t *testing.T) {
 	}
 	// A state without the count (written before it was kept): counted
 	// when opened, here in the background as a large one is.
-	defer func(l int64) { syncCountLimit = l }(syncCountLimit)
-	syncCountLimit = 0
 	b := db.NewBatch()
 	b.DeleteMeta(metaQueued)
 	if err := b.Commit(true); err != nil {
@@ -102,7 +101,7 @@ func TestQueueCount(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err = Open(dir, nil)
+	db, err = Open(dir, &Options{SyncCountLimit: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,23 +152,30 @@ func TestQueueCountClosedWhileCounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	defer func(l int64) { syncCountLimit = l }(syncCountLimit)
-	syncCountLimit = 0
-	for range 3 {
-		db, err = Open(dir, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		db.Close() // perhaps while it counts: goleak says whether the walk stopped
+	// Closed while its walk runs: the walk stops (goleak says so) and
+	// leaves no count behind.
+	walking := make(chan struct{})
+	db, err = Open(dir, &Options{SyncCountLimit: -1, countWalk: func(ctx context.Context) {
+		close(walking)
+		<-ctx.Done()
+	}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	db, err = Open(dir, nil)
+	<-walking
+	if _, ok := db.Queued(); ok {
+		t.Fatal("a count while the walk runs")
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(dir, &Options{SyncCountLimit: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { db.Close() }() // the last one opened
 	testwait.Eventually(t, time.Minute, "the count", func() bool { n, ok := db.Queued(); return ok && n == 1000 })
 	// A small state is counted by the open itself.
-	syncCountLimit = 100_000
 	b = db.NewBatch()
 	b.DeleteMeta(metaQueued)
 	if err := b.Commit(true); err != nil {

@@ -73,6 +73,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -118,6 +119,16 @@ type Options struct {
 	// Logger receives pebble's messages: informational ones at Debug level,
 	// background errors at Error. Nil discards them.
 	Logger *slog.Logger
+	// SyncCountLimit is the most queue entries a state without a queue
+	// count (one written before counts were kept) may hold for Open to
+	// count them itself; more are counted in the background, and Queued
+	// says so until they are. Zero means 100,000; a negative limit counts
+	// every such state in the background.
+	SyncCountLimit int64
+
+	// countWalk, if set, is called as the background count starts, with
+	// the context Close cancels (for tests: a walk Close must stop).
+	countWalk func(context.Context)
 }
 
 // Validate reports the first invalid field.
@@ -146,6 +157,9 @@ type DB struct {
 	dir string
 	pdb *pebble.DB
 	log *slog.Logger
+
+	syncCountLimit int64                 // Options.SyncCountLimit, 0 for none
+	countWalk      func(context.Context) // Options.countWalk
 
 	// The group-commit queue (see commit).
 	queueMu sync.Mutex
@@ -193,6 +207,13 @@ func Open(dir string, opts *Options) (*DB, error) {
 		o.FS = vfs.Default
 	}
 	db := &DB{dir: dir}
+	switch {
+	case o.SyncCountLimit == 0:
+		db.syncCountLimit = 100_000
+	case o.SyncCountLimit > 0:
+		db.syncCountLimit = o.SyncCountLimit
+	}
+	db.countWalk = o.countWalk
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
