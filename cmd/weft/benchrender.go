@@ -35,7 +35,8 @@ make: inline, from an external file, from fetched JSON, behind a click)
 and renders it --pages times with --workers browsers, each request of each
 page made by weft's own fetcher (the SSRF guard, caps) with no politeness
 delay, so that the figure is the browsers' cost, not the host's clock.
-Every render must find the app's five script-made links and one click.
+Every render must find the app's five script-made links, the one behind
+a click included.
 It samples each browser's resident memory (its whole process tree) every
 200ms and reports pages/s, the peak and mean RSS per browser, and the
 browsers' connections outside interception (refused at the dead-end
@@ -114,9 +115,13 @@ func runBenchRender(cmd *cobra.Command, f renderBenchFlags) error {
 		slices.Sort(rss)
 		for i, v := range rss {
 			peak[i] = max(peak[i], v)
-			sum[i] += v
 		}
 		if len(rss) == f.workers {
+			// The mean is of samples with every browser alive only, so
+			// that each sum has as many terms as samples counts.
+			for i, v := range rss {
+				sum[i] += v
+			}
 			samples++
 		}
 	}

@@ -66,11 +66,9 @@ func (f *fakeCrawl) Live() crawl.Live {
 		Frontier: frontier.Stats{Queued: 7, InFlight: 2, ActiveHosts: 3, ReadyHosts: 1, WaitingHost: 2},
 		Paused:   f.paused,
 		Outcomes: map[string]int64{"ok": 38, "redirect": 2, "error:timeout": 1},
-		Stored:   &fakeStored,
+		Stored:   new(int64(9)),
 	}
 }
-
-var fakeStored int64 = 9
 
 func (f *fakeCrawl) Host(host string) crawl.HostStatus {
 	f.mu.Lock()

@@ -121,7 +121,9 @@ func clockWhy(st crawl.HostStatus, pol *policy.Policy, lastFetch time.Time, now 
 	return "delay"
 }
 
-func (s *Server) hostOf(st crawl.HostStatus, act *history.Activity) Host {
+// hostOf is a host's view; act is its recent activity, shown (the host
+// page) or only read for the clock's why (the list).
+func (s *Server) hostOf(st crawl.HostStatus, act *history.Activity, show bool) Host {
 	now := time.Now()
 	f, cl := st.Frontier, st.Frontier.Clock
 	var pol *policy.Policy
@@ -134,11 +136,14 @@ func (s *Server) hostOf(st crawl.HostStatus, act *history.Activity) Host {
 		last = act.LastFetch
 	}
 	h := Host{
-		State: hostState(f, blocked, now), NextAllowedWhy: clockWhy(st, pol, last, now), Policy: pol, Activity: act,
+		State: hostState(f, blocked, now), NextAllowedWhy: clockWhy(st, pol, last, now), Policy: pol,
 		Host: st.Host, Held: f.Held, Busy: f.Busy, Parked: f.Parked, Draining: f.Draining,
 		QueuedInMemory: f.Queued, MoreOnDisk: f.MoreOnDisk, GapSeconds: st.Gap.Seconds(),
 		CrawlDelay: cl.CrawlDelay.Seconds(), BackoffSeconds: cl.Backoff.Seconds(),
 		ErrorStreak: cl.Streak, Errors: cl.Errors, Parks: cl.Parks, GaveUp: cl.GaveUp, URLsAccepted: st.Accepted,
+	}
+	if show {
+		h.Activity = act
 	}
 	if !cl.NextAt.IsZero() {
 		t := cl.NextAt.UTC()
@@ -173,7 +178,7 @@ func (s *Server) host(w http.ResponseWriter, r *http.Request) error {
 	if a, ok := s.crawl.Activity(name); ok {
 		act = &a
 	}
-	return writeJSON(w, http.StatusOK, s.hostOf(st, act))
+	return writeJSON(w, http.StatusOK, s.hostOf(st, act, true))
 }
 
 // holdHost is the handler that holds a host (on) or releases it.
@@ -208,7 +213,13 @@ func (s *Server) hosts(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := HostList{Hosts: []Host{}}
 	for _, st := range s.crawl.Hosts(limit) {
-		out.Hosts = append(out.Hosts, s.hostOf(st, nil))
+		// Its activity dates its last fetch, so that the list says why
+		// a host waits as its page does (the latency rule included).
+		var act *history.Activity
+		if a, ok := s.crawl.Activity(st.Host); ok {
+			act = &a
+		}
+		out.Hosts = append(out.Hosts, s.hostOf(st, act, false))
 	}
 	return writeJSON(w, http.StatusOK, out)
 }

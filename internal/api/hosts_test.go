@@ -8,7 +8,6 @@ import (
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/policy"
-	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/testwait"
 )
 
@@ -112,7 +111,6 @@ func TestHostPage(t *testing.T) {
 	if lh := list.Hosts[0]; lh.State != StateReady || lh.Policy == nil || lh.Activity != nil {
 		t.Errorf("listed %+v", lh)
 	}
-	_ = robots.Rules
 }
 
 // TestHistoryEndpoint: the server samples the crawl from its start, so

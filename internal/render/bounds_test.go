@@ -81,7 +81,7 @@ func TestRenderCrashedBrowserIsReplaced(t *testing.T) {
 // With no Chromium, New says so with ErrNoChromium, which callers turn
 // into "rendering off".
 func TestNoChromium(t *testing.T) {
-	if _, err := New(Config{Chromium: "/nonexistent/chromium"}); err == nil || !errorsIs(err, ErrNoChromium) {
+	if _, err := New(Config{Chromium: "/nonexistent/chromium"}); err == nil || !errors.Is(err, ErrNoChromium) {
 		t.Fatalf("New without Chromium: %v", err)
 	}
 }

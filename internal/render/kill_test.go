@@ -1,7 +1,6 @@
 package render
 
 import (
-	"errors"
 	"os"
 )
 
@@ -12,5 +11,3 @@ func killProcess(pid int) error {
 	}
 	return p.Kill()
 }
-
-func errorsIs(err, target error) bool { return errors.Is(err, target) }
