@@ -228,8 +228,9 @@ func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL,
 	if !c.rend.wants(l.Host, in.resp.Decoded, policy) {
 		return
 	}
+	end := in.resp.Start.Add(in.resp.Duration)
 	pf := &pageFetcher{c: c, l: l, pol: pol, page: in.resp, pb: pb,
-		clock: c.front.Advance(l.Clock, c.policies.delay(l, lo.res), in.resp.Start.Add(in.resp.Duration))}
+		clock: c.front.Advance(l.Clock, c.policies.delay(l, lo.res), end), serverFree: end.Add(c.cfg.IPGap)}
 	res, err := c.rend.pool.Render(ctx, in.resp.URL, pf)
 	c.rend.requests.Add(int64(res.Requests))
 	c.rend.refused.Add(int64(res.Refused))
@@ -339,6 +340,19 @@ type pageFetcher struct {
 	signal     frontier.Signal
 }
 
+// serverDone records, holding ownMu, that a request to the lease's server
+// ended with res, leaving its host's clock: the server's next request
+// waits its gap, and after strain (a timeout, a reset: the server may
+// still be working) the strained host's backoff too, as the frontier
+// holds a server group.
+func (f *pageFetcher) serverDone(res frontier.Result, clock frontier.Clock) {
+	now := time.Now()
+	f.serverFree = now.Add(f.c.cfg.IPGap)
+	if res.Signal == frontier.Strained {
+		f.serverFree = later(f.serverFree, now.Add(clock.Backoff))
+	}
+}
+
 // waitServer waits, holding ownMu, until the lease's server may be asked
 // again.
 func (f *pageFetcher) waitServer(ctx context.Context, until time.Time) error {
@@ -399,11 +413,11 @@ func (f *pageFetcher) ownHost(ctx context.Context, u canon.URL) (*render.Respons
 		return nil, err
 	}
 	resp, res, err := f.get(ctx, u)
-	f.serverFree = time.Now().Add(f.c.cfg.IPGap)
 	res.SetCrawlDelay, res.CrawlDelay = true, f.pol.CrawlDelay
 	res = f.c.policies.delay(f.l, res) // an operator's longer delay, as finish applies it
 	if res.Fetched {
 		f.clock = f.c.front.Advance(f.clock, res, time.Now())
+		f.serverDone(res, f.clock)
 		f.own++
 		f.took = max(f.took, res.Took)
 		f.signal = worse(f.signal, res.Signal)
@@ -444,11 +458,13 @@ func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL) (*render.Respo
 			}
 		}
 		resp, res, again, err := f.borrowed(ctx, bl, u)
+		clock := f.completeBorrowed(bl, res)
 		if bl.SameServer {
-			f.serverFree = time.Now().Add(f.c.cfg.IPGap)
+			if res.Fetched {
+				f.serverDone(res, clock)
+			}
 			f.ownMu.Unlock()
 		}
-		f.completeBorrowed(bl, res)
 		if again {
 			continue // robots.txt known now (or its chain goes on): ask again
 		}
@@ -485,7 +501,7 @@ func (f *pageFetcher) borrowed(ctx context.Context, bl frontier.Lease, u canon.U
 // cluster. It is written in a batch of its own, not the page's, which
 // commits later: by then a worker's lease on the host may have written a
 // newer clock.
-func (f *pageFetcher) completeBorrowed(bl frontier.Lease, res frontier.Result) {
+func (f *pageFetcher) completeBorrowed(bl frontier.Lease, res frontier.Result) frontier.Clock {
 	c := f.c
 	res = c.policies.delay(bl, res)
 	now := time.Now()
@@ -504,6 +520,7 @@ func (f *pageFetcher) completeBorrowed(bl frontier.Lease, res frontier.Result) {
 		}
 	}
 	c.front.Complete(bl, res)
+	return clock
 }
 
 // get makes one request, archives its exchange with the page's batch, and

@@ -65,6 +65,7 @@ func (f *Frontier) takeBorrows(items []Item) {
 	for _, it := range items {
 		h := f.activate(it.Host)
 		h.head.pushFront(it)
+		h.borrowed++
 		f.inHeads++
 		f.count(it.Host, 1)
 		f.lenders[h] = struct{}{}
@@ -83,12 +84,15 @@ func (f *Frontier) lend(now time.Time) time.Time {
 	var next time.Time
 	for h := range f.lenders {
 		f.dropGone(h)
-		if h.head.len() == 0 || h.head.peek().borrow == nil {
+		if h.borrowed == 0 {
 			delete(f.lenders, h)
 			continue
 		}
-		if h.heapIdx < 0 {
-			continue // out, parked or held: lent once back in the heap
+		if h.heapIdx < 0 || h.head.peek().borrow == nil {
+			// Out, parked or held: lent once back in the heap. Or a
+			// worker's URL came back before the borrowed one (a Retry
+			// goes first): the workers have it, then the borrowed one.
+			continue
 		}
 		b := h.head.peek().borrow
 		at, same := f.lendAt(h, b, now)
@@ -108,7 +112,7 @@ func (f *Frontier) lend(now time.Time) time.Time {
 		b.mu.Unlock()
 		if b.gone {
 			f.dropGone(h)
-			if h.head.len() == 0 || h.head.peek().borrow == nil {
+			if h.borrowed == 0 {
 				delete(f.lenders, h)
 			}
 		}
@@ -122,6 +126,7 @@ func (f *Frontier) dropGone(h *host) {
 	dropped := false
 	for h.head.len() > 0 && h.head.peek().borrow != nil && h.head.peek().borrow.isGone() {
 		h.head.pop()
+		h.borrowed--
 		f.inHeads--
 		f.count(h.name, -1)
 		dropped = true

@@ -216,3 +216,62 @@ func TestBorrowUnderALeaseOnTheSameServer(t *testing.T) {
 		cancel()
 	})
 }
+
+// A worker's URL that comes back (a Retry, as after finding a host's
+// server or fetching its robots.txt) goes before a borrowed URL waiting
+// on the host: the worker has it, and then the borrowed URL goes to its
+// caller, never to a worker.
+func TestBorrowBehindARetriedURL(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, Config{Delay: time.Second, KeepAlive: true})
+		f.Add(items("a.test", 1, Normal)...)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go f.Run(ctx)
+		l, err := f.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan Lease, 1)
+		go func() {
+			bl, err := f.Borrow(ctx, "a.test", "http://a.test/app.js", Lease{})
+			if err != nil {
+				t.Errorf("Borrow: %v", err)
+				return
+			}
+			got <- bl
+		}()
+		synctest.Wait()
+		f.Complete(l, Result{Retry: true}) // back, first in the host's queue
+		workers := make(chan Lease, 2)
+		go func() {
+			for {
+				l, err := f.Next(ctx)
+				if err != nil {
+					return
+				}
+				workers <- l
+			}
+		}()
+		l2 := <-workers
+		if l2.URL != l.URL || l2.borrow != nil {
+			t.Fatalf("the worker got %q (borrowed %v), want its own URL back", l2.URL, l2.borrow != nil)
+		}
+		f.Complete(l2, Result{Fetched: true})
+		bl := <-got
+		if bl.URL != "http://a.test/app.js" {
+			t.Fatalf("borrowed %q", bl.URL)
+		}
+		f.Complete(bl, Result{Fetched: true})
+		synctest.Wait()
+		select {
+		case l := <-workers:
+			t.Fatalf("a worker got %q after all", l.URL)
+		default:
+		}
+		if s := f.Stats(); s.Queued != 0 || s.InFlight != 0 {
+			t.Fatalf("after all: %+v", s)
+		}
+		cancel()
+	})
+}

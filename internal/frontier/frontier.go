@@ -144,6 +144,7 @@ type flight struct {
 type host struct {
 	name      string
 	head      fifo[Item] // the back queue's head, in memory
+	borrowed  int        // borrowed URLs in head (Borrow)
 	tailAfter uint64     // highest tail position read into head
 	tailMore  bool       // the tail on disk may hold items after tailAfter
 	clock     Clock

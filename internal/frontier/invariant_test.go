@@ -25,7 +25,7 @@ import (
 // Retry-After and latency rule allow.
 func TestOneLeasePerHostUnderRandomOrders(t *testing.T) {
 	const seeds = 300
-	var arrivedWhileOut, moved int
+	var arrivedWhileOut, moved, borrowed int
 	for seed := range uint64(seeds) {
 		var st scheduleStats
 		// A failure in the bubble ends the test; its message names the
@@ -33,6 +33,10 @@ func TestOneLeasePerHostUnderRandomOrders(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) { st = runRandomSchedule(t, seed) })
 		arrivedWhileOut += st.arrivedWhileOut
 		moved += st.moved
+		borrowed += st.borrowed
+	}
+	if borrowed < seeds/2 {
+		t.Errorf("over %d schedules, only %d borrowed leases given", seeds, borrowed)
 	}
 	// The orders that matter did happen: a test that never sends a URL to
 	// a host with a lease out cannot catch a second lease.
@@ -42,7 +46,7 @@ func TestOneLeasePerHostUnderRandomOrders(t *testing.T) {
 }
 
 type scheduleStats struct {
-	leases, requests, arrivedWhileOut, moved int
+	leases, requests, arrivedWhileOut, moved, borrowed int
 }
 
 // node is one frontier of the schedule, with its store if it has one.
@@ -168,6 +172,14 @@ func runRandomSchedule(t *testing.T, seed uint64) scheduleStats {
 			p = partition.Of(host, parts)
 			add(nodes[owner[p]], host, 2)
 			s.rearm(nodes[owner[p]], host, time.Duration(rng.IntN(4))*time.Second, onDisk)
+		case r < 77: // a renderer borrows the host at its owner, mostly
+			// one with a lease out
+			host = s.busyHost(rng, host)
+			n := nodes[owner[partition.Of(host, parts)]]
+			brng := rand.New(rand.NewPCG(seed, uint64(1000+urls)))
+			urls++
+			i := urls
+			wg.Go(func() { s.borrow(ctx, n, brng, host, i) })
 		case r < 82: // the partition moves to the other node
 			from, to := nodes[owner[p]], nodes[1-owner[p]]
 			clocks := from.f.ReleasePartition(p)
@@ -202,78 +214,103 @@ func (s *schedule) work(ctx context.Context, n *node, rng *rand.Rand, hosts []st
 		if err != nil {
 			return
 		}
-		now := time.Now()
-		s.mu.Lock()
-		if prev := s.out[l.Host]; prev != "" {
-			s.t.Errorf("schedule %d: %s leased while %s, on the same host, was out", s.seed, l.URL, prev)
+		if l.borrow != nil {
+			s.t.Errorf("schedule %d: a worker was given %s, a borrowed URL", s.seed, l.URL)
 		}
-		s.leasedUnderPolicy(l)
-		s.out[l.Host] = l.URL
-		s.st.leases++
-		s.mu.Unlock()
-
-		var r Result
-		requested := false
-		switch {
-		case l.Mode == ModeFindGroup:
-			r = Result{Retry: true, SetGroup: true, Group: fmt.Sprintf("10.0.0.%d", len(l.Host)%2)}
-		case l.Mode == ModeDrain || l.Mode == ModeGiveUp:
-			if l.Mode == ModeDrain && rng.IntN(4) == 0 {
-				r = Result{Retry: true, Drain: DrainStop} // it needs a request after all
-			}
-		case rng.IntN(10) == 0: // dropped without a request (robots.txt disallows it)
-			if rng.IntN(3) == 0 {
-				r.Drain = DrainStart
-			}
-		default:
-			requested = true
-			s.mu.Lock()
-			if at := s.next[l.Host]; now.Before(at) {
-				s.t.Errorf("schedule %d: %s requested %v before its host's rules allowed", s.seed, l.URL, at.Sub(now))
-			}
-			s.st.requests++
-			s.mu.Unlock()
-			took := time.Duration(rng.IntN(300)) * time.Millisecond
-			time.Sleep(took)
-			r = s.randomResult(rng, took)
-		}
-		end := time.Now()
-		s.mu.Lock()
-		if requested {
-			s.lastEnd[l.Host] = end
-		}
-		if pc := s.policy[l.Host]; pc != nil && pc.waiting {
-			// The lease out when the policy changed: its delay counts
-			// from this lease's end.
-			pc.waiting, pc.from = false, s.lastEnd[l.Host]
-		}
-		if requested {
-			// A lower bound on the gap that holds whatever each node
-			// remembers of the host: the clock a request's completion
-			// arms goes with the host when its partition moves, as long
-			// as it has a wait left.
-			least := max(s.cfg.Delay, DefaultLatencyFactor*r.Took)
-			if r.SetCrawlDelay {
-				least = max(least, r.CrawlDelay)
-			}
-			if r.Signal == Throttled || r.Signal == Unavailable {
-				least = max(least, min(r.RetryAfter, s.cfg.MaxRetryAfter))
-			}
-			s.next[l.Host] = end.Add(least)
-		}
-		delete(s.out, l.Host)
-		s.mu.Unlock()
-		if n.store != nil && !r.Retry {
-			n.store.done(l.Item)
-		}
-		if rng.IntN(2) == 0 {
-			// The worker computes the clock, from the one its lease came
-			// with, as the crawl does to persist it first.
-			c := n.f.Advance(l.Clock, r, end)
-			r.Clock = &c
-		}
-		n.f.Complete(l, r)
+		s.handle(n, l, rng)
 	}
+}
+
+// borrow asks node n for a lease on host as a renderer does (Borrow), and
+// gives up after a random wait; a lease it gets is held to the same rules
+// as a worker's.
+func (s *schedule) borrow(ctx context.Context, n *node, rng *rand.Rand, host string, i int) {
+	bctx, cancel := context.WithTimeout(ctx, time.Duration(rng.IntN(3000))*time.Millisecond)
+	defer cancel()
+	l, err := n.f.Borrow(bctx, host, fmt.Sprintf("http://%s/borrowed-%d.js", host, i), Lease{})
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	s.st.borrowed++
+	s.mu.Unlock()
+	s.handle(n, l, rng)
+}
+
+// handle checks lease l against the rules, "requests" it or not, and
+// completes it with a random result.
+func (s *schedule) handle(n *node, l Lease, rng *rand.Rand) {
+	now := time.Now()
+	s.mu.Lock()
+	if prev := s.out[l.Host]; prev != "" {
+		s.t.Errorf("schedule %d: %s leased while %s, on the same host, was out", s.seed, l.URL, prev)
+	}
+	s.leasedUnderPolicy(l)
+	s.out[l.Host] = l.URL
+	s.st.leases++
+	s.mu.Unlock()
+
+	var r Result
+	requested := false
+	switch {
+	case l.Mode == ModeFindGroup:
+		r = Result{Retry: true, SetGroup: true, Group: fmt.Sprintf("10.0.0.%d", len(l.Host)%2)}
+	case l.Mode == ModeDrain || l.Mode == ModeGiveUp:
+		if l.Mode == ModeDrain && rng.IntN(4) == 0 {
+			r = Result{Retry: true, Drain: DrainStop} // it needs a request after all
+		}
+	case rng.IntN(10) == 0: // dropped without a request (robots.txt disallows it)
+		if rng.IntN(3) == 0 {
+			r.Drain = DrainStart
+		}
+	default:
+		requested = true
+		s.mu.Lock()
+		if at := s.next[l.Host]; now.Before(at) {
+			s.t.Errorf("schedule %d: %s requested %v before its host's rules allowed", s.seed, l.URL, at.Sub(now))
+		}
+		s.st.requests++
+		s.mu.Unlock()
+		took := time.Duration(rng.IntN(300)) * time.Millisecond
+		time.Sleep(took)
+		r = s.randomResult(rng, took)
+	}
+	end := time.Now()
+	s.mu.Lock()
+	if requested {
+		s.lastEnd[l.Host] = end
+	}
+	if pc := s.policy[l.Host]; pc != nil && pc.waiting {
+		// The lease out when the policy changed: its delay counts
+		// from this lease's end.
+		pc.waiting, pc.from = false, s.lastEnd[l.Host]
+	}
+	if requested {
+		// A lower bound on the gap that holds whatever each node
+		// remembers of the host: the clock a request's completion
+		// arms goes with the host when its partition moves, as long
+		// as it has a wait left.
+		least := max(s.cfg.Delay, DefaultLatencyFactor*r.Took)
+		if r.SetCrawlDelay {
+			least = max(least, r.CrawlDelay)
+		}
+		if r.Signal == Throttled || r.Signal == Unavailable {
+			least = max(least, min(r.RetryAfter, s.cfg.MaxRetryAfter))
+		}
+		s.next[l.Host] = end.Add(least)
+	}
+	delete(s.out, l.Host)
+	s.mu.Unlock()
+	if n.store != nil && !r.Retry && l.borrow == nil {
+		n.store.done(l.Item)
+	}
+	if rng.IntN(2) == 0 {
+		// The worker computes the clock, from the one its lease came
+		// with, as the crawl does to persist it first.
+		c := n.f.Advance(l.Clock, r, end)
+		r.Clock = &c
+	}
+	n.f.Complete(l, r)
 }
 
 // policyChange is an operator's new delay for a host (Rearm): the host's

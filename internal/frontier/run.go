@@ -79,13 +79,18 @@ func (f *Frontier) Run(ctx context.Context) error {
 		}
 		var offered *host
 		if h := f.top(now); h != nil {
-			if w := h.key.Sub(now); w <= 0 {
+			switch w := h.key.Sub(now); {
+			case w > 0:
+				if wait < 0 || w < wait {
+					wait = w
+				}
+			case h.head.peek().borrow == nil:
 				out = f.leases
 				offer = f.offer(h, now)
 				offered = h
-			} else if wait < 0 || w < wait {
-				wait = w
 			}
+			// A ready host whose next URL is borrowed is lend's alone,
+			// and was lent above.
 		}
 		if len(f.expiry) > 0 {
 			if w := max(f.expiry[0].deadline.Sub(now), 0); wait < 0 || w < wait {
@@ -175,6 +180,9 @@ func (f *Frontier) taken(h *host, l Lease, now time.Time) {
 		g.inflight++
 	}
 	it := h.head.pop()
+	if it.borrow != nil {
+		h.borrowed--
+	}
 	f.inHeads--
 	h.busy = true
 	f.count(it.Host, -1)

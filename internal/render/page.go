@@ -57,6 +57,9 @@ type session struct {
 	requests int
 	refused  int
 	mainID   fetch.RequestID // the page's document request (the last of its redirects)
+	// cutFetching: the page's budget ran out while the fetcher worked on
+	// one of its requests (which may have ended since).
+	cutFetching bool
 }
 
 func (s *session) poke() {
@@ -153,7 +156,7 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, pageURL string, f Fetch
 		// busy host's clock) is only slow: its tab goes, the browser
 		// stays.
 		s.mu.Lock()
-		waiting := s.inflight > 0
+		waiting := s.inflight > 0 || s.cutFetching
 		s.mu.Unlock()
 		return res, ctx.Err() == nil && !waiting, fmt.Errorf("render: %s: over its %v budget: %w", pageURL, p.cfg.Timeout, work.Err())
 	}
@@ -279,6 +282,11 @@ func (s *session) answer(ctx context.Context, ev fetch.EventRequestPaused) {
 		s.mu.Unlock()
 	}
 	resp, err := s.f.Fetch(ctx, r)
+	if ctx.Err() != nil {
+		s.mu.Lock()
+		s.cutFetching = true // the budget ran out while the fetcher worked
+		s.mu.Unlock()
+	}
 	t := chromedp.FromContext(ctx).Target
 	if err != nil || resp == nil {
 		_, _ = cdp.Call(ctx, t, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
