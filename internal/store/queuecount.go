@@ -103,6 +103,9 @@ func (db *DB) loadQueued() error {
 			}
 			return
 		}
+		if ctx.Err() != nil {
+			return // closing: the next open counts again
+		}
 		db.qc.walked.Store(n)
 		if db.readOnly {
 			db.qc.n.Add(n) // no commits: nothing else writes it

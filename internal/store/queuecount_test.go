@@ -169,6 +169,15 @@ func TestQueueCountClosedWhileCounting(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// The walk Close stopped wrote no count: the next open counts again.
+	db, err = Open(dir, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := db.GetMeta(metaQueued); err != nil || found {
+		t.Fatalf("a count written by a walk stopped by Close (found %v, err %v)", found, err)
+	}
+	db.Close()
 	db, err = Open(dir, &Options{SyncCountLimit: -1})
 	if err != nil {
 		t.Fatal(err)
