@@ -79,6 +79,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -157,6 +158,9 @@ type DB struct {
 	dir string
 	pdb *pebble.DB
 	log *slog.Logger
+
+	trimStop chan struct{} // closed by Close: the malloc trimmer stops
+	trimWG   sync.WaitGroup
 
 	syncCountLimit int64                 // Options.SyncCountLimit, 0 for none
 	countWalk      func(context.Context) // Options.countWalk
@@ -274,7 +278,29 @@ func Open(dir string, opts *Options) (*DB, error) {
 		pdb.Close()
 		return nil, err
 	}
+	db.startTrimming()
 	return db, nil
+}
+
+// startTrimming hands the C allocator's free memory back to the system
+// every trimEvery while the store is open (see malloc_cgo.go).
+func (db *DB) startTrimming() {
+	if trimEvery == 0 {
+		return
+	}
+	db.trimStop = make(chan struct{})
+	db.trimWG.Go(func() {
+		t := time.NewTicker(trimEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				trimMalloc()
+			case <-db.trimStop:
+				return
+			}
+		}
+	})
 }
 
 // openPebble opens pebble, turning a fatal log call during recovery (a
@@ -301,6 +327,10 @@ func (db *DB) Close() error {
 		return fmt.Errorf("store %s: close: %w", db.dir, ErrClosed)
 	}
 	db.stopCounting()
+	if db.trimStop != nil {
+		close(db.trimStop)
+		db.trimWG.Wait()
+	}
 	if err := db.pdb.Close(); err != nil {
 		return fmt.Errorf("store %s: close: %w", db.dir, err)
 	}
