@@ -53,14 +53,7 @@ func TestReplayRenderedScriptPage(t *testing.T) {
 	// Ready once the replayed document, in the viewer's iframe, holds the
 	// links its scripts make from the archive (the replay rewrites each
 	// href to an absolute URL: matched by its end).
-	ready := `(() => {
-  const docs = [];
-  const walk = (doc) => { if (!doc) return; docs.push(doc);
-    const deep = (root) => { for (const e of root.querySelectorAll("*")) { if (e.tagName === "IFRAME") { try { walk(e.contentDocument); } catch (x) {} } if (e.shadowRoot) deep(e.shadowRoot); } };
-    deep(doc); };
-  walk(document);
-  const want = ["/s/inline", "/s/external", "/s/json-1", "/s/json-2"];
-  return docs.some(d => want.every(h => d.querySelector('a[href$="' + h + '"]'))); })()`
+	ready := replayedDoc(`["/s/inline", "/s/external", "/s/json-1", "/s/json-2"].every(h => d.querySelector('a[href$="' + h + '"]'))`)
 	replay(t, bin, viewerURL, ready)
 	if n := len(web.Log()) - before; n != 0 {
 		t.Errorf("the live web received %d requests while the archive was replayed", n)

@@ -400,13 +400,7 @@ func TestReplayInReplayWebPage(t *testing.T) {
 	before := site.count()
 	// The replayed document is in the viewer's iframe (inside the
 	// component's shadow root): ready once the script's JSON is in it.
-	ready := `(() => {
-  const docs = [];
-  const walk = (doc) => { if (!doc) return; docs.push(doc);
-    const deep = (root) => { for (const e of root.querySelectorAll("*")) { if (e.tagName === "IFRAME") { try { walk(e.contentDocument); } catch (x) {} } if (e.shadowRoot) deep(e.shadowRoot); } };
-    deep(doc); };
-  walk(document);
-  return docs.some(d => d.body && d.body.dataset.ready === "1" && d.images[0] && d.images[0].complete); })()`
+	ready := replayedDoc(`d.body && d.body.dataset.ready === "1" && d.images[0] && d.images[0].complete`)
 	replayed := replay(t, bin, viewerURL, ready)
 	if n := site.count() - before; n != 0 {
 		t.Errorf("the live site received %d requests while the archive was replayed", n)
@@ -424,6 +418,19 @@ func TestReplayInReplayWebPage(t *testing.T) {
 			t.Errorf("%.2f%% of the pixels differ, more than %.0f%%: screenshots in %s", 100*d, 100*maxReplayDiff, dir)
 		}
 	}
+}
+
+// replayedDoc is a script that is true once some document in the viewer,
+// its iframes' and shadow roots' included (the replayed page is in the
+// component's iframe), makes cond true of d.
+func replayedDoc(cond string) string {
+	return `(() => {
+  const docs = [];
+  const walk = (doc) => { if (!doc) return; docs.push(doc);
+    const deep = (root) => { for (const e of root.querySelectorAll("*")) { if (e.tagName === "IFRAME") { try { walk(e.contentDocument); } catch (x) {} } if (e.shadowRoot) deep(e.shadowRoot); } };
+    deep(doc); };
+  walk(document);
+  return docs.some(d => ` + cond + `); })()`
 }
 
 // swActive is true once the viewer's replay service worker is active.
