@@ -23,15 +23,7 @@ func TestBorrowWaitsForTheHostClock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := make(chan Lease, 1)
-		go func() {
-			bl, err := f.Borrow(ctx, "a.test", "http://a.test/script.js", Lease{})
-			if err != nil {
-				t.Errorf("Borrow: %v", err)
-				return
-			}
-			got <- bl
-		}()
+		got := borrowLater(t, ctx, f, "a.test", "http://a.test/script.js")
 		synctest.Wait()
 		select {
 		case <-got:
@@ -232,15 +224,7 @@ func TestBorrowBehindARetriedURL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := make(chan Lease, 1)
-		go func() {
-			bl, err := f.Borrow(ctx, "a.test", "http://a.test/app.js", Lease{})
-			if err != nil {
-				t.Errorf("Borrow: %v", err)
-				return
-			}
-			got <- bl
-		}()
+		got := borrowLater(t, ctx, f, "a.test", "http://a.test/app.js")
 		synctest.Wait()
 		f.Complete(l, Result{Retry: true}) // back, first in the host's queue
 		workers := make(chan Lease, 2)
@@ -274,4 +258,19 @@ func TestBorrowBehindARetriedURL(t *testing.T) {
 		}
 		cancel()
 	})
+}
+
+// borrowLater calls Borrow in a goroutine of its own; the channel gets the
+// lease.
+func borrowLater(t *testing.T, ctx context.Context, f *Frontier, host, url string) <-chan Lease {
+	got := make(chan Lease, 1)
+	go func() {
+		bl, err := f.Borrow(ctx, host, url, Lease{})
+		if err != nil {
+			t.Errorf("Borrow: %v", err)
+			return
+		}
+		got <- bl
+	}()
+	return got
 }
