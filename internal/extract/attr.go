@@ -1,17 +1,17 @@
 package extract
 
-import "golang.org/x/net/html"
+import "github.com/weft-crawler/weft/internal/htmltoken"
 
-// The tokenizer's TagAttr copies every attribute's key and value (its NUL
-// replacement runs bytes.ReplaceAll on both), two allocations an
-// attribute, even for the attributes this package never reads. rawAttrs
-// instead reads the two attributes a tag is asked for straight from the
-// tag's raw bytes (Tokenizer.Raw), by the tokenizer's own steps for
-// splitting a tag into keys and values (readTag, readTagAttrKey and
-// readTagAttrVal in golang.org/x/net/html), and it hands the tag back to
-// TagAttr whenever a value it found needs more than a slice of the raw
-// bytes: a NUL, a carriage return or a character reference other than
-// "&amp;". TestRawAttrsAgreeWithToken holds it to Token's attributes.
+// Reading a tag through TagAttr converts each of its attributes in turn,
+// the ones this package never reads included, and a value with a
+// character reference has the tokenizer read the tag again with
+// x/net/html (see htmltoken.TagAttr); URLs with "&amp;" are common. rawAttrs instead reads the two attributes a tag
+// is asked for straight from the tag's raw bytes (Tokenizer.Raw), by the
+// tokenizer's own steps for splitting a tag into keys and values, and it
+// hands the tag back to TagAttr whenever a value it found needs more than
+// a slice of the raw bytes: a NUL, a carriage return or a character
+// reference other than "&amp;". TestRawAttrsAgreeWithToken holds it to
+// Token's attributes.
 
 // useRawAttrs is false in tests that read every tag through TagAttr, the
 // path rawAttrs must agree with.
@@ -171,7 +171,7 @@ func decodeAmps(v []byte) []byte {
 // tagAttrs returns the first values of attributes k0 and k1 (see rawAttrs)
 // of the current start tag of z, from its raw bytes where it can and else
 // through TagAttr. It consumes the tag's attributes.
-func tagAttrs(z *html.Tokenizer, k0, k1 string) (v0, v1 []byte, has0, has1 bool) {
+func tagAttrs(z *htmltoken.Tokenizer, k0, k1 string) (v0, v1 []byte, has0, has1 bool) {
 	if useRawAttrs {
 		if v0, v1, has0, has1, ok := rawAttrs(z.Raw(), k0, k1); ok {
 			return v0, v1, has0, has1

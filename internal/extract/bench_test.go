@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/weft-crawler/weft/internal/htmltoken"
 )
 
 // benchPage builds a page shaped like a news or shop page of about 40 KB:
@@ -91,17 +93,29 @@ func BenchmarkHTML(b *testing.B) {
 	}
 }
 
-// BenchmarkTokenizerOnly is the floor: the tokenizer alone, reading every
-// token and nothing else.
+// BenchmarkTokenizerOnly is the floor: a tokenizer alone, reading every
+// token and nothing else; x/net/html's beside the one HTML uses.
 func BenchmarkTokenizerOnly(b *testing.B) {
 	page := []byte(benchPage(60))
-	b.SetBytes(int64(len(page)))
-	b.ReportAllocs()
-	for b.Loop() {
-		z := html.NewTokenizer(bytes.NewReader(page))
-		for z.Next() != html.ErrorToken {
+	b.Run("xnet", func(b *testing.B) {
+		b.SetBytes(int64(len(page)))
+		b.ReportAllocs()
+		for b.Loop() {
+			z := html.NewTokenizer(bytes.NewReader(page))
+			for z.Next() != html.ErrorToken {
+			}
 		}
-	}
+	})
+	b.Run("htmltoken", func(b *testing.B) {
+		b.SetBytes(int64(len(page)))
+		b.ReportAllocs()
+		var z htmltoken.Tokenizer
+		for b.Loop() {
+			z.Reset(page) // nothing converts: Text is not called
+			for z.Next() != html.ErrorToken {
+			}
+		}
+	})
 }
 
 // BenchmarkParseTree is the alternative not taken: a full html.Parse.

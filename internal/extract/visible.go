@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/html"
+
+	"github.com/weft-crawler/weft/internal/htmltoken"
 )
 
 // VisibleText returns the text an HTML page shows, its runs of white
@@ -14,7 +16,7 @@ import (
 // consumer asks, not for the crawl's hot path, which hashes words as it
 // reads (Limits.Words).
 func VisibleText(page []byte, max int) string {
-	z := html.NewTokenizer(bytes.NewReader(page))
+	z := htmltoken.New(bytes.Clone(page)) // Text converts in place
 	var b strings.Builder
 	hidden := 0
 	for b.Len() < max {

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/html"
+
+	"github.com/weft-crawler/weft/internal/htmltoken"
 )
 
 // Signals are what a page's static HTML says of its need for a browser.
@@ -38,7 +40,8 @@ func Inspect(body []byte) Signals {
 		return s // no script: the rule needs nothing else
 	}
 	noscriptAhead := hasTag(body, "<noscript")
-	z := html.NewTokenizer(bytes.NewReader(body))
+	z := htmltoken.New(bytes.Clone(body)) // Text converts in place
+
 	hidden := 0 // depth inside script, style, noscript, template
 	space := true
 	for {
