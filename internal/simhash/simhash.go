@@ -57,39 +57,15 @@ func Fingerprint(words []uint64, k int) uint64 {
 		return 0
 	}
 	k = max(1, min(k, len(words)))
-	// Each bit's vote is counted SWAR-style: acc[j] holds eight byte-wide
-	// counters, lane i counting bit 8i+j of the shingles' hashes, so a
-	// shingle costs eight adds rather than 64. The lanes are emptied into
-	// ones before they can overflow. A bit is set when more than half of
-	// the shingles have it: the sum of +1 and -1 votes is positive.
-	const lanes = 0x0101010101010101
-	var acc [8]uint64
+	// A bit is set when more than half of the shingles have it: the sum
+	// of their +1 and -1 votes is positive.
 	var ones [64]int32
-	flush := func() {
-		for j := range acc {
-			for i := range 8 {
-				ones[8*i+j] += int32(acc[j] >> (8 * i) & 0xff)
-			}
-			acc[j] = 0
-		}
+	n := 0
+	for start := 0; start+k <= len(words); start += maxLanes {
+		end := min(start+maxLanes, len(words)-k+1)
+		count(&ones, words[start:end+k-1], k)
+		n += end - start
 	}
-	n, inLanes := 0, 0
-	for i := 0; i+k <= len(words); i++ {
-		x := uint64(fnvOffset)
-		for _, w := range words[i : i+k] {
-			x = (x ^ w) * fnvPrime
-		}
-		x = mix(x)
-		for j := range acc {
-			acc[j] += x >> j & lanes
-		}
-		n++
-		if inLanes++; inLanes == 255 {
-			flush()
-			inLanes = 0
-		}
-	}
-	flush()
 	var fp uint64
 	for b, c := range ones {
 		if 2*int(c) > n {
@@ -97,6 +73,48 @@ func Fingerprint(words []uint64, k int) uint64 {
 		}
 	}
 	return fp
+}
+
+// maxLanes is the most shingles count can add to byte-wide counters
+// before they could overflow.
+const maxLanes = 255
+
+// count adds to ones[b] the number of k-word shingles of words (at most
+// maxLanes of them) whose hash has bit b set.
+//
+// Each bit's vote is counted SWAR-style: a0 to a7 hold eight byte-wide
+// counters each, lane i of aj counting bit 8i+j, so a shingle costs eight
+// adds rather than 64. They are eight variables, not an array, so that
+// the compiler keeps them in registers: an array lives in memory, and
+// each add then waits on the one before it through a store.
+func count(ones *[64]int32, words []uint64, k int) {
+	const lanes = 0x0101010101010101
+	var a0, a1, a2, a3, a4, a5, a6, a7 uint64
+	for i := 0; i+k <= len(words); i++ {
+		x := uint64(fnvOffset)
+		if k == 3 {
+			w := words[i : i+3 : i+3]
+			x = ((((x^w[0])*fnvPrime)^w[1])*fnvPrime ^ w[2]) * fnvPrime
+		} else {
+			for _, w := range words[i : i+k] {
+				x = (x ^ w) * fnvPrime
+			}
+		}
+		x = mix(x)
+		a0 += x & lanes
+		a1 += x >> 1 & lanes
+		a2 += x >> 2 & lanes
+		a3 += x >> 3 & lanes
+		a4 += x >> 4 & lanes
+		a5 += x >> 5 & lanes
+		a6 += x >> 6 & lanes
+		a7 += x >> 7 & lanes
+	}
+	for j, a := range [8]uint64{a0, a1, a2, a3, a4, a5, a6, a7} {
+		for i := range 8 {
+			ones[8*i+j] += int32(a >> (8 * i) & 0xff)
+		}
+	}
 }
 
 // mix is SplitMix64's finaliser: FNV's multiply leaves the low bits of a
