@@ -290,6 +290,18 @@ func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier
 			return frontier.Item{}, why
 		}
 	}
+	if a.cluster == nil || offered || a.cluster.Owns(u.Authority) {
+		// Most links lead to URLs accepted before: the seen set's exact
+		// answer settles them before the checks below, which a URL passed
+		// when it was accepted. (Another node's URLs are its to judge.)
+		if seen, err := a.seen.Seen(u.Authority, u.String); err != nil {
+			a.fail(fmt.Errorf("crawl: accept %s: %w", u.String, err))
+			return frontier.Item{}, "error"
+		} else if seen {
+			a.stats.reject(RejectSeen)
+			return frontier.Item{}, RejectSeen
+		}
+	}
 	if a.fetcher.Permits(u.Host) != nil {
 		// An address the SSRF guard refuses, known without DNS: not
 		// queued at all. Names are judged again at every connect.

@@ -185,35 +185,10 @@ func (s *Set) Add(host, canonicalURL string, record Recorder) (bool, error) {
 	pt := &s.parts[p]
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
-	maybe := pt.test(k[:])
-	if maybe && s.store == nil {
-		return false, nil
-	}
-	if maybe || (s.store != nil && s.warming.Load()) {
-		if _, ok := pt.pending[k]; ok {
-			return false, nil // accepted moments ago; its batch is not committed yet
-		}
-		if maybe {
-			s.maybes.Add(1)
-		}
-		if s.known.has(k) {
-			s.cacheHits.Add(1)
-			return false, nil
-		}
-		if !maybe {
-			s.warmLookups.Add(1)
-		}
-		has, err := s.store.Has(p, host, k)
-		if err != nil {
-			return false, fmt.Errorf("seen: confirm %s: %w", canonicalURL, err)
-		}
-		if has {
-			s.known.put(k)
-			return false, nil
-		}
-		if maybe {
-			s.falsePositives.Add(1)
-		}
+	a, err := s.lookup(pt, p, host, k, canonicalURL)
+	s.count(a)
+	if err != nil || a.seen() {
+		return false, err
 	}
 	if record != nil {
 		staged, err := record(p, k)
@@ -232,6 +207,94 @@ func (s *Set) Add(host, canonicalURL string, record Recorder) (bool, error) {
 	pt.add(k[:])
 	s.added.Add(1)
 	return true, nil
+}
+
+// Seen reports whether the URL with the given host was added before, as
+// exactly as Add would, and records nothing. A caller with work to do
+// before it can add a URL (the checks of a link a crawl comes upon) asks
+// first, so that the many URLs it has met before cost only this: a URL
+// Seen finds new is then given to Add, which looks again under its lock.
+// Only a "seen" answer is counted in Stats; Add counts the others.
+func (s *Set) Seen(host, canonicalURL string) (bool, error) {
+	p := partition.Of(host, len(s.parts))
+	k := KeyOf(canonicalURL)
+	pt := &s.parts[p]
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	a, err := s.lookup(pt, p, host, k, canonicalURL)
+	if err != nil || !a.seen() {
+		return false, err
+	}
+	s.count(a)
+	return true, nil
+}
+
+// answer is what lookup found.
+type answer struct {
+	maybe  bool  // the filter said "maybe"
+	asked  bool  // the store was asked (a maybe, or any key while warming)
+	source uint8 // where the key was found: notFound, inPending, inCache, inStore
+}
+
+const (
+	notFound uint8 = iota
+	inPending
+	inCache
+	inStore
+)
+
+func (a answer) seen() bool { return a.source != notFound }
+
+// lookup finds k under pt's lock: in the filter, which settles a "no"
+// unless the filters are warming; then among the keys staged but not yet
+// committed, the cache of confirmed keys and the store. With no store a
+// filter's "maybe" is final.
+func (s *Set) lookup(pt *part, p int, host string, k Key, canonicalURL string) (answer, error) {
+	a := answer{maybe: pt.test(k[:])}
+	if a.maybe && s.store == nil {
+		a.source = inStore
+		return a, nil
+	}
+	if !a.maybe && (s.store == nil || !s.warming.Load()) {
+		return a, nil
+	}
+	if _, ok := pt.pending[k]; ok {
+		a.source = inPending // accepted moments ago; its batch is not committed yet
+		return a, nil
+	}
+	if s.known.has(k) {
+		a.source = inCache
+		return a, nil
+	}
+	a.asked = true
+	has, err := s.store.Has(p, host, k)
+	if err != nil {
+		return a, fmt.Errorf("seen: confirm %s: %w", canonicalURL, err)
+	}
+	if has {
+		s.known.put(k)
+		a.source = inStore
+	}
+	return a, nil
+}
+
+// count adds what lookup found to the Set's counters.
+func (s *Set) count(a answer) {
+	if a.source == inPending || s.store == nil {
+		return
+	}
+	if a.maybe {
+		s.maybes.Add(1)
+	}
+	switch {
+	case a.source == inCache:
+		s.cacheHits.Add(1)
+	case a.asked && !a.maybe:
+		s.warmLookups.Add(1)
+	}
+	if a.asked && a.maybe && !a.seen() {
+		s.falsePositives.Add(1)
+	}
 }
 
 // Settle forgets keys staged by a Recorder once their batch is committed:

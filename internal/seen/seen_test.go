@@ -282,3 +282,63 @@ func TestStagedKeysArePendingUntilSettled(t *testing.T) {
 		t.Fatal("settled key still pending")
 	}
 }
+
+// Seen answers as Add would, records nothing, and counts only its "seen"
+// answers, so that asking Seen before Add counts a URL once: new URLs
+// behind a filter's false positive, URLs staged in a batch, and URLs in the
+// store the filter does not hold yet while warming.
+func TestSeenAnswersAsAddWithoutRecording(t *testing.T) {
+	mem := NewMemoryStore(1)
+	s, err := New(Config{ExpectedURLs: 1, FalsePositiveRate: 0.5}, mem) // false positives galore
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 5000
+	for i := range n {
+		u := fmt.Sprintf("http://a.test/%d", i)
+		if seen, err := s.Seen("a.test", u); err != nil || seen {
+			t.Fatalf("URL %d: Seen = %v, %v before it was added", i, seen, err)
+		}
+		if isNew, err := s.Add("a.test", u, mem.Add); err != nil || !isNew {
+			t.Fatalf("URL %d: Add = %v, %v after Seen said new", i, isNew, err)
+		}
+		if seen, err := s.Seen("a.test", u); err != nil || !seen {
+			t.Fatalf("URL %d: Seen = %v, %v after it was added", i, seen, err)
+		}
+	}
+	st := s.Stats()
+	if st.Added != n || st.FalsePositives == 0 || st.FalsePositives != st.Maybes-n {
+		t.Fatalf("stats %+v: want %d added, each false positive counted once, and one maybe per Seen of an added URL", st, n)
+	}
+	if st.CacheHits != n {
+		t.Fatalf("stats %+v: want the %d Seen of added URLs answered by the cache", st, n)
+	}
+
+	// A URL staged in a batch not yet committed is seen.
+	staged := func(int, Key) (bool, error) { return true, nil }
+	if isNew, _ := s.Add("a.test", "http://a.test/staged", staged); !isNew {
+		t.Fatal("staged URL not new")
+	}
+	if seen, _ := s.Seen("a.test", "http://a.test/staged"); !seen {
+		t.Fatal("a staged URL is not seen")
+	}
+	if len(mem.parts[0].keys) != n {
+		t.Fatalf("the store holds %d keys: Seen or a staged Add wrote one", len(mem.parts[0].keys))
+	}
+
+	// While warming, a URL the store holds and the filter does not is seen.
+	fresh, err := New(Config{ExpectedURLs: 1000}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh.StartWarming()
+	if seen, _ := fresh.Seen("a.test", "http://a.test/7"); !seen {
+		t.Fatal("warming: a URL in the store is not seen")
+	}
+	if seen, _ := fresh.Seen("a.test", "http://a.test/new"); seen {
+		t.Fatal("warming: a new URL is seen")
+	}
+	if st := fresh.Stats(); st.WarmLookups != 1 || st.Added != 0 {
+		t.Fatalf("warming stats %+v: want one lookup counted (the seen URL's) and nothing added", st)
+	}
+}
