@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,5 +52,35 @@ func BenchmarkGet(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestGetCopiesNoRequestBody: a GET's empty body (noReplay, which keeps
+// net/http from replaying it) is copied to the connection without the
+// 32 KB buffer io.Copy would allocate for it, on every request.
+func TestGetCopiesNoRequestBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	f := newFetcher(t, testConfig())
+	get := func() {
+		if r, err := f.Get(context.Background(), srv.URL+"/", nil); err != nil || string(r.Decoded) != "ok" {
+			t.Fatalf("Get: %v", err)
+		}
+	}
+	get() // the connection, kept alive from here on
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const n = 200
+	for range n {
+		get()
+	}
+	runtime.ReadMemStats(&after)
+	// The client's and this process's server's allocations: about 12 KB
+	// a request without the copy buffer, 45 KB with it.
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 24<<10 {
+		t.Errorf("%d bytes allocated a request: the empty request body is copied through a buffer", per)
 	}
 }
