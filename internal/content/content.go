@@ -32,6 +32,10 @@ type Doc struct {
 	// Truncated is the fetcher's reason for cutting Body short ("" if it
 	// is whole): a handler reads what there is and says so.
 	Truncated string
+	// WordBuf, if not nil, is a slice whose array a handler may hold
+	// Result.Words in (extract.HTMLInto): a crawl passes back, page after
+	// page, the words it is done with.
+	WordBuf []uint64
 }
 
 // Result is what a handler read in a body.
@@ -134,7 +138,7 @@ func (HTML) Read(d Doc) Result {
 	if d.Words {
 		lim.Words = extract.DefaultMaxWords
 	}
-	res := extract.HTML(body, d.Token, lim)
+	res := extract.HTMLInto(d.WordBuf, body, d.Token, lim)
 	out := Result{
 		Base: res.Base, Links: res.Links, Embeds: res.Embeds, HasIcon: res.HasIcon, Words: res.Words,
 		NoIndex: res.MetaNoIndex || noIndex, NoFollow: res.MetaNoFollow || noFollow,
@@ -172,7 +176,7 @@ func (Text) Read(d Doc) Result {
 	if d.Words {
 		var body []byte
 		body, r.Charset = toUTF8(d.Body, d.Header.Get("Content-Type"))
-		r.Words = extract.TextWords(body, extract.DefaultMaxWords)
+		r.Words = extract.AppendTextWords(d.WordBuf, body, extract.DefaultMaxWords)
 	}
 	return r
 }

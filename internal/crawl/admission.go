@@ -22,9 +22,20 @@ import (
 // images it shows when a module fetches them. It returns every link it
 // could resolve, followed or not: the page's outlinks.
 func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, h content.Handler, mt string, rec *fetchRecord, cp *capture, countLinks bool) (outlinks []string, followed bool) {
+	var words *[]uint64 // the array the words are read into, used again once judged
+	var wordBuf []uint64
+	if c.near != nil {
+		words, _ = c.words.Get().(*[]uint64)
+		if words == nil {
+			b := make([]uint64, 0, 8<<10) // more words than most pages have
+			words = &b
+		}
+		wordBuf = *words
+	}
 	res := h.Read(content.Doc{
 		URL: resp.URL, MediaType: mt, Header: resp.Header, Body: resp.Decoded, Token: c.token,
 		Words: c.near != nil, Embeds: c.embeds, Truncated: resp.Truncated, MaxLinks: c.cfg.MaxLinksPerPage,
+		WordBuf: wordBuf,
 	})
 	c.stats.inc(c.stats.handled, h.Name(), 1)
 	if res.Extended != nil {
@@ -94,6 +105,13 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 				follow = false
 			}
 		}
+	}
+	if words != nil {
+		// Nothing reads the words after the fingerprint. The array is
+		// the one given: a page of more words than it holds had them
+		// in one of their own, and a handler's own slice is its own.
+		res.Words = nil
+		c.words.Put(words)
 	}
 	// Links resolve against <base href> when the page has a valid one, else
 	// against the page's own (final) URL. The base is parsed once per page.

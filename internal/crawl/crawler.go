@@ -51,6 +51,7 @@ type Crawler struct {
 	hostCap *hostMap[store.HostState] // per-host counters and rules' state, the URLs accepted first (hoststate.go)
 	traps   *trapCounts               // URLs accepted per pattern, requests per host, trap refusals
 	near    *nearIndex                // fingerprints of the pages judged original; nil when judging is off
+	words   sync.Pool                 // *[]uint64: the arrays pages' word hashes are read into, for near
 	rend    *renderer                 // the browsers (render.go); nil when rendering is off
 	rendOff string                    // why rendering is off though asked for (Chromium missing)
 

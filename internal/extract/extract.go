@@ -124,6 +124,15 @@ type Result struct {
 // browser without scripting (which a crawler is) reads it; the content of
 // <script>, <style>, <textarea> and the like is not.
 func HTML(body []byte, token string, lim Limits) Result {
+	return HTMLInto(nil, body, token, lim)
+}
+
+// HTMLInto is HTML with Result.Words appended to words[:0], not to a
+// slice of their own: a caller that reads page after page and is done
+// with a page's words before the next (a crawl's fingerprint of them)
+// passes the same slice each time, and a page's words, 40 KB for 5,000,
+// are not garbage. A nil words is HTML.
+func HTMLInto(words []uint64, body []byte, token string, lim Limits) Result {
 	// Links and Words are built in pooled buffers and copied out at their
 	// final size: growing them from nothing cost about ten allocations a
 	// page, two of them large (a seeds-world page has 100 links and 5,000
@@ -132,7 +141,11 @@ func HTML(body []byte, token string, lim Limits) Result {
 	// The tokenizer reads a copy: the callers of TagAttr and Text convert
 	// bytes in place, and body is the caller's.
 	s.z.Reset(append(s.z.Buf()[:0], body...))
-	r := s.html(&s.z, token, lim)
+	pooledWords := words == nil
+	if pooledWords {
+		words = s.words
+	}
+	r := s.html(&s.z, words, token, lim)
 	if links := r.Links; len(links) > 0 {
 		r.Links = slices.Clone(links)
 		clear(links) // the pool must not keep the URLs alive
@@ -140,7 +153,7 @@ func HTML(body []byte, token string, lim Limits) Result {
 	} else {
 		r.Links = nil
 	}
-	if words := r.Words; words != nil {
+	if words := r.Words; words != nil && pooledWords {
 		r.Words = append(make([]uint64, 0, len(words)), words...)
 		s.words = words[:0]
 	}
@@ -167,9 +180,9 @@ const (
 	maxPooledPage  = 1 << 20
 )
 
-// html is HTML on the page z reads, with r.Links and r.Words in s's
-// buffers.
-func (s *scratch) html(z *htmltoken.Tokenizer, token string, lim Limits) Result {
+// html is HTML on the page z reads, with r.Links in s's buffer and
+// r.Words appended to words[:0].
+func (s *scratch) html(z *htmltoken.Tokenizer, words []uint64, token string, lim Limits) Result {
 	maxLinks, maxTokens := lim.MaxLinks, lim.MaxTokens
 	if maxLinks <= 0 {
 		maxLinks = DefaultMaxLinks
@@ -187,7 +200,7 @@ func (s *scratch) html(z *htmltoken.Tokenizer, token string, lim Limits) Result 
 	)
 	r.Links = s.links[:0]
 	if lim.Words > 0 {
-		r.Words = s.words[:0]
+		r.Words = words[:0]
 		if r.Words == nil {
 			r.Words = make([]uint64, 0, min(lim.Words, len(z.Buf())/4))
 		}

@@ -31,6 +31,14 @@ func TextWords(text []byte, max int) []uint64 {
 	return appendWordHashes(make([]uint64, 0, min(max, len(text)/32)), text, max)
 }
 
+// AppendTextWords is TextWords appending to words[:0] (see HTMLInto).
+func AppendTextWords(words []uint64, text []byte, max int) []uint64 {
+	if words == nil {
+		return TextWords(text, max)
+	}
+	return appendWordHashes(words[:0], text, max)
+}
+
 // hiddenTag reports whether raw, a start tag's raw bytes (or an end tag's
 // from its '/'), opens a script, style, template or noscript element.
 func hiddenTag(raw []byte) bool {

@@ -169,3 +169,30 @@ func abs(x int) int {
 	}
 	return x
 }
+
+// HTMLInto reads the words HTML reads into the array it is given, and
+// AppendTextWords those of TextWords; words beyond its capacity go to an
+// array of their own.
+func TestWordsIntoTheGivenArray(t *testing.T) {
+	page := []byte(benchPage(60))
+	want := HTML(page, "weft", Limits{Words: DefaultMaxWords})
+	if len(want.Words) < 100 {
+		t.Fatalf("%d words on the bench page", len(want.Words))
+	}
+	buf := make([]uint64, 3, 10000) // its length does not count
+	got := HTMLInto(buf, page, "weft", Limits{Words: DefaultMaxWords})
+	if !slices.Equal(got.Words, want.Words) || &got.Words[0] != &buf[:1][0] {
+		t.Errorf("HTMLInto: %d words, in the given array %v; want HTML's %d", len(got.Words), &got.Words[0] == &buf[:1][0], len(want.Words))
+	}
+	if !slices.Equal(got.Links, want.Links) {
+		t.Error("HTMLInto's links differ from HTML's")
+	}
+	small := make([]uint64, 0, 10)
+	if got := HTMLInto(small, page, "weft", Limits{Words: DefaultMaxWords}); !slices.Equal(got.Words, want.Words) {
+		t.Error("HTMLInto into a small array lost words")
+	}
+	text := []byte("Some plain text, with words: and more words.")
+	if got := AppendTextWords(buf, text, 100); !slices.Equal(got, TextWords(text, 100)) || &got[0] != &buf[:1][0] {
+		t.Error("AppendTextWords differs from TextWords or left the given array")
+	}
+}
