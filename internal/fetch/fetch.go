@@ -122,6 +122,12 @@ type Fetcher struct {
 	pools     pools
 }
 
+// readBufferSize is the read buffer of a connection. net/http's default
+// of 4 KB reads a 40 KB page in ten system calls or more, each through
+// the poller; 32 KB reads most pages in two, for 28 KB more on each
+// connection (at most MaxIdleConns idle and one per worker busy).
+const readBufferSize = 32 << 10
+
 // New returns a Fetcher for cfg, or an error if cfg is invalid.
 func New(cfg Config) (*Fetcher, error) {
 	if err := cfg.Validate(); err != nil {
@@ -141,6 +147,7 @@ func New(cfg Config) (*Fetcher, error) {
 		IdleConnTimeout:        cfg.IdleTimeout, // idleConn would end them then anyway
 		ResponseHeaderTimeout:  cfg.ResponseHeaderTimeout,
 		MaxResponseHeaderBytes: cfg.MaxHeaderBytes,
+		ReadBufferSize:         readBufferSize,
 	}
 	return &Fetcher{
 		cfg:       cfg,
