@@ -136,10 +136,14 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 	}
 	for i, link := range res.Links {
 		lu, err := base.Resolve(link.URL)
+		var k seen.Key // the seen set's key of a page's link, hashed once
 		if err == nil {
 			outlinks = append(outlinks, lu.String)
-			if votes != nil && !link.NoFollow && link.Tag != "sitemap" && i >= len(res.Hints) && lu.String != u.String {
-				votes[seen.KeyOf(lu.String)] = true // a page's link, not a sitemap's listing: a vote
+			if follow && !link.NoFollow && link.Tag != "sitemap" && i >= len(res.Hints) {
+				k = seen.KeyOf(lu.String)
+				if votes != nil && lu.String != u.String {
+					votes[k] = true // a page's link, not a sitemap's listing: a vote
+				}
 			}
 		}
 		switch {
@@ -155,7 +159,7 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		case i < len(res.Hints): // a page a sitemap lists
 			c.admitListed(pb, lu, l, res.Hints[i])
 		default:
-			if it, why := c.admit.judge(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL, asPageLink); why == "" {
+			if it, why := c.admit.judgeKey(pb, lu, k, l.Depth+1, 0, frontier.Normal, l.URL, asPageLink); why == "" {
 				pb.items = append(pb.items, it)
 			}
 		}
@@ -285,6 +289,12 @@ func (a *admitter) admitURL(pb *pageBatch, u canon.URL, depth, hops int, p front
 // fetched for what it is, not for links it may hold, so the extension rule
 // does not apply to it.
 func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, as admission) (frontier.Item, string) {
+	return a.judgeKey(pb, u, seen.KeyOf(u.String), depth, hops, p, via, as)
+}
+
+// judgeKey is judge for a caller that has the URL's seen-set key already
+// (a page's link, whose key counts its vote as an in-link).
+func (a *admitter) judgeKey(pb *pageBatch, u canon.URL, k seen.Key, depth, hops int, p frontier.Priority, via string, as admission) (frontier.Item, string) {
 	resource, offered := as == asResource || as == asOfferedResource || as.requisite(), as == asOffered || as == asOfferedResource || as == asOfferedRequisite
 	switch {
 	case as == asRequisite || as == asOfferedRequisite: // one hop past the scope
@@ -312,7 +322,7 @@ func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier
 		// Most links lead to URLs accepted before: the seen set's exact
 		// answer settles them before the checks below, which a URL passed
 		// when it was accepted. (Another node's URLs are its to judge.)
-		if seen, err := a.seen.Seen(u.Authority, u.String); err != nil {
+		if seen, err := a.seen.SeenKey(u.Authority, u.String, k); err != nil {
 			a.fail(fmt.Errorf("crawl: accept %s: %w", u.String, err))
 			return frontier.Item{}, "error"
 		} else if seen {
@@ -357,7 +367,7 @@ func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier
 	}
 	it := frontier.Item{URL: u.String, Host: u.Authority, Depth: depth, Priority: p, Hops: hops, Via: via, Requisite: as.requisite()}
 	record := pb.recorder(&it)
-	isNew, err := a.seen.Add(u.Authority, u.String, func(part int, k seen.Key) (bool, error) {
+	isNew, err := a.seen.AddKey(u.Authority, u.String, k, func(part int, k seen.Key) (bool, error) {
 		// Counted only for URLs that are new, and checked before anything
 		// is written, so a capped URL is neither queued nor marked seen.
 		// Seeds are exempt from the pattern cap, as from the scope.

@@ -180,8 +180,12 @@ func New(cfg Config, store Store) (*Set, error) {
 // however many goroutines add it; if record fails, the URL is not recorded
 // and the error is returned.
 func (s *Set) Add(host, canonicalURL string, record Recorder) (bool, error) {
+	return s.AddKey(host, canonicalURL, KeyOf(canonicalURL), record)
+}
+
+// AddKey is Add for a caller that has the URL's key (KeyOf) already.
+func (s *Set) AddKey(host, canonicalURL string, k Key, record Recorder) (bool, error) {
 	p := partition.Of(host, len(s.parts))
-	k := KeyOf(canonicalURL)
 	pt := &s.parts[p]
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
@@ -216,8 +220,12 @@ func (s *Set) Add(host, canonicalURL string, record Recorder) (bool, error) {
 // Seen finds new is then given to Add, which looks again under its lock.
 // Only a "seen" answer is counted in Stats; Add counts the others.
 func (s *Set) Seen(host, canonicalURL string) (bool, error) {
+	return s.SeenKey(host, canonicalURL, KeyOf(canonicalURL))
+}
+
+// SeenKey is Seen for a caller that has the URL's key (KeyOf) already.
+func (s *Set) SeenKey(host, canonicalURL string, k Key) (bool, error) {
 	p := partition.Of(host, len(s.parts))
-	k := KeyOf(canonicalURL)
 	pt := &s.parts[p]
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
