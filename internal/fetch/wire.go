@@ -95,40 +95,47 @@ func (c *wireConn) end(w *wire) *wire {
 	return w
 }
 
-// read records p, read from the connection.
+// read records p, read from the connection. Until the final header
+// block is whole, what p holds past its end is not appended with it: a
+// read of a 32 KB buffer would make the header's record 32 KB, only to be
+// cut back to the header.
 func (w *wire) read(p []byte) {
-	if w.head > 0 && !w.copying {
-		w.skipped += len(p)
-		return
-	}
-	from := len(w.resp)
-	w.resp = append(w.resp, p...)
-	if w.head > 0 {
-		return
-	}
-	// Look for the end of the final header block in what arrived,
-	// starting far enough back to see a terminator split across reads.
-	for {
-		end := headerEnd(w.resp, max(from-3, 0))
-		if end < 0 {
+	for w.head == 0 && len(p) > 0 {
+		n := headerEndAcross(w.resp, p)
+		if n < 0 {
+			w.resp = append(w.resp, p...)
 			return
 		}
+		w.resp = append(w.resp, p[:n]...)
+		p = p[n:]
 		if code := statusCode(w.resp); code >= 100 && code < 200 && code != 101 {
 			// An interim response (100 Continue, 103 Early Hints):
 			// net/http reads past it to the final one, and so does
 			// the record, which keeps only the final one.
-			w.resp = append(w.resp[:0], w.resp[end:]...)
-			from = 0
+			w.resp = w.resp[:0]
 			continue
 		}
-		w.head = end
-		w.copying = namesTransferEncoding(w.resp[:end])
-		if !w.copying {
-			w.skipped = len(w.resp) - end
-			w.resp = w.resp[:end]
-		}
-		return
+		w.head = len(w.resp)
+		w.copying = namesTransferEncoding(w.resp)
 	}
+	if w.copying {
+		w.resp = append(w.resp, p...)
+	} else {
+		w.skipped += len(p)
+	}
+}
+
+// headerEndAcross returns how many bytes of p, read after head (a header
+// block not yet whole), complete the block; -1 if p does not. The blank
+// line may begin in head's last two bytes.
+func headerEndAcross(head, p []byte) int {
+	var joint [4]byte
+	tail := head[max(len(head)-2, 0):]
+	b := append(append(joint[:0], tail...), p[:min(len(p), 2)]...)
+	if end := headerEnd(b, 0); end > len(tail) {
+		return end - len(tail)
+	}
+	return headerEnd(p, 0)
 }
 
 // headerEnd returns the index just past the blank line that ends the
