@@ -63,9 +63,18 @@ const (
 	contentTypeResponse = "application/http;msgtype=response"
 	contentTypeWarcinfo = "application/warc-fields"
 
-	// maxPooledBuffer bounds the output buffer kept in the pool, so one
-	// huge page does not pin its compressed size in memory for good.
+	// maxPooledBuffer bounds the output buffer of an encoder kept for
+	// reuse, so one huge page does not pin its compressed size in memory
+	// for good.
 	maxPooledBuffer = 1 << 20
+
+	// maxKeptEncoders bounds the encoders a Writer keeps for reuse: each
+	// is a gzip compressor of a few hundred KB (its window and match
+	// tables) and its output buffer. Records are compressed by as many
+	// goroutines at once as there are CPUs running them, give or take a
+	// preempted one; more encoders are made when more write at once, and
+	// dropped after.
+	maxKeptEncoders = 16
 )
 
 // encoder turns records into gzip members. It is not safe for concurrent

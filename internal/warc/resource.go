@@ -33,7 +33,7 @@ func (w *Writer) WriteResource(r Resource) (Location, error) {
 	if err := checkResource(&r); err != nil {
 		return Location{}, err
 	}
-	e := w.encoders.Get().(*encoder)
+	e := w.encoders.Get()
 	defer w.release(e)
 	e.out.Reset()
 	var id [1][16]byte

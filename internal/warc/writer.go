@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/weft-crawler/weft/internal/freelist"
 )
 
 // openSuffix marks a file still being written; it is renamed away once the
@@ -25,7 +27,7 @@ type Writer struct {
 	token string // random, in every file name: two writers started in the same second in one directory never collide
 	now   func() time.Time
 
-	encoders sync.Pool // of *encoder
+	encoders *freelist.List[*encoder]
 
 	mu       sync.Mutex
 	file     *os.File // current file; nil before the first exchange, after Close and after an abandoned write
@@ -73,11 +75,11 @@ func NewWriter(cfg Config) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.encoders.Put(e)
-	w.encoders.New = func() any {
+	w.encoders = freelist.New(maxKeptEncoders, func() *encoder {
 		e, _ := newEncoder(w.cfg.CompressionLevel)
 		return e
-	}
+	})
+	w.encoders.Put(e)
 	return w, nil
 }
 
@@ -97,7 +99,7 @@ func (w *Writer) WriteExchange(ex Exchange) (Location, error) {
 	if err := checkExchange(&ex); err != nil {
 		return Location{}, err
 	}
-	e := w.encoders.Get().(*encoder)
+	e := w.encoders.Get()
 	defer w.release(e)
 	e.out.Reset()
 	reqLen, respID, err := e.exchange(&ex)
@@ -121,7 +123,7 @@ func (w *Writer) WriteMetadata(m Metadata) (Location, error) {
 	if err := checkMetadata(&m); err != nil {
 		return Location{}, err
 	}
-	e := w.encoders.Get().(*encoder)
+	e := w.encoders.Get()
 	defer w.release(e)
 	e.out.Reset()
 	if err := e.metadata(&m); err != nil {
@@ -246,7 +248,7 @@ func (w *Writer) openLocked() error {
 	}
 	path := filepath.Join(w.cfg.Dir, name)
 
-	e := w.encoders.Get().(*encoder)
+	e := w.encoders.Get()
 	defer w.release(e)
 	e.out.Reset()
 	if err := e.warcinfo(&w.cfg, name, now); err != nil {
