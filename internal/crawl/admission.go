@@ -17,6 +17,15 @@ import (
 	"github.com/weft-crawler/weft/internal/store"
 )
 
+// The arrays of word hashes a crawl keeps for reuse: each holds the words
+// of a page of about 100 KB of text, more than most pages have (a page with
+// more has an array of its own), and pages are read by about as many
+// workers at once as there are CPUs.
+const (
+	wordArray         = 16 << 10
+	maxKeptWordArrays = 16
+)
+
 // readAndAdmit reads a response with its handler and admits the links it
 // may follow, resolved against <base href> or the page's own URL, and the
 // images it shows when a module fetches them. It returns every link it
@@ -25,11 +34,7 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 	var words *[]uint64 // the array the words are read into, used again once judged
 	var wordBuf []uint64
 	if c.near != nil {
-		words, _ = c.words.Get().(*[]uint64)
-		if words == nil {
-			b := make([]uint64, 0, 8<<10) // more words than most pages have
-			words = &b
-		}
+		words = c.words.Get()
 		wordBuf = *words
 	}
 	res := h.Read(content.Doc{

@@ -24,6 +24,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/freelist"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robots"
@@ -51,7 +52,7 @@ type Crawler struct {
 	hostCap *hostMap[store.HostState] // per-host counters and rules' state, the URLs accepted first (hoststate.go)
 	traps   *trapCounts               // URLs accepted per pattern, requests per host, trap refusals
 	near    *nearIndex                // fingerprints of the pages judged original; nil when judging is off
-	words   sync.Pool                 // *[]uint64: the arrays pages' word hashes are read into, for near
+	words   *freelist.List[*[]uint64] // the arrays pages' word hashes are read into, for near
 	rend    *renderer                 // the browsers (render.go); nil when rendering is off
 	rendOff string                    // why rendering is off though asked for (Chromium missing)
 
@@ -208,6 +209,10 @@ func New(cfg Config) (c *Crawler, err error) {
 	}
 	if c.cfg.NearDupThreshold >= 0 {
 		c.near = newNearIndex(c.cfg.NearDupThreshold, c.cfg.NearDupMaxPages, c.state.db)
+		c.words = freelist.New(maxKeptWordArrays, func() *[]uint64 {
+			b := make([]uint64, 0, wordArray)
+			return &b
+		})
 		if c.resumed {
 			n, err := c.near.restore()
 			if err != nil {
