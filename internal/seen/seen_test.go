@@ -1,6 +1,7 @@
 package seen
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -340,5 +341,19 @@ func TestSeenAnswersAsAddWithoutRecording(t *testing.T) {
 	}
 	if st := fresh.Stats(); st.WarmLookups != 1 || st.Added != 0 {
 		t.Fatalf("warming stats %+v: want one lookup counted (the seen URL's) and nothing added", st)
+	}
+}
+
+// KeyOf allocates nothing for a URL of usual length: it runs for every
+// link of every page.
+func TestKeyOfAllocatesNothing(t *testing.T) {
+	u := "http://h000.weft.test:8080/news/2026/03/certain-system-about-pose-8.html?page=2&section=world"
+	if n := testing.AllocsPerRun(100, func() { KeyOf(u) }); n != 0 {
+		t.Errorf("KeyOf: %v allocations", n)
+	}
+	long := u + strings.Repeat("/x", 200)
+	want := sha256.Sum256([]byte(long))
+	if k := KeyOf(long); string(k[:]) != string(want[:16]) {
+		t.Error("KeyOf of a long URL is not the first 16 bytes of its SHA-256")
 	}
 }
