@@ -290,7 +290,9 @@ func (a *admitter) admitURL(pb *pageBatch, u canon.URL, depth, hops int, p front
 
 // judge runs a canonical URL through every filter, cheapest first, and
 // returns the frontier item when it is to be queued, else the reason it is
-// not (RejectSeen last of all). Every rejection is counted by reason. A resource (an image a page shows, a sitemap) is
+// not (RejectSeen last of all, but for a page's link the seen set knows
+// without its store, refused as seen after the scope and link filters).
+// Every rejection is counted by reason. A resource (an image a page shows, a sitemap) is
 // fetched for what it is, not for links it may hold, so the extension rule
 // does not apply to it.
 func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, as admission) (frontier.Item, string) {
@@ -323,17 +325,16 @@ func (a *admitter) judgeKey(pb *pageBatch, u canon.URL, k seen.Key, depth, hops 
 			return frontier.Item{}, why
 		}
 	}
-	if a.cluster == nil || offered || a.cluster.Owns(u.Authority) {
-		// Most links lead to URLs accepted before: the seen set's exact
-		// answer settles them before the checks below, which a URL passed
-		// when it was accepted. (Another node's URLs are its to judge.)
-		if seen, err := a.seen.SeenKey(u.Authority, u.String, k); err != nil {
-			a.fail(fmt.Errorf("crawl: accept %s: %w", u.String, err))
-			return frontier.Item{}, "error"
-		} else if seen {
-			a.stats.reject(RejectSeen)
-			return frontier.Item{}, RejectSeen
-		}
+	if as == asPageLink && (a.cluster == nil || a.cluster.Owns(u.Authority)) && a.seen.KnownKey(u.Authority, k) {
+		// Most of a page's links lead to URLs accepted lately, which the
+		// seen set knows without its store: refused as seen before the
+		// checks below, which would refuse them anyway. Only the reason
+		// counted differs where one would now say robots, policy or
+		// trap. Other URLs (a sitemap's, whose hint is kept only for a
+		// URL refused as seen; a redirect's; an operator's) and another
+		// node's URLs take every check in order.
+		a.stats.reject(RejectSeen)
+		return frontier.Item{}, RejectSeen
 	}
 	if a.fetcher.Permits(u.Host) != nil {
 		// An address the SSRF guard refuses, known without DNS: not

@@ -208,7 +208,7 @@ func (s *scratch) html(z *htmltoken.Tokenizer, words []uint64, token string, lim
 	for {
 		tt := z.Next()
 		if tt == html.ErrorToken {
-			return r // io.EOF: the tokenizer reports no other error for a bytes.Reader
+			return r // the end of the page, or of a tag it ends inside
 		}
 		if r.Tokens == maxTokens {
 			r.Truncated = true

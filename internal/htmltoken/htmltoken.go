@@ -73,12 +73,25 @@ func New(buf []byte) *Tokenizer {
 	return z
 }
 
-// Reset starts z on buf, keeping its buffers. Text and the callers of
-// TagAttr may change buf's bytes, as they may change the buffer of an
-// x/net/html Tokenizer: pass a copy of a slice that is read again.
+// Reset starts z on buf, keeping its buffers of ordinary size (a hostile
+// page's tag of a hundred thousand attributes does not pin their spans).
+// Text converts buf's bytes in place, as x/net/html converts its own
+// buffer, and so may a caller that writes into what Raw returns: pass a
+// copy of a slice that is read again.
 func (z *Tokenizer) Reset(buf []byte) {
-	*z = Tokenizer{buf: buf, attr: z.attr[:0], out: z.out[:0], names: z.names}
-	clear(z.names)
+	const keepAttrs, keepOut = 1 << 10, 64 << 10
+	attr, out, names := z.attr[:0], z.out[:0], z.names
+	if cap(attr) > keepAttrs {
+		attr = nil
+	}
+	if cap(out) > keepOut {
+		out = nil
+	}
+	if len(names) > keepAttrs {
+		names = nil
+	}
+	clear(names)
+	*z = Tokenizer{buf: buf, attr: attr, out: out, names: names}
 }
 
 // Buf returns the slice z reads, for a caller that pools it.
@@ -954,8 +967,9 @@ func (z *Tokenizer) readSlow() {
 		z.slow = append(z.slow, [2][]byte{k, v})
 	}
 	if len(z.slow) != len(z.attr) {
-		// Cannot happen: a tag is read the same alone. Should it, the
-		// attributes are still the tokenizer's own.
+		// Cannot happen (a tag is tokenized the same alone, which
+		// TestAgreesOnEdgeCases and FuzzAgrees check): should it, the
+		// tag's attributes read as nothing rather than the wrong ones.
 		z.slow = z.slow[:0]
 		for len(z.slow) < len(z.attr) {
 			z.slow = append(z.slow, [2][]byte{nil, nil})

@@ -326,3 +326,57 @@ func TestTextConvertsInPlace(t *testing.T) {
 		t.Errorf("%v allocations reading a page without references", allocs)
 	}
 }
+
+// What TagName and TagAttr return stays as it was while the tag's later
+// attributes are read, on the fast path and on the one through
+// x/net/html, and Reset drops a buffer a hostile tag made huge.
+func TestReturnedSlicesStayUntilNext(t *testing.T) {
+	var tag strings.Builder
+	tag.WriteString("<X")
+	for i := range 60 {
+		fmt.Fprintf(&tag, " K%d=\"v\x00%d\r\n\"", i, i)
+	}
+	tag.WriteString(">")
+	for _, page := range []string{tag.String(), strings.Replace(tag.String(), "v\x0059", "a&amp;b", 1)} {
+		z := New([]byte(page))
+		if z.Next() != html.StartTagToken {
+			t.Fatal("not a start tag")
+		}
+		name, _ := z.TagName()
+		var keys, vals [][]byte
+		for more := true; more; {
+			var k, v []byte
+			k, v, more = z.TagAttr()
+			keys, vals = append(keys, k), append(vals, v)
+		}
+		ref := html.NewTokenizer(strings.NewReader(page))
+		ref.Next()
+		if rn, _ := ref.TagName(); string(name) != string(rn) {
+			t.Errorf("name %q after the attributes were read, want %q", name, rn)
+		}
+		for i := 0; ; i++ {
+			k, v, more := ref.TagAttr()
+			if i >= len(keys) || string(keys[i]) != string(k) || string(vals[i]) != string(v) {
+				t.Fatalf("attribute %d is %q=%q after the later ones were read, want %q=%q", i, keys[i], vals[i], k, v)
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	var huge strings.Builder
+	huge.WriteString("<x")
+	for i := range 5000 {
+		fmt.Fprintf(&huge, " a%d", i)
+	}
+	huge.WriteString(">")
+	z := New([]byte(huge.String()))
+	z.Next()
+	if len(z.attr) != 5000 || len(z.names) == 0 {
+		t.Fatalf("%d attributes, %d names", len(z.attr), len(z.names))
+	}
+	z.Reset([]byte("<p>"))
+	if cap(z.attr) > 1<<10 || z.names != nil {
+		t.Errorf("Reset kept %d attribute spans and %d names", cap(z.attr), len(z.names))
+	}
+}

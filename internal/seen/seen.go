@@ -199,9 +199,12 @@ func (s *Set) AddKey(host, canonicalURL string, k Key, record Recorder) (bool, e
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	a, err := s.lookup(pt, p, host, k, canonicalURL)
-	s.count(a)
-	if err != nil || a.seen() {
+	if err != nil {
 		return false, err
+	}
+	s.count(a)
+	if a.seen() {
+		return false, nil
 	}
 	if record != nil {
 		staged, err := record(p, k)
@@ -222,28 +225,27 @@ func (s *Set) AddKey(host, canonicalURL string, k Key, record Recorder) (bool, e
 	return true, nil
 }
 
-// Seen reports whether the URL with the given host was added before, as
-// exactly as Add would, and records nothing. A caller with work to do
-// before it can add a URL (the checks of a link a crawl comes upon) asks
-// first, so that the many URLs it has met before cost only this: a URL
-// Seen finds new is then given to Add, which looks again under its lock.
-// Only a "seen" answer is counted in Stats; Add counts the others.
-func (s *Set) Seen(host, canonicalURL string) (bool, error) {
-	return s.SeenKey(host, canonicalURL, KeyOf(canonicalURL))
-}
-
-// SeenKey is Seen for a caller that has the URL's key (KeyOf) already.
-func (s *Set) SeenKey(host, canonicalURL string, k Key) (bool, error) {
-	p := partition.Of(host, len(s.parts))
-	pt := &s.parts[p]
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	a, err := s.lookup(pt, p, host, k, canonicalURL)
-	if err != nil || !a.seen() {
-		return false, err
+// KnownKey reports whether the URL with the given host and key (KeyOf)
+// is known to have been added, without asking the store: its key was
+// confirmed or recorded lately (the cache) or is staged in a batch not yet
+// committed. A caller with work to do before it can add a URL (the checks
+// of a link a crawl comes upon) asks first, so that the many links to
+// pages it has met lately cost only this. false is no answer: the URL may
+// still be in the store, and Add gives the exact one. A "known" from the
+// cache is counted in Stats as Add counts it (a maybe the cache answered).
+func (s *Set) KnownKey(host string, k Key) bool {
+	if s.store == nil {
+		return false
 	}
-	s.count(a)
-	return true, nil
+	if s.known.has(k) {
+		s.count(answer{maybe: true, source: inCache})
+		return true
+	}
+	pt := &s.parts[partition.Of(host, len(s.parts))]
+	pt.mu.Lock()
+	_, pending := pt.pending[k]
+	pt.mu.Unlock()
+	return pending
 }
 
 // answer is what lookup found.
@@ -356,7 +358,7 @@ func (s *Set) StopWarming() { s.warming.Store(false) }
 // Stats counts the Set's work.
 type Stats struct {
 	Added          int64   // URLs found new
-	Maybes         int64   // filter positives confirmed in the store
+	Maybes         int64   // filter positives confirmed in the store or answered by the cache (whose keys the filter holds once warm)
 	FalsePositives int64   // of which the store had never seen the URL
 	WarmLookups    int64   // store lookups made while the filters were rebuilt
 	CacheHits      int64   // maybes answered by the confirmed-key cache
