@@ -142,6 +142,19 @@ func (z *Tokenizer) more() bool {
 	return false
 }
 
+// past moves past the next c and reports true; with no c left it moves to
+// the end and records that the input ran out.
+func (z *Tokenizer) past(c byte) bool {
+	i := bytes.IndexByte(z.buf[z.pos:], c)
+	if i < 0 {
+		z.pos = len(z.buf)
+		z.eof = true
+		return false
+	}
+	z.pos += i + 1
+	return true
+}
+
 // skipSpace moves past white space.
 func (z *Tokenizer) skipSpace() {
 	for z.pos < len(z.buf) && isSpace(z.buf[z.pos]) {
@@ -249,15 +262,11 @@ func (z *Tokenizer) Next() html.TokenType {
 // before it.
 func (z *Tokenizer) readToCloseAngle() {
 	z.data.start = z.pos
-	i := bytes.IndexByte(z.buf[z.pos:], '>')
-	if i < 0 {
-		z.pos = len(z.buf)
-		z.eof = true
+	if z.past('>') {
+		z.data.end = z.pos - 1
+	} else {
 		z.data.end = z.pos
-		return
 	}
-	z.data.end = z.pos + i
-	z.pos += i + 1
 }
 
 // readMarkupDeclaration reads what follows "<!": a comment, a doctype or a
@@ -559,14 +568,10 @@ func (z *Tokenizer) readAttrValue() span {
 		return v
 	case '"', '\'':
 		start := z.pos
-		i := bytes.IndexByte(z.buf[z.pos:], q)
-		if i < 0 {
-			z.pos = len(z.buf)
-			z.eof = true
+		if !z.past(q) {
 			return span{start, z.pos}
 		}
-		z.pos += i + 1
-		return span{start, start + i}
+		return span{start, z.pos - 1}
 	}
 	start := z.pos - 1
 	for z.more() {
@@ -593,14 +598,7 @@ func (z *Tokenizer) readRawText() {
 		z.rawTag = ""
 		return
 	}
-	for {
-		i := bytes.IndexByte(z.buf[z.pos:], '<')
-		if i < 0 {
-			z.pos = len(z.buf)
-			z.eof = true
-			break
-		}
-		z.pos += i + 1
+	for z.past('<') {
 		if !z.more() {
 			break
 		}
@@ -651,18 +649,42 @@ const (
 	scriptEndTagOpen
 	scriptEscapeStart
 	scriptEscapeStartDash
+	scriptEscapedEndTagOpen
+	scriptDoubleEscapeStart
+	scriptDoubleEscapeEnd
+
+	// The escaped states and the double-escaped ones, each family in the
+	// same order: after a dash, after two, after '<' (see escapedStep).
 	scriptEscaped
 	scriptEscapedDash
 	scriptEscapedDashDash
 	scriptEscapedLessThan
-	scriptEscapedEndTagOpen
-	scriptDoubleEscapeStart
 	scriptDoubleEscaped
 	scriptDoubleEscapedDash
 	scriptDoubleEscapedDashDash
 	scriptDoubleEscapedLessThan
-	scriptDoubleEscapeEnd
 )
+
+// escapedStep is the state after c in state, one of the escaped or
+// double-escaped states other than "after '<'": a dash moves to "after a
+// dash", then "after two", where more dashes stay; '<' to "after '<'";
+// '>' after two dashes ends the escape; anything else goes back to the
+// family's first state.
+func escapedStep(state int, c byte) int {
+	first := scriptEscaped
+	if state >= scriptDoubleEscaped {
+		first = scriptDoubleEscaped
+	}
+	switch {
+	case c == '-':
+		return min(state+1, first+2)
+	case c == '<':
+		return first + 3
+	case c == '>' && state == first+2:
+		return scriptData
+	}
+	return first
+}
 
 // readScript reads a script's content, up to the "</script" that ends it
 // or the end of the input: a "</script" inside "<!--" and "<script" is not
@@ -672,13 +694,9 @@ func (z *Tokenizer) readScript() {
 	for {
 		switch state {
 		case scriptData:
-			i := bytes.IndexByte(z.buf[z.pos:], '<')
-			if i < 0 {
-				z.pos = len(z.buf)
-				z.eof = true
+			if !z.past('<') {
 				return
 			}
-			z.pos += i + 1
 			state = scriptLessThan
 			continue
 		case scriptEndTagOpen:
@@ -765,29 +783,9 @@ func (z *Tokenizer) readScript() {
 				z.pos--
 				state = scriptData
 			}
-		case scriptEscaped, scriptEscapedDash:
-			switch c {
-			case '-':
-				if state == scriptEscaped {
-					state = scriptEscapedDash
-				} else {
-					state = scriptEscapedDashDash
-				}
-			case '<':
-				state = scriptEscapedLessThan
-			default:
-				state = scriptEscaped
-			}
-		case scriptEscapedDashDash:
-			switch c {
-			case '-':
-			case '<':
-				state = scriptEscapedLessThan
-			case '>':
-				state = scriptData
-			default:
-				state = scriptEscaped
-			}
+		case scriptEscaped, scriptEscapedDash, scriptEscapedDashDash,
+			scriptDoubleEscaped, scriptDoubleEscapedDash, scriptDoubleEscapedDashDash:
+			state = escapedStep(state, c)
 		case scriptEscapedLessThan:
 			switch {
 			case c == '/':
@@ -797,29 +795,6 @@ func (z *Tokenizer) readScript() {
 			default:
 				z.pos--
 				state = scriptData
-			}
-		case scriptDoubleEscaped, scriptDoubleEscapedDash:
-			switch c {
-			case '-':
-				if state == scriptDoubleEscaped {
-					state = scriptDoubleEscapedDash
-				} else {
-					state = scriptDoubleEscapedDashDash
-				}
-			case '<':
-				state = scriptDoubleEscapedLessThan
-			default:
-				state = scriptDoubleEscaped
-			}
-		case scriptDoubleEscapedDashDash:
-			switch c {
-			case '-':
-			case '<':
-				state = scriptDoubleEscapedLessThan
-			case '>':
-				state = scriptData
-			default:
-				state = scriptDoubleEscaped
 			}
 		case scriptDoubleEscapedLessThan:
 			if c == '/' {
