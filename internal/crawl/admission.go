@@ -141,14 +141,12 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 	}
 	for i, link := range res.Links {
 		lu, err := base.Resolve(link.URL)
-		var k seen.Key // the seen set's key of a page's link, hashed once
+		var k seen.Key // the link's seen-set key, if its vote hashed it; judgeKey hashes it otherwise
 		if err == nil {
 			outlinks = append(outlinks, lu.String)
-			if follow && !link.NoFollow && link.Tag != "sitemap" && i >= len(res.Hints) {
+			if votes != nil && !link.NoFollow && link.Tag != "sitemap" && i >= len(res.Hints) && lu.String != u.String {
 				k = seen.KeyOf(lu.String)
-				if votes != nil && lu.String != u.String {
-					votes[k] = true // a page's link, not a sitemap's listing: a vote
-				}
+				votes[k] = true // a page's link, not a sitemap's listing: a vote
 			}
 		}
 		switch {
@@ -296,11 +294,12 @@ func (a *admitter) admitURL(pb *pageBatch, u canon.URL, depth, hops int, p front
 // fetched for what it is, not for links it may hold, so the extension rule
 // does not apply to it.
 func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, as admission) (frontier.Item, string) {
-	return a.judgeKey(pb, u, seen.KeyOf(u.String), depth, hops, p, via, as)
+	return a.judgeKey(pb, u, seen.Key{}, depth, hops, p, via, as)
 }
 
-// judgeKey is judge for a caller that has the URL's seen-set key already
-// (a page's link, whose key counts its vote as an in-link).
+// judgeKey is judge for a caller that may have the URL's seen-set key
+// already (a page's link, whose key counts its vote as an in-link); a
+// zero k is hashed here, once the filters have passed the URL.
 func (a *admitter) judgeKey(pb *pageBatch, u canon.URL, k seen.Key, depth, hops int, p frontier.Priority, via string, as admission) (frontier.Item, string) {
 	resource, offered := as == asResource || as == asOfferedResource || as.requisite(), as == asOffered || as == asOfferedResource || as == asOfferedRequisite
 	switch {
@@ -324,6 +323,9 @@ func (a *admitter) judgeKey(pb *pageBatch, u canon.URL, k seen.Key, depth, hops 
 		if why := a.filter(u, depth, hops, via, as); why != "" {
 			return frontier.Item{}, why
 		}
+	}
+	if k == (seen.Key{}) {
+		k = seen.KeyOf(u.String)
 	}
 	if as == asPageLink && (a.cluster == nil || a.cluster.Owns(u.Authority)) && a.seen.KnownKey(u.Authority, k) {
 		// Most of a page's links lead to URLs accepted lately, which the
