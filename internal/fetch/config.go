@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"math"
+	"net"
 	"net/netip"
 	"strings"
 	"time"
@@ -38,6 +39,11 @@ type BodyPolicy interface {
 	// to MaxBodyBytes. A limit of 0 refuses the body: it is not read, and
 	// the Response says so (Refused).
 	BodyLimit(mediaType string) (limit int64, ok bool)
+}
+
+// Dialer makes TCP connections to IP:port addresses; *net.Dialer is one.
+type Dialer interface {
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // Resolver looks up the addresses of a host name. LookupNetIP is called with
@@ -128,6 +134,13 @@ type Config struct {
 	// known (SystemDNSClient of /etc/resolv.conf and /etc/hosts), or
 	// net.DefaultResolver where /etc/resolv.conf cannot be read.
 	Resolver Resolver
+
+	// Dialer, when set, makes the TCP connections in place of the
+	// machine's network stack: an in-memory network, for tests that run on
+	// fake time (package memnet). The address guard judges every address
+	// before it is dialled, as it does as the socket's Control function
+	// otherwise. Nil means the network.
+	Dialer Dialer
 
 	// TLSConfig is the base TLS client configuration, copied by New. Its
 	// ServerName is set per connection, and an empty NextProtos becomes

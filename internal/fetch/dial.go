@@ -25,7 +25,7 @@ type dialer struct {
 	guard      *guard
 	resolve    map[string]netip.Addr // normalized host -> address
 	cache      *dnsCache
-	net        net.Dialer
+	net        Dialer // net.Dialer with the guard as Control, or Config.Dialer behind the guard
 	idle       time.Duration
 	tls        *tls.Config
 	tlsTimeout time.Duration
@@ -71,14 +71,15 @@ func newDialer(cfg *Config) *dialer {
 			tlsCfg.NextProtos = []string{"h2", "http/1.1"}
 		}
 	}
+	var nd Dialer = &net.Dialer{Timeout: cfg.ConnectTimeout, Control: guard.control}
+	if cfg.Dialer != nil {
+		nd = guardedDialer{guard: guard, next: cfg.Dialer, timeout: cfg.ConnectTimeout}
+	}
 	return &dialer{
-		guard:   guard,
-		resolve: resolve,
-		cache:   newDNSCache(r, dnsTTLs{cfg.DNSCacheTTL, cfg.DNSMinTTL, cfg.DNSMaxTTL, cfg.DNSNegativeTTL}, cfg.ConnectTimeout, time.Now),
-		net: net.Dialer{
-			Timeout: cfg.ConnectTimeout,
-			Control: guard.control,
-		},
+		guard:      guard,
+		resolve:    resolve,
+		cache:      newDNSCache(r, dnsTTLs{cfg.DNSCacheTTL, cfg.DNSMinTTL, cfg.DNSMaxTTL, cfg.DNSNegativeTTL}, cfg.ConnectTimeout, time.Now),
+		net:        nd,
 		idle:       cfg.IdleTimeout,
 		tls:        tlsCfg,
 		tlsTimeout: cfg.TLSHandshakeTimeout,
@@ -278,6 +279,31 @@ func (g *guard) control(network, address string, _ syscall.RawConn) error {
 		return fmt.Errorf("%w: could not parse %s: %v", ssrf.ErrInvalidHostPort, address, err)
 	}
 	return g.check(network, ap)
+}
+
+// guardedDialer puts the guard in front of a Config.Dialer, which has no
+// socket whose Control could judge the address.
+type guardedDialer struct {
+	guard   *guard
+	next    Dialer
+	timeout time.Duration
+}
+
+func (g guardedDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	// A socket's Control sees the family the address was dialled in.
+	family := "tcp4"
+	if ap, err := netip.ParseAddrPort(address); err == nil && ap.Addr().Unmap().Is6() {
+		family = "tcp6"
+	}
+	if err := g.guard.control(family, address, nil); err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	if g.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.timeout)
+		defer cancel()
+	}
+	return g.next.DialContext(ctx, network, address)
 }
 
 func isRefused(err error) bool {

@@ -126,6 +126,15 @@ type Config struct {
 	// parsers, and the only form wget2 (1.99) reads, as it does not decode
 	// character references in URLs.
 	RawAmpersands bool
+	// Network, when set, opens the hosts' listeners in place of the
+	// loopback interface, at the same addresses: an in-memory network
+	// (package memnet), for tests that run on fake time.
+	Network Network
+}
+
+// Network opens listeners; package memnet's is one.
+type Network interface {
+	Listen(network, address string) (net.Listener, error)
 }
 
 // withDefaults returns c with zero fields replaced by their defaults.
@@ -382,6 +391,7 @@ type host struct {
 	ln     net.Listener
 	srv    *http.Server
 	silent *silentServer
+	flaky  atomic.Int64 // FailFlaky's requests, to fail every other one
 }
 
 // HostInfo describes one host.
@@ -465,18 +475,24 @@ func (w *Web) listen() error {
 			h.hostile = hostile[k-cfg.Hosts]
 			h.name = h.hostile + "." + cfg.Domain
 			h.robots = RobotsNotFound
-			switch h.hostile {
-			case HostileSilent:
+			switch {
+			case h.hostile == HostileSilent:
 				h.robots = RobotsTimeout
-			case HostileHugeRobots:
+			case h.hostile == HostileHugeRobots:
 				h.robots = RobotsLarge
+			case isFailing(h.hostile):
+				h.robots = failingRobots(h.hostile)
 			}
 		}
 		ip, err := cfg.ip(k)
 		if err != nil {
 			return err
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+		listen := net.Listen
+		if cfg.Network != nil {
+			listen = cfg.Network.Listen
+		}
+		ln, err := listen("tcp", net.JoinHostPort(ip, "0"))
 		if err != nil {
 			return fmt.Errorf("synthweb: listen for %s on %s: %w", h.name, ip, err)
 		}
