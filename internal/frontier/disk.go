@@ -93,7 +93,7 @@ func (f *Frontier) readClock(h *host) {
 		h.clock = stored
 	}
 	if !f.cfg.Resumed.IsZero() {
-		h.clock.NextAt = later(h.clock.NextAt, f.cfg.Resumed.Add(f.cfg.gap(h.clock)))
+		h.clock = h.clock.until(f.cfg.Resumed.Add(f.cfg.gap(h.clock)), WhyGap)
 	}
 }
 

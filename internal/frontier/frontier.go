@@ -109,12 +109,14 @@ type Frontier struct {
 	expiry         expiryHeap
 	expired        int
 	nextLease      uint64
-	tailSeq        uint64 // last tail position handed out
-	firstTailSeq   uint64 // tails below it were written by an earlier run
-	spill          []Item // routed to tails, written at the end of refill
-	pruneAt        int    // prune idle hosts when the map reaches this size
-	installPruneAt int    // prune installed clocks when the map reaches this size
-	err            error  // first store error; Run returns it
+	tailSeq        uint64    // last tail position handed out
+	firstTailSeq   uint64    // tails below it were written by an earlier run
+	spill          []Item    // routed to tails, written at the end of refill
+	pruneAt        int       // prune idle hosts when the map reaches this size
+	installPruneAt int       // prune installed clocks when the map reaches this size
+	err            error     // first store error; Run returns it
+	lastUseful     time.Time // the last completion that got an answer (Signal OK), or Run's start
+	left           bool      // Run returned with URLs left of failing hosts (Config.FailureWait)
 }
 
 // frontQueue is one priority's front queue: its head in memory, the rest

@@ -199,7 +199,7 @@ func (f *Frontier) rearmHost(h *host, delay rearmFunc) {
 func (f *Frontier) TakeOver(clocks map[string]Clock, at time.Time) map[string]Clock {
 	out := make(map[string]Clock, len(clocks))
 	for name, c := range clocks {
-		c.NextAt = later(c.NextAt, at.Add(f.cfg.gap(c)))
+		c = c.until(at.Add(f.cfg.gap(c)), WhyGap)
 		out[name] = c
 	}
 	return out
@@ -239,7 +239,7 @@ func (f *Frontier) takenOver(h *host) {
 		return
 	}
 	if at, ok := f.takenAt[partition.Of(h.name, f.cfg.Partitions)]; ok {
-		h.clock.NextAt = later(h.clock.NextAt, at.Add(f.cfg.gap(h.clock)))
+		h.clock = h.clock.until(at.Add(f.cfg.gap(h.clock)), WhyGap)
 	}
 }
 
@@ -250,8 +250,7 @@ func (f *Frontier) takenOver(h *host) {
 // down after a success must not come back); the next request waits for
 // the later of the two.
 func installClock(cur, given Clock) Clock {
-	given.NextAt = later(cur.NextAt, given.NextAt)
-	return given
+	return given.until(cur.NextAt, cur.Why)
 }
 
 // heldNow says whether host name is held, by an operator or with its

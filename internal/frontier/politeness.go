@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -66,7 +67,74 @@ type Clock struct {
 	// grant a throttling host another run.
 	Throttles      int
 	ThrottledSince time.Time
+	// Why says what set NextAt, and Cause what the host last answered
+	// when that was a failure ("503", "robots.txt 503", "timeout"; "" after
+	// an answer): together, what the host waits for.
+	Why   Why
+	Cause string
 }
+
+// Why is what set a host's clock: why the host is not asked sooner.
+type Why uint8
+
+// The reasons of a host's wait. WhyBackoff, WhyRetryAfter, WhyPark and
+// WhyRetry are set because requests failed, the others between answers.
+const (
+	WhyNone       Why = iota // not known (a clock stored by an older weft), or no wait
+	WhyGap                   // the delay, or the host's Crawl-delay
+	WhyLatency               // the latency factor times the last answer's time
+	WhyBackoff               // the backoff after 429s, 503s and requests cut by strain
+	WhyRetryAfter            // the Retry-After of a 429 or 503
+	WhyPark                  // parked after failures in a row
+	WhyRetry                 // the crawler retries what failed then (Result.Hold with HoldRetry)
+	WhyHold                  // the crawler's own wait, not a failure's (Result.Hold)
+	numWhy
+)
+
+func (w Why) String() string {
+	switch w {
+	case WhyNone:
+		return "none"
+	case WhyGap:
+		return "delay"
+	case WhyLatency:
+		return "latency"
+	case WhyBackoff:
+		return "backoff"
+	case WhyRetryAfter:
+		return "Retry-After"
+	case WhyPark:
+		return "parked"
+	case WhyRetry:
+		return "retry"
+	case WhyHold:
+		return "hold"
+	}
+	return fmt.Sprintf("why(%d)", int(w))
+}
+
+// Reason says what the clock waits for, in words: its Cause and its Why
+// ("robots.txt 503, Retry-After"), or its Why alone ("delay").
+func (c Clock) Reason() string {
+	if c.Cause == "" {
+		return c.Why.String()
+	}
+	return c.Cause + ", " + c.Why.String()
+}
+
+// until returns c held until at at least, for why if that moves it.
+func (c Clock) until(at time.Time, why Why) Clock {
+	if at.After(c.NextAt) {
+		c.NextAt, c.Why = at, why
+	}
+	return c
+}
+
+// Failing reports whether the host's last request failed (Cause says how)
+// and no answer has come since: whatever term of its gap is the longest
+// (a Retry-After shorter than the delay), it waits to be asked again
+// after a failure.
+func (c Clock) Failing() bool { return c.Cause != "" }
 
 // DefaultLatencyFactor is Politeness.LatencyFactor's default, Heritrix's
 // delay factor: after a response that took t, the host waits at least 5t,
@@ -169,6 +237,9 @@ func (f *Frontier) Advance(c Clock, r Result, now time.Time) Clock {
 func (f *Frontier) Durable(before, after Clock, now time.Time) bool {
 	b, a := before, after
 	b.NextAt, a.NextAt = time.Time{}, time.Time{}
+	// Why and Cause explain NextAt: a clock held beyond its gap is written
+	// with them, and one that is not holds nothing a restart must know.
+	b.Why, a.Why, b.Cause, a.Cause = 0, 0, "", ""
 	return a != b || after.NextAt.After(now.Add(f.cfg.gap(after)))
 }
 
@@ -177,13 +248,26 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 	if r.SetCrawlDelay {
 		c.CrawlDelay = r.CrawlDelay
 	}
+	holdWhy := WhyHold
+	if r.HoldRetry {
+		holdWhy = WhyRetry
+	}
 	if !r.Fetched {
-		if r.Hold > 0 {
-			c.NextAt = later(c.NextAt, now.Add(r.Hold))
+		if r.Hold > 0 && now.Add(r.Hold).After(c.NextAt) {
+			c.NextAt = now.Add(r.Hold)
+			c.Why = holdWhy
+			if r.Cause != "" {
+				c.Cause = r.Cause
+			}
 		}
 		return c
 	}
 	hold := r.Hold // a wait for this once, beyond the gap
+	raise := func(d time.Duration, why Why) {
+		if d > hold {
+			hold, holdWhy = d, why
+		}
+	}
 	switch r.Signal {
 	case OK:
 		c.Streak = 0
@@ -194,7 +278,7 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 		}
 	case Throttled, Unavailable:
 		if r.RetryAfter > 0 {
-			hold = max(hold, min(r.RetryAfter, p.MaxRetryAfter))
+			raise(min(r.RetryAfter, p.MaxRetryAfter), WhyRetryAfter)
 		} else {
 			c.Backoff = min(max(2*c.Backoff, p.MinBackoff), p.MaxBackoff)
 		}
@@ -217,8 +301,7 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 		c.Streak++
 		c.Errors++
 		if p.ParkAfter > 0 && c.Streak >= p.ParkAfter {
-			park := p.ParkFor << min(c.Parks, 20)
-			hold = max(hold, park)
+			raise(p.ParkFor<<min(c.Parks, 20), WhyPark)
 			c.Parks++
 			c.Streak = 0
 		}
@@ -226,8 +309,22 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 			c.GaveUp = true
 		}
 	}
-	gap := max(cfg.gap(c), p.latencyWait(r.Took))
-	c.NextAt = now.Add(max(gap, hold))
+	gap, why := max(cfg.Delay, c.CrawlDelay), WhyGap
+	if c.Backoff > 0 && c.Backoff >= gap {
+		gap, why = c.Backoff, WhyBackoff
+	}
+	if l := p.latencyWait(r.Took); l > gap {
+		gap, why = l, WhyLatency
+	}
+	if hold > gap {
+		gap, why = hold, holdWhy
+	}
+	c.NextAt = now.Add(gap)
+	c.Why = why
+	c.Cause = "" // an answer: the host is not failing
+	if r.Signal != OK {
+		c.Cause = cmp.Or(r.Cause, r.Signal.String())
+	}
 	return c
 }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/partition"
@@ -24,8 +26,12 @@ func (f *Frontier) Run(ctx context.Context) error {
 	f.mu.Unlock()
 	defer func() {
 		f.final = f.stats(time.Now())
+		if f.left {
+			f.final.Left = f.hostsLeft()
+		}
 		close(f.done)
 	}()
+	f.lastUseful = time.Now()
 
 	if f.store != nil {
 		// Hosts with a tail were active when the last run stopped: their
@@ -67,6 +73,11 @@ func (f *Frontier) Run(ctx context.Context) error {
 		}
 		now := time.Now()
 		f.expire(now)
+		if f.waitedOut(now) {
+			f.left = true
+			close(f.leases)
+			return nil
+		}
 		f.answerReleases()
 		lendAt := f.lend(now)
 		var (
@@ -217,6 +228,64 @@ func (f *Frontier) drained() bool {
 	return true
 }
 
+// waitedOut reports whether Run, without KeepAlive, is to return at now
+// with URLs left: every one is a failing host's, and none of their
+// clocks comes before the wait Config.FailureWait allows after the last
+// answer.
+func (f *Frontier) waitedOut(now time.Time) bool {
+	if f.cfg.KeepAlive || f.cfg.FailureWait <= 0 {
+		return false
+	}
+	w := f.waiting(now)
+	return w.Failures && (!now.Before(w.GiveUpAt) || w.At.After(w.GiveUpAt))
+}
+
+// waiting says what the frontier waits for at now (Stats.Wait).
+func (f *Frontier) waiting(now time.Time) Wait {
+	var w Wait
+	for name := range f.held {
+		if h := f.hosts[name]; h != nil && (h.head.len() > 0 || h.tailMore) {
+			w.Held++
+		}
+	}
+	w.Parked = f.parked
+	h := f.top(now)
+	if h == nil || !h.key.After(now) {
+		return w // nothing queued, or a host is ready
+	}
+	w.Host, w.At, w.Why, w.Cause = h.name, h.key, h.clock.Why, h.clock.Cause
+	if h.key.After(h.clock.NextAt) {
+		// Its own clock allows it; its server's (Config.IPGap) does not.
+		w.Why = WhyGap
+	}
+	if len(f.inflight) > 0 || w.Held > 0 {
+		return w
+	}
+	for _, h := range f.ready {
+		if !h.clock.Failing() {
+			return w
+		}
+	}
+	w.Failures = true
+	if !f.cfg.KeepAlive && f.cfg.FailureWait > 0 {
+		w.GiveUpAt = f.lastUseful.Add(f.cfg.FailureWait)
+	}
+	return w
+}
+
+// hostsLeft is every host in memory with URLs queued: what a Run that
+// waited out its failing hosts left for a later one.
+func (f *Frontier) hostsLeft() []HostInfo {
+	var out []HostInfo
+	for name, h := range f.hosts {
+		if h.head.len() > 0 || h.tailMore || h.busy {
+			out = append(out, f.hostInfo(name, time.Time{}))
+		}
+	}
+	slices.SortFunc(out, func(a, b HostInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
 // fail records the first store error; Run returns it.
 func (f *Frontier) fail(err error) {
 	if f.err == nil {
@@ -348,6 +417,9 @@ func (f *Frontier) complete(c completion, now time.Time) {
 		g.inflight--
 		g.nextAt = later(g.nextAt, now.Add(f.cfg.IPGap))
 	}
+	if c.result.Fetched && c.result.Signal == OK {
+		f.lastUseful = now
+	}
 	if c.result.Clock != nil {
 		h.clock = *c.result.Clock
 	} else {
@@ -404,11 +476,14 @@ func (f *Frontier) settle(h *host) {
 	}
 	switch {
 	case h.head.len() == 0 && !h.parked:
+		// Out of the back queues. A draining host goes on draining: URLs
+		// that come later (links found before its robots.txt was known
+		// to forbid everything) are dropped at once, not left waiting on
+		// its clock, which a 503 may have put an hour away.
 		if h.activeQ {
 			h.activeQ = false
 			f.active--
 		}
-		h.drain = false
 	case h.parked || h.held:
 		// Holds its back queue (and slot) until unparked, or released.
 	default:
@@ -482,6 +557,7 @@ func (f *Frontier) stats(now time.Time) Stats {
 	}
 	s.InMemory = s.Front + f.inHeads
 	s.Groups = len(f.groups)
+	s.Wait = f.waiting(now)
 	for _, h := range f.ready {
 		if !h.readyAt().After(now) {
 			s.ReadyHosts++

@@ -3,6 +3,7 @@ package frontier
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -94,6 +95,17 @@ type Config struct {
 	// that never ends, fed by Add). Without it Run returns when the frontier
 	// drains, and Next returns ErrDrained.
 	KeepAlive bool
+	// FailureWait, without KeepAlive, bounds how long Run waits for hosts
+	// whose last request failed (Clock.Failing: a 429, a 5xx, a timeout, a
+	// robots.txt retried) once they are all that is left: when no lease is
+	// out, no host is held by an operator, and every host with URLs is
+	// failing, Run returns FailureWait after the last lease that got an
+	// answer (a request Fetched with Signal OK), or at once if no clock
+	// comes before that. The URLs left stay queued in the Store, for a
+	// later run; Stats.Left names their hosts. Zero means Run waits for
+	// every clock (a one-shot crawl may then wait for the longest
+	// Retry-After); a frontier that drains returns as always.
+	FailureWait time.Duration
 
 	// Store keeps the queues on disk (see the package comment). Nil keeps
 	// everything in memory.
@@ -202,6 +214,9 @@ func (cfg Config) Validate() error {
 	if cfg.IPGap < 0 {
 		return fmt.Errorf("frontier: IP gap %v is negative", cfg.IPGap)
 	}
+	if cfg.FailureWait < 0 {
+		return fmt.Errorf("frontier: failure wait %v is negative", cfg.FailureWait)
+	}
 	if err := cfg.Politeness.Validate(); err != nil {
 		return err
 	}
@@ -309,6 +324,15 @@ type Result struct {
 	// wait (its robots.txt failed and is retried later). It adds to the
 	// clock's gap and any Retry-After rather than replacing them.
 	Hold time.Duration
+	// HoldRetry says that Hold waits to retry what failed (the host's
+	// robots.txt): a failure wait (WhyRetry), where a Hold without it is
+	// the crawler's own (WhyHold).
+	HoldRetry bool
+	// Cause is what the request got when it failed, in a few words
+	// ("503", "robots.txt 503", "timeout", "tls"): kept in the clock
+	// (Clock.Cause) to say what the host waits for. Empty means the
+	// Signal's name.
+	Cause string
 
 	// Signal is what the response said of the server's health, Took how
 	// long it took (the latency rule), RetryAfter the wait a 429 or 503
@@ -327,7 +351,10 @@ type Result struct {
 	// Drain starts or stops draining the host: while it drains, its URLs
 	// are leased one at a time without waiting for its clock, in
 	// ModeDrain, because none of them will be requested (its robots.txt
-	// disallows everything). It stops by itself when the queue is empty.
+	// disallows everything). It goes on, for the URLs that come later,
+	// until a result stops it (DrainStop: a request is needed after all),
+	// or until the host is forgotten (Config.HostCache) once its clock has
+	// run out.
 	Drain Drain
 }
 
@@ -365,6 +392,68 @@ type Stats struct {
 	HeldHosts   int // hosts an operator holds (Hold); HostInfo.Held says the same of one host
 	KnownHosts  int // hosts the frontier has a clock for in memory
 	Groups      int // server groups (IPGap) known in memory
+	// Wait is what the frontier waits for while no host is ready.
+	Wait Wait
+	// Left is set in the Stats taken as Run returned because only
+	// failing hosts were left (Config.FailureWait): the hosts whose
+	// URLs stay queued, with their clocks.
+	Left []HostInfo
+}
+
+// Wait is what the frontier waits for while no host is ready: the host
+// whose clock allows a request first, and why it waits. Host is empty
+// when a host is ready now, or no host has URLs.
+type Wait struct {
+	Host  string
+	At    time.Time // when the host may be asked
+	Why   Why       // Clock.Why, or WhyGap when its server group's gap (Config.IPGap) is what it waits for
+	Cause string    // Clock.Cause
+	// Failures says that nothing is in flight and every host with URLs
+	// is failing (Clock.Failing); without KeepAlive, Run then returns at
+	// GiveUpAt if nothing comes before (Config.FailureWait; zero GiveUpAt
+	// means it waits for the clocks).
+	Failures bool
+	GiveUpAt time.Time
+	Held     int // hosts with URLs held by an operator (Hold): they wait for their release
+	Parked   int // hosts waiting for another host's robots.txt redirect hop
+}
+
+// Text says what the frontier waits for at now, for a person: "58m12s for
+// h109.weft.test (robots.txt 503, Retry-After)", with the held and parked
+// hosts and, on failures alone, when it stops waiting. Empty when it
+// waits for nothing.
+func (w Wait) Text(now time.Time) string {
+	var parts []string
+	if w.Host != "" {
+		c := Clock{Why: w.Why, Cause: w.Cause}
+		parts = append(parts, fmt.Sprintf("%v for %s (%s)", roundWait(w.At.Sub(now)), w.Host, c.Reason()))
+	}
+	if w.Held > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s held by the operator", w.Held, plural(w.Held, "host", "hosts")))
+	}
+	if w.Parked > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s waiting for a robots.txt redirect on another host", w.Parked, plural(w.Parked, "host", "hosts")))
+	}
+	if !w.GiveUpAt.IsZero() {
+		parts = append(parts, fmt.Sprintf("nothing but failing hosts left: gives up on them in %v", roundWait(max(w.GiveUpAt.Sub(now), 0))))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// roundWait rounds a wait for a person: to the tenth of a second under
+// ten seconds, to the second above.
+func roundWait(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
 
 // HostInfo is what the frontier knows of one host now.

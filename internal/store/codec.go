@@ -16,7 +16,7 @@ const MaxRobotsBody = 500 << 10
 // Record format versions. Bump one when its layout changes; a reader
 // refuses versions newer than it knows.
 const (
-	hostVersion   = 4 // 2 adds backoff, errors, parks and given-up; 3 moves robots.txt to RobotsRecord; 4 the run of 429s
+	hostVersion   = 5 // 2 adds backoff, errors, parks and given-up; 3 moves robots.txt to RobotsRecord; 4 the run of 429s; 5 why the host waits
 	robotsVersion = 2 // 2 keeps the last good answer beside the failures since
 	urlVersion    = 5 // 2 adds what a recrawl needs: validators, digest, change history; 3 what ranks it: in-links, sitemap hints; 4 unchanged visits in a row; 5 its Dating
 	frontVersion  = 3 // QueueItem with host and partition; 2 adds Fetch, 3 its flags
@@ -71,6 +71,11 @@ type HostRecord struct {
 	// across a restart.
 	Throttles      int
 	ThrottledSince time.Time
+	// Wait says what set NextAt (the frontier's reason, opaque here) and
+	// WaitCause what the host last answered, when that was a failure:
+	// so that a restarted crawl can still say what a host waits for.
+	Wait      uint8
+	WaitCause string
 }
 
 // RobotsRecord is the last answer of a host's robots.txt for one scheme
@@ -220,7 +225,9 @@ func appendHostRecord(dst []byte, r *HostRecord) []byte {
 	}
 	dst = append(dst, gaveUp)
 	dst = binary.AppendVarint(dst, int64(r.Throttles))
-	return appendTime(dst, r.ThrottledSince)
+	dst = appendTime(dst, r.ThrottledSince)
+	dst = append(dst, r.Wait)
+	return appendString(dst, r.WaitCause)
 }
 
 func appendURLRecord(dst []byte, r *URLRecord) []byte {
@@ -460,6 +467,10 @@ func decodeHostRecord(key, val []byte) (HostRecord, error) {
 	if v >= 4 {
 		r.Throttles = d.int("429s in a row")
 		r.ThrottledSince = d.time("429s since")
+	}
+	if v >= 5 {
+		r.Wait = d.byte1("wait")
+		r.WaitCause = d.str("wait cause")
 	}
 	if err := d.finish(key); err != nil {
 		return HostRecord{}, err

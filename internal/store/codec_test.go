@@ -19,7 +19,8 @@ var (
 
 func sampleHost() HostRecord {
 	return HostRecord{Host: "a.test", NextAt: t0, CrawlDelay: time.Second, ErrorStreak: 2, Accepted: 99,
-		Backoff: 4 * time.Second, Errors: 7, Parks: 1, GaveUp: true, Throttles: 5, ThrottledSince: t0.Add(-time.Minute)}
+		Backoff: 4 * time.Second, Errors: 7, Parks: 1, GaveUp: true, Throttles: 5, ThrottledSince: t0.Add(-time.Minute),
+		Wait: 4, WaitCause: "robots.txt 503"}
 }
 
 func sampleURL() URLRecord {
@@ -415,10 +416,18 @@ func TestQueueItemVersion1(t *testing.T) {
 // TestHostRecordOlderVersions reads host records written before the clock
 // kept backoff, errors and parks (1), before robots.txt moved to its own
 // record (1 and 2): their robots.txt fields are skipped; and before the
-// run of 429s was kept (1 to 3).
+// run of 429s was kept (1 to 3); and before the reason of the wait was
+// kept (1 to 4).
 func TestHostRecordOlderVersions(t *testing.T) {
 	h := sampleHost()
-	v4 := appendHostRecord(nil, &h)
+	v5 := appendHostRecord(nil, &h)
+	// Version 5 added the wait's reason and cause at the end: a byte and
+	// a string.
+	wait := appendString([]byte{h.Wait}, h.WaitCause)
+	v4 := bytes.Clone(v5[:len(v5)-len(wait)])
+	v4[0] = 4
+	h.Wait, h.WaitCause = 0, ""
+	h4 := h
 	// Version 4 added the run of 429s at the end: a varint and a time.
 	throttles := appendTime(binary.AppendVarint(nil, int64(h.Throttles)), h.ThrottledSince)
 	v3 := bytes.Clone(v4[:len(v4)-len(throttles)])
@@ -439,7 +448,7 @@ func TestHostRecordOlderVersions(t *testing.T) {
 	for _, c := range []struct {
 		val  []byte
 		want HostRecord
-	}{{v3, h}, {v2, h}, {v1, old}} {
+	}{{v4, h4}, {v3, h}, {v2, h}, {v1, old}} {
 		got, err := decodeHostRecord(fuzzHostKey, c.val)
 		if err != nil {
 			t.Fatalf("version %d: %v", c.val[0], err)

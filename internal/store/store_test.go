@@ -191,7 +191,8 @@ func hostEqual(a, b HostRecord) bool {
 		a.ErrorStreak == b.ErrorStreak && a.Accepted == b.Accepted &&
 		a.Backoff == b.Backoff && a.Errors == b.Errors &&
 		a.Parks == b.Parks && a.GaveUp == b.GaveUp &&
-		a.Throttles == b.Throttles && a.ThrottledSince.Equal(b.ThrottledSince)
+		a.Throttles == b.Throttles && a.ThrottledSince.Equal(b.ThrottledSince) &&
+		a.Wait == b.Wait && a.WaitCause == b.WaitCause
 }
 
 func urlEqual(a, b URLRecord) bool {
