@@ -63,10 +63,7 @@ func runDemo(cmd *cobra.Command, f demoFlags) error {
 	if f.hosts <= 0 || f.pages <= 0 || f.workers <= 0 {
 		return usagef("--hosts, --pages-per-host and --workers must be positive")
 	}
-	web, err := synthweb.Start(synthweb.Config{
-		Seed: f.seed, Hosts: f.hosts, PagesPerHost: f.pages,
-		MaxLatency: 20 * time.Millisecond, HostileKinds: demoHostile, HangLimit: 30 * time.Second,
-	})
+	web, err := synthweb.Start(demoWeb(f))
 	if err != nil {
 		return err
 	}
@@ -106,6 +103,14 @@ func runDemo(cmd *cobra.Command, f demoFlags) error {
 		return fmt.Errorf("the servers saw impolite requests")
 	}
 	return nil
+}
+
+// demoWeb is the demo's generated web.
+func demoWeb(f demoFlags) synthweb.Config {
+	return synthweb.Config{
+		Seed: f.seed, Hosts: f.hosts, PagesPerHost: f.pages,
+		MaxLatency: 20 * time.Millisecond, HostileKinds: demoHostile, HangLimit: 30 * time.Second,
+	}
 }
 
 // demoConfig is a crawl of the synthetic web: every host name resolved to

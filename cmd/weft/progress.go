@@ -45,8 +45,7 @@ func startProgress(ctx context.Context, src progressSource, mode string, w io.Wr
 				p := src.Progress()
 				rate := float64(p.Pages-lastPages) / now.Sub(last).Seconds()
 				lastPages, last = p.Pages, now
-				line := fmt.Sprintf("%6s  pages %d  %.0f/s  queued %d  in flight %d  hosts ready %d waiting %d  errors %d",
-					p.Elapsed.Round(time.Second), p.Pages, rate, p.Queued, p.InFlight, p.HostsReady, p.HostsWaiting, p.Errors)
+				line := progressLine(p, rate)
 				if tty {
 					fmt.Fprint(w, "\r\033[K"+line)
 				} else {
@@ -65,4 +64,18 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressLine is one line of progress. With nothing in flight it says
+// what the crawl waits for: a crawl never sits silent.
+func progressLine(p crawl.Progress, rate float64) string {
+	line := fmt.Sprintf("%6s  pages %d  %.0f/s  queued %d  in flight %d  hosts ready %d waiting %d  errors %d",
+		p.Elapsed.Round(time.Second), p.Pages, rate, p.Queued, p.InFlight, p.HostsReady, p.HostsWaiting, p.Errors)
+	switch {
+	case p.Paused:
+		line += "  paused by the operator"
+	case p.InFlight == 0 && p.Waiting != "":
+		line += "  waiting " + p.Waiting
+	}
+	return line
 }

@@ -161,7 +161,9 @@ func cloneStats(s Stats) Stats {
 // addStats adds o into s, field by field, so that a counter added to Stats
 // is summed without a change here: numbers and count maps are added,
 // lists joined, a nested struct added field by field; the elapsed time is
-// the longer one, and the crawl is paused when every node is.
+// the longer one, and the crawl is paused when every node is. A field
+// tagged sum:"-" is a node's own (what its frontier waits for) and is
+// left out.
 func addStats(s *Stats, o Stats) {
 	addValue(reflect.ValueOf(s).Elem(), reflect.ValueOf(o))
 }
@@ -201,6 +203,9 @@ func addValue(dst, src reflect.Value) {
 		addValue(dst.Elem(), src.Elem())
 	case reflect.Struct:
 		for i := range dst.NumField() {
+			if dst.Type().Field(i).Tag.Get("sum") == "-" {
+				continue // one node's own, not a count
+			}
 			addValue(dst.Field(i), src.Field(i))
 		}
 	case reflect.String:

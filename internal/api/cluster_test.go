@@ -135,7 +135,9 @@ func fill(v reflect.Value) {
 		fill(v.Elem())
 	case reflect.Struct:
 		for i := range v.NumField() {
-			fill(v.Field(i))
+			if v.Type().Field(i).Tag.Get("sum") != "-" {
+				fill(v.Field(i))
+			}
 		}
 	}
 }
@@ -163,6 +165,12 @@ func check(t *testing.T, path string, sum, one reflect.Value) {
 		check(t, path, sum.Elem(), one.Elem())
 	case reflect.Struct:
 		for i := range sum.NumField() {
+			if sum.Type().Field(i).Tag.Get("sum") == "-" {
+				if !sum.Field(i).IsZero() {
+					t.Errorf("%s.%s: a node's own, summed", path, sum.Type().Field(i).Name)
+				}
+				continue
+			}
 			check(t, path+"."+sum.Type().Field(i).Name, sum.Field(i), one.Field(i))
 		}
 	}

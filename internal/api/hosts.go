@@ -26,16 +26,20 @@ type Host struct {
 	MoreOnDisk     bool       `json:"more_on_disk"`
 	NextAllowed    *time.Time `json:"next_allowed"`
 	// NextAllowedWhy says what set NextAllowed: one of ClockReasons.
-	NextAllowedWhy string      `json:"next_allowed_why"`
-	GapSeconds     float64     `json:"gap_seconds"`
-	CrawlDelay     float64     `json:"crawl_delay_seconds"`
-	BackoffSeconds float64     `json:"backoff_seconds"`
-	ErrorStreak    int         `json:"error_streak"`
-	Errors         int         `json:"errors"`
-	Parks          int         `json:"parks"`
-	GaveUp         bool        `json:"gave_up"`
-	Robots         *HostRobots `json:"robots"`
-	URLsAccepted   int64       `json:"urls_accepted"`
+	NextAllowedWhy string `json:"next_allowed_why"`
+	// NextAllowedCause is what the host last answered, when that was a
+	// failure ("503", "robots.txt 503", "timeout"): what set a failure
+	// wait.
+	NextAllowedCause string      `json:"next_allowed_cause,omitempty"`
+	GapSeconds       float64     `json:"gap_seconds"`
+	CrawlDelay       float64     `json:"crawl_delay_seconds"`
+	BackoffSeconds   float64     `json:"backoff_seconds"`
+	ErrorStreak      int         `json:"error_streak"`
+	Errors           int         `json:"errors"`
+	Parks            int         `json:"parks"`
+	GaveUp           bool        `json:"gave_up"`
+	Robots           *HostRobots `json:"robots"`
+	URLsAccepted     int64       `json:"urls_accepted"`
 	// Policy is the operator's policy in force for the host, nil if none.
 	Policy *policy.Policy `json:"policy"`
 	// Activity is the host's recent fetches, counts and parks; GET
@@ -68,7 +72,7 @@ const (
 var HostStates = []string{StateGivenUp, StateHeld, StateRobotsBlocked, StateInFlight, StateParked, StateReady, StateWaiting, StateIdle}
 
 // ClockReasons lists what can set a host's next allowed time.
-var ClockReasons = []string{"delay", "crawl-delay", "policy", "backoff", "latency", "parked", ""}
+var ClockReasons = []string{"delay", "crawl-delay", "policy", "backoff", "latency", "Retry-After", "parked", "retry", "hold", ""}
 
 // hostState names what the host is doing at now.
 func hostState(f frontier.HostInfo, robotsBlocked bool, now time.Time) string {
@@ -104,6 +108,13 @@ func clockWhy(st crawl.HostStatus, pol *policy.Policy, lastFetch time.Time, now 
 	if f.Parked {
 		return "parked"
 	}
+	switch cl.Why {
+	case frontier.WhyNone, frontier.WhyGap:
+		// A clock of an older weft says nothing; a gap's term is found
+		// below.
+	default:
+		return cl.Why.String()
+	}
 	if !lastFetch.IsZero() && cl.NextAt.Sub(lastFetch) > st.Gap+time.Second/10 {
 		return "latency"
 	}
@@ -136,7 +147,7 @@ func (s *Server) hostOf(st crawl.HostStatus, act *history.Activity, show bool) H
 		last = act.LastFetch
 	}
 	h := Host{
-		State: hostState(f, blocked, now), NextAllowedWhy: clockWhy(st, pol, last, now), Policy: pol,
+		State: hostState(f, blocked, now), NextAllowedWhy: clockWhy(st, pol, last, now), NextAllowedCause: cl.Cause, Policy: pol,
 		Host: st.Host, Held: f.Held, Busy: f.Busy, Parked: f.Parked, Draining: f.Draining,
 		QueuedInMemory: f.Queued, MoreOnDisk: f.MoreOnDisk, GapSeconds: st.Gap.Seconds(),
 		CrawlDelay: cl.CrawlDelay.Seconds(), BackoffSeconds: cl.Backoff.Seconds(),

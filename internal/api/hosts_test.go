@@ -62,6 +62,11 @@ func TestClockWhy(t *testing.T) {
 		{"backoff", crawl.HostStatus{Gap: 4 * time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: next, CrawlDelay: time.Second, Backoff: 4 * time.Second}}}, nil, now, "backoff"},
 		{"latency", crawl.HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(10 * time.Second)}}}, nil, now, "latency"},
 		{"parked", crawl.HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Parked: true, Clock: frontier.Clock{NextAt: now.Add(time.Minute)}}}, nil, now, "parked"},
+		// The clock's own reason, where it has one.
+		{"Retry-After", crawl.HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(time.Hour), Why: frontier.WhyRetryAfter}}}, nil, now, "Retry-After"},
+		{"parked after failures", crawl.HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(time.Minute), Why: frontier.WhyPark}}}, nil, now, "parked"},
+		{"robots.txt retried", crawl.HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(time.Minute), Why: frontier.WhyRetry}}}, nil, now, "retry"},
+		{"a gap's term", crawl.HostStatus{Gap: 3 * time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: next, CrawlDelay: 3 * time.Second, Why: frontier.WhyGap}}}, nil, now, "crawl-delay"},
 	} {
 		if got := clockWhy(c.st, c.pol, c.last, now); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)

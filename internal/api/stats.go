@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/frontier"
 )
 
 // Stats is the body of GET /v1/stats: the crawl's counters since it
@@ -84,6 +85,44 @@ type FrontierStats struct {
 	// an earlier run's URLs only as they are read back); null while the
 	// state of an older weft is being counted.
 	Stored *int64 `json:"stored"`
+	// Wait is what the frontier waits for while no host is ready; null
+	// when a host is ready or nothing is queued.
+	Wait *WaitStats `json:"wait" sum:"-"`
+}
+
+// WaitStats is what the frontier waits for while no host is ready: the
+// host whose clock comes first, when and why, and the hosts an operator
+// holds.
+type WaitStats struct {
+	Host      string     `json:"host,omitempty"`
+	Until     *time.Time `json:"until,omitempty"`
+	InSeconds float64    `json:"in_seconds"`
+	Why       string     `json:"why,omitempty"`   // delay, latency, backoff, Retry-After, parked, retry, hold
+	Cause     string     `json:"cause,omitempty"` // what the host last answered: "503", "robots.txt 503", "timeout"
+	// FailuresOnly says that nothing is in flight and every host with URLs
+	// waits on a clock set by failures; a crawl that ends stops waiting
+	// for them at GiveUpAt, leaving their URLs queued for its next run.
+	FailuresOnly bool       `json:"failures_only"`
+	GiveUpAt     *time.Time `json:"give_up_at,omitempty"`
+	HeldHosts    int        `json:"held_hosts"`
+	ParkedHosts  int        `json:"parked_hosts"`
+	Text         string     `json:"text"` // all of it in words, as the progress line says it
+}
+
+func waitStatsOf(w frontier.Wait, now time.Time) *WaitStats {
+	if w.Host == "" && w.Held == 0 && w.Parked == 0 {
+		return nil
+	}
+	ws := &WaitStats{Host: w.Host, Cause: w.Cause, FailuresOnly: w.Failures, HeldHosts: w.Held, ParkedHosts: w.Parked, Text: w.Text(now)}
+	if w.Host != "" {
+		t := w.At.UTC()
+		ws.Until, ws.InSeconds, ws.Why = &t, max(w.At.Sub(now), 0).Seconds(), w.Why.String()
+	}
+	if !w.GiveUpAt.IsZero() {
+		t := w.GiveUpAt.UTC()
+		ws.GiveUpAt = &t
+	}
+	return ws
 }
 
 func statsOf(l crawl.Live) Stats {
@@ -114,7 +153,7 @@ func statsOf(l crawl.Live) Stats {
 		Frontier: FrontierStats{
 			Queued: l.Frontier.Queued, InFlight: l.Frontier.InFlight, ActiveHosts: l.Frontier.ActiveHosts,
 			ReadyHosts: l.Frontier.ReadyHosts, WaitingHosts: l.Frontier.WaitingHost, ParkedHosts: l.Frontier.ParkedHosts,
-			HeldHosts: l.Frontier.HeldHosts, Stored: l.Stored,
+			HeldHosts: l.Frontier.HeldHosts, Stored: l.Stored, Wait: waitStatsOf(l.Frontier.Wait, time.Now()),
 		},
 	}
 }

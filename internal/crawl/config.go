@@ -151,6 +151,17 @@ type Config struct {
 	// KeepAlive keeps Run going when nothing is queued or in flight, for
 	// URLs still to come (Offer, AddSeeds); Run then ends with its context.
 	KeepAlive bool
+	// FailureWait bounds how long a crawl that ends (neither Recrawl nor
+	// KeepAlive) waits on hosts held back by their failures (a
+	// Retry-After, backoff after 429s, 503s and timeouts, a park, a
+	// robots.txt retry) once nothing else is left: it ends FailureWait
+	// after its last answered request, or as soon as no such host's
+	// clock comes before that. Their URLs stay queued for the next run on
+	// the same DataDir, and the summary names them (StoppedBy
+	// "deferred"). An operator's held hosts are waited for whatever it
+	// says. Zero means DefaultFailureWait; negative waits for every
+	// clock, up to the longest Retry-After (Politeness.MaxRetryAfter).
+	FailureWait time.Duration
 
 	// Objects, when set, takes each finished WARC file: it is uploaded,
 	// its key recorded in the crawl's store, and the local file removed;
@@ -250,6 +261,16 @@ type Config struct {
 	uploadWait, uploadLater time.Duration
 }
 
+// DefaultFailureWait is FailureWait's default: a minute after its last
+// answer, a crawl left with nothing but failing hosts stops waiting for
+// them. wget waits at most 10 s between retries (--waitretry); Nutch
+// defers a host whose robots.txt fails 5 minutes, three times, then drops
+// its queue; Heritrix retries a failed URL every 15 minutes, 30 times.
+// A minute retries what a short outage or a burst of 429s asks for, and
+// keeps a person at the terminal from waiting on a server that asked for
+// an hour: what it would fetch then is kept for the next run.
+const DefaultFailureWait = time.Minute
+
 // DefaultMaxLinksPerPage is MaxLinksPerPage's default, 50,000: nearly
 // twice the links of the largest documentation indexes, and the sitemap
 // protocol's cap per file (see extract.DefaultMaxLinks for its cost).
@@ -315,6 +336,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.IPGap == 0 {
 		c.IPGap = c.Delay / 4
+	}
+	if c.FailureWait == 0 {
+		c.FailureWait = DefaultFailureWait
 	}
 	if c.uploadWait == 0 {
 		c.uploadWait = 500 * time.Millisecond

@@ -227,6 +227,11 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 	}
 	robotsCache := newRobotsCache(c.cfg.Partitions, c.cfg.robotsCache(), c.cfg.robotsRetry())
+	if cfg.Recrawl == nil && !cfg.KeepAlive {
+		// A crawl that ends: a robots.txt found unreachable in it stays
+		// so to its end (robotsCache.judge).
+		robotsCache.runStart = c.start
+	}
 	c.sched = &schedule{
 		configured: c.cfg.Recrawl, robotsTTL: c.cfg.RobotsTTL, shared: c.cfg.SharedVisits, parts: c.cfg.Partitions, db: c.state.db,
 		canon: c.canon, robots: robotsCache, priors: newHostPriors(c.state.db, c.cfg.Partitions), inlinks: c.inlinks, log: c.log,
@@ -254,6 +259,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		Delay:      cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts, FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize,
 		HostCache: cfg.HostCache, Politeness: cfg.Politeness,
 		Store: frontStore{c.state}, FirstSeq: c.state.firstSeq,
+		FailureWait: max(c.cfg.FailureWait, 0),
 	}
 	if c.cfg.IPGroup != IPGroupOff {
 		fcfg.IPGap = c.cfg.IPGap
@@ -328,6 +334,8 @@ func (c *Crawler) Progress() Progress {
 		InFlight:     fs.InFlight,
 		HostsReady:   fs.ReadyHosts,
 		HostsWaiting: fs.WaitingHost,
+		Waiting:      fs.Wait.Text(time.Now()),
+		Paused:       c.pause.paused(),
 	}
 }
 

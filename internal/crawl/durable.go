@@ -198,7 +198,7 @@ func (pb *pageBatch) putClock(host string, part int, c frontier.Clock) {
 	pb.b.PutHost(uint16(part), store.HostRecord{
 		Host: host, NextAt: c.NextAt, CrawlDelay: c.CrawlDelay, ErrorStreak: c.Streak,
 		Backoff: c.Backoff, Errors: c.Errors, Parks: c.Parks, GaveUp: c.GaveUp,
-		Throttles: c.Throttles, ThrottledSince: c.ThrottledSince,
+		Throttles: c.Throttles, ThrottledSince: c.ThrottledSince, Wait: uint8(c.Why), WaitCause: c.Cause,
 	})
 }
 
@@ -473,6 +473,6 @@ func (fs frontStore) Clock(host string) (frontier.Clock, bool, error) {
 	return frontier.Clock{
 		NextAt: rec.NextAt, CrawlDelay: rec.CrawlDelay, Backoff: rec.Backoff,
 		Streak: rec.ErrorStreak, Errors: rec.Errors, Parks: rec.Parks, GaveUp: rec.GaveUp,
-		Throttles: rec.Throttles, ThrottledSince: rec.ThrottledSince,
+		Throttles: rec.Throttles, ThrottledSince: rec.ThrottledSince, Why: frontier.Why(rec.Wait), Cause: rec.WaitCause,
 	}, found, err
 }

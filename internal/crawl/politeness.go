@@ -67,6 +67,19 @@ func answerSignal(resp *fetch.Response, now time.Time) (s frontier.Signal, retry
 	return s, retryAfter
 }
 
+// answerCause is what a response that was not a plain answer got, in the
+// few words a host's wait is explained by (frontier.Result.Cause): its
+// status, or how its body was cut.
+func answerCause(resp *fetch.Response, s frontier.Signal) string {
+	switch {
+	case s == frontier.OK:
+		return ""
+	case s == frontier.Strained && strainedBody(resp.Truncated):
+		return "body cut (" + resp.Truncated + ")"
+	}
+	return strconv.Itoa(resp.StatusCode)
+}
+
 // strainedBody says whether a body cut short for this reason (a
 // fetch.Response's Truncated) was cut by the server's trouble, not by the
 // crawler's own size cap.

@@ -1,10 +1,12 @@
 package crawl
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,7 +29,17 @@ import (
 type robotsCache struct {
 	hosts *hostMap[*robotsEntry]
 	retry robots.Retry
+	// runStart, set in a crawl that ends, is when it started: a robots.txt
+	// that became unreachable since (its last attempt failed) holds the
+	// host disallowed until the crawl ends, rather than until its retry,
+	// which may come before the host's clock allows the request (a 503
+	// with an hour's Retry-After): a verdict that expired first would let
+	// the host's late links in, to wait out that clock and hold the crawl.
+	runStart time.Time
 }
+
+// endOfRun is the until of a verdict that holds to the end of the crawl.
+var endOfRun = time.Unix(1<<40, 0)
 
 type robotsEntry struct {
 	verdict atomic.Pointer[robotsVerdict]
@@ -134,9 +146,33 @@ func (c *robotsCache) parked(authority string) bool {
 // calls it.
 func (c *robotsCache) judge(e *robotsEntry, now time.Time) *robotsVerdict {
 	pol, until := e.hist.Verdict(now, c.retry)
+	h := &e.hist
+	if !c.runStart.IsZero() && h.Failures >= c.retry.Attempts && !h.LastFailure.Before(c.runStart) &&
+		(pol != nil && pol.Outcome == robots.DisallowAll || pol == nil && c.retry.LastGood == 0) {
+		// Unreachable, found so in this crawl, which ends: it is not
+		// fetched again before the crawl does.
+		if pol == nil {
+			pol = robots.DisallowAllPolicy(h.Status, h.Err, h.LastFailure)
+		}
+		until = endOfRun
+	}
 	v := &robotsVerdict{pol: pol, until: until}
 	e.verdict.Store(v)
 	return v
+}
+
+// holdUntil makes the verdict of origin that disallows everything hold
+// until at least at, the host's clock after the fetch that decided it: a
+// verdict that ended before the clock would let links in that can only
+// wait for it (a continuous crawl, whose verdicts expire).
+func (c *robotsCache) holdUntil(origin string, at time.Time) {
+	e, ok := c.hosts.get(origin)
+	if !ok {
+		return
+	}
+	if v := e.verdict.Load(); v != nil && v.pol != nil && v.pol.Outcome == robots.DisallowAll && v.until.Before(at) {
+		e.verdict.Store(&robotsVerdict{pol: v.pol, until: at})
+	}
 }
 
 // robotsTxt fetches and judges the robots.txt of every origin: it owns
@@ -205,7 +241,7 @@ func (r *robotsTxt) ensure(ctx context.Context, l frontier.Lease, u canon.URL) (
 		}
 		if v.until.After(now) {
 			// The file failed and is retried at v.until; the URL waits.
-			return nil, frontier.Result{Retry: true, Hold: v.until.Sub(now)}
+			return nil, frontier.Result{Retry: true, Hold: v.until.Sub(now), HoldRetry: true, Cause: robotsCause(&e.hist)}
 		}
 	}
 	if e.waiting.Load() { // cannot happen while parked; never fetch twice
@@ -229,7 +265,8 @@ func (r *robotsTxt) ensure(ctx context.Context, l frontier.Lease, u canon.URL) (
 		switch {
 		case v.pol == nil:
 			// Failed: the file is fetched again at v.until.
-			res.Hold = v.until.Sub(now)
+			res.Hold, res.HoldRetry = v.until.Sub(now), true
+			res.Cause = cmp.Or(res.Cause, robotsCause(&e.hist))
 		case v.pol.Outcome == robots.DisallowAll:
 			// Decided: nothing of this host will be requested. Its queue
 			// is dropped at once, not one URL per gap (a 503 may have
@@ -263,11 +300,14 @@ func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, targe
 		r.log.Info("robots.txt unreachable", "host", host, "url", target, "err", err)
 		pol := robots.DisallowAllPolicy(0, kind.String()+": "+err.Error(), now)
 		r.decide(host, e, pol, kind.String(), nil, kind == fetch.KindRefused || kind == fetch.KindBadURL)
-		return frontier.Result{Fetched: fetched, Signal: signal, Took: now.Sub(start)}
+		return frontier.Result{Fetched: fetched, Signal: signal, Took: now.Sub(start), Cause: "robots.txt " + kind.String()}
 	}
 	// Every answer tells the host's clock how the server is doing.
 	signal, retryAfter := answerSignal(resp, time.Now())
 	answered := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
+	if c := answerCause(resp, signal); c != "" {
+		answered.Cause = "robots.txt " + c
+	}
 	r.arch.index(r.arch.archive(resp, nil, nil), nil)
 	r.stats.bytes.Add(int64(len(resp.Body)))
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Location != "" {
@@ -410,8 +450,12 @@ func (r *robotsTxt) decide(host string, e *robotsEntry, pol *robots.Policy, reas
 		if before < r.retry.Attempts { // this failure made it unreachable
 			r.stats.inc(r.stats.hostsDown, reason, 1)
 		}
+		retry := any(v.until.Sub(pol.FetchedAt).Round(time.Millisecond))
+		if v.until.Equal(endOfRun) {
+			retry = "not in this crawl"
+		}
 		r.log.Info("host not crawled: robots.txt unreachable", "host", host, "status", pol.Status, "err", pol.Err,
-			"attempts", attempt, "retry_in", v.until.Sub(pol.FetchedAt).Round(time.Millisecond))
+			"attempts", attempt, "retry_in", retry)
 	case v.pol == e.hist.Good:
 		r.stats.robotsLastGood.Add(1)
 		r.log.Info("robots.txt unreachable; using the last good copy", "host", host, "status", pol.Status, "err", pol.Err,
@@ -421,6 +465,17 @@ func (r *robotsTxt) decide(host string, e *robotsEntry, pol *robots.Policy, reas
 		r.log.Info("robots.txt unreachable for the whole last-good window; crawling as if it were absent", "host", host,
 			"failing_since", e.hist.FailingSince, "attempts", attempt)
 	}
+}
+
+// robotsCause is what the last failed fetch of a robots.txt got, in the
+// words of a host's wait (frontier.Result.Cause): "robots.txt 503",
+// "robots.txt timeout".
+func robotsCause(h *robots.History) string {
+	if h.Status != 0 {
+		return "robots.txt " + strconv.Itoa(h.Status)
+	}
+	kind, _, _ := strings.Cut(h.Err, ":")
+	return "robots.txt " + cmp.Or(kind, "failed")
 }
 
 func statusReason(code int) string {

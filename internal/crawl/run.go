@@ -140,6 +140,13 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		sum.StoppedBy = "stopped"
 	case c.capReached.Load():
 		sum.StoppedBy = "max-pages"
+	case ferr == nil && len(stats.Left) > 0:
+		// Nothing left but hosts held back by failures, waited for as
+		// long as FailureWait allows: their URLs stay queued.
+		sum.StoppedBy = "deferred"
+		if err := c.listDeferred(&sum, stats.Left); err != nil {
+			c.fail(err)
+		}
 	case ferr == nil:
 		sum.StoppedBy = "drained"
 	default:

@@ -224,11 +224,16 @@ type Progress struct {
 	InFlight     int
 	HostsReady   int
 	HostsWaiting int
+	// Waiting says what the crawl waits for when no host is ready
+	// (frontier.Wait.Text), "" when a host is ready or nothing is queued;
+	// Paused that the operator paused it.
+	Waiting string
+	Paused  bool
 }
 
 // Summary is what a finished crawl did.
 type Summary struct {
-	StoppedBy          string // "drained", "max-pages", "interrupted", "failed" (see the error) or "stopped"
+	StoppedBy          string // "drained", "deferred" (drained but for hosts held back by failures, see Deferred), "max-pages", "interrupted", "failed" (see the error) or "stopped"
 	Elapsed            time.Duration
 	Pages              int64            // page requests that got a response
 	RobotsFetches      int64            // robots.txt requests
@@ -283,6 +288,9 @@ type Summary struct {
 	TrapCosts          []TrapCost       // the hosts trap rules (pattern, repeats, depth, host-cap, trap) refused most URLs of, and what each cost
 	TrapHostCount      int64            // hosts any trap rule refused URLs of
 	Queued             int              // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
+	Deferred           int64            // with StoppedBy "deferred": the URLs left queued, every one waiting on a host held back by failures
+	DeferredHosts      []DeferredHost   // of which the hosts with the most
+	DeferredHostCount  int              // hosts with URLs deferred
 	Resumed            bool             // the crawl continued one found under DataDir
 	ResumedURLs        int64            // URLs that crawl had accepted
 	ResumedQueue       int64            // URLs the earlier run left queued that this one read back (leases out at a crash included)
@@ -394,6 +402,24 @@ func (s Summary) Write(w io.Writer) {
 	if s.Queued > 0 {
 		fmt.Fprintf(w, "  left queued: %d\n", s.Queued)
 	}
+	if s.DeferredHostCount > 0 {
+		fmt.Fprintf(w, "  deferred:   %d URLs of %d %s held back by failures, left queued for the next run on this data directory:\n",
+			s.Deferred, s.DeferredHostCount, plural(s.DeferredHostCount, "host", "hosts"))
+		for _, d := range s.DeferredHosts {
+			reason := d.Why
+			if d.Cause != "" {
+				reason = d.Cause + ", " + d.Why
+			}
+			fmt.Fprintf(w, "    %-40s %6d URLs  %s until %s", d.Host, d.URLs, reason, d.Until.Format(time.DateTime))
+			if len(d.Sample) > 0 {
+				fmt.Fprintf(w, "  (%s%s)", strings.Join(d.Sample, " "), more(d.URLs, len(d.Sample)))
+			}
+			fmt.Fprintln(w)
+		}
+		if n := s.DeferredHostCount - len(s.DeferredHosts); n > 0 {
+			fmt.Fprintf(w, "    ... and %d more %s (every URL is in the fetch log, outcome \"deferred\")\n", n, plural(n, "host", "hosts"))
+		}
+	}
 	if s.SeenFalsePos > 0 {
 		fmt.Fprintf(w, "  seen set:   %d Bloom false positives caught by the exact store\n", s.SeenFalsePos)
 	}
@@ -430,6 +456,21 @@ func (s Summary) Write(w io.Writer) {
 	for _, f := range s.WARCFiles {
 		fmt.Fprintf(w, "              %s\n", f)
 	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// more is " ..." when n things were named as shown, fewer.
+func more(n, shown int) string {
+	if n > shown {
+		return " ..."
+	}
+	return ""
 }
 
 func joinCounts(m map[string]int64) string {

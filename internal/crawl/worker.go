@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/canon"
@@ -80,6 +81,12 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 		clock = *lo.clock
 	}
 	lo.res.Clock = &clock
+	if lo.res.Drain == frontier.DrainStart {
+		// Its robots.txt disallows everything: the verdict holds at least
+		// as long as the clock that the request which found it set.
+		scheme, _, _ := strings.Cut(l.URL, "://")
+		c.robots.holdUntil(originKey(scheme, l.Host), clock.NextAt)
+	}
 	c.countClock(l, lo.res, clock)
 	var keep *frontier.Clock // written only when a restart would not assume as much
 	if c.front.Durable(l.Clock, clock, now) {
@@ -302,7 +309,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		c.log.Info("fetch failed", "url", l.URL, "host", l.Host, "err", err)
 		c.flog.write(fetchRecord{Time: time.Now(), URL: l.URL, Host: l.Host, Depth: l.Depth, Hops: l.Hops, Via: l.Via, Outcome: "error:" + kind.String(), Error: err.Error()})
 		fetched, signal := errorSignal(kind)
-		return leaseOutcome{res: frontier.Result{Fetched: fetched, Signal: signal, Took: time.Since(start)}, outcome: "error:" + kind.String()}
+		return leaseOutcome{res: frontier.Result{Fetched: fetched, Signal: signal, Took: time.Since(start), Cause: kind.String()}, outcome: "error:" + kind.String()}
 	}
 	c.stats.pages.Add(1)
 	c.stats.bytes.Add(int64(len(resp.Body)))
@@ -408,7 +415,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	}
 	c.flog.write(rec)
 	signal, retryAfter := answerSignal(resp, time.Now())
-	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
+	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration, Cause: answerCause(resp, signal)}
 	if signal == frontier.Throttled || signal == frontier.Unavailable {
 		// The server asked to come back later: the URL stays queued,
 		// first on its host, for when the host's clock allows. A 503 counts

@@ -207,6 +207,11 @@ function renderStats(s) {
   setStat("queued", fmt.format(s.frontier.queued), s.frontier.queued);
   setStat("in_flight", fmt.format(s.frontier.in_flight), s.frontier.in_flight);
   for (const k of ["active_hosts", "ready_hosts", "waiting_hosts", "parked_hosts", "held_hosts"]) setStat(k, fmt.format(s.frontier[k]), s.frontier[k]);
+  // With nothing in flight the crawl says what it waits for.
+  const waiting = document.getElementById("waiting");
+  const w = s.frontier.wait;
+  waiting.hidden = s.paused || s.frontier.in_flight > 0 || !w || !w.text;
+  waiting.textContent = waiting.hidden ? "" : "Waiting " + w.text;
   setStat("bytes", bytes(s.bytes), s.bytes);
   setStat("warc_bytes", bytes(s.warc_bytes), s.warc_bytes);
   polls.push({ t: Date.now(), pages: s.pages });

@@ -1,0 +1,117 @@
+package crawl
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/store"
+)
+
+// DeferredHost is a host whose URLs a crawl left queued when it stopped
+// waiting on hosts held back by failures (Config.FailureWait): the next
+// run on the same data directory takes them up.
+type DeferredHost struct {
+	Host   string    `json:"host"`
+	URLs   int       `json:"urls"`   // URLs left queued
+	Until  time.Time `json:"until"`  // when its clock allows the next request
+	Why    string    `json:"why"`    // what set that clock: Retry-After, backoff, parked, retry
+	Cause  string    `json:"cause"`  // what the host last answered: "503", "robots.txt 503", "timeout"
+	Sample []string  `json:"sample"` // its first URLs
+	reason string    // Cause and Why, in words
+}
+
+// maxDeferredSample is how many URLs of a deferred host the summary names;
+// the fetch log has a line for every one.
+const maxDeferredSample = 3
+
+// listDeferred reads every URL left queued (front queues and hosts'
+// tails, on disk: each URL a host had in memory is there too), writes a
+// line of the fetch log for each (outcome "deferred", with its host's
+// wait), and counts them by host into sum. left is what the frontier
+// held in memory of those hosts; the clocks of the others are read from
+// the store.
+func (c *Crawler) listDeferred(sum *Summary, left []frontier.HostInfo) error {
+	clocks := make(map[string]frontier.Clock, len(left))
+	for _, h := range left {
+		clocks[h.Name] = h.Clock
+	}
+	byHost := map[string]*DeferredHost{}
+	now := time.Now()
+	add := func(it store.QueueItem) error {
+		d := byHost[it.Host]
+		if d == nil {
+			cl, ok := clocks[it.Host]
+			if !ok {
+				fs := frontStore{c.state}
+				var err error
+				if cl, _, err = fs.Clock(it.Host); err != nil {
+					return err
+				}
+			}
+			d = &DeferredHost{Host: it.Host, Until: cl.NextAt, Why: cl.Why.String(), Cause: cl.Cause, reason: cl.Reason()}
+			byHost[it.Host] = d
+		}
+		d.URLs++
+		if len(d.Sample) < maxDeferredSample {
+			d.Sample = append(d.Sample, it.URL)
+		}
+		c.flog.write(fetchRecord{Time: now, URL: it.URL, Host: it.Host, Depth: it.Depth, Hops: it.Hops, Via: it.Via,
+			Outcome: "deferred", Error: d.reason + " until " + d.Until.Format(time.RFC3339)})
+		return nil
+	}
+	const batch = 1024
+	db := c.state.db
+	for p := range uint8(3) {
+		for from := uint64(1); ; {
+			entries, err := db.FrontRange(p, from, batch)
+			if err != nil {
+				return fmt.Errorf("crawl: list the URLs left queued: %w", err)
+			}
+			for _, e := range entries {
+				if err := add(e.Item); err != nil {
+					return fmt.Errorf("crawl: list the URLs left queued: %w", err)
+				}
+				from = e.Seq + 1
+			}
+			if len(entries) < batch {
+				break
+			}
+		}
+	}
+	var werr error
+	err := db.QueuedHosts(func(part uint16, host string) bool {
+		for from := uint64(1); ; {
+			entries, err := db.QueueRange(part, host, from, batch)
+			if err != nil {
+				werr = err
+				return false
+			}
+			for _, e := range entries {
+				if werr = add(e.Item); werr != nil {
+					return false
+				}
+				from = e.Seq + 1
+			}
+			if len(entries) < batch {
+				return true
+			}
+		}
+	})
+	if err := cmp.Or(err, werr); err != nil {
+		return fmt.Errorf("crawl: list the URLs left queued: %w", err)
+	}
+	hosts := make([]DeferredHost, 0, len(byHost))
+	for _, d := range byHost {
+		sum.Deferred += int64(d.URLs)
+		hosts = append(hosts, *d)
+	}
+	slices.SortFunc(hosts, func(a, b DeferredHost) int {
+		return cmp.Or(cmp.Compare(b.URLs, a.URLs), cmp.Compare(a.Host, b.Host))
+	})
+	sum.DeferredHostCount = len(hosts)
+	sum.DeferredHosts = hosts[:min(len(hosts), maxHostNames)]
+	return nil
+}
