@@ -249,7 +249,7 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 	if v != nil && v.prior != nil {
 		pb.b.PutPrior(uint16(part), l.Host, *v.prior)
 	}
-	if v == nil || (v.adopted && r.NextCrawl.IsZero()) { // an adopted visit of a crawl that ends: no recrawl index
+	if v == nil || v.once || (v.adopted && r.NextCrawl.IsZero()) { // a crawl that ends: no recrawl index
 		return r
 	}
 	if !v.prevDue.IsZero() {

@@ -95,6 +95,11 @@ type visit struct {
 	importance float64
 	prevDue    time.Time
 	adopted    bool // another node's visit (schedule.elsewhere): its status and outcome kept
+	// once marks the visit of a crawl that ends: its record keeps what a
+	// later recrawl of the data directory (weft serve) asks with, the
+	// validators and the payload digest a 304 refers to, and it has no
+	// recrawl index entry.
+	once bool
 	// prior is the host's recrawl prior with this visit pooled, to store
 	// (nil if the visit taught nothing of its host).
 	prior *store.PriorRecord

@@ -579,3 +579,74 @@ func TestHistogram(t *testing.T) {
 		t.Errorf("sum %v, want %v", s.Sum, want)
 	}
 }
+
+// TestServeAfterCrawlAsksConditionally: weft serve on the directory of a
+// finished weft crawl asks for its pages with the validators the crawl
+// received (If-None-Match and If-Modified-Since), whichever command
+// fetched them first, and archives the 304 as a revisit.
+func TestServeAfterCrawlAsksConditionally(t *testing.T) {
+	const etag, modified = `"e1"`, "Mon, 30 Nov 2026 10:00:00 GMT"
+	var mu sync.Mutex
+	asked := map[string][]http.Header{}
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"v.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(rw, r)
+				return
+			}
+			mu.Lock()
+			asked[r.URL.Path] = append(asked[r.URL.Path], r.Header.Clone())
+			mu.Unlock()
+			rw.Header().Set("ETag", etag)
+			rw.Header().Set("Last-Modified", modified)
+			if r.Header.Get("If-None-Match") == etag {
+				rw.WriteHeader(http.StatusNotModified)
+				return
+			}
+			switch r.URL.Path {
+			case "/":
+				page(rw, "/a")
+			case "/a":
+				rw.Header().Set("Content-Type", "text/html")
+				rw.Write([]byte("<html><body><p>the same words for ever</p></body></html>"))
+			default:
+				http.NotFound(rw, r)
+			}
+		},
+	})
+	cfg := mw.config(t, 10*time.Millisecond, mw.url("v.test", "/"))
+	if sum := runCrawl(t, cfg); sum.StoppedBy != "drained" || sum.Pages != 2 {
+		t.Fatalf("the crawl: %s, %d pages", sum.StoppedBy, sum.Pages)
+	}
+	cfg.Recrawl = &recrawl.Policy{Min: 100 * time.Millisecond, Max: 300 * time.Millisecond, Prior: 1}
+	cfg.RecrawlScan = 50 * time.Millisecond
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan Summary, 1)
+	go func() {
+		sum, _ := c.Run(ctx)
+		done <- sum
+	}()
+	testwait.Eventually(t, 20*time.Second, "both pages asked for again", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(asked["/"]) >= 2 && len(asked["/a"]) >= 2
+	})
+	cancel()
+	sum := <-done
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range []string{"/", "/a"} {
+		h := asked[p][1]
+		if h.Get("If-None-Match") != etag || h.Get("If-Modified-Since") != modified {
+			t.Errorf("%s asked again with If-None-Match %q, If-Modified-Since %q; want the crawl's validators", p, h.Get("If-None-Match"), h.Get("If-Modified-Since"))
+		}
+	}
+	if sum.NotModified < 2 {
+		t.Errorf("%d answers 304 archived, want both pages'", sum.NotModified)
+	}
+}

@@ -427,8 +427,16 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	if !res.Retry {
 		lo.page = page
 	}
-	if c.cfg.Recrawl != nil && !res.Retry {
+	switch {
+	case res.Retry:
+	case c.cfg.Recrawl != nil:
 		lo.visit = c.sched.learn(l, prev, resp, cp, notModified)
+	case resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Truncated == "":
+		// A crawl that ends keeps what a later recrawl of its directory
+		// asks with, conditionally: whichever command fetched a page
+		// first, the next visit sends its validators.
+		lo.visit = &visit{once: true, rec: store.URLRecord{LastFetch: resp.Start, Digest: cp.digest,
+			ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}}
 	}
 	return lo
 }
