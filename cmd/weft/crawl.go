@@ -114,6 +114,7 @@ type crawlFlags struct {
 	robotsTTL      time.Duration
 	robotsAttempts int
 	robotsWait     time.Duration
+	failureWait    time.Duration
 	robotsLastGood time.Duration
 	policyFile     string
 	eventsFile     string
@@ -186,6 +187,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.robotsTTL, "robots-ttl", 24*time.Hour, "how long a robots.txt answer is used before it is fetched again")
 	fs.IntVar(&f.robotsAttempts, "robots-attempts", 3, "failed robots.txt fetches in a row (5xx, 429, network error) before a host counts as completely disallowed; until then its URLs wait")
 	fs.DurationVar(&f.robotsWait, "robots-retry", time.Minute, "wait before fetching a failed robots.txt again, doubled after each failure")
+	fs.DurationVar(&f.failureWait, "failure-wait", crawl.DefaultFailureWait, "a crawl that ends (weft crawl) stops waiting for hosts whose requests fail (a Retry-After, backoff, a park, a robots.txt retry) this long after its last answered request, and leaves their URLs queued for the next run on --data; held hosts are waited for (0: wait for every clock, up to --max-retry-after)")
 	fs.DurationVar(&f.robotsLastGood, "robots-last-good", 0, "Google's rule for an unreachable robots.txt: use the last good copy up to this age, and crawl as if there were none once it has failed this long (e.g. 720h; 0: RFC 9309's complete disallow)")
 	fs.StringVar(&f.policyFile, "policy", "", "JSON file of per-host policies that make weft more polite: {\"host\": {\"crawl_delay\": \"5s\", \"disallowed\": [\"/path\"], \"max_urls\": 1000}}")
 	f.s3.register(fs)
@@ -277,7 +279,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	for _, v := range []struct {
 		name string
 		d    time.Duration
-	}{{"--delay", f.delay}, {"--max-backoff", f.maxBackoff}, {"--max-retry-after", f.maxRetryAfter}, {"--park-for", f.parkFor}, {"--ip-gap", f.ipGap}, {"--robots-ttl", f.robotsTTL}, {"--robots-retry", f.robotsWait}, {"--robots-last-good", f.robotsLastGood}, {"--timeout", f.timeout}, {"--connect-timeout", f.connectTimeout}, {"--header-timeout", f.headerTimeout}, {"--idle-timeout", f.idleTimeout}, {"--grace", f.grace}, {"--dns-min-ttl", f.dnsMinTTL}, {"--dns-max-ttl", f.dnsMaxTTL}} {
+	}{{"--delay", f.delay}, {"--max-backoff", f.maxBackoff}, {"--max-retry-after", f.maxRetryAfter}, {"--park-for", f.parkFor}, {"--ip-gap", f.ipGap}, {"--robots-ttl", f.robotsTTL}, {"--robots-retry", f.robotsWait}, {"--failure-wait", f.failureWait}, {"--robots-last-good", f.robotsLastGood}, {"--timeout", f.timeout}, {"--connect-timeout", f.connectTimeout}, {"--header-timeout", f.headerTimeout}, {"--idle-timeout", f.idleTimeout}, {"--grace", f.grace}, {"--dns-min-ttl", f.dnsMinTTL}, {"--dns-max-ttl", f.dnsMaxTTL}} {
 		if v.d < 0 {
 			return cfg, usagef("%s %v: must not be negative", v.name, v.d)
 		}
@@ -394,6 +396,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		RobotsTTL:         f.robotsTTL,
 		RobotsAttempts:    f.robotsAttempts,
 		RobotsRetryWait:   f.robotsWait,
+		FailureWait:       cmp.Or(f.failureWait, -1), // 0 on the command line waits for every clock; in Config, the default
 		RobotsLastGood:    f.robotsLastGood,
 		Policies:          policies,
 

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -97,5 +98,30 @@ func TestMaxLinksPerPageFlag(t *testing.T) {
 	}
 	if _, err := parseCrawlFlags(t, "--max-links-per-page", "0"); err == nil || !strings.Contains(err.Error(), "--max-links-per-page 0") {
 		t.Errorf("--max-links-per-page 0: error %v, want one naming the flag and value", err)
+	}
+}
+
+// --failure-wait reaches the crawl; 0 waits for every clock, which the
+// crawl's Config spells as a negative duration (its zero is the default);
+// a negative value is refused, naming the flag.
+func TestFailureWaitFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, crawl.DefaultFailureWait},
+		{[]string{"--failure-wait", "5m"}, 5 * time.Minute},
+		{[]string{"--failure-wait", "0"}, -1},
+	} {
+		cfg, err := parseCrawlFlags(t, tc.args...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if cfg.FailureWait != tc.want {
+			t.Errorf("%v: FailureWait %v, want %v", tc.args, cfg.FailureWait, tc.want)
+		}
+	}
+	if _, err := parseCrawlFlags(t, "--failure-wait", "-1s"); err == nil || !strings.Contains(err.Error(), "--failure-wait") {
+		t.Errorf("--failure-wait -1s: error %v, want one naming the flag", err)
 	}
 }
