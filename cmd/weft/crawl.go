@@ -630,8 +630,21 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 			snapEvery: f.snapEvery, snapAfter: f.snapAfter}, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		return writeSummary(opts.summaryFile, sum, err)
 	}
-	_, err = runCrawl(cmd.Context(), cfg, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	sum, err := runCrawl(cmd.Context(), cfg, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	if err == nil && noSeedFetched(sum) {
+		return errNoSeedFetched
+	}
 	return err
+}
+
+// errNoSeedFetched ends a crawl none of whose seeds got a response: it
+// did nothing, and a script must not take that for success.
+var errNoSeedFetched = errors.New("no seed could be fetched; the summary above says why, seed by seed")
+
+// noSeedFetched reports whether a crawl that ran its course fetched none
+// of its seeds.
+func noSeedFetched(sum crawl.Summary) bool {
+	return sum.Seeds > 0 && sum.SeedsFetched == 0 && (sum.StoppedBy == "drained" || sum.StoppedBy == "deferred")
 }
 
 // writeSummary writes the summary as JSON to path, if one is given.

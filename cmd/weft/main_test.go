@@ -137,28 +137,40 @@ func TestCrawlCommand(t *testing.T) {
 	}
 }
 
-// Without --allow-cidr the SSRF guard refuses the loopback web: the seed,
-// pinned by --resolve to a loopback address, is refused before it is
-// queued, the summary says so, and nothing reaches the servers.
+// Without --allow-cidr the SSRF guard refuses the loopback web: a seed
+// pinned by --resolve to a loopback address is refused before it is
+// queued, one whose name DNS (here /etc/hosts) resolves to loopback when
+// its robots.txt is asked for; nothing reaches the servers, the summary
+// names each seed with why and the flag that allows it, and since no
+// seed could be fetched the crawl exits 1.
 func TestCrawlRefusesLoopbackByDefault(t *testing.T) {
 	web, err := synthweb.Start(synthweb.Config{Seed: 12, Hosts: 1, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer web.Close()
-	args := []string{"crawl", "--data", t.TempDir(), web.Seeds()[0]}
+	port := web.Hosts()[0].Addr[strings.LastIndexByte(web.Hosts()[0].Addr, ':')+1:]
+	byName := "http://localhost:" + port + "/"
+	args := []string{"crawl", "--data", t.TempDir(), "--progress", "never", web.Seeds()[0], byName}
 	for host, ip := range web.Resolve() {
 		args = append(args, "--resolve", host+"="+ip)
 	}
 	code, stdout, stderr := runWeft(t, args...)
-	if code != 0 {
-		t.Fatalf("exit %d; stderr %s", code, stderr)
+	if code != 1 || !strings.Contains(stderr, "no seed could be fetched") {
+		t.Fatalf("exit %d, stderr %q; want 1 and no seed fetched", code, stderr)
 	}
 	if n := len(web.Log()); n != 0 {
 		t.Fatalf("the server received %d requests; the SSRF guard should have refused the address", n)
 	}
-	if !strings.Contains(stdout, "rejected:   forbidden 1") {
-		t.Errorf("summary does not report the seed refused by the SSRF guard:\n%s", stdout)
+	for _, want := range []string{
+		"seeds:      2 given, 0 fetched, 2 not:",
+		web.Seeds()[0] + "  forbidden: its address " + web.Hosts()[0].Addr[:strings.LastIndexByte(web.Hosts()[0].Addr, ':')] + " is a loopback address",
+		byName + "  robots-unreachable: its address ",
+		"(--allow-cidr ",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, stdout)
+		}
 	}
 }
 

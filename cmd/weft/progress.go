@@ -71,6 +71,9 @@ func isTerminal(w io.Writer) bool {
 func progressLine(p crawl.Progress, rate float64) string {
 	line := fmt.Sprintf("%6s  pages %d  %.0f/s  queued %d  in flight %d  hosts ready %d waiting %d  errors %d",
 		p.Elapsed.Round(time.Second), p.Pages, rate, p.Queued, p.InFlight, p.HostsReady, p.HostsWaiting, p.Errors)
+	if p.LastError != "" {
+		line += " (last " + p.LastError + ")"
+	}
 	switch {
 	case p.Paused:
 		line += "  paused by the operator"

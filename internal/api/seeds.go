@@ -42,7 +42,7 @@ type Rejected struct {
 	URL string `json:"url"`
 	// Reason is the class of the refusal, as weft_rejected_urls_total
 	// counts it: invalid, forbidden (the SSRF guard), filter, scope,
-	// repeats, robots, policy, trap, host-cap, seen.
+	// repeats, robots, robots-unreachable, policy, trap, host-cap, seen.
 	Reason string `json:"reason"`
 	// Code is the refusal itself, stable for programs: a finer one for
 	// invalid and filter (urlErrorCode, filterCodes), else rejectCodes'.
@@ -54,17 +54,18 @@ type Rejected struct {
 // rejectCodes are the codes of the reasons that have no finer one, and
 // their messages.
 var rejectCodes = map[string][2]string{
-	crawl.RejectForbidden: {"forbidden", "its address is one the SSRF guard refuses (loopback, private, link-local, metadata)"},
-	crawl.RejectFilter:    {"filtered", "not fetched as a page (a /robots.txt is read for its host's rules only)"},
-	crawl.RejectScope:     {"scope", "refused by --exclude, or matched by no --include"},
-	crawl.RejectRepeats:   {"repeats", "a path segment repeats too often: the mark of a crawler trap"},
-	crawl.RejectRobots:    {"robots", "disallowed by its host's robots.txt"},
-	crawl.RejectPolicy:    {"policy", "disallowed by the operator's policy for its host"},
-	crawl.RejectTrap:      {"trap", "its host is cut off as a crawler trap (mostly near-duplicate pages)"},
-	crawl.RejectHostCap:   {"host_cap", "its host has as many URLs as the crawl accepts (--max-urls-per-host, or its policy's max_urls)"},
-	crawl.RejectPattern:   {"pattern", "its host has as many URLs of this pattern as the crawl accepts"},
-	crawl.RejectGaveUp:    {"gave_up", "its host was given up after too many failures"},
-	crawl.RejectSeen:      {"seen", "already accepted"},
+	crawl.RejectForbidden:   {"forbidden", "its address is one the SSRF guard refuses (loopback, private, link-local, metadata)"},
+	crawl.RejectFilter:      {"filtered", "not fetched as a page (a /robots.txt is read for its host's rules only)"},
+	crawl.RejectScope:       {"scope", "refused by --exclude, or matched by no --include"},
+	crawl.RejectRepeats:     {"repeats", "a path segment repeats too often: the mark of a crawler trap"},
+	crawl.RejectRobots:      {"robots", "disallowed by its host's robots.txt"},
+	crawl.RejectUnreachable: {"robots_unreachable", "its host's robots.txt could not be fetched (5xx, 429, a network or TLS error): the host is not crawled"},
+	crawl.RejectPolicy:      {"policy", "disallowed by the operator's policy for its host"},
+	crawl.RejectTrap:        {"trap", "its host is cut off as a crawler trap (mostly near-duplicate pages)"},
+	crawl.RejectHostCap:     {"host_cap", "its host has as many URLs as the crawl accepts (--max-urls-per-host, or its policy's max_urls)"},
+	crawl.RejectPattern:     {"pattern", "its host has as many URLs of this pattern as the crawl accepts"},
+	crawl.RejectGaveUp:      {"gave_up", "its host was given up after too many failures"},
+	crawl.RejectSeen:        {"seen", "already accepted"},
 }
 
 // rejection says why v's URL was refused.

@@ -175,7 +175,7 @@ type collector struct {
 var (
 	descPages      = prometheus.NewDesc("weft_pages_total", "Page requests that got a response.", nil, nil)
 	descFetches    = prometheus.NewDesc("weft_fetches_total", "Page responses by status class.", []string{"class"}, nil)
-	descOutcomes   = prometheus.NewDesc("weft_fetch_outcomes_total", "Page fetches by outcome (ok, redirect, revisit, not-modified, external, error:KIND, ...).", []string{"outcome"}, nil)
+	descOutcomes   = prometheus.NewDesc("weft_fetch_outcomes_total", "Fetches by outcome (ok, redirect, revisit, not-modified, external, robots for an answered robots.txt, deferred, error:KIND, ...).", []string{"outcome"}, nil)
 	descErrors     = prometheus.NewDesc("weft_fetch_errors_total", "Page requests without a response, by kind.", []string{"kind"}, nil)
 	descBytes      = prometheus.NewDesc("weft_received_bytes_total", "Body bytes received, as sent (still encoded).", nil, nil)
 	descRobots     = prometheus.NewDesc("weft_robots_fetches_total", "robots.txt fetch outcomes.", []string{"outcome"}, nil)

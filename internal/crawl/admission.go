@@ -234,9 +234,14 @@ type admitter struct {
 	traps    *trapCounts
 	aliases  *indexAliases
 	hostCap  *hostMap[store.HostState] // URLs accepted per host
-	stats    *counters
-	log      *slog.Logger
-	fail     func(error)
+	// gaveUp holds the hosts given up after too many failures, as far as
+	// memory keeps them (--host-cache): their links are refused when
+	// found, not queued to be dropped when leased. One evicted is still
+	// dropped then (frontier.ModeGiveUp), and comes back here.
+	gaveUp *hostMap[bool]
+	stats  *counters
+	log    *slog.Logger
+	fail   func(error)
 
 	maxRedirects   int
 	maxURLsPerHost int64
@@ -351,8 +356,13 @@ func (a *admitter) judgeKey(pb *pageBatch, u canon.URL, k seen.Key, depth, hops 
 		return frontier.Item{}, RejectFilter
 	}
 	if pol := a.robots.cached(originKey(u.Scheme, u.Authority), time.Now()); pol != nil && !pol.Allowed(u.PathQuery()) {
-		a.stats.reject(RejectRobots)
-		return frontier.Item{}, RejectRobots
+		why := robotsRefusal(pol)
+		a.stats.reject(why)
+		return frontier.Item{}, why
+	}
+	if gaveUp, _ := a.gaveUp.peek(u.Authority); gaveUp {
+		a.stats.reject(RejectGaveUp)
+		return frontier.Item{}, RejectGaveUp
 	}
 	if a.copies.trappedInMemory(u.Authority) {
 		a.refuse(u.Authority, RejectTrap)

@@ -91,6 +91,7 @@ type Crawler struct {
 	flog     *fetchLog
 	start    time.Time
 	seeds    []canon.URL
+	seedWhy  map[string]string // seeds refused when Run admitted them, and why (set by Run before the workers start)
 	resumed  bool
 	uploads  *uploader // finished WARC files on their way to Config.Objects; nil without
 	out      *outbox   // page events on their way to the sinks
@@ -307,6 +308,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		canon: c.canon, scope: c.scope, fetcher: c.fetcher, robots: c.robots.robotsCache, copies: c.copies, policies: c.cfg.Policies,
 		cluster: c.cfg.Cluster, seen: c.seen, filters: c.cfg.Filters, traps: c.traps, aliases: c.aliases, hostCap: c.hostCap, stats: c.stats, log: c.log, fail: c.fail,
 		maxRedirects: c.cfg.MaxRedirects, maxURLsPerHost: c.cfg.MaxURLsPerHost, noSitemaps: c.cfg.NoSitemaps,
+		gaveUp: newBoundedHostMap[bool](c.cfg.Partitions, c.cfg.hostCache(), nil, nil, nil),
 	}
 	c.ext = &externals{canon: c.canon, robots: c.robots.robotsCache, policies: c.cfg.Policies, log: c.log}
 	c.policies = &hostPolicies{set: c.cfg.Policies, robots: c.robots.robotsCache, front: c.front, log: c.log}
@@ -317,6 +319,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	if c.flog, err = openFetchLog(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
 		return nil, err
 	}
+	c.robots.flog = c.flog
 	return c, nil
 }
 
@@ -335,6 +338,7 @@ func (c *Crawler) Progress() Progress {
 		HostsReady:   fs.ReadyHosts,
 		HostsWaiting: fs.WaitingHost,
 		Waiting:      fs.Wait.Text(time.Now()),
+		LastError:    deref(c.stats.lastError.Load()),
 		Paused:       c.pause.paused(),
 	}
 }
@@ -372,4 +376,11 @@ func (c *Crawler) fail(err error) {
 		c.log.Error("crawl stopped", "err", err)
 		c.stopLeasing()
 	})
+}
+
+func deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
+	}
+	return v
 }

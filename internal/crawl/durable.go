@@ -224,7 +224,7 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 	pb.deleteEntry(l, part)
 	st := store.URLDone
 	switch {
-	case outcome == RejectRobots || outcome == RejectPolicy:
+	case outcome == RejectRobots || outcome == RejectUnreachable || outcome == RejectPolicy:
 		st = store.URLRejected
 	case status == 0:
 		st = store.URLFailed

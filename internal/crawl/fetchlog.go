@@ -38,6 +38,9 @@ type fetchRecord struct {
 	NoFollow    bool      `json:"nofollow,omitempty"`
 	WARCFile    string    `json:"warc_file,omitempty"`
 	WARCOffset  int64     `json:"warc_offset,omitempty"`
+	// Robots is set on the line of a robots.txt request: what it made of
+	// its host (rules, no-rules, disallow-all, redirect).
+	Robots string `json:"robots,omitempty"`
 }
 
 type fetchLog struct {

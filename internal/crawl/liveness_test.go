@@ -267,8 +267,8 @@ func TestUnreachableRobotsHoldsForTheRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(verdicts) != 1 || verdicts[0].Reason != RejectRobots {
-			t.Errorf("the late link's verdict %+v, want refused as robots", verdicts)
+		if len(verdicts) != 1 || verdicts[0].Reason != RejectUnreachable {
+			t.Errorf("the late link's verdict %+v, want refused as robots-unreachable", verdicts)
 		}
 		if sum.StoppedBy != "drained" || sum.Deferred != 0 {
 			t.Errorf("stopped by %s with %d URLs deferred, want drained and none", sum.StoppedBy, sum.Deferred)
@@ -316,8 +316,8 @@ func TestUnreachableRobotsHoldsWithItsClock(t *testing.T) {
 		if _, err := c.Run(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if len(soon) != 1 || soon[0].Reason != RejectRobots {
-			t.Errorf("a link five minutes after the 503: %+v, want refused as robots", soon)
+		if len(soon) != 1 || soon[0].Reason != RejectUnreachable {
+			t.Errorf("a link five minutes after the 503: %+v, want refused as robots-unreachable", soon)
 		}
 		if len(later) != 1 || later[0].Reason != "" {
 			t.Errorf("a link after the hour: %+v, want queued (the file to be asked for again)", later)
@@ -330,6 +330,39 @@ func TestUnreachableRobotsHoldsWithItsClock(t *testing.T) {
 		}
 		if len(robots) != 2 || robots[1] < time.Hour {
 			t.Errorf("robots.txt asked for at %v, want once at the start and once after the hour", robots)
+		}
+	})
+}
+
+// TestGivenUpHostRefusesLateLinks: a host given up after too many
+// failures stays given up for the crawl, and its later links are refused
+// when found (gave-up), not queued to be dropped when leased.
+func TestGivenUpHostRefusesLateLinks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		web, cfg := startFakeWeb(t, synthweb.Config{Seed: 5, Hosts: 1, PagesPerHost: 12,
+			RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}, HostileKinds: []string{synthweb.FailStorm503Bare}}, time.Second)
+		cfg.Politeness.GiveUpAfter = 3
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts := web.Hosts()
+		c.Operator().HoldHost(hosts[0].Authority, true) // keeps the crawl going
+		var late []Verdict
+		go func() {
+			time.Sleep(10 * time.Minute)
+			late, _ = c.Operator().AddSeeds([]string{"http://" + hosts[1].Authority + "/late"}, false)
+			c.Operator().HoldHost(hosts[0].Authority, false)
+		}()
+		sum, err := c.Run(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.GaveUp != 1 {
+			t.Fatalf("%d hosts given up, want the storm", sum.GaveUp)
+		}
+		if len(late) != 1 || late[0].Reason != RejectGaveUp {
+			t.Errorf("a link to the given-up host: %+v, want refused as %s", late, RejectGaveUp)
 		}
 	})
 }

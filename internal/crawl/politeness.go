@@ -87,6 +87,21 @@ func strainedBody(truncated string) bool {
 	return truncated == fetch.TruncatedTime || truncated == fetch.TruncatedDisconnect
 }
 
+// errorResult is how a request that got no response after took moves its
+// host's clock (see errorSignal). One that never reached the server (a
+// refused connection, a TLS handshake that failed or never ended) left no
+// work there: its wait is the doubling backoff alone, not the latency
+// rule's multiple of the time spent failing to connect, so the retries
+// of its robots.txt keep to --robots-retry.
+func errorResult(err error, took time.Duration) frontier.Result {
+	kind := fetch.KindOf(err)
+	fetched, signal := errorSignal(kind)
+	if fetch.Unsent(err) {
+		took = 0
+	}
+	return frontier.Result{Fetched: fetched, Signal: signal, Took: took, Cause: kind.String()}
+}
+
 // errorSignal classifies a fetch that got no response. Errors before any
 // request reached the host (DNS, refused address, bad URL) do not arm the
 // clock at all; those after do and count as failures. A timeout or a

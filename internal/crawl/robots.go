@@ -191,6 +191,7 @@ type robotsTxt struct {
 	front    *frontier.Frontier
 	arch     *archiver // every robots.txt response is archived
 	stats    *counters
+	flog     *fetchLog   // every robots.txt request has its line
 	traps    *trapCounts // requests per host
 	policies *policy.Set // a hop to another host obeys that host's policy too
 	cluster  Cluster     // nil for a single node
@@ -293,14 +294,18 @@ func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, targe
 	now := time.Now() // the answer's time: its age, and a retry's wait, count from it
 	if err != nil {
 		kind := fetch.KindOf(err)
-		fetched, signal := errorSignal(kind)
 		if kind == fetch.KindCanceled && ctx.Err() != nil {
 			return frontier.Result{Fetched: true} // shutting down: decide nothing
 		}
 		r.log.Info("robots.txt unreachable", "host", host, "url", target, "err", err)
+		r.stats.failed(originHost(host), kind.String())
+		r.flog.write(fetchRecord{Time: start, URL: target, Host: originHost(host), DurationMS: now.Sub(start).Milliseconds(),
+			Outcome: "error:" + kind.String(), Error: err.Error(), Robots: robots.DisallowAll.String()})
 		pol := robots.DisallowAllPolicy(0, kind.String()+": "+err.Error(), now)
 		r.decide(host, e, pol, kind.String(), nil, kind == fetch.KindRefused || kind == fetch.KindBadURL)
-		return frontier.Result{Fetched: fetched, Signal: signal, Took: now.Sub(start), Cause: "robots.txt " + kind.String()}
+		res := errorResult(err, now.Sub(start))
+		res.Cause = "robots.txt " + res.Cause
+		return res
 	}
 	// Every answer tells the host's clock how the server is doing.
 	signal, retryAfter := answerSignal(resp, time.Now())
@@ -311,6 +316,7 @@ func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, targe
 	r.arch.index(r.arch.archive(resp, nil, nil), nil)
 	r.stats.bytes.Add(int64(len(resp.Body)))
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Location != "" {
+		r.logAnswer(host, resp, "redirect")
 		e.hops++
 		if e.hops > robotsMaxHops {
 			r.decide(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil, false)
@@ -368,7 +374,16 @@ func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, targe
 		pol = robots.DisallowAllPolicy(resp.StatusCode, "truncated: "+resp.Truncated, now)
 	}
 	r.decide(host, e, pol, statusReason(resp.StatusCode), resp.Decoded, false)
+	r.logAnswer(host, resp, pol.Outcome.String())
 	return answered
+}
+
+// logAnswer writes the fetch log's line of a robots.txt request that got
+// an answer: its outcome "robots", and what it made of the host.
+func (r *robotsTxt) logAnswer(host string, resp *fetch.Response, outcome string) {
+	r.flog.write(fetchRecord{Time: resp.Start, URL: resp.URL, Host: originHost(host), Status: resp.StatusCode, Bytes: len(resp.Body),
+		DurationMS: resp.Duration.Milliseconds(), Outcome: "robots", Location: resp.Location, Robots: outcome,
+		ContentType: resp.Header.Get("Content-Type"), Truncated: resp.Truncated})
 }
 
 // hop is the lease of a host that another host's robots.txt chain
@@ -449,6 +464,7 @@ func (r *robotsTxt) decide(host string, e *robotsEntry, pol *robots.Policy, reas
 	case v.pol.Outcome == robots.DisallowAll:
 		if before < r.retry.Attempts { // this failure made it unreachable
 			r.stats.inc(r.stats.hostsDown, reason, 1)
+			r.stats.down.add(HostCause{Host: host, Cause: reason, Err: strings.TrimPrefix(pol.Err, reason+": ")})
 		}
 		retry := any(v.until.Sub(pol.FetchedAt).Round(time.Millisecond))
 		if v.until.Equal(endOfRun) {
@@ -465,6 +481,16 @@ func (r *robotsTxt) decide(host string, e *robotsEntry, pol *robots.Policy, reas
 		r.log.Info("robots.txt unreachable for the whole last-good window; crawling as if it were absent", "host", host,
 			"failing_since", e.hist.FailingSince, "attempts", attempt)
 	}
+}
+
+// robotsRefusal is why a URL its robots.txt policy disallows is refused:
+// the rules of a file read, or the file unreachable (RFC 9309's complete
+// disallow).
+func robotsRefusal(pol *robots.Policy) string {
+	if pol.Outcome == robots.DisallowAll {
+		return RejectUnreachable
+	}
+	return RejectRobots
 }
 
 // robotsCause is what the last failed fetch of a robots.txt got, in the

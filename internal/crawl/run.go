@@ -70,8 +70,16 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	}
 	// Seeds given again to a resumed crawl are deduplicated like any URL.
 	seeds := c.state.newBatch()
+	c.seedWhy = map[string]string{}
 	for _, u := range c.seeds {
-		c.admit.admitURL(seeds, u, 0, 0, frontier.High, "")
+		it, why := c.admit.judge(seeds, u, 0, 0, frontier.High, "", asLink)
+		switch why {
+		case "":
+			seeds.items = append(seeds.items, it)
+		case RejectSeen, RejectForwarded: // an earlier run's, or another node's: its record says
+		default:
+			c.seedWhy[u.String] = why
+		}
 	}
 	if err := seeds.commit(c.seen, c.front); errors.Is(err, ErrStopping) {
 		return Summary{StoppedBy: "stopped"}, closeAll() // before it began: the seeds are offered again next run
@@ -152,6 +160,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	default:
 		sum.StoppedBy = "stopped"
 	}
+	c.reportSeeds(&sum)
 	err := errors.Join(c.fatalErr(), closeAll())
 	sum.WARCFiles = c.warc.Files()
 	sum.WARCBytes = c.warc.Bytes()
@@ -226,6 +235,7 @@ func (c *Crawler) summary() Summary {
 		}
 	}
 	sum.GaveUp, sum.GaveUpHosts = s.gaveUp.snapshot()
+	_, sum.HostsDownNamed = s.down.snapshot()
 	sum.Traps, sum.TrapHosts = s.traps.snapshot()
 	sum.TrapCosts, sum.TrapHostCount = c.traps.report()
 	return sum

@@ -21,10 +21,14 @@ const (
 	RejectDepth     = "depth"     // too many link hops from a seed
 	RejectRedirects = "redirects" // redirect chain longer than MaxRedirects
 	RejectRobots    = "robots"    // disallowed by the host's cached robots.txt
-	RejectPolicy    = "policy"    // disallowed by the operator's policy for the host
-	RejectHostCap   = "host-cap"  // host already has MaxURLsPerHost URLs
-	RejectSeen      = "seen"      // already accepted
-	RejectNoFollow  = "nofollow"  // rel=nofollow link, or the page said nofollow
+	// RejectUnreachable: the host's robots.txt could not be fetched (5xx,
+	// 429, a network or TLS error, a timeout), so per RFC 9309 the host is
+	// completely disallowed; the summary names the host and why.
+	RejectUnreachable = "robots-unreachable"
+	RejectPolicy      = "policy"   // disallowed by the operator's policy for the host
+	RejectHostCap     = "host-cap" // host already has MaxURLsPerHost URLs
+	RejectSeen        = "seen"     // already accepted
+	RejectNoFollow    = "nofollow" // rel=nofollow link, or the page said nofollow
 	// RejectRequisiteLinks counts the links of a document fetched as a
 	// page's requisite, which are not followed.
 	RejectRequisiteLinks = "requisite-links"
@@ -54,13 +58,14 @@ type counters struct {
 	requisitesQueued   atomic.Int64 // of which new, and queued
 	requisitesArchived atomic.Int64 // requisites fetched and archived (2xx)
 	truncated          atomic.Int64
-	overDecode         atomic.Int64 // decoded body over the cap (a compression bomb)
-	badCoding          atomic.Int64 // body whose Content-Encoding could not be undone
-	binary             atomic.Int64 // body labelled as text that is binary, not parsed
-	redirectSeen       atomic.Int64 // redirects to a URL already seen: loops, or pages reached before
-	robotsCut          atomic.Int64 // robots.txt files longer than robots.MaxBytes, read in part
-	forwarded          atomic.Int64 // URLs handed to other nodes (Cluster.Owns)
-	errors             atomic.Int64 // page requests without a response
+	overDecode         atomic.Int64           // decoded body over the cap (a compression bomb)
+	badCoding          atomic.Int64           // body whose Content-Encoding could not be undone
+	binary             atomic.Int64           // body labelled as text that is binary, not parsed
+	redirectSeen       atomic.Int64           // redirects to a URL already seen: loops, or pages reached before
+	robotsCut          atomic.Int64           // robots.txt files longer than robots.MaxBytes, read in part
+	forwarded          atomic.Int64           // URLs handed to other nodes (Cluster.Owns)
+	errors             atomic.Int64           // requests without a response, pages' and robots.txt's
+	lastError          atomic.Pointer[string] // the last of them: "host: kind"
 	noindex            atomic.Int64
 	nofollow           atomic.Int64
 	robotsHops         atomic.Int64              // robots.txt redirect hops followed
@@ -78,6 +83,7 @@ type counters struct {
 	hosts              *hostMap[store.HostState] // per host: 429s, 5xxs, HTML pages cut at MaxLinksPerPage (the crawl's host states)
 	linksCutAll        atomic.Int64              // HTML pages cut at MaxLinksPerPage, every host's
 	gaveUp             hostList                  // hosts given up after too many failures
+	down               causeList                 // hosts not crawled because their robots.txt failed
 	traps              hostList                  // hosts cut off as near-duplicate traps
 	mu                 sync.Mutex
 	byClass            map[string]int64
@@ -203,6 +209,45 @@ func (l *hostList) snapshot() (int64, []string) {
 	return l.n.Load(), slices.Clone(l.names)
 }
 
+// causeList counts hosts that failed, and names the first maxHostNames
+// of them with what failed, for the summary.
+type causeList struct {
+	n     atomic.Int64
+	mu    sync.Mutex
+	hosts []HostCause
+}
+
+// HostCause is a host and what failed on it.
+type HostCause struct {
+	Host  string `json:"host"`
+	Cause string `json:"cause"` // the kind: "robots.txt 5xx", "tls", "timeout", ...
+	Err   string `json:"error,omitempty"`
+}
+
+func (l *causeList) add(h HostCause) {
+	l.n.Add(1)
+	l.mu.Lock()
+	if len(l.hosts) < maxHostNames {
+		l.hosts = append(l.hosts, h)
+	}
+	l.mu.Unlock()
+}
+
+func (l *causeList) snapshot() (int64, []HostCause) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n.Load(), slices.Clone(l.hosts)
+}
+
+// failed counts a request that got no response: an error of its kind,
+// the crawl's last error.
+func (c *counters) failed(host, kind string) {
+	c.errors.Add(1)
+	c.inc(c.byError, kind, 1)
+	last := host + ": " + kind
+	c.lastError.Store(&last)
+}
+
 // named is " (a, b, ...)" for the first names of n hosts, "" for none.
 func named(n int64, names []string) string {
 	if len(names) == 0 {
@@ -224,6 +269,8 @@ type Progress struct {
 	InFlight     int
 	HostsReady   int
 	HostsWaiting int
+	// LastError is the last request that got no response: "host: kind".
+	LastError string
 	// Waiting says what the crawl waits for when no host is ready
 	// (frontier.Wait.Text), "" when a host is ready or nothing is queued;
 	// Paused that the operator paused it.
@@ -258,7 +305,7 @@ type Summary struct {
 	Forwarded          int64            // URLs handed to the nodes that own their hosts (Cluster.Owns)
 	RobotsCut          int64            // robots.txt files over robots.MaxBytes: only their first 500 KiB read
 	ByStatus           map[string]int64 // page responses by status class ("2xx", ...)
-	Errors             map[string]int64 // page requests without a response, by kind
+	Errors             map[string]int64 // requests without a response (pages and robots.txt), by kind
 	Rejected           map[string]int64 // discovered URLs not queued, by reason
 	Handled            map[string]int64 // responses read, by content handler ("html", "text", "sitemap", "image")
 	Archived           map[string]int64 // 2xx responses archived, by media type (at most 64 types, the rest "other")
@@ -275,6 +322,7 @@ type Summary struct {
 	RobotsRetries      int64            // failed robots.txt fetches retried later, the host's URLs kept
 	RobotsLastGood     int64            // unreachable robots.txt files replaced by the last good copy, or by none (RobotsLastGood)
 	HostsDown          map[string]int64 // hosts not crawled because robots.txt failed, by cause
+	HostsDownNamed     []HostCause      // of which the first, with what failed
 	NoIndex            int64            // pages that asked not to be indexed (still archived)
 	NoFollow           int64            // pages whose links were not followed on their request
 	Throttled          int64            // 429 responses (robots.txt included): the host backed off
@@ -288,6 +336,10 @@ type Summary struct {
 	TrapCosts          []TrapCost       // the hosts trap rules (pattern, repeats, depth, host-cap, trap) refused most URLs of, and what each cost
 	TrapHostCount      int64            // hosts any trap rule refused URLs of
 	Queued             int              // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
+	Seeds              int              // seeds given (Config.Seeds)
+	SeedsFetched       int              // of which got a response, in this run or an earlier one on the directory
+	SeedsNotFetched    int              // of which did not
+	SeedFailures       []SeedFailure    // of which the first, each with why and what would let it be fetched
 	Deferred           int64            // with StoppedBy "deferred": the URLs left queued, every one waiting on a host held back by failures
 	DeferredHosts      []DeferredHost   // of which the hosts with the most
 	DeferredHostCount  int              // hosts with URLs deferred
@@ -320,6 +372,22 @@ func (s Summary) Write(w io.Writer) {
 			fmt.Fprintf(w, "; %d torn WARC files cut back to their last whole record", s.WARCRecovered)
 		}
 		fmt.Fprintln(w)
+	}
+	if s.SeedsNotFetched > 0 {
+		fmt.Fprintf(w, "  seeds:      %d given, %d fetched, %d not:\n", s.Seeds, s.SeedsFetched, s.SeedsNotFetched)
+		for _, f := range s.SeedFailures {
+			fmt.Fprintf(w, "    %s  %s", f.URL, f.Reason)
+			if f.Detail != "" {
+				fmt.Fprintf(w, ": %s", f.Detail)
+			}
+			if f.Hint != "" {
+				fmt.Fprintf(w, " (%s allows it)", f.Hint)
+			}
+			fmt.Fprintln(w)
+		}
+		if more := s.SeedsNotFetched - len(s.SeedFailures); more > 0 {
+			fmt.Fprintf(w, "    ... and %d more\n", more)
+		}
 	}
 	fmt.Fprintf(w, "  responses:  %s\n", joinCounts(s.ByStatus))
 	if len(s.Archived) > 0 {
@@ -375,6 +443,16 @@ func (s Summary) Write(w io.Writer) {
 			n += v
 		}
 		fmt.Fprintf(w, "  not crawled: %d hosts whose robots.txt failed: %s\n", n, joinCounts(s.HostsDown))
+		for _, h := range s.HostsDownNamed {
+			fmt.Fprintf(w, "    %-40s %s", h.Host, h.Cause)
+			if h.Err != "" {
+				fmt.Fprintf(w, ": %s", h.Err)
+			}
+			fmt.Fprintln(w)
+		}
+		if more := n - int64(len(s.HostsDownNamed)); more > 0 {
+			fmt.Fprintf(w, "    ... and %d more (the fetch log has each one's robots.txt fetches)\n", more)
+		}
 	}
 	if s.Policies > 0 {
 		fmt.Fprintf(w, "  policies:   %d hosts with an operator policy; %d URLs refused by one\n", s.Policies, s.Rejected[RejectPolicy])

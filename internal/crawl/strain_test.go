@@ -133,10 +133,11 @@ func TestServerStrainIsHeeded(t *testing.T) {
 	if n := c.Operator().Live().Stored; n == nil || *n != 0 {
 		t.Errorf("queue count after the drain: %v, want 0", n)
 	}
-	// Its page in the operator API has its four failed fetches and the park.
-	if a, ok := c.Operator().Activity(mw.auth["fail.test"]); !ok || a.Fetched != 4 || a.Errors != 4 || len(a.Last) != 4 || len(a.Parks) < 1 ||
-		a.Last[0].Status != 500 || !a.Parks[0].Until.After(a.Parks[0].At) {
-		t.Errorf("fail.test's activity: %+v (kept %v); want 4 fetches, 4 errors, its park", a, ok)
+	// Its page in the operator API has its robots.txt and four failed
+	// fetches, and the park.
+	if a, ok := c.Operator().Activity(mw.auth["fail.test"]); !ok || a.Fetched != 5 || a.Errors != 4 || len(a.Last) != 5 || len(a.Parks) < 1 ||
+		a.Last[0].Status != 500 || a.Last[4].Outcome != "robots" || !a.Parks[0].Until.After(a.Parks[0].At) {
+		t.Errorf("fail.test's activity: %+v (kept %v); want its robots.txt and 4 failed fetches, its park", a, ok)
 	}
 	if sum.Throttled != 2 || sum.Unavailable != 3 || sum.Parks < 1 {
 		t.Errorf("summary: %d 429s, %d 503s, %d parks; want 2, 3 and at least 1", sum.Throttled, sum.Unavailable, sum.Parks)

@@ -168,6 +168,7 @@ func (c *Crawler) countClock(l frontier.Lease, res frontier.Result, clock fronti
 		c.log.Warn("host parked after failures in a row", "host", l.Host, "errors", clock.Errors, "until", clock.NextAt.Format(time.RFC3339))
 	}
 	if clock.GaveUp && !l.Clock.GaveUp {
+		c.admit.gaveUp.update(l.Host, func(bool) bool { return true })
 		c.stats.gaveUp.add(l.Host)
 		c.log.Warn("host given up after too many failures, or 429s in a row; its queued URLs are dropped", "host", l.Host, "errors", clock.Errors, "429s_in_a_row", clock.Throttles)
 	}
@@ -194,7 +195,9 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 	if l.Mode == frontier.ModeGiveUp {
 		// The host failed too often: drop the URL without a request. A
 		// robots.txt hop owned by another host leaves it with no rules it
-		// can read, which is "unreachable".
+		// can read, which is "unreachable". (Given up in an earlier run:
+		// from now its links are refused when found.)
+		c.admit.gaveUp.update(l.Host, func(bool) bool { return true })
 		c.stats.reject(RejectGaveUp)
 		if l.RobotsFor != "" {
 			owner := c.robots.entry(l.RobotsFor)
@@ -226,8 +229,9 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		if l.RobotsFor != "" { // another host's robots.txt hop, disallowed here
 			return leaseOutcome{res: c.robots.hop(ctx, l, u, pol)}
 		}
-		c.stats.reject(RejectRobots)
-		return leaseOutcome{res: frontier.Result{Drain: frontier.DrainStart}, outcome: RejectRobots}
+		why := robotsRefusal(pol)
+		c.stats.reject(why)
+		return leaseOutcome{res: frontier.Result{Drain: frontier.DrainStart}, outcome: why}
 	}
 	if l.RobotsFor != "" && u.Path == "/robots.txt" {
 		// Another host's robots.txt redirected to this host's robots.txt,
@@ -248,13 +252,14 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 	}
 	res := frontier.Result{SetCrawlDelay: true, CrawlDelay: pol.CrawlDelay}
 	if !pol.Allowed(u.PathQuery()) {
-		c.stats.reject(RejectRobots)
+		why := robotsRefusal(pol)
+		c.stats.reject(why)
 		if pol.Outcome == robots.DisallowAll {
 			// Nothing queued for the host will be requested: drop the
 			// rest at once rather than one per gap.
 			res.Drain = frontier.DrainStart
 		}
-		return leaseOutcome{res: res, outcome: RejectRobots}
+		return leaseOutcome{res: res, outcome: why}
 	}
 	if !c.cfg.Policies.For(u.Authority, u.Host).Allowed(u.PathQuery()) {
 		// Queued before the policy said so (an earlier run, or a change
@@ -304,12 +309,10 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 			// done: the URL stays queued.
 			return leaseOutcome{res: frontier.Result{Fetched: true, Retry: true}}
 		}
-		c.stats.errors.Add(1)
-		c.stats.inc(c.stats.byError, kind.String(), 1)
+		c.stats.failed(l.Host, kind.String())
 		c.log.Info("fetch failed", "url", l.URL, "host", l.Host, "err", err)
 		c.flog.write(fetchRecord{Time: time.Now(), URL: l.URL, Host: l.Host, Depth: l.Depth, Hops: l.Hops, Via: l.Via, Outcome: "error:" + kind.String(), Error: err.Error()})
-		fetched, signal := errorSignal(kind)
-		return leaseOutcome{res: frontier.Result{Fetched: fetched, Signal: signal, Took: time.Since(start), Cause: kind.String()}, outcome: "error:" + kind.String()}
+		return leaseOutcome{res: errorResult(err, time.Since(start)), outcome: "error:" + kind.String()}
 	}
 	c.stats.pages.Add(1)
 	c.stats.bytes.Add(int64(len(resp.Body)))

@@ -72,6 +72,18 @@ type Error struct {
 	Kind Kind
 	URL  string
 	Err  error
+	// Unsent says the request never reached the server: the failure came
+	// before there was a connection to send it on (DNS, the address
+	// guard, connecting, the TLS handshake), so the server holds no
+	// request of the client's that it might still be working on.
+	Unsent bool
+}
+
+// Unsent reports whether err is an *Error whose request never reached
+// the server (Error.Unsent).
+func Unsent(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Unsent
 }
 
 func (e *Error) Error() string {
@@ -134,7 +146,7 @@ func classify(rawURL string, err error, parent, req context.Context, gotConn boo
 		}
 		return KindProtocol
 	}()
-	return &Error{Kind: kind, URL: rawURL, Err: err}
+	return &Error{Kind: kind, URL: rawURL, Err: err, Unsent: !gotConn}
 }
 
 func isTimeout(err error) bool {

@@ -1,0 +1,118 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/seen"
+)
+
+// SeedFailure is a seed of the command line that got no response, and
+// why: the crawl says it, and what would let it be fetched.
+type SeedFailure struct {
+	URL    string `json:"url"`
+	Reason string `json:"reason"` // a Reject* reason, "error:KIND", or "queued" (left for a later run)
+	Detail string `json:"detail,omitempty"`
+	Hint   string `json:"hint,omitempty"` // the flag that would let it be fetched, where one would
+}
+
+// maxSeedFailures is how many unfetched seeds the summary names.
+const maxSeedFailures = 20
+
+// reportSeeds counts the seeds that got a response (any status: a
+// redirect is a response) and names those that did not, with why, from
+// what admission said of them (seedWhy) and what their URL records say.
+// A node of a cluster leaves it out: another node fetches most seeds.
+func (c *Crawler) reportSeeds(sum *Summary) {
+	if c.cfg.Cluster != nil {
+		return
+	}
+	sum.Seeds = len(c.seeds)
+	for _, u := range c.seeds {
+		part := partition.Of(u.Authority, c.cfg.Partitions)
+		rec, found, err := c.state.db.GetURL(uint16(part), u.Authority, seen.KeyOf(u.String))
+		if err == nil && found && rec.LastStatus > 0 {
+			sum.SeedsFetched++
+			continue
+		}
+		f := SeedFailure{URL: u.String, Reason: c.seedWhy[u.String]}
+		switch {
+		case f.Reason != "":
+		case found && rec.LastOutcome != "":
+			f.Reason = rec.LastOutcome
+		default:
+			f.Reason = "queued"
+			f.Detail = "not fetched in this run: it is queued for the next one on this data directory"
+		}
+		c.explainSeed(&f, u)
+		sum.SeedsNotFetched++
+		if len(sum.SeedFailures) < maxSeedFailures {
+			sum.SeedFailures = append(sum.SeedFailures, f)
+		}
+	}
+}
+
+// explainSeed says more of a seed's failure: the address the guard
+// refused and the flag that allows it, or what its robots.txt got.
+func (c *Crawler) explainSeed(f *SeedFailure, u canon.URL) {
+	switch {
+	case f.Reason == RejectForbidden || strings.HasSuffix(f.Reason, ":refused") || c.robotsKind(u) == "refused":
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		addr, err := c.fetcher.Lookup(ctx, strings.Trim(u.Host, "[]"))
+		if err != nil {
+			f.Detail = "its address is refused by the address guard"
+			break
+		}
+		f.Detail = fmt.Sprintf("its address %s is %s, which weft refuses by default", addr, addressKind(addr))
+		for _, p := range c.cfg.Fetch.DenyCIDRs {
+			if p.Contains(addr) {
+				f.Detail = fmt.Sprintf("its address %s is in --deny-cidr %s", addr, p)
+				return
+			}
+		}
+		f.Hint = "--allow-cidr " + netip.PrefixFrom(addr, addr.BitLen()).String()
+	case f.Reason == RejectUnreachable:
+		if e, ok := c.robots.hosts.get(originKey(u.Scheme, u.Authority)); ok && e.hist.Err != "" {
+			f.Detail = "its robots.txt could not be fetched: " + e.hist.Err
+		} else {
+			f.Detail = "its robots.txt could not be fetched"
+		}
+	case f.Reason == RejectRobots:
+		f.Detail = "its robots.txt disallows it"
+	}
+}
+
+// robotsKind is the kind of error the robots.txt of u's origin last
+// failed with, "" if it did not fail or is not in memory.
+func (c *Crawler) robotsKind(u canon.URL) string {
+	e, ok := c.robots.hosts.get(originKey(u.Scheme, u.Authority))
+	if !ok || e.hist.Failures == 0 || e.hist.Status != 0 {
+		return ""
+	}
+	kind, _, _ := strings.Cut(e.hist.Err, ":")
+	return kind
+}
+
+// addressKind names the special range an address the guard refuses is
+// in.
+func addressKind(a netip.Addr) string {
+	switch {
+	case a.IsLoopback():
+		return "a loopback address"
+	case a.IsPrivate():
+		return "a private address"
+	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():
+		return "a link-local address"
+	case a.IsUnspecified():
+		return "the unspecified address"
+	case a.IsMulticast():
+		return "a multicast address"
+	}
+	return "in a special-purpose range (carrier-grade NAT, benchmarking, documentation, metadata...)"
+}
