@@ -447,10 +447,13 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// roundWait rounds a wait for a person: to the tenth of a second under
-// ten seconds, to the second above.
+// roundWait rounds a wait for a person: to the hundredth of a second
+// under one, the tenth under ten, the second above.
 func roundWait(d time.Duration) time.Duration {
-	if d < 10*time.Second {
+	switch {
+	case d < time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d < 10*time.Second:
 		return d.Round(100 * time.Millisecond)
 	}
 	return d.Round(time.Second)
