@@ -10,6 +10,7 @@ import (
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -66,7 +67,7 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		// page and raise it.
 		c.stats.inc(c.stats.cut, h.Name(), 1)
 		c.stats.linksCutAll.Add(1)
-		c.stats.hosts.update(l.Host, func(s store.HostState) store.HostState { s.LinksCut++; return s })
+		c.stats.hosts.Update(l.Host, func(s store.HostState) store.HostState { s.LinksCut++; return s })
 		c.log.Warn("page cut at the per-page link cap: its later links are not read", "url", l.URL, "host", l.Host, "links", len(res.Links))
 	case res.Truncated != "":
 		c.stats.inc(c.stats.cut, h.Name(), 1)
@@ -233,12 +234,12 @@ type admitter struct {
 	filters  []LinkFilter // Config.Filters
 	traps    *trapCounts
 	aliases  *indexAliases
-	hostCap  *hostMap[store.HostState] // URLs accepted per host
+	hostCap  *hostmap.Map[store.HostState] // URLs accepted per host
 	// gaveUp holds the hosts given up after too many failures, as far as
 	// memory keeps them (--host-cache): their links are refused when
 	// found, not queued to be dropped when leased. One evicted is still
 	// dropped then (frontier.ModeGiveUp), and comes back here.
-	gaveUp *hostMap[bool]
+	gaveUp *hostmap.Map[bool]
 	stats  *counters
 	log    *slog.Logger
 	fail   func(error)
@@ -360,7 +361,7 @@ func (a *admitter) judgeKey(pb *pageBatch, u canon.URL, k seen.Key, depth, hops 
 		a.stats.reject(why)
 		return frontier.Item{}, why
 	}
-	if gaveUp, _ := a.gaveUp.peek(u.Authority); gaveUp {
+	if gaveUp, _ := a.gaveUp.Peek(u.Authority); gaveUp {
 		a.stats.reject(RejectGaveUp)
 		return frontier.Item{}, RejectGaveUp
 	}
@@ -399,7 +400,7 @@ func (a *admitter) judgeKey(pb *pageBatch, u canon.URL, k seen.Key, depth, hops 
 		if as == asPageLink && a.aliases.skip(pb.page, u) {
 			return false, errIndexAlias
 		}
-		if capURLs > 0 && a.hostCap.update(u.Authority, func(s store.HostState) store.HostState { s.Accepted++; return s }).Accepted > capURLs {
+		if capURLs > 0 && a.hostCap.Update(u.Authority, func(s store.HostState) store.HostState { s.Accepted++; return s }).Accepted > capURLs {
 			return false, errHostCap
 		}
 		ok, err := record(part, k)

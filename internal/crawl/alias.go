@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -25,8 +26,8 @@ var indexNames = [...]string{"index.html", "index.htm"}
 // serve one page, from the captures of both, and says which links to an
 // index file would fetch a copy. It is safe for concurrent use.
 type indexAliases struct {
-	states *hostMap[store.HostState] // the crawl's per-host states, by authority (Alias fields)
-	db     *store.DB                 // the capture index
+	states *hostmap.Map[store.HostState] // the crawl's per-host states, by authority (Alias fields)
+	db     *store.DB                     // the capture index
 	canon  *canon.Canonicalizer
 	log    *slog.Logger
 }
@@ -66,7 +67,7 @@ func (x *indexAliases) state(scheme, authority string) (aliasState, uint, bool) 
 	if !ok {
 		return aliasState{}, 0, false
 	}
-	s, _ := x.states.get(authority)
+	s, _ := x.states.Get(authority)
 	return aliasOf(s, shift), shift, true
 }
 
@@ -124,7 +125,7 @@ func (x *indexAliases) learn(u canon.URL, resp *fetch.Response, cp capture) erro
 			continue
 		}
 		same := last == cp.digest
-		x.states.update(u.Authority, func(s store.HostState) store.HostState {
+		x.states.Update(u.Authority, func(s store.HostState) store.HostState {
 			if same {
 				s.AliasSame |= 1 << (shift + uint(i))
 			} else {

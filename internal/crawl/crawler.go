@@ -26,6 +26,7 @@ import (
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/freelist"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/scope"
@@ -46,15 +47,15 @@ type Crawler struct {
 	front   *frontier.Frontier
 	fetcher *fetch.Fetcher
 	warc    ArchiveWriter
-	arch    *archiver                 // the WARC files, the capture index and the payload digests
-	robots  *robotsTxt                // the robots.txt cache and its fetches
-	admit   *admitter                 // the rules every URL found is judged by
-	hostCap *hostMap[store.HostState] // per-host counters and rules' state, the URLs accepted first (hoststate.go)
-	traps   *trapCounts               // URLs accepted per pattern, requests per host, trap refusals
-	near    *nearIndex                // fingerprints of the pages judged original; nil when judging is off
-	words   *freelist.List[*[]uint64] // the arrays pages' word hashes are read into, for near
-	rend    *renderer                 // the browsers (render.go); nil when rendering is off
-	rendOff string                    // why rendering is off though asked for (Chromium missing)
+	arch    *archiver                     // the WARC files, the capture index and the payload digests
+	robots  *robotsTxt                    // the robots.txt cache and its fetches
+	admit   *admitter                     // the rules every URL found is judged by
+	hostCap *hostmap.Map[store.HostState] // per-host counters and rules' state, the URLs accepted first (hoststate.go)
+	traps   *trapCounts                   // URLs accepted per pattern, requests per host, trap refusals
+	near    *nearIndex                    // fingerprints of the pages judged original; nil when judging is off
+	words   *freelist.List[*[]uint64]     // the arrays pages' word hashes are read into, for near
+	rend    *renderer                     // the browsers (render.go); nil when rendering is off
+	rendOff string                        // why rendering is off though asked for (Chromium missing)
 
 	// aliases holds, per origin, what its directories and their index
 	// files have shown (alias.go).
@@ -308,7 +309,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		canon: c.canon, scope: c.scope, fetcher: c.fetcher, robots: c.robots.robotsCache, copies: c.copies, policies: c.cfg.Policies,
 		cluster: c.cfg.Cluster, seen: c.seen, filters: c.cfg.Filters, traps: c.traps, aliases: c.aliases, hostCap: c.hostCap, stats: c.stats, log: c.log, fail: c.fail,
 		maxRedirects: c.cfg.MaxRedirects, maxURLsPerHost: c.cfg.MaxURLsPerHost, noSitemaps: c.cfg.NoSitemaps,
-		gaveUp: newBoundedHostMap[bool](c.cfg.Partitions, c.cfg.hostCache(), nil, nil, nil),
+		gaveUp: hostmap.NewBounded[bool](c.cfg.Partitions, c.cfg.hostCache(), nil),
 	}
 	c.ext = &externals{canon: c.canon, robots: c.robots.robotsCache, policies: c.cfg.Policies, log: c.log}
 	c.policies = &hostPolicies{set: c.cfg.Policies, robots: c.robots.robotsCache, front: c.front, log: c.log}

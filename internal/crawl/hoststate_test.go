@@ -43,10 +43,10 @@ func TestTinyHostCacheKeepsCapsAndRobotsRules(t *testing.T) {
 			t.Errorf("%s: %d pages fetched, cap %d", host, n, cfg.MaxURLsPerHost)
 		}
 	}
-	if n := c.hostCap.len(); n > cfg.HostCache {
+	if n := c.hostCap.Len(); n > cfg.HostCache {
 		t.Errorf("%d hosts' counters in memory, bound %d", n, cfg.HostCache)
 	}
-	if n := c.robots.hosts.len(); n > cfg.HostCache {
+	if n := c.robots.hosts.Len(); n > cfg.HostCache {
 		t.Errorf("%d origins' robots.txt answers in memory, bound %d", n, cfg.HostCache)
 	}
 }
@@ -75,7 +75,7 @@ func TestHostCountsSurviveRestart(t *testing.T) {
 		t.Fatal("second run did not resume")
 	}
 	for host, n := range fetched {
-		st, _ := c.hostCap.get(host)
+		st, _ := c.hostCap.Get(host)
 		// Every page fetched was accepted first; the cap counts URLs
 		// accepted, and reached it on every host of this web.
 		if st.Accepted < n || st.Accepted < cfg.MaxURLsPerHost {
@@ -110,7 +110,7 @@ func TestTrapWindowsAndAliasesKeptThroughEviction(t *testing.T) {
 		traps.judged(b, "a", true)
 		traps.judged(b, "b", i%2 == 0)
 	}
-	if n := states.len(); n != 1 {
+	if n := states.Len(); n != 1 {
 		t.Fatalf("%d hosts' states in memory, bound 1", n)
 	}
 	if traps.trappedInMemory("a") {
@@ -124,9 +124,9 @@ func TestTrapWindowsAndAliasesKeptThroughEviction(t *testing.T) {
 	}
 
 	x := &indexAliases{states: states}
-	states.update("a", func(s store.HostState) store.HostState { s.AliasSame |= 1 << 1; return s })   // http, index.htm
-	states.update("a", func(s store.HostState) store.HostState { s.AliasDiffer |= 1 << 2; return s }) // https, index.html
-	states.get("b")                                                                                   // evicts a
+	states.Update("a", func(s store.HostState) store.HostState { s.AliasSame |= 1 << 1; return s })   // http, index.htm
+	states.Update("a", func(s store.HostState) store.HostState { s.AliasDiffer |= 1 << 2; return s }) // https, index.html
+	states.Get("b")                                                                                   // evicts a
 	if got, _, _ := x.state("http", "a"); got != (aliasState{same: 2}) || !got.holds(1) || got.holds(0) {
 		t.Errorf("http://a read back as %+v, want index.htm served alike", got)
 	}
@@ -152,10 +152,10 @@ func runCrawlHeld(t *testing.T, cfg Config) Summary {
 		t.Fatal(err)
 	}
 	if cfg.HostCache > 0 {
-		if n := c.hostCap.len(); n > cfg.HostCache {
+		if n := c.hostCap.Len(); n > cfg.HostCache {
 			t.Errorf("%d hosts' states in memory, bound %d", n, cfg.HostCache)
 		}
-		if n := c.robots.hosts.len(); n > cfg.HostCache {
+		if n := c.robots.hosts.Len(); n > cfg.HostCache {
 			t.Errorf("%d origins' robots.txt answers in memory, bound %d", n, cfg.HostCache)
 		}
 	}
@@ -177,7 +177,7 @@ func TestCutHostRefusedAfterEviction(t *testing.T) {
 	for range c.cfg.NearDupTrapWindow {
 		c.copies.judged(pb.b, "copies.test", true)
 	}
-	c.hostCap.get("other.test") // evicts copies.test
+	c.hostCap.Get("other.test") // evicts copies.test
 	if c.copies.trappedInMemory("copies.test") {
 		t.Fatal("copies.test still in memory")
 	}

@@ -102,7 +102,7 @@ func (o Operator) Metrics() Metrics {
 		m.LastHighPriority = time.Unix(0, t)
 	}
 	m.DNSHits, m.DNSMisses = c.fetcher.DNSStats()
-	c.stats.hosts.each(func(host string, v store.HostState) { // the hosts in memory, the most recent
+	c.stats.hosts.Each(func(host string, v store.HostState) { // the hosts in memory, the most recent
 		if v.Throttled+v.ServerErrors > 0 {
 			m.HostErrors = append(m.HostErrors, HostErrors{Host: host, Throttled: v.Throttled, ServerErrors: v.ServerErrors})
 		}

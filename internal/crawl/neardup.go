@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"sync"
 
+	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/simhash"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -133,9 +134,9 @@ const metaTrapPrefix = "trap/"
 // in the page's batch, so that it holds after a crash. It is safe for
 // concurrent use.
 type copyTraps struct {
-	window int                       // pages judged per window; negative: no cut-off
-	recent *hostMap[store.HostState] // the crawl's per-host states
-	cut    *hostList                 // the hosts cut off, for the summary
+	window int                           // pages judged per window; negative: no cut-off
+	recent *hostmap.Map[store.HostState] // the crawl's per-host states
+	cut    *hostList                     // the hosts cut off, for the summary
 	log    *slog.Logger
 }
 
@@ -148,7 +149,7 @@ func (t *copyTraps) judged(b *store.Batch, host string, near bool) {
 	}
 	var tripped bool
 	var copies int
-	t.recent.update(host, func(w store.HostState) store.HostState {
+	t.recent.Update(host, func(w store.HostState) store.HostState {
 		if w.NearCut {
 			return w
 		}
@@ -180,7 +181,7 @@ func (t *copyTraps) judged(b *store.Batch, host string, near bool) {
 // trapped reports whether host was cut off, reading its state from the
 // store if it is not in memory.
 func (t *copyTraps) trapped(host string) bool {
-	w, ok := t.recent.get(host)
+	w, ok := t.recent.Get(host)
 	return ok && w.NearCut
 }
 
@@ -188,14 +189,14 @@ func (t *copyTraps) trapped(host string) bool {
 // in memory know: for every link found, before the seen set; a URL new to
 // the crawl is asked trapped as well.
 func (t *copyTraps) trappedInMemory(host string) bool {
-	w, ok := t.recent.peek(host)
+	w, ok := t.recent.Peek(host)
 	return ok && w.NearCut
 }
 
 // load marks the hosts an earlier run cut off.
 func (t *copyTraps) load(db *store.DB) error {
 	err := db.MetaPrefix(metaTrapPrefix, func(host string, _ []byte) bool {
-		t.recent.update(host, func(w store.HostState) store.HostState { w.NearCut = true; return w })
+		t.recent.Update(host, func(w store.HostState) store.HostState { w.NearCut = true; return w })
 		t.cut.add(host)
 		return true
 	})

@@ -166,7 +166,7 @@ func (o Operator) Host(host string) HostStatus {
 	if c.frontierUp() {
 		st.Frontier = c.front.Host(host)
 	}
-	hs, _ := c.hostCap.get(host)
+	hs, _ := c.hostCap.Get(host)
 	st.Accepted = hs.Accepted
 	cl := st.Frontier.Clock
 	st.Gap = max(c.cfg.Delay, cl.CrawlDelay, cl.Backoff)
@@ -292,7 +292,7 @@ func (o Operator) Hosts(limit int) []HostStatus {
 	now := time.Now()
 	for _, f := range infos {
 		st := HostStatus{Host: f.Name, Known: true, Frontier: f, Robots: c.robots.cachedHost(f.Name, now)}
-		hs, _ := c.hostCap.get(f.Name)
+		hs, _ := c.hostCap.Get(f.Name)
 		st.Accepted = hs.Accepted
 		st.Gap = max(c.cfg.Delay, f.Clock.CrawlDelay, f.Clock.Backoff)
 		out = append(out, st)

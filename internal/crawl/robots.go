@@ -15,6 +15,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robots"
 )
@@ -27,7 +28,7 @@ import (
 // writer at a time; the verdict is read by every worker admitting links to
 // the host, through an atomic pointer.
 type robotsCache struct {
-	hosts *hostMap[*robotsEntry]
+	hosts *hostmap.Map[*robotsEntry]
 	retry robots.Retry
 	// runStart, set in a crawl that ends, is when it started: a robots.txt
 	// that became unreachable since (its last attempt failed) holds the
@@ -68,9 +69,12 @@ type robotsVerdict struct {
 // back and parses the file again (ensure). An entry half way through a
 // redirect chain is in use and stays.
 func newRobotsCache(partitions, bound int, retry robots.Retry) *robotsCache {
-	inUse := func(_ string, e *robotsEntry) bool { return e.chain.Load() || e.waiting.Load() }
-	return &robotsCache{hosts: newBoundedHostMap[*robotsEntry](partitions, bound, nil, nil, inUse), retry: retry}
+	return &robotsCache{hosts: hostmap.NewBounded[*robotsEntry](partitions, bound, nil), retry: retry}
 }
+
+// Pinned says the entry is half way through a redirect chain: it stays
+// in memory until the chain ends (hostmap.Pinned).
+func (e *robotsEntry) Pinned() bool { return e.chain.Load() || e.waiting.Load() }
 
 // originKey names the robots.txt a URL is judged by, scheme://authority:
 // a file applies to the scheme, host and port it is served from (Google's
@@ -97,7 +101,7 @@ var robotsSchemes = [...]string{"https", "http"}
 
 // entry returns the origin's entry, creating it.
 func (c *robotsCache) entry(origin string) *robotsEntry {
-	return c.hosts.update(origin, func(e *robotsEntry) *robotsEntry {
+	return c.hosts.Update(origin, func(e *robotsEntry) *robotsEntry {
 		if e == nil {
 			e = &robotsEntry{}
 		}
@@ -109,7 +113,7 @@ func (c *robotsCache) entry(origin string) *robotsEntry {
 // if there is none (never fetched, expired, or being retried after a
 // failure).
 func (c *robotsCache) cached(origin string, now time.Time) *robots.Policy {
-	e, ok := c.hosts.get(origin)
+	e, ok := c.hosts.Get(origin)
 	if !ok {
 		return nil
 	}
@@ -135,7 +139,7 @@ func (c *robotsCache) cachedHost(authority string, now time.Time) *robots.Policy
 // host, every scheme of it.
 func (c *robotsCache) parked(authority string) bool {
 	for _, s := range robotsSchemes {
-		if e, ok := c.hosts.get(originKey(s, authority)); ok && e.waiting.Load() {
+		if e, ok := c.hosts.Get(originKey(s, authority)); ok && e.waiting.Load() {
 			return true
 		}
 	}
@@ -166,7 +170,7 @@ func (c *robotsCache) judge(e *robotsEntry, now time.Time) *robotsVerdict {
 // verdict that ended before the clock would let links in that can only
 // wait for it (a continuous crawl, whose verdicts expire).
 func (c *robotsCache) holdUntil(origin string, at time.Time) {
-	e, ok := c.hosts.get(origin)
+	e, ok := c.hosts.Get(origin)
 	if !ok {
 		return
 	}

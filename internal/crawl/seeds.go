@@ -78,7 +78,7 @@ func (c *Crawler) explainSeed(f *SeedFailure, u canon.URL) {
 		}
 		f.Hint = "--allow-cidr " + netip.PrefixFrom(addr, addr.BitLen()).String()
 	case f.Reason == RejectUnreachable:
-		if e, ok := c.robots.hosts.get(originKey(u.Scheme, u.Authority)); ok && e.hist.Err != "" {
+		if e, ok := c.robots.hosts.Get(originKey(u.Scheme, u.Authority)); ok && e.hist.Err != "" {
 			f.Detail = "its robots.txt could not be fetched: " + e.hist.Err
 		} else {
 			f.Detail = "its robots.txt could not be fetched"
@@ -91,7 +91,7 @@ func (c *Crawler) explainSeed(f *SeedFailure, u canon.URL) {
 // robotsKind is the kind of error the robots.txt of u's origin last
 // failed with, "" if it did not fail or is not in memory.
 func (c *Crawler) robotsKind(u canon.URL) string {
-	e, ok := c.robots.hosts.get(originKey(u.Scheme, u.Authority))
+	e, ok := c.robots.hosts.Get(originKey(u.Scheme, u.Authority))
 	if !ok || e.hist.Failures == 0 || e.hist.Status != 0 {
 		return ""
 	}

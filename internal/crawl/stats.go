@@ -3,7 +3,6 @@ package crawl
 import (
 	"cmp"
 	"fmt"
-	"github.com/weft-crawler/weft/internal/store"
 	"io"
 	"maps"
 	"slices"
@@ -11,6 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/weft-crawler/weft/internal/hostmap"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // Reasons a discovered URL is not queued.
@@ -68,23 +70,23 @@ type counters struct {
 	lastError          atomic.Pointer[string] // the last of them: "host: kind"
 	noindex            atomic.Int64
 	nofollow           atomic.Int64
-	robotsHops         atomic.Int64              // robots.txt redirect hops followed
-	robotsRetries      atomic.Int64              // failed robots.txt fetches that left the host waiting for a retry
-	robotsLastGood     atomic.Int64              // unreachable robots.txt files replaced by the last good copy (or by none)
-	resumedURLs        atomic.Int64              // URLs a resumed crawl found in its store
-	resumedQueue       atomic.Int64              // of which still queued (leases out at a crash included)
-	throttled          atomic.Int64              // 429 responses
-	unavailable        atomic.Int64              // 503 responses
-	strained           atomic.Int64              // requests cut by a timeout, a reset or a silence
-	parks              atomic.Int64              // hosts parked for a failure streak
-	fetchTime          histogram                 // page fetch durations
-	queueDelay         histogram                 // from queueing to lease
-	lastHigh           atomic.Int64              // Unix nanoseconds of the last high-priority fetch
-	hosts              *hostMap[store.HostState] // per host: 429s, 5xxs, HTML pages cut at MaxLinksPerPage (the crawl's host states)
-	linksCutAll        atomic.Int64              // HTML pages cut at MaxLinksPerPage, every host's
-	gaveUp             hostList                  // hosts given up after too many failures
-	down               causeList                 // hosts not crawled because their robots.txt failed
-	traps              hostList                  // hosts cut off as near-duplicate traps
+	robotsHops         atomic.Int64                  // robots.txt redirect hops followed
+	robotsRetries      atomic.Int64                  // failed robots.txt fetches that left the host waiting for a retry
+	robotsLastGood     atomic.Int64                  // unreachable robots.txt files replaced by the last good copy (or by none)
+	resumedURLs        atomic.Int64                  // URLs a resumed crawl found in its store
+	resumedQueue       atomic.Int64                  // of which still queued (leases out at a crash included)
+	throttled          atomic.Int64                  // 429 responses
+	unavailable        atomic.Int64                  // 503 responses
+	strained           atomic.Int64                  // requests cut by a timeout, a reset or a silence
+	parks              atomic.Int64                  // hosts parked for a failure streak
+	fetchTime          histogram                     // page fetch durations
+	queueDelay         histogram                     // from queueing to lease
+	lastHigh           atomic.Int64                  // Unix nanoseconds of the last high-priority fetch
+	hosts              *hostmap.Map[store.HostState] // per host: 429s, 5xxs, HTML pages cut at MaxLinksPerPage (the crawl's host states)
+	linksCutAll        atomic.Int64                  // HTML pages cut at MaxLinksPerPage, every host's
+	gaveUp             hostList                      // hosts given up after too many failures
+	down               causeList                     // hosts not crawled because their robots.txt failed
+	traps              hostList                      // hosts cut off as near-duplicate traps
 	mu                 sync.Mutex
 	byClass            map[string]int64
 	byError            map[string]int64
@@ -103,7 +105,7 @@ type counters struct {
 
 func newCounters() *counters {
 	return &counters{
-		hosts:         newHostMap[store.HostState](16),
+		hosts:         hostmap.New[store.HostState](16),
 		byClass:       map[string]int64{},
 		byError:       map[string]int64{},
 		rejected:      map[string]int64{},
@@ -174,7 +176,7 @@ type HostPages struct {
 // topLinksCut returns the pages cut at the link cap, in all and for the n
 // hosts with the most (most first).
 func (c *counters) topLinksCut(n int) (total int64, top []HostPages) {
-	c.hosts.each(func(host string, v store.HostState) { // the hosts in memory: the most recent
+	c.hosts.Each(func(host string, v store.HostState) { // the hosts in memory: the most recent
 		if v.LinksCut > 0 {
 			top = append(top, HostPages{Host: host, Pages: v.LinksCut})
 		}

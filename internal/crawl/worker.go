@@ -168,7 +168,7 @@ func (c *Crawler) countClock(l frontier.Lease, res frontier.Result, clock fronti
 		c.log.Warn("host parked after failures in a row", "host", l.Host, "errors", clock.Errors, "until", clock.NextAt.Format(time.RFC3339))
 	}
 	if clock.GaveUp && !l.Clock.GaveUp {
-		c.admit.gaveUp.update(l.Host, func(bool) bool { return true })
+		c.admit.gaveUp.Update(l.Host, func(bool) bool { return true })
 		c.stats.gaveUp.add(l.Host)
 		c.log.Warn("host given up after too many failures, or 429s in a row; its queued URLs are dropped", "host", l.Host, "errors", clock.Errors, "429s_in_a_row", clock.Throttles)
 	}
@@ -197,7 +197,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		// robots.txt hop owned by another host leaves it with no rules it
 		// can read, which is "unreachable". (Given up in an earlier run:
 		// from now its links are refused when found.)
-		c.admit.gaveUp.update(l.Host, func(bool) bool { return true })
+		c.admit.gaveUp.Update(l.Host, func(bool) bool { return true })
 		c.stats.reject(RejectGaveUp)
 		if l.RobotsFor != "" {
 			owner := c.robots.entry(l.RobotsFor)
@@ -322,7 +322,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		c.stats.lastHigh.Store(resp.Start.UnixNano())
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		c.stats.hosts.update(l.Host, func(v store.HostState) store.HostState {
+		c.stats.hosts.Update(l.Host, func(v store.HostState) store.HostState {
 			if resp.StatusCode == http.StatusTooManyRequests {
 				v.Throttled++
 			} else {
