@@ -34,8 +34,8 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/plugin"
 	"github.com/weft-crawler/weft/internal/scope"
 )
 
@@ -155,25 +155,25 @@ func (cfg Config) internal() (crawl.Config, error) {
 		if f == nil {
 			return crawl.Config{}, fmt.Errorf("weft: Filters[%d] is nil", i)
 		}
-		cc.Filters = append(cc.Filters, linkFilter{f})
+		cc.Filters = append(cc.Filters, f)
 	}
 	names := map[string]int{}
 	for i, h := range cfg.Handlers {
 		if h == nil {
 			return crawl.Config{}, fmt.Errorf("weft: Handlers[%d] is nil", i)
 		}
-		name := handlerName(h, i)
+		name := plugin.NameOf(h, i)
 		if j, dup := names[name]; dup {
 			return crawl.Config{}, fmt.Errorf("weft: Handlers[%d] and Handlers[%d] are both named %q", j, i, name)
 		}
 		names[name] = i
-		cc.Extensions = append(cc.Extensions, extension{name: name, h: h})
+		cc.Extensions = append(cc.Extensions, h)
 	}
 	for i, c := range cfg.Consumers {
 		if c == nil {
 			return crawl.Config{}, fmt.Errorf("weft: Consumers[%d] is nil", i)
 		}
-		cc.Pages = append(cc.Pages, consumer{c})
+		cc.Pages = append(cc.Pages, c)
 	}
 	if err := cc.Validate(); err != nil {
 		return crawl.Config{}, fmt.Errorf("weft: %w", err)
@@ -234,13 +234,3 @@ func summaryOf(s crawl.Summary) Summary {
 
 // Write prints the summary as the weft command does, for a person.
 func (s Summary) Write(w io.Writer) { s.full.Write(w) }
-
-// handlerName is h's Name, if it has one, else "handler" and its position.
-func handlerName(h Handler, i int) string {
-	if n, ok := h.(interface{ Name() string }); ok && n.Name() != "" {
-		return n.Name()
-	}
-	return fmt.Sprintf("handler%d", i+1)
-}
-
-var _ content.Extension = extension{}

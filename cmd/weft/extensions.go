@@ -10,6 +10,7 @@ import (
 	"github.com/weft-crawler/weft/internal/command"
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/events"
+	"github.com/weft-crawler/weft/internal/plugin"
 )
 
 // extFlags are the ways in for programs outside weft: handler commands
@@ -106,8 +107,8 @@ func (f *extFlags) open(cfg *crawl.Config) (func(), error) {
 			return closeAll, usagef("--handler %q: %v", v, err)
 		}
 		closers = append(closers, h.Close)
-		for _, e := range cfg.Extensions {
-			if e.Name() == h.Name() {
+		for i, e := range cfg.Extensions {
+			if plugin.NameOf(e, i) == h.Name() {
 				return closeAll, usagef("--handler %q: a second handler named %s (each is counted by its program's name)", v, h.Name())
 			}
 		}

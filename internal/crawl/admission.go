@@ -11,6 +11,7 @@ import (
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/hostmap"
+	"github.com/weft-crawler/weft/internal/plugin"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -231,7 +232,7 @@ type admitter struct {
 	policies *policy.Set
 	cluster  Cluster // nil for a single node
 	seen     *seen.Set
-	filters  []LinkFilter // Config.Filters
+	filters  []plugin.LinkFilter // Config.Filters
 	traps    *trapCounts
 	aliases  *indexAliases
 	hostCap  *hostmap.Map[store.HostState] // URLs accepted per host

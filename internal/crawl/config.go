@@ -16,6 +16,7 @@ import (
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/media"
+	"github.com/weft-crawler/weft/internal/plugin"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/recrawl"
 	"github.com/weft-crawler/weft/internal/robots"
@@ -179,14 +180,14 @@ type Config struct {
 	WithImages bool
 	// Extensions read, after Handlers, the responses of the media types
 	// they accept, adding links, fields and decisions (see
-	// content.Extension and Set.Extend); their failures are counted per
+	// plugin.Handler and content.Set.Extend); their failures are counted per
 	// extension and never stop the crawl. Filters judge every URL found
-	// after the scope (see LinkFilter). Pages are given every fetched page
-	// with its body once it is durable (see PageConsumer). None of them is
+	// after the scope (see plugin.LinkFilter). Pages are given every fetched page
+	// with its body once it is durable (see plugin.Consumer). None of them is
 	// closed by the crawl.
-	Extensions []content.Extension
-	Filters    []LinkFilter
-	Pages      []PageConsumer
+	Extensions []plugin.Handler
+	Filters    []plugin.LinkFilter
+	Pages      []plugin.Consumer
 	// Requisites fetches what each HTML page needs to render (its style
 	// sheets, scripts, images, fonts, media, favicon, and the url()s of
 	// its style sheets; extract.Result.Embeds), as Heritrix and

@@ -18,6 +18,7 @@ import (
 	"github.com/weft-crawler/weft/internal/events"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/plugin"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
@@ -163,7 +164,7 @@ type pageBatch struct {
 	items   []frontier.Item
 	digests [][sha1.Size]byte // new payload digests it records (see digestShards)
 	events  []events.Event    // the events of the captures it indexes, for the page sinks
-	pages   []*FetchedPage    // the pages it records, for the page consumers
+	pages   []*plugin.Page    // the pages it records, for the page consumers
 	sims    []uint64          // fingerprints it adds to the near-duplicate index
 	forward []Offered         // URLs of other nodes' hosts (Cluster.Owns), handed to Cluster.Forward before it commits
 	// page is the URL of the page whose links are being admitted, when it
