@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/plugin"
 )
 
@@ -62,7 +62,7 @@ func (f scopeFilter) Filter(l Link) string {
 	if l.Kind == plugin.LinkRequisite && f.contains(l.From) {
 		return "" // a page's requisite, one hop past the scope, as weft's own scope allows
 	}
-	return crawl.RejectScope
+	return judge.Scope
 }
 
 func (f scopeFilter) contains(raw string) bool {

@@ -27,6 +27,7 @@ import (
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/jetstream"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/media"
 	"github.com/weft-crawler/weft/internal/objstore"
 	"github.com/weft-crawler/weft/internal/policy"
@@ -139,7 +140,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&f.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
 	fs.IntVar(&f.maxDepth, "max-depth", 20, "most link hops from a seed (0: no limit)")
 	fs.Int64Var(&f.maxURLsPerHost, "max-urls-per-host", 100000, "most URLs accepted per host (0: no limit)")
-	fs.IntVar(&f.maxPerPattern, "max-urls-per-pattern", crawl.DefaultMaxURLsPerPattern, "most URLs accepted per host for one URL pattern (the path with digits as #, generated tokens as *, no query; sitemap-listed pages exempt): bounds calendars, faceted search, session ids in paths (0: no limit; at most 65000)")
+	fs.IntVar(&f.maxPerPattern, "max-urls-per-pattern", judge.DefaultMaxURLsPerPattern, "most URLs accepted per host for one URL pattern (the path with digits as #, generated tokens as *, no query; sitemap-listed pages exempt): bounds calendars, faceted search, session ids in paths (0: no limit; at most 65000)")
 	fs.IntVar(&f.maxRepeats, "max-path-repeats", scope.DefaultMaxPathRepeats, "most times one segment may occur in a URL path, a bound on relative-link traps like /a/b/a/b/... (0: no limit)")
 	fs.IntVar(&f.maxRedirects, "max-redirects", 5, "most redirects followed from one URL, each hop queued for its host like a link (0: none; robots.txt's own redirects are followed up to five hops regardless, as RFC 9309 asks)")
 	fs.IntVar(&f.maxLinks, "max-links-per-page", crawl.DefaultMaxLinksPerPage, "most links read of one HTML page; a page cut there is logged with its URL and counted per host")

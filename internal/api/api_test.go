@@ -21,6 +21,7 @@ import (
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/history"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -49,7 +50,7 @@ func (f *fakeCrawl) AddSeeds(urls []string, high bool) ([]crawl.Verdict, error) 
 	for i, u := range urls {
 		out[i].URL = u
 		if !strings.Contains(u, "ok") {
-			out[i].Reason = crawl.RejectSeen
+			out[i].Reason = judge.Seen
 		}
 	}
 	return out, nil

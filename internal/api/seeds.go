@@ -17,6 +17,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/scope"
 )
 
@@ -54,18 +55,18 @@ type Rejected struct {
 // rejectCodes are the codes of the reasons that have no finer one, and
 // their messages.
 var rejectCodes = map[string][2]string{
-	crawl.RejectForbidden:   {"forbidden", "its address is one the SSRF guard refuses (loopback, private, link-local, metadata)"},
-	crawl.RejectFilter:      {"filtered", "not fetched as a page (a /robots.txt is read for its host's rules only)"},
-	crawl.RejectScope:       {"scope", "refused by --exclude, or matched by no --include"},
-	crawl.RejectRepeats:     {"repeats", "a path segment repeats too often: the mark of a crawler trap"},
-	crawl.RejectRobots:      {"robots", "disallowed by its host's robots.txt"},
-	crawl.RejectUnreachable: {"robots_unreachable", "its host's robots.txt could not be fetched (5xx, 429, a network or TLS error): the host is not crawled"},
-	crawl.RejectPolicy:      {"policy", "disallowed by the operator's policy for its host"},
-	crawl.RejectTrap:        {"trap", "its host is cut off as a crawler trap (mostly near-duplicate pages)"},
-	crawl.RejectHostCap:     {"host_cap", "its host has as many URLs as the crawl accepts (--max-urls-per-host, or its policy's max_urls)"},
-	crawl.RejectPattern:     {"pattern", "its host has as many URLs of this pattern as the crawl accepts"},
-	crawl.RejectGaveUp:      {"gave_up", "its host was given up after too many failures"},
-	crawl.RejectSeen:        {"seen", "already accepted"},
+	judge.Forbidden:   {"forbidden", "its address is one the SSRF guard refuses (loopback, private, link-local, metadata)"},
+	judge.Filter:      {"filtered", "not fetched as a page (a /robots.txt is read for its host's rules only)"},
+	judge.Scope:       {"scope", "refused by --exclude, or matched by no --include"},
+	judge.Repeats:     {"repeats", "a path segment repeats too often: the mark of a crawler trap"},
+	judge.Robots:      {"robots", "disallowed by its host's robots.txt"},
+	judge.Unreachable: {"robots_unreachable", "its host's robots.txt could not be fetched (5xx, 429, a network or TLS error): the host is not crawled"},
+	judge.Policy:      {"policy", "disallowed by the operator's policy for its host"},
+	judge.Trap:        {"trap", "its host is cut off as a crawler trap (mostly near-duplicate pages)"},
+	judge.HostCap:     {"host_cap", "its host has as many URLs as the crawl accepts (--max-urls-per-host, or its policy's max_urls)"},
+	judge.Pattern:     {"pattern", "its host has as many URLs of this pattern as the crawl accepts"},
+	judge.GaveUp:      {"gave_up", "its host was given up after too many failures"},
+	judge.Seen:        {"seen", "already accepted"},
 }
 
 // rejection says why v's URL was refused.
@@ -83,7 +84,7 @@ func rejection(v crawl.Verdict) Rejected {
 		r.Code, r.Message = "bad_scheme", strings.TrimPrefix(v.Err.Error(), "crawl: ")
 	case errors.As(v.Err, &ce):
 		r.Code, r.Message = urlErrorCode(ce.Err), ce.Reason()
-	case v.Reason == crawl.RejectInvalid:
+	case v.Reason == judge.Invalid:
 		r.Code, r.Message = "bad_url", "not a URL"
 	default:
 		c, ok := rejectCodes[v.Reason]

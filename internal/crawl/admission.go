@@ -3,17 +3,13 @@ package crawl
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
-	"github.com/weft-crawler/weft/internal/hostmap"
-	"github.com/weft-crawler/weft/internal/plugin"
-	"github.com/weft-crawler/weft/internal/policy"
-	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/simhash"
 	"github.com/weft-crawler/weft/internal/store"
@@ -82,13 +78,13 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 	follow, nearDup := true, false
 	if l.Requisite && len(res.Links) > 0 {
 		// Fetched for what it is: a requisite's links are not a page's.
-		c.stats.inc(c.stats.rejected, RejectRequisiteLinks, int64(len(res.Links)))
+		c.judge.Count(judge.RequisiteLinks, int64(len(res.Links)))
 		follow = false
 	}
 	if res.NoFollow {
 		c.stats.nofollow.Add(1)
 		rec.NoFollow = true
-		c.stats.inc(c.stats.rejected, RejectNoFollow, int64(len(res.Links)))
+		c.judge.Count(judge.NoFollow, int64(len(res.Links)))
 		follow = false
 	}
 	if c.near != nil && len(res.Words) >= c.cfg.NearDupMinWords {
@@ -101,14 +97,14 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 			c.log.Warn("near-duplicate index full: later pages are judged against the ones it holds, not added", "pages", c.cfg.NearDupMaxPages)
 		}
 		cp.rec.SimHash, cp.rec.NearDupOf = fp, of
-		c.copies.judged(pb.b, l.Host, of != "")
+		c.judge.JudgedPage(pb.b, l.Host, of != "")
 		if of != "" {
 			nearDup = true
 			c.stats.nearDups.Add(1)
 			rec.NearDupOf = of
 			if follow && !c.cfg.NearDupFollow {
 				// Its links are mostly those of the page it copies.
-				c.stats.inc(c.stats.rejected, RejectNearDup, int64(len(res.Links)))
+				c.judge.Count(judge.NearDup, int64(len(res.Links)))
 				follow = false
 			}
 		}
@@ -154,19 +150,15 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		switch {
 		case !follow:
 		case link.NoFollow:
-			c.stats.reject(RejectNoFollow)
+			c.judge.Count(judge.NoFollow, 1)
 		case err != nil:
-			c.stats.reject(RejectInvalid)
+			c.judge.Count(judge.Invalid, 1)
 		case link.Tag == "sitemap": // a sitemap index's sitemap
-			if it, why := c.admit.judge(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL, asResource); why == "" {
-				pb.items = append(pb.items, it)
-			}
+			c.admit(pb, judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL, As: judge.AsResource})
 		case i < len(res.Hints): // a page a sitemap lists
 			c.admitListed(pb, lu, l, res.Hints[i])
 		default:
-			if it, why := c.admit.judgeKey(pb, lu, k, l.Depth+1, 0, frontier.Normal, l.URL, asPageLink); why == "" {
-				pb.items = append(pb.items, it)
-			}
+			c.admit(pb, judge.Candidate{URL: lu, Key: k, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL, As: judge.AsPageLink, Page: pb.page})
 		}
 	}
 	for k := range votes {
@@ -183,71 +175,57 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		// scope (a font on a CDN); a style sheet already out of scope
 		// names only requisites within it, so requisites never chain
 		// out.
-		as := asResource // the images of --with-images
+		as := judge.AsResource // the images of --with-images
 		if c.cfg.Requisites {
-			as = asSheetRequisite
-			if c.admit.scope.Within(u) {
-				as = asRequisite
+			as = judge.AsSheetRequisite
+			if c.scope.Within(u) {
+				as = judge.AsRequisite
+			}
+		}
+		requisite := func(ru canon.URL) {
+			c.stats.requisitesFound.Add(1)
+			if c.admit(pb, judge.Candidate{URL: ru, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL, As: as}) == "" {
+				c.stats.requisitesQueued.Add(1)
 			}
 		}
 		if c.cfg.Requisites && h.Name() == "html" {
-			as = asRequisite
+			as = judge.AsRequisite
 			if !res.HasIcon { // a browser asks its origin for /favicon.ico
 				if fu, err := c.canon.ResolveString(resp.URL, "/favicon.ico"); err == nil {
-					c.stats.requisitesFound.Add(1)
-					if it, why := c.admit.judge(pb, fu, l.Depth+1, 0, frontier.Normal, l.URL, as); why == "" {
-						pb.items = append(pb.items, it)
-						c.stats.requisitesQueued.Add(1)
-					}
+					requisite(fu)
 				}
 			}
 		}
 		for _, src := range res.Embeds {
 			eu, err := base.Resolve(src)
 			if err != nil {
-				c.stats.reject(RejectInvalid)
+				c.judge.Count(judge.Invalid, 1)
 				continue
 			}
 			outlinks = append(outlinks, eu.String)
-			c.stats.requisitesFound.Add(1)
-			if it, why := c.admit.judge(pb, eu, l.Depth+1, 0, frontier.Normal, l.URL, as); why == "" {
-				pb.items = append(pb.items, it)
-				c.stats.requisitesQueued.Add(1)
-			}
+			requisite(eu)
 		}
 	}
 	return outlinks, follow
 }
 
-// admitter judges every URL the crawl comes upon (a link, a redirect, a
-// seed, a sitemap's listing, a URL another node offers) by every rule,
-// cheapest first, and stages in a page's batch those to queue. It holds
-// the rules and the counts they keep; the seen set has the last word.
-type admitter struct {
-	canon    *canon.Canonicalizer
-	scope    *scope.Filter
-	fetcher  *fetch.Fetcher // its SSRF guard
-	robots   *robotsCache
-	copies   *copyTraps
-	policies *policy.Set
-	cluster  Cluster // nil for a single node
-	seen     *seen.Set
-	filters  []plugin.LinkFilter // Config.Filters
-	traps    *trapCounts
-	aliases  *indexAliases
-	hostCap  *hostmap.Map[store.HostState] // URLs accepted per host
-	// gaveUp holds the hosts given up after too many failures, as far as
-	// memory keeps them (--host-cache): their links are refused when
-	// found, not queued to be dropped when leased. One evicted is still
-	// dropped then (frontier.ModeGiveUp), and comes back here.
-	gaveUp *hostmap.Map[bool]
-	stats  *counters
-	log    *slog.Logger
-	fail   func(error)
-
-	maxRedirects   int
-	maxURLsPerHost int64
-	noSitemaps     bool
+// admit judges cand and stages it in pb: queued (its record in pb), or
+// handed to the node that owns its host; it returns why not ("" when
+// queued, judge.Forwarded when handed over). A store error stops the
+// crawl.
+func (c *Crawler) admit(pb *pageBatch, cand judge.Candidate) string {
+	it, why, err := c.judge.Admit(cand, pb.recorder)
+	switch {
+	case err != nil:
+		c.fail(fmt.Errorf("crawl: %w", err))
+	case why == "":
+		pb.items = append(pb.items, it)
+	case why == judge.Forwarded:
+		pb.forward = append(pb.forward, Offered{URL: cand.URL.String, Depth: cand.Depth, Hops: cand.Hops, Priority: cand.Priority,
+			Via: cand.Via, Resource: cand.As.Resource(), Requisite: cand.As.Requisite()})
+		c.stats.forwarded.Add(1)
+	}
+	return why
 }
 
 // admitRedirect admits a redirect target like a link at the same depth,
@@ -256,189 +234,29 @@ type admitter struct {
 // domain to its www host). A redirect to a variant of its own canonical URL
 // (the server insists on a session id) is requested as written, once more
 // within the hop cap, since the seen set already holds its canonical form.
-func (a *admitter) admitRedirect(pb *pageBatch, l frontier.Lease, location string) {
-	lu, err := a.canon.ResolveString(l.URL, location)
+func (c *Crawler) admitRedirect(pb *pageBatch, l frontier.Lease, location string) {
+	lu, err := c.canon.ResolveString(l.URL, location)
 	if err != nil {
-		a.stats.reject(RejectInvalid)
-		a.log.Info("bad redirect location", "url", l.URL, "location", location, "err", err)
+		c.judge.Count(judge.Invalid, 1)
+		c.log.Info("bad redirect location", "url", l.URL, "location", location, "err", err)
 		return
 	}
-	if l.Hops+1 > a.maxRedirects {
-		a.stats.reject(RejectRedirects)
-		a.log.Info("redirect chain too long", "url", l.URL, "location", location)
+	if l.Hops+1 > c.cfg.MaxRedirects {
+		c.judge.Count(judge.Redirects, 1)
+		c.log.Info("redirect chain too long", "url", l.URL, "location", location)
 		return
 	}
 	if l.Depth == 0 {
-		a.scope.AddSeed(lu)
+		c.scope.AddSeed(lu)
 		pb.widenScope(lu.String)
 	}
 	if lu.String == l.URL {
 		pb.items = append(pb.items, frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL})
 		return
 	}
-	it, why := a.judge(pb, lu, l.Depth, l.Hops+1, l.Priority, l.URL, asLink)
-	switch why {
-	case "":
-		pb.items = append(pb.items, it)
-	case RejectSeen:
+	if c.admit(pb, judge.Candidate{URL: lu, Depth: l.Depth, Hops: l.Hops + 1, Priority: l.Priority, Via: l.URL}) == judge.Seen {
 		// A loop, or a page reached before by another way.
-		a.stats.redirectSeen.Add(1)
-	}
-}
-
-// admitURL judges a URL and, if it is to be queued, stages it in pb.
-func (a *admitter) admitURL(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string) {
-	if it, why := a.judge(pb, u, depth, hops, p, via, asLink); why == "" {
-		pb.items = append(pb.items, it)
-	}
-}
-
-// judge runs a canonical URL through every filter, cheapest first, and
-// returns the frontier item when it is to be queued, else the reason it is
-// not (RejectSeen last of all, but for a page's link the seen set knows
-// without its store, refused as seen after the scope and link filters).
-// Every rejection is counted by reason. A resource (an image a page shows, a sitemap) is
-// fetched for what it is, not for links it may hold, so the extension rule
-// does not apply to it.
-func (a *admitter) judge(pb *pageBatch, u canon.URL, depth, hops int, p frontier.Priority, via string, as admission) (frontier.Item, string) {
-	return a.judgeKey(pb, u, seen.Key{}, depth, hops, p, via, as)
-}
-
-// judgeKey is judge for a caller that may have the URL's seen-set key
-// already (a page's link, whose key counts its vote as an in-link); a
-// zero k is hashed here, once the filters have passed the URL.
-func (a *admitter) judgeKey(pb *pageBatch, u canon.URL, k seen.Key, depth, hops int, p frontier.Priority, via string, as admission) (frontier.Item, string) {
-	resource, offered := as == asResource || as == asOfferedResource || as.requisite(), as == asOffered || as == asOfferedResource || as == asOfferedRequisite
-	switch {
-	case as == asRequisite || as == asOfferedRequisite: // one hop past the scope
-		if r := a.scope.CheckRequisite(u); r != "" {
-			a.refuse(u.Authority, string(r))
-			return frontier.Item{}, string(r)
-		}
-	case resource: // fetched for what it is (an image, a sitemap): no extension rule
-		if r := a.scope.CheckEmbed(u, depth); r != "" {
-			a.refuse(u.Authority, string(r))
-			return frontier.Item{}, string(r)
-		}
-	case depth > 0 || hops > 0: // seeds are in scope by definition
-		if r := a.scope.Check(u, depth); r != "" {
-			a.refuse(u.Authority, string(r))
-			return frontier.Item{}, string(r)
-		}
-	}
-	if (depth > 0 || hops > 0) && !offered {
-		if why := a.filter(u, depth, hops, via, as); why != "" {
-			return frontier.Item{}, why
-		}
-	}
-	if k == (seen.Key{}) {
-		k = seen.KeyOf(u.String)
-	}
-	if as == asPageLink && (a.cluster == nil || a.cluster.Owns(u.Authority)) && a.seen.KnownKey(u.Authority, k) {
-		// Most of a page's links lead to URLs accepted lately, which the
-		// seen set knows without its store: refused as seen before the
-		// checks below, which would refuse them anyway. Only the reason
-		// counted differs where one would now say robots, policy or
-		// trap. Other URLs (a sitemap's, whose hint is kept only for a
-		// URL refused as seen; a redirect's; an operator's) and another
-		// node's URLs take every check in order.
-		a.stats.reject(RejectSeen)
-		return frontier.Item{}, RejectSeen
-	}
-	if a.fetcher.Permits(u.Host) != nil {
-		// An address the SSRF guard refuses, known without DNS: not
-		// queued at all. Names are judged again at every connect.
-		a.stats.reject(RejectForbidden)
-		return frontier.Item{}, RejectForbidden
-	}
-	if u.Path == "/robots.txt" {
-		// Fetched through the robots cache only: as a page it would probe
-		// a host whose robots.txt failed, and fetch the file twice.
-		a.stats.reject(RejectFilter)
-		return frontier.Item{}, RejectFilter
-	}
-	if pol := a.robots.cached(originKey(u.Scheme, u.Authority), time.Now()); pol != nil && !pol.Allowed(u.PathQuery()) {
-		why := robotsRefusal(pol)
-		a.stats.reject(why)
-		return frontier.Item{}, why
-	}
-	if gaveUp, _ := a.gaveUp.Peek(u.Authority); gaveUp {
-		a.stats.reject(RejectGaveUp)
-		return frontier.Item{}, RejectGaveUp
-	}
-	if a.copies.trappedInMemory(u.Authority) {
-		a.refuse(u.Authority, RejectTrap)
-		return frontier.Item{}, RejectTrap
-	}
-	hp := a.policies.For(u.Authority, u.Host)
-	if !hp.Allowed(u.PathQuery()) {
-		a.stats.reject(RejectPolicy)
-		return frontier.Item{}, RejectPolicy
-	}
-	if a.cluster != nil && !offered && !a.cluster.Owns(u.Authority) {
-		// Another node's host: its owner judges whether the URL is new.
-		pb.forward = append(pb.forward, Offered{URL: u.String, Depth: depth, Hops: hops, Priority: p, Via: via, Resource: resource, Requisite: as.requisite()})
-		a.stats.forwarded.Add(1)
-		return frontier.Item{}, RejectForwarded
-	}
-	capURLs := a.maxURLsPerHost
-	if hp != nil && hp.MaxURLs > 0 && (capURLs == 0 || hp.MaxURLs < capURLs) {
-		capURLs = hp.MaxURLs // a policy only lowers the cap
-	}
-	it := frontier.Item{URL: u.String, Host: u.Authority, Depth: depth, Priority: p, Hops: hops, Via: via, Requisite: as.requisite()}
-	record := pb.recorder(&it)
-	isNew, err := a.seen.AddKey(u.Authority, u.String, k, func(part int, k seen.Key) (bool, error) {
-		// Counted only for URLs that are new, and checked before anything
-		// is written, so a capped URL is neither queued nor marked seen.
-		// Seeds are exempt from the pattern cap, as from the scope.
-		full, pk := a.traps.full(u)
-		if full && depth+hops > 0 {
-			return false, errPatternCap
-		}
-		if a.copies.trapped(u.Authority) { // a host whose state is not in memory
-			return false, errTrapped
-		}
-		if as == asPageLink && a.aliases.skip(pb.page, u) {
-			return false, errIndexAlias
-		}
-		if capURLs > 0 && a.hostCap.Update(u.Authority, func(s store.HostState) store.HostState { s.Accepted++; return s }).Accepted > capURLs {
-			return false, errHostCap
-		}
-		ok, err := record(part, k)
-		if ok && err == nil {
-			a.traps.admitted(pk)
-		}
-		return ok, err
-	})
-	switch {
-	case errors.Is(err, errHostCap):
-		a.refuse(u.Authority, RejectHostCap)
-		return frontier.Item{}, RejectHostCap
-	case errors.Is(err, errTrapped):
-		a.refuse(u.Authority, RejectTrap)
-		return frontier.Item{}, RejectTrap
-	case errors.Is(err, errPatternCap):
-		a.refuse(u.Authority, RejectPattern)
-		return frontier.Item{}, RejectPattern
-	case errors.Is(err, errIndexAlias):
-		a.stats.reject(RejectIndexAlias)
-		return frontier.Item{}, RejectIndexAlias
-	case err != nil:
-		a.fail(fmt.Errorf("crawl: accept %s: %w", u.String, err))
-		return frontier.Item{}, "error"
-	case !isNew:
-		a.stats.reject(RejectSeen)
-		return frontier.Item{}, RejectSeen
-	}
-	return it, ""
-}
-
-// refuse counts a URL of host refused for reason, and what trap rules
-// refuse per host.
-func (a *admitter) refuse(host, reason string) {
-	a.stats.reject(reason)
-	if trapRule(reason) {
-		a.traps.refused(host, reason)
+		c.stats.redirectSeen.Add(1)
 	}
 }
 
@@ -446,28 +264,26 @@ func (a *admitter) refuse(host, reason string) {
 // allows it: the files its Sitemap: lines name (on any host: the scope
 // and that host's robots.txt judge them) and its /sitemap.xml, one hop
 // from the URL whose lease fetched the robots.txt.
-func (a *admitter) admitSitemaps(pb *pageBatch, l frontier.Lease, u canon.URL) {
-	if a.noSitemaps {
+func (c *Crawler) admitSitemaps(pb *pageBatch, l frontier.Lease, u canon.URL) {
+	if c.cfg.NoSitemaps {
 		return
 	}
 	robotsURL := u.Scheme + "://" + u.Authority + "/robots.txt"
-	base, err := a.canon.NewBase(robotsURL)
+	base, err := c.canon.NewBase(robotsURL)
 	if err != nil {
 		return
 	}
 	targets := []string{"/sitemap.xml"}
-	if pol := a.robots.cached(originKey(u.Scheme, l.Host), time.Now()); pol != nil {
+	if pol := c.robots.Cached(originKey(u.Scheme, l.Host), time.Now()); pol != nil {
 		targets = append(targets, pol.Sitemaps...)
 	}
 	for _, t := range targets {
 		su, err := base.Resolve(t)
 		if err != nil {
-			a.stats.reject(RejectInvalid)
+			c.judge.Count(judge.Invalid, 1)
 			continue
 		}
-		if it, why := a.judge(pb, su, l.Depth+1, 0, frontier.Normal, robotsURL, asResource); why == "" {
-			pb.items = append(pb.items, it)
-		}
+		c.admit(pb, judge.Candidate{URL: su, Depth: l.Depth + 1, Priority: frontier.Normal, Via: robotsURL, As: judge.AsResource})
 	}
 }
 
@@ -481,28 +297,3 @@ func requeued(pb *pageBatch, url string) bool {
 	}
 	return false
 }
-
-// admission is how a URL came to be judged.
-type admission uint8
-
-const (
-	asLink             admission = iota // a link, a redirect, a seed
-	asPageLink                          // a link found on a page, which the index-alias rule may skip
-	asResource                          // fetched for what it is (an image, a sitemap): no extension rule
-	asOffered                           // handed over by the cluster (Offer): this crawl owns its host
-	asOfferedResource                   // both
-	asRequisite                         // an HTML page's requisite: may leave the scope by one hop
-	asSheetRequisite                    // a style sheet's requisite: a resource within the scope
-	asOfferedRequisite                  // a requisite handed over by the cluster, judged by its finder as asRequisite
-)
-
-// requisite reports whether a URL so admitted is a page's requisite.
-func (as admission) requisite() bool {
-	return as == asRequisite || as == asSheetRequisite || as == asOfferedRequisite
-}
-
-var (
-	errHostCap    = errors.New("host cap reached")
-	errPatternCap = errors.New("pattern cap reached")
-	errTrapped    = errors.New("host cut off")
-)

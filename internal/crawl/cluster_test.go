@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/recrawl"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -296,7 +297,7 @@ func TestAdoptedVisits(t *testing.T) {
 	if got["/"] != 1 || got["/b"] != 1 || got["/a"] != 0 || got["/c"] != 0 {
 		t.Errorf("requests %v: want / and /b once, /a and /c (visited elsewhere) never", got)
 	}
-	if sum.Rejected[RejectSeen] < 2 { // the links to /a and /c
+	if sum.Rejected[judge.Seen] < 2 { // the links to /a and /c
 		t.Errorf("rejected %v: want the links to /a and /c seen", sum.Rejected)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/weft-crawler/weft/internal/extract"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/media"
 	"github.com/weft-crawler/weft/internal/plugin"
 	"github.com/weft-crawler/weft/internal/policy"
@@ -47,7 +48,7 @@ type Config struct {
 	// calendars, faceted search, session ids in paths and endless page
 	// numbers. Seeds are exempt; pages a sitemap lists are not (any XML
 	// page can call itself a sitemap). Zero means
-	// DefaultMaxURLsPerPattern (10,000); negative means no limit; at most
+	// judge.DefaultMaxURLsPerPattern (10,000); negative means no limit; at most
 	// 65,000.
 	MaxURLsPerPattern int
 	// MaxRedirects bounds a redirect chain (each hop is enqueued for its
@@ -291,7 +292,7 @@ func (c *Config) setDefaults() {
 		c.MaxRedirects = 5
 	}
 	if c.MaxURLsPerPattern == 0 {
-		c.MaxURLsPerPattern = DefaultMaxURLsPerPattern
+		c.MaxURLsPerPattern = judge.DefaultMaxURLsPerPattern
 	}
 	if c.RobotsTTL == 0 {
 		c.RobotsTTL = 24 * time.Hour
@@ -365,8 +366,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl: max URLs per host %d is negative", c.MaxURLsPerHost)
 	case c.MaxLinksPerPage < 0:
 		return fmt.Errorf("crawl: max links per page %d is negative", c.MaxLinksPerPage)
-	case c.MaxURLsPerPattern > maxPatternCap:
-		return fmt.Errorf("crawl: max URLs per pattern %d is over %d", c.MaxURLsPerPattern, maxPatternCap)
+	case c.MaxURLsPerPattern > judge.MaxPatternCap:
+		return fmt.Errorf("crawl: max URLs per pattern %d is over %d", c.MaxURLsPerPattern, judge.MaxPatternCap)
 	case c.Delay < 0:
 		return fmt.Errorf("crawl: delay %v is negative", c.Delay)
 	case c.Grace < 0:

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/synthweb"
 	"github.com/weft-crawler/weft/internal/testwait"
 )
@@ -106,7 +107,7 @@ func TestDepthAndScope(t *testing.T) {
 			t.Errorf("fetched %s at depth %d, limit 1", r.URL, r.Depth)
 		}
 	}
-	if sum.Rejected[RejectScope] == 0 || sum.Rejected[RejectDepth] == 0 {
+	if sum.Rejected[judge.Scope] == 0 || sum.Rejected[judge.Depth] == 0 {
 		t.Errorf("rejections %v; want scope and depth rejections counted", sum.Rejected)
 	}
 }
@@ -180,7 +181,7 @@ func TestHostCapBoundsURLsPerHost(t *testing.T) {
 			t.Errorf("%s: %d pages fetched, cap 5", addr, n)
 		}
 	}
-	if sum.Rejected[RejectHostCap] == 0 {
+	if sum.Rejected[judge.HostCap] == 0 {
 		t.Errorf("rejections %v; want host-cap counted", sum.Rejected)
 	}
 }

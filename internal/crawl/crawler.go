@@ -27,6 +27,7 @@ import (
 	"github.com/weft-crawler/weft/internal/freelist"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/hostmap"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/scope"
@@ -49,17 +50,12 @@ type Crawler struct {
 	warc    ArchiveWriter
 	arch    *archiver                     // the WARC files, the capture index and the payload digests
 	robots  *robotsTxt                    // the robots.txt cache and its fetches
-	admit   *admitter                     // the rules every URL found is judged by
+	judge   *judge.Judge                  // the rules every URL found is judged by, and the counts of their refusals
 	hostCap *hostmap.Map[store.HostState] // per-host counters and rules' state, the URLs accepted first (hoststate.go)
-	traps   *trapCounts                   // URLs accepted per pattern, requests per host, trap refusals
 	near    *nearIndex                    // fingerprints of the pages judged original; nil when judging is off
 	words   *freelist.List[*[]uint64]     // the arrays pages' word hashes are read into, for near
 	rend    *renderer                     // the browsers (render.go); nil when rendering is off
 	rendOff string                        // why rendering is off though asked for (Chromium missing)
-
-	// aliases holds, per origin, what its directories and their index
-	// files have shown (alias.go).
-	aliases *indexAliases
 
 	// sched says when each URL is due again (continuous mode); recrawler
 	// queues the due URLs again, scan by scan.
@@ -86,7 +82,6 @@ type Crawler struct {
 	// wants the images pages show.
 	handlers content.Set
 	embeds   bool
-	copies   *copyTraps    // hosts cut off for serving mostly near-duplicates
 	policies *hostPolicies // the operators' policies, applied to the hosts' clocks
 	stats    *counters
 	flog     *fetchLog
@@ -182,13 +177,6 @@ func New(cfg Config) (c *Crawler, err error) {
 	}
 	c.hostCap = newHostStates(c.state, c.cfg.Partitions, c.cfg.hostCache(), c.fail)
 	c.stats.hosts = c.hostCap
-	c.aliases = &indexAliases{states: c.hostCap, db: c.state.db, canon: c.canon, log: c.log}
-	c.traps = newTrapCounts(c.cfg.ExpectedURLs, max(c.cfg.MaxURLsPerPattern, 0))
-	if c.resumed {
-		if err := c.traps.load(c.state.db, c.log); err != nil {
-			return nil, err
-		}
-	}
 	c.handlers = slices.Clone(c.cfg.Handlers)
 	if c.handlers == nil {
 		c.handlers = content.Default()
@@ -203,12 +191,6 @@ func New(cfg Config) (c *Crawler, err error) {
 	}
 	c.handlers = c.handlers.Extend(c.cfg.Extensions...)
 	c.embeds = c.handlers.WantsEmbeds()
-	c.copies = &copyTraps{window: c.cfg.NearDupTrapWindow, recent: c.hostCap, cut: &c.stats.traps, log: c.log}
-	if c.resumed && c.cfg.NearDupThreshold >= 0 && c.cfg.NearDupTrapWindow >= 0 {
-		if err := c.copies.load(c.state.db); err != nil {
-			return nil, err
-		}
-	}
 	if c.cfg.NearDupThreshold >= 0 {
 		c.near = newNearIndex(c.cfg.NearDupThreshold, c.cfg.NearDupMaxPages, c.state.db)
 		c.words = freelist.New(maxKeptWordArrays, func() *[]uint64 {
@@ -231,7 +213,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	robotsCache := newRobotsCache(c.cfg.Partitions, c.cfg.robotsCache(), c.cfg.robotsRetry())
 	if cfg.Recrawl == nil && !cfg.KeepAlive {
 		// A crawl that ends: a robots.txt found unreachable in it stays
-		// so to its end (robotsCache.judge).
+		// so to its end (robotsCache.verdictOf).
 		robotsCache.runStart = c.start
 	}
 	c.sched = &schedule{
@@ -303,18 +285,33 @@ func New(cfg Config) (c *Crawler, err error) {
 	c.robots = &robotsTxt{
 		robotsCache: robotsCache,
 		token:       c.token, state: c.state, fetcher: c.fetcher, canon: c.canon, front: c.front, arch: c.arch,
-		stats: c.stats, traps: c.traps, policies: c.cfg.Policies, cluster: c.cfg.Cluster, log: c.log, fail: c.fail,
+		stats: c.stats, policies: c.cfg.Policies, cluster: c.cfg.Cluster, log: c.log, fail: c.fail,
 	}
-	c.admit = &admitter{
-		canon: c.canon, scope: c.scope, fetcher: c.fetcher, robots: c.robots.robotsCache, copies: c.copies, policies: c.cfg.Policies,
-		cluster: c.cfg.Cluster, seen: c.seen, filters: c.cfg.Filters, traps: c.traps, aliases: c.aliases, hostCap: c.hostCap, stats: c.stats, log: c.log, fail: c.fail,
-		maxRedirects: c.cfg.MaxRedirects, maxURLsPerHost: c.cfg.MaxURLsPerHost, noSitemaps: c.cfg.NoSitemaps,
-		gaveUp: hostmap.NewBounded[bool](c.cfg.Partitions, c.cfg.hostCache(), nil),
+	var owner judge.Owner // nil: every host is this crawl's
+	if c.cfg.Cluster != nil {
+		owner = c.cfg.Cluster
+	}
+	c.judge = judge.New(judge.Config{
+		Canon: c.canon, Scope: c.scope, Seen: c.seen, Guard: c.fetcher, Robots: c.robots.robotsCache, Policies: c.cfg.Policies,
+		Owner: owner, Filters: c.cfg.Filters, Hosts: c.hostCap, Captures: c.state.db,
+		MaxURLsPerHost: c.cfg.MaxURLsPerHost, MaxURLsPerPattern: c.cfg.MaxURLsPerPattern, ExpectedURLs: c.cfg.ExpectedURLs,
+		NearDupWindow: c.cfg.NearDupTrapWindow, HostCache: c.cfg.hostCache(), Partitions: c.cfg.Partitions, Log: c.log,
+	})
+	c.robots.judge = c.judge
+	if c.resumed {
+		if err := c.judge.LoadCounts(c.state.db); err != nil {
+			return nil, err
+		}
+		if c.cfg.NearDupThreshold >= 0 && c.cfg.NearDupTrapWindow >= 0 {
+			if err := c.judge.LoadCuts(c.state.db); err != nil {
+				return nil, err
+			}
+		}
 	}
 	c.ext = &externals{canon: c.canon, robots: c.robots.robotsCache, policies: c.cfg.Policies, log: c.log}
 	c.policies = &hostPolicies{set: c.cfg.Policies, robots: c.robots.robotsCache, front: c.front, log: c.log}
 	c.recrawler = &recrawler{
-		sched: c.sched, state: c.state, seen: c.seen, front: c.front, canon: c.canon, scope: c.scope, copies: c.copies, stats: c.stats,
+		sched: c.sched, state: c.state, seen: c.seen, front: c.front, canon: c.canon, scope: c.scope, judge: c.judge, stats: c.stats,
 		parts: c.cfg.Partitions, scan: c.cfg.RecrawlScan, delay: c.cfg.Delay, held: make(heldParts, c.cfg.Partitions),
 	}
 	if c.flog, err = openFetchLog(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
@@ -350,7 +347,7 @@ func (c *Crawler) close(drain time.Duration) error {
 	c.rend.close()
 	c.fetcher.Close()
 	// Every host's counters and rules' state, for the next run.
-	errs := []error{saveHostStates(c.state, c.hostCap), c.saveInLinks(), c.traps.save(c.state.db), c.warc.Close()}
+	errs := []error{saveHostStates(c.state, c.hostCap), c.saveInLinks(), c.judge.SaveCounts(c.state.db), c.warc.Close()}
 	if c.uploads != nil {
 		// After the WARC writer's Close, which finishes and queues the
 		// last file; before the store's, which records each upload.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/recrawl"
 	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -41,11 +42,11 @@ type recrawler struct {
 	front *frontier.Frontier
 	// A URL queued again is checked against the scope and the
 	// near-duplicate cut-off again (stillInScope).
-	canon  *canon.Canonicalizer
-	scope  *scope.Filter
-	copies *copyTraps
-	stats  *counters
-	parts  int
+	canon *canon.Canonicalizer
+	scope *scope.Filter
+	judge *judge.Judge
+	stats *counters
+	parts int
 	// scan and delay are Config.RecrawlScan and Config.Delay: how many
 	// recrawls a host may have out (perHostRecrawls).
 	scan, delay time.Duration
@@ -81,7 +82,7 @@ func (c *Crawler) rescan(ctx context.Context) {
 		}
 		if now.Sub(saved) >= inLinkSave {
 			saved = now
-			if err := errors.Join(c.saveInLinks(), c.traps.save(c.state.db)); err != nil {
+			if err := errors.Join(c.saveInLinks(), c.judge.SaveCounts(c.state.db)); err != nil {
 				c.fail(err)
 				return
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/events"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/plugin"
 	"github.com/weft-crawler/weft/internal/robots"
@@ -225,7 +226,7 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 	pb.deleteEntry(l, part)
 	st := store.URLDone
 	switch {
-	case outcome == RejectRobots || outcome == RejectUnreachable || outcome == RejectPolicy:
+	case outcome == judge.Robots || outcome == judge.Unreachable || outcome == judge.Policy:
 		st = store.URLRejected
 	case status == 0:
 		st = store.URLFailed

@@ -3,41 +3,12 @@ package crawl
 import (
 	"fmt"
 
-	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/events"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/plugin"
 )
-
-// kindOf names how a URL came to be judged, for a LinkFilter.
-func kindOf(as admission, hops int) string {
-	switch {
-	case as.requisite():
-		return plugin.LinkRequisite
-	case as == asResource || as == asOfferedResource:
-		return plugin.LinkResource
-	case hops > 0:
-		return plugin.LinkRedirect
-	}
-	return plugin.LinkPage
-}
-
-// filter asks the crawl's link filters about u; "" accepts it.
-func (a *admitter) filter(u canon.URL, depth, hops int, via string, as admission) string {
-	if len(a.filters) == 0 {
-		return ""
-	}
-	link := plugin.Link{URL: u.String, Host: u.Authority, Depth: depth, From: via, Kind: kindOf(as, hops)}
-	for _, f := range a.filters {
-		if why := f.Filter(link); why != "" {
-			a.stats.rejectBounded(why)
-			return why
-		}
-	}
-	return ""
-}
 
 // stagePage keeps a page for the consumers, to be given them once its
 // batch commits.

@@ -130,7 +130,7 @@ func (x *externals) externalizable(l frontier.Lease) bool {
 	if err != nil || u.Path == "/robots.txt" {
 		return false
 	}
-	pol := x.robots.cached(originKey(u.Scheme, l.Host), time.Now())
+	pol := x.robots.Cached(originKey(u.Scheme, l.Host), time.Now())
 	return pol != nil && pol.Allowed(u.PathQuery()) && x.policies.For(u.Authority, u.Host).Allowed(u.PathQuery())
 }
 
@@ -192,7 +192,7 @@ func (o Operator) CompleteExternal(id, url string, status int, fetchedAt time.Ti
 	if !ok {
 		return err // nil for a lease completed already with url
 	}
-	c.traps.fetched(l.Host)
+	c.judge.Fetched(l.Host)
 	lo := leaseOutcome{status: status, outcome: "external"}
 	rec := fetchRecord{Time: fetchedAt, URL: l.URL, Host: l.Host, Status: status, Depth: l.Depth, Via: l.Via, SHA256: contentHash, Outcome: "external"}
 	if status == 0 {

@@ -37,7 +37,7 @@ func BenchmarkRobotsCacheHeap(b *testing.B) {
 					e := c.entry(originKey("http", fmt.Sprintf("h%06d.test", i)))
 					pol := robots.FromStatus(200, []byte(body.String()), "weft", now)
 					e.hist.Record(pol)
-					c.judge(e, now)
+					c.verdictOf(e, now)
 				}
 				runtime.GC()
 				runtime.ReadMemStats(&after)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
@@ -34,7 +35,7 @@ func (in Inbound) Offer(urls []Offered) error {
 	for _, o := range urls {
 		u, err := c.canon.Parse(o.URL)
 		if err != nil {
-			c.stats.reject(RejectInvalid)
+			c.judge.Count(judge.Invalid, 1)
 			continue
 		}
 		if o.Depth == 0 {
@@ -43,16 +44,14 @@ func (in Inbound) Offer(urls []Offered) error {
 			c.scope.AddSeed(u)
 			pb.widenScope(u.String)
 		}
-		as := asOffered
+		as := judge.AsOffered
 		switch {
 		case o.Requisite:
-			as = asOfferedRequisite
+			as = judge.AsOfferedRequisite
 		case o.Resource:
-			as = asOfferedResource
+			as = judge.AsOfferedResource
 		}
-		if it, why := c.admit.judge(pb, u, o.Depth, o.Hops, o.Priority, o.Via, as); why == "" {
-			pb.items = append(pb.items, it)
-		}
+		c.admit(pb, judge.Candidate{URL: u, Depth: o.Depth, Hops: o.Hops, Priority: o.Priority, Via: o.Via, As: as})
 	}
 	if err := pb.commit(c.seen, c.front); err != nil {
 		c.fail(fmt.Errorf("crawl: record offered URLs: %w", err))

@@ -8,6 +8,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/recrawl"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -39,14 +40,15 @@ func (c *Crawler) admitListed(pb *pageBatch, u canon.URL, l frontier.Lease, h co
 	if h.Priority > 0.5 || (!h.LastMod.IsZero() && now.Sub(h.LastMod) < listedFresh) {
 		prio = frontier.High
 	}
-	it, why := c.admit.judge(pb, u, l.Depth+1, 0, prio, l.URL, asLink)
+	cand := judge.Candidate{URL: u, Depth: l.Depth + 1, Priority: prio, Via: l.URL}
+	why := c.admit(pb, cand)
 	part, k := uint16(partition.Of(u.Authority, c.cfg.Partitions)), seen.KeyOf(u.String)
 	switch {
 	case why == "":
-		pb.items = append(pb.items, it)
-		pb.b.PutURL(part, u.Authority, k, store.URLRecord{URL: it.URL, Depth: it.Depth, Priority: uint8(it.Priority), Status: store.URLQueued,
+		// Its record, staged by the judge, with the sitemap's hints.
+		pb.b.PutURL(part, u.Authority, k, store.URLRecord{URL: u.String, Depth: cand.Depth, Priority: uint8(prio), Status: store.URLQueued,
 			InSitemap: true, SitemapPriority: h.Priority, SitemapLastMod: h.LastMod})
-	case why == RejectSeen && c.cfg.Recrawl != nil:
+	case why == judge.Seen && c.cfg.Recrawl != nil:
 		if !c.recrawler.listed.put(k, listedHint{part: part, host: u.Authority, hint: h}) {
 			c.stats.listedDropped.Add(1)
 		}
@@ -162,7 +164,7 @@ func (rc *recrawler) holdListed(k seen.Key, lh listedHint) {
 // cut-off, which a restart may have narrowed.
 func (rc *recrawler) stillInScope(r store.URLRecord, host string) bool {
 	u, err := rc.canon.Parse(r.URL)
-	if err != nil || rc.copies.trapped(host) {
+	if err != nil || rc.judge.Trapped(host) {
 		return false
 	}
 	return r.Depth == 0 || rc.scope.Check(u, r.Depth) == ""

@@ -140,7 +140,7 @@ func (c *Crawler) Partitions() int { return c.cfg.Partitions }
 type Verdict struct {
 	URL    string // canonical when it parsed, else as given
 	Reason string // "" when accepted; else a Reject* reason
-	// Err says more of a RejectInvalid or RejectFilter, when there is
+	// Err says more of a judge.Invalid or judge.Filter, when there is
 	// more to say: the canonicaliser's *canon.Error, ErrNotHTTP, or the
 	// filter's *scope.FilterError.
 	Err error

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/memnet"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
@@ -267,7 +268,7 @@ func TestUnreachableRobotsHoldsForTheRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(verdicts) != 1 || verdicts[0].Reason != RejectUnreachable {
+		if len(verdicts) != 1 || verdicts[0].Reason != judge.Unreachable {
 			t.Errorf("the late link's verdict %+v, want refused as robots-unreachable", verdicts)
 		}
 		if sum.StoppedBy != "drained" || sum.Deferred != 0 {
@@ -316,7 +317,7 @@ func TestUnreachableRobotsHoldsWithItsClock(t *testing.T) {
 		if _, err := c.Run(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if len(soon) != 1 || soon[0].Reason != RejectUnreachable {
+		if len(soon) != 1 || soon[0].Reason != judge.Unreachable {
 			t.Errorf("a link five minutes after the 503: %+v, want refused as robots-unreachable", soon)
 		}
 		if len(later) != 1 || later[0].Reason != "" {
@@ -361,8 +362,8 @@ func TestGivenUpHostRefusesLateLinks(t *testing.T) {
 		if sum.GaveUp != 1 {
 			t.Fatalf("%d hosts given up, want the storm", sum.GaveUp)
 		}
-		if len(late) != 1 || late[0].Reason != RejectGaveUp {
-			t.Errorf("a link to the given-up host: %+v, want refused as %s", late, RejectGaveUp)
+		if len(late) != 1 || late[0].Reason != judge.GaveUp {
+			t.Errorf("a link to the given-up host: %+v, want refused as %s", late, judge.GaveUp)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/frontier"
 	recent "github.com/weft-crawler/weft/internal/history"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/scope"
@@ -120,8 +121,8 @@ func (o Operator) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 			err = fmt.Errorf("crawl: scheme %q: %w", u.Scheme, ErrNotHTTP)
 		}
 		if err != nil {
-			out[i].Reason, out[i].Err = RejectInvalid, err
-			c.stats.reject(RejectInvalid)
+			out[i].Reason, out[i].Err = judge.Invalid, err
+			c.judge.Count(judge.Invalid, 1)
 			continue
 		}
 		out[i].URL = u.String
@@ -130,20 +131,16 @@ func (o Operator) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 			if r == scope.ReasonFilter {
 				out[i].Err = c.scope.ExplainFilter(u, false)
 			}
-			c.stats.reject(string(r))
+			c.judge.Count(string(r), 1)
 			continue
 		}
-		it, why := c.admit.judge(pb, u, 0, 0, prio, "", asLink)
-		if why == RejectForwarded {
-			// Accepted: its host's owner queues it. Its scope widens here.
+		switch why := c.admit(pb, judge.Candidate{URL: u, Priority: prio}); why {
+		case "", judge.Forwarded:
+			// Accepted (queued, or by its host's owner): its scope widens.
 			c.scope.AddSeed(u)
 			pb.widenScope(u.String)
-			continue
-		}
-		if out[i].Reason = why; why == "" {
-			c.scope.AddSeed(u)
-			pb.widenScope(u.String)
-			pb.items = append(pb.items, it)
+		default:
+			out[i].Reason = why
 		}
 	}
 	if err := pb.commit(c.seen, c.front); err != nil {

@@ -73,7 +73,7 @@ func (p *hostPolicies) rearm(key string) {
 		// again before the next page: that request is robots.txt's.
 		var d time.Duration
 		for _, scheme := range robotsSchemes { // one clock serves the authority's schemes
-			if pol := p.robots.cached(originKey(scheme, host), now); pol != nil {
+			if pol := p.robots.Cached(originKey(scheme, host), now); pol != nil {
 				d = max(d, pol.CrawlDelay)
 			}
 		}

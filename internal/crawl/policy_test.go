@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/events"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/synthweb"
 	"github.com/weft-crawler/weft/internal/testwait"
@@ -93,7 +94,7 @@ func TestPolicySlowsAndForbids(t *testing.T) {
 	}
 	checkGaps(t, "a.test", mw.requests("a.test"), policyDelay)
 	checkGaps(t, "c.test", mw.requests("c.test"), crawlDelay)
-	if sum.Rejected[RejectPolicy] != 2 || sum.Rejected[RejectHostCap] != 1 || sum.Policies != 2 {
+	if sum.Rejected[judge.Policy] != 2 || sum.Rejected[judge.HostCap] != 1 || sum.Policies != 2 {
 		t.Errorf("rejected %v, %d policies; want a.test's two /private/ pages refused by policy, /3 by its cap, and 2 policies", sum.Rejected, sum.Policies)
 	}
 	if log := logged.String(); !strings.Contains(log, "policy refused: its delay is shorter than the host's robots.txt Crawl-delay") ||
@@ -133,7 +134,7 @@ func TestPolicyAppliesToQueuedURLs(t *testing.T) {
 	if got, want := mw.paths("a.test"), []string{"/robots.txt", "/", "/open"}; !slices.Equal(got, want) {
 		t.Errorf("a.test requests %v, want %v", got, want)
 	}
-	if sum.Rejected[RejectPolicy] != 2 {
+	if sum.Rejected[judge.Policy] != 2 {
 		t.Errorf("rejected %v; want the two queued /private/ URLs dropped by policy", sum.Rejected)
 	}
 }
@@ -276,7 +277,7 @@ func TestPolicySetWhileRunning(t *testing.T) {
 	if got, want := mw.paths("a.test"), []string{"/robots.txt", "/", "/open"}; !slices.Equal(got, want) {
 		t.Errorf("requests %v, want %v", got, want)
 	}
-	if sum.Rejected[RejectPolicy] != 1 {
+	if sum.Rejected[judge.Policy] != 1 {
 		t.Errorf("rejected %v, want /private/1 by policy", sum.Rejected)
 	}
 	checkGaps(t, "a.test", mw.requests("a.test"), 3*delay)

@@ -231,7 +231,7 @@ func (s *schedule) isSitemap(l frontier.Lease) bool {
 	if err != nil {
 		return false
 	}
-	pol := s.robots.cached(originKey(u.Scheme, l.Host), time.Now())
+	pol := s.robots.Cached(originKey(u.Scheme, l.Host), time.Now())
 	return pol != nil && slices.Contains(pol.Sitemaps, l.URL)
 }
 

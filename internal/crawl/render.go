@@ -14,6 +14,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/robots"
@@ -270,8 +271,7 @@ func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL,
 		}
 		static[lu.String] = true
 		room--
-		if it, why := c.admit.judge(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL, asPageLink); why == "" {
-			pb.items = append(pb.items, it)
+		if c.admit(pb, judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL, As: judge.AsPageLink, Page: pb.page}) == "" {
 			found++
 		}
 	}
@@ -527,7 +527,7 @@ func (f *pageFetcher) completeBorrowed(bl frontier.Lease, res frontier.Result) f
 // returns the answer for the browser, refused if a cap cut it.
 func (f *pageFetcher) get(ctx context.Context, u canon.URL) (*render.Response, frontier.Result, error) {
 	c := f.c
-	c.traps.fetched(u.Authority)
+	c.judge.Fetched(u.Authority)
 	resp, err := c.fetcher.Get(ctx, u.String, nil)
 	if err != nil {
 		kind := fetch.KindOf(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/testwait"
 )
 
@@ -163,7 +164,7 @@ func TestRequisitesFetched(t *testing.T) {
 	// preloaded part, the script, two images, the favicon; not the
 	// disallowed one), and the style sheet's four (its @import, its two
 	// fonts, the CDN's included, and its image); not the CDN sheet's image.
-	if sum.Requisites == 0 || sum.RequisitesQueued != 12 || sum.RequisitesArchived != 12 || sum.Rejected[RejectRequisiteLinks] != 1 || sum.Archived["text/css"] != 3 {
+	if sum.Requisites == 0 || sum.RequisitesQueued != 12 || sum.RequisitesArchived != 12 || sum.Rejected[judge.RequisiteLinks] != 1 || sum.Archived["text/css"] != 3 {
 		t.Errorf("summary: %d requisites found, %d queued, %d archived; archived %v; rejected %v", sum.Requisites, sum.RequisitesQueued, sum.RequisitesArchived, sum.Archived, sum.Rejected)
 	}
 	// One request at a time per host, and the delay between them.

@@ -16,6 +16,7 @@ import (
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/hostmap"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robots"
 )
@@ -112,7 +113,7 @@ func (c *robotsCache) entry(origin string) *robotsEntry {
 // cached returns the policy the origin's URLs are judged by at now, or nil
 // if there is none (never fetched, expired, or being retried after a
 // failure).
-func (c *robotsCache) cached(origin string, now time.Time) *robots.Policy {
+func (c *robotsCache) Cached(origin string, now time.Time) *robots.Policy {
 	e, ok := c.hosts.Get(origin)
 	if !ok {
 		return nil
@@ -127,7 +128,7 @@ func (c *robotsCache) cached(origin string, now time.Time) *robots.Policy {
 // ones: what an operator asking about a host most likely means.
 func (c *robotsCache) cachedHost(authority string, now time.Time) *robots.Policy {
 	for _, s := range robotsSchemes {
-		if pol := c.cached(originKey(s, authority), now); pol != nil {
+		if pol := c.Cached(originKey(s, authority), now); pol != nil {
 			return pol
 		}
 	}
@@ -146,9 +147,9 @@ func (c *robotsCache) parked(authority string) bool {
 	return false
 }
 
-// judge sets e's verdict from its history at now. Only the lease holder
+// verdictOf sets e's verdict from its history at now. Only the lease holder
 // calls it.
-func (c *robotsCache) judge(e *robotsEntry, now time.Time) *robotsVerdict {
+func (c *robotsCache) verdictOf(e *robotsEntry, now time.Time) *robotsVerdict {
 	pol, until := e.hist.Verdict(now, c.retry)
 	h := &e.hist
 	if !c.runStart.IsZero() && h.Failures >= c.retry.Attempts && !h.LastFailure.Before(c.runStart) &&
@@ -195,10 +196,10 @@ type robotsTxt struct {
 	front    *frontier.Frontier
 	arch     *archiver // every robots.txt response is archived
 	stats    *counters
-	flog     *fetchLog   // every robots.txt request has its line
-	traps    *trapCounts // requests per host
-	policies *policy.Set // a hop to another host obeys that host's policy too
-	cluster  Cluster     // nil for a single node
+	flog     *fetchLog    // every robots.txt request has its line
+	judge    *judge.Judge // counts the requests per host, for the trap report
+	policies *policy.Set  // a hop to another host obeys that host's policy too
+	cluster  Cluster      // nil for a single node
 	log      *slog.Logger
 	fail     func(error)
 
@@ -239,7 +240,7 @@ func (r *robotsTxt) ensure(ctx context.Context, l frontier.Lease, u canon.URL) (
 		now := time.Now()
 		v := e.verdict.Load()
 		if v == nil || !now.Before(v.until) {
-			v = r.judge(e, now)
+			v = r.verdictOf(e, now)
 		}
 		if v.pol != nil {
 			return v.pol, frontier.Result{}
@@ -293,7 +294,7 @@ func (r *robotsTxt) ensure(ctx context.Context, l frontier.Lease, u canon.URL) (
 func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, target string) frontier.Result {
 	start := time.Now()
 	r.stats.robots.Add(1)
-	r.traps.fetched(originHost(host))
+	r.judge.Fetched(originHost(host))
 	resp, err := r.fetcher.Get(ctx, target, nil)
 	now := time.Now() // the answer's time: its age, and a retry's wait, count from it
 	if err != nil {
@@ -455,7 +456,7 @@ func (r *robotsTxt) decide(host string, e *robotsEntry, pol *robots.Policy, reas
 		r.fail(fmt.Errorf("crawl: record the robots.txt of %s: %w", host, err))
 	}
 	r.stats.inc(r.stats.robotsOutc, pol.Outcome.String(), 1)
-	v := r.judge(e, pol.FetchedAt)
+	v := r.verdictOf(e, pol.FetchedAt)
 	if pol.Outcome != robots.DisallowAll {
 		return
 	}
@@ -485,16 +486,6 @@ func (r *robotsTxt) decide(host string, e *robotsEntry, pol *robots.Policy, reas
 		r.log.Info("robots.txt unreachable for the whole last-good window; crawling as if it were absent", "host", host,
 			"failing_since", e.hist.FailingSince, "attempts", attempt)
 	}
-}
-
-// robotsRefusal is why a URL its robots.txt policy disallows is refused:
-// the rules of a file read, or the file unreachable (RFC 9309's complete
-// disallow).
-func robotsRefusal(pol *robots.Policy) string {
-	if pol.Outcome == robots.DisallowAll {
-		return RejectUnreachable
-	}
-	return RejectRobots
 }
 
 // robotsCause is what the last failed fetch of a robots.txt got, in the

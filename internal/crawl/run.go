@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 )
 
 // Run crawls until the frontier drains, MaxPages is reached or ctx is
@@ -72,11 +73,8 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	seeds := c.state.newBatch()
 	c.seedWhy = map[string]string{}
 	for _, u := range c.seeds {
-		it, why := c.admit.judge(seeds, u, 0, 0, frontier.High, "", asLink)
-		switch why {
-		case "":
-			seeds.items = append(seeds.items, it)
-		case RejectSeen, RejectForwarded: // an earlier run's, or another node's: its record says
+		switch why := c.admit(seeds, judge.Candidate{URL: u, Priority: frontier.High}); why {
+		case "", judge.Seen, judge.Forwarded: // queued, or an earlier run's or another node's: its record says
 		default:
 			c.seedWhy[u.String] = why
 		}
@@ -199,7 +197,7 @@ func (c *Crawler) summary() Summary {
 		BadEncoding:        s.badCoding.Load(),
 		ByStatus:           clone(s.byClass),
 		Errors:             clone(s.byError),
-		Rejected:           clone(s.rejected),
+		Rejected:           c.judge.Rejected(),
 		Handled:            clone(s.handled),
 		Archived:           clone(s.archivedTypes),
 		Refused:            clone(s.refusedTypes),
@@ -236,8 +234,8 @@ func (c *Crawler) summary() Summary {
 	}
 	sum.GaveUp, sum.GaveUpHosts = s.gaveUp.snapshot()
 	_, sum.HostsDownNamed = s.down.snapshot()
-	sum.Traps, sum.TrapHosts = s.traps.snapshot()
-	sum.TrapCosts, sum.TrapHostCount = c.traps.report()
+	sum.Traps, sum.TrapHosts = c.judge.Cut()
+	sum.TrapCosts, sum.TrapHostCount = c.judge.TrapReport()
 	return sum
 }
 

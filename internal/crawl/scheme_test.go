@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/weft-crawler/weft/internal/judge"
 )
 
 // twoSchemes is one server answering http and https on one port, so that
@@ -156,7 +158,7 @@ func TestRobotsPerScheme(t *testing.T) {
 			t.Errorf("%s requests %v, want %v", scheme, got, want)
 		}
 	}
-	if sum.Robots["rules"] != 2 || sum.Rejected[RejectRobots] != 2 {
+	if sum.Robots["rules"] != 2 || sum.Rejected[judge.Robots] != 2 {
 		t.Errorf("robots %v, rejected %v: want two files with rules, each disallowing one link", sum.Robots, sum.Rejected)
 	}
 	ts.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/seen"
 )
@@ -61,7 +62,7 @@ func (c *Crawler) reportSeeds(sum *Summary) {
 // refused and the flag that allows it, or what its robots.txt got.
 func (c *Crawler) explainSeed(f *SeedFailure, u canon.URL) {
 	switch {
-	case f.Reason == RejectForbidden || strings.HasSuffix(f.Reason, ":refused") || c.robotsKind(u) == "refused":
+	case f.Reason == judge.Forbidden || strings.HasSuffix(f.Reason, ":refused") || c.robotsKind(u) == "refused":
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		addr, err := c.fetcher.Lookup(ctx, strings.Trim(u.Host, "[]"))
@@ -77,13 +78,13 @@ func (c *Crawler) explainSeed(f *SeedFailure, u canon.URL) {
 			}
 		}
 		f.Hint = "--allow-cidr " + netip.PrefixFrom(addr, addr.BitLen()).String()
-	case f.Reason == RejectUnreachable:
+	case f.Reason == judge.Unreachable:
 		if e, ok := c.robots.hosts.Get(originKey(u.Scheme, u.Authority)); ok && e.hist.Err != "" {
 			f.Detail = "its robots.txt could not be fetched: " + e.hist.Err
 		} else {
 			f.Detail = "its robots.txt could not be fetched"
 		}
-	case f.Reason == RejectRobots:
+	case f.Reason == judge.Robots:
 		f.Detail = "its robots.txt disallows it"
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/recrawl"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -121,7 +122,7 @@ func TestSitemaps(t *testing.T) {
 	}
 	// The big sitemap's first 50,000 URLs were judged (refused by
 	// robots.txt), the 50,001st never read.
-	if got := sum.Rejected[RejectRobots]; got != 50000+1 { // and d.test's /private/x
+	if got := sum.Rejected[judge.Robots]; got != 50000+1 { // and d.test's /private/x
 		t.Errorf("%d URLs refused by robots.txt, want the 50,000 read of the big sitemap and d.test's /private/x", got)
 	}
 	if sum.Rejected["scope"] == 0 {

@@ -12,33 +12,8 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/hostmap"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/store"
-)
-
-// Reasons a discovered URL is not queued.
-const (
-	RejectInvalid   = "invalid"   // not a URL the WHATWG parser accepts
-	RejectScope     = "scope"     // outside the seeds' scope or an include/exclude rule
-	RejectFilter    = "filter"    // scheme, extension, length or parameter count
-	RejectDepth     = "depth"     // too many link hops from a seed
-	RejectRedirects = "redirects" // redirect chain longer than MaxRedirects
-	RejectRobots    = "robots"    // disallowed by the host's cached robots.txt
-	// RejectUnreachable: the host's robots.txt could not be fetched (5xx,
-	// 429, a network or TLS error, a timeout), so per RFC 9309 the host is
-	// completely disallowed; the summary names the host and why.
-	RejectUnreachable = "robots-unreachable"
-	RejectPolicy      = "policy"   // disallowed by the operator's policy for the host
-	RejectHostCap     = "host-cap" // host already has MaxURLsPerHost URLs
-	RejectSeen        = "seen"     // already accepted
-	RejectNoFollow    = "nofollow" // rel=nofollow link, or the page said nofollow
-	// RejectRequisiteLinks counts the links of a document fetched as a
-	// page's requisite, which are not followed.
-	RejectRequisiteLinks = "requisite-links"
-	RejectGaveUp         = "gave-up"   // queued for a host given up after too many failures
-	RejectNearDup        = "near-dup"  // a link of a near-duplicate page, not followed
-	RejectTrap           = "trap"      // on a host cut off for serving mostly near-duplicates
-	RejectForbidden      = "forbidden" // an address the SSRF guard refuses (an IP literal, or a name --resolve pins)
-	RejectForwarded      = "forwarded" // another node's host (Cluster.Owns): handed to its owner, not refused
 )
 
 // counters are the crawl's running totals, updated by workers without a
@@ -86,11 +61,9 @@ type counters struct {
 	linksCutAll        atomic.Int64                  // HTML pages cut at MaxLinksPerPage, every host's
 	gaveUp             hostList                      // hosts given up after too many failures
 	down               causeList                     // hosts not crawled because their robots.txt failed
-	traps              hostList                      // hosts cut off as near-duplicate traps
 	mu                 sync.Mutex
 	byClass            map[string]int64
 	byError            map[string]int64
-	rejected           map[string]int64
 	handled            map[string]int64 // responses read, by handler
 	archivedTypes      map[string]int64 // 2xx responses archived, by media type (bounded: incType)
 	refusedTypes       map[string]int64 // bodies the media policy refused, by media type (bounded)
@@ -108,7 +81,6 @@ func newCounters() *counters {
 		hosts:         hostmap.New[store.HostState](16),
 		byClass:       map[string]int64{},
 		byError:       map[string]int64{},
-		rejected:      map[string]int64{},
 		handled:       map[string]int64{},
 		archivedTypes: map[string]int64{},
 		refusedTypes:  map[string]int64{},
@@ -125,20 +97,6 @@ func newCounters() *counters {
 func (c *counters) inc(m map[string]int64, k string, n int64) {
 	c.mu.Lock()
 	m[k] += n
-	c.mu.Unlock()
-}
-
-func (c *counters) reject(reason string) { c.inc(c.rejected, reason, 1) }
-
-// rejectBounded counts a refusal whose reason a LinkFilter gave: past
-// maxTypes reasons in all, a new one counts as RejectFilter, so that a
-// filter naming each URL cannot grow the map.
-func (c *counters) rejectBounded(reason string) {
-	c.mu.Lock()
-	if _, ok := c.rejected[reason]; !ok && len(c.rejected) >= maxTypes {
-		reason = RejectFilter
-	}
-	c.rejected[reason]++
 	c.mu.Unlock()
 }
 
@@ -335,7 +293,7 @@ type Summary struct {
 	GaveUpHosts        []string         // the first of them
 	Traps              int64            // hosts cut off: most of their last pages were near-duplicates
 	TrapHosts          []string         // the first of them
-	TrapCosts          []TrapCost       // the hosts trap rules (pattern, repeats, depth, host-cap, trap) refused most URLs of, and what each cost
+	TrapCosts          []judge.TrapCost // the hosts trap rules (pattern, repeats, depth, host-cap, trap) refused most URLs of, and what each cost
 	TrapHostCount      int64            // hosts any trap rule refused URLs of
 	Queued             int              // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
 	Seeds              int              // seeds given (Config.Seeds)
@@ -457,7 +415,7 @@ func (s Summary) Write(w io.Writer) {
 		}
 	}
 	if s.Policies > 0 {
-		fmt.Fprintf(w, "  policies:   %d hosts with an operator policy; %d URLs refused by one\n", s.Policies, s.Rejected[RejectPolicy])
+		fmt.Fprintf(w, "  policies:   %d hosts with an operator policy; %d URLs refused by one\n", s.Policies, s.Rejected[judge.Policy])
 	}
 	fmt.Fprintf(w, "  rejected:   %s\n", joinCounts(s.Rejected))
 	if u := s.WARCUploads; u != nil {

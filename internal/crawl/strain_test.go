@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
@@ -125,8 +126,8 @@ func TestServerStrainIsHeeded(t *testing.T) {
 	} else if gap := reqs[3].start.Sub(reqs[2].end); gap < 400*time.Millisecond {
 		t.Errorf("fail.test: %v between the second and third failures, want the 400ms park", gap)
 	}
-	if sum.GaveUp != 1 || !slices.Contains(sum.GaveUpHosts, mw.auth["fail.test"]) || sum.Rejected[RejectGaveUp] != 4 {
-		t.Errorf("summary: %d hosts given up %v, %d URLs dropped; want fail.test and 4", sum.GaveUp, sum.GaveUpHosts, sum.Rejected[RejectGaveUp])
+	if sum.GaveUp != 1 || !slices.Contains(sum.GaveUpHosts, mw.auth["fail.test"]) || sum.Rejected[judge.GaveUp] != 4 {
+		t.Errorf("summary: %d hosts given up %v, %d URLs dropped; want fail.test and 4", sum.GaveUp, sum.GaveUpHosts, sum.Rejected[judge.GaveUp])
 	}
 	// The crawl drained: the store's queue count, kept through every
 	// retry, drop and park, is back at zero.

@@ -19,6 +19,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/memnet"
 )
 
@@ -147,8 +148,8 @@ func TestUnreachableHostsAreCountedAndNamed(t *testing.T) {
 		if !strings.Contains(out.String(), "https://hang.test") {
 			t.Errorf("the printed summary does not name hang.test:\n%s", out.String())
 		}
-		if sum.Rejected[RejectUnreachable] < 3 {
-			t.Errorf("rejected %v: want the three seeds (and links) refused as %s", sum.Rejected, RejectUnreachable)
+		if sum.Rejected[judge.Unreachable] < 3 {
+			t.Errorf("rejected %v: want the three seeds (and links) refused as %s", sum.Rejected, judge.Unreachable)
 		}
 		lines := map[string]int{}
 		for _, r := range readFetchLog(t, cfg.DataDir) {

@@ -15,6 +15,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/store"
@@ -168,7 +169,7 @@ func (c *Crawler) countClock(l frontier.Lease, res frontier.Result, clock fronti
 		c.log.Warn("host parked after failures in a row", "host", l.Host, "errors", clock.Errors, "until", clock.NextAt.Format(time.RFC3339))
 	}
 	if clock.GaveUp && !l.Clock.GaveUp {
-		c.admit.gaveUp.Update(l.Host, func(bool) bool { return true })
+		c.judge.GiveUp(l.Host)
 		c.stats.gaveUp.add(l.Host)
 		c.log.Warn("host given up after too many failures, or 429s in a row; its queued URLs are dropped", "host", l.Host, "errors", clock.Errors, "429s_in_a_row", clock.Throttles)
 	}
@@ -197,14 +198,14 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		// robots.txt hop owned by another host leaves it with no rules it
 		// can read, which is "unreachable". (Given up in an earlier run:
 		// from now its links are refused when found.)
-		c.admit.gaveUp.Update(l.Host, func(bool) bool { return true })
-		c.stats.reject(RejectGaveUp)
+		c.judge.GiveUp(l.Host)
+		c.judge.Count(judge.GaveUp, 1)
 		if l.RobotsFor != "" {
 			owner := c.robots.entry(l.RobotsFor)
 			c.robots.decide(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+l.Host+", which was given up", time.Now()), "redirect-gave-up", nil, true)
 			c.front.Unpark(originHost(l.RobotsFor))
 		}
-		return leaseOutcome{outcome: RejectGaveUp}
+		return leaseOutcome{outcome: judge.GaveUp}
 	}
 	u, err := c.canon.Parse(l.URL)
 	if err != nil { // cannot happen for a URL we canonicalised; never crash on it
@@ -212,7 +213,7 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		if l.RobotsFor != "" {
 			c.front.Unpark(originHost(l.RobotsFor))
 		}
-		return leaseOutcome{outcome: RejectInvalid}
+		return leaseOutcome{outcome: judge.Invalid}
 	}
 	switch l.Mode {
 	case frontier.ModeFindGroup:
@@ -222,28 +223,28 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		// requested. If its robots.txt is no longer known to forbid this
 		// one (the answer expired, or it is a hop to the host's own
 		// robots.txt), the host goes back to its clock.
-		pol := c.robots.cached(originKey(u.Scheme, l.Host), time.Now())
+		pol := c.robots.Cached(originKey(u.Scheme, l.Host), time.Now())
 		if pol == nil || pol.Allowed(u.PathQuery()) || (l.RobotsFor != "" && u.Path == "/robots.txt") {
 			return leaseOutcome{res: frontier.Result{Retry: true, Drain: frontier.DrainStop}}
 		}
 		if l.RobotsFor != "" { // another host's robots.txt hop, disallowed here
 			return leaseOutcome{res: c.robots.hop(ctx, l, u, pol)}
 		}
-		why := robotsRefusal(pol)
-		c.stats.reject(why)
+		why := judge.RobotsRefusal(pol)
+		c.judge.Count(why, 1)
 		return leaseOutcome{res: frontier.Result{Drain: frontier.DrainStart}, outcome: why}
 	}
 	if l.RobotsFor != "" && u.Path == "/robots.txt" {
 		// Another host's robots.txt redirected to this host's robots.txt,
 		// which needs no permission from this host's rules.
-		return leaseOutcome{res: c.robots.hop(ctx, l, u, c.robots.cached(originKey(u.Scheme, l.Host), time.Now()))}
+		return leaseOutcome{res: c.robots.hop(ctx, l, u, c.robots.Cached(originKey(u.Scheme, l.Host), time.Now()))}
 	}
 	pol, spent := c.robots.ensure(ctx, l, u)
 	if pol == nil {
 		if spent.SetCrawlDelay && spent.Drain == 0 {
 			// The lease fetched the host's robots.txt, which allows it:
 			// its sitemaps are queued like any URL.
-			c.admit.admitSitemaps(pb, l, u)
+			c.admitSitemaps(pb, l, u)
 		}
 		return leaseOutcome{res: spent} // the lease went to robots.txt; the URL is retried
 	}
@@ -252,8 +253,8 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 	}
 	res := frontier.Result{SetCrawlDelay: true, CrawlDelay: pol.CrawlDelay}
 	if !pol.Allowed(u.PathQuery()) {
-		why := robotsRefusal(pol)
-		c.stats.reject(why)
+		why := judge.RobotsRefusal(pol)
+		c.judge.Count(why, 1)
 		if pol.Outcome == robots.DisallowAll {
 			// Nothing queued for the host will be requested: drop the
 			// rest at once rather than one per gap.
@@ -264,8 +265,8 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 	if !c.cfg.Policies.For(u.Authority, u.Host).Allowed(u.PathQuery()) {
 		// Queued before the policy said so (an earlier run, or a change
 		// while the crawl runs): dropped now, unrequested.
-		c.stats.reject(RejectPolicy)
-		return leaseOutcome{res: res, outcome: RejectPolicy}
+		c.judge.Count(judge.Policy, 1)
+		return leaseOutcome{res: res, outcome: judge.Policy}
 	}
 	if max := c.cfg.MaxPages; max > 0 && c.pagesStarted.Add(1) > max {
 		c.capReached.Store(true)
@@ -300,7 +301,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	if c.cfg.Recrawl != nil {
 		prev, first, hdr = c.previousVisit(l)
 	}
-	c.traps.fetched(l.Host)
+	c.judge.Fetched(l.Host)
 	resp, err := c.fetcher.Get(ctx, target, hdr)
 	if err != nil {
 		kind := fetch.KindOf(err)
@@ -352,8 +353,10 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		cp = c.arch.archiveNotModified(resp, prev, first, &u)
 	} else {
 		cp = c.arch.archive(resp, pb, &u)
-		if err := c.aliases.learn(u, resp, cp); err != nil {
-			c.fail(err)
+		if resp.StatusCode == 200 && dedupable(resp) && u.String == resp.URL {
+			if err := c.judge.LearnAlias(u, cp.digest); err != nil {
+				c.fail(err)
+			}
 		}
 	}
 	// Its line of the capture index is staged whatever happens next, a
@@ -392,7 +395,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		rec.Outcome = "redirect"
 		if resp.Location != "" {
 			rec.Location = resp.Location
-			c.admit.admitRedirect(pb, l, resp.Location)
+			c.admitRedirect(pb, l, resp.Location)
 		}
 	case cp.skipLinks(l.Depth):
 		// The payload is an earlier capture's, whose links were followed

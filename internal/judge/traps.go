@@ -1,9 +1,8 @@
-package crawl
+package judge
 
 import (
 	"cmp"
 	"fmt"
-	"log/slog"
 	"maps"
 	"slices"
 	"sync"
@@ -15,44 +14,33 @@ import (
 	"github.com/weft-crawler/weft/internal/store"
 )
 
-// Reasons of the trap rules that package scope does not decide.
-const (
-	// RejectPattern: the host already has MaxURLsPerPattern URLs of this
-	// URL's pattern (scope.Pattern): a calendar, a faceted search, session
-	// ids in paths, an endless page number.
-	RejectPattern = "pattern"
-	// RejectRepeats: a path segment repeats more than Scope.MaxPathRepeats
-	// times (scope.ReasonRepeats).
-	RejectRepeats = string(scope.ReasonRepeats)
-)
-
-// DefaultMaxURLsPerPattern is MaxURLsPerPattern's default: enough for a
+// DefaultMaxURLsPerPattern is the per-pattern cap's default: enough for a
 // large archive of numbered articles, and a bound on what a calendar or a
 // faceted search can cost one crawl.
 const DefaultMaxURLsPerPattern = 10_000
 
-// maxPatternCap is the most MaxURLsPerPattern may be: the counters are
+// MaxPatternCap is the most the per-pattern cap may be: the counters are
 // 16-bit and saturate at 65,535.
-const maxPatternCap = 65_000
+const MaxPatternCap = 65_000
 
-// trapRule says whether a rejection reason is one of the rules that bound
+// trapRule says whether a refusal's reason is one of the rules that bound
 // a crawl trap: they are reported per host. The depth limit is not among
 // them: in a broad crawl most hosts meet it, and would crowd out the traps.
 func trapRule(reason string) bool {
 	switch reason {
-	case RejectPattern, RejectRepeats, RejectHostCap, RejectTrap:
+	case Pattern, Repeats, HostCap, Trap:
 		return true
 	}
 	return false
 }
 
-// trapCounts counts, per URL pattern, the URLs a crawl accepted, and per
-// host the requests it made (pages and robots.txt), each in a count-min
-// sketch of its own: a bounded memory whatever a trap generates, at the
-// price of counts that may run a little high when many keys share
-// counters (a cap of a few dozen is approximate in a crawl of millions)
-// and that stop at 65,535.
-type trapCounts struct {
+// traps counts, per URL pattern, the URLs a crawl accepted, and per host
+// the requests it made (pages and robots.txt), each in a count-min sketch
+// of its own: a bounded memory whatever a trap generates, at the price of
+// counts that may run a little high when many keys share counters (a cap
+// of a few dozen is approximate in a crawl of millions) and that stop at
+// 65,535.
+type traps struct {
 	patterns *sketch.Sketch // nil when patterns are not limited
 	fetches  *sketch.Sketch
 	cap      int // per pattern; 0: patterns not limited
@@ -67,21 +55,20 @@ type trapCounts struct {
 // thousands still tolerates.
 const maxPatternBytes = 64 << 20
 
-// maxTrapHosts bounds the hosts whose trap rejections are itemised.
+// maxTrapHosts bounds the hosts whose trap refusals are itemised.
 const maxTrapHosts = 10_000
 
-// newTrapCounts sizes the pattern counts for expectedURLs (zero: a
-// million) at two bytes a URL, up to maxPatternBytes, where each row of
-// the sketch has a counter for every four URLs counted: at that load a
-// pattern's count runs high by a few at most, nothing beside a cap of
-// thousands. The request counts get an eighth of that: hosts are fewer
-// than URLs.
-func newTrapCounts(expectedURLs uint, patternCap int) *trapCounts {
+// newTraps sizes the pattern counts for expectedURLs (zero: a million) at
+// two bytes a URL, up to maxPatternBytes, where each row of the sketch has
+// a counter for every four URLs counted: at that load a pattern's count
+// runs high by a few at most, nothing beside a cap of thousands. The
+// request counts get an eighth of that: hosts are fewer than URLs.
+func newTraps(expectedURLs uint, patternCap int) *traps {
 	if expectedURLs == 0 {
 		expectedURLs = 1_000_000
 	}
 	n := int(min(expectedURLs, 1<<30))
-	t := &trapCounts{fetches: sketch.New(min(max(256<<10, n/4), maxPatternBytes/8)), cap: patternCap, hosts: map[string]*TrapCost{}}
+	t := &traps{fetches: sketch.New(min(max(256<<10, n/4), maxPatternBytes/8)), cap: patternCap, hosts: map[string]*TrapCost{}}
 	if patternCap > 0 {
 		t.patterns = sketch.New(min(max(1<<20, 2*n), maxPatternBytes))
 	}
@@ -94,39 +81,45 @@ const (
 	metaTrapRequests = "trapcounts/requests"
 )
 
-// load reads the counts an earlier run saved. Counts that do not decode
-// are dropped with a warning (they start again from zero): the crawl's
-// own state is intact.
-func (t *trapCounts) load(db *store.DB, log *slog.Logger) error {
-	for _, c := range []struct {
+// sketches are the counts and their keys in the store.
+func (t *traps) sketches() []struct {
+	key string
+	s   *sketch.Sketch
+} {
+	return []struct {
 		key string
 		s   *sketch.Sketch
-	}{{metaTrapPatterns, t.patterns}, {metaTrapRequests, t.fetches}} {
+	}{{metaTrapPatterns, t.patterns}, {metaTrapRequests, t.fetches}}
+}
+
+// LoadCounts reads the trap rules' counts an earlier run saved. Counts
+// that do not decode are dropped with a warning (they start again from
+// zero): the crawl's own state is intact.
+func (j *Judge) LoadCounts(db *store.DB) error {
+	for _, c := range j.traps.sketches() {
 		if c.s == nil {
 			continue
 		}
 		b, ok, err := db.GetMeta(c.key)
 		if err != nil {
-			return fmt.Errorf("crawl: read the trap rules' counts: %w", err)
+			return fmt.Errorf("judge: read the trap rules' counts: %w", err)
 		}
 		if !ok {
 			continue
 		}
 		if err := c.s.UnmarshalBinary(b); err != nil {
-			log.Warn("trap rules' counts of an earlier run dropped", "key", c.key, "err", err)
+			j.cfg.Log.Warn("trap rules' counts of an earlier run dropped", "key", c.key, "err", err)
 		}
 	}
 	return nil
 }
 
-// save writes the counts to the store, so that a resumed crawl goes on
-// from them: a pattern's cap holds across a restart.
-func (t *trapCounts) save(db *store.DB) error {
+// SaveCounts writes the trap rules' counts to the store, so that a
+// resumed crawl goes on from them: a pattern's cap holds across a
+// restart.
+func (j *Judge) SaveCounts(db *store.DB) error {
 	b := db.NewBatch()
-	for _, c := range []struct {
-		key string
-		s   *sketch.Sketch
-	}{{metaTrapPatterns, t.patterns}, {metaTrapRequests, t.fetches}} {
+	for _, c := range j.traps.sketches() {
 		if c.s == nil {
 			continue
 		}
@@ -137,7 +130,7 @@ func (t *trapCounts) save(db *store.DB) error {
 		b.PutMeta(c.key, v)
 	}
 	if err := b.Commit(false); err != nil {
-		return fmt.Errorf("crawl: save the trap rules' counts: %w", err)
+		return fmt.Errorf("judge: save the trap rules' counts: %w", err)
 	}
 	return nil
 }
@@ -145,10 +138,10 @@ func (t *trapCounts) save(db *store.DB) error {
 func patternKey(u canon.URL) seen.Key { return seen.KeyOf(scope.Pattern(u)) }
 func fetchKey(host string) seen.Key   { return seen.KeyOf(host) }
 
-// full reports whether u's pattern has its MaxURLsPerPattern URLs, and
-// returns the pattern's key for admitted. Workers admitting URLs of one
-// pattern at once may pass the cap by a few.
-func (t *trapCounts) full(u canon.URL) (bool, seen.Key) {
+// full reports whether u's pattern has its cap of URLs, and returns the
+// pattern's key for admitted. Workers admitting URLs of one pattern at
+// once may pass the cap by a few.
+func (t *traps) full(u canon.URL) (bool, seen.Key) {
 	if t.patterns == nil {
 		return false, seen.Key{}
 	}
@@ -157,17 +150,18 @@ func (t *trapCounts) full(u canon.URL) (bool, seen.Key) {
 }
 
 // admitted counts one URL of key's pattern.
-func (t *trapCounts) admitted(key seen.Key) {
+func (t *traps) admitted(key seen.Key) {
 	if t.patterns != nil {
 		t.patterns.Add(key)
 	}
 }
 
-// fetched counts one request to host.
-func (t *trapCounts) fetched(host string) { t.fetches.Add(fetchKey(host)) }
+// Fetched counts one request to host (a page or robots.txt), for the
+// report of what trap hosts cost.
+func (j *Judge) Fetched(host string) { j.traps.fetches.Add(fetchKey(host)) }
 
 // refused records a URL of host that a trap rule refused.
-func (t *trapCounts) refused(host, reason string) {
+func (t *traps) refused(host, reason string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.hosts[host]
@@ -198,12 +192,14 @@ func (c TrapCost) RefusedTotal() int64 {
 	return n
 }
 
-// maxTrapReport is how many trap hosts the summary itemises.
+// maxTrapReport is how many trap hosts the report itemises.
 const maxTrapReport = 20
 
-// report returns the hosts trap rules refused the most URLs of, with the
-// requests each cost, most refused first; and the number of such hosts.
-func (t *trapCounts) report() ([]TrapCost, int64) {
+// TrapReport returns the hosts trap rules refused the most URLs of, with
+// the requests each cost, most refused first; and the number of such
+// hosts.
+func (j *Judge) TrapReport() ([]TrapCost, int64) {
+	t := j.traps
 	t.mu.Lock()
 	out := make([]TrapCost, 0, len(t.hosts))
 	for _, c := range t.hosts {

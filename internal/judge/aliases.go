@@ -1,35 +1,36 @@
-package crawl
+package judge
 
 import (
 	"crypto/sha1"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/weft-crawler/weft/internal/canon"
-	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
-// RejectIndexAlias: a link to a directory's index file (X/index.html) on a
-// host that serves X/ and X/index.html alike, once X/ has been fetched.
-const RejectIndexAlias = "index-alias"
+// Captures reads the capture index: fn is called with each capture of
+// the URL whose SURT is key, oldest first, until it returns false.
+// *store.DB is one.
+type Captures interface {
+	Captures(key string, fn func(store.CaptureRecord) bool) error
+}
 
 // indexNames are the index files a static server answers a directory
 // with. The rule is narrow on purpose: a name is learnt per origin, and
 // only these two exact names, without a query, are ever skipped.
 var indexNames = [...]string{"index.html", "index.htm"}
 
-// indexAliases learns, per origin, whether a directory and its index file
+// aliases learns, per origin, whether a directory and its index file
 // serve one page, from the captures of both, and says which links to an
 // index file would fetch a copy. It is safe for concurrent use.
-type indexAliases struct {
-	states *hostmap.Map[store.HostState] // the crawl's per-host states, by authority (Alias fields)
-	db     *store.DB                     // the capture index
-	canon  *canon.Canonicalizer
-	log    *slog.Logger
+type aliases struct {
+	states   *hostmap.Map[store.HostState] // the crawl's per-host states, by authority (Alias fields)
+	captures Captures
+	canon    *canon.Canonicalizer
+	log      *slog.Logger
 }
 
 // aliasState is what an origin's pairs of a directory and its index file
@@ -62,7 +63,7 @@ func aliasOf(s store.HostState, shift uint) aliasState {
 
 // state returns the aliasState of scheme://authority, and false for a
 // scheme the rule does not learn.
-func (x *indexAliases) state(scheme, authority string) (aliasState, uint, bool) {
+func (x *aliases) state(scheme, authority string) (aliasState, uint, bool) {
 	shift, ok := aliasShift(scheme)
 	if !ok {
 		return aliasState{}, 0, false
@@ -70,10 +71,6 @@ func (x *indexAliases) state(scheme, authority string) (aliasState, uint, bool) 
 	s, _ := x.states.Get(authority)
 	return aliasOf(s, shift), shift, true
 }
-
-// errIndexAlias refuses an alias in the seen set's Recorder, so that only a
-// URL that would have been new is counted.
-var errIndexAlias = errors.New("crawl: an index file of a directory already fetched")
 
 // splitIndex returns the directory of path (ending in "/") and which of
 // indexNames it names, or ok false.
@@ -86,13 +83,15 @@ func splitIndex(path string) (dir string, name int, ok bool) {
 	return "", 0, false
 }
 
-// learn compares a page that is a directory (X/) or one of its index
-// files (X/index.html), fetched now with a whole 200 answer, with its twin's
-// last 200 capture, and records in its origin's state whether the two
-// served the same payload. Only the origin's own captures count: a
-// redirect's target is its own URL, so a redirect never makes a pair.
-func (x *indexAliases) learn(u canon.URL, resp *fetch.Response, cp capture) error {
-	if resp.StatusCode != 200 || !dedupable(resp) || u.Query != "" || u.String != resp.URL {
+// LearnAlias compares a page that is a directory (X/) or one of its
+// index files (X/index.html), fetched now with a whole 200 answer whose
+// payload's digest is digest, with its twin's last 200 capture, and
+// records in its origin's state whether the two served the same payload.
+// Only the origin's own captures count: a redirect's target is its own
+// URL, so a redirect never makes a pair.
+func (j *Judge) LearnAlias(u canon.URL, digest [sha1.Size]byte) error {
+	x := j.aliases
+	if u.Query != "" {
 		return nil
 	}
 	st, shift, ok := x.state(u.Scheme, u.Authority)
@@ -119,12 +118,12 @@ func (x *indexAliases) learn(u canon.URL, resp *fetch.Response, cp capture) erro
 		}
 		last, ok, err := x.last200(u.Scheme + "://" + u.Authority + path)
 		if err != nil {
-			return fmt.Errorf("crawl: read the captures of the twin of %s: %w", u.String, err)
+			return fmt.Errorf("judge: read the captures of the twin of %s: %w", u.String, err)
 		}
 		if !ok {
 			continue
 		}
-		same := last == cp.digest
+		same := last == digest
 		x.states.Update(u.Authority, func(s store.HostState) store.HostState {
 			if same {
 				s.AliasSame |= 1 << (shift + uint(i))
@@ -142,12 +141,12 @@ func (x *indexAliases) learn(u canon.URL, resp *fetch.Response, cp capture) erro
 
 // last200 returns the payload digest of rawURL's last capture that
 // answered 200, from the capture index.
-func (x *indexAliases) last200(rawURL string) (digest [sha1.Size]byte, ok bool, err error) {
+func (x *aliases) last200(rawURL string) (digest [sha1.Size]byte, ok bool, err error) {
 	t, err := x.canon.Parse(rawURL)
 	if err != nil {
 		return digest, false, nil
 	}
-	err = x.db.Captures(t.SURT(), func(r store.CaptureRecord) bool {
+	err = x.captures.Captures(t.SURT(), func(r store.CaptureRecord) bool {
 		if r.Status == 200 {
 			digest, ok = r.Digest, true
 		}
@@ -158,9 +157,9 @@ func (x *indexAliases) last200(rawURL string) (digest [sha1.Size]byte, ok bool, 
 
 // skip reports whether u, a link found on the page at page, is an index
 // file whose directory was fetched with a whole 200 answer (that page, or
-// an earlier capture), on an origin whose pairs have so far
-// always served the two alike: the request would fetch a copy.
-func (x *indexAliases) skip(page string, u canon.URL) bool {
+// an earlier capture), on an origin whose pairs have so far always served
+// the two alike: the request would fetch a copy.
+func (x *aliases) skip(page string, u canon.URL) bool {
 	if u.Query != "" {
 		return false
 	}

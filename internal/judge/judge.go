@@ -1,0 +1,422 @@
+// Package judge decides whether a URL a crawl comes upon is queued: its
+// scope and the link filters, the address guard as far as it can judge
+// without DNS, robots.txt as far as it is known, the operators' policies,
+// the hosts given up or cut off, the trap rules and the per-host caps,
+// and last the seen set. Every refusal has a reason, counted, and the
+// trap rules' refusals are reported per host.
+//
+// Admit is the one way in. The rules that count a URL against a cap (the
+// pattern cap, the per-host cap) and the host cut-offs read from the
+// store run under the seen set's lock for the URL's partition, once the
+// set has found it new (seenLock): a capped URL is then neither counted
+// nor marked seen, and two workers cannot both take the last place.
+package judge
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/hostmap"
+	"github.com/weft-crawler/weft/internal/plugin"
+	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
+)
+
+// Reasons a URL is not queued.
+const (
+	Invalid     = "invalid"            // not a URL the WHATWG parser accepts
+	Scope       = "scope"              // outside the seeds' scope or an include/exclude rule
+	Filter      = "filter"             // scheme, extension, length or parameter count
+	Depth       = "depth"              // too many link hops from a seed
+	Redirects   = "redirects"          // redirect chain longer than the cap
+	Robots      = "robots"             // disallowed by the rules of the host's robots.txt
+	Unreachable = "robots-unreachable" // the host's robots.txt could not be fetched: completely disallowed (RFC 9309)
+	Policy      = "policy"             // disallowed by the operator's policy for the host
+	HostCap     = "host-cap"           // the host has as many URLs as the crawl accepts
+	Seen        = "seen"               // accepted before
+	NoFollow    = "nofollow"           // rel=nofollow link, or the page said nofollow
+	// RequisiteLinks counts the links of a document fetched as a page's
+	// requisite, which are not followed.
+	RequisiteLinks = "requisite-links"
+	GaveUp         = "gave-up"   // its host was given up after too many failures
+	NearDup        = "near-dup"  // a link of a near-duplicate page, not followed
+	Trap           = "trap"      // its host is cut off for serving mostly near-duplicates
+	Forbidden      = "forbidden" // an address the SSRF guard refuses (an IP literal, or a name pinned to one)
+	Forwarded      = "forwarded" // another node's host: handed to its owner, not refused
+	// Pattern: the host has as many URLs of this URL's pattern
+	// (scope.Pattern) as the crawl accepts: a calendar, a faceted search,
+	// session ids in paths, an endless page number.
+	Pattern = "pattern"
+	// Repeats: a path segment repeats more often than the scope allows.
+	Repeats = string(scope.ReasonRepeats)
+	// IndexAlias: a link to a directory's index file (X/index.html) on a
+	// host that serves X/ and X/index.html alike, once X/ was fetched.
+	IndexAlias = "index-alias"
+)
+
+// As is how a URL came to be judged.
+type As uint8
+
+// The ways a URL comes to be judged.
+const (
+	AsLink             As = iota // a link, a redirect, a seed
+	AsPageLink                   // a link found on a page: the seen set is asked first, and the index alias rule applies
+	AsResource                   // fetched for what it is (an image, a sitemap): no extension rule
+	AsOffered                    // handed over by the cluster: this crawl owns its host
+	AsOfferedResource            // both
+	AsRequisite                  // an HTML page's requisite: may leave the scope by one hop
+	AsSheetRequisite             // a style sheet's requisite: a resource within the scope
+	AsOfferedRequisite           // a requisite handed over by the cluster, judged by its finder as AsRequisite
+)
+
+// Requisite reports whether a URL so found is a page's requisite.
+func (as As) Requisite() bool {
+	return as == AsRequisite || as == AsSheetRequisite || as == AsOfferedRequisite
+}
+
+// Resource reports whether a URL so found is fetched for what it is.
+func (as As) Resource() bool {
+	return as == AsResource || as == AsOfferedResource || as.Requisite()
+}
+
+// Offered reports whether another node found the URL.
+func (as As) Offered() bool {
+	return as == AsOffered || as == AsOfferedResource || as == AsOfferedRequisite
+}
+
+// Candidate is a URL to judge, and how it was found.
+type Candidate struct {
+	URL      canon.URL
+	Depth    int // link hops from a seed
+	Hops     int // redirect hops that led here
+	Priority frontier.Priority
+	Via      string // the page, robots.txt or redirect it was found on
+	As       As
+	// Key is the URL's seen-set key when the caller hashed it already (a
+	// page's link, for its in-link vote); zero means it is hashed once
+	// the filters pass the URL.
+	Key seen.Key
+	// Page is the URL of the page whose link it is, when that page
+	// answered 200 with a whole body: the index alias rule reads it.
+	Page string
+}
+
+// Item is the frontier item an admitted candidate becomes.
+func (c *Candidate) Item() frontier.Item {
+	return frontier.Item{URL: c.URL.String, Host: c.URL.Authority, Depth: c.Depth, Priority: c.Priority, Hops: c.Hops,
+		Via: c.Via, Requisite: c.As.Requisite()}
+}
+
+// RobotsCache tells what is known of an origin's robots.txt
+// (scheme://authority).
+type RobotsCache interface {
+	// Cached returns the policy the origin's URLs are judged by at now,
+	// or nil when none is known yet.
+	Cached(origin string, now time.Time) *robots.Policy
+}
+
+// Guard is the address guard: Permits refuses a host (an IP literal, or
+// a name pinned to an address) whose address the crawl must not reach,
+// as far as that is known without DNS.
+type Guard interface {
+	Permits(host string) error
+}
+
+// Owner says which hosts a crawl owns: a node of a cluster judges only
+// its own hosts' URLs, and hands the others to their owners.
+type Owner interface {
+	Owns(host string) bool
+}
+
+// Config is what a Judge judges by. Canon, Scope, Seen, Guard, Robots and
+// Hosts are required.
+type Config struct {
+	Canon    *canon.Canonicalizer
+	Scope    *scope.Filter
+	Seen     *seen.Set
+	Guard    Guard
+	Robots   RobotsCache
+	Policies *policy.Set         // nil: none
+	Owner    Owner               // nil: every host is this crawl's
+	Filters  []plugin.LinkFilter // after the scope, in order
+	// Hosts are the crawl's per-host states: the URLs accepted (the host
+	// cap), the near-duplicate window and cut, the index alias pairs.
+	Hosts *hostmap.Map[store.HostState]
+	// Captures is the capture index, which the index alias rule reads.
+	Captures Captures
+	// MaxURLsPerHost caps the URLs accepted per host (0: none);
+	// MaxURLsPerPattern per URL pattern of a host (0: none), counted in
+	// a sketch sized for ExpectedURLs. NearDupWindow is the near-duplicate
+	// cut-off's window of pages (negative: no cut-off). HostCache bounds
+	// the hosts given up that are remembered.
+	MaxURLsPerHost    int64
+	MaxURLsPerPattern int
+	ExpectedURLs      uint
+	NearDupWindow     int
+	HostCache         int
+	Partitions        int
+	Log               *slog.Logger
+}
+
+// Judge judges URLs. It is safe for concurrent use.
+type Judge struct {
+	cfg     Config
+	traps   *traps
+	aliases *aliases
+	copies  *copies
+	// gaveUp holds the hosts given up after too many failures, as far as
+	// memory keeps them: their links are refused when found. One
+	// forgotten is still dropped when its URL is leased.
+	gaveUp *hostmap.Map[bool]
+
+	mu       sync.Mutex
+	rejected map[string]int64
+}
+
+// New returns a Judge.
+func New(cfg Config) *Judge {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Judge{
+		cfg:      cfg,
+		traps:    newTraps(cfg.ExpectedURLs, max(cfg.MaxURLsPerPattern, 0)),
+		aliases:  &aliases{states: cfg.Hosts, captures: cfg.Captures, canon: cfg.Canon, log: cfg.Log},
+		copies:   &copies{window: cfg.NearDupWindow, states: cfg.Hosts, log: cfg.Log},
+		gaveUp:   hostmap.NewBounded[bool](cfg.Partitions, cfg.HostCache, nil),
+		rejected: map[string]int64{},
+	}
+}
+
+// The errors the rules under the seen set's lock refuse with.
+var (
+	errHostCap    = errors.New("host cap reached")
+	errPatternCap = errors.New("pattern cap reached")
+	errTrapped    = errors.New("host cut off")
+	errIndexAlias = errors.New("an index file of a directory already fetched")
+)
+
+// Admit judges c by every rule, cheapest first, and returns why it is
+// not to be queued, or "" with the frontier item it is queued as, its
+// record staged in the batch rec stages it in (the seen set holds its key
+// as pending until the batch commits). Forwarded means another node owns
+// its host: the caller hands it over. A page's link that the seen set
+// knows without its store is refused as seen right after the scope and
+// the filters, before the checks that would refuse it anyway (only the
+// reason counted differs). Every refusal is counted. An error is the
+// store's: the crawl cannot go on.
+func (j *Judge) Admit(c Candidate, rec func(*frontier.Item) seen.Recorder) (frontier.Item, string, error) {
+	u := c.URL
+	switch {
+	case c.As == AsRequisite || c.As == AsOfferedRequisite: // one hop past the scope
+		if r := j.cfg.Scope.CheckRequisite(u); r != "" {
+			return j.refuse(u.Authority, string(r))
+		}
+	case c.As.Resource(): // fetched for what it is (an image, a sitemap): no extension rule
+		if r := j.cfg.Scope.CheckEmbed(u, c.Depth); r != "" {
+			return j.refuse(u.Authority, string(r))
+		}
+	case c.Depth > 0 || c.Hops > 0: // seeds are in scope by definition
+		if r := j.cfg.Scope.Check(u, c.Depth); r != "" {
+			return j.refuse(u.Authority, string(r))
+		}
+	}
+	if (c.Depth > 0 || c.Hops > 0) && !c.As.Offered() {
+		if why := j.filter(&c); why != "" {
+			return frontier.Item{}, why, nil
+		}
+	}
+	if c.Key == (seen.Key{}) {
+		c.Key = seen.KeyOf(u.String)
+	}
+	if c.As == AsPageLink && j.owns(u.Authority) && j.cfg.Seen.KnownKey(u.Authority, c.Key) {
+		// Most of a page's links lead to URLs accepted lately, which the
+		// seen set knows without its store. Other URLs (a sitemap's,
+		// whose hint is kept only for a URL refused as seen; a
+		// redirect's; an operator's) and another node's URLs take every
+		// check in order.
+		return j.refuse("", Seen)
+	}
+	if j.cfg.Guard.Permits(u.Host) != nil {
+		// An address the guard refuses, known without DNS: not queued at
+		// all. Names are judged again at every connect.
+		return j.refuse("", Forbidden)
+	}
+	if u.Path == "/robots.txt" {
+		// Fetched through the robots.txt cache only: as a page it would
+		// probe a host whose robots.txt failed, and fetch the file twice.
+		return j.refuse("", Filter)
+	}
+	if pol := j.cfg.Robots.Cached(u.Scheme+"://"+u.Authority, time.Now()); pol != nil && !pol.Allowed(u.PathQuery()) {
+		return j.refuse("", RobotsRefusal(pol))
+	}
+	if gaveUp, _ := j.gaveUp.Peek(u.Authority); gaveUp {
+		return j.refuse("", GaveUp)
+	}
+	if j.copies.trappedInMemory(u.Authority) {
+		return j.refuse(u.Authority, Trap)
+	}
+	hp := j.cfg.Policies.For(u.Authority, u.Host)
+	if !hp.Allowed(u.PathQuery()) {
+		return j.refuse("", Policy)
+	}
+	if !c.As.Offered() && !j.owns(u.Authority) {
+		// Another node's host: its owner judges whether the URL is new
+		// (not a refusal: the caller counts what it forwards).
+		return frontier.Item{}, Forwarded, nil
+	}
+	capURLs := j.cfg.MaxURLsPerHost
+	if hp != nil && hp.MaxURLs > 0 && (capURLs == 0 || hp.MaxURLs < capURLs) {
+		capURLs = hp.MaxURLs // a policy only lowers the cap
+	}
+	it := c.Item()
+	lk := &seenLock{j: j, c: &c, capURLs: capURLs, stage: rec(&it)}
+	isNew, err := j.cfg.Seen.AddKey(u.Authority, u.String, c.Key, lk.check)
+	switch {
+	case errors.Is(err, errHostCap):
+		return j.refuse(u.Authority, HostCap)
+	case errors.Is(err, errTrapped):
+		return j.refuse(u.Authority, Trap)
+	case errors.Is(err, errPatternCap):
+		return j.refuse(u.Authority, Pattern)
+	case errors.Is(err, errIndexAlias):
+		return j.refuse("", IndexAlias)
+	case err != nil:
+		return frontier.Item{}, "error", fmt.Errorf("judge: accept %s: %w", u.String, err)
+	case !isNew:
+		return j.refuse("", Seen)
+	}
+	return it, "", nil
+}
+
+// seenLock are the rules that run under the seen set's lock for a URL's
+// partition, once the set has found it new: the caps count only URLs that
+// are new, a capped URL is neither queued nor marked seen, and a cut
+// host's state is read from the store only for a URL that would be
+// queued. Seeds are exempt from the pattern cap, as from the scope.
+type seenLock struct {
+	j       *Judge
+	c       *Candidate
+	capURLs int64
+	stage   seen.Recorder // stages the URL's record in the caller's batch
+}
+
+// check is the seen set's Recorder: the rules, then the record.
+func (l *seenLock) check(part int, k seen.Key) (bool, error) {
+	j, c, u := l.j, l.c, l.c.URL
+	full, pk := j.traps.full(u)
+	if full && c.Depth+c.Hops > 0 {
+		return false, errPatternCap
+	}
+	if j.copies.trapped(u.Authority) { // a host whose state is not in memory
+		return false, errTrapped
+	}
+	if c.As == AsPageLink && j.aliases.skip(c.Page, u) {
+		return false, errIndexAlias
+	}
+	if l.capURLs > 0 && j.cfg.Hosts.Update(u.Authority, func(s store.HostState) store.HostState { s.Accepted++; return s }).Accepted > l.capURLs {
+		return false, errHostCap
+	}
+	ok, err := l.stage(part, k)
+	if ok && err == nil {
+		j.traps.admitted(pk)
+	}
+	return ok, err
+}
+
+// owns reports whether this crawl owns host.
+func (j *Judge) owns(host string) bool { return j.cfg.Owner == nil || j.cfg.Owner.Owns(host) }
+
+// filter asks the link filters about c; "" accepts it.
+func (j *Judge) filter(c *Candidate) string {
+	if len(j.cfg.Filters) == 0 {
+		return ""
+	}
+	link := plugin.Link{URL: c.URL.String, Host: c.URL.Authority, Depth: c.Depth, From: c.Via, Kind: linkKind(c.As, c.Hops)}
+	for _, f := range j.cfg.Filters {
+		if why := f.Filter(link); why != "" {
+			j.countBounded(why)
+			return why
+		}
+	}
+	return ""
+}
+
+// linkKind names how a URL came to be judged, for a LinkFilter.
+func linkKind(as As, hops int) string {
+	switch {
+	case as.Requisite():
+		return plugin.LinkRequisite
+	case as == AsResource || as == AsOfferedResource:
+		return plugin.LinkResource
+	case hops > 0:
+		return plugin.LinkRedirect
+	}
+	return plugin.LinkPage
+}
+
+// refuse counts a refusal for reason, per host too (host not "") when a
+// trap rule made it, and returns it.
+func (j *Judge) refuse(host, reason string) (frontier.Item, string, error) {
+	j.Count(reason, 1)
+	if host != "" && trapRule(reason) {
+		j.traps.refused(host, reason)
+	}
+	return frontier.Item{}, reason, nil
+}
+
+// RobotsRefusal is why a URL its robots.txt policy disallows is refused:
+// the rules of a file read, or the file unreachable (RFC 9309's complete
+// disallow).
+func RobotsRefusal(pol *robots.Policy) string {
+	if pol.Outcome == robots.DisallowAll {
+		return Unreachable
+	}
+	return Robots
+}
+
+// maxReasons bounds the reasons counted apart: a link filter may name any
+// reason it likes, and past this many its new ones count as Filter.
+const maxReasons = 64
+
+// Count counts n URLs refused for reason: the judge's own refusals, and
+// those the crawl decides elsewhere (a page's links not followed, a
+// queued URL dropped when leased).
+func (j *Judge) Count(reason string, n int64) {
+	j.mu.Lock()
+	j.rejected[reason] += n
+	j.mu.Unlock()
+}
+
+// countBounded counts a refusal whose reason a link filter gave.
+func (j *Judge) countBounded(reason string) {
+	j.mu.Lock()
+	if _, ok := j.rejected[reason]; !ok && len(j.rejected) >= maxReasons {
+		reason = Filter
+	}
+	j.rejected[reason]++
+	j.mu.Unlock()
+}
+
+// Rejected returns the refusals counted so far, by reason.
+func (j *Judge) Rejected() map[string]int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make(map[string]int64, len(j.rejected))
+	for k, v := range j.rejected {
+		out[k] = v
+	}
+	return out
+}
+
+// GiveUp remembers that host was given up after too many failures: its
+// links are refused from now on.
+func (j *Judge) GiveUp(host string) { j.gaveUp.Update(host, func(bool) bool { return true }) }
