@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/history"
@@ -63,7 +64,7 @@ func (f *fakeCrawl) Live() crawl.Live {
 		Summary: crawl.Summary{Pages: 42, Bytes: 4096, ByStatus: map[string]int64{"2xx": 40, "4xx": 2},
 			Rejected: map[string]int64{"seen": 9, "robots": 3}, Robots: map[string]int64{"rules": 5},
 			Errors: map[string]int64{"timeout": 1}, WARCFiles: []string{"a.warc.gz"}, WARCBytes: 1234,
-			WARCUploads: &crawl.Uploads{Files: 5, Bytes: 5000, Failed: 1}},
+			WARCUploads: &archive.Uploads{Files: 5, Bytes: 5000, Failed: 1}},
 		Frontier: frontier.Stats{Queued: 7, InFlight: 2, ActiveHosts: 3, ReadyHosts: 1, WaitingHost: 2},
 		Paused:   f.paused,
 		Outcomes: map[string]int64{"ok": 38, "redirect": 2, "error:timeout": 1},

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -55,7 +56,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := PageInfo{URL: p.Record.URL, Status: p.Record.Status.String(), FetchedAt: optTime(p.Record.LastFetch), HTTPStatus: p.Record.LastStatus, Captures: []Capture{}}
 	for i, c := range p.Captures {
-		cp := Capture{Date: c.Date.UTC(), HTTPStatus: c.Status, ContentHash: crawl.DigestString(c.Digest), Revisit: c.Kind == store.CaptureRevisit,
+		cp := Capture{Date: c.Date.UTC(), HTTPStatus: c.Status, ContentHash: archive.DigestString(c.Digest), Revisit: c.Kind == store.CaptureRevisit,
 			BodyKey: BodyKey{WARCFile: c.File, Offset: c.Offset, Length: c.Length}}
 		out.Captures = append(out.Captures, cp)
 		if i == 0 {

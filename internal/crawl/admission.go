@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/fetch"
@@ -28,7 +29,7 @@ const (
 // may follow, resolved against <base href> or the page's own URL, and the
 // images it shows when a module fetches them. It returns every link it
 // could resolve, followed or not: the page's outlinks.
-func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, h content.Handler, mt string, rec *fetchRecord, cp *capture, countLinks bool) (outlinks []string, followed bool) {
+func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, resp *fetch.Response, h content.Handler, mt string, rec *fetchRecord, cp *archive.Capture, countLinks bool) (outlinks []string, followed bool) {
 	var words *[]uint64 // the array the words are read into, used again once judged
 	var wordBuf []uint64
 	if c.near != nil {
@@ -43,7 +44,7 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 	c.stats.inc(c.stats.handled, h.Name(), 1)
 	if res.Extended != nil {
 		c.countExtensions(resp.URL, res.Extended)
-		cp.fields = res.Fields
+		cp.Fields = res.Fields
 	}
 	if res.Charset != "" {
 		c.stats.inc(c.stats.charsets, res.Charset, 1)
@@ -96,7 +97,7 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		if filled {
 			c.log.Warn("near-duplicate index full: later pages are judged against the ones it holds, not added", "pages", c.cfg.NearDupMaxPages)
 		}
-		cp.rec.SimHash, cp.rec.NearDupOf = fp, of
+		cp.Rec.SimHash, cp.Rec.NearDupOf = fp, of
 		c.judge.JudgedPage(pb.b, l.Host, of != "")
 		if of != "" {
 			nearDup = true
@@ -129,7 +130,7 @@ func (c *Crawler) readAndAdmit(pb *pageBatch, l frontier.Lease, u canon.URL, res
 		c.log.Info("page URL does not parse as a base", "url", u.String, "err", err)
 		return nil, false
 	}
-	if resp.StatusCode == 200 && dedupable(resp) && resp.URL == u.String {
+	if resp.StatusCode == 200 && archive.Dedupable(resp) && resp.URL == u.String {
 		pb.page = u.String
 	}
 	outlinks = make([]string, 0, len(res.Links))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/events"
@@ -170,7 +171,7 @@ type Config struct {
 	// lookups then read records from the object store by byte range. A
 	// file that cannot be uploaded stays on disk and is tried again at the
 	// next start. Not used with a custom Archive.
-	Objects ObjectStore
+	Objects archive.ObjectStore
 
 	// Handlers read responses by media type (a response no handler
 	// accepts is archived and not read); nil means content.Default(),
@@ -250,8 +251,8 @@ type Config struct {
 	// every URL, so changes made while the crawl runs apply at once.
 	Policies *policy.Set
 	// Archive stores the responses; nil means WARC files under
-	// DataDir/warc (see ArchiveWriter). The crawl closes it.
-	Archive ArchiveWriter
+	// DataDir/warc (see archive.Writer). The crawl closes it.
+	Archive archive.Writer
 	// Sinks receive every capture once it is durable (see Sink); the
 	// crawl does not close them.
 	Sinks []events.Sink

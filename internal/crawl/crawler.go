@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/fetch"
@@ -47,8 +48,8 @@ type Crawler struct {
 	state   *durable
 	front   *frontier.Frontier
 	fetcher *fetch.Fetcher
-	warc    ArchiveWriter
-	arch    *archiver                     // the WARC files, the capture index and the payload digests
+	warc    archive.Writer
+	arch    *archive.Archiver             // the WARC files, the capture index and the payload digests
 	robots  *robotsTxt                    // the robots.txt cache and its fetches
 	judge   *judge.Judge                  // the rules every URL found is judged by, and the counts of their refusals
 	hostCap *hostmap.Map[store.HostState] // per-host counters and rules' state, the URLs accepted first (hoststate.go)
@@ -89,8 +90,8 @@ type Crawler struct {
 	seeds    []canon.URL
 	seedWhy  map[string]string // seeds refused when Run admitted them, and why (set by Run before the workers start)
 	resumed  bool
-	uploads  *uploader // finished WARC files on their way to Config.Objects; nil without
-	out      *outbox   // page events on their way to the sinks
+	uploads  *archive.Uploader // finished WARC files on their way to Config.Objects; nil without
+	out      *archive.Outbox   // page events on their way to the sinks
 
 	pagesStarted  atomic.Int64
 	capReached    atomic.Bool
@@ -160,7 +161,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		return nil, err
 	}
 	closers = append(closers, c.state.close)
-	c.out = &outbox{sinks: cfg.Sinks, db: c.state.db, log: c.log, fail: c.fail}
+	c.out = archive.NewOutbox(cfg.Sinks, c.state.db, c.log)
 	// The partition count is the stored crawl's, fixed when it was created.
 	c.cfg.Partitions = c.state.parts
 	if c.cfg.Policies == nil {
@@ -270,18 +271,19 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 		wcfg := warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, Software: cfg.UserAgent}
 		if cfg.Objects != nil {
-			if c.uploads, err = startUploads(&c.cfg, c.state.db, c.log); err != nil {
+			if c.uploads, err = archive.StartUploads(archive.UploadConfig{Objects: cfg.Objects, DB: c.state.db, Dir: cfg.warcDir(),
+				Wait: cfg.uploadWait, Later: cfg.uploadLater, Log: c.log}); err != nil {
 				return nil, err
 			}
-			closers = append(closers, func() error { c.uploads.close(0); return nil })
-			wcfg.OnFinish = c.uploads.add
+			closers = append(closers, func() error { c.uploads.Close(0); return nil })
+			wcfg.OnFinish = c.uploads.Add
 		}
 		if c.warc, err = warc.NewWriter(wcfg); err != nil {
 			return nil, err
 		}
 	}
 	closers = append(closers, c.warc.Close)
-	c.arch = &archiver{w: c.warc, state: c.state, canon: c.canon, out: c.out, stats: c.stats, fail: c.fail, warcFix: warcFix}
+	c.arch = archive.New(c.warc, c.state.db, c.canon, c.out, warcFix)
 	c.robots = &robotsTxt{
 		robotsCache: robotsCache,
 		token:       c.token, state: c.state, fetcher: c.fetcher, canon: c.canon, front: c.front, arch: c.arch,
@@ -351,7 +353,7 @@ func (c *Crawler) close(drain time.Duration) error {
 	if c.uploads != nil {
 		// After the WARC writer's Close, which finishes and queues the
 		// last file; before the store's, which records each upload.
-		c.uploads.close(drain)
+		c.uploads.Close(drain)
 	}
 	return errors.Join(append(errs, c.flog.close(), c.state.close())...)
 }

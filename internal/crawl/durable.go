@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/weft-crawler/weft/internal/events"
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
@@ -68,13 +67,12 @@ const (
 	stateFormat     = "2"
 	metaPartitions  = "partitions"
 	metaScopePrefix = "scope/" // + a URL a seed redirected to
-	stateDir        = "state"
 )
 
 // openDurable opens (or creates) the state under dataDir. fresh removes an
 // existing state first. It reports whether a previous crawl was found.
 func openDurable(dataDir string, partitions int, fresh bool, fs vfs.FS) (*durable, bool, error) {
-	path := filepath.Join(dataDir, stateDir)
+	path := store.Dir(dataDir)
 	if fresh {
 		if err := os.RemoveAll(path); err != nil {
 			return nil, false, fmt.Errorf("crawl: start over: %w", err)
@@ -163,18 +161,22 @@ type pageBatch struct {
 	b       *store.Batch
 	pending []seen.Pending
 	items   []frontier.Item
-	digests [][sha1.Size]byte // new payload digests it records (see digestShards)
-	events  []events.Event    // the events of the captures it indexes, for the page sinks
-	pages   []*plugin.Page    // the pages it records, for the page consumers
-	sims    []uint64          // fingerprints it adds to the near-duplicate index
-	forward []Offered         // URLs of other nodes' hosts (Cluster.Owns), handed to Cluster.Forward before it commits
+	// the archive's part: the payload digests it records, the events of
+	// its captures (Staging.Batch is b)
+	archive.Staging
+	pages   []*plugin.Page // the pages it records, for the page consumers
+	sims    []uint64       // fingerprints it adds to the near-duplicate index
+	forward []Offered      // URLs of other nodes' hosts (Cluster.Owns), handed to Cluster.Forward before it commits
 	// page is the URL of the page whose links are being admitted, when it
 	// answered 200 with a whole body: fetched, before its capture is
 	// indexed (see indexAliases.skip).
 	page string
 }
 
-func (d *durable) newBatch() *pageBatch { return &pageBatch{d: d, b: d.db.NewBatch()} }
+func (d *durable) newBatch() *pageBatch {
+	b := d.db.NewBatch()
+	return &pageBatch{d: d, b: b, Staging: archive.Staging{Batch: b}}
+}
 
 // recorder returns the seen set's Recorder for it: the URL record, staged
 // in the batch. Its queue entry is written when the batch commits.

@@ -197,6 +197,3 @@ const maxPageCaptures = 20
 
 // ErrUnknownURL is returned by Page for a URL the crawl has no record of.
 var ErrUnknownURL = errors.New("crawl: no such URL")
-
-// DigestString writes a payload digest as WARC does: "sha1:" and base32.
-func DigestString(d [20]byte) string { return digestString(d) }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/events"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/policy"
@@ -171,18 +172,18 @@ func (s *failingSink) Close() error { return nil }
 
 // countingArchive counts what a crawl hands its archive.
 type countingArchive struct {
-	ArchiveWriter
+	archive.Writer
 	exchanges, closed atomic.Int64
 }
 
 func (a *countingArchive) WriteExchange(ex warc.Exchange) (warc.Location, error) {
 	a.exchanges.Add(1)
-	return a.ArchiveWriter.WriteExchange(ex)
+	return a.Writer.WriteExchange(ex)
 }
 
 func (a *countingArchive) Close() error {
 	a.closed.Add(1)
-	return a.ArchiveWriter.Close()
+	return a.Writer.Close()
 }
 
 // Page sinks get every capture once it is durable; one that fails stops
@@ -207,7 +208,7 @@ func TestSinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	arch := &countingArchive{ArchiveWriter: w}
+	arch := &countingArchive{Writer: w}
 	cfg.Archive = arch
 	runCrawl(t, cfg)
 	if len(ok.ev) != 5 { // robots.txt, /, /1, /2, /3

@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/weft-crawler/weft/internal/store"
@@ -11,7 +10,7 @@ import (
 // walkQueues counts the queue entries of a crawl's state by walking them.
 func walkQueues(t *testing.T, dataDir string) int64 {
 	t.Helper()
-	db, err := store.Open(filepath.Join(dataDir, stateDir), nil)
+	db, err := store.Open(store.Dir(dataDir), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

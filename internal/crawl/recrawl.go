@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
@@ -53,7 +54,7 @@ func (c *Crawler) previousVisit(l frontier.Lease) (store.URLRecord, store.Digest
 		return prev, store.DigestRecord{}, nil
 	}
 	first, ok, err := c.state.db.GetDigest(prev.Digest)
-	if err != nil || !ok || !c.arch.stillArchived(first) {
+	if err != nil || !ok || !c.arch.StillArchived(first) {
 		return prev, store.DigestRecord{}, nil
 	}
 	hdr := http.Header{}
@@ -135,7 +136,7 @@ func (s *schedule) importance(url string, r *store.URLRecord) float64 {
 }
 
 // learn folds a visit into the URL's history and sets its next crawl.
-func (s *schedule) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Response, cp capture, notModified bool) *visit {
+func (s *schedule) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Response, cp archive.Capture, notModified bool) *visit {
 	h := history(prev)
 	v := prev
 	v.Depth = l.Depth
@@ -150,9 +151,9 @@ func (s *schedule) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Res
 			v.ETag = et
 		}
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Truncated == "":
-		changed := cp.digest != prev.Digest
+		changed := cp.Digest != prev.Digest
 		h.ObserveModified(resp.Start, changed, httpDate(resp.Header.Get("Last-Modified")), httpDate(resp.Header.Get("Date")))
-		v.Digest = cp.digest
+		v.Digest = cp.Digest
 		v.ETag, v.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	default:
 		// An error status or a redirect: counted as a visit that found
@@ -178,7 +179,7 @@ func (s *schedule) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Res
 		v.NextCrawl = resp.Start.Add(s.robotsTTL)
 	}
 	v.LastFetch = resp.Start
-	return &visit{rec: v, importance: w, prevDue: scheduled(prev), first: cp.first, prior: prior}
+	return &visit{rec: v, importance: w, prevDue: scheduled(prev), first: cp.First, prior: prior}
 }
 
 // history is the change history a URL's record keeps.

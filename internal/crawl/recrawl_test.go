@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/recrawl"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -153,7 +154,7 @@ func TestServeRecrawls(t *testing.T) {
 	if first != 1 || revisits != cond {
 		t.Errorf("/static in the WARC files: %d responses and %d revisits; want 1 and %d", first, revisits, cond)
 	}
-	a, err := OpenArchive(cfg.DataDir, cfg.Canon)
+	a, err := archive.Open(cfg.DataDir, cfg.Canon)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -207,7 +207,7 @@ type renderable struct {
 }
 
 // resourceWriter is the archive's way to write conversion and resource
-// records; an ArchiveWriter without it keeps no DOM.
+// records; an archive.Writer without it keeps no DOM.
 type resourceWriter interface {
 	WriteResource(warc.Resource) (warc.Location, error)
 }
@@ -539,13 +539,13 @@ func (f *pageFetcher) get(ctx context.Context, u canon.URL) (*render.Response, f
 	signal, retryAfter := answerSignal(resp, time.Now())
 	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
 	f.pbMu.Lock()
-	cp := c.arch.archive(resp, f.pb, &u)
-	c.arch.index(cp, f.pb)
+	cp := c.archiveResp(resp, f.pb, &u)
+	c.index(cp, f.pb)
 	f.pbMu.Unlock()
 	// In the fetch log as the page's requisite, asked by its browser.
 	c.flog.write(fetchRecord{Time: resp.Start, URL: u.String, Host: u.Authority, Status: resp.StatusCode, Bytes: len(resp.Body),
 		DurationMS: resp.Duration.Milliseconds(), Depth: f.l.Depth + 1, Via: f.l.URL, ContentType: resp.Header.Get("Content-Type"),
-		Truncated: resp.Truncated, WARCFile: cp.loc.File, WARCOffset: cp.loc.Offset, Outcome: "rendered"})
+		Truncated: resp.Truncated, WARCFile: cp.Loc.File, WARCOffset: cp.Loc.Offset, Outcome: "rendered"})
 	if resp.Truncated != "" || resp.Refused || resp.DecodeErr != nil {
 		return nil, res, errRefused{fmt.Sprintf("%s cut or refused by a cap (%s)", u.String, cmpOr(resp.Truncated, "media policy or decoding"))}
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
@@ -194,7 +195,7 @@ type robotsTxt struct {
 	fetcher  *fetch.Fetcher
 	canon    *canon.Canonicalizer
 	front    *frontier.Frontier
-	arch     *archiver // every robots.txt response is archived
+	arch     *archive.Archiver // every robots.txt response is archived
 	stats    *counters
 	flog     *fetchLog    // every robots.txt request has its line
 	judge    *judge.Judge // counts the requests per host, for the trap report
@@ -318,7 +319,7 @@ func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, targe
 	if c := answerCause(resp, signal); c != "" {
 		answered.Cause = "robots.txt " + c
 	}
-	r.arch.index(r.arch.archive(resp, nil, nil), nil)
+	r.archive(resp)
 	r.stats.bytes.Add(int64(len(resp.Body)))
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Location != "" {
 		r.logAnswer(host, resp, "redirect")
@@ -389,6 +390,18 @@ func (r *robotsTxt) logAnswer(host string, resp *fetch.Response, outcome string)
 	r.flog.write(fetchRecord{Time: resp.Start, URL: resp.URL, Host: originHost(host), Status: resp.StatusCode, Bytes: len(resp.Body),
 		DurationMS: resp.Duration.Milliseconds(), Outcome: "robots", Location: resp.Location, Robots: outcome,
 		ContentType: resp.Header.Get("Content-Type"), Truncated: resp.Truncated})
+}
+
+// archive writes a robots.txt response to the archive, with its line in
+// the capture index; one that cannot be written stops the crawl.
+func (r *robotsTxt) archive(resp *fetch.Response) {
+	cp, err := r.arch.Archive(resp, nil, nil)
+	if err == nil {
+		err = r.arch.Index(cp, nil)
+	}
+	if err != nil {
+		r.fail(fmt.Errorf("crawl: %w", err))
+	}
 }
 
 // hop is the lease of a host that another host's robots.txt chain

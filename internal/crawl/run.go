@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
 )
@@ -17,7 +18,7 @@ import (
 // finish before they are cut; the summary then says "interrupted", which is
 // not an error.
 func (c *Crawler) Run(ctx context.Context) (Summary, error) {
-	for _, f := range c.arch.warcFix {
+	for _, f := range c.arch.Recovered() {
 		c.log.Warn("torn WARC file from a crash cut back to its last whole record", "file", f.Name, "records", f.Records, "dropped_bytes", f.DroppedBytes, "removed", f.Removed)
 	}
 	// leaseCtx stops the workers taking leases (ctx done, page cap, a fatal
@@ -37,9 +38,9 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		c.running, c.closed = false, true // the API reads and writes no more
 		c.liveMu.Unlock()
 		c.doneOnce.Do(func() { close(c.done) })
-		return c.close(uploadDrain)
+		return c.close(archive.UploadDrain)
 	}
-	if err := c.out.replay(); err != nil {
+	if err := c.out.Replay(); err != nil {
 		return Summary{StoppedBy: "failed"}, errors.Join(err, closeAll())
 	}
 	if c.resumed {
@@ -162,7 +163,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	err := errors.Join(c.fatalErr(), closeAll())
 	sum.WARCFiles = c.warc.Files()
 	sum.WARCBytes = c.warc.Bytes()
-	sum.WARCUploads = c.uploads.summary() // after the close, which uploads the last file
+	sum.WARCUploads = c.uploads.Summary() // after the close, which uploads the last file
 	return sum, err
 }
 
@@ -170,21 +171,22 @@ func (c *Crawler) summary() Summary {
 	s := c.stats
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ac := c.arch.Counts()
 	sum := Summary{
 		Elapsed:            time.Since(c.start),
 		Pages:              s.pages.Load(),
 		RobotsFetches:      s.robots.Load(),
 		Bytes:              s.bytes.Load(),
 		Truncated:          s.truncated.Load(),
-		Revisits:           s.revisits.Load(),
+		Revisits:           ac.Revisits,
 		NearDups:           s.nearDups.Load(),
-		NotModified:        s.notModified.Load(),
+		NotModified:        ac.NotModified,
 		Recrawls:           s.recrawls.Load(),
 		ListedChanged:      s.listedChanged.Load(),
 		ListedDropped:      s.listedDropped.Load(),
-		RevisitBytes:       s.revisitBytes.Load(),
+		RevisitBytes:       ac.RevisitBytes,
 		Browser:            c.rend.summary(c.cfg.Render.Mode, c.rendOff),
-		Rendered:           s.rendered.Load(),
+		Rendered:           ac.Rendered,
 		Requisites:         s.requisitesFound.Load(),
 		RequisitesQueued:   s.requisitesQueued.Load(),
 		RequisitesArchived: s.requisitesArchived.Load(),
@@ -221,8 +223,8 @@ func (c *Crawler) summary() Summary {
 		Resumed:            c.resumed,
 		ResumedURLs:        s.resumedURLs.Load(),
 		ResumedQueue:       s.resumedQueue.Load(),
-		WARCRecovered:      len(c.arch.warcFix),
-		WARCUploads:        c.uploads.summary(), // so far
+		WARCRecovered:      len(c.arch.Recovered()),
+		WARCUploads:        c.uploads.Summary(), // so far
 	}
 	var top []HostPages
 	sum.LinksCut, top = s.topLinksCut(maxHostNames)

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/store"
@@ -23,14 +24,10 @@ type counters struct {
 	pages              atomic.Int64 // responses to page requests
 	robots             atomic.Int64 // robots.txt requests
 	bytes              atomic.Int64 // body bytes received (wire, still encoded)
-	revisits           atomic.Int64 // responses archived as revisits of an identical payload
 	nearDups           atomic.Int64 // parsed pages within the near-duplicate threshold of an earlier one
-	notModified        atomic.Int64 // 304s to conditional requests, archived as server-not-modified revisits
 	recrawls           atomic.Int64 // URLs queued again when their next crawl came
 	listedChanged      atomic.Int64 // URLs queued again early: a sitemap's <lastmod> is after their last fetch
 	listedDropped      atomic.Int64 // sitemap hints about known URLs dropped: too many waited for a scan
-	revisitBytes       atomic.Int64 // their payload bytes, not stored again
-	rendered           atomic.Int64 // exchanges archived as parsed, not as sent (archiver.rendered)
 	requisitesFound    atomic.Int64 // requisites found on pages and style sheets
 	requisitesQueued   atomic.Int64 // of which new, and queued
 	requisitesArchived atomic.Int64 // requisites fetched and archived (2xx)
@@ -309,9 +306,9 @@ type Summary struct {
 	WARCRecovered      int              // torn WARC files from a crash cut back to their last whole record
 	WARCFiles          []string
 	WARCBytes          int64
-	WARCUploads        *Uploads       // finished WARC files moved to the object store; nil without one
-	SeenFalsePos       int64          // Bloom filter false positives caught by the exact store
-	Browser            *RenderSummary // what rendering did; nil when it was not asked for
+	WARCUploads        *archive.Uploads // finished WARC files moved to the object store; nil without one
+	SeenFalsePos       int64            // Bloom filter false positives caught by the exact store
+	Browser            *RenderSummary   // what rendering did; nil when it was not asked for
 }
 
 // PagesPerSecond is the crawl's average rate.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 )
 
@@ -202,7 +203,7 @@ func TestArchiveHoldsTheBytesSent(t *testing.T) {
 	}
 	// The payloads read back: de-chunked, content coding kept, digests
 	// checked (warc.ReadRecord).
-	a, err := OpenArchive(dir, canon.Config{})
+	a, err := archive.Open(dir, canon.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
@@ -100,7 +101,7 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 		c.recrawler.out.done(l.URL)
 	}
 	rec := pb.done(l, part, lo.res, lo.status, lo.outcome, keep, lo.visit)
-	outbox := c.out.stage(pb.b, pb.events)
+	outbox := c.out.Stage(pb.b, pb.Events)
 	if err := pb.commit(c.seen, c.front); errors.Is(err, ErrStopping) {
 		// Nothing of the page is on disk: its URL stays queued there.
 		c.log.Warn("crawl: a page not recorded, its process stopping; it is fetched again in the next run", "url", l.URL, "err", err)
@@ -110,7 +111,9 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 	} else if err != nil {
 		c.fail(fmt.Errorf("crawl: record %s: %w", l.URL, err))
 	} else {
-		c.out.emit(pb.events, outbox)
+		if err := c.out.Deliver(pb.Events, outbox); err != nil {
+			c.fail(err)
+		}
 		c.deliverPages(pb.pages)
 		if c.cfg.Cluster != nil && keep != nil {
 			c.cfg.Cluster.Clocked(l.Host, *keep)
@@ -126,7 +129,7 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 			c.cfg.Cluster.Fetched(v, l.Host)
 		}
 	}
-	c.arch.settle(pb.digests)
+	c.arch.Settle(pb.Digests)
 	if c.near != nil {
 		c.near.settle(pb.sims)
 	}
@@ -333,7 +336,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		})
 	}
 	if resp.Refused {
-		c.stats.incType(c.stats.refusedTypes, mimeType(resp.Header.Get("Content-Type")))
+		c.stats.incType(c.stats.refusedTypes, archive.MediaType(resp.Header.Get("Content-Type")))
 		c.log.Info("body refused by the media policy", "url", l.URL, "host", l.Host, "content_type", resp.Header.Get("Content-Type"))
 	} else if resp.Truncated != "" {
 		c.stats.truncated.Add(1)
@@ -347,14 +350,17 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		}
 		c.log.Info("body not decoded whole", "url", l.URL, "host", l.Host, "err", resp.DecodeErr)
 	}
-	var cp capture
+	var cp archive.Capture
 	notModified := resp.StatusCode == http.StatusNotModified && hdr != nil
 	if notModified {
-		cp = c.arch.archiveNotModified(resp, prev, first, &u)
+		var err error
+		if cp, err = c.arch.NotModified(resp, prev.Digest, first, &u); err != nil {
+			c.fail(fmt.Errorf("crawl: %w", err))
+		}
 	} else {
-		cp = c.arch.archive(resp, pb, &u)
-		if resp.StatusCode == 200 && dedupable(resp) && u.String == resp.URL {
-			if err := c.judge.LearnAlias(u, cp.digest); err != nil {
+		cp = c.archiveResp(resp, pb, &u)
+		if resp.StatusCode == 200 && archive.Dedupable(resp) && u.String == resp.URL {
+			if err := c.judge.LearnAlias(u, cp.Digest); err != nil {
 				c.fail(err)
 			}
 		}
@@ -363,8 +369,8 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 	// panic while reading it included (handle recovers it and the batch
 	// commits): the record is in the WARC file already. Reading may add to
 	// the line (its SimHash), so it is staged last.
-	defer func() { c.arch.index(cp, pb) }()
-	loc := cp.loc
+	defer func() { c.index(cp, pb) }()
+	loc := cp.Loc
 	sum := sha256.Sum256(resp.Decoded)
 	rec := fetchRecord{
 		Time: resp.Start, URL: l.URL, Host: l.Host, Status: resp.StatusCode, Bytes: len(resp.Body),
@@ -397,7 +403,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 			rec.Location = resp.Location
 			c.admitRedirect(pb, l, resp.Location)
 		}
-	case cp.skipLinks(l.Depth):
+	case cp.SkipLinks(l.Depth):
 		// The payload is an earlier capture's, whose links were followed
 		// then: they are not extracted again (Mercator's "content seen").
 		rec.Outcome = "revisit"
@@ -408,14 +414,16 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		first := c.inlinks != nil && prev.Digest == ([sha1.Size]byte{}) && resp.Truncated == ""
 		outlinks, followed := c.readAndAdmit(pb, l, u, resp, handler, mt, &rec, &cp, first)
 		read, links = true, outlinks
-		c.arch.archiveOutlinks(resp, cp.loc.RecordID, l, outlinks)
+		if err := c.arch.Outlinks(resp, cp.Loc.RecordID, l.Via, l.Depth, outlinks); err != nil {
+			c.fail(fmt.Errorf("crawl: %w", err))
+		}
 		if followed {
-			c.arch.followed(pb, cp, l.Depth, len(outlinks) == 0)
-			if c.rend != nil && mt == "text/html" && !l.Requisite && resp.Truncated == "" && !cp.revisit {
-				page = &renderable{resp: resp, recordID: cp.loc.RecordID, outlinks: outlinks}
+			c.arch.Followed(&pb.Staging, cp, l.Depth, len(outlinks) == 0)
+			if c.rend != nil && mt == "text/html" && !l.Requisite && resp.Truncated == "" && !cp.Revisit {
+				page = &renderable{resp: resp, recordID: cp.Loc.RecordID, outlinks: outlinks}
 			}
 		}
-		if cp.revisit {
+		if cp.Revisit {
 			rec.Outcome = "revisit"
 		}
 	}
@@ -441,7 +449,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l frontier.Lease, u canon.URL, 
 		// A crawl that ends keeps what a later recrawl of its directory
 		// asks with, conditionally: whichever command fetched a page
 		// first, the next visit sends its validators.
-		lo.visit = &visit{once: true, rec: store.URLRecord{LastFetch: resp.Start, Digest: cp.digest,
+		lo.visit = &visit{once: true, rec: store.URLRecord{LastFetch: resp.Start, Digest: cp.Digest,
 			ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}}
 	}
 	return lo
@@ -454,5 +462,5 @@ func mediaType(resp *fetch.Response) string {
 	if ct == "" {
 		ct = http.DetectContentType(resp.Decoded)
 	}
-	return mimeType(ct)
+	return archive.MediaType(ct)
 }

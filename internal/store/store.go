@@ -77,6 +77,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -187,6 +188,9 @@ var ErrClosed = errors.New("store: closed")
 
 // ErrFailed is returned (wrapped) by every call after a commit has failed.
 var ErrFailed = errors.New("store: unusable after a failed commit; close and reopen")
+
+// Dir is where a crawl keeps its store under its data directory.
+func Dir(dataDir string) string { return filepath.Join(dataDir, "state") }
 
 // Open opens the store in dir, creating dir and an empty store if needed
 // (unless opts.ReadOnly).

@@ -1,4 +1,4 @@
-package crawl
+package archive
 
 import (
 	"bufio"
@@ -21,9 +21,10 @@ import (
 	"github.com/weft-crawler/weft/internal/warc"
 )
 
-// Archive is a crawl's data directory opened for reading: its capture index
-// and WARC files. It may be opened while no crawl runs on the directory.
-type Archive struct {
+// Reader is a crawl's data directory opened for reading: its capture
+// index and WARC files. It may be opened while no crawl runs on the
+// directory.
+type Reader struct {
 	dir   string
 	db    *store.DB
 	canon *canon.Canonicalizer
@@ -32,23 +33,37 @@ type Archive struct {
 
 // UseObjects gives the object store that WARC files uploaded by the crawl
 // (Config.Objects) are read from.
-func (a *Archive) UseObjects(o ObjectStore) { a.objs = o }
+func (a *Reader) UseObjects(o ObjectStore) { a.objs = o }
 
-// OpenArchive opens the capture index of the crawl in dataDir.
-func OpenArchive(dataDir string, cc canon.Config) (*Archive, error) {
-	path := filepath.Join(dataDir, stateDir)
+// Open opens the capture index of the crawl in dataDir.
+func Open(dataDir string, cc canon.Config) (*Reader, error) {
+	path := store.Dir(dataDir)
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("crawl: no crawl in %s: %w", dataDir, err)
+		return nil, fmt.Errorf("archive: no crawl in %s: %w", dataDir, err)
 	}
 	db, err := store.Open(path, &store.Options{ReadOnly: true, CacheSize: 8 << 20})
 	if err != nil {
-		return nil, fmt.Errorf("crawl: open the crawl in %s (is a crawl running on it?): %w", dataDir, err)
+		return nil, fmt.Errorf("archive: open the crawl in %s (is a crawl running on it?): %w", dataDir, err)
 	}
-	return &Archive{dir: dataDir, db: db, canon: canon.New(cc)}, nil
+	return &Reader{dir: dataDir, db: db, canon: canon.New(cc)}, nil
+}
+
+// Captures calls fn with every capture of the index, in key order, until
+// it returns false.
+func (a *Reader) Captures(fn func(store.CaptureRecord) bool) error {
+	return a.db.ScanCaptures(func(_ string, r store.CaptureRecord) bool { return fn(r) })
+}
+
+// Undelivered counts the page events made durable that not every sink has
+// taken yet: the next run delivers them.
+func (a *Reader) Undelivered() (int, error) {
+	n := 0
+	err := a.db.MetaPrefix(metaOutbox, func(string, []byte) bool { n++; return true })
+	return n, err
 }
 
 // Close closes the index.
-func (a *Archive) Close() error { return a.db.Close() }
+func (a *Reader) Close() error { return a.db.Close() }
 
 // cdxjLine is the JSON part of a CDXJ line, as pywb writes it.
 type cdxjLine struct {
@@ -65,20 +80,21 @@ type cdxjLine struct {
 // cdxTime is a capture's 14-digit CDX timestamp.
 func cdxTime(t time.Time) string { return t.UTC().Format("20060102150405") }
 
-func digestString(sum [20]byte) string {
+// DigestString writes a payload digest as WARC does: "sha1:" and base32.
+func DigestString(sum [20]byte) string {
 	return "sha1:" + base32.StdEncoding.EncodeToString(sum[:])
 }
 
 // WriteCDXJ writes the capture index as CDXJ, one line per capture in SURT
 // then time order: "<surt> <timestamp> {json}". A revisit has the MIME type
 // "warc/revisit", as in pywb's indexes. It returns the lines written.
-func (a *Archive) WriteCDXJ(w io.Writer) (int, error) {
+func (a *Reader) WriteCDXJ(w io.Writer) (int, error) {
 	bw := bufio.NewWriter(w)
 	n := 0
 	var werr error
 	err := a.db.ScanCaptures(func(key string, r store.CaptureRecord) bool {
 		line := cdxjLine{
-			URL: r.URL, MIME: r.MIME, Digest: digestString(r.Digest),
+			URL: r.URL, MIME: r.MIME, Digest: DigestString(r.Digest),
 			Length: strconv.FormatInt(r.Length, 10), Offset: strconv.FormatInt(r.Offset, 10), Filename: r.File,
 			NearDupOf: r.NearDupOf,
 		}
@@ -123,10 +139,10 @@ var ErrNoCapture = errors.New("no capture of this URL")
 // Get returns the capture of rawURL closest to at (the latest if at is
 // zero), with its response headers and payload; a revisit is resolved to
 // the payload of the capture it refers to.
-func (a *Archive) Get(rawURL string, at time.Time) (Lookup, error) {
+func (a *Reader) Get(rawURL string, at time.Time) (Lookup, error) {
 	u, err := a.canon.Parse(rawURL)
 	if err != nil {
-		return Lookup{}, fmt.Errorf("crawl: %q: %w", rawURL, err)
+		return Lookup{}, fmt.Errorf("archive: %q: %w", rawURL, err)
 	}
 	// A SURT is in lower case: other URLs may share u's key. Captures of u
 	// itself are chosen from; the others only if u has none (a capture of
@@ -143,32 +159,32 @@ func (a *Archive) Get(rawURL string, at time.Time) (Lookup, error) {
 		return true
 	})
 	if err != nil {
-		return Lookup{}, fmt.Errorf("crawl: %s: %w", u.String, err)
+		return Lookup{}, fmt.Errorf("archive: %s: %w", u.String, err)
 	}
 	if !found {
-		return Lookup{}, fmt.Errorf("crawl: %s: %w", u.String, ErrNoCapture)
+		return Lookup{}, fmt.Errorf("archive: %s: %w", u.String, ErrNoCapture)
 	}
 	l := Lookup{Capture: best}
 	if l.Record, err = a.readRecord(best.File, best.Offset, best.Length); err != nil {
-		return l, fmt.Errorf("crawl: %s: %w", u.String, err)
+		return l, fmt.Errorf("archive: %s: %w", u.String, err)
 	}
 	if best.Kind != store.CaptureRevisit {
 		return l, nil
 	}
 	orig, ok, err := a.db.GetDigest(best.Digest)
 	if err != nil {
-		return l, fmt.Errorf("crawl: %s: %w", u.String, err)
+		return l, fmt.Errorf("archive: %s: %w", u.String, err)
 	}
 	if !ok {
-		return l, fmt.Errorf("crawl: %s: a revisit of payload %s, which the index does not hold", u.String, digestString(best.Digest))
+		return l, fmt.Errorf("archive: %s: a revisit of payload %s, which the index does not hold", u.String, DigestString(best.Digest))
 	}
 	l.Original = &orig
 	o, err := a.readRecord(orig.File, orig.Offset, orig.Length)
 	if err != nil {
-		return l, fmt.Errorf("crawl: %s: the original of the revisit: %w", u.String, err)
+		return l, fmt.Errorf("archive: %s: the original of the revisit: %w", u.String, err)
 	}
 	if o.PayloadDigest != l.Record.PayloadDigest {
-		return l, fmt.Errorf("crawl: %s: the revisit's payload digest %s is not its original's %s", u.String, l.Record.PayloadDigest, o.PayloadDigest)
+		return l, fmt.Errorf("archive: %s: the revisit's payload digest %s is not its original's %s", u.String, l.Record.PayloadDigest, o.PayloadDigest)
 	}
 	l.Record.Payload = o.Payload
 	return l, nil
@@ -177,7 +193,7 @@ func (a *Archive) Get(rawURL string, at time.Time) (Lookup, error) {
 // readRecord reads the record at offset in file: from the local disk, or,
 // once the file was uploaded and removed, from the object store by byte
 // range.
-func (a *Archive) readRecord(file string, offset, length int64) (warc.Stored, error) {
+func (a *Reader) readRecord(file string, offset, length int64) (warc.Stored, error) {
 	p := a.warcPath(file)
 	if _, err := os.Stat(p); err == nil {
 		return warc.ReadRecord(p, offset)
@@ -204,7 +220,7 @@ func (a *Archive) readRecord(file string, offset, length int64) (warc.Stored, er
 // warcPath is where a WARC file is: its finished name, or, if a crawl was
 // killed before finishing it, its ".open" name (every record the index
 // names was whole when it was indexed).
-func (a *Archive) warcPath(file string) string {
+func (a *Reader) warcPath(file string) string {
 	p := filepath.Join(a.dir, "warc", filepath.Base(file))
 	if _, err := os.Stat(p); err != nil {
 		if _, oerr := os.Stat(p + ".open"); oerr == nil {
@@ -237,7 +253,7 @@ type PageCapture struct {
 
 // Pages returns the HTML pages the index holds, each URL once at its first
 // capture with status 200, in the order they were captured.
-func (a *Archive) Pages() ([]PageCapture, error) {
+func (a *Reader) Pages() ([]PageCapture, error) {
 	first := map[string]time.Time{}
 	err := a.db.ScanCaptures(func(_ string, r store.CaptureRecord) bool {
 		if r.Status != 200 || (r.MIME != "text/html" && r.MIME != "application/xhtml+xml") {
@@ -249,7 +265,7 @@ func (a *Archive) Pages() ([]PageCapture, error) {
 		return true
 	})
 	if err != nil {
-		return nil, fmt.Errorf("crawl: read the capture index: %w", err)
+		return nil, fmt.Errorf("archive: read the capture index: %w", err)
 	}
 	out := make([]PageCapture, 0, len(first))
 	for u, d := range first {
@@ -264,17 +280,17 @@ func (a *Archive) Pages() ([]PageCapture, error) {
 // running, or one stopped without recovering it (a crawl started on the
 // directory recovers it); so is a file the index names that is not here
 // (uploaded to an object store and removed).
-func (a *Archive) WARCFiles() ([]string, error) {
+func (a *Reader) WARCFiles() ([]string, error) {
 	dir := filepath.Join(a.dir, "warc")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("crawl: the WARC files: %w", err)
+		return nil, fmt.Errorf("archive: the WARC files: %w", err)
 	}
 	var out []string
 	for _, e := range entries {
 		switch name := e.Name(); {
 		case strings.HasSuffix(name, ".open"):
-			return nil, fmt.Errorf("crawl: %s is not finished (is a crawl running on %s?)", filepath.Join(dir, name), a.dir)
+			return nil, fmt.Errorf("archive: %s is not finished (is a crawl running on %s?)", filepath.Join(dir, name), a.dir)
 		case strings.HasSuffix(name, ".warc.gz"):
 			out = append(out, filepath.Join(dir, name))
 		}
@@ -288,10 +304,10 @@ func (a *Archive) WARCFiles() ([]string, error) {
 		return true
 	})
 	if err != nil {
-		return nil, fmt.Errorf("crawl: read the capture index: %w", err)
+		return nil, fmt.Errorf("archive: read the capture index: %w", err)
 	}
 	if missing != "" {
-		return nil, fmt.Errorf("crawl: the index names %s, which is not in %s", missing, dir)
+		return nil, fmt.Errorf("archive: the index names %s, which is not in %s", missing, dir)
 	}
 	return out, nil
 }

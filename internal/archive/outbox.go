@@ -1,4 +1,4 @@
-package crawl
+package archive
 
 import (
 	"encoding/base32"
@@ -13,20 +13,22 @@ import (
 	"github.com/weft-crawler/weft/internal/warc"
 )
 
-func eventOf(r store.CaptureRecord) events.Event {
+// eventOf is a capture's page event, with the fields extensions found.
+func eventOf(cp Capture) events.Event {
+	r := cp.Rec
 	return events.Event{
 		URL: r.URL, FetchedAt: r.Date.UTC(), Status: r.Status,
 		PayloadDigest: "sha1:" + base32.StdEncoding.EncodeToString(r.Digest[:]),
 		WARCFile:      r.File, Offset: r.Offset, Length: r.Length,
-		Revisit: r.Kind == store.CaptureRevisit, NearDupOf: r.NearDupOf,
+		Revisit: r.Kind == store.CaptureRevisit, NearDupOf: r.NearDupOf, Fields: cp.Fields,
 	}
 }
 
-// An ArchiveWriter stores what is fetched and says where each record
-// went: the first sink of every capture, whose location the capture index
-// and the later sinks name. It is called from many workers at once.
-// *warc.Writer, WARC files on local disk, is the one weft has.
-type ArchiveWriter interface {
+// A Writer stores what is fetched and says where each record went: the
+// first sink of every capture, whose location the capture index and the
+// later sinks name. It is called from many workers at once. *warc.Writer,
+// WARC files on local disk, is the one weft has.
+type Writer interface {
 	WriteExchange(warc.Exchange) (warc.Location, error)
 	WriteMetadata(warc.Metadata) (warc.Location, error)
 	Files() []string // the files written, oldest first
@@ -34,7 +36,7 @@ type ArchiveWriter interface {
 	Close() error
 }
 
-var _ ArchiveWriter = (*warc.Writer)(nil)
+var _ Writer = (*warc.Writer)(nil)
 
 // metaOutbox prefixes the events not yet taken by every page sink. An
 // event is written there in the batch that makes its capture durable, and
@@ -43,24 +45,28 @@ var _ ArchiveWriter = (*warc.Writer)(nil)
 // may see an event twice, never miss one.
 const metaOutbox = "outbox/"
 
-// outbox carries page events to the sinks (Config.Sinks) through the
-// crawl's store: staged in the batch that makes their captures durable,
-// delivered once it has committed, dropped from the store once every sink
-// has them. It is safe for concurrent use.
-type outbox struct {
+// Outbox carries page events to the sinks through the crawl's store:
+// staged in the batch that makes their captures durable, delivered once it
+// has committed, dropped from the store once every sink has them. It is
+// safe for concurrent use.
+type Outbox struct {
 	sinks []events.Sink
 	db    *store.DB
 	log   *slog.Logger
-	fail  func(error)   // the crawl's: a sink that fails stops it
 	seq   atomic.Uint64 // the last event's number, for the names in the store
 }
 
-// wanted reports whether events are delivered at all: without sinks they
-// are not even made.
-func (o *outbox) wanted() bool { return len(o.sinks) > 0 }
+// NewOutbox returns the outbox of sinks, over db.
+func NewOutbox(sinks []events.Sink, db *store.DB, log *slog.Logger) *Outbox {
+	return &Outbox{sinks: sinks, db: db, log: log}
+}
 
-// stage writes evs into b and returns their names; nothing without sinks.
-func (o *outbox) stage(b *store.Batch, evs []events.Event) []string {
+// Wanted reports whether events are delivered at all: without sinks they
+// are not even made.
+func (o *Outbox) Wanted() bool { return len(o.sinks) > 0 }
+
+// Stage writes evs into b and returns their names; nothing without sinks.
+func (o *Outbox) Stage(b *store.Batch, evs []events.Event) []string {
 	if len(o.sinks) == 0 || len(evs) == 0 {
 		return nil
 	}
@@ -79,15 +85,16 @@ func (o *outbox) stage(b *store.Batch, evs []events.Event) []string {
 	return names
 }
 
-// deliver hands evs, which stage put in the store as names, to every
-// sink, then drops them from the store. An error is a sink's: what
-// it feeds would miss captures, so the crawl stops, as for a WARC file
-// that cannot be written; the events stay in the store for the next start.
-func (o *outbox) deliver(evs []events.Event, names []string) error {
+// Deliver hands evs, which Stage put in the store as names, once their
+// batch has committed, to every sink, then drops them from the store. An
+// error is a sink's: what it feeds would miss captures, so the crawl
+// stops, as for a WARC file that cannot be written; the events stay in the
+// store for the next start.
+func (o *Outbox) Deliver(evs []events.Event, names []string) error {
 	for _, s := range o.sinks {
 		for _, e := range evs {
 			if err := s.Capture(e); err != nil {
-				return fmt.Errorf("crawl: page sink: %w", err)
+				return fmt.Errorf("archive: page sink: %w", err)
 			}
 		}
 	}
@@ -97,7 +104,7 @@ func (o *outbox) deliver(evs []events.Event, names []string) error {
 	return nil
 }
 
-func (o *outbox) drop(names []string) {
+func (o *Outbox) drop(names []string) {
 	b := o.db.NewBatch()
 	for _, n := range names {
 		b.DeleteMeta(n)
@@ -107,10 +114,10 @@ func (o *outbox) drop(names []string) {
 	}
 }
 
-// replay delivers the events an earlier run made durable but did not see
+// Replay delivers the events an earlier run made durable but did not see
 // every sink take, oldest first, and numbers the next events after them.
 // Without sinks they are kept for a run that has them.
-func (o *outbox) replay() error {
+func (o *Outbox) Replay() error {
 	var names []string
 	var pending []events.Event
 	err := o.db.MetaPrefix(metaOutbox, func(seq string, v []byte) bool { // names come without the prefix
@@ -125,7 +132,7 @@ func (o *outbox) replay() error {
 		return true
 	})
 	if err != nil {
-		return fmt.Errorf("crawl: read the page events outbox: %w", err)
+		return fmt.Errorf("archive: read the page events outbox: %w", err)
 	}
 	if len(names) == 0 || len(o.sinks) == 0 {
 		return nil
@@ -133,19 +140,11 @@ func (o *outbox) replay() error {
 	for _, s := range o.sinks {
 		for _, e := range pending {
 			if err := s.Capture(e); err != nil {
-				return fmt.Errorf("crawl: page sink, delivering the events of an earlier run: %w", err)
+				return fmt.Errorf("archive: page sink, delivering the events of an earlier run: %w", err)
 			}
 		}
 	}
 	o.log.Info("page events of an earlier run delivered again", "events", len(pending))
 	o.drop(names)
 	return nil
-}
-
-// emit delivers captures now durable, whose events are staged as names;
-// a sink that fails stops the crawl.
-func (o *outbox) emit(evs []events.Event, names []string) {
-	if err := o.deliver(evs, names); err != nil {
-		o.fail(err)
-	}
 }

@@ -1,6 +1,7 @@
-package crawl
+package archive
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -31,14 +32,15 @@ type ObjectStore interface {
 // in the bucket, or both.
 const metaObject = "object/"
 
-// uploadAttempts and Config.uploadWait bound how long one file is retried in a
-// row; a file that still fails is queued again after Config.uploadLater (a crawl
-// that runs for days outlives an outage of the store), and one left at the
-// end stays on disk for the next start. uploadDrain is how long the end of
-// a crawl waits for the files still queued.
+// UploadAttempts and UploadConfig.Wait bound how long one file is retried
+// in a row; a file that still fails is queued again after
+// UploadConfig.Later (a crawl that runs for days outlives an outage of the
+// store), and one left at the end stays on disk for the next start.
+// UploadDrain is how long the end of a crawl waits for the files still
+// queued.
 const (
-	uploadAttempts = 5
-	uploadDrain    = 10 * time.Minute
+	UploadAttempts = 5
+	UploadDrain    = 10 * time.Minute
 )
 
 // Uploads is what the uploader did in a run.
@@ -48,7 +50,8 @@ type Uploads struct {
 	LastError    string // of the last failure
 }
 
-func (u *uploader) summary() *Uploads {
+// Summary is what u did so far; nil for no uploader.
+func (u *Uploader) Summary() *Uploads {
 	if u == nil {
 		return nil
 	}
@@ -57,9 +60,9 @@ func (u *uploader) summary() *Uploads {
 	return s
 }
 
-// uploader moves finished WARC files to the object store, one at a time,
+// Uploader moves finished WARC files to the object store, one at a time,
 // in the order they were finished.
-type uploader struct {
+type Uploader struct {
 	objs  ObjectStore
 	db    *store.DB
 	dir   string
@@ -79,22 +82,33 @@ type uploader struct {
 	cancel  context.CancelFunc
 	files   atomic.Int64 // uploaded
 	bytes   atomic.Int64
-	failed  atomic.Int64 // files left on disk after uploadAttempts
+	failed  atomic.Int64 // files left on disk after UploadAttempts
 	lastErr atomic.Value // string
 }
 
-// startUploads starts the uploader of cfg's WARC files to cfg.Objects,
-// recording them in db, and queues the finished files an earlier run left
-// on disk: not yet uploaded, or uploaded but not yet removed (those are
-// removed now).
-func startUploads(cfg *Config, db *store.DB, log *slog.Logger) (*uploader, error) {
-	u := &uploader{objs: cfg.Objects, db: db, dir: cfg.warcDir(), log: log,
-		wait: cfg.uploadWait, later: cfg.uploadLater,
+// UploadConfig says where an Uploader moves which files.
+type UploadConfig struct {
+	Objects ObjectStore
+	DB      *store.DB // where each upload is recorded
+	Dir     string    // the WARC files' directory
+	// Wait is the wait before a file's second attempt, doubled for each
+	// after; Later the wait before a file that failed every attempt is
+	// queued again. Zero means 500 ms and a minute.
+	Wait, Later time.Duration
+	Log         *slog.Logger
+}
+
+// StartUploads starts the uploader of the WARC files in cfg.Dir, and
+// queues the finished files an earlier run left on disk: not yet
+// uploaded, or uploaded but not yet removed (those are removed now).
+func StartUploads(cfg UploadConfig) (*Uploader, error) {
+	u := &Uploader{objs: cfg.Objects, db: cfg.DB, dir: cfg.Dir, log: cfg.Log,
+		wait: cmp.Or(cfg.Wait, 500*time.Millisecond), later: cmp.Or(cfg.Later, time.Minute),
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	entries, err := os.ReadDir(u.dir)
 	if err != nil {
-		return nil, fmt.Errorf("crawl: WARC directory: %w", err)
+		return nil, fmt.Errorf("archive: WARC directory: %w", err)
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -102,10 +116,10 @@ func startUploads(cfg *Config, db *store.DB, log *slog.Logger) (*uploader, error
 			continue // ".open" files are being written, or are torn: Recover's
 		}
 		if _, ok, err := u.db.GetMeta(metaObject + name); err != nil {
-			return nil, fmt.Errorf("crawl: read the object record of %s: %w", name, err)
+			return nil, fmt.Errorf("archive: read the object record of %s: %w", name, err)
 		} else if ok {
 			if err := os.Remove(filepath.Join(u.dir, name)); err != nil {
-				return nil, fmt.Errorf("crawl: remove %s, already uploaded: %w", name, err)
+				return nil, fmt.Errorf("archive: remove %s, already uploaded: %w", name, err)
 			}
 			continue
 		}
@@ -117,8 +131,9 @@ func startUploads(cfg *Config, db *store.DB, log *slog.Logger) (*uploader, error
 	return u, nil
 }
 
-// add queues a file the WARC writer just finished.
-func (u *uploader) add(name string) {
+// Add queues a file the WARC writer just finished: it is the writer's
+// OnFinish.
+func (u *Uploader) Add(name string) {
 	u.mu.Lock()
 	if !u.closed {
 		u.queue = append(u.queue, filepath.Base(name))
@@ -127,14 +142,14 @@ func (u *uploader) add(name string) {
 	u.signal()
 }
 
-func (u *uploader) signal() {
+func (u *Uploader) signal() {
 	select {
 	case u.wake <- struct{}{}:
 	default:
 	}
 }
 
-func (u *uploader) next() (string, bool) {
+func (u *Uploader) next() (string, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if len(u.queue) == 0 {
@@ -145,7 +160,7 @@ func (u *uploader) next() (string, bool) {
 	return name, true
 }
 
-func (u *uploader) run() {
+func (u *Uploader) run() {
 	defer close(u.done)
 	for {
 		name, more := u.next()
@@ -167,7 +182,7 @@ func (u *uploader) run() {
 // move uploads one file, records its key durably, and removes it, retrying
 // the upload a few times; a file that will not go stays on disk, counted,
 // for the next start to try again.
-func (u *uploader) move(name string) {
+func (u *Uploader) move(name string) {
 	path := filepath.Join(u.dir, name)
 	st, err := os.Stat(path)
 	if err != nil {
@@ -179,7 +194,7 @@ func (u *uploader) move(name string) {
 		if key, err = u.objs.Upload(u.ctx, path); err == nil {
 			break
 		}
-		if attempt == uploadAttempts || u.ctx.Err() != nil {
+		if attempt == UploadAttempts || u.ctx.Err() != nil {
 			u.fail(name, err)
 			return
 		}
@@ -204,18 +219,18 @@ func (u *uploader) move(name string) {
 	u.log.Info("WARC file uploaded", "file", name, "key", key, "bytes", st.Size())
 }
 
-func (u *uploader) fail(name string, err error) {
+func (u *Uploader) fail(name string, err error) {
 	u.failed.Add(1)
 	u.lastErr.Store(err.Error())
 	u.log.Error("WARC file not uploaded; it stays on disk, to be tried again later or at the next start", "file", name, "err", err)
 	if u.ctx.Err() == nil {
-		time.AfterFunc(u.later, func() { u.add(name) }) // add does nothing once closed
+		time.AfterFunc(u.later, func() { u.Add(name) }) // add does nothing once closed
 	}
 }
 
 // close uploads what is queued, waiting at most wait for it (a file not
 // uploaded by then stays on disk for the next start), and stops.
-func (u *uploader) close(wait time.Duration) {
+func (u *Uploader) Close(wait time.Duration) {
 	u.mu.Lock()
 	u.closed = true
 	u.mu.Unlock()

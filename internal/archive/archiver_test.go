@@ -1,11 +1,15 @@
-package crawl
+package archive
 
 import (
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/warc"
 )
 
 // TestCopiesReadWhereTheyCanFindMore drives the content-seen rule through
@@ -15,37 +19,44 @@ import (
 // once, however shallow its later copies; a page copied nearer the seeds
 // than its first reading is read there, one as deep or deeper is not.
 func TestCopiesReadWhereTheyCanFindMore(t *testing.T) {
-	c, err := New(Config{Seeds: []string{"http://a.test/"}, DataDir: t.TempDir(), UserAgent: "weft/test (+https://example.org/weft-crawler)"})
+	dir := t.TempDir()
+	db, err := store.Open(store.Dir(dir), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := c.close(0); err != nil {
-			t.Error(err)
-		}
-	})
+	defer db.Close()
+	w, err := warc.NewWriter(warc.Config{Dir: dir, Software: "weft/test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	a := New(w, db, canon.New(canon.Config{}), NewOutbox(nil, db, slog.New(slog.DiscardHandler)), nil)
 	// visit archives a 200 of body at url and depth, and reports whether
 	// its links are read; commit says whether its batch commits before the
 	// next visit.
-	visit := func(url, body string, depth int, links, commit bool) (read bool, pb *pageBatch) {
+	visit := func(url, body string, depth int, links, commit bool) bool {
 		t.Helper()
-		pb = c.state.newBatch()
+		st := &Staging{Batch: db.NewBatch()}
 		resp := &fetch.Response{
 			URL: url, StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", Header: http.Header{}, Body: []byte(body), Start: time.Now(), RemoteAddr: "127.0.0.1:80",
 			RequestHeader:  []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
 			ResponseHeader: []byte("HTTP/1.1 200 OK\r\n\r\n"),
 		}
-		cp := c.arch.archive(resp, pb, nil)
-		if cp.key == "" {
-			t.Fatalf("%s not archived", url)
+		cp, err := a.Archive(resp, st, nil)
+		if err != nil || cp.Key == "" {
+			t.Fatalf("%s not archived: %v", url, err)
 		}
-		if read = !cp.skipLinks(depth); read {
-			c.arch.followed(pb, cp, depth, !links)
+		read := !cp.SkipLinks(depth)
+		if read {
+			a.Followed(st, cp, depth, !links)
 		}
 		if commit {
-			settle(t, c, pb)
+			if err := st.Batch.Commit(false); err != nil {
+				t.Fatal(err)
+			}
+			a.Settle(st.Digests)
 		}
-		return read, pb
+		return read
 	}
 	const img = "\xff\xd8\xff\xe0 the same image bytes"
 	for i, step := range []struct {
@@ -57,7 +68,7 @@ func TestCopiesReadWhereTheyCanFindMore(t *testing.T) {
 		{"http://b.test/shallow.jpg", 1, false},
 		{"http://c.test/seed.jpg", 0, false},
 	} {
-		if read, _ := visit(step.url, img, step.depth, false, i != 0); read != step.read {
+		if read := visit(step.url, img, step.depth, false, i != 0); read != step.read {
 			t.Errorf("image copy %s at depth %d: read %v, want %v", step.url, step.depth, read, step.read)
 		}
 	}
@@ -76,17 +87,8 @@ func TestCopiesReadWhereTheyCanFindMore(t *testing.T) {
 		{"http://e.test/p", 4, false, true},  // deeper: not read
 		{"http://f.test/p", 0, true, true},
 	} {
-		if read, _ := visit(step.url, page, step.depth, true, step.commit); read != step.read {
+		if read := visit(step.url, page, step.depth, true, step.commit); read != step.read {
 			t.Errorf("page copy %s at depth %d: read %v, want %v", step.url, step.depth, read, step.read)
 		}
 	}
-}
-
-// settle commits pb as a worker does and forgets its pending digests.
-func settle(t *testing.T, c *Crawler, pb *pageBatch) {
-	t.Helper()
-	if err := pb.b.Commit(false); err != nil {
-		t.Fatal(err)
-	}
-	c.arch.settle(pb.digests)
 }
