@@ -182,8 +182,11 @@ func (d *dialer) dialTLS(ctx context.Context, network, addr string) (net.Conn, e
 		kind := KindTLS
 		if hctx.Err() != nil {
 			kind = KindTimeout
+			if ctx.Err() == nil { // the handshake's own bound, not the request's
+				err = &overTime{"not complete", d.tlsTimeout, err}
+			}
 		}
-		return nil, &dialError{kind, fmt.Errorf("tls handshake with %s: %w", addr, err)}
+		return nil, &dialError{kind, &handshakeError{addr: ic.RemoteAddr().String(), err: err}}
 	}
 	ic.armed = true
 	state := tc.ConnectionState()

@@ -258,7 +258,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, header http.Header) (*
 		if g := conn.Load(); g != nil && g.wc != nil {
 			g.wc.end(g.w)
 		}
-		return nil, classify(rawURL, err, ctx, reqCtx, conn.Load() != nil)
+		return nil, classify(rawURL, err, ctx, reqCtx, f.cfg.Timeout, conn.Load() != nil)
 	}
 	limit := f.bodyLimit(resp)
 	var body []byte
