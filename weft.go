@@ -27,6 +27,7 @@ package weft
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +37,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/scope"
 )
 
@@ -99,6 +101,17 @@ type Config struct {
 	AllowNetworks []netip.Prefix
 	// Resolve maps host names to addresses, instead of asking DNS.
 	Resolve map[string]string
+	// CAFiles are PEM files of certificate authorities trusted besides
+	// the system's roots: a private CA. (The SSL_CERT_FILE variable
+	// replaces the system's roots instead.)
+	CAFiles []string
+	// InsecureTLS names hosts fetched even when their TLS certificate
+	// fails verification (an unknown authority, another host's name,
+	// expired): a host, "*." and a domain for the hosts under it, an
+	// address, or "*" for all. Each WARC record of such a fetch says why
+	// the certificate failed (WARC-Certificate-Error). Nil, the default,
+	// accepts no certificate that fails.
+	InsecureTLS []string
 	// Logger receives a line per failed item (a page that would not
 	// parse, a handler that failed); nil discards them.
 	Logger *slog.Logger
@@ -144,6 +157,19 @@ func (cfg Config) internal() (crawl.Config, error) {
 	}
 	cc.Fetch.AllowCIDRs = cfg.AllowNetworks
 	cc.Fetch.Resolve = cfg.Resolve
+	if len(cfg.CAFiles) > 0 {
+		pool, err := fetch.LoadCAFiles(cfg.CAFiles...)
+		if err != nil {
+			return crawl.Config{}, fmt.Errorf("weft: CAFiles: %w", err)
+		}
+		cc.Fetch.TLSConfig = &tls.Config{RootCAs: pool}
+	}
+	for i, h := range cfg.InsecureTLS {
+		if _, err := fetch.InsecureTLSKey(h); err != nil {
+			return crawl.Config{}, fmt.Errorf("weft: InsecureTLS[%d] %q: %w", i, h, err)
+		}
+	}
+	cc.Fetch.InsecureTLS = cfg.InsecureTLS
 	if cfg.Scope != nil {
 		// The scope decides which hosts and paths; weft's own rules
 		// (scheme, length, extension, depth, repeated segments) still

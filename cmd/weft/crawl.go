@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,6 +65,8 @@ type crawlFlags struct {
 	exclude        []string
 	resolve        []string
 	allowCIDR      []string
+	caFiles        []string
+	insecureTLS    []string
 	summaryFile    string
 	natsURL        string
 	clusterURL     string
@@ -158,6 +161,8 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.resolve, "resolve", nil, "HOST=ADDR: connect to ADDR for HOST, on any port, instead of asking DNS; HOST may be internationalised (bücher.test) (repeatable)")
 	fs.StringArrayVar(&f.allowCIDR, "allow-cidr", nil, "allow connections to this otherwise refused network, e.g. 127.0.0.0/8 (repeatable)")
 	fs.StringArrayVar(&f.denyCIDR, "deny-cidr", nil, "refuse connections to this network, even inside an --allow-cidr one (repeatable)")
+	fs.StringArrayVar(&f.caFiles, "ca-file", nil, "PEM file of certificate authorities trusted besides the system's, such as a private CA (repeatable; the SSL_CERT_FILE variable replaces the system's roots instead)")
+	fs.StringArrayVar(&f.insecureTLS, "insecure-tls", nil, "fetch this host even when its TLS certificate fails verification (unknown authority, another name, expired), each WARC record saying why (WARC-Certificate-Error): a host, *.domain for the hosts under it, an address, or * for all (repeatable; none by default)")
 	fs.StringArrayVar(&f.stripParams, "strip-param", nil, "also remove this query parameter (case-insensitive) when canonicalising, beside the tracking and session-id defaults (repeatable)")
 	fs.Int64Var(&f.maxBody, "max-body", 10<<20, "most body bytes read per response, before and after decompression")
 	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "total time allowed for one request")
@@ -353,6 +358,19 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	if err != nil {
 		return cfg, err
 	}
+	var tlsCfg *tls.Config
+	if len(f.caFiles) > 0 {
+		pool, err := fetch.LoadCAFiles(f.caFiles...)
+		if err != nil {
+			return cfg, usagef("--ca-file: %v", err)
+		}
+		tlsCfg = &tls.Config{RootCAs: pool}
+	}
+	for _, h := range f.insecureTLS {
+		if _, err := fetch.InsecureTLSKey(h); err != nil {
+			return cfg, usagef("--insecure-tls %q: %v", h, err)
+		}
+	}
 	level, err := parseLevel(f.logLevel)
 	if err != nil {
 		return cfg, err
@@ -446,6 +464,8 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	cfg.Fetch.Resolve = resolve
 	cfg.Fetch.AllowCIDRs = allow
 	cfg.Fetch.DenyCIDRs = deny
+	cfg.Fetch.TLSConfig = tlsCfg
+	cfg.Fetch.InsecureTLS = f.insecureTLS
 	objs, err := f.s3.store()
 	if err != nil {
 		return cfg, err

@@ -45,6 +45,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -239,7 +240,7 @@ func appendField(b []byte, name, value string) []byte {
 }
 
 // appendProtocolFields appends ex's WARC-Protocol fields, one per value,
-// and its WARC-Cipher-Suite.
+// its WARC-Cipher-Suite and its WARC-Certificate-Error.
 func appendProtocolFields(b []byte, ex *Exchange) []byte {
 	for _, p := range ex.Protocols {
 		b = appendField(b, "WARC-Protocol", p)
@@ -247,7 +248,33 @@ func appendProtocolFields(b []byte, ex *Exchange) []byte {
 	if ex.CipherSuite != "" {
 		b = appendField(b, "WARC-Cipher-Suite", ex.CipherSuite)
 	}
+	if ex.CertificateError != "" {
+		b = appendField(b, "WARC-Certificate-Error", fieldText(ex.CertificateError, MaxCertificateError))
+	}
 	return b
+}
+
+// fieldText makes s a field value: control characters (a certificate's
+// names are the server's to choose, line breaks included) become spaces,
+// invalid UTF-8 is replaced, and a text longer than max bytes is cut at a
+// character boundary and ends in "...".
+func fieldText(s string, max int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	if len(s) <= max {
+		return s
+	}
+	cut := max - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 func appendLengthField(b []byte, n int) []byte {

@@ -170,6 +170,15 @@ type Exchange struct {
 	Protocols   []string
 	CipherSuite string
 
+	// CertificateError, if set, is why the server's TLS certificate failed
+	// verification, for an exchange made all the same (a host the crawl
+	// was told to accept so): the request and response records carry it
+	// as WARC-Certificate-Error, an extension field (WARC 1.1 §4 lets a
+	// writer add named fields, which readers that do not know them
+	// ignore, as Browsertrix's WARC-JSON-Metadata is), control characters
+	// replaced and cut at MaxCertificateError bytes.
+	CertificateError string
+
 	// Truncated is "" for a complete payload, or why it was cut short:
 	// "length", "time", "disconnect" or "unspecified" (WARC-Truncated).
 	Truncated string
@@ -183,6 +192,11 @@ type Exchange struct {
 	// stored, with the payload's digest and a reference to that capture.
 	Revisit *Revisit
 }
+
+// MaxCertificateError bounds the WARC-Certificate-Error field: the text
+// of a name mismatch lists the certificate's names, which a CDN's
+// certificate has by the hundred.
+const MaxCertificateError = 512
 
 // ProfileIdenticalPayload is the WARC-Profile of a revisit record whose
 // payload is identical to an earlier capture's (WARC 1.1 §6.7.2).
