@@ -235,7 +235,7 @@ func (f *crawlFlags) loadProfile(fs *pflag.FlagSet, args []string) ([]string, er
 	}
 	f.profile = p
 	if len(args) == 0 && len(p.URLs) > 0 {
-		if _, err := collectSeeds("", p.URLs); err != nil {
+		if _, err := collectSeeds("", p.URLs, "url"); err != nil {
 			return nil, usageError{p.AtURLs(err)}
 		}
 		args = p.URLs
@@ -247,7 +247,7 @@ func (f *crawlFlags) loadProfile(fs *pflag.FlagSet, args []string) ([]string, er
 // error names the flag, file or line at fault.
 func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, error) {
 	var cfg crawl.Config
-	seeds, err := collectSeeds(f.seedsFile, args)
+	seeds, err := collectSeeds(f.seedsFile, args, "argument")
 	if err != nil {
 		return cfg, err
 	}
@@ -479,17 +479,18 @@ func parseLevel(s string) (slog.Level, error) {
 }
 
 // collectSeeds reads the seed file, then the positional seeds, checking
-// each is an absolute http(s) URL. Errors name the file and line.
-func collectSeeds(file string, args []string) ([]string, error) {
+// each is an absolute http(s) URL. Errors name the file and line (or the
+// argument: argName and its number), the text and what a seed must be.
+func collectSeeds(file string, args []string, argName string) ([]string, error) {
 	var seeds []string
 	c := canon.New(canon.Config{})
 	check := func(where, s string) error {
-		u, err := c.Parse(s)
-		if err != nil {
-			return usagef("%s: invalid seed URL %q: %v", where, s, err)
-		}
-		if u.Scheme != "http" && u.Scheme != "https" {
-			return usagef("%s: seed %q: scheme %q is not http or https", where, s, u.Scheme)
+		if _, err := crawl.ParseSeed(c, s); err != nil {
+			var se *crawl.SeedError
+			if errors.As(err, &se) {
+				return usagef("%s: %s", where, se.Explain())
+			}
+			return usagef("%s: %v", where, err)
 		}
 		seeds = append(seeds, s)
 		return nil
@@ -525,7 +526,7 @@ func collectSeeds(file string, args []string) ([]string, error) {
 		}
 	}
 	for i, a := range args {
-		if err := check(fmt.Sprintf("argument %d", i+1), a); err != nil {
+		if err := check(fmt.Sprintf("%s %d", argName, i+1), a); err != nil {
 			return nil, err
 		}
 	}

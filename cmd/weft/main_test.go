@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -209,10 +210,45 @@ func TestStripParamFlagAddsToDefaults(t *testing.T) {
 	}
 }
 
+// A seed that is no http or https URL is refused naming where it is
+// (file and line, argument, or the profile's urls), the text itself and
+// what a seed must be, in words about the input, not the URL parser's.
+func TestBadSeedsNameTheLineAndWhatIsWanted(t *testing.T) {
+	dir := t.TempDir()
+	n := 0
+	file := func(text string) string {
+		n++
+		path := filepath.Join(dir, fmt.Sprintf("seeds%d.txt", n))
+		os.WriteFile(path, []byte(text), 0o644)
+		return path
+	}
+	const want = ": want an absolute http or https URL such as "
+	for _, tc := range []struct {
+		args []string
+		msg  string // the whole message after "weft: "
+	}{
+		{[]string{"crawl", "--seeds", file("https://example.org/\n# a comment\nfoo bar\n")},
+			filepath.Join(dir, "seeds1.txt") + `:3: "foo bar" is not a URL` + want + "https://example.org/"},
+		{[]string{"crawl", "--seeds", file("\n\nshop.example/catalogue  # the shop\n")},
+			filepath.Join(dir, "seeds2.txt") + `:3: "shop.example/catalogue" is not a URL` + want + "https://shop.example/catalogue"},
+		{[]string{"crawl", "--seeds", file("ftp://a.test/\n")},
+			filepath.Join(dir, "seeds3.txt") + `:1: "ftp://a.test/" has the scheme "ftp"` + want + "https://example.org/"},
+		{[]string{"crawl", "http://a.test/", "/about"}, `argument 2: "/about" is not a URL` + want + "https://example.org/"},
+		{[]string{"crawl", "http://a.test:99999/"}, `argument 1: "http://a.test:99999/" is not a URL (the input's port is outside the range`},
+		{[]string{"crawl", "--config", writeFile(t, "p.toml", "workers = 2\nurls = [\"http://a.test/\", \"a.test\"]\n")},
+			`p.toml:2: urls: url 2: "a.test" is not a URL` + want + "https://a.test/"},
+	} {
+		code, _, stderr := runWeft(t, append(tc.args, "--data", dir)...)
+		if code != 2 || !strings.Contains(stderr, tc.msg) || strings.Contains(stderr, "ASCII alpha") {
+			t.Errorf("weft %v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.msg)
+		}
+	}
+}
+
 func TestSeedFileWithByteOrderMark(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "seeds.txt")
 	os.WriteFile(f, []byte("\ufeffhttp://a.test/\n"), 0o644)
-	seeds, err := collectSeeds(f, nil)
+	seeds, err := collectSeeds(f, nil, "argument")
 	if err != nil || len(seeds) != 1 || seeds[0] != "http://a.test/" {
 		t.Fatalf("seeds %q, err %v", seeds, err)
 	}
