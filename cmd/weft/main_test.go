@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/goleak"
 
+	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
@@ -262,6 +263,45 @@ func TestUnwritableDataDirExitsOne(t *testing.T) {
 	code, _, stderr := runWeft(t, "crawl", "--data", filepath.Join(file, "data"), "http://a.test/")
 	if code != 1 || !strings.Contains(stderr, file) {
 		t.Fatalf("exit %d, stderr %q; want 1 naming %s", code, stderr, file)
+	}
+}
+
+// A data directory another weft holds (here: this process, through the
+// store) is refused saying which process holds it and what to do, and
+// --fresh then discards nothing; the archive commands say to wait.
+func TestDataDirInUseSaysWhoHoldsIt(t *testing.T) {
+	dir := t.TempDir()
+	db, err := store.Open(filepath.Join(dir, "state"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := db.NewBatch()
+	b.PutMeta("kept", []byte("yes"))
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	who := fmt.Sprintf("data directory %s is in use by another weft (pid %d, started ", dir, os.Getpid())
+	for _, tc := range []struct {
+		args   []string
+		advice string
+	}{
+		{[]string{"crawl", "--data", dir, "http://a.test/"}, "; stop that crawl or choose another --data"},
+		{[]string{"crawl", "--fresh", "--data", dir, "http://a.test/"}, "; stop that crawl or choose another --data"},
+		{[]string{"cdx", "--data", dir}, "; read it once that has ended"},
+	} {
+		code, _, stderr := runWeft(t, tc.args...)
+		if code != 1 || !strings.Contains(stderr, who) || !strings.HasSuffix(strings.TrimSpace(stderr), tc.advice) {
+			t.Errorf("weft %v: exit %d, stderr %q; want 1, %q ... %q", tc.args, code, stderr, who, tc.advice)
+		}
+	}
+	if v, ok, err := db.GetMeta("kept"); !ok || string(v) != "yes" || err != nil {
+		t.Errorf("the state after a refused --fresh: %q, %v, %v", v, ok, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runWeft(t, "cdx", "--data", dir); code != 0 {
+		t.Errorf("weft cdx once the holder closed: exit %d, %s", code, stderr)
 	}
 }
 
