@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -115,13 +116,27 @@ func TestCrawlCommand(t *testing.T) {
 	for host, ip := range web.Resolve() {
 		args = append(args, "--resolve", host+"="+ip)
 	}
-	code, stdout, stderr := runWeft(t, args...)
+	sumFile := filepath.Join(dir, "summary.json")
+	code, stdout, stderr := runWeft(t, append(args, "--summary", sumFile)...)
 	if code != 0 {
 		t.Fatalf("exit %d; stderr %s", code, stderr)
 	}
 	for _, want := range []string{"crawl max-pages", "10 pages", "responses:", "rejected:", "WARC:"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	// --summary's JSON has snake_case keys, as the API and the events do.
+	var sum map[string]any
+	if b, err := os.ReadFile(sumFile); err != nil || json.Unmarshal(b, &sum) != nil {
+		t.Fatalf("--summary: %v\n%s", err, b)
+	}
+	if sum["stopped_by"] != "max-pages" || sum["pages"] != 10.0 || sum["elapsed_seconds"].(float64) <= 0 || len(sum["warc_files"].([]any)) != 1 {
+		t.Errorf("--summary: stopped_by %v, pages %v, elapsed_seconds %v, warc_files %v", sum["stopped_by"], sum["pages"], sum["elapsed_seconds"], sum["warc_files"])
+	}
+	for key := range sum {
+		if strings.ToLower(key) != key {
+			t.Errorf("--summary key %q is not snake_case", key)
 		}
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "data", "warc", "*.warc.gz"))
