@@ -28,6 +28,7 @@ package weft
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -226,28 +227,40 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 type Summary struct {
 	// StoppedBy is "drained" (nothing left), "max-pages", "interrupted"
 	// (the context), "failed" (see Run's error) or "stopped".
-	StoppedBy string
-	Elapsed   time.Duration
+	StoppedBy string `json:"stopped_by"`
+	// Elapsed is written as elapsed_seconds (MarshalJSON).
+	Elapsed time.Duration `json:"-"`
 	// Pages counts page requests that got a response; Errors those that
 	// did not, by kind ("timeout", "dns", ...).
-	Pages  int64
-	Errors map[string]int64
+	Pages  int64            `json:"pages"`
+	Errors map[string]int64 `json:"errors"`
 	// ByStatus counts responses by status class ("2xx", "4xx", ...).
-	ByStatus map[string]int64
+	ByStatus map[string]int64 `json:"by_status"`
 	// Rejected counts the URLs found and not queued, by reason: weft's
 	// ("seen", "robots", "scope", ...) and the LinkFilters'.
-	Rejected map[string]int64
+	Rejected map[string]int64 `json:"rejected"`
 	// Handled counts the documents each Handler read, by name, and
 	// HandlerFailed those it failed on (an error, a panic, a timeout).
-	Handled       map[string]int64
-	HandlerFailed map[string]int64
+	Handled       map[string]int64 `json:"handled"`
+	HandlerFailed map[string]int64 `json:"handler_failed"`
 	// Queued is the URLs left queued (after MaxPages, or an interruption:
 	// a later Run on the same DataDir takes them up).
-	Queued int
+	Queued int `json:"queued"`
 	// WARCFiles are the archive's files, oldest first.
-	WARCFiles []string
+	WARCFiles []string `json:"warc_files"`
 
 	full crawl.Summary
+}
+
+// MarshalJSON writes the summary with snake_case keys, as the weft
+// command's --summary and GET /v1/stats do, Elapsed in seconds as
+// elapsed_seconds.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type fields Summary // the tags, without this method
+	return json.Marshal(struct {
+		ElapsedSeconds float64 `json:"elapsed_seconds"`
+		fields
+	}{s.Elapsed.Seconds(), fields(s)})
 }
 
 func summaryOf(s crawl.Summary) Summary {

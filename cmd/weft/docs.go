@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/weft-crawler/weft/internal/bytesize"
 )
 
 // flagReferencePath is where the generated flag reference is checked in,
@@ -86,7 +88,8 @@ func writeFlagReference(w io.Writer, root *cobra.Command) error {
 	b.WriteString("do not edit it by hand: `TestFlagReferenceUpToDate` fails when it differs from\n")
 	b.WriteString("what the code defines. Every command also takes `--help` (`-h`), and `weft\n")
 	b.WriteString("--version` prints the version. A repeatable flag (type `stringArray`) is given\n")
-	b.WriteString("once per value.\n")
+	b.WriteString("once per value. A flag of type `size` (and its key in a profile) takes\n")
+	b.WriteString(bytesize.Syntax + ".\n")
 
 	type done struct {
 		path  string

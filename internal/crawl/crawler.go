@@ -137,12 +137,9 @@ func New(cfg Config) (c *Crawler, err error) {
 		return nil, err
 	}
 	for _, s := range cfg.Seeds {
-		u, err := c.canon.Parse(s)
+		u, err := ParseSeed(c.canon, s)
 		if err != nil {
-			return nil, fmt.Errorf("crawl: seed %q: %w", s, err)
-		}
-		if u.Scheme != "http" && u.Scheme != "https" {
-			return nil, fmt.Errorf("crawl: seed %q: scheme %q is not http or https", s, u.Scheme)
+			return nil, err
 		}
 		c.scope.AddSeed(u)
 		c.seeds = append(c.seeds, u)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -70,17 +69,13 @@ const (
 )
 
 // openDurable opens (or creates) the state under dataDir. fresh removes an
-// existing state first. It reports whether a previous crawl was found.
+// existing state first, once the store's lock is held: never the state of
+// a crawl that runs. It reports whether a previous crawl was found.
 func openDurable(dataDir string, partitions int, fresh bool, fs vfs.FS) (*durable, bool, error) {
 	path := filepath.Join(dataDir, stateDir)
-	if fresh {
-		if err := os.RemoveAll(path); err != nil {
-			return nil, false, fmt.Errorf("crawl: start over: %w", err)
-		}
-	}
-	db, err := store.Open(path, &store.Options{FS: fs})
+	db, err := store.Open(path, &store.Options{FS: fs, Fresh: fresh})
 	if err != nil {
-		return nil, false, err
+		return nil, false, inUse(dataDir, err, "stop that crawl or choose another --data")
 	}
 	d := &durable{db: db, path: path, parts: partitions, seq: uint64(time.Now().UnixNano())}
 	for p := range frontier.High + 1 {
@@ -125,6 +120,33 @@ func openDurable(dataDir string, partitions int, fresh bool, fs vfs.FS) (*durabl
 		return nil, false, err
 	}
 	return d, false, nil
+}
+
+// dataDirInUse is a data directory whose state another process holds.
+type dataDirInUse struct {
+	dir, advice string
+	err         *store.InUseError
+}
+
+func (e *dataDirInUse) Error() string {
+	who := "another weft"
+	if e.err.Owner != nil {
+		who += " (" + e.err.Owner.String() + ")"
+	}
+	return fmt.Sprintf("crawl: data directory %s is in use by %s; %s", e.dir, who, e.advice)
+}
+
+func (e *dataDirInUse) Unwrap() error { return e.err }
+
+// inUse says, of an error opening dataDir's state that is a
+// *store.InUseError, which process holds the directory and what to do
+// (advice); other errors are returned as they are.
+func inUse(dataDir string, err error, advice string) error {
+	var iu *store.InUseError
+	if errors.As(err, &iu) {
+		return &dataDirInUse{dir: dataDir, advice: advice, err: iu}
+	}
+	return err
 }
 
 // close flushes the store's memtables before closing it, so that the next

@@ -42,7 +42,10 @@ func OpenArchive(dataDir string, cc canon.Config) (*Archive, error) {
 	}
 	db, err := store.Open(path, &store.Options{ReadOnly: true, CacheSize: 8 << 20})
 	if err != nil {
-		return nil, fmt.Errorf("crawl: open the crawl in %s (is a crawl running on it?): %w", dataDir, err)
+		if iu := (*store.InUseError)(nil); errors.As(err, &iu) {
+			return nil, inUse(dataDir, err, "read it once that has ended")
+		}
+		return nil, fmt.Errorf("crawl: open the crawl in %s: %w", dataDir, err)
 	}
 	return &Archive{dir: dataDir, db: db, canon: canon.New(cc)}, nil
 }

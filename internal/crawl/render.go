@@ -74,16 +74,16 @@ func (r RenderConfig) validate() error {
 
 // RenderSummary is what rendering did in a crawl.
 type RenderSummary struct {
-	Mode         string // the mode the crawl ran in ("never" when Chromium was missing)
-	Off          string // why the crawl could not render, if it could not
-	Pages        int64  // pages rendered
-	Fallbacks    int64  // pages whose render failed: they kept their static links
-	Requests     int64  // the browsers' requests (the pages' own documents included)
-	Refused      int64  // of which refused (robots.txt, the guard, a policy, a cap, not GET)
-	NewLinks     int64  // links found in rendered DOMs that the static parse had not
-	HostsStopped int64  // hosts auto mode stopped rendering (GiveUpAfter renders without a new link)
-	Escapes      int64  // browser connections outside interception, refused at the dead-end proxy
-	Restarts     int64  // browsers killed and replaced
+	Mode         string `json:"mode"`          // the mode the crawl ran in ("never" when Chromium was missing)
+	Off          string `json:"off"`           // why the crawl could not render, if it could not
+	Pages        int64  `json:"pages"`         // pages rendered
+	Fallbacks    int64  `json:"fallbacks"`     // pages whose render failed: they kept their static links
+	Requests     int64  `json:"requests"`      // the browsers' requests (the pages' own documents included)
+	Refused      int64  `json:"refused"`       // of which refused (robots.txt, the guard, a policy, a cap, not GET)
+	NewLinks     int64  `json:"new_links"`     // links found in rendered DOMs that the static parse had not
+	HostsStopped int64  `json:"hosts_stopped"` // hosts auto mode stopped rendering (GiveUpAfter renders without a new link)
+	Escapes      int64  `json:"escapes"`       // browser connections outside interception, refused at the dead-end proxy
+	Restarts     int64  `json:"restarts"`      // browsers killed and replaced
 }
 
 // renderer renders pages for the crawl; nil when rendering is off.
