@@ -21,6 +21,8 @@ import (
 	nlnwa "github.com/nlnwa/gowarc/v3"
 	whatwg "github.com/nlnwa/whatwg-url/url"
 	"go.uber.org/goleak"
+
+	"github.com/weft-crawler/weft/internal/version"
 )
 
 func TestMain(m *testing.M) {
@@ -78,7 +80,8 @@ func mixedExchanges(t testing.TB) []Exchange {
 // strict reader.
 func TestWriteReadBack(t *testing.T) {
 	dir := t.TempDir()
-	w, err := NewWriter(Config{Dir: dir, Operator: "ops@example.org", Hostname: "crawler-7"})
+	const ua = "weft/test (+https://example.org/weft-crawler)"
+	w, err := NewWriter(Config{Dir: dir, Operator: "ops@example.org", Hostname: "crawler-7", UserAgent: ua, Robots: "obey"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,12 +128,14 @@ func TestWriteReadBack(t *testing.T) {
 		t.Errorf("warcinfo Content-Type = %q", got)
 	}
 	for _, want := range []string{
-		"software: weft\r\n",
+		"software: weft/" + version.Version + "\r\n",
 		"format: WARC File Format 1.1\r\n",
 		"conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n",
 		"hostname: crawler-7\r\n",
 		"operator: ops@example.org\r\n",
 		"isPartOf: weft\r\n",
+		"robots: obey\r\n",
+		"http-header-user-agent: " + ua + "\r\n",
 	} {
 		if !bytes.Contains(info.Block, []byte(want)) {
 			t.Errorf("warcinfo block lacks %q:\n%s", want, info.Block)
@@ -525,6 +530,8 @@ func TestValidate(t *testing.T) {
 		{Config{Dir: "d", Software: "weft\r\nx: y"}, "Software"},
 		{Config{Dir: "d", Operator: "a\nb"}, "Operator"},
 		{Config{Dir: "d", Hostname: "h\r"}, "Hostname"},
+		{Config{Dir: "d", UserAgent: "weft/1\r\nx: y"}, "UserAgent"},
+		{Config{Dir: "d", Robots: "obey\n"}, "Robots"},
 	} {
 		err := tc.cfg.Validate()
 		if err == nil || !strings.Contains(err.Error(), "Config."+tc.field) {
