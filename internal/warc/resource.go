@@ -59,7 +59,7 @@ func (w *Writer) WriteResource(r Resource) (Location, error) {
 	if err := e.member(r.Block); err != nil {
 		return Location{}, fmt.Errorf("warc: %s for %s: compress: %w", r.Type, r.URL, err)
 	}
-	loc, err := w.append(e.out.Bytes(), r.URL)
+	loc, err := w.append(e.out.Bytes(), r.URL, r.Date)
 	loc.Length = int64(e.out.Len())
 	loc.RecordID = string(appendID(nil, id[0]))
 	return loc, err
