@@ -37,12 +37,13 @@ import (
 	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/simhash"
+	"github.com/weft-crawler/weft/internal/version"
 )
 
 // defaultUserAgent names weft and where a site operator can read about it.
 // Operators of a real crawl set their own contact with --user-agent.
 func defaultUserAgent() string {
-	return "weft/" + version + " (+https://example.org/weft-crawler)"
+	return version.Software() + " (+https://example.org/weft-crawler)"
 }
 
 // crawlFlags are the flags shared by crawl, demo and bench.

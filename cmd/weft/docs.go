@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weft-crawler/weft/internal/bytesize"
+	"github.com/weft-crawler/weft/internal/version"
 )
 
 // flagReferencePath is where the generated flag reference is checked in,
@@ -71,7 +72,7 @@ func commandFlags(c *cobra.Command) []flagEntry {
 		def := f.DefValue
 		// The default user agent carries the build's version; the
 		// reference is the same whatever the build says it is.
-		def = strings.ReplaceAll(def, version, "<version>")
+		def = strings.ReplaceAll(def, version.Version, "<version>")
 		out = append(out, flagEntry{name: f.Name, typ: f.Value.Type(), def: def, usage: f.Usage})
 	})
 	return out

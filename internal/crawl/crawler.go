@@ -282,7 +282,8 @@ func New(cfg Config) (c *Crawler, err error) {
 		if warcFix, err = warc.Recover(cfg.warcDir()); err != nil {
 			return nil, err
 		}
-		wcfg := warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, Software: cfg.UserAgent}
+		// robots.txt is always obeyed: policies can only tighten it.
+		wcfg := warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, UserAgent: cfg.UserAgent, Robots: "obey"}
 		if cfg.Objects != nil {
 			if c.uploads, err = startUploads(&c.cfg, c.state.db, c.log); err != nil {
 				return nil, err

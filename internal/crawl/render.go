@@ -34,9 +34,9 @@ const (
 // under the page's lease, any other through frontier.Borrow), robots.txt,
 // the operator's policy, the SSRF guard and the body caps, each archived
 // with its exact bytes. The links of the settled DOM go through the same
-// admission as the static ones; the DOM is archived as a conversion
-// record of the page's response. If the browser fails or overruns its
-// budget, the page keeps its static links.
+// admission as the static ones; the DOM is archived beside the page's
+// response, as a record named for it (domURN). If the browser fails or
+// overruns its budget, the page keeps its static links.
 type RenderConfig struct {
 	Mode     string // RenderNever (""), RenderAuto or RenderAlways
 	Chromium string // the browser; "" looks for chromium on the PATH
@@ -205,8 +205,22 @@ type renderable struct {
 	outlinks []string
 }
 
-// resourceWriter is the archive's way to write conversion and resource
-// records; an ArchiveWriter without it keeps no DOM.
+// What a render leaves beside the page's response: its settled DOM and,
+// with Screenshot, a PNG of the viewport. Each is a resource record whose
+// WARC-Target-URI is urn:<what>:<the page's URL>, as Browsertrix names its
+// screenshots (urn:view:) and extracted text (urn:text:), and whose
+// WARC-Concurrent-To is the response's record ID. The page's URL itself
+// names only its response: an index keyed by URL (warcio's cdx-index, a
+// replay engine that indexes the WARC itself) would list a record
+// targeted at it as one more capture of the page, with no status, and
+// could serve the DOM, scripts and all, in its place.
+const (
+	domURN  = "urn:dom:"
+	viewURN = "urn:view:"
+)
+
+// resourceWriter is the archive's way to write resource records; an
+// ArchiveWriter without it keeps no DOM.
 type resourceWriter interface {
 	WriteResource(warc.Resource) (warc.Location, error)
 }
@@ -281,11 +295,11 @@ func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL,
 		now := time.Now()
 		if limit := c.cfg.Fetch.MaxBodyBytes; limit > 0 && int64(len(res.DOM)) > limit {
 			c.log.Info("render: the rendered DOM is over --max-body: not archived", "url", l.URL, "bytes", len(res.DOM))
-		} else if _, err := rw.WriteResource(warc.Resource{Type: "conversion", URL: in.resp.URL, Date: now, RefersTo: in.recordID, ContentType: "text/html; charset=utf-8", Block: res.DOM}); err != nil {
+		} else if _, err := rw.WriteResource(warc.Resource{Type: "resource", URL: domURN + in.resp.URL, Date: now, RefersTo: in.recordID, ContentType: "text/html; charset=utf-8", Block: res.DOM}); err != nil {
 			c.fail(fmt.Errorf("crawl: archive the rendered DOM of %s: %w", l.URL, err))
 		}
 		if res.Screenshot != nil {
-			if _, err := rw.WriteResource(warc.Resource{Type: "resource", URL: "urn:view:" + in.resp.URL, Date: now, RefersTo: in.recordID, ContentType: "image/png", Block: res.Screenshot}); err != nil {
+			if _, err := rw.WriteResource(warc.Resource{Type: "resource", URL: viewURN + in.resp.URL, Date: now, RefersTo: in.recordID, ContentType: "image/png", Block: res.Screenshot}); err != nil {
 				c.fail(fmt.Errorf("crawl: archive the screenshot of %s: %w", l.URL, err))
 			}
 		}

@@ -204,19 +204,26 @@ func (e *encoder) exchange(ex *Exchange) (reqLen int, respID [16]byte, err error
 	return reqLen, respID, nil
 }
 
-// warcinfo appends a warcinfo record for the file named name to e.out.
+// warcinfo appends a warcinfo record for the file named name to e.out. Its
+// fields are WARC 1.1's (section 6.2), in the order Heritrix writes them.
 func (e *encoder) warcinfo(cfg *Config, name string, date time.Time) error {
 	var block []byte
 	block = appendField(block, "software", cfg.Software)
-	block = appendField(block, "format", "WARC File Format 1.1")
-	block = appendField(block, "conformsTo", conformsTo)
 	if cfg.Hostname != "" {
 		block = appendField(block, "hostname", cfg.Hostname)
 	}
+	block = appendField(block, "format", "WARC File Format 1.1")
+	block = appendField(block, "conformsTo", conformsTo)
 	if cfg.Operator != "" {
 		block = appendField(block, "operator", cfg.Operator)
 	}
 	block = appendField(block, "isPartOf", cfg.Prefix)
+	if cfg.Robots != "" {
+		block = appendField(block, "robots", cfg.Robots)
+	}
+	if cfg.UserAgent != "" {
+		block = appendField(block, "http-header-user-agent", cfg.UserAgent)
+	}
 
 	var id [1][16]byte
 	newUUIDs(id[:])

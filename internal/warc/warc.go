@@ -23,13 +23,14 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/weft-crawler/weft/internal/version"
 )
 
 // Defaults applied to the zero values of [Config] fields.
 const (
 	DefaultPrefix      = "weft"
 	DefaultMaxFileSize = 1 << 30 // 1 GiB
-	DefaultSoftware    = "weft"
 
 	// DefaultCompressionLevel is gzip level 1. On the 40 KB HTML page of
 	// BenchmarkCompressionLevel it takes about 45% of the CPU time of the
@@ -55,9 +56,19 @@ type Config struct {
 	// single exchange does. Zero means DefaultMaxFileSize (1 GiB).
 	MaxFileSize int64
 
-	// Software is the warcinfo "software" field. Zero means
-	// DefaultSoftware ("weft").
+	// Software is the warcinfo "software" field: the program that wrote
+	// the file and its version, as Heritrix writes "Heritrix/3.4.0". Zero
+	// means this build of weft (version.Software, "weft/" and its
+	// version).
 	Software string
+
+	// UserAgent is the warcinfo "http-header-user-agent" field: the
+	// User-Agent the crawl sends. Zero omits the field.
+	UserAgent string
+
+	// Robots is the warcinfo "robots" field: how the crawl treats
+	// robots.txt ("obey", as Heritrix writes it). Zero omits the field.
+	Robots string
 
 	// Operator is the optional warcinfo "operator" field (a contact).
 	Operator string
@@ -98,6 +109,8 @@ func (c *Config) Validate() error {
 	for _, f := range []struct{ name, value string }{
 		{"Prefix", c.Prefix},
 		{"Software", c.Software},
+		{"UserAgent", c.UserAgent},
+		{"Robots", c.Robots},
 		{"Operator", c.Operator},
 		{"Hostname", c.Hostname},
 	} {
@@ -117,7 +130,7 @@ func (c Config) withDefaults() Config {
 		c.MaxFileSize = DefaultMaxFileSize
 	}
 	if c.Software == "" {
-		c.Software = DefaultSoftware
+		c.Software = version.Software()
 	}
 	if c.CompressionLevel == 0 {
 		c.CompressionLevel = DefaultCompressionLevel
