@@ -27,6 +27,8 @@ package weft
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +37,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/plugin"
 	"github.com/weft-crawler/weft/internal/scope"
 )
@@ -99,6 +102,17 @@ type Config struct {
 	AllowNetworks []netip.Prefix
 	// Resolve maps host names to addresses, instead of asking DNS.
 	Resolve map[string]string
+	// CAFiles are PEM files of certificate authorities trusted besides
+	// the system's roots: a private CA. (The SSL_CERT_FILE variable
+	// replaces the system's roots instead.)
+	CAFiles []string
+	// InsecureTLS names hosts fetched even when their TLS certificate
+	// fails verification (an unknown authority, another host's name,
+	// expired): a host, "*." and a domain for the hosts under it, an
+	// address, or "*" for all. Each WARC record of such a fetch says why
+	// the certificate failed (WARC-Certificate-Error). Nil, the default,
+	// accepts no certificate that fails.
+	InsecureTLS []string
 	// Logger receives a line per failed item (a page that would not
 	// parse, a handler that failed); nil discards them.
 	Logger *slog.Logger
@@ -144,6 +158,19 @@ func (cfg Config) internal() (crawl.Config, error) {
 	}
 	cc.Fetch.AllowCIDRs = cfg.AllowNetworks
 	cc.Fetch.Resolve = cfg.Resolve
+	if len(cfg.CAFiles) > 0 {
+		pool, err := fetch.LoadCAFiles(cfg.CAFiles...)
+		if err != nil {
+			return crawl.Config{}, fmt.Errorf("weft: CAFiles: %w", err)
+		}
+		cc.Fetch.TLSConfig = &tls.Config{RootCAs: pool}
+	}
+	for i, h := range cfg.InsecureTLS {
+		if _, err := fetch.InsecureTLSKey(h); err != nil {
+			return crawl.Config{}, fmt.Errorf("weft: InsecureTLS[%d] %q: %w", i, h, err)
+		}
+	}
+	cc.Fetch.InsecureTLS = cfg.InsecureTLS
 	if cfg.Scope != nil {
 		// The scope decides which hosts and paths; weft's own rules
 		// (scheme, length, extension, depth, repeated segments) still
@@ -200,28 +227,40 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 type Summary struct {
 	// StoppedBy is "drained" (nothing left), "max-pages", "interrupted"
 	// (the context), "failed" (see Run's error) or "stopped".
-	StoppedBy string
-	Elapsed   time.Duration
+	StoppedBy string `json:"stopped_by"`
+	// Elapsed is written as elapsed_seconds (MarshalJSON).
+	Elapsed time.Duration `json:"-"`
 	// Pages counts page requests that got a response; Errors those that
 	// did not, by kind ("timeout", "dns", ...).
-	Pages  int64
-	Errors map[string]int64
+	Pages  int64            `json:"pages"`
+	Errors map[string]int64 `json:"errors"`
 	// ByStatus counts responses by status class ("2xx", "4xx", ...).
-	ByStatus map[string]int64
+	ByStatus map[string]int64 `json:"by_status"`
 	// Rejected counts the URLs found and not queued, by reason: weft's
 	// ("seen", "robots", "scope", ...) and the LinkFilters'.
-	Rejected map[string]int64
+	Rejected map[string]int64 `json:"rejected"`
 	// Handled counts the documents each Handler read, by name, and
 	// HandlerFailed those it failed on (an error, a panic, a timeout).
-	Handled       map[string]int64
-	HandlerFailed map[string]int64
+	Handled       map[string]int64 `json:"handled"`
+	HandlerFailed map[string]int64 `json:"handler_failed"`
 	// Queued is the URLs left queued (after MaxPages, or an interruption:
 	// a later Run on the same DataDir takes them up).
-	Queued int
+	Queued int `json:"queued"`
 	// WARCFiles are the archive's files, oldest first.
-	WARCFiles []string
+	WARCFiles []string `json:"warc_files"`
 
 	full crawl.Summary
+}
+
+// MarshalJSON writes the summary with snake_case keys, as the weft
+// command's --summary and GET /v1/stats do, Elapsed in seconds as
+// elapsed_seconds.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type fields Summary // the tags, without this method
+	return json.Marshal(struct {
+		ElapsedSeconds float64 `json:"elapsed_seconds"`
+		fields
+	}{s.Elapsed.Seconds(), fields(s)})
 }
 
 func summaryOf(s crawl.Summary) Summary {

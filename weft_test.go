@@ -2,6 +2,7 @@ package weft_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/weft-crawler/weft"
 )
@@ -177,5 +179,26 @@ func TestCommandHandler(t *testing.T) {
 	}
 	if fields["title"] != "Kettle & Co" || fields["price"] != "12.50" || sum.Handled["python3"] != 1 {
 		t.Errorf("fields %v, handled %v", fields, sum.Handled)
+	}
+}
+
+// A Summary as JSON has snake_case keys, as weft crawl --summary and the
+// operator API write them, and Elapsed in seconds.
+func TestSummaryJSONKeys(t *testing.T) {
+	b, err := json.Marshal(weft.Summary{StoppedBy: "drained", Elapsed: 2500 * time.Millisecond, Pages: 3, HandlerFailed: map[string]int64{"x": 1}, WARCFiles: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["stopped_by"] != "drained" || m["elapsed_seconds"] != 2.5 || m["pages"] != 3.0 || m["handler_failed"] == nil || m["warc_files"] == nil {
+		t.Errorf("summary as JSON: %s", b)
+	}
+	for key := range m {
+		if strings.ToLower(key) != key {
+			t.Errorf("key %q is not snake_case", key)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/version"
 	"github.com/weft-crawler/weft/internal/wacz"
 )
 
@@ -146,7 +147,7 @@ opens it. Run it while no crawl runs on the directory.`,
 				return err
 			}
 			p := wacz.Package{
-				WARCs: warcs, Title: cmp.Or(title, "weft crawl of "+filepath.Base(dataDir)), Software: "weft",
+				WARCs: warcs, Title: cmp.Or(title, "weft crawl of "+filepath.Base(dataDir)), Software: version.Software(),
 				Index: func(w io.Writer) error { _, err := a.WriteCDXJ(w); return err },
 			}
 			for _, pg := range pages {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weft-crawler/weft/internal/bytesize"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/synthweb"
@@ -21,7 +22,7 @@ import (
 type renderBenchFlags struct {
 	pages, workers int
 	chromium       string
-	memoryMB       int
+	memory         int64
 	timeout        time.Duration
 }
 
@@ -48,7 +49,7 @@ proxy).`,
 	fs.IntVar(&f.pages, "pages", 200, "renders in all")
 	fs.IntVar(&f.workers, "workers", 2, "browsers at once")
 	fs.StringVar(&f.chromium, "chromium", "", "the Chromium executable (default: chromium on the PATH)")
-	fs.IntVar(&f.memoryMB, "memory", 512, "each browser's JavaScript heap cap in MB")
+	fs.Var(bytesize.NewValue(&f.memory, 512<<20), "memory", "each browser's JavaScript heap cap, in whole MiB")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "each page's budget")
 	return cmd
 }
@@ -75,6 +76,9 @@ func runBenchRender(cmd *cobra.Command, f renderBenchFlags) error {
 	if f.pages <= 0 || f.workers <= 0 {
 		return usagef("--pages and --workers must be positive")
 	}
+	if err := checkHeap("--memory", f.memory); err != nil {
+		return err
+	}
 	web, err := synthweb.Start(synthweb.Config{Seed: 1, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{synthweb.ScriptApp}})
 	if err != nil {
 		return err
@@ -86,7 +90,7 @@ func runBenchRender(cmd *cobra.Command, f renderBenchFlags) error {
 		return err
 	}
 	defer fetcher.Close()
-	pool, err := render.New(render.Config{Chromium: f.chromium, Workers: f.workers, Timeout: f.timeout, Idle: 200 * time.Millisecond, MaxClicks: 1, MemoryMB: f.memoryMB})
+	pool, err := render.New(render.Config{Chromium: f.chromium, Workers: f.workers, Timeout: f.timeout, Idle: 200 * time.Millisecond, MaxClicks: 1, MemoryMB: int(f.memory >> 20)})
 	if err != nil {
 		return err
 	}

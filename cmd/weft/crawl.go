@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weft-crawler/weft/internal/api"
+	"github.com/weft-crawler/weft/internal/bytesize"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/cluster"
 	"github.com/weft-crawler/weft/internal/crawl"
@@ -36,12 +38,13 @@ import (
 	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/simhash"
+	"github.com/weft-crawler/weft/internal/version"
 )
 
 // defaultUserAgent names weft and where a site operator can read about it.
 // Operators of a real crawl set their own contact with --user-agent.
 func defaultUserAgent() string {
-	return "weft/" + version + " (+https://example.org/weft-crawler)"
+	return version.Software() + " (+https://example.org/weft-crawler)"
 }
 
 // crawlFlags are the flags shared by crawl, demo and bench.
@@ -65,6 +68,8 @@ type crawlFlags struct {
 	exclude        []string
 	resolve        []string
 	allowCIDR      []string
+	caFiles        []string
+	insecureTLS    []string
 	summaryFile    string
 	natsURL        string
 	clusterURL     string
@@ -154,13 +159,15 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "never follow URLs matching this regular expression (repeatable)")
 	fs.StringSliceVar(&f.acceptMIME, "accept-mime", nil, "read and archive only bodies of these media types (type/subtype, type/* or */*; comma-separated or repeated; default every type); the others are archived as their headers alone")
 	fs.StringSliceVar(&f.rejectMIME, "reject-mime", nil, "never read bodies of these media types (as --accept-mime; a more specific accept wins)")
-	fs.StringArrayVar(&f.bodyCaps, "max-body-for", nil, "most body bytes read of a media type, TYPE=SIZE (e.g. application/pdf=64MiB, video/*=0 to refuse; repeatable); the most specific wins, else --max-body (default application/pdf=32MiB)")
+	fs.StringArrayVar(&f.bodyCaps, "max-body-for", nil, "most body bytes read of a media type, TYPE=SIZE (a size as --max-body takes: application/pdf=64MiB, video/*=0 to refuse; repeatable); the most specific wins, else --max-body (default application/pdf=32MiB)")
 	fs.StringSliceVar(&f.rejectExt, "reject-ext", scope.DefaultDenyExtensions(), "file name extensions of links not followed (images, fonts, audio, video, archives, executables); \"\" for none; a link an --include expression matches is followed whatever its extension")
 	fs.StringArrayVar(&f.resolve, "resolve", nil, "HOST=ADDR: connect to ADDR for HOST, on any port, instead of asking DNS; HOST may be internationalised (bücher.test) (repeatable)")
 	fs.StringArrayVar(&f.allowCIDR, "allow-cidr", nil, "allow connections to this otherwise refused network, e.g. 127.0.0.0/8 (repeatable)")
 	fs.StringArrayVar(&f.denyCIDR, "deny-cidr", nil, "refuse connections to this network, even inside an --allow-cidr one (repeatable)")
+	fs.StringArrayVar(&f.caFiles, "ca-file", nil, "PEM file of certificate authorities trusted besides the system's, such as a private CA (repeatable; the SSL_CERT_FILE variable replaces the system's roots instead)")
+	fs.StringArrayVar(&f.insecureTLS, "insecure-tls", nil, "fetch this host even when its TLS certificate fails verification (unknown authority, another name, expired), each WARC record saying why (WARC-Certificate-Error): a host, *.domain for the hosts under it, an address, or * for all (repeatable; none by default)")
 	fs.StringArrayVar(&f.stripParams, "strip-param", nil, "also remove this query parameter (case-insensitive) when canonicalising, beside the tracking and session-id defaults (repeatable)")
-	fs.Int64Var(&f.maxBody, "max-body", 10<<20, "most body bytes read per response, before and after decompression")
+	fs.Var(bytesize.NewValue(&f.maxBody, 10<<20), "max-body", "most body bytes read per response, before and after decompression; a size, as every flag of type size takes: "+bytesize.Syntax)
 	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "total time allowed for one request")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 10*time.Second, "time allowed to connect")
 	fs.DurationVar(&f.headerTimeout, "header-timeout", 15*time.Second, "time allowed for the response headers")
@@ -170,13 +177,13 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.dnsMaxTTL, "dns-max-ttl", fetch.DefaultDNSMaxTTL, "longest time a DNS answer is kept, whatever its TTL")
 	fs.BoolVar(&f.fresh, "fresh", false, "start over: discard the crawl state under --data instead of resuming it (WARC files are kept)")
 	fs.DurationVar(&f.grace, "grace", 10*time.Second, "on Ctrl-C or SIGTERM, how long fetches in flight may finish")
-	fs.Int64Var(&f.warcMaxSize, "warc-max-size", 1<<30, "rotate WARC files at this size in bytes")
+	fs.Var(bytesize.NewValue(&f.warcMaxSize, 1<<30), "warc-max-size", "rotate WARC files at this size")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
 	fs.IntVar(&f.activeHosts, "active-hosts", 0, "hosts crawled at once, each with a back queue in memory (0: max(1024, 4 x workers))")
 	fs.IntVar(&f.frontBuffer, "front-buffer", 4096, "URLs of each of the 3 priority queues kept in memory; the rest is on disk")
 	fs.IntVar(&f.headSize, "head-size", 64, "URLs of each active host kept in memory; the rest is on disk")
 	fs.IntVar(&f.hostCache, "host-cache", 131072, "hosts whose per-host state (clock, URL and error counts) is kept in memory, and a quarter as many parsed robots.txt files; the least recently used are evicted to disk and read back")
-	fs.Int64Var(&f.memoryLimit, "memory-limit", DefaultMemoryLimit, memoryLimitUsage)
+	fs.Var(bytesize.NewValue(&f.memoryLimit, DefaultMemoryLimit), "memory-limit", memoryLimitUsage)
 	fs.Float64Var(&f.latencyFactor, "latency-factor", frontier.DefaultLatencyFactor, "make a host's gap at least this multiple of its last response time, and a timed-out or cut request's wait at least this multiple of its time (0: off)")
 	fs.DurationVar(&f.maxBackoff, "max-backoff", 10*time.Minute, "ceiling of the backoff that doubles on each 429 or 503 without Retry-After")
 	fs.DurationVar(&f.maxRetryAfter, "max-retry-after", time.Hour, "longest Retry-After honoured")
@@ -236,7 +243,7 @@ func (f *crawlFlags) loadProfile(fs *pflag.FlagSet, args []string) ([]string, er
 	}
 	f.profile = p
 	if len(args) == 0 && len(p.URLs) > 0 {
-		if _, err := collectSeeds("", p.URLs); err != nil {
+		if _, err := collectSeeds("", p.URLs, "url"); err != nil {
 			return nil, usageError{p.AtURLs(err)}
 		}
 		args = p.URLs
@@ -248,7 +255,7 @@ func (f *crawlFlags) loadProfile(fs *pflag.FlagSet, args []string) ([]string, er
 // error names the flag, file or line at fault.
 func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, error) {
 	var cfg crawl.Config
-	seeds, err := collectSeeds(f.seedsFile, args)
+	seeds, err := collectSeeds(f.seedsFile, args, "argument")
 	if err != nil {
 		return cfg, err
 	}
@@ -315,7 +322,10 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		return cfg, usagef("--user-agent: must not be empty (robots.txt rules are chosen by its product token)")
 	}
 	if f.maxBody != 0 && f.maxBody < robots.MaxBytes {
-		return cfg, usagef("--max-body %d: must be at least %d, the least a robots.txt may need", f.maxBody, robots.MaxBytes)
+		return cfg, usagef("--max-body %d: must be at least %s, the least a robots.txt may need", f.maxBody, bytesize.Format(robots.MaxBytes))
+	}
+	if err := f.render.check(); err != nil {
+		return cfg, err
 	}
 	for _, re := range []struct {
 		flag string
@@ -353,6 +363,19 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	deny, err := parseCIDRs("--deny-cidr", f.denyCIDR)
 	if err != nil {
 		return cfg, err
+	}
+	var tlsCfg *tls.Config
+	if len(f.caFiles) > 0 {
+		pool, err := fetch.LoadCAFiles(f.caFiles...)
+		if err != nil {
+			return cfg, usagef("--ca-file: %v", err)
+		}
+		tlsCfg = &tls.Config{RootCAs: pool}
+	}
+	for _, h := range f.insecureTLS {
+		if _, err := fetch.InsecureTLSKey(h); err != nil {
+			return cfg, usagef("--insecure-tls %q: %v", h, err)
+		}
 	}
 	level, err := parseLevel(f.logLevel)
 	if err != nil {
@@ -447,6 +470,8 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	cfg.Fetch.Resolve = resolve
 	cfg.Fetch.AllowCIDRs = allow
 	cfg.Fetch.DenyCIDRs = deny
+	cfg.Fetch.TLSConfig = tlsCfg
+	cfg.Fetch.InsecureTLS = f.insecureTLS
 	objs, err := f.s3.store()
 	if err != nil {
 		return cfg, err
@@ -480,17 +505,18 @@ func parseLevel(s string) (slog.Level, error) {
 }
 
 // collectSeeds reads the seed file, then the positional seeds, checking
-// each is an absolute http(s) URL. Errors name the file and line.
-func collectSeeds(file string, args []string) ([]string, error) {
+// each is an absolute http(s) URL. Errors name the file and line (or the
+// argument: argName and its number), the text and what a seed must be.
+func collectSeeds(file string, args []string, argName string) ([]string, error) {
 	var seeds []string
 	c := canon.New(canon.Config{})
 	check := func(where, s string) error {
-		u, err := c.Parse(s)
-		if err != nil {
-			return usagef("%s: invalid seed URL %q: %v", where, s, err)
-		}
-		if u.Scheme != "http" && u.Scheme != "https" {
-			return usagef("%s: seed %q: scheme %q is not http or https", where, s, u.Scheme)
+		if _, err := crawl.ParseSeed(c, s); err != nil {
+			var se *crawl.SeedError
+			if errors.As(err, &se) {
+				return usagef("%s: %s", where, se.Explain())
+			}
+			return usagef("%s: %v", where, err)
 		}
 		seeds = append(seeds, s)
 		return nil
@@ -526,7 +552,7 @@ func collectSeeds(file string, args []string) ([]string, error) {
 		}
 	}
 	for i, a := range args {
-		if err := check(fmt.Sprintf("argument %d", i+1), a); err != nil {
+		if err := check(fmt.Sprintf("%s %d", argName, i+1), a); err != nil {
 			return nil, err
 		}
 	}

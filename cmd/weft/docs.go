@@ -7,6 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/weft-crawler/weft/internal/bytesize"
+	"github.com/weft-crawler/weft/internal/version"
 )
 
 // flagReferencePath is where the generated flag reference is checked in,
@@ -69,7 +72,7 @@ func commandFlags(c *cobra.Command) []flagEntry {
 		def := f.DefValue
 		// The default user agent carries the build's version; the
 		// reference is the same whatever the build says it is.
-		def = strings.ReplaceAll(def, version, "<version>")
+		def = strings.ReplaceAll(def, version.Version, "<version>")
 		out = append(out, flagEntry{name: f.Name, typ: f.Value.Type(), def: def, usage: f.Usage})
 	})
 	return out
@@ -86,7 +89,8 @@ func writeFlagReference(w io.Writer, root *cobra.Command) error {
 	b.WriteString("do not edit it by hand: `TestFlagReferenceUpToDate` fails when it differs from\n")
 	b.WriteString("what the code defines. Every command also takes `--help` (`-h`), and `weft\n")
 	b.WriteString("--version` prints the version. A repeatable flag (type `stringArray`) is given\n")
-	b.WriteString("once per value.\n")
+	b.WriteString("once per value. A flag of type `size` (and its key in a profile) takes\n")
+	b.WriteString(bytesize.Syntax + ".\n")
 
 	type done struct {
 		path  string

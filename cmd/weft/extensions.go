@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/weft-crawler/weft/internal/bytesize"
 	"github.com/weft-crawler/weft/internal/command"
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/events"
@@ -28,7 +29,7 @@ type extFlags struct {
 func (f *extFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.handlers, "handler", nil, "TYPES=PROGRAM ARGS...: run PROGRAM (no shell) for each page of the media types TYPES (comma-separated: text/html, text/*, */*), speaking the command protocol on its stdin and stdout (docs/extensions.md): it gets the page's metadata and the file its body is in, and answers links, fields and decisions; the fields go in the page's event (repeatable)")
 	fs.DurationVar(&f.handlerTimeout, "handler-timeout", command.DefaultTimeout, "longest wait for a --handler program's answer to one page; one that does not answer in time is killed and started again, the page counted as failed")
-	fs.Int64Var(&f.handlerMemory, "handler-memory", command.DefaultMaxMemory, "address space in bytes each --handler program may use (RLIMIT_AS, Linux); -1: no cap")
+	fs.Var(bytesize.NewValueOrMinusOne(&f.handlerMemory, command.DefaultMaxMemory), "handler-memory", "address space each --handler program may use (RLIMIT_AS, Linux); -1: no cap")
 	fs.IntVar(&f.handlerProcs, "handler-procs", 1, "copies of each --handler program run at once, each on one page at a time")
 	fs.StringArrayVar(&f.webhooks, "webhook", nil, "POST each capture's event to this URL, as JSON Lines, batched, retried on 408, 429, 5xx and network errors; a slow endpoint slows the crawl, and one that fails past --webhook-give-up stops it, its events kept for the next run (repeatable)")
 	fs.StringArrayVar(&f.webhookHeaders, "webhook-header", nil, "'Name: value' header sent with every --webhook POST, e.g. an Authorization (repeatable)")

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/weft-crawler/weft/internal/bytesize"
 	"github.com/weft-crawler/weft/internal/crawl"
 )
 
@@ -123,5 +127,86 @@ func TestFailureWaitFlag(t *testing.T) {
 	}
 	if _, err := parseCrawlFlags(t, "--failure-wait", "-1s"); err == nil || !strings.Contains(err.Error(), "--failure-wait") {
 		t.Errorf("--failure-wait -1s: error %v, want one naming the flag", err)
+	}
+}
+
+// sizeFlags are the flags that take a size, by command: every one takes
+// the one syntax of package bytesize.
+var sizeFlags = map[string][]string{
+	"weft crawl":        {"handler-memory", "max-body", "memory-limit", "render-memory", "warc-max-size"},
+	"weft serve":        {"handler-memory", "inlink-memory", "max-body", "memory-limit", "render-memory", "warc-max-size"},
+	"weft bench render": {"memory"},
+}
+
+// Every size flag takes a size with any unit, 10MiB and 10MB alike, on
+// the command line and in a profile, and refuses an ambiguous one naming
+// the flag and the value; a flag whose name says it holds bytes is a
+// size flag.
+func TestEverySizeFlagTakesOneSyntax(t *testing.T) {
+	found := map[string][]string{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {
+			if fl.Value.Type() == bytesize.Type {
+				found[c.CommandPath()] = append(found[c.CommandPath()], fl.Name)
+			} else if regexp.MustCompile(`memory|max-size|bytes|mib|body$`).MatchString(fl.Name) && fl.Deprecated == "" {
+				t.Errorf("%s --%s is of type %s: a flag of bytes takes a size", c.CommandPath(), fl.Name, fl.Value.Type())
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd())
+	if !maps.EqualFunc(found, sizeFlags, slices.Equal) {
+		t.Errorf("size flags %v, want %v", found, sizeFlags)
+	}
+	for path, names := range sizeFlags {
+		for _, name := range names {
+			for value, want := range map[string]string{"10MiB": "10MiB", "10 mib": "10MiB", "10MB": "10MB", "10485760": "10MiB"} {
+				c, _, err := newRootCmd().Find(strings.Fields(path)[1:])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := c.ParseFlags([]string{"--" + name, value}); err != nil {
+					t.Errorf("%s --%s %s: %v", path, name, value, err)
+				} else if got := c.Flags().Lookup(name).Value.String(); got != want {
+					t.Errorf("%s --%s %s: %s, want %s", path, name, value, got, want)
+				}
+			}
+			c, _, _ := newRootCmd().Find(strings.Fields(path)[1:])
+			if err := c.ParseFlags([]string{"--" + name, "10M"}); err == nil || !strings.Contains(err.Error(), `"--`+name+`"`) || !strings.Contains(err.Error(), `"10M"`) {
+				t.Errorf("%s --%s 10M: %v, want an error naming the flag and the value", path, name, err)
+			}
+			if path == "weft bench render" {
+				continue // no profile
+			}
+			// 20MiB: 10MiB is --max-body's default, which a printed
+			// profile comments out.
+			code, out, errOut := runWeft(t, "config", "print", strings.Fields(path)[1], "--config", writeFile(t, "p.toml", name+" = \"20MiB\"\n"))
+			if code != 0 || !strings.Contains(out, "\n"+name+" = \"20MiB\"\n") {
+				t.Errorf("%s: a profile's %s = \"20MiB\": exit %d, %s\n%s", path, name, code, errOut, out)
+			}
+		}
+	}
+	// And the crawl gets them.
+	cfg, err := parseCrawlFlags(t, "--max-body", "10MiB", "--warc-max-size", "10MiB", "--render-memory", "10MiB", "--max-body-for", "application/pdf=10MiB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Fetch.MaxBodyBytes != 10<<20 || cfg.WARCMaxFileSize != 10<<20 || cfg.Render.MemoryMB != 10 {
+		t.Errorf("max body %d, WARC size %d, render memory %d MiB; want 10MiB each", cfg.Fetch.MaxBodyBytes, cfg.WARCMaxFileSize, cfg.Render.MemoryMB)
+	}
+	if n, ok := cfg.Media.BodyLimit("application/pdf"); !ok || n != 10<<20 {
+		t.Errorf("--max-body-for application/pdf=10MiB: cap %d", n)
+	}
+}
+
+// --inlink-mib, which --inlink-memory replaced, still sets it in MiB for
+// a release; a printed profile says it as --inlink-memory.
+func TestInlinkMiBSetsInlinkMemory(t *testing.T) {
+	code, out, errOut := runWeft(t, "config", "print", "serve", "--inlink-mib", "64")
+	if code != 0 || !strings.Contains(out, "\ninlink-memory = \"64MiB\"\n") || strings.Contains(out, "inlink-mib") {
+		t.Errorf("exit %d, %s\n%s", code, errOut, out)
 	}
 }

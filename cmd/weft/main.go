@@ -21,10 +21,9 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-)
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+	"github.com/weft-crawler/weft/internal/version"
+)
 
 // usageError marks errors in what the user typed or gave (flags, seed
 // files): exit code 2.
@@ -75,7 +74,7 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "weft",
 		Short:         "A polite, crash-safe web crawler",
-		Version:       version,
+		Version:       version.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/goleak"
 
+	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
@@ -73,7 +76,11 @@ func TestBadInputExitsTwoAndNamesIt(t *testing.T) {
 		{[]string{"crawl", "--http", "0.0.0.0:9", "http://a.test/"}, []string{"--http", "token is required"}},
 		{[]string{"crawl", "--http", "nonsense", "http://a.test/"}, []string{"--http", `"nonsense"`}},
 		{[]string{"crawl", "--http", "127.0.0.1:0", "--http-token-file", dir + "/none", "http://a.test/"}, []string{"--http-token-file"}},
-		{[]string{"serve", "--inlink-mib", "-2", "http://a.test/"}, []string{"--inlink-mib"}},
+		{[]string{"serve", "--inlink-mib", "-2", "http://a.test/"}, []string{"--inlink-mib", "-2", "--inlink-memory"}},
+		{[]string{"serve", "--inlink-memory", "-2", "http://a.test/"}, []string{"--inlink-memory", "-2", "not a size"}},
+		{[]string{"crawl", "--max-body", "10M", "http://a.test/"}, []string{"--max-body", "10M", "10MB or 10MiB"}},
+		{[]string{"crawl", "--render-memory", "512", "http://a.test/"}, []string{"--render-memory 512: under 1MiB", "512MiB"}},
+		{[]string{"crawl", "--max-body-for", "application/pdf=64 megs", "http://a.test/"}, []string{"--max-body-for", "64 megs", "not a size"}},
 		{[]string{"crawl", "--near-dup-min-words", "0", "http://a.test/"}, []string{"--near-dup-min-words"}},
 		{[]string{"crawl", "--robots-retry", "0s", "http://a.test/"}, []string{"--robots-retry"}},
 		{[]string{"crawl", "--policy", fast, "http://a.test/"}, []string{"--policy", fast, "a.test: delay 200ms is shorter than the crawl's delay 1s"}},
@@ -109,13 +116,27 @@ func TestCrawlCommand(t *testing.T) {
 	for host, ip := range web.Resolve() {
 		args = append(args, "--resolve", host+"="+ip)
 	}
-	code, stdout, stderr := runWeft(t, args...)
+	sumFile := filepath.Join(dir, "summary.json")
+	code, stdout, stderr := runWeft(t, append(args, "--summary", sumFile)...)
 	if code != 0 {
 		t.Fatalf("exit %d; stderr %s", code, stderr)
 	}
 	for _, want := range []string{"crawl max-pages", "10 pages", "responses:", "rejected:", "WARC:"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	// --summary's JSON has snake_case keys, as the API and the events do.
+	var sum map[string]any
+	if b, err := os.ReadFile(sumFile); err != nil || json.Unmarshal(b, &sum) != nil {
+		t.Fatalf("--summary: %v\n%s", err, b)
+	}
+	if sum["stopped_by"] != "max-pages" || sum["pages"] != 10.0 || sum["elapsed_seconds"].(float64) <= 0 || len(sum["warc_files"].([]any)) != 1 {
+		t.Errorf("--summary: stopped_by %v, pages %v, elapsed_seconds %v, warc_files %v", sum["stopped_by"], sum["pages"], sum["elapsed_seconds"], sum["warc_files"])
+	}
+	for key := range sum {
+		if strings.ToLower(key) != key {
+			t.Errorf("--summary key %q is not snake_case", key)
 		}
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "data", "warc", "*.warc.gz"))
@@ -209,10 +230,45 @@ func TestStripParamFlagAddsToDefaults(t *testing.T) {
 	}
 }
 
+// A seed that is no http or https URL is refused naming where it is
+// (file and line, argument, or the profile's urls), the text itself and
+// what a seed must be, in words about the input, not the URL parser's.
+func TestBadSeedsNameTheLineAndWhatIsWanted(t *testing.T) {
+	dir := t.TempDir()
+	n := 0
+	file := func(text string) string {
+		n++
+		path := filepath.Join(dir, fmt.Sprintf("seeds%d.txt", n))
+		os.WriteFile(path, []byte(text), 0o644)
+		return path
+	}
+	const want = ": want an absolute http or https URL such as "
+	for _, tc := range []struct {
+		args []string
+		msg  string // the whole message after "weft: "
+	}{
+		{[]string{"crawl", "--seeds", file("https://example.org/\n# a comment\nfoo bar\n")},
+			filepath.Join(dir, "seeds1.txt") + `:3: "foo bar" is not a URL` + want + "https://example.org/"},
+		{[]string{"crawl", "--seeds", file("\n\nshop.example/catalogue  # the shop\n")},
+			filepath.Join(dir, "seeds2.txt") + `:3: "shop.example/catalogue" is not a URL` + want + "https://shop.example/catalogue"},
+		{[]string{"crawl", "--seeds", file("ftp://a.test/\n")},
+			filepath.Join(dir, "seeds3.txt") + `:1: "ftp://a.test/" has the scheme "ftp"` + want + "https://example.org/"},
+		{[]string{"crawl", "http://a.test/", "/about"}, `argument 2: "/about" is not a URL` + want + "https://example.org/"},
+		{[]string{"crawl", "http://a.test:99999/"}, `argument 1: "http://a.test:99999/" is not a URL (the input's port is outside the range`},
+		{[]string{"crawl", "--config", writeFile(t, "p.toml", "workers = 2\nurls = [\"http://a.test/\", \"a.test\"]\n")},
+			`p.toml:2: urls: url 2: "a.test" is not a URL` + want + "https://a.test/"},
+	} {
+		code, _, stderr := runWeft(t, append(tc.args, "--data", dir)...)
+		if code != 2 || !strings.Contains(stderr, tc.msg) || strings.Contains(stderr, "ASCII alpha") {
+			t.Errorf("weft %v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.msg)
+		}
+	}
+}
+
 func TestSeedFileWithByteOrderMark(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "seeds.txt")
 	os.WriteFile(f, []byte("\ufeffhttp://a.test/\n"), 0o644)
-	seeds, err := collectSeeds(f, nil)
+	seeds, err := collectSeeds(f, nil, "argument")
 	if err != nil || len(seeds) != 1 || seeds[0] != "http://a.test/" {
 		t.Fatalf("seeds %q, err %v", seeds, err)
 	}
@@ -226,6 +282,45 @@ func TestUnwritableDataDirExitsOne(t *testing.T) {
 	code, _, stderr := runWeft(t, "crawl", "--data", filepath.Join(file, "data"), "http://a.test/")
 	if code != 1 || !strings.Contains(stderr, file) {
 		t.Fatalf("exit %d, stderr %q; want 1 naming %s", code, stderr, file)
+	}
+}
+
+// A data directory another weft holds (here: this process, through the
+// store) is refused saying which process holds it and what to do, and
+// --fresh then discards nothing; the archive commands say to wait.
+func TestDataDirInUseSaysWhoHoldsIt(t *testing.T) {
+	dir := t.TempDir()
+	db, err := store.Open(filepath.Join(dir, "state"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := db.NewBatch()
+	b.PutMeta("kept", []byte("yes"))
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	who := fmt.Sprintf("data directory %s is in use by another weft (pid %d, started ", dir, os.Getpid())
+	for _, tc := range []struct {
+		args   []string
+		advice string
+	}{
+		{[]string{"crawl", "--data", dir, "http://a.test/"}, "; stop that crawl or choose another --data"},
+		{[]string{"crawl", "--fresh", "--data", dir, "http://a.test/"}, "; stop that crawl or choose another --data"},
+		{[]string{"cdx", "--data", dir}, "; read it once that has ended"},
+	} {
+		code, _, stderr := runWeft(t, tc.args...)
+		if code != 1 || !strings.Contains(stderr, who) || !strings.HasSuffix(strings.TrimSpace(stderr), tc.advice) {
+			t.Errorf("weft %v: exit %d, stderr %q; want 1, %q ... %q", tc.args, code, stderr, who, tc.advice)
+		}
+	}
+	if v, ok, err := db.GetMeta("kept"); !ok || string(v) != "yes" || err != nil {
+		t.Errorf("the state after a refused --fresh: %q, %v, %v", v, ok, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runWeft(t, "cdx", "--data", dir); code != 0 {
+		t.Errorf("weft cdx once the holder closed: exit %d, %s", code, stderr)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/weft-crawler/weft/internal/bytesize"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -34,12 +35,12 @@ const minGoLimit = 256 << 20
 func applyMemoryLimit(total int64) (int64, error) {
 	switch {
 	case total < 0:
-		return 0, usagef("--memory-limit %d: must be 0 (no limit) or a number of bytes", total)
+		return 0, usagef("--memory-limit %d: must be 0 (no limit) or a size", total)
 	case total == 0 || os.Getenv("GOMEMLIMIT") != "":
 		return 0, nil
 	case total-storeOffHeap < minGoLimit:
-		return 0, usagef("--memory-limit %d: at least %d bytes are needed (%d outside the Go heap, %d for it)",
-			total, storeOffHeap+minGoLimit, storeOffHeap, minGoLimit)
+		return 0, usagef("--memory-limit %d: at least %s is needed (%s outside the Go heap, %s for it)",
+			total, bytesize.Format(storeOffHeap+minGoLimit), bytesize.Format(storeOffHeap), bytesize.Format(minGoLimit))
 	}
 	limit := total - storeOffHeap
 	debug.SetMemoryLimit(limit)
@@ -47,4 +48,4 @@ func applyMemoryLimit(total int64) (int64, error) {
 }
 
 // memoryLimitUsage is the flag's help.
-var memoryLimitUsage = fmt.Sprintf("the process's memory budget in bytes: the Go heap is held below it less what is not Go's (%d MiB: the store's cache and memtables and the rest), by a soft limit on the collector; GOMEMLIMIT in the environment takes its place; 0: no limit", storeOffHeap>>20)
+var memoryLimitUsage = fmt.Sprintf("the process's memory budget: the Go heap is held below it less what is not Go's (%d MiB: the store's cache and memtables and the rest), by a soft limit on the collector; GOMEMLIMIT in the environment takes its place; 0: no limit", storeOffHeap>>20)

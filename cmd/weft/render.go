@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/weft-crawler/weft/internal/bytesize"
 	"github.com/weft-crawler/weft/internal/crawl"
 )
 
@@ -18,7 +19,7 @@ type renderFlags struct {
 	scrolls    int
 	clicks     int
 	screenshot bool
-	memoryMB   int
+	memory     int64
 	giveUp     int
 }
 
@@ -31,13 +32,24 @@ func (f *renderFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.scrolls, "render-scrolls", 0, "scroll a rendered page to its bottom up to this many times while it grows (lazy content)")
 	fs.IntVar(&f.clicks, "render-clicks", 0, "click up to this many \"more\", \"load more\" or \"next\" controls (not links) of a rendered page")
 	fs.BoolVar(&f.screenshot, "render-screenshot", false, "archive a PNG screenshot of each rendered page as a WARC resource record")
-	fs.IntVar(&f.memoryMB, "render-memory", 512, "each browser's JavaScript heap cap in MB (0: V8's default)")
+	fs.Var(bytesize.NewValue(&f.memory, 512<<20), "render-memory", "each browser's JavaScript heap cap, in whole MiB (0: V8's default)")
 	fs.IntVar(&f.giveUp, "render-give-up", 3, "with --render auto, stop rendering a host after this many renders in a row found no link its HTML did not have")
+}
+
+func (f *renderFlags) check() error { return checkHeap("--render-memory", f.memory) }
+
+// checkHeap refuses a browser heap cap under 1 MiB: V8 takes whole MiB,
+// and "512", MB before sizes had units, would be 512 bytes.
+func checkHeap(flag string, n int64) error {
+	if n != 0 && n < 1<<20 {
+		return usagef("%s %d: under 1MiB; a size without a unit is in bytes (512MiB, say)", flag, n)
+	}
+	return nil
 }
 
 func (f *renderFlags) config() crawl.RenderConfig {
 	return crawl.RenderConfig{
 		Mode: f.mode, Chromium: f.chromium, Workers: f.workers, Timeout: f.timeout, Idle: f.idle,
-		MaxScrolls: f.scrolls, MaxClicks: f.clicks, Screenshot: f.screenshot, MemoryMB: f.memoryMB, GiveUpAfter: f.giveUp,
+		MaxScrolls: f.scrolls, MaxClicks: f.clicks, Screenshot: f.screenshot, MemoryMB: int(f.memory >> 20), GiveUpAfter: f.giveUp,
 	}
 }

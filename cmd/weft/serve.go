@@ -1,17 +1,41 @@
 package main
 
 import (
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/weft-crawler/weft/internal/bytesize"
 	"github.com/weft-crawler/weft/internal/recrawl"
 )
 
 type serveFlags struct {
 	crawlFlags
 	min, max, scan, prior, floor time.Duration
-	inlinkMiB                    int
+	inlink                       int64 // --inlink-memory's bytes; -1: off
+}
+
+// mibValue is --inlink-mib, which --inlink-memory replaced: a number of
+// MiB (or -1), kept for one release, written into --inlink-memory's
+// bytes, so that either flag sets the one value (and a profile printed
+// says it as --inlink-memory).
+type mibValue struct{ p *int64 }
+
+func (v mibValue) String() string { return strconv.FormatInt(*v.p>>20, 10) }
+func (v mibValue) Type() string   { return "int" }
+func (v mibValue) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	switch {
+	case err != nil || n < -1 || n > 1<<40:
+		return fmt.Errorf("want a number of MiB, or -1 (use --inlink-memory, which takes a size such as 64MiB)")
+	case n == -1:
+		*v.p = -1
+	default:
+		*v.p = n << 20
+	}
+	return nil
 }
 
 func newServeCmd() *cobra.Command {
@@ -35,11 +59,11 @@ SIGTERM stops as weft crawl does; running it again on --data resumes.`,
 			if err != nil {
 				return f.profile.Locate(err)
 			}
-			if f.min <= 0 || f.max < f.min || f.scan <= 0 || f.prior <= 0 || f.floor < 0 || f.inlinkMiB < -1 {
-				return f.profile.Locate(usagef("--recrawl-min, --recrawl-scan and --recrawl-prior must be positive, --recrawl-max at least --recrawl-min, --recrawl-floor not negative, and --inlink-mib -1 or more"))
+			if f.min <= 0 || f.max < f.min || f.scan <= 0 || f.prior <= 0 || f.floor < 0 {
+				return f.profile.Locate(usagef("--recrawl-min, --recrawl-scan and --recrawl-prior must be positive, --recrawl-max at least --recrawl-min, and --recrawl-floor not negative"))
 			}
 			cfg.Recrawl = &recrawl.Policy{Min: f.min, Max: f.max, Prior: 1 / f.prior.Seconds(), Floor: f.floor.Seconds()}
-			cfg.InLinkBytes = f.inlinkMiB << 20 // 0: sized by --expected-urls; -1: off
+			cfg.InLinkBytes = int(f.inlink) // 0: sized by --expected-urls; -1: off
 			if !cmd.Flags().Changed("give-up-after") {
 				// A crawl that never ends would in time give up every
 				// host whose pages fail now and then.
@@ -56,6 +80,8 @@ SIGTERM stops as weft crawl does; running it again on --data resumes.`,
 	fl.DurationVar(&f.scan, "recrawl-scan", 10*time.Second, "how often URLs due again are looked for")
 	fl.DurationVar(&f.prior, "recrawl-prior", 24*time.Hour, "change interval assumed for the pages of a host until its pages' visits (pooled per host) say otherwise")
 	fl.DurationVar(&f.floor, "recrawl-floor", 0, "freshness a visit must promise (importance-weighted) for a URL to be due, however idle the crawl; 0 means a tenth of --recrawl-min")
-	fl.IntVar(&f.inlinkMiB, "inlink-mib", 0, "memory in MiB that counts each URL's in-links, which weigh in its importance; 0 means at least 4 bytes per --expected-urls (and 4 MiB), -1 turns counting off")
+	fl.Var(bytesize.NewValueOrMinusOne(&f.inlink, 0), "inlink-memory", "memory that counts each URL's in-links, which weigh in its importance; 0 means at least 4 bytes per --expected-urls (and 4MiB), -1 turns counting off")
+	fl.Var(mibValue{&f.inlink}, "inlink-mib", "")
+	fl.MarkDeprecated("inlink-mib", "use --inlink-memory, which takes a size (64MiB)")
 	return cmd
 }

@@ -110,7 +110,21 @@ type Server struct {
 	ln        net.Listener
 	done      chan error
 	sampler   sampler
+	// drainMax and drainTime bound what is read of a body over the cap
+	// (tooLarge): drainBytes and drainWait, but in tests.
+	drainMax  int64
+	drainTime time.Duration
 }
+
+// A body over the cap is read and discarded, up to drainBytes more and
+// for drainWait at most, before its 413 is sent and the connection
+// closed: enough for a client that writes a body of several MiB by
+// mistake before reading (most do) to get the answer, and not so much
+// that a client sending without end holds the server.
+const (
+	drainBytes = 8 << 20
+	drainWait  = 5 * time.Second
+)
 
 // route is an endpoint: the mux pattern, and what the OpenAPI document
 // must say of it (TestOpenAPIInSync holds them together).
@@ -168,7 +182,7 @@ func New(cfg Config, c Crawl) (*Server, error) {
 		return nil, fmt.Errorf("api: listen address %q: %w", cfg.Addr, err)
 	}
 	s := &Server{cfg: cfg, crawl: c, loopback: isLoopback(host), mux: http.NewServeMux(),
-		seedLimit: limiters{rate: rate.Limit(cfg.SeedRate), burst: cfg.SeedBurst}}
+		seedLimit: limiters{rate: rate.Limit(cfg.SeedRate), burst: cfg.SeedBurst}, drainMax: drainBytes, drainTime: drainWait}
 	s.sampler.ring = history.New(history.Config{Fine: cfg.HistoryInterval})
 	rand.Read(s.cursorKey[:]) // crypto/rand.Read never returns an error
 	if !s.loopback && cfg.Token == "" {
@@ -264,19 +278,40 @@ func (s *Server) endpoint(rt route) http.Handler {
 			writeError(w, errUnauthorized)
 			return
 		}
+		body := r.Body
 		if r.ContentLength > s.cfg.MaxBody {
-			writeError(w, errTooLarge(s.cfg.MaxBody))
+			s.tooLarge(w, r, body)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+		r.Body = http.MaxBytesReader(w, body, s.cfg.MaxBody)
 		if err := rt.handle(s, w, r); err != nil {
 			var maxErr *http.MaxBytesError
 			if errors.As(err, &maxErr) {
-				err = errTooLarge(s.cfg.MaxBody)
+				s.tooLarge(w, r, body)
+				return
 			}
 			writeError(w, err)
 		}
 	})
+}
+
+// tooLarge answers a request whose body is over the cap: 413 and
+// Connection: close. Closing a connection with unread data makes the
+// kernel reset it, and a client still writing its body, as most write it
+// all before they read, then never reads the 413; so what the client
+// goes on sending is read and discarded first, up to s.drainMax bytes
+// and for s.drainTime at most. A client that asked to hear before it
+// sends (Expect: 100-continue) is answered at once: reading would invite
+// the body.
+func (s *Server) tooLarge(w http.ResponseWriter, r *http.Request, body io.Reader) {
+	if !strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		// Not every ResponseWriter has a connection to set a deadline
+		// on (a test's recorder): its body is in memory.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.drainTime))
+		io.CopyN(io.Discard, body, s.drainMax)
+	}
+	w.Header().Set("Connection", "close")
+	writeError(w, errTooLarge(s.cfg.MaxBody))
 }
 
 // authorized reports whether r may be served: it carries the token, or

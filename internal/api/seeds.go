@@ -74,16 +74,21 @@ func rejection(v crawl.Verdict) Rejected {
 	r := Rejected{URL: v.URL, Reason: v.Reason}
 	var ce *canon.Error
 	var fe *scope.FilterError
+	var se *crawl.SeedError
 	switch {
 	case errors.As(v.Err, &fe):
 		r.Code, r.Message = filterCodes[fe.Cause], fe.Detail
 		if r.Code == "" {
 			r.Code = "filtered"
 		}
-	case errors.Is(v.Err, crawl.ErrNotHTTP):
-		r.Code, r.Message = "bad_scheme", strings.TrimPrefix(v.Err.Error(), "crawl: ")
-	case errors.As(v.Err, &ce):
-		r.Code, r.Message = urlErrorCode(ce.Err), ce.Reason()
+	case errors.As(v.Err, &se):
+		// The message names the URL and what a seed must be.
+		r.Code, r.Message = "bad_url", se.Explain()
+		if errors.Is(se, crawl.ErrNotHTTP) {
+			r.Code = "bad_scheme"
+		} else if errors.As(se, &ce) {
+			r.Code = urlErrorCode(ce.Err)
+		}
 	case v.Reason == judge.Invalid:
 		r.Code, r.Message = "bad_url", "not a URL"
 	default:

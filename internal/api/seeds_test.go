@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -143,7 +144,8 @@ func TestSeedsRejectionCodes(t *testing.T) {
 		{"http://256.0.0.1/", "invalid", "bad_host", "IPv4"},
 		{"http://:80/", "invalid", "bad_host", "host"},
 		{"ftp://a.test/", "invalid", "bad_scheme", `scheme "ftp"`},
-		{"/relative/path", "invalid", "no_scheme", "scheme"},
+		{"/relative/path", "invalid", "no_scheme", `"/relative/path" is not a URL: want an absolute http or https URL`},
+		{"example.test", "invalid", "no_scheme", `"example.test" is not a URL: want an absolute http or https URL such as https://example.test/`},
 		{"", "invalid", "empty", "empty"},
 		{"http://a.test/" + strings.Repeat("x", 3000), "filter", "too_long", "over the limit of 2048"},
 		{"http://a.test/photo.JPG", "filter", "extension", `extension "JPG"`},
@@ -173,6 +175,11 @@ func TestSeedsRejectionCodes(t *testing.T) {
 		r := resp.Rejected[i]
 		if r["reason"] != c.reason || r["code"] != c.code || !strings.Contains(r["message"], c.message) {
 			t.Errorf("%.40q: %v, want reason %s, code %s, a message with %q", c.url, r, c.reason, c.code, c.message)
+		}
+		// A URL that does not parse is named in the message, with what a
+		// seed must be.
+		if c.reason == "invalid" && (!strings.HasPrefix(r["message"], strconv.Quote(c.url)) || !strings.Contains(r["message"], "want an absolute http or https URL")) {
+			t.Errorf("%.40q: message %q does not name the URL and what is wanted", c.url, r["message"])
 		}
 	}
 }

@@ -144,6 +144,9 @@ func (a *Archiver) exchange(resp *fetch.Response) warc.Exchange {
 	if resp.TLS != "" {
 		ex.Protocols = append(ex.Protocols, resp.TLS)
 	}
+	if resp.CertificateError != nil {
+		ex.CertificateError = resp.CertificateError.Error()
+	}
 	return ex
 }
 

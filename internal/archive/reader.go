@@ -43,7 +43,10 @@ func Open(dataDir string, cc canon.Config) (*Reader, error) {
 	}
 	db, err := store.Open(path, &store.Options{ReadOnly: true, CacheSize: 8 << 20})
 	if err != nil {
-		return nil, fmt.Errorf("archive: open the crawl in %s (is a crawl running on it?): %w", dataDir, err)
+		if iu := (*store.InUseError)(nil); errors.As(err, &iu) {
+			return nil, store.InUse(dataDir, err, "read it once that has ended")
+		}
+		return nil, fmt.Errorf("archive: open the crawl in %s: %w", dataDir, err)
 	}
 	return &Reader{dir: dataDir, db: db, canon: canon.New(cc)}, nil
 }

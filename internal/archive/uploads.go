@@ -45,9 +45,10 @@ const (
 
 // Uploads is what the uploader did in a run.
 type Uploads struct {
-	Files, Bytes int64  // uploaded and removed from disk
-	Failed       int64  // runs of attempts that failed (the file stayed on disk, to be tried again)
-	LastError    string // of the last failure
+	Files     int64  `json:"files"`      // uploaded and removed from disk
+	Bytes     int64  `json:"bytes"`      // their size
+	Failed    int64  `json:"failures"`   // runs of attempts that failed (the file stayed on disk, to be tried again), as GET /v1/stats names them
+	LastError string `json:"last_error"` // of the last failure
 }
 
 // Summary is what u did so far; nil for no uploader.

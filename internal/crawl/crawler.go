@@ -134,12 +134,9 @@ func New(cfg Config) (c *Crawler, err error) {
 		return nil, err
 	}
 	for _, s := range cfg.Seeds {
-		u, err := c.canon.Parse(s)
+		u, err := ParseSeed(c.canon, s)
 		if err != nil {
-			return nil, fmt.Errorf("crawl: seed %q: %w", s, err)
-		}
-		if u.Scheme != "http" && u.Scheme != "https" {
-			return nil, fmt.Errorf("crawl: seed %q: scheme %q is not http or https", s, u.Scheme)
+			return nil, err
 		}
 		c.scope.AddSeed(u)
 		c.seeds = append(c.seeds, u)
@@ -269,7 +266,8 @@ func New(cfg Config) (c *Crawler, err error) {
 		if warcFix, err = warc.Recover(cfg.warcDir()); err != nil {
 			return nil, err
 		}
-		wcfg := warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, Software: cfg.UserAgent}
+		// robots.txt is always obeyed: policies can only tighten it.
+		wcfg := warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, UserAgent: cfg.UserAgent, Robots: "obey"}
 		if cfg.Objects != nil {
 			if c.uploads, err = archive.StartUploads(archive.UploadConfig{Objects: cfg.Objects, DB: c.state.db, Dir: cfg.warcDir(),
 				Wait: cfg.uploadWait, Later: cfg.uploadLater, Log: c.log}); err != nil {

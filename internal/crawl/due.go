@@ -442,10 +442,10 @@ const metaRecrawl = "recrawl-index"
 
 // scheduleVersion names the rules that turn a URL's record into its next
 // crawl beyond the policy's fields (the host prior, the back-off, the
-// missing sitemap's schedule): it is part of the recrawl index's key, so
+// errors' back-off, the missing sitemap's schedule): it is part of the recrawl index's key, so
 // that a binary that schedules otherwise builds the index again rather
 // than keep the due times an older one set. Raise it with any such change.
-const scheduleVersion = 2
+const scheduleVersion = 3
 
 // prepareDueIndex makes the recrawl index hold an entry for every fetched
 // URL, scheduled by the configured policy, when the crawl is continuous:

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -70,17 +69,13 @@ const (
 )
 
 // openDurable opens (or creates) the state under dataDir. fresh removes an
-// existing state first. It reports whether a previous crawl was found.
+// existing state first, once the store's lock is held: never the state of
+// a crawl that runs. It reports whether a previous crawl was found.
 func openDurable(dataDir string, partitions int, fresh bool, fs vfs.FS) (*durable, bool, error) {
 	path := store.Dir(dataDir)
-	if fresh {
-		if err := os.RemoveAll(path); err != nil {
-			return nil, false, fmt.Errorf("crawl: start over: %w", err)
-		}
-	}
-	db, err := store.Open(path, &store.Options{FS: fs})
+	db, err := store.Open(path, &store.Options{FS: fs, Fresh: fresh})
 	if err != nil {
-		return nil, false, err
+		return nil, false, store.InUse(dataDir, err, "stop that crawl or choose another --data")
 	}
 	d := &durable{db: db, path: path, parts: partitions, seq: uint64(time.Now().UnixNano())}
 	for p := range frontier.High + 1 {

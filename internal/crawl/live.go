@@ -141,8 +141,8 @@ type Verdict struct {
 	URL    string // canonical when it parsed, else as given
 	Reason string // "" when accepted; else a Reject* reason
 	// Err says more of a judge.Invalid or judge.Filter, when there is
-	// more to say: the canonicaliser's *canon.Error, ErrNotHTTP, or the
-	// filter's *scope.FilterError.
+	// more to say: a *SeedError (wrapping the canonicaliser's *canon.Error
+	// or ErrNotHTTP), or the filter's *scope.FilterError.
 	Err error
 }
 

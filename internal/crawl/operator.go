@@ -116,10 +116,7 @@ func (o Operator) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 	out := make([]Verdict, len(urls))
 	for i, raw := range urls {
 		out[i].URL = raw
-		u, err := c.canon.Parse(raw)
-		if err == nil && u.Scheme != "http" && u.Scheme != "https" {
-			err = fmt.Errorf("crawl: scheme %q: %w", u.Scheme, ErrNotHTTP)
-		}
+		u, err := ParseSeed(c.canon, raw)
 		if err != nil {
 			out[i].Reason, out[i].Err = judge.Invalid, err
 			c.judge.Count(judge.Invalid, 1)

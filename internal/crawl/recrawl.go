@@ -69,8 +69,9 @@ func (c *Crawler) previousVisit(l frontier.Lease) (store.URLRecord, store.Digest
 
 // keepVisit is the record of a lease that ended without a response (an
 // error, or a refusal: robots.txt, a policy): the URL keeps its validators
-// and history and, after an error, is due again like any page, from now.
-// A refused URL is marked rejected (pageBatch.done) and leaves the recrawl.
+// and, after an error, is due again as a URL whose visit got no answer:
+// one more error in a row, backed off as any error is (see learn). A
+// refused URL is marked rejected (pageBatch.done) and leaves the recrawl.
 func (s *schedule) keepVisit(l frontier.Lease) *visit {
 	part := partition.Of(l.Host, s.parts)
 	v, _, err := s.db.GetURL(uint16(part), l.Host, seen.KeyOf(l.URL))
@@ -80,7 +81,8 @@ func (s *schedule) keepVisit(l frontier.Lease) *visit {
 	prevDue := scheduled(v)
 	v.Depth = l.Depth
 	h := history(v)
-	h.Last = time.Now()
+	h.ObserveError(time.Now(), false)
+	keepHistory(&v, h)
 	v.LastFetch = h.Last
 	w := s.importance(l.URL, &v)
 	v.NextCrawl = s.policy(l.Host).Next(l.URL, h, w)
@@ -155,14 +157,19 @@ func (s *schedule) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Res
 		h.ObserveModified(resp.Start, changed, httpDate(resp.Header.Get("Last-Modified")), httpDate(resp.Header.Get("Date")))
 		v.Digest = cp.Digest
 		v.ETag, v.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	case resp.StatusCode >= 400:
+		// An error: no page to learn from, and one more error in a row,
+		// so that a URL that keeps failing is visited less and less,
+		// faster than an unchanging page (recrawl.Policy.ErrorBackoff):
+		// a 404 or 410 fastest, as the page is not there.
+		h.ObserveError(resp.Start, notThere(resp.StatusCode))
 	default:
-		// An error status or a redirect: counted as a visit that found
-		// nothing new, so a page that keeps failing (or moved for good)
-		// is visited less and less, as an unchanging one is.
+		// A redirect, or a page cut short: counted as a visit that found
+		// nothing new, so a page that moved for good is visited less and
+		// less, as an unchanging one is.
 		h.Observe(resp.Start, false)
 	}
-	v.Visits, v.Changes, v.Span, v.Unchanged = h.Visits, h.Changes, h.Span, h.Unchanged
-	v.Dating = store.Dating(h.Dating)
+	keepHistory(&v, h)
 	w := s.importance(l.URL, &v)
 	sitemap := missingSitemap(resp.StatusCode) && s.isSitemap(l)
 	var prior *store.PriorRecord
@@ -182,10 +189,18 @@ func (s *schedule) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Res
 	return &visit{rec: v, importance: w, prevDue: scheduled(prev), first: cp.First, prior: prior}
 }
 
-// history is the change history a URL's record keeps.
+// history is the change history a URL's record keeps. Whether its errors
+// in a row ended with the page gone is its last status's.
 func history(r store.URLRecord) recrawl.History {
 	return recrawl.History{Visits: r.Visits, Changes: r.Changes, Span: r.Span, Last: r.LastFetch, Unchanged: r.Unchanged,
-		Dating: recrawl.Dating(r.Dating)}
+		Errors: r.Errors, Gone: r.Errors > 0 && notThere(r.LastStatus), Dating: recrawl.Dating(r.Dating)}
+}
+
+// keepHistory writes h's counts into r (history's inverse, but for Last,
+// which is r's LastFetch, and Gone, which is its LastStatus).
+func keepHistory(r *store.URLRecord, h recrawl.History) {
+	r.Visits, r.Changes, r.Span, r.Unchanged, r.Errors = h.Visits, h.Changes, h.Span, h.Unchanged, h.Errors
+	r.Dating = store.Dating(h.Dating)
 }
 
 // httpDate parses an HTTP date header's value; zero if it is absent or
@@ -216,7 +231,11 @@ func (s *schedule) policy(host string) recrawl.Policy {
 // for it as often as for a page asks in vain. It is asked for again on the
 // robots.txt schedule, once per RobotsTTL, as the robots.txt that names
 // sitemaps is read again: a site that adds one is heard of that soon.
-func missingSitemap(status int) bool {
+func missingSitemap(status int) bool { return notThere(status) }
+
+// notThere reports whether a status says the URL names nothing (404 Not
+// Found, 410 Gone).
+func notThere(status int) bool {
 	return status == http.StatusNotFound || status == http.StatusGone
 }
 

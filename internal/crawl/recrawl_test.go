@@ -165,6 +165,90 @@ func TestServeRecrawls(t *testing.T) {
 	}
 }
 
+// TestServeErrorsBackOff runs the continuous mode over four seeds, each on
+// its own host (so that one host's politeness does not pace another's
+// pages): one answers unchanged, one 404, one 500, and one a response that
+// is not HTTP (no answer). From the servers' side: each failing URL is
+// asked for again with gaps that grow by its factor from the first error
+// (recrawl.GoneFactor for the 404, recrawl.ErrorFactor for the others)
+// and, within the run, no more often than the unchanged page.
+func TestServeErrorsBackOff(t *testing.T) {
+	serve := func(path string, answer func(rw http.ResponseWriter, r *http.Request)) func(*miniWeb, http.ResponseWriter, *http.Request) {
+		return func(_ *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != path {
+				http.NotFound(rw, r)
+				return
+			}
+			answer(rw, r)
+		}
+	}
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"same.test": serve("/same", func(rw http.ResponseWriter, r *http.Request) {
+			rw.Header().Set("Content-Type", "text/html")
+			rw.Write([]byte("<html><body><p>the same words for ever</p></body></html>"))
+		}),
+		"missing.test": serve("/missing", http.NotFound),
+		"broken.test": serve("/broken", func(rw http.ResponseWriter, r *http.Request) {
+			http.Error(rw, "broken", http.StatusInternalServerError)
+		}),
+		"garbled.test": serve("/garbled", func(rw http.ResponseWriter, r *http.Request) {
+			if conn, _, err := rw.(http.Hijacker).Hijack(); err == nil {
+				conn.Write([]byte("this is not HTTP\r\n\r\n"))
+				conn.Close()
+			}
+		}),
+	})
+	const delay = 20 * time.Millisecond
+	cfg := mw.config(t, delay, mw.url("same.test", "/same"), mw.url("missing.test", "/missing"), mw.url("broken.test", "/broken"), mw.url("garbled.test", "/garbled"))
+	// Compressed time: at this prior an unchanged page is due again
+	// after about Min, and backs off only after five unchanged visits.
+	const minGap = 100 * time.Millisecond
+	cfg.Recrawl = &recrawl.Policy{Min: minGap, Max: 10 * time.Second, Prior: 1}
+	cfg.RecrawlScan = 25 * time.Millisecond
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Second)
+	defer cancel()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	starts := map[string][]time.Time{}
+	for host := range mw.auth {
+		for _, r := range mw.requests(host) {
+			starts[r.path] = append(starts[r.path], r.start)
+		}
+	}
+	same := len(starts["/same"])
+	t.Logf("requests in 4 s: /same %d, /missing %d, /broken %d, /garbled %d", same, len(starts["/missing"]), len(starts["/broken"]), len(starts["/garbled"]))
+	if same < 5 {
+		t.Fatalf("/same requested %d times in 4 s: the recrawl did not run", same)
+	}
+	// The server sees a request a little after the fetch began, which is
+	// what the schedule counts from: a gap may look that much shorter.
+	const slack = 20 * time.Millisecond
+	for _, f := range []struct {
+		path   string
+		factor float64
+	}{{"/missing", recrawl.GoneFactor}, {"/broken", recrawl.ErrorFactor}, {"/garbled", recrawl.ErrorFactor}} {
+		s := starts[f.path]
+		if len(s) < 2 {
+			t.Errorf("%s requested %d times: want it asked for again", f.path, len(s))
+		}
+		if len(s) > same {
+			t.Errorf("%s requested %d times, the unchanged /same %d", f.path, len(s), same)
+		}
+		for k := 1; k < len(s); k++ {
+			want := time.Duration(float64(minGap)*math.Pow(f.factor, float64(k))) - slack
+			if gap := s[k].Sub(s[k-1]); gap < want {
+				t.Errorf("%s: request %d came %v after the one before, after %d errors in a row; want at least %v", f.path, k+1, gap, k, want+slack)
+			}
+		}
+	}
+	mw.checkPolite(t, delay)
+}
+
 // TestDueHeap keeps the n greatest of what it is offered, and nothing
 // when there is no room.
 func TestDueHeap(t *testing.T) {

@@ -35,9 +35,9 @@ const (
 // under the page's lease, any other through frontier.Borrow), robots.txt,
 // the operator's policy, the SSRF guard and the body caps, each archived
 // with its exact bytes. The links of the settled DOM go through the same
-// admission as the static ones; the DOM is archived as a conversion
-// record of the page's response. If the browser fails or overruns its
-// budget, the page keeps its static links.
+// admission as the static ones; the DOM is archived beside the page's
+// response, as a record named for it (domURN). If the browser fails or
+// overruns its budget, the page keeps its static links.
 type RenderConfig struct {
 	Mode     string // RenderNever (""), RenderAuto or RenderAlways
 	Chromium string // the browser; "" looks for chromium on the PATH
@@ -75,16 +75,16 @@ func (r RenderConfig) validate() error {
 
 // RenderSummary is what rendering did in a crawl.
 type RenderSummary struct {
-	Mode         string // the mode the crawl ran in ("never" when Chromium was missing)
-	Off          string // why the crawl could not render, if it could not
-	Pages        int64  // pages rendered
-	Fallbacks    int64  // pages whose render failed: they kept their static links
-	Requests     int64  // the browsers' requests (the pages' own documents included)
-	Refused      int64  // of which refused (robots.txt, the guard, a policy, a cap, not GET)
-	NewLinks     int64  // links found in rendered DOMs that the static parse had not
-	HostsStopped int64  // hosts auto mode stopped rendering (GiveUpAfter renders without a new link)
-	Escapes      int64  // browser connections outside interception, refused at the dead-end proxy
-	Restarts     int64  // browsers killed and replaced
+	Mode         string `json:"mode"`          // the mode the crawl ran in ("never" when Chromium was missing)
+	Off          string `json:"off"`           // why the crawl could not render, if it could not
+	Pages        int64  `json:"pages"`         // pages rendered
+	Fallbacks    int64  `json:"fallbacks"`     // pages whose render failed: they kept their static links
+	Requests     int64  `json:"requests"`      // the browsers' requests (the pages' own documents included)
+	Refused      int64  `json:"refused"`       // of which refused (robots.txt, the guard, a policy, a cap, not GET)
+	NewLinks     int64  `json:"new_links"`     // links found in rendered DOMs that the static parse had not
+	HostsStopped int64  `json:"hosts_stopped"` // hosts auto mode stopped rendering (GiveUpAfter renders without a new link)
+	Escapes      int64  `json:"escapes"`       // browser connections outside interception, refused at the dead-end proxy
+	Restarts     int64  `json:"restarts"`      // browsers killed and replaced
 }
 
 // renderer renders pages for the crawl; nil when rendering is off.
@@ -206,8 +206,22 @@ type renderable struct {
 	outlinks []string
 }
 
-// resourceWriter is the archive's way to write conversion and resource
-// records; an archive.Writer without it keeps no DOM.
+// What a render leaves beside the page's response: its settled DOM and,
+// with Screenshot, a PNG of the viewport. Each is a resource record whose
+// WARC-Target-URI is urn:<what>:<the page's URL>, as Browsertrix names its
+// screenshots (urn:view:) and extracted text (urn:text:), and whose
+// WARC-Concurrent-To is the response's record ID. The page's URL itself
+// names only its response: an index keyed by URL (warcio's cdx-index, a
+// replay engine that indexes the WARC itself) would list a record
+// targeted at it as one more capture of the page, with no status, and
+// could serve the DOM, scripts and all, in its place.
+const (
+	domURN  = "urn:dom:"
+	viewURN = "urn:view:"
+)
+
+// resourceWriter is the archive's way to write resource records; an
+// archive.Writer without it keeps no DOM.
 type resourceWriter interface {
 	WriteResource(warc.Resource) (warc.Location, error)
 }
@@ -281,11 +295,11 @@ func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL,
 		now := time.Now()
 		if limit := c.cfg.Fetch.MaxBodyBytes; limit > 0 && int64(len(res.DOM)) > limit {
 			c.log.Info("render: the rendered DOM is over --max-body: not archived", "url", l.URL, "bytes", len(res.DOM))
-		} else if _, err := rw.WriteResource(warc.Resource{Type: "conversion", URL: in.resp.URL, Date: now, RefersTo: in.recordID, ContentType: "text/html; charset=utf-8", Block: res.DOM}); err != nil {
+		} else if _, err := rw.WriteResource(warc.Resource{Type: "resource", URL: domURN + in.resp.URL, Date: now, RefersTo: in.recordID, ContentType: "text/html; charset=utf-8", Block: res.DOM}); err != nil {
 			c.fail(fmt.Errorf("crawl: archive the rendered DOM of %s: %w", l.URL, err))
 		}
 		if res.Screenshot != nil {
-			if _, err := rw.WriteResource(warc.Resource{Type: "resource", URL: "urn:view:" + in.resp.URL, Date: now, RefersTo: in.recordID, ContentType: "image/png", Block: res.Screenshot}); err != nil {
+			if _, err := rw.WriteResource(warc.Resource{Type: "resource", URL: viewURN + in.resp.URL, Date: now, RefersTo: in.recordID, ContentType: "image/png", Block: res.Screenshot}); err != nil {
 				c.fail(fmt.Errorf("crawl: archive the screenshot of %s: %w", l.URL, err))
 			}
 		}

@@ -107,23 +107,30 @@ func TestRenderAlwaysFindsScriptLinksPolitely(t *testing.T) {
 }
 
 // checkDOMRecord finds, in the crawl's WARC files, the app page's
-// rendered DOM: a conversion record that refers to the page's response
-// record and holds the links its scripts made; and the exact bytes of
-// app.js and links.json, archived as the page's requisites.
+// rendered DOM: a resource record named urn:dom:<page>, concurrent to the
+// page's response record, holding the links its scripts made; and the
+// exact bytes of app.js and links.json, archived as the page's
+// requisites. No record but the page's own capture (its request,
+// response or revisit, and its metadata) is named by the page's URL.
 func checkDOMRecord(t *testing.T, cfg Config, sum Summary, app string) {
 	t.Helper()
 	responses := map[string]string{} // record ID -> target URI
-	var conv []warcRecord
+	var doms []warcRecord
 	requisites := map[string]bool{}
 	for _, f := range sum.WARCFiles {
 		for _, r := range readWARC(t, filepath.Join(cfg.warcDir(), f)) {
-			switch r.header.Get("WARC-Type") {
+			uri, typ := r.header.Get("WARC-Target-URI"), r.header.Get("WARC-Type")
+			switch typ {
 			case "response":
-				uri := r.header.Get("WARC-Target-URI")
 				responses[r.header.Get("WARC-Record-ID")] = uri
 				requisites[strings.TrimPrefix(uri, strings.TrimSuffix(app, "/"))] = true
-			case "conversion":
-				conv = append(conv, r)
+			case "resource":
+				if uri == domURN+app {
+					doms = append(doms, r)
+				}
+			}
+			if uri == app && typ != "request" && typ != "response" && typ != "revisit" && typ != "metadata" {
+				t.Errorf("a %s record is named by the page's URL %s: an index would take it for a capture of the page", typ, app)
 			}
 		}
 	}
@@ -132,21 +139,21 @@ func checkDOMRecord(t *testing.T, cfg Config, sum Summary, app string) {
 			t.Errorf("no response record for the app's %s", p)
 		}
 	}
-	for _, r := range conv {
-		if r.header.Get("WARC-Target-URI") != app {
-			continue
-		}
-		if got := responses[r.header.Get("WARC-Refers-To")]; got != app {
-			t.Errorf("the DOM record refers to %q's response, want %q's", got, app)
-		}
-		for _, p := range synthweb.ScriptAppLinks {
-			if !strings.Contains(string(r.block), `href="`+p+`"`) {
-				t.Errorf("the rendered DOM lacks the link to %s", p)
-			}
-		}
-		return
+	if len(doms) != 1 {
+		t.Fatalf("%d records named %s%s, want the one rendered DOM", len(doms), domURN, app)
 	}
-	t.Errorf("no conversion record of %s among %d", app, len(conv))
+	r := doms[0]
+	if got := responses[r.header.Get("WARC-Concurrent-To")]; got != app {
+		t.Errorf("the DOM record is concurrent to %q's response, want %q's", got, app)
+	}
+	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+		t.Errorf("the DOM record's Content-Type is %q", ct)
+	}
+	for _, p := range synthweb.ScriptAppLinks {
+		if !strings.Contains(string(r.block), `href="`+p+`"`) {
+			t.Errorf("the rendered DOM lacks the link to %s", p)
+		}
+	}
 }
 
 // With --render auto, the app's shell is rendered (a <noscript>, little
@@ -195,7 +202,7 @@ func checkScreenshot(t *testing.T, cfg Config, sum Summary, app string) {
 	t.Helper()
 	for _, f := range sum.WARCFiles {
 		for _, r := range readWARC(t, filepath.Join(cfg.warcDir(), f)) {
-			if r.header.Get("WARC-Type") == "resource" && r.header.Get("WARC-Target-URI") == "urn:view:"+app {
+			if r.header.Get("WARC-Type") == "resource" && r.header.Get("WARC-Target-URI") == viewURN+app {
 				if r.header.Get("Content-Type") != "image/png" || !strings.HasPrefix(string(r.block), "\x89PNG") || r.header.Get("WARC-Concurrent-To") == "" {
 					t.Errorf("screenshot record %v, %d bytes", r.header, len(r.block))
 				}

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -124,8 +125,8 @@ func statusClass(code int) string {
 
 // HostPages counts a host's pages that something happened to.
 type HostPages struct {
-	Host  string
-	Pages int64
+	Host  string `json:"host"`
+	Pages int64  `json:"pages"`
 }
 
 // topLinksCut returns the pages cut at the link cap, in all and for the n
@@ -237,78 +238,105 @@ type Progress struct {
 
 // Summary is what a finished crawl did.
 type Summary struct {
-	StoppedBy          string // "drained", "deferred" (drained but for hosts held back by failures, see Deferred), "max-pages", "interrupted", "failed" (see the error) or "stopped"
-	Elapsed            time.Duration
-	Pages              int64            // page requests that got a response
-	RobotsFetches      int64            // robots.txt requests
-	Bytes              int64            // body bytes received
-	Truncated          int64            // responses cut by a cap or a timeout
-	Revisits           int64            // responses whose payload was already archived: revisit records
-	NearDups           int64            // pages that were near-duplicates of an earlier page
-	NotModified        int64            // 304s to conditional requests (continuous mode)
-	Recrawls           int64            // URLs queued again when their next crawl came (continuous mode)
-	ListedChanged      int64            // URLs queued again early: a sitemap's <lastmod> is after their last fetch
-	ListedDropped      int64            // sitemap hints about known URLs dropped: too many waited for a scan
-	RevisitBytes       int64            // their payload bytes, not stored again
-	Rendered           int64            // exchanges archived as parsed, not as the bytes sent, which no WARC record could hold
-	Requisites         int64            // requisites found on pages and style sheets (Config.Requisites, WithImages)
-	RequisitesQueued   int64            // of which new to the crawl, and queued
-	RequisitesArchived int64            // requisites fetched, answered 2xx and archived
-	OverDecodeCap      int64            // bodies whose decompressed size passed the cap (not parsed past it)
-	BadEncoding        int64            // bodies whose Content-Encoding could not be undone
-	Binary             int64            // bodies labelled as text that were binary: archived, not parsed
-	Charsets           map[string]int64 // documents whose charset label was unknown, whose UTF-8 was invalid, or that were converted to UTF-8 (content.Charset*)
-	RedirectSeen       int64            // redirects to a URL already seen: loops, or pages reached another way
-	Forwarded          int64            // URLs handed to the nodes that own their hosts (Cluster.Owns)
-	RobotsCut          int64            // robots.txt files over robots.MaxBytes: only their first 500 KiB read
-	ByStatus           map[string]int64 // page responses by status class ("2xx", ...)
-	Errors             map[string]int64 // requests without a response (pages and robots.txt), by kind
-	Rejected           map[string]int64 // discovered URLs not queued, by reason
-	Handled            map[string]int64 // responses read, by content handler ("html", "text", "sitemap", "image")
-	Archived           map[string]int64 // 2xx responses archived, by media type (at most 64 types, the rest "other")
-	Refused            map[string]int64 // responses whose body the media policy refused (not read), by media type
-	Unreadable         map[string]int64 // of which read only in part (malformed), by handler
-	Cut                map[string]int64 // of which cut at a limit (a sitemap past 50,000 URLs or 50 MB, a page past MaxLinksPerPage links), by handler
-	Extended           map[string]int64 // documents extensions read (Config.Extensions), by extension
-	ExtensionFailed    map[string]int64 // of which the extension failed on (an error, a timeout, a crash), by extension
-	LinksCut           int64            // HTML pages cut at MaxLinksPerPage: their later links not read
-	LinksCutHosts      map[string]int64 // of which per host, for the 20 hosts with the most
-	Robots             map[string]int64 // robots.txt fetch outcomes: rules, no-rules, disallow-all (each retry counts)
-	RobotsHops         int64            // robots.txt redirect hops followed
-	Policies           int              // hosts with an operator policy when the crawl ended
-	RobotsRetries      int64            // failed robots.txt fetches retried later, the host's URLs kept
-	RobotsLastGood     int64            // unreachable robots.txt files replaced by the last good copy, or by none (RobotsLastGood)
-	HostsDown          map[string]int64 // hosts not crawled because robots.txt failed, by cause
-	HostsDownNamed     []HostCause      // of which the first, with what failed
-	NoIndex            int64            // pages that asked not to be indexed (still archived)
-	NoFollow           int64            // pages whose links were not followed on their request
-	Throttled          int64            // 429 responses (robots.txt included): the host backed off
-	Unavailable        int64            // 503 responses: backed off, and counted as failures
-	Strained           int64            // requests cut by a timeout, a reset or a silence: the host and its server waited the latency factor times as long
-	Parks              int64            // times a host was parked after failures in a row
-	GaveUp             int64            // hosts given up after too many failures
-	GaveUpHosts        []string         // the first of them
-	Traps              int64            // hosts cut off: most of their last pages were near-duplicates
-	TrapHosts          []string         // the first of them
-	TrapCosts          []judge.TrapCost // the hosts trap rules (pattern, repeats, depth, host-cap, trap) refused most URLs of, and what each cost
-	TrapHostCount      int64            // hosts any trap rule refused URLs of
-	Queued             int              // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
-	Seeds              int              // seeds given (Config.Seeds)
-	SeedsFetched       int              // of which got a response, in this run or an earlier one on the directory
-	SeedsNotFetched    int              // of which did not
-	SeedFailures       []SeedFailure    // of which the first, each with why and what would let it be fetched
-	Deferred           int64            // with StoppedBy "deferred": the URLs left queued, every one waiting on a host held back by failures
-	DeferredHosts      []DeferredHost   // of which the hosts with the most
-	DeferredHostCount  int              // hosts with URLs deferred
-	Resumed            bool             // the crawl continued one found under DataDir
-	ResumedURLs        int64            // URLs that crawl had accepted
-	ResumedQueue       int64            // URLs the earlier run left queued that this one read back (leases out at a crash included)
-	WARCRecovered      int              // torn WARC files from a crash cut back to their last whole record
-	WARCFiles          []string
-	WARCBytes          int64
-	WARCUploads        *archive.Uploads // finished WARC files moved to the object store; nil without one
-	SeenFalsePos       int64            // Bloom filter false positives caught by the exact store
-	Browser            *RenderSummary   // what rendering did; nil when it was not asked for
+	StoppedBy          string           `json:"stopped_by"` // "drained", "deferred" (drained but for hosts held back by failures, see Deferred), "max-pages", "interrupted", "failed" (see the error) or "stopped"
+	Elapsed            time.Duration    `json:"-"`
+	Pages              int64            `json:"pages"`               // page requests that got a response
+	RobotsFetches      int64            `json:"robots_fetches"`      // robots.txt requests
+	Bytes              int64            `json:"bytes"`               // body bytes received
+	Truncated          int64            `json:"truncated"`           // responses cut by a cap or a timeout
+	Revisits           int64            `json:"revisits"`            // responses whose payload was already archived: revisit records
+	NearDups           int64            `json:"near_dups"`           // pages that were near-duplicates of an earlier page
+	NotModified        int64            `json:"not_modified"`        // 304s to conditional requests (continuous mode)
+	Recrawls           int64            `json:"recrawls"`            // URLs queued again when their next crawl came (continuous mode)
+	ListedChanged      int64            `json:"listed_changed"`      // URLs queued again early: a sitemap's <lastmod> is after their last fetch
+	ListedDropped      int64            `json:"listed_dropped"`      // sitemap hints about known URLs dropped: too many waited for a scan
+	RevisitBytes       int64            `json:"revisit_bytes"`       // their payload bytes, not stored again
+	Rendered           int64            `json:"rendered"`            // exchanges archived as parsed, not as the bytes sent, which no WARC record could hold
+	Requisites         int64            `json:"requisites"`          // requisites found on pages and style sheets (Config.Requisites, WithImages)
+	RequisitesQueued   int64            `json:"requisites_queued"`   // of which new to the crawl, and queued
+	RequisitesArchived int64            `json:"requisites_archived"` // requisites fetched, answered 2xx and archived
+	OverDecodeCap      int64            `json:"over_decode_cap"`     // bodies whose decompressed size passed the cap (not parsed past it)
+	BadEncoding        int64            `json:"bad_encoding"`        // bodies whose Content-Encoding could not be undone
+	Binary             int64            `json:"binary"`              // bodies labelled as text that were binary: archived, not parsed
+	Charsets           map[string]int64 `json:"charsets"`            // documents whose charset label was unknown, whose UTF-8 was invalid, or that were converted to UTF-8 (content.Charset*)
+	RedirectSeen       int64            `json:"redirect_seen"`       // redirects to a URL already seen: loops, or pages reached another way
+	Forwarded          int64            `json:"forwarded"`           // URLs handed to the nodes that own their hosts (Cluster.Owns)
+	RobotsCut          int64            `json:"robots_cut"`          // robots.txt files over robots.MaxBytes: only their first 500 KiB read
+	ByStatus           map[string]int64 `json:"by_status"`           // page responses by status class ("2xx", ...)
+	Errors             map[string]int64 `json:"errors"`              // requests without a response (pages and robots.txt), by kind
+	Rejected           map[string]int64 `json:"rejected"`            // discovered URLs not queued, by reason
+	Handled            map[string]int64 `json:"handled"`             // responses read, by content handler ("html", "text", "sitemap", "image")
+	Archived           map[string]int64 `json:"archived"`            // 2xx responses archived, by media type (at most 64 types, the rest "other")
+	Refused            map[string]int64 `json:"refused"`             // responses whose body the media policy refused (not read), by media type
+	Unreadable         map[string]int64 `json:"unreadable"`          // of which read only in part (malformed), by handler
+	Cut                map[string]int64 `json:"cut"`                 // of which cut at a limit (a sitemap past 50,000 URLs or 50 MB, a page past MaxLinksPerPage links), by handler
+	Extended           map[string]int64 `json:"extended"`            // documents extensions read (Config.Extensions), by extension
+	ExtensionFailed    map[string]int64 `json:"extension_failed"`    // of which the extension failed on (an error, a timeout, a crash), by extension
+	LinksCut           int64            `json:"links_cut"`           // HTML pages cut at MaxLinksPerPage: their later links not read
+	LinksCutHosts      map[string]int64 `json:"links_cut_hosts"`     // of which per host, for the 20 hosts with the most
+	Robots             map[string]int64 `json:"robots"`              // robots.txt fetch outcomes: rules, no-rules, disallow-all (each retry counts)
+	RobotsHops         int64            `json:"robots_hops"`         // robots.txt redirect hops followed
+	Policies           int              `json:"policies"`            // hosts with an operator policy when the crawl ended
+	RobotsRetries      int64            `json:"robots_retries"`      // failed robots.txt fetches retried later, the host's URLs kept
+	RobotsLastGood     int64            `json:"robots_last_good"`    // unreachable robots.txt files replaced by the last good copy, or by none (RobotsLastGood)
+	HostsDown          map[string]int64 `json:"hosts_down"`          // hosts not crawled because robots.txt failed, by cause
+	HostsDownNamed     []HostCause      `json:"hosts_down_named"`    // of which the first, with what failed
+	NoIndex            int64            `json:"no_index"`            // pages that asked not to be indexed (still archived)
+	NoFollow           int64            `json:"no_follow"`           // pages whose links were not followed on their request
+	Throttled          int64            `json:"throttled"`           // 429 responses (robots.txt included): the host backed off
+	Unavailable        int64            `json:"unavailable"`         // 503 responses: backed off, and counted as failures
+	Strained           int64            `json:"strained"`            // requests cut by a timeout, a reset or a silence: the host and its server waited the latency factor times as long
+	Parks              int64            `json:"parks"`               // times a host was parked after failures in a row
+	GaveUp             int64            `json:"gave_up"`             // hosts given up after too many failures
+	GaveUpHosts        []string         `json:"gave_up_hosts"`       // the first of them
+	Traps              int64            `json:"traps"`               // hosts cut off: most of their last pages were near-duplicates
+	TrapHosts          []string         `json:"trap_hosts"`          // the first of them
+	TrapCosts          []judge.TrapCost `json:"trap_costs"`          // the hosts trap rules (pattern, repeats, depth, host-cap, trap) refused most URLs of, and what each cost
+	TrapHostCount      int64            `json:"trap_host_count"`     // hosts any trap rule refused URLs of
+	Queued             int              `json:"queued"`              // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
+	Seeds              int              `json:"seeds"`               // seeds given (Config.Seeds)
+	SeedsFetched       int              `json:"seeds_fetched"`       // of which got a response, in this run or an earlier one on the directory
+	SeedsNotFetched    int              `json:"seeds_not_fetched"`   // of which did not
+	SeedFailures       []SeedFailure    `json:"seed_failures"`       // of which the first, each with why and what would let it be fetched
+	Deferred           int64            `json:"deferred"`            // with StoppedBy "deferred": the URLs left queued, every one waiting on a host held back by failures
+	DeferredHosts      []DeferredHost   `json:"deferred_hosts"`      // of which the hosts with the most
+	DeferredHostCount  int              `json:"deferred_host_count"` // hosts with URLs deferred
+	Resumed            bool             `json:"resumed"`             // the crawl continued one found under DataDir
+	ResumedURLs        int64            `json:"resumed_urls"`        // URLs that crawl had accepted
+	ResumedQueue       int64            `json:"resumed_queue"`       // URLs the earlier run left queued that this one read back (leases out at a crash included)
+	WARCRecovered      int              `json:"warc_recovered"`      // torn WARC files from a crash cut back to their last whole record
+	WARCFiles          []string         `json:"warc_files"`
+	WARCBytes          int64            `json:"warc_bytes"`
+	WARCUploads        *archive.Uploads `json:"warc_uploads"`         // finished WARC files moved to the object store; nil without one
+	SeenFalsePos       int64            `json:"seen_false_positives"` // Bloom filter false positives caught by the exact store
+	Browser            *RenderSummary   `json:"browser"`              // what rendering did; nil when it was not asked for
+}
+
+// MarshalJSON writes the summary with the keys of its fields' tags, and
+// Elapsed as elapsed_seconds, a number of seconds, as GET /v1/stats gives
+// it. Live, which embeds a Summary, takes this method as its own: marshal
+// a Live's parts, not the Live.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type fields Summary // the tags, without this method
+	return json.Marshal(struct {
+		ElapsedSeconds float64 `json:"elapsed_seconds"`
+		fields
+	}{s.Elapsed.Seconds(), fields(s)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	type fields Summary
+	var v struct {
+		ElapsedSeconds float64 `json:"elapsed_seconds"`
+		fields
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = Summary(v.fields)
+	s.Elapsed = time.Duration(v.ElapsedSeconds * float64(time.Second))
+	return nil
 }
 
 // PagesPerSecond is the crawl's average rate.

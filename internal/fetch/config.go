@@ -148,6 +148,18 @@ type Config struct {
 	// crypto/tls, with certificates verified against the system roots.
 	TLSConfig *tls.Config
 
+	// InsecureTLS names the hosts whose certificate is accepted even when
+	// it fails verification (an unknown authority, another host's name,
+	// expired), as wget's --no-check-certificate and Heritrix's "open"
+	// trust level do for every host: a host name, "*." and a domain for
+	// the hosts under it, an IP address, or "*" for all (InsecureTLSKey).
+	// The certificate is verified all the same and the failure kept in
+	// Response.CertificateError, for the archive to say so. Such a host is
+	// spoken to in HTTP/1.1 even with HTTP2, so that the failure travels
+	// with the connection's record. The address guard applies as to any
+	// host. Nil, the default, accepts no certificate that fails.
+	InsecureTLS []string
+
 	// Bodies, if set, decides from each response's media type how much of
 	// its body is read, in place of MaxBodyBytes (the decoded body too):
 	// a cap per type, or none of it.
@@ -220,6 +232,11 @@ func (c *Config) Validate() error {
 		}
 		names[key] = host
 	}
+	for i, h := range c.InsecureTLS {
+		if _, err := InsecureTLSKey(h); err != nil {
+			return fmt.Errorf("fetch: invalid Config.InsecureTLS[%d] %q: %w", i, h, err)
+		}
+	}
 	for _, l := range []struct {
 		name string
 		ps   []netip.Prefix
@@ -276,6 +293,7 @@ func (c Config) withDefaults() Config {
 		}
 		c.Resolve = m
 	}
+	c.InsecureTLS = append([]string(nil), c.InsecureTLS...)
 	c.AllowCIDRs = append([]netip.Prefix(nil), c.AllowCIDRs...)
 	c.DenyCIDRs = append([]netip.Prefix(nil), c.DenyCIDRs...)
 	if c.TLSConfig != nil {

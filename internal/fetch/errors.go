@@ -6,8 +6,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
+	"net"
 	"net/url"
+	"strings"
 	"syscall"
+	"time"
 )
 
 // Kind classifies why a Get returned no response. Callers decide retries and
@@ -86,12 +89,15 @@ func Unsent(err error) bool {
 	return errors.As(err, &e) && e.Unsent
 }
 
+// Error names the URL and the cause once: "fetch https://h/: dial tcp
+// 192.0.2.1:443: connect: connection refused". The kind is not repeated
+// in the text, since the cause names it and callers that print both
+// (metric labels, the fetch log's outcome) have it from Kind.
 func (e *Error) Error() string {
-	msg := "fetch " + e.URL + ": " + e.Kind.String()
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+	if e.Err == nil {
+		return "fetch " + e.URL + ": " + e.Kind.String()
 	}
-	return msg
+	return "fetch " + e.URL + ": " + e.Err.Error()
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -115,10 +121,61 @@ type dialError struct {
 func (e *dialError) Error() string { return e.err.Error() }
 func (e *dialError) Unwrap() error { return e.err }
 
+// handshakeError is a TLS handshake that failed, its text the cause
+// once: "certificate signed by unknown authority (TLS handshake with
+// 192.0.2.1:443)". crypto/tls and crypto/x509 each put their name before
+// their errors, and a failed verification is one inside the other, so
+// that their text alone reads "tls: failed to verify certificate: x509:
+// certificate signed by unknown authority"; and a caller may put the
+// kind before it too (the crawl's summary: "tls: fetch ...").
+type handshakeError struct {
+	addr string // the address the handshake was with, ip:port
+	err  error
+}
+
+func (e *handshakeError) Error() string {
+	return handshakeCause(e.err) + " (TLS handshake with " + e.addr + ")"
+}
+
+func (e *handshakeError) Unwrap() error { return e.err }
+
+// handshakeCause is the text of a handshake's error without the names of
+// the packages it passed through.
+func handshakeCause(err error) string {
+	var (
+		cv *tls.CertificateVerificationError
+		op *net.OpError
+		rh tls.RecordHeaderError
+	)
+	switch {
+	case errors.As(err, &cv) && cv.Err != nil:
+		return strings.TrimPrefix(cv.Err.Error(), "x509: ")
+	case errors.As(err, &op) && op.Op == "remote error" && op.Err != nil:
+		// An alert the server sent, which crypto/tls writes "remote
+		// error: tls: protocol version not supported".
+		return "refused by the server: " + strings.TrimPrefix(op.Err.Error(), "tls: ")
+	case errors.As(err, &rh):
+		return "the server's answer is not TLS"
+	}
+	return strings.TrimPrefix(err.Error(), "tls: ")
+}
+
+// overTime is a step cut by one of the Config's time bounds: it says
+// which, where the context's error it wraps ("context deadline
+// exceeded") would not.
+type overTime struct {
+	what  string // "no response", "not complete"
+	limit time.Duration
+	err   error
+}
+
+func (e *overTime) Error() string { return e.what + " within " + e.limit.String() }
+func (e *overTime) Unwrap() error { return e.err }
+
 // classify turns an error from http.Client.Do into an *Error. parent is the
-// caller's context and req the per-Get context derived from it with Timeout;
-// gotConn tells whether a connection had been obtained.
-func classify(rawURL string, err error, parent, req context.Context, gotConn bool) *Error {
+// caller's context and req the per-Get context derived from it with
+// timeout; gotConn tells whether a connection had been obtained.
+func classify(rawURL string, err error, parent, req context.Context, timeout time.Duration, gotConn bool) *Error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err // its text repeats the method and URL
@@ -128,6 +185,7 @@ func classify(rawURL string, err error, parent, req context.Context, gotConn boo
 			return KindCanceled
 		}
 		if req.Err() != nil {
+			err = &overTime{"no response", timeout, err}
 			return KindTimeout
 		}
 		var de *dialError

@@ -81,6 +81,13 @@ type Response struct {
 	// an "HTTP/1.1" status line and the fields as net/http parsed them.
 	Protocol, TLS, CipherSuite string
 
+	// CertificateError is why the server's certificate failed
+	// verification (an x509 error: unknown authority, another host's
+	// name, expired), for a host of Config.InsecureTLS, whose answer is
+	// taken all the same; nil when it verified, over plain HTTP, and for
+	// every other host, whose failed handshake is a KindTLS error.
+	CertificateError error
+
 	req  *http.Request  // for Rendered
 	resp *http.Response // for Rendered
 
@@ -258,7 +265,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, header http.Header) (*
 		if g := conn.Load(); g != nil && g.wc != nil {
 			g.wc.end(g.w)
 		}
-		return nil, classify(rawURL, err, ctx, reqCtx, conn.Load() != nil)
+		return nil, classify(rawURL, err, ctx, reqCtx, f.cfg.Timeout, conn.Load() != nil)
 	}
 	limit := f.bodyLimit(resp)
 	var body []byte
@@ -273,9 +280,10 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, header http.Header) (*
 	g := conn.Load()
 	var w *wire
 	var state *tls.ConnectionState
+	var certErr error
 	if g != nil && g.wc != nil {
 		w = g.wc.end(g.w) // before Close: a connection closed early is not read on
-		state = g.wc.tls
+		state, certErr = g.wc.tls, g.wc.certErr
 	}
 	_ = resp.Body.Close() // closing early (over the cap) discards the connection, as it must
 
@@ -288,6 +296,8 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, header http.Header) (*
 		Body:       body,
 		Start:      start,
 		Duration:   end.Sub(start),
+
+		CertificateError: certErr,
 	}
 	if g != nil {
 		r.RemoteAddr = g.addr

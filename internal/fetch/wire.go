@@ -26,6 +26,9 @@ import (
 type wireConn struct {
 	net.Conn
 	tls *tls.ConnectionState // nil over plain TCP
+	// certErr is why the server's certificate failed verification, for a
+	// host of Config.InsecureTLS; nil otherwise.
+	certErr error
 
 	mu  sync.Mutex
 	cur *wire // the exchange being recorded; nil between exchanges

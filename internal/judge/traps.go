@@ -178,9 +178,9 @@ func (t *traps) refused(host, reason string) {
 
 // TrapCost is what a host that trap rules cut short cost the crawl.
 type TrapCost struct {
-	Host     string
-	Requests int              // requests made to it, robots.txt included (estimated: at least the true count, up to 65,535)
-	Refused  map[string]int64 // its URLs refused, by trap rule
+	Host     string           `json:"host"`
+	Requests int              `json:"requests"` // requests made to it, robots.txt included (estimated: at least the true count, up to 65,535)
+	Refused  map[string]int64 `json:"refused"`  // its URLs refused, by trap rule
 }
 
 // RefusedTotal is the sum of Refused.

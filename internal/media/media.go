@@ -11,8 +11,9 @@ package media
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/weft-crawler/weft/internal/bytesize"
 )
 
 // DefaultCaps are the per-type caps of a Policy made with no caps given:
@@ -138,36 +139,16 @@ func (p *Policy) BodyLimit(mt string) (int64, bool) {
 	return limit, rank > 0
 }
 
-// ParseCap parses "type/subtype=SIZE", SIZE in bytes or with a KiB, MiB or
-// GiB suffix (KB, MB, GB too, as powers of 1024).
+// ParseCap parses "type/subtype=SIZE", SIZE as package bytesize reads it
+// (a number of bytes, or one with KB, MB, GB or KiB, MiB, GiB...).
 func ParseCap(s string) (Cap, error) {
 	pat, size, ok := strings.Cut(s, "=")
 	if !ok {
 		return Cap{}, fmt.Errorf("media: cap %q: want type/subtype=SIZE", s)
 	}
-	n, err := ParseSize(size)
+	n, err := bytesize.Parse(size)
 	if err != nil {
 		return Cap{}, fmt.Errorf("media: cap %q: %w", s, err)
 	}
 	return Cap{strings.TrimSpace(pat), n}, nil
-}
-
-// ParseSize parses a byte count with an optional KiB, MiB or GiB suffix.
-func ParseSize(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		m      int64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}} {
-		if strings.HasSuffix(strings.ToLower(s), u.suffix) {
-			s, mult = strings.TrimSpace(s[:len(s)-len(u.suffix)]), u.m
-			break
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("size %q: want a byte count, optionally with KiB, MiB or GiB", s)
-	}
-	return n * mult, nil
 }

@@ -58,13 +58,13 @@ func TestPolicyErrorsNameTheRule(t *testing.T) {
 			t.Errorf("%v: %v, want %s", tc, err, tc.want)
 		}
 	}
-	for in, want := range map[string]int64{"application/pdf=32MiB": 32 << 20, "video/*=0": 0, "*/*=1024": 1024, "image/png= 2 k": 2048} {
+	for in, want := range map[string]int64{"application/pdf=32MiB": 32 << 20, "video/*=0": 0, "*/*=1024": 1024, "image/png= 2 KiB": 2048, "image/*=2MB": 2_000_000} {
 		c, err := ParseCap(in)
 		if err != nil || c.Bytes != want {
 			t.Errorf("ParseCap(%q) = %v, %v", in, c, err)
 		}
 	}
-	for _, in := range []string{"pdf", "a/b=", "a/b=-1", "a/b=1TB"} {
+	for _, in := range []string{"pdf", "a/b=", "a/b=-1", "a/b=2k", "a/b=1PB"} {
 		if _, err := ParseCap(in); err == nil || !strings.Contains(err.Error(), in) {
 			t.Errorf("ParseCap(%q): %v", in, err)
 		}

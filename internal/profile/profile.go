@@ -39,6 +39,7 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 	"github.com/spf13/pflag"
 
+	"github.com/weft-crawler/weft/internal/bytesize"
 	"github.com/weft-crawler/weft/internal/policy"
 )
 
@@ -274,7 +275,7 @@ func set(fl *pflag.Flag, v any) error {
 		}
 		s = strconv.FormatBool(v)
 	case int64:
-		if !isInt(typ) && !isFloat(typ) {
+		if !isInt(typ) && !isFloat(typ) && typ != bytesize.Type {
 			return fmt.Errorf("want %s, not a number", want(typ))
 		}
 		s = strconv.FormatInt(v, 10)
@@ -315,6 +316,8 @@ func want(typ string) string {
 		return "a number"
 	case typ == "duration":
 		return `a duration in a string, such as "1m30s"`
+	case typ == bytesize.Type:
+		return `a size: a number of bytes, or a string such as "10MiB"`
 	}
 	return "a string"
 }
@@ -409,7 +412,8 @@ func (p *Profile) PolicySet(lim policy.Limits) (*policy.Set, error) {
 func Print(w io.Writer, command string, fs *pflag.FlagSet, skip []string, urls []string, policies map[string]policy.Policy) error {
 	var set, defaults strings.Builder
 	fs.VisitAll(func(fl *pflag.Flag) {
-		if fl.Name == "help" || slices.Contains(skip, fl.Name) || fl.Annotations[SecretAnnotation] != nil {
+		// A deprecated flag sets what its successor prints.
+		if fl.Name == "help" || slices.Contains(skip, fl.Name) || fl.Annotations[SecretAnnotation] != nil || fl.Deprecated != "" {
 			return
 		}
 		line := fl.Name + " = " + value(fl) + "\n"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/weft-crawler/weft/internal/bytesize"
 	"github.com/weft-crawler/weft/internal/policy"
 )
 
@@ -107,5 +108,48 @@ func TestOneSchemaForProfileFileAndAPI(t *testing.T) {
 	jerr := json.Unmarshal([]byte(`{"max_urls": "many"}`), &api)
 	if perr == nil || jerr == nil || !strings.HasSuffix(perr.Error(), jerr.Error()) {
 		t.Errorf("the profile's error %v should end as the API's %v", perr, jerr)
+	}
+}
+
+// A size flag (package bytesize) takes a size as a string in any unit or
+// as a number of bytes; a bad one is named with its file, line and key;
+// printed, it is the string that loads back alike.
+func TestSizeKeys(t *testing.T) {
+	for text, want := range map[string]int64{
+		"max-body = \"10MiB\"\n": 10 << 20, "max-body = \"500 KB\"\n": 500_000, "max-body = 65536\n": 65536, "max-body = -1\n": -1,
+	} {
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		var n int64
+		fs.Var(bytesize.NewValueOrMinusOne(&n, 1<<20), "max-body", "")
+		p, err := Parse("t.toml", []byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Apply(fs); err != nil || n != want {
+			t.Errorf("%q: %d, %v; want %d", text, n, err, want)
+		}
+	}
+	for text, why := range map[string]string{
+		"\nmax-body = \"10 megs\"\n": `t.toml:2: max-body: bytesize: "10 megs" is not a size`,
+		"max-body = \"10M\"\n":       `t.toml:1: max-body: bytesize: "10M": is M a power of 1000 or of 1024? write 10MB or 10MiB`,
+		"max-body = 1.5\n":           `t.toml:1: max-body: want a size: a number of bytes, or a string such as "10MiB", not 1.5`,
+		"max-body = true\n":          `t.toml:1: max-body: want a size`,
+	} {
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		var n int64
+		fs.Var(bytesize.NewValue(&n, 1<<20), "max-body", "")
+		p, _ := Parse("t.toml", []byte(text))
+		if err := p.Apply(fs); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("%q: %v, want %q", text, err, why)
+		}
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	var n int64
+	fs.Var(bytesize.NewValue(&n, 1<<20), "max-body", "")
+	fs.Set("max-body", "64MiB")
+	var b strings.Builder
+	Print(&b, "crawl", fs, nil, nil, nil)
+	if !strings.Contains(b.String(), "\nmax-body = \"64MiB\"\n") {
+		t.Errorf("printed:\n%s", b.String())
 	}
 }

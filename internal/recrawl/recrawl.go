@@ -45,7 +45,14 @@ type History struct {
 	Last    time.Time // the last visit; zero before the first
 	// Unchanged counts the visits in a row, up to the last, that found
 	// no change: past BackoffAfter of them the page backs off (Policy).
+	// A visit that got an error counts among them (ObserveError).
 	Unchanged int
+	// Errors counts the visits in a row, up to the last, that got no
+	// page: an error status, or no answer at all (ObserveError). Gone
+	// says the last of them was a 404 or 410. They back the URL off
+	// faster than unchanged visits do (Policy.ErrorBackoff).
+	Errors int
+	Gone   bool
 	// Dating is what the page's Last-Modified dates taught.
 	Dating
 }
@@ -130,9 +137,40 @@ func (h *History) ObserveModified(t time.Time, changed bool, modified, date time
 // learnt less well in the simulation of sim_test.go.)
 const Decay = 0.98
 
-// Observe records a visit at t that found the page changed (or not: a 304,
-// or the same payload digest) since the previous visit.
+// Observe records a visit at t that got the page and found it changed (or
+// not: a 304, or the same payload digest) since the previous visit, or
+// that was answered without it but not with an error (a redirect). It
+// ends a run of errors.
 func (h *History) Observe(t time.Time, changed bool) {
+	if h.Last.IsZero() || t.After(h.Last) {
+		h.Errors, h.Gone = 0, false
+	}
+	h.observe(t, changed)
+}
+
+// ObserveError records a visit at t that got no page: an error status
+// (gone: a 404 or 410, which says the page is not there) or no answer at
+// all. It says nothing of how the page changes, and it is counted as a
+// visit that found the page as it was (an unchanged visit, dated like one
+// when the page's Last-Modified dates it), so that a URL that keeps
+// failing is never due sooner than one that keeps not changing; and as
+// one more error in a row, which backs it off faster still
+// (Policy.ErrorBackoff).
+func (h *History) ObserveError(t time.Time, gone bool) {
+	prev := *h
+	h.observe(t, false)
+	if !prev.Last.IsZero() && !t.After(prev.Last) {
+		return // not a new visit (out of order): nothing to count
+	}
+	h.Errors, h.Gone = min(prev.Errors+1, math.MaxInt32), gone
+	if h.dated() && !prev.Last.IsZero() {
+		// As ObserveModified counts a dated visit that found no change.
+		h.Dated *= Decay
+		h.Exposed = h.Exposed*Decay + t.Sub(prev.Last).Seconds()
+	}
+}
+
+func (h *History) observe(t time.Time, changed bool) {
 	if !h.Last.IsZero() && t.After(h.Last) {
 		h.Visits = h.Visits*Decay + 1
 		h.Span = h.Span*Decay + t.Sub(h.Last).Seconds()
@@ -233,6 +271,45 @@ func (p Policy) Backoff(h History, importance float64) time.Duration {
 	return min(d, p.Max)
 }
 
+// The back-off of a URL whose visits keep getting no page (History.Errors):
+// after n errors in a row the interval before the next visit is at least
+// Min × GoneFactor^n when the last said the page is gone (404, 410), and
+// Min × ErrorFactor^n after any other (a 5xx, no answer), up to Max. It
+// starts at the first error, and it is not capped by the estimator's
+// interval as the unchanged back-off is: that interval was learnt from the
+// page's content, which an error does not show, and a page that answers
+// again is a page like any other from its next visit on. A transient
+// error is tried again soon (twice Min after the first), a page that has
+// gone only a few times soon: after five 404s in a row it waits 1,024
+// times Min (a week at the default ten minutes), after seven Max (90
+// days); after five 5xxs, 32 times Min (over five hours).
+const (
+	ErrorFactor = 2
+	GoneFactor  = 4
+)
+
+// ErrorBackoff is the least interval after h's last visit that h's errors
+// in a row allow: zero when the last visit got the page.
+func (p Policy) ErrorBackoff(h History) time.Duration {
+	p = p.WithDefaults()
+	return p.errorBackoff(h)
+}
+
+// errorBackoff is ErrorBackoff: p has its defaults.
+func (p Policy) errorBackoff(h History) time.Duration {
+	if h.Errors <= 0 {
+		return 0
+	}
+	f := float64(ErrorFactor)
+	if h.Gone {
+		f = GoneFactor
+	}
+	if s := p.Min.Seconds() * math.Pow(f, float64(h.Errors)); s < p.Max.Seconds() {
+		return time.Duration(s * float64(time.Second))
+	}
+	return p.Max
+}
+
 // geometric is the back-off before its cap: p has its defaults.
 func (p Policy) geometric(h History) time.Duration {
 	if p.NoBackoff || p.Uniform || h.Unchanged < BackoffAfter || h.Changes >= BackoffChanges || h.dated() {
@@ -264,14 +341,17 @@ func (p Policy) WithDefaults() Policy {
 }
 
 // Due reports whether a URL may be fetched again at now: Min (and the
-// Backoff) has passed since its last visit and its Score reaches the
-// Floor, or Max has passed.
+// Backoff, and the ErrorBackoff) has passed since its last visit and its
+// Score reaches the Floor, or Max has passed.
 // The crawl fetches the due URLs it has room for, highest Score first.
 func (p Policy) Due(h History, importance float64, now time.Time) bool {
 	p = p.WithDefaults()
 	age := now.Sub(h.Last)
 	if h.Last.IsZero() || age >= p.Max {
 		return true
+	}
+	if age < p.errorBackoff(h) {
+		return false
 	}
 	if p.Uniform {
 		return age >= p.Min
@@ -283,12 +363,13 @@ func (p Policy) Due(h History, importance float64, now time.Time) bool {
 }
 
 // Next is when a URL last visited at h.Last becomes Due: the age at which
-// its Score reaches the Floor, at least the Backoff, clamped to [Min, Max]. It is spread by up
-// to a tenth (never past Max), by a hash of the URL, so that the URLs of a
-// host found together do not come due at the same instant.
+// its Score reaches the Floor, at least the Backoff and the ErrorBackoff,
+// clamped to [Min, Max]. It is spread by up to a tenth (never past Max),
+// by a hash of the URL, so that the URLs of a host found together do not
+// come due at the same instant.
 func (p Policy) Next(url string, h History, importance float64) time.Time {
 	p = p.WithDefaults()
-	d := max(p.interval(h, importance), p.Backoff(h, importance))
+	d := max(p.interval(h, importance), p.Backoff(h, importance), p.errorBackoff(h))
 	f := fnv.New64a()
 	f.Write([]byte(url))
 	spread := float64(f.Sum64()%1000) / 10000 // [0, 0.1)

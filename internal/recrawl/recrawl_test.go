@@ -233,3 +233,82 @@ func TestBackoff(t *testing.T) {
 		t.Errorf("%d visits with the back-off, %d without: it does not back off", n, nOff)
 	}
 }
+
+// TestErrorsBackOffAtLeastAsFast visits two pages whenever Next says, from
+// the same start: one that answers unchanged at every visit, one that
+// answers an error (a 404, or a 5xx or no answer). After n visits the
+// failing one's interval is never shorter than the unchanged one's, and it
+// grows by its factor from the first error: a 404 or 410 by GoneFactor,
+// another error by ErrorFactor, up to Max. So it is for a new page, for
+// one whose Last-Modified dates its changes, for one learnt to change
+// fast, and under a short Min with a fast prior. A page that answers
+// again is scheduled as one that never failed.
+func TestErrorsBackOffAtLeastAsFast(t *testing.T) {
+	modified := t0.Add(-3 * time.Hour)
+	type visitFn func(h *History, at time.Time)
+	unchanged := func(h *History, at time.Time) { h.Observe(at, false) }
+	dated := func(h *History, at time.Time) { h.ObserveModified(at, false, modified, at) }
+	for _, tc := range []struct {
+		name  string
+		p     Policy
+		w     float64
+		start func(h *History) // the visits before the first error
+		ok    visitFn          // how the unchanged page answers after
+	}{
+		{"new page", Policy{}, 1, func(h *History) { h.Observe(t0, true) }, unchanged},
+		{"new page, important", Policy{}, 8, func(h *History) { h.Observe(t0, true) }, unchanged},
+		{"dated page", Policy{}, 1, func(h *History) { h.ObserveModified(t0, true, modified, t0) }, dated},
+		{"learnt to change often", Policy{}, 2, func(h *History) {
+			for i := range 20 {
+				h.Observe(t0.Add(time.Duration(i-20)*10*time.Minute), true)
+			}
+			h.Observe(t0, true)
+		}, unchanged},
+		{"short Min, fast prior", Policy{Min: 10 * time.Second, Prior: 1.0 / 60}, 1, func(h *History) { h.Observe(t0, true) }, unchanged},
+	} {
+		for _, fail := range []struct {
+			kind   string
+			gone   bool
+			factor float64
+		}{{"404", true, GoneFactor}, {"5xx or no answer", false, ErrorFactor}} {
+			t.Run(tc.name+"/"+fail.kind, func(t *testing.T) {
+				p := tc.p.WithDefaults()
+				const url = "http://a.test/page"
+				var ok, bad History
+				tc.start(&ok)
+				tc.start(&bad)
+				for n := 1; n <= 12; n++ {
+					tc.ok(&ok, p.Next(url, ok, tc.w))
+					bad.ObserveError(p.Next(url, bad, tc.w), fail.gone)
+					dOK, dBad := p.Next(url, ok, tc.w).Sub(ok.Last), p.Next(url, bad, tc.w).Sub(bad.Last)
+					if dBad < dOK {
+						t.Errorf("after %d: next visit of the failing page after %v, of the unchanged one after %v", n, dBad, dOK)
+					}
+					least := time.Duration(min(p.Min.Seconds()*math.Pow(fail.factor, float64(n)), p.Max.Seconds()) * float64(time.Second))
+					if dBad < least || p.ErrorBackoff(bad) != least {
+						t.Errorf("after %d errors: next visit after %v, back-off %v; want at least %v", n, dBad, p.ErrorBackoff(bad), least)
+					}
+					if p.Due(bad, tc.w, bad.Last.Add(least-time.Millisecond)) {
+						t.Errorf("after %d errors: due before its back-off of %v", n, least)
+					}
+				}
+				if bad.Errors != 12 || bad.Gone != fail.gone || bad.Unchanged != ok.Unchanged {
+					t.Errorf("history after 12 errors: %d errors, gone %t, %d unchanged (the unchanged page %d)", bad.Errors, bad.Gone, bad.Unchanged, ok.Unchanged)
+				}
+				// It answers again: no error back-off from then on.
+				bad.Observe(p.Next(url, bad, tc.w), false)
+				if bad.Errors != 0 || bad.Gone || p.ErrorBackoff(bad) != 0 {
+					t.Errorf("answered again: %d errors, gone %t, back-off %v", bad.Errors, bad.Gone, p.ErrorBackoff(bad))
+				}
+			})
+		}
+	}
+	// A visit out of order is not an error more.
+	var h History
+	h.ObserveError(t0, true)
+	h.ObserveError(t0, true)
+	h.ObserveError(t0.Add(-time.Hour), false)
+	if h.Errors != 1 || !h.Gone {
+		t.Errorf("errors at or before the last visit counted: %+v", h)
+	}
+}

@@ -18,7 +18,7 @@ const MaxRobotsBody = 500 << 10
 const (
 	hostVersion   = 5 // 2 adds backoff, errors, parks and given-up; 3 moves robots.txt to RobotsRecord; 4 the run of 429s; 5 why the host waits
 	robotsVersion = 2 // 2 keeps the last good answer beside the failures since
-	urlVersion    = 5 // 2 adds what a recrawl needs: validators, digest, change history; 3 what ranks it: in-links, sitemap hints; 4 unchanged visits in a row; 5 its Dating
+	urlVersion    = 6 // 2 adds what a recrawl needs: validators, digest, change history; 3 what ranks it: in-links, sitemap hints; 4 unchanged visits in a row; 5 its Dating; 6 errors in a row
 	frontVersion  = 3 // QueueItem with host and partition; 2 adds Fetch, 3 its flags
 	queueVersion  = 3 // QueueItem without them (the key has them); 2 adds Fetch, 3 its flags
 )
@@ -154,6 +154,10 @@ type URLRecord struct {
 	// Dating (version 5) is what its Last-Modified dates taught; zero in
 	// an older record.
 	Dating
+	// Errors (version 6) is the visits in a row, up to the last, that got
+	// an error status or no answer (package recrawl's History.Errors,
+	// which backs off a URL that keeps failing); 0 in an older record.
+	Errors int
 }
 
 // Dating is what a page's Last-Modified dates taught of its changes
@@ -254,7 +258,8 @@ func appendURLRecord(dst []byte, r *URLRecord) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(r.SitemapPriority))
 	dst = appendTime(dst, r.SitemapLastMod)
 	dst = binary.AppendUvarint(dst, uint64(max(r.Unchanged, 0)))
-	return appendDating(dst, &r.Dating)
+	dst = appendDating(dst, &r.Dating)
+	return binary.AppendUvarint(dst, uint64(max(r.Errors, 0)))
 }
 
 // appendItem encodes a queue item; a front item also carries its host and
@@ -589,6 +594,9 @@ func decodeURLRecord(key, val []byte) (URLRecord, error) {
 	}
 	if v >= 5 {
 		r.Dating = d.dating()
+	}
+	if v >= 6 {
+		r.Errors = int(min(d.uvarint("errors"), math.MaxInt32))
 	}
 	if err := d.finish(key); err != nil {
 		return URLRecord{}, err

@@ -29,7 +29,7 @@ func sampleURL() URLRecord {
 		ETag: `W/"abc"`, LastModified: "Mon, 30 Nov 2026 10:00:00 GMT", Digest: [20]byte{1, 2, 3},
 		Visits: 7.5, Changes: 2.25, Span: 86400.5,
 		InLinks: 12, InSitemap: true, SitemapPriority: 0.8, SitemapLastMod: t0.Add(-time.Hour), Unchanged: 6,
-		Dating: Dating{Dated: 1.96, Exposed: 3600.25, Modified: t0.Add(-2 * time.Hour), Undated: true}}
+		Dating: Dating{Dated: 1.96, Exposed: 3600.25, Modified: t0.Add(-2 * time.Hour), Undated: true}, Errors: 2}
 }
 
 // datingLen is the bytes g takes at the end of a record.
@@ -56,9 +56,9 @@ func TestURLRecordVersion1(t *testing.T) {
 // in-links and sitemap hints: no sitemap priority.
 func TestURLRecordVersion2(t *testing.T) {
 	u := sampleURL()
-	u.Unchanged = 0
-	v5 := appendURLRecord(nil, &u)
-	v3 := v5[:len(v5)-1-datingLen(u.Dating)] // without the unchanged count and the dating
+	u.Unchanged, u.Errors = 0, 0
+	v6 := appendURLRecord(nil, &u)
+	v3 := v6[:len(v6)-1-datingLen(u.Dating)-1] // without the unchanged count, the dating and the errors
 	// Version 2 is version 3 without its last fields.
 	tail := binary.AppendUvarint(nil, uint64(u.InLinks))
 	tail = append(tail, 1)
@@ -72,16 +72,23 @@ func TestURLRecordVersion2(t *testing.T) {
 }
 
 // TestURLRecordVersion3 reads a record written before version 4, without
-// the count of unchanged visits in a row (none), and one written before
-// version 5, without its Dating (none).
+// the count of unchanged visits in a row (none), one written before
+// version 5, without its Dating (none), and one written before version 6,
+// without its errors in a row (none).
 func TestURLRecordVersion3(t *testing.T) {
 	u := sampleURL()
-	v5 := appendURLRecord(nil, &u)
+	v6 := appendURLRecord(nil, &u)
+	e := len(binary.AppendUvarint(nil, uint64(u.Errors)))
+	v5 := append([]byte{5}, v6[1:len(v6)-e]...)
 	d := datingLen(u.Dating)
 	v4 := append([]byte{4}, v5[1:len(v5)-d]...)
 	n := len(binary.AppendUvarint(nil, uint64(u.Unchanged)))
 	v3 := append([]byte{3}, v5[1:len(v5)-d-n]...)
 	want := u
+	want.Errors = 0
+	if r, err := decodeURLRecord(fuzzURLKey, v5); err != nil || r != want {
+		t.Fatalf("version 5: %+v, %v; want %+v", r, err, want)
+	}
 	want.Dating = Dating{}
 	if r, err := decodeURLRecord(fuzzURLKey, v4); err != nil || r != want {
 		t.Fatalf("version 4: %+v, %v; want %+v", r, err, want)
@@ -91,8 +98,8 @@ func TestURLRecordVersion3(t *testing.T) {
 	if err != nil || r != want {
 		t.Fatalf("version 3: %+v, %v; want %+v", r, err, want)
 	}
-	if r, err := decodeURLRecord(fuzzURLKey, v5); err != nil || r != u {
-		t.Fatalf("version 5: %+v, %v; want %+v", r, err, u)
+	if r, err := decodeURLRecord(fuzzURLKey, v6); err != nil || r != u {
+		t.Fatalf("version 6: %+v, %v; want %+v", r, err, u)
 	}
 }
 

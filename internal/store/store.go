@@ -118,6 +118,11 @@ type Options struct {
 	// ReadOnly opens an existing store without writing to it; committing a
 	// batch then fails.
 	ReadOnly bool
+	// Fresh empties the directory before opening it, under the store's
+	// lock: the store starts over, and a directory another process holds
+	// is refused (InUseError) before anything in it is touched. Not with
+	// ReadOnly.
+	Fresh bool
 	// Logger receives pebble's messages: informational ones at Debug level,
 	// background errors at Error. Nil discards them.
 	Logger *slog.Logger
@@ -150,15 +155,21 @@ func (o *Options) Validate() error {
 	if o.BloomBitsPerKey < 0 || o.BloomBitsPerKey > 64 {
 		return fmt.Errorf("store: bloom bits per key %d must be in [0, 64]", o.BloomBitsPerKey)
 	}
+	if o.Fresh && o.ReadOnly {
+		return errors.New("store: Fresh and ReadOnly together: a read-only store cannot start over")
+	}
 	return nil
 }
 
 // DB is the store. Its methods are safe for concurrent use, except Close,
 // which must not race with any other call. A Batch is for one goroutine.
 type DB struct {
-	dir string
-	pdb *pebble.DB
-	log *slog.Logger
+	dir  string
+	pdb  *pebble.DB
+	log  *slog.Logger
+	fs   vfs.FS
+	lock *pebble.Lock // the directory's, taken before pebble opens it (owner.go)
+	note bool         // this DB wrote the owner note, which Close removes
 
 	trimStop chan struct{} // closed by Close: the malloc trimmer stops
 	trimWG   sync.WaitGroup
@@ -193,8 +204,9 @@ var ErrFailed = errors.New("store: unusable after a failed commit; close and reo
 func Dir(dataDir string) string { return filepath.Join(dataDir, "state") }
 
 // Open opens the store in dir, creating dir and an empty store if needed
-// (unless opts.ReadOnly).
-func Open(dir string, opts *Options) (*DB, error) {
+// (unless opts.ReadOnly). A directory another process (or another DB of
+// this one) holds open is an *InUseError, which says who holds it.
+func Open(dir string, opts *Options) (_ *DB, err error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -233,6 +245,27 @@ func Open(dir string, opts *Options) (*DB, error) {
 			return nil, fmt.Errorf("store: create %s: %w", dir, err)
 		}
 	}
+	if db.lock, err = lockDir(o.FS, dir); err != nil {
+		return nil, err
+	}
+	db.fs = o.FS
+	defer func() {
+		if err != nil {
+			db.unlock()
+		}
+	}()
+	if o.Fresh {
+		if err := wipe(o.FS, dir); err != nil {
+			return nil, err
+		}
+	}
+	// The note only helps the next process's error: one that cannot be
+	// written (a read-only directory) is no reason not to open.
+	if nerr := writeOwner(o.FS, dir, time.Now()); nerr != nil {
+		log.Warn("store: cannot write the owner note", "err", nerr)
+	} else {
+		db.note = true
+	}
 
 	// pebble charges every live memtable to the block cache (Cache.Reserve):
 	// with a 64 MiB cache and two 32 MiB memtables, no block would stay
@@ -258,6 +291,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		CompactionConcurrencyRange: func() (int, int) { return 1, 2 },
 		ReadOnly:                   o.ReadOnly,
 		ErrorIfNotExists:           o.ReadOnly,
+		Lock:                       db.lock,
 		Logger:                     pebbleLogger{log: log},
 		EventListener:              eventListener(log),
 	}
@@ -335,10 +369,22 @@ func (db *DB) Close() error {
 		close(db.trimStop)
 		db.trimWG.Wait()
 	}
-	if err := db.pdb.Close(); err != nil {
+	err := db.pdb.Close()
+	db.unlock()
+	if err != nil {
 		return fmt.Errorf("store %s: close: %w", db.dir, err)
 	}
 	return nil
+}
+
+// unlock removes the owner note, while the lock still keeps others out,
+// and then lets the lock go.
+func (db *DB) unlock() {
+	if db.note {
+		db.fs.Remove(db.fs.PathJoin(db.dir, ownerNote))
+		db.note = false
+	}
+	db.lock.Close()
 }
 
 // DiskSize returns the bytes the store occupies on disk: sstables, WAL,

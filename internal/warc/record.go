@@ -45,6 +45,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -203,19 +204,26 @@ func (e *encoder) exchange(ex *Exchange) (reqLen int, respID [16]byte, err error
 	return reqLen, respID, nil
 }
 
-// warcinfo appends a warcinfo record for the file named name to e.out.
+// warcinfo appends a warcinfo record for the file named name to e.out. Its
+// fields are WARC 1.1's (section 6.2), in the order Heritrix writes them.
 func (e *encoder) warcinfo(cfg *Config, name string, date time.Time) error {
 	var block []byte
 	block = appendField(block, "software", cfg.Software)
-	block = appendField(block, "format", "WARC File Format 1.1")
-	block = appendField(block, "conformsTo", conformsTo)
 	if cfg.Hostname != "" {
 		block = appendField(block, "hostname", cfg.Hostname)
 	}
+	block = appendField(block, "format", "WARC File Format 1.1")
+	block = appendField(block, "conformsTo", conformsTo)
 	if cfg.Operator != "" {
 		block = appendField(block, "operator", cfg.Operator)
 	}
 	block = appendField(block, "isPartOf", cfg.Prefix)
+	if cfg.Robots != "" {
+		block = appendField(block, "robots", cfg.Robots)
+	}
+	if cfg.UserAgent != "" {
+		block = appendField(block, "http-header-user-agent", cfg.UserAgent)
+	}
 
 	var id [1][16]byte
 	newUUIDs(id[:])
@@ -239,7 +247,7 @@ func appendField(b []byte, name, value string) []byte {
 }
 
 // appendProtocolFields appends ex's WARC-Protocol fields, one per value,
-// and its WARC-Cipher-Suite.
+// its WARC-Cipher-Suite and its WARC-Certificate-Error.
 func appendProtocolFields(b []byte, ex *Exchange) []byte {
 	for _, p := range ex.Protocols {
 		b = appendField(b, "WARC-Protocol", p)
@@ -247,7 +255,33 @@ func appendProtocolFields(b []byte, ex *Exchange) []byte {
 	if ex.CipherSuite != "" {
 		b = appendField(b, "WARC-Cipher-Suite", ex.CipherSuite)
 	}
+	if ex.CertificateError != "" {
+		b = appendField(b, "WARC-Certificate-Error", fieldText(ex.CertificateError, MaxCertificateError))
+	}
 	return b
+}
+
+// fieldText makes s a field value: control characters (a certificate's
+// names are the server's to choose, line breaks included) become spaces,
+// invalid UTF-8 is replaced, and a text longer than max bytes is cut at a
+// character boundary and ends in "...".
+func fieldText(s string, max int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	if len(s) <= max {
+		return s
+	}
+	cut := max - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 func appendLengthField(b []byte, n int) []byte {

@@ -8,16 +8,19 @@ import (
 )
 
 // Resource is a record of something weft made or took apart from an
-// exchange: a rendered page's DOM (a "conversion" of its response, WARC
-// 1.1 §6.8) or its screenshot (a "resource", §6.4), linked to the
-// response by WARC-Refers-To (a conversion) or WARC-Concurrent-To (a
-// resource, which WARC 1.1 gives no WARC-Refers-To).
+// exchange: a "resource" (WARC 1.1 §6.4) with a synthesized target URI,
+// such as a rendered page's DOM or its screenshot, or a "conversion"
+// (§6.8) of a record's content to another format. It is linked to the
+// exchange's response by WARC-Concurrent-To (a resource, which WARC 1.1
+// gives no WARC-Refers-To) or WARC-Refers-To (a conversion).
 type Resource struct {
 	// Type is "conversion" or "resource".
 	Type string
-	// URL is the WARC-Target-URI: the page's URL for its DOM, or a
-	// urn: naming the page for a screenshot ("urn:view:" + URL, as
-	// Browsertrix names them).
+	// URL is the WARC-Target-URI. A resource made beside a page is named
+	// by a urn: that holds the page's URL ("urn:view:" + URL for its
+	// screenshot, as Browsertrix names them), so that no index takes it
+	// for a capture of the page; a conversion's is the converted record's
+	// (WARC 1.1 §5.10).
 	URL  string
 	Date time.Time
 	// RefersTo is the record ID of the response it was made from or with
@@ -59,7 +62,7 @@ func (w *Writer) WriteResource(r Resource) (Location, error) {
 	if err := e.member(r.Block); err != nil {
 		return Location{}, fmt.Errorf("warc: %s for %s: compress: %w", r.Type, r.URL, err)
 	}
-	loc, err := w.append(e.out.Bytes(), r.URL)
+	loc, err := w.append(e.out.Bytes(), r.URL, r.Date)
 	loc.Length = int64(e.out.Len())
 	loc.RecordID = string(appendID(nil, id[0]))
 	return loc, err

@@ -23,13 +23,14 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/weft-crawler/weft/internal/version"
 )
 
 // Defaults applied to the zero values of [Config] fields.
 const (
 	DefaultPrefix      = "weft"
 	DefaultMaxFileSize = 1 << 30 // 1 GiB
-	DefaultSoftware    = "weft"
 
 	// DefaultCompressionLevel is gzip level 1. On the 40 KB HTML page of
 	// BenchmarkCompressionLevel it takes about 45% of the CPU time of the
@@ -55,9 +56,19 @@ type Config struct {
 	// single exchange does. Zero means DefaultMaxFileSize (1 GiB).
 	MaxFileSize int64
 
-	// Software is the warcinfo "software" field. Zero means
-	// DefaultSoftware ("weft").
+	// Software is the warcinfo "software" field: the program that wrote
+	// the file and its version, as Heritrix writes "Heritrix/3.4.0". Zero
+	// means this build of weft (version.Software, "weft/" and its
+	// version).
 	Software string
+
+	// UserAgent is the warcinfo "http-header-user-agent" field: the
+	// User-Agent the crawl sends. Zero omits the field.
+	UserAgent string
+
+	// Robots is the warcinfo "robots" field: how the crawl treats
+	// robots.txt ("obey", as Heritrix writes it). Zero omits the field.
+	Robots string
 
 	// Operator is the optional warcinfo "operator" field (a contact).
 	Operator string
@@ -98,6 +109,8 @@ func (c *Config) Validate() error {
 	for _, f := range []struct{ name, value string }{
 		{"Prefix", c.Prefix},
 		{"Software", c.Software},
+		{"UserAgent", c.UserAgent},
+		{"Robots", c.Robots},
 		{"Operator", c.Operator},
 		{"Hostname", c.Hostname},
 	} {
@@ -117,7 +130,7 @@ func (c Config) withDefaults() Config {
 		c.MaxFileSize = DefaultMaxFileSize
 	}
 	if c.Software == "" {
-		c.Software = DefaultSoftware
+		c.Software = version.Software()
 	}
 	if c.CompressionLevel == 0 {
 		c.CompressionLevel = DefaultCompressionLevel
@@ -170,6 +183,15 @@ type Exchange struct {
 	Protocols   []string
 	CipherSuite string
 
+	// CertificateError, if set, is why the server's TLS certificate failed
+	// verification, for an exchange made all the same (a host the crawl
+	// was told to accept so): the request and response records carry it
+	// as WARC-Certificate-Error, an extension field (WARC 1.1 §4 lets a
+	// writer add named fields, which readers that do not know them
+	// ignore, as Browsertrix's WARC-JSON-Metadata is), control characters
+	// replaced and cut at MaxCertificateError bytes.
+	CertificateError string
+
 	// Truncated is "" for a complete payload, or why it was cut short:
 	// "length", "time", "disconnect" or "unspecified" (WARC-Truncated).
 	Truncated string
@@ -183,6 +205,11 @@ type Exchange struct {
 	// stored, with the payload's digest and a reference to that capture.
 	Revisit *Revisit
 }
+
+// MaxCertificateError bounds the WARC-Certificate-Error field: the text
+// of a name mismatch lists the certificate's names, which a CDN's
+// certificate has by the hundred.
+const MaxCertificateError = 512
 
 // ProfileIdenticalPayload is the WARC-Profile of a revisit record whose
 // payload is identical to an earlier capture's (WARC 1.1 §6.7.2).

@@ -22,6 +22,8 @@ import (
 	nlnwa "github.com/nlnwa/gowarc/v3"
 	whatwg "github.com/nlnwa/whatwg-url/url"
 	"go.uber.org/goleak"
+
+	"github.com/weft-crawler/weft/internal/version"
 )
 
 func TestMain(m *testing.M) {
@@ -79,7 +81,8 @@ func mixedExchanges(t testing.TB) []Exchange {
 // strict reader.
 func TestWriteReadBack(t *testing.T) {
 	dir := t.TempDir()
-	w, err := NewWriter(Config{Dir: dir, Operator: "ops@example.org", Hostname: "crawler-7"})
+	const ua = "weft/test (+https://example.org/weft-crawler)"
+	w, err := NewWriter(Config{Dir: dir, Operator: "ops@example.org", Hostname: "crawler-7", UserAgent: ua, Robots: "obey"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,12 +129,14 @@ func TestWriteReadBack(t *testing.T) {
 		t.Errorf("warcinfo Content-Type = %q", got)
 	}
 	for _, want := range []string{
-		"software: weft\r\n",
+		"software: weft/" + version.Version + "\r\n",
 		"format: WARC File Format 1.1\r\n",
 		"conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n",
 		"hostname: crawler-7\r\n",
 		"operator: ops@example.org\r\n",
 		"isPartOf: weft\r\n",
+		"robots: obey\r\n",
+		"http-header-user-agent: " + ua + "\r\n",
 	} {
 		if !bytes.Contains(info.Block, []byte(want)) {
 			t.Errorf("warcinfo block lacks %q:\n%s", want, info.Block)
@@ -511,6 +516,63 @@ func TestTwoWritersOneDir(t *testing.T) {
 	}
 }
 
+// TestWarcinfoNotAfterItsRecords: a file is opened by the first record
+// written to it, which was captured before (a fetch is written when it
+// ends), so its warcinfo is dated by that record, not by the opening; one
+// opened before its first record was captured keeps the opening time.
+// Every record of every file is dated no earlier than the file's warcinfo.
+func TestWarcinfoNotAfterItsRecords(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(Config{Dir: dir, MaxFileSize: 1}) // a file per call
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := testDate.Add(time.Minute) // the writer's clock: after the first fetches
+	w.now = func() time.Time { return opened }
+	early := pageExchange("http://example.com/a", 0, []byte("a"))
+	loc, err := w.WriteExchange(early)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its metadata, dated as its capture, in the next file.
+	if _, err := w.WriteMetadata(Metadata{URL: early.URL, Date: early.Date, ConcurrentTo: loc.RecordID, Fields: [][2]string{{"outlink", "http://example.com/b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	late := pageExchange("http://example.com/c", 1, []byte("c"))
+	late.Date = opened.Add(time.Second) // captured after the writer's clock says it is
+	if _, err := w.WriteExchange(late); err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, w)
+	files := w.Files()
+	if len(files) != 3 {
+		t.Fatalf("wrote %v, want a file per call", files)
+	}
+	wantInfo := []time.Time{early.Date, early.Date, opened}
+	for i, name := range files {
+		recs := readIA(t, filepath.Join(dir, name))
+		if len(recs) < 2 || recs[0].Header.Get("WARC-Type") != "warcinfo" {
+			t.Fatalf("%s: %d records, the first not a warcinfo", name, len(recs))
+		}
+		info, err := time.Parse(time.RFC3339Nano, recs[0].Header.Get("WARC-Date"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !info.Equal(wantInfo[i].Truncate(time.Microsecond)) {
+			t.Errorf("%s: warcinfo dated %v, want %v", name, info, wantInfo[i])
+		}
+		for _, r := range recs[1:] {
+			d, err := time.Parse(time.RFC3339Nano, r.Header.Get("WARC-Date"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Before(info) {
+				t.Errorf("%s: %s record dated %v, before its warcinfo's %v", name, r.Header.Get("WARC-Type"), d, info)
+			}
+		}
+	}
+}
+
 func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
 		cfg   Config
@@ -526,6 +588,8 @@ func TestValidate(t *testing.T) {
 		{Config{Dir: "d", Software: "weft\r\nx: y"}, "Software"},
 		{Config{Dir: "d", Operator: "a\nb"}, "Operator"},
 		{Config{Dir: "d", Hostname: "h\r"}, "Hostname"},
+		{Config{Dir: "d", UserAgent: "weft/1\r\nx: y"}, "UserAgent"},
+		{Config{Dir: "d", Robots: "obey\n"}, "Robots"},
 	} {
 		err := tc.cfg.Validate()
 		if err == nil || !strings.Contains(err.Error(), "Config."+tc.field) {

@@ -82,3 +82,63 @@ func TestReadRecordChecksDigests(t *testing.T) {
 		t.Errorf("ReadRecord = %v, want a payload digest error", err)
 	}
 }
+
+// TestCertificateError: an exchange whose certificate failed verification
+// has WARC-Certificate-Error on its request and its response (or revisit)
+// record, one line however the server's certificate names were made, cut
+// at MaxCertificateError; the strict readers of both libraries accept
+// the field, and an exchange without it has none.
+func TestCertificateError(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte("<p>archived all the same</p>")
+	ex := pageExchange("https://docs.example/", 1, body)
+	ex.Protocols, ex.CipherSuite = []string{"http/1.1", "tls/1.3"}, "TLS_AES_128_GCM_SHA256"
+	ex.CertificateError = "x509: certificate signed by unknown authority"
+	loc, err := w.WriteExchange(ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A name mismatch lists the certificate's names: the server's to
+	// choose, a line break among them, and hundreds of them.
+	hostile := "x509: certificate is valid for evil.example\r\nWARC-Type: resource, " + strings.Repeat("a.example, ", 100) + "not docs.example"
+	re := pageExchange("https://docs.example/again", 2, body)
+	re.CertificateError = hostile
+	re.Revisit = &Revisit{RefersToURI: ex.URL, RefersToDate: ex.Date, RefersTo: loc.RecordID}
+	if _, err := w.WriteExchange(re); err != nil {
+		t.Fatal(err)
+	}
+	plain := pageExchange("http://docs.example/plain", 3, body)
+	if _, err := w.WriteExchange(plain); err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, w)
+	path := filepath.Join(dir, w.Files()[0])
+	if n, _ := readNlnwaStrict(t, path); n != 7 {
+		t.Fatalf("nlnwa's strict reader read %d records, want 7", n)
+	}
+	recs := readIA(t, path)
+	ms := gzipMembers(t, path)
+	for i, want := range map[int]string{1: ex.CertificateError, 2: ex.CertificateError} {
+		if got := recs[i].Header.Get("WARC-Certificate-Error"); got != want || warcHeaderCount(ms[i].Data, "WARC-Certificate-Error") != 1 {
+			t.Errorf("record %d (%s): WARC-Certificate-Error %q, want %q once", i, recs[i].Header.Get("WARC-Type"), got, want)
+		}
+	}
+	for _, i := range []int{3, 4} {
+		got := recs[i].Header.Get("WARC-Certificate-Error")
+		if recs[i].Header.Get("WARC-Type") == "resource" || warcHeaderCount(ms[i].Data, "WARC-Type") != 1 {
+			t.Errorf("record %d: the certificate's names made a field of their own", i)
+		}
+		if len(got) > MaxCertificateError || !strings.HasPrefix(got, "x509: certificate is valid for evil.example  WARC-Type: resource, a.example") || !strings.HasSuffix(got, "...") {
+			t.Errorf("record %d (%s): WARC-Certificate-Error %q (%d bytes), want one line cut at %d", i, recs[i].Header.Get("WARC-Type"), got, len(got), MaxCertificateError)
+		}
+	}
+	for _, i := range []int{5, 6} {
+		if warcHeaderCount(ms[i].Data, "WARC-Certificate-Error") != 0 {
+			t.Errorf("record %d: a certificate error on an exchange without one", i)
+		}
+	}
+}

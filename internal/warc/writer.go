@@ -106,7 +106,7 @@ func (w *Writer) WriteExchange(ex Exchange) (Location, error) {
 	if err != nil {
 		return Location{}, fmt.Errorf("warc: %s: compress: %w", ex.URL, err)
 	}
-	loc, err := w.append(e.out.Bytes(), ex.URL)
+	loc, err := w.append(e.out.Bytes(), ex.URL, ex.Date)
 	if err != nil {
 		return Location{}, err
 	}
@@ -129,16 +129,17 @@ func (w *Writer) WriteMetadata(m Metadata) (Location, error) {
 	if err := e.metadata(&m); err != nil {
 		return Location{}, fmt.Errorf("warc: metadata for %s: compress: %w", m.URL, err)
 	}
-	loc, err := w.append(e.out.Bytes(), m.URL)
+	loc, err := w.append(e.out.Bytes(), m.URL, m.Date)
 	loc.Length = int64(e.out.Len())
 	return loc, err
 }
 
-// append writes recs, the records of one call, rotating the file first if
-// needed; the call that rotates finishes the old file after unlocking.
-func (w *Writer) append(recs []byte, url string) (Location, error) {
+// append writes recs, the records of one call, dated date, rotating the
+// file first if needed; the call that rotates finishes the old file after
+// unlocking.
+func (w *Writer) append(recs []byte, url string, date time.Time) (Location, error) {
 	w.mu.Lock()
-	loc, finished, err := w.appendLocked(recs)
+	loc, finished, err := w.appendLocked(recs, date)
 	if finished != nil {
 		w.finishes.Add(1)
 	}
@@ -170,10 +171,10 @@ func (w *Writer) release(e *encoder) {
 	w.encoders.Put(e)
 }
 
-// appendLocked appends recs, rotating first if needed. It returns the
-// offset of recs in the file and the file it finished, if any, for the
-// caller to sync and rename after unlocking.
-func (w *Writer) appendLocked(recs []byte) (Location, *openFile, error) {
+// appendLocked appends recs, dated date, rotating first if needed. It
+// returns the offset of recs in the file and the file it finished, if
+// any, for the caller to sync and rename after unlocking.
+func (w *Writer) appendLocked(recs []byte, date time.Time) (Location, *openFile, error) {
 	if w.closed {
 		return Location{}, nil, errors.New("writer is closed")
 	}
@@ -182,7 +183,7 @@ func (w *Writer) appendLocked(recs []byte) (Location, *openFile, error) {
 		finished = w.detachLocked()
 	}
 	if w.file == nil {
-		if err := w.openLocked(); err != nil {
+		if err := w.openLocked(date); err != nil {
 			return Location{}, finished, err
 		}
 	}
@@ -225,11 +226,21 @@ func (w *Writer) writeLocked(b []byte) error {
 // is taken only if a file of the same prefix, second and token exists.
 const maxNameTries = 100
 
-// openLocked creates the next file and writes its warcinfo record. It
-// never opens an existing file: if the name it would use is taken, it
-// moves on to the next sequence number.
-func (w *Writer) openLocked() error {
+// openLocked creates the next file, for a first record dated first, and
+// writes its warcinfo record. It never opens an existing file: if the name
+// it would use is taken, it moves on to the next sequence number.
+//
+// The file is named for the time it is created, but its warcinfo is dated
+// no later than its first record: a file is opened by the record that
+// needs it, after that record's capture began (a fetch's start), and a
+// warcinfo dated after the records it describes reads as a file that
+// claims to begin after its own content.
+func (w *Writer) openLocked(first time.Time) error {
 	now := w.now()
+	infoDate := now
+	if first.Before(now) {
+		infoDate = first
+	}
 	var (
 		f    *os.File
 		name string
@@ -251,7 +262,7 @@ func (w *Writer) openLocked() error {
 	e := w.encoders.Get()
 	defer w.release(e)
 	e.out.Reset()
-	if err := e.warcinfo(&w.cfg, name, now); err != nil {
+	if err := e.warcinfo(&w.cfg, name, infoDate); err != nil {
 		removeAndClose(f, path+openSuffix)
 		return fmt.Errorf("%s: warcinfo: %w", name, err)
 	}
