@@ -173,14 +173,13 @@ func (d *durable) newBatch() *pageBatch {
 	return &pageBatch{d: d, b: b, Staging: archive.Staging{Batch: b}}
 }
 
-// recorder returns the seen set's Recorder for it: the URL record, staged
-// in the batch. Its queue entry is written when the batch commits.
-func (pb *pageBatch) recorder(it *frontier.Item) seen.Recorder {
-	return func(part int, k seen.Key) (bool, error) {
-		pb.b.PutURL(uint16(part), it.Host, k, store.URLRecord{URL: it.URL, Depth: it.Depth, Priority: uint8(it.Priority), Status: store.URLQueued})
-		pb.pending = append(pb.pending, seen.Pending{Partition: part, Key: k})
-		return true, nil
-	}
+// Stage implements judge.Stager: the URL's record and queue entry, staged
+// in the batch; its queue entry is written when the batch commits.
+func (pb *pageBatch) Stage(it frontier.Item, part int, k seen.Key) error {
+	pb.b.PutURL(uint16(part), it.Host, k, store.URLRecord{URL: it.URL, Depth: it.Depth, Priority: uint8(it.Priority), Status: store.URLQueued})
+	pb.pending = append(pb.pending, seen.Pending{Partition: part, Key: k})
+	pb.items = append(pb.items, it)
+	return nil
 }
 
 // dequeued stages what the frontier needs of a done lease: its queue entry

@@ -3,24 +3,22 @@ package crawl
 import (
 	"fmt"
 
-	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/events"
-	"github.com/weft-crawler/weft/internal/fetch"
-	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/plugin"
 )
 
 // stagePage keeps a page for the consumers, to be given them once its
 // batch commits.
-func (c *Crawler) stagePage(pb *pageBatch, l frontier.Lease, resp *fetch.Response, mt string, cp archive.Capture, read bool, links []string) {
+func (c *Crawler) stagePage(p *pageRun) {
+	cp, resp, l := p.cp, p.resp, p.l
 	if len(c.cfg.Pages) == 0 || cp.Key == "" {
 		return
 	}
-	pb.pages = append(pb.pages, &plugin.Page{
+	p.pb.pages = append(p.pb.pages, &plugin.Page{
 		URL: resp.URL, Depth: l.Depth, Via: l.Via, Requisite: l.Requisite, FetchedAt: resp.Start,
-		Status: resp.StatusCode, Header: resp.Header, MediaType: mt, Body: resp.Decoded,
-		Truncated: resp.Truncated != "", Cut: resp.Truncated, Read: read, Links: links, Fields: cp.Fields,
+		Status: resp.StatusCode, Header: resp.Header, MediaType: p.mt, Body: resp.Decoded,
+		Truncated: resp.Truncated != "", Cut: resp.Truncated, Read: p.read, Links: p.links, Fields: cp.Fields,
 		Record:  plugin.Record{File: cp.Loc.File, Offset: cp.Loc.Offset, Length: cp.Loc.Length, ID: cp.Loc.RecordID},
 		Revisit: cp.Revisit,
 	})

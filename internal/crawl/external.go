@@ -160,15 +160,16 @@ func (o Operator) LeaseExternal(ctx context.Context, n int, ttl, wait time.Durat
 			break
 		}
 		if !c.ext.externalizable(l) {
-			pb := c.state.newBatch()
-			c.finish(l, c.handle(ctx, l, pb), pb)
+			p := &pageRun{l: l, pb: c.state.newBatch()}
+			c.handle(ctx, p)
+			c.finish(p)
 			continue
 		}
 		if max := c.cfg.MaxPages; max > 0 && c.pagesStarted.Add(1) > max {
 			// The page cap counts external fetches as weft's own.
 			c.capReached.Store(true)
 			c.stopLeasing()
-			c.finish(l, leaseOutcome{res: frontier.Result{Retry: true}}, c.state.newBatch())
+			c.endLease(l, leaseOutcome{res: frontier.Result{Retry: true}})
 			break
 		}
 		out = append(out, c.ext.hand(l, time.Now(), ttl))
@@ -208,7 +209,7 @@ func (o Operator) CompleteExternal(id, url string, status int, fetchedAt time.Ti
 		lo.res.Retry = signal == frontier.Throttled || signal == frontier.Unavailable
 	}
 	c.flog.write(rec)
-	c.finish(l, lo, c.state.newBatch())
+	c.endLease(l, lo)
 	return nil
 }
 

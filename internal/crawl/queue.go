@@ -66,11 +66,7 @@ type QueueBatch struct{ pb *pageBatch }
 // new, and then queued once the batch commits.
 func (b *QueueBatch) Add(s *seen.Set, host, url string) (bool, error) {
 	it := frontier.Item{URL: url, Host: host, Depth: 1, Priority: frontier.Normal}
-	isNew, err := s.Add(host, url, b.pb.recorder(&it))
-	if err == nil && isNew {
-		b.pb.items = append(b.pb.items, it)
-	}
-	return isNew, err
+	return s.Add(host, url, func(part int, k seen.Key) (bool, error) { return true, b.pb.Stage(it, part, k) })
 }
 
 // Len is the number of URLs the batch queues.

@@ -203,7 +203,6 @@ func (r *renderer) summary(mode, off string) *RenderSummary {
 type renderable struct {
 	resp     *fetch.Response
 	recordID string
-	outlinks []string
 }
 
 // What a render leaves beside the page's response: its settled DOM and,
@@ -233,9 +232,9 @@ type resourceWriter interface {
 // commits leaves the URL queued, to be fetched and rendered again. The
 // clock the lease leaves counts from the end of the last request, with
 // the worst signal and the longest time of the lease's requests.
-func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL, pol *robots.Policy, lo *leaseOutcome, pb *pageBatch) {
-	in := lo.page
-	lo.page = nil
+func (c *Crawler) renderPage(ctx context.Context, p *pageRun, pol *robots.Policy) {
+	l, u, lo, in := p.l, p.u, &p.out, p.render
+	p.render = nil
 	var policy string
 	if hp := c.cfg.Policies.For(u.Authority, u.Host); hp != nil {
 		policy = hp.Render
@@ -244,7 +243,7 @@ func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL,
 		return
 	}
 	end := in.resp.Start.Add(in.resp.Duration)
-	pf := &pageFetcher{c: c, l: l, pol: pol, page: in.resp, pb: pb,
+	pf := &pageFetcher{c: c, l: l, pol: pol, page: in.resp, pb: p.pb,
 		clock: c.front.Advance(l.Clock, c.policies.delay(l, lo.res), end), serverFree: end.Add(c.cfg.IPGap)}
 	res, err := c.rend.pool.Render(ctx, in.resp.URL, pf)
 	c.rend.requests.Add(int64(res.Requests))
@@ -266,15 +265,15 @@ func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL,
 		return
 	}
 	c.rend.pages.Add(1)
-	static := make(map[string]bool, len(in.outlinks))
-	for _, o := range in.outlinks {
+	static := make(map[string]bool, len(p.links))
+	for _, o := range p.links {
 		static[o] = true
 	}
 	// The DOM's links, as the static parse's: rel=nofollow ones left out
 	// (by the browser's reading), at most MaxLinksPerPage of them all,
 	// each judged by admission. Only those admitted are new: a link out
 	// of scope or seen already is no reason to render the host again.
-	found, room := 0, cmp.Or(c.cfg.MaxLinksPerPage, DefaultMaxLinksPerPage)-len(in.outlinks)
+	found, room := 0, cmp.Or(c.cfg.MaxLinksPerPage, DefaultMaxLinksPerPage)-len(p.links)
 	for _, link := range res.Links {
 		if room <= 0 {
 			break
@@ -285,7 +284,7 @@ func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL,
 		}
 		static[lu.String] = true
 		room--
-		if c.admit(pb, judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL, As: judge.AsPageLink, Page: pb.page}) == "" {
+		if c.admit(p.pb, judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL, As: judge.AsPageLink, Page: p.alias}) == "" {
 			found++
 		}
 	}

@@ -115,7 +115,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		rescan.Go(func() { c.rescan(leaseCtx) })
 	}
 	rescan.Go(func() {
-		c.ext.sweep(leaseCtx, 250*time.Millisecond, func(l frontier.Lease, lo leaseOutcome) { c.finish(l, lo, c.state.newBatch()) })
+		c.ext.sweep(leaseCtx, 250*time.Millisecond, c.endLease)
 	})
 
 	var wg sync.WaitGroup

@@ -5,11 +5,12 @@
 // and last the seen set. Every refusal has a reason, counted, and the
 // trap rules' refusals are reported per host.
 //
-// Admit is the one way in. The rules that count a URL against a cap (the
-// pattern cap, the per-host cap) and the host cut-offs read from the
-// store run under the seen set's lock for the URL's partition, once the
-// set has found it new (seenLock): a capped URL is then neither counted
-// nor marked seen, and two workers cannot both take the last place.
+// Admit is the one way in, and asks the seen set once. The rules that
+// count a URL against a cap (the pattern cap, the per-host cap) and the
+// host cut-offs read from the store run under the seen set's lock for the
+// URL's partition, once the set has found it new (admission.Record): a
+// capped URL is then neither counted nor marked seen, and two workers
+// cannot both take the last place.
 package judge
 
 import (
@@ -68,7 +69,7 @@ type As uint8
 // The ways a URL comes to be judged.
 const (
 	AsLink             As = iota // a link, a redirect, a seed
-	AsPageLink                   // a link found on a page: the seen set is asked first, and the index alias rule applies
+	AsPageLink                   // a link found on a page: the index alias rule applies
 	AsResource                   // fetched for what it is (an image, a sitemap): no extension rule
 	AsOffered                    // handed over by the cluster: this crawl owns its host
 	AsOfferedResource            // both
@@ -196,140 +197,183 @@ func New(cfg Config) *Judge {
 	}
 }
 
-// The errors the rules under the seen set's lock refuse with.
-var (
-	errHostCap    = errors.New("host cap reached")
-	errPatternCap = errors.New("pattern cap reached")
-	errTrapped    = errors.New("host cut off")
-	errIndexAlias = errors.New("an index file of a directory already fetched")
-)
+// Stager stages an admitted URL's record in the caller's batch, to be
+// committed with the rest of what found it; the seen set holds its key as
+// pending until then.
+type Stager interface {
+	Stage(it frontier.Item, partition int, k seen.Key) error
+}
+
+// refusal is why a rule refuses a URL. host is set when a trap rule
+// refused it, so that the refusal counts against that host.
+type refusal struct {
+	reason, host string
+	bounded      bool // a link filter's reason: counted as one of at most maxReasons
+}
+
+func (r *refusal) Error() string { return r.reason }
+
+// refuse is the refusal for reason; a trap rule's names the host.
+func refuse(reason string, u canon.URL) *refusal {
+	r := &refusal{reason: reason}
+	if trapRule(reason) {
+		r.host = u.Authority
+	}
+	return r
+}
 
 // Admit judges c by every rule, cheapest first, and returns why it is
-// not to be queued, or "" with the frontier item it is queued as, its
-// record staged in the batch rec stages it in (the seen set holds its key
-// as pending until the batch commits). Forwarded means another node owns
-// its host: the caller hands it over. A page's link that the seen set
-// knows without its store is refused as seen right after the scope and
-// the filters, before the checks that would refuse it anyway (only the
-// reason counted differs). Every refusal is counted. An error is the
-// store's: the crawl cannot go on.
-func (j *Judge) Admit(c Candidate, rec func(*frontier.Item) seen.Recorder) (frontier.Item, string, error) {
-	u := c.URL
+// not to be queued, or "" when it is: st has staged it. Forwarded means another node owns its host:
+// the caller hands it over. The seen set is asked once, right after the
+// scope and the filters: a URL it knows without its store (most links
+// lead to pages met lately) is refused as seen before the checks that
+// would refuse it anyway (only the reason counted differs). Every refusal
+// is counted. An error is the store's: the crawl cannot go on.
+func (j *Judge) Admit(c Candidate, st Stager) (string, error) {
+	err := j.admit(&c, st)
+	var r *refusal
 	switch {
-	case c.As == AsRequisite || c.As == AsOfferedRequisite: // one hop past the scope
-		if r := j.cfg.Scope.CheckRequisite(u); r != "" {
-			return j.refuse(u.Authority, string(r))
+	case err == forwarded:
+		return Forwarded, nil
+	case errors.As(err, &r):
+		if r.bounded {
+			j.countBounded(r.reason)
+		} else {
+			j.Count(r.reason, 1)
 		}
-	case c.As.Resource(): // fetched for what it is (an image, a sitemap): no extension rule
-		if r := j.cfg.Scope.CheckEmbed(u, c.Depth); r != "" {
-			return j.refuse(u.Authority, string(r))
+		if r.host != "" {
+			j.traps.refused(r.host, r.reason)
 		}
-	case c.Depth > 0 || c.Hops > 0: // seeds are in scope by definition
-		if r := j.cfg.Scope.Check(u, c.Depth); r != "" {
-			return j.refuse(u.Authority, string(r))
-		}
+		return r.reason, nil
+	case err != nil:
+		return "error", fmt.Errorf("judge: accept %s: %w", c.URL.String, err)
 	}
-	if (c.Depth > 0 || c.Hops > 0) && !c.As.Offered() {
-		if why := j.filter(&c); why != "" {
-			return frontier.Item{}, why, nil
-		}
+	return "", nil
+}
+
+// forwarded is how admit hands back a URL another node owns.
+var forwarded = &refusal{reason: Forwarded}
+
+func (j *Judge) admit(c *Candidate, st Stager) error {
+	if r := j.scope(c); r != nil {
+		return r
 	}
 	if c.Key == (seen.Key{}) {
-		c.Key = seen.KeyOf(u.String)
+		c.Key = seen.KeyOf(c.URL.String)
 	}
-	if c.As == AsPageLink && j.owns(u.Authority) && j.cfg.Seen.KnownKey(u.Authority, c.Key) {
-		// Most of a page's links lead to URLs accepted lately, which the
-		// seen set knows without its store. Other URLs (a sitemap's,
-		// whose hint is kept only for a URL refused as seen; a
-		// redirect's; an operator's) and another node's URLs take every
-		// check in order.
-		return j.refuse("", Seen)
+	a := &admission{j: j, c: c, stage: st}
+	if !c.As.Offered() && !j.owns(c.URL.Authority) {
+		// Another node's host: its owner's seen set judges whether the
+		// URL is new (not a refusal: the caller counts what it forwards).
+		if err := a.Screen(); err != nil {
+			return err
+		}
+		return forwarded
 	}
+	isNew, err := j.cfg.Seen.AddKey(c.URL.Authority, c.URL.String, c.Key, a)
+	switch {
+	case err != nil:
+		return err
+	case !isNew:
+		return &refusal{reason: Seen}
+	}
+	return nil
+}
+
+// scope is the first check: the seeds' scope, then the link filters.
+// Seeds are in scope by definition, and a URL another node found was
+// filtered there.
+func (j *Judge) scope(c *Candidate) *refusal {
+	u := c.URL
+	var r scope.Reason
+	switch {
+	case c.As == AsRequisite || c.As == AsOfferedRequisite: // one hop past the scope
+		r = j.cfg.Scope.CheckRequisite(u)
+	case c.As.Resource(): // fetched for what it is (an image, a sitemap): no extension rule
+		r = j.cfg.Scope.CheckEmbed(u, c.Depth)
+	case c.Depth > 0 || c.Hops > 0:
+		r = j.cfg.Scope.Check(u, c.Depth)
+	}
+	if r != "" {
+		return refuse(string(r), u)
+	}
+	if (c.Depth > 0 || c.Hops > 0) && !c.As.Offered() {
+		if why := j.filter(c); why != "" {
+			return &refusal{reason: why, bounded: true}
+		}
+	}
+	return nil
+}
+
+// admission is a URL on its way through the seen set (seen.Admission).
+// Screen runs when the set does not know the URL without its store,
+// before it looks further: the rules that need no lock. Record runs under
+// the set's lock for the URL's partition once the set has found it new:
+// the caps count only URLs that are new, a capped URL is neither queued
+// nor marked seen, two workers cannot both take a cap's last place, and a
+// cut host's state is read from the store only for a URL that would be
+// queued. Seeds are exempt from the pattern cap, as from the scope.
+type admission struct {
+	j     *Judge
+	c     *Candidate
+	stage Stager
+	cap   int64 // the URLs its host may have (0: no cap)
+}
+
+// Screen implements seen.Admission.
+func (a *admission) Screen() error {
+	j, u := a.j, a.c.URL
 	if j.cfg.Guard.Permits(u.Host) != nil {
 		// An address the guard refuses, known without DNS: not queued at
 		// all. Names are judged again at every connect.
-		return j.refuse("", Forbidden)
+		return &refusal{reason: Forbidden}
 	}
 	if u.Path == "/robots.txt" {
 		// Fetched through the robots.txt cache only: as a page it would
 		// probe a host whose robots.txt failed, and fetch the file twice.
-		return j.refuse("", Filter)
+		return &refusal{reason: Filter}
 	}
 	if pol := j.cfg.Robots.Cached(u.Scheme+"://"+u.Authority, time.Now()); pol != nil && !pol.Allowed(u.PathQuery()) {
-		return j.refuse("", RobotsRefusal(pol))
+		return &refusal{reason: RobotsRefusal(pol)}
 	}
 	if gaveUp, _ := j.gaveUp.Peek(u.Authority); gaveUp {
-		return j.refuse("", GaveUp)
+		return &refusal{reason: GaveUp}
 	}
 	if j.copies.trappedInMemory(u.Authority) {
-		return j.refuse(u.Authority, Trap)
+		return refuse(Trap, u)
 	}
 	hp := j.cfg.Policies.For(u.Authority, u.Host)
 	if !hp.Allowed(u.PathQuery()) {
-		return j.refuse("", Policy)
+		return &refusal{reason: Policy}
 	}
-	if !c.As.Offered() && !j.owns(u.Authority) {
-		// Another node's host: its owner judges whether the URL is new
-		// (not a refusal: the caller counts what it forwards).
-		return frontier.Item{}, Forwarded, nil
+	a.cap = j.cfg.MaxURLsPerHost
+	if hp != nil && hp.MaxURLs > 0 && (a.cap == 0 || hp.MaxURLs < a.cap) {
+		a.cap = hp.MaxURLs // a policy only lowers the cap
 	}
-	capURLs := j.cfg.MaxURLsPerHost
-	if hp != nil && hp.MaxURLs > 0 && (capURLs == 0 || hp.MaxURLs < capURLs) {
-		capURLs = hp.MaxURLs // a policy only lowers the cap
-	}
-	it := c.Item()
-	lk := &seenLock{j: j, c: &c, capURLs: capURLs, stage: rec(&it)}
-	isNew, err := j.cfg.Seen.AddKey(u.Authority, u.String, c.Key, lk.check)
-	switch {
-	case errors.Is(err, errHostCap):
-		return j.refuse(u.Authority, HostCap)
-	case errors.Is(err, errTrapped):
-		return j.refuse(u.Authority, Trap)
-	case errors.Is(err, errPatternCap):
-		return j.refuse(u.Authority, Pattern)
-	case errors.Is(err, errIndexAlias):
-		return j.refuse("", IndexAlias)
-	case err != nil:
-		return frontier.Item{}, "error", fmt.Errorf("judge: accept %s: %w", u.String, err)
-	case !isNew:
-		return j.refuse("", Seen)
-	}
-	return it, "", nil
+	return nil
 }
 
-// seenLock are the rules that run under the seen set's lock for a URL's
-// partition, once the set has found it new: the caps count only URLs that
-// are new, a capped URL is neither queued nor marked seen, and a cut
-// host's state is read from the store only for a URL that would be
-// queued. Seeds are exempt from the pattern cap, as from the scope.
-type seenLock struct {
-	j       *Judge
-	c       *Candidate
-	capURLs int64
-	stage   seen.Recorder // stages the URL's record in the caller's batch
-}
-
-// check is the seen set's Recorder: the rules, then the record.
-func (l *seenLock) check(part int, k seen.Key) (bool, error) {
-	j, c, u := l.j, l.c, l.c.URL
+// Record implements seen.Admission: the rules, then the record.
+func (a *admission) Record(part int, k seen.Key) (bool, error) {
+	j, c, u := a.j, a.c, a.c.URL
 	full, pk := j.traps.full(u)
 	if full && c.Depth+c.Hops > 0 {
-		return false, errPatternCap
+		return false, refuse(Pattern, u)
 	}
 	if j.copies.trapped(u.Authority) { // a host whose state is not in memory
-		return false, errTrapped
+		return false, refuse(Trap, u)
 	}
 	if c.As == AsPageLink && j.aliases.skip(c.Page, u) {
-		return false, errIndexAlias
+		return false, &refusal{reason: IndexAlias}
 	}
-	if l.capURLs > 0 && j.cfg.Hosts.Update(u.Authority, func(s store.HostState) store.HostState { s.Accepted++; return s }).Accepted > l.capURLs {
-		return false, errHostCap
+	if a.cap > 0 && j.cfg.Hosts.Update(u.Authority, func(s store.HostState) store.HostState { s.Accepted++; return s }).Accepted > a.cap {
+		return false, refuse(HostCap, u)
 	}
-	ok, err := l.stage(part, k)
-	if ok && err == nil {
-		j.traps.admitted(pk)
+	if err := a.stage.Stage(c.Item(), part, k); err != nil {
+		return false, err
 	}
-	return ok, err
+	j.traps.admitted(pk)
+	return true, nil
 }
 
 // owns reports whether this crawl owns host.
@@ -361,16 +405,6 @@ func linkKind(as As, hops int) string {
 		return plugin.LinkRedirect
 	}
 	return plugin.LinkPage
-}
-
-// refuse counts a refusal for reason, per host too (host not "") when a
-// trap rule made it, and returns it.
-func (j *Judge) refuse(host, reason string) (frontier.Item, string, error) {
-	j.Count(reason, 1)
-	if host != "" && trapRule(reason) {
-		j.traps.refused(host, reason)
-	}
-	return frontier.Item{}, reason, nil
 }
 
 // RobotsRefusal is why a URL its robots.txt policy disallows is refused:
