@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/frontier"
@@ -28,8 +29,8 @@ type Cluster interface {
 	Forward([]Offered) error
 	// Claim is asked before each lease is handled: whether the node may
 	// make a request to host now, and until when that request must end
-	// (its partition's lease; the request is cut then). A lease it
-	// refuses goes back unfetched.
+	// (its partition's lease; the request is cut then; zero: no end). A
+	// lease it refuses goes back unfetched.
 	Claim(host string) (until time.Time, ok bool)
 	// Fetched hears of every page URL whose fetch is recorded, with its
 	// record, for the cluster's log.
@@ -46,4 +47,19 @@ type Cluster interface {
 	// decision (Inbound.HopFor there). An error leaves the robots.txt
 	// unreachable for now, retried as a failed fetch is.
 	RobotsHop(ctx context.Context, forHost, target, targetHost string, hops int) (RobotsAnswer, error)
+}
+
+// alone is the Cluster of a crawl that runs on one node: it owns every
+// host, so it forwards nothing, claims every lease without an end, and
+// keeps no log of clocks or fetches. A crawl always has a Cluster, so its
+// code asks the same questions alone as on a node of many.
+type alone struct{}
+
+func (alone) Owns(string) bool                        { return true }
+func (alone) Forward([]Offered) error                 { return nil }
+func (alone) Claim(string) (until time.Time, ok bool) { return time.Time{}, true }
+func (alone) Fetched(Visited, string)                 {}
+func (alone) Clocked(string, frontier.Clock)          {}
+func (alone) RobotsHop(context.Context, string, string, string, int) (RobotsAnswer, error) {
+	return RobotsAnswer{}, errors.New("crawl: a robots.txt hop asked of a crawl on one node")
 }

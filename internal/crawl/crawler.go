@@ -40,6 +40,7 @@ import (
 // Crawler runs one crawl. Create it with New, run it once with Run.
 type Crawler struct {
 	cfg     Config
+	cluster Cluster // Config.Cluster, or alone
 	log     *slog.Logger
 	token   string
 	canon   *canon.Canonicalizer
@@ -123,6 +124,10 @@ func New(cfg Config) (c *Crawler, err error) {
 		start: time.Now(), // set here, before anything may read it (Live, from another goroutine)
 		ready: make(chan struct{}),
 		done:  make(chan struct{}),
+	}
+	c.cluster = cfg.Cluster
+	if c.cluster == nil {
+		c.cluster = alone{}
 	}
 	if c.token == "" {
 		return nil, fmt.Errorf("crawl: user agent %q has no product token for robots.txt", cfg.UserAgent)
@@ -221,9 +226,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	if err := c.sched.prepareDueIndex(); err != nil { // after the in-link counts: they weigh in
 		return nil, err
 	}
-	if cfg.Cluster != nil {
-		c.state.forward = cfg.Cluster.Forward
-	}
+	c.state.cluster = c.cluster
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions, CacheKeys: cfg.SeenCacheKeys}, c.state); err != nil {
 		return nil, err
 	}
@@ -287,13 +290,9 @@ func New(cfg Config) (c *Crawler, err error) {
 		token:       c.token, state: c.state, fetcher: c.fetcher, canon: c.canon, front: c.front, arch: c.arch,
 		stats: c.stats, policies: c.cfg.Policies, cluster: c.cfg.Cluster, log: c.log, fail: c.fail,
 	}
-	var owner judge.Owner // nil: every host is this crawl's
-	if c.cfg.Cluster != nil {
-		owner = c.cfg.Cluster
-	}
 	c.judge = judge.New(judge.Config{
 		Canon: c.canon, Scope: c.scope, Seen: c.seen, Guard: c.fetcher, Robots: c.robots.robotsCache, Policies: c.cfg.Policies,
-		Owner: owner, Filters: c.cfg.Filters, Hosts: c.hostCap, Captures: c.state.db,
+		Owner: c.cluster, Filters: c.cfg.Filters, Hosts: c.hostCap, Captures: c.state.db,
 		MaxURLsPerHost: c.cfg.MaxURLsPerHost, MaxURLsPerPattern: c.cfg.MaxURLsPerPattern, ExpectedURLs: c.cfg.ExpectedURLs,
 		NearDupWindow: c.cfg.NearDupTrapWindow, HostCache: c.cfg.hostCache(), Partitions: c.cfg.Partitions, Log: c.log,
 	})

@@ -58,7 +58,7 @@ type durable struct {
 	seq      uint64 // last front-queue sequence number handed out
 	firstSeq uint64 // the first one this process hands out
 
-	forward func([]Offered) error // Config.Cluster.Forward; nil outside a cluster
+	cluster Cluster // forwards the URLs of other nodes' hosts, before a batch that found them commits
 }
 
 const (
@@ -77,7 +77,7 @@ func openDurable(dataDir string, partitions int, fresh bool, fs vfs.FS) (*durabl
 	if err != nil {
 		return nil, false, store.InUse(dataDir, err, "stop that crawl or choose another --data")
 	}
-	d := &durable{db: db, path: path, parts: partitions, seq: uint64(time.Now().UnixNano())}
+	d := &durable{db: db, path: path, parts: partitions, seq: uint64(time.Now().UnixNano()), cluster: alone{}}
 	for p := range frontier.High + 1 {
 		// Numbers go on from the last one stored, even if the clock went back.
 		last, ok, err := db.LastFrontSeq(uint8(p))
@@ -182,18 +182,10 @@ func (pb *pageBatch) Stage(it frontier.Item, part int, k seen.Key) error {
 	return nil
 }
 
-// dequeued stages what the frontier needs of a done lease: its queue entry
-// goes, and its host's clock is kept if it is not nil.
-func (pb *pageBatch) dequeued(l frontier.Lease, part int, clock *frontier.Clock) {
-	if clock != nil {
-		pb.putClock(l.Host, part, *clock)
-	}
-	pb.deleteEntry(l, part)
-}
-
-// putClock stages a host's clock.
-func (pb *pageBatch) putClock(host string, part int, c frontier.Clock) {
-	pb.b.PutHost(uint16(part), store.HostRecord{
+// PutClock implements frontier.ClockWriter: the host's clock goes to
+// disk with the rest of the batch.
+func (pb *pageBatch) PutClock(host string, c frontier.Clock) {
+	pb.b.PutHost(uint16(partition.Of(host, pb.d.parts)), store.HostRecord{
 		Host: host, NextAt: c.NextAt, CrawlDelay: c.CrawlDelay, ErrorStreak: c.Streak,
 		Backoff: c.Backoff, Errors: c.Errors, Parks: c.Parks, GaveUp: c.GaveUp,
 		Throttles: c.Throttles, ThrottledSince: c.ThrottledSince, Wait: uint8(c.Why), WaitCause: c.Cause,
@@ -208,14 +200,11 @@ func (pb *pageBatch) deleteEntry(l frontier.Lease, part int) {
 	}
 }
 
-// done stages a lease's outcome: the queue entry goes, the URL record says
-// what happened, and the host's clock is what the frontier armed. A retried
-// lease (robots.txt fetched instead, or cut by shutdown) changes nothing on
-// disk but the clock.
-func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, clock *frontier.Clock, v *visit) store.URLRecord {
-	if clock != nil {
-		pb.putClock(l.Host, part, *clock)
-	}
+// done stages a lease's outcome: the queue entry goes, and the URL record
+// says what happened. A retried lease (robots.txt fetched instead, or cut
+// by shutdown) changes nothing on disk but its host's clock
+// (frontier.Settle).
+func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, v *visit) store.URLRecord {
 	if res.Retry || l.Seq == 0 {
 		return store.URLRecord{}
 	}
@@ -279,8 +268,8 @@ func (pb *pageBatch) widenScope(u string) { pb.b.PutMeta(metaScopePrefix+u, nil)
 // settles its pending keys and hands the items to the frontier. On error
 // nothing of it is in the store; the crawl stops.
 func (pb *pageBatch) commit(s *seen.Set, f *frontier.Frontier) error {
-	if len(pb.forward) > 0 && pb.d.forward != nil {
-		if err := pb.d.forward(pb.forward); err != nil {
+	if len(pb.forward) > 0 {
+		if err := pb.d.cluster.Forward(pb.forward); err != nil {
 			pb.b.Close()
 			return fmt.Errorf("forward %d URLs to their owners: %w", len(pb.forward), err)
 		}

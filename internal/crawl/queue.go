@@ -1,6 +1,8 @@
 package crawl
 
 import (
+	"time"
+
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -72,18 +74,21 @@ func (b *QueueBatch) Add(s *seen.Set, host, url string) (bool, error) {
 // Len is the number of URLs the batch queues.
 func (b *QueueBatch) Len() int { return len(b.pb.items) }
 
-// Complete records lease l as done with res, keeping its host's clock
-// keep unless that is nil. With page it completes l as the crawl
-// completes a page, rewriting the URL's record with a 200's outcome;
-// without, it writes what the frontier needs: the queue entry's deletion
-// and the clock.
-func (b *QueueBatch) Complete(l frontier.Lease, res frontier.Result, keep *frontier.Clock, page bool) {
+// Complete records lease l as done with res, its host's clock settled
+// by f (frontier.Settle), and returns the result to complete l with once
+// the batch commits. With page it completes l as the crawl completes a
+// page, rewriting the URL's record with a 200's outcome; without, it
+// writes what the frontier needs: the queue entry's deletion and the
+// clock.
+func (b *QueueBatch) Complete(f *frontier.Frontier, l frontier.Lease, res frontier.Result, page bool) frontier.Result {
+	res, _ = f.Settle(l, res, time.Now(), b.pb)
 	part := partition.Of(l.Host, b.pb.d.parts)
 	if page {
-		b.pb.done(l, part, res, 200, "ok", keep, nil)
+		b.pb.done(l, part, res, 200, "ok", nil)
 	} else {
-		b.pb.dequeued(l, part, keep)
+		b.pb.deleteEntry(l, part)
 	}
+	return res
 }
 
 // Commit writes the batch, settles in s the keys it added (s may be nil

@@ -15,7 +15,6 @@ import (
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
-	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/warc"
@@ -252,7 +251,7 @@ func (c *Crawler) renderPage(ctx context.Context, p *pageRun, pol *robots.Policy
 		// The host's clock is the one the page's requests left, each
 		// advanced by its own answer (a Retry-After, a backoff for each
 		// 503), not the lease's advanced once.
-		lo.clock = &pf.clock
+		lo.res.Clock = &pf.clock
 		lo.res.Took = max(lo.res.Took, pf.took)
 		lo.res.Signal = worse(lo.res.Signal, pf.signal)
 	}
@@ -516,21 +515,20 @@ func (f *pageFetcher) borrowed(ctx context.Context, bl frontier.Lease, u canon.U
 // newer clock.
 func (f *pageFetcher) completeBorrowed(bl frontier.Lease, res frontier.Result) frontier.Clock {
 	c := f.c
-	res = c.policies.delay(bl, res)
-	now := time.Now()
-	clock := c.front.Advance(bl.Clock, res, now)
-	res.Clock = &clock
+	hb := c.state.newBatch()
+	res, durable := c.front.Settle(bl, c.policies.delay(bl, res), time.Now(), hb)
+	clock := *res.Clock
 	c.countClock(bl, res, clock)
-	if c.front.Durable(bl.Clock, clock, now) {
-		hb := c.state.newBatch()
-		hb.putClock(bl.Host, partition.Of(bl.Host, c.cfg.Partitions), clock)
+	if durable {
 		switch err := hb.commit(c.seen, c.front); {
 		case errors.Is(err, ErrStopping):
 		case err != nil:
 			c.fail(fmt.Errorf("crawl: record the clock of %s: %w", bl.Host, err))
-		case c.cfg.Cluster != nil:
-			c.cfg.Cluster.Clocked(bl.Host, clock)
+		default:
+			c.cluster.Clocked(bl.Host, clock)
 		}
+	} else {
+		hb.b.Close()
 	}
 	c.front.Complete(bl, res)
 	return clock

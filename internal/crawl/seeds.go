@@ -28,13 +28,14 @@ const maxSeedFailures = 20
 // reportSeeds counts the seeds that got a response (any status: a
 // redirect is a response) and names those that did not, with why, from
 // what admission said of them (seedWhy) and what their URL records say.
-// A node of a cluster leaves it out: another node fetches most seeds.
+// A node of a cluster reports the seeds whose hosts it owns: the others
+// are its peers' to fetch.
 func (c *Crawler) reportSeeds(sum *Summary) {
-	if c.cfg.Cluster != nil {
-		return
-	}
-	sum.Seeds = len(c.seeds)
 	for _, u := range c.seeds {
+		if !c.cluster.Owns(u.Authority) {
+			continue
+		}
+		sum.Seeds++
 		part := partition.Of(u.Authority, c.cfg.Partitions)
 		rec, found, err := c.state.db.GetURL(uint16(part), u.Authority, seen.KeyOf(u.String))
 		if err == nil && found && rec.LastStatus > 0 {

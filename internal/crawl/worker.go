@@ -31,17 +31,17 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 			c.front.Complete(l, frontier.Result{Retry: true})
 			continue
 		}
+		until, ok := c.cluster.Claim(l.Host)
+		if !ok {
+			// The node no longer owns the host (its partition is about to
+			// be held): the URL goes back unfetched, for the day it does
+			// again, and the host waits a moment rather than come
+			// straight back to the workers.
+			c.front.Complete(l, frontier.Result{Retry: true, Hold: time.Second})
+			continue
+		}
 		hctx, cancel := ctx, context.CancelFunc(func() {})
-		if c.cfg.Cluster != nil {
-			until, ok := c.cfg.Cluster.Claim(l.Host)
-			if !ok {
-				// The node no longer owns the host (its partition is
-				// about to be held): the URL goes back unfetched, for the
-				// day it does again, and the host waits a moment rather
-				// than come straight back to the workers.
-				c.front.Complete(l, frontier.Result{Retry: true, Hold: time.Second})
-				continue
-			}
+		if !until.IsZero() {
 			hctx, cancel = context.WithDeadline(ctx, until)
 		}
 		p := &pageRun{l: l, pb: c.state.newBatch()}
@@ -84,15 +84,12 @@ func (c *Crawler) commit(p *pageRun) {
 		// archived): keep its URL queued for the next run.
 		lo.res.Retry = true
 	}
+	// The host's clock goes to disk in the page's batch when a restart
+	// would not assume as much, and the frontier installs the one written.
 	lo.res = c.policies.delay(l, lo.res)
-	// The host's new clock is computed here, from the lease's, so that
-	// the one the frontier installs is the one on disk.
-	now := time.Now()
-	clock := c.front.Advance(l.Clock, lo.res, now)
-	if lo.clock != nil {
-		clock = *lo.clock
-	}
-	lo.res.Clock = &clock
+	var durable bool
+	lo.res, durable = c.front.Settle(l, lo.res, time.Now(), pb)
+	clock := *lo.res.Clock
 	if lo.res.Drain == frontier.DrainStart {
 		// Its robots.txt disallows everything: the verdict holds at least
 		// as long as the clock that the request which found it set.
@@ -100,17 +97,13 @@ func (c *Crawler) commit(p *pageRun) {
 		c.robots.holdUntil(originKey(scheme, l.Host), clock.NextAt)
 	}
 	c.countClock(l, lo.res, clock)
-	var keep *frontier.Clock // written only when a restart would not assume as much
-	if c.front.Durable(l.Clock, clock, now) {
-		keep = &clock
-	}
 	if c.cfg.Recrawl != nil && !lo.res.Retry && l.Seq != 0 {
 		if lo.visit == nil {
 			lo.visit = c.sched.keepVisit(l)
 		}
 		c.recrawler.out.done(l.URL)
 	}
-	rec := pb.done(l, part, lo.res, lo.status, lo.outcome, keep, lo.visit)
+	rec := pb.done(l, part, lo.res, lo.status, lo.outcome, lo.visit)
 	outbox := c.out.Stage(pb.b, pb.Events)
 	err := pb.commit(c.seen, c.front)
 	switch {
@@ -129,10 +122,10 @@ func (c *Crawler) commit(p *pageRun) {
 		c.fail(err)
 	}
 	c.deliverPages(pb.pages)
-	if c.cfg.Cluster != nil && keep != nil {
-		c.cfg.Cluster.Clocked(l.Host, *keep)
+	if durable {
+		c.cluster.Clocked(l.Host, clock)
 	}
-	if c.cfg.Cluster != nil && !lo.res.Retry && l.RobotsFor == "" && lo.res.Fetched && !requeued(pb, l.URL) {
+	if !lo.res.Retry && l.RobotsFor == "" && lo.res.Fetched && !requeued(pb, l.URL) {
 		v := Visited{URL: l.URL, Record: rec}
 		if lo.visit != nil {
 			v.Importance = lo.visit.importance
@@ -140,7 +133,7 @@ func (c *Crawler) commit(p *pageRun) {
 				v.First = &lo.visit.first
 			}
 		}
-		c.cfg.Cluster.Fetched(v, l.Host)
+		c.cluster.Fetched(v, l.Host)
 	}
 }
 
@@ -163,10 +156,6 @@ type leaseOutcome struct {
 	// visit is, in continuous mode, what the fetch taught about the URL
 	// (validators, digest, change history, next crawl), for its record.
 	visit *visit
-	// clock, when set, is the host's clock after more requests than the
-	// lease's own (a render's, under the lease), each advanced by its
-	// answer: the lease leaves it rather than its own advanced by res.
-	clock *frontier.Clock
 }
 
 // countClock counts what a lease's result did to its host's clock.

@@ -340,9 +340,9 @@ type Result struct {
 	Signal     Signal
 	Took       time.Duration
 	RetryAfter time.Duration
-	// Clock, if set, is the host's clock to install, as the worker
-	// computed it with Advance from the lease's Clock (and persisted it);
-	// otherwise Complete computes the same itself.
+	// Clock, if set, is the host's clock to install, as Settle left it
+	// (and its caller persisted it); otherwise Complete computes the same
+	// itself.
 	Clock *Clock
 	// SetGroup sets the host's group to Group ("" for none): hosts of one
 	// group share the IPGap clock.

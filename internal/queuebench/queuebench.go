@@ -188,15 +188,7 @@ func (q Bench) Drain(ctx context.Context) (Result, error) {
 					}
 				}
 				pb := d.Batch()
-				res := frontier.Result{Fetched: true}
-				now := time.Now()
-				clock := f.Advance(l.Clock, res, now)
-				res.Clock = &clock
-				var keep *frontier.Clock
-				if f.Durable(l.Clock, clock, now) {
-					keep = &clock
-				}
-				pb.Complete(l, res, keep, q.Pages)
+				res := pb.Complete(f, l, frontier.Result{Fetched: true}, q.Pages)
 				if err := pb.Commit(nil, f); err != nil {
 					errOnce.Do(func() { firstErr = err })
 					stop() // the others must not wait for this lease
