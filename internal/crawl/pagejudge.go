@@ -8,14 +8,30 @@ import (
 	"github.com/weft-crawler/weft/internal/judge"
 )
 
-// The arrays of word hashes a crawl keeps for reuse: each holds the words
-// of a page of about 100 KB of text, more than most pages have (a page with
-// more has an array of its own), and pages are read by about as many
-// workers at once as there are CPUs.
-const (
-	wordArray         = 16 << 10
-	maxKeptWordArrays = 16
-)
+// judgeLinks hands what the page leads to to the judge, in the order it
+// was found; those admitted are staged in the page's batch. The pages it
+// votes for get their in-links.
+func (c *Crawler) judgeLinks(p *pageRun) {
+	for i := range p.found {
+		f := &p.found[i]
+		if f.listed != nil {
+			c.admitListed(p.pb, f.URL, p.l, *f.listed)
+			continue
+		}
+		why := c.admit(p.pb, f.Candidate)
+		switch {
+		case f.requisite && why == "":
+			c.stats.requisitesQueued.Add(1)
+		case f.redirect && why == judge.Seen:
+			// A loop, or a page reached before by another way.
+			c.stats.redirectSeen.Add(1)
+		}
+	}
+	p.found = p.found[:0]
+	for k := range p.votes {
+		c.inlinks.Add(k)
+	}
+}
 
 // admit judges cand and stages it in pb: queued (its record in pb), or
 // handed to the node that owns its host; it returns why not ("" when
