@@ -243,7 +243,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		Partitions: c.cfg.Partitions,
 		Delay:      cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts, FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize,
 		HostCache: cfg.HostCache, Politeness: cfg.Politeness,
-		Store: frontStore{c.state}, FirstSeq: c.state.firstSeq,
+		Store: c.state, FirstSeq: c.state.firstSeq,
 		FailureWait: max(c.cfg.FailureWait, 0),
 	}
 	if c.cfg.IPGroup != IPGroupOff {

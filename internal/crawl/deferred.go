@@ -45,7 +45,7 @@ func (c *Crawler) listDeferred(sum *Summary, left []frontier.HostInfo) error {
 		if d == nil {
 			cl, ok := clocks[it.Host]
 			if !ok {
-				fs := frontStore{c.state}
+				fs := c.state
 				var err error
 				if cl, _, err = fs.Clock(it.Host); err != nil {
 					return err

@@ -395,16 +395,14 @@ func (d *durable) fillSeen(ctx context.Context, s *seen.Set) (urls int, err erro
 	return urls, ctx.Err()
 }
 
-// frontStore is the frontier's view of the durable queues.
-type frontStore struct{ d *durable }
+// The durable queues are the frontier's Store.
+var _ frontier.Store = (*durable)(nil)
 
-var _ frontier.Store = frontStore{}
-
-func (fs frontStore) Front(p frontier.Priority, after uint64, n int) ([]frontier.Item, error) {
+func (d *durable) Front(p frontier.Priority, after uint64, n int) ([]frontier.Item, error) {
 	if after == math.MaxUint64 {
 		return nil, nil
 	}
-	entries, err := fs.d.db.FrontRange(uint8(p), after+1, n)
+	entries, err := d.db.FrontRange(uint8(p), after+1, n)
 	if err != nil {
 		return nil, err
 	}
@@ -415,12 +413,12 @@ func (fs frontStore) Front(p frontier.Priority, after uint64, n int) ([]frontier
 	return out, nil
 }
 
-func (fs frontStore) Tail(host string, after uint64, n int) ([]frontier.Item, error) {
+func (d *durable) Tail(host string, after uint64, n int) ([]frontier.Item, error) {
 	if after == math.MaxUint64 {
 		return nil, nil
 	}
-	part := partition.Of(host, fs.d.parts)
-	entries, err := fs.d.db.QueueRange(uint16(part), host, after+1, n)
+	part := partition.Of(host, d.parts)
+	entries, err := d.db.QueueRange(uint16(part), host, after+1, n)
 	if err != nil {
 		return nil, err
 	}
@@ -432,22 +430,22 @@ func (fs frontStore) Tail(host string, after uint64, n int) ([]frontier.Item, er
 	return out, nil
 }
 
-func (fs frontStore) Spill(items []frontier.Item, seqs []uint64) error {
-	b := fs.d.db.NewBatch()
+func (d *durable) Spill(items []frontier.Item, seqs []uint64) error {
+	b := d.db.NewBatch()
 	for i := range items {
 		it := &items[i]
-		part := partition.Of(it.Host, fs.d.parts)
+		part := partition.Of(it.Host, d.parts)
 		b.PushQueue(uint16(part), it.Host, seqs[i], queueItem(it, part))
 		b.DeleteFront(uint8(it.Priority), it.Seq)
 	}
 	return b.Commit(false)
 }
 
-func (fs frontStore) TailHosts(fn func(host string, last uint64) bool) error {
+func (d *durable) TailHosts(fn func(host string, last uint64) bool) error {
 	var err error
-	qerr := fs.d.db.QueuedHosts(func(part uint16, host string) bool {
+	qerr := d.db.QueuedHosts(func(part uint16, host string) bool {
 		var last uint64
-		if last, _, err = fs.d.db.LastQueueSeq(part, host); err != nil {
+		if last, _, err = d.db.LastQueueSeq(part, host); err != nil {
 			return false
 		}
 		return fn(host, last)
@@ -455,8 +453,8 @@ func (fs frontStore) TailHosts(fn func(host string, last uint64) bool) error {
 	return errors.Join(qerr, err)
 }
 
-func (fs frontStore) Clock(host string) (frontier.Clock, bool, error) {
-	rec, found, err := fs.d.db.GetHost(uint16(partition.Of(host, fs.d.parts)), host)
+func (d *durable) Clock(host string) (frontier.Clock, bool, error) {
+	rec, found, err := d.db.GetHost(uint16(partition.Of(host, d.parts)), host)
 	return frontier.Clock{
 		NextAt: rec.NextAt, CrawlDelay: rec.CrawlDelay, Backoff: rec.Backoff,
 		Streak: rec.ErrorStreak, Errors: rec.Errors, Parks: rec.Parks, GaveUp: rec.GaveUp,

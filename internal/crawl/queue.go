@@ -39,7 +39,7 @@ func (q *Queue) Seen(expected uint) (*seen.Set, error) {
 // Frontier makes a frontier over the state: cfg, with the store it reads
 // and writes the queue through.
 func (q *Queue) Frontier(cfg frontier.Config) (*frontier.Frontier, error) {
-	cfg.Store, cfg.FirstSeq = frontStore{q.d}, q.d.firstSeq
+	cfg.Store, cfg.FirstSeq = q.d, q.d.firstSeq
 	return frontier.New(cfg)
 }
 
