@@ -23,7 +23,7 @@ import (
 // The rendering modes (RenderConfig.Mode).
 const (
 	RenderNever  = "never"  // no browser (also "")
-	RenderAuto   = "auto"   // pages the rule picks (render.Signals.NeedsScript), on hosts where rendering finds links
+	RenderAuto   = "auto"   // pages the rule picks (render.Signals), on hosts where rendering finds links
 	RenderAlways = "always" // every HTML page fetched whole with a 2xx
 )
 
@@ -140,9 +140,14 @@ func (r *renderer) close() {
 // wants decides whether to render a page of host whose static HTML is
 // body: as the host's operator policy says ("never", "always" or
 // "auto"), else as the crawl's mode does: always in always mode; in auto
-// mode, when the rule says so (render.Signals.NeedsScript) and the host
-// has not given GiveUpAfter renders in a row without a new link (a host
-// where one render found some is rendered for good).
+// mode, when the page looks as if scripts build it
+// (render.Signals.NeedsScript) and its static links cannot be taken as
+// complete. They are taken so by the test the host's own renders make
+// (a render that finds no link its page's HTML did not have): after
+// GiveUpAfter such renders in a row, and before any render, for a page
+// with static navigation (render.Signals.Navigates: a documentation
+// page's sidebar, whose theme and search scripts make no link). A host
+// where one render found a new link is rendered for good.
 func (r *renderer) wants(host string, body []byte, policy string) bool {
 	mode := r.mode
 	if policy != "" {
@@ -160,7 +165,8 @@ func (r *renderer) wants(host string, body []byte, policy string) bool {
 	if !h.fruitful && h.barren >= r.giveUp {
 		return false
 	}
-	return render.Inspect(body).NeedsScript()
+	sig := render.Inspect(body)
+	return sig.NeedsScript() && (h.fruitful || !sig.Navigates())
 }
 
 // learn records what a render of host found.

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/browsertest"
+	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
@@ -62,6 +64,14 @@ func checkServerSide(t *testing.T, web *synthweb.Web, ua string) {
 	if !lib {
 		t.Errorf("the app's script of the other host, /lib.js, never requested")
 	}
+	checkPolite(t, web, per)
+}
+
+// checkPolite reads the requests of each host (per, from the web's log):
+// none had two requests in flight, or a request that began within the
+// delay of the end of the one before.
+func checkPolite(t *testing.T, web *synthweb.Web, per map[string][]synthweb.Request) {
+	t.Helper()
 	for host, reqs := range per {
 		sort.Slice(reqs, func(i, j int) bool { return reqs[i].Start.Before(reqs[j].Start) })
 		for i := 1; i < len(reqs); i++ {
@@ -228,6 +238,17 @@ func TestRenderWants(t *testing.T) {
 	if !r.wants("b", shell, "") || r.stopped.Load() != 1 {
 		t.Fatalf("host b, whose render found a link, given up (stopped %d)", r.stopped.Load())
 	}
+	// A page with static navigation and the scripts of a theme is taken
+	// as complete, and not rendered, but on a host whose renders have
+	// found links their HTML did not have.
+	var nav strings.Builder
+	for i := range render.NavFloor {
+		fmt.Fprintf(&nav, `<li><a href="/doc/%d.html">Chapter %d</a></li>`, i, i)
+	}
+	docs := []byte(`<script src="/_static/jquery.js"></script><noscript>Search needs JavaScript.</noscript><ul>` + nav.String() + `</ul>`)
+	if r.wants("c", docs, "") || !r.wants("b", docs, "") || !r.wants("c", docs, RenderAlways) {
+		t.Fatal("a page with static navigation rendered on a host that has shown no script-made link, or not rendered where one has")
+	}
 }
 
 // A page whose script never yields costs its browser (killed at the
@@ -288,4 +309,60 @@ func TestRenderKeepsTheRetryAfterOfItsRequests(t *testing.T) {
 	if throttled == 0 {
 		t.Fatalf("no request after the browser's 429: %+v", reqs)
 	}
+}
+
+// docsWeb starts the static documentation site (and one ordinary host,
+// which the crawl does not seed).
+func docsWeb(t *testing.T) *synthweb.Web {
+	t.Helper()
+	return startWeb(t, synthweb.Config{Seed: 8, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{synthweb.ScriptDocs}})
+}
+
+// checkDocsOnce reads the documentation site's request log: every page
+// and every requisite was asked for, each once, politely, by weft's
+// fetcher alone; the search index, which its search script reads only
+// for a query, was never asked for.
+func checkDocsOnce(t *testing.T, web *synthweb.Web, ua string) {
+	t.Helper()
+	asked := map[string]int{}
+	per := map[string][]synthweb.Request{}
+	for _, r := range web.Log() {
+		per[r.Host] = append(per[r.Host], r)
+		asked[r.Path]++
+		if r.UserAgent != ua {
+			t.Errorf("%s%s asked by %q, not weft's fetcher", r.Host, r.Path, r.UserAgent)
+		}
+	}
+	want := append([]string{"/robots.txt", "/", "/search.html", "/_static/searchtools.js", synthweb.DocsSheetOnly}, synthweb.DocsPages...)
+	for _, p := range append(want, synthweb.DocsShared...) {
+		if asked[p] != 1 {
+			t.Errorf("%s requested %d times, want once", p, asked[p])
+		}
+	}
+	if n := asked["/searchindex.json"]; n != 0 {
+		t.Errorf("the search index, read only for a query, requested %d times", n)
+	}
+	checkPolite(t, web, per)
+}
+
+// With --render auto, a static documentation site starts no browser: its
+// short index and its search page (a <noscript> for the search box) have
+// scripts, but their static navigation is complete, and nothing on the
+// host has shown otherwise. Each page and requisite is fetched once.
+func TestRenderAutoSparesStaticDocs(t *testing.T) {
+	web := docsWeb(t)
+	cfg := renderConfig(t, web, RenderAuto)
+	cfg.Requisites = true
+	sum := runCrawl(t, cfg)
+	b := sum.Browser
+	if b == nil {
+		t.Fatal("no render summary")
+	}
+	if b.Pages != 0 || b.Fallbacks != 0 || b.Requests != 0 {
+		t.Errorf("rendered %d pages (%d failed), %d browser requests: want none", b.Pages, b.Fallbacks, b.Requests)
+	}
+	if want := int64(2 + len(synthweb.DocsPages)); sum.Pages < want {
+		t.Errorf("%d pages fetched, want at least %d", sum.Pages, want)
+	}
+	checkDocsOnce(t, web, cfg.UserAgent)
 }
