@@ -88,5 +88,5 @@ func settle(t *testing.T, c *Crawler, pb *pageBatch) {
 	if err := pb.b.Commit(false); err != nil {
 		t.Fatal(err)
 	}
-	c.arch.settle(pb.digests)
+	c.arch.settle(pb)
 }

@@ -311,18 +311,18 @@ func TestRenderKeepsTheRetryAfterOfItsRequests(t *testing.T) {
 	}
 }
 
-// docsWeb starts the static documentation site (and one ordinary host,
-// which the crawl does not seed).
-func docsWeb(t *testing.T) *synthweb.Web {
+// docsWeb starts the static documentation site of kind (ScriptDocs or
+// ScriptDocsApp), and one ordinary host, which the crawl does not seed.
+func docsWeb(t *testing.T, kind string) *synthweb.Web {
 	t.Helper()
-	return startWeb(t, synthweb.Config{Seed: 8, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{synthweb.ScriptDocs}})
+	return startWeb(t, synthweb.Config{Seed: 8, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{kind}})
 }
 
 // checkDocsOnce reads the documentation site's request log: every page
 // and every requisite was asked for, each once, politely, by weft's
 // fetcher alone; the search index, which its search script reads only
 // for a query, was never asked for.
-func checkDocsOnce(t *testing.T, web *synthweb.Web, ua string) {
+func checkDocsOnce(t *testing.T, web *synthweb.Web, ua string, more ...string) {
 	t.Helper()
 	asked := map[string]int{}
 	per := map[string][]synthweb.Request{}
@@ -334,7 +334,7 @@ func checkDocsOnce(t *testing.T, web *synthweb.Web, ua string) {
 		}
 	}
 	want := append([]string{"/robots.txt", "/", "/search.html", "/_static/searchtools.js", synthweb.DocsSheetOnly}, synthweb.DocsPages...)
-	for _, p := range append(want, synthweb.DocsShared...) {
+	for _, p := range append(append(want, synthweb.DocsShared...), more...) {
 		if asked[p] != 1 {
 			t.Errorf("%s requested %d times, want once", p, asked[p])
 		}
@@ -350,7 +350,7 @@ func checkDocsOnce(t *testing.T, web *synthweb.Web, ua string) {
 // scripts, but their static navigation is complete, and nothing on the
 // host has shown otherwise. Each page and requisite is fetched once.
 func TestRenderAutoSparesStaticDocs(t *testing.T) {
-	web := docsWeb(t)
+	web := docsWeb(t, synthweb.ScriptDocs)
 	cfg := renderConfig(t, web, RenderAuto)
 	cfg.Requisites = true
 	sum := runCrawl(t, cfg)
@@ -365,4 +365,52 @@ func TestRenderAutoSparesStaticDocs(t *testing.T) {
 		t.Errorf("%d pages fetched, want at least %d", sum.Pages, want)
 	}
 	checkDocsOnce(t, web, cfg.UserAgent)
+}
+
+// With --render always, every page of the documentation site is rendered,
+// and still each requisite is fetched once in the crawl: a browser's
+// request for what the crawl has fetched is answered from the archive,
+// and what a render fetched is not fetched again by the requisite pass,
+// whichever asks first. What the sheet names that no page shows is
+// fetched once too.
+func TestRenderFetchesEachRequisiteOnce(t *testing.T) {
+	web := docsWeb(t, synthweb.ScriptDocs)
+	cfg := renderConfig(t, web, RenderAlways)
+	cfg.Requisites = true
+	sum := runCrawl(t, cfg)
+	b := sum.Browser
+	if b == nil {
+		t.Fatal("no render summary")
+	}
+	t.Logf("pages %d; render %+v", sum.Pages, *b)
+	if want := int64(2 + len(synthweb.DocsPages)); b.Pages != want || b.Fallbacks != 0 {
+		t.Errorf("rendered %d pages (%d failed), want %d", b.Pages, b.Fallbacks, want)
+	}
+	checkDocsOnce(t, web, cfg.UserAgent)
+}
+
+// With --render auto, the documentation site's playground (an app shell)
+// and its examples are rendered, and still each requisite is fetched
+// once, whichever asks first: the playground, leased before the index's
+// requisites, fetches the style sheet, the logo and the icon, whose
+// leases are then done without a request; the examples, rendered after
+// the requisite pass fetched the note's image, are answered from the
+// archive, as they are for what the playground's render fetched.
+func TestRenderAutoFetchesEachRequisiteOnceWhicheverAsksFirst(t *testing.T) {
+	web := docsWeb(t, synthweb.ScriptDocsApp)
+	cfg := renderConfig(t, web, RenderAuto)
+	cfg.Requisites = true
+	sum := runCrawl(t, cfg)
+	b := sum.Browser
+	if b == nil {
+		t.Fatal("no render summary")
+	}
+	t.Logf("pages %d; render %+v", sum.Pages, *b)
+	if b.Pages < int64(1+len(synthweb.DocsExamples)) || b.NewLinks < int64(len(synthweb.DocsExamples)) {
+		t.Errorf("rendered %d pages, found %d new links: want the playground and its examples, and their links", b.Pages, b.NewLinks)
+	}
+	if b.Spared == 0 || b.Recalled == 0 {
+		t.Errorf("%d requisites' leases done without a request, %d browser requests answered from the archive: want both (the playground is leased before the index's requisites, the examples after)", b.Spared, b.Recalled)
+	}
+	checkDocsOnce(t, web, cfg.UserAgent, append([]string{synthweb.DocsPlayground, "/playground/examples.json"}, synthweb.DocsExamples...)...)
 }

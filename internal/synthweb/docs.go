@@ -31,6 +31,23 @@ import (
 // 404.
 const ScriptDocs = "script-docs"
 
+// ScriptDocsApp is ScriptDocs with a playground: its index links, after
+// the pages of its table of contents, to DocsPlayground, an app shell (a
+// <noscript>, the theme's style sheet and logo, no navigation) whose
+// script builds links to DocsExamples from /playground/examples.json.
+// Each example is a shell too, whose script fills in a text and shows
+// /_static/note.png, linking back to the playground. A crawler that
+// renders script-built pages renders these, and asks for requisites
+// the site's static pages queued (the playground before their leases
+// come, the examples after).
+const ScriptDocsApp = "script-docs-app"
+
+// DocsPlayground is the path of ScriptDocsApp's playground.
+const DocsPlayground = "/playground/"
+
+// DocsExamples are the pages only the playground's script links to.
+var DocsExamples = []string{"/playground/ex/1.html", "/playground/ex/2.html"}
+
 // DocsPages are the paths of ScriptDocs's pages besides "/" and
 // /search.html.
 var DocsPages = []string{
@@ -178,7 +195,11 @@ func (w *Web) serveDocs(rw *logWriter, r *http.Request, h *host) {
 		for i, p := range DocsPages {
 			body.WriteString(`<li class="toctree-l1"><a href="` + p + `">` + docsTitles[i] + "</a></li>\n")
 		}
-		body.WriteString("</ul>\n</div>\n<h2>Indices and tables</h2>\n<ul><li><a href=\"/search.html\">Search Page</a></li></ul>\n")
+		body.WriteString("</ul>\n</div>\n")
+		if h.hostile == ScriptDocsApp {
+			body.WriteString(`<p>Try it in the <a href="` + DocsPlayground + `">playground</a>.</p>` + "\n")
+		}
+		body.WriteString("<h2>Indices and tables</h2>\n<ul><li><a href=\"/search.html\">Search Page</a></li></ul>\n")
 		writeBody(rw, r, http.StatusOK, htmlUTF8, w.docsPage(h, "/", "weft documentation", body.String(), "", DocsPages[0], ""))
 	case "/search.html":
 		body := `<h1 id="search-documentation">Search</h1>
@@ -192,6 +213,12 @@ func (w *Web) serveDocs(rw *logWriter, r *http.Request, h *host) {
 		writeBody(rw, r, http.StatusOK, htmlUTF8, w.docsPage(h, path, "Search", body, "", "", `<script src="/_static/searchtools.js"></script>`+"\n"))
 	case "/searchindex.json":
 		writeMaybeGzipped(rw, r, "application/json", docsSearchIndex(), true)
+	case DocsPlayground, "/playground/examples.json", DocsExamples[0], DocsExamples[1]:
+		if h.hostile != ScriptDocsApp {
+			notFound(rw, r)
+			return
+		}
+		w.servePlayground(rw, r, path)
 	default:
 		i := -1
 		for k, p := range DocsPages {
@@ -307,5 +334,44 @@ func writeMaybeGzipped(rw *logWriter, r *http.Request, ctype, body string, gz bo
 	rw.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		_, _ = rw.Write(b.Bytes())
+	}
+}
+
+// servePlayground answers ScriptDocsApp's playground and its examples.
+func (w *Web) servePlayground(rw *logWriter, r *http.Request, path string) {
+	shell := func(title, script string) string {
+		return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>` + title + `</title>
+<link rel="stylesheet" type="text/css" href="/_static/theme.css">
+</head>
+<body>
+<div class="header"><a href="/"><img class="logo" src="/_static/logo.svg" alt="weft"></a></div>
+<noscript>The playground needs JavaScript.</noscript>
+<div id="app"></div>
+<script>` + script + `</script>
+</body>
+</html>
+`
+	}
+	switch path {
+	case DocsPlayground:
+		writeBody(rw, r, http.StatusOK, htmlUTF8, shell("weft playground", `
+fetch('/playground/examples.json').then(r => r.json()).then(exs => {
+  const app = document.getElementById('app');
+  exs.forEach(e => {
+    const a = document.createElement('a');
+    a.href = e.url;
+    a.textContent = e.title;
+    app.appendChild(a);
+  });
+});`))
+	case "/playground/examples.json":
+		writeMaybeGzipped(rw, r, "application/json", `[{"url": "`+DocsExamples[0]+`", "title": "A first crawl"}, {"url": "`+DocsExamples[1]+`", "title": "A crawl that renders"}]`, true)
+	default:
+		writeBody(rw, r, http.StatusOK, htmlUTF8, shell("weft playground: an example", `
+document.getElementById('app').innerHTML = '<div class="admonition note"><img src="/_static/note.png" alt=""><p>An example, run in your browser.</p></div><a href="`+DocsPlayground+`">back</a>';`))
 	}
 }

@@ -326,7 +326,7 @@ func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 	switch h.hostile {
 	case ScriptApp, ScriptNone, ScriptHang, ScriptThrottle:
 		w.serveScript(rw, r, h)
-	case ScriptDocs:
+	case ScriptDocs, ScriptDocsApp:
 		w.serveDocs(rw, r, h)
 	case FailOutage, FailStorm429Bare, FailStorm503Bare, FailFlaky, FailRobots500, FailRobots429:
 		w.serveFailing(rw, r, h)

@@ -932,4 +932,32 @@ func TestScriptDocs(t *testing.T) {
 	if r := get(t, c, site+"/robots.txt"); r.status != http.StatusNotFound {
 		t.Errorf("robots.txt: %d", r.status)
 	}
+	if r := get(t, c, site+DocsPlayground); r.status != http.StatusNotFound {
+		t.Errorf("script-docs has a playground: %d", r.status)
+	}
+}
+
+// The documentation site with a playground: its index links the
+// playground, whose HTML links no example; its script's JSON does.
+func TestScriptDocsApp(t *testing.T) {
+	t.Parallel()
+	w := startWeb(t, Config{Seed: 3, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{ScriptDocsApp}})
+	c := newClient(t, w)
+	site := strings.TrimSuffix(w.HostileSeeds()[0], "/")
+	if home := string(get(t, c, site+"/").body); !strings.Contains(home, `href="`+DocsPlayground+`"`) {
+		t.Errorf("the index does not link the playground: %s", home)
+	}
+	pg := string(get(t, c, site+DocsPlayground).body)
+	js := string(get(t, c, site+"/playground/examples.json").body)
+	for _, ex := range DocsExamples {
+		if strings.Contains(pg, ex) || !strings.Contains(js, ex) {
+			t.Errorf("%s: in the playground's HTML, or not in its JSON", ex)
+		}
+		if r := get(t, c, site+ex); r.status != http.StatusOK || !strings.Contains(string(r.body), "<noscript>") {
+			t.Errorf("%s: %d %s", ex, r.status, r.body)
+		}
+	}
+	if !strings.Contains(pg, "<noscript>") || !strings.Contains(pg, "/_static/theme.css") || !strings.Contains(pg, "/_static/logo.svg") {
+		t.Errorf("the playground is not a shell with the theme: %s", pg)
+	}
 }
