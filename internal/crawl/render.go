@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,8 +89,49 @@ type RenderSummary struct {
 	Spared       int64  // requisites' leases done without a request: a render had fetched them
 	NewLinks     int64  // links found in rendered DOMs that the static parse had not
 	HostsStopped int64  // hosts auto mode stopped rendering (GiveUpAfter renders without a new link)
-	Escapes      int64  // browser connections outside interception, refused at the dead-end proxy
-	Restarts     int64  // browsers killed and replaced
+	Escapes      int64  // the pages' connections outside interception (a WebSocket), refused at the dead-end proxy
+	// BrowserConns are the browsers' own background connections
+	// (Chromium's calls home), refused at the dead-end proxy, and
+	// BrowserTargets where they went, the most often first.
+	BrowserConns   int64
+	BrowserTargets []string
+	Restarts       int64 // browsers killed and replaced
+}
+
+// Line is the summary's render line, "" when there is nothing to say: no
+// page was rendered and no browser asked for anything.
+func (b *RenderSummary) Line() string {
+	if b == nil {
+		return ""
+	}
+	if b.Off != "" {
+		return fmt.Sprintf("off (%s): the crawl ran as --render never", b.Off)
+	}
+	if b.Pages == 0 && b.Fallbacks == 0 && b.Requests == 0 && b.Spared == 0 && b.HostsStopped == 0 && b.Escapes == 0 && b.BrowserConns == 0 && b.Restarts == 0 {
+		return ""
+	}
+	var l strings.Builder
+	fmt.Fprintf(&l, "%s: %d pages rendered", b.Mode, b.Pages)
+	if b.Fallbacks > 0 {
+		fmt.Fprintf(&l, ", %d fell back to their static links", b.Fallbacks)
+	}
+	fmt.Fprintf(&l, "; %d browser requests through weft's fetch path (%d answered from the archive, %d refused); %d new links", b.Requests, b.Recalled, b.Refused, b.NewLinks)
+	if b.Spared > 0 {
+		fmt.Fprintf(&l, "; %d requisites a render had fetched not fetched again", b.Spared)
+	}
+	if b.HostsStopped > 0 {
+		fmt.Fprintf(&l, "; %d hosts no longer rendered", b.HostsStopped)
+	}
+	if b.Escapes > 0 {
+		fmt.Fprintf(&l, "; %d page connections outside interception (WebSockets) refused", b.Escapes)
+	}
+	if b.BrowserConns > 0 {
+		fmt.Fprintf(&l, "; %d of Chromium's own background connections (%s) refused, none of them left the machine", b.BrowserConns, strings.Join(b.BrowserTargets, ", "))
+	}
+	if b.Restarts > 0 {
+		fmt.Fprintf(&l, "; %d browsers replaced", b.Restarts)
+	}
+	return l.String()
 }
 
 // renderer renders pages for the crawl; nil when rendering is off.
@@ -202,10 +244,11 @@ func (r *renderer) summary(mode, off string) *RenderSummary {
 		}
 		return &RenderSummary{Mode: RenderNever, Off: off}
 	}
+	d := r.pool.DeadEnds()
 	return &RenderSummary{
 		Mode: r.mode, Pages: r.pages.Load(), Fallbacks: r.fallbacks.Load(), Requests: r.requests.Load(),
 		Recalled: r.recalled.Load(), Refused: r.refused.Load(), Spared: r.spared.Load(), NewLinks: r.newLinks.Load(), HostsStopped: r.stopped.Load(),
-		Escapes: r.pool.Escapes(), Restarts: r.pool.Restarts(),
+		Escapes: d.Pages, BrowserConns: d.Browser, BrowserTargets: d.Targets, Restarts: r.pool.Restarts(),
 	}
 }
 
@@ -256,8 +299,18 @@ func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL,
 	}
 	if err != nil {
 		c.rend.fallbacks.Add(1)
-		c.log.Info("render failed: the page keeps its static links", "url", l.URL, "err", err)
-		if !errors.Is(err, render.ErrBusy) && ctx.Err() == nil {
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			// The node's claim on the host ran out (Cluster.Claim).
+			c.log.Info("render cut short: the host is no longer this node's; the page keeps its static links", "url", l.URL)
+		case ctx.Err() != nil:
+			// Cut by shutdown, once --grace ran out: not the page's
+			// fault, and nothing learnt of its host.
+			c.log.Info("render cut short: the crawl is stopping; the page keeps its static links", "url", l.URL)
+		case errors.Is(err, render.ErrBusy):
+			c.log.Info("render skipped: no browser came free within --render-timeout; the page keeps its static links", "url", l.URL)
+		default:
+			c.log.Info("render failed: the page keeps its static links", "url", l.URL, "err", err)
 			c.rend.learn(l.Host, 0) // a render that fails finds nothing
 		}
 		return

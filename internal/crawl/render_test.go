@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -14,6 +15,7 @@ import (
 	"github.com/weft-crawler/weft/internal/browsertest"
 	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 const renderDelay = 150 * time.Millisecond
@@ -386,6 +388,11 @@ func TestRenderFetchesEachRequisiteOnce(t *testing.T) {
 	if want := int64(2 + len(synthweb.DocsPages)); b.Pages != want || b.Fallbacks != 0 {
 		t.Errorf("rendered %d pages (%d failed), want %d", b.Pages, b.Fallbacks, want)
 	}
+	// No page of the site opens a connection interception does not see:
+	// whatever reached the dead-end proxy was Chromium's own.
+	if b.Escapes != 0 {
+		t.Errorf("%d connections counted as the pages' at the dead-end proxy, want none (Chromium's own: %d, to %v)", b.Escapes, b.BrowserConns, b.BrowserTargets)
+	}
 	checkDocsOnce(t, web, cfg.UserAgent)
 }
 
@@ -413,4 +420,83 @@ func TestRenderAutoFetchesEachRequisiteOnceWhicheverAsksFirst(t *testing.T) {
 		t.Errorf("%d requisites' leases done without a request, %d browser requests answered from the archive: want both (the playground is leased before the index's requisites, the examples after)", b.Spared, b.Recalled)
 	}
 	checkDocsOnce(t, web, cfg.UserAgent, append([]string{synthweb.DocsPlayground, "/playground/examples.json"}, synthweb.DocsExamples...)...)
+}
+
+// Interrupted while a page renders (Ctrl-C: the crawl's context ends,
+// and --grace later its fetches), the render is cut short and says so:
+// no line speaks of a budget the page did not spend, the browser is not
+// taken for broken, and the page keeps its static links.
+func TestRenderInterruptedSaysSo(t *testing.T) {
+	web := docsWeb(t, synthweb.ScriptDocs)
+	cfg := renderConfig(t, web, RenderAlways)
+	cfg.Delay = time.Second // the index's render asks for its requisites a second apart
+	cfg.Grace = 200 * time.Millisecond
+	var logged syncBuffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, interrupt := context.WithCancel(t.Context())
+	defer interrupt()
+	done := make(chan struct{})
+	var sum Summary
+	var runErr error
+	go func() {
+		defer close(done)
+		sum, runErr = c.Run(ctx)
+	}()
+	testwait.Eventually(t, time.Minute, "the index's render asking for its style sheet", func() bool {
+		return slices.ContainsFunc(web.Log(), func(r synthweb.Request) bool { return r.Path == "/_static/theme.css" })
+	})
+	interrupt()
+	<-done
+	if runErr != nil {
+		t.Fatal(runErr)
+	}
+	b := sum.Browser
+	if b == nil || b.Fallbacks != 1 || b.Pages != 0 || b.Restarts != 0 {
+		t.Errorf("render summary %+v, want one render cut short, no browser replaced", b)
+	}
+	log := logged.String()
+	if strings.Contains(log, "budget") || !strings.Contains(log, "render cut short: the crawl is stopping") {
+		t.Errorf("the interruption is not told as it happened:\n%s", log)
+	}
+}
+
+// The render line of the summary says what rendering did, and nothing
+// when it did nothing: a crawl of plain pages renders none.
+func TestRenderSummaryLine(t *testing.T) {
+	for _, c := range []struct {
+		sum       *RenderSummary
+		want, not []string
+		whole     string
+	}{
+		{sum: nil},
+		{sum: &RenderSummary{Mode: RenderAuto}},
+		{sum: &RenderSummary{Mode: RenderNever, Off: "render: no Chromium found"}, whole: "off (render: no Chromium found): the crawl ran as --render never"},
+		{sum: &RenderSummary{Mode: RenderAlways, Pages: 10, Requests: 89, Recalled: 70, NewLinks: 2, BrowserConns: 9, BrowserTargets: []string{"accounts.google.com:443", "update.googleapis.com:443"}},
+			want: []string{"always: 10 pages rendered;", "89 browser requests through weft's fetch path (70 answered from the archive, 0 refused)", "2 new links",
+				"9 of Chromium's own background connections (accounts.google.com:443, update.googleapis.com:443) refused, none of them left the machine"},
+			not: []string{"fell back", "hosts no longer rendered", "page connections", "browsers replaced", "not fetched again"}},
+		{sum: &RenderSummary{Mode: RenderAuto, Pages: 3, Fallbacks: 1, Requests: 21, Spared: 6, HostsStopped: 1, Escapes: 1, Restarts: 1},
+			want: []string{"3 pages rendered, 1 fell back to their static links", "6 requisites a render had fetched not fetched again", "1 hosts no longer rendered",
+				"1 page connections outside interception (WebSockets) refused", "1 browsers replaced"},
+			not: []string{"Chromium's own"}},
+	} {
+		got := c.sum.Line()
+		if c.want == nil && got != c.whole {
+			t.Errorf("%+v: %q, want %q", c.sum, got, c.whole)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q lacks %q", got, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(got, n) {
+				t.Errorf("%q says %q", got, n)
+			}
+		}
+	}
 }
