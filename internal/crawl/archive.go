@@ -45,6 +45,10 @@ type archiver struct {
 
 	digests digestShards         // one payload digest looked up and recorded at a time
 	warcFix []warc.RecoveredFile // what warc.Recover cut back at start
+	// pending holds the captures of batches not committed yet, when
+	// recall is set (a crawl that renders: recall.go).
+	pending pendingCaptures
+	recall  bool
 }
 
 // digestShards serialise the look-up-then-record of one payload digest, so
@@ -78,9 +82,22 @@ func (d *digestShards) settle(sums [][sha1.Size]byte) {
 	}
 }
 
-// settle forgets the pending digests of a batch that has committed (or
-// failed, which stops the crawl).
-func (a *archiver) settle(sums [][sha1.Size]byte) { a.digests.settle(sums) }
+// settle forgets the pending digests and captures of a batch that has
+// committed (or failed, which stops the crawl).
+func (a *archiver) settle(pb *pageBatch) {
+	a.digests.settle(pb.digests)
+	a.pending.forget(pb)
+}
+
+// pendingDigest returns the first capture of a payload whose batch has
+// not committed yet.
+func (a *archiver) pendingDigest(sum [sha1.Size]byte) (store.DigestRecord, bool) {
+	sh := a.digests.shard(sum)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	r, ok := sh.pending[sum]
+	return r, ok
+}
 
 // dedupable reports whether a response's payload is worth remembering by
 // digest: a whole, non-empty 2xx body. An error page or a body cut short
@@ -176,6 +193,9 @@ func (a *archiver) index(cp capture, pb *pageBatch) {
 	case cp.key == "":
 	case pb != nil:
 		pb.b.PutCapture(cp.key, cp.rec)
+		if a.recall {
+			a.pending.put(cp.rec, pb)
+		}
 		if a.out.wanted() {
 			pb.events = append(pb.events, eventFields(eventOf(cp.rec), cp.fields))
 		}

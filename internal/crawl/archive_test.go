@@ -91,7 +91,7 @@ func settle(t *testing.T, c *Crawler, pb *pageBatch) {
 	if err := pb.b.Commit(false); err != nil {
 		t.Fatal(err)
 	}
-	c.arch.settle(pb.digests)
+	c.arch.settle(pb)
 }
 
 // TestWarcinfo crawls a small site and reads its WARC file back: the

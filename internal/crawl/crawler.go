@@ -55,6 +55,7 @@ type Crawler struct {
 	words   *freelist.List[*[]uint64] // the arrays pages' word hashes are read into, for near
 	rend    *renderer                 // the browsers (render.go); nil when rendering is off
 	rendOff string                    // why rendering is off though asked for (Chromium missing)
+	replay  *Archive                  // the crawl's own WARC files read back, for rendering (recall.go); nil otherwise
 
 	// aliases holds, per origin, what its directories and their index
 	// files have shown (alias.go).
@@ -296,7 +297,12 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 	}
 	closers = append(closers, c.warc.Close)
-	c.arch = &archiver{w: c.warc, state: c.state, canon: c.canon, out: c.out, stats: c.stats, fail: c.fail, warcFix: warcFix}
+	c.arch = &archiver{w: c.warc, state: c.state, canon: c.canon, out: c.out, stats: c.stats, fail: c.fail, warcFix: warcFix, recall: c.rend != nil}
+	if c.rend != nil && cfg.Archive == nil {
+		// A browser asking for what the crawl has fetched is answered
+		// from the crawl's own WARC files (recall.go).
+		c.replay = &Archive{dir: cfg.DataDir, db: c.state.db, canon: c.canon, objs: cfg.Objects}
+	}
 	c.robots = &robotsTxt{
 		robotsCache: robotsCache,
 		token:       c.token, state: c.state, fetcher: c.fetcher, canon: c.canon, front: c.front, arch: c.arch,

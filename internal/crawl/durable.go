@@ -179,15 +179,16 @@ func frontierItem(q store.QueueItem, seq uint64) frontier.Item {
 // pageBatch gathers one lease's writes and the frontier items they stand
 // for; commit writes them at once.
 type pageBatch struct {
-	d       *durable
-	b       *store.Batch
-	pending []seen.Pending
-	items   []frontier.Item
-	digests [][sha1.Size]byte // new payload digests it records (see digestShards)
-	events  []events.Event    // the events of the captures it indexes, for the page sinks
-	pages   []*FetchedPage    // the pages it records, for the page consumers
-	sims    []uint64          // fingerprints it adds to the near-duplicate index
-	forward []Offered         // URLs of other nodes' hosts (Cluster.Owns), handed to Cluster.Forward before it commits
+	d        *durable
+	b        *store.Batch
+	pending  []seen.Pending
+	items    []frontier.Item
+	digests  [][sha1.Size]byte // new payload digests it records (see digestShards)
+	events   []events.Event    // the events of the captures it indexes, for the page sinks
+	pages    []*FetchedPage    // the pages it records, for the page consumers
+	sims     []uint64          // fingerprints it adds to the near-duplicate index
+	forward  []Offered         // URLs of other nodes' hosts (Cluster.Owns), handed to Cluster.Forward before it commits
+	captured []string          // URLs of the captures it indexes, pending until it commits (archiver.recall)
 	// page is the URL of the page whose links are being admitted, when it
 	// answered 200 with a whole body: fetched, before its capture is
 	// indexed (see indexAliases.skip).

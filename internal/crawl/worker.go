@@ -125,7 +125,7 @@ func (c *Crawler) finish(l frontier.Lease, lo leaseOutcome, pb *pageBatch) {
 			c.cfg.Cluster.Fetched(v, l.Host)
 		}
 	}
-	c.arch.settle(pb.digests)
+	c.arch.settle(pb)
 	if c.near != nil {
 		c.near.settle(pb.sims)
 	}
@@ -237,6 +237,11 @@ func (c *Crawler) handle(ctx context.Context, l frontier.Lease, pb *pageBatch) (
 		// Another host's robots.txt redirected to this host's robots.txt,
 		// which needs no permission from this host's rules.
 		return leaseOutcome{res: c.robots.hop(ctx, l, u, c.robots.cached(originKey(u.Scheme, l.Host), time.Now()))}
+	}
+	if l.Requisite && c.rend != nil {
+		if lo, ok := c.renderedAlready(l, u); ok {
+			return lo
+		}
 	}
 	pol, spent := c.robots.ensure(ctx, l, u)
 	if pol == nil {
