@@ -40,8 +40,8 @@ Every render must find the app's five script-made links, the one behind
 a click included.
 It samples each browser's resident memory (its whole process tree) every
 200ms and reports pages/s, the peak and mean RSS per browser, and the
-browsers' connections outside interception (refused at the dead-end
-proxy).`,
+connections outside interception refused at the dead-end proxy: the
+pages' (a WebSocket) and Chromium's own calls home, with where they went.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBenchRender(cmd, f) },
 	}
@@ -193,7 +193,9 @@ func runBenchRender(cmd *cobra.Command, f renderBenchFlags) error {
 		}
 		fmt.Fprintf(out, "  browser %d (by size): memory peak %s, mean %s (PSS of its whole process tree)\n", i+1, byteMB(peak[i]), byteMB(mean))
 	}
-	fmt.Fprintf(out, "  browsers started %d, replaced %d; connections outside interception refused at the dead-end proxy: %d\n", pool.Started(), pool.Restarts(), pool.Escapes())
+	d := pool.DeadEnds()
+	fmt.Fprintf(out, "  browsers started %d, replaced %d; refused at the dead-end proxy: %d connections of the pages outside interception, %d of Chromium's own (%s)\n",
+		pool.Started(), pool.Restarts(), d.Pages, d.Browser, strings.Join(d.Targets, ", "))
 	if firstErr != nil {
 		return fmt.Errorf("bench render: %d renders failed, the first: %w", failed.Load(), firstErr)
 	}

@@ -24,7 +24,7 @@ type renderFlags struct {
 }
 
 func (f *renderFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.mode, "render", crawl.RenderAuto, "render HTML pages in headless Chromium, every request of theirs through weft's own fetch path (politeness, robots.txt, the SSRF guard, caps, the archive): never; auto (pages with scripts and a <noscript> or under 1 KiB of text, on hosts where rendering finds new links); always. Without Chromium the crawl runs as never (docs/render.md)")
+	fs.StringVar(&f.mode, "render", crawl.RenderAuto, "render HTML pages in headless Chromium, every request of theirs through weft's own fetch path (politeness, robots.txt, the SSRF guard, caps, the archive): never; auto (pages with scripts and a <noscript> or under 1 KiB of text, but not those with static navigation, 8 links or more, until a render on their host has found links its HTML did not have; on hosts where rendering finds new links); always. Without Chromium the crawl runs as never (docs/render.md)")
 	fs.StringVar(&f.chromium, "render-chromium", "", "the Chromium executable (default: chromium or chromium-browser on the PATH)")
 	fs.IntVar(&f.workers, "render-workers", 1, "most browsers at once, each rendering one page (the cap on browser memory: about 400 MB each, docs/benchmarks.md)")
 	fs.DurationVar(&f.timeout, "render-timeout", 30*time.Second, "each rendered page's time budget, its requests' politeness waits included, and the longest a page waits for a free browser; a page over it keeps its static links, and a page whose script is stuck costs its browser, which is replaced")

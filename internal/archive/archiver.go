@@ -45,6 +45,9 @@ type Staging struct {
 	Batch   *store.Batch
 	Digests [][sha1.Size]byte
 	Events  []events.Event
+	// captured are the URLs of the captures it indexes, pending until it
+	// commits (PendingCapture).
+	captured []string
 }
 
 // Counts are what the archiver counted.
@@ -67,6 +70,10 @@ type Archiver struct {
 
 	digests digestShards         // one payload digest looked up and recorded at a time
 	warcFix []warc.RecoveredFile // what warc.Recover cut back at start
+	// pending holds the captures of batches not committed yet, when
+	// recall is set (PendingCapture).
+	pending pendingCaptures
+	recall  bool
 
 	revisits, revisitBytes, notModified, asParsed atomic.Int64
 }
@@ -74,9 +81,11 @@ type Archiver struct {
 // New returns an Archiver writing to w, keeping its index in db, and
 // handing the events of captures it indexes alone to out. recovered is
 // what warc.Recover cut back at start: a digest naming a record it cut is
-// not a capture to refer to.
-func New(w Writer, db *store.DB, cc *canon.Canonicalizer, out *Outbox, recovered []warc.RecoveredFile) *Archiver {
-	return &Archiver{w: w, db: db, canon: cc, out: out, warcFix: recovered}
+// not a capture to refer to. With recall, the captures of batches not
+// committed yet are kept where PendingCapture finds them (a crawl that
+// renders answers its browsers from them).
+func New(w Writer, db *store.DB, cc *canon.Canonicalizer, out *Outbox, recovered []warc.RecoveredFile, recall bool) *Archiver {
+	return &Archiver{w: w, db: db, canon: cc, out: out, warcFix: recovered, recall: recall}
 }
 
 // Recovered is what warc.Recover cut back at start.
@@ -118,9 +127,26 @@ func (d *digestShards) settle(sums [][sha1.Size]byte) {
 	}
 }
 
-// Settle forgets the pending digests of a batch that has committed (or
-// failed, which stops the crawl).
-func (a *Archiver) Settle(sums [][sha1.Size]byte) { a.digests.settle(sums) }
+// Settle forgets the pending digests and captures of a batch that has
+// committed (or failed, which stops the crawl).
+func (a *Archiver) Settle(st *Staging) {
+	a.digests.settle(st.Digests)
+	a.pending.forget(st)
+}
+
+// PendingDigest returns the first capture of a payload whose batch has
+// not committed yet.
+func (a *Archiver) PendingDigest(sum [sha1.Size]byte) (store.DigestRecord, bool) {
+	sh := a.digests.shard(sum)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	r, ok := sh.pending[sum]
+	return r, ok
+}
+
+// PendingCapture returns the capture of url in a batch not committed yet,
+// with recall set.
+func (a *Archiver) PendingCapture(url string) (store.CaptureRecord, bool) { return a.pending.get(url) }
 
 // Dedupable reports whether a response's payload is worth remembering by
 // digest: a whole, non-empty 2xx body. An error page or a body cut short
@@ -215,6 +241,9 @@ func (a *Archiver) Index(cp Capture, st *Staging) error {
 	case cp.Key == "":
 	case st != nil:
 		st.Batch.PutCapture(cp.Key, cp.Rec)
+		if a.recall {
+			a.pending.put(cp.Rec, st)
+		}
 		if a.out.Wanted() {
 			st.Events = append(st.Events, eventOf(cp))
 		}

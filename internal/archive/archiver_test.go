@@ -30,7 +30,7 @@ func TestCopiesReadWhereTheyCanFindMore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	a := New(w, db, canon.New(canon.Config{}), NewOutbox(nil, db, slog.New(slog.DiscardHandler)), nil)
+	a := New(w, db, canon.New(canon.Config{}), NewOutbox(nil, db, slog.New(slog.DiscardHandler)), nil, false)
 	// visit archives a 200 of body at url and depth, and reports whether
 	// its links are read; commit says whether its batch commits before the
 	// next visit.
@@ -54,7 +54,7 @@ func TestCopiesReadWhereTheyCanFindMore(t *testing.T) {
 			if err := st.Batch.Commit(false); err != nil {
 				t.Fatal(err)
 			}
-			a.Settle(st.Digests)
+			a.Settle(st)
 		}
 		return read
 	}

@@ -35,6 +35,13 @@ type Reader struct {
 // (Config.Objects) are read from.
 func (a *Reader) UseObjects(o ObjectStore) { a.objs = o }
 
+// NewReader reads the archive of a crawl that runs: its data directory,
+// its store, open, and the object store its WARC files may have gone to
+// (nil: none).
+func NewReader(dataDir string, db *store.DB, cc *canon.Canonicalizer, objs ObjectStore) *Reader {
+	return &Reader{dir: dataDir, db: db, canon: cc, objs: objs}
+}
+
 // Open opens the capture index of the crawl in dataDir.
 func Open(dataDir string, cc canon.Config) (*Reader, error) {
 	path := store.Dir(dataDir)
@@ -168,7 +175,7 @@ func (a *Reader) Get(rawURL string, at time.Time) (Lookup, error) {
 		return Lookup{}, fmt.Errorf("archive: %s: %w", u.String, ErrNoCapture)
 	}
 	l := Lookup{Capture: best}
-	if l.Record, err = a.readRecord(best.File, best.Offset, best.Length); err != nil {
+	if l.Record, err = a.ReadRecord(best.File, best.Offset, best.Length); err != nil {
 		return l, fmt.Errorf("archive: %s: %w", u.String, err)
 	}
 	if best.Kind != store.CaptureRevisit {
@@ -182,7 +189,7 @@ func (a *Reader) Get(rawURL string, at time.Time) (Lookup, error) {
 		return l, fmt.Errorf("archive: %s: a revisit of payload %s, which the index does not hold", u.String, DigestString(best.Digest))
 	}
 	l.Original = &orig
-	o, err := a.readRecord(orig.File, orig.Offset, orig.Length)
+	o, err := a.ReadRecord(orig.File, orig.Offset, orig.Length)
 	if err != nil {
 		return l, fmt.Errorf("archive: %s: the original of the revisit: %w", u.String, err)
 	}
@@ -193,10 +200,10 @@ func (a *Reader) Get(rawURL string, at time.Time) (Lookup, error) {
 	return l, nil
 }
 
-// readRecord reads the record at offset in file: from the local disk, or,
+// ReadRecord reads the record at offset in file: from the local disk, or,
 // once the file was uploaded and removed, from the object store by byte
 // range.
-func (a *Reader) readRecord(file string, offset, length int64) (warc.Stored, error) {
+func (a *Reader) ReadRecord(file string, offset, length int64) (warc.Stored, error) {
 	p := a.warcPath(file)
 	if _, err := os.Stat(p); err == nil {
 		return warc.ReadRecord(p, offset)

@@ -58,6 +58,7 @@ type Crawler struct {
 	words   *freelist.List[*[]uint64]     // the arrays pages' word hashes are read into, for near
 	rend    *renderer                     // the browsers (render.go); nil when rendering is off
 	rendOff string                        // why rendering is off though asked for (Chromium missing)
+	replay  *archive.Reader               // the crawl's own WARC files read back, for rendering (recall.go); nil otherwise
 
 	// sched says when each URL is due again (continuous mode); recrawler
 	// queues the due URLs again, scan by scan.
@@ -284,7 +285,12 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 	}
 	closers = append(closers, c.warc.Close)
-	c.arch = archive.New(c.warc, c.state.db, c.canon, c.out, warcFix)
+	c.arch = archive.New(c.warc, c.state.db, c.canon, c.out, warcFix, c.rend != nil)
+	if c.rend != nil && cfg.Archive == nil {
+		// A browser asking for what the crawl has fetched is answered
+		// from the crawl's own WARC files (recall.go).
+		c.replay = archive.NewReader(cfg.DataDir, c.state.db, c.canon, cfg.Objects)
+	}
 	c.robots = &robotsTxt{
 		robotsCache: robotsCache,
 		token:       c.token, state: c.state, fetcher: c.fetcher, canon: c.canon, front: c.front, arch: c.arch,

@@ -7,23 +7,29 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
+	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/warc"
 )
 
 // The rendering modes (RenderConfig.Mode).
 const (
 	RenderNever  = "never"  // no browser (also "")
-	RenderAuto   = "auto"   // pages the rule picks (render.Signals.NeedsScript), on hosts where rendering finds links
+	RenderAuto   = "auto"   // pages the rule picks (render.Signals), on hosts where rendering finds links
 	RenderAlways = "always" // every HTML page fetched whole with a 2xx
 )
 
@@ -79,11 +85,54 @@ type RenderSummary struct {
 	Pages        int64  `json:"pages"`         // pages rendered
 	Fallbacks    int64  `json:"fallbacks"`     // pages whose render failed: they kept their static links
 	Requests     int64  `json:"requests"`      // the browsers' requests (the pages' own documents included)
+	Recalled     int64  `json:"recalled"`      // of which answered from the archive: what the crawl had fetched already
 	Refused      int64  `json:"refused"`       // of which refused (robots.txt, the guard, a policy, a cap, not GET)
+	Spared       int64  `json:"spared"`        // requisites' leases done without a request: a render had fetched them
 	NewLinks     int64  `json:"new_links"`     // links found in rendered DOMs that the static parse had not
 	HostsStopped int64  `json:"hosts_stopped"` // hosts auto mode stopped rendering (GiveUpAfter renders without a new link)
-	Escapes      int64  `json:"escapes"`       // browser connections outside interception, refused at the dead-end proxy
-	Restarts     int64  `json:"restarts"`      // browsers killed and replaced
+	Escapes      int64  `json:"escapes"`       // the pages' connections outside interception (a WebSocket), refused at the dead-end proxy
+	// BrowserConns are the browsers' own background connections
+	// (Chromium's calls home), refused at the dead-end proxy, and
+	// BrowserTargets where they went, the most often first.
+	BrowserConns   int64    `json:"browser_conns"`
+	BrowserTargets []string `json:"browser_targets"`
+	Restarts       int64    `json:"restarts"` // browsers killed and replaced
+}
+
+// Line is the summary's render line, "" when there is nothing to say: no
+// page was rendered and no browser asked for anything.
+func (b *RenderSummary) Line() string {
+	if b == nil {
+		return ""
+	}
+	if b.Off != "" {
+		return fmt.Sprintf("off (%s): the crawl ran as --render never", b.Off)
+	}
+	if b.Pages == 0 && b.Fallbacks == 0 && b.Requests == 0 && b.Spared == 0 && b.HostsStopped == 0 && b.Escapes == 0 && b.BrowserConns == 0 && b.Restarts == 0 {
+		return ""
+	}
+	var l strings.Builder
+	fmt.Fprintf(&l, "%s: %d pages rendered", b.Mode, b.Pages)
+	if b.Fallbacks > 0 {
+		fmt.Fprintf(&l, ", %d fell back to their static links", b.Fallbacks)
+	}
+	fmt.Fprintf(&l, "; %d browser requests through weft's fetch path (%d answered from the archive, %d refused); %d new links", b.Requests, b.Recalled, b.Refused, b.NewLinks)
+	if b.Spared > 0 {
+		fmt.Fprintf(&l, "; %d requisites a render had fetched not fetched again", b.Spared)
+	}
+	if b.HostsStopped > 0 {
+		fmt.Fprintf(&l, "; %d hosts no longer rendered", b.HostsStopped)
+	}
+	if b.Escapes > 0 {
+		fmt.Fprintf(&l, "; %d page connections outside interception (WebSockets) refused", b.Escapes)
+	}
+	if b.BrowserConns > 0 {
+		fmt.Fprintf(&l, "; %d of Chromium's own background connections (%s) refused, none of them left the machine", b.BrowserConns, strings.Join(b.BrowserTargets, ", "))
+	}
+	if b.Restarts > 0 {
+		fmt.Fprintf(&l, "; %d browsers replaced", b.Restarts)
+	}
+	return l.String()
 }
 
 // renderer renders pages for the crawl; nil when rendering is off.
@@ -96,7 +145,7 @@ type renderer struct {
 	mu    sync.Mutex
 	hosts map[string]hostRenders // auto mode's learning, bounded by maxRenderHosts
 
-	pages, fallbacks, requests, refused, newLinks, stopped atomic.Int64
+	pages, fallbacks, requests, refused, newLinks, stopped, recalled, spared atomic.Int64
 }
 
 // hostRenders is what rendering has taught about one host.
@@ -140,9 +189,14 @@ func (r *renderer) close() {
 // wants decides whether to render a page of host whose static HTML is
 // body: as the host's operator policy says ("never", "always" or
 // "auto"), else as the crawl's mode does: always in always mode; in auto
-// mode, when the rule says so (render.Signals.NeedsScript) and the host
-// has not given GiveUpAfter renders in a row without a new link (a host
-// where one render found some is rendered for good).
+// mode, when the page looks as if scripts build it
+// (render.Signals.NeedsScript) and its static links cannot be taken as
+// complete. They are taken so by the test the host's own renders make
+// (a render that finds no link its page's HTML did not have): after
+// GiveUpAfter such renders in a row, and before any render, for a page
+// with static navigation (render.Signals.Navigates: a documentation
+// page's sidebar, whose theme and search scripts make no link). A host
+// where one render found a new link is rendered for good.
 func (r *renderer) wants(host string, body []byte, policy string) bool {
 	mode := r.mode
 	if policy != "" {
@@ -160,7 +214,8 @@ func (r *renderer) wants(host string, body []byte, policy string) bool {
 	if !h.fruitful && h.barren >= r.giveUp {
 		return false
 	}
-	return render.Inspect(body).NeedsScript()
+	sig := render.Inspect(body)
+	return sig.NeedsScript() && (h.fruitful || !sig.Navigates())
 }
 
 // learn records what a render of host found.
@@ -190,10 +245,11 @@ func (r *renderer) summary(mode, off string) *RenderSummary {
 		}
 		return &RenderSummary{Mode: RenderNever, Off: off}
 	}
+	d := r.pool.DeadEnds()
 	return &RenderSummary{
 		Mode: r.mode, Pages: r.pages.Load(), Fallbacks: r.fallbacks.Load(), Requests: r.requests.Load(),
-		Refused: r.refused.Load(), NewLinks: r.newLinks.Load(), HostsStopped: r.stopped.Load(),
-		Escapes: r.pool.Escapes(), Restarts: r.pool.Restarts(),
+		Recalled: r.recalled.Load(), Refused: r.refused.Load(), Spared: r.spared.Load(), NewLinks: r.newLinks.Load(), HostsStopped: r.stopped.Load(),
+		Escapes: d.Pages, BrowserConns: d.Browser, BrowserTargets: d.Targets, Restarts: r.pool.Restarts(),
 	}
 }
 
@@ -257,8 +313,18 @@ func (c *Crawler) renderPage(ctx context.Context, p *pageRun, pol *robots.Policy
 	}
 	if err != nil {
 		c.rend.fallbacks.Add(1)
-		c.log.Info("render failed: the page keeps its static links", "url", l.URL, "err", err)
-		if !errors.Is(err, render.ErrBusy) && ctx.Err() == nil {
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			// The node's claim on the host ran out (Cluster.Claim).
+			c.log.Info("render cut short: the host is no longer this node's; the page keeps its static links", "url", l.URL)
+		case ctx.Err() != nil:
+			// Cut by shutdown, once --grace ran out: not the page's
+			// fault, and nothing learnt of its host.
+			c.log.Info("render cut short: the crawl is stopping; the page keeps its static links", "url", l.URL)
+		case errors.Is(err, render.ErrBusy):
+			c.log.Info("render skipped: no browser came free within --render-timeout; the page keeps its static links", "url", l.URL)
+		default:
+			c.log.Info("render failed: the page keeps its static links", "url", l.URL, "err", err)
 			c.rend.learn(l.Host, 0) // a render that fails finds nothing
 		}
 		return
@@ -407,15 +473,44 @@ func (f *pageFetcher) Fetch(ctx context.Context, r render.Request) (*render.Resp
 	if !f.c.cfg.Policies.For(u.Authority, u.Host).Allowed(u.PathQuery()) {
 		return nil, errRefused{"the operator's policy disallows " + u.String}
 	}
-	if u.Authority == f.l.Host {
-		return f.ownHost(ctx, u)
+	if resp, ok, err := f.recalled(u); ok {
+		return resp, err
 	}
-	return f.otherHost(ctx, u)
+	if u.Authority == f.l.Host {
+		return f.ownHost(ctx, u, r.Type)
+	}
+	return f.otherHost(ctx, u, r.Type)
+}
+
+// recalled answers a request for a URL the crawl has fetched (a page, a
+// requisite, another render's request) from its capture: no request, and
+// no wait for its host. ok is false when there is none to answer from (or
+// it cannot be read back): the URL is then fetched.
+func (f *pageFetcher) recalled(u canon.URL) (resp *render.Response, ok bool, err error) {
+	c := f.c
+	if c.replay == nil {
+		return nil, false, nil
+	}
+	rec, ok, err := c.lastCapture(u, time.Time{})
+	if err != nil {
+		c.log.Warn("render: the capture index could not be read: the request is fetched", "url", u.String, "err", err)
+		return nil, false, nil
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	resp, err = c.recall(rec)
+	if _, refused := err.(errRefused); err != nil && !refused {
+		c.log.Warn("render: a capture could not be read back: the request is fetched", "url", u.String, "err", err)
+		return nil, false, nil
+	}
+	c.rend.recalled.Add(1)
+	return resp, true, err
 }
 
 // ownHost makes a request to the lease's host, under the lease: one at a
 // time, each after the gap the host's clock asks from the one before.
-func (f *pageFetcher) ownHost(ctx context.Context, u canon.URL) (*render.Response, error) {
+func (f *pageFetcher) ownHost(ctx context.Context, u canon.URL, typ string) (*render.Response, error) {
 	if !f.pol.Allowed(u.PathQuery()) {
 		return nil, errRefused{"robots.txt disallows " + u.String}
 	}
@@ -424,7 +519,7 @@ func (f *pageFetcher) ownHost(ctx context.Context, u canon.URL) (*render.Respons
 	if err := f.waitServer(ctx, f.clock.NextAt); err != nil {
 		return nil, err
 	}
-	resp, res, err := f.get(ctx, u)
+	resp, res, err := f.get(ctx, u, typ)
 	res.SetCrawlDelay, res.CrawlDelay = true, f.pol.CrawlDelay
 	res = f.c.policies.delay(f.l, res) // an operator's longer delay, as finish applies it
 	if res.Fetched {
@@ -440,8 +535,8 @@ func (f *pageFetcher) ownHost(ctx context.Context, u canon.URL) (*render.Respons
 // otherHost makes a request to another host under a lease borrowed from
 // the frontier, which gives it when that host's clock allows, after its
 // robots.txt is known (fetched under such a lease too).
-func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL) (*render.Response, error) {
-	if cl := f.c.cfg.Cluster; cl != nil && !cl.Owns(u.Authority) {
+func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL, typ string) (*render.Response, error) {
+	if !f.c.cluster.Owns(u.Authority) {
 		// Its clock is another node's: asking here could overlap that
 		// node's requests.
 		return nil, errRefused{u.Authority + " is another node's host"}
@@ -469,7 +564,7 @@ func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL) (*render.Respo
 				return nil, err
 			}
 		}
-		resp, res, again, err := f.borrowed(ctx, bl, u)
+		resp, res, again, err := f.borrowed(ctx, bl, u, typ)
 		clock := f.completeBorrowed(bl, res)
 		if bl.SameServer {
 			if res.Fetched {
@@ -487,7 +582,7 @@ func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL) (*render.Respo
 // borrowed makes the request of a borrowed lease: the host's robots.txt
 // first if it is not known yet (again is then set: borrow once more for
 // the URL), or the URL.
-func (f *pageFetcher) borrowed(ctx context.Context, bl frontier.Lease, u canon.URL) (resp *render.Response, res frontier.Result, again bool, err error) {
+func (f *pageFetcher) borrowed(ctx context.Context, bl frontier.Lease, u canon.URL, typ string) (resp *render.Response, res frontier.Result, again bool, err error) {
 	pol, spent := f.c.robots.ensure(ctx, bl, u)
 	if pol == nil {
 		if spent.Hold > 0 || spent.Drain == frontier.DrainStart {
@@ -501,7 +596,7 @@ func (f *pageFetcher) borrowed(ctx context.Context, bl frontier.Lease, u canon.U
 	if !pol.Allowed(u.PathQuery()) {
 		return nil, frontier.Result{SetCrawlDelay: true, CrawlDelay: pol.CrawlDelay}, false, errRefused{"robots.txt disallows " + u.String}
 	}
-	resp, res, err = f.get(ctx, u)
+	resp, res, err = f.get(ctx, u, typ)
 	res.SetCrawlDelay, res.CrawlDelay = true, pol.CrawlDelay
 	return resp, res, false, err
 }
@@ -535,8 +630,9 @@ func (f *pageFetcher) completeBorrowed(bl frontier.Lease, res frontier.Result) f
 }
 
 // get makes one request, archives its exchange with the page's batch, and
-// returns the answer for the browser, refused if a cap cut it.
-func (f *pageFetcher) get(ctx context.Context, u canon.URL) (*render.Response, frontier.Result, error) {
+// returns the answer for the browser, refused if a cap cut it. typ is
+// what the page asked for it as (render.Request.Type).
+func (f *pageFetcher) get(ctx context.Context, u canon.URL, typ string) (*render.Response, frontier.Result, error) {
 	c := f.c
 	c.judge.Fetched(u.Authority)
 	resp, err := c.fetcher.Get(ctx, u.String, nil)
@@ -556,11 +652,113 @@ func (f *pageFetcher) get(ctx context.Context, u canon.URL) (*render.Response, f
 	// In the fetch log as the page's requisite, asked by its browser.
 	c.flog.write(fetchRecord{Time: resp.Start, URL: u.String, Host: u.Authority, Status: resp.StatusCode, Bytes: len(resp.Body),
 		DurationMS: resp.Duration.Milliseconds(), Depth: f.l.Depth + 1, Via: f.l.URL, ContentType: resp.Header.Get("Content-Type"),
-		Truncated: resp.Truncated, WARCFile: cp.Loc.File, WARCOffset: cp.Loc.Offset, Outcome: "rendered"})
+		Truncated: resp.Truncated, WARCFile: cp.Loc.File, WARCOffset: cp.Loc.Offset, Outcome: outcomeRendered})
 	if resp.Truncated != "" || resp.Refused || resp.DecodeErr != nil {
 		return nil, res, errRefused{fmt.Sprintf("%s cut or refused by a cap (%s)", u.String, cmpOr(resp.Truncated, "media policy or decoding"))}
 	}
+	if requisiteType(typ) && recallable(cp.Rec, time.Time{}) {
+		f.fetchedRequisite(u, resp)
+	}
 	return &render.Response{Status: resp.StatusCode, Header: resp.Header, Body: resp.Decoded}, res, nil
+}
+
+// outcomeRendered is the outcome of a request a render made (in the fetch
+// log), and of a requisite's lease done without one, a render having
+// fetched its URL.
+const outcomeRendered = "rendered"
+
+// requisiteType reports whether a page asks for a URL of type (as CDP
+// names it) as a requisite, one --requisites would fetch: not a frame's
+// document, which is a page to crawl, nor the data a script asks for.
+func requisiteType(typ string) bool {
+	switch typ {
+	case "Stylesheet", "Script", "Image", "Font", "Media", "TextTrack", "Manifest", "Other":
+		return true
+	}
+	return false
+}
+
+// fetchedRequisite records that the render fetched u, a requisite, whole,
+// in the page's batch: the URL is done if the page queued it (its lease
+// would fetch it again), else seen, so that no page's requisite list
+// queues it; and a style sheet's own requisites are queued, as its lease
+// would have queued them.
+func (f *pageFetcher) fetchedRequisite(u canon.URL, resp *fetch.Response) {
+	c := f.c
+	f.pbMu.Lock()
+	defer f.pbMu.Unlock()
+	pb := f.pb
+	rec := store.URLRecord{URL: u.String, Depth: f.l.Depth + 1, Status: store.URLDone,
+		LastFetch: resp.Start, LastStatus: resp.StatusCode, LastOutcome: outcomeRendered}
+	if i := slices.IndexFunc(pb.items, func(it frontier.Item) bool { return it.URL == u.String && it.Requisite }); i >= 0 {
+		// Queued by this page a moment ago, its batch not committed.
+		it := pb.items[i]
+		pb.items = slices.Delete(pb.items, i, i+1)
+		rec.Depth, rec.Priority = it.Depth, uint8(it.Priority)
+		pb.b.PutURL(uint16(partition.Of(it.Host, c.cfg.Partitions)), it.Host, seen.KeyOf(it.URL), rec)
+		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+			c.stats.requisitesArchived.Add(1)
+		}
+	} else if c.cluster.Owns(u.Authority) {
+		_, err := c.seen.Add(u.Authority, u.String, func(part int, k seen.Key) (bool, error) {
+			pb.b.PutURL(uint16(part), u.Authority, k, rec)
+			pb.pending = append(pb.pending, seen.Pending{Partition: part, Key: k})
+			return true, nil
+		})
+		if err != nil {
+			c.fail(fmt.Errorf("crawl: record %s, which a render fetched: %w", u.String, err))
+		}
+	}
+	if !c.cfg.Requisites || mediaType(resp) != "text/css" {
+		return
+	}
+	base, err := c.canon.NewBase(u.String)
+	if err != nil {
+		return
+	}
+	as := judge.AsSheetRequisite
+	if c.scope.Within(u) {
+		as = judge.AsRequisite
+	}
+	sheet := content.Requisites{}.Read(content.Doc{URL: u.String, MediaType: "text/css", Header: resp.Header, Body: resp.Decoded,
+		Embeds: true, MaxLinks: c.cfg.MaxLinksPerPage})
+	for _, src := range sheet.Embeds {
+		eu, err := base.Resolve(src)
+		if err != nil {
+			c.judge.Count(judge.Invalid, 1)
+			continue
+		}
+		c.stats.requisitesFound.Add(1)
+		if c.admit(pb, judge.Candidate{URL: eu, Depth: f.l.Depth + 2, Priority: frontier.Normal, Via: u.String, As: as}) == "" {
+			c.stats.requisitesQueued.Add(1)
+		}
+	}
+}
+
+// renderedAlready reports, for a requisite's lease, whether a render has
+// fetched its URL since it was queued: the lease is then done without a
+// request, its host's clock untouched. In a crawl that ends a requisite
+// is queued once, so any capture of it counts; in continuous mode, one
+// made since it was queued (less a render's budget: the page that queued
+// it may have been rendered before its batch committed).
+func (c *Crawler) renderedAlready(l frontier.Lease, u canon.URL) (leaseOutcome, bool) {
+	var since time.Time
+	if c.cfg.Recrawl != nil {
+		since = l.Added.Add(-cmp.Or(c.cfg.Render.Timeout, 30*time.Second))
+	}
+	rec, ok, err := c.lastCapture(u, since)
+	if err != nil {
+		c.log.Warn("render: the capture index could not be read: the requisite is fetched", "url", l.URL, "err", err)
+		return leaseOutcome{}, false
+	}
+	if !ok {
+		return leaseOutcome{}, false
+	}
+	c.rend.spared.Add(1)
+	if rec.Status >= 200 && rec.Status < 300 {
+		c.stats.requisitesArchived.Add(1)
+	}
+	return leaseOutcome{status: rec.Status, outcome: outcomeRendered}, true
 }
 
 func cmpOr(a, b string) string {

@@ -1,6 +1,8 @@
 package crawl
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"path/filepath"
@@ -11,7 +13,9 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/browsertest"
+	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/synthweb"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 const renderDelay = 150 * time.Millisecond
@@ -62,6 +66,14 @@ func checkServerSide(t *testing.T, web *synthweb.Web, ua string) {
 	if !lib {
 		t.Errorf("the app's script of the other host, /lib.js, never requested")
 	}
+	checkPolite(t, web, per)
+}
+
+// checkPolite reads the requests of each host (per, from the web's log):
+// none had two requests in flight, or a request that began within the
+// delay of the end of the one before.
+func checkPolite(t *testing.T, web *synthweb.Web, per map[string][]synthweb.Request) {
+	t.Helper()
 	for host, reqs := range per {
 		sort.Slice(reqs, func(i, j int) bool { return reqs[i].Start.Before(reqs[j].Start) })
 		for i := 1; i < len(reqs); i++ {
@@ -235,6 +247,17 @@ func TestRenderWants(t *testing.T) {
 	if !r.wants("b", shell, "") || r.stopped.Load() != 1 {
 		t.Fatalf("host b, whose render found a link, given up (stopped %d)", r.stopped.Load())
 	}
+	// A page with static navigation and the scripts of a theme is taken
+	// as complete, and not rendered, but on a host whose renders have
+	// found links their HTML did not have.
+	var nav strings.Builder
+	for i := range render.NavFloor {
+		fmt.Fprintf(&nav, `<li><a href="/doc/%d.html">Chapter %d</a></li>`, i, i)
+	}
+	docs := []byte(`<script src="/_static/jquery.js"></script><noscript>Search needs JavaScript.</noscript><ul>` + nav.String() + `</ul>`)
+	if r.wants("c", docs, "") || !r.wants("b", docs, "") || !r.wants("c", docs, RenderAlways) {
+		t.Fatal("a page with static navigation rendered on a host that has shown no script-made link, or not rendered where one has")
+	}
 }
 
 // A page whose script never yields costs its browser (killed at the
@@ -294,5 +317,193 @@ func TestRenderKeepsTheRetryAfterOfItsRequests(t *testing.T) {
 	}
 	if throttled == 0 {
 		t.Fatalf("no request after the browser's 429: %+v", reqs)
+	}
+}
+
+// docsWeb starts the static documentation site of kind (ScriptDocs or
+// ScriptDocsApp), and one ordinary host, which the crawl does not seed.
+func docsWeb(t *testing.T, kind string) *synthweb.Web {
+	t.Helper()
+	return startWeb(t, synthweb.Config{Seed: 8, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{kind}})
+}
+
+// checkDocsOnce reads the documentation site's request log: every page
+// and every requisite was asked for, each once, politely, by weft's
+// fetcher alone; the search index, which its search script reads only
+// for a query, was never asked for.
+func checkDocsOnce(t *testing.T, web *synthweb.Web, ua string, more ...string) {
+	t.Helper()
+	asked := map[string]int{}
+	per := map[string][]synthweb.Request{}
+	for _, r := range web.Log() {
+		per[r.Host] = append(per[r.Host], r)
+		asked[r.Path]++
+		if r.UserAgent != ua {
+			t.Errorf("%s%s asked by %q, not weft's fetcher", r.Host, r.Path, r.UserAgent)
+		}
+	}
+	want := append([]string{"/robots.txt", "/", "/search.html", "/_static/searchtools.js", synthweb.DocsSheetOnly}, synthweb.DocsPages...)
+	for _, p := range append(append(want, synthweb.DocsShared...), more...) {
+		if asked[p] != 1 {
+			t.Errorf("%s requested %d times, want once", p, asked[p])
+		}
+	}
+	if n := asked["/searchindex.json"]; n != 0 {
+		t.Errorf("the search index, read only for a query, requested %d times", n)
+	}
+	checkPolite(t, web, per)
+}
+
+// With --render auto, a static documentation site starts no browser: its
+// short index and its search page (a <noscript> for the search box) have
+// scripts, but their static navigation is complete, and nothing on the
+// host has shown otherwise. Each page and requisite is fetched once.
+func TestRenderAutoSparesStaticDocs(t *testing.T) {
+	web := docsWeb(t, synthweb.ScriptDocs)
+	cfg := renderConfig(t, web, RenderAuto)
+	cfg.Requisites = true
+	sum := runCrawl(t, cfg)
+	b := sum.Browser
+	if b == nil {
+		t.Fatal("no render summary")
+	}
+	if b.Pages != 0 || b.Fallbacks != 0 || b.Requests != 0 {
+		t.Errorf("rendered %d pages (%d failed), %d browser requests: want none", b.Pages, b.Fallbacks, b.Requests)
+	}
+	if want := int64(2 + len(synthweb.DocsPages)); sum.Pages < want {
+		t.Errorf("%d pages fetched, want at least %d", sum.Pages, want)
+	}
+	checkDocsOnce(t, web, cfg.UserAgent)
+}
+
+// With --render always, every page of the documentation site is rendered,
+// and still each requisite is fetched once in the crawl: a browser's
+// request for what the crawl has fetched is answered from the archive,
+// and what a render fetched is not fetched again by the requisite pass,
+// whichever asks first. What the sheet names that no page shows is
+// fetched once too.
+func TestRenderFetchesEachRequisiteOnce(t *testing.T) {
+	web := docsWeb(t, synthweb.ScriptDocs)
+	cfg := renderConfig(t, web, RenderAlways)
+	cfg.Requisites = true
+	sum := runCrawl(t, cfg)
+	b := sum.Browser
+	if b == nil {
+		t.Fatal("no render summary")
+	}
+	t.Logf("pages %d; render %+v", sum.Pages, *b)
+	if want := int64(2 + len(synthweb.DocsPages)); b.Pages != want || b.Fallbacks != 0 {
+		t.Errorf("rendered %d pages (%d failed), want %d", b.Pages, b.Fallbacks, want)
+	}
+	// No page of the site opens a connection interception does not see:
+	// whatever reached the dead-end proxy was Chromium's own.
+	if b.Escapes != 0 {
+		t.Errorf("%d connections counted as the pages' at the dead-end proxy, want none (Chromium's own: %d, to %v)", b.Escapes, b.BrowserConns, b.BrowserTargets)
+	}
+	checkDocsOnce(t, web, cfg.UserAgent)
+}
+
+// With --render auto, the documentation site's playground (an app shell)
+// and its examples are rendered, and still each requisite is fetched
+// once, whichever asks first: the playground, leased before the index's
+// requisites, fetches the style sheet, the logo and the icon, whose
+// leases are then done without a request; the examples, rendered after
+// the requisite pass fetched the note's image, are answered from the
+// archive, as they are for what the playground's render fetched.
+func TestRenderAutoFetchesEachRequisiteOnceWhicheverAsksFirst(t *testing.T) {
+	web := docsWeb(t, synthweb.ScriptDocsApp)
+	cfg := renderConfig(t, web, RenderAuto)
+	cfg.Requisites = true
+	sum := runCrawl(t, cfg)
+	b := sum.Browser
+	if b == nil {
+		t.Fatal("no render summary")
+	}
+	t.Logf("pages %d; render %+v", sum.Pages, *b)
+	if b.Pages < int64(1+len(synthweb.DocsExamples)) || b.NewLinks < int64(len(synthweb.DocsExamples)) {
+		t.Errorf("rendered %d pages, found %d new links: want the playground and its examples, and their links", b.Pages, b.NewLinks)
+	}
+	if b.Spared == 0 || b.Recalled == 0 {
+		t.Errorf("%d requisites' leases done without a request, %d browser requests answered from the archive: want both (the playground is leased before the index's requisites, the examples after)", b.Spared, b.Recalled)
+	}
+	checkDocsOnce(t, web, cfg.UserAgent, append([]string{synthweb.DocsPlayground, "/playground/examples.json"}, synthweb.DocsExamples...)...)
+}
+
+// Interrupted while a page renders (Ctrl-C: the crawl's context ends,
+// and --grace later its fetches), the render is cut short and says so:
+// no line speaks of a budget the page did not spend, the browser is not
+// taken for broken, and the page keeps its static links.
+func TestRenderInterruptedSaysSo(t *testing.T) {
+	web := docsWeb(t, synthweb.ScriptDocs)
+	cfg := renderConfig(t, web, RenderAlways)
+	cfg.Delay = time.Second // the index's render asks for its requisites a second apart
+	cfg.Grace = 200 * time.Millisecond
+	var logged syncBuffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, interrupt := context.WithCancel(t.Context())
+	defer interrupt()
+	done := make(chan struct{})
+	var sum Summary
+	var runErr error
+	go func() {
+		defer close(done)
+		sum, runErr = c.Run(ctx)
+	}()
+	testwait.Eventually(t, time.Minute, "the index's render asking for its style sheet", func() bool {
+		return slices.ContainsFunc(web.Log(), func(r synthweb.Request) bool { return r.Path == "/_static/theme.css" })
+	})
+	interrupt()
+	<-done
+	if runErr != nil {
+		t.Fatal(runErr)
+	}
+	b := sum.Browser
+	if b == nil || b.Fallbacks != 1 || b.Pages != 0 || b.Restarts != 0 {
+		t.Errorf("render summary %+v, want one render cut short, no browser replaced", b)
+	}
+	log := logged.String()
+	if strings.Contains(log, "budget") || !strings.Contains(log, "render cut short: the crawl is stopping") {
+		t.Errorf("the interruption is not told as it happened:\n%s", log)
+	}
+}
+
+// The render line of the summary says what rendering did, and nothing
+// when it did nothing: a crawl of plain pages renders none.
+func TestRenderSummaryLine(t *testing.T) {
+	for _, c := range []struct {
+		sum       *RenderSummary
+		want, not []string
+		whole     string
+	}{
+		{sum: nil},
+		{sum: &RenderSummary{Mode: RenderAuto}},
+		{sum: &RenderSummary{Mode: RenderNever, Off: "render: no Chromium found"}, whole: "off (render: no Chromium found): the crawl ran as --render never"},
+		{sum: &RenderSummary{Mode: RenderAlways, Pages: 10, Requests: 89, Recalled: 70, NewLinks: 2, BrowserConns: 9, BrowserTargets: []string{"accounts.google.com:443", "update.googleapis.com:443"}},
+			want: []string{"always: 10 pages rendered;", "89 browser requests through weft's fetch path (70 answered from the archive, 0 refused)", "2 new links",
+				"9 of Chromium's own background connections (accounts.google.com:443, update.googleapis.com:443) refused, none of them left the machine"},
+			not: []string{"fell back", "hosts no longer rendered", "page connections", "browsers replaced", "not fetched again"}},
+		{sum: &RenderSummary{Mode: RenderAuto, Pages: 3, Fallbacks: 1, Requests: 21, Spared: 6, HostsStopped: 1, Escapes: 1, Restarts: 1},
+			want: []string{"3 pages rendered, 1 fell back to their static links", "6 requisites a render had fetched not fetched again", "1 hosts no longer rendered",
+				"1 page connections outside interception (WebSockets) refused", "1 browsers replaced"},
+			not: []string{"Chromium's own"}},
+	} {
+		got := c.sum.Line()
+		if c.want == nil && got != c.whole {
+			t.Errorf("%+v: %q, want %q", c.sum, got, c.whole)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q lacks %q", got, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(got, n) {
+				t.Errorf("%q says %q", got, n)
+			}
+		}
 	}
 }

@@ -506,11 +506,8 @@ func (s Summary) Write(w io.Writer) {
 	if s.Requisites > 0 {
 		fmt.Fprintf(w, "  requisites: %d found on pages and style sheets, %d new and queued (the rest seen already or refused), %d fetched and archived\n", s.Requisites, s.RequisitesQueued, s.RequisitesArchived)
 	}
-	if b := s.Browser; b != nil && b.Off != "" {
-		fmt.Fprintf(w, "  render:     off (%s): the crawl ran as --render never\n", b.Off)
-	} else if b != nil {
-		fmt.Fprintf(w, "  render:     %s: %d pages rendered, %d fell back to their static links; %d browser requests (%d refused) through weft's fetch path; %d new links; %d hosts no longer rendered; %d connections outside interception refused; %d browsers replaced\n",
-			b.Mode, b.Pages, b.Fallbacks, b.Requests, b.Refused, b.NewLinks, b.HostsStopped, b.Escapes, b.Restarts)
+	if line := s.Browser.Line(); line != "" {
+		fmt.Fprintf(w, "  render:     %s\n", line)
 	}
 	if s.Rendered > 0 {
 		fmt.Fprintf(w, "  archive:    %d exchanges archived as parsed, not as sent (header blocks a WARC reader would split early)\n", s.Rendered)

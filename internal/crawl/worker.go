@@ -141,7 +141,7 @@ func (c *Crawler) commit(p *pageRun) {
 // fingerprints, on disk now or never) and hands the lease back to the
 // frontier with its result.
 func (c *Crawler) complete(p *pageRun) {
-	c.arch.Settle(p.pb.Digests)
+	c.arch.Settle(&p.pb.Staging)
 	if c.near != nil {
 		c.near.settle(p.pb.sims)
 	}
@@ -267,6 +267,12 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		// which needs no permission from this host's rules.
 		p.out = leaseOutcome{res: c.robots.hop(ctx, l, u, c.robots.Cached(originKey(u.Scheme, l.Host), time.Now()))}
 		return nil
+	}
+	if l.Requisite && c.rend != nil {
+		if lo, ok := c.renderedAlready(l, u); ok {
+			p.out = lo
+			return nil
+		}
 	}
 	pol, spent := c.robots.ensure(ctx, l, u)
 	if pol == nil {

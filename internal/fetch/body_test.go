@@ -120,6 +120,31 @@ func TestDecoding(t *testing.T) {
 	}
 }
 
+// Decode undoes a body's codings as Get does, for a body read back from
+// an archive, within MaxBodyBytes.
+func TestDecodeArchived(t *testing.T) {
+	page := []byte(strings.Repeat("abcdefgh", 1000))
+	f := newFetcher(t, testConfig())
+	for _, tc := range []struct {
+		encoding string
+		wire     []byte
+	}{{"gzip", gzipBytes(t, page)}, {"gzip, br", brotliBytes(t, gzipBytes(t, page))}, {"", page}} {
+		h := http.Header{}
+		if tc.encoding != "" {
+			h.Set("Content-Encoding", tc.encoding)
+		}
+		if got, err := f.Decode(h, tc.wire); err != nil || !bytes.Equal(got, page) {
+			t.Errorf("%q: %d bytes, %v", tc.encoding, len(got), err)
+		}
+	}
+	cfg := testConfig()
+	cfg.MaxBodyBytes = 100
+	h := http.Header{"Content-Encoding": {"gzip"}}
+	if _, err := newFetcher(t, cfg).Decode(h, gzipBytes(t, page)); !errors.Is(err, ErrDecodedTooLarge) {
+		t.Errorf("over MaxBodyBytes: %v", err)
+	}
+}
+
 func TestDecodeErrors(t *testing.T) {
 	page := []byte(strings.Repeat("abcdefgh", 1000))
 	gz := gzipBytes(t, page)

@@ -169,6 +169,18 @@ func New(cfg Config) (*Fetcher, error) {
 	}, nil
 }
 
+// Decode undoes the Content-Encoding that header names (gzip, deflate,
+// br) on body, as Get does for a response it reads, each layer's output
+// capped at MaxBodyBytes: for a body read back from an archive, which
+// holds it as it was sent. With no coding it returns body itself.
+func (f *Fetcher) Decode(header http.Header, body []byte) ([]byte, error) {
+	codings := contentEncodings(header.Values("Content-Encoding"))
+	if len(codings) == 0 {
+		return body, nil
+	}
+	return f.pools.decode(codings, body, f.cfg.MaxBodyBytes)
+}
+
 // Lookup returns the first address a request to host (a name or an IP
 // literal, without port) would try: Config.Resolve, then the cached
 // resolver, as the dialer does. The crawl groups hosts by it.

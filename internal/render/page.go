@@ -37,6 +37,13 @@ func (p *Pool) Render(ctx context.Context, pageURL string, f Fetcher) (Result, e
 		return Result{}, err
 	}
 	res, broken, err := p.renderIn(ctx, b, pageURL, f)
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up (its crawl is stopping): whatever failed
+		// then failed for that, not for the page's budget, and the
+		// browser is sound.
+		broken = false
+		err = fmt.Errorf("render: %s: cut short by its caller: %w", pageURL, context.Cause(ctx))
+	}
 	if broken {
 		p.cfg.Log.Warn("render: browser killed and replaced", "url", pageURL, "err", err)
 	}
@@ -83,15 +90,30 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, pageURL string, f Fetch
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
 	s := &session{f: f, pageURL: pageURL, tab: work, last: time.Now(), changed: make(chan struct{}, 1)}
+	// The hosts the page names tell its connections at the dead-end
+	// proxy from the browser's own.
+	p.name(pageURL)
 	paused := chromedp.Events(work, fetch.RequestPaused)
+	sockets := chromedp.Events(work, network.WebSocketCreated)
 	var loop sync.WaitGroup
 	loop.Go(func() {
 		for ev, err := range paused {
 			if err != nil {
 				return
 			}
+			p.name(ev.Request.URL)
 			s.begin()
 			s.wg.Go(func() { s.answer(work, ev) })
+		}
+	})
+	loop.Go(func() {
+		// A WebSocket is not paused: its connection goes to the
+		// dead-end proxy, where its host tells it is the page's.
+		for ev, err := range sockets {
+			if err != nil {
+				return
+			}
+			p.name(ev.URL)
 		}
 	})
 	defer func() {
@@ -150,15 +172,14 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, pageURL string, f Fetch
 		res.Settled = s.settle(work, p.cfg.Idle)
 	}
 	if work.Err() != nil {
-		// Over budget (or the caller gave up). A page with none of its
-		// requests waiting on the fetcher may hold its browser's renderer
-		// in a loop: the browser goes. One that waits on the fetcher (a
-		// busy host's clock) is only slow: its tab goes, the browser
-		// stays.
+		// Over budget. A page with none of its requests waiting on the
+		// fetcher may hold its browser's renderer in a loop: the browser
+		// goes. One that waits on the fetcher (a busy host's clock) is
+		// only slow: its tab goes, the browser stays.
 		s.mu.Lock()
 		waiting := s.inflight > 0 || s.cutFetching
 		s.mu.Unlock()
-		return res, ctx.Err() == nil && !waiting, fmt.Errorf("render: %s: over its %v budget: %w", pageURL, p.cfg.Timeout, work.Err())
+		return res, !waiting, fmt.Errorf("render: %s: over its %v budget: %w", pageURL, p.cfg.Timeout, work.Err())
 	}
 	read, err := chromedp.Run(work, chromedp.Evaluate[readout](readJS))
 	if err != nil {

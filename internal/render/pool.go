@@ -2,11 +2,14 @@ package render
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,7 +28,6 @@ type Pool struct {
 	sink  net.Listener  // the proxy that goes nowhere
 	wg    sync.WaitGroup
 
-	escapes  atomic.Int64 // connections the sink received
 	restarts atomic.Int64 // browsers killed and replaced
 	started  atomic.Int64
 	closed   chan struct{}
@@ -33,7 +35,57 @@ type Pool struct {
 
 	liveMu sync.Mutex
 	live   map[*browser]struct{} // browsers started and not killed, for RSS
+
+	// named are the hosts (host:port) pages and their requests named,
+	// which tell a page's connection at the dead-end proxy from the
+	// browser's own; at most maxNamed, forgotten all at once when full.
+	namedMu sync.Mutex
+	named   map[string]struct{}
+
+	// conns counts the dead-end proxy's connections by target (host:port,
+	// "?" for a request line that names none), at most maxConnTargets of
+	// them (the rest in unknown); silent those that sent nothing. They
+	// are told apart when read (DeadEnds), by the hosts pages named by
+	// then: a page's request or WebSocket is heard of over CDP after its
+	// connection may have reached the proxy.
+	deadMu  sync.Mutex
+	conns   map[string]int64
+	unknown int64
+	silent  int64
 }
+
+// DeadEnds is what the browsers sent to the dead-end proxy: connections
+// the interception did not see, every one refused there.
+type DeadEnds struct {
+	// Pages counts the pages' connections, to a host a page or one of
+	// its requests named: a WebSocket, which the Fetch domain does not
+	// see, or a request of an out-of-process frame.
+	Pages int64
+	// Browser counts the browsers' own background connections, to hosts
+	// no page named: Chromium's calls home (network time, component
+	// updates, account checks), which its switches do not all turn off.
+	Browser int64
+	// Targets are where the browsers' own went (host:port, "?" when the
+	// request named none), the most often first, at most maxTargets.
+	Targets []string
+	// Silent counts connections closed with no request sent on them: the
+	// browser opened them ahead of need (a preconnect) and used none.
+	Silent int64
+}
+
+// maxNamed bounds the hosts pages named that the pool remembers.
+const maxNamed = 4096
+
+// maxTargets bounds the targets of the browsers' own connections told
+// (they are a handful of Google hosts).
+const maxTargets = 8
+
+// maxConnTargets bounds the targets the dead-end proxy counts apart.
+const maxConnTargets = 256
+
+// deadEndRead is how long the dead-end proxy waits for a connection's
+// request line, to say where it wanted to go.
+const deadEndRead = time.Second
 
 // browser is one Chromium process and its root context.
 type browser struct {
@@ -56,7 +108,8 @@ func New(cfg Config) (*Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render: listen for the browsers' dead-end proxy: %w", err)
 	}
-	p := &Pool{cfg: cfg, exec: bin, slots: make(chan *browser, cfg.Workers), sink: sink, closed: make(chan struct{}), live: map[*browser]struct{}{}}
+	p := &Pool{cfg: cfg, exec: bin, slots: make(chan *browser, cfg.Workers), sink: sink, closed: make(chan struct{}),
+		live: map[*browser]struct{}{}, named: map[string]struct{}{}, conns: map[string]int64{}}
 	for range cfg.Workers {
 		p.slots <- nil
 	}
@@ -64,27 +117,121 @@ func New(cfg Config) (*Pool, error) {
 	return p, nil
 }
 
-// drop accepts and closes every connection to the dead-end proxy: a
-// request the interception missed fails there, and is counted.
+// drop accepts every connection to the dead-end proxy, reads where it
+// wanted to go, counts it (a page's, the browser's own, or one that sent
+// nothing) and closes it: nothing the interception missed goes further.
 func (p *Pool) drop() {
 	for {
 		c, err := p.sink.Accept()
 		if err != nil {
 			return
 		}
-		p.escapes.Add(1)
-		// The request line says where it wanted to go ("CONNECT
-		// host:443 HTTP/1.1"): read it, briefly, for the log.
-		c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-		line, _ := bufio.NewReaderSize(c, 512).ReadString('\n')
-		p.cfg.Log.Debug("render: a browser connection outside interception refused at the dead-end proxy", "request", strings.TrimSpace(line))
-		c.Close()
+		p.wg.Go(func() { p.refuse(c) })
 	}
 }
 
-// Escapes counts the connections a browser tried outside interception
-// (a WebSocket, a service worker's request), every one refused.
-func (p *Pool) Escapes() int64 { return p.escapes.Load() }
+// refuse reads a dead-end connection's request line ("CONNECT host:443
+// HTTP/1.1", "GET http://host/path HTTP/1.1"), counts the connection and
+// closes it.
+func (p *Pool) refuse(c net.Conn) {
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(deadEndRead))
+	line, _ := bufio.NewReaderSize(c, 512).ReadString('\n')
+	line = strings.TrimSpace(line)
+	p.deadMu.Lock()
+	defer p.deadMu.Unlock()
+	if line == "" {
+		p.silent++
+		return // no request: nothing was refused
+	}
+	p.cfg.Log.Debug("render: a browser connection outside interception refused at the dead-end proxy", "request", line)
+	target := cmp.Or(requestTarget(line), "?")
+	if _, ok := p.conns[target]; ok || len(p.conns) < maxConnTargets {
+		p.conns[target]++
+	} else {
+		p.unknown++
+	}
+}
+
+// requestTarget is the host:port a proxy request line asks for, "" if it
+// names none.
+func requestTarget(line string) string {
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		return ""
+	}
+	if f[0] == "CONNECT" {
+		return strings.ToLower(f[1])
+	}
+	u, err := url.Parse(f[1])
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return hostPort(u)
+}
+
+// hostPort is u's host and port, the scheme's default port filled in.
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch u.Scheme {
+		case "https", "wss":
+			port = "443"
+		default:
+			port = "80"
+		}
+	}
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// name records that a page, or one of its requests or WebSockets, named
+// rawURL's host.
+func (p *Pool) name(rawURL string) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return
+	}
+	hp := hostPort(u)
+	p.namedMu.Lock()
+	defer p.namedMu.Unlock()
+	if _, ok := p.named[hp]; !ok && len(p.named) >= maxNamed {
+		clear(p.named)
+	}
+	p.named[hp] = struct{}{}
+}
+
+// pageTarget reports whether a page named target: its connection there
+// is the page's (made while it rendered, or by a script still running in
+// the moment after), not the browser's own.
+func (p *Pool) pageTarget(target string) bool {
+	p.namedMu.Lock()
+	defer p.namedMu.Unlock()
+	_, ok := p.named[target]
+	return ok
+}
+
+// DeadEnds returns what the browsers sent to the dead-end proxy so far,
+// a connection to a host a page named the page's, any other the
+// browser's own.
+func (p *Pool) DeadEnds() DeadEnds {
+	p.deadMu.Lock()
+	defer p.deadMu.Unlock()
+	d := DeadEnds{Browser: p.unknown, Silent: p.silent}
+	var own []string
+	for t, n := range p.conns {
+		if p.pageTarget(t) {
+			d.Pages += n
+		} else {
+			d.Browser += n
+			own = append(own, t)
+		}
+	}
+	slices.SortFunc(own, func(a, b string) int {
+		return cmp.Or(cmp.Compare(p.conns[b], p.conns[a]), strings.Compare(a, b))
+	})
+	d.Targets = own[:min(len(own), maxTargets)]
+	return d
+}
 
 // Restarts counts the browsers killed and replaced (a page over its
 // budget, a crash).
@@ -127,7 +274,7 @@ func (p *Pool) options(dir string) []chromedp.ExecAllocatorOption {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-domain-reliability", true),
 		chromedp.Flag("no-pings", true),
-		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,NetworkPrediction,OptimizationHints,MediaRouter,DialMediaRouteProvider,AutofillServerCommunication,InterestFeedContentSuggestions"),
+		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,NetworkPrediction,OptimizationHints,MediaRouter,DialMediaRouteProvider,AutofillServerCommunication,InterestFeedContentSuggestions,NetworkTimeServiceQuerying"),
 		chromedp.Flag("no-service-autorun", true),
 	)
 	if p.cfg.MemoryMB > 0 {

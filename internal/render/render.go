@@ -14,7 +14,9 @@
 // networking or component updates; service workers are hidden from
 // pages and bypassed, and a WebSocket (which the Fetch domain does not
 // see) dies at the proxy. So a request that escapes interception fails,
-// and is counted (Pool.Escapes).
+// and is counted (Pool.DeadEnds), as the page's when it goes to a host
+// the page named, else as the browser's own (Chromium's calls home,
+// which its switches do not all turn off).
 //
 // A page is settled when no request has been in flight for Config.Idle
 // after its load event, or when its time budget (Config.Timeout) is

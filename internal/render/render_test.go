@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/weft-crawler/weft/internal/browsertest"
+	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -210,7 +212,55 @@ func TestRenderEveryConnectionIsTheFetchers(t *testing.T) {
 	if !bytesContains(res.DOM, `href="/json-b"`) {
 		t.Errorf("the DOM lacks the script-made link: %.400s", res.DOM)
 	}
-	t.Logf("requests %d, refused %d, escapes %d, connections %d", res.Requests, res.Refused, p.Escapes(), len(peers))
+	// The script's WebSocket, which interception does not see, died at
+	// the dead-end proxy, counted as the page's; whatever else came
+	// there was the browser's own.
+	testwait.Eventually(t, 10*time.Second, "the page's WebSocket counted as the page's at the dead-end proxy", func() bool { return p.DeadEnds().Pages > 0 })
+	d := p.DeadEnds()
+	t.Logf("requests %d, refused %d, dead ends %+v, connections %d", res.Requests, res.Refused, d, len(peers))
+}
+
+// The dead-end proxy tells a page's connection (to a host a page or its
+// requests named) from the browser's own (to any other host), and does
+// not count a connection that sent nothing as a refused request.
+func TestDeadEndsTellPagesFromTheBrowser(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Pool{cfg: Config{Log: slog.New(slog.DiscardHandler)}, sink: ln, named: map[string]struct{}{}, conns: map[string]int64{}}
+	p.wg.Go(p.drop)
+	defer func() { ln.Close(); p.wg.Wait() }()
+	p.name("http://site.test:8080/docs/")
+	p.name("ws://chat.site.test/socket")
+	send := func(line string) {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if line != "" {
+			io.WriteString(c, line+"\r\n\r\n")
+		}
+	}
+	for _, line := range []string{
+		"CONNECT chat.site.test:80 HTTP/1.1",
+		"GET http://SITE.test:8080/ws HTTP/1.1",
+		"CONNECT accounts.google.com:443 HTTP/1.1",
+		"CONNECT accounts.google.com:443 HTTP/1.1",
+		"GET http://clients2.google.com/time/1/current HTTP/1.1",
+		"",
+	} {
+		send(line)
+	}
+	testwait.Eventually(t, 10*time.Second, "six dead-end connections counted", func() bool {
+		d := p.DeadEnds()
+		return d.Pages+d.Browser+d.Silent == 6
+	})
+	want := DeadEnds{Pages: 2, Browser: 3, Targets: []string{"accounts.google.com:443", "clients2.google.com:80"}, Silent: 1}
+	if d := p.DeadEnds(); !reflect.DeepEqual(d, want) {
+		t.Errorf("dead ends %+v, want %+v", d, want)
+	}
 }
 
 func bytesContains(b []byte, s string) bool { return strings.Contains(string(b), s) }

@@ -17,19 +17,37 @@ type Signals struct {
 	// noscript, template), spaces collapsed, counted until the rule is
 	// decided.
 	Text int
+	// Links is the distinct targets of the page's own <a href> and
+	// <area href> (a fragment of the page itself, javascript:, mailto:,
+	// tel: and data: left out), counted up to NavFloor.
+	Links int
 }
 
 // TextFloor is the visible text under which a page with a script is taken
 // for one its scripts build.
 const TextFloor = 1024
 
-// NeedsScript is weft's rule for --render auto: a page with at least one
-// script that either has a <noscript> (the site says the page needs
-// scripts) or shows under TextFloor bytes of text (a shell a script
-// fills in). A page without scripts never needs a browser.
+// NavFloor is the links in its HTML from which a page has static
+// navigation: a documentation page's table of contents and sidebar, a
+// site's menu and footer. A script-built shell has none, or the few of
+// a header; a link-rich page's scripts (a theme, a search box, a
+// highlighter) have no links left to make.
+const NavFloor = 8
+
+// NeedsScript is weft's first test for --render auto: a page with at
+// least one script that either has a <noscript> (the site says something
+// of the page needs scripts) or shows under TextFloor bytes of text (a
+// shell a script fills in). A page without scripts never needs a
+// browser.
 func (s Signals) NeedsScript() bool {
 	return s.Scripts > 0 && (s.NoScript || s.Text < TextFloor)
 }
+
+// Navigates reports whether the page has static navigation (NavFloor
+// links or more in its HTML): its links are taken as complete, and
+// --render auto renders it only on a host whose renders have found links
+// their pages' HTML did not have.
+func (s Signals) Navigates() bool { return s.Links >= NavFloor }
 
 // Inspect reads the signals of an HTML body with the tokenizer (no tree):
 // a page without a "<script" costs one memchr-speed scan for it, and one
@@ -44,10 +62,12 @@ func Inspect(body []byte) Signals {
 
 	hidden := 0 // depth inside script, style, noscript, template
 	space := true
+	var links map[string]struct{}
 	for {
 		// Read only until the rule is decided: a page with scripts and
-		// enough text, and no <noscript> anywhere, stops early.
-		if s.Scripts > 0 && (s.NoScript || !noscriptAhead && s.Text >= TextFloor) {
+		// enough text, and no <noscript> anywhere, needs no browser; one
+		// with a <noscript> and static navigation is decided by its host.
+		if s.Scripts > 0 && (!noscriptAhead && s.Text >= TextFloor || s.NoScript && s.Links >= NavFloor) {
 			return s
 		}
 		switch z.Next() {
@@ -75,6 +95,24 @@ func Inspect(body []byte) Signals {
 				hidden++
 			case "style", "template":
 				hidden++
+			case "a", "area":
+				if s.Links >= NavFloor {
+					break
+				}
+				for hasAttr {
+					var k, v []byte
+					k, v, hasAttr = z.TagAttr()
+					if string(k) != "href" || !navigable(v) {
+						continue
+					}
+					if links == nil {
+						links = make(map[string]struct{}, NavFloor)
+					}
+					if _, ok := links[string(v)]; !ok {
+						links[string(v)] = struct{}{}
+						s.Links++
+					}
+				}
 			}
 		case html.EndTagToken:
 			name, _ := z.TagName()
@@ -101,6 +139,21 @@ func Inspect(body []byte) Signals {
 			}
 		}
 	}
+}
+
+// navigable reports whether href leads to another document: not empty,
+// not a fragment of the page, not a script, mail, phone or data URL.
+func navigable(href []byte) bool {
+	h := bytes.TrimSpace(href)
+	if len(h) == 0 || h[0] == '#' {
+		return false
+	}
+	for _, scheme := range [...]string{"javascript:", "mailto:", "tel:", "data:"} {
+		if len(h) >= len(scheme) && bytes.EqualFold(h[:len(scheme)], []byte(scheme)) {
+			return false
+		}
+	}
+	return true
 }
 
 // hasTag reports whether body has tag (such as "<script"), in any case.

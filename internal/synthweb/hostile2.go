@@ -326,6 +326,8 @@ func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 	switch h.hostile {
 	case ScriptApp, ScriptNone, ScriptHang, ScriptThrottle:
 		w.serveScript(rw, r, h)
+	case ScriptDocs, ScriptDocsApp:
+		w.serveDocs(rw, r, h)
 	case FailOutage, FailStorm429Bare, FailStorm503Bare, FailFlaky, FailRobots500, FailRobots429:
 		w.serveFailing(rw, r, h)
 	case TrapSessions:

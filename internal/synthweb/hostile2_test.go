@@ -887,3 +887,77 @@ func TestScriptHosts(t *testing.T) {
 		t.Errorf("script-none page: %s", none)
 	}
 }
+
+// The documentation site: every page links every other in its HTML, and
+// loads the shared requisites; the search page says in a <noscript> what
+// needs scripts; text assets are gzipped for a client that asks.
+func TestScriptDocs(t *testing.T) {
+	t.Parallel()
+	w := startWeb(t, Config{Seed: 3, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{ScriptDocs}})
+	c := newClient(t, w)
+	site := strings.TrimSuffix(w.HostileSeeds()[0], "/")
+	pages := append([]string{"/", "/search.html"}, DocsPages...)
+	for _, p := range pages {
+		r := get(t, c, site+p)
+		if r.status != http.StatusOK {
+			t.Fatalf("%s: %d", p, r.status)
+		}
+		for _, q := range append(DocsPages, "/search.html", "/_static/theme.css", "/_static/jquery.js", "/_static/logo.svg") {
+			if !strings.Contains(string(r.body), `href="`+q+`"`) && !strings.Contains(string(r.body), `src="`+q+`"`) {
+				t.Errorf("%s does not name %s", p, q)
+			}
+		}
+		if strings.Contains(string(r.body), "icon") {
+			t.Errorf("%s names an icon: a browser would not ask for /favicon.ico", p)
+		}
+	}
+	if b := get(t, c, site+"/search.html").body; !strings.Contains(string(b), "<noscript>") || !strings.Contains(string(b), "searchtools.js") {
+		t.Errorf("search page: %s", b)
+	}
+	for _, p := range append(DocsShared, DocsSheetOnly, "/_static/searchtools.js", "/searchindex.json") {
+		if r := get(t, c, site+p); r.status != http.StatusOK || len(r.body) == 0 {
+			t.Errorf("%s: %d, %d bytes", p, r.status, len(r.body))
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, site+"/_static/theme.css", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("theme.css not gzipped for a client that asks: %v", resp.Header)
+	}
+	if r := get(t, c, site+"/robots.txt"); r.status != http.StatusNotFound {
+		t.Errorf("robots.txt: %d", r.status)
+	}
+	if r := get(t, c, site+DocsPlayground); r.status != http.StatusNotFound {
+		t.Errorf("script-docs has a playground: %d", r.status)
+	}
+}
+
+// The documentation site with a playground: its index links the
+// playground, whose HTML links no example; its script's JSON does.
+func TestScriptDocsApp(t *testing.T) {
+	t.Parallel()
+	w := startWeb(t, Config{Seed: 3, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{ScriptDocsApp}})
+	c := newClient(t, w)
+	site := strings.TrimSuffix(w.HostileSeeds()[0], "/")
+	if home := string(get(t, c, site+"/").body); !strings.Contains(home, `href="`+DocsPlayground+`"`) {
+		t.Errorf("the index does not link the playground: %s", home)
+	}
+	pg := string(get(t, c, site+DocsPlayground).body)
+	js := string(get(t, c, site+"/playground/examples.json").body)
+	for _, ex := range DocsExamples {
+		if strings.Contains(pg, ex) || !strings.Contains(js, ex) {
+			t.Errorf("%s: in the playground's HTML, or not in its JSON", ex)
+		}
+		if r := get(t, c, site+ex); r.status != http.StatusOK || !strings.Contains(string(r.body), "<noscript>") {
+			t.Errorf("%s: %d %s", ex, r.status, r.body)
+		}
+	}
+	if !strings.Contains(pg, "<noscript>") || !strings.Contains(pg, "/_static/theme.css") || !strings.Contains(pg, "/_static/logo.svg") {
+		t.Errorf("the playground is not a shell with the theme: %s", pg)
+	}
+}

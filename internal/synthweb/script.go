@@ -22,9 +22,10 @@ const (
 	// static page of text linking back to "/".
 	ScriptApp = "script-app"
 	// ScriptNone looks like an app (a <noscript>, a script, little
-	// text) but its script adds no link: "/" and /p/1 ... /p/8 link to
-	// each other in their HTML. Rendering finds nothing the HTML did not
-	// say: a crawler that learns so should stop rendering it.
+	// text, no navigation but a link or two) but its script adds no
+	// link: "/" links /p/1, and /p/N links "/" and the next page, /p/8
+	// back to /p/1, in their HTML. Rendering finds nothing the HTML did
+	// not say: a crawler that learns so should stop rendering it.
 	ScriptNone = "script-none"
 	// ScriptHang's "/" links to /p/1 in its HTML, and its script never
 	// yields (a loop that does not end): a browser rendering it must be
@@ -52,7 +53,7 @@ const ScriptNonePages = 8
 // optInKinds are kinds started only when HostileKinds names them, after
 // every kind of HostileKindsAll.
 var optInKinds = [...]string{ScriptApp, ScriptNone, ScriptHang, ScriptThrottle,
-	FailOutage, FailStorm429Bare, FailStorm503Bare, FailFlaky, FailRobots500, FailRobots429}
+	FailOutage, FailStorm429Bare, FailStorm503Bare, FailFlaky, FailRobots500, FailRobots429, ScriptDocs, ScriptDocsApp}
 
 const scriptAppHome = `<!DOCTYPE html>
 <html lang="en">
@@ -173,12 +174,17 @@ func (w *Web) serveScript(rw *logWriter, r *http.Request, h *host) {
 			writeBody(rw, r, http.StatusOK, "text/javascript; charset=utf-8", "window.weftLib = true;\n")
 			return
 		}
-		hrefs := make([]string, 0, ScriptNonePages+1)
-		hrefs = append(hrefs, "/")
-		for i := 1; i <= ScriptNonePages; i++ {
-			hrefs = append(hrefs, "/p/"+string(rune('0'+i)))
-		}
-		if !slices.Contains(hrefs, path) {
+		var hrefs []string
+		switch n, ok := strings.CutPrefix(path, "/p/"); {
+		case path == "/":
+			hrefs = []string{"/p/1"}
+		case ok && len(n) == 1 && n[0] >= '1' && n[0] < '1'+ScriptNonePages:
+			next := n[0] + 1
+			if next == '1'+ScriptNonePages {
+				next = '1'
+			}
+			hrefs = []string{"/", "/p/" + string(rune(next))}
+		default:
 			notFound(rw, r)
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http/httputil"
 	"strings"
+	"sync"
 
 	nlnwa "github.com/nlnwa/gowarc/v3"
 )
@@ -22,6 +23,7 @@ type Stored struct {
 	PayloadDigest  string
 	RefersToURI    string // of a revisit
 	RefersToDate   string // of a revisit
+	Truncated      string // WARC-Truncated: why the body is cut short ("length", "time", ...); "" if whole
 	ResponseHeader []byte // the HTTP status line and header block
 	Payload        []byte // the entity body, de-chunked; empty in a revisit
 	// WireBody is the body as the record holds it, as it was sent, when
@@ -35,7 +37,9 @@ type Stored struct {
 // de-chunked for Payload, and its payload digest checked over the
 // de-chunked bytes, as WARC 1.1 defines it: gowarc hashes the raw bytes.
 func ReadRecord(path string, offset int64) (Stored, error) {
+	readers.Lock()
 	r, err := nlnwa.NewWarcFileReader(path, offset, readOptions()...)
+	readers.Unlock()
 	if err != nil {
 		return Stored{}, fmt.Errorf("warc: %w", err)
 	}
@@ -49,13 +53,22 @@ func ReadRecord(path string, offset int64) (Stored, error) {
 func ReadRecordFrom(src io.Reader, name string, offset int64) (Stored, error) {
 	// Hidden behind a plain Reader: the library seeks a Seeker to the
 	// offset, which src already starts at.
+	readers.Lock()
 	r, err := nlnwa.NewWarcFileReaderFromStream(struct{ io.Reader }{src}, 0, readOptions()...)
+	readers.Unlock()
 	if err != nil {
 		return Stored{}, fmt.Errorf("warc: %w", err)
 	}
 	defer r.Close()
 	return readOne(r, name, offset)
 }
+
+// readers makes one reader at a time: the library's constructor calls
+// uuid.EnableRandPool, an unsynchronised write to a global of
+// github.com/google/uuid (see record.go), and a browser's requests, or a
+// replay's, read captures back in parallel. The reading itself runs
+// unlocked.
+var readers sync.Mutex
 
 // readOptions make every finding an error, but spec violations, digests
 // among them, only a warning, which readOne turns into an error unless it
@@ -82,6 +95,7 @@ func readOne(r *nlnwa.WarcFileReader, path string, offset int64) (Stored, error)
 		Type: wr.Type().String(), TargetURI: h.Get(nlnwa.WarcTargetURI), Date: h.Get(nlnwa.WarcDate),
 		PayloadDigest: h.Get(nlnwa.WarcPayloadDigest),
 		RefersToURI:   h.Get(nlnwa.WarcRefersToTargetURI), RefersToDate: h.Get(nlnwa.WarcRefersToDate),
+		Truncated: h.Get(nlnwa.WarcTruncated),
 	}
 	if s.Type != "response" && s.Type != "revisit" {
 		return Stored{}, fmt.Errorf("warc: %s at %d: a %s record, not a response or revisit", path, offset, s.Type)

@@ -869,14 +869,23 @@ func TestReadRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cut := pageExchange("http://example.com/c.html", 2, body[:1000])
+	cut.Truncated = "length"
+	cloc, err := w.WriteExchange(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
 	mustClose(t, w)
 	path := filepath.Join(dir, oloc.File)
 	got, err := ReadRecord(path, oloc.Offset)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Type != "response" || got.TargetURI != orig.URL || !bytes.Equal(got.Payload, body) || !bytes.Equal(got.ResponseHeader, orig.ResponseHeader) {
-		t.Errorf("response read back as %s %s, %d payload bytes, header %q", got.Type, got.TargetURI, len(got.Payload), got.ResponseHeader)
+	if got.Type != "response" || got.TargetURI != orig.URL || !bytes.Equal(got.Payload, body) || !bytes.Equal(got.ResponseHeader, orig.ResponseHeader) || got.Truncated != "" {
+		t.Errorf("response read back as %s %s, %d payload bytes, header %q, truncated %q", got.Type, got.TargetURI, len(got.Payload), got.ResponseHeader, got.Truncated)
+	}
+	if got, err := ReadRecord(path, cloc.Offset); err != nil || got.Truncated != "length" {
+		t.Errorf("a body cut at a cap read back as truncated %q (%v)", got.Truncated, err)
 	}
 	got, err = ReadRecord(path, rloc.Offset)
 	if err != nil {
@@ -1048,4 +1057,31 @@ func TestMetadataOneAfterAnother(t *testing.T) {
 			t.Errorf("record %d: block %q, want %q", i, got, b)
 		}
 	}
+}
+
+// Records are read back in parallel (a browser's requests answered from
+// the archive, a replay's): under -race, the library's reader must not be
+// built by two goroutines at once.
+func TestReadRecordInParallel(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := htmlPage(3, 2_000)
+	loc, err := w.WriteExchange(pageExchange("http://example.com/a.html", 0, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, w)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			got, err := ReadRecord(filepath.Join(dir, loc.File), loc.Offset)
+			if err != nil || !bytes.Equal(got.Payload, body) {
+				t.Errorf("read back %d bytes: %v", len(got.Payload), err)
+			}
+		})
+	}
+	wg.Wait()
 }
