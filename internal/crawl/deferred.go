@@ -7,21 +7,9 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/report"
 	"github.com/weft-crawler/weft/internal/store"
 )
-
-// DeferredHost is a host whose URLs a crawl left queued when it stopped
-// waiting on hosts held back by failures (Config.FailureWait): the next
-// run on the same data directory takes them up.
-type DeferredHost struct {
-	Host   string    `json:"host"`
-	URLs   int       `json:"urls"`   // URLs left queued
-	Until  time.Time `json:"until"`  // when its clock allows the next request
-	Why    string    `json:"why"`    // what set that clock: Retry-After, backoff, parked, retry
-	Cause  string    `json:"cause"`  // what the host last answered: "503", "robots.txt 503", "timeout"
-	Sample []string  `json:"sample"` // its first URLs
-	reason string    // Cause and Why, in words
-}
 
 // maxDeferredSample is how many URLs of a deferred host the summary names;
 // the fetch log has a line for every one.
@@ -39,6 +27,7 @@ func (c *Crawler) listDeferred(sum *Summary, left []frontier.HostInfo) error {
 		clocks[h.Name] = h.Clock
 	}
 	byHost := map[string]*DeferredHost{}
+	reasons := map[string]string{} // Cause and Why, in words, by host
 	now := time.Now()
 	add := func(it store.QueueItem) error {
 		d := byHost[it.Host]
@@ -51,7 +40,8 @@ func (c *Crawler) listDeferred(sum *Summary, left []frontier.HostInfo) error {
 					return err
 				}
 			}
-			d = &DeferredHost{Host: it.Host, Until: cl.NextAt, Why: cl.Why.String(), Cause: cl.Cause, reason: cl.Reason()}
+			d = &DeferredHost{Host: it.Host, Until: cl.NextAt, Why: cl.Why.String(), Cause: cl.Cause}
+			reasons[it.Host] = cl.Reason()
 			byHost[it.Host] = d
 		}
 		d.URLs++
@@ -59,7 +49,7 @@ func (c *Crawler) listDeferred(sum *Summary, left []frontier.HostInfo) error {
 			d.Sample = append(d.Sample, it.URL)
 		}
 		c.flog.write(fetchRecord{Time: now, URL: it.URL, Host: it.Host, Depth: it.Depth, Hops: it.Hops, Via: it.Via,
-			Outcome: "deferred", Error: d.reason + " until " + d.Until.Format(time.RFC3339)})
+			Outcome: "deferred", Error: reasons[it.Host] + " until " + d.Until.Format(time.RFC3339)})
 		return nil
 	}
 	const batch = 1024
@@ -112,6 +102,6 @@ func (c *Crawler) listDeferred(sum *Summary, left []frontier.HostInfo) error {
 		return cmp.Or(cmp.Compare(b.URLs, a.URLs), cmp.Compare(a.Host, b.Host))
 	})
 	sum.DeferredHostCount = len(hosts)
-	sum.DeferredHosts = hosts[:min(len(hosts), maxHostNames)]
+	sum.DeferredHosts = hosts[:min(len(hosts), report.MaxNamed)]
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,63 +75,6 @@ func (r RenderConfig) validate() error {
 		return fmt.Errorf("crawl: render settings must not be negative: %+v", r)
 	}
 	return nil
-}
-
-// RenderSummary is what rendering did in a crawl.
-type RenderSummary struct {
-	Mode         string `json:"mode"`          // the mode the crawl ran in ("never" when Chromium was missing)
-	Off          string `json:"off"`           // why the crawl could not render, if it could not
-	Pages        int64  `json:"pages"`         // pages rendered
-	Fallbacks    int64  `json:"fallbacks"`     // pages whose render failed: they kept their static links
-	Requests     int64  `json:"requests"`      // the browsers' requests (the pages' own documents included)
-	Recalled     int64  `json:"recalled"`      // of which answered from the archive: what the crawl had fetched already
-	Refused      int64  `json:"refused"`       // of which refused (robots.txt, the guard, a policy, a cap, not GET)
-	Spared       int64  `json:"spared"`        // requisites' leases done without a request: a render had fetched them
-	NewLinks     int64  `json:"new_links"`     // links found in rendered DOMs that the static parse had not
-	HostsStopped int64  `json:"hosts_stopped"` // hosts auto mode stopped rendering (GiveUpAfter renders without a new link)
-	Escapes      int64  `json:"escapes"`       // the pages' connections outside interception (a WebSocket), refused at the dead-end proxy
-	// BrowserConns are the browsers' own background connections
-	// (Chromium's calls home), refused at the dead-end proxy, and
-	// BrowserTargets where they went, the most often first.
-	BrowserConns   int64    `json:"browser_conns"`
-	BrowserTargets []string `json:"browser_targets"`
-	Restarts       int64    `json:"restarts"` // browsers killed and replaced
-}
-
-// Line is the summary's render line, "" when there is nothing to say: no
-// page was rendered and no browser asked for anything.
-func (b *RenderSummary) Line() string {
-	if b == nil {
-		return ""
-	}
-	if b.Off != "" {
-		return fmt.Sprintf("off (%s): the crawl ran as --render never", b.Off)
-	}
-	if b.Pages == 0 && b.Fallbacks == 0 && b.Requests == 0 && b.Spared == 0 && b.HostsStopped == 0 && b.Escapes == 0 && b.BrowserConns == 0 && b.Restarts == 0 {
-		return ""
-	}
-	var l strings.Builder
-	fmt.Fprintf(&l, "%s: %d pages rendered", b.Mode, b.Pages)
-	if b.Fallbacks > 0 {
-		fmt.Fprintf(&l, ", %d fell back to their static links", b.Fallbacks)
-	}
-	fmt.Fprintf(&l, "; %d browser requests through weft's fetch path (%d answered from the archive, %d refused); %d new links", b.Requests, b.Recalled, b.Refused, b.NewLinks)
-	if b.Spared > 0 {
-		fmt.Fprintf(&l, "; %d requisites a render had fetched not fetched again", b.Spared)
-	}
-	if b.HostsStopped > 0 {
-		fmt.Fprintf(&l, "; %d hosts no longer rendered", b.HostsStopped)
-	}
-	if b.Escapes > 0 {
-		fmt.Fprintf(&l, "; %d page connections outside interception (WebSockets) refused", b.Escapes)
-	}
-	if b.BrowserConns > 0 {
-		fmt.Fprintf(&l, "; %d of Chromium's own background connections (%s) refused, none of them left the machine", b.BrowserConns, strings.Join(b.BrowserTargets, ", "))
-	}
-	if b.Restarts > 0 {
-		fmt.Fprintf(&l, "; %d browsers replaced", b.Restarts)
-	}
-	return l.String()
 }
 
 // renderer renders pages for the crawl; nil when rendering is off.

@@ -482,7 +482,7 @@ func (r *robotsTxt) decide(host string, e *robotsEntry, pol *robots.Policy, reas
 	case v.pol.Outcome == robots.DisallowAll:
 		if before < r.retry.Attempts { // this failure made it unreachable
 			r.stats.inc(r.stats.hostsDown, reason, 1)
-			r.stats.down.add(HostCause{Host: host, Cause: reason, Err: strings.TrimPrefix(pol.Err, reason+": ")})
+			r.stats.down.Add(HostCause{Host: host, Cause: reason, Err: strings.TrimPrefix(pol.Err, reason+": ")})
 		}
 		retry := any(v.until.Sub(pol.FetchedAt).Round(time.Millisecond))
 		if v.until.Equal(endOfRun) {

@@ -10,6 +10,7 @@ import (
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
+	"github.com/weft-crawler/weft/internal/report"
 )
 
 // Run crawls until the frontier drains, MaxPages is reached or ctx is
@@ -227,15 +228,15 @@ func (c *Crawler) summary() Summary {
 		WARCUploads:        c.uploads.Summary(), // so far
 	}
 	var top []HostPages
-	sum.LinksCut, top = s.topLinksCut(maxHostNames)
+	sum.LinksCut, top = s.topLinksCut(report.MaxNamed)
 	if len(top) > 0 {
 		sum.LinksCutHosts = make(map[string]int64, len(top))
 		for _, h := range top {
 			sum.LinksCutHosts[h.Host] = h.Pages
 		}
 	}
-	sum.GaveUp, sum.GaveUpHosts = s.gaveUp.snapshot()
-	_, sum.HostsDownNamed = s.down.snapshot()
+	sum.GaveUp, sum.GaveUpHosts = s.gaveUp.Snapshot()
+	_, sum.HostsDownNamed = s.down.Snapshot()
 	sum.Traps, sum.TrapHosts = c.judge.Cut()
 	sum.TrapCosts, sum.TrapHostCount = c.judge.TrapReport()
 	return sum

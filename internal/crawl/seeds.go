@@ -13,15 +13,6 @@ import (
 	"github.com/weft-crawler/weft/internal/seen"
 )
 
-// SeedFailure is a seed of the command line that got no response, and
-// why: the crawl says it, and what would let it be fetched.
-type SeedFailure struct {
-	URL    string `json:"url"`
-	Reason string `json:"reason"` // a Reject* reason, "error:KIND", or "queued" (left for a later run)
-	Detail string `json:"detail,omitempty"`
-	Hint   string `json:"hint,omitempty"` // the flag that would let it be fetched, where one would
-}
-
 // maxSeedFailures is how many unfetched seeds the summary names.
 const maxSeedFailures = 20
 

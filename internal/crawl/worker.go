@@ -178,7 +178,7 @@ func (c *Crawler) countClock(l frontier.Lease, res frontier.Result, clock fronti
 	}
 	if clock.GaveUp && !l.Clock.GaveUp {
 		c.judge.GiveUp(l.Host)
-		c.stats.gaveUp.add(l.Host)
+		c.stats.gaveUp.Add(l.Host)
 		c.log.Warn("host given up after too many failures, or 429s in a row; its queued URLs are dropped", "host", l.Host, "errors", clock.Errors, "429s_in_a_row", clock.Throttles)
 	}
 }

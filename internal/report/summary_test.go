@@ -1,4 +1,4 @@
-package crawl
+package report
 
 import (
 	"encoding/json"
@@ -102,5 +102,58 @@ func TestSummaryJSON(t *testing.T) {
 	var back Summary
 	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, sum) {
 		t.Errorf("read back: %+v, %v\nwant %+v", back, err, sum)
+	}
+}
+
+// The render line of the summary says what rendering did, and nothing
+// when it did nothing: a crawl of plain pages renders none.
+func TestRenderSummaryLine(t *testing.T) {
+	for _, c := range []struct {
+		sum       *RenderSummary
+		want, not []string
+		whole     string
+	}{
+		{sum: nil},
+		{sum: &RenderSummary{Mode: "auto"}},
+		{sum: &RenderSummary{Mode: "never", Off: "render: no Chromium found"}, whole: "off (render: no Chromium found): the crawl ran as --render never"},
+		{sum: &RenderSummary{Mode: "always", Pages: 10, Requests: 89, Recalled: 70, NewLinks: 2, BrowserConns: 9, BrowserTargets: []string{"accounts.google.com:443", "update.googleapis.com:443"}},
+			want: []string{"always: 10 pages rendered;", "89 browser requests through weft's fetch path (70 answered from the archive, 0 refused)", "2 new links",
+				"9 of Chromium's own background connections (accounts.google.com:443, update.googleapis.com:443) refused, none of them left the machine"},
+			not: []string{"fell back", "hosts no longer rendered", "page connections", "browsers replaced", "not fetched again"}},
+		{sum: &RenderSummary{Mode: "auto", Pages: 3, Fallbacks: 1, Requests: 21, Spared: 6, HostsStopped: 1, Escapes: 1, Restarts: 1},
+			want: []string{"3 pages rendered, 1 fell back to their static links", "6 requisites a render had fetched not fetched again", "1 hosts no longer rendered",
+				"1 page connections outside interception (WebSockets) refused", "1 browsers replaced"},
+			not: []string{"Chromium's own"}},
+	} {
+		got := c.sum.Line()
+		if c.want == nil && got != c.whole {
+			t.Errorf("%+v: %q, want %q", c.sum, got, c.whole)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q lacks %q", got, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(got, n) {
+				t.Errorf("%q says %q", got, n)
+			}
+		}
+	}
+}
+
+// First counts every thing added and keeps the first MaxNamed, in order.
+func TestFirstKeepsTheFirstNamed(t *testing.T) {
+	var l First[string]
+	for i := range MaxNamed + 5 {
+		l.Add(strings.Repeat("h", i+1))
+	}
+	n, first := l.Snapshot()
+	if n != MaxNamed+5 || len(first) != MaxNamed || first[0] != "h" || first[MaxNamed-1] != strings.Repeat("h", MaxNamed) {
+		t.Errorf("count %d, kept %d: %q...", n, len(first), first[:2])
+	}
+	first[0] = "changed"
+	if _, again := l.Snapshot(); again[0] != "h" {
+		t.Error("the snapshot shares its slice with the list")
 	}
 }
