@@ -19,6 +19,7 @@ import (
 
 	ia "github.com/internetarchive/gowarc"
 
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/simhash"
 	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/synthweb"
@@ -543,15 +544,15 @@ func readWARC(t *testing.T, path string) []warcRecord {
 }
 
 // readFetchLog returns the records of fetches.jsonl.
-func readFetchLog(t *testing.T, dir string) []fetchRecord {
+func readFetchLog(t *testing.T, dir string) []fetchlog.Record {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, "fetches.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []fetchRecord
+	var out []fetchlog.Record
 	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		var r fetchRecord
+		var r fetchlog.Record
 		if err := json.Unmarshal(line, &r); err != nil {
 			t.Fatalf("fetches.jsonl: %v: %s", err, line)
 		}

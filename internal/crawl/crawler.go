@@ -25,6 +25,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/freelist"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/hostmap"
@@ -87,7 +88,7 @@ type Crawler struct {
 	embeds   bool
 	policies *hostPolicies // the operators' policies, applied to the hosts' clocks
 	stats    *counters
-	flog     *fetchLog
+	flog     *fetchlog.Log
 	start    time.Time
 	seeds    []canon.URL
 	seedWhy  map[string]string // seeds refused when Run admitted them, and why (set by Run before the workers start)
@@ -319,7 +320,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		sched: c.sched, state: c.state, seen: c.seen, front: c.front, canon: c.canon, scope: c.scope, judge: c.judge, stats: c.stats,
 		parts: c.cfg.Partitions, scan: c.cfg.RecrawlScan, delay: c.cfg.Delay, held: make(heldParts, c.cfg.Partitions),
 	}
-	if c.flog, err = openFetchLog(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
+	if c.flog, err = fetchlog.Open(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
 		return nil, err
 	}
 	c.robots.flog = c.flog
@@ -358,7 +359,7 @@ func (c *Crawler) close(drain time.Duration) error {
 		// last file; before the store's, which records each upload.
 		c.uploads.Close(drain)
 	}
-	return errors.Join(append(errs, c.flog.close(), c.state.close())...)
+	return errors.Join(append(errs, c.flog.Close(), c.state.close())...)
 }
 
 // fail stops the crawl for an error that makes going on pointless (the

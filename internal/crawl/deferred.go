@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/report"
 	"github.com/weft-crawler/weft/internal/store"
@@ -48,7 +49,7 @@ func (c *Crawler) listDeferred(sum *Summary, left []frontier.HostInfo) error {
 		if len(d.Sample) < maxDeferredSample {
 			d.Sample = append(d.Sample, it.URL)
 		}
-		c.flog.write(fetchRecord{Time: now, URL: it.URL, Host: it.Host, Depth: it.Depth, Hops: it.Hops, Via: it.Via,
+		c.flog.Write(fetchlog.Record{Time: now, URL: it.URL, Host: it.Host, Depth: it.Depth, Hops: it.Hops, Via: it.Via,
 			Outcome: "deferred", Error: reasons[it.Host] + " until " + d.Until.Format(time.RFC3339)})
 		return nil
 	}

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/weft-crawler/weft/internal/fetchlog"
 )
 
 // miniWeb serves a few hand-written hosts, each on its own loopback
@@ -324,7 +326,7 @@ func TestDigestOfALostRecordIsNotReferredTo(t *testing.T) {
 	sum := runCrawl(t, cfg)
 	// Cut the file just before /one's response, as recovery would after
 	// its tail was lost, and leave it ".open".
-	var one fetchRecord
+	var one fetchlog.Record
 	for _, r := range readFetchLog(t, cfg.DataDir) {
 		if strings.HasSuffix(r.URL, "/one") {
 			one = r

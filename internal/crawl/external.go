@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/policy"
 )
@@ -195,7 +196,7 @@ func (o Operator) CompleteExternal(id, url string, status int, fetchedAt time.Ti
 	}
 	c.judge.Fetched(l.Host)
 	lo := leaseOutcome{status: status, outcome: "external"}
-	rec := fetchRecord{Time: fetchedAt, URL: l.URL, Host: l.Host, Status: status, Depth: l.Depth, Via: l.Via, SHA256: contentHash, Outcome: "external"}
+	rec := fetchlog.Record{Time: fetchedAt, URL: l.URL, Host: l.Host, Status: status, Depth: l.Depth, Via: l.Via, SHA256: contentHash, Outcome: "external"}
 	if status == 0 {
 		c.stats.errors.Add(1)
 		c.stats.inc(c.stats.byError, "external", 1)
@@ -208,7 +209,7 @@ func (o Operator) CompleteExternal(id, url string, status int, fetchedAt time.Ti
 		lo.res = frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter}
 		lo.res.Retry = signal == frontier.Throttled || signal == frontier.Unavailable
 	}
-	c.flog.write(rec)
+	c.flog.Write(rec)
 	c.endLease(l, lo)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/store"
@@ -184,7 +185,7 @@ func (c *Crawler) frontierUp() bool {
 }
 
 // Fetch is one line of the fetch log, as the operator API shows it.
-type Fetch = fetchRecord
+type Fetch = fetchlog.Record
 
 // Page is what the crawl holds of one URL: its record and its captures
 // in the capture index, newest first (at most maxPageCaptures).

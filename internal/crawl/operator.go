@@ -38,7 +38,7 @@ func (o Operator) Live() Live {
 	}
 	sum.Queued = fs.Queued + fs.InFlight
 	sum.WARCFiles, sum.WARCBytes = c.warc.Files(), c.warc.Bytes()
-	l := Live{Summary: sum, Frontier: fs, Paused: c.pause.paused(), Outcomes: c.flog.byOutcome()}
+	l := Live{Summary: sum, Frontier: fs, Paused: c.pause.paused(), Outcomes: c.flog.ByOutcome()}
 	if n, ok := c.state.db.Queued(); ok {
 		l.Stored = &n
 	}
@@ -262,7 +262,7 @@ func (o Operator) Policy(host string) (policy.Policy, bool) {
 }
 
 // Recent returns the last fetches (at most 100), newest first.
-func (o Operator) Recent() []Fetch { return o.c.flog.last() }
+func (o Operator) Recent() []Fetch { return o.c.flog.Last() }
 
 // Activity returns what the crawl keeps of host's recent activity: its
 // counts, last fetches and parks, while it is among the hosts fetched most
@@ -271,7 +271,7 @@ func (o Operator) Activity(host string) (recent.Activity, bool) {
 	if h, err := policy.NormalHost(host); err == nil {
 		host = h
 	}
-	return o.c.flog.hosts.Of(host)
+	return o.c.flog.Hosts().Of(host)
 }
 
 // Hosts returns what the crawl knows of the hosts its frontier holds, those

@@ -8,6 +8,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/robots"
@@ -43,7 +44,7 @@ type pageRun struct {
 	notModified bool // a 304 to the conditional request: a revisit of first
 	indexed     bool // cp's line of the capture index is staged
 	mt          string
-	rec         fetchRecord // its line of the fetch log
+	rec         fetchlog.Record // its line of the fetch log
 
 	// read: the links and requisites found, for the judge; every link
 	// that resolved (the page's outlinks, followed or not); the pages

@@ -9,6 +9,7 @@ import (
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/fetchlog"
 )
 
 // archivePage writes the answer to the archive: a 304 as a revisit of the
@@ -42,7 +43,7 @@ func (c *Crawler) archivePage(p *pageRun) {
 	}
 	sum := sha256.Sum256(resp.Decoded)
 	l, loc := p.l, p.cp.Loc
-	p.rec = fetchRecord{
+	p.rec = fetchlog.Record{
 		Time: resp.Start, URL: l.URL, Host: l.Host, Status: resp.StatusCode, Bytes: len(resp.Body),
 		DurationMS: resp.Duration.Milliseconds(), Depth: l.Depth, Hops: l.Hops, Via: l.Via,
 		ContentType: resp.Header.Get("Content-Type"), SHA256: hex.EncodeToString(sum[:]),

@@ -23,7 +23,7 @@ func (c *Crawler) conclude(p *pageRun) {
 		}
 	}
 	c.stageCapture(p)
-	c.flog.write(p.rec)
+	c.flog.Write(p.rec)
 	signal, retryAfter := answerSignal(resp, time.Now())
 	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration, Cause: answerCause(resp, signal)}
 	if signal == frontier.Throttled || signal == frontier.Unavailable {

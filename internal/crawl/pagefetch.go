@@ -8,6 +8,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -46,7 +47,7 @@ func (c *Crawler) fetchPage(ctx context.Context, p *pageRun) bool {
 	}
 	c.stats.failed(l.Host, kind.String())
 	c.log.Info("fetch failed", "url", l.URL, "host", l.Host, "err", err)
-	c.flog.write(fetchRecord{Time: time.Now(), URL: l.URL, Host: l.Host, Depth: l.Depth, Hops: l.Hops, Via: l.Via, Outcome: "error:" + kind.String(), Error: err.Error()})
+	c.flog.Write(fetchlog.Record{Time: time.Now(), URL: l.URL, Host: l.Host, Depth: l.Depth, Hops: l.Hops, Via: l.Via, Outcome: "error:" + kind.String(), Error: err.Error()})
 	p.out = leaseOutcome{res: errorResult(err, time.Since(start)), outcome: "error:" + kind.String()}
 	return false
 }

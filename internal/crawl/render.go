@@ -15,6 +15,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
@@ -582,7 +583,7 @@ func (f *pageFetcher) get(ctx context.Context, u canon.URL, typ string) (*render
 		kind := fetch.KindOf(err)
 		fetched, signal := errorSignal(kind)
 		c.log.Info("render: a page's request failed", "page", f.l.URL, "url", u.String, "err", err)
-		c.flog.write(fetchRecord{Time: time.Now(), URL: u.String, Host: u.Authority, Depth: f.l.Depth + 1, Via: f.l.URL, Outcome: "error:" + kind.String(), Error: err.Error()})
+		c.flog.Write(fetchlog.Record{Time: time.Now(), URL: u.String, Host: u.Authority, Depth: f.l.Depth + 1, Via: f.l.URL, Outcome: "error:" + kind.String(), Error: err.Error()})
 		return nil, frontier.Result{Fetched: fetched, Signal: signal}, err
 	}
 	signal, retryAfter := answerSignal(resp, time.Now())
@@ -592,7 +593,7 @@ func (f *pageFetcher) get(ctx context.Context, u canon.URL, typ string) (*render
 	c.index(cp, f.pb)
 	f.pbMu.Unlock()
 	// In the fetch log as the page's requisite, asked by its browser.
-	c.flog.write(fetchRecord{Time: resp.Start, URL: u.String, Host: u.Authority, Status: resp.StatusCode, Bytes: len(resp.Body),
+	c.flog.Write(fetchlog.Record{Time: resp.Start, URL: u.String, Host: u.Authority, Status: resp.StatusCode, Bytes: len(resp.Body),
 		DurationMS: resp.Duration.Milliseconds(), Depth: f.l.Depth + 1, Via: f.l.URL, ContentType: resp.Header.Get("Content-Type"),
 		Truncated: resp.Truncated, WARCFile: cp.Loc.File, WARCOffset: cp.Loc.Offset, Outcome: outcomeRendered})
 	if resp.Truncated != "" || resp.Refused || resp.DecodeErr != nil {

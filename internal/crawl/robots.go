@@ -15,6 +15,7 @@ import (
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/judge"
@@ -197,10 +198,10 @@ type robotsTxt struct {
 	front    *frontier.Frontier
 	arch     *archive.Archiver // every robots.txt response is archived
 	stats    *counters
-	flog     *fetchLog    // every robots.txt request has its line
-	judge    *judge.Judge // counts the requests per host, for the trap report
-	policies *policy.Set  // a hop to another host obeys that host's policy too
-	cluster  Cluster      // nil for a single node
+	flog     *fetchlog.Log // every robots.txt request has its line
+	judge    *judge.Judge  // counts the requests per host, for the trap report
+	policies *policy.Set   // a hop to another host obeys that host's policy too
+	cluster  Cluster       // nil for a single node
 	log      *slog.Logger
 	fail     func(error)
 
@@ -305,7 +306,7 @@ func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, targe
 		}
 		r.log.Info("robots.txt unreachable", "host", host, "url", target, "err", err)
 		r.stats.failed(originHost(host), kind.String())
-		r.flog.write(fetchRecord{Time: start, URL: target, Host: originHost(host), DurationMS: now.Sub(start).Milliseconds(),
+		r.flog.Write(fetchlog.Record{Time: start, URL: target, Host: originHost(host), DurationMS: now.Sub(start).Milliseconds(),
 			Outcome: "error:" + kind.String(), Error: err.Error(), Robots: robots.DisallowAll.String()})
 		pol := robots.DisallowAllPolicy(0, kind.String()+": "+err.Error(), now)
 		r.decide(host, e, pol, kind.String(), nil, kind == fetch.KindRefused || kind == fetch.KindBadURL)
@@ -387,7 +388,7 @@ func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, targe
 // logAnswer writes the fetch log's line of a robots.txt request that got
 // an answer: its outcome "robots", and what it made of the host.
 func (r *robotsTxt) logAnswer(host string, resp *fetch.Response, outcome string) {
-	r.flog.write(fetchRecord{Time: resp.Start, URL: resp.URL, Host: originHost(host), Status: resp.StatusCode, Bytes: len(resp.Body),
+	r.flog.Write(fetchlog.Record{Time: resp.Start, URL: resp.URL, Host: originHost(host), Status: resp.StatusCode, Bytes: len(resp.Body),
 		DurationMS: resp.Duration.Milliseconds(), Outcome: "robots", Location: resp.Location, Robots: outcome,
 		ContentType: resp.Header.Get("Content-Type"), Truncated: resp.Truncated})
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
@@ -26,7 +27,7 @@ func TestHostileHostsCostOnlyTheirCaps(t *testing.T) {
 	sum := runCrawl(t, cfg)
 
 	recs := readFetchLog(t, cfg.DataDir)
-	byHost := map[string]fetchRecord{}
+	byHost := map[string]fetchlog.Record{}
 	for _, r := range recs {
 		byHost[strings.SplitN(r.Host, ".", 2)[0]] = r
 	}

@@ -173,7 +173,7 @@ func (c *Crawler) countClock(l frontier.Lease, res frontier.Result, clock fronti
 	}
 	if clock.Parks > l.Clock.Parks {
 		c.stats.parks.Add(1)
-		c.flog.hosts.Parked(l.Host, time.Now(), clock.NextAt)
+		c.flog.Hosts().Parked(l.Host, time.Now(), clock.NextAt)
 		c.log.Warn("host parked after failures in a row", "host", l.Host, "errors", clock.Errors, "until", clock.NextAt.Format(time.RFC3339))
 	}
 	if clock.GaveUp && !l.Clock.GaveUp {

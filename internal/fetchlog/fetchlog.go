@@ -1,4 +1,7 @@
-package crawl
+// Package fetchlog is the crawl's fetch log, fetches.jsonl: a line for
+// every fetch attempt, the last of them kept for the operator API, and
+// counts by outcome.
+package fetchlog
 
 import (
 	"bufio"
@@ -13,10 +16,10 @@ import (
 	recent "github.com/weft-crawler/weft/internal/history"
 )
 
-// fetchRecord is one line of fetches.jsonl, one per fetch attempt: the
+// Record is one line of fetches.jsonl, one per fetch attempt: the
 // URL asked, what came back (status, outcome, bytes, type, digest) and
 // how long it took.
-type fetchRecord struct {
+type Record struct {
 	Time        time.Time `json:"time"`
 	URL         string    `json:"url"`
 	Host        string    `json:"host"`
@@ -43,36 +46,37 @@ type fetchRecord struct {
 	Robots string `json:"robots,omitempty"`
 }
 
-type fetchLog struct {
+// Log writes the fetch log. It is safe for concurrent use.
+type Log struct {
 	mu  sync.Mutex
 	f   *os.File
 	w   *bufio.Writer
 	enc *json.Encoder
 	err error
 	// recent holds the last recentFetches records, a ring from next.
-	recent []fetchRecord
+	recent []Record
 	next   int
 	// outcomes counts the records by outcome ("ok", "redirect",
 	// "revisit", "not-modified", "error:timeout", ...).
 	outcomes map[string]int64
-	// hosts keeps the last fetches and parks of the hosts fetched most
-	// recently, for their pages in the operator API.
-	hosts *recent.Hosts
+	hosts    *recent.Hosts
 }
 
 // recentFetches is how many of the last fetches Recent returns.
 const recentFetches = 100
 
-func openFetchLog(path string) (*fetchLog, error) {
+// Open appends to the fetch log at path, created if need be.
+func Open(path string) (*Log, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("crawl: fetch log: %w", err)
+		return nil, fmt.Errorf("fetchlog: %w", err)
 	}
 	w := bufio.NewWriterSize(f, 64<<10)
-	return &fetchLog{f: f, w: w, enc: json.NewEncoder(w), hosts: recent.NewHosts(recent.HostsConfig{})}, nil
+	return &Log{f: f, w: w, enc: json.NewEncoder(w), hosts: recent.NewHosts(recent.HostsConfig{})}, nil
 }
 
-func (l *fetchLog) write(r fetchRecord) {
+// Write logs one fetch.
+func (l *Log) Write(r Record) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err == nil {
@@ -91,30 +95,36 @@ func (l *fetchLog) write(r fetchRecord) {
 	}
 }
 
-// byOutcome returns the fetches logged so far by outcome.
-func (l *fetchLog) byOutcome() map[string]int64 {
+// ByOutcome returns the fetches logged so far by outcome.
+func (l *Log) ByOutcome() map[string]int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return maps.Clone(l.outcomes)
 }
 
-// last returns the last fetches, newest first.
-func (l *fetchLog) last() []fetchRecord {
+// Last returns the last fetches, newest first.
+func (l *Log) Last() []Record {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]fetchRecord, 0, len(l.recent))
+	out := make([]Record, 0, len(l.recent))
 	for i := range l.recent {
 		out = append(out, l.recent[(l.next+len(l.recent)-1-i)%len(l.recent)])
 	}
 	return out
 }
 
-func (l *fetchLog) close() error {
+// Close flushes the log to disk and closes it; the first write error
+// there was is returned here.
+func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	err := errors.Join(l.err, l.w.Flush(), l.f.Sync(), l.f.Close())
 	if err != nil {
-		return fmt.Errorf("crawl: fetch log %s: %w", l.f.Name(), err)
+		return fmt.Errorf("fetchlog: %s: %w", l.f.Name(), err)
 	}
 	return nil
 }
+
+// Hosts keeps the last fetches and parks of the hosts fetched most
+// recently, for their pages in the operator API.
+func (l *Log) Hosts() *recent.Hosts { return l.hosts }
