@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/answer"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/policy"
@@ -203,8 +204,8 @@ func (o Operator) CompleteExternal(id, url string, status int, fetchedAt time.Ti
 		lo.res = frontier.Result{Fetched: true, Signal: frontier.Failed}
 	} else {
 		c.stats.pages.Add(1)
-		c.stats.inc(c.stats.byClass, statusClass(status), 1)
-		signal, retryAfter := responseSignal(status, http.Header{}, time.Now())
+		c.stats.inc(c.stats.byClass, answer.Class(status), 1)
+		signal, retryAfter := answer.StatusSignal(status, http.Header{}, time.Now())
 		lo.res = frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter}
 		lo.res.Retry = signal == frontier.Throttled || signal == frontier.Unavailable
 	}

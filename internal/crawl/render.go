@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/answer"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
@@ -542,12 +543,12 @@ func (f *pageFetcher) get(ctx context.Context, u canon.URL) (*render.Response, f
 	resp, err := c.fetcher.Get(ctx, u.String, nil)
 	if err != nil {
 		kind := fetch.KindOf(err)
-		fetched, signal := errorSignal(kind)
+		fetched, signal := answer.ErrorSignal(kind)
 		c.log.Info("render: a page's request failed", "page", f.l.URL, "url", u.String, "err", err)
 		c.flog.write(fetchRecord{Time: time.Now(), URL: u.String, Host: u.Authority, Depth: f.l.Depth + 1, Via: f.l.URL, Outcome: "error:" + kind.String(), Error: err.Error()})
 		return nil, frontier.Result{Fetched: fetched, Signal: signal}, err
 	}
-	signal, retryAfter := answerSignal(resp, time.Now())
+	signal, retryAfter := answer.Signal(resp, time.Now())
 	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
 	f.pbMu.Lock()
 	cp := c.archiveResp(resp, f.pb, &u)

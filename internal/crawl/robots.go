@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/answer"
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetch"
@@ -309,14 +310,14 @@ func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, targe
 			Outcome: "error:" + kind.String(), Error: err.Error(), Robots: robots.DisallowAll.String()})
 		pol := robots.DisallowAllPolicy(0, kind.String()+": "+err.Error(), now)
 		r.decide(host, e, pol, kind.String(), nil, kind == fetch.KindRefused || kind == fetch.KindBadURL)
-		res := errorResult(err, now.Sub(start))
+		res := answer.Failed(err, now.Sub(start))
 		res.Cause = "robots.txt " + res.Cause
 		return res
 	}
 	// Every answer tells the host's clock how the server is doing.
-	signal, retryAfter := answerSignal(resp, time.Now())
+	signal, retryAfter := answer.Signal(resp, time.Now())
 	answered := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
-	if c := answerCause(resp, signal); c != "" {
+	if c := answer.Cause(resp, signal); c != "" {
 		answered.Cause = "robots.txt " + c
 	}
 	r.archive(resp)
@@ -514,10 +515,10 @@ func robotsCause(h *robots.History) string {
 
 func statusReason(code int) string {
 	if code >= 500 {
-		return "robots.txt " + statusClass(code)
+		return "robots.txt " + answer.Class(code)
 	}
 	if code == 429 {
 		return "robots.txt 429"
 	}
-	return "robots.txt status " + statusClass(code)
+	return "robots.txt status " + answer.Class(code)
 }

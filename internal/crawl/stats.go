@@ -116,13 +116,6 @@ func (c *counters) incType(m map[string]int64, mt string) {
 	c.mu.Unlock()
 }
 
-func statusClass(code int) string {
-	if code < 100 || code > 599 {
-		return "other"
-	}
-	return fmt.Sprintf("%dxx", code/100)
-}
-
 // HostPages counts a host's pages that something happened to.
 type HostPages struct {
 	Host  string `json:"host"`
