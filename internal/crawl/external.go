@@ -15,6 +15,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/robotstxt"
 )
 
 // External fetchers (the operator API's /v1/frontier/lease and
@@ -45,7 +46,7 @@ var ErrUnknownLease = errors.New("crawl: no such lease out")
 // cache and the operators' policies it holds.
 type externals struct {
 	canon    *canon.Canonicalizer
-	robots   *robotsCache
+	robots   *robotstxt.Cache
 	policies *policy.Set
 	log      *slog.Logger
 
@@ -131,7 +132,7 @@ func (x *externals) externalizable(l frontier.Lease) bool {
 	if err != nil || u.Path == "/robots.txt" {
 		return false
 	}
-	pol := x.robots.Cached(originKey(u.Scheme, l.Host), time.Now())
+	pol := x.robots.Cached(robotstxt.Origin(u.Scheme, l.Host), time.Now())
 	return pol != nil && pol.Allowed(u.PathQuery()) && x.policies.For(u.Authority, u.Host).Allowed(u.PathQuery())
 }
 

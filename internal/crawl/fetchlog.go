@@ -11,6 +11,7 @@ import (
 	"time"
 
 	recent "github.com/weft-crawler/weft/internal/history"
+	"github.com/weft-crawler/weft/internal/robotstxt"
 )
 
 // fetchRecord is one line of fetches.jsonl, one per fetch attempt: the
@@ -89,6 +90,12 @@ func (l *fetchLog) write(r fetchRecord) {
 		l.recent[l.next] = r
 		l.next = (l.next + 1) % recentFetches
 	}
+}
+
+// Robots writes the line of a robots.txt request (robotstxt.FetchLog).
+func (l *fetchLog) Robots(r robotstxt.Line) {
+	l.write(fetchRecord{Time: r.Time, URL: r.URL, Host: r.Host, Status: r.Status, Bytes: r.Bytes, DurationMS: r.DurationMS,
+		Outcome: r.Outcome, Error: r.Error, Location: r.Location, ContentType: r.ContentType, Truncated: r.Truncated, Robots: r.Robots})
 }
 
 // byOutcome returns the fetches logged so far by outcome.

@@ -489,7 +489,7 @@ func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL) (*render.Respo
 // first if it is not known yet (again is then set: borrow once more for
 // the URL), or the URL.
 func (f *pageFetcher) borrowed(ctx context.Context, bl frontier.Lease, u canon.URL) (resp *render.Response, res frontier.Result, again bool, err error) {
-	pol, spent := f.c.robots.ensure(ctx, bl, u)
+	pol, spent := f.c.robots.Ensure(ctx, bl, u)
 	if pol == nil {
 		if spent.Hold > 0 || spent.Drain == frontier.DrainStart {
 			return nil, spent, false, errRefused{"robots.txt of " + u.Authority + " failed, or disallows it all"}

@@ -1,4 +1,10 @@
-package crawl
+// Package robotstxt fetches and judges each origin's robots.txt under the
+// hosts' leases: the verdict of every origin (Cache), read by whoever
+// admits a URL, and the fetch of each file, a chain of redirects whose
+// every request waits for the clock of the host it goes to, across hosts
+// and, in a cluster, across nodes. Parsing a file and its retry history
+// are package robots'.
+package robotstxt
 
 import (
 	"cmp"
@@ -6,10 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/answer"
@@ -17,206 +23,144 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
-	"github.com/weft-crawler/weft/internal/hostmap"
-	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
-// robotsCache holds the robots.txt history and verdict of each origin
-// (scheme and authority: see originKey), split by partition.
-//
-// Only the worker holding a host's lease fetches its robots.txt, so the
-// history and fetch state of an entry (pending redirect, hops) have one
-// writer at a time; the verdict is read by every worker admitting links to
-// the host, through an atomic pointer.
-type robotsCache struct {
-	hosts *hostmap.Map[*robotsEntry]
-	retry robots.Retry
-	// runStart, set in a crawl that ends, is when it started: a robots.txt
-	// that became unreachable since (its last attempt failed) holds the
-	// host disallowed until the crawl ends, rather than until its retry,
-	// which may come before the host's clock allows the request (a 503
-	// with an hour's Retry-After): a verdict that expired first would let
-	// the host's late links in, to wait out that clock and hold the crawl.
-	runStart time.Time
+// Getter makes one bounded GET (fetch.Fetcher's Get): no response is an
+// error that fetch.KindOf classifies.
+type Getter interface {
+	Get(ctx context.Context, rawURL string, header http.Header) (*fetch.Response, error)
 }
 
-// endOfRun is the until of a verdict that holds to the end of the crawl.
-var endOfRun = time.Unix(1<<40, 0)
-
-type robotsEntry struct {
-	verdict atomic.Pointer[robotsVerdict]
-	hist    robots.History // what the fetches said; the lease holder's
-	// Fetch state of the redirect chain, touched by one lease at a time:
-	// the host's own, or (while waiting is set and the host is parked) the
-	// lease of the host a hop crossed to.
-	pending string // next URL of the chain on this host; "" means /robots.txt
-	hops    int
-	waiting atomic.Bool // a hop is queued on another host; this host is parked
-	chain   atomic.Bool // pending is set: the entry is in use, not evicted
-	stored  bool        // the store was asked for an earlier run's history
+// Frontier is where a hop to another host is queued, under that host's
+// clock (frontier.Item.RobotsFor), and where the host whose chain it is
+// waits parked until the hop is done.
+type Frontier interface {
+	Add(items ...frontier.Item)
+	// Unpark lets the parked host be leased again.
+	Unpark(host string)
 }
 
-// robotsVerdict is robots.History.Verdict's answer: judge the host's URLs by
-// pol until until; with no pol, fetch the file at until (now if zero).
-type robotsVerdict struct {
-	pol   *robots.Policy
-	until time.Time
+// Archiver writes a response to the archive and its line to the capture
+// index (archive.Archiver; robots.txt has no staging or page URL).
+type Archiver interface {
+	Archive(resp *fetch.Response, st *archive.Staging, u *canon.URL) (archive.Capture, error)
+	Index(cp archive.Capture, st *archive.Staging) error
 }
 
-// newRobotsCache keeps at most bound origins' entries in memory (0: no
-// bound), least recently used evicted first. An evicted entry is only
-// forgotten: its history, with the raw body of its last good file, is in
-// the store (decide writes it), and the next lease of the host reads it
-// back and parses the file again (ensure). An entry half way through a
-// redirect chain is in use and stays.
-func newRobotsCache(partitions, bound int, retry robots.Retry) *robotsCache {
-	return &robotsCache{hosts: hostmap.NewBounded[*robotsEntry](partitions, bound, nil), retry: retry}
+// FetchLog takes the fetch log's line of each robots.txt request.
+type FetchLog interface {
+	Robots(Line)
 }
 
-// Pinned says the entry is half way through a redirect chain: it stays
-// in memory until the chain ends (hostmap.Pinned).
-func (e *robotsEntry) Pinned() bool { return e.chain.Load() || e.waiting.Load() }
-
-// originKey names the robots.txt a URL is judged by, scheme://authority:
-// a file applies to the scheme, host and port it is served from (Google's
-// documentation says so; RFC 9309 puts it at the top of its "service"), so
-// http://a.test/ and https://a.test/ each have their own. Everything else
-// of a host, its politeness clock first, is keyed by authority alone: the
-// two schemes are one server.
-func originKey(scheme, authority string) string { return scheme + "://" + authority }
-
-// splitOrigin returns the scheme and authority of an originKey.
-func splitOrigin(origin string) (scheme, authority string) {
-	scheme, authority, _ = strings.Cut(origin, "://")
-	return scheme, authority
+// Line is the fetch log's line of one robots.txt request.
+type Line struct {
+	Time        time.Time
+	URL         string
+	Host        string // the authority
+	Status      int
+	Bytes       int
+	DurationMS  int64
+	Outcome     string // "robots" for an answer, "error:KIND" for none
+	Error       string
+	Location    string
+	ContentType string
+	Truncated   string
+	Robots      string // what it made of the host: rules, no-rules, disallow-all, redirect
 }
 
-// originHost is the authority (the frontier's host) of an originKey.
-func originHost(origin string) string {
-	_, a := splitOrigin(origin)
-	return a
+// Requests counts the requests made to each host, robots.txt's with the
+// pages' (judge.Judge.Fetched): the trap report weighs a host's URLs
+// against them.
+type Requests interface {
+	Fetched(host string)
 }
 
-// robotsSchemes are the schemes whose robots.txt the crawl fetches.
-var robotsSchemes = [...]string{"https", "http"}
-
-// entry returns the origin's entry, creating it.
-func (c *robotsCache) entry(origin string) *robotsEntry {
-	return c.hosts.Update(origin, func(e *robotsEntry) *robotsEntry {
-		if e == nil {
-			e = &robotsEntry{}
-		}
-		return e
-	})
+// Policies are the operators' policies (policy.Set): a hop to another
+// host obeys that host's policy too.
+type Policies interface {
+	For(authority, host string) *policy.Policy
 }
 
-// cached returns the policy the origin's URLs are judged by at now, or nil
-// if there is none (never fetched, expired, or being retried after a
-// failure).
-func (c *robotsCache) Cached(origin string, now time.Time) *robots.Policy {
-	e, ok := c.hosts.Get(origin)
-	if !ok {
-		return nil
-	}
-	if v := e.verdict.Load(); v != nil && v.pol != nil && now.Before(v.until) {
-		return v.pol
-	}
-	return nil
+// Cluster asks the owner of a host of another partition to make a hop
+// there (crawl.Cluster's RobotsHop): it returns that node's Files.HopFor
+// answer.
+type Cluster interface {
+	RobotsHop(ctx context.Context, forHost, target, targetHost string, hops int) (Answer, error)
 }
 
-// cachedHost is cached for the https URLs of authority, else for its http
-// ones: what an operator asking about a host most likely means.
-func (c *robotsCache) cachedHost(authority string, now time.Time) *robots.Policy {
-	for _, s := range robotsSchemes {
-		if pol := c.Cached(originKey(s, authority), now); pol != nil {
-			return pol
-		}
-	}
-	return nil
+// Config is what Files needs of the crawl. Every field is required but
+// Cluster.
+type Config struct {
+	Cache *Cache // the verdicts, which Files decides
+	Token string // the product token the files are read for
+	// DB keeps each origin's history and its last good file, for the
+	// next run; Partitions is the crawl's partition count.
+	DB         *store.DB
+	Partitions int
+	Fetcher    Getter
+	Canon      *canon.Canonicalizer
+	Frontier   Frontier
+	Archive    Archiver // every robots.txt response is archived
+	FetchLog   FetchLog // every robots.txt request has its line
+	Requests   Requests
+	Policies   Policies
+	Cluster    Cluster // nil for a crawl on one node
+	Log        *slog.Logger
+	// Fail stops the crawl: a response that cannot be archived, or an
+	// answer that cannot be read from or recorded in the store.
+	Fail func(error)
 }
 
-// parked reports whether authority waits for a robots.txt hop made on
-// another host, for either of its schemes: the frontier then holds the
-// host, every scheme of it.
-func (c *robotsCache) parked(authority string) bool {
-	for _, s := range robotsSchemes {
-		if e, ok := c.hosts.Get(originKey(s, authority)); ok && e.waiting.Load() {
-			return true
-		}
-	}
-	return false
-}
-
-// verdictOf sets e's verdict from its history at now. Only the lease holder
-// calls it.
-func (c *robotsCache) verdictOf(e *robotsEntry, now time.Time) *robotsVerdict {
-	pol, until := e.hist.Verdict(now, c.retry)
-	h := &e.hist
-	if !c.runStart.IsZero() && h.Failures >= c.retry.Attempts && !h.LastFailure.Before(c.runStart) &&
-		(pol != nil && pol.Outcome == robots.DisallowAll || pol == nil && c.retry.LastGood == 0) {
-		// Unreachable, found so in this crawl, which ends: it is not
-		// fetched again before the crawl does.
-		if pol == nil {
-			pol = robots.DisallowAllPolicy(h.Status, h.Err, h.LastFailure)
-		}
-		until = endOfRun
-	}
-	v := &robotsVerdict{pol: pol, until: until}
-	e.verdict.Store(v)
-	return v
-}
-
-// holdUntil makes the verdict of origin that disallows everything hold
-// until at least at, the host's clock after the fetch that decided it: a
-// verdict that ended before the clock would let links in that can only
-// wait for it (a continuous crawl, whose verdicts expire).
-func (c *robotsCache) holdUntil(origin string, at time.Time) {
-	e, ok := c.hosts.Get(origin)
-	if !ok {
-		return
-	}
-	if v := e.verdict.Load(); v != nil && v.pol != nil && v.pol.Outcome == robots.DisallowAll && v.until.Before(at) {
-		e.verdict.Store(&robotsVerdict{pol: v.pol, until: at})
-	}
-}
-
-// robotsTxt fetches and judges the robots.txt of every origin: it owns
-// the cache of their verdicts (embedded: its look-ups are the crawl's) and
-// the fetch state machine of each, a chain of redirects with its hops to
-// other hosts, and across a cluster to other nodes (hops.go). What it
-// needs of the crawl it holds: the store of earlier runs' files, the
-// fetcher and the frontier whose leases its requests are made under, the
-// archive, the counters, the operators' policies and fail.
-type robotsTxt struct {
-	*robotsCache
-	token    string // the product token the files are read for
-	state    *durable
-	fetcher  *fetch.Fetcher
+// Files fetches and judges the robots.txt of every origin: it owns the
+// cache of their verdicts (embedded: its look-ups are the crawl's) and the
+// fetch state machine of each, a chain of redirects with its hops to other
+// hosts, and across a cluster to other nodes (hops.go). It counts what
+// the fetches did (Counts).
+type Files struct {
+	*Cache
+	token    string
+	kept     kept
+	parts    int
+	fetcher  Getter
 	canon    *canon.Canonicalizer
-	front    *frontier.Frontier
-	arch     *archive.Archiver // every robots.txt response is archived
-	stats    *counters
-	flog     *fetchLog    // every robots.txt request has its line
-	judge    *judge.Judge // counts the requests per host, for the trap report
-	policies *policy.Set  // a hop to another host obeys that host's policy too
-	cluster  Cluster      // nil for a single node
+	front    Frontier
+	arch     Archiver
+	flog     FetchLog
+	requests Requests
+	policies Policies
+	cluster  Cluster
 	log      *slog.Logger
 	fail     func(error)
+	counts   *counts
 
 	// Robots.txt hops across the nodes of a cluster (hops.go): those this
-	// node asked another to make, which Run waits for, and those it makes
+	// node asked another to make, which Wait waits for, and those it makes
 	// for others, by the host whose robots.txt they are for.
 	hopCtx    context.Context
 	hopWG     sync.WaitGroup
 	hopsAsked hopsAsked // hops this node makes for other nodes (HopFor)
 }
 
-// robotsMaxHops is RFC 9309's "at least five" redirects.
-const robotsMaxHops = 5
+// New returns the Files of cfg. Begin it before the first lease.
+func New(cfg Config) *Files {
+	return &Files{
+		Cache: cfg.Cache, token: cfg.Token, kept: kept{db: cfg.DB, parts: cfg.Partitions}, parts: cfg.Partitions,
+		fetcher: cfg.Fetcher, canon: cfg.Canon, front: cfg.Frontier, arch: cfg.Archive, flog: cfg.FetchLog,
+		requests: cfg.Requests, policies: cfg.Policies, cluster: cfg.Cluster, log: cfg.Log, fail: cfg.Fail, counts: newCounts(),
+	}
+}
 
-// ensure makes sure the leased host has a robots.txt policy to judge
+// Counts returns what the robots.txt fetches did so far, from any
+// goroutine.
+func (r *Files) Counts() Counts { return r.counts.snapshot() }
+
+// maxHops is RFC 9309's "at least five" redirects.
+const maxHops = 5
+
+// Ensure makes sure the leased host has a robots.txt policy to judge
 // by. It returns the policy, or nil and the result to complete the lease
 // with when there is none: the lease was spent on robots.txt (the file, or
 // one hop of its redirect chain), or the file failed and is retried later
@@ -225,15 +169,15 @@ const robotsMaxHops = 5
 // them waits for that host's clock: a hop on the same host waits for the
 // next lease of this host; a hop to another host is queued there
 // (Item.RobotsFor) and this host is parked until it is done.
-func (r *robotsTxt) ensure(ctx context.Context, l frontier.Lease, u canon.URL) (*robots.Policy, frontier.Result) {
-	origin := originKey(u.Scheme, l.Host)
+func (r *Files) Ensure(ctx context.Context, l frontier.Lease, u canon.URL) (*robots.Policy, frontier.Result) {
+	origin := Origin(u.Scheme, l.Host)
 	e := r.entry(origin)
 	if !e.stored {
 		// Not seen in this process: an earlier run may have fetched it.
 		e.stored = true
-		hist, err := r.state.getRobots(origin, r.token)
+		hist, err := r.kept.get(origin, r.token)
 		if err != nil {
-			r.fail(fmt.Errorf("crawl: read the robots.txt of %s: %w", origin, err))
+			r.fail(fmt.Errorf("robotstxt: read the robots.txt of %s: %w", origin, err))
 		}
 		e.hist = hist
 		e.verdict.Store(nil)
@@ -288,15 +232,15 @@ func (r *robotsTxt) ensure(ctx context.Context, l frontier.Lease, u canon.URL) (
 	return nil, res
 }
 
-// step makes one request of the robots.txt chain of host (an
-// originKey), to target, under the current lease (of target's host). It
-// decides the policy, or records the next hop: on host's own server
-// (pending, whatever its scheme) or on another host (a RobotsFor item
-// there, with host parked).
-func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, target string) frontier.Result {
+// step makes one request of the robots.txt chain of host (an Origin), to
+// target, under the current lease (of target's host). It decides the
+// policy, or records the next hop: on host's own server (pending,
+// whatever its scheme) or on another host (a RobotsFor item there, with
+// host parked).
+func (r *Files) step(ctx context.Context, host string, e *entry, target string) frontier.Result {
 	start := time.Now()
-	r.stats.robots.Add(1)
-	r.judge.Fetched(originHost(host))
+	r.counts.fetches.Add(1)
+	r.requests.Fetched(Authority(host))
 	resp, err := r.fetcher.Get(ctx, target, nil)
 	now := time.Now() // the answer's time: its age, and a retry's wait, count from it
 	if err != nil {
@@ -305,8 +249,8 @@ func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, targe
 			return frontier.Result{Fetched: true} // shutting down: decide nothing
 		}
 		r.log.Info("robots.txt unreachable", "host", host, "url", target, "err", err)
-		r.stats.failed(originHost(host), kind.String())
-		r.flog.write(fetchRecord{Time: start, URL: target, Host: originHost(host), DurationMS: now.Sub(start).Milliseconds(),
+		r.counts.fail(Authority(host), kind.String())
+		r.flog.Robots(Line{Time: start, URL: target, Host: Authority(host), DurationMS: now.Sub(start).Milliseconds(),
 			Outcome: "error:" + kind.String(), Error: err.Error(), Robots: robots.DisallowAll.String()})
 		pol := robots.DisallowAllPolicy(0, kind.String()+": "+err.Error(), now)
 		r.decide(host, e, pol, kind.String(), nil, kind == fetch.KindRefused || kind == fetch.KindBadURL)
@@ -321,11 +265,11 @@ func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, targe
 		answered.Cause = "robots.txt " + c
 	}
 	r.archive(resp)
-	r.stats.bytes.Add(int64(len(resp.Body)))
+	r.counts.bytes.Add(int64(len(resp.Body)))
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Location != "" {
 		r.logAnswer(host, resp, "redirect")
 		e.hops++
-		if e.hops > robotsMaxHops {
+		if e.hops > maxHops {
 			r.decide(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil, false)
 			return answered
 		}
@@ -334,13 +278,13 @@ func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, targe
 			r.decide(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil, false)
 			return answered
 		}
-		r.stats.robotsHops.Add(1) // a hop that will be followed
-		if next.Authority == originHost(host) {
+		r.counts.hops.Add(1) // a hop that will be followed
+		if next.Authority == Authority(host) {
 			e.pending = resp.Location
 			e.chain.Store(true)
 			// Made for another node (HopFor): the chain goes on on its
 			// host, there.
-			r.hopsAsked.answer(host, RobotsAnswer{Pending: resp.Location, Hops: e.hops})
+			r.hopsAsked.answer(host, Answer{Pending: resp.Location, Hops: e.hops})
 			return answered
 		}
 		// The chain crosses to another host: that host's clock (and its
@@ -368,7 +312,7 @@ func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, targe
 	}
 	pol := robots.FromStatus(resp.StatusCode, resp.Decoded, r.token, now)
 	if resp.StatusCode < 300 && len(resp.Decoded) > robots.MaxBytes {
-		r.stats.robotsCut.Add(1)
+		r.counts.cut.Add(1)
 	}
 	switch {
 	case resp.DecodeErr != nil && !errors.Is(resp.DecodeErr, fetch.ErrDecodedTooLarge):
@@ -387,31 +331,31 @@ func (r *robotsTxt) step(ctx context.Context, host string, e *robotsEntry, targe
 
 // logAnswer writes the fetch log's line of a robots.txt request that got
 // an answer: its outcome "robots", and what it made of the host.
-func (r *robotsTxt) logAnswer(host string, resp *fetch.Response, outcome string) {
-	r.flog.write(fetchRecord{Time: resp.Start, URL: resp.URL, Host: originHost(host), Status: resp.StatusCode, Bytes: len(resp.Body),
+func (r *Files) logAnswer(host string, resp *fetch.Response, outcome string) {
+	r.flog.Robots(Line{Time: resp.Start, URL: resp.URL, Host: Authority(host), Status: resp.StatusCode, Bytes: len(resp.Body),
 		DurationMS: resp.Duration.Milliseconds(), Outcome: "robots", Location: resp.Location, Robots: outcome,
 		ContentType: resp.Header.Get("Content-Type"), Truncated: resp.Truncated})
 }
 
 // archive writes a robots.txt response to the archive, with its line in
 // the capture index; one that cannot be written stops the crawl.
-func (r *robotsTxt) archive(resp *fetch.Response) {
+func (r *Files) archive(resp *fetch.Response) {
 	cp, err := r.arch.Archive(resp, nil, nil)
 	if err == nil {
 		err = r.arch.Index(cp, nil)
 	}
 	if err != nil {
-		r.fail(fmt.Errorf("crawl: %w", err))
+		r.fail(fmt.Errorf("robotstxt: %w", err))
 	}
 }
 
-// hop is the lease of a host that another host's robots.txt chain
+// Hop is the lease of a host that another host's robots.txt chain
 // redirected to. The request is for the other host's (the owner's, an
-// originKey in l.RobotsFor) robots.txt, made under this host's clock; it
+// Origin in l.RobotsFor) robots.txt, made under this host's clock; it
 // needs this host's permission unless it asks for this host's own
 // /robots.txt. pol is this host's policy for the hop's scheme, nil when
 // the hop is to its /robots.txt and the policy is not known.
-func (r *robotsTxt) hop(ctx context.Context, l frontier.Lease, u canon.URL, pol *robots.Policy) frontier.Result {
+func (r *Files) Hop(ctx context.Context, l frontier.Lease, u canon.URL, pol *robots.Policy) frontier.Result {
 	owner := r.entry(l.RobotsFor)
 	var res frontier.Result
 	if pol != nil { // this host's clock keeps this host's Crawl-delay
@@ -421,7 +365,7 @@ func (r *robotsTxt) hop(ctx context.Context, l frontier.Lease, u canon.URL, pol 
 		// The hop's own host (or the operator's policy for it) forbids it.
 		now := time.Now()
 		r.decide(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+u.String+", which its host disallows", now), "redirect-disallowed", nil, false)
-		r.front.Unpark(originHost(l.RobotsFor))
+		r.front.Unpark(Authority(l.RobotsFor))
 		return res
 	}
 	owner.waiting.Store(false)
@@ -430,24 +374,32 @@ func (r *robotsTxt) hop(ctx context.Context, l frontier.Lease, u canon.URL, pol 
 		// Decided, or the next hop is on the owner's own host: either way
 		// the owner's next lease goes on. (Park means the chain hopped to
 		// yet another host and the owner, still parked, waits for that.)
-		r.front.Unpark(originHost(l.RobotsFor))
+		r.front.Unpark(Authority(l.RobotsFor))
 	}
 	res.Fetched = step.Fetched
 	return res
 }
 
+// HopGivenUp ends the robots.txt chain that hopped to l's host, a host
+// given up: the chain's owner (l.RobotsFor) is left with no rules it can
+// read, which is "unreachable", and no retry can mend it.
+func (r *Files) HopGivenUp(l frontier.Lease) {
+	r.decide(l.RobotsFor, r.entry(l.RobotsFor), robots.DisallowAllPolicy(0, "robots.txt redirects to "+l.Host+", which was given up", time.Now()), "redirect-gave-up", nil, true)
+	r.front.Unpark(Authority(l.RobotsFor))
+}
+
 // decide adds the outcome of a robots.txt fetch to the history of host
-// (an originKey), in memory and in the store (with body, the file a Rules
+// (an Origin), in memory and in the store (with body, the file a Rules
 // policy was parsed from, so that a restart parses it again rather than
-// fetching it), judges the host anew, and counts and logs what that means. A final failure is one
-// that no retry can mend (the crawler itself refuses the host's address): it
-// counts as all attempts spent.
-func (r *robotsTxt) decide(host string, e *robotsEntry, pol *robots.Policy, reason string, body []byte, final bool) {
+// fetching it), judges the host anew, and counts and logs what that
+// means. A final failure is one that no retry can mend (the crawler
+// itself refuses the host's address): it counts as all attempts spent.
+func (r *Files) decide(host string, e *entry, pol *robots.Policy, reason string, body []byte, final bool) {
 	e.pending, e.hops = "", 0
 	e.chain.Store(false)
 	e.waiting.Store(false)
 	e.stored = true
-	ans := RobotsAnswer{Outcome: pol.Outcome, Status: pol.Status, Err: pol.Err, FetchedAt: pol.FetchedAt, Reason: reason, Final: final}
+	ans := Answer{Outcome: pol.Outcome, Status: pol.Status, Err: pol.Err, FetchedAt: pol.FetchedAt, Reason: reason, Final: final}
 	if pol.Outcome == robots.Rules {
 		ans.Body = body[:min(len(body), robots.MaxBytes+1)] // all a parse reads, and whether there was more
 	}
@@ -459,17 +411,17 @@ func (r *robotsTxt) decide(host string, e *robotsEntry, pol *robots.Policy, reas
 	}
 	var err error
 	if pol.Outcome == robots.DisallowAll {
-		err = r.state.putRobotsFailure(host, &e.hist)
+		err = r.kept.putFailure(host, &e.hist)
 	} else {
 		if pol.Outcome != robots.Rules {
 			body = nil
 		}
-		err = r.state.putRobots(host, pol, body)
+		err = r.kept.put(host, pol, body)
 	}
 	if err != nil {
-		r.fail(fmt.Errorf("crawl: record the robots.txt of %s: %w", host, err))
+		r.fail(fmt.Errorf("robotstxt: record the robots.txt of %s: %w", host, err))
 	}
-	r.stats.inc(r.stats.robotsOutc, pol.Outcome.String(), 1)
+	r.counts.outcome(pol.Outcome.String())
 	v := r.verdictOf(e, pol.FetchedAt)
 	if pol.Outcome != robots.DisallowAll {
 		return
@@ -477,13 +429,12 @@ func (r *robotsTxt) decide(host string, e *robotsEntry, pol *robots.Policy, reas
 	attempt := e.hist.Failures
 	switch {
 	case v.pol == nil:
-		r.stats.robotsRetries.Add(1)
+		r.counts.retries.Add(1)
 		r.log.Info("robots.txt failed; the host waits and it is fetched again", "host", host, "status", pol.Status, "err", pol.Err,
 			"attempt", attempt, "of", r.retry.Attempts, "retry_in", v.until.Sub(pol.FetchedAt).Round(time.Millisecond))
 	case v.pol.Outcome == robots.DisallowAll:
 		if before < r.retry.Attempts { // this failure made it unreachable
-			r.stats.inc(r.stats.hostsDown, reason, 1)
-			r.stats.down.add(HostCause{Host: host, Cause: reason, Err: strings.TrimPrefix(pol.Err, reason+": ")})
+			r.counts.down(HostCause{Host: host, Cause: reason, Err: strings.TrimPrefix(pol.Err, reason+": ")})
 		}
 		retry := any(v.until.Sub(pol.FetchedAt).Round(time.Millisecond))
 		if v.until.Equal(endOfRun) {
@@ -492,11 +443,11 @@ func (r *robotsTxt) decide(host string, e *robotsEntry, pol *robots.Policy, reas
 		r.log.Info("host not crawled: robots.txt unreachable", "host", host, "status", pol.Status, "err", pol.Err,
 			"attempts", attempt, "retry_in", retry)
 	case v.pol == e.hist.Good:
-		r.stats.robotsLastGood.Add(1)
+		r.counts.lastGood.Add(1)
 		r.log.Info("robots.txt unreachable; using the last good copy", "host", host, "status", pol.Status, "err", pol.Err,
 			"fetched_at", v.pol.FetchedAt, "attempts", attempt)
 	default:
-		r.stats.robotsLastGood.Add(1)
+		r.counts.lastGood.Add(1)
 		r.log.Info("robots.txt unreachable for the whole last-good window; crawling as if it were absent", "host", host,
 			"failing_since", e.hist.FailingSince, "attempts", attempt)
 	}
@@ -513,6 +464,8 @@ func robotsCause(h *robots.History) string {
 	return "robots.txt " + cmp.Or(kind, "failed")
 }
 
+// statusReason is the hosts-down reason of a robots.txt that answered
+// code and made its host unreachable: "robots.txt 5xx", "robots.txt 429".
 func statusReason(code int) string {
 	if code >= 500 {
 		return "robots.txt " + answer.Class(code)
