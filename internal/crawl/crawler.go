@@ -312,6 +312,8 @@ func New(cfg Config) (c *Crawler, err error) {
 	if c.flog, err = openFetchLog(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
 		return nil, err
 	}
+	// The configured Cluster, not alone: on one node (nil) a robots.txt hop
+	// to another host is queued on this frontier, not asked of an owner.
 	c.robots = robotstxt.New(robotstxt.Config{
 		Cache: robotsCache, Token: c.token, DB: c.state.db, Partitions: c.cfg.Partitions,
 		Fetcher: c.fetcher, Canon: c.canon, Frontier: c.front, Archive: c.arch, FetchLog: c.flog, Requests: c.judge,

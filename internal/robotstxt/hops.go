@@ -7,17 +7,49 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/robots"
 )
 
-// Robots.txt redirects across the nodes of a cluster. A host's robots.txt
-// chain is the host's owner's to follow, but each request of it is made
-// under the clock of the host it goes to; when that host is another
-// node's, this node asks that node to make the hop (Cluster.RobotsHop,
-// answered there by HopFor), and the rest of the chain with it, and parks
-// the host until the decision comes back.
+// Robots.txt redirects to other hosts. A host's robots.txt chain is the
+// host's owner's to follow, but each request of it is made under the clock
+// of the host it goes to, and the host whose chain it is waits parked
+// until that request has decided its file or sent the chain back to it.
+// On one node the hop is queued on the node's own frontier (hopHere); in a
+// cluster the hop's host's owner makes it (byOwner: Cluster.RobotsHop,
+// answered there by HopFor), and the rest of the chain with it.
+
+// hopper makes the request of host's robots.txt chain (host an Origin, e
+// its entry, parked) to target, a URL of next's host. New chooses a Files'
+// hopper once: nothing else asks whether the crawl runs on one node.
+type hopper interface {
+	hop(r *Files, host string, e *entry, target string, next canon.URL)
+	// wait returns once the hops made off the workers have ended: after
+	// Begin's context is done, at once.
+	wait()
+}
+
+// hopHere is the hopper of a crawl on one node: the hop is queued on its
+// frontier, under the clock of the hop's host, whose lease makes it
+// (Files.Hop) and unparks host.
+type hopHere struct{}
+
+func (hopHere) hop(r *Files, host string, _ *entry, target string, next canon.URL) {
+	r.front.Add(frontier.Item{URL: next.String, Fetch: target, Host: next.Authority, Priority: frontier.High, RobotsFor: host})
+}
+
+func (hopHere) wait() {}
+
+// byOwner is the hopper of a crawl on several nodes: the owner of the
+// hop's host makes the hop, even when it is this node, since ownership may
+// move before the hop's turn comes, and the owner's answer comes back
+// either way.
+type byOwner struct {
+	cluster Cluster
+	wg      sync.WaitGroup // the hops asked and not yet answered
+}
 
 // Answer is the outcome of a robots.txt chain followed by another node
 // for a host of this one: a decision (the policy's outcome, status, why,
@@ -56,26 +88,26 @@ func (r *Files) Begin(ctx context.Context) { r.hopCtx = ctx }
 
 // Wait returns once the hops asked of other nodes have ended: after
 // Begin's context is done, at once.
-func (r *Files) Wait() { r.hopWG.Wait() }
+func (r *Files) Wait() { r.hops.wait() }
 
 // remoteHopTimeout bounds a hop made by another node: the hop waits for
 // its host's clock there, at worst a long backoff.
 const remoteHopTimeout = 10 * time.Minute
 
-// remoteHop asks the owner of targetHost to follow the robots.txt chain of
-// host (an Origin) from target, off the workers, and applies the answer:
-// host's server is parked meanwhile (e.waiting), and unparked once it is
-// decided or can go on.
-func (r *Files) remoteHop(host string, e *entry, target, targetHost string) {
-	hops, ctx := e.hops, r.hopCtx
-	r.hopWG.Go(func() {
+// hop asks the owner of next's host to follow the robots.txt chain of
+// host from target, off the workers, and applies the answer: host's
+// server is parked meanwhile (e.waiting), and unparked once it is decided
+// or can go on.
+func (o *byOwner) hop(r *Files, host string, e *entry, target string, next canon.URL) {
+	hops, ctx, targetHost := e.hops, r.hopCtx, next.Authority
+	o.wg.Go(func() {
 		// The owner may be between two nodes (a handoff): asked again
 		// until it answers, for at most remoteHopTimeout.
 		rctx, cancel := context.WithTimeout(ctx, remoteHopTimeout)
 		var ans Answer
 		var err error
 		for wait := 500 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
-			if ans, err = r.cluster.RobotsHop(rctx, host, target, targetHost, hops); err == nil {
+			if ans, err = o.cluster.RobotsHop(rctx, host, target, targetHost, hops); err == nil {
 				break
 			}
 			select {
@@ -107,6 +139,8 @@ func (r *Files) remoteHop(host string, e *entry, target, targetHost string) {
 		r.front.Unpark(Authority(host))
 	})
 }
+
+func (o *byOwner) wait() { o.wg.Wait() }
 
 // errHopBusy is HopFor's answer while a hop for the same host is under way.
 var errHopBusy = errors.New("robotstxt: a robots.txt hop for this host is already under way")

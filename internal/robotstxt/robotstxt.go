@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/answer"
@@ -107,8 +106,11 @@ type Config struct {
 	FetchLog   FetchLog // every robots.txt request has its line
 	Requests   Requests
 	Policies   Policies
-	Cluster    Cluster // nil for a crawl on one node
-	Log        *slog.Logger
+	// Cluster, on a crawl spread over several nodes, asks the owner of a
+	// hop's host to make it; nil for a crawl on one node, which queues
+	// the hop on its own frontier.
+	Cluster Cluster
+	Log     *slog.Logger
 	// Fail stops the crawl: a response that cannot be archived, or an
 	// answer that cannot be read from or recorded in the store.
 	Fail func(error)
@@ -131,25 +133,29 @@ type Files struct {
 	flog     FetchLog
 	requests Requests
 	policies Policies
-	cluster  Cluster
 	log      *slog.Logger
 	fail     func(error)
 	counts   *counts
 
-	// Robots.txt hops across the nodes of a cluster (hops.go): those this
-	// node asked another to make, which Wait waits for, and those it makes
-	// for others, by the host whose robots.txt they are for.
+	// Robots.txt hops to other hosts (hops.go): where they are made (this
+	// node's frontier, or their host's owner), the context those asked of
+	// other nodes wait under, and those this node makes for others, by the
+	// host whose robots.txt they are for.
+	hops      hopper
 	hopCtx    context.Context
-	hopWG     sync.WaitGroup
 	hopsAsked hopsAsked // hops this node makes for other nodes (HopFor)
 }
 
 // New returns the Files of cfg. Begin it before the first lease.
 func New(cfg Config) *Files {
+	var hops hopper = hopHere{}
+	if cfg.Cluster != nil { // the one place that asks: hopper says the rest
+		hops = &byOwner{cluster: cfg.Cluster}
+	}
 	return &Files{
 		Cache: cfg.Cache, token: cfg.Token, kept: kept{db: cfg.DB, parts: cfg.Partitions}, parts: cfg.Partitions,
 		fetcher: cfg.Fetcher, canon: cfg.Canon, front: cfg.Frontier, arch: cfg.Archive, flog: cfg.FetchLog,
-		requests: cfg.Requests, policies: cfg.Policies, cluster: cfg.Cluster, log: cfg.Log, fail: cfg.Fail, counts: newCounts(),
+		requests: cfg.Requests, policies: cfg.Policies, log: cfg.Log, fail: cfg.Fail, counts: newCounts(), hops: hops,
 	}
 }
 
@@ -300,14 +306,7 @@ func (r *Files) step(ctx context.Context, host string, e *entry, target string) 
 		e.waiting.Store(true)
 		e.chain.Store(false)
 		answered.Park = true
-		if r.cluster != nil {
-			// In a cluster the other host's owner makes the hop, even
-			// when it is this node: ownership may move before the hop's
-			// turn comes, and the owner's answer comes back either way.
-			r.remoteHop(host, e, resp.Location, next.Authority)
-			return answered
-		}
-		r.front.Add(frontier.Item{URL: next.String, Fetch: resp.Location, Host: next.Authority, Priority: frontier.High, RobotsFor: host})
+		r.hops.hop(r, host, e, resp.Location, next)
 		return answered
 	}
 	pol := robots.FromStatus(resp.StatusCode, resp.Decoded, r.token, now)
