@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/robotstxt"
 )
 
 // Cluster is the rest of a crawl spread over several nodes, as one node's
@@ -48,6 +49,10 @@ type Cluster interface {
 	// unreachable for now, retried as a failed fetch is.
 	RobotsHop(ctx context.Context, forHost, target, targetHost string, hops int) (RobotsAnswer, error)
 }
+
+// RobotsAnswer is the outcome of a robots.txt chain another node
+// followed for a host of this one (robotstxt.Answer).
+type RobotsAnswer = robotstxt.Answer
 
 // alone is the Cluster of a crawl that runs on one node: it owns every
 // host, so it forwards nothing, claims every lease without an end, and

@@ -32,6 +32,7 @@ import (
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/robotstxt"
 	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
@@ -52,7 +53,7 @@ type Crawler struct {
 	fetcher *fetch.Fetcher
 	warc    archive.Writer
 	arch    *archive.Archiver             // the WARC files, the capture index and the payload digests
-	robots  *robotsTxt                    // the robots.txt cache and its fetches
+	robots  *robotstxt.Files              // the robots.txt cache and its fetches
 	judge   *judge.Judge                  // the rules every URL found is judged by, and the counts of their refusals
 	hostCap *hostmap.Map[store.HostState] // per-host counters and rules' state, the URLs accepted first (hoststate.go)
 	near    *nearIndex                    // fingerprints of the pages judged original; nil when judging is off
@@ -215,12 +216,13 @@ func New(cfg Config) (c *Crawler, err error) {
 			return nil, err
 		}
 	}
-	robotsCache := newRobotsCache(c.cfg.Partitions, c.cfg.robotsCache(), c.cfg.robotsRetry())
+	var runStart time.Time
 	if cfg.Recrawl == nil && !cfg.KeepAlive {
 		// A crawl that ends: a robots.txt found unreachable in it stays
-		// so to its end (robotsCache.verdictOf).
-		robotsCache.runStart = c.start
+		// so to its end.
+		runStart = c.start
 	}
+	robotsCache := robotstxt.NewCache(c.cfg.Partitions, c.cfg.robotsCache(), c.cfg.robotsRetry(), runStart)
 	c.sched = &schedule{
 		configured: c.cfg.Recrawl, robotsTTL: c.cfg.RobotsTTL, shared: c.cfg.SharedVisits, parts: c.cfg.Partitions, db: c.state.db,
 		canon: c.canon, robots: robotsCache, priors: newHostPriors(c.state.db, c.cfg.Partitions), inlinks: c.inlinks, log: c.log,
@@ -292,18 +294,12 @@ func New(cfg Config) (c *Crawler, err error) {
 		// from the crawl's own WARC files (recall.go).
 		c.replay = archive.NewReader(cfg.DataDir, c.state.db, c.canon, cfg.Objects)
 	}
-	c.robots = &robotsTxt{
-		robotsCache: robotsCache,
-		token:       c.token, state: c.state, fetcher: c.fetcher, canon: c.canon, front: c.front, arch: c.arch,
-		stats: c.stats, policies: c.cfg.Policies, cluster: c.cfg.Cluster, log: c.log, fail: c.fail,
-	}
 	c.judge = judge.New(judge.Config{
-		Canon: c.canon, Scope: c.scope, Seen: c.seen, Guard: c.fetcher, Robots: c.robots.robotsCache, Policies: c.cfg.Policies,
+		Canon: c.canon, Scope: c.scope, Seen: c.seen, Guard: c.fetcher, Robots: robotsCache, Policies: c.cfg.Policies,
 		Owner: c.cluster, Filters: c.cfg.Filters, Hosts: c.hostCap, Captures: c.state.db,
 		MaxURLsPerHost: c.cfg.MaxURLsPerHost, MaxURLsPerPattern: c.cfg.MaxURLsPerPattern, ExpectedURLs: c.cfg.ExpectedURLs,
 		NearDupWindow: c.cfg.NearDupTrapWindow, HostCache: c.cfg.hostCache(), Partitions: c.cfg.Partitions, Log: c.log,
 	})
-	c.robots.judge = c.judge
 	if c.resumed {
 		if err := c.judge.LoadCounts(c.state.db); err != nil {
 			return nil, err
@@ -314,8 +310,8 @@ func New(cfg Config) (c *Crawler, err error) {
 			}
 		}
 	}
-	c.ext = &externals{canon: c.canon, robots: c.robots.robotsCache, policies: c.cfg.Policies, log: c.log}
-	c.policies = &hostPolicies{set: c.cfg.Policies, robots: c.robots.robotsCache, front: c.front, log: c.log}
+	c.ext = &externals{canon: c.canon, robots: robotsCache, policies: c.cfg.Policies, log: c.log}
+	c.policies = &hostPolicies{set: c.cfg.Policies, robots: robotsCache, front: c.front, log: c.log}
 	c.recrawler = &recrawler{
 		sched: c.sched, state: c.state, seen: c.seen, front: c.front, canon: c.canon, scope: c.scope, judge: c.judge, stats: c.stats,
 		parts: c.cfg.Partitions, scan: c.cfg.RecrawlScan, delay: c.cfg.Delay, held: make(heldParts, c.cfg.Partitions),
@@ -323,7 +319,13 @@ func New(cfg Config) (c *Crawler, err error) {
 	if c.flog, err = fetchlog.Open(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
 		return nil, err
 	}
-	c.robots.flog = c.flog
+	// The configured Cluster, not alone: on one node (nil) a robots.txt hop
+	// to another host is queued on this frontier, not asked of an owner.
+	c.robots = robotstxt.New(robotstxt.Config{
+		Cache: robotsCache, Token: c.token, DB: c.state.db, Partitions: c.cfg.Partitions,
+		Fetcher: c.fetcher, Canon: c.canon, Frontier: c.front, Archive: c.arch, FetchLog: c.flog, Requests: c.judge,
+		Policies: c.cfg.Policies, Cluster: c.cfg.Cluster, Log: c.log, Fail: c.fail,
+	})
 	return c, nil
 }
 
@@ -333,16 +335,21 @@ func (c *Crawler) Resumed() bool { return c.resumed }
 // Progress is safe to call while Run runs.
 func (c *Crawler) Progress() Progress {
 	fs := c.front.Stats()
+	rc := c.robots.Counts()
+	last := deref(c.stats.lastError.Load())
+	if rc.LastErrorAt.After(last.at) {
+		last.text = rc.LastError
+	}
 	return Progress{
 		Elapsed:      time.Since(c.start),
 		Pages:        c.stats.pages.Load(),
-		Errors:       c.stats.errors.Load(),
+		Errors:       c.stats.errors.Load() + rc.Failed,
 		Queued:       fs.Queued,
 		InFlight:     fs.InFlight,
 		HostsReady:   fs.ReadyHosts,
 		HostsWaiting: fs.WaitingHost,
 		Waiting:      fs.Wait.Text(time.Now()),
-		LastError:    deref(c.stats.lastError.Load()),
+		LastError:    last.text,
 		Paused:       c.pause.paused(),
 	}
 }

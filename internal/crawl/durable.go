@@ -18,7 +18,6 @@ import (
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/plugin"
-	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -303,63 +302,6 @@ func (pb *pageBatch) commit(s *seen.Set, f *frontier.Frontier) error {
 	s.Settle(pb.pending)
 	f.Add(pb.items...)
 	return nil
-}
-
-// putRobots records a good robots.txt answer (Rules or NoRules) of origin
-// (an originKey), which ends its failures: body is the file a Rules
-// policy was parsed from (its first robots.MaxBytes are kept, all a parse
-// reads), nil otherwise.
-func (d *durable) putRobots(origin string, pol *robots.Policy, body []byte) error {
-	if len(body) > store.MaxRobotsBody {
-		body = body[:store.MaxRobotsBody]
-	}
-	scheme, host := splitOrigin(origin)
-	b := d.db.NewBatch()
-	b.PutRobots(uint16(partition.Of(host, d.parts)), store.RobotsRecord{
-		Host: host, Scheme: scheme, FetchedAt: pol.FetchedAt, Status: pol.Status, Outcome: uint8(pol.Outcome), Body: body,
-	})
-	return b.Commit(false)
-}
-
-// putRobotsFailure records the failures of hist, keeping the last good
-// answer the store holds (hist.Good is that answer, so only the store has
-// its body).
-func (d *durable) putRobotsFailure(origin string, hist *robots.History) error {
-	scheme, host := splitOrigin(origin)
-	part := uint16(partition.Of(host, d.parts))
-	rec, _, err := d.db.GetRobots(part, host, scheme)
-	if err != nil {
-		return err
-	}
-	rec.Host, rec.Scheme = host, scheme
-	rec.Failures, rec.FailingSince, rec.LastFailure = hist.Failures, hist.FailingSince, hist.LastFailure
-	rec.FailStatus, rec.Err = hist.Status, hist.Err
-	b := d.db.NewBatch()
-	b.PutRobots(part, rec)
-	return b.Commit(false)
-}
-
-// getRobots returns the robots.txt history an earlier run recorded for
-// origin (an originKey); the zero History if there is none. A record written
-// before robots.txt was kept by scheme is not read: which scheme's file it
-// holds is not known, so the file is fetched again.
-func (d *durable) getRobots(origin, token string) (robots.History, error) {
-	scheme, host := splitOrigin(origin)
-	rec, ok, err := d.db.GetRobots(uint16(partition.Of(host, d.parts)), host, scheme)
-	if err != nil || !ok {
-		return robots.History{}, err
-	}
-	h := robots.History{
-		Failures: rec.Failures, FailingSince: rec.FailingSince, LastFailure: rec.LastFailure,
-		Status: rec.FailStatus, Err: rec.Err,
-	}
-	switch robots.Outcome(rec.Outcome) {
-	case robots.Rules:
-		h.Good = robots.FromStatus(rec.Status, rec.Body, token, rec.FetchedAt)
-	case robots.NoRules:
-		h.Good = robots.NoRulesPolicy(rec.Status, rec.FetchedAt)
-	}
-	return h, nil // an outcome this build does not know counts as none
 }
 
 // putDigest records where a payload was first archived, at once: another

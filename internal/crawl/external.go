@@ -11,10 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/answer"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/robotstxt"
 )
 
 // External fetchers (the operator API's /v1/frontier/lease and
@@ -45,7 +47,7 @@ var ErrUnknownLease = errors.New("crawl: no such lease out")
 // cache and the operators' policies it holds.
 type externals struct {
 	canon    *canon.Canonicalizer
-	robots   *robotsCache
+	robots   *robotstxt.Cache
 	policies *policy.Set
 	log      *slog.Logger
 
@@ -131,7 +133,7 @@ func (x *externals) externalizable(l frontier.Lease) bool {
 	if err != nil || u.Path == "/robots.txt" {
 		return false
 	}
-	pol := x.robots.Cached(originKey(u.Scheme, l.Host), time.Now())
+	pol := x.robots.Cached(robotstxt.Origin(u.Scheme, l.Host), time.Now())
 	return pol != nil && pol.Allowed(u.PathQuery()) && x.policies.For(u.Authority, u.Host).Allowed(u.PathQuery())
 }
 
@@ -204,8 +206,8 @@ func (o Operator) CompleteExternal(id, url string, status int, fetchedAt time.Ti
 		lo.res = frontier.Result{Fetched: true, Signal: frontier.Failed}
 	} else {
 		c.stats.pages.Add(1)
-		c.stats.inc(c.stats.byClass, statusClass(status), 1)
-		signal, retryAfter := responseSignal(status, http.Header{}, time.Now())
+		c.stats.inc(c.stats.byClass, answer.Class(status), 1)
+		signal, retryAfter := answer.StatusSignal(status, http.Header{}, time.Now())
 		lo.res = frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter}
 		lo.res.Retry = signal == frontier.Throttled || signal == frontier.Unavailable
 	}

@@ -45,7 +45,7 @@ func TestTinyHostCacheKeepsCapsAndRobotsRules(t *testing.T) {
 	if n := c.hostCap.Len(); n > cfg.HostCache {
 		t.Errorf("%d hosts' counters in memory, bound %d", n, cfg.HostCache)
 	}
-	if n := c.robots.hosts.Len(); n > cfg.HostCache {
+	if n := c.robots.Len(); n > cfg.HostCache {
 		t.Errorf("%d origins' robots.txt answers in memory, bound %d", n, cfg.HostCache)
 	}
 }
@@ -103,7 +103,7 @@ func runCrawlHeld(t *testing.T, cfg Config) Summary {
 		if n := c.hostCap.Len(); n > cfg.HostCache {
 			t.Errorf("%d hosts' states in memory, bound %d", n, cfg.HostCache)
 		}
-		if n := c.robots.hosts.Len(); n > cfg.HostCache {
+		if n := c.robots.Len(); n > cfg.HostCache {
 			t.Errorf("%d origins' robots.txt answers in memory, bound %d", n, cfg.HostCache)
 		}
 	}

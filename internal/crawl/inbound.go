@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"crypto/sha1"
 	"fmt"
 	"time"
@@ -76,8 +77,24 @@ func (in Inbound) HoldPartition(p int, on bool) {
 func (in Inbound) ReleasePartition(p int) map[string]frontier.Clock {
 	c := in.c
 	c.recrawler.held.set(p, true)
-	c.robots.hopsAsked.drop(p)
+	c.robots.DropHops(p)
 	return c.front.ReleasePartition(p)
+}
+
+// HopFor follows, for another node, the robots.txt chain of forHost from
+// target, a URL on targetHost (a host of this one), with hops redirects
+// followed so far, under targetHost's lease (robotstxt.Files.HopFor);
+// local says that this crawl asked. It returns ErrNotRunning unless Run
+// is taking work.
+func (in Inbound) HopFor(ctx context.Context, forHost, target, targetHost string, hops int, local bool) (RobotsAnswer, error) {
+	c := in.c
+	c.liveMu.RLock()
+	running := c.running
+	c.liveMu.RUnlock()
+	if !running {
+		return RobotsAnswer{}, ErrNotRunning
+	}
+	return c.robots.HopFor(ctx, forHost, target, targetHost, hops, local)
 }
 
 // TakeOver makes every host of partition p, taken over from another node,

@@ -156,7 +156,7 @@ func (o Operator) Host(host string) HostStatus {
 	if h, err := policy.NormalHost(host); err == nil {
 		host = h
 	}
-	st := HostStatus{Host: host, Robots: c.robots.cachedHost(host, time.Now())}
+	st := HostStatus{Host: host, Robots: c.robots.CachedHost(host, time.Now())}
 	if c.frontierUp() {
 		st.Frontier = c.front.Host(host)
 	}
@@ -285,7 +285,7 @@ func (o Operator) Hosts(limit int) []HostStatus {
 	out := make([]HostStatus, 0, len(infos))
 	now := time.Now()
 	for _, f := range infos {
-		st := HostStatus{Host: f.Name, Known: true, Frontier: f, Robots: c.robots.cachedHost(f.Name, now)}
+		st := HostStatus{Host: f.Name, Known: true, Frontier: f, Robots: c.robots.CachedHost(f.Name, now)}
 		hs, _ := c.hostCap.Get(f.Name)
 		st.Accepted = hs.Accepted
 		st.Gap = max(c.cfg.Delay, f.Clock.CrawlDelay, f.Clock.Backoff)

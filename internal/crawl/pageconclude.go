@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/answer"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -24,8 +25,8 @@ func (c *Crawler) conclude(p *pageRun) {
 	}
 	c.stageCapture(p)
 	c.flog.Write(p.rec)
-	signal, retryAfter := answerSignal(resp, time.Now())
-	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration, Cause: answerCause(resp, signal)}
+	signal, retryAfter := answer.Signal(resp, time.Now())
+	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration, Cause: answer.Cause(resp, signal)}
 	if signal == frontier.Throttled || signal == frontier.Unavailable {
 		// The server asked to come back later: the URL stays queued,
 		// first on its host, for when the host's clock allows. A 503 counts

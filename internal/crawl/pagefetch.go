@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/answer"
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/fetchlog"
@@ -48,7 +49,7 @@ func (c *Crawler) fetchPage(ctx context.Context, p *pageRun) bool {
 	c.stats.failed(l.Host, kind.String())
 	c.log.Info("fetch failed", "url", l.URL, "host", l.Host, "err", err)
 	c.flog.Write(fetchlog.Record{Time: time.Now(), URL: l.URL, Host: l.Host, Depth: l.Depth, Hops: l.Hops, Via: l.Via, Outcome: "error:" + kind.String(), Error: err.Error()})
-	p.out = leaseOutcome{res: errorResult(err, time.Since(start)), outcome: "error:" + kind.String()}
+	p.out = leaseOutcome{res: answer.Failed(err, time.Since(start)), outcome: "error:" + kind.String()}
 	return false
 }
 
@@ -58,7 +59,7 @@ func (c *Crawler) observe(p *pageRun) {
 	resp, host := p.resp, p.l.Host
 	c.stats.pages.Add(1)
 	c.stats.bytes.Add(int64(len(resp.Body)))
-	c.stats.inc(c.stats.byClass, statusClass(resp.StatusCode), 1)
+	c.stats.inc(c.stats.byClass, answer.Class(resp.StatusCode), 1)
 	c.stats.fetchTime.observe(resp.Duration)
 	if p.l.Priority == frontier.High {
 		c.stats.lastHigh.Store(resp.Start.UnixNano())

@@ -6,6 +6,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
+	"github.com/weft-crawler/weft/internal/robotstxt"
 )
 
 // judgeLinks hands what the page leads to to the judge, in the order it
@@ -65,7 +66,7 @@ func (c *Crawler) findSitemaps(p *pageRun) {
 		return
 	}
 	targets := []string{"/sitemap.xml"}
-	if pol := c.robots.Cached(originKey(u.Scheme, p.l.Host), time.Now()); pol != nil {
+	if pol := c.robots.Cached(robotstxt.Origin(u.Scheme, p.l.Host), time.Now()); pol != nil {
 		targets = append(targets, pol.Sitemaps...)
 	}
 	for _, t := range targets {

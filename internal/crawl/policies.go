@@ -11,6 +11,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/robotstxt"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -20,7 +21,7 @@ import (
 // lease and at once when the policy changes.
 type hostPolicies struct {
 	set    *policy.Set
-	robots *robotsCache // a Crawl-delay robots.txt asks for is kept too
+	robots *robotstxt.Cache // a Crawl-delay robots.txt asks for is kept too
 	front  *frontier.Frontier
 	log    *slog.Logger
 	// refused holds the hosts whose policy delay was refused, said once
@@ -72,8 +73,8 @@ func (p *hostPolicies) rearm(key string) {
 		// A Crawl-delay not known now (robots.txt not cached) is learnt
 		// again before the next page: that request is robots.txt's.
 		var d time.Duration
-		for _, scheme := range robotsSchemes { // one clock serves the authority's schemes
-			if pol := p.robots.Cached(originKey(scheme, host), now); pol != nil {
+		for _, scheme := range robotstxt.Schemes { // one clock serves the authority's schemes
+			if pol := p.robots.Cached(robotstxt.Origin(scheme, host), now); pol != nil {
 				d = max(d, pol.CrawlDelay)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/robotstxt"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -37,7 +38,7 @@ type schedule struct {
 	parts      int
 	db         *store.DB
 	canon      *canon.Canonicalizer
-	robots     *robotsCache // the sitemaps each robots.txt names
+	robots     *robotstxt.Cache // the sitemaps each robots.txt names
 	priors     *hostPriors
 	inlinks    *inLinks // nil when in-links are not counted
 	log        *slog.Logger
@@ -251,7 +252,7 @@ func (s *schedule) isSitemap(l frontier.Lease) bool {
 	if err != nil {
 		return false
 	}
-	pol := s.robots.Cached(originKey(u.Scheme, l.Host), time.Now())
+	pol := s.robots.Cached(robotstxt.Origin(u.Scheme, l.Host), time.Now())
 	return pol != nil && slices.Contains(pol.Sitemaps, l.URL)
 }
 

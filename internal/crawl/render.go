@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/answer"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/fetch"
@@ -526,7 +527,7 @@ func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL, typ string) (*
 // first if it is not known yet (again is then set: borrow once more for
 // the URL), or the URL.
 func (f *pageFetcher) borrowed(ctx context.Context, bl frontier.Lease, u canon.URL, typ string) (resp *render.Response, res frontier.Result, again bool, err error) {
-	pol, spent := f.c.robots.ensure(ctx, bl, u)
+	pol, spent := f.c.robots.Ensure(ctx, bl, u)
 	if pol == nil {
 		if spent.Hold > 0 || spent.Drain == frontier.DrainStart {
 			return nil, spent, false, errRefused{"robots.txt of " + u.Authority + " failed, or disallows it all"}
@@ -581,12 +582,12 @@ func (f *pageFetcher) get(ctx context.Context, u canon.URL, typ string) (*render
 	resp, err := c.fetcher.Get(ctx, u.String, nil)
 	if err != nil {
 		kind := fetch.KindOf(err)
-		fetched, signal := errorSignal(kind)
+		fetched, signal := answer.ErrorSignal(kind)
 		c.log.Info("render: a page's request failed", "page", f.l.URL, "url", u.String, "err", err)
 		c.flog.Write(fetchlog.Record{Time: time.Now(), URL: u.String, Host: u.Authority, Depth: f.l.Depth + 1, Via: f.l.URL, Outcome: "error:" + kind.String(), Error: err.Error()})
 		return nil, frontier.Result{Fetched: fetched, Signal: signal}, err
 	}
-	signal, retryAfter := answerSignal(resp, time.Now())
+	signal, retryAfter := answer.Signal(resp, time.Now())
 	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
 	f.pbMu.Lock()
 	cp := c.archiveResp(resp, f.pb, &u)

@@ -30,11 +30,11 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	c.stopLeasing = stopLeasing
 	var warm sync.WaitGroup
 	warmCtx, stopWarm := context.WithCancel(ctx)
-	c.robots.hopCtx = warmCtx  // ends as the crawl closes: hops asked of other nodes stop waiting
+	c.robots.Begin(warmCtx)    // ends as the crawl closes: hops asked of other nodes stop waiting
 	closeAll := func() error { // the rebuild of the seen set reads the store
 		stopWarm()
 		warm.Wait()
-		c.robots.hopWG.Wait()
+		c.robots.Wait()
 		c.liveMu.Lock()
 		c.running, c.closed = false, true // the API reads and writes no more
 		c.liveMu.Unlock()
@@ -173,11 +173,12 @@ func (c *Crawler) summary() Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ac := c.arch.Counts()
+	rc := c.robots.Counts()
 	sum := Summary{
 		Elapsed:            time.Since(c.start),
 		Pages:              s.pages.Load(),
-		RobotsFetches:      s.robots.Load(),
-		Bytes:              s.bytes.Load(),
+		RobotsFetches:      rc.Fetches,
+		Bytes:              s.bytes.Load() + rc.Bytes,
 		Truncated:          s.truncated.Load(),
 		Revisits:           ac.Revisits,
 		NearDups:           s.nearDups.Load(),
@@ -196,7 +197,7 @@ func (c *Crawler) summary() Summary {
 		Charsets:           clone(s.charsets),
 		RedirectSeen:       s.redirectSeen.Load(),
 		Forwarded:          s.forwarded.Load(),
-		RobotsCut:          s.robotsCut.Load(),
+		RobotsCut:          rc.Cut,
 		BadEncoding:        s.badCoding.Load(),
 		ByStatus:           clone(s.byClass),
 		Errors:             clone(s.byError),
@@ -208,12 +209,13 @@ func (c *Crawler) summary() Summary {
 		Cut:                clone(s.cut),
 		Extended:           clone(s.extended),
 		ExtensionFailed:    clone(s.extFailed),
-		Robots:             clone(s.robotsOutc),
-		RobotsHops:         s.robotsHops.Load(),
-		RobotsRetries:      s.robotsRetries.Load(),
-		RobotsLastGood:     s.robotsLastGood.Load(),
+		Robots:             rc.Outcomes,
+		RobotsHops:         rc.Hops,
+		RobotsRetries:      rc.Retries,
+		RobotsLastGood:     rc.LastGood,
 		Policies:           c.cfg.Policies.Len(),
-		HostsDown:          clone(s.hostsDown),
+		HostsDown:          rc.HostsDown,
+		HostsDownNamed:     rc.DownNamed,
 		NoIndex:            s.noindex.Load(),
 		NoFollow:           s.nofollow.Load(),
 		Throttled:          s.throttled.Load(),
@@ -227,6 +229,9 @@ func (c *Crawler) summary() Summary {
 		WARCRecovered:      len(c.arch.Recovered()),
 		WARCUploads:        c.uploads.Summary(), // so far
 	}
+	for kind, n := range rc.Errors { // pages' and robots.txt's
+		sum.Errors[kind] += n
+	}
 	var top []HostPages
 	sum.LinksCut, top = s.topLinksCut(report.MaxNamed)
 	if len(top) > 0 {
@@ -236,7 +241,6 @@ func (c *Crawler) summary() Summary {
 		}
 	}
 	sum.GaveUp, sum.GaveUpHosts = s.gaveUp.Snapshot()
-	_, sum.HostsDownNamed = s.down.Snapshot()
 	sum.Traps, sum.TrapHosts = c.judge.Cut()
 	sum.TrapCosts, sum.TrapHostCount = c.judge.TrapReport()
 	return sum

@@ -10,6 +10,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/robotstxt"
 	"github.com/weft-crawler/weft/internal/seen"
 )
 
@@ -71,8 +72,8 @@ func (c *Crawler) explainSeed(f *SeedFailure, u canon.URL) {
 		}
 		f.Hint = "--allow-cidr " + netip.PrefixFrom(addr, addr.BitLen()).String()
 	case f.Reason == judge.Unreachable:
-		if e, ok := c.robots.hosts.Get(originKey(u.Scheme, u.Authority)); ok && e.hist.Err != "" {
-			f.Detail = "its robots.txt could not be fetched: " + e.hist.Err
+		if h, ok := c.robots.History(robotstxt.Origin(u.Scheme, u.Authority)); ok && h.Err != "" {
+			f.Detail = "its robots.txt could not be fetched: " + h.Err
 		} else {
 			f.Detail = "its robots.txt could not be fetched"
 		}
@@ -84,11 +85,11 @@ func (c *Crawler) explainSeed(f *SeedFailure, u canon.URL) {
 // robotsKind is the kind of error the robots.txt of u's origin last
 // failed with, "" if it did not fail or is not in memory.
 func (c *Crawler) robotsKind(u canon.URL) string {
-	e, ok := c.robots.hosts.Get(originKey(u.Scheme, u.Authority))
-	if !ok || e.hist.Failures == 0 || e.hist.Status != 0 {
+	h, ok := c.robots.History(robotstxt.Origin(u.Scheme, u.Authority))
+	if !ok || h.Failures == 0 || h.Status != 0 {
 		return ""
 	}
-	kind, _, _ := strings.Cut(e.hist.Err, ":")
+	kind, _, _ := strings.Cut(h.Err, ":")
 	return kind
 }
 

@@ -2,10 +2,10 @@ package crawl
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/report"
@@ -17,8 +17,7 @@ import (
 // label sets that are small and bounded).
 type counters struct {
 	pages              atomic.Int64 // responses to page requests
-	robots             atomic.Int64 // robots.txt requests
-	bytes              atomic.Int64 // body bytes received (wire, still encoded)
+	bytes              atomic.Int64 // body bytes received (wire, still encoded); robotstxt counts its own
 	nearDups           atomic.Int64 // parsed pages within the near-duplicate threshold of an earlier one
 	recrawls           atomic.Int64 // URLs queued again when their next crawl came
 	listedChanged      atomic.Int64 // URLs queued again early: a sitemap's <lastmod> is after their last fetch
@@ -27,19 +26,15 @@ type counters struct {
 	requisitesQueued   atomic.Int64 // of which new, and queued
 	requisitesArchived atomic.Int64 // requisites fetched and archived (2xx)
 	truncated          atomic.Int64
-	overDecode         atomic.Int64           // decoded body over the cap (a compression bomb)
-	badCoding          atomic.Int64           // body whose Content-Encoding could not be undone
-	binary             atomic.Int64           // body labelled as text that is binary, not parsed
-	redirectSeen       atomic.Int64           // redirects to a URL already seen: loops, or pages reached before
-	robotsCut          atomic.Int64           // robots.txt files longer than robots.MaxBytes, read in part
-	forwarded          atomic.Int64           // URLs handed to other nodes (Cluster.Owns)
-	errors             atomic.Int64           // requests without a response, pages' and robots.txt's
-	lastError          atomic.Pointer[string] // the last of them: "host: kind"
+	overDecode         atomic.Int64 // decoded body over the cap (a compression bomb)
+	badCoding          atomic.Int64 // body whose Content-Encoding could not be undone
+	binary             atomic.Int64 // body labelled as text that is binary, not parsed
+	redirectSeen       atomic.Int64 // redirects to a URL already seen: loops, or pages reached before
+	forwarded          atomic.Int64 // URLs handed to other nodes (Cluster.Owns)
+	errors             atomic.Int64 // requests without a response; robotstxt counts its own
+	lastError          atomic.Pointer[lastError]
 	noindex            atomic.Int64
 	nofollow           atomic.Int64
-	robotsHops         atomic.Int64                  // robots.txt redirect hops followed
-	robotsRetries      atomic.Int64                  // failed robots.txt fetches that left the host waiting for a retry
-	robotsLastGood     atomic.Int64                  // unreachable robots.txt files replaced by the last good copy (or by none)
 	resumedURLs        atomic.Int64                  // URLs a resumed crawl found in its store
 	resumedQueue       atomic.Int64                  // of which still queued (leases out at a crash included)
 	throttled          atomic.Int64                  // 429 responses
@@ -52,7 +47,6 @@ type counters struct {
 	hosts              *hostmap.Map[store.HostState] // per host: 429s, 5xxs, HTML pages cut at MaxLinksPerPage (the crawl's host states)
 	linksCutAll        atomic.Int64                  // HTML pages cut at MaxLinksPerPage, every host's
 	gaveUp             report.First[string]          // hosts given up after too many failures
-	down               report.First[HostCause]       // hosts not crawled because their robots.txt failed
 	mu                 sync.Mutex
 	byClass            map[string]int64
 	byError            map[string]int64
@@ -61,8 +55,6 @@ type counters struct {
 	refusedTypes       map[string]int64 // bodies the media policy refused, by media type (bounded)
 	unreadable         map[string]int64 // of which read only in part (malformed), by handler
 	cut                map[string]int64 // of which cut at a limit, by handler
-	robotsOutc         map[string]int64
-	hostsDown          map[string]int64 // hosts not crawled (robots.txt disallow-all), by cause
 	charsets           map[string]int64 // documents whose encoding was unknown, invalid or converted, by kind
 	extended           map[string]int64 // documents extensions read, by extension
 	extFailed          map[string]int64 // of which the extension failed on, by extension
@@ -78,8 +70,6 @@ func newCounters() *counters {
 		refusedTypes:  map[string]int64{},
 		unreadable:    map[string]int64{},
 		cut:           map[string]int64{},
-		robotsOutc:    map[string]int64{},
-		hostsDown:     map[string]int64{},
 		charsets:      map[string]int64{},
 		extended:      map[string]int64{},
 		extFailed:     map[string]int64{},
@@ -110,13 +100,6 @@ func (c *counters) incType(m map[string]int64, mt string) {
 	c.mu.Unlock()
 }
 
-func statusClass(code int) string {
-	if code < 100 || code > 599 {
-		return "other"
-	}
-	return fmt.Sprintf("%dxx", code/100)
-}
-
 // topLinksCut returns the pages cut at the link cap, in all and for the n
 // hosts with the most (most first).
 func (c *counters) topLinksCut(n int) (total int64, top []HostPages) {
@@ -130,11 +113,18 @@ func (c *counters) topLinksCut(n int) (total int64, top []HostPages) {
 	return total, top[:min(len(top), n)]
 }
 
+// lastError is the last request that got no response, "host: kind", and
+// when it was counted: robotstxt keeps its own, and the later is the
+// crawl's.
+type lastError struct {
+	text string
+	at   time.Time
+}
+
 // failed counts a request that got no response: an error of its kind,
 // the crawl's last error.
 func (c *counters) failed(host, kind string) {
 	c.errors.Add(1)
 	c.inc(c.byError, kind, 1)
-	last := host + ": " + kind
-	c.lastError.Store(&last)
+	c.lastError.Store(&lastError{text: host + ": " + kind, at: time.Now()})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/robotstxt"
 )
 
 // work leases URLs until the frontier drains or leasing stops. Every lease
@@ -94,7 +95,7 @@ func (c *Crawler) commit(p *pageRun) {
 		// Its robots.txt disallows everything: the verdict holds at least
 		// as long as the clock that the request which found it set.
 		scheme, _, _ := strings.Cut(l.URL, "://")
-		c.robots.holdUntil(originKey(scheme, l.Host), clock.NextAt)
+		c.robots.HoldUntil(robotstxt.Origin(scheme, l.Host), clock.NextAt)
 	}
 	c.countClock(l, lo.res, clock)
 	if c.cfg.Recrawl != nil && !lo.res.Retry && l.Seq != 0 {
@@ -200,7 +201,7 @@ func (c *Crawler) handle(ctx context.Context, p *pageRun) {
 			c.stageCapture(p)
 			p.out = leaseOutcome{res: frontier.Result{Fetched: true}, outcome: "error:panic"}
 			if l.RobotsFor != "" {
-				c.front.Unpark(originHost(l.RobotsFor))
+				c.front.Unpark(robotstxt.Authority(l.RobotsFor))
 			}
 		}
 	}()
@@ -223,9 +224,7 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		c.judge.GiveUp(l.Host)
 		c.judge.Count(judge.GaveUp, 1)
 		if l.RobotsFor != "" {
-			owner := c.robots.entry(l.RobotsFor)
-			c.robots.decide(l.RobotsFor, owner, robots.DisallowAllPolicy(0, "robots.txt redirects to "+l.Host+", which was given up", time.Now()), "redirect-gave-up", nil, true)
-			c.front.Unpark(originHost(l.RobotsFor))
+			c.robots.HopGivenUp(l)
 		}
 		p.out = leaseOutcome{outcome: judge.GaveUp}
 		return nil
@@ -234,7 +233,7 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 	if err != nil { // cannot happen for a URL we canonicalised; never crash on it
 		c.log.Error("queued URL does not parse", "url", l.URL, "err", err)
 		if l.RobotsFor != "" {
-			c.front.Unpark(originHost(l.RobotsFor))
+			c.front.Unpark(robotstxt.Authority(l.RobotsFor))
 		}
 		p.out = leaseOutcome{outcome: judge.Invalid}
 		return nil
@@ -249,12 +248,12 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		// requested. If its robots.txt is no longer known to forbid this
 		// one (the answer expired, or it is a hop to the host's own
 		// robots.txt), the host goes back to its clock.
-		pol := c.robots.Cached(originKey(u.Scheme, l.Host), time.Now())
+		pol := c.robots.Cached(robotstxt.Origin(u.Scheme, l.Host), time.Now())
 		switch {
 		case pol == nil || pol.Allowed(u.PathQuery()) || (l.RobotsFor != "" && u.Path == "/robots.txt"):
 			p.out = leaseOutcome{res: frontier.Result{Retry: true, Drain: frontier.DrainStop}}
 		case l.RobotsFor != "": // another host's robots.txt hop, disallowed here
-			p.out = leaseOutcome{res: c.robots.hop(ctx, l, u, pol)}
+			p.out = leaseOutcome{res: c.robots.Hop(ctx, l, u, pol)}
 		default:
 			why := judge.RobotsRefusal(pol)
 			c.judge.Count(why, 1)
@@ -265,7 +264,7 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 	if l.RobotsFor != "" && u.Path == "/robots.txt" {
 		// Another host's robots.txt redirected to this host's robots.txt,
 		// which needs no permission from this host's rules.
-		p.out = leaseOutcome{res: c.robots.hop(ctx, l, u, c.robots.Cached(originKey(u.Scheme, l.Host), time.Now()))}
+		p.out = leaseOutcome{res: c.robots.Hop(ctx, l, u, c.robots.Cached(robotstxt.Origin(u.Scheme, l.Host), time.Now()))}
 		return nil
 	}
 	if l.Requisite && c.rend != nil {
@@ -274,7 +273,7 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 			return nil
 		}
 	}
-	pol, spent := c.robots.ensure(ctx, l, u)
+	pol, spent := c.robots.Ensure(ctx, l, u)
 	if pol == nil {
 		p.out = leaseOutcome{res: spent} // the lease went to robots.txt; the URL is retried
 		if spent.SetCrawlDelay && spent.Drain == 0 {
@@ -286,7 +285,7 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		return nil
 	}
 	if l.RobotsFor != "" {
-		p.out = leaseOutcome{res: c.robots.hop(ctx, l, u, pol)}
+		p.out = leaseOutcome{res: c.robots.Hop(ctx, l, u, pol)}
 		return nil
 	}
 	res := frontier.Result{SetCrawlDelay: true, CrawlDelay: pol.CrawlDelay}

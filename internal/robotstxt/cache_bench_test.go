@@ -1,4 +1,4 @@
-package crawl
+package robotstxt
 
 import (
 	"fmt"
@@ -31,10 +31,10 @@ func BenchmarkRobotsCacheHeap(b *testing.B) {
 				runtime.GC()
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
-				c := newRobotsCache(64, bc.bound, robots.Retry{})
+				c := NewCache(64, bc.bound, robots.Retry{}, time.Time{})
 				now := time.Now()
 				for i := range origins {
-					e := c.entry(originKey("http", fmt.Sprintf("h%06d.test", i)))
+					e := c.entry(Origin("http", fmt.Sprintf("h%06d.test", i)))
 					pol := robots.FromStatus(200, []byte(body.String()), "weft", now)
 					e.hist.Record(pol)
 					c.verdictOf(e, now)
