@@ -33,6 +33,7 @@ import (
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/robotstxt"
+	"github.com/weft-crawler/weft/internal/schedule"
 	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
@@ -64,7 +65,7 @@ type Crawler struct {
 
 	// sched says when each URL is due again (continuous mode); recrawler
 	// queues the due URLs again, scan by scan.
-	sched     *schedule
+	sched     *planner
 	recrawler *recrawler
 	// pause holds the workers while an operator has paused the crawl;
 	// running is true while Run may take seeds (AddSeeds holds liveMu
@@ -82,7 +83,7 @@ type Crawler struct {
 
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
-	inlinks *inLinks
+	inlinks *schedule.InLinks
 	// handlers read responses by media type; embeds says one of them
 	// wants the images pages show.
 	handlers content.Set
@@ -212,7 +213,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 	}
 	if cfg.Recrawl != nil && c.cfg.InLinkBytes > 0 {
-		if c.inlinks, err = loadInLinks(c.state.db, c.cfg.InLinkBytes, c.log); err != nil {
+		if c.inlinks, err = schedule.LoadInLinks(c.state.db, c.cfg.InLinkBytes, c.log); err != nil {
 			return nil, err
 		}
 	}
@@ -223,7 +224,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		runStart = c.start
 	}
 	robotsCache := robotstxt.NewCache(c.cfg.Partitions, c.cfg.robotsCache(), c.cfg.robotsRetry(), runStart)
-	c.sched = &schedule{
+	c.sched = &planner{
 		configured: c.cfg.Recrawl, robotsTTL: c.cfg.RobotsTTL, shared: c.cfg.SharedVisits, parts: c.cfg.Partitions, db: c.state.db,
 		canon: c.canon, robots: robotsCache, priors: newHostPriors(c.state.db, c.cfg.Partitions), inlinks: c.inlinks, log: c.log,
 	}

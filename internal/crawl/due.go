@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -36,7 +35,7 @@ const (
 // done, the sitemap hints waiting for a scan and the partitions it must
 // leave to other nodes.
 type recrawler struct {
-	sched *schedule
+	sched *planner
 	state *durable
 	seen  *seen.Set
 	front *frontier.Frontier
@@ -61,33 +60,6 @@ type recrawler struct {
 	// held says, per partition, that it is held (Inbound.HoldPartition):
 	// another node's to recrawl.
 	held heldParts
-}
-
-// rescan queues URLs again every RecrawlScan, and saves the in-link
-// counts and the trap rules' every inLinkSave, until ctx is done.
-func (c *Crawler) rescan(ctx context.Context) {
-	t := time.NewTicker(c.cfg.RecrawlScan)
-	defer t.Stop()
-	saved := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		now := time.Now()
-		if err := c.recrawler.queueDue(now); err != nil {
-			c.fail(err)
-			return
-		}
-		if now.Sub(saved) >= inLinkSave {
-			saved = now
-			if err := errors.Join(c.saveInLinks(), c.judge.SaveCounts(c.state.db)); err != nil {
-				c.fail(err)
-				return
-			}
-		}
-	}
 }
 
 // dueCursor is where the last scan of the recrawl index stopped: after
@@ -452,7 +424,7 @@ const scheduleVersion = 3
 // it is built from the URL records when the state has none, or one built
 // for another policy (the schedule is the policy's, so it is made again);
 // when the crawl is not continuous, it is marked as not kept.
-func (s *schedule) prepareDueIndex() error {
+func (s *planner) prepareDueIndex() error {
 	db := s.db
 	val, ok, err := db.GetMeta(metaRecrawl)
 	if err != nil {
@@ -525,7 +497,7 @@ func (s *schedule) prepareDueIndex() error {
 // record does not say, and the robots.txt cache may not hold yet at
 // start). Such a URL keeps the robots.txt schedule, rather than return to
 // a page's.
-func (s *schedule) onRobotsSchedule(r store.URLRecord) bool {
+func (s *planner) onRobotsSchedule(r store.URLRecord) bool {
 	if !missingSitemap(r.LastStatus) {
 		return false
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/recrawl"
 	"github.com/weft-crawler/weft/internal/robotstxt"
+	"github.com/weft-crawler/weft/internal/schedule"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -25,13 +26,13 @@ import (
 // parsed), and re-enters the front queues when due, through the same back
 // queues and clocks as every other URL.
 
-// schedule says when each URL of a continuous crawl is due again: the
+// planner says when each URL of a continuous crawl is due again: the
 // configured policy, with each host's prior (what its pages have shown)
 // in place of the configured one, weighed by each URL's importance (its
 // in-links, a seed, what a sitemap said). It learns from every lease that
 // ends (learn, keepVisit), and builds the recrawl index at start
 // (prepareDueIndex). The recrawler queues what it makes due.
-type schedule struct {
+type planner struct {
 	configured *recrawl.Policy // Config.Recrawl: nil when the crawl is not continuous
 	robotsTTL  time.Duration   // a missing sitemap is asked for again once per RobotsTTL
 	shared     bool            // Config.SharedVisits: other nodes fetch this crawl's URLs too
@@ -40,7 +41,7 @@ type schedule struct {
 	canon      *canon.Canonicalizer
 	robots     *robotstxt.Cache // the sitemaps each robots.txt names
 	priors     *hostPriors
-	inlinks    *inLinks // nil when in-links are not counted
+	inlinks    *schedule.InLinks // nil when in-links are not counted
 	log        *slog.Logger
 }
 
@@ -73,7 +74,7 @@ func (c *Crawler) previousVisit(l frontier.Lease) (store.URLRecord, store.Digest
 // and, after an error, is due again as a URL whose visit got no answer:
 // one more error in a row, backed off as any error is (see learn). A
 // refused URL is marked rejected (pageBatch.done) and leaves the recrawl.
-func (s *schedule) keepVisit(l frontier.Lease) *visit {
+func (s *planner) keepVisit(l frontier.Lease) *visit {
 	part := partition.Of(l.Host, s.parts)
 	v, _, err := s.db.GetURL(uint16(part), l.Host, seen.KeyOf(l.URL))
 	if err != nil {
@@ -127,7 +128,7 @@ func scheduled(r store.URLRecord) time.Time {
 // recrawl.Importance): its in-links, whether it is a seed, and what a
 // sitemap said. The in-link count is kept in r, so that it survives a
 // loss of the counter's latest counts.
-func (s *schedule) importance(url string, r *store.URLRecord) float64 {
+func (s *planner) importance(url string, r *store.URLRecord) float64 {
 	if s.inlinks != nil {
 		r.InLinks = max(r.InLinks, s.inlinks.Count(seen.KeyOf(url)))
 	}
@@ -139,7 +140,7 @@ func (s *schedule) importance(url string, r *store.URLRecord) float64 {
 }
 
 // learn folds a visit into the URL's history and sets its next crawl.
-func (s *schedule) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Response, cp archive.Capture, notModified bool) *visit {
+func (s *planner) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Response, cp archive.Capture, notModified bool) *visit {
 	h := history(prev)
 	v := prev
 	v.Depth = l.Depth
@@ -221,7 +222,7 @@ func httpDate(v string) time.Time {
 // with the host's prior (recrawl.HostPrior: what its pages have shown,
 // pooled) in place of the configured prior once the host has shown
 // enough; the configured prior is the host prior's own fallback.
-func (s *schedule) policy(host string) recrawl.Policy {
+func (s *planner) policy(host string) recrawl.Policy {
 	p := s.configured.WithDefaults()
 	p.Prior = s.priors.get(host).Rate(p.Prior)
 	return p
@@ -244,7 +245,7 @@ func notThere(status int) bool {
 // /sitemap.xml, one its robots.txt names, or one queued from its
 // robots.txt (admitSitemaps). A sitemap an index lists is not judged here:
 // the index is fetched again as often as its own schedule says.
-func (s *schedule) isSitemap(l frontier.Lease) bool {
+func (s *planner) isSitemap(l frontier.Lease) bool {
 	if strings.HasSuffix(l.Via, "/robots.txt") || isSitemapPath(l.URL) {
 		return true
 	}

@@ -25,7 +25,7 @@ type Visited struct {
 // visitedElsewhere reads, in a cluster (Config.SharedVisits), the record
 // of a page about to be fetched: a visit another node made since the URL
 // was queued here (Adopt) that is not due again counts as done.
-func (s *schedule) visitedElsewhere(l frontier.Lease) (store.URLRecord, bool) {
+func (s *planner) visitedElsewhere(l frontier.Lease) (store.URLRecord, bool) {
 	if !s.shared || l.RobotsFor != "" || l.Seq == 0 {
 		return store.URLRecord{}, false
 	}
@@ -41,7 +41,7 @@ func (s *schedule) visitedElsewhere(l frontier.Lease) (store.URLRecord, bool) {
 // elsewhere is the outcome of a lease whose URL another node fetched: no
 // request, the host's clock untouched, and the URL's record that node's,
 // so that in continuous mode its next crawl is the one that node learnt.
-func (s *schedule) elsewhere(l frontier.Lease, r store.URLRecord) leaseOutcome {
+func (s *planner) elsewhere(l frontier.Lease, r store.URLRecord) leaseOutcome {
 	vis := &visit{rec: r, adopted: true}
 	if s.configured != nil {
 		vis.importance = s.importance(l.URL, &vis.rec)
