@@ -5,7 +5,11 @@ import (
 	"errors"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
+	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/schedule"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // rescan queues URLs again every RecrawlScan, and saves the in-link
@@ -21,7 +25,7 @@ func (c *Crawler) rescan(ctx context.Context) {
 		case <-t.C:
 		}
 		now := time.Now()
-		if err := c.recrawler.queueDue(now); err != nil {
+		if err := c.recrawler.QueueDue(now); err != nil {
 			c.fail(err)
 			return
 		}
@@ -43,4 +47,17 @@ func (c *Crawler) saveInLinks() error {
 		return nil
 	}
 	return c.inlinks.Save()
+}
+
+// requeue commits the recrawl scan's batches (schedule.Queue) as a
+// lease's are: numbered in the front queues, then handed to the frontier.
+type requeue struct {
+	d     *durable
+	seen  *seen.Set
+	front *frontier.Frontier
+}
+
+func (q requeue) Commit(b *store.Batch, items []frontier.Item) error {
+	pb := &pageBatch{d: q.d, b: b, items: items, Staging: archive.Staging{Batch: b}}
+	return pb.commit(q.seen, q.front)
 }
