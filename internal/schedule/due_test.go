@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/recrawl"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -253,5 +254,64 @@ func TestEntryImportanceRefreshed(t *testing.T) {
 	}
 	if n := rc.Counts().Recrawls; n != 1 || len(q.items) != 1 {
 		t.Errorf("%d recrawls queued in two scans (%v); want 1", n, q.items)
+	}
+}
+
+// TestQueueDue: a scan queues the due URLs as their hosts have room (one
+// in flight, one waiting, and what the host's clock allows in two scans),
+// a seed at high priority; a URL the scope or the trap cut-off now
+// refuses is rejected for good; a held partition is another node's to
+// recrawl; and a recrawl's end makes room for the next.
+func TestQueueDue(t *testing.T) {
+	p := newPlanner(t, Config{Policy: &recrawl.Policy{Min: time.Millisecond, Max: time.Hour}})
+	q := &committed{}
+	rc := newRecrawler(t, p, "http://a.test/", q, noTraps{"t.a.test": true})
+	held := ""
+	for i := range 20 {
+		if h := fmt.Sprintf("h%d.a.test", i); partition.Of(h, p.parts) != partition.Of("a.test", p.parts) {
+			held = h
+			break
+		}
+	}
+	rc.Hold(partition.Of(held, p.parts), true)
+	now := time.Now()
+	due := func(url string, depth int) store.URLRecord {
+		return store.URLRecord{URL: url, Depth: depth, Status: store.URLDone, LastStatus: 200,
+			LastFetch: now.Add(-2 * time.Hour), NextCrawl: now.Add(-time.Hour), SitemapPriority: -1}
+	}
+	recs := []store.URLRecord{due("http://a.test/", 0), due("http://b.test/out", 1), due("http://t.a.test/trap", 1), due("http://"+held+"/x", 1)}
+	for i := range 5 {
+		recs = append(recs, due(fmt.Sprintf("http://a.test/%d", i), 1))
+	}
+	put(t, p, recs...)
+	if per := rc.perHostRecrawls(); per != 100 {
+		t.Fatalf("%d recrawls a host may have out at a delay of 1ms, want the cap, 100", per)
+	}
+	rc.delay = time.Second // 2 + what a scan a second allows in two scans: 4
+	if err := rc.QueueDue(now); err != nil {
+		t.Fatal(err)
+	}
+	if len(q.items) != 4 || rc.Counts().Recrawls != 4 {
+		t.Fatalf("queued %v (%d counted); want 4 of a.test's 6", q.items, rc.Counts().Recrawls)
+	}
+	for _, it := range q.items {
+		if it.Host != "a.test" || (it.Priority == frontier.High) != (it.URL == "http://a.test/") {
+			t.Errorf("queued %s of %s at priority %v; want a.test's, the seed alone high", it.URL, it.Host, it.Priority)
+		}
+		if r := record(t, p, it.URL); r.Status != store.URLQueued || len(dueTimes(t, p, it.URL)) != 0 {
+			t.Errorf("%s queued, its record %v, still in the index: %v", it.URL, r.Status, dueTimes(t, p, it.URL))
+		}
+	}
+	for url, want := range map[string]store.URLStatus{"http://b.test/out": store.URLRejected, "http://t.a.test/trap": store.URLRejected, "http://" + held + "/x": store.URLDone} {
+		if r := record(t, p, url); r.Status != want {
+			t.Errorf("%s: %v, want %v", url, r.Status, want)
+		}
+	}
+	if err := rc.QueueDue(now); err != nil || len(q.items) != 4 {
+		t.Fatalf("a second scan, no room made: %d queued (%v); want still 4", len(q.items), err)
+	}
+	rc.Done(q.items[0].URL)
+	if err := rc.QueueDue(now); err != nil || len(q.items) != 5 {
+		t.Errorf("a scan after a recrawl ended: %d queued (%v); want one more", len(q.items), err)
 	}
 }
