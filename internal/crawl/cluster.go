@@ -7,6 +7,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/robotstxt"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // Cluster is the rest of a crawl spread over several nodes, as one node's
@@ -53,6 +54,19 @@ type Cluster interface {
 // RobotsAnswer is the outcome of a robots.txt chain another node
 // followed for a host of this one (robotstxt.Answer).
 type RobotsAnswer = robotstxt.Answer
+
+// Visited is what a node of a cluster tells the others of a URL it fetched
+// (Cluster.Fetched), and what the URL's next owner takes on (Adopt): its
+// record after the fetch, with the importance its next crawl was scheduled
+// with.
+type Visited struct {
+	URL        string
+	Record     store.URLRecord
+	Importance float64 `json:",omitempty"`
+	// First is the capture that holds the URL's payload (see
+	// schedule.Visit.First), when the visit made or referred to one.
+	First *store.DigestRecord `json:",omitempty"`
+}
 
 // alone is the Cluster of a crawl that runs on one node: it owns every
 // host, so it forwards nothing, claims every lease without an end, and

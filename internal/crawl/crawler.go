@@ -33,6 +33,7 @@ import (
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/robotstxt"
+	"github.com/weft-crawler/weft/internal/schedule"
 	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
@@ -64,8 +65,8 @@ type Crawler struct {
 
 	// sched says when each URL is due again (continuous mode); recrawler
 	// queues the due URLs again, scan by scan.
-	sched     *schedule
-	recrawler *recrawler
+	sched     *schedule.Planner
+	recrawler *schedule.Recrawler
 	// pause holds the workers while an operator has paused the crawl;
 	// running is true while Run may take seeds (AddSeeds holds liveMu
 	// for reading while it works, Run for writing to end it).
@@ -82,7 +83,7 @@ type Crawler struct {
 
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
-	inlinks *inLinks
+	inlinks *schedule.InLinks
 	// handlers read responses by media type; embeds says one of them
 	// wants the images pages show.
 	handlers content.Set
@@ -212,7 +213,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 	}
 	if cfg.Recrawl != nil && c.cfg.InLinkBytes > 0 {
-		if c.inlinks, err = loadInLinks(c.state.db, c.cfg.InLinkBytes, c.log); err != nil {
+		if c.inlinks, err = schedule.LoadInLinks(c.state.db, c.cfg.InLinkBytes, c.log); err != nil {
 			return nil, err
 		}
 	}
@@ -223,13 +224,6 @@ func New(cfg Config) (c *Crawler, err error) {
 		runStart = c.start
 	}
 	robotsCache := robotstxt.NewCache(c.cfg.Partitions, c.cfg.robotsCache(), c.cfg.robotsRetry(), runStart)
-	c.sched = &schedule{
-		configured: c.cfg.Recrawl, robotsTTL: c.cfg.RobotsTTL, shared: c.cfg.SharedVisits, parts: c.cfg.Partitions, db: c.state.db,
-		canon: c.canon, robots: robotsCache, priors: newHostPriors(c.state.db, c.cfg.Partitions), inlinks: c.inlinks, log: c.log,
-	}
-	if err := c.sched.prepareDueIndex(); err != nil { // after the in-link counts: they weigh in
-		return nil, err
-	}
 	c.state.cluster = c.cluster
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions, CacheKeys: cfg.SeenCacheKeys}, c.state); err != nil {
 		return nil, err
@@ -312,10 +306,15 @@ func New(cfg Config) (c *Crawler, err error) {
 	}
 	c.ext = &externals{canon: c.canon, robots: robotsCache, policies: c.cfg.Policies, log: c.log}
 	c.policies = &hostPolicies{set: c.cfg.Policies, robots: robotsCache, front: c.front, log: c.log}
-	c.recrawler = &recrawler{
-		sched: c.sched, state: c.state, seen: c.seen, front: c.front, canon: c.canon, scope: c.scope, judge: c.judge, stats: c.stats,
-		parts: c.cfg.Partitions, scan: c.cfg.RecrawlScan, delay: c.cfg.Delay, held: make(heldParts, c.cfg.Partitions),
+	if c.sched, err = schedule.New(schedule.Config{ // after the in-link counts: they weigh in
+		Policy: c.cfg.Recrawl, RobotsTTL: c.cfg.RobotsTTL, SharedVisits: c.cfg.SharedVisits, Partitions: c.cfg.Partitions, DB: c.state.db,
+		Canon: c.canon, Robots: robotsCache, Archive: c.arch, InLinks: c.inlinks, Log: c.log,
+	}); err != nil {
+		return nil, err
 	}
+	c.recrawler = schedule.NewRecrawler(c.sched, schedule.ScanConfig{
+		Queue: requeue{c.state, c.seen, c.front}, Scope: c.scope, Traps: c.judge, Every: c.cfg.RecrawlScan, Delay: c.cfg.Delay,
+	})
 	if c.flog, err = fetchlog.Open(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/plugin"
+	"github.com/weft-crawler/weft/internal/schedule"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -203,7 +204,7 @@ func (pb *pageBatch) deleteEntry(l frontier.Lease, part int) {
 // says what happened. A retried lease (robots.txt fetched instead, or cut
 // by shutdown) changes nothing on disk but its host's clock
 // (frontier.Settle).
-func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, v *visit) store.URLRecord {
+func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, v *schedule.Visit) store.URLRecord {
 	if res.Retry || l.Seq == 0 {
 		return store.URLRecord{}
 	}
@@ -217,7 +218,7 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 	}
 	r := store.URLRecord{LastFetch: time.Now()}
 	if v != nil { // continuous mode: what the fetch taught
-		r = v.rec
+		r = v.Record
 	}
 	again := slices.ContainsFunc(pb.items, func(it frontier.Item) bool { return it.URL == l.URL })
 	if again && st != store.URLRejected {
@@ -227,36 +228,13 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 		st = store.URLQueued
 	}
 	r.URL, r.Depth, r.Priority, r.Status = l.URL, l.Depth, uint8(l.Priority), st
-	if v == nil || !v.adopted {
+	if v == nil || !v.Adopted {
 		r.LastStatus, r.LastOutcome = status, outcome
 	}
 	k := seen.KeyOf(l.URL)
 	pb.b.PutURL(uint16(part), l.Host, k, r)
-	if v != nil && v.prior != nil {
-		pb.b.PutPrior(uint16(part), l.Host, *v.prior)
-	}
-	if v == nil || v.once || (v.adopted && r.NextCrawl.IsZero()) { // a crawl that ends: no recrawl index
-		return r
-	}
-	if !v.prevDue.IsZero() {
-		// The URL was leased while scheduled (queued twice: a redirect
-		// to itself, a pull forward racing a scan): its old entry goes,
-		// so that it has one.
-		pb.b.DeleteDue(uint16(part), v.prevDue, l.Host, k)
-	}
-	if st != store.URLRejected && st != store.URLQueued {
-		pb.b.PutDue(dueEntry(uint16(part), l.Host, k, r, v.importance))
-	}
+	v.Stage(pb.b, uint16(part), l.Host, k, r) // the host's prior, the recrawl index
 	return r
-}
-
-// dueEntry is the recrawl index entry of a URL's record.
-func dueEntry(part uint16, host string, k seen.Key, r store.URLRecord, importance float64) store.DueEntry {
-	return store.DueEntry{
-		Part: part, Due: r.NextCrawl, Host: host, Hash: k, LastFetch: r.LastFetch,
-		Visits: r.Visits, Changes: r.Changes, Span: r.Span, Importance: importance, Unchanged: r.Unchanged,
-		Dating: r.Dating,
-	}
 }
 
 // widenScope records that a seed's redirect made u part of the crawl's

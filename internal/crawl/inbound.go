@@ -9,6 +9,7 @@ import (
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/schedule"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -66,7 +67,7 @@ func (in Inbound) Offer(urls []Offered) error {
 // own.
 func (in Inbound) HoldPartition(p int, on bool) {
 	c := in.c
-	c.recrawler.held.set(p, on)
+	c.recrawler.Hold(p, on)
 	c.front.HoldPartition(p, on)
 }
 
@@ -76,7 +77,7 @@ func (in Inbound) HoldPartition(p int, on bool) {
 // ended.
 func (in Inbound) ReleasePartition(p int) map[string]frontier.Clock {
 	c := in.c
-	c.recrawler.held.set(p, true)
+	c.recrawler.Hold(p, true)
 	c.robots.DropHops(p)
 	return c.front.ReleasePartition(p)
 }
@@ -114,7 +115,7 @@ func (in Inbound) TakeOver(p int, clocks map[string]frontier.Clock) {
 // visit's next crawl, and the record of the capture that holds its payload
 // is kept, so that the next request is conditional and a 304 a revisit of
 // that capture. A URL queued here (from an earlier ownership) keeps its
-// place; its lease finds the newer visit and counts it (visitedElsewhere).
+// place; its lease finds the newer visit and counts it (schedule.Planner.VisitedElsewhere).
 // The adopted records live in the store, not in memory. Like Offer, it
 // answers ErrNotRunning outside Run.
 func (in Inbound) Adopt(vs []Visited) error {
@@ -158,7 +159,7 @@ func (in Inbound) Adopt(vs []Visited) error {
 			if ok && !prev.LastFetch.Before(r.LastFetch) {
 				continue // this crawl's own record is as new
 			}
-			prevDue = scheduled(prev)
+			prevDue = schedule.Scheduled(prev)
 			if ok && prev.Status == store.URLQueued {
 				r.Status = store.URLQueued // in this crawl's queues: its lease will count the visit
 			}
@@ -171,7 +172,7 @@ func (in Inbound) Adopt(vs []Visited) error {
 			ab.b.DeleteDue(uint16(part), prevDue, host, k)
 		}
 		if r.Status != store.URLQueued && !r.NextCrawl.IsZero() {
-			ab.b.PutDue(dueEntry(uint16(part), host, k, r, v.Importance))
+			ab.b.PutDue(schedule.Entry(uint16(part), host, k, r, v.Importance))
 		}
 		if v.First != nil && r.Digest != ([sha1.Size]byte{}) {
 			if _, known, err := c.state.db.GetDigest(r.Digest); err == nil && !known {

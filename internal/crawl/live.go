@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/fetchlog"
@@ -118,20 +117,6 @@ type Offered struct {
 	// so its links are not followed.
 	Requisite bool `json:"requisite,omitempty"`
 }
-
-// heldParts records which partitions are held (Inbound.HoldPartition),
-// for the recrawl scan: a node of a cluster does not recrawl the URLs of
-// partitions it does not own. It is safe for concurrent use.
-type heldParts []atomic.Bool
-
-func (h heldParts) set(p int, on bool) {
-	if p >= 0 && p < len(h) {
-		h[p].Store(on)
-	}
-}
-
-// held reports whether partition p is held.
-func (h heldParts) held(p int) bool { return p >= 0 && p < len(h) && h[p].Load() }
 
 // Partitions is the crawl's partition count: the one its state was
 // created with, whatever Config said.

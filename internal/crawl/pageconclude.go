@@ -6,6 +6,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/answer"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/schedule"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -39,13 +40,13 @@ func (c *Crawler) conclude(p *pageRun) {
 	switch {
 	case res.Retry:
 	case c.cfg.Recrawl != nil:
-		p.out.visit = c.sched.learn(p.l, p.prev, resp, p.cp, p.notModified)
+		p.out.visit = c.sched.Learn(p.l, p.prev, resp, p.cp, p.notModified)
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Truncated == "":
 		// A crawl that ends keeps what a later recrawl of its directory
 		// asks with, conditionally: whichever command fetched a page
 		// first, the next visit sends its validators.
-		p.out.visit = &visit{once: true, rec: store.URLRecord{LastFetch: resp.Start, Digest: p.cp.Digest,
-			ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}}
+		p.out.visit = schedule.Once(store.URLRecord{LastFetch: resp.Start, Digest: p.cp.Digest,
+			ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")})
 	}
 }
 

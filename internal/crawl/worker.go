@@ -13,6 +13,7 @@ import (
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/robotstxt"
+	"github.com/weft-crawler/weft/internal/schedule"
 )
 
 // work leases URLs until the frontier drains or leasing stops. Every lease
@@ -46,8 +47,8 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 			hctx, cancel = context.WithDeadline(ctx, until)
 		}
 		p := &pageRun{l: l, pb: c.state.newBatch()}
-		if r, ok := c.sched.visitedElsewhere(l); ok {
-			p.out = c.sched.elsewhere(l, r)
+		if v, ok := c.sched.VisitedElsewhere(l); ok {
+			p.out = leaseOutcome{outcome: "elsewhere", status: v.Record.LastStatus, visit: v}
 		} else {
 			c.handle(hctx, p)
 		}
@@ -100,9 +101,9 @@ func (c *Crawler) commit(p *pageRun) {
 	c.countClock(l, lo.res, clock)
 	if c.cfg.Recrawl != nil && !lo.res.Retry && l.Seq != 0 {
 		if lo.visit == nil {
-			lo.visit = c.sched.keepVisit(l)
+			lo.visit = c.sched.KeepVisit(l)
 		}
-		c.recrawler.out.done(l.URL)
+		c.recrawler.Done(l.URL)
 	}
 	rec := pb.done(l, part, lo.res, lo.status, lo.outcome, lo.visit)
 	outbox := c.out.Stage(pb.b, pb.Events)
@@ -129,9 +130,9 @@ func (c *Crawler) commit(p *pageRun) {
 	if !lo.res.Retry && l.RobotsFor == "" && lo.res.Fetched && !requeued(pb, l.URL) {
 		v := Visited{URL: l.URL, Record: rec}
 		if lo.visit != nil {
-			v.Importance = lo.visit.importance
-			if lo.visit.first.RecordID != "" {
-				v.First = &lo.visit.first
+			v.Importance = lo.visit.Importance
+			if lo.visit.First.RecordID != "" {
+				v.First = &lo.visit.First
 			}
 		}
 		c.cluster.Fetched(v, l.Host)
@@ -156,7 +157,7 @@ type leaseOutcome struct {
 	outcome string // "ok", "redirect", "error:<kind>", "robots", ...
 	// visit is, in continuous mode, what the fetch taught about the URL
 	// (validators, digest, change history, next crawl), for its record.
-	visit *visit
+	visit *schedule.Visit
 }
 
 // countClock counts what a lease's result did to its host's clock.

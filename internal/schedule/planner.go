@@ -1,4 +1,4 @@
-package crawl
+package schedule
 
 import (
 	"crypto/sha1"
@@ -14,48 +14,112 @@ import (
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/robotstxt"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
-// Continuous mode (Config.Recrawl): a fetched page is due again at a time
+// Continuous mode (Config.Policy): a fetched page is due again at a time
 // learnt from how often it changed, is asked for with the validators of
 // its last 200 (a 304 is archived as a server-not-modified revisit and not
 // parsed), and re-enters the front queues when due, through the same back
 // queues and clocks as every other URL.
 
-// schedule says when each URL of a continuous crawl is due again: the
+// Config is what a Planner works with. DB, Canon, Robots and Archive are
+// required.
+type Config struct {
+	// Policy is the crawl's recrawl policy; nil when the crawl is not
+	// continuous: then the Planner builds no recrawl index and serves
+	// only PreviousVisit and VisitedElsewhere.
+	Policy *recrawl.Policy
+	// RobotsTTL is how long a robots.txt is kept: a missing sitemap is
+	// asked for again once per RobotsTTL.
+	RobotsTTL time.Duration
+	// SharedVisits says that other nodes fetch this crawl's URLs too (a
+	// cluster): a lease first looks for their visits (VisitedElsewhere).
+	SharedVisits bool
+	// Partitions is the crawl's partition count (the store's).
+	Partitions int
+	DB         *store.DB
+	Canon      *canon.Canonicalizer
+	// Robots holds the sitemaps each host's robots.txt names.
+	Robots Robots
+	// Archive says whether a capture can still be referred to.
+	Archive Archive
+	// InLinks counts the URLs' in-links; nil when they are not counted.
+	InLinks *InLinks
+	Log     *slog.Logger
+}
+
+// Robots is the robots.txt cache, read for the sitemaps a host's file
+// names.
+type Robots interface {
+	// Cached returns the policy held for origin (robotstxt.Origin) at
+	// now, nil when none is held; it fetches nothing.
+	Cached(origin string, now time.Time) *robots.Policy
+}
+
+// Archive is the crawl's archive, asked about a capture a URL's record
+// refers to.
+type Archive interface {
+	// StillArchived reports whether the capture first can still be
+	// referred to by a revisit record (a crash may have cut it off).
+	StillArchived(first store.DigestRecord) bool
+}
+
+// Planner says when each URL of a continuous crawl is due again: the
 // configured policy, with each host's prior (what its pages have shown)
 // in place of the configured one, weighed by each URL's importance (its
 // in-links, a seed, what a sitemap said). It learns from every lease that
-// ends (learn, keepVisit), and builds the recrawl index at start
-// (prepareDueIndex). The recrawler queues what it makes due.
-type schedule struct {
-	configured *recrawl.Policy // Config.Recrawl: nil when the crawl is not continuous
+// ends (Learn, KeepVisit), and builds the recrawl index when it is made
+// (New). A Recrawler queues what it makes due. Its methods are safe for
+// concurrent use.
+type Planner struct {
+	configured *recrawl.Policy // Config.Policy: nil when the crawl is not continuous
 	robotsTTL  time.Duration   // a missing sitemap is asked for again once per RobotsTTL
 	shared     bool            // Config.SharedVisits: other nodes fetch this crawl's URLs too
 	parts      int
 	db         *store.DB
 	canon      *canon.Canonicalizer
-	robots     *robotstxt.Cache // the sitemaps each robots.txt names
+	robots     Robots // the sitemaps each robots.txt names
+	arch       Archive
 	priors     *hostPriors
-	inlinks    *inLinks // nil when in-links are not counted
+	inlinks    *InLinks // nil when in-links are not counted
 	log        *slog.Logger
 }
 
-// previousVisit returns the URL's record, the capture that holds the
+// New makes the Planner and, in a continuous crawl, the recrawl index:
+// an entry for every fetched URL, scheduled by cfg.Policy (see
+// prepareDueIndex). The in-link counts, which weigh in, must be loaded
+// first.
+func New(cfg Config) (*Planner, error) {
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Planner{
+		configured: cfg.Policy, robotsTTL: cfg.RobotsTTL, shared: cfg.SharedVisits, parts: cfg.Partitions, db: cfg.DB,
+		canon: cfg.Canon, robots: cfg.Robots, arch: cfg.Archive, priors: newHostPriors(cfg.DB, cfg.Partitions), inlinks: cfg.InLinks, log: log,
+	}
+	if err := p.prepareDueIndex(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// PreviousVisit returns the URL's record, the capture that holds the
 // payload it last had, and the conditional request headers they allow:
 // validators are sent only while that capture can be referred to, so a 304
 // always has a payload to stand for (else the page is fetched whole).
-func (c *Crawler) previousVisit(l frontier.Lease) (store.URLRecord, store.DigestRecord, http.Header) {
-	part := partition.Of(l.Host, c.cfg.Partitions)
-	prev, ok, err := c.state.db.GetURL(uint16(part), l.Host, seen.KeyOf(l.URL))
+func (s *Planner) PreviousVisit(l frontier.Lease) (store.URLRecord, store.DigestRecord, http.Header) {
+	part := partition.Of(l.Host, s.parts)
+	prev, ok, err := s.db.GetURL(uint16(part), l.Host, seen.KeyOf(l.URL))
 	if err != nil || !ok || prev.Digest == ([sha1.Size]byte{}) || (prev.ETag == "" && prev.LastModified == "") {
 		return prev, store.DigestRecord{}, nil
 	}
-	first, ok, err := c.state.db.GetDigest(prev.Digest)
-	if err != nil || !ok || !c.arch.StillArchived(first) {
+	first, ok, err := s.db.GetDigest(prev.Digest)
+	if err != nil || !ok || !s.arch.StillArchived(first) {
 		return prev, store.DigestRecord{}, nil
 	}
 	hdr := http.Header{}
@@ -68,66 +132,34 @@ func (c *Crawler) previousVisit(l frontier.Lease) (store.URLRecord, store.Digest
 	return prev, first, hdr
 }
 
-// keepVisit is the record of a lease that ended without a response (an
+// KeepVisit is the record of a lease that ended without a response (an
 // error, or a refusal: robots.txt, a policy): the URL keeps its validators
 // and, after an error, is due again as a URL whose visit got no answer:
-// one more error in a row, backed off as any error is (see learn). A
-// refused URL is marked rejected (pageBatch.done) and leaves the recrawl.
-func (s *schedule) keepVisit(l frontier.Lease) *visit {
+// one more error in a row, backed off as any error is (see Learn). A
+// refused URL is marked rejected by its lease's end, and leaves the
+// recrawl.
+func (s *Planner) KeepVisit(l frontier.Lease) *Visit {
 	part := partition.Of(l.Host, s.parts)
 	v, _, err := s.db.GetURL(uint16(part), l.Host, seen.KeyOf(l.URL))
 	if err != nil {
 		v = store.URLRecord{}
 	}
-	prevDue := scheduled(v)
+	prevDue := Scheduled(v)
 	v.Depth = l.Depth
 	h := history(v)
 	h.ObserveError(time.Now(), false)
 	keepHistory(&v, h)
 	v.LastFetch = h.Last
-	w := s.importance(l.URL, &v)
+	w := s.Importance(l.URL, &v)
 	v.NextCrawl = s.policy(l.Host).Next(l.URL, h, w)
-	return &visit{rec: v, importance: w, prevDue: prevDue}
+	return &Visit{Record: v, Importance: w, prevDue: prevDue}
 }
 
-// visit is what a lease taught about its URL in continuous mode: its
-// record (validators, digest, change history, next crawl) and the
-// importance it was scheduled with, for its entry in the recrawl index;
-// and the due time of the entry it had, if it was leased while scheduled.
-type visit struct {
-	rec        store.URLRecord
-	importance float64
-	prevDue    time.Time
-	adopted    bool // another node's visit (schedule.elsewhere): its status and outcome kept
-	// once marks the visit of a crawl that ends: its record keeps what a
-	// later recrawl of the data directory (weft serve) asks with, the
-	// validators and the payload digest a 304 refers to, and it has no
-	// recrawl index entry.
-	once bool
-	// prior is the host's recrawl prior with this visit pooled, to store
-	// (nil if the visit taught nothing of its host).
-	prior *store.PriorRecord
-	// first is the capture that holds the payload the URL has now (its
-	// digest's record), when it was deduplicable: a node that fetches the
-	// URL next may then ask conditionally and archive a 304 as a revisit
-	// of it.
-	first store.DigestRecord
-}
-
-// scheduled returns the due time of r's recrawl index entry, zero if it
-// has none.
-func scheduled(r store.URLRecord) time.Time {
-	if (r.Status == store.URLDone || r.Status == store.URLFailed) && !r.LastFetch.IsZero() {
-		return r.NextCrawl
-	}
-	return time.Time{}
-}
-
-// importance is what the crawler knows of a URL's importance (see
+// Importance is what the crawler knows of a URL's importance (see
 // recrawl.Importance): its in-links, whether it is a seed, and what a
 // sitemap said. The in-link count is kept in r, so that it survives a
 // loss of the counter's latest counts.
-func (s *schedule) importance(url string, r *store.URLRecord) float64 {
+func (s *Planner) Importance(url string, r *store.URLRecord) float64 {
 	if s.inlinks != nil {
 		r.InLinks = max(r.InLinks, s.inlinks.Count(seen.KeyOf(url)))
 	}
@@ -138,8 +170,11 @@ func (s *schedule) importance(url string, r *store.URLRecord) float64 {
 	return recrawl.Importance(sig)
 }
 
-// learn folds a visit into the URL's history and sets its next crawl.
-func (s *schedule) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Response, cp archive.Capture, notModified bool) *visit {
+// Learn folds a visit into the URL's history and sets its next crawl:
+// prev is its record before the lease, resp the answer, cp the capture
+// archived of it, and notModified says the answer was a 304 to a
+// conditional request.
+func (s *Planner) Learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Response, cp archive.Capture, notModified bool) *Visit {
 	h := history(prev)
 	v := prev
 	v.Depth = l.Depth
@@ -171,7 +206,7 @@ func (s *schedule) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Res
 		h.Observe(resp.Start, false)
 	}
 	keepHistory(&v, h)
-	w := s.importance(l.URL, &v)
+	w := s.Importance(l.URL, &v)
 	sitemap := missingSitemap(resp.StatusCode) && s.isSitemap(l)
 	var prior *store.PriorRecord
 	content := notModified || (resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Truncated == "")
@@ -187,7 +222,7 @@ func (s *schedule) learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Res
 		v.NextCrawl = resp.Start.Add(s.robotsTTL)
 	}
 	v.LastFetch = resp.Start
-	return &visit{rec: v, importance: w, prevDue: scheduled(prev), first: cp.First, prior: prior}
+	return &Visit{Record: v, Importance: w, prevDue: Scheduled(prev), First: cp.First, prior: prior}
 }
 
 // history is the change history a URL's record keeps. Whether its errors
@@ -217,11 +252,15 @@ func httpDate(v string) time.Time {
 	return t
 }
 
+// Prior is what host's pages have shown of how often they change, pooled
+// (recrawl.HostPrior): the rate its new pages start from.
+func (s *Planner) Prior(host string) recrawl.HostPrior { return s.priors.get(host) }
+
 // policy is the recrawl policy for a page of host: the configured one,
 // with the host's prior (recrawl.HostPrior: what its pages have shown,
 // pooled) in place of the configured prior once the host has shown
 // enough; the configured prior is the host prior's own fallback.
-func (s *schedule) policy(host string) recrawl.Policy {
+func (s *Planner) policy(host string) recrawl.Policy {
 	p := s.configured.WithDefaults()
 	p.Prior = s.priors.get(host).Rate(p.Prior)
 	return p
@@ -242,9 +281,9 @@ func notThere(status int) bool {
 
 // isSitemap reports whether a lease is of a host's sitemap: its
 // /sitemap.xml, one its robots.txt names, or one queued from its
-// robots.txt (admitSitemaps). A sitemap an index lists is not judged here:
+// robots.txt. A sitemap an index lists is not judged here:
 // the index is fetched again as often as its own schedule says.
-func (s *schedule) isSitemap(l frontier.Lease) bool {
+func (s *Planner) isSitemap(l frontier.Lease) bool {
 	if strings.HasSuffix(l.Via, "/robots.txt") || isSitemapPath(l.URL) {
 		return true
 	}

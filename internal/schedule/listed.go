@@ -1,14 +1,12 @@
-package crawl
+package schedule
 
 import (
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/frontier"
-	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/recrawl"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -23,16 +21,14 @@ const listedFresh = 24 * time.Hour
 // recrawl scan; past it, hints are dropped (and counted).
 const maxListed = 100_000
 
-// admitListed admits a page a sitemap lists, with what the sitemap says of
-// it. A new page goes to the high-priority front queue when its <lastmod>
-// is within listedFresh or its <priority> is above the default 0.5, and
-// its record keeps the hints, which weigh in its importance
-// (recrawl.Importance). In continuous mode, what the sitemap says of a
-// page already known waits for the next recrawl scan (applyListed), the
-// one writer of the records of URLs not in flight. A <lastmod> in the
-// future is not believed.
-func (c *Crawler) admitListed(pb *pageBatch, u canon.URL, l frontier.Lease, h content.Hint) {
-	now := time.Now()
+// Listed is what a sitemap's hint about a page it lists is taken to say
+// at now: the hint, with a <lastmod> in the future not believed, and the
+// priority a new page goes to the front queues with: high when its
+// <lastmod> is within listedFresh or its <priority> is above the default
+// 0.5. A new page's record keeps the hint, which weighs in its importance
+// (recrawl.Importance); what it says of a page already known goes to the
+// Recrawler (Hint).
+func Listed(h content.Hint, now time.Time) (content.Hint, frontier.Priority) {
 	if h.LastMod.After(now.Add(time.Hour)) {
 		h.LastMod = time.Time{}
 	}
@@ -40,18 +36,17 @@ func (c *Crawler) admitListed(pb *pageBatch, u canon.URL, l frontier.Lease, h co
 	if h.Priority > 0.5 || (!h.LastMod.IsZero() && now.Sub(h.LastMod) < listedFresh) {
 		prio = frontier.High
 	}
-	cand := judge.Candidate{URL: u, Depth: l.Depth + 1, Priority: prio, Via: l.URL}
-	why := c.admit(pb, cand)
-	part, k := uint16(partition.Of(u.Authority, c.cfg.Partitions)), seen.KeyOf(u.String)
-	switch {
-	case why == "":
-		// Its record, staged by the judge, with the sitemap's hints.
-		pb.b.PutURL(part, u.Authority, k, store.URLRecord{URL: u.String, Depth: cand.Depth, Priority: uint8(prio), Status: store.URLQueued,
-			InSitemap: true, SitemapPriority: h.Priority, SitemapLastMod: h.LastMod})
-	case why == judge.Seen && c.cfg.Recrawl != nil:
-		if !c.recrawler.listed.put(k, listedHint{part: part, host: u.Authority, hint: h}) {
-			c.stats.listedDropped.Add(1)
-		}
+	return h, prio
+}
+
+// Hint keeps what a sitemap said of a URL already known (k, of host),
+// for the next scan (applyListed), the one writer of the records of URLs
+// not in flight; the latest hint about a URL wins. Past maxListed hints
+// waiting, it is dropped and counted.
+func (rc *Recrawler) Hint(host string, k seen.Key, h content.Hint) {
+	part := uint16(partition.Of(host, rc.sched.parts))
+	if !rc.listed.put(k, listedHint{part: part, host: host, hint: h}) {
+		rc.listedDropped.Add(1)
 	}
 }
 
@@ -93,7 +88,7 @@ func (l *listedHints) take() map[seen.Key]listedHint {
 }
 
 // applyListed applies the sitemap hints held to their URLs' records, in
-// pb: the hints are kept (they weigh in importance at the next visit), and
+// sb: the hints are kept (they weigh in importance at the next visit), and
 // a URL whose <lastmod> is after its last fetch is queued again, at high
 // priority, once Min has passed since that fetch and its host has room
 // for a recrawl: the site says it changed. It is checked against the
@@ -101,13 +96,13 @@ func (l *listedHints) take() map[seen.Key]listedHint {
 // in flight (or waiting for Min or room) is held for a later scan. It
 // returns the keys of the URLs whose records it wrote: the scan leaves
 // their index entries to a later one.
-func (rc *recrawler) applyListed(pb *pageBatch, room *hostRoom, p recrawl.Policy, now time.Time) (map[seen.Key]bool, error) {
+func (rc *Recrawler) applyListed(sb *scanBatch, room *hostRoom, p recrawl.Policy, now time.Time) (map[seen.Key]bool, error) {
 	touched := map[seen.Key]bool{}
 	pulled := 0
 	for k, lh := range rc.listed.take() {
-		r, ok, err := rc.state.db.GetURL(lh.part, lh.host, k)
+		r, ok, err := rc.sched.db.GetURL(lh.part, lh.host, k)
 		if err != nil {
-			return nil, fmt.Errorf("crawl: read a URL a sitemap lists: %w", err)
+			return nil, fmt.Errorf("schedule: read a URL a sitemap lists: %w", err)
 		}
 		if !ok || r.Status == store.URLRejected {
 			continue
@@ -125,26 +120,26 @@ func (rc *recrawler) applyListed(pb *pageBatch, room *hostRoom, p recrawl.Policy
 		case now.Sub(r.LastFetch) < p.Min || room.left(lh.host) <= 0:
 			rc.holdListed(k, lh) // not yet: Min, and the host's room, hold for pulls as for recrawls
 		case !rc.stillInScope(r, lh.host):
-			pb.b.DeleteDue(lh.part, r.NextCrawl, lh.host, k)
+			sb.b.DeleteDue(lh.part, r.NextCrawl, lh.host, k)
 			r.Status, write = store.URLRejected, true
 		default:
 			room.take(lh.host)
-			pb.b.DeleteDue(lh.part, r.NextCrawl, lh.host, k)
+			sb.b.DeleteDue(lh.part, r.NextCrawl, lh.host, k)
 			r.Status, write = store.URLQueued, true
-			pb.items = append(pb.items, frontier.Item{URL: r.URL, Host: lh.host, Depth: r.Depth, Priority: frontier.High, Added: now})
+			sb.items = append(sb.items, frontier.Item{URL: r.URL, Host: lh.host, Depth: r.Depth, Priority: frontier.High, Added: now})
 			pulled++
 		}
 		if write {
-			pb.b.PutURL(lh.part, lh.host, k, r)
+			sb.b.PutURL(lh.part, lh.host, k, r)
 			touched[k] = true
 		}
 	}
-	rc.stats.listedChanged.Add(int64(pulled))
+	rc.listedChanged.Add(int64(pulled))
 	return touched, nil
 }
 
 // holdListed keeps a hint for a later scan, unless a newer one came.
-func (rc *recrawler) holdListed(k seen.Key, lh listedHint) {
+func (rc *Recrawler) holdListed(k seen.Key, lh listedHint) {
 	rc.listed.mu.Lock()
 	defer rc.listed.mu.Unlock()
 	if _, newer := rc.listed.m[k]; newer {
@@ -154,7 +149,7 @@ func (rc *recrawler) holdListed(k seen.Key, lh listedHint) {
 		rc.listed.m = map[seen.Key]listedHint{}
 	}
 	if len(rc.listed.m) >= maxListed {
-		rc.stats.listedDropped.Add(1)
+		rc.listedDropped.Add(1)
 		return
 	}
 	rc.listed.m[k] = lh
@@ -162,9 +157,9 @@ func (rc *recrawler) holdListed(k seen.Key, lh listedHint) {
 
 // stillInScope checks a URL queued again against the scope and the trap
 // cut-off, which a restart may have narrowed.
-func (rc *recrawler) stillInScope(r store.URLRecord, host string) bool {
-	u, err := rc.canon.Parse(r.URL)
-	if err != nil || rc.judge.Trapped(host) {
+func (rc *Recrawler) stillInScope(r store.URLRecord, host string) bool {
+	u, err := rc.sched.canon.Parse(r.URL)
+	if err != nil || rc.traps.Trapped(host) {
 		return false
 	}
 	return r.Depth == 0 || rc.scope.Check(u, r.Depth) == ""

@@ -1,8 +1,7 @@
-package crawl
+package schedule
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -10,11 +9,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/frontier"
-	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/recrawl"
 	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -29,26 +27,46 @@ const (
 	maxExaminePerScan = 50000
 )
 
-// recrawler queues again, scan by scan, the URLs of a continuous crawl
-// that its schedule makes due, as many as each host has room for (queueDue),
-// with what sitemaps said of known URLs since the last scan (applyListed).
-// It owns where the last scan stopped, the recrawls queued and not yet
-// done, the sitemap hints waiting for a scan and the partitions it must
-// leave to other nodes.
-type recrawler struct {
-	sched *schedule
-	state *durable
-	seen  *seen.Set
-	front *frontier.Frontier
-	// A URL queued again is checked against the scope and the
-	// near-duplicate cut-off again (stillInScope).
-	canon *canon.Canonicalizer
-	scope *scope.Filter
-	judge *judge.Judge
-	stats *counters
-	parts int
-	// scan and delay are Config.RecrawlScan and Config.Delay: how many
+// Queue takes the writes of a scan to the crawl's state.
+type Queue interface {
+	// Commit writes b with a front-queue entry for each of items, and
+	// then hands the items to the frontier; b is closed either way, and
+	// on error nothing of it is in the store.
+	Commit(b *store.Batch, items []frontier.Item) error
+}
+
+// Traps is the judge's trap rules, asked whether a host is cut off.
+type Traps interface {
+	// Trapped reports whether host is cut off for near-duplicates.
+	Trapped(host string) bool
+}
+
+// ScanConfig is what a Recrawler works with beside its Planner.
+type ScanConfig struct {
+	Queue Queue
+	// A URL queued again is checked against the scope and the trap
+	// cut-off again (stillInScope).
+	Scope *scope.Filter
+	Traps Traps
+	// Every is how often a scan runs, and Delay the crawl's default gap
+	// between two requests to a host: together they say how many
 	// recrawls a host may have out (perHostRecrawls).
+	Every, Delay time.Duration
+}
+
+// Recrawler queues again, scan by scan, the URLs of a continuous crawl
+// that its Planner makes due, as many as each host has room for
+// (QueueDue), with what sitemaps said of known URLs since the last scan
+// (Hint). It owns where the last scan stopped, the recrawls queued and
+// not yet done, the sitemap hints waiting for a scan and the partitions
+// it must leave to other nodes. QueueDue is for one goroutine; the other
+// methods are safe for concurrent use.
+type Recrawler struct {
+	sched *Planner
+	queue Queue
+	scope *scope.Filter
+	traps Traps
+	// scan and delay are ScanConfig's Every and Delay.
 	scan, delay time.Duration
 
 	// cur is where the last scan stopped in the recrawl index (the
@@ -58,36 +76,58 @@ type recrawler struct {
 	out outstanding
 	// listed holds what sitemaps said of known URLs, for the next scan.
 	listed listedHints
-	// held says, per partition, that it is held (Inbound.HoldPartition):
-	// another node's to recrawl.
+	// held says, per partition, that it is held (Hold): another node's
+	// to recrawl.
 	held heldParts
+
+	recrawls, listedChanged, listedDropped atomic.Int64 // see Counts
 }
 
-// rescan queues URLs again every RecrawlScan, and saves the in-link
-// counts and the trap rules' every inLinkSave, until ctx is done.
-func (c *Crawler) rescan(ctx context.Context) {
-	t := time.NewTicker(c.cfg.RecrawlScan)
-	defer t.Stop()
-	saved := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		now := time.Now()
-		if err := c.recrawler.queueDue(now); err != nil {
-			c.fail(err)
-			return
-		}
-		if now.Sub(saved) >= inLinkSave {
-			saved = now
-			if err := errors.Join(c.saveInLinks(), c.judge.SaveCounts(c.state.db)); err != nil {
-				c.fail(err)
-				return
-			}
-		}
+// NewRecrawler makes the Recrawler of the URLs s schedules.
+func NewRecrawler(s *Planner, cfg ScanConfig) *Recrawler {
+	return &Recrawler{sched: s, queue: cfg.Queue, scope: cfg.Scope, traps: cfg.Traps, scan: cfg.Every, delay: cfg.Delay,
+		held: make(heldParts, s.parts)}
+}
+
+// Counts is what the scans did.
+type Counts struct {
+	Recrawls      int64 // URLs queued again when their next crawl came
+	ListedChanged int64 // URLs queued again early: a sitemap's <lastmod> is after their last fetch
+	ListedDropped int64 // sitemap hints about known URLs dropped: too many waited for a scan
+}
+
+// Counts returns what the scans did so far.
+func (rc *Recrawler) Counts() Counts {
+	return Counts{Recrawls: rc.recrawls.Load(), ListedChanged: rc.listedChanged.Load(), ListedDropped: rc.listedDropped.Load()}
+}
+
+// Done says a lease of url ended: if it was a recrawl, its host has room
+// for one more.
+func (rc *Recrawler) Done(url string) { rc.out.done(url) }
+
+// Hold says partition p is held, or no longer (a node of a cluster does
+// not recrawl the URLs of partitions it does not own).
+func (rc *Recrawler) Hold(p int, on bool) { rc.held.set(p, on) }
+
+// heldParts records which partitions are held, for the scan. It is safe
+// for concurrent use.
+type heldParts []atomic.Bool
+
+func (h heldParts) set(p int, on bool) {
+	if p >= 0 && p < len(h) {
+		h[p].Store(on)
 	}
+}
+
+// held reports whether partition p is held.
+func (h heldParts) held(p int) bool { return p >= 0 && p < len(h) && h[p].Load() }
+
+// scanBatch is a scan's writes: its records and index entries in b, and
+// the frontier items of the URLs it queues again, committed at once
+// (Queue.Commit).
+type scanBatch struct {
+	b     *store.Batch
+	items []frontier.Item
 }
 
 // dueCursor is where the last scan of the recrawl index stopped: after
@@ -97,7 +137,7 @@ type dueCursor struct {
 	after *store.DueEntry
 }
 
-// queueDue queues again the URLs due at now, most valuable first, as many
+// QueueDue queues again the URLs due at now, most valuable first, as many
 // as the hosts can take: a host gets recrawls queued while fewer than
 // perHostRecrawls of its recrawls wait or are in flight, so that new
 // links and recrawls share its clock, its queue never fills with
@@ -113,13 +153,13 @@ type dueCursor struct {
 // every due URL is weighed in turn. Each chosen URL is checked against
 // the scope and the trap cut-off again (a restart may have narrowed
 // them): one now out is marked rejected for good.
-func (rc *recrawler) queueDue(now time.Time) error {
+func (rc *Recrawler) QueueDue(now time.Time) error {
 	room := rc.out.room(rc.perHostRecrawls())
 	p := rc.sched.configured.WithDefaults()
-	pb := rc.state.newBatch()
-	touched, err := rc.applyListed(pb, room, p, now)
+	sb := &scanBatch{b: rc.sched.db.NewBatch()}
+	touched, err := rc.applyListed(sb, room, p, now)
 	if err != nil {
-		pb.b.Close()
+		sb.b.Close()
 		return err
 	}
 	type due struct {
@@ -140,7 +180,7 @@ func (rc *recrawler) queueDue(now time.Time) error {
 		return r
 	}
 	var early []store.DueEntry // due by the index, not by the policy: rescheduled
-	rc.cur, err = scanDue(rc.state.db, rc.parts, rc.held.held, rc.cur, now, maxExaminePerScan, func(e store.DueEntry) {
+	rc.cur, err = scanDue(rc.sched.db, rc.sched.parts, rc.held.held, rc.cur, now, maxExaminePerScan, func(e store.DueEntry) {
 		h := recrawl.History{Visits: e.Visits, Changes: e.Changes, Span: e.Span, Last: e.LastFetch, Unchanged: e.Unchanged,
 			Dating: recrawl.Dating(e.Dating)}
 		s := math.Inf(1)
@@ -167,8 +207,8 @@ func (rc *recrawler) queueDue(now time.Time) error {
 		hh.offer(due{e, s}, n)
 	})
 	if err != nil {
-		pb.b.Close()
-		return fmt.Errorf("crawl: find the URLs due for a recrawl: %w", err)
+		sb.b.Close()
+		return fmt.Errorf("schedule: find the URLs due for a recrawl: %w", err)
 	}
 	best := &dueHeap[due]{less: less}
 	for _, h := range byHost {
@@ -181,46 +221,46 @@ func (rc *recrawler) queueDue(now time.Time) error {
 	requeued := 0
 	for _, d := range all {
 		e := d.e
-		r, ok, err := rc.state.db.GetURL(e.Part, e.Host, e.Hash)
+		r, ok, err := rc.sched.db.GetURL(e.Part, e.Host, e.Hash)
 		if err != nil {
-			pb.b.Close()
-			return fmt.Errorf("crawl: read a URL due for a recrawl: %w", err)
+			sb.b.Close()
+			return fmt.Errorf("schedule: read a URL due for a recrawl: %w", err)
 		}
-		pb.b.DeleteDue(e.Part, e.Due, e.Host, e.Hash)
+		sb.b.DeleteDue(e.Part, e.Due, e.Host, e.Hash)
 		if !ok || (r.Status != store.URLDone && r.Status != store.URLFailed) || !r.NextCrawl.Equal(e.Due) {
 			continue // a stale entry: its URL was queued or scheduled again since
 		}
 		if !rc.stillInScope(r, e.Host) {
 			r.Status = store.URLRejected
-			pb.b.PutURL(e.Part, e.Host, e.Hash, r)
+			sb.b.PutURL(e.Part, e.Host, e.Hash, r)
 			continue
 		}
 		r.Status = store.URLQueued
-		pb.b.PutURL(e.Part, e.Host, e.Hash, r)
+		sb.b.PutURL(e.Part, e.Host, e.Hash, r)
 		prio := frontier.Normal
 		if r.Depth == 0 {
 			prio = frontier.High
 		}
-		pb.items = append(pb.items, frontier.Item{URL: r.URL, Host: e.Host, Depth: r.Depth, Priority: prio, Added: now})
+		sb.items = append(sb.items, frontier.Item{URL: r.URL, Host: e.Host, Depth: r.Depth, Priority: prio, Added: now})
 		requeued++
 	}
-	if err := rc.reschedule(pb, early, touched, now); err != nil {
-		pb.b.Close()
+	if err := rc.reschedule(sb, early, touched, now); err != nil {
+		sb.b.Close()
 		return err
 	}
 	// Counted before the commit hands them to the frontier, so that a
 	// lease never completes before its recrawl is counted.
-	for _, it := range pb.items {
+	for _, it := range sb.items {
 		rc.out.add(it.Host, it.URL)
 	}
-	if err := pb.commit(rc.seen, rc.front); err != nil {
-		return fmt.Errorf("crawl: queue %d URLs due for a recrawl, and sitemap hints: %w", requeued, err)
+	if err := rc.queue.Commit(sb.b, sb.items); err != nil {
+		return fmt.Errorf("schedule: queue %d URLs due for a recrawl, and sitemap hints: %w", requeued, err)
 	}
-	rc.stats.recrawls.Add(int64(requeued))
+	rc.recrawls.Add(int64(requeued))
 	return nil
 }
 
-// reschedule moves, in pb, the recrawl index entries that came due by
+// reschedule moves, in sb, the recrawl index entries that came due by
 // their time but are not Due by the policy now (the host's prior, or the
 // page's importance, changed since it was scheduled) to the time the
 // policy gives now, so that a scan does not read them again and again
@@ -229,34 +269,34 @@ func (rc *recrawler) queueDue(now time.Time) error {
 // with that importance; so does a missing sitemap on the robots.txt
 // schedule, which is not the policy's. An entry whose record was written
 // since (touched, or scheduled again) is stale and goes.
-func (rc *recrawler) reschedule(pb *pageBatch, early []store.DueEntry, touched map[seen.Key]bool, now time.Time) error {
+func (rc *Recrawler) reschedule(sb *scanBatch, early []store.DueEntry, touched map[seen.Key]bool, now time.Time) error {
 	for _, e := range early {
 		if touched[e.Hash] {
 			continue
 		}
-		r, ok, err := rc.state.db.GetURL(e.Part, e.Host, e.Hash)
+		r, ok, err := rc.sched.db.GetURL(e.Part, e.Host, e.Hash)
 		if err != nil {
-			return fmt.Errorf("crawl: read a URL to schedule its recrawl again: %w", err)
+			return fmt.Errorf("schedule: read a URL to schedule its recrawl again: %w", err)
 		}
 		if !ok || (r.Status != store.URLDone && r.Status != store.URLFailed) || !r.NextCrawl.Equal(e.Due) {
-			pb.b.DeleteDue(e.Part, e.Due, e.Host, e.Hash)
+			sb.b.DeleteDue(e.Part, e.Due, e.Host, e.Hash)
 			continue
 		}
 		if rc.sched.onRobotsSchedule(r) {
 			continue
 		}
-		w := rc.sched.importance(r.URL, &r)
+		w := rc.sched.Importance(r.URL, &r)
 		next := rc.sched.policy(e.Host).Next(r.URL, history(r), w)
 		if !next.After(now) {
 			if w != e.Importance { // due now by what ranks it now: the next scan weighs that
-				pb.b.PutDue(dueEntry(e.Part, e.Host, e.Hash, r, w))
+				sb.b.PutDue(Entry(e.Part, e.Host, e.Hash, r, w))
 			}
 			continue
 		}
-		pb.b.DeleteDue(e.Part, e.Due, e.Host, e.Hash)
+		sb.b.DeleteDue(e.Part, e.Due, e.Host, e.Hash)
 		r.NextCrawl = next
-		pb.b.PutURL(e.Part, e.Host, e.Hash, r)
-		pb.b.PutDue(dueEntry(e.Part, e.Host, e.Hash, r, w))
+		sb.b.PutURL(e.Part, e.Host, e.Hash, r)
+		sb.b.PutDue(Entry(e.Part, e.Host, e.Hash, r, w))
 	}
 	return nil
 }
@@ -311,7 +351,7 @@ func scanDue(db *store.DB, parts int, held func(int) bool, cur dueCursor, now ti
 // perHostRecrawls is how many recrawls of one host may wait or be in
 // flight: one in flight, one waiting for it, and what the host's clock
 // (at --delay) allows it to fetch in two scans.
-func (rc *recrawler) perHostRecrawls() int {
+func (rc *Recrawler) perHostRecrawls() int {
 	if rc.delay <= 0 {
 		return 100
 	}
@@ -452,11 +492,11 @@ const scheduleVersion = 3
 // it is built from the URL records when the state has none, or one built
 // for another policy (the schedule is the policy's, so it is made again);
 // when the crawl is not continuous, it is marked as not kept.
-func (s *schedule) prepareDueIndex() error {
+func (s *Planner) prepareDueIndex() error {
 	db := s.db
 	val, ok, err := db.GetMeta(metaRecrawl)
 	if err != nil {
-		return fmt.Errorf("crawl: read the recrawl index's policy: %w", err)
+		return fmt.Errorf("schedule: read the recrawl index's policy: %w", err)
 	}
 	if s.configured == nil {
 		if !ok {
@@ -475,7 +515,7 @@ func (s *schedule) prepareDueIndex() error {
 	b.ClearDue()
 	b.DeleteMeta(metaRecrawl)
 	if err := b.Commit(false); err != nil {
-		return fmt.Errorf("crawl: clear the recrawl index: %w", err)
+		return fmt.Errorf("schedule: clear the recrawl index: %w", err)
 	}
 	n, b := 0, db.NewBatch()
 	for part := range s.parts {
@@ -484,7 +524,7 @@ func (s *schedule) prepareDueIndex() error {
 			if (r.Status != store.URLDone && r.Status != store.URLFailed) || r.LastFetch.IsZero() {
 				return true
 			}
-			w := s.importance(r.URL, &r)
+			w := s.Importance(r.URL, &r)
 			hp := p
 			hp.Prior = s.priors.get(host).Rate(p.Prior)
 			if s.onRobotsSchedule(r) {
@@ -493,7 +533,7 @@ func (s *schedule) prepareDueIndex() error {
 				r.NextCrawl = hp.Next(r.URL, history(r), w)
 			}
 			b.PutURL(uint16(part), host, hash, r)
-			b.PutDue(dueEntry(uint16(part), host, hash, r, w))
+			b.PutDue(Entry(uint16(part), host, hash, r, w))
 			if n++; n%10000 == 0 {
 				if werr = b.Commit(false); werr != nil {
 					return false
@@ -505,12 +545,12 @@ func (s *schedule) prepareDueIndex() error {
 		})
 		if err = errors.Join(err, werr); err != nil {
 			b.Close()
-			return fmt.Errorf("crawl: build the recrawl index: %w", err)
+			return fmt.Errorf("schedule: build the recrawl index: %w", err)
 		}
 	}
 	b.PutMeta(metaRecrawl, []byte(want))
 	if err := b.Commit(true); err != nil {
-		return fmt.Errorf("crawl: build the recrawl index: %w", err)
+		return fmt.Errorf("schedule: build the recrawl index: %w", err)
 	}
 	if n > 0 {
 		s.log.Info("recrawl index built", "urls", n, "policy", want)
@@ -519,13 +559,13 @@ func (s *schedule) prepareDueIndex() error {
 }
 
 // onRobotsSchedule reports whether a URL's record, read to build the
-// recrawl index, is of a missing sitemap (learn): a host's /sitemap.xml
+// recrawl index, is of a missing sitemap (Learn): a host's /sitemap.xml
 // that answered 404 or 410, or another sitemap that did and was scheduled
 // once per RobotsTTL when it did (one its robots.txt names, which the
 // record does not say, and the robots.txt cache may not hold yet at
 // start). Such a URL keeps the robots.txt schedule, rather than return to
 // a page's.
-func (s *schedule) onRobotsSchedule(r store.URLRecord) bool {
+func (s *Planner) onRobotsSchedule(r store.URLRecord) bool {
 	if !missingSitemap(r.LastStatus) {
 		return false
 	}
