@@ -284,7 +284,7 @@ func TestAdoptedVisits(t *testing.T) {
 		}
 		return nil
 	})
-	r, ok, err := c.state.db.GetURL(uint16(p), mw.auth["v.test"], seen.KeyOf(mw.url("v.test", "/a")))
+	r, ok, err := c.state.DB.GetURL(uint16(p), mw.auth["v.test"], seen.KeyOf(mw.url("v.test", "/a")))
 	if err != nil || !ok || r.Status != store.URLDone || !r.LastFetch.Equal(at) || r.LastStatus != 200 {
 		t.Errorf("/a's record %+v (%v %v): want the other node's visit, done", r, ok, err)
 	}

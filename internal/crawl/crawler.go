@@ -36,6 +36,7 @@ import (
 	"github.com/weft-crawler/weft/internal/schedule"
 	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/warc"
 )
@@ -49,7 +50,7 @@ type Crawler struct {
 	canon   *canon.Canonicalizer
 	scope   *scope.Filter
 	seen    *seen.Set
-	state   *durable
+	state   *state.State
 	front   *frontier.Frontier
 	fetcher *fetch.Fetcher
 	warc    archive.Writer
@@ -163,18 +164,18 @@ func New(cfg Config) (c *Crawler, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("crawl: data directory: %w", err)
 	}
-	if c.state, c.resumed, err = openDurable(cfg.DataDir, cfg.Partitions, cfg.Fresh, cfg.StoreFS); err != nil {
+	if c.state, c.resumed, err = state.Open(cfg.DataDir, cfg.Partitions, cfg.Fresh, cfg.StoreFS); err != nil {
 		return nil, err
 	}
-	closers = append(closers, c.state.close)
-	c.out = archive.NewOutbox(cfg.Sinks, c.state.db, c.log)
+	closers = append(closers, c.state.Close)
+	c.out = archive.NewOutbox(cfg.Sinks, c.state.DB, c.log)
 	// The partition count is the stored crawl's, fixed when it was created.
-	c.cfg.Partitions = c.state.parts
+	c.cfg.Partitions = c.state.Partitions()
 	if c.cfg.Policies == nil {
 		// Empty, for the operator API to fill.
 		c.cfg.Policies = policy.NewSet(c.cfg.policyLimits())
 	}
-	if err := loadPolicies(c.state.db, c.cfg.Policies, c.log); err != nil {
+	if err := loadPolicies(c.state.DB, c.cfg.Policies, c.log); err != nil {
 		return nil, err
 	}
 	all := c.cfg.Policies.All()
@@ -199,7 +200,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	c.handlers = c.handlers.Extend(c.cfg.Extensions...)
 	c.embeds = c.handlers.WantsEmbeds()
 	if c.cfg.NearDupThreshold >= 0 {
-		c.near = newNearIndex(c.cfg.NearDupThreshold, c.cfg.NearDupMaxPages, c.state.db)
+		c.near = newNearIndex(c.cfg.NearDupThreshold, c.cfg.NearDupMaxPages, c.state.DB)
 		c.words = freelist.New(maxKeptWordArrays, func() *[]uint64 {
 			b := make([]uint64, 0, wordArray)
 			return &b
@@ -213,7 +214,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 	}
 	if cfg.Recrawl != nil && c.cfg.InLinkBytes > 0 {
-		if c.inlinks, err = schedule.LoadInLinks(c.state.db, c.cfg.InLinkBytes, c.log); err != nil {
+		if c.inlinks, err = schedule.LoadInLinks(c.state.DB, c.cfg.InLinkBytes, c.log); err != nil {
 			return nil, err
 		}
 	}
@@ -224,7 +225,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		runStart = c.start
 	}
 	robotsCache := robotstxt.NewCache(c.cfg.Partitions, c.cfg.robotsCache(), c.cfg.robotsRetry(), runStart)
-	c.state.cluster = c.cluster
+	c.state.Forwarder = c.cluster
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions, CacheKeys: cfg.SeenCacheKeys}, c.state); err != nil {
 		return nil, err
 	}
@@ -241,7 +242,6 @@ func New(cfg Config) (c *Crawler, err error) {
 		Partitions: c.cfg.Partitions,
 		Delay:      cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts, FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize,
 		HostCache: cfg.HostCache, Politeness: cfg.Politeness,
-		Store: c.state, FirstSeq: c.state.firstSeq,
 		FailureWait: max(c.cfg.FailureWait, 0),
 	}
 	if c.cfg.IPGroup != IPGroupOff {
@@ -250,7 +250,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	if c.resumed {
 		fcfg.Resumed = time.Now()
 	}
-	if c.front, err = frontier.New(fcfg); err != nil {
+	if c.front, err = c.state.Frontier(fcfg); err != nil {
 		return nil, err
 	}
 	if c.fetcher, err = fetch.New(cfg.Fetch); err != nil {
@@ -270,7 +270,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		// robots.txt is always obeyed: policies can only tighten it.
 		wcfg := warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, UserAgent: cfg.UserAgent, Robots: "obey"}
 		if cfg.Objects != nil {
-			if c.uploads, err = archive.StartUploads(archive.UploadConfig{Objects: cfg.Objects, DB: c.state.db, Dir: cfg.warcDir(),
+			if c.uploads, err = archive.StartUploads(archive.UploadConfig{Objects: cfg.Objects, DB: c.state.DB, Dir: cfg.warcDir(),
 				Wait: cfg.uploadWait, Later: cfg.uploadLater, Log: c.log}); err != nil {
 				return nil, err
 			}
@@ -282,24 +282,24 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 	}
 	closers = append(closers, c.warc.Close)
-	c.arch = archive.New(c.warc, c.state.db, c.canon, c.out, warcFix, c.rend != nil)
+	c.arch = archive.New(c.warc, c.state.DB, c.canon, c.out, warcFix, c.rend != nil)
 	if c.rend != nil && cfg.Archive == nil {
 		// A browser asking for what the crawl has fetched is answered
 		// from the crawl's own WARC files (recall.go).
-		c.replay = archive.NewReader(cfg.DataDir, c.state.db, c.canon, cfg.Objects)
+		c.replay = archive.NewReader(cfg.DataDir, c.state.DB, c.canon, cfg.Objects)
 	}
 	c.judge = judge.New(judge.Config{
 		Canon: c.canon, Scope: c.scope, Seen: c.seen, Guard: c.fetcher, Robots: robotsCache, Policies: c.cfg.Policies,
-		Owner: c.cluster, Filters: c.cfg.Filters, Hosts: c.hostCap, Captures: c.state.db,
+		Owner: c.cluster, Filters: c.cfg.Filters, Hosts: c.hostCap, Captures: c.state.DB,
 		MaxURLsPerHost: c.cfg.MaxURLsPerHost, MaxURLsPerPattern: c.cfg.MaxURLsPerPattern, ExpectedURLs: c.cfg.ExpectedURLs,
 		NearDupWindow: c.cfg.NearDupTrapWindow, HostCache: c.cfg.hostCache(), Partitions: c.cfg.Partitions, Log: c.log,
 	})
 	if c.resumed {
-		if err := c.judge.LoadCounts(c.state.db); err != nil {
+		if err := c.judge.LoadCounts(c.state.DB); err != nil {
 			return nil, err
 		}
 		if c.cfg.NearDupThreshold >= 0 && c.cfg.NearDupTrapWindow >= 0 {
-			if err := c.judge.LoadCuts(c.state.db); err != nil {
+			if err := c.judge.LoadCuts(c.state.DB); err != nil {
 				return nil, err
 			}
 		}
@@ -307,7 +307,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	c.ext = &externals{canon: c.canon, robots: robotsCache, policies: c.cfg.Policies, log: c.log}
 	c.policies = &hostPolicies{set: c.cfg.Policies, robots: robotsCache, front: c.front, log: c.log}
 	if c.sched, err = schedule.New(schedule.Config{ // after the in-link counts: they weigh in
-		Policy: c.cfg.Recrawl, RobotsTTL: c.cfg.RobotsTTL, SharedVisits: c.cfg.SharedVisits, Partitions: c.cfg.Partitions, DB: c.state.db,
+		Policy: c.cfg.Recrawl, RobotsTTL: c.cfg.RobotsTTL, SharedVisits: c.cfg.SharedVisits, Partitions: c.cfg.Partitions, DB: c.state.DB,
 		Canon: c.canon, Robots: robotsCache, Archive: c.arch, InLinks: c.inlinks, Log: c.log,
 	}); err != nil {
 		return nil, err
@@ -321,7 +321,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	// The configured Cluster, not alone: on one node (nil) a robots.txt hop
 	// to another host is queued on this frontier, not asked of an owner.
 	c.robots = robotstxt.New(robotstxt.Config{
-		Cache: robotsCache, Token: c.token, DB: c.state.db, Partitions: c.cfg.Partitions,
+		Cache: robotsCache, Token: c.token, DB: c.state.DB, Partitions: c.cfg.Partitions,
 		Fetcher: c.fetcher, Canon: c.canon, Frontier: c.front, Archive: c.arch, FetchLog: c.flog, Requests: c.judge,
 		Policies: c.cfg.Policies, Cluster: c.cfg.Cluster, Log: c.log, Fail: c.fail,
 	})
@@ -359,13 +359,13 @@ func (c *Crawler) close(drain time.Duration) error {
 	c.rend.close()
 	c.fetcher.Close()
 	// Every host's counters and rules' state, for the next run.
-	errs := []error{saveHostStates(c.state, c.hostCap), c.saveInLinks(), c.judge.SaveCounts(c.state.db), c.warc.Close()}
+	errs := []error{saveHostStates(c.state, c.hostCap), c.saveInLinks(), c.judge.SaveCounts(c.state.DB), c.warc.Close()}
 	if c.uploads != nil {
 		// After the WARC writer's Close, which finishes and queues the
 		// last file; before the store's, which records each upload.
 		c.uploads.Close(drain)
 	}
-	return errors.Join(append(errs, c.flog.Close(), c.state.close())...)
+	return errors.Join(append(errs, c.flog.Close(), c.state.Close())...)
 }
 
 // fail stops the crawl for an error that makes going on pointless (the

@@ -54,7 +54,7 @@ func (c *Crawler) listDeferred(sum *Summary, left []frontier.HostInfo) error {
 		return nil
 	}
 	const batch = 1024
-	db := c.state.db
+	db := c.state.DB
 	for p := range uint8(3) {
 		for from := uint64(1); ; {
 			entries, err := db.FrontRange(p, from, batch)

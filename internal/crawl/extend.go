@@ -15,7 +15,7 @@ func (c *Crawler) stagePage(p *pageRun) {
 	if len(c.cfg.Pages) == 0 || cp.Key == "" {
 		return
 	}
-	p.pb.pages = append(p.pb.pages, &plugin.Page{
+	p.pb.Pages = append(p.pb.Pages, &plugin.Page{
 		URL: resp.URL, Depth: l.Depth, Via: l.Via, Requisite: l.Requisite, FetchedAt: resp.Start,
 		Status: resp.StatusCode, Header: resp.Header, MediaType: p.mt, Body: resp.Decoded,
 		Truncated: resp.Truncated != "", Cut: resp.Truncated, Read: p.read, Links: p.links, Fields: cp.Fields,

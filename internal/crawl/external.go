@@ -163,7 +163,7 @@ func (o Operator) LeaseExternal(ctx context.Context, n int, ttl, wait time.Durat
 			break
 		}
 		if !c.ext.externalizable(l) {
-			p := &pageRun{l: l, pb: c.state.newBatch()}
+			p := &pageRun{l: l, pb: c.state.NewBatch()}
 			c.handle(ctx, p)
 			c.finish(p)
 			continue

@@ -5,6 +5,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -21,19 +22,19 @@ const defaultHostCache = 1 << 17
 // host state table, and every host in memory is written there at close
 // (flush), so that they go on across a restart instead of starting again
 // from zero.
-func newHostStates(d *durable, partitions, bound int, fail func(error)) *hostmap.Map[store.HostState] {
+func newHostStates(d *state.State, partitions, bound int, fail func(error)) *hostmap.Map[store.HostState] {
 	return hostmap.NewBounded[store.HostState](partitions, bound, hostStateTable{d, fail})
 }
 
 // hostStateTable is the store's host state table, where the per-host
 // states live out of memory.
 type hostStateTable struct {
-	d    *durable
+	d    *state.State
 	fail func(error)
 }
 
 func (t hostStateTable) Load(host string) store.HostState {
-	st, _, err := t.d.db.GetHostState(uint16(partition.Of(host, t.d.parts)), host)
+	st, _, err := t.d.DB.GetHostState(uint16(partition.Of(host, t.d.Partitions())), host)
 	if err != nil {
 		t.fail(fmt.Errorf("crawl: read the state of host %s: %w", host, err))
 	}
@@ -44,8 +45,8 @@ func (t hostStateTable) Save(host string, st store.HostState) {
 	if st == (store.HostState{}) {
 		return
 	}
-	b := t.d.db.NewBatch()
-	b.PutHostState(uint16(partition.Of(host, t.d.parts)), host, st)
+	b := t.d.DB.NewBatch()
+	b.PutHostState(uint16(partition.Of(host, t.d.Partitions())), host, st)
 	if err := b.Commit(false); err != nil {
 		t.fail(fmt.Errorf("crawl: record the state of host %s: %w", host, err))
 	}
@@ -57,17 +58,17 @@ const hostStateBatch = 4096
 // saveHostStates writes every host state in memory to the store, as the
 // map's flush would, but a few thousand to a batch rather than one: at
 // close the map holds up to --host-cache hosts.
-func saveHostStates(d *durable, states *hostmap.Map[store.HostState]) error {
-	b, n := d.db.NewBatch(), 0
+func saveHostStates(d *state.State, states *hostmap.Map[store.HostState]) error {
+	b, n := d.DB.NewBatch(), 0
 	var err error
 	states.Each(func(host string, st store.HostState) {
 		if err != nil || st == (store.HostState{}) {
 			return
 		}
-		b.PutHostState(uint16(partition.Of(host, d.parts)), host, st)
+		b.PutHostState(uint16(partition.Of(host, d.Partitions())), host, st)
 		if n++; n == hostStateBatch {
 			err = b.Commit(false)
-			b, n = d.db.NewBatch(), 0
+			b, n = d.DB.NewBatch(), 0
 		}
 	})
 	if err == nil && n > 0 {

@@ -121,9 +121,9 @@ func TestCutHostRefusedAfterEviction(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.close(0) })
-	pb := c.state.newBatch()
+	pb := c.state.NewBatch()
 	for range c.cfg.NearDupTrapWindow {
-		c.judge.JudgedPage(pb.b, "copies.test", true)
+		c.judge.JudgedPage(pb.Batch, "copies.test", true)
 	}
 	c.hostCap.Get("other.test") // evicts copies.test
 	if _, inMemory := c.hostCap.Peek("copies.test"); inMemory {

@@ -33,7 +33,7 @@ func (in Inbound) Offer(urls []Offered) error {
 	if !c.running {
 		return ErrNotRunning
 	}
-	pb := c.state.newBatch()
+	pb := c.state.NewBatch()
 	for _, o := range urls {
 		u, err := c.canon.Parse(o.URL)
 		if err != nil {
@@ -44,7 +44,7 @@ func (in Inbound) Offer(urls []Offered) error {
 			// A seed, or where a seed redirects: it makes its own scope,
 			// on the node that owns it as on the one that found it.
 			c.scope.AddSeed(u)
-			pb.widenScope(u.String)
+			pb.WidenScope(u.String)
 		}
 		as := judge.AsOffered
 		switch {
@@ -55,7 +55,7 @@ func (in Inbound) Offer(urls []Offered) error {
 		}
 		c.admit(pb, judge.Candidate{URL: u, Depth: o.Depth, Hops: o.Hops, Priority: o.Priority, Via: o.Via, As: as})
 	}
-	if err := pb.commit(c.seen, c.front); err != nil {
+	if err := pb.Commit(c.seen, c.front); err != nil {
 		c.fail(fmt.Errorf("crawl: record offered URLs: %w", err))
 		return err
 	}
@@ -125,7 +125,7 @@ func (in Inbound) Adopt(vs []Visited) error {
 	if !c.running {
 		return ErrNotRunning
 	}
-	ab := c.state.newBatch()
+	ab := c.state.NewBatch()
 	for _, v := range vs {
 		u, err := c.canon.Parse(v.URL)
 		if err != nil || u.String != v.URL {
@@ -141,19 +141,19 @@ func (in Inbound) Adopt(vs []Visited) error {
 			r.Status = store.URLFailed
 		}
 		isNew, err := c.seen.Add(host, v.URL, func(part int, k seen.Key) (bool, error) {
-			ab.b.PutURL(uint16(part), host, k, r)
-			ab.pending = append(ab.pending, seen.Pending{Partition: part, Key: k})
+			ab.Batch.PutURL(uint16(part), host, k, r)
+			ab.Pending = append(ab.Pending, seen.Pending{Partition: part, Key: k})
 			return true, nil
 		})
 		if err != nil {
-			ab.b.Close()
+			ab.Batch.Close()
 			return err
 		}
 		var prevDue time.Time
 		if !isNew {
-			prev, ok, err := c.state.db.GetURL(uint16(part), host, k)
+			prev, ok, err := c.state.DB.GetURL(uint16(part), host, k)
 			if err != nil {
-				ab.b.Close()
+				ab.Batch.Close()
 				return fmt.Errorf("crawl: read %s to adopt a visit: %w", v.URL, err)
 			}
 			if ok && !prev.LastFetch.Before(r.LastFetch) {
@@ -163,24 +163,24 @@ func (in Inbound) Adopt(vs []Visited) error {
 			if ok && prev.Status == store.URLQueued {
 				r.Status = store.URLQueued // in this crawl's queues: its lease will count the visit
 			}
-			ab.b.PutURL(uint16(part), host, k, r)
+			ab.Batch.PutURL(uint16(part), host, k, r)
 		}
 		if c.cfg.Recrawl == nil {
 			continue
 		}
 		if !prevDue.IsZero() {
-			ab.b.DeleteDue(uint16(part), prevDue, host, k)
+			ab.Batch.DeleteDue(uint16(part), prevDue, host, k)
 		}
 		if r.Status != store.URLQueued && !r.NextCrawl.IsZero() {
-			ab.b.PutDue(schedule.Entry(uint16(part), host, k, r, v.Importance))
+			ab.Batch.PutDue(schedule.Entry(uint16(part), host, k, r, v.Importance))
 		}
 		if v.First != nil && r.Digest != ([sha1.Size]byte{}) {
-			if _, known, err := c.state.db.GetDigest(r.Digest); err == nil && !known {
-				ab.b.PutDigest(r.Digest, *v.First)
+			if _, known, err := c.state.DB.GetDigest(r.Digest); err == nil && !known {
+				ab.Batch.PutDigest(r.Digest, *v.First)
 			}
 		}
 	}
-	if err := ab.commit(c.seen, c.front); err != nil {
+	if err := ab.Commit(c.seen, c.front); err != nil {
 		return fmt.Errorf("crawl: adopt %d visits: %w", len(vs), err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -101,22 +102,8 @@ func (c *Crawler) Discard() error {
 // maxURLScan bounds the records one URLs call reads looking for a status.
 const maxURLScan = 100_000
 
-// Offered is a URL one node of a cluster found for a host another owns
-// (Cluster.Owns, Cluster.Forward), as the owner's Offer takes it.
-type Offered struct {
-	URL      string            `json:"url"` // canonical
-	Depth    int               `json:"depth"`
-	Hops     int               `json:"hops,omitempty"`
-	Priority frontier.Priority `json:"priority"`
-	Via      string            `json:"via,omitempty"`
-	// Resource: fetched for what it is (an image, a sitemap), so the
-	// extension rule does not apply.
-	Resource bool `json:"resource,omitempty"`
-	// Requisite: a page's requisite, which its finder judged by the
-	// requisite rule (one hop past the scope); the owner queues it as one,
-	// so its links are not followed.
-	Requisite bool `json:"requisite,omitempty"`
-}
+// Offered is a URL handed to the node that owns its host.
+type Offered = state.Offered
 
 // Partitions is the crawl's partition count: the one its state was
 // created with, whatever Config said.

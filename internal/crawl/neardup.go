@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/weft-crawler/weft/internal/simhash"
+	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -41,7 +42,7 @@ func newNearIndex(threshold, capacity int, db *store.DB) *nearIndex {
 // bits from it and twice that from each other. A copy found through a
 // copy does not join, so a chain of small edits strays at most twice the
 // threshold from its original before a page of it is judged original.
-func (n *nearIndex) judge(fp uint64, url string, depth int, follow bool, pb *pageBatch) (of string, filled bool, err error) {
+func (n *nearIndex) judge(fp uint64, url string, depth int, follow bool, pb *state.Batch) (of string, filled bool, err error) {
 	n.mu.Lock()
 	m, found := n.ix.Near(fp, n.threshold)
 	var orig store.SimRecord
@@ -77,7 +78,7 @@ func (n *nearIndex) judge(fp uint64, url string, depth int, follow bool, pb *pag
 
 // add puts fp in the index and in pb while there is room, and reports
 // whether the index just reached its capacity.
-func (n *nearIndex) add(fp uint64, r store.SimRecord, pb *pageBatch) (filled bool) {
+func (n *nearIndex) add(fp uint64, r store.SimRecord, pb *state.Batch) (filled bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.full {
@@ -85,8 +86,8 @@ func (n *nearIndex) add(fp uint64, r store.SimRecord, pb *pageBatch) (filled boo
 	}
 	n.ix.Add(fp)
 	n.pending[fp] = r
-	pb.b.PutSimHash(fp, r)
-	pb.sims = append(pb.sims, fp)
+	pb.Batch.PutSimHash(fp, r)
+	pb.Sims = append(pb.Sims, fp)
 	if n.ix.Len() >= n.capacity {
 		n.full = true
 		return true

@@ -39,7 +39,7 @@ func (o Operator) Live() Live {
 	sum.Queued = fs.Queued + fs.InFlight
 	sum.WARCFiles, sum.WARCBytes = c.warc.Files(), c.warc.Bytes()
 	l := Live{Summary: sum, Frontier: fs, Paused: c.pause.paused(), Outcomes: c.flog.ByOutcome()}
-	if n, ok := c.state.db.Queued(); ok {
+	if n, ok := c.state.DB.Queued(); ok {
 		l.Stored = &n
 	}
 	return l
@@ -73,7 +73,7 @@ func (o Operator) URLs(host string, status store.URLStatus, after *store.URLPos,
 	var recs []store.URLRecord
 	var last *store.URLPos
 	read, ended := 0, true
-	err := c.state.db.ScanURLsAfter(host, part, after, func(p store.URLPos, r store.URLRecord) bool {
+	err := c.state.DB.ScanURLsAfter(host, part, after, func(p store.URLPos, r store.URLRecord) bool {
 		if len(recs) >= limit || read >= maxURLScan {
 			ended = false
 			return false
@@ -112,7 +112,7 @@ func (o Operator) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 	if high {
 		prio = frontier.High
 	}
-	pb := c.state.newBatch()
+	pb := c.state.NewBatch()
 	out := make([]Verdict, len(urls))
 	for i, raw := range urls {
 		out[i].URL = raw
@@ -135,12 +135,12 @@ func (o Operator) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 		case "", judge.Forwarded:
 			// Accepted (queued, or by its host's owner): its scope widens.
 			c.scope.AddSeed(u)
-			pb.widenScope(u.String)
+			pb.WidenScope(u.String)
 		default:
 			out[i].Reason = why
 		}
 	}
-	if err := pb.commit(c.seen, c.front); err != nil {
+	if err := pb.Commit(c.seen, c.front); err != nil {
 		if !errors.Is(err, ErrStopping) { // the seeds are refused; the crawl ends as it was stopping anyway
 			c.fail(fmt.Errorf("crawl: record seeds: %w", err))
 		}
@@ -209,7 +209,7 @@ func (o Operator) SetPolicy(host string, p policy.Policy) error {
 	if err != nil {
 		return err
 	}
-	b := c.state.db.NewBatch()
+	b := c.state.DB.NewBatch()
 	b.PutMeta(metaPolicyPrefix+h, v)
 	if err := b.Commit(true); err != nil {
 		return fmt.Errorf("crawl: keep the policy of %s: %w", h, err)
@@ -242,7 +242,7 @@ func (o Operator) DeletePolicy(host string) (bool, error) {
 	if c.frontierUp() { // else the clocks read from the store get it at their next request
 		c.policies.rearm(h)
 	}
-	b := c.state.db.NewBatch()
+	b := c.state.DB.NewBatch()
 	b.DeleteMeta(metaPolicyPrefix + h)
 	if err := b.Commit(true); err != nil {
 		return had, fmt.Errorf("crawl: forget the policy of %s: %w", host, err)
@@ -303,7 +303,7 @@ func (o Operator) Page(pos store.URLPos) (Page, error) {
 	if c.closed {
 		return Page{}, ErrNotRunning
 	}
-	r, ok, err := c.state.db.GetURL(pos.Part, pos.Host, pos.Hash)
+	r, ok, err := c.state.DB.GetURL(pos.Part, pos.Host, pos.Hash)
 	if err != nil {
 		return Page{}, err
 	}
@@ -315,7 +315,7 @@ func (o Operator) Page(pos store.URLPos) (Page, error) {
 	if err != nil {
 		return p, nil
 	}
-	err = c.state.db.Captures(u.SURT(), func(cr store.CaptureRecord) bool {
+	err = c.state.DB.Captures(u.SURT(), func(cr store.CaptureRecord) bool {
 		if len(p.Captures) == maxPageCaptures { // keep the newest: they come oldest first
 			p.Captures = append(p.Captures[:0], p.Captures[1:]...)
 		}

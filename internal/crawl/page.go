@@ -13,6 +13,7 @@ import (
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -28,8 +29,8 @@ import (
 // commit with out set.
 type pageRun struct {
 	l  frontier.Lease
-	pb *pageBatch // everything the lease changes, committed at once
-	u  canon.URL  // l.URL, parsed
+	pb *state.Batch // everything the lease changes, committed at once
+	u  canon.URL    // l.URL, parsed
 
 	// fetch: what the last visit left (continuous mode), for a
 	// conditional request, and the answer.

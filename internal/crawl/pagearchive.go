@@ -10,6 +10,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/fetchlog"
+	"github.com/weft-crawler/weft/internal/state"
 )
 
 // archivePage writes the answer to the archive: a 304 as a revisit of the
@@ -54,7 +55,7 @@ func (c *Crawler) archivePage(p *pageRun) {
 // archiveResp writes resp to the archive, staged in pb (nil: on its own),
 // and returns its capture: a crawl that cannot write its archive must not
 // pretend to go on, and stops.
-func (c *Crawler) archiveResp(resp *fetch.Response, pb *pageBatch, u *canon.URL) archive.Capture {
+func (c *Crawler) archiveResp(resp *fetch.Response, pb *state.Batch, u *canon.URL) archive.Capture {
 	cp, err := c.arch.Archive(resp, staging(pb), u)
 	if err != nil {
 		c.fail(fmt.Errorf("crawl: %w", err))
@@ -63,14 +64,14 @@ func (c *Crawler) archiveResp(resp *fetch.Response, pb *pageBatch, u *canon.URL)
 }
 
 // index adds cp to the capture index, staged in pb (nil: on its own).
-func (c *Crawler) index(cp archive.Capture, pb *pageBatch) {
+func (c *Crawler) index(cp archive.Capture, pb *state.Batch) {
 	if err := c.arch.Index(cp, staging(pb)); err != nil {
 		c.fail(fmt.Errorf("crawl: %w", err))
 	}
 }
 
 // staging is pb's part for the archive, nil for no batch.
-func staging(pb *pageBatch) *archive.Staging {
+func staging(pb *state.Batch) *archive.Staging {
 	if pb == nil {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/weft-crawler/weft/internal/robotstxt"
 	"github.com/weft-crawler/weft/internal/schedule"
 	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -44,7 +45,7 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 // it (schedule.Listed): a new page's record keeps the hints; in
 // continuous mode, what the sitemap says of a page already known goes to
 // the recrawl scan.
-func (c *Crawler) admitListed(pb *pageBatch, u canon.URL, l frontier.Lease, h content.Hint) {
+func (c *Crawler) admitListed(pb *state.Batch, u canon.URL, l frontier.Lease, h content.Hint) {
 	h, prio := schedule.Listed(h, time.Now())
 	cand := judge.Candidate{URL: u, Depth: l.Depth + 1, Priority: prio, Via: l.URL}
 	why := c.admit(pb, cand)
@@ -52,7 +53,7 @@ func (c *Crawler) admitListed(pb *pageBatch, u canon.URL, l frontier.Lease, h co
 	switch {
 	case why == "":
 		// Its record, staged by the judge, with the sitemap's hints.
-		pb.b.PutURL(part, u.Authority, k, store.URLRecord{URL: u.String, Depth: cand.Depth, Priority: uint8(prio), Status: store.URLQueued,
+		pb.Batch.PutURL(part, u.Authority, k, store.URLRecord{URL: u.String, Depth: cand.Depth, Priority: uint8(prio), Status: store.URLQueued,
 			InSitemap: true, SitemapPriority: h.Priority, SitemapLastMod: h.LastMod})
 	case why == judge.Seen && c.cfg.Recrawl != nil:
 		c.recrawler.Hint(u.Authority, k, h)
@@ -63,13 +64,13 @@ func (c *Crawler) admitListed(pb *pageBatch, u canon.URL, l frontier.Lease, h co
 // handed to the node that owns its host; it returns why not ("" when
 // queued, judge.Forwarded when handed over). A store error stops the
 // crawl.
-func (c *Crawler) admit(pb *pageBatch, cand judge.Candidate) string {
+func (c *Crawler) admit(pb *state.Batch, cand judge.Candidate) string {
 	why, err := c.judge.Admit(cand, pb)
 	switch {
 	case err != nil:
 		c.fail(fmt.Errorf("crawl: %w", err))
 	case why == judge.Forwarded:
-		pb.forward = append(pb.forward, Offered{URL: cand.URL.String, Depth: cand.Depth, Hops: cand.Hops, Priority: cand.Priority,
+		pb.Forward = append(pb.Forward, Offered{URL: cand.URL.String, Depth: cand.Depth, Hops: cand.Hops, Priority: cand.Priority,
 			Via: cand.Via, Resource: cand.As.Resource(), Requisite: cand.As.Requisite()})
 		c.stats.forwarded.Add(1)
 	}
@@ -106,8 +107,8 @@ func (c *Crawler) findSitemaps(p *pageRun) {
 
 // requeued reports whether the batch queues url again (a redirect to a
 // variant of itself): it is not done.
-func requeued(pb *pageBatch, url string) bool {
-	for _, it := range pb.items {
+func requeued(pb *state.Batch, url string) bool {
+	for _, it := range pb.Items {
 		if it.URL == url {
 			return true
 		}

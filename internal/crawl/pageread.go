@@ -72,10 +72,10 @@ func (c *Crawler) redirect(p *pageRun, location string) {
 	}
 	if l.Depth == 0 {
 		c.scope.AddSeed(lu)
-		p.pb.widenScope(lu.String)
+		p.pb.WidenScope(lu.String)
 	}
 	if lu.String == l.URL {
-		p.pb.items = append(p.pb.items, frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL})
+		p.pb.Items = append(p.pb.Items, frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL})
 		return
 	}
 	p.found = append(p.found, found{Candidate: judge.Candidate{URL: lu, Depth: l.Depth, Hops: l.Hops + 1, Priority: l.Priority, Via: l.URL}, redirect: true})
@@ -212,7 +212,7 @@ func (c *Crawler) nearDuplicate(p *pageRun, words []uint64, follow bool) bool {
 		c.log.Warn("near-duplicate index full: later pages are judged against the ones it holds, not added", "pages", c.cfg.NearDupMaxPages)
 	}
 	p.cp.Rec.SimHash, p.cp.Rec.NearDupOf = fp, of
-	c.judge.JudgedPage(p.pb.b, p.l.Host, of != "")
+	c.judge.JudgedPage(p.pb.Batch, p.l.Host, of != "")
 	if of == "" {
 		return false
 	}

@@ -32,7 +32,7 @@ func (c *Crawler) lastCapture(u canon.URL, since time.Time) (store.CaptureRecord
 	}
 	var best store.CaptureRecord
 	found := false
-	err := c.state.db.Captures(u.SURT(), func(r store.CaptureRecord) bool {
+	err := c.state.DB.Captures(u.SURT(), func(r store.CaptureRecord) bool {
 		if r.URL == u.String && (!found || !r.Date.Before(best.Date)) {
 			best, found = r, true
 		}
@@ -64,7 +64,7 @@ func (c *Crawler) recall(rec store.CaptureRecord) (*render.Response, error) {
 	if rec.Kind == store.CaptureRevisit {
 		orig, ok := c.arch.PendingDigest(rec.Digest)
 		if !ok {
-			if orig, ok, err = c.state.db.GetDigest(rec.Digest); err != nil {
+			if orig, ok, err = c.state.DB.GetDigest(rec.Digest); err != nil {
 				return nil, err
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/recrawl"
 	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/testwait"
 	"github.com/weft-crawler/weft/internal/warc"
@@ -251,13 +252,13 @@ func TestServeErrorsBackOff(t *testing.T) {
 // queuedURLs counts a stopped crawl's URLs queued to be fetched.
 func queuedURLs(t *testing.T, dir string) (n int) {
 	t.Helper()
-	d, _, err := openDurable(dir, 0, false, nil)
+	d, _, err := state.Open(dir, 0, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close()
-	for part := range d.parts {
-		if err := d.db.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool {
+	defer d.Close()
+	for part := range d.Partitions() {
+		if err := d.DB.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool {
 			if r.Status == store.URLQueued {
 				n++
 			}
@@ -274,19 +275,19 @@ func queuedURLs(t *testing.T, dir string) (n int) {
 // entry is left; in another, there are none.
 func checkDueIndex(t *testing.T, dir string, continuous bool) (entries int) {
 	t.Helper()
-	d, _, err := openDurable(dir, 0, false, nil)
+	d, _, err := state.Open(dir, 0, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close()
+	defer d.Close()
 	type key struct {
 		part uint16
 		host string
 		hash [16]byte
 	}
 	idx := map[key][]time.Time{}
-	for part := range d.parts {
-		if err := d.db.ScanDue(uint16(part), nil, time.Now().Add(100*365*24*time.Hour), func(e store.DueEntry) bool {
+	for part := range d.Partitions() {
+		if err := d.DB.ScanDue(uint16(part), nil, time.Now().Add(100*365*24*time.Hour), func(e store.DueEntry) bool {
 			k := key{e.Part, e.Host, e.Hash}
 			idx[k] = append(idx[k], e.Due)
 			entries++
@@ -295,8 +296,8 @@ func checkDueIndex(t *testing.T, dir string, continuous bool) (entries int) {
 			t.Fatal(err)
 		}
 	}
-	for part := range d.parts {
-		if err := d.db.ScanURLs(uint16(part), func(host string, hash [16]byte, r store.URLRecord) bool {
+	for part := range d.Partitions() {
+		if err := d.DB.ScanURLs(uint16(part), func(host string, hash [16]byte, r store.URLRecord) bool {
 			k := key{uint16(part), host, hash}
 			got := idx[k]
 			delete(idx, k)
@@ -419,13 +420,13 @@ func TestRecrawlIndexRebuilt(t *testing.T) {
 	if n := checkDueIndex(t, cfg.DataDir, true); n == 0 {
 		t.Error("no recrawl index entries after the policy changed")
 	}
-	d, _, err := openDurable(cfg.DataDir, 0, false, nil)
+	d, _, err := state.Open(cfg.DataDir, 0, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close()
-	for part := range d.parts {
-		d.db.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool {
+	defer d.Close()
+	for part := range d.Partitions() {
+		d.DB.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool {
 			if wait := r.NextCrawl.Sub(r.LastFetch); r.Status == store.URLDone && (wait < 3*time.Hour || wait > 4*time.Hour) {
 				t.Errorf("%s: next crawl %v after the last, want the new policy's [3h, 4h]", r.URL, wait)
 			}
@@ -501,17 +502,17 @@ func TestInLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	popular, obscure := mw.url("i.test", "/popular"), mw.url("i.test", "/obscure")
-	d, _, err := openDurable(cfg.DataDir, 0, false, nil)
+	d, _, err := state.Open(cfg.DataDir, 0, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	recs := map[string]store.URLRecord{}
 	weight := map[[16]byte]float64{}
-	for part := range d.parts {
-		d.db.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool { recs[r.URL] = r; return true })
-		d.db.ScanDue(uint16(part), nil, time.Now().Add(time.Hour), func(e store.DueEntry) bool { weight[e.Hash] = e.Importance; return true })
+	for part := range d.Partitions() {
+		d.DB.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool { recs[r.URL] = r; return true })
+		d.DB.ScanDue(uint16(part), nil, time.Now().Add(time.Hour), func(e store.DueEntry) bool { weight[e.Hash] = e.Importance; return true })
 	}
-	d.close()
+	d.Close()
 	p, o, p0 := recs[popular], recs[obscure], recs[mw.url("i.test", "/p0")]
 	if p.InLinks != pages || o.InLinks != 1 || p0.InLinks != 1 {
 		t.Errorf("in-links in the records: /popular %d, /obscure %d, /p0 %d; want %d, 1 and 1 (its self-link not counted)", p.InLinks, o.InLinks, p0.InLinks, pages)

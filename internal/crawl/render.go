@@ -23,6 +23,7 @@ import (
 	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/warc"
 )
@@ -349,7 +350,7 @@ type pageFetcher struct {
 	page *fetch.Response
 
 	pbMu sync.Mutex
-	pb   *pageBatch
+	pb   *state.Batch
 
 	// ownMu keeps one request at a time to the lease's server: to its
 	// host, under the lease, and to the server's other hosts under leases
@@ -554,12 +555,12 @@ func (f *pageFetcher) borrowed(ctx context.Context, bl frontier.Lease, u canon.U
 // newer clock.
 func (f *pageFetcher) completeBorrowed(bl frontier.Lease, res frontier.Result) frontier.Clock {
 	c := f.c
-	hb := c.state.newBatch()
+	hb := c.state.NewBatch()
 	res, durable := c.front.Settle(bl, c.policies.delay(bl, res), time.Now(), hb)
 	clock := *res.Clock
 	c.countClock(bl, res, clock)
 	if durable {
-		switch err := hb.commit(c.seen, c.front); {
+		switch err := hb.Commit(c.seen, c.front); {
 		case errors.Is(err, ErrStopping):
 		case err != nil:
 			c.fail(fmt.Errorf("crawl: record the clock of %s: %w", bl.Host, err))
@@ -567,7 +568,7 @@ func (f *pageFetcher) completeBorrowed(bl frontier.Lease, res frontier.Result) f
 			c.cluster.Clocked(bl.Host, clock)
 		}
 	} else {
-		hb.b.Close()
+		hb.Batch.Close()
 	}
 	c.front.Complete(bl, res)
 	return clock
@@ -634,19 +635,19 @@ func (f *pageFetcher) fetchedRequisite(u canon.URL, resp *fetch.Response) {
 	pb := f.pb
 	rec := store.URLRecord{URL: u.String, Depth: f.l.Depth + 1, Status: store.URLDone,
 		LastFetch: resp.Start, LastStatus: resp.StatusCode, LastOutcome: outcomeRendered}
-	if i := slices.IndexFunc(pb.items, func(it frontier.Item) bool { return it.URL == u.String && it.Requisite }); i >= 0 {
+	if i := slices.IndexFunc(pb.Items, func(it frontier.Item) bool { return it.URL == u.String && it.Requisite }); i >= 0 {
 		// Queued by this page a moment ago, its batch not committed.
-		it := pb.items[i]
-		pb.items = slices.Delete(pb.items, i, i+1)
+		it := pb.Items[i]
+		pb.Items = slices.Delete(pb.Items, i, i+1)
 		rec.Depth, rec.Priority = it.Depth, uint8(it.Priority)
-		pb.b.PutURL(uint16(partition.Of(it.Host, c.cfg.Partitions)), it.Host, seen.KeyOf(it.URL), rec)
+		pb.Batch.PutURL(uint16(partition.Of(it.Host, c.cfg.Partitions)), it.Host, seen.KeyOf(it.URL), rec)
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			c.stats.requisitesArchived.Add(1)
 		}
 	} else if c.cluster.Owns(u.Authority) {
 		_, err := c.seen.Add(u.Authority, u.String, func(part int, k seen.Key) (bool, error) {
-			pb.b.PutURL(uint16(part), u.Authority, k, rec)
-			pb.pending = append(pb.pending, seen.Pending{Partition: part, Key: k})
+			pb.Batch.PutURL(uint16(part), u.Authority, k, rec)
+			pb.Pending = append(pb.Pending, seen.Pending{Partition: part, Key: k})
 			return true, nil
 		})
 		if err != nil {

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"time"
 
-	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/schedule"
 	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -31,7 +31,7 @@ func (c *Crawler) rescan(ctx context.Context) {
 		}
 		if now.Sub(saved) >= schedule.SaveInLinks {
 			saved = now
-			if err := errors.Join(c.saveInLinks(), c.judge.SaveCounts(c.state.db)); err != nil {
+			if err := errors.Join(c.saveInLinks(), c.judge.SaveCounts(c.state.DB)); err != nil {
 				c.fail(err)
 				return
 			}
@@ -52,12 +52,13 @@ func (c *Crawler) saveInLinks() error {
 // requeue commits the recrawl scan's batches (schedule.Queue) as a
 // lease's are: numbered in the front queues, then handed to the frontier.
 type requeue struct {
-	d     *durable
+	d     *state.State
 	seen  *seen.Set
 	front *frontier.Frontier
 }
 
 func (q requeue) Commit(b *store.Batch, items []frontier.Item) error {
-	pb := &pageBatch{d: q.d, b: b, items: items, Staging: archive.Staging{Batch: b}}
-	return pb.commit(q.seen, q.front)
+	pb := q.d.BatchOf(b)
+	pb.Items = items
+	return pb.Commit(q.seen, q.front)
 }

@@ -45,7 +45,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		return Summary{StoppedBy: "failed"}, errors.Join(err, closeAll())
 	}
 	if c.resumed {
-		extra, err := c.state.scopeSeeds()
+		extra, err := c.state.ScopeSeeds()
 		if err != nil {
 			return Summary{StoppedBy: "failed"}, errors.Join(err, closeAll())
 		}
@@ -59,7 +59,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		// the background, asks the store about every URL meanwhile.
 		c.seen.StartWarming()
 		warm.Go(func() {
-			urls, err := c.state.fillSeen(warmCtx, c.seen)
+			urls, err := c.state.FillSeen(warmCtx, c.seen)
 			c.stats.resumedURLs.Store(int64(urls))
 			switch {
 			case err == nil:
@@ -72,7 +72,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		c.log.Info("resuming crawl", "dir", c.cfg.DataDir)
 	}
 	// Seeds given again to a resumed crawl are deduplicated like any URL.
-	seeds := c.state.newBatch()
+	seeds := c.state.NewBatch()
 	c.seedWhy = map[string]string{}
 	for _, u := range c.seeds {
 		switch why := c.admit(seeds, judge.Candidate{URL: u, Priority: frontier.High}); why {
@@ -81,7 +81,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 			c.seedWhy[u.String] = why
 		}
 	}
-	if err := seeds.commit(c.seen, c.front); errors.Is(err, ErrStopping) {
+	if err := seeds.Commit(c.seen, c.front); errors.Is(err, ErrStopping) {
 		return Summary{StoppedBy: "stopped"}, closeAll() // before it began: the seeds are offered again next run
 	} else if err != nil {
 		return Summary{StoppedBy: "failed"}, errors.Join(fmt.Errorf("crawl: record seeds: %w", err), closeAll())

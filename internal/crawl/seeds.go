@@ -29,7 +29,7 @@ func (c *Crawler) reportSeeds(sum *Summary) {
 		}
 		sum.Seeds++
 		part := partition.Of(u.Authority, c.cfg.Partitions)
-		rec, found, err := c.state.db.GetURL(uint16(part), u.Authority, seen.KeyOf(u.String))
+		rec, found, err := c.state.DB.GetURL(uint16(part), u.Authority, seen.KeyOf(u.String))
 		if err == nil && found && rec.LastStatus > 0 {
 			sum.SeedsFetched++
 			continue

@@ -156,7 +156,7 @@ func TestAdmitListed(t *testing.T) {
 	part := uint16(partition.Of(host, c.cfg.Partitions))
 	// Pages fetched before: in the seen set and the recrawl index.
 	fetched := map[string]time.Time{"/done": now.Add(-time.Hour), "/recent": now.Add(-time.Minute), "/future": now.Add(-time.Hour), "/soon": now.Add(-time.Minute)}
-	b := c.state.db.NewBatch()
+	b := c.state.DB.NewBatch()
 	var pending []seen.Pending
 	for path, last := range fetched {
 		u := mw.url("l.test", path)
@@ -177,7 +177,7 @@ func TestAdmitListed(t *testing.T) {
 
 	sm := mw.url("l.test", "/sitemap.xml")
 	lease := frontier.Lease{Item: frontier.Item{URL: sm, Host: host, Depth: 1}}
-	pb := c.state.newBatch()
+	pb := c.state.NewBatch()
 	hints := map[string]content.Hint{
 		"/done":    {LastMod: now.Add(-10 * time.Minute), Priority: 0.9},
 		"/recent":  {LastMod: now.Add(-time.Hour), Priority: -1},
@@ -196,10 +196,10 @@ func TestAdmitListed(t *testing.T) {
 		c.admitListed(pb, u, lease, hints[path])
 	}
 	queued := map[string]frontier.Priority{}
-	for _, it := range pb.items {
+	for _, it := range pb.Items {
 		queued[strings.TrimPrefix(it.URL, mw.url("l.test", ""))] = it.Priority
 	}
-	if err := pb.commit(c.seen, c.front); err != nil {
+	if err := pb.Commit(c.seen, c.front); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]frontier.Priority{"/new": frontier.High, "/old": frontier.Normal, "/liked": frontier.High, "/default": frontier.Normal}
@@ -213,7 +213,7 @@ func TestAdmitListed(t *testing.T) {
 	if n := c.recrawler.Counts().ListedChanged; n != 1 {
 		t.Errorf("%d pages queued early for their <lastmod>, want 1", n)
 	}
-	high, err := c.state.db.FrontRange(uint8(frontier.High), 0, 100)
+	high, err := c.state.DB.FrontRange(uint8(frontier.High), 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,14 +222,14 @@ func TestAdmitListed(t *testing.T) {
 	}
 	get := func(path string) store.URLRecord {
 		t.Helper()
-		r, ok, err := c.state.db.GetURL(part, host, seen.KeyOf(mw.url("l.test", path)))
+		r, ok, err := c.state.DB.GetURL(part, host, seen.KeyOf(mw.url("l.test", path)))
 		if err != nil || !ok {
 			t.Fatalf("%s: no record (%v)", path, err)
 		}
 		return r
 	}
 	entries := map[string]bool{}
-	c.state.db.ScanDue(part, nil, now.Add(48*time.Hour), func(e store.DueEntry) bool {
+	c.state.DB.ScanDue(part, nil, now.Add(48*time.Hour), func(e store.DueEntry) bool {
 		for path := range fetched {
 			if e.Hash == seen.KeyOf(mw.url("l.test", path)) {
 				entries[path] = true

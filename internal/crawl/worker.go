@@ -46,7 +46,7 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		if !until.IsZero() {
 			hctx, cancel = context.WithDeadline(ctx, until)
 		}
-		p := &pageRun{l: l, pb: c.state.newBatch()}
+		p := &pageRun{l: l, pb: c.state.NewBatch()}
 		if v, ok := c.sched.VisitedElsewhere(l); ok {
 			p.out = leaseOutcome{outcome: "elsewhere", status: v.Record.LastStatus, visit: v}
 		} else {
@@ -69,7 +69,7 @@ func (c *Crawler) finish(p *pageRun) {
 // endLease finishes a lease that fetched nothing through the pipeline (an
 // external fetcher's, or one that expired), with the outcome given.
 func (c *Crawler) endLease(l frontier.Lease, lo leaseOutcome) {
-	c.finish(&pageRun{l: l, pb: c.state.newBatch(), out: lo})
+	c.finish(&pageRun{l: l, pb: c.state.NewBatch(), out: lo})
 }
 
 // commit moves the host's clock, stages the lease's end in its batch and
@@ -105,9 +105,9 @@ func (c *Crawler) commit(p *pageRun) {
 		}
 		c.recrawler.Done(l.URL)
 	}
-	rec := pb.done(l, part, lo.res, lo.status, lo.outcome, lo.visit)
-	outbox := c.out.Stage(pb.b, pb.Events)
-	err := pb.commit(c.seen, c.front)
+	rec := pb.Done(l, part, lo.res, lo.status, lo.outcome, lo.visit)
+	outbox := c.out.Stage(pb.Batch, pb.Events)
+	err := pb.Commit(c.seen, c.front)
 	switch {
 	case errors.Is(err, ErrStopping):
 		// Nothing of the page is on disk: its URL stays queued there.
@@ -123,7 +123,7 @@ func (c *Crawler) commit(p *pageRun) {
 	if err := c.out.Deliver(pb.Events, outbox); err != nil {
 		c.fail(err)
 	}
-	c.deliverPages(pb.pages)
+	c.deliverPages(pb.Pages)
 	if durable {
 		c.cluster.Clocked(l.Host, clock)
 	}
@@ -145,7 +145,7 @@ func (c *Crawler) commit(p *pageRun) {
 func (c *Crawler) complete(p *pageRun) {
 	c.arch.Settle(&p.pb.Staging)
 	if c.near != nil {
-		c.near.settle(p.pb.sims)
+		c.near.settle(p.pb.Sims)
 	}
 	c.front.Complete(p.l, p.out.res)
 }

@@ -1,4 +1,8 @@
-package crawl
+// Package state is a crawl's State state over the store: the queues the
+// frontier reads and spills to (it is the frontier's Store), the records
+// the seen set confirms, and the batch in which one lease's changes are
+// committed at once, so that a crash loses no accepted URL.
+package state
 
 import (
 	"context"
@@ -23,9 +27,9 @@ import (
 	"github.com/weft-crawler/weft/internal/store"
 )
 
-// durable is the crawl's state on disk (package store), written so that a
+// State is the crawl's state on disk (package store), written so that a
 // crash at any moment loses no accepted URL. Each lease ends with one batch
-// (pageBatch) that holds everything it changed:
+// (Batch) that holds everything it changed:
 //
 //   - the record (which makes it seen) and the front-queue entry of every
 //     new URL it found, the record staged under the seen set's partition
@@ -37,7 +41,7 @@ import (
 //     the links of a page whose batch was lost are found again when the
 //     page is refetched.
 //
-// The frontier reads its queues from here (durable is its Store): front
+// The frontier reads its queues from here (State is its Store): front
 // queues in the order of their sequence numbers, which is why batches that
 // queue URLs number and commit them under one lock (commitMu), and hosts'
 // tails, which only the frontier writes. A restart gives every host with a
@@ -46,8 +50,8 @@ import (
 //
 // What is not kept: robots.txt policies (fetched again, under the host's
 // clock, after a restart), counters of the summary, and the per-host cap.
-type durable struct {
-	db    *store.DB
+type State struct {
+	DB    *store.DB // the store itself, for what the batches do not cover
 	path  string
 	parts int
 
@@ -58,7 +62,10 @@ type durable struct {
 	seq      uint64 // last front-queue sequence number handed out
 	firstSeq uint64 // the first one this process hands out
 
-	cluster Cluster // forwards the URLs of other nodes' hosts, before a batch that found them commits
+	// Forwarder hands the URLs of other nodes' hosts to their owners
+	// before a batch that found them commits; nil on one node, where no
+	// batch finds any.
+	Forwarder Forwarder
 }
 
 const (
@@ -68,16 +75,16 @@ const (
 	metaScopePrefix = "scope/" // + a URL a seed redirected to
 )
 
-// openDurable opens (or creates) the state under dataDir. fresh removes an
+// Open opens (or creates) the state under dataDir. fresh removes an
 // existing state first, once the store's lock is held: never the state of
 // a crawl that runs. It reports whether a previous crawl was found.
-func openDurable(dataDir string, partitions int, fresh bool, fs vfs.FS) (*durable, bool, error) {
+func Open(dataDir string, partitions int, fresh bool, fs vfs.FS) (*State, bool, error) {
 	path := store.Dir(dataDir)
 	db, err := store.Open(path, &store.Options{FS: fs, Fresh: fresh})
 	if err != nil {
 		return nil, false, store.InUse(dataDir, err, "stop that crawl or choose another --data")
 	}
-	d := &durable{db: db, path: path, parts: partitions, seq: uint64(time.Now().UnixNano()), cluster: alone{}}
+	d := &State{DB: db, path: path, parts: partitions, seq: uint64(time.Now().UnixNano())}
 	for p := range frontier.High + 1 {
 		// Numbers go on from the last one stored, even if the clock went back.
 		last, ok, err := db.LastFrontSeq(uint8(p))
@@ -101,13 +108,13 @@ func openDurable(dataDir string, partitions int, fresh bool, fs vfs.FS) (*durabl
 			if err != nil {
 				return nil, false, err
 			}
-			return nil, false, fmt.Errorf("crawl: %s holds a crawl state of another format (%q, this weft writes %q) whose queues it cannot read; start over with --fresh, or resume it with the weft that wrote it", path, f, stateFormat)
+			return nil, false, fmt.Errorf("state: %s holds a crawl state of another format (%q, this weft writes %q) whose queues it cannot read; start over with --fresh, or resume it with the weft that wrote it", path, f, stateFormat)
 		}
 		// P is fixed when a crawl is created: every key is filed under it.
 		p, err := strconv.Atoi(string(v))
 		if err != nil || p <= 0 {
 			db.Close()
-			return nil, false, fmt.Errorf("crawl: %s: bad partition count %q", path, v)
+			return nil, false, fmt.Errorf("state: %s: bad partition count %q", path, v)
 		}
 		d.parts = p
 		return d, true, nil
@@ -125,14 +132,14 @@ func openDurable(dataDir string, partitions int, fresh bool, fs vfs.FS) (*durabl
 // close flushes the store's memtables before closing it, so that the next
 // start need not replay their log (seconds, for a full set of memtables).
 // The flush is only a help: if it fails, the log still holds every commit.
-func (d *durable) close() error {
-	_ = d.db.Flush()
-	return d.db.Close()
+func (d *State) Close() error {
+	_ = d.DB.Flush()
+	return d.DB.Close()
 }
 
 // Has implements seen.Store.
-func (d *durable) Has(part int, host string, k seen.Key) (bool, error) {
-	return d.db.HasURL(uint16(part), host, k)
+func (d *State) Has(part int, host string, k seen.Key) (bool, error) {
+	return d.DB.HasURL(uint16(part), host, k)
 }
 
 func queueItem(it *frontier.Item, part int) store.QueueItem {
@@ -149,54 +156,56 @@ func frontierItem(q store.QueueItem, seq uint64) frontier.Item {
 	}
 }
 
-// pageBatch gathers one lease's writes and the frontier items they stand
+// Batch gathers one lease's writes and the frontier items they stand
 // for; commit writes them at once.
-type pageBatch struct {
-	d       *durable
-	b       *store.Batch
-	pending []seen.Pending
-	items   []frontier.Item
+type Batch struct {
+	d       *State
+	Pending []seen.Pending  // the keys it stages, settled in the seen set when it commits
+	Items   []frontier.Item // the URLs it queues
 	// the archive's part: the payload digests it records, the events of
 	// its captures (Staging.Batch is b)
 	archive.Staging
-	pages   []*plugin.Page // the pages it records, for the page consumers
-	sims    []uint64       // fingerprints it adds to the near-duplicate index
-	forward []Offered      // URLs of other nodes' hosts (Cluster.Owns), handed to Cluster.Forward before it commits
-	// page is the URL of the page whose links are being admitted, when it
+	Pages   []*plugin.Page // the pages it records, for the page consumers
+	Sims    []uint64       // fingerprints it adds to the near-duplicate index
+	Forward []Offered      // URLs of other nodes' hosts, handed to the State's Forwarder before it commits
+	// Page is the URL of the page whose links are being admitted, when it
 	// answered 200 with a whole body: fetched, before its capture is
 	// indexed (see indexAliases.skip).
-	page string
+	Page string
 }
 
-func (d *durable) newBatch() *pageBatch {
-	b := d.db.NewBatch()
-	return &pageBatch{d: d, b: b, Staging: archive.Staging{Batch: b}}
+func (d *State) NewBatch() *Batch { return d.BatchOf(d.DB.NewBatch()) }
+
+// BatchOf makes a batch of writes staged elsewhere (the recrawl scan's):
+// it commits them as a lease's, its Items numbered in the front queues.
+func (d *State) BatchOf(b *store.Batch) *Batch {
+	return &Batch{d: d, Staging: archive.Staging{Batch: b}}
 }
 
 // Stage implements judge.Stager: the URL's record and queue entry, staged
 // in the batch; its queue entry is written when the batch commits.
-func (pb *pageBatch) Stage(it frontier.Item, part int, k seen.Key) error {
-	pb.b.PutURL(uint16(part), it.Host, k, store.URLRecord{URL: it.URL, Depth: it.Depth, Priority: uint8(it.Priority), Status: store.URLQueued})
-	pb.pending = append(pb.pending, seen.Pending{Partition: part, Key: k})
-	pb.items = append(pb.items, it)
+func (pb *Batch) Stage(it frontier.Item, part int, k seen.Key) error {
+	pb.Batch.PutURL(uint16(part), it.Host, k, store.URLRecord{URL: it.URL, Depth: it.Depth, Priority: uint8(it.Priority), Status: store.URLQueued})
+	pb.Pending = append(pb.Pending, seen.Pending{Partition: part, Key: k})
+	pb.Items = append(pb.Items, it)
 	return nil
 }
 
 // PutClock implements frontier.ClockWriter: the host's clock goes to
 // disk with the rest of the batch.
-func (pb *pageBatch) PutClock(host string, c frontier.Clock) {
-	pb.b.PutHost(uint16(partition.Of(host, pb.d.parts)), store.HostRecord{
+func (pb *Batch) PutClock(host string, c frontier.Clock) {
+	pb.Batch.PutHost(uint16(partition.Of(host, pb.d.parts)), store.HostRecord{
 		Host: host, NextAt: c.NextAt, CrawlDelay: c.CrawlDelay, ErrorStreak: c.Streak,
 		Backoff: c.Backoff, Errors: c.Errors, Parks: c.Parks, GaveUp: c.GaveUp,
 		Throttles: c.Throttles, ThrottledSince: c.ThrottledSince, Wait: uint8(c.Why), WaitCause: c.Cause,
 	})
 }
 
-func (pb *pageBatch) deleteEntry(l frontier.Lease, part int) {
+func (pb *Batch) DeleteEntry(l frontier.Lease, part int) {
 	if l.Tail {
-		pb.b.DeleteQueue(uint16(part), l.Host, l.Seq)
+		pb.Batch.DeleteQueue(uint16(part), l.Host, l.Seq)
 	} else {
-		pb.b.DeleteFront(uint8(l.Priority), l.Seq)
+		pb.Batch.DeleteFront(uint8(l.Priority), l.Seq)
 	}
 }
 
@@ -204,11 +213,11 @@ func (pb *pageBatch) deleteEntry(l frontier.Lease, part int) {
 // says what happened. A retried lease (robots.txt fetched instead, or cut
 // by shutdown) changes nothing on disk but its host's clock
 // (frontier.Settle).
-func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, v *schedule.Visit) store.URLRecord {
+func (pb *Batch) Done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, v *schedule.Visit) store.URLRecord {
 	if res.Retry || l.Seq == 0 {
 		return store.URLRecord{}
 	}
-	pb.deleteEntry(l, part)
+	pb.DeleteEntry(l, part)
 	st := store.URLDone
 	switch {
 	case outcome == judge.Robots || outcome == judge.Unreachable || outcome == judge.Policy:
@@ -220,7 +229,7 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 	if v != nil { // continuous mode: what the fetch taught
 		r = v.Record
 	}
-	again := slices.ContainsFunc(pb.items, func(it frontier.Item) bool { return it.URL == l.URL })
+	again := slices.ContainsFunc(pb.Items, func(it frontier.Item) bool { return it.URL == l.URL })
 	if again && st != store.URLRejected {
 		// The lease queued its own URL again (a redirect to a variant of
 		// it): it stays queued, out of the recrawl index, until that
@@ -232,68 +241,68 @@ func (pb *pageBatch) done(l frontier.Lease, part int, res frontier.Result, statu
 		r.LastStatus, r.LastOutcome = status, outcome
 	}
 	k := seen.KeyOf(l.URL)
-	pb.b.PutURL(uint16(part), l.Host, k, r)
-	v.Stage(pb.b, uint16(part), l.Host, k, r) // the host's prior, the recrawl index
+	pb.Batch.PutURL(uint16(part), l.Host, k, r)
+	v.Stage(pb.Batch, uint16(part), l.Host, k, r) // the host's prior, the recrawl index
 	return r
 }
 
 // widenScope records that a seed's redirect made u part of the crawl's
 // scope, so a restart widens the scope the same way.
-func (pb *pageBatch) widenScope(u string) { pb.b.PutMeta(metaScopePrefix+u, nil) }
+func (pb *Batch) WidenScope(u string) { pb.Batch.PutMeta(metaScopePrefix+u, nil) }
 
 // commit writes the batch, with a front-queue entry for each of its items,
 // settles its pending keys and hands the items to the frontier. On error
 // nothing of it is in the store; the crawl stops.
-func (pb *pageBatch) commit(s *seen.Set, f *frontier.Frontier) error {
-	if len(pb.forward) > 0 {
-		if err := pb.d.cluster.Forward(pb.forward); err != nil {
-			pb.b.Close()
-			return fmt.Errorf("forward %d URLs to their owners: %w", len(pb.forward), err)
+func (pb *Batch) Commit(s *seen.Set, f *frontier.Frontier) error {
+	if len(pb.Forward) > 0 {
+		if err := pb.d.Forwarder.Forward(pb.Forward); err != nil {
+			pb.Batch.Close()
+			return fmt.Errorf("forward %d URLs to their owners: %w", len(pb.Forward), err)
 		}
 	}
-	if len(pb.items) == 0 {
+	if len(pb.Items) == 0 {
 		// An empty batch commits nothing. Keys staged without an item
 		// (Adopt) are settled either way: on success the store answers
 		// for them; on failure a Bloom "maybe" is confirmed there, and
 		// answers "new".
-		err := pb.b.Commit(false)
-		s.Settle(pb.pending)
+		err := pb.Batch.Commit(false)
+		s.Settle(pb.Pending)
 		return err
 	}
 	d := pb.d
 	d.commitMu.Lock()
 	defer d.commitMu.Unlock()
 	now := time.Now()
-	for i := range pb.items {
-		it := &pb.items[i]
+	for i := range pb.Items {
+		it := &pb.Items[i]
 		d.seq++
 		it.Seq = d.seq
 		if it.Added.IsZero() {
 			it.Added = now
 		}
-		pb.b.PushFront(uint8(it.Priority), it.Seq, queueItem(it, partition.Of(it.Host, d.parts)))
+		pb.Batch.PushFront(uint8(it.Priority), it.Seq, queueItem(it, partition.Of(it.Host, d.parts)))
 	}
-	if err := pb.b.Commit(false); err != nil {
-		s.Settle(pb.pending)
+	if err := pb.Batch.Commit(false); err != nil {
+		s.Settle(pb.Pending)
 		return err
 	}
-	s.Settle(pb.pending)
-	f.Add(pb.items...)
+	s.Settle(pb.Pending)
+	f.Add(pb.Items...)
 	return nil
 }
 
 // putDigest records where a payload was first archived, at once: another
 // worker may look it up next.
-func (d *durable) putDigest(sum [sha1.Size]byte, r store.DigestRecord) error {
-	b := d.db.NewBatch()
+func (d *State) PutDigest(sum [sha1.Size]byte, r store.DigestRecord) error {
+	b := d.DB.NewBatch()
 	b.PutDigest(sum, r)
 	return b.Commit(false)
 }
 
 // scopeSeeds returns the URLs that seeds' redirects added to the scope.
-func (d *durable) scopeSeeds() ([]string, error) {
+func (d *State) ScopeSeeds() ([]string, error) {
 	var out []string
-	err := d.db.MetaPrefix(metaScopePrefix, func(name string, _ []byte) bool {
+	err := d.DB.MetaPrefix(metaScopePrefix, func(name string, _ []byte) bool {
 		out = append(out, name)
 		return true
 	})
@@ -303,26 +312,26 @@ func (d *durable) scopeSeeds() ([]string, error) {
 // fillSeen rebuilds the seen set's filters from every URL record, while the
 // crawl runs (the set confirms every URL in the store meanwhile). It stops
 // early, without error, when ctx is done.
-func (d *durable) fillSeen(ctx context.Context, s *seen.Set) (urls int, err error) {
-	err = d.db.URLKeys(func(part uint16, host string, hash [16]byte) bool {
+func (d *State) FillSeen(ctx context.Context, s *seen.Set) (urls int, err error) {
+	err = d.DB.URLKeys(func(part uint16, host string, hash [16]byte) bool {
 		s.Restore(int(part), seen.Key(hash))
 		urls++
 		return urls%4096 != 0 || ctx.Err() == nil
 	})
 	if err != nil {
-		return urls, fmt.Errorf("crawl: rebuild the seen set from %s: %w", d.path, err)
+		return urls, fmt.Errorf("state: rebuild the seen set from %s: %w", d.path, err)
 	}
 	return urls, ctx.Err()
 }
 
-// The durable queues are the frontier's Store.
-var _ frontier.Store = (*durable)(nil)
+// The State queues are the frontier's Store.
+var _ frontier.Store = (*State)(nil)
 
-func (d *durable) Front(p frontier.Priority, after uint64, n int) ([]frontier.Item, error) {
+func (d *State) Front(p frontier.Priority, after uint64, n int) ([]frontier.Item, error) {
 	if after == math.MaxUint64 {
 		return nil, nil
 	}
-	entries, err := d.db.FrontRange(uint8(p), after+1, n)
+	entries, err := d.DB.FrontRange(uint8(p), after+1, n)
 	if err != nil {
 		return nil, err
 	}
@@ -333,12 +342,12 @@ func (d *durable) Front(p frontier.Priority, after uint64, n int) ([]frontier.It
 	return out, nil
 }
 
-func (d *durable) Tail(host string, after uint64, n int) ([]frontier.Item, error) {
+func (d *State) Tail(host string, after uint64, n int) ([]frontier.Item, error) {
 	if after == math.MaxUint64 {
 		return nil, nil
 	}
 	part := partition.Of(host, d.parts)
-	entries, err := d.db.QueueRange(uint16(part), host, after+1, n)
+	entries, err := d.DB.QueueRange(uint16(part), host, after+1, n)
 	if err != nil {
 		return nil, err
 	}
@@ -350,8 +359,8 @@ func (d *durable) Tail(host string, after uint64, n int) ([]frontier.Item, error
 	return out, nil
 }
 
-func (d *durable) Spill(items []frontier.Item, seqs []uint64) error {
-	b := d.db.NewBatch()
+func (d *State) Spill(items []frontier.Item, seqs []uint64) error {
+	b := d.DB.NewBatch()
 	for i := range items {
 		it := &items[i]
 		part := partition.Of(it.Host, d.parts)
@@ -361,11 +370,11 @@ func (d *durable) Spill(items []frontier.Item, seqs []uint64) error {
 	return b.Commit(false)
 }
 
-func (d *durable) TailHosts(fn func(host string, last uint64) bool) error {
+func (d *State) TailHosts(fn func(host string, last uint64) bool) error {
 	var err error
-	qerr := d.db.QueuedHosts(func(part uint16, host string) bool {
+	qerr := d.DB.QueuedHosts(func(part uint16, host string) bool {
 		var last uint64
-		if last, _, err = d.db.LastQueueSeq(part, host); err != nil {
+		if last, _, err = d.DB.LastQueueSeq(part, host); err != nil {
 			return false
 		}
 		return fn(host, last)
@@ -373,11 +382,34 @@ func (d *durable) TailHosts(fn func(host string, last uint64) bool) error {
 	return errors.Join(qerr, err)
 }
 
-func (d *durable) Clock(host string) (frontier.Clock, bool, error) {
-	rec, found, err := d.db.GetHost(uint16(partition.Of(host, d.parts)), host)
+func (d *State) Clock(host string) (frontier.Clock, bool, error) {
+	rec, found, err := d.DB.GetHost(uint16(partition.Of(host, d.parts)), host)
 	return frontier.Clock{
 		NextAt: rec.NextAt, CrawlDelay: rec.CrawlDelay, Backoff: rec.Backoff,
 		Streak: rec.ErrorStreak, Errors: rec.Errors, Parks: rec.Parks, GaveUp: rec.GaveUp,
 		Throttles: rec.Throttles, ThrottledSince: rec.ThrottledSince, Why: frontier.Why(rec.Wait), Cause: rec.WaitCause,
 	}, found, err
+}
+
+// Offered is a URL handed to the node that owns its host, with what its
+// finder knew of it.
+type Offered struct {
+	URL      string            `json:"url"` // canonical
+	Depth    int               `json:"depth"`
+	Hops     int               `json:"hops,omitempty"`
+	Priority frontier.Priority `json:"priority"`
+	Via      string            `json:"via,omitempty"`
+	// Resource: fetched for what it is (an image, a sitemap), so the
+	// extension rule does not apply.
+	Resource bool `json:"resource,omitempty"`
+	// Requisite: a page's requisite, which its finder judged by the
+	// requisite rule (one hop past the scope); the owner queues it as one,
+	// so its links are not followed.
+	Requisite bool `json:"requisite,omitempty"`
+}
+
+// Forwarder hands URLs of hosts other nodes own to those nodes (the
+// crawl's Cluster). An error leaves the batch uncommitted.
+type Forwarder interface {
+	Forward([]Offered) error
 }
