@@ -44,11 +44,11 @@ import (
 
 // DefaultDelay is the least gap between two requests to one host when
 // Config.Delay is zero.
-const DefaultDelay = time.Second
+const DefaultDelay = crawl.DefaultDelay
 
 // DefaultMaxDepth is the most link hops from a seed when Config.MaxDepth is
 // zero.
-const DefaultMaxDepth = 20
+const DefaultMaxDepth = scope.DefaultMaxDepth
 
 // Config describes a crawl. Seeds, DataDir and UserAgent are required;
 // every other zero value means the documented default.
@@ -144,18 +144,13 @@ func (cfg Config) internal() (crawl.Config, error) {
 	}
 	cc := crawl.Config{
 		Seeds: cfg.Seeds, DataDir: cfg.DataDir, UserAgent: cfg.UserAgent, Fresh: cfg.Fresh,
-		Delay: cfg.Delay, Workers: cfg.Workers, MaxPages: cfg.MaxPages, Requisites: cfg.Requisites,
+		Delay: cfg.Delay, Workers: cfg.Workers, MaxPages: cfg.MaxPages, NoRequisites: !cfg.Requisites,
 		Logger: cfg.Logger,
+		// What this package has always meant by a zero field, where the
+		// crawl's default is another.
+		MaxURLsPerHost: -1, Render: crawl.RenderConfig{Mode: crawl.RenderNever},
 	}
-	if cc.Delay == 0 {
-		cc.Delay = DefaultDelay
-	}
-	switch {
-	case cfg.MaxDepth == 0:
-		cc.Scope.MaxDepth = DefaultMaxDepth
-	case cfg.MaxDepth > 0:
-		cc.Scope.MaxDepth = cfg.MaxDepth
-	}
+	cc.Scope.MaxDepth = cfg.MaxDepth
 	cc.Fetch.AllowCIDRs = cfg.AllowNetworks
 	cc.Fetch.Resolve = cfg.Resolve
 	if len(cfg.CAFiles) > 0 {

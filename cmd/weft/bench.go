@@ -294,7 +294,14 @@ func benchConfig(info webInfo, dir string, workers int, maxPages int64) crawl.Co
 		MaxPages:     maxPages,
 		UserAgent:    defaultUserAgent(),
 		ExpectedURLs: uint(max(info.URLs, 1000)) * 2,
+		// A bare crawl, as the figures of docs/benchmarks.md measured:
+		// no gap, no requisites or rendering, no depth or per-host cap.
+		Delay:          -1,
+		NoRequisites:   true,
+		Render:         crawl.RenderConfig{Mode: crawl.RenderNever},
+		MaxURLsPerHost: -1,
 	}
+	cfg.Scope.MaxDepth = -1
 	cfg.Fetch.Resolve = info.Resolve
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	return cfg

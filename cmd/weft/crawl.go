@@ -395,16 +395,17 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		}
 	}
 	cfg = crawl.Config{
-		Seeds:          seeds,
-		DataDir:        f.dataDir,
-		Workers:        f.workers,
-		MaxPages:       f.maxPages,
-		MaxURLsPerHost: f.maxURLsPerHost,
-		// 0 on the command line is "no limit", which Config spells -1.
+		Seeds:    seeds,
+		DataDir:  f.dataDir,
+		Workers:  f.workers,
+		MaxPages: f.maxPages,
+		// 0 on the command line is "no limit" or "none", which Config
+		// spells -1: its zero is the default.
+		MaxURLsPerHost:    cmp.Or(f.maxURLsPerHost, -1),
 		MaxURLsPerPattern: cmp.Or(f.maxPerPattern, -1),
 		MaxRedirects:      cmp.Or(f.maxRedirects, -1),
 		MaxLinksPerPage:   f.maxLinks,
-		Delay:             f.delay,
+		Delay:             cmp.Or(f.delay, -1), // no gap
 		Grace:             f.grace,
 		Fresh:             f.fresh,
 		UserAgent:         f.userAgent,
@@ -430,7 +431,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 		NearDupFollow:     f.nearFollow,
 		NearDupTrapWindow: f.trapWindow,
 		WithImages:        f.withImages,
-		Requisites:        f.requisites,
+		NoRequisites:      !f.requisites,
 		Render:            f.render.config(),
 		NoSitemaps:        !f.sitemaps,
 		Politeness: frontier.Politeness{
@@ -445,7 +446,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 			rejectExt = append(rejectExt, e)
 		}
 	}
-	cfg.Scope = scope.Config{Mode: mode, Include: f.include, Exclude: f.exclude, MaxDepth: f.maxDepth,
+	cfg.Scope = scope.Config{Mode: mode, Include: f.include, Exclude: f.exclude, MaxDepth: cmp.Or(f.maxDepth, -1),
 		MaxPathRepeats: cmp.Or(f.maxRepeats, -1), DenyExtensions: rejectExt}
 	if err := cfg.Scope.Validate(); err != nil {
 		return cfg, usageError{err}

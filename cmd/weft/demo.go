@@ -131,10 +131,11 @@ func demoConfig(web *synthweb.Web, dir string, workers int, delay time.Duration)
 		// first failure rather than retry them for minutes.
 		RobotsAttempts: 1,
 		// Each page's requisites (the photo each article shows) are
-		// archived too, as weft crawl does by default.
-		Requisites: true,
+		// archived too, as weft crawl does by default; no page is
+		// rendered, so that the demo runs the same with or without
+		// Chromium on the machine.
+		Render: crawl.RenderConfig{Mode: crawl.RenderNever},
 	}
-	cfg.Scope.MaxDepth = 20
 	cfg.Fetch.Resolve = web.Resolve()
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Fetch.MaxBodyBytes = 4 << 20

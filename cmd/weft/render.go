@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -50,6 +51,6 @@ func checkHeap(flag string, n int64) error {
 func (f *renderFlags) config() crawl.RenderConfig {
 	return crawl.RenderConfig{
 		Mode: f.mode, Chromium: f.chromium, Workers: f.workers, Timeout: f.timeout, Idle: f.idle,
-		MaxScrolls: f.scrolls, MaxClicks: f.clicks, Screenshot: f.screenshot, MemoryMB: int(f.memory >> 20), GiveUpAfter: f.giveUp,
+		MaxScrolls: f.scrolls, MaxClicks: f.clicks, Screenshot: f.screenshot, MemoryMB: cmp.Or(int(f.memory>>20), -1), GiveUpAfter: f.giveUp,
 	}
 }
