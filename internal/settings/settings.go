@@ -412,7 +412,7 @@ func setScope(cc *crawl.Config, cfg Config) error {
 		// (scheme, length, extension, depth, repeated segments) still
 		// apply.
 		cc.Scope.Mode = scope.Any
-		cc.Filters = append(cc.Filters, scopeFilter{cfg.Scope})
+		cc.Filters = append(cc.Filters, scopeFilter(cfg.Scope))
 	}
 	if len(cfg.StripParams) > 0 {
 		cc.Canon.StripParams = append(canon.DefaultStripParams(), cfg.StripParams...)
@@ -492,21 +492,20 @@ func setPlugins(cc *crawl.Config, cfg Config) error {
 	return nil
 }
 
-// scopeFilter is a Scope as the crawl judges it: a filter whose refusals
-// count as "scope", as weft's own scope's do.
-type scopeFilter struct{ s plugin.Scope }
-
-func (f scopeFilter) Filter(l plugin.Link) string {
-	if f.contains(l.URL) {
-		return ""
+// scopeFilter is s as the crawl judges it: a filter whose refusals count
+// as "scope", as weft's own scope's do.
+func scopeFilter(s plugin.Scope) plugin.LinkFilter {
+	contains := func(raw string) bool {
+		u, err := url.Parse(raw)
+		return err == nil && s.Contains(u)
 	}
-	if l.Kind == plugin.LinkRequisite && f.contains(l.From) {
-		return "" // a page's requisite, one hop past the scope, as weft's own scope allows
-	}
-	return judge.Scope
-}
-
-func (f scopeFilter) contains(raw string) bool {
-	u, err := url.Parse(raw)
-	return err == nil && f.s.Contains(u)
+	return plugin.LinkFilterFunc(func(l plugin.Link) string {
+		if contains(l.URL) {
+			return ""
+		}
+		if l.Kind == plugin.LinkRequisite && contains(l.From) {
+			return "" // a page's requisite, one hop past the scope, as weft's own scope allows
+		}
+		return judge.Scope
+	})
 }
