@@ -287,7 +287,7 @@ func TestStartRefusesOtherPartitionCount(t *testing.T) {
 	c.Discard()
 	_, js := natstest.Connect(t, ns.ClientURL())
 	_, err = Start(t.Context(), js, Config{Node: "a", Partitions: testParts, TTL: testTTL,
-		Crawl: crawl.Config{Seeds: []string{"http://a.test/"}, DataDir: dir, UserAgent: "weft/test"}})
+		Crawl: crawl.Config{Seeds: []string{"http://a.test/"}, DataDir: dir, UserAgent: "weft/test", Delay: testDelay}})
 	if err == nil || !strings.Contains(err.Error(), "4 partitions") {
 		t.Fatalf("Start on a crawl of 4 partitions as a node of %d: %v", testParts, err)
 	}
