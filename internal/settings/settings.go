@@ -316,11 +316,11 @@ var errBoth = errors.New("both set: give one")
 
 func fieldError(err error, fields ...string) error { return &FieldError{Fields: fields, Err: err} }
 
-// Crawl checks cfg and turns it into the crawl's Config. A zero field is
-// left zero, for the crawl to give it its default (crawl.Defaults), and
-// so is a negative one but where the crawl spells "none" otherwise. Its
-// errors name the field; they are the weft package's, which prefixes
-// them.
+// Crawl checks cfg and turns it into the crawl's Config. Each field is
+// passed on as it is, a zero for the crawl to give it its default
+// (crawl.Defaults) and a negative number for none, but where the crawl
+// spells none another way (DNSMinTTL). Its errors name the field; they are
+// the weft package's, which prefixes them.
 func Crawl(cfg Config) (crawl.Config, error) {
 	if cfg.NoRequisites && cfg.Requisites {
 		return crawl.Config{}, fieldError(errBoth, "Requisites", "NoRequisites")
