@@ -4,7 +4,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/plugin"
 )
 
@@ -49,23 +48,4 @@ func Hosts(hosts ...string) Scope {
 		}
 		return false
 	})
-}
-
-// scopeFilter is a Scope as the crawl judges it: a filter whose refusals
-// count as "scope", as weft's own scope's do.
-type scopeFilter struct{ s Scope }
-
-func (f scopeFilter) Filter(l Link) string {
-	if f.contains(l.URL) {
-		return ""
-	}
-	if l.Kind == plugin.LinkRequisite && f.contains(l.From) {
-		return "" // a page's requisite, one hop past the scope, as weft's own scope allows
-	}
-	return judge.Scope
-}
-
-func (f scopeFilter) contains(raw string) bool {
-	u, err := url.Parse(raw)
-	return err == nil && f.s.Contains(u)
 }

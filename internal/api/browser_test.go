@@ -41,7 +41,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	defer web.Close()
 	cfg := crawl.Config{Seeds: web.Seeds(), DataDir: t.TempDir(), Workers: 4, Delay: 100 * time.Millisecond,
-		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true,
+		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true, NoRequisites: true, Render: crawl.RenderConfig{Mode: crawl.RenderNever},
 		Recrawl: &recrawl.Policy{Min: time.Hour}} // continuous, and nothing comes due while it runs
 	cfg.Fetch.Resolve = web.Resolve()
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}

@@ -131,7 +131,8 @@ func TestSeedsLive(t *testing.T) {
 	}
 	defer web.Close()
 	seeds := web.Seeds()
-	cfg := crawl.Config{Seeds: seeds[:1], DataDir: t.TempDir(), Workers: 4, Delay: 20 * time.Millisecond, UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
+	cfg := crawl.Config{Seeds: seeds[:1], DataDir: t.TempDir(), Workers: 4, Delay: 20 * time.Millisecond, UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true,
+		NoRequisites: true, Render: crawl.RenderConfig{Mode: crawl.RenderNever}}
 	cfg.Fetch.Resolve = web.Resolve()
 	// Only the web's own addresses are allowed: any other loopback
 	// address stands for a forbidden one.
@@ -365,7 +366,8 @@ func liveWeb(t *testing.T, seed int64, hosts, pages, workers int, delay time.Dur
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { web.Close() })
-	cfg := crawl.Config{Seeds: web.Seeds(), DataDir: t.TempDir(), Workers: workers, Delay: delay, UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
+	cfg := crawl.Config{Seeds: web.Seeds(), DataDir: t.TempDir(), Workers: workers, Delay: delay, UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true,
+		NoRequisites: true, Render: crawl.RenderConfig{Mode: crawl.RenderNever}}
 	cfg.Fetch.Resolve = web.Resolve()
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	return web, cfg

@@ -189,12 +189,12 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	if bucketTTL > 0 {
 		ttl = bucketTTL
 	}
-	if cfg.Crawl.Delay >= ttl/2 {
+	if delay := cfg.Crawl.WithDefaults().Delay; delay >= ttl/2 {
 		// After a crash, the lease's TTL is all that parts the dead
 		// node's last request to a host from the next owner's first (at
 		// least TTL/2), for hosts with no clock kept (no Crawl-delay,
 		// no backoff).
-		return nil, fmt.Errorf("cluster: the delay %v must be under half the lease TTL %v", cfg.Crawl.Delay, ttl)
+		return nil, fmt.Errorf("cluster: the delay %v must be under half the lease TTL %v", delay, ttl)
 	}
 	n := &Node{cfg: cfg, js: js, log: cfg.Logger, consumers: map[int]*taking{}, unkept: map[int]map[string]frontier.Clock{}, hopSubs: map[int]*nats.Subscription{}}
 	n.life, n.endLife = context.WithCancel(context.Background())

@@ -192,7 +192,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	if !c.cfg.NoSitemaps {
 		c.handlers = append(c.handlers, content.Sitemap{})
 	}
-	if c.cfg.Requisites {
+	if !c.cfg.NoRequisites {
 		c.handlers = append(c.handlers, content.Requisites{})
 	} else if c.cfg.WithImages {
 		c.handlers = append(c.handlers, content.Image{})

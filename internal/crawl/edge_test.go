@@ -117,13 +117,13 @@ func (mw *miniWeb) checkPolite(t *testing.T, delay time.Duration) {
 }
 
 func (mw *miniWeb) config(t *testing.T, delay time.Duration, seeds ...string) Config {
-	cfg := Config{
+	cfg := bare(Config{
 		Seeds:     seeds,
 		DataDir:   t.TempDir(),
 		Workers:   8,
 		Delay:     delay,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)",
-	}
+	})
 	cfg.Fetch.Resolve = mw.resolve
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Fetch.ResponseHeaderTimeout = 3 * time.Second

@@ -9,11 +9,6 @@ import (
 	"github.com/weft-crawler/weft/internal/store"
 )
 
-// defaultHostCache is Config.HostCache's default, the frontier's: the
-// hosts whose per-host state (clock, counters, robots.txt answers) is kept
-// in memory.
-const defaultHostCache = 1 << 17
-
 // newHostStates returns the per-host states: counters (the URLs accepted
 // for the host cap, its 429s and 5xxs, its pages cut at the link cap) and
 // what the per-host rules learnt (the near-duplicate trap's window and

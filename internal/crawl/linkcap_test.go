@@ -132,8 +132,8 @@ func BenchmarkIndexPage(b *testing.B) {
 			b.ReportAllocs()
 			var queued int
 			for b.Loop() {
-				cfg := Config{Seeds: []string{seed}, DataDir: b.TempDir(), Workers: 1, MaxPages: 1, MaxLinksPerPage: max, NoSitemaps: true, MaxURLsPerPattern: -1,
-					UserAgent: "weft/test (+https://example.org/weft-crawler)"}
+				cfg := bare(Config{Seeds: []string{seed}, DataDir: b.TempDir(), Workers: 1, MaxPages: 1, MaxLinksPerPage: max, NoSitemaps: true, MaxURLsPerPattern: -1,
+					UserAgent: "weft/test (+https://example.org/weft-crawler)"})
 				cfg.Fetch.Resolve = map[string]string{"docs.test": "127.0.0.8"}
 				cfg.Fetch.Resolver = noDNS{}
 				cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}

@@ -109,10 +109,10 @@ func startFakeWeb(t *testing.T, wcfg synthweb.Config, delay time.Duration) (*syn
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { web.Close() })
-	cfg := Config{
+	cfg := bare(Config{
 		Seeds: append(web.Seeds(), web.HostileSeeds()...), DataDir: t.TempDir(),
 		Delay: delay, UserAgent: "weft/test (+https://example.org/weft-crawler)", MaxURLsPerHost: 100000,
-	}
+	})
 	cfg.Scope.MaxDepth = 20
 	cfg.Fetch.Resolve = web.Resolve()
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}

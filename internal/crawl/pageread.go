@@ -262,14 +262,14 @@ func (c *Crawler) findLinks(p *pageRun, base *canon.Base, res *content.Result, f
 }
 
 // findRequisites resolves what a document needs to be shown: its images,
-// style sheets, scripts and fonts (Config.Requisites), or only its images
+// style sheets, scripts and fonts (unless Config.NoRequisites), or only its images
 // (WithImages). An HTML page's requisites may leave the scope by that one
 // hop (AsRequisite), and so may those of a style sheet within the scope (a
 // font on a CDN); a style sheet already out of scope names only
 // requisites within it, so requisites never chain out.
 func (c *Crawler) findRequisites(p *pageRun, base *canon.Base, res *content.Result, handler string) {
 	as := judge.AsResource // the images of --with-images
-	if c.cfg.Requisites {
+	if !c.cfg.NoRequisites {
 		as = judge.AsSheetRequisite
 		if c.scope.Within(p.u) || handler == "html" {
 			as = judge.AsRequisite
@@ -279,7 +279,7 @@ func (c *Crawler) findRequisites(p *pageRun, base *canon.Base, res *content.Resu
 		c.stats.requisitesFound.Add(1)
 		p.found = append(p.found, found{Candidate: judge.Candidate{URL: ru, Depth: p.l.Depth + 1, Priority: frontier.Normal, Via: p.l.URL, As: as}, requisite: true})
 	}
-	if c.cfg.Requisites && handler == "html" && !res.HasIcon {
+	if !c.cfg.NoRequisites && handler == "html" && !res.HasIcon {
 		// A browser asks its origin for /favicon.ico.
 		if fu, err := c.canon.ResolveString(p.resp.URL, "/favicon.ico"); err == nil {
 			requisite(fu)

@@ -30,7 +30,7 @@ import (
 
 // The rendering modes (RenderConfig.Mode).
 const (
-	RenderNever  = "never"  // no browser (also "")
+	RenderNever  = "never"  // no browser
 	RenderAuto   = "auto"   // pages the rule picks (render.Signals), on hosts where rendering finds links
 	RenderAlways = "always" // every HTML page fetched whole with a 2xx
 )
@@ -46,7 +46,7 @@ const (
 // response, as a record named for it (domURN). If the browser fails or
 // overruns its budget, the page keeps its static links.
 type RenderConfig struct {
-	Mode     string // RenderNever (""), RenderAuto or RenderAlways
+	Mode     string // RenderNever, RenderAuto (also "", the default) or RenderAlways
 	Chromium string // the browser; "" looks for chromium on the PATH
 	// Workers caps the browsers alive at once (each renders one page at
 	// a time; a worker that needs one waits). Zero means 1.
@@ -60,7 +60,8 @@ type RenderConfig struct {
 	MaxScrolls, MaxClicks int
 	// Screenshot archives a PNG of the settled page as a resource record.
 	Screenshot bool
-	// MemoryMB caps each browser's JavaScript heap; zero leaves V8's.
+	// MemoryMB caps each browser's JavaScript heap; zero means 512,
+	// negative leaves V8's.
 	MemoryMB int
 	// GiveUpAfter is, in auto mode, how many renders of a host in a row
 	// that find no link the static parse did not must pass before the
@@ -74,7 +75,7 @@ func (r RenderConfig) validate() error {
 	default:
 		return fmt.Errorf("crawl: render mode %q: want never, auto or always", r.Mode)
 	}
-	if r.Workers < 0 || r.Timeout < 0 || r.Idle < 0 || r.MaxScrolls < 0 || r.MaxClicks < 0 || r.MemoryMB < 0 || r.GiveUpAfter < 0 {
+	if r.Workers < 0 || r.Timeout < 0 || r.Idle < 0 || r.MaxScrolls < 0 || r.MaxClicks < 0 || r.GiveUpAfter < 0 {
 		return fmt.Errorf("crawl: render settings must not be negative: %+v", r)
 	}
 	return nil
@@ -654,7 +655,7 @@ func (f *pageFetcher) fetchedRequisite(u canon.URL, resp *fetch.Response) {
 			c.fail(fmt.Errorf("crawl: record %s, which a render fetched: %w", u.String, err))
 		}
 	}
-	if !c.cfg.Requisites || mediaType(resp) != "text/css" {
+	if c.cfg.NoRequisites || mediaType(resp) != "text/css" {
 		return
 	}
 	base, err := c.canon.NewBase(u.String)

@@ -361,7 +361,7 @@ func checkDocsOnce(t *testing.T, web *synthweb.Web, ua string, more ...string) {
 func TestRenderAutoSparesStaticDocs(t *testing.T) {
 	web := docsWeb(t, synthweb.ScriptDocs)
 	cfg := renderConfig(t, web, RenderAuto)
-	cfg.Requisites = true
+	cfg.NoRequisites = false
 	sum := runCrawl(t, cfg)
 	b := sum.Browser
 	if b == nil {
@@ -385,7 +385,7 @@ func TestRenderAutoSparesStaticDocs(t *testing.T) {
 func TestRenderFetchesEachRequisiteOnce(t *testing.T) {
 	web := docsWeb(t, synthweb.ScriptDocs)
 	cfg := renderConfig(t, web, RenderAlways)
-	cfg.Requisites = true
+	cfg.NoRequisites = false
 	sum := runCrawl(t, cfg)
 	b := sum.Browser
 	if b == nil {
@@ -413,7 +413,7 @@ func TestRenderFetchesEachRequisiteOnce(t *testing.T) {
 func TestRenderAutoFetchesEachRequisiteOnceWhicheverAsksFirst(t *testing.T) {
 	web := docsWeb(t, synthweb.ScriptDocsApp)
 	cfg := renderConfig(t, web, RenderAuto)
-	cfg.Requisites = true
+	cfg.NoRequisites = false
 	sum := runCrawl(t, cfg)
 	b := sum.Browser
 	if b == nil {

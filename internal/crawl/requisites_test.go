@@ -113,8 +113,9 @@ func startRequisiteSite(t *testing.T, site *requisiteSite) (mainHost, cdnHost st
 // requisiteConfig is the crawl of the requisite site from its home page.
 func requisiteConfig(t *testing.T, mainHost string, delay time.Duration) Config {
 	cfg := Config{
-		Seeds: []string{"http://" + mainHost + "/"}, DataDir: t.TempDir(), Workers: 4, Delay: delay, Requisites: true,
+		Seeds: []string{"http://" + mainHost + "/"}, DataDir: t.TempDir(), Workers: 4, Delay: delay,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true, NearDupThreshold: -1,
+		Render: RenderConfig{Mode: RenderNever},
 	}
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Fetch.Resolve = map[string]string{"www.req.test": "127.0.0.1", "cdn.other.test": "127.0.0.1"}

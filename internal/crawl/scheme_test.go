@@ -136,13 +136,13 @@ func TestRobotsPerScheme(t *testing.T) {
 			page(rw)
 		}
 	})
-	cfg := Config{
+	cfg := bare(Config{
 		Seeds:     []string{ts.url("http", "/"), ts.url("https", "/")},
 		DataDir:   t.TempDir(),
 		Workers:   4,
 		Delay:     delay,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)",
-	}
+	})
 	cfg.NoSitemaps = true
 	cfg.Fetch.Resolve = map[string]string{ts.name: "127.0.0.7"}
 	cfg.Fetch.Resolver = noDNS{}

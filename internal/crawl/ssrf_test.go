@@ -152,13 +152,13 @@ func TestSSRFNoConnection(t *testing.T) {
 	port = mw.auth["b.test"][strings.LastIndexByte(mw.auth["b.test"], ':')+1:]
 	bad := listenTally(t, badIP+":"+port)
 
-	cfg := Config{
+	cfg := bare(Config{
 		Seeds:     []string{mw.url("a.test", "/")},
 		DataDir:   t.TempDir(),
 		Workers:   4,
 		Delay:     5 * time.Millisecond,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)",
-	}
+	})
 	cfg.Scope.Mode = scope.Any
 	cfg.NoSitemaps = true
 	cfg.Fetch.Resolve = map[string]string{"a.test": mw.resolve["a.test"], "b.test": mw.resolve["b.test"], "f.test": badIP}

@@ -188,8 +188,8 @@ func TestSharedServerGap(t *testing.T) {
 		resolve[name] = "127.0.4.1"
 		seeds = append(seeds, fmt.Sprintf("http://%s:%d/", name, port))
 	}
-	cfg := Config{Seeds: seeds, DataDir: t.TempDir(), Workers: 8, Delay: 10 * time.Millisecond, IPGap: ipGap,
-		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
+	cfg := bare(Config{Seeds: seeds, DataDir: t.TempDir(), Workers: 8, Delay: 10 * time.Millisecond, IPGap: ipGap,
+		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true})
 	cfg.Fetch.Resolve = resolve
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	c, err := New(cfg)

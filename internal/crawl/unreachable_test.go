@@ -104,11 +104,11 @@ func TestUnreachableHostsAreCountedAndNamed(t *testing.T) {
 			}
 		})
 
-		cfg := Config{
+		cfg := bare(Config{
 			Seeds:   []string{"http://ok.test/", "https://badcert.test/", "https://hang.test/", "http://refused.test/"},
 			DataDir: t.TempDir(), Delay: time.Second, UserAgent: "weft/test (+https://example.org/weft-crawler)",
 			RobotsRetryWait: 2 * time.Second, NoSitemaps: true,
-		}
+		})
 		cfg.Fetch.Resolve = map[string]string{"ok.test": "127.0.4.1", "badcert.test": "127.0.4.2", "hang.test": "127.0.4.3", "refused.test": "127.0.4.4"}
 		cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		cfg.Fetch.Dialer = n

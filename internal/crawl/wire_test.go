@@ -146,10 +146,10 @@ func TestArchiveHoldsTheBytesSent(t *testing.T) {
 	}
 	site := startRawSite(t, routes)
 	dir := t.TempDir()
-	cfg := Config{
+	cfg := bare(Config{
 		Seeds: []string{"http://" + site.ln.Addr().String() + "/"}, DataDir: dir, Workers: 2, Delay: time.Millisecond,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true, NearDupThreshold: -1,
-	}
+	})
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	c, err := New(cfg)
 	if err != nil {

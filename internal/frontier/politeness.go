@@ -173,6 +173,13 @@ type Politeness struct {
 	GiveUpAfter int
 }
 
+// DefaultPoliteness is what the fields of a Politeness left zero mean,
+// but MinBackoff, which follows the delay.
+func DefaultPoliteness() Politeness {
+	return Politeness{LatencyFactor: DefaultLatencyFactor, MaxBackoff: 10 * time.Minute, MaxRetryAfter: time.Hour,
+		ParkAfter: 5, ParkFor: time.Minute, GiveUpAfter: 20}
+}
+
 func (p *Politeness) setDefaults(delay time.Duration) {
 	switch {
 	case p.LatencyFactor == 0:
@@ -183,20 +190,21 @@ func (p *Politeness) setDefaults(delay time.Duration) {
 	if p.MinBackoff == 0 {
 		p.MinBackoff = max(delay, time.Second)
 	}
+	d := DefaultPoliteness()
 	if p.MaxBackoff == 0 {
-		p.MaxBackoff = 10 * time.Minute
+		p.MaxBackoff = d.MaxBackoff
 	}
 	if p.MaxRetryAfter == 0 {
-		p.MaxRetryAfter = time.Hour
+		p.MaxRetryAfter = d.MaxRetryAfter
 	}
 	if p.ParkAfter == 0 {
-		p.ParkAfter = 5
+		p.ParkAfter = d.ParkAfter
 	}
 	if p.ParkFor == 0 {
-		p.ParkFor = time.Minute
+		p.ParkFor = d.ParkFor
 	}
 	if p.GiveUpAfter == 0 {
-		p.GiveUpAfter = 20
+		p.GiveUpAfter = d.GiveUpAfter
 	}
 }
 

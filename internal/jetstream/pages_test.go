@@ -51,7 +51,8 @@ func TestPageEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := crawl.Config{Seeds: web.Seeds(), DataDir: filepath.Join(dir, "data"), Workers: 4, Delay: 2 * time.Millisecond,
-		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true, Partitions: parts}
+		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true, Partitions: parts,
+		NoRequisites: true, Render: crawl.RenderConfig{Mode: crawl.RenderNever}}
 	cfg.Fetch.Resolve = web.Resolve()
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Sinks = []events.Sink{file, pages}

@@ -387,8 +387,7 @@ func (j *Judge) filter(c *Candidate) string {
 	link := plugin.Link{URL: c.URL.String, Host: c.URL.Authority, Depth: c.Depth, From: c.Via, Kind: linkKind(c.As, c.Hops)}
 	for _, f := range j.cfg.Filters {
 		if why := f.Filter(link); why != "" {
-			j.countBounded(why)
-			return why
+			return why // counted by Admit, as every refusal is
 		}
 	}
 	return ""

@@ -52,7 +52,7 @@ type Summary struct {
 	ListedDropped      int64            `json:"listed_dropped"`      // sitemap hints about known URLs dropped: too many waited for a scan
 	RevisitBytes       int64            `json:"revisit_bytes"`       // their payload bytes, not stored again
 	Rendered           int64            `json:"rendered"`            // exchanges archived as parsed, not as the bytes sent, which no WARC record could hold
-	Requisites         int64            `json:"requisites"`          // requisites found on pages and style sheets (Config.Requisites, WithImages)
+	Requisites         int64            `json:"requisites"`          // requisites found on pages and style sheets (unless Config.NoRequisites; WithImages)
 	RequisitesQueued   int64            `json:"requisites_queued"`   // of which new to the crawl, and queued
 	RequisitesArchived int64            `json:"requisites_archived"` // requisites fetched, answered 2xx and archived
 	OverDecodeCap      int64            `json:"over_decode_cap"`     // bodies whose decompressed size passed the cap (not parsed past it)

@@ -93,7 +93,7 @@ type Pending struct {
 // Config sizes a Set. ExpectedURLs and FalsePositiveRate size each
 // partition's filter as ExpectedURLs/Partitions items at that rate.
 type Config struct {
-	ExpectedURLs      uint    // zero means 1,000,000
+	ExpectedURLs      uint    // zero means DefaultExpectedURLs
 	FalsePositiveRate float64 // zero means 0.01
 	Partitions        int     // zero means 1
 	// CacheKeys bounds the cache of keys known to be in the store
@@ -105,6 +105,9 @@ type Config struct {
 // DefaultCacheKeys is the default bound of the confirmed-key cache: about
 // 40 MB at most, and room for the links of some 10,000 sites' navigation.
 const DefaultCacheKeys = 1 << 20
+
+// DefaultExpectedURLs is Config.ExpectedURLs's default.
+const DefaultExpectedURLs = 1_000_000
 
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
@@ -182,7 +185,7 @@ func New(cfg Config, store Store) (*Set, error) {
 		return nil, err
 	}
 	if cfg.ExpectedURLs == 0 {
-		cfg.ExpectedURLs = 1_000_000
+		cfg.ExpectedURLs = DefaultExpectedURLs
 	}
 	if cfg.FalsePositiveRate == 0 {
 		cfg.FalsePositiveRate = 0.01
