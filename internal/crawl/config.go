@@ -442,7 +442,7 @@ func (c Config) Validate() error {
 	if err := c.Politeness.Validate(); err != nil {
 		return err
 	}
-	if err := c.Render.validate(); err != nil {
+	if err := c.Render.Validate(); err != nil {
 		return err
 	}
 	if c.Fetch.MaxBodyBytes != 0 && c.Fetch.MaxBodyBytes < robots.MaxBytes {

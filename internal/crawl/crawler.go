@@ -31,6 +31,7 @@ import (
 	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/robotstxt"
 	"github.com/weft-crawler/weft/internal/schedule"
@@ -60,7 +61,7 @@ type Crawler struct {
 	hostCap *hostmap.Map[store.HostState] // per-host counters and rules' state, the URLs accepted first (hoststate.go)
 	near    *nearIndex                    // fingerprints of the pages judged original; nil when judging is off
 	words   *freelist.List[*[]uint64]     // the arrays pages' word hashes are read into, for near
-	rend    *renderer                     // the browsers (render.go); nil when rendering is off
+	rend    *render.Tier                  // the browsers (render.go); nil when rendering is off
 	rendOff string                        // why rendering is off though asked for (Chromium missing)
 	replay  *archive.Reader               // the crawl's own WARC files read back, for rendering (recall.go); nil otherwise
 
@@ -257,8 +258,8 @@ func New(cfg Config) (c *Crawler, err error) {
 		return nil, err
 	}
 	closers = append(closers, func() error { c.fetcher.Close(); return nil })
-	c.rend, c.rendOff = newRenderer(cfg.Render, c.log)
-	closers = append(closers, func() error { c.rend.close(); return nil })
+	c.rend, c.rendOff = render.NewTier(cfg.Render, c.log)
+	closers = append(closers, func() error { c.rend.Close(); return nil })
 	var warcFix []warc.RecoveredFile
 	if c.warc = cfg.Archive; c.warc == nil {
 		if err := os.MkdirAll(cfg.warcDir(), 0o755); err != nil {
@@ -356,7 +357,7 @@ func (c *Crawler) Progress() Progress {
 // close closes what New opened, waiting up to drain for the WARC files
 // still to upload (those left stay on disk for the next start).
 func (c *Crawler) close(drain time.Duration) error {
-	c.rend.close()
+	c.rend.Close()
 	c.fetcher.Close()
 	// Every host's counters and rules' state, for the next run.
 	errs := []error{saveHostStates(c.state, c.hostCap), c.saveInLinks(), c.judge.SaveCounts(c.state.DB), c.warc.Close()}

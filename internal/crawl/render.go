@@ -5,11 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/answer"
@@ -28,176 +26,15 @@ import (
 	"github.com/weft-crawler/weft/internal/warc"
 )
 
-// The rendering modes (RenderConfig.Mode).
+// The rendering modes (RenderConfig.Mode): package render's.
 const (
-	RenderNever  = "never"  // no browser
-	RenderAuto   = "auto"   // pages the rule picks (render.Signals), on hosts where rendering finds links
-	RenderAlways = "always" // every HTML page fetched whole with a 2xx
+	RenderNever  = render.Never
+	RenderAuto   = render.Auto
+	RenderAlways = render.Always
 )
 
-// RenderConfig turns on rendering in headless Chromium (package render):
-// an HTML page is fetched and parsed as always, then loaded in a browser
-// whose every request (scripts, XHR/fetch, images, fonts) goes through the
-// crawl's own fetch path: under its host's clock (the page's own host
-// under the page's lease, any other through frontier.Borrow), robots.txt,
-// the operator's policy, the SSRF guard and the body caps, each archived
-// with its exact bytes. The links of the settled DOM go through the same
-// admission as the static ones; the DOM is archived beside the page's
-// response, as a record named for it (domURN). If the browser fails or
-// overruns its budget, the page keeps its static links.
-type RenderConfig struct {
-	Mode     string // RenderNever, RenderAuto (also "", the default) or RenderAlways
-	Chromium string // the browser; "" looks for chromium on the PATH
-	// Workers caps the browsers alive at once (each renders one page at
-	// a time; a worker that needs one waits). Zero means 1.
-	Workers int
-	// Timeout is each page's time budget, its requests' waits for their
-	// hosts' clocks included; zero means 30s. Idle is the quiet time
-	// that counts as settled; zero means 500ms.
-	Timeout, Idle time.Duration
-	// MaxScrolls and MaxClicks bound the behaviours: scrolls to the
-	// bottom while the page grows, clicks of "more" controls.
-	MaxScrolls, MaxClicks int
-	// Screenshot archives a PNG of the settled page as a resource record.
-	Screenshot bool
-	// MemoryMB caps each browser's JavaScript heap; zero means 512,
-	// negative leaves V8's.
-	MemoryMB int
-	// GiveUpAfter is, in auto mode, how many renders of a host in a row
-	// that find no link the static parse did not must pass before the
-	// host is rendered no more; zero means 3.
-	GiveUpAfter int
-}
-
-func (r RenderConfig) validate() error {
-	switch r.Mode {
-	case "", RenderNever, RenderAuto, RenderAlways:
-	default:
-		return fmt.Errorf("crawl: render mode %q: want never, auto or always", r.Mode)
-	}
-	if r.Workers < 0 || r.Timeout < 0 || r.Idle < 0 || r.MaxScrolls < 0 || r.MaxClicks < 0 || r.GiveUpAfter < 0 {
-		return fmt.Errorf("crawl: render settings must not be negative: %+v", r)
-	}
-	return nil
-}
-
-// renderer renders pages for the crawl; nil when rendering is off.
-type renderer struct {
-	pool   *render.Pool
-	mode   string
-	giveUp int
-	log    *slog.Logger
-
-	mu    sync.Mutex
-	hosts map[string]hostRenders // auto mode's learning, bounded by maxRenderHosts
-
-	pages, fallbacks, requests, refused, newLinks, stopped, recalled, spared atomic.Int64
-}
-
-// hostRenders is what rendering has taught about one host.
-type hostRenders struct {
-	barren   int  // renders in a row that found no new link
-	fruitful bool // some render found a new link
-}
-
-// maxRenderHosts bounds the hosts auto mode remembers; when full it
-// forgets them all and learns again (memory bounded by configuration).
-const maxRenderHosts = 1 << 16
-
-// newRenderer starts the pool, or returns nil with the reason rendering
-// is off (Chromium missing: the crawl goes on as never).
-func newRenderer(cfg RenderConfig, log *slog.Logger) (*renderer, string) {
-	if cfg.Mode == "" || cfg.Mode == RenderNever {
-		return nil, ""
-	}
-	pool, err := render.New(render.Config{
-		Chromium: cfg.Chromium, Workers: cfg.Workers, Timeout: cfg.Timeout, Idle: cfg.Idle,
-		MaxScrolls: cfg.MaxScrolls, MaxClicks: cfg.MaxClicks, Screenshot: cfg.Screenshot, MemoryMB: cfg.MemoryMB, Log: log,
-	})
-	if err != nil {
-		why := err.Error()
-		log.Warn("rendering is off: the crawl goes on as --render never", "mode", cfg.Mode, "err", err)
-		return nil, why
-	}
-	giveUp := cfg.GiveUpAfter
-	if giveUp == 0 {
-		giveUp = 3
-	}
-	return &renderer{pool: pool, mode: cfg.Mode, giveUp: giveUp, log: log, hosts: map[string]hostRenders{}}, ""
-}
-
-func (r *renderer) close() {
-	if r != nil {
-		r.pool.Close()
-	}
-}
-
-// wants decides whether to render a page of host whose static HTML is
-// body: as the host's operator policy says ("never", "always" or
-// "auto"), else as the crawl's mode does: always in always mode; in auto
-// mode, when the page looks as if scripts build it
-// (render.Signals.NeedsScript) and its static links cannot be taken as
-// complete. They are taken so by the test the host's own renders make
-// (a render that finds no link its page's HTML did not have): after
-// GiveUpAfter such renders in a row, and before any render, for a page
-// with static navigation (render.Signals.Navigates: a documentation
-// page's sidebar, whose theme and search scripts make no link). A host
-// where one render found a new link is rendered for good.
-func (r *renderer) wants(host string, body []byte, policy string) bool {
-	mode := r.mode
-	if policy != "" {
-		mode = policy
-	}
-	switch mode {
-	case RenderNever:
-		return false
-	case RenderAlways:
-		return true
-	}
-	r.mu.Lock()
-	h := r.hosts[host]
-	r.mu.Unlock()
-	if !h.fruitful && h.barren >= r.giveUp {
-		return false
-	}
-	sig := render.Inspect(body)
-	return sig.NeedsScript() && (h.fruitful || !sig.Navigates())
-}
-
-// learn records what a render of host found.
-func (r *renderer) learn(host string, newLinks int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.hosts) >= maxRenderHosts {
-		clear(r.hosts)
-	}
-	h := r.hosts[host]
-	if newLinks > 0 {
-		h.fruitful, h.barren = true, 0
-	} else {
-		h.barren++
-		if !h.fruitful && h.barren == r.giveUp && r.mode == RenderAuto {
-			r.stopped.Add(1)
-			r.log.Info("render: host rendered no more: its renders found no link its HTML did not have", "host", host, "renders", h.barren)
-		}
-	}
-	r.hosts[host] = h
-}
-
-func (r *renderer) summary(mode, off string) *RenderSummary {
-	if r == nil {
-		if mode == "" || mode == RenderNever {
-			return nil
-		}
-		return &RenderSummary{Mode: RenderNever, Off: off}
-	}
-	d := r.pool.DeadEnds()
-	return &RenderSummary{
-		Mode: r.mode, Pages: r.pages.Load(), Fallbacks: r.fallbacks.Load(), Requests: r.requests.Load(),
-		Recalled: r.recalled.Load(), Refused: r.refused.Load(), Spared: r.spared.Load(), NewLinks: r.newLinks.Load(), HostsStopped: r.stopped.Load(),
-		Escapes: d.Pages, BrowserConns: d.Browser, BrowserTargets: d.Targets, Restarts: r.pool.Restarts(),
-	}
-}
+// RenderConfig turns on rendering in headless Chromium (render.TierConfig).
+type RenderConfig = render.TierConfig
 
 // renderable is a fetched page rendering may read: its response, the
 // record ID of its capture and the links the static parse found.
@@ -240,15 +77,15 @@ func (c *Crawler) renderPage(ctx context.Context, p *pageRun, pol *robots.Policy
 	if hp := c.cfg.Policies.For(u.Authority, u.Host); hp != nil {
 		policy = hp.Render
 	}
-	if !c.rend.wants(l.Host, in.resp.Decoded, policy) {
+	if !c.rend.Wants(l.Host, in.resp.Decoded, policy) {
 		return
 	}
 	end := in.resp.Start.Add(in.resp.Duration)
 	pf := &pageFetcher{c: c, l: l, pol: pol, page: in.resp, pb: p.pb,
 		clock: c.front.Advance(l.Clock, c.policies.delay(l, lo.res), end), serverFree: end.Add(c.cfg.IPGap)}
-	res, err := c.rend.pool.Render(ctx, in.resp.URL, pf)
-	c.rend.requests.Add(int64(res.Requests))
-	c.rend.refused.Add(int64(res.Refused))
+	res, err := c.rend.Pool.Render(ctx, in.resp.URL, pf)
+	c.rend.Requests.Add(int64(res.Requests))
+	c.rend.Refused.Add(int64(res.Refused))
 	if pf.own > 0 {
 		// The host's clock is the one the page's requests left, each
 		// advanced by its own answer (a Retry-After, a backoff for each
@@ -258,7 +95,7 @@ func (c *Crawler) renderPage(ctx context.Context, p *pageRun, pol *robots.Policy
 		lo.res.Signal = worse(lo.res.Signal, pf.signal)
 	}
 	if err != nil {
-		c.rend.fallbacks.Add(1)
+		c.rend.Fallbacks.Add(1)
 		switch {
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			// The node's claim on the host ran out (Cluster.Claim).
@@ -271,11 +108,11 @@ func (c *Crawler) renderPage(ctx context.Context, p *pageRun, pol *robots.Policy
 			c.log.Info("render skipped: no browser came free within --render-timeout; the page keeps its static links", "url", l.URL)
 		default:
 			c.log.Info("render failed: the page keeps its static links", "url", l.URL, "err", err)
-			c.rend.learn(l.Host, 0) // a render that fails finds nothing
+			c.rend.Learn(l.Host, 0) // a render that fails finds nothing
 		}
 		return
 	}
-	c.rend.pages.Add(1)
+	c.rend.Pages.Add(1)
 	static := make(map[string]bool, len(p.links))
 	for _, o := range p.links {
 		static[o] = true
@@ -299,8 +136,8 @@ func (c *Crawler) renderPage(ctx context.Context, p *pageRun, pol *robots.Policy
 			found++
 		}
 	}
-	c.rend.newLinks.Add(int64(found))
-	c.rend.learn(l.Host, found)
+	c.rend.NewLinks.Add(int64(found))
+	c.rend.Learn(l.Host, found)
 	if rw, ok := c.warc.(resourceWriter); ok {
 		now := time.Now()
 		if limit := c.cfg.Fetch.MaxBodyBytes; limit > 0 && int64(len(res.DOM)) > limit {
@@ -450,7 +287,7 @@ func (f *pageFetcher) recalled(u canon.URL) (resp *render.Response, ok bool, err
 		c.log.Warn("render: a capture could not be read back: the request is fetched", "url", u.String, "err", err)
 		return nil, false, nil
 	}
-	c.rend.recalled.Add(1)
+	c.rend.Recalled.Add(1)
 	return resp, true, err
 }
 
@@ -700,7 +537,7 @@ func (c *Crawler) renderedAlready(l frontier.Lease, u canon.URL) (leaseOutcome, 
 	if !ok {
 		return leaseOutcome{}, false
 	}
-	c.rend.spared.Add(1)
+	c.rend.Spared.Add(1)
 	if rec.Status >= 200 && rec.Status < 300 {
 		c.stats.requisitesArchived.Add(1)
 	}

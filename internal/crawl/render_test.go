@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/netip"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/browsertest"
-	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/synthweb"
 	"github.com/weft-crawler/weft/internal/testwait"
 )
@@ -223,41 +221,6 @@ func checkScreenshot(t *testing.T, cfg Config, sum Summary, app string) {
 		}
 	}
 	t.Errorf("no screenshot of %s", app)
-}
-
-// The auto rule's decisions: a host's policy overrides the mode; a host
-// whose renders find nothing new is given up after GiveUpAfter of them,
-// and one whose render found something never is.
-func TestRenderWants(t *testing.T) {
-	shell := []byte(`<div id=app></div><script src=/app.js></script>`)
-	static := []byte(`<p>no script</p>`)
-	r := &renderer{mode: RenderAuto, giveUp: 2, hosts: map[string]hostRenders{}, log: slog.New(slog.DiscardHandler)}
-	if !r.wants("a", shell, "") || r.wants("a", static, "") || !r.wants("a", static, RenderAlways) || r.wants("a", shell, RenderNever) {
-		t.Fatal("the rule or the policy is not followed")
-	}
-	r.learn("a", 0)
-	r.learn("a", 0)
-	if r.wants("a", shell, "") || !r.wants("a", shell, RenderAlways) {
-		t.Fatal("host a not given up after two barren renders, or its policy not kept")
-	}
-	r.learn("b", 1)
-	for range 5 {
-		r.learn("b", 0)
-	}
-	if !r.wants("b", shell, "") || r.stopped.Load() != 1 {
-		t.Fatalf("host b, whose render found a link, given up (stopped %d)", r.stopped.Load())
-	}
-	// A page with static navigation and the scripts of a theme is taken
-	// as complete, and not rendered, but on a host whose renders have
-	// found links their HTML did not have.
-	var nav strings.Builder
-	for i := range render.NavFloor {
-		fmt.Fprintf(&nav, `<li><a href="/doc/%d.html">Chapter %d</a></li>`, i, i)
-	}
-	docs := []byte(`<script src="/_static/jquery.js"></script><noscript>Search needs JavaScript.</noscript><ul>` + nav.String() + `</ul>`)
-	if r.wants("c", docs, "") || !r.wants("b", docs, "") || !r.wants("c", docs, RenderAlways) {
-		t.Fatal("a page with static navigation rendered on a host that has shown no script-made link, or not rendered where one has")
-	}
 }
 
 // A page whose script never yields costs its browser (killed at the

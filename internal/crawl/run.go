@@ -188,7 +188,7 @@ func (c *Crawler) summary() Summary {
 		ListedChanged:      sc.ListedChanged,
 		ListedDropped:      sc.ListedDropped,
 		RevisitBytes:       ac.RevisitBytes,
-		Browser:            c.rend.summary(c.cfg.Render.Mode, c.rendOff),
+		Browser:            c.rend.Summary(c.cfg.Render.Mode, c.rendOff),
 		Rendered:           ac.Rendered,
 		Requisites:         s.requisitesFound.Load(),
 		RequisitesQueued:   s.requisitesQueued.Load(),
