@@ -16,7 +16,7 @@ import (
 // with the caller's token), says which node did not answer and which
 // partitions no one holds, and sums what it got.
 func TestClusterView(t *testing.T) {
-	other, err := New(Config{Addr: "127.0.0.1:0", Cluster: fakeNode{name: "n2"}}, &fakeCrawl{})
+	other, err := New(Config{Addr: "127.0.0.1:0", Cluster: fakeNode{name: "n2"}}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestClusterView(t *testing.T) {
 		// asking it reaches n2, which must not be counted twice.
 		{Node: "n3", API: ts.Listener.Addr().String(), Partitions: []int{6}},
 	}
-	s, err := New(Config{Addr: "127.0.0.1:0", Token: "tok", Cluster: fakeNode{members: members}}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "tok", Cluster: fakeNode{members: members}}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestClusterView(t *testing.T) {
 	if code, _, body := do(t, clusterServer(t, fakeNode{}), "GET", "/v1/cluster", "", ""); code != 503 || errorCode(t, body) != "cluster_unreachable" {
 		t.Errorf("bucket unreadable: %d %s", code, body)
 	}
-	single, _ := New(Config{Addr: "127.0.0.1:0"}, &fakeCrawl{})
+	single, _ := New(Config{Addr: "127.0.0.1:0"}, resourcesOf(&fakeCrawl{}))
 	if code, _, body := do(t, single, "GET", "/v1/cluster", "", ""); code != 404 || errorCode(t, body) != "not_clustered" {
 		t.Errorf("one node: %d %s", code, body)
 	}
@@ -90,7 +90,7 @@ func TestClusterView(t *testing.T) {
 
 func clusterServer(t *testing.T, n ClusterNode) *Server {
 	t.Helper()
-	s, err := New(Config{Addr: "127.0.0.1:0", Cluster: n}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0", Cluster: n}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}
