@@ -77,7 +77,7 @@ func (r *relay) forward(urls []Offered) error {
 // batch being relayed: while there is one, more may come.
 func (r *relay) idle() error {
 	for n, c := range r.nodes {
-		if fs := c.Operator().Live().Frontier; fs.Queued != 0 || fs.InFlight != 0 {
+		if fs := c.Live().Frontier; fs.Queued != 0 || fs.InFlight != 0 {
 			return fmt.Errorf("node %d: %d queued, %d in flight", n, fs.Queued, fs.InFlight)
 		}
 	}
@@ -265,7 +265,7 @@ func TestAdoptedVisits(t *testing.T) {
 		done <- sum
 	}()
 	testwait.Eventually(t, 30*time.Second, "the two seeds queued, held", func() bool {
-		fs := c.Operator().Live().Frontier
+		fs := c.Live().Frontier
 		return fs.Queued+fs.PartitionHeld >= 2 // held: not counted as queued
 	})
 	// Another node fetched /a (queued here) and /c (not known here).
@@ -279,7 +279,7 @@ func TestAdoptedVisits(t *testing.T) {
 	}
 	c.Inbound().HoldPartition(p, false)
 	testwait.EventuallyNil(t, 30*time.Second, "the crawl to settle", func() error {
-		if l := c.Operator().Live(); l.Frontier.Queued != 0 || l.Frontier.InFlight != 0 || len(mw.paths("v.test")) < 3 {
+		if l := c.Live(); l.Frontier.Queued != 0 || l.Frontier.InFlight != 0 || len(mw.paths("v.test")) < 3 {
 			return fmt.Errorf("%+v, requests %v", l.Frontier, mw.paths("v.test"))
 		}
 		return nil
@@ -350,12 +350,12 @@ func TestHeldPartitionNotRecrawled(t *testing.T) {
 	waitFor("/a fetched", func() bool { return count("/a") >= 1 })
 	p := partition.Of(mw.auth["h.test"], 2)
 	c.Inbound().HoldPartition(p, true)
-	waitFor("nothing in flight", func() bool { return c.Operator().Live().Frontier.InFlight == 0 })
+	waitFor("nothing in flight", func() bool { return c.Live().Frontier.InFlight == 0 })
 	held := len(mw.paths("h.test"))
 	// The span under test, five times the recrawl maximum: nothing of the
 	// held partition may be queued in it (no event marks a non-event).
 	time.Sleep(time.Second)
-	if l := c.Operator().Live(); l.Frontier.Queued != 0 || len(mw.paths("h.test")) != held {
+	if l := c.Live(); l.Frontier.Queued != 0 || len(mw.paths("h.test")) != held {
 		t.Errorf("held for 1 s: %d URLs queued again, %d requests (%d when held); want none", l.Frontier.Queued, len(mw.paths("h.test")), held)
 	}
 	c.Inbound().HoldPartition(p, false)

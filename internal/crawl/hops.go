@@ -115,9 +115,9 @@ var errHopBusy = errors.New("crawl: a robots.txt hop for this host is already un
 // lease, and the hop works on it as a hop made without the cluster does.
 func (in Inbound) HopFor(ctx context.Context, forHost, target, targetHost string, hops int, local bool) (RobotsAnswer, error) {
 	c := in.c
-	c.liveMu.RLock()
-	running := c.running
-	c.liveMu.RUnlock()
+	c.life.mu.RLock()
+	running := c.life.running
+	c.life.mu.RUnlock()
 	if !running {
 		return RobotsAnswer{}, ErrNotRunning
 	}

@@ -26,9 +26,9 @@ func (c *Crawler) Inbound() Inbound { return Inbound{c} }
 // this crawl had found it, and is queued if new.
 func (in Inbound) Offer(urls []Offered) error {
 	c := in.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	if !c.running {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	if !c.life.running {
 		return ErrNotRunning
 	}
 	pb := c.state.newBatch()
@@ -102,9 +102,9 @@ func (in Inbound) TakeOver(p int, clocks map[string]frontier.Clock) {
 // answers ErrNotRunning outside Run.
 func (in Inbound) Adopt(vs []Visited) error {
 	c := in.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	if !c.running {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	if !c.life.running {
 		return ErrNotRunning
 	}
 	ab := c.state.newBatch()
@@ -174,9 +174,9 @@ func (in Inbound) Adopt(vs []Visited) error {
 // leases out (none, on a drained crawl) run to their end.
 func (in Inbound) EndDrained() {
 	c := in.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	if !c.running {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	if !c.life.running {
 		return
 	}
 	c.endedDrained.Store(true)
@@ -186,7 +186,7 @@ func (in Inbound) EndDrained() {
 // Running reports whether Run is taking work (Offer, Adopt, AddSeeds).
 func (in Inbound) Running() bool {
 	c := in.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	return c.running
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	return c.life.running
 }

@@ -107,7 +107,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	case <-done:
 		t.Fatal("the crawl ended before it took work")
 	}
-	if err := c.Operator().SetPolicy(policyHost, policy.Policy{Delay: policy.Duration(time.Second), Disallow: []string{"/private/"}}); err != nil {
+	if err := c.Policies().Set(policyHost, policy.Policy{Delay: policy.Duration(time.Second), Disallow: []string{"/private/"}}); err != nil {
 		t.Fatal(err)
 	}
 	// The crawl runs for a while before the page opens: its history has
@@ -226,9 +226,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err := chromedp.Do(bctx, chromedp.Click("#pause")); err != nil {
 		t.Fatal(err)
 	}
-	testwait.Eventually(t, 30*time.Second, "the crawl to pause", func() bool { return c.Operator().Live().Paused })
+	testwait.Eventually(t, 30*time.Second, "the crawl to pause", func() bool { return c.Live().Paused })
 	// Paused, the numbers hold still: the page's must be the API's.
-	testwait.Eventually(t, 30*time.Second, "the fetches in flight to end", func() bool { return c.Operator().Live().Frontier.InFlight == 0 })
+	testwait.Eventually(t, 30*time.Second, "the fetches in flight to end", func() bool { return c.Live().Frontier.InFlight == 0 })
 	waitUpdates(2)
 	var st api.Stats
 	getJSON("/v1/stats", &st)
@@ -338,7 +338,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err := chromedp.Do(bctx, chromedp.Navigate(base+"/#"), chromedp.Click("#resume")); err != nil {
 		t.Fatal(err)
 	}
-	testwait.Eventually(t, 30*time.Second, "the crawl to resume", func() bool { return !c.Operator().Live().Paused })
+	testwait.Eventually(t, 30*time.Second, "the crawl to resume", func() bool { return !c.Live().Paused })
 	testwait.Eventually(t, 30*time.Second, "the page to say running", func() bool {
 		return str(`document.getElementById('state').textContent`) == "running"
 	})

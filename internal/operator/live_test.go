@@ -84,7 +84,7 @@ func TestPauseAndStatsLive(t *testing.T) {
 	}()
 	testwait.Eventually(t, 20*time.Second, "20 pages crawled", func() bool { return stats().Pages >= 20 })
 	post("/v1/pause")
-	testwait.Eventually(t, 20*time.Second, "the fetches in flight to end", func() bool { return c.Operator().Live().Frontier.InFlight == 0 })
+	testwait.Eventually(t, 20*time.Second, "the fetches in flight to end", func() bool { return c.Live().Frontier.InFlight == 0 })
 	quietFrom := time.Now()
 	before := stats()
 	time.Sleep(700 * time.Millisecond) // the pause's span, in which no request may start
@@ -114,7 +114,7 @@ func TestPauseAndStatsLive(t *testing.T) {
 	}
 	// The metrics measured the same crawl: one fetch duration per page,
 	// and the seeds' high priority.
-	m := c.Operator().Metrics()
+	m := c.Metrics()
 	if m.FetchDuration.Count != uint64(sum.Pages) || m.QueueDelay.Count != uint64(sum.Pages) || m.LastHighPriority.IsZero() || m.Seen.FillRatio <= 0 {
 		t.Errorf("metrics: %d fetch durations and %d queue delays for %d pages, last high-priority fetch %v, Bloom fill %v",
 			m.FetchDuration.Count, m.QueueDelay.Count, sum.Pages, m.LastHighPriority, m.Seen.FillRatio)
@@ -157,7 +157,7 @@ func TestSeedsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close(context.Background())
-	c.Operator().Pause() // nothing is fetched until the seeds are in
+	c.Pause() // nothing is fetched until the seeds are in
 	done := make(chan crawl.Summary, 1)
 	go func() {
 		sum, err := c.Run(t.Context())
@@ -205,7 +205,7 @@ func TestSeedsLive(t *testing.T) {
 	if code, again := send(); code != 202 || !reflect.DeepEqual(again, first) {
 		t.Errorf("the same key again: %d %+v", code, again)
 	}
-	c.Operator().Resume()
+	c.Resume()
 	var sum crawl.Summary
 	select {
 	case sum = <-done:
@@ -274,7 +274,7 @@ func TestHostPauseLive(t *testing.T) {
 	}()
 	// The other hosts drain; the held one waits with its seed queued.
 	testwait.EventuallyNil(t, 30*time.Second, "the other hosts to drain", func() error {
-		if st := c.Operator().Live(); st.Pages == 0 || st.Frontier.InFlight != 0 || st.Frontier.Queued == 0 || st.Frontier.ReadyHosts != 0 || st.Frontier.WaitingHost != 0 {
+		if st := c.Live(); st.Pages == 0 || st.Frontier.InFlight != 0 || st.Frontier.Queued == 0 || st.Frontier.ReadyHosts != 0 || st.Frontier.WaitingHost != 0 {
 			return fmt.Errorf("%d pages; %+v", st.Pages, st.Frontier)
 		}
 		return nil
@@ -330,7 +330,7 @@ func TestHostPauseLive(t *testing.T) {
 			break
 		}
 	}
-	if live := c.Operator().Live(); nDone != int(live.Pages) {
+	if live := c.Live(); nDone != int(live.Pages) {
 		t.Errorf("%d URLs listed done, the crawl fetched %d pages", nDone, live.Pages)
 	}
 	if code, _ := call("POST", "/v1/hosts/"+held.Authority+"/resume"); code != 200 {

@@ -22,9 +22,8 @@ import (
 
 // Resources returns c's resources for its operator API.
 func Resources(c *crawl.Crawler) api.Resources {
-	o := c.Operator()
-	return api.Resources{Crawl: whole{o}, Seeds: seeds{o}, Frontier: leases{o}, Hosts: hosts{o}, Fetches: fetches{o},
-		URLs: records{o}, Policies: policies{o}}
+	return api.Resources{Crawl: whole{c}, Seeds: seeds{c}, Frontier: leases{c}, Hosts: hosts{c.Hosts()}, Fetches: fetches{c},
+		URLs: records{c.Records()}, Policies: policies{c.Policies()}}
 }
 
 // apiErr is err as the API tells errors apart.
@@ -40,12 +39,12 @@ func apiErr(err error) error {
 	return err
 }
 
-type whole struct{ o crawl.Operator }
+type whole struct{ c *crawl.Crawler }
 
-func (w whole) Stats() api.Stats     { return statsOf(w.o.Live(), time.Now()) }
-func (w whole) Metrics() api.Metrics { return metricsOf(w.o.Metrics()) }
-func (w whole) Pause()               { w.o.Pause() }
-func (w whole) Resume()              { w.o.Resume() }
+func (w whole) Stats() api.Stats     { return statsOf(w.c.Live(), time.Now()) }
+func (w whole) Metrics() api.Metrics { return metricsOf(w.c.Metrics()) }
+func (w whole) Pause()               { w.c.Pause() }
+func (w whole) Resume()              { w.c.Resume() }
 
 // statsOf is a snapshot of the crawl as the API counts it, at now.
 func statsOf(l crawl.Live, now time.Time) api.Stats {
@@ -104,10 +103,10 @@ func metricsOf(m crawl.Metrics) api.Metrics {
 	return out
 }
 
-type seeds struct{ o crawl.Operator }
+type seeds struct{ c *crawl.Crawler }
 
 func (s seeds) AddSeeds(urls []string, high bool) ([]api.Verdict, error) {
-	vs, err := s.o.AddSeeds(urls, high)
+	vs, err := s.c.AddSeeds(urls, high)
 	if err != nil {
 		return nil, apiErr(err)
 	}
@@ -118,10 +117,10 @@ func (s seeds) AddSeeds(urls []string, high bool) ([]api.Verdict, error) {
 	return out, nil
 }
 
-type leases struct{ o crawl.Operator }
+type leases struct{ c *crawl.Crawler }
 
 func (l leases) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]api.Lease, error) {
-	ls, err := l.o.LeaseExternal(ctx, n, ttl, wait)
+	ls, err := l.c.LeaseExternal(ctx, n, ttl, wait)
 	if err != nil {
 		return nil, apiErr(err)
 	}
@@ -133,15 +132,15 @@ func (l leases) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]ap
 }
 
 func (l leases) Complete(id, url string, status int, fetchedAt time.Time, contentHash string) error {
-	return apiErr(l.o.CompleteExternal(id, url, status, fetchedAt, contentHash))
+	return apiErr(l.c.CompleteExternal(id, url, status, fetchedAt, contentHash))
 }
 
-type hosts struct{ o crawl.Operator }
+type hosts struct{ h *crawl.Hosts }
 
-func (h hosts) Host(host string) api.HostStatus { return api.HostStatus(h.o.Host(host)) }
+func (h hosts) Host(host string) api.HostStatus { return api.HostStatus(h.h.Host(host)) }
 
 func (h hosts) Hosts(limit int) []api.HostStatus {
-	sts := h.o.Hosts(limit)
+	sts := h.h.List(limit)
 	out := make([]api.HostStatus, len(sts))
 	for i, st := range sts {
 		out[i] = api.HostStatus(st)
@@ -149,14 +148,14 @@ func (h hosts) Hosts(limit int) []api.HostStatus {
 	return out
 }
 
-func (h hosts) Hold(host string, on bool) (string, error)     { return h.o.HoldHost(host, on) }
-func (h hosts) Activity(host string) (history.Activity, bool) { return h.o.Activity(host) }
+func (h hosts) Hold(host string, on bool) (string, error)     { return h.h.Hold(host, on) }
+func (h hosts) Activity(host string) (history.Activity, bool) { return h.h.Activity(host) }
 
-type fetches struct{ o crawl.Operator }
+type fetches struct{ c *crawl.Crawler }
 
 // Recent returns the last fetches as the fetch log writes them.
 func (f fetches) Recent() []json.RawMessage {
-	fs := f.o.Recent()
+	fs := f.c.Recent()
 	out := make([]json.RawMessage, 0, len(fs))
 	for _, x := range fs {
 		if b, err := json.Marshal(x); err == nil { // a record of plain fields always marshals
@@ -166,7 +165,7 @@ func (f fetches) Recent() []json.RawMessage {
 	return out
 }
 
-type records struct{ o crawl.Operator }
+type records struct{ r *crawl.Records }
 
 // urlStatuses are the store's statuses by the names the API filters by.
 var urlStatuses = map[string]store.URLStatus{"": 0, "queued": store.URLQueued, "done": store.URLDone, "failed": store.URLFailed, "rejected": store.URLRejected}
@@ -176,7 +175,7 @@ func (r records) URLs(host, status string, after *api.URLPos, limit int) ([]api.
 	if !ok {
 		return nil, nil, errors.New("operator: no URL status " + status)
 	}
-	pos, recs, next, err := r.o.URLs(host, st, (*store.URLPos)(after), limit)
+	pos, recs, next, err := r.r.URLs(host, st, (*store.URLPos)(after), limit)
 	if err != nil {
 		return nil, nil, apiErr(err)
 	}
@@ -193,7 +192,7 @@ func urlRecordOf(pos store.URLPos, rec store.URLRecord) api.URLRecord {
 }
 
 func (r records) Page(pos api.URLPos) (api.Page, error) {
-	p, err := r.o.Page(store.URLPos(pos))
+	p, err := r.r.Page(store.URLPos(pos))
 	if err != nil {
 		return api.Page{}, apiErr(err)
 	}
@@ -209,15 +208,15 @@ func pageOf(p crawl.Page) api.Page {
 	return out
 }
 
-type policies struct{ o crawl.Operator }
+type policies struct{ p *crawl.Policies }
 
-func (p policies) Policy(host string) (policy.Policy, bool) { return p.o.Policy(host) }
+func (p policies) Policy(host string) (policy.Policy, bool) { return p.p.Policy(host) }
 
 func (p policies) SetPolicy(host string, pol policy.Policy) error {
-	return apiErr(p.o.SetPolicy(host, pol))
+	return apiErr(p.p.Set(host, pol))
 }
 
 func (p policies) DeletePolicy(host string) (bool, error) {
-	had, err := p.o.DeletePolicy(host)
+	had, err := p.p.Delete(host)
 	return had, apiErr(err)
 }

@@ -175,7 +175,7 @@ func TestSeedsRejectionCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := serve(t, c)
-	c.Operator().Pause() // nothing is fetched: the crawl only judges the seeds
+	c.Pause() // nothing is fetched: the crawl only judges the seeds
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
