@@ -58,7 +58,7 @@ type recrawler struct {
 	out outstanding
 	// listed holds what sitemaps said of known URLs, for the next scan.
 	listed listedHints
-	// held says, per partition, that it is held (Inbound.HoldPartition):
+	// held says, per partition, that it is held (Crawler.HoldPartition):
 	// another node's to recrawl.
 	held heldParts
 }

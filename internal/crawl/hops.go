@@ -113,8 +113,7 @@ var errHopBusy = errors.New("crawl: a robots.txt hop for this host is already un
 // local says that this crawl asked (Cluster.RobotsHop routed the hop back
 // to it): forHost's robots.txt state is then its own, set by the asking
 // lease, and the hop works on it as a hop made without the cluster does.
-func (in Inbound) HopFor(ctx context.Context, forHost, target, targetHost string, hops int, local bool) (RobotsAnswer, error) {
-	c := in.c
+func (c *Crawler) HopFor(ctx context.Context, forHost, target, targetHost string, hops int, local bool) (RobotsAnswer, error) {
 	c.life.mu.RLock()
 	running := c.life.running
 	c.life.mu.RUnlock()

@@ -12,20 +12,15 @@ import (
 	"github.com/weft-crawler/weft/internal/store"
 )
 
-// Inbound is what a cluster calls in the crawl of one of its nodes: the
-// URLs and visits other nodes hand over, and the partitions that come and
-// go. Crawler.Inbound returns it; its methods are safe for concurrent use.
-// Cluster is the other way, what the crawl calls in the cluster.
-type Inbound struct{ c *Crawler }
-
-// Inbound returns the crawl as its cluster calls it.
-func (c *Crawler) Inbound() Inbound { return Inbound{c} }
+// What a cluster calls in the crawl of one of its nodes: the URLs and
+// visits other nodes hand over, and the partitions that come and go (and
+// HopFor, hops.go). These methods are safe for concurrent use. Cluster is
+// the other way, what the crawl calls in the cluster.
 
 // Offer judges URLs found (by any node) for hosts this crawl owns: each
 // goes through the filters, robots.txt, the caps and the seen set as if
 // this crawl had found it, and is queued if new.
-func (in Inbound) Offer(urls []Offered) error {
-	c := in.c
+func (c *Crawler) Offer(urls []Offered) error {
 	c.life.mu.RLock()
 	defer c.life.mu.RUnlock()
 	if !c.life.running {
@@ -63,8 +58,7 @@ func (in Inbound) Offer(urls []Offered) error {
 // HoldPartition keeps the hosts of partition p from being leased (on), or
 // lets them be (off): a node of a cluster holds the partitions it does not
 // own.
-func (in Inbound) HoldPartition(p int, on bool) {
-	c := in.c
+func (c *Crawler) HoldPartition(p int, on bool) {
 	c.recrawler.held.set(p, on)
 	c.front.HoldPartition(p, on)
 }
@@ -73,8 +67,7 @@ func (in Inbound) HoldPartition(p int, on bool) {
 // them is out, the clocks they must keep, for the next owner's TakeOver
 // (frontier.ReleasePartition). It returns nil once Run has
 // ended.
-func (in Inbound) ReleasePartition(p int) map[string]frontier.Clock {
-	c := in.c
+func (c *Crawler) ReleasePartition(p int) map[string]frontier.Clock {
 	c.recrawler.held.set(p, true)
 	c.robots.hopsAsked.drop(p)
 	return c.front.ReleasePartition(p)
@@ -85,8 +78,7 @@ func (in Inbound) ReleasePartition(p int) map[string]frontier.Clock {
 // (Cluster.Clocked) over that: when the last request to each host was is
 // not known (frontier.TakeOverPartition). Call it before the partition is
 // let go (HoldPartition false).
-func (in Inbound) TakeOver(p int, clocks map[string]frontier.Clock) {
-	c := in.c
+func (c *Crawler) TakeOver(p int, clocks map[string]frontier.Clock) {
 	c.front.TakeOverPartition(p, time.Now(), clocks)
 }
 
@@ -100,8 +92,7 @@ func (in Inbound) TakeOver(p int, clocks map[string]frontier.Clock) {
 // place; its lease finds the newer visit and counts it (visitedElsewhere).
 // The adopted records live in the store, not in memory. Like Offer, it
 // answers ErrNotRunning outside Run.
-func (in Inbound) Adopt(vs []Visited) error {
-	c := in.c
+func (c *Crawler) Adopt(vs []Visited) error {
 	c.life.mu.RLock()
 	defer c.life.mu.RUnlock()
 	if !c.life.running {
@@ -172,8 +163,7 @@ func (in Inbound) Adopt(vs []Visited) error {
 // summary), though its frontier, kept alive, never drains by itself: a
 // node of a cluster whose cluster has found the whole crawl done. The
 // leases out (none, on a drained crawl) run to their end.
-func (in Inbound) EndDrained() {
-	c := in.c
+func (c *Crawler) EndDrained() {
 	c.life.mu.RLock()
 	defer c.life.mu.RUnlock()
 	if !c.life.running {
@@ -184,8 +174,7 @@ func (in Inbound) EndDrained() {
 }
 
 // Running reports whether Run is taking work (Offer, Adopt, AddSeeds).
-func (in Inbound) Running() bool {
-	c := in.c
+func (c *Crawler) Running() bool {
 	c.life.mu.RLock()
 	defer c.life.mu.RUnlock()
 	return c.life.running

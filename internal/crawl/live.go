@@ -163,7 +163,7 @@ type Offered struct {
 	Requisite bool `json:"requisite,omitempty"`
 }
 
-// heldParts records which partitions are held (Inbound.HoldPartition),
+// heldParts records which partitions are held (Crawler.HoldPartition),
 // for the recrawl scan: a node of a cluster does not recrawl the URLs of
 // partitions it does not own. It is safe for concurrent use.
 type heldParts []atomic.Bool
