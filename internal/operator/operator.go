@@ -39,6 +39,11 @@ func apiErr(err error) error {
 	return err
 }
 
+// Each type below adapts what the crawl offers a resource (the Crawler
+// for what needs the crawl as a whole, Hosts, Records, Policies) to the
+// API's interface of it, converting values and errors; none keeps state.
+
+// whole is the crawl as a whole: api.Crawl.
 type whole struct{ c *crawl.Crawler }
 
 func (w whole) Stats() api.Stats     { return statsOf(w.c.Live(), time.Now()) }
@@ -103,6 +108,7 @@ func metricsOf(m crawl.Metrics) api.Metrics {
 	return out
 }
 
+// seeds takes seeds while the crawl runs: api.Seeds.
 type seeds struct{ c *crawl.Crawler }
 
 func (s seeds) AddSeeds(urls []string, high bool) ([]api.Verdict, error) {
@@ -117,6 +123,7 @@ func (s seeds) AddSeeds(urls []string, high bool) ([]api.Verdict, error) {
 	return out, nil
 }
 
+// leases are the external fetchers' leases: api.Frontier.
 type leases struct{ c *crawl.Crawler }
 
 func (l leases) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]api.Lease, error) {
@@ -135,6 +142,7 @@ func (l leases) Complete(id, url string, status int, fetchedAt time.Time, conten
 	return apiErr(l.c.CompleteExternal(id, url, status, fetchedAt, contentHash))
 }
 
+// hosts is api.Hosts.
 type hosts struct{ h *crawl.Hosts }
 
 func (h hosts) Host(host string) api.HostStatus { return api.HostStatus(h.h.Host(host)) }
@@ -151,6 +159,7 @@ func (h hosts) Hosts(limit int) []api.HostStatus {
 func (h hosts) Hold(host string, on bool) (string, error)     { return h.h.Hold(host, on) }
 func (h hosts) Activity(host string) (history.Activity, bool) { return h.h.Activity(host) }
 
+// fetches is the fetch log: api.FetchLog.
 type fetches struct{ c *crawl.Crawler }
 
 // Recent returns the last fetches as the fetch log writes them.
@@ -165,6 +174,7 @@ func (f fetches) Recent() []json.RawMessage {
 	return out
 }
 
+// records is api.Records.
 type records struct{ r *crawl.Records }
 
 // urlStatuses are the store's statuses by the names the API filters by.
@@ -208,6 +218,7 @@ func pageOf(p crawl.Page) api.Page {
 	return out
 }
 
+// policies is api.Policies.
 type policies struct{ p *crawl.Policies }
 
 func (p policies) Policy(host string) (policy.Policy, bool) { return p.p.Policy(host) }
