@@ -8,62 +8,13 @@ import (
 
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/testfill"
 )
-
-// at is the time every filled time is set to.
-var at = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-
-// fill sets every field v has to a value that is not zero: numbers 1,
-// bools true, strings "k", times at, maps {"k": ...}, lists and pointers
-// one filled element.
-func fill(v reflect.Value) {
-	if !v.CanSet() {
-		return
-	}
-	if v.Type() == reflect.TypeFor[time.Time]() {
-		v.Set(reflect.ValueOf(at))
-		return
-	}
-	switch v.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(1)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(1)
-	case reflect.Float32, reflect.Float64:
-		v.SetFloat(1)
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.String:
-		v.SetString("k")
-	case reflect.Array:
-		for i := range v.Len() {
-			fill(v.Index(i))
-		}
-	case reflect.Map:
-		m := reflect.MakeMap(v.Type())
-		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-		fill(k)
-		fill(e)
-		m.SetMapIndex(k, e)
-		v.Set(m)
-	case reflect.Slice:
-		e := reflect.New(v.Type().Elem()).Elem()
-		fill(e)
-		v.Set(reflect.Append(reflect.MakeSlice(v.Type(), 0, 1), e))
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-		fill(v.Elem())
-	case reflect.Struct:
-		for i := range v.NumField() {
-			fill(v.Field(i))
-		}
-	}
-}
 
 // filled returns a T with every field filled.
 func filled[T any]() T {
 	var x T
-	fill(reflect.ValueOf(&x).Elem())
+	testfill.Fill(&x)
 	return x
 }
 
@@ -90,9 +41,9 @@ func noZero(t *testing.T, path string, v reflect.Value, skip ...string) {
 // that none is left out of the JSON.
 func TestConversionsFeedEveryField(t *testing.T) {
 	live := filled[crawl.Live]()
-	live.Frontier.Wait.At = at.Add(time.Minute) // a wait still to come
+	live.Frontier.Wait.At = testfill.At.Add(time.Minute) // a wait still to come
 	// Cluster is the server's to fill.
-	noZero(t, "Stats", reflect.ValueOf(statsOf(live, at)), "Cluster")
+	noZero(t, "Stats", reflect.ValueOf(statsOf(live, testfill.At)), "Cluster")
 	noZero(t, "Metrics", reflect.ValueOf(metricsOf(filled[crawl.Metrics]())))
 	noZero(t, "URLRecord", reflect.ValueOf(urlRecordOf(filled[store.URLPos](), filled[store.URLRecord]())))
 	noZero(t, "Page", reflect.ValueOf(pageOf(filled[crawl.Page]())))
