@@ -30,6 +30,7 @@ import (
 	"github.com/weft-crawler/weft/internal/jetstream"
 	"github.com/weft-crawler/weft/internal/media"
 	"github.com/weft-crawler/weft/internal/objstore"
+	"github.com/weft-crawler/weft/internal/operator"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/profile"
 	"github.com/weft-crawler/weft/internal/robots"
@@ -615,7 +616,7 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 			return err
 		}
 		opts.api = &api.Config{Addr: f.httpAddr, Token: token, Logger: cfg.Logger}
-		if _, err := api.New(*opts.api, nil); err != nil { // checked before the crawl opens anything
+		if _, err := api.New(*opts.api, api.Resources{}); err != nil { // checked before the crawl opens anything
 			return usagef("--http: %v", err)
 		}
 	}
@@ -710,7 +711,7 @@ func runCrawl(ctx context.Context, cfg crawl.Config, opts runOpts, stdout, stder
 		fmt.Fprintf(stderr, "weft: resuming the crawl in %s (--fresh starts over)\n", cfg.DataDir)
 	}
 	if opts.api != nil {
-		srv, err := api.New(*opts.api, c.Operator())
+		srv, err := api.New(*opts.api, operator.Resources(c))
 		if err == nil {
 			err = srv.Start()
 		}

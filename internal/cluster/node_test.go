@@ -115,7 +115,7 @@ func startNodeAt(t testing.TB, url string, web *synthweb.Web, name string, worke
 		t.Fatal(err)
 	}
 	if paused {
-		n.Crawler().Operator().Pause()
+		n.Crawler().Pause()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rn := &runningNode{name: name, node: n, nc: nc, cancel: cancel, done: make(chan crawl.Summary, 1), finished: make(chan struct{})}

@@ -12,8 +12,8 @@ import (
 
 // Cluster is the rest of a crawl spread over several nodes, as one node's
 // crawl sees it: what the crawl asks of the cluster and tells it. The
-// cluster calls back in through Inbound (Offer, Adopt, TakeOver,
-// HoldPartition, ReleasePartition, HopFor). Its methods are called from
+// cluster calls back in through the Crawler's Offer, Adopt, TakeOver,
+// HoldPartition, ReleasePartition and HopFor. Its methods are called from
 // many workers at once.
 type Cluster interface {
 	// Owns says whether this node owns host. A URL of a host it does not
@@ -46,7 +46,7 @@ type Cluster interface {
 	// owner's to follow (this node or another): it is called, off the
 	// workers, with the scheme://host[:port] whose robots.txt it is, the
 	// hop's URL and host and the hops so far, and returns the owner's
-	// decision (Inbound.HopFor there). An error leaves the robots.txt
+	// decision (Crawler.HopFor there). An error leaves the robots.txt
 	// unreachable for now, retried as a failed fetch is.
 	RobotsHop(ctx context.Context, forHost, target, targetHost string, hops int) (RobotsAnswer, error)
 }

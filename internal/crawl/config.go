@@ -154,7 +154,7 @@ type Config struct {
 	// the hosts by partition (see Cluster); nil is a crawl on its own.
 	Cluster Cluster
 	// SharedVisits says that other nodes of a cluster fetch this crawl's
-	// URLs too, and hand their visits over (Inbound.Adopt): before each
+	// URLs too, and hand their visits over (Crawler.Adopt): before each
 	// page is fetched its record is read, and a visit made since the URL
 	// was queued that is not due again counts as done here.
 	SharedVisits bool

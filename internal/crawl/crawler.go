@@ -69,19 +69,14 @@ type Crawler struct {
 	// queues the due URLs again, scan by scan.
 	sched     *schedule.Planner
 	recrawler *schedule.Recrawler
-	// pause holds the workers while an operator has paused the crawl;
-	// running is true while Run may take seeds (AddSeeds holds liveMu
-	// for reading while it works, Run for writing to end it).
-	pause   gate
-	ext     *externals // leases out to external fetchers
-	liveMu  sync.RWMutex
-	running bool
-	closed  bool // the store is closed: nothing more can be read (liveMu)
-	// ready is closed when running first turns true, done when the crawl
-	// has stopped taking work for good (closed turns true).
+	// pause holds the workers while an operator has paused the crawl.
+	pause gate
+	ext   *externals // leases out to external fetchers
+	life  *lifecycle // whether Run takes work, its frontier answers, its store is open
+	// ready is closed when the crawl first takes work, done when it has
+	// stopped taking work for good (its store closed).
 	ready, done         chan struct{}
 	readyOnce, doneOnce sync.Once
-	frontUp             bool // the frontier's Run was started (liveMu): before, it answers nothing
 
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
@@ -90,7 +85,7 @@ type Crawler struct {
 	// wants the images pages show.
 	handlers content.Set
 	embeds   bool
-	policies *hostPolicies // the operators' policies, applied to the hosts' clocks
+	policies *Policies // the operators' policies, applied to the hosts' clocks
 	stats    *counters
 	flog     *fetchlog.Log
 	start    time.Time
@@ -128,6 +123,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		canon: canon.New(cfg.Canon),
 		stats: newCounters(),
 		start: time.Now(), // set here, before anything may read it (Live, from another goroutine)
+		life:  &lifecycle{},
 		ready: make(chan struct{}),
 		done:  make(chan struct{}),
 	}
@@ -306,7 +302,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 	}
 	c.ext = &externals{canon: c.canon, robots: robotsCache, policies: c.cfg.Policies, log: c.log}
-	c.policies = &hostPolicies{set: c.cfg.Policies, robots: robotsCache, front: c.front, log: c.log}
+	c.policies = &Policies{set: c.cfg.Policies, limits: c.cfg.policyLimits(), db: c.state.DB, robots: robotsCache, front: c.front, life: c.life, log: c.log}
 	if c.sched, err = schedule.New(schedule.Config{ // after the in-link counts: they weigh in
 		Policy: c.cfg.Recrawl, RobotsTTL: c.cfg.RobotsTTL, SharedVisits: c.cfg.SharedVisits, Partitions: c.cfg.Partitions, DB: c.state.DB,
 		Canon: c.canon, Robots: robotsCache, Archive: c.arch, InLinks: c.inlinks, Log: c.log,

@@ -142,11 +142,10 @@ func (x *externals) externalizable(l frontier.Lease) bool {
 // only weft can serve (robots.txt first, a drained host) are served on
 // the way, as a worker would. It hands out nothing while the crawl is
 // paused.
-func (o Operator) LeaseExternal(ctx context.Context, n int, ttl, wait time.Duration) ([]ExternalLease, error) {
-	c := o.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	if !c.running {
+func (c *Crawler) LeaseExternal(ctx context.Context, n int, ttl, wait time.Duration) ([]ExternalLease, error) {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	if !c.life.running {
 		return nil, ErrNotRunning
 	}
 	var out []ExternalLease
@@ -185,11 +184,10 @@ func (o Operator) LeaseExternal(ctx context.Context, n int, ttl, wait time.Durat
 // content. The host's clock is armed from now, as after weft's own fetch;
 // a 429 or 503 backs the host off and keeps the URL queued. Completing a
 // lease twice with the same URL does nothing the second time.
-func (o Operator) CompleteExternal(id, url string, status int, fetchedAt time.Time, contentHash string) error {
-	c := o.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	if c.closed {
+func (c *Crawler) CompleteExternal(id, url string, status int, fetchedAt time.Time, contentHash string) error {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	if c.life.closed {
 		return ErrNotRunning
 	}
 	l, ok, err := c.ext.complete(id, url)

@@ -14,23 +14,18 @@ import (
 	"github.com/weft-crawler/weft/internal/store"
 )
 
-// Inbound is what a cluster calls in the crawl of one of its nodes: the
-// URLs and visits other nodes hand over, and the partitions that come and
-// go. Crawler.Inbound returns it; its methods are safe for concurrent use.
-// Cluster is the other way, what the crawl calls in the cluster.
-type Inbound struct{ c *Crawler }
-
-// Inbound returns the crawl as its cluster calls it.
-func (c *Crawler) Inbound() Inbound { return Inbound{c} }
+// What a cluster calls in the crawl of one of its nodes: the URLs and
+// visits other nodes hand over, and the partitions that come and go (and
+// HopFor). These methods are safe for concurrent use. Cluster is
+// the other way, what the crawl calls in the cluster.
 
 // Offer judges URLs found (by any node) for hosts this crawl owns: each
 // goes through the filters, robots.txt, the caps and the seen set as if
 // this crawl had found it, and is queued if new.
-func (in Inbound) Offer(urls []Offered) error {
-	c := in.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	if !c.running {
+func (c *Crawler) Offer(urls []Offered) error {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	if !c.life.running {
 		return ErrNotRunning
 	}
 	pb := c.state.NewBatch()
@@ -65,8 +60,7 @@ func (in Inbound) Offer(urls []Offered) error {
 // HoldPartition keeps the hosts of partition p from being leased (on), or
 // lets them be (off): a node of a cluster holds the partitions it does not
 // own.
-func (in Inbound) HoldPartition(p int, on bool) {
-	c := in.c
+func (c *Crawler) HoldPartition(p int, on bool) {
 	c.recrawler.Hold(p, on)
 	c.front.HoldPartition(p, on)
 }
@@ -75,8 +69,7 @@ func (in Inbound) HoldPartition(p int, on bool) {
 // them is out, the clocks they must keep, for the next owner's TakeOver
 // (frontier.ReleasePartition). It returns nil once Run has
 // ended.
-func (in Inbound) ReleasePartition(p int) map[string]frontier.Clock {
-	c := in.c
+func (c *Crawler) ReleasePartition(p int) map[string]frontier.Clock {
 	c.recrawler.Hold(p, true)
 	c.robots.DropHops(p)
 	return c.front.ReleasePartition(p)
@@ -87,11 +80,10 @@ func (in Inbound) ReleasePartition(p int) map[string]frontier.Clock {
 // followed so far, under targetHost's lease (robotstxt.Files.HopFor);
 // local says that this crawl asked. It returns ErrNotRunning unless Run
 // is taking work.
-func (in Inbound) HopFor(ctx context.Context, forHost, target, targetHost string, hops int, local bool) (RobotsAnswer, error) {
-	c := in.c
-	c.liveMu.RLock()
-	running := c.running
-	c.liveMu.RUnlock()
+func (c *Crawler) HopFor(ctx context.Context, forHost, target, targetHost string, hops int, local bool) (RobotsAnswer, error) {
+	c.life.mu.RLock()
+	running := c.life.running
+	c.life.mu.RUnlock()
 	if !running {
 		return RobotsAnswer{}, ErrNotRunning
 	}
@@ -103,8 +95,7 @@ func (in Inbound) HopFor(ctx context.Context, forHost, target, targetHost string
 // (Cluster.Clocked) over that: when the last request to each host was is
 // not known (frontier.TakeOverPartition). Call it before the partition is
 // let go (HoldPartition false).
-func (in Inbound) TakeOver(p int, clocks map[string]frontier.Clock) {
-	c := in.c
+func (c *Crawler) TakeOver(p int, clocks map[string]frontier.Clock) {
 	c.front.TakeOverPartition(p, time.Now(), clocks)
 }
 
@@ -118,11 +109,10 @@ func (in Inbound) TakeOver(p int, clocks map[string]frontier.Clock) {
 // place; its lease finds the newer visit and counts it (schedule.Planner.VisitedElsewhere).
 // The adopted records live in the store, not in memory. Like Offer, it
 // answers ErrNotRunning outside Run.
-func (in Inbound) Adopt(vs []Visited) error {
-	c := in.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	if !c.running {
+func (c *Crawler) Adopt(vs []Visited) error {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	if !c.life.running {
 		return ErrNotRunning
 	}
 	ab := c.state.NewBatch()
@@ -190,11 +180,10 @@ func (in Inbound) Adopt(vs []Visited) error {
 // summary), though its frontier, kept alive, never drains by itself: a
 // node of a cluster whose cluster has found the whole crawl done. The
 // leases out (none, on a drained crawl) run to their end.
-func (in Inbound) EndDrained() {
-	c := in.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	if !c.running {
+func (c *Crawler) EndDrained() {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	if !c.life.running {
 		return
 	}
 	c.endedDrained.Store(true)
@@ -202,9 +191,8 @@ func (in Inbound) EndDrained() {
 }
 
 // Running reports whether Run is taking work (Offer, Adopt, AddSeeds).
-func (in Inbound) Running() bool {
-	c := in.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	return c.running
+func (c *Crawler) Running() bool {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	return c.life.running
 }

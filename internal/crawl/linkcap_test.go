@@ -76,7 +76,7 @@ func TestLinkCapLogsAndCountsCutPages(t *testing.T) {
 	if sum.LinksCut != 1 || len(sum.LinksCutHosts) != 1 || sum.LinksCutHosts[index] != 1 {
 		t.Errorf("summary: %d pages cut, per host %v; want 1, on %s", sum.LinksCut, sum.LinksCutHosts, index)
 	}
-	if m := c.Operator().Metrics(); m.LinksCut != 1 || !slices.Equal(m.LinksCutHosts, []HostPages{{Host: index, Pages: 1}}) {
+	if m := c.Metrics(); m.LinksCut != 1 || !slices.Equal(m.LinksCutHosts, []HostPages{{Host: index, Pages: 1}}) {
 		t.Errorf("metrics: %d pages cut, hosts %v", m.LinksCut, m.LinksCutHosts)
 	}
 	var out bytes.Buffer

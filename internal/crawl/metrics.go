@@ -95,8 +95,7 @@ type Metrics struct {
 }
 
 // Metrics returns the crawl's measurements now, from any goroutine.
-func (o Operator) Metrics() Metrics {
-	c := o.c
+func (c *Crawler) Metrics() Metrics {
 	m := Metrics{FetchDuration: c.stats.fetchTime.snapshot(), QueueDelay: c.stats.queueDelay.snapshot(), Seen: c.seen.Stats()}
 	if t := c.stats.lastHigh.Load(); t != 0 {
 		m.LastHighPriority = time.Unix(0, t)

@@ -265,10 +265,10 @@ func TestPolicySetWhileRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Operator().SetPolicy(host, policy.Policy{Delay: policy.Duration(delay / 2)}); err == nil {
+	if err := c.Policies().Set(host, policy.Policy{Delay: policy.Duration(delay / 2)}); err == nil {
 		t.Error("a policy delay shorter than the crawl's was accepted")
 	}
-	if err := c.Operator().SetPolicy(host, policy.Policy{Delay: policy.Duration(3 * delay), Disallow: []string{"/private/"}}); err != nil {
+	if err := c.Policies().Set(host, policy.Policy{Delay: policy.Duration(3 * delay), Disallow: []string{"/private/"}}); err != nil {
 		t.Fatal(err)
 	}
 	sum, err := c.Run(t.Context())
@@ -286,11 +286,11 @@ func TestPolicySetWhileRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, ok := c.Operator().Policy(strings.ToUpper(host)) // a host is named as its URLs have it, whatever the case
+	p, ok := c.Policies().Policy(strings.ToUpper(host)) // a host is named as its URLs have it, whatever the case
 	if !ok || time.Duration(p.Delay) != 3*delay || !slices.Equal(p.Disallow, []string{"/private/"}) {
 		t.Errorf("after a restart: %+v %v", p, ok)
 	}
-	if had, err := c.Operator().DeletePolicy(strings.ToUpper(host)); !had || err != nil {
+	if had, err := c.Policies().Delete(strings.ToUpper(host)); !had || err != nil {
 		t.Errorf("delete: %v %v", had, err)
 	}
 	c.Discard()
@@ -299,7 +299,7 @@ func TestPolicySetWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Discard()
-	if _, ok := c.Operator().Policy(host); ok {
+	if _, ok := c.Policies().Policy(host); ok {
 		t.Error("a deleted policy came back after a restart")
 	}
 }
@@ -330,18 +330,18 @@ func TestPolicyChangeKeepsRobotsCrawlDelay(t *testing.T) {
 	}()
 	requests := func() int { return len(web.Log()) }
 	testwait.Eventually(t, 30*time.Second, "four requests", func() bool { return requests() >= 4 })
-	if err := c.Operator().SetPolicy(host, policy.Policy{Delay: policy.Duration(3 * delay)}); err != nil {
+	if err := c.Policies().Set(host, policy.Policy{Delay: policy.Duration(3 * delay)}); err != nil {
 		t.Fatal(err)
 	}
-	if g := c.Operator().Host(host).Gap; g != crawlDelay {
+	if g := c.Hosts().Host(host).Gap; g != crawlDelay {
 		t.Errorf("the gap right after the policy: %v, want the Crawl-delay %v", g, crawlDelay)
 	}
 	at := requests()
 	testwait.Eventually(t, 30*time.Second, "three requests after the policy", func() bool { return requests() >= at+3 })
-	if _, err := c.Operator().DeletePolicy(host); err != nil {
+	if _, err := c.Policies().Delete(host); err != nil {
 		t.Fatal(err)
 	}
-	if g := c.Operator().Host(host).Gap; g != crawlDelay {
+	if g := c.Hosts().Host(host).Gap; g != crawlDelay {
 		t.Errorf("the gap right after the policy's deletion: %v, want the Crawl-delay %v", g, crawlDelay)
 	}
 	at = requests()

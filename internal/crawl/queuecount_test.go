@@ -60,7 +60,7 @@ func TestQueueCountFollowsTheCrawl(t *testing.T) {
 	if _, err := c.Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	stored := c.Operator().Live().Stored
+	stored := c.Live().Stored
 	if stored == nil || *stored == 0 {
 		t.Fatalf("queue count %v after stopping at 60 pages, want the URLs left", stored)
 	}
@@ -73,13 +73,13 @@ func TestQueueCountFollowsTheCrawl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first := c.Operator().Live().Stored; first == nil || *first != *stored {
+	if first := c.Live().Stored; first == nil || *first != *stored {
 		t.Errorf("restarted: queue count %v before it runs, want %d", first, *stored)
 	}
 	if _, err := c.Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if n := c.Operator().Live().Stored; n == nil || *n != 0 {
+	if n := c.Live().Stored; n == nil || *n != 0 {
 		t.Errorf("queue count %v after the drain, want 0", n)
 	}
 	if walked := walkQueues(t, cfg.DataDir); walked != 0 {

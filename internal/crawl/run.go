@@ -35,9 +35,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		stopWarm()
 		warm.Wait()
 		c.robots.Wait()
-		c.liveMu.Lock()
-		c.running, c.closed = false, true // the API reads and writes no more
-		c.liveMu.Unlock()
+		c.life.set(func(l *lifecycle) { l.running, l.closed = false, true }) // the API reads and writes no more
 		c.doneOnce.Do(func() { close(c.done) })
 		return c.close(archive.UploadDrain)
 	}
@@ -86,7 +84,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	} else if err != nil {
 		return Summary{StoppedBy: "failed"}, errors.Join(fmt.Errorf("crawl: record seeds: %w", err), closeAll())
 	}
-	c.setRunning(true)
+	c.setRunning()
 
 	// fetchCtx, which the fetches use, ends Grace after ctx.
 	fetchCtx, cutFetches := context.WithCancel(context.WithoutCancel(ctx))
@@ -107,9 +105,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		graceMu.Unlock()
 	}()
 	frontErr := make(chan error, 1)
-	c.liveMu.Lock()
-	c.frontUp = true // the frontier answers Stats, Host and Hosts from now on
-	c.liveMu.Unlock()
+	c.life.set(func(l *lifecycle) { l.frontUp = true }) // the frontier answers Stats, Host and Hosts from now on
 	go func() { frontErr <- c.front.Run(leaseCtx) }()
 	var rescan sync.WaitGroup
 	if c.cfg.Recrawl != nil {

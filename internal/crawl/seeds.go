@@ -2,15 +2,18 @@ package crawl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/robotstxt"
+	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/seen"
 )
 
@@ -109,4 +112,58 @@ func addressKind(a netip.Addr) string {
 		return "a multicast address"
 	}
 	return "in a special-purpose range (carrier-grade NAT, benchmarking, documentation, metadata...)"
+}
+
+// AddSeeds offers urls to the running crawl as seeds, high priority or
+// normal: each goes through what a seed of the command line does (the
+// canonicaliser, the scheme check, the SSRF guard for an address known
+// without DNS, the filters and Include/Exclude, the cached robots.txt, the
+// host cap, the seen set), and one accepted widens the scope as a seed
+// does, for this run and after a restart. It returns a verdict per URL,
+// in order.
+func (c *Crawler) AddSeeds(urls []string, high bool) ([]Verdict, error) {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	if !c.life.running {
+		return nil, ErrNotRunning
+	}
+	prio := frontier.Normal
+	if high {
+		prio = frontier.High
+	}
+	pb := c.state.NewBatch()
+	out := make([]Verdict, len(urls))
+	for i, raw := range urls {
+		out[i].URL = raw
+		u, err := ParseSeed(c.canon, raw)
+		if err != nil {
+			out[i].Reason, out[i].Err = judge.Invalid, err
+			c.judge.Count(judge.Invalid, 1)
+			continue
+		}
+		out[i].URL = u.String
+		if r := c.scope.CheckSeed(u); r != "" {
+			out[i].Reason = string(r)
+			if r == scope.ReasonFilter {
+				out[i].Err = c.scope.ExplainFilter(u, false)
+			}
+			c.judge.Count(string(r), 1)
+			continue
+		}
+		switch why := c.admit(pb, judge.Candidate{URL: u, Priority: prio}); why {
+		case "", judge.Forwarded:
+			// Accepted (queued, or by its host's owner): its scope widens.
+			c.scope.AddSeed(u)
+			pb.WidenScope(u.String)
+		default:
+			out[i].Reason = why
+		}
+	}
+	if err := pb.Commit(c.seen, c.front); err != nil {
+		if !errors.Is(err, ErrStopping) { // the seeds are refused; the crawl ends as it was stopping anyway
+			c.fail(fmt.Errorf("crawl: record seeds: %w", err))
+		}
+		return nil, err
+	}
+	return out, nil
 }

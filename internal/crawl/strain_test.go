@@ -131,12 +131,12 @@ func TestServerStrainIsHeeded(t *testing.T) {
 	}
 	// The crawl drained: the store's queue count, kept through every
 	// retry, drop and park, is back at zero.
-	if n := c.Operator().Live().Stored; n == nil || *n != 0 {
+	if n := c.Live().Stored; n == nil || *n != 0 {
 		t.Errorf("queue count after the drain: %v, want 0", n)
 	}
 	// Its page in the operator API has its robots.txt and four failed
 	// fetches, and the park.
-	if a, ok := c.Operator().Activity(mw.auth["fail.test"]); !ok || a.Fetched != 5 || a.Errors != 4 || len(a.Last) != 5 || len(a.Parks) < 1 ||
+	if a, ok := c.Hosts().Activity(mw.auth["fail.test"]); !ok || a.Fetched != 5 || a.Errors != 4 || len(a.Last) != 5 || len(a.Parks) < 1 ||
 		a.Last[0].Status != 500 || a.Last[4].Outcome != "robots" || !a.Parks[0].Until.After(a.Parks[0].At) {
 		t.Errorf("fail.test's activity: %+v (kept %v); want its robots.txt and 4 failed fetches, its park", a, ok)
 	}

@@ -1,4 +1,4 @@
-package api
+package operator
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/api"
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/synthweb"
 	"github.com/weft-crawler/weft/internal/testwait"
@@ -36,7 +37,7 @@ func TestPauseAndStatsLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c.Operator())
+	srv, err := api.New(api.Config{Addr: "127.0.0.1:0", Token: "tok"}, Resources(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,14 +47,14 @@ func TestPauseAndStatsLive(t *testing.T) {
 	defer srv.Close(context.Background())
 	base := "http://" + srv.Addr()
 	client := &http.Client{Timeout: 5 * time.Second}
-	stats := func() Stats {
+	stats := func() api.Stats {
 		t.Helper()
 		resp, err := client.Get(base + "/v1/stats")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var st Stats
+		var st api.Stats
 		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || resp.StatusCode != 200 {
 			t.Fatalf("stats: %d %v", resp.StatusCode, err)
 		}
@@ -83,7 +84,7 @@ func TestPauseAndStatsLive(t *testing.T) {
 	}()
 	testwait.Eventually(t, 20*time.Second, "20 pages crawled", func() bool { return stats().Pages >= 20 })
 	post("/v1/pause")
-	testwait.Eventually(t, 20*time.Second, "the fetches in flight to end", func() bool { return c.Operator().Live().Frontier.InFlight == 0 })
+	testwait.Eventually(t, 20*time.Second, "the fetches in flight to end", func() bool { return c.Live().Frontier.InFlight == 0 })
 	quietFrom := time.Now()
 	before := stats()
 	time.Sleep(700 * time.Millisecond) // the pause's span, in which no request may start
@@ -113,7 +114,7 @@ func TestPauseAndStatsLive(t *testing.T) {
 	}
 	// The metrics measured the same crawl: one fetch duration per page,
 	// and the seeds' high priority.
-	m := c.Operator().Metrics()
+	m := c.Metrics()
 	if m.FetchDuration.Count != uint64(sum.Pages) || m.QueueDelay.Count != uint64(sum.Pages) || m.LastHighPriority.IsZero() || m.Seen.FillRatio <= 0 {
 		t.Errorf("metrics: %d fetch durations and %d queue delays for %d pages, last high-priority fetch %v, Bloom fill %v",
 			m.FetchDuration.Count, m.QueueDelay.Count, sum.Pages, m.LastHighPriority, m.Seen.FillRatio)
@@ -149,7 +150,7 @@ func TestSeedsLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c.Operator())
+	srv, err := api.New(api.Config{Addr: "127.0.0.1:0", Token: "tok"}, Resources(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestSeedsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close(context.Background())
-	c.Operator().Pause() // nothing is fetched until the seeds are in
+	c.Pause() // nothing is fetched until the seeds are in
 	done := make(chan crawl.Summary, 1)
 	go func() {
 		sum, err := c.Run(t.Context())
@@ -170,9 +171,9 @@ func TestSeedsLive(t *testing.T) {
 	// The forbidden address also in hex, with user info, and as one
 	// decimal number: the canonicaliser writes each as 127.0.99.99 first.
 	body := `{"urls": ["` + fresh + `", "` + seeds[0] + `", "http://` + forbidden + `:9/x", "http://0x7f.0.0x63.0143:9/hex", "http://user:pw@2130731875:9/dec", "http://[::1", "ftp://a.test/"], "priority": "high"}`
-	send := func() (int, SeedsResponse) {
+	send := func() (int, api.SeedsResponse) {
 		t.Helper()
-		var resp SeedsResponse
+		var resp api.SeedsResponse
 		code := 0
 		testwait.EventuallyNil(t, 20*time.Second, "the crawl taking seeds", func() error {
 			req, _ := http.NewRequest("POST", "http://"+srv.Addr()+"/v1/seeds", strings.NewReader(body))
@@ -182,7 +183,7 @@ func TestSeedsLive(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			resp = SeedsResponse{}
+			resp = api.SeedsResponse{}
 			json.NewDecoder(r.Body).Decode(&resp)
 			r.Body.Close()
 			if code = r.StatusCode; code == http.StatusServiceUnavailable { // Run not yet taking seeds
@@ -205,7 +206,7 @@ func TestSeedsLive(t *testing.T) {
 	if code, again := send(); code != 202 || !reflect.DeepEqual(again, first) {
 		t.Errorf("the same key again: %d %+v", code, again)
 	}
-	c.Operator().Resume()
+	c.Resume()
 	var sum crawl.Summary
 	select {
 	case sum = <-done:
@@ -237,7 +238,7 @@ func TestHostPauseLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c.Operator())
+	srv, err := api.New(api.Config{Addr: "127.0.0.1:0", Token: "tok"}, Resources(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,13 +275,13 @@ func TestHostPauseLive(t *testing.T) {
 	}()
 	// The other hosts drain; the held one waits with its seed queued.
 	testwait.EventuallyNil(t, 30*time.Second, "the other hosts to drain", func() error {
-		if st := c.Operator().Live(); st.Pages == 0 || st.Frontier.InFlight != 0 || st.Frontier.Queued == 0 || st.Frontier.ReadyHosts != 0 || st.Frontier.WaitingHost != 0 {
+		if st := c.Live(); st.Pages == 0 || st.Frontier.InFlight != 0 || st.Frontier.Queued == 0 || st.Frontier.ReadyHosts != 0 || st.Frontier.WaitingHost != 0 {
 			return fmt.Errorf("%d pages; %+v", st.Pages, st.Frontier)
 		}
 		return nil
 	})
 	code, body := call("GET", "/v1/hosts/"+held.Authority)
-	var h Host
+	var h api.Host
 	if err := json.Unmarshal(body, &h); code != 200 || err != nil || !h.Held || h.QueuedInMemory+btoi(h.MoreOnDisk) == 0 {
 		t.Errorf("held host: %d %s", code, body)
 	}
@@ -292,7 +293,7 @@ func TestHostPauseLive(t *testing.T) {
 	// GET /v1/urls: the held host's seed is queued; paging through every
 	// URL, five at a time, meets each once and ends.
 	code, body = call("GET", "/v1/urls?status=queued&host="+held.Authority)
-	var queued URLs
+	var queued api.URLs
 	if err := json.Unmarshal(body, &queued); code != 200 || err != nil || len(queued.URLs) == 0 || queued.URLs[0].Host != held.Authority {
 		t.Errorf("the held host's queued URLs: %d %s", code, body)
 	}
@@ -300,7 +301,7 @@ func TestHostPauseLive(t *testing.T) {
 	nDone := 0
 	for cursor := ""; ; {
 		code, body := call("GET", "/v1/urls?limit=5&cursor="+cursor)
-		var page URLs
+		var page api.URLs
 		if err := json.Unmarshal(body, &page); code != 200 || err != nil {
 			t.Fatalf("a page of URLs: %d %s", code, body)
 		}
@@ -312,7 +313,7 @@ func TestHostPauseLive(t *testing.T) {
 			if u.Status == "done" {
 				if nDone == 0 { // its page shows where its bytes are
 					code, body := call("GET", "/v1/pages/"+u.URLHash)
-					var p PageInfo
+					var p api.PageInfo
 					if err := json.Unmarshal(body, &p); code != 200 || err != nil || p.URL != u.URL || p.BodyKey == nil || p.BodyKey.Length == 0 {
 						t.Errorf("the page of %s: %d %s", u.URL, code, body)
 					} else if _, err := os.Stat(filepath.Join(cfg.DataDir, "warc", p.BodyKey.WARCFile)); err != nil {
@@ -330,7 +331,7 @@ func TestHostPauseLive(t *testing.T) {
 			break
 		}
 	}
-	if live := c.Operator().Live(); nDone != int(live.Pages) {
+	if live := c.Live(); nDone != int(live.Pages) {
 		t.Errorf("%d URLs listed done, the crawl fetched %d pages", nDone, live.Pages)
 	}
 	if code, _ := call("POST", "/v1/hosts/"+held.Authority+"/resume"); code != 200 {
@@ -392,7 +393,7 @@ func TestExternalFetchers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok", LeaseTTL: 300 * time.Millisecond}, c.Operator())
+	srv, err := api.New(api.Config{Addr: "127.0.0.1:0", Token: "tok", LeaseTTL: 300 * time.Millisecond}, Resources(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +401,7 @@ func TestExternalFetchers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close(context.Background())
-	api := func(path string, in, out any) int {
+	call := func(path string, in, out any) int {
 		b, _ := json.Marshal(in)
 		req, _ := http.NewRequest("POST", "http://"+srv.Addr()+path, bytes.NewReader(b))
 		req.Header.Set("Authorization", "Bearer tok")
@@ -444,8 +445,8 @@ func TestExternalFetchers(t *testing.T) {
 					return
 				default:
 				}
-				var lr LeaseResponse
-				if code := api("/v1/frontier/lease", LeaseRequest{WorkerID: fmt.Sprint("w", w), MaxURLs: 2, WaitMS: 200}, &lr); code != 200 {
+				var lr api.LeaseResponse
+				if code := call("/v1/frontier/lease", api.LeaseRequest{WorkerID: fmt.Sprint("w", w), MaxURLs: 2, WaitMS: 200}, &lr); code != 200 {
 					time.Sleep(20 * time.Millisecond)
 					continue
 				}
@@ -459,7 +460,7 @@ func TestExternalFetchers(t *testing.T) {
 						resp.Body.Close()
 						status = resp.StatusCode
 					}
-					if code := api("/v1/frontier/complete", CompleteRequest{LeaseID: l.LeaseID, URL: l.URL, StatusCode: status, FetchedAt: time.Now()}, nil); code != 204 {
+					if code := call("/v1/frontier/complete", api.CompleteRequest{LeaseID: l.LeaseID, URL: l.URL, StatusCode: status, FetchedAt: time.Now()}, nil); code != 204 {
 						t.Errorf("complete %s: %d", l.URL, code)
 					}
 					external.Add(1)

@@ -1,4 +1,4 @@
-package api
+package operator
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/weft-crawler/weft/internal/api"
 	"github.com/weft-crawler/weft/internal/browsertest"
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/policy"
@@ -32,7 +33,20 @@ import (
 // nothing is written to the console as an error. With
 // WEFT_SCREENSHOTS=DIR it saves dashboard.png and host.png there (the
 // README's pictures: WEFT_SCREENSHOTS=$PWD/docs go test -run
-// DashboardInBrowser ./internal/api).
+// DashboardInBrowser ./internal/operator).
+// soleNode is the node of a cluster of one, for the dashboard's cluster
+// panel: it holds partitions 2 and 7 of 8.
+type soleNode struct{}
+
+func (soleNode) Name() string          { return "n1" }
+func (soleNode) Owned() map[int]uint64 { return map[int]uint64{2: 9, 7: 3} }
+func (soleNode) Handoffs() int         { return 4 }
+func (soleNode) Snapshots() int64      { return 6 }
+func (soleNode) PartitionCount() int   { return 8 }
+func (soleNode) Members(context.Context) ([]api.ClusterMember, error) {
+	return []api.ClusterMember{{Node: "n1", Partitions: []int{2, 7}}}, nil
+}
+
 func TestDashboardInBrowser(t *testing.T) {
 	bin := browsertest.Chromium(t)
 	web, err := synthweb.Start(synthweb.Config{Seed: 15, Hosts: 8, PagesPerHost: 60, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound, synthweb.RobotsRules}})
@@ -53,8 +67,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	// Shown as a node of a cluster of one: the cluster panel draws what
 	// GET /v1/cluster says. History every 200 ms, so that the test has
 	// samples soon.
-	srv, err := New(Config{Addr: "127.0.0.1:0", Token: token, HistoryInterval: 200 * time.Millisecond,
-		Cluster: fakeNode{members: []ClusterMember{{Node: "n1", Partitions: []int{2, 7}}}}}, c.Operator())
+	srv, err := api.New(api.Config{Addr: "127.0.0.1:0", Token: token, HistoryInterval: 200 * time.Millisecond,
+		Cluster: soleNode{}}, Resources(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,13 +107,13 @@ func TestDashboardInBrowser(t *testing.T) {
 	case <-done:
 		t.Fatal("the crawl ended before it took work")
 	}
-	if err := c.Operator().SetPolicy(policyHost, policy.Policy{Delay: policy.Duration(time.Second), Disallow: []string{"/private/"}}); err != nil {
+	if err := c.Policies().Set(policyHost, policy.Policy{Delay: policy.Duration(time.Second), Disallow: []string{"/private/"}}); err != nil {
 		t.Fatal(err)
 	}
 	// The crawl runs for a while before the page opens: its history has
 	// samples with pages in them.
 	testwait.Eventually(t, time.Minute, "five samples of history with pages", func() bool {
-		var h History
+		var h api.History
 		getJSON("/v1/history", &h)
 		pages := int64(0)
 		for _, s := range h.Fine {
@@ -212,11 +226,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err := chromedp.Do(bctx, chromedp.Click("#pause")); err != nil {
 		t.Fatal(err)
 	}
-	testwait.Eventually(t, 30*time.Second, "the crawl to pause", func() bool { return c.Operator().Live().Paused })
+	testwait.Eventually(t, 30*time.Second, "the crawl to pause", func() bool { return c.Live().Paused })
 	// Paused, the numbers hold still: the page's must be the API's.
-	testwait.Eventually(t, 30*time.Second, "the fetches in flight to end", func() bool { return c.Operator().Live().Frontier.InFlight == 0 })
+	testwait.Eventually(t, 30*time.Second, "the fetches in flight to end", func() bool { return c.Live().Frontier.InFlight == 0 })
 	waitUpdates(2)
-	var st Stats
+	var st api.Stats
 	getJSON("/v1/stats", &st)
 	if st.Frontier.Stored == nil {
 		t.Fatal("/v1/stats has no queue count (frontier.stored) for a new crawl")
@@ -272,7 +286,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if shown := num(`document.getElementById('overview').offsetHeight`); shown != 0 {
 		t.Errorf("the overview is still shown (%v px) on the host page", shown)
 	}
-	var h Host
+	var h api.Host
 	testwait.Eventually(t, 30*time.Second, "the host page to show what /v1/hosts/{host} says", func() bool {
 		getJSON("/v1/hosts/"+policyHost, &h)
 		return str(`document.getElementById('host-state').dataset.value`) == h.State &&
@@ -308,23 +322,23 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	testwait.Eventually(t, 30*time.Second, "the host page to say held", func() bool {
-		return str(`document.getElementById('host-state').dataset.value`) == StateHeld
+		return str(`document.getElementById('host-state').dataset.value`) == api.StateHeld
 	})
-	if getJSON("/v1/hosts/"+policyHost, &h); h.State != StateHeld || !h.Held {
+	if getJSON("/v1/hosts/"+policyHost, &h); h.State != api.StateHeld || !h.Held {
 		t.Errorf("/v1/hosts/%s after Hold: state %q, held %v", policyHost, h.State, h.Held)
 	}
 	if err := chromedp.Do(bctx, chromedp.Click("#host-release")); err != nil {
 		t.Fatal(err)
 	}
 	testwait.Eventually(t, 30*time.Second, "the host page to say it is not held", func() bool {
-		return str(`document.getElementById('host-state').dataset.value`) != StateHeld
+		return str(`document.getElementById('host-state').dataset.value`) != api.StateHeld
 	})
 
 	// Back to the overview, and Resume.
 	if err := chromedp.Do(bctx, chromedp.Navigate(base+"/#"), chromedp.Click("#resume")); err != nil {
 		t.Fatal(err)
 	}
-	testwait.Eventually(t, 30*time.Second, "the crawl to resume", func() bool { return !c.Operator().Live().Paused })
+	testwait.Eventually(t, 30*time.Second, "the crawl to resume", func() bool { return !c.Live().Paused })
 	testwait.Eventually(t, 30*time.Second, "the page to say running", func() bool {
 		return str(`document.getElementById('state').textContent`) == "running"
 	})
