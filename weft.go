@@ -27,13 +27,13 @@ package weft
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/report"
 	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/settings"
 )
@@ -132,10 +132,7 @@ type Summary struct {
 // elapsed_seconds.
 func (s Summary) MarshalJSON() ([]byte, error) {
 	type fields Summary // the tags, without this method
-	return json.Marshal(struct {
-		ElapsedSeconds float64 `json:"elapsed_seconds"`
-		fields
-	}{s.Elapsed.Seconds(), fields(s)})
+	return report.WithElapsed(s.Elapsed, fields(s))
 }
 
 func summaryOf(s crawl.Summary) Summary {

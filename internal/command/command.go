@@ -170,17 +170,7 @@ func New(cfg Config) (*Handler, error) {
 func (h *Handler) Name() string { return h.cfg.Name }
 
 // Accepts implements plugin.Handler.
-func (h *Handler) Accepts(mt string) bool {
-	for _, p := range h.cfg.MediaTypes {
-		switch {
-		case p == "*/*", p == mt:
-			return true
-		case strings.HasSuffix(p, "/*") && strings.HasPrefix(mt, p[:len(p)-1]):
-			return true
-		}
-	}
-	return false
-}
+func (h *Handler) Accepts(mt string) bool { return plugin.MatchType(h.cfg.MediaTypes, mt) }
 
 // Stats returns the handler's totals so far.
 func (h *Handler) Stats() Stats {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -118,10 +119,22 @@ type Summary struct {
 // a Live's parts, not the Live.
 func (s Summary) MarshalJSON() ([]byte, error) {
 	type fields Summary // the tags, without this method
-	return json.Marshal(struct {
-		ElapsedSeconds float64 `json:"elapsed_seconds"`
-		fields
-	}{s.Elapsed.Seconds(), fields(s)})
+	return WithElapsed(s.Elapsed, fields(s))
+}
+
+// WithElapsed writes v, a struct, as JSON with elapsed first as
+// elapsed_seconds, a number of seconds: the way every summary of weft
+// writes its Elapsed (which its tag leaves out).
+func WithElapsed(elapsed time.Duration, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil || len(b) < 2 || b[0] != '{' {
+		return b, err
+	}
+	out := strconv.AppendFloat([]byte(`{"elapsed_seconds":`), elapsed.Seconds(), 'g', -1, 64)
+	if len(b) > 2 { // not {}
+		out = append(out, ',')
+	}
+	return append(out, b[1:]...), nil
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
