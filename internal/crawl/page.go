@@ -59,6 +59,29 @@ type pageRun struct {
 	render   *renderable // an HTML page the renderer may read
 
 	out leaseOutcome
+
+	bufs *pageBuffers // the worker's, which found and votes are taken from
+}
+
+// pageBuffers are what a worker's pages collect on their way to the
+// judge, kept from page to page: a page leads to a hundred URLs, and a
+// slice and a map of that size made anew for each page doubled the bytes
+// a page allocates.
+type pageBuffers struct {
+	found []found
+	votes map[seen.Key]bool
+}
+
+// newPageRun starts l's run with the worker's buffers.
+func newPageRun(l frontier.Lease, pb *state.Batch, bufs *pageBuffers) *pageRun {
+	return &pageRun{l: l, pb: pb, found: bufs.found[:0], bufs: bufs}
+}
+
+// release hands the run's buffers back to its worker, emptied.
+func (p *pageRun) release() {
+	clear(p.found) // no candidate's strings outlive the page
+	p.bufs.found = p.found[:0]
+	clear(p.bufs.votes)
 }
 
 // found is a URL a page leads to (a link, a requisite, a redirect's

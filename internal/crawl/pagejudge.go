@@ -35,6 +35,7 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 			c.stats.redirectSeen.Add(1)
 		}
 	}
+	clear(p.found)
 	p.found = p.found[:0]
 	for k := range p.votes {
 		c.inlinks.Add(k)

@@ -230,7 +230,11 @@ func (c *Crawler) findLinks(p *pageRun, base *canon.Base, res *content.Result, f
 	l, u := p.l, p.u
 	p.links = make([]string, 0, len(res.Links))
 	if follow && c.inlinks != nil && p.prev.Digest == ([sha1.Size]byte{}) && p.resp.Truncated == "" {
-		p.votes = make(map[seen.Key]bool, len(res.Links))
+		if p.bufs != nil {
+			p.votes = p.bufs.votes
+		} else {
+			p.votes = make(map[seen.Key]bool, len(res.Links))
+		}
 	}
 	for i, link := range res.Links {
 		lu, err := base.Resolve(link.URL)

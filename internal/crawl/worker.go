@@ -14,11 +14,13 @@ import (
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/robotstxt"
 	"github.com/weft-crawler/weft/internal/schedule"
+	"github.com/weft-crawler/weft/internal/seen"
 )
 
 // work leases URLs until the frontier drains or leasing stops. Every lease
 // is completed, whatever happens to its fetch.
 func (c *Crawler) work(ctx, leaseCtx context.Context) {
+	bufs := &pageBuffers{votes: map[seen.Key]bool{}}
 	for {
 		if err := c.pause.wait(leaseCtx); err != nil {
 			return
@@ -46,13 +48,14 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		if !until.IsZero() {
 			hctx, cancel = context.WithDeadline(ctx, until)
 		}
-		p := &pageRun{l: l, pb: c.state.NewBatch()}
+		p := newPageRun(l, c.state.NewBatch(), bufs)
 		if v, ok := c.sched.VisitedElsewhere(l); ok {
 			p.out = leaseOutcome{outcome: "elsewhere", status: v.Record.LastStatus, visit: v}
 		} else {
 			c.handle(hctx, p)
 		}
 		c.finish(p)
+		p.release()
 		cancel()
 	}
 }

@@ -180,6 +180,8 @@ type Judge struct {
 
 	mu       sync.Mutex
 	rejected map[string]int64
+
+	admissions sync.Pool // *admission, one per link being judged
 }
 
 // New returns a Judge.
@@ -188,12 +190,13 @@ func New(cfg Config) *Judge {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Judge{
-		cfg:      cfg,
-		traps:    newTraps(cfg.ExpectedURLs, max(cfg.MaxURLsPerPattern, 0)),
-		aliases:  &aliases{states: cfg.Hosts, captures: cfg.Captures, canon: cfg.Canon, log: cfg.Log},
-		copies:   &copies{window: cfg.NearDupWindow, states: cfg.Hosts, log: cfg.Log},
-		gaveUp:   hostmap.NewBounded[bool](cfg.Partitions, cfg.HostCache, nil),
-		rejected: map[string]int64{},
+		cfg:        cfg,
+		traps:      newTraps(cfg.ExpectedURLs, max(cfg.MaxURLsPerPattern, 0)),
+		aliases:    &aliases{states: cfg.Hosts, captures: cfg.Captures, canon: cfg.Canon, log: cfg.Log},
+		copies:     &copies{window: cfg.NearDupWindow, states: cfg.Hosts, log: cfg.Log},
+		gaveUp:     hostmap.NewBounded[bool](cfg.Partitions, cfg.HostCache, nil),
+		rejected:   map[string]int64{},
+		admissions: sync.Pool{New: func() any { return new(admission) }},
 	}
 }
 
@@ -204,23 +207,27 @@ type Stager interface {
 	Stage(it frontier.Item, partition int, k seen.Key) error
 }
 
-// refusal is why a rule refuses a URL. host is set when a trap rule
-// refused it, so that the refusal counts against that host.
+// refusal is why a rule refuses a URL ("" when none does). host is set
+// when a trap rule refused it, so that the refusal counts against that
+// host. It is a value: judging a link allocates nothing for its verdict.
 type refusal struct {
 	reason, host string
 	bounded      bool // a link filter's reason: counted as one of at most maxReasons
 }
 
-func (r *refusal) Error() string { return r.reason }
-
 // refuse is the refusal for reason; a trap rule's names the host.
-func refuse(reason string, u canon.URL) *refusal {
-	r := &refusal{reason: reason}
+func refuse(reason string, u canon.URL) refusal {
+	r := refusal{reason: reason}
 	if trapRule(reason) {
 		r.host = u.Authority
 	}
 	return r
 }
+
+// errRefused is what an admission's Screen or Record returns through the
+// seen set when a rule refuses the URL; the refusal itself is the
+// admission's why.
+var errRefused = errors.New("judge: refused")
 
 // Admit judges c by every rule, cheapest first, and returns why it is
 // not to be queued, or "" when it is: st has staged it. Forwarded means another node owns its host:
@@ -230,60 +237,46 @@ func refuse(reason string, u canon.URL) *refusal {
 // would refuse it anyway (only the reason counted differs). Every refusal
 // is counted. An error is the store's: the crawl cannot go on.
 func (j *Judge) Admit(c Candidate, st Stager) (string, error) {
-	err := j.admit(&c, st)
-	var r *refusal
+	r, err := j.admit(c, st)
 	switch {
-	case err == forwarded:
-		return Forwarded, nil
-	case errors.As(err, &r):
-		if r.bounded {
-			j.countBounded(r.reason)
-		} else {
-			j.Count(r.reason, 1)
-		}
-		if r.host != "" {
-			j.traps.refused(r.host, r.reason)
-		}
-		return r.reason, nil
 	case err != nil:
 		return "error", fmt.Errorf("judge: accept %s: %w", c.URL.String, err)
+	case r.reason == "" || r.reason == Forwarded:
+		return r.reason, nil
 	}
-	return "", nil
+	if r.bounded {
+		j.countBounded(r.reason)
+	} else {
+		j.Count(r.reason, 1)
+	}
+	if r.host != "" {
+		j.traps.refused(r.host, r.reason)
+	}
+	return r.reason, nil
 }
 
-// forwarded is how admit hands back a URL another node owns.
-var forwarded = &refusal{reason: Forwarded}
-
-func (j *Judge) admit(c *Candidate, st Stager) error {
-	if r := j.scope(c); r != nil {
-		return r
+// admit judges c: the refusal, Forwarded for another node's host, or
+// none (staged in st). The candidate travels in an admission taken from
+// the judge's pool: judging a link allocates nothing of its own.
+func (j *Judge) admit(c Candidate, st Stager) (refusal, error) {
+	if r := j.scope(&c); r.reason != "" {
+		return r, nil
 	}
 	if c.Key == (seen.Key{}) {
 		c.Key = seen.KeyOf(c.URL.String)
 	}
-	a := &admission{j: j, c: c, stage: st}
-	if !c.As.Offered() && !j.owns(c.URL.Authority) {
-		// Another node's host: its owner's seen set judges whether the
-		// URL is new (not a refusal: the caller counts what it forwards).
-		if err := a.Screen(); err != nil {
-			return err
-		}
-		return forwarded
-	}
-	isNew, err := j.cfg.Seen.AddKey(c.URL.Authority, c.URL.String, c.Key, a)
-	switch {
-	case err != nil:
-		return err
-	case !isNew:
-		return &refusal{reason: Seen}
-	}
-	return nil
+	a := j.admissions.Get().(*admission)
+	*a = admission{j: j, c: c, stage: st}
+	r, err := a.judge()
+	*a = admission{} // the pool keeps no URL alive
+	j.admissions.Put(a)
+	return r, err
 }
 
 // scope is the first check: the seeds' scope, then the link filters.
 // Seeds are in scope by definition, and a URL another node found was
 // filtered there.
-func (j *Judge) scope(c *Candidate) *refusal {
+func (j *Judge) scope(c *Candidate) refusal {
 	u := c.URL
 	var r scope.Reason
 	switch {
@@ -299,10 +292,10 @@ func (j *Judge) scope(c *Candidate) *refusal {
 	}
 	if (c.Depth > 0 || c.Hops > 0) && !c.As.Offered() {
 		if why := j.filter(c); why != "" {
-			return &refusal{reason: why, bounded: true}
+			return refusal{reason: why, bounded: true}
 		}
 	}
-	return nil
+	return refusal{}
 }
 
 // admission is a URL on its way through the seen set (seen.Admission).
@@ -315,9 +308,47 @@ func (j *Judge) scope(c *Candidate) *refusal {
 // queued. Seeds are exempt from the pattern cap, as from the scope.
 type admission struct {
 	j     *Judge
-	c     *Candidate
+	c     Candidate
 	stage Stager
-	cap   int64 // the URLs its host may have (0: no cap)
+	cap   int64   // the URLs its host may have (0: no cap)
+	why   refusal // what refused it, when Screen or Record returned errRefused
+}
+
+// judge asks the seen set, once, whether the URL is new, with the rules
+// that go with it (Screen, Record); another node's host is screened only.
+func (a *admission) judge() (refusal, error) {
+	j, c := a.j, &a.c
+	if !c.As.Offered() && !j.owns(c.URL.Authority) {
+		// Another node's host: its owner's seen set judges whether the
+		// URL is new (not a refusal: the caller counts what it forwards).
+		if err := a.Screen(); err != nil {
+			return a.verdict(err)
+		}
+		return refusal{reason: Forwarded}, nil
+	}
+	isNew, err := j.cfg.Seen.AddKey(c.URL.Authority, c.URL.String, c.Key, a)
+	switch {
+	case err != nil:
+		return a.verdict(err)
+	case !isNew:
+		return refusal{reason: Seen}, nil
+	}
+	return refusal{}, nil
+}
+
+// refuse keeps r as the admission's verdict, and says so through the
+// seen set.
+func (a *admission) refuse(r refusal) error {
+	a.why = r
+	return errRefused
+}
+
+// verdict is the refusal err stands for, or err itself: the store's.
+func (a *admission) verdict(err error) (refusal, error) {
+	if errors.Is(err, errRefused) { // Record's comes wrapped by the seen set
+		return a.why, nil
+	}
+	return refusal{}, err
 }
 
 // Screen implements seen.Admission.
@@ -326,25 +357,25 @@ func (a *admission) Screen() error {
 	if j.cfg.Guard.Permits(u.Host) != nil {
 		// An address the guard refuses, known without DNS: not queued at
 		// all. Names are judged again at every connect.
-		return &refusal{reason: Forbidden}
+		return a.refuse(refusal{reason: Forbidden})
 	}
 	if u.Path == "/robots.txt" {
 		// Fetched through the robots.txt cache only: as a page it would
 		// probe a host whose robots.txt failed, and fetch the file twice.
-		return &refusal{reason: Filter}
+		return a.refuse(refusal{reason: Filter})
 	}
 	if pol := j.cfg.Robots.Cached(u.Scheme+"://"+u.Authority, time.Now()); pol != nil && !pol.Allowed(u.PathQuery()) {
-		return &refusal{reason: RobotsRefusal(pol)}
+		return a.refuse(refusal{reason: RobotsRefusal(pol)})
 	}
 	if gaveUp, _ := j.gaveUp.Peek(u.Authority); gaveUp {
-		return &refusal{reason: GaveUp}
+		return a.refuse(refusal{reason: GaveUp})
 	}
 	if j.copies.trappedInMemory(u.Authority) {
-		return refuse(Trap, u)
+		return a.refuse(refuse(Trap, u))
 	}
 	hp := j.cfg.Policies.For(u.Authority, u.Host)
 	if !hp.Allowed(u.PathQuery()) {
-		return &refusal{reason: Policy}
+		return a.refuse(refusal{reason: Policy})
 	}
 	a.cap = j.cfg.MaxURLsPerHost
 	if hp != nil && hp.MaxURLs > 0 && (a.cap == 0 || hp.MaxURLs < a.cap) {
@@ -355,19 +386,19 @@ func (a *admission) Screen() error {
 
 // Record implements seen.Admission: the rules, then the record.
 func (a *admission) Record(part int, k seen.Key) (bool, error) {
-	j, c, u := a.j, a.c, a.c.URL
+	j, c, u := a.j, &a.c, a.c.URL
 	full, pk := j.traps.full(u)
 	if full && c.Depth+c.Hops > 0 {
-		return false, refuse(Pattern, u)
+		return false, a.refuse(refuse(Pattern, u))
 	}
 	if j.copies.trapped(u.Authority) { // a host whose state is not in memory
-		return false, refuse(Trap, u)
+		return false, a.refuse(refuse(Trap, u))
 	}
 	if c.As == AsPageLink && j.aliases.skip(c.Page, u) {
-		return false, &refusal{reason: IndexAlias}
+		return false, a.refuse(refusal{reason: IndexAlias})
 	}
 	if a.cap > 0 && j.cfg.Hosts.Update(u.Authority, func(s store.HostState) store.HostState { s.Accepted++; return s }).Accepted > a.cap {
-		return false, refuse(HostCap, u)
+		return false, a.refuse(refuse(HostCap, u))
 	}
 	if err := a.stage.Stage(c.Item(), part, k); err != nil {
 		return false, err
