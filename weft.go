@@ -27,96 +27,42 @@ package weft
 
 import (
 	"context"
-	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net/netip"
 	"time"
 
-	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/crawl"
-	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/report"
 	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/settings"
 )
 
 // DefaultDelay is the least gap between two requests to one host when
 // Config.Delay is zero.
-const DefaultDelay = time.Second
+const DefaultDelay = crawl.DefaultDelay
 
 // DefaultMaxDepth is the most link hops from a seed when Config.MaxDepth is
 // zero.
-const DefaultMaxDepth = 20
+const DefaultMaxDepth = scope.DefaultMaxDepth
 
 // Config describes a crawl. Seeds, DataDir and UserAgent are required;
-// every other zero value means the documented default.
-type Config struct {
-	// Seeds are the absolute http or https URLs the crawl starts from.
-	Seeds []string
-	// DataDir holds the crawl: its state, its WARC files (DataDir/warc)
-	// and its fetch log. A directory that holds a crawl is resumed unless
-	// Fresh is set.
-	DataDir string
-	// UserAgent is sent with every request: name your crawler and a way to
-	// reach you ("mybot/1.0 (+https://example.org/bot)"). Its first token
-	// chooses the robots.txt group that applies.
-	UserAgent string
-	// Fresh starts over: a crawl state found under DataDir is removed (WARC
-	// files are kept).
-	Fresh bool
+// every other field left zero means its default, the weft command's (weft
+// crawl -h lists them), and a setting on by default is turned off by a
+// negative number (no limit, none, never) or a No... field. The command
+// builds its crawls through a Config too, so each of its settings has a
+// field here (a flag that says 0 for none is a negative field): a program
+// can do anything the command can but serve the operator API (--http),
+// join a cluster (--cluster) and write the command's outputs (--events,
+// --webhook, --summary; a Consumer sees every page).
+//
+// Its fields are documented in package internal/settings, whose Config
+// it is (go doc github.com/weft-crawler/weft/internal/settings.Config).
+type Config = settings.Config
 
-	// Delay is the least time between two requests to one host; a longer
-	// robots.txt Crawl-delay wins. Zero means DefaultDelay.
-	Delay time.Duration
-	// Workers is the number of fetches at once (never two to one host);
-	// zero means 16.
-	Workers int
-	// MaxPages stops the crawl after this many page fetches; zero means no
-	// limit.
-	MaxPages int64
-	// MaxDepth is the most link hops from a seed; zero means
-	// DefaultMaxDepth, negative no limit.
-	MaxDepth int
-	// Requisites also fetches what each HTML page needs to render (style
-	// sheets, scripts, images, fonts), one hop past the scope, so that the
-	// archive replays; their links are not followed.
-	Requisites bool
-
-	// Scope says which URLs the crawl goes to; nil means the seeds'
-	// registrable domains (www.example.co.uk admits every host under
-	// example.co.uk).
-	Scope Scope
-	// Filters judge every URL found within the scope, in order; the first
-	// refusal counts.
-	Filters []LinkFilter
-	// Handlers read responses by media type, after weft's own reading.
-	Handlers []Handler
-	// Consumers are given every fetched page once it is archived.
-	Consumers []Consumer
-
-	// AllowNetworks are address ranges the crawl may connect to although
-	// they are refused by default (loopback, private, link-local: a test
-	// server on 127.0.0.1, an intranet).
-	AllowNetworks []netip.Prefix
-	// Resolve maps host names to addresses, instead of asking DNS.
-	Resolve map[string]string
-	// CAFiles are PEM files of certificate authorities trusted besides
-	// the system's roots: a private CA. (The SSL_CERT_FILE variable
-	// replaces the system's roots instead.)
-	CAFiles []string
-	// InsecureTLS names hosts fetched even when their TLS certificate
-	// fails verification (an unknown authority, another host's name,
-	// expired): a host, "*." and a domain for the hosts under it, an
-	// address, or "*" for all. Each WARC record of such a fetch says why
-	// the certificate failed (WARC-Certificate-Error). Nil, the default,
-	// accepts no certificate that fails.
-	InsecureTLS []string
-	// Logger receives a line per failed item (a page that would not
-	// parse, a handler that failed); nil discards them.
-	Logger *slog.Logger
-}
+// FieldError is the error of a setting of a Config that is wrong: its
+// Fields name it (more than one when they are wrong together).
+type FieldError = settings.FieldError
 
 // Crawler runs one crawl. Make it with New and run it once with Run.
 type Crawler struct {
@@ -126,86 +72,15 @@ type Crawler struct {
 // New checks cfg and opens the crawl's state under cfg.DataDir. An
 // invalid seed or setting is an error that names it.
 func New(cfg Config) (*Crawler, error) {
-	cc, err := cfg.internal()
+	cc, err := settings.Crawl(cfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("weft: %w", err)
 	}
 	c, err := crawl.New(cc)
 	if err != nil {
 		return nil, fmt.Errorf("weft: %w", err)
 	}
 	return &Crawler{c: c}, nil
-}
-
-// internal turns cfg into the crawl's own configuration.
-func (cfg Config) internal() (crawl.Config, error) {
-	if cfg.Delay < 0 {
-		return crawl.Config{}, fmt.Errorf("weft: Delay %v is negative", cfg.Delay)
-	}
-	cc := crawl.Config{
-		Seeds: cfg.Seeds, DataDir: cfg.DataDir, UserAgent: cfg.UserAgent, Fresh: cfg.Fresh,
-		Delay: cfg.Delay, Workers: cfg.Workers, MaxPages: cfg.MaxPages, Requisites: cfg.Requisites,
-		Logger: cfg.Logger,
-	}
-	if cc.Delay == 0 {
-		cc.Delay = DefaultDelay
-	}
-	switch {
-	case cfg.MaxDepth == 0:
-		cc.Scope.MaxDepth = DefaultMaxDepth
-	case cfg.MaxDepth > 0:
-		cc.Scope.MaxDepth = cfg.MaxDepth
-	}
-	cc.Fetch.AllowCIDRs = cfg.AllowNetworks
-	cc.Fetch.Resolve = cfg.Resolve
-	if len(cfg.CAFiles) > 0 {
-		pool, err := fetch.LoadCAFiles(cfg.CAFiles...)
-		if err != nil {
-			return crawl.Config{}, fmt.Errorf("weft: CAFiles: %w", err)
-		}
-		cc.Fetch.TLSConfig = &tls.Config{RootCAs: pool}
-	}
-	for i, h := range cfg.InsecureTLS {
-		if _, err := fetch.InsecureTLSKey(h); err != nil {
-			return crawl.Config{}, fmt.Errorf("weft: InsecureTLS[%d] %q: %w", i, h, err)
-		}
-	}
-	cc.Fetch.InsecureTLS = cfg.InsecureTLS
-	if cfg.Scope != nil {
-		// The scope decides which hosts and paths; weft's own rules
-		// (scheme, length, extension, depth, repeated segments) still
-		// apply.
-		cc.Scope.Mode = scope.Any
-		cc.Filters = append(cc.Filters, scopeFilter{cfg.Scope})
-	}
-	for i, f := range cfg.Filters {
-		if f == nil {
-			return crawl.Config{}, fmt.Errorf("weft: Filters[%d] is nil", i)
-		}
-		cc.Filters = append(cc.Filters, linkFilter{f})
-	}
-	names := map[string]int{}
-	for i, h := range cfg.Handlers {
-		if h == nil {
-			return crawl.Config{}, fmt.Errorf("weft: Handlers[%d] is nil", i)
-		}
-		name := handlerName(h, i)
-		if j, dup := names[name]; dup {
-			return crawl.Config{}, fmt.Errorf("weft: Handlers[%d] and Handlers[%d] are both named %q", j, i, name)
-		}
-		names[name] = i
-		cc.Extensions = append(cc.Extensions, extension{name: name, h: h})
-	}
-	for i, c := range cfg.Consumers {
-		if c == nil {
-			return crawl.Config{}, fmt.Errorf("weft: Consumers[%d] is nil", i)
-		}
-		cc.Pages = append(cc.Pages, consumer{c})
-	}
-	if err := cc.Validate(); err != nil {
-		return crawl.Config{}, fmt.Errorf("weft: %w", err)
-	}
-	return cc, nil
 }
 
 // Run crawls until nothing is left to fetch, MaxPages is reached or ctx is
@@ -257,10 +132,7 @@ type Summary struct {
 // elapsed_seconds.
 func (s Summary) MarshalJSON() ([]byte, error) {
 	type fields Summary // the tags, without this method
-	return json.Marshal(struct {
-		ElapsedSeconds float64 `json:"elapsed_seconds"`
-		fields
-	}{s.Elapsed.Seconds(), fields(s)})
+	return report.WithElapsed(s.Elapsed, fields(s))
 }
 
 func summaryOf(s crawl.Summary) Summary {
@@ -273,13 +145,3 @@ func summaryOf(s crawl.Summary) Summary {
 
 // Write prints the summary as the weft command does, for a person.
 func (s Summary) Write(w io.Writer) { s.full.Write(w) }
-
-// handlerName is h's Name, if it has one, else "handler" and its position.
-func handlerName(h Handler, i int) string {
-	if n, ok := h.(interface{ Name() string }); ok && n.Name() != "" {
-		return n.Name()
-	}
-	return fmt.Sprintf("handler%d", i+1)
-}
-
-var _ content.Extension = extension{}

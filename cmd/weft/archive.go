@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
-	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/version"
 	"github.com/weft-crawler/weft/internal/wacz"
 )
@@ -31,7 +31,7 @@ archived under another capture) has the MIME type "warc/revisit". Run it
 while no crawl runs on the directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := crawl.OpenArchive(dataDir, canon.Config{})
+			a, err := archive.Open(dataDir, canon.Config{})
 			if err != nil {
 				return err
 			}
@@ -76,7 +76,7 @@ is read from there, one record by byte range.`,
 			if err != nil {
 				return err
 			}
-			a, err := crawl.OpenArchive(dataDir, canon.Config{})
+			a, err := archive.Open(dataDir, canon.Config{})
 			if err != nil {
 				return err
 			}
@@ -133,7 +133,7 @@ and SHA-256, whose own digest is datapackage-digest.json. ReplayWeb.page
 opens it. Run it while no crawl runs on the directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := crawl.OpenArchive(dataDir, canon.Config{})
+			a, err := archive.Open(dataDir, canon.Config{})
 			if err != nil {
 				return err
 			}

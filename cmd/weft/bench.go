@@ -17,7 +17,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weft-crawler/weft"
 	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/settings"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
@@ -136,7 +138,10 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	if !f.keep {
 		defer os.RemoveAll(dir)
 	}
-	cfg := benchConfig(info, dir, f.workers, f.maxPages)
+	cfg, err := benchConfig(info, dir, f.workers, f.maxPages)
+	if err != nil {
+		return err
+	}
 
 	fmt.Fprintf(out, "weft bench: world %s, %d hosts, %d URLs, %d workers, delay 0, max %d pages\n", f.world, f.hosts, info.URLs, f.workers, f.maxPages)
 	if f.cpuProfile != "" {
@@ -285,17 +290,23 @@ func newSynthwebCmd() *cobra.Command {
 	return cmd
 }
 
-// benchConfig is a crawl of the synthetic web at delay 0.
-func benchConfig(info webInfo, dir string, workers int, maxPages int64) crawl.Config {
-	cfg := crawl.Config{
-		Seeds:        info.Seeds,
-		DataDir:      dir,
-		Workers:      workers,
-		MaxPages:     maxPages,
-		UserAgent:    defaultUserAgent(),
-		ExpectedURLs: uint(max(info.URLs, 1000)) * 2,
-	}
-	cfg.Fetch.Resolve = info.Resolve
-	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	return cfg
+// benchConfig is a crawl of the synthetic web at delay 0, a bare one, as
+// the figures of docs/benchmarks.md measured: no gap, no requisites or
+// rendering, no depth or per-host cap.
+func benchConfig(info webInfo, dir string, workers int, maxPages int64) (crawl.Config, error) {
+	return settings.Crawl(weft.Config{
+		Seeds:          info.Seeds,
+		DataDir:        dir,
+		Workers:        workers,
+		MaxPages:       maxPages,
+		UserAgent:      defaultUserAgent(),
+		ExpectedURLs:   uint(max(info.URLs, 1000)) * 2,
+		Delay:          -1,
+		NoRequisites:   true,
+		RenderMode:     crawl.RenderNever,
+		MaxDepth:       -1,
+		MaxURLsPerHost: -1,
+		Resolve:        info.Resolve,
+		AllowNetworks:  []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/weft-crawler/weft/internal/cluster"
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/objstore"
+	"github.com/weft-crawler/weft/internal/operator"
 )
 
 // clusterPartitions is P for a crawl spread over nodes: the crawl's
@@ -83,7 +84,7 @@ func runCluster(ctx context.Context, cfg crawl.Config, co clusterOpts, opts runO
 	if opts.api != nil {
 		acfg := *opts.api
 		acfg.Cluster = apiNode{node}
-		srv, err := api.New(acfg, node.Crawler().Operator())
+		srv, err := api.New(acfg, operator.Resources(node.Crawler()))
 		if err == nil {
 			err = srv.Start()
 		}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/weft-crawler/weft"
 	"github.com/weft-crawler/weft/internal/api"
 	"github.com/weft-crawler/weft/internal/bytesize"
 	"github.com/weft-crawler/weft/internal/canon"
@@ -27,15 +27,15 @@ import (
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/events"
 	"github.com/weft-crawler/weft/internal/fetch"
-	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/jetstream"
 	"github.com/weft-crawler/weft/internal/media"
 	"github.com/weft-crawler/weft/internal/objstore"
+	"github.com/weft-crawler/weft/internal/operator"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/profile"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/scope"
-	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/settings"
 	"github.com/weft-crawler/weft/internal/simhash"
 	"github.com/weft-crawler/weft/internal/version"
 )
@@ -137,64 +137,68 @@ type crawlFlags struct {
 	profile        *profile.Profile // --config's, once loaded
 }
 
+// register defines the flags, each at the default a Go program's Config
+// gets (crawl.Defaults), so that a crawl means the same by default from
+// the command line and from Go.
 func (f *crawlFlags) register(fs *pflag.FlagSet) {
+	d := crawl.Defaults()
 	fs.StringVar(&f.configFile, "config", "", "crawl profile (TOML): any of these flags' settings as keys (delay = \"2s\"), seed urls = [...] and per-host [policies.\"host\"] tables, in one file; a flag on the command line overrides it; weft config print shows the result (docs/profiles.md)")
 	fs.StringVar(&f.seedsFile, "seeds", "", "file of seed URLs, one per line (# starts a comment)")
 	fs.StringVar(&f.dataDir, "data", "data", "directory for the crawl's WARC files and fetch log")
 	fs.Int64Var(&f.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
-	fs.IntVar(&f.maxDepth, "max-depth", 20, "most link hops from a seed (0: no limit)")
-	fs.Int64Var(&f.maxURLsPerHost, "max-urls-per-host", 100000, "most URLs accepted per host (0: no limit)")
-	fs.IntVar(&f.maxPerPattern, "max-urls-per-pattern", crawl.DefaultMaxURLsPerPattern, "most URLs accepted per host for one URL pattern (the path with digits as #, generated tokens as *, no query; sitemap-listed pages exempt): bounds calendars, faceted search, session ids in paths (0: no limit; at most 65000)")
-	fs.IntVar(&f.maxRepeats, "max-path-repeats", scope.DefaultMaxPathRepeats, "most times one segment may occur in a URL path, a bound on relative-link traps like /a/b/a/b/... (0: no limit)")
-	fs.IntVar(&f.maxRedirects, "max-redirects", 5, "most redirects followed from one URL, each hop queued for its host like a link (0: none; robots.txt's own redirects are followed up to five hops regardless, as RFC 9309 asks)")
-	fs.IntVar(&f.maxLinks, "max-links-per-page", crawl.DefaultMaxLinksPerPage, "most links read of one HTML page; a page cut there is logged with its URL and counted per host")
-	fs.DurationVar(&f.delay, "delay", time.Second, "least time between two requests to one host; a larger Crawl-delay wins")
-	fs.IntVar(&f.workers, "workers", 16, "concurrent fetches (never more than one per host)")
+	fs.IntVar(&f.maxDepth, "max-depth", d.Scope.MaxDepth, "most link hops from a seed (0: no limit)")
+	fs.Int64Var(&f.maxURLsPerHost, "max-urls-per-host", d.MaxURLsPerHost, "most URLs accepted per host (0: no limit)")
+	fs.IntVar(&f.maxPerPattern, "max-urls-per-pattern", d.MaxURLsPerPattern, "most URLs accepted per host for one URL pattern (the path with digits as #, generated tokens as *, no query; sitemap-listed pages exempt): bounds calendars, faceted search, session ids in paths (0: no limit; at most 65000)")
+	fs.IntVar(&f.maxRepeats, "max-path-repeats", d.Scope.MaxPathRepeats, "most times one segment may occur in a URL path, a bound on relative-link traps like /a/b/a/b/... (0: no limit)")
+	fs.IntVar(&f.maxRedirects, "max-redirects", d.MaxRedirects, "most redirects followed from one URL, each hop queued for its host like a link (0: none; robots.txt's own redirects are followed up to five hops regardless, as RFC 9309 asks)")
+	fs.IntVar(&f.maxLinks, "max-links-per-page", d.MaxLinksPerPage, "most links read of one HTML page; a page cut there is logged with its URL and counted per host")
+	fs.DurationVar(&f.delay, "delay", d.Delay, "least time between two requests to one host; a larger Crawl-delay wins")
+	fs.IntVar(&f.workers, "workers", d.Workers, "concurrent fetches (never more than one per host)")
 	fs.StringVar(&f.userAgent, "user-agent", defaultUserAgent(), "User-Agent header; its first token is the robots.txt product token")
-	fs.UintVar(&f.expectedURLs, "expected-urls", 1000000, "URLs the seen set is sized for (1% Bloom false positives, each confirmed exactly)")
-	fs.IntVar(&f.seenCache, "seen-cache", seen.DefaultCacheKeys, "URL keys known to be in the store kept in memory, so repeated links need no store lookup (about 40 bytes each at most; 0: none)")
-	fs.StringVar(&f.scopeMode, "scope", "domain", "which links to follow: domain (the seeds' registrable domains), host, prefix or any")
+	fs.UintVar(&f.expectedURLs, "expected-urls", d.ExpectedURLs, "URLs the seen set is sized for (1% Bloom false positives, each confirmed exactly)")
+	fs.IntVar(&f.seenCache, "seen-cache", d.SeenCacheKeys, "URL keys known to be in the store kept in memory, so repeated links need no store lookup (about 40 bytes each at most; 0: none)")
+	fs.StringVar(&f.scopeMode, "scope", string(d.Scope.Mode), "which links to follow: domain (the seeds' registrable domains), host, prefix or any")
 	fs.StringArrayVar(&f.include, "include", nil, "only follow URLs matching this regular expression (repeatable)")
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "never follow URLs matching this regular expression (repeatable)")
 	fs.StringSliceVar(&f.acceptMIME, "accept-mime", nil, "read and archive only bodies of these media types (type/subtype, type/* or */*; comma-separated or repeated; default every type); the others are archived as their headers alone")
 	fs.StringSliceVar(&f.rejectMIME, "reject-mime", nil, "never read bodies of these media types (as --accept-mime; a more specific accept wins)")
 	fs.StringArrayVar(&f.bodyCaps, "max-body-for", nil, "most body bytes read of a media type, TYPE=SIZE (a size as --max-body takes: application/pdf=64MiB, video/*=0 to refuse; repeatable); the most specific wins, else --max-body (default application/pdf=32MiB)")
-	fs.StringSliceVar(&f.rejectExt, "reject-ext", scope.DefaultDenyExtensions(), "file name extensions of links not followed (images, fonts, audio, video, archives, executables); \"\" for none; a link an --include expression matches is followed whatever its extension")
+	fs.StringSliceVar(&f.rejectExt, "reject-ext", d.Scope.DenyExtensions, "file name extensions of links not followed (images, fonts, audio, video, archives, executables); \"\" for none; a link an --include expression matches is followed whatever its extension")
 	fs.StringArrayVar(&f.resolve, "resolve", nil, "HOST=ADDR: connect to ADDR for HOST, on any port, instead of asking DNS; HOST may be internationalised (bücher.test) (repeatable)")
 	fs.StringArrayVar(&f.allowCIDR, "allow-cidr", nil, "allow connections to this otherwise refused network, e.g. 127.0.0.0/8 (repeatable)")
 	fs.StringArrayVar(&f.denyCIDR, "deny-cidr", nil, "refuse connections to this network, even inside an --allow-cidr one (repeatable)")
 	fs.StringArrayVar(&f.caFiles, "ca-file", nil, "PEM file of certificate authorities trusted besides the system's, such as a private CA (repeatable; the SSL_CERT_FILE variable replaces the system's roots instead)")
 	fs.StringArrayVar(&f.insecureTLS, "insecure-tls", nil, "fetch this host even when its TLS certificate fails verification (unknown authority, another name, expired), each WARC record saying why (WARC-Certificate-Error): a host, *.domain for the hosts under it, an address, or * for all (repeatable; none by default)")
 	fs.StringArrayVar(&f.stripParams, "strip-param", nil, "also remove this query parameter (case-insensitive) when canonicalising, beside the tracking and session-id defaults (repeatable)")
-	fs.Var(bytesize.NewValue(&f.maxBody, 10<<20), "max-body", "most body bytes read per response, before and after decompression; a size, as every flag of type size takes: "+bytesize.Syntax)
-	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "total time allowed for one request")
-	fs.DurationVar(&f.connectTimeout, "connect-timeout", 10*time.Second, "time allowed to connect")
-	fs.DurationVar(&f.headerTimeout, "header-timeout", 15*time.Second, "time allowed for the response headers")
+	fs.Var(bytesize.NewValue(&f.maxBody, d.Fetch.MaxBodyBytes), "max-body", "most body bytes read per response, before and after decompression; a size, as every flag of type size takes: "+bytesize.Syntax)
+	fs.DurationVar(&f.timeout, "timeout", d.Fetch.Timeout, "total time allowed for one request")
+	fs.DurationVar(&f.connectTimeout, "connect-timeout", d.Fetch.ConnectTimeout, "time allowed to connect")
+	fs.DurationVar(&f.headerTimeout, "header-timeout", d.Fetch.ResponseHeaderTimeout, "time allowed for the response headers")
 	fs.BoolVar(&f.http2, "http2", false, "offer HTTP/2 to TLS servers; its exchanges are archived in HTTP/1.1 form, not as the bytes sent (HTTP/1.1 exchanges are)")
-	fs.DurationVar(&f.idleTimeout, "idle-timeout", 15*time.Second, "longest silence while reading a response")
-	fs.DurationVar(&f.dnsMinTTL, "dns-min-ttl", fetch.DefaultDNSMinTTL, "least time a DNS answer is kept, whatever its TTL (0: none)")
-	fs.DurationVar(&f.dnsMaxTTL, "dns-max-ttl", fetch.DefaultDNSMaxTTL, "longest time a DNS answer is kept, whatever its TTL")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", d.Fetch.IdleTimeout, "longest silence while reading a response")
+	fs.DurationVar(&f.dnsMinTTL, "dns-min-ttl", d.Fetch.DNSMinTTL, "least time a DNS answer is kept, whatever its TTL (0: none)")
+	fs.DurationVar(&f.dnsMaxTTL, "dns-max-ttl", d.Fetch.DNSMaxTTL, "longest time a DNS answer is kept, whatever its TTL")
 	fs.BoolVar(&f.fresh, "fresh", false, "start over: discard the crawl state under --data instead of resuming it (WARC files are kept)")
-	fs.DurationVar(&f.grace, "grace", 10*time.Second, "on Ctrl-C or SIGTERM, how long fetches in flight may finish")
-	fs.Var(bytesize.NewValue(&f.warcMaxSize, 1<<30), "warc-max-size", "rotate WARC files at this size")
+	fs.DurationVar(&f.grace, "grace", d.Grace, "on Ctrl-C or SIGTERM, how long fetches in flight may finish")
+	fs.Var(bytesize.NewValue(&f.warcMaxSize, d.WARCMaxFileSize), "warc-max-size", "rotate WARC files at this size")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
 	fs.IntVar(&f.activeHosts, "active-hosts", 0, "hosts crawled at once, each with a back queue in memory (0: max(1024, 4 x workers))")
-	fs.IntVar(&f.frontBuffer, "front-buffer", 4096, "URLs of each of the 3 priority queues kept in memory; the rest is on disk")
-	fs.IntVar(&f.headSize, "head-size", 64, "URLs of each active host kept in memory; the rest is on disk")
-	fs.IntVar(&f.hostCache, "host-cache", 131072, "hosts whose per-host state (clock, URL and error counts) is kept in memory, and a quarter as many parsed robots.txt files; the least recently used are evicted to disk and read back")
+	fs.IntVar(&f.frontBuffer, "front-buffer", d.FrontBuffer, "URLs of each of the 3 priority queues kept in memory; the rest is on disk")
+	fs.IntVar(&f.headSize, "head-size", d.HeadSize, "URLs of each active host kept in memory; the rest is on disk")
+	fs.IntVar(&f.hostCache, "host-cache", d.HostCache, "hosts whose per-host state (clock, URL and error counts) is kept in memory, and a quarter as many parsed robots.txt files; the least recently used are evicted to disk and read back")
 	fs.Var(bytesize.NewValue(&f.memoryLimit, DefaultMemoryLimit), "memory-limit", memoryLimitUsage)
-	fs.Float64Var(&f.latencyFactor, "latency-factor", frontier.DefaultLatencyFactor, "make a host's gap at least this multiple of its last response time, and a timed-out or cut request's wait at least this multiple of its time (0: off)")
-	fs.DurationVar(&f.maxBackoff, "max-backoff", 10*time.Minute, "ceiling of the backoff that doubles on each 429 or 503 without Retry-After")
-	fs.DurationVar(&f.maxRetryAfter, "max-retry-after", time.Hour, "longest Retry-After honoured")
-	fs.IntVar(&f.parkAfter, "park-after", 5, "failures in a row (timeouts, connection errors, 5xx) that park a host, for --park-for, doubled each time (-1: never)")
-	fs.DurationVar(&f.parkFor, "park-for", time.Minute, "how long a host is first parked")
-	fs.IntVar(&f.giveUpAfter, "give-up-after", 20, "failures in all, or 429 answers in a row over at least --max-backoff, after which a host is given up and its queued URLs dropped (-1: never)")
-	fs.StringVar(&f.ipGroup, "ip-group", "ip", "hosts sharing a server share a second clock: ip (same address), subnet (same /24 or /64) or off")
+	fs.Float64Var(&f.latencyFactor, "latency-factor", d.Politeness.LatencyFactor, "make a host's gap at least this multiple of its last response time, and a timed-out or cut request's wait at least this multiple of its time (0: off)")
+	fs.DurationVar(&f.maxBackoff, "max-backoff", d.Politeness.MaxBackoff, "ceiling of the backoff that doubles on each 429 or 503 without Retry-After")
+	fs.DurationVar(&f.maxRetryAfter, "max-retry-after", d.Politeness.MaxRetryAfter, "longest Retry-After honoured")
+	fs.IntVar(&f.parkAfter, "park-after", d.Politeness.ParkAfter, "failures in a row (timeouts, connection errors, 5xx) that park a host, for --park-for, doubled each time (-1: never)")
+	fs.DurationVar(&f.parkFor, "park-for", d.Politeness.ParkFor, "how long a host is first parked")
+	fs.IntVar(&f.giveUpAfter, "give-up-after", d.Politeness.GiveUpAfter, "failures in all, or 429 answers in a row over at least --max-backoff, after which a host is given up and its queued URLs dropped (-1: never)")
+	fs.StringVar(&f.ipGroup, "ip-group", d.IPGroup, "hosts sharing a server share a second clock: ip (same address), subnet (same /24 or /64) or off")
 	fs.DurationVar(&f.ipGap, "ip-gap", 0, "least time between request starts to one server (0: a quarter of --delay)")
-	fs.DurationVar(&f.robotsTTL, "robots-ttl", 24*time.Hour, "how long a robots.txt answer is used before it is fetched again")
-	fs.IntVar(&f.robotsAttempts, "robots-attempts", 3, "failed robots.txt fetches in a row (5xx, 429, network error) before a host counts as completely disallowed; until then its URLs wait")
-	fs.DurationVar(&f.robotsWait, "robots-retry", time.Minute, "wait before fetching a failed robots.txt again, doubled after each failure")
-	fs.DurationVar(&f.failureWait, "failure-wait", crawl.DefaultFailureWait, "a crawl that ends (weft crawl) stops waiting for hosts whose requests fail (a Retry-After, backoff, a park, a robots.txt retry) this long after its last answered request, and leaves their URLs queued for the next run on --data; held hosts are waited for (0: wait for every clock, up to --max-retry-after)")
+	fs.DurationVar(&f.robotsTTL, "robots-ttl", d.RobotsTTL, "how long a robots.txt answer is used before it is fetched again")
+	fs.IntVar(&f.robotsAttempts, "robots-attempts", d.RobotsAttempts, "failed robots.txt fetches in a row (5xx, 429, network error) before a host counts as completely disallowed; until then its URLs wait")
+	fs.DurationVar(&f.robotsWait, "robots-retry", d.RobotsRetryWait, "wait before fetching a failed robots.txt again, doubled after each failure")
+	fs.DurationVar(&f.failureWait, "failure-wait", d.FailureWait, "a crawl that ends (weft crawl) stops waiting for hosts whose requests fail (a Retry-After, backoff, a park, a robots.txt retry) this long after its last answered request, and leaves their URLs queued for the next run on --data; held hosts are waited for (0: wait for every clock, up to --max-retry-after)")
 	fs.DurationVar(&f.robotsLastGood, "robots-last-good", 0, "Google's rule for an unreachable robots.txt: use the last good copy up to this age, and crawl as if there were none once it has failed this long (e.g. 720h; 0: RFC 9309's complete disallow)")
 	fs.StringVar(&f.policyFile, "policy", "", "JSON file of per-host policies that make weft more polite: {\"host\": {\"crawl_delay\": \"5s\", \"disallowed\": [\"/path\"], \"max_urls\": 1000}}")
 	f.s3.register(fs)
@@ -211,14 +215,14 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.pagesSubject, "events-subject", jetstream.DefaultPagesSubject, "the subject prefix of page events: each goes to PREFIX.<partition of its host>")
 	fs.StringVar(&f.summaryFile, "summary", "", "also write the end-of-crawl summary to this file as JSON (counts by status, error kind, rejection reason, trap host...)")
 	fs.StringVar(&f.eventsFile, "events", "", "append a JSON line per archived capture to this file (url, fetched_at, status, payload_digest, warc_file, offset, length, revisit, near_dup_of), for an indexer to tail")
-	fs.IntVar(&f.nearThreshold, "near-dup-threshold", simhash.DefaultThreshold, "SimHash distance in bits (1 to 11) within which a page is a near-duplicate of an earlier one: flagged in the capture index, its links not followed (-1: do not judge)")
-	fs.IntVar(&f.nearMinWords, "near-dup-min-words", 50, "pages with fewer visible words are not judged for near-duplicates")
-	fs.IntVar(&f.nearMaxPages, "near-dup-max-pages", 1000000, "pages the near-duplicate index holds in memory, 56 bytes each; later pages are judged against them, not added")
+	fs.IntVar(&f.nearThreshold, "near-dup-threshold", d.NearDupThreshold, "SimHash distance in bits (1 to 11) within which a page is a near-duplicate of an earlier one: flagged in the capture index, its links not followed (-1: do not judge)")
+	fs.IntVar(&f.nearMinWords, "near-dup-min-words", d.NearDupMinWords, "pages with fewer visible words are not judged for near-duplicates")
+	fs.IntVar(&f.nearMaxPages, "near-dup-max-pages", d.NearDupMaxPages, "pages the near-duplicate index holds in memory, 56 bytes each; later pages are judged against them, not added")
 	fs.BoolVar(&f.nearFollow, "near-dup-follow", false, "follow the links of near-duplicate pages too (an archive crawl that wants every link; the trap cut-off still applies)")
-	fs.IntVar(&f.trapWindow, "trap-window", 50, "cut off a host when more than half of its last this many judged pages were near-duplicates: no new URL of it admitted (1 to 64; -1: never)")
-	fs.BoolVar(&f.sitemaps, "sitemaps", true, "fetch each host's robots.txt Sitemap: files and /sitemap.xml, and admit the URLs they list like links (--sitemaps=false: links only)")
-	fs.BoolVar(&f.requisites, "requisites", true, "fetch and archive what each HTML page needs to render (style sheets and their url()s, scripts, images and srcset, fonts, media, favicon), through robots.txt, politeness and the SSRF guard, one hop past the scope, their links not followed, so that the archive replays (--requisites=false: pages only)")
-	f.render.register(fs)
+	fs.IntVar(&f.trapWindow, "trap-window", d.NearDupTrapWindow, "cut off a host when more than half of its last this many judged pages were near-duplicates: no new URL of it admitted (1 to 64; -1: never)")
+	fs.BoolVar(&f.sitemaps, "sitemaps", !d.NoSitemaps, "fetch each host's robots.txt Sitemap: files and /sitemap.xml, and admit the URLs they list like links (--sitemaps=false: links only)")
+	fs.BoolVar(&f.requisites, "requisites", !d.NoRequisites, "fetch and archive what each HTML page needs to render (style sheets and their url()s, scripts, images and srcset, fonts, media, favicon), through robots.txt, politeness and the SSRF guard, one hop past the scope, their links not followed, so that the archive replays (--requisites=false: pages only)")
+	f.render.register(fs, d.Render)
 	fs.BoolVar(&f.withImages, "with-images", false, "with --requisites=false, still fetch the images pages show (<img src>); the images are part of --requisites")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress line on stderr: auto (on a terminal), always or never")
 	fs.StringVar(&f.httpAddr, "http", "", "serve the operator API and Prometheus /metrics on this address, e.g. 127.0.0.1:8080 (off when empty)")
@@ -250,16 +254,45 @@ func (f *crawlFlags) loadProfile(fs *pflag.FlagSet, args []string) ([]string, er
 	return args, nil
 }
 
-// config turns the flags and positional seeds into a crawl.Config. Every
-// error names the flag, file or line at fault.
+// config turns the flags and positional seeds into the crawl's Config
+// through weft.Config, as a Go program's settings go (settings.Crawl),
+// and adds the per-host policies of --config's profile, which are not a
+// flag. Every error names the flag, file or line at fault.
 func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, error) {
-	var cfg crawl.Config
+	wc, err := f.settings(args, stderr)
+	if err != nil {
+		return crawl.Config{}, err
+	}
+	var policies *policy.Set
+	if f.profile.HasPolicies() {
+		if f.policyFile != "" {
+			return crawl.Config{}, usagef("--policy %s and the [policies] tables of %s: give per-host policies in one place", f.policyFile, f.profile.File)
+		}
+		if policies, err = f.profile.PolicySet(policy.Limits{Delay: f.delay, MaxURLs: f.maxURLsPerHost}); err != nil {
+			return crawl.Config{}, usageError{err}
+		}
+	}
+	cfg, err := settings.Crawl(wc)
+	if err != nil {
+		return crawl.Config{}, flagError(err)
+	}
+	if policies != nil {
+		cfg.Policies = policies
+	}
+	return cfg, nil
+}
+
+// settings turns the flags and positional seeds into a weft.Config: the
+// flags each set their field (flagFields), a 0 that means none becoming
+// the negative number that says it there. What only the command line can
+// get wrong is checked here, naming the flag.
+func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, error) {
+	var cfg weft.Config
 	seeds, err := collectSeeds(f.seedsFile, args, "argument")
 	if err != nil {
 		return cfg, err
 	}
-	mode, err := scope.ParseMode(f.scopeMode)
-	if err != nil {
+	if _, err := scope.ParseMode(f.scopeMode); err != nil {
 		return cfg, usagef("--scope: %v", err)
 	}
 	if f.workers <= 0 {
@@ -310,10 +343,6 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	if f.latencyFactor < 0 || math.IsNaN(f.latencyFactor) || math.IsInf(f.latencyFactor, 0) {
 		return cfg, usagef("--latency-factor %v: must be a number, 0 or more", f.latencyFactor)
 	}
-	latencyFactor := f.latencyFactor
-	if latencyFactor == 0 {
-		latencyFactor = -1 // off; the frontier's zero is its default
-	}
 	if f.ipGroup != crawl.IPGroupIP && f.ipGroup != crawl.IPGroupSubnet && f.ipGroup != crawl.IPGroupOff {
 		return cfg, usagef("--ip-group %q: want ip, subnet or off", f.ipGroup)
 	}
@@ -363,14 +392,6 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	if err != nil {
 		return cfg, err
 	}
-	var tlsCfg *tls.Config
-	if len(f.caFiles) > 0 {
-		pool, err := fetch.LoadCAFiles(f.caFiles...)
-		if err != nil {
-			return cfg, usagef("--ca-file: %v", err)
-		}
-		tlsCfg = &tls.Config{RootCAs: pool}
-	}
 	for _, h := range f.insecureTLS {
 		if _, err := fetch.InsecureTLSKey(h); err != nil {
 			return cfg, usagef("--insecure-tls %q: %v", h, err)
@@ -380,118 +401,77 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 	if err != nil {
 		return cfg, err
 	}
-	var policies *policy.Set
-	if f.profile.HasPolicies() {
-		if f.policyFile != "" {
-			return cfg, usagef("--policy %s and the [policies] tables of %s: give per-host policies in one place", f.policyFile, f.profile.File)
-		}
-		if policies, err = f.profile.PolicySet(policy.Limits{Delay: f.delay, MaxURLs: f.maxURLsPerHost}); err != nil {
-			return cfg, usageError{err}
-		}
-	} else if f.policyFile != "" {
-		if policies, err = policy.Load(f.policyFile, policy.Limits{Delay: f.delay, MaxURLs: f.maxURLsPerHost}); err != nil {
-			return cfg, usagef("--policy: %v", err)
-		}
-	}
-	cfg = crawl.Config{
-		Seeds:          seeds,
-		DataDir:        f.dataDir,
-		Workers:        f.workers,
-		MaxPages:       f.maxPages,
-		MaxURLsPerHost: f.maxURLsPerHost,
-		// 0 on the command line is "no limit", which Config spells -1.
-		MaxURLsPerPattern: cmp.Or(f.maxPerPattern, -1),
-		MaxRedirects:      cmp.Or(f.maxRedirects, -1),
-		MaxLinksPerPage:   f.maxLinks,
-		Delay:             f.delay,
-		Grace:             f.grace,
-		Fresh:             f.fresh,
-		UserAgent:         f.userAgent,
-		ExpectedURLs:      f.expectedURLs,
-		SeenCacheKeys:     cmp.Or(f.seenCache, -1), // 0 on the command line is none; in Config, the default
-		WARCMaxFileSize:   f.warcMaxSize,
-		MaxActiveHosts:    f.activeHosts,
-		FrontBuffer:       f.frontBuffer,
-		HeadSize:          f.headSize,
-		HostCache:         f.hostCache,
-		IPGroup:           f.ipGroup,
-		IPGap:             f.ipGap,
-		RobotsTTL:         f.robotsTTL,
-		RobotsAttempts:    f.robotsAttempts,
-		RobotsRetryWait:   f.robotsWait,
-		FailureWait:       cmp.Or(f.failureWait, -1), // 0 on the command line waits for every clock; in Config, the default
-		RobotsLastGood:    f.robotsLastGood,
-		Policies:          policies,
-
-		NearDupThreshold:  f.nearThreshold,
-		NearDupMinWords:   f.nearMinWords,
-		NearDupMaxPages:   f.nearMaxPages,
-		NearDupFollow:     f.nearFollow,
-		NearDupTrapWindow: f.trapWindow,
-		WithImages:        f.withImages,
-		Requisites:        f.requisites,
-		Render:            f.render.config(),
-		NoSitemaps:        !f.sitemaps,
-		Politeness: frontier.Politeness{
-			LatencyFactor: latencyFactor, MaxBackoff: f.maxBackoff, MaxRetryAfter: f.maxRetryAfter,
-			ParkAfter: f.parkAfter, ParkFor: f.parkFor, GiveUpAfter: f.giveUpAfter,
-		},
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
-	}
-	rejectExt := []string{}
+	rejectExt := []string{} // none, unless the flag names some
 	for _, e := range f.rejectExt {
 		if e = strings.TrimSpace(e); e != "" {
 			rejectExt = append(rejectExt, e)
 		}
 	}
-	cfg.Scope = scope.Config{Mode: mode, Include: f.include, Exclude: f.exclude, MaxDepth: f.maxDepth,
-		MaxPathRepeats: cmp.Or(f.maxRepeats, -1), DenyExtensions: rejectExt}
-	if err := cfg.Scope.Validate(); err != nil {
-		return cfg, usageError{err}
-	}
-	caps := media.DefaultCaps()
+	var bodyFor map[string]int64
 	if len(f.bodyCaps) > 0 {
-		caps = nil
+		bodyFor = map[string]int64{}
 		for _, c := range f.bodyCaps {
 			cp, err := media.ParseCap(c)
 			if err != nil {
 				return cfg, usagef("--max-body-for: %v", err)
 			}
-			caps = append(caps, cp)
+			if _, dup := bodyFor[cp.Pattern]; !dup { // the first of two alike wins
+				bodyFor[cp.Pattern] = cp.Bytes
+			}
 		}
 	}
-	if cfg.Media, err = media.New(f.acceptMIME, f.rejectMIME, caps); err != nil {
-		return cfg, usagef("--accept-mime, --reject-mime or --max-body-for: %v", err)
-	}
-	if len(f.stripParams) > 0 {
-		cfg.Canon.StripParams = append(canon.DefaultStripParams(), f.stripParams...)
-	}
-	cfg.Fetch.Resolve = resolve
-	cfg.Fetch.AllowCIDRs = allow
-	cfg.Fetch.DenyCIDRs = deny
-	cfg.Fetch.TLSConfig = tlsCfg
-	cfg.Fetch.InsecureTLS = f.insecureTLS
-	objs, err := f.s3.store()
-	if err != nil {
-		return cfg, err
-	}
-	if objs != nil {
-		cfg.Objects = objs
-	}
-	cfg.Fetch.MaxBodyBytes = f.maxBody
-	cfg.Fetch.Timeout = f.timeout
-	cfg.Fetch.ConnectTimeout = f.connectTimeout
-	cfg.Fetch.ResponseHeaderTimeout = f.headerTimeout
-	cfg.Fetch.HTTP2 = f.http2
-	cfg.Fetch.IdleTimeout = f.idleTimeout
-	cfg.Fetch.DNSMinTTL = max(f.dnsMinTTL, time.Nanosecond) // 0 is the package's default; a nanosecond is no floor
-	cfg.Fetch.DNSMaxTTL = f.dnsMaxTTL
 	if f.progress != "auto" && f.progress != "always" && f.progress != "never" {
 		return cfg, usagef("--progress %q: want auto, always or never", f.progress)
 	}
 	if err := f.ext.check(); err != nil {
 		return cfg, err
 	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	handlers, err := f.ext.commands(logger)
+	if err != nil {
+		return cfg, err
+	}
+	// On the command line 0 is "no limit" or "none" for these, which
+	// weft.Config spells as a negative number: its zero is the default.
+	// --latency-factor 0 is off; --dns-min-ttl 0 no floor.
+	cfg = weft.Config{
+		Seeds: seeds, DataDir: f.dataDir, UserAgent: f.userAgent, Fresh: f.fresh,
+		Delay: cmp.Or(f.delay, -1), Workers: f.workers, MaxPages: f.maxPages,
+		MaxDepth: cmp.Or(f.maxDepth, -1), MaxURLsPerHost: cmp.Or(f.maxURLsPerHost, -1),
+		MaxURLsPerPattern: cmp.Or(f.maxPerPattern, -1), MaxPathRepeats: cmp.Or(f.maxRepeats, -1),
+		MaxRedirects: cmp.Or(f.maxRedirects, -1), MaxLinksPerPage: f.maxLinks,
+		Grace: f.grace, FailureWait: cmp.Or(f.failureWait, -1),
+
+		ScopeMode: f.scopeMode, Include: f.include, Exclude: f.exclude, RejectExtensions: rejectExt,
+		StripParams: f.stripParams, Handlers: handlers,
+
+		AcceptMIME: f.acceptMIME, RejectMIME: f.rejectMIME, MaxBodyBytes: f.maxBody, MaxBodyFor: bodyFor,
+		NoRequisites: !f.requisites, WithImages: f.withImages, NoSitemaps: !f.sitemaps,
+
+		RenderMode: f.render.mode, RenderChromium: f.render.chromium, RenderWorkers: f.render.workers,
+		RenderTimeout: f.render.timeout, RenderIdle: f.render.idle, RenderScrolls: f.render.scrolls,
+		RenderClicks: f.render.clicks, RenderScreenshot: f.render.screenshot, RenderMemory: cmp.Or(f.render.memory, -1),
+		RenderGiveUpAfter: f.render.giveUp,
+
+		NearDupThreshold: f.nearThreshold, NearDupMinWords: f.nearMinWords, NearDupMaxPages: f.nearMaxPages,
+		NearDupFollow: f.nearFollow, NearDupTrapWindow: f.trapWindow,
+
+		AllowNetworks: allow, DenyNetworks: deny, Resolve: resolve, CAFiles: f.caFiles, InsecureTLS: f.insecureTLS,
+		HTTP2: f.http2, Timeout: f.timeout, ConnectTimeout: f.connectTimeout, HeaderTimeout: f.headerTimeout,
+		IdleTimeout: f.idleTimeout, DNSMinTTL: cmp.Or(f.dnsMinTTL, -1), DNSMaxTTL: f.dnsMaxTTL,
+
+		RobotsTTL: f.robotsTTL, RobotsAttempts: f.robotsAttempts, RobotsRetryWait: f.robotsWait,
+		RobotsLastGood: f.robotsLastGood, PolicyFile: f.policyFile,
+
+		LatencyFactor: cmp.Or(f.latencyFactor, -1), MaxBackoff: f.maxBackoff, MaxRetryAfter: f.maxRetryAfter,
+		ParkAfter: f.parkAfter, ParkFor: f.parkFor, GiveUpAfter: f.giveUpAfter, IPGroup: f.ipGroup, IPGap: f.ipGap,
+
+		ExpectedURLs: f.expectedURLs, SeenCacheKeys: cmp.Or(f.seenCache, -1), ActiveHosts: f.activeHosts,
+		FrontBuffer: f.frontBuffer, HeadSize: f.headSize, HostCache: f.hostCache, WARCMaxSize: f.warcMaxSize,
+
+		Logger: logger,
+	}
+	f.s3.set(&cfg)
 	return cfg, nil
 }
 
@@ -592,6 +572,7 @@ at once (130).`,
 
 // run opens the --events sink, if any, and runs the crawl cfg describes.
 func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
+	defer closeHandlers(cfg.Extensions)
 	if _, err := applyMemoryLimit(f.memoryLimit); err != nil {
 		return err
 	}
@@ -635,7 +616,7 @@ func (f *crawlFlags) run(cmd *cobra.Command, cfg crawl.Config) error {
 			return err
 		}
 		opts.api = &api.Config{Addr: f.httpAddr, Token: token, Logger: cfg.Logger}
-		if _, err := api.New(*opts.api, nil); err != nil { // checked before the crawl opens anything
+		if _, err := api.New(*opts.api, api.Resources{}); err != nil { // checked before the crawl opens anything
 			return usagef("--http: %v", err)
 		}
 	}
@@ -730,7 +711,7 @@ func runCrawl(ctx context.Context, cfg crawl.Config, opts runOpts, stdout, stder
 		fmt.Fprintf(stderr, "weft: resuming the crawl in %s (--fresh starts over)\n", cfg.DataDir)
 	}
 	if opts.api != nil {
-		srv, err := api.New(*opts.api, c.Operator())
+		srv, err := api.New(*opts.api, operator.Resources(c))
 		if err == nil {
 			err = srv.Start()
 		}

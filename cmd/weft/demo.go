@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/netip"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weft-crawler/weft"
 	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/settings"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
@@ -82,7 +85,10 @@ func runDemo(cmd *cobra.Command, f demoFlags) error {
 	fmt.Fprintf(out, "weft demo: a generated web of %d hosts and %d URLs on loopback (plus %d hostile hosts), crawled with %d workers and a %v delay\n\n",
 		f.hosts, pages, len(web.HostileSeeds()), f.workers, f.delay)
 
-	cfg := demoConfig(web, dir, f.workers, f.delay)
+	cfg, err := demoConfig(web, dir, f.workers, f.delay)
+	if err != nil {
+		return err
+	}
 	if _, err := runCrawl(cmd.Context(), cfg, runOpts{progress: f.progress}, out, errw); err != nil {
 		return err
 	}
@@ -116,14 +122,13 @@ func demoWeb(f demoFlags) synthweb.Config {
 // demoConfig is a crawl of the synthetic web: every host name resolved to
 // its loopback address, loopback allowed, short timeouts so the hostile
 // hosts cost seconds, not minutes.
-func demoConfig(web *synthweb.Web, dir string, workers int, delay time.Duration) crawl.Config {
-	cfg := crawl.Config{
-		Seeds:          append(web.Seeds(), web.HostileSeeds()...),
-		DataDir:        dir,
-		Workers:        workers,
-		Delay:          delay,
-		UserAgent:      defaultUserAgent(),
-		MaxURLsPerHost: 100000,
+func demoConfig(web *synthweb.Web, dir string, workers int, delay time.Duration) (crawl.Config, error) {
+	return settings.Crawl(weft.Config{
+		Seeds:     append(web.Seeds(), web.HostileSeeds()...),
+		DataDir:   dir,
+		Workers:   workers,
+		Delay:     cmp.Or(delay, -1), // --delay 0: no gap
+		UserAgent: defaultUserAgent(),
 		// The generated web is new on every run (new ports): a state left
 		// in --data by an earlier demo describes a web that is gone.
 		Fresh: true,
@@ -131,15 +136,15 @@ func demoConfig(web *synthweb.Web, dir string, workers int, delay time.Duration)
 		// first failure rather than retry them for minutes.
 		RobotsAttempts: 1,
 		// Each page's requisites (the photo each article shows) are
-		// archived too, as weft crawl does by default.
-		Requisites: true,
-	}
-	cfg.Scope.MaxDepth = 20
-	cfg.Fetch.Resolve = web.Resolve()
-	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	cfg.Fetch.MaxBodyBytes = 4 << 20
-	cfg.Fetch.ResponseHeaderTimeout = 2 * time.Second
-	cfg.Fetch.IdleTimeout = 2 * time.Second
-	cfg.Fetch.Timeout = 10 * time.Second
-	return cfg
+		// archived, as weft crawl does by default; no page is rendered,
+		// so that the demo runs the same with or without Chromium on the
+		// machine.
+		RenderMode:    crawl.RenderNever,
+		Resolve:       web.Resolve(),
+		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		MaxBodyBytes:  4 << 20,
+		HeaderTimeout: 2 * time.Second,
+		IdleTimeout:   2 * time.Second,
+		Timeout:       10 * time.Second,
+	})
 }

@@ -29,7 +29,10 @@ func TestDemoEndsWithItsLastPage(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer web.Close()
-		cfg := demoConfig(web, t.TempDir(), f.workers, f.delay)
+		cfg, err := demoConfig(web, t.TempDir(), f.workers, f.delay)
+		if err != nil {
+			t.Fatal(err)
+		}
 		cfg.Fetch.Dialer = net
 		c, err := crawl.New(cfg)
 		if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/weft-crawler/weft/internal/command"
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/events"
+	"github.com/weft-crawler/weft/internal/plugin"
 )
 
 // extFlags are the ways in for programs outside weft: handler commands
@@ -32,7 +34,7 @@ func (f *extFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.handlerProcs, "handler-procs", 1, "copies of each --handler program run at once, each on one page at a time")
 	fs.StringArrayVar(&f.webhooks, "webhook", nil, "POST each capture's event to this URL, as JSON Lines, batched, retried on 408, 429, 5xx and network errors; a slow endpoint slows the crawl, and one that fails past --webhook-give-up stops it, its events kept for the next run (repeatable)")
 	fs.StringArrayVar(&f.webhookHeaders, "webhook-header", nil, "'Name: value' header sent with every --webhook POST, e.g. an Authorization (repeatable)")
-	fs.DurationVar(&f.webhookGiveUp, "webhook-give-up", 10*time.Minute, "how long a --webhook batch is retried before the crawl stops")
+	fs.DurationVar(&f.webhookGiveUp, "webhook-give-up", events.DefaultGiveUp, "how long a --webhook batch is retried before the crawl stops")
 }
 
 // handlerSpec is a --handler value, parsed.
@@ -87,32 +89,49 @@ func (f *extFlags) header() (http.Header, error) {
 	return h, nil
 }
 
-// open makes the handlers and webhooks the flags name, adds them to cfg,
-// and returns what closes them (to call even after an error).
+// commands makes a Handler of each --handler program; none starts before
+// the crawl's first page of its types, and each is closed after the crawl
+// (closeHandlers).
+func (f *extFlags) commands(logger *slog.Logger) ([]plugin.Handler, error) {
+	var hs []plugin.Handler
+	for _, v := range f.handlers {
+		s, err := parseHandler(v)
+		if err != nil {
+			return nil, err
+		}
+		h, err := command.New(command.Config{Argv: s.argv, MediaTypes: s.types, Timeout: f.handlerTimeout,
+			MaxMemory: f.handlerMemory, Procs: f.handlerProcs, Logger: logger})
+		if err != nil {
+			return nil, usagef("--handler %q: %v", v, err)
+		}
+		for i, e := range hs {
+			if plugin.NameOf(e, i) == h.Name() {
+				return nil, usagef("--handler %q: a second handler named %s (each is counted by its program's name)", v, h.Name())
+			}
+		}
+		hs = append(hs, h)
+	}
+	return hs, nil
+}
+
+// closeHandlers stops the --handler programs among hs, once the crawl is
+// over.
+func closeHandlers(hs []plugin.Handler) {
+	for _, h := range hs {
+		if c, ok := h.(*command.Handler); ok {
+			c.Close()
+		}
+	}
+}
+
+// open adds a sink of each --webhook to cfg; the function it returns
+// closes them.
 func (f *extFlags) open(cfg *crawl.Config) (func(), error) {
 	var closers []func() error
 	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
-	}
-	for _, v := range f.handlers {
-		s, err := parseHandler(v)
-		if err != nil {
-			return closeAll, err
-		}
-		h, err := command.New(command.Config{Argv: s.argv, MediaTypes: s.types, Timeout: f.handlerTimeout,
-			MaxMemory: f.handlerMemory, Procs: f.handlerProcs, Logger: cfg.Logger})
-		if err != nil {
-			return closeAll, usagef("--handler %q: %v", v, err)
-		}
-		closers = append(closers, h.Close)
-		for _, e := range cfg.Extensions {
-			if e.Name() == h.Name() {
-				return closeAll, usagef("--handler %q: a second handler named %s (each is counted by its program's name)", v, h.Name())
-			}
-		}
-		cfg.Extensions = append(cfg.Extensions, h)
 	}
 	hdr, err := f.header()
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
@@ -311,9 +312,9 @@ func checkHostileCounts(t *testing.T, s crawl.Summary) {
 		{"storm-503: 503 answers", s.Unavailable},
 		{"drip-headers, hang, drip-body, reset, linger: requests cut, counted as strain (>= 5)", s.Strained - 4},
 		{"silent: hosts down, robots.txt timed out", s.HostsDown["timeout"]},
-		{"copies: links of near-duplicate pages not followed", s.Rejected[crawl.RejectNearDup]},
-		{"traps: URLs refused by the pattern cap", s.Rejected[crawl.RejectPattern]},
-		{"deep: URLs refused for repeated path segments", s.Rejected[crawl.RejectRepeats]},
+		{"copies: links of near-duplicate pages not followed", s.Rejected[judge.NearDup]},
+		{"traps: URLs refused by the pattern cap", s.Rejected[judge.Pattern]},
+		{"deep: URLs refused for repeated path segments", s.Rejected[judge.Repeats]},
 	} {
 		if c.n <= 0 {
 			t.Errorf("%s: not counted", c.what)

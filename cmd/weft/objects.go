@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/weft-crawler/weft"
+
 	"github.com/weft-crawler/weft/internal/objstore"
 )
 
@@ -20,6 +22,12 @@ func (f *s3Flags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.bucket, "s3-bucket", "", "bucket of the WARC files (it must exist)")
 	fs.StringVar(&f.prefix, "s3-prefix", "", "prefix of their object keys, e.g. crawls/2026-11/")
 	fs.StringVar(&f.region, "s3-region", "", "region, for stores that need one")
+}
+
+// set gives cfg the store the flags name, its keys from the environment.
+func (f *s3Flags) set(cfg *weft.Config) {
+	cfg.S3Endpoint, cfg.S3Bucket, cfg.S3Prefix, cfg.S3Region = f.endpoint, f.bucket, f.prefix, f.region
+	cfg.S3AccessKey, cfg.S3SecretKey = os.Getenv("WEFT_S3_ACCESS_KEY"), os.Getenv("WEFT_S3_SECRET_KEY")
 }
 
 // store returns the object store the flags name, or nil if none.

@@ -1,22 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// weft runs one command line and returns its exit code, stdout and stderr.
-func weft(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := run(context.Background(), args, &out, &errOut)
-	return code, out.String(), errOut.String()
-}
 
 func writeFile(t *testing.T, name, text string) string {
 	t.Helper()
@@ -53,7 +43,7 @@ func TestProfileRoundTrip(t *testing.T) {
 		if command == "serve" {
 			src = "recrawl-min = \"1h\"\n" + src
 		}
-		code, first, errOut := weft(t, "config", "print", command, "--config", writeFile(t, "shop.toml", src), "--workers", "4")
+		code, first, errOut := runWeft(t, "config", "print", command, "--config", writeFile(t, "shop.toml", src), "--workers", "4")
 		if code != 0 {
 			t.Fatalf("%s: config print exited %d: %s", command, code, errOut)
 		}
@@ -72,14 +62,14 @@ func TestProfileRoundTrip(t *testing.T) {
 		if command == "serve" && !strings.Contains(first, "recrawl-min = \"1h0m0s\"\n") {
 			t.Errorf("serve: recrawl-min missing:\n%s", first)
 		}
-		code, second, errOut := weft(t, "config", "print", command, "--config", writeFile(t, "printed.toml", first))
+		code, second, errOut := runWeft(t, "config", "print", command, "--config", writeFile(t, "printed.toml", first))
 		if code != 0 {
 			t.Fatalf("%s: printing the printed profile exited %d: %s", command, code, errOut)
 		}
 		if second != first {
 			t.Errorf("%s: printed, loaded and printed again differs:\n--- first\n%s\n--- second\n%s", command, first, second)
 		}
-		if _, over, _ := weft(t, "config", "print", command, "--config", writeFile(t, "printed.toml", first), "--delay", "3s", "https://other.test/"); !strings.Contains(over, "delay = \"3s\"\n") ||
+		if _, over, _ := runWeft(t, "config", "print", command, "--config", writeFile(t, "printed.toml", first), "--delay", "3s", "https://other.test/"); !strings.Contains(over, "delay = \"3s\"\n") ||
 			!strings.Contains(over, `urls = ["https://other.test/"]`) {
 			t.Errorf("%s: the command line should override the file's delay and seeds:\n%s", command, over)
 		}
@@ -90,7 +80,7 @@ func TestProfileRoundTrip(t *testing.T) {
 // policies print as tables, which load back to the same policies.
 func TestPolicyFileBecomesProfileTables(t *testing.T) {
 	js := writeFile(t, "policies.json", `{"a.test": {"crawl_delay": "5s", "disallowed": ["/x"]}, "b.test:8080": {"max_urls": 9}}`)
-	code, printed, errOut := weft(t, "config", "print", "--policy", js)
+	code, printed, errOut := runWeft(t, "config", "print", "--policy", js)
 	if code != 0 {
 		t.Fatal(errOut)
 	}
@@ -98,7 +88,7 @@ func TestPolicyFileBecomesProfileTables(t *testing.T) {
 		!strings.Contains(printed, "[policies.\"b.test:8080\"]\nmax_urls = 9\n") {
 		t.Errorf("the policy file, printed:\n%s", printed)
 	}
-	_, again, _ := weft(t, "config", "print", "--config", writeFile(t, "p.toml", printed))
+	_, again, _ := runWeft(t, "config", "print", "--config", writeFile(t, "p.toml", printed))
 	if again != printed {
 		t.Errorf("the tables did not load back alike:\n%s\n---\n%s", printed, again)
 	}
@@ -138,7 +128,7 @@ func TestBadProfiles(t *testing.T) {
 		{"policies not tables", "urls = [\"http://a.test/\"]\npolicies = 5\n", 2, "policies", "want tables of policies by host"},
 	} {
 		file := writeFile(t, "bad.toml", tc.text)
-		code, _, errOut := weft(t, "crawl", "--config", file, "--data", t.TempDir())
+		code, _, errOut := runWeft(t, "crawl", "--config", file, "--data", t.TempDir())
 		want := fmt.Sprintf("%s:%d: %s: ", file, tc.line, tc.field)
 		if code != 2 || !strings.Contains(errOut, want) || !strings.Contains(errOut, tc.reason) {
 			t.Errorf("%s: exit %d, %q; want exit 2 and %q ... %q", tc.name, code, errOut, want, tc.reason)
@@ -147,10 +137,10 @@ func TestBadProfiles(t *testing.T) {
 	// Per-host policies in two places are refused.
 	js := writeFile(t, "p.json", `{"b.test": {"max_urls": 5}}`)
 	file := writeFile(t, "p.toml", "urls = [\"http://a.test/\"]\n[policies.\"a.test\"]\nmax_urls = 5\n")
-	if code, _, errOut := weft(t, "crawl", "--config", file, "--policy", js, "--data", t.TempDir()); code != 2 || !strings.Contains(errOut, "give per-host policies in one place") {
+	if code, _, errOut := runWeft(t, "crawl", "--config", file, "--policy", js, "--data", t.TempDir()); code != 2 || !strings.Contains(errOut, "give per-host policies in one place") {
 		t.Errorf("--policy with [policies]: exit %d, %s", code, errOut)
 	}
-	if code, _, errOut := weft(t, "crawl", "--config", filepath.Join(t.TempDir(), "missing.toml")); code != 2 || !strings.Contains(errOut, "missing.toml") {
+	if code, _, errOut := runWeft(t, "crawl", "--config", filepath.Join(t.TempDir(), "missing.toml")); code != 2 || !strings.Contains(errOut, "missing.toml") {
 		t.Errorf("a missing profile: exit %d, %s", code, errOut)
 	}
 }

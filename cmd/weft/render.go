@@ -23,17 +23,17 @@ type renderFlags struct {
 	giveUp     int
 }
 
-func (f *renderFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.mode, "render", crawl.RenderAuto, "render HTML pages in headless Chromium, every request of theirs through weft's own fetch path (politeness, robots.txt, the SSRF guard, caps, the archive): never; auto (pages with scripts and a <noscript> or under 1 KiB of text, but not those with static navigation, 8 links or more, until a render on their host has found links its HTML did not have; on hosts where rendering finds new links); always. Without Chromium the crawl runs as never (docs/render.md)")
+func (f *renderFlags) register(fs *pflag.FlagSet, d crawl.RenderConfig) {
+	fs.StringVar(&f.mode, "render", d.Mode, "render HTML pages in headless Chromium, every request of theirs through weft's own fetch path (politeness, robots.txt, the SSRF guard, caps, the archive): never; auto (pages with scripts and a <noscript> or under 1 KiB of text, but not those with static navigation, 8 links or more, until a render on their host has found links its HTML did not have; on hosts where rendering finds new links); always. Without Chromium the crawl runs as never (docs/render.md)")
 	fs.StringVar(&f.chromium, "render-chromium", "", "the Chromium executable (default: chromium or chromium-browser on the PATH)")
-	fs.IntVar(&f.workers, "render-workers", 1, "most browsers at once, each rendering one page (the cap on browser memory: about 400 MB each, docs/benchmarks.md)")
-	fs.DurationVar(&f.timeout, "render-timeout", 30*time.Second, "each rendered page's time budget, its requests' politeness waits included, and the longest a page waits for a free browser; a page over it keeps its static links, and a page whose script is stuck costs its browser, which is replaced")
-	fs.DurationVar(&f.idle, "render-idle", 500*time.Millisecond, "a rendered page has settled when none of its requests has been in flight for this long")
+	fs.IntVar(&f.workers, "render-workers", d.Workers, "most browsers at once, each rendering one page (the cap on browser memory: about 400 MB each, docs/benchmarks.md)")
+	fs.DurationVar(&f.timeout, "render-timeout", d.Timeout, "each rendered page's time budget, its requests' politeness waits included, and the longest a page waits for a free browser; a page over it keeps its static links, and a page whose script is stuck costs its browser, which is replaced")
+	fs.DurationVar(&f.idle, "render-idle", d.Idle, "a rendered page has settled when none of its requests has been in flight for this long")
 	fs.IntVar(&f.scrolls, "render-scrolls", 0, "scroll a rendered page to its bottom up to this many times while it grows (lazy content)")
 	fs.IntVar(&f.clicks, "render-clicks", 0, "click up to this many \"more\", \"load more\" or \"next\" controls (not links) of a rendered page")
 	fs.BoolVar(&f.screenshot, "render-screenshot", false, "archive a PNG screenshot of each rendered page as a WARC resource record")
-	fs.Var(bytesize.NewValue(&f.memory, 512<<20), "render-memory", "each browser's JavaScript heap cap, in whole MiB (0: V8's default)")
-	fs.IntVar(&f.giveUp, "render-give-up", 3, "with --render auto, stop rendering a host after this many renders in a row found no link its HTML did not have")
+	fs.Var(bytesize.NewValue(&f.memory, int64(d.MemoryMB)<<20), "render-memory", "each browser's JavaScript heap cap, in whole MiB (0: V8's default)")
+	fs.IntVar(&f.giveUp, "render-give-up", d.GiveUpAfter, "with --render auto, stop rendering a host after this many renders in a row found no link its HTML did not have")
 }
 
 func (f *renderFlags) check() error { return checkHeap("--render-memory", f.memory) }
@@ -45,11 +45,4 @@ func checkHeap(flag string, n int64) error {
 		return usagef("%s %d: under 1MiB; a size without a unit is in bytes (512MiB, say)", flag, n)
 	}
 	return nil
-}
-
-func (f *renderFlags) config() crawl.RenderConfig {
-	return crawl.RenderConfig{
-		Mode: f.mode, Chromium: f.chromium, Workers: f.workers, Timeout: f.timeout, Idle: f.idle,
-		MaxScrolls: f.scrolls, MaxClicks: f.clicks, Screenshot: f.screenshot, MemoryMB: int(f.memory >> 20), GiveUpAfter: f.giveUp,
-	}
 }

@@ -31,32 +31,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/time/rate"
 
-	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/history"
-	"github.com/weft-crawler/weft/internal/policy"
-	"github.com/weft-crawler/weft/internal/store"
 )
-
-// Crawl is what the API serves: a running crawl (crawl.Operator).
-type Crawl interface {
-	Live() crawl.Live
-	Pause()
-	Resume()
-	AddSeeds(urls []string, high bool) ([]crawl.Verdict, error)
-	Host(host string) crawl.HostStatus
-	HoldHost(host string, on bool) (string, error)
-	URLs(host string, status store.URLStatus, after *store.URLPos, limit int) ([]store.URLPos, []store.URLRecord, *store.URLPos, error)
-	Policy(host string) (policy.Policy, bool)
-	SetPolicy(host string, p policy.Policy) error
-	DeletePolicy(host string) (bool, error)
-	LeaseExternal(ctx context.Context, n int, ttl, wait time.Duration) ([]crawl.ExternalLease, error)
-	CompleteExternal(id, url string, status int, fetchedAt time.Time, contentHash string) error
-	Hosts(limit int) []crawl.HostStatus
-	Recent() []crawl.Fetch
-	Activity(host string) (history.Activity, bool)
-	Metrics() crawl.Metrics
-	Page(pos store.URLPos) (crawl.Page, error)
-}
 
 // Config configures a Server.
 type Config struct {
@@ -99,7 +75,7 @@ type ClusterNode interface {
 // Server is the operator API of one crawl.
 type Server struct {
 	cfg       Config
-	crawl     Crawl
+	res       Resources
 	loopback  bool
 	mux       *http.ServeMux
 	metrics   http.Handler
@@ -160,8 +136,10 @@ var routes = []route{
 //go:embed openapi.json
 var openAPIDoc []byte
 
-// New checks cfg and returns a server for c; Start starts it.
-func New(cfg Config, c Crawl) (*Server, error) {
+// New checks cfg and returns a server of res; Start starts it. New calls
+// none of res, so a configuration can be checked with the zero Resources
+// before there is a crawl to serve.
+func New(cfg Config, res Resources) (*Server, error) {
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = 1 << 20
 	}
@@ -181,7 +159,7 @@ func New(cfg Config, c Crawl) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api: listen address %q: %w", cfg.Addr, err)
 	}
-	s := &Server{cfg: cfg, crawl: c, loopback: isLoopback(host), mux: http.NewServeMux(),
+	s := &Server{cfg: cfg, res: res, loopback: isLoopback(host), mux: http.NewServeMux(),
 		seedLimit: limiters{rate: rate.Limit(cfg.SeedRate), burst: cfg.SeedBurst}, drainMax: drainBytes, drainTime: drainWait}
 	s.sampler.ring = history.New(history.Config{Fine: cfg.HistoryInterval})
 	rand.Read(s.cursorKey[:]) // crypto/rand.Read never returns an error
@@ -189,7 +167,7 @@ func New(cfg Config, c Crawl) (*Server, error) {
 		return nil, fmt.Errorf("api: listen address %q is not loopback: a token is required (--http-token, --http-token-file or WEFT_HTTP_TOKEN)", cfg.Addr)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &collector{c: c, cluster: cfg.Cluster})
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &collector{c: res.Crawl, cluster: cfg.Cluster})
 	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)})
 	for _, rt := range routes {
 		s.mux.Handle(rt.method+" "+rt.path, s.endpoint(rt))
@@ -414,13 +392,13 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) pauseCrawl(w http.ResponseWriter, _ *http.Request) error {
-	s.crawl.Pause()
+	s.res.Crawl.Pause()
 	s.cfg.Logger.Info("crawl paused through the API")
 	return writeJSON(w, http.StatusOK, map[string]bool{"paused": true})
 }
 
 func (s *Server) resumeCrawl(w http.ResponseWriter, _ *http.Request) error {
-	s.crawl.Resume()
+	s.res.Crawl.Resume()
 	s.cfg.Logger.Info("crawl resumed through the API")
 	return writeJSON(w, http.StatusOK, map[string]bool{"paused": false})
 }

@@ -18,19 +18,16 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/history"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robots"
-	"github.com/weft-crawler/weft/internal/seen"
-	"github.com/weft-crawler/weft/internal/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fakeCrawl is a Crawl with fixed numbers. It accepts the seeds whose
-// URL contains "ok" and calls the others seen.
+// fakeCrawl is every resource of a crawl, with fixed numbers. It accepts
+// the seeds whose URL contains "ok" and calls the others seen.
 type fakeCrawl struct {
 	mu       sync.Mutex
 	paused   bool
@@ -40,48 +37,51 @@ type fakeCrawl struct {
 	policies map[string]policy.Policy
 }
 
-func (f *fakeCrawl) AddSeeds(urls []string, high bool) ([]crawl.Verdict, error) {
+// resourcesOf serves f as every resource.
+func resourcesOf(f *fakeCrawl) Resources {
+	return Resources{Crawl: f, Seeds: f, Frontier: f, Hosts: f, Fetches: f, URLs: f, Policies: f}
+}
+
+func (f *fakeCrawl) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seeds = append(f.seeds, urls)
 	f.high = append(f.high, high)
-	out := make([]crawl.Verdict, len(urls))
+	out := make([]Verdict, len(urls))
 	for i, u := range urls {
 		out[i].URL = u
 		if !strings.Contains(u, "ok") {
-			out[i].Reason = crawl.RejectSeen
+			out[i].Reason, out[i].Code, out[i].Message = "seen", "seen", "already accepted"
 		}
 	}
 	return out, nil
 }
 
-func (f *fakeCrawl) Live() crawl.Live {
+func (f *fakeCrawl) Stats() Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return crawl.Live{
-		Summary: crawl.Summary{Pages: 42, Bytes: 4096, ByStatus: map[string]int64{"2xx": 40, "4xx": 2},
-			Rejected: map[string]int64{"seen": 9, "robots": 3}, Robots: map[string]int64{"rules": 5},
-			Errors: map[string]int64{"timeout": 1}, WARCFiles: []string{"a.warc.gz"}, WARCBytes: 1234,
-			WARCUploads: &crawl.Uploads{Files: 5, Bytes: 5000, Failed: 1}},
-		Frontier: frontier.Stats{Queued: 7, InFlight: 2, ActiveHosts: 3, ReadyHosts: 1, WaitingHost: 2},
-		Paused:   f.paused,
-		Outcomes: map[string]int64{"ok": 38, "redirect": 2, "error:timeout": 1},
-		Stored:   new(int64(9)),
+	return Stats{Pages: 42, Bytes: 4096, ByStatus: map[string]int64{"2xx": 40, "4xx": 2},
+		Rejected: map[string]int64{"seen": 9, "robots": 3}, Robots: map[string]int64{"rules": 5},
+		Errors: map[string]int64{"timeout": 1}, WARCFiles: []string{"a.warc.gz"}, WARCBytes: 1234,
+		Uploads:   &UploadStats{Files: 5, Bytes: 5000, Failures: 1},
+		Frontier:  FrontierStats{Queued: 7, InFlight: 2, ActiveHosts: 3, ReadyHosts: 1, WaitingHosts: 2, Stored: new(int64(9))},
+		Paused:    f.paused,
+		ByOutcome: map[string]int64{"ok": 38, "redirect": 2, "error:timeout": 1},
 	}
 }
 
-func (f *fakeCrawl) Host(host string) crawl.HostStatus {
+func (f *fakeCrawl) Host(host string) HostStatus {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if host != "known.test:8080" {
-		return crawl.HostStatus{Host: host, Frontier: frontier.HostInfo{Held: f.held[host]}}
+		return HostStatus{Host: host, Frontier: frontier.HostInfo{Held: f.held[host]}}
 	}
-	return crawl.HostStatus{Host: host, Known: true, Gap: 2 * time.Second, Accepted: 17,
+	return HostStatus{Host: host, Known: true, Gap: 2 * time.Second, Accepted: 17,
 		Frontier: frontier.HostInfo{Known: true, Queued: 5, Held: f.held[host], Clock: frontier.Clock{NextAt: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Streak: 2, Backoff: 2 * time.Second}},
 		Robots:   &robots.Policy{Outcome: robots.Rules, Status: 200, FetchedAt: time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC)}}
 }
 
-func (f *fakeCrawl) HoldHost(host string, on bool) (string, error) {
+func (f *fakeCrawl) Hold(host string, on bool) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.held == nil {
@@ -92,28 +92,27 @@ func (f *fakeCrawl) HoldHost(host string, on bool) (string, error) {
 }
 
 // URLs serves 10 records of two hosts, a.test's done and b.test's queued.
-func (f *fakeCrawl) URLs(host string, status store.URLStatus, after *store.URLPos, limit int) ([]store.URLPos, []store.URLRecord, *store.URLPos, error) {
-	var pos []store.URLPos
-	var recs []store.URLRecord
-	var last *store.URLPos
+func (f *fakeCrawl) URLs(host, status string, after *URLPos, limit int) ([]URLRecord, *URLPos, error) {
+	var recs []URLRecord
+	var last *URLPos
 	for i := range 10 {
-		p := store.URLPos{Part: 1, Host: "a.test", Hash: [16]byte{byte(i)}}
-		r := store.URLRecord{URL: fmt.Sprintf("http://a.test/%d", i), Status: store.URLDone, LastFetch: time.Unix(1e9, 0)}
+		r := URLRecord{Pos: URLPos{Part: 1, Host: "a.test", Hash: [16]byte{byte(i)}}, URL: fmt.Sprintf("http://a.test/%d", i), Status: "done", LastFetch: time.Unix(1e9, 0)}
 		if i >= 6 {
-			p.Part, p.Host, r.URL, r.Status, r.LastFetch = 2, "b.test", fmt.Sprintf("http://b.test/%d", i), store.URLQueued, time.Time{}
+			r.Pos.Part, r.Pos.Host, r.URL, r.Status, r.LastFetch = 2, "b.test", fmt.Sprintf("http://b.test/%d", i), "queued", time.Time{}
 		}
+		p := r.Pos
 		if (after != nil && (p.Part < after.Part || p.Part == after.Part && p.Hash[0] <= after.Hash[0])) || (host != "" && host != p.Host) {
 			continue
 		}
 		if len(recs) == limit {
-			return pos, recs, last, nil
+			return recs, last, nil
 		}
 		last = &p
-		if status == 0 || r.Status == status {
-			pos, recs = append(pos, p), append(recs, r)
+		if status == "" || r.Status == status {
+			recs = append(recs, r)
 		}
 	}
-	return pos, recs, nil, nil
+	return recs, nil, nil
 }
 
 func (f *fakeCrawl) Policy(host string) (policy.Policy, bool) {
@@ -145,24 +144,24 @@ func (f *fakeCrawl) DeletePolicy(host string) (bool, error) {
 	return ok, nil
 }
 
-// LeaseExternal leases one URL, lease "L1"; CompleteExternal knows it.
-func (f *fakeCrawl) LeaseExternal(ctx context.Context, n int, ttl, wait time.Duration) ([]crawl.ExternalLease, error) {
-	return []crawl.ExternalLease{{ID: "L1", URL: "http://a.test/", Host: "a.test", Expires: time.Unix(2e9, 0)}}, nil
+// Lease leases one URL, lease "L1"; Complete knows it.
+func (f *fakeCrawl) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]Lease, error) {
+	return []Lease{{ID: "L1", URL: "http://a.test/", Host: "a.test", Expires: time.Unix(2e9, 0)}}, nil
 }
 
-func (f *fakeCrawl) CompleteExternal(id, url string, status int, fetchedAt time.Time, contentHash string) error {
+func (f *fakeCrawl) Complete(id, url string, status int, fetchedAt time.Time, contentHash string) error {
 	if id != "L1" || url != "http://a.test/" {
-		return crawl.ErrUnknownLease
+		return ErrUnknownLease
 	}
 	return nil
 }
 
-func (f *fakeCrawl) Hosts(limit int) []crawl.HostStatus {
-	return []crawl.HostStatus{f.Host("known.test:8080")}[:min(limit, 1)]
+func (f *fakeCrawl) Hosts(limit int) []HostStatus {
+	return []HostStatus{f.Host("known.test:8080")}[:min(limit, 1)]
 }
 
-func (f *fakeCrawl) Recent() []crawl.Fetch {
-	return []crawl.Fetch{{URL: "http://known.test:8080/", Host: "known.test:8080", Status: 200, Outcome: "ok"}}
+func (f *fakeCrawl) Recent() []json.RawMessage {
+	return []json.RawMessage{json.RawMessage(`{"time":"0001-01-01T00:00:00Z","url":"http://known.test:8080/","host":"known.test:8080","status":200,"bytes":0,"duration_ms":0,"outcome":"ok","depth":0}`)}
 }
 
 func (f *fakeCrawl) Activity(host string) (history.Activity, bool) {
@@ -173,24 +172,25 @@ func (f *fakeCrawl) Activity(host string) (history.Activity, bool) {
 		Last: []history.Fetch{{Time: time.Unix(2e9, 0), URL: "http://known.test:8080/", Status: 200, DurationMS: 12, Outcome: "ok"}}, Parks: []history.Park{}}, true
 }
 
-func (f *fakeCrawl) Metrics() crawl.Metrics {
-	return crawl.Metrics{
-		FetchDuration: crawl.Histogram{Bounds: []float64{0.1, 1}, Counts: []uint64{3, 5}, Count: 6, Sum: 4.5},
-		QueueDelay:    crawl.Histogram{Bounds: []float64{0.1, 1}, Counts: []uint64{1, 1}, Count: 1, Sum: 0.05},
-		HostErrors:    []crawl.HostErrors{{Host: "slow.test", Throttled: 4, ServerErrors: 1}},
+func (f *fakeCrawl) Metrics() Metrics {
+	return Metrics{
+		FetchDuration: Histogram{Bounds: []float64{0.1, 1}, Counts: []uint64{3, 5}, Count: 6, Sum: 4.5},
+		QueueDelay:    Histogram{Bounds: []float64{0.1, 1}, Counts: []uint64{1, 1}, Count: 1, Sum: 0.05},
+		HostErrors:    []HostErrors{{Host: "slow.test", Throttled: 4, ServerErrors: 1}},
 		LinksCut:      3,
-		LinksCutHosts: []crawl.HostPages{{Host: "index.test", Pages: 2}, {Host: "docs.test", Pages: 1}},
+		LinksCutHosts: []HostPages{{Host: "index.test", Pages: 2}, {Host: "docs.test", Pages: 1}},
 		DNSHits:       12, DNSMisses: 3, LastHighPriority: time.Now().Add(-time.Minute),
-		Seen: seen.Stats{FillRatio: 0.25},
+		BloomFill:     0.25,
+		StatusClasses: []string{"1xx", "2xx", "3xx", "4xx", "5xx", "other"}, ErrorKinds: []string{"unknown", "timeout", "dns", "connect", "refused", "tls", "protocol", "bad_url", "canceled"},
 	}
 }
 
-func (f *fakeCrawl) Page(pos store.URLPos) (crawl.Page, error) {
+func (f *fakeCrawl) Page(pos URLPos) (Page, error) {
 	if pos.Host != "a.test" {
-		return crawl.Page{}, crawl.ErrUnknownURL
+		return Page{}, ErrUnknownURL
 	}
-	return crawl.Page{Record: store.URLRecord{URL: "http://a.test/0", Status: store.URLDone, LastStatus: 200},
-		Captures: []store.CaptureRecord{{URL: "http://a.test/0", Date: time.Unix(2e9, 0), Status: 200, File: "w.warc.gz", Offset: 10, Length: 99}}}, nil
+	return Page{URL: "http://a.test/0", Status: "done", LastStatus: 200,
+		Captures: []Capture{{Date: time.Unix(2e9, 0), HTTPStatus: 200, ContentHash: "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", BodyKey: BodyKey{WARCFile: "w.warc.gz", Offset: 10, Length: 99}}}}, nil
 }
 
 func (f *fakeCrawl) Pause()  { f.mu.Lock(); f.paused = true; f.mu.Unlock() }
@@ -230,7 +230,7 @@ func errorCode(t *testing.T, body string) string {
 // for everything and will not start without one.
 func TestAuth(t *testing.T) {
 	f := &fakeCrawl{}
-	open, err := New(Config{Addr: "127.0.0.1:0"}, f)
+	open, err := New(Config{Addr: "127.0.0.1:0"}, resourcesOf(f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestAuth(t *testing.T) {
 		t.Errorf("mutation on a server with no token: %d %s, paused %v", code, body, f.paused)
 	}
 
-	s, err := New(Config{Addr: "127.0.0.1:0", Token: "s3cret"}, f)
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "s3cret"}, resourcesOf(f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,11 +268,11 @@ func TestAuth(t *testing.T) {
 	}
 
 	for _, addr := range []string{"0.0.0.0:8080", ":8080", "[::]:8080", "192.0.2.7:8080"} {
-		if _, err := New(Config{Addr: addr}, f); err == nil || !strings.Contains(err.Error(), "token is required") {
+		if _, err := New(Config{Addr: addr}, resourcesOf(f)); err == nil || !strings.Contains(err.Error(), "token is required") {
 			t.Errorf("%s without a token: %v", addr, err)
 		}
 	}
-	wide, err := New(Config{Addr: "0.0.0.0:8080", Token: "s3cret"}, f) // built, never started: no socket opened
+	wide, err := New(Config{Addr: "0.0.0.0:8080", Token: "s3cret"}, resourcesOf(f)) // built, never started: no socket opened
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestAuth(t *testing.T) {
 // TestErrors: unknown endpoints, wrong methods and oversized bodies get
 // JSON errors with stable codes.
 func TestErrors(t *testing.T) {
-	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t", MaxBody: 100}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t", MaxBody: 100}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestErrors(t *testing.T) {
 // the crawl's.
 func TestStatsAndMetrics(t *testing.T) {
 	f := &fakeCrawl{}
-	s, err := New(Config{Addr: "127.0.0.1:0"}, f)
+	s, err := New(Config{Addr: "127.0.0.1:0"}, resourcesOf(f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestOpenAPIInSync(t *testing.T) {
 			}
 		}
 	}
-	s, err := New(Config{Addr: "127.0.0.1:0"}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0"}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,8 +406,10 @@ func TestOpenAPIInSync(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
+	// Fetch, a line of the crawl's fetch log, is the crawl's: checked in
+	// internal/operator (TestFetchSchema).
 	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}, "Rejected": Rejected{}, "LeaseRequest": LeaseRequest{}, "LeasedURL": LeasedURL{}, "CompleteRequest": CompleteRequest{}, "PageInfo": PageInfo{}, "Capture": Capture{}, "BodyKey": BodyKey{},
-		"Fetch": crawl.Fetch{}, "HostList": HostList{}, "Fetches": Fetches{}, "LeaseResponse": LeaseResponse{},
+		"HostList": HostList{}, "Fetches": Fetches{}, "LeaseResponse": LeaseResponse{},
 		"ClusterView": ClusterView{}, "ClusterNodeView": ClusterNodeView{}, "History": History{}, "Sample": history.Sample{}} {
 		if got := slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, fields(v)) {
 			t.Errorf("%s schema %v, struct %v", name, got, fields(v))
@@ -424,7 +426,7 @@ func TestOpenAPIInSync(t *testing.T) {
 // need the token and reach the crawl.
 func TestHosts(t *testing.T) {
 	f := &fakeCrawl{}
-	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t"}, f)
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t"}, resourcesOf(f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +464,7 @@ func TestHosts(t *testing.T) {
 // TestURLs pages through GET /v1/urls with its opaque cursor, filtered by
 // host and status, and refuses a bad cursor, limit or status.
 func TestURLs(t *testing.T) {
-	s, err := New(Config{Addr: "127.0.0.1:0"}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0"}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +526,7 @@ func TestURLs(t *testing.T) {
 // DELETE removes it and a second DELETE is a 404; changes need the token.
 func TestPolicies(t *testing.T) {
 	f := &fakeCrawl{}
-	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t"}, f)
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t"}, resourcesOf(f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,7 +579,7 @@ func TestPolicies(t *testing.T) {
 // TestLeaseAndCompleteErrors: the lease and complete endpoints need the
 // token, check their bodies, and say when a lease is not out.
 func TestLeaseAndCompleteErrors(t *testing.T) {
-	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t"}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t"}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -612,7 +614,7 @@ func TestLeaseAndCompleteErrors(t *testing.T) {
 // TestHostListAndFetches: GET /v1/hosts lists the hosts, GET /v1/fetches
 // the last fetches.
 func TestHostListAndFetches(t *testing.T) {
-	s, err := New(Config{Addr: "127.0.0.1:0"}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0"}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -633,7 +635,7 @@ func TestHostListAndFetches(t *testing.T) {
 // TestDashboardServed: the dashboard's files are served, from the binary,
 // and refer to nothing but this server.
 func TestDashboardServed(t *testing.T) {
-	s, err := New(Config{Addr: "0.0.0.0:8080", Token: "t"}, &fakeCrawl{}) // off loopback: its files still load
+	s, err := New(Config{Addr: "0.0.0.0:8080", Token: "t"}, resourcesOf(&fakeCrawl{})) // off loopback: its files still load
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -681,7 +683,7 @@ func (f fakeNode) Members(context.Context) ([]ClusterMember, error) {
 // TestClusterStats: a node of a cluster shows its partitions in order and
 // its handoffs and snapshots, in /v1/stats and /metrics.
 func TestClusterStats(t *testing.T) {
-	s, err := New(Config{Addr: "127.0.0.1:0", Cluster: fakeNode{}}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0", Cluster: fakeNode{}}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}

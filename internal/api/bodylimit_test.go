@@ -95,7 +95,7 @@ func check413(t *testing.T, conn net.Conn) {
 // the connection. So does a body of no declared length (chunked) that
 // passes the cap as the handler reads it.
 func TestOversizedBodyGets413(t *testing.T) {
-	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t"}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t"}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestOversizedBodyGets413(t *testing.T) {
 // timeout. A client that asked to be told before it sends (Expect:
 // 100-continue) is told 413 at once, and nothing is read.
 func TestOversizedBodyDrainIsBounded(t *testing.T) {
-	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t", MaxBody: 1 << 10}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t", MaxBody: 1 << 10}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,8 +72,7 @@ func (s *Server) cluster(w http.ResponseWriter, r *http.Request) error {
 			v.Partitions = []int{}
 		}
 		if m.Node == n.Name() {
-			st := statsOf(s.crawl.Live())
-			st.Cluster = clusterStatsOf(n)
+			st := statsOf(s.res.Crawl, n)
 			v.Stats = &st
 			continue
 		}

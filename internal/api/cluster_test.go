@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/weft-crawler/weft/internal/testfill"
 )
 
 // TestClusterView: GET /v1/cluster lists the members the lease bucket
@@ -16,7 +18,7 @@ import (
 // with the caller's token), says which node did not answer and which
 // partitions no one holds, and sums what it got.
 func TestClusterView(t *testing.T) {
-	other, err := New(Config{Addr: "127.0.0.1:0", Cluster: fakeNode{name: "n2"}}, &fakeCrawl{})
+	other, err := New(Config{Addr: "127.0.0.1:0", Cluster: fakeNode{name: "n2"}}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +43,7 @@ func TestClusterView(t *testing.T) {
 		// asking it reaches n2, which must not be counted twice.
 		{Node: "n3", API: ts.Listener.Addr().String(), Partitions: []int{6}},
 	}
-	s, err := New(Config{Addr: "127.0.0.1:0", Token: "tok", Cluster: fakeNode{members: members}}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "tok", Cluster: fakeNode{members: members}}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func TestClusterView(t *testing.T) {
 	if code, _, body := do(t, clusterServer(t, fakeNode{}), "GET", "/v1/cluster", "", ""); code != 503 || errorCode(t, body) != "cluster_unreachable" {
 		t.Errorf("bucket unreadable: %d %s", code, body)
 	}
-	single, _ := New(Config{Addr: "127.0.0.1:0"}, &fakeCrawl{})
+	single, _ := New(Config{Addr: "127.0.0.1:0"}, resourcesOf(&fakeCrawl{}))
 	if code, _, body := do(t, single, "GET", "/v1/cluster", "", ""); code != 404 || errorCode(t, body) != "not_clustered" {
 		t.Errorf("one node: %d %s", code, body)
 	}
@@ -90,7 +92,7 @@ func TestClusterView(t *testing.T) {
 
 func clusterServer(t *testing.T, n ClusterNode) *Server {
 	t.Helper()
-	s, err := New(Config{Addr: "127.0.0.1:0", Cluster: n}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0", Cluster: n}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,44 +104,11 @@ func clusterServer(t *testing.T, n ClusterNode) *Server {
 // the cluster's totals, and none makes addStats panic.
 func TestAddStatsEveryField(t *testing.T) {
 	var s Stats
-	fill(reflect.ValueOf(&s).Elem())
+	testfill.Fill(&s)
+	s.Frontier.Wait = nil // a node's own (sum:"-"), not added
 	sum := cloneStats(s)
 	addStats(&sum, s)
 	check(t, "Stats", reflect.ValueOf(sum), reflect.ValueOf(s))
-}
-
-// fill sets every number to 1, every bool true, every map to {"k": 1},
-// every list to one element and every pointer to a filled value.
-func fill(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Int, reflect.Int64:
-		v.SetInt(1)
-	case reflect.Float64:
-		v.SetFloat(1)
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.String:
-		v.SetString("k")
-	case reflect.Map:
-		m := reflect.MakeMap(v.Type())
-		e := reflect.New(v.Type().Elem()).Elem()
-		fill(e)
-		m.SetMapIndex(reflect.ValueOf("k"), e)
-		v.Set(m)
-	case reflect.Slice:
-		e := reflect.New(v.Type().Elem()).Elem()
-		fill(e)
-		v.Set(reflect.Append(reflect.MakeSlice(v.Type(), 0, 1), e))
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-		fill(v.Elem())
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).Tag.Get("sum") != "-" {
-				fill(v.Field(i))
-			}
-		}
-	}
 }
 
 // check: numbers doubled (elapsed kept: the longest), bools kept, maps'

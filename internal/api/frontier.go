@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-
-	"github.com/weft-crawler/weft/internal/crawl"
 )
 
 // LeaseRequest is the body of POST /v1/frontier/lease.
@@ -63,8 +61,8 @@ func (s *Server) lease(w http.ResponseWriter, r *http.Request) error {
 	case req.WaitMS < 0 || req.WaitMS > 10000:
 		return &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: fmt.Sprintf("lease request: wait_ms %d: want 1 to 10000", req.WaitMS)}
 	}
-	leases, err := s.crawl.LeaseExternal(r.Context(), req.MaxURLs, s.cfg.LeaseTTL, time.Duration(req.WaitMS)*time.Millisecond)
-	if errors.Is(err, crawl.ErrNotRunning) {
+	leases, err := s.res.Frontier.Lease(r.Context(), req.MaxURLs, s.cfg.LeaseTTL, time.Duration(req.WaitMS)*time.Millisecond)
+	if errors.Is(err, ErrNotRunning) {
 		return errNotRunning
 	}
 	if err != nil {
@@ -91,11 +89,11 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) error {
 	if req.FetchedAt.IsZero() {
 		req.FetchedAt = time.Now()
 	}
-	err := s.crawl.CompleteExternal(req.LeaseID, req.URL, req.StatusCode, req.FetchedAt, req.ContentHash)
+	err := s.res.Frontier.Complete(req.LeaseID, req.URL, req.StatusCode, req.FetchedAt, req.ContentHash)
 	switch {
-	case errors.Is(err, crawl.ErrUnknownLease):
+	case errors.Is(err, ErrUnknownLease):
 		return &Error{Status: http.StatusNotFound, Code: "unknown_lease", Message: "no lease " + req.LeaseID + " out on " + req.URL + ": never given, expired, or for another URL"}
-	case errors.Is(err, crawl.ErrNotRunning):
+	case errors.Is(err, ErrNotRunning):
 		return errNotRunning
 	case err != nil:
 		return err

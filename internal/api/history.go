@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/history"
 )
 
@@ -34,31 +33,31 @@ type sampler struct {
 
 // pointOf reads the crawl's counters and gauges now.
 func pointOf(c Crawl) history.Point {
-	l := c.Live()
-	m := c.Metrics()
-	fd := m.FetchDuration
+	st := c.Stats()
+	fd := c.Metrics().FetchDuration
+	f := st.Frontier
 	return history.Point{
-		At: time.Now(), Pages: l.Pages, Bytes: l.Bytes, Errors: l.Errors, Status: l.ByStatus,
-		Throttled: l.Throttled, Unavailable: l.Unavailable,
+		At: time.Now(), Pages: st.Pages, Bytes: st.Bytes, Errors: st.Errors, Status: st.ByStatus,
+		Throttled: st.Throttled, Unavailable: st.Unavailable,
 		Latency: history.Histogram{Bounds: fd.Bounds, Counts: fd.Counts, Count: fd.Count},
-		Queued:  storedOr(l), InFlight: l.Frontier.InFlight, ActiveHosts: l.Frontier.ActiveHosts,
-		Ready: l.Frontier.ReadyHosts, Waiting: l.Frontier.WaitingHost, Parked: l.Frontier.ParkedHosts, Held: l.Frontier.HeldHosts,
+		Queued:  storedOr(f), InFlight: f.InFlight, ActiveHosts: f.ActiveHosts,
+		Ready: f.ReadyHosts, Waiting: f.WaitingHosts, Parked: f.ParkedHosts, Held: f.HeldHosts,
 	}
 }
 
 // storedOr is the queue depth: the store's count, or while it is not
 // known the frontier's.
-func storedOr(l crawl.Live) int {
-	if l.Stored != nil {
-		return int(*l.Stored)
+func storedOr(f FrontierStats) int {
+	if f.Stored != nil {
+		return int(*f.Stored)
 	}
-	return l.Frontier.Queued
+	return f.Queued
 }
 
 func (s *Server) startSampler() {
 	ctx, stop := context.WithCancel(context.Background())
 	s.sampler.stop = stop
-	s.sampler.ring.Add(pointOf(s.crawl))
+	s.sampler.ring.Add(pointOf(s.res.Crawl))
 	s.sampler.wg.Go(func() {
 		t := time.NewTicker(s.sampler.ring.Fine())
 		defer t.Stop()
@@ -67,7 +66,7 @@ func (s *Server) startSampler() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				s.sampler.ring.Add(pointOf(s.crawl))
+				s.sampler.ring.Add(pointOf(s.res.Crawl))
 			}
 		}
 	})
@@ -84,7 +83,7 @@ func (s *Server) history(w http.ResponseWriter, _ *http.Request) error {
 	r := s.sampler.ring
 	fine, coarse := r.Samples()
 	out := History{IntervalSeconds: r.Fine().Seconds(), CoarseIntervalSeconds: r.CoarseInterval().Seconds(), Fine: fine, Coarse: coarse}
-	if cur, ok := r.Current(pointOf(s.crawl)); ok {
+	if cur, ok := r.Current(pointOf(s.res.Crawl)); ok {
 		out.Current = &cur
 	}
 	return writeJSON(w, http.StatusOK, out)

@@ -1,12 +1,12 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/history"
 	"github.com/weft-crawler/weft/internal/policy"
@@ -100,7 +100,7 @@ func hostState(f frontier.HostInfo, robotsBlocked bool, now time.Time) string {
 // policy delay, which the crawl applies as its Crawl-delay, or backoff
 // after 429/503), or, when it lies beyond the last fetch plus that gap,
 // the latency rule (or a Retry-After), or a park. "" when nothing holds it.
-func clockWhy(st crawl.HostStatus, pol *policy.Policy, lastFetch time.Time, now time.Time) string {
+func clockWhy(st HostStatus, pol *policy.Policy, lastFetch time.Time, now time.Time) string {
 	f, cl := st.Frontier, st.Frontier.Clock
 	if cl.NextAt.IsZero() || !cl.NextAt.After(now) {
 		return ""
@@ -134,11 +134,11 @@ func clockWhy(st crawl.HostStatus, pol *policy.Policy, lastFetch time.Time, now 
 
 // hostOf is a host's view; act is its recent activity, shown (the host
 // page) or only read for the clock's why (the list).
-func (s *Server) hostOf(st crawl.HostStatus, act *history.Activity, show bool) Host {
+func (s *Server) hostOf(st HostStatus, act *history.Activity, show bool) Host {
 	now := time.Now()
 	f, cl := st.Frontier, st.Frontier.Clock
 	var pol *policy.Policy
-	if p, ok := s.crawl.Policy(st.Host); ok {
+	if p, ok := s.res.Policies.Policy(st.Host); ok {
 		pol = &p
 	}
 	blocked := st.Robots != nil && st.Robots.Outcome == robots.DisallowAll || f.Draining && !cl.GaveUp
@@ -181,12 +181,12 @@ func (s *Server) host(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	st := s.crawl.Host(name)
+	st := s.res.Hosts.Host(name)
 	if !st.Known && !st.Frontier.Held {
 		return &Error{Status: http.StatusNotFound, Code: "unknown_host", Message: "the crawl knows nothing of " + name}
 	}
 	var act *history.Activity
-	if a, ok := s.crawl.Activity(name); ok {
+	if a, ok := s.res.Hosts.Activity(name); ok {
 		act = &a
 	}
 	return writeJSON(w, http.StatusOK, s.hostOf(st, act, true))
@@ -199,7 +199,7 @@ func holdHost(on bool) func(*Server, http.ResponseWriter, *http.Request) error {
 		if err != nil {
 			return err
 		}
-		name, err = s.crawl.HoldHost(name, on)
+		name, err = s.res.Hosts.Hold(name, on)
 		if err != nil {
 			return &Error{Status: http.StatusBadRequest, Code: "bad_host", Message: err.Error()}
 		}
@@ -223,11 +223,11 @@ func (s *Server) hosts(w http.ResponseWriter, r *http.Request) error {
 		limit = n
 	}
 	out := HostList{Hosts: []Host{}}
-	for _, st := range s.crawl.Hosts(limit) {
+	for _, st := range s.res.Hosts.Hosts(limit) {
 		// Its activity dates its last fetch, so that the list says why
 		// a host waits as its page does (the latency rule included).
 		var act *history.Activity
-		if a, ok := s.crawl.Activity(st.Host); ok {
+		if a, ok := s.res.Hosts.Activity(st.Host); ok {
 			act = &a
 		}
 		out.Hosts = append(out.Hosts, s.hostOf(st, act, false))
@@ -238,13 +238,13 @@ func (s *Server) hosts(w http.ResponseWriter, r *http.Request) error {
 // Fetches is the body of GET /v1/fetches: the last fetches, newest first,
 // as lines of the fetch log.
 type Fetches struct {
-	Fetches []crawl.Fetch `json:"fetches"`
+	Fetches []json.RawMessage `json:"fetches"`
 }
 
 func (s *Server) fetches(w http.ResponseWriter, _ *http.Request) error {
-	f := s.crawl.Recent()
+	f := s.res.Fetches.Recent()
 	if f == nil {
-		f = []crawl.Fetch{}
+		f = []json.RawMessage{}
 	}
 	return writeJSON(w, http.StatusOK, Fetches{Fetches: f})
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/testwait"
@@ -50,23 +49,23 @@ func TestClockWhy(t *testing.T) {
 	pol := &policy.Policy{Delay: policy.Duration(3 * time.Second)}
 	for _, c := range []struct {
 		name string
-		st   crawl.HostStatus
+		st   HostStatus
 		pol  *policy.Policy
 		last time.Time
 		want string
 	}{
-		{"nothing holds it", crawl.HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(-time.Second)}}}, nil, time.Time{}, ""},
-		{"the crawl's delay", crawl.HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(time.Second), CrawlDelay: 500 * time.Millisecond}}}, nil, now, "delay"},
-		{"Crawl-delay", crawl.HostStatus{Gap: 3 * time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: next, CrawlDelay: 3 * time.Second}}}, nil, now, "crawl-delay"},
-		{"policy", crawl.HostStatus{Gap: 3 * time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: next, CrawlDelay: 3 * time.Second}}}, pol, now, "policy"},
-		{"backoff", crawl.HostStatus{Gap: 4 * time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: next, CrawlDelay: time.Second, Backoff: 4 * time.Second}}}, nil, now, "backoff"},
-		{"latency", crawl.HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(10 * time.Second)}}}, nil, now, "latency"},
-		{"parked", crawl.HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Parked: true, Clock: frontier.Clock{NextAt: now.Add(time.Minute)}}}, nil, now, "parked"},
+		{"nothing holds it", HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(-time.Second)}}}, nil, time.Time{}, ""},
+		{"the crawl's delay", HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(time.Second), CrawlDelay: 500 * time.Millisecond}}}, nil, now, "delay"},
+		{"Crawl-delay", HostStatus{Gap: 3 * time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: next, CrawlDelay: 3 * time.Second}}}, nil, now, "crawl-delay"},
+		{"policy", HostStatus{Gap: 3 * time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: next, CrawlDelay: 3 * time.Second}}}, pol, now, "policy"},
+		{"backoff", HostStatus{Gap: 4 * time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: next, CrawlDelay: time.Second, Backoff: 4 * time.Second}}}, nil, now, "backoff"},
+		{"latency", HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(10 * time.Second)}}}, nil, now, "latency"},
+		{"parked", HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Parked: true, Clock: frontier.Clock{NextAt: now.Add(time.Minute)}}}, nil, now, "parked"},
 		// The clock's own reason, where it has one.
-		{"Retry-After", crawl.HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(time.Hour), Why: frontier.WhyRetryAfter}}}, nil, now, "Retry-After"},
-		{"parked after failures", crawl.HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(time.Minute), Why: frontier.WhyPark}}}, nil, now, "parked"},
-		{"robots.txt retried", crawl.HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(time.Minute), Why: frontier.WhyRetry}}}, nil, now, "retry"},
-		{"a gap's term", crawl.HostStatus{Gap: 3 * time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: next, CrawlDelay: 3 * time.Second, Why: frontier.WhyGap}}}, nil, now, "crawl-delay"},
+		{"Retry-After", HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(time.Hour), Why: frontier.WhyRetryAfter}}}, nil, now, "Retry-After"},
+		{"parked after failures", HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(time.Minute), Why: frontier.WhyPark}}}, nil, now, "parked"},
+		{"robots.txt retried", HostStatus{Gap: time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: now.Add(time.Minute), Why: frontier.WhyRetry}}}, nil, now, "retry"},
+		{"a gap's term", HostStatus{Gap: 3 * time.Second, Frontier: frontier.HostInfo{Clock: frontier.Clock{NextAt: next, CrawlDelay: 3 * time.Second, Why: frontier.WhyGap}}}, nil, now, "crawl-delay"},
 	} {
 		if got := clockWhy(c.st, c.pol, c.last, now); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
@@ -78,7 +77,7 @@ func TestClockWhy(t *testing.T) {
 // stands where it does, its policy, robots.txt age and recent activity.
 func TestHostPage(t *testing.T) {
 	f := &fakeCrawl{}
-	s, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, f)
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, resourcesOf(f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +121,7 @@ func TestHostPage(t *testing.T) {
 // GET /v1/history has samples whenever it is asked, with the interval in
 // progress.
 func TestHistoryEndpoint(t *testing.T) {
-	s, err := New(Config{Addr: "127.0.0.1:0", HistoryInterval: 5 * time.Millisecond}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0", HistoryInterval: 5 * time.Millisecond}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}

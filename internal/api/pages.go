@@ -4,9 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"time"
-
-	"github.com/weft-crawler/weft/internal/crawl"
-	"github.com/weft-crawler/weft/internal/store"
 )
 
 // PageInfo is the body of GET /v1/pages/{url_hash}: a URL's record and
@@ -44,19 +41,18 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return &Error{Status: http.StatusBadRequest, Code: "bad_url_hash", Message: "url_hash " + r.PathValue("url_hash") + " is not one GET /v1/urls gave"}
 	}
-	p, err := s.crawl.Page(*pos)
+	p, err := s.res.URLs.Page(*pos)
 	switch {
-	case errors.Is(err, crawl.ErrUnknownURL):
+	case errors.Is(err, ErrUnknownURL):
 		return &Error{Status: http.StatusNotFound, Code: "unknown_url", Message: "no URL " + r.PathValue("url_hash")}
-	case errors.Is(err, crawl.ErrNotRunning):
+	case errors.Is(err, ErrNotRunning):
 		return errNotRunning
 	case err != nil:
 		return err
 	}
-	out := PageInfo{URL: p.Record.URL, Status: p.Record.Status.String(), FetchedAt: optTime(p.Record.LastFetch), HTTPStatus: p.Record.LastStatus, Captures: []Capture{}}
-	for i, c := range p.Captures {
-		cp := Capture{Date: c.Date.UTC(), HTTPStatus: c.Status, ContentHash: crawl.DigestString(c.Digest), Revisit: c.Kind == store.CaptureRevisit,
-			BodyKey: BodyKey{WARCFile: c.File, Offset: c.Offset, Length: c.Length}}
+	out := PageInfo{URL: p.URL, Status: p.Status, FetchedAt: optTime(p.LastFetch), HTTPStatus: p.LastStatus, Captures: []Capture{}}
+	for i, cp := range p.Captures {
+		cp.Date = cp.Date.UTC()
 		out.Captures = append(out.Captures, cp)
 		if i == 0 {
 			out.ContentHash = cp.ContentHash

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/policy"
 )
 
@@ -22,7 +21,7 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, ok := s.crawl.Policy(host)
+	p, ok := s.res.Policies.Policy(host)
 	if !ok {
 		return &Error{Status: http.StatusNotFound, Code: "no_policy", Message: host + " has no policy"}
 	}
@@ -38,9 +37,9 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
 	if _, err := readJSON(r, "policy", &p); err != nil {
 		return err
 	}
-	err = s.crawl.SetPolicy(host, p)
+	err = s.res.Policies.SetPolicy(host, p)
 	switch {
-	case errors.Is(err, crawl.ErrNotRunning):
+	case errors.Is(err, ErrNotRunning):
 		return errNotRunning
 	case err != nil:
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "policy_refused", Message: err.Error()}
@@ -54,9 +53,9 @@ func (s *Server) deletePolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	had, err := s.crawl.DeletePolicy(host)
+	had, err := s.res.Policies.DeletePolicy(host)
 	switch {
-	case errors.Is(err, crawl.ErrNotRunning):
+	case errors.Is(err, ErrNotRunning):
 		return errNotRunning
 	case err != nil:
 		return err

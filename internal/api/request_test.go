@@ -28,7 +28,7 @@ func TestTrailingDataRefused(t *testing.T) {
 		path = strings.Replace(path, "{host}", "a.test", 1)
 		for _, tail := range []string{"}{", " {}", "\n[]", "x", ` "more"`, "\n5"} {
 			f := &fakeCrawl{}
-			s, err := New(Config{Addr: "127.0.0.1:0", Token: "t", SeedRate: 1000, SeedBurst: 1000}, f)
+			s, err := New(Config{Addr: "127.0.0.1:0", Token: "t", SeedRate: 1000, SeedBurst: 1000}, resourcesOf(f))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -40,7 +40,7 @@ func TestTrailingDataRefused(t *testing.T) {
 				t.Errorf("%s %q reached the crawl", route, body+tail)
 			}
 		}
-		s, err := New(Config{Addr: "127.0.0.1:0", Token: "t"}, &fakeCrawl{})
+		s, err := New(Config{Addr: "127.0.0.1:0", Token: "t"}, resourcesOf(&fakeCrawl{}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func doAuth(s *Server, authorization string) int {
 // §11.1), one or more spaces part it from the token (1*SP), and nothing
 // else passes.
 func TestBearerScheme(t *testing.T) {
-	s, err := New(Config{Addr: "127.0.0.1:0", Token: "s3cret"}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "s3cret"}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}

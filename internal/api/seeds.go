@@ -8,16 +8,10 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	whatwgerrors "github.com/nlnwa/whatwg-url/errors"
 	"golang.org/x/time/rate"
-
-	"github.com/weft-crawler/weft/internal/canon"
-	"github.com/weft-crawler/weft/internal/crawl"
-	"github.com/weft-crawler/weft/internal/scope"
 )
 
 // maxSeedsPerRequest bounds the URLs of one POST /v1/seeds.
@@ -44,91 +38,12 @@ type Rejected struct {
 	// counts it: invalid, forbidden (the SSRF guard), filter, scope,
 	// repeats, robots, robots-unreachable, policy, trap, host-cap, seen.
 	Reason string `json:"reason"`
-	// Code is the refusal itself, stable for programs: a finer one for
-	// invalid and filter (urlErrorCode, filterCodes), else rejectCodes'.
+	// Code is the refusal itself, stable for programs: one per reason,
+	// and finer ones for invalid and filter (why the URL does not parse,
+	// which filter refused it).
 	Code string `json:"code"`
 	// Message says it for people.
 	Message string `json:"message"`
-}
-
-// rejectCodes are the codes of the reasons that have no finer one, and
-// their messages.
-var rejectCodes = map[string][2]string{
-	crawl.RejectForbidden:   {"forbidden", "its address is one the SSRF guard refuses (loopback, private, link-local, metadata)"},
-	crawl.RejectFilter:      {"filtered", "not fetched as a page (a /robots.txt is read for its host's rules only)"},
-	crawl.RejectScope:       {"scope", "refused by --exclude, or matched by no --include"},
-	crawl.RejectRepeats:     {"repeats", "a path segment repeats too often: the mark of a crawler trap"},
-	crawl.RejectRobots:      {"robots", "disallowed by its host's robots.txt"},
-	crawl.RejectUnreachable: {"robots_unreachable", "its host's robots.txt could not be fetched (5xx, 429, a network or TLS error): the host is not crawled"},
-	crawl.RejectPolicy:      {"policy", "disallowed by the operator's policy for its host"},
-	crawl.RejectTrap:        {"trap", "its host is cut off as a crawler trap (mostly near-duplicate pages)"},
-	crawl.RejectHostCap:     {"host_cap", "its host has as many URLs as the crawl accepts (--max-urls-per-host, or its policy's max_urls)"},
-	crawl.RejectPattern:     {"pattern", "its host has as many URLs of this pattern as the crawl accepts"},
-	crawl.RejectGaveUp:      {"gave_up", "its host was given up after too many failures"},
-	crawl.RejectSeen:        {"seen", "already accepted"},
-}
-
-// rejection says why v's URL was refused.
-func rejection(v crawl.Verdict) Rejected {
-	r := Rejected{URL: v.URL, Reason: v.Reason}
-	var ce *canon.Error
-	var fe *scope.FilterError
-	var se *crawl.SeedError
-	switch {
-	case errors.As(v.Err, &fe):
-		r.Code, r.Message = filterCodes[fe.Cause], fe.Detail
-		if r.Code == "" {
-			r.Code = "filtered"
-		}
-	case errors.As(v.Err, &se):
-		// The message names the URL and what a seed must be.
-		r.Code, r.Message = "bad_url", se.Explain()
-		if errors.Is(se, crawl.ErrNotHTTP) {
-			r.Code = "bad_scheme"
-		} else if errors.As(se, &ce) {
-			r.Code = urlErrorCode(ce.Err)
-		}
-	case v.Reason == crawl.RejectInvalid:
-		r.Code, r.Message = "bad_url", "not a URL"
-	default:
-		c, ok := rejectCodes[v.Reason]
-		if !ok {
-			c = [2]string{strings.ReplaceAll(v.Reason, "-", "_"), "refused: " + v.Reason}
-		}
-		r.Code, r.Message = c[0], c[1]
-	}
-	return r
-}
-
-// filterCodes are the codes of scope.FilterError's causes.
-var filterCodes = map[string]string{
-	scope.CauseScheme: "bad_scheme", scope.CauseTooLong: "too_long", scope.CauseParams: "too_many_params", scope.CauseExtension: "extension",
-}
-
-// urlErrorCode is the code of why the canonicaliser refused a URL.
-func urlErrorCode(err error) string {
-	switch {
-	case errors.Is(err, canon.ErrEmpty):
-		return "empty"
-	case errors.Is(err, canon.ErrTooLong):
-		return "too_long"
-	case errors.Is(err, canon.ErrTooManySegments):
-		return "too_many_segments"
-	}
-	switch whatwgerrors.Type(err) {
-	case whatwgerrors.MissingSchemeNonRelativeURL:
-		return "no_scheme"
-	case whatwgerrors.PortOutOfRange, whatwgerrors.PortInvalid, whatwgerrors.PortMissing:
-		return "bad_port"
-	case whatwgerrors.HostMissing, whatwgerrors.DomainToASCII, whatwgerrors.DomainToUnicode, whatwgerrors.DomainInvalidCodePoint,
-		whatwgerrors.HostInvalidCodePoint, whatwgerrors.IPv4EmptyPart, whatwgerrors.IPv4TooManyParts, whatwgerrors.IPv4NonNumericPart,
-		whatwgerrors.IPv4NonDecimalPart, whatwgerrors.IPv4OutOfRangePart, whatwgerrors.IPv6Unclosed, whatwgerrors.IPv6InvalidCompression,
-		whatwgerrors.IPv6TooManyPieces, whatwgerrors.IPv6MultipleCompression, whatwgerrors.IPv6InvalidCodePoint, whatwgerrors.IPv6TooFewPieces,
-		whatwgerrors.IPv4InIPv6TooManyPieces, whatwgerrors.IPv4InIPv6InvalidCodePoint, whatwgerrors.IPv4InIPv6OutOfRangePart,
-		whatwgerrors.IPv4InIPv6TooFewParts:
-		return "bad_host"
-	}
-	return "bad_url"
 }
 
 // idempotency remembers the answers to POST /v1/seeds by Idempotency-Key,
@@ -232,8 +147,8 @@ func (s *Server) seedsAnswer(key string, sum [sha256.Size]byte, req SeedsRequest
 			return e.answer, true, nil
 		}
 	}
-	verdicts, err := s.crawl.AddSeeds(req.URLs, req.Priority == "high")
-	if errors.Is(err, crawl.ErrNotRunning) {
+	verdicts, err := s.res.Seeds.AddSeeds(req.URLs, req.Priority == "high")
+	if errors.Is(err, ErrNotRunning) {
 		return nil, false, errNotRunning
 	}
 	if err != nil {
@@ -244,7 +159,7 @@ func (s *Server) seedsAnswer(key string, sum [sha256.Size]byte, req SeedsRequest
 		if v.Reason == "" {
 			resp.Accepted = append(resp.Accepted, v.URL)
 		} else {
-			resp.Rejected = append(resp.Rejected, rejection(v))
+			resp.Rejected = append(resp.Rejected, Rejected{URL: v.URL, Reason: v.Reason, Code: v.Code, Message: v.Message})
 		}
 	}
 	answer, err = json.MarshalIndent(resp, "", "  ")

@@ -1,17 +1,11 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/weft-crawler/weft/internal/crawl"
-	"github.com/weft-crawler/weft/internal/testwait"
 )
 
 func postSeeds(t *testing.T, s *Server, token, key, body string) (int, http.Header, string) {
@@ -35,7 +29,7 @@ func postSeeds(t *testing.T, s *Server, token, key, body string) (int, http.Head
 // priority, no token and a body over the cap are refused with their codes.
 func TestSeeds(t *testing.T) {
 	f := &fakeCrawl{}
-	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t", MaxBody: 200 << 10, SeedRate: 1000, SeedBurst: 1000}, f)
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t", MaxBody: 200 << 10, SeedRate: 1000, SeedBurst: 1000}, resourcesOf(f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +82,7 @@ func TestSeeds(t *testing.T) {
 // TestSeedsRateLimit: a client past its burst is told to come back later;
 // another client is not.
 func TestSeedsRateLimit(t *testing.T) {
-	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t", SeedRate: 0.01, SeedBurst: 2}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t", SeedRate: 0.01, SeedBurst: 2}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,82 +104,4 @@ func TestSeedsRateLimit(t *testing.T) {
 	if w.Code != 202 {
 		t.Errorf("another client: %d", w.Code)
 	}
-}
-
-// TestSeedsRejectionCodes: POST /v1/seeds to a running crawl says, for each
-// URL refused, a stable code and a message that name what is wrong with it.
-func TestSeedsRejectionCodes(t *testing.T) {
-	web, cfg := liveWeb(t, 32, 1, 3, 1, time.Millisecond)
-	c, err := crawl.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(Config{Addr: "127.0.0.1:0", Token: "tok"}, c.Operator())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Operator().Pause() // nothing is fetched: the crawl only judges the seeds
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Run(ctx)
-		done <- err
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	seed := web.Seeds()[0]
-	cases := []struct{ url, reason, code, message string }{
-		{"http://a.test:99999/", "invalid", "bad_port", "port"},
-		{"http://a.test:8x/", "invalid", "bad_port", "port"},
-		{"http://exa mple.test/", "invalid", "bad_host", "host"},
-		{"http://[::1/", "invalid", "bad_host", "IPv6"},
-		{"http://256.0.0.1/", "invalid", "bad_host", "IPv4"},
-		{"http://:80/", "invalid", "bad_host", "host"},
-		{"ftp://a.test/", "invalid", "bad_scheme", `scheme "ftp"`},
-		{"/relative/path", "invalid", "no_scheme", `"/relative/path" is not a URL: want an absolute http or https URL`},
-		{"example.test", "invalid", "no_scheme", `"example.test" is not a URL: want an absolute http or https URL such as https://example.test/`},
-		{"", "invalid", "empty", "empty"},
-		{"http://a.test/" + strings.Repeat("x", 3000), "filter", "too_long", "over the limit of 2048"},
-		{"http://a.test/photo.JPG", "filter", "extension", `extension "JPG"`},
-		{seed, "seen", "seen", "already accepted"},
-	}
-	var urls []string
-	for _, c := range cases {
-		urls = append(urls, c.url)
-	}
-	body, _ := json.Marshal(map[string]any{"urls": urls})
-	var resp struct {
-		Accepted []string
-		Rejected []map[string]string
-	}
-	<-c.Ready() // the crawl takes seeds
-	req := httptest.NewRequest("POST", "/v1/seeds", strings.NewReader(string(body)))
-	req.Header.Set("Authorization", "Bearer tok")
-	w := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(w, req)
-	if err := json.Unmarshal(w.Body.Bytes(), &resp); w.Code != 202 || err != nil {
-		t.Fatalf("%d %s", w.Code, w.Body)
-	}
-	if len(resp.Accepted) != 0 || len(resp.Rejected) != len(cases) {
-		t.Fatalf("accepted %v, %d rejected; want all %d rejected", resp.Accepted, len(resp.Rejected), len(cases))
-	}
-	for i, c := range cases {
-		r := resp.Rejected[i]
-		if r["reason"] != c.reason || r["code"] != c.code || !strings.Contains(r["message"], c.message) {
-			t.Errorf("%.40q: %v, want reason %s, code %s, a message with %q", c.url, r, c.reason, c.code, c.message)
-		}
-		// A URL that does not parse is named in the message, with what a
-		// seed must be.
-		if c.reason == "invalid" && (!strings.HasPrefix(r["message"], strconv.Quote(c.url)) || !strings.Contains(r["message"], "want an absolute http or https URL")) {
-			t.Errorf("%.40q: message %q does not name the URL and what is wanted", c.url, r["message"])
-		}
-	}
-}
-
-// waitUntil waits, up to 10 s, for cond to hold.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	testwait.Eventually(t, 10*time.Second, what, cond)
 }

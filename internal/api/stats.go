@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/weft-crawler/weft/internal/crawl"
-	"github.com/weft-crawler/weft/internal/frontier"
 )
 
 // Stats is the body of GET /v1/stats: the crawl's counters since it
@@ -109,59 +106,24 @@ type WaitStats struct {
 	Text         string     `json:"text"` // all of it in words, as the progress line says it
 }
 
-func waitStatsOf(w frontier.Wait, now time.Time) *WaitStats {
-	if w.Host == "" && w.Held == 0 && w.Parked == 0 {
-		return nil
-	}
-	ws := &WaitStats{Host: w.Host, Cause: w.Cause, FailuresOnly: w.Failures, HeldHosts: w.Held, ParkedHosts: w.Parked, Text: w.Text(now)}
-	if w.Host != "" {
-		t := w.At.UTC()
-		ws.Until, ws.InSeconds, ws.Why = &t, max(w.At.Sub(now), 0).Seconds(), w.Why.String()
-	}
-	if !w.GiveUpAt.IsZero() {
-		t := w.GiveUpAt.UTC()
-		ws.GiveUpAt = &t
-	}
-	return ws
-}
-
-func statsOf(l crawl.Live) Stats {
-	s := l.Summary
-	nonNil := func(m map[string]int64) map[string]int64 {
-		if m == nil {
-			return map[string]int64{}
+// statsOf is c's Stats as the API shows them: every count map and list
+// present, empty or not, and the node's share of a cluster, if it is one.
+func statsOf(c Crawl, n ClusterNode) Stats {
+	st := c.Stats()
+	for _, m := range []*map[string]int64{&st.ByStatus, &st.ByOutcome, &st.Errors, &st.Rejected, &st.Robots, &st.Handled} {
+		if *m == nil {
+			*m = map[string]int64{}
 		}
-		return m
 	}
-	files := s.WARCFiles
-	if files == nil {
-		files = []string{}
+	if st.WARCFiles == nil {
+		st.WARCFiles = []string{}
 	}
-	var up *UploadStats
-	if u := s.WARCUploads; u != nil {
-		up = &UploadStats{Files: u.Files, Bytes: u.Bytes, Failures: u.Failed}
-	}
-	return Stats{
-		Uploads:        up,
-		ElapsedSeconds: s.Elapsed.Seconds(), Paused: l.Paused,
-		Pages: s.Pages, RobotsFetches: s.RobotsFetches, Bytes: s.Bytes,
-		ByStatus: nonNil(s.ByStatus), ByOutcome: nonNil(l.Outcomes), Errors: nonNil(s.Errors), Rejected: nonNil(s.Rejected),
-		Robots: nonNil(s.Robots), Handled: nonNil(s.Handled),
-		Revisits: s.Revisits, NearDups: s.NearDups, NotModified: s.NotModified, Recrawls: s.Recrawls,
-		Throttled: s.Throttled, Unavailable: s.Unavailable, Strained: s.Strained, GaveUp: s.GaveUp, Traps: s.Traps,
-		SeenFalsePos: s.SeenFalsePos, WARCFiles: files, WARCBytes: s.WARCBytes,
-		Frontier: FrontierStats{
-			Queued: l.Frontier.Queued, InFlight: l.Frontier.InFlight, ActiveHosts: l.Frontier.ActiveHosts,
-			ReadyHosts: l.Frontier.ReadyHosts, WaitingHosts: l.Frontier.WaitingHost, ParkedHosts: l.Frontier.ParkedHosts,
-			HeldHosts: l.Frontier.HeldHosts, Stored: l.Stored, Wait: waitStatsOf(l.Frontier.Wait, time.Now()),
-		},
-	}
+	st.Cluster = clusterStatsOf(n)
+	return st
 }
 
 func (s *Server) stats(w http.ResponseWriter, _ *http.Request) error {
-	st := statsOf(s.crawl.Live())
-	st.Cluster = clusterStatsOf(s.cfg.Cluster)
-	return writeJSON(w, http.StatusOK, st)
+	return writeJSON(w, http.StatusOK, statsOf(s.res.Crawl, s.cfg.Cluster))
 }
 
 // collector turns a snapshot of the crawl into metrics at each scrape, so
@@ -241,7 +203,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
-	st := statsOf(c.c.Live())
+	st := statsOf(c.c, c.cluster)
 	counter := func(d *prometheus.Desc, v int64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
@@ -249,10 +211,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
 	}
 	counter(descPages, st.Pages)
-	for k, v := range withKnown(st.ByStatus, crawl.StatusClasses()) {
+	m := c.c.Metrics()
+	for k, v := range withKnown(st.ByStatus, m.StatusClasses) {
 		counter(descFetches, v, k)
 	}
-	for k, v := range withKnown(st.Errors, crawl.ErrorKinds()) {
+	for k, v := range withKnown(st.Errors, m.ErrorKinds) {
 		counter(descErrors, v, k)
 	}
 	for k, v := range st.ByOutcome {
@@ -274,7 +237,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descStrained, st.Strained)
 	counter(descFalsePos, st.SeenFalsePos)
 	gauge(descWARCBytes, st.WARCBytes)
-	if cs := clusterStatsOf(c.cluster); cs != nil {
+	if cs := st.Cluster; cs != nil {
 		gauge(descOwned, int64(len(cs.Partitions)))
 		counter(descHandoffs, int64(cs.Handoffs))
 		counter(descSnapshots, cs.Snapshots)
@@ -297,8 +260,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descPaused, paused)
 
-	m := c.c.Metrics()
-	for d, h := range map[*prometheus.Desc]crawl.Histogram{descFetchTime: m.FetchDuration, descQueueDelay: m.QueueDelay} {
+	for d, h := range map[*prometheus.Desc]Histogram{descFetchTime: m.FetchDuration, descQueueDelay: m.QueueDelay} {
 		buckets := make(map[float64]uint64, len(h.Bounds))
 		for i, b := range h.Bounds {
 			buckets[b] = h.Counts[i]
@@ -322,8 +284,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(descDNSHits, m.DNSHits)
 	counter(descDNSMisses, m.DNSMisses)
-	ch <- prometheus.MustNewConstMetric(descSeenCache, prometheus.CounterValue, float64(m.Seen.CacheHits))
-	ch <- prometheus.MustNewConstMetric(descBloomFill, prometheus.GaugeValue, m.Seen.FillRatio)
+	counter(descSeenCache, m.SeenCacheHits)
+	ch <- prometheus.MustNewConstMetric(descBloomFill, prometheus.GaugeValue, m.BloomFill)
 	if !m.LastHighPriority.IsZero() {
 		ch <- prometheus.MustNewConstMetric(descHighAge, prometheus.GaugeValue, time.Since(m.LastHighPriority).Seconds())
 	}

@@ -8,12 +8,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
-	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/policy"
-	"github.com/weft-crawler/weft/internal/store"
 )
 
 // URLs is the body of GET /v1/urls: a page of URL records and the cursor
@@ -45,25 +44,26 @@ func optTime(t time.Time) *time.Time {
 	return &t
 }
 
-var statuses = map[string]store.URLStatus{"": 0, "queued": store.URLQueued, "done": store.URLDone, "failed": store.URLFailed, "rejected": store.URLRejected}
+// statuses are the statuses GET /v1/urls filters by; "" is every one.
+var statuses = []string{"", "queued", "done", "failed", "rejected"}
 
 // encodePos makes a position opaque, a URL's url_hash: base64url of
 // partition, hash and host. It names the URL whatever the process, so it
 // is not signed: one made up finds a URL or none.
-func encodePos(p *store.URLPos) string {
+func encodePos(p *URLPos) string {
 	if p == nil {
 		return ""
 	}
 	return base64.RawURLEncoding.EncodeToString(appendPos(nil, p))
 }
 
-func appendPos(b []byte, p *store.URLPos) []byte {
+func appendPos(b []byte, p *URLPos) []byte {
 	b = binary.BigEndian.AppendUint16(b, p.Part)
 	b = append(b, p.Hash[:]...)
 	return append(b, p.Host...)
 }
 
-func decodePos(s string) (*store.URLPos, bool) {
+func decodePos(s string) (*URLPos, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return nil, false
@@ -71,11 +71,11 @@ func decodePos(s string) (*store.URLPos, bool) {
 	return posOf(b)
 }
 
-func posOf(b []byte) (*store.URLPos, bool) {
+func posOf(b []byte) (*URLPos, bool) {
 	if len(b) < 2+16+1 || bytes.IndexByte(b[18:], 0) >= 0 {
 		return nil, false
 	}
-	return &store.URLPos{Part: binary.BigEndian.Uint16(b), Hash: [16]byte(b[2:18]), Host: string(b[18:])}, true
+	return &URLPos{Part: binary.BigEndian.Uint16(b), Hash: [16]byte(b[2:18]), Host: string(b[18:])}, true
 }
 
 // cursorMACSize is how much of the HMAC-SHA256 a cursor carries.
@@ -84,7 +84,7 @@ const cursorMACSize = 16
 // cursor is the next_cursor of a page of GET /v1/urls: the position signed
 // with this process's key, bound to the query's filters, so that the
 // server serves only positions it gave, for the listing it gave them in.
-func (s *Server) cursor(p *store.URLPos, host, status string) string {
+func (s *Server) cursor(p *URLPos, host, status string) string {
 	if p == nil {
 		return ""
 	}
@@ -104,7 +104,7 @@ func (s *Server) cursorMAC(pos []byte, host, status string) []byte {
 }
 
 // openCursor returns the position a cursor stands for; nil for "".
-func (s *Server) openCursor(c, host, status string) (*store.URLPos, error) {
+func (s *Server) openCursor(c, host, status string) (*URLPos, error) {
 	if c == "" {
 		return nil, nil
 	}
@@ -135,8 +135,8 @@ func (s *Server) urls(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	status, ok := statuses[q.Get("status")]
-	if !ok {
+	status := q.Get("status")
+	if !slices.Contains(statuses, status) {
 		return &Error{Status: http.StatusBadRequest, Code: "bad_status", Message: "status " + strconv.Quote(q.Get("status")) + ": want queued, done, failed or rejected"}
 	}
 	host := q.Get("host")
@@ -147,21 +147,21 @@ func (s *Server) urls(w http.ResponseWriter, r *http.Request) error {
 		}
 		host = h
 	}
-	after, err := s.openCursor(q.Get("cursor"), host, q.Get("status"))
+	after, err := s.openCursor(q.Get("cursor"), host, status)
 	if err != nil {
 		return err
 	}
-	pos, recs, next, err := s.crawl.URLs(host, status, after, limit)
-	if errors.Is(err, crawl.ErrNotRunning) {
+	recs, next, err := s.res.URLs.URLs(host, status, after, limit)
+	if errors.Is(err, ErrNotRunning) {
 		return errNotRunning
 	}
 	if err != nil {
 		return err
 	}
-	out := URLs{URLs: make([]URL, 0, len(recs)), NextCursor: s.cursor(next, host, q.Get("status"))}
-	for i, rec := range recs {
+	out := URLs{URLs: make([]URL, 0, len(recs)), NextCursor: s.cursor(next, host, status)}
+	for _, rec := range recs {
 		out.URLs = append(out.URLs, URL{
-			URL: rec.URL, Host: pos[i].Host, URLHash: encodePos(&pos[i]), Status: rec.Status.String(),
+			URL: rec.URL, Host: rec.Pos.Host, URLHash: encodePos(&rec.Pos), Status: rec.Status,
 			Depth: rec.Depth, LastStatus: rec.LastStatus, LastOutcome: rec.LastOutcome,
 			LastFetch: optTime(rec.LastFetch), NextCrawl: optTime(rec.NextCrawl), InLinks: rec.InLinks,
 		})

@@ -14,7 +14,7 @@ import (
 // url_hash, a cursor of another process (a restart) or of another listing
 // is refused with bad_cursor.
 func TestCursorsAreSigned(t *testing.T) {
-	s, err := New(Config{Addr: "127.0.0.1:0"}, &fakeCrawl{})
+	s, err := New(Config{Addr: "127.0.0.1:0"}, resourcesOf(&fakeCrawl{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestCursorsAreSigned(t *testing.T) {
 	forged := base64.RawURLEncoding.EncodeToString(pos)
 	tampered, _ := base64.RawURLEncoding.DecodeString(first.NextCursor)
 	tampered[3] ^= 1
-	other, err := New(Config{Addr: "127.0.0.1:0"}, &fakeCrawl{}) // the same crawl, served again after a restart
+	other, err := New(Config{Addr: "127.0.0.1:0"}, resourcesOf(&fakeCrawl{})) // the same crawl, served again after a restart
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func (n *Node) idle(ctx context.Context) (bool, int64, int) {
 	if !n.in.Running() {
 		return false, activity, len(owned)
 	}
-	if fs := n.crawl.Operator().Live().Frontier; fs.Queued > 0 || fs.InFlight > 0 {
+	if fs := n.crawl.Live().Frontier; fs.Queued > 0 || fs.InFlight > 0 {
 		return false, activity, len(owned)
 	}
 	type part struct {
@@ -195,7 +195,7 @@ func (n *Node) drainLoop(ctx context.Context) {
 			continue
 		}
 		if drained {
-			n.crawl.Operator().Pause()
+			n.crawl.Pause()
 			decided = 1 // another node found it
 			continue
 		}
@@ -212,7 +212,7 @@ func (n *Node) drainLoop(ctx context.Context) {
 			since = &r
 		case looked && r.at.Sub(since.at) >= drainStable:
 			n.log.Info("cluster: the whole crawl has drained: every node idle, every partition held, no link unread", "stable_for", r.at.Sub(since.at).Round(time.Millisecond))
-			n.crawl.Operator().Pause() // found done: nothing more is fetched
+			n.crawl.Pause() // found done: nothing more is fetched
 			decided = 1
 		}
 	}

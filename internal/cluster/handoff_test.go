@@ -184,14 +184,14 @@ func TestLeaseTakenAgainWaitsForItsTakeover(t *testing.T) {
 	testwait.Eventually(t, time.Minute, "the two hosts' first pages fetched", func() bool { return asked("slow", "/") && asked("fast", "/1") })
 	// An external fetcher's lease on the slow host, kept out: partition
 	// q's release waits for it.
-	if _, err := crawler.Operator().HoldHost(fastAuth, true); err != nil {
+	if _, err := crawler.Hosts().Hold(fastAuth, true); err != nil {
 		t.Fatal(err)
 	}
-	ext, err := crawler.Operator().LeaseExternal(t.Context(), 1, time.Minute, 10*time.Second)
+	ext, err := crawler.LeaseExternal(t.Context(), 1, time.Minute, 10*time.Second)
 	if err != nil || len(ext) != 1 || ext[0].Host != slowAuth {
 		t.Fatalf("external lease: %+v, %v", ext, err)
 	}
-	crawler.Operator().HoldHost(fastAuth, false)
+	crawler.Hosts().Hold(fastAuth, false)
 
 	// Node c is announced (by the test) until b has handed 7, 6 and 5
 	// over; b's callbacks then wait on q's release.
@@ -255,7 +255,7 @@ func TestLeaseTakenAgainWaitsForItsTakeover(t *testing.T) {
 			waiting = false
 		}
 	}
-	if err := crawler.Operator().CompleteExternal(ext[0].ID, ext[0].URL, 200, time.Now(), ""); err != nil {
+	if err := crawler.CompleteExternal(ext[0].ID, ext[0].URL, 200, time.Now(), ""); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -97,7 +97,7 @@ func TestRobotsHopAcrossNodes(t *testing.T) {
 		return nil
 	})
 	for _, n := range nodes {
-		n.node.Crawler().Operator().Resume()
+		n.node.Crawler().Resume()
 	}
 	fetched := func(name, path string) (agent string, ok bool) {
 		mu.Lock()
@@ -120,7 +120,7 @@ func TestRobotsHopAcrossNodes(t *testing.T) {
 				}
 				mu.Unlock()
 				for _, n := range nodes {
-					l := n.node.Crawler().Operator().Live()
+					l := n.node.Crawler().Live()
 					fmt.Fprintf(&b, "%s owns %v; frontier %+v; rejected %v\n", n.name, n.node.Owned(), l.Frontier, l.Summary.Rejected)
 				}
 				return fmt.Errorf("a%d/ok not fetched: its robots.txt hop did not come back\n%s", i, b.String())

@@ -102,13 +102,40 @@ func (c *Config) setKnobs() {
 	}
 }
 
+// inbound is what a node calls in its crawl (a *crawl.Crawler), from any
+// goroutine: crawl.Cluster is the other way.
+type inbound interface {
+	// Offer judges URLs found (by any node) for hosts the node owns, as
+	// if its crawl had found them, and queues those new.
+	Offer(urls []crawl.Offered) error
+	// Adopt takes over the visits other nodes made of a partition taken
+	// over, so that its URLs replayed next are not queued again for them.
+	Adopt(vs []crawl.Visited) error
+	// HoldPartition keeps the hosts of partition p from being leased
+	// (on), or lets them be: the node holds the partitions it does not own.
+	HoldPartition(p int, on bool)
+	// ReleasePartition holds p and returns, once no lease on its hosts is
+	// out, the clocks they must keep, for the next owner's TakeOver.
+	ReleasePartition(p int) map[string]frontier.Clock
+	// TakeOver makes every host of p wait one gap from now, over the
+	// clocks its last owner kept; before p is let go.
+	TakeOver(p int, clocks map[string]frontier.Clock)
+	// HopFor follows a robots.txt redirect hop onto a host the node
+	// owns, for the node whose robots.txt it is.
+	HopFor(ctx context.Context, forHost, target, targetHost string, hops int, local bool) (crawl.RobotsAnswer, error)
+	// EndDrained ends the crawl as drained, the whole cluster's being
+	// done; Running reports whether it takes work (Offer, Adopt).
+	EndDrained()
+	Running() bool
+}
+
 // Node is one running node.
 type Node struct {
 	cfg    Config
 	js     jetstream.JetStream
 	hosts  jetstream.KeyValue // per host: its last clock worth keeping (crawl.Cluster.Clocked)
 	crawl  *crawl.Crawler
-	in     crawl.Inbound // n.crawl as the cluster calls it
+	in     inbound // n.crawl as the cluster calls it
 	owners *wjs.Owners
 	log    *slog.Logger
 
@@ -189,12 +216,12 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	if bucketTTL > 0 {
 		ttl = bucketTTL
 	}
-	if cfg.Crawl.Delay >= ttl/2 {
+	if delay := cfg.Crawl.WithDefaults().Delay; delay >= ttl/2 {
 		// After a crash, the lease's TTL is all that parts the dead
 		// node's last request to a host from the next owner's first (at
 		// least TTL/2), for hosts with no clock kept (no Crawl-delay,
 		// no backoff).
-		return nil, fmt.Errorf("cluster: the delay %v must be under half the lease TTL %v", cfg.Crawl.Delay, ttl)
+		return nil, fmt.Errorf("cluster: the delay %v must be under half the lease TTL %v", delay, ttl)
 	}
 	n := &Node{cfg: cfg, js: js, log: cfg.Logger, consumers: map[int]*taking{}, unkept: map[int]map[string]frontier.Clock{}, hopSubs: map[int]*nats.Subscription{}}
 	n.life, n.endLife = context.WithCancel(context.Background())
@@ -247,7 +274,7 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	if n.crawl, err = crawl.New(cc); err != nil {
 		return nil, err
 	}
-	n.in = n.crawl.Inbound()
+	n.in = n.crawl
 	if got := n.crawl.Partitions(); got != cfg.Partitions {
 		// A data directory made for another partition count: its hosts'
 		// state sits in other partitions than the cluster's.

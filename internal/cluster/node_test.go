@@ -95,8 +95,10 @@ func startNodeOpts(t testing.TB, ns *server.Server, web *synthweb.Web, name stri
 func startNodeAt(t testing.TB, url string, web *synthweb.Web, name string, workers int, edit func(*crawl.Config), nedit func(*Config), paused bool) *runningNode {
 	t.Helper()
 	nc, js := natstest.Connect(t, url)
+	// A crawl of pages alone, as these tests count them: no requisites,
+	// no browser.
 	cc := crawl.Config{DataDir: t.TempDir(), Workers: workers, Delay: testDelay, Grace: time.Millisecond,
-		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
+		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true, NoRequisites: true, Render: crawl.RenderConfig{Mode: crawl.RenderNever}}
 	if web != nil { // else edit names the seeds and how their hosts resolve
 		cc.Seeds, cc.Fetch.Resolve = web.Seeds(), web.Resolve()
 	}
@@ -113,7 +115,7 @@ func startNodeAt(t testing.TB, url string, web *synthweb.Web, name string, worke
 		t.Fatal(err)
 	}
 	if paused {
-		n.Crawler().Operator().Pause()
+		n.Crawler().Pause()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rn := &runningNode{name: name, node: n, nc: nc, cancel: cancel, done: make(chan crawl.Summary, 1), finished: make(chan struct{})}
@@ -285,7 +287,7 @@ func TestStartRefusesOtherPartitionCount(t *testing.T) {
 	c.Discard()
 	_, js := natstest.Connect(t, ns.ClientURL())
 	_, err = Start(t.Context(), js, Config{Node: "a", Partitions: testParts, TTL: testTTL,
-		Crawl: crawl.Config{Seeds: []string{"http://a.test/"}, DataDir: dir, UserAgent: "weft/test"}})
+		Crawl: crawl.Config{Seeds: []string{"http://a.test/"}, DataDir: dir, UserAgent: "weft/test", Delay: testDelay}})
 	if err == nil || !strings.Contains(err.Error(), "4 partitions") {
 		t.Fatalf("Start on a crawl of 4 partitions as a node of %d: %v", testParts, err)
 	}

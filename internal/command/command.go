@@ -44,7 +44,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/plugin"
 )
 
 // Version is the protocol's version, sent as "v" in every request.
@@ -85,7 +85,7 @@ type Config struct {
 }
 
 // Handler runs a program for the pages of its media types. It implements
-// content.Extension. It is safe for concurrent use; Close stops it.
+// plugin.Handler. It is safe for concurrent use; Close stops it.
 type Handler struct {
 	cfg    Config
 	dir    string // the body files
@@ -166,21 +166,11 @@ func New(cfg Config) (*Handler, error) {
 	return h, nil
 }
 
-// Name implements content.Extension.
+// Name implements plugin.Handler.
 func (h *Handler) Name() string { return h.cfg.Name }
 
-// Accepts implements content.Extension.
-func (h *Handler) Accepts(mt string) bool {
-	for _, p := range h.cfg.MediaTypes {
-		switch {
-		case p == "*/*", p == mt:
-			return true
-		case strings.HasSuffix(p, "/*") && strings.HasPrefix(mt, p[:len(p)-1]):
-			return true
-		}
-	}
-	return false
-}
+// Accepts implements plugin.Handler.
+func (h *Handler) Accepts(mt string) bool { return plugin.MatchType(h.cfg.MediaTypes, mt) }
 
 // Stats returns the handler's totals so far.
 func (h *Handler) Stats() Stats {
@@ -209,15 +199,15 @@ type answer struct {
 	Error   string         `json:"error"`
 }
 
-// Extend implements content.Extension: one request and its answer, on an
+// Handle implements plugin.Handler: one request and its answer, on an
 // idle process (started if need be). The wait for an idle process is
 // bounded by the others' timeouts.
-func (h *Handler) Extend(d content.Doc) (content.Extra, error) {
+func (h *Handler) Handle(d *plugin.Response) (plugin.Result, error) {
 	var p *proc
 	select {
 	case p = <-h.slots:
 	case <-h.closed:
-		return content.Extra{}, errors.New("command: closed")
+		return plugin.Result{}, errors.New("command: closed")
 	}
 	slot := p
 	defer func() { h.slots <- slot }()
@@ -231,28 +221,28 @@ func (h *Handler) Extend(d content.Doc) (content.Extra, error) {
 
 // ask sends d to *pp, starting it first if it is nil, and reads the
 // answer; a process that failed is killed and *pp set to nil.
-func (h *Handler) ask(pp **proc, d content.Doc) (content.Extra, error) {
+func (h *Handler) ask(pp **proc, d *plugin.Response) (plugin.Result, error) {
 	if *pp == nil {
 		p, err := h.start()
 		if err != nil {
-			return content.Extra{}, err
+			return plugin.Result{}, err
 		}
 		*pp = p
 	}
 	p := *pp
-	fail := func(format string, args ...any) (content.Extra, error) {
+	fail := func(format string, args ...any) (plugin.Result, error) {
 		h.kill(p)
 		*pp = nil
-		return content.Extra{}, fmt.Errorf("command %s: "+format, append([]any{h.cfg.Name}, args...)...)
+		return plugin.Result{}, fmt.Errorf("command %s: "+format, append([]any{h.cfg.Name}, args...)...)
 	}
 	if err := os.WriteFile(p.bodyFile, d.Body, 0o600); err != nil {
-		return content.Extra{}, fmt.Errorf("command %s: body file: %w", h.cfg.Name, err)
+		return plugin.Result{}, fmt.Errorf("command %s: body file: %w", h.cfg.Name, err)
 	}
 	id := h.nextID.Add(1)
 	line, err := json.Marshal(request{V: Version, ID: id, URL: d.URL, MediaType: d.MediaType, Header: d.Header,
-		BodyFile: p.bodyFile, BodyBytes: len(d.Body), Truncated: d.Truncated})
+		BodyFile: p.bodyFile, BodyBytes: len(d.Body), Truncated: d.Cut})
 	if err != nil {
-		return content.Extra{}, fmt.Errorf("command %s: %w", h.cfg.Name, err)
+		return plugin.Result{}, fmt.Errorf("command %s: %w", h.cfg.Name, err)
 	}
 	timer := time.NewTimer(h.cfg.Timeout)
 	defer timer.Stop()
@@ -287,9 +277,9 @@ func (h *Handler) ask(pp **proc, d content.Doc) (content.Extra, error) {
 			return fail("answered id %s to request %d: answers must come in order, one per request", idString(a.ID), id)
 		}
 		if a.Error != "" {
-			return content.Extra{}, fmt.Errorf("command %s: %s", h.cfg.Name, a.Error)
+			return plugin.Result{}, fmt.Errorf("command %s: %s", h.cfg.Name, a.Error)
 		}
-		return content.Extra{Links: a.Links, Fields: a.Fields, NoFollow: a.Follow != nil && !*a.Follow, NoIndex: a.NoIndex}, nil
+		return plugin.Result{Links: a.Links, Fields: a.Fields, NoFollow: a.Follow != nil && !*a.Follow, NoIndex: a.NoIndex}, nil
 	case <-timer.C:
 		return fail("no answer within %v", h.cfg.Timeout)
 	case <-h.closed:
@@ -467,4 +457,4 @@ func (w *logWriter) emit(b []byte) {
 	w.log.Info("command handler says", "handler", w.name, "line", string(b[:min(len(b), 1<<10)]))
 }
 
-var _ content.Extension = (*Handler)(nil)
+var _ plugin.Handler = (*Handler)(nil)

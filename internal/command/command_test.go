@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/plugin"
 	"go.uber.org/goleak"
-
-	"github.com/weft-crawler/weft/internal/content"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -83,22 +82,22 @@ func newHandler(t *testing.T, cfg Config) *Handler {
 	return h
 }
 
-func doc(page string) content.Doc {
-	return content.Doc{URL: "http://a.test/" + page, MediaType: "text/html", Body: []byte("<p>" + page + "</p>")}
+func doc(page string) *plugin.Response {
+	return &plugin.Response{URL: "http://a.test/" + page, MediaType: "text/html", Body: []byte("<p>" + page + "</p>")}
 }
 
 // A page is read by the program: it gets the body through the file, its
 // links, fields and decisions come back.
-func TestExtend(t *testing.T) {
+func TestHandle(t *testing.T) {
 	h := newHandler(t, Config{})
-	x, err := h.Extend(doc("one"))
+	x, err := h.Handle(doc("one"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(x.Links, []string{"/next"}) || x.Fields["body"] != "<p>one</p>" || x.Fields["type"] != "text/html" || x.Fields["v"] != float64(1) || x.NoFollow {
 		t.Errorf("extra %+v", x)
 	}
-	if x, err := h.Extend(doc("nofollow")); err != nil || !x.NoFollow {
+	if x, err := h.Handle(doc("nofollow")); err != nil || !x.NoFollow {
 		t.Errorf("follow false: %+v, %v", x, err)
 	}
 	if !h.Accepts("text/html") || h.Accepts("text/plain") || !strings.HasPrefix(h.Name(), "python3") {
@@ -118,10 +117,10 @@ func TestFailuresAreThePagesAlone(t *testing.T) {
 		{"hog", "exited"}, // the mapping refused under the cap
 		{"refuse", "cannot read this"},
 	} {
-		if _, err := h.Extend(doc(tc.page)); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := h.Handle(doc(tc.page)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.page, err, tc.want)
 		}
-		if x, err := h.Extend(doc("after-" + tc.page)); err != nil || x.Fields["body"] != "<p>after-"+tc.page+"</p>" {
+		if x, err := h.Handle(doc("after-" + tc.page)); err != nil || x.Fields["body"] != "<p>after-"+tc.page+"</p>" {
 			t.Errorf("the page after %s: %+v, %v", tc.page, x, err)
 		}
 	}
@@ -135,7 +134,7 @@ func TestFailuresAreThePagesAlone(t *testing.T) {
 // program fail.
 func TestMemoryCapBites(t *testing.T) {
 	h := newHandler(t, Config{MaxMemory: -1})
-	if _, err := h.Extend(doc("hog")); err != nil {
+	if _, err := h.Handle(doc("hog")); err != nil {
 		t.Errorf("uncapped: %v", err)
 	}
 }
@@ -147,7 +146,7 @@ func TestConcurrentPages(t *testing.T) {
 	for i := range 30 {
 		wg.Go(func() {
 			page := "p" + strings.Repeat("x", i)
-			x, err := h.Extend(doc(page))
+			x, err := h.Handle(doc(page))
 			if err != nil || x.Fields["body"] != "<p>"+page+"</p>" {
 				t.Errorf("%s: %+v, %v", page, x, err)
 			}

@@ -5,41 +5,15 @@ import (
 	"fmt"
 
 	"github.com/weft-crawler/weft/internal/extract"
+	"github.com/weft-crawler/weft/internal/plugin"
 )
 
-// An Extension reads, after the crawl's own Handler, the documents of the
-// media types it accepts, and adds to what that handler found: links to
-// follow, fields it extracted, and decisions about the page. It is how
-// code outside the crawl (the public API's handlers, a program speaking
-// the command protocol) reads pages without replacing weft's reading of
-// links, robots directives and words.
-type Extension interface {
-	// Name is short and stable: it labels the extension's counts and logs.
-	Name() string
-	// Accepts reports whether the extension reads documents of media type
-	// mt (lower-case, without parameters).
-	Accepts(mt string) bool
-	// Extend reads d. It is called from many workers at once, and must
-	// bound its own time: the page's host is held until it returns. An
-	// error is the extension's failure on this document: counted and
-	// logged with the URL, and what it returned with it is dropped; the
-	// crawl goes on.
-	Extend(d Doc) (Extra, error)
-}
-
-// Extra is what an extension adds to a document's Result.
-type Extra struct {
-	// Links are more links to follow, raw: resolved as the document's own
-	// links are (against its <base href>, else its URL).
-	Links []string
-	// Fields are values extracted from the document, by name. A later
-	// extension's field replaces an earlier one's of the same name.
-	Fields map[string]any
-	// NoFollow says that none of the document's links is followed,
-	// whoever found them; NoIndex marks it as not to be indexed (counted
-	// and logged, as a page's own noindex is).
-	NoFollow, NoIndex bool
-}
+// Extensions are plugin.Handlers read after the crawl's own Handler, on
+// the documents of the media types they accept: they add to what that
+// handler found links to follow, fields they extracted, and decisions
+// about the page. It is how code outside the crawl (the public API's
+// handlers, a program speaking the command protocol) reads pages without
+// replacing weft's reading of links, robots directives and words.
 
 // ExtensionRun is how one extension fared on one document.
 type ExtensionRun struct {
@@ -48,13 +22,17 @@ type ExtensionRun struct {
 }
 
 // Extend returns a Set whose handlers are followed, on each document, by
-// the extensions that accept its media type; a media type that only an
-// extension accepts is read by the extensions alone (its handler is named
-// after the first of them). Without extensions it returns s. Embed readers
-// stay embed readers.
-func (s Set) Extend(exts ...Extension) Set {
-	if len(exts) == 0 {
+// the extensions that accept its media type, each counted under its name
+// (plugin.NameOf); a media type that only an extension accepts is read by
+// the extensions alone (its handler is named after the first of them).
+// Without extensions it returns s. Embed readers stay embed readers.
+func (s Set) Extend(handlers ...plugin.Handler) Set {
+	if len(handlers) == 0 {
 		return s
+	}
+	exts := make([]extension, len(handlers))
+	for i, h := range handlers {
+		exts[i] = extension{name: plugin.NameOf(h, i), h: h}
 	}
 	out := make(Set, 0, len(s)+1)
 	for _, h := range s {
@@ -68,17 +46,23 @@ func (s Set) Extend(exts ...Extension) Set {
 	return append(out, extended{exts: exts})
 }
 
+// extension is a plugin.Handler with its name.
+type extension struct {
+	name string
+	h    plugin.Handler
+}
+
 // extended is a handler (or none) followed by extensions.
 type extended struct {
 	base Handler // nil: the extensions alone
-	exts []Extension
+	exts []extension
 }
 
 func (x extended) Name() string {
 	if x.base != nil {
 		return x.base.Name()
 	}
-	return x.exts[0].Name()
+	return x.exts[0].name
 }
 
 func (x extended) Accepts(mt string) bool {
@@ -86,7 +70,7 @@ func (x extended) Accepts(mt string) bool {
 		return x.base.Accepts(mt)
 	}
 	for _, e := range x.exts {
-		if e.Accepts(mt) {
+		if e.h.Accepts(mt) {
 			return true
 		}
 	}
@@ -99,11 +83,11 @@ func (x extended) Read(d Doc) Result {
 		r = x.base.Read(d)
 	}
 	for _, e := range x.exts {
-		if !e.Accepts(d.MediaType) {
+		if !e.h.Accepts(d.MediaType) {
 			continue
 		}
-		extra, err := runExtension(e, d)
-		r.Extended = append(r.Extended, ExtensionRun{Name: e.Name(), Err: err})
+		extra, err := runExtension(e.h, d)
+		r.Extended = append(r.Extended, ExtensionRun{Name: e.name, Err: err})
 		if err != nil {
 			continue
 		}
@@ -125,15 +109,16 @@ func (x extended) Read(d Doc) Result {
 // errExtensionPanic wraps what an extension panicked with.
 var errExtensionPanic = errors.New("panic")
 
-// runExtension calls e, turning a panic into its failure on this document
+// runExtension calls h, turning a panic into its failure on this document
 // rather than the page's.
-func runExtension(e Extension, d Doc) (extra Extra, err error) {
+func runExtension(h plugin.Handler, d Doc) (res plugin.Result, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			extra, err = Extra{}, fmt.Errorf("%w: %v", errExtensionPanic, v)
+			res, err = plugin.Result{}, fmt.Errorf("%w: %v", errExtensionPanic, v)
 		}
 	}()
-	return e.Extend(d)
+	return h.Handle(&plugin.Response{URL: d.URL, MediaType: d.MediaType, Header: d.Header, Body: d.Body,
+		Truncated: d.Truncated != "", Cut: d.Truncated})
 }
 
 // extendedEmbeds is an extended EmbedReader.

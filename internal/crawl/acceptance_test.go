@@ -19,6 +19,7 @@ import (
 
 	ia "github.com/internetarchive/gowarc"
 
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/simhash"
 	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/synthweb"
@@ -78,18 +79,18 @@ func TestAcceptance(t *testing.T) {
 // leaves unflagged is counted and logged, so that recall measures the
 // fingerprints, not the order in which a crawl happened to find a family.
 func testNearDuplicates(t *testing.T, b *bigCrawl) {
-	a, err := OpenArchive(b.cfg.DataDir, b.cfg.Canon)
+	db, err := store.Open(store.Dir(b.cfg.DataDir), &store.Options{ReadOnly: true, CacheSize: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close()
+	defer db.Close()
 	family := func(url string) string {
 		p, _ := b.web.Page(url)
 		return p.Family
 	}
 	depth := map[string]int{}
 	for part := range uint16(cmp.Or(b.cfg.Partitions, 64)) {
-		if err := a.db.ScanURLs(part, func(_ string, _ [16]byte, r store.URLRecord) bool {
+		if err := db.ScanURLs(part, func(_ string, _ [16]byte, r store.URLRecord) bool {
 			depth[r.URL] = r.Depth
 			return true
 		}); err != nil {
@@ -103,7 +104,7 @@ func testNearDuplicates(t *testing.T, b *bigCrawl) {
 	}
 	families := map[string][]judgedPage{}
 	var flagged, right, articles int
-	if err := a.db.ScanCaptures(func(_ string, r store.CaptureRecord) bool {
+	if err := db.ScanCaptures(func(_ string, r store.CaptureRecord) bool {
 		f := family(r.URL)
 		if f != "" {
 			articles++
@@ -543,15 +544,15 @@ func readWARC(t *testing.T, path string) []warcRecord {
 }
 
 // readFetchLog returns the records of fetches.jsonl.
-func readFetchLog(t *testing.T, dir string) []fetchRecord {
+func readFetchLog(t *testing.T, dir string) []fetchlog.Record {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, "fetches.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []fetchRecord
+	var out []fetchlog.Record
 	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		var r fetchRecord
+		var r fetchlog.Record
 		if err := json.Unmarshal(line, &r); err != nil {
 			t.Fatalf("fetches.jsonl: %v: %s", err, line)
 		}

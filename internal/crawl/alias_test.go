@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/weft-crawler/weft/internal/judge"
 )
 
 // Kinds of aliasSite.
@@ -82,7 +84,7 @@ func testIndexAliasSaved(t *testing.T, hostCache int) {
 			t.Errorf("%s requests %v, want %v: /docs/index.html is /docs/", name, got, want)
 		}
 	}
-	if n := sum.Rejected[RejectIndexAlias]; n != 3 {
+	if n := sum.Rejected[judge.IndexAlias]; n != 3 {
 		t.Errorf("%d links refused as index aliases, want 3 (rejected %v)", n, sum.Rejected)
 	}
 }
@@ -103,7 +105,7 @@ func TestIndexAliasNotAssumed(t *testing.T) {
 			t.Errorf("%s requests %v, want %v", name, got, want)
 		}
 	}
-	if n := sum.Rejected[RejectIndexAlias]; n != 0 {
+	if n := sum.Rejected[judge.IndexAlias]; n != 0 {
 		t.Errorf("%d links refused as index aliases on sites where an index file differs", n)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/recrawl"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -37,7 +38,7 @@ func (tc *testCluster) Claim(string) (time.Time, bool) { return time.Now().Add(t
 func (tc *testCluster) Fetched(Visited, string)        {}
 func (tc *testCluster) Clocked(string, frontier.Clock) {}
 func (tc *testCluster) RobotsHop(ctx context.Context, forHost, target, targetHost string, hops int) (RobotsAnswer, error) {
-	return tc.self.Inbound().HopFor(ctx, forHost, target, targetHost, hops, true)
+	return tc.self.HopFor(ctx, forHost, target, targetHost, hops, true)
 }
 
 // newNode makes a crawl of cfg as a node of tc.
@@ -76,7 +77,7 @@ func (r *relay) forward(urls []Offered) error {
 // batch being relayed: while there is one, more may come.
 func (r *relay) idle() error {
 	for n, c := range r.nodes {
-		if fs := c.Operator().Live().Frontier; fs.Queued != 0 || fs.InFlight != 0 {
+		if fs := c.Live().Frontier; fs.Queued != 0 || fs.InFlight != 0 {
 			return fmt.Errorf("node %d: %d queued, %d in flight", n, fs.Queued, fs.InFlight)
 		}
 	}
@@ -105,7 +106,7 @@ func (r *relay) run(ctx context.Context, parse func(string) (string, error)) {
 		}
 		for n, urls := range by {
 			for {
-				err := r.nodes[n].Inbound().Offer(urls)
+				err := r.nodes[n].Offer(urls)
 				if !errors.Is(err, ErrNotRunning) {
 					break
 				}
@@ -158,7 +159,7 @@ func TestNodesSplitHostsByPartition(t *testing.T) {
 		c := newNode(t, cfg, &testCluster{owns: func(host string) bool { return owner(host) == n }, forward: rl.forward})
 		for p := range parts {
 			if assign[p] != n {
-				c.Inbound().HoldPartition(p, true)
+				c.HoldPartition(p, true)
 			}
 		}
 		nodes = append(nodes, c)
@@ -253,7 +254,7 @@ func TestAdoptedVisits(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := partition.Of(mw.auth["v.test"], 2)
-	c.Inbound().HoldPartition(p, true) // not owned yet: the seeds wait in their queue
+	c.HoldPartition(p, true) // not owned yet: the seeds wait in their queue
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan Summary, 1)
 	go func() {
@@ -264,7 +265,7 @@ func TestAdoptedVisits(t *testing.T) {
 		done <- sum
 	}()
 	testwait.Eventually(t, 30*time.Second, "the two seeds queued, held", func() bool {
-		fs := c.Operator().Live().Frontier
+		fs := c.Live().Frontier
 		return fs.Queued+fs.PartitionHeld >= 2 // held: not counted as queued
 	})
 	// Another node fetched /a (queued here) and /c (not known here).
@@ -273,17 +274,17 @@ func TestAdoptedVisits(t *testing.T) {
 		{URL: mw.url("v.test", "/a"), Record: store.URLRecord{LastFetch: at, LastStatus: 200, LastOutcome: "ok"}},
 		{URL: mw.url("v.test", "/c"), Record: store.URLRecord{LastFetch: at, LastStatus: 200, LastOutcome: "ok"}},
 	}
-	if err := c.Inbound().Adopt(visits); err != nil {
+	if err := c.Adopt(visits); err != nil {
 		t.Fatal(err)
 	}
-	c.Inbound().HoldPartition(p, false)
+	c.HoldPartition(p, false)
 	testwait.EventuallyNil(t, 30*time.Second, "the crawl to settle", func() error {
-		if l := c.Operator().Live(); l.Frontier.Queued != 0 || l.Frontier.InFlight != 0 || len(mw.paths("v.test")) < 3 {
+		if l := c.Live(); l.Frontier.Queued != 0 || l.Frontier.InFlight != 0 || len(mw.paths("v.test")) < 3 {
 			return fmt.Errorf("%+v, requests %v", l.Frontier, mw.paths("v.test"))
 		}
 		return nil
 	})
-	r, ok, err := c.state.db.GetURL(uint16(p), mw.auth["v.test"], seen.KeyOf(mw.url("v.test", "/a")))
+	r, ok, err := c.state.DB.GetURL(uint16(p), mw.auth["v.test"], seen.KeyOf(mw.url("v.test", "/a")))
 	if err != nil || !ok || r.Status != store.URLDone || !r.LastFetch.Equal(at) || r.LastStatus != 200 {
 		t.Errorf("/a's record %+v (%v %v): want the other node's visit, done", r, ok, err)
 	}
@@ -296,7 +297,7 @@ func TestAdoptedVisits(t *testing.T) {
 	if got["/"] != 1 || got["/b"] != 1 || got["/a"] != 0 || got["/c"] != 0 {
 		t.Errorf("requests %v: want / and /b once, /a and /c (visited elsewhere) never", got)
 	}
-	if sum.Rejected[RejectSeen] < 2 { // the links to /a and /c
+	if sum.Rejected[judge.Seen] < 2 { // the links to /a and /c
 		t.Errorf("rejected %v: want the links to /a and /c seen", sum.Rejected)
 	}
 }
@@ -348,16 +349,16 @@ func TestHeldPartitionNotRecrawled(t *testing.T) {
 	}
 	waitFor("/a fetched", func() bool { return count("/a") >= 1 })
 	p := partition.Of(mw.auth["h.test"], 2)
-	c.Inbound().HoldPartition(p, true)
-	waitFor("nothing in flight", func() bool { return c.Operator().Live().Frontier.InFlight == 0 })
+	c.HoldPartition(p, true)
+	waitFor("nothing in flight", func() bool { return c.Live().Frontier.InFlight == 0 })
 	held := len(mw.paths("h.test"))
 	// The span under test, five times the recrawl maximum: nothing of the
 	// held partition may be queued in it (no event marks a non-event).
 	time.Sleep(time.Second)
-	if l := c.Operator().Live(); l.Frontier.Queued != 0 || len(mw.paths("h.test")) != held {
+	if l := c.Live(); l.Frontier.Queued != 0 || len(mw.paths("h.test")) != held {
 		t.Errorf("held for 1 s: %d URLs queued again, %d requests (%d when held); want none", l.Frontier.Queued, len(mw.paths("h.test")), held)
 	}
-	c.Inbound().HoldPartition(p, false)
+	c.HoldPartition(p, false)
 	waitFor("recrawls after the partition came back", func() bool { return len(mw.paths("h.test")) >= held+2 })
 }
 

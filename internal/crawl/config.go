@@ -2,78 +2,87 @@ package crawl
 
 import (
 	"fmt"
-
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/events"
 	"github.com/weft-crawler/weft/internal/extract"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/media"
+	"github.com/weft-crawler/weft/internal/plugin"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/simhash"
+	"github.com/weft-crawler/weft/internal/warc"
 )
 
-// Config is everything one crawl needs. Zero values of the durations and
-// limits mean the documented defaults; Seeds and DataDir are required.
+// Config is everything one crawl needs. Seeds, DataDir and UserAgent are
+// required. Every other field left zero means its default, which
+// Defaults states; a setting on by default is turned off by a negative
+// number (no limit, none) or a No... field. The weft package's Config and
+// the weft command's flags mean the same by their zero values and
+// defaults, which they take from Defaults too.
 type Config struct {
 	// Seeds are the URLs the crawl starts from, at High priority and depth 0.
 	Seeds []string
 	// DataDir holds the crawl's output: warc/ and fetches.jsonl.
 	DataDir string
 
-	// Workers is the number of concurrent fetches; zero means 16. Politeness
-	// does not depend on it: a host is never fetched twice at once.
+	// Workers is the number of concurrent fetches. Politeness does not
+	// depend on it: a host is never fetched twice at once.
 	Workers int
 	// MaxPages stops the crawl after this many page fetches (robots.txt
 	// requests not counted); zero means no limit.
 	MaxPages int64
-	// MaxURLsPerHost bounds the URLs accepted per host (a crawl-trap guard);
-	// zero means no limit.
+	// MaxURLsPerHost bounds the URLs accepted per host (a crawl-trap
+	// guard); negative means no limit.
 	MaxURLsPerHost int64
 	// MaxURLsPerPattern bounds the URLs accepted per host for one URL
 	// pattern (scope.Pattern: the path with its digits as "#" and its
 	// generated tokens as "*", without the query), the guard against
 	// calendars, faceted search, session ids in paths and endless page
 	// numbers. Seeds are exempt; pages a sitemap lists are not (any XML
-	// page can call itself a sitemap). Zero means
-	// DefaultMaxURLsPerPattern (10,000); negative means no limit; at most
+	// page can call itself a sitemap). Negative means no limit; at most
 	// 65,000.
 	MaxURLsPerPattern int
 	// MaxRedirects bounds a redirect chain (each hop is enqueued for its
 	// host like a link): a URL reached through more redirects than this is
-	// not queued. Zero means 5; negative means none is followed. It does
+	// not queued. Negative means none is followed. It does
 	// not bound robots.txt, whose redirects are followed up to five hops
 	// whatever it says (RFC 9309 asks for at least five).
 	MaxRedirects int
 	// MaxLinksPerPage is the most links read of one HTML page: past it the
 	// rest of the page is not read, and the page is logged and counted
-	// per host. Zero means DefaultMaxLinksPerPage.
+	// per host.
 	MaxLinksPerPage int
 	// Delay is the minimum gap between two requests to one host (from the end
 	// of one to the start of the next); a host's Crawl-delay raises it.
-	// Zero means no gap: for benchmarks against the synthetic web only.
+	// Negative means no gap: for benchmarks against the synthetic web only.
 	Delay time.Duration
 	// UserAgent is sent with every request; its product token selects the
 	// robots.txt group. Required.
 	UserAgent string
-	// RobotsTTL is how long a robots.txt answer is trusted; zero means 24h
-	// (RFC 9309 §2.4).
+	// RobotsTTL is how long a robots.txt answer is trusted (24h: RFC 9309
+	// §2.4).
 	RobotsTTL time.Duration
 	// RobotsAttempts failed robots.txt fetches in a row (5xx, 429, network
 	// error) make a host's robots.txt unreachable: its queue is dropped, as
 	// completely disallowed, and the file is retried when new URLs come.
 	// Before that the host's URLs wait and the file is fetched again after
-	// RobotsRetryWait, doubled after each failure. Zero means 3 and 1m.
+	// RobotsRetryWait, doubled after each failure.
 	RobotsAttempts  int
 	RobotsRetryWait time.Duration
 	// RobotsLastGood turns on Google's handling of an unreachable
@@ -82,39 +91,40 @@ type Config struct {
 	// keeps RFC 9309's complete disallow. Google uses 30 days.
 	RobotsLastGood time.Duration
 	// ExpectedURLs sizes the seen set's Bloom filters (1% false positives,
-	// each one confirmed exactly); zero means 1,000,000.
+	// each one confirmed exactly).
 	ExpectedURLs uint
 	// SeenCacheKeys bounds the exact cache of URL keys known to be in the
 	// store, which answers the repeated links of pages without a store
-	// lookup (about 40 bytes a key at most); zero means
-	// seen.DefaultCacheKeys, negative none.
+	// lookup (about 40 bytes a key at most); negative means none.
 	SeenCacheKeys int
-	// Partitions splits host-keyed state (partition = hash(host) mod P);
-	// zero means 64.
+	// Partitions splits host-keyed state (partition = hash(host) mod P).
 	Partitions int
 	// MaxActiveHosts bounds the frontier's back queues; zero means
 	// max(1024, 4*Workers).
 	MaxActiveHosts int
 	// FrontBuffer and HeadSize bound the URLs the frontier holds in memory:
-	// per front queue, and per active host. The rest stays on disk. Zero
-	// means the frontier's defaults (4096 and 64).
+	// per front queue, and per active host. The rest stays on disk.
 	FrontBuffer int
 	HeadSize    int
-	// HostCache bounds the hosts whose clock the frontier keeps in memory;
-	// zero means the frontier's default (131072).
+	// HostCache bounds the hosts whose clock the frontier keeps in memory,
+	// and every other per-host map (counters, robots.txt answers).
 	HostCache int
 	// Politeness moves each host's clock beyond Delay: the latency factor
 	// (on strain too), backoff on 429/503, Retry-After, parking a failing
-	// host and giving it up. Zero fields take the frontier's defaults; a
-	// negative LatencyFactor turns the latency rule off.
+	// host and giving it up. A negative LatencyFactor turns the latency
+	// rule off. GiveUpAfter left zero means never in a continuous crawl
+	// (Recrawl), which would in time give up every host whose pages fail
+	// now and then.
 	Politeness frontier.Politeness
 	// IPGroup is how hosts are grouped into servers that share a second
-	// clock: IPGroupIP (the default), IPGroupSubnet or IPGroupOff. IPGap is
+	// clock: IPGroupIP, IPGroupSubnet or IPGroupOff. IPGap is
 	// that clock's least time between request starts; zero means Delay/4.
 	IPGroup string
 	IPGap   time.Duration
 
 	Canon canon.Config
+	// Scope's MaxDepth, MaxPathRepeats and DenyExtensions take their
+	// defaults from Defaults, which are scope's own.
 	Scope scope.Config
 	// Fetch configures HTTP; its UserAgent is taken from UserAgent.
 	Fetch fetch.Config
@@ -135,16 +145,16 @@ type Config struct {
 	StoreFS vfs.FS
 
 	// Grace is how long fetches in flight may go on once Run's context is
-	// done (Ctrl-C); zero means 10s.
+	// done (Ctrl-C).
 	Grace time.Duration
 
-	// WARCMaxFileSize rotates WARC files; zero means 1 GiB.
+	// WARCMaxFileSize rotates WARC files.
 	WARCMaxFileSize int64
 	// Cluster, when set, makes the crawl one node of several that split
 	// the hosts by partition (see Cluster); nil is a crawl on its own.
 	Cluster Cluster
 	// SharedVisits says that other nodes of a cluster fetch this crawl's
-	// URLs too, and hand their visits over (Inbound.Adopt): before each
+	// URLs too, and hand their visits over (Crawler.Adopt): before each
 	// page is fetched its record is read, and a visit made since the URL
 	// was queued that is not due again counts as done here.
 	SharedVisits bool
@@ -159,8 +169,8 @@ type Config struct {
 	// clock comes before that. Their URLs stay queued for the next run on
 	// the same DataDir, and the summary names them (StoppedBy
 	// "deferred"). An operator's held hosts are waited for whatever it
-	// says. Zero means DefaultFailureWait; negative waits for every
-	// clock, up to the longest Retry-After (Politeness.MaxRetryAfter).
+	// says. Negative waits for every clock, up to the longest Retry-After
+	// (Politeness.MaxRetryAfter).
 	FailureWait time.Duration
 
 	// Objects, when set, takes each finished WARC file: it is uploaded,
@@ -168,7 +178,7 @@ type Config struct {
 	// lookups then read records from the object store by byte range. A
 	// file that cannot be uploaded stays on disk and is tried again at the
 	// next start. Not used with a custom Archive.
-	Objects ObjectStore
+	Objects archive.ObjectStore
 
 	// Handlers read responses by media type (a response no handler
 	// accepts is archived and not read); nil means content.Default(),
@@ -179,25 +189,26 @@ type Config struct {
 	WithImages bool
 	// Extensions read, after Handlers, the responses of the media types
 	// they accept, adding links, fields and decisions (see
-	// content.Extension and Set.Extend); their failures are counted per
+	// plugin.Handler and content.Set.Extend); their failures are counted per
 	// extension and never stop the crawl. Filters judge every URL found
-	// after the scope (see LinkFilter). Pages are given every fetched page
-	// with its body once it is durable (see PageConsumer). None of them is
+	// after the scope (see plugin.LinkFilter). Pages are given every fetched page
+	// with its body once it is durable (see plugin.Consumer). None of them is
 	// closed by the crawl.
-	Extensions []content.Extension
-	Filters    []LinkFilter
-	Pages      []PageConsumer
-	// Requisites fetches what each HTML page needs to render (its style
-	// sheets, scripts, images, fonts, media, favicon, and the url()s of
-	// its style sheets; extract.Result.Embeds), as Heritrix and
-	// Browsertrix do, so that the archive replays the page as it looked:
-	// through robots.txt, politeness, the SSRF guard and the seen set like
-	// any URL, one hop past the scope (scope.CheckRequisite), their links
-	// never followed. It includes WithImages.
-	Requisites bool
+	Extensions []plugin.Handler
+	Filters    []plugin.LinkFilter
+	Pages      []plugin.Consumer
+	// NoRequisites turns off the fetching of what each HTML page needs to
+	// render (its style sheets, scripts, images, fonts, media, favicon,
+	// and the url()s of its style sheets; extract.Result.Embeds), which
+	// by default is done as Heritrix and Browsertrix do, so that the
+	// archive replays the page as it looked: through robots.txt,
+	// politeness, the SSRF guard and the seen set like any URL, one hop
+	// past the scope (scope.CheckRequisite), their links never followed.
+	// Requisites include WithImages.
+	NoRequisites bool
 	// Render renders HTML pages in headless Chromium, every request of
-	// theirs through this crawl's fetch path (see RenderConfig). The zero
-	// value renders nothing.
+	// theirs through this crawl's fetch path (see RenderConfig); by
+	// default in auto mode, which without Chromium renders nothing.
 	Render RenderConfig
 	// NoSitemaps turns off sitemaps: by default each host's robots.txt
 	// Sitemap: files and its /sitemap.xml are fetched when its robots.txt
@@ -209,8 +220,7 @@ type Config struct {
 	// not end when its queues drain; each fetched page gets a next crawl
 	// time from its learnt change rate (see package recrawl), is queued
 	// again when that comes, and is asked for with the validators of its
-	// last 200. RecrawlScan is how often due URLs are looked for; zero
-	// means 10 seconds.
+	// last 200. RecrawlScan is how often due URLs are looked for.
 	Recrawl     *recrawl.Policy
 	RecrawlScan time.Duration
 	// InLinkBytes is the memory that counts the in-links of every URL in
@@ -228,11 +238,10 @@ type Config struct {
 	// NearDupThreshold is the SimHash distance in bits within which a
 	// parsed page is a near-duplicate of an earlier one: flagged in the
 	// capture index, and its links not followed (unless NearDupFollow).
-	// Zero means simhash.DefaultThreshold (9, from measurement); negative
-	// turns judging off. Pages of fewer than NearDupMinWords visible words
-	// (zero means 50) are not judged. NearDupMaxPages bounds the pages the
-	// in-memory index holds, 56 bytes each (zero means 1,000,000); past
-	// it, pages are still judged against the ones it holds.
+	// Negative turns judging off. Pages of fewer than NearDupMinWords
+	// visible words are not judged. NearDupMaxPages bounds the pages the
+	// in-memory index holds, 56 bytes each; past it, pages are still
+	// judged against the ones it holds.
 	NearDupThreshold int
 	NearDupMinWords  int
 	NearDupMaxPages  int
@@ -240,16 +249,15 @@ type Config struct {
 	// NearDupTrapWindow is the number of a host's last judged pages that
 	// the trap cut-off looks at: when more than half of them were
 	// near-duplicates, no new URL of the host is admitted (those queued
-	// are still fetched). Zero means 50; negative turns the cut-off off;
-	// at most 64.
+	// are still fetched). Negative turns the cut-off off; at most 64.
 	NearDupTrapWindow int
 	// Policies are the operator's per-host overrides (a longer delay, more
 	// disallowed paths, a lower URL cap); nil means none. They are read on
 	// every URL, so changes made while the crawl runs apply at once.
 	Policies *policy.Set
 	// Archive stores the responses; nil means WARC files under
-	// DataDir/warc (see ArchiveWriter). The crawl closes it.
-	Archive ArchiveWriter
+	// DataDir/warc (see archive.Writer). The crawl closes it.
+	Archive archive.Writer
 	// Sinks receive every capture once it is durable (see Sink); the
 	// crawl does not close them.
 	Sinks []events.Sink
@@ -260,6 +268,9 @@ type Config struct {
 	// (objects.go); zero means 500 ms and a minute. Tests shorten them.
 	uploadWait, uploadLater time.Duration
 }
+
+// DefaultDelay is Delay's default, the weft package's and --delay's.
+const DefaultDelay = time.Second
 
 // DefaultFailureWait is FailureWait's default: a minute after its last
 // answer, a crawl left with nothing but failing hosts stops waiting for
@@ -276,69 +287,106 @@ const DefaultFailureWait = time.Minute
 // protocol's cap per file (see extract.DefaultMaxLinks for its cost).
 const DefaultMaxLinksPerPage = extract.DefaultMaxLinks
 
+// Defaults is the one table of a crawl's defaults: every setting of a
+// Config that has one, at that value. New gives each field left zero its
+// value here; weft.Config, which means the same by a zero field, and the
+// weft command's flags, whose defaults are these, take theirs from it.
+// A default that follows another setting is left zero here and worked
+// out by WithDefaults: MaxActiveHosts (max(1024, 4 x Workers)), IPGap
+// (Delay/4), InLinkBytes (4 bytes per ExpectedURLs), a continuous crawl's
+// GiveUpAfter (never); by New: Media (every type, PDFs to
+// media.DefaultCaps); by the frontier: Politeness.MinBackoff.
+func Defaults() Config {
+	return Config{
+		Workers:           16,
+		Delay:             DefaultDelay,
+		MaxURLsPerHost:    100_000,
+		MaxURLsPerPattern: judge.DefaultMaxURLsPerPattern,
+		MaxRedirects:      5,
+		MaxLinksPerPage:   DefaultMaxLinksPerPage,
+		RobotsTTL:         24 * time.Hour,
+		RobotsAttempts:    3,
+		RobotsRetryWait:   time.Minute,
+		ExpectedURLs:      seen.DefaultExpectedURLs,
+		SeenCacheKeys:     seen.DefaultCacheKeys,
+		Partitions:        64,
+		FrontBuffer:       frontier.DefaultFrontBuffer,
+		HeadSize:          frontier.DefaultHeadSize,
+		HostCache:         frontier.DefaultHostCache,
+		Politeness:        frontier.DefaultPoliteness(),
+		IPGroup:           IPGroupIP,
+		Scope: scope.Config{Mode: scope.Domain, MaxDepth: scope.DefaultMaxDepth, MaxPathRepeats: scope.DefaultMaxPathRepeats,
+			DenyExtensions: scope.DefaultDenyExtensions()},
+		Fetch: fetch.Config{MaxBodyBytes: fetch.DefaultMaxBodyBytes, Timeout: fetch.DefaultTimeout, ConnectTimeout: fetch.DefaultConnectTimeout,
+			ResponseHeaderTimeout: fetch.DefaultResponseHeaderTimeout, IdleTimeout: fetch.DefaultIdleTimeout,
+			DNSMinTTL: fetch.DefaultDNSMinTTL, DNSMaxTTL: fetch.DefaultDNSMaxTTL},
+		Grace:           10 * time.Second,
+		WARCMaxFileSize: warc.DefaultMaxFileSize,
+		FailureWait:     DefaultFailureWait,
+		Render: RenderConfig{Mode: RenderAuto, Workers: render.DefaultWorkers, Timeout: render.DefaultTimeout, Idle: render.DefaultIdle,
+			MemoryMB: 512, GiveUpAfter: 3},
+		NearDupThreshold:  simhash.DefaultThreshold,
+		NearDupMinWords:   50,
+		NearDupMaxPages:   1_000_000,
+		NearDupTrapWindow: 50,
+		RecrawlScan:       10 * time.Second,
+	}
+}
+
+// WithDefaults returns c with every field left zero set to its default:
+// Defaults', through the fields of its fields, then those that follow
+// other settings. A negative value and a No... field are left as they
+// are: WithDefaults(WithDefaults(c)) is WithDefaults(c).
+func (c Config) WithDefaults() Config {
+	if c.Recrawl != nil && c.Politeness.GiveUpAfter == 0 {
+		c.Politeness.GiveUpAfter = -1
+	}
+	fillZero(reflect.ValueOf(&c).Elem(), reflect.ValueOf(Defaults()))
+	if c.InLinkBytes == 0 {
+		c.InLinkBytes = 4 * int(max(c.ExpectedURLs, seen.DefaultExpectedURLs))
+	}
+	if c.MaxActiveHosts == 0 {
+		c.MaxActiveHosts = max(1024, 4*c.Workers)
+	}
+	if c.IPGap == 0 {
+		c.IPGap = max(c.Delay, 0) / 4
+	}
+	return c
+}
+
+// fillZero sets each settable field of dst that is zero to src's, and
+// goes through the fields of struct fields: a nested Config's own zero
+// fields take their defaults one by one.
+func fillZero(dst, src reflect.Value) {
+	for i := range dst.NumField() {
+		d, s := dst.Field(i), src.Field(i)
+		switch {
+		case !d.CanSet() || s.IsZero():
+		case d.Kind() == reflect.Struct:
+			fillZero(d, s)
+		case d.IsZero():
+			d.Set(s)
+		}
+	}
+}
+
+// setDefaults applies WithDefaults, and turns the negative "none" of
+// Delay, MaxURLsPerHost and Render.MemoryMB into the zero their users read
+// as none. It is New's, on its own copy: the result is no longer a Config
+// as a caller writes one.
 func (c *Config) setDefaults() {
+	*c = c.WithDefaults()
+	c.Delay = max(c.Delay, 0)
+	c.MaxURLsPerHost = max(c.MaxURLsPerHost, 0)
+	c.Render.MemoryMB = max(c.Render.MemoryMB, 0)
 	if c.Media == nil {
 		c.Media, _ = media.New(nil, nil, media.DefaultCaps()) // the defaults are valid
 	}
 	if c.Fetch.Bodies == nil {
 		c.Fetch.Bodies = c.Media
 	}
-	if c.Workers == 0 {
-		c.Workers = 16
-	}
-	if c.MaxRedirects == 0 {
-		c.MaxRedirects = 5
-	}
-	if c.MaxURLsPerPattern == 0 {
-		c.MaxURLsPerPattern = DefaultMaxURLsPerPattern
-	}
-	if c.RobotsTTL == 0 {
-		c.RobotsTTL = 24 * time.Hour
-	}
-	if c.NearDupThreshold == 0 {
-		c.NearDupThreshold = simhash.DefaultThreshold
-	}
-	if c.NearDupMinWords == 0 {
-		c.NearDupMinWords = 50
-	}
-	if c.NearDupMaxPages == 0 {
-		c.NearDupMaxPages = 1_000_000
-	}
-	if c.RecrawlScan == 0 {
-		c.RecrawlScan = 10 * time.Second
-	}
-	if c.InLinkBytes == 0 {
-		c.InLinkBytes = 4 * int(max(c.ExpectedURLs, 1_000_000))
-	}
-	if c.NearDupTrapWindow == 0 {
-		c.NearDupTrapWindow = 50
-	}
-	if c.RobotsAttempts == 0 {
-		c.RobotsAttempts = 3
-	}
-	if c.RobotsRetryWait == 0 {
-		c.RobotsRetryWait = time.Minute
-	}
-	if c.Partitions == 0 {
-		c.Partitions = 64
-	}
-	if c.MaxActiveHosts == 0 {
-		c.MaxActiveHosts = max(1024, 4*c.Workers)
-	}
-	if c.Grace == 0 {
-		c.Grace = 10 * time.Second
-	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.IPGroup == "" {
-		c.IPGroup = IPGroupIP
-	}
-	if c.IPGap == 0 {
-		c.IPGap = c.Delay / 4
-	}
-	if c.FailureWait == 0 {
-		c.FailureWait = DefaultFailureWait
 	}
 	if c.uploadWait == 0 {
 		c.uploadWait = 500 * time.Millisecond
@@ -360,14 +408,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl: workers %d is negative", c.Workers)
 	case c.MaxPages < 0:
 		return fmt.Errorf("crawl: max pages %d is negative", c.MaxPages)
-	case c.MaxURLsPerHost < 0:
-		return fmt.Errorf("crawl: max URLs per host %d is negative", c.MaxURLsPerHost)
 	case c.MaxLinksPerPage < 0:
 		return fmt.Errorf("crawl: max links per page %d is negative", c.MaxLinksPerPage)
-	case c.MaxURLsPerPattern > maxPatternCap:
-		return fmt.Errorf("crawl: max URLs per pattern %d is over %d", c.MaxURLsPerPattern, maxPatternCap)
-	case c.Delay < 0:
-		return fmt.Errorf("crawl: delay %v is negative", c.Delay)
+	case c.MaxURLsPerPattern > judge.MaxPatternCap:
+		return fmt.Errorf("crawl: max URLs per pattern %d is over %d", c.MaxURLsPerPattern, judge.MaxPatternCap)
 	case c.Grace < 0:
 		return fmt.Errorf("crawl: grace %v is negative", c.Grace)
 	case c.RobotsTTL < 0:
@@ -398,7 +442,7 @@ func (c Config) Validate() error {
 	if err := c.Politeness.Validate(); err != nil {
 		return err
 	}
-	if err := c.Render.validate(); err != nil {
+	if err := c.Render.Validate(); err != nil {
 		return err
 	}
 	if c.Fetch.MaxBodyBytes != 0 && c.Fetch.MaxBodyBytes < robots.MaxBytes {
@@ -430,7 +474,7 @@ func (c *Config) hostCache() int {
 	if c.HostCache > 0 {
 		return c.HostCache
 	}
-	return defaultHostCache
+	return frontier.DefaultHostCache
 }
 
 // robotsCache is the bound of the parsed robots.txt answers kept in

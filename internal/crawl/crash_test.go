@@ -43,7 +43,7 @@ func runCrashChild() {
 		fmt.Fprintln(os.Stderr, "crash child:", err)
 		os.Exit(2)
 	}
-	cfg := Config{Seeds: cc.Seeds, DataDir: cc.DataDir, Workers: cc.Workers, Delay: cc.Delay, UserAgent: "weft/test (+https://example.org/weft-crawler)"}
+	cfg := bare(Config{Seeds: cc.Seeds, DataDir: cc.DataDir, Workers: cc.Workers, Delay: cc.Delay, UserAgent: "weft/test (+https://example.org/weft-crawler)"})
 	// The web's failing robots.txt answers 503 with Retry-After: 3600, and
 	// is retried: the crawl would rightly wait hours to finish. Cap the
 	// waits.

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/synthweb"
 	"github.com/weft-crawler/weft/internal/testwait"
 )
@@ -22,15 +23,36 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// testConfig is a crawl of web with test-sized timeouts.
+// bare turns off, where cfg leaves them to their defaults, the settings a
+// crawl has by default that the tests were written without, each counting
+// what a bare crawl does: a delay (zero here is no gap), requisites,
+// rendering, the depth and per-host caps.
+func bare(cfg Config) Config {
+	if cfg.Delay == 0 {
+		cfg.Delay = -1
+	}
+	cfg.NoRequisites = true
+	if cfg.Render.Mode == "" {
+		cfg.Render.Mode = RenderNever
+	}
+	if cfg.Scope.MaxDepth == 0 {
+		cfg.Scope.MaxDepth = -1
+	}
+	if cfg.MaxURLsPerHost == 0 {
+		cfg.MaxURLsPerHost = -1
+	}
+	return cfg
+}
+
+// testConfig is a bare crawl of web with test-sized timeouts.
 func testConfig(t testing.TB, web *synthweb.Web, workers int, delay time.Duration) Config {
-	cfg := Config{
+	cfg := bare(Config{
 		Seeds:     web.Seeds(),
 		DataDir:   t.TempDir(),
 		Workers:   workers,
 		Delay:     delay,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)",
-	}
+	})
 	cfg.Fetch.Resolve = web.Resolve()
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	// Generous enough for a loaded CI machine under -race: a timeout here
@@ -106,7 +128,7 @@ func TestDepthAndScope(t *testing.T) {
 			t.Errorf("fetched %s at depth %d, limit 1", r.URL, r.Depth)
 		}
 	}
-	if sum.Rejected[RejectScope] == 0 || sum.Rejected[RejectDepth] == 0 {
+	if sum.Rejected[judge.Scope] == 0 || sum.Rejected[judge.Depth] == 0 {
 		t.Errorf("rejections %v; want scope and depth rejections counted", sum.Rejected)
 	}
 }
@@ -151,7 +173,7 @@ func TestBadConfigNamesTheField(t *testing.T) {
 		{func(c *Config) { c.Seeds = []string{"http://[::1"} }, "http://[::1"},
 		{func(c *Config) { c.Seeds = []string{"ftp://a.test/"} }, "ftp"},
 		{func(c *Config) { c.UserAgent = "" }, "user agent"},
-		{func(c *Config) { c.Delay = -time.Second }, "delay"},
+		{func(c *Config) { c.Grace = -time.Second }, "grace"},
 		{func(c *Config) { c.Scope.Include = []string{"("} }, "include"},
 	} {
 		cfg := Config{Seeds: []string{"http://a.test/"}, DataDir: t.TempDir(), UserAgent: "weft/1"}
@@ -180,7 +202,7 @@ func TestHostCapBoundsURLsPerHost(t *testing.T) {
 			t.Errorf("%s: %d pages fetched, cap 5", addr, n)
 		}
 	}
-	if sum.Rejected[RejectHostCap] == 0 {
+	if sum.Rejected[judge.HostCap] == 0 {
 		t.Errorf("rejections %v; want host-cap counted", sum.Rejected)
 	}
 }

@@ -21,15 +21,23 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/freelist"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/hostmap"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/robotstxt"
+	"github.com/weft-crawler/weft/internal/schedule"
 	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/warc"
 )
@@ -37,65 +45,55 @@ import (
 // Crawler runs one crawl. Create it with New, run it once with Run.
 type Crawler struct {
 	cfg     Config
+	cluster Cluster // Config.Cluster, or alone
 	log     *slog.Logger
 	token   string
 	canon   *canon.Canonicalizer
 	scope   *scope.Filter
 	seen    *seen.Set
-	state   *durable
+	state   *state.State
 	front   *frontier.Frontier
 	fetcher *fetch.Fetcher
-	warc    ArchiveWriter
-	arch    *archiver                 // the WARC files, the capture index and the payload digests
-	robots  *robotsTxt                // the robots.txt cache and its fetches
-	admit   *admitter                 // the rules every URL found is judged by
-	hostCap *hostMap[store.HostState] // per-host counters and rules' state, the URLs accepted first (hoststate.go)
-	traps   *trapCounts               // URLs accepted per pattern, requests per host, trap refusals
-	near    *nearIndex                // fingerprints of the pages judged original; nil when judging is off
-	words   *freelist.List[*[]uint64] // the arrays pages' word hashes are read into, for near
-	rend    *renderer                 // the browsers (render.go); nil when rendering is off
-	rendOff string                    // why rendering is off though asked for (Chromium missing)
-	replay  *Archive                  // the crawl's own WARC files read back, for rendering (recall.go); nil otherwise
-
-	// aliases holds, per origin, what its directories and their index
-	// files have shown (alias.go).
-	aliases *indexAliases
+	warc    archive.Writer
+	arch    *archive.Archiver             // the WARC files, the capture index and the payload digests
+	robots  *robotstxt.Files              // the robots.txt cache and its fetches
+	judge   *judge.Judge                  // the rules every URL found is judged by, and the counts of their refusals
+	hostCap *hostmap.Map[store.HostState] // per-host counters and rules' state, the URLs accepted first (hoststate.go)
+	near    *nearIndex                    // fingerprints of the pages judged original; nil when judging is off
+	words   *freelist.List[*[]uint64]     // the arrays pages' word hashes are read into, for near
+	rend    *render.Tier                  // the browsers (render.go); nil when rendering is off
+	rendOff string                        // why rendering is off though asked for (Chromium missing)
+	replay  *archive.Reader               // the crawl's own WARC files read back, for rendering (recall.go); nil otherwise
 
 	// sched says when each URL is due again (continuous mode); recrawler
 	// queues the due URLs again, scan by scan.
-	sched     *schedule
-	recrawler *recrawler
-	// pause holds the workers while an operator has paused the crawl;
-	// running is true while Run may take seeds (AddSeeds holds liveMu
-	// for reading while it works, Run for writing to end it).
-	pause   gate
-	ext     *externals // leases out to external fetchers
-	liveMu  sync.RWMutex
-	running bool
-	closed  bool // the store is closed: nothing more can be read (liveMu)
-	// ready is closed when running first turns true, done when the crawl
-	// has stopped taking work for good (closed turns true).
+	sched     *schedule.Planner
+	recrawler *schedule.Recrawler
+	// pause holds the workers while an operator has paused the crawl.
+	pause gate
+	ext   *externals // leases out to external fetchers
+	life  *lifecycle // whether Run takes work, its frontier answers, its store is open
+	// ready is closed when the crawl first takes work, done when it has
+	// stopped taking work for good (its store closed).
 	ready, done         chan struct{}
 	readyOnce, doneOnce sync.Once
-	frontUp             bool // the frontier's Run was started (liveMu): before, it answers nothing
 
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
-	inlinks *inLinks
+	inlinks *schedule.InLinks
 	// handlers read responses by media type; embeds says one of them
 	// wants the images pages show.
 	handlers content.Set
 	embeds   bool
-	copies   *copyTraps    // hosts cut off for serving mostly near-duplicates
-	policies *hostPolicies // the operators' policies, applied to the hosts' clocks
+	policies *Policies // the operators' policies, applied to the hosts' clocks
 	stats    *counters
-	flog     *fetchLog
+	flog     *fetchlog.Log
 	start    time.Time
 	seeds    []canon.URL
 	seedWhy  map[string]string // seeds refused when Run admitted them, and why (set by Run before the workers start)
 	resumed  bool
-	uploads  *uploader // finished WARC files on their way to Config.Objects; nil without
-	out      *outbox   // page events on their way to the sinks
+	uploads  *archive.Uploader // finished WARC files on their way to Config.Objects; nil without
+	out      *archive.Outbox   // page events on their way to the sinks
 
 	pagesStarted  atomic.Int64
 	capReached    atomic.Bool
@@ -125,8 +123,13 @@ func New(cfg Config) (c *Crawler, err error) {
 		canon: canon.New(cfg.Canon),
 		stats: newCounters(),
 		start: time.Now(), // set here, before anything may read it (Live, from another goroutine)
+		life:  &lifecycle{},
 		ready: make(chan struct{}),
 		done:  make(chan struct{}),
+	}
+	c.cluster = cfg.Cluster
+	if c.cluster == nil {
+		c.cluster = alone{}
 	}
 	if c.token == "" {
 		return nil, fmt.Errorf("crawl: user agent %q has no product token for robots.txt", cfg.UserAgent)
@@ -158,18 +161,18 @@ func New(cfg Config) (c *Crawler, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("crawl: data directory: %w", err)
 	}
-	if c.state, c.resumed, err = openDurable(cfg.DataDir, cfg.Partitions, cfg.Fresh, cfg.StoreFS); err != nil {
+	if c.state, c.resumed, err = state.Open(cfg.DataDir, cfg.Partitions, cfg.Fresh, cfg.StoreFS); err != nil {
 		return nil, err
 	}
-	closers = append(closers, c.state.close)
-	c.out = &outbox{sinks: cfg.Sinks, db: c.state.db, log: c.log, fail: c.fail}
+	closers = append(closers, c.state.Close)
+	c.out = archive.NewOutbox(cfg.Sinks, c.state.DB, c.log)
 	// The partition count is the stored crawl's, fixed when it was created.
-	c.cfg.Partitions = c.state.parts
+	c.cfg.Partitions = c.state.Partitions()
 	if c.cfg.Policies == nil {
 		// Empty, for the operator API to fill.
 		c.cfg.Policies = policy.NewSet(c.cfg.policyLimits())
 	}
-	if err := loadPolicies(c.state.db, c.cfg.Policies, c.log); err != nil {
+	if err := loadPolicies(c.state.DB, c.cfg.Policies, c.log); err != nil {
 		return nil, err
 	}
 	all := c.cfg.Policies.All()
@@ -179,13 +182,6 @@ func New(cfg Config) (c *Crawler, err error) {
 	}
 	c.hostCap = newHostStates(c.state, c.cfg.Partitions, c.cfg.hostCache(), c.fail)
 	c.stats.hosts = c.hostCap
-	c.aliases = &indexAliases{states: c.hostCap, db: c.state.db, canon: c.canon, log: c.log}
-	c.traps = newTrapCounts(c.cfg.ExpectedURLs, max(c.cfg.MaxURLsPerPattern, 0))
-	if c.resumed {
-		if err := c.traps.load(c.state.db, c.log); err != nil {
-			return nil, err
-		}
-	}
 	c.handlers = slices.Clone(c.cfg.Handlers)
 	if c.handlers == nil {
 		c.handlers = content.Default()
@@ -193,21 +189,15 @@ func New(cfg Config) (c *Crawler, err error) {
 	if !c.cfg.NoSitemaps {
 		c.handlers = append(c.handlers, content.Sitemap{})
 	}
-	if c.cfg.Requisites {
+	if !c.cfg.NoRequisites {
 		c.handlers = append(c.handlers, content.Requisites{})
 	} else if c.cfg.WithImages {
 		c.handlers = append(c.handlers, content.Image{})
 	}
 	c.handlers = c.handlers.Extend(c.cfg.Extensions...)
 	c.embeds = c.handlers.WantsEmbeds()
-	c.copies = &copyTraps{window: c.cfg.NearDupTrapWindow, recent: c.hostCap, cut: &c.stats.traps, log: c.log}
-	if c.resumed && c.cfg.NearDupThreshold >= 0 && c.cfg.NearDupTrapWindow >= 0 {
-		if err := c.copies.load(c.state.db); err != nil {
-			return nil, err
-		}
-	}
 	if c.cfg.NearDupThreshold >= 0 {
-		c.near = newNearIndex(c.cfg.NearDupThreshold, c.cfg.NearDupMaxPages, c.state.db)
+		c.near = newNearIndex(c.cfg.NearDupThreshold, c.cfg.NearDupMaxPages, c.state.DB)
 		c.words = freelist.New(maxKeptWordArrays, func() *[]uint64 {
 			b := make([]uint64, 0, wordArray)
 			return &b
@@ -221,26 +211,18 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 	}
 	if cfg.Recrawl != nil && c.cfg.InLinkBytes > 0 {
-		if c.inlinks, err = loadInLinks(c.state.db, c.cfg.InLinkBytes, c.log); err != nil {
+		if c.inlinks, err = schedule.LoadInLinks(c.state.DB, c.cfg.InLinkBytes, c.log); err != nil {
 			return nil, err
 		}
 	}
-	robotsCache := newRobotsCache(c.cfg.Partitions, c.cfg.robotsCache(), c.cfg.robotsRetry())
+	var runStart time.Time
 	if cfg.Recrawl == nil && !cfg.KeepAlive {
 		// A crawl that ends: a robots.txt found unreachable in it stays
-		// so to its end (robotsCache.judge).
-		robotsCache.runStart = c.start
+		// so to its end.
+		runStart = c.start
 	}
-	c.sched = &schedule{
-		configured: c.cfg.Recrawl, robotsTTL: c.cfg.RobotsTTL, shared: c.cfg.SharedVisits, parts: c.cfg.Partitions, db: c.state.db,
-		canon: c.canon, robots: robotsCache, priors: newHostPriors(c.state.db, c.cfg.Partitions), inlinks: c.inlinks, log: c.log,
-	}
-	if err := c.sched.prepareDueIndex(); err != nil { // after the in-link counts: they weigh in
-		return nil, err
-	}
-	if cfg.Cluster != nil {
-		c.state.forward = cfg.Cluster.Forward
-	}
+	robotsCache := robotstxt.NewCache(c.cfg.Partitions, c.cfg.robotsCache(), c.cfg.robotsRetry(), runStart)
+	c.state.Forwarder = c.cluster
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions, CacheKeys: cfg.SeenCacheKeys}, c.state); err != nil {
 		return nil, err
 	}
@@ -257,7 +239,6 @@ func New(cfg Config) (c *Crawler, err error) {
 		Partitions: c.cfg.Partitions,
 		Delay:      cfg.Delay, MaxActiveHosts: cfg.MaxActiveHosts, FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize,
 		HostCache: cfg.HostCache, Politeness: cfg.Politeness,
-		Store: frontStore{c.state}, FirstSeq: c.state.firstSeq,
 		FailureWait: max(c.cfg.FailureWait, 0),
 	}
 	if c.cfg.IPGroup != IPGroupOff {
@@ -266,15 +247,15 @@ func New(cfg Config) (c *Crawler, err error) {
 	if c.resumed {
 		fcfg.Resumed = time.Now()
 	}
-	if c.front, err = frontier.New(fcfg); err != nil {
+	if c.front, err = c.state.Frontier(fcfg); err != nil {
 		return nil, err
 	}
 	if c.fetcher, err = fetch.New(cfg.Fetch); err != nil {
 		return nil, err
 	}
 	closers = append(closers, func() error { c.fetcher.Close(); return nil })
-	c.rend, c.rendOff = newRenderer(cfg.Render, c.log)
-	closers = append(closers, func() error { c.rend.close(); return nil })
+	c.rend, c.rendOff = render.NewTier(cfg.Render, c.log)
+	closers = append(closers, func() error { c.rend.Close(); return nil })
 	var warcFix []warc.RecoveredFile
 	if c.warc = cfg.Archive; c.warc == nil {
 		if err := os.MkdirAll(cfg.warcDir(), 0o755); err != nil {
@@ -286,44 +267,61 @@ func New(cfg Config) (c *Crawler, err error) {
 		// robots.txt is always obeyed: policies can only tighten it.
 		wcfg := warc.Config{Dir: cfg.warcDir(), MaxFileSize: cfg.WARCMaxFileSize, UserAgent: cfg.UserAgent, Robots: "obey"}
 		if cfg.Objects != nil {
-			if c.uploads, err = startUploads(&c.cfg, c.state.db, c.log); err != nil {
+			if c.uploads, err = archive.StartUploads(archive.UploadConfig{Objects: cfg.Objects, DB: c.state.DB, Dir: cfg.warcDir(),
+				Wait: cfg.uploadWait, Later: cfg.uploadLater, Log: c.log}); err != nil {
 				return nil, err
 			}
-			closers = append(closers, func() error { c.uploads.close(0); return nil })
-			wcfg.OnFinish = c.uploads.add
+			closers = append(closers, func() error { c.uploads.Close(0); return nil })
+			wcfg.OnFinish = c.uploads.Add
 		}
 		if c.warc, err = warc.NewWriter(wcfg); err != nil {
 			return nil, err
 		}
 	}
 	closers = append(closers, c.warc.Close)
-	c.arch = &archiver{w: c.warc, state: c.state, canon: c.canon, out: c.out, stats: c.stats, fail: c.fail, warcFix: warcFix, recall: c.rend != nil}
+	c.arch = archive.New(c.warc, c.state.DB, c.canon, c.out, warcFix, c.rend != nil)
 	if c.rend != nil && cfg.Archive == nil {
 		// A browser asking for what the crawl has fetched is answered
 		// from the crawl's own WARC files (recall.go).
-		c.replay = &Archive{dir: cfg.DataDir, db: c.state.db, canon: c.canon, objs: cfg.Objects}
+		c.replay = archive.NewReader(cfg.DataDir, c.state.DB, c.canon, cfg.Objects)
 	}
-	c.robots = &robotsTxt{
-		robotsCache: robotsCache,
-		token:       c.token, state: c.state, fetcher: c.fetcher, canon: c.canon, front: c.front, arch: c.arch,
-		stats: c.stats, traps: c.traps, policies: c.cfg.Policies, cluster: c.cfg.Cluster, log: c.log, fail: c.fail,
+	c.judge = judge.New(judge.Config{
+		Canon: c.canon, Scope: c.scope, Seen: c.seen, Guard: c.fetcher, Robots: robotsCache, Policies: c.cfg.Policies,
+		Owner: c.cluster, Filters: c.cfg.Filters, Hosts: c.hostCap, Captures: c.state.DB,
+		MaxURLsPerHost: c.cfg.MaxURLsPerHost, MaxURLsPerPattern: c.cfg.MaxURLsPerPattern, ExpectedURLs: c.cfg.ExpectedURLs,
+		NearDupWindow: c.cfg.NearDupTrapWindow, HostCache: c.cfg.hostCache(), Partitions: c.cfg.Partitions, Log: c.log,
+	})
+	if c.resumed {
+		if err := c.judge.LoadCounts(c.state.DB); err != nil {
+			return nil, err
+		}
+		if c.cfg.NearDupThreshold >= 0 && c.cfg.NearDupTrapWindow >= 0 {
+			if err := c.judge.LoadCuts(c.state.DB); err != nil {
+				return nil, err
+			}
+		}
 	}
-	c.admit = &admitter{
-		canon: c.canon, scope: c.scope, fetcher: c.fetcher, robots: c.robots.robotsCache, copies: c.copies, policies: c.cfg.Policies,
-		cluster: c.cfg.Cluster, seen: c.seen, filters: c.cfg.Filters, traps: c.traps, aliases: c.aliases, hostCap: c.hostCap, stats: c.stats, log: c.log, fail: c.fail,
-		maxRedirects: c.cfg.MaxRedirects, maxURLsPerHost: c.cfg.MaxURLsPerHost, noSitemaps: c.cfg.NoSitemaps,
-		gaveUp: newBoundedHostMap[bool](c.cfg.Partitions, c.cfg.hostCache(), nil, nil, nil),
-	}
-	c.ext = &externals{canon: c.canon, robots: c.robots.robotsCache, policies: c.cfg.Policies, log: c.log}
-	c.policies = &hostPolicies{set: c.cfg.Policies, robots: c.robots.robotsCache, front: c.front, log: c.log}
-	c.recrawler = &recrawler{
-		sched: c.sched, state: c.state, seen: c.seen, front: c.front, canon: c.canon, scope: c.scope, copies: c.copies, stats: c.stats,
-		parts: c.cfg.Partitions, scan: c.cfg.RecrawlScan, delay: c.cfg.Delay, held: make(heldParts, c.cfg.Partitions),
-	}
-	if c.flog, err = openFetchLog(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
+	c.ext = &externals{canon: c.canon, robots: robotsCache, policies: c.cfg.Policies, log: c.log}
+	c.policies = &Policies{set: c.cfg.Policies, limits: c.cfg.policyLimits(), db: c.state.DB, robots: robotsCache, front: c.front, life: c.life, log: c.log}
+	if c.sched, err = schedule.New(schedule.Config{ // after the in-link counts: they weigh in
+		Policy: c.cfg.Recrawl, RobotsTTL: c.cfg.RobotsTTL, SharedVisits: c.cfg.SharedVisits, Partitions: c.cfg.Partitions, DB: c.state.DB,
+		Canon: c.canon, Robots: robotsCache, Archive: c.arch, InLinks: c.inlinks, Log: c.log,
+	}); err != nil {
 		return nil, err
 	}
-	c.robots.flog = c.flog
+	c.recrawler = schedule.NewRecrawler(c.sched, schedule.ScanConfig{
+		Queue: requeue{c.state, c.seen, c.front}, Scope: c.scope, Traps: c.judge, Every: c.cfg.RecrawlScan, Delay: c.cfg.Delay,
+	})
+	if c.flog, err = fetchlog.Open(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
+		return nil, err
+	}
+	// The configured Cluster, not alone: on one node (nil) a robots.txt hop
+	// to another host is queued on this frontier, not asked of an owner.
+	c.robots = robotstxt.New(robotstxt.Config{
+		Cache: robotsCache, Token: c.token, DB: c.state.DB, Partitions: c.cfg.Partitions,
+		Fetcher: c.fetcher, Canon: c.canon, Frontier: c.front, Archive: c.arch, FetchLog: c.flog, Requests: c.judge,
+		Policies: c.cfg.Policies, Cluster: c.cfg.Cluster, Log: c.log, Fail: c.fail,
+	})
 	return c, nil
 }
 
@@ -333,16 +331,21 @@ func (c *Crawler) Resumed() bool { return c.resumed }
 // Progress is safe to call while Run runs.
 func (c *Crawler) Progress() Progress {
 	fs := c.front.Stats()
+	rc := c.robots.Counts()
+	last := deref(c.stats.lastError.Load())
+	if rc.LastErrorAt.After(last.at) {
+		last.text = rc.LastError
+	}
 	return Progress{
 		Elapsed:      time.Since(c.start),
 		Pages:        c.stats.pages.Load(),
-		Errors:       c.stats.errors.Load(),
+		Errors:       c.stats.errors.Load() + rc.Failed,
 		Queued:       fs.Queued,
 		InFlight:     fs.InFlight,
 		HostsReady:   fs.ReadyHosts,
 		HostsWaiting: fs.WaitingHost,
 		Waiting:      fs.Wait.Text(time.Now()),
-		LastError:    deref(c.stats.lastError.Load()),
+		LastError:    last.text,
 		Paused:       c.pause.paused(),
 	}
 }
@@ -350,16 +353,16 @@ func (c *Crawler) Progress() Progress {
 // close closes what New opened, waiting up to drain for the WARC files
 // still to upload (those left stay on disk for the next start).
 func (c *Crawler) close(drain time.Duration) error {
-	c.rend.close()
+	c.rend.Close()
 	c.fetcher.Close()
 	// Every host's counters and rules' state, for the next run.
-	errs := []error{saveHostStates(c.state, c.hostCap), c.saveInLinks(), c.traps.save(c.state.db), c.warc.Close()}
+	errs := []error{saveHostStates(c.state, c.hostCap), c.saveInLinks(), c.judge.SaveCounts(c.state.DB), c.warc.Close()}
 	if c.uploads != nil {
 		// After the WARC writer's Close, which finishes and queues the
 		// last file; before the store's, which records each upload.
-		c.uploads.close(drain)
+		c.uploads.Close(drain)
 	}
-	return errors.Join(append(errs, c.flog.close(), c.state.close())...)
+	return errors.Join(append(errs, c.flog.Close(), c.state.Close())...)
 }
 
 // fail stops the crawl for an error that makes going on pointless (the

@@ -6,22 +6,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/report"
 	"github.com/weft-crawler/weft/internal/store"
 )
-
-// DeferredHost is a host whose URLs a crawl left queued when it stopped
-// waiting on hosts held back by failures (Config.FailureWait): the next
-// run on the same data directory takes them up.
-type DeferredHost struct {
-	Host   string    `json:"host"`
-	URLs   int       `json:"urls"`   // URLs left queued
-	Until  time.Time `json:"until"`  // when its clock allows the next request
-	Why    string    `json:"why"`    // what set that clock: Retry-After, backoff, parked, retry
-	Cause  string    `json:"cause"`  // what the host last answered: "503", "robots.txt 503", "timeout"
-	Sample []string  `json:"sample"` // its first URLs
-	reason string    // Cause and Why, in words
-}
 
 // maxDeferredSample is how many URLs of a deferred host the summary names;
 // the fetch log has a line for every one.
@@ -39,31 +28,33 @@ func (c *Crawler) listDeferred(sum *Summary, left []frontier.HostInfo) error {
 		clocks[h.Name] = h.Clock
 	}
 	byHost := map[string]*DeferredHost{}
+	reasons := map[string]string{} // Cause and Why, in words, by host
 	now := time.Now()
 	add := func(it store.QueueItem) error {
 		d := byHost[it.Host]
 		if d == nil {
 			cl, ok := clocks[it.Host]
 			if !ok {
-				fs := frontStore{c.state}
+				fs := c.state
 				var err error
 				if cl, _, err = fs.Clock(it.Host); err != nil {
 					return err
 				}
 			}
-			d = &DeferredHost{Host: it.Host, Until: cl.NextAt, Why: cl.Why.String(), Cause: cl.Cause, reason: cl.Reason()}
+			d = &DeferredHost{Host: it.Host, Until: cl.NextAt, Why: cl.Why.String(), Cause: cl.Cause}
+			reasons[it.Host] = cl.Reason()
 			byHost[it.Host] = d
 		}
 		d.URLs++
 		if len(d.Sample) < maxDeferredSample {
 			d.Sample = append(d.Sample, it.URL)
 		}
-		c.flog.write(fetchRecord{Time: now, URL: it.URL, Host: it.Host, Depth: it.Depth, Hops: it.Hops, Via: it.Via,
-			Outcome: "deferred", Error: d.reason + " until " + d.Until.Format(time.RFC3339)})
+		c.flog.Write(fetchlog.Record{Time: now, URL: it.URL, Host: it.Host, Depth: it.Depth, Hops: it.Hops, Via: it.Via,
+			Outcome: "deferred", Error: reasons[it.Host] + " until " + d.Until.Format(time.RFC3339)})
 		return nil
 	}
 	const batch = 1024
-	db := c.state.db
+	db := c.state.DB
 	for p := range uint8(3) {
 		for from := uint64(1); ; {
 			entries, err := db.FrontRange(p, from, batch)
@@ -112,6 +103,6 @@ func (c *Crawler) listDeferred(sum *Summary, left []frontier.HostInfo) error {
 		return cmp.Or(cmp.Compare(b.URLs, a.URLs), cmp.Compare(a.Host, b.Host))
 	})
 	sum.DeferredHostCount = len(hosts)
-	sum.DeferredHosts = hosts[:min(len(hosts), maxHostNames)]
+	sum.DeferredHosts = hosts[:min(len(hosts), report.MaxNamed)]
 	return nil
 }

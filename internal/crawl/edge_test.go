@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/weft-crawler/weft/internal/fetchlog"
 )
 
 // miniWeb serves a few hand-written hosts, each on its own loopback
@@ -115,13 +117,13 @@ func (mw *miniWeb) checkPolite(t *testing.T, delay time.Duration) {
 }
 
 func (mw *miniWeb) config(t *testing.T, delay time.Duration, seeds ...string) Config {
-	cfg := Config{
+	cfg := bare(Config{
 		Seeds:     seeds,
 		DataDir:   t.TempDir(),
 		Workers:   8,
 		Delay:     delay,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)",
-	}
+	})
 	cfg.Fetch.Resolve = mw.resolve
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Fetch.ResponseHeaderTimeout = 3 * time.Second
@@ -301,40 +303,6 @@ func TestDedupLosesNoLinks(t *testing.T) {
 	}
 }
 
-// weft get --at picks the nearest capture even for a time centuries away,
-// where time.Sub saturates.
-func TestCloserDoesNotSaturate(t *testing.T) {
-	early, late := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	far := time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
-	if !closer(late, early, far) || closer(early, late, far) {
-		t.Error("for a far future time, the later capture is the closer")
-	}
-	past := time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC)
-	if !closer(early, late, past) {
-		t.Error("for a far past time, the earlier capture is the closer")
-	}
-}
-
-// After a kill -9, the WARC file a capture names is still ".open": weft get
-// reads it there.
-func TestWarcPathFallsBackToOpen(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "warc"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	open := filepath.Join(dir, "warc", "a.warc.gz.open")
-	if err := os.WriteFile(open, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a := &Archive{dir: dir}
-	if got := a.warcPath("a.warc.gz"); got != open {
-		t.Errorf("warcPath = %s, want %s", got, open)
-	}
-	if got, want := a.warcPath("b.warc.gz"), filepath.Join(dir, "warc", "b.warc.gz"); got != want {
-		t.Errorf("warcPath of a missing file = %s, want %s (for its error to name)", got, want)
-	}
-}
-
 // After a power loss, the store can name as a payload's first capture a
 // WARC record whose file tail never reached the disk. Recovery cuts the
 // tail; a later copy of that payload must then be archived whole, not as a
@@ -358,7 +326,7 @@ func TestDigestOfALostRecordIsNotReferredTo(t *testing.T) {
 	sum := runCrawl(t, cfg)
 	// Cut the file just before /one's response, as recovery would after
 	// its tail was lost, and leave it ".open".
-	var one fetchRecord
+	var one fetchlog.Record
 	for _, r := range readFetchLog(t, cfg.DataDir) {
 		if strings.HasSuffix(r.URL, "/one") {
 			one = r

@@ -11,9 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/answer"
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/robotstxt"
 )
 
 // External fetchers (the operator API's /v1/frontier/lease and
@@ -44,7 +47,7 @@ var ErrUnknownLease = errors.New("crawl: no such lease out")
 // cache and the operators' policies it holds.
 type externals struct {
 	canon    *canon.Canonicalizer
-	robots   *robotsCache
+	robots   *robotstxt.Cache
 	policies *policy.Set
 	log      *slog.Logger
 
@@ -130,7 +133,7 @@ func (x *externals) externalizable(l frontier.Lease) bool {
 	if err != nil || u.Path == "/robots.txt" {
 		return false
 	}
-	pol := x.robots.cached(originKey(u.Scheme, l.Host), time.Now())
+	pol := x.robots.Cached(robotstxt.Origin(u.Scheme, l.Host), time.Now())
 	return pol != nil && pol.Allowed(u.PathQuery()) && x.policies.For(u.Authority, u.Host).Allowed(u.PathQuery())
 }
 
@@ -139,11 +142,10 @@ func (x *externals) externalizable(l frontier.Lease) bool {
 // only weft can serve (robots.txt first, a drained host) are served on
 // the way, as a worker would. It hands out nothing while the crawl is
 // paused.
-func (o Operator) LeaseExternal(ctx context.Context, n int, ttl, wait time.Duration) ([]ExternalLease, error) {
-	c := o.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	if !c.running {
+func (c *Crawler) LeaseExternal(ctx context.Context, n int, ttl, wait time.Duration) ([]ExternalLease, error) {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	if !c.life.running {
 		return nil, ErrNotRunning
 	}
 	var out []ExternalLease
@@ -160,15 +162,16 @@ func (o Operator) LeaseExternal(ctx context.Context, n int, ttl, wait time.Durat
 			break
 		}
 		if !c.ext.externalizable(l) {
-			pb := c.state.newBatch()
-			c.finish(l, c.handle(ctx, l, pb), pb)
+			p := &pageRun{l: l, pb: c.state.NewBatch()}
+			c.handle(ctx, p)
+			c.finish(p)
 			continue
 		}
 		if max := c.cfg.MaxPages; max > 0 && c.pagesStarted.Add(1) > max {
 			// The page cap counts external fetches as weft's own.
 			c.capReached.Store(true)
 			c.stopLeasing()
-			c.finish(l, leaseOutcome{res: frontier.Result{Retry: true}}, c.state.newBatch())
+			c.endLease(l, leaseOutcome{res: frontier.Result{Retry: true}})
 			break
 		}
 		out = append(out, c.ext.hand(l, time.Now(), ttl))
@@ -181,20 +184,19 @@ func (o Operator) LeaseExternal(ctx context.Context, n int, ttl, wait time.Durat
 // content. The host's clock is armed from now, as after weft's own fetch;
 // a 429 or 503 backs the host off and keeps the URL queued. Completing a
 // lease twice with the same URL does nothing the second time.
-func (o Operator) CompleteExternal(id, url string, status int, fetchedAt time.Time, contentHash string) error {
-	c := o.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	if c.closed {
+func (c *Crawler) CompleteExternal(id, url string, status int, fetchedAt time.Time, contentHash string) error {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	if c.life.closed {
 		return ErrNotRunning
 	}
 	l, ok, err := c.ext.complete(id, url)
 	if !ok {
 		return err // nil for a lease completed already with url
 	}
-	c.traps.fetched(l.Host)
+	c.judge.Fetched(l.Host)
 	lo := leaseOutcome{status: status, outcome: "external"}
-	rec := fetchRecord{Time: fetchedAt, URL: l.URL, Host: l.Host, Status: status, Depth: l.Depth, Via: l.Via, SHA256: contentHash, Outcome: "external"}
+	rec := fetchlog.Record{Time: fetchedAt, URL: l.URL, Host: l.Host, Status: status, Depth: l.Depth, Via: l.Via, SHA256: contentHash, Outcome: "external"}
 	if status == 0 {
 		c.stats.errors.Add(1)
 		c.stats.inc(c.stats.byError, "external", 1)
@@ -202,13 +204,13 @@ func (o Operator) CompleteExternal(id, url string, status int, fetchedAt time.Ti
 		lo.res = frontier.Result{Fetched: true, Signal: frontier.Failed}
 	} else {
 		c.stats.pages.Add(1)
-		c.stats.inc(c.stats.byClass, statusClass(status), 1)
-		signal, retryAfter := responseSignal(status, http.Header{}, time.Now())
+		c.stats.inc(c.stats.byClass, answer.Class(status), 1)
+		signal, retryAfter := answer.StatusSignal(status, http.Header{}, time.Now())
 		lo.res = frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter}
 		lo.res.Retry = signal == frontier.Throttled || signal == frontier.Unavailable
 	}
-	c.flog.write(rec)
-	c.finish(l, lo, c.state.newBatch())
+	c.flog.Write(rec)
+	c.endLease(l, lo)
 	return nil
 }
 

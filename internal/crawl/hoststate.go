@@ -3,14 +3,11 @@ package crawl
 import (
 	"fmt"
 
+	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 )
-
-// defaultHostCache is Config.HostCache's default, the frontier's: the
-// hosts whose per-host state (clock, counters, robots.txt answers) is kept
-// in memory.
-const defaultHostCache = 1 << 17
 
 // newHostStates returns the per-host states: counters (the URLs accepted
 // for the host cap, its 429s and 5xxs, its pages cut at the link cap) and
@@ -20,25 +17,34 @@ const defaultHostCache = 1 << 17
 // host state table, and every host in memory is written there at close
 // (flush), so that they go on across a restart instead of starting again
 // from zero.
-func newHostStates(d *durable, partitions, bound int, fail func(error)) *hostMap[store.HostState] {
-	load := func(host string) store.HostState {
-		st, _, err := d.db.GetHostState(uint16(partition.Of(host, d.parts)), host)
-		if err != nil {
-			fail(fmt.Errorf("crawl: read the state of host %s: %w", host, err))
-		}
-		return st
+func newHostStates(d *state.State, partitions, bound int, fail func(error)) *hostmap.Map[store.HostState] {
+	return hostmap.NewBounded[store.HostState](partitions, bound, hostStateTable{d, fail})
+}
+
+// hostStateTable is the store's host state table, where the per-host
+// states live out of memory.
+type hostStateTable struct {
+	d    *state.State
+	fail func(error)
+}
+
+func (t hostStateTable) Load(host string) store.HostState {
+	st, _, err := t.d.DB.GetHostState(uint16(partition.Of(host, t.d.Partitions())), host)
+	if err != nil {
+		t.fail(fmt.Errorf("crawl: read the state of host %s: %w", host, err))
 	}
-	drop := func(host string, st store.HostState) {
-		if st == (store.HostState{}) {
-			return
-		}
-		b := d.db.NewBatch()
-		b.PutHostState(uint16(partition.Of(host, d.parts)), host, st)
-		if err := b.Commit(false); err != nil {
-			fail(fmt.Errorf("crawl: record the state of host %s: %w", host, err))
-		}
+	return st
+}
+
+func (t hostStateTable) Save(host string, st store.HostState) {
+	if st == (store.HostState{}) {
+		return
 	}
-	return newBoundedHostMap(partitions, bound, load, drop, nil)
+	b := t.d.DB.NewBatch()
+	b.PutHostState(uint16(partition.Of(host, t.d.Partitions())), host, st)
+	if err := b.Commit(false); err != nil {
+		t.fail(fmt.Errorf("crawl: record the state of host %s: %w", host, err))
+	}
 }
 
 // hostStateBatch is how many host states saveHostStates writes per batch.
@@ -47,17 +53,17 @@ const hostStateBatch = 4096
 // saveHostStates writes every host state in memory to the store, as the
 // map's flush would, but a few thousand to a batch rather than one: at
 // close the map holds up to --host-cache hosts.
-func saveHostStates(d *durable, states *hostMap[store.HostState]) error {
-	b, n := d.db.NewBatch(), 0
+func saveHostStates(d *state.State, states *hostmap.Map[store.HostState]) error {
+	b, n := d.DB.NewBatch(), 0
 	var err error
-	states.each(func(host string, st store.HostState) {
+	states.Each(func(host string, st store.HostState) {
 		if err != nil || st == (store.HostState{}) {
 			return
 		}
-		b.PutHostState(uint16(partition.Of(host, d.parts)), host, st)
+		b.PutHostState(uint16(partition.Of(host, d.Partitions())), host, st)
 		if n++; n == hostStateBatch {
 			err = b.Commit(false)
-			b, n = d.db.NewBatch(), 0
+			b, n = d.DB.NewBatch(), 0
 		}
 	})
 	if err == nil && n > 0 {

@@ -1,11 +1,10 @@
 package crawl
 
 import (
-	"log/slog"
 	"testing"
 
 	"github.com/weft-crawler/weft/internal/frontier"
-	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
@@ -43,10 +42,10 @@ func TestTinyHostCacheKeepsCapsAndRobotsRules(t *testing.T) {
 			t.Errorf("%s: %d pages fetched, cap %d", host, n, cfg.MaxURLsPerHost)
 		}
 	}
-	if n := c.hostCap.len(); n > cfg.HostCache {
+	if n := c.hostCap.Len(); n > cfg.HostCache {
 		t.Errorf("%d hosts' counters in memory, bound %d", n, cfg.HostCache)
 	}
-	if n := c.robots.hosts.len(); n > cfg.HostCache {
+	if n := c.robots.Len(); n > cfg.HostCache {
 		t.Errorf("%d origins' robots.txt answers in memory, bound %d", n, cfg.HostCache)
 	}
 }
@@ -75,7 +74,7 @@ func TestHostCountsSurviveRestart(t *testing.T) {
 		t.Fatal("second run did not resume")
 	}
 	for host, n := range fetched {
-		st, _ := c.hostCap.get(host)
+		st, _ := c.hostCap.Get(host)
 		// Every page fetched was accepted first; the cap counts URLs
 		// accepted, and reached it on every host of this web.
 		if st.Accepted < n || st.Accepted < cfg.MaxURLsPerHost {
@@ -84,57 +83,6 @@ func TestHostCountsSurviveRestart(t *testing.T) {
 	}
 	if _, err := c.Run(t.Context()); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// The near-duplicate windows and the index alias states are part of the
-// per-host states: with room for one host, judging pages of two hosts in
-// turn evicts each at every step, and each window still fills and cuts its
-// host off exactly when most of its own last pages were copies; the alias
-// bits of each scheme come back from the store as they were learnt.
-func TestTrapWindowsAndAliasesKeptThroughEviction(t *testing.T) {
-	d, _, err := openDurable(t.TempDir(), 1, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.close()
-	states := newHostStates(d, 1, 1, func(err error) { t.Fatal(err) })
-	var cut hostList
-	traps := &copyTraps{window: 8, recent: states, cut: &cut, log: slog.New(slog.DiscardHandler)}
-	b := d.db.NewBatch()
-	// a: all copies, cut at its eighth page; b: one copy in two, never.
-	for i := range 8 {
-		if traps.trappedInMemory("a") || traps.trapped("a") {
-			t.Fatalf("a cut off after %d pages, want 8", i)
-		}
-		traps.judged(b, "a", true)
-		traps.judged(b, "b", i%2 == 0)
-	}
-	if n := states.len(); n != 1 {
-		t.Fatalf("%d hosts' states in memory, bound 1", n)
-	}
-	if traps.trappedInMemory("a") {
-		t.Fatal("a is in memory; b, judged last, should be")
-	}
-	if !traps.trapped("a") || traps.trapped("b") {
-		t.Fatalf("a cut off %v, b %v; want a only (its window read back from the store)", traps.trapped("a"), traps.trapped("b"))
-	}
-	if n, names := cut.snapshot(); n != 1 || names[0] != "a" {
-		t.Fatalf("cut off: %d %v, want a", n, names)
-	}
-
-	x := &indexAliases{states: states}
-	states.update("a", func(s store.HostState) store.HostState { s.AliasSame |= 1 << 1; return s })   // http, index.htm
-	states.update("a", func(s store.HostState) store.HostState { s.AliasDiffer |= 1 << 2; return s }) // https, index.html
-	states.get("b")                                                                                   // evicts a
-	if got, _, _ := x.state("http", "a"); got != (aliasState{same: 2}) || !got.holds(1) || got.holds(0) {
-		t.Errorf("http://a read back as %+v, want index.htm served alike", got)
-	}
-	if got, _, _ := x.state("https", "a"); got != (aliasState{differ: 1}) || got.holds(0) {
-		t.Errorf("https://a read back as %+v, want index.html differing", got)
-	}
-	if _, _, ok := x.state("ftp", "a"); ok {
-		t.Error("an ftp origin has an alias state")
 	}
 }
 
@@ -152,10 +100,10 @@ func runCrawlHeld(t *testing.T, cfg Config) Summary {
 		t.Fatal(err)
 	}
 	if cfg.HostCache > 0 {
-		if n := c.hostCap.len(); n > cfg.HostCache {
+		if n := c.hostCap.Len(); n > cfg.HostCache {
 			t.Errorf("%d hosts' states in memory, bound %d", n, cfg.HostCache)
 		}
-		if n := c.robots.hosts.len(); n > cfg.HostCache {
+		if n := c.robots.Len(); n > cfg.HostCache {
 			t.Errorf("%d origins' robots.txt answers in memory, bound %d", n, cfg.HostCache)
 		}
 	}
@@ -173,19 +121,19 @@ func TestCutHostRefusedAfterEviction(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.close(0) })
-	pb := c.state.newBatch()
+	pb := c.state.NewBatch()
 	for range c.cfg.NearDupTrapWindow {
-		c.copies.judged(pb.b, "copies.test", true)
+		c.judge.JudgedPage(pb.Batch, "copies.test", true)
 	}
-	c.hostCap.get("other.test") // evicts copies.test
-	if c.copies.trappedInMemory("copies.test") {
+	c.hostCap.Get("other.test") // evicts copies.test
+	if _, inMemory := c.hostCap.Peek("copies.test"); inMemory {
 		t.Fatal("copies.test still in memory")
 	}
 	u, err := c.canon.Parse("http://copies.test/day/2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, why := c.admit.judge(pb, u, 1, 0, frontier.Normal, "http://seed.test/", asPageLink); why != RejectTrap {
-		t.Fatalf("a new URL of a host cut off, its state evicted: %q, want %q", why, RejectTrap)
+	if why := c.admit(pb, judge.Candidate{URL: u, Depth: 1, Priority: frontier.Normal, Via: "http://seed.test/", As: judge.AsPageLink}); why != judge.Trap {
+		t.Fatalf("a new URL of a host cut off, its state evicted: %q, want %q", why, judge.Trap)
 	}
 }

@@ -1,60 +1,56 @@
 package crawl
 
 import (
+	"context"
 	"crypto/sha1"
 	"fmt"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/schedule"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
-// Inbound is what a cluster calls in the crawl of one of its nodes: the
-// URLs and visits other nodes hand over, and the partitions that come and
-// go. Crawler.Inbound returns it; its methods are safe for concurrent use.
-// Cluster is the other way, what the crawl calls in the cluster.
-type Inbound struct{ c *Crawler }
-
-// Inbound returns the crawl as its cluster calls it.
-func (c *Crawler) Inbound() Inbound { return Inbound{c} }
+// What a cluster calls in the crawl of one of its nodes: the URLs and
+// visits other nodes hand over, and the partitions that come and go (and
+// HopFor). These methods are safe for concurrent use. Cluster is
+// the other way, what the crawl calls in the cluster.
 
 // Offer judges URLs found (by any node) for hosts this crawl owns: each
 // goes through the filters, robots.txt, the caps and the seen set as if
 // this crawl had found it, and is queued if new.
-func (in Inbound) Offer(urls []Offered) error {
-	c := in.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	if !c.running {
+func (c *Crawler) Offer(urls []Offered) error {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	if !c.life.running {
 		return ErrNotRunning
 	}
-	pb := c.state.newBatch()
+	pb := c.state.NewBatch()
 	for _, o := range urls {
 		u, err := c.canon.Parse(o.URL)
 		if err != nil {
-			c.stats.reject(RejectInvalid)
+			c.judge.Count(judge.Invalid, 1)
 			continue
 		}
 		if o.Depth == 0 {
 			// A seed, or where a seed redirects: it makes its own scope,
 			// on the node that owns it as on the one that found it.
 			c.scope.AddSeed(u)
-			pb.widenScope(u.String)
+			pb.WidenScope(u.String)
 		}
-		as := asOffered
+		as := judge.AsOffered
 		switch {
 		case o.Requisite:
-			as = asOfferedRequisite
+			as = judge.AsOfferedRequisite
 		case o.Resource:
-			as = asOfferedResource
+			as = judge.AsOfferedResource
 		}
-		if it, why := c.admit.judge(pb, u, o.Depth, o.Hops, o.Priority, o.Via, as); why == "" {
-			pb.items = append(pb.items, it)
-		}
+		c.admit(pb, judge.Candidate{URL: u, Depth: o.Depth, Hops: o.Hops, Priority: o.Priority, Via: o.Via, As: as})
 	}
-	if err := pb.commit(c.seen, c.front); err != nil {
+	if err := pb.Commit(c.seen, c.front); err != nil {
 		c.fail(fmt.Errorf("crawl: record offered URLs: %w", err))
 		return err
 	}
@@ -64,9 +60,8 @@ func (in Inbound) Offer(urls []Offered) error {
 // HoldPartition keeps the hosts of partition p from being leased (on), or
 // lets them be (off): a node of a cluster holds the partitions it does not
 // own.
-func (in Inbound) HoldPartition(p int, on bool) {
-	c := in.c
-	c.recrawler.held.set(p, on)
+func (c *Crawler) HoldPartition(p int, on bool) {
+	c.recrawler.Hold(p, on)
 	c.front.HoldPartition(p, on)
 }
 
@@ -74,11 +69,25 @@ func (in Inbound) HoldPartition(p int, on bool) {
 // them is out, the clocks they must keep, for the next owner's TakeOver
 // (frontier.ReleasePartition). It returns nil once Run has
 // ended.
-func (in Inbound) ReleasePartition(p int) map[string]frontier.Clock {
-	c := in.c
-	c.recrawler.held.set(p, true)
-	c.robots.hopsAsked.drop(p)
+func (c *Crawler) ReleasePartition(p int) map[string]frontier.Clock {
+	c.recrawler.Hold(p, true)
+	c.robots.DropHops(p)
 	return c.front.ReleasePartition(p)
+}
+
+// HopFor follows, for another node, the robots.txt chain of forHost from
+// target, a URL on targetHost (a host of this one), with hops redirects
+// followed so far, under targetHost's lease (robotstxt.Files.HopFor);
+// local says that this crawl asked. It returns ErrNotRunning unless Run
+// is taking work.
+func (c *Crawler) HopFor(ctx context.Context, forHost, target, targetHost string, hops int, local bool) (RobotsAnswer, error) {
+	c.life.mu.RLock()
+	running := c.life.running
+	c.life.mu.RUnlock()
+	if !running {
+		return RobotsAnswer{}, ErrNotRunning
+	}
+	return c.robots.HopFor(ctx, forHost, target, targetHost, hops, local)
 }
 
 // TakeOver makes every host of partition p, taken over from another node,
@@ -86,8 +95,7 @@ func (in Inbound) ReleasePartition(p int) map[string]frontier.Clock {
 // (Cluster.Clocked) over that: when the last request to each host was is
 // not known (frontier.TakeOverPartition). Call it before the partition is
 // let go (HoldPartition false).
-func (in Inbound) TakeOver(p int, clocks map[string]frontier.Clock) {
-	c := in.c
+func (c *Crawler) TakeOver(p int, clocks map[string]frontier.Clock) {
 	c.front.TakeOverPartition(p, time.Now(), clocks)
 }
 
@@ -98,17 +106,16 @@ func (in Inbound) TakeOver(p int, clocks map[string]frontier.Clock) {
 // visit's next crawl, and the record of the capture that holds its payload
 // is kept, so that the next request is conditional and a 304 a revisit of
 // that capture. A URL queued here (from an earlier ownership) keeps its
-// place; its lease finds the newer visit and counts it (visitedElsewhere).
+// place; its lease finds the newer visit and counts it (schedule.Planner.VisitedElsewhere).
 // The adopted records live in the store, not in memory. Like Offer, it
 // answers ErrNotRunning outside Run.
-func (in Inbound) Adopt(vs []Visited) error {
-	c := in.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	if !c.running {
+func (c *Crawler) Adopt(vs []Visited) error {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	if !c.life.running {
 		return ErrNotRunning
 	}
-	ab := c.state.newBatch()
+	ab := c.state.NewBatch()
 	for _, v := range vs {
 		u, err := c.canon.Parse(v.URL)
 		if err != nil || u.String != v.URL {
@@ -124,46 +131,46 @@ func (in Inbound) Adopt(vs []Visited) error {
 			r.Status = store.URLFailed
 		}
 		isNew, err := c.seen.Add(host, v.URL, func(part int, k seen.Key) (bool, error) {
-			ab.b.PutURL(uint16(part), host, k, r)
-			ab.pending = append(ab.pending, seen.Pending{Partition: part, Key: k})
+			ab.Batch.PutURL(uint16(part), host, k, r)
+			ab.Pending = append(ab.Pending, seen.Pending{Partition: part, Key: k})
 			return true, nil
 		})
 		if err != nil {
-			ab.b.Close()
+			ab.Batch.Close()
 			return err
 		}
 		var prevDue time.Time
 		if !isNew {
-			prev, ok, err := c.state.db.GetURL(uint16(part), host, k)
+			prev, ok, err := c.state.DB.GetURL(uint16(part), host, k)
 			if err != nil {
-				ab.b.Close()
+				ab.Batch.Close()
 				return fmt.Errorf("crawl: read %s to adopt a visit: %w", v.URL, err)
 			}
 			if ok && !prev.LastFetch.Before(r.LastFetch) {
 				continue // this crawl's own record is as new
 			}
-			prevDue = scheduled(prev)
+			prevDue = schedule.Scheduled(prev)
 			if ok && prev.Status == store.URLQueued {
 				r.Status = store.URLQueued // in this crawl's queues: its lease will count the visit
 			}
-			ab.b.PutURL(uint16(part), host, k, r)
+			ab.Batch.PutURL(uint16(part), host, k, r)
 		}
 		if c.cfg.Recrawl == nil {
 			continue
 		}
 		if !prevDue.IsZero() {
-			ab.b.DeleteDue(uint16(part), prevDue, host, k)
+			ab.Batch.DeleteDue(uint16(part), prevDue, host, k)
 		}
 		if r.Status != store.URLQueued && !r.NextCrawl.IsZero() {
-			ab.b.PutDue(dueEntry(uint16(part), host, k, r, v.Importance))
+			ab.Batch.PutDue(schedule.Entry(uint16(part), host, k, r, v.Importance))
 		}
 		if v.First != nil && r.Digest != ([sha1.Size]byte{}) {
-			if _, known, err := c.state.db.GetDigest(r.Digest); err == nil && !known {
-				ab.b.PutDigest(r.Digest, *v.First)
+			if _, known, err := c.state.DB.GetDigest(r.Digest); err == nil && !known {
+				ab.Batch.PutDigest(r.Digest, *v.First)
 			}
 		}
 	}
-	if err := ab.commit(c.seen, c.front); err != nil {
+	if err := ab.Commit(c.seen, c.front); err != nil {
 		return fmt.Errorf("crawl: adopt %d visits: %w", len(vs), err)
 	}
 	return nil
@@ -173,11 +180,10 @@ func (in Inbound) Adopt(vs []Visited) error {
 // summary), though its frontier, kept alive, never drains by itself: a
 // node of a cluster whose cluster has found the whole crawl done. The
 // leases out (none, on a drained crawl) run to their end.
-func (in Inbound) EndDrained() {
-	c := in.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	if !c.running {
+func (c *Crawler) EndDrained() {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	if !c.life.running {
 		return
 	}
 	c.endedDrained.Store(true)
@@ -185,9 +191,8 @@ func (in Inbound) EndDrained() {
 }
 
 // Running reports whether Run is taking work (Offer, Adopt, AddSeeds).
-func (in Inbound) Running() bool {
-	c := in.c
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	return c.running
+func (c *Crawler) Running() bool {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	return c.life.running
 }

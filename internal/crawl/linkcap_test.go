@@ -76,7 +76,7 @@ func TestLinkCapLogsAndCountsCutPages(t *testing.T) {
 	if sum.LinksCut != 1 || len(sum.LinksCutHosts) != 1 || sum.LinksCutHosts[index] != 1 {
 		t.Errorf("summary: %d pages cut, per host %v; want 1, on %s", sum.LinksCut, sum.LinksCutHosts, index)
 	}
-	if m := c.Operator().Metrics(); m.LinksCut != 1 || !slices.Equal(m.LinksCutHosts, []HostPages{{Host: index, Pages: 1}}) {
+	if m := c.Metrics(); m.LinksCut != 1 || !slices.Equal(m.LinksCutHosts, []HostPages{{Host: index, Pages: 1}}) {
 		t.Errorf("metrics: %d pages cut, hosts %v", m.LinksCut, m.LinksCutHosts)
 	}
 	var out bytes.Buffer
@@ -132,8 +132,8 @@ func BenchmarkIndexPage(b *testing.B) {
 			b.ReportAllocs()
 			var queued int
 			for b.Loop() {
-				cfg := Config{Seeds: []string{seed}, DataDir: b.TempDir(), Workers: 1, MaxPages: 1, MaxLinksPerPage: max, NoSitemaps: true, MaxURLsPerPattern: -1,
-					UserAgent: "weft/test (+https://example.org/weft-crawler)"}
+				cfg := bare(Config{Seeds: []string{seed}, DataDir: b.TempDir(), Workers: 1, MaxPages: 1, MaxLinksPerPage: max, NoSitemaps: true, MaxURLsPerPattern: -1,
+					UserAgent: "weft/test (+https://example.org/weft-crawler)"})
 				cfg.Fetch.Resolve = map[string]string{"docs.test": "127.0.0.8"}
 				cfg.Fetch.Resolver = noDNS{}
 				cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}

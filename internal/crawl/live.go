@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
-	"time"
 
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
-	"github.com/weft-crawler/weft/internal/robots"
-	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/state"
 )
 
 // Live is what a running crawl can tell an operator at any moment: its
@@ -29,6 +27,35 @@ type Live struct {
 	// state of an older weft, kept without a count, is being counted.
 	Stored *int64
 }
+
+// Live returns a snapshot of the crawl, from New on. It is safe to call
+// from any goroutine.
+func (c *Crawler) Live() Live {
+	sum := c.summary()
+	var fs frontier.Stats
+	if c.life.frontierUp() {
+		fs = c.front.Stats() // after its Run, the snapshot it left
+	}
+	sum.Queued = fs.Queued + fs.InFlight
+	sum.WARCFiles, sum.WARCBytes = c.warc.Files(), c.warc.Bytes()
+	l := Live{Summary: sum, Frontier: fs, Paused: c.pause.paused(), Outcomes: c.flog.ByOutcome()}
+	if n, ok := c.state.DB.Queued(); ok {
+		l.Stored = &n
+	}
+	return l
+}
+
+// Pause stops the workers taking new leases; the fetches in flight finish,
+// the queues and every host's clock are kept, and the recrawl scanner goes
+// on. Pausing a paused crawl does nothing. It is safe to call from any
+// goroutine, as Resume is.
+func (c *Crawler) Pause() { c.pause.set(true) }
+
+// Resume lets the workers take leases again.
+func (c *Crawler) Resume() { c.pause.set(false) }
+
+// Recent returns the last fetches (at most 100), newest first.
+func (c *Crawler) Recent() []Fetch { return c.flog.Last() }
 
 // gate holds the workers while the crawl is paused.
 type gate struct {
@@ -72,13 +99,37 @@ func (g *gate) wait(ctx context.Context) error {
 	}
 }
 
-func (c *Crawler) setRunning(on bool) {
-	c.liveMu.Lock()
-	c.running = on
-	c.liveMu.Unlock()
-	if on {
-		c.readyOnce.Do(func() { close(c.ready) })
-	}
+// lifecycle is where a crawl is in its life, for what asks it for work or
+// answers from other goroutines (its operator, its cluster): it takes work
+// while running (from Run's seeds to its end), its frontier answers once up
+// (Run started it; once it returned, it answers from its last snapshot),
+// and its store can be read until closed. A reader holds mu for reading
+// while it works, so that Run, which holds it for writing to change them,
+// waits for the readers it would pull the ground from under.
+type lifecycle struct {
+	mu      sync.RWMutex
+	running bool
+	closed  bool
+	frontUp bool
+}
+
+func (l *lifecycle) set(f func(l *lifecycle)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f(l)
+}
+
+// frontierUp reports whether the frontier answers questions.
+func (l *lifecycle) frontierUp() bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.frontUp
+}
+
+// setRunning lets Run take work, once its seeds are in.
+func (c *Crawler) setRunning() {
+	c.life.set(func(l *lifecycle) { l.running = true })
+	c.readyOnce.Do(func() { close(c.ready) })
 }
 
 // Ready is closed once Run takes work (Offer, Adopt, AddSeeds): its store
@@ -91,46 +142,13 @@ func (c *Crawler) Done() <-chan struct{} { return c.done }
 
 // Discard releases what New opened, for a Crawler that will not Run.
 func (c *Crawler) Discard() error {
-	c.liveMu.Lock()
-	c.closed = true
-	c.liveMu.Unlock()
+	c.life.set(func(l *lifecycle) { l.closed = true })
 	c.doneOnce.Do(func() { close(c.done) })
 	return c.close(0) // a crawl that never ran: its backlog of uploads waits for the next start
 }
 
-// maxURLScan bounds the records one URLs call reads looking for a status.
-const maxURLScan = 100_000
-
-// Offered is a URL one node of a cluster found for a host another owns
-// (Cluster.Owns, Cluster.Forward), as the owner's Offer takes it.
-type Offered struct {
-	URL      string            `json:"url"` // canonical
-	Depth    int               `json:"depth"`
-	Hops     int               `json:"hops,omitempty"`
-	Priority frontier.Priority `json:"priority"`
-	Via      string            `json:"via,omitempty"`
-	// Resource: fetched for what it is (an image, a sitemap), so the
-	// extension rule does not apply.
-	Resource bool `json:"resource,omitempty"`
-	// Requisite: a page's requisite, which its finder judged by the
-	// requisite rule (one hop past the scope); the owner queues it as one,
-	// so its links are not followed.
-	Requisite bool `json:"requisite,omitempty"`
-}
-
-// heldParts records which partitions are held (Inbound.HoldPartition),
-// for the recrawl scan: a node of a cluster does not recrawl the URLs of
-// partitions it does not own. It is safe for concurrent use.
-type heldParts []atomic.Bool
-
-func (h heldParts) set(p int, on bool) {
-	if p >= 0 && p < len(h) {
-		h[p].Store(on)
-	}
-}
-
-// held reports whether partition p is held.
-func (h heldParts) held(p int) bool { return p >= 0 && p < len(h) && h[p].Load() }
+// Offered is a URL handed to the node that owns its host.
+type Offered = state.Offered
 
 // Partitions is the crawl's partition count: the one its state was
 // created with, whatever Config said.
@@ -140,7 +158,7 @@ func (c *Crawler) Partitions() int { return c.cfg.Partitions }
 type Verdict struct {
 	URL    string // canonical when it parsed, else as given
 	Reason string // "" when accepted; else a Reject* reason
-	// Err says more of a RejectInvalid or RejectFilter, when there is
+	// Err says more of a judge.Invalid or judge.Filter, when there is
 	// more to say: a *SeedError (wrapping the canonicaliser's *canon.Error
 	// or ErrNotHTTP), or the filter's *scope.FilterError.
 	Err error
@@ -157,46 +175,5 @@ var ErrNotRunning = errors.New("crawl: not running")
 // process is stopping.
 var ErrStopping = errors.New("stopping")
 
-// HostStatus is what the crawl knows of one host now.
-type HostStatus struct {
-	Host string
-	// Known: the frontier, the robots.txt cache or the host cap knows it.
-	Known    bool
-	Frontier frontier.HostInfo
-	// Gap is the least time between two requests to it now:
-	// max(--delay, Crawl-delay, backoff).
-	Gap time.Duration
-	// Robots is the robots.txt answer its https URLs are judged by now,
-	// else its http URLs' (each scheme has its own file), nil if there is
-	// none (never fetched, expired, or failing and retried).
-	Robots *robots.Policy
-	// Accepted counts the URLs accepted for it this run (the host cap's
-	// count).
-	Accepted int64
-}
-
-// frontierUp reports whether the frontier answers questions: its Run has
-// started (once it returned, it answers from its last snapshot).
-func (c *Crawler) frontierUp() bool {
-	c.liveMu.RLock()
-	defer c.liveMu.RUnlock()
-	return c.frontUp
-}
-
 // Fetch is one line of the fetch log, as the operator API shows it.
-type Fetch = fetchRecord
-
-// Page is what the crawl holds of one URL: its record and its captures
-// in the capture index, newest first (at most maxPageCaptures).
-type Page struct {
-	Record   store.URLRecord
-	Captures []store.CaptureRecord
-}
-
-const maxPageCaptures = 20
-
-// ErrUnknownURL is returned by Page for a URL the crawl has no record of.
-var ErrUnknownURL = errors.New("crawl: no such URL")
-
-// DigestString writes a payload digest as WARC does: "sha1:" and base32.
-func DigestString(d [20]byte) string { return digestString(d) }
+type Fetch = fetchlog.Record

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/memnet"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
@@ -108,10 +109,10 @@ func startFakeWeb(t *testing.T, wcfg synthweb.Config, delay time.Duration) (*syn
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { web.Close() })
-	cfg := Config{
+	cfg := bare(Config{
 		Seeds: append(web.Seeds(), web.HostileSeeds()...), DataDir: t.TempDir(),
 		Delay: delay, UserAgent: "weft/test (+https://example.org/weft-crawler)", MaxURLsPerHost: 100000,
-	}
+	})
 	cfg.Scope.MaxDepth = 20
 	cfg.Fetch.Resolve = web.Resolve()
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
@@ -140,10 +141,10 @@ func checkLiveness(t *testing.T, seed uint64) {
 		}()
 	}
 	if w.hold >= 0 {
-		if _, err := c.Operator().HoldHost(hosts[w.hold].Authority, true); err != nil {
+		if _, err := c.Hosts().Hold(hosts[w.hold].Authority, true); err != nil {
 			t.Fatal(err)
 		}
-		at(w.releaseAt, func() { c.Operator().HoldHost(hosts[w.hold].Authority, false) })
+		at(w.releaseAt, func() { c.Hosts().Hold(hosts[w.hold].Authority, false) })
 	}
 	var failing []string
 	for _, h := range hosts {
@@ -154,7 +155,7 @@ func checkLiveness(t *testing.T, seed uint64) {
 	if w.lateAt > 0 {
 		// Links to the failing hosts that turn up late, after their
 		// robots.txt failed and any retry of it was due.
-		at(w.lateAt, func() { c.Operator().AddSeeds(failing, false) })
+		at(w.lateAt, func() { c.AddSeeds(failing, false) })
 	}
 
 	// The watcher looks at the crawl whenever it is idle, every fake half
@@ -175,7 +176,7 @@ func checkLiveness(t *testing.T, seed uint64) {
 				return
 			default:
 			}
-			p, l := c.Progress(), c.Operator().Live()
+			p, l := c.Progress(), c.Live()
 			if p.InFlight > 0 || p.Queued == 0 || p.Paused {
 				continue
 			}
@@ -252,22 +253,22 @@ func TestUnreachableRobotsHoldsForTheRun(t *testing.T) {
 		hosts := web.Hosts()
 		// The healthy host is held for ten minutes, keeping the crawl
 		// going; links to the other turn up after five.
-		if _, err := c.Operator().HoldHost(hosts[0].Authority, true); err != nil {
+		if _, err := c.Hosts().Hold(hosts[0].Authority, true); err != nil {
 			t.Fatal(err)
 		}
 		late := "http://" + hosts[1].Authority + "/late"
 		var verdicts []Verdict
 		go func() {
 			time.Sleep(5 * time.Minute)
-			verdicts, _ = c.Operator().AddSeeds([]string{late}, false)
+			verdicts, _ = c.AddSeeds([]string{late}, false)
 			time.Sleep(5 * time.Minute)
-			c.Operator().HoldHost(hosts[0].Authority, false)
+			c.Hosts().Hold(hosts[0].Authority, false)
 		}()
 		sum, err := c.Run(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(verdicts) != 1 || verdicts[0].Reason != RejectUnreachable {
+		if len(verdicts) != 1 || verdicts[0].Reason != judge.Unreachable {
 			t.Errorf("the late link's verdict %+v, want refused as robots-unreachable", verdicts)
 		}
 		if sum.StoppedBy != "drained" || sum.Deferred != 0 {
@@ -307,16 +308,16 @@ func TestUnreachableRobotsHoldsWithItsClock(t *testing.T) {
 		var soon, later []Verdict
 		go func() {
 			time.Sleep(5 * time.Minute)
-			soon, _ = c.Operator().AddSeeds([]string{"http://" + hosts[1].Authority + "/soon"}, false)
+			soon, _ = c.AddSeeds([]string{"http://" + hosts[1].Authority + "/soon"}, false)
 			time.Sleep(56 * time.Minute)
-			later, _ = c.Operator().AddSeeds([]string{"http://" + hosts[1].Authority + "/later"}, false)
+			later, _ = c.AddSeeds([]string{"http://" + hosts[1].Authority + "/later"}, false)
 			time.Sleep(time.Minute)
 			cancel()
 		}()
 		if _, err := c.Run(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if len(soon) != 1 || soon[0].Reason != RejectUnreachable {
+		if len(soon) != 1 || soon[0].Reason != judge.Unreachable {
 			t.Errorf("a link five minutes after the 503: %+v, want refused as robots-unreachable", soon)
 		}
 		if len(later) != 1 || later[0].Reason != "" {
@@ -347,12 +348,12 @@ func TestGivenUpHostRefusesLateLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 		hosts := web.Hosts()
-		c.Operator().HoldHost(hosts[0].Authority, true) // keeps the crawl going
+		c.Hosts().Hold(hosts[0].Authority, true) // keeps the crawl going
 		var late []Verdict
 		go func() {
 			time.Sleep(10 * time.Minute)
-			late, _ = c.Operator().AddSeeds([]string{"http://" + hosts[1].Authority + "/late"}, false)
-			c.Operator().HoldHost(hosts[0].Authority, false)
+			late, _ = c.AddSeeds([]string{"http://" + hosts[1].Authority + "/late"}, false)
+			c.Hosts().Hold(hosts[0].Authority, false)
 		}()
 		sum, err := c.Run(t.Context())
 		if err != nil {
@@ -361,8 +362,8 @@ func TestGivenUpHostRefusesLateLinks(t *testing.T) {
 		if sum.GaveUp != 1 {
 			t.Fatalf("%d hosts given up, want the storm", sum.GaveUp)
 		}
-		if len(late) != 1 || late[0].Reason != RejectGaveUp {
-			t.Errorf("a link to the given-up host: %+v, want refused as %s", late, RejectGaveUp)
+		if len(late) != 1 || late[0].Reason != judge.GaveUp {
+			t.Errorf("a link to the given-up host: %+v, want refused as %s", late, judge.GaveUp)
 		}
 	})
 }

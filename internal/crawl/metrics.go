@@ -95,14 +95,13 @@ type Metrics struct {
 }
 
 // Metrics returns the crawl's measurements now, from any goroutine.
-func (o Operator) Metrics() Metrics {
-	c := o.c
+func (c *Crawler) Metrics() Metrics {
 	m := Metrics{FetchDuration: c.stats.fetchTime.snapshot(), QueueDelay: c.stats.queueDelay.snapshot(), Seen: c.seen.Stats()}
 	if t := c.stats.lastHigh.Load(); t != 0 {
 		m.LastHighPriority = time.Unix(0, t)
 	}
 	m.DNSHits, m.DNSMisses = c.fetcher.DNSStats()
-	c.stats.hosts.each(func(host string, v store.HostState) { // the hosts in memory, the most recent
+	c.stats.hosts.Each(func(host string, v store.HostState) { // the hosts in memory, the most recent
 		if v.Throttled+v.ServerErrors > 0 {
 			m.HostErrors = append(m.HostErrors, HostErrors{Host: host, Throttled: v.Throttled, ServerErrors: v.ServerErrors})
 		}

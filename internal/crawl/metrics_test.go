@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/weft-crawler/weft/internal/answer"
 	"github.com/weft-crawler/weft/internal/fetch"
 )
 
@@ -22,7 +23,7 @@ func TestKnownLabels(t *testing.T) {
 	}
 	classes := StatusClasses()
 	for code := -1; code < 1000; code++ {
-		if c := statusClass(code); !slices.Contains(classes, c) {
+		if c := answer.Class(code); !slices.Contains(classes, c) {
 			t.Errorf("status %d: class %s not in StatusClasses %v", code, c, classes)
 		}
 	}

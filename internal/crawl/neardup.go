@@ -1,12 +1,10 @@
 package crawl
 
 import (
-	"fmt"
-	"log/slog"
-	"math/bits"
 	"sync"
 
 	"github.com/weft-crawler/weft/internal/simhash"
+	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -44,7 +42,7 @@ func newNearIndex(threshold, capacity int, db *store.DB) *nearIndex {
 // bits from it and twice that from each other. A copy found through a
 // copy does not join, so a chain of small edits strays at most twice the
 // threshold from its original before a page of it is judged original.
-func (n *nearIndex) judge(fp uint64, url string, depth int, follow bool, pb *pageBatch) (of string, filled bool, err error) {
+func (n *nearIndex) judge(fp uint64, url string, depth int, follow bool, pb *state.Batch) (of string, filled bool, err error) {
 	n.mu.Lock()
 	m, found := n.ix.Near(fp, n.threshold)
 	var orig store.SimRecord
@@ -80,7 +78,7 @@ func (n *nearIndex) judge(fp uint64, url string, depth int, follow bool, pb *pag
 
 // add puts fp in the index and in pb while there is room, and reports
 // whether the index just reached its capacity.
-func (n *nearIndex) add(fp uint64, r store.SimRecord, pb *pageBatch) (filled bool) {
+func (n *nearIndex) add(fp uint64, r store.SimRecord, pb *state.Batch) (filled bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.full {
@@ -88,8 +86,8 @@ func (n *nearIndex) add(fp uint64, r store.SimRecord, pb *pageBatch) (filled boo
 	}
 	n.ix.Add(fp)
 	n.pending[fp] = r
-	pb.b.PutSimHash(fp, r)
-	pb.sims = append(pb.sims, fp)
+	pb.Batch.PutSimHash(fp, r)
+	pb.Sims = append(pb.Sims, fp)
 	if n.ix.Len() >= n.capacity {
 		n.full = true
 		return true
@@ -120,87 +118,4 @@ func (n *nearIndex) restore() (int, error) {
 		return !n.full
 	})
 	return n.ix.Len(), err
-}
-
-// metaTrapPrefix + host marks a host cut off, so a resumed crawl keeps it
-// so.
-const metaTrapPrefix = "trap/"
-
-// copyTraps cuts off the hosts that serve mostly near-duplicates: it keeps
-// a window of each host's last judged pages, and the hosts cut off, in
-// the crawl's per-host states (store.HostState's Near fields), which are
-// bounded by the host cache and kept in the store; a cut is also recorded
-// in the page's batch, so that it holds after a crash. It is safe for
-// concurrent use.
-type copyTraps struct {
-	window int                       // pages judged per window; negative: no cut-off
-	recent *hostMap[store.HostState] // the crawl's per-host states
-	cut    *hostList                 // the hosts cut off, for the summary
-	log    *slog.Logger
-}
-
-// judged adds a judged page of host to its window, and cuts the host off
-// (in b, for a restart) when most of a full window were near-duplicates.
-func (t *copyTraps) judged(b *store.Batch, host string, near bool) {
-	size := t.window
-	if size < 0 {
-		return
-	}
-	var tripped bool
-	var copies int
-	t.recent.update(host, func(w store.HostState) store.HostState {
-		if w.NearCut {
-			return w
-		}
-		bit := uint64(1) << w.NearNext
-		if near {
-			w.NearRing |= bit
-		} else {
-			w.NearRing &^= bit
-		}
-		w.NearNext = uint8((int(w.NearNext) + 1) % size)
-		w.NearPages = uint8(min(int(w.NearPages)+1, size))
-		if size < 64 { // a window kept by a run with a wider one
-			w.NearRing &= 1<<size - 1
-		}
-		copies = bits.OnesCount64(w.NearRing)
-		if int(w.NearPages) == size && copies > size/2 {
-			w.NearCut, tripped = true, true
-		}
-		return w
-	})
-	if tripped {
-		t.cut.add(host)
-		t.log.Warn("host cut off: most of its last pages were near-duplicates; no new URLs of it are admitted",
-			"host", host, "near_duplicates", copies, "of", size)
-		b.PutMeta(metaTrapPrefix+host, nil)
-	}
-}
-
-// trapped reports whether host was cut off, reading its state from the
-// store if it is not in memory.
-func (t *copyTraps) trapped(host string) bool {
-	w, ok := t.recent.get(host)
-	return ok && w.NearCut
-}
-
-// trappedInMemory reports whether host was cut off, as far as the states
-// in memory know: for every link found, before the seen set; a URL new to
-// the crawl is asked trapped as well.
-func (t *copyTraps) trappedInMemory(host string) bool {
-	w, ok := t.recent.peek(host)
-	return ok && w.NearCut
-}
-
-// load marks the hosts an earlier run cut off.
-func (t *copyTraps) load(db *store.DB) error {
-	err := db.MetaPrefix(metaTrapPrefix, func(host string, _ []byte) bool {
-		t.recent.update(host, func(w store.HostState) store.HostState { w.NearCut = true; return w })
-		t.cut.add(host)
-		return true
-	})
-	if err != nil {
-		return fmt.Errorf("crawl: read the hosts cut off as traps: %w", err)
-	}
-	return nil
 }

@@ -3,6 +3,8 @@ package crawl
 import (
 	"fmt"
 	"testing"
+
+	"github.com/weft-crawler/weft/internal/state"
 )
 
 // TestNearIndex judges fingerprints through the batches of a store: a
@@ -13,12 +15,12 @@ import (
 // growing at its capacity, and a restart rebuilds it from the store.
 func TestNearIndex(t *testing.T) {
 	dir := t.TempDir()
-	d, _, err := openDurable(dir, 4, false, nil)
+	d, _, err := state.Open(dir, 4, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := newNearIndex(9, 100, d.db)
-	judgeAt := func(pb *pageBatch, fp uint64, url string, depth int, follow bool) string {
+	n := newNearIndex(9, 100, d.DB)
+	judgeAt := func(pb *state.Batch, fp uint64, url string, depth int, follow bool) string {
 		t.Helper()
 		of, _, err := n.judge(fp, url, depth, follow, pb)
 		if err != nil {
@@ -26,27 +28,27 @@ func TestNearIndex(t *testing.T) {
 		}
 		return of
 	}
-	judge := func(pb *pageBatch, fp uint64, url string) string { return judgeAt(pb, fp, url, 1, true) }
+	judge := func(pb *state.Batch, fp uint64, url string) string { return judgeAt(pb, fp, url, 1, true) }
 	const a = 0x0123_4567_89ab_cdef
-	pb := d.newBatch()
+	pb := d.NewBatch()
 	if of := judge(pb, a, "http://a.test/1"); of != "" {
 		t.Fatalf("first page judged a copy of %s", of)
 	}
 	// Pending: the batch has not committed.
-	pb2 := d.newBatch()
+	pb2 := d.NewBatch()
 	if of := judge(pb2, a^0b1011, "http://a.test/2"); of != "http://a.test/1" {
 		t.Fatalf("3 bits from a pending page: copy of %q", of)
 	}
-	for _, pb := range []*pageBatch{pb, pb2} {
-		if err := pb.b.Commit(false); err != nil {
+	for _, pb := range []*state.Batch{pb, pb2} {
+		if err := pb.Batch.Commit(false); err != nil {
 			t.Fatal(err)
 		}
-		n.settle(pb.sims)
+		n.settle(pb.Sims)
 	}
 	if len(n.pending) != 0 {
 		t.Fatalf("%d pending after settle", len(n.pending))
 	}
-	pb = d.newBatch()
+	pb = d.NewBatch()
 	if of := judge(pb, a^0x1ff, "http://a.test/3"); of != "http://a.test/1" {
 		t.Fatalf("9 bits from a stored page: copy of %q", of)
 	}
@@ -90,25 +92,25 @@ func TestNearIndex(t *testing.T) {
 	if of := judge(pb, 0x3333_3333_3333_3333^1, "http://e.test/2"); of != "" {
 		t.Fatalf("a copy of a page the full index did not add: copy of %q", of)
 	}
-	if err := pb.b.Commit(false); err != nil {
+	if err := pb.Batch.Commit(false); err != nil {
 		t.Fatal(err)
 	}
-	n.settle(pb.sims)
-	d.close()
+	n.settle(pb.Sims)
+	d.Close()
 
-	d, _, err = openDurable(dir, 4, false, nil)
+	d, _, err = state.Open(dir, 4, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close()
-	n = newNearIndex(9, 10, d.db)
+	defer d.Close()
+	n = newNearIndex(9, 10, d.DB)
 	if got, err := n.restore(); got != 7 || err != nil {
 		t.Fatalf("restore = %d, %v; want the 7 pages stored", got, err)
 	}
-	if of := judge(d.newBatch(), a^0b100, "http://a.test/5"); of != "http://a.test/1" {
+	if of := judge(d.NewBatch(), a^0b100, "http://a.test/5"); of != "http://a.test/1" {
 		t.Fatalf("after a restart: copy of %q", of)
 	}
-	if of := judge(d.newBatch(), ^uint64(a)^1, "http://b.test/2"); of != "http://b.test/" {
+	if of := judge(d.NewBatch(), ^uint64(a)^1, "http://b.test/2"); of != "http://b.test/" {
 		t.Fatalf("after a restart: copy of %q", of)
 	}
 }
@@ -119,13 +121,13 @@ func TestNearIndex(t *testing.T) {
 // the original's entry as the first variant's copy. A copy found through a
 // copy does not join, so a chain of edits is cut at twice the threshold.
 func TestNearIndexFindsCopiesThroughCopies(t *testing.T) {
-	d, _, err := openDurable(t.TempDir(), 4, false, nil)
+	d, _, err := state.Open(t.TempDir(), 4, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close()
-	n := newNearIndex(9, 100, d.db)
-	pb := d.newBatch()
+	defer d.Close()
+	n := newNearIndex(9, 100, d.DB)
+	pb := d.NewBatch()
 	judge := func(fp uint64, url string) string {
 		t.Helper()
 		of, _, err := n.judge(fp, url, 1, true, pb)

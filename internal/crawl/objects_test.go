@@ -15,6 +15,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/objstore"
 	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/synthweb"
@@ -78,14 +79,14 @@ func TestWARCFilesGoToObjectStore(t *testing.T) {
 		t.Errorf("the summary does not say so:\n%s", out.String())
 	}
 
-	a, err := OpenArchive(cfg.DataDir, cfg.Canon)
+	a, err := archive.Open(cfg.DataDir, cfg.Canon)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
 	var urls []string
 	revisits := 0
-	if err := a.db.ScanCaptures(func(_ string, r store.CaptureRecord) bool {
+	if err := a.Captures(func(r store.CaptureRecord) bool {
 		if r.Status == 200 {
 			urls = append(urls, r.URL)
 			if r.Kind == store.CaptureRevisit {
@@ -132,7 +133,7 @@ func TestWARCFilesGoToObjectStore(t *testing.T) {
 
 // flakyObjects fails the first failFirst uploads, as a store in an outage.
 type flakyObjects struct {
-	ObjectStore
+	archive.ObjectStore
 	failFirst int64
 	calls     atomic.Int64
 }
@@ -152,7 +153,7 @@ func TestUploadRetriedLater(t *testing.T) {
 	cfg := testConfig(t, web, 2, 5*time.Millisecond)
 	cfg.WARCMaxFileSize = 64 << 10
 	cfg.uploadWait, cfg.uploadLater = time.Millisecond, 10*time.Millisecond
-	cfg.Objects = &flakyObjects{ObjectStore: newTestObjects(t), failFirst: uploadAttempts}
+	cfg.Objects = &flakyObjects{ObjectStore: newTestObjects(t), failFirst: archive.UploadAttempts}
 	sum := runCrawl(t, cfg)
 	u := sum.WARCUploads
 	if u == nil || u.Failed != 1 || u.Files != int64(len(sum.WARCFiles)) || len(localWARCs(t, cfg.DataDir)) != 0 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/events"
 	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/synthweb"
@@ -59,13 +60,13 @@ func TestOutboxDeliversAtLeastOnce(t *testing.T) {
 	cfg.Sinks = []events.Sink{second}
 	runCrawl(t, cfg)
 
-	a, err := OpenArchive(cfg.DataDir, cfg.Canon)
+	a, err := archive.Open(cfg.DataDir, cfg.Canon)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
 	captures, missing := 0, 0
-	if err := a.db.ScanCaptures(func(_ string, r store.CaptureRecord) bool {
+	if err := a.Captures(func(r store.CaptureRecord) bool {
 		captures++
 		k := r.File + "@" + strconv.FormatInt(r.Offset, 10)
 		if first.got[k]+second.got[k] == 0 {
@@ -78,9 +79,7 @@ func TestOutboxDeliversAtLeastOnce(t *testing.T) {
 	if captures < 20 || missing != 0 {
 		t.Errorf("%d of %d captures never reached a sink", missing, captures)
 	}
-	left := 0
-	a.db.MetaPrefix(metaOutbox, func(n string, v []byte) bool { left++; t.Logf("left: %s %s", n, v); return true })
-	if left != 0 {
+	if left, err := a.Undelivered(); err != nil || left != 0 {
 		t.Errorf("%d events left in the outbox after a clean run", left)
 	}
 }

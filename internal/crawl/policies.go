@@ -11,17 +11,22 @@ import (
 
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/robotstxt"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
-// hostPolicies applies the operators' policies (Config.Policies, which an
-// operator may change while the crawl runs) to the hosts' clocks: a
-// policy's delay is folded into the Crawl-delay a clock keeps, at each
-// lease and at once when the policy changes.
-type hostPolicies struct {
+// Policies are the operators' policies (Config.Policies), which an
+// operator may change while the crawl runs (Crawler.Policies returns them,
+// safe for concurrent use), kept in the store across restarts, and applied
+// to the hosts' clocks: a policy's delay is folded into the Crawl-delay a
+// clock keeps, at each lease and at once when the policy changes.
+type Policies struct {
 	set    *policy.Set
-	robots *robotsCache // a Crawl-delay robots.txt asks for is kept too
+	limits policy.Limits // what a policy may not loosen, the crawl's own
+	db     *store.DB
+	robots *robotstxt.Cache // a Crawl-delay robots.txt asks for is kept too
 	front  *frontier.Frontier
+	life   *lifecycle
 	log    *slog.Logger
 	// refused holds the hosts whose policy delay was refused, said once
 	// in the log.
@@ -29,7 +34,7 @@ type hostPolicies struct {
 }
 
 // metaPolicyPrefix + host holds a policy an operator set while the crawl
-// ran (SetPolicy), as JSON; a restart puts it over the --policy file's.
+// ran (Policies.Set), as JSON; a restart puts it over the --policy file's.
 const metaPolicyPrefix = "policy/"
 
 // delay folds the delay of the host's policy into the Crawl-delay its
@@ -37,7 +42,7 @@ const metaPolicyPrefix = "policy/"
 // least the policy's. A robots.txt Crawl-delay longer than the policy's
 // delay wins: the policy asked for weft to be faster than robots.txt, which
 // is refused, and said once in the log.
-func (p *hostPolicies) delay(l frontier.Lease, res frontier.Result) frontier.Result {
+func (p *Policies) delay(l frontier.Lease, res frontier.Result) frontier.Result {
 	hp := p.set.ForAuthority(l.Host)
 	if hp == nil || hp.Delay <= 0 {
 		return res
@@ -61,9 +66,9 @@ func (p *hostPolicies) delay(l frontier.Lease, res frontier.Result) frontier.Res
 // itself, and with no port in key, each port of it) the Crawl-delay their
 // policies and robots.txt ask for now, at once: their gap shows it, and
 // their next request waits for it (frontier.Rearm). Only once the frontier
-// runs (Crawler.frontierUp): before, the clocks read from the store get it
-// at their next request.
-func (p *hostPolicies) rearm(key string) {
+// runs (lifecycle.frontierUp): before, the clocks read from the store get
+// it at their next request.
+func (p *Policies) rearm(key string) {
 	now := time.Now()
 	p.front.Rearm(func(host string, _ frontier.Clock) (time.Duration, bool) {
 		if host != key && !strings.HasPrefix(host, key+":") {
@@ -72,8 +77,8 @@ func (p *hostPolicies) rearm(key string) {
 		// A Crawl-delay not known now (robots.txt not cached) is learnt
 		// again before the next page: that request is robots.txt's.
 		var d time.Duration
-		for _, scheme := range robotsSchemes { // one clock serves the authority's schemes
-			if pol := p.robots.cached(originKey(scheme, host), now); pol != nil {
+		for _, scheme := range robotstxt.Schemes { // one clock serves the authority's schemes
+			if pol := p.robots.Cached(robotstxt.Origin(scheme, host), now); pol != nil {
 				d = max(d, pol.CrawlDelay)
 			}
 		}
@@ -82,6 +87,82 @@ func (p *hostPolicies) rearm(key string) {
 		}
 		return d, true
 	})
+}
+
+// Policies returns the operators' policies, to read and change while the
+// crawl runs.
+func (c *Crawler) Policies() *Policies { return c.policies }
+
+// Set sets host's policy while the crawl runs, replacing any it had, and
+// keeps it in the store so that a restart keeps it. A policy may only
+// tighten the crawl (a longer delay, fewer URLs): an error says why one
+// is refused, and changes nothing.
+func (p *Policies) Set(host string, pol policy.Policy) error {
+	p.life.mu.RLock()
+	defer p.life.mu.RUnlock()
+	if p.life.closed {
+		return ErrNotRunning
+	}
+	h, err := policy.NormalHost(host)
+	if err != nil {
+		return err
+	}
+	// Checked first, kept next, applied last: a policy refused, or not
+	// kept, is not in force either.
+	if err := policy.NewSet(p.limits).Put(h, pol); err != nil {
+		return err
+	}
+	v, err := json.Marshal(pol)
+	if err != nil {
+		return err
+	}
+	b := p.db.NewBatch()
+	b.PutMeta(metaPolicyPrefix+h, v)
+	if err := b.Commit(true); err != nil {
+		return fmt.Errorf("crawl: keep the policy of %s: %w", h, err)
+	}
+	if err := p.set.Put(h, pol); err != nil {
+		return err
+	}
+	if p.life.frontUp { // else the clocks read from the store get it at their next request
+		p.rearm(h)
+	}
+	p.log.Info("operator policy set through the API", "host", h, "delay", time.Duration(pol.Delay), "disallow", pol.Disallow, "max_urls", pol.MaxURLs)
+	return nil
+}
+
+// Delete removes host's policy, from the store too, and reports whether
+// it had one.
+func (p *Policies) Delete(host string) (bool, error) {
+	p.life.mu.RLock()
+	defer p.life.mu.RUnlock()
+	if p.life.closed {
+		return false, ErrNotRunning
+	}
+	h, err := policy.NormalHost(host)
+	if err != nil {
+		return false, err
+	}
+	had := p.set.Delete(h)
+	if p.life.frontUp { // else the clocks read from the store get it at their next request
+		p.rearm(h)
+	}
+	b := p.db.NewBatch()
+	b.DeleteMeta(metaPolicyPrefix + h)
+	if err := b.Commit(true); err != nil {
+		return had, fmt.Errorf("crawl: forget the policy of %s: %w", host, err)
+	}
+	return had, nil
+}
+
+// Policy returns host's own policy, and false if it has none.
+func (p *Policies) Policy(host string) (policy.Policy, bool) {
+	h, err := policy.NormalHost(host)
+	if err != nil {
+		return policy.Policy{}, false
+	}
+	pol, ok := p.set.All()[h]
+	return pol, ok
 }
 
 // loadPolicies puts the policies operators set in earlier runs, kept in db,

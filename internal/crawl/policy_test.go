@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/events"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/synthweb"
 	"github.com/weft-crawler/weft/internal/testwait"
@@ -93,7 +95,7 @@ func TestPolicySlowsAndForbids(t *testing.T) {
 	}
 	checkGaps(t, "a.test", mw.requests("a.test"), policyDelay)
 	checkGaps(t, "c.test", mw.requests("c.test"), crawlDelay)
-	if sum.Rejected[RejectPolicy] != 2 || sum.Rejected[RejectHostCap] != 1 || sum.Policies != 2 {
+	if sum.Rejected[judge.Policy] != 2 || sum.Rejected[judge.HostCap] != 1 || sum.Policies != 2 {
 		t.Errorf("rejected %v, %d policies; want a.test's two /private/ pages refused by policy, /3 by its cap, and 2 policies", sum.Rejected, sum.Policies)
 	}
 	if log := logged.String(); !strings.Contains(log, "policy refused: its delay is shorter than the host's robots.txt Crawl-delay") ||
@@ -133,7 +135,7 @@ func TestPolicyAppliesToQueuedURLs(t *testing.T) {
 	if got, want := mw.paths("a.test"), []string{"/robots.txt", "/", "/open"}; !slices.Equal(got, want) {
 		t.Errorf("a.test requests %v, want %v", got, want)
 	}
-	if sum.Rejected[RejectPolicy] != 2 {
+	if sum.Rejected[judge.Policy] != 2 {
 		t.Errorf("rejected %v; want the two queued /private/ URLs dropped by policy", sum.Rejected)
 	}
 }
@@ -170,18 +172,18 @@ func (s *failingSink) Close() error { return nil }
 
 // countingArchive counts what a crawl hands its archive.
 type countingArchive struct {
-	ArchiveWriter
+	archive.Writer
 	exchanges, closed atomic.Int64
 }
 
 func (a *countingArchive) WriteExchange(ex warc.Exchange) (warc.Location, error) {
 	a.exchanges.Add(1)
-	return a.ArchiveWriter.WriteExchange(ex)
+	return a.Writer.WriteExchange(ex)
 }
 
 func (a *countingArchive) Close() error {
 	a.closed.Add(1)
-	return a.ArchiveWriter.Close()
+	return a.Writer.Close()
 }
 
 // Page sinks get every capture once it is durable; one that fails stops
@@ -206,7 +208,7 @@ func TestSinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	arch := &countingArchive{ArchiveWriter: w}
+	arch := &countingArchive{Writer: w}
 	cfg.Archive = arch
 	runCrawl(t, cfg)
 	if len(ok.ev) != 5 { // robots.txt, /, /1, /2, /3
@@ -263,10 +265,10 @@ func TestPolicySetWhileRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Operator().SetPolicy(host, policy.Policy{Delay: policy.Duration(delay / 2)}); err == nil {
+	if err := c.Policies().Set(host, policy.Policy{Delay: policy.Duration(delay / 2)}); err == nil {
 		t.Error("a policy delay shorter than the crawl's was accepted")
 	}
-	if err := c.Operator().SetPolicy(host, policy.Policy{Delay: policy.Duration(3 * delay), Disallow: []string{"/private/"}}); err != nil {
+	if err := c.Policies().Set(host, policy.Policy{Delay: policy.Duration(3 * delay), Disallow: []string{"/private/"}}); err != nil {
 		t.Fatal(err)
 	}
 	sum, err := c.Run(t.Context())
@@ -276,7 +278,7 @@ func TestPolicySetWhileRunning(t *testing.T) {
 	if got, want := mw.paths("a.test"), []string{"/robots.txt", "/", "/open"}; !slices.Equal(got, want) {
 		t.Errorf("requests %v, want %v", got, want)
 	}
-	if sum.Rejected[RejectPolicy] != 1 {
+	if sum.Rejected[judge.Policy] != 1 {
 		t.Errorf("rejected %v, want /private/1 by policy", sum.Rejected)
 	}
 	checkGaps(t, "a.test", mw.requests("a.test"), 3*delay)
@@ -284,11 +286,11 @@ func TestPolicySetWhileRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, ok := c.Operator().Policy(strings.ToUpper(host)) // a host is named as its URLs have it, whatever the case
+	p, ok := c.Policies().Policy(strings.ToUpper(host)) // a host is named as its URLs have it, whatever the case
 	if !ok || time.Duration(p.Delay) != 3*delay || !slices.Equal(p.Disallow, []string{"/private/"}) {
 		t.Errorf("after a restart: %+v %v", p, ok)
 	}
-	if had, err := c.Operator().DeletePolicy(strings.ToUpper(host)); !had || err != nil {
+	if had, err := c.Policies().Delete(strings.ToUpper(host)); !had || err != nil {
 		t.Errorf("delete: %v %v", had, err)
 	}
 	c.Discard()
@@ -297,7 +299,7 @@ func TestPolicySetWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Discard()
-	if _, ok := c.Operator().Policy(host); ok {
+	if _, ok := c.Policies().Policy(host); ok {
 		t.Error("a deleted policy came back after a restart")
 	}
 }
@@ -328,18 +330,18 @@ func TestPolicyChangeKeepsRobotsCrawlDelay(t *testing.T) {
 	}()
 	requests := func() int { return len(web.Log()) }
 	testwait.Eventually(t, 30*time.Second, "four requests", func() bool { return requests() >= 4 })
-	if err := c.Operator().SetPolicy(host, policy.Policy{Delay: policy.Duration(3 * delay)}); err != nil {
+	if err := c.Policies().Set(host, policy.Policy{Delay: policy.Duration(3 * delay)}); err != nil {
 		t.Fatal(err)
 	}
-	if g := c.Operator().Host(host).Gap; g != crawlDelay {
+	if g := c.Hosts().Host(host).Gap; g != crawlDelay {
 		t.Errorf("the gap right after the policy: %v, want the Crawl-delay %v", g, crawlDelay)
 	}
 	at := requests()
 	testwait.Eventually(t, 30*time.Second, "three requests after the policy", func() bool { return requests() >= at+3 })
-	if _, err := c.Operator().DeletePolicy(host); err != nil {
+	if _, err := c.Policies().Delete(host); err != nil {
 		t.Fatal(err)
 	}
-	if g := c.Operator().Host(host).Gap; g != crawlDelay {
+	if g := c.Hosts().Host(host).Gap; g != crawlDelay {
 		t.Errorf("the gap right after the policy's deletion: %v, want the Crawl-delay %v", g, crawlDelay)
 	}
 	at = requests()

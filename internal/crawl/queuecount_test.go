@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/weft-crawler/weft/internal/store"
@@ -11,7 +10,7 @@ import (
 // walkQueues counts the queue entries of a crawl's state by walking them.
 func walkQueues(t *testing.T, dataDir string) int64 {
 	t.Helper()
-	db, err := store.Open(filepath.Join(dataDir, stateDir), nil)
+	db, err := store.Open(store.Dir(dataDir), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +60,7 @@ func TestQueueCountFollowsTheCrawl(t *testing.T) {
 	if _, err := c.Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	stored := c.Operator().Live().Stored
+	stored := c.Live().Stored
 	if stored == nil || *stored == 0 {
 		t.Fatalf("queue count %v after stopping at 60 pages, want the URLs left", stored)
 	}
@@ -74,13 +73,13 @@ func TestQueueCountFollowsTheCrawl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first := c.Operator().Live().Stored; first == nil || *first != *stored {
+	if first := c.Live().Stored; first == nil || *first != *stored {
 		t.Errorf("restarted: queue count %v before it runs, want %d", first, *stored)
 	}
 	if _, err := c.Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if n := c.Operator().Live().Stored; n == nil || *n != 0 {
+	if n := c.Live().Stored; n == nil || *n != 0 {
 		t.Errorf("queue count %v after the drain, want 0", n)
 	}
 	if walked := walkQueues(t, cfg.DataDir); walked != 0 {

@@ -27,7 +27,7 @@ func TestReadyAndDone(t *testing.T) {
 		t.Fatal("done before Run")
 	default:
 	}
-	if err := c.Inbound().Offer([]Offered{{URL: web.Seeds()[0]}}); !errors.Is(err, ErrNotRunning) {
+	if err := c.Offer([]Offered{{URL: web.Seeds()[0]}}); !errors.Is(err, ErrNotRunning) {
 		t.Fatalf("Offer before Run: %v, want ErrNotRunning", err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -41,7 +41,7 @@ func TestReadyAndDone(t *testing.T) {
 	case err := <-ran:
 		t.Fatalf("Run ended before it was ready: %v", err)
 	}
-	if err := c.Inbound().Offer([]Offered{{URL: web.Seeds()[0]}}); err != nil {
+	if err := c.Offer([]Offered{{URL: web.Seeds()[0]}}); err != nil {
 		t.Fatalf("Offer once ready: %v", err)
 	}
 	select {
@@ -54,7 +54,7 @@ func TestReadyAndDone(t *testing.T) {
 	if err := <-ran; err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Inbound().Offer([]Offered{{URL: web.Seeds()[0]}}); !errors.Is(err, ErrNotRunning) {
+	if err := c.Offer([]Offered{{URL: web.Seeds()[0]}}); !errors.Is(err, ErrNotRunning) {
 		t.Fatalf("Offer once done: %v, want ErrNotRunning", err)
 	}
 

@@ -8,7 +8,6 @@ import (
 	"net/textproto"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/canon"
@@ -23,65 +22,17 @@ import (
 // requisite queued before a render fetched it is done without a request
 // when its lease comes (renderedAlready).
 
-// pendingCaptures are the captures of batches not committed yet, by URL:
-// the capture index has them only once their batch commits, and a
-// browser may ask for one before (the render's own batch is its page's,
-// which commits when the page's lease ends). It holds only what batches
-// in flight hold, so it is bounded by the workers.
-type pendingCaptures struct {
-	mu sync.Mutex
-	m  map[string]pendingCapture
-}
-
-type pendingCapture struct {
-	rec store.CaptureRecord
-	pb  *pageBatch
-}
-
-func (p *pendingCaptures) put(rec store.CaptureRecord, pb *pageBatch) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.m == nil {
-		p.m = map[string]pendingCapture{}
-	}
-	p.m[rec.URL] = pendingCapture{rec, pb}
-	pb.captured = append(pb.captured, rec.URL)
-}
-
-func (p *pendingCaptures) get(url string) (store.CaptureRecord, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	c, ok := p.m[url]
-	return c.rec, ok
-}
-
-// forget drops the captures of pb, whose batch has committed (the index
-// answers for them now) or failed (the crawl stops); a newer capture of
-// the same URL in another batch stays.
-func (p *pendingCaptures) forget(pb *pageBatch) {
-	if len(pb.captured) == 0 {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, url := range pb.captured {
-		if c, ok := p.m[url]; ok && c.pb == pb {
-			delete(p.m, url)
-		}
-	}
-}
-
 // lastCapture returns the latest capture of u this crawl made that a
 // browser may be answered from: a final answer (not a 429, a 5xx or a
 // 304, which a request now could answer otherwise), made at or after
 // since.
 func (c *Crawler) lastCapture(u canon.URL, since time.Time) (store.CaptureRecord, bool, error) {
-	if rec, ok := c.arch.pending.get(u.String); ok && recallable(rec, since) {
+	if rec, ok := c.arch.PendingCapture(u.String); ok && recallable(rec, since) {
 		return rec, true, nil
 	}
 	var best store.CaptureRecord
 	found := false
-	err := c.state.db.Captures(u.SURT(), func(r store.CaptureRecord) bool {
+	err := c.state.DB.Captures(u.SURT(), func(r store.CaptureRecord) bool {
 		if r.URL == u.String && (!found || !r.Date.Before(best.Date)) {
 			best, found = r, true
 		}
@@ -106,21 +57,21 @@ func (c *Crawler) recall(rec store.CaptureRecord) (*render.Response, error) {
 	if c.replay == nil {
 		return nil, fmt.Errorf("crawl: %s: the archive is not this crawl's WARC files", rec.URL)
 	}
-	st, err := c.replay.readRecord(rec.File, rec.Offset, rec.Length)
+	st, err := c.replay.ReadRecord(rec.File, rec.Offset, rec.Length)
 	if err != nil {
 		return nil, err
 	}
 	if rec.Kind == store.CaptureRevisit {
-		orig, ok := c.arch.pendingDigest(rec.Digest)
+		orig, ok := c.arch.PendingDigest(rec.Digest)
 		if !ok {
-			if orig, ok, err = c.state.db.GetDigest(rec.Digest); err != nil {
+			if orig, ok, err = c.state.DB.GetDigest(rec.Digest); err != nil {
 				return nil, err
 			}
 		}
 		if !ok {
 			return nil, fmt.Errorf("crawl: %s: a revisit of a payload the index does not hold", rec.URL)
 		}
-		o, err := c.replay.readRecord(orig.File, orig.Offset, orig.Length)
+		o, err := c.replay.ReadRecord(orig.File, orig.Offset, orig.Length)
 		if err != nil {
 			return nil, err
 		}

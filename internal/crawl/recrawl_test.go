@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/recrawl"
 	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/testwait"
 	"github.com/weft-crawler/weft/internal/warc"
@@ -153,7 +154,7 @@ func TestServeRecrawls(t *testing.T) {
 	if first != 1 || revisits != cond {
 		t.Errorf("/static in the WARC files: %d responses and %d revisits; want 1 and %d", first, revisits, cond)
 	}
-	a, err := OpenArchive(cfg.DataDir, cfg.Canon)
+	a, err := archive.Open(cfg.DataDir, cfg.Canon)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,99 +249,16 @@ func TestServeErrorsBackOff(t *testing.T) {
 	mw.checkPolite(t, delay)
 }
 
-// TestDueHeap keeps the n greatest of what it is offered, and nothing
-// when there is no room.
-func TestDueHeap(t *testing.T) {
-	h := &dueHeap[int]{less: func(a, b int) bool { return a < b }}
-	for _, x := range []int{5, 1, 9, 3, 7, 2, 8} {
-		h.offer(x, 3)
-	}
-	got := slices.Sorted(slices.Values(h.items))
-	if !slices.Equal(got, []int{7, 8, 9}) {
-		t.Errorf("kept %v, want the three greatest", got)
-	}
-	empty := &dueHeap[int]{less: func(a, b int) bool { return a < b }}
-	empty.offer(1, 0)
-	if len(empty.items) != 0 {
-		t.Errorf("kept %v with no room", empty.items)
-	}
-}
-
-// TestScanDueWraps: scans of the recrawl index with a limit take up where
-// the last stopped, across partitions, and round again, so that every due
-// entry is weighed once per round however many there are; entries not yet
-// due are not read.
-func TestScanDueWraps(t *testing.T) {
-	d, _, err := openDurable(t.TempDir(), 4, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.close()
-	now := time.Now()
-	b := d.db.NewBatch()
-	want := map[string]bool{}
-	for i := range 23 {
-		host := fmt.Sprintf("h%d.test", i%5)
-		url := fmt.Sprintf("http://%s/%d", host, i)
-		due := now.Add(-time.Duration(i) * time.Minute)
-		if i%7 == 6 {
-			due = now.Add(time.Hour) // not due yet
-		} else {
-			want[url] = true
-		}
-		b.PutDue(store.DueEntry{Part: uint16(partition.Of(host, 4)), Due: due, Host: host, Hash: seen.KeyOf(url), LastFetch: due.Add(-time.Hour)})
-	}
-	if err := b.Commit(false); err != nil {
-		t.Fatal(err)
-	}
-	byHash := map[[16]byte]string{}
-	for u := range want {
-		byHash[seen.KeyOf(u)] = u
-	}
-	var cur dueCursor
-	for round := range 3 {
-		seenNow := map[string]int{}
-		for scan := 0; ; scan++ {
-			if scan > 20 {
-				t.Fatal("a round never ends")
-			}
-			n := 0
-			cur, err = scanDue(d.db, 4, nil, cur, now, 4, func(e store.DueEntry) {
-				n++
-				u, ok := byHash[e.Hash]
-				if !ok {
-					t.Errorf("round %d: an entry not due was read: %s", round, e.Host)
-				}
-				seenNow[u]++
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n > 4 {
-				t.Errorf("a scan read %d entries, over its limit", n)
-			}
-			if len(seenNow) == len(want) {
-				break
-			}
-		}
-		for u := range want {
-			if seenNow[u] != 1 {
-				t.Errorf("round %d: %s weighed %d times", round, u, seenNow[u])
-			}
-		}
-	}
-}
-
 // queuedURLs counts a stopped crawl's URLs queued to be fetched.
 func queuedURLs(t *testing.T, dir string) (n int) {
 	t.Helper()
-	d, _, err := openDurable(dir, 0, false, nil)
+	d, _, err := state.Open(dir, 0, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close()
-	for part := range d.parts {
-		if err := d.db.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool {
+	defer d.Close()
+	for part := range d.Partitions() {
+		if err := d.DB.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool {
 			if r.Status == store.URLQueued {
 				n++
 			}
@@ -357,19 +275,19 @@ func queuedURLs(t *testing.T, dir string) (n int) {
 // entry is left; in another, there are none.
 func checkDueIndex(t *testing.T, dir string, continuous bool) (entries int) {
 	t.Helper()
-	d, _, err := openDurable(dir, 0, false, nil)
+	d, _, err := state.Open(dir, 0, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close()
+	defer d.Close()
 	type key struct {
 		part uint16
 		host string
 		hash [16]byte
 	}
 	idx := map[key][]time.Time{}
-	for part := range d.parts {
-		if err := d.db.ScanDue(uint16(part), nil, time.Now().Add(100*365*24*time.Hour), func(e store.DueEntry) bool {
+	for part := range d.Partitions() {
+		if err := d.DB.ScanDue(uint16(part), nil, time.Now().Add(100*365*24*time.Hour), func(e store.DueEntry) bool {
 			k := key{e.Part, e.Host, e.Hash}
 			idx[k] = append(idx[k], e.Due)
 			entries++
@@ -378,8 +296,8 @@ func checkDueIndex(t *testing.T, dir string, continuous bool) (entries int) {
 			t.Fatal(err)
 		}
 	}
-	for part := range d.parts {
-		if err := d.db.ScanURLs(uint16(part), func(host string, hash [16]byte, r store.URLRecord) bool {
+	for part := range d.Partitions() {
+		if err := d.DB.ScanURLs(uint16(part), func(host string, hash [16]byte, r store.URLRecord) bool {
 			k := key{uint16(part), host, hash}
 			got := idx[k]
 			delete(idx, k)
@@ -502,13 +420,13 @@ func TestRecrawlIndexRebuilt(t *testing.T) {
 	if n := checkDueIndex(t, cfg.DataDir, true); n == 0 {
 		t.Error("no recrawl index entries after the policy changed")
 	}
-	d, _, err := openDurable(cfg.DataDir, 0, false, nil)
+	d, _, err := state.Open(cfg.DataDir, 0, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close()
-	for part := range d.parts {
-		d.db.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool {
+	defer d.Close()
+	for part := range d.Partitions() {
+		d.DB.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool {
 			if wait := r.NextCrawl.Sub(r.LastFetch); r.Status == store.URLDone && (wait < 3*time.Hour || wait > 4*time.Hour) {
 				t.Errorf("%s: next crawl %v after the last, want the new policy's [3h, 4h]", r.URL, wait)
 			}
@@ -584,17 +502,17 @@ func TestInLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	popular, obscure := mw.url("i.test", "/popular"), mw.url("i.test", "/obscure")
-	d, _, err := openDurable(cfg.DataDir, 0, false, nil)
+	d, _, err := state.Open(cfg.DataDir, 0, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	recs := map[string]store.URLRecord{}
 	weight := map[[16]byte]float64{}
-	for part := range d.parts {
-		d.db.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool { recs[r.URL] = r; return true })
-		d.db.ScanDue(uint16(part), nil, time.Now().Add(time.Hour), func(e store.DueEntry) bool { weight[e.Hash] = e.Importance; return true })
+	for part := range d.Partitions() {
+		d.DB.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool { recs[r.URL] = r; return true })
+		d.DB.ScanDue(uint16(part), nil, time.Now().Add(time.Hour), func(e store.DueEntry) bool { weight[e.Hash] = e.Importance; return true })
 	}
-	d.close()
+	d.Close()
 	p, o, p0 := recs[popular], recs[obscure], recs[mw.url("i.test", "/p0")]
 	if p.InLinks != pages || o.InLinks != 1 || p0.InLinks != 1 {
 		t.Errorf("in-links in the records: /popular %d, /obscure %d, /p0 %d; want %d, 1 and 1 (its self-link not counted)", p.InLinks, o.InLinks, p0.InLinks, pages)
@@ -611,36 +529,6 @@ func TestInLinks(t *testing.T) {
 	defer c.close(0)
 	if n := c.inlinks.Count(seen.KeyOf(popular)); n != pages {
 		t.Errorf("after a restart /popular has %d in-links, want %d", n, pages)
-	}
-}
-
-// TestOutstanding: recrawls are counted per host from queueing to the end
-// of their lease, once each; a host's room is what is left of its share,
-// and a scan's takes count against it.
-func TestOutstanding(t *testing.T) {
-	var o outstanding
-	o.add("a.test", "http://a.test/1")
-	o.add("a.test", "http://a.test/2")
-	o.add("a.test", "http://a.test/2") // queued twice: counted once
-	o.add("b.test", "http://b.test/1")
-	r := o.room(3)
-	if r.left("a.test") != 1 || r.left("b.test") != 2 || r.left("c.test") != 3 {
-		t.Errorf("room: a %d, b %d, c %d; want 1, 2, 3", r.left("a.test"), r.left("b.test"), r.left("c.test"))
-	}
-	r.take("c.test")
-	if r.left("c.test") != 2 {
-		t.Errorf("after a take, c has %d", r.left("c.test"))
-	}
-	o.done("http://a.test/2")
-	o.done("http://a.test/2") // a second lease of it: nothing more
-	o.done("http://z.test/")  // not a recrawl
-	if r := o.room(3); r.left("a.test") != 2 || r.left("b.test") != 2 {
-		t.Errorf("after the leases ended: a %d, b %d; want 2 and 2", r.left("a.test"), r.left("b.test"))
-	}
-	o.done("http://a.test/1")
-	o.done("http://b.test/1")
-	if len(o.hosts) != 0 || len(o.urls) != 0 {
-		t.Errorf("all done, still counted: %v %v", o.hosts, o.urls)
 	}
 }
 

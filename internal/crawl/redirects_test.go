@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weft-crawler/weft/internal/judge"
 )
 
 // MaxRedirects caps a page's redirect chain, each hop counted from the
@@ -63,7 +65,7 @@ func TestMaxRedirects(t *testing.T) {
 					t.Errorf("requests %v: %s fetched %v, want %v", got, p, !want, want)
 				}
 			}
-			if sum.Rejected[RejectRedirects] != tc.capped {
+			if sum.Rejected[judge.Redirects] != tc.capped {
 				t.Errorf("rejected %v; want %d for redirects", sum.Rejected, tc.capped)
 			}
 		})

@@ -5,259 +5,42 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/answer"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/warc"
 )
 
-// The rendering modes (RenderConfig.Mode).
+// The rendering modes (RenderConfig.Mode): package render's.
 const (
-	RenderNever  = "never"  // no browser (also "")
-	RenderAuto   = "auto"   // pages the rule picks (render.Signals), on hosts where rendering finds links
-	RenderAlways = "always" // every HTML page fetched whole with a 2xx
+	RenderNever  = render.Never
+	RenderAuto   = render.Auto
+	RenderAlways = render.Always
 )
 
-// RenderConfig turns on rendering in headless Chromium (package render):
-// an HTML page is fetched and parsed as always, then loaded in a browser
-// whose every request (scripts, XHR/fetch, images, fonts) goes through the
-// crawl's own fetch path: under its host's clock (the page's own host
-// under the page's lease, any other through frontier.Borrow), robots.txt,
-// the operator's policy, the SSRF guard and the body caps, each archived
-// with its exact bytes. The links of the settled DOM go through the same
-// admission as the static ones; the DOM is archived beside the page's
-// response, as a record named for it (domURN). If the browser fails or
-// overruns its budget, the page keeps its static links.
-type RenderConfig struct {
-	Mode     string // RenderNever (""), RenderAuto or RenderAlways
-	Chromium string // the browser; "" looks for chromium on the PATH
-	// Workers caps the browsers alive at once (each renders one page at
-	// a time; a worker that needs one waits). Zero means 1.
-	Workers int
-	// Timeout is each page's time budget, its requests' waits for their
-	// hosts' clocks included; zero means 30s. Idle is the quiet time
-	// that counts as settled; zero means 500ms.
-	Timeout, Idle time.Duration
-	// MaxScrolls and MaxClicks bound the behaviours: scrolls to the
-	// bottom while the page grows, clicks of "more" controls.
-	MaxScrolls, MaxClicks int
-	// Screenshot archives a PNG of the settled page as a resource record.
-	Screenshot bool
-	// MemoryMB caps each browser's JavaScript heap; zero leaves V8's.
-	MemoryMB int
-	// GiveUpAfter is, in auto mode, how many renders of a host in a row
-	// that find no link the static parse did not must pass before the
-	// host is rendered no more; zero means 3.
-	GiveUpAfter int
-}
-
-func (r RenderConfig) validate() error {
-	switch r.Mode {
-	case "", RenderNever, RenderAuto, RenderAlways:
-	default:
-		return fmt.Errorf("crawl: render mode %q: want never, auto or always", r.Mode)
-	}
-	if r.Workers < 0 || r.Timeout < 0 || r.Idle < 0 || r.MaxScrolls < 0 || r.MaxClicks < 0 || r.MemoryMB < 0 || r.GiveUpAfter < 0 {
-		return fmt.Errorf("crawl: render settings must not be negative: %+v", r)
-	}
-	return nil
-}
-
-// RenderSummary is what rendering did in a crawl.
-type RenderSummary struct {
-	Mode         string `json:"mode"`          // the mode the crawl ran in ("never" when Chromium was missing)
-	Off          string `json:"off"`           // why the crawl could not render, if it could not
-	Pages        int64  `json:"pages"`         // pages rendered
-	Fallbacks    int64  `json:"fallbacks"`     // pages whose render failed: they kept their static links
-	Requests     int64  `json:"requests"`      // the browsers' requests (the pages' own documents included)
-	Recalled     int64  `json:"recalled"`      // of which answered from the archive: what the crawl had fetched already
-	Refused      int64  `json:"refused"`       // of which refused (robots.txt, the guard, a policy, a cap, not GET)
-	Spared       int64  `json:"spared"`        // requisites' leases done without a request: a render had fetched them
-	NewLinks     int64  `json:"new_links"`     // links found in rendered DOMs that the static parse had not
-	HostsStopped int64  `json:"hosts_stopped"` // hosts auto mode stopped rendering (GiveUpAfter renders without a new link)
-	Escapes      int64  `json:"escapes"`       // the pages' connections outside interception (a WebSocket), refused at the dead-end proxy
-	// BrowserConns are the browsers' own background connections
-	// (Chromium's calls home), refused at the dead-end proxy, and
-	// BrowserTargets where they went, the most often first.
-	BrowserConns   int64    `json:"browser_conns"`
-	BrowserTargets []string `json:"browser_targets"`
-	Restarts       int64    `json:"restarts"` // browsers killed and replaced
-}
-
-// Line is the summary's render line, "" when there is nothing to say: no
-// page was rendered and no browser asked for anything.
-func (b *RenderSummary) Line() string {
-	if b == nil {
-		return ""
-	}
-	if b.Off != "" {
-		return fmt.Sprintf("off (%s): the crawl ran as --render never", b.Off)
-	}
-	if b.Pages == 0 && b.Fallbacks == 0 && b.Requests == 0 && b.Spared == 0 && b.HostsStopped == 0 && b.Escapes == 0 && b.BrowserConns == 0 && b.Restarts == 0 {
-		return ""
-	}
-	var l strings.Builder
-	fmt.Fprintf(&l, "%s: %d pages rendered", b.Mode, b.Pages)
-	if b.Fallbacks > 0 {
-		fmt.Fprintf(&l, ", %d fell back to their static links", b.Fallbacks)
-	}
-	fmt.Fprintf(&l, "; %d browser requests through weft's fetch path (%d answered from the archive, %d refused); %d new links", b.Requests, b.Recalled, b.Refused, b.NewLinks)
-	if b.Spared > 0 {
-		fmt.Fprintf(&l, "; %d requisites a render had fetched not fetched again", b.Spared)
-	}
-	if b.HostsStopped > 0 {
-		fmt.Fprintf(&l, "; %d hosts no longer rendered", b.HostsStopped)
-	}
-	if b.Escapes > 0 {
-		fmt.Fprintf(&l, "; %d page connections outside interception (WebSockets) refused", b.Escapes)
-	}
-	if b.BrowserConns > 0 {
-		fmt.Fprintf(&l, "; %d of Chromium's own background connections (%s) refused, none of them left the machine", b.BrowserConns, strings.Join(b.BrowserTargets, ", "))
-	}
-	if b.Restarts > 0 {
-		fmt.Fprintf(&l, "; %d browsers replaced", b.Restarts)
-	}
-	return l.String()
-}
-
-// renderer renders pages for the crawl; nil when rendering is off.
-type renderer struct {
-	pool   *render.Pool
-	mode   string
-	giveUp int
-	log    *slog.Logger
-
-	mu    sync.Mutex
-	hosts map[string]hostRenders // auto mode's learning, bounded by maxRenderHosts
-
-	pages, fallbacks, requests, refused, newLinks, stopped, recalled, spared atomic.Int64
-}
-
-// hostRenders is what rendering has taught about one host.
-type hostRenders struct {
-	barren   int  // renders in a row that found no new link
-	fruitful bool // some render found a new link
-}
-
-// maxRenderHosts bounds the hosts auto mode remembers; when full it
-// forgets them all and learns again (memory bounded by configuration).
-const maxRenderHosts = 1 << 16
-
-// newRenderer starts the pool, or returns nil with the reason rendering
-// is off (Chromium missing: the crawl goes on as never).
-func newRenderer(cfg RenderConfig, log *slog.Logger) (*renderer, string) {
-	if cfg.Mode == "" || cfg.Mode == RenderNever {
-		return nil, ""
-	}
-	pool, err := render.New(render.Config{
-		Chromium: cfg.Chromium, Workers: cfg.Workers, Timeout: cfg.Timeout, Idle: cfg.Idle,
-		MaxScrolls: cfg.MaxScrolls, MaxClicks: cfg.MaxClicks, Screenshot: cfg.Screenshot, MemoryMB: cfg.MemoryMB, Log: log,
-	})
-	if err != nil {
-		why := err.Error()
-		log.Warn("rendering is off: the crawl goes on as --render never", "mode", cfg.Mode, "err", err)
-		return nil, why
-	}
-	giveUp := cfg.GiveUpAfter
-	if giveUp == 0 {
-		giveUp = 3
-	}
-	return &renderer{pool: pool, mode: cfg.Mode, giveUp: giveUp, log: log, hosts: map[string]hostRenders{}}, ""
-}
-
-func (r *renderer) close() {
-	if r != nil {
-		r.pool.Close()
-	}
-}
-
-// wants decides whether to render a page of host whose static HTML is
-// body: as the host's operator policy says ("never", "always" or
-// "auto"), else as the crawl's mode does: always in always mode; in auto
-// mode, when the page looks as if scripts build it
-// (render.Signals.NeedsScript) and its static links cannot be taken as
-// complete. They are taken so by the test the host's own renders make
-// (a render that finds no link its page's HTML did not have): after
-// GiveUpAfter such renders in a row, and before any render, for a page
-// with static navigation (render.Signals.Navigates: a documentation
-// page's sidebar, whose theme and search scripts make no link). A host
-// where one render found a new link is rendered for good.
-func (r *renderer) wants(host string, body []byte, policy string) bool {
-	mode := r.mode
-	if policy != "" {
-		mode = policy
-	}
-	switch mode {
-	case RenderNever:
-		return false
-	case RenderAlways:
-		return true
-	}
-	r.mu.Lock()
-	h := r.hosts[host]
-	r.mu.Unlock()
-	if !h.fruitful && h.barren >= r.giveUp {
-		return false
-	}
-	sig := render.Inspect(body)
-	return sig.NeedsScript() && (h.fruitful || !sig.Navigates())
-}
-
-// learn records what a render of host found.
-func (r *renderer) learn(host string, newLinks int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.hosts) >= maxRenderHosts {
-		clear(r.hosts)
-	}
-	h := r.hosts[host]
-	if newLinks > 0 {
-		h.fruitful, h.barren = true, 0
-	} else {
-		h.barren++
-		if !h.fruitful && h.barren == r.giveUp && r.mode == RenderAuto {
-			r.stopped.Add(1)
-			r.log.Info("render: host rendered no more: its renders found no link its HTML did not have", "host", host, "renders", h.barren)
-		}
-	}
-	r.hosts[host] = h
-}
-
-func (r *renderer) summary(mode, off string) *RenderSummary {
-	if r == nil {
-		if mode == "" || mode == RenderNever {
-			return nil
-		}
-		return &RenderSummary{Mode: RenderNever, Off: off}
-	}
-	d := r.pool.DeadEnds()
-	return &RenderSummary{
-		Mode: r.mode, Pages: r.pages.Load(), Fallbacks: r.fallbacks.Load(), Requests: r.requests.Load(),
-		Recalled: r.recalled.Load(), Refused: r.refused.Load(), Spared: r.spared.Load(), NewLinks: r.newLinks.Load(), HostsStopped: r.stopped.Load(),
-		Escapes: d.Pages, BrowserConns: d.Browser, BrowserTargets: d.Targets, Restarts: r.pool.Restarts(),
-	}
-}
+// RenderConfig turns on rendering in headless Chromium (render.TierConfig).
+type RenderConfig = render.TierConfig
 
 // renderable is a fetched page rendering may read: its response, the
 // record ID of its capture and the links the static parse found.
 type renderable struct {
 	resp     *fetch.Response
 	recordID string
-	outlinks []string
 }
 
 // What a render leaves beside the page's response: its settled DOM and,
@@ -275,7 +58,7 @@ const (
 )
 
 // resourceWriter is the archive's way to write resource records; an
-// ArchiveWriter without it keeps no DOM.
+// archive.Writer without it keeps no DOM.
 type resourceWriter interface {
 	WriteResource(warc.Resource) (warc.Location, error)
 }
@@ -287,32 +70,32 @@ type resourceWriter interface {
 // commits leaves the URL queued, to be fetched and rendered again. The
 // clock the lease leaves counts from the end of the last request, with
 // the worst signal and the longest time of the lease's requests.
-func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL, pol *robots.Policy, lo *leaseOutcome, pb *pageBatch) {
-	in := lo.page
-	lo.page = nil
+func (c *Crawler) renderPage(ctx context.Context, p *pageRun, pol *robots.Policy) {
+	l, u, lo, in := p.l, p.u, &p.out, p.render
+	p.render = nil
 	var policy string
 	if hp := c.cfg.Policies.For(u.Authority, u.Host); hp != nil {
 		policy = hp.Render
 	}
-	if !c.rend.wants(l.Host, in.resp.Decoded, policy) {
+	if !c.rend.Wants(l.Host, in.resp.Decoded, policy) {
 		return
 	}
 	end := in.resp.Start.Add(in.resp.Duration)
-	pf := &pageFetcher{c: c, l: l, pol: pol, page: in.resp, pb: pb,
+	pf := &pageFetcher{c: c, l: l, pol: pol, page: in.resp, pb: p.pb,
 		clock: c.front.Advance(l.Clock, c.policies.delay(l, lo.res), end), serverFree: end.Add(c.cfg.IPGap)}
-	res, err := c.rend.pool.Render(ctx, in.resp.URL, pf)
-	c.rend.requests.Add(int64(res.Requests))
-	c.rend.refused.Add(int64(res.Refused))
+	res, err := c.rend.Pool.Render(ctx, in.resp.URL, pf)
+	c.rend.Requests.Add(int64(res.Requests))
+	c.rend.Refused.Add(int64(res.Refused))
 	if pf.own > 0 {
 		// The host's clock is the one the page's requests left, each
 		// advanced by its own answer (a Retry-After, a backoff for each
 		// 503), not the lease's advanced once.
-		lo.clock = &pf.clock
+		lo.res.Clock = &pf.clock
 		lo.res.Took = max(lo.res.Took, pf.took)
 		lo.res.Signal = worse(lo.res.Signal, pf.signal)
 	}
 	if err != nil {
-		c.rend.fallbacks.Add(1)
+		c.rend.Fallbacks.Add(1)
 		switch {
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			// The node's claim on the host ran out (Cluster.Claim).
@@ -325,20 +108,20 @@ func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL,
 			c.log.Info("render skipped: no browser came free within --render-timeout; the page keeps its static links", "url", l.URL)
 		default:
 			c.log.Info("render failed: the page keeps its static links", "url", l.URL, "err", err)
-			c.rend.learn(l.Host, 0) // a render that fails finds nothing
+			c.rend.Learn(l.Host, 0) // a render that fails finds nothing
 		}
 		return
 	}
-	c.rend.pages.Add(1)
-	static := make(map[string]bool, len(in.outlinks))
-	for _, o := range in.outlinks {
+	c.rend.Pages.Add(1)
+	static := make(map[string]bool, len(p.links))
+	for _, o := range p.links {
 		static[o] = true
 	}
 	// The DOM's links, as the static parse's: rel=nofollow ones left out
 	// (by the browser's reading), at most MaxLinksPerPage of them all,
 	// each judged by admission. Only those admitted are new: a link out
 	// of scope or seen already is no reason to render the host again.
-	found, room := 0, cmp.Or(c.cfg.MaxLinksPerPage, DefaultMaxLinksPerPage)-len(in.outlinks)
+	found, room := 0, cmp.Or(c.cfg.MaxLinksPerPage, DefaultMaxLinksPerPage)-len(p.links)
 	for _, link := range res.Links {
 		if room <= 0 {
 			break
@@ -349,13 +132,12 @@ func (c *Crawler) renderPage(ctx context.Context, l frontier.Lease, u canon.URL,
 		}
 		static[lu.String] = true
 		room--
-		if it, why := c.admit.judge(pb, lu, l.Depth+1, 0, frontier.Normal, l.URL, asPageLink); why == "" {
-			pb.items = append(pb.items, it)
+		if c.admit(p.pb, judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL, As: judge.AsPageLink, Page: p.alias}) == "" {
 			found++
 		}
 	}
-	c.rend.newLinks.Add(int64(found))
-	c.rend.learn(l.Host, found)
+	c.rend.NewLinks.Add(int64(found))
+	c.rend.Learn(l.Host, found)
 	if rw, ok := c.warc.(resourceWriter); ok {
 		now := time.Now()
 		if limit := c.cfg.Fetch.MaxBodyBytes; limit > 0 && int64(len(res.DOM)) > limit {
@@ -406,7 +188,7 @@ type pageFetcher struct {
 	page *fetch.Response
 
 	pbMu sync.Mutex
-	pb   *pageBatch
+	pb   *state.Batch
 
 	// ownMu keeps one request at a time to the lease's server: to its
 	// host, under the lease, and to the server's other hosts under leases
@@ -505,7 +287,7 @@ func (f *pageFetcher) recalled(u canon.URL) (resp *render.Response, ok bool, err
 		c.log.Warn("render: a capture could not be read back: the request is fetched", "url", u.String, "err", err)
 		return nil, false, nil
 	}
-	c.rend.recalled.Add(1)
+	c.rend.Recalled.Add(1)
 	return resp, true, err
 }
 
@@ -537,7 +319,7 @@ func (f *pageFetcher) ownHost(ctx context.Context, u canon.URL, typ string) (*re
 // the frontier, which gives it when that host's clock allows, after its
 // robots.txt is known (fetched under such a lease too).
 func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL, typ string) (*render.Response, error) {
-	if cl := f.c.cfg.Cluster; cl != nil && !cl.Owns(u.Authority) {
+	if !f.c.cluster.Owns(u.Authority) {
 		// Its clock is another node's: asking here could overlap that
 		// node's requests.
 		return nil, errRefused{u.Authority + " is another node's host"}
@@ -584,7 +366,7 @@ func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL, typ string) (*
 // first if it is not known yet (again is then set: borrow once more for
 // the URL), or the URL.
 func (f *pageFetcher) borrowed(ctx context.Context, bl frontier.Lease, u canon.URL, typ string) (resp *render.Response, res frontier.Result, again bool, err error) {
-	pol, spent := f.c.robots.ensure(ctx, bl, u)
+	pol, spent := f.c.robots.Ensure(ctx, bl, u)
 	if pol == nil {
 		if spent.Hold > 0 || spent.Drain == frontier.DrainStart {
 			return nil, spent, false, errRefused{"robots.txt of " + u.Authority + " failed, or disallows it all"}
@@ -611,21 +393,20 @@ func (f *pageFetcher) borrowed(ctx context.Context, bl frontier.Lease, u canon.U
 // newer clock.
 func (f *pageFetcher) completeBorrowed(bl frontier.Lease, res frontier.Result) frontier.Clock {
 	c := f.c
-	res = c.policies.delay(bl, res)
-	now := time.Now()
-	clock := c.front.Advance(bl.Clock, res, now)
-	res.Clock = &clock
+	hb := c.state.NewBatch()
+	res, durable := c.front.Settle(bl, c.policies.delay(bl, res), time.Now(), hb)
+	clock := *res.Clock
 	c.countClock(bl, res, clock)
-	if c.front.Durable(bl.Clock, clock, now) {
-		hb := c.state.newBatch()
-		hb.putClock(bl.Host, partition.Of(bl.Host, c.cfg.Partitions), clock)
-		switch err := hb.commit(c.seen, c.front); {
+	if durable {
+		switch err := hb.Commit(c.seen, c.front); {
 		case errors.Is(err, ErrStopping):
 		case err != nil:
 			c.fail(fmt.Errorf("crawl: record the clock of %s: %w", bl.Host, err))
-		case c.cfg.Cluster != nil:
-			c.cfg.Cluster.Clocked(bl.Host, clock)
+		default:
+			c.cluster.Clocked(bl.Host, clock)
 		}
+	} else {
+		hb.Batch.Close()
 	}
 	c.front.Complete(bl, res)
 	return clock
@@ -636,29 +417,29 @@ func (f *pageFetcher) completeBorrowed(bl frontier.Lease, res frontier.Result) f
 // what the page asked for it as (render.Request.Type).
 func (f *pageFetcher) get(ctx context.Context, u canon.URL, typ string) (*render.Response, frontier.Result, error) {
 	c := f.c
-	c.traps.fetched(u.Authority)
+	c.judge.Fetched(u.Authority)
 	resp, err := c.fetcher.Get(ctx, u.String, nil)
 	if err != nil {
 		kind := fetch.KindOf(err)
-		fetched, signal := errorSignal(kind)
+		fetched, signal := answer.ErrorSignal(kind)
 		c.log.Info("render: a page's request failed", "page", f.l.URL, "url", u.String, "err", err)
-		c.flog.write(fetchRecord{Time: time.Now(), URL: u.String, Host: u.Authority, Depth: f.l.Depth + 1, Via: f.l.URL, Outcome: "error:" + kind.String(), Error: err.Error()})
+		c.flog.Write(fetchlog.Record{Time: time.Now(), URL: u.String, Host: u.Authority, Depth: f.l.Depth + 1, Via: f.l.URL, Outcome: "error:" + kind.String(), Error: err.Error()})
 		return nil, frontier.Result{Fetched: fetched, Signal: signal}, err
 	}
-	signal, retryAfter := answerSignal(resp, time.Now())
+	signal, retryAfter := answer.Signal(resp, time.Now())
 	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration}
 	f.pbMu.Lock()
-	cp := c.arch.archive(resp, f.pb, &u)
-	c.arch.index(cp, f.pb)
+	cp := c.archiveResp(resp, f.pb, &u)
+	c.index(cp, f.pb)
 	f.pbMu.Unlock()
 	// In the fetch log as the page's requisite, asked by its browser.
-	c.flog.write(fetchRecord{Time: resp.Start, URL: u.String, Host: u.Authority, Status: resp.StatusCode, Bytes: len(resp.Body),
+	c.flog.Write(fetchlog.Record{Time: resp.Start, URL: u.String, Host: u.Authority, Status: resp.StatusCode, Bytes: len(resp.Body),
 		DurationMS: resp.Duration.Milliseconds(), Depth: f.l.Depth + 1, Via: f.l.URL, ContentType: resp.Header.Get("Content-Type"),
-		Truncated: resp.Truncated, WARCFile: cp.loc.File, WARCOffset: cp.loc.Offset, Outcome: outcomeRendered})
+		Truncated: resp.Truncated, WARCFile: cp.Loc.File, WARCOffset: cp.Loc.Offset, Outcome: outcomeRendered})
 	if resp.Truncated != "" || resp.Refused || resp.DecodeErr != nil {
 		return nil, res, errRefused{fmt.Sprintf("%s cut or refused by a cap (%s)", u.String, cmpOr(resp.Truncated, "media policy or decoding"))}
 	}
-	if requisiteType(typ) && recallable(cp.rec, time.Time{}) {
+	if requisiteType(typ) && recallable(cp.Rec, time.Time{}) {
 		f.fetchedRequisite(u, resp)
 	}
 	return &render.Response{Status: resp.StatusCode, Header: resp.Header, Body: resp.Decoded}, res, nil
@@ -692,47 +473,46 @@ func (f *pageFetcher) fetchedRequisite(u canon.URL, resp *fetch.Response) {
 	pb := f.pb
 	rec := store.URLRecord{URL: u.String, Depth: f.l.Depth + 1, Status: store.URLDone,
 		LastFetch: resp.Start, LastStatus: resp.StatusCode, LastOutcome: outcomeRendered}
-	if i := slices.IndexFunc(pb.items, func(it frontier.Item) bool { return it.URL == u.String && it.Requisite }); i >= 0 {
+	if i := slices.IndexFunc(pb.Items, func(it frontier.Item) bool { return it.URL == u.String && it.Requisite }); i >= 0 {
 		// Queued by this page a moment ago, its batch not committed.
-		it := pb.items[i]
-		pb.items = slices.Delete(pb.items, i, i+1)
+		it := pb.Items[i]
+		pb.Items = slices.Delete(pb.Items, i, i+1)
 		rec.Depth, rec.Priority = it.Depth, uint8(it.Priority)
-		pb.b.PutURL(uint16(partition.Of(it.Host, c.cfg.Partitions)), it.Host, seen.KeyOf(it.URL), rec)
+		pb.Batch.PutURL(uint16(partition.Of(it.Host, c.cfg.Partitions)), it.Host, seen.KeyOf(it.URL), rec)
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			c.stats.requisitesArchived.Add(1)
 		}
-	} else if cl := c.cfg.Cluster; cl == nil || cl.Owns(u.Authority) {
+	} else if c.cluster.Owns(u.Authority) {
 		_, err := c.seen.Add(u.Authority, u.String, func(part int, k seen.Key) (bool, error) {
-			pb.b.PutURL(uint16(part), u.Authority, k, rec)
-			pb.pending = append(pb.pending, seen.Pending{Partition: part, Key: k})
+			pb.Batch.PutURL(uint16(part), u.Authority, k, rec)
+			pb.Pending = append(pb.Pending, seen.Pending{Partition: part, Key: k})
 			return true, nil
 		})
 		if err != nil {
 			c.fail(fmt.Errorf("crawl: record %s, which a render fetched: %w", u.String, err))
 		}
 	}
-	if !c.cfg.Requisites || mediaType(resp) != "text/css" {
+	if c.cfg.NoRequisites || mediaType(resp) != "text/css" {
 		return
 	}
 	base, err := c.canon.NewBase(u.String)
 	if err != nil {
 		return
 	}
-	as := asSheetRequisite
-	if c.admit.scope.Within(u) {
-		as = asRequisite
+	as := judge.AsSheetRequisite
+	if c.scope.Within(u) {
+		as = judge.AsRequisite
 	}
 	sheet := content.Requisites{}.Read(content.Doc{URL: u.String, MediaType: "text/css", Header: resp.Header, Body: resp.Decoded,
 		Embeds: true, MaxLinks: c.cfg.MaxLinksPerPage})
 	for _, src := range sheet.Embeds {
 		eu, err := base.Resolve(src)
 		if err != nil {
-			c.stats.reject(RejectInvalid)
+			c.judge.Count(judge.Invalid, 1)
 			continue
 		}
 		c.stats.requisitesFound.Add(1)
-		if it, why := c.admit.judge(pb, eu, f.l.Depth+2, 0, frontier.Normal, u.String, as); why == "" {
-			pb.items = append(pb.items, it)
+		if c.admit(pb, judge.Candidate{URL: eu, Depth: f.l.Depth + 2, Priority: frontier.Normal, Via: u.String, As: as}) == "" {
 			c.stats.requisitesQueued.Add(1)
 		}
 	}
@@ -757,7 +537,7 @@ func (c *Crawler) renderedAlready(l frontier.Lease, u canon.URL) (leaseOutcome, 
 	if !ok {
 		return leaseOutcome{}, false
 	}
-	c.rend.spared.Add(1)
+	c.rend.Spared.Add(1)
 	if rec.Status >= 200 && rec.Status < 300 {
 		c.stats.requisitesArchived.Add(1)
 	}

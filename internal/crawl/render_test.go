@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/netip"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/browsertest"
-	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/synthweb"
 	"github.com/weft-crawler/weft/internal/testwait"
 )
@@ -225,41 +223,6 @@ func checkScreenshot(t *testing.T, cfg Config, sum Summary, app string) {
 	t.Errorf("no screenshot of %s", app)
 }
 
-// The auto rule's decisions: a host's policy overrides the mode; a host
-// whose renders find nothing new is given up after GiveUpAfter of them,
-// and one whose render found something never is.
-func TestRenderWants(t *testing.T) {
-	shell := []byte(`<div id=app></div><script src=/app.js></script>`)
-	static := []byte(`<p>no script</p>`)
-	r := &renderer{mode: RenderAuto, giveUp: 2, hosts: map[string]hostRenders{}, log: slog.New(slog.DiscardHandler)}
-	if !r.wants("a", shell, "") || r.wants("a", static, "") || !r.wants("a", static, RenderAlways) || r.wants("a", shell, RenderNever) {
-		t.Fatal("the rule or the policy is not followed")
-	}
-	r.learn("a", 0)
-	r.learn("a", 0)
-	if r.wants("a", shell, "") || !r.wants("a", shell, RenderAlways) {
-		t.Fatal("host a not given up after two barren renders, or its policy not kept")
-	}
-	r.learn("b", 1)
-	for range 5 {
-		r.learn("b", 0)
-	}
-	if !r.wants("b", shell, "") || r.stopped.Load() != 1 {
-		t.Fatalf("host b, whose render found a link, given up (stopped %d)", r.stopped.Load())
-	}
-	// A page with static navigation and the scripts of a theme is taken
-	// as complete, and not rendered, but on a host whose renders have
-	// found links their HTML did not have.
-	var nav strings.Builder
-	for i := range render.NavFloor {
-		fmt.Fprintf(&nav, `<li><a href="/doc/%d.html">Chapter %d</a></li>`, i, i)
-	}
-	docs := []byte(`<script src="/_static/jquery.js"></script><noscript>Search needs JavaScript.</noscript><ul>` + nav.String() + `</ul>`)
-	if r.wants("c", docs, "") || !r.wants("b", docs, "") || !r.wants("c", docs, RenderAlways) {
-		t.Fatal("a page with static navigation rendered on a host that has shown no script-made link, or not rendered where one has")
-	}
-}
-
 // A page whose script never yields costs its browser (killed at the
 // budget and replaced) but not its lease: the page keeps the link of its
 // HTML, which is crawled.
@@ -361,7 +324,7 @@ func checkDocsOnce(t *testing.T, web *synthweb.Web, ua string, more ...string) {
 func TestRenderAutoSparesStaticDocs(t *testing.T) {
 	web := docsWeb(t, synthweb.ScriptDocs)
 	cfg := renderConfig(t, web, RenderAuto)
-	cfg.Requisites = true
+	cfg.NoRequisites = false
 	sum := runCrawl(t, cfg)
 	b := sum.Browser
 	if b == nil {
@@ -385,7 +348,7 @@ func TestRenderAutoSparesStaticDocs(t *testing.T) {
 func TestRenderFetchesEachRequisiteOnce(t *testing.T) {
 	web := docsWeb(t, synthweb.ScriptDocs)
 	cfg := renderConfig(t, web, RenderAlways)
-	cfg.Requisites = true
+	cfg.NoRequisites = false
 	sum := runCrawl(t, cfg)
 	b := sum.Browser
 	if b == nil {
@@ -413,7 +376,7 @@ func TestRenderFetchesEachRequisiteOnce(t *testing.T) {
 func TestRenderAutoFetchesEachRequisiteOnceWhicheverAsksFirst(t *testing.T) {
 	web := docsWeb(t, synthweb.ScriptDocsApp)
 	cfg := renderConfig(t, web, RenderAuto)
-	cfg.Requisites = true
+	cfg.NoRequisites = false
 	sum := runCrawl(t, cfg)
 	b := sum.Browser
 	if b == nil {
@@ -468,42 +431,5 @@ func TestRenderInterruptedSaysSo(t *testing.T) {
 	log := logged.String()
 	if strings.Contains(log, "budget") || !strings.Contains(log, "render cut short: the crawl is stopping") {
 		t.Errorf("the interruption is not told as it happened:\n%s", log)
-	}
-}
-
-// The render line of the summary says what rendering did, and nothing
-// when it did nothing: a crawl of plain pages renders none.
-func TestRenderSummaryLine(t *testing.T) {
-	for _, c := range []struct {
-		sum       *RenderSummary
-		want, not []string
-		whole     string
-	}{
-		{sum: nil},
-		{sum: &RenderSummary{Mode: RenderAuto}},
-		{sum: &RenderSummary{Mode: RenderNever, Off: "render: no Chromium found"}, whole: "off (render: no Chromium found): the crawl ran as --render never"},
-		{sum: &RenderSummary{Mode: RenderAlways, Pages: 10, Requests: 89, Recalled: 70, NewLinks: 2, BrowserConns: 9, BrowserTargets: []string{"accounts.google.com:443", "update.googleapis.com:443"}},
-			want: []string{"always: 10 pages rendered;", "89 browser requests through weft's fetch path (70 answered from the archive, 0 refused)", "2 new links",
-				"9 of Chromium's own background connections (accounts.google.com:443, update.googleapis.com:443) refused, none of them left the machine"},
-			not: []string{"fell back", "hosts no longer rendered", "page connections", "browsers replaced", "not fetched again"}},
-		{sum: &RenderSummary{Mode: RenderAuto, Pages: 3, Fallbacks: 1, Requests: 21, Spared: 6, HostsStopped: 1, Escapes: 1, Restarts: 1},
-			want: []string{"3 pages rendered, 1 fell back to their static links", "6 requisites a render had fetched not fetched again", "1 hosts no longer rendered",
-				"1 page connections outside interception (WebSockets) refused", "1 browsers replaced"},
-			not: []string{"Chromium's own"}},
-	} {
-		got := c.sum.Line()
-		if c.want == nil && got != c.whole {
-			t.Errorf("%+v: %q, want %q", c.sum, got, c.whole)
-		}
-		for _, w := range c.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%q lacks %q", got, w)
-			}
-		}
-		for _, n := range c.not {
-			if strings.Contains(got, n) {
-				t.Errorf("%q says %q", got, n)
-			}
-		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/testwait"
 )
 
@@ -112,8 +113,9 @@ func startRequisiteSite(t *testing.T, site *requisiteSite) (mainHost, cdnHost st
 // requisiteConfig is the crawl of the requisite site from its home page.
 func requisiteConfig(t *testing.T, mainHost string, delay time.Duration) Config {
 	cfg := Config{
-		Seeds: []string{"http://" + mainHost + "/"}, DataDir: t.TempDir(), Workers: 4, Delay: delay, Requisites: true,
+		Seeds: []string{"http://" + mainHost + "/"}, DataDir: t.TempDir(), Workers: 4, Delay: delay,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true, NearDupThreshold: -1,
+		Render: RenderConfig{Mode: RenderNever},
 	}
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Fetch.Resolve = map[string]string{"www.req.test": "127.0.0.1", "cdn.other.test": "127.0.0.1"}
@@ -163,7 +165,7 @@ func TestRequisitesFetched(t *testing.T) {
 	// preloaded part, the script, two images, the favicon; not the
 	// disallowed one), and the style sheet's four (its @import, its two
 	// fonts, the CDN's included, and its image); not the CDN sheet's image.
-	if sum.Requisites == 0 || sum.RequisitesQueued != 12 || sum.RequisitesArchived != 12 || sum.Rejected[RejectRequisiteLinks] != 1 || sum.Archived["text/css"] != 3 {
+	if sum.Requisites == 0 || sum.RequisitesQueued != 12 || sum.RequisitesArchived != 12 || sum.Rejected[judge.RequisiteLinks] != 1 || sum.Archived["text/css"] != 3 {
 		t.Errorf("summary: %d requisites found, %d queued, %d archived; archived %v; rejected %v", sum.Requisites, sum.RequisitesQueued, sum.RequisitesArchived, sum.Archived, sum.Rejected)
 	}
 	// One request at a time per host, and the delay between them.

@@ -7,7 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
+	"github.com/weft-crawler/weft/internal/report"
 )
 
 // Run crawls until the frontier drains, MaxPages is reached or ctx is
@@ -16,7 +19,7 @@ import (
 // finish before they are cut; the summary then says "interrupted", which is
 // not an error.
 func (c *Crawler) Run(ctx context.Context) (Summary, error) {
-	for _, f := range c.arch.warcFix {
+	for _, f := range c.arch.Recovered() {
 		c.log.Warn("torn WARC file from a crash cut back to its last whole record", "file", f.Name, "records", f.Records, "dropped_bytes", f.DroppedBytes, "removed", f.Removed)
 	}
 	// leaseCtx stops the workers taking leases (ctx done, page cap, a fatal
@@ -27,22 +30,20 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	c.stopLeasing = stopLeasing
 	var warm sync.WaitGroup
 	warmCtx, stopWarm := context.WithCancel(ctx)
-	c.robots.hopCtx = warmCtx  // ends as the crawl closes: hops asked of other nodes stop waiting
+	c.robots.Begin(warmCtx)    // ends as the crawl closes: hops asked of other nodes stop waiting
 	closeAll := func() error { // the rebuild of the seen set reads the store
 		stopWarm()
 		warm.Wait()
-		c.robots.hopWG.Wait()
-		c.liveMu.Lock()
-		c.running, c.closed = false, true // the API reads and writes no more
-		c.liveMu.Unlock()
+		c.robots.Wait()
+		c.life.set(func(l *lifecycle) { l.running, l.closed = false, true }) // the API reads and writes no more
 		c.doneOnce.Do(func() { close(c.done) })
-		return c.close(uploadDrain)
+		return c.close(archive.UploadDrain)
 	}
-	if err := c.out.replay(); err != nil {
+	if err := c.out.Replay(); err != nil {
 		return Summary{StoppedBy: "failed"}, errors.Join(err, closeAll())
 	}
 	if c.resumed {
-		extra, err := c.state.scopeSeeds()
+		extra, err := c.state.ScopeSeeds()
 		if err != nil {
 			return Summary{StoppedBy: "failed"}, errors.Join(err, closeAll())
 		}
@@ -56,7 +57,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		// the background, asks the store about every URL meanwhile.
 		c.seen.StartWarming()
 		warm.Go(func() {
-			urls, err := c.state.fillSeen(warmCtx, c.seen)
+			urls, err := c.state.FillSeen(warmCtx, c.seen)
 			c.stats.resumedURLs.Store(int64(urls))
 			switch {
 			case err == nil:
@@ -69,24 +70,21 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		c.log.Info("resuming crawl", "dir", c.cfg.DataDir)
 	}
 	// Seeds given again to a resumed crawl are deduplicated like any URL.
-	seeds := c.state.newBatch()
+	seeds := c.state.NewBatch()
 	c.seedWhy = map[string]string{}
 	for _, u := range c.seeds {
-		it, why := c.admit.judge(seeds, u, 0, 0, frontier.High, "", asLink)
-		switch why {
-		case "":
-			seeds.items = append(seeds.items, it)
-		case RejectSeen, RejectForwarded: // an earlier run's, or another node's: its record says
+		switch why := c.admit(seeds, judge.Candidate{URL: u, Priority: frontier.High}); why {
+		case "", judge.Seen, judge.Forwarded: // queued, or an earlier run's or another node's: its record says
 		default:
 			c.seedWhy[u.String] = why
 		}
 	}
-	if err := seeds.commit(c.seen, c.front); errors.Is(err, ErrStopping) {
+	if err := seeds.Commit(c.seen, c.front); errors.Is(err, ErrStopping) {
 		return Summary{StoppedBy: "stopped"}, closeAll() // before it began: the seeds are offered again next run
 	} else if err != nil {
 		return Summary{StoppedBy: "failed"}, errors.Join(fmt.Errorf("crawl: record seeds: %w", err), closeAll())
 	}
-	c.setRunning(true)
+	c.setRunning()
 
 	// fetchCtx, which the fetches use, ends Grace after ctx.
 	fetchCtx, cutFetches := context.WithCancel(context.WithoutCancel(ctx))
@@ -107,16 +105,14 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		graceMu.Unlock()
 	}()
 	frontErr := make(chan error, 1)
-	c.liveMu.Lock()
-	c.frontUp = true // the frontier answers Stats, Host and Hosts from now on
-	c.liveMu.Unlock()
+	c.life.set(func(l *lifecycle) { l.frontUp = true }) // the frontier answers Stats, Host and Hosts from now on
 	go func() { frontErr <- c.front.Run(leaseCtx) }()
 	var rescan sync.WaitGroup
 	if c.cfg.Recrawl != nil {
 		rescan.Go(func() { c.rescan(leaseCtx) })
 	}
 	rescan.Go(func() {
-		c.ext.sweep(leaseCtx, 250*time.Millisecond, func(l frontier.Lease, lo leaseOutcome) { c.finish(l, lo, c.state.newBatch()) })
+		c.ext.sweep(leaseCtx, 250*time.Millisecond, c.endLease)
 	})
 
 	var wg sync.WaitGroup
@@ -164,7 +160,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	err := errors.Join(c.fatalErr(), closeAll())
 	sum.WARCFiles = c.warc.Files()
 	sum.WARCBytes = c.warc.Bytes()
-	sum.WARCUploads = c.uploads.summary() // after the close, which uploads the last file
+	sum.WARCUploads = c.uploads.Summary() // after the close, which uploads the last file
 	return sum, err
 }
 
@@ -172,21 +168,24 @@ func (c *Crawler) summary() Summary {
 	s := c.stats
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ac := c.arch.Counts()
+	rc := c.robots.Counts()
+	sc := c.recrawler.Counts()
 	sum := Summary{
 		Elapsed:            time.Since(c.start),
 		Pages:              s.pages.Load(),
-		RobotsFetches:      s.robots.Load(),
-		Bytes:              s.bytes.Load(),
+		RobotsFetches:      rc.Fetches,
+		Bytes:              s.bytes.Load() + rc.Bytes,
 		Truncated:          s.truncated.Load(),
-		Revisits:           s.revisits.Load(),
+		Revisits:           ac.Revisits,
 		NearDups:           s.nearDups.Load(),
-		NotModified:        s.notModified.Load(),
-		Recrawls:           s.recrawls.Load(),
-		ListedChanged:      s.listedChanged.Load(),
-		ListedDropped:      s.listedDropped.Load(),
-		RevisitBytes:       s.revisitBytes.Load(),
-		Browser:            c.rend.summary(c.cfg.Render.Mode, c.rendOff),
-		Rendered:           s.rendered.Load(),
+		NotModified:        ac.NotModified,
+		Recrawls:           sc.Recrawls,
+		ListedChanged:      sc.ListedChanged,
+		ListedDropped:      sc.ListedDropped,
+		RevisitBytes:       ac.RevisitBytes,
+		Browser:            c.rend.Summary(c.cfg.Render.Mode, c.rendOff),
+		Rendered:           ac.Rendered,
 		Requisites:         s.requisitesFound.Load(),
 		RequisitesQueued:   s.requisitesQueued.Load(),
 		RequisitesArchived: s.requisitesArchived.Load(),
@@ -195,11 +194,11 @@ func (c *Crawler) summary() Summary {
 		Charsets:           clone(s.charsets),
 		RedirectSeen:       s.redirectSeen.Load(),
 		Forwarded:          s.forwarded.Load(),
-		RobotsCut:          s.robotsCut.Load(),
+		RobotsCut:          rc.Cut,
 		BadEncoding:        s.badCoding.Load(),
 		ByStatus:           clone(s.byClass),
 		Errors:             clone(s.byError),
-		Rejected:           clone(s.rejected),
+		Rejected:           c.judge.Rejected(),
 		Handled:            clone(s.handled),
 		Archived:           clone(s.archivedTypes),
 		Refused:            clone(s.refusedTypes),
@@ -207,12 +206,13 @@ func (c *Crawler) summary() Summary {
 		Cut:                clone(s.cut),
 		Extended:           clone(s.extended),
 		ExtensionFailed:    clone(s.extFailed),
-		Robots:             clone(s.robotsOutc),
-		RobotsHops:         s.robotsHops.Load(),
-		RobotsRetries:      s.robotsRetries.Load(),
-		RobotsLastGood:     s.robotsLastGood.Load(),
+		Robots:             rc.Outcomes,
+		RobotsHops:         rc.Hops,
+		RobotsRetries:      rc.Retries,
+		RobotsLastGood:     rc.LastGood,
 		Policies:           c.cfg.Policies.Len(),
-		HostsDown:          clone(s.hostsDown),
+		HostsDown:          rc.HostsDown,
+		HostsDownNamed:     rc.DownNamed,
 		NoIndex:            s.noindex.Load(),
 		NoFollow:           s.nofollow.Load(),
 		Throttled:          s.throttled.Load(),
@@ -223,21 +223,23 @@ func (c *Crawler) summary() Summary {
 		Resumed:            c.resumed,
 		ResumedURLs:        s.resumedURLs.Load(),
 		ResumedQueue:       s.resumedQueue.Load(),
-		WARCRecovered:      len(c.arch.warcFix),
-		WARCUploads:        c.uploads.summary(), // so far
+		WARCRecovered:      len(c.arch.Recovered()),
+		WARCUploads:        c.uploads.Summary(), // so far
+	}
+	for kind, n := range rc.Errors { // pages' and robots.txt's
+		sum.Errors[kind] += n
 	}
 	var top []HostPages
-	sum.LinksCut, top = s.topLinksCut(maxHostNames)
+	sum.LinksCut, top = s.topLinksCut(report.MaxNamed)
 	if len(top) > 0 {
 		sum.LinksCutHosts = make(map[string]int64, len(top))
 		for _, h := range top {
 			sum.LinksCutHosts[h.Host] = h.Pages
 		}
 	}
-	sum.GaveUp, sum.GaveUpHosts = s.gaveUp.snapshot()
-	_, sum.HostsDownNamed = s.down.snapshot()
-	sum.Traps, sum.TrapHosts = s.traps.snapshot()
-	sum.TrapCosts, sum.TrapHostCount = c.traps.report()
+	sum.GaveUp, sum.GaveUpHosts = s.gaveUp.Snapshot()
+	sum.Traps, sum.TrapHosts = c.judge.Cut()
+	sum.TrapCosts, sum.TrapHostCount = c.judge.TrapReport()
 	return sum
 }
 

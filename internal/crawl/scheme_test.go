@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/weft-crawler/weft/internal/judge"
 )
 
 // twoSchemes is one server answering http and https on one port, so that
@@ -134,13 +136,13 @@ func TestRobotsPerScheme(t *testing.T) {
 			page(rw)
 		}
 	})
-	cfg := Config{
+	cfg := bare(Config{
 		Seeds:     []string{ts.url("http", "/"), ts.url("https", "/")},
 		DataDir:   t.TempDir(),
 		Workers:   4,
 		Delay:     delay,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)",
-	}
+	})
 	cfg.NoSitemaps = true
 	cfg.Fetch.Resolve = map[string]string{ts.name: "127.0.0.7"}
 	cfg.Fetch.Resolver = noDNS{}
@@ -156,7 +158,7 @@ func TestRobotsPerScheme(t *testing.T) {
 			t.Errorf("%s requests %v, want %v", scheme, got, want)
 		}
 	}
-	if sum.Robots["rules"] != 2 || sum.Rejected[RejectRobots] != 2 {
+	if sum.Robots["rules"] != 2 || sum.Rejected[judge.Robots] != 2 {
 		t.Errorf("robots %v, rejected %v: want two files with rules, each disallowing one link", sum.Robots, sum.Rejected)
 	}
 	ts.mu.Lock()

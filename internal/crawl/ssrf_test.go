@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/scope"
 )
 
@@ -151,13 +152,13 @@ func TestSSRFNoConnection(t *testing.T) {
 	port = mw.auth["b.test"][strings.LastIndexByte(mw.auth["b.test"], ':')+1:]
 	bad := listenTally(t, badIP+":"+port)
 
-	cfg := Config{
+	cfg := bare(Config{
 		Seeds:     []string{mw.url("a.test", "/")},
 		DataDir:   t.TempDir(),
 		Workers:   4,
 		Delay:     5 * time.Millisecond,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)",
-	}
+	})
 	cfg.Scope.Mode = scope.Any
 	cfg.NoSitemaps = true
 	cfg.Fetch.Resolve = map[string]string{"a.test": mw.resolve["a.test"], "b.test": mw.resolve["b.test"], "f.test": badIP}
@@ -175,11 +176,11 @@ func TestSSRFNoConnection(t *testing.T) {
 	// Every literal form and the pinned name are refused before queueing:
 	// dotted, hex, octal, decimal, short and mapped, the pinned name bare
 	// and with user info, and the pinned redirect target.
-	if got := sum.Rejected[RejectForbidden]; got != 9 {
+	if got := sum.Rejected[judge.Forbidden]; got != 9 {
 		t.Errorf("%d URLs refused as forbidden, want 9 (rejections %v)", got, sum.Rejected)
 	}
 	// ftp, gopher and file are not fetched.
-	if got := sum.Rejected[RejectFilter] + sum.Rejected[RejectInvalid]; got < 3 {
+	if got := sum.Rejected[judge.Filter] + sum.Rejected[judge.Invalid]; got < 3 {
 		t.Errorf("%d URLs refused by scheme, want 3 (rejections %v)", got, sum.Rejected)
 	}
 	// evil.test is resolved at connect time and refused there; rb.test's

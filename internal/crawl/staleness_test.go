@@ -148,7 +148,7 @@ func runLive(t testing.TB, w liveWorld) liveResult {
 	if os.Getenv("WEFT_LIVE_CLASSES") != "" {
 		logClasses(t, web, fetched, uni, opt, w.run, from, end)
 		for _, h := range web.Hosts() {
-			t.Logf("host %s prior %+v: every %.1fs", h.Authority, c.sched.priors.get(h.Authority), 1/c.sched.priors.get(h.Authority).Rate(1.0/86400))
+			t.Logf("host %s prior %+v: every %.1fs", h.Authority, c.sched.Prior(h.Authority), 1/c.sched.Prior(h.Authority).Rate(1.0/86400))
 		}
 	}
 	t.Logf("weft: %d requests (%d to live pages), staleness %.4f; uniform in the same slots %.4f (%.2fx), spread evenly %.4f (%.2fx); optimum at that budget %.4f (%.2fx)",

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
@@ -125,17 +126,17 @@ func TestServerStrainIsHeeded(t *testing.T) {
 	} else if gap := reqs[3].start.Sub(reqs[2].end); gap < 400*time.Millisecond {
 		t.Errorf("fail.test: %v between the second and third failures, want the 400ms park", gap)
 	}
-	if sum.GaveUp != 1 || !slices.Contains(sum.GaveUpHosts, mw.auth["fail.test"]) || sum.Rejected[RejectGaveUp] != 4 {
-		t.Errorf("summary: %d hosts given up %v, %d URLs dropped; want fail.test and 4", sum.GaveUp, sum.GaveUpHosts, sum.Rejected[RejectGaveUp])
+	if sum.GaveUp != 1 || !slices.Contains(sum.GaveUpHosts, mw.auth["fail.test"]) || sum.Rejected[judge.GaveUp] != 4 {
+		t.Errorf("summary: %d hosts given up %v, %d URLs dropped; want fail.test and 4", sum.GaveUp, sum.GaveUpHosts, sum.Rejected[judge.GaveUp])
 	}
 	// The crawl drained: the store's queue count, kept through every
 	// retry, drop and park, is back at zero.
-	if n := c.Operator().Live().Stored; n == nil || *n != 0 {
+	if n := c.Live().Stored; n == nil || *n != 0 {
 		t.Errorf("queue count after the drain: %v, want 0", n)
 	}
 	// Its page in the operator API has its robots.txt and four failed
 	// fetches, and the park.
-	if a, ok := c.Operator().Activity(mw.auth["fail.test"]); !ok || a.Fetched != 5 || a.Errors != 4 || len(a.Last) != 5 || len(a.Parks) < 1 ||
+	if a, ok := c.Hosts().Activity(mw.auth["fail.test"]); !ok || a.Fetched != 5 || a.Errors != 4 || len(a.Last) != 5 || len(a.Parks) < 1 ||
 		a.Last[0].Status != 500 || a.Last[4].Outcome != "robots" || !a.Parks[0].Until.After(a.Parks[0].At) {
 		t.Errorf("fail.test's activity: %+v (kept %v); want its robots.txt and 4 failed fetches, its park", a, ok)
 	}
@@ -187,8 +188,8 @@ func TestSharedServerGap(t *testing.T) {
 		resolve[name] = "127.0.4.1"
 		seeds = append(seeds, fmt.Sprintf("http://%s:%d/", name, port))
 	}
-	cfg := Config{Seeds: seeds, DataDir: t.TempDir(), Workers: 8, Delay: 10 * time.Millisecond, IPGap: ipGap,
-		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true}
+	cfg := bare(Config{Seeds: seeds, DataDir: t.TempDir(), Workers: 8, Delay: 10 * time.Millisecond, IPGap: ipGap,
+		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true})
 	cfg.Fetch.Resolve = resolve
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	c, err := New(cfg)

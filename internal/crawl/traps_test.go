@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/fetchlog"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
@@ -25,7 +27,7 @@ func TestHostileHostsCostOnlyTheirCaps(t *testing.T) {
 	sum := runCrawl(t, cfg)
 
 	recs := readFetchLog(t, cfg.DataDir)
-	byHost := map[string]fetchRecord{}
+	byHost := map[string]fetchlog.Record{}
 	for _, r := range recs {
 		byHost[strings.SplitN(r.Host, ".", 2)[0]] = r
 	}
@@ -124,12 +126,12 @@ func testNearDupTrapCutOff(t *testing.T, hostCache int) {
 	cfg.MaxPages = 500 // were the cut-off broken, the calendar would be endless
 	sum := runCrawlHeld(t, cfg)
 	n := copiesFetches(web)
-	t.Logf("copies host: %d requests, %d near-duplicates, %d URLs refused after the cut", n, sum.NearDups, sum.Rejected[RejectTrap])
+	t.Logf("copies host: %d requests, %d near-duplicates, %d URLs refused after the cut", n, sum.NearDups, sum.Rejected[judge.Trap])
 	if n < window || n > 1+3*window {
 		t.Errorf("copies host: %d page requests, want the window of %d and at most %d", n, window, 1+3*window)
 	}
-	if sum.Traps != 1 || len(sum.TrapHosts) != 1 || sum.TrapHosts[0] != copies || sum.Rejected[RejectTrap] == 0 {
-		t.Errorf("summary: %d traps %v, %d URLs refused; want %s cut off", sum.Traps, sum.TrapHosts, sum.Rejected[RejectTrap], copies)
+	if sum.Traps != 1 || len(sum.TrapHosts) != 1 || sum.TrapHosts[0] != copies || sum.Rejected[judge.Trap] == 0 {
+		t.Errorf("summary: %d traps %v, %d URLs refused; want %s cut off", sum.Traps, sum.TrapHosts, sum.Rejected[judge.Trap], copies)
 	}
 	var out bytes.Buffer
 	sum.Write(&out)
@@ -225,7 +227,7 @@ func testTrapRules(t *testing.T, hostCache int) {
 		synthweb.TrapCalendar: 1 + capPattern,     // "/" and the cap of /cal/*/*/
 		synthweb.TrapDeep:     1 + 69,             // paths with no segment more than 3 times
 	}
-	costs := map[string]TrapCost{}
+	costs := map[string]judge.TrapCost{}
 	for _, c := range sum.TrapCosts {
 		costs[byAuth[c.Host]] = c
 	}
@@ -246,7 +248,7 @@ func testTrapRules(t *testing.T, hostCache int) {
 			t.Errorf("%s: the summary says %d requests and %d refused, the server saw %d", k, c.Requests, c.RefusedTotal(), requests[auth])
 		}
 	}
-	if sum.TrapHostCount != int64(len(kinds)) || sum.Rejected[RejectPattern] == 0 || sum.Rejected[RejectRepeats] == 0 {
+	if sum.TrapHostCount != int64(len(kinds)) || sum.Rejected[judge.Pattern] == 0 || sum.Rejected[judge.Repeats] == 0 {
 		t.Errorf("%d trap hosts, rejections %v", sum.TrapHostCount, sum.Rejected)
 	}
 	var out bytes.Buffer
@@ -291,8 +293,8 @@ func TestPatternCapSurvivesRestart(t *testing.T) {
 			n++
 		}
 	}
-	t.Logf("calendar: %d page requests over both runs; second run refused %d", n, sum.Rejected[RejectPattern])
-	if n > 1+capPattern || sum.Rejected[RejectPattern] == 0 {
+	t.Logf("calendar: %d page requests over both runs; second run refused %d", n, sum.Rejected[judge.Pattern])
+	if n > 1+capPattern || sum.Rejected[judge.Pattern] == 0 {
 		t.Errorf("calendar: %d page requests over both runs, want at most %d (\"/\" and the cap of /cal/*/*/), and the second run refusing some", n, 1+capPattern)
 	}
 }

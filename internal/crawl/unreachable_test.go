@@ -19,6 +19,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/memnet"
 )
 
@@ -103,11 +104,11 @@ func TestUnreachableHostsAreCountedAndNamed(t *testing.T) {
 			}
 		})
 
-		cfg := Config{
+		cfg := bare(Config{
 			Seeds:   []string{"http://ok.test/", "https://badcert.test/", "https://hang.test/", "http://refused.test/"},
 			DataDir: t.TempDir(), Delay: time.Second, UserAgent: "weft/test (+https://example.org/weft-crawler)",
 			RobotsRetryWait: 2 * time.Second, NoSitemaps: true,
-		}
+		})
 		cfg.Fetch.Resolve = map[string]string{"ok.test": "127.0.4.1", "badcert.test": "127.0.4.2", "hang.test": "127.0.4.3", "refused.test": "127.0.4.4"}
 		cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		cfg.Fetch.Dialer = n
@@ -147,8 +148,8 @@ func TestUnreachableHostsAreCountedAndNamed(t *testing.T) {
 		if !strings.Contains(out.String(), "https://hang.test") {
 			t.Errorf("the printed summary does not name hang.test:\n%s", out.String())
 		}
-		if sum.Rejected[RejectUnreachable] < 3 {
-			t.Errorf("rejected %v: want the three seeds (and links) refused as %s", sum.Rejected, RejectUnreachable)
+		if sum.Rejected[judge.Unreachable] < 3 {
+			t.Errorf("rejected %v: want the three seeds (and links) refused as %s", sum.Rejected, judge.Unreachable)
 		}
 		lines := map[string]int{}
 		for _, r := range readFetchLog(t, cfg.DataDir) {

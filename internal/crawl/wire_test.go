@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 )
 
@@ -145,10 +146,10 @@ func TestArchiveHoldsTheBytesSent(t *testing.T) {
 	}
 	site := startRawSite(t, routes)
 	dir := t.TempDir()
-	cfg := Config{
+	cfg := bare(Config{
 		Seeds: []string{"http://" + site.ln.Addr().String() + "/"}, DataDir: dir, Workers: 2, Delay: time.Millisecond,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true, NearDupThreshold: -1,
-	}
+	})
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	c, err := New(cfg)
 	if err != nil {
@@ -202,7 +203,7 @@ func TestArchiveHoldsTheBytesSent(t *testing.T) {
 	}
 	// The payloads read back: de-chunked, content coding kept, digests
 	// checked (warc.ReadRecord).
-	a, err := OpenArchive(dir, canon.Config{})
+	a, err := archive.Open(dir, canon.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

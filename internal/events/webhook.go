@@ -26,11 +26,14 @@ type WebhookConfig struct {
 	MaxBatch int
 	// GiveUp is how long a batch is retried before Capture fails (and the
 	// crawl stops, its events kept for the next run); zero means 10
-	// minutes. RetryWait is the first wait between tries, doubled up to a
+	// minutes (DefaultGiveUp). RetryWait is the first wait between tries, doubled up to a
 	// minute; zero means a second. A Retry-After is honoured within
 	// GiveUp.
 	GiveUp, RetryWait time.Duration
 }
+
+// DefaultGiveUp is WebhookConfig.GiveUp's default.
+const DefaultGiveUp = 10 * time.Minute
 
 // Webhook is a Sink that POSTs events to a URL, with retry and
 // back-pressure.
@@ -77,7 +80,7 @@ func NewWebhook(cfg WebhookConfig) (*Webhook, error) {
 		cfg.MaxBatch = 100
 	}
 	if cfg.GiveUp == 0 {
-		cfg.GiveUp = 10 * time.Minute
+		cfg.GiveUp = DefaultGiveUp
 	}
 	if cfg.RetryWait == 0 {
 		cfg.RetryWait = time.Second

@@ -173,6 +173,13 @@ type Politeness struct {
 	GiveUpAfter int
 }
 
+// DefaultPoliteness is what the fields of a Politeness left zero mean,
+// but MinBackoff, which follows the delay.
+func DefaultPoliteness() Politeness {
+	return Politeness{LatencyFactor: DefaultLatencyFactor, MaxBackoff: 10 * time.Minute, MaxRetryAfter: time.Hour,
+		ParkAfter: 5, ParkFor: time.Minute, GiveUpAfter: 20}
+}
+
 func (p *Politeness) setDefaults(delay time.Duration) {
 	switch {
 	case p.LatencyFactor == 0:
@@ -183,20 +190,21 @@ func (p *Politeness) setDefaults(delay time.Duration) {
 	if p.MinBackoff == 0 {
 		p.MinBackoff = max(delay, time.Second)
 	}
+	d := DefaultPoliteness()
 	if p.MaxBackoff == 0 {
-		p.MaxBackoff = 10 * time.Minute
+		p.MaxBackoff = d.MaxBackoff
 	}
 	if p.MaxRetryAfter == 0 {
-		p.MaxRetryAfter = time.Hour
+		p.MaxRetryAfter = d.MaxRetryAfter
 	}
 	if p.ParkAfter == 0 {
-		p.ParkAfter = 5
+		p.ParkAfter = d.ParkAfter
 	}
 	if p.ParkFor == 0 {
-		p.ParkFor = time.Minute
+		p.ParkFor = d.ParkFor
 	}
 	if p.GiveUpAfter == 0 {
-		p.GiveUpAfter = 20
+		p.GiveUpAfter = d.GiveUpAfter
 	}
 }
 
@@ -220,11 +228,38 @@ func (cfg *Config) gap(c Clock) time.Duration {
 }
 
 // Advance returns c after a request that ended at now with result r; it is
-// what Complete does to the host's clock. It is safe for concurrent use: a worker computes the clock it persists with it. A result
-// with no request (Fetched false) changes only the Crawl-delay it may carry
-// and the Hold it may ask for.
+// what Complete does to the host's clock. It is safe for concurrent use:
+// a caller that makes several requests under one lease (a render) moves
+// the clock with each. A result with no request (Fetched false) changes
+// only the Crawl-delay it may carry and the Hold it may ask for.
 func (f *Frontier) Advance(c Clock, r Result, now time.Time) Clock {
 	return f.cfg.advance(c, r, now)
+}
+
+// ClockWriter stages a host's clock where the rest of a lease's end is
+// recorded, so that both reach the disk together.
+type ClockWriter interface {
+	PutClock(host string, c Clock)
+}
+
+// Settle moves the host's clock at the end of lease l: it advances the
+// lease's clock by r at now, or takes r.Clock when the caller moved it
+// with more requests than the lease's own, and stages it with w when a
+// restart would not assume as much (durable; see Durable). The result it
+// returns carries the clock, for Complete once w's batch is on disk, so
+// that the clock the frontier installs is the one written. It is safe for
+// concurrent use.
+func (f *Frontier) Settle(l Lease, r Result, now time.Time, w ClockWriter) (_ Result, durable bool) {
+	clock := f.cfg.advance(l.Clock, r, now)
+	if r.Clock != nil {
+		clock = *r.Clock
+	}
+	r.Clock = &clock
+	if f.Durable(l.Clock, clock, now) {
+		w.PutClock(l.Host, clock)
+		return r, true
+	}
+	return r, false
 }
 
 // Durable reports whether after, the clock Advance returned at now from

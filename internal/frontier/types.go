@@ -169,6 +169,13 @@ type Store interface {
 	Clock(host string) (c Clock, found bool, err error)
 }
 
+// The defaults of Config's memory bounds.
+const (
+	DefaultFrontBuffer = 4096
+	DefaultHeadSize    = 64
+	DefaultHostCache   = 1 << 17
+)
+
 func (cfg *Config) setDefaults() {
 	if cfg.MaxActiveHosts == 0 {
 		cfg.MaxActiveHosts = 1024
@@ -180,13 +187,13 @@ func (cfg *Config) setDefaults() {
 		cfg.Seed = 1
 	}
 	if cfg.FrontBuffer == 0 {
-		cfg.FrontBuffer = 4096
+		cfg.FrontBuffer = DefaultFrontBuffer
 	}
 	if cfg.HeadSize == 0 {
-		cfg.HeadSize = 64
+		cfg.HeadSize = DefaultHeadSize
 	}
 	if cfg.HostCache == 0 {
-		cfg.HostCache = 1 << 17
+		cfg.HostCache = DefaultHostCache
 	}
 	cfg.Politeness.setDefaults(cfg.Delay)
 }
@@ -340,9 +347,9 @@ type Result struct {
 	Signal     Signal
 	Took       time.Duration
 	RetryAfter time.Duration
-	// Clock, if set, is the host's clock to install, as the worker
-	// computed it with Advance from the lease's Clock (and persisted it);
-	// otherwise Complete computes the same itself.
+	// Clock, if set, is the host's clock to install, as Settle left it
+	// (and its caller persisted it); otherwise Complete computes the same
+	// itself.
 	Clock *Clock
 	// SetGroup sets the host's group to Group ("" for none): hosts of one
 	// group share the IPGap clock.

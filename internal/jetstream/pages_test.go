@@ -15,11 +15,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
-	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/events"
 	"github.com/weft-crawler/weft/internal/natstest"
 	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/plugin"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
@@ -51,11 +51,12 @@ func TestPageEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := crawl.Config{Seeds: web.Seeds(), DataDir: filepath.Join(dir, "data"), Workers: 4, Delay: 2 * time.Millisecond,
-		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true, Partitions: parts}
+		UserAgent: "weft/test (+https://example.org/weft-crawler)", NoSitemaps: true, Partitions: parts,
+		NoRequisites: true, Render: crawl.RenderConfig{Mode: crawl.RenderNever}}
 	cfg.Fetch.Resolve = web.Resolve()
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Sinks = []events.Sink{file, pages}
-	cfg.Extensions = []content.Extension{pathField{}} // its fields ride in the events
+	cfg.Extensions = []plugin.Handler{pathField{}} // its fields ride in the events
 	c, err := crawl.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +185,6 @@ type pathField struct{}
 
 func (pathField) Name() string           { return "path" }
 func (pathField) Accepts(mt string) bool { return mt == "text/html" }
-func (pathField) Extend(d content.Doc) (content.Extra, error) {
-	return content.Extra{Fields: map[string]any{"url": d.URL}}, nil
+func (pathField) Handle(d *plugin.Response) (plugin.Result, error) {
+	return plugin.Result{Fields: map[string]any{"url": d.URL}}, nil
 }

@@ -1,5 +1,5 @@
 // Package queuebench is the workload of weft bench queue: it drives a
-// crawl's durable queues (crawl.Queue) without fetching.
+// crawl's durable queues (package state) without fetching.
 package queuebench
 
 import (
@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/state"
 )
 
 // Bench drives the crawl's durable queues without fetching: the same
@@ -68,7 +68,7 @@ func benchURL(i, hosts int) (host, url string) {
 // batches committed as a page's batch is, and returns the rate.
 func (q Bench) Enqueue(ctx context.Context) (Result, error) {
 	q.defaults()
-	d, _, err := crawl.OpenQueue(q.Dir, q.Partitions, true)
+	d, _, err := state.Open(q.Dir, q.Partitions, true, nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -101,15 +101,15 @@ func (q Bench) Enqueue(ctx context.Context) (Result, error) {
 				if from >= q.URLs {
 					return
 				}
-				pb := d.Batch()
+				pb := d.NewBatch()
 				for i := from; i < min(from+q.Batch, q.URLs); i++ {
 					host, u := benchURL(i, q.Hosts)
-					if _, err := pb.Add(s, host, u); err != nil {
+					if _, err := pb.Admit(s, host, u); err != nil {
 						errOnce.Do(func() { firstErr = err })
 						return
 					}
 				}
-				n := pb.Len()
+				n := len(pb.Items)
 				if err := pb.Commit(s, f); err != nil {
 					errOnce.Do(func() { firstErr = err })
 					return
@@ -142,7 +142,7 @@ func (q Bench) Enqueue(ctx context.Context) (Result, error) {
 func (q Bench) Drain(ctx context.Context) (Result, error) {
 	q.defaults()
 	called := time.Now()
-	d, found, err := crawl.OpenQueue(q.Dir, q.Partitions, false)
+	d, found, err := state.Open(q.Dir, q.Partitions, false, nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -187,16 +187,8 @@ func (q Bench) Drain(ctx context.Context) (Result, error) {
 						dups.Add(1)
 					}
 				}
-				pb := d.Batch()
-				res := frontier.Result{Fetched: true}
-				now := time.Now()
-				clock := f.Advance(l.Clock, res, now)
-				res.Clock = &clock
-				var keep *frontier.Clock
-				if f.Durable(l.Clock, clock, now) {
-					keep = &clock
-				}
-				pb.Complete(l, res, keep, q.Pages)
+				pb := d.NewBatch()
+				res := pb.Complete(f, l, frontier.Result{Fetched: true}, q.Pages)
 				if err := pb.Commit(nil, f); err != nil {
 					errOnce.Do(func() { firstErr = err })
 					stop() // the others must not wait for this lease
@@ -296,7 +288,7 @@ func (q Bench) Restart(ctx context.Context) (Restart, error) {
 	q.defaults()
 	var r Restart
 	called := time.Now()
-	d, found, err := crawl.OpenQueue(q.Dir, q.Partitions, false)
+	d, found, err := state.Open(q.Dir, q.Partitions, false, nil)
 	if err != nil {
 		return r, err
 	}

@@ -3,9 +3,8 @@ package queuebench
 import (
 	"testing"
 
+	"github.com/weft-crawler/weft/internal/state"
 	"go.uber.org/goleak"
-
-	"github.com/weft-crawler/weft/internal/crawl"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -46,7 +45,7 @@ func TestQueueBenchSmall(t *testing.T) {
 	if dr.InMemory > 3*4096+1024*64 || dr.InMemory == 0 {
 		t.Errorf("frontier held up to %d URLs in memory", dr.InMemory)
 	}
-	d, _, err := crawl.OpenQueue(q.Dir, 8, false)
+	d, _, err := state.Open(q.Dir, 8, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,15 +127,22 @@ func Find(path string) (string, error) {
 	return "", ErrNoChromium
 }
 
+// The defaults of Config's bounds.
+const (
+	DefaultWorkers = 1
+	DefaultTimeout = 30 * time.Second
+	DefaultIdle    = 500 * time.Millisecond
+)
+
 func (cfg *Config) setDefaults() {
 	if cfg.Workers <= 0 {
-		cfg.Workers = 1
+		cfg.Workers = DefaultWorkers
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 30 * time.Second
+		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.Idle <= 0 {
-		cfg.Idle = 500 * time.Millisecond
+		cfg.Idle = DefaultIdle
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 {
 		cfg.Width, cfg.Height = 1280, 800

@@ -69,11 +69,15 @@ const (
 	DefaultMaxURLLength   = 2048
 	DefaultMaxQueryParams = 32
 	DefaultMaxPathRepeats = 3
+	// DefaultMaxDepth is the most link hops from a seed: deep enough for
+	// any site's real structure (Heritrix's default is 20 too), shallow
+	// enough to stop a chain of generated pages.
+	DefaultMaxDepth = 20
 )
 
 // Config describes the scope of a crawl. The zero Config accepts http and
-// https URLs under the seeds' registrable domains, at any depth, except
-// media, archives and executables.
+// https URLs under the seeds' registrable domains, up to DefaultMaxDepth
+// hops from a seed, except media, archives and executables.
 type Config struct {
 	// Mode is how seeds widen the scope; "" means Domain.
 	Mode Mode
@@ -97,8 +101,8 @@ type Config struct {
 	// DefaultMaxQueryParams (32): more is a sign of a crawler trap such as
 	// a faceted search. Negative means no limit.
 	MaxQueryParams int
-	// MaxDepth is the most hops from a seed; seeds have depth 0. Zero means
-	// no limit. Negative is invalid.
+	// MaxDepth is the most hops from a seed; seeds have depth 0. Zero
+	// means DefaultMaxDepth (20); negative means no limit.
 	MaxDepth int
 	// MaxPathRepeats is the most times one path segment may occur in a
 	// URL's path, anywhere in it: a relative link that resolves below
@@ -152,9 +156,6 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("scope: DenyExtensions[%d] %q: empty extension", i, e)
 		}
 	}
-	if c.MaxDepth < 0 {
-		return fmt.Errorf("scope: MaxDepth %d: must not be negative (0 means no limit)", c.MaxDepth)
-	}
 	return nil
 }
 
@@ -193,7 +194,7 @@ type Filter struct {
 	deny      map[string]struct{}
 	maxLen    int // negative: no limit
 	maxParams int // negative: no limit
-	maxDepth  int // zero: no limit
+	maxDepth  int // negative: no limit
 	maxRepeat int // negative: no limit
 
 	mu sync.RWMutex
@@ -235,6 +236,9 @@ func New(cfg Config) (*Filter, error) {
 	}
 	if f.maxRepeat == 0 {
 		f.maxRepeat = DefaultMaxPathRepeats
+	}
+	if f.maxDepth == 0 {
+		f.maxDepth = DefaultMaxDepth
 	}
 	f.include, _ = compileAll("include", cfg.Include)
 	f.exclude, _ = compileAll("exclude", cfg.Exclude)

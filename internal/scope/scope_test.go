@@ -302,7 +302,14 @@ func TestDepth(t *testing.T) {
 		{"http://example.com/a.zip", 3, ReasonFilter}, // filter comes first
 		{"http://example.org/", 3, ReasonDepth},       // depth before scope
 	})
-	unlimited := mustFilter(t, Config{}, "http://example.com/")
+	// Zero is the default, as every other limit's zero is; negative is
+	// no limit.
+	byDefault := mustFilter(t, Config{}, "http://example.com/")
+	runCases(t, byDefault, []checkCase{
+		{"http://example.com/a", DefaultMaxDepth, ""},
+		{"http://example.com/a", DefaultMaxDepth + 1, ReasonDepth},
+	})
+	unlimited := mustFilter(t, Config{MaxDepth: -1}, "http://example.com/")
 	runCases(t, unlimited, []checkCase{{"http://example.com/a", 1000, ""}})
 }
 
@@ -333,7 +340,7 @@ func TestValidate(t *testing.T) {
 		{Config{Include: []string{"ok", "("}}, []string{"include[1]", `"("`, "missing closing )"}},
 		{Config{Exclude: []string{"[a-"}}, []string{"exclude[0]", `"[a-"`}},
 		{Config{DenyExtensions: []string{"pdf", " . "}}, []string{"DenyExtensions[1]"}},
-		{Config{MaxDepth: -1}, []string{"MaxDepth", "-1"}},
+		{Config{MaxDepth: -1}, nil},
 	}
 	for _, tc := range tests {
 		err := tc.cfg.Validate()

@@ -61,6 +61,29 @@ type Store interface {
 // it after the commit.
 type Recorder func(partition int, k Key) (staged bool, err error)
 
+// Admission is what a Set asks of a URL on the way to adding it, for a
+// caller whose rules must run with the set's answer.
+type Admission interface {
+	// Screen runs when the set does not know the URL without its store
+	// (its cache of keys met lately), before it looks further and
+	// outside any lock: the checks that need no atomicity with the set,
+	// which a URL met lately is spared. An error refuses the URL, which
+	// stays unseen; the error is returned as it is.
+	Screen() error
+	// Record runs under the lock of the URL's partition once the set
+	// has found the URL new, so that it runs exactly once for a URL
+	// however many goroutines add it: the checks that must count only
+	// new URLs, then the record, as a Recorder. An error refuses the
+	// URL, which stays unseen.
+	Record(partition int, k Key) (staged bool, err error)
+}
+
+// Screen implements Admission: a Recorder screens nothing.
+func (r Recorder) Screen() error { return nil }
+
+// Record implements Admission.
+func (r Recorder) Record(partition int, k Key) (bool, error) { return r(partition, k) }
+
 // Pending is a key staged by a Recorder and not yet settled.
 type Pending struct {
 	Partition int
@@ -70,7 +93,7 @@ type Pending struct {
 // Config sizes a Set. ExpectedURLs and FalsePositiveRate size each
 // partition's filter as ExpectedURLs/Partitions items at that rate.
 type Config struct {
-	ExpectedURLs      uint    // zero means 1,000,000
+	ExpectedURLs      uint    // zero means DefaultExpectedURLs
 	FalsePositiveRate float64 // zero means 0.01
 	Partitions        int     // zero means 1
 	// CacheKeys bounds the cache of keys known to be in the store
@@ -82,6 +105,9 @@ type Config struct {
 // DefaultCacheKeys is the default bound of the confirmed-key cache: about
 // 40 MB at most, and room for the links of some 10,000 sites' navigation.
 const DefaultCacheKeys = 1 << 20
+
+// DefaultExpectedURLs is Config.ExpectedURLs's default.
+const DefaultExpectedURLs = 1_000_000
 
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
@@ -159,7 +185,7 @@ func New(cfg Config, store Store) (*Set, error) {
 		return nil, err
 	}
 	if cfg.ExpectedURLs == 0 {
-		cfg.ExpectedURLs = 1_000_000
+		cfg.ExpectedURLs = DefaultExpectedURLs
 	}
 	if cfg.FalsePositiveRate == 0 {
 		cfg.FalsePositiveRate = 0.01
@@ -189,25 +215,41 @@ func New(cfg Config, store Store) (*Set, error) {
 // however many goroutines add it; if record fails, the URL is not recorded
 // and the error is returned.
 func (s *Set) Add(host, canonicalURL string, record Recorder) (bool, error) {
+	if record == nil {
+		return s.AddKey(host, canonicalURL, KeyOf(canonicalURL), nil)
+	}
 	return s.AddKey(host, canonicalURL, KeyOf(canonicalURL), record)
 }
 
-// AddKey is Add for a caller that has the URL's key (KeyOf) already.
-func (s *Set) AddKey(host, canonicalURL string, k Key, record Recorder) (bool, error) {
+// AddKey is Add for a caller that has the URL's key (KeyOf) already, and
+// whose admission a (nil: none) screens the URL and records it. A key the
+// cache of keys met lately holds is known at once, without screening the
+// URL or taking a lock: most links a crawl comes upon lead to pages it
+// has met lately, and cost only this.
+func (s *Set) AddKey(host, canonicalURL string, k Key, a Admission) (bool, error) {
+	if s.store != nil && s.known.has(k) {
+		s.count(answer{maybe: true, source: inCache})
+		return false, nil
+	}
+	if a != nil {
+		if err := a.Screen(); err != nil {
+			return false, err
+		}
+	}
 	p := partition.Of(host, len(s.parts))
 	pt := &s.parts[p]
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
-	a, err := s.lookup(pt, p, host, k, canonicalURL)
+	ans, err := s.lookup(pt, p, host, k, canonicalURL)
 	if err != nil {
 		return false, err
 	}
-	s.count(a)
-	if a.seen() {
+	s.count(ans)
+	if ans.seen() {
 		return false, nil
 	}
-	if record != nil {
-		staged, err := record(p, k)
+	if a != nil {
+		staged, err := a.Record(p, k)
 		if err != nil {
 			return false, fmt.Errorf("seen: record %s: %w", canonicalURL, err)
 		}
@@ -223,29 +265,6 @@ func (s *Set) AddKey(host, canonicalURL string, k Key, record Recorder) (bool, e
 	pt.add(k[:])
 	s.added.Add(1)
 	return true, nil
-}
-
-// KnownKey reports whether the URL with the given host and key (KeyOf)
-// is known to have been added, without asking the store: its key was
-// confirmed or recorded lately (the cache) or is staged in a batch not yet
-// committed. A caller with work to do before it can add a URL (the checks
-// of a link a crawl comes upon) asks first, so that the many links to
-// pages it has met lately cost only this. false is no answer: the URL may
-// still be in the store, and Add gives the exact one. A "known" from the
-// cache is counted in Stats as Add counts it (a maybe the cache answered).
-func (s *Set) KnownKey(host string, k Key) bool {
-	if s.store == nil {
-		return false
-	}
-	if s.known.has(k) {
-		s.count(answer{maybe: true, source: inCache})
-		return true
-	}
-	pt := &s.parts[partition.Of(host, len(s.parts))]
-	pt.mu.Lock()
-	_, pending := pt.pending[k]
-	pt.mu.Unlock()
-	return pending
 }
 
 // answer is what lookup found.

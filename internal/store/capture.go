@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -225,6 +226,23 @@ func (db *DB) Captures(key string, fn func(CaptureRecord) bool) error {
 		}
 		return fn(r), nil
 	})
+}
+
+// LastCaptures returns the last n captures of key (a SURT), newest first.
+func (db *DB) LastCaptures(key string, n int) ([]CaptureRecord, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	var out []CaptureRecord
+	err := db.Captures(key, func(r CaptureRecord) bool {
+		if len(out) == n { // keep the newest: they come oldest first
+			out = append(out[:0], out[1:]...)
+		}
+		out = append(out, r)
+		return true
+	})
+	slices.Reverse(out)
+	return out, err
 }
 
 // ScanCaptures calls fn for every capture, in key then time order (CDX

@@ -55,6 +55,9 @@ func TestCaptureIndex(t *testing.T) {
 	if len(got) != 3 || got[0].File != "f0" || got[0].Date.Year() != 1969 {
 		t.Fatalf("Captures = %+v; want the capture of 1969 first", got)
 	}
+	if last, err := db.LastCaptures("test,a)/x", 2); err != nil || len(last) != 2 || last[0].File != "f2" || last[1].File != "f1" {
+		t.Fatalf("LastCaptures(2) = %+v, %v; want the last two, newest first", last, err)
+	}
 	got = got[1:]
 	if len(got) != 2 || !got[0].Date.Equal(t0) || got[0].NearDupOf != "http://a.test/y" || got[0].SimHash != 0xfeedfacecafebeef || got[1].Kind != CaptureRevisit || got[1].File != "f2" || got[1].Digest != sum {
 		t.Fatalf("Captures = %+v", got)

@@ -69,6 +69,33 @@ func (e *InUseError) Error() string {
 
 func (e *InUseError) Unwrap() error { return e.Err }
 
+// dataDirInUse is a data directory whose state another process holds.
+type dataDirInUse struct {
+	dir, advice string
+	err         *InUseError
+}
+
+func (e *dataDirInUse) Error() string {
+	who := "another weft"
+	if e.err.Owner != nil {
+		who += " (" + e.err.Owner.String() + ")"
+	}
+	return fmt.Sprintf("data directory %s is in use by %s; %s", e.dir, who, e.advice)
+}
+
+func (e *dataDirInUse) Unwrap() error { return e.err }
+
+// InUse says, of an error opening dataDir's state that is a
+// *InUseError, which process holds the directory and what to do
+// (advice); other errors are returned as they are.
+func InUse(dataDir string, err error, advice string) error {
+	var iu *InUseError
+	if errors.As(err, &iu) {
+		return &dataDirInUse{dir: dataDir, advice: advice, err: iu}
+	}
+	return err
+}
+
 // lockDir takes pebble's lock on dir, for Open to pass to pebble.Open. A
 // lock another holds is an *InUseError naming its owner.
 func lockDir(fs vfs.FS, dir string) (*pebble.Lock, error) {

@@ -370,11 +370,42 @@ type URLPos struct {
 	Hash [16]byte
 }
 
-// ScanURLsAfter calls fn with URL records in key order (partition, host,
-// hash), from the first after the position after (from the start when it
-// is nil), until fn returns false: every host's, or only host's when it
-// is not empty (part must then be its partition).
-func (db *DB) ScanURLsAfter(host string, part uint16, after *URLPos, fn func(URLPos, URLRecord) bool) error {
+// ListURLs returns up to limit URL records in key order (partition, host,
+// hash) after the position after (from the start when it is nil): every
+// host's, or only host's when it is not empty (part must then be its
+// partition); every status, or only status's when it is not zero. It reads
+// at most scan records, and returns where it stopped, to go on from, or
+// nil when nothing is left.
+func (db *DB) ListURLs(host string, part uint16, status URLStatus, after *URLPos, limit, scan int) ([]URLPos, []URLRecord, *URLPos, error) {
+	var pos []URLPos
+	var recs []URLRecord
+	var last *URLPos
+	read, ended := 0, true
+	err := db.scanURLsAfter(host, part, after, func(p URLPos, r URLRecord) bool {
+		if len(recs) >= limit || read >= scan {
+			ended = false
+			return false
+		}
+		read++
+		last = &p
+		if status == 0 || r.Status == status {
+			pos, recs = append(pos, p), append(recs, r)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if ended {
+		last = nil
+	}
+	return pos, recs, last, nil
+}
+
+// scanURLsAfter calls fn with URL records in key order, from the first
+// after the position after (from the start when it is nil), until fn
+// returns false: every host's, or only host's (see ListURLs).
+func (db *DB) scanURLsAfter(host string, part uint16, after *URLPos, fn func(URLPos, URLRecord) bool) error {
 	lower, upper := []byte{tagURL}, []byte{tagURL + 1}
 	if host != "" {
 		if err := checkHost(host); err != nil {

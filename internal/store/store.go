@@ -16,7 +16,7 @@
 //	Front: 'F' prio seq                              -> QueueItem with its host and part (the priority front queues, FIFO by seq)
 //	Digest:'D' sha1[20]                              -> DigestRecord (where a payload was first archived)
 //	Capture:'C' urlkey 0x00 time                     -> CaptureRecord (the capture index, in CDX order; see capture.go)
-//	Next:  'N' part due[8] host 0x00 hash[16]        -> DueEntry (the recrawl index, in due order; see due.go)
+//	Next:  'N' part due[8] host 0x00 hash[16]        -> DueEntry (the recrawl index, in due order; see package schedule)
 //	Prior: 'P' part host 0x00                        -> PriorRecord (a host's pooled change history; see prior.go)
 //
 // The 0x00 after the host ends it: a host name never contains 0x00 (writes of
@@ -77,6 +77,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -198,6 +199,9 @@ var ErrClosed = errors.New("store: closed")
 
 // ErrFailed is returned (wrapped) by every call after a commit has failed.
 var ErrFailed = errors.New("store: unusable after a failed commit; close and reopen")
+
+// Dir is where a crawl keeps its store under its data directory.
+func Dir(dataDir string) string { return filepath.Join(dataDir, "state") }
 
 // Open opens the store in dir, creating dir and an empty store if needed
 // (unless opts.ReadOnly). A directory another process (or another DB of

@@ -964,56 +964,63 @@ func TestLookupsUseCacheAndFilters(t *testing.T) {
 	}
 }
 
-// TestScanURLsAfter pages through the URL table: all hosts in key order,
-// or one host's, resuming after any position, a position beyond a host's
-// range giving nothing.
-func TestScanURLsAfter(t *testing.T) {
+// TestListURLs pages through the URL table: all hosts in key order, or
+// one host's, resuming after any position (a position beyond a host's
+// range gives nothing), filtered by status, and stopping after the records
+// it may read, saying where.
+func TestListURLs(t *testing.T) {
 	db := openMem(t)
 	b := db.NewBatch()
 	type rec struct {
-		part uint16
-		host string
-		url  string
+		part   uint16
+		host   string
+		url    string
+		status URLStatus
 	}
-	all := []rec{{1, "a.test", "http://a.test/1"}, {1, "a.test", "http://a.test/2"}, {1, "a.test.evil", "http://a.test.evil/"}, {2, "b.test", "http://b.test/"}}
+	all := []rec{{1, "a.test", "http://a.test/1", URLDone}, {1, "a.test", "http://a.test/2", URLQueued}, {1, "a.test.evil", "http://a.test.evil/", URLQueued}, {2, "b.test", "http://b.test/", URLDone}}
 	for _, r := range all {
-		b.PutURL(r.part, r.host, hashOf(r.url), URLRecord{URL: r.url, Status: URLQueued})
+		b.PutURL(r.part, r.host, hashOf(r.url), URLRecord{URL: r.url, Status: r.status})
 	}
 	commit(t, b)
-	page := func(host string, part uint16, after *URLPos, n int) ([]URLPos, []string) {
+	page := func(host string, part uint16, status URLStatus, after *URLPos, n, scan int) ([]URLPos, []string, *URLPos) {
 		t.Helper()
-		var pos []URLPos
-		var urls []string
-		if err := db.ScanURLsAfter(host, part, after, func(p URLPos, r URLRecord) bool {
-			pos = append(pos, p)
-			urls = append(urls, r.URL)
-			return len(urls) < n
-		}); err != nil {
+		pos, recs, next, err := db.ListURLs(host, part, status, after, n, scan)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return pos, urls
+		var urls []string
+		for _, r := range recs {
+			urls = append(urls, r.URL)
+		}
+		return pos, urls, next
 	}
 	var got []string
 	var after *URLPos
-	for {
-		pos, urls := page("", 0, after, 2)
-		if len(urls) == 0 {
+	for range 5 {
+		_, urls, next := page("", 0, 0, after, 2, 100)
+		got = append(got, urls...)
+		if after = next; after == nil {
 			break
 		}
-		got = append(got, urls...)
-		after = &pos[len(pos)-1]
 	}
 	if len(got) != 4 || got[3] != "http://b.test/" || !strings.HasPrefix(got[2], "http://a.test.evil") {
 		t.Errorf("all, two at a time: %v", got)
 	}
-	if _, urls := page("a.test", 1, nil, 10); len(urls) != 2 {
-		t.Errorf("a.test's: %v", urls)
+	if _, urls, next := page("a.test", 1, 0, nil, 10, 100); len(urls) != 2 || next != nil {
+		t.Errorf("a.test's: %v, next %v", urls, next)
 	}
-	pos, _ := page("a.test", 1, nil, 1)
-	if _, urls := page("a.test", 1, &pos[0], 10); len(urls) != 1 {
+	pos, _, _ := page("a.test", 1, 0, nil, 1, 100)
+	if _, urls, _ := page("a.test", 1, 0, &pos[0], 10, 100); len(urls) != 1 {
 		t.Errorf("a.test's after its first: %v", urls)
 	}
-	if _, urls := page("a.test", 1, &URLPos{Part: 2, Host: "b.test"}, 10); len(urls) != 0 {
+	if _, urls, _ := page("a.test", 1, 0, &URLPos{Part: 2, Host: "b.test"}, 10, 100); len(urls) != 0 {
 		t.Errorf("a.test's after a position past it: %v", urls)
+	}
+	if _, urls, _ := page("", 0, URLDone, nil, 10, 100); len(urls) != 2 || urls[1] != "http://b.test/" {
+		t.Errorf("the done ones: %v", urls)
+	}
+	// One record read, not failed: none listed, and where to go on.
+	if _, urls, next := page("", 0, URLFailed, nil, 10, 1); len(urls) != 0 || next == nil || next.Host != "a.test" {
+		t.Errorf("failed, one record read: %v, next %v", urls, next)
 	}
 }

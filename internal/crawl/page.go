@@ -1,0 +1,119 @@
+package crawl
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/weft-crawler/weft/internal/archive"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/fetchlog"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
+	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/state"
+	"github.com/weft-crawler/weft/internal/store"
+)
+
+// pageRun is one lease on its way through the crawl:
+//
+//	route → fetch → archive → read → judge links → conclude → commit → complete
+//
+// Each stage is a method of the crawler that takes the run, reads what
+// the stages before it left and leaves what it decided: handle routes
+// it, runPage takes it from fetch to conclude, finish commits and
+// completes it. A lease that fetches no page
+// (its host's robots.txt, a drain, a refusal) goes from the route to the
+// commit with out set.
+type pageRun struct {
+	l  frontier.Lease
+	pb *state.Batch // everything the lease changes, committed at once
+	u  canon.URL    // l.URL, parsed
+
+	// fetch: what the last visit left (continuous mode), for a
+	// conditional request, and the answer.
+	prev  store.URLRecord
+	first store.DigestRecord // the capture prev's payload digest names
+	cond  http.Header
+	resp  *fetch.Response
+
+	// archive
+	cp          archive.Capture
+	archived    bool // cp is in the WARC file
+	notModified bool // a 304 to the conditional request: a revisit of first
+	indexed     bool // cp's line of the capture index is staged
+	mt          string
+	rec         fetchlog.Record // its line of the fetch log
+
+	// read: the links and requisites found, for the judge; every link
+	// that resolved (the page's outlinks, followed or not); the pages
+	// it votes for (in-links).
+	read     bool
+	followed bool
+	found    []found
+	links    []string
+	votes    map[seen.Key]bool
+	alias    string      // the page's URL when it answered 200 whole: see judge.Candidate.Page
+	render   *renderable // an HTML page the renderer may read
+
+	out leaseOutcome
+
+	bufs *pageBuffers // the worker's, which found and votes are taken from
+}
+
+// pageBuffers are what a worker's pages collect on their way to the
+// judge, kept from page to page: a page leads to a hundred URLs, and a
+// slice and a map of that size made anew for each page doubled the bytes
+// a page allocates.
+type pageBuffers struct {
+	found []found
+	votes map[seen.Key]bool
+}
+
+// newPageRun starts l's run with the worker's buffers.
+func newPageRun(l frontier.Lease, pb *state.Batch, bufs *pageBuffers) *pageRun {
+	return &pageRun{l: l, pb: pb, found: bufs.found[:0], bufs: bufs}
+}
+
+// release hands the run's buffers back to its worker, emptied.
+func (p *pageRun) release() {
+	clear(p.found) // no candidate's strings outlive the page
+	p.bufs.found = p.found[:0]
+	clear(p.bufs.votes)
+}
+
+// found is a URL a page leads to (a link, a requisite, a redirect's
+// target, a sitemap a robots.txt names), on its way to the judge.
+type found struct {
+	judge.Candidate
+	listed    *content.Hint // a page a sitemap lists, with what it says of it
+	requisite bool          // counted as a requisite found, and queued
+	redirect  bool          // a redirect's target: one seen already is counted as such
+}
+
+// runPage takes a page its route let be fetched, under its host's rules
+// pol, through the pipeline's stages up to its commit.
+func (c *Crawler) runPage(ctx context.Context, p *pageRun, pol *robots.Policy) {
+	if c.fetchPage(ctx, p) {
+		c.archivePage(p)
+		c.readPage(p)
+		c.judgeLinks(p)
+		c.conclude(p)
+	}
+	p.out.res.SetCrawlDelay, p.out.res.CrawlDelay = true, pol.CrawlDelay
+	if p.render != nil {
+		c.renderPage(ctx, p, pol)
+	}
+}
+
+// mediaType is the media type of a response: its Content-Type's, or what
+// its body sniffs as when it has none.
+func mediaType(resp *fetch.Response) string {
+	ct := resp.Header.Get("Content-Type")
+	if ct == "" {
+		ct = http.DetectContentType(resp.Decoded)
+	}
+	return archive.MediaType(ct)
+}

@@ -1,0 +1,64 @@
+package crawl
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weft-crawler/weft/internal/answer"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/schedule"
+	"github.com/weft-crawler/weft/internal/store"
+)
+
+// conclude stages the rest of what the page leaves: its line of the
+// capture index, its outlinks record, the page for the consumers, its
+// line of the fetch log; and says how its host's clock moves and, in
+// continuous mode, what the visit taught about the URL.
+func (c *Crawler) conclude(p *pageRun) {
+	resp := p.resp
+	if p.read {
+		if err := c.arch.Outlinks(resp, p.cp.Loc.RecordID, p.l.Via, p.l.Depth, p.links); err != nil {
+			c.fail(fmt.Errorf("crawl: %w", err))
+		}
+		if p.followed {
+			c.arch.Followed(&p.pb.Staging, p.cp, p.l.Depth, len(p.links) == 0)
+		}
+	}
+	c.stageCapture(p)
+	c.flog.Write(p.rec)
+	signal, retryAfter := answer.Signal(resp, time.Now())
+	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration, Cause: answer.Cause(resp, signal)}
+	if signal == frontier.Throttled || signal == frontier.Unavailable {
+		// The server asked to come back later: the URL stays queued,
+		// first on its host, for when the host's clock allows. A 503 counts
+		// toward giving the host up, and so do 429s in a row over
+		// MaxBackoff, so that a storm of either does not last for ever.
+		res.Retry = true
+		p.render = nil
+	}
+	p.out = leaseOutcome{res: res, status: resp.StatusCode, outcome: p.rec.Outcome}
+	switch {
+	case res.Retry:
+	case c.cfg.Recrawl != nil:
+		p.out.visit = c.sched.Learn(p.l, p.prev, resp, p.cp, p.notModified)
+	case resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Truncated == "":
+		// A crawl that ends keeps what a later recrawl of its directory
+		// asks with, conditionally: whichever command fetched a page
+		// first, the next visit sends its validators.
+		p.out.visit = schedule.Once(store.URLRecord{LastFetch: resp.Start, Digest: p.cp.Digest,
+			ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")})
+	}
+}
+
+// stageCapture stages the page's line of the capture index and keeps the
+// page for the consumers, to be given them once its batch commits. It is
+// called once per archived page: by conclude, or by handle's recovery
+// after a panic (the record is in the WARC file already).
+func (c *Crawler) stageCapture(p *pageRun) {
+	if p.indexed || !p.archived {
+		return
+	}
+	p.indexed = true
+	c.index(p.cp, p.pb)
+	c.stagePage(p)
+}

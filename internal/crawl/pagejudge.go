@@ -1,0 +1,118 @@
+package crawl
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/robotstxt"
+	"github.com/weft-crawler/weft/internal/schedule"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/state"
+	"github.com/weft-crawler/weft/internal/store"
+)
+
+// judgeLinks hands what the page leads to to the judge, in the order it
+// was found; those admitted are staged in the page's batch. The pages it
+// votes for get their in-links.
+func (c *Crawler) judgeLinks(p *pageRun) {
+	for i := range p.found {
+		f := &p.found[i]
+		if f.listed != nil {
+			c.admitListed(p.pb, f.URL, p.l, *f.listed)
+			continue
+		}
+		why := c.admit(p.pb, f.Candidate)
+		switch {
+		case f.requisite && why == "":
+			c.stats.requisitesQueued.Add(1)
+		case f.redirect && why == judge.Seen:
+			// A loop, or a page reached before by another way.
+			c.stats.redirectSeen.Add(1)
+		}
+	}
+	clear(p.found)
+	p.found = p.found[:0]
+	for k := range p.votes {
+		c.inlinks.Add(k)
+	}
+}
+
+// admitListed admits a page a sitemap lists, with what the sitemap says of
+// it (schedule.Listed): a new page's record keeps the hints; in
+// continuous mode, what the sitemap says of a page already known goes to
+// the recrawl scan.
+func (c *Crawler) admitListed(pb *state.Batch, u canon.URL, l frontier.Lease, h content.Hint) {
+	h, prio := schedule.Listed(h, time.Now())
+	cand := judge.Candidate{URL: u, Depth: l.Depth + 1, Priority: prio, Via: l.URL}
+	why := c.admit(pb, cand)
+	part, k := uint16(partition.Of(u.Authority, c.cfg.Partitions)), seen.KeyOf(u.String)
+	switch {
+	case why == "":
+		// Its record, staged by the judge, with the sitemap's hints.
+		pb.Batch.PutURL(part, u.Authority, k, store.URLRecord{URL: u.String, Depth: cand.Depth, Priority: uint8(prio), Status: store.URLQueued,
+			InSitemap: true, SitemapPriority: h.Priority, SitemapLastMod: h.LastMod})
+	case why == judge.Seen && c.cfg.Recrawl != nil:
+		c.recrawler.Hint(u.Authority, k, h)
+	}
+}
+
+// admit judges cand and stages it in pb: queued (its record in pb), or
+// handed to the node that owns its host; it returns why not ("" when
+// queued, judge.Forwarded when handed over). A store error stops the
+// crawl.
+func (c *Crawler) admit(pb *state.Batch, cand judge.Candidate) string {
+	why, err := c.judge.Admit(cand, pb)
+	switch {
+	case err != nil:
+		c.fail(fmt.Errorf("crawl: %w", err))
+	case why == judge.Forwarded:
+		pb.Forward = append(pb.Forward, Offered{URL: cand.URL.String, Depth: cand.Depth, Hops: cand.Hops, Priority: cand.Priority,
+			Via: cand.Via, Resource: cand.As.Resource(), Requisite: cand.As.Requisite()})
+		c.stats.forwarded.Add(1)
+	}
+	return why
+}
+
+// findSitemaps finds the sitemaps of the leased host once its robots.txt
+// allows it: the files its Sitemap: lines name (on any host: the scope
+// and that host's robots.txt judge them) and its /sitemap.xml, one hop
+// from the URL whose lease fetched the robots.txt.
+func (c *Crawler) findSitemaps(p *pageRun) {
+	if c.cfg.NoSitemaps {
+		return
+	}
+	u := p.u
+	robotsURL := u.Scheme + "://" + u.Authority + "/robots.txt"
+	base, err := c.canon.NewBase(robotsURL)
+	if err != nil {
+		return
+	}
+	targets := []string{"/sitemap.xml"}
+	if pol := c.robots.Cached(robotstxt.Origin(u.Scheme, p.l.Host), time.Now()); pol != nil {
+		targets = append(targets, pol.Sitemaps...)
+	}
+	for _, t := range targets {
+		su, err := base.Resolve(t)
+		if err != nil {
+			c.judge.Count(judge.Invalid, 1)
+			continue
+		}
+		p.found = append(p.found, found{Candidate: judge.Candidate{URL: su, Depth: p.l.Depth + 1, Priority: frontier.Normal, Via: robotsURL, As: judge.AsResource}})
+	}
+}
+
+// requeued reports whether the batch queues url again (a redirect to a
+// variant of itself): it is not done.
+func requeued(pb *state.Batch, url string) bool {
+	for _, it := range pb.Items {
+		if it.URL == url {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,301 @@
+package crawl
+
+import (
+	"crypto/sha1"
+	"errors"
+	"fmt"
+
+	"github.com/weft-crawler/weft/internal/archive"
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/simhash"
+	"github.com/weft-crawler/weft/internal/store"
+)
+
+// The arrays of word hashes a crawl keeps for reuse: each holds the words
+// of a page of about 100 KB of text, more than most pages have (a page with
+// more has an array of its own), and pages are read by about as many
+// workers at once as there are CPUs.
+const (
+	wordArray         = 16 << 10
+	maxKeptWordArrays = 16
+)
+
+// readPage finds where the answer leads: a redirect's target, or, for a
+// document its media type's handler reads, its links and requisites. An
+// unchanged page (a 304) and a copy of an earlier capture are not read
+// again: their links were followed then (Mercator's "content seen").
+func (c *Crawler) readPage(p *pageRun) {
+	resp := p.resp
+	handler := c.handlers.For(p.mt)
+	switch {
+	case p.notModified:
+		p.rec.Outcome = "not-modified"
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		p.rec.Outcome = "redirect"
+		if resp.Location != "" {
+			p.rec.Location = resp.Location
+			c.redirect(p, resp.Location)
+		}
+	case p.cp.SkipLinks(p.l.Depth):
+		p.rec.Outcome = "revisit"
+	case resp.StatusCode >= 200 && resp.StatusCode < 300 && handler != nil:
+		c.readDoc(p, handler)
+		if p.cp.Revisit {
+			p.rec.Outcome = "revisit"
+		}
+	}
+}
+
+// redirect finds a redirect's target: a link at the same depth, one hop
+// further along its chain. A redirect from a seed widens the scope to its
+// target, as if the target had been the seed (http to https, a domain to
+// its www host). A redirect to a variant of its own canonical URL (the
+// server insists on a session id) is requested as written, once more
+// within the hop cap, since the seen set already holds its canonical
+// form.
+func (c *Crawler) redirect(p *pageRun, location string) {
+	l := p.l
+	lu, err := c.canon.ResolveString(l.URL, location)
+	if err != nil {
+		c.judge.Count(judge.Invalid, 1)
+		c.log.Info("bad redirect location", "url", l.URL, "location", location, "err", err)
+		return
+	}
+	if l.Hops+1 > c.cfg.MaxRedirects {
+		c.judge.Count(judge.Redirects, 1)
+		c.log.Info("redirect chain too long", "url", l.URL, "location", location)
+		return
+	}
+	if l.Depth == 0 {
+		c.scope.AddSeed(lu)
+		p.pb.WidenScope(lu.String)
+	}
+	if lu.String == l.URL {
+		p.pb.Items = append(p.pb.Items, frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL})
+		return
+	}
+	p.found = append(p.found, found{Candidate: judge.Candidate{URL: lu, Depth: l.Depth, Hops: l.Hops + 1, Priority: l.Priority, Via: l.URL}, redirect: true})
+}
+
+// readDoc reads a document with its handler: the links it may follow,
+// resolved against <base href> or the page's own URL, and the
+// requisites it shows when they are fetched with it.
+func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
+	l, u, resp := p.l, p.u, p.resp
+	var words *[]uint64 // the array the words are read into, used again once judged
+	var wordBuf []uint64
+	if c.near != nil {
+		words = c.words.Get()
+		wordBuf = *words
+	}
+	res := h.Read(content.Doc{
+		URL: resp.URL, MediaType: p.mt, Header: resp.Header, Body: resp.Decoded, Token: c.token,
+		Words: c.near != nil, Embeds: c.embeds, Truncated: resp.Truncated, MaxLinks: c.cfg.MaxLinksPerPage,
+		WordBuf: wordBuf,
+	})
+	p.read = true
+	c.countRead(p, h.Name(), &res)
+	follow := true
+	if l.Requisite && len(res.Links) > 0 {
+		// Fetched for what it is: a requisite's links are not a page's.
+		c.judge.Count(judge.RequisiteLinks, int64(len(res.Links)))
+		follow = false
+	}
+	if res.NoFollow {
+		c.judge.Count(judge.NoFollow, int64(len(res.Links)))
+		follow = false
+	}
+	nearDup := false
+	if c.near != nil && len(res.Words) >= c.cfg.NearDupMinWords {
+		nearDup = c.nearDuplicate(p, res.Words, follow)
+		if nearDup && follow && !c.cfg.NearDupFollow {
+			// Its links are mostly those of the page it copies.
+			c.judge.Count(judge.NearDup, int64(len(res.Links)))
+			follow = false
+		}
+	}
+	if words != nil {
+		// Nothing reads the words after the fingerprint. The array is
+		// the one given: a page of more words than it holds had them
+		// in one of their own, and a handler's own slice is its own.
+		res.Words = nil
+		c.words.Put(words)
+	}
+	// Links resolve against <base href> when the page has a valid one, else
+	// against the page's own (final) URL. The base is parsed once per page.
+	baseURL := u.String
+	if res.Base != "" {
+		if b, err := c.canon.Resolve(u, res.Base); err == nil {
+			baseURL = b.String
+		}
+	}
+	base, err := c.canon.NewBase(baseURL)
+	if err != nil {
+		c.log.Info("page URL does not parse as a base", "url", u.String, "err", err)
+		return
+	}
+	p.followed = follow
+	if resp.StatusCode == 200 && archive.Dedupable(resp) && resp.URL == u.String {
+		p.alias = u.String
+	}
+	c.findLinks(p, base, &res, follow)
+	// The images a page shows are fetched with it, one hop further (so an
+	// image that turns out to be a page is bounded by the depth limit like
+	// any link), unless the page is a near-duplicate whose links are not
+	// followed either. A nofollow page's images are fetched: nofollow is
+	// about links.
+	if c.embeds && (!nearDup || c.cfg.NearDupFollow) {
+		c.findRequisites(p, base, &res, h.Name())
+	}
+	if follow && c.rend != nil && p.mt == "text/html" && !l.Requisite && resp.Truncated == "" && !p.cp.Revisit {
+		p.render = &renderable{resp: resp, recordID: p.cp.Loc.RecordID}
+	}
+}
+
+// countRead counts and logs how a document's reading went.
+func (c *Crawler) countRead(p *pageRun, handler string, res *content.Result) {
+	url := p.resp.URL
+	c.stats.inc(c.stats.handled, handler, 1)
+	if res.Extended != nil {
+		c.countExtensions(url, res.Extended)
+		p.cp.Fields = res.Fields
+	}
+	if res.Charset != "" {
+		c.stats.inc(c.stats.charsets, res.Charset, 1)
+	}
+	switch {
+	case errors.Is(res.Err, content.ErrBinary):
+		// Not a document read in part: one not to read at all.
+		c.stats.binary.Add(1)
+		c.log.Info("binary body labelled as text, not read", "url", url, "handler", handler, "content_type", p.resp.Header.Get("Content-Type"))
+	case res.Err != nil:
+		c.stats.inc(c.stats.unreadable, handler, 1)
+		c.log.Warn("document read only in part", "url", url, "handler", handler, "links_read", len(res.Links), "err", res.Err)
+	}
+	switch {
+	case res.Truncated == content.CutLinks:
+		// Links past the cap are lost, and a documentation index can
+		// have more than any cap: an operator must be able to find the
+		// page and raise it.
+		c.stats.inc(c.stats.cut, handler, 1)
+		c.stats.linksCutAll.Add(1)
+		c.stats.hosts.Update(p.l.Host, func(s store.HostState) store.HostState { s.LinksCut++; return s })
+		c.log.Warn("page cut at the per-page link cap: its later links are not read", "url", url, "host", p.l.Host, "links", len(res.Links))
+	case res.Truncated != "":
+		c.stats.inc(c.stats.cut, handler, 1)
+		c.log.Info("document cut at a limit", "url", url, "handler", handler, "limit", res.Truncated)
+	}
+	p.rec.Links = len(res.Links)
+	if res.NoIndex {
+		c.stats.noindex.Add(1)
+		p.rec.NoIndex = true
+	}
+	if res.NoFollow {
+		c.stats.nofollow.Add(1)
+		p.rec.NoFollow = true
+	}
+}
+
+// nearDuplicate fingerprints a page's words and judges it against the
+// pages seen before: whether it nearly copies one.
+func (c *Crawler) nearDuplicate(p *pageRun, words []uint64, follow bool) bool {
+	fp := simhash.Fingerprint(words, simhash.DefaultShingle)
+	of, filled, err := c.near.judge(fp, p.resp.URL, p.l.Depth, follow, p.pb)
+	if err != nil {
+		c.fail(fmt.Errorf("crawl: judge %s for near-duplicates: %w", p.resp.URL, err))
+	}
+	if filled {
+		c.log.Warn("near-duplicate index full: later pages are judged against the ones it holds, not added", "pages", c.cfg.NearDupMaxPages)
+	}
+	p.cp.Rec.SimHash, p.cp.Rec.NearDupOf = fp, of
+	c.judge.JudgedPage(p.pb.Batch, p.l.Host, of != "")
+	if of == "" {
+		return false
+	}
+	c.stats.nearDups.Add(1)
+	p.rec.NearDupOf = of
+	return true
+}
+
+// findLinks resolves a document's links: every one that resolves is an
+// outlink; those the page lets be followed go to the judge. A page's
+// links count toward their targets' in-links once: at the first fetch
+// that reads it whole (none has left a payload digest); a page always cut
+// short never counts.
+func (c *Crawler) findLinks(p *pageRun, base *canon.Base, res *content.Result, follow bool) {
+	l, u := p.l, p.u
+	p.links = make([]string, 0, len(res.Links))
+	if follow && c.inlinks != nil && p.prev.Digest == ([sha1.Size]byte{}) && p.resp.Truncated == "" {
+		if p.bufs != nil {
+			p.votes = p.bufs.votes
+		} else {
+			p.votes = make(map[seen.Key]bool, len(res.Links))
+		}
+	}
+	for i, link := range res.Links {
+		lu, err := base.Resolve(link.URL)
+		var k seen.Key // the link's seen-set key, if its vote hashed it; the judge hashes it otherwise
+		if err == nil {
+			p.links = append(p.links, lu.String)
+			if p.votes != nil && !link.NoFollow && link.Tag != "sitemap" && i >= len(res.Hints) && lu.String != u.String {
+				k = seen.KeyOf(lu.String)
+				p.votes[k] = true // a page's link, not a sitemap's listing: a vote
+			}
+		}
+		cand := judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL}
+		switch {
+		case !follow:
+		case link.NoFollow:
+			c.judge.Count(judge.NoFollow, 1)
+		case err != nil:
+			c.judge.Count(judge.Invalid, 1)
+		case link.Tag == "sitemap": // a sitemap index's sitemap
+			cand.As = judge.AsResource
+			p.found = append(p.found, found{Candidate: cand})
+		case i < len(res.Hints): // a page a sitemap lists
+			p.found = append(p.found, found{Candidate: cand, listed: &res.Hints[i]})
+		default:
+			cand.Key, cand.As, cand.Page = k, judge.AsPageLink, p.alias
+			p.found = append(p.found, found{Candidate: cand})
+		}
+	}
+}
+
+// findRequisites resolves what a document needs to be shown: its images,
+// style sheets, scripts and fonts (unless Config.NoRequisites), or only its images
+// (WithImages). An HTML page's requisites may leave the scope by that one
+// hop (AsRequisite), and so may those of a style sheet within the scope (a
+// font on a CDN); a style sheet already out of scope names only
+// requisites within it, so requisites never chain out.
+func (c *Crawler) findRequisites(p *pageRun, base *canon.Base, res *content.Result, handler string) {
+	as := judge.AsResource // the images of --with-images
+	if !c.cfg.NoRequisites {
+		as = judge.AsSheetRequisite
+		if c.scope.Within(p.u) || handler == "html" {
+			as = judge.AsRequisite
+		}
+	}
+	requisite := func(ru canon.URL) {
+		c.stats.requisitesFound.Add(1)
+		p.found = append(p.found, found{Candidate: judge.Candidate{URL: ru, Depth: p.l.Depth + 1, Priority: frontier.Normal, Via: p.l.URL, As: as}, requisite: true})
+	}
+	if !c.cfg.NoRequisites && handler == "html" && !res.HasIcon {
+		// A browser asks its origin for /favicon.ico.
+		if fu, err := c.canon.ResolveString(p.resp.URL, "/favicon.ico"); err == nil {
+			requisite(fu)
+		}
+	}
+	for _, src := range res.Embeds {
+		eu, err := base.Resolve(src)
+		if err != nil {
+			c.judge.Count(judge.Invalid, 1)
+			continue
+		}
+		p.links = append(p.links, eu.String)
+		requisite(eu)
+	}
+}

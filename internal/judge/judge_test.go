@@ -1,0 +1,147 @@
+package judge
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/hostmap"
+	"github.com/weft-crawler/weft/internal/robots"
+	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
+)
+
+// memStates is a store's host state table in memory.
+type memStates map[string]store.HostState
+
+func (m memStates) Load(host string) store.HostState     { return m[host] }
+func (m memStates) Save(host string, st store.HostState) { m[host] = st }
+
+// The near-duplicate windows and the index alias states are part of the
+// per-host states: with room for one host, judging pages of two hosts in
+// turn evicts each at every step, and each window still fills and cuts its
+// host off exactly when most of its own last pages were copies; the alias
+// bits of each scheme come back from the store as they were learnt.
+func TestTrapWindowsAndAliasesKeptThroughEviction(t *testing.T) {
+	db, err := store.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	states := hostmap.NewBounded[store.HostState](1, 1, memStates{})
+	j := New(Config{Hosts: states, NearDupWindow: 8, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
+	b := db.NewBatch()
+	defer b.Close()
+	// a: all copies, cut at its eighth page; b: one copy in two, never.
+	for i := range 8 {
+		if j.copies.trappedInMemory("a") || j.Trapped("a") {
+			t.Fatalf("a cut off after %d pages, want 8", i)
+		}
+		j.JudgedPage(b, "a", true)
+		j.JudgedPage(b, "b", i%2 == 0)
+	}
+	if n := states.Len(); n != 1 {
+		t.Fatalf("%d hosts' states in memory, bound 1", n)
+	}
+	if j.copies.trappedInMemory("a") {
+		t.Fatal("a is in memory; b, judged last, should be")
+	}
+	if !j.Trapped("a") || j.Trapped("b") {
+		t.Fatalf("a cut off %v, b %v; want a only (its window read back from the store)", j.Trapped("a"), j.Trapped("b"))
+	}
+	if n, names := j.Cut(); n != 1 || names[0] != "a" {
+		t.Fatalf("cut off: %d %v, want a", n, names)
+	}
+
+	x := j.aliases
+	states.Update("a", func(s store.HostState) store.HostState { s.AliasSame |= 1 << 1; return s })   // http, index.htm
+	states.Update("a", func(s store.HostState) store.HostState { s.AliasDiffer |= 1 << 2; return s }) // https, index.html
+	states.Get("b")                                                                                   // evicts a
+	if got, _, _ := x.state("http", "a"); got != (aliasState{same: 2}) || !got.holds(1) || got.holds(0) {
+		t.Errorf("http://a read back as %+v, want index.htm served alike", got)
+	}
+	if got, _, _ := x.state("https", "a"); got != (aliasState{differ: 1}) || got.holds(0) {
+		t.Errorf("https://a read back as %+v, want index.html differing", got)
+	}
+	if _, _, ok := x.state("ftp", "a"); ok {
+		t.Error("an ftp origin has an alias state")
+	}
+}
+
+// admitWorld is what a Judge needs for Admit, in memory: every host one
+// scope admits, no guard, no robots.txt known yet.
+type admitWorld struct {
+	staged  []frontier.Item
+	pending []seen.Pending
+}
+
+func (*admitWorld) Permits(string) error                    { return nil }
+func (*admitWorld) Cached(string, time.Time) *robots.Policy { return nil }
+func (w *admitWorld) Stage(it frontier.Item, part int, k seen.Key) error {
+	w.staged = append(w.staged, it)
+	w.pending = append(w.pending, seen.Pending{Partition: part, Key: k})
+	return nil
+}
+
+// The rules that run under the seen set's lock (the host cap, the
+// pattern cap) refuse through it with their own reason, not as an error,
+// and cost nothing but their count; a URL met again is seen; a refused URL
+// is not marked seen, so it is refused again by its rule.
+func TestAdmitRefusesThroughTheSeenSet(t *testing.T) {
+	cn := canon.New(canon.Config{})
+	sc, err := scope.New(scope.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := cn.Parse("http://a.test/")
+	sc.AddSeed(seed)
+	set, err := seen.New(seen.Config{ExpectedURLs: 1000, Partitions: 1}, seen.NewMemoryStore(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &admitWorld{}
+	j := New(Config{Canon: cn, Scope: sc, Seen: set, Guard: w, Robots: w, Hosts: hostmap.New[store.HostState](1),
+		MaxURLsPerHost: 2, MaxURLsPerPattern: 100, ExpectedURLs: 1000, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
+	admit := func(raw string) string {
+		t.Helper()
+		u, err := cn.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		why, err := j.Admit(Candidate{URL: u, Depth: 1, As: AsPageLink}, w)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		return why
+	}
+	for raw, want := range map[string]string{"http://a.test/x": "", "http://a.test/y": ""} {
+		if got := admit(raw); got != want {
+			t.Errorf("%s: %q, want %q", raw, got, want)
+		}
+	}
+	if got := admit("http://a.test/x"); got != Seen {
+		t.Errorf("a URL met again: %q, want %q", got, Seen)
+	}
+	for range 2 {
+		if got := admit("http://a.test/z"); got != HostCap {
+			t.Errorf("a third URL of a host capped at 2: %q, want %q", got, HostCap)
+		}
+	}
+	if len(w.staged) != 2 {
+		t.Errorf("%d URLs staged, want 2", len(w.staged))
+	}
+	if got := j.Rejected(); got[HostCap] != 2 || got[Seen] != 1 {
+		t.Errorf("counted: %v", got)
+	}
+	// A link met lately, most of what a crawl judges, allocates nothing
+	// once its page's batch has committed: its verdict is a value and its
+	// admission comes from the pool.
+	set.Settle(w.pending)
+	x, _ := cn.Parse("http://a.test/x")
+	if n := testing.AllocsPerRun(100, func() { j.Admit(Candidate{URL: x, Depth: 1, As: AsPageLink}, w) }); n != 0 {
+		t.Errorf("judging a link met again allocates %.0f times", n)
+	}
+}

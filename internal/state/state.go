@@ -1,0 +1,415 @@
+// Package state is a crawl's State state over the store: the queues the
+// frontier reads and spills to (it is the frontier's Store), the records
+// the seen set confirms, and the batch in which one lease's changes are
+// committed at once, so that a crash loses no accepted URL.
+package state
+
+import (
+	"context"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/weft-crawler/weft/internal/archive"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/plugin"
+	"github.com/weft-crawler/weft/internal/schedule"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
+)
+
+// State is the crawl's state on disk (package store), written so that a
+// crash at any moment loses no accepted URL. Each lease ends with one batch
+// (Batch) that holds everything it changed:
+//
+//   - the record (which makes it seen) and the front-queue entry of every
+//     new URL it found, the record staged under the seen set's partition
+//     lock and held there as pending until the batch commits, so no other
+//     worker accepts it twice meanwhile;
+//   - the deletion of its own queue entry, with its outcome and its host's
+//     clock; so after a crash every URL not yet done, the leases that were
+//     out included, is queued again (at most those are fetched twice), and
+//     the links of a page whose batch was lost are found again when the
+//     page is refetched.
+//
+// The frontier reads its queues from here (State is its Store): front
+// queues in the order of their sequence numbers, which is why batches that
+// queue URLs number and commit them under one lock (commitMu), and hosts'
+// tails, which only the frontier writes. A restart gives every host with a
+// stored clock at least one gap from the restart (frontier.Config.Resumed),
+// so a request cut by the crash is never followed at once by another.
+//
+// What is not kept: robots.txt policies (fetched again, under the host's
+// clock, after a restart), counters of the summary, and the per-host cap.
+type State struct {
+	DB    *store.DB // the store itself, for what the batches do not cover
+	path  string
+	parts int
+
+	// commitMu makes front-queue sequence numbers visible in order: a
+	// batch that queues URLs numbers them, commits and tells the frontier
+	// under it.
+	commitMu sync.Mutex
+	seq      uint64 // last front-queue sequence number handed out
+	firstSeq uint64 // the first one this process hands out
+
+	// Forwarder hands the URLs of other nodes' hosts to their owners
+	// before a batch that found them commits; nil on one node, where no
+	// batch finds any.
+	Forwarder Forwarder
+}
+
+const (
+	metaFormat      = "format" // stateFormat; absent in states older than front queues on disk
+	stateFormat     = "2"
+	metaPartitions  = "partitions"
+	metaScopePrefix = "scope/" // + a URL a seed redirected to
+)
+
+// Open opens (or creates) the state under dataDir. fresh removes an
+// existing state first, once the store's lock is held: never the state of
+// a crawl that runs. It reports whether a previous crawl was found.
+func Open(dataDir string, partitions int, fresh bool, fs vfs.FS) (*State, bool, error) {
+	path := store.Dir(dataDir)
+	db, err := store.Open(path, &store.Options{FS: fs, Fresh: fresh})
+	if err != nil {
+		return nil, false, store.InUse(dataDir, err, "stop that crawl or choose another --data")
+	}
+	d := &State{DB: db, path: path, parts: partitions, seq: uint64(time.Now().UnixNano())}
+	for p := range frontier.High + 1 {
+		// Numbers go on from the last one stored, even if the clock went back.
+		last, ok, err := db.LastFrontSeq(uint8(p))
+		if err != nil {
+			db.Close()
+			return nil, false, err
+		}
+		if ok {
+			d.seq = max(d.seq, last)
+		}
+	}
+	d.firstSeq = d.seq + 1
+	v, found, err := db.GetMeta(metaPartitions)
+	if err != nil {
+		db.Close()
+		return nil, false, err
+	}
+	if found {
+		if f, _, err := db.GetMeta(metaFormat); err != nil || string(f) != stateFormat {
+			db.Close()
+			if err != nil {
+				return nil, false, err
+			}
+			return nil, false, fmt.Errorf("state: %s holds a crawl state of another format (%q, this weft writes %q) whose queues it cannot read; start over with --fresh, or resume it with the weft that wrote it", path, f, stateFormat)
+		}
+		// P is fixed when a crawl is created: every key is filed under it.
+		p, err := strconv.Atoi(string(v))
+		if err != nil || p <= 0 {
+			db.Close()
+			return nil, false, fmt.Errorf("state: %s: bad partition count %q", path, v)
+		}
+		d.parts = p
+		return d, true, nil
+	}
+	b := db.NewBatch()
+	b.PutMeta(metaFormat, []byte(stateFormat))
+	b.PutMeta(metaPartitions, []byte(strconv.Itoa(partitions)))
+	if err := b.Commit(true); err != nil {
+		db.Close()
+		return nil, false, err
+	}
+	return d, false, nil
+}
+
+// close flushes the store's memtables before closing it, so that the next
+// start need not replay their log (seconds, for a full set of memtables).
+// The flush is only a help: if it fails, the log still holds every commit.
+func (d *State) Close() error {
+	_ = d.DB.Flush()
+	return d.DB.Close()
+}
+
+// Has implements seen.Store.
+func (d *State) Has(part int, host string, k seen.Key) (bool, error) {
+	return d.DB.HasURL(uint16(part), host, k)
+}
+
+func queueItem(it *frontier.Item, part int) store.QueueItem {
+	return store.QueueItem{
+		URL: it.URL, Host: it.Host, Part: uint16(part), Depth: it.Depth, Hops: it.Hops,
+		Priority: uint8(it.Priority), Via: it.Via, Added: it.Added, Fetch: it.Fetch, Requisite: it.Requisite,
+	}
+}
+
+func frontierItem(q store.QueueItem, seq uint64) frontier.Item {
+	return frontier.Item{
+		URL: q.URL, Host: q.Host, Depth: q.Depth, Hops: q.Hops, Priority: frontier.Priority(q.Priority),
+		Via: q.Via, Fetch: q.Fetch, Seq: seq, Added: q.Added, Requisite: q.Requisite,
+	}
+}
+
+// Batch gathers one lease's writes and the frontier items they stand
+// for; commit writes them at once.
+type Batch struct {
+	d       *State
+	Pending []seen.Pending  // the keys it stages, settled in the seen set when it commits
+	Items   []frontier.Item // the URLs it queues
+	// the archive's part: the payload digests it records, the events of
+	// its captures (Staging.Batch is b)
+	archive.Staging
+	Pages   []*plugin.Page // the pages it records, for the page consumers
+	Sims    []uint64       // fingerprints it adds to the near-duplicate index
+	Forward []Offered      // URLs of other nodes' hosts, handed to the State's Forwarder before it commits
+	// Page is the URL of the page whose links are being admitted, when it
+	// answered 200 with a whole body: fetched, before its capture is
+	// indexed (see indexAliases.skip).
+	Page string
+}
+
+func (d *State) NewBatch() *Batch { return d.BatchOf(d.DB.NewBatch()) }
+
+// BatchOf makes a batch of writes staged elsewhere (the recrawl scan's):
+// it commits them as a lease's, its Items numbered in the front queues.
+func (d *State) BatchOf(b *store.Batch) *Batch {
+	return &Batch{d: d, Staging: archive.Staging{Batch: b}}
+}
+
+// Stage implements judge.Stager: the URL's record and queue entry, staged
+// in the batch; its queue entry is written when the batch commits.
+func (pb *Batch) Stage(it frontier.Item, part int, k seen.Key) error {
+	pb.Batch.PutURL(uint16(part), it.Host, k, store.URLRecord{URL: it.URL, Depth: it.Depth, Priority: uint8(it.Priority), Status: store.URLQueued})
+	pb.Pending = append(pb.Pending, seen.Pending{Partition: part, Key: k})
+	pb.Items = append(pb.Items, it)
+	return nil
+}
+
+// PutClock implements frontier.ClockWriter: the host's clock goes to
+// disk with the rest of the batch.
+func (pb *Batch) PutClock(host string, c frontier.Clock) {
+	pb.Batch.PutHost(uint16(partition.Of(host, pb.d.parts)), store.HostRecord{
+		Host: host, NextAt: c.NextAt, CrawlDelay: c.CrawlDelay, ErrorStreak: c.Streak,
+		Backoff: c.Backoff, Errors: c.Errors, Parks: c.Parks, GaveUp: c.GaveUp,
+		Throttles: c.Throttles, ThrottledSince: c.ThrottledSince, Wait: uint8(c.Why), WaitCause: c.Cause,
+	})
+}
+
+func (pb *Batch) DeleteEntry(l frontier.Lease, part int) {
+	if l.Tail {
+		pb.Batch.DeleteQueue(uint16(part), l.Host, l.Seq)
+	} else {
+		pb.Batch.DeleteFront(uint8(l.Priority), l.Seq)
+	}
+}
+
+// done stages a lease's outcome: the queue entry goes, and the URL record
+// says what happened. A retried lease (robots.txt fetched instead, or cut
+// by shutdown) changes nothing on disk but its host's clock
+// (frontier.Settle).
+func (pb *Batch) Done(l frontier.Lease, part int, res frontier.Result, status int, outcome string, v *schedule.Visit) store.URLRecord {
+	if res.Retry || l.Seq == 0 {
+		return store.URLRecord{}
+	}
+	pb.DeleteEntry(l, part)
+	st := store.URLDone
+	switch {
+	case outcome == judge.Robots || outcome == judge.Unreachable || outcome == judge.Policy:
+		st = store.URLRejected
+	case status == 0:
+		st = store.URLFailed
+	}
+	r := store.URLRecord{LastFetch: time.Now()}
+	if v != nil { // continuous mode: what the fetch taught
+		r = v.Record
+	}
+	again := slices.ContainsFunc(pb.Items, func(it frontier.Item) bool { return it.URL == l.URL })
+	if again && st != store.URLRejected {
+		// The lease queued its own URL again (a redirect to a variant of
+		// it): it stays queued, out of the recrawl index, until that
+		// lease is done.
+		st = store.URLQueued
+	}
+	r.URL, r.Depth, r.Priority, r.Status = l.URL, l.Depth, uint8(l.Priority), st
+	if v == nil || !v.Adopted {
+		r.LastStatus, r.LastOutcome = status, outcome
+	}
+	k := seen.KeyOf(l.URL)
+	pb.Batch.PutURL(uint16(part), l.Host, k, r)
+	v.Stage(pb.Batch, uint16(part), l.Host, k, r) // the host's prior, the recrawl index
+	return r
+}
+
+// widenScope records that a seed's redirect made u part of the crawl's
+// scope, so a restart widens the scope the same way.
+func (pb *Batch) WidenScope(u string) { pb.Batch.PutMeta(metaScopePrefix+u, nil) }
+
+// commit writes the batch, with a front-queue entry for each of its items,
+// settles its pending keys and hands the items to the frontier. On error
+// nothing of it is in the store; the crawl stops.
+func (pb *Batch) Commit(s *seen.Set, f *frontier.Frontier) error {
+	if len(pb.Forward) > 0 {
+		if err := pb.d.Forwarder.Forward(pb.Forward); err != nil {
+			pb.Batch.Close()
+			return fmt.Errorf("forward %d URLs to their owners: %w", len(pb.Forward), err)
+		}
+	}
+	if len(pb.Items) == 0 {
+		// An empty batch commits nothing. Keys staged without an item
+		// (Adopt) are settled either way: on success the store answers
+		// for them; on failure a Bloom "maybe" is confirmed there, and
+		// answers "new".
+		err := pb.Batch.Commit(false)
+		s.Settle(pb.Pending)
+		return err
+	}
+	d := pb.d
+	d.commitMu.Lock()
+	defer d.commitMu.Unlock()
+	now := time.Now()
+	for i := range pb.Items {
+		it := &pb.Items[i]
+		d.seq++
+		it.Seq = d.seq
+		if it.Added.IsZero() {
+			it.Added = now
+		}
+		pb.Batch.PushFront(uint8(it.Priority), it.Seq, queueItem(it, partition.Of(it.Host, d.parts)))
+	}
+	if err := pb.Batch.Commit(false); err != nil {
+		s.Settle(pb.Pending)
+		return err
+	}
+	s.Settle(pb.Pending)
+	f.Add(pb.Items...)
+	return nil
+}
+
+// putDigest records where a payload was first archived, at once: another
+// worker may look it up next.
+func (d *State) PutDigest(sum [sha1.Size]byte, r store.DigestRecord) error {
+	b := d.DB.NewBatch()
+	b.PutDigest(sum, r)
+	return b.Commit(false)
+}
+
+// scopeSeeds returns the URLs that seeds' redirects added to the scope.
+func (d *State) ScopeSeeds() ([]string, error) {
+	var out []string
+	err := d.DB.MetaPrefix(metaScopePrefix, func(name string, _ []byte) bool {
+		out = append(out, name)
+		return true
+	})
+	return out, err
+}
+
+// fillSeen rebuilds the seen set's filters from every URL record, while the
+// crawl runs (the set confirms every URL in the store meanwhile). It stops
+// early, without error, when ctx is done.
+func (d *State) FillSeen(ctx context.Context, s *seen.Set) (urls int, err error) {
+	err = d.DB.URLKeys(func(part uint16, host string, hash [16]byte) bool {
+		s.Restore(int(part), seen.Key(hash))
+		urls++
+		return urls%4096 != 0 || ctx.Err() == nil
+	})
+	if err != nil {
+		return urls, fmt.Errorf("state: rebuild the seen set from %s: %w", d.path, err)
+	}
+	return urls, ctx.Err()
+}
+
+// The State queues are the frontier's Store.
+var _ frontier.Store = (*State)(nil)
+
+func (d *State) Front(p frontier.Priority, after uint64, n int) ([]frontier.Item, error) {
+	if after == math.MaxUint64 {
+		return nil, nil
+	}
+	entries, err := d.DB.FrontRange(uint8(p), after+1, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]frontier.Item, len(entries))
+	for i, e := range entries {
+		out[i] = frontierItem(e.Item, e.Seq)
+	}
+	return out, nil
+}
+
+func (d *State) Tail(host string, after uint64, n int) ([]frontier.Item, error) {
+	if after == math.MaxUint64 {
+		return nil, nil
+	}
+	part := partition.Of(host, d.parts)
+	entries, err := d.DB.QueueRange(uint16(part), host, after+1, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]frontier.Item, len(entries))
+	for i, e := range entries {
+		out[i] = frontierItem(e.Item, e.Seq)
+		out[i].Tail = true
+	}
+	return out, nil
+}
+
+func (d *State) Spill(items []frontier.Item, seqs []uint64) error {
+	b := d.DB.NewBatch()
+	for i := range items {
+		it := &items[i]
+		part := partition.Of(it.Host, d.parts)
+		b.PushQueue(uint16(part), it.Host, seqs[i], queueItem(it, part))
+		b.DeleteFront(uint8(it.Priority), it.Seq)
+	}
+	return b.Commit(false)
+}
+
+func (d *State) TailHosts(fn func(host string, last uint64) bool) error {
+	var err error
+	qerr := d.DB.QueuedHosts(func(part uint16, host string) bool {
+		var last uint64
+		if last, _, err = d.DB.LastQueueSeq(part, host); err != nil {
+			return false
+		}
+		return fn(host, last)
+	})
+	return errors.Join(qerr, err)
+}
+
+func (d *State) Clock(host string) (frontier.Clock, bool, error) {
+	rec, found, err := d.DB.GetHost(uint16(partition.Of(host, d.parts)), host)
+	return frontier.Clock{
+		NextAt: rec.NextAt, CrawlDelay: rec.CrawlDelay, Backoff: rec.Backoff,
+		Streak: rec.ErrorStreak, Errors: rec.Errors, Parks: rec.Parks, GaveUp: rec.GaveUp,
+		Throttles: rec.Throttles, ThrottledSince: rec.ThrottledSince, Why: frontier.Why(rec.Wait), Cause: rec.WaitCause,
+	}, found, err
+}
+
+// Offered is a URL handed to the node that owns its host, with what its
+// finder knew of it.
+type Offered struct {
+	URL      string            `json:"url"` // canonical
+	Depth    int               `json:"depth"`
+	Hops     int               `json:"hops,omitempty"`
+	Priority frontier.Priority `json:"priority"`
+	Via      string            `json:"via,omitempty"`
+	// Resource: fetched for what it is (an image, a sitemap), so the
+	// extension rule does not apply.
+	Resource bool `json:"resource,omitempty"`
+	// Requisite: a page's requisite, which its finder judged by the
+	// requisite rule (one hop past the scope); the owner queues it as one,
+	// so its links are not followed.
+	Requisite bool `json:"requisite,omitempty"`
+}
+
+// Forwarder hands URLs of hosts other nodes own to those nodes (the
+// crawl's Cluster). An error leaves the batch uncommitted.
+type Forwarder interface {
+	Forward([]Offered) error
+}

@@ -1,0 +1,110 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestStateOfAnotherFormatIsRefused opens a state without the format this
+// build writes (an older weft's, whose URLs wait in per-host queues the
+// frontier never reads): it must be refused by name, not resumed with its
+// queue silently ignored.
+func TestStateOfAnotherFormatIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	d, _, err := Open(dir, 4, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := d.DB.NewBatch()
+	b.PutMeta(metaFormat, []byte("1"))
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	_, _, err = Open(dir, 4, false, nil)
+	if err == nil || !strings.Contains(err.Error(), "--fresh") || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("reopen: %v, want a refusal naming the directory and --fresh", err)
+	}
+	d, found, err := Open(dir, 4, true, nil)
+	if err != nil || found {
+		t.Fatalf("--fresh over it: found=%v err=%v", found, err)
+	}
+	d.Close()
+}
+
+// A URL admitted in a batch is on disk, queued, once the batch commits,
+// and a second admission of it is not new; a lease completed as a page
+// takes it off the queue, and its record says it was fetched. The state
+// reopened finds the crawl it held.
+func TestBatchQueuesAndCompletes(t *testing.T) {
+	dir := t.TempDir()
+	d, found, err := Open(dir, 4, false, nil)
+	if err != nil || found {
+		t.Fatalf("open: found=%v err=%v", found, err)
+	}
+	s, err := d.Seen(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := d.Frontier(frontier.Config{Partitions: d.Partitions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- f.Run(ctx) }() // takes in what the batches add
+	pb := d.NewBatch()
+	for _, u := range []string{"http://a.test/x", "http://a.test/x"} {
+		if _, err := pb.Admit(s, "a.test", u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(pb.Items) != 1 {
+		t.Fatalf("one URL admitted twice in a batch: %d items", len(pb.Items))
+	}
+	if err := pb.Commit(s, f); err != nil {
+		t.Fatal(err)
+	}
+	if front, _, err := d.Left(); err != nil || front != 1 {
+		t.Fatalf("after the commit: %d front entries, err %v; want 1", front, err)
+	}
+	l, err := f.Next(t.Context())
+	if err != nil || l.URL != "http://a.test/x" {
+		t.Fatalf("lease: %+v, %v", l, err)
+	}
+	done := d.NewBatch()
+	res := done.Complete(f, l, frontier.Result{Fetched: true}, true)
+	if err := done.Commit(s, f); err != nil {
+		t.Fatal(err)
+	}
+	f.Complete(l, res)
+	if front, tails, err := d.Left(); err != nil || front != 0 || tails != 0 {
+		t.Errorf("after the lease: %d front entries, %d tails, err %v; want none", front, tails, err)
+	}
+	rec, ok, err := d.DB.GetURL(uint16(partition.Of("a.test", d.Partitions())), "a.test", seen.KeyOf(l.URL))
+	if err != nil || !ok || rec.Status != store.URLDone || rec.LastStatus != 200 {
+		t.Errorf("record: %+v, found %v, err %v; want done with 200", rec, ok, err)
+	}
+	stop()
+	if err := <-ran; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, found, err = Open(dir, 4, false, nil)
+	if err != nil || !found {
+		t.Fatalf("reopen: found=%v err=%v", found, err)
+	}
+	d.Close()
+}
