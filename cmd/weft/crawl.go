@@ -148,7 +148,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&f.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
 	fs.IntVar(&f.maxDepth, "max-depth", d.Scope.MaxDepth, "most link hops from a seed (0: no limit)")
 	fs.Int64Var(&f.maxURLsPerHost, "max-urls-per-host", d.MaxURLsPerHost, "most URLs accepted per host (0: no limit)")
-	fs.IntVar(&f.maxPerPattern, "max-urls-per-pattern", d.MaxURLsPerPattern, "most URLs accepted per host for one URL pattern (the path with digits as #, generated tokens as *, no query; sitemap-listed pages exempt): bounds calendars, faceted search, session ids in paths (0: no limit; at most 65000)")
+	fs.IntVar(&f.maxPerPattern, "max-urls-per-pattern", d.MaxURLsPerPattern, "most URLs accepted per host for one URL pattern (the path with digits as #, generated tokens as *, no query; seeds exempt, sitemap-listed pages not): bounds calendars, faceted search, session ids in paths (0: no limit; at most 65000)")
 	fs.IntVar(&f.maxRepeats, "max-path-repeats", d.Scope.MaxPathRepeats, "most times one segment may occur in a URL path, a bound on relative-link traps like /a/b/a/b/... (0: no limit)")
 	fs.IntVar(&f.maxRedirects, "max-redirects", d.MaxRedirects, "most redirects followed from one URL, each hop queued for its host like a link (0: none; robots.txt's own redirects are followed up to five hops regardless, as RFC 9309 asks)")
 	fs.IntVar(&f.maxLinks, "max-links-per-page", d.MaxLinksPerPage, "most links read of one HTML page; a page cut there is logged with its URL and counted per host")

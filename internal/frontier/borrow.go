@@ -105,12 +105,13 @@ func (f *Frontier) lend(now time.Time) time.Time {
 		l := f.offer(h, now)
 		l.SameServer = same
 		b.mu.Lock()
-		if !b.gone {
+		gone := b.gone // read under the lock Borrow sets it under
+		if !gone {
 			f.taken(h, l, now)
 			b.ch <- l
 		}
 		b.mu.Unlock()
-		if b.gone {
+		if gone {
 			f.dropGone(h)
 			if h.borrowed == 0 {
 				delete(f.lenders, h)

@@ -56,7 +56,7 @@ func TestBatchQueuesAndCompletes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := d.Frontier(frontier.Config{Partitions: d.Partitions()})
+	f, err := d.Frontier(frontier.Config{Partitions: d.Partitions(), KeepAlive: true})
 	if err != nil {
 		t.Fatal(err)
 	}
