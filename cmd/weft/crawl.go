@@ -51,6 +51,7 @@ type crawlFlags struct {
 	seedsFile      string
 	dataDir        string
 	maxPages       int64
+	maxRequisites  int64
 	maxDepth       int
 	maxURLsPerHost int64
 	maxPerPattern  int
@@ -145,7 +146,8 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.configFile, "config", "", "crawl profile (TOML): any of these flags' settings as keys (delay = \"2s\"), seed urls = [...] and per-host [policies.\"host\"] tables, in one file; a flag on the command line overrides it; weft config print shows the result (docs/profiles.md)")
 	fs.StringVar(&f.seedsFile, "seeds", "", "file of seed URLs, one per line (# starts a comment)")
 	fs.StringVar(&f.dataDir, "data", "data", "directory for the crawl's WARC files and fetch log")
-	fs.Int64Var(&f.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
+	fs.Int64Var(&f.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit); requisites, sitemaps and robots.txt not counted")
+	fs.Int64Var(&f.maxRequisites, "max-requisites", 0, "fetch at most this many requisites and sitemaps, dropping the rest unrequested while pages go on (0: no limit; requisites come only from pages --max-pages lets through)")
 	fs.IntVar(&f.maxDepth, "max-depth", d.Scope.MaxDepth, "most link hops from a seed (0: no limit)")
 	fs.Int64Var(&f.maxURLsPerHost, "max-urls-per-host", d.MaxURLsPerHost, "most URLs accepted per host (0: no limit)")
 	fs.IntVar(&f.maxPerPattern, "max-urls-per-pattern", d.MaxURLsPerPattern, "most URLs accepted per host for one URL pattern (the path with digits as #, generated tokens as *, no query; seeds exempt, sitemap-listed pages not): bounds calendars, faceted search, session ids in paths (0: no limit; at most 65000)")
@@ -330,7 +332,7 @@ func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, err
 	for _, v := range []struct {
 		name string
 		n    int64
-	}{{"--max-pages", f.maxPages}, {"--max-urls-per-host", f.maxURLsPerHost}, {"--max-body", f.maxBody}, {"--warc-max-size", f.warcMaxSize}, {"--max-depth", int64(f.maxDepth)},
+	}{{"--max-pages", f.maxPages}, {"--max-requisites", f.maxRequisites}, {"--max-urls-per-host", f.maxURLsPerHost}, {"--max-body", f.maxBody}, {"--warc-max-size", f.warcMaxSize}, {"--max-depth", int64(f.maxDepth)},
 		{"--max-urls-per-pattern", int64(f.maxPerPattern)}, {"--max-path-repeats", int64(f.maxRepeats)}, {"--max-redirects", int64(f.maxRedirects)},
 		{"--active-hosts", int64(f.activeHosts)}, {"--front-buffer", int64(f.frontBuffer)}, {"--head-size", int64(f.headSize)}, {"--host-cache", int64(f.hostCache)}, {"--seen-cache", int64(f.seenCache)}} {
 		if v.n < 0 {
@@ -436,7 +438,7 @@ func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, err
 	// --latency-factor 0 is off; --dns-min-ttl 0 no floor.
 	cfg = weft.Config{
 		Seeds: seeds, DataDir: f.dataDir, UserAgent: f.userAgent, Fresh: f.fresh,
-		Delay: cmp.Or(f.delay, -1), Workers: f.workers, MaxPages: f.maxPages,
+		Delay: cmp.Or(f.delay, -1), Workers: f.workers, MaxPages: f.maxPages, MaxRequisites: f.maxRequisites,
 		MaxDepth: cmp.Or(f.maxDepth, -1), MaxURLsPerHost: cmp.Or(f.maxURLsPerHost, -1),
 		MaxURLsPerPattern: cmp.Or(f.maxPerPattern, -1), MaxPathRepeats: cmp.Or(f.maxRepeats, -1),
 		MaxRedirects: cmp.Or(f.maxRedirects, -1), MaxLinksPerPage: f.maxLinks,

@@ -44,9 +44,18 @@ type Config struct {
 	// Workers is the number of concurrent fetches. Politeness does not
 	// depend on it: a host is never fetched twice at once.
 	Workers int
-	// MaxPages stops the crawl after this many page fetches (robots.txt
-	// requests not counted); zero means no limit.
+	// MaxPages stops the crawl after this many page fetches; zero means
+	// no limit. Requests that are not pages do not count: robots.txt,
+	// requisites and sitemaps (MaxRequisites).
 	MaxPages int64
+	// MaxRequisites bounds the fetches of requisites and sitemaps, the
+	// requests made for what a page needs or for the URLs a host lists;
+	// past it they are dropped unrequested (judge.RequisiteBudget) and
+	// the crawl goes on with pages. Zero means no limit: requisites are
+	// found only on pages MaxPages lets through, so they are bounded by
+	// it already, and a cap by default would leave archived pages that
+	// replay without their images and style sheets.
+	MaxRequisites int64
 	// MaxURLsPerHost bounds the URLs accepted per host (a crawl-trap
 	// guard); negative means no limit.
 	MaxURLsPerHost int64
@@ -408,6 +417,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("crawl: workers %d is negative", c.Workers)
 	case c.MaxPages < 0:
 		return fmt.Errorf("crawl: max pages %d is negative", c.MaxPages)
+	case c.MaxRequisites < 0:
+		return fmt.Errorf("crawl: max requisites %d is negative", c.MaxRequisites)
 	case c.MaxLinksPerPage < 0:
 		return fmt.Errorf("crawl: max links per page %d is negative", c.MaxLinksPerPage)
 	case c.MaxURLsPerPattern > judge.MaxPatternCap:

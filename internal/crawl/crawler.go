@@ -95,15 +95,16 @@ type Crawler struct {
 	uploads  *archive.Uploader // finished WARC files on their way to Config.Objects; nil without
 	out      *archive.Outbox   // page events on their way to the sinks
 
-	pagesStarted  atomic.Int64
-	capReached    atomic.Bool
-	stopLeasing   context.CancelFunc // set by Run
-	failed        atomic.Bool        // fail was called
-	stoppedByHook atomic.Bool        // a hook gave up, its process stopping (ErrStopping)
-	endedDrained  atomic.Bool        // EndDrained: a cluster found the whole crawl done
-	fatalOnce     sync.Once
-	fatalMu       sync.Mutex // fatal is set by fail from any goroutine, the API's too
-	fatal         error      // first error that stops the crawl (set once, read after workers exit)
+	pagesStarted      atomic.Int64
+	requisitesStarted atomic.Int64 // requisite and sitemap leases counted against MaxRequisites
+	capReached        atomic.Bool
+	stopLeasing       context.CancelFunc // set by Run
+	failed            atomic.Bool        // fail was called
+	stoppedByHook     atomic.Bool        // a hook gave up, its process stopping (ErrStopping)
+	endedDrained      atomic.Bool        // EndDrained: a cluster found the whole crawl done
+	fatalOnce         sync.Once
+	fatalMu           sync.Mutex // fatal is set by fail from any goroutine, the API's too
+	fatal             error      // first error that stops the crawl (set once, read after workers exit)
 }
 
 // New checks cfg and the seeds, and opens the crawl's state and output

@@ -15,6 +15,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robotstxt"
 )
@@ -167,7 +168,12 @@ func (c *Crawler) LeaseExternal(ctx context.Context, n int, ttl, wait time.Durat
 			c.finish(p)
 			continue
 		}
-		if max := c.cfg.MaxPages; max > 0 && c.pagesStarted.Add(1) > max {
+		if c.overRequisiteBudget(l) {
+			c.judge.Count(judge.RequisiteBudget, 1)
+			c.endLease(l, leaseOutcome{outcome: judge.RequisiteBudget})
+			continue
+		}
+		if c.overPageBudget(l) {
 			// The page cap counts external fetches as weft's own.
 			c.capReached.Store(true)
 			c.stopLeasing()
@@ -203,7 +209,7 @@ func (c *Crawler) CompleteExternal(id, url string, status int, fetchedAt time.Ti
 		lo.outcome, rec.Outcome = "error:external", "error:external"
 		lo.res = frontier.Result{Fetched: true, Signal: frontier.Failed}
 	} else {
-		c.stats.pages.Add(1)
+		c.stats.answered(l)
 		c.stats.inc(c.stats.byClass, answer.Class(status), 1)
 		signal, retryAfter := answer.StatusSignal(status, http.Header{}, time.Now())
 		lo.res = frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter}

@@ -57,7 +57,7 @@ func (c *Crawler) fetchPage(ctx context.Context, p *pageRun) bool {
 // archive would want to know of it (a body refused, cut or not decoded).
 func (c *Crawler) observe(p *pageRun) {
 	resp, host := p.resp, p.l.Host
-	c.stats.pages.Add(1)
+	c.stats.answered(p.l)
 	c.stats.bytes.Add(int64(len(resp.Body)))
 	c.stats.inc(c.stats.byClass, answer.Class(resp.StatusCode), 1)
 	c.stats.fetchTime.observe(resp.Duration)

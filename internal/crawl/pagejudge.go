@@ -72,7 +72,7 @@ func (c *Crawler) admit(pb *state.Batch, cand judge.Candidate) string {
 		c.fail(fmt.Errorf("crawl: %w", err))
 	case why == judge.Forwarded:
 		pb.Forward = append(pb.Forward, Offered{URL: cand.URL.String, Depth: cand.Depth, Hops: cand.Hops, Priority: cand.Priority,
-			Via: cand.Via, Resource: cand.As.Resource(), Requisite: cand.As.Requisite()})
+			Via: cand.Via, Resource: cand.As.Resource(), Requisite: cand.As.Requisite(), Sitemap: cand.Sitemap})
 		c.stats.forwarded.Add(1)
 	}
 	return why
@@ -102,7 +102,7 @@ func (c *Crawler) findSitemaps(p *pageRun) {
 			c.judge.Count(judge.Invalid, 1)
 			continue
 		}
-		p.found = append(p.found, found{Candidate: judge.Candidate{URL: su, Depth: p.l.Depth + 1, Priority: frontier.Normal, Via: robotsURL, As: judge.AsResource}})
+		p.found = append(p.found, found{Candidate: judge.Candidate{URL: su, Depth: p.l.Depth + 1, Priority: frontier.Normal, Via: robotsURL, As: judge.AsResource, Sitemap: true}})
 	}
 }
 

@@ -75,10 +75,10 @@ func (c *Crawler) redirect(p *pageRun, location string) {
 		p.pb.WidenScope(lu.String)
 	}
 	if lu.String == l.URL {
-		p.pb.Items = append(p.pb.Items, frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL})
+		p.pb.Items = append(p.pb.Items, frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL, Sitemap: l.Sitemap})
 		return
 	}
-	p.found = append(p.found, found{Candidate: judge.Candidate{URL: lu, Depth: l.Depth, Hops: l.Hops + 1, Priority: l.Priority, Via: l.URL}, redirect: true})
+	p.found = append(p.found, found{Candidate: judge.Candidate{URL: lu, Depth: l.Depth, Hops: l.Hops + 1, Priority: l.Priority, Via: l.URL, Sitemap: l.Sitemap}, redirect: true})
 }
 
 // readDoc reads a document with its handler: the links it may follow,
@@ -254,7 +254,7 @@ func (c *Crawler) findLinks(p *pageRun, base *canon.Base, res *content.Result, f
 		case err != nil:
 			c.judge.Count(judge.Invalid, 1)
 		case link.Tag == "sitemap": // a sitemap index's sitemap
-			cand.As = judge.AsResource
+			cand.As, cand.Sitemap = judge.AsResource, true
 			p.found = append(p.found, found{Candidate: cand})
 		case i < len(res.Hints): // a page a sitemap lists
 			p.found = append(p.found, found{Candidate: cand, listed: &res.Hints[i]})

@@ -174,6 +174,8 @@ func (c *Crawler) summary() Summary {
 	sum := Summary{
 		Elapsed:            time.Since(c.start),
 		Pages:              s.pages.Load(),
+		RequisiteFetches:   s.requisiteFetches.Load(),
+		SitemapFetches:     s.sitemapFetches.Load(),
 		RobotsFetches:      rc.Fetches,
 		Bytes:              s.bytes.Load() + rc.Bytes,
 		Truncated:          s.truncated.Load(),

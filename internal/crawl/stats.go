@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/report"
 	"github.com/weft-crawler/weft/internal/store"
@@ -17,6 +18,8 @@ import (
 // label sets that are small and bounded).
 type counters struct {
 	pages              atomic.Int64 // responses to page requests
+	requisiteFetches   atomic.Int64 // responses to requisite requests
+	sitemapFetches     atomic.Int64 // responses to sitemap requests
 	bytes              atomic.Int64 // body bytes received (wire, still encoded); robotstxt counts its own
 	nearDups           atomic.Int64 // parsed pages within the near-duplicate threshold of an earlier one
 	requisitesFound    atomic.Int64 // requisites found on pages and style sheets
@@ -124,4 +127,17 @@ func (c *counters) failed(host, kind string) {
 	c.errors.Add(1)
 	c.inc(c.byError, kind, 1)
 	c.lastError.Store(&lastError{text: host + ": " + kind, at: time.Now()})
+}
+
+// answered counts a response by what was asked for: a page, a requisite
+// or a sitemap, each reported apart as each has its own budget.
+func (s *counters) answered(l frontier.Lease) {
+	switch {
+	case l.Requisite:
+		s.requisiteFetches.Add(1)
+	case l.Sitemap:
+		s.sitemapFetches.Add(1)
+	default:
+		s.pages.Add(1)
+	}
 }

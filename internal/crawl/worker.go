@@ -308,7 +308,12 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		// while the crawl runs): dropped now, unrequested.
 		c.judge.Count(judge.Policy, 1)
 		p.out = leaseOutcome{res: res, outcome: judge.Policy}
-	case c.cfg.MaxPages > 0 && c.pagesStarted.Add(1) > c.cfg.MaxPages:
+	case c.overRequisiteBudget(l):
+		// Dropped rather than kept queued: the frontier would hand it
+		// out again at once, and the pages go on.
+		c.judge.Count(judge.RequisiteBudget, 1)
+		p.out = leaseOutcome{res: res, outcome: judge.RequisiteBudget}
+	case c.overPageBudget(l):
 		c.capReached.Store(true)
 		c.stopLeasing()
 		res.Retry = true // not fetched: it stays queued for a later run
@@ -317,4 +322,21 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		return pol
 	}
 	return nil
+}
+
+// notPage reports whether l is a request for something other than a
+// page: a requisite or a sitemap, which MaxRequisites counts instead of
+// MaxPages.
+func notPage(l frontier.Lease) bool { return l.Requisite || l.Sitemap }
+
+// overPageBudget counts l against MaxPages if it is a page, and reports
+// whether it is one past it.
+func (c *Crawler) overPageBudget(l frontier.Lease) bool {
+	return !notPage(l) && c.cfg.MaxPages > 0 && c.pagesStarted.Add(1) > c.cfg.MaxPages
+}
+
+// overRequisiteBudget counts l against MaxRequisites if it is not a page,
+// and reports whether it is one past it.
+func (c *Crawler) overRequisiteBudget(l frontier.Lease) bool {
+	return notPage(l) && c.cfg.MaxRequisites > 0 && c.requisitesStarted.Add(1) > c.cfg.MaxRequisites
 }

@@ -57,6 +57,11 @@ type Item struct {
 	// sheet, a script, an image): fetched for what it is, its links not
 	// followed.
 	Requisite bool
+	// Sitemap says the URL was found as a sitemap (a robots.txt Sitemap:
+	// line, a host's /sitemap.xml, a sitemap index's entry): like a
+	// requisite, it is not a page and does not count against the page
+	// budget.
+	Sitemap bool
 	// RobotsFor, when set, makes this a hop of that host's robots.txt
 	// redirect chain that crossed to Host: it is requested under Host's
 	// clock, and that host stays parked until the hop is done.

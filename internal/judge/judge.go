@@ -52,6 +52,9 @@ const (
 	Trap           = "trap"      // its host is cut off for serving mostly near-duplicates
 	Forbidden      = "forbidden" // an address the SSRF guard refuses (an IP literal, or a name pinned to one)
 	Forwarded      = "forwarded" // another node's host: handed to its owner, not refused
+	// RequisiteBudget: a requisite or sitemap past the crawl's budget for
+	// them (crawl.Config.MaxRequisites): dropped unrequested.
+	RequisiteBudget = "requisite-budget"
 	// Pattern: the host has as many URLs of this URL's pattern
 	// (scope.Pattern) as the crawl accepts: a calendar, a faceted search,
 	// session ids in paths, an endless page number.
@@ -108,12 +111,15 @@ type Candidate struct {
 	// Page is the URL of the page whose link it is, when that page
 	// answered 200 with a whole body: the index alias rule reads it.
 	Page string
+	// Sitemap says the URL is fetched as a sitemap, not as a page: its
+	// item carries it, so the page budget does not count it.
+	Sitemap bool
 }
 
 // Item is the frontier item an admitted candidate becomes.
 func (c *Candidate) Item() frontier.Item {
 	return frontier.Item{URL: c.URL.String, Host: c.URL.Authority, Depth: c.Depth, Priority: c.Priority, Hops: c.Hops,
-		Via: c.Via, Requisite: c.As.Requisite()}
+		Via: c.Via, Requisite: c.As.Requisite(), Sitemap: c.Sitemap}
 }
 
 // RobotsCache tells what is known of an origin's robots.txt

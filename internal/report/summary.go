@@ -41,7 +41,9 @@ type Progress struct {
 type Summary struct {
 	StoppedBy          string           `json:"stopped_by"` // "drained", "deferred" (drained but for hosts held back by failures, see Deferred), "max-pages", "interrupted", "failed" (see the error) or "stopped"
 	Elapsed            time.Duration    `json:"-"`
-	Pages              int64            `json:"pages"`               // page requests that got a response
+	Pages              int64            `json:"pages"`               // page requests that got a response (what --max-pages counts)
+	RequisiteFetches   int64            `json:"requisite_fetches"`   // requisite requests that got a response (--max-requisites counts them and sitemaps)
+	SitemapFetches     int64            `json:"sitemap_fetches"`     // sitemap requests that got a response
 	RobotsFetches      int64            `json:"robots_fetches"`      // robots.txt requests
 	Bytes              int64            `json:"bytes"`               // body bytes received
 	Truncated          int64            `json:"truncated"`           // responses cut by a cap or a timeout
@@ -162,8 +164,8 @@ func (s Summary) PagesPerSecond() float64 {
 
 // Write prints the summary for a person.
 func (s Summary) Write(w io.Writer) {
-	fmt.Fprintf(w, "crawl %s after %v: %d pages (%.1f/s), %d robots.txt, %s received, %d truncated\n",
-		s.StoppedBy, s.Elapsed.Round(time.Millisecond), s.Pages, s.PagesPerSecond(), s.RobotsFetches, byteSize(s.Bytes), s.Truncated)
+	fmt.Fprintf(w, "crawl %s after %v: %d pages (%.1f/s), %d requisites, %d sitemaps, %d robots.txt, %s received, %d truncated\n",
+		s.StoppedBy, s.Elapsed.Round(time.Millisecond), s.Pages, s.PagesPerSecond(), s.RequisiteFetches, s.SitemapFetches, s.RobotsFetches, byteSize(s.Bytes), s.Truncated)
 	if s.Resumed {
 		fmt.Fprintf(w, "  resumed:    %d URLs known, %d queued ones taken up again", s.ResumedURLs, s.ResumedQueue)
 		if s.WARCRecovered > 0 {

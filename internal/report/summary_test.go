@@ -57,6 +57,7 @@ func TestSummaryKeysAreSnakeCase(t *testing.T) {
 func TestSummaryJSON(t *testing.T) {
 	sum := Summary{
 		StoppedBy: "max-pages", Elapsed: 1500 * time.Millisecond, Pages: 10, RobotsFetches: 2, SeenFalsePos: 1,
+		RequisiteFetches: 3, SitemapFetches: 4,
 		ByStatus: map[string]int64{"2xx": 9}, WARCFiles: []string{"a.warc.gz"},
 		TrapCosts:      []judge.TrapCost{{Host: "t.test", Requests: 3, Refused: map[string]int64{"pattern": 5}}},
 		WARCUploads:    &archive.Uploads{Files: 1, Failed: 2, LastError: "x"},
@@ -75,6 +76,7 @@ func TestSummaryJSON(t *testing.T) {
 	}
 	for key, want := range map[string]any{
 		"stopped_by": "max-pages", "elapsed_seconds": 1.5, "pages": 10.0, "robots_fetches": 2.0, "seen_false_positives": 1.0,
+		"requisite_fetches": 3.0, "sitemap_fetches": 4.0,
 		"by_status": map[string]any{"2xx": 9.0}, "warc_files": []any{"a.warc.gz"},
 	} {
 		if !reflect.DeepEqual(m[key], want) {

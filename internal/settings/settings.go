@@ -59,8 +59,12 @@ type Config struct {
 	// zero means 16.
 	Workers int
 	// MaxPages stops the crawl after this many page fetches; zero means no
-	// limit.
+	// limit. Requisites, sitemaps and robots.txt are not pages.
 	MaxPages int64
+	// MaxRequisites bounds the fetches of requisites and sitemaps, which
+	// past it are dropped unrequested while the pages go on; zero means no
+	// limit (requisites come only from the pages MaxPages lets through).
+	MaxRequisites int64
 	// MaxDepth is the most link hops from a seed; zero means 20
 	// (weft.DefaultMaxDepth), negative no limit.
 	MaxDepth int
@@ -327,7 +331,7 @@ func Crawl(cfg Config) (crawl.Config, error) {
 	}
 	cc := crawl.Config{
 		Seeds: cfg.Seeds, DataDir: cfg.DataDir, UserAgent: cfg.UserAgent, Fresh: cfg.Fresh,
-		Delay: cfg.Delay, Workers: cfg.Workers, MaxPages: cfg.MaxPages, MaxURLsPerHost: cfg.MaxURLsPerHost,
+		Delay: cfg.Delay, Workers: cfg.Workers, MaxPages: cfg.MaxPages, MaxRequisites: cfg.MaxRequisites, MaxURLsPerHost: cfg.MaxURLsPerHost,
 		MaxURLsPerPattern: cfg.MaxURLsPerPattern, MaxRedirects: cfg.MaxRedirects, MaxLinksPerPage: cfg.MaxLinksPerPage,
 		Grace: cfg.Grace, FailureWait: cfg.FailureWait,
 		NoRequisites: cfg.NoRequisites, WithImages: cfg.WithImages, NoSitemaps: cfg.NoSitemaps,

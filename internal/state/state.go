@@ -145,14 +145,14 @@ func (d *State) Has(part int, host string, k seen.Key) (bool, error) {
 func queueItem(it *frontier.Item, part int) store.QueueItem {
 	return store.QueueItem{
 		URL: it.URL, Host: it.Host, Part: uint16(part), Depth: it.Depth, Hops: it.Hops,
-		Priority: uint8(it.Priority), Via: it.Via, Added: it.Added, Fetch: it.Fetch, Requisite: it.Requisite,
+		Priority: uint8(it.Priority), Via: it.Via, Added: it.Added, Fetch: it.Fetch, Requisite: it.Requisite, Sitemap: it.Sitemap,
 	}
 }
 
 func frontierItem(q store.QueueItem, seq uint64) frontier.Item {
 	return frontier.Item{
 		URL: q.URL, Host: q.Host, Depth: q.Depth, Hops: q.Hops, Priority: frontier.Priority(q.Priority),
-		Via: q.Via, Fetch: q.Fetch, Seq: seq, Added: q.Added, Requisite: q.Requisite,
+		Via: q.Via, Fetch: q.Fetch, Seq: seq, Added: q.Added, Requisite: q.Requisite, Sitemap: q.Sitemap,
 	}
 }
 
@@ -406,6 +406,9 @@ type Offered struct {
 	// requisite rule (one hop past the scope); the owner queues it as one,
 	// so its links are not followed.
 	Requisite bool `json:"requisite,omitempty"`
+	// Sitemap: found as a sitemap, so it does not count against the
+	// owner's page budget.
+	Sitemap bool `json:"sitemap,omitempty"`
 }
 
 // Forwarder hands URLs of hosts other nodes own to those nodes (the

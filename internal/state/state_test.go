@@ -108,3 +108,19 @@ func TestBatchQueuesAndCompletes(t *testing.T) {
 	}
 	d.Close()
 }
+
+// TestQueueItemKeepsWhatItIs: an item written to a durable queue and read
+// back is still a requisite or a sitemap, so a resumed crawl counts it
+// against the same budget (crawl.Config.MaxRequisites, not MaxPages).
+func TestQueueItemKeepsWhatItIs(t *testing.T) {
+	for _, it := range []frontier.Item{
+		{URL: "http://a.test/", Host: "a.test"},
+		{URL: "http://a.test/s.css", Host: "a.test", Requisite: true},
+		{URL: "http://a.test/sitemap.xml", Host: "a.test", Sitemap: true},
+	} {
+		got := frontierItem(queueItem(&it, 1), 7)
+		if got.Requisite != it.Requisite || got.Sitemap != it.Sitemap || got.URL != it.URL || got.Seq != 7 {
+			t.Errorf("%s: read back as %+v", it.URL, got)
+		}
+	}
+}

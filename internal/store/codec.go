@@ -41,6 +41,9 @@ type QueueItem struct {
 	// Requisite says the URL was found as a page's requisite (a style
 	// sheet, an image): its links are not followed.
 	Requisite bool
+	// Sitemap says the URL was found as a sitemap (a flag bit a build
+	// before it left clear, so its records read as pages).
+	Sitemap bool
 }
 
 // FrontEntry is a front-queue entry and its position.
@@ -285,11 +288,17 @@ func appendItem(dst []byte, it *QueueItem, front bool) []byte {
 	if it.Requisite {
 		flags |= itemRequisite
 	}
+	if it.Sitemap {
+		flags |= itemSitemap
+	}
 	return append(dst, flags)
 }
 
 // Flags of a queue item (version 3 on).
-const itemRequisite = 1
+const (
+	itemRequisite = 1 << iota
+	itemSitemap
+)
 
 // decoder reads a value, remembering the first error; after one, every read
 // returns a zero value. Strings are cut from one copy of the whole value, so
@@ -649,6 +658,8 @@ func decodeItemTail(d *decoder, it *QueueItem, version byte) {
 		it.Fetch = d.str("fetch")
 	}
 	if version >= 3 {
-		it.Requisite = d.byte1("flags")&itemRequisite != 0
+		flags := d.byte1("flags")
+		it.Requisite = flags&itemRequisite != 0
+		it.Sitemap = flags&itemSitemap != 0
 	}
 }

@@ -377,7 +377,8 @@ func TestPrefixEnd(t *testing.T) {
 
 // TestQueueItemVersion1 reads queue values written before items carried
 // Fetch (version 1) and their flags (version 2): a crawl resumed by a
-// newer build keeps its queues. A version 3 value keeps Requisite.
+// newer build keeps its queues. A version 3 value keeps Requisite, and
+// Sitemap in a flag bit that a value written before it leaves clear.
 func TestQueueItemVersion1(t *testing.T) {
 	it := item("a.test", 3, 1)
 	it.Fetch = ""
@@ -414,8 +415,18 @@ func TestQueueItemVersion1(t *testing.T) {
 		} else {
 			got, err = decodeQueueItem(fuzzQueueKey, appendItem(nil, &req, front), 3, "a.test")
 		}
-		if err != nil || !got.Requisite || !itemEqual(got, req) {
+		if err != nil || !got.Requisite || got.Sitemap || !itemEqual(got, req) {
 			t.Errorf("front=%v: a requisite decoded as %+v, %v", front, got, err)
+		}
+		sm := it
+		sm.Sitemap = true
+		if front {
+			got, err = decodeFrontItem(fuzzFrontKey, appendItem(nil, &sm, front))
+		} else {
+			got, err = decodeQueueItem(fuzzQueueKey, appendItem(nil, &sm, front), 3, "a.test")
+		}
+		if err != nil || !got.Sitemap || got.Requisite || !itemEqual(got, sm) {
+			t.Errorf("front=%v: a sitemap decoded as %+v, %v", front, got, err)
 		}
 	}
 }
