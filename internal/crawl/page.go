@@ -77,11 +77,28 @@ func newPageRun(l frontier.Lease, pb *state.Batch, bufs *pageBuffers) *pageRun {
 	return &pageRun{l: l, pb: pb, found: bufs.found[:0], bufs: bufs}
 }
 
-// release hands the run's buffers back to its worker, emptied.
+// maxKeptBuffer bounds what a worker keeps of its buffers from page to
+// page: a sitemap of 50,000 URLs fills them far past an ordinary page's
+// hundred links, and a worker that kept that size for good would hold
+// megabytes for every page after it.
+const maxKeptBuffer = 4096
+
+// release hands the run's buffers back to its worker, emptied; buffers
+// grown past maxKeptBuffer are let go.
 func (p *pageRun) release() {
+	if p.bufs == nil {
+		return
+	}
 	clear(p.found) // no candidate's strings outlive the page
 	p.bufs.found = p.found[:0]
-	clear(p.bufs.votes)
+	if cap(p.found) > maxKeptBuffer {
+		p.bufs.found = nil
+	}
+	if len(p.bufs.votes) > maxKeptBuffer {
+		p.bufs.votes = map[seen.Key]bool{} // a map does not shrink
+	} else {
+		clear(p.bufs.votes)
+	}
 }
 
 // found is a URL a page leads to (a link, a requisite, a redirect's

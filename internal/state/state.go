@@ -1,4 +1,4 @@
-// Package state is a crawl's State state over the store: the queues the
+// Package state is a crawl's durable state over the store: the queues the
 // frontier reads and spills to (it is the frontier's Store), the records
 // the seen set confirms, and the batch in which one lease's changes are
 // committed at once, so that a crash loses no accepted URL.
@@ -63,8 +63,8 @@ type State struct {
 	firstSeq uint64 // the first one this process hands out
 
 	// Forwarder hands the URLs of other nodes' hosts to their owners
-	// before a batch that found them commits; nil on one node, where no
-	// batch finds any.
+	// before a batch that found them commits. A batch with such URLs and
+	// no Forwarder does not commit.
 	Forwarder Forwarder
 }
 
@@ -129,7 +129,7 @@ func Open(dataDir string, partitions int, fresh bool, fs vfs.FS) (*State, bool, 
 	return d, false, nil
 }
 
-// close flushes the store's memtables before closing it, so that the next
+// Close flushes the store's memtables before closing it, so that the next
 // start need not replay their log (seconds, for a full set of memtables).
 // The flush is only a help: if it fails, the log still holds every commit.
 func (d *State) Close() error {
@@ -209,7 +209,7 @@ func (pb *Batch) DeleteEntry(l frontier.Lease, part int) {
 	}
 }
 
-// done stages a lease's outcome: the queue entry goes, and the URL record
+// Done stages a lease's outcome: the queue entry goes, and the URL record
 // says what happened. A retried lease (robots.txt fetched instead, or cut
 // by shutdown) changes nothing on disk but its host's clock
 // (frontier.Settle).
@@ -246,16 +246,20 @@ func (pb *Batch) Done(l frontier.Lease, part int, res frontier.Result, status in
 	return r
 }
 
-// widenScope records that a seed's redirect made u part of the crawl's
+// WidenScope records that a seed's redirect made u part of the crawl's
 // scope, so a restart widens the scope the same way.
 func (pb *Batch) WidenScope(u string) { pb.Batch.PutMeta(metaScopePrefix+u, nil) }
 
-// commit writes the batch, with a front-queue entry for each of its items,
+// Commit writes the batch, with a front-queue entry for each of its items,
 // settles its pending keys and hands the items to the frontier. On error
 // nothing of it is in the store; the crawl stops.
 func (pb *Batch) Commit(s *seen.Set, f *frontier.Frontier) error {
 	if len(pb.Forward) > 0 {
-		if err := pb.d.Forwarder.Forward(pb.Forward); err != nil {
+		err := errNoForwarder
+		if pb.d.Forwarder != nil {
+			err = pb.d.Forwarder.Forward(pb.Forward)
+		}
+		if err != nil {
 			pb.Batch.Close()
 			return fmt.Errorf("forward %d URLs to their owners: %w", len(pb.Forward), err)
 		}
@@ -291,7 +295,7 @@ func (pb *Batch) Commit(s *seen.Set, f *frontier.Frontier) error {
 	return nil
 }
 
-// putDigest records where a payload was first archived, at once: another
+// PutDigest records where a payload was first archived, at once: another
 // worker may look it up next.
 func (d *State) PutDigest(sum [sha1.Size]byte, r store.DigestRecord) error {
 	b := d.DB.NewBatch()
@@ -299,7 +303,7 @@ func (d *State) PutDigest(sum [sha1.Size]byte, r store.DigestRecord) error {
 	return b.Commit(false)
 }
 
-// scopeSeeds returns the URLs that seeds' redirects added to the scope.
+// ScopeSeeds returns the URLs that seeds' redirects added to the scope.
 func (d *State) ScopeSeeds() ([]string, error) {
 	var out []string
 	err := d.DB.MetaPrefix(metaScopePrefix, func(name string, _ []byte) bool {
@@ -309,7 +313,7 @@ func (d *State) ScopeSeeds() ([]string, error) {
 	return out, err
 }
 
-// fillSeen rebuilds the seen set's filters from every URL record, while the
+// FillSeen rebuilds the seen set's filters from every URL record, while the
 // crawl runs (the set confirms every URL in the store meanwhile). It stops
 // early, without error, when ctx is done.
 func (d *State) FillSeen(ctx context.Context, s *seen.Set) (urls int, err error) {
@@ -410,6 +414,10 @@ type Offered struct {
 	// owner's page budget.
 	Sitemap bool `json:"sitemap,omitempty"`
 }
+
+// errNoForwarder is the error of a batch that found URLs for other nodes
+// in a state that has no Forwarder to hand them to.
+var errNoForwarder = errors.New("state: no Forwarder for URLs of other nodes' hosts")
 
 // Forwarder hands URLs of hosts other nodes own to those nodes (the
 // crawl's Cluster). An error leaves the batch uncommitted.

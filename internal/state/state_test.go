@@ -124,3 +124,32 @@ func TestQueueItemKeepsWhatItIs(t *testing.T) {
 		}
 	}
 }
+
+// A batch that found URLs of other nodes' hosts, in a state without a
+// Forwarder, does not commit: an error that says so, nothing written.
+func TestBatchWithoutForwarderDoesNotCommit(t *testing.T) {
+	d, _, err := Open(t.TempDir(), 4, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	s, err := d.Seen(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := d.Frontier(frontier.Config{Partitions: d.Partitions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb := d.NewBatch()
+	if _, err := pb.Admit(s, "a.test", "http://a.test/x"); err != nil {
+		t.Fatal(err)
+	}
+	pb.Forward = append(pb.Forward, Offered{URL: "http://b.test/"})
+	if err := pb.Commit(s, f); err == nil || !strings.Contains(err.Error(), "no Forwarder") {
+		t.Fatalf("commit: %v, want the missing Forwarder named", err)
+	}
+	if front, _, _ := d.Left(); front != 0 {
+		t.Errorf("%d front entries written", front)
+	}
+}
