@@ -492,8 +492,8 @@ func collectSeeds(file string, args []string, argName string) ([]string, error) 
 	var seeds []string
 	c := canon.New(canon.Config{})
 	check := func(where, s string) error {
-		if _, err := crawl.ParseSeed(c, s); err != nil {
-			var se *crawl.SeedError
+		if _, err := canon.ParseSeed(c, s); err != nil {
+			var se *canon.SeedError
 			if errors.As(err, &se) {
 				return usagef("%s: %s", where, se.Explain())
 			}

@@ -142,7 +142,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		return nil, err
 	}
 	for _, s := range cfg.Seeds {
-		u, err := ParseSeed(c.canon, s)
+		u, err := canon.ParseSeed(c.canon, s)
 		if err != nil {
 			return nil, err
 		}

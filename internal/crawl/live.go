@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/state"
@@ -165,8 +166,11 @@ type Verdict struct {
 }
 
 // ErrNotHTTP is what a Verdict's Err wraps for a URL whose scheme is not
-// http or https.
-var ErrNotHTTP = errors.New("only http and https URLs are crawled")
+// http or https (canon.ErrNotHTTP).
+var ErrNotHTTP = canon.ErrNotHTTP
+
+// SeedError is a seed ParseSeed refused (canon.SeedError).
+type SeedError = canon.SeedError
 
 // ErrNotRunning is returned by AddSeeds once the crawl has stopped.
 var ErrNotRunning = errors.New("crawl: not running")

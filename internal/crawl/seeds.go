@@ -135,7 +135,7 @@ func (c *Crawler) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 	out := make([]Verdict, len(urls))
 	for i, raw := range urls {
 		out[i].URL = raw
-		u, err := ParseSeed(c.canon, raw)
+		u, err := canon.ParseSeed(c.canon, raw)
 		if err != nil {
 			out[i].Reason, out[i].Err = judge.Invalid, err
 			c.judge.Count(judge.Invalid, 1)

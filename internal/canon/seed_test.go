@@ -1,18 +1,16 @@
-package crawl
+package canon
 
 import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/weft-crawler/weft/internal/canon"
 )
 
 // ParseSeed takes absolute http and https URLs; what it refuses it
 // explains in words about the input, naming it and what a seed must be,
 // with the URL meant when a scheme was left out of a host name.
 func TestParseSeed(t *testing.T) {
-	c := canon.New(canon.Config{})
+	c := New(Config{})
 	for _, ok := range []string{"http://a.test/", " https://A.test/x ", "HTTP://a.test:8080"} {
 		if _, err := ParseSeed(c, ok); err != nil {
 			t.Errorf("%q: %v", ok, err)
@@ -40,7 +38,7 @@ func TestParseSeed(t *testing.T) {
 		if got := se.Explain(); !strings.HasPrefix(got, tc.explain) || len(got) > 500 {
 			t.Errorf("%.40q: %q, want it to begin %q (and be short)", tc.in, got, tc.explain)
 		}
-		if !strings.HasPrefix(err.Error(), "crawl: seed ") {
+		if !strings.HasPrefix(err.Error(), "canon: seed ") {
 			t.Errorf("%.40q: %q lacks the package's prefix", tc.in, err)
 		}
 	}

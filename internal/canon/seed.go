@@ -1,4 +1,4 @@
-package crawl
+package canon
 
 import (
 	"cmp"
@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/weft-crawler/weft/internal/canon"
 )
 
 // SeedError is a seed ParseSeed refused. It wraps the canonicaliser's
-// *canon.Error, or ErrNotHTTP.
+// *Error, or ErrNotHTTP.
 type SeedError struct {
 	URL string // as given
 	Err error
@@ -20,7 +18,7 @@ type SeedError struct {
 	example string
 }
 
-func (e *SeedError) Error() string { return "crawl: seed " + e.Explain() }
+func (e *SeedError) Error() string { return "canon: seed " + e.Explain() }
 func (e *SeedError) Unwrap() error { return e.Err }
 
 // Explain says, for a person, what is wrong with the seed and what a seed
@@ -31,7 +29,7 @@ func (e *SeedError) Unwrap() error { return e.Err }
 func (e *SeedError) Explain() string {
 	want := "want an absolute http or https URL such as " + cmp.Or(e.example, "https://example.org/")
 	q := quoteSeed(e.URL)
-	var ce *canon.Error
+	var ce *Error
 	switch {
 	case errors.Is(e.Err, ErrNotHTTP):
 		scheme, _, _ := strings.Cut(strings.TrimSpace(e.URL), ":")
@@ -49,15 +47,15 @@ func (e *SeedError) Explain() string {
 // canonsOwn reports whether err is a cause the canonicaliser finds
 // before the URL parser runs, which says more than "not a URL".
 func canonsOwn(err error) bool {
-	return errors.Is(err, canon.ErrEmpty) || errors.Is(err, canon.ErrTooLong) || errors.Is(err, canon.ErrTooManySegments)
+	return errors.Is(err, ErrEmpty) || errors.Is(err, ErrTooLong) || errors.Is(err, ErrTooManySegments)
 }
 
 // ParseSeed parses raw as a seed: an absolute http or https URL. Its
 // error is a *SeedError.
-func ParseSeed(c *canon.Canonicalizer, raw string) (canon.URL, error) {
+func ParseSeed(c *Canonicalizer, raw string) (URL, error) {
 	u, err := c.Parse(raw)
 	if err == nil && u.Scheme != "http" && u.Scheme != "https" {
-		err = fmt.Errorf("crawl: scheme %q: %w", u.Scheme, ErrNotHTTP)
+		err = fmt.Errorf("canon: scheme %q: %w", u.Scheme, ErrNotHTTP)
 	}
 	if err == nil {
 		return u, nil
@@ -70,7 +68,7 @@ func ParseSeed(c *canon.Canonicalizer, raw string) (canon.URL, error) {
 			se.example = g.String
 		}
 	}
-	return canon.URL{}, se
+	return URL{}, se
 }
 
 // hasScheme reports whether s starts with a URL scheme and its colon, as
@@ -105,3 +103,7 @@ func quoteSeed(s string) string {
 	}
 	return fmt.Sprintf("%q", s)
 }
+
+// ErrNotHTTP is what a seed's error wraps when its scheme is not http or
+// https: only those are crawled.
+var ErrNotHTTP = errors.New("only http and https URLs are crawled")
