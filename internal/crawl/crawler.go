@@ -29,6 +29,7 @@ import (
 	"github.com/weft-crawler/weft/internal/freelist"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/hostmap"
+	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/render"
@@ -81,6 +82,9 @@ type Crawler struct {
 	// inlinks counts the in-links of every URL, in continuous mode (nil
 	// otherwise).
 	inlinks *schedule.InLinks
+	// rank estimates the importance of every URL from its in-links: a
+	// URL is queued with it, and a host's most important URL goes first.
+	rank *importance.Estimator
 	// handlers read responses by media type; embeds says one of them
 	// wants the images pages show.
 	handlers content.Set
@@ -211,6 +215,7 @@ func New(cfg Config) (c *Crawler, err error) {
 			c.log.Info("near-duplicate index rebuilt", "pages", n)
 		}
 	}
+	c.rank = importance.New(int(min(8*max(c.cfg.ExpectedURLs, seen.DefaultExpectedURLs), 256<<20)))
 	if cfg.Recrawl != nil && c.cfg.InLinkBytes > 0 {
 		if c.inlinks, err = schedule.LoadInLinks(c.state.DB, c.cfg.InLinkBytes, c.log); err != nil {
 			return nil, err

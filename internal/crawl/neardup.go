@@ -30,7 +30,8 @@ func newNearIndex(threshold, capacity int, db *store.DB) *nearIndex {
 
 // judge returns the URL of an earlier original page within the threshold
 // of fp, or of one of its copies, whose links were followed at depth or
-// shallower: the page at url is a near-duplicate of it. Otherwise it
+// shallower (the shallowest of those within the threshold, whatever the
+// order they came in): the page at url is a near-duplicate of it. Otherwise it
 // returns "", and, if follow says the page's own links are followed, adds
 // fp to the index (in pb) as an original while there is room: only such a
 // page may stand for the links of its copies. filled reports that the
@@ -43,22 +44,30 @@ func newNearIndex(threshold, capacity int, db *store.DB) *nearIndex {
 // copy does not join, so a chain of small edits strays at most twice the
 // threshold from its original before a page of it is judged original.
 func (n *nearIndex) judge(fp uint64, url string, depth int, follow bool, pb *state.Batch) (of string, filled bool, err error) {
-	n.mu.Lock()
-	m, found := n.ix.Near(fp, n.threshold)
+	var m simhash.Match
 	var orig store.SimRecord
 	var known bool
-	if found {
-		orig, known = n.pending[m.FP]
+	n.mu.Lock()
+	matches := n.ix.Within(nil, fp, n.threshold)
+	recs := make([]store.SimRecord, len(matches))
+	held := make([]bool, len(matches))
+	for i, x := range matches {
+		recs[i], held[i] = n.pending[x.FP]
 	}
 	n.mu.Unlock()
-	if found && !known {
-		// A committed row does not change: read it without the lock.
-		orig, known, err = n.db.GetSimHash(m.FP)
-		if err != nil {
-			return "", false, err
+	for i, x := range matches {
+		r, ok := recs[i], held[i]
+		if !ok {
+			// A committed row does not change: read it without the lock.
+			// Not known: the batch that held it failed, and the crawl is
+			// stopping.
+			if r, ok, err = n.db.GetSimHash(x.FP); err != nil {
+				return "", false, err
+			}
 		}
-		// Not known: the batch that held it failed, and the crawl is
-		// stopping. The page is judged original.
+		if ok && (!known || r.URL == url || r.Depth < orig.Depth && orig.URL != url) {
+			m, orig, known = x, r, true
+		}
 	}
 	switch {
 	case known && orig.URL == url:

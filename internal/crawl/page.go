@@ -10,9 +10,9 @@ import (
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/robots"
-	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -54,7 +54,7 @@ type pageRun struct {
 	followed bool
 	found    []found
 	links    []string
-	votes    map[seen.Key]bool
+	votes    *importance.Votes
 	alias    string      // the page's URL when it answered 200 whole: see judge.Candidate.Page
 	render   *renderable // an HTML page the renderer may read
 
@@ -69,7 +69,7 @@ type pageRun struct {
 // a page allocates.
 type pageBuffers struct {
 	found []found
-	votes map[seen.Key]bool
+	votes *importance.Votes
 }
 
 // newPageRun starts l's run with the worker's buffers.
@@ -94,11 +94,7 @@ func (p *pageRun) release() {
 	if cap(p.found) > maxKeptBuffer {
 		p.bufs.found = nil
 	}
-	if len(p.bufs.votes) > maxKeptBuffer {
-		p.bufs.votes = map[seen.Key]bool{} // a map does not shrink
-	} else {
-		clear(p.bufs.votes)
-	}
+	p.bufs.votes.Reset(maxKeptBuffer)
 }
 
 // found is a URL a page leads to (a link, a requisite, a redirect's

@@ -7,6 +7,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/robotstxt"
@@ -17,17 +18,25 @@ import (
 )
 
 // judgeLinks hands what the page leads to to the judge, in the order it
-// was found; those admitted are staged in the page's batch. The pages it
-// votes for get their in-links.
+// was found, each with its rank; those admitted are staged in the page's
+// batch. The pages it votes for get their share of its importance, and
+// their in-links; one already queued whose estimate rose enough is queued
+// again.
 func (c *Crawler) judgeLinks(p *pageRun) {
+	if p.votes != nil {
+		c.rank.Credit(seen.KeyOf(p.l.URL), p.votes)
+	}
 	for i := range p.found {
 		f := &p.found[i]
 		if f.listed != nil {
 			c.admitListed(p.pb, f.URL, p.l, *f.listed)
 			continue
 		}
+		promote := rankOf(p, f)
 		why := c.admit(p.pb, f.Candidate)
 		switch {
+		case promote && why == judge.Seen && p.pb.Requeue(f.Item(), f.Key):
+			c.stats.requeued.Add(1)
 		case f.requisite && why == "":
 			c.stats.requisitesQueued.Add(1)
 		case f.redirect && why == judge.Seen:
@@ -37,9 +46,26 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 	}
 	clear(p.found)
 	p.found = p.found[:0]
-	for k := range p.votes {
-		c.inlinks.Add(k)
+	if c.inlinks != nil && p.votes != nil {
+		p.votes.Keys(func(k seen.Key) { c.inlinks.Add(k) })
 	}
+}
+
+// rankOf sets the rank f is queued with: for a link the page voted for,
+// its estimate and the depth prior, and the high-priority front queue if
+// that is high enough; for anything else the page leads to (a requisite,
+// a redirect's target, a sitemap), the rank the page was queued with: it
+// is as important as the page that needs it. It reports whether a link's
+// estimate rose enough to queue it again if it is queued already.
+func rankOf(p *pageRun, f *found) (promote bool) {
+	r, promote, ok := p.votes.Of(f.Key)
+	if !ok || f.Key == (seen.Key{}) {
+		f.Rank = p.l.Rank
+		return false
+	}
+	f.Rank = importance.Rank(r, f.Depth)
+	f.Priority = importance.Priority(f.Rank, f.Priority)
+	return promote
 }
 
 // admitListed admits a page a sitemap lists, with what the sitemap says of
@@ -47,10 +73,13 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 // continuous mode, what the sitemap says of a page already known goes to
 // the recrawl scan.
 func (c *Crawler) admitListed(pb *state.Batch, u canon.URL, l frontier.Lease, h content.Hint) {
-	h, prio := schedule.Listed(h, time.Now())
-	cand := judge.Candidate{URL: u, Depth: l.Depth + 1, Priority: prio, Via: l.URL}
+	now := time.Now()
+	h, prio := schedule.Listed(h, now)
+	k := seen.KeyOf(u.String)
+	rank := importance.Rank(c.rank.Cash(k), l.Depth+1) + importance.Listed(h.Priority, h.LastMod, now)
+	cand := judge.Candidate{URL: u, Depth: l.Depth + 1, Priority: prio, Rank: rank, Via: l.URL, Key: k}
 	why := c.admit(pb, cand)
-	part, k := uint16(partition.Of(u.Authority, c.cfg.Partitions)), seen.KeyOf(u.String)
+	part := uint16(partition.Of(u.Authority, c.cfg.Partitions))
 	switch {
 	case why == "":
 		// Its record, staged by the judge, with the sitemap's hints.

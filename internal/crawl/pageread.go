@@ -9,6 +9,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/simhash"
@@ -229,11 +230,11 @@ func (c *Crawler) nearDuplicate(p *pageRun, words []uint64, follow bool) bool {
 func (c *Crawler) findLinks(p *pageRun, base *canon.Base, res *content.Result, follow bool) {
 	l, u := p.l, p.u
 	p.links = make([]string, 0, len(res.Links))
-	if follow && c.inlinks != nil && p.prev.Digest == ([sha1.Size]byte{}) && p.resp.Truncated == "" {
+	if follow && p.prev.Digest == ([sha1.Size]byte{}) && p.resp.Truncated == "" {
 		if p.bufs != nil {
 			p.votes = p.bufs.votes
 		} else {
-			p.votes = make(map[seen.Key]bool, len(res.Links))
+			p.votes = importance.NewVotes()
 		}
 	}
 	for i, link := range res.Links {
@@ -243,7 +244,7 @@ func (c *Crawler) findLinks(p *pageRun, base *canon.Base, res *content.Result, f
 			p.links = append(p.links, lu.String)
 			if p.votes != nil && !link.NoFollow && link.Tag != "sitemap" && i >= len(res.Hints) && lu.String != u.String {
 				k = seen.KeyOf(lu.String)
-				p.votes[k] = true // a page's link, not a sitemap's listing: a vote
+				p.votes.Add(k, lu.Authority != u.Authority) // a page's link, not a sitemap's listing: a vote
 			}
 		}
 		cand := judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL}

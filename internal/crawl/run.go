@@ -196,6 +196,7 @@ func (c *Crawler) summary() Summary {
 		Charsets:           clone(s.charsets),
 		RedirectSeen:       s.redirectSeen.Load(),
 		Forwarded:          s.forwarded.Load(),
+		Requeued:           s.requeued.Load(),
 		RobotsCut:          rc.Cut,
 		BadEncoding:        s.badCoding.Load(),
 		ByStatus:           clone(s.byClass),

@@ -31,6 +31,7 @@ type counters struct {
 	binary             atomic.Int64 // body labelled as text that is binary, not parsed
 	redirectSeen       atomic.Int64 // redirects to a URL already seen: loops, or pages reached before
 	forwarded          atomic.Int64 // URLs handed to other nodes (Cluster.Owns)
+	requeued           atomic.Int64 // URLs queued again as their importance rose
 	errors             atomic.Int64 // requests without a response; robotstxt counts its own
 	lastError          atomic.Pointer[lastError]
 	noindex            atomic.Int64

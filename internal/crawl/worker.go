@@ -9,18 +9,18 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/robotstxt"
 	"github.com/weft-crawler/weft/internal/schedule"
-	"github.com/weft-crawler/weft/internal/seen"
 )
 
 // work leases URLs until the frontier drains or leasing stops. Every lease
 // is completed, whatever happens to its fetch.
 func (c *Crawler) work(ctx, leaseCtx context.Context) {
-	bufs := &pageBuffers{votes: map[seen.Key]bool{}}
+	bufs := &pageBuffers{votes: importance.NewVotes()}
 	for {
 		if err := c.pause.wait(leaseCtx); err != nil {
 			return
@@ -102,7 +102,7 @@ func (c *Crawler) commit(p *pageRun) {
 		c.robots.HoldUntil(robotstxt.Origin(scheme, l.Host), clock.NextAt)
 	}
 	c.countClock(l, lo.res, clock)
-	if c.cfg.Recrawl != nil && !lo.res.Retry && l.Seq != 0 {
+	if c.cfg.Recrawl != nil && !lo.res.Retry && l.Seq != 0 && lo.outcome != judge.Requeued {
 		if lo.visit == nil {
 			lo.visit = c.sched.KeepVisit(l)
 		}
@@ -276,6 +276,11 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 			p.out = lo
 			return nil
 		}
+	}
+	if c.state.Stale(l) {
+		c.judge.Count(judge.Requeued, 1)
+		p.out = leaseOutcome{outcome: judge.Requeued}
+		return nil
 	}
 	pol, spent := c.robots.Ensure(ctx, l, u)
 	if pol == nil {

@@ -81,6 +81,10 @@ type Item struct {
 	// requisite, it is not a page and does not count against the page
 	// budget.
 	Sitemap bool
+	// Again says the URL was queued again, at a higher rank, while an
+	// earlier copy of it waits: a copy leased once the URL is fetched is
+	// dropped (its finder judges that).
+	Again bool
 	// RobotsFor, when set, makes this a hop of that host's robots.txt
 	// redirect chain that crossed to Host: it is requested under Host's
 	// clock, and that host stays parked until the hop is done.

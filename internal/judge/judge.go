@@ -61,6 +61,9 @@ const (
 	Pattern = "pattern"
 	// Repeats: a path segment repeats more often than the scope allows.
 	Repeats = string(scope.ReasonRepeats)
+	// Requeued: a URL queued again when its importance rose, leased
+	// after the other copy was fetched: dropped unrequested.
+	Requeued = "requeued"
 	// IndexAlias: a link to a directory's index file (X/index.html) on a
 	// host that serves X/ and X/index.html alike, once X/ was fetched.
 	IndexAlias = "index-alias"
@@ -102,6 +105,7 @@ type Candidate struct {
 	Depth    int // link hops from a seed
 	Hops     int // redirect hops that led here
 	Priority frontier.Priority
+	Rank     uint32 // its importance (frontier.Item.Rank)
 	Via      string // the page, robots.txt or redirect it was found on
 	As       As
 	// Key is the URL's seen-set key when the caller hashed it already (a
@@ -118,7 +122,7 @@ type Candidate struct {
 
 // Item is the frontier item an admitted candidate becomes.
 func (c *Candidate) Item() frontier.Item {
-	return frontier.Item{URL: c.URL.String, Host: c.URL.Authority, Depth: c.Depth, Priority: c.Priority, Hops: c.Hops,
+	return frontier.Item{URL: c.URL.String, Host: c.URL.Authority, Depth: c.Depth, Priority: c.Priority, Rank: c.Rank, Hops: c.Hops,
 		Via: c.Via, Requisite: c.As.Requisite(), Sitemap: c.Sitemap}
 }
 

@@ -63,6 +63,7 @@ type Summary struct {
 	Binary             int64            `json:"binary"`              // bodies labelled as text that were binary: archived, not parsed
 	Charsets           map[string]int64 `json:"charsets"`            // documents whose charset label was unknown, whose UTF-8 was invalid, or that were converted to UTF-8 (content.Charset*)
 	RedirectSeen       int64            `json:"redirect_seen"`       // redirects to a URL already seen: loops, or pages reached another way
+	Requeued           int64            `json:"requeued"`            // URLs queued again when in-links raised their importance (the copy leased after the fetch is dropped, counted as rejected "requeued")
 	Forwarded          int64            `json:"forwarded"`           // URLs handed to the nodes that own their hosts (Cluster.Owns)
 	RobotsCut          int64            `json:"robots_cut"`          // robots.txt files over robots.MaxBytes: only their first 500 KiB read
 	ByStatus           map[string]int64 `json:"by_status"`           // page responses by status class ("2xx", ...)
@@ -264,6 +265,9 @@ func (s Summary) Write(w io.Writer) {
 			fmt.Fprintf(w, "; %d left on disk for the next start (%s)", u.Failed, u.LastError)
 		}
 		fmt.Fprintln(w)
+	}
+	if s.Requeued > 0 {
+		fmt.Fprintf(w, "  requeued:   %d URLs, their importance risen while they waited\n", s.Requeued)
 	}
 	if s.RedirectSeen > 0 {
 		fmt.Fprintf(w, "  redirects:  %d to a URL already seen (loops, or pages reached another way)\n", s.RedirectSeen)

@@ -1,6 +1,10 @@
 package simhash
 
-import "math/bits"
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+)
 
 // probeMasks are the 16-bit masks of at most two bits: XORed with a band's
 // value, the buckets a query probes in that band (1 + 16 + 120).
@@ -71,16 +75,43 @@ type Match struct {
 // earliest added.
 func (ix *Index) Near(fp uint64, maxDist int) (Match, bool) {
 	best := Match{Dist: maxDist + 1}
+	ix.probe(fp, maxDist, func(m Match) {
+		if m.Dist < best.Dist || m.Dist == best.Dist && m.ID < best.ID {
+			best = m
+		}
+	})
+	return best, best.Dist <= maxDist
+}
+
+// Within appends to dst every stored fingerprint within maxDist of fp
+// (found for sure up to Guaranteed), each once, nearest first (ties:
+// earliest added), and returns it.
+func (ix *Index) Within(dst []Match, fp uint64, maxDist int) []Match {
+	start := len(dst)
+	ix.probe(fp, maxDist, func(m Match) {
+		for _, o := range dst[start:] {
+			if o.ID == m.ID {
+				return // found through another band
+			}
+		}
+		dst = append(dst, m)
+	})
+	slices.SortFunc(dst[start:], func(a, b Match) int { return cmp.Or(cmp.Compare(a.Dist, b.Dist), cmp.Compare(a.ID, b.ID)) })
+	return dst
+}
+
+// probe calls fn with each stored fingerprint within maxDist of fp that
+// its bands' probes reach, once per band that reaches it.
+func (ix *Index) probe(fp uint64, maxDist int, fn func(Match)) {
 	for b, v := range Bands(fp) {
 		tab := &ix.buckets[b]
 		for _, m := range probeMasks {
 			bk := &tab[v^m]
 			for i, c := range bk.fps {
-				if d := Distance(fp, c); d <= best.Dist && (d < best.Dist || bk.ids[i] < best.ID) {
-					best = Match{ID: bk.ids[i], FP: c, Dist: d}
+				if d := Distance(fp, c); d <= maxDist {
+					fn(Match{ID: bk.ids[i], FP: c, Dist: d})
 				}
 			}
 		}
 	}
-	return best, best.Dist <= maxDist
 }

@@ -145,14 +145,14 @@ func (d *State) Has(part int, host string, k seen.Key) (bool, error) {
 func queueItem(it *frontier.Item, part int) store.QueueItem {
 	return store.QueueItem{
 		URL: it.URL, Host: it.Host, Part: uint16(part), Depth: it.Depth, Hops: it.Hops,
-		Priority: uint8(it.Priority), Rank: it.Rank, Via: it.Via, Added: it.Added, Fetch: it.Fetch, Requisite: it.Requisite, Sitemap: it.Sitemap,
+		Priority: uint8(it.Priority), Rank: it.Rank, Via: it.Via, Added: it.Added, Fetch: it.Fetch, Requisite: it.Requisite, Sitemap: it.Sitemap, Again: it.Again,
 	}
 }
 
 func frontierItem(q store.QueueItem, seq uint64) frontier.Item {
 	return frontier.Item{
 		URL: q.URL, Host: q.Host, Depth: q.Depth, Hops: q.Hops, Priority: frontier.Priority(q.Priority), Rank: q.Rank,
-		Via: q.Via, Fetch: q.Fetch, Seq: seq, Added: q.Added, Requisite: q.Requisite, Sitemap: q.Sitemap,
+		Via: q.Via, Fetch: q.Fetch, Seq: seq, Added: q.Added, Requisite: q.Requisite, Sitemap: q.Sitemap, Again: q.Again,
 	}
 }
 
@@ -191,6 +191,38 @@ func (pb *Batch) Stage(it frontier.Item, part int, k seen.Key) error {
 	return nil
 }
 
+// Requeue queues a URL again (Item.Again), at the rank it has risen to,
+// if it still waits at a priority no higher (and this batch does not
+// queue it already): the frontier serves the copy that ranks higher
+// first, and Stale finds the other one stale when it is leased. k is the
+// URL's seen-set key.
+func (pb *Batch) Requeue(it frontier.Item, k seen.Key) bool {
+	rec, found, err := pb.d.DB.GetURL(uint16(partition.Of(it.Host, pb.d.parts)), it.Host, k)
+	if err != nil || !found || rec.Status != store.URLQueued || rec.Priority > uint8(it.Priority) ||
+		slices.ContainsFunc(pb.Items, func(q frontier.Item) bool { return q.URL == it.URL }) {
+		return false
+	}
+	it.Again = true
+	pb.Items = append(pb.Items, it)
+	return true
+}
+
+// Stale reports whether l is one of two copies of a URL (Requeue) and
+// the other was leased first: a copy queued again finds the URL no
+// longer waiting; the first copy finds it fetched (or dropped) since it
+// was queued. A recrawl is queued after the last fetch, and is not
+// stale.
+func (d *State) Stale(l frontier.Lease) bool {
+	if l.Seq == 0 || l.RobotsFor != "" {
+		return false
+	}
+	rec, found, err := d.DB.GetURL(uint16(partition.Of(l.Host, d.parts)), l.Host, seen.KeyOf(l.URL))
+	if err != nil || !found || rec.Status == store.URLQueued {
+		return false
+	}
+	return l.Again || !rec.LastFetch.Before(l.Added)
+}
+
 // PutClock implements frontier.ClockWriter: the host's clock goes to
 // disk with the rest of the batch.
 func (pb *Batch) PutClock(host string, c frontier.Clock) {
@@ -218,6 +250,9 @@ func (pb *Batch) Done(l frontier.Lease, part int, res frontier.Result, status in
 		return store.URLRecord{}
 	}
 	pb.DeleteEntry(l, part)
+	if outcome == judge.Requeued {
+		return store.URLRecord{} // the record is the other copy's, fetched
+	}
 	st := store.URLDone
 	switch {
 	case outcome == judge.Robots || outcome == judge.Unreachable || outcome == judge.Policy:

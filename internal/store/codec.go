@@ -45,6 +45,8 @@ type QueueItem struct {
 	// Sitemap says the URL was found as a sitemap (a flag bit a build
 	// before it left clear, so its records read as pages).
 	Sitemap bool
+	// Again says the item is a copy of a URL queued again (a flag bit).
+	Again bool
 }
 
 // FrontEntry is a front-queue entry and its position.
@@ -292,6 +294,9 @@ func appendItem(dst []byte, it *QueueItem, front bool) []byte {
 	if it.Sitemap {
 		flags |= itemSitemap
 	}
+	if it.Again {
+		flags |= itemAgain
+	}
 	dst = append(dst, flags)
 	return binary.AppendUvarint(dst, uint64(it.Rank))
 }
@@ -300,6 +305,7 @@ func appendItem(dst []byte, it *QueueItem, front bool) []byte {
 const (
 	itemRequisite = 1 << iota
 	itemSitemap
+	itemAgain
 )
 
 // decoder reads a value, remembering the first error; after one, every read
@@ -663,6 +669,7 @@ func decodeItemTail(d *decoder, it *QueueItem, version byte) {
 		flags := d.byte1("flags")
 		it.Requisite = flags&itemRequisite != 0
 		it.Sitemap = flags&itemSitemap != 0
+		it.Again = flags&itemAgain != 0
 	}
 	if version >= 4 {
 		it.Rank = uint32(min(d.uvarint("rank"), math.MaxUint32))

@@ -411,7 +411,7 @@ func TestQueueItemVersion1(t *testing.T) {
 			}
 		}
 		ranked := it
-		ranked.Rank = 1 << 20
+		ranked.Rank, ranked.Again = 1<<20, true
 		var got QueueItem
 		var err error
 		if front {

@@ -1,0 +1,216 @@
+// Package importance estimates how much a URL is worth fetching soon, from
+// the links to it that the crawl has met so far, while the URL waits in
+// the queue.
+//
+// It is OPIC, Abiteboul, Preda and Cobena's on-line page importance
+// computation (WWW 2003), in fixed memory: every page fetched hands out
+// cash to the pages it links to, and a page's estimate is the cash it has
+// been given. A fetched page hands out one Unit of its own (PageRank's
+// teleport share, so that every page counts) plus all the cash its own
+// in-links gave it (so that a link from an important page is worth more
+// than one from a page nobody links to), split over its distinct links.
+// A link to another host weighs CrossHost times a link within the host:
+// a site's navigation links every page of it, and says less about a page
+// than another site's choice to link to it. Unlike OPIC, a page keeps its
+// cash once fetched (the counts cannot be taken back from a sketch); a
+// page is fetched once a crawl, so it hands its cash out once.
+//
+// The cash of every URL is kept in a count-min sketch of sums (package
+// sketch): bounded by configuration whatever the crawl meets, at the
+// price of estimates that may run high when many URLs share counters.
+//
+// A URL is queued with a Rank: its cash plus two weak priors, one from
+// its depth (a link nearer a seed, by a little) and one from what a
+// sitemap says of it (its <priority> and a recent <lastmod>); each is
+// worth about one in-link. When a URL already queued is credited so much
+// more that its estimate crosses a power of two (Credit's promote), the
+// crawl queues it again at the new rank: the frontier serves the copy
+// that ranks higher first, and the crawl drops the other when it is
+// leased after the page was fetched.
+package importance
+
+import (
+	"math/bits"
+	"time"
+
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/sketch"
+)
+
+// Unit is the cash a fetched page hands out of its own.
+const Unit = 256
+
+// CrossHost is how many times a link to another host weighs more than a
+// link within the page's host.
+const CrossHost = 4
+
+// maxHandout bounds what one page hands out, so that a cycle of pages
+// cannot run the sums up to saturation.
+const maxHandout = 1 << 24
+
+// promoteFrom is the least estimate at which a URL already queued is
+// queued again: about eight in-links from other hosts' pages of a
+// hundred links, or one link from a page of four.
+const promoteFrom = Unit / 4
+
+// HighRank is the rank from which a URL goes to the high-priority front
+// queue, where it is taken into its host's queue before the rest: the
+// cash of about thirty in-links from other hosts' ordinary pages.
+const HighRank = Unit
+
+// DefaultBytes is the sketch's size when none is given: 16 MiB, about
+// right for a few million URLs.
+const DefaultBytes = 16 << 20
+
+// Estimator keeps the cash of every URL. It is safe for concurrent use.
+type Estimator struct {
+	cash *sketch.Sums
+}
+
+// New returns an Estimator whose sketch takes about bytes (zero:
+// DefaultBytes).
+func New(bytes int) *Estimator {
+	if bytes <= 0 {
+		bytes = DefaultBytes
+	}
+	return &Estimator{cash: sketch.NewSums(bytes)}
+}
+
+// Bytes is the memory the estimates take.
+func (e *Estimator) Bytes() int { return e.cash.Bytes() }
+
+// Cash is what the links met so far gave the URL of key.
+func (e *Estimator) Cash(k seen.Key) uint32 { return e.cash.Sum(k) }
+
+// Handout is what the fetched page of key hands out over its links.
+func (e *Estimator) Handout(page seen.Key) uint32 {
+	return min(Unit+e.cash.Sum(page), maxHandout)
+}
+
+// Votes are a fetched page's distinct links, each to its host or
+// another; Credit gives each its share of the page's cash. A Votes is
+// reused from page to page (Reset): a page has about a hundred links.
+type Votes struct {
+	m           map[seen.Key]vote
+	same, cross int
+}
+
+type vote struct {
+	cross   bool
+	rank    uint32 // the linked URL's estimate once credited
+	promote bool
+}
+
+// NewVotes returns an empty Votes.
+func NewVotes() *Votes { return &Votes{m: map[seen.Key]vote{}} }
+
+// Add counts a link to the URL of key, once however often the page names
+// it; cross says it leads to another host.
+func (v *Votes) Add(k seen.Key, cross bool) {
+	if _, ok := v.m[k]; ok {
+		return
+	}
+	v.m[k] = vote{cross: cross}
+	if cross {
+		v.cross++
+	} else {
+		v.same++
+	}
+}
+
+// Len is the number of distinct links counted.
+func (v *Votes) Len() int { return len(v.m) }
+
+// Keys calls fn with the key of each distinct link.
+func (v *Votes) Keys(fn func(seen.Key)) {
+	for k := range v.m {
+		fn(k)
+	}
+}
+
+// Of returns the estimate the URL of key reached when the page's votes
+// were credited, and whether it rose enough for the URL to be queued
+// again if it is queued already; ok is false for a URL the page did not
+// vote for.
+func (v *Votes) Of(k seen.Key) (rank uint32, promote, ok bool) {
+	if v == nil {
+		return 0, false, false
+	}
+	x, ok := v.m[k]
+	return x.rank, x.promote, ok
+}
+
+// Reset empties v for the next page; a map grown past keep entries is
+// let go (a map does not shrink).
+func (v *Votes) Reset(keep int) {
+	if len(v.m) > keep {
+		v.m = map[seen.Key]vote{}
+	} else {
+		clear(v.m)
+	}
+	v.same, v.cross = 0, 0
+}
+
+// Credit hands out the cash of the fetched page of key over its votes:
+// each link to its own host gets one share, each link to another host
+// CrossHost shares (at least 1 each).
+func (e *Estimator) Credit(page seen.Key, v *Votes) {
+	weights := v.same + CrossHost*v.cross
+	if weights == 0 {
+		return
+	}
+	share := max(e.Handout(page)/uint32(weights), 1)
+	for k, x := range v.m {
+		s := share
+		if x.cross {
+			s *= CrossHost
+		}
+		before, after := e.cash.Add(k, s)
+		x.rank = after
+		x.promote = after >= promoteFrom && bits.Len32(after) > bits.Len32(before)
+		v.m[k] = x
+	}
+}
+
+// Rank is the rank a URL is queued with: its cash, and a prior that
+// favours, by about one in-link, a link nearer a seed.
+func Rank(cash uint32, depth int) uint32 {
+	return sat(cash, depthPrior>>min(max(depth-1, 0), 3))
+}
+
+// depthPrior is the depth prior of a link one hop from a seed: about one
+// in-link's share from a page of a hundred links to its own host.
+const depthPrior = 8
+
+// Listed is the prior of a page a sitemap lists, from what it says of
+// it: up to four in-links for a <priority> of 1 (two for the default 0.5,
+// or none given), and four more for a <lastmod> within the last week.
+func Listed(priority float64, lastMod, now time.Time) uint32 {
+	if priority < 0 || priority > 1 {
+		priority = 0.5
+	}
+	r := uint32(priority * 4 * depthPrior)
+	if !lastMod.IsZero() && !lastMod.After(now.Add(time.Hour)) && now.Sub(lastMod) < 7*24*time.Hour {
+		r += 4 * depthPrior
+	}
+	return r
+}
+
+// Priority is the front queue of a link of rank r: high from HighRank,
+// else p.
+func Priority(r uint32, p frontier.Priority) frontier.Priority {
+	if r >= HighRank && p < frontier.High {
+		return frontier.High
+	}
+	return p
+}
+
+// sat adds without wrapping.
+func sat(a, b uint32) uint32 {
+	s, carry := bits.Add32(a, b, 0)
+	if carry != 0 {
+		return ^uint32(0)
+	}
+	return s
+}

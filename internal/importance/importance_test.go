@@ -1,0 +1,146 @@
+package importance
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/seen"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func k(s string) seen.Key { return seen.KeyOf("http://" + s) }
+
+// A page hands out one Unit plus what its in-links gave it, over its
+// distinct links, a link to another host weighing CrossHost times a link
+// within it; a link named twice counts once.
+func TestCreditSplitsThePageCash(t *testing.T) {
+	e := New(1 << 20)
+	v := NewVotes()
+	v.Add(k("a.test/1"), false)
+	v.Add(k("a.test/2"), false)
+	v.Add(k("a.test/2"), false) // twice on the page: one vote
+	v.Add(k("b.test/"), true)
+	if v.Len() != 3 {
+		t.Fatalf("%d votes, want 3", v.Len())
+	}
+	e.Credit(k("a.test/"), v)
+	// Weights 1 + 1 + 4: a share is Unit/6.
+	share := uint32(Unit / 6)
+	for u, want := range map[string]uint32{"a.test/1": share, "a.test/2": share, "b.test/": CrossHost * share} {
+		if r, _, ok := v.Of(k(u)); !ok || r != want || e.Cash(k(u)) != want {
+			t.Errorf("%s: credited %d (cash %d), want %d", u, r, e.Cash(k(u)), want)
+		}
+	}
+	if _, _, ok := v.Of(k("c.test/")); ok {
+		t.Error("a URL the page did not vote for has a vote")
+	}
+	// b.test/ now hands out more than a page nobody links to.
+	if hb, hn := e.Handout(k("b.test/")), e.Handout(k("n.test/")); hb != Unit+CrossHost*share || hn != Unit {
+		t.Errorf("handouts %d and %d, want %d and %d", hb, hn, Unit+CrossHost*share, Unit)
+	}
+}
+
+// The important pages are those linked from many pages, and from
+// important ones: a page's cash orders the URLs as a backlink count
+// weighted by the linking pages' own cash does.
+func TestLinksFromImportantPagesCountMore(t *testing.T) {
+	e := New(1 << 20)
+	credit := func(from string, to ...string) {
+		v := NewVotes()
+		for _, u := range to {
+			v.Add(k(u), true)
+		}
+		e.Credit(k(from), v)
+	}
+	// hub is linked from twenty pages; deep from the hub only; plain
+	// from one page nobody links to. Each page links to two.
+	for i := range 20 {
+		credit("p"+strconv.Itoa(i)+".test/", "hub.test/", "x"+strconv.Itoa(i)+".test/")
+	}
+	credit("hub.test/", "deep.test/", "y.test/")
+	credit("q.test/", "plain.test/", "z.test/")
+	if !(e.Cash(k("hub.test/")) > e.Cash(k("deep.test/")) && e.Cash(k("deep.test/")) > e.Cash(k("plain.test/"))) {
+		t.Errorf("cash hub %d, deep %d, plain %d: want hub > deep > plain", e.Cash(k("hub.test/")), e.Cash(k("deep.test/")), e.Cash(k("plain.test/")))
+	}
+}
+
+// A URL is promoted (queued again) when its estimate crosses a power of
+// two from promoteFrom on, not at every credit.
+func TestPromoteOnlyWhenTheEstimateDoubles(t *testing.T) {
+	e := New(1 << 20)
+	target := k("t.test/")
+	promotions, credits := 0, 0
+	for i := range 400 {
+		v := NewVotes()
+		v.Add(target, true)
+		e.Credit(k("p.test/"+strconv.Itoa(i)), v) // each hands it Unit
+		credits++
+		r, promote, _ := v.Of(target)
+		if promote {
+			promotions++
+			if r < promoteFrom {
+				t.Errorf("promoted at %d, below %d", r, promoteFrom)
+			}
+		}
+	}
+	// 400 Units = 102,400: powers of two crossed from 4,096 on are
+	// 4,096 (the first credit past it), 8,192, ..., 65,536: five.
+	if promotions != 5 {
+		t.Errorf("%d promotions in %d credits, want 5", promotions, credits)
+	}
+}
+
+// The priors are weak: the depth prior favours a shallower link by less
+// than a link from another host's page of a hundred links weighs; a
+// sitemap's <priority> and recent <lastmod> add a few in-links' worth.
+func TestPriorsAreWeak(t *testing.T) {
+	oneCross := uint32(Unit / 100 * CrossHost)
+	if d1, d5 := Rank(0, 1), Rank(0, 5); d1 <= d5 || d1-d5 >= oneCross {
+		t.Errorf("depth prior 1 hop %d, 5 hops %d: want shallower higher by less than one cross-host in-link (%d)", d1, d5, oneCross)
+	}
+	if Rank(oneCross, 9) <= Rank(0, 1) {
+		t.Error("one cross-host in-link does not beat the depth prior")
+	}
+	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	hi, def, none := Listed(1, time.Time{}, now), Listed(0.5, time.Time{}, now), Listed(-1, time.Time{}, now)
+	fresh, future := Listed(0.5, now.Add(-time.Hour), now), Listed(0.5, now.Add(48*time.Hour), now)
+	if !(hi > def && def == none && fresh > def && future == def) {
+		t.Errorf("listed priors: priority 1 %d, 0.5 %d, none %d, fresh %d, future lastmod %d", hi, def, none, fresh, future)
+	}
+	if Rank(^uint32(0)-1, 1) != ^uint32(0) {
+		t.Error("a rank near the top wraps")
+	}
+	if Priority(HighRank, frontier.Normal) != frontier.High || Priority(HighRank-1, frontier.Normal) != frontier.Normal || Priority(0, frontier.High) != frontier.High {
+		t.Error("front queue by rank wrong")
+	}
+}
+
+// Votes are reused from page to page; a map grown past what is kept is
+// let go.
+func TestVotesReset(t *testing.T) {
+	v := NewVotes()
+	for i := range 10 {
+		v.Add(k("a.test/"+strconv.Itoa(i)), i%2 == 0)
+	}
+	m := v.m
+	v.Reset(100)
+	if v.Len() != 0 || v.same != 0 || v.cross != 0 || len(m) != 0 {
+		t.Fatalf("after Reset: %d votes, %d same, %d cross", v.Len(), v.same, v.cross)
+	}
+	for i := range 10 {
+		v.Add(k("a.test/"+strconv.Itoa(i)), false)
+	}
+	v.Reset(5)
+	v.Add(k("b.test/"), false)
+	if _, kept := m[k("b.test/")]; kept || v.Len() != 1 {
+		t.Error("a map past the bound was kept")
+	}
+	var nilVotes *Votes
+	if _, _, ok := nilVotes.Of(k("a.test/")); ok {
+		t.Error("a page without votes has one")
+	}
+}
