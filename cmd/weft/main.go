@@ -87,7 +87,7 @@ func newRootCmd() *cobra.Command {
 		return cmd.Help()
 	}
 	bench := newBenchCmd()
-	bench.AddCommand(newBenchQueueCmd(), newBenchHostsCmd(), newBenchRenderCmd())
+	bench.AddCommand(newBenchQueueCmd(), newBenchHostsCmd(), newBenchRenderCmd(), newBenchOrderCmd())
 	root.AddCommand(newCrawlCmd(), newServeCmd(), newConfigCmd(), newDemoCmd(), newCDXCmd(), newGetCmd(), newWACZCmd(), bench, newDocsCmd(), newSynthwebCmd(), newSynthHostsCmd(), newBenchQueuePhaseCmd())
 	return root
 }

@@ -25,6 +25,7 @@ const (
 	streamTrap    // text of the small pages of hostile and trap hosts
 	streamSeeds   // everything of WorldSeeds
 	streamLiveAge // a live page's last change before the web started
+	streamOrder   // everything of WorldOrder
 )
 
 func mix64(z uint64) uint64 {

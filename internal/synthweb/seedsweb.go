@@ -731,6 +731,9 @@ func (w *Web) seedsInfo(h int, u int32) PageInfo {
 // URLCount is the number of URLs of the ordinary hosts, len(AllPages())
 // without assembling them.
 func (w *Web) URLCount() int {
+	if w.order != nil {
+		return len(w.order.paths)
+	}
 	n := 0
 	for h := range w.nOrdinary {
 		if w.seeds != nil {

@@ -114,7 +114,8 @@ type Config struct {
 	// links), CrossHostFraction (only whether it is negative: then no
 	// story links another host's home page), MaxLatency, CrawlDelay,
 	// RobotsKinds, the hostile hosts, Domain, IPPrefix, IPAuthorities and
-	// RawAmpersands; it has no live pages and no sitemap.
+	// RawAmpersands; it has no live pages and no sitemap. WorldShop and
+	// WorldOrder say what they read.
 	World World
 	// IPAuthorities makes every host's authority its listener's address
 	// ("127.0.1.4:41234") instead of its name, so that a client that
@@ -145,6 +146,15 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	setInt(&c.Hosts, 100)
+	if c.World == WorldOrder {
+		setInt(&c.PagesPerHost, 500)
+		setInt(&c.MinPageBytes, 6<<10)
+		setInt(&c.MaxPageBytes, 16<<10)
+		if c.CrossHostFraction == 0 {
+			c.CrossHostFraction = 0.3
+		}
+		c.RobotsKinds = []RobotsKind{RobotsNone}
+	}
 	if c.World == WorldSeeds {
 		setInt(&c.PagesPerHost, 1000)
 		setInt(&c.MinLinks, 80)
@@ -189,8 +199,8 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case c.World != "" && c.World != WorldClassic && c.World != WorldSeeds && c.World != WorldShop:
-		return fmt.Errorf("synthweb: World %q is not %q, %q or %q", c.World, WorldClassic, WorldSeeds, WorldShop)
+	case c.World != "" && c.World != WorldClassic && c.World != WorldSeeds && c.World != WorldShop && c.World != WorldOrder:
+		return fmt.Errorf("synthweb: World %q is not %q, %q, %q or %q", c.World, WorldClassic, WorldSeeds, WorldShop, WorldOrder)
 	case c.World == WorldSeeds && c.MinLinks < chromeLinks:
 		return fmt.Errorf("synthweb: MinLinks %d is below %d, the links every page of world %q carries", c.MinLinks, chromeLinks, WorldSeeds)
 	case c.Hosts < 0:
@@ -346,6 +356,7 @@ type Web struct {
 	bufPool  sync.Pool // *[]byte
 
 	seeds     *seedsWorld // nil unless Config.World is WorldSeeds
+	order     *orderWorld // nil unless Config.World is WorldOrder
 	seedsBufs sync.Pool   // *seedsBuf
 
 	log     requestLog
@@ -434,6 +445,8 @@ func Start(cfg Config) (*Web, error) {
 	}
 	if cfg.World == WorldShop {
 		// Nothing to build: a shop's pages are made from their numbers.
+	} else if cfg.World == WorldOrder {
+		w.buildOrder()
 	} else if cfg.World == WorldSeeds {
 		w.buildSeeds()
 		w.seedsBufs.New = func() any { return &seedsBuf{body: make([]byte, 0, cfg.MaxPageBytes+8<<10)} }
@@ -652,6 +665,14 @@ func (w *Web) serve(rw *logWriter, r *http.Request, h *host) {
 	}
 	if w.cfg.World == WorldShop {
 		w.serveShop(rw, r, h)
+		return
+	}
+	if w.order != nil {
+		if path == sitemapPath {
+			writeBody(rw, r, http.StatusNotFound, "text/html; charset=utf-8", notFoundBody)
+			return
+		}
+		w.serveOrder(rw, r, h)
 		return
 	}
 	if path == sitemapPath && !w.cfg.NoSitemap {
