@@ -115,9 +115,9 @@ func TestPauseAndStatsLive(t *testing.T) {
 	// The metrics measured the same crawl: one fetch duration per page,
 	// and the seeds' high priority.
 	m := c.Metrics()
-	if m.FetchDuration.Count != uint64(sum.Pages) || m.QueueDelay.Count != uint64(sum.Pages) || m.LastHighPriority.IsZero() || m.Seen.FillRatio <= 0 {
+	if m.FetchDuration.Count != uint64(sum.Pages) || m.QueueDelay.Count != uint64(sum.Pages) || m.LastHighPriority.IsZero() || m.BloomFill <= 0 {
 		t.Errorf("metrics: %d fetch durations and %d queue delays for %d pages, last high-priority fetch %v, Bloom fill %v",
-			m.FetchDuration.Count, m.QueueDelay.Count, sum.Pages, m.LastHighPriority, m.Seen.FillRatio)
+			m.FetchDuration.Count, m.QueueDelay.Count, sum.Pages, m.LastHighPriority, m.BloomFill)
 	}
 }
 

@@ -15,14 +15,13 @@ import (
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/frontier"
-	"github.com/weft-crawler/weft/internal/history"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
 // Resources returns c's resources for its operator API.
 func Resources(c *crawl.Crawler) api.Resources {
-	return api.Resources{Crawl: whole{c}, Seeds: seeds{c}, Frontier: leases{c}, Hosts: hosts{c.Hosts()}, Fetches: fetches{c},
+	return api.Resources{Crawl: whole{c}, Seeds: seeds{c}, Frontier: leases{c}, Hosts: c.Hosts(), Fetches: fetches{c},
 		URLs: records{c.Records()}, Policies: policies{c.Policies()}}
 }
 
@@ -47,7 +46,7 @@ func apiErr(err error) error {
 type whole struct{ c *crawl.Crawler }
 
 func (w whole) Stats() api.Stats     { return statsOf(w.c.Live(), time.Now()) }
-func (w whole) Metrics() api.Metrics { return metricsOf(w.c.Metrics()) }
+func (w whole) Metrics() api.Metrics { return w.c.Metrics() }
 func (w whole) Pause()               { w.c.Pause() }
 func (w whole) Resume()              { w.c.Resume() }
 
@@ -92,22 +91,6 @@ func waitStatsOf(w frontier.Wait, now time.Time) *api.WaitStats {
 	return ws
 }
 
-func metricsOf(m crawl.Metrics) api.Metrics {
-	out := api.Metrics{
-		FetchDuration: api.Histogram(m.FetchDuration), QueueDelay: api.Histogram(m.QueueDelay),
-		LinksCut: m.LinksCut, LastHighPriority: m.LastHighPriority, DNSHits: m.DNSHits, DNSMisses: m.DNSMisses,
-		SeenCacheHits: m.Seen.CacheHits, BloomFill: m.Seen.FillRatio,
-		StatusClasses: crawl.StatusClasses(), ErrorKinds: crawl.ErrorKinds(),
-	}
-	for _, h := range m.HostErrors {
-		out.HostErrors = append(out.HostErrors, api.HostErrors(h))
-	}
-	for _, h := range m.LinksCutHosts {
-		out.LinksCutHosts = append(out.LinksCutHosts, api.HostPages(h))
-	}
-	return out
-}
-
 // seeds takes seeds while the crawl runs: api.Seeds.
 type seeds struct{ c *crawl.Crawler }
 
@@ -141,23 +124,6 @@ func (l leases) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]ap
 func (l leases) Complete(id, url string, status int, fetchedAt time.Time, contentHash string) error {
 	return apiErr(l.c.CompleteExternal(id, url, status, fetchedAt, contentHash))
 }
-
-// hosts is api.Hosts.
-type hosts struct{ h *crawl.Hosts }
-
-func (h hosts) Host(host string) api.HostStatus { return api.HostStatus(h.h.Host(host)) }
-
-func (h hosts) Hosts(limit int) []api.HostStatus {
-	sts := h.h.List(limit)
-	out := make([]api.HostStatus, len(sts))
-	for i, st := range sts {
-		out[i] = api.HostStatus(st)
-	}
-	return out
-}
-
-func (h hosts) Hold(host string, on bool) (string, error)     { return h.h.Hold(host, on) }
-func (h hosts) Activity(host string) (history.Activity, bool) { return h.h.Activity(host) }
 
 // fetches is the fetch log: api.FetchLog.
 type fetches struct{ c *crawl.Crawler }
