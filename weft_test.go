@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -93,8 +94,17 @@ func TestConsumerErrorStopsTheCrawl(t *testing.T) {
 	if !errors.Is(err, full) || sum.StoppedBy != "failed" {
 		t.Errorf("Run: %v, stopped by %s; want the consumer's error, failed", err, sum.StoppedBy)
 	}
-	if _, err := c.Run(context.Background()); err == nil {
-		t.Error("a second Run should be refused")
+	// Once run, the Crawler holds nothing of its crawl, which the caller's
+	// keeping it must not keep in memory; a second Run is refused, as is
+	// Run on a Crawler New did not make.
+	if !reflect.ValueOf(c).Elem().IsZero() {
+		t.Error("after Run, the Crawler still holds its crawl")
+	}
+	if _, err := c.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "Run called twice") {
+		t.Errorf("a second Run: %v, want it refused", err)
+	}
+	if _, err := new(weft.Crawler).Run(context.Background()); err == nil {
+		t.Error("Run on a Crawler New did not make should be refused")
 	}
 }
 
