@@ -95,13 +95,7 @@ type Frontier interface {
 }
 
 // Lease is a URL handed to an external fetcher.
-type Lease struct {
-	ID      string
-	URL     string
-	Host    string
-	Depth   int
-	Expires time.Time
-}
+type Lease = live.Lease
 
 // Hosts is what the crawl knows of its hosts, and the holds an operator
 // puts on them. A host is named as in its URLs: an authority,

@@ -1,9 +1,9 @@
-// Package live holds what a running crawl shows of itself at a moment
-// beyond its counters: its measurements (Metrics) and what it knows of a
-// host (HostStatus). The crawl produces these values and the operator API
-// serves them as they are, so each is defined once, here, below both: the
-// API imports neither the crawl nor its store, and the crawl nothing of
-// the API.
+// Package live holds what a running crawl shows of itself beyond its
+// counters, and hands out: its measurements (Metrics), what it knows of a
+// host (HostStatus), a URL leased to an external fetcher (Lease). The
+// crawl produces these values and the operator API serves them as they
+// are, so each is defined once, here, below both: the API imports neither
+// the crawl nor its store, and the crawl nothing of the API.
 package live
 
 import (
@@ -77,4 +77,13 @@ type HostStatus struct {
 	// Accepted counts the URLs accepted for it this run (the host cap's
 	// count).
 	Accepted int64
+}
+
+// Lease is a URL handed to an external fetcher, until Expires.
+type Lease struct {
+	ID      string
+	URL     string
+	Host    string
+	Depth   int
+	Expires time.Time
 }

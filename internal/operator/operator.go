@@ -121,11 +121,7 @@ func (a adapter) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]a
 	if err != nil {
 		return nil, apiErr(err)
 	}
-	out := make([]api.Lease, len(ls))
-	for i, x := range ls {
-		out[i] = api.Lease(x)
-	}
-	return out, nil
+	return ls, nil
 }
 
 func (a adapter) Complete(id, url string, status int, fetchedAt time.Time, contentHash string) error {
