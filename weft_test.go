@@ -46,11 +46,7 @@ func TestHandlerFailuresAreCounted(t *testing.T) {
 		pages[strings.TrimPrefix(p.URL, srv.URL)] = p
 		return nil
 	})}
-	c, err := weft.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := c.Run(context.Background())
+	sum, err := runCrawl(t, cfg)
 	if err != nil || sum.StoppedBy != "drained" {
 		t.Fatalf("Run: %v, %s", err, sum.StoppedBy)
 	}
@@ -115,11 +111,7 @@ func TestFilterReasonsBoundedAndConfigChecked(t *testing.T) {
 	defer srv.Close()
 	cfg := config(srv, t.TempDir())
 	cfg.Filters = []weft.LinkFilter{weft.LinkFilterFunc(func(l weft.Link) string { return "r-" + l.URL })}
-	c, err := weft.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := c.Run(context.Background())
+	sum, err := runCrawl(t, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,11 +171,7 @@ func TestCommandHandler(t *testing.T) {
 		}
 		return nil
 	})}
-	c, err := weft.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := c.Run(context.Background())
+	sum, err := runCrawl(t, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,4 +199,15 @@ func TestSummaryJSONKeys(t *testing.T) {
 			t.Errorf("key %q is not snake_case", key)
 		}
 	}
+}
+
+// runCrawl makes the crawl of cfg, failing the test if it cannot, and
+// runs it to its end.
+func runCrawl(t *testing.T, cfg weft.Config) (weft.Summary, error) {
+	t.Helper()
+	c, err := weft.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Run(context.Background())
 }
