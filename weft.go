@@ -65,9 +65,8 @@ type Config = settings.Config
 type FieldError = settings.FieldError
 
 // Crawler runs one crawl. Make it with New and run it once with Run.
-type Crawler struct {
-	c *crawl.Crawler
-}
+// It is the engine's crawl itself, with this package's one method.
+type Crawler crawl.Crawler
 
 // New checks cfg and opens the crawl's state under cfg.DataDir. An
 // invalid seed or setting is an error that names it.
@@ -80,7 +79,7 @@ func New(cfg Config) (*Crawler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("weft: %w", err)
 	}
-	return &Crawler{c: c}, nil
+	return (*Crawler)(c), nil
 }
 
 // Run crawls until nothing is left to fetch, MaxPages is reached or ctx is
@@ -90,11 +89,15 @@ func New(cfg Config) (*Crawler, error) {
 // crawl: the archive could not be written, or a Consumer failed. Run may
 // be called once.
 func (c *Crawler) Run(ctx context.Context) (Summary, error) {
-	if c.c == nil {
+	cc := (*crawl.Crawler)(c)
+	if cc.Done() == nil { // made by New, a crawl has its Done; a zero one has none
 		return Summary{}, errors.New("weft: Run called twice, or on a Crawler New did not make")
 	}
-	s, err := c.c.Run(ctx)
-	c.c = nil
+	s, err := cc.Run(ctx)
+	// Zero again: a second Run is refused, and the crawl's memory (its
+	// seen set's filters, caches, queues) is let go although the caller
+	// keeps c.
+	*c = Crawler{}
 	return summaryOf(s), err
 }
 

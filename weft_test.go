@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -45,11 +46,7 @@ func TestHandlerFailuresAreCounted(t *testing.T) {
 		pages[strings.TrimPrefix(p.URL, srv.URL)] = p
 		return nil
 	})}
-	c, err := weft.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := c.Run(context.Background())
+	sum, err := runCrawl(t, cfg)
 	if err != nil || sum.StoppedBy != "drained" {
 		t.Fatalf("Run: %v, %s", err, sum.StoppedBy)
 	}
@@ -93,8 +90,17 @@ func TestConsumerErrorStopsTheCrawl(t *testing.T) {
 	if !errors.Is(err, full) || sum.StoppedBy != "failed" {
 		t.Errorf("Run: %v, stopped by %s; want the consumer's error, failed", err, sum.StoppedBy)
 	}
-	if _, err := c.Run(context.Background()); err == nil {
-		t.Error("a second Run should be refused")
+	// Once run, the Crawler holds nothing of its crawl, which the caller's
+	// keeping it must not keep in memory; a second Run is refused, as is
+	// Run on a Crawler New did not make.
+	if !reflect.ValueOf(c).Elem().IsZero() {
+		t.Error("after Run, the Crawler still holds its crawl")
+	}
+	if _, err := c.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "Run called twice") {
+		t.Errorf("a second Run: %v, want it refused", err)
+	}
+	if _, err := new(weft.Crawler).Run(context.Background()); err == nil {
+		t.Error("Run on a Crawler New did not make should be refused")
 	}
 }
 
@@ -105,11 +111,7 @@ func TestFilterReasonsBoundedAndConfigChecked(t *testing.T) {
 	defer srv.Close()
 	cfg := config(srv, t.TempDir())
 	cfg.Filters = []weft.LinkFilter{weft.LinkFilterFunc(func(l weft.Link) string { return "r-" + l.URL })}
-	c, err := weft.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := c.Run(context.Background())
+	sum, err := runCrawl(t, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,11 +171,7 @@ func TestCommandHandler(t *testing.T) {
 		}
 		return nil
 	})}
-	c, err := weft.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := c.Run(context.Background())
+	sum, err := runCrawl(t, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,4 +199,15 @@ func TestSummaryJSONKeys(t *testing.T) {
 			t.Errorf("key %q is not snake_case", key)
 		}
 	}
+}
+
+// runCrawl makes the crawl of cfg, failing the test if it cannot, and
+// runs it to its end.
+func runCrawl(t *testing.T, cfg weft.Config) (weft.Summary, error) {
+	t.Helper()
+	c, err := weft.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Run(context.Background())
 }

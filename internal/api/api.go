@@ -360,9 +360,14 @@ func errTooLarge(max int64) *Error {
 	return &Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body over %d bytes", max)}
 }
 
+// writeError answers err: an *Error as it says, ErrNotRunning from a
+// resource as errNotRunning (whichever resource said it), any other as an
+// internal error.
 func writeError(w http.ResponseWriter, err error) {
 	var e *Error
-	if !errors.As(err, &e) {
+	if errors.Is(err, ErrNotRunning) {
+		e = errNotRunning
+	} else if !errors.As(err, &e) {
 		e = &Error{Status: http.StatusInternalServerError, Code: "internal", Message: err.Error()}
 	}
 	if e.Status == http.StatusUnauthorized {

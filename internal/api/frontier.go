@@ -62,9 +62,6 @@ func (s *Server) lease(w http.ResponseWriter, r *http.Request) error {
 		return &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: fmt.Sprintf("lease request: wait_ms %d: want 1 to 10000", req.WaitMS)}
 	}
 	leases, err := s.res.Frontier.Lease(r.Context(), req.MaxURLs, s.cfg.LeaseTTL, time.Duration(req.WaitMS)*time.Millisecond)
-	if errors.Is(err, ErrNotRunning) {
-		return errNotRunning
-	}
 	if err != nil {
 		return err
 	}
@@ -93,8 +90,6 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case errors.Is(err, ErrUnknownLease):
 		return &Error{Status: http.StatusNotFound, Code: "unknown_lease", Message: "no lease " + req.LeaseID + " out on " + req.URL + ": never given, expired, or for another URL"}
-	case errors.Is(err, ErrNotRunning):
-		return errNotRunning
 	case err != nil:
 		return err
 	}

@@ -45,8 +45,6 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case errors.Is(err, ErrUnknownURL):
 		return &Error{Status: http.StatusNotFound, Code: "unknown_url", Message: "no URL " + r.PathValue("url_hash")}
-	case errors.Is(err, ErrNotRunning):
-		return errNotRunning
 	case err != nil:
 		return err
 	}

@@ -55,8 +55,6 @@ func (s *Server) deletePolicy(w http.ResponseWriter, r *http.Request) error {
 	}
 	had, err := s.res.Policies.DeletePolicy(host)
 	switch {
-	case errors.Is(err, ErrNotRunning):
-		return errNotRunning
 	case err != nil:
 		return err
 	case !had:

@@ -6,10 +6,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/history"
+	"github.com/weft-crawler/weft/internal/live"
 	"github.com/weft-crawler/weft/internal/policy"
-	"github.com/weft-crawler/weft/internal/robots"
 )
 
 // Resources are what a Server serves of a crawl, one interface per
@@ -53,51 +52,18 @@ type Crawl interface {
 	Resume()
 }
 
-// Metrics are the crawl's measurements beyond Stats, for /metrics and the
-// history's latency chart.
-type Metrics struct {
-	FetchDuration Histogram // from request to the end of the body
-	QueueDelay    Histogram // from a URL's queueing to its lease
-	// HostErrors are the hosts with the most 429 and 5xx answers, most
-	// first, a bounded number of them.
-	HostErrors []HostErrors
-	// LinksCut counts the HTML pages cut at the per-page link cap, and
-	// LinksCutHosts the hosts with the most, a bounded number of them.
-	LinksCut      int64
-	LinksCutHosts []HostPages
-	// LastHighPriority is when the last high-priority URL (a seed, a page
-	// a sitemap says changed) was fetched; zero if none was.
-	LastHighPriority time.Time
-	DNSHits          int64   // host lookups the DNS cache answered
-	DNSMisses        int64   // and sent to the resolver
-	SeenCacheHits    int64   // links to URLs already seen answered by the seen set's cache
-	BloomFill        float64 // fraction of the seen set's Bloom filter bits set
-	// StatusClasses and ErrorKinds are the keys Stats.ByStatus and
-	// Stats.Errors may have, known in advance, so that a metric counts
-	// each from the start, at 0.
-	StatusClasses, ErrorKinds []string
-}
-
-// Histogram is a snapshot of durations counted in buckets.
-type Histogram struct {
-	Bounds []float64 // upper bounds in seconds
-	Counts []uint64  // cumulative: observations at or under each bound
-	Count  uint64
-	Sum    float64 // seconds
-}
-
-// HostErrors counts a host's 429 and 5xx answers.
-type HostErrors struct {
-	Host         string
-	Throttled    int64 // 429
-	ServerErrors int64 // 5xx
-}
-
-// HostPages counts a host's pages cut at the link cap.
-type HostPages struct {
-	Host  string
-	Pages int64
-}
+// The crawl's measurements and what it knows of a host are package live's
+// types, which the crawl produces as the API serves them.
+type (
+	// Metrics are the crawl's measurements beyond Stats, for /metrics and
+	// the history's latency chart.
+	Metrics    = live.Metrics
+	Histogram  = live.Histogram
+	HostErrors = live.HostErrors
+	HostPages  = live.HostPages
+	// HostStatus is what the crawl knows of one host now.
+	HostStatus = live.HostStatus
+)
 
 // Seeds takes seeds while the crawl runs.
 type Seeds interface {
@@ -129,13 +95,7 @@ type Frontier interface {
 }
 
 // Lease is a URL handed to an external fetcher.
-type Lease struct {
-	ID      string
-	URL     string
-	Host    string
-	Depth   int
-	Expires time.Time
-}
+type Lease = live.Lease
 
 // Hosts is what the crawl knows of its hosts, and the holds an operator
 // puts on them. A host is named as in its URLs: an authority,
@@ -153,23 +113,6 @@ type Hosts interface {
 	// Activity returns host's recent fetches, counts and parks, while the
 	// crawl keeps them (the hosts fetched most recently).
 	Activity(host string) (history.Activity, bool)
-}
-
-// HostStatus is what the crawl knows of one host now.
-type HostStatus struct {
-	Host string
-	// Known: the frontier, the robots.txt cache or the host cap knows it.
-	Known    bool
-	Frontier frontier.HostInfo
-	// Gap is the least time between two requests to it now:
-	// max(--delay, Crawl-delay, backoff).
-	Gap time.Duration
-	// Robots is the robots.txt answer its https URLs are judged by now,
-	// else its http URLs' (each scheme has its own file), nil if there is
-	// none (never fetched, expired, or failing and retried).
-	Robots *robots.Policy
-	// Accepted counts the URLs accepted for it this run.
-	Accepted int64
 }
 
 // FetchLog is the crawl's log of fetches.

@@ -3,7 +3,6 @@ package api
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -148,9 +147,6 @@ func (s *Server) seedsAnswer(key string, sum [sha256.Size]byte, req SeedsRequest
 		}
 	}
 	verdicts, err := s.res.Seeds.AddSeeds(req.URLs, req.Priority == "high")
-	if errors.Is(err, ErrNotRunning) {
-		return nil, false, errNotRunning
-	}
 	if err != nil {
 		return nil, false, err
 	}

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
-	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -152,9 +151,6 @@ func (s *Server) urls(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	recs, next, err := s.res.URLs.URLs(host, status, after, limit)
-	if errors.Is(err, ErrNotRunning) {
-		return errNotRunning
-	}
 	if err != nil {
 		return err
 	}

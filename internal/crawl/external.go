@@ -16,6 +16,7 @@ import (
 	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
+	"github.com/weft-crawler/weft/internal/live"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robotstxt"
 )
@@ -26,15 +27,6 @@ import (
 // a URL is handed out as a lease on its host, the host is busy until the
 // lease is completed or expires, and its clock is armed from the
 // completion, as for weft's own workers.
-
-// ExternalLease is a URL handed to an external fetcher.
-type ExternalLease struct {
-	ID      string
-	URL     string
-	Host    string
-	Depth   int
-	Expires time.Time
-}
 
 // ErrUnknownLease is returned for a lease that is not out: never handed
 // out, expired, or completed with another URL.
@@ -68,10 +60,10 @@ const extDoneKept = 10000
 
 // hand records l as out to an external fetcher until now+ttl, under a new
 // random ID.
-func (x *externals) hand(l frontier.Lease, now time.Time, ttl time.Duration) ExternalLease {
+func (x *externals) hand(l frontier.Lease, now time.Time, ttl time.Duration) live.Lease {
 	id := make([]byte, 16)
 	rand.Read(id)
-	e := ExternalLease{ID: hex.EncodeToString(id), URL: l.URL, Host: l.Host, Depth: l.Depth, Expires: now.Add(ttl)}
+	e := live.Lease{ID: hex.EncodeToString(id), URL: l.URL, Host: l.Host, Depth: l.Depth, Expires: now.Add(ttl)}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.out == nil {
@@ -143,13 +135,13 @@ func (x *externals) externalizable(l frontier.Lease) bool {
 // only weft can serve (robots.txt first, a drained host) are served on
 // the way, as a worker would. It hands out nothing while the crawl is
 // paused.
-func (c *Crawler) LeaseExternal(ctx context.Context, n int, ttl, wait time.Duration) ([]ExternalLease, error) {
+func (c *Crawler) LeaseExternal(ctx context.Context, n int, ttl, wait time.Duration) ([]live.Lease, error) {
 	c.life.mu.RLock()
 	defer c.life.mu.RUnlock()
 	if !c.life.running {
 		return nil, ErrNotRunning
 	}
-	var out []ExternalLease
+	var out []live.Lease
 	deadline := time.Now().Add(wait)
 	for len(out) < n && !c.pause.paused() {
 		d := deadline

@@ -6,8 +6,8 @@ import (
 	"github.com/weft-crawler/weft/internal/frontier"
 	recent "github.com/weft-crawler/weft/internal/history"
 	"github.com/weft-crawler/weft/internal/hostmap"
+	"github.com/weft-crawler/weft/internal/live"
 	"github.com/weft-crawler/weft/internal/policy"
-	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/robotstxt"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -15,7 +15,7 @@ import (
 // Hosts is what the crawl knows of its hosts, as its operator asks: each
 // one's queue and clock, robots.txt answer, URLs accepted and recent
 // activity; and the holds an operator puts on them. Crawler.Hosts returns
-// it; it is safe for concurrent use, from New on.
+// it, safe for concurrent use from New on: the operator API's api.Hosts.
 type Hosts struct {
 	front    *frontier.Frontier
 	robots   *robotstxt.Cache
@@ -30,31 +30,13 @@ func (c *Crawler) Hosts() *Hosts {
 	return &Hosts{front: c.front, robots: c.robots.Cache, caps: c.hostCap, activity: c.flog.Hosts(), delay: c.cfg.Delay, life: c.life}
 }
 
-// HostStatus is what the crawl knows of one host now.
-type HostStatus struct {
-	Host string
-	// Known: the frontier, the robots.txt cache or the host cap knows it.
-	Known    bool
-	Frontier frontier.HostInfo
-	// Gap is the least time between two requests to it now:
-	// max(--delay, Crawl-delay, backoff).
-	Gap time.Duration
-	// Robots is the robots.txt answer its https URLs are judged by now,
-	// else its http URLs' (each scheme has its own file), nil if there is
-	// none (never fetched, expired, or failing and retried).
-	Robots *robots.Policy
-	// Accepted counts the URLs accepted for it this run (the host cap's
-	// count).
-	Accepted int64
-}
-
 // Host returns what the crawl knows of host (an authority, host[:port],
 // as URLs are queued under).
-func (h *Hosts) Host(host string) HostStatus {
+func (h *Hosts) Host(host string) live.HostStatus {
 	if n, err := policy.NormalHost(host); err == nil {
 		host = n
 	}
-	st := HostStatus{Host: host, Robots: h.robots.CachedHost(host, time.Now())}
+	st := live.HostStatus{Host: host, Robots: h.robots.CachedHost(host, time.Now())}
 	if h.life.frontierUp() {
 		st.Frontier = h.front.Host(host)
 	}
@@ -65,17 +47,17 @@ func (h *Hosts) Host(host string) HostStatus {
 	return st
 }
 
-// List returns what the crawl knows of the hosts its frontier holds,
+// Hosts returns what the crawl knows of the hosts its frontier holds,
 // those with the most URLs in memory first, at most limit.
-func (h *Hosts) List(limit int) []HostStatus {
+func (h *Hosts) Hosts(limit int) []live.HostStatus {
 	if !h.life.frontierUp() {
 		return nil
 	}
 	infos := h.front.Hosts(limit)
-	out := make([]HostStatus, 0, len(infos))
+	out := make([]live.HostStatus, 0, len(infos))
 	now := time.Now()
 	for _, f := range infos {
-		out = append(out, HostStatus{Host: f.Name, Known: true, Frontier: f, Robots: h.robots.CachedHost(f.Name, now),
+		out = append(out, live.HostStatus{Host: f.Name, Known: true, Frontier: f, Robots: h.robots.CachedHost(f.Name, now),
 			Accepted: h.accepted(f.Name), Gap: max(h.delay, f.Clock.CrawlDelay, f.Clock.Backoff)})
 	}
 	return out

@@ -138,7 +138,8 @@ func (c *Crawler) setRunning() {
 func (c *Crawler) Ready() <-chan struct{} { return c.ready }
 
 // Done is closed once the crawl has stopped taking work for good: Run has
-// ended, or the Crawler was discarded. It may close without Ready having.
+// ended, or the Crawler was discarded; nil in a Crawler New did not make.
+// It may close without Ready having.
 func (c *Crawler) Done() <-chan struct{} { return c.done }
 
 // Discard releases what New opened, for a Crawler that will not Run.

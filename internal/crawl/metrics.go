@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/fetch"
-	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/live"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -28,16 +28,8 @@ func (h *histogram) observe(d time.Duration) {
 	h.sum.Add(int64(d))
 }
 
-// Histogram is a snapshot of durations counted in buckets.
-type Histogram struct {
-	Bounds []float64 // upper bounds in seconds
-	Counts []uint64  // cumulative: observations at or under each bound
-	Count  uint64
-	Sum    float64 // seconds
-}
-
-func (h *histogram) snapshot() Histogram {
-	out := Histogram{Bounds: histBounds[:], Counts: make([]uint64, len(histBounds))}
+func (h *histogram) snapshot() live.Histogram {
+	out := live.Histogram{Bounds: histBounds[:], Counts: make([]uint64, len(histBounds))}
 	var n uint64
 	for i := range histBounds {
 		n += uint64(h.counts[i].Load())
@@ -48,9 +40,9 @@ func (h *histogram) snapshot() Histogram {
 	return out
 }
 
-// ErrorKinds are the kinds Summary.Errors counts, fetch.Kind's names:
+// errorKinds are the kinds Summary.Errors counts, fetch.Kind's names:
 // known in advance, so that a metric can count each from the start, at 0.
-func ErrorKinds() []string {
+func errorKinds() []string {
 	// Each Kind past the last is named as KindUnknown is: the list stops
 	// there, whatever kinds fetch adds.
 	unknown := fetch.KindUnknown.String()
@@ -61,52 +53,29 @@ func ErrorKinds() []string {
 	return out
 }
 
-// StatusClasses are the classes Summary.ByStatus counts responses in.
-func StatusClasses() []string { return []string{"1xx", "2xx", "3xx", "4xx", "5xx", "other"} }
-
-// HostErrors counts a host's 429 and 5xx answers.
-type HostErrors struct {
-	Host         string
-	Throttled    int64 // 429
-	ServerErrors int64 // 5xx
-}
+// statusClasses are the classes Summary.ByStatus counts responses in.
+func statusClasses() []string { return []string{"1xx", "2xx", "3xx", "4xx", "5xx", "other"} }
 
 // topHostErrors is how many hosts Metrics names: the label cardinality of
 // the per-host metrics is bounded.
 const topHostErrors = 20
 
-// Metrics are the crawl's measurements beyond Live's counters.
-type Metrics struct {
-	FetchDuration Histogram // from request to the end of the body
-	QueueDelay    Histogram // from a URL's queueing to its lease
-	// HostErrors are the hosts with the most 429 and 5xx answers, at most
-	// topHostErrors, most first.
-	HostErrors []HostErrors
-	// LinksCut counts the HTML pages cut at MaxLinksPerPage, and
-	// LinksCutHosts the hosts with the most, at most topHostErrors.
-	LinksCut      int64
-	LinksCutHosts []HostPages
-	// LastHighPriority is when the last high-priority URL (a seed, a page
-	// a sitemap says changed) was fetched; zero if none was.
-	LastHighPriority time.Time
-	DNSHits          int64 // host lookups the DNS cache answered
-	DNSMisses        int64 // and sent to the resolver
-	Seen             seen.Stats
-}
-
-// Metrics returns the crawl's measurements now, from any goroutine.
-func (c *Crawler) Metrics() Metrics {
-	m := Metrics{FetchDuration: c.stats.fetchTime.snapshot(), QueueDelay: c.stats.queueDelay.snapshot(), Seen: c.seen.Stats()}
+// Metrics returns the crawl's measurements now, from any goroutine: at
+// most topHostErrors hosts in each list.
+func (c *Crawler) Metrics() live.Metrics {
+	s := c.seen.Stats()
+	m := live.Metrics{FetchDuration: c.stats.fetchTime.snapshot(), QueueDelay: c.stats.queueDelay.snapshot(), SeenCacheHits: s.CacheHits,
+		BloomFill: s.FillRatio, StatusClasses: statusClasses(), ErrorKinds: errorKinds()}
 	if t := c.stats.lastHigh.Load(); t != 0 {
 		m.LastHighPriority = time.Unix(0, t)
 	}
 	m.DNSHits, m.DNSMisses = c.fetcher.DNSStats()
 	c.stats.hosts.Each(func(host string, v store.HostState) { // the hosts in memory, the most recent
 		if v.Throttled+v.ServerErrors > 0 {
-			m.HostErrors = append(m.HostErrors, HostErrors{Host: host, Throttled: v.Throttled, ServerErrors: v.ServerErrors})
+			m.HostErrors = append(m.HostErrors, live.HostErrors{Host: host, Throttled: v.Throttled, ServerErrors: v.ServerErrors})
 		}
 	})
-	slices.SortFunc(m.HostErrors, func(a, b HostErrors) int {
+	slices.SortFunc(m.HostErrors, func(a, b live.HostErrors) int {
 		return cmp.Or(cmp.Compare(b.Throttled+b.ServerErrors, a.Throttled+a.ServerErrors), cmp.Compare(a.Host, b.Host))
 	})
 	m.HostErrors = m.HostErrors[:min(len(m.HostErrors), topHostErrors)]

@@ -12,19 +12,19 @@ import (
 // are every value the counters can have: each fetch.Kind's name, each
 // status class.
 func TestKnownLabels(t *testing.T) {
-	kinds := ErrorKinds()
+	kinds := errorKinds()
 	for k := fetch.KindUnknown; k <= fetch.KindBadURL; k++ {
 		if !slices.Contains(kinds, k.String()) {
-			t.Errorf("ErrorKinds %v lacks %s", kinds, k)
+			t.Errorf("errorKinds %v lacks %s", kinds, k)
 		}
 	}
 	if len(slices.Compact(slices.Sorted(slices.Values(kinds)))) != len(kinds) {
-		t.Errorf("ErrorKinds %v names a kind twice", kinds)
+		t.Errorf("errorKinds %v names a kind twice", kinds)
 	}
-	classes := StatusClasses()
+	classes := statusClasses()
 	for code := -1; code < 1000; code++ {
 		if c := answer.Class(code); !slices.Contains(classes, c) {
-			t.Errorf("status %d: class %s not in StatusClasses %v", code, c, classes)
+			t.Errorf("status %d: class %s not in statusClasses %v", code, c, classes)
 		}
 	}
 }

@@ -59,33 +59,12 @@ func TestDashboardInBrowser(t *testing.T) {
 		Recrawl: &recrawl.Policy{Min: time.Hour}} // continuous, and nothing comes due while it runs
 	cfg.Fetch.Resolve = web.Resolve()
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	c, err := crawl.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const token = "dashboard-test-token"
 	// Shown as a node of a cluster of one: the cluster panel draws what
 	// GET /v1/cluster says. History every 200 ms, so that the test has
 	// samples soon.
-	srv, err := api.New(api.Config{Addr: "127.0.0.1:0", Token: token, HistoryInterval: 200 * time.Millisecond,
-		Cluster: soleNode{}}, Resources(c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close(context.Background())
-	ctx, stop := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if _, err := c.Run(ctx); err != nil {
-			t.Error(err)
-		}
-	}()
-	defer func() { stop(); <-done }()
-	base := "http://" + srv.Addr()
+	c, base := start(t, cfg, api.Config{Token: token, HistoryInterval: 200 * time.Millisecond, Cluster: soleNode{}})
+	done := run(t, c)
 	getJSON := func(path string, v any) {
 		t.Helper()
 		resp, err := http.Get(base + path)

@@ -44,7 +44,6 @@ func TestConversionsFeedEveryField(t *testing.T) {
 	live.Frontier.Wait.At = testfill.At.Add(time.Minute) // a wait still to come
 	// Cluster is the server's to fill.
 	noZero(t, "Stats", reflect.ValueOf(statsOf(live, testfill.At)), "Cluster")
-	noZero(t, "Metrics", reflect.ValueOf(metricsOf(filled[crawl.Metrics]())))
 	noZero(t, "URLRecord", reflect.ValueOf(urlRecordOf(filled[store.URLPos](), filled[store.URLRecord]())))
 	noZero(t, "Page", reflect.ValueOf(pageOf(filled[crawl.Page]())))
 }

@@ -33,19 +33,7 @@ func TestPauseAndStatsLive(t *testing.T) {
 	const delay = 30 * time.Millisecond
 	web, cfg := liveWeb(t, 11, 6, 25, 4, delay)
 	cfg.Fetch.ResponseHeaderTimeout = 3 * time.Second
-	c, err := crawl.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := api.New(api.Config{Addr: "127.0.0.1:0", Token: "tok"}, Resources(c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close(context.Background())
-	base := "http://" + srv.Addr()
+	c, base := start(t, cfg, api.Config{})
 	client := &http.Client{Timeout: 5 * time.Second}
 	stats := func() api.Stats {
 		t.Helper()
@@ -74,14 +62,7 @@ func TestPauseAndStatsLive(t *testing.T) {
 		}
 	}
 
-	done := make(chan crawl.Summary, 1)
-	go func() {
-		sum, err := c.Run(t.Context())
-		if err != nil {
-			t.Error(err)
-		}
-		done <- sum
-	}()
+	done := run(t, c)
 	testwait.Eventually(t, 20*time.Second, "20 pages crawled", func() bool { return stats().Pages >= 20 })
 	post("/v1/pause")
 	testwait.Eventually(t, 20*time.Second, "the fetches in flight to end", func() bool { return c.Live().Frontier.InFlight == 0 })
@@ -99,12 +80,7 @@ func TestPauseAndStatsLive(t *testing.T) {
 			t.Errorf("a request during the pause: %s %s at %v", r.Host, r.Path, r.Start.Sub(quietFrom))
 		}
 	}
-	var sum crawl.Summary
-	select {
-	case sum = <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the crawl did not end after the resume")
-	}
+	sum := ended(t, done, "the crawl did not end after the resume")
 	end := stats()
 	if sum.StoppedBy != "drained" || end.Paused || end.Pages != sum.Pages || end.Pages <= before.Pages || end.ByStatus["2xx"] != sum.ByStatus["2xx"] {
 		t.Errorf("after the resume: stopped by %s, API pages %d (paused %v), summary %d, %d before the pause", sum.StoppedBy, end.Pages, end.Paused, sum.Pages, before.Pages)
@@ -115,9 +91,9 @@ func TestPauseAndStatsLive(t *testing.T) {
 	// The metrics measured the same crawl: one fetch duration per page,
 	// and the seeds' high priority.
 	m := c.Metrics()
-	if m.FetchDuration.Count != uint64(sum.Pages) || m.QueueDelay.Count != uint64(sum.Pages) || m.LastHighPriority.IsZero() || m.Seen.FillRatio <= 0 {
+	if m.FetchDuration.Count != uint64(sum.Pages) || m.QueueDelay.Count != uint64(sum.Pages) || m.LastHighPriority.IsZero() || m.BloomFill <= 0 {
 		t.Errorf("metrics: %d fetch durations and %d queue delays for %d pages, last high-priority fetch %v, Bloom fill %v",
-			m.FetchDuration.Count, m.QueueDelay.Count, sum.Pages, m.LastHighPriority, m.Seen.FillRatio)
+			m.FetchDuration.Count, m.QueueDelay.Count, sum.Pages, m.LastHighPriority, m.BloomFill)
 	}
 }
 
@@ -146,27 +122,9 @@ func TestSeedsLive(t *testing.T) {
 			t.Fatalf("the web uses %s", forbidden)
 		}
 	}
-	c, err := crawl.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := api.New(api.Config{Addr: "127.0.0.1:0", Token: "tok"}, Resources(c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close(context.Background())
+	c, base := start(t, cfg, api.Config{})
 	c.Pause() // nothing is fetched until the seeds are in
-	done := make(chan crawl.Summary, 1)
-	go func() {
-		sum, err := c.Run(t.Context())
-		if err != nil {
-			t.Error(err)
-		}
-		done <- sum
-	}()
+	done := run(t, c)
 	fresh := strings.TrimSuffix(seeds[2], "/") + "/?from=api"
 	// The forbidden address also in hex, with user info, and as one
 	// decimal number: the canonicaliser writes each as 127.0.99.99 first.
@@ -176,7 +134,7 @@ func TestSeedsLive(t *testing.T) {
 		var resp api.SeedsResponse
 		code := 0
 		testwait.EventuallyNil(t, 20*time.Second, "the crawl taking seeds", func() error {
-			req, _ := http.NewRequest("POST", "http://"+srv.Addr()+"/v1/seeds", strings.NewReader(body))
+			req, _ := http.NewRequest("POST", base+"/v1/seeds", strings.NewReader(body))
 			req.Header.Set("Authorization", "Bearer tok")
 			req.Header.Set("Idempotency-Key", "batch-1")
 			r, err := http.DefaultClient.Do(req)
@@ -207,12 +165,7 @@ func TestSeedsLive(t *testing.T) {
 		t.Errorf("the same key again: %d %+v", code, again)
 	}
 	c.Resume()
-	var sum crawl.Summary
-	select {
-	case sum = <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the crawl did not end")
-	}
+	sum := ended(t, done, "the crawl did not end")
 	asked := 0
 	for _, r := range web.Log() {
 		if strings.Contains(r.Path, "from=api") {
@@ -234,22 +187,11 @@ func TestSeedsLive(t *testing.T) {
 func TestHostPauseLive(t *testing.T) {
 	const delay = 20 * time.Millisecond
 	web, cfg := liveWeb(t, 13, 3, 15, 4, delay)
-	c, err := crawl.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := api.New(api.Config{Addr: "127.0.0.1:0", Token: "tok"}, Resources(c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close(context.Background())
+	c, base := start(t, cfg, api.Config{})
 	held := web.Hosts()[1]
 	call := func(method, path string) (int, []byte) {
 		t.Helper()
-		req, _ := http.NewRequest(method, "http://"+srv.Addr()+path, nil)
+		req, _ := http.NewRequest(method, base+path, nil)
 		req.Header.Set("Authorization", "Bearer tok")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -265,14 +207,7 @@ func TestHostPauseLive(t *testing.T) {
 	if code, _ := call("POST", "/v1/hosts/"+strings.ToUpper(held.Authority)+"/pause"); code != 200 {
 		t.Fatalf("pause: %d", code)
 	}
-	done := make(chan crawl.Summary, 1)
-	go func() {
-		sum, err := c.Run(t.Context())
-		if err != nil {
-			t.Error(err)
-		}
-		done <- sum
-	}()
+	done := run(t, c)
 	// The other hosts drain; the held one waits with its seed queued.
 	testwait.EventuallyNil(t, 30*time.Second, "the other hosts to drain", func() error {
 		if st := c.Live(); st.Pages == 0 || st.Frontier.InFlight != 0 || st.Frontier.Queued == 0 || st.Frontier.ReadyHosts != 0 || st.Frontier.WaitingHost != 0 {
@@ -337,12 +272,7 @@ func TestHostPauseLive(t *testing.T) {
 	if code, _ := call("POST", "/v1/hosts/"+held.Authority+"/resume"); code != 200 {
 		t.Fatalf("resume: %d", code)
 	}
-	var sum crawl.Summary
-	select {
-	case sum = <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the crawl did not end after the host was resumed")
-	}
+	sum := ended(t, done, "the crawl did not end after the host was resumed")
 	n := 0
 	for _, r := range web.Log() {
 		if r.Addr == held.Addr {
@@ -374,6 +304,68 @@ func liveWeb(t *testing.T, seed int64, hosts, pages, workers int, delay time.Dur
 	return web, cfg
 }
 
+// start makes the crawl of cfg and serves its operator API (serve),
+// and returns the crawl and the API's base URL.
+func start(t *testing.T, cfg crawl.Config, acfg api.Config) (*crawl.Crawler, string) {
+	t.Helper()
+	c, err := crawl.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, serve(t, c, acfg)
+}
+
+// serve starts the operator API of c on loopback until the test ends,
+// with cfg's settings and the token "tok" unless cfg has one, and
+// returns its base URL.
+func serve(t *testing.T, c *crawl.Crawler, cfg api.Config) string {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	if cfg.Token == "" {
+		cfg.Token = "tok"
+	}
+	srv, err := api.New(cfg, Resources(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	return "http://" + srv.Addr()
+}
+
+// run runs c until it ends or the test does (its context is the
+// test's), which waits for it; its summary comes on the channel
+// returned.
+func run(t *testing.T, c *crawl.Crawler) <-chan crawl.Summary {
+	done := make(chan crawl.Summary, 1)
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		sum, err := c.Run(t.Context())
+		if err != nil {
+			t.Error(err)
+		}
+		done <- sum
+	}()
+	t.Cleanup(func() { <-returned })
+	return done
+}
+
+// ended returns the summary of a crawl that run started, once it ends;
+// if it has not in 90 s, the test fails saying so.
+func ended(t *testing.T, done <-chan crawl.Summary, saying string) crawl.Summary {
+	t.Helper()
+	select {
+	case sum := <-done:
+		return sum
+	case <-time.After(90 * time.Second):
+		t.Fatal(saying)
+		return crawl.Summary{}
+	}
+}
+
 func btoi(b bool) int {
 	if b {
 		return 1
@@ -389,21 +381,10 @@ func btoi(b bool) int {
 func TestExternalFetchers(t *testing.T) {
 	const delay = 25 * time.Millisecond
 	web, cfg := liveWeb(t, 14, 4, 15, 1, delay)
-	c, err := crawl.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := api.New(api.Config{Addr: "127.0.0.1:0", Token: "tok", LeaseTTL: 300 * time.Millisecond}, Resources(c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close(context.Background())
+	c, base := start(t, cfg, api.Config{LeaseTTL: 300 * time.Millisecond})
 	call := func(path string, in, out any) int {
 		b, _ := json.Marshal(in)
-		req, _ := http.NewRequest("POST", "http://"+srv.Addr()+path, bytes.NewReader(b))
+		req, _ := http.NewRequest("POST", base+path, bytes.NewReader(b))
 		req.Header.Set("Authorization", "Bearer tok")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -425,14 +406,7 @@ func TestExternalFetchers(t *testing.T) {
 			}
 			return (&net.Dialer{}).DialContext(ctx, network, addr)
 		}}}
-	done := make(chan crawl.Summary, 1)
-	go func() {
-		sum, err := c.Run(t.Context())
-		if err != nil {
-			t.Error(err)
-		}
-		done <- sum
-	}()
+	done := run(t, c)
 	var abandoned atomic.Value // the URL of the lease left to expire
 	var external atomic.Int64
 	stop := make(chan struct{})
@@ -468,12 +442,7 @@ func TestExternalFetchers(t *testing.T) {
 			}
 		})
 	}
-	var sum crawl.Summary
-	select {
-	case sum = <-done:
-	case <-time.After(90 * time.Second):
-		t.Fatal("the crawl did not end")
-	}
+	sum := ended(t, done, "the crawl did not end")
 	close(stop)
 	wg.Wait()
 	if external.Load() == 0 || abandoned.Load() == nil {

@@ -1,5 +1,5 @@
 // Package operator hands a crawl to its operator API: it gives
-// internal/api one implementation of each of its resources, reading and
+// internal/api an implementation of each of its resources, reading and
 // steering a crawl.Crawler and answering in the API's own types, so that
 // the API knows nothing of the crawl's packages and the crawl nothing of
 // the API.
@@ -15,15 +15,28 @@ import (
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/frontier"
-	"github.com/weft-crawler/weft/internal/history"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
-// Resources returns c's resources for its operator API.
+// Resources returns c's resources for its operator API. Its Hosts speak
+// the API's types (package live's) and serve as they are; the other six
+// resources answer in values and errors of the crawl's that the API has
+// its own for, and one adapter translates them.
 func Resources(c *crawl.Crawler) api.Resources {
-	return api.Resources{Crawl: whole{c}, Seeds: seeds{c}, Frontier: leases{c}, Hosts: hosts{c.Hosts()}, Fetches: fetches{c},
-		URLs: records{c.Records()}, Policies: policies{c.Policies()}}
+	a := adapter{crawler: c, records: c.Records(), policies: c.Policies()}
+	return api.Resources{Crawl: a, Seeds: a, Frontier: a, Hosts: c.Hosts(), Fetches: a, URLs: a, Policies: a}
+}
+
+// adapter is api.Crawl, Seeds, Frontier, FetchLog, Records and Policies
+// over the parts of a crawl that hold what they read: the Crawler for
+// what needs the crawl as a whole (its counters, pause, seeds, external
+// leases, fetch log), its URL records, its operators' policies. It keeps
+// no state of its own: it converts values and errors, nothing more.
+type adapter struct {
+	crawler  *crawl.Crawler
+	records  *crawl.Records
+	policies *crawl.Policies
 }
 
 // apiErr is err as the API tells errors apart.
@@ -39,17 +52,12 @@ func apiErr(err error) error {
 	return err
 }
 
-// Each type below adapts what the crawl offers a resource (the Crawler
-// for what needs the crawl as a whole, Hosts, Records, Policies) to the
-// API's interface of it, converting values and errors; none keeps state.
+// The crawl as a whole: api.Crawl.
 
-// whole is the crawl as a whole: api.Crawl.
-type whole struct{ c *crawl.Crawler }
-
-func (w whole) Stats() api.Stats     { return statsOf(w.c.Live(), time.Now()) }
-func (w whole) Metrics() api.Metrics { return metricsOf(w.c.Metrics()) }
-func (w whole) Pause()               { w.c.Pause() }
-func (w whole) Resume()              { w.c.Resume() }
+func (a adapter) Stats() api.Stats     { return statsOf(a.crawler.Live(), time.Now()) }
+func (a adapter) Metrics() api.Metrics { return a.crawler.Metrics() }
+func (a adapter) Pause()               { a.crawler.Pause() }
+func (a adapter) Resume()              { a.crawler.Resume() }
 
 // statsOf is a snapshot of the crawl as the API counts it, at now.
 func statsOf(l crawl.Live, now time.Time) api.Stats {
@@ -92,27 +100,10 @@ func waitStatsOf(w frontier.Wait, now time.Time) *api.WaitStats {
 	return ws
 }
 
-func metricsOf(m crawl.Metrics) api.Metrics {
-	out := api.Metrics{
-		FetchDuration: api.Histogram(m.FetchDuration), QueueDelay: api.Histogram(m.QueueDelay),
-		LinksCut: m.LinksCut, LastHighPriority: m.LastHighPriority, DNSHits: m.DNSHits, DNSMisses: m.DNSMisses,
-		SeenCacheHits: m.Seen.CacheHits, BloomFill: m.Seen.FillRatio,
-		StatusClasses: crawl.StatusClasses(), ErrorKinds: crawl.ErrorKinds(),
-	}
-	for _, h := range m.HostErrors {
-		out.HostErrors = append(out.HostErrors, api.HostErrors(h))
-	}
-	for _, h := range m.LinksCutHosts {
-		out.LinksCutHosts = append(out.LinksCutHosts, api.HostPages(h))
-	}
-	return out
-}
+// Seeds taken while the crawl runs: api.Seeds.
 
-// seeds takes seeds while the crawl runs: api.Seeds.
-type seeds struct{ c *crawl.Crawler }
-
-func (s seeds) AddSeeds(urls []string, high bool) ([]api.Verdict, error) {
-	vs, err := s.c.AddSeeds(urls, high)
+func (a adapter) AddSeeds(urls []string, high bool) ([]api.Verdict, error) {
+	vs, err := a.crawler.AddSeeds(urls, high)
 	if err != nil {
 		return nil, apiErr(err)
 	}
@@ -123,48 +114,24 @@ func (s seeds) AddSeeds(urls []string, high bool) ([]api.Verdict, error) {
 	return out, nil
 }
 
-// leases are the external fetchers' leases: api.Frontier.
-type leases struct{ c *crawl.Crawler }
+// The external fetchers' leases: api.Frontier.
 
-func (l leases) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]api.Lease, error) {
-	ls, err := l.c.LeaseExternal(ctx, n, ttl, wait)
+func (a adapter) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]api.Lease, error) {
+	ls, err := a.crawler.LeaseExternal(ctx, n, ttl, wait)
 	if err != nil {
 		return nil, apiErr(err)
 	}
-	out := make([]api.Lease, len(ls))
-	for i, x := range ls {
-		out[i] = api.Lease(x)
-	}
-	return out, nil
+	return ls, nil
 }
 
-func (l leases) Complete(id, url string, status int, fetchedAt time.Time, contentHash string) error {
-	return apiErr(l.c.CompleteExternal(id, url, status, fetchedAt, contentHash))
+func (a adapter) Complete(id, url string, status int, fetchedAt time.Time, contentHash string) error {
+	return apiErr(a.crawler.CompleteExternal(id, url, status, fetchedAt, contentHash))
 }
 
-// hosts is api.Hosts.
-type hosts struct{ h *crawl.Hosts }
-
-func (h hosts) Host(host string) api.HostStatus { return api.HostStatus(h.h.Host(host)) }
-
-func (h hosts) Hosts(limit int) []api.HostStatus {
-	sts := h.h.List(limit)
-	out := make([]api.HostStatus, len(sts))
-	for i, st := range sts {
-		out[i] = api.HostStatus(st)
-	}
-	return out
-}
-
-func (h hosts) Hold(host string, on bool) (string, error)     { return h.h.Hold(host, on) }
-func (h hosts) Activity(host string) (history.Activity, bool) { return h.h.Activity(host) }
-
-// fetches is the fetch log: api.FetchLog.
-type fetches struct{ c *crawl.Crawler }
-
-// Recent returns the last fetches as the fetch log writes them.
-func (f fetches) Recent() []json.RawMessage {
-	fs := f.c.Recent()
+// Recent returns the last fetches as the fetch log writes them:
+// api.FetchLog.
+func (a adapter) Recent() []json.RawMessage {
+	fs := a.crawler.Recent()
 	out := make([]json.RawMessage, 0, len(fs))
 	for _, x := range fs {
 		if b, err := json.Marshal(x); err == nil { // a record of plain fields always marshals
@@ -174,18 +141,17 @@ func (f fetches) Recent() []json.RawMessage {
 	return out
 }
 
-// records is api.Records.
-type records struct{ r *crawl.Records }
+// The URL records: api.Records.
 
 // urlStatuses are the store's statuses by the names the API filters by.
 var urlStatuses = map[string]store.URLStatus{"": 0, "queued": store.URLQueued, "done": store.URLDone, "failed": store.URLFailed, "rejected": store.URLRejected}
 
-func (r records) URLs(host, status string, after *api.URLPos, limit int) ([]api.URLRecord, *api.URLPos, error) {
+func (a adapter) URLs(host, status string, after *api.URLPos, limit int) ([]api.URLRecord, *api.URLPos, error) {
 	st, ok := urlStatuses[status]
 	if !ok {
 		return nil, nil, errors.New("operator: no URL status " + status)
 	}
-	pos, recs, next, err := r.r.URLs(host, st, (*store.URLPos)(after), limit)
+	pos, recs, next, err := a.records.URLs(host, st, (*store.URLPos)(after), limit)
 	if err != nil {
 		return nil, nil, apiErr(err)
 	}
@@ -201,8 +167,8 @@ func urlRecordOf(pos store.URLPos, rec store.URLRecord) api.URLRecord {
 		LastStatus: rec.LastStatus, LastOutcome: rec.LastOutcome, LastFetch: rec.LastFetch, NextCrawl: rec.NextCrawl, InLinks: rec.InLinks}
 }
 
-func (r records) Page(pos api.URLPos) (api.Page, error) {
-	p, err := r.r.Page(store.URLPos(pos))
+func (a adapter) Page(pos api.URLPos) (api.Page, error) {
+	p, err := a.records.Page(store.URLPos(pos))
 	if err != nil {
 		return api.Page{}, apiErr(err)
 	}
@@ -218,16 +184,15 @@ func pageOf(p crawl.Page) api.Page {
 	return out
 }
 
-// policies is api.Policies.
-type policies struct{ p *crawl.Policies }
+// The operators' policies: api.Policies.
 
-func (p policies) Policy(host string) (policy.Policy, bool) { return p.p.Policy(host) }
+func (a adapter) Policy(host string) (policy.Policy, bool) { return a.policies.Policy(host) }
 
-func (p policies) SetPolicy(host string, pol policy.Policy) error {
-	return apiErr(p.p.Set(host, pol))
+func (a adapter) SetPolicy(host string, pol policy.Policy) error {
+	return apiErr(a.policies.Set(host, pol))
 }
 
-func (p policies) DeletePolicy(host string) (bool, error) {
-	had, err := p.p.Delete(host)
+func (a adapter) DeletePolicy(host string) (bool, error) {
+	had, err := a.policies.Delete(host)
 	return had, apiErr(err)
 }

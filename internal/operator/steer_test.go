@@ -1,7 +1,6 @@
 package operator
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,24 +11,8 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/api"
-	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/testwait"
 )
-
-// serve starts the operator API of c on loopback, with the token "tok",
-// until the test ends, and returns its base URL.
-func serve(t *testing.T, c *crawl.Crawler) string {
-	t.Helper()
-	srv, err := api.New(api.Config{Addr: "127.0.0.1:0", Token: "tok"}, Resources(c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close(context.Background()) })
-	return "http://" + srv.Addr()
-}
 
 // request sends a request to the server at base, with token unless it is
 // "", and returns the status and body of its answer.
@@ -66,12 +49,9 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // the start.
 func TestMetricsFromTheStart(t *testing.T) {
 	_, cfg := liveWeb(t, 31, 1, 1, 1, time.Millisecond)
-	c, err := crawl.New(cfg) // not run: nothing fetched
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, base := start(t, cfg, api.Config{}) // not run: nothing fetched
 	defer c.Discard()
-	code, metrics := request(t, serve(t, c), "GET", "/metrics", "", "")
+	code, metrics := request(t, base, "GET", "/metrics", "", "")
 	if code != 200 {
 		t.Fatalf("/metrics %d", code)
 	}
@@ -100,21 +80,8 @@ func TestMetricsFromTheStart(t *testing.T) {
 func TestPolicyAppliesAtOnce(t *testing.T) {
 	const delay, policyDelay = 20 * time.Millisecond, 600 * time.Millisecond
 	web, cfg := liveWeb(t, 33, 1, 40, 2, delay)
-	c, err := crawl.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := serve(t, c)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Run(ctx)
-		done <- err
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	c, base := start(t, cfg, api.Config{})
+	run(t, c)
 	u, _ := url.Parse(web.Seeds()[0])
 	host := u.Host
 	requests := func(after time.Time) int {
@@ -170,22 +137,9 @@ func TestPolicyAppliesAtOnce(t *testing.T) {
 // URL refused, a stable code and a message that name what is wrong with it.
 func TestSeedsRejectionCodes(t *testing.T) {
 	web, cfg := liveWeb(t, 32, 1, 3, 1, time.Millisecond)
-	c, err := crawl.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := serve(t, c)
+	c, base := start(t, cfg, api.Config{})
 	c.Pause() // nothing is fetched: the crawl only judges the seeds
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Run(ctx)
-		done <- err
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	run(t, c)
 	seed := web.Seeds()[0]
 	cases := []struct{ url, reason, code, message string }{
 		{"http://a.test:99999/", "invalid", "bad_port", "port"},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/judge"
+	"github.com/weft-crawler/weft/internal/live"
 )
 
 // Progress is a cheap snapshot for a live progress line.
@@ -389,10 +390,7 @@ func byteSize(n int64) string {
 }
 
 // HostPages counts a host's pages that something happened to.
-type HostPages struct {
-	Host  string `json:"host"`
-	Pages int64  `json:"pages"`
-}
+type HostPages = live.HostPages
 
 // HostCause is a host and what failed on it.
 type HostCause struct {
