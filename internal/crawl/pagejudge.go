@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"crypto/sha1"
 	"fmt"
 	"time"
 
@@ -18,8 +19,10 @@ import (
 
 // judgeLinks hands what the page leads to to the judge, in the order it
 // was found; those admitted are staged in the page's batch. The pages it
-// votes for get their in-links.
+// votes for get their in-links; its URL's family (judge.Worth) is
+// weighed by what it led to and showed.
 func (c *Crawler) judgeLinks(p *pageRun) {
+	worth := c.judge.Worth(p.u)
 	for i := range p.found {
 		f := &p.found[i]
 		if f.listed != nil {
@@ -27,6 +30,9 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 			continue
 		}
 		why := c.admit(p.pb, f.Candidate)
+		if why == "" && !f.As.Resource() && !f.Sitemap {
+			worth.Admitted(f.URL)
+		}
 		switch {
 		case f.requisite && why == "":
 			c.stats.requisitesQueued.Add(1)
@@ -40,6 +46,21 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 	for k := range p.votes {
 		c.inlinks.Add(k)
 	}
+	c.judge.Weigh(worth, p.content())
+}
+
+// content is what the page showed for judge.Weigh: only a page fetched
+// for the first time weighs.
+func (p *pageRun) content() judge.Content {
+	switch {
+	case p.resp == nil || p.l.Requisite || p.l.Sitemap || p.prev.Digest != ([sha1.Size]byte{}):
+		return judge.NotWeighed
+	case p.cp.Revisit || p.rec.NearDupOf != "":
+		return judge.Copy
+	case p.read:
+		return judge.Distinct
+	}
+	return judge.Unjudged
 }
 
 // admitListed admits a page a sitemap lists, with what the sitemap says of
