@@ -50,6 +50,11 @@ func (f *Frontier) refill() {
 			h = f.activate(it.Host)
 		}
 		fq.mem.pop()
+		if p == Surplus {
+			// Taken into a back queue: queued like any other now.
+			f.surplus--
+			f.count(it.Host, 1)
+		}
 		f.route(h, it)
 	}
 	f.flushSpill()
@@ -99,17 +104,32 @@ func (f *Frontier) readClock(h *host) {
 
 // route appends an item to an active host's back queue: to its head in
 // memory while that has room and nothing waits on disk before it, else to
-// its tail on disk.
+// its tail on disk. An item that goes before the least important item of
+// the head (Item.Rank, Item.Priority) takes its place there, and that one
+// goes to the tail instead: the head holds the most important URLs the
+// host has queued since its tail was last read, so a URL found important
+// late is not left behind thousands of lesser ones on disk.
 func (f *Frontier) route(h *host, it Item) {
 	if f.store != nil && it.Seq != 0 && (h.tailMore || h.head.len() >= f.cfg.HeadSize) {
-		f.spill = append(f.spill, it)
-		h.tailMore = true
-		return
+		i, ok := h.head.least()
+		if !ok || !before(it, h.head.ranked[i].it) {
+			f.spill = append(f.spill, it)
+			h.tailMore = true
+			return
+		}
+		if h.head.len() >= f.cfg.HeadSize {
+			f.spill = append(f.spill, h.head.remove(i))
+			f.inHeads--
+			h.tailMore = true
+		}
 	}
 	h.head.push(it)
 	f.inHeads++
-	if h.head.len() == 1 && !h.busy && !h.parked && !h.held && h.heapIdx < 0 {
+	switch {
+	case h.head.len() == 1 && !h.busy && !h.parked && !h.held && h.heapIdx < 0:
 		heap.Push(&f.ready, h)
+	case h.heapIdx >= 0:
+		heap.Fix(&f.ready, h.heapIdx) // its next URL may be another now
 	}
 }
 
@@ -147,7 +167,7 @@ func (f *Frontier) fillFront(p Priority) {
 	for _, it := range items {
 		it.Priority, it.Tail = p, false
 		if it.Seq < f.cfg.FirstSeq {
-			f.count(it.Host, 1) // queued by an earlier run
+			f.countQueued(it, 1) // queued by an earlier run
 			f.earlier++
 		}
 		fq.mem.push(it)
@@ -159,25 +179,30 @@ func (f *Frontier) fillFront(p Priority) {
 }
 
 // pickFront chooses a non-empty front queue at random, in proportion to
-// the weights of the non-empty ones.
+// the weights of the non-empty ones. Surplus is chosen only with
+// KeepAlive, and only when every other front queue is empty.
 func (f *Frontier) pickFront() (Priority, bool) {
 	total := 0
-	for p := range f.front {
-		f.fillFront(Priority(p))
+	for p := range numPriorities {
+		f.fillFront(p)
 		if f.front[p].mem.len() > 0 {
 			total += f.cfg.Weights[p]
 		}
 	}
 	if total == 0 {
-		return 0, false
+		if !f.cfg.KeepAlive {
+			return 0, false
+		}
+		f.fillFront(Surplus)
+		return Surplus, f.front[Surplus].mem.len() > 0
 	}
 	r := f.rng.IntN(total)
-	for p := range f.front {
+	for p := range numPriorities {
 		if f.front[p].mem.len() == 0 {
 			continue
 		}
 		if r < f.cfg.Weights[p] {
-			return Priority(p), true
+			return p, true
 		}
 		r -= f.cfg.Weights[p]
 	}

@@ -88,7 +88,7 @@ type Frontier struct {
 
 	// Owned by Run.
 	rng            *rand.Rand
-	front          [numPriorities]frontQueue
+	front          [numQueues]frontQueue
 	hosts          map[string]*host
 	held           map[string]bool   // hosts an operator holds (Hold), by name
 	partHeld       map[int]bool      // partitions held (HoldPartition)
@@ -102,6 +102,7 @@ type Frontier struct {
 	active         int
 	parked         int
 	queued         int
+	surplus        int   // URLs queued at Surplus, not in queued
 	partQueued     []int // with Config.Partitions: queued, per partition of their hosts
 	earlier        int
 	inHeads        int // URLs in back-queue heads
@@ -145,10 +146,10 @@ type flight struct {
 // host is one host's back queue and clock.
 type host struct {
 	name      string
-	head      fifo[Item] // the back queue's head, in memory
-	borrowed  int        // borrowed URLs in head (Borrow)
-	tailAfter uint64     // highest tail position read into head
-	tailMore  bool       // the tail on disk may hold items after tailAfter
+	head      backQueue // the back queue's head, in memory
+	borrowed  int       // borrowed URLs in head (Borrow)
+	tailAfter uint64    // highest tail position read into head
+	tailMore  bool      // the tail on disk may hold items after tailAfter
 	clock     Clock
 	group     *group    // nil: none, or not known yet
 	groupSet  bool      // group is known (nil then means none)

@@ -205,6 +205,16 @@ func (f *Frontier) taken(h *host, l Lease, now time.Time) {
 	}
 }
 
+// countQueued adds n to the URLs queued at it's priority: Surplus, or
+// the others.
+func (f *Frontier) countQueued(it Item, n int) {
+	if it.Priority == Surplus {
+		f.surplus += n
+		return
+	}
+	f.count(it.Host, n)
+}
+
 // count adds n to the URLs queued, for host's partition too.
 func (f *Frontier) count(host string, n int) {
 	f.queued += n
@@ -214,13 +224,14 @@ func (f *Frontier) count(host string, n int) {
 }
 
 // drained reports whether nothing is queued, in memory or on disk, and
-// nothing is in flight. Every queued URL is in a front queue or in the back
-// queue of an active host.
+// nothing is in flight: nothing but Surplus URLs, which a frontier that
+// drains leaves queued. Every queued URL is in a front queue or in the
+// back queue of an active host.
 func (f *Frontier) drained() bool {
 	if len(f.inflight) > 0 || f.active > 0 {
 		return false
 	}
-	for p := range f.front {
+	for p := range numPriorities {
 		if f.front[p].mem.len() > 0 || f.front[p].onDisk {
 			return false
 		}
@@ -380,12 +391,14 @@ func (f *Frontier) takeInbox() {
 // add takes an item given to Add into its front queue's memory, unless it
 // is on disk and does not fit, or was read from the disk already.
 func (f *Frontier) add(it Item, now time.Time) {
-	it.Priority = min(max(it.Priority, Low), High)
+	if it.Priority != Surplus {
+		it.Priority = min(max(it.Priority, Low), High)
+	}
 	it.Tail = false
 	if it.Added.IsZero() {
 		it.Added = now
 	}
-	f.count(it.Host, 1)
+	f.countQueued(it, 1)
 	fq := &f.front[it.Priority]
 	switch {
 	case f.store == nil || it.Seq == 0:
@@ -555,6 +568,7 @@ func (f *Frontier) stats(now time.Time) Stats {
 	for p := range f.front {
 		s.Front += f.front[p].mem.len()
 	}
+	s.Surplus = f.surplus
 	s.InMemory = s.Front + f.inHeads
 	s.Groups = len(f.groups)
 	s.Wait = f.waiting(now)

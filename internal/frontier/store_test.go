@@ -19,7 +19,7 @@ import (
 type diskStore struct {
 	mu     sync.Mutex
 	seq    uint64
-	front  [numPriorities]map[uint64]Item
+	front  [numQueues]map[uint64]Item
 	tails  map[string]map[uint64]Item
 	clocks map[string]Clock
 	reads  int
@@ -125,10 +125,14 @@ func (d *diskStore) Spill(items []Item, seqs []uint64) error {
 	}
 	d.spills++
 	for i, it := range items {
-		if _, ok := d.front[it.Priority][it.Seq]; !ok {
-			return fmt.Errorf("spill of %s: no front entry at %d", it.URL, it.Seq)
+		from := d.front[it.Priority]
+		if it.Tail {
+			from = d.tails[it.Host]
 		}
-		delete(d.front[it.Priority], it.Seq)
+		if _, ok := from[it.Seq]; !ok {
+			return fmt.Errorf("spill of %s: no entry at %d (tail %v)", it.URL, it.Seq, it.Tail)
+		}
+		delete(from, it.Seq)
 		it.Seq, it.Tail = seqs[i], true
 		if d.tails[it.Host] == nil {
 			d.tails[it.Host] = map[uint64]Item{}

@@ -19,6 +19,18 @@ const (
 	numPriorities
 )
 
+// Surplus is below Low: URLs kept past a budget (a crawl trap's family of
+// URLs, bounded by what it is worth). They stay queued, on disk, but
+// nothing better ever waits behind them: a frontier without KeepAlive
+// never leases one and drains when only they are left (Stats.Surplus
+// counts them); with KeepAlive they are taken only when every other
+// front queue is empty. Its value comes after High's, so that queues
+// stored before it existed keep their meaning.
+const Surplus Priority = numPriorities
+
+// numQueues is the number of front queues: one per priority and Surplus.
+const numQueues = numPriorities + 1
+
 func (p Priority) String() string {
 	switch p {
 	case Low:
@@ -27,6 +39,8 @@ func (p Priority) String() string {
 		return "normal"
 	case High:
 		return "high"
+	case Surplus:
+		return "surplus"
 	}
 	return fmt.Sprintf("priority(%d)", int(p))
 }
@@ -39,8 +53,13 @@ type Item struct {
 	Host     string   // politeness key: the URL's authority (host[:port])
 	Depth    int      // link hops from a seed
 	Priority Priority // front queue
-	Hops     int      // redirect hops that led here (0 for a link or seed)
-	Via      string   // URL that linked or redirected here ("" for a seed)
+	// Rank is the URL's importance as its finder estimated it when it
+	// was queued: within a host's back queue the URL of the highest
+	// priority, then of the highest Rank, goes first, and among equals
+	// the one queued first. Zero is the least.
+	Rank uint32
+	Hops int    // redirect hops that led here (0 for a link or seed)
+	Via  string // URL that linked or redirected here ("" for a seed)
 	// Fetch is the URL to request when it differs from URL: a redirect to
 	// a variant of its own URL (a session id the server insists on).
 	Fetch string
@@ -163,8 +182,9 @@ type Store interface {
 	// Tail returns up to n items of host's tail with Seq > after, in Seq
 	// order.
 	Tail(host string, after uint64, n int) ([]Item, error)
-	// Spill moves items from their front queue (at Item.Seq) to the tail of
-	// their host, item i at position seqs[i], atomically.
+	// Spill moves items from where they are, their front queue at
+	// Item.Seq or, Item.Tail set, their host's tail at Item.Seq, to the
+	// tail of their host, item i at position seqs[i], atomically.
 	Spill(items []Item, seqs []uint64) error
 	// TailHosts calls fn for every host with a tail, with the tail's last
 	// position, until fn returns false. Only active hosts have one, so
@@ -406,6 +426,9 @@ type Stats struct {
 	Groups      int // server groups (IPGap) known in memory
 	// Wait is what the frontier waits for while no host is ready.
 	Wait Wait
+	// Surplus counts the URLs queued at priority Surplus that this process
+	// knows of: kept, and not in Queued.
+	Surplus int
 	// Left is set in the Stats taken as Run returned because only
 	// failing hosts were left (Config.FailureWait): the hosts whose
 	// URLs stay queued, with their clocks.

@@ -36,27 +36,39 @@ type Sketch struct {
 // New returns a sketch of at least bytes of counters (and at least 4 KiB),
 // less than twice as many: rows whose width is a power of two.
 func New(bytes int) *Sketch {
-	width := 1 << bits.Len(uint(max(bytes, 4<<10)/(2*Depth)-1))
-	s := &Sketch{shift: uint(64 - bits.TrailingZeros(uint(width)))}
+	width, shift := widthOf(bytes, 2)
+	s := &Sketch{shift: shift}
 	for i := range s.rows {
 		s.rows[i] = make([]uint16, width)
 	}
 	return s
 }
 
+// widthOf is the width of rows of counters of size bytes each, in at
+// least bytes (and at least 4 KiB) and less than twice as many, and the
+// shift that indexes them.
+func widthOf(bytes, size int) (width int, shift uint) {
+	width = 1 << bits.Len(uint(max(bytes, 4<<10)/(size*Depth)-1))
+	return width, uint(64 - bits.TrailingZeros(uint(width)))
+}
+
 // Bytes is the memory the counters take.
 func (s *Sketch) Bytes() int { return 2 * Depth * len(s.rows[0]) }
 
-// slots returns the counter of key in each row. key should be a hash: its
-// first 16 bytes are mixed into one independent index per row.
-func (s *Sketch) slots(key [16]byte) (idx [Depth]uint64) {
+// slots returns the counter of key in each row.
+func (s *Sketch) slots(key [16]byte) [Depth]uint64 { return slots(key, s.shift) }
+
+// slots returns the counter of key in each row of a sketch whose rows are
+// 2^(64-shift) wide. key should be a hash: its 16 bytes are mixed into one
+// independent index per row.
+func slots(key [16]byte, shift uint) (idx [Depth]uint64) {
 	a := binary.LittleEndian.Uint64(key[:8])
 	b := binary.LittleEndian.Uint64(key[8:]) | 1
 	for i := range idx {
 		// Kirsch–Mitzenmacher: h_i = a + i·b, then a multiplicative mix
 		// whose top bits index the row.
 		h := (a + uint64(i)*b) * 0x9e3779b97f4a7c15
-		idx[i] = h >> s.shift
+		idx[i] = h >> shift
 	}
 	return idx
 }

@@ -145,13 +145,13 @@ func (d *State) Has(part int, host string, k seen.Key) (bool, error) {
 func queueItem(it *frontier.Item, part int) store.QueueItem {
 	return store.QueueItem{
 		URL: it.URL, Host: it.Host, Part: uint16(part), Depth: it.Depth, Hops: it.Hops,
-		Priority: uint8(it.Priority), Via: it.Via, Added: it.Added, Fetch: it.Fetch, Requisite: it.Requisite, Sitemap: it.Sitemap,
+		Priority: uint8(it.Priority), Rank: it.Rank, Via: it.Via, Added: it.Added, Fetch: it.Fetch, Requisite: it.Requisite, Sitemap: it.Sitemap,
 	}
 }
 
 func frontierItem(q store.QueueItem, seq uint64) frontier.Item {
 	return frontier.Item{
-		URL: q.URL, Host: q.Host, Depth: q.Depth, Hops: q.Hops, Priority: frontier.Priority(q.Priority),
+		URL: q.URL, Host: q.Host, Depth: q.Depth, Hops: q.Hops, Priority: frontier.Priority(q.Priority), Rank: q.Rank,
 		Via: q.Via, Fetch: q.Fetch, Seq: seq, Added: q.Added, Requisite: q.Requisite, Sitemap: q.Sitemap,
 	}
 }
@@ -369,7 +369,11 @@ func (d *State) Spill(items []frontier.Item, seqs []uint64) error {
 		it := &items[i]
 		part := partition.Of(it.Host, d.parts)
 		b.PushQueue(uint16(part), it.Host, seqs[i], queueItem(it, part))
-		b.DeleteFront(uint8(it.Priority), it.Seq)
+		if it.Tail {
+			b.DeleteQueue(uint16(part), it.Host, it.Seq) // made room for a more important URL
+		} else {
+			b.DeleteFront(uint8(it.Priority), it.Seq)
+		}
 	}
 	return b.Commit(false)
 }

@@ -19,8 +19,8 @@ const (
 	hostVersion   = 5 // 2 adds backoff, errors, parks and given-up; 3 moves robots.txt to RobotsRecord; 4 the run of 429s; 5 why the host waits
 	robotsVersion = 2 // 2 keeps the last good answer beside the failures since
 	urlVersion    = 6 // 2 adds what a recrawl needs: validators, digest, change history; 3 what ranks it: in-links, sitemap hints; 4 unchanged visits in a row; 5 its Dating; 6 errors in a row
-	frontVersion  = 3 // QueueItem with host and partition; 2 adds Fetch, 3 its flags
-	queueVersion  = 3 // QueueItem without them (the key has them); 2 adds Fetch, 3 its flags
+	frontVersion  = 4 // QueueItem with host and partition; 2 adds Fetch, 3 its flags, 4 its Rank
+	queueVersion  = 4 // QueueItem without them (the key has them); 2 adds Fetch, 3 its flags, 4 its Rank
 )
 
 // ErrNewerVersion is wrapped by decode errors for a record written by a
@@ -35,6 +35,7 @@ type QueueItem struct {
 	Depth    int    // link hops from a seed
 	Hops     int    // redirect hops that led here
 	Priority uint8  // front queue
+	Rank     uint32 // importance when queued (frontier.Item.Rank)
 	Via      string // URL that linked or redirected here ("" for a seed)
 	Added    time.Time
 	Fetch    string // URL to request when it differs from URL ("" if not)
@@ -291,7 +292,8 @@ func appendItem(dst []byte, it *QueueItem, front bool) []byte {
 	if it.Sitemap {
 		flags |= itemSitemap
 	}
-	return append(dst, flags)
+	dst = append(dst, flags)
+	return binary.AppendUvarint(dst, uint64(it.Rank))
 }
 
 // Flags of a queue item (version 3 on).
@@ -661,5 +663,8 @@ func decodeItemTail(d *decoder, it *QueueItem, version byte) {
 		flags := d.byte1("flags")
 		it.Requisite = flags&itemRequisite != 0
 		it.Sitemap = flags&itemSitemap != 0
+	}
+	if version >= 4 {
+		it.Rank = uint32(min(d.uvarint("rank"), math.MaxUint32))
 	}
 }

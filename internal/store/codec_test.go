@@ -376,22 +376,26 @@ func TestPrefixEnd(t *testing.T) {
 }
 
 // TestQueueItemVersion1 reads queue values written before items carried
-// Fetch (version 1) and their flags (version 2): a crawl resumed by a
-// newer build keeps its queues. A version 3 value keeps Requisite, and
-// Sitemap in a flag bit that a value written before it leaves clear.
+// Fetch (version 1), their flags (version 2) and their Rank (version 3):
+// a crawl resumed by a newer build keeps its queues. A version 3 value
+// keeps Requisite, and Sitemap in a flag bit that a value written before
+// it leaves clear; a version 4 value keeps Rank.
 func TestQueueItemVersion1(t *testing.T) {
 	it := item("a.test", 3, 1)
 	it.Fetch = ""
 	for _, front := range []bool{true, false} {
-		v3 := appendItem(nil, &it, front)
-		// Version 2 is version 3 without the trailing flags byte, and
-		// version 1 is version 2 without the trailing Fetch (an empty
+		v4 := appendItem(nil, &it, front)
+		// Version 3 is version 4 without the trailing Rank (zero: one
+		// byte), version 2 is version 3 without the trailing flags byte,
+		// and version 1 is version 2 without the trailing Fetch (an empty
 		// string: one zero length byte).
+		v3 := bytes.Clone(v4[:len(v4)-1])
+		v3[0] = 3
 		v2 := bytes.Clone(v3[:len(v3)-1])
 		v2[0] = 2
 		v1 := bytes.Clone(v2[:len(v2)-1])
 		v1[0] = 1
-		for name, v := range map[string][]byte{"version 1": v1, "version 2": v2} {
+		for name, v := range map[string][]byte{"version 1": v1, "version 2": v2, "version 3": v3} {
 			var got QueueItem
 			var err error
 			if front {
@@ -406,10 +410,20 @@ func TestQueueItemVersion1(t *testing.T) {
 				t.Errorf("front=%v: %s decoded as %+v, want %+v", front, name, got, it)
 			}
 		}
-		req := it
-		req.Requisite = true
+		ranked := it
+		ranked.Rank = 1 << 20
 		var got QueueItem
 		var err error
+		if front {
+			got, err = decodeFrontItem(fuzzFrontKey, appendItem(nil, &ranked, front))
+		} else {
+			got, err = decodeQueueItem(fuzzQueueKey, appendItem(nil, &ranked, front), 3, "a.test")
+		}
+		if err != nil || got.Rank != ranked.Rank || !itemEqual(got, ranked) {
+			t.Errorf("front=%v: a ranked item decoded as %+v, %v", front, got, err)
+		}
+		req := it
+		req.Requisite = true
 		if front {
 			got, err = decodeFrontItem(fuzzFrontKey, appendItem(nil, &req, front))
 		} else {

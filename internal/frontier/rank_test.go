@@ -1,0 +1,142 @@
+package frontier
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// rankedItems returns items of host with the given ranks, in that order.
+func rankedItems(host string, ranks ...uint32) []Item {
+	out := make([]Item, len(ranks))
+	for i, r := range ranks {
+		out[i] = Item{URL: fmt.Sprintf("http://%s/%02d-r%d", host, i, r), Host: host, Priority: Normal, Rank: r}
+	}
+	return out
+}
+
+// leasedOrder drains f with one worker and returns the URLs in the order
+// they were leased.
+func leasedOrder(t *testing.T, f *Frontier) []string {
+	t.Helper()
+	return runWorkers(t, f, 1, time.Millisecond, func(Lease) Result { return Result{Fetched: true} }).order
+}
+
+// Within a host, the most important URL queued goes first; equals keep
+// the order they came in (a crawl that ranks nothing is first in, first
+// out); a higher priority goes before any rank.
+func TestHostServesMostImportantFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, Config{})
+		items := rankedItems("a.test", 1, 5, 3, 5, 0)
+		items = append(items, Item{URL: "http://a.test/seed", Host: "a.test", Priority: High})
+		f.Add(items...)
+		got := leasedOrder(t, f)
+		want := []string{"http://a.test/seed", items[1].URL, items[3].URL, items[2].URL, items[0].URL, items[4].URL}
+		if !slices.Equal(got, want) {
+			t.Errorf("leased\n%v\nwant\n%v", got, want)
+		}
+	})
+}
+
+// With a Store, a host's head holds at most HeadSize URLs and the rest
+// wait on disk. A URL more important than the head's least takes its
+// place, and the least goes to the tail: the important URLs found late
+// are not served after everything queued before them. Nothing is lost or
+// leased twice, and the disk is empty at the end.
+func TestHeadKeepsTheMostImportant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDiskStore()
+		f := newFrontier(t, Config{Store: d, HeadSize: 3, FrontBuffer: 4, FirstSeq: 1})
+		// Ten unranked URLs fill the head and the tail first.
+		var all []Item
+		for i := range 10 {
+			all = append(all, Item{URL: fmt.Sprintf("http://a.test/plain%02d", i), Host: "a.test", Priority: Normal})
+		}
+		f.Add(d.push(all...)...)
+		// Then three important ones, one at a time, as pages find them.
+		important := rankedItems("a.test", 7, 9, 8)
+		for _, it := range important {
+			f.Add(d.push(it)...)
+		}
+		order, _ := drainStore(t, f, d, 1, time.Millisecond, nil)
+		if len(order) != 13 {
+			t.Fatalf("leased %d URLs, want 13: %v", len(order), order)
+		}
+		// The first lease may have gone before the important ones came;
+		// they must all be served among the first four.
+		pos := map[string]int{}
+		for i, u := range order {
+			if _, dup := pos[u]; dup {
+				t.Fatalf("%s leased twice", u)
+			}
+			pos[u] = i
+		}
+		for _, it := range important {
+			if pos[it.URL] > 3 {
+				t.Errorf("%s (rank %d) leased %dth: %v", it.URL, it.Rank, pos[it.URL]+1, order)
+			}
+		}
+		if pos[important[1].URL] > pos[important[2].URL] || pos[important[2].URL] > pos[important[0].URL] {
+			t.Errorf("important URLs not in rank order: %v", order)
+		}
+		// The plain ones the important ones displaced went to the back of
+		// the tail: among equals the order is not kept across a
+		// displacement (a rank with a depth prior makes equals siblings).
+		if d.spills == 0 {
+			t.Error("nothing went to the tail; the test does not test the head's bound")
+		}
+		if n := d.size(); n != 0 {
+			t.Errorf("%d entries left on disk", n)
+		}
+	})
+}
+
+// A frontier that drains never leases a Surplus URL: it ends when only
+// they are left, keeps them on disk and counts them. One that is kept
+// alive takes them once nothing else is queued, after everything else.
+func TestSurplusWaitsForEverythingElse(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keepalive=%v", keep), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				d := newDiskStore()
+				f := newFrontier(t, Config{Store: d, HeadSize: 2, FrontBuffer: 2, FirstSeq: 1, KeepAlive: keep})
+				var items []Item
+				for i := range 4 {
+					items = append(items, Item{URL: fmt.Sprintf("http://a.test/s%d", i), Host: "a.test", Priority: Surplus, Rank: 9})
+					items = append(items, Item{URL: fmt.Sprintf("http://a.test/n%d", i), Host: "a.test", Priority: Low})
+					items = append(items, Item{URL: fmt.Sprintf("http://b.test/n%d", i), Host: "b.test", Priority: Normal})
+				}
+				f.Add(d.push(items...)...)
+				var stop func(int) bool
+				if keep {
+					stop = func(n int) bool { return n == len(items) }
+				}
+				order, _ := drainStore(t, f, d, 2, time.Millisecond, stop)
+				var surplus []int
+				for i, u := range order {
+					if u[len("http://a.test/")] == 's' {
+						surplus = append(surplus, i)
+					}
+				}
+				if !keep {
+					if len(order) != 8 || len(surplus) != 0 {
+						t.Fatalf("leased %v, want the 8 others and no surplus", order)
+					}
+					if s := f.Stats(); s.Surplus != 4 || s.Queued != 0 {
+						t.Errorf("stats after the drain: surplus %d, queued %d; want 4, 0", s.Surplus, s.Queued)
+					}
+					if n := d.size(); n != 4 {
+						t.Errorf("%d entries on disk, want the 4 surplus URLs", n)
+					}
+					return
+				}
+				if len(order) != len(items) || len(surplus) != 4 || surplus[0] < 8 {
+					t.Errorf("leased %v: want every URL, the surplus ones last", order)
+				}
+			})
+		})
+	}
+}
