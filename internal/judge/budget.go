@@ -38,7 +38,8 @@ import (
 // linking /shop?color=red, a month's page linking its days, another host)
 // is an in-link, not the family feeding itself, and is queued as usual.
 // A URL past the budget is not refused: it is queued at HeldPriority,
-// kept in the seen set and on disk, counted per reason and per host.
+// kept in the seen set and on disk, counted per reason and per host, for
+// a continuous crawl to fetch when nothing else waits.
 
 // DefaultTrapBudget is the trap budget's default: the URLs a family may
 // queue from its own pages before it has shown what they are worth. With
@@ -51,11 +52,9 @@ import (
 const DefaultTrapBudget = 50
 
 // HeldPriority is the front queue of a URL held past its family's
-// budget: the lowest.
-//
-// TODO(issue 35): frontier.Surplus, which a crawl that ends never leases,
-// once main has it.
-const HeldPriority = frontier.Low
+// budget: Surplus, which a crawl that ends never leases and a continuous
+// one leases only when nothing else waits.
+const HeldPriority = frontier.Surplus
 
 // Reasons a URL is held past its family's budget: queued at HeldPriority
 // and counted (Held), not refused.

@@ -42,7 +42,9 @@ func TestFamilies(t *testing.T) {
 		{"http://a.test/shop?color=red", "http://a.test/shops?color=red", queryFamily, false},
 		{"http://a.test/shop", "http://a.test/shop", noFamily, true},
 		{"http://a.test/cal/2026/11/", "http://a.test/cal/1999/01/", dateFamily, true},
-		{"http://a.test/cal/2026/11/", "http://a.test/cal/2026/11/05/", dateFamily, false},
+		{"http://a.test/cal/2026/11/", "http://a.test/cal/2026/11/05/", dateFamily, true}, // a calendar's months and days
+		{"http://a.test/cal/2026/11/", "http://a.test/cal/2026-11-05/", dateFamily, true},
+		{"http://a.test/cal/2026/11/", "http://a.test/cal/2026/11/05/x", dateFamily, false},
 		{"http://a.test/cal/2026/11/", "http://a.test/cal/2026/11/?view=week", dateFamily, true},
 		{"http://a.test/cal/2026/11/", "http://a.test/cal/2026/11", dateFamily, false},
 		{"http://a.test/2026/11/05/a-polite-crawler", "http://a.test/2025/01/31/a-polite-crawler", dateFamily, true},

@@ -9,7 +9,8 @@ import (
 // A URL family is what a faceted search or a calendar generates: the URLs
 // of one scheme, host and path that differ only in their query (a query
 // family), or the URLs of one host whose paths differ only in their
-// date-like segments, or whose query carries a date (a date family). The
+// date-like segments (a run of them standing for one date, whatever its
+// precision), or whose query carries a date (a date family). The
 // trap budget (budget.go) bounds each family by what its pages are worth.
 
 // famKind is the kind of a URL's family.
@@ -79,10 +80,12 @@ const placeholder = "\x00d"
 // family when it has a query; else none.
 func familyOfParts(scheme, authority, path, query string) family {
 	h := fnvString(fnvString(fnvString(fnvOffset, scheme), "://"), authority)
-	// The path, segment by segment, each date-like one written as the
-	// placeholder: a date written whole, or a run of a year, its month
-	// and maybe its day.
-	dated, run := false, 0 // run: the segments of a year, month, day run the last one ended
+	// The path, segment by segment, each run of date-like ones written as
+	// one placeholder: a date is written whole, or as a year, its month
+	// and maybe its day. A calendar's months and its days are then one
+	// family (/cal/2026/11/ and /cal/2026/11/05/), so that its months do
+	// not grow on the days they lead to.
+	dated, run, prev := false, 0, false // run: the segments of a year, month, day run the last one ended; prev: the last one was a date
 	rest, _ := strings.CutPrefix(path, "/")
 	seg, rest, more := strings.Cut(rest, "/")
 	for {
@@ -103,12 +106,14 @@ func familyOfParts(scheme, authority, path, query string) family {
 		default:
 			date, run = false, 0
 		}
-		h = fnvByte(h, '/')
-		if date {
-			h, dated = fnvString(h, placeholder), true
-		} else {
-			h = fnvString(h, seg)
+		switch {
+		case date && prev: // the run goes on
+		case date:
+			h, dated = fnvString(fnvByte(h, '/'), placeholder), true
+		default:
+			h = fnvString(fnvByte(h, '/'), seg)
 		}
+		prev = date
 		if !more {
 			break
 		}
