@@ -189,8 +189,8 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case c.World != "" && c.World != WorldClassic && c.World != WorldSeeds && c.World != WorldShop:
-		return fmt.Errorf("synthweb: World %q is not %q, %q or %q", c.World, WorldClassic, WorldSeeds, WorldShop)
+	case c.World != "" && c.World != WorldClassic && c.World != WorldSeeds && c.World != WorldShop && c.World != WorldBlog:
+		return fmt.Errorf("synthweb: World %q is not %q, %q, %q or %q", c.World, WorldClassic, WorldSeeds, WorldShop, WorldBlog)
 	case c.World == WorldSeeds && c.MinLinks < chromeLinks:
 		return fmt.Errorf("synthweb: MinLinks %d is below %d, the links every page of world %q carries", c.MinLinks, chromeLinks, WorldSeeds)
 	case c.Hosts < 0:
@@ -432,8 +432,8 @@ func Start(cfg Config) (*Web, error) {
 		}
 		return nil, err
 	}
-	if cfg.World == WorldShop {
-		// Nothing to build: a shop's pages are made from their numbers.
+	if cfg.World == WorldShop || cfg.World == WorldBlog {
+		// Nothing to build: a shop's or a blog's pages are made from their numbers.
 	} else if cfg.World == WorldSeeds {
 		w.buildSeeds()
 		w.seedsBufs.New = func() any { return &seedsBuf{body: make([]byte, 0, cfg.MaxPageBytes+8<<10)} }
@@ -652,6 +652,10 @@ func (w *Web) serve(rw *logWriter, r *http.Request, h *host) {
 	}
 	if w.cfg.World == WorldShop {
 		w.serveShop(rw, r, h)
+		return
+	}
+	if w.cfg.World == WorldBlog {
+		w.serveBlog(rw, r, h)
 		return
 	}
 	if path == sitemapPath && !w.cfg.NoSitemap {
