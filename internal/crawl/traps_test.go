@@ -300,8 +300,9 @@ func TestPatternCapSurvivesRestart(t *testing.T) {
 }
 
 // TestTrapBudget crawls the faceted search and the endless calendar with
-// the trap settings at their defaults (no pattern cap low enough to
-// matter: 10,000): each family's budget alone bounds them, since their
+// the default settings but for the delay and the timeouts (the pattern
+// cap at 10,000, requisites and sitemaps fetched, a depth limit of 20):
+// each family's budget alone bounds them, since their
 // pages are distinct but lead only to more of their family. From the
 // server's log, each costs about 100 page requests; the URLs past the
 // budget are counted in the summary, per reason and per host, and left
@@ -314,6 +315,7 @@ func TestTrapBudget(t *testing.T) {
 	cfg := testConfig(t, web, 8, time.Millisecond)
 	cfg.Seeds = append(web.Seeds(), web.HostileSeeds()...)
 	cfg.Scope.MaxDepth, cfg.MaxURLsPerHost = 0, 0 // the defaults, which a trap of 100 pages does not reach
+	cfg.NoRequisites, cfg.NoSitemaps = false, false
 	sum := runCrawl(t, cfg)
 
 	auth := map[string]string{}
