@@ -55,6 +55,7 @@ type crawlFlags struct {
 	maxDepth       int
 	maxURLsPerHost int64
 	maxPerPattern  int
+	trapBudget     int
 	maxRepeats     int
 	maxRedirects   int
 	maxLinks       int
@@ -151,6 +152,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxDepth, "max-depth", d.Scope.MaxDepth, "most link hops from a seed (0: no limit)")
 	fs.Int64Var(&f.maxURLsPerHost, "max-urls-per-host", d.MaxURLsPerHost, "most URLs accepted per host (0: no limit)")
 	fs.IntVar(&f.maxPerPattern, "max-urls-per-pattern", d.MaxURLsPerPattern, "most URLs accepted per host for one URL pattern (the path with digits as #, generated tokens as *, no query; seeds exempt, sitemap-listed pages not): bounds calendars, faceted search, session ids in paths (0: no limit; at most 65000)")
+	fs.IntVar(&f.trapBudget, "trap-budget", d.TrapBudget, "most URLs a family (one path's query variants, as faceted search makes; one dated path shape, as a calendar makes) may queue from its own pages before they show their worth; it grows by one for each page that leads to new URLs elsewhere and shrinks for copies; URLs past it stay queued last, counted (0: no budget)")
 	fs.IntVar(&f.maxRepeats, "max-path-repeats", d.Scope.MaxPathRepeats, "most times one segment may occur in a URL path, a bound on relative-link traps like /a/b/a/b/... (0: no limit)")
 	fs.IntVar(&f.maxRedirects, "max-redirects", d.MaxRedirects, "most redirects followed from one URL, each hop queued for its host like a link (0: none; robots.txt's own redirects are followed up to five hops regardless, as RFC 9309 asks)")
 	fs.IntVar(&f.maxLinks, "max-links-per-page", d.MaxLinksPerPage, "most links read of one HTML page; a page cut there is logged with its URL and counted per host")
@@ -333,7 +335,7 @@ func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, err
 		name string
 		n    int64
 	}{{"--max-pages", f.maxPages}, {"--max-requisites", f.maxRequisites}, {"--max-urls-per-host", f.maxURLsPerHost}, {"--max-body", f.maxBody}, {"--warc-max-size", f.warcMaxSize}, {"--max-depth", int64(f.maxDepth)},
-		{"--max-urls-per-pattern", int64(f.maxPerPattern)}, {"--max-path-repeats", int64(f.maxRepeats)}, {"--max-redirects", int64(f.maxRedirects)},
+		{"--max-urls-per-pattern", int64(f.maxPerPattern)}, {"--trap-budget", int64(f.trapBudget)}, {"--max-path-repeats", int64(f.maxRepeats)}, {"--max-redirects", int64(f.maxRedirects)},
 		{"--active-hosts", int64(f.activeHosts)}, {"--front-buffer", int64(f.frontBuffer)}, {"--head-size", int64(f.headSize)}, {"--host-cache", int64(f.hostCache)}, {"--seen-cache", int64(f.seenCache)}} {
 		if v.n < 0 {
 			return cfg, usagef("%s %d: must not be negative", v.name, v.n)
@@ -440,7 +442,7 @@ func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, err
 		Seeds: seeds, DataDir: f.dataDir, UserAgent: f.userAgent, Fresh: f.fresh,
 		Delay: cmp.Or(f.delay, -1), Workers: f.workers, MaxPages: f.maxPages, MaxRequisites: f.maxRequisites,
 		MaxDepth: cmp.Or(f.maxDepth, -1), MaxURLsPerHost: cmp.Or(f.maxURLsPerHost, -1),
-		MaxURLsPerPattern: cmp.Or(f.maxPerPattern, -1), MaxPathRepeats: cmp.Or(f.maxRepeats, -1),
+		MaxURLsPerPattern: cmp.Or(f.maxPerPattern, -1), TrapBudget: cmp.Or(f.trapBudget, -1), MaxPathRepeats: cmp.Or(f.maxRepeats, -1),
 		MaxRedirects: cmp.Or(f.maxRedirects, -1), MaxLinksPerPage: f.maxLinks,
 		Grace: f.grace, FailureWait: cmp.Or(f.failureWait, -1),
 

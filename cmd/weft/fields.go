@@ -17,7 +17,7 @@ var flagFields = map[string]string{
 	"seeds": "Seeds", "data": "DataDir", "user-agent": "UserAgent", "fresh": "Fresh",
 
 	"delay": "Delay", "workers": "Workers", "max-pages": "MaxPages", "max-requisites": "MaxRequisites", "max-depth": "MaxDepth",
-	"max-urls-per-host": "MaxURLsPerHost", "max-urls-per-pattern": "MaxURLsPerPattern",
+	"max-urls-per-host": "MaxURLsPerHost", "max-urls-per-pattern": "MaxURLsPerPattern", "trap-budget": "TrapBudget",
 	"max-path-repeats": "MaxPathRepeats", "max-redirects": "MaxRedirects",
 	"max-links-per-page": "MaxLinksPerPage", "grace": "Grace", "failure-wait": "FailureWait",
 

@@ -67,6 +67,11 @@ type Config struct {
 	// page can call itself a sitemap). Negative means no limit; at most
 	// 65,000.
 	MaxURLsPerPattern int
+	// TrapBudget is the URLs a family (one path's query variants, one
+	// dated path shape) may queue from its own pages before they have
+	// shown their worth, growing as they do (judge.DefaultTrapBudget);
+	// past it they are queued last. Negative means no budget.
+	TrapBudget int
 	// MaxRedirects bounds a redirect chain (each hop is enqueued for its
 	// host like a link): a URL reached through more redirects than this is
 	// not queued. Negative means none is followed. It does
@@ -311,6 +316,7 @@ func Defaults() Config {
 		Delay:             DefaultDelay,
 		MaxURLsPerHost:    100_000,
 		MaxURLsPerPattern: judge.DefaultMaxURLsPerPattern,
+		TrapBudget:        judge.DefaultTrapBudget,
 		MaxRedirects:      5,
 		MaxLinksPerPage:   DefaultMaxLinksPerPage,
 		RobotsTTL:         24 * time.Hour,

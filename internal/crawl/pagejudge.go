@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"crypto/sha1"
 	"fmt"
 	"time"
 
@@ -21,11 +22,13 @@ import (
 // was found, each with its rank; those admitted are staged in the page's
 // batch. The pages it votes for get their share of its importance, and
 // their in-links; one already queued whose estimate rose enough is queued
-// again.
+// again. Its URL's family (judge.Worth) is weighed by what it led to and
+// showed.
 func (c *Crawler) judgeLinks(p *pageRun) {
 	if p.votes != nil {
 		c.rank.Credit(seen.KeyOf(p.l.URL), p.votes)
 	}
+	worth := c.judge.Worth(p.u)
 	for i := range p.found {
 		f := &p.found[i]
 		if f.listed != nil {
@@ -34,6 +37,9 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 		}
 		promote := rankOf(p, f)
 		why := c.admit(p.pb, f.Candidate)
+		if why == "" && !f.As.Resource() && !f.Sitemap {
+			worth.Admitted(f.URL)
+		}
 		switch {
 		case promote && why == judge.Seen && p.pb.Requeue(f.Item(), f.Key):
 			c.stats.requeued.Add(1)
@@ -49,6 +55,21 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 	if c.inlinks != nil && p.votes != nil {
 		p.votes.Keys(func(k seen.Key) { c.inlinks.Add(k) })
 	}
+	c.judge.Weigh(worth, p.content())
+}
+
+// content is what the page showed for judge.Weigh: only a page fetched
+// for the first time weighs.
+func (p *pageRun) content() judge.Content {
+	switch {
+	case p.resp == nil || p.l.Requisite || p.l.Sitemap || p.prev.Digest != ([sha1.Size]byte{}):
+		return judge.NotWeighed
+	case p.cp.Revisit || p.rec.NearDupOf != "":
+		return judge.Copy
+	case p.read:
+		return judge.Distinct
+	}
+	return judge.Unjudged
 }
 
 // rankOf sets the rank f is queued with: for a link the page voted for,

@@ -202,6 +202,7 @@ func (c *Crawler) summary() Summary {
 		ByStatus:           clone(s.byClass),
 		Errors:             clone(s.byError),
 		Rejected:           c.judge.Rejected(),
+		Held:               c.judge.Held(),
 		Handled:            clone(s.handled),
 		Archived:           clone(s.archivedTypes),
 		Refused:            clone(s.refusedTypes),

@@ -298,3 +298,132 @@ func TestPatternCapSurvivesRestart(t *testing.T) {
 		t.Errorf("calendar: %d page requests over both runs, want at most %d (\"/\" and the cap of /cal/*/*/), and the second run refusing some", n, 1+capPattern)
 	}
 }
+
+// TestTrapBudget crawls the faceted search and the endless calendar with
+// the default settings but for the delay and the timeouts (the pattern
+// cap at 10,000, requisites and sitemaps fetched, a depth limit of 20):
+// each family's budget alone bounds them, since their
+// pages are distinct but lead only to more of their family. From the
+// server's log, each costs about 100 page requests; the URLs past the
+// budget are counted in the summary, per reason and per host, and left
+// queued at Surplus, which ends a crawl; the ordinary host is crawled
+// whole beside them.
+func TestTrapBudget(t *testing.T) {
+	kinds := []string{synthweb.TrapFacets, synthweb.TrapCalendar}
+	web := startWeb(t, synthweb.Config{Seed: 4, Hosts: 1, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30,
+		HostileKinds: kinds, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	cfg := testConfig(t, web, 8, time.Millisecond)
+	cfg.Seeds = append(web.Seeds(), web.HostileSeeds()...)
+	cfg.Scope.MaxDepth, cfg.MaxURLsPerHost = 0, 0 // the defaults, which a trap of 100 pages does not reach
+	cfg.NoRequisites, cfg.NoSitemaps = false, false
+	sum := runCrawl(t, cfg)
+
+	auth := map[string]string{}
+	for _, h := range web.Hosts() {
+		auth[h.Hostile] = h.Authority
+	}
+	requests := trapPageRequests(web)
+	costs := map[string]judge.TrapCost{}
+	for _, c := range sum.TrapCosts {
+		costs[c.Host] = c
+	}
+	for _, k := range kinds {
+		n, c := requests[auth[k]], costs[auth[k]]
+		t.Logf("%-9s %3d page requests; summary: %d requests, %d held, refused %v", k, n, c.Requests, c.Held, c.Refused)
+		// At least the budget was spent; at most about 100 requests: the
+		// family's 4/3 of the budget, and the URLs linked into it from
+		// outside it (the shop's /shop links 22 facets).
+		if n < judge.DefaultTrapBudget || n > 100 {
+			t.Errorf("%s: %d page requests, want from %d to about 100", k, n, judge.DefaultTrapBudget)
+		}
+		if c.Held == 0 || c.Requests < n {
+			t.Errorf("%s: the trap report says %d held and %d requests; want some held, and the server's %d requests", k, c.Held, c.Requests, n)
+		}
+	}
+	if sum.Held[judge.HeldQuery] == 0 || sum.Held[judge.HeldDate] == 0 || sum.StoppedBy != "drained" {
+		t.Errorf("held %v, stopped by %q; want facets held past the query budget, months past the date budget, and the crawl drained", sum.Held, sum.StoppedBy)
+	}
+	var out bytes.Buffer
+	sum.Write(&out)
+	if !strings.Contains(out.String(), "past their family's trap budget") {
+		t.Errorf("the summary does not report the URLs held:\n%s", out.String())
+	}
+	fetched := pageRequests(web)
+	for _, p := range web.AllPages() {
+		if shouldFetch(p) && fetched[p.URL] == 0 {
+			t.Errorf("%s not fetched", p.URL)
+		}
+	}
+}
+
+// trapPageRequests counts the requests each host answered for pages: not
+// robots.txt, its sitemap or its favicon.
+func trapPageRequests(web *synthweb.Web) map[string]int {
+	auth := map[string]string{}
+	for _, h := range web.Hosts() {
+		auth[h.Addr] = h.Authority
+	}
+	n := map[string]int{}
+	for _, r := range web.Log() {
+		if !isRobotsPath(r.Path) && r.Path != "/sitemap.xml" && r.Path != "/favicon.ico" {
+			n[auth[r.Addr]]++
+		}
+	}
+	return n
+}
+
+// TestTrapBudgetCostsOrdinarySitesNothing crawls blogs (synthweb's
+// WorldBlog: a listing paginated in its query, /?page=N, each page
+// linking the next; posts under dated paths, /2026/11/30/slug-0/, one in
+// five with a reply link ?replytocom=N; an archive per month, /2026/11/,
+// each linking the month before) with the trap budget at its default and
+// with none: the same pages are fetched, and none held. With a budget of
+// 4 the listing passes it from its own pages, and grows past it on the
+// posts its pages lead to: most of its 30 pages are fetched, and every
+// post.
+func TestTrapBudgetCostsOrdinarySitesNothing(t *testing.T) {
+	const posts = 300
+	web := startWeb(t, synthweb.Config{Seed: 11, Hosts: 2, PagesPerHost: posts, World: synthweb.WorldBlog,
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	var base map[string]int
+	for _, budget := range []int{-1, 0, 4} {
+		mark := len(web.Log())
+		cfg := testConfig(t, web, 4, 0)
+		cfg.TrapBudget = budget
+		sum := runCrawl(t, cfg)
+		got := map[string]int{}
+		listing, post := map[string]int{}, map[string]int{}
+		for _, r := range web.Log()[mark:] {
+			if isRobotsPath(r.Path) {
+				continue
+			}
+			got[r.Host+r.Path]++
+			switch {
+			case strings.HasPrefix(r.Path, "/?page="):
+				listing[r.Host]++
+			case strings.Count(r.Path, "/") == 5 && !strings.Contains(r.Path, "?"):
+				post[r.Host]++
+			}
+		}
+		t.Logf("trap budget %2d: %d URLs requested, listing pages %v, posts %v, held %v", budget, len(got), listing, post, sum.Held)
+		switch {
+		case base == nil:
+			base = got
+		case budget == 4:
+			for h, n := range post {
+				if n != posts || listing[h] < 20 {
+					t.Errorf("trap budget 4: %s: %d posts fetched and %d pages of its listing, want all %d and most of 30", h, n, listing[h], posts)
+				}
+			}
+		default:
+			for u := range base {
+				if got[u] == 0 {
+					t.Errorf("trap budget %d: %s not fetched; it is without a budget", budget, u)
+				}
+			}
+			if len(got) != len(base) || len(sum.Held) != 0 {
+				t.Errorf("trap budget %d: %d URLs requested, %v held; without a budget %d, none held", budget, len(got), sum.Held, len(base))
+			}
+		}
+	}
+}

@@ -174,7 +174,14 @@ type Config struct {
 	NearDupWindow     int
 	HostCache         int
 	Partitions        int
-	Log               *slog.Logger
+	// TrapBudget is the URLs a family of URLs (one path's query variants,
+	// one dated path shape) may queue from its own pages before its
+	// pages have shown what they are worth (budget.go); past it they are
+	// queued at HeldPriority. Zero: no budget. MaxFamilies bounds the
+	// families kept in memory (zero: DefaultMaxFamilies).
+	TrapBudget  int
+	MaxFamilies int
+	Log         *slog.Logger
 }
 
 // Judge judges URLs. It is safe for concurrent use.
@@ -183,6 +190,7 @@ type Judge struct {
 	traps   *traps
 	aliases *aliases
 	copies  *copies
+	budgets *budgets // nil: no trap budget
 	// gaveUp holds the hosts given up after too many failures, as far as
 	// memory keeps them: their links are refused when found. One
 	// forgotten is still dropped when its URL is leased.
@@ -204,6 +212,7 @@ func New(cfg Config) *Judge {
 		traps:      newTraps(cfg.ExpectedURLs, max(cfg.MaxURLsPerPattern, 0)),
 		aliases:    &aliases{states: cfg.Hosts, captures: cfg.Captures, canon: cfg.Canon, log: cfg.Log},
 		copies:     &copies{window: cfg.NearDupWindow, states: cfg.Hosts, log: cfg.Log},
+		budgets:    newBudgets(cfg.TrapBudget, cfg.MaxFamilies, cfg.Partitions),
 		gaveUp:     hostmap.NewBounded[bool](cfg.Partitions, cfg.HostCache, nil),
 		rejected:   map[string]int64{},
 		admissions: sync.Pool{New: func() any { return new(admission) }},
@@ -409,6 +418,12 @@ func (a *admission) Record(part int, k seen.Key) (bool, error) {
 	}
 	if a.cap > 0 && j.cfg.Hosts.Update(u.Authority, func(s store.HostState) store.HostState { s.Accepted++; return s }).Accepted > a.cap {
 		return false, a.refuse(refuse(HostCap, u))
+	}
+	if j.budgets.hold(c) != "" {
+		// Kept, where a later run or an idle crawl may reach it, behind
+		// everything else.
+		c.Priority = HeldPriority
+		j.traps.held(u.Authority)
 	}
 	if err := a.stage.Stage(c.Item(), part, k); err != nil {
 		return false, err

@@ -46,7 +46,7 @@ type traps struct {
 	cap      int // per pattern; 0: patterns not limited
 
 	mu    sync.Mutex
-	hosts map[string]*TrapCost // hosts a trap rule refused URLs of, at most maxTrapHosts
+	hosts map[string]*TrapCost // hosts a trap rule refused or held URLs of, at most maxTrapHosts
 	more  int64                // further such hosts, not itemised
 }
 
@@ -111,12 +111,24 @@ func (j *Judge) LoadCounts(db *store.DB) error {
 			j.cfg.Log.Warn("trap rules' counts of an earlier run dropped", "key", c.key, "err", err)
 		}
 	}
+	if j.budgets == nil {
+		return nil
+	}
+	b, ok, err := db.GetMeta(metaTrapFamilies)
+	if err != nil {
+		return fmt.Errorf("judge: read the trap budgets: %w", err)
+	}
+	if ok {
+		if err := j.budgets.unmarshal(b); err != nil {
+			j.cfg.Log.Warn("trap budgets of an earlier run dropped", "key", metaTrapFamilies, "err", err)
+		}
+	}
 	return nil
 }
 
 // SaveCounts writes the trap rules' counts to the store, so that a
 // resumed crawl goes on from them: a pattern's cap holds across a
-// restart.
+// restart, and so do the budgets of the families in memory.
 func (j *Judge) SaveCounts(db *store.DB) error {
 	b := db.NewBatch()
 	for _, c := range j.traps.sketches() {
@@ -128,6 +140,9 @@ func (j *Judge) SaveCounts(db *store.DB) error {
 			return err
 		}
 		b.PutMeta(c.key, v)
+	}
+	if j.budgets != nil {
+		b.PutMeta(metaTrapFamilies, j.budgets.marshal())
 	}
 	if err := b.Commit(false); err != nil {
 		return fmt.Errorf("judge: save the trap rules' counts: %w", err)
@@ -164,16 +179,33 @@ func (j *Judge) Fetched(host string) { j.traps.fetches.Add(fetchKey(host)) }
 func (t *traps) refused(host, reason string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if c := t.host(host); c != nil {
+		c.Refused[reason]++
+	}
+}
+
+// held records a URL of host held past its family's trap budget.
+func (t *traps) held(host string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.host(host); c != nil {
+		c.Held++
+	}
+}
+
+// host returns host's cost, nil when it is past those itemised; t.mu is
+// held.
+func (t *traps) host(host string) *TrapCost {
 	c := t.hosts[host]
 	if c == nil {
 		if len(t.hosts) >= maxTrapHosts {
 			t.more++
-			return
+			return nil
 		}
 		c = &TrapCost{Host: host, Refused: map[string]int64{}}
 		t.hosts[host] = c
 	}
-	c.Refused[reason]++
+	return c
 }
 
 // TrapCost is what a host that trap rules cut short cost the crawl.
@@ -181,6 +213,7 @@ type TrapCost struct {
 	Host     string           `json:"host"`
 	Requests int              `json:"requests"` // requests made to it, robots.txt included (estimated: at least the true count, up to 65,535)
 	Refused  map[string]int64 `json:"refused"`  // its URLs refused, by trap rule
+	Held     int64            `json:"held"`     // its URLs held past their family's trap budget: queued at the lowest priority, not refused
 }
 
 // RefusedTotal is the sum of Refused.
@@ -192,23 +225,26 @@ func (c TrapCost) RefusedTotal() int64 {
 	return n
 }
 
+// cut is the URLs the trap rules kept from being fetched: refused or held.
+func (c TrapCost) cut() int64 { return c.RefusedTotal() + c.Held }
+
 // maxTrapReport is how many trap hosts the report itemises.
 const maxTrapReport = 20
 
-// TrapReport returns the hosts trap rules refused the most URLs of, with
-// the requests each cost, most refused first; and the number of such
+// TrapReport returns the hosts trap rules refused or held the most URLs
+// of, with the requests each cost, most first; and the number of such
 // hosts.
 func (j *Judge) TrapReport() ([]TrapCost, int64) {
 	t := j.traps
 	t.mu.Lock()
 	out := make([]TrapCost, 0, len(t.hosts))
 	for _, c := range t.hosts {
-		out = append(out, TrapCost{Host: c.Host, Refused: maps.Clone(c.Refused)})
+		out = append(out, TrapCost{Host: c.Host, Refused: maps.Clone(c.Refused), Held: c.Held})
 	}
 	n := int64(len(t.hosts)) + t.more
 	t.mu.Unlock()
 	slices.SortFunc(out, func(a, b TrapCost) int {
-		if c := cmp.Compare(b.RefusedTotal(), a.RefusedTotal()); c != 0 {
+		if c := cmp.Compare(b.cut(), a.cut()); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.Host, b.Host)

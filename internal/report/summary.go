@@ -42,74 +42,75 @@ type Progress struct {
 type Summary struct {
 	StoppedBy          string           `json:"stopped_by"` // "drained", "deferred" (drained but for hosts held back by failures, see Deferred), "max-pages", "interrupted", "failed" (see the error) or "stopped"
 	Elapsed            time.Duration    `json:"-"`
-	Pages              int64            `json:"pages"`               // page requests that got a response (what --max-pages counts)
-	RequisiteFetches   int64            `json:"requisite_fetches"`   // requisite requests that got a response (--max-requisites counts them and sitemaps)
-	SitemapFetches     int64            `json:"sitemap_fetches"`     // sitemap requests that got a response
-	RobotsFetches      int64            `json:"robots_fetches"`      // robots.txt requests
-	Bytes              int64            `json:"bytes"`               // body bytes received
-	Truncated          int64            `json:"truncated"`           // responses cut by a cap or a timeout
-	Revisits           int64            `json:"revisits"`            // responses whose payload was already archived: revisit records
-	NearDups           int64            `json:"near_dups"`           // pages that were near-duplicates of an earlier page
-	NotModified        int64            `json:"not_modified"`        // 304s to conditional requests (continuous mode)
-	Recrawls           int64            `json:"recrawls"`            // URLs queued again when their next crawl came (continuous mode)
-	ListedChanged      int64            `json:"listed_changed"`      // URLs queued again early: a sitemap's <lastmod> is after their last fetch
-	ListedDropped      int64            `json:"listed_dropped"`      // sitemap hints about known URLs dropped: too many waited for a scan
-	RevisitBytes       int64            `json:"revisit_bytes"`       // their payload bytes, not stored again
-	Rendered           int64            `json:"rendered"`            // exchanges archived as parsed, not as the bytes sent, which no WARC record could hold
-	Requisites         int64            `json:"requisites"`          // requisites found on pages and style sheets (unless Config.NoRequisites; WithImages)
-	RequisitesQueued   int64            `json:"requisites_queued"`   // of which new to the crawl, and queued
-	RequisitesArchived int64            `json:"requisites_archived"` // requisites fetched, answered 2xx and archived
-	OverDecodeCap      int64            `json:"over_decode_cap"`     // bodies whose decompressed size passed the cap (not parsed past it)
-	BadEncoding        int64            `json:"bad_encoding"`        // bodies whose Content-Encoding could not be undone
-	Binary             int64            `json:"binary"`              // bodies labelled as text that were binary: archived, not parsed
-	Charsets           map[string]int64 `json:"charsets"`            // documents whose charset label was unknown, whose UTF-8 was invalid, or that were converted to UTF-8 (content.Charset*)
-	RedirectSeen       int64            `json:"redirect_seen"`       // redirects to a URL already seen: loops, or pages reached another way
-	Requeued           int64            `json:"requeued"`            // URLs queued again when in-links raised their importance (the copy leased after the fetch is dropped, counted as rejected "requeued")
-	Forwarded          int64            `json:"forwarded"`           // URLs handed to the nodes that own their hosts (Cluster.Owns)
-	RobotsCut          int64            `json:"robots_cut"`          // robots.txt files over robots.MaxBytes: only their first 500 KiB read
-	ByStatus           map[string]int64 `json:"by_status"`           // page responses by status class ("2xx", ...)
-	Errors             map[string]int64 `json:"errors"`              // requests without a response (pages and robots.txt), by kind
-	Rejected           map[string]int64 `json:"rejected"`            // discovered URLs not queued, by reason
-	Handled            map[string]int64 `json:"handled"`             // responses read, by content handler ("html", "text", "sitemap", "image")
-	Archived           map[string]int64 `json:"archived"`            // 2xx responses archived, by media type (at most 64 types, the rest "other")
-	Refused            map[string]int64 `json:"refused"`             // responses whose body the media policy refused (not read), by media type
-	Unreadable         map[string]int64 `json:"unreadable"`          // of which read only in part (malformed), by handler
-	Cut                map[string]int64 `json:"cut"`                 // of which cut at a limit (a sitemap past 50,000 URLs or 50 MB, a page past MaxLinksPerPage links), by handler
-	Extended           map[string]int64 `json:"extended"`            // documents extensions read (Config.Extensions), by extension
-	ExtensionFailed    map[string]int64 `json:"extension_failed"`    // of which the extension failed on (an error, a timeout, a crash), by extension
-	LinksCut           int64            `json:"links_cut"`           // HTML pages cut at MaxLinksPerPage: their later links not read
-	LinksCutHosts      map[string]int64 `json:"links_cut_hosts"`     // of which per host, for the 20 hosts with the most
-	Robots             map[string]int64 `json:"robots"`              // robots.txt fetch outcomes: rules, no-rules, disallow-all (each retry counts)
-	RobotsHops         int64            `json:"robots_hops"`         // robots.txt redirect hops followed
-	Policies           int              `json:"policies"`            // hosts with an operator policy when the crawl ended
-	RobotsRetries      int64            `json:"robots_retries"`      // failed robots.txt fetches retried later, the host's URLs kept
-	RobotsLastGood     int64            `json:"robots_last_good"`    // unreachable robots.txt files replaced by the last good copy, or by none (RobotsLastGood)
-	HostsDown          map[string]int64 `json:"hosts_down"`          // hosts not crawled because robots.txt failed, by cause
-	HostsDownNamed     []HostCause      `json:"hosts_down_named"`    // of which the first, with what failed
-	NoIndex            int64            `json:"no_index"`            // pages that asked not to be indexed (still archived)
-	NoFollow           int64            `json:"no_follow"`           // pages whose links were not followed on their request
-	Throttled          int64            `json:"throttled"`           // 429 responses (robots.txt included): the host backed off
-	Unavailable        int64            `json:"unavailable"`         // 503 responses: backed off, and counted as failures
-	Strained           int64            `json:"strained"`            // requests cut by a timeout, a reset or a silence: the host and its server waited the latency factor times as long
-	Parks              int64            `json:"parks"`               // times a host was parked after failures in a row
-	GaveUp             int64            `json:"gave_up"`             // hosts given up after too many failures
-	GaveUpHosts        []string         `json:"gave_up_hosts"`       // the first of them
-	Traps              int64            `json:"traps"`               // hosts cut off: most of their last pages were near-duplicates
-	TrapHosts          []string         `json:"trap_hosts"`          // the first of them
-	TrapCosts          []judge.TrapCost `json:"trap_costs"`          // the hosts trap rules (pattern, repeats, depth, host-cap, trap) refused most URLs of, and what each cost
-	TrapHostCount      int64            `json:"trap_host_count"`     // hosts any trap rule refused URLs of
-	Queued             int              `json:"queued"`              // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
-	Seeds              int              `json:"seeds"`               // seeds given (Config.Seeds)
-	SeedsFetched       int              `json:"seeds_fetched"`       // of which got a response, in this run or an earlier one on the directory
-	SeedsNotFetched    int              `json:"seeds_not_fetched"`   // of which did not
-	SeedFailures       []SeedFailure    `json:"seed_failures"`       // of which the first, each with why and what would let it be fetched
-	Deferred           int64            `json:"deferred"`            // with StoppedBy "deferred": the URLs left queued, every one waiting on a host held back by failures
-	DeferredHosts      []DeferredHost   `json:"deferred_hosts"`      // of which the hosts with the most
-	DeferredHostCount  int              `json:"deferred_host_count"` // hosts with URLs deferred
-	Resumed            bool             `json:"resumed"`             // the crawl continued one found under DataDir
-	ResumedURLs        int64            `json:"resumed_urls"`        // URLs that crawl had accepted
-	ResumedQueue       int64            `json:"resumed_queue"`       // URLs the earlier run left queued that this one read back (leases out at a crash included)
-	WARCRecovered      int              `json:"warc_recovered"`      // torn WARC files from a crash cut back to their last whole record
+	Pages              int64            `json:"pages"`                 // page requests that got a response (what --max-pages counts)
+	RequisiteFetches   int64            `json:"requisite_fetches"`     // requisite requests that got a response (--max-requisites counts them and sitemaps)
+	SitemapFetches     int64            `json:"sitemap_fetches"`       // sitemap requests that got a response
+	RobotsFetches      int64            `json:"robots_fetches"`        // robots.txt requests
+	Bytes              int64            `json:"bytes"`                 // body bytes received
+	Truncated          int64            `json:"truncated"`             // responses cut by a cap or a timeout
+	Revisits           int64            `json:"revisits"`              // responses whose payload was already archived: revisit records
+	NearDups           int64            `json:"near_dups"`             // pages that were near-duplicates of an earlier page
+	NotModified        int64            `json:"not_modified"`          // 304s to conditional requests (continuous mode)
+	Recrawls           int64            `json:"recrawls"`              // URLs queued again when their next crawl came (continuous mode)
+	ListedChanged      int64            `json:"listed_changed"`        // URLs queued again early: a sitemap's <lastmod> is after their last fetch
+	ListedDropped      int64            `json:"listed_dropped"`        // sitemap hints about known URLs dropped: too many waited for a scan
+	RevisitBytes       int64            `json:"revisit_bytes"`         // their payload bytes, not stored again
+	Rendered           int64            `json:"rendered"`              // exchanges archived as parsed, not as the bytes sent, which no WARC record could hold
+	Requisites         int64            `json:"requisites"`            // requisites found on pages and style sheets (unless Config.NoRequisites; WithImages)
+	RequisitesQueued   int64            `json:"requisites_queued"`     // of which new to the crawl, and queued
+	RequisitesArchived int64            `json:"requisites_archived"`   // requisites fetched, answered 2xx and archived
+	OverDecodeCap      int64            `json:"over_decode_cap"`       // bodies whose decompressed size passed the cap (not parsed past it)
+	BadEncoding        int64            `json:"bad_encoding"`          // bodies whose Content-Encoding could not be undone
+	Binary             int64            `json:"binary"`                // bodies labelled as text that were binary: archived, not parsed
+	Charsets           map[string]int64 `json:"charsets"`              // documents whose charset label was unknown, whose UTF-8 was invalid, or that were converted to UTF-8 (content.Charset*)
+	RedirectSeen       int64            `json:"redirect_seen"`         // redirects to a URL already seen: loops, or pages reached another way
+	Requeued           int64            `json:"requeued"`              // URLs queued again when in-links raised their importance (the copy leased after the fetch is dropped, counted as rejected "requeued")
+	Forwarded          int64            `json:"forwarded"`             // URLs handed to the nodes that own their hosts (Cluster.Owns)
+	RobotsCut          int64            `json:"robots_cut"`            // robots.txt files over robots.MaxBytes: only their first 500 KiB read
+	ByStatus           map[string]int64 `json:"by_status"`             // page responses by status class ("2xx", ...)
+	Errors             map[string]int64 `json:"errors"`                // requests without a response (pages and robots.txt), by kind
+	Rejected           map[string]int64 `json:"rejected"`              // discovered URLs not queued, by reason
+	Held               map[string]int64 `json:"held_past_trap_budget"` // discovered URLs queued at the lowest priority, past their family's trap budget, by reason (judge.HeldQuery, judge.HeldDate)
+	Handled            map[string]int64 `json:"handled"`               // responses read, by content handler ("html", "text", "sitemap", "image")
+	Archived           map[string]int64 `json:"archived"`              // 2xx responses archived, by media type (at most 64 types, the rest "other")
+	Refused            map[string]int64 `json:"refused"`               // responses whose body the media policy refused (not read), by media type
+	Unreadable         map[string]int64 `json:"unreadable"`            // of which read only in part (malformed), by handler
+	Cut                map[string]int64 `json:"cut"`                   // of which cut at a limit (a sitemap past 50,000 URLs or 50 MB, a page past MaxLinksPerPage links), by handler
+	Extended           map[string]int64 `json:"extended"`              // documents extensions read (Config.Extensions), by extension
+	ExtensionFailed    map[string]int64 `json:"extension_failed"`      // of which the extension failed on (an error, a timeout, a crash), by extension
+	LinksCut           int64            `json:"links_cut"`             // HTML pages cut at MaxLinksPerPage: their later links not read
+	LinksCutHosts      map[string]int64 `json:"links_cut_hosts"`       // of which per host, for the 20 hosts with the most
+	Robots             map[string]int64 `json:"robots"`                // robots.txt fetch outcomes: rules, no-rules, disallow-all (each retry counts)
+	RobotsHops         int64            `json:"robots_hops"`           // robots.txt redirect hops followed
+	Policies           int              `json:"policies"`              // hosts with an operator policy when the crawl ended
+	RobotsRetries      int64            `json:"robots_retries"`        // failed robots.txt fetches retried later, the host's URLs kept
+	RobotsLastGood     int64            `json:"robots_last_good"`      // unreachable robots.txt files replaced by the last good copy, or by none (RobotsLastGood)
+	HostsDown          map[string]int64 `json:"hosts_down"`            // hosts not crawled because robots.txt failed, by cause
+	HostsDownNamed     []HostCause      `json:"hosts_down_named"`      // of which the first, with what failed
+	NoIndex            int64            `json:"no_index"`              // pages that asked not to be indexed (still archived)
+	NoFollow           int64            `json:"no_follow"`             // pages whose links were not followed on their request
+	Throttled          int64            `json:"throttled"`             // 429 responses (robots.txt included): the host backed off
+	Unavailable        int64            `json:"unavailable"`           // 503 responses: backed off, and counted as failures
+	Strained           int64            `json:"strained"`              // requests cut by a timeout, a reset or a silence: the host and its server waited the latency factor times as long
+	Parks              int64            `json:"parks"`                 // times a host was parked after failures in a row
+	GaveUp             int64            `json:"gave_up"`               // hosts given up after too many failures
+	GaveUpHosts        []string         `json:"gave_up_hosts"`         // the first of them
+	Traps              int64            `json:"traps"`                 // hosts cut off: most of their last pages were near-duplicates
+	TrapHosts          []string         `json:"trap_hosts"`            // the first of them
+	TrapCosts          []judge.TrapCost `json:"trap_costs"`            // the hosts trap rules (pattern, repeats, depth, host-cap, trap) refused most URLs of, and what each cost
+	TrapHostCount      int64            `json:"trap_host_count"`       // hosts any trap rule refused URLs of
+	Queued             int              `json:"queued"`                // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
+	Seeds              int              `json:"seeds"`                 // seeds given (Config.Seeds)
+	SeedsFetched       int              `json:"seeds_fetched"`         // of which got a response, in this run or an earlier one on the directory
+	SeedsNotFetched    int              `json:"seeds_not_fetched"`     // of which did not
+	SeedFailures       []SeedFailure    `json:"seed_failures"`         // of which the first, each with why and what would let it be fetched
+	Deferred           int64            `json:"deferred"`              // with StoppedBy "deferred": the URLs left queued, every one waiting on a host held back by failures
+	DeferredHosts      []DeferredHost   `json:"deferred_hosts"`        // of which the hosts with the most
+	DeferredHostCount  int              `json:"deferred_host_count"`   // hosts with URLs deferred
+	Resumed            bool             `json:"resumed"`               // the crawl continued one found under DataDir
+	ResumedURLs        int64            `json:"resumed_urls"`          // URLs that crawl had accepted
+	ResumedQueue       int64            `json:"resumed_queue"`         // URLs the earlier run left queued that this one read back (leases out at a crash included)
+	WARCRecovered      int              `json:"warc_recovered"`        // torn WARC files from a crash cut back to their last whole record
 	WARCFiles          []string         `json:"warc_files"`
 	WARCBytes          int64            `json:"warc_bytes"`
 	WARCUploads        *archive.Uploads `json:"warc_uploads"`         // finished WARC files moved to the object store; nil without one
@@ -273,10 +274,24 @@ func (s Summary) Write(w io.Writer) {
 	if s.RedirectSeen > 0 {
 		fmt.Fprintf(w, "  redirects:  %d to a URL already seen (loops, or pages reached another way)\n", s.RedirectSeen)
 	}
+	if len(s.Held) > 0 {
+		var n int64
+		for _, v := range s.Held {
+			n += v
+		}
+		fmt.Fprintf(w, "  held:       %d URLs past their family's trap budget, queued at the lowest priority: %s\n", n, joinCounts(s.Held))
+	}
 	if len(s.TrapCosts) > 0 {
-		fmt.Fprintf(w, "  trap rules: %d hosts had URLs refused by a trap rule; the most:\n", s.TrapHostCount)
+		fmt.Fprintf(w, "  trap rules: %d hosts had URLs refused or held by a trap rule; the most:\n", s.TrapHostCount)
 		for _, c := range s.TrapCosts {
-			fmt.Fprintf(w, "    %-40s %6d requests, %d URLs refused: %s\n", c.Host, c.Requests, c.RefusedTotal(), joinCounts(c.Refused))
+			fmt.Fprintf(w, "    %-40s %6d requests", c.Host, c.Requests)
+			if n := c.RefusedTotal(); n > 0 || c.Held == 0 {
+				fmt.Fprintf(w, ", %d URLs refused: %s", n, joinCounts(c.Refused))
+			}
+			if c.Held > 0 {
+				fmt.Fprintf(w, ", %d held past the trap budget", c.Held)
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	if s.NoIndex > 0 || s.NoFollow > 0 {

@@ -59,7 +59,8 @@ func TestSummaryJSON(t *testing.T) {
 		StoppedBy: "max-pages", Elapsed: 1500 * time.Millisecond, Pages: 10, RobotsFetches: 2, SeenFalsePos: 1,
 		RequisiteFetches: 3, SitemapFetches: 4,
 		ByStatus: map[string]int64{"2xx": 9}, WARCFiles: []string{"a.warc.gz"},
-		TrapCosts:      []judge.TrapCost{{Host: "t.test", Requests: 3, Refused: map[string]int64{"pattern": 5}}},
+		TrapCosts:      []judge.TrapCost{{Host: "t.test", Requests: 3, Refused: map[string]int64{"pattern": 5}, Held: 6}},
+		Held:           map[string]int64{judge.HeldQuery: 6},
 		WARCUploads:    &archive.Uploads{Files: 1, Failed: 2, LastError: "x"},
 		Browser:        &RenderSummary{Mode: "auto", NewLinks: 4},
 		HostsDownNamed: []HostCause{{Host: "d.test", Cause: "tls"}},
@@ -78,6 +79,7 @@ func TestSummaryJSON(t *testing.T) {
 		"stopped_by": "max-pages", "elapsed_seconds": 1.5, "pages": 10.0, "robots_fetches": 2.0, "seen_false_positives": 1.0,
 		"requisite_fetches": 3.0, "sitemap_fetches": 4.0,
 		"by_status": map[string]any{"2xx": 9.0}, "warc_files": []any{"a.warc.gz"},
+		"held_past_trap_budget": map[string]any{"query-budget": 6.0},
 	} {
 		if !reflect.DeepEqual(m[key], want) {
 			t.Errorf("%s: %#v, want %#v", key, m[key], want)
@@ -88,7 +90,7 @@ func TestSummaryJSON(t *testing.T) {
 			t.Errorf("the old key %s is still written", old)
 		}
 	}
-	nested := map[string]string{"trap_costs": "requests", "warc_uploads": "last_error", "browser": "new_links", "hosts_down_named": "cause", "seed_failures": "reason", "deferred_hosts": "urls"}
+	nested := map[string]string{"trap_costs": "held", "warc_uploads": "last_error", "browser": "new_links", "hosts_down_named": "cause", "seed_failures": "reason", "deferred_hosts": "urls"}
 	for key, inner := range nested {
 		v := m[key]
 		if l, ok := v.([]any); ok && len(l) > 0 {
@@ -157,5 +159,34 @@ func TestFirstKeepsTheFirstNamed(t *testing.T) {
 	first[0] = "changed"
 	if _, again := l.Snapshot(); again[0] != "h" {
 		t.Error("the snapshot shares its slice with the list")
+	}
+}
+
+// The summary says how many URLs were held past their family's trap
+// budget, by reason, and how many of each trap host: held, not refused.
+func TestSummaryHeldPastTrapBudget(t *testing.T) {
+	sum := Summary{
+		Held: map[string]int64{judge.HeldQuery: 340, judge.HeldDate: 12},
+		TrapCosts: []judge.TrapCost{
+			{Host: "facets.test", Requests: 98, Refused: map[string]int64{}, Held: 340},
+			{Host: "calendar.test", Requests: 70, Refused: map[string]int64{"pattern": 2}, Held: 12},
+		},
+		TrapHostCount: 2,
+	}
+	var out strings.Builder
+	sum.Write(&out)
+	for _, want := range []string{
+		"held:       352 URLs past their family's trap budget, queued at the lowest priority: date-budget 12, query-budget 340\n",
+		"facets.test                                  98 requests, 340 held past the trap budget\n",
+		"calendar.test                                70 requests, 2 URLs refused: pattern 2, 12 held past the trap budget\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the summary lacks %q:\n%s", want, out.String())
+		}
+	}
+	var none strings.Builder
+	(&Summary{}).Write(&none)
+	if strings.Contains(none.String(), "held") {
+		t.Errorf("a summary with nothing held speaks of it:\n%s", none.String())
 	}
 }

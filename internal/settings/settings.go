@@ -77,6 +77,13 @@ type Config struct {
 	// paths. Seeds are exempt. Zero means 10,000, negative no limit; at
 	// most 65,000.
 	MaxURLsPerPattern int
+	// TrapBudget is the URLs a family of URLs (one path's query variants,
+	// one dated path shape like /cal/2026/11/) may queue from its own
+	// pages before they have shown their worth: it grows by a URL for
+	// each page that leads somewhere new and shrinks for copies; past it
+	// they are queued last and counted. Zero means 50, negative no
+	// budget.
+	TrapBudget int
 	// MaxPathRepeats is the most times one segment may occur in a URL's
 	// path (/a/b/a/b/...); zero means 3, negative no limit.
 	MaxPathRepeats int
@@ -332,7 +339,7 @@ func Crawl(cfg Config) (crawl.Config, error) {
 	cc := crawl.Config{
 		Seeds: cfg.Seeds, DataDir: cfg.DataDir, UserAgent: cfg.UserAgent, Fresh: cfg.Fresh,
 		Delay: cfg.Delay, Workers: cfg.Workers, MaxPages: cfg.MaxPages, MaxRequisites: cfg.MaxRequisites, MaxURLsPerHost: cfg.MaxURLsPerHost,
-		MaxURLsPerPattern: cfg.MaxURLsPerPattern, MaxRedirects: cfg.MaxRedirects, MaxLinksPerPage: cfg.MaxLinksPerPage,
+		MaxURLsPerPattern: cfg.MaxURLsPerPattern, TrapBudget: cfg.TrapBudget, MaxRedirects: cfg.MaxRedirects, MaxLinksPerPage: cfg.MaxLinksPerPage,
 		Grace: cfg.Grace, FailureWait: cfg.FailureWait,
 		NoRequisites: cfg.NoRequisites, WithImages: cfg.WithImages, NoSitemaps: cfg.NoSitemaps,
 		Render: crawl.RenderConfig{

@@ -199,8 +199,8 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case c.World != "" && c.World != WorldClassic && c.World != WorldSeeds && c.World != WorldShop && c.World != WorldOrder:
-		return fmt.Errorf("synthweb: World %q is not %q, %q, %q or %q", c.World, WorldClassic, WorldSeeds, WorldShop, WorldOrder)
+	case c.World != "" && c.World != WorldClassic && c.World != WorldSeeds && c.World != WorldShop && c.World != WorldOrder && c.World != WorldBlog:
+		return fmt.Errorf("synthweb: World %q is not %q, %q, %q, %q or %q", c.World, WorldClassic, WorldSeeds, WorldShop, WorldOrder, WorldBlog)
 	case c.World == WorldSeeds && c.MinLinks < chromeLinks:
 		return fmt.Errorf("synthweb: MinLinks %d is below %d, the links every page of world %q carries", c.MinLinks, chromeLinks, WorldSeeds)
 	case c.Hosts < 0:
@@ -443,8 +443,8 @@ func Start(cfg Config) (*Web, error) {
 		}
 		return nil, err
 	}
-	if cfg.World == WorldShop {
-		// Nothing to build: a shop's pages are made from their numbers.
+	if cfg.World == WorldShop || cfg.World == WorldBlog {
+		// Nothing to build: a shop's or a blog's pages are made from their numbers.
 	} else if cfg.World == WorldOrder {
 		w.buildOrder()
 	} else if cfg.World == WorldSeeds {
@@ -673,6 +673,10 @@ func (w *Web) serve(rw *logWriter, r *http.Request, h *host) {
 			return
 		}
 		w.serveOrder(rw, r, h)
+		return
+	}
+	if w.cfg.World == WorldBlog {
+		w.serveBlog(rw, r, h)
 		return
 	}
 	if path == sitemapPath && !w.cfg.NoSitemap {

@@ -1,0 +1,297 @@
+package judge
+
+import (
+	"encoding/binary"
+	"errors"
+	"maps"
+	"strings"
+	"sync"
+
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/hostmap"
+)
+
+// The trap budget bounds each URL family (family.go: one path's query
+// variants, one dated path shape) by what its pages are worth. A family
+// may queue, from its own pages, TrapBudget URLs to begin with; each of
+// its pages fetched then moves that budget by what it showed, in
+// quarters of a URL:
+//
+//   - it led to a new URL outside the family (an article a listing
+//     lists, a product a facet shows): +4, one URL for one page, so a
+//     family whose every page leads somewhere new pays for itself and is
+//     never held;
+//   - its content was distinct (neither an exact nor a near duplicate
+//     of a page fetched before): +1, so that a family of distinct pages
+//     that lead nowhere else (an endless calendar of generated text)
+//     converges: a family whose pages bring a quarter each stops at
+//     4/3 of its budget;
+//   - its content was a copy: -4, so a family of copies stops at half;
+//   - it brought nothing new, neither a URL outside the family nor
+//     content judged distinct (an error page, a redirect within the
+//     family): -2;
+//   - and each new URL of the family that another host links to: +4.
+//
+// Only URLs a page of the same family led to count against the budget:
+// a URL of the family linked from elsewhere (the shop's front page
+// linking /shop?color=red, a month's page linking its days, another host)
+// is an in-link, not the family feeding itself, and is queued as usual.
+// A URL past the budget is not refused: it is queued at HeldPriority,
+// kept in the seen set and on disk, counted per reason and per host, for
+// a continuous crawl to fetch when nothing else waits.
+
+// DefaultTrapBudget is the trap budget's default: the URLs a family may
+// queue from its own pages before it has shown what they are worth. With
+// the distinct pages of a trap it comes to about 4/3 of it, some 70
+// pages, and the links into the family from outside it come on top: the
+// faceted search and the endless calendar of the synthetic web cost
+// about 100 and 70 requests. Fifty is more than the pages of a listing a
+// site links from one page, and a family that leads to new pages grows
+// past it one URL a page.
+const DefaultTrapBudget = 50
+
+// HeldPriority is the front queue of a URL held past its family's
+// budget: Surplus, which a crawl that ends never leases and a continuous
+// one leases only when nothing else waits.
+const HeldPriority = frontier.Surplus
+
+// Reasons a URL is held past its family's budget: queued at HeldPriority
+// and counted (Held), not refused.
+const (
+	HeldQuery = "query-budget" // its path's query variants spent their budget
+	HeldDate  = "date-budget"  // its dated path shape (or dated query) spent its budget
+)
+
+// Content is what a fetched page showed of its family's worth, besides
+// the URLs it led to.
+type Content uint8
+
+// What a page's content showed.
+const (
+	NotWeighed Content = iota // not a page fetched for the first time (a requisite, a sitemap, a recrawl): it weighs nothing
+	Unjudged                  // neither judged distinct nor a copy: an error, a redirect, a page not read
+	Distinct                  // read, and neither an exact nor a near duplicate of a page before it
+	Copy                      // an exact or a near duplicate of a page before it
+)
+
+// A family's worth moves in quarters of a URL.
+const (
+	worthLed       = 4  // the page led to a new URL outside its family
+	worthDistinct  = 1  // its content was distinct
+	worthCopy      = -4 // its content was a copy
+	worthNothing   = -2 // it led to nothing outside its family, and its content was not judged distinct
+	worthCrossHost = 4  // a new URL of the family another host links to
+	maxGrown       = 1 << 30
+)
+
+// DefaultMaxFamilies bounds the families whose budgets are kept in
+// memory, the least recently used forgotten first: about 100 bytes each,
+// 6.5 MiB. A family forgotten starts again at the budget; the per-pattern
+// cap still bounds it.
+const DefaultMaxFamilies = 1 << 16
+
+// famState is what the judge knows of a family: the URLs its pages led
+// to that were queued and held, and how much its budget grew (in
+// quarters of a URL; negative when it shrank).
+type famState struct {
+	counted, held uint32
+	grown         int32
+}
+
+// budget is the URLs the family may queue from its own pages: base and
+// what it grew, never below none.
+func (s famState) budget(base int) int64 { return max(4*int64(base)+int64(s.grown), 0) / 4 }
+
+// grow moves s's budget by d quarters, within bounds: it never shrinks
+// below none, so that a family that turns worthwhile recovers.
+func (s famState) grow(d, base int) famState {
+	s.grown = int32(min(max(int(s.grown)+d, -4*base), maxGrown))
+	return s
+}
+
+// budgets holds the families' states, bounded (DefaultMaxFamilies), and
+// the URLs held. It is safe for concurrent use.
+type budgets struct {
+	base int // URLs
+	fams *hostmap.Map[famState]
+
+	mu   sync.Mutex
+	held map[string]int64 // by reason
+}
+
+// newBudgets returns the trap budgets of base URLs a family, keeping at
+// most maxFamilies families (zero: DefaultMaxFamilies); nil when base is
+// zero: no budget.
+func newBudgets(base, maxFamilies, partitions int) *budgets {
+	if base <= 0 {
+		return nil
+	}
+	if maxFamilies <= 0 {
+		maxFamilies = DefaultMaxFamilies
+	}
+	return &budgets{base: base, fams: hostmap.NewBounded[famState](partitions, maxFamilies, nil), held: map[string]int64{}}
+}
+
+// famKeyLen is the length of a family's key in the map and the store.
+const famKeyLen = 9
+
+func (f family) key() string {
+	var b [famKeyLen]byte
+	b[0] = byte(f.kind)
+	binary.LittleEndian.PutUint64(b[1:], f.hash)
+	return string(b[:])
+}
+
+// splitAuthority returns the authority of a canonical URL given as a
+// string.
+func splitAuthority(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
+	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
+		return rest[:end]
+	}
+	return rest
+}
+
+// hold judges c, a URL new to the crawl about to be queued, against its
+// family's budget: the reason it is held past it, or "". Seeds,
+// requisites and sitemaps are not judged.
+func (b *budgets) hold(c *Candidate) string {
+	if b == nil || c.Depth+c.Hops == 0 || c.As.Resource() || c.Sitemap || c.Via == "" {
+		return ""
+	}
+	fam := familyOf(c.URL)
+	if fam.none() {
+		return ""
+	}
+	cross := splitAuthority(c.Via) != c.URL.Authority
+	if !cross && familyOfString(c.Via) != fam {
+		return "" // an in-link from elsewhere on the host
+	}
+	var held bool
+	b.fams.Update(fam.key(), func(s famState) famState {
+		switch {
+		case cross:
+			return s.grow(worthCrossHost, b.base)
+		case int64(s.counted) >= s.budget(b.base):
+			s.held++
+			held = true
+		default:
+			s.counted++
+		}
+		return s
+	})
+	if !held {
+		return ""
+	}
+	reason := HeldQuery
+	if fam.kind == dateFamily {
+		reason = HeldDate
+	}
+	b.mu.Lock()
+	b.held[reason]++
+	b.mu.Unlock()
+	return reason
+}
+
+// Worth gathers what one fetched page led to, for Weigh. The zero Worth
+// weighs nothing.
+type Worth struct {
+	fam family
+	led bool
+}
+
+// Worth starts the weighing of a fetched page: what it led to is given to
+// Admitted, then the whole to Weigh.
+func (j *Judge) Worth(page canon.URL) Worth {
+	if j.budgets == nil {
+		return Worth{}
+	}
+	return Worth{fam: familyOf(page)}
+}
+
+// Admitted records a URL the page led to that was queued (a link or a
+// redirect's target, not a requisite or a sitemap).
+func (w *Worth) Admitted(u canon.URL) {
+	if !w.fam.none() && !w.led && familyOf(u) != w.fam {
+		w.led = true
+	}
+}
+
+// Weigh moves the budget of the page's family by what the page showed:
+// the URLs it led to (Admitted) and its content. A family that no page of
+// its own has led to yet has no budget to move.
+func (j *Judge) Weigh(w Worth, content Content) {
+	b := j.budgets
+	if b == nil || w.fam.none() || content == NotWeighed {
+		return
+	}
+	d := 0
+	if w.led {
+		d += worthLed
+	}
+	switch {
+	case content == Distinct:
+		d += worthDistinct
+	case content == Copy:
+		d += worthCopy
+	case !w.led:
+		d += worthNothing
+	}
+	k := w.fam.key()
+	if _, ok := b.fams.Peek(k); !ok || d == 0 {
+		return
+	}
+	b.fams.Update(k, func(s famState) famState { return s.grow(d, b.base) })
+}
+
+// Held returns the URLs held past their family's budget, by reason.
+func (j *Judge) Held() map[string]int64 {
+	b := j.budgets
+	if b == nil {
+		return map[string]int64{}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return maps.Clone(b.held)
+}
+
+// The families' states in the store: famKeyLen bytes of key, then
+// counted, held and grown, 4 bytes each, little-endian.
+const (
+	metaTrapFamilies = "trapcounts/families"
+	famRecordLen     = famKeyLen + 12
+)
+
+// marshal encodes the families in memory.
+func (b *budgets) marshal() []byte {
+	out := make([]byte, 0, famRecordLen*b.fams.Len())
+	b.fams.Each(func(k string, s famState) {
+		out = append(out, k...)
+		out = binary.LittleEndian.AppendUint32(out, s.counted)
+		out = binary.LittleEndian.AppendUint32(out, s.held)
+		out = binary.LittleEndian.AppendUint32(out, uint32(s.grown))
+	})
+	return out
+}
+
+var errFamilies = errors.New("judge: the trap budgets' families do not decode")
+
+// unmarshal reads back what marshal wrote.
+func (b *budgets) unmarshal(v []byte) error {
+	if len(v)%famRecordLen != 0 {
+		return errFamilies
+	}
+	for ; len(v) > 0; v = v[famRecordLen:] {
+		s := famState{
+			counted: binary.LittleEndian.Uint32(v[famKeyLen:]),
+			held:    binary.LittleEndian.Uint32(v[famKeyLen+4:]),
+			grown:   int32(binary.LittleEndian.Uint32(v[famKeyLen+8:])),
+		}
+		b.fams.Update(string(v[:famKeyLen]), func(famState) famState { return s })
+	}
+	return nil
+}
