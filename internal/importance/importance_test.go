@@ -87,10 +87,10 @@ func TestPromoteOnlyWhenTheEstimateDoubles(t *testing.T) {
 			}
 		}
 	}
-	// 400 Units = 102,400: powers of two crossed from 4,096 on are
-	// 4,096 (the first credit past it), 8,192, ..., 65,536: five.
-	if promotions != 5 {
-		t.Errorf("%d promotions in %d credits, want 5", promotions, credits)
+	// 400 Units = 102,400: the first credit (0 to 256) and then each
+	// power of two crossed, 512, 1,024, ..., 65,536: nine.
+	if promotions != 9 {
+		t.Errorf("%d promotions in %d credits, want 9", promotions, credits)
 	}
 }
 
