@@ -215,7 +215,7 @@ func New(cfg Config) (c *Crawler, err error) {
 			c.log.Info("near-duplicate index rebuilt", "pages", n)
 		}
 	}
-	c.rank = importance.New(int(min(8*max(c.cfg.ExpectedURLs, seen.DefaultExpectedURLs), 256<<20)))
+	c.rank = importance.New(int(min(8*max(c.cfg.ExpectedURLs, seen.DefaultExpectedURLs), 256<<20)), c.cfg.ExpectedURLs)
 	if cfg.Recrawl != nil && c.cfg.InLinkBytes > 0 {
 		if c.inlinks, err = schedule.LoadInLinks(c.state.DB, c.cfg.InLinkBytes, c.log); err != nil {
 			return nil, err

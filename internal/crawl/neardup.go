@@ -47,10 +47,15 @@ func (n *nearIndex) judge(fp uint64, url string, depth int, follow bool, pb *sta
 	var m simhash.Match
 	var orig store.SimRecord
 	var known bool
+	// A page has a few matches at most: room for them on the stack.
+	var (
+		mbuf [4]simhash.Match
+		rbuf [4]store.SimRecord
+		hbuf [4]bool
+	)
 	n.mu.Lock()
-	matches := n.ix.Within(nil, fp, n.threshold)
-	recs := make([]store.SimRecord, len(matches))
-	held := make([]bool, len(matches))
+	matches := n.ix.Within(mbuf[:0], fp, n.threshold)
+	recs, held := append(rbuf[:0], make([]store.SimRecord, len(matches))...), append(hbuf[:0], make([]bool, len(matches))...)
 	for i, x := range matches {
 		recs[i], held[i] = n.pending[x.FP]
 	}

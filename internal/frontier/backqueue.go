@@ -1,7 +1,5 @@
 package frontier
 
-import "container/heap"
-
 // backQueue is the head of a host's back queue, in memory: its most
 // important URL first. Importance is the item's priority (Surplus least),
 // then its Rank; among equals the URL that came first goes first, so that
@@ -37,12 +35,12 @@ func (q *backQueue) pop() Item {
 	if q.first.len() > 0 {
 		return q.first.pop()
 	}
-	return heap.Pop(&q.ranked).(ranked).it
+	return q.ranked.remove(0).it
 }
 
 func (q *backQueue) push(it Item) {
 	q.order++
-	heap.Push(&q.ranked, ranked{it: it, order: q.order})
+	q.ranked.push(ranked{it: it, order: q.order})
 }
 
 // pushFront puts it first.
@@ -66,7 +64,7 @@ func (q *backQueue) least() (int, bool) {
 }
 
 // remove takes the ranked item at index i out of the head.
-func (q *backQueue) remove(i int) Item { return heap.Remove(&q.ranked, i).(ranked).it }
+func (q *backQueue) remove(i int) Item { return q.ranked.remove(i).it }
 
 // before reports whether a goes before b in a back queue.
 func before(a, b Item) bool {
@@ -84,13 +82,12 @@ func class(p Priority) int {
 	return int(p)
 }
 
-// rankHeap is a max-heap of items: the first to lease at index 0.
+// rankHeap is a heap of items, the first to lease at index 0. It keeps
+// its own order rather than container/heap's, whose interface would box
+// every item pushed and popped (an allocation per URL queued).
 type rankHeap []ranked
 
-func (h rankHeap) Len() int { return len(h) }
-
-// less says whether item i goes before item j ("less" for container/heap,
-// whose minimum is served first).
+// less says whether item i goes before item j.
 func (h rankHeap) less(i, j int) bool {
 	a, b := &h[i], &h[j]
 	if before(a.it, b.it) {
@@ -102,14 +99,56 @@ func (h rankHeap) less(i, j int) bool {
 	return a.order < b.order
 }
 
-func (h rankHeap) Less(i, j int) bool { return h.less(i, j) }
-func (h rankHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *rankHeap) Push(x any)        { *h = append(*h, x.(ranked)) }
+func (h *rankHeap) push(r ranked) {
+	*h = append(*h, r)
+	h.up(len(*h) - 1)
+}
 
-func (h *rankHeap) Pop() any {
+// remove takes out the item at i and returns it.
+func (h *rankHeap) remove(i int) ranked {
 	old := *h
-	r := old[len(old)-1]
-	old[len(old)-1] = ranked{}
-	*h = old[:len(old)-1]
+	n := len(old) - 1
+	r := old[i]
+	if i != n {
+		old[i] = old[n]
+	}
+	old[n] = ranked{}
+	*h = old[:n]
+	if i != n {
+		if !h.down(i) {
+			h.up(i)
+		}
+	}
 	return r
+}
+
+func (h rankHeap) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if i == j || !h.less(j, i) {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		j = i
+	}
+}
+
+// down sifts the item at i0 down, and reports whether it moved.
+func (h rankHeap) down(i0 int) bool {
+	i, n := i0, len(h)
+	for {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if r := j + 1; r < n && h.less(r, j) {
+			j = r
+		}
+		if !h.less(j, i) {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+	return i > i0
 }

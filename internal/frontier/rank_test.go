@@ -140,3 +140,22 @@ func TestSurplusWaitsForEverythingElse(t *testing.T) {
 		})
 	}
 }
+
+// A host's queue allocates nothing per URL once its storage has grown:
+// a crawl queues some ten URLs a page.
+func TestBackQueueAllocatesNothing(t *testing.T) {
+	var q backQueue
+	items := rankedItems("a.test", 3, 1, 4, 1, 5, 9, 2, 6)
+	fill := func() {
+		for _, it := range items {
+			q.push(it)
+		}
+		for q.len() > 0 {
+			q.pop()
+		}
+	}
+	fill()
+	if n := testing.AllocsPerRun(100, fill); n != 0 {
+		t.Errorf("%v allocations per fill and drain, want 0", n)
+	}
+}

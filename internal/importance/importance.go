@@ -31,7 +31,10 @@ package importance
 
 import (
 	"math/bits"
+	"sync"
 	"time"
+
+	"github.com/bits-and-blooms/bloom/v3"
 
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -47,7 +50,7 @@ const CrossHost = 4
 
 // maxHandout bounds what one page hands out, so that a cycle of pages
 // cannot run the sums up to saturation.
-const maxHandout = 1 << 24
+const maxHandout = 1 << 24 // well under sketch.MaxSum
 
 // promoteFrom is the least estimate at which a URL already queued is
 // queued again: about eight in-links from other hosts' pages of a
@@ -66,19 +69,23 @@ const DefaultBytes = 16 << 20
 // Estimator keeps the cash of every URL. It is safe for concurrent use.
 type Estimator struct {
 	cash *sketch.Sums
+
+	mu      sync.Mutex
+	fetched *bloom.BloomFilter // the pages that handed out their cash
 }
 
-// New returns an Estimator whose sketch takes about bytes (zero:
-// DefaultBytes).
-func New(bytes int) *Estimator {
+// New returns an Estimator for about urls URLs whose sketch takes about
+// bytes (zero: DefaultBytes). Its Bloom filter of the pages fetched takes
+// 10 bits a URL (1 % false positives at urls, more past it).
+func New(bytes int, urls uint) *Estimator {
 	if bytes <= 0 {
 		bytes = DefaultBytes
 	}
-	return &Estimator{cash: sketch.NewSums(bytes)}
+	return &Estimator{cash: sketch.NewSums(bytes), fetched: bloom.NewWithEstimates(max(urls, 1<<16), 0.01)}
 }
 
 // Bytes is the memory the estimates take.
-func (e *Estimator) Bytes() int { return e.cash.Bytes() }
+func (e *Estimator) Bytes() int { return e.cash.Bytes() + int(e.fetched.Cap()/8) }
 
 // Cash is what the links met so far gave the URL of key.
 func (e *Estimator) Cash(k seen.Key) uint32 { return e.cash.Sum(k) }
@@ -154,8 +161,16 @@ func (v *Votes) Reset(keep int) {
 
 // Credit hands out the cash of the fetched page of key over its votes:
 // each link to its own host gets one share, each link to another host
-// CrossHost shares (at least 1 each).
+// CrossHost shares (at least 1 each). A link is promoted when its
+// estimate crosses a power of two from promoteFrom on, unless it is to a
+// page fetched already (as far as a Bloom filter of the pages that
+// handed out cash knows): most of a site's links are to its navigation,
+// fetched first, and each promotion costs its caller a look into the
+// store.
 func (e *Estimator) Credit(page seen.Key, v *Votes) {
+	e.mu.Lock()
+	e.fetched.Add(page[:])
+	e.mu.Unlock()
 	weights := v.same + CrossHost*v.cross
 	if weights == 0 {
 		return
@@ -168,9 +183,17 @@ func (e *Estimator) Credit(page seen.Key, v *Votes) {
 		}
 		before, after := e.cash.Add(k, s)
 		x.rank = after
-		x.promote = after >= promoteFrom && bits.Len32(after) > bits.Len32(before)
+		x.promote = after >= promoteFrom && bits.Len32(after) > bits.Len32(before) && !e.wasFetched(k)
 		v.m[k] = x
 	}
+}
+
+// wasFetched reports whether the page of key handed out its cash, but
+// for the Bloom filter's false positives.
+func (e *Estimator) wasFetched(k seen.Key) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.fetched.Test(k[:])
 }
 
 // Rank is the rank a URL is queued with: its cash, and a prior that

@@ -18,7 +18,7 @@ func k(s string) seen.Key { return seen.KeyOf("http://" + s) }
 // distinct links, a link to another host weighing CrossHost times a link
 // within it; a link named twice counts once.
 func TestCreditSplitsThePageCash(t *testing.T) {
-	e := New(1 << 20)
+	e := New(1<<20, 1000)
 	v := NewVotes()
 	v.Add(k("a.test/1"), false)
 	v.Add(k("a.test/2"), false)
@@ -48,7 +48,7 @@ func TestCreditSplitsThePageCash(t *testing.T) {
 // important ones: a page's cash orders the URLs as a backlink count
 // weighted by the linking pages' own cash does.
 func TestLinksFromImportantPagesCountMore(t *testing.T) {
-	e := New(1 << 20)
+	e := New(1<<20, 1000)
 	credit := func(from string, to ...string) {
 		v := NewVotes()
 		for _, u := range to {
@@ -71,7 +71,7 @@ func TestLinksFromImportantPagesCountMore(t *testing.T) {
 // A URL is promoted (queued again) when its estimate crosses a power of
 // two from promoteFrom on, not at every credit.
 func TestPromoteOnlyWhenTheEstimateDoubles(t *testing.T) {
-	e := New(1 << 20)
+	e := New(1<<20, 1000)
 	target := k("t.test/")
 	promotions, credits := 0, 0
 	for i := range 400 {
@@ -142,5 +142,25 @@ func TestVotesReset(t *testing.T) {
 	var nilVotes *Votes
 	if _, _, ok := nilVotes.Of(k("a.test/")); ok {
 		t.Error("a page without votes has one")
+	}
+}
+
+// A page fetched (one that handed out its cash) is not promoted however
+// its estimate rises: it is not queued.
+func TestFetchedPageNotPromoted(t *testing.T) {
+	e := New(1<<20, 1000)
+	nav := k("a.test/nav")
+	e.Credit(nav, NewVotes()) // fetched, its links not followed
+	for i := range 100 {
+		v := NewVotes()
+		v.Add(nav, false)
+		v.Add(k("a.test/new"+strconv.Itoa(i)), false)
+		e.Credit(k("a.test/p"+strconv.Itoa(i)), v)
+		if _, promote, _ := v.Of(nav); promote {
+			t.Fatalf("the fetched page promoted at its %dth in-link", i+1)
+		}
+		if _, promote, _ := v.Of(k("a.test/new" + strconv.Itoa(i))); !promote {
+			t.Fatalf("a page not fetched, credited half a unit, not promoted")
+		}
 	}
 }

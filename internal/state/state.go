@@ -62,6 +62,12 @@ type State struct {
 	seq      uint64 // last front-queue sequence number handed out
 	firstSeq uint64 // the first one this process hands out
 
+	// opened is when this process opened the state: a URL queued before
+	// may have a copy queued again (Requeue) that again does not know.
+	opened  time.Time
+	againMu sync.Mutex
+	again   map[seen.Key]struct{} // URLs queued again whose first copy was not leased yet, at most maxAgain
+
 	// Forwarder hands the URLs of other nodes' hosts to their owners
 	// before a batch that found them commits. A batch with such URLs and
 	// no Forwarder does not commit.
@@ -84,8 +90,8 @@ func Open(dataDir string, partitions int, fresh bool, fs vfs.FS) (*State, bool, 
 	if err != nil {
 		return nil, false, store.InUse(dataDir, err, "stop that crawl or choose another --data")
 	}
-	d := &State{DB: db, path: path, parts: partitions, seq: uint64(time.Now().UnixNano())}
-	for p := range frontier.High + 1 {
+	d := &State{DB: db, path: path, parts: partitions, seq: uint64(time.Now().UnixNano()), opened: time.Now(), again: map[seen.Key]struct{}{}}
+	for p := range frontier.Surplus + 1 {
 		// Numbers go on from the last one stored, even if the clock went back.
 		last, ok, err := db.LastFrontSeq(uint8(p))
 		if err != nil {
@@ -191,17 +197,30 @@ func (pb *Batch) Stage(it frontier.Item, part int, k seen.Key) error {
 	return nil
 }
 
+// maxAgain bounds the URLs with a copy queued again whose first copy
+// was not leased yet; past it, no URL is queued again.
+const maxAgain = 1 << 16
+
 // Requeue queues a URL again (Item.Again), at the rank it has risen to,
 // if it still waits at a priority no higher (and this batch does not
 // queue it already): the frontier serves the copy that ranks higher
 // first, and Stale finds the other one stale when it is leased. k is the
 // URL's seen-set key.
 func (pb *Batch) Requeue(it frontier.Item, k seen.Key) bool {
-	rec, found, err := pb.d.DB.GetURL(uint16(partition.Of(it.Host, pb.d.parts)), it.Host, k)
-	if err != nil || !found || rec.Status != store.URLQueued || rec.Priority > uint8(it.Priority) ||
-		slices.ContainsFunc(pb.Items, func(q frontier.Item) bool { return q.URL == it.URL }) {
+	d := pb.d
+	d.againMu.Lock()
+	full := len(d.again) >= maxAgain
+	d.againMu.Unlock()
+	if full || slices.ContainsFunc(pb.Items, func(q frontier.Item) bool { return q.URL == it.URL }) {
 		return false
 	}
+	rec, found, err := d.DB.GetURL(uint16(partition.Of(it.Host, d.parts)), it.Host, k)
+	if err != nil || !found || rec.Status != store.URLQueued || rec.Priority > uint8(it.Priority) {
+		return false
+	}
+	d.againMu.Lock()
+	d.again[k] = struct{}{}
+	d.againMu.Unlock()
 	it.Again = true
 	pb.Items = append(pb.Items, it)
 	return true
@@ -211,12 +230,24 @@ func (pb *Batch) Requeue(it frontier.Item, k seen.Key) bool {
 // the other was leased first: a copy queued again finds the URL no
 // longer waiting; the first copy finds it fetched (or dropped) since it
 // was queued. A recrawl is queued after the last fetch, and is not
-// stale.
+// stale. Only a lease that may be such a copy costs a read of the store:
+// a copy queued again, the first copy of a URL this process queued
+// again, or a URL queued before this process opened the state.
 func (d *State) Stale(l frontier.Lease) bool {
 	if l.Seq == 0 || l.RobotsFor != "" {
 		return false
 	}
-	rec, found, err := d.DB.GetURL(uint16(partition.Of(l.Host, d.parts)), l.Host, seen.KeyOf(l.URL))
+	k := seen.KeyOf(l.URL)
+	if !l.Again && !l.Added.Before(d.opened) {
+		d.againMu.Lock()
+		_, first := d.again[k]
+		delete(d.again, k)
+		d.againMu.Unlock()
+		if !first {
+			return false
+		}
+	}
+	rec, found, err := d.DB.GetURL(uint16(partition.Of(l.Host, d.parts)), l.Host, k)
 	if err != nil || !found || rec.Status == store.URLQueued {
 		return false
 	}
