@@ -378,9 +378,12 @@ func trapPageRequests(web *synthweb.Web) map[string]int {
 // five with a reply link ?replytocom=N; an archive per month, /2026/11/,
 // each linking the month before) with the trap budget at its default and
 // with none: the same pages are fetched, and none held. With a budget of
-// 4 the listing passes it from its own pages, and grows past it on the
-// posts its pages lead to: most of its 30 pages are fetched, and every
-// post.
+// 4 the listing passes it from its own pages; its later pages lead to
+// posts the month archives found first (linked from every post, the
+// archives rank above the listing's deep pages and are fetched before
+// them), so it does not grow much, and may be held: every post is still
+// fetched. (That a family grows on what its pages lead to is
+// TestTrapBudgetGrows, in package judge.)
 func TestTrapBudgetCostsOrdinarySitesNothing(t *testing.T) {
 	const posts = 300
 	web := startWeb(t, synthweb.Config{Seed: 11, Hosts: 2, PagesPerHost: posts, World: synthweb.WorldBlog,
@@ -411,8 +414,8 @@ func TestTrapBudgetCostsOrdinarySitesNothing(t *testing.T) {
 			base = got
 		case budget == 4:
 			for h, n := range post {
-				if n != posts || listing[h] < 20 {
-					t.Errorf("trap budget 4: %s: %d posts fetched and %d pages of its listing, want all %d and most of 30", h, n, listing[h], posts)
+				if n != posts || listing[h] < 4 {
+					t.Errorf("trap budget 4: %s: %d posts fetched and %d pages of its listing, want all %d and at least 4", h, n, listing[h], posts)
 				}
 			}
 		default:
