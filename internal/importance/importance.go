@@ -239,6 +239,14 @@ func Listed(priority float64, lastMod, now time.Time) uint32 {
 	return r
 }
 
+// ListedIf is Listed for a page a sitemap lists (in), else 0.
+func ListedIf(in bool, priority float64, lastMod, now time.Time) uint32 {
+	if !in {
+		return 0
+	}
+	return Listed(priority, lastMod, now)
+}
+
 // Priority is the front queue of a link of rank r: high from HighRank,
 // else p.
 func Priority(r uint32, p frontier.Priority) frontier.Priority {

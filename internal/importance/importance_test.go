@@ -183,3 +183,10 @@ func TestExplain(t *testing.T) {
 		t.Errorf("the sum wraps: %+v", e)
 	}
 }
+
+func TestListedIf(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	if ListedIf(false, 1, now, now) != 0 || ListedIf(true, 1, now, now) != Listed(1, now, now) {
+		t.Error("ListedIf: a page no sitemap lists has a sitemap prior, or one listed has not Listed's")
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/history"
+	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -190,15 +191,17 @@ func (r records) URLs(host, status string, after *api.URLPos, limit int) ([]api.
 		return nil, nil, apiErr(err)
 	}
 	out := make([]api.URLRecord, len(recs))
+	now := time.Now()
 	for i, rec := range recs {
-		out[i] = urlRecordOf(pos[i], rec)
+		out[i] = urlRecordOf(pos[i], rec, r.r.Estimate(pos[i], rec, now))
 	}
 	return out, (*api.URLPos)(next), nil
 }
 
-func urlRecordOf(pos store.URLPos, rec store.URLRecord) api.URLRecord {
+func urlRecordOf(pos store.URLPos, rec store.URLRecord, e importance.Estimate) api.URLRecord {
 	return api.URLRecord{Pos: api.URLPos(pos), URL: rec.URL, Status: rec.Status.String(), Depth: rec.Depth,
-		LastStatus: rec.LastStatus, LastOutcome: rec.LastOutcome, LastFetch: rec.LastFetch, NextCrawl: rec.NextCrawl, InLinks: rec.InLinks}
+		LastStatus: rec.LastStatus, LastOutcome: rec.LastOutcome, LastFetch: rec.LastFetch, NextCrawl: rec.NextCrawl, InLinks: rec.InLinks,
+		Rank: rec.Rank, Estimate: api.Estimate{Rank: e.Rank, InLinkCash: e.Cash, DepthPrior: e.Depth, SitemapPrior: e.Sitemap, Boost: e.Boost}}
 }
 
 func (r records) Page(pos api.URLPos) (api.Page, error) {
