@@ -164,9 +164,12 @@ type URLRecord struct {
 	// an error status or no answer (package recrawl's History.Errors,
 	// which backs off a URL that keeps failing); 0 in an older record.
 	Errors int
-	// Rank (version 7) is the rank it was last queued with (package
-	// importance), its operator's boost included; 0 in an older record,
-	// and for a seed.
+	// Rank (version 7) is the rank it was queued with (package
+	// importance), its operator's boost included: when it was admitted,
+	// or, once a lease of it is done, that lease's. A copy queued again
+	// as its estimate rose does not rewrite it: the lease of the URL may
+	// be ending at that moment, and its record is that lease's to write.
+	// 0 in an older record, and for a seed.
 	Rank uint32
 }
 
