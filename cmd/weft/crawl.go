@@ -204,7 +204,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.robotsWait, "robots-retry", d.RobotsRetryWait, "wait before fetching a failed robots.txt again, doubled after each failure")
 	fs.DurationVar(&f.failureWait, "failure-wait", d.FailureWait, "a crawl that ends (weft crawl) stops waiting for hosts whose requests fail (a Retry-After, backoff, a park, a robots.txt retry) this long after its last answered request, and leaves their URLs queued for the next run on --data; held hosts are waited for (0: wait for every clock, up to --max-retry-after)")
 	fs.DurationVar(&f.robotsLastGood, "robots-last-good", 0, "Google's rule for an unreachable robots.txt: use the last good copy up to this age, and crawl as if there were none once it has failed this long (e.g. 720h; 0: RFC 9309's complete disallow)")
-	fs.StringVar(&f.policyFile, "policy", "", "JSON file of per-host policies that make weft more polite: {\"host\": {\"crawl_delay\": \"5s\", \"disallowed\": [\"/path\"], \"max_urls\": 1000}}")
+	fs.StringVar(&f.policyFile, "policy", "", "JSON file of per-host policies that make weft more polite, or boost which URLs go first: {\"host\": {\"crawl_delay\": \"5s\", \"disallowed\": [\"/path\"], \"max_urls\": 1000, \"boost\": 4}}")
 	f.s3.register(fs)
 	f.ext.register(fs)
 	fs.StringVar(&f.clusterURL, "cluster", "", "run as one node of a crawl spread over several, which meet at this NATS JetStream URL (nats://host:4222): the node crawls the hosts of the partitions it owns (see README, Scale-out)")

@@ -96,7 +96,8 @@ func (f *fakeCrawl) URLs(host, status string, after *URLPos, limit int) ([]URLRe
 	var recs []URLRecord
 	var last *URLPos
 	for i := range 10 {
-		r := URLRecord{Pos: URLPos{Part: 1, Host: "a.test", Hash: [16]byte{byte(i)}}, URL: fmt.Sprintf("http://a.test/%d", i), Status: "done", LastFetch: time.Unix(1e9, 0)}
+		r := URLRecord{Pos: URLPos{Part: 1, Host: "a.test", Hash: [16]byte{byte(i)}}, URL: fmt.Sprintf("http://a.test/%d", i), Status: "done", LastFetch: time.Unix(1e9, 0),
+			Rank: uint32(10 * i), Estimate: Estimate{Rank: uint32(20 * i), InLinkCash: uint32(2*i + 1), DepthPrior: 8, SitemapPrior: 1, Boost: 2}}
 		if i >= 6 {
 			r.Pos.Part, r.Pos.Host, r.URL, r.Status, r.LastFetch = 2, "b.test", fmt.Sprintf("http://b.test/%d", i), "queued", time.Time{}
 		}
@@ -408,7 +409,7 @@ func TestOpenAPIInSync(t *testing.T) {
 	}
 	// Fetch, a line of the crawl's fetch log, is the crawl's: checked in
 	// internal/operator (TestFetchSchema).
-	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}, "Rejected": Rejected{}, "LeaseRequest": LeaseRequest{}, "LeasedURL": LeasedURL{}, "CompleteRequest": CompleteRequest{}, "PageInfo": PageInfo{}, "Capture": Capture{}, "BodyKey": BodyKey{},
+	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "Estimate": Estimate{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}, "Rejected": Rejected{}, "LeaseRequest": LeaseRequest{}, "LeasedURL": LeasedURL{}, "CompleteRequest": CompleteRequest{}, "PageInfo": PageInfo{}, "Capture": Capture{}, "BodyKey": BodyKey{},
 		"HostList": HostList{}, "Fetches": Fetches{}, "LeaseResponse": LeaseResponse{},
 		"ClusterView": ClusterView{}, "ClusterNodeView": ClusterNodeView{}, "History": History{}, "Sample": history.Sample{}} {
 		if got := slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, fields(v)) {
@@ -493,6 +494,18 @@ func TestURLs(t *testing.T) {
 	}
 	if u := list("host=b.test"); len(u.URLs) != 4 || u.URLs[0].Status != "queued" || u.NextCursor != "" || u.URLs[0].LastFetch != nil {
 		t.Errorf("b.test's: %+v", u)
+	}
+	// Each URL shows the rank it was queued with, and what it would be
+	// queued with now, and why.
+	_, _, body := do(t, s, "GET", "/v1/urls?host=b.test&limit=1", "", "")
+	if !strings.Contains(body, `"rank": 60,`) || !strings.Contains(body, `"estimate": {
+        "rank": 120,
+        "in_link_cash": 13,
+        "depth_prior": 8,
+        "sitemap_prior": 1,
+        "boost": 2
+      }`) {
+		t.Errorf("b.test's first URL: %s", body)
 	}
 	done := list("status=done&limit=100")
 	if len(done.URLs) != 6 || done.URLs[0].LastFetch == nil {

@@ -8,12 +8,14 @@ import (
 )
 
 // HostPolicy is the body of PUT and GET /v1/policies/{host}: an operator's
-// override for one host, which may only tighten the crawl. It is the
-// object a policy file gives each host, read and written by the policy
-// package: "crawl_delay" (not shorter than the crawl's --delay; a longer
-// robots.txt Crawl-delay still wins), "disallowed" (robots.txt path
-// patterns, beside the host's robots.txt) and "max_urls" (not above the
-// crawl's cap).
+// override for one host, which may only tighten the crawl's politeness.
+// It is the object a policy file gives each host, read and written by the
+// policy package: "crawl_delay" (not shorter than the crawl's --delay; a
+// longer robots.txt Crawl-delay still wins), "disallowed" (robots.txt path
+// patterns, beside the host's robots.txt), "max_urls" (not above the
+// crawl's cap), "render", and "boost" and "boosts" (factors on the rank
+// of the host's URLs, or of those a path pattern matches: they change
+// the order of its URLs, never how often it is asked).
 type HostPolicy = policy.Policy
 
 func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) error {

@@ -156,6 +156,12 @@ type URLRecord struct {
 	LastFetch   time.Time
 	NextCrawl   time.Time
 	InLinks     int
+	// Rank is the rank it was queued with, its boost included: when it
+	// was admitted, or that of its lease last done (0 for a seed, or one
+	// queued before ranks were kept); Estimate the rank it would be
+	// queued with now, and why.
+	Rank     uint32
+	Estimate Estimate
 }
 
 // Page is one URL's record and its captures.

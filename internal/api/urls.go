@@ -33,6 +33,23 @@ type URL struct {
 	LastFetch   *time.Time `json:"last_fetch,omitempty"`
 	NextCrawl   *time.Time `json:"next_crawl,omitempty"`
 	InLinks     int        `json:"in_links,omitempty"`
+	// Rank is the rank it was queued with when it was admitted, or that
+	// of its lease last done: within its host, the highest goes first
+	// (docs/design.md, "What is fetched first").
+	Rank     uint32   `json:"rank"`
+	Estimate Estimate `json:"estimate"`
+}
+
+// Estimate is the rank a URL would be queued with now, and why: the cash
+// its in-links gave it so far (OPIC), a prior for its depth and one for
+// what a sitemap said of it, and the operator's boost for it (its host's
+// times its pattern's), which multiplies their sum.
+type Estimate struct {
+	Rank         uint32  `json:"rank"`
+	InLinkCash   uint32  `json:"in_link_cash"`
+	DepthPrior   uint32  `json:"depth_prior"`
+	SitemapPrior uint32  `json:"sitemap_prior"`
+	Boost        float64 `json:"boost"`
 }
 
 func optTime(t time.Time) *time.Time {
@@ -159,7 +176,7 @@ func (s *Server) urls(w http.ResponseWriter, r *http.Request) error {
 		out.URLs = append(out.URLs, URL{
 			URL: rec.URL, Host: rec.Pos.Host, URLHash: encodePos(&rec.Pos), Status: rec.Status,
 			Depth: rec.Depth, LastStatus: rec.LastStatus, LastOutcome: rec.LastOutcome,
-			LastFetch: optTime(rec.LastFetch), NextCrawl: optTime(rec.NextCrawl), InLinks: rec.InLinks,
+			LastFetch: optTime(rec.LastFetch), NextCrawl: optTime(rec.NextCrawl), InLinks: rec.InLinks, Rank: rec.Rank, Estimate: rec.Estimate,
 		})
 	}
 	return writeJSON(w, http.StatusOK, out)

@@ -180,10 +180,11 @@ func New(cfg Config) (c *Crawler, err error) {
 	if err := loadPolicies(c.state.DB, c.cfg.Policies, c.log); err != nil {
 		return nil, err
 	}
+	c.state.Boosts = c.cfg.Policies // read as each URL is queued: a change applies from then on
 	all := c.cfg.Policies.All()
 	for _, host := range slices.Sorted(maps.Keys(all)) {
 		p := all[host]
-		c.log.Info("operator policy", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs)
+		c.log.Info("operator policy", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs, "boost", p.Boost, "boosts", p.Boosts)
 	}
 	c.hostCap = newHostStates(c.state, c.cfg.Partitions, c.cfg.hostCache(), c.fail)
 	c.stats.hosts = c.hostCap

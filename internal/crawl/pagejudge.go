@@ -74,20 +74,18 @@ func (p *pageRun) content() judge.Content {
 	return judge.Unjudged
 }
 
-// rankOf sets the rank f is queued with: for a link the page voted for,
-// its estimate and the depth prior, and the high-priority front queue if
-// that is high enough; for anything else the page leads to (a requisite,
-// a redirect's target, a sitemap), the rank the page was queued with: it
-// is as important as the page that needs it. It reports whether a link's
-// estimate rose enough to queue it again if it is queued already.
+// rankOf sets the rank f is found with: for a link the page voted for,
+// its estimate and the depth prior (state.Batch boosts it, and gives it
+// the high front queue if that is high enough); for anything else the
+// page leads to (a requisite, a redirect's target, a sitemap), the rank
+// the page was queued with: it is as important as the page that needs
+// it. It reports whether a link's estimate rose enough to queue it again
+// if it is queued already.
 func rankOf(p *pageRun, f *found) (promote bool) {
 	r, promote, ok := p.votes.Of(f.Key)
-	if !ok || f.Key == (seen.Key{}) {
-		f.Rank = p.l.Rank
-		return false
+	if f.Rank = p.l.Rank; ok && f.Key != (seen.Key{}) {
+		f.Rank = importance.Rank(r, f.Depth)
 	}
-	f.Rank = importance.Rank(r, f.Depth)
-	f.Priority = importance.Priority(f.Rank, f.Priority)
 	return promote
 }
 
@@ -106,7 +104,8 @@ func (c *Crawler) admitListed(pb *state.Batch, u canon.URL, l frontier.Lease, h 
 	switch {
 	case why == "":
 		// Its record, staged by the judge, with the sitemap's hints.
-		pb.Batch.PutURL(part, u.Authority, k, store.URLRecord{URL: u.String, Depth: cand.Depth, Priority: uint8(prio), Status: store.URLQueued,
+		it := pb.Items[len(pb.Items)-1] // as Stage queued it, boosted
+		pb.Batch.PutURL(part, u.Authority, k, store.URLRecord{URL: u.String, Depth: cand.Depth, Priority: uint8(it.Priority), Rank: it.Rank, Status: store.URLQueued,
 			InSitemap: true, SitemapPriority: h.Priority, SitemapLastMod: h.LastMod})
 	case why == judge.Seen && c.cfg.Recrawl != nil:
 		c.recrawler.Hint(u.Authority, k, h)
@@ -123,7 +122,7 @@ func (c *Crawler) admit(pb *state.Batch, cand judge.Candidate) string {
 	case err != nil:
 		c.fail(fmt.Errorf("crawl: %w", err))
 	case why == judge.Forwarded:
-		pb.Forward = append(pb.Forward, Offered{URL: cand.URL.String, Depth: cand.Depth, Hops: cand.Hops, Priority: cand.Priority,
+		pb.Forward = append(pb.Forward, Offered{URL: cand.URL.String, Depth: cand.Depth, Hops: cand.Hops, Priority: importance.Priority(cand.Rank, cand.Priority),
 			Via: cand.Via, Resource: cand.As.Resource(), Requisite: cand.As.Requisite(), Sitemap: cand.Sitemap})
 		c.stats.forwarded.Add(1)
 	}
@@ -156,15 +155,4 @@ func (c *Crawler) findSitemaps(p *pageRun) {
 		}
 		p.found = append(p.found, found{Candidate: judge.Candidate{URL: su, Depth: p.l.Depth + 1, Priority: frontier.Normal, Via: robotsURL, As: judge.AsResource, Sitemap: true}})
 	}
-}
-
-// requeued reports whether the batch queues url again (a redirect to a
-// variant of itself): it is not done.
-func requeued(pb *state.Batch, url string) bool {
-	for _, it := range pb.Items {
-		if it.URL == url {
-			return true
-		}
-	}
-	return false
 }

@@ -95,8 +95,8 @@ func (c *Crawler) Policies() *Policies { return c.policies }
 
 // Set sets host's policy while the crawl runs, replacing any it had, and
 // keeps it in the store so that a restart keeps it. A policy may only
-// tighten the crawl (a longer delay, fewer URLs): an error says why one
-// is refused, and changes nothing.
+// tighten the crawl (a longer delay, fewer URLs; a boost only reorders
+// the host's URLs queued from now): an error says why, and changes nothing.
 func (p *Policies) Set(host string, pol policy.Policy) error {
 	p.life.mu.RLock()
 	defer p.life.mu.RUnlock()
@@ -127,7 +127,7 @@ func (p *Policies) Set(host string, pol policy.Policy) error {
 	if p.life.frontUp { // else the clocks read from the store get it at their next request
 		p.rearm(h)
 	}
-	p.log.Info("operator policy set through the API", "host", h, "delay", time.Duration(pol.Delay), "disallow", pol.Disallow, "max_urls", pol.MaxURLs)
+	p.log.Info("operator policy set through the API", "host", h, "delay", time.Duration(pol.Delay), "disallow", pol.Disallow, "max_urls", pol.MaxURLs, "boost", pol.Boost, "boosts", pol.Boosts)
 	return nil
 }
 

@@ -2,9 +2,12 @@ package crawl
 
 import (
 	"errors"
+	"time"
 
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -17,11 +20,19 @@ type Records struct {
 	canon *canon.Canonicalizer // a record's URL to its captures' key
 	parts int
 	life  *lifecycle
+	rank  *importance.Estimator // what a URL's in-links gave it so far
+	boost *policy.Set
 }
 
 // Records returns the crawl's URL records, for its operator.
 func (c *Crawler) Records() *Records {
-	return &Records{db: c.state.DB, canon: c.canon, parts: c.cfg.Partitions, life: c.life}
+	return &Records{db: c.state.DB, canon: c.canon, parts: c.cfg.Partitions, life: c.life, rank: c.rank, boost: c.cfg.Policies}
+}
+
+// Estimate is the rank the URL of rec, at pos, would be queued with now,
+// and its parts: its cash now, its priors, the boost in force.
+func (r *Records) Estimate(pos store.URLPos, rec store.URLRecord, now time.Time) importance.Estimate {
+	return importance.Explain(r.rank.Cash(pos.Hash), rec.Depth, importance.ListedIf(rec.InSitemap, rec.SitemapPriority, rec.SitemapLastMod, now), r.boost.BoostURL(pos.Host, rec.URL))
 }
 
 // maxURLScan bounds the records one URLs call reads looking for a status.

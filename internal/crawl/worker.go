@@ -130,7 +130,7 @@ func (c *Crawler) commit(p *pageRun) {
 	if durable {
 		c.cluster.Clocked(l.Host, clock)
 	}
-	if !lo.res.Retry && l.RobotsFor == "" && lo.res.Fetched && !requeued(pb, l.URL) {
+	if !lo.res.Retry && l.RobotsFor == "" && lo.res.Fetched && !pb.Queues(l.URL) {
 		v := Visited{URL: l.URL, Record: rec}
 		if lo.visit != nil {
 			v.Importance = lo.visit.Importance

@@ -27,9 +27,15 @@
 // crawl queues it again at the new rank: the frontier serves the copy
 // that ranks higher first, and the crawl drops the other when it is
 // leased after the page was fetched.
+//
+// An operator's boost (package policy) multiplies the rank a URL is
+// queued with (Boost): it moves the URL among its host's, and to the high
+// front queue if it reaches HighRank, but never changes when the host is
+// asked. Explain breaks a URL's rank into these parts, for the operator.
 package importance
 
 import (
+	"math"
 	"math/bits"
 	"sync"
 	"time"
@@ -199,7 +205,43 @@ func (e *Estimator) wasFetched(k seen.Key) bool {
 // Rank is the rank a URL is queued with: its cash, and a prior that
 // favours, by about one in-link, a link nearer a seed.
 func Rank(cash uint32, depth int) uint32 {
-	return sat(cash, depthPrior>>min(max(depth-1, 0), 3))
+	return sat(cash, DepthPrior(depth))
+}
+
+// DepthPrior is the part of a URL's rank its depth gives it: about one
+// in-link at one hop from a seed, halved with each hop to the fourth.
+func DepthPrior(depth int) uint32 {
+	return depthPrior >> min(max(depth-1, 0), 3)
+}
+
+// Boost is rank r times an operator's boost factor f, rounded, and held
+// at the largest rank rather than wrapped; a factor of 1, or one that is
+// not a positive number, leaves r as it is.
+func Boost(r uint32, f float64) uint32 {
+	if f == 1 || !(f > 0) || r == 0 {
+		return r
+	}
+	x := math.Round(float64(r) * f)
+	if x >= math.MaxUint32 {
+		return math.MaxUint32
+	}
+	return uint32(x)
+}
+
+// Estimate is what a URL's rank is made of: the cash its in-links gave
+// it, its depth prior, its sitemap prior (Listed), and the operator's
+// boost factor, which multiplies their sum into Rank.
+type Estimate struct {
+	Rank                 uint32
+	Cash, Depth, Sitemap uint32
+	Boost                float64
+}
+
+// Explain is the Estimate of a URL with that cash, depth, sitemap prior
+// and boost: the rank it is queued with when it is found now.
+func Explain(cash uint32, depth int, sitemap uint32, boost float64) Estimate {
+	d := DepthPrior(depth)
+	return Estimate{Rank: Boost(sat(sat(cash, d), sitemap), boost), Cash: cash, Depth: d, Sitemap: sitemap, Boost: boost}
 }
 
 // depthPrior is the depth prior of a link one hop from a seed: about one
@@ -218,6 +260,14 @@ func Listed(priority float64, lastMod, now time.Time) uint32 {
 		r += 4 * depthPrior
 	}
 	return r
+}
+
+// ListedIf is Listed for a page a sitemap lists (in), else 0.
+func ListedIf(in bool, priority float64, lastMod, now time.Time) uint32 {
+	if !in {
+		return 0
+	}
+	return Listed(priority, lastMod, now)
 }
 
 // Priority is the front queue of a link of rank r: high from HighRank,

@@ -164,3 +164,49 @@ func TestFetchedPageNotPromoted(t *testing.T) {
 		}
 	}
 }
+
+// A boost multiplies a rank, rounded and held at the largest rank rather
+// than wrapped; a factor of 1, or none, leaves it; a boost strong enough
+// takes a one-hop link, worth its depth prior alone, to the high queue.
+func TestBoost(t *testing.T) {
+	for _, tc := range []struct {
+		r    uint32
+		f    float64
+		want uint32
+	}{
+		{8, 1, 8}, {8, 4, 32}, {8, 0.5, 4}, {8, 0.01, 0}, {3, 0.5, 2}, {0, 1000, 0},
+		{1 << 31, 4, ^uint32(0)}, {^uint32(0), 1000, ^uint32(0)}, {100, 0, 100}, {100, -2, 100},
+	} {
+		if got := Boost(tc.r, tc.f); got != tc.want {
+			t.Errorf("Boost(%d, %v) = %d, want %d", tc.r, tc.f, got, tc.want)
+		}
+	}
+	link := Rank(0, 1)
+	if Priority(Boost(link, 31), frontier.Normal) != frontier.Normal || Priority(Boost(link, 32), frontier.Normal) != frontier.High {
+		t.Errorf("a one-hop link of rank %d: boosted 31 times %d, 32 times %d; want HighRank %d between", link, Boost(link, 31), Boost(link, 32), HighRank)
+	}
+}
+
+// Explain's parts add up, boosted, to the rank the crawl queues a URL
+// with: Rank plus Listed, times the boost.
+func TestExplain(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	listed := Listed(1, now.Add(-time.Hour), now)
+	e := Explain(40, 2, listed, 2.5)
+	if e.Cash != 40 || e.Depth != DepthPrior(2) || e.Sitemap != 64 || e.Boost != 2.5 {
+		t.Errorf("parts %+v", e)
+	}
+	if want := Boost(Rank(40, 2)+listed, 2.5); e.Rank != want || want != uint32(2.5*(40+4+64)) {
+		t.Errorf("rank %d, want %d", e.Rank, want)
+	}
+	if e := Explain(^uint32(0)-1, 1, 64, 1); e.Rank != ^uint32(0) {
+		t.Errorf("the sum wraps: %+v", e)
+	}
+}
+
+func TestListedIf(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	if ListedIf(false, 1, now, now) != 0 || ListedIf(true, 1, now, now) != Listed(1, now, now) {
+		t.Error("ListedIf: a page no sitemap lists has a sitemap prior, or one listed has not Listed's")
+	}
+}

@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -291,6 +293,30 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	if got := str(`document.querySelector('#host-fetches tr td.url').textContent`); got != h.Activity.Last[0].URL {
 		t.Errorf("host page: last fetch %q, /v1/hosts/%s says %q", got, policyHost, h.Activity.Last[0].URL)
+	}
+	// It lists the host's URLs as GET /v1/urls gives them (the crawl is
+	// paused: their estimates hold still), queued first, by estimate.
+	var us api.URLs
+	getJSON("/v1/urls?limit=100&host="+policyHost, &us)
+	if len(us.URLs) == 0 {
+		t.Fatalf("/v1/urls?host=%s lists nothing", policyHost)
+	}
+	testwait.Eventually(t, 30*time.Second, "the host page to list its URLs", func() bool {
+		return num(`document.getElementById('host-urls').dataset.count || 0`) == float64(len(us.URLs))
+	})
+	queuedFirst := func(u api.URL) int { return btoi(u.Status != "queued") }
+	slices.SortStableFunc(us.URLs, func(a, b api.URL) int {
+		return cmp.Or(cmp.Compare(queuedFirst(a), queuedFirst(b)), cmp.Compare(b.Estimate.Rank, a.Estimate.Rank))
+	})
+	var want, got []string
+	for _, u := range us.URLs[:min(len(us.URLs), 50)] {
+		want = append(want, fmt.Sprint(u.URL, " ", u.Estimate.Rank))
+	}
+	if err := json.Unmarshal([]byte(str(`JSON.stringify([...document.querySelectorAll('#host-urls tr')].map(tr => tr.dataset.url + " " + tr.children[2].dataset.value))`)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("host page URLs and estimates:\n%v\n/v1/urls says, in that order:\n%v", got, want)
 	}
 	if shots != "" {
 		screenshot(t, bctx, filepath.Join(shots, "host.png"))

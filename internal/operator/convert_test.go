@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/testfill"
 )
@@ -44,6 +45,6 @@ func TestConversionsFeedEveryField(t *testing.T) {
 	live.Frontier.Wait.At = testfill.At.Add(time.Minute) // a wait still to come
 	// Cluster is the server's to fill.
 	noZero(t, "Stats", reflect.ValueOf(statsOf(live, testfill.At)), "Cluster")
-	noZero(t, "URLRecord", reflect.ValueOf(urlRecordOf(filled[store.URLPos](), filled[store.URLRecord]())))
+	noZero(t, "URLRecord", reflect.ValueOf(urlRecordOf(filled[store.URLPos](), filled[store.URLRecord](), filled[importance.Estimate]())))
 	noZero(t, "Page", reflect.ValueOf(pageOf(filled[crawl.Page]())))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -156,15 +157,17 @@ func (a adapter) URLs(host, status string, after *api.URLPos, limit int) ([]api.
 		return nil, nil, apiErr(err)
 	}
 	out := make([]api.URLRecord, len(recs))
+	now := time.Now()
 	for i, rec := range recs {
-		out[i] = urlRecordOf(pos[i], rec)
+		out[i] = urlRecordOf(pos[i], rec, a.records.Estimate(pos[i], rec, now))
 	}
 	return out, (*api.URLPos)(next), nil
 }
 
-func urlRecordOf(pos store.URLPos, rec store.URLRecord) api.URLRecord {
+func urlRecordOf(pos store.URLPos, rec store.URLRecord, e importance.Estimate) api.URLRecord {
 	return api.URLRecord{Pos: api.URLPos(pos), URL: rec.URL, Status: rec.Status.String(), Depth: rec.Depth,
-		LastStatus: rec.LastStatus, LastOutcome: rec.LastOutcome, LastFetch: rec.LastFetch, NextCrawl: rec.NextCrawl, InLinks: rec.InLinks}
+		LastStatus: rec.LastStatus, LastOutcome: rec.LastOutcome, LastFetch: rec.LastFetch, NextCrawl: rec.NextCrawl, InLinks: rec.InLinks,
+		Rank: rec.Rank, Estimate: api.Estimate{Rank: e.Rank, InLinkCash: e.Cash, DepthPrior: e.Depth, SitemapPrior: e.Sitemap, Boost: e.Boost}}
 }
 
 func (a adapter) Page(pos api.URLPos) (api.Page, error) {

@@ -1,25 +1,37 @@
 // Package policy holds the operator's per-host overrides: a longer delay,
-// extra disallowed paths, a lower URL cap. An override only ever makes the
+// extra disallowed paths, a lower URL cap, and boosts that steer which of
+// a host's URLs are fetched first. An override only ever makes the
 // crawler more polite: it is refused if it would ask a host more often than
 // the crawl's own delay, more often than the host's robots.txt Crawl-delay,
 // or for more URLs than the crawl's per-host cap, and it cannot allow what
-// robots.txt disallows (it has no way to say so).
+// robots.txt disallows (it has no way to say so). A boost changes the
+// order in which URLs are fetched, never how often a host is asked, nor
+// what may be fetched: politeness decides when a host is asked, a boost
+// only what it is asked for.
 //
 // A policy file is a JSON object from host to policy, the body that
 // PUT /v1/policies/{host} takes:
 //
 //	{
 //	  "example.com":      {"crawl_delay": "5s", "disallowed": ["/search", "/*?sort="]},
-//	  "shop.example:8080": {"max_urls": 2000}
+//	  "shop.example:8080": {"max_urls": 2000},
+//	  "news.example":     {"boost": 4, "boosts": [{"pattern": "/live/*", "factor": 8}, {"pattern": "/archive/", "factor": 0.1}]}
 //	}
 //
 // "delay" and "disallow", the names files used before the API's, are still
 // read (deprecated): a policy may not name a field both ways.
 //
+// "boost" is a factor on the rank (package importance) every URL of the
+// host is queued with, from MinBoost to MaxBoost: above 1 it is fetched
+// sooner among the host's URLs, and a rank boosted to importance.HighRank
+// goes to the high front queue; below 1, later. "boosts" are path patterns
+// with a factor each: a URL takes the factor of the first pattern it
+// matches, times the host's boost.
+//
 // A key without a port applies to every port of the host; one with a port to
-// that port only, and wins over the key without. Disallow values are
-// robots.txt path patterns ('*' and a final '$'), matched as robots.txt
-// rules are.
+// that port only, and wins over the key without. Disallow and boost
+// patterns are robots.txt path patterns ('*' and a final '$'), matched as
+// robots.txt rules are.
 package policy
 
 import (
@@ -29,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -55,13 +68,35 @@ type Policy struct {
 	// pages are rendered in a browser, whatever --render says (rendering
 	// must be on for "auto" or "always" to render); "" follows --render.
 	Render string `json:"render,omitempty"`
+	// Boost is a factor on the rank of every URL of the host, from
+	// MinBoost to MaxBoost; zero leaves ranks as they are (as 1 does).
+	Boost float64 `json:"boost,omitzero"`
+	// Boosts are path patterns with a factor each, on the rank of the
+	// URLs they match: the first that matches decides, times Boost.
+	Boosts []PatternBoost `json:"boosts,omitempty"`
 
 	// delayName and disallowName are the fields' names as the JSON read
 	// spelt them, "" for the current ones: errors name what the user wrote.
 	delayName, disallowName string
 
-	rules *robots.Policy // Disallow, compiled; nil if none
+	rules      *robots.Policy   // Disallow, compiled; nil if none
+	boostRules []*robots.Policy // each of Boosts' patterns, compiled as a rule that disallows it
 }
+
+// PatternBoost is a factor on the rank of the URLs whose path matches
+// Pattern, a robots.txt path pattern.
+type PatternBoost struct {
+	Pattern string  `json:"pattern"`
+	Factor  float64 `json:"factor"`
+}
+
+// The bounds of a boost factor: a thousand times up or a hundred times
+// down is past anything an estimate tells apart, and a factor of zero
+// would say "never", which is "disallowed"'s to say.
+const (
+	MinBoost = 0.01
+	MaxBoost = 1000
+)
 
 // The fields of a policy object, under their names and the deprecated
 // ones.
@@ -70,6 +105,8 @@ const (
 	fieldDisallow = "disallowed"
 	fieldMaxURLs  = "max_urls"
 	fieldRender   = "render"
+	fieldBoost    = "boost"
+	fieldBoosts   = "boosts"
 )
 
 var fieldOf = map[string]string{
@@ -77,6 +114,8 @@ var fieldOf = map[string]string{
 	fieldDisallow: fieldDisallow, "disallow": fieldDisallow,
 	fieldMaxURLs: fieldMaxURLs,
 	fieldRender:  fieldRender,
+	fieldBoost:   fieldBoost,
+	fieldBoosts:  fieldBoosts,
 }
 
 // FieldError is a fault in one field of a policy: Field is the field's
@@ -139,7 +178,8 @@ func (p *Policy) UnmarshalJSON(b []byte) error {
 }
 
 // FromFields makes a policy of its fields, given by name ("crawl_delay",
-// "disallowed", "max_urls", or the deprecated "delay" and "disallow")
+// "disallowed", "max_urls", "render", "boost", "boosts", or the
+// deprecated "delay" and "disallow")
 // with their values as encoding/json decodes them with UseNumber, or as a
 // TOML decoder does: the one schema of the policy file, the API's body
 // and a crawl profile's [policies."host"] tables. A fault is a
@@ -150,7 +190,7 @@ func FromFields(names []string, values []any) (Policy, error) {
 	for i, name := range names {
 		field, ok := fieldOf[name]
 		if !ok {
-			return Policy{}, &FieldError{Field: name, Index: i, Msg: fmt.Sprintf(`unknown field %q (a policy has "crawl_delay", "disallowed", "max_urls" and "render"; it cannot allow what robots.txt disallows)`, name)}
+			return Policy{}, &FieldError{Field: name, Index: i, Msg: fmt.Sprintf(`unknown field %q (a policy has "crawl_delay", "disallowed", "max_urls", "render", "boost" and "boosts"; it cannot allow what robots.txt disallows)`, name)}
 		}
 		if first, dup := named[field]; dup {
 			if first == name {
@@ -168,7 +208,8 @@ func FromFields(names []string, values []any) (Policy, error) {
 
 // Fields calls fn with each field the policy sets, in the schema's order,
 // under its current name, its value as a profile writes it: a duration as
-// a string ("5s"), patterns as a []string, a count as an int64.
+// a string ("5s"), patterns as a []string, a count as an int64, a factor
+// as a float64, pattern boosts as a []PatternBoost.
 func (p Policy) Fields(fn func(name string, v any)) {
 	if p.Delay != 0 {
 		fn(fieldDelay, time.Duration(p.Delay).String())
@@ -181,6 +222,12 @@ func (p Policy) Fields(fn func(name string, v any)) {
 	}
 	if p.Render != "" {
 		fn(fieldRender, p.Render)
+	}
+	if p.Boost != 0 {
+		fn(fieldBoost, p.Boost)
+	}
+	if len(p.Boosts) > 0 {
+		fn(fieldBoosts, slices.Clone(p.Boosts))
 	}
 }
 
@@ -236,6 +283,83 @@ func (p *Policy) set(field, name string, v any) error {
 			return fmt.Errorf("%s %s: want \"never\", \"auto\" or \"always\"", name, show(v))
 		}
 		p.Render = s
+	case fieldBoost:
+		f, ok := number(v)
+		if !ok {
+			return fmt.Errorf("%s %s: want a factor such as 4 or 0.5", name, show(v))
+		}
+		if err := checkFactor(name, f); err != nil {
+			return err
+		}
+		p.Boost = f
+	case fieldBoosts:
+		return p.setBoosts(name, v)
+	}
+	return nil
+}
+
+// setBoosts reads a list of pattern boosts, [{"pattern": "/news/*",
+// "factor": 8}], each object's fields named exactly.
+func (p *Policy) setBoosts(name string, v any) error {
+	const want = `want a list such as [{"pattern": "/news/*", "factor": 8}]`
+	var list []any
+	switch v := v.(type) {
+	case []any:
+		list = v
+	case []map[string]any: // a TOML array of tables
+		for _, m := range v {
+			list = append(list, m)
+		}
+	default:
+		return fmt.Errorf("%s %s: %s", name, show(v), want)
+	}
+	p.Boosts = make([]PatternBoost, len(list))
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s[%d] %s: %s", name, i, show(e), want)
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if k != "pattern" && k != "factor" {
+				return fmt.Errorf("%s[%d]: unknown field %q (a pattern boost has \"pattern\" and \"factor\")", name, i, k)
+			}
+		}
+		pat, ok := m["pattern"].(string)
+		if !ok {
+			return fmt.Errorf("%s[%d].pattern %s: want a path pattern such as \"/news/*\"", name, i, show(m["pattern"]))
+		}
+		f, ok := number(m["factor"])
+		if !ok {
+			return fmt.Errorf("%s[%d].factor %s: want a factor such as 4 or 0.5", name, i, show(m["factor"]))
+		}
+		if err := checkFactor(fmt.Sprintf("%s[%d].factor", name, i), f); err != nil {
+			return err
+		}
+		p.Boosts[i] = PatternBoost{Pattern: pat, Factor: f}
+	}
+	return nil
+}
+
+// number is a decoded JSON or TOML number as a float64.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+// checkFactor refuses a boost factor out of bounds; name is how the input
+// named it.
+func checkFactor(name string, f float64) error {
+	if !(f >= MinBoost && f <= MaxBoost) { // NaN too
+		return fmt.Errorf("%s %s: want a factor from %g to %g (1 leaves a rank as it is; a factor of 0 is \"disallowed\"'s to say)",
+			name, strconv.FormatFloat(f, 'g', -1, 64), float64(MinBoost), float64(MaxBoost))
 	}
 	return nil
 }
@@ -271,6 +395,22 @@ func clip(b []byte) string {
 // and query, as robots.Policy.Allowed takes it).
 func (p *Policy) Allowed(pathQuery string) bool {
 	return p == nil || p.rules == nil || p.rules.Allowed(pathQuery)
+}
+
+// BoostOf is the factor on the rank of the URL with pathQuery (path and
+// query): the host's Boost times the factor of the first of Boosts whose
+// pattern matches; 1 for a nil policy, or one without boosts.
+func (p *Policy) BoostOf(pathQuery string) float64 {
+	if p == nil {
+		return 1
+	}
+	f := cmp.Or(p.Boost, 1)
+	for i, r := range p.boostRules {
+		if !r.Allowed(pathQuery) { // the one rule disallows what the pattern matches
+			return f * p.Boosts[i].Factor
+		}
+	}
+	return f
 }
 
 // Duration is a time.Duration written as Go writes one ("1.5s", "2m").
@@ -319,20 +459,47 @@ func (p *Policy) check(host string, lim Limits) error {
 		return fault(fieldMaxURLs, "%s: max_urls %d is above the crawl's cap of %d URLs per host; a policy can only lower it",
 			host, p.MaxURLs, lim.MaxURLs)
 	}
+	if p.Boost != 0 {
+		if err := checkFactor(fieldBoost, p.Boost); err != nil {
+			return fault(fieldBoost, "%s: %v", host, err)
+		}
+	}
+	p.boostRules = make([]*robots.Policy, len(p.Boosts))
+	for i, b := range p.Boosts {
+		if err := checkFactor(fmt.Sprintf("%s[%d].factor", fieldBoosts, i), b.Factor); err != nil {
+			return fault(fieldBoosts, "%s: %v", host, err)
+		}
+		if !isPattern(b.Pattern) {
+			return fault(fieldBoosts, "%s: %s[%d].pattern %q: want a path pattern starting with / or *, on one line, without #", host, fieldBoosts, i, b.Pattern)
+		}
+		p.boostRules[i] = compile([]string{b.Pattern})
+	}
 	if len(p.Disallow) == 0 {
 		p.rules = nil
 		return nil
 	}
-	var b strings.Builder
-	b.WriteString("User-agent: *\n")
 	for i, d := range p.Disallow {
-		if d == "" || (d[0] != '/' && d[0] != '*') || strings.ContainsAny(d, "\r\n#") {
+		if !isPattern(d) {
 			return fault(disallow, "%s: %s[%d] %q: want a path pattern starting with / or *, on one line, without #", host, disallow, i, d)
 		}
+	}
+	p.rules = compile(p.Disallow)
+	return nil
+}
+
+// isPattern reports whether d can be a robots.txt rule's path pattern.
+func isPattern(d string) bool {
+	return d != "" && (d[0] == '/' || d[0] == '*') && !strings.ContainsAny(d, "\r\n#")
+}
+
+// compile makes robots.txt rules that disallow patterns (isPattern).
+func compile(patterns []string) *robots.Policy {
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for _, d := range patterns {
 		b.WriteString("Disallow: " + d + "\n")
 	}
-	p.rules = robots.Parse([]byte(b.String()), "weft", 200, time.Time{})
-	return nil
+	return robots.Parse([]byte(b.String()), "weft", 200, time.Time{})
 }
 
 var keyCanon = canon.New(canon.Config{})
@@ -376,13 +543,16 @@ func hostPart(authority string) string {
 
 // merge is what a port's policy and its host's make together: the longer
 // delay, both sets of disallowed paths, the lower cap, the port's render
-// mode if it has one.
+// mode and boost if it has them, and both lists of pattern boosts, the
+// port's tried first.
 func merge(port, host *Policy, lim Limits) *Policy {
 	m := Policy{
 		Delay:    max(port.Delay, host.Delay),
 		Disallow: append(slices.Clone(port.Disallow), host.Disallow...),
 		MaxURLs:  port.MaxURLs,
 		Render:   cmp.Or(port.Render, host.Render),
+		Boost:    cmp.Or(port.Boost, host.Boost),
+		Boosts:   append(slices.Clone(port.Boosts), host.Boosts...),
 	}
 	if m.MaxURLs == 0 || (host.MaxURLs > 0 && host.MaxURLs < m.MaxURLs) {
 		m.MaxURLs = host.MaxURLs
@@ -415,7 +585,7 @@ func (s *Set) Put(host string, p Policy) error {
 	if err != nil {
 		return err
 	}
-	p.Disallow = slices.Clone(p.Disallow)
+	p.Disallow, p.Boosts = slices.Clone(p.Disallow), slices.Clone(p.Boosts)
 	if err := p.check(h, s.lim); err != nil {
 		return err
 	}
@@ -477,6 +647,31 @@ func (s *Set) For(authority, host string) *Policy {
 // ForAuthority is For with the host name taken from the authority.
 func (s *Set) ForAuthority(authority string) *Policy {
 	return s.For(authority, hostPart(authority))
+}
+
+// BoostURL is the boost in force for a canonical URL of authority
+// (Policy.BoostOf of its path and query): 1 when its host has no policy
+// or no boost. It reads the policies at the call: one changed while the
+// crawl runs applies to the URLs queued from then on.
+func (s *Set) BoostURL(authority, url string) float64 {
+	p := s.ForAuthority(authority)
+	if p == nil || (p.Boost == 0 && len(p.boostRules) == 0) {
+		return 1
+	}
+	return p.BoostOf(pathQuery(url))
+}
+
+// pathQuery is the path and query of an absolute URL (what follows its
+// authority), "/" when it has none.
+func pathQuery(url string) string {
+	rest := url
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		return rest[i:]
+	}
+	return "/"
 }
 
 // All returns a copy of the policies by host; nil for a nil Set.

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -66,7 +67,7 @@ func TestParseRefuses(t *testing.T) {
 		{"above the cap", `{"a.test": {"max_urls": 20000}}`, "a.test: max_urls 20000 is above the crawl's cap of 10000"},
 		{"negative cap", `{"a.test": {"max_urls": -1}}`, "max_urls -1 is negative"},
 		{"negative delay", `{"a.test": {"crawl_delay": "-1s"}}`, "crawl_delay -1s is negative"},
-		{"an allow", "{\n  \"a.test\": {\n    \"allow\": [\"/\"]\n  }\n}", `line 3: a.test: unknown field "allow" (a policy has "crawl_delay", "disallowed", "max_urls" and "render"; it cannot allow what robots.txt disallows)`},
+		{"an allow", "{\n  \"a.test\": {\n    \"allow\": [\"/\"]\n  }\n}", `line 3: a.test: unknown field "allow" (a policy has "crawl_delay", "disallowed", "max_urls", "render", "boost" and "boosts"; it cannot allow what robots.txt disallows)`},
 		{"a field in another case", `{"a.test": {"Crawl_Delay": "5s"}}`, `unknown field "Crawl_Delay"`},
 		{"bad duration", "{\n\"a.test\": {\"crawl_delay\": \"soon\"}}", `line 2: a.test: crawl_delay "soon": a duration is a string such as "5s"`},
 		{"bad duration, old name", "{\n\"a.test\": {\"delay\": \"soon\"}}", `line 2: a.test: delay "soon": a duration is a string such as "5s"`},
@@ -228,5 +229,118 @@ func TestRenderField(t *testing.T) {
 	Policy{Render: "never"}.Fields(func(name string, v any) { names = append(names, fmt.Sprint(name, "=", v)) })
 	if len(names) != 1 || names[0] != "render=never" {
 		t.Fatalf("fields %v", names)
+	}
+}
+
+// TestBoosts: a host's boost and its pattern boosts, in the file's schema:
+// the first pattern a URL's path matches decides, times the host's boost;
+// a URL no pattern matches takes the host's boost alone; a port's policy
+// keeps its own boost and tries its patterns before its host's.
+func TestBoosts(t *testing.T) {
+	s, err := Parse([]byte(`{
+  "news.test": {"boost": 4, "boosts": [{"pattern": "/live/*", "factor": 8}, {"pattern": "/live/", "factor": 0.5}, {"pattern": "/*.pdf$", "factor": 0.01}]},
+  "news.test:8080": {"boosts": [{"pattern": "/live/old/", "factor": 0.25}]},
+  "slow.test": {"boost": 0.1},
+  "plain.test": {"max_urls": 9}
+}`), lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		authority, url string
+		want           float64
+	}{
+		{"news.test", "http://news.test/live/today", 32},          // the first pattern that matches, times the host's
+		{"news.test", "http://news.test/live/", 32},               // "/live/*" matches before "/live/" is tried
+		{"news.test", "https://news.test/a/b.pdf", 0.04},          // an anchored pattern
+		{"news.test", "https://news.test/a/b.pdf?x=1", 4},         // not at the end: the host's alone
+		{"news.test", "http://news.test/", 4},                     // none matches
+		{"news.test:8080", "http://news.test:8080/live/old/x", 1}, // the port's pattern first, with the host's boost
+		{"news.test:8080", "http://news.test:8080/live/new", 32},
+		{"slow.test", "http://slow.test/live/x", 0.1},
+		{"plain.test", "http://plain.test/x", 1},
+		{"nobody.test", "http://nobody.test/x", 1},
+	} {
+		if got := s.BoostURL(tc.authority, tc.url); got != tc.want {
+			t.Errorf("BoostURL(%s) = %v, want %v", tc.url, got, tc.want)
+		}
+	}
+	var none *Set
+	if got := none.BoostURL("a.test", "http://a.test/"); got != 1 {
+		t.Errorf("a nil set boosts by %v", got)
+	}
+	// Written back in the same schema, read the same.
+	b, err := json.Marshal(s.All()["news.test"])
+	if err != nil || string(b) != `{"boost":4,"boosts":[{"pattern":"/live/*","factor":8},{"pattern":"/live/","factor":0.5},{"pattern":"/*.pdf$","factor":0.01}]}` {
+		t.Fatalf("written as %s, %v", b, err)
+	}
+	var names []string
+	s.All()["news.test"].Fields(func(name string, v any) { names = append(names, fmt.Sprint(name, "=", v)) })
+	if want := []string{"boost=4", "boosts=[{/live/* 8} {/live/ 0.5} {/*.pdf$ 0.01}]"}; !slices.Equal(names, want) {
+		t.Errorf("fields %v, want %v", names, want)
+	}
+	// A boost is not politeness: a policy that boosts may still only
+	// tighten the rest, and one that only boosts tightens nothing.
+	if err := NewSet(lim).Put("a.test", Policy{Boost: 1000, Boosts: []PatternBoost{{"/x", 1000}}}); err != nil {
+		t.Errorf("the largest boost refused: %v", err)
+	}
+}
+
+// TestBoostsRefused: a boost out of bounds, of the wrong type, or with a
+// pattern robots.txt could not hold, is refused with an error that names
+// the field as the input spelt it.
+func TestBoostsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, want string
+	}{
+		{"zero", `{"a.test": {"boost": 0}}`, `a.test: boost 0: want a factor from 0.01 to 1000`},
+		{"negative", `{"a.test": {"boost": -2}}`, `boost -2: want a factor from 0.01 to 1000`},
+		{"too large", "{\n\"a.test\": {\n\"boost\": 1001}}", `line 3: a.test: boost 1001: want a factor from 0.01 to 1000`},
+		{"too small", `{"a.test": {"boost": 0.001}}`, `boost 0.001: want a factor from 0.01 to 1000`},
+		{"a string", `{"a.test": {"boost": "4"}}`, `boost "4": want a factor such as 4 or 0.5`},
+		{"not a list", `{"a.test": {"boosts": {"pattern": "/x", "factor": 2}}}`, `boosts {"factor":2,"pattern":"/x"}: want a list such as [{"pattern": "/news/*", "factor": 8}]`},
+		{"a string in the list", `{"a.test": {"boosts": ["/x"]}}`, `boosts[0] "/x": want a list such as`},
+		{"no factor", `{"a.test": {"boosts": [{"pattern": "/x"}]}}`, `boosts[0].factor null: want a factor such as 4 or 0.5`},
+		{"no pattern", `{"a.test": {"boosts": [{"factor": 2}]}}`, `boosts[0].pattern null: want a path pattern such as "/news/*"`},
+		{"factor out of bounds", `{"a.test": {"boosts": [{"pattern": "/x", "factor": 2}, {"pattern": "/y", "factor": 5000}]}}`, `boosts[1].factor 5000: want a factor from 0.01 to 1000`},
+		{"an unknown field", `{"a.test": {"boosts": [{"pattern": "/x", "factor": 2, "Factor": 3}]}}`, `boosts[0]: unknown field "Factor" (a pattern boost has "pattern" and "factor")`},
+		{"relative pattern", "{\"a.test\": {\n\"boosts\": [{\"pattern\": \"news\", \"factor\": 2}]}}", `line 1: a.test: boosts[0].pattern "news": want a path pattern starting with / or *`},
+		{"pattern with newline", `{"a.test": {"boosts": [{"pattern": "/a\nDisallow: /", "factor": 2}]}}`, `boosts[0].pattern "/a\nDisallow: /": want a path pattern`},
+		{"given twice", `{"a.test": {"boost": 2, "boost": 3}}`, `boost: given twice`},
+	} {
+		_, err := Parse([]byte(tc.file), lim)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want it to contain %q", tc.name, err, tc.want)
+		}
+	}
+	// A policy made in Go (the API's body is read as the file's is) is
+	// checked by Put, and the error names the field.
+	for _, p := range []Policy{{Boost: -1}, {Boost: 2000}, {Boosts: []PatternBoost{{"/x", 0}}}, {Boosts: []PatternBoost{{"x", 2}}}} {
+		err := NewSet(lim).Put("a.test", p)
+		var fe *FieldError
+		if !errors.As(err, &fe) || (fe.Field != "boost" && fe.Field != "boosts") {
+			t.Errorf("Put(%+v) = %v, want a FieldError naming boost or boosts", p, err)
+		}
+	}
+}
+
+// A pattern boost's first match wins across merged port and host lists,
+// and deleting the host's policy leaves the port's own boosts.
+func TestBoostsMerge(t *testing.T) {
+	s := NewSet(lim)
+	if err := s.Put("a.test", Policy{Boost: 2, Boosts: []PatternBoost{{"/n/", 8}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put("a.test:8080", Policy{Boost: 3, Boosts: []PatternBoost{{"/n/x", 0.5}}}); err != nil {
+		t.Fatal(err)
+	}
+	for url, want := range map[string]float64{"http://a.test:8080/n/x": 1.5, "http://a.test:8080/n/y": 24, "http://a.test:8080/z": 3, "http://a.test/n/x": 16} {
+		if got := s.BoostURL(strings.Split(strings.TrimPrefix(url, "http://"), "/")[0], url); got != want {
+			t.Errorf("%s: boost %v, want %v", url, got, want)
+		}
+	}
+	s.Delete("a.test")
+	if got := s.BoostURL("a.test:8080", "http://a.test:8080/n/y"); got != 3 {
+		t.Errorf("after the host's policy is deleted: %v, want the port's 3", got)
 	}
 }

@@ -9,6 +9,7 @@
 //	[policies."shop.example"]
 //	crawl_delay = "5s"
 //	disallowed = ["/cart/"]
+//	boosts = [{pattern = "/p/*", factor = 4}]
 //
 // Every top-level key is the name of a flag of the command, read through
 // the flag's own parser: the profile knows no list of settings, so a flag
@@ -442,6 +443,12 @@ func Print(w io.Writer, command string, fs *pflag.FlagSet, skip []string, urls [
 				fmt.Fprintf(&b, "%s = %s\n", name, quote(v))
 			case []string:
 				fmt.Fprintf(&b, "%s = %s\n", name, array(v))
+			case []policy.PatternBoost:
+				tables := make([]string, len(v))
+				for i, pb := range v {
+					tables[i] = fmt.Sprintf("{pattern = %s, factor = %v}", quote(pb.Pattern), pb.Factor)
+				}
+				fmt.Fprintf(&b, "%s = [%s]\n", name, strings.Join(tables, ", "))
 			default:
 				fmt.Fprintf(&b, "%s = %v\n", name, v)
 			}

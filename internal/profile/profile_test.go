@@ -111,6 +111,51 @@ func TestOneSchemaForProfileFileAndAPI(t *testing.T) {
 	}
 }
 
+// Boosts in a profile's table, inline or as an array of tables, are the
+// policy the file's object and the API's body give; a bad factor is named
+// with its line and field; printed, the table loads back alike.
+func TestProfileBoosts(t *testing.T) {
+	want, err := policy.Parse([]byte(`{"a.test": {"boost": 2, "boosts": [{"pattern": "/n/*", "factor": 8}, {"pattern": "/old/", "factor": 0.25}]}}`), policy.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{
+		"[policies.\"a.test\"]\nboost = 2\nboosts = [{pattern = \"/n/*\", factor = 8}, {pattern = \"/old/\", factor = 0.25}]\n",
+		"[policies.\"a.test\"]\nboost = 2.0\n[[policies.\"a.test\".boosts]]\npattern = \"/n/*\"\nfactor = 8\n[[policies.\"a.test\".boosts]]\npattern = \"/old/\"\nfactor = 0.25\n",
+	} {
+		p, err := Parse("t.toml", []byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := p.PolicySet(policy.Limits{})
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		got, w := set.All()["a.test"], want.All()["a.test"]
+		if got.Boost != w.Boost || !slices.Equal(got.Boosts, w.Boosts) {
+			t.Errorf("%q: %+v, want %+v", text, got, w)
+		}
+		var b strings.Builder
+		if err := Print(&b, "crawl", pflag.NewFlagSet("t", pflag.ContinueOnError), nil, nil, set.All()); err != nil {
+			t.Fatal(err)
+		}
+		again, err := Parse("t.toml", []byte(b.String()))
+		if err != nil {
+			t.Fatalf("printed %s: %v", b.String(), err)
+		}
+		if set2, err := again.PolicySet(policy.Limits{}); err != nil || !slices.Equal(set2.All()["a.test"].Boosts, w.Boosts) || set2.All()["a.test"].Boost != 2 {
+			t.Errorf("printed %s, read back %+v, %v", b.String(), set2.All()["a.test"], err)
+		}
+	}
+	p, err := Parse("t.toml", []byte("[policies.\"a.test\"]\nmax_urls = 3\nboosts = [{pattern = \"/n/\", factor = 0}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.PolicySet(policy.Limits{}); err == nil || !strings.Contains(err.Error(), `t.toml:3: policies."a.test".boosts: boosts[0].factor 0: want a factor from 0.01 to 1000`) {
+		t.Errorf("a factor of 0: %v", err)
+	}
+}
+
 // A size flag (package bytesize) takes a size as a string in any unit or
 // as a number of bytes; a bad one is named with its file, line and key;
 // printed, it is the string that loads back alike.

@@ -251,8 +251,9 @@ type Config struct {
 	// complete disallow.
 	RobotsLastGood time.Duration
 	// PolicyFile is a JSON file of per-host policies that make the crawl
-	// more polite: {"host": {"crawl_delay": "5s", "disallowed": ["/path"],
-	// "max_urls": 1000}}.
+	// more polite, or boost which of a host's URLs go first: {"host":
+	// {"crawl_delay": "5s", "disallowed": ["/path"], "max_urls": 1000,
+	// "boost": 4, "boosts": [{"pattern": "/news/*", "factor": 8}]}}.
 	PolicyFile string
 
 	// LatencyFactor makes a host's gap at least this multiple of its last

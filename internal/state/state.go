@@ -19,6 +19,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/plugin"
@@ -72,6 +73,18 @@ type State struct {
 	// before a batch that found them commits. A batch with such URLs and
 	// no Forwarder does not commit.
 	Forwarder Forwarder
+	// Boosts are the operators' boosts (a *policy.Set): Stage and
+	// Requeue queue a URL at its rank times the boost in force for it
+	// then. Nil: none.
+	Boosts Booster
+}
+
+// Booster says how much an operator boosts a URL's rank.
+type Booster interface {
+	// BoostURL is the factor on the rank of the canonical url of
+	// authority (1 leaves it as it is), as the operators' policies say
+	// at the call.
+	BoostURL(authority, url string) float64
 }
 
 const (
@@ -189,9 +202,11 @@ func (d *State) BatchOf(b *store.Batch) *Batch {
 }
 
 // Stage implements judge.Stager: the URL's record and queue entry, staged
-// in the batch; its queue entry is written when the batch commits.
+// in the batch at its boosted rank (boost); its queue entry is written
+// when the batch commits.
 func (pb *Batch) Stage(it frontier.Item, part int, k seen.Key) error {
-	pb.Batch.PutURL(uint16(part), it.Host, k, store.URLRecord{URL: it.URL, Depth: it.Depth, Priority: uint8(it.Priority), Status: store.URLQueued})
+	pb.d.boost(&it)
+	pb.Batch.PutURL(uint16(part), it.Host, k, store.URLRecord{URL: it.URL, Depth: it.Depth, Priority: uint8(it.Priority), Status: store.URLQueued, Rank: it.Rank})
 	pb.Pending = append(pb.Pending, seen.Pending{Partition: part, Key: k})
 	pb.Items = append(pb.Items, it)
 	return nil
@@ -208,6 +223,7 @@ const maxAgain = 1 << 16
 // URL's seen-set key.
 func (pb *Batch) Requeue(it frontier.Item, k seen.Key) bool {
 	d := pb.d
+	d.boost(&it)
 	d.againMu.Lock()
 	full := len(d.again) >= maxAgain
 	d.againMu.Unlock()
@@ -224,6 +240,22 @@ func (pb *Batch) Requeue(it frontier.Item, k seen.Key) bool {
 	it.Again = true
 	pb.Items = append(pb.Items, it)
 	return true
+}
+
+// boost is the one place a URL's own rank becomes the rank it is queued
+// with, for a new URL (Stage) and a copy queued again (Requeue) alike:
+// its estimate times the boost in force for it now (importance.Boost),
+// and the high front queue if that reaches importance.HighRank. A
+// requisite, a sitemap or a redirect's target takes the rank of the page
+// that led to it, boost included, and keeps it as it is.
+func (d *State) boost(it *frontier.Item) {
+	if it.Requisite || it.Sitemap || it.Hops > 0 {
+		return
+	}
+	if d.Boosts != nil {
+		it.Rank = importance.Boost(it.Rank, d.Boosts.BoostURL(it.Host, it.URL))
+	}
+	it.Priority = importance.Priority(it.Rank, it.Priority)
 }
 
 // Stale reports whether l is one of two copies of a URL (Requeue) and
@@ -295,14 +327,16 @@ func (pb *Batch) Done(l frontier.Lease, part int, res frontier.Result, status in
 	if v != nil { // continuous mode: what the fetch taught
 		r = v.Record
 	}
-	again := slices.ContainsFunc(pb.Items, func(it frontier.Item) bool { return it.URL == l.URL })
-	if again && st != store.URLRejected {
+	if pb.Queues(l.URL) && st != store.URLRejected {
 		// The lease queued its own URL again (a redirect to a variant of
 		// it): it stays queued, out of the recrawl index, until that
 		// lease is done.
 		st = store.URLQueued
 	}
 	r.URL, r.Depth, r.Priority, r.Status = l.URL, l.Depth, uint8(l.Priority), st
+	if l.Rank != 0 { // a recrawl is queued unranked: the record keeps the rank it had
+		r.Rank = l.Rank
+	}
 	if v == nil || !v.Adopted {
 		r.LastStatus, r.LastOutcome = status, outcome
 	}
@@ -310,6 +344,12 @@ func (pb *Batch) Done(l frontier.Lease, part int, res frontier.Result, status in
 	pb.Batch.PutURL(uint16(part), l.Host, k, r)
 	v.Stage(pb.Batch, uint16(part), l.Host, k, r) // the host's prior, the recrawl index
 	return r
+}
+
+// Queues reports whether the batch queues url: a lease whose batch
+// queues its own URL again (a redirect to a variant of it) is not done.
+func (pb *Batch) Queues(url string) bool {
+	return slices.ContainsFunc(pb.Items, func(it frontier.Item) bool { return it.URL == url })
 }
 
 // WidenScope records that a seed's redirect made u part of the crawl's

@@ -8,6 +8,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
 	"go.uber.org/goleak"
@@ -151,5 +152,84 @@ func TestBatchWithoutForwarderDoesNotCommit(t *testing.T) {
 	}
 	if front, _, _ := d.Left(); front != 0 {
 		t.Errorf("%d front entries written", front)
+	}
+}
+
+// TestBoostedRank: a URL is queued, and its record kept, at its rank
+// times the operators' boost in force when it is staged: a pattern's
+// within a host, a host's strong enough for the high front queue, one
+// below 1 lower (and not to the high queue); a requisite keeps the rank
+// its page gave it. A copy queued again takes the boost in force then,
+// and a lease's record keeps the rank it was queued with.
+func TestBoostedRank(t *testing.T) {
+	d, _, err := Open(t.TempDir(), 4, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	boosts := policy.NewSet(policy.Limits{})
+	for host, p := range map[string]policy.Policy{
+		"a.test":    {Boosts: []policy.PatternBoost{{Pattern: "/news/", Factor: 8}}},
+		"high.test": {Boost: 64},
+		"low.test":  {Boost: 0.01},
+	} {
+		if err := boosts.Put(host, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Boosts = boosts
+	part := func(host string) int { return partition.Of(host, d.Partitions()) }
+	pb := d.NewBatch()
+	for _, it := range []frontier.Item{
+		{URL: "http://a.test/news/1", Host: "a.test", Depth: 1, Rank: 10},
+		{URL: "http://a.test/other", Host: "a.test", Depth: 1, Rank: 10},
+		{URL: "http://a.test/news/s.css", Host: "a.test", Depth: 1, Rank: 10, Requisite: true},
+		{URL: "http://high.test/x", Host: "high.test", Depth: 1, Rank: 8},
+		{URL: "http://low.test/x", Host: "low.test", Depth: 1, Rank: 300},
+	} {
+		it.Priority = frontier.Normal
+		if err := pb.Stage(it, part(it.Host), seen.KeyOf(it.URL)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pb.Batch.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		rank uint32
+		prio frontier.Priority
+	}{
+		"http://a.test/news/1": {80, frontier.Normal}, "http://a.test/other": {10, frontier.Normal}, "http://a.test/news/s.css": {10, frontier.Normal},
+		"http://high.test/x": {512, frontier.High}, "http://low.test/x": {3, frontier.Normal},
+	}
+	for _, it := range pb.Items {
+		rec, _, err := d.DB.GetURL(uint16(part(it.Host)), it.Host, seen.KeyOf(it.URL))
+		w := want[it.URL]
+		if err != nil || it.Rank != w.rank || it.Priority != w.prio || rec.Rank != w.rank || rec.Priority != uint8(w.prio) {
+			t.Errorf("%s: queued at rank %d, priority %d; record %+v (%v); want rank %d, priority %d", it.URL, it.Rank, it.Priority, rec, err, w.rank, w.prio)
+		}
+	}
+	// The operator lowers the pattern's boost while the crawl runs: the
+	// next copy queued takes the new one.
+	if err := boosts.Put("a.test", policy.Policy{Boosts: []policy.PatternBoost{{Pattern: "/news/", Factor: 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	again := d.NewBatch()
+	if !again.Requeue(frontier.Item{URL: "http://a.test/news/1", Host: "a.test", Depth: 1, Rank: 40, Priority: frontier.Normal}, seen.KeyOf("http://a.test/news/1")) {
+		t.Fatal("not queued again")
+	}
+	if it := again.Items[0]; it.Rank != 80 || !it.Again {
+		t.Errorf("queued again at rank %d (again %v), want 40 times the new boost 2", it.Rank, it.Again)
+	}
+	// The copy fetched: its record keeps the rank it was queued with.
+	done := d.NewBatch()
+	l := frontier.Lease{Item: again.Items[0]}
+	l.Seq = 1
+	done.Done(l, part("a.test"), frontier.Result{Fetched: true}, 200, "ok", nil)
+	if err := done.Batch.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _, _ := d.DB.GetURL(uint16(part("a.test")), "a.test", seen.KeyOf(l.URL)); rec.Status != store.URLDone || rec.Rank != 80 {
+		t.Errorf("fetched: %+v, want done at rank 80", rec)
 	}
 }

@@ -18,7 +18,7 @@ const MaxRobotsBody = 500 << 10
 const (
 	hostVersion   = 5 // 2 adds backoff, errors, parks and given-up; 3 moves robots.txt to RobotsRecord; 4 the run of 429s; 5 why the host waits
 	robotsVersion = 2 // 2 keeps the last good answer beside the failures since
-	urlVersion    = 6 // 2 adds what a recrawl needs: validators, digest, change history; 3 what ranks it: in-links, sitemap hints; 4 unchanged visits in a row; 5 its Dating; 6 errors in a row
+	urlVersion    = 7 // 2 adds what a recrawl needs: validators, digest, change history; 3 what ranks it: in-links, sitemap hints; 4 unchanged visits in a row; 5 its Dating; 6 errors in a row; 7 the rank it was queued with
 	frontVersion  = 4 // QueueItem with host and partition; 2 adds Fetch, 3 its flags, 4 its Rank
 	queueVersion  = 4 // QueueItem without them (the key has them); 2 adds Fetch, 3 its flags, 4 its Rank
 )
@@ -164,6 +164,13 @@ type URLRecord struct {
 	// an error status or no answer (package recrawl's History.Errors,
 	// which backs off a URL that keeps failing); 0 in an older record.
 	Errors int
+	// Rank (version 7) is the rank it was queued with (package
+	// importance), its operator's boost included: when it was admitted,
+	// or, once a lease of it is done, that lease's. A copy queued again
+	// as its estimate rose does not rewrite it: the lease of the URL may
+	// be ending at that moment, and its record is that lease's to write.
+	// 0 in an older record, and for a seed.
+	Rank uint32
 }
 
 // Dating is what a page's Last-Modified dates taught of its changes
@@ -265,7 +272,8 @@ func appendURLRecord(dst []byte, r *URLRecord) []byte {
 	dst = appendTime(dst, r.SitemapLastMod)
 	dst = binary.AppendUvarint(dst, uint64(max(r.Unchanged, 0)))
 	dst = appendDating(dst, &r.Dating)
-	return binary.AppendUvarint(dst, uint64(max(r.Errors, 0)))
+	dst = binary.AppendUvarint(dst, uint64(max(r.Errors, 0)))
+	return binary.AppendUvarint(dst, uint64(r.Rank))
 }
 
 // appendItem encodes a queue item; a front item also carries its host and
@@ -614,6 +622,9 @@ func decodeURLRecord(key, val []byte) (URLRecord, error) {
 	}
 	if v >= 6 {
 		r.Errors = int(min(d.uvarint("errors"), math.MaxInt32))
+	}
+	if v >= 7 {
+		r.Rank = uint32(min(d.uvarint("rank"), math.MaxUint32))
 	}
 	if err := d.finish(key); err != nil {
 		return URLRecord{}, err

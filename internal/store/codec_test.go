@@ -29,7 +29,14 @@ func sampleURL() URLRecord {
 		ETag: `W/"abc"`, LastModified: "Mon, 30 Nov 2026 10:00:00 GMT", Digest: [20]byte{1, 2, 3},
 		Visits: 7.5, Changes: 2.25, Span: 86400.5,
 		InLinks: 12, InSitemap: true, SitemapPriority: 0.8, SitemapLastMod: t0.Add(-time.Hour), Unchanged: 6,
-		Dating: Dating{Dated: 1.96, Exposed: 3600.25, Modified: t0.Add(-2 * time.Hour), Undated: true}, Errors: 2}
+		Dating: Dating{Dated: 1.96, Exposed: 3600.25, Modified: t0.Add(-2 * time.Hour), Undated: true}, Errors: 2, Rank: 300}
+}
+
+// withoutRank is a record as version 6 wrote it: version 7 without the
+// trailing rank.
+func withoutRank(u URLRecord) []byte {
+	v7 := appendURLRecord(nil, &u)
+	return append([]byte{6}, v7[1:len(v7)-len(binary.AppendUvarint(nil, uint64(u.Rank)))]...)
 }
 
 // datingLen is the bytes g takes at the end of a record.
@@ -57,7 +64,7 @@ func TestURLRecordVersion1(t *testing.T) {
 func TestURLRecordVersion2(t *testing.T) {
 	u := sampleURL()
 	u.Unchanged, u.Errors = 0, 0
-	v6 := appendURLRecord(nil, &u)
+	v6 := withoutRank(u)
 	v3 := v6[:len(v6)-1-datingLen(u.Dating)-1] // without the unchanged count, the dating and the errors
 	// Version 2 is version 3 without its last fields.
 	tail := binary.AppendUvarint(nil, uint64(u.InLinks))
@@ -77,7 +84,8 @@ func TestURLRecordVersion2(t *testing.T) {
 // without its errors in a row (none).
 func TestURLRecordVersion3(t *testing.T) {
 	u := sampleURL()
-	v6 := appendURLRecord(nil, &u)
+	v6 := withoutRank(u)
+	u.Rank = 0
 	e := len(binary.AppendUvarint(nil, uint64(u.Errors)))
 	v5 := append([]byte{5}, v6[1:len(v6)-e]...)
 	d := datingLen(u.Dating)
@@ -100,6 +108,23 @@ func TestURLRecordVersion3(t *testing.T) {
 	}
 	if r, err := decodeURLRecord(fuzzURLKey, v6); err != nil || r != u {
 		t.Fatalf("version 6: %+v, %v; want %+v", r, err, u)
+	}
+}
+
+// TestURLRecordVersion6 reads a record written before version 7, without
+// the rank it was queued with, as rank 0; version 7 keeps it.
+func TestURLRecordVersion6(t *testing.T) {
+	u := sampleURL()
+	want := u
+	want.Rank = 0
+	if r, err := decodeURLRecord(fuzzURLKey, withoutRank(u)); err != nil || r != want {
+		t.Fatalf("version 6: %+v, %v; want %+v", r, err, want)
+	}
+	for _, rank := range []uint32{0, 1, 300, ^uint32(0)} {
+		u.Rank = rank
+		if r, err := decodeURLRecord(fuzzURLKey, appendURLRecord(nil, &u)); err != nil || r != u {
+			t.Errorf("version 7, rank %d: %+v, %v", rank, r, err)
+		}
 	}
 }
 

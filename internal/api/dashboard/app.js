@@ -258,6 +258,8 @@ function policyText(p) {
   if (p.crawl_delay) parts.push("delay " + p.crawl_delay);
   if (p.disallowed && p.disallowed.length) parts.push("disallow " + p.disallowed.join(" "));
   if (p.max_urls) parts.push("max " + fmt.format(p.max_urls) + " URLs");
+  if (p.boost) parts.push("boost ×" + p.boost);
+  if (p.boosts && p.boosts.length) parts.push("boosts " + p.boosts.map(b => b.pattern + " ×" + b.factor).join(" "));
   return parts.join(", ") || "set";
 }
 
@@ -414,11 +416,44 @@ function renderHost(h) {
   document.getElementById("host-view").dataset.loaded = h.host;
 }
 
+// renderHostURLs lists the host's URLs GET /v1/urls gives (the first
+// hundred in the store's order, not the queue's), those queued first, each
+// group by its estimate now, highest first: what the host is asked for
+// next, and why (docs/design.md, "What is fetched first").
+function renderHostURLs(list) {
+  const first = u => (u.status === "queued" ? 0 : 1);
+  list.sort((a, b) => first(a) - first(b) || b.estimate.rank - a.estimate.rank);
+  const rows = list.slice(0, 50).map(u => {
+    const e = u.estimate, tr = el("tr");
+    tr.dataset.url = u.url;
+    const est = el("td", fmt.format(e.rank));
+    est.dataset.value = e.rank;
+    est.title = "×" + e.boost + " × (" + e.in_link_cash + " + " + e.depth_prior + " + " + e.sitemap_prior + ")";
+    tr.append(el("td", u.status), el("td", fmt.format(u.rank)), est, el("td", fmt.format(e.in_link_cash)), el("td", String(e.depth_prior)),
+      el("td", String(e.sitemap_prior)), el("td", "×" + e.boost), el("td", u.url, "url"));
+    return tr;
+  });
+  if (!rows.length) {
+    const tr = el("tr");
+    const td = el("td", "no URL of this host is known", "muted");
+    td.colSpan = 8;
+    tr.append(td);
+    rows.push(tr);
+  }
+  document.getElementById("host-urls").replaceChildren(...rows);
+  document.getElementById("host-urls").dataset.count = String(list.length);
+}
+
 async function hostTick(name) {
   try {
     renderHost(await api("/v1/hosts/" + encodeURIComponent(name)));
   } catch (e) {
     document.getElementById("host-state").textContent = e.status === 404 ? "unknown to the crawl" : "unreachable";
+  }
+  try {
+    renderHostURLs((await api("/v1/urls?limit=100&host=" + encodeURIComponent(name))).urls);
+  } catch (e) {
+    // A host name /v1/urls refuses, or a crawl that stopped: the rest of the page stands.
   }
 }
 
