@@ -37,7 +37,9 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 		}
 		promote := rankOf(p, f)
 		why := c.admit(p.pb, f.Candidate)
-		if why == "" && !f.As.Resource() && !f.Sitemap {
+		if (why == "" || why == judge.Forwarded) && !f.As.Resource() && !f.Sitemap {
+			// In a cluster a link to another node's host is handed over,
+			// not judged here: it leads out of the family all the same.
 			worth.Admitted(f.URL)
 		}
 		switch {
