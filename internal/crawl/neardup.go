@@ -55,9 +55,10 @@ func (n *nearIndex) judge(fp uint64, url string, depth int, follow bool, pb *sta
 	)
 	n.mu.Lock()
 	matches := n.ix.Within(mbuf[:0], fp, n.threshold)
-	recs, held := append(rbuf[:0], make([]store.SimRecord, len(matches))...), append(hbuf[:0], make([]bool, len(matches))...)
-	for i, x := range matches {
-		recs[i], held[i] = n.pending[x.FP]
+	recs, held := rbuf[:0], hbuf[:0]
+	for _, x := range matches {
+		r, ok := n.pending[x.FP]
+		recs, held = append(recs, r), append(held, ok)
 	}
 	n.mu.Unlock()
 	for i, x := range matches {

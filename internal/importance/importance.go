@@ -90,9 +90,6 @@ func New(bytes int, urls uint) *Estimator {
 	return &Estimator{cash: sketch.NewSums(bytes), fetched: bloom.NewWithEstimates(max(urls, 1<<16), 0.01)}
 }
 
-// Bytes is the memory the estimates take.
-func (e *Estimator) Bytes() int { return e.cash.Bytes() + int(e.fetched.Cap()/8) }
-
 // Cash is what the links met so far gave the URL of key.
 func (e *Estimator) Cash(k seen.Key) uint32 { return e.cash.Sum(k) }
 

@@ -27,7 +27,7 @@ func (d *State) Frontier(cfg frontier.Config) (*frontier.Frontier, error) {
 // Left counts what the state still queues: the entries of its front
 // queues and the hosts with a tail on disk.
 func (d *State) Left() (front, tails int, err error) {
-	for p := range 3 {
+	for p := range frontier.Surplus + 1 {
 		n, err := d.DB.CountFront(uint8(p))
 		if err != nil {
 			return 0, 0, err

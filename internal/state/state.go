@@ -227,7 +227,7 @@ func (pb *Batch) Requeue(it frontier.Item, k seen.Key) bool {
 	d.againMu.Lock()
 	full := len(d.again) >= maxAgain
 	d.againMu.Unlock()
-	if full || slices.ContainsFunc(pb.Items, func(q frontier.Item) bool { return q.URL == it.URL }) {
+	if full || pb.Queues(it.URL) {
 		return false
 	}
 	rec, found, err := d.DB.GetURL(uint16(partition.Of(it.Host, d.parts)), it.Host, k)
