@@ -159,3 +159,38 @@ func TestBackQueueAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per fill and drain, want 0", n)
 	}
 }
+
+// Ranks that rise and fall as URLs are found keep the memory bounds a
+// Store gives: heads that make room for more important URLs send the
+// least to their tails, and every URL is leased once, none lost.
+func TestRankedHeadsKeepTheBounds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDiskStore()
+		f := newFrontier(t, Config{Store: d, MaxActiveHosts: 3, FrontBuffer: 8, HeadSize: 2, FirstSeq: 1})
+		const hosts, perHost = 6, 30
+		n := 0
+		for h := range hosts {
+			// Each host's URLs in a row, as a page's links mostly are,
+			// so that heads fill and make room.
+			for i := range perHost {
+				n++
+				// Ranks rise with i, then fall, at random-looking steps.
+				rank := uint32((i*7919 + h*104729) % 97)
+				f.Add(d.push(Item{URL: fmt.Sprintf("http://h%d.test/%03d", h, i), Host: fmt.Sprintf("h%d.test", h), Priority: Normal, Rank: rank})...)
+			}
+		}
+		order, peak := drainStore(t, f, d, 3, time.Millisecond, nil)
+		if len(order) != n || len(slices.Compact(slices.Sorted(slices.Values(order)))) != n {
+			t.Fatalf("leased %d URLs (%d distinct), want each of %d once", len(order), len(slices.Compact(slices.Sorted(slices.Values(order)))), n)
+		}
+		if bound := 3*8 + 3*(2+1); peak > bound {
+			t.Errorf("memory held %d URLs, bound %d", peak, bound)
+		}
+		if d.spills == 0 {
+			t.Error("nothing went to a tail; the test does not test the bound")
+		}
+		if left := d.size(); left != 0 {
+			t.Errorf("%d entries left on disk", left)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/partition"
@@ -231,5 +232,64 @@ func TestBoostedRank(t *testing.T) {
 	}
 	if rec, _, _ := d.DB.GetURL(uint16(part("a.test")), "a.test", seen.KeyOf(l.URL)); rec.Status != store.URLDone || rec.Rank != 80 {
 		t.Errorf("fetched: %+v, want done at rank 80", rec)
+	}
+}
+
+// A URL queued again (Requeue) has two copies; whichever is leased second
+// is stale, in this process and after a restart, and a recrawl queued
+// after the fetch is not. A URL no longer waiting is not queued again.
+func TestStaleCopies(t *testing.T) {
+	dir := t.TempDir()
+	d, _, err := Open(dir, 4, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const u, host = "http://a.test/deep", "a.test"
+	k, part := seen.KeyOf(u), partition.Of(host, 4)
+	first := frontier.Item{URL: u, Host: host, Depth: 3, Priority: frontier.Normal, Seq: 1, Added: time.Now()}
+	pb := d.NewBatch()
+	if err := pb.Stage(first, part, k); err != nil {
+		t.Fatal(err)
+	}
+	if err := pb.Batch.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	again := d.NewBatch()
+	if !again.Requeue(frontier.Item{URL: u, Host: host, Depth: 3, Priority: frontier.High, Rank: 300}, k) || !again.Items[0].Again {
+		t.Fatalf("a waiting URL not queued again: %+v", again.Items)
+	}
+	copyLease := frontier.Lease{Item: again.Items[0]}
+	copyLease.Seq, copyLease.Added = 2, time.Now()
+	firstLease := frontier.Lease{Item: first}
+	if d.Stale(copyLease) {
+		t.Fatal("the copy leased first is stale")
+	}
+	done := d.NewBatch()
+	done.Done(copyLease, part, frontier.Result{Fetched: true}, 200, "ok", nil)
+	if err := done.Batch.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Stale(firstLease) {
+		t.Error("the first copy, leased after the URL was fetched, is not stale")
+	}
+	recrawl := frontier.Lease{Item: first}
+	recrawl.Added = time.Now().Add(time.Second)
+	if d.Stale(recrawl) {
+		t.Error("a recrawl queued after the fetch is stale")
+	}
+	if d.NewBatch().Requeue(frontier.Item{URL: u, Host: host, Priority: frontier.High, Rank: 600}, k) {
+		t.Error("a URL fetched already was queued again")
+	}
+	d.Close()
+
+	// A restart forgets which URLs it queued again: a copy says so
+	// itself, and a URL queued by the earlier run is read in the store.
+	d, _, err = Open(dir, 4, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if !d.Stale(firstLease) || !d.Stale(copyLease) {
+		t.Errorf("after a restart: first copy stale %v, copy stale %v; want both", d.Stale(firstLease), d.Stale(copyLease))
 	}
 }
