@@ -211,3 +211,34 @@ func runCrawl(t *testing.T, cfg weft.Config) (weft.Summary, error) {
 	}
 	return c.Run(context.Background())
 }
+
+// A consumer is given each HTML page's title, as document.title reads it.
+func TestConsumerGetsTheTitle(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, "<html><head><title>\n  Kettle &amp;\tCo </title></head><body><a href=\"/untitled\">x</a></body></html>")
+		case "/untitled":
+			fmt.Fprint(w, "<p>no title</p>")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	cfg := config(srv, t.TempDir())
+	var mu sync.Mutex
+	titles := map[string]string{}
+	cfg.Consumers = []weft.Consumer{weft.ConsumerFunc(func(p *weft.Page) error {
+		mu.Lock()
+		defer mu.Unlock()
+		titles[strings.TrimPrefix(p.URL, srv.URL)] = p.Title
+		return nil
+	})}
+	if _, err := runCrawl(t, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if title, ok := titles["/untitled"]; titles["/"] != "Kettle & Co" || !ok || title != "" {
+		t.Errorf("titles %q; want / titled \"Kettle & Co\" and /untitled given without one", titles)
+	}
+}

@@ -151,7 +151,7 @@ opens it. Run it while no crawl runs on the directory.`,
 				Index: func(w io.Writer) error { _, err := a.WriteCDXJ(w); return err },
 			}
 			for _, pg := range pages {
-				p.Pages = append(p.Pages, wacz.Page{URL: pg.URL, TS: pg.Date})
+				p.Pages = append(p.Pages, wacz.Page{URL: pg.URL, TS: pg.Date, Title: pg.Title})
 			}
 			// Written beside the target and renamed, so that a failure
 			// leaves no half package under its name.

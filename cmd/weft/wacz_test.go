@@ -4,9 +4,11 @@ import (
 	"archive/zip"
 	"bufio"
 	"encoding/json"
+	"html"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -79,13 +81,19 @@ func TestWACZ(t *testing.T) {
 	defer pg.Close()
 	sc := bufio.NewScanner(pg)
 	pages := map[string]bool{}
+	titleRE := regexp.MustCompile(`<title>([^<]*)</title>`)
 	for first := true; sc.Scan(); first = false {
-		var p struct{ Format, URL, TS string }
+		var p struct{ Format, URL, TS, Title string }
 		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
 			t.Fatalf("pages.jsonl: %v: %s", err, sc.Text())
 		}
 		if first != (p.Format == "json-pages-1.0") || (!first && (p.URL == "" || p.TS == "")) {
 			t.Errorf("pages.jsonl line %q", sc.Text())
+		}
+		// Each page's title is the one its server wrote, as
+		// document.title reads it.
+		if m := titleRE.FindSubmatch(web.Body(p.URL)); !first && (m == nil || p.Title != strings.Join(strings.Fields(html.UnescapeString(string(m[1]))), " ")) {
+			t.Errorf("pages.jsonl: %s has title %q; its page has %q", p.URL, p.Title, m)
 		}
 		pages[p.URL] = true
 	}

@@ -13,6 +13,7 @@ type PageInfo struct {
 	Status      string     `json:"status"`
 	FetchedAt   *time.Time `json:"fetched_at,omitempty"`
 	HTTPStatus  int        `json:"http_status,omitempty"`
+	Title       string     `json:"title,omitempty"`
 	ContentHash string     `json:"content_hash,omitempty"`
 	// BodyKey is where the bytes are: the WARC file, and the record's
 	// offset and length in it (weft get reads it back).
@@ -48,7 +49,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
-	out := PageInfo{URL: p.URL, Status: p.Status, FetchedAt: optTime(p.LastFetch), HTTPStatus: p.LastStatus, Captures: []Capture{}}
+	out := PageInfo{URL: p.URL, Status: p.Status, FetchedAt: optTime(p.LastFetch), HTTPStatus: p.LastStatus, Title: p.Title, Captures: []Capture{}}
 	for i, cp := range p.Captures {
 		cp.Date = cp.Date.UTC()
 		out.Captures = append(out.Captures, cp)

@@ -170,6 +170,7 @@ type Page struct {
 	Status     string
 	LastFetch  time.Time
 	LastStatus int
+	Title      string    // an HTML page's <title> at its latest capture that had one
 	Captures   []Capture // newest first
 }
 

@@ -20,7 +20,7 @@ func eventOf(cp Capture) events.Event {
 		URL: r.URL, FetchedAt: r.Date.UTC(), Status: r.Status,
 		PayloadDigest: "sha1:" + base32.StdEncoding.EncodeToString(r.Digest[:]),
 		WARCFile:      r.File, Offset: r.Offset, Length: r.Length,
-		Revisit: r.Kind == store.CaptureRevisit, NearDupOf: r.NearDupOf, Fields: cp.Fields,
+		Revisit: r.Kind == store.CaptureRevisit, NearDupOf: r.NearDupOf, Title: r.Title, Fields: cp.Fields,
 	}
 }
 

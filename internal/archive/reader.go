@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/sha1"
 	"encoding/base32"
 	"encoding/json"
 	"errors"
@@ -257,20 +258,31 @@ func gap(t, at time.Time) uint64 {
 
 // PageCapture is a capture of a page, for a replay's list of pages.
 type PageCapture struct {
-	URL  string
-	Date time.Time
+	URL   string
+	Date  time.Time
+	Title string // its <title>, "" for none
 }
 
 // Pages returns the HTML pages the index holds, each URL once at its first
-// capture with status 200, in the order they were captured.
+// capture with status 200, in the order they were captured. A revisit,
+// whose payload was not read again, takes the title of a capture of the
+// same payload that has one.
 func (a *Reader) Pages() ([]PageCapture, error) {
-	first := map[string]time.Time{}
+	type page struct {
+		PageCapture
+		digest [sha1.Size]byte
+	}
+	first := map[string]page{}
+	titles := map[[sha1.Size]byte]string{}
 	err := a.db.ScanCaptures(func(_ string, r store.CaptureRecord) bool {
 		if r.Status != 200 || (r.MIME != "text/html" && r.MIME != "application/xhtml+xml") {
 			return true
 		}
-		if d, ok := first[r.URL]; !ok || r.Date.Before(d) {
-			first[r.URL] = r.Date
+		if f, ok := first[r.URL]; !ok || r.Date.Before(f.Date) {
+			first[r.URL] = page{PageCapture{URL: r.URL, Date: r.Date, Title: r.Title}, r.Digest}
+		}
+		if r.Title != "" {
+			titles[r.Digest] = r.Title
 		}
 		return true
 	})
@@ -278,8 +290,11 @@ func (a *Reader) Pages() ([]PageCapture, error) {
 		return nil, fmt.Errorf("archive: read the capture index: %w", err)
 	}
 	out := make([]PageCapture, 0, len(first))
-	for u, d := range first {
-		out = append(out, PageCapture{u, d})
+	for _, f := range first {
+		if f.Title == "" {
+			f.Title = titles[f.digest]
+		}
+		out = append(out, f.PageCapture)
 	}
 	slices.SortFunc(out, func(x, y PageCapture) int { return cmp.Or(x.Date.Compare(y.Date), cmp.Compare(x.URL, y.URL)) })
 	return out, nil

@@ -63,6 +63,9 @@ type Result struct {
 	// before it kept above.
 	Truncated string
 	Err       error
+	// Title is an HTML page's <title>, as document.title gives it; "" for
+	// none and for other documents.
+	Title string
 	// Charset is "" or what reading the document's encoding met or did
 	// (CharsetUnknown, CharsetInvalid, CharsetTranscoded, CharsetCut).
 	Charset string
@@ -142,7 +145,7 @@ func (HTML) Read(d Doc) Result {
 	out := Result{
 		Base: res.Base, Links: res.Links, Embeds: res.Embeds, HasIcon: res.HasIcon, Words: res.Words,
 		NoIndex: res.MetaNoIndex || noIndex, NoFollow: res.MetaNoFollow || noFollow,
-		Charset: cs,
+		Charset: cs, Title: res.Title,
 	}
 	switch {
 	case cs == CharsetCut:

@@ -18,7 +18,7 @@ func (c *Crawler) stagePage(p *pageRun) {
 	p.pb.Pages = append(p.pb.Pages, &plugin.Page{
 		URL: resp.URL, Depth: l.Depth, Via: l.Via, Requisite: l.Requisite, FetchedAt: resp.Start,
 		Status: resp.StatusCode, Header: resp.Header, MediaType: p.mt, Body: resp.Decoded,
-		Truncated: resp.Truncated != "", Cut: resp.Truncated, Read: p.read, Links: p.links, Fields: cp.Fields,
+		Truncated: resp.Truncated != "", Cut: resp.Truncated, Read: p.read, Title: cp.Rec.Title, Links: p.links, Fields: cp.Fields,
 		Record:  plugin.Record{File: cp.Loc.File, Offset: cp.Loc.Offset, Length: cp.Loc.Length, ID: cp.Loc.RecordID},
 		Revisit: cp.Revisit,
 	})

@@ -2,7 +2,10 @@ package crawl
 
 import (
 	"errors"
+	"html"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,8 +20,9 @@ import (
 // every call, as a message log that went away.
 type recordingSink struct {
 	mu        sync.Mutex
-	got       map[string]int // file@offset -> deliveries
-	failAfter int            // 0: never fails
+	got       map[string]int    // file@offset -> deliveries
+	titles    map[string]string // of the pages, not revisits
+	failAfter int               // 0: never fails
 	calls     int
 }
 
@@ -30,7 +34,10 @@ func (s *recordingSink) Capture(e events.Event) error {
 		return errors.New("sink unavailable")
 	}
 	if s.got == nil {
-		s.got = map[string]int{}
+		s.got, s.titles = map[string]int{}, map[string]string{}
+	}
+	if e.Status == 200 && !e.Revisit { // a revisit's title is its first capture's
+		s.titles[e.URL] = e.Title
 	}
 	s.got[e.WARCFile+"@"+strconv.FormatInt(e.Offset, 10)]++
 	return nil
@@ -81,5 +88,22 @@ func TestOutboxDeliversAtLeastOnce(t *testing.T) {
 	}
 	if left, err := a.Undelivered(); err != nil || left != 0 {
 		t.Errorf("%d events left in the outbox after a clean run", left)
+	}
+	// A page's event carries its title, including after a restart.
+	titled := 0
+	for _, s := range []*recordingSink{first, second} {
+		for u, title := range s.titles {
+			m := regexp.MustCompile(`<title>([^<]*)</title>`).FindSubmatch(web.Body(u))
+			if m == nil {
+				continue
+			}
+			if want := strings.Join(strings.Fields(html.UnescapeString(string(m[1]))), " "); title != want {
+				t.Errorf("the event of %s has title %q, want %q", u, title, want)
+			}
+			titled++
+		}
+	}
+	if titled < 20 {
+		t.Errorf("%d events of titled pages, want every page's", titled)
 	}
 }

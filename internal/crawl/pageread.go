@@ -99,6 +99,7 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 		WordBuf: wordBuf,
 	})
 	p.read = true
+	p.cp.Rec.Title = res.Title
 	c.countRead(p, h.Name(), &res)
 	follow := true
 	if l.Requisite && len(res.Links) > 0 {

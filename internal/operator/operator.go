@@ -181,6 +181,9 @@ func (a adapter) Page(pos api.URLPos) (api.Page, error) {
 func pageOf(p crawl.Page) api.Page {
 	out := api.Page{URL: p.Record.URL, Status: p.Record.Status.String(), LastFetch: p.Record.LastFetch, LastStatus: p.Record.LastStatus}
 	for _, c := range p.Captures {
+		if out.Title == "" {
+			out.Title = c.Title
+		}
 		out.Captures = append(out.Captures, api.Capture{Date: c.Date, HTTPStatus: c.Status, ContentHash: archive.DigestString(c.Digest),
 			Revisit: c.Kind == store.CaptureRevisit, BodyKey: api.BodyKey{WARCFile: c.File, Offset: c.Offset, Length: c.Length}})
 	}

@@ -195,6 +195,9 @@ type Page struct {
 	// Read says weft or a Handler read the page; Links and Fields are then
 	// what they found.
 	Read bool
+	// Title is an HTML page's <title> as document.title gives it, "" for
+	// none.
+	Title string
 	// Links are the page's links and requisites, absolute, whether they
 	// were followed or not.
 	Links []string

@@ -32,7 +32,7 @@ const (
 
 const (
 	digestVersion  = 1
-	captureVersion = 1
+	captureVersion = 2 // 2 adds Title
 	simVersion     = 2
 )
 
@@ -76,6 +76,8 @@ type CaptureRecord struct {
 	NearDupOf string
 	// SimHash is the page's fingerprint, 0 if it was not judged.
 	SimHash uint64
+	// Title is an HTML page's <title>, "" for none.
+	Title string
 }
 
 func appendDigestKey(dst []byte, sum [sha1.Size]byte) []byte {
@@ -173,7 +175,8 @@ func (b *Batch) PutCapture(key string, r CaptureRecord) {
 	v = binary.AppendVarint(v, r.Length)
 	v = append(v, byte(r.Kind))
 	v = appendString(v, r.NearDupOf)
-	b.val = binary.BigEndian.AppendUint64(v, r.SimHash)
+	v = binary.BigEndian.AppendUint64(v, r.SimHash)
+	b.val = appendString(v, r.Title)
 	b.set(b.key, b.val)
 }
 
@@ -184,7 +187,7 @@ func decodeCapture(key, val []byte) (string, CaptureRecord, error) {
 	}
 	r.Date = time.Unix(0, int64(binary.BigEndian.Uint64(key[len(key)-8:])^1<<63))
 	d := decoder{b: val}
-	d.version(captureVersion)
+	version := d.version(captureVersion)
 	r.URL = d.str("url")
 	r.Status = d.int("status")
 	r.MIME = d.str("mime")
@@ -204,6 +207,9 @@ func decodeCapture(key, val []byte) (string, CaptureRecord, error) {
 		d.off += 8
 	} else {
 		d.fail("simhash")
+	}
+	if version >= 2 {
+		r.Title = d.str("title")
 	}
 	if err := d.finish(key); err != nil {
 		return "", r, err

@@ -95,6 +95,30 @@ func TestCaptureIndex(t *testing.T) {
 	}
 }
 
+// TestCaptureTitle: a page's title is kept with its capture, and a
+// capture written before titles were (version 1) still reads, untitled.
+func TestCaptureTitle(t *testing.T) {
+	db := openMem(t)
+	b := db.NewBatch()
+	b.PutCapture("test,a)/", CaptureRecord{URL: "http://a.test/", Date: t0, Status: 200, MIME: "text/html", Title: "Ünïcode & <b>"})
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	last, err := db.LastCaptures("test,a)/", 1)
+	if err != nil || len(last) != 1 || last[0].Title != "Ünïcode & <b>" {
+		t.Fatalf("LastCaptures = %+v, %v; want the title kept", last, err)
+	}
+	key := appendCaptureKey(nil, "k", t0)
+	b = db.NewBatch()
+	b.PutCapture("k", CaptureRecord{URL: "u", Date: t0, NearDupOf: "v", SimHash: 7})
+	v1 := append([]byte(nil), b.val[:len(b.val)-1]...) // without the empty title
+	b.Close()
+	v1[0] = 1
+	if _, r, err := decodeCapture(key, v1); err != nil || r.URL != "u" || r.NearDupOf != "v" || r.SimHash != 7 || r.Title != "" {
+		t.Fatalf("version 1 capture = %+v, %v", r, err)
+	}
+}
+
 func TestSimHashes(t *testing.T) {
 	db := openMem(t)
 	if _, ok, err := db.GetSimHash(1); ok || err != nil {
