@@ -134,6 +134,8 @@ type crawlFlags struct {
 	requisites     bool
 	render         renderFlags
 	sitemaps       bool
+	sitemapSeeds   []string
+	sitemapOnly    bool
 	ext            extFlags
 	configFile     string
 	profile        *profile.Profile // --config's, once loaded
@@ -225,6 +227,8 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.nearFollow, "near-dup-follow", false, "follow the links of near-duplicate pages too (an archive crawl that wants every link; the trap cut-off still applies)")
 	fs.IntVar(&f.trapWindow, "trap-window", d.NearDupTrapWindow, "cut off a host when more than half of its last this many judged pages were near-duplicates: no new URL of it admitted (1 to 64; -1: never)")
 	fs.BoolVar(&f.sitemaps, "sitemaps", !d.NoSitemaps, "fetch each host's robots.txt Sitemap: files and /sitemap.xml, and admit the URLs they list like links (--sitemaps=false: links only)")
+	fs.StringArrayVar(&f.sitemapSeeds, "sitemap", nil, "a seed that is a sitemap or sitemap index URL, or a file of them, one per line: every URL it lists is a seed (repeatable)")
+	fs.BoolVar(&f.sitemapOnly, "sitemap-only", false, "crawl the seeds and the URLs their sitemaps list, with their redirects and requisites, and follow no other link (no page's links, no sitemap a robots.txt names)")
 	fs.BoolVar(&f.requisites, "requisites", !d.NoRequisites, "fetch and archive what each HTML page needs to render (style sheets and their url()s, scripts, images and srcset, fonts, media, favicon), through robots.txt, politeness and the SSRF guard, one hop past the scope, their links not followed, so that the archive replays (--requisites=false: pages only)")
 	f.render.register(fs, d.Render)
 	fs.BoolVar(&f.withImages, "with-images", false, "with --requisites=false, still fetch the images pages show (<img src>); the images are part of --requisites")
@@ -292,9 +296,20 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 // get wrong is checked here, naming the flag.
 func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, error) {
 	var cfg weft.Config
-	seeds, err := collectSeeds(f.seedsFile, args, "argument")
+	seeds, err := readSeeds(f.seedsFile, args, "argument")
 	if err != nil {
 		return cfg, err
+	}
+	var sitemaps []string
+	for _, v := range f.sitemapSeeds {
+		list, err := readSitemapSeeds(v)
+		if err != nil {
+			return cfg, err
+		}
+		sitemaps = append(sitemaps, list...)
+	}
+	if len(seeds) == 0 && len(sitemaps) == 0 {
+		return cfg, errNoSeeds
 	}
 	if _, err := scope.ParseMode(f.scopeMode); err != nil {
 		return cfg, usagef("--scope: %v", err)
@@ -439,7 +454,7 @@ func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, err
 	// weft.Config spells as a negative number: its zero is the default.
 	// --latency-factor 0 is off; --dns-min-ttl 0 no floor.
 	cfg = weft.Config{
-		Seeds: seeds, DataDir: f.dataDir, UserAgent: f.userAgent, Fresh: f.fresh,
+		Seeds: seeds, Sitemaps: sitemaps, SitemapOnly: f.sitemapOnly, DataDir: f.dataDir, UserAgent: f.userAgent, Fresh: f.fresh,
 		Delay: cmp.Or(f.delay, -1), Workers: f.workers, MaxPages: f.maxPages, MaxRequisites: f.maxRequisites,
 		MaxDepth: cmp.Or(f.maxDepth, -1), MaxURLsPerHost: cmp.Or(f.maxURLsPerHost, -1),
 		MaxURLsPerPattern: cmp.Or(f.maxPerPattern, -1), TrapBudget: cmp.Or(f.trapBudget, -1), MaxPathRepeats: cmp.Or(f.maxRepeats, -1),
@@ -487,51 +502,65 @@ func parseLevel(s string) (slog.Level, error) {
 	return l, nil
 }
 
-// collectSeeds reads the seed file, then the positional seeds, checking
+var errNoSeeds = usagef("no seeds: give seed URLs as arguments, with --seeds FILE or with --sitemap")
+
+// collectSeeds reads the seed file, then the positional seeds (readSeeds);
+// none is an error.
+func collectSeeds(file string, args []string, argName string) ([]string, error) {
+	seeds, err := readSeeds(file, args, argName)
+	if err == nil && len(seeds) == 0 {
+		err = errNoSeeds
+	}
+	return seeds, err
+}
+
+// checkSeed checks that s is an absolute http(s) URL; its error names
+// where it was (a file and line, a flag, an argument).
+func checkSeed(c *canon.Canonicalizer, where, s string) error {
+	if _, err := canon.ParseSeed(c, s); err != nil {
+		var se *canon.SeedError
+		if errors.As(err, &se) {
+			return usagef("%s: %s", where, se.Explain())
+		}
+		return usagef("%s: %v", where, err)
+	}
+	return nil
+}
+
+// readSitemapSeeds reads a value of --sitemap: a sitemap's URL, or a
+// file of them.
+func readSitemapSeeds(v string) ([]string, error) {
+	c := canon.New(canon.Config{})
+	if strings.Contains(v, "://") {
+		if err := checkSeed(c, "--sitemap "+v, v); err != nil {
+			return nil, err
+		}
+		return []string{v}, nil
+	}
+	var out []string
+	err := readURLFile(v, "--sitemap", func(where, s string) error {
+		out = append(out, s)
+		return checkSeed(c, where, s)
+	})
+	if err == nil && len(out) == 0 {
+		err = usagef("--sitemap %s: no URL in the file", v)
+	}
+	return out, err
+}
+
+// readSeeds reads the seed file, then the positional seeds, checking
 // each is an absolute http(s) URL. Errors name the file and line (or the
 // argument: argName and its number), the text and what a seed must be.
-func collectSeeds(file string, args []string, argName string) ([]string, error) {
+func readSeeds(file string, args []string, argName string) ([]string, error) {
 	var seeds []string
 	c := canon.New(canon.Config{})
 	check := func(where, s string) error {
-		if _, err := canon.ParseSeed(c, s); err != nil {
-			var se *canon.SeedError
-			if errors.As(err, &se) {
-				return usagef("%s: %s", where, se.Explain())
-			}
-			return usagef("%s: %v", where, err)
-		}
 		seeds = append(seeds, s)
-		return nil
+		return checkSeed(c, where, s)
 	}
 	if file != "" {
-		fh, err := os.Open(file)
-		if err != nil {
-			return nil, usagef("--seeds: %v", err)
-		}
-		defer fh.Close()
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		n := 0
-		for sc.Scan() {
-			n++
-			line := sc.Text()
-			if n == 1 {
-				line = strings.TrimPrefix(line, "\ufeff") // a UTF-8 byte order mark
-			}
-			if i := strings.IndexByte(line, '#'); i >= 0 {
-				line = line[:i]
-			}
-			line = strings.TrimSpace(line)
-			if line == "" {
-				continue
-			}
-			if err := check(fmt.Sprintf("%s:%d", file, n), line); err != nil {
-				return nil, err
-			}
-		}
-		if err := sc.Err(); err != nil {
-			return nil, usagef("%s:%d: %v", file, n+1, err)
+		if err := readURLFile(file, "--seeds", check); err != nil {
+			return nil, err
 		}
 	}
 	for i, a := range args {
@@ -539,10 +568,42 @@ func collectSeeds(file string, args []string, argName string) ([]string, error) 
 			return nil, err
 		}
 	}
-	if len(seeds) == 0 {
-		return nil, usagef("no seeds: give seed URLs as arguments or with --seeds FILE")
-	}
 	return seeds, nil
+}
+
+// readURLFile calls fn with each URL of a file of them, one per line (#
+// starts a comment), and where it is ("FILE:LINE"); flag names the file's
+// flag in an error opening it.
+func readURLFile(file, flag string, fn func(where, s string) error) error {
+	fh, err := os.Open(file)
+	if err != nil {
+		return usagef("%s: %v", flag, err)
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if n == 1 {
+			line = strings.TrimPrefix(line, "\ufeff") // a UTF-8 byte order mark
+		}
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if err := fn(fmt.Sprintf("%s:%d", file, n), line); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return usagef("%s:%d: %v", file, n+1, err)
+	}
+	return nil
 }
 
 func newCrawlCmd() *cobra.Command {

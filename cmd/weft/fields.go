@@ -28,7 +28,7 @@ var flagFields = map[string]string{
 	"handler": "Handlers", "handler-timeout": "Handlers", "handler-memory": "Handlers", "handler-procs": "Handlers",
 
 	"accept-mime": "AcceptMIME", "reject-mime": "RejectMIME", "max-body": "MaxBodyBytes", "max-body-for": "MaxBodyFor",
-	"requisites": "NoRequisites", "with-images": "WithImages", "sitemaps": "NoSitemaps",
+	"requisites": "NoRequisites", "with-images": "WithImages", "sitemaps": "NoSitemaps", "sitemap": "Sitemaps", "sitemap-only": "SitemapOnly",
 
 	"render": "RenderMode", "render-chromium": "RenderChromium", "render-workers": "RenderWorkers",
 	"render-timeout": "RenderTimeout", "render-idle": "RenderIdle", "render-scrolls": "RenderScrolls",

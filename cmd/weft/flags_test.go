@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -208,5 +210,43 @@ func TestInlinkMiBSetsInlinkMemory(t *testing.T) {
 	code, out, errOut := runWeft(t, "config", "print", "serve", "--inlink-mib", "64")
 	if code != 0 || !strings.Contains(out, "\ninlink-memory = \"64MiB\"\n") || strings.Contains(out, "inlink-mib") {
 		t.Errorf("exit %d, %s\n%s", code, errOut, out)
+	}
+}
+
+// --sitemap takes a sitemap's URL or a file of them; a seed of the
+// sitemaps alone is enough, and a bad line is named by file and line.
+func TestSitemapFlag(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "sitemaps.txt")
+	os.WriteFile(good, []byte("\ufeff# the site's indexes\nhttps://b.test/sitemap_index.xml\n\n  https://c.test/news.xml  # news\n"), 0o644)
+	bad := filepath.Join(dir, "bad.txt")
+	os.WriteFile(bad, []byte("https://b.test/sitemap.xml\n/relative.xml\n"), 0o644)
+	var f crawlFlags
+	fs := pflag.NewFlagSet("crawl", pflag.ContinueOnError)
+	f.register(fs)
+	if err := fs.Parse([]string{"--sitemap", "https://a.test/sitemap.xml", "--sitemap", good, "--sitemap-only"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.config(nil, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"https://a.test/sitemap.xml", "https://b.test/sitemap_index.xml", "https://c.test/news.xml"}; !slices.Equal(cfg.Sitemaps, want) || len(cfg.Seeds) != 0 || !cfg.SitemapOnly {
+		t.Errorf("sitemaps %q, seeds %q, only %v; want %q, none, true", cfg.Sitemaps, cfg.Seeds, cfg.SitemapOnly, want)
+	}
+	for _, tc := range []struct{ value, want string }{
+		{bad, bad + ":2"},
+		{filepath.Join(dir, "none.txt"), "none.txt"},
+		{"ftp://a.test/sitemap.xml", "--sitemap ftp://a.test/sitemap.xml"},
+	} {
+		var f crawlFlags
+		fs := pflag.NewFlagSet("crawl", pflag.ContinueOnError)
+		f.register(fs)
+		if err := fs.Parse([]string{"--sitemap", tc.value}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.config(nil, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("--sitemap %s: %v; want an error naming %s", tc.value, err, tc.want)
+		}
 	}
 }

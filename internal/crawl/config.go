@@ -38,6 +38,15 @@ import (
 type Config struct {
 	// Seeds are the URLs the crawl starts from, at High priority and depth 0.
 	Seeds []string
+	// Sitemaps are seeds that are sitemaps or sitemap indexes: fetched as
+	// sitemaps, not pages, and every URL they list (through an index, its
+	// sitemaps') is a seed. A seed of Seeds that answers with a sitemap
+	// is read the same way.
+	Sitemaps []string
+	// SitemapOnly crawls the seeds and the URLs their sitemaps list, with
+	// their redirects and requisites, and follows no other link: no
+	// page's links, no sitemap a robots.txt names.
+	SitemapOnly bool
 	// DataDir holds the crawl's output: warc/ and fetches.jsonl.
 	DataDir string
 

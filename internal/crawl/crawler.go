@@ -94,6 +94,7 @@ type Crawler struct {
 	flog     *fetchlog.Log
 	start    time.Time
 	seeds    []canon.URL
+	lists    int               // the last lists of seeds are sitemaps (Config.Sitemaps)
 	seedWhy  map[string]string // seeds refused when Run admitted them, and why (set by Run before the workers start)
 	resumed  bool
 	uploads  *archive.Uploader // finished WARC files on their way to Config.Objects; nil without
@@ -139,13 +140,13 @@ func New(cfg Config) (c *Crawler, err error) {
 	if c.token == "" {
 		return nil, fmt.Errorf("crawl: user agent %q has no product token for robots.txt", cfg.UserAgent)
 	}
-	if len(cfg.Seeds) == 0 {
+	if len(cfg.Seeds) == 0 && len(cfg.Sitemaps) == 0 {
 		return nil, errors.New("crawl: no seeds")
 	}
 	if c.scope, err = scope.New(cfg.Scope); err != nil {
 		return nil, err
 	}
-	for _, s := range cfg.Seeds {
+	for _, s := range slices.Concat(cfg.Seeds, cfg.Sitemaps) {
 		u, err := canon.ParseSeed(c.canon, s)
 		if err != nil {
 			return nil, err
@@ -153,6 +154,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		c.scope.AddSeed(u)
 		c.seeds = append(c.seeds, u)
 	}
+	c.lists = len(cfg.Sitemaps)
 
 	// From here on, whatever was opened is closed again on failure.
 	var closers []func() error

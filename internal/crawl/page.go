@@ -104,6 +104,7 @@ type found struct {
 	listed    *content.Hint // a page a sitemap lists, with what it says of it
 	requisite bool          // counted as a requisite found, and queued
 	redirect  bool          // a redirect's target: one seen already is counted as such
+	seed      bool          // a page a seed sitemap lists: a seed itself
 }
 
 // runPage takes a page its route let be fetched, under its host's rules

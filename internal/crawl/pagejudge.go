@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/weft-crawler/weft/internal/canon"
-	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/judge"
@@ -32,7 +30,7 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 	for i := range p.found {
 		f := &p.found[i]
 		if f.listed != nil {
-			c.admitListed(p.pb, f.URL, p.l, *f.listed)
+			c.admitListed(p.pb, f, p.l)
 			continue
 		}
 		promote := rankOf(p, f)
@@ -94,13 +92,18 @@ func rankOf(p *pageRun, f *found) (promote bool) {
 // admitListed admits a page a sitemap lists, with what the sitemap says of
 // it (schedule.Listed): a new page's record keeps the hints; in
 // continuous mode, what the sitemap says of a page already known goes to
-// the recrawl scan.
-func (c *Crawler) admitListed(pb *state.Batch, u canon.URL, l frontier.Lease, h content.Hint) {
+// the recrawl scan. A seed sitemap's page is a seed: depth 0, High.
+func (c *Crawler) admitListed(pb *state.Batch, f *found, l frontier.Lease) {
+	u := f.URL
 	now := time.Now()
-	h, prio := schedule.Listed(h, now)
+	h, prio := schedule.Listed(*f.listed, now)
+	depth := l.Depth + 1
+	if f.seed {
+		depth, prio = 0, frontier.High
+	}
 	k := seen.KeyOf(u.String)
-	rank := importance.Rank(c.rank.Cash(k), l.Depth+1) + importance.Listed(h.Priority, h.LastMod, now)
-	cand := judge.Candidate{URL: u, Depth: l.Depth + 1, Priority: prio, Rank: rank, Via: l.URL, Key: k}
+	rank := importance.Rank(c.rank.Cash(k), depth) + importance.Listed(h.Priority, h.LastMod, now)
+	cand := judge.Candidate{URL: u, Depth: depth, Priority: prio, Rank: rank, Via: l.URL, Key: k}
 	why := c.admit(pb, cand)
 	part := uint16(partition.Of(u.Authority, c.cfg.Partitions))
 	switch {
@@ -136,7 +139,7 @@ func (c *Crawler) admit(pb *state.Batch, cand judge.Candidate) string {
 // and that host's robots.txt judge them) and its /sitemap.xml, one hop
 // from the URL whose lease fetched the robots.txt.
 func (c *Crawler) findSitemaps(p *pageRun) {
-	if c.cfg.NoSitemaps {
+	if c.cfg.NoSitemaps || c.cfg.SitemapOnly {
 		return
 	}
 	u := p.u

@@ -257,14 +257,35 @@ func (c *Crawler) findLinks(p *pageRun, base *canon.Base, res *content.Result, f
 			c.judge.Count(judge.Invalid, 1)
 		case link.Tag == "sitemap": // a sitemap index's sitemap
 			cand.As, cand.Sitemap = judge.AsResource, true
+			if c.seedList(p, lu) {
+				cand.Depth, cand.Priority = 0, frontier.High
+			}
 			p.found = append(p.found, found{Candidate: cand})
 		case i < len(res.Hints): // a page a sitemap lists
-			p.found = append(p.found, found{Candidate: cand, listed: &res.Hints[i]})
+			p.found = append(p.found, found{Candidate: cand, listed: &res.Hints[i], seed: c.seedList(p, lu)})
+		case c.cfg.SitemapOnly:
+			c.judge.Count(judge.SitemapOnly, 1)
 		default:
 			cand.Key, cand.As, cand.Page = k, judge.AsPageLink, p.alias
 			p.found = append(p.found, found{Candidate: cand})
 		}
 	}
+}
+
+// seedList reports whether a URL p's sitemap lists is a seed: p is a
+// seed (depth 0, a seed's redirect or what a seed sitemap lists) that
+// answered as a sitemap. The URL then widens the scope as a seed does,
+// unless a filter or an include/exclude rule refuses it as a seed (it is
+// then judged as a link, and refused again).
+func (c *Crawler) seedList(p *pageRun, u canon.URL) bool {
+	if p.l.Depth != 0 || c.scope.CheckSeed(u) != "" {
+		return false
+	}
+	if !c.scope.Within(u) {
+		c.scope.AddSeed(u)
+		p.pb.WidenScope(u.String)
+	}
+	return true
 }
 
 // findRequisites resolves what a document needs to be shown: its images,

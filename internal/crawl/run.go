@@ -72,8 +72,12 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	// Seeds given again to a resumed crawl are deduplicated like any URL.
 	seeds := c.state.NewBatch()
 	c.seedWhy = map[string]string{}
-	for _, u := range c.seeds {
-		switch why := c.admit(seeds, judge.Candidate{URL: u, Priority: frontier.High}); why {
+	for i, u := range c.seeds {
+		cand := judge.Candidate{URL: u, Priority: frontier.High}
+		if i >= len(c.seeds)-c.lists {
+			cand.As, cand.Sitemap = judge.AsResource, true
+		}
+		switch why := c.admit(seeds, cand); why {
 		case "", judge.Seen, judge.Forwarded: // queued, or an earlier run's or another node's: its record says
 		default:
 			c.seedWhy[u.String] = why

@@ -193,7 +193,8 @@ func TestAdmitListed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.admitListed(pb, u, lease, hints[path])
+		h := hints[path]
+		c.admitListed(pb, &found{Candidate: judge.Candidate{URL: u}, listed: &h}, lease)
 	}
 	queued := map[string]frontier.Priority{}
 	for _, it := range pb.Items {

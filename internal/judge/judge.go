@@ -67,6 +67,9 @@ const (
 	// IndexAlias: a link to a directory's index file (X/index.html) on a
 	// host that serves X/ and X/index.html alike, once X/ was fetched.
 	IndexAlias = "index-alias"
+	// SitemapOnly: a page's link in a crawl of the seeds and what their
+	// sitemaps list alone (crawl.Config.SitemapOnly): not followed.
+	SitemapOnly = "sitemap-only"
 )
 
 // As is how a URL came to be judged.

@@ -39,6 +39,15 @@ import (
 type Config struct {
 	// Seeds are the absolute http or https URLs the crawl starts from.
 	Seeds []string
+	// Sitemaps are seeds that are sitemaps or sitemap indexes: every URL
+	// they list (through an index, its sitemaps') is a seed, with
+	// robots.txt and politeness as usual. A seed of Seeds that answers
+	// with a sitemap is read the same way. Seeds or Sitemaps is required.
+	Sitemaps []string
+	// SitemapOnly crawls the seeds and the URLs their sitemaps list, with
+	// their redirects and requisites, and follows no other link: no
+	// page's links, no sitemap a robots.txt names.
+	SitemapOnly bool
 	// DataDir holds the crawl: its state, its WARC files (DataDir/warc)
 	// and its fetch log. A directory that holds a crawl is resumed unless
 	// Fresh is set.
@@ -338,7 +347,7 @@ func Crawl(cfg Config) (crawl.Config, error) {
 		return crawl.Config{}, fieldError(errBoth, "Requisites", "NoRequisites")
 	}
 	cc := crawl.Config{
-		Seeds: cfg.Seeds, DataDir: cfg.DataDir, UserAgent: cfg.UserAgent, Fresh: cfg.Fresh,
+		Seeds: cfg.Seeds, Sitemaps: cfg.Sitemaps, SitemapOnly: cfg.SitemapOnly, DataDir: cfg.DataDir, UserAgent: cfg.UserAgent, Fresh: cfg.Fresh,
 		Delay: cfg.Delay, Workers: cfg.Workers, MaxPages: cfg.MaxPages, MaxRequisites: cfg.MaxRequisites, MaxURLsPerHost: cfg.MaxURLsPerHost,
 		MaxURLsPerPattern: cfg.MaxURLsPerPattern, TrapBudget: cfg.TrapBudget, MaxRedirects: cfg.MaxRedirects, MaxLinksPerPage: cfg.MaxLinksPerPage,
 		Grace: cfg.Grace, FailureWait: cfg.FailureWait,
