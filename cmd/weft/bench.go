@@ -54,44 +54,76 @@ requests are counted from the web's request log: distinct canonical URLs
 answered 2xx, and every request (redirects and robots.txt included). The
 per-host rule still holds: one request in flight per host.
 
-The default world, "seeds", is shaped like the web the seeds size a crawl
-for: about 100 links a page, nine in ten to pages already seen, many with
-tracking parameters or reordered queries, short links that redirect, pages
-of 20-60 KB; its 200 hosts hold ten times the pages the crawl fetches.
-"classic" is the web of the end-to-end tests, 40-80 links a page.`,
+The default world, "heavy", is as heavy as a real web (issue 37's bench
+web): 50 hosts of 200 pages, 10,000 pages of 20-60 KB with 40-80 links
+each, 30 % of them to other hosts; about 85 % of pages are linked only
+through a URL that redirects to them (a short link, a click tracker, a
+missing trailing slash, the host's "www." name), so a crawl makes about
+0.85 redirects a page; a third of the links carry tracking or session
+parameters, and queries come in any order. By default the crawl takes the
+whole web. "seeds" is shaped like the web the seeds size a crawl for:
+about 100 links a page, nine in ten to pages already seen, short links
+that redirect; its 200 hosts hold ten times the 20,000 pages the crawl
+fetches. "classic" is the web of the end-to-end tests, 40-80 links a page.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, f) },
 	}
 	fs := cmd.Flags()
-	fs.IntVar(&f.hosts, "hosts", 200, "hosts in the synthetic web")
-	fs.IntVar(&f.pages, "pages-per-host", 0, "mean pages per host (0: 1000 in the seeds world, 100 in the classic one)")
+	fs.IntVar(&f.hosts, "hosts", 0, "hosts in the synthetic web (0: 50 in the heavy world, 200 in the others)")
+	fs.IntVar(&f.pages, "pages-per-host", 0, "mean pages per host (0: 200 in the heavy world, 1000 in the seeds one, 100 in the classic one)")
 	fs.IntVar(&f.workers, "workers", 64, "concurrent fetches")
-	fs.Int64Var(&f.maxPages, "max-pages", 20000, "pages to crawl (0: the whole web)")
+	fs.Int64Var(&f.maxPages, "max-pages", -1, "pages to crawl (0: the whole web; -1: the whole web in the heavy world, 20000 in the others)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the synthetic web")
 	fs.BoolVar(&f.keep, "keep", false, "keep the data directory")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the crawl to this file")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a profile of the crawl's heap allocations to this file (go tool pprof -sample_index=alloc_space)")
-	fs.StringVar(&f.world, "world", string(synthweb.WorldSeeds), "shape of the synthetic web: seeds (like the seeds' web) or classic (the tests' web)")
+	fs.StringVar(&f.world, "world", string(synthweb.WorldHeavy), "shape of the synthetic web: heavy (as heavy as a real web), seeds (like the seeds' web) or classic (the tests' web)")
 	return cmd
 }
 
 // benchPages is the default --pages-per-host of a world.
 func benchPages(world string, pages int) int {
-	if pages != 0 {
+	switch {
+	case pages != 0:
 		return pages
-	}
-	if world == string(synthweb.WorldClassic) {
+	case world == string(synthweb.WorldHeavy):
+		return 200
+	case world == string(synthweb.WorldClassic):
 		return 100
 	}
 	return 1000
 }
 
+// benchHosts is the default --hosts of a world.
+func benchHosts(world string, hosts int) int {
+	switch {
+	case hosts != 0:
+		return hosts
+	case world == string(synthweb.WorldHeavy):
+		return 50
+	}
+	return 200
+}
+
+// benchMaxPages is the default --max-pages of a world: the heavy world is
+// small enough to crawl whole, the others hold ten times what a run takes.
+func benchMaxPages(world string, maxPages int64) int64 {
+	switch {
+	case maxPages >= 0:
+		return maxPages
+	case world == string(synthweb.WorldHeavy):
+		return 0
+	}
+	return 20000
+}
+
 // checkWorld names a bad --world.
 func checkWorld(world string) error {
-	if world != string(synthweb.WorldSeeds) && world != string(synthweb.WorldClassic) {
-		return usagef("--world %q: want %q or %q", world, synthweb.WorldSeeds, synthweb.WorldClassic)
+	switch synthweb.World(world) {
+	case synthweb.WorldHeavy, synthweb.WorldSeeds, synthweb.WorldClassic:
+		return nil
 	}
-	return nil
+	return usagef("--world %q: want %q, %q or %q", world, synthweb.WorldHeavy, synthweb.WorldSeeds, synthweb.WorldClassic)
 }
 
 // heapAllocs reads the objects and bytes allocated on the heap so far.
@@ -106,7 +138,12 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	if err := checkWorld(f.world); err != nil {
 		return err
 	}
+	if f.maxPages < -1 {
+		return usagef("--max-pages %d: want 0 or more, or -1 for the world's default", f.maxPages)
+	}
 	f.pages = benchPages(f.world, f.pages)
+	f.hosts = benchHosts(f.world, f.hosts)
+	f.maxPages = benchMaxPages(f.world, f.maxPages)
 	ctx := cmd.Context()
 	var info webInfo
 	web, err := startWebChild("bench", []string{"synthweb",
@@ -143,7 +180,11 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 		return err
 	}
 
-	fmt.Fprintf(out, "weft bench: world %s, %d hosts, %d URLs, %d workers, delay 0, max %d pages\n", f.world, f.hosts, info.URLs, f.workers, f.maxPages)
+	limit := "the whole web"
+	if f.maxPages > 0 {
+		limit = "max " + strconv.FormatInt(f.maxPages, 10) + " pages"
+	}
+	fmt.Fprintf(out, "weft bench: world %s, %d hosts, %d URLs, %d workers, delay 0, %s\n", f.world, f.hosts, info.URLs, f.workers, limit)
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
@@ -254,7 +295,7 @@ func newSynthwebCmd() *cobra.Command {
 			if err := checkWorld(world); err != nil {
 				return err
 			}
-			web, err := synthweb.Start(synthweb.Config{Seed: seed, Hosts: hosts, PagesPerHost: benchPages(world, pages),
+			web, err := synthweb.Start(synthweb.Config{Seed: seed, Hosts: benchHosts(world, hosts), PagesPerHost: benchPages(world, pages),
 				MaxLatency: latency, RobotsKinds: benchRobotsKinds(), World: synthweb.World(world), IPAuthorities: ipAuthorities, RawAmpersands: rawAmp})
 			if err != nil {
 				return err
@@ -280,13 +321,13 @@ func newSynthwebCmd() *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.IntVar(&hosts, "hosts", 200, "hosts")
-	fs.IntVar(&pages, "pages-per-host", 0, "mean pages per host (0: 1000 in the seeds world, 100 in the classic one)")
+	fs.IntVar(&hosts, "hosts", 0, "hosts (0: 50 in the heavy world, 200 in the others)")
+	fs.IntVar(&pages, "pages-per-host", 0, "mean pages per host (0: 200 in the heavy world, 1000 in the seeds one, 100 in the classic one)")
 	fs.Int64Var(&seed, "seed", 1, "seed")
 	fs.DurationVar(&latency, "latency", 0, "most extra latency per host")
-	fs.StringVar(&world, "world", string(synthweb.WorldSeeds), "seeds or classic")
+	fs.StringVar(&world, "world", string(synthweb.WorldHeavy), "heavy, seeds or classic")
 	fs.BoolVar(&ipAuthorities, "ip-authorities", false, "name hosts by their IP:port in URLs, for clients that cannot be given the resolve map")
-	fs.BoolVar(&rawAmp, "raw-ampersands", false, `write "&" in the seeds world's link queries, not "&amp;", for clients that do not decode it`)
+	fs.BoolVar(&rawAmp, "raw-ampersands", false, `write "&" in the heavy and seeds worlds' link queries, not "&amp;", for clients that do not decode it`)
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -30,18 +31,37 @@ func benchReport(t *testing.T, out string) map[string]float64 {
 	return fields
 }
 
+// benchRequests parses the report's "requests N (R redirects, ...)" line.
+func benchRequests(t *testing.T, out string) (requests, redirects int) {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(line, "requests"); ok {
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d (%d redirects", &requests, &redirects); err != nil {
+				t.Fatalf("requests line %q: %v", line, err)
+			}
+			return requests, redirects
+		}
+	}
+	t.Fatalf("no requests line in the report:\n%s", out)
+	return 0, 0
+}
+
 // TestBenchReport runs a short weft bench on a tiny web of each world and
 // checks that the report's figures are there and hang together: unique
 // pages and requests from the server's log, CPU per unique page and per
-// request, allocations per page. Nothing is timed.
+// request, allocations per page. The default world is heavy, crawled
+// whole by default: every page of its web, most of them reached through a
+// redirect. Nothing is timed.
 func TestBenchReport(t *testing.T) {
 	bin := buildWeft(t)
 	for _, tc := range []struct {
 		world string
 		args  []string
+		whole int // pages of the web, when the run crawls it whole
 	}{
-		{"seeds", []string{"--hosts", "3", "--pages-per-host", "100", "--max-pages", "60"}},
-		{"classic", []string{"--world", "classic", "--hosts", "3", "--pages-per-host", "12", "--max-pages", "40"}},
+		{"heavy", []string{"--hosts", "3", "--pages-per-host", "40"}, 3 * 40},
+		{"seeds", []string{"--world", "seeds", "--hosts", "3", "--pages-per-host", "100", "--max-pages", "60"}, 0},
+		{"classic", []string{"--world", "classic", "--hosts", "3", "--pages-per-host", "12", "--max-pages", "40"}, 0},
 	} {
 		t.Run(tc.world, func(t *testing.T) {
 			out, err := exec.Command(bin, append([]string{"bench", "--workers", "8"}, tc.args...)...).CombinedOutput()
@@ -67,6 +87,14 @@ func TestBenchReport(t *testing.T) {
 			}
 			if f["allocs/page"] <= 0 || f["alloc KB/page"] <= 0 {
 				t.Errorf("allocs/page %v, alloc KB/page %v: want both above 0", f["allocs/page"], f["alloc KB/page"])
+			}
+			if tc.whole > 0 {
+				// About 0.85 redirecting URLs a page, all linked.
+				_, redirects := benchRequests(t, string(out))
+				if int(f["unique pages"]) != tc.whole || redirects < tc.whole*7/10 || redirects > tc.whole {
+					t.Errorf("unique pages %v, %d redirects: want the whole web's %d pages and about 0.85 redirects a page\n%s",
+						f["unique pages"], redirects, tc.whole, out)
+				}
 			}
 		})
 	}

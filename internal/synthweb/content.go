@@ -1058,6 +1058,9 @@ func (w *Web) lookup(canonicalURL string) (target, bool) {
 	if i < 0 {
 		return target{}, false
 	}
+	if w.heavy != nil {
+		return w.heavyLookup(canonicalURL)
+	}
 	hi, ok := w.byAuthority[rest[:i]]
 	if !ok || hi >= w.nOrdinary {
 		return target{}, false
@@ -1080,6 +1083,9 @@ func (w *Web) Page(canonicalURL string) (PageInfo, bool) {
 	if w.seeds != nil {
 		return w.seedsInfo(int(t.h), t.p), true
 	}
+	if w.heavy != nil {
+		return w.heavyInfo(int(t.h), t.p), true
+	}
 	return w.info(t, &pagePlan{}), true
 }
 
@@ -1091,6 +1097,16 @@ func (w *Web) AllPages() []PageInfo {
 		for hi := 0; hi < w.nOrdinary; hi++ {
 			for u := range w.seeds.urls(hi) {
 				out = append(out, w.seedsInfo(hi, u))
+			}
+		}
+		return out
+	}
+	if w.heavy != nil {
+		for hi := 0; hi < w.nOrdinary; hi++ {
+			for u := range 2 * w.heavy.pages {
+				if u < w.heavy.pages || w.heavyAlias(hi, u-w.heavy.pages) != aliasNone {
+					out = append(out, w.heavyInfo(hi, u))
+				}
 			}
 		}
 		return out
@@ -1114,6 +1130,12 @@ func (w *Web) Body(canonicalURL string) []byte {
 			return nil
 		}
 		return w.renderSeeds(nil, int(t.h), t.p, w.seedsPlan(int(t.h), t.p, nil))
+	}
+	if t, ok := w.lookup(canonicalURL); ok && w.heavy != nil {
+		if t.p >= w.heavy.pages {
+			return nil
+		}
+		return w.renderHeavy(nil, int(t.h), t.p, w.heavyPlan(int(t.h), t.p, nil))
 	}
 	if t, ok := w.lookup(canonicalURL); ok {
 		h := w.hosts[t.h]
@@ -1140,7 +1162,7 @@ func (w *Web) Body(canonicalURL string) []byte {
 	h := w.hosts[hi]
 	switch "/" + path {
 	case sitemapPath:
-		if w.cfg.NoSitemap || w.seeds != nil {
+		if w.cfg.NoSitemap || w.seeds != nil || w.heavy != nil {
 			return []byte(notFoundBody)
 		}
 		return w.sitemap(h)

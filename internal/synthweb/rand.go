@@ -26,6 +26,7 @@ const (
 	streamSeeds   // everything of WorldSeeds
 	streamLiveAge // a live page's last change before the web started
 	streamOrder   // everything of WorldOrder
+	streamHeavy   // everything of WorldHeavy
 )
 
 func mix64(z uint64) uint64 {

@@ -738,6 +738,8 @@ func (w *Web) URLCount() int {
 	for h := range w.nOrdinary {
 		if w.seeds != nil {
 			n += int(w.seeds.urls(h))
+		} else if w.heavy != nil {
+			n += int(w.heavyURLs(h))
 		} else {
 			n += len(w.hosts[h].pages)
 		}

@@ -310,6 +310,7 @@ func TestWorldValidate(t *testing.T) {
 	}{
 		{Config{World: "moon"}, `World "moon"`},
 		{Config{World: WorldSeeds, MinLinks: 20, MaxLinks: 30}, "MinLinks 20"},
+		{Config{World: WorldHeavy, MinLinks: 12, MaxLinks: 30}, "MinLinks 12"},
 	} {
 		if err := tc.cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want an error naming %s", tc.cfg, err, tc.want)

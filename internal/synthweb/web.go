@@ -114,8 +114,8 @@ type Config struct {
 	// links), CrossHostFraction (only whether it is negative: then no
 	// story links another host's home page), MaxLatency, CrawlDelay,
 	// RobotsKinds, the hostile hosts, Domain, IPPrefix, IPAuthorities and
-	// RawAmpersands; it has no live pages and no sitemap. WorldShop and
-	// WorldOrder say what they read.
+	// RawAmpersands; it has no live pages and no sitemap. WorldShop,
+	// WorldOrder, WorldBlog and WorldHeavy say what they read.
 	World World
 	// IPAuthorities makes every host's authority its listener's address
 	// ("127.0.1.4:41234") instead of its name, so that a client that
@@ -154,6 +154,12 @@ func (c Config) withDefaults() Config {
 			c.CrossHostFraction = 0.3
 		}
 		c.RobotsKinds = []RobotsKind{RobotsNone}
+	}
+	if c.World == WorldHeavy {
+		setInt(&c.PagesPerHost, 200)
+		if c.CrossHostFraction == 0 {
+			c.CrossHostFraction = 0.3
+		}
 	}
 	if c.World == WorldSeeds {
 		setInt(&c.PagesPerHost, 1000)
@@ -199,10 +205,12 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case c.World != "" && c.World != WorldClassic && c.World != WorldSeeds && c.World != WorldShop && c.World != WorldOrder && c.World != WorldBlog:
-		return fmt.Errorf("synthweb: World %q is not %q, %q, %q, %q or %q", c.World, WorldClassic, WorldSeeds, WorldShop, WorldOrder, WorldBlog)
+	case c.World != "" && c.World != WorldClassic && c.World != WorldSeeds && c.World != WorldShop && c.World != WorldOrder && c.World != WorldBlog && c.World != WorldHeavy:
+		return fmt.Errorf("synthweb: World %q is not %q, %q, %q, %q, %q or %q", c.World, WorldClassic, WorldSeeds, WorldShop, WorldOrder, WorldBlog, WorldHeavy)
 	case c.World == WorldSeeds && c.MinLinks < chromeLinks:
 		return fmt.Errorf("synthweb: MinLinks %d is below %d, the links every page of world %q carries", c.MinLinks, chromeLinks, WorldSeeds)
+	case c.World == WorldHeavy && c.MinLinks < heavyChrome+heavyFanout:
+		return fmt.Errorf("synthweb: MinLinks %d is below %d, the links every page of world %q carries", c.MinLinks, heavyChrome+heavyFanout, WorldHeavy)
 	case c.Hosts < 0:
 		return fmt.Errorf("synthweb: Hosts %d is negative", c.Hosts)
 	case c.PagesPerHost < 0:
@@ -357,7 +365,9 @@ type Web struct {
 
 	seeds     *seedsWorld // nil unless Config.World is WorldSeeds
 	order     *orderWorld // nil unless Config.World is WorldOrder
+	heavy     *heavyWorld // nil unless Config.World is WorldHeavy
 	seedsBufs sync.Pool   // *seedsBuf
+	heavyBufs sync.Pool   // *heavyBuf
 
 	log     requestLog
 	started time.Time // live pages change from here
@@ -447,6 +457,9 @@ func Start(cfg Config) (*Web, error) {
 		// Nothing to build: a shop's or a blog's pages are made from their numbers.
 	} else if cfg.World == WorldOrder {
 		w.buildOrder()
+	} else if cfg.World == WorldHeavy {
+		w.buildHeavy()
+		w.heavyBufs.New = func() any { return &heavyBuf{body: make([]byte, 0, cfg.MaxPageBytes+8<<10)} }
 	} else if cfg.World == WorldSeeds {
 		w.buildSeeds()
 		w.seedsBufs.New = func() any { return &seedsBuf{body: make([]byte, 0, cfg.MaxPageBytes+8<<10)} }
@@ -614,12 +627,16 @@ func (w *Web) HostileSeeds() []string {
 }
 
 // Resolve maps every host name to its IP literal, for the crawler's
-// --resolve flag.
+// --resolve flag; in WorldHeavy, the "www." names of the ordinary hosts
+// too.
 func (w *Web) Resolve() map[string]string {
 	out := make(map[string]string, len(w.hosts))
-	for _, h := range w.hosts {
+	for i, h := range w.hosts {
 		ip, _, _ := net.SplitHostPort(h.addr)
 		out[h.name] = ip
+		if w.heavy != nil && i < w.nOrdinary {
+			out["www."+h.name] = ip
+		}
 	}
 	return out
 }
@@ -661,6 +678,10 @@ func (w *Web) serve(rw *logWriter, r *http.Request, h *host) {
 	}
 	if w.seeds != nil {
 		w.serveSeeds(rw, r, h)
+		return
+	}
+	if w.heavy != nil {
+		w.serveHeavy(rw, r, h)
 		return
 	}
 	if w.cfg.World == WorldShop {
