@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"fmt"
+	"sync"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/zstd"
@@ -18,6 +19,7 @@ var Encodings = []string{"gzip", "deflate", "br", "zstd"}
 type encoder struct {
 	coding string
 	zstd   *zstd.Encoder // for "zstd": EncodeAll only, which starts no goroutine
+	brotli sync.Pool     // *brotli.Writer: each holds megabytes of tables
 }
 
 func newEncoder(coding string) (*encoder, error) {
@@ -54,9 +56,18 @@ func (e *encoder) encode(b []byte) []byte {
 		_, _ = w.Write(b)
 		_ = w.Close()
 	case "br":
-		w := brotli.NewWriterLevel(&out, 5)
+		w, _ := e.brotli.Get().(*brotli.Writer)
+		if w == nil {
+			// Quality 1: the format a decoder sees is the same as at
+			// nginx's 6, and the race detector makes 6 cost seconds.
+			w = brotli.NewWriterLevel(&out, 1)
+		} else {
+			w.Reset(&out)
+		}
 		_, _ = w.Write(b)
 		_ = w.Close()
+		w.Reset(nil)
+		e.brotli.Put(w)
 	}
 	return out.Bytes()
 }
