@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
@@ -79,5 +80,37 @@ func TestCrawlWebThatAnswersOnlyEncoded(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBombsInEveryCodingCutAtTheCap crawls the gzip, brotli and zstd
+// bomb hosts with a body cap: each is archived as it came (its wire body
+// is within the cap, but for gzip's, which is cut there) and counted over
+// the decoded-size cap, and the crawl goes on to its other host.
+func TestBombsInEveryCodingCutAtTheCap(t *testing.T) {
+	web := startWeb(t, synthweb.Config{Seed: 7, Hosts: 1, PagesPerHost: 12, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound},
+		HostileKinds: []string{synthweb.HostileGzipBomb, synthweb.BombBrotli, synthweb.BombZstd}})
+	cfg := testConfig(t, web, 4, 0)
+	cfg.Seeds = append(web.Seeds(), web.HostileSeeds()...)
+	const capBytes = 600 << 10
+	cfg.Fetch.MaxBodyBytes = capBytes
+	sum := runCrawl(t, cfg)
+	if sum.OverDecodeCap != 3 {
+		t.Errorf("%d bodies over the decoded-size cap, want the three bombs", sum.OverDecodeCap)
+	}
+	byHost := map[string]fetchlog.Record{}
+	for _, r := range readFetchLog(t, cfg.DataDir) {
+		if !strings.HasSuffix(r.URL, "/robots.txt") {
+			byHost[strings.SplitN(r.Host, ".", 2)[0]] = r
+		}
+	}
+	for kind, truncated := range map[string]string{synthweb.HostileGzipBomb: "length", synthweb.BombBrotli: "", synthweb.BombZstd: ""} {
+		r, ok := byHost[kind]
+		if !ok || r.Truncated != truncated || r.Bytes > capBytes || r.Status != 200 {
+			t.Errorf("%s: fetched %v, %d, truncated %q after %d bytes; want 200, truncated %q within the %d-byte cap", kind, ok, r.Status, r.Truncated, r.Bytes, truncated, capBytes)
+		}
+	}
+	if sum.Pages < 12 {
+		t.Errorf("%d pages fetched: the bombs stopped the crawl of the other host", sum.Pages)
 	}
 }

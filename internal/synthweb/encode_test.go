@@ -82,3 +82,47 @@ func TestEncoding(t *testing.T) {
 		t.Errorf("an unknown Encoding: %v", err)
 	}
 }
+
+// The brotli and zstd bombs: "/" is a small body that decodes to
+// spaces, at more than a hundred times its size (sampled: the first
+// 4 MiB; their full size, BrotliBombBytes or ZstdBombBytes, is how they
+// are made).
+func TestBombs(t *testing.T) {
+	w := startWeb(t, Config{Seed: 7, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{BombBrotli, BombZstd}})
+	c := newClient(t, w)
+	for _, kind := range []string{BombBrotli, BombZstd} {
+		h := hostileHost(t, w, kind)
+		if r := get(t, c, "http://"+h.Authority+"/robots.txt"); r.status != 404 {
+			t.Errorf("%s: robots.txt %d", kind, r.status)
+		}
+		resp, err := c.Get("http://" + h.Authority + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		coding := map[string]string{BombBrotli: "br", BombZstd: "zstd"}[kind]
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != coding || resp.ContentLength <= 0 || resp.ContentLength > 256<<10 {
+			t.Errorf("%s: %d, Content-Encoding %q, Content-Length %d; want a small %s body", kind, resp.StatusCode, resp.Header.Get("Content-Encoding"), resp.ContentLength, coding)
+		}
+		cr := &countingReader{r: resp.Body}
+		var zr io.Reader
+		if coding == "br" {
+			zr = brotli.NewReader(cr)
+		} else {
+			d, err := zstd.NewReader(cr, zstd.WithDecoderConcurrency(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			zr = d
+		}
+		const sample = 4 << 20
+		got, err := io.ReadAll(io.LimitReader(zr, sample))
+		resp.Body.Close()
+		if err != nil || len(got) != sample || strings.Trim(string(got), " ") != "" {
+			t.Fatalf("%s: decoded %d bytes (%v), want %d spaces", kind, len(got), err, sample)
+		}
+		if ratio := sample / float64(cr.n); ratio < 100 {
+			t.Errorf("%s: %d bytes decoded from %d: not a bomb", kind, sample, cr.n)
+		}
+	}
+}
