@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 )
@@ -111,7 +114,8 @@ func chunk(body string, n int) string {
 
 // TestArchiveHoldsTheBytesSent crawls a server that writes raw bytes:
 // odd header case, duplicate fields, a folded line, bare LF line ends,
-// chunked bodies with extensions and trailers, a gzip body sent chunked.
+// chunked bodies with extensions and trailers, a gzip body sent chunked,
+// brotli, zstd sent chunked, and gzip under brotli.
 // Every response record's block must equal, byte for byte, what the
 // server's log says it sent, and every request record what it received;
 // the payload digest is the de-chunked entity body's, content coding
@@ -119,11 +123,25 @@ func chunk(body string, n int) string {
 // line of a lone space and a bare LF) is archived as parsed and counted.
 func TestArchiveHoldsTheBytesSent(t *testing.T) {
 	page := `<html><head><title>raw</title></head><body>` +
-		`<a href="/lf">lf</a> <a href="/gz">gz</a> <a href="/odd">odd</a></body></html>`
+		`<a href="/lf">lf</a> <a href="/gz">gz</a> <a href="/odd">odd</a>` +
+		`<a href="/br">br</a> <a href="/zst">zstd</a> <a href="/stack">gzip, br</a></body></html>`
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	io.WriteString(zw, "<html><body>compressed, then chunked</body></html>")
 	zw.Close()
+	var br, stack bytes.Buffer
+	bw := brotli.NewWriter(&br)
+	io.WriteString(bw, "<html><body>in brotli</body></html>")
+	bw.Close()
+	bw = brotli.NewWriter(&stack)
+	bw.Write(gz.Bytes())
+	bw.Close()
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zst := enc.EncodeAll([]byte("<html><body>in zstd, then chunked</body></html>"), nil)
+	enc.Close()
 	routes := map[string]string{
 		"/robots.txt": "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\nTRANSFER-ENCODING: chunked\r\n\r\n" +
 			chunk("User-agent: *\nDisallow: /private\n", 10) + "0\r\n\r\n",
@@ -143,6 +161,10 @@ func TestArchiveHoldsTheBytesSent(t *testing.T) {
 		"/gz": "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n" +
 			chunk(gz.String(), 16) + "0\r\n\r\n",
 		"/odd": "HTTP/1.1 200 OK\nContent-Type: text/html\nX-Odd: a\n \nContent-Length: 11\n\n<p>odd</p>\n",
+		"/br":  fmt.Sprintf("HTTP/1.1 200 OK\r\ncontent-encoding: br\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n", br.Len()) + br.String(),
+		"/zst": "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: zstd\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			chunk(string(zst), 7) + "0\r\n\r\n",
+		"/stack": fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip, br\r\nContent-Length: %d\r\n\r\n", stack.Len()) + stack.String(),
 	}
 	site := startRawSite(t, routes)
 	dir := t.TempDir()
@@ -208,7 +230,8 @@ func TestArchiveHoldsTheBytesSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	for path, want := range map[string]string{"/": page, "/gz": gz.String(), "/lf": "<p>bare line ends</p>"} {
+	for path, want := range map[string]string{"/": page, "/gz": gz.String(), "/lf": "<p>bare line ends</p>",
+		"/br": br.String(), "/zst": string(zst), "/stack": stack.String()} {
 		l, err := a.Get("http://"+site.ln.Addr().String()+path, time.Time{})
 		if err != nil {
 			t.Errorf("%s: %v", path, err)

@@ -38,6 +38,8 @@ func BenchmarkGet(b *testing.B) {
 		{"plain-chunked", "", page40k, false},
 		{"plain-length", "", page40k, true},
 		{"gzip-chunked", "gzip", gzipBytes(b, page40k), false},
+		{"br-chunked", "br", brotliBytes(b, page40k), false},
+		{"zstd-chunked", "zstd", zstdBytes(b, page40k), false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			srv := benchServer(b, bc.encoding, bc.body, bc.length)

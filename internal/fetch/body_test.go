@@ -3,6 +3,7 @@ package fetch
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/zstd"
 )
 
 func gzipBytes(t testing.TB, b []byte) []byte {
@@ -55,6 +57,19 @@ func flateBytes(t testing.TB, b []byte) []byte {
 func brotliBytes(t testing.TB, b []byte) []byte {
 	var buf bytes.Buffer
 	w := brotli.NewWriter(&buf)
+	w.Write(b)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func zstdBytes(t testing.TB, b []byte) []byte {
+	var buf bytes.Buffer
+	w, err := zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
 	w.Write(b)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -102,6 +117,12 @@ func TestDecoding(t *testing.T) {
 		{"deflate raw", "deflate", flateBytes(t, page), page},
 		{"br", "br", brotliBytes(t, page), page},
 		{"gzip then br", "gzip, br", brotliBytes(t, gz), page},
+		{"zstd", "zstd", zstdBytes(t, page), page},
+		{"zstd two frames", "zstd", append(zstdBytes(t, page[:1000]), zstdBytes(t, page[1000:])...), page},
+		{"zstd after a skippable frame", "zstd", append([]byte("\x50\x2a\x4d\x18\x03\x00\x00\x00abc"), zstdBytes(t, page)...), page},
+		{"br then zstd", "br, zstd", zstdBytes(t, brotliBytes(t, page)), page},
+		{"zstd then gzip", "zstd,gzip", gzipBytes(t, zstdBytes(t, page)), page},
+		{"deflate then br then zstd", "deflate, br, zstd", zstdBytes(t, brotliBytes(t, zlibBytes(t, page))), page},
 		{"identity", "identity", page, page},
 		{"upper case", "GZIP", gz, page},
 	} {
@@ -128,7 +149,7 @@ func TestDecodeArchived(t *testing.T) {
 	for _, tc := range []struct {
 		encoding string
 		wire     []byte
-	}{{"gzip", gzipBytes(t, page)}, {"gzip, br", brotliBytes(t, gzipBytes(t, page))}, {"", page}} {
+	}{{"gzip", gzipBytes(t, page)}, {"gzip, br", brotliBytes(t, gzipBytes(t, page))}, {"zstd", zstdBytes(t, page)}, {"", page}} {
 		h := http.Header{}
 		if tc.encoding != "" {
 			h.Set("Content-Encoding", tc.encoding)
@@ -156,7 +177,13 @@ func TestDecodeErrors(t *testing.T) {
 		wantDecoded    []byte // nil: do not check
 		wantErr        error
 	}{
-		{"unknown coding passes through", "zstd", page, page, ErrUnsupportedEncoding},
+		{"unknown coding passes through", "compress", page, page, ErrUnsupportedEncoding},
+		{"mislabelled plain body passes through zstd", "zstd", page, page, zstd.ErrMagicMismatch},
+		{"truncated zstd", "zstd", zstdBytes(t, page)[:len(zstdBytes(t, page))/2], nil, io.ErrUnexpectedEOF},
+		{"unknown coding under a known one", "compress, gzip", gzipBytes(t, page), page, ErrUnsupportedEncoding},
+		// The inner layer's bytes are not gzip: what the outer layer gave.
+		{"mislabelled inner layer", "gzip, br", brotliBytes(t, page), page, gzip.ErrHeader},
+		{"corrupt inner layer", "gzip, br", brotliBytes(t, corrupt), nil, gzip.ErrChecksum},
 		{"mislabelled plain body passes through", "gzip", page, page, gzip.ErrHeader},
 		{"bad checksum", "gzip", corrupt, nil, gzip.ErrChecksum},
 		{"truncated", "gzip", gz[:len(gz)/2], nil, io.ErrUnexpectedEOF},
@@ -231,6 +258,157 @@ func TestGzipBomb(t *testing.T) {
 				t.Errorf("took %v", elapsed)
 			}
 		})
+	}
+}
+
+// deflateBomb returns raw deflate of n MiB of zeros: one flushed block of
+// 1 MiB, repeated (its matches reach back only over zeros), then a final
+// empty block. Compressing n MiB would take seconds under -race.
+func deflateBomb(t testing.TB, n int) []byte {
+	var b bytes.Buffer
+	w, err := flate.NewWriter(&b, flate.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(make([]byte, 1<<20))
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	block := bytes.Clone(b.Bytes())
+	b.Reset()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return append(bytes.Repeat(block, n), b.Bytes()...)
+}
+
+// zlibBomb is deflateBomb in a zlib wrapper, its Adler-32 correct.
+func zlibBomb(t testing.TB, n int) []byte {
+	out := append([]byte{0x78, 0xda}, deflateBomb(t, n)...)
+	// Over zeros, Adler-32's sums are 1 and the length.
+	return binary.BigEndian.AppendUint32(out, uint32(n<<20%65521)<<16|1)
+}
+
+// zstdBomb is n MiB of zeros in frames of 64 KiB (a few bytes each).
+func zstdBomb(t testing.TB, n int) []byte {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	return bytes.Repeat(enc.EncodeAll(make([]byte, 64<<10), nil), n*16)
+}
+
+// brotliBomb is n MiB of b repeated, in brotli with a 64 KiB window.
+func brotliBomb(t testing.TB, b []byte, n int) []byte {
+	var buf bytes.Buffer
+	w := brotli.NewWriterOptions(&buf, brotli.WriterOptions{Quality: 1, LGWin: 16})
+	w.Write(bytes.Repeat(b, (n<<20)/len(b)))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestDecodedBombs: a body well within MaxBodyBytes on the wire that
+// decodes to 64 times it, in each coding and in stacks of them, is
+// archived whole (Body is the wire entity), and decoded only up to the
+// cap: Decoded is the first MaxBodyBytes of the content, DecodeErr
+// ErrDecodedTooLarge, and the fetch allocates a small multiple of the
+// cap, not the 32 MiB the bomb holds.
+func TestDecodedBombs(t *testing.T) {
+	const limit = 512 << 10
+	const n = 32 // MiB decoded
+	emptyMember := gzipBytes(t, nil)
+	for _, tc := range []struct {
+		name, encoding string
+		wire           func() []byte
+		wantDecoded    int // bytes of zeros
+	}{
+		{"gzip", "gzip", func() []byte { return gzipBomb(t, n) }, limit},
+		{"deflate (zlib)", "deflate", func() []byte { return zlibBomb(t, n) }, limit},
+		{"deflate (raw)", "deflate", func() []byte { return deflateBomb(t, n) }, limit},
+		{"br", "br", func() []byte { return brotliBomb(t, []byte{0}, n) }, limit},
+		{"zstd", "zstd", func() []byte { return zstdBomb(t, n) }, limit},
+		{"gzip bomb under br", "gzip, br", func() []byte { return brotliBytes(t, gzipBomb(t, n)) }, limit},
+		{"br bomb under zstd", "br, zstd", func() []byte { return zstdBytes(t, brotliBomb(t, []byte{0}, n)) }, limit},
+		{"zstd bomb under gzip", "zstd, gzip", func() []byte { return gzipBytes(t, zstdBomb(t, n)) }, limit},
+		// The inner layer is the bomb: br gives MiB of empty gzip
+		// members, which decode to nothing, at great cost, unless the
+		// inner layer is cut too.
+		{"empty gzip members under br", "gzip, br", func() []byte { return brotliBomb(t, emptyMember, 8) }, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wire := tc.wire()
+			if len(wire) > limit/4 {
+				t.Fatalf("the bomb is %d bytes on the wire: not a bomb", len(wire))
+			}
+			srv := serveBytes(t, tc.encoding, wire, false)
+			cfg := testConfig()
+			cfg.MaxBodyBytes = limit
+			f := newFetcher(t, cfg)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			r := get(t, f, srv.URL)
+			runtime.ReadMemStats(&after)
+			if r.Truncated != "" || !bytes.Equal(r.Body, wire) {
+				t.Errorf("Body %d bytes of %d, Truncated %q: the wire entity is within the cap", len(r.Body), len(wire), r.Truncated)
+			}
+			if len(r.Decoded) != tc.wantDecoded || !bytes.Equal(r.Decoded, make([]byte, tc.wantDecoded)) {
+				t.Errorf("Decoded %d bytes, want %d zeros", len(r.Decoded), tc.wantDecoded)
+			}
+			if !errors.Is(r.DecodeErr, ErrDecodedTooLarge) {
+				t.Errorf("DecodeErr = %v, want ErrDecodedTooLarge", r.DecodeErr)
+			}
+			alloc := after.TotalAlloc - before.TotalAlloc
+			t.Logf("%d bytes on the wire, %d MiB decoded: the fetch allocated %d KiB", len(wire), n, alloc>>10)
+			if alloc > 5*limit {
+				t.Errorf("allocated %d KiB, more than 5 times the cap (%d KiB)", alloc>>10, 5*limit>>10)
+			}
+		})
+	}
+}
+
+// A zstd frame may ask for a window of up to 3.75 TB, or, in a single
+// segment, as much as its content size says: more than RFC 9659's 8 MiB
+// is refused before it is allocated.
+func TestZstdWindowBounded(t *testing.T) {
+	f := newFetcher(t, testConfig())
+	h := http.Header{"Content-Encoding": {"zstd"}}
+	block := []byte{0x01, 0x00, 0x00} // a last, raw, empty block
+	for _, tc := range []struct {
+		name  string
+		frame []byte
+	}{
+		// Frame header descriptor 0: a window descriptor follows;
+		// exponent 20 is a window of 2^30.
+		{"1 GiB window", append([]byte("\x28\xb5\x2f\xfd\x00\xa0"), block...)},
+		{"16 MiB window", append([]byte("\x28\xb5\x2f\xfd\x00\x70"), block...)},
+		// Descriptor 0xa0: a single segment with a 4-byte content size,
+		// 2^30, which is then the window.
+		{"1 GiB single segment", append([]byte("\x28\xb5\x2f\xfd\xa0\x00\x00\x00\x40"), block...)},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got, err := f.Decode(h, tc.frame)
+		runtime.ReadMemStats(&after)
+		if err == nil || len(got) != 0 {
+			t.Errorf("%s: %d bytes, err %v; want it refused", tc.name, len(got), err)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+			t.Errorf("%s: allocated %d KiB", tc.name, alloc>>10)
+		}
+		t.Logf("%s: %v", tc.name, err)
+	}
+	// 8 MiB is what RFC 9659 allows: a frame with that window decodes.
+	enc, err := zstd.NewWriter(nil, zstd.WithWindowSize(zstdMaxWindow), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	page := bytes.Repeat([]byte("<p>an 8 MiB window</p>"), 1000)
+	if got, err := f.Decode(h, enc.EncodeAll(page, nil)); err != nil || !bytes.Equal(got, page) {
+		t.Errorf("a frame within the window: %d bytes, %v", len(got), err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/zstd"
 )
 
 // ErrDecodedTooLarge is the DecodeErr (wrapped) of a response whose decoded
@@ -35,6 +37,7 @@ type pools struct {
 	flate  sync.Pool // io.ReadCloser that is a flate.Resetter
 	zlib   sync.Pool // io.ReadCloser that is a zlib.Resetter
 	brotli sync.Pool // *brotli.Reader
+	zstd   sync.Pool // *zstd.Decoder, made by newZstd
 }
 
 // readCapped reads r to EOF, keeping at most limit bytes. over reports that
@@ -128,6 +131,27 @@ const (
 	emptyZlib = "\x78\x9c\x03\x00\x00\x00\x00\x01"
 )
 
+// zstdMaxWindow is the largest window a zstd frame may ask for. RFC 9659
+// limits the "zstd" content coding to 8 MiB and browsers refuse more, so
+// a server that wants its pages seen sends no more; a frame that asks for
+// more (up to 3.75 TB is valid zstd) is refused before anything of that
+// size is allocated.
+const zstdMaxWindow = 8 << 20
+
+// newZstd returns a zstd decoder for one stream at a time, bounded in
+// memory by zstdMaxWindow (a single-segment frame's window is its content
+// size, so WithDecoderMaxMemory bounds that too) and synchronous: with a
+// concurrency of 1 it starts no goroutine and decodes one block at a
+// time, as the caller reads.
+func newZstd() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil,
+		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxWindow(zstdMaxWindow),
+		zstd.WithDecoderMaxMemory(zstdMaxWindow),
+	)
+}
+
 // contentEncodings lists the codings of a Content-Encoding header in the
 // order they were applied, without "identity".
 func contentEncodings(values []string) []string {
@@ -143,89 +167,208 @@ func contentEncodings(values []string) []string {
 	return out
 }
 
+// layer is the output of one decoder of a stack of content codings, read
+// through a cap: it yields at most left bytes, and then io.EOF, having
+// noted in over whether the decoder had more.
+type layer struct {
+	coding string
+	r      io.Reader  // the decoder, as open returned it
+	pool   *sync.Pool // where r goes back
+	left   int64
+	over   bool
+	err    error // the first error the decoder returned other than io.EOF
+}
+
+func (l *layer) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		// One byte more tells a body that ends at the cap from one over
+		// it; the decoder does no more work than that byte needs.
+		var b [1]byte
+		n, err := io.ReadAtLeast(l.r, b[:], 1)
+		if n > 0 {
+			l.over = true
+			return 0, io.EOF
+		}
+		return 0, l.note(err)
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, l.note(err)
+}
+
+func (l *layer) note(err error) error {
+	if err != nil && err != io.EOF && l.err == nil {
+		l.err = err
+	}
+	return err
+}
+
 // decode undoes the content codings of body, last applied first, with the
 // output of every layer capped at limit. With no coding it returns body
-// itself. On failure it returns what could be decoded.
+// itself. On failure it returns what could be decoded: a prefix of the
+// content when the failure is mid-stream, or the bytes as far as they
+// could be decoded when a layer could not even start (unknown coding or
+// bad header: servers mislabel plain bodies).
+//
+// The layers are decoded as one stream, each decoder reading the output
+// of the one before through its cap, so a stack of codings ("gzip, br")
+// holds no intermediate body in memory, and the final output is at most
+// limit bytes, whichever layer is the bomb.
 func (p *pools) decode(codings []string, body []byte, limit int64) ([]byte, error) {
-	cur := body
 	if len(body) == 0 {
 		return body, nil
 	}
-	for i := len(codings) - 1; i >= 0; i-- {
-		next, started, err := p.decodeOne(codings[i], cur, limit)
-		if err != nil {
-			if !started { // unknown coding or bad header: pass the bytes on
-				next = cur
-			}
-			return next, fmt.Errorf("content-encoding %s: %w", codings[i], err)
+	layers := make([]layer, 0, len(codings)) // never grown: Read's receivers point into it
+	defer func() {
+		for i := range layers {
+			p.release(&layers[i])
 		}
-		cur = next
+	}()
+	var src flate.Reader = bytes.NewReader(body)
+	for i := len(codings) - 1; i >= 0; i-- {
+		r, pool, err := p.open(codings[i], src)
+		if err != nil {
+			cause := fmt.Errorf("content-encoding %s: %w", codings[i], err)
+			if i == len(codings)-1 {
+				return body, cause
+			}
+			// The layers before this one are what could be decoded,
+			// unless they failed first (and this one for want of input).
+			inner, innerErr := p.decode(codings[i+1:], body, limit)
+			if innerErr != nil {
+				return inner, innerErr
+			}
+			return inner, cause
+		}
+		layers = append(layers, layer{coding: codings[i], r: r, pool: pool, left: limit})
+		if i > 0 {
+			// The decoders want a byte reader (or would wrap one of their
+			// own around it), and deflate's header must be peeked at.
+			src = bufio.NewReader(&layers[len(layers)-1])
+		}
 	}
-	return cur, nil
+	out, _, _ := p.readCapped(&layers[len(layers)-1], limit, -1)
+	// The first layer that went wrong is the cause: the ones after it
+	// only ran out of input.
+	for i := range layers {
+		l := &layers[i]
+		switch {
+		case l.over:
+			return out, fmt.Errorf("content-encoding %s: %w", l.coding, ErrDecodedTooLarge)
+		case l.err != nil:
+			return out, fmt.Errorf("content-encoding %s: %w", l.coding, l.err)
+		}
+	}
+	return out, nil
 }
 
-// decodeOne undoes one coding. started is false if decoding could not even
-// begin: unknown coding or invalid header.
-func (p *pools) decodeOne(coding string, in []byte, limit int64) (out []byte, started bool, err error) {
-	src := bytes.NewReader(in)
-	const hint = -1 // the decoded size is unknown
-	var over bool
+// open returns a pooled decoder of coding reading src, its header read
+// and checked where the coding has one; an error means decoding could not
+// even begin: unknown coding or invalid header.
+func (p *pools) open(coding string, src flate.Reader) (io.Reader, *sync.Pool, error) {
 	switch coding {
 	case "gzip", "x-gzip":
 		zr, _ := p.gzip.Get().(*gzip.Reader)
 		if zr == nil {
 			zr = new(gzip.Reader)
 		}
-		if err = zr.Reset(src); err != nil {
-			return nil, false, err
+		if err := zr.Reset(src); err != nil {
+			return nil, nil, err
 		}
-		out, over, err = p.readCapped(zr, limit, hint)
-		_ = zr.Reset(strings.NewReader(emptyGzip))
-		p.gzip.Put(zr)
+		return zr, &p.gzip, nil
 	case "deflate":
 		// RFC 9110 says zlib-wrapped deflate, but many servers send raw
 		// deflate (as old IE expected): tell them apart by the zlib header.
-		if isZlibHeader(in) {
+		if isZlibHeader(peek(src, 2)) {
 			zr, _ := p.zlib.Get().(io.ReadCloser)
+			var err error
 			if zr == nil {
 				zr, err = zlib.NewReader(src)
 			} else {
 				err = zr.(zlib.Resetter).Reset(src, nil)
 			}
 			if err != nil {
-				return nil, false, err
+				return nil, nil, err
 			}
-			out, over, err = p.readCapped(zr, limit, hint)
-			_ = zr.(zlib.Resetter).Reset(strings.NewReader(emptyZlib), nil)
-			p.zlib.Put(zr)
-		} else {
-			fr, _ := p.flate.Get().(io.ReadCloser)
-			if fr == nil {
-				fr = flate.NewReader(src)
-			} else {
-				_ = fr.(flate.Resetter).Reset(src, nil)
-			}
-			out, over, err = p.readCapped(fr, limit, hint)
-			_ = fr.(flate.Resetter).Reset(strings.NewReader(""), nil)
-			p.flate.Put(fr)
+			return zr, &p.zlib, nil
 		}
+		fr, _ := p.flate.Get().(io.ReadCloser)
+		if fr == nil {
+			return flate.NewReader(src), &p.flate, nil
+		}
+		_ = fr.(flate.Resetter).Reset(src, nil)
+		return fr, &p.flate, nil
 	case "br":
 		br, _ := p.brotli.Get().(*brotli.Reader)
 		if br == nil {
-			br = brotli.NewReader(src)
-		} else {
-			_ = br.Reset(src)
+			return brotli.NewReader(src), &p.brotli, nil
 		}
-		out, over, err = p.readCapped(br, limit, hint)
-		_ = br.Reset(strings.NewReader(""))
-		p.brotli.Put(br)
-	default:
-		return nil, false, ErrUnsupportedEncoding
+		_ = br.Reset(src)
+		return br, &p.brotli, nil
+	case "zstd":
+		// The decoder reads no header before the first Read: check the
+		// magic here, so that a mislabelled plain body passes through.
+		if !isZstdMagic(peek(src, 4)) {
+			return nil, nil, zstd.ErrMagicMismatch
+		}
+		zd, _ := p.zstd.Get().(*zstd.Decoder)
+		if zd == nil {
+			var err error
+			if zd, err = newZstd(); err != nil {
+				return nil, nil, err
+			}
+		}
+		if err := zd.Reset(src); err != nil {
+			return nil, nil, err
+		}
+		return zd, &p.zstd, nil
 	}
-	if err == nil && over {
-		err = ErrDecodedTooLarge
+	return nil, nil, ErrUnsupportedEncoding
+}
+
+// release returns l's decoder to its pool, reset onto an empty stream.
+func (p *pools) release(l *layer) {
+	switch l.pool {
+	case &p.gzip:
+		_ = l.r.(*gzip.Reader).Reset(strings.NewReader(emptyGzip))
+	case &p.zlib:
+		_ = l.r.(zlib.Resetter).Reset(strings.NewReader(emptyZlib), nil)
+	case &p.flate:
+		_ = l.r.(flate.Resetter).Reset(strings.NewReader(""), nil)
+	case &p.brotli:
+		_ = l.r.(*brotli.Reader).Reset(strings.NewReader(""))
+	case &p.zstd:
+		_ = l.r.(*zstd.Decoder).Reset(nil) // drops the source; the window stays for the next stream
 	}
-	return out, true, err
+	l.pool.Put(l.r)
+}
+
+// peek returns the first n bytes of src (fewer if it has fewer) without
+// consuming them. src is a *bytes.Reader at its start or a *bufio.Reader,
+// as decode makes them.
+func peek(src flate.Reader, n int) []byte {
+	switch r := src.(type) {
+	case *bufio.Reader:
+		b, _ := r.Peek(n)
+		return b
+	case *bytes.Reader:
+		b := make([]byte, n)
+		m, _ := r.ReadAt(b, 0)
+		return b[:m]
+	}
+	return nil
+}
+
+// isZstdMagic reports whether b starts a zstd frame or a skippable frame
+// (RFC 8878, section 3.1).
+func isZstdMagic(b []byte) bool {
+	if len(b) < 4 {
+		return false
+	}
+	return string(b) == "\x28\xb5\x2f\xfd" || b[0]&0xf0 == 0x50 && string(b[1:]) == "\x2a\x4d\x18"
 }
 
 // isZlibHeader reports whether b starts with a valid zlib (RFC 1950) header

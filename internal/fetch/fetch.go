@@ -39,8 +39,10 @@ const (
 
 // Default request headers. A caller header of the same name replaces them.
 const (
-	acceptValue         = "text/html,application/xhtml+xml,*/*;q=0.8"
-	acceptEncodingValue = "gzip, deflate"
+	acceptValue = "text/html,application/xhtml+xml,*/*;q=0.8"
+	// What browsers send, so that a server answers as it does them (some
+	// answer in brotli or zstd whatever is asked): every one is decoded.
+	acceptEncodingValue = "gzip, deflate, br, zstd"
 )
 
 // Response is one HTTP exchange as it went over the wire.
@@ -91,8 +93,9 @@ type Response struct {
 	req  *http.Request  // for Rendered
 	resp *http.Response // for Rendered
 
-	// Decoded is Body with its Content-Encoding undone (gzip, deflate, br),
-	// at most MaxBodyBytes; the same slice as Body when there is no coding.
+	// Decoded is Body with its Content-Encoding undone (gzip, deflate, br,
+	// zstd, or a stack of them), at most MaxBodyBytes however small Body
+	// is; the same slice as Body when there is no coding.
 	// If decoding fails, DecodeErr says why and Decoded holds what could be
 	// decoded, or the undecoded bytes if the coding is unknown or its
 	// header is not even valid (servers mislabel plain bodies).
@@ -170,7 +173,7 @@ func New(cfg Config) (*Fetcher, error) {
 }
 
 // Decode undoes the Content-Encoding that header names (gzip, deflate,
-// br) on body, as Get does for a response it reads, each layer's output
+// br, zstd) on body, as Get does for a response it reads, each layer's output
 // capped at MaxBodyBytes: for a body read back from an archive, which
 // holds it as it was sent. With no coding it returns body itself.
 func (f *Fetcher) Decode(header http.Header, body []byte) ([]byte, error) {

@@ -58,7 +58,7 @@ func TestGetOrdinary(t *testing.T) {
 	for k, want := range map[string]string{
 		"User-Agent":      testConfig().UserAgent,
 		"Accept":          "text/plain", // caller header replaces the default
-		"Accept-Encoding": "gzip, deflate",
+		"Accept-Encoding": "gzip, deflate, br, zstd",
 		"If-None-Match":   `"xyz"`,
 	} {
 		if got := gotHeader.Get(k); got != want {

@@ -317,9 +317,10 @@ func (w *Web) docsPage(h *host, path, title, body, prev, next, extraHead string)
 }
 
 // writeMaybeGzipped writes body, gzipped when gz is set and the client
-// accepts gzip, as nginx does for its gzip_types.
+// accepts gzip, as nginx does for its gzip_types; with Config.Encoding,
+// in that coding, as every body.
 func writeMaybeGzipped(rw *logWriter, r *http.Request, ctype, body string, gz bool) {
-	if !gz || !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+	if rw.enc != nil || !gz || !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
 		writeBody(rw, r, http.StatusOK, ctype, body)
 		return
 	}

@@ -123,6 +123,8 @@ func (w *Web) prepareHostile(kind string) error {
 	case HostileEndless:
 		r := newRNG(w.cfg.Seed, streamText, math.MaxUint32, 0)
 		w.endlessChunk = w.text.appendExact(nil, &r, endlessChunk)
+	case BombBrotli, BombZstd:
+		return w.prepareBomb(kind)
 	default:
 		w.prepareMore(kind)
 	}

@@ -153,6 +153,8 @@ type hostileData struct {
 	resetBody    []byte
 	manyLinks    []byte
 	hugeRobots   []byte
+	brotliBomb   []byte
+	zstdBomb     []byte
 }
 
 // rawPage is a body served with its own Content-Type.
@@ -328,6 +330,8 @@ func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 		w.serveScript(rw, r, h)
 	case ScriptDocs, ScriptDocsApp:
 		w.serveDocs(rw, r, h)
+	case BombBrotli, BombZstd:
+		w.serveBomb(rw, r, h)
 	case FailOutage, FailStorm429Bare, FailStorm503Bare, FailFlaky, FailRobots500, FailRobots429:
 		w.serveFailing(rw, r, h)
 	case TrapSessions:

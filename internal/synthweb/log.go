@@ -104,6 +104,7 @@ type logWriter struct {
 	status int
 	bytes  int64
 	conn   net.Conn // the hijacked connection, if any
+	enc    *encoder // writeBody's coding (Config.Encoding); nil if none
 }
 
 func (lw *logWriter) WriteHeader(code int) {
@@ -147,7 +148,7 @@ func (hh hostHandler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		Path:      r.RequestURI,
 		UserAgent: r.UserAgent(),
 	})
-	lw := &logWriter{ResponseWriter: rw}
+	lw := &logWriter{ResponseWriter: rw, enc: w.enc}
 	// Deferred so that the entry is completed even when a handler aborts
 	// the connection by panicking with http.ErrAbortHandler. A hijacked
 	// connection is released after the entry is complete, so that Close,

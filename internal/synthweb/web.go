@@ -131,6 +131,14 @@ type Config struct {
 	// loopback interface, at the same addresses: an in-memory network
 	// (package memnet), for tests that run on fake time.
 	Network Network
+	// Encoding, when set, is the content coding (one of Encodings) in
+	// which every host sends every body it writes whole (pages,
+	// robots.txt, sitemaps, error pages), whatever the request's
+	// Accept-Encoding: a server that answers only in brotli or zstd, as
+	// some do for clients they take for browsers. The request log counts
+	// the bytes sent. The bodies hostile hosts stream or write raw are
+	// sent as they are.
+	Encoding string
 }
 
 // Network opens listeners; package memnet's is one.
@@ -254,6 +262,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("synthweb: RobotsKinds[%d] %d is not a RobotsKind", i, int(k))
 		}
 	}
+	if c.Encoding != "" && !slices.Contains(Encodings, c.Encoding) {
+		return fmt.Errorf("synthweb: Encoding %q is not one of %q", c.Encoding, Encodings)
+	}
 	if !validDomain(c.Domain) {
 		return fmt.Errorf("synthweb: Domain %q is not a lowercase DNS name", c.Domain)
 	}
@@ -360,6 +371,7 @@ type Web struct {
 	hostileData                // the big bodies of the other hostile hosts started
 	sessionSeq   atomic.Uint64 // session ids handed out by the sessions trap
 
+	enc      *encoder  // Config.Encoding's; nil if none
 	planPool sync.Pool // *pagePlan
 	bufPool  sync.Pool // *[]byte
 
@@ -444,6 +456,13 @@ func Start(cfg Config) (*Web, error) {
 		conns:       make(map[net.Conn]struct{}),
 	}
 	w.compactWorst = compactWorst(w.cfg)
+	if cfg.Encoding != "" {
+		enc, err := newEncoder(cfg.Encoding)
+		if err != nil {
+			return nil, err
+		}
+		w.enc = enc
+	}
 	w.planPool.New = func() any { return new(pagePlan) }
 	w.bufPool.New = func() any { b := make([]byte, 0, cfg.MaxPageBytes+512); return &b }
 
@@ -772,6 +791,17 @@ func writeBody[B string | []byte](rw *logWriter, r *http.Request, status int, ct
 	hdr := rw.Header()
 	if ctype != "" {
 		hdr.Set("Content-Type", ctype)
+	}
+	if rw.enc != nil && len(body) > 0 {
+		enc := rw.enc.encode([]byte(body))
+		hdr.Set("Content-Encoding", rw.enc.coding)
+		hdr.Set("Vary", "Accept-Encoding")
+		hdr.Set("Content-Length", strconv.Itoa(len(enc)))
+		rw.WriteHeader(status)
+		if r.Method != http.MethodHead {
+			_, _ = rw.Write(enc)
+		}
+		return
 	}
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	rw.WriteHeader(status)
