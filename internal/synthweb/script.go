@@ -53,7 +53,8 @@ const ScriptNonePages = 8
 // optInKinds are kinds started only when HostileKinds names them, after
 // every kind of HostileKindsAll.
 var optInKinds = [...]string{ScriptApp, ScriptNone, ScriptHang, ScriptThrottle,
-	FailOutage, FailStorm429Bare, FailStorm503Bare, FailFlaky, FailRobots500, FailRobots429, ScriptDocs, ScriptDocsApp}
+	FailOutage, FailStorm429Bare, FailStorm503Bare, FailFlaky, FailRobots500, FailRobots429, ScriptDocs, ScriptDocsApp,
+	ScriptSPA}
 
 const scriptAppHome = `<!DOCTYPE html>
 <html lang="en">

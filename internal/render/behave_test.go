@@ -1,0 +1,136 @@
+package render
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weft-crawler/weft/internal/synthweb"
+)
+
+// spaWorld starts the synthetic web's single-page app alone.
+func spaWorld(t *testing.T) (*synthweb.Web, string) {
+	t.Helper()
+	w, err := synthweb.Start(synthweb.Config{Seed: 7, Hosts: 1, PagesPerHost: 4, IPAuthorities: true, HostileKinds: []string{synthweb.ScriptSPA}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w, w.HostileSeeds()[0]
+}
+
+// found lists which of the app's script-only pages res links to.
+func found(res Result, home string) (got, missing []string) {
+	base := strings.TrimSuffix(home, "/")
+	for _, p := range synthweb.ScriptSPAPages {
+		if slices.Contains(res.Links, base+p) {
+			got = append(got, p)
+		} else {
+			missing = append(missing, p)
+		}
+	}
+	return got, missing
+}
+
+// At its defaults (a Config that sets no behaviour), a render finds all
+// thirteen pages the app's scripts lead to, however they lead there; the
+// browser itself asks for none of them (a navigation is captured, not
+// followed: the crawl asks, if it admits the link), nor for the page
+// behind the log-out button; and the page's scripts keep running on the
+// page, not elsewhere.
+func TestRenderDefaultsFindEveryScriptLink(t *testing.T) {
+	web, home := spaWorld(t)
+	p := newPool(t, Config{Workers: 1, Timeout: 30 * time.Second, Idle: 300 * time.Millisecond})
+	res, err := p.Render(t.Context(), home, newTestFetcher(""))
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	got, missing := found(res, home)
+	t.Logf("found %d of %d; clicks %d, scrolls %d, navigations %d, requests %d", len(got), len(synthweb.ScriptSPAPages), res.Clicks, res.Scrolls, res.Navigations, res.Requests)
+	if len(missing) > 0 {
+		t.Errorf("missing %q (links %q)", missing, res.Links)
+	}
+	if !slices.Contains(res.Links, strings.TrimSuffix(home, "/")+"/private/admin") {
+		t.Errorf("the admin element's navigation not captured as a link: %q", res.Links)
+	}
+	if slices.Contains(res.Links, strings.TrimSuffix(home, "/")+"/logout") {
+		t.Errorf("the log-out button was clicked: %q", res.Links)
+	}
+	for _, r := range web.Log() {
+		if strings.HasPrefix(r.Path, "/a/") || slices.Contains(synthweb.ScriptSPAForbidden, r.Path) {
+			t.Errorf("the browser asked for %s: a navigation was followed, not captured", r.Path)
+		}
+	}
+	if !strings.HasPrefix(res.URL, strings.TrimSuffix(home, "/")+"/a/") {
+		t.Errorf("the render ended at %s, not on the app's routes", res.URL)
+	}
+}
+
+// Each behaviour is needed: with it turned off, the pages only it finds
+// are missed, and with all three off only what the load writes is found.
+func TestRenderEachBehaviourIsNeeded(t *testing.T) {
+	_, home := spaWorld(t)
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		lost []string
+	}{
+		{"no scrolling", Config{MaxScrolls: -1}, []string{"/a/feed-1", "/a/feed-2"}},
+		{"no clicking", Config{MaxClicks: -1}, []string{"/a/cat-1", "/a/cat-2", "/a/story", "/a/about", "/a/team", "/a/deals", "/a/help"}},
+		{"no navigation capture", Config{MaxNavigations: -1}, []string{"/a/about", "/a/team", "/a/home"}},
+		{"none", Config{MaxScrolls: -1, MaxClicks: -1, MaxNavigations: -1}, []string{"/a/feed-1", "/a/feed-2", "/a/cat-1", "/a/cat-2", "/a/story", "/a/about", "/a/team", "/a/home", "/a/deals", "/a/help"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Workers, cfg.Timeout, cfg.Idle = 1, 30*time.Second, 300*time.Millisecond
+			p := newPool(t, cfg)
+			res, err := p.Render(t.Context(), home, newTestFetcher(""))
+			if err != nil {
+				t.Fatalf("Render: %v", err)
+			}
+			got, missing := found(res, home)
+			t.Logf("found %d of %d: %q", len(got), len(synthweb.ScriptSPAPages), got)
+			for _, l := range tc.lost {
+				if slices.Contains(got, l) {
+					t.Errorf("%s found without the behaviour", l)
+				}
+			}
+			if len(got) > len(synthweb.ScriptSPAPages)-len(tc.lost) {
+				t.Errorf("found %d, want at most %d (missing %q)", len(got), len(synthweb.ScriptSPAPages)-len(tc.lost), missing)
+			}
+		})
+	}
+}
+
+// A navigation the page's script cannot cancel (one a sandboxed frame of
+// another origin makes of the top frame) is captured by the interception
+// instead: its document request is aborted before any fetch, and the
+// render stays on the page.
+func TestRenderCapturesANavigationItCannotCancel(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<!doctype html><title>app</title><p id=here>here</p>
+<iframe sandbox="allow-scripts allow-top-navigation" srcdoc="<script>setTimeout(() => { top.location.href = 'http://`+r.Host+`/away'; }, 100)</script>"></iframe>
+<script>document.body.insertAdjacentHTML('beforeend', '<a href=/made>made</a>')</script>`)
+	})
+	mux.HandleFunc("/away", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<!doctype html><title>away</title><a href=/elsewhere>elsewhere</a>`)
+	})
+	_, site := serve(t, mux)
+	f := newTestFetcher("")
+	p := newPool(t, Config{Workers: 1, Timeout: 20 * time.Second, Idle: 300 * time.Millisecond})
+	res, err := p.Render(t.Context(), site+"/", f)
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	t.Logf("links %q, navigations %d, url %s, asked %q", res.Links, res.Navigations, res.URL, f.asked)
+	if !slices.Contains(res.Links, site+"/away") || !slices.Contains(res.Links, site+"/made") || slices.Contains(res.Links, site+"/elsewhere") {
+		t.Errorf("links %q: want the page's and the navigation's, not those of where it went", res.Links)
+	}
+	if slices.Contains(f.asked, site+"/away") {
+		t.Errorf("the browser asked for the page it was to navigate to")
+	}
+}
