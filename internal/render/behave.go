@@ -107,7 +107,7 @@ func (p *Pool) behave(work context.Context, s *session, settled bool, res *Resul
 				return false
 			}
 			before := requests()
-			h0, err := chromedp.Run(ctx, chromedp.Evaluate[float64]("(document.scrollingElement || document.documentElement).scrollHeight"))
+			h0, err := chromedp.Run(ctx, chromedp.Evaluate[float64]("window.__weft ? window.__weft.height() : 0"))
 			if err != nil {
 				return false
 			}
@@ -119,7 +119,7 @@ func (p *Pool) behave(work context.Context, s *session, settled bool, res *Resul
 			if !grew {
 				// What the scroll asked for may have made the page grow
 				// once it came.
-				h1, err := chromedp.Run(ctx, chromedp.Evaluate[float64]("(document.scrollingElement || document.documentElement).scrollHeight"))
+				h1, err := chromedp.Run(ctx, chromedp.Evaluate[float64]("window.__weft ? window.__weft.height() : 0"))
 				if err != nil || h1 <= h0 {
 					return false
 				}
@@ -142,6 +142,13 @@ func (p *Pool) behave(work context.Context, s *session, settled bool, res *Resul
 			step(ctx, before)
 			return true
 		})
+	}
+	if res.Scrolls+res.Clicks > 0 && work.Err() == nil {
+		// What the last step asked for may not have been paused by the
+		// time it was looked for: a whole idle time after the last step,
+		// with nothing in flight, before the page is read.
+		s.touch()
+		settled = s.settle(work, p.cfg.Idle)
 	}
 	return settled
 }

@@ -38,6 +38,20 @@
     if (pointerTypes.has(type) && this instanceof Element) listened.add(this);
     return Reflect.apply(addListener, this, arguments);
   };
+  // el.onclick = fn too.
+  for (const type of pointerTypes) {
+    const d = Object.getOwnPropertyDescriptor(HTMLElement.prototype, 'on' + type);
+    if (!d || !d.set || !d.configurable) continue;
+    Object.defineProperty(HTMLElement.prototype, 'on' + type, {
+      configurable: true,
+      enumerable: d.enumerable,
+      get: d.get,
+      set(fn) {
+        if (fn) listened.add(this);
+        return d.set.call(this, fn);
+      },
+    });
+  }
 
   if (top && cfg.capture) {
     // Same-document navigations (a router's routes) go on, recorded:
@@ -116,8 +130,23 @@
     return waited;
   };
 
+  // What scrolls: the page, or else (an app whose body does not scroll)
+  // its largest scrolling element, a feed's list.
+  const scroller = () => {
+    const page = document.scrollingElement || document.documentElement;
+    if (!page || page.scrollHeight > window.innerHeight + 1 || !document.body) return page;
+    let best = null;
+    let n = 0;
+    for (const el of document.body.getElementsByTagName('*')) {
+      if (++n > cfg.maxScan) break;
+      if (el.scrollHeight <= el.clientHeight + 1 || el.clientHeight === 0) continue;
+      const oy = getComputedStyle(el).overflowY;
+      if ((oy === 'auto' || oy === 'scroll') && (!best || el.clientHeight * el.scrollHeight > best.clientHeight * best.scrollHeight)) best = el;
+    }
+    return best || page;
+  };
   const height = () => {
-    const el = document.scrollingElement || document.documentElement;
+    const el = scroller();
     return el ? el.scrollHeight : 0;
   };
   // scroll steps down a viewport at a time to the bottom the page has
@@ -125,25 +154,30 @@
   // be seen), at most maxSteps steps, then waits a moment for the page
   // to grow. What grows meanwhile is the next scroll's.
   const scroll = async (maxSteps) => {
-    const h0 = height();
+    const el = scroller();
+    if (!el) return false;
+    const page = el === document.scrollingElement || el === document.documentElement;
+    const view = page ? window.innerHeight : el.clientHeight;
+    const h0 = el.scrollHeight;
     let steps = 0;
-    for (; steps < maxSteps && window.scrollY + window.innerHeight < h0 - 1; steps++) {
-      window.scrollBy(0, Math.max(window.innerHeight * 0.9, 100));
+    for (; steps < maxSteps && (page ? window.scrollY : el.scrollTop) + view < h0 - 1; steps++) {
+      if (page) window.scrollBy(0, Math.max(view * 0.9, 100));
+      else el.scrollTop += Math.max(view * 0.9, 50);
       await frames(1);
     }
     // At the bottom already, no scroll event is fired: nothing to wait
     // for here (what the last scroll asked for is settled by the caller).
     if (steps === 0) return false;
     await frames(2);
-    for (let i = 0; i < 5 && height() <= h0; i++) await pause(50);
+    for (let i = 0; i < 5 && el.scrollHeight <= h0; i++) await pause(50);
     collect();
-    return height() > h0;
+    return el.scrollHeight > h0;
   };
 
   // What is clicked: controls that are not links to follow. A submit
   // button is not clicked (it would send a form), nor is a control whose
   // label says it ends a session, deletes or pays.
-  const controls = 'button, input[type=button], summary, [role=button], [role=tab], [role=menuitem], [role=link], [onclick], [aria-expanded], [aria-controls], a:not([href]), a[href^="#"], a[href^="javascript:" i]';
+  const controls = 'button, input[type=button], summary, [role=button], [role=tab], [role=menuitem], [role=link], [onclick], [aria-expanded], [aria-controls], [data-href], [data-url], [data-link], [data-route], [data-to], [tabindex]:not([tabindex="-1"]), a:not([href]), a[href^="#"], a[href^="javascript:" i]';
   const more = /^\s*((load|show|see|view|read)\s+(more|all)|more|next|older|newer|expand|continue)\b/i;
   const harm = /\b(log\s*out|log\s*off|sign\s*out|delete|remove|unsubscribe|buy|checkout|pay|purchase|order|print|close account)\b/i;
   const clicked = new WeakSet();
@@ -151,7 +185,9 @@
   const clickable = (el) => {
     if (clicked.has(el) || !el.isConnected) return false;
     if (el.disabled || el.getAttribute('aria-disabled') === 'true') return false;
-    if (el.form && /^(submit|image|reset)$/i.test(el.type || '') && el.tagName !== 'A') return false;
+    // A form's submit button is clicked only for the page's own handler
+    // (its submission is then stopped: see click).
+    if (el.form && /^(submit|image|reset)$/i.test(el.type || '') && !(listened.has(el) || el.hasAttribute('onclick'))) return false;
     const link = el.closest('a[href]');
     if (link && !/^\s*(#|javascript:)/i.test(link.getAttribute('href'))) return false;
     if (harm.test(label(el))) return false;
@@ -181,6 +217,8 @@
     if (!el) return '';
     clicked.add(el);
     const opts = { bubbles: true, cancelable: true, view: window, button: 0 };
+    const noSubmit = (e) => e.preventDefault(); // runs first; the page's handlers still run
+    addListener.call(window, 'submit', noSubmit, true);
     try {
       el.scrollIntoView({ block: 'center' });
       for (const t of ['pointerdown', 'mousedown', 'pointerup', 'mouseup']) {
@@ -188,6 +226,7 @@
       }
       el.click();
     } catch (e) {}
+    window.removeEventListener('submit', noSubmit, true);
     await frames(2);
     await pause(50);
     collect();
@@ -197,6 +236,7 @@
   const api = Object.freeze({
     timers,
     scroll,
+    height,
     click,
     read() {
       collect();

@@ -134,3 +134,54 @@ func TestRenderCapturesANavigationItCannotCancel(t *testing.T) {
 		t.Errorf("the browser asked for the page it was to navigate to")
 	}
 }
+
+// What a script makes clickable is clicked, however it does so (a
+// listener, an onclick property, a data-href handled by a listener on
+// the document, a form's button with its own handler, whose form is not
+// sent), and a control that says it deletes is not; an app whose feed
+// scrolls inside an element, not the page, is scrolled there.
+func TestRenderClicksWhatScriptsMakeClickable(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<!doctype html><html><body style="margin:0">
+<form action="/search"><input name="q"><button id="archive">Show archive</button></form>
+<span id="prop">Popular</span>
+<div data-href="/delegated">Delegated</div>
+<button id="delete" type="button">Delete my account</button>
+<div id="feed" style="height:300px; overflow-y:auto"><div style="height:2000px">feed</div></div>
+<ul id="links"></ul>
+<script>
+function add(href) { const li = document.createElement('li'); const a = document.createElement('a'); a.href = href; a.textContent = href; li.appendChild(a); document.getElementById('links').appendChild(li); }
+document.getElementById('archive').addEventListener('click', () => add('/archive'));
+document.getElementById('prop').onclick = () => add('/prop');
+document.addEventListener('click', (e) => { const d = e.target.closest('[data-href]'); if (d) add(d.dataset.href); });
+document.getElementById('delete').addEventListener('click', () => add('/deleted'));
+const feed = document.getElementById('feed');
+let n = 0;
+feed.addEventListener('scroll', () => {
+  if (n >= 2 || feed.scrollTop + feed.clientHeight < feed.scrollHeight - 10) return;
+  n++;
+  const d = document.createElement('div'); d.style.height = '2000px';
+  const a = document.createElement('a'); a.href = '/inner-' + n; a.textContent = 'more';
+  feed.appendChild(a); feed.appendChild(d);
+});
+</script></body></html>`)
+	})
+	_, site := serve(t, mux)
+	p := newPool(t, Config{Workers: 1, Timeout: 30 * time.Second, Idle: 300 * time.Millisecond})
+	res, err := p.Render(t.Context(), site+"/", newTestFetcher(""))
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	t.Logf("links %q, clicks %d, scrolls %d, navigations %d", res.Links, res.Clicks, res.Scrolls, res.Navigations)
+	for _, path := range []string{"/archive", "/prop", "/delegated", "/inner-1", "/inner-2"} {
+		if !slices.Contains(res.Links, site+path) {
+			t.Errorf("%s not found", path)
+		}
+	}
+	for _, l := range res.Links {
+		if strings.HasPrefix(l, site+"/search") || l == site+"/deleted" {
+			t.Errorf("%s found: a form was sent, or a delete button clicked", l)
+		}
+	}
+}
