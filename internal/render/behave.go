@@ -71,6 +71,14 @@ type readout struct {
 // Config.BehaviourTime, and every step that asked for something settles
 // again. It reports whether the page settled after the last of them.
 func (p *Pool) behave(work context.Context, s *session, settled bool, res *Result) bool {
+	// The behaviours end a tenth of the page's budget before it does:
+	// the page is read then, with what they found, rather than cut and
+	// its render lost.
+	if dl, ok := work.Deadline(); ok {
+		var cancel context.CancelFunc
+		work, cancel = context.WithDeadline(work, dl.Add(-p.cfg.Timeout/10))
+		defer cancel()
+	}
 	// step settles after an action if it made a request (or one is still
 	// in flight); an action that only changed the DOM costs no idle time.
 	step := func(ctx context.Context, before int) {

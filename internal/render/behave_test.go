@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -183,5 +184,40 @@ feed.addEventListener('scroll', () => {
 		if strings.HasPrefix(l, site+"/search") || l == site+"/deleted" {
 			t.Errorf("%s found: a form was sent, or a delete button clicked", l)
 		}
+	}
+}
+
+// Behaviours that would outlast the page's budget (here, clicks that
+// each ask for a slow answer, with no time bound of their own but the
+// page's) stop short of it: the page is read with what they found, not
+// cut and its render lost.
+func TestRenderBehavioursLeaveTimeToRead(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		var b strings.Builder
+		b.WriteString(`<!doctype html><body><script>document.write('<a href="/made">made</a>')</script>`)
+		for i := range 60 {
+			fmt.Fprintf(&b, `<button type="button" onclick="fetch('/slow?%d')">Part %d</button>`, i, i)
+		}
+		io.WriteString(w, b.String())
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		// A slow server: its latency, not a wait for the test's state.
+		select {
+		case <-time.After(300 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+	})
+	_, site := serve(t, mux)
+	p := newPool(t, Config{Workers: 1, Timeout: 5 * time.Second, Idle: 200 * time.Millisecond, MaxClicks: 1000, BehaviourTime: time.Minute})
+	res, err := p.Render(t.Context(), site+"/", newTestFetcher(""))
+	if err != nil {
+		t.Fatalf("Render: %v (clicks %d)", err, res.Clicks)
+	}
+	if !slices.Contains(res.Links, site+"/made") || res.Clicks == 0 || res.Clicks >= 60 {
+		t.Errorf("links %q after %d clicks: want /made, after some clicks but not all", res.Links, res.Clicks)
+	}
+	if p.Restarts() != 0 {
+		t.Errorf("restarts = %d", p.Restarts())
 	}
 }
