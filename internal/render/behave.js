@@ -83,6 +83,14 @@
     }
   }
 
+  // A dialog would hold the page's scripts until answered, and the
+  // render with them: none is shown, and a confirmation is declined
+  // (what asks first is not done).
+  window.alert = function () {};
+  window.confirm = function () { return false; };
+  window.prompt = function () { return null; };
+  window.print = function () {};
+
   const collect = () => {
     if (found.size >= cfg.maxLinks) return;
     for (const a of document.querySelectorAll('a[href], area[href]')) {

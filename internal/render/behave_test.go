@@ -221,3 +221,28 @@ func TestRenderBehavioursLeaveTimeToRead(t *testing.T) {
 		t.Errorf("restarts = %d", p.Restarts())
 	}
 }
+
+// A page that shows a dialog when clicked (an alert, a confirmation) does
+// not hold the render: the dialog is not shown, a confirmation declined.
+func TestRenderDialogsDoNotHoldThePage(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<!doctype html><body>
+<button type="button" id="tip">Show tip</button>
+<button type="button" id="wipe">Reset view</button>
+<script>
+function add(href) { const a = document.createElement('a'); a.href = href; a.textContent = href; document.body.appendChild(a); }
+document.getElementById('tip').addEventListener('click', () => { alert('Tip!'); add('/tip'); });
+document.getElementById('wipe').addEventListener('click', () => { if (confirm('Sure?')) add('/wiped'); else add('/kept'); });
+</script></body>`)
+	})
+	_, site := serve(t, mux)
+	p := newPool(t, Config{Workers: 1, Timeout: 10 * time.Second, Idle: 200 * time.Millisecond})
+	res, err := p.Render(t.Context(), site+"/", newTestFetcher(""))
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	if !slices.Contains(res.Links, site+"/tip") || !slices.Contains(res.Links, site+"/kept") || slices.Contains(res.Links, site+"/wiped") {
+		t.Errorf("links %q: want /tip and /kept, not /wiped", res.Links)
+	}
+}
