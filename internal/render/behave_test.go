@@ -246,3 +246,32 @@ document.getElementById('wipe').addEventListener('click', () => { if (confirm('S
 		t.Errorf("links %q: want /tip and /kept, not /wiped", res.Links)
 	}
 }
+
+// Past its count, a navigation is no longer recorded, but still
+// stopped: the render stays on the page, though it cannot cancel them
+// (a sandboxed frame of another origin navigates the top twice).
+func TestRenderNavigationsPastTheCountStillStay(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<!doctype html><title>app</title>
+<iframe sandbox="allow-scripts allow-top-navigation" srcdoc="<script>setTimeout(() => { top.location.href = 'http://`+r.Host+`/away-1'; setTimeout(() => { top.location.href = 'http://`+r.Host+`/away-2'; }, 200); }, 100)</script>"></iframe>
+<script>document.body.insertAdjacentHTML('beforeend', '<a href=/made>made</a>')</script>`)
+	})
+	mux.HandleFunc("/away-2", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<!doctype html><a href="/elsewhere">elsewhere</a>`)
+	})
+	_, site := serve(t, mux)
+	f := newTestFetcher("")
+	p := newPool(t, Config{Workers: 1, Timeout: 10 * time.Second, Idle: 500 * time.Millisecond, MaxNavigations: 1})
+	res, err := p.Render(t.Context(), site+"/", f)
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	want := []string{site + "/made", site + "/away-1"}
+	if !slices.Equal(res.Links, want) || res.Navigations != 1 {
+		t.Errorf("links %q, navigations %d; want %q, 1", res.Links, res.Navigations, want)
+	}
+	if slices.Contains(f.asked, site+"/away-2") {
+		t.Errorf("the page navigated away past the count")
+	}
+}

@@ -66,10 +66,10 @@ type session struct {
 	refused   int
 	mainID    fetch.RequestID // the page's document request (the last of its redirects)
 	mainFrame cdp.FrameID     // the frame the page's document is loaded in
-	// capture, when above zero, is how many more of the top frame's
-	// navigations away from the page are captured and aborted; navs
-	// are the URLs of those captured.
-	capture int
+	// capture says the top frame's navigations away from the page are
+	// aborted, and the URLs of the first maxNavs of them kept in navs.
+	capture bool
+	maxNavs int
 	navs    []string
 	// cutFetching: the page's budget ran out while the fetcher worked on
 	// one of its requests (which may have ended since).
@@ -96,7 +96,8 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, pageURL string, f Fetch
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
-	s := &session{f: f, pageURL: pageURL, tab: work, last: time.Now(), changed: make(chan struct{}, 1), capture: max(p.cfg.MaxNavigations, 0)}
+	s := &session{f: f, pageURL: pageURL, tab: work, last: time.Now(), changed: make(chan struct{}, 1),
+		capture: p.cfg.MaxNavigations > 0, maxNavs: p.cfg.MaxNavigations}
 	// The hosts the page names tell its connections at the dead-end
 	// proxy from the browser's own.
 	p.name(pageURL)
@@ -289,10 +290,9 @@ func (s *session) answer(ctx context.Context, ev fetch.EventRequestPaused) {
 		switch {
 		case s.mainID == "" || ev.RedirectedRequestID == s.mainID:
 			s.mainID, s.mainFrame, r.Main = ev.RequestID, ev.FrameID, true
-		case ev.FrameID == s.mainFrame && s.capture > 0:
+		case ev.FrameID == s.mainFrame && s.capture:
 			away = true
-			if ev.Request.Method == http.MethodGet {
-				s.capture--
+			if ev.Request.Method == http.MethodGet && len(s.navs) < s.maxNavs {
 				if u, err := url.Parse(ev.Request.URL); err == nil {
 					u.Fragment = ""
 					s.navs = append(s.navs, u.String())
