@@ -468,9 +468,10 @@ func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, err
 		NoRequisites: !f.requisites, WithImages: f.withImages, NoSitemaps: !f.sitemaps,
 
 		RenderMode: f.render.mode, RenderChromium: f.render.chromium, RenderWorkers: f.render.workers,
-		RenderTimeout: f.render.timeout, RenderIdle: f.render.idle, RenderScrolls: f.render.scrolls,
-		RenderClicks: f.render.clicks, RenderScreenshot: f.render.screenshot, RenderMemory: cmp.Or(f.render.memory, -1),
-		RenderGiveUpAfter: f.render.giveUp,
+		RenderTimeout: f.render.timeout, RenderIdle: f.render.idle, RenderScrolls: cmp.Or(f.render.scrolls, -1),
+		RenderClicks: cmp.Or(f.render.clicks, -1), RenderScreenshot: f.render.screenshot, RenderMemory: cmp.Or(f.render.memory, -1),
+		RenderGiveUpAfter: f.render.giveUp, RenderNavigations: cmp.Or(f.render.navs, -1),
+		RenderBehaviourTime: f.render.behaviour,
 
 		NearDupThreshold: f.nearThreshold, NearDupMinWords: f.nearMinWords, NearDupMaxPages: f.nearMaxPages,
 		NearDupFollow: f.nearFollow, NearDupTrapWindow: f.trapWindow,

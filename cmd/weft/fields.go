@@ -33,7 +33,8 @@ var flagFields = map[string]string{
 	"render": "RenderMode", "render-chromium": "RenderChromium", "render-workers": "RenderWorkers",
 	"render-timeout": "RenderTimeout", "render-idle": "RenderIdle", "render-scrolls": "RenderScrolls",
 	"render-clicks": "RenderClicks", "render-screenshot": "RenderScreenshot", "render-memory": "RenderMemory",
-	"render-give-up": "RenderGiveUpAfter",
+	"render-give-up": "RenderGiveUpAfter", "render-navigations": "RenderNavigations",
+	"render-behaviour-time": "RenderBehaviourTime",
 
 	"near-dup-threshold": "NearDupThreshold", "near-dup-min-words": "NearDupMinWords",
 	"near-dup-max-pages": "NearDupMaxPages", "near-dup-follow": "NearDupFollow", "trap-window": "NearDupTrapWindow",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -53,17 +54,23 @@ func (p *Pool) Render(ctx context.Context, pageURL string, f Fetcher) (Result, e
 
 // session is one page's interception state.
 type session struct {
-	f        Fetcher
-	pageURL  string
-	tab      context.Context
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	inflight int
-	last     time.Time
-	changed  chan struct{}
-	requests int
-	refused  int
-	mainID   fetch.RequestID // the page's document request (the last of its redirects)
+	f         Fetcher
+	pageURL   string
+	tab       context.Context
+	wg        sync.WaitGroup
+	mu        sync.Mutex
+	inflight  int
+	last      time.Time
+	changed   chan struct{}
+	requests  int
+	refused   int
+	mainID    fetch.RequestID // the page's document request (the last of its redirects)
+	mainFrame cdp.FrameID     // the frame the page's document is loaded in
+	// capture says the top frame's navigations away from the page are
+	// aborted, and the URLs of the first maxNavs of them kept in navs.
+	capture bool
+	maxNavs int
+	navs    []string
 	// cutFetching: the page's budget ran out while the fetcher worked on
 	// one of its requests (which may have ended since).
 	cutFetching bool
@@ -89,7 +96,8 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, pageURL string, f Fetch
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
-	s := &session{f: f, pageURL: pageURL, tab: work, last: time.Now(), changed: make(chan struct{}, 1)}
+	s := &session{f: f, pageURL: pageURL, tab: work, last: time.Now(), changed: make(chan struct{}, 1),
+		capture: p.cfg.MaxNavigations > 0, maxNavs: p.cfg.MaxNavigations}
 	// The hosts the page names tell its connections at the dead-end
 	// proxy from the browser's own.
 	p.name(pageURL)
@@ -135,7 +143,10 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, pageURL string, f Fetch
 			return err
 		}),
 		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-			_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: noWorkers})
+			if _, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: noWorkers}); err != nil {
+				return err
+			}
+			_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: pageScript(p.cfg)})
 			return err
 		}),
 	}
@@ -153,24 +164,7 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, pageURL string, f Fetch
 	}
 	s.touch()
 	res.Settled = navErr == nil && s.settle(work, p.cfg.Idle)
-	for res.Scrolls < p.cfg.MaxScrolls && work.Err() == nil {
-		grew, err := chromedp.Run(work, chromedp.Evaluate[bool](scrollJS, chromedp.EvalAwaitPromise))
-		if err != nil || !grew {
-			break
-		}
-		res.Scrolls++
-		s.touch() // what the scroll asks for may not be paused yet
-		res.Settled = s.settle(work, p.cfg.Idle)
-	}
-	for res.Clicks < p.cfg.MaxClicks && work.Err() == nil {
-		clicked, err := chromedp.Run(work, chromedp.Evaluate[bool](clickJS))
-		if err != nil || !clicked {
-			break
-		}
-		res.Clicks++
-		s.touch() // what the click asks for may not be paused yet
-		res.Settled = s.settle(work, p.cfg.Idle)
-	}
+	res.Settled = p.behave(work, s, res.Settled, &res)
 	if work.Err() != nil {
 		// Over budget. A page with none of its requests waiting on the
 		// fetcher may hold its browser's renderer in a loop: the browser
@@ -185,7 +179,11 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, pageURL string, f Fetch
 	if err != nil {
 		return res, work.Err() != nil, fmt.Errorf("render: read %s: %w", pageURL, err)
 	}
-	res.URL, res.Links, res.DOM = read.URL, read.Links, []byte(read.DOM)
+	res.URL, res.DOM = read.URL, []byte(read.DOM)
+	s.mu.Lock()
+	navs := append(read.Navs, s.navs...)
+	s.mu.Unlock()
+	res.Links, res.Navigations = mergeLinks(read.Links, navs, p.cfg.MaxNavigations)
 	if p.cfg.Screenshot {
 		shot, err := chromedp.Run(work, chromedp.CaptureScreenshot())
 		if err != nil {
@@ -196,42 +194,29 @@ func (p *Pool) renderIn(ctx context.Context, b *browser, pageURL string, f Fetch
 	return res, false, nil
 }
 
-type readout struct {
-	URL   string   `json:"url"`
-	Links []string `json:"links"`
-	DOM   string   `json:"dom"`
-}
-
-const readJS = `(() => {
-	const links = [];
-	for (const a of document.querySelectorAll('a[href], area[href]')) if (!a.relList.contains('nofollow')) links.push(a.href);
-	for (const f of document.querySelectorAll('iframe[src], frame[src]')) links.push(f.src);
-	const dt = document.doctype ? new XMLSerializer().serializeToString(document.doctype) + '\n' : '';
-	return {url: location.href, links: links, dom: dt + document.documentElement.outerHTML};
-})()`
-
-const scrollJS = `(() => {
-	const h = document.documentElement.scrollHeight;
-	window.scrollTo(0, h);
-	// The scroll's handlers run at the next frames: look after two, and
-	// a moment for what they start.
-	return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => r(document.documentElement.scrollHeight > h), 50))));
-})()`
-
-// clickJS clicks the first "more" control not clicked yet that is not a
-// link (a link is followed as a link, not clicked away from the page).
-const clickJS = `(() => {
-	const re = /^\s*((load|show|see|view)\s+more|more|next)\b/i;
-	for (const el of document.querySelectorAll('button, [role=button], input[type=button], a:not([href]), a[href="#"], a[href^="javascript:"]')) {
-		if (el.dataset.weftClicked) continue;
-		const t = (el.innerText || el.value || '').trim();
-		if (!re.test(t)) continue;
-		el.dataset.weftClicked = '1';
-		el.click();
-		return true;
+// mergeLinks is the DOM's links and, after them, the navigations
+// captured (at most maxNavs of those), each once; n counts the
+// navigations kept.
+func mergeLinks(links, navs []string, maxNavs int) (all []string, n int) {
+	seen := make(map[string]bool, len(links)+len(navs))
+	for _, l := range links {
+		if !seen[l] {
+			seen[l] = true
+			all = append(all, l)
+		}
 	}
-	return false;
-})()`
+	for _, l := range navs {
+		if n >= maxNavs {
+			break
+		}
+		if !seen[l] {
+			seen[l] = true
+			all = append(all, l)
+		}
+		n++
+	}
+	return all, n
+}
 
 func (s *session) begin() {
 	s.mu.Lock()
@@ -295,12 +280,31 @@ func (s *session) answer(ctx context.Context, ev fetch.EventRequestPaused) {
 	}
 	if ev.ResourceType == network.ResourceTypeDocument {
 		// The first document asked for is the page; a redirect of it is
-		// still the page.
+		// still the page. Any other document of its frame is the page
+		// navigating away, which its script did not cancel (or could
+		// not): captured, and aborted, which leaves the page where it is
+		// (an aborted navigation commits no error page). The browser
+		// never asks for it: the crawl does, if it admits the link.
 		s.mu.Lock()
-		if s.mainID == "" || ev.RedirectedRequestID == s.mainID {
-			s.mainID, r.Main = ev.RequestID, true
+		away := false
+		switch {
+		case s.mainID == "" || ev.RedirectedRequestID == s.mainID:
+			s.mainID, s.mainFrame, r.Main = ev.RequestID, ev.FrameID, true
+		case ev.FrameID == s.mainFrame && s.capture:
+			away = true
+			if ev.Request.Method == http.MethodGet && len(s.navs) < s.maxNavs {
+				if u, err := url.Parse(ev.Request.URL); err == nil {
+					u.Fragment = ""
+					s.navs = append(s.navs, u.String())
+				}
+			}
 		}
 		s.mu.Unlock()
+		if away {
+			_, _ = cdp.Call(ctx, chromedp.FromContext(ctx).Target, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonAborted})
+			s.end(false)
+			return
+		}
 	}
 	resp, err := s.f.Fetch(ctx, r)
 	if ctx.Err() != nil {

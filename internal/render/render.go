@@ -20,9 +20,12 @@
 //
 // A page is settled when no request has been in flight for Config.Idle
 // after its load event, or when its time budget (Config.Timeout) is
-// spent; then bounded behaviours run (scrolling for lazy content,
-// clicking "more" controls), each settling again, and the DOM's links,
-// the serialised DOM and an optional screenshot are read. A browser whose
+// spent; then bounded behaviours run (a wait for timers due soon,
+// scrolling to the bottom while the page grows, clicking its controls),
+// each settling again, while a script evaluated before the page's own
+// captures the navigations the page asks for and keeps it on the page;
+// then the links of every step, the captured navigations, the serialised
+// DOM and an optional screenshot are read. A browser whose
 // page overruns its budget, or that dies, is killed and replaced by a new
 // one for the next render; the render returns an error, and its caller
 // keeps what it had without the browser.
@@ -77,11 +80,25 @@ type Config struct {
 	// Idle is how long no request must be in flight for the page to count
 	// as settled. Zero means 500ms.
 	Idle time.Duration
-	// MaxScrolls scrolls to the bottom at most this many times while the
-	// page grows (lazy content); MaxClicks clicks at most this many
-	// "more", "load more", "show more" or "next" controls that are not
-	// links. Zero turns each off.
-	MaxScrolls, MaxClicks int
+	// The behaviours run on a settled page, each bounded by its count and
+	// by BehaviourTime; for each count zero means its default and a
+	// negative number turns the behaviour off. MaxScrolls is the most
+	// scrolls to the bottom, a viewport at a time, that made the page
+	// grow (infinite scroll, lazy content); default 10. MaxClicks is the
+	// most controls clicked that are not links to follow (buttons,
+	// elements with a click handler, role=button or tab, "more" and
+	// "next", menu toggles, a pointer cursor); default 20.
+	// MaxNavigations is the most navigations the page's scripts ask for
+	// that are captured as its links and cancelled, so that the render
+	// stays on the page (history.pushState and replaceState, setting
+	// location, location.assign and replace, window.open); default 100.
+	// Turned off, the page navigates as a browser would, and what it
+	// navigates to is not a link of it.
+	MaxScrolls, MaxClicks, MaxNavigations int
+	// BehaviourTime bounds each behaviour on a page (the wait for timers
+	// due soon after the load, scrolling, clicking), within Timeout;
+	// zero means 10s.
+	BehaviourTime time.Duration
 	// Screenshot captures the settled viewport as PNG.
 	Screenshot bool
 	// MemoryMB caps each browser's JavaScript heap
@@ -95,15 +112,19 @@ type Config struct {
 
 // Result is what rendering a page gave.
 type Result struct {
-	URL        string   // the document's final URL
-	Links      []string // absolute URLs of a[href], area[href], iframe/frame[src] in the settled DOM
-	DOM        []byte   // the settled DOM, serialised (doctype and outer HTML)
-	Screenshot []byte   // PNG, with Config.Screenshot
-	Requests   int      // requests the page made (every one through the Fetcher)
-	Refused    int      // of which the Fetcher refused
-	Settled    bool     // the network went idle within the budget (else the budget cut it)
-	Clicks     int      // controls clicked
-	Scrolls    int      // scrolls that grew the page
+	URL string // the document's final URL
+	// Links are the absolute URLs of a[href], area[href] and
+	// iframe/frame[src] the DOM had after any step (the view a click
+	// replaced keeps its links), and of the navigations captured.
+	Links       []string
+	DOM         []byte // the settled DOM, serialised (doctype and outer HTML)
+	Screenshot  []byte // PNG, with Config.Screenshot
+	Requests    int    // requests the page made (every one through the Fetcher)
+	Refused     int    // of which the Fetcher refused
+	Settled     bool   // the network went idle within the budget (else the budget cut it)
+	Clicks      int    // controls clicked
+	Scrolls     int    // scrolls that grew the page
+	Navigations int    // navigations captured (not followed)
 }
 
 // ErrNoChromium is returned by New when no browser can be found.
@@ -132,6 +153,10 @@ const (
 	DefaultWorkers = 1
 	DefaultTimeout = 30 * time.Second
 	DefaultIdle    = 500 * time.Millisecond
+
+	DefaultMaxScrolls     = 10
+	DefaultMaxClicks      = 20
+	DefaultMaxNavigations = 100
 )
 
 func (cfg *Config) setDefaults() {
@@ -143,6 +168,18 @@ func (cfg *Config) setDefaults() {
 	}
 	if cfg.Idle <= 0 {
 		cfg.Idle = DefaultIdle
+	}
+	if cfg.MaxScrolls == 0 {
+		cfg.MaxScrolls = DefaultMaxScrolls
+	}
+	if cfg.MaxClicks == 0 {
+		cfg.MaxClicks = DefaultMaxClicks
+	}
+	if cfg.MaxNavigations == 0 {
+		cfg.MaxNavigations = DefaultMaxNavigations
+	}
+	if cfg.BehaviourTime <= 0 {
+		cfg.BehaviourTime = DefaultBehaviourTime
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 {
 		cfg.Width, cfg.Height = 1280, 800

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,8 +10,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -159,15 +162,51 @@ try { new WebSocket('ws://%[1]s/ws'); } catch (e) {}
 	return mux
 }
 
+// newPool starts a pool for t, whose browsers keep their profiles in a
+// directory of t's: once t is done and the pool closed, no process of the
+// machine may name that directory, none of the browsers' processes left.
 func newPool(t *testing.T, cfg Config) *Pool {
 	t.Helper()
 	cfg.Chromium = browsertest.Chromium(t)
+	// Short: Chromium puts its sockets there, and a socket's path is
+	// short (t.TempDir's, named for a subtest, may be too long).
+	dir, err := os.MkdirTemp("", "wr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Setenv("TMPDIR", dir)
 	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.Close)
+	t.Cleanup(func() {
+		p.Close()
+		testwait.EventuallyNil(t, 10*time.Second, "every browser process gone", func() error { return processesNaming(dir) })
+	})
 	return p
+}
+
+// processesNaming says which processes have dir in their command line.
+func processesNaming(dir string) error {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil // not Linux: nothing to look at
+	}
+	var left []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && bytes.Contains(b, []byte(dir)) {
+			left = append(left, e.Name()+": "+strings.ReplaceAll(string(b[:min(len(b), 120)]), "\x00", " "))
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("%d processes left: %q", len(left), left)
+	}
+	return nil
 }
 
 // Every connection the site receives is one the Fetcher opened; the

@@ -37,9 +37,14 @@ type TierConfig struct {
 	// hosts' clocks included; zero means 30s. Idle is the quiet time
 	// that counts as settled; zero means 500ms.
 	Timeout, Idle time.Duration
-	// MaxScrolls and MaxClicks bound the behaviours: scrolls to the
-	// bottom while the page grows, clicks of "more" controls.
-	MaxScrolls, MaxClicks int
+	// MaxScrolls, MaxClicks and MaxNavigations bound the behaviours run
+	// on a rendered page (Config's): scrolls to the bottom that grew
+	// the page, clicks of controls that are not links, and navigations
+	// of its scripts captured as its links. Zero means each one's
+	// default (10, 20, 100), negative turns it off. BehaviourTime bounds
+	// each behaviour's time on a page; zero means 10s.
+	MaxScrolls, MaxClicks, MaxNavigations int
+	BehaviourTime                         time.Duration
 	// Screenshot archives a PNG of the settled page as a resource record.
 	Screenshot bool
 	// MemoryMB caps each browser's JavaScript heap; zero means 512,
@@ -58,7 +63,7 @@ func (r TierConfig) Validate() error {
 	default:
 		return fmt.Errorf("render: mode %q: want never, auto or always", r.Mode)
 	}
-	if r.Workers < 0 || r.Timeout < 0 || r.Idle < 0 || r.MaxScrolls < 0 || r.MaxClicks < 0 || r.GiveUpAfter < 0 {
+	if r.Workers < 0 || r.Timeout < 0 || r.Idle < 0 || r.BehaviourTime < 0 || r.GiveUpAfter < 0 {
 		return fmt.Errorf("render: settings must not be negative: %+v", r)
 	}
 	return nil
@@ -102,7 +107,8 @@ func NewTier(cfg TierConfig, log *slog.Logger) (*Tier, string) {
 	}
 	pool, err := New(Config{
 		Chromium: cfg.Chromium, Workers: cfg.Workers, Timeout: cfg.Timeout, Idle: cfg.Idle,
-		MaxScrolls: cfg.MaxScrolls, MaxClicks: cfg.MaxClicks, Screenshot: cfg.Screenshot, MemoryMB: cfg.MemoryMB, Log: log,
+		MaxScrolls: cfg.MaxScrolls, MaxClicks: cfg.MaxClicks, MaxNavigations: cfg.MaxNavigations, BehaviourTime: cfg.BehaviourTime,
+		Screenshot: cfg.Screenshot, MemoryMB: cfg.MemoryMB, Log: log,
 	})
 	if err != nil {
 		why := err.Error()

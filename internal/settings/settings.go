@@ -186,9 +186,15 @@ type Config struct {
 	// RenderIdle is how long none of its requests must be in flight for
 	// it to count as settled; zero means 500ms.
 	RenderTimeout, RenderIdle time.Duration
-	// RenderScrolls and RenderClicks bound what is done to a rendered page:
-	// scrolls to its bottom while it grows, clicks of "more" controls.
-	RenderScrolls, RenderClicks int
+	// RenderScrolls, RenderClicks and RenderNavigations bound what is
+	// done to a rendered page: scrolls to its bottom that grew it, clicks
+	// of its controls that are not links, and navigations its scripts
+	// ask for (pushState, location, window.open) captured as its links
+	// and cancelled. Zero means each one's default (10, 20, 100),
+	// negative turns it off. RenderBehaviourTime bounds each of them on
+	// a page; zero means 10s.
+	RenderScrolls, RenderClicks, RenderNavigations int
+	RenderBehaviourTime                            time.Duration
 	// RenderScreenshot archives a PNG of each rendered page.
 	RenderScreenshot bool
 	// RenderMemory caps each browser's JavaScript heap, in bytes (whole
@@ -355,6 +361,7 @@ func Crawl(cfg Config) (crawl.Config, error) {
 		Render: crawl.RenderConfig{
 			Mode: cfg.RenderMode, Chromium: cfg.RenderChromium, Workers: cfg.RenderWorkers, Timeout: cfg.RenderTimeout,
 			Idle: cfg.RenderIdle, MaxScrolls: cfg.RenderScrolls, MaxClicks: cfg.RenderClicks, Screenshot: cfg.RenderScreenshot,
+			MaxNavigations: cfg.RenderNavigations, BehaviourTime: cfg.RenderBehaviourTime,
 			MemoryMB: int(cfg.RenderMemory >> 20), GiveUpAfter: cfg.RenderGiveUpAfter,
 		},
 		NearDupThreshold: cfg.NearDupThreshold, NearDupMinWords: cfg.NearDupMinWords, NearDupMaxPages: cfg.NearDupMaxPages,

@@ -332,6 +332,8 @@ func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 		w.serveDocs(rw, r, h)
 	case BombBrotli, BombZstd:
 		w.serveBomb(rw, r, h)
+	case ScriptSPA:
+		w.serveSPA(rw, r, h)
 	case FailOutage, FailStorm429Bare, FailStorm503Bare, FailFlaky, FailRobots500, FailRobots429:
 		w.serveFailing(rw, r, h)
 	case TrapSessions:
