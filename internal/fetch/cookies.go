@@ -114,13 +114,11 @@ func siteOf(host string) string {
 	return site
 }
 
-// SameSite reports whether host is under site's registrable domain, site
-// being a host name or an IP address: a host's site is its registrable
-// domain (eTLD+1), an IP address or a name without one (localhost) only
-// itself. Hosts are compared without ports.
-func SameSite(host, site string) bool {
-	return siteOf(strings.ToLower(host)) == siteOf(strings.ToLower(site))
-}
+// Site is the registrable domain of host (eTLD+1, by the public suffix
+// list), or host itself when it has none: an IP address, a name of one
+// label (localhost), a public suffix. A host's site is what a cookie may
+// at most be shared across.
+func Site(host string) string { return siteOf(strings.ToLower(host)) }
 
 // LoadFile adds the cookies of a Netscape cookies.txt file to the jar, the
 // format curl, wget and browser extensions write, and returns how many it
