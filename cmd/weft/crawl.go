@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/http"
 	"net/netip"
 	"os"
 	"regexp"
@@ -71,6 +72,8 @@ type crawlFlags struct {
 	allowCIDR      []string
 	caFiles        []string
 	insecureTLS    []string
+	cookiesFile    string
+	headers        []string
 	summaryFile    string
 	natsURL        string
 	clusterURL     string
@@ -180,6 +183,8 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", d.Fetch.Timeout, "total time allowed for one request")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", d.Fetch.ConnectTimeout, "time allowed to connect")
 	fs.DurationVar(&f.headerTimeout, "header-timeout", d.Fetch.ResponseHeaderTimeout, "time allowed for the response headers")
+	fs.StringVar(&f.cookiesFile, "cookies", "", "Netscape cookies.txt file (as curl, wget and browser extensions write it) whose cookies start the crawl's cookie jar, to crawl signed in; each cookie goes only to the hosts its domain covers; the WARC request records hold the Cookie fields sent (docs/cookies.md)")
+	fs.StringArrayVar(&f.headers, "header", nil, "'Name: value' header field sent with every request to the hosts under the seeds' registrable domains, never to another host (repeatable; a policy's \"headers\" go to its host alone); the WARC request records hold it, logs do not (docs/cookies.md)")
 	fs.BoolVar(&f.http2, "http2", false, "offer HTTP/2 to TLS servers; its exchanges are archived in HTTP/1.1 form, not as the bytes sent (HTTP/1.1 exchanges are)")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", d.Fetch.IdleTimeout, "longest silence while reading a response")
 	fs.DurationVar(&f.dnsMinTTL, "dns-min-ttl", d.Fetch.DNSMinTTL, "least time a DNS answer is kept, whatever its TTL (0: none)")
@@ -237,6 +242,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.httpToken, "http-token", "", "bearer token of the operator API (else --http-token-file, else $WEFT_HTTP_TOKEN); required for changes, and for everything off loopback")
 	fs.StringVar(&f.httpTokenFile, "http-token-file", "", "file whose first line is the operator API's bearer token")
 	fs.SetAnnotation("http-token", profile.SecretAnnotation, []string{"a printed profile leaves it out"})
+	fs.SetAnnotation("header", profile.SecretAnnotation, []string{"a printed profile leaves it out"})
 }
 
 // loadProfile applies --config's profile to the flags the command line
@@ -416,6 +422,17 @@ func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, err
 			return cfg, usagef("--insecure-tls %q: %v", h, err)
 		}
 	}
+	var headers http.Header
+	for i, h := range f.headers {
+		name, value, err := fetch.ParseHeader(h)
+		if err != nil {
+			return cfg, usagef("--header (#%d): %v", i+1, err) // not the value: it may be a secret
+		}
+		if headers == nil {
+			headers = http.Header{}
+		}
+		headers.Add(name, value)
+	}
 	level, err := parseLevel(f.logLevel)
 	if err != nil {
 		return cfg, err
@@ -477,6 +494,7 @@ func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, err
 		NearDupFollow: f.nearFollow, NearDupTrapWindow: f.trapWindow,
 
 		AllowNetworks: allow, DenyNetworks: deny, Resolve: resolve, CAFiles: f.caFiles, InsecureTLS: f.insecureTLS,
+		CookiesFile: f.cookiesFile, Headers: headers,
 		HTTP2: f.http2, Timeout: f.timeout, ConnectTimeout: f.connectTimeout, HeaderTimeout: f.headerTimeout,
 		IdleTimeout: f.idleTimeout, DNSMinTTL: cmp.Or(f.dnsMinTTL, -1), DNSMaxTTL: f.dnsMaxTTL,
 

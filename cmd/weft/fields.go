@@ -40,7 +40,7 @@ var flagFields = map[string]string{
 	"near-dup-max-pages": "NearDupMaxPages", "near-dup-follow": "NearDupFollow", "trap-window": "NearDupTrapWindow",
 
 	"allow-cidr": "AllowNetworks", "deny-cidr": "DenyNetworks", "resolve": "Resolve", "ca-file": "CAFiles",
-	"insecure-tls": "InsecureTLS", "http2": "HTTP2", "timeout": "Timeout", "connect-timeout": "ConnectTimeout",
+	"insecure-tls": "InsecureTLS", "cookies": "CookiesFile", "header": "Headers", "http2": "HTTP2", "timeout": "Timeout", "connect-timeout": "ConnectTimeout",
 	"header-timeout": "HeaderTimeout", "idle-timeout": "IdleTimeout", "dns-min-ttl": "DNSMinTTL", "dns-max-ttl": "DNSMaxTTL",
 
 	"robots-ttl": "RobotsTTL", "robots-attempts": "RobotsAttempts", "robots-retry": "RobotsRetryWait",

@@ -45,6 +45,8 @@ func TestBadInputExitsTwoAndNamesIt(t *testing.T) {
 	os.WriteFile(ftp, []byte("ftp://a.test/\n"), 0o644)
 	fast := filepath.Join(dir, "fast.json")
 	os.WriteFile(fast, []byte(`{"a.test": {"delay": "200ms"}}`), 0o644)
+	badCookies := filepath.Join(dir, "cookies.txt")
+	os.WriteFile(badCookies, []byte("# Netscape HTTP Cookie File\na.test\tTRUE\t/\tFALSE\tsoon\tsid\ts3cret\n"), 0o600)
 	allow := filepath.Join(dir, "allow.json")
 	os.WriteFile(allow, []byte("{\n  \"a.test\": {\"allow\": [\"/\"]}\n}\n"), 0o644)
 	for _, tc := range []struct {
@@ -86,6 +88,10 @@ func TestBadInputExitsTwoAndNamesIt(t *testing.T) {
 		{[]string{"crawl", "--policy", fast, "http://a.test/"}, []string{"--policy", fast, "a.test: delay 200ms is shorter than the crawl's delay 1s"}},
 		{[]string{"crawl", "--policy", allow, "http://a.test/"}, []string{"--policy", allow + ": line 2", `unknown field "allow"`, "cannot allow"}},
 		{[]string{"crawl", "--policy", filepath.Join(dir, "none.json"), "http://a.test/"}, []string{"--policy", "none.json"}},
+		{[]string{"crawl", "--cookies", badCookies, "http://a.test/"}, []string{"--cookies", badCookies + " line 2", `expiry "soon"`}},
+		{[]string{"crawl", "--cookies", filepath.Join(dir, "none.txt"), "http://a.test/"}, []string{"--cookies", "none.txt"}},
+		{[]string{"crawl", "--header", "Cookie: sid=s3cret", "http://a.test/"}, []string{"--header (#1)", `"Cookie" cannot be set`, "--cookies"}},
+		{[]string{"crawl", "--header", "X-Token s3cret", "http://a.test/"}, []string{"--header (#1)", "want 'Name: value'"}},
 		{[]string{"crawl", "not a url"}, []string{"argument 1", "not a url"}},
 		{[]string{"crawl"}, []string{"no seeds"}},
 		{[]string{"crawll"}, []string{"unknown command", "crawll"}},
@@ -98,6 +104,9 @@ func TestBadInputExitsTwoAndNamesIt(t *testing.T) {
 			if !strings.Contains(stderr, w) {
 				t.Errorf("weft %v: stderr %q does not name %q", tc.args, stderr, w)
 			}
+		}
+		if strings.Contains(stderr, "s3cret") {
+			t.Errorf("weft %v: stderr %q shows a secret", tc.args, stderr)
 		}
 	}
 }

@@ -15,7 +15,9 @@ import (
 // patterns, beside the host's robots.txt), "max_urls" (not above the
 // crawl's cap), "render", and "boost" and "boosts" (factors on the rank
 // of the host's URLs, or of those a path pattern matches: they change
-// the order of its URLs, never how often it is asked).
+// the order of its URLs, never how often it is asked). Its "headers",
+// which the policy file and the profile give, are secrets: never shown
+// here, and refused in a PUT (the crawl would have to keep them).
 type HostPolicy = policy.Policy
 
 func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) error {

@@ -3,6 +3,7 @@ package crawl
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"reflect"
 	"time"
@@ -149,8 +150,16 @@ type Config struct {
 	// Scope's MaxDepth, MaxPathRepeats and DenyExtensions take their
 	// defaults from Defaults, which are scope's own.
 	Scope scope.Config
-	// Fetch configures HTTP; its UserAgent is taken from UserAgent.
+	// Fetch configures HTTP; its UserAgent is taken from UserAgent. A nil
+	// Fetch.Cookies is given a jar of its own (fetch.NewJar): one per
+	// crawl, so that a site that sets a session cookie is crawled as one
+	// session. Its Headers are the crawl's (Headers, and the policies').
 	Fetch fetch.Config
+	// Headers are header fields sent with every request to the hosts
+	// under the seeds' registrable domains (fetch.Site), each checked by
+	// fetch.CheckHeader: a token, a language. Never to another host, and
+	// never logged; the WARC request records hold them, as sent.
+	Headers http.Header
 
 	// Media decides, by media type, which response bodies are read and
 	// archived, and up to how many bytes (it becomes Fetch.Bodies). Nil
@@ -424,6 +433,13 @@ func (c *Config) setDefaults() {
 
 // Validate reports the first invalid field, by its flag-like name.
 func (c Config) Validate() error {
+	for k, vs := range c.Headers {
+		for _, v := range vs {
+			if err := fetch.CheckHeader(k, v); err != nil {
+				return fmt.Errorf("crawl: %w", err)
+			}
+		}
+	}
 	switch {
 	case c.DataDir == "":
 		return fmt.Errorf("crawl: data directory is required")

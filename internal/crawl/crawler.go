@@ -179,6 +179,11 @@ func New(cfg Config) (c *Crawler, err error) {
 		// Empty, for the operator API to fill.
 		c.cfg.Policies = policy.NewSet(c.cfg.policyLimits())
 	}
+	// Before the policies the API kept: it sets no headers.
+	cfg.Fetch.Headers = newRequestHeaders(c.canon, cfg.Headers, c.seeds, c.cfg.Policies)
+	if cfg.Fetch.Cookies == nil {
+		cfg.Fetch.Cookies = fetch.NewJar()
+	}
 	if err := loadPolicies(c.state.DB, c.cfg.Policies, c.log); err != nil {
 		return nil, err
 	}

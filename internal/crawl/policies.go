@@ -107,6 +107,10 @@ func (p *Policies) Set(host string, pol policy.Policy) error {
 	if err != nil {
 		return err
 	}
+	if len(pol.Headers) > 0 {
+		// Kept in the store, they would be secrets on disk.
+		return errors.New("headers are given in the policy file or the profile, not here: they are secrets, which the crawl's state does not keep")
+	}
 	// Checked first, kept next, applied last: a policy refused, or not
 	// kept, is not in force either.
 	if err := policy.NewSet(p.limits).Put(h, pol); err != nil {

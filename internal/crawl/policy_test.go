@@ -357,3 +357,44 @@ func TestPolicyChangeKeepsRobotsCrawlDelay(t *testing.T) {
 		t.Error(b)
 	}
 }
+
+// TestPolicyHeadersStayWhenTheAPISetsAPolicy: the API cannot set headers
+// (the crawl's state would keep them), and a policy it sets for a host
+// leaves the headers the policy file gave the host in force.
+func TestPolicyHeadersStayWhenTheAPISetsAPolicy(t *testing.T) {
+	var mu sync.Mutex
+	var tokens []string
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"a.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			tokens = append(tokens, r.URL.Path+"="+r.Header.Get("X-Site"))
+			mu.Unlock()
+			page(rw)
+		},
+	})
+	const delay = 10 * time.Millisecond
+	cfg := mw.config(t, delay, mw.url("a.test", "/"))
+	host := mw.auth["a.test"]
+	cfg.Policies = policy.NewSet(cfg.policyLimits())
+	if err := cfg.Policies.Put(host, policy.Policy{Headers: map[string]string{"X-Site": "t0k"}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Policies().Set(host, policy.Policy{Headers: map[string]string{"X-Site": "other"}}); err == nil || !strings.Contains(err.Error(), "headers are given in the policy file") {
+		t.Errorf("the API set headers: %v", err)
+	}
+	if err := c.Policies().Set(host, policy.Policy{Delay: policy.Duration(2 * delay)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"/robots.txt=t0k", "/=t0k"}; !slices.Equal(tokens, want) {
+		t.Errorf("requests %v, want %v", tokens, want)
+	}
+}

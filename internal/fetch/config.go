@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/http"
 	"net/netip"
 	"strings"
 	"time"
@@ -164,6 +165,18 @@ type Config struct {
 	// its body is read, in place of MaxBodyBytes (the decoded body too):
 	// a cap per type, or none of it.
 	Bodies BodyPolicy
+
+	// Cookies, if set, is the crawl's cookie jar (a *Jar): its cookies for
+	// a URL go with every request for it, in one Cookie field of the
+	// request (so the request an archive records holds them), and the
+	// Set-Cookie fields of every answer go into it, a redirect's too.
+	// Nil sends no cookies and keeps none.
+	Cookies http.CookieJar
+
+	// Headers, if set, gives the header fields an operator asked to send
+	// to each host, added to every request for it (a caller's header of
+	// the same name wins). Nil adds none.
+	Headers HeaderSource
 
 	// HTTP2 offers HTTP/2 to TLS servers. Off by default: an HTTP/1.1
 	// exchange is archived as the bytes that crossed the connection, an

@@ -282,6 +282,13 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, header http.Header) (*
 		}
 		return nil, classify(rawURL, err, ctx, reqCtx, f.cfg.Timeout, conn.Load() != nil)
 	}
+	if f.cfg.Cookies != nil {
+		// Whatever the answer: a login's redirect sets the session the
+		// next hop (a request of its own) sends back.
+		if cs := resp.Cookies(); len(cs) > 0 {
+			f.cfg.Cookies.SetCookies(req.URL, cs)
+		}
+	}
 	limit := f.bodyLimit(resp)
 	var body []byte
 	var over bool
@@ -386,20 +393,27 @@ func (f *Fetcher) newRequest(ctx context.Context, rawURL string, header http.Hea
 	if req.URL.Host == "" || req.URL.Hostname() == "" {
 		return nil, errors.New("missing host")
 	}
-	h := make(http.Header, 3+len(header))
+	var extra http.Header
+	if f.cfg.Headers != nil {
+		extra = f.cfg.Headers.HeaderFor(req.URL)
+	}
+	h := make(http.Header, 4+len(extra)+len(header))
 	h["User-Agent"] = []string{f.cfg.UserAgent}
 	h["Accept"] = []string{acceptValue}
 	h["Accept-Encoding"] = []string{acceptEncodingValue}
-	for k, vs := range header {
-		if !httpguts.ValidHeaderFieldName(k) {
-			return nil, fmt.Errorf("invalid header name %q", k)
-		}
-		for _, v := range vs {
-			if !httpguts.ValidHeaderFieldValue(v) {
-				return nil, fmt.Errorf("invalid value %q for header %q", v, k)
+	for _, over := range []http.Header{extra, header} {
+		for k, vs := range over {
+			if !httpguts.ValidHeaderFieldName(k) {
+				return nil, fmt.Errorf("invalid header name %q", k)
 			}
+			for _, v := range vs {
+				if !httpguts.ValidHeaderFieldValue(v) {
+					// Not the value itself: it may be a secret.
+					return nil, fmt.Errorf("invalid value for header %q", k)
+				}
+			}
+			h[http.CanonicalHeaderKey(k)] = slices.Clone(vs)
 		}
-		h[http.CanonicalHeaderKey(k)] = slices.Clone(vs)
 	}
 	// net/http's Client would add this header itself, unseen by
 	// RequestHeader: add it here so that the record shows what is sent.
@@ -408,6 +422,14 @@ func (f *Fetcher) newRequest(ctx context.Context, rawURL string, header http.Hea
 		h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pw)))
 	}
 	req.Header = h
+	if f.cfg.Cookies != nil {
+		// The jar's cookies are for this URL's host alone (RFC 6265
+		// domain and path matching), so a redirect to another host, or
+		// a requisite on a CDN, is sent none of them.
+		for _, c := range f.cfg.Cookies.Cookies(req.URL) {
+			req.AddCookie(c)
+		}
+	}
 	return req, nil
 }
 

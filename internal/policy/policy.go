@@ -28,6 +28,12 @@
 // with a factor each: a URL takes the factor of the first pattern it
 // matches, times the host's boost.
 //
+// "headers" are header fields sent with every request to the host alone
+// (not its subdomains), such as a token the site gave: {"X-Token":
+// "..."}. They are secrets: the API neither shows nor takes them, nor are
+// they kept in the crawl's state or printed in a profile; they come from
+// the policy file or the profile alone.
+//
 // A key without a port applies to every port of the host; one with a port to
 // that port only, and wins over the key without. Disallow and boost
 // patterns are robots.txt path patterns ('*' and a final '$'), matched as
@@ -42,6 +48,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -50,6 +57,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/robots"
 )
 
@@ -74,6 +82,10 @@ type Policy struct {
 	// Boosts are path patterns with a factor each, on the rank of the
 	// URLs they match: the first that matches decides, times Boost.
 	Boosts []PatternBoost `json:"boosts,omitempty"`
+	// Headers are header fields sent with every request to the host, by
+	// canonical name. Never written as JSON (the API's answers, the
+	// crawl's state) nor by Fields: header values are secrets.
+	Headers map[string]string `json:"-"`
 
 	// delayName and disallowName are the fields' names as the JSON read
 	// spelt them, "" for the current ones: errors name what the user wrote.
@@ -107,6 +119,7 @@ const (
 	fieldRender   = "render"
 	fieldBoost    = "boost"
 	fieldBoosts   = "boosts"
+	fieldHeaders  = "headers"
 )
 
 var fieldOf = map[string]string{
@@ -116,6 +129,7 @@ var fieldOf = map[string]string{
 	fieldRender:  fieldRender,
 	fieldBoost:   fieldBoost,
 	fieldBoosts:  fieldBoosts,
+	fieldHeaders: fieldHeaders,
 }
 
 // FieldError is a fault in one field of a policy: Field is the field's
@@ -178,7 +192,7 @@ func (p *Policy) UnmarshalJSON(b []byte) error {
 }
 
 // FromFields makes a policy of its fields, given by name ("crawl_delay",
-// "disallowed", "max_urls", "render", "boost", "boosts", or the
+// "disallowed", "max_urls", "render", "boost", "boosts", "headers", or the
 // deprecated "delay" and "disallow")
 // with their values as encoding/json decodes them with UseNumber, or as a
 // TOML decoder does: the one schema of the policy file, the API's body
@@ -190,7 +204,7 @@ func FromFields(names []string, values []any) (Policy, error) {
 	for i, name := range names {
 		field, ok := fieldOf[name]
 		if !ok {
-			return Policy{}, &FieldError{Field: name, Index: i, Msg: fmt.Sprintf(`unknown field %q (a policy has "crawl_delay", "disallowed", "max_urls", "render", "boost" and "boosts"; it cannot allow what robots.txt disallows)`, name)}
+			return Policy{}, &FieldError{Field: name, Index: i, Msg: fmt.Sprintf(`unknown field %q (a policy has "crawl_delay", "disallowed", "max_urls", "render", "boost", "boosts" and "headers"; it cannot allow what robots.txt disallows)`, name)}
 		}
 		if first, dup := named[field]; dup {
 			if first == name {
@@ -209,7 +223,8 @@ func FromFields(names []string, values []any) (Policy, error) {
 // Fields calls fn with each field the policy sets, in the schema's order,
 // under its current name, its value as a profile writes it: a duration as
 // a string ("5s"), patterns as a []string, a count as an int64, a factor
-// as a float64, pattern boosts as a []PatternBoost.
+// as a float64, pattern boosts as a []PatternBoost. Headers are left
+// out: their values are secrets.
 func (p Policy) Fields(fn func(name string, v any)) {
 	if p.Delay != 0 {
 		fn(fieldDelay, time.Duration(p.Delay).String())
@@ -294,6 +309,33 @@ func (p *Policy) set(field, name string, v any) error {
 		p.Boost = f
 	case fieldBoosts:
 		return p.setBoosts(name, v)
+	case fieldHeaders:
+		return p.setHeaders(name, v)
+	}
+	return nil
+}
+
+// setHeaders reads an object of header fields, {"X-Token": "..."}. Its
+// errors name the field, never its value.
+func (p *Policy) setHeaders(name string, v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf(`%s: want an object of header fields such as {"X-Token": "..."}`, name)
+	}
+	p.Headers = make(map[string]string, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		val, ok := m[k].(string)
+		if !ok {
+			return fmt.Errorf("%s: header %q: want its value as a string", name, k)
+		}
+		if err := fetch.CheckHeader(k, val); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		ck := http.CanonicalHeaderKey(k)
+		if _, dup := p.Headers[ck]; dup {
+			return fmt.Errorf("%s: header %q given twice", name, ck)
+		}
+		p.Headers[ck] = val
 	}
 	return nil
 }
@@ -459,6 +501,11 @@ func (p *Policy) check(host string, lim Limits) error {
 		return fault(fieldMaxURLs, "%s: max_urls %d is above the crawl's cap of %d URLs per host; a policy can only lower it",
 			host, p.MaxURLs, lim.MaxURLs)
 	}
+	for k, v := range p.Headers {
+		if err := fetch.CheckHeader(k, v); err != nil {
+			return fault(fieldHeaders, "%s: %s: %v", host, fieldHeaders, err)
+		}
+	}
 	if p.Boost != 0 {
 		if err := checkFactor(fieldBoost, p.Boost); err != nil {
 			return fault(fieldBoost, "%s: %v", host, err)
@@ -543,8 +590,8 @@ func hostPart(authority string) string {
 
 // merge is what a port's policy and its host's make together: the longer
 // delay, both sets of disallowed paths, the lower cap, the port's render
-// mode and boost if it has them, and both lists of pattern boosts, the
-// port's tried first.
+// mode and boost if it has them, both lists of pattern boosts, the
+// port's tried first, and both sets of headers, the port's winning.
 func merge(port, host *Policy, lim Limits) *Policy {
 	m := Policy{
 		Delay:    max(port.Delay, host.Delay),
@@ -553,6 +600,13 @@ func merge(port, host *Policy, lim Limits) *Policy {
 		Render:   cmp.Or(port.Render, host.Render),
 		Boost:    cmp.Or(port.Boost, host.Boost),
 		Boosts:   append(slices.Clone(port.Boosts), host.Boosts...),
+	}
+	if len(port.Headers)+len(host.Headers) > 0 {
+		m.Headers = maps.Clone(host.Headers)
+		if m.Headers == nil {
+			m.Headers = map[string]string{}
+		}
+		maps.Copy(m.Headers, port.Headers)
 	}
 	if m.MaxURLs == 0 || (host.MaxURLs > 0 && host.MaxURLs < m.MaxURLs) {
 		m.MaxURLs = host.MaxURLs
@@ -585,7 +639,7 @@ func (s *Set) Put(host string, p Policy) error {
 	if err != nil {
 		return err
 	}
-	p.Disallow, p.Boosts = slices.Clone(p.Disallow), slices.Clone(p.Boosts)
+	p.Disallow, p.Boosts, p.Headers = slices.Clone(p.Disallow), slices.Clone(p.Boosts), maps.Clone(p.Headers)
 	if err := p.check(h, s.lim); err != nil {
 		return err
 	}

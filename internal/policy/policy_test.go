@@ -67,7 +67,7 @@ func TestParseRefuses(t *testing.T) {
 		{"above the cap", `{"a.test": {"max_urls": 20000}}`, "a.test: max_urls 20000 is above the crawl's cap of 10000"},
 		{"negative cap", `{"a.test": {"max_urls": -1}}`, "max_urls -1 is negative"},
 		{"negative delay", `{"a.test": {"crawl_delay": "-1s"}}`, "crawl_delay -1s is negative"},
-		{"an allow", "{\n  \"a.test\": {\n    \"allow\": [\"/\"]\n  }\n}", `line 3: a.test: unknown field "allow" (a policy has "crawl_delay", "disallowed", "max_urls", "render", "boost" and "boosts"; it cannot allow what robots.txt disallows)`},
+		{"an allow", "{\n  \"a.test\": {\n    \"allow\": [\"/\"]\n  }\n}", `line 3: a.test: unknown field "allow" (a policy has "crawl_delay", "disallowed", "max_urls", "render", "boost", "boosts" and "headers"; it cannot allow what robots.txt disallows)`},
 		{"a field in another case", `{"a.test": {"Crawl_Delay": "5s"}}`, `unknown field "Crawl_Delay"`},
 		{"bad duration", "{\n\"a.test\": {\"crawl_delay\": \"soon\"}}", `line 2: a.test: crawl_delay "soon": a duration is a string such as "5s"`},
 		{"bad duration, old name", "{\n\"a.test\": {\"delay\": \"soon\"}}", `line 2: a.test: delay "soon": a duration is a string such as "5s"`},
@@ -342,5 +342,56 @@ func TestBoostsMerge(t *testing.T) {
 	s.Delete("a.test")
 	if got := s.BoostURL("a.test:8080", "http://a.test:8080/n/y"); got != 3 {
 		t.Errorf("after the host's policy is deleted: %v, want the port's 3", got)
+	}
+}
+
+// TestHeaders: a policy's headers are read from the file, go to their
+// port's and host's requests merged (the port's winning), and are never
+// written: not as JSON (the API, the crawl's state), not by Fields (a
+// printed profile), nor in an error.
+func TestHeaders(t *testing.T) {
+	const secret = "s3cr3t-t0ken"
+	s, err := Parse([]byte(`{
+  "a.test": {"headers": {"x-token": "`+secret+`", "Accept-Language": "fr"}},
+  "a.test:8080": {"headers": {"Accept-Language": "de"}}
+}`), lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := s.For("a.test", "a.test").Headers; h["X-Token"] != secret || h["Accept-Language"] != "fr" {
+		t.Errorf("a.test's headers: %v", h)
+	}
+	if h := s.For("a.test:8080", "a.test").Headers; h["X-Token"] != secret || h["Accept-Language"] != "de" {
+		t.Errorf("a.test:8080's headers: %v", h)
+	}
+	if h := s.For("b.test", "b.test"); h != nil {
+		t.Errorf("b.test has a policy: %+v", h)
+	}
+	p := s.All()["a.test"]
+	b, err := json.Marshal(p)
+	if err != nil || strings.Contains(string(b), secret) || strings.Contains(string(b), "headers") {
+		t.Errorf("a policy as JSON shows its headers: %s, %v", b, err)
+	}
+	p.Fields(func(name string, v any) {
+		if name == "headers" || strings.Contains(fmt.Sprint(v), secret) {
+			t.Errorf("Fields gives %s = %v", name, v)
+		}
+	})
+	for file, want := range map[string]string{
+		`{"a.test": {"headers": {"Cookie": "sid=` + secret + `"}}}`:      `line 1: a.test: headers: header "Cookie" cannot be set`,
+		`{"a.test": {"headers": {"X-A": "` + secret + `\n"}}}`:           `line 1: a.test: headers: header "X-A": its value has a character`,
+		"{\n\"a.test\": {\"headers\": [\"X-A: " + secret + "\"]}}":       `line 2: a.test: headers: want an object of header fields`,
+		`{"a.test": {"headers": {"X-A": "1", "x-a": "` + secret + `"}}}`: `headers: header "X-A" given twice`,
+		`{"a.test": {"headers": {"X-A": 5}}}`:                            `headers: header "X-A": want its value as a string`,
+	} {
+		_, err := Parse([]byte(file), lim)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", file, err, want)
+		} else if strings.Contains(err.Error(), secret) {
+			t.Errorf("%s: the error shows the value: %v", file, err)
+		}
+	}
+	if err := NewSet(lim).Put("a.test", Policy{Headers: map[string]string{"Host": secret}}); err == nil || strings.Contains(err.Error(), secret) {
+		t.Errorf("Put with a Host header: %v", err)
 	}
 }

@@ -198,3 +198,32 @@ func TestSizeKeys(t *testing.T) {
 		t.Errorf("printed:\n%s", b.String())
 	}
 }
+
+// TestProfileHeaders: a host's headers in a profile are the policy's, and
+// a printed profile leaves them out: they are secrets.
+func TestProfileHeaders(t *testing.T) {
+	const secret = "s3cr3t-t0ken"
+	p, err := Parse("t.toml", []byte("[policies.\"a.test\"]\nmax_urls = 7\nheaders = {X-Token = \""+secret+"\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := p.PolicySet(policy.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := set.All()["a.test"].Headers; h["X-Token"] != secret {
+		t.Errorf("headers: %v", h)
+	}
+	var b strings.Builder
+	if err := Print(&b, "crawl", pflag.NewFlagSet("t", pflag.ContinueOnError), nil, nil, set.All()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), secret) || !strings.Contains(b.String(), "max_urls = 7") {
+		t.Errorf("printed:\n%s", b.String())
+	}
+	p, _ = Parse("t.toml", []byte("[policies.\"a.test\"]\n\nheaders = {Cookie = \""+secret+"\"}\n"))
+	_, err = p.PolicySet(policy.Limits{})
+	if err == nil || !strings.Contains(err.Error(), `t.toml:3: policies."a.test".headers: headers: header "Cookie" cannot be set`) || strings.Contains(err.Error(), secret) {
+		t.Errorf("a Cookie header: %v", err)
+	}
+}

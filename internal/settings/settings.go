@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -242,6 +243,18 @@ type Config struct {
 	// HTTP2 offers HTTP/2 to TLS servers; its exchanges are archived in
 	// HTTP/1.1 form, not as the bytes sent.
 	HTTP2 bool
+	// CookiesFile is a Netscape cookies.txt file (as curl, wget and
+	// browser extensions write it) whose cookies start the crawl's cookie
+	// jar: to crawl as a signed-in user. The jar, one per crawl, also
+	// keeps the cookies sites set; each cookie goes only to the hosts its
+	// domain covers (RFC 6265, with the public suffix list). The WARC
+	// request records hold the Cookie fields sent.
+	CookiesFile string
+	// Headers are header fields sent with every request to the hosts
+	// under the seeds' registrable domains (a policy's "headers" go to
+	// its host alone), never to another host, and never logged. Cookie,
+	// Host, User-Agent and the fields of the connection cannot be set.
+	Headers http.Header
 	// Timeout bounds a whole request, ConnectTimeout its connection,
 	// HeaderTimeout the wait for the response's headers and IdleTimeout a
 	// silence while reading it; zero means 60s, 10s, 15s and 15s.
@@ -471,6 +484,21 @@ func setFetch(cc *crawl.Config, cfg Config) error {
 		}
 	}
 	f.InsecureTLS = cfg.InsecureTLS
+	for k, vs := range cfg.Headers {
+		for _, v := range vs {
+			if err := fetch.CheckHeader(k, v); err != nil {
+				return fieldError(err, "Headers")
+			}
+		}
+	}
+	cc.Headers = cfg.Headers.Clone()
+	if cfg.CookiesFile != "" {
+		jar := fetch.NewJar()
+		if _, err := jar.LoadFile(cfg.CookiesFile); err != nil {
+			return fieldError(err, "CookiesFile")
+		}
+		f.Cookies = jar
+	}
 	if cfg.AcceptMIME != nil || cfg.RejectMIME != nil || cfg.MaxBodyFor != nil {
 		caps := media.DefaultCaps()
 		if cfg.MaxBodyFor != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
@@ -43,6 +44,10 @@ func TestEveryFieldReachesTheCrawl(t *testing.T) {
 	if err := os.WriteFile(policies, []byte(`{"a.test": {"crawl_delay": "5s"}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	cookies := filepath.Join(dir, "cookies.txt")
+	if err := os.WriteFile(cookies, []byte("a.test\tFALSE\t/\tFALSE\t0\tsid\tv\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	scope := plugin.ScopeFunc(func(*url.URL) bool { return true })
 	// A value of each field other than its zero, where its kind's (below)
 	// will not do; fields that only work together are set together.
@@ -55,6 +60,8 @@ func TestEveryFieldReachesTheCrawl(t *testing.T) {
 		"CAFiles":       func(c *Config) { c.CAFiles = []string{ca} },
 		"InsecureTLS":   func(c *Config) { c.InsecureTLS = []string{"a.test"} },
 		"PolicyFile":    func(c *Config) { c.PolicyFile = policies },
+		"CookiesFile":   func(c *Config) { c.CookiesFile = cookies },
+		"Headers":       func(c *Config) { c.Headers = http.Header{"X-Token": {"t"}} },
 		"Include":       func(c *Config) { c.Include = []string{"a"} },
 		"Exclude":       func(c *Config) { c.Exclude = []string{"b"} },
 		"AllowNetworks": func(c *Config) { c.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")} },
@@ -181,6 +188,8 @@ func TestBadSettingsNameTheField(t *testing.T) {
 		{func(c *Config) { c.AcceptMIME = []string{"html"} }, "AcceptMIME, RejectMIME, MaxBodyFor", "html"},
 		{func(c *Config) { c.S3Bucket = "b" }, "S3Endpoint, S3Bucket", "no endpoint"},
 		{func(c *Config) { c.PolicyFile = "/nonexistent/p.json" }, "PolicyFile", "p.json"},
+		{func(c *Config) { c.CookiesFile = "/nonexistent/c.txt" }, "CookiesFile", "c.txt"},
+		{func(c *Config) { c.Headers = http.Header{"Cookie": {"sid=v"}} }, "Headers", `"Cookie" cannot be set`},
 		{func(c *Config) { c.CAFiles = []string{"/nonexistent/ca.pem"} }, "CAFiles", "ca.pem"},
 	} {
 		cfg := valid(t)

@@ -206,6 +206,9 @@ func commandLine(args []string) string {
 
 func secretFlag(name string) bool {
 	name = strings.ToLower(name)
+	if strings.HasSuffix(name, "header") { // --header, --webhook-header: a token's value
+		return true
+	}
 	for _, w := range []string{"token", "secret", "password", "key"} {
 		if strings.Contains(name, w) {
 			return true

@@ -178,6 +178,8 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"/usr/local/bin/weft", "crawl", "--data", "d", "https://a.test/"}, "weft crawl --data d https://a.test/"},
 		{[]string{"weft", "serve", "--http-token", "t0k", "--http", ":8080"}, "weft serve --http-token *** --http :8080"},
 		{[]string{"weft", "crawl", "--http-token=t0k", "-api-key", "k", "--keep"}, "weft crawl --http-token=*** -api-key *** --keep"},
+		{[]string{"weft", "crawl", "--header", "X-Token: t0k", "--header=Authorization: Bearer t0k", "--webhook-header", "X: t0k", "--header-timeout", "5s"},
+			"weft crawl --header *** --header=*** --webhook-header *** --header-timeout 5s"},
 		{[]string{"weft", strings.Repeat("x", 400)}, "weft " + strings.Repeat("x", maxCommandLine-5) + "..."},
 	} {
 		if got := commandLine(tc.args); got != tc.want {
