@@ -7,6 +7,7 @@ package state
 import (
 	"context"
 	"crypto/sha1"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -353,8 +354,15 @@ func (pb *Batch) Queues(url string) bool {
 }
 
 // WidenScope records that a seed's redirect made u part of the crawl's
-// scope, so a restart widens the scope the same way.
-func (pb *Batch) WidenScope(u string) { pb.Batch.PutMeta(metaScopePrefix+u, nil) }
+// scope, or of the own scope of the seed with id seed (non-zero), so a
+// restart widens the scope the same way.
+func (pb *Batch) WidenScope(u string, seed uint32) {
+	var v []byte
+	if seed != 0 {
+		v = binary.AppendUvarint(nil, uint64(seed))
+	}
+	pb.Batch.PutMeta(metaScopePrefix+u, v)
+}
 
 // Commit writes the batch, with a front-queue entry for each of its items,
 // settles its pending keys and hands the items to the frontier. On error
@@ -409,11 +417,19 @@ func (d *State) PutDigest(sum [sha1.Size]byte, r store.DigestRecord) error {
 	return b.Commit(false)
 }
 
+// ScopeSeed is a URL a seed's redirect added to the scope: the crawl's
+// when Seed is zero, else that seed's own (WidenScope).
+type ScopeSeed struct {
+	URL  string
+	Seed uint32
+}
+
 // ScopeSeeds returns the URLs that seeds' redirects added to the scope.
-func (d *State) ScopeSeeds() ([]string, error) {
-	var out []string
-	err := d.DB.MetaPrefix(metaScopePrefix, func(name string, _ []byte) bool {
-		out = append(out, name)
+func (d *State) ScopeSeeds() ([]ScopeSeed, error) {
+	var out []ScopeSeed
+	err := d.DB.MetaPrefix(metaScopePrefix, func(name string, v []byte) bool {
+		id, _ := binary.Uvarint(v) // none (a value written before seeds had ids): the crawl's
+		out = append(out, ScopeSeed{URL: name, Seed: uint32(min(id, math.MaxUint32))})
 		return true
 	})
 	return out, err
@@ -523,6 +539,10 @@ type Offered struct {
 	// Sitemap: found as a sitemap, so it does not count against the
 	// owner's page budget.
 	Sitemap bool `json:"sitemap,omitempty"`
+	// Seed: the id of the seed it was found under (frontier.Item.Seed),
+	// so the owner counts it against that seed and judges its links by
+	// the seed's scope, as far as the owner knows the seed's options.
+	Seed uint32 `json:"seed,omitempty"`
 }
 
 // errNoForwarder is the error of a batch that found URLs for other nodes
