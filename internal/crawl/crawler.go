@@ -95,8 +95,8 @@ type Crawler struct {
 	flog     *fetchlog.Log
 	start    time.Time
 	seeds    []canon.URL
-	seedIDs  []seeds.ID      // seeds[i]'s id
-	seedReg  *seeds.Registry // each seed's options, counts and state
+	seedIDs  []seeds.ID        // seeds[i]'s id
+	seedReg  *seeds.Registry   // each seed's options, counts and state
 	lists    int               // the last lists of seeds are sitemaps (Config.Sitemaps)
 	seedWhy  map[string]string // seeds refused when Run admitted them, and why (set by Run before the workers start)
 	resumed  bool

@@ -12,6 +12,7 @@ import (
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/report"
 	"github.com/weft-crawler/weft/internal/robotstxt"
 	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/seeds"
@@ -27,6 +28,8 @@ const maxSeedFailures = 20
 // A node of a cluster reports the seeds whose hosts it owns: the others
 // are its peers' to fetch.
 func (c *Crawler) reportSeeds(sum *Summary) {
+	sum.SeedStatus = c.seedReg.List(0, report.MaxSeedStatus, true)
+	sum.SeedTotals = c.seedReg.Totals(true)
 	for _, u := range c.seeds {
 		if !c.cluster.Owns(u.Authority) {
 			continue

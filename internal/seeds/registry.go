@@ -53,11 +53,18 @@ type Status struct {
 	Dropped int64 `json:"dropped"`
 }
 
-// Totals sums the counts of every seed.
+// Totals sums the counts and states of every seed.
 type Totals struct {
-	Seeds                         int
-	Running, Done, Limit, Failing int
-	Pages, Bytes, Errors, Dropped int64
+	Seeds       int   `json:"seeds"`
+	WithOptions int   `json:"with_options"` // seeds with limits of their own
+	Running     int   `json:"running"`
+	Done        int   `json:"done"`
+	Limit       int   `json:"limit"`
+	Failing     int   `json:"failing"`
+	Pages       int64 `json:"pages"`
+	Bytes       int64 `json:"bytes"`
+	Errors      int64 `json:"errors"`
+	Dropped     int64 `json:"dropped"`
 }
 
 // entry is one seed. Its counts are atomics read without the registry's
@@ -391,6 +398,9 @@ func (r *Registry) Totals(ended bool) Totals {
 		t.Bytes += s.Bytes
 		t.Errors += s.Errors
 		t.Dropped += s.Dropped
+		if !e.opts.IsZero() {
+			t.WithOptions++
+		}
 		switch s.State {
 		case Running:
 			t.Running++
