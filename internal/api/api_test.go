@@ -428,7 +428,8 @@ func TestOpenAPIInSync(t *testing.T) {
 	// internal/operator (TestFetchSchema).
 	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "Estimate": Estimate{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}, "Rejected": Rejected{}, "LeaseRequest": LeaseRequest{}, "LeasedURL": LeasedURL{}, "CompleteRequest": CompleteRequest{}, "PageInfo": PageInfo{}, "Capture": Capture{}, "BodyKey": BodyKey{},
 		"HostList": HostList{}, "Fetches": Fetches{}, "LeaseResponse": LeaseResponse{},
-		"ClusterView": ClusterView{}, "ClusterNodeView": ClusterNodeView{}, "History": History{}, "Sample": history.Sample{}} {
+		"ClusterView": ClusterView{}, "ClusterNodeView": ClusterNodeView{}, "History": History{}, "Sample": history.Sample{},
+		"SeedOptions": SeedOptions{}, "SeedStatus": SeedStatus{}, "SeedTotals": SeedTotals{}, "SeedList": SeedList{}} {
 		if got := slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, fields(v)) {
 			t.Errorf("%s schema %v, struct %v", name, got, fields(v))
 		}
