@@ -149,7 +149,7 @@ type crawlFlags struct {
 func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	d := crawl.Defaults()
 	fs.StringVar(&f.configFile, "config", "", "crawl profile (TOML): any of these flags' settings as keys (delay = \"2s\"), seed urls = [...] and per-host [policies.\"host\"] tables, in one file; a flag on the command line overrides it; weft config print shows the result (docs/profiles.md)")
-	fs.StringVar(&f.seedsFile, "seeds", "", "file of seed URLs, one per line (# starts a comment)")
+	fs.StringVar(&f.seedsFile, "seeds", "", "file of seed URLs, one per line (# starts a comment), each optionally followed by its own limits: scope= depth= max-pages= include= exclude= (docs/seeds.md)")
 	fs.StringVar(&f.dataDir, "data", "data", "directory for the crawl's WARC files and fetch log")
 	fs.Int64Var(&f.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit); requisites, sitemaps and robots.txt not counted")
 	fs.Int64Var(&f.maxRequisites, "max-requisites", 0, "fetch at most this many requisites and sitemaps, dropping the rest unrequested while pages go on (0: no limit; requisites come only from pages --max-pages lets through)")

@@ -8,8 +8,12 @@ import (
 	"testing"
 
 	"github.com/weft-crawler/weft/internal/judge"
+	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/seeds"
+	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/state"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // linkPage answers an HTML page that links to each of hrefs.
@@ -131,6 +135,31 @@ func TestSeedLimits(t *testing.T) {
 	}
 	if tot := sum.SeedTotals; tot.Seeds != 3 || tot.WithOptions != 2 || tot.Limit != 1 || tot.Done != 2 || tot.Pages != sum.Pages {
 		t.Errorf("totals %+v, want 3 seeds, 2 with options, 1 at its limit, 2 done, %d pages", tot, sum.Pages)
+	}
+	// The pages of b.test not fetched are recorded as dropped for the
+	// seed's budget.
+	st, _, err := state.Open(cfg.DataDir, 0, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	served := mw.pagePaths("b.test")
+	dropped := 0
+	for _, path := range []string{"/", "/p0", "/p1", "/p2", "/p3", "/p4", "/p5", "/p6", "/p7", "/p8", "/p9", "/shared"} {
+		u := mw.url("b.test", path)
+		rec, found, err := st.DB.GetURL(uint16(partition.Of(mw.auth["b.test"], st.Partitions())), mw.auth["b.test"], seen.KeyOf(u))
+		switch {
+		case err != nil || !found:
+			t.Errorf("%s: no record (%v)", u, err)
+		case slices.Contains(served, path):
+		case rec.Status != store.URLRejected || rec.LastOutcome != judge.SeedBudget:
+			t.Errorf("%s, not fetched: status %v, outcome %q; want rejected, %s", u, rec.Status, rec.LastOutcome, judge.SeedBudget)
+		default:
+			dropped++
+		}
+	}
+	if dropped == 0 || int64(dropped) != sb.Dropped {
+		t.Errorf("%d URL records say %s, the seed's status %d", dropped, judge.SeedBudget, sb.Dropped)
 	}
 	var out strings.Builder
 	sum.Write(&out)
