@@ -178,8 +178,10 @@ func New(cfg Config) (c *Crawler, err error) {
 	}
 	closers = append(closers, c.state.Close)
 	c.out = archive.NewOutbox(cfg.Sinks, c.state.DB, c.log)
-	if err := c.openSeeds(slices.Concat(cfg.Seeds, cfg.Sitemaps)); err != nil {
-		return nil, err
+	// Each seed's options, id and counts, those of an earlier run first.
+	c.seedReg = seeds.NewRegistry(cfg.Scope)
+	if c.seedIDs, err = c.seedReg.Open(c.state.DB, c.canon.Parse, c.seeds, slices.Concat(cfg.Seeds, cfg.Sitemaps), cfg.SeedOptions); err != nil {
+		return nil, fmt.Errorf("crawl: %w", err)
 	}
 	// The partition count is the stored crawl's, fixed when it was created.
 	c.cfg.Partitions = c.state.Partitions()

@@ -1,9 +1,6 @@
 package crawl
 
 import (
-	"errors"
-	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/weft-crawler/weft/internal/canon"
@@ -11,34 +8,6 @@ import (
 	"github.com/weft-crawler/weft/internal/seeds"
 	"github.com/weft-crawler/weft/internal/state"
 )
-
-// openSeeds registers the seeds given (Config.Seeds and Sitemaps, as
-// c.seeds holds them parsed) with their options, after those an earlier
-// run on the data directory stored: they keep their ids, their counts
-// (a budget spent stays spent) and the options the API gave them.
-func (c *Crawler) openSeeds(given []string) error {
-	c.seedReg = seeds.NewRegistry(c.cfg.Scope)
-	var rerr error
-	err := c.state.DB.MetaPrefix(seeds.MetaPrefix, func(name string, v []byte) bool {
-		rerr = c.seedReg.Restore(c.canon.Parse, name, v)
-		return rerr == nil
-	})
-	if err = errors.Join(err, rerr); err != nil {
-		return fmt.Errorf("crawl: read the seeds' records: %w", err)
-	}
-	for s := range c.cfg.SeedOptions {
-		if !slices.Contains(given, s) {
-			return fmt.Errorf("crawl: options for %q, which is not a seed", s)
-		}
-	}
-	c.seedIDs = make([]seeds.ID, len(c.seeds))
-	for i, u := range c.seeds {
-		if c.seedIDs[i], err = c.seedReg.Add(u, c.cfg.SeedOptions[given[i]]); err != nil {
-			return fmt.Errorf("crawl: %w", err)
-		}
-	}
-	return nil
-}
 
 // widen makes u, a seed or where a seed redirected, part of the scope of
 // seed: its own scope when it has one, else the crawl's; a restart

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -424,4 +425,36 @@ func (r *Registry) Record(w MetaWriter, id ID) {
 		w.PutMeta(metaPrefix+strconv.FormatUint(uint64(id), 16), e.record(0, 0, 0))
 		e.mu.Unlock()
 	}
+}
+
+// MetaScanner reads the store's meta values under a prefix (store.DB).
+type MetaScanner interface {
+	MetaPrefix(prefix string, fn func(name string, value []byte) bool) error
+}
+
+// Open restores the seeds an earlier run stored in db, then adds the
+// seeds of this run: urls parsed, given as the configuration names them
+// (the keys of opts, which must each be a seed). It returns the seeds'
+// ids, in order.
+func (r *Registry) Open(db MetaScanner, parse func(string) (canon.URL, error), urls []canon.URL, given []string, opts map[string]Options) ([]ID, error) {
+	var rerr error
+	err := db.MetaPrefix(metaPrefix, func(name string, v []byte) bool {
+		rerr = r.Restore(parse, name, v)
+		return rerr == nil
+	})
+	if err = errors.Join(err, rerr); err != nil {
+		return nil, fmt.Errorf("seeds: read the stored seeds: %w", err)
+	}
+	for s := range opts {
+		if !slices.Contains(given, s) {
+			return nil, fmt.Errorf("seeds: options for %q, which is not a seed", s)
+		}
+	}
+	ids := make([]ID, len(urls))
+	for i, u := range urls {
+		if ids[i], err = r.Add(u, opts[given[i]]); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
 }

@@ -201,3 +201,29 @@ func TestStageOrdersCommits(t *testing.T) {
 		t.Errorf("the last record says %d pages, want 50", s.Pages)
 	}
 }
+
+// TestOpenRefusesOptionsOfNoSeed: options keyed by a URL that is not a
+// seed are an error naming it, not a silent no-op.
+func TestOpenRefusesOptionsOfNoSeed(t *testing.T) {
+	a := mustURL(t, "http://a.test/")
+	parse := canon.New(canon.Config{}).Parse
+	ids, err := NewRegistry(scope.Config{}).Open(metaScan{}, parse, []canon.URL{a}, []string{"http://a.test"}, map[string]Options{"http://a.test": {MaxPages: 1}})
+	if err != nil || len(ids) != 1 || ids[0] != IDOf(a.String) {
+		t.Fatalf("ids %v, %v", ids, err)
+	}
+	_, err = NewRegistry(scope.Config{}).Open(metaScan{}, parse, []canon.URL{a}, []string{"http://a.test"}, map[string]Options{"http://b.test/": {MaxPages: 1}})
+	if err == nil || !strings.Contains(err.Error(), `"http://b.test/", which is not a seed`) {
+		t.Errorf("error %v", err)
+	}
+}
+
+type metaScan map[string][]byte
+
+func (m metaScan) MetaPrefix(prefix string, fn func(string, []byte) bool) error {
+	for k, v := range m {
+		if strings.HasPrefix(k, prefix) && !fn(strings.TrimPrefix(k, prefix), v) {
+			break
+		}
+	}
+	return nil
+}
