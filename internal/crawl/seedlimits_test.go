@@ -222,3 +222,35 @@ func TestSeedBudgetSurvivesRestart(t *testing.T) {
 		t.Errorf("after the restart: %+v, want 4 pages, at its limit", s)
 	}
 }
+
+// TestSeedFailing: a seed whose host's robots.txt cannot be fetched
+// (503 every time) is failing, with its errors counted, beside a seed
+// that is done.
+func TestSeedFailing(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"ok.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(rw, r)
+				return
+			}
+			linkPage(rw)
+		},
+		"down.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			http.Error(rw, "down", http.StatusServiceUnavailable)
+		},
+	})
+	ok, down := mw.url("ok.test", "/"), mw.url("down.test", "/")
+	sum := runCrawl(t, mw.config(t, 0, ok, down))
+	if got := mw.pagePaths("down.test"); len(got) != 0 {
+		t.Errorf("down.test asked for %v besides its robots.txt", got)
+	}
+	if s := seedStatus(t, sum, down); s.State != seeds.Failing || s.Errors == 0 || s.Pages != 0 {
+		t.Errorf("the seed whose robots.txt is unreachable: %+v, want failing with an error", s)
+	}
+	if s := seedStatus(t, sum, ok); s.State != seeds.Done || s.Pages != 1 {
+		t.Errorf("the seed that answered: %+v, want done with 1 page", s)
+	}
+	if sum.SeedTotals.Failing != 1 || sum.SeedTotals.Done != 1 {
+		t.Errorf("totals %+v", sum.SeedTotals)
+	}
+}
