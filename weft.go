@@ -60,6 +60,11 @@ const DefaultMaxDepth = scope.DefaultMaxDepth
 // it is (go doc github.com/weft-crawler/weft/internal/settings.Config).
 type Config = settings.Config
 
+// SeedOptions are one seed's own limits (Config.SeedOptions): scope
+// mode, most link hops, page budget, include and exclude expressions,
+// each zero for the crawl's.
+type SeedOptions = settings.SeedOptions
+
 // FieldError is the error of a setting of a Config that is wrong: its
 // Fields name it (more than one when they are wrong together).
 type FieldError = settings.FieldError

@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,7 @@ import (
 	"github.com/weft-crawler/weft/internal/profile"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/seeds"
 	"github.com/weft-crawler/weft/internal/settings"
 	"github.com/weft-crawler/weft/internal/simhash"
 	"github.com/weft-crawler/weft/internal/version"
@@ -150,7 +152,7 @@ type crawlFlags struct {
 func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	d := crawl.Defaults()
 	fs.StringVar(&f.configFile, "config", "", "crawl profile (TOML): any of these flags' settings as keys (delay = \"2s\"), seed urls = [...] and per-host [policies.\"host\"] tables, in one file; a flag on the command line overrides it; weft config print shows the result (docs/profiles.md)")
-	fs.StringVar(&f.seedsFile, "seeds", "", "file of seed URLs, one per line (# starts a comment)")
+	fs.StringVar(&f.seedsFile, "seeds", "", "file of seed URLs, one per line (# starts a comment), each optionally followed by its own limits: scope= depth= max-pages= include= exclude= (docs/seeds.md)")
 	fs.StringVar(&f.dataDir, "data", "data", "directory for the crawl's WARC files and fetch log")
 	fs.Int64Var(&f.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit); requisites, sitemaps and robots.txt not counted")
 	fs.Int64Var(&f.maxRequisites, "max-requisites", 0, "fetch at most this many requisites and sitemaps, dropping the rest unrequested while pages go on (0: no limit; requisites come only from pages --max-pages lets through)")
@@ -302,7 +304,7 @@ func (f *crawlFlags) config(args []string, stderr io.Writer) (crawl.Config, erro
 // get wrong is checked here, naming the flag.
 func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, error) {
 	var cfg weft.Config
-	seeds, err := readSeeds(f.seedsFile, args, "argument")
+	seeds, seedOpts, err := readSeedOptions(f.seedsFile, args, "argument")
 	if err != nil {
 		return cfg, err
 	}
@@ -471,7 +473,7 @@ func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, err
 	// weft.Config spells as a negative number: its zero is the default.
 	// --latency-factor 0 is off; --dns-min-ttl 0 no floor.
 	cfg = weft.Config{
-		Seeds: seeds, Sitemaps: sitemaps, SitemapOnly: f.sitemapOnly, DataDir: f.dataDir, UserAgent: f.userAgent, Fresh: f.fresh,
+		Seeds: seeds, Sitemaps: sitemaps, SeedOptions: seedOpts, SitemapOnly: f.sitemapOnly, DataDir: f.dataDir, UserAgent: f.userAgent, Fresh: f.fresh,
 		Delay: cmp.Or(f.delay, -1), Workers: f.workers, MaxPages: f.maxPages, MaxRequisites: f.maxRequisites,
 		MaxDepth: cmp.Or(f.maxDepth, -1), MaxURLsPerHost: cmp.Or(f.maxURLsPerHost, -1),
 		MaxURLsPerPattern: cmp.Or(f.maxPerPattern, -1), TrapBudget: cmp.Or(f.trapBudget, -1), MaxPathRepeats: cmp.Or(f.maxRepeats, -1),
@@ -571,23 +573,49 @@ func readSitemapSeeds(v string) ([]string, error) {
 // each is an absolute http(s) URL. Errors name the file and line (or the
 // argument: argName and its number), the text and what a seed must be.
 func readSeeds(file string, args []string, argName string) ([]string, error) {
-	var seeds []string
+	list, _, err := readSeedOptions(file, args, argName)
+	return list, err
+}
+
+// readSeedOptions is readSeeds with each seed's own limits: a line (an
+// argument, a profile's URL) is a URL, then optionally fields such as
+// scope=host depth=3 max-pages=500 include=RE exclude=RE (seeds.ParseLine).
+func readSeedOptions(file string, args []string, argName string) ([]string, map[string]weft.SeedOptions, error) {
+	var list []string
+	var opts map[string]weft.SeedOptions
 	c := canon.New(canon.Config{})
-	check := func(where, s string) error {
-		seeds = append(seeds, s)
+	check := func(where, line string) error {
+		fields := strings.Fields(line)
+		if err := checkSeed(c, where, fields[0]); err != nil {
+			if !slices.ContainsFunc(fields[1:], func(f string) bool { return !strings.Contains(f, "=") }) {
+				return err // a URL with its seed's fields
+			}
+			return checkSeed(c, where, line) // words, not fields: say so of the whole line
+		}
+		s, o, err := seeds.ParseLine(line)
+		if err != nil {
+			return usagef("%s: %v", where, err)
+		}
+		list = append(list, s)
+		if !o.IsZero() {
+			if opts == nil {
+				opts = map[string]weft.SeedOptions{}
+			}
+			opts[s] = o
+		}
 		return checkSeed(c, where, s)
 	}
 	if file != "" {
 		if err := readURLFile(file, "--seeds", check); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for i, a := range args {
 		if err := check(fmt.Sprintf("%s %d", argName, i+1), a); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return seeds, nil
+	return list, opts, nil
 }
 
 // readURLFile calls fn with each URL of a file of them, one per line (#

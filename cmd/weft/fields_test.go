@@ -53,6 +53,7 @@ var fieldsWithoutFlag = map[string]string{
 	"Filters":     "a program's own code",
 	"Consumers":   "a program's own code",
 	"Requisites":  "deprecated; --requisites=false sets NoRequisites",
+	"SeedOptions": "the fields after a seed's URL in --seeds FILE, an argument or a profile's urls",
 	"S3AccessKey": "read from $WEFT_S3_ACCESS_KEY, not a flag other users of the machine could read",
 	"S3SecretKey": "read from $WEFT_S3_SECRET_KEY, not a flag other users of the machine could read",
 }

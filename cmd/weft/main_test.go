@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/goleak"
 
+	"github.com/weft-crawler/weft"
 	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/synthweb"
 )
@@ -271,6 +274,44 @@ func TestBadSeedsNameTheLineAndWhatIsWanted(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.msg) || strings.Contains(stderr, "ASCII alpha") {
 			t.Errorf("weft %v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.msg)
 		}
+	}
+}
+
+// TestSeedFileOptions: a line of a seeds file, a profile's URL or an
+// argument may carry its seed's own limits; the seeds are the URLs, and
+// a bad field is an error naming the file, the line and the field.
+func TestSeedFileOptions(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "seeds.txt")
+	os.WriteFile(f, []byte("http://a.test/\nhttp://b.test/docs/ scope=prefix depth=2 max-pages=50 include=/docs/ exclude=\\.pdf$ exclude=/old/\n"), 0o644)
+	list, opts, err := readSeedOptions(f, []string{"http://c.test/ max-pages=7"}, "argument")
+	if err != nil || !slices.Equal(list, []string{"http://a.test/", "http://b.test/docs/", "http://c.test/"}) {
+		t.Fatalf("seeds %q, err %v", list, err)
+	}
+	want := map[string]weft.SeedOptions{
+		"http://b.test/docs/": {Scope: "prefix", MaxDepth: 2, MaxPages: 50, Include: []string{"/docs/"}, Exclude: []string{`\.pdf$`, "/old/"}},
+		"http://c.test/":      {MaxPages: 7},
+	}
+	if !reflect.DeepEqual(opts, want) {
+		t.Errorf("options %+v, want %+v", opts, want)
+	}
+	for line, msg := range map[string]string{
+		"http://a.test/ scope=site":   `seeds.txt:2: seeds: field scope=site: want domain, host, prefix or any`,
+		"http://a.test/ depth=two":    `seeds.txt:2: seeds: field depth=two: not a whole number`,
+		"http://a.test/ max-pages=-1": `seeds.txt:2: seeds: field max-pages=-1: want a whole number`,
+		"http://a.test/ colour=red":   `seeds.txt:2: seeds: field "colour=red": unknown key "colour"`,
+		"http://a.test/ include=a(b":  `seeds.txt:2: seeds: scope: include[0] "a(b"`,
+		"http://a.test/ scope":        `seeds.txt:2: seeds: field "scope": want key=value`,
+		"a.test/ scope=host":          `seeds.txt:2: "a.test/" is not a URL`,
+	} {
+		os.WriteFile(f, []byte("http://b.test/\n"+line+"\n"), 0o644)
+		if _, _, err := readSeedOptions(f, nil, "argument"); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("line %q: error %v, want one containing %q", line, err, msg)
+		}
+	}
+	code, _, stderr := runWeft(t, "crawl", "--data", dir, "--config", writeFile(t, "p.toml", "workers = 2\nurls = [\"http://a.test/ depth=x\"]\n"))
+	if want := `p.toml:2: urls: url 1: seeds: field depth=x: not a whole number`; code != 2 || !strings.Contains(stderr, want) {
+		t.Errorf("profile: exit %d, stderr %q; want 2 and %q", code, stderr, want)
 	}
 }
 

@@ -115,6 +115,7 @@ var routes = []route{
 	{http.MethodGet, "/v1/history", false, (*Server).history},
 	{http.MethodGet, "/v1/cluster", false, (*Server).cluster},
 	{http.MethodPost, "/v1/seeds", true, (*Server).addSeeds},
+	{http.MethodGet, "/v1/seeds", false, (*Server).seedList},
 	{http.MethodPost, "/v1/frontier/lease", true, (*Server).lease},
 	{http.MethodPost, "/v1/frontier/complete", true, (*Server).complete},
 	{http.MethodPost, "/v1/pause", true, (*Server).pauseCrawl},

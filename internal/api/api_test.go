@@ -32,9 +32,25 @@ type fakeCrawl struct {
 	mu       sync.Mutex
 	paused   bool
 	seeds    [][]string // the URLs of each AddSeeds call
+	opts     [][]SeedOptions
 	high     []bool
 	held     map[string]bool
 	policies map[string]policy.Policy
+}
+
+// SeedList pages through three seeds, the second at its limit.
+func (f *fakeCrawl) SeedList(offset, limit int) SeedList {
+	all := []SeedStatus{{URL: "http://a.test/", ID: 1, State: "running", Pages: 3},
+		{URL: "http://b.test/", ID: 2, State: "limit", Pages: 5, Options: SeedOptions{MaxPages: 5}, Dropped: 2},
+		{URL: "http://c.test/", ID: 3, State: "failing", Errors: 1}}
+	l := SeedList{Total: len(all), Totals: SeedTotals{Running: 1, Limit: 1, Failing: 1, Pages: 8, Errors: 1, Dropped: 2}}
+	if offset < len(all) {
+		l.Seeds = all[offset:min(len(all), offset+limit)]
+		if offset+limit < len(all) {
+			l.Next = offset + limit
+		}
+	}
+	return l
 }
 
 // resourcesOf serves f as every resource.
@@ -42,10 +58,11 @@ func resourcesOf(f *fakeCrawl) Resources {
 	return Resources{Crawl: f, Seeds: f, Frontier: f, Hosts: f, Fetches: f, URLs: f, Policies: f}
 }
 
-func (f *fakeCrawl) AddSeeds(urls []string, high bool) ([]Verdict, error) {
+func (f *fakeCrawl) AddSeeds(urls []string, opts []SeedOptions, high bool) ([]Verdict, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seeds = append(f.seeds, urls)
+	f.opts = append(f.opts, opts)
 	f.high = append(f.high, high)
 	out := make([]Verdict, len(urls))
 	for i, u := range urls {
@@ -411,7 +428,8 @@ func TestOpenAPIInSync(t *testing.T) {
 	// internal/operator (TestFetchSchema).
 	for name, v := range map[string]any{"Stats": Stats{}, "Host": Host{}, "SeedsResponse": SeedsResponse{}, "SeedsRequest": SeedsRequest{}, "URL": URL{}, "Estimate": Estimate{}, "URLs": URLs{}, "HostPolicy": HostPolicy{}, "Rejected": Rejected{}, "LeaseRequest": LeaseRequest{}, "LeasedURL": LeasedURL{}, "CompleteRequest": CompleteRequest{}, "PageInfo": PageInfo{}, "Capture": Capture{}, "BodyKey": BodyKey{},
 		"HostList": HostList{}, "Fetches": Fetches{}, "LeaseResponse": LeaseResponse{},
-		"ClusterView": ClusterView{}, "ClusterNodeView": ClusterNodeView{}, "History": History{}, "Sample": history.Sample{}} {
+		"ClusterView": ClusterView{}, "ClusterNodeView": ClusterNodeView{}, "History": History{}, "Sample": history.Sample{},
+		"SeedOptions": SeedOptions{}, "SeedStatus": SeedStatus{}, "SeedTotals": SeedTotals{}, "SeedList": SeedList{}} {
 		if got := slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, fields(v)) {
 			t.Errorf("%s schema %v, struct %v", name, got, fields(v))
 		}

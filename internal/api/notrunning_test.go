@@ -15,7 +15,8 @@ type stopped struct{}
 
 var errStopped = fmt.Errorf("a.test: %w", ErrNotRunning)
 
-func (stopped) AddSeeds([]string, bool) ([]Verdict, error) { return nil, errStopped }
+func (stopped) AddSeeds([]string, []SeedOptions, bool) ([]Verdict, error) { return nil, errStopped }
+func (stopped) SeedList(int, int) SeedList                                { return SeedList{} }
 func (stopped) Lease(context.Context, int, time.Duration, time.Duration) ([]Lease, error) {
 	return nil, errStopped
 }

@@ -68,9 +68,14 @@ type (
 // Seeds takes seeds while the crawl runs.
 type Seeds interface {
 	// AddSeeds offers urls as seeds, high priority or normal, each judged
-	// as a seed of the command line is, and returns a verdict per URL, in
-	// order; ErrNotRunning when the crawl does not take work.
-	AddSeeds(urls []string, high bool) ([]Verdict, error)
+	// as a seed of the command line is, with its own limits from opts
+	// (nil, or one per URL: the zero SeedOptions has the crawl's), and
+	// returns a verdict per URL, in order; ErrNotRunning when the crawl
+	// does not take work.
+	AddSeeds(urls []string, opts []SeedOptions, high bool) ([]Verdict, error)
+	// SeedList is the state of at most limit seeds from offset, in the
+	// order they were given, and the totals of all.
+	SeedList(offset, limit int) SeedList
 }
 
 // Verdict is what became of a URL offered as a seed.

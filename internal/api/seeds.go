@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -18,9 +19,93 @@ const maxSeedsPerRequest = 1000
 
 // SeedsRequest is the body of POST /v1/seeds.
 type SeedsRequest struct {
-	URLs []string `json:"urls"`
+	// URLs are seeds with the crawl's limits; Seeds are seeds with
+	// limits of their own. Either may be empty, not both.
+	URLs  []string   `json:"urls"`
+	Seeds []SeedSpec `json:"seeds,omitempty"`
 	// Priority is "high" or "normal" (the default).
 	Priority string `json:"priority,omitempty"`
+}
+
+// SeedOptions are a seed's own limits; a zero field means the crawl's.
+type SeedOptions struct {
+	// Scope is domain, host, prefix or any.
+	Scope string `json:"scope,omitempty"`
+	// MaxDepth is the most link hops from the seed (negative: no limit).
+	MaxDepth int `json:"max_depth,omitempty"`
+	// MaxPages is the seed's page budget.
+	MaxPages int64 `json:"max_pages,omitempty"`
+	// Include and Exclude are RE2 expressions on the canonical URL that
+	// replace the crawl's for the seed.
+	Include []string `json:"include,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
+}
+
+// SeedSpec is a seed with its own limits.
+type SeedSpec struct {
+	URL string `json:"url"`
+	SeedOptions
+}
+
+// SeedStatus is one seed's state (running, done, limit or failing; see
+// package seeds for the rule) and what was fetched under it.
+type SeedStatus struct {
+	URL     string      `json:"url"`
+	ID      uint32      `json:"id"`
+	State   string      `json:"state"`
+	Options SeedOptions `json:"options"`
+	Pages   int64       `json:"pages"`
+	Bytes   int64       `json:"bytes"`
+	Errors  int64       `json:"errors"`
+	Dropped int64       `json:"dropped"` // pages past its budget, not fetched
+}
+
+// SeedList is the body of GET /v1/seeds: a page of the seeds, and the
+// totals of all of them.
+type SeedList struct {
+	Seeds  []SeedStatus `json:"seeds"`
+	Total  int          `json:"total"`          // seeds in all
+	Next   int          `json:"next,omitempty"` // the offset of the next page; absent on the last
+	Totals SeedTotals   `json:"totals"`
+}
+
+// SeedTotals sums every seed's counts and states.
+type SeedTotals struct {
+	Running int   `json:"running"`
+	Done    int   `json:"done"`
+	Limit   int   `json:"limit"`
+	Failing int   `json:"failing"`
+	Pages   int64 `json:"pages"`
+	Bytes   int64 `json:"bytes"`
+	Errors  int64 `json:"errors"`
+	Dropped int64 `json:"dropped"`
+}
+
+// maxSeedList bounds the seeds of one page of GET /v1/seeds.
+const maxSeedList = 1000
+
+func (s *Server) seedList(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	offset, limit := 0, 100
+	if v := q.Get("offset"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return &Error{Status: http.StatusBadRequest, Code: "bad_offset", Message: "offset " + strconv.Quote(v) + ": want 0 or more"}
+		}
+		offset = n
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxSeedList {
+			return &Error{Status: http.StatusBadRequest, Code: "bad_limit", Message: fmt.Sprintf("limit %q: want 1 to %d", v, maxSeedList)}
+		}
+		limit = n
+	}
+	l := s.res.Seeds.SeedList(offset, limit)
+	if l.Seeds == nil {
+		l.Seeds = []SeedStatus{}
+	}
+	return writeJSON(w, http.StatusOK, l)
 }
 
 // SeedsResponse is what POST /v1/seeds answers, 202 Accepted: the URLs
@@ -106,11 +191,11 @@ func (s *Server) addSeeds(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case len(req.URLs) == 0:
-		return &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: `seeds request: "urls" is empty`}
-	case len(req.URLs) > maxSeedsPerRequest:
-		return &Error{Status: http.StatusBadRequest, Code: "too_many_urls", Message: fmt.Sprintf("seeds request: %d URLs, at most %d", len(req.URLs), maxSeedsPerRequest)}
+	switch n := len(req.URLs) + len(req.Seeds); {
+	case n == 0:
+		return &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: `seeds request: "urls" and "seeds" are empty`}
+	case n > maxSeedsPerRequest:
+		return &Error{Status: http.StatusBadRequest, Code: "too_many_urls", Message: fmt.Sprintf("seeds request: %d URLs, at most %d", n, maxSeedsPerRequest)}
 	case req.Priority != "" && req.Priority != "high" && req.Priority != "normal":
 		return &Error{Status: http.StatusBadRequest, Code: "bad_json", Message: fmt.Sprintf(`seeds request: priority %q: want "high" or "normal"`, req.Priority)}
 	}
@@ -146,7 +231,16 @@ func (s *Server) seedsAnswer(key string, sum [sha256.Size]byte, req SeedsRequest
 			return e.answer, true, nil
 		}
 	}
-	verdicts, err := s.res.Seeds.AddSeeds(req.URLs, req.Priority == "high")
+	urls := slices.Clip(req.URLs)
+	var opts []SeedOptions
+	if len(req.Seeds) > 0 {
+		opts = make([]SeedOptions, len(req.URLs), len(req.URLs)+len(req.Seeds))
+		for _, sp := range req.Seeds {
+			urls = append(urls, sp.URL)
+			opts = append(opts, sp.SeedOptions)
+		}
+	}
+	verdicts, err := s.res.Seeds.AddSeeds(urls, opts, req.Priority == "high")
 	if err != nil {
 		return nil, false, err
 	}

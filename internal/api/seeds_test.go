@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -103,5 +104,62 @@ func TestSeedsRateLimit(t *testing.T) {
 	s.Handler().ServeHTTP(w, req)
 	if w.Code != 202 {
 		t.Errorf("another client: %d", w.Code)
+	}
+}
+
+// TestSeedsWithOptions: POST /v1/seeds hands the crawl the seeds of
+// "seeds" after those of "urls", each with its own limits (a plain URL
+// with none); "seeds" alone is a request.
+func TestSeedsWithOptions(t *testing.T) {
+	f := &fakeCrawl{}
+	s, err := New(Config{Addr: "127.0.0.1:0", Token: "t", SeedRate: 1000, SeedBurst: 1000}, resourcesOf(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"urls": ["http://ok.test/"], "seeds": [{"url": "http://ok2.test/docs/", "scope": "prefix", "max_depth": 2, "max_pages": 50, "include": ["/docs/"], "exclude": ["\\.pdf$"]}]}`
+	if code, _, resp := postSeeds(t, s, "t", "", body); code != 202 {
+		t.Fatalf("%d %s", code, resp)
+	}
+	want := []SeedOptions{{}, {Scope: "prefix", MaxDepth: 2, MaxPages: 50, Include: []string{"/docs/"}, Exclude: []string{`\.pdf$`}}}
+	if len(f.seeds) != 1 || strings.Join(f.seeds[0], " ") != "http://ok.test/ http://ok2.test/docs/" || !reflect.DeepEqual(f.opts[0], want) {
+		t.Errorf("the crawl got %q with %+v; want both URLs, the second with %+v", f.seeds, f.opts, want[1])
+	}
+	if code, _, resp := postSeeds(t, s, "t", "", `{"seeds": [{"url": "http://ok.test/", "max_pages": 3}]}`); code != 202 || len(f.opts) != 2 || f.opts[1][0].MaxPages != 3 {
+		t.Errorf("seeds alone: %d %s, options %+v", code, resp, f.opts)
+	}
+	if code, _, resp := postSeeds(t, s, "t", "", `{"seeds": [{"url": "http://ok.test/", "colour": "red"}]}`); code != 400 || !strings.Contains(resp, "colour") {
+		t.Errorf("an unknown option: %d %s, want 400 naming it", code, resp)
+	}
+}
+
+// TestSeedList: GET /v1/seeds pages through the seeds' states with
+// offset and limit, says where the next page starts, and refuses a bad
+// offset or limit.
+func TestSeedList(t *testing.T) {
+	s, err := New(Config{Addr: "127.0.0.1:0"}, resourcesOf(&fakeCrawl{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, body := do(t, s, "GET", "/v1/seeds?limit=2", "", "")
+	var l SeedList
+	if err := json.Unmarshal([]byte(body), &l); code != 200 || err != nil {
+		t.Fatalf("%d %s %v", code, body, err)
+	}
+	if len(l.Seeds) != 2 || l.Next != 2 || l.Total != 3 || l.Seeds[1].State != "limit" || l.Seeds[1].Options.MaxPages != 5 || l.Totals.Limit != 1 {
+		t.Errorf("first page %s", body)
+	}
+	for _, key := range []string{`"state"`, `"pages"`, `"bytes"`, `"errors"`, `"dropped"`, `"totals"`, `"next"`} {
+		if !strings.Contains(body, key) {
+			t.Errorf("no %s in %s", key, body)
+		}
+	}
+	code, _, body = do(t, s, "GET", "/v1/seeds?offset=2&limit=2", "", "")
+	if err := json.Unmarshal([]byte(body), &l); code != 200 || err != nil || len(l.Seeds) != 1 || l.Seeds[0].State != "failing" || strings.Contains(body, `"next"`) {
+		t.Errorf("last page: %d %s", code, body)
+	}
+	for _, q := range []string{"offset=-1", "offset=x", "limit=0", "limit=1001"} {
+		if code, _, body := do(t, s, "GET", "/v1/seeds?"+q, "", ""); code != 400 {
+			t.Errorf("%s: %d %s, want 400", q, code, body)
+		}
 	}
 }

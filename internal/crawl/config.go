@@ -25,6 +25,7 @@ import (
 	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/seeds"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/simhash"
 	"github.com/weft-crawler/weft/internal/warc"
@@ -44,6 +45,10 @@ type Config struct {
 	// sitemaps') is a seed. A seed of Seeds that answers with a sitemap
 	// is read the same way.
 	Sitemaps []string
+	// SeedOptions are the limits of seeds that have their own, keyed by
+	// the seed as given in Seeds or Sitemaps (package seeds: scope, depth,
+	// page budget, include and exclude). A seed absent has the crawl's.
+	SeedOptions map[string]seeds.Options
 	// SitemapOnly crawls the seeds and the URLs their sitemaps list, with
 	// their redirects and requisites, and follows no other link: no
 	// page's links, no sitemap a robots.txt names.

@@ -37,6 +37,7 @@ import (
 	"github.com/weft-crawler/weft/internal/robotstxt"
 	"github.com/weft-crawler/weft/internal/schedule"
 	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/seeds"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
@@ -94,6 +95,8 @@ type Crawler struct {
 	flog     *fetchlog.Log
 	start    time.Time
 	seeds    []canon.URL
+	seedIDs  []seeds.ID        // seeds[i]'s id
+	seedReg  *seeds.Registry   // each seed's options, counts and state
 	lists    int               // the last lists of seeds are sitemaps (Config.Sitemaps)
 	seedWhy  map[string]string // seeds refused when Run admitted them, and why (set by Run before the workers start)
 	resumed  bool
@@ -151,7 +154,9 @@ func New(cfg Config) (c *Crawler, err error) {
 		if err != nil {
 			return nil, err
 		}
-		c.scope.AddSeed(u)
+		if !cfg.SeedOptions[s].OwnScope() { // one with its own scope does not widen the crawl's
+			c.scope.AddSeed(u)
+		}
 		c.seeds = append(c.seeds, u)
 	}
 	c.lists = len(cfg.Sitemaps)
@@ -173,6 +178,11 @@ func New(cfg Config) (c *Crawler, err error) {
 	}
 	closers = append(closers, c.state.Close)
 	c.out = archive.NewOutbox(cfg.Sinks, c.state.DB, c.log)
+	// Each seed's options, id and counts, those of an earlier run first.
+	c.seedReg = seeds.NewRegistry(cfg.Scope)
+	if c.seedIDs, err = c.seedReg.Open(c.state.DB, c.canon.Parse, c.seeds, slices.Concat(cfg.Seeds, cfg.Sitemaps), cfg.SeedOptions); err != nil {
+		return nil, fmt.Errorf("crawl: %w", err)
+	}
 	// The partition count is the stored crawl's, fixed when it was created.
 	c.cfg.Partitions = c.state.Partitions()
 	if c.cfg.Policies == nil {
@@ -300,7 +310,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		c.replay = archive.NewReader(cfg.DataDir, c.state.DB, c.canon, cfg.Objects)
 	}
 	c.judge = judge.New(judge.Config{
-		Canon: c.canon, Scope: c.scope, Seen: c.seen, Guard: c.fetcher, Robots: robotsCache, Policies: c.cfg.Policies,
+		Canon: c.canon, Scope: c.scope, Seeds: c.seedReg, Seen: c.seen, Guard: c.fetcher, Robots: robotsCache, Policies: c.cfg.Policies,
 		Owner: c.cluster, Filters: c.cfg.Filters, Hosts: c.hostCap, Captures: c.state.DB,
 		MaxURLsPerHost: c.cfg.MaxURLsPerHost, MaxURLsPerPattern: c.cfg.MaxURLsPerPattern, ExpectedURLs: c.cfg.ExpectedURLs,
 		NearDupWindow: c.cfg.NearDupTrapWindow, HostCache: c.cfg.hostCache(), Partitions: c.cfg.Partitions, Log: c.log,

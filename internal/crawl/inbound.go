@@ -38,8 +38,7 @@ func (c *Crawler) Offer(urls []Offered) error {
 		if o.Depth == 0 {
 			// A seed, or where a seed redirects: it makes its own scope,
 			// on the node that owns it as on the one that found it.
-			c.scope.AddSeed(u)
-			pb.WidenScope(u.String)
+			c.widen(pb, o.Seed, u)
 		}
 		as := judge.AsOffered
 		switch {
@@ -48,7 +47,7 @@ func (c *Crawler) Offer(urls []Offered) error {
 		case o.Resource:
 			as = judge.AsOfferedResource
 		}
-		c.admit(pb, judge.Candidate{URL: u, Depth: o.Depth, Hops: o.Hops, Priority: o.Priority, Via: o.Via, As: as, Sitemap: o.Sitemap})
+		c.admit(pb, judge.Candidate{URL: u, Depth: o.Depth, Hops: o.Hops, Priority: o.Priority, Via: o.Via, As: as, Sitemap: o.Sitemap, Seed: o.Seed})
 	}
 	if err := pb.Commit(c.seen, c.front); err != nil {
 		c.fail(fmt.Errorf("crawl: record offered URLs: %w", err))

@@ -155,7 +155,7 @@ func checkLiveness(t *testing.T, seed uint64) {
 	if w.lateAt > 0 {
 		// Links to the failing hosts that turn up late, after their
 		// robots.txt failed and any retry of it was due.
-		at(w.lateAt, func() { c.AddSeeds(failing, false) })
+		at(w.lateAt, func() { c.AddSeeds(failing, nil, false) })
 	}
 
 	// The watcher looks at the crawl whenever it is idle, every fake half
@@ -260,7 +260,7 @@ func TestUnreachableRobotsHoldsForTheRun(t *testing.T) {
 		var verdicts []Verdict
 		go func() {
 			time.Sleep(5 * time.Minute)
-			verdicts, _ = c.AddSeeds([]string{late}, false)
+			verdicts, _ = c.AddSeeds([]string{late}, nil, false)
 			time.Sleep(5 * time.Minute)
 			c.Hosts().Hold(hosts[0].Authority, false)
 		}()
@@ -308,9 +308,9 @@ func TestUnreachableRobotsHoldsWithItsClock(t *testing.T) {
 		var soon, later []Verdict
 		go func() {
 			time.Sleep(5 * time.Minute)
-			soon, _ = c.AddSeeds([]string{"http://" + hosts[1].Authority + "/soon"}, false)
+			soon, _ = c.AddSeeds([]string{"http://" + hosts[1].Authority + "/soon"}, nil, false)
 			time.Sleep(56 * time.Minute)
-			later, _ = c.AddSeeds([]string{"http://" + hosts[1].Authority + "/later"}, false)
+			later, _ = c.AddSeeds([]string{"http://" + hosts[1].Authority + "/later"}, nil, false)
 			time.Sleep(time.Minute)
 			cancel()
 		}()
@@ -352,7 +352,7 @@ func TestGivenUpHostRefusesLateLinks(t *testing.T) {
 		var late []Verdict
 		go func() {
 			time.Sleep(10 * time.Minute)
-			late, _ = c.AddSeeds([]string{"http://" + hosts[1].Authority + "/late"}, false)
+			late, _ = c.AddSeeds([]string{"http://" + hosts[1].Authority + "/late"}, nil, false)
 			c.Hosts().Hold(hosts[0].Authority, false)
 		}()
 		sum, err := c.Run(t.Context())

@@ -58,7 +58,8 @@ type pageRun struct {
 	alias    string      // the page's URL when it answered 200 whole: see judge.Candidate.Page
 	render   *renderable // an HTML page the renderer may read
 
-	out leaseOutcome
+	out      leaseOutcome
+	reserved bool // a page of its seed's budget is reserved for it
 
 	bufs *pageBuffers // the worker's, which found and votes are taken from
 }

@@ -103,7 +103,7 @@ func (c *Crawler) admitListed(pb *state.Batch, f *found, l frontier.Lease) {
 	}
 	k := seen.KeyOf(u.String)
 	rank := importance.Rank(c.rank.Cash(k), depth) + importance.Listed(h.Priority, h.LastMod, now)
-	cand := judge.Candidate{URL: u, Depth: depth, Priority: prio, Rank: rank, Via: l.URL, Key: k}
+	cand := judge.Candidate{URL: u, Depth: depth, Priority: prio, Rank: rank, Via: l.URL, Key: k, Seed: l.Seed}
 	why := c.admit(pb, cand)
 	part := uint16(partition.Of(u.Authority, c.cfg.Partitions))
 	switch {
@@ -128,7 +128,7 @@ func (c *Crawler) admit(pb *state.Batch, cand judge.Candidate) string {
 		c.fail(fmt.Errorf("crawl: %w", err))
 	case why == judge.Forwarded:
 		pb.Forward = append(pb.Forward, Offered{URL: cand.URL.String, Depth: cand.Depth, Hops: cand.Hops, Priority: importance.Priority(cand.Rank, cand.Priority),
-			Via: cand.Via, Resource: cand.As.Resource(), Requisite: cand.As.Requisite(), Sitemap: cand.Sitemap})
+			Via: cand.Via, Resource: cand.As.Resource(), Requisite: cand.As.Requisite(), Sitemap: cand.Sitemap, Seed: cand.Seed})
 		c.stats.forwarded.Add(1)
 	}
 	return why
@@ -158,6 +158,6 @@ func (c *Crawler) findSitemaps(p *pageRun) {
 			c.judge.Count(judge.Invalid, 1)
 			continue
 		}
-		p.found = append(p.found, found{Candidate: judge.Candidate{URL: su, Depth: p.l.Depth + 1, Priority: frontier.Normal, Via: robotsURL, As: judge.AsResource, Sitemap: true}})
+		p.found = append(p.found, found{Candidate: judge.Candidate{URL: su, Depth: p.l.Depth + 1, Priority: frontier.Normal, Via: robotsURL, As: judge.AsResource, Sitemap: true, Seed: p.l.Seed}})
 	}
 }

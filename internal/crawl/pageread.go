@@ -72,14 +72,13 @@ func (c *Crawler) redirect(p *pageRun, location string) {
 		return
 	}
 	if l.Depth == 0 {
-		c.scope.AddSeed(lu)
-		p.pb.WidenScope(lu.String)
+		c.widen(p.pb, l.Seed, lu)
 	}
 	if lu.String == l.URL {
-		p.pb.Items = append(p.pb.Items, frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL, Sitemap: l.Sitemap})
+		p.pb.Items = append(p.pb.Items, frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL, Sitemap: l.Sitemap, Seed: l.Seed})
 		return
 	}
-	p.found = append(p.found, found{Candidate: judge.Candidate{URL: lu, Depth: l.Depth, Hops: l.Hops + 1, Priority: l.Priority, Via: l.URL, Sitemap: l.Sitemap}, redirect: true})
+	p.found = append(p.found, found{Candidate: judge.Candidate{URL: lu, Depth: l.Depth, Hops: l.Hops + 1, Priority: l.Priority, Via: l.URL, Sitemap: l.Sitemap, Seed: l.Seed}, redirect: true})
 }
 
 // readDoc reads a document with its handler: the links it may follow,
@@ -248,7 +247,7 @@ func (c *Crawler) findLinks(p *pageRun, base *canon.Base, res *content.Result, f
 				p.votes.Add(k, lu.Authority != u.Authority) // a page's link, not a sitemap's listing: a vote
 			}
 		}
-		cand := judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL}
+		cand := judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL, Seed: l.Seed}
 		switch {
 		case !follow:
 		case link.NoFollow:
@@ -282,8 +281,7 @@ func (c *Crawler) seedList(p *pageRun, u canon.URL) bool {
 		return false
 	}
 	if !c.scope.Within(u) {
-		c.scope.AddSeed(u)
-		p.pb.WidenScope(u.String)
+		c.widen(p.pb, p.l.Seed, u)
 	}
 	return true
 }
@@ -304,7 +302,7 @@ func (c *Crawler) findRequisites(p *pageRun, base *canon.Base, res *content.Resu
 	}
 	requisite := func(ru canon.URL) {
 		c.stats.requisitesFound.Add(1)
-		p.found = append(p.found, found{Candidate: judge.Candidate{URL: ru, Depth: p.l.Depth + 1, Priority: frontier.Normal, Via: p.l.URL, As: as}, requisite: true})
+		p.found = append(p.found, found{Candidate: judge.Candidate{URL: ru, Depth: p.l.Depth + 1, Priority: frontier.Normal, Via: p.l.URL, As: as, Seed: p.l.Seed}, requisite: true})
 	}
 	if !c.cfg.NoRequisites && handler == "html" && !res.HasIcon {
 		// A browser asks its origin for /favicon.ico.

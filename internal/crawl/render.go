@@ -132,7 +132,7 @@ func (c *Crawler) renderPage(ctx context.Context, p *pageRun, pol *robots.Policy
 		}
 		static[lu.String] = true
 		room--
-		if c.admit(p.pb, judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL, As: judge.AsPageLink, Page: p.alias}) == "" {
+		if c.admit(p.pb, judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL, As: judge.AsPageLink, Page: p.alias, Seed: l.Seed}) == "" {
 			found++
 		}
 	}
@@ -512,7 +512,7 @@ func (f *pageFetcher) fetchedRequisite(u canon.URL, resp *fetch.Response) {
 			continue
 		}
 		c.stats.requisitesFound.Add(1)
-		if c.admit(pb, judge.Candidate{URL: eu, Depth: f.l.Depth + 2, Priority: frontier.Normal, Via: u.String, As: as}) == "" {
+		if c.admit(pb, judge.Candidate{URL: eu, Depth: f.l.Depth + 2, Priority: frontier.Normal, Via: u.String, As: as, Seed: f.l.Seed}) == "" {
 			c.stats.requisitesQueued.Add(1)
 		}
 	}

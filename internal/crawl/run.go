@@ -11,6 +11,7 @@ import (
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/report"
+	"github.com/weft-crawler/weft/internal/seeds"
 )
 
 // Run crawls until the frontier drains, MaxPages is reached or ctx is
@@ -48,7 +49,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 			return Summary{StoppedBy: "failed"}, errors.Join(err, closeAll())
 		}
 		for _, s := range extra {
-			if u, err := c.canon.Parse(s); err == nil {
+			if u, err := c.canon.Parse(s.URL); err == nil && !c.seedReg.Widen(seeds.ID(s.Seed), u) {
 				c.scope.AddSeed(u)
 			}
 		}
@@ -70,20 +71,21 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		c.log.Info("resuming crawl", "dir", c.cfg.DataDir)
 	}
 	// Seeds given again to a resumed crawl are deduplicated like any URL.
-	seeds := c.state.NewBatch()
+	sb := c.state.NewBatch()
 	c.seedWhy = map[string]string{}
 	for i, u := range c.seeds {
-		cand := judge.Candidate{URL: u, Priority: frontier.High}
+		cand := judge.Candidate{URL: u, Priority: frontier.High, Seed: uint32(c.seedIDs[i])}
+		c.seedReg.Record(sb.Batch, c.seedIDs[i])
 		if i >= len(c.seeds)-c.lists {
 			cand.As, cand.Sitemap = judge.AsResource, true
 		}
-		switch why := c.admit(seeds, cand); why {
+		switch why := c.admit(sb, cand); why {
 		case "", judge.Seen, judge.Forwarded: // queued, or an earlier run's or another node's: its record says
 		default:
 			c.seedWhy[u.String] = why
 		}
 	}
-	if err := seeds.Commit(c.seen, c.front); errors.Is(err, ErrStopping) {
+	if err := sb.Commit(c.seen, c.front); errors.Is(err, ErrStopping) {
 		return Summary{StoppedBy: "stopped"}, closeAll() // before it began: the seeds are offered again next run
 	} else if err != nil {
 		return Summary{StoppedBy: "failed"}, errors.Join(fmt.Errorf("crawl: record seeds: %w", err), closeAll())

@@ -12,8 +12,10 @@ import (
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
+	"github.com/weft-crawler/weft/internal/report"
 	"github.com/weft-crawler/weft/internal/robotstxt"
 	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/seeds"
 	"github.com/weft-crawler/weft/internal/seen"
 )
 
@@ -26,6 +28,8 @@ const maxSeedFailures = 20
 // A node of a cluster reports the seeds whose hosts it owns: the others
 // are its peers' to fetch.
 func (c *Crawler) reportSeeds(sum *Summary) {
+	sum.SeedStatus = c.seedReg.List(0, report.MaxSeedStatus, true)
+	sum.SeedTotals = c.seedReg.Totals(true)
 	for _, u := range c.seeds {
 		if !c.cluster.Owns(u.Authority) {
 			continue
@@ -119,9 +123,10 @@ func addressKind(a netip.Addr) string {
 // canonicaliser, the scheme check, the SSRF guard for an address known
 // without DNS, the filters and Include/Exclude, the cached robots.txt, the
 // host cap, the seen set), and one accepted widens the scope as a seed
-// does, for this run and after a restart. It returns a verdict per URL,
-// in order.
-func (c *Crawler) AddSeeds(urls []string, high bool) ([]Verdict, error) {
+// does, for this run and after a restart. opts, nil or one per URL, are
+// the seeds' own limits (package seeds): they hold after a restart too. It
+// returns a verdict per URL, in order.
+func (c *Crawler) AddSeeds(urls []string, opts []seeds.Options, high bool) ([]Verdict, error) {
 	c.life.mu.RLock()
 	defer c.life.mu.RUnlock()
 	if !c.life.running {
@@ -150,11 +155,21 @@ func (c *Crawler) AddSeeds(urls []string, high bool) ([]Verdict, error) {
 			c.judge.Count(string(r), 1)
 			continue
 		}
-		switch why := c.admit(pb, judge.Candidate{URL: u, Priority: prio}); why {
+		var o seeds.Options
+		if i < len(opts) {
+			o = opts[i]
+		}
+		id, err := c.seedReg.Add(u, o)
+		if err != nil {
+			out[i].Reason, out[i].Err = judge.Invalid, err
+			c.judge.Count(judge.Invalid, 1)
+			continue
+		}
+		c.seedReg.Record(pb.Batch, id)
+		switch why := c.admit(pb, judge.Candidate{URL: u, Priority: prio, Seed: uint32(id)}); why {
 		case "", judge.Forwarded:
 			// Accepted (queued, or by its host's owner): its scope widens.
-			c.scope.AddSeed(u)
-			pb.WidenScope(u.String)
+			c.widen(pb, uint32(id), u)
 		default:
 			out[i].Reason = why
 		}

@@ -110,7 +110,9 @@ func (c *Crawler) commit(p *pageRun) {
 	}
 	rec := pb.Done(l, part, lo.res, lo.status, lo.outcome, lo.visit)
 	outbox := c.out.Stage(pb.Batch, pb.Events)
+	counted := c.countSeed(p)
 	err := pb.Commit(c.seen, c.front)
+	counted(err == nil)
 	switch {
 	case errors.Is(err, ErrStopping):
 		// Nothing of the page is on disk: its URL stays queued there.
@@ -318,6 +320,11 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		// out again at once, and the pages go on.
 		c.judge.Count(judge.RequisiteBudget, 1)
 		p.out = leaseOutcome{res: res, outcome: judge.RequisiteBudget}
+	case c.overSeedBudget(p):
+		// Dropped, not kept queued: the seed's other URLs go the same
+		// way, and the crawl ends when only they were left.
+		c.judge.Count(judge.SeedBudget, 1)
+		p.out = leaseOutcome{res: res, outcome: judge.SeedBudget}
 	case c.overPageBudget(l):
 		c.capReached.Store(true)
 		c.stopLeasing()

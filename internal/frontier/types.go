@@ -85,6 +85,10 @@ type Item struct {
 	// earlier copy of it waits: a copy leased once the URL is fetched is
 	// dropped (its finder judges that).
 	Again bool
+	// Seed is the id of the seed whose crawl found the URL (package
+	// seeds), inherited by its links, redirects, requisites and listed
+	// URLs; zero for none.
+	Seed uint32
 	// RobotsFor, when set, makes this a hop of that host's robots.txt
 	// redirect chain that crossed to Host: it is requested under Host's
 	// clock, and that host stays parked until the hop is done.

@@ -27,6 +27,7 @@ import (
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/seeds"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -52,6 +53,9 @@ const (
 	Trap           = "trap"      // its host is cut off for serving mostly near-duplicates
 	Forbidden      = "forbidden" // an address the SSRF guard refuses (an IP literal, or a name pinned to one)
 	Forwarded      = "forwarded" // another node's host: handed to its owner, not refused
+	// SeedBudget: a page of a seed whose own page budget is spent
+	// (seeds.Options.MaxPages): dropped unrequested.
+	SeedBudget = "seed-budget"
 	// RequisiteBudget: a requisite or sitemap past the crawl's budget for
 	// them (crawl.Config.MaxRequisites): dropped unrequested.
 	RequisiteBudget = "requisite-budget"
@@ -121,12 +125,15 @@ type Candidate struct {
 	// Sitemap says the URL is fetched as a sitemap, not as a page: its
 	// item carries it, so the page budget does not count it.
 	Sitemap bool
+	// Seed is the id of the seed it was found under (frontier.Item.Seed):
+	// that seed's own scope judges it, when it has one (Config.Seeds).
+	Seed uint32
 }
 
 // Item is the frontier item an admitted candidate becomes.
 func (c *Candidate) Item() frontier.Item {
 	return frontier.Item{URL: c.URL.String, Host: c.URL.Authority, Depth: c.Depth, Priority: c.Priority, Rank: c.Rank, Hops: c.Hops,
-		Via: c.Via, Requisite: c.As.Requisite(), Sitemap: c.Sitemap}
+		Via: c.Via, Requisite: c.As.Requisite(), Sitemap: c.Sitemap, Seed: c.Seed}
 }
 
 // RobotsCache tells what is known of an origin's robots.txt
@@ -150,11 +157,19 @@ type Owner interface {
 	Owns(host string) bool
 }
 
+// SeedScopes gives the scope of a seed that has one of its own.
+type SeedScopes interface {
+	// Filter is the scope of seed id's links, nil when the crawl's scope
+	// judges them.
+	Filter(id seeds.ID) *scope.Filter
+}
+
 // Config is what a Judge judges by. Canon, Scope, Seen, Guard, Robots and
 // Hosts are required.
 type Config struct {
 	Canon    *canon.Canonicalizer
 	Scope    *scope.Filter
+	Seeds    SeedScopes // nil: every URL is judged by Scope
 	Seen     *seen.Set
 	Guard    Guard
 	Robots   RobotsCache
@@ -300,14 +315,20 @@ func (j *Judge) admit(c Candidate, st Stager) (refusal, error) {
 // filtered there.
 func (j *Judge) scope(c *Candidate) refusal {
 	u := c.URL
+	f := j.cfg.Scope
+	if c.Seed != 0 && j.cfg.Seeds != nil {
+		if sf := j.cfg.Seeds.Filter(seeds.ID(c.Seed)); sf != nil {
+			f = sf
+		}
+	}
 	var r scope.Reason
 	switch {
 	case c.As == AsRequisite || c.As == AsOfferedRequisite: // one hop past the scope
-		r = j.cfg.Scope.CheckRequisite(u)
+		r = f.CheckRequisite(u)
 	case c.As.Resource(): // fetched for what it is (an image, a sitemap): no extension rule
-		r = j.cfg.Scope.CheckEmbed(u, c.Depth)
+		r = f.CheckEmbed(u, c.Depth)
 	case c.Depth > 0 || c.Hops > 0:
-		r = j.cfg.Scope.Check(u, c.Depth)
+		r = f.Check(u, c.Depth)
 	}
 	if r != "" {
 		return refuse(string(r), u)

@@ -238,6 +238,22 @@ func TestDashboardInBrowser(t *testing.T) {
 		num(`document.querySelector('#cluster tr[data-node="n1"]').dataset.pages`); parts != 2 || pages != float64(st.Pages) {
 		t.Errorf("cluster panel: node n1 with %v partitions and %v pages, want 2 and %d", parts, pages, st.Pages)
 	}
+	// The seeds panel: a row per seed, its state and pages the API's,
+	// which add up to the crawl's pages.
+	var sl api.SeedList
+	getJSON("/v1/seeds?limit=100", &sl)
+	if rows := num(`document.querySelectorAll('#seeds tr').length`); len(sl.Seeds) != len(web.Seeds()) || rows != float64(len(sl.Seeds)) {
+		t.Errorf("seeds panel: %v rows, /v1/seeds %d seeds, the crawl %d", rows, len(sl.Seeds), len(web.Seeds()))
+	}
+	if sl.Totals.Pages != st.Pages {
+		t.Errorf("/v1/seeds: %d pages in all, /v1/stats %d", sl.Totals.Pages, st.Pages)
+	}
+	for _, s := range sl.Seeds {
+		row := `document.querySelector('#seeds tr[data-seed="` + s.URL + `"]').dataset`
+		if pages, state := num(row+`.pages`), str(row+`.state`); pages != float64(s.Pages) || state != s.State {
+			t.Errorf("seeds panel: %s %s with %v pages, /v1/seeds says %s with %d", s.URL, state, pages, s.State, s.Pages)
+		}
+	}
 	if state := str(`document.getElementById('state').textContent`); state != "paused" {
 		t.Errorf("the page says the crawl is %q, want paused", state)
 	}

@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/api"
@@ -17,6 +19,8 @@ import (
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/policy"
+	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/seeds"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -103,8 +107,15 @@ func waitStatsOf(w frontier.Wait, now time.Time) *api.WaitStats {
 
 // Seeds taken while the crawl runs: api.Seeds.
 
-func (a adapter) AddSeeds(urls []string, high bool) ([]api.Verdict, error) {
-	vs, err := a.crawler.AddSeeds(urls, high)
+func (a adapter) AddSeeds(urls []string, opts []api.SeedOptions, high bool) ([]api.Verdict, error) {
+	var so []seeds.Options
+	for i, o := range opts {
+		so = append(so, seeds.Options{Scope: scope.Mode(o.Scope), MaxDepth: o.MaxDepth, MaxPages: o.MaxPages, Include: o.Include, Exclude: o.Exclude})
+		if err := so[i].Validate(); err != nil {
+			return nil, &api.Error{Status: http.StatusBadRequest, Code: "bad_seed_options", Message: fmt.Sprintf("seed %d (%s): %v", i+1, urls[i], err)}
+		}
+	}
+	vs, err := a.crawler.AddSeeds(urls, so, high)
 	if err != nil {
 		return nil, apiErr(err)
 	}
@@ -113,6 +124,21 @@ func (a adapter) AddSeeds(urls []string, high bool) ([]api.Verdict, error) {
 		out[i] = verdictOf(v)
 	}
 	return out, nil
+}
+
+// SeedList implements api.Seeds.
+func (a adapter) SeedList(offset, limit int) api.SeedList {
+	ss, n, t := a.crawler.SeedList(offset, limit)
+	out := api.SeedList{Seeds: make([]api.SeedStatus, len(ss)), Total: n, Totals: api.SeedTotals{Running: t.Running, Done: t.Done, Limit: t.Limit,
+		Failing: t.Failing, Pages: t.Pages, Bytes: t.Bytes, Errors: t.Errors, Dropped: t.Dropped}}
+	for i, s := range ss {
+		out.Seeds[i] = api.SeedStatus{URL: s.URL, ID: uint32(s.ID), State: string(s.State), Pages: s.Pages, Bytes: s.Bytes, Errors: s.Errors, Dropped: s.Dropped,
+			Options: api.SeedOptions{Scope: string(s.Opts.Scope), MaxDepth: s.Opts.MaxDepth, MaxPages: s.Opts.MaxPages, Include: s.Opts.Include, Exclude: s.Opts.Exclude}}
+	}
+	if next := offset + len(ss); len(ss) > 0 && next < n {
+		out.Next = next
+	}
+	return out
 }
 
 // The external fetchers' leases: api.Frontier.

@@ -185,3 +185,47 @@ func TestSeedsRejectionCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestSeedsWithOptionsThroughTheAPI: a seed POST /v1/seeds gives with a
+// scope and budget of its own is crawled within them (its host's server
+// sees its budget of pages, no more), GET /v1/seeds shows it at its
+// limit beside the command line's seed, and limits that are wrong are
+// refused naming the seed.
+func TestSeedsWithOptionsThroughTheAPI(t *testing.T) {
+	web, cfg := liveWeb(t, 33, 2, 10, 2, time.Millisecond)
+	cfg.Seeds = web.Seeds()[:1]
+	c, base := start(t, cfg, api.Config{})
+	c.Pause()
+	done := run(t, c)
+	<-c.Ready()
+	second := web.Seeds()[1]
+	if code, out := request(t, base, "POST", "/v1/seeds", "tok", `{"seeds": [{"url": "`+second+`", "scope": "host", "max_pages": 2, "include": ["("]}]}`); code != 400 ||
+		!strings.Contains(out, "bad_seed_options") || !strings.Contains(out, second) {
+		t.Errorf("a bad include: %d %s, want 400 bad_seed_options naming the seed", code, out)
+	}
+	if code, out := request(t, base, "POST", "/v1/seeds", "tok", `{"seeds": [{"url": "`+second+`", "scope": "host", "max_pages": 2}]}`); code != 202 || !strings.Contains(out, second) {
+		t.Fatalf("%d %s", code, out)
+	}
+	c.Resume()
+	sum := <-done
+	pages := 0
+	host := web.Hosts()[1].Authority
+	for _, r := range web.Log() {
+		if r.Host == host && r.Path != "/robots.txt" {
+			pages++
+		}
+	}
+	if pages != 2 {
+		t.Errorf("%s served %d pages, want 2: its seed's budget", host, pages)
+	}
+	code, out := request(t, base, "GET", "/v1/seeds", "", "")
+	var l api.SeedList
+	if err := json.Unmarshal([]byte(out), &l); code != 200 || err != nil || len(l.Seeds) != 2 {
+		t.Fatalf("%d %s %v", code, out, err)
+	}
+	first, added := l.Seeds[0], l.Seeds[1]
+	if first.URL != web.Seeds()[0] || first.State != "done" || first.Pages == 0 || added.URL != second || added.State != "limit" || added.Pages != 2 ||
+		added.Options.MaxPages != 2 || added.Options.Scope != "host" || l.Totals.Pages != sum.Pages {
+		t.Errorf("seeds %+v, totals %+v; want the first done, the added one at its limit of 2 pages, %d pages in all", l.Seeds, l.Totals, sum.Pages)
+	}
+}

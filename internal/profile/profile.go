@@ -14,7 +14,10 @@
 // Every top-level key is the name of a flag of the command, read through
 // the flag's own parser: the profile knows no list of settings, so a flag
 // added to the command is a key of the profile at once. "urls" are the
-// seeds given as arguments, and each [policies."host"] table is the
+// seeds given as arguments, each a URL that may carry its seed's own
+// limits as a line of a --seeds file does ("https://shop.example/
+// scope=host depth=3 max-pages=500": package seeds), and each
+// [policies."host"] table is the
 // object a --policy file gives the host and PUT /v1/policies/{host}
 // takes (package policy reads all three). A flag given on the command
 // line overrides the file. Every error names the file, the line and the

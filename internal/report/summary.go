@@ -18,6 +18,7 @@ import (
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/live"
+	"github.com/weft-crawler/weft/internal/seeds"
 )
 
 // Progress is a cheap snapshot for a live progress line.
@@ -104,6 +105,8 @@ type Summary struct {
 	SeedsFetched       int              `json:"seeds_fetched"`         // of which got a response, in this run or an earlier one on the directory
 	SeedsNotFetched    int              `json:"seeds_not_fetched"`     // of which did not
 	SeedFailures       []SeedFailure    `json:"seed_failures"`         // of which the first, each with why and what would let it be fetched
+	SeedStatus         []seeds.Status   `json:"seed_status"`           // the first MaxSeedStatus seeds (given, then added through the API): state (running, done, limit, failing: package seeds), pages, bytes, errors
+	SeedTotals         seeds.Totals     `json:"seed_totals"`           // every seed's counts and states summed
 	Deferred           int64            `json:"deferred"`              // with StoppedBy "deferred": the URLs left queued, every one waiting on a host held back by failures
 	DeferredHosts      []DeferredHost   `json:"deferred_hosts"`        // of which the hosts with the most
 	DeferredHostCount  int              `json:"deferred_host_count"`   // hosts with URLs deferred
@@ -190,6 +193,17 @@ func (s Summary) Write(w io.Writer) {
 		}
 		if more := s.SeedsNotFetched - len(s.SeedFailures); more > 0 {
 			fmt.Fprintf(w, "    ... and %d more\n", more)
+		}
+	}
+	if t := s.SeedTotals; t.WithOptions > 0 || t.Limit > 0 {
+		fmt.Fprintf(w, "  per seed:   %d seeds (%d with limits of their own): %d done, %d running, %d at their limit, %d failing; %d pages past a seed's budget not fetched\n",
+			t.Seeds, t.WithOptions, t.Done, t.Running, t.Limit, t.Failing, t.Dropped)
+		shown := 0
+		for _, st := range s.SeedStatus {
+			if (st.State == seeds.Limit || st.State == seeds.Failing || !st.Opts.IsZero()) && shown < maxSeedLines {
+				fmt.Fprintf(w, "    %s  %s: %d pages, %s, %d errors\n", st.URL, st.State, st.Pages, byteSize(st.Bytes), st.Errors)
+				shown++
+			}
 		}
 	}
 	fmt.Fprintf(w, "  responses:  %s\n", joinCounts(s.ByStatus))
@@ -425,6 +439,13 @@ type DeferredHost struct {
 	Cause  string    `json:"cause"`  // what the host last answered: "503", "robots.txt 503", "timeout"
 	Sample []string  `json:"sample"` // its first URLs
 }
+
+// MaxSeedStatus is the most seeds Summary.SeedStatus lists: GET /v1/seeds
+// pages through all of them.
+const MaxSeedStatus = 1000
+
+// maxSeedLines is the most seeds the printed summary names.
+const maxSeedLines = 20
 
 // SeedFailure is a seed of the command line that got no response, and
 // why: the crawl says it, and what would let it be fetched.

@@ -29,7 +29,13 @@ import (
 	"github.com/weft-crawler/weft/internal/plugin"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/seeds"
 )
+
+// SeedOptions are one seed's own limits: its scope mode, its most link
+// hops, its page budget and its include and exclude expressions, each
+// zero for the crawl's (see package internal/seeds).
+type SeedOptions = seeds.Options
 
 // Config describes a crawl. Seeds, DataDir and UserAgent are required.
 // Every other field left zero means its default, the weft command's flag
@@ -45,6 +51,10 @@ type Config struct {
 	// robots.txt and politeness as usual. A seed of Seeds that answers
 	// with a sitemap is read the same way. Seeds or Sitemaps is required.
 	Sitemaps []string
+	// SeedOptions are the limits of the seeds that have their own (scope,
+	// depth, page budget, include and exclude: SeedOptions), keyed by the
+	// seed as Seeds or Sitemaps give it. A seed absent has the crawl's.
+	SeedOptions map[string]SeedOptions
 	// SitemapOnly crawls the seeds and the URLs their sitemaps list, with
 	// their redirects and requisites, and follows no other link: no
 	// page's links, no sitemap a robots.txt names.
@@ -365,8 +375,13 @@ func Crawl(cfg Config) (crawl.Config, error) {
 	if cfg.NoRequisites && cfg.Requisites {
 		return crawl.Config{}, fieldError(errBoth, "Requisites", "NoRequisites")
 	}
+	for u, o := range cfg.SeedOptions {
+		if err := o.Validate(); err != nil {
+			return crawl.Config{}, fieldError(fmt.Errorf("%s: %w", u, err), "SeedOptions")
+		}
+	}
 	cc := crawl.Config{
-		Seeds: cfg.Seeds, Sitemaps: cfg.Sitemaps, SitemapOnly: cfg.SitemapOnly, DataDir: cfg.DataDir, UserAgent: cfg.UserAgent, Fresh: cfg.Fresh,
+		Seeds: cfg.Seeds, Sitemaps: cfg.Sitemaps, SeedOptions: cfg.SeedOptions, SitemapOnly: cfg.SitemapOnly, DataDir: cfg.DataDir, UserAgent: cfg.UserAgent, Fresh: cfg.Fresh,
 		Delay: cfg.Delay, Workers: cfg.Workers, MaxPages: cfg.MaxPages, MaxRequisites: cfg.MaxRequisites, MaxURLsPerHost: cfg.MaxURLsPerHost,
 		MaxURLsPerPattern: cfg.MaxURLsPerPattern, TrapBudget: cfg.TrapBudget, MaxRedirects: cfg.MaxRedirects, MaxLinksPerPage: cfg.MaxLinksPerPage,
 		Grace: cfg.Grace, FailureWait: cfg.FailureWait,

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +72,7 @@ func TestEveryFieldReachesTheCrawl(t *testing.T) {
 		"RejectMIME":    func(c *Config) { c.RejectMIME = []string{"image/*"} },
 		"MaxBodyFor":    func(c *Config) { c.MaxBodyFor = map[string]int64{"text/html": 1 << 20} },
 		"MaxBodyBytes":  func(c *Config) { c.MaxBodyBytes = 1 << 20 },
+		"SeedOptions":   func(c *Config) { c.SeedOptions = map[string]SeedOptions{c.Seeds[0]: {MaxPages: 5, Scope: "host"}} },
 		"DNSMaxTTL":     func(c *Config) { c.DNSMaxTTL = 2 * time.Hour },
 		"Filters": func(c *Config) {
 			c.Filters = []plugin.LinkFilter{plugin.LinkFilterFunc(func(plugin.Link) string { return "" })}
@@ -199,5 +201,17 @@ func TestBadSettingsNameTheField(t *testing.T) {
 		if !errors.As(err, &fe) || strings.Join(fe.Fields, ", ") != tc.fields || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one of fields %s that says %q", tc.fields, err, tc.fields, tc.want)
 		}
+	}
+}
+
+// TestBadSeedOptionsNameTheField: a seed's invalid limits are an error
+// naming SeedOptions, the seed and what is wrong.
+func TestBadSeedOptionsNameTheField(t *testing.T) {
+	cfg := valid(t)
+	cfg.SeedOptions = map[string]SeedOptions{"http://a.test/": {Scope: "site"}}
+	_, err := Crawl(cfg)
+	var fe *FieldError
+	if !errors.As(err, &fe) || !slices.Equal(fe.Fields, []string{"SeedOptions"}) || !strings.Contains(err.Error(), `http://a.test/: seeds: scope "site"`) {
+		t.Errorf("error %v, want a FieldError of SeedOptions naming the seed and its scope", err)
 	}
 }

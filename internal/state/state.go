@@ -7,6 +7,7 @@ package state
 import (
 	"context"
 	"crypto/sha1"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -164,14 +165,14 @@ func (d *State) Has(part int, host string, k seen.Key) (bool, error) {
 func queueItem(it *frontier.Item, part int) store.QueueItem {
 	return store.QueueItem{
 		URL: it.URL, Host: it.Host, Part: uint16(part), Depth: it.Depth, Hops: it.Hops,
-		Priority: uint8(it.Priority), Rank: it.Rank, Via: it.Via, Added: it.Added, Fetch: it.Fetch, Requisite: it.Requisite, Sitemap: it.Sitemap, Again: it.Again,
+		Priority: uint8(it.Priority), Rank: it.Rank, Via: it.Via, Added: it.Added, Fetch: it.Fetch, Requisite: it.Requisite, Sitemap: it.Sitemap, Again: it.Again, Seed: it.Seed,
 	}
 }
 
 func frontierItem(q store.QueueItem, seq uint64) frontier.Item {
 	return frontier.Item{
 		URL: q.URL, Host: q.Host, Depth: q.Depth, Hops: q.Hops, Priority: frontier.Priority(q.Priority), Rank: q.Rank,
-		Via: q.Via, Fetch: q.Fetch, Seq: seq, Added: q.Added, Requisite: q.Requisite, Sitemap: q.Sitemap, Again: q.Again,
+		Via: q.Via, Fetch: q.Fetch, Seq: seq, Added: q.Added, Requisite: q.Requisite, Sitemap: q.Sitemap, Again: q.Again, Seed: q.Seed,
 	}
 }
 
@@ -318,7 +319,7 @@ func (pb *Batch) Done(l frontier.Lease, part int, res frontier.Result, status in
 	}
 	st := store.URLDone
 	switch {
-	case outcome == judge.Robots || outcome == judge.Unreachable || outcome == judge.Policy:
+	case outcome == judge.Robots || outcome == judge.Unreachable || outcome == judge.Policy || outcome == judge.SeedBudget:
 		st = store.URLRejected
 	case status == 0:
 		st = store.URLFailed
@@ -353,8 +354,15 @@ func (pb *Batch) Queues(url string) bool {
 }
 
 // WidenScope records that a seed's redirect made u part of the crawl's
-// scope, so a restart widens the scope the same way.
-func (pb *Batch) WidenScope(u string) { pb.Batch.PutMeta(metaScopePrefix+u, nil) }
+// scope, or of the own scope of the seed with id seed (non-zero), so a
+// restart widens the scope the same way.
+func (pb *Batch) WidenScope(u string, seed uint32) {
+	var v []byte
+	if seed != 0 {
+		v = binary.AppendUvarint(nil, uint64(seed))
+	}
+	pb.Batch.PutMeta(metaScopePrefix+u, v)
+}
 
 // Commit writes the batch, with a front-queue entry for each of its items,
 // settles its pending keys and hands the items to the frontier. On error
@@ -409,11 +417,19 @@ func (d *State) PutDigest(sum [sha1.Size]byte, r store.DigestRecord) error {
 	return b.Commit(false)
 }
 
+// ScopeSeed is a URL a seed's redirect added to the scope: the crawl's
+// when Seed is zero, else that seed's own (WidenScope).
+type ScopeSeed struct {
+	URL  string
+	Seed uint32
+}
+
 // ScopeSeeds returns the URLs that seeds' redirects added to the scope.
-func (d *State) ScopeSeeds() ([]string, error) {
-	var out []string
-	err := d.DB.MetaPrefix(metaScopePrefix, func(name string, _ []byte) bool {
-		out = append(out, name)
+func (d *State) ScopeSeeds() ([]ScopeSeed, error) {
+	var out []ScopeSeed
+	err := d.DB.MetaPrefix(metaScopePrefix, func(name string, v []byte) bool {
+		id, _ := binary.Uvarint(v) // none (a value written before seeds had ids): the crawl's
+		out = append(out, ScopeSeed{URL: name, Seed: uint32(min(id, math.MaxUint32))})
 		return true
 	})
 	return out, err
@@ -523,6 +539,10 @@ type Offered struct {
 	// Sitemap: found as a sitemap, so it does not count against the
 	// owner's page budget.
 	Sitemap bool `json:"sitemap,omitempty"`
+	// Seed: the id of the seed it was found under (frontier.Item.Seed),
+	// so the owner counts it against that seed and judges its links by
+	// the seed's scope, as far as the owner knows the seed's options.
+	Seed uint32 `json:"seed,omitempty"`
 }
 
 // errNoForwarder is the error of a batch that found URLs for other nodes

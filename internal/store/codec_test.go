@@ -409,18 +409,21 @@ func TestQueueItemVersion1(t *testing.T) {
 	it := item("a.test", 3, 1)
 	it.Fetch = ""
 	for _, front := range []bool{true, false} {
-		v4 := appendItem(nil, &it, front)
-		// Version 3 is version 4 without the trailing Rank (zero: one
+		v5 := appendItem(nil, &it, front)
+		// Version 4 is version 5 without the trailing Seed (zero: one
+		// byte). Version 3 is version 4 without the trailing Rank (zero: one
 		// byte), version 2 is version 3 without the trailing flags byte,
 		// and version 1 is version 2 without the trailing Fetch (an empty
 		// string: one zero length byte).
+		v4 := bytes.Clone(v5[:len(v5)-1])
+		v4[0] = 4
 		v3 := bytes.Clone(v4[:len(v4)-1])
 		v3[0] = 3
 		v2 := bytes.Clone(v3[:len(v3)-1])
 		v2[0] = 2
 		v1 := bytes.Clone(v2[:len(v2)-1])
 		v1[0] = 1
-		for name, v := range map[string][]byte{"version 1": v1, "version 2": v2, "version 3": v3} {
+		for name, v := range map[string][]byte{"version 1": v1, "version 2": v2, "version 3": v3, "version 4": v4} {
 			var got QueueItem
 			var err error
 			if front {
@@ -466,6 +469,35 @@ func TestQueueItemVersion1(t *testing.T) {
 		}
 		if err != nil || !got.Sitemap || got.Requisite || !itemEqual(got, sm) {
 			t.Errorf("front=%v: a sitemap decoded as %+v, %v", front, got, err)
+		}
+	}
+}
+
+// TestQueueItemVersion4 reads a queue value written before items
+// carried their seed's id as seed 0 (none), and keeps the id a version 5
+// value carries, in the front queue and a host's tail alike.
+func TestQueueItemVersion4(t *testing.T) {
+	it := item("a.test", 3, 1)
+	it.Rank = 7
+	for _, front := range []bool{true, false} {
+		decode := func(v []byte) (QueueItem, error) {
+			if front {
+				return decodeFrontItem(fuzzFrontKey, v)
+			}
+			return decodeQueueItem(fuzzQueueKey, v, 3, "a.test")
+		}
+		v4 := appendItem(nil, &it, front)
+		v4 = v4[:len(v4)-1] // the trailing Seed, zero: one byte
+		v4[0] = 4
+		got, err := decode(v4)
+		if err != nil || got.Seed != 0 || !itemEqual(got, it) {
+			t.Errorf("front=%v: version 4 decoded as %+v, %v; want %+v", front, got, err, it)
+		}
+		seeded := it
+		seeded.Seed = 0xfedcba98
+		got, err = decode(appendItem(nil, &seeded, front))
+		if err != nil || got.Seed != seeded.Seed || !itemEqual(got, seeded) {
+			t.Errorf("front=%v: version 5 decoded as %+v, %v; want seed %#x", front, got, err, seeded.Seed)
 		}
 	}
 }

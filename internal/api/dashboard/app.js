@@ -360,6 +360,26 @@ async function clusterTick() {
   }
 }
 
+// renderSeeds draws GET /v1/seeds: the first 100 seeds, each with its
+// state (running, done, limit, failing) and counts, and the totals.
+function renderSeeds(v) {
+  document.getElementById("seeds-panel").hidden = v.total === 0;
+  const t = v.totals;
+  document.getElementById("seeds-summary").textContent =
+    `${fmt.format(v.total)} seeds: ${t.running} running, ${t.done} done, ${t.limit} at their limit, ${t.failing} failing` +
+    (v.seeds.length < v.total ? ` (the first ${v.seeds.length} shown)` : "");
+  document.getElementById("seeds").replaceChildren(...v.seeds.map(s => {
+    const tr = el("tr");
+    tr.dataset.seed = s.url;
+    tr.dataset.state = s.state;
+    tr.dataset.pages = s.pages;
+    tr.append(el("td", s.url), el("td", s.state, "badge " + s.state), el("td", fmt.format(s.pages)),
+      el("td", s.options.max_pages ? fmt.format(s.options.max_pages) : "–"), el("td", bytes(s.bytes)),
+      el("td", fmt.format(s.errors)), el("td", fmt.format(s.dropped)));
+    return tr;
+  }));
+}
+
 // ---- one host ----
 
 function viewedHost() {
@@ -489,8 +509,9 @@ async function tick() {
   try {
     const name = viewedHost();
     if (name) hostTick(name);
-    const [s, hosts, fetches] = await Promise.all([api("/v1/stats"), api("/v1/hosts?limit=500"), api("/v1/fetches")]);
+    const [s, hosts, fetches, seeds] = await Promise.all([api("/v1/stats"), api("/v1/hosts?limit=500"), api("/v1/fetches"), api("/v1/seeds?limit=100")]);
     renderStats(s);
+    renderSeeds(seeds);
     if (s.cluster) clusterTick();
     lastHosts = hosts.hosts;
     renderHosts();
