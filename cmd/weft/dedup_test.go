@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/archive"
+	"github.com/weft-crawler/weft/internal/browsertest"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -250,4 +252,100 @@ func TestDedupFromBadInput(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestReplayDedupedCrawlWithEarlier is the proof that revisits of an
+// earlier crawl replay: a site is crawled, then crawled again with
+// --dedup-from the first crawl's WACZ, and both are packaged; the second
+// package holds only revisit records for the unchanged pages (it names
+// the first under relation.requires). ReplayWeb.page (wabac.js), given
+// both as one multi-WACZ collection, replays the second crawl's capture
+// of an unchanged page with the first crawl's payload, offline, and the
+// changed page with the second crawl's.
+func TestReplayDedupedCrawlWithEarlier(t *testing.T) {
+	rwp := replayWebPage(t)
+	bin := browsertest.Chromium(t)
+	site := newChangingSite(t)
+	host, root := site.start(t)
+	dir := t.TempDir()
+	firstData, secondData := filepath.Join(dir, "first"), filepath.Join(dir, "second")
+	firstWACZ, secondWACZ := filepath.Join(dir, "first.wacz"), filepath.Join(dir, "second.wacz")
+	crawlSite(t, host, root, firstData)
+	if code, _, stderr := runWeft(t, "wacz", "--data", firstData, "-o", firstWACZ); code != 0 {
+		t.Fatalf("wacz: exit %d: %s", code, stderr)
+	}
+	site.changed.Store(true)
+	crawlSite(t, host, root, secondData, "--dedup-from", firstWACZ)
+	if code, _, stderr := runWeft(t, "wacz", "--data", secondData, "-o", secondWACZ); code != 0 {
+		t.Fatalf("wacz: exit %d: %s", code, stderr)
+	}
+	second := captures(t, secondData)
+	pageA := root + "/a"
+	if c := second[pageA]; c.Kind != store.CaptureRevisit {
+		t.Fatalf("the second crawl archived %s as kind %d, want a revisit", pageA, c.Kind)
+	}
+	if _, ok := waczPayloads(t, secondWACZ)[pageA]; ok {
+		t.Fatalf("the second WACZ holds a payload of %s: the replay would not need the first", pageA)
+	}
+	if dp := waczFile(t, secondWACZ, "datapackage.json"); !strings.Contains(dp, `"filename": "first.wacz"`) {
+		t.Errorf("the second WACZ's datapackage.json does not require first.wacz:\n%s", dp)
+	}
+
+	mux := http.NewServeMux()
+	for _, p := range []string{"/ui.js", "/replay/ui.js"} {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, filepath.Join(rwp, "ui.js")) })
+	}
+	mux.HandleFunc("/replay/sw.js", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, filepath.Join(rwp, "sw.js")) })
+	mux.HandleFunc("/first.wacz", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, firstWACZ) })
+	mux.HandleFunc("/second.wacz", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, secondWACZ) })
+	// wabac.js's multi-WACZ collection: one JSON listing the packages.
+	mux.HandleFunc("/crawls.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"profile": "multi-wacz-package", "resources": [{"name": "first.wacz", "path": "first.wacz"}, {"name": "second.wacz", "path": "second.wacz"}]}`)
+	})
+	var target atomic.Pointer[[2]string] // the URL and timestamp the viewer replays
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		tg := target.Load()
+		fmt.Fprintf(w, `<!doctype html><html><head><script src="/ui.js"></script>
+<style>html,body{margin:0;height:100%%;overflow:hidden} replay-web-page{display:block;width:100vw;height:100vh}</style></head>
+<body><replay-web-page source="/crawls.json" url="%s" ts="%s" embed="replayonly" replayBase="/replay/"></replay-web-page></body></html>`, tg[0], tg[1])
+	})
+	vln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewer := &http.Server{Handler: mux}
+	go viewer.Serve(vln)
+	defer viewer.Close()
+	viewerURL := "http://" + vln.Addr().String() + "/"
+
+	for _, tc := range []struct{ url, text string }{
+		{pageA, "page a, the same in both crawls"},            // a revisit: the first crawl's payload
+		{root + "/b", "page b changed since the first crawl"}, // archived whole by the second
+	} {
+		c := second[tc.url]
+		target.Store(&[2]string{tc.url, c.Date.UTC().Format("20060102150405")})
+		ready := replayedDoc(fmt.Sprintf(`d.getElementById("text") && d.getElementById("text").textContent === %q`, tc.text))
+		replay(t, bin, viewerURL, ready)
+	}
+}
+
+// waczFile is the file name inside the WACZ at path.
+func waczFile(t *testing.T, path, name string) string {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	rc, err := zr.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

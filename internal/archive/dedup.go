@@ -138,6 +138,10 @@ func DedupSources(db *store.DB) ([]Imported, error) {
 	return out, errors.Join(err, bad)
 }
 
+// DedupSources returns what was imported from earlier crawls into the
+// crawl read (DedupSources).
+func (a *Reader) DedupSources() ([]Imported, error) { return DedupSources(a.db) }
+
 type importer struct {
 	ctx   context.Context
 	db    *store.DB
