@@ -19,6 +19,7 @@ import (
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/browsertest"
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/report"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -348,4 +349,16 @@ func waczFile(t *testing.T, path, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// The progress line says what deduplication saved, once it saved any.
+func TestProgressLineSaysDedupSaved(t *testing.T) {
+	p := report.Progress{Elapsed: time.Minute, Pages: 10}
+	if line := progressLine(p, 1); strings.Contains(line, "dedup") {
+		t.Errorf("no revisits yet: %q", line)
+	}
+	p.RevisitBytes = 3 << 20
+	if line := progressLine(p, 1); !strings.Contains(line, "dedup saved 3.0 MiB") {
+		t.Errorf("3 MiB of revisits: %q", line)
+	}
 }

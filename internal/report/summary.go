@@ -36,6 +36,9 @@ type Progress struct {
 	// Paused that the operator paused it.
 	Waiting string
 	Paused  bool
+	// RevisitBytes are the payload bytes archived as revisits, of this
+	// crawl's captures or earlier crawls': not stored again.
+	RevisitBytes int64
 }
 
 // Summary is what a finished crawl did.
