@@ -220,6 +220,16 @@ func TestDedupAgainstEarlierCrawl(t *testing.T) {
 			if revisits != int64(len(earlier)-1) {
 				t.Errorf("%d revisits, want one for each of the %d unchanged captures", revisits, len(earlier)-1)
 			}
+			// weft get reads a revisit's payload from the earlier crawl's
+			// files: its data directory, its WACZ, or beside its CDXJ.
+			code, body, stderr := runWeft(t, "get", "--data", second, root+"/a")
+			if form.name == "cdxj" {
+				if code == 0 || !strings.Contains(stderr, cdxjFile) {
+					t.Errorf("get a revisit of a capture whose WARC file is not beside the CDXJ: exit %d, %s", code, stderr)
+				}
+			} else if code != 0 || !strings.Contains(body, "page a, the same in both crawls") || !strings.Contains(stderr, "a revisit of "+root+"/a") {
+				t.Errorf("get a revisit of the earlier crawl: exit %d\n%s\n%s", code, stderr, body)
+			}
 			if sum["earlier_revisits"] != float64(revisits) || sum["earlier_revisit_bytes"] != float64(saved) || sum["dedup_imported"].(float64) < float64(len(earlier)) {
 				t.Errorf("summary: earlier_revisits %v, earlier_revisit_bytes %v, dedup_imported %v; want %d, %d, at least %d",
 					sum["earlier_revisits"], sum["earlier_revisit_bytes"], sum["dedup_imported"], revisits, saved, len(earlier))

@@ -181,6 +181,13 @@ func TestRevisitOfEarlierCrawl(t *testing.T) {
 	if want := int64(2*len(old1) + len(old2)); c.EarlierRevisits != 3 || c.EarlierRevisitBytes != want {
 		t.Errorf("counts %+v: want 3 revisits of the earlier crawl, %d bytes", c, want)
 	}
+	// A crash of this crawl that cut back a file of its own named as the
+	// earlier crawl's is (w.warc.gz) does not unmake a revisit of that.
+	b := New(w, db, canon.New(canon.Config{}), NewOutbox(nil, db, slog.New(slog.DiscardHandler)), []warc.RecoveredFile{{Name: "w.warc.gz", Removed: true}}, false)
+	first, _, _ := db.GetDigest(s1)
+	if !b.StillArchived(first) {
+		t.Errorf("a capture of the earlier crawl in %s taken for one of this crawl's cut back", first.File)
+	}
 	srcs, err := DedupSources(db)
 	if err != nil || len(srcs) != 2 {
 		t.Errorf("DedupSources = %+v, %v; want the two", srcs, err)
