@@ -3,7 +3,9 @@
 // capture), keeps the capture index and the payload digests, delivers each
 // capture's event to the page sinks once it is durable (Outbox), moves
 // finished WARC files to an object store (Uploader), and reads the
-// archive back for weft cdx, get and wacz (Reader).
+// archive back for weft cdx, get and wacz (Reader). The captures of
+// earlier crawls are imported as digest records too (ImportDigests), so
+// that a payload they hold is a revisit of theirs.
 package archive
 
 import (

@@ -81,6 +81,10 @@ func ImportDigests(ctx context.Context, db *store.DB, src string) (Imported, err
 	im := Imported{Source: abs, ModTime: st.ModTime().UnixNano()}
 	if !st.IsDir() {
 		im.Size = st.Size()
+	} else if sst, err := os.Stat(store.Dir(abs)); err == nil {
+		// A crawl run again in the directory changes its store's files,
+		// not the directory's own entries.
+		im.ModTime = sst.ModTime().UnixNano()
 	}
 	if v, ok, err := db.GetMeta(metaDedup + abs); err != nil {
 		return im, err
