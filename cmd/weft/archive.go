@@ -150,6 +150,16 @@ opens it. Run it while no crawl runs on the directory.`,
 				WARCs: warcs, Title: cmp.Or(title, "weft crawl of "+filepath.Base(dataDir)), Software: version.Software(),
 				Index: func(w io.Writer) error { _, err := a.WriteCDXJ(w); return err },
 			}
+			earlier, err := a.DedupSources()
+			if err != nil {
+				return err
+			}
+			for _, im := range earlier {
+				// Its revisits may refer to captures in that package.
+				if im.Kind == "wacz" {
+					p.Requires = append(p.Requires, filepath.Base(im.Source))
+				}
+			}
 			for _, pg := range pages {
 				p.Pages = append(p.Pages, wacz.Page{URL: pg.URL, TS: pg.Date, Title: pg.Title})
 			}

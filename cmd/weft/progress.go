@@ -74,6 +74,9 @@ func progressLine(p crawl.Progress, rate float64) string {
 	if p.LastError != "" {
 		line += " (last " + p.LastError + ")"
 	}
+	if p.RevisitBytes > 0 {
+		line += fmt.Sprintf("  dedup saved %.1f MiB", float64(p.RevisitBytes)/(1<<20))
+	}
 	switch {
 	case p.Paused:
 		line += "  paused by the operator"

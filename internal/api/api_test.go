@@ -80,6 +80,7 @@ func (f *fakeCrawl) Stats() Stats {
 	return Stats{Pages: 42, Bytes: 4096, ByStatus: map[string]int64{"2xx": 40, "4xx": 2},
 		Rejected: map[string]int64{"seen": 9, "robots": 3}, Robots: map[string]int64{"rules": 5},
 		Errors: map[string]int64{"timeout": 1}, WARCFiles: []string{"a.warc.gz"}, WARCBytes: 1234,
+		Revisits: 3, RevisitBytes: 3000, EarlierRevisits: 2, EarlierBytes: 2000,
 		Uploads:   &UploadStats{Files: 5, Bytes: 5000, Failures: 1},
 		Frontier:  FrontierStats{Queued: 7, InFlight: 2, ActiveHosts: 3, ReadyHosts: 1, WaitingHosts: 2, Stored: new(int64(9))},
 		Paused:    f.paused,
@@ -352,6 +353,7 @@ func TestStatsAndMetrics(t *testing.T) {
 		`weft_queue_delay_seconds_count 1`, `weft_host_throttled_total{host="slow.test"} 4`, `weft_host_server_errors_total{host="slow.test"} 1`,
 		"weft_pages_links_cut_total 3", `weft_host_pages_links_cut_total{host="index.test"} 2`, `weft_host_pages_links_cut_total{host="docs.test"} 1`,
 		"weft_dns_cache_hits_total 12", "weft_dns_cache_misses_total 3", "weft_seen_bloom_fill_ratio 0.25",
+		"weft_revisits_total 3", "weft_revisit_bytes_total 3000", "weft_earlier_revisits_total 2", "weft_earlier_revisit_bytes_total 2000",
 		"weft_warc_uploaded_files_total 5", "weft_warc_uploaded_bytes_total 5000", "weft_warc_upload_failures_total 1",
 	} {
 		if !strings.Contains(metrics, want+"\n") && !strings.Contains(metrics, want+" ") {

@@ -24,20 +24,25 @@ type Stats struct {
 	Robots         map[string]int64 `json:"robots"`
 	Handled        map[string]int64 `json:"handled"`
 	Revisits       int64            `json:"revisits"`
-	NearDups       int64            `json:"near_dups"`
-	NotModified    int64            `json:"not_modified"`
-	Recrawls       int64            `json:"recrawls"`
-	Throttled      int64            `json:"throttled"`
-	Unavailable    int64            `json:"unavailable"`
-	Strained       int64            `json:"strained"`
-	GaveUp         int64            `json:"gave_up"`
-	Traps          int64            `json:"traps"`
-	SeenFalsePos   int64            `json:"seen_false_positives"`
-	WARCFiles      []string         `json:"warc_files"`
-	WARCBytes      int64            `json:"warc_bytes"`
-	Uploads        *UploadStats     `json:"uploads,omitempty"` // with an object store only
-	Cluster        *ClusterStats    `json:"cluster,omitempty"` // on a node of a cluster only
-	Frontier       FrontierStats    `json:"frontier"`
+	RevisitBytes   int64            `json:"revisit_bytes"` // their payload bytes, not stored again
+	// EarlierRevisits and EarlierBytes are the revisits of captures of
+	// earlier crawls (--dedup-from), and their payload bytes.
+	EarlierRevisits int64         `json:"earlier_revisits"`
+	EarlierBytes    int64         `json:"earlier_revisit_bytes"`
+	NearDups        int64         `json:"near_dups"`
+	NotModified     int64         `json:"not_modified"`
+	Recrawls        int64         `json:"recrawls"`
+	Throttled       int64         `json:"throttled"`
+	Unavailable     int64         `json:"unavailable"`
+	Strained        int64         `json:"strained"`
+	GaveUp          int64         `json:"gave_up"`
+	Traps           int64         `json:"traps"`
+	SeenFalsePos    int64         `json:"seen_false_positives"`
+	WARCFiles       []string      `json:"warc_files"`
+	WARCBytes       int64         `json:"warc_bytes"`
+	Uploads         *UploadStats  `json:"uploads,omitempty"` // with an object store only
+	Cluster         *ClusterStats `json:"cluster,omitempty"` // on a node of a cluster only
+	Frontier        FrontierStats `json:"frontier"`
 }
 
 // ClusterStats is a node's share of a cluster's partitions.
@@ -143,6 +148,9 @@ var (
 	descRobots     = prometheus.NewDesc("weft_robots_fetches_total", "robots.txt fetch outcomes.", []string{"outcome"}, nil)
 	descRejected   = prometheus.NewDesc("weft_rejected_urls_total", "Discovered URLs not queued, by reason.", []string{"reason"}, nil)
 	descRevisits   = prometheus.NewDesc("weft_revisits_total", "Responses archived as revisits of a payload already stored.", nil, nil)
+	descRevBytes   = prometheus.NewDesc("weft_revisit_bytes_total", "Payload bytes of the responses archived as revisits: not stored again.", nil, nil)
+	descEarlierRev = prometheus.NewDesc("weft_earlier_revisits_total", "Responses archived as revisits of a capture of an earlier crawl (--dedup-from).", nil, nil)
+	descEarlierB   = prometheus.NewDesc("weft_earlier_revisit_bytes_total", "Payload bytes of the revisits of earlier crawls' captures: not stored again.", nil, nil)
 	descNearDups   = prometheus.NewDesc("weft_near_duplicates_total", "Pages within the SimHash threshold of an earlier page.", nil, nil)
 	descNotMod     = prometheus.NewDesc("weft_not_modified_total", "304 answers to conditional recrawls.", nil, nil)
 	descRecrawls   = prometheus.NewDesc("weft_recrawls_total", "URLs queued again when due.", nil, nil)
@@ -177,7 +185,7 @@ var (
 	descUpBytes    = prometheus.NewDesc("weft_warc_uploaded_bytes_total", "Bytes of the WARC files uploaded.", nil, nil)
 	descUpFailures = prometheus.NewDesc("weft_warc_upload_failures_total", "Runs of upload attempts that failed; the file stays on disk, to be tried again.", nil, nil)
 	descHighAge    = prometheus.NewDesc("weft_seconds_since_high_priority_fetch", "Time since the last fetch of a high-priority URL (a seed, a page a sitemap says changed); absent before the first.", nil, nil)
-	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descStrained, descFalsePos, descWARCBytes, descQueued, descStored, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descLinksCut, descHostCut, descDNSHits, descDNSMisses, descSeenCache, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures, descOwned, descHandoffs, descSnapshots}
+	allDescs       = []*prometheus.Desc{descPages, descFetches, descOutcomes, descErrors, descBytes, descRobots, descRejected, descRevisits, descRevBytes, descEarlierRev, descEarlierB, descNearDups, descNotMod, descRecrawls, descThrottled, descUnavail, descStrained, descFalsePos, descWARCBytes, descQueued, descStored, descInFlight, descActive, descReady, descWaiting, descParked, descHeld, descPaused, descFetchTime, descQueueDelay, descHost429, descHost5xx, descLinksCut, descHostCut, descDNSHits, descDNSMisses, descSeenCache, descBloomFill, descHighAge, descUpFiles, descUpBytes, descUpFailures, descOwned, descHandoffs, descSnapshots}
 )
 
 // withKnown is counts with each of the label values known in advance that
@@ -229,6 +237,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descRejected, v, k)
 	}
 	counter(descRevisits, st.Revisits)
+	counter(descRevBytes, st.RevisitBytes)
+	counter(descEarlierRev, st.EarlierRevisits)
+	counter(descEarlierB, st.EarlierBytes)
 	counter(descNearDups, st.NearDups)
 	counter(descNotMod, st.NotModified)
 	counter(descRecrawls, st.Recrawls)

@@ -3,11 +3,15 @@
 // capture), keeps the capture index and the payload digests, delivers each
 // capture's event to the page sinks once it is durable (Outbox), moves
 // finished WARC files to an object store (Uploader), and reads the
-// archive back for weft cdx, get and wacz (Reader).
+// archive back for weft cdx, get and wacz (Reader). The captures of
+// earlier crawls are imported as digest records too (ImportDigests), so
+// that a payload they hold is a revisit of theirs.
 package archive
 
 import (
+	"context"
 	"crypto/sha1"
+	"crypto/sha256"
 	"fmt"
 	"mime"
 	"strconv"
@@ -56,6 +60,9 @@ type Counts struct {
 	RevisitBytes int64 // their payload bytes, not stored again
 	NotModified  int64 // 304s archived as server-not-modified revisits
 	Rendered     int64 // exchanges archived as parsed, not as sent
+	// Of Revisits and RevisitBytes, those of a capture of an earlier
+	// crawl (ImportDigests).
+	EarlierRevisits, EarlierRevisitBytes int64
 }
 
 // Archiver writes responses to the WARC files and keeps the capture index
@@ -76,6 +83,10 @@ type Archiver struct {
 	recall  bool
 
 	revisits, revisitBytes, notModified, asParsed atomic.Int64
+	earlierRevisits, earlierRevisitBytes          atomic.Int64
+	// sha256 is set when digests keyed by SHA-256 were imported from an
+	// earlier crawl: a new payload is looked up by its SHA-256 too.
+	sha256 atomic.Bool
 }
 
 // New returns an Archiver writing to w, keeping its index in db, and
@@ -85,7 +96,27 @@ type Archiver struct {
 // committed yet are kept where PendingCapture finds them (a crawl that
 // renders answers its browsers from them).
 func New(w Writer, db *store.DB, cc *canon.Canonicalizer, out *Outbox, recovered []warc.RecoveredFile, recall bool) *Archiver {
-	return &Archiver{w: w, db: db, canon: cc, out: out, warcFix: recovered, recall: recall}
+	a := &Archiver{w: w, db: db, canon: cc, out: out, warcFix: recovered, recall: recall}
+	a.checkSHA256()
+	return a
+}
+
+// checkSHA256 looks SHA-256 digests up from now on if an import recorded
+// some (ImportDigests, before or since New).
+func (a *Archiver) checkSHA256() {
+	if _, ok, err := a.db.GetMeta(metaDedupSHA256); err == nil && ok {
+		a.sha256.Store(true)
+	}
+}
+
+// Import imports the payload digests of an earlier crawl (ImportDigests)
+// for this archiver to refer to.
+func (a *Archiver) Import(ctx context.Context, src string) (Imported, error) {
+	im, err := ImportDigests(ctx, a.db, src)
+	if err == nil {
+		a.checkSHA256()
+	}
+	return im, err
 }
 
 // Recovered is what warc.Recover cut back at start.
@@ -93,7 +124,8 @@ func (a *Archiver) Recovered() []warc.RecoveredFile { return a.warcFix }
 
 // Counts returns what the archiver counted so far.
 func (a *Archiver) Counts() Counts {
-	return Counts{Revisits: a.revisits.Load(), RevisitBytes: a.revisitBytes.Load(), NotModified: a.notModified.Load(), Rendered: a.asParsed.Load()}
+	return Counts{Revisits: a.revisits.Load(), RevisitBytes: a.revisitBytes.Load(), NotModified: a.notModified.Load(), Rendered: a.asParsed.Load(),
+		EarlierRevisits: a.earlierRevisits.Load(), EarlierRevisitBytes: a.earlierRevisitBytes.Load()}
 }
 
 // digestShards serialise the look-up-then-record of one payload digest, so
@@ -213,6 +245,10 @@ func (a *Archiver) Archive(resp *fetch.Response, st *Staging, u *canon.URL) (Cap
 	if cp.Revisit {
 		a.revisits.Add(1)
 		a.revisitBytes.Add(int64(len(resp.Body)))
+		if cp.First.Source != "" {
+			a.earlierRevisits.Add(1)
+			a.earlierRevisitBytes.Add(int64(len(resp.Body)))
+		}
 	}
 	// The capture's key: the SURT of the URL requested (u's, when that is
 	// the one; parsed again only when the request was for a variant).
@@ -277,6 +313,12 @@ func (a *Archiver) archiveOnce(ex warc.Exchange, cp Capture, st *Staging) (Captu
 		if first, ok, err = a.db.GetDigest(cp.Digest); err != nil {
 			return cp, err
 		}
+		if !ok && a.sha256.Load() {
+			// An earlier crawl's index gave SHA-256 digests.
+			if first, ok, err = a.db.GetDigestSHA256(sha256.Sum256(ex.Payload)); err != nil {
+				return cp, err
+			}
+		}
 		ok = ok && a.StillArchived(first)
 	}
 	if ok {
@@ -319,6 +361,10 @@ func (a *Archiver) archiveOnce(ex warc.Exchange, cp Capture, st *Staging) (Captu
 // hold a digest record whose WARC tail was never on disk: a copy of that
 // payload must then be archived whole again, not as a revisit of nothing.
 func (a *Archiver) StillArchived(first store.DigestRecord) bool {
+	if first.Source != "" {
+		// In another crawl's files, which this crawl's recovery did not touch.
+		return true
+	}
 	for _, f := range a.warcFix {
 		if f.Name == first.File {
 			return !f.Removed && first.Offset+first.Length <= f.KeptBytes

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"archive/zip"
 	"bufio"
 	"cmp"
 	"context"
@@ -190,11 +191,17 @@ func (a *Reader) Get(rawURL string, at time.Time) (Lookup, error) {
 		return l, fmt.Errorf("archive: %s: a revisit of payload %s, which the index does not hold", u.String, DigestString(best.Digest))
 	}
 	l.Original = &orig
-	o, err := a.ReadRecord(orig.File, orig.Offset, orig.Length)
+	var o warc.Stored
+	if orig.Source != "" {
+		o, err = readEarlier(orig)
+	} else {
+		o, err = a.ReadRecord(orig.File, orig.Offset, orig.Length)
+	}
 	if err != nil {
 		return l, fmt.Errorf("archive: %s: the original of the revisit: %w", u.String, err)
 	}
-	if o.PayloadDigest != l.Record.PayloadDigest {
+	// An earlier crawl may have named the payload by another algorithm.
+	if sameAlgorithm(o.PayloadDigest, l.Record.PayloadDigest) && o.PayloadDigest != l.Record.PayloadDigest {
 		return l, fmt.Errorf("archive: %s: the revisit's payload digest %s is not its original's %s", u.String, l.Record.PayloadDigest, o.PayloadDigest)
 	}
 	l.Record.Payload = o.Payload
@@ -335,4 +342,58 @@ func (a *Reader) WARCFiles() ([]string, error) {
 		return nil, fmt.Errorf("archive: the index names %s, which is not in %s", missing, dir)
 	}
 	return out, nil
+}
+
+func sameAlgorithm(a, b string) bool {
+	x, _, _ := strings.Cut(a, ":")
+	y, _, _ := strings.Cut(b, ":")
+	return strings.EqualFold(x, y)
+}
+
+// readEarlier reads the record of a capture of an earlier crawl: from the
+// WARC files of its data directory, from inside its WACZ file, or from
+// beside its CDXJ index (or in a warc/ directory there).
+func readEarlier(orig store.DigestRecord) (warc.Stored, error) {
+	src, name := orig.Source, filepath.Base(orig.File)
+	st, err := os.Stat(src)
+	if err != nil {
+		return warc.Stored{}, fmt.Errorf("the earlier crawl %s: %w", src, err)
+	}
+	if st.IsDir() {
+		return warc.ReadRecord((&Reader{dir: src}).warcPath(name), orig.Offset)
+	}
+	if isZip(src) {
+		zr, err := zip.OpenReader(src)
+		if err != nil {
+			return warc.Stored{}, fmt.Errorf("the earlier crawl %s: %w", src, err)
+		}
+		defer zr.Close()
+		for _, f := range zr.File {
+			if f.Name != "archive/"+name {
+				continue
+			}
+			base, err := f.DataOffset()
+			if err != nil || f.Method != zip.Store {
+				return warc.Stored{}, fmt.Errorf("the earlier crawl %s: %s cannot be read at an offset (%v)", src, f.Name, err)
+			}
+			zf, err := os.Open(src)
+			if err != nil {
+				return warc.Stored{}, err
+			}
+			defer zf.Close()
+			n := orig.Length
+			if n <= 0 {
+				n = int64(f.UncompressedSize64) - orig.Offset
+			}
+			return warc.ReadRecordFrom(io.NewSectionReader(zf, base+orig.Offset, n), src+"!"+f.Name, orig.Offset)
+		}
+		return warc.Stored{}, fmt.Errorf("the earlier crawl %s holds no archive/%s", src, name)
+	}
+	dir := filepath.Dir(src)
+	for _, p := range []string{filepath.Join(dir, name), filepath.Join(dir, "warc", name)} {
+		if _, err := os.Stat(p); err == nil {
+			return warc.ReadRecord(p, orig.Offset)
+		}
+	}
+	return warc.Stored{}, fmt.Errorf("%s, of the earlier crawl indexed by %s, is neither in %s nor in %s", name, src, dir, filepath.Join(dir, "warc"))
 }

@@ -210,6 +210,11 @@ type Config struct {
 	// (Politeness.MaxRetryAfter).
 	FailureWait time.Duration
 
+	// DedupFrom are the indexes of earlier crawls (CDXJ, WACZ, or a weft
+	// data directory: archive.ImportDigests), imported at the start of
+	// Run: a payload captured in one is archived as a revisit of it.
+	DedupFrom []string
+
 	// Objects, when set, takes each finished WARC file: it is uploaded,
 	// its key recorded in the crawl's store, and the local file removed;
 	// lookups then read records from the object store by byte range. A

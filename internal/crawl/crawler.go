@@ -372,6 +372,7 @@ func (c *Crawler) Progress() Progress {
 		Waiting:      fs.Wait.Text(time.Now()),
 		LastError:    last.text,
 		Paused:       c.pause.paused(),
+		RevisitBytes: c.arch.Counts().RevisitBytes,
 	}
 }
 

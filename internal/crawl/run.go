@@ -40,6 +40,9 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		c.doneOnce.Do(func() { close(c.done) })
 		return c.close(archive.UploadDrain)
 	}
+	if err := c.importEarlier(ctx); err != nil {
+		return Summary{StoppedBy: "failed"}, errors.Join(err, closeAll())
+	}
 	if err := c.out.Replay(); err != nil {
 		return Summary{StoppedBy: "failed"}, errors.Join(err, closeAll())
 	}
@@ -192,6 +195,9 @@ func (c *Crawler) summary() Summary {
 		ListedChanged:      sc.ListedChanged,
 		ListedDropped:      sc.ListedDropped,
 		RevisitBytes:       ac.RevisitBytes,
+		EarlierRevisits:    ac.EarlierRevisits,
+		EarlierBytes:       ac.EarlierRevisitBytes,
+		DedupImported:      s.dedupImported.Load(),
 		Browser:            c.rend.Summary(c.cfg.Render.Mode, c.rendOff),
 		Rendered:           ac.Rendered,
 		Requisites:         s.requisitesFound.Load(),

@@ -76,7 +76,7 @@ func statsOf(l crawl.Live, now time.Time) api.Stats {
 		ElapsedSeconds: s.Elapsed.Seconds(), Paused: l.Paused,
 		Pages: s.Pages, RobotsFetches: s.RobotsFetches, Bytes: s.Bytes,
 		ByStatus: s.ByStatus, ByOutcome: l.Outcomes, Errors: s.Errors, Rejected: s.Rejected, Robots: s.Robots, Handled: s.Handled,
-		Revisits: s.Revisits, NearDups: s.NearDups, NotModified: s.NotModified, Recrawls: s.Recrawls,
+		Revisits: s.Revisits, RevisitBytes: s.RevisitBytes, EarlierRevisits: s.EarlierRevisits, EarlierBytes: s.EarlierBytes, NearDups: s.NearDups, NotModified: s.NotModified, Recrawls: s.Recrawls,
 		Throttled: s.Throttled, Unavailable: s.Unavailable, Strained: s.Strained, GaveUp: s.GaveUp, Traps: s.Traps,
 		SeenFalsePos: s.SeenFalsePos, WARCFiles: s.WARCFiles, WARCBytes: s.WARCBytes,
 		Frontier: api.FrontierStats{

@@ -37,6 +37,9 @@ type Progress struct {
 	// Paused that the operator paused it.
 	Waiting string
 	Paused  bool
+	// RevisitBytes are the payload bytes archived as revisits, of this
+	// crawl's captures or earlier crawls': not stored again.
+	RevisitBytes int64
 }
 
 // Summary is what a finished crawl did.
@@ -56,6 +59,9 @@ type Summary struct {
 	ListedChanged      int64            `json:"listed_changed"`        // URLs queued again early: a sitemap's <lastmod> is after their last fetch
 	ListedDropped      int64            `json:"listed_dropped"`        // sitemap hints about known URLs dropped: too many waited for a scan
 	RevisitBytes       int64            `json:"revisit_bytes"`         // their payload bytes, not stored again
+	EarlierRevisits    int64            `json:"earlier_revisits"`      // of Revisits, those of a capture in an earlier crawl (Config.DedupFrom)
+	EarlierBytes       int64            `json:"earlier_revisit_bytes"` // their payload bytes, not stored again
+	DedupImported      int64            `json:"dedup_imported"`        // payload digests known from earlier crawls (Config.DedupFrom)
 	Rendered           int64            `json:"rendered"`              // exchanges archived as parsed, not as the bytes sent, which no WARC record could hold
 	Requisites         int64            `json:"requisites"`            // requisites found on pages and style sheets (unless Config.NoRequisites; WithImages)
 	RequisitesQueued   int64            `json:"requisites_queued"`     // of which new to the crawl, and queued
@@ -351,6 +357,9 @@ func (s Summary) Write(w io.Writer) {
 	}
 	if s.Revisits > 0 {
 		fmt.Fprintf(w, "  dedup:      %d responses already archived, written as revisits (%s not stored again)\n", s.Revisits, byteSize(s.RevisitBytes))
+	}
+	if s.DedupImported > 0 {
+		fmt.Fprintf(w, "  earlier:    %d payloads known from earlier crawls; %d responses were revisits of them (%s not stored again)\n", s.DedupImported, s.EarlierRevisits, byteSize(s.EarlierBytes))
 	}
 	if s.Requisites > 0 {
 		fmt.Fprintf(w, "  requisites: %d found on pages and style sheets, %d new and queued (the rest seen already or refused), %d fetched and archived\n", s.Requisites, s.RequisitesQueued, s.RequisitesArchived)

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -338,6 +339,13 @@ type Config struct {
 	HostCache int
 	// WARCMaxSize rotates WARC files at this size; zero means 1 GiB.
 	WARCMaxSize int64
+	// DedupFrom are the indexes of earlier crawls: CDXJ files (weft's, or
+	// pywb-style; gzipped or not), WACZ files, or data directories of
+	// weft crawls. A payload captured in one of them is written as a
+	// revisit record that refers to that capture, as a payload this crawl
+	// archived already is. Each is imported into the crawl's store at
+	// the start of Run (again only if it changed).
+	DedupFrom []string
 
 	// S3Endpoint and S3Bucket, when set, send each finished WARC file to
 	// an S3-compatible object store ("http://host:port" or
@@ -400,8 +408,8 @@ func Crawl(cfg Config) (crawl.Config, error) {
 		IPGroup:        cfg.IPGroup, IPGap: cfg.IPGap,
 		ExpectedURLs: cfg.ExpectedURLs, SeenCacheKeys: cfg.SeenCacheKeys, MaxActiveHosts: cfg.ActiveHosts,
 		FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize, HostCache: cfg.HostCache,
-		WARCMaxFileSize: cfg.WARCMaxSize,
-		Logger:          cfg.Logger,
+		WARCMaxFileSize: cfg.WARCMaxSize, DedupFrom: cfg.DedupFrom,
+		Logger: cfg.Logger,
 	}
 	if cfg.RenderMemory < 0 {
 		cc.Render.MemoryMB = -1 // V8's own
@@ -427,6 +435,12 @@ func Crawl(cfg Config) (crawl.Config, error) {
 	}
 	if err := cc.Validate(); err != nil {
 		return crawl.Config{}, err
+	}
+	for _, src := range cfg.DedupFrom {
+		// Found now, read at the start of the crawl (archive.ImportDigests).
+		if _, err := os.Stat(src); err != nil {
+			return crawl.Config{}, fieldError(fmt.Errorf("dedup source: %w", err), "DedupFrom")
+		}
 	}
 	if cfg.PolicyFile != "" {
 		// A policy may only make the crawl more polite than its own

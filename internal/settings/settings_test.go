@@ -84,6 +84,7 @@ func TestEveryFieldReachesTheCrawl(t *testing.T) {
 			c.Consumers = []plugin.Consumer{plugin.ConsumerFunc(func(*plugin.Page) error { return nil })}
 		},
 		"Logger":     func(c *Config) { c.Logger = slog.New(slog.DiscardHandler) },
+		"DedupFrom":  func(c *Config) { c.DedupFrom = []string{os.TempDir()} }, // found when the Config is checked
 		"S3Endpoint": func(c *Config) { c.S3Endpoint, c.S3Bucket = "http://127.0.0.1:1", "b" },
 		"S3Bucket":   func(c *Config) { c.S3Endpoint, c.S3Bucket = "http://127.0.0.1:1", "b" },
 		"S3Prefix":   func(c *Config) { c.S3Endpoint, c.S3Bucket, c.S3Prefix = "http://127.0.0.1:1", "b", "p/" },

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -18,6 +19,7 @@ import (
 // URL, not by host partition:
 //
 //	Digest:  'D' sha1[20]              -> DigestRecord (the first capture of a payload)
+//	         'D' sha256[32]            -> DigestRecord (of an earlier crawl whose index gives SHA-256)
 //	Capture: 'C' key 0x00 time[8]      -> CaptureRecord (one per archived response)
 //	Sim:     'S' simhash[8]            -> URL, depth (a page the near-duplicate index holds)
 //
@@ -31,7 +33,7 @@ const (
 )
 
 const (
-	digestVersion  = 1
+	digestVersion  = 2 // 2 adds Source
 	captureVersion = 2 // 2 adds Title
 	simVersion     = 2
 )
@@ -49,6 +51,11 @@ type DigestRecord struct {
 	Followed bool
 	Depth    int
 	RecordID string // its WARC-Record-ID
+	// Source names the earlier crawl the capture is in (the index file,
+	// WACZ or data directory it was imported from: ImportDigests), ""
+	// for a capture of this crawl. A revisit refers to a capture of
+	// another crawl by its URI and date; its file is not this crawl's.
+	Source string
 }
 
 // CaptureKind says what a capture's record holds.
@@ -110,10 +117,21 @@ func checkCaptureKey(key string) error {
 
 // PutDigest records where the payload with SHA-1 sum was first archived.
 func (b *Batch) PutDigest(sum [sha1.Size]byte, r DigestRecord) {
+	b.putDigest(sum[:], r)
+}
+
+// PutDigestSHA256 records where the payload with SHA-256 sum was first
+// archived: a capture of an earlier crawl whose index gives SHA-256
+// digests (as Browsertrix's do), which a payload's SHA-1 cannot find.
+func (b *Batch) PutDigestSHA256(sum [sha256.Size]byte, r DigestRecord) {
+	b.putDigest(sum[:], r)
+}
+
+func (b *Batch) putDigest(sum []byte, r DigestRecord) {
 	if !b.ok() {
 		return
 	}
-	b.key = appendDigestKey(b.key[:0], sum)
+	b.key = append(append(b.key[:0], tagDigest), sum...)
 	v := append(b.val[:0], digestVersion)
 	v = appendString(v, r.URL)
 	v = appendTime(v, r.Date)
@@ -126,29 +144,65 @@ func (b *Batch) PutDigest(sum [sha1.Size]byte, r DigestRecord) {
 	}
 	v = append(v, followed)
 	v = binary.AppendVarint(v, int64(r.Depth))
-	b.val = appendString(v, r.RecordID)
+	v = appendString(v, r.RecordID)
+	b.val = appendString(v, r.Source)
 	b.set(b.key, b.val)
 }
 
 // GetDigest returns where the payload with SHA-1 sum was first archived,
 // and false if it was not.
 func (db *DB) GetDigest(sum [sha1.Size]byte) (DigestRecord, bool, error) {
-	key := appendDigestKey(nil, sum)
+	return db.getDigest(appendDigestKey(nil, sum))
+}
+
+// GetDigestSHA256 returns the capture recorded for the payload with
+// SHA-256 sum (PutDigestSHA256), and false if there is none.
+func (db *DB) GetDigestSHA256(sum [sha256.Size]byte) (DigestRecord, bool, error) {
+	return db.getDigest(append([]byte{tagDigest}, sum[:]...))
+}
+
+func (db *DB) getDigest(key []byte) (DigestRecord, bool, error) {
 	var r DigestRecord
 	ok, err := db.get(key, func(val []byte) error {
-		d := decoder{b: val}
-		d.version(digestVersion)
-		r.URL = d.str("url")
-		r.Date = d.time("date")
-		r.File = d.str("file")
-		r.Offset = d.varint("offset")
-		r.Length = d.varint("length")
-		r.Followed = d.byte1("followed") == 1
-		r.Depth = d.int("depth")
-		r.RecordID = d.str("record-id")
-		return d.finish(key)
+		var derr error
+		r, derr = decodeDigest(key, val)
+		return derr
 	})
 	return r, ok, err
+}
+
+func decodeDigest(key, val []byte) (DigestRecord, error) {
+	var r DigestRecord
+	d := decoder{b: val}
+	v := d.version(digestVersion)
+	r.URL = d.str("url")
+	r.Date = d.time("date")
+	r.File = d.str("file")
+	r.Offset = d.varint("offset")
+	r.Length = d.varint("length")
+	r.Followed = d.byte1("followed") == 1
+	r.Depth = d.int("depth")
+	r.RecordID = d.str("record-id")
+	if v >= 2 {
+		r.Source = d.str("source")
+	}
+	return r, d.finish(key)
+}
+
+// ScanDigests calls fn for every payload digest recorded, SHA-1 (20
+// bytes) and SHA-256 (32) alike, in digest order, until fn returns false.
+func (db *DB) ScanDigests(fn func(sum []byte, r DigestRecord) bool) error {
+	return db.scan("digests", []byte{tagDigest}, []byte{tagDigest + 1}, func(it *pebble.Iterator) (bool, error) {
+		k := it.Key()
+		if len(k) != 1+sha1.Size && len(k) != 1+sha256.Size {
+			return false, fmt.Errorf("decode %s: not a digest key", fmtKey(k))
+		}
+		r, err := decodeDigest(k, it.Value())
+		if err != nil {
+			return false, err
+		}
+		return fn(k[1:], r), nil
+	})
 }
 
 // PutCapture adds a capture of the URL whose sort key is key.
@@ -337,7 +391,7 @@ func fmtCaptureKey(k []byte) (string, bool) {
 	switch {
 	case len(k) == 1+8 && k[0] == tagSim:
 		return fmt.Sprintf("simhash %016x", binary.BigEndian.Uint64(k[1:])), true
-	case len(k) == 1+sha1.Size && k[0] == tagDigest:
+	case (len(k) == 1+sha1.Size || len(k) == 1+sha256.Size) && k[0] == tagDigest:
 		return "digest " + hex.EncodeToString(k[1:]), true
 	case len(k) > 10 && k[0] == tagCapture && k[len(k)-9] == hostEnd:
 		return fmt.Sprintf("capture key=%q time=%d", k[1:len(k)-9], int64(binary.BigEndian.Uint64(k[len(k)-8:])^1<<63)), true

@@ -2,6 +2,7 @@ package store
 
 import (
 	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/binary"
 	"slices"
 	"strings"
@@ -24,6 +25,46 @@ func TestDigestRoundTrip(t *testing.T) {
 	got, ok, err := db.GetDigest(sum)
 	if err != nil || !ok || got.URL != want.URL || !got.Date.Equal(want.Date) || got.File != want.File || got.Offset != want.Offset || got.Length != want.Length || got != want {
 		t.Fatalf("GetDigest = %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+}
+
+// A capture of an earlier crawl is found by its SHA-1 or by the SHA-256
+// its index gave, with the crawl it is in; a record written before
+// Source existed (version 1) still reads.
+func TestDigestOfEarlierCrawl(t *testing.T) {
+	db := openMem(t)
+	payload := []byte("payload of an earlier crawl")
+	s1, s256 := sha1.Sum(payload), sha256.Sum256(payload)
+	a := DigestRecord{URL: "http://a.test/x", Date: t0, Source: "/crawls/first.cdxj"}
+	bRec := DigestRecord{URL: "http://a.test/y", Date: t0.Add(time.Hour), Source: "/crawls/first.wacz"}
+	b := db.NewBatch()
+	b.PutDigest(s1, a)
+	b.PutDigestSHA256(s256, bRec)
+	// A version 1 value, as builds before Source wrote it.
+	old := sha1.Sum([]byte("old"))
+	v1 := appendString(appendTime(appendString([]byte{1}, "http://a.test/old"), t0), "f.warc.gz")
+	v1 = binary.AppendVarint(binary.AppendVarint(v1, 5), 6)
+	v1 = appendString(binary.AppendVarint(append(v1, 0), 0), "<urn:uuid:2>")
+	b.set(appendDigestKey(nil, old), v1)
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := db.GetDigest(s1); err != nil || !ok || got != a {
+		t.Errorf("GetDigest = %+v, %v, %v; want %+v", got, ok, err, a)
+	}
+	if got, ok, err := db.GetDigestSHA256(s256); err != nil || !ok || got != bRec {
+		t.Errorf("GetDigestSHA256 = %+v, %v, %v; want %+v", got, ok, err, bRec)
+	}
+	if got, ok, err := db.GetDigest(old); err != nil || !ok || got.URL != "http://a.test/old" || got.RecordID != "<urn:uuid:2>" || got.Source != "" {
+		t.Errorf("version 1 record = %+v, %v, %v", got, ok, err)
+	}
+	var lens []int
+	if err := db.ScanDigests(func(sum []byte, r DigestRecord) bool { lens = append(lens, len(sum)); return true }); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(lens)
+	if !slices.Equal(lens, []int{20, 20, 32}) {
+		t.Errorf("ScanDigests saw sums of %v bytes, want 20, 20, 32", lens)
 	}
 }
 

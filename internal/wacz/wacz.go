@@ -36,6 +36,11 @@ type Package struct {
 	Index func(w io.Writer) error
 	// Pages are the pages a replay lists: pages/pages.jsonl.
 	Pages []Page
+	// Requires are the file names of the WACZ files of earlier crawls
+	// whose captures revisit records here refer to: datapackage.json
+	// lists them under relation.requires, where wabac.js looks for a
+	// revisit's original that the package itself does not hold.
+	Requires []string
 	// Title and Description describe the collection; Software names the
 	// program that wrote it; Created is when (zero means now).
 	Title, Description, Software string
@@ -67,6 +72,16 @@ type dataPackage struct {
 	MainPageURL string     `json:"mainPageUrl,omitempty"`
 	MainPageTS  string     `json:"mainPageDate,omitempty"`
 	Resources   []resource `json:"resources"`
+	Relation    *relation  `json:"relation,omitempty"`
+}
+
+// relation is what a package needs of others.
+type relation struct {
+	Requires []required `json:"requires"`
+}
+
+type required struct {
+	Filename string `json:"filename"`
 }
 
 // Write writes p as a WACZ file to w.
@@ -132,6 +147,12 @@ func Write(w io.Writer, p Package) error {
 	dp := dataPackage{
 		Profile: "data-package", WACZVersion: Version, Title: p.Title, Description: p.Description,
 		Created: created.Format(time.RFC3339), Software: p.Software, Resources: res,
+	}
+	for _, r := range p.Requires {
+		if dp.Relation == nil {
+			dp.Relation = &relation{}
+		}
+		dp.Relation.Requires = append(dp.Relation.Requires, required{Filename: r})
 	}
 	if len(p.Pages) > 0 {
 		dp.MainPageURL, dp.MainPageTS = p.Pages[0].URL, p.Pages[0].TS.UTC().Format(time.RFC3339)

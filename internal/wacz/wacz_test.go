@@ -1,7 +1,9 @@
 package wacz
 
 import (
+	"archive/zip"
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -49,5 +51,43 @@ func TestCheckFindsDamage(t *testing.T) {
 	// A missing WARC file names itself.
 	if err := Write(io.Discard, Package{WARCs: []string{filepath.Join(dir, "gone.warc.gz")}, Index: p.Index}); err == nil || !strings.Contains(err.Error(), "gone.warc.gz") {
 		t.Errorf("a missing WARC file: %v", err)
+	}
+}
+
+// A package whose revisits refer to captures in earlier packages names
+// them under relation.requires, where wabac.js looks for a revisit's
+// original that the package does not hold.
+func TestRequires(t *testing.T) {
+	var buf bytes.Buffer
+	index := func(w io.Writer) error { return nil }
+	if err := Write(&buf, Package{Index: index, Requires: []string{"first.wacz", "other.wacz"}}); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := zr.Open("datapackage.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	var dp struct {
+		Relation struct {
+			Requires []struct{ Filename string }
+		}
+	}
+	if err := json.NewDecoder(rc).Decode(&dp); err != nil {
+		t.Fatal(err)
+	}
+	if r := dp.Relation.Requires; len(r) != 2 || r[0].Filename != "first.wacz" || r[1].Filename != "other.wacz" {
+		t.Errorf("relation.requires = %+v, want first.wacz and other.wacz", r)
+	}
+	buf.Reset()
+	if err := Write(&buf, Package{Index: index}); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(buf.Bytes(), []byte(`"relation"`)) {
+		t.Error("a package that requires none has a relation")
 	}
 }
