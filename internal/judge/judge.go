@@ -118,12 +118,14 @@ type Candidate struct {
 	// Sitemap says the URL is fetched as a sitemap, not as a page: its
 	// item carries it, so the page budget does not count it.
 	Sitemap bool
+	// Path is the URL's discovery path (frontier.Item.Path).
+	Path string
 }
 
 // Item is the frontier item an admitted candidate becomes.
 func (c *Candidate) Item() frontier.Item {
 	return frontier.Item{URL: c.URL.String, Host: c.URL.Authority, Depth: c.Depth, Priority: c.Priority, Rank: c.Rank, Hops: c.Hops,
-		Via: c.Via, Requisite: c.As.Requisite(), Sitemap: c.Sitemap}
+		Via: c.Via, Requisite: c.As.Requisite(), Sitemap: c.Sitemap, Path: c.Path}
 }
 
 // RobotsCache tells what is known of an origin's robots.txt

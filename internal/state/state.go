@@ -164,14 +164,14 @@ func (d *State) Has(part int, host string, k seen.Key) (bool, error) {
 func queueItem(it *frontier.Item, part int) store.QueueItem {
 	return store.QueueItem{
 		URL: it.URL, Host: it.Host, Part: uint16(part), Depth: it.Depth, Hops: it.Hops,
-		Priority: uint8(it.Priority), Rank: it.Rank, Via: it.Via, Added: it.Added, Fetch: it.Fetch, Requisite: it.Requisite, Sitemap: it.Sitemap, Again: it.Again,
+		Priority: uint8(it.Priority), Rank: it.Rank, Via: it.Via, Added: it.Added, Fetch: it.Fetch, Requisite: it.Requisite, Sitemap: it.Sitemap, Again: it.Again, Path: it.Path,
 	}
 }
 
 func frontierItem(q store.QueueItem, seq uint64) frontier.Item {
 	return frontier.Item{
 		URL: q.URL, Host: q.Host, Depth: q.Depth, Hops: q.Hops, Priority: frontier.Priority(q.Priority), Rank: q.Rank,
-		Via: q.Via, Fetch: q.Fetch, Seq: seq, Added: q.Added, Requisite: q.Requisite, Sitemap: q.Sitemap, Again: q.Again,
+		Via: q.Via, Fetch: q.Fetch, Seq: seq, Added: q.Added, Requisite: q.Requisite, Sitemap: q.Sitemap, Again: q.Again, Path: q.Path,
 	}
 }
 
@@ -523,6 +523,8 @@ type Offered struct {
 	// Sitemap: found as a sitemap, so it does not count against the
 	// owner's page budget.
 	Sitemap bool `json:"sitemap,omitempty"`
+	// Path is its discovery path (frontier.Item.Path).
+	Path string `json:"path,omitempty"`
 }
 
 // errNoForwarder is the error of a batch that found URLs for other nodes

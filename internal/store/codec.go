@@ -19,8 +19,8 @@ const (
 	hostVersion   = 5 // 2 adds backoff, errors, parks and given-up; 3 moves robots.txt to RobotsRecord; 4 the run of 429s; 5 why the host waits
 	robotsVersion = 2 // 2 keeps the last good answer beside the failures since
 	urlVersion    = 7 // 2 adds what a recrawl needs: validators, digest, change history; 3 what ranks it: in-links, sitemap hints; 4 unchanged visits in a row; 5 its Dating; 6 errors in a row; 7 the rank it was queued with
-	frontVersion  = 4 // QueueItem with host and partition; 2 adds Fetch, 3 its flags, 4 its Rank
-	queueVersion  = 4 // QueueItem without them (the key has them); 2 adds Fetch, 3 its flags, 4 its Rank
+	frontVersion  = 5 // QueueItem with host and partition; 2 adds Fetch, 3 its flags, 4 its Rank, 5 its Path
+	queueVersion  = 5 // QueueItem without them (the key has them); 2 adds Fetch, 3 its flags, 4 its Rank, 5 its Path
 )
 
 // ErrNewerVersion is wrapped by decode errors for a record written by a
@@ -47,6 +47,9 @@ type QueueItem struct {
 	Sitemap bool
 	// Again says the item is a copy of a URL queued again (a flag bit).
 	Again bool
+	// Path is how it was found from its seed, as Heritrix's discovery
+	// path writes it ("LLE"; "" for a seed), bounded (crawllog.Extend).
+	Path string
 }
 
 // FrontEntry is a front-queue entry and its position.
@@ -306,7 +309,8 @@ func appendItem(dst []byte, it *QueueItem, front bool) []byte {
 		flags |= itemAgain
 	}
 	dst = append(dst, flags)
-	return binary.AppendUvarint(dst, uint64(it.Rank))
+	dst = binary.AppendUvarint(dst, uint64(it.Rank))
+	return appendString(dst, it.Path)
 }
 
 // Flags of a queue item (version 3 on).
@@ -684,5 +688,8 @@ func decodeItemTail(d *decoder, it *QueueItem, version byte) {
 	}
 	if version >= 4 {
 		it.Rank = uint32(min(d.uvarint("rank"), math.MaxUint32))
+	}
+	if version >= 5 {
+		it.Path = d.str("path")
 	}
 }

@@ -404,23 +404,26 @@ func TestPrefixEnd(t *testing.T) {
 // Fetch (version 1), their flags (version 2) and their Rank (version 3):
 // a crawl resumed by a newer build keeps its queues. A version 3 value
 // keeps Requisite, and Sitemap in a flag bit that a value written before
-// it leaves clear; a version 4 value keeps Rank.
+// it leaves clear; a version 4 value keeps Rank, a version 5 its Path.
 func TestQueueItemVersion1(t *testing.T) {
 	it := item("a.test", 3, 1)
-	it.Fetch = ""
+	it.Fetch, it.Path = "", ""
 	for _, front := range []bool{true, false} {
-		v4 := appendItem(nil, &it, front)
-		// Version 3 is version 4 without the trailing Rank (zero: one
-		// byte), version 2 is version 3 without the trailing flags byte,
-		// and version 1 is version 2 without the trailing Fetch (an empty
-		// string: one zero length byte).
+		v5 := appendItem(nil, &it, front)
+		// Version 4 is version 5 without the trailing Path (an empty
+		// string: one zero length byte), version 3 is version 4 without
+		// the trailing Rank (zero: one byte), version 2 is version 3
+		// without the trailing flags byte, and version 1 is version 2
+		// without the trailing Fetch (another empty string).
+		v4 := bytes.Clone(v5[:len(v5)-1])
+		v4[0] = 4
 		v3 := bytes.Clone(v4[:len(v4)-1])
 		v3[0] = 3
 		v2 := bytes.Clone(v3[:len(v3)-1])
 		v2[0] = 2
 		v1 := bytes.Clone(v2[:len(v2)-1])
 		v1[0] = 1
-		for name, v := range map[string][]byte{"version 1": v1, "version 2": v2, "version 3": v3} {
+		for name, v := range map[string][]byte{"version 1": v1, "version 2": v2, "version 3": v3, "version 4": v4} {
 			var got QueueItem
 			var err error
 			if front {
@@ -436,7 +439,7 @@ func TestQueueItemVersion1(t *testing.T) {
 			}
 		}
 		ranked := it
-		ranked.Rank, ranked.Again = 1<<20, true
+		ranked.Rank, ranked.Again, ranked.Path = 1<<20, true, "12+"+strings.Repeat("LE", 25)
 		var got QueueItem
 		var err error
 		if front {
