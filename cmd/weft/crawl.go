@@ -100,6 +100,7 @@ type crawlFlags struct {
 	grace          time.Duration
 	fresh          bool
 	warcMaxSize    int64
+	crawlLog       string
 	logLevel       string
 	progress       string
 	httpAddr       string
@@ -185,6 +186,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.fresh, "fresh", false, "start over: discard the crawl state under --data instead of resuming it (WARC files are kept)")
 	fs.DurationVar(&f.grace, "grace", d.Grace, "on Ctrl-C or SIGTERM, how long fetches in flight may finish")
 	fs.Var(bytesize.NewValue(&f.warcMaxSize, d.WARCMaxFileSize), "warc-max-size", "rotate WARC files at this size")
+	fs.StringVar(&f.crawlLog, "crawl-log", "", "also write every fetch to this `file` as a line of Heritrix's crawl.log, appended (fetches.jsonl under --data is written either way)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
 	fs.IntVar(&f.activeHosts, "active-hosts", 0, "hosts crawled at once, each with a back queue in memory (0: max(1024, 4 x workers))")
 	fs.IntVar(&f.frontBuffer, "front-buffer", d.FrontBuffer, "URLs of each of the 3 priority queues kept in memory; the rest is on disk")
@@ -471,7 +473,7 @@ func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, err
 		ParkAfter: f.parkAfter, ParkFor: f.parkFor, GiveUpAfter: f.giveUpAfter, IPGroup: f.ipGroup, IPGap: f.ipGap,
 
 		ExpectedURLs: f.expectedURLs, SeenCacheKeys: cmp.Or(f.seenCache, -1), ActiveHosts: f.activeHosts,
-		FrontBuffer: f.frontBuffer, HeadSize: f.headSize, HostCache: f.hostCache, WARCMaxSize: f.warcMaxSize,
+		FrontBuffer: f.frontBuffer, HeadSize: f.headSize, HostCache: f.hostCache, WARCMaxSize: f.warcMaxSize, CrawlLog: f.crawlLog,
 
 		Logger: logger,
 	}

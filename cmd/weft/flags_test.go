@@ -210,3 +210,13 @@ func TestInlinkMiBSetsInlinkMemory(t *testing.T) {
 		t.Errorf("exit %d, %s\n%s", code, errOut, out)
 	}
 }
+
+// --crawl-log reaches the crawl as the file its crawl.log goes to.
+func TestCrawlLogFlag(t *testing.T) {
+	for args, want := range map[string]string{"": "", "--crawl-log=/tmp/x/crawl.log": "/tmp/x/crawl.log"} {
+		cfg, err := parseCrawlFlags(t, strings.Fields(args)...)
+		if err != nil || cfg.CrawlLog != want {
+			t.Errorf("%q: CrawlLog %q, %v; want %q", args, cfg.CrawlLog, err, want)
+		}
+	}
+}

@@ -300,6 +300,10 @@ type Config struct {
 	HostCache int
 	// WARCMaxSize rotates WARC files at this size; zero means 1 GiB.
 	WARCMaxSize int64
+	// CrawlLog, when set, is a file that every fetch is written to as a
+	// line of Heritrix's crawl.log (appended), for the tools that read
+	// one; "" means none (DataDir's fetches.jsonl is written either way).
+	CrawlLog string
 
 	// S3Endpoint and S3Bucket, when set, send each finished WARC file to
 	// an S3-compatible object store ("http://host:port" or
@@ -356,8 +360,8 @@ func Crawl(cfg Config) (crawl.Config, error) {
 		IPGroup:        cfg.IPGroup, IPGap: cfg.IPGap,
 		ExpectedURLs: cfg.ExpectedURLs, SeenCacheKeys: cfg.SeenCacheKeys, MaxActiveHosts: cfg.ActiveHosts,
 		FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize, HostCache: cfg.HostCache,
-		WARCMaxFileSize: cfg.WARCMaxSize,
-		Logger:          cfg.Logger,
+		WARCMaxFileSize: cfg.WARCMaxSize, CrawlLog: cfg.CrawlLog,
+		Logger: cfg.Logger,
 	}
 	if cfg.RenderMemory < 0 {
 		cc.Render.MemoryMB = -1 // V8's own
