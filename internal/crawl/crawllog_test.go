@@ -47,8 +47,8 @@ func readCrawlLog(t *testing.T, path string) []crawllog.Line {
 // redirects (R, via the redirecting URL), links (L), 404s and failures
 // (Heritrix's -2 for a refused connection, -3 for one dropped after the
 // request, -6 for a name that does not resolve) all appear with the
-// status and discovery path Heritrix would give them, and each path is
-// its via's path and one hop.
+// status and discovery path Heritrix would give them, each path is its
+// via's path and one hop, and each answer's digest is its WARC record's.
 func TestCrawlLogIsHeritrixs(t *testing.T) {
 	web := startWeb(t, synthweb.Config{
 		Seed: 7, Hosts: 2, PagesPerHost: 30, HangLimit: 200 * time.Millisecond,
@@ -96,6 +96,23 @@ func TestCrawlLogIsHeritrixs(t *testing.T) {
 			byURL[l.URI] = l
 		}
 	}
+	// The digests the WARC records give each URL's payloads.
+	digests := map[string]map[string]bool{}
+	files, err := filepath.Glob(filepath.Join(cfg.warcDir(), "*.warc.gz"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("WARC files %v, %v", files, err)
+	}
+	for _, f := range files {
+		for _, rec := range readWARC(t, f) {
+			if d := rec.header.Get("WARC-Payload-Digest"); d != "" {
+				uri := rec.header.Get("WARC-Target-URI")
+				if digests[uri] == nil {
+					digests[uri] = map[string]bool{}
+				}
+				digests[uri][d] = true
+			}
+		}
+	}
 	seeds := map[string]bool{}
 	for _, s := range cfg.Seeds {
 		seeds[s] = true
@@ -116,8 +133,8 @@ func TestCrawlLogIsHeritrixs(t *testing.T) {
 			if l.Size >= 0 || l.Digest != "" {
 				t.Errorf("%s failed (%d) with a size or a digest: %+v", l.URI, l.Status, l)
 			}
-		} else if !strings.HasPrefix(l.Digest, "sha1:") || l.Start.IsZero() || l.Size < 0 {
-			t.Errorf("%s answered %d without a digest, fetch time or size: %+v", l.URI, l.Status, l)
+		} else if !digests[l.URI][l.Digest] || l.Start.IsZero() || l.Size < 0 {
+			t.Errorf("%s answered %d with digest %q (the WARC has %v), fetch time %v, size %d", l.URI, l.Status, l.Digest, digests[l.URI], l.Start, l.Size)
 		}
 		if l.Worker < 0 || l.Worker >= cfg.Workers {
 			t.Errorf("%s: worker %d of %d", l.URI, l.Worker, cfg.Workers)

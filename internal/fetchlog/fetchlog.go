@@ -199,8 +199,11 @@ const OutcomeDeferred = "deferred"
 func CrawlLine(r *Record, now time.Time) crawllog.Line {
 	l := crawllog.Line{Logged: now, Status: r.Status, Size: int64(r.Bytes), URI: r.URL, Path: r.Path, Via: r.Via,
 		MediaType: r.ContentType, Worker: r.Worker, Start: r.Time, Duration: time.Duration(r.DurationMS) * time.Millisecond, Digest: r.SHA1}
-	if r.Status == 0 {
+	switch {
+	case r.Status == 0:
 		l.Status, l.Size = ErrorStatus(r.Outcome, r.Unsent), -1
+	case strings.HasSuffix(r.Outcome, "external"):
+		l.Size = -1 // an external fetcher reports no size
 	}
 	switch {
 	case r.RevisitOf == "":

@@ -88,8 +88,9 @@ func TestCrawlLogHasEveryFetch(t *testing.T) {
 	l.Write(Record{Time: at, URL: "http://b.test/", Host: "b.test", Outcome: "error:connect", Unsent: true, Path: "LL", Via: "http://a.test/b"})
 	l.Write(Record{Time: at, URL: "http://c.test/", Host: "c.test", Outcome: "error:connect", Path: "LL", Via: "http://a.test/b"})
 	l.Write(Record{Time: at, URL: "http://d.test/", Host: "d.test", Outcome: OutcomeDeferred})
+	l.Write(Record{Time: at, URL: "http://e.test/", Host: "e.test", Status: 200, Outcome: "external"})
 	l.Precluded(Record{URL: "http://a.test/private", Host: "a.test", Path: "L", Via: "http://a.test/"}, -9998)
-	if got := l.ByOutcome(); got[OutcomeDeferred] != 1 || len(got) != 4 {
+	if got := l.ByOutcome(); got[OutcomeDeferred] != 1 || len(got) != 5 {
 		t.Errorf("by outcome %v: a precluded URL is no fetch", got)
 	}
 	if err := l.Close(); err != nil {
@@ -109,6 +110,7 @@ func TestCrawlLogHasEveryFetch(t *testing.T) {
 		"200 0 http://a.test/b L http://a.test/ unknown #000 sha1:7AJUMSDTOMT4FN7MBFGGNJU3Z56MLCMW - duplicate:uriAgnosticDigest",
 		"-2 - http://b.test/ LL http://a.test/b unknown #000 - - -",
 		"-3 - http://c.test/ LL http://a.test/b unknown #000 - - -",
+		"200 - http://e.test/ - - unknown #000 - - -",
 		"-9998 - http://a.test/private L http://a.test/ unknown #000 - - -",
 	}
 	if !slices.Equal(got, want) {
