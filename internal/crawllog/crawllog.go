@@ -35,12 +35,15 @@ const (
 	RobotsPrecluded    = -9998 // robots.txt rules precluded the fetch
 )
 
-// statuses are the codes below 100 that Heritrix's documentation lists.
-var statuses = map[int]bool{
-	1: true, 0: true, -1: true, -2: true, -3: true, -4: true, -5: true, -6: true, -7: true, -8: true,
-	-50: true, -60: true, -61: true, -62: true, -63: true, -404: true, -3000: true,
-	-4000: true, -4001: true, -4002: true, -5000: true, -5001: true, -5002: true, -5003: true, -5004: true,
-	-6000: true, -7000: true, -9998: true,
+// validStatus reports whether s is an HTTP status or one of the codes
+// Heritrix's documentation lists.
+func validStatus(s int) bool {
+	switch s {
+	case 1, 0, -1, -2, -3, -4, -5, -6, -7, -8, -50, -60, -61, -62, -63, -404, -3000,
+		-4000, -4001, -4002, -5000, -5001, -5002, -5003, -5004, -6000, -7000, -9998:
+		return true
+	}
+	return s >= 100 && s <= 999
 }
 
 // Hop is one step of a discovery path: how a URL was found from the one
@@ -252,7 +255,7 @@ func Parse(s string) (Line, error) {
 	if l.Logged, err = time.Parse("2006-01-02T15:04:05.000Z", f[0]); err != nil || len(f[0]) != 24 || f[0][19] != '.' {
 		return bad(1, "an ISO 8601 time to the millisecond in UTC")
 	}
-	if l.Status, err = strconv.Atoi(f[1]); err != nil || !(statuses[l.Status] || l.Status >= 100 && l.Status <= 999) {
+	if l.Status, err = strconv.Atoi(f[1]); err != nil || !validStatus(l.Status) {
 		return bad(2, "an HTTP status or one of Heritrix's codes")
 	}
 	l.Size = -1
