@@ -106,6 +106,7 @@ type crawlFlags struct {
 	fresh          bool
 	warcMaxSize    int64
 	dedupFrom      []string
+	crawlLog       string
 	logLevel       string
 	progress       string
 	httpAddr       string
@@ -196,6 +197,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.grace, "grace", d.Grace, "on Ctrl-C or SIGTERM, how long fetches in flight may finish")
 	fs.Var(bytesize.NewValue(&f.warcMaxSize, d.WARCMaxFileSize), "warc-max-size", "rotate WARC files at this size")
 	fs.StringArrayVar(&f.dedupFrom, "dedup-from", nil, "an earlier crawl's index: a CDXJ file (weft cdx's or pywb's), a WACZ file or a weft data directory; a payload captured there is archived as a revisit of that capture (repeatable)")
+	fs.StringVar(&f.crawlLog, "crawl-log", "", "also write every fetch to this `file` as a line of Heritrix's crawl.log, appended (fetches.jsonl under --data is written either way)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
 	fs.IntVar(&f.activeHosts, "active-hosts", 0, "hosts crawled at once, each with a back queue in memory (0: max(1024, 4 x workers))")
 	fs.IntVar(&f.frontBuffer, "front-buffer", d.FrontBuffer, "URLs of each of the 3 priority queues kept in memory; the rest is on disk")
@@ -510,7 +512,7 @@ func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, err
 
 		ExpectedURLs: f.expectedURLs, SeenCacheKeys: cmp.Or(f.seenCache, -1), ActiveHosts: f.activeHosts,
 		FrontBuffer: f.frontBuffer, HeadSize: f.headSize, HostCache: f.hostCache, WARCMaxSize: f.warcMaxSize,
-		DedupFrom: f.dedupFrom,
+		DedupFrom: f.dedupFrom, CrawlLog: f.crawlLog,
 
 		Logger: logger,
 	}

@@ -52,7 +52,7 @@ var flagFields = map[string]string{
 
 	"expected-urls": "ExpectedURLs", "seen-cache": "SeenCacheKeys", "active-hosts": "ActiveHosts",
 	"front-buffer": "FrontBuffer", "head-size": "HeadSize", "host-cache": "HostCache", "warc-max-size": "WARCMaxSize",
-	"dedup-from": "DedupFrom",
+	"dedup-from": "DedupFrom", "crawl-log": "CrawlLog",
 
 	"s3-endpoint": "S3Endpoint", "s3-bucket": "S3Bucket", "s3-prefix": "S3Prefix", "s3-region": "S3Region",
 

@@ -250,3 +250,13 @@ func TestSitemapFlag(t *testing.T) {
 		}
 	}
 }
+
+// --crawl-log reaches the crawl as the file its crawl.log goes to.
+func TestCrawlLogFlag(t *testing.T) {
+	for args, want := range map[string]string{"": "", "--crawl-log=/tmp/x/crawl.log": "/tmp/x/crawl.log"} {
+		cfg, err := parseCrawlFlags(t, strings.Fields(args)...)
+		if err != nil || cfg.CrawlLog != want {
+			t.Errorf("%q: CrawlLog %q, %v; want %q", args, cfg.CrawlLog, err, want)
+		}
+	}
+}

@@ -187,6 +187,9 @@ type Config struct {
 
 	// WARCMaxFileSize rotates WARC files.
 	WARCMaxFileSize int64
+	// CrawlLog, when set, is where the fetch log's records are written
+	// as Heritrix's crawl.log too (fetchlog.Log.CrawlLog); "" for none.
+	CrawlLog string
 	// Cluster, when set, makes the crawl one node of several that split
 	// the hosts by partition (see Cluster); nil is a crawl on its own.
 	Cluster Cluster

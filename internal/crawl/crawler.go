@@ -340,6 +340,12 @@ func New(cfg Config) (c *Crawler, err error) {
 	if c.flog, err = fetchlog.Open(filepath.Join(cfg.DataDir, "fetches.jsonl")); err != nil {
 		return nil, err
 	}
+	if cfg.CrawlLog != "" {
+		if err := c.flog.CrawlLog(cfg.CrawlLog); err != nil {
+			_ = c.flog.Close()
+			return nil, err
+		}
+	}
 	// The configured Cluster, not alone: on one node (nil) a robots.txt hop
 	// to another host is queued on this frontier, not asked of an owner.
 	c.robots = robotstxt.New(robotstxt.Config{

@@ -49,8 +49,8 @@ func (c *Crawler) listDeferred(sum *Summary, left []frontier.HostInfo) error {
 		if len(d.Sample) < maxDeferredSample {
 			d.Sample = append(d.Sample, it.URL)
 		}
-		c.flog.Write(fetchlog.Record{Time: now, URL: it.URL, Host: it.Host, Depth: it.Depth, Hops: it.Hops, Via: it.Via,
-			Outcome: "deferred", Error: reasons[it.Host] + " until " + d.Until.Format(time.RFC3339)})
+		c.flog.Write(fetchlog.Record{Time: now, URL: it.URL, Host: it.Host, Depth: it.Depth, Hops: it.Hops, Via: it.Via, Path: it.Path,
+			Outcome: fetchlog.OutcomeDeferred, Error: reasons[it.Host] + " until " + d.Until.Format(time.RFC3339)})
 		return nil
 	}
 	const batch = 1024

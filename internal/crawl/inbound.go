@@ -47,7 +47,7 @@ func (c *Crawler) Offer(urls []Offered) error {
 		case o.Resource:
 			as = judge.AsOfferedResource
 		}
-		c.admit(pb, judge.Candidate{URL: u, Depth: o.Depth, Hops: o.Hops, Priority: o.Priority, Via: o.Via, As: as, Sitemap: o.Sitemap, Seed: o.Seed})
+		c.admit(pb, judge.Candidate{URL: u, Depth: o.Depth, Hops: o.Hops, Priority: o.Priority, Via: o.Via, As: as, Sitemap: o.Sitemap, Seed: o.Seed, Path: o.Path})
 	}
 	if err := pb.Commit(c.seen, c.front); err != nil {
 		c.fail(fmt.Errorf("crawl: record offered URLs: %w", err))

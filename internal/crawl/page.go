@@ -28,9 +28,10 @@ import (
 // (its host's robots.txt, a drain, a refusal) goes from the route to the
 // commit with out set.
 type pageRun struct {
-	l  frontier.Lease
-	pb *state.Batch // everything the lease changes, committed at once
-	u  canon.URL    // l.URL, parsed
+	l      frontier.Lease
+	pb     *state.Batch // everything the lease changes, committed at once
+	u      canon.URL    // l.URL, parsed
+	worker int          // the number of the worker that runs it, for the crawl log
 
 	// fetch: what the last visit left (continuous mode), for a
 	// conditional request, and the answer.

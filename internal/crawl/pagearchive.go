@@ -49,7 +49,17 @@ func (c *Crawler) archivePage(p *pageRun) {
 		DurationMS: resp.Duration.Milliseconds(), Depth: l.Depth, Hops: l.Hops, Via: l.Via,
 		ContentType: resp.Header.Get("Content-Type"), SHA256: hex.EncodeToString(sum[:]),
 		Truncated: resp.Truncated, WARCFile: loc.File, WARCOffset: loc.Offset, Outcome: "ok",
+		Path: l.Path, Worker: p.worker, SHA1: archive.DigestString(p.cp.Digest), RevisitOf: revisitOf(p.cp),
 	}
+}
+
+// revisitOf is the URL of the capture cp refers to when it is a revisit
+// record, "" when it is not.
+func revisitOf(cp archive.Capture) string {
+	if !cp.Revisit {
+		return ""
+	}
+	return cp.First.URL
 }
 
 // archiveResp writes resp to the archive, staged in pb (nil: on its own),

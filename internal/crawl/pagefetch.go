@@ -48,7 +48,8 @@ func (c *Crawler) fetchPage(ctx context.Context, p *pageRun) bool {
 	}
 	c.stats.failed(l.Host, kind.String())
 	c.log.Info("fetch failed", "url", l.URL, "host", l.Host, "err", err)
-	c.flog.Write(fetchlog.Record{Time: time.Now(), URL: l.URL, Host: l.Host, Depth: l.Depth, Hops: l.Hops, Via: l.Via, Outcome: "error:" + kind.String(), Error: err.Error()})
+	c.flog.Write(fetchlog.Record{Time: start, DurationMS: time.Since(start).Milliseconds(), URL: l.URL, Host: l.Host, Depth: l.Depth, Hops: l.Hops, Via: l.Via,
+		Outcome: "error:" + kind.String(), Error: err.Error(), Path: l.Path, Worker: p.worker, Unsent: fetch.Unsent(err)})
 	p.out = leaseOutcome{res: answer.Failed(err, time.Since(start)), outcome: "error:" + kind.String()}
 	return false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/crawllog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/judge"
@@ -103,7 +104,7 @@ func (c *Crawler) admitListed(pb *state.Batch, f *found, l frontier.Lease) {
 	}
 	k := seen.KeyOf(u.String)
 	rank := importance.Rank(c.rank.Cash(k), depth) + importance.Listed(h.Priority, h.LastMod, now)
-	cand := judge.Candidate{URL: u, Depth: depth, Priority: prio, Rank: rank, Via: l.URL, Key: k, Seed: l.Seed}
+	cand := judge.Candidate{URL: u, Depth: depth, Priority: prio, Rank: rank, Via: l.URL, Key: k, Seed: l.Seed, Path: crawllog.Extend(l.Path, crawllog.Manifest)}
 	why := c.admit(pb, cand)
 	part := uint16(partition.Of(u.Authority, c.cfg.Partitions))
 	switch {
@@ -128,7 +129,7 @@ func (c *Crawler) admit(pb *state.Batch, cand judge.Candidate) string {
 		c.fail(fmt.Errorf("crawl: %w", err))
 	case why == judge.Forwarded:
 		pb.Forward = append(pb.Forward, Offered{URL: cand.URL.String, Depth: cand.Depth, Hops: cand.Hops, Priority: importance.Priority(cand.Rank, cand.Priority),
-			Via: cand.Via, Resource: cand.As.Resource(), Requisite: cand.As.Requisite(), Sitemap: cand.Sitemap, Seed: cand.Seed})
+			Via: cand.Via, Resource: cand.As.Resource(), Requisite: cand.As.Requisite(), Sitemap: cand.Sitemap, Seed: cand.Seed, Path: cand.Path})
 		c.stats.forwarded.Add(1)
 	}
 	return why
@@ -152,12 +153,20 @@ func (c *Crawler) findSitemaps(p *pageRun) {
 	if pol := c.robots.Cached(robotstxt.Origin(u.Scheme, p.l.Host), time.Now()); pol != nil {
 		targets = append(targets, pol.Sitemaps...)
 	}
-	for _, t := range targets {
+	// Found on the robots.txt, the URL's prerequisite: /sitemap.xml by
+	// convention, the others listed there.
+	robotsPath := crawllog.Extend(p.l.Path, crawllog.Prerequisite)
+	for i, t := range targets {
 		su, err := base.Resolve(t)
 		if err != nil {
 			c.judge.Count(judge.Invalid, 1)
 			continue
 		}
-		p.found = append(p.found, found{Candidate: judge.Candidate{URL: su, Depth: p.l.Depth + 1, Priority: frontier.Normal, Via: robotsURL, As: judge.AsResource, Sitemap: true, Seed: p.l.Seed}})
+		hop := crawllog.Manifest
+		if i == 0 {
+			hop = crawllog.Inferred
+		}
+		p.found = append(p.found, found{Candidate: judge.Candidate{URL: su, Depth: p.l.Depth + 1, Priority: frontier.Normal, Via: robotsURL, As: judge.AsResource, Sitemap: true,
+			Seed: p.l.Seed, Path: crawllog.Extend(robotsPath, hop)}})
 	}
 }

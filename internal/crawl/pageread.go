@@ -8,6 +8,7 @@ import (
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/crawllog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/judge"
@@ -75,10 +76,12 @@ func (c *Crawler) redirect(p *pageRun, location string) {
 		c.widen(p.pb, l.Seed, lu)
 	}
 	if lu.String == l.URL {
-		p.pb.Items = append(p.pb.Items, frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL, Sitemap: l.Sitemap, Seed: l.Seed})
+		p.pb.Items = append(p.pb.Items, frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL, Sitemap: l.Sitemap,
+			Seed: l.Seed, Path: crawllog.Extend(l.Path, crawllog.Redirect)})
 		return
 	}
-	p.found = append(p.found, found{Candidate: judge.Candidate{URL: lu, Depth: l.Depth, Hops: l.Hops + 1, Priority: l.Priority, Via: l.URL, Sitemap: l.Sitemap, Seed: l.Seed}, redirect: true})
+	p.found = append(p.found, found{Candidate: judge.Candidate{URL: lu, Depth: l.Depth, Hops: l.Hops + 1, Priority: l.Priority, Via: l.URL, Sitemap: l.Sitemap,
+		Seed: l.Seed, Path: crawllog.Extend(l.Path, crawllog.Redirect)}, redirect: true})
 }
 
 // readDoc reads a document with its handler: the links it may follow,
@@ -237,6 +240,8 @@ func (c *Crawler) findLinks(p *pageRun, base *canon.Base, res *content.Result, f
 			p.votes = importance.NewVotes()
 		}
 	}
+	// One path for all the page's links, and one for its sitemaps.
+	linkPath, listPath := crawllog.Extend(l.Path, crawllog.Link), ""
 	for i, link := range res.Links {
 		lu, err := base.Resolve(link.URL)
 		var k seen.Key // the link's seen-set key, if its vote hashed it; the judge hashes it otherwise
@@ -247,7 +252,7 @@ func (c *Crawler) findLinks(p *pageRun, base *canon.Base, res *content.Result, f
 				p.votes.Add(k, lu.Authority != u.Authority) // a page's link, not a sitemap's listing: a vote
 			}
 		}
-		cand := judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL, Seed: l.Seed}
+		cand := judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL, Seed: l.Seed, Path: linkPath}
 		switch {
 		case !follow:
 		case link.NoFollow:
@@ -255,7 +260,10 @@ func (c *Crawler) findLinks(p *pageRun, base *canon.Base, res *content.Result, f
 		case err != nil:
 			c.judge.Count(judge.Invalid, 1)
 		case link.Tag == "sitemap": // a sitemap index's sitemap
-			cand.As, cand.Sitemap = judge.AsResource, true
+			if listPath == "" {
+				listPath = crawllog.Extend(l.Path, crawllog.Manifest)
+			}
+			cand.As, cand.Sitemap, cand.Path = judge.AsResource, true, listPath
 			if c.seedList(p, lu) {
 				cand.Depth, cand.Priority = 0, frontier.High
 			}
@@ -300,14 +308,15 @@ func (c *Crawler) findRequisites(p *pageRun, base *canon.Base, res *content.Resu
 			as = judge.AsRequisite
 		}
 	}
-	requisite := func(ru canon.URL) {
+	embedPath := crawllog.Extend(p.l.Path, crawllog.Embed)
+	requisite := func(ru canon.URL, path string) {
 		c.stats.requisitesFound.Add(1)
-		p.found = append(p.found, found{Candidate: judge.Candidate{URL: ru, Depth: p.l.Depth + 1, Priority: frontier.Normal, Via: p.l.URL, As: as, Seed: p.l.Seed}, requisite: true})
+		p.found = append(p.found, found{Candidate: judge.Candidate{URL: ru, Depth: p.l.Depth + 1, Priority: frontier.Normal, Via: p.l.URL, As: as, Seed: p.l.Seed, Path: path}, requisite: true})
 	}
 	if !c.cfg.NoRequisites && handler == "html" && !res.HasIcon {
 		// A browser asks its origin for /favicon.ico.
 		if fu, err := c.canon.ResolveString(p.resp.URL, "/favicon.ico"); err == nil {
-			requisite(fu)
+			requisite(fu, crawllog.Extend(p.l.Path, crawllog.Inferred))
 		}
 	}
 	for _, src := range res.Embeds {
@@ -317,6 +326,6 @@ func (c *Crawler) findRequisites(p *pageRun, base *canon.Base, res *content.Resu
 			continue
 		}
 		p.links = append(p.links, eu.String)
-		requisite(eu)
+		requisite(eu, embedPath)
 	}
 }

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/answer"
+	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/crawllog"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
@@ -132,7 +134,8 @@ func (c *Crawler) renderPage(ctx context.Context, p *pageRun, pol *robots.Policy
 		}
 		static[lu.String] = true
 		room--
-		if c.admit(p.pb, judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL, As: judge.AsPageLink, Page: p.alias, Seed: l.Seed}) == "" {
+		if c.admit(p.pb, judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL, As: judge.AsPageLink, Page: p.alias,
+			Seed: l.Seed, Path: crawllog.Extend(l.Path, crawllog.Link)}) == "" {
 			found++
 		}
 	}
@@ -418,12 +421,16 @@ func (f *pageFetcher) completeBorrowed(bl frontier.Lease, res frontier.Result) f
 func (f *pageFetcher) get(ctx context.Context, u canon.URL, typ string) (*render.Response, frontier.Result, error) {
 	c := f.c
 	c.judge.Fetched(u.Authority)
+	start := time.Now()
 	resp, err := c.fetcher.Get(ctx, u.String, nil)
+	// Whatever the page's browser asks for is embedded in the page.
+	path := crawllog.Extend(f.l.Path, crawllog.Embed)
 	if err != nil {
 		kind := fetch.KindOf(err)
 		fetched, signal := answer.ErrorSignal(kind)
 		c.log.Info("render: a page's request failed", "page", f.l.URL, "url", u.String, "err", err)
-		c.flog.Write(fetchlog.Record{Time: time.Now(), URL: u.String, Host: u.Authority, Depth: f.l.Depth + 1, Via: f.l.URL, Outcome: "error:" + kind.String(), Error: err.Error()})
+		c.flog.Write(fetchlog.Record{Time: start, DurationMS: time.Since(start).Milliseconds(), URL: u.String, Host: u.Authority, Depth: f.l.Depth + 1, Via: f.l.URL,
+			Outcome: "error:" + kind.String(), Error: err.Error(), Path: path, Worker: fetchlog.WorkerOf(ctx), Unsent: fetch.Unsent(err)})
 		return nil, frontier.Result{Fetched: fetched, Signal: signal}, err
 	}
 	signal, retryAfter := answer.Signal(resp, time.Now())
@@ -435,7 +442,8 @@ func (f *pageFetcher) get(ctx context.Context, u canon.URL, typ string) (*render
 	// In the fetch log as the page's requisite, asked by its browser.
 	c.flog.Write(fetchlog.Record{Time: resp.Start, URL: u.String, Host: u.Authority, Status: resp.StatusCode, Bytes: len(resp.Body),
 		DurationMS: resp.Duration.Milliseconds(), Depth: f.l.Depth + 1, Via: f.l.URL, ContentType: resp.Header.Get("Content-Type"),
-		Truncated: resp.Truncated, WARCFile: cp.Loc.File, WARCOffset: cp.Loc.Offset, Outcome: outcomeRendered})
+		Truncated: resp.Truncated, WARCFile: cp.Loc.File, WARCOffset: cp.Loc.Offset, Outcome: outcomeRendered,
+		Path: path, Worker: fetchlog.WorkerOf(ctx), SHA1: archive.DigestString(cp.Digest), RevisitOf: revisitOf(cp)})
 	if resp.Truncated != "" || resp.Refused || resp.DecodeErr != nil {
 		return nil, res, errRefused{fmt.Sprintf("%s cut or refused by a cap (%s)", u.String, cmpOr(resp.Truncated, "media policy or decoding"))}
 	}
@@ -512,7 +520,8 @@ func (f *pageFetcher) fetchedRequisite(u canon.URL, resp *fetch.Response) {
 			continue
 		}
 		c.stats.requisitesFound.Add(1)
-		if c.admit(pb, judge.Candidate{URL: eu, Depth: f.l.Depth + 2, Priority: frontier.Normal, Via: u.String, As: as, Seed: f.l.Seed}) == "" {
+		if c.admit(pb, judge.Candidate{URL: eu, Depth: f.l.Depth + 2, Priority: frontier.Normal, Via: u.String, As: as,
+			Seed: f.l.Seed, Path: crawllog.Extend(crawllog.Extend(f.l.Path, crawllog.Embed), crawllog.Embed)}) == "" {
 			c.stats.requisitesQueued.Add(1)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/archive"
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/report"
@@ -125,8 +126,9 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	})
 
 	var wg sync.WaitGroup
-	for range c.cfg.Workers {
-		wg.Go(func() { c.work(fetchCtx, leaseCtx) })
+	for i := range c.cfg.Workers {
+		// Numbered for the crawl log's worker field.
+		wg.Go(func() { c.work(fetchlog.WithWorker(fetchCtx, i), leaseCtx) })
 	}
 	wg.Wait()
 	stats := c.front.Stats()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/crawllog"
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/judge"
@@ -49,6 +51,7 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 			hctx, cancel = context.WithDeadline(ctx, until)
 		}
 		p := newPageRun(l, c.state.NewBatch(), bufs)
+		p.worker = fetchlog.WorkerOf(ctx)
 		if v, ok := c.sched.VisitedElsewhere(l); ok {
 			p.out = leaseOutcome{outcome: "elsewhere", status: v.Record.LastStatus, visit: v}
 		} else {
@@ -263,6 +266,7 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		default:
 			why := judge.RobotsRefusal(pol)
 			c.judge.Count(why, 1)
+			c.precluded(p, why)
 			p.out = leaseOutcome{res: frontier.Result{Drain: frontier.DrainStart}, outcome: why}
 		}
 		return nil
@@ -304,6 +308,7 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 	case !pol.Allowed(u.PathQuery()):
 		why := judge.RobotsRefusal(pol)
 		c.judge.Count(why, 1)
+		c.precluded(p, why)
 		if pol.Outcome == robots.DisallowAll {
 			// Nothing queued for the host will be requested: drop the
 			// rest at once rather than one per gap.
@@ -334,6 +339,18 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		return pol
 	}
 	return nil
+}
+
+// precluded writes the crawl log's line of a lease that robots.txt kept
+// from being requested, as Heritrix logs one: -9998 for its rules, -61
+// for a robots.txt that could not be had (judge.Unreachable).
+func (c *Crawler) precluded(p *pageRun, why string) {
+	status := crawllog.RobotsPrecluded
+	if why == judge.Unreachable {
+		status = crawllog.RobotsPrereqFailed
+	}
+	l := p.l
+	c.flog.Precluded(fetchlog.Record{URL: l.URL, Host: l.Host, Depth: l.Depth, Hops: l.Hops, Via: l.Via, Path: l.Path, Worker: p.worker}, status)
 }
 
 // notPage reports whether l is a request for something other than a

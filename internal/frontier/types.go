@@ -89,6 +89,11 @@ type Item struct {
 	// seeds), inherited by its links, redirects, requisites and listed
 	// URLs; zero for none.
 	Seed uint32
+	// Path is how the URL was found from its seed, as Heritrix's
+	// discovery path writes it: a letter a hop ("LLE": a link, a link,
+	// a requisite), the last 50 kept (crawllog.Extend); "" for a seed.
+	// The crawl log writes it.
+	Path string
 	// RobotsFor, when set, makes this a hop of that host's robots.txt
 	// redirect chain that crossed to Host: it is requested under Host's
 	// clock, and that host stays parked until the hop is done.

@@ -128,12 +128,14 @@ type Candidate struct {
 	// Seed is the id of the seed it was found under (frontier.Item.Seed):
 	// that seed's own scope judges it, when it has one (Config.Seeds).
 	Seed uint32
+	// Path is the URL's discovery path (frontier.Item.Path).
+	Path string
 }
 
 // Item is the frontier item an admitted candidate becomes.
 func (c *Candidate) Item() frontier.Item {
 	return frontier.Item{URL: c.URL.String, Host: c.URL.Authority, Depth: c.Depth, Priority: c.Priority, Rank: c.Rank, Hops: c.Hops,
-		Via: c.Via, Requisite: c.As.Requisite(), Sitemap: c.Sitemap, Seed: c.Seed}
+		Via: c.Via, Requisite: c.As.Requisite(), Sitemap: c.Sitemap, Seed: c.Seed, Path: c.Path}
 }
 
 // RobotsCache tells what is known of an origin's robots.txt

@@ -39,6 +39,7 @@ type entry struct {
 	// lease of the host a hop crossed to.
 	pending string // next URL of the chain on this host; "" means /robots.txt
 	hops    int
+	next    logged      // what the log line of the chain's next request says of it, once it has redirected
 	waiting atomic.Bool // a hop is queued on another host; this host is parked
 	chain   atomic.Bool // pending is set: the entry is in use, not evicted
 	stored  bool        // the store was asked for an earlier run's history

@@ -20,6 +20,7 @@ import (
 	"github.com/weft-crawler/weft/internal/answer"
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/crawllog"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
@@ -197,7 +198,7 @@ func (r *Files) Ensure(ctx context.Context, l frontier.Lease, u canon.URL) (*rob
 		target = u.Scheme + "://" + u.Authority + "/robots.txt"
 		e.hops = 0
 	}
-	res := r.step(ctx, origin, e, target)
+	res := r.step(ctx, origin, e, target, l)
 	// The URL goes back to the head of its host's queue either way.
 	res.Retry = true
 	if res.Park || e.pending != "" {
@@ -226,11 +227,15 @@ func (r *Files) Ensure(ctx context.Context, l frontier.Lease, u canon.URL) (*rob
 }
 
 // step makes one request of the robots.txt chain of host (an Origin), to
-// target, under the current lease (of target's host). It decides the
+// target, under the current lease by (of target's host). It decides the
 // policy, or records the next hop: on host's own server (pending,
 // whatever its scheme) or on another host (a RobotsFor item there, with
 // host parked).
-func (r *Files) step(ctx context.Context, host string, e *entry, target string) frontier.Result {
+func (r *Files) step(ctx context.Context, host string, e *entry, target string, by frontier.Lease) frontier.Result {
+	lg := loggedAs(ctx, by)
+	if e.hops > 0 {
+		lg.via, lg.path = e.next.via, e.next.path
+	}
 	start := time.Now()
 	r.counts.fetches.Add(1)
 	r.requests.Fetched(Authority(host))
@@ -244,7 +249,8 @@ func (r *Files) step(ctx context.Context, host string, e *entry, target string) 
 		r.log.Info("robots.txt unreachable", "host", host, "url", target, "err", err)
 		r.counts.fail(Authority(host), kind.String())
 		r.flog.Write(fetchlog.Record{Time: start, URL: target, Host: Authority(host), DurationMS: now.Sub(start).Milliseconds(),
-			Outcome: "error:" + kind.String(), Error: err.Error(), Robots: robots.DisallowAll.String()})
+			Outcome: "error:" + kind.String(), Error: err.Error(), Robots: robots.DisallowAll.String(),
+			Via: lg.via, Path: lg.path, Worker: lg.worker, Unsent: fetch.Unsent(err)})
 		pol := robots.DisallowAllPolicy(0, kind.String()+": "+err.Error(), now)
 		r.decide(host, e, pol, kind.String(), nil, kind == fetch.KindRefused || kind == fetch.KindBadURL)
 		res := answer.Failed(err, now.Sub(start))
@@ -257,11 +263,12 @@ func (r *Files) step(ctx context.Context, host string, e *entry, target string) 
 	if c := answer.Cause(resp, signal); c != "" {
 		answered.Cause = "robots.txt " + c
 	}
-	r.archive(resp)
+	lg.sha1 = r.archive(resp)
 	r.counts.bytes.Add(int64(len(resp.Body)))
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Location != "" {
-		r.logAnswer(host, resp, "redirect")
+		r.logAnswer(host, resp, "redirect", lg)
 		e.hops++
+		e.next = logged{via: resp.URL, path: crawllog.Extend(lg.path, crawllog.Redirect)}
 		if e.hops > maxHops {
 			r.decide(host, e, robots.NoRulesPolicy(resp.StatusCode, now), "", nil, false)
 			return answered
@@ -311,21 +318,39 @@ func (r *Files) step(ctx context.Context, host string, e *entry, target string) 
 		pol = robots.DisallowAllPolicy(resp.StatusCode, "truncated: "+resp.Truncated, now)
 	}
 	r.decide(host, e, pol, statusReason(resp.StatusCode), resp.Decoded, false)
-	r.logAnswer(host, resp, pol.Outcome.String())
+	r.logAnswer(host, resp, pol.Outcome.String(), lg)
 	return answered
+}
+
+// logged is what a robots.txt request's line of the fetch log says of
+// how it came to be made, as Heritrix logs a prerequisite: the URL that
+// needed it (via) and that URL's discovery path and P, or after a
+// redirect of the chain the URL that redirected and its path and R; the
+// worker that made it; and once archived, its payload's digest.
+type logged struct {
+	via, path, sha1 string
+	worker          int
+}
+
+// loggedAs is what the line of the first request of a chain made under
+// the lease by says of it.
+func loggedAs(ctx context.Context, by frontier.Lease) logged {
+	return logged{via: by.URL, path: crawllog.Extend(by.Path, crawllog.Prerequisite), worker: fetchlog.WorkerOf(ctx)}
 }
 
 // logAnswer writes the fetch log's line of a robots.txt request that got
 // an answer: its outcome "robots", and what it made of the host.
-func (r *Files) logAnswer(host string, resp *fetch.Response, outcome string) {
+func (r *Files) logAnswer(host string, resp *fetch.Response, outcome string, lg logged) {
 	r.flog.Write(fetchlog.Record{Time: resp.Start, URL: resp.URL, Host: Authority(host), Status: resp.StatusCode, Bytes: len(resp.Body),
 		DurationMS: resp.Duration.Milliseconds(), Outcome: "robots", Location: resp.Location, Robots: outcome,
-		ContentType: resp.Header.Get("Content-Type"), Truncated: resp.Truncated})
+		ContentType: resp.Header.Get("Content-Type"), Truncated: resp.Truncated,
+		Via: lg.via, Path: lg.path, Worker: lg.worker, SHA1: lg.sha1})
 }
 
 // archive writes a robots.txt response to the archive, with its line in
-// the capture index; one that cannot be written stops the crawl.
-func (r *Files) archive(resp *fetch.Response) {
+// the capture index, and returns its payload digest as the WARC record
+// has it; one that cannot be written stops the crawl.
+func (r *Files) archive(resp *fetch.Response) string {
 	cp, err := r.arch.Archive(resp, nil, nil)
 	if err == nil {
 		err = r.arch.Index(cp, nil)
@@ -333,6 +358,7 @@ func (r *Files) archive(resp *fetch.Response) {
 	if err != nil {
 		r.fail(fmt.Errorf("robotstxt: %w", err))
 	}
+	return archive.DigestString(cp.Digest)
 }
 
 // Hop is the lease of a host that another host's robots.txt chain
@@ -355,7 +381,7 @@ func (r *Files) Hop(ctx context.Context, l frontier.Lease, u canon.URL, pol *rob
 		return res
 	}
 	owner.waiting.Store(false)
-	step := r.step(ctx, l.RobotsFor, owner, l.Fetch)
+	step := r.step(ctx, l.RobotsFor, owner, l.Fetch, l)
 	if !step.Park {
 		// Decided, or the next hop is on the owner's own host: either way
 		// the owner's next lease goes on. (Park means the chain hopped to

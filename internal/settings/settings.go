@@ -346,6 +346,10 @@ type Config struct {
 	// archived already is. Each is imported into the crawl's store at
 	// the start of Run (again only if it changed).
 	DedupFrom []string
+	// CrawlLog, when set, is a file that every fetch is written to as a
+	// line of Heritrix's crawl.log (appended), for the tools that read
+	// one; "" means none (DataDir's fetches.jsonl is written either way).
+	CrawlLog string
 
 	// S3Endpoint and S3Bucket, when set, send each finished WARC file to
 	// an S3-compatible object store ("http://host:port" or
@@ -408,7 +412,7 @@ func Crawl(cfg Config) (crawl.Config, error) {
 		IPGroup:        cfg.IPGroup, IPGap: cfg.IPGap,
 		ExpectedURLs: cfg.ExpectedURLs, SeenCacheKeys: cfg.SeenCacheKeys, MaxActiveHosts: cfg.ActiveHosts,
 		FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize, HostCache: cfg.HostCache,
-		WARCMaxFileSize: cfg.WARCMaxSize, DedupFrom: cfg.DedupFrom,
+		WARCMaxFileSize: cfg.WARCMaxSize, DedupFrom: cfg.DedupFrom, CrawlLog: cfg.CrawlLog,
 		Logger: cfg.Logger,
 	}
 	if cfg.RenderMemory < 0 {

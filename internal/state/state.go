@@ -165,14 +165,14 @@ func (d *State) Has(part int, host string, k seen.Key) (bool, error) {
 func queueItem(it *frontier.Item, part int) store.QueueItem {
 	return store.QueueItem{
 		URL: it.URL, Host: it.Host, Part: uint16(part), Depth: it.Depth, Hops: it.Hops,
-		Priority: uint8(it.Priority), Rank: it.Rank, Via: it.Via, Added: it.Added, Fetch: it.Fetch, Requisite: it.Requisite, Sitemap: it.Sitemap, Again: it.Again, Seed: it.Seed,
+		Priority: uint8(it.Priority), Rank: it.Rank, Via: it.Via, Added: it.Added, Fetch: it.Fetch, Requisite: it.Requisite, Sitemap: it.Sitemap, Again: it.Again, Seed: it.Seed, Path: it.Path,
 	}
 }
 
 func frontierItem(q store.QueueItem, seq uint64) frontier.Item {
 	return frontier.Item{
 		URL: q.URL, Host: q.Host, Depth: q.Depth, Hops: q.Hops, Priority: frontier.Priority(q.Priority), Rank: q.Rank,
-		Via: q.Via, Fetch: q.Fetch, Seq: seq, Added: q.Added, Requisite: q.Requisite, Sitemap: q.Sitemap, Again: q.Again, Seed: q.Seed,
+		Via: q.Via, Fetch: q.Fetch, Seq: seq, Added: q.Added, Requisite: q.Requisite, Sitemap: q.Sitemap, Again: q.Again, Seed: q.Seed, Path: q.Path,
 	}
 }
 
@@ -543,6 +543,8 @@ type Offered struct {
 	// so the owner counts it against that seed and judges its links by
 	// the seed's scope, as far as the owner knows the seed's options.
 	Seed uint32 `json:"seed,omitempty"`
+	// Path is its discovery path (frontier.Item.Path).
+	Path string `json:"path,omitempty"`
 }
 
 // errNoForwarder is the error of a batch that found URLs for other nodes

@@ -19,8 +19,8 @@ const (
 	hostVersion   = 5 // 2 adds backoff, errors, parks and given-up; 3 moves robots.txt to RobotsRecord; 4 the run of 429s; 5 why the host waits
 	robotsVersion = 2 // 2 keeps the last good answer beside the failures since
 	urlVersion    = 7 // 2 adds what a recrawl needs: validators, digest, change history; 3 what ranks it: in-links, sitemap hints; 4 unchanged visits in a row; 5 its Dating; 6 errors in a row; 7 the rank it was queued with
-	frontVersion  = 5 // QueueItem with host and partition; 2 adds Fetch, 3 its flags, 4 its Rank, 5 its Seed
-	queueVersion  = 5 // QueueItem without them (the key has them); 2 adds Fetch, 3 its flags, 4 its Rank, 5 its Seed
+	frontVersion  = 6 // QueueItem with host and partition; 2 adds Fetch, 3 its flags, 4 its Rank, 5 its Seed, 6 its Path
+	queueVersion  = 6 // QueueItem without them (the key has them); 2 adds Fetch, 3 its flags, 4 its Rank, 5 its Seed, 6 its Path
 )
 
 // ErrNewerVersion is wrapped by decode errors for a record written by a
@@ -50,6 +50,10 @@ type QueueItem struct {
 	// Seed is the id of the seed that found it (package seeds); an item
 	// of version 4 or older reads as 0, no seed.
 	Seed uint32
+	// Path is how it was found from its seed, as Heritrix's discovery
+	// path writes it ("LLE"; "" for a seed), bounded (crawllog.Extend);
+	// "" for an item of version 5 or older.
+	Path string
 }
 
 // FrontEntry is a front-queue entry and its position.
@@ -310,7 +314,8 @@ func appendItem(dst []byte, it *QueueItem, front bool) []byte {
 	}
 	dst = append(dst, flags)
 	dst = binary.AppendUvarint(dst, uint64(it.Rank))
-	return binary.AppendUvarint(dst, uint64(it.Seed))
+	dst = binary.AppendUvarint(dst, uint64(it.Seed))
+	return appendString(dst, it.Path)
 }
 
 // Flags of a queue item (version 3 on).
@@ -695,5 +700,8 @@ func decodeItemTail(d *decoder, it *QueueItem, version byte) {
 		} else {
 			it.Seed = uint32(s)
 		}
+	}
+	if version >= 6 {
+		it.Path = d.str("path")
 	}
 }

@@ -404,17 +404,21 @@ func TestPrefixEnd(t *testing.T) {
 // Fetch (version 1), their flags (version 2) and their Rank (version 3):
 // a crawl resumed by a newer build keeps its queues. A version 3 value
 // keeps Requisite, and Sitemap in a flag bit that a value written before
-// it leaves clear; a version 4 value keeps Rank.
+// it leaves clear; a version 4 value keeps Rank, a version 5 its Seed, a
+// version 6 its Path.
 func TestQueueItemVersion1(t *testing.T) {
 	it := item("a.test", 3, 1)
-	it.Fetch = ""
+	it.Fetch, it.Path = "", ""
 	for _, front := range []bool{true, false} {
-		v5 := appendItem(nil, &it, front)
-		// Version 4 is version 5 without the trailing Seed (zero: one
-		// byte). Version 3 is version 4 without the trailing Rank (zero: one
-		// byte), version 2 is version 3 without the trailing flags byte,
-		// and version 1 is version 2 without the trailing Fetch (an empty
-		// string: one zero length byte).
+		v6 := appendItem(nil, &it, front)
+		// Version 5 is version 6 without the trailing Path (an empty
+		// string: one zero length byte), version 4 is version 5 without
+		// the trailing Seed (zero: one byte), version 3 is version 4
+		// without the trailing Rank (zero: one byte), version 2 is version
+		// 3 without the trailing flags byte, and version 1 is version 2
+		// without the trailing Fetch (another empty string).
+		v5 := bytes.Clone(v6[:len(v6)-1])
+		v5[0] = 5
 		v4 := bytes.Clone(v5[:len(v5)-1])
 		v4[0] = 4
 		v3 := bytes.Clone(v4[:len(v4)-1])
@@ -423,7 +427,7 @@ func TestQueueItemVersion1(t *testing.T) {
 		v2[0] = 2
 		v1 := bytes.Clone(v2[:len(v2)-1])
 		v1[0] = 1
-		for name, v := range map[string][]byte{"version 1": v1, "version 2": v2, "version 3": v3, "version 4": v4} {
+		for name, v := range map[string][]byte{"version 1": v1, "version 2": v2, "version 3": v3, "version 4": v4, "version 5": v5} {
 			var got QueueItem
 			var err error
 			if front {
@@ -439,7 +443,7 @@ func TestQueueItemVersion1(t *testing.T) {
 			}
 		}
 		ranked := it
-		ranked.Rank, ranked.Again = 1<<20, true
+		ranked.Rank, ranked.Again, ranked.Path = 1<<20, true, "12+"+strings.Repeat("LE", 25)
 		var got QueueItem
 		var err error
 		if front {
@@ -478,7 +482,7 @@ func TestQueueItemVersion1(t *testing.T) {
 // value carries, in the front queue and a host's tail alike.
 func TestQueueItemVersion4(t *testing.T) {
 	it := item("a.test", 3, 1)
-	it.Rank = 7
+	it.Rank, it.Path = 7, ""
 	for _, front := range []bool{true, false} {
 		decode := func(v []byte) (QueueItem, error) {
 			if front {
@@ -487,7 +491,7 @@ func TestQueueItemVersion4(t *testing.T) {
 			return decodeQueueItem(fuzzQueueKey, v, 3, "a.test")
 		}
 		v4 := appendItem(nil, &it, front)
-		v4 = v4[:len(v4)-1] // the trailing Seed, zero: one byte
+		v4 = v4[:len(v4)-2] // the trailing Seed, zero, and Path, empty: a byte each
 		v4[0] = 4
 		got, err := decode(v4)
 		if err != nil || got.Seed != 0 || !itemEqual(got, it) {
@@ -497,7 +501,7 @@ func TestQueueItemVersion4(t *testing.T) {
 		seeded.Seed = 0xfedcba98
 		got, err = decode(appendItem(nil, &seeded, front))
 		if err != nil || got.Seed != seeded.Seed || !itemEqual(got, seeded) {
-			t.Errorf("front=%v: version 5 decoded as %+v, %v; want seed %#x", front, got, err, seeded.Seed)
+			t.Errorf("front=%v: version 6 decoded as %+v, %v; want seed %#x", front, got, err, seeded.Seed)
 		}
 	}
 }

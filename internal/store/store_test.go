@@ -69,6 +69,7 @@ func item(host string, part uint16, i int) QueueItem {
 		Via:      fmt.Sprintf("https://%s/", host),
 		Added:    t0.Add(time.Duration(i) * time.Millisecond),
 		Fetch:    fetchOf(host, i),
+		Path:     "LLE"[:i%4],
 	}
 }
 
@@ -207,7 +208,7 @@ func urlEqual(a, b URLRecord) bool {
 
 func itemEqual(a, b QueueItem) bool {
 	return a.URL == b.URL && a.Host == b.Host && a.Part == b.Part && a.Depth == b.Depth &&
-		a.Hops == b.Hops && a.Priority == b.Priority && a.Via == b.Via && a.Added.Equal(b.Added) && a.Fetch == b.Fetch && a.Requisite == b.Requisite && a.Sitemap == b.Sitemap && a.Rank == b.Rank && a.Again == b.Again && a.Seed == b.Seed
+		a.Hops == b.Hops && a.Priority == b.Priority && a.Via == b.Via && a.Added.Equal(b.Added) && a.Fetch == b.Fetch && a.Requisite == b.Requisite && a.Sitemap == b.Sitemap && a.Rank == b.Rank && a.Again == b.Again && a.Seed == b.Seed && a.Path == b.Path
 }
 
 func TestReopenKeepsEverything(t *testing.T) {
