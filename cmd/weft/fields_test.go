@@ -130,6 +130,7 @@ func TestEachFlagSetsItsField(t *testing.T) {
 		"resolve": "a.test=127.0.0.9", "allow-cidr": "10.0.0.0/8", "deny-cidr": "10.1.0.0/16",
 		"accept-mime": "text/html", "reject-mime": "image/*", "max-body-for": "text/html=1MB", "reject-ext": "",
 		"handler": "text/html=true", "dns-max-ttl": "2h", "insecure-tls": "a.test", "header": "X-Token: t",
+		"sitemap": "http://b.test/sitemap.xml",
 	}
 	byType := map[string]string{"int": "7", "int64": "7", "uint": "7", "float64": "7", "duration": "7s", "size": "7MiB",
 		"string": "x", "stringArray": "x", "stringSlice": "x"}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/api"
+	"github.com/weft-crawler/weft/internal/scope"
 	"github.com/weft-crawler/weft/internal/testwait"
 )
 
@@ -194,6 +195,10 @@ func TestSeedsRejectionCodes(t *testing.T) {
 func TestSeedsWithOptionsThroughTheAPI(t *testing.T) {
 	web, cfg := liveWeb(t, 33, 2, 10, 2, time.Millisecond)
 	cfg.Seeds = web.Seeds()[:1]
+	// The first seed's pages link to the second's host: kept to its own
+	// host, that seed does not reach the second's pages first (a URL
+	// counts against the seed that found it first).
+	cfg.Scope.Mode = scope.Host
 	c, base := start(t, cfg, api.Config{})
 	c.Pause()
 	done := run(t, c)
