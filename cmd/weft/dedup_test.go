@@ -286,6 +286,17 @@ func TestReplayDedupedCrawlWithEarlier(t *testing.T) {
 		t.Fatalf("wacz: exit %d: %s", code, stderr)
 	}
 	site.changed.Store(true)
+	// A replay engine keys captures by URL and a timestamp to the second
+	// (wabac.js keeps one record per key across every WACZ it loads), so a
+	// second crawl within the first one's last second would overwrite its
+	// captures there: start it in a later second, as any real recrawl is.
+	var last time.Time
+	for _, c := range captures(t, firstData) {
+		if c.Date.After(last) {
+			last = c.Date
+		}
+	}
+	time.Sleep(time.Until(last.Truncate(time.Second).Add(time.Second)))
 	crawlSite(t, host, root, secondData, "--dedup-from", firstWACZ)
 	if code, _, stderr := runWeft(t, "wacz", "--data", secondData, "-o", secondWACZ); code != 0 {
 		t.Fatalf("wacz: exit %d: %s", code, stderr)
