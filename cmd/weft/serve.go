@@ -21,19 +21,19 @@ type serveFlags struct {
 // MiB (or -1), kept for one release, written into --inlink-memory's
 // bytes, so that either flag sets the one value (and a profile printed
 // says it as --inlink-memory).
-type mibValue struct{ p *int64 }
+type mibValue int64
 
-func (v mibValue) String() string { return strconv.FormatInt(*v.p>>20, 10) }
-func (v mibValue) Type() string   { return "int" }
-func (v mibValue) Set(s string) error {
+func (v *mibValue) String() string { return strconv.FormatInt(int64(*v)>>20, 10) }
+func (v *mibValue) Type() string   { return "int" }
+func (v *mibValue) Set(s string) error {
 	n, err := strconv.ParseInt(s, 10, 64)
 	switch {
 	case err != nil || n < -1 || n > 1<<40:
 		return fmt.Errorf("want a number of MiB, or -1 (use --inlink-memory, which takes a size such as 64MiB)")
 	case n == -1:
-		*v.p = -1
+		*v = -1
 	default:
-		*v.p = n << 20
+		*v = mibValue(n << 20)
 	}
 	return nil
 }
@@ -81,7 +81,7 @@ SIGTERM stops as weft crawl does; running it again on --data resumes.`,
 	fl.DurationVar(&f.prior, "recrawl-prior", 24*time.Hour, "change interval assumed for the pages of a host until its pages' visits (pooled per host) say otherwise")
 	fl.DurationVar(&f.floor, "recrawl-floor", 0, "freshness a visit must promise (importance-weighted) for a URL to be due, however idle the crawl; 0 means a tenth of --recrawl-min")
 	fl.Var(bytesize.NewValueOrMinusOne(&f.inlink, 0), "inlink-memory", "memory that counts each URL's in-links, which weigh in its importance; 0 means at least 4 bytes per --expected-urls (and 4MiB), -1 turns counting off")
-	fl.Var(mibValue{&f.inlink}, "inlink-mib", "")
+	fl.Var((*mibValue)(&f.inlink), "inlink-mib", "")
 	fl.MarkDeprecated("inlink-mib", "use --inlink-memory, which takes a size (64MiB)")
 	return cmd
 }
