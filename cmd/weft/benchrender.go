@@ -55,13 +55,13 @@ pages' (a WebSocket) and Chromium's own calls home, with where they went.`,
 }
 
 // benchFetcher makes a rendering page's requests with weft's fetcher.
-type benchFetcher struct{ f *fetch.Fetcher }
+type benchFetcher fetch.Fetcher
 
-func (b benchFetcher) Fetch(ctx context.Context, r render.Request) (*render.Response, error) {
+func (b *benchFetcher) Fetch(ctx context.Context, r render.Request) (*render.Response, error) {
 	if r.Method != "GET" {
 		return nil, errors.New("GET only")
 	}
-	resp, err := b.f.Get(ctx, r.URL, nil)
+	resp, err := (*fetch.Fetcher)(b).Get(ctx, r.URL, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func runBenchRender(cmd *cobra.Command, f renderBenchFlags) error {
 	// Warm up: start every browser before the clock runs.
 	var warm sync.WaitGroup
 	for range f.workers {
-		warm.Go(func() { _, _ = pool.Render(cmd.Context(), app, benchFetcher{fetcher}) })
+		warm.Go(func() { _, _ = pool.Render(cmd.Context(), app, (*benchFetcher)(fetcher)) })
 	}
 	warm.Wait()
 	start := time.Now()
@@ -154,7 +154,7 @@ func runBenchRender(cmd *cobra.Command, f renderBenchFlags) error {
 	for range f.workers {
 		workers.Go(func() {
 			for next.Add(1) <= int64(f.pages) {
-				res, err := pool.Render(cmd.Context(), app, benchFetcher{fetcher})
+				res, err := pool.Render(cmd.Context(), app, (*benchFetcher)(fetcher))
 				requests.Add(int64(res.Requests))
 				if err == nil {
 					for _, w := range want {
