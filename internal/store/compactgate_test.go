@@ -22,7 +22,7 @@ import (
 func TestOpenDoesNotWaitForCompaction(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	raw, err := pebble.Open(dir, &pebble.Options{DisableAutomaticCompactions: true, FormatMajorVersion: pebble.FormatNewest,
-		Logger: pebbleLogger{log: slog.New(slog.DiscardHandler)}})
+		Logger: (*pebbleLogger)(slog.New(slog.DiscardHandler))})
 	if err != nil {
 		t.Fatal(err)
 	}

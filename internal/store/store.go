@@ -292,7 +292,7 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 		ReadOnly:                   o.ReadOnly,
 		ErrorIfNotExists:           o.ReadOnly,
 		Lock:                       db.lock,
-		Logger:                     pebbleLogger{log: log},
+		Logger:                     (*pebbleLogger)(log),
 		EventListener:              eventListener(log),
 	}
 	if !o.ReadOnly {
@@ -439,17 +439,17 @@ func (e *fatalError) Unwrap() error { return e.err }
 
 // pebbleLogger sends pebble's messages to slog instead of the standard
 // logger (stderr).
-type pebbleLogger struct{ log *slog.Logger }
+type pebbleLogger slog.Logger
 
-func (l pebbleLogger) Infof(format string, args ...any) {
-	l.log.Debug(fmt.Sprintf(format, args...))
+func (l *pebbleLogger) Infof(format string, args ...any) {
+	(*slog.Logger)(l).Debug(fmt.Sprintf(format, args...))
 }
 
-func (l pebbleLogger) Errorf(format string, args ...any) {
-	l.log.Error(fmt.Sprintf(format, args...))
+func (l *pebbleLogger) Errorf(format string, args ...any) {
+	(*slog.Logger)(l).Error(fmt.Sprintf(format, args...))
 }
 
-func (l pebbleLogger) Fatalf(format string, args ...any) {
+func (l *pebbleLogger) Fatalf(format string, args ...any) {
 	fe := &fatalError{msg: fmt.Sprintf(format, args...)}
 	for _, a := range args {
 		if err, ok := a.(error); ok {
@@ -457,7 +457,7 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 			break
 		}
 	}
-	l.log.Error("pebble fatal error", "err", fe.msg)
+	(*slog.Logger)(l).Error("pebble fatal error", "err", fe.msg)
 	panic(fe)
 }
 
