@@ -253,9 +253,13 @@ type EmbedReader interface {
 	ReadsEmbeds()
 }
 
-// WantsEmbeds reports whether the Set holds an EmbedReader.
+// WantsEmbeds reports whether the Set holds an EmbedReader, followed by
+// extensions (Extend) or not.
 func (s Set) WantsEmbeds() bool {
 	for _, h := range s {
+		if x, ok := h.(extended); ok {
+			h = x.base
+		}
 		if _, ok := h.(EmbedReader); ok {
 			return true
 		}

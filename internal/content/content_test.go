@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/weft-crawler/weft/internal/extract"
+	"github.com/weft-crawler/weft/internal/plugin"
 )
 
 func TestSetChoosesByMediaType(t *testing.T) {
@@ -34,6 +35,21 @@ func TestSetChoosesByMediaType(t *testing.T) {
 	withImages := append(Default(), Image{})
 	if h := withImages.For("image/jpeg"); h == nil || h.Name() != "image" || !withImages.WantsEmbeds() {
 		t.Errorf("with the image module: For(image/jpeg) = %v, WantsEmbeds %v", h, withImages.WantsEmbeds())
+	}
+}
+
+// TestExtendKeepsEmbeds: a Set with an embed reader still wants embeds once
+// extensions follow its handlers, and one without still does not, so that
+// --requisites and --with-images keep fetching embeds beside an extension.
+func TestExtendKeepsEmbeds(t *testing.T) {
+	ext := plugin.HandlerFunc("prices", func(*plugin.Response) (plugin.Result, error) { return plugin.Result{}, nil }, "text/css")
+	if s := Default().Extend(ext); s.WantsEmbeds() {
+		t.Error("the default set, extended, wants embeds")
+	}
+	for _, s := range []Set{append(Default(), Image{}), append(Default(), Requisites{})} {
+		if !s.Extend(ext).WantsEmbeds() {
+			t.Errorf("the set with %s, extended, does not want embeds", s[len(s)-1].Name())
+		}
 	}
 }
 

@@ -25,7 +25,8 @@ type ExtensionRun struct {
 // the extensions that accept its media type, each counted under its name
 // (plugin.NameOf); a media type that only an extension accepts is read by
 // the extensions alone (its handler is named after the first of them).
-// Without extensions it returns s. Embed readers stay embed readers.
+// Without extensions it returns s. WantsEmbeds sees through an extended
+// handler to the one it extends.
 func (s Set) Extend(handlers ...plugin.Handler) Set {
 	if len(handlers) == 0 {
 		return s
@@ -36,12 +37,7 @@ func (s Set) Extend(handlers ...plugin.Handler) Set {
 	}
 	out := make(Set, 0, len(s)+1)
 	for _, h := range s {
-		x := extended{base: h, exts: exts}
-		if _, ok := h.(EmbedReader); ok {
-			out = append(out, extendedEmbeds{x})
-		} else {
-			out = append(out, x)
-		}
+		out = append(out, extended{base: h, exts: exts})
 	}
 	return append(out, extended{exts: exts})
 }
@@ -120,9 +116,3 @@ func runExtension(h plugin.Handler, d Doc) (res plugin.Result, err error) {
 	return h.Handle(&plugin.Response{URL: d.URL, MediaType: d.MediaType, Header: d.Header, Body: d.Body,
 		Truncated: d.Truncated != "", Cut: d.Truncated})
 }
-
-// extendedEmbeds is an extended EmbedReader.
-type extendedEmbeds struct{ extended }
-
-// ReadsEmbeds implements EmbedReader.
-func (extendedEmbeds) ReadsEmbeds() {}
