@@ -18,7 +18,7 @@ import (
 	"github.com/weft-crawler/weft/internal/partition"
 )
 
-// claim lets a request to host start while the node's lease of its
+// Claim lets a request to host start while the node's lease of its
 // partition is valid, and end by the time that validity runs out: a node
 // cut off from the cluster stops its requests before another can start.
 //
@@ -27,7 +27,7 @@ import (
 // it) leaves the old takeover's hosts unheld until the old lease's release
 // is through, and a request then would follow the other node's without
 // the new takeover's clocks and delay.
-func (n *Node) claim(host string) (time.Time, bool) {
+func (n *Node) Claim(host string) (time.Time, bool) {
 	if n.owners == nil {
 		return time.Time{}, false
 	}
@@ -277,7 +277,7 @@ func (n *Node) release(p int) {
 	delete(n.unkept, p)
 	n.mu.Unlock()
 	for host, c := range unkept { // before the lease goes back
-		n.clocked(host, c)
+		n.Clocked(host, c)
 	}
 	// What could not be written now (a node fenced, cut off) goes with
 	// the partition: written later, it would overwrite its next owners'.

@@ -29,9 +29,9 @@ type hopReply struct {
 	Err    string `json:",omitempty"`
 }
 
-// robotsHop asks the owner of targetHost's partition to follow forHost's
+// RobotsHop asks the owner of targetHost's partition to follow forHost's
 // robots.txt chain from target.
-func (n *Node) robotsHop(ctx context.Context, forHost, target, targetHost string, hops int) (crawl.RobotsAnswer, error) {
+func (n *Node) RobotsHop(ctx context.Context, forHost, target, targetHost string, hops int) (crawl.RobotsAnswer, error) {
 	b, err := json.Marshal(hopRequest{For: forHost, URL: target, Host: targetHost, Hops: hops, Node: n.cfg.Node})
 	if err != nil {
 		return crawl.RobotsAnswer{}, err

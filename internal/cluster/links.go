@@ -47,11 +47,11 @@ func hostKey(p int, host string) string {
 	return "p." + strconv.Itoa(p) + "." + base64.RawURLEncoding.EncodeToString([]byte(host))
 }
 
-// forward publishes a page's URLs to their partitions' logs and waits for
+// Forward publishes a page's URLs to their partitions' logs and waits for
 // every acknowledgement, before the page's batch commits; a log that does
 // not answer (a leader election) is tried again for up to two minutes
 // before the crawl gives up.
-func (n *Node) forward(urls []crawl.Offered) error {
+func (n *Node) Forward(urls []crawl.Offered) error {
 	var err error
 	for wait := 100 * time.Millisecond; wait < 2*time.Minute; wait *= 2 {
 		if err = n.publishLinks(urls); err == nil {

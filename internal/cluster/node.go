@@ -59,8 +59,8 @@ type Config struct {
 	TTL time.Duration
 	// Replicas of the streams and buckets this node creates; zero means 1.
 	Replicas int
-	// Crawl is the node's crawl; its Partitions, Owns, Forward, Skip,
-	// Fetched and KeepAlive are the node's to set.
+	// Crawl is the node's crawl; its Partitions, KeepAlive, Cluster and
+	// SharedVisits are the node's to set.
 	Crawl crawl.Config
 	// Snapshots is where the partitions' snapshots are kept; nil means
 	// the JetStream object store WEFT_SNAPSHOTS. Every node of a crawl
@@ -269,7 +269,7 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config) (*Node, erro
 	cc := cfg.Crawl
 	cc.Partitions = cfg.Partitions
 	cc.KeepAlive = true
-	cc.Cluster = crawlSide{n}
+	cc.Cluster = n
 	cc.SharedVisits = true
 	if n.crawl, err = crawl.New(cc); err != nil {
 		return nil, err

@@ -308,7 +308,7 @@ func TestLinksKeepFirstOffer(t *testing.T) {
 	rn := startNode(t, ns, web, "a")
 	const u = "http://first.test/page"
 	for _, o := range []crawl.Offered{{URL: u, Depth: 0}, {URL: u, Depth: 3, Via: "http://first.test/"}} {
-		if err := rn.node.forward([]crawl.Offered{o}); err != nil {
+		if err := rn.node.Forward([]crawl.Offered{o}); err != nil {
 			t.Fatal(err)
 		}
 	}

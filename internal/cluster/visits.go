@@ -13,7 +13,9 @@ import (
 	"github.com/weft-crawler/weft/internal/partition"
 )
 
-func (n *Node) fetched(v crawl.Visited, host string) {
+// Fetched logs a URL the crawl fetched, with its record, in its host's
+// partition's log of visits, where the partition's next owner reads it.
+func (n *Node) Fetched(v crawl.Visited, host string) {
 	p := partition.Of(host, n.cfg.Partitions)
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -71,10 +73,10 @@ func (n *Node) retry(p int, fn func(context.Context) error) error {
 	}
 }
 
-// clocked keeps a host's clock where its next owner finds it, should this
+// Clocked keeps a host's clock where its next owner finds it, should this
 // node die: one a restart would not assume (a Crawl-delay, a backoff,
-// failures). The worker waits for it, as for fetched.
-func (n *Node) clocked(host string, c frontier.Clock) {
+// failures). The worker waits for it, as for Fetched.
+func (n *Node) Clocked(host string, c frontier.Clock) {
 	p := partition.Of(host, n.cfg.Partitions)
 	b, err := json.Marshal(c)
 	if err != nil {
