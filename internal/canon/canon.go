@@ -42,14 +42,14 @@ package canon
 import (
 	"errors"
 	"net/netip"
+	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	whatwgerrors "github.com/nlnwa/whatwg-url/errors"
 	whatwg "github.com/nlnwa/whatwg-url/url"
-
-	"github.com/weft-crawler/weft/internal/pct"
 )
 
 // Causes of an *Error that the WHATWG parser does not report.
@@ -284,15 +284,32 @@ func (c *Canonicalizer) Parse(raw string) (URL, error) {
 	if err := c.check(raw); err != nil {
 		return URL{}, &Error{Op: "parse", URL: raw, Err: err}
 	}
-	u, err := c.parser.Parse(raw)
-	if err != nil {
-		return URL{}, &Error{Op: "parse", URL: raw, Err: err}
+	var out URL
+	if p, ok := fastAbsolute(raw); ok {
+		// Most URLs parsed are ones the crawl canonicalised itself (its
+		// leases, its captures): the fast path gives what the parser would.
+		out = c.buildWith(p.scheme, trimFastHost(p.host, p.ip), p.port, "", p.path, p.query)
+	} else {
+		u, err := c.parser.Parse(raw)
+		if err != nil {
+			return URL{}, &Error{Op: "parse", URL: raw, Err: err}
+		}
+		out = c.canonical(u)
 	}
-	out := c.canonical(u)
 	if c.tooLong(out) {
 		return URL{}, &Error{Op: "parse", URL: raw, Err: ErrTooLong}
 	}
 	return out, nil
+}
+
+// slowParse is Parse through the WHATWG parser, for every URL: the fast
+// path is checked against it.
+func (c *Canonicalizer) slowParse(raw string) (URL, error) {
+	u, err := c.parser.Parse(raw)
+	if err != nil {
+		return URL{}, err
+	}
+	return c.canonical(u), nil
 }
 
 // tooLong reports whether a canonical URL is longer than MaxLength: an
@@ -337,12 +354,17 @@ func (c *Canonicalizer) ResolveString(base, ref string) (URL, error) {
 type Base struct {
 	c   *Canonicalizer
 	raw string
-	// url is never modified after NewBase: the WHATWG parser clones a base
-	// before using it.
-	url *whatwg.Url
 	// fast is the base as the fast path sees it; nil when the base is
 	// not one it serves.
 	fast *fastBase
+
+	// url is the base as the WHATWG parser gives it, parsed when a
+	// reference first needs it (a base the fast path serves is often
+	// never needed whole), and never modified after: the parser clones a
+	// base before using it.
+	once sync.Once
+	url  *whatwg.Url
+	err  error
 }
 
 // NewBase parses the absolute URL raw, as fetched or as given by a page's
@@ -352,15 +374,31 @@ func (c *Canonicalizer) NewBase(raw string) (*Base, error) {
 	if err := c.check(raw); err != nil {
 		return nil, &Error{Op: "parse", URL: raw, Err: err}
 	}
-	u, err := c.parser.Parse(raw)
+	if p, ok := fastAbsolute(raw); ok {
+		return &Base{c: c, raw: raw, fast: newFastBase(p.scheme, p.host, p.port, p.path, p.query, p.ip)}, nil
+	}
+	b := &Base{c: c, raw: raw}
+	u, err := b.parsed()
 	if err != nil {
 		return nil, &Error{Op: "parse", URL: raw, Err: err}
 	}
-	// The parser clones the base for each reference, and Clone fills in
-	// the lazily built query parameters of the original: build them now,
-	// so that concurrent resolutions only read the base.
-	u.SearchParams()
-	return &Base{c: c, raw: raw, url: u, fast: newFastBase(u.Scheme(), u.Hostname(), u.Port(), u.Pathname(), u.Query(), u.IsIPv4() || u.IsIPv6())}, nil
+	b.fast = newFastBase(u.Scheme(), u.Hostname(), u.Port(), u.Pathname(), u.Query(), u.IsIPv4() || u.IsIPv6())
+	return b, nil
+}
+
+// parsed is the base as the WHATWG parser gives it.
+func (b *Base) parsed() (*whatwg.Url, error) {
+	b.once.Do(func() {
+		b.url, b.err = b.c.parser.Parse(b.raw)
+		if b.err == nil {
+			// The parser clones the base for each reference, and Clone
+			// fills in the lazily built query parameters of the
+			// original: build them now, so that concurrent resolutions
+			// only read the base.
+			b.url.SearchParams()
+		}
+	})
+	return b.url, b.err
 }
 
 // Resolve resolves ref against b and canonicalises the result, like
@@ -383,7 +421,13 @@ func (b *Base) Resolve(ref string) (URL, error) {
 // slowResolve is Resolve through the WHATWG parser, for every reference:
 // the fast path is checked against it.
 func (b *Base) slowResolve(ref string) (URL, error) {
-	u, err := b.c.parser.BasicParser(ref, b.url, nil, whatwg.NoState)
+	base, err := b.parsed()
+	if err != nil {
+		// The fast path took the base, and the parser would not: they
+		// disagree, which TestFastParseAgrees rules out.
+		return URL{}, &Error{Op: "resolve", URL: ref, Base: b.raw, Err: err}
+	}
+	u, err := b.c.parser.BasicParser(ref, base, nil, whatwg.NoState)
 	if err != nil {
 		return URL{}, &Error{Op: "resolve", URL: ref, Base: b.raw, Err: err}
 	}
@@ -457,28 +501,36 @@ func trimHostDots(host string) string {
 	return h
 }
 
-// isNumberLabel reports whether WHATWG's IPv4 parser takes label for a
-// number: decimal digits, or "0x" and hex digits.
+// isNumberLabel reports whether the WHATWG library's IPv4 parser takes
+// label, a host's last, for a number: decimal digits, or what its number
+// parser reads, after "0x" (hex) or "0" (octal), with strconv. That also
+// takes a sign ("+0" is 0.0.0.0 to it, found by FuzzCanonical), and a run of
+// digits too long for int64 before anything else ("1000000000000000000000a"
+// is a number out of range to it, an invalid address, found by
+// FuzzFastParse).
 func isNumberLabel(label string) bool {
-	// The WHATWG library reads numbers with strconv, which also takes a
-	// sign: "+0" is 0.0.0.0 to it (found by FuzzCanonical).
-	if len(label) > 1 && (label[0] == '+' || label[0] == '-') {
-		label = label[1:]
+	if label == "" {
+		return false
 	}
-	if len(label) >= 2 && label[0] == '0' && (label[1] == 'x' || label[1] == 'X') {
-		for i := 2; i < len(label); i++ {
-			if !pct.IsHex(label[i]) {
-				return false
-			}
-		}
+	digits := true
+	for i := 0; i < len(label); i++ {
+		digits = digits && '0' <= label[i] && label[i] <= '9'
+	}
+	if digits {
 		return true
 	}
-	for i := 0; i < len(label); i++ {
-		if label[i] < '0' || label[i] > '9' {
-			return false
-		}
+	in, base := label, 10
+	switch {
+	case len(in) >= 2 && in[0] == '0' && (in[1] == 'x' || in[1] == 'X'):
+		in, base = in[2:], 16
+	case len(in) >= 2 && in[0] == '0':
+		in, base = in[1:], 8
 	}
-	return label != ""
+	if in == "" {
+		return true
+	}
+	_, err := strconv.ParseInt(in, base, 64)
+	return err == nil || errors.Is(err, strconv.ErrRange)
 }
 
 // canonical builds the canonical URL from a parsed one.

@@ -71,6 +71,43 @@ func newFastBase(scheme, host, port, pathname, query string, ip bool) *fastBase 
 // fastResolve resolves ref against b when the fast path can, and reports
 // whether it could. ref has passed Canonicalizer.check.
 func (c *Canonicalizer) fastResolve(b *fastBase, ref string) (URL, bool) {
+	p, ok := fastParts(b, ref)
+	if !ok {
+		return URL{}, false
+	}
+	host := trimFastHost(p.host, p.ip)
+	authority := b.authority
+	if host != b.chost || p.port != b.port {
+		authority = "" // buildWith joins host and port
+	}
+	return c.buildWith(p.scheme, host, p.port, authority, p.path, p.query), true
+}
+
+// fastURL is a URL as the parser serialises it, in parts.
+type fastURL struct {
+	scheme, host, port string // host as fastBase.host; port "" when the default
+	path, query        string // query without "?"; "" when none or empty
+	ip                 bool   // host is an IP address
+}
+
+// absolute is the base against which the fast path parses an absolute
+// URL: an http or https URL with an authority takes nothing from its
+// base, and this one has nothing to give.
+var absolute = &fastBase{}
+
+// fastAbsolute parses the absolute URL raw when the fast path can: an
+// http or https URL with an authority, which the parser would not need a
+// base for either.
+func fastAbsolute(raw string) (fastURL, bool) {
+	if !hasHTTPScheme(raw) || !strings.HasPrefix(raw[strings.IndexByte(raw, ':')+1:], "//") {
+		return fastURL{}, false
+	}
+	return fastParts(absolute, raw)
+}
+
+// fastParts resolves ref against b as the parser would, when the fast
+// path can, and gives the result's parts as the parser serialises them.
+func fastParts(b *fastBase, ref string) (fastURL, bool) {
 	// What follows "#" is dropped whatever it holds.
 	if i := strings.IndexByte(ref, '#'); i >= 0 {
 		ref = ref[:i]
@@ -82,35 +119,35 @@ func (c *Canonicalizer) fastResolve(b *fastBase, ref string) (URL, bool) {
 	case strings.HasPrefix(rest, "//"):
 		var ok bool
 		if host, port, rest, ok = fastAuthority(scheme, rest[2:]); !ok {
-			return URL{}, false
+			return fastURL{}, false
 		}
 		ip = false
 	case hasHTTPScheme(rest):
 		i := strings.IndexByte(rest, ':')
 		scheme = strings.ToLower(rest[:i])
 		if !strings.HasPrefix(rest[i+1:], "//") {
-			return URL{}, false // "http:x": relative to a base of the same scheme, or not; the parser decides
+			return fastURL{}, false // "http:x": relative to a base of the same scheme, or not; the parser decides
 		}
 		var ok bool
 		if host, port, rest, ok = fastAuthority(scheme, rest[i+3:]); !ok {
-			return URL{}, false
+			return fastURL{}, false
 		}
 		ip = false
 	default:
 		if colonBeforeSlash(rest) {
-			return URL{}, false // another scheme, or a "c:" that may be one
+			return fastURL{}, false // another scheme, or a "c:" that may be one
 		}
 		newAuth = false
 	}
 	pathPart, query, hasQuery := strings.Cut(rest, "?")
 	for i := 0; i < len(pathPart); i++ {
 		if !pathByte[pathPart[i]] {
-			return URL{}, false
+			return fastURL{}, false
 		}
 	}
 	for i := 0; i < len(query); i++ {
 		if !queryByte[query[i]] {
-			return URL{}, false
+			return fastURL{}, false
 		}
 	}
 	// The path: most are from the root with no dot segment, and are
@@ -137,12 +174,7 @@ func (c *Canonicalizer) fastResolve(b *fastBase, ref string) (URL, bool) {
 		segs := append(buf[:0], b.path[:len(b.path)-1]...)
 		path = joinPath(fastPath(segs, pathPart, false))
 	}
-	host = trimFastHost(host, ip)
-	authority := b.authority
-	if host != b.chost || port != b.port {
-		authority = "" // buildWith joins host and port
-	}
-	return c.buildWith(scheme, host, port, authority, path, query), true
+	return fastURL{scheme: scheme, host: host, port: port, path: path, query: query, ip: ip}, true
 }
 
 // hasDotSegment reports whether a path from the root has a segment that

@@ -2,6 +2,7 @@ package canon
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -163,4 +164,98 @@ func BenchmarkBaseResolveSlow(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// fastParseAgrees checks that where the fast path parses the absolute URL
+// raw, Parse gives what the parser gives, and NewBase the base the parser's
+// parts would make; it reports whether the fast path answered.
+func fastParseAgrees(t *testing.T, c *Canonicalizer, raw string) bool {
+	t.Helper()
+	if c.check(raw) != nil {
+		return false
+	}
+	p, ok := fastAbsolute(raw)
+	if !ok {
+		return false
+	}
+	want, err := c.slowParse(raw)
+	if err != nil {
+		t.Errorf("%q: the fast path parsed it, the parser gave an error: %v", raw, err)
+		return true
+	}
+	if got, err := c.Parse(raw); err != nil || got != want {
+		t.Errorf("Parse(%q):\n fast %+v (%v)\nparser %+v", raw, got, err, want)
+	}
+	u, err := c.parser.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromParser := newFastBase(u.Scheme(), u.Hostname(), u.Port(), u.Pathname(), u.Query(), u.IsIPv4() || u.IsIPv6())
+	if fromFast := newFastBase(p.scheme, p.host, p.port, p.path, p.query, p.ip); !reflect.DeepEqual(fromFast, fromParser) {
+		t.Errorf("NewBase(%q):\n fast %+v\nparser %+v", raw, fromFast, fromParser)
+	}
+	return true
+}
+
+// TestFastParseAgrees holds Parse's and NewBase's fast path to the parser
+// on every URL of the tests, and on absolute URLs made of the pieces where
+// they could disagree.
+func TestFastParseAgrees(t *testing.T) {
+	c := New(Config{})
+	raws := append([]string(nil), fastBases...)
+	for _, tc := range parseCases {
+		raws = append(raws, tc.in)
+	}
+	for _, tc := range resolveCases {
+		raws = append(raws, tc.base, tc.ref)
+	}
+	raws = append(raws, fastRefs...)
+	r := rand.New(rand.NewPCG(5, 8))
+	schemes := []string{"http://", "https://", "HTTP://", "hTtPs://", "http:", "https:/", "http:///", "ftp://"}
+	hosts := []string{"a.example", "A.Example", "a.example:80", "a.example:443", "a.example:0080", "a.example:", "a.example:99999", "1.2.3.4", "a.0x10",
+		"xn--nxasmq6b.example", "a..b", "a.example.", "u@a.example", "[::1]", "a.123", "a_b.example", "", "-a.example"}
+	pieces := []string{"/", "/", "/", "a", "B", "..", ".", "%2e", "%2E", "//", "?", "&", "=", "#", ";", ":", "@", "%41", "%zz", "'", "~", "-", "_", "utm_x=1", "[", "]", "\\", " ", "\t", "é", "{"}
+	for range 20000 {
+		var sb strings.Builder
+		sb.WriteString(schemes[r.IntN(len(schemes))])
+		sb.WriteString(hosts[r.IntN(len(hosts))])
+		for range r.IntN(10) {
+			sb.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		raws = append(raws, sb.String())
+	}
+	fast := 0
+	for _, raw := range raws {
+		if fastParseAgrees(t, c, raw) {
+			fast++
+		}
+		if t.Failed() {
+			return
+		}
+	}
+	t.Logf("fast path: %d of %d", fast, len(raws))
+	// Most of the random URLs hold a piece the fast path leaves to the
+	// parser; the rest are where the two could disagree.
+	if fast < len(raws)/50 {
+		t.Errorf("the fast path parsed %d of %d", fast, len(raws))
+	}
+	for _, raw := range []string{"http://example.com", "https://www.example.com/news/2024/05/article-1234.html?page=2&utm_source=x#top", "http://h.example:8080/a/./b/../c?"} {
+		if !fastParseAgrees(t, c, raw) {
+			t.Errorf("%q: not on the fast path", raw)
+		}
+	}
+}
+
+// FuzzFastParse: where the fast path parses, it agrees with the parser.
+func FuzzFastParse(f *testing.F) {
+	for _, raw := range fastBases {
+		f.Add(raw)
+	}
+	for _, tc := range parseCases {
+		f.Add(tc.in)
+	}
+	c := New(Config{})
+	f.Fuzz(func(t *testing.T, raw string) {
+		fastParseAgrees(t, c, raw)
+	})
 }
