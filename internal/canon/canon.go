@@ -41,8 +41,8 @@ package canon
 
 import (
 	"errors"
+	"math"
 	"net/netip"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -526,11 +526,45 @@ func isNumberLabel(label string) bool {
 	case len(in) >= 2 && in[0] == '0':
 		in, base = in[1:], 8
 	}
-	if in == "" {
-		return true
+	return in == "" || readsAsNumber(in, base)
+}
+
+// readsAsNumber reports whether strconv.ParseInt(s, base, 64) gives a
+// number or ErrRange rather than a syntax error, without the allocation of
+// its error: it is asked of the last label of every host, "com" included.
+// TestReadsAsNumber holds it to strconv.
+func readsAsNumber(s string, base int) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
 	}
-	_, err := strconv.ParseInt(in, base, 64)
-	return err == nil || errors.Is(err, strconv.ErrRange)
+	if s == "" {
+		return false
+	}
+	cutoff := math.MaxUint64/uint64(base) + 1
+	var n uint64
+	for i := 0; i < len(s); i++ {
+		var d uint64
+		switch c := s[i] | 0x20; {
+		case '0' <= s[i] && s[i] <= '9':
+			d = uint64(s[i] - '0')
+		case 'a' <= c && c <= 'z':
+			d = uint64(c-'a') + 10
+		default:
+			return false
+		}
+		if d >= uint64(base) {
+			return false
+		}
+		if n >= cutoff {
+			return true // out of range before any syntax error
+		}
+		n *= uint64(base)
+		if n+d < n {
+			return true
+		}
+		n += d
+	}
+	return true
 }
 
 // canonical builds the canonical URL from a parsed one.

@@ -1,8 +1,10 @@
 package canon
 
 import (
+	"errors"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -258,4 +260,29 @@ func FuzzFastParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		fastParseAgrees(t, c, raw)
 	})
+}
+
+// TestReadsAsNumber holds readsAsNumber to strconv.ParseInt, which the
+// WHATWG library reads a host's numbers with.
+func TestReadsAsNumber(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 9))
+	ins := []string{"", "+", "-", "0", "+0", "-1", "9223372036854775807", "9223372036854775808", "18446744073709551615",
+		"18446744073709551616", "100000000000000000000a", "10000000000000000000a", "7fffffffffffffff", "ffffffffffffffffff", "g", "com", "1st", "_1", "1_0"}
+	digits := "0123456789abcdefxyzABCDEFXYZ+-_."
+	for range 20000 {
+		b := make([]byte, r.IntN(24))
+		for i := range b {
+			b[i] = digits[r.IntN(len(digits))]
+		}
+		ins = append(ins, string(b))
+	}
+	for _, s := range ins {
+		for _, base := range []int{8, 10, 16} {
+			_, err := strconv.ParseInt(s, base, 64)
+			want := err == nil || errors.Is(err, strconv.ErrRange)
+			if got := readsAsNumber(s, base); got != want {
+				t.Errorf("readsAsNumber(%q, %d) = %v; strconv: %v", s, base, got, err)
+			}
+		}
+	}
 }
