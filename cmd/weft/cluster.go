@@ -83,7 +83,7 @@ func runCluster(ctx context.Context, cfg crawl.Config, co clusterOpts, opts runO
 	fmt.Fprintf(stderr, "weft: node %s of the cluster at %s (streams of %d replicas, leases of %v)\n", name, natsURL, co.replicas, co.ttl)
 	if opts.api != nil {
 		acfg := *opts.api
-		acfg.Cluster = apiNode{node}
+		acfg.Cluster = node
 		srv, err := api.New(acfg, operator.Resources(node.Crawler()))
 		if err == nil {
 			err = srv.Start()
@@ -156,21 +156,4 @@ func advertised(addr string) string {
 		}
 	}
 	return addr
-}
-
-// apiNode shows a node to the operator API.
-type apiNode struct{ *cluster.Node }
-
-func (n apiNode) PartitionCount() int { return n.Crawler().Partitions() }
-
-func (n apiNode) Members(ctx context.Context) ([]api.ClusterMember, error) {
-	ms, err := n.Node.Members(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]api.ClusterMember, len(ms))
-	for i, m := range ms {
-		out[i] = api.ClusterMember{Node: m.Node, API: m.API, Partitions: m.Partitions}
-	}
-	return out, nil
 }

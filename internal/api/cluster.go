@@ -9,14 +9,12 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/weft-crawler/weft/internal/live"
 )
 
 // ClusterMember is a live node of a cluster, as the lease bucket shows it.
-type ClusterMember struct {
-	Node       string
-	API        string // host:port of its operator API; "" if it has none
-	Partitions []int  // leases held in its name, in order
-}
+type ClusterMember = live.ClusterMember
 
 // ClusterView is the body of GET /v1/cluster: the whole crawl as every
 // node's /v1/stats tells it, asked by the node that answers.

@@ -42,6 +42,7 @@ import (
 	"github.com/weft-crawler/weft/internal/crawl"
 	"github.com/weft-crawler/weft/internal/frontier"
 	wjs "github.com/weft-crawler/weft/internal/jetstream"
+	"github.com/weft-crawler/weft/internal/live"
 )
 
 // Names of the streams and buckets a cluster uses.
@@ -380,11 +381,10 @@ type announcement struct {
 
 // Member is a live node of the cluster: where its API answers (if it said)
 // and the partitions it holds.
-type Member struct {
-	Node       string
-	API        string
-	Partitions []int
-}
+type Member = live.ClusterMember
+
+// PartitionCount is the cluster's number of partitions, P.
+func (n *Node) PartitionCount() int { return n.crawl.Partitions() }
 
 // Members lists the cluster's nodes from the lease bucket.
 func (n *Node) Members(ctx context.Context) ([]Member, error) {

@@ -1,6 +1,7 @@
 // Package live holds what a running crawl shows of itself beyond its
 // counters, and hands out: its measurements (Metrics), what it knows of a
-// host (HostStatus), a URL leased to an external fetcher (Lease). The
+// host (HostStatus), a URL leased to an external fetcher (Lease), a node
+// of its cluster (ClusterMember). The
 // crawl produces these values and the operator API serves them as they
 // are, so each is defined once, here, below both: the API imports neither
 // the crawl nor its store, and the crawl nothing of the API.
@@ -77,6 +78,15 @@ type HostStatus struct {
 	// Accepted counts the URLs accepted for it this run (the host cap's
 	// count).
 	Accepted int64
+}
+
+// ClusterMember is a live node of a cluster, as its lease bucket lists it:
+// where its operator API answers and the partitions it holds. The cluster
+// reads it and the API serves it.
+type ClusterMember struct {
+	Node       string
+	API        string // host:port of its operator API; "" if it has none
+	Partitions []int  // leases held in its name, in order
 }
 
 // Lease is a URL handed to an external fetcher, until Expires.
