@@ -31,6 +31,7 @@ import (
 	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/judge"
+	"github.com/weft-crawler/weft/internal/lifecycle"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/robots"
@@ -72,9 +73,9 @@ type Crawler struct {
 	sched     *schedule.Planner
 	recrawler *schedule.Recrawler
 	// pause holds the workers while an operator has paused the crawl.
-	pause gate
-	ext   *externals // leases out to external fetchers
-	life  *lifecycle // whether Run takes work, its frontier answers, its store is open
+	pause lifecycle.Gate
+	ext   *externals       // leases out to external fetchers
+	life  *lifecycle.State // whether Run takes work, its frontier answers, its store is open
 	// ready is closed when the crawl first takes work, done when it has
 	// stopped taking work for good (its store closed).
 	ready, done         chan struct{}
@@ -132,7 +133,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		canon: canon.New(cfg.Canon),
 		stats: newCounters(),
 		start: time.Now(), // set here, before anything may read it (Live, from another goroutine)
-		life:  &lifecycle{},
+		life:  &lifecycle.State{},
 		ready: make(chan struct{}),
 		done:  make(chan struct{}),
 	}
@@ -377,7 +378,7 @@ func (c *Crawler) Progress() Progress {
 		HostsWaiting: fs.WaitingHost,
 		Waiting:      fs.Wait.Text(time.Now()),
 		LastError:    last.text,
-		Paused:       c.pause.paused(),
+		Paused:       c.pause.Shut(),
 		RevisitBytes: c.arch.Counts().RevisitBytes,
 	}
 }

@@ -136,14 +136,14 @@ func (x *externals) externalizable(l frontier.Lease) bool {
 // the way, as a worker would. It hands out nothing while the crawl is
 // paused.
 func (c *Crawler) LeaseExternal(ctx context.Context, n int, ttl, wait time.Duration) ([]live.Lease, error) {
-	c.life.mu.RLock()
-	defer c.life.mu.RUnlock()
-	if !c.life.running {
+	ph := c.life.Hold()
+	defer c.life.Release()
+	if !ph.Running {
 		return nil, ErrNotRunning
 	}
 	var out []live.Lease
 	deadline := time.Now().Add(wait)
-	for len(out) < n && !c.pause.paused() {
+	for len(out) < n && !c.pause.Shut() {
 		d := deadline
 		if len(out) > 0 {
 			d = time.Now().Add(10 * time.Millisecond) // only what is ready now
@@ -183,9 +183,9 @@ func (c *Crawler) LeaseExternal(ctx context.Context, n int, ttl, wait time.Durat
 // a 429 or 503 backs the host off and keeps the URL queued. Completing a
 // lease twice with the same URL does nothing the second time.
 func (c *Crawler) CompleteExternal(id, url string, status int, fetchedAt time.Time, contentHash string) error {
-	c.life.mu.RLock()
-	defer c.life.mu.RUnlock()
-	if c.life.closed {
+	ph := c.life.Hold()
+	defer c.life.Release()
+	if ph.Closed {
 		return ErrNotRunning
 	}
 	l, ok, err := c.ext.complete(id, url)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/lifecycle"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robotstxt"
 	"github.com/weft-crawler/weft/internal/store"
@@ -26,7 +27,7 @@ type Policies struct {
 	db     *store.DB
 	robots *robotstxt.Cache // a Crawl-delay robots.txt asks for is kept too
 	front  *frontier.Frontier
-	life   *lifecycle
+	life   *lifecycle.State
 	log    *slog.Logger
 	// refused holds the hosts whose policy delay was refused, said once
 	// in the log.
@@ -66,7 +67,7 @@ func (p *Policies) delay(l frontier.Lease, res frontier.Result) frontier.Result 
 // itself, and with no port in key, each port of it) the Crawl-delay their
 // policies and robots.txt ask for now, at once: their gap shows it, and
 // their next request waits for it (frontier.Rearm). Only once the frontier
-// runs (lifecycle.frontierUp): before, the clocks read from the store get
+// runs (lifecycle.Phase.FrontierUp): before, the clocks read from the store get
 // it at their next request.
 func (p *Policies) rearm(key string) {
 	now := time.Now()
@@ -98,9 +99,9 @@ func (c *Crawler) Policies() *Policies { return c.policies }
 // tighten the crawl (a longer delay, fewer URLs; a boost only reorders
 // the host's URLs queued from now): an error says why, and changes nothing.
 func (p *Policies) Set(host string, pol policy.Policy) error {
-	p.life.mu.RLock()
-	defer p.life.mu.RUnlock()
-	if p.life.closed {
+	ph := p.life.Hold()
+	defer p.life.Release()
+	if ph.Closed {
 		return ErrNotRunning
 	}
 	h, err := policy.NormalHost(host)
@@ -128,7 +129,7 @@ func (p *Policies) Set(host string, pol policy.Policy) error {
 	if err := p.set.Put(h, pol); err != nil {
 		return err
 	}
-	if p.life.frontUp { // else the clocks read from the store get it at their next request
+	if ph.FrontierUp { // else the clocks read from the store get it at their next request
 		p.rearm(h)
 	}
 	p.log.Info("operator policy set through the API", "host", h, "delay", time.Duration(pol.Delay), "disallow", pol.Disallow, "max_urls", pol.MaxURLs, "boost", pol.Boost, "boosts", pol.Boosts)
@@ -138,9 +139,9 @@ func (p *Policies) Set(host string, pol policy.Policy) error {
 // Delete removes host's policy, from the store too, and reports whether
 // it had one.
 func (p *Policies) Delete(host string) (bool, error) {
-	p.life.mu.RLock()
-	defer p.life.mu.RUnlock()
-	if p.life.closed {
+	ph := p.life.Hold()
+	defer p.life.Release()
+	if ph.Closed {
 		return false, ErrNotRunning
 	}
 	h, err := policy.NormalHost(host)
@@ -148,7 +149,7 @@ func (p *Policies) Delete(host string) (bool, error) {
 		return false, err
 	}
 	had := p.set.Delete(h)
-	if p.life.frontUp { // else the clocks read from the store get it at their next request
+	if ph.FrontierUp { // else the clocks read from the store get it at their next request
 		p.rearm(h)
 	}
 	b := p.db.NewBatch()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/importance"
+	"github.com/weft-crawler/weft/internal/lifecycle"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/store"
@@ -19,7 +20,7 @@ type Records struct {
 	db    *store.DB
 	canon *canon.Canonicalizer // a record's URL to its captures' key
 	parts int
-	life  *lifecycle
+	life  *lifecycle.State
 	rank  *importance.Estimator // what a URL's in-links gave it so far
 	boost *policy.Set
 }
@@ -44,9 +45,9 @@ const maxURLScan = 100_000
 // zero). It reads at most maxURLScan records, and returns where it
 // stopped, to go on from, or nil when nothing is left.
 func (r *Records) URLs(host string, status store.URLStatus, after *store.URLPos, limit int) ([]store.URLPos, []store.URLRecord, *store.URLPos, error) {
-	r.life.mu.RLock()
-	defer r.life.mu.RUnlock()
-	if r.life.closed {
+	ph := r.life.Hold()
+	defer r.life.Release()
+	if ph.Closed {
 		return nil, nil, nil, ErrNotRunning
 	}
 	var part uint16
@@ -71,9 +72,9 @@ var ErrUnknownURL = errors.New("crawl: no such URL")
 // Page returns the record and the captures of the URL at pos (as URLs
 // lists them).
 func (r *Records) Page(pos store.URLPos) (Page, error) {
-	r.life.mu.RLock()
-	defer r.life.mu.RUnlock()
-	if r.life.closed {
+	ph := r.life.Hold()
+	defer r.life.Release()
+	if ph.Closed {
 		return Page{}, ErrNotRunning
 	}
 	rec, ok, err := r.db.GetURL(pos.Part, pos.Host, pos.Hash)

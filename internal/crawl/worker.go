@@ -24,7 +24,7 @@ import (
 func (c *Crawler) work(ctx, leaseCtx context.Context) {
 	bufs := &pageBuffers{votes: importance.NewVotes()}
 	for {
-		if err := c.pause.wait(leaseCtx); err != nil {
+		if err := c.pause.Wait(leaseCtx); err != nil {
 			return
 		}
 		l, err := c.front.Next(leaseCtx)
@@ -33,7 +33,7 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		}
 		// Paused while waiting for the lease: it goes back unfetched, first
 		// in its host's queue, the host's clock as it was.
-		if c.pause.paused() {
+		if c.pause.Shut() {
 			c.front.Complete(l, frontier.Result{Retry: true})
 			continue
 		}
