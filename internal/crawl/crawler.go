@@ -24,6 +24,7 @@ import (
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/external"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/freelist"
@@ -74,7 +75,7 @@ type Crawler struct {
 	recrawler *schedule.Recrawler
 	// pause holds the workers while an operator has paused the crawl.
 	pause lifecycle.Gate
-	ext   *externals       // leases out to external fetchers
+	ext   *external.Leases // leases out to external fetchers
 	life  *lifecycle.State // whether Run takes work, its frontier answers, its store is open
 	// ready is closed when the crawl first takes work, done when it has
 	// stopped taking work for good (its store closed).
@@ -327,7 +328,7 @@ func New(cfg Config) (c *Crawler, err error) {
 			}
 		}
 	}
-	c.ext = &externals{canon: c.canon, robots: robotsCache, policies: c.cfg.Policies, log: c.log}
+	c.ext = external.New(c.canon, robotsCache, c.cfg.Policies, c.log)
 	c.policies = &Policies{set: c.cfg.Policies, limits: c.cfg.policyLimits(), db: c.state.DB, robots: robotsCache, front: c.front, life: c.life, log: c.log}
 	if c.sched, err = schedule.New(schedule.Config{ // after the in-link counts: they weigh in
 		Policy: c.cfg.Recrawl, RobotsTTL: c.cfg.RobotsTTL, SharedVisits: c.cfg.SharedVisits, Partitions: c.cfg.Partitions, DB: c.state.DB,

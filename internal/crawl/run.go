@@ -123,7 +123,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		rescan.Go(func() { c.rescan(leaseCtx) })
 	}
 	rescan.Go(func() {
-		c.ext.sweep(leaseCtx, 250*time.Millisecond, c.endLease)
+		c.ext.Sweep(leaseCtx, 250*time.Millisecond, c.endExpired)
 	})
 
 	var wg sync.WaitGroup
