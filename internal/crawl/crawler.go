@@ -62,7 +62,7 @@ type Crawler struct {
 	arch    *archive.Archiver             // the WARC files, the capture index and the payload digests
 	robots  *robotstxt.Files              // the robots.txt cache and its fetches
 	judge   *judge.Judge                  // the rules every URL found is judged by, and the counts of their refusals
-	hostCap *hostmap.Map[store.HostState] // per-host counters and rules' state, the URLs accepted first (hoststate.go)
+	hostCap *hostmap.Map[store.HostState] // per-host counters and rules' state, the URLs accepted first (state.HostStates)
 	near    *nearIndex                    // fingerprints of the pages judged original; nil when judging is off
 	words   *freelist.List[*[]uint64]     // the arrays pages' word hashes are read into, for near
 	rend    *render.Tier                  // the browsers (render.go); nil when rendering is off
@@ -205,7 +205,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		p := all[host]
 		c.log.Info("operator policy", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs, "boost", p.Boost, "boosts", p.Boosts)
 	}
-	c.hostCap = newHostStates(c.state, c.cfg.Partitions, c.cfg.hostCache(), c.fail)
+	c.hostCap = c.state.HostStates(c.cfg.hostCache(), c.fail)
 	c.stats.hosts = c.hostCap
 	c.handlers = slices.Clone(c.cfg.Handlers)
 	if c.handlers == nil {
@@ -390,7 +390,7 @@ func (c *Crawler) close(drain time.Duration) error {
 	c.rend.Close()
 	c.fetcher.Close()
 	// Every host's counters and rules' state, for the next run.
-	errs := []error{saveHostStates(c.state, c.hostCap), c.saveInLinks(), c.judge.SaveCounts(c.state.DB), c.warc.Close()}
+	errs := []error{c.state.SaveHostStates(c.hostCap), c.saveInLinks(), c.judge.SaveCounts(c.state.DB), c.warc.Close()}
 	if c.uploads != nil {
 		// After the WARC writer's Close, which finishes and queues the
 		// last file; before the store's, which records each upload.

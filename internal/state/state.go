@@ -51,7 +51,9 @@ import (
 // so a request cut by the crash is never followed at once by another.
 //
 // What is not kept: robots.txt policies (fetched again, under the host's
-// clock, after a restart), counters of the summary, and the per-host cap.
+// clock, after a restart) and counters of the summary. The per-host
+// counters and rules' state are kept apart, in the host state table
+// (HostStates).
 type State struct {
 	DB    *store.DB // the store itself, for what the batches do not cover
 	path  string
