@@ -31,6 +31,7 @@ import (
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/importance"
+	"github.com/weft-crawler/weft/internal/inforce"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/lifecycle"
 	"github.com/weft-crawler/weft/internal/policy"
@@ -196,7 +197,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	if cfg.Fetch.Cookies == nil {
 		cfg.Fetch.Cookies = fetch.NewJar()
 	}
-	if err := loadPolicies(c.state.DB, c.cfg.Policies, c.log); err != nil {
+	if err := inforce.Load(c.state.DB, c.cfg.Policies, c.log); err != nil {
 		return nil, err
 	}
 	c.state.Boosts = c.cfg.Policies // read as each URL is queued: a change applies from then on
@@ -329,7 +330,8 @@ func New(cfg Config) (c *Crawler, err error) {
 		}
 	}
 	c.ext = external.New(c.canon, robotsCache, c.cfg.Policies, c.log)
-	c.policies = &Policies{set: c.cfg.Policies, limits: c.cfg.policyLimits(), db: c.state.DB, robots: robotsCache, front: c.front, life: c.life, log: c.log}
+	c.policies = inforce.New(inforce.Config{Set: c.cfg.Policies, Limits: c.cfg.policyLimits(), DB: c.state.DB, Robots: robotsCache, Front: c.front,
+		Life: c.life, Log: c.log})
 	if c.sched, err = schedule.New(schedule.Config{ // after the in-link counts: they weigh in
 		Policy: c.cfg.Recrawl, RobotsTTL: c.cfg.RobotsTTL, SharedVisits: c.cfg.SharedVisits, Partitions: c.cfg.Partitions, DB: c.state.DB,
 		Canon: c.canon, Robots: robotsCache, Archive: c.arch, InLinks: c.inlinks, Log: c.log,

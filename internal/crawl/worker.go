@@ -94,7 +94,7 @@ func (c *Crawler) commit(p *pageRun) {
 	}
 	// The host's clock goes to disk in the page's batch when a restart
 	// would not assume as much, and the frontier installs the one written.
-	lo.res = c.policies.delay(l, lo.res)
+	lo.res = c.policies.Delay(l, lo.res)
 	var durable bool
 	lo.res, durable = c.front.Settle(l, lo.res, time.Now(), pb)
 	clock := *lo.res.Clock
