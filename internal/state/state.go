@@ -1,7 +1,9 @@
 // Package state is a crawl's durable state over the store: the queues the
 // frontier reads and spills to (it is the frontier's Store), the records
 // the seen set confirms, and the batch in which one lease's changes are
-// committed at once, so that a crash loses no accepted URL.
+// committed at once, so that a crash loses no accepted URL; beside them,
+// each host's counters and rules' state (HostStates), and the URL records
+// as the crawl's operator reads them (Records).
 package state
 
 import (
