@@ -24,13 +24,16 @@ import (
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
+	"github.com/weft-crawler/weft/internal/external"
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/freelist"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/importance"
+	"github.com/weft-crawler/weft/internal/inforce"
 	"github.com/weft-crawler/weft/internal/judge"
+	"github.com/weft-crawler/weft/internal/lifecycle"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/robots"
@@ -60,7 +63,7 @@ type Crawler struct {
 	arch    *archive.Archiver             // the WARC files, the capture index and the payload digests
 	robots  *robotstxt.Files              // the robots.txt cache and its fetches
 	judge   *judge.Judge                  // the rules every URL found is judged by, and the counts of their refusals
-	hostCap *hostmap.Map[store.HostState] // per-host counters and rules' state, the URLs accepted first (hoststate.go)
+	hostCap *hostmap.Map[store.HostState] // per-host counters and rules' state, the URLs accepted first (state.HostStates)
 	near    *nearIndex                    // fingerprints of the pages judged original; nil when judging is off
 	words   *freelist.List[*[]uint64]     // the arrays pages' word hashes are read into, for near
 	rend    *render.Tier                  // the browsers (render.go); nil when rendering is off
@@ -72,9 +75,9 @@ type Crawler struct {
 	sched     *schedule.Planner
 	recrawler *schedule.Recrawler
 	// pause holds the workers while an operator has paused the crawl.
-	pause gate
-	ext   *externals // leases out to external fetchers
-	life  *lifecycle // whether Run takes work, its frontier answers, its store is open
+	pause lifecycle.Gate
+	ext   *external.Leases // leases out to external fetchers
+	life  *lifecycle.State // whether Run takes work, its frontier answers, its store is open
 	// ready is closed when the crawl first takes work, done when it has
 	// stopped taking work for good (its store closed).
 	ready, done         chan struct{}
@@ -132,7 +135,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		canon: canon.New(cfg.Canon),
 		stats: newCounters(),
 		start: time.Now(), // set here, before anything may read it (Live, from another goroutine)
-		life:  &lifecycle{},
+		life:  &lifecycle.State{},
 		ready: make(chan struct{}),
 		done:  make(chan struct{}),
 	}
@@ -194,7 +197,7 @@ func New(cfg Config) (c *Crawler, err error) {
 	if cfg.Fetch.Cookies == nil {
 		cfg.Fetch.Cookies = fetch.NewJar()
 	}
-	if err := loadPolicies(c.state.DB, c.cfg.Policies, c.log); err != nil {
+	if err := inforce.Load(c.state.DB, c.cfg.Policies, c.log); err != nil {
 		return nil, err
 	}
 	c.state.Boosts = c.cfg.Policies // read as each URL is queued: a change applies from then on
@@ -203,7 +206,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		p := all[host]
 		c.log.Info("operator policy", "host", host, "delay", time.Duration(p.Delay), "disallow", p.Disallow, "max_urls", p.MaxURLs, "boost", p.Boost, "boosts", p.Boosts)
 	}
-	c.hostCap = newHostStates(c.state, c.cfg.Partitions, c.cfg.hostCache(), c.fail)
+	c.hostCap = c.state.HostStates(c.cfg.hostCache(), c.fail)
 	c.stats.hosts = c.hostCap
 	c.handlers = slices.Clone(c.cfg.Handlers)
 	if c.handlers == nil {
@@ -326,8 +329,9 @@ func New(cfg Config) (c *Crawler, err error) {
 			}
 		}
 	}
-	c.ext = &externals{canon: c.canon, robots: robotsCache, policies: c.cfg.Policies, log: c.log}
-	c.policies = &Policies{set: c.cfg.Policies, limits: c.cfg.policyLimits(), db: c.state.DB, robots: robotsCache, front: c.front, life: c.life, log: c.log}
+	c.ext = external.New(c.canon, robotsCache, c.cfg.Policies, c.log)
+	c.policies = inforce.New(inforce.Config{Set: c.cfg.Policies, Limits: c.cfg.policyLimits(), DB: c.state.DB, Robots: robotsCache, Front: c.front,
+		Life: c.life, Log: c.log})
 	if c.sched, err = schedule.New(schedule.Config{ // after the in-link counts: they weigh in
 		Policy: c.cfg.Recrawl, RobotsTTL: c.cfg.RobotsTTL, SharedVisits: c.cfg.SharedVisits, Partitions: c.cfg.Partitions, DB: c.state.DB,
 		Canon: c.canon, Robots: robotsCache, Archive: c.arch, InLinks: c.inlinks, Log: c.log,
@@ -377,7 +381,7 @@ func (c *Crawler) Progress() Progress {
 		HostsWaiting: fs.WaitingHost,
 		Waiting:      fs.Wait.Text(time.Now()),
 		LastError:    last.text,
-		Paused:       c.pause.paused(),
+		Paused:       c.pause.Shut(),
 		RevisitBytes: c.arch.Counts().RevisitBytes,
 	}
 }
@@ -388,7 +392,7 @@ func (c *Crawler) close(drain time.Duration) error {
 	c.rend.Close()
 	c.fetcher.Close()
 	// Every host's counters and rules' state, for the next run.
-	errs := []error{saveHostStates(c.state, c.hostCap), c.saveInLinks(), c.judge.SaveCounts(c.state.DB), c.warc.Close()}
+	errs := []error{c.state.SaveHostStates(c.hostCap), c.saveInLinks(), c.judge.SaveCounts(c.state.DB), c.warc.Close()}
 	if c.uploads != nil {
 		// After the WARC writer's Close, which finishes and queues the
 		// last file; before the store's, which records each upload.

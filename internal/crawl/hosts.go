@@ -6,6 +6,7 @@ import (
 	"github.com/weft-crawler/weft/internal/frontier"
 	recent "github.com/weft-crawler/weft/internal/history"
 	"github.com/weft-crawler/weft/internal/hostmap"
+	"github.com/weft-crawler/weft/internal/lifecycle"
 	"github.com/weft-crawler/weft/internal/live"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/robotstxt"
@@ -22,7 +23,7 @@ type Hosts struct {
 	caps     *hostmap.Map[store.HostState] // the URLs accepted per host
 	activity *recent.Hosts
 	delay    time.Duration // Config.Delay, the least gap
-	life     *lifecycle
+	life     *lifecycle.State
 }
 
 // Hosts returns the crawl's hosts, for its operator.
@@ -37,7 +38,7 @@ func (h *Hosts) Host(host string) live.HostStatus {
 		host = n
 	}
 	st := live.HostStatus{Host: host, Robots: h.robots.CachedHost(host, time.Now())}
-	if h.life.frontierUp() {
+	if h.life.Now().FrontierUp {
 		st.Frontier = h.front.Host(host)
 	}
 	st.Accepted = h.accepted(host)
@@ -50,7 +51,7 @@ func (h *Hosts) Host(host string) live.HostStatus {
 // Hosts returns what the crawl knows of the hosts its frontier holds,
 // those with the most URLs in memory first, at most limit.
 func (h *Hosts) Hosts(limit int) []live.HostStatus {
-	if !h.life.frontierUp() {
+	if !h.life.Now().FrontierUp {
 		return nil
 	}
 	infos := h.front.Hosts(limit)

@@ -23,9 +23,9 @@ import (
 // goes through the filters, robots.txt, the caps and the seen set as if
 // this crawl had found it, and is queued if new.
 func (c *Crawler) Offer(urls []Offered) error {
-	c.life.mu.RLock()
-	defer c.life.mu.RUnlock()
-	if !c.life.running {
+	ph := c.life.Hold()
+	defer c.life.Release()
+	if !ph.Running {
 		return ErrNotRunning
 	}
 	pb := c.state.NewBatch()
@@ -80,10 +80,7 @@ func (c *Crawler) ReleasePartition(p int) map[string]frontier.Clock {
 // local says that this crawl asked. It returns ErrNotRunning unless Run
 // is taking work.
 func (c *Crawler) HopFor(ctx context.Context, forHost, target, targetHost string, hops int, local bool) (RobotsAnswer, error) {
-	c.life.mu.RLock()
-	running := c.life.running
-	c.life.mu.RUnlock()
-	if !running {
+	if !c.life.Now().Running {
 		return RobotsAnswer{}, ErrNotRunning
 	}
 	return c.robots.HopFor(ctx, forHost, target, targetHost, hops, local)
@@ -109,9 +106,9 @@ func (c *Crawler) TakeOver(p int, clocks map[string]frontier.Clock) {
 // The adopted records live in the store, not in memory. Like Offer, it
 // answers ErrNotRunning outside Run.
 func (c *Crawler) Adopt(vs []Visited) error {
-	c.life.mu.RLock()
-	defer c.life.mu.RUnlock()
-	if !c.life.running {
+	ph := c.life.Hold()
+	defer c.life.Release()
+	if !ph.Running {
 		return ErrNotRunning
 	}
 	ab := c.state.NewBatch()
@@ -180,9 +177,9 @@ func (c *Crawler) Adopt(vs []Visited) error {
 // node of a cluster whose cluster has found the whole crawl done. The
 // leases out (none, on a drained crawl) run to their end.
 func (c *Crawler) EndDrained() {
-	c.life.mu.RLock()
-	defer c.life.mu.RUnlock()
-	if !c.life.running {
+	ph := c.life.Hold()
+	defer c.life.Release()
+	if !ph.Running {
 		return
 	}
 	c.endedDrained.Store(true)
@@ -191,7 +188,5 @@ func (c *Crawler) EndDrained() {
 
 // Running reports whether Run is taking work (Offer, Adopt, AddSeeds).
 func (c *Crawler) Running() bool {
-	c.life.mu.RLock()
-	defer c.life.mu.RUnlock()
-	return c.life.running
+	return c.life.Now().Running
 }

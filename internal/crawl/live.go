@@ -1,13 +1,12 @@
 package crawl
 
 import (
-	"context"
 	"errors"
-	"sync"
 
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/lifecycle"
 	"github.com/weft-crawler/weft/internal/state"
 )
 
@@ -34,12 +33,12 @@ type Live struct {
 func (c *Crawler) Live() Live {
 	sum := c.summary()
 	var fs frontier.Stats
-	if c.life.frontierUp() {
+	if c.life.Now().FrontierUp {
 		fs = c.front.Stats() // after its Run, the snapshot it left
 	}
 	sum.Queued = fs.Queued + fs.InFlight
 	sum.WARCFiles, sum.WARCBytes = c.warc.Files(), c.warc.Bytes()
-	l := Live{Summary: sum, Frontier: fs, Paused: c.pause.paused(), Outcomes: c.flog.ByOutcome()}
+	l := Live{Summary: sum, Frontier: fs, Paused: c.pause.Shut(), Outcomes: c.flog.ByOutcome()}
 	if n, ok := c.state.DB.Queued(); ok {
 		l.Stored = &n
 	}
@@ -50,86 +49,17 @@ func (c *Crawler) Live() Live {
 // the queues and every host's clock are kept, and the recrawl scanner goes
 // on. Pausing a paused crawl does nothing. It is safe to call from any
 // goroutine, as Resume is.
-func (c *Crawler) Pause() { c.pause.set(true) }
+func (c *Crawler) Pause() { c.pause.Set(true) }
 
 // Resume lets the workers take leases again.
-func (c *Crawler) Resume() { c.pause.set(false) }
+func (c *Crawler) Resume() { c.pause.Set(false) }
 
 // Recent returns the last fetches (at most 100), newest first.
 func (c *Crawler) Recent() []Fetch { return c.flog.Last() }
 
-// gate holds the workers while the crawl is paused.
-type gate struct {
-	mu   sync.Mutex
-	shut bool
-	open chan struct{} // closed when the gate opens; nil while it is open
-}
-
-func (g *gate) set(shut bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	switch {
-	case shut && !g.shut:
-		g.open = make(chan struct{})
-	case !shut && g.shut:
-		close(g.open)
-		g.open = nil
-	}
-	g.shut = shut
-}
-
-func (g *gate) paused() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.shut
-}
-
-// wait returns when the gate is open, or with ctx's error.
-func (g *gate) wait(ctx context.Context) error {
-	g.mu.Lock()
-	open := g.open
-	g.mu.Unlock()
-	if open == nil {
-		return nil
-	}
-	select {
-	case <-open:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// lifecycle is where a crawl is in its life, for what asks it for work or
-// answers from other goroutines (its operator, its cluster): it takes work
-// while running (from Run's seeds to its end), its frontier answers once up
-// (Run started it; once it returned, it answers from its last snapshot),
-// and its store can be read until closed. A reader holds mu for reading
-// while it works, so that Run, which holds it for writing to change them,
-// waits for the readers it would pull the ground from under.
-type lifecycle struct {
-	mu      sync.RWMutex
-	running bool
-	closed  bool
-	frontUp bool
-}
-
-func (l *lifecycle) set(f func(l *lifecycle)) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	f(l)
-}
-
-// frontierUp reports whether the frontier answers questions.
-func (l *lifecycle) frontierUp() bool {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.frontUp
-}
-
 // setRunning lets Run take work, once its seeds are in.
 func (c *Crawler) setRunning() {
-	c.life.set(func(l *lifecycle) { l.running = true })
+	c.life.Set(func(p *lifecycle.Phase) { p.Running = true })
 	c.readyOnce.Do(func() { close(c.ready) })
 }
 
@@ -144,7 +74,7 @@ func (c *Crawler) Done() <-chan struct{} { return c.done }
 
 // Discard releases what New opened, for a Crawler that will not Run.
 func (c *Crawler) Discard() error {
-	c.life.set(func(l *lifecycle) { l.closed = true })
+	c.life.Set(func(p *lifecycle.Phase) { p.Closed = true })
 	c.doneOnce.Do(func() { close(c.done) })
 	return c.close(0) // a crawl that never ran: its backlog of uploads waits for the next start
 }
@@ -174,7 +104,7 @@ var ErrNotHTTP = canon.ErrNotHTTP
 type SeedError = canon.SeedError
 
 // ErrNotRunning is returned by AddSeeds once the crawl has stopped.
-var ErrNotRunning = errors.New("crawl: not running")
+var ErrNotRunning = lifecycle.ErrNotRunning
 
 // ErrStopping is what Cluster.Forward wraps when it gives up because its
 // process is stopping.

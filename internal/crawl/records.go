@@ -1,92 +1,18 @@
 package crawl
 
-import (
-	"errors"
-	"time"
-
-	"github.com/weft-crawler/weft/internal/canon"
-	"github.com/weft-crawler/weft/internal/importance"
-	"github.com/weft-crawler/weft/internal/partition"
-	"github.com/weft-crawler/weft/internal/policy"
-	"github.com/weft-crawler/weft/internal/store"
-)
+import "github.com/weft-crawler/weft/internal/state"
 
 // Records are the crawl's URL records and their captures, as its operator
-// reads them. Crawler.Records returns them; they are safe for concurrent
-// use, from New on, and read nothing once the crawl has closed its store
-// (ErrNotRunning).
-type Records struct {
-	db    *store.DB
-	canon *canon.Canonicalizer // a record's URL to its captures' key
-	parts int
-	life  *lifecycle
-	rank  *importance.Estimator // what a URL's in-links gave it so far
-	boost *policy.Set
-}
+// reads them (state.Records).
+type Records = state.Records
 
-// Records returns the crawl's URL records, for its operator.
-func (c *Crawler) Records() *Records {
-	return &Records{db: c.state.DB, canon: c.canon, parts: c.cfg.Partitions, life: c.life, rank: c.rank, boost: c.cfg.Policies}
-}
+// Page is what the crawl holds of one URL: its record and its captures.
+type Page = state.Page
 
-// Estimate is the rank the URL of rec, at pos, would be queued with now,
-// and its parts: its cash now, its priors, the boost in force.
-func (r *Records) Estimate(pos store.URLPos, rec store.URLRecord, now time.Time) importance.Estimate {
-	return importance.Explain(r.rank.Cash(pos.Hash), rec.Depth, importance.ListedIf(rec.InSitemap, rec.SitemapPriority, rec.SitemapLastMod, now), r.boost.BoostURL(pos.Host, rec.URL))
-}
+// ErrUnknownURL is returned by Records.Page for a URL the crawl has no
+// record of.
+var ErrUnknownURL = state.ErrUnknownURL
 
-// maxURLScan bounds the records one URLs call reads looking for a status.
-const maxURLScan = 100_000
-
-// URLs returns up to limit URL records in key order (partition, host,
-// hash) after the position after (from the start when it is nil): every
-// host's, or only host's; every status, or only status's (when it is not
-// zero). It reads at most maxURLScan records, and returns where it
-// stopped, to go on from, or nil when nothing is left.
-func (r *Records) URLs(host string, status store.URLStatus, after *store.URLPos, limit int) ([]store.URLPos, []store.URLRecord, *store.URLPos, error) {
-	r.life.mu.RLock()
-	defer r.life.mu.RUnlock()
-	if r.life.closed {
-		return nil, nil, nil, ErrNotRunning
-	}
-	var part uint16
-	if host != "" {
-		part = uint16(partition.Of(host, r.parts))
-	}
-	return r.db.ListURLs(host, part, status, after, limit, maxURLScan)
-}
-
-// Page is what the crawl holds of one URL: its record and its captures
-// in the capture index, newest first (at most maxPageCaptures).
-type Page struct {
-	Record   store.URLRecord
-	Captures []store.CaptureRecord
-}
-
-const maxPageCaptures = 20
-
-// ErrUnknownURL is returned by Page for a URL the crawl has no record of.
-var ErrUnknownURL = errors.New("crawl: no such URL")
-
-// Page returns the record and the captures of the URL at pos (as URLs
-// lists them).
-func (r *Records) Page(pos store.URLPos) (Page, error) {
-	r.life.mu.RLock()
-	defer r.life.mu.RUnlock()
-	if r.life.closed {
-		return Page{}, ErrNotRunning
-	}
-	rec, ok, err := r.db.GetURL(pos.Part, pos.Host, pos.Hash)
-	if err != nil {
-		return Page{}, err
-	}
-	if !ok {
-		return Page{}, ErrUnknownURL
-	}
-	p := Page{Record: rec}
-	if u, err := r.canon.Parse(rec.URL); err == nil {
-		p.Captures, err = r.db.LastCaptures(u.SURT(), maxPageCaptures)
-		return p, err
-	}
-	return p, nil
-}
+// Records returns the crawl's URL records, for its operator. They are safe
+// for concurrent use from New on.
+func (c *Crawler) Records() *Records { return c.state.Records(c.canon, c.life, c.rank, c.cfg.Policies) }

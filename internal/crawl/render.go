@@ -84,7 +84,7 @@ func (c *Crawler) renderPage(ctx context.Context, p *pageRun, pol *robots.Policy
 	}
 	end := in.resp.Start.Add(in.resp.Duration)
 	pf := &pageFetcher{c: c, l: l, pol: pol, page: in.resp, pb: p.pb,
-		clock: c.front.Advance(l.Clock, c.policies.delay(l, lo.res), end), serverFree: end.Add(c.cfg.IPGap)}
+		clock: c.front.Advance(l.Clock, c.policies.Delay(l, lo.res), end), serverFree: end.Add(c.cfg.IPGap)}
 	res, err := c.rend.Pool.Render(ctx, in.resp.URL, pf)
 	c.rend.Requests.Add(int64(res.Requests))
 	c.rend.Refused.Add(int64(res.Refused))
@@ -307,7 +307,7 @@ func (f *pageFetcher) ownHost(ctx context.Context, u canon.URL, typ string) (*re
 	}
 	resp, res, err := f.get(ctx, u, typ)
 	res.SetCrawlDelay, res.CrawlDelay = true, f.pol.CrawlDelay
-	res = f.c.policies.delay(f.l, res) // an operator's longer delay, as finish applies it
+	res = f.c.policies.Delay(f.l, res) // an operator's longer delay, as finish applies it
 	if res.Fetched {
 		f.clock = f.c.front.Advance(f.clock, res, time.Now())
 		f.serverDone(res, f.clock)
@@ -397,7 +397,7 @@ func (f *pageFetcher) borrowed(ctx context.Context, bl frontier.Lease, u canon.U
 func (f *pageFetcher) completeBorrowed(bl frontier.Lease, res frontier.Result) frontier.Clock {
 	c := f.c
 	hb := c.state.NewBatch()
-	res, durable := c.front.Settle(bl, c.policies.delay(bl, res), time.Now(), hb)
+	res, durable := c.front.Settle(bl, c.policies.Delay(bl, res), time.Now(), hb)
 	clock := *res.Clock
 	c.countClock(bl, res, clock)
 	if durable {

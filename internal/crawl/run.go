@@ -11,6 +11,7 @@ import (
 	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
+	"github.com/weft-crawler/weft/internal/lifecycle"
 	"github.com/weft-crawler/weft/internal/report"
 	"github.com/weft-crawler/weft/internal/seeds"
 )
@@ -37,7 +38,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		stopWarm()
 		warm.Wait()
 		c.robots.Wait()
-		c.life.set(func(l *lifecycle) { l.running, l.closed = false, true }) // the API reads and writes no more
+		c.life.Set(func(p *lifecycle.Phase) { p.Running, p.Closed = false, true }) // the API reads and writes no more
 		c.doneOnce.Do(func() { close(c.done) })
 		return c.close(archive.UploadDrain)
 	}
@@ -115,14 +116,14 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		graceMu.Unlock()
 	}()
 	frontErr := make(chan error, 1)
-	c.life.set(func(l *lifecycle) { l.frontUp = true }) // the frontier answers Stats, Host and Hosts from now on
+	c.life.Set(func(p *lifecycle.Phase) { p.FrontierUp = true }) // the frontier answers Stats, Host and Hosts from now on
 	go func() { frontErr <- c.front.Run(leaseCtx) }()
 	var rescan sync.WaitGroup
 	if c.cfg.Recrawl != nil {
 		rescan.Go(func() { c.rescan(leaseCtx) })
 	}
 	rescan.Go(func() {
-		c.ext.sweep(leaseCtx, 250*time.Millisecond, c.endLease)
+		c.ext.Sweep(leaseCtx, 250*time.Millisecond, c.endExpired)
 	})
 
 	var wg sync.WaitGroup

@@ -56,8 +56,6 @@ func (c *Crawler) countSeed(p *pageRun) func(committed bool) {
 // they were given (the command line's, then the API's), the number of
 // seeds and the totals of all.
 func (c *Crawler) SeedList(offset, limit int) ([]seeds.Status, int, seeds.Totals) {
-	c.life.mu.RLock()
-	ended := c.life.closed
-	c.life.mu.RUnlock()
+	ended := c.life.Now().Closed
 	return c.seedReg.List(offset, limit, ended), c.seedReg.Len(), c.seedReg.Totals(ended)
 }

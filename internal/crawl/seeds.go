@@ -127,9 +127,9 @@ func addressKind(a netip.Addr) string {
 // the seeds' own limits (package seeds): they hold after a restart too. It
 // returns a verdict per URL, in order.
 func (c *Crawler) AddSeeds(urls []string, opts []seeds.Options, high bool) ([]Verdict, error) {
-	c.life.mu.RLock()
-	defer c.life.mu.RUnlock()
-	if !c.life.running {
+	ph := c.life.Hold()
+	defer c.life.Release()
+	if !ph.Running {
 		return nil, ErrNotRunning
 	}
 	prio := frontier.Normal

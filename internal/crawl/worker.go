@@ -24,7 +24,7 @@ import (
 func (c *Crawler) work(ctx, leaseCtx context.Context) {
 	bufs := &pageBuffers{votes: importance.NewVotes()}
 	for {
-		if err := c.pause.wait(leaseCtx); err != nil {
+		if err := c.pause.Wait(leaseCtx); err != nil {
 			return
 		}
 		l, err := c.front.Next(leaseCtx)
@@ -33,7 +33,7 @@ func (c *Crawler) work(ctx, leaseCtx context.Context) {
 		}
 		// Paused while waiting for the lease: it goes back unfetched, first
 		// in its host's queue, the host's clock as it was.
-		if c.pause.paused() {
+		if c.pause.Shut() {
 			c.front.Complete(l, frontier.Result{Retry: true})
 			continue
 		}
@@ -94,7 +94,7 @@ func (c *Crawler) commit(p *pageRun) {
 	}
 	// The host's clock goes to disk in the page's batch when a restart
 	// would not assume as much, and the frontier installs the one written.
-	lo.res = c.policies.delay(l, lo.res)
+	lo.res = c.policies.Delay(l, lo.res)
 	var durable bool
 	lo.res, durable = c.front.Settle(l, lo.res, time.Now(), pb)
 	clock := *lo.res.Clock

@@ -1,7 +1,9 @@
 // Package state is a crawl's durable state over the store: the queues the
 // frontier reads and spills to (it is the frontier's Store), the records
 // the seen set confirms, and the batch in which one lease's changes are
-// committed at once, so that a crash loses no accepted URL.
+// committed at once, so that a crash loses no accepted URL; beside them,
+// each host's counters and rules' state (HostStates), and the URL records
+// as the crawl's operator reads them (Records).
 package state
 
 import (
@@ -51,7 +53,9 @@ import (
 // so a request cut by the crash is never followed at once by another.
 //
 // What is not kept: robots.txt policies (fetched again, under the host's
-// clock, after a restart), counters of the summary, and the per-host cap.
+// clock, after a restart) and counters of the summary. The per-host
+// counters and rules' state are kept apart, in the host state table
+// (HostStates).
 type State struct {
 	DB    *store.DB // the store itself, for what the batches do not cover
 	path  string

@@ -1,37 +1,36 @@
-package crawl
+package state
 
 import (
 	"fmt"
 
 	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/partition"
-	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
-// newHostStates returns the per-host states: counters (the URLs accepted
+// HostStates returns the per-host states: counters (the URLs accepted
 // for the host cap, its 429s and 5xxs, its pages cut at the link cap) and
 // what the per-host rules learnt (the near-duplicate trap's window and
 // cut, the index alias pairs), at most bound hosts of them in memory: a
 // host evicted, or one of an earlier run, is read back from the store's
 // host state table, and every host in memory is written there at close
-// (flush), so that they go on across a restart instead of starting again
-// from zero.
-func newHostStates(d *state.State, partitions, bound int, fail func(error)) *hostmap.Map[store.HostState] {
-	return hostmap.NewBounded[store.HostState](partitions, bound, hostStateTable{d, fail})
+// (SaveHostStates), so that they go on across a restart instead of
+// starting again from zero. A read or write that fails is given to fail.
+func (d *State) HostStates(bound int, fail func(error)) *hostmap.Map[store.HostState] {
+	return hostmap.NewBounded[store.HostState](d.parts, bound, hostStateTable{d, fail})
 }
 
 // hostStateTable is the store's host state table, where the per-host
 // states live out of memory.
 type hostStateTable struct {
-	d    *state.State
+	d    *State
 	fail func(error)
 }
 
 func (t hostStateTable) Load(host string) store.HostState {
-	st, _, err := t.d.DB.GetHostState(uint16(partition.Of(host, t.d.Partitions())), host)
+	st, _, err := t.d.DB.GetHostState(uint16(partition.Of(host, t.d.parts)), host)
 	if err != nil {
-		t.fail(fmt.Errorf("crawl: read the state of host %s: %w", host, err))
+		t.fail(fmt.Errorf("state: read the state of host %s: %w", host, err))
 	}
 	return st
 }
@@ -41,26 +40,26 @@ func (t hostStateTable) Save(host string, st store.HostState) {
 		return
 	}
 	b := t.d.DB.NewBatch()
-	b.PutHostState(uint16(partition.Of(host, t.d.Partitions())), host, st)
+	b.PutHostState(uint16(partition.Of(host, t.d.parts)), host, st)
 	if err := b.Commit(false); err != nil {
-		t.fail(fmt.Errorf("crawl: record the state of host %s: %w", host, err))
+		t.fail(fmt.Errorf("state: record the state of host %s: %w", host, err))
 	}
 }
 
-// hostStateBatch is how many host states saveHostStates writes per batch.
+// hostStateBatch is how many host states SaveHostStates writes per batch.
 const hostStateBatch = 4096
 
-// saveHostStates writes every host state in memory to the store, as the
+// SaveHostStates writes every host state in memory to the store, as the
 // map's flush would, but a few thousand to a batch rather than one: at
 // close the map holds up to --host-cache hosts.
-func saveHostStates(d *state.State, states *hostmap.Map[store.HostState]) error {
+func (d *State) SaveHostStates(states *hostmap.Map[store.HostState]) error {
 	b, n := d.DB.NewBatch(), 0
 	var err error
 	states.Each(func(host string, st store.HostState) {
 		if err != nil || st == (store.HostState{}) {
 			return
 		}
-		b.PutHostState(uint16(partition.Of(host, d.Partitions())), host, st)
+		b.PutHostState(uint16(partition.Of(host, d.parts)), host, st)
 		if n++; n == hostStateBatch {
 			err = b.Commit(false)
 			b, n = d.DB.NewBatch(), 0
@@ -70,7 +69,7 @@ func saveHostStates(d *state.State, states *hostmap.Map[store.HostState]) error 
 		err = b.Commit(false)
 	}
 	if err != nil {
-		return fmt.Errorf("crawl: record the hosts' states: %w", err)
+		return fmt.Errorf("state: record the hosts' states: %w", err)
 	}
 	return nil
 }
