@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 	nlnwa "github.com/nlnwa/gowarc/v3"
 )
 
@@ -232,5 +233,23 @@ func BenchmarkCompressionLevel(b *testing.B) {
 				b.ReportMetric(float64(len(body.p))/float64(out.Len()), "ratio")
 			})
 		}
+		// zstd at its fastest level, one frame a record and no dictionary,
+		// as a .warc.zst writer would make it: what it would save over gzip
+		// (docs/encodings.md).
+		b.Run(body.name+"/zstd-fastest", func(b *testing.B) {
+			zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer zw.Close()
+			var out []byte
+			b.SetBytes(int64(len(body.p)))
+			cpu := startCPU()
+			for b.Loop() {
+				out = zw.EncodeAll(body.p, out[:0])
+			}
+			cpu.report(b)
+			b.ReportMetric(float64(len(body.p))/float64(len(out)), "ratio")
+		})
 	}
 }
