@@ -49,6 +49,11 @@ type Cluster interface {
 	// decision (Crawler.HopFor there). An error leaves the robots.txt
 	// unreachable for now, retried as a failed fetch is.
 	RobotsHop(ctx context.Context, forHost, target, targetHost string, hops int) (RobotsAnswer, error)
+	// Keeps reports whether this node keeps every host it owns for the
+	// whole crawl. Only then is a URL whose estimate rose queued a second
+	// time, at its new rank (state.Batch.Requeue): a node that took the
+	// host over would not know the copy left behind stale.
+	Keeps() bool
 }
 
 // RobotsAnswer is the outcome of a robots.txt chain another node
@@ -79,6 +84,7 @@ func (alone) Forward([]Offered) error                 { return nil }
 func (alone) Claim(string) (until time.Time, ok bool) { return time.Time{}, true }
 func (alone) Fetched(Visited, string)                 {}
 func (alone) Clocked(string, frontier.Clock)          {}
+func (alone) Keeps() bool                             { return true }
 func (alone) RobotsHop(context.Context, string, string, string, int) (RobotsAnswer, error) {
 	return RobotsAnswer{}, errors.New("crawl: a robots.txt hop asked of a crawl on one node")
 }

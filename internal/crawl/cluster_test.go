@@ -37,6 +37,7 @@ func (tc *testCluster) Forward(urls []Offered) error   { return tc.forward(urls)
 func (tc *testCluster) Claim(string) (time.Time, bool) { return time.Now().Add(time.Hour), true }
 func (tc *testCluster) Fetched(Visited, string)        {}
 func (tc *testCluster) Clocked(string, frontier.Clock) {}
+func (tc *testCluster) Keeps() bool                    { return false }
 func (tc *testCluster) RobotsHop(ctx context.Context, forHost, target, targetHost string, hops int) (RobotsAnswer, error) {
 	return tc.self.HopFor(ctx, forHost, target, targetHost, hops, true)
 }

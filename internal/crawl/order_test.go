@@ -20,6 +20,32 @@ import (
 // as the server's log shows; the copy left in the queue is dropped
 // unrequested, so the target is asked for once.
 func TestImportantPageGoesFirst(t *testing.T) {
+	pages, sum := importanceWorld(t, nil)
+	at := slices.Index(pages, "/target")
+	if at < 0 || at > 3 || slices.Index(pages[at+1:], "/target") >= 0 {
+		t.Errorf("target asked for at %d (home, a hub, then it expected): %v", at, pages)
+	}
+	if sum.Requeued == 0 || sum.Rejected["requeued"] == 0 {
+		t.Errorf("summary: %d requeued, %d stale copies dropped; want both counted", sum.Requeued, sum.Rejected["requeued"])
+	}
+}
+
+// TestNodeThatMayLoseHostsQueuesNoCopy: the same web crawled by a node of a
+// cluster, which may hand a host over at any time (Cluster.Keeps is
+// false), queues no URL a second time: the node taking the host over could
+// not tell such a copy stale. Every page is still asked for once.
+func TestNodeThatMayLoseHostsQueuesNoCopy(t *testing.T) {
+	tc := &testCluster{owns: func(string) bool { return true }, forward: func([]Offered) error { return nil }}
+	if _, sum := importanceWorld(t, tc); sum.Requeued != 0 || sum.Rejected["requeued"] != 0 {
+		t.Errorf("summary: %d requeued, %d stale copies dropped; want none", sum.Requeued, sum.Rejected["requeued"])
+	}
+}
+
+// importanceWorld crawls TestImportantPageGoesFirst's host, as a node of
+// tc if it is not nil, and returns the pages the server was asked for in
+// order (each once, or the test fails) and the crawl's summary.
+func importanceWorld(t *testing.T, tc *testCluster) ([]string, Summary) {
+	t.Helper()
 	var (
 		mu    sync.Mutex
 		order []string
@@ -54,7 +80,15 @@ func TestImportantPageGoesFirst(t *testing.T) {
 	cfg := bare(Config{Seeds: []string{srv.URL + "/"}, DataDir: t.TempDir(), Workers: 2, UserAgent: "weft/test (+https://example.org/weft-crawler)"})
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.NoSitemaps = true
-	sum := runCrawl(t, cfg)
+	var sum Summary
+	if tc != nil {
+		var err error
+		if sum, err = newNode(t, cfg, tc).Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		sum = runCrawl(t, cfg)
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -67,11 +101,5 @@ func TestImportantPageGoesFirst(t *testing.T) {
 	if len(pages) != 52 {
 		t.Fatalf("server saw %d page requests, want the 52 pages once each: %v", len(pages), pages)
 	}
-	at := slices.Index(pages, "/target")
-	if at < 0 || at > 3 || slices.Index(pages[at+1:], "/target") >= 0 {
-		t.Errorf("target asked for at %d (home, a hub, then it expected): %v", at, pages)
-	}
-	if sum.Requeued == 0 || sum.Rejected["requeued"] == 0 {
-		t.Errorf("summary: %d requeued, %d stale copies dropped; want both counted", sum.Requeued, sum.Rejected["requeued"])
-	}
+	return pages, sum
 }

@@ -42,9 +42,7 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 			worth.Admitted(f.URL)
 		}
 		switch {
-		case promote && why == judge.Seen && c.cfg.Cluster == nil && p.pb.Requeue(f.Item(), f.Key):
-			// Not in a cluster: a copy queued again could outlive a
-			// handoff of its host to a node that cannot tell it stale.
+		case promote && why == judge.Seen && c.cluster.Keeps() && p.pb.Requeue(f.Item(), f.Key):
 			c.stats.requeued.Add(1)
 		case f.requisite && why == "":
 			c.stats.requisitesQueued.Add(1)
