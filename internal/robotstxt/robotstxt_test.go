@@ -358,7 +358,11 @@ func TestFailuresRetriedThenDown(t *testing.T) {
 	w := newWeb(t, map[string]http.HandlerFunc{"a.test": func(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, "busy", http.StatusServiceUnavailable)
 	}})
-	f := newFixture(t, w, testRetry, time.Now(), nil)
+	// The hold is what is left of the wait when Ensure returns: a wait
+	// much longer than a fetch on a loaded machine (testRetry's 1 ms was
+	// often spent by the fetch itself under -race), short enough to wait
+	// out below.
+	f := newFixture(t, w, robots.Retry{TTL: time.Hour, Attempts: 2, Wait: time.Second}, time.Now(), nil)
 	l, u := f.lease(t, w.url("a.test", "/"))
 	ctx := context.Background()
 	_, res := f.Ensure(ctx, l, u)
