@@ -490,18 +490,10 @@ type heavyBuf struct {
 	body  []byte
 }
 
-// heavyLookup maps a canonical URL of a WorldHeavy web to its host and
-// URL index.
-func (w *Web) heavyLookup(canonicalURL string) (target, bool) {
-	rest, ok := strings.CutPrefix(canonicalURL, "http://")
-	if !ok {
-		return target{}, false
-	}
-	i := strings.IndexByte(rest, '/')
-	if i < 0 {
-		return target{}, false
-	}
-	auth, www := rest[:i], false
+// heavyLookup maps the authority and path+query of a canonical URL of a
+// WorldHeavy web (lookup has cut them) to its host and URL index.
+func (w *Web) heavyLookup(auth, pq string) (target, bool) {
+	www := false
 	if a, ok := strings.CutPrefix(auth, "www."); ok && !w.cfg.IPAuthorities {
 		auth, www = a, true
 	}
@@ -509,7 +501,7 @@ func (w *Web) heavyLookup(canonicalURL string) (target, bool) {
 	if !ok || hi >= w.nOrdinary {
 		return target{}, false
 	}
-	u, ok := w.heavyIndex(hi, rest[i:], www)
+	u, ok := w.heavyIndex(hi, pq, www)
 	return target{int32(hi), u}, ok
 }
 
