@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -16,38 +15,25 @@ import (
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
-// boostSite serves a home page that links forty plain pages and then ten
-// news pages, and logs the paths asked for, in order. First in, first
-// out, or by an estimate that cannot tell the fifty apart (one link each,
-// from the same page), the plain pages go first.
+// boostSite serves synthweb.BoostSite (forty plain pages linked before
+// ten news pages) and logs the paths asked for, in order, robots.txt
+// aside.
 func boostSite(t *testing.T) (*httptest.Server, func() []string) {
 	var (
 		mu    sync.Mutex
 		order []string
 	)
+	site := synthweb.BoostSite()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			http.NotFound(w, r)
-			return
+		if r.URL.Path != "/robots.txt" {
+			mu.Lock()
+			order = append(order, r.URL.Path)
+			mu.Unlock()
 		}
-		mu.Lock()
-		order = append(order, r.URL.Path)
-		mu.Unlock()
-		var b strings.Builder
-		b.WriteString("<!DOCTYPE html><html><head><title>t</title></head><body>\n")
-		if r.URL.Path == "/" {
-			for i := range 40 {
-				fmt.Fprintf(&b, "<a href=\"/plain%02d\">p</a>\n", i)
-			}
-			for i := range 10 {
-				fmt.Fprintf(&b, "<a href=\"/news/%02d\">n</a>\n", i)
-			}
-		}
-		b.WriteString("</body></html>\n")
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(b.String()))
+		site.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	return srv, func() []string {

@@ -16,6 +16,7 @@ import (
 	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/recrawl"
+	"github.com/weft-crawler/weft/internal/synthweb"
 )
 
 // TestURLsShowRank: GET /v1/urls shows, for each of a host's URLs, the
@@ -25,29 +26,15 @@ import (
 // and ten news pages, and its sitemap lists a page nothing links to.
 func TestURLsShowRank(t *testing.T) {
 	today := time.Now().UTC().Format("2006-01-02")
+	site := synthweb.BoostSite()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/robots.txt":
-			http.NotFound(w, r)
-		case "/sitemap.xml":
-			w.Header().Set("Content-Type", "application/xml")
-			fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`+
-				`<url><loc>http://%s/listed</loc><priority>1.0</priority><lastmod>%s</lastmod></url></urlset>`, r.Host, today)
-		default:
-			var b strings.Builder
-			b.WriteString("<!DOCTYPE html><html><head><title>t</title></head><body>\n")
-			if r.URL.Path == "/" {
-				for i := range 40 {
-					fmt.Fprintf(&b, "<a href=\"/plain%02d\">p</a>\n", i)
-				}
-				for i := range 10 {
-					fmt.Fprintf(&b, "<a href=\"/news/%02d\">n</a>\n", i)
-				}
-			}
-			b.WriteString("</body></html>\n")
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprint(w, b.String())
+		if r.URL.Path != "/sitemap.xml" {
+			site.ServeHTTP(w, r)
+			return
 		}
+		w.Header().Set("Content-Type", "application/xml")
+		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`+
+			`<url><loc>http://%s/listed</loc><priority>1.0</priority><lastmod>%s</lastmod></url></urlset>`, r.Host, today)
 	}))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")

@@ -1058,18 +1058,19 @@ func (w *Web) lookup(canonicalURL string) (target, bool) {
 	if i < 0 {
 		return target{}, false
 	}
+	auth, pq := rest[:i], rest[i:]
 	if w.heavy != nil {
-		return w.heavyLookup(canonicalURL)
+		return w.heavyLookup(auth, pq)
 	}
-	hi, ok := w.byAuthority[rest[:i]]
+	hi, ok := w.byAuthority[auth]
 	if !ok || hi >= w.nOrdinary {
 		return target{}, false
 	}
 	if w.seeds != nil {
-		p, ok := w.seedsIndex(hi, rest[i:])
+		p, ok := w.seedsIndex(hi, pq)
 		return target{int32(hi), p}, ok
 	}
-	p, ok := w.hosts[hi].byPath[rest[i:]]
+	p, ok := w.hosts[hi].byPath[pq]
 	return target{int32(hi), p}, ok
 }
 

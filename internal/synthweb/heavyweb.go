@@ -303,25 +303,12 @@ func (w *Web) appendHeavyHref(dst []byte, h int, dir string, l heavyLink) []byte
 	return dst
 }
 
-// unescapeAmps rewrites "&amp;" as "&" in dst[start:].
-func unescapeAmps(dst []byte, start int) []byte {
-	out := start
-	for i := start; i < len(dst); i++ {
-		dst[out] = dst[i]
-		out++
-		if dst[i] == '&' && strings.HasPrefix(string(dst[i:]), "&amp;") {
-			i += len("amp;")
-		}
-	}
-	return dst[:out]
-}
-
 func (w *Web) appendHeavyHrefEscaped(dst []byte, h int, dir string, l heavyLink) []byte {
 	t := w.hosts[l.h]
 	x := mix64(l.v)
 	var pbuf [160]byte
 	pq := w.heavyPath(pbuf[:0], int(l.h), l.u)
-	www, tracker := "", false
+	www, tracker := false, false
 	switch w.heavyAlias(int(l.h), l.u) {
 	case aliasNoSlash:
 		pq = pq[:len(pq)-1]
@@ -331,50 +318,26 @@ func (w *Web) appendHeavyHrefEscaped(dst []byte, h int, dir string, l heavyLink)
 		pq = appendCode(append(pbuf[:0], "/r/"...), l.u)
 		tracker = true
 	case aliasWWW:
-		www = "www."
+		www = true
 	}
 	path, query, _ := strings.Cut(string(pq), "?")
-	switch form := x % 100; {
-	case www != "" && form < 10:
-		dst = append(append(dst, "HTTP://WWW."...), t.upperAuthority...)
-		dst = append(dst, path...)
-	case www != "" && form < 25:
-		dst = append(append(dst, "//www."...), t.authority...)
-		dst = append(dst, path...)
-	case int(l.h) != h || www != "" || form < 15:
-		dst = append(append(dst, "http://"...), www...)
-		dst = append(append(dst, t.authority...), path...)
-	case form < 20:
-		dst = append(append(dst, "HTTP://"...), t.upperAuthority...)
-		dst = append(dst, path...)
-	case form < 28:
-		dst = append(append(dst, "//"...), t.authority...)
-		dst = append(dst, path...)
-	case form < 40:
-		dst = appendRelative(dst, dir, path, false)
-	default:
-		dst = append(dst, path...)
-	}
-	var params [3]string
-	np := 0
-	if query != "" {
-		for p := range strings.SplitSeq(query, "&") {
-			params[np] = p
-			np++
+	if form := x % 100; www {
+		// A relative link cannot name the "www." host: absolute, or
+		// upper-case (10 in 100) or protocol-relative (15).
+		switch {
+		case form < 10:
+			dst = append(append(dst, "HTTP://WWW."...), t.upperAuthority...)
+		case form < 25:
+			dst = append(append(dst, "//www."...), t.authority...)
+		default:
+			dst = append(append(dst, "http://www."...), t.authority...)
 		}
-		// One link in two to a query spells it in another order.
-		if x>>8&1 == 1 {
-			perm := x >> 9
-			for i := np - 1; i > 0; i-- {
-				j := int(perm % uint64(i+1))
-				perm /= uint64(i + 1)
-				params[i], params[j] = params[j], params[i]
-			}
-			if slices.IsSorted(params[:np]) {
-				params[0], params[np-1] = params[np-1], params[0]
-			}
-		}
+		dst = append(dst, path...)
+	} else {
+		dst = appendLinkForm(dst, t, int(l.h) != h, form, dir, path)
 	}
+	var ps [3]string
+	params := appendParams(ps[:0], query, x>>8)
 	// About a third of links, and every link through a click tracker,
 	// carry tracking or session parameters, their values few for each
 	// target, as a page is shared through a few campaigns.
@@ -402,28 +365,7 @@ func (w *Web) appendHeavyHrefEscaped(dst []byte, h int, dir string, l heavyLink)
 			extra = appendHex(append(extra, "sid="...), mix64(0x5e55+uint64(h)<<8^choice), 16, false)
 		}
 	}
-	sep := byte('?')
-	if len(extra) > 0 && x>>40&1 == 0 {
-		dst = append(append(dst, sep), extra...)
-		sep, extra = '&', nil
-	}
-	for _, p := range params[:np] {
-		if sep == '&' {
-			dst = append(dst, "&amp;"...)
-		} else {
-			dst = append(dst, sep)
-		}
-		dst = append(dst, p...)
-		sep = '&'
-	}
-	if len(extra) > 0 {
-		if sep == '&' {
-			dst = append(dst, "&amp;"...)
-		} else {
-			dst = append(dst, sep)
-		}
-		dst = append(dst, extra...)
-	}
+	dst = appendQuery(dst, params, extra, x>>40&1 == 0)
 	if x>>44%10 == 0 {
 		dst = append(dst, "#comments"...)
 	}
@@ -454,21 +396,7 @@ func (w *Web) renderHeavyOnce(dst []byte, h int, u int32, links []heavyLink, fil
 	dir := dirOf(docPath)
 	r := newRNG(w.cfg.Seed, streamHeavy, uint64(h), 4<<32+uint64(u))
 
-	dst = append(dst, "<!DOCTYPE html>\n<html lang=\"en\" class=\"no-js\">\n<head>\n<meta charset=\"utf-8\">\n<title>"...)
-	title := len(dst)
-	dst = w.text.appendWords(dst, &r, r.between(4, 9))
-	titleEnd := len(dst)
-	dst = append(dst, " | "...)
-	dst = append(dst, hst.name...)
-	dst = append(dst, "</title>\n<meta name=\"description\" content=\""...)
-	dst = w.text.appendWords(dst, &r, r.between(12, 24))
-	dst = append(dst, "\">\n<meta property=\"og:title\" content=\""...)
-	dst = append(dst, dst[title:titleEnd]...)
-	dst = append(dst, "\">\n<link rel=\"canonical\" href=\"http://"...)
-	dst = append(dst, hst.authority...)
-	dst = appendEscapedPath(dst, string(self))
-	dst = append(dst, "\">\n"...)
-	dst = append(dst, seedsHead...)
+	dst, title, titleEnd := w.appendNewsHead(dst, &r, hst, string(self), "")
 	dst = append(dst, "</head>\n<body class=\"page\">\n<header class=\"masthead\">\n<nav class=\"site-nav\" aria-label=\"Sections\"><ul>\n"...)
 
 	anchor := func(dst []byte, l heavyLink, class string, words int) []byte {
@@ -562,18 +490,10 @@ type heavyBuf struct {
 	body  []byte
 }
 
-// heavyLookup maps a canonical URL of a WorldHeavy web to its host and
-// URL index.
-func (w *Web) heavyLookup(canonicalURL string) (target, bool) {
-	rest, ok := strings.CutPrefix(canonicalURL, "http://")
-	if !ok {
-		return target{}, false
-	}
-	i := strings.IndexByte(rest, '/')
-	if i < 0 {
-		return target{}, false
-	}
-	auth, www := rest[:i], false
+// heavyLookup maps the authority and path+query of a canonical URL of a
+// WorldHeavy web (lookup has cut them) to its host and URL index.
+func (w *Web) heavyLookup(auth, pq string) (target, bool) {
+	www := false
 	if a, ok := strings.CutPrefix(auth, "www."); ok && !w.cfg.IPAuthorities {
 		auth, www = a, true
 	}
@@ -581,7 +501,7 @@ func (w *Web) heavyLookup(canonicalURL string) (target, bool) {
 	if !ok || hi >= w.nOrdinary {
 		return target{}, false
 	}
-	u, ok := w.heavyIndex(hi, rest[i:], www)
+	u, ok := w.heavyIndex(hi, pq, www)
 	return target{int32(hi), u}, ok
 }
 

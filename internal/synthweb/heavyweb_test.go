@@ -3,7 +3,6 @@ package synthweb
 import (
 	"bytes"
 	"html"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -113,20 +112,13 @@ func TestHeavyWorldShape(t *testing.T) {
 			if site(c.String) != site(u) {
 				cross++
 			}
-			q := abs.Query()
-			if q.Has("utm_source") || q.Has("utm_campaign") || q.Has("fbclid") || q.Has("gclid") || q.Has("sid") {
+			if trackedQuery(abs.Query()) {
 				tracked++
 				if strings.Contains(c.String, "utm_") || strings.Contains(c.String, "clid=") || strings.Contains(c.String, "sid=") {
 					t.Errorf("%s: link %q canonicalises to %s, with its tracking", u, href, c.String)
 				}
 			}
-			var keys []string
-			for kv := range strings.SplitSeq(abs.RawQuery, "&") {
-				if k, _, _ := strings.Cut(kv, "="); kv != "" && !isDroppedParam(k) {
-					keys = append(keys, k)
-				}
-			}
-			if !slices.IsSorted(keys) {
+			if reorderedQuery(abs.RawQuery) {
 				reordered++
 			}
 			if seen[c.String] == nil {
@@ -193,36 +185,11 @@ func TestHeavyServed(t *testing.T) {
 	cfg := Config{Seed: 9, Hosts: 3, PagesPerHost: 40, World: WorldHeavy}
 	w := startWeb(t, cfg)
 	c := newClient(t, w)
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	get := func(u string) (*http.Response, []byte) {
-		t.Helper()
-		resp, err := c.Get(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, b
-	}
-	all := w.AllPages()
 	kinds := map[string]int{}
-	for _, pi := range all {
-		resp, b := get(pi.URL)
-		if resp.StatusCode != pi.Status {
-			t.Fatalf("%s: status %d, want %d", pi.URL, resp.StatusCode, pi.Status)
-		}
+	for _, pi := range w.AllPages() {
+		checkServed(t, w, c, pi)
 		if pi.Role != "redirect" {
-			if !bytes.Equal(b, w.Body(pi.URL)) {
-				t.Fatalf("%s: served body differs from Body", pi.URL)
-			}
 			continue
-		}
-		loc, err := resp.Location()
-		if err != nil || loc.String() != pi.RedirectTo {
-			t.Fatalf("%s: Location %v (%v), want %s", pi.URL, loc, err, pi.RedirectTo)
 		}
 		if target, ok := w.Page(pi.RedirectTo); !ok || target.Role == "redirect" {
 			t.Fatalf("%s redirects to %s, not a page", pi.URL, pi.RedirectTo)
@@ -245,47 +212,17 @@ func TestHeavyServed(t *testing.T) {
 			t.Errorf("no %s redirect among %v", k, kinds)
 		}
 	}
-	// A tracked, reordered request is the same page.
-	var item PageInfo
-	for _, pi := range all {
-		if strings.Contains(pi.URL, "/item?") {
-			item = pi
-			break
-		}
-	}
-	if item.URL == "" {
-		t.Fatal("no /item? page")
-	}
-	u, _ := url.Parse(item.URL)
-	q := u.Query()
-	odd := u.Scheme + "://" + u.Host + u.Path + "?lang=en&utm_source=x&id=" + q.Get("id") + "&fbclid=y&cat=" + q.Get("cat")
-	if resp, b := get(odd); resp.StatusCode != 200 || !bytes.Equal(b, w.Body(item.URL)) {
-		t.Errorf("%s: status %d, or not the body of %s", odd, resp.StatusCode, item.URL)
-	}
+	checkOddRequest(t, w, c, "/item?", func(q url.Values) string {
+		return "lang=en&utm_source=x&id=" + q.Get("id") + "&fbclid=y&cat=" + q.Get("cat")
+	})
 	home := w.Seeds()[0]
 	for _, bad := range []string{"s/zzzzzzz", "r/0", "article/no-such-page-99999/", "item?cat=world&id=20&lang=fr", "section/nowhere/", "nowhere", "sitemap.xml"} {
-		if resp, _ := get(home + bad); resp.StatusCode != http.StatusNotFound {
-			t.Errorf("%s: status %d, want 404", bad, resp.StatusCode)
+		if r := get(t, c, home+bad); r.status != http.StatusNotFound {
+			t.Errorf("%s: status %d, want 404", bad, r.status)
 		}
 	}
 	// The same seed, another start: the same pages (ports aside).
-	w2 := startWeb(t, cfg)
-	strip := func(w *Web, b []byte) []byte {
-		for _, h := range w.Hosts() {
-			b = bytes.ReplaceAll(b, []byte(h.Authority), []byte(h.Name))
-			b = bytes.ReplaceAll(b, []byte(strings.ToUpper(h.Authority)), []byte(h.Name))
-		}
-		return b
-	}
-	all2 := w2.AllPages()
-	if len(all2) != len(all) {
-		t.Fatalf("%d URLs, then %d from the same seed", len(all), len(all2))
-	}
-	for i, pi := range all2 {
-		if !bytes.Equal(strip(w2, w2.Body(pi.URL)), strip(w, w.Body(all[i].URL))) {
-			t.Fatalf("%s: another body from the same seed", pi.URL)
-		}
-	}
+	checkSameSeed(t, w, cfg, 1)
 }
 
 // TestHeavyIPAuthorities checks that a WorldHeavy web named by addresses

@@ -374,20 +374,12 @@ func seedsDeco(l seedsLink) int {
 // appendSeedsHref appends the attribute value (HTML-escaped) of link l on
 // page u of host h, whose directory is dir.
 func (w *Web) appendSeedsHref(dst []byte, h int, dir string, l seedsLink) []byte {
-	if !w.cfg.RawAmpersands {
-		return w.appendSeedsHrefEscaped(dst, h, dir, l)
-	}
 	start := len(dst)
 	dst = w.appendSeedsHrefEscaped(dst, h, dir, l)
-	out := start
-	for i := start; i < len(dst); i++ {
-		dst[out] = dst[i]
-		out++
-		if dst[i] == '&' && strings.HasPrefix(string(dst[i:]), "&amp;") {
-			i += len("amp;")
-		}
+	if w.cfg.RawAmpersands {
+		dst = unescapeAmps(dst, start)
 	}
-	return dst[:out]
+	return dst
 }
 
 // appendSeedsHrefEscaped is appendSeedsHref with "&" written "&amp;".
@@ -400,42 +392,9 @@ func (w *Web) appendSeedsHrefEscaped(dst []byte, h int, dir string, l seedsLink)
 	pq := w.seedsPath(pbuf[:0], int(l.h), l.u)
 	path, query, _ := strings.Cut(string(pq), "?")
 	x := mix64(uint64(l.v) | 5<<40)
-	form := x % 100
-	switch {
-	case int(l.h) != h || form < 15:
-		dst = append(append(dst, "http://"...), t.authority...)
-		dst = append(dst, path...)
-	case form < 20:
-		dst = append(append(dst, "HTTP://"...), t.upperAuthority...)
-		dst = append(dst, path...)
-	case form < 28:
-		dst = append(append(dst, "//"...), t.authority...)
-		dst = append(dst, path...)
-	case form < 40:
-		dst = appendRelative(dst, dir, path, false)
-	default:
-		dst = append(dst, path...)
-	}
-	var params [4]string
-	np := 0
-	if query != "" {
-		for p := range strings.SplitSeq(query, "&") {
-			params[np] = p
-			np++
-		}
-		// One link in two to a query spells it in another order.
-		if x>>8&1 == 1 {
-			perm := x >> 9
-			for i := np - 1; i > 0; i-- {
-				j := int(perm % uint64(i+1))
-				perm /= uint64(i + 1)
-				params[i], params[j] = params[j], params[i]
-			}
-			if slices.IsSorted(params[:np]) {
-				params[0], params[np-1] = params[np-1], params[0]
-			}
-		}
-	}
+	dst = appendLinkForm(dst, t, int(l.h) != h, x%100, dir, path)
+	var ps [4]string
+	params := appendParams(ps[:0], query, x>>8)
 	var tr [48]byte
 	extra := tr[:0]
 	choice := uint64(l.v) % 2
@@ -455,32 +414,92 @@ func (w *Web) appendSeedsHrefEscaped(dst []byte, h int, dir string, l seedsLink)
 	case seedsDecoSession:
 		extra = appendHex(append(extra, "sid="...), mix64(0x5e55+uint64(h)<<8^choice), 16, false)
 	}
-	sep := byte('?')
-	if len(extra) > 0 && x>>20&1 == 0 {
-		dst = append(append(dst, sep), extra...)
-		sep, extra = '&', nil
-	}
-	for _, p := range params[:np] {
-		if sep == '&' {
-			dst = append(dst, "&amp;"...)
-		} else {
-			dst = append(dst, sep)
-		}
-		dst = append(dst, p...)
-		sep = '&'
-	}
-	if len(extra) > 0 {
-		if sep == '&' {
-			dst = append(dst, "&amp;"...)
-		} else {
-			dst = append(dst, sep)
-		}
-		dst = append(dst, extra...)
-	}
+	dst = appendQuery(dst, params, extra, x>>20&1 == 0)
 	if x>>24%10 == 0 {
 		dst = append(dst, "#comments"...)
 	}
 	return dst
+}
+
+// The link spellings WorldSeeds and WorldHeavy share follow. A link's
+// bits decide them, so that a page is the same at every request.
+
+// appendLinkForm appends path, a canonical path of host t, in a form that
+// form (0-99) draws: absolute for 15 in 100 and whenever abs, then
+// upper-case scheme and authority (5), protocol-relative (8), relative to
+// the directory dir (12), host-relative for the rest.
+func appendLinkForm(dst []byte, t *host, abs bool, form uint64, dir, path string) []byte {
+	switch {
+	case abs || form < 15:
+		dst = append(append(dst, "http://"...), t.authority...)
+	case form < 20:
+		dst = append(append(dst, "HTTP://"...), t.upperAuthority...)
+	case form < 28:
+		dst = append(append(dst, "//"...), t.authority...)
+	case form < 40:
+		return appendRelative(dst, dir, path, false)
+	}
+	return append(dst, path...)
+}
+
+// appendParams appends the parameters of query, a canonical and so
+// sorted query, to params: in their order when bits is even, else (one
+// link in two) in an order that the rest of bits draws and that is never
+// sorted, so that the link spells its query in another order.
+func appendParams(params []string, query string, bits uint64) []string {
+	if query == "" {
+		return params
+	}
+	start := len(params)
+	for p := range strings.SplitSeq(query, "&") {
+		params = append(params, p)
+	}
+	if bits&1 == 0 {
+		return params
+	}
+	ps := params[start:]
+	perm := bits >> 1
+	for i := len(ps) - 1; i > 0; i-- {
+		j := int(perm % uint64(i+1))
+		perm /= uint64(i + 1)
+		ps[i], ps[j] = ps[j], ps[i]
+	}
+	if slices.IsSorted(ps) {
+		ps[0], ps[len(ps)-1] = ps[len(ps)-1], ps[0]
+	}
+	return params
+}
+
+// appendQuery appends the query of a link, "&" written "&amp;": params,
+// then extra (parameters already escaped: tracking, a session), or extra
+// first when extraFirst.
+func appendQuery(dst []byte, params []string, extra []byte, extraFirst bool) []byte {
+	sep := "?"
+	if len(extra) > 0 && extraFirst {
+		dst = append(append(dst, sep...), extra...)
+		sep, extra = "&amp;", nil
+	}
+	for _, p := range params {
+		dst = append(append(dst, sep...), p...)
+		sep = "&amp;"
+	}
+	if len(extra) > 0 {
+		dst = append(append(dst, sep...), extra...)
+	}
+	return dst
+}
+
+// unescapeAmps rewrites "&amp;" as "&" in dst[start:].
+func unescapeAmps(dst []byte, start int) []byte {
+	out := start
+	for i := start; i < len(dst); i++ {
+		dst[out] = dst[i]
+		out++
+		if dst[i] == '&' && strings.HasPrefix(string(dst[i:]), "&amp;") {
+			i += len("amp;")
+		}
+	}
+	return dst[:out]
 }
 
 const seedsHead = `<meta name="viewport" content="width=device-width, initial-scale=1">
@@ -505,6 +524,31 @@ main{display:grid;grid-template-columns:1fr 18em;gap:2em;max-width:70em;margin:a
 .sidebar ol{padding-left:1.2em}.footer-links{columns:3}
 </style>
 `
+
+// appendNewsHead appends the head of a news page of host hst, drawn
+// from r, up to seedsHead: a title of words and the host's name, a
+// description, og:title, meta (more tags), the canonical link of
+// self (a canonical path+query). dst[title:titleEnd] is the title's
+// words, which the page repeats.
+func (w *Web) appendNewsHead(dst []byte, r *rng, hst *host, self, meta string) (out []byte, title, titleEnd int) {
+	dst = append(dst, "<!DOCTYPE html>\n<html lang=\"en\" class=\"no-js\">\n<head>\n<meta charset=\"utf-8\">\n<title>"...)
+	title = len(dst)
+	dst = w.text.appendWords(dst, r, r.between(4, 9))
+	titleEnd = len(dst)
+	dst = append(dst, " | "...)
+	dst = append(dst, hst.name...)
+	dst = append(dst, "</title>\n<meta name=\"description\" content=\""...)
+	dst = w.text.appendWords(dst, r, r.between(12, 24))
+	dst = append(dst, "\">\n<meta property=\"og:title\" content=\""...)
+	dst = append(dst, dst[title:titleEnd]...)
+	dst = append(dst, "\">\n"...)
+	dst = append(dst, meta...)
+	dst = append(dst, "<link rel=\"canonical\" href=\"http://"...)
+	dst = append(dst, hst.authority...)
+	dst = appendEscapedPath(dst, self)
+	dst = append(dst, "\">\n"...)
+	return append(dst, seedsHead...), title, titleEnd
+}
 
 // renderSeeds appends the body of HTML page u of host h.
 func (w *Web) renderSeeds(dst []byte, h int, u int32, links []seedsLink) []byte {
@@ -535,21 +579,7 @@ func (w *Web) renderSeedsOnce(dst []byte, h int, u int32, links []seedsLink, r r
 	dir := dirOf(docPath)
 	pr := newRNG(w.cfg.Seed, streamSeeds, uint64(h), uint64(3<<32)+uint64(u))
 
-	dst = append(dst, "<!DOCTYPE html>\n<html lang=\"en\" class=\"no-js\">\n<head>\n<meta charset=\"utf-8\">\n<title>"...)
-	title := len(dst)
-	dst = w.text.appendWords(dst, &r, r.between(4, 9))
-	titleEnd := len(dst)
-	dst = append(dst, " | "...)
-	dst = append(dst, hst.name...)
-	dst = append(dst, "</title>\n<meta name=\"description\" content=\""...)
-	dst = w.text.appendWords(dst, &r, r.between(12, 24))
-	dst = append(dst, "\">\n<meta property=\"og:title\" content=\""...)
-	dst = append(dst, dst[title:titleEnd]...)
-	dst = append(dst, "\">\n<meta property=\"og:type\" content=\"article\">\n<link rel=\"canonical\" href=\"http://"...)
-	dst = append(dst, hst.authority...)
-	dst = appendEscapedPath(dst, string(self))
-	dst = append(dst, "\">\n"...)
-	dst = append(dst, seedsHead...)
+	dst, title, titleEnd := w.appendNewsHead(dst, &r, hst, string(self), "<meta property=\"og:type\" content=\"article\">\n")
 	dst = append(dst, "<script type=\"application/ld+json\">{\"@context\":\"https://schema.org\",\"@type\":\"NewsArticle\",\"headline\":\""...)
 	dst = append(dst, dst[title:titleEnd]...)
 	dst = append(dst, "\",\"datePublished\":\""...)

@@ -28,6 +28,94 @@ func seedsCanonical(t *testing.T, base *url.URL, href string) (*url.URL, string)
 	return abs, "http://" + strings.ToLower(abs.Host) + canonicalPath(abs.EscapedPath(), abs.RawQuery)
 }
 
+// The checks of the news worlds (WorldSeeds, WorldHeavy) follow.
+
+// trackedQuery reports whether q carries tracking or session parameters.
+func trackedQuery(q url.Values) bool {
+	return q.Has("utm_source") || q.Has("utm_campaign") || q.Has("fbclid") || q.Has("gclid") || q.Has("sid")
+}
+
+// reorderedQuery reports whether the parameters of rawQuery that
+// canonicalisation keeps are out of their canonical, sorted order.
+func reorderedQuery(rawQuery string) bool {
+	var keys []string
+	for kv := range strings.SplitSeq(rawQuery, "&") {
+		if k, _, _ := strings.Cut(kv, "="); kv != "" && !isDroppedParam(k) {
+			keys = append(keys, k)
+		}
+	}
+	return !slices.IsSorted(keys)
+}
+
+// checkServed asks w for pi.URL through c, which follows no redirect, and
+// checks the answer against pi: its status, and its body (Body's) or, for
+// a redirect, its Location.
+func checkServed(t *testing.T, w *Web, c *http.Client, pi PageInfo) {
+	t.Helper()
+	r := get(t, c, pi.URL)
+	if r.status != pi.Status {
+		t.Fatalf("%s: status %d, want %d", pi.URL, r.status, pi.Status)
+	}
+	if pi.Role != "redirect" {
+		if !bytes.Equal(r.body, w.Body(pi.URL)) {
+			t.Fatalf("%s: served body differs from Body", pi.URL)
+		}
+		return
+	}
+	loc := r.header.Get("Location")
+	ref, err := url.Parse(loc)
+	if loc == "" || err != nil || mustParse(t, pi.URL).ResolveReference(ref).String() != pi.RedirectTo {
+		t.Fatalf("%s: Location %q (%v), want %s", pi.URL, loc, err, pi.RedirectTo)
+	}
+}
+
+// checkOddRequest asks w, through c, for the first page whose URL holds
+// marker, its query spelt as odd spells it from the page's own (out of
+// order, with tracking parameters), and checks that the answer is the
+// page.
+func checkOddRequest(t *testing.T, w *Web, c *http.Client, marker string, odd func(q url.Values) string) {
+	t.Helper()
+	var page PageInfo
+	for _, pi := range w.AllPages() {
+		if strings.Contains(pi.URL, marker) {
+			page = pi
+			break
+		}
+	}
+	if page.URL == "" {
+		t.Fatalf("no %s page", marker)
+	}
+	u := mustParse(t, page.URL)
+	u.RawQuery = odd(u.Query())
+	if r := get(t, c, u.String()); r.status != http.StatusOK || !bytes.Equal(r.body, w.Body(page.URL)) {
+		t.Errorf("%s: status %d, or not the body of %s", u, r.status, page.URL)
+	}
+}
+
+// checkSameSeed starts another web of w's cfg and checks that every
+// step-th URL of it has the body of w's, the hosts' authorities (their
+// ports) aside.
+func checkSameSeed(t *testing.T, w *Web, cfg Config, step int) {
+	t.Helper()
+	w2 := startWeb(t, cfg)
+	strip := func(w *Web, b []byte) []byte {
+		for _, h := range w.Hosts() {
+			b = bytes.ReplaceAll(b, []byte(h.Authority), []byte(h.Name))
+			b = bytes.ReplaceAll(b, []byte(strings.ToUpper(h.Authority)), []byte(h.Name))
+		}
+		return b
+	}
+	all, all2 := w.AllPages(), w2.AllPages()
+	if len(all2) != len(all) {
+		t.Fatalf("%d URLs, then %d from the same seed", len(all), len(all2))
+	}
+	for i := 0; i < len(all2); i += step {
+		if !bytes.Equal(strip(w2, w2.Body(all2[i].URL)), strip(w, w.Body(all[i].URL))) {
+			t.Fatalf("%s: another body from the same seed", all2[i].URL)
+		}
+	}
+}
+
 // TestSeedsWorldShape crawls a WorldSeeds web breadth-first from its seeds,
 // reading the served bodies, over a tenth of its pages (the share of a
 // bench crawl), and checks the shape the world promises: about 100 links
@@ -85,17 +173,10 @@ func TestSeedsWorldShape(t *testing.T) {
 				seen[c] = true
 				queue = append(queue, c)
 			}
-			q := abs.Query()
-			if q.Has("utm_source") || q.Has("utm_campaign") || q.Has("fbclid") || q.Has("gclid") || q.Has("sid") {
+			if trackedQuery(abs.Query()) {
 				tracked++
 			}
-			var keys []string
-			for kv := range strings.SplitSeq(abs.RawQuery, "&") {
-				if k, _, _ := strings.Cut(kv, "="); kv != "" && !isDroppedParam(k) {
-					keys = append(keys, k)
-				}
-			}
-			if !slices.IsSorted(keys) {
+			if reorderedQuery(abs.RawQuery) {
 				reordered++
 			}
 			if strings.HasPrefix(abs.Path, "/s/") {
@@ -141,85 +222,33 @@ func TestSeedsServed(t *testing.T) {
 	cfg := Config{Seed: 9, Hosts: 3, PagesPerHost: 100, World: WorldSeeds}
 	w := startWeb(t, cfg)
 	c := newClient(t, w)
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	get := func(u string) (*http.Response, []byte) {
-		t.Helper()
-		resp, err := c.Get(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, b
-	}
 	all := w.AllPages()
 	var redirects, articles int
 	for i, pi := range all {
 		if i%7 != 0 && pi.Role != "home" {
 			continue
 		}
-		resp, b := get(pi.URL)
-		if resp.StatusCode != pi.Status {
-			t.Fatalf("%s: status %d, want %d", pi.URL, resp.StatusCode, pi.Status)
-		}
+		checkServed(t, w, c, pi)
 		switch pi.Role {
 		case "redirect":
 			redirects++
-			loc, err := resp.Location()
-			if err != nil || loc.String() != pi.RedirectTo {
-				t.Fatalf("%s: Location %v (%v), want %s", pi.URL, loc, err, pi.RedirectTo)
-			}
-		default:
-			if pi.Role == "article" {
-				articles++
-			}
-			if !bytes.Equal(b, w.Body(pi.URL)) {
-				t.Fatalf("%s: served body differs from Body", pi.URL)
-			}
+		case "article":
+			articles++
 		}
 	}
 	if redirects == 0 || articles == 0 {
 		t.Fatalf("checked %d redirects and %d articles, want some of each", redirects, articles)
 	}
-	// A tracked, reordered request is the same page.
-	var story PageInfo
-	for _, pi := range all {
-		if strings.Contains(pi.URL, "/story?id=") {
-			story = pi
-			break
-		}
-	}
-	if story.URL == "" {
-		t.Fatal("no /story?id= page")
-	}
-	u, _ := url.Parse(story.URL)
-	q := u.Query()
-	odd := u.Scheme + "://" + u.Host + u.Path + "?section=" + q.Get("section") + "&utm_source=x&lang=en&fbclid=y&id=" + q.Get("id")
-	if resp, b := get(odd); resp.StatusCode != 200 || !bytes.Equal(b, w.Body(story.URL)) {
-		t.Errorf("%s: status %d, or not the body of %s", odd, resp.StatusCode, story.URL)
-	}
+	checkOddRequest(t, w, c, "/story?id=", func(q url.Values) string {
+		return "section=" + q.Get("section") + "&utm_source=x&lang=en&fbclid=y&id=" + q.Get("id")
+	})
 	for _, bad := range []string{"/s/zzzzzzz", "/s/0", "/world/2020/01/no-such-story-99999.html", "/story?id=3&lang=fr&section=world", "/nowhere"} {
-		if resp, _ := get(w.Seeds()[0] + bad[1:]); resp.StatusCode != http.StatusNotFound {
-			t.Errorf("%s: status %d, want 404", bad, resp.StatusCode)
+		if r := get(t, c, w.Seeds()[0]+bad[1:]); r.status != http.StatusNotFound {
+			t.Errorf("%s: status %d, want 404", bad, r.status)
 		}
 	}
 	// The same seed, another start: the same pages (ports aside).
-	w2 := startWeb(t, cfg)
-	strip := func(w *Web, b []byte) []byte {
-		for _, h := range w.Hosts() {
-			b = bytes.ReplaceAll(b, []byte(h.Authority), []byte(h.Name))
-			b = bytes.ReplaceAll(b, []byte(strings.ToUpper(h.Authority)), []byte(h.Name))
-		}
-		return b
-	}
-	for i, pi := range w2.AllPages() {
-		if i%11 == 0 && !bytes.Equal(strip(w2, w2.Body(pi.URL)), strip(w, w.Body(all[i].URL))) {
-			t.Fatalf("%s: another body from the same seed", pi.URL)
-		}
-	}
+	checkSameSeed(t, w, cfg, 11)
 }
 
 // TestSeedsRobotsAndAudit checks that a WorldSeeds web keeps the robots
