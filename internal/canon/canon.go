@@ -302,16 +302,6 @@ func (c *Canonicalizer) Parse(raw string) (URL, error) {
 	return out, nil
 }
 
-// slowParse is Parse through the WHATWG parser, for every URL: the fast
-// path is checked against it.
-func (c *Canonicalizer) slowParse(raw string) (URL, error) {
-	u, err := c.parser.Parse(raw)
-	if err != nil {
-		return URL{}, err
-	}
-	return c.canonical(u), nil
-}
-
 // tooLong reports whether a canonical URL is longer than MaxLength: an
 // input within it can grow past it (each invalid UTF-8 byte becomes the
 // nine bytes of an escaped U+FFFD, a reference is joined to its base),

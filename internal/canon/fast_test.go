@@ -286,3 +286,14 @@ func TestReadsAsNumber(t *testing.T) {
 		}
 	}
 }
+
+// slowParse is Parse through the WHATWG parser, for every URL: the fast
+// path is checked against it (Parse itself uses the parser only where the
+// fast path gives up).
+func (c *Canonicalizer) slowParse(raw string) (URL, error) {
+	u, err := c.parser.Parse(raw)
+	if err != nil {
+		return URL{}, err
+	}
+	return c.canonical(u), nil
+}
