@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/archive"
+	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/recrawl"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/state"
@@ -481,27 +482,40 @@ func TestInLinks(t *testing.T) {
 		ran <- err
 	}()
 	// Until /popular has been fetched again after every page linking to
-	// it was read, and /obscure fetched: the records and due entries
-	// judged below are written with those fetches. (A fixed run of 2.5 s
-	// was too short on a loaded machine.)
-	testwait.Eventually(t, time.Minute, "/popular fetched after every page linking to it", func() bool {
-		last := map[string]int{}
-		for i, p := range mw.paths("i.test") {
-			last[p] = i + 1
+	// it was read, and /obscure fetched, and both fetches committed: the
+	// records and due entries judged below are written with them. The
+	// server's log says a request came, not that the crawler committed
+	// what it learnt from it, so the wait reads the crawler's store too.
+	// (A fixed run of 2.5 s was too short on a loaded machine; a wait on
+	// the server's log alone could cancel with /obscure in flight.)
+	popular, obscure := mw.url("i.test", "/popular"), mw.url("i.test", "/obscure")
+	committed := func(url string) store.URLRecord {
+		host := mw.auth["i.test"]
+		r, _, err := c.state.DB.GetURL(uint16(partition.Of(host, c.state.Partitions())), host, seen.KeyOf(url))
+		if err != nil {
+			t.Fatal(err)
 		}
-		after := last["/popular"]
-		for i := range pages {
-			if n := last[fmt.Sprintf("/p%d", i)]; n == 0 || n > after {
-				return false
+		return r
+	}
+	testwait.Eventually(t, time.Minute, "/popular fetched after every page linking to it, /obscure fetched, both committed", func() bool {
+		var lastP time.Time
+		seenP := map[string]bool{}
+		for _, r := range mw.requests("i.test") {
+			if r.path != "/popular" && r.path != "/obscure" && strings.HasPrefix(r.path, "/p") {
+				seenP[r.path] = true
+				if r.start.After(lastP) {
+					lastP = r.start
+				}
 			}
 		}
-		return last["/obscure"] > 0
+		// One request in flight per host: a fetch the crawler began
+		// after the last /pN's request came began after it was read.
+		return len(seenP) == pages && committed(popular).LastFetch.After(lastP) && !committed(obscure).LastFetch.IsZero()
 	})
 	cancel()
 	if err := <-ran; err != nil {
 		t.Fatal(err)
 	}
-	popular, obscure := mw.url("i.test", "/popular"), mw.url("i.test", "/obscure")
 	d, _, err := state.Open(cfg.DataDir, 0, false, nil)
 	if err != nil {
 		t.Fatal(err)
