@@ -87,7 +87,7 @@ func (c *Crawler) CompleteExternal(id, url string, status int, fetchedAt time.Ti
 	}
 	c.judge.Fetched(l.Host)
 	lo := leaseOutcome{status: status, outcome: "external"}
-	rec := fetchlog.Record{Time: fetchedAt, URL: l.URL, Host: l.Host, Status: status, Depth: l.Depth, Via: l.Via, SHA256: contentHash, Outcome: "external", Path: l.Path}
+	rec := fetchlog.Record{Time: fetchedAt, URL: l.URL, Host: l.Host, Status: status, Depth: l.Depth, Via: l.Via, ContentHash: contentHash, Outcome: "external", Path: l.Path}
 	if status == 0 {
 		c.stats.errors.Add(1)
 		c.stats.inc(c.stats.byError, "external", 1)

@@ -1,8 +1,6 @@
 package crawl
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 
@@ -42,13 +40,12 @@ func (c *Crawler) archivePage(p *pageRun) {
 			c.stats.requisitesArchived.Add(1)
 		}
 	}
-	sum := sha256.Sum256(resp.Decoded)
 	l, loc := p.l, p.cp.Loc
 	p.rec = fetchlog.Record{
 		Time: resp.Start, URL: l.URL, Host: l.Host, Status: resp.StatusCode, Bytes: len(resp.Body),
 		DurationMS: resp.Duration.Milliseconds(), Depth: l.Depth, Hops: l.Hops, Via: l.Via,
-		ContentType: resp.Header.Get("Content-Type"), SHA256: hex.EncodeToString(sum[:]),
-		Truncated: resp.Truncated, WARCFile: loc.File, WARCOffset: loc.Offset, Outcome: "ok",
+		ContentType: resp.Header.Get("Content-Type"),
+		Truncated:   resp.Truncated, WARCFile: loc.File, WARCOffset: loc.Offset, Outcome: "ok",
 		Path: l.Path, Worker: p.worker, SHA1: archive.DigestString(p.cp.Digest), RevisitOf: revisitOf(p.cp),
 	}
 }

@@ -37,7 +37,6 @@ type Record struct {
 	Via         string    `json:"via,omitempty"`
 	Location    string    `json:"location,omitempty"`
 	ContentType string    `json:"content_type,omitempty"`
-	SHA256      string    `json:"sha256,omitempty"`
 	NearDupOf   string    `json:"near_dup_of,omitempty"`
 	Truncated   string    `json:"truncated,omitempty"`
 	Links       int       `json:"links,omitempty"`
@@ -55,8 +54,13 @@ type Record struct {
 	// Worker is the number of the worker that made the request.
 	Worker int `json:"worker,omitempty"`
 	// SHA1 is the payload's digest as its WARC record has it
-	// ("sha1:BASE32").
+	// ("sha1:BASE32"): the one digest of a body weft computes for its
+	// own fetches.
 	SHA1 string `json:"sha1,omitempty"`
+	// ContentHash is, for a fetch made outside weft (outcome
+	// "external"), the hash of the content its fetcher reported, as it
+	// reported it.
+	ContentHash string `json:"content_hash,omitempty"`
 	// RevisitOf is, for an answer archived as a revisit record, the URL
 	// of the capture it refers to.
 	RevisitOf string `json:"revisit_of,omitempty"`

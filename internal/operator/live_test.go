@@ -3,6 +3,8 @@ package operator
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/api"
 	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/synthweb"
 	"github.com/weft-crawler/weft/internal/testwait"
 )
@@ -412,6 +415,7 @@ func TestExternalFetchers(t *testing.T) {
 	done := run(t, c)
 	var abandoned atomic.Value // the URL of the lease left to expire
 	var external atomic.Int64
+	var reported sync.Map // URL -> the content hash its fetcher reported
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -431,13 +435,15 @@ func TestExternalFetchers(t *testing.T) {
 					if w == 0 && abandoned.CompareAndSwap(nil, l.URL) {
 						continue // never completed: it expires
 					}
-					status := 0
+					status, hash := 0, ""
 					if resp, err := client.Get(l.URL); err == nil {
-						io.Copy(io.Discard, resp.Body)
+						h := sha256.New()
+						io.Copy(h, resp.Body)
 						resp.Body.Close()
-						status = resp.StatusCode
+						status, hash = resp.StatusCode, "sha256:"+hex.EncodeToString(h.Sum(nil))
+						reported.Store(l.URL, hash)
 					}
-					if code := call("/v1/frontier/complete", api.CompleteRequest{LeaseID: l.LeaseID, URL: l.URL, StatusCode: status, FetchedAt: time.Now()}, nil); code != 204 {
+					if code := call("/v1/frontier/complete", api.CompleteRequest{LeaseID: l.LeaseID, URL: l.URL, StatusCode: status, FetchedAt: time.Now(), ContentHash: hash}, nil); code != 204 {
 						t.Errorf("complete %s: %d", l.URL, code)
 					}
 					external.Add(1)
@@ -464,6 +470,32 @@ func TestExternalFetchers(t *testing.T) {
 	}
 	if u := abandoned.Load().(string); !got[u] {
 		t.Errorf("the URL of the expired lease, %s, was never fetched", u)
+	}
+	// The fetch log keeps the hash each external fetcher reported, as it
+	// reported it; weft's own fetches carry their payload digest.
+	data, err := os.ReadFile(filepath.Join(cfg.DataDir, "fetches.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged, own int
+	for line := range strings.Lines(string(data)) {
+		var r fetchlog.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("fetches.jsonl: %v: %s", err, line)
+		}
+		switch want, _ := reported.Load(r.URL); {
+		case r.Outcome == "external":
+			if logged++; r.ContentHash != want || r.SHA1 != "" {
+				t.Errorf("%s: external line with content hash %q and sha1 %q, want %q and none", r.URL, r.ContentHash, r.SHA1, want)
+			}
+		case r.Outcome == "ok":
+			if own++; r.ContentHash != "" || !strings.HasPrefix(r.SHA1, "sha1:") {
+				t.Errorf("%s: own fetch with content hash %q and sha1 %q, want none and the payload digest", r.URL, r.ContentHash, r.SHA1)
+			}
+		}
+	}
+	if logged == 0 || own == 0 {
+		t.Errorf("%d external lines and %d of weft's own in the fetch log", logged, own)
 	}
 	t.Logf("%d pages: %d by external fetchers; stopped by %s", sum.Pages, external.Load(), sum.StoppedBy)
 	if sum.StoppedBy != "drained" {
