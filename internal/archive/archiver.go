@@ -424,6 +424,31 @@ func (cp Capture) SkipLinks(depth int) bool {
 	return cp.Revisit && cp.First.Followed && cp.First.Depth <= depth
 }
 
+// InheritTitle gives a revisit that was not read again the title of a
+// capture of its payload at the URL it refers to, as pages.jsonl does
+// (Pages): a 304, or a copy whose links were followed already, is not
+// parsed, but its page event and its page in the API should name it as
+// the first did. A capture of an earlier crawl, or one whose batch has not
+// committed yet, lends none.
+func (a *Archiver) InheritTitle(cp *Capture) error {
+	if !cp.Revisit || cp.Rec.Title != "" || cp.First.Source != "" || cp.First.URL == "" {
+		return nil
+	}
+	u, err := a.canon.Parse(cp.First.URL)
+	if err != nil {
+		return nil
+	}
+	if err := a.db.Captures(u.SURT(), func(r store.CaptureRecord) bool {
+		if r.Digest == cp.Digest && r.Title != "" {
+			cp.Rec.Title = r.Title
+		}
+		return true
+	}); err != nil {
+		return fmt.Errorf("archive: the title of %s: %w", cp.First.URL, err)
+	}
+	return nil
+}
+
 // MediaType is the media type of a Content-Type value, lower-case, without
 // parameters; "" if there is none.
 func MediaType(ct string) string {

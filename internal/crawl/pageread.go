@@ -36,6 +36,7 @@ func (c *Crawler) readPage(p *pageRun) {
 	switch {
 	case p.notModified:
 		p.rec.Outcome = "not-modified"
+		c.inheritTitle(p)
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		p.rec.Outcome = "redirect"
 		if resp.Location != "" {
@@ -44,11 +45,21 @@ func (c *Crawler) readPage(p *pageRun) {
 		}
 	case p.cp.SkipLinks(p.l.Depth):
 		p.rec.Outcome = "revisit"
+		c.inheritTitle(p)
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && handler != nil:
 		c.readDoc(p, handler)
 		if p.cp.Revisit {
 			p.rec.Outcome = "revisit"
 		}
+	}
+}
+
+// inheritTitle gives a revisit that is not read the title of the capture
+// it refers to. A title lost to a failed read costs the crawl nothing
+// else: it is logged, and the crawl goes on.
+func (c *Crawler) inheritTitle(p *pageRun) {
+	if err := c.arch.InheritTitle(&p.cp); err != nil {
+		c.log.Warn("no title for a revisit", "url", p.l.URL, "err", err)
 	}
 }
 

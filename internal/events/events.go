@@ -23,7 +23,7 @@ type Event struct {
 	Length        int64     `json:"length"`
 	Revisit       bool      `json:"revisit,omitempty"`     // the payload is in an earlier capture's record
 	NearDupOf     string    `json:"near_dup_of,omitempty"` // a page this one nearly copies
-	Title         string    `json:"title,omitempty"`       // an HTML page's <title>; "" for a revisit (its first capture's)
+	Title         string    `json:"title,omitempty"`       // an HTML page's <title>; a revisit's is the capture's it refers to, when this crawl made it
 	// Fields are what the crawl's extensions extracted from the page (a
 	// product's title and price: handlers of the public API, programs of
 	// the command protocol), by name; absent when none did.
