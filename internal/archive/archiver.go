@@ -424,8 +424,8 @@ func (cp Capture) SkipLinks(depth int) bool {
 	return cp.Revisit && cp.First.Followed && cp.First.Depth <= depth
 }
 
-// InheritTitle gives a revisit that was not read again the title of a
-// capture of its payload at the URL it refers to, as pages.jsonl does
+// InheritTitle gives a revisit that was not read again the title of the
+// latest capture of its payload at the URL it refers to, as pages.jsonl does
 // (Pages): a 304, or a copy whose links were followed already, is not
 // parsed, but its page event and its page in the API should name it as
 // the first did. A capture of an earlier crawl, or one whose batch has not
@@ -438,9 +438,10 @@ func (a *Archiver) InheritTitle(cp *Capture) error {
 	if err != nil {
 		return nil
 	}
-	if err := a.db.Captures(u.SURT(), func(r store.CaptureRecord) bool {
+	if err := a.db.CapturesNewestFirst(u.SURT(), func(r store.CaptureRecord) bool {
 		if r.Digest == cp.Digest && r.Title != "" {
 			cp.Rec.Title = r.Title
+			return false
 		}
 		return true
 	}); err != nil {

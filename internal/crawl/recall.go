@@ -32,11 +32,11 @@ func (c *Crawler) lastCapture(u canon.URL, since time.Time) (store.CaptureRecord
 	}
 	var best store.CaptureRecord
 	found := false
-	err := c.state.DB.Captures(u.SURT(), func(r store.CaptureRecord) bool {
-		if r.URL == u.String && (!found || !r.Date.Before(best.Date)) {
+	err := c.state.DB.CapturesNewestFirst(u.SURT(), func(r store.CaptureRecord) bool {
+		if r.URL == u.String {
 			best, found = r, true
 		}
-		return true
+		return !found
 	})
 	if err != nil {
 		return best, false, fmt.Errorf("crawl: the captures of %s: %w", u.String, err)

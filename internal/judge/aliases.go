@@ -12,10 +12,10 @@ import (
 )
 
 // Captures reads the capture index: fn is called with each capture of
-// the URL whose SURT is key, oldest first, until it returns false.
+// the URL whose SURT is key, newest first, until it returns false.
 // *store.DB is one.
 type Captures interface {
-	Captures(key string, fn func(store.CaptureRecord) bool) error
+	CapturesNewestFirst(key string, fn func(store.CaptureRecord) bool) error
 }
 
 // indexNames are the index files a static server answers a directory
@@ -146,11 +146,11 @@ func (x *aliases) last200(rawURL string) (digest [sha1.Size]byte, ok bool, err e
 	if err != nil {
 		return digest, false, nil
 	}
-	err = x.captures.Captures(t.SURT(), func(r store.CaptureRecord) bool {
+	err = x.captures.CapturesNewestFirst(t.SURT(), func(r store.CaptureRecord) bool {
 		if r.Status == 200 {
 			digest, ok = r.Digest, true
 		}
-		return true
+		return !ok
 	})
 	return digest, ok, err
 }

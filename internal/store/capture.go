@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -274,12 +273,23 @@ func decodeCapture(key, val []byte) (string, CaptureRecord, error) {
 // Captures calls fn for each capture of the URL whose sort key is key, in
 // time order, until fn returns false.
 func (db *DB) Captures(key string, fn func(CaptureRecord) bool) error {
+	return db.captures(key, false, fn)
+}
+
+// CapturesNewestFirst is Captures, newest first: what looks for the
+// latest capture of a kind stops there, however many a URL recrawled for
+// years has.
+func (db *DB) CapturesNewestFirst(key string, fn func(CaptureRecord) bool) error {
+	return db.captures(key, true, fn)
+}
+
+func (db *DB) captures(key string, back bool, fn func(CaptureRecord) bool) error {
 	if err := checkCaptureKey(key); err != nil {
 		return fmt.Errorf("store %s: %w", db.dir, err)
 	}
 	lower := appendCaptureKey(nil, key, time.Time{})
 	upper := append(bytes.Clone(lower[:len(lower)-1]), hostEnd+1)
-	return db.scan("captures of "+key, lower, upper, func(it *pebble.Iterator) (bool, error) {
+	return db.scanDir(func() string { return "captures of " + key }, lower, upper, back, func(it *pebble.Iterator) (bool, error) {
 		_, r, err := decodeCapture(it.Key(), it.Value())
 		if err != nil {
 			return false, err
@@ -294,14 +304,10 @@ func (db *DB) LastCaptures(key string, n int) ([]CaptureRecord, error) {
 		return nil, nil
 	}
 	var out []CaptureRecord
-	err := db.Captures(key, func(r CaptureRecord) bool {
-		if len(out) == n { // keep the newest: they come oldest first
-			out = append(out[:0], out[1:]...)
-		}
+	err := db.CapturesNewestFirst(key, func(r CaptureRecord) bool {
 		out = append(out, r)
-		return true
+		return len(out) < n
 	})
-	slices.Reverse(out)
 	return out, err
 }
 

@@ -99,6 +99,22 @@ func TestCaptureIndex(t *testing.T) {
 	if last, err := db.LastCaptures("test,a)/x", 2); err != nil || len(last) != 2 || last[0].File != "f2" || last[1].File != "f1" {
 		t.Fatalf("LastCaptures(2) = %+v, %v; want the last two, newest first", last, err)
 	}
+	// Newest first: the same three, backwards, still none of a longer
+	// key's; and a stop after the first.
+	var back []string
+	if err := db.CapturesNewestFirst("test,a)/x", func(r CaptureRecord) bool { back = append(back, r.File); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(back, []string{"f2", "f1", "f0"}) {
+		t.Fatalf("CapturesNewestFirst saw %v, want f2, f1, f0", back)
+	}
+	if last, err := db.LastCaptures("test,a)/x", 10); err != nil || len(last) != 3 {
+		t.Fatalf("LastCaptures(10) = %+v, %v; want the three", last, err)
+	}
+	back = back[:0]
+	if err := db.CapturesNewestFirst("test,a)/x", func(r CaptureRecord) bool { back = append(back, r.File); return false }); err != nil || !slices.Equal(back, []string{"f2"}) {
+		t.Fatalf("CapturesNewestFirst stopped after %v, %v; want f2 alone", back, err)
+	}
 	got = got[1:]
 	if len(got) != 2 || !got[0].Date.Equal(t0) || got[0].NearDupOf != "http://a.test/y" || got[0].SimHash != 0xfeedfacecafebeef || got[1].Kind != CaptureRevisit || got[1].File != "f2" || got[1].Digest != sum {
 		t.Fatalf("Captures = %+v", got)

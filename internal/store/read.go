@@ -105,7 +105,12 @@ func (db *DB) scan(what string, lower, upper []byte, fn func(it *pebble.Iterator
 }
 
 // scanf is scan with the description made only for an error message.
-func (db *DB) scanf(what func() string, lower, upper []byte, fn func(it *pebble.Iterator) (bool, error)) (err error) {
+func (db *DB) scanf(what func() string, lower, upper []byte, fn func(it *pebble.Iterator) (bool, error)) error {
+	return db.scanDir(what, lower, upper, false, fn)
+}
+
+// scanDir is scanf in key order, or in reverse with back.
+func (db *DB) scanDir(what func() string, lower, upper []byte, back bool, fn func(it *pebble.Iterator) (bool, error)) (err error) {
 	if err := db.usable(); err != nil {
 		return err
 	}
@@ -118,7 +123,11 @@ func (db *DB) scanf(what func() string, lower, upper []byte, fn func(it *pebble.
 			err = fmt.Errorf("store %s: %s: %w", db.dir, what(), cerr)
 		}
 	}()
-	for valid := it.First(); valid; valid = it.Next() {
+	first, next := it.First, it.Next
+	if back {
+		first, next = it.Last, it.Prev
+	}
+	for valid := first(); valid; valid = next() {
 		more, err := fn(it)
 		if err != nil {
 			return fmt.Errorf("store %s: %s: %w", db.dir, what(), err)
