@@ -44,8 +44,8 @@ func (c *Crawler) archivePage(p *pageRun) {
 	p.rec = fetchlog.Record{
 		Time: resp.Start, URL: l.URL, Host: l.Host, Status: resp.StatusCode, Bytes: len(resp.Body),
 		DurationMS: resp.Duration.Milliseconds(), Depth: l.Depth, Hops: l.Hops, Via: l.Via,
-		ContentType: resp.Header.Get("Content-Type"),
-		Truncated:   resp.Truncated, WARCFile: loc.File, WARCOffset: loc.Offset, Outcome: "ok",
+		ContentType: resp.Header.Get("Content-Type"), Truncated: resp.Truncated,
+		WARCFile: loc.File, WARCOffset: loc.Offset, Outcome: "ok",
 		Path: l.Path, Worker: p.worker, SHA1: archive.DigestString(p.cp.Digest), RevisitOf: revisitOf(p.cp),
 	}
 }
