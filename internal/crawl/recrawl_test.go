@@ -481,23 +481,20 @@ func TestInLinks(t *testing.T) {
 		_, err := c.Run(ctx)
 		ran <- err
 	}()
-	// Until /popular has been fetched again after every page linking to
-	// it was read, and /obscure fetched, and both fetches committed: the
-	// records and due entries judged below are written with them. The
-	// server's log says a request came, not that the crawler committed
-	// what it learnt from it, so the wait reads the crawler's store too.
-	// (A fixed run of 2.5 s was too short on a loaded machine; a wait on
-	// the server's log alone could cancel with /obscure in flight.)
+	// The crawl's own store is read while it runs, until /popular has
+	// been fetched again after every page linking to it was read, and
+	// both pages are scheduled: the due entries judged are those of that
+	// moment. The server's log says a request came, not that the crawler
+	// committed what it learnt from it; and once the crawl is stopped, a
+	// page whose recrawl was queued has no due entry to judge. (A fixed
+	// run of 2.5 s was too short on a loaded machine; waits on the server's
+	// log, then on the records, each let the check read a page whose
+	// recrawl had been queued.)
 	popular, obscure := mw.url("i.test", "/popular"), mw.url("i.test", "/obscure")
-	committed := func(url string) store.URLRecord {
-		host := mw.auth["i.test"]
-		r, _, err := c.state.DB.GetURL(uint16(partition.Of(host, c.state.Partitions())), host, seen.KeyOf(url))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	testwait.Eventually(t, time.Minute, "/popular fetched after every page linking to it, /obscure fetched, both committed", func() bool {
+	host := mw.auth["i.test"]
+	part := uint16(partition.Of(host, c.state.Partitions()))
+	var weight map[[16]byte]float64
+	testwait.Eventually(t, time.Minute, "/popular fetched after every page linking to it, and both pages scheduled", func() bool {
 		var lastP time.Time
 		seenP := map[string]bool{}
 		for _, r := range mw.requests("i.test") {
@@ -509,32 +506,44 @@ func TestInLinks(t *testing.T) {
 			}
 		}
 		// One request in flight per host: a fetch the crawler began
-		// after the last /pN's request came began after it was read.
-		return len(seenP) == pages && committed(popular).LastFetch.After(lastP) && !committed(obscure).LastFetch.IsZero()
+		// after the last /pN's request came began after it was read. A
+		// due entry read after the record is that fetch's or a later one's.
+		rec, _, err := c.state.DB.GetURL(part, host, seen.KeyOf(popular))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seenP) < pages || !rec.LastFetch.After(lastP) {
+			return false
+		}
+		weight = map[[16]byte]float64{}
+		if err := c.state.DB.ScanDue(part, nil, time.Now().Add(time.Hour), func(e store.DueEntry) bool { weight[e.Hash] = e.Importance; return true }); err != nil {
+			t.Fatal(err)
+		}
+		_, p := weight[seen.KeyOf(popular)]
+		_, o := weight[seen.KeyOf(obscure)]
+		return p && o
 	})
 	cancel()
 	if err := <-ran; err != nil {
 		t.Fatal(err)
+	}
+	// Scheduled with the importance of their in-links (recrawl.Importance):
+	// 1 + log2(1 + in-links).
+	if pw, ow := weight[seen.KeyOf(popular)], weight[seen.KeyOf(obscure)]; math.Abs(pw-(1+math.Log2(1+pages))) > 1e-9 || ow != 2 {
+		t.Errorf("scheduled with importance %v (/popular) and %v (/obscure), want %v and 2", pw, ow, 1+math.Log2(1+pages))
 	}
 	d, _, err := state.Open(cfg.DataDir, 0, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	recs := map[string]store.URLRecord{}
-	weight := map[[16]byte]float64{}
 	for part := range d.Partitions() {
 		d.DB.ScanURLs(uint16(part), func(_ string, _ [16]byte, r store.URLRecord) bool { recs[r.URL] = r; return true })
-		d.DB.ScanDue(uint16(part), nil, time.Now().Add(time.Hour), func(e store.DueEntry) bool { weight[e.Hash] = e.Importance; return true })
 	}
 	d.Close()
 	p, o, p0 := recs[popular], recs[obscure], recs[mw.url("i.test", "/p0")]
 	if p.InLinks != pages || o.InLinks != 1 || p0.InLinks != 1 {
 		t.Errorf("in-links in the records: /popular %d, /obscure %d, /p0 %d; want %d, 1 and 1 (its self-link not counted)", p.InLinks, o.InLinks, p0.InLinks, pages)
-	}
-	// Scheduled with the importance of their in-links (recrawl.Importance):
-	// 1 + log2(1 + in-links).
-	if pw, ow := weight[seen.KeyOf(popular)], weight[seen.KeyOf(obscure)]; math.Abs(pw-(1+math.Log2(1+pages))) > 1e-9 || ow != 2 {
-		t.Errorf("scheduled with importance %v (/popular) and %v (/obscure), want %v and 2", pw, ow, 1+math.Log2(1+pages))
 	}
 	c, err = New(cfg)
 	if err != nil {
