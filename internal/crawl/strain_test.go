@@ -72,7 +72,13 @@ func TestServerStrainIsHeeded(t *testing.T) {
 		seeds = append(seeds, mw.url("fail.test", fmt.Sprintf("/f%d", i)))
 	}
 	cfg := mw.config(t, delay, seeds...)
-	cfg.Politeness = frontier.Politeness{MinBackoff: 100 * time.Millisecond, ParkAfter: 2, ParkFor: 400 * time.Millisecond, GiveUpAfter: 4}
+	// The latency rule is off: it holds a host for 5x its last fetch's
+	// time, which on a loaded machine is tens to hundreds of milliseconds
+	// for these tiny pages (the crawler's own measure, scheduling
+	// included), and so stretches the gaps this test bounds from above
+	// (the storm's after it ends, the healthy host's) by the machine's
+	// load, not by the strain it is about. frontier's tests cover the rule.
+	cfg.Politeness = frontier.Politeness{LatencyFactor: -1, MinBackoff: 100 * time.Millisecond, ParkAfter: 2, ParkFor: 400 * time.Millisecond, GiveUpAfter: 4}
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -15,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/iotest"
+	"testing/synctest"
 	"time"
 
 	"github.com/andybalholm/brotli"
@@ -22,6 +24,8 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/weft-crawler/weft/internal/memnet"
 )
 
 func gzipBytes(t testing.TB, b []byte) []byte {
@@ -711,4 +715,65 @@ func TestIdleTimeoutRestartsWithRequest(t *testing.T) {
 	if n, m := newConns.Load(), requests.Load(); n != 1 || m != 2 {
 		t.Errorf("%d connections, %d requests; want 1 and 2 (no retry on a new connection)", n, m)
 	}
+}
+
+// A connection handed to a new exchange (begin, which Get's GotConn
+// calls before net/http sends the request) gives the server the whole
+// IdleTimeout from then, however late net/http's writer goroutine sends
+// the request. net/http's read of an idle connection has been pending
+// since it went idle, with the deadline it began with, and only a Write
+// pushed it: on a loaded machine a request picked a connection idle for
+// most of IdleTimeout, its writer ran after that deadline, and the
+// request failed with an i/o timeout though the server never had it
+// (TestAcceptance: "fetched 0 times", a page whose parent's request
+// failed so 88 ms after it began). Here, on fake time, the connection
+// sits idle 9 s of its 10, and the request is written 2 s after begin.
+func TestBeginRestartsSilence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const idle = 10 * time.Second
+		network := memnet.New()
+		ln, err := network.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		served := make(chan error, 1)
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				served <- err
+				return
+			}
+			defer c.Close()
+			if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+				served <- err
+				return
+			}
+			_, err = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			served <- err
+		}()
+		raw, err := network.DialContext(t.Context(), "tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wc := &wireConn{Conn: &idleConn{Conn: raw, idle: idle, armed: true}, idle: idle}
+		// net/http's read loop, waiting on the idle connection.
+		read := make(chan error, 1)
+		go func() {
+			_, err := bufio.NewReader(wc).Peek(1)
+			read <- err
+		}()
+		time.Sleep(idle - time.Second)
+		w := wc.begin()
+		time.Sleep(2 * time.Second)
+		if _, err := io.WriteString(wc, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"); err != nil {
+			t.Fatalf("writing the request: %v", err)
+		}
+		if err := <-read; err != nil {
+			t.Errorf("the answer to a request written 2 s after its connection was handed over, 11 s after it went idle: %v; want it read", err)
+		}
+		wc.end(w)
+		wc.Close() // a server still writing to a reader that gave up stops
+		<-served
+	})
 }

@@ -118,7 +118,7 @@ func (d *dialer) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	if err != nil {
 		return nil, err
 	}
-	return &wireConn{Conn: c}, nil
+	return &wireConn{Conn: c, idle: d.idle}, nil
 }
 
 // dialTCP connects to addr through the guard.
@@ -202,7 +202,7 @@ func (d *dialer) dialTLS(ctx context.Context, network, addr string) (net.Conn, e
 	if state.NegotiatedProtocol == "h2" {
 		return tc, nil
 	}
-	return &wireConn{Conn: tc, tls: &state, certErr: certErr}, nil
+	return &wireConn{Conn: tc, idle: d.idle, tls: &state, certErr: certErr}, nil
 }
 
 // guard judges every address before a socket connects to it: first the

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // wireConn records the bytes of each HTTP/1.x exchange as they cross the
@@ -25,7 +26,8 @@ import (
 // block alone on most responses.
 type wireConn struct {
 	net.Conn
-	tls *tls.ConnectionState // nil over plain TCP
+	idle time.Duration        // Config.IdleTimeout: the silence allowed
+	tls  *tls.ConnectionState // nil over plain TCP
 	// certErr is why the server's certificate failed verification, for a
 	// host of Config.InsecureTLS; nil otherwise.
 	certErr error
@@ -78,8 +80,19 @@ func (c *wireConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// begin starts recording a new exchange on c.
+// begin starts recording a new exchange on c, and restarts its silence
+// clock. net/http keeps a read pending on an idle connection, with the
+// deadline idleConn gave it when the connection went idle, and sends the
+// request from another goroutine, whose Write pushes that deadline
+// (idleConn.Write). On a busy machine that goroutine may run only after
+// the deadline, when the connection sat idle for most of IdleTimeout:
+// the request then fails as if the server had been silent, though it
+// never had the request. begin runs as the connection is handed to the
+// request (Get's GotConn), before the request is sent.
 func (c *wireConn) begin() *wire {
+	if c.idle > 0 {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(c.idle))
+	}
 	w := &wire{req: make([]byte, 0, 512), resp: make([]byte, 0, 1024)}
 	c.mu.Lock()
 	c.cur = w
