@@ -53,6 +53,7 @@ func budgetConfig(t *testing.T, web *synthweb.Web, maxPages int64) Config {
 // besides, as the server counts them: those do not eat the page budget.
 // The summary, JSON and printed, reports each apart.
 func TestMaxPagesCountsOnlyPages(t *testing.T) {
+	t.Parallel() // judged by what was requested, not when
 	webCfg := synthweb.Config{Seed: 4, Hosts: 3, PagesPerHost: 8, MinLinks: 10, MaxLinks: 20}
 	web := startWeb(t, webCfg)
 	runCrawl(t, budgetConfig(t, web, 0))

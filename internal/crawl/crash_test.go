@@ -74,6 +74,7 @@ func runCrashChild() {
 // the leases that can have been out at the kills, and per-host politeness
 // intact across the restarts.
 func TestSurvivesKillNine(t *testing.T) {
+	t.Parallel() // its crawler runs in child processes: this process mostly waits
 	if testing.Short() {
 		t.Skip("starts and kills crawler processes")
 	}

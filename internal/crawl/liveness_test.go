@@ -37,6 +37,7 @@ const livenessWorlds = 16
 // network: an hour's Retry-After costs nothing to wait for, so a crawl
 // that waits for one fails the bound rather than the test's timeout.
 func TestLiveness(t *testing.T) {
+	t.Parallel() // on fake time: no other test's load moves what it measures
 	for seed := range uint64(livenessWorlds) {
 		t.Run(fmt.Sprint("world", seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) { checkLiveness(t, seed) })

@@ -385,6 +385,7 @@ func trapPageRequests(web *synthweb.Web) map[string]int {
 // fetched. (That a family grows on what its pages lead to is
 // TestTrapBudgetGrows, in package judge.)
 func TestTrapBudgetCostsOrdinarySitesNothing(t *testing.T) {
+	t.Parallel() // judged by what was requested, not when
 	const posts = 300
 	web := startWeb(t, synthweb.Config{Seed: 11, Hosts: 2, PagesPerHost: posts, World: synthweb.WorldBlog,
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
