@@ -27,16 +27,41 @@ import (
 // buildWeft builds the weft binary as a user gets it (no race detector,
 // whatever the test binary was built with), for a test that runs a crawl in
 // a process of its own: its memory, goroutines and descriptors are then
-// weft's alone, not the synthetic web's.
+// weft's alone, not the synthetic web's. It is built once for all the
+// tests of the package (a link costs seconds on a busy machine, and five
+// tests run it); TestMain removes it.
 func buildWeft(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "weft")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "GOFLAGS=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	weftBin.once.Do(func() {
+		weftBin.dir, weftBin.err = os.MkdirTemp("", "weft-bin-")
+		if weftBin.err != nil {
+			return
+		}
+		weftBin.path = filepath.Join(weftBin.dir, "weft")
+		cmd := exec.Command("go", "build", "-o", weftBin.path, ".")
+		cmd.Env = append(os.Environ(), "GOFLAGS=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			weftBin.err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if weftBin.err != nil {
+		t.Fatal(weftBin.err)
 	}
-	return bin
+	return weftBin.path
+}
+
+// weftBin is the binary buildWeft built, or why it could not.
+var weftBin struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// removeWeftBin removes what buildWeft built, once every test is done.
+func removeWeftBin() {
+	if weftBin.dir != "" {
+		os.RemoveAll(weftBin.dir)
+	}
 }
 
 // The bounds the hostile crawl is held to, with 32 workers, the default
