@@ -27,16 +27,41 @@ import (
 // buildWeft builds the weft binary as a user gets it (no race detector,
 // whatever the test binary was built with), for a test that runs a crawl in
 // a process of its own: its memory, goroutines and descriptors are then
-// weft's alone, not the synthetic web's.
+// weft's alone, not the synthetic web's. It is built once for all the
+// tests of the package (a link costs seconds on a busy machine, and five
+// tests run it); TestMain removes it.
 func buildWeft(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "weft")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "GOFLAGS=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	weftBin.once.Do(func() {
+		weftBin.dir, weftBin.err = os.MkdirTemp("", "weft-bin-")
+		if weftBin.err != nil {
+			return
+		}
+		weftBin.path = filepath.Join(weftBin.dir, "weft")
+		cmd := exec.Command("go", "build", "-o", weftBin.path, ".")
+		cmd.Env = append(os.Environ(), "GOFLAGS=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			weftBin.err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if weftBin.err != nil {
+		t.Fatal(weftBin.err)
 	}
-	return bin
+	return weftBin.path
+}
+
+// weftBin is the binary buildWeft built, or why it could not.
+var weftBin struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// removeWeftBin removes what buildWeft built, once every test is done.
+func removeWeftBin() {
+	if weftBin.dir != "" {
+		os.RemoveAll(weftBin.dir)
+	}
 }
 
 // The bounds the hostile crawl is held to, with 32 workers, the default
@@ -65,6 +90,15 @@ const (
 	hostileFDsAtEnd        = 64       // the store's files, the WARC file, the API listener
 	hostilePatternCap      = 40       // --max-urls-per-pattern
 	hostileCrawlTimeBudget = 90 * time.Second
+	// hostileLatencyFactor is the crawl's --latency-factor. The crawl
+	// lasts as long as the chain of the slowest hostile host, each of its
+	// requests cut by a timeout and then held for this many times its
+	// length: with the default 5, drip-body's 4 s cut made the crawl wait
+	// 20 s for its next request, and the crawl ended 20 s after the
+	// ordinary hosts. 3 still holds the linger host (cut after 2 s of
+	// silence, its handler working 3 s longer) for 6 s after the cut, twice
+	// its work: a second request to it before that is still a breach.
+	hostileLatencyFactor = 3
 )
 
 // TestHostileWeb crawls 100 ordinary hosts together with every hostile and
@@ -102,7 +136,7 @@ func TestHostileWeb(t *testing.T) {
 		"--workers", strconv.Itoa(hostileWorkers), "--delay", "20ms", "--allow-cidr", "127.0.0.0/8", "--progress", "never",
 		"--timeout", timeout.String(), "--header-timeout", headerTimeout.String(), "--idle-timeout", headerTimeout.String(),
 		"--connect-timeout", "2s", "--robots-attempts", "2", "--robots-retry", "200ms", "--max-retry-after", "1s", "--max-backoff", "1s",
-		"--park-after", "3", "--park-for", "300ms", "--give-up-after", "6",
+		"--park-after", "3", "--park-for", "300ms", "--give-up-after", "6", "--latency-factor", strconv.Itoa(hostileLatencyFactor),
 		"--max-urls-per-pattern", strconv.Itoa(hostilePatternCap), "--http", "127.0.0.1:0"}
 	for host, ip := range web.Resolve() {
 		args = append(args, "--resolve", host+"="+ip)

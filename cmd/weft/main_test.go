@@ -27,8 +27,17 @@ import (
 // JetStream context per call, whose reconnect watcher, if it first runs
 // after Put has cleaned the context up, waits on a nil channel for good
 // (one goroutine per such Put; snapshots are put every few minutes).
+// The weft binary that buildWeft built for the tests is removed after
+// them.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"))
+	goleak.VerifyTestMain(runThenRemoveBin{m}, goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"))
+}
+
+type runThenRemoveBin struct{ m *testing.M }
+
+func (r runThenRemoveBin) Run() int {
+	defer removeWeftBin()
+	return r.m.Run()
 }
 
 func runWeft(t *testing.T, args ...string) (code int, stdout, stderr string) {
