@@ -505,6 +505,12 @@ func (n *Node) purge(job *purgeJob) {
 		stream, subject string
 		below           uint64
 	}{{LinksStream, linksPrefix(job.p) + ".>", job.linksBelow}, {DoneStream, donePrefix(job.p) + ".>", job.doneBelow}} {
+		if pg.below == 0 {
+			// The snapshot covers none of this log (made before its owner
+			// had read any of it). JetStream takes a purge up to sequence
+			// 0 for a purge with no bound: every message of the partition.
+			continue
+		}
 		st, err := n.js.Stream(ctx, pg.stream)
 		if err == nil {
 			err = st.Purge(ctx, jetstream.WithPurgeSubject(pg.subject), jetstream.WithPurgeSequence(pg.below))

@@ -462,3 +462,39 @@ func TestObjectReadSlowerThanFiveSeconds(t *testing.T) {
 		t.Errorf("read %d bytes, not the %d stored", len(got)+len(rest), len(body))
 	}
 }
+
+// TestPurgeBelowNothingKeepsTheLog: a snapshot made before its owner had
+// read any of the partition's URLs covers none of them (links below 0),
+// and its purge must take none. JetStream takes a purge up to sequence 0
+// for a purge with no bound, and the whole of the partition's log went:
+// URLs forwarded to it that no snapshot held were lost, and their pages
+// never fetched (seen in TestClusterAcceptance, the partitions of a
+// killed node taken over by one that had just joined).
+func TestPurgeBelowNothingKeepsTheLog(t *testing.T) {
+	ns := startNATS(t)
+	web := startWeb(t, synthweb.Config{Seed: 31, Hosts: 2, PagesPerHost: 12, RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	a := startNodeOpts(t, ns, web, "a", 1, nil, func(c *Config) { c.SnapshotEvery = -1 }, true)
+	_, js := natstest.Connect(t, ns.ClientURL())
+	ctx := t.Context()
+	target := "http://" + web.Hosts()[0].Authority + "/kept-through-an-empty-purge"
+	p := partOf(target, testParts)
+	subj := urlSubject(linksPrefix(p), target)
+	link, _ := json.Marshal(crawl.Offered{URL: target, Depth: 1})
+	if _, err := js.Publish(ctx, subj, link); err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, LinksStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.node.purge(&purgeJob{p: p}) // a snapshot below sequence 0 of both logs
+	m, err := st.GetLastMsgForSubject(ctx, subj)
+	if err != nil {
+		t.Fatalf("the partition's URL is gone from its log after the purge of a snapshot that covered none of it: %v", err)
+	}
+	// A purge below a sequence past the URL's still takes it.
+	a.node.purge(&purgeJob{p: p, linksBelow: m.Sequence + 1, doneBelow: 1})
+	if _, err := st.GetLastMsgForSubject(ctx, subj); !errors.Is(err, jetstream.ErrMsgNotFound) {
+		t.Errorf("the URL's message after a purge below the sequence after it: %v, want it gone", err)
+	}
+}
