@@ -478,23 +478,36 @@ func TestPurgeBelowNothingKeepsTheLog(t *testing.T) {
 	ctx := t.Context()
 	target := "http://" + web.Hosts()[0].Authority + "/kept-through-an-empty-purge"
 	p := partOf(target, testParts)
-	subj := urlSubject(linksPrefix(p), target)
 	link, _ := json.Marshal(crawl.Offered{URL: target, Depth: 1})
-	if _, err := js.Publish(ctx, subj, link); err != nil {
-		t.Fatal(err)
+	visit, _ := json.Marshal(crawl.Visited{URL: target})
+	logs := []struct{ stream, subject string }{
+		{LinksStream, urlSubject(linksPrefix(p), target)},
+		{DoneStream, urlSubject(donePrefix(p), target)},
 	}
-	st, err := js.Stream(ctx, LinksStream)
-	if err != nil {
-		t.Fatal(err)
+	for i, body := range [][]byte{link, visit} {
+		if _, err := js.Publish(ctx, logs[i].subject, body); err != nil {
+			t.Fatal(err)
+		}
 	}
 	a.node.purge(&purgeJob{p: p}) // a snapshot below sequence 0 of both logs
-	m, err := st.GetLastMsgForSubject(ctx, subj)
-	if err != nil {
-		t.Fatalf("the partition's URL is gone from its log after the purge of a snapshot that covered none of it: %v", err)
+	seqs := make([]uint64, len(logs))
+	for i, lg := range logs {
+		st, err := js.Stream(ctx, lg.stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := st.GetLastMsgForSubject(ctx, lg.subject)
+		if err != nil {
+			t.Fatalf("%s: the partition's message is gone after the purge of a snapshot that covered none of it: %v", lg.stream, err)
+		}
+		seqs[i] = m.Sequence
 	}
-	// A purge below a sequence past the URL's still takes it.
-	a.node.purge(&purgeJob{p: p, linksBelow: m.Sequence + 1, doneBelow: 1})
-	if _, err := st.GetLastMsgForSubject(ctx, subj); !errors.Is(err, jetstream.ErrMsgNotFound) {
-		t.Errorf("the URL's message after a purge below the sequence after it: %v, want it gone", err)
+	// A purge below sequences past them still takes them.
+	a.node.purge(&purgeJob{p: p, linksBelow: seqs[0] + 1, doneBelow: seqs[1] + 1})
+	for _, lg := range logs {
+		st, _ := js.Stream(ctx, lg.stream)
+		if _, err := st.GetLastMsgForSubject(ctx, lg.subject); !errors.Is(err, jetstream.ErrMsgNotFound) {
+			t.Errorf("%s: the message after a purge below the sequence after it: %v, want it gone", lg.stream, err)
+		}
 	}
 }
