@@ -30,14 +30,8 @@ import (
 // The weft binary that buildWeft built for the tests is removed after
 // them.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(runThenRemoveBin{m}, goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"))
-}
-
-type runThenRemoveBin struct{ m *testing.M }
-
-func (r runThenRemoveBin) Run() int {
-	defer removeWeftBin()
-	return r.m.Run()
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"),
+		goleak.Cleanup(func(int) { removeWeftBin() }))
 }
 
 func runWeft(t *testing.T, args ...string) (code int, stdout, stderr string) {
