@@ -359,7 +359,30 @@ func (p Policy) Due(h History, importance float64, now time.Time) bool {
 	if age < p.Min || p.Score(h, importance, now) < p.Floor {
 		return false
 	}
-	return age >= p.geometric(h) || age >= p.Backoff(h, importance) // the cap's bisection only when it may matter
+	if age >= p.geometric(h) { // zero when the back-off does not apply
+		return true
+	}
+	// The geometric back-off holds the page unless its cap, BackoffCap
+	// times the estimator's interval, has passed. Score rises with age, so
+	// that interval is at most age/BackoffCap exactly when the Score at
+	// that age reaches the Floor: one Score, not interval's bisection.
+	return p.intervalAtMost(h, importance, time.Duration(float64(age)/BackoffCap))
+}
+
+// intervalAtMost reports whether interval(h, importance) <= d, as interval
+// would find it up to its bisection's precision: p has its defaults.
+func (p Policy) intervalAtMost(h History, importance float64, d time.Duration) bool {
+	switch {
+	case d < p.Min:
+		return false
+	case d >= p.Max || p.Uniform:
+		return true
+	}
+	rate := h.Rate(p.Prior)
+	if !(rate > 0 && importance/rate > p.Floor) {
+		return false // the Floor is out of reach: the interval is Max
+	}
+	return scoreAt(rate, importance, d.Seconds()) >= p.Floor
 }
 
 // Next is when a URL last visited at h.Last becomes Due: the age at which

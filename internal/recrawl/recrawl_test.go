@@ -312,3 +312,54 @@ func TestErrorsBackOffAtLeastAsFast(t *testing.T) {
 		t.Errorf("errors at or before the last visit counted: %+v", h)
 	}
 }
+
+// TestDueAgreesWithBackoff holds Due's one-Score test of the back-off's cap
+// to what it stands for, the Backoff that interval's bisection gives: over
+// random histories, ages and policies, Due says what "age reaches the
+// geometric back-off or Backoff" says, but where age is within a
+// microsecond of the cap (the two round it differently).
+func TestDueAgreesWithBackoff(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 1))
+	t0 := time.Unix(1_700_000_000, 0)
+	checked, capped := 0, 0
+	for range 200_000 {
+		p := Policy{Min: time.Duration(1+r.IntN(3600)) * time.Second, Prior: math.Pow(10, -2-4*r.Float64())}
+		if r.IntN(4) == 0 {
+			p.Floor = math.Pow(10, 4*r.Float64())
+		}
+		p = p.WithDefaults()
+		visits := float64(1 + r.IntN(60))
+		h := History{
+			Visits:    visits,
+			Changes:   visits * r.Float64() * r.Float64() * r.Float64(),
+			Span:      visits * math.Pow(10, 2+5*r.Float64()),
+			Last:      t0,
+			Unchanged: r.IntN(25),
+		}
+		if r.IntN(3) == 0 {
+			h.Changes = 0
+		}
+		importance := math.Pow(2, 6*r.Float64()-1)
+		age := time.Duration(math.Pow(10, 1+7*r.Float64()) * float64(time.Second))
+		now := t0.Add(age)
+		want := age >= p.Max || (age >= p.errorBackoff(h) && age >= p.Min && p.Score(h, importance, now) >= p.Floor &&
+			(age >= p.geometric(h) || age >= p.Backoff(h, importance)))
+		if got := p.Due(h, importance, now); got != want {
+			cap := time.Duration(BackoffCap * float64(p.interval(h, importance)))
+			if d := age - cap; d > time.Microsecond || d < -time.Microsecond {
+				t.Fatalf("Due(%+v, %g, age %v) = %v, want %v (policy %+v, geometric %v, Backoff %v)",
+					h, importance, age, got, want, p, p.geometric(h), p.Backoff(h, importance))
+			}
+		}
+		checked++
+		if g := p.geometric(h); g > age && p.Backoff(h, importance) < g {
+			capped++
+		}
+	}
+	t.Logf("%d cases, %d with the cap below the back-off", checked, capped)
+	// The cases the new test decides: the back-off applies and its cap
+	// is below it. Too few would test nothing.
+	if capped < checked/50 {
+		t.Errorf("%d of %d cases had the back-off's cap below it: want at least %d", capped, checked, checked/50)
+	}
+}
