@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -28,6 +29,7 @@ type benchFlags struct {
 	maxPages              int64
 	seed                  int64
 	keep                  bool
+	prerendered, bareLoop bool
 	cpuProfile            string
 	memProfile            string
 	world                 string
@@ -38,6 +40,9 @@ type webInfo struct {
 	Seeds   []string          `json:"seeds"`
 	Resolve map[string]string `json:"resolve"`
 	URLs    int               `json:"urls"`
+	// Pages are the URLs of the web's pages (answered 200), when the
+	// child is asked for them (--list-pages).
+	Pages []string `json:"pages,omitempty"`
 }
 
 func newBenchCmd() *cobra.Command {
@@ -78,6 +83,8 @@ fetches. "classic" is the web of the end-to-end tests, 40-80 links a page.`,
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the crawl to this file")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a profile of the crawl's heap allocations to this file (go tool pprof -sample_index=alloc_space)")
 	fs.StringVar(&f.world, "world", string(synthweb.WorldHeavy), "shape of the synthetic web: heavy (as heavy as a real web), seeds (like the seeds' web) or classic (the tests' web)")
+	fs.BoolVar(&f.prerendered, "prerendered", false, "serve the heavy world's pages from copies rendered as the web starts, as a server of static files does")
+	fs.BoolVar(&f.bareLoop, "bare-loop", false, "then time a bare loop of GET requests over the web's pages (a fresh web of the same shape, as many connections as --workers, bodies read and discarded) and give weft's rate as a share of it")
 	return cmd
 }
 
@@ -138,6 +145,9 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	if err := checkWorld(f.world); err != nil {
 		return err
 	}
+	if f.prerendered && f.world != string(synthweb.WorldHeavy) {
+		return usagef("--prerendered: only the heavy world is pre-rendered, not %q", f.world)
+	}
 	if f.maxPages < -1 {
 		return usagef("--max-pages %d: want 0 or more, or -1 for the world's default", f.maxPages)
 	}
@@ -146,16 +156,19 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	f.maxPages = benchMaxPages(f.world, f.maxPages)
 	ctx := cmd.Context()
 	var info webInfo
-	web, err := startWebChild("bench", []string{"synthweb",
-		"--hosts", strconv.Itoa(f.hosts), "--pages-per-host", strconv.Itoa(f.pages), "--seed", strconv.FormatInt(f.seed, 10), "--world", f.world},
-		cmd.ErrOrStderr(), &info)
+	webArgs := []string{"synthweb",
+		"--hosts", strconv.Itoa(f.hosts), "--pages-per-host", strconv.Itoa(f.pages), "--seed", strconv.FormatInt(f.seed, 10), "--world", f.world}
+	if f.prerendered {
+		webArgs = append(webArgs, "--prerendered")
+	}
+	web, err := startWebChild("bench", webArgs, cmd.ErrOrStderr(), &info)
 	if err != nil {
 		return err
 	}
-	var served synthweb.LogSummary
+	var summary synthweb.LogSummary
 	stopChild := func() time.Duration {
 		// The child prints its log's summary as it ends.
-		cpu, err := web.stop(&served)
+		cpu, err := web.stop(&summary)
 		if err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "bench: no request log summary from the synthetic web: %v\n", err)
 		}
@@ -184,7 +197,11 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	if f.maxPages > 0 {
 		limit = "max " + strconv.FormatInt(f.maxPages, 10) + " pages"
 	}
-	fmt.Fprintf(out, "weft bench: world %s, %d hosts, %d URLs, %d workers, delay 0, %s\n", f.world, f.hosts, info.URLs, f.workers, limit)
+	served := ""
+	if f.prerendered {
+		served = ", pre-rendered"
+	}
+	fmt.Fprintf(out, "weft bench: world %s%s, %d hosts, %d URLs, %d workers, delay 0, %s\n", f.world, served, f.hosts, info.URLs, f.workers, limit)
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
@@ -222,14 +239,41 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	fmt.Fprintf(out, "CPU s/1000 pg  %.3f\n", cpu.Seconds()/pages*1000)
 	fmt.Fprintf(out, "MB/s received  %.1f\n", float64(sum.Bytes)/wall.Seconds()/1e6)
 	fmt.Fprintf(out, "server CPU     %.2f s (the synthetic web, in its own process)\n", serverCPU.Seconds())
-	unique := float64(max(served.UniquePages, 1))
-	fmt.Fprintf(out, "unique pages   %d (the server's log: distinct canonical URLs answered 2xx)\n", served.UniquePages)
-	fmt.Fprintf(out, "requests       %d (%d redirects, %d robots.txt, %d other)\n", served.Requests, served.Redirects, served.Robots, served.Other)
+	unique := float64(max(summary.UniquePages, 1))
+	fmt.Fprintf(out, "unique pages   %d (the server's log: distinct canonical URLs answered 2xx)\n", summary.UniquePages)
+	fmt.Fprintf(out, "requests       %d (%d redirects, %d robots.txt, %d other)\n", summary.Requests, summary.Redirects, summary.Robots, summary.Other)
 	fmt.Fprintf(out, "unique pages/s %.0f\n", unique/wall.Seconds())
 	fmt.Fprintf(out, "CPU ms/page    %.3f (per unique page)\n", cpu.Seconds()*1000/unique)
-	fmt.Fprintf(out, "CPU ms/request %.3f\n", cpu.Seconds()*1000/float64(max(served.Requests, 1)))
+	fmt.Fprintf(out, "CPU ms/request %.3f\n", cpu.Seconds()*1000/float64(max(summary.Requests, 1)))
 	fmt.Fprintf(out, "allocs/page    %.0f\n", float64(objects1-objects0)/unique)
 	fmt.Fprintf(out, "alloc KB/page  %.1f\n", float64(bytes1-bytes0)/unique/1024)
+	if f.bareLoop {
+		return runBareLoop(ctx, out, cmd.ErrOrStderr(), webArgs, f.workers, unique/wall.Seconds())
+	}
+	return nil
+}
+
+// runBareLoop times bareLoop over the pages of a fresh web started with
+// webArgs, and gives weftRate (unique pages/s) as a share of its rate.
+func runBareLoop(ctx context.Context, out, stderr io.Writer, webArgs []string, conns int, weftRate float64) error {
+	var info webInfo
+	web, err := startWebChild("bench", append(webArgs, "--list-pages"), stderr, &info)
+	if err != nil {
+		return err
+	}
+	res, err := bareLoop(ctx, info.Pages, info.Resolve, conns)
+	var summary synthweb.LogSummary
+	if _, serr := web.stop(&summary); serr != nil {
+		fmt.Fprintf(stderr, "bench: no request log summary from the synthetic web: %v\n", serr)
+	}
+	if err != nil {
+		return err
+	}
+	rate := float64(res.pages) / res.wall.Seconds()
+	fmt.Fprintf(out, "bare GET loop  %d pages (%d failed, the server's log: %d unique) in %v, %.1f MB, %d connections, bodies discarded\n",
+		res.pages, res.failed, summary.UniquePages, res.wall.Round(time.Millisecond), float64(res.bytes)/1e6, conns)
+	fmt.Fprintf(out, "bare pages/s   %.0f (CPU %.2f s)\n", rate, res.cpu.Seconds())
+	fmt.Fprintf(out, "weft / bare    %.1f %% (unique pages/s)\n", 100*weftRate/rate)
 	return nil
 }
 
@@ -285,7 +329,7 @@ func newSynthwebCmd() *cobra.Command {
 	var seed int64
 	var latency time.Duration
 	var world string
-	var ipAuthorities, rawAmp bool
+	var ipAuthorities, rawAmp, prerendered, listPages bool
 	cmd := &cobra.Command{
 		Use:    "synthweb",
 		Short:  "Serve the synthetic web on loopback until stdin closes (used by bench and scripts/compare-wget2)",
@@ -296,12 +340,20 @@ func newSynthwebCmd() *cobra.Command {
 				return err
 			}
 			web, err := synthweb.Start(synthweb.Config{Seed: seed, Hosts: benchHosts(world, hosts), PagesPerHost: benchPages(world, pages),
-				MaxLatency: latency, RobotsKinds: benchRobotsKinds(), World: synthweb.World(world), IPAuthorities: ipAuthorities, RawAmpersands: rawAmp})
+				MaxLatency: latency, RobotsKinds: benchRobotsKinds(), World: synthweb.World(world), IPAuthorities: ipAuthorities, RawAmpersands: rawAmp,
+				Prerendered: prerendered})
 			if err != nil {
 				return err
 			}
 			defer web.Close()
 			info := webInfo{Seeds: web.Seeds(), Resolve: web.Resolve(), URLs: web.URLCount()}
+			if listPages {
+				for _, p := range web.AllPages() {
+					if p.Status == http.StatusOK && p.Role != "redirect" {
+						info.Pages = append(info.Pages, p.URL)
+					}
+				}
+			}
 			if err := json.NewEncoder(cmd.OutOrStdout()).Encode(info); err != nil {
 				return err
 			}
@@ -328,6 +380,8 @@ func newSynthwebCmd() *cobra.Command {
 	fs.StringVar(&world, "world", string(synthweb.WorldHeavy), "heavy, seeds or classic")
 	fs.BoolVar(&ipAuthorities, "ip-authorities", false, "name hosts by their IP:port in URLs, for clients that cannot be given the resolve map")
 	fs.BoolVar(&rawAmp, "raw-ampersands", false, `write "&" in the heavy and seeds worlds' link queries, not "&amp;", for clients that do not decode it`)
+	fs.BoolVar(&prerendered, "prerendered", false, "render the heavy world's pages once, as it starts, and serve the copies")
+	fs.BoolVar(&listPages, "list-pages", false, "list the URLs of the web's pages (answered 200) in the first line's \"pages\"")
 	return cmd
 }
 

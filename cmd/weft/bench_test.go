@@ -60,6 +60,7 @@ func TestBenchReport(t *testing.T) {
 		whole int // pages of the web, when the run crawls it whole
 	}{
 		{"heavy", []string{"--hosts", "3", "--pages-per-host", "40"}, 3 * 40},
+		{"heavy, pre-rendered", []string{"--hosts", "3", "--pages-per-host", "40", "--prerendered", "--bare-loop"}, 3 * 40},
 		{"seeds", []string{"--world", "seeds", "--hosts", "3", "--pages-per-host", "100", "--max-pages", "60"}, 0},
 		{"classic", []string{"--world", "classic", "--hosts", "3", "--pages-per-host", "12", "--max-pages", "40"}, 0},
 	} {
@@ -68,7 +69,7 @@ func TestBenchReport(t *testing.T) {
 			if err != nil {
 				t.Fatalf("weft bench: %v\n%s", err, out)
 			}
-			if !strings.Contains(string(out), "world "+tc.world) {
+			if !strings.Contains(string(out), "world "+tc.world+",") {
 				t.Errorf("the report does not name world %s:\n%s", tc.world, out)
 			}
 			f := benchReport(t, string(out))
@@ -95,6 +96,16 @@ func TestBenchReport(t *testing.T) {
 					t.Errorf("unique pages %v, %d redirects: want the whole web's %d pages and about 0.85 redirects a page\n%s",
 						f["unique pages"], redirects, tc.whole, out)
 				}
+			}
+			if !strings.Contains(tc.args[len(tc.args)-1], "bare-loop") {
+				return
+			}
+			// The bare loop asks for every page once, on a web of its own.
+			if want := fmt.Sprintf("bare GET loop  %d pages (0 failed, the server's log: %d unique)", tc.whole, tc.whole); !strings.Contains(string(out), want) {
+				t.Errorf("no %q in the report:\n%s", want, out)
+			}
+			if f["bare pages/s"] <= 0 || f["weft / bare"] <= 0 {
+				t.Errorf("bare pages/s %v, weft / bare %v: want both above 0\n%s", f["bare pages/s"], f["weft / bare"], out)
 			}
 		})
 	}

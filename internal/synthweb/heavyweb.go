@@ -61,9 +61,24 @@ const (
 	aliasWWW     // the page on "www." + the host's name: 301
 )
 
-// heavyWorld is what a WorldHeavy web keeps: the page count of every host.
+// heavyWorld is what a WorldHeavy web keeps: the page count of every
+// host, and with Config.Prerendered every page's body (bodies[h][u]).
 type heavyWorld struct {
-	pages int32
+	pages  int32
+	bodies [][][]byte
+}
+
+// prerenderHeavy renders every page of every ordinary host once.
+func (w *Web) prerenderHeavy() {
+	w.heavy.bodies = make([][][]byte, w.nOrdinary)
+	var links []heavyLink
+	for h := range w.nOrdinary {
+		w.heavy.bodies[h] = make([][]byte, w.heavy.pages)
+		for u := range w.heavy.pages {
+			links = w.heavyPlan(h, u, links)
+			w.heavy.bodies[h][u] = w.renderHeavy(nil, h, u, links)
+		}
+	}
 }
 
 func (w *Web) buildHeavy() {
@@ -475,6 +490,10 @@ func (w *Web) serveHeavy(rw *logWriter, r *http.Request, h *host) {
 	if n := w.heavy.pages; u >= n {
 		status, loc := w.heavyRedirect(h.idx, u-n)
 		redirect(rw, loc, status)
+		return
+	}
+	if w.heavy.bodies != nil {
+		writeBody(rw, r, http.StatusOK, htmlUTF8, w.heavy.bodies[h.idx][u])
 		return
 	}
 	b := w.heavyBufs.Get().(*heavyBuf)

@@ -243,3 +243,25 @@ func TestHeavyIPAuthorities(t *testing.T) {
 		t.Errorf("%d redirecting URLs for 120 pages, want about 0.85 a page", redirects)
 	}
 }
+
+// TestHeavyPrerendered checks that a prerendered WorldHeavy web serves
+// every URL as the web that renders each request does, and that it serves
+// its pages from the copies it made.
+func TestHeavyPrerendered(t *testing.T) {
+	w := startWeb(t, Config{Seed: 9, Hosts: 2, PagesPerHost: 30, World: WorldHeavy, Prerendered: true})
+	c := newClient(t, w)
+	pages := 0
+	for _, pi := range w.AllPages() {
+		checkServed(t, w, c, pi)
+		if pi.Role != "redirect" {
+			pages++
+		}
+	}
+	if want := 2 * int(w.heavy.pages); pages != want {
+		t.Errorf("%d pages served, want %d", pages, want)
+	}
+	w.heavy.bodies[0][heavyHome] = []byte("the copy")
+	if r := get(t, c, w.Seeds()[0]); string(r.body) != "the copy" {
+		t.Errorf("the home page is %.40q, not its copy", r.body)
+	}
+}

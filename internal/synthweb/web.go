@@ -127,6 +127,11 @@ type Config struct {
 	// parsers, and the only form wget2 (1.99) reads, as it does not decode
 	// character references in URLs.
 	RawAmpersands bool
+	// Prerendered renders every page of a WorldHeavy web once, as Start
+	// returns, and serves the copies: a web of static files, whose server
+	// spends no CPU making pages (issue 37's "pre-rendered copy"). Other
+	// worlds ignore it.
+	Prerendered bool
 	// Network, when set, opens the hosts' listeners in place of the
 	// loopback interface, at the same addresses: an in-memory network
 	// (package memnet), for tests that run on fake time.
@@ -498,6 +503,9 @@ func Start(cfg Config) (*Web, error) {
 			}
 			return nil, err
 		}
+	}
+	if cfg.Prerendered && w.heavy != nil {
+		w.prerenderHeavy()
 	}
 	w.serveAll()
 	return w, nil
