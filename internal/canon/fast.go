@@ -15,7 +15,8 @@ import (
 // backslash, a space or control, a byte above 0x7e, a byte the parser
 // would percent-encode, a host that is not lower-cased ASCII letters,
 // digits, hyphens and dots, that ends in a number or a dot, or that is
-// punycode. TestFastPathAgrees and FuzzFastPath hold it to the parser's
+// punycode, unless it is an IPv4 address as the parser writes one.
+// TestFastPathAgrees and FuzzFastPath hold it to the parser's
 // results.
 
 // fastBase is what the fast path needs of a base URL: an http or https
@@ -118,10 +119,9 @@ func fastParts(b *fastBase, ref string) (fastURL, bool) {
 	switch {
 	case strings.HasPrefix(rest, "//"):
 		var ok bool
-		if host, port, rest, ok = fastAuthority(scheme, rest[2:]); !ok {
+		if host, port, rest, ip, ok = fastAuthority(scheme, rest[2:]); !ok {
 			return fastURL{}, false
 		}
-		ip = false
 	case hasHTTPScheme(rest):
 		i := strings.IndexByte(rest, ':')
 		scheme = strings.ToLower(rest[:i])
@@ -129,10 +129,9 @@ func fastParts(b *fastBase, ref string) (fastURL, bool) {
 			return fastURL{}, false // "http:x": relative to a base of the same scheme, or not; the parser decides
 		}
 		var ok bool
-		if host, port, rest, ok = fastAuthority(scheme, rest[i+3:]); !ok {
+		if host, port, rest, ip, ok = fastAuthority(scheme, rest[i+3:]); !ok {
 			return fastURL{}, false
 		}
-		ip = false
 	default:
 		if colonBeforeSlash(rest) {
 			return fastURL{}, false // another scheme, or a "c:" that may be one
@@ -217,8 +216,9 @@ func colonBeforeSlash(s string) bool {
 // fastAuthority reads host[:port] at the start of s, up to "/", "?" or the
 // end, and returns them as the parser would (the host lower-cased, the
 // port without leading zeros, "" when the scheme's default) with the rest
-// of s. It gives up on anything but a plain ASCII host name.
-func fastAuthority(scheme, s string) (host, port, rest string, ok bool) {
+// of s, and whether the host is an IP address. It gives up on anything but
+// a plain ASCII host name or an IPv4 address as the parser writes one.
+func fastAuthority(scheme, s string) (host, port, rest string, ip, ok bool) {
 	end := len(s)
 	for i := 0; i < len(s); i++ {
 		if s[i] == '/' || s[i] == '?' {
@@ -229,15 +229,44 @@ func fastAuthority(scheme, s string) (host, port, rest string, ok bool) {
 	auth, rest := s[:end], s[end:]
 	host, port, hasPort := strings.Cut(auth, ":")
 	if !plainHost(host) {
-		return "", "", "", false
+		if !dottedQuad(host) {
+			return "", "", "", false, false
+		}
+		ip = true
 	}
 	if hasPort {
 		var ok bool
 		if port, ok = fastPort(scheme, port); !ok {
-			return "", "", "", false
+			return "", "", "", false, false
 		}
 	}
-	return strings.ToLower(host), port, rest, true
+	return strings.ToLower(host), port, rest, ip, true
+}
+
+// dottedQuad reports whether h is an IPv4 address as the parser writes
+// one: four decimal numbers up to 255, none with a leading zero. The
+// parser also reads other spellings of an address (hexadecimal, octal,
+// fewer parts) and writes them in this form; those are left to it.
+func dottedQuad(h string) bool {
+	for part := range 4 {
+		n, digits := 0, 0
+		for digits < len(h) && '0' <= h[digits] && h[digits] <= '9' {
+			n = n*10 + int(h[digits]-'0')
+			digits++
+		}
+		if digits == 0 || digits > 3 || n > 255 || digits > 1 && h[0] == '0' {
+			return false
+		}
+		h = h[digits:]
+		if part == 3 {
+			return h == ""
+		}
+		if h == "" || h[0] != '.' {
+			return false
+		}
+		h = h[1:]
+	}
+	return false
 }
 
 // plainHost reports whether h is a host name the parser takes as it is,

@@ -39,6 +39,9 @@ var fastRefs = []string{
 	"http://u@h/", "http://h:1@x/", "http://[::1]/", "c:/x", "a:b", "javascript:void(0)", "mailto:a@b", "./a:b",
 	"a/b/../../..", "a/./b/.", "a//b", "/a/b;sid=1;x=2/c", "/a;jsessionid=x/..;sid=1/b", "?a&&b=&c",
 	"/news/2024/06/article-5678.html?utm_campaign=x&ref=home&page=2", "/s/a1b2c3", "../06/article-5678.html?page=2&utm_source=feed",
+	"http://127.0.1.4:41234/a?b=1&c=2", "//10.0.0.255/x", "http://0.0.0.0/", "http://255.255.255.255:80/", "http://01.2.3.4/",
+	"http://1.02.3.4/", "http://1.2.3/", "http://1.2.3.256/", "http://1.2.3.4./", "http://1.2.3.4.5/", "http://0x7f.0.0.1/",
+	"http://1.2.3.4a/", "http://1234.2.3.4/", "http://1.2.3.04/",
 }
 
 // TestFastPathAgrees resolves every reference against every base both
@@ -72,14 +75,20 @@ func TestFastPathAgrees(t *testing.T) {
 	if fast < len(bases)*len(refs)/3 {
 		t.Errorf("the fast path answered %d of %d resolutions", fast, len(bases)*len(refs))
 	}
-	// The common shapes, against an ordinary page.
-	b, _ := c.NewBase("https://www.example.com/news/2024/05/article-1234.html")
-	for _, ref := range []string{"d", "../d", "/d?x=1", "?page=2", "#top", "//cdn.example.com/x.js", "https://other.example/a?utm_source=x&b=1"} {
-		if err := c.check(ref); err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := c.fastResolve(b.fast, ref); !ok {
-			t.Errorf("%q: not on the fast path", ref)
+	// The common shapes, against an ordinary page and against one of a
+	// host named by its address (a web served so, as wget2 needs it).
+	for _, tc := range []struct{ base, other string }{
+		{"https://www.example.com/news/2024/05/article-1234.html", "https://other.example/a?utm_source=x&b=1"},
+		{"http://127.0.1.4:41234/news/2024/05/article-1234.html", "http://127.0.1.9:39411/a?utm_source=x&b=1"},
+	} {
+		b, _ := c.NewBase(tc.base)
+		for _, ref := range []string{"d", "../d", "/d?x=1", "?page=2", "#top", "//cdn.example.com/x.js", tc.other} {
+			if err := c.check(ref); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := c.fastResolve(b.fast, ref); !ok {
+				t.Errorf("base %q, ref %q: not on the fast path", tc.base, ref)
+			}
 		}
 	}
 }
@@ -215,7 +224,8 @@ func TestFastParseAgrees(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 8))
 	schemes := []string{"http://", "https://", "HTTP://", "hTtPs://", "http:", "https:/", "http:///", "ftp://"}
 	hosts := []string{"a.example", "A.Example", "a.example:80", "a.example:443", "a.example:0080", "a.example:", "a.example:99999", "1.2.3.4", "a.0x10",
-		"xn--nxasmq6b.example", "a..b", "a.example.", "u@a.example", "[::1]", "a.123", "a_b.example", "", "-a.example"}
+		"xn--nxasmq6b.example", "a..b", "a.example.", "u@a.example", "[::1]", "a.123", "a_b.example", "", "-a.example",
+		"127.0.1.4:41234", "0.0.0.0", "255.255.255.255", "01.2.3.4", "1.02.3.4", "1.2.3", "1.2.3.256", "1.2.3.4.", "1.2.3.4.5", "0x7f.0.0.1", "1.2.3.04"}
 	pieces := []string{"/", "/", "/", "a", "B", "..", ".", "%2e", "%2E", "//", "?", "&", "=", "#", ";", ":", "@", "%41", "%zz", "'", "~", "-", "_", "utm_x=1", "[", "]", "\\", " ", "\t", "é", "{"}
 	for range 20000 {
 		var sb strings.Builder
