@@ -50,6 +50,9 @@ type Tokenizer struct {
 	attr     [][2]span
 	returned int
 	names    map[string]struct{} // attribute names, once a tag has many
+	// entities says, of the names met after a '&' in an attribute
+	// value, which x/net/html leaves as they are (notEntity).
+	entities map[string]bool
 
 	// rawTag is the lower-case name of the element whose raw text the
 	// next token is ("script", "title", ...), "" for none.
@@ -880,8 +883,11 @@ func (z *Tokenizer) TagName() (name []byte, hasAttr bool) {
 //
 // A value with a '&' is decoded the way x/net/html decodes attributes,
 // which differs from text (a reference without its ';' before '=' or a
-// letter stays as it is): for such a tag, and only for it, the tag's raw
-// bytes are read again by an x/net/html Tokenizer.
+// letter stays as it is). The '&'s of most links are read in place:
+// "&amp;", and one that starts no reference or a name followed by '='
+// (a query's raw "&b=2"), which the attribute rule leaves as it is. For
+// a tag with any other, and only for it, the tag's raw bytes are read
+// again by an x/net/html Tokenizer.
 func (z *Tokenizer) TagAttr() (key, val []byte, more bool) {
 	if z.returned >= len(z.attr) {
 		return nil, nil, false
@@ -894,7 +900,9 @@ func (z *Tokenizer) TagAttr() (key, val []byte, more bool) {
 	a := z.attr[z.returned]
 	z.returned++
 	more = z.returned < len(z.attr)
-	if len(z.slow) == 0 && bytes.IndexByte(z.buf[a[1].start:a[1].end], '&') >= 0 {
+	raw := z.buf[a[1].start:a[1].end]
+	amp := len(z.slow) == 0 && bytes.IndexByte(raw, '&') >= 0
+	if amp && !z.plainRefs(raw) {
 		z.readSlow()
 	}
 	if len(z.slow) > 0 {
@@ -902,8 +910,94 @@ func (z *Tokenizer) TagAttr() (key, val []byte, more bool) {
 		return kv[0], kv[1], more
 	}
 	key = z.converted(z.buf[a[0].start:a[0].end], true)
-	val = z.converted(z.buf[a[1].start:a[1].end], false)
-	return key, convertNewlines(val), more
+	val = convertNewlines(z.converted(raw, false))
+	if amp {
+		val = decodeAmp(val)
+	}
+	return key, val, more
+}
+
+// plainRefs reports whether every '&' of an attribute value is one that
+// decodeAmp decodes as x/net/html does: "&amp;", or one that the
+// attribute rule leaves as it is because no name follows it (but a '#',
+// a numeric reference), or its name, with no ';', is followed by '=' or
+// is no reference's name ("&utm_source=").
+func (z *Tokenizer) plainRefs(v []byte) bool {
+	for i := bytes.IndexByte(v, '&'); i >= 0; {
+		j := i + 1
+		for j < len(v) && isAlnum(v[j]) {
+			j++
+		}
+		switch {
+		case j == i+1: // no name
+			if j < len(v) && v[j] == '#' {
+				return false
+			}
+		case j-i == 4 && j < len(v) && v[j] == ';' && string(v[i+1:j]) == "amp":
+		case j < len(v) && v[j] == '=':
+		case j < len(v) && v[j] == ';' || !z.notEntity(v[i+1:j]):
+			return false
+		}
+		k := bytes.IndexByte(v[j:], '&')
+		if k < 0 {
+			break
+		}
+		i = j + k
+	}
+	return true
+}
+
+// notEntity reports whether x/net/html, decoding text, leaves "&"+name as
+// it is: then name is no character reference's name, and an attribute
+// keeps it too. (Text also decodes a reference that starts the name,
+// "&notin" as "¬in", which an attribute does not: such a name is read by
+// x/net/html.) Its table of names is not exported, so its decoding is
+// asked, once for each name a Tokenizer meets, up to maxEntityNames.
+func (z *Tokenizer) notEntity(name []byte) bool {
+	if len(name) > maxEntityName {
+		return true
+	}
+	if v, ok := z.entities[string(name)]; ok {
+		return v
+	}
+	ref := "&" + string(name)
+	v := html.UnescapeString(ref) == ref
+	if z.entities == nil || len(z.entities) >= maxEntityNames {
+		z.entities = make(map[string]bool)
+	}
+	z.entities[string(name)] = v
+	return v
+}
+
+// maxEntityName is the longest name of a character reference (HTML's
+// "CounterClockwiseContourIntegral;"); maxEntityNames bounds the names a
+// Tokenizer remembers.
+const maxEntityName, maxEntityNames = 32, 1024
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// decodeAmp decodes, in place, each "&amp;" of a value plainRefs passed;
+// its other '&'s stay as they are.
+func decodeAmp(v []byte) []byte {
+	i := bytes.Index(v, []byte("&amp;"))
+	if i < 0 {
+		return v
+	}
+	w := i
+	for r := i; r < len(v); {
+		if v[r] == '&' && bytes.HasPrefix(v[r:], []byte("&amp;")) {
+			v[w] = '&'
+			w++
+			r += len("&amp;")
+			continue
+		}
+		v[w] = v[r]
+		w++
+		r++
+	}
+	return v[:w]
 }
 
 // converted copies b into z.out with each NUL made U+FFFD, in lower case

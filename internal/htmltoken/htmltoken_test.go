@@ -45,6 +45,14 @@ var edgeCases = []string{
 	"<a href=\"a\r\nb\rc\">",
 	"<a href=\"?a=1&b=2&amp;c=3&lt;&notit;&notin &copy=x\">",
 	"<a href=&amp>",
+	// The '&'s read in place ("&amp;", none followed by a name, a name
+	// and '=') and those beside them that are not.
+	"<a href=\"/i?a=1&b=2&amp;c=3&=4&& 6&\">",
+	"<a href=\"/i?a=1&b=2&amp;c=3&5&=6\">",
+	"<a href=\"/r/x?utm_source=a&utm_medium=b&lang&not&notin&copy_1&reg.x\">",
+	"<a href='&amp;amp;&amp=&AMP;&ampx;&amp'>",
+	"<a href=\"?x=1&#38;y=2\" title='a&amp;\r\nb&c' data-x=&amp;&lt=>",
+	"<a href=\"?x=1&copy=2&copy;&copy&reg2&not=&notin;\">",
 	"<img src=x alt='&quot;&#65;&#x42;'>",
 	"</",
 	"</>",
@@ -378,5 +386,22 @@ func TestReturnedSlicesStayUntilNext(t *testing.T) {
 	z.Reset([]byte("<p>"))
 	if cap(z.attr) > 1<<10 || z.names != nil {
 		t.Errorf("Reset kept %d attribute spans and %d names", cap(z.attr), len(z.names))
+	}
+}
+
+// TestPlainRefs: the '&'s of most links are read in place, the others by
+// x/net/html (TestAgreesOnEdgeCases checks both read alike).
+func TestPlainRefs(t *testing.T) {
+	var z Tokenizer
+	for _, v := range []string{"?a=1&b=2", "?a=1&amp;b=2&amp;c=3", "&amp;amp;", "a&=b", "a& b", "a&&b=1", "a&", "&amp=1",
+		"?x=1&utm_source=a&utm_medium=b", "a&lang", "a&5", "a&b&c#d"} {
+		if !z.plainRefs([]byte(v)) {
+			t.Errorf("%q: read by x/net/html, want in place", v)
+		}
+	}
+	for _, v := range []string{"&#38;", "a&copy", "a&copy_x", "&copy;", "&AMP;", "&amp", "&ampx;", "a&b=1&lt;", "a&notin", "a&lang;"} {
+		if z.plainRefs([]byte(v)) {
+			t.Errorf("%q: read in place, want by x/net/html", v)
+		}
 	}
 }
