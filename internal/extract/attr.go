@@ -3,15 +3,14 @@ package extract
 import "github.com/weft-crawler/weft/internal/htmltoken"
 
 // Reading a tag through TagAttr converts each of its attributes in turn,
-// the ones this package never reads included, and a value with a
-// character reference has the tokenizer read the tag again with
-// x/net/html (see htmltoken.TagAttr); URLs with "&amp;" are common. rawAttrs instead reads the two attributes a tag
-// is asked for straight from the tag's raw bytes (Tokenizer.Raw), by the
-// tokenizer's own steps for splitting a tag into keys and values, and it
-// hands the tag back to TagAttr whenever a value it found needs more than
-// a slice of the raw bytes: a NUL, a carriage return or a character
-// reference other than "&amp;". TestRawAttrsAgreeWithToken holds it to
-// Token's attributes.
+// the ones this package never reads included. rawAttrs instead reads the
+// two attributes a tag is asked for straight from the tag's raw bytes
+// (Tokenizer.Raw), by the tokenizer's own steps for splitting a tag into
+// keys and values, and it hands the tag back to TagAttr whenever a value
+// it found needs more than a slice of the raw bytes, "&amp;" decoded: a
+// NUL, a carriage return or a '&' that Tokenizer.PlainRefs does not pass
+// (a character reference other than "&amp;"; a query's "&b=2" passes).
+// TestRawAttrsAgreeWithToken holds it to Token's attributes.
 
 // useRawAttrs is false in tests that read every tag through TagAttr, the
 // path rawAttrs must agree with.
@@ -29,7 +28,7 @@ func isTagSpace(c byte) bool {
 // values, entity-decoded. ok is false if a value found needs the
 // tokenizer's conversion (see above): the caller reads the tag with
 // TagAttr instead. "&amp;" is decoded in place, in raw.
-func rawAttrs(raw []byte, k0, k1 string) (v0, v1 []byte, has0, has1, ok bool) {
+func rawAttrs(z *htmltoken.Tokenizer, raw []byte, k0, k1 string) (v0, v1 []byte, has0, has1, ok bool) {
 	n := len(raw)
 	if n < 2 || raw[0] != '<' || raw[n-1] != '>' {
 		return nil, nil, false, false, false
@@ -123,49 +122,34 @@ func rawAttrs(raw []byte, k0, k1 string) (v0, v1 []byte, has0, has1, ok bool) {
 	}
 	// Both are checked before either is decoded: a tag handed back to
 	// TagAttr must still hold its raw bytes.
-	amp0, good0 := plainValue(v0)
-	amp1, good1 := plainValue(v1)
+	amp0, good0 := plainValue(z, v0)
+	amp1, good1 := plainValue(z, v1)
 	if !good0 || !good1 {
 		return nil, nil, false, false, false
 	}
 	if amp0 {
-		v0 = decodeAmps(v0)
+		v0 = htmltoken.DecodeAmp(v0)
 	}
 	if amp1 {
-		v1 = decodeAmps(v1)
+		v1 = htmltoken.DecodeAmp(v1)
 	}
 	return v0, v1, has0, has1, true
 }
 
 // plainValue reports whether TagAttr would give v itself (amps false) or
-// v with each "&amp;" made "&" (amps true); ok is false if v holds a NUL,
-// a carriage return (both converted by the tokenizer) or any other '&'.
-func plainValue(v []byte) (amps, ok bool) {
+// v with each "&amp;" made "&" (amps true): ok is false if v holds a NUL
+// or a carriage return (both converted by the tokenizer) or a '&' that
+// z.PlainRefs does not pass.
+func plainValue(z *htmltoken.Tokenizer, v []byte) (amps, ok bool) {
 	for i := 0; i < len(v); i++ {
 		switch v[i] {
 		case 0, '\r':
 			return false, false
 		case '&':
-			if i+5 > len(v) || string(v[i+1:i+5]) != "amp;" {
-				return false, false
-			}
 			amps = true
 		}
 	}
-	return amps, true
-}
-
-// decodeAmps turns each "&amp;" of v into "&", in place.
-func decodeAmps(v []byte) []byte {
-	j := 0
-	for i := 0; i < len(v); i++ {
-		v[j] = v[i]
-		j++
-		if v[i] == '&' {
-			i += 4
-		}
-	}
-	return v[:j]
+	return amps, !amps || z.PlainRefs(v)
 }
 
 // tagAttrs returns the first values of attributes k0 and k1 (see rawAttrs)
@@ -173,7 +157,7 @@ func decodeAmps(v []byte) []byte {
 // through TagAttr. It consumes the tag's attributes.
 func tagAttrs(z *htmltoken.Tokenizer, k0, k1 string) (v0, v1 []byte, has0, has1 bool) {
 	if useRawAttrs {
-		if v0, v1, has0, has1, ok := rawAttrs(z.Raw(), k0, k1); ok {
+		if v0, v1, has0, has1, ok := rawAttrs(z, z.Raw(), k0, k1); ok {
 			return v0, v1, has0, has1
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/weft-crawler/weft/internal/htmltoken"
 )
 
 // tagSoup returns n random tags built from the pieces that make a tag
@@ -97,6 +99,7 @@ func plainKey(k string) bool {
 // hands back few of the seeds world's tags, so the fast path is the one
 // the crawl takes.
 func TestRawAttrsAgreeWithToken(t *testing.T) {
+	var refs htmltoken.Tokenizer // asked which '&'s are plain
 	probe := []string{"href", "src", "rel", "name", "content", "class", "title", "missing"}
 	var tags, fallbacks, seedsTags, seedsFallbacks int
 	for pi, page := range attrCorpus(t) {
@@ -125,7 +128,7 @@ func TestRawAttrsAgreeWithToken(t *testing.T) {
 				if pi < 16 {
 					seedsTags++
 				}
-				v, _, has, _, ok := rawAttrs(bytes.Clone(raw), k, "")
+				v, _, has, _, ok := rawAttrs(&refs, bytes.Clone(raw), k, "")
 				if !ok {
 					fallbacks++
 					if pi < 16 {
@@ -139,7 +142,7 @@ func TestRawAttrsAgreeWithToken(t *testing.T) {
 				}
 			}
 			// Two keys at once, as HTML asks for them.
-			if v0, v1, h0, h1, ok := rawAttrs(bytes.Clone(raw), "href", "rel"); ok {
+			if v0, v1, h0, h1, ok := rawAttrs(&refs, bytes.Clone(raw), "href", "rel"); ok {
 				w0, wh0 := want["href"]
 				w1, wh1 := want["rel"]
 				if h0 != wh0 || h1 != wh1 || string(v0) != w0 || string(v1) != w1 {
@@ -180,6 +183,7 @@ func TestHTMLSameWithoutRawAttrs(t *testing.T) {
 // FuzzRawAttrs checks rawAttrs against Token on the first tag of any
 // input.
 func FuzzRawAttrs(f *testing.F) {
+	var refs htmltoken.Tokenizer // asked which '&'s are plain
 	f.Add([]byte(`<a href="/x" rel=nofollow>`), "href")
 	f.Add([]byte(`<A =href="/1" HREF==/2 href="/3">`), "href")
 	f.Add([]byte("<meta name=robots content=\"a&amp;b\">"), "content")
@@ -208,7 +212,7 @@ func FuzzRawAttrs(f *testing.F) {
 		if !plainKey(key) {
 			return
 		}
-		v, _, has, _, ok := rawAttrs(raw, key, "")
+		v, _, has, _, ok := rawAttrs(&refs, raw, key, "")
 		if ok && (has != wantHas || string(v) != want) {
 			t.Fatalf("key %q: rawAttrs gives %q (found %v), Token %q (found %v)", key, v, has, want, wantHas)
 		}

@@ -380,7 +380,7 @@ func (r *Result) requisites(z *htmltoken.Tokenizer, tag string, max int) (rel, u
 	if raw := z.Raw(); containsFoldASCII(raw, "style") {
 		// A copy: rawAttrs decodes in place, and the caller reads the
 		// tag's raw bytes again.
-		if style, _, ok, _, fine := rawAttrs(bytes.Clone(raw), "style", ""); fine && ok {
+		if style, _, ok, _, fine := rawAttrs(z, bytes.Clone(raw), "style", ""); fine && ok {
 			r.addEmbeds(CSS(style, max), max)
 		}
 	}

@@ -5,7 +5,8 @@
 // included. FuzzAgrees and TestAgreesOnMutations hold it to that
 // tokenizer over any input, and it falls back on that tokenizer for the
 // one conversion it does not repeat: character references in attribute
-// values (see TagAttr).
+// values other than "&amp;" and the '&'s the attribute rule leaves as
+// they are (see TagAttr).
 //
 // It is written here, not taken from a library, because the two choices
 // available are not both exact and fast. x/net/html is exact, but it reads
@@ -83,7 +84,7 @@ func New(buf []byte) *Tokenizer {
 // copy of a slice that is read again.
 func (z *Tokenizer) Reset(buf []byte) {
 	const keepAttrs, keepOut = 1 << 10, 64 << 10
-	attr, out, names := z.attr[:0], z.out[:0], z.names
+	attr, out, names, entities := z.attr[:0], z.out[:0], z.names, z.entities
 	if cap(attr) > keepAttrs {
 		attr = nil
 	}
@@ -94,7 +95,7 @@ func (z *Tokenizer) Reset(buf []byte) {
 		names = nil
 	}
 	clear(names)
-	*z = Tokenizer{buf: buf, attr: attr, out: out, names: names}
+	*z = Tokenizer{buf: buf, attr: attr, out: out, names: names, entities: entities}
 }
 
 // Buf returns the slice z reads, for a caller that pools it.
@@ -902,7 +903,7 @@ func (z *Tokenizer) TagAttr() (key, val []byte, more bool) {
 	more = z.returned < len(z.attr)
 	raw := z.buf[a[1].start:a[1].end]
 	amp := len(z.slow) == 0 && bytes.IndexByte(raw, '&') >= 0
-	if amp && !z.plainRefs(raw) {
+	if amp && !z.PlainRefs(raw) {
 		z.readSlow()
 	}
 	if len(z.slow) > 0 {
@@ -912,17 +913,17 @@ func (z *Tokenizer) TagAttr() (key, val []byte, more bool) {
 	key = z.converted(z.buf[a[0].start:a[0].end], true)
 	val = convertNewlines(z.converted(raw, false))
 	if amp {
-		val = decodeAmp(val)
+		val = DecodeAmp(val)
 	}
 	return key, val, more
 }
 
-// plainRefs reports whether every '&' of an attribute value is one that
-// decodeAmp decodes as x/net/html does: "&amp;", or one that the
+// PlainRefs reports whether every '&' of an attribute value is one that
+// DecodeAmp decodes as x/net/html does: "&amp;", or one that the
 // attribute rule leaves as it is because no name follows it (but a '#',
 // a numeric reference), or its name, with no ';', is followed by '=' or
 // is no reference's name ("&utm_source=").
-func (z *Tokenizer) plainRefs(v []byte) bool {
+func (z *Tokenizer) PlainRefs(v []byte) bool {
 	for i := bytes.IndexByte(v, '&'); i >= 0; {
 		j := i + 1
 		for j < len(v) && isAlnum(v[j]) {
@@ -952,7 +953,8 @@ func (z *Tokenizer) plainRefs(v []byte) bool {
 // keeps it too. (Text also decodes a reference that starts the name,
 // "&notin" as "¬in", which an attribute does not: such a name is read by
 // x/net/html.) Its table of names is not exported, so its decoding is
-// asked, once for each name a Tokenizer meets, up to maxEntityNames.
+// asked, once for each name a Tokenizer meets (its answers kept from page
+// to page, up to maxEntityNames).
 func (z *Tokenizer) notEntity(name []byte) bool {
 	if len(name) > maxEntityName {
 		return true
@@ -978,9 +980,9 @@ func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-// decodeAmp decodes, in place, each "&amp;" of a value plainRefs passed;
+// DecodeAmp decodes, in place, each "&amp;" of a value PlainRefs passed;
 // its other '&'s stay as they are.
-func decodeAmp(v []byte) []byte {
+func DecodeAmp(v []byte) []byte {
 	i := bytes.Index(v, []byte("&amp;"))
 	if i < 0 {
 		return v

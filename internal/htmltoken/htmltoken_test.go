@@ -395,12 +395,12 @@ func TestPlainRefs(t *testing.T) {
 	var z Tokenizer
 	for _, v := range []string{"?a=1&b=2", "?a=1&amp;b=2&amp;c=3", "&amp;amp;", "a&=b", "a& b", "a&&b=1", "a&", "&amp=1",
 		"?x=1&utm_source=a&utm_medium=b", "a&lang", "a&5", "a&b&c#d"} {
-		if !z.plainRefs([]byte(v)) {
+		if !z.PlainRefs([]byte(v)) {
 			t.Errorf("%q: read by x/net/html, want in place", v)
 		}
 	}
 	for _, v := range []string{"&#38;", "a&copy", "a&copy_x", "&copy;", "&AMP;", "&amp", "&ampx;", "a&b=1&lt;", "a&notin", "a&lang;"} {
-		if z.plainRefs([]byte(v)) {
+		if z.PlainRefs([]byte(v)) {
 			t.Errorf("%q: read in place, want by x/net/html", v)
 		}
 	}
