@@ -13,6 +13,7 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -84,7 +85,7 @@ fetches. "classic" is the web of the end-to-end tests, 40-80 links a page.`,
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a profile of the crawl's heap allocations to this file (go tool pprof -sample_index=alloc_space)")
 	fs.StringVar(&f.world, "world", string(synthweb.WorldHeavy), "shape of the synthetic web: heavy (as heavy as a real web), seeds (like the seeds' web) or classic (the tests' web)")
 	fs.BoolVar(&f.prerendered, "prerendered", false, "serve the heavy world's pages from copies rendered as the web starts, as a server of static files does")
-	fs.BoolVar(&f.bareLoop, "bare-loop", false, "then time a bare loop of GET requests over the web's pages (a fresh web of the same shape, as many connections as --workers, bodies read and discarded) and give weft's rate as a share of it")
+	fs.BoolVar(&f.bareLoop, "bare-loop", false, "then time a bare loop of GET requests over the web's pages (a fresh web of the same shape, the hosts in turn, as many requests at a time as --workers, bodies read and discarded) and give weft's rate as a share of it")
 	return cmd
 }
 
@@ -145,6 +146,9 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	if err := checkWorld(f.world); err != nil {
 		return err
 	}
+	if f.bareLoop && f.workers < 1 {
+		return usagef("--bare-loop: --workers %d, want 1 or more", f.workers)
+	}
 	if f.prerendered && f.world != string(synthweb.WorldHeavy) {
 		return usagef("--prerendered: only the heavy world is pre-rendered, not %q", f.world)
 	}
@@ -202,16 +206,21 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 		served = ", pre-rendered"
 	}
 	fmt.Fprintf(out, "weft bench: world %s%s, %d hosts, %d URLs, %d workers, delay 0, %s\n", f.world, served, f.hosts, info.URLs, f.workers, limit)
+	stopProfile := func() {}
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
 			return err
 		}
-		defer stop()
+		// The crawl's alone: stopped before a bare loop.
+		var once sync.Once
+		stopProfile = func() { once.Do(stop) }
+		defer stopProfile()
 	}
 	if f.memProfile != "" {
 		// A sample every 4 KB allocated rather than every 512 KB: the
 		// crawl's allocations, those that follow, are what it is for.
+		defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
 		runtime.MemProfileRate = 4096
 	}
 	objects0, bytes0 := heapAllocs()
@@ -221,6 +230,7 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	wall := time.Since(start)
 	cpu := cpuTime() - before
 	objects1, bytes1 := heapAllocs()
+	stopProfile()
 	if err != nil {
 		return err
 	}
@@ -248,20 +258,25 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	fmt.Fprintf(out, "allocs/page    %.0f\n", float64(objects1-objects0)/unique)
 	fmt.Fprintf(out, "alloc KB/page  %.1f\n", float64(bytes1-bytes0)/unique/1024)
 	if f.bareLoop {
-		return runBareLoop(ctx, out, cmd.ErrOrStderr(), webArgs, f.workers, unique/wall.Seconds())
+		return runBareLoop(ctx, out, cmd.ErrOrStderr(), webArgs, f.workers, int(f.maxPages), unique/wall.Seconds())
 	}
 	return nil
 }
 
 // runBareLoop times bareLoop over the pages of a fresh web started with
-// webArgs, and gives weftRate (unique pages/s) as a share of its rate.
-func runBareLoop(ctx context.Context, out, stderr io.Writer, webArgs []string, conns int, weftRate float64) error {
+// webArgs (the first maxPages of them, when above 0, as many as the crawl
+// took), and gives weftRate (unique pages/s) as a share of its rate.
+func runBareLoop(ctx context.Context, out, stderr io.Writer, webArgs []string, conns, maxPages int, weftRate float64) error {
 	var info webInfo
 	web, err := startWebChild("bench", append(webArgs, "--list-pages"), stderr, &info)
 	if err != nil {
 		return err
 	}
-	res, err := bareLoop(ctx, info.Pages, info.Resolve, conns)
+	urls := interleaveHosts(info.Pages)
+	if maxPages > 0 && len(urls) > maxPages {
+		urls = urls[:maxPages]
+	}
+	res, err := bareLoop(ctx, urls, info.Resolve, conns)
 	var summary synthweb.LogSummary
 	if _, serr := web.stop(&summary); serr != nil {
 		fmt.Fprintf(stderr, "bench: no request log summary from the synthetic web: %v\n", serr)
@@ -270,8 +285,8 @@ func runBareLoop(ctx context.Context, out, stderr io.Writer, webArgs []string, c
 		return err
 	}
 	rate := float64(res.pages) / res.wall.Seconds()
-	fmt.Fprintf(out, "bare GET loop  %d pages (%d failed, the server's log: %d unique) in %v, %.1f MB, %d connections, bodies discarded\n",
-		res.pages, res.failed, summary.UniquePages, res.wall.Round(time.Millisecond), float64(res.bytes)/1e6, conns)
+	fmt.Fprintf(out, "bare GET loop  %d pages (%d failed, the server's log: %d unique) in %v, %.1f MB, %d at a time over %d connections, bodies discarded\n",
+		res.pages, res.failed, summary.UniquePages, res.wall.Round(time.Millisecond), float64(res.bytes)/1e6, conns, res.dials)
 	fmt.Fprintf(out, "bare pages/s   %.0f (CPU %.2f s)\n", rate, res.cpu.Seconds())
 	fmt.Fprintf(out, "weft / bare    %.1f %% (unique pages/s)\n", 100*weftRate/rate)
 	return nil

@@ -117,3 +117,13 @@ func TestBenchRejectsUnknownWorld(t *testing.T) {
 		t.Errorf("exit %d, stderr %q: want 2 and the flag named", code, stderr)
 	}
 }
+
+// TestInterleaveHosts: a bare loop asks the hosts in turn, each host's
+// pages in their order, and every URL once.
+func TestInterleaveHosts(t *testing.T) {
+	got := interleaveHosts([]string{"http://a/1", "http://a/2", "http://a/3", "http://b/1", "http://c:8/1", "http://c:8/2"})
+	want := []string{"http://a/1", "http://b/1", "http://c:8/1", "http://a/2", "http://c:8/2", "http://a/3"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("interleaveHosts: %q, want %q", got, want)
+	}
+}

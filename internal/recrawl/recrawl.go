@@ -370,19 +370,12 @@ func (p Policy) Due(h History, importance float64, now time.Time) bool {
 }
 
 // intervalAtMost reports whether interval(h, importance) <= d, as interval
-// would find it up to its bisection's precision: p has its defaults.
+// would find it up to its bisection's precision, for a Due that has gone
+// past its other tests: p has its defaults and is not Uniform, d is below
+// Max, and the Score reaches the Floor at some age, so the interval is
+// the age at which it does, at least Min.
 func (p Policy) intervalAtMost(h History, importance float64, d time.Duration) bool {
-	switch {
-	case d < p.Min:
-		return false
-	case d >= p.Max || p.Uniform:
-		return true
-	}
-	rate := h.Rate(p.Prior)
-	if !(rate > 0 && importance/rate > p.Floor) {
-		return false // the Floor is out of reach: the interval is Max
-	}
-	return scoreAt(rate, importance, d.Seconds()) >= p.Floor
+	return d >= p.Min && scoreAt(h.Rate(p.Prior), importance, d.Seconds()) >= p.Floor
 }
 
 // Next is when a URL last visited at h.Last becomes Due: the age at which
