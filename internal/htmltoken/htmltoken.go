@@ -884,11 +884,11 @@ func (z *Tokenizer) TagName() (name []byte, hasAttr bool) {
 //
 // A value with a '&' is decoded the way x/net/html decodes attributes,
 // which differs from text (a reference without its ';' before '=' or a
-// letter stays as it is). The '&'s of most links are read in place:
-// "&amp;", and one that starts no reference or a name followed by '='
-// (a query's raw "&b=2"), which the attribute rule leaves as it is. For
-// a tag with any other, and only for it, the tag's raw bytes are read
-// again by an x/net/html Tokenizer.
+// letter stays as it is). The '&'s of most links are read in place
+// (PlainRefs): "&amp;", and those the attribute rule leaves as they are,
+// a query's raw "&b=2" or "&utm_source=x". For a tag with any other, and
+// only for it, the tag's raw bytes are read again by an x/net/html
+// Tokenizer.
 func (z *Tokenizer) TagAttr() (key, val []byte, more bool) {
 	if z.returned >= len(z.attr) {
 		return nil, nil, false
