@@ -505,7 +505,29 @@ document.getElementById("host-release").addEventListener("click", () => hold(fal
 
 // ---- the loop ----
 
-async function tick() {
+// Ticks run one at a time, in the order asked: a tick asked while one runs
+// runs once that one is done. Run side by side (setInterval's way, once
+// the API answers slower than a second), an older tick's answers could be
+// drawn over a newer one's, and an update counted after a change (a pause)
+// could still show the numbers from before it.
+let ticking = null;
+let tickAgain = false;
+function tick() {
+  if (ticking) {
+    tickAgain = true;
+    return ticking;
+  }
+  ticking = (async () => {
+    do {
+      tickAgain = false;
+      await tickOnce();
+    } while (tickAgain);
+    ticking = null;
+  })();
+  return ticking;
+}
+
+async function tickOnce() {
   try {
     const name = viewedHost();
     if (name) hostTick(name);
