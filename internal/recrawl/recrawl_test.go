@@ -315,7 +315,8 @@ func TestErrorsBackOffAtLeastAsFast(t *testing.T) {
 
 // TestDueAgreesWithBackoff holds Due's one-Score test of the back-off's cap
 // to what it stands for, the Backoff that interval's bisection gives: over
-// random histories, ages and policies, Due says what "age reaches the
+// random histories (some with errors in a row), ages and policies (some
+// with a short Max, some with no back-off), Due says what "age reaches the
 // geometric back-off or Backoff" says, but where age is within a
 // microsecond of the cap (the two round it differently).
 func TestDueAgreesWithBackoff(t *testing.T) {
@@ -327,6 +328,10 @@ func TestDueAgreesWithBackoff(t *testing.T) {
 		if r.IntN(4) == 0 {
 			p.Floor = math.Pow(10, 4*r.Float64())
 		}
+		if r.IntN(3) == 0 { // a Max the back-off and the ages reach
+			p.Max = p.Min * time.Duration(1+r.IntN(2000))
+		}
+		p.NoBackoff = r.IntN(10) == 0
 		p = p.WithDefaults()
 		visits := float64(1 + r.IntN(60))
 		h := History{
@@ -335,6 +340,9 @@ func TestDueAgreesWithBackoff(t *testing.T) {
 			Span:      visits * math.Pow(10, 2+5*r.Float64()),
 			Last:      t0,
 			Unchanged: r.IntN(25),
+		}
+		if r.IntN(5) == 0 {
+			h.Errors, h.Gone = 1+r.IntN(4), r.IntN(2) == 0
 		}
 		if r.IntN(3) == 0 {
 			h.Changes = 0
