@@ -43,111 +43,122 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
+// maxRecords is how many records of the file are read.
+const maxRecords = 6000
+
 func main() {
-	f, _ := os.Open(os.Args[1])
-	br := bufio.NewReader(f)
-	zr, err := gzip.NewReader(br)
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: go run scripts/deflate-compare/main.go WARC.warc.gz [sizes]")
+		os.Exit(2)
+	}
+	recs, err := readRecords(os.Args[1])
 	if err != nil {
-		panic(err)
+		fmt.Fprintf(os.Stderr, "deflate-compare: %s: %v\n", os.Args[1], err)
+		os.Exit(1)
 	}
-	var recs [][]byte
-	total := 0
-	for len(recs) < 6000 {
-		zr.Multistream(false)
-		b, err := io.ReadAll(zr)
-		if err != nil {
-			panic(err)
+	fmt.Printf("%d records\n", len(recs))
+	for _, c := range []struct {
+		name   string
+		lo, hi int
+	}{{"<1KB", 0, 1024}, {"1-2KB", 1024, 2048}, {"2-16KB", 2048, 16384}, {">16KB", 16384, 1 << 30}} {
+		var sel [][]byte
+		for _, r := range recs {
+			if len(r) >= c.lo && len(r) < c.hi {
+				sel = append(sel, r)
+			}
 		}
-		recs = append(recs, b)
-		total += len(b)
-		if err := zr.Reset(br); err != nil {
-			break
+		for _, lvl := range []int{1, -2, -3, 0} {
+			measure(fmt.Sprintf("%-6s (%d) klauspost level %d", c.name, len(sel), lvl), sel, klauspost(lvl))
 		}
 	}
-	fmt.Printf("%d records, %d bytes\n", len(recs), total)
-	classes(recs)
 	if len(os.Args) > 2 {
 		return
 	}
-	var buf bytes.Buffer
-	gw, _ := gzip.NewWriterLevel(&buf, 1)
-	out := make([]byte, 1<<22)
-	for round := 0; round < 2; round++ {
-		t := time.Now()
-		n := 0
-		for _, r := range recs {
-			buf.Reset()
-			gw.Reset(&buf)
-			gw.Write(r)
-			gw.Close()
-			n += buf.Len()
-		}
-		d := time.Since(t)
-		fmt.Printf("klauspost L1: %.0f MB/s ratio %.2f, %.1f us/record\n", float64(total)/d.Seconds()/1e6, float64(total)/float64(n), float64(d.Microseconds())/float64(len(recs)))
+	for range 2 {
+		measure("klauspost level 1", recs, klauspost(1))
 		for _, lvl := range []int{1, 2, 3} {
 			c := C.libdeflate_alloc_compressor(C.int(lvl))
-			t = time.Now()
-			n = 0
-			for _, r := range recs {
-				m := C.libdeflate_gzip_compress(c, unsafe.Pointer(&r[0]), C.size_t(len(r)), unsafe.Pointer(&out[0]), C.size_t(len(out)))
-				n += int(m)
-			}
-			d = time.Since(t)
-			fmt.Printf("libdeflate L%d: %.0f MB/s ratio %.2f, %.1f us/record\n", lvl, float64(total)/d.Seconds()/1e6, float64(total)/float64(n), float64(d.Microseconds())/float64(len(recs)))
+			measure(fmt.Sprintf("libdeflate level %d", lvl), recs, func(r, out []byte) int {
+				return int(C.libdeflate_gzip_compress(c, unsafe.Pointer(&r[0]), C.size_t(len(r)), unsafe.Pointer(&out[0]), C.size_t(len(out))))
+			})
 			C.libdeflate_free_compressor(c)
 		}
-		for _, lvl := range []int{0, 1, 2, 3} {
-			lsz := []int{C.ISAL_DEF_LVL0_DEFAULT, C.ISAL_DEF_LVL1_DEFAULT, C.ISAL_DEF_LVL2_DEFAULT, C.ISAL_DEF_LVL3_DEFAULT}[lvl]
-			lb := C.malloc(C.size_t(lsz))
-			t = time.Now()
-			n = 0
-			for _, r := range recs {
-				m := C.isal_gzip((*C.uchar)(unsafe.Pointer(&r[0])), C.size_t(len(r)), (*C.uchar)(unsafe.Pointer(&out[0])), C.size_t(len(out)), C.int(lvl), (*C.uchar)(lb), C.size_t(lsz))
-				if m == 0 {
-					panic("isal")
-				}
-				n += int(m)
-			}
-			d = time.Since(t)
-			fmt.Printf("isa-l L%d: %.0f MB/s ratio %.2f, %.1f us/record\n", lvl, float64(total)/d.Seconds()/1e6, float64(total)/float64(n), float64(d.Microseconds())/float64(len(recs)))
+		for lvl, size := range []int{C.ISAL_DEF_LVL0_DEFAULT, C.ISAL_DEF_LVL1_DEFAULT, C.ISAL_DEF_LVL2_DEFAULT, C.ISAL_DEF_LVL3_DEFAULT} {
+			lb := C.malloc(C.size_t(size))
+			measure(fmt.Sprintf("isa-l level %d", lvl), recs, func(r, out []byte) int {
+				return int(C.isal_gzip((*C.uchar)(unsafe.Pointer(&r[0])), C.size_t(len(r)), (*C.uchar)(unsafe.Pointer(&out[0])), C.size_t(len(out)), C.int(lvl), (*C.uchar)(lb), C.size_t(size)))
+			})
 			C.free(lb)
 		}
 	}
 }
 
-func classes(recs [][]byte) {
-	type cls struct {
-		name   string
-		lo, hi int
+// readRecords reads the first maxRecords records of a WARC file, each its
+// own gzip member, uncompressed; empty ones are left out.
+func readRecords(path string) ([][]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
-	for _, c := range []cls{{"<1KB", 0, 1024}, {"1-2KB", 1024, 2048}, {"2-16KB", 2048, 16384}, {">16KB", 16384, 1 << 30}} {
-		var sel [][]byte
-		tot := 0
-		for _, r := range recs {
-			if len(r) >= c.lo && len(r) < c.hi {
-				sel = append(sel, r)
-				tot += len(r)
-			}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, err
+	}
+	var recs [][]byte
+	for len(recs) < maxRecords {
+		zr.Multistream(false)
+		b, err := io.ReadAll(zr)
+		if err != nil {
+			return nil, err
 		}
-		if len(sel) == 0 {
-			continue
+		if len(b) > 0 {
+			recs = append(recs, b)
 		}
-		for _, lvl := range []int{1, -2, -3, 0} {
-			var buf bytes.Buffer
-			gw, _ := gzip.NewWriterLevel(&buf, lvl)
-			t := time.Now()
-			n := 0
-			for k := 0; k < 3; k++ {
-				for _, r := range sel {
-					buf.Reset()
-					gw.Reset(&buf)
-					gw.Write(r)
-					gw.Close()
-					n += buf.Len()
-				}
-			}
-			d := time.Since(t) / 3
-			fmt.Printf("%-7s %5d recs, mean %6d B: level %2d %6.1f us/rec, ratio %.2f, total %.0f ms\n", c.name, len(sel), tot/len(sel), lvl, float64(d.Nanoseconds())/1e3/float64(len(sel)), float64(tot*3)/float64(n), float64(d.Microseconds())/1e3)
+		if err := zr.Reset(br); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, err
 		}
 	}
+	return recs, nil
+}
+
+// klauspost compresses a record as one gzip member at level.
+func klauspost(level int) func(r, out []byte) int {
+	var buf bytes.Buffer
+	gw, err := gzip.NewWriterLevel(&buf, level)
+	if err != nil {
+		panic(err)
+	}
+	return func(r, _ []byte) int {
+		buf.Reset()
+		gw.Reset(&buf)
+		gw.Write(r)
+		gw.Close()
+		return buf.Len()
+	}
+}
+
+// measure compresses every record with compress (which writes into out
+// and returns the length, 0 on failure) and prints the speed and ratio.
+func measure(name string, recs [][]byte, compress func(r, out []byte) int) {
+	if len(recs) == 0 {
+		return
+	}
+	out := make([]byte, 1<<22)
+	in, written := 0, 0
+	start := time.Now()
+	for _, r := range recs {
+		n := compress(r, out)
+		if n == 0 {
+			fmt.Fprintf(os.Stderr, "deflate-compare: %s failed on a record of %d bytes\n", name, len(r))
+			os.Exit(1)
+		}
+		in += len(r)
+		written += n
+	}
+	d := time.Since(start)
+	fmt.Printf("%-36s %6.0f MB/s  ratio %.2f  %7.1f us/record\n", name, float64(in)/d.Seconds()/1e6, float64(in)/float64(written), float64(d.Nanoseconds())/1e3/float64(len(recs)))
 }
