@@ -110,24 +110,31 @@ func (n *Node) takeOver(ctx context.Context, p int, epoch uint64, tk *taking) {
 	case <-ctx.Done():
 		return
 	}
-	// The reads end if the lease is lost meanwhile. (Watched from here:
-	// the crawl runs, so Start has set n.owners; a callback may come
-	// before it has.)
+	// The reads, and then the consumer, end the moment the lease is lost
+	// (fenced, found lost, given back), not when its release comes: the
+	// owners' callbacks run one at a time, and a release before this
+	// one's may wait for a request out (a worker that cannot log its
+	// page's links while NATS is out of reach), for as long as the node
+	// is cut off. A consumer left running would offer, once the link is
+	// back, the URLs another node logged and visited meanwhile; queued
+	// here after that visit, they would not count it when the node takes
+	// the partition again (schedule.Planner.VisitedElsewhere), and be
+	// fetched twice. Stopped at the fence, every URL queued here was
+	// queued before another node could lease the partition (TTL/2 later
+	// at the earliest). (Watched from here: the crawl runs, so Start has
+	// set n.owners; a callback may come before it has.)
 	n.mu.Lock()
 	if n.ended {
 		n.mu.Unlock()
 		return
 	}
+	lost := n.owners.Lost(p, epoch)
 	n.wg.Go(func() {
-		for ctx.Err() == nil && n.holds(p, tk) {
-			select {
-			case <-time.After(100 * time.Millisecond):
-			case <-ctx.Done():
-			case <-tk.read:
-				return
-			}
+		select {
+		case <-lost:
+			tk.stop()
+		case <-ctx.Done():
 		}
-		tk.stop()
 	})
 	n.mu.Unlock()
 	// Its hosts' kept clocks, each held one gap from now: the last owner
@@ -165,7 +172,7 @@ func (n *Node) takeOver(ctx context.Context, p int, epoch uint64, tk *taking) {
 		return // released meanwhile
 	}
 	tk.snap = ps
-	n.wg.Go(func() { n.consume(ctx, p, ps) })
+	n.wg.Go(func() { n.consume(ctx, p, tk, ps) })
 	// Every host's last request, on the last owner, ended before its
 	// lease came free (a handoff waits for the requests in flight; a
 	// dead owner's leases expire TTL/2 after its last one), so the gap

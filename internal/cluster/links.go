@@ -190,9 +190,10 @@ func (n *Node) dropConsumer(stream string, cons jetstream.Consumer) {
 }
 
 // consume offers a partition's URLs to the crawl, those of its snapshot,
-// then those logged since and as they come, until stopped: one ordered
+// then those logged since and as they come, until stopped (tk's
+// context, ctx, is done once the lease is lost: takeOver): one ordered
 // consumer, read as a stream of messages.
-func (n *Node) consume(ctx context.Context, p int, ps *partSnap) {
+func (n *Node) consume(ctx context.Context, p int, tk *taking, ps *partSnap) {
 	next, err := n.offerSnapshot(ctx, p, ps) // the stream sequence to go on from after a failure; 0: the start
 	if err != nil {
 		return
@@ -203,7 +204,7 @@ func (n *Node) consume(ctx context.Context, p int, ps *partSnap) {
 	}
 	n.mu.Unlock()
 	for wait := 100 * time.Millisecond; ctx.Err() == nil; wait = min(2*wait, 5*time.Second) {
-		if next, err = n.consumeFrom(ctx, p, next, ps); ctx.Err() == nil {
+		if next, err = n.consumeFrom(ctx, p, next, tk, ps); ctx.Err() == nil {
 			// The partition's URLs must keep coming: a consumer lost with
 			// a server is made again, from where it was.
 			n.log.Warn("cluster: reading the partition's URLs failed; going on", "partition", p, "at", next, "err", err, "in", wait)
@@ -248,9 +249,9 @@ func (n *Node) offerSnapshot(ctx context.Context, p int, ps *partSnap) (uint64, 
 }
 
 // consumeFrom reads partition p's URLs from stream sequence start (0: the
-// start of the log) until ctx is done or the consumer fails; it returns
-// the sequence to go on from.
-func (n *Node) consumeFrom(ctx context.Context, p int, start uint64, ps *partSnap) (uint64, error) {
+// start of the log) until ctx is done, the consumer fails or the lease tk
+// took over is lost; it returns the sequence to go on from.
+func (n *Node) consumeFrom(ctx context.Context, p int, start uint64, tk *taking, ps *partSnap) (uint64, error) {
 	// Failures end the consumer after a few tries, and consume makes it
 	// again from where it was, seeing ctx between tries.
 	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{linksPrefix(p) + ".>"}, MaxResetAttempts: 5}
@@ -279,6 +280,13 @@ func (n *Node) consumeFrom(ctx context.Context, p int, start uint64, ps *partSna
 		m, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			return next, err
+		}
+		if !n.holds(p, tk) {
+			// The lease is lost: the URL is its next owner's to offer, not
+			// this node's to queue after that owner may have visited it
+			// (takeOver stops the consumer too, as the lease goes).
+			tk.stop()
+			return next, context.Canceled
 		}
 		if md, err := m.Metadata(); err == nil {
 			next = md.Sequence.Stream + 1

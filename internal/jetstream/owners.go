@@ -118,10 +118,21 @@ type Owners struct {
 }
 
 type lease struct {
-	epoch      uint64    // revision at which it was taken
-	rev        uint64    // revision last written
-	validUntil time.Time // send time of the last acknowledged renewal + fence
-	releasing  bool      // being handed over: renewed, but not valid
+	epoch      uint64        // revision at which it was taken
+	rev        uint64        // revision last written
+	validUntil time.Time     // send time of the last acknowledged renewal + fence
+	releasing  bool          // being handed over: renewed, but not valid
+	lost       chan struct{} // closed once it is no longer this node's (drop)
+}
+
+// drop removes partition p's lease, which this node no longer holds, and
+// closes its lost channel (Lost); o.mu is held.
+func (o *Owners) drop(p int) {
+	if l := o.held[p]; l != nil {
+		delete(o.held, p)
+		o.handoffs++
+		close(l.lost)
+	}
 }
 
 type ownerEvent struct {
@@ -218,6 +229,22 @@ func (o *Owners) Has(p int) bool {
 	defer o.mu.Unlock()
 	return o.held[p] != nil
 }
+
+// Lost returns a channel closed as soon as this node no longer holds the
+// lease of partition p taken at epoch: fenced, found lost, or given back.
+// It is closed at that moment, before OnRelease is called (the callbacks
+// run one at a time, and one may wait long behind another); a lease not
+// held at epoch gives a channel closed already.
+func (o *Owners) Lost(p int, epoch uint64) <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if l := o.held[p]; l != nil && l.epoch == epoch {
+		return l.lost
+	}
+	return closedChan
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Epoch returns the epoch of partition p's lease if it is this node's,
 // valid or not at this instant (as Has): a lease lost and taken again is
@@ -599,8 +626,7 @@ func (o *Owners) fenceExpired(now time.Time) {
 	defer o.mu.Unlock()
 	for p, l := range o.held {
 		if !l.releasing && !now.Before(l.validUntil) {
-			delete(o.held, p)
-			o.handoffs++
+			o.drop(p)
 			o.cfg.Logger.Warn("partition lease not renewed in time; fenced", "partition", p)
 			o.emit(ownerEvent{p: p})
 		}
@@ -631,10 +657,7 @@ func (o *Owners) callbacks() {
 func (o *Owners) giveBack(ctx context.Context, p int) {
 	o.mu.Lock()
 	l := o.held[p]
-	delete(o.held, p)
-	if l != nil {
-		o.handoffs++
-	}
+	o.drop(p)
 	o.mu.Unlock()
 	if l == nil {
 		return
@@ -698,8 +721,7 @@ func (o *Owners) renew(p int) {
 		return
 	}
 	o.cfg.Logger.Warn("partition lease lost", "partition", p, "err", err)
-	delete(o.held, p)
-	o.handoffs++
+	o.drop(p)
 	o.emit(ownerEvent{p: p})
 }
 
@@ -739,7 +761,7 @@ func (o *Owners) acquire(nodes []string, taken map[int]bool) {
 			_ = o.call(func(ctx context.Context) error { return o.kv.Delete(ctx, partKey(p), jetstream.LastRevision(rev)) })
 			continue
 		}
-		o.held[p] = &lease{epoch: rev, rev: rev, validUntil: sent.Add(o.fence)}
+		o.held[p] = &lease{epoch: rev, rev: rev, validUntil: sent.Add(o.fence), lost: make(chan struct{})}
 		o.handoffs++
 		o.emit(ownerEvent{p: p, epoch: rev, acquire: true})
 		o.mu.Unlock()

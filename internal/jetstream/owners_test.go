@@ -209,6 +209,15 @@ func TestOwnersCutNodeFencesItself(t *testing.T) {
 	cut := startOwner(t, link.URL(), "cut", parts, w)
 	other := startOwner(t, ns.ClientURL(), "other", parts, w)
 	waitShares(t, parts, []*testNode{cut, other}, []int{3, 3})
+	var lost []<-chan struct{} // each closed once its lease is not the cut node's
+	for p, epoch := range cut.owners.Owned() {
+		lost = append(lost, cut.owners.Lost(p, epoch))
+		select {
+		case <-cut.owners.Lost(p, epoch+1):
+		default:
+			t.Errorf("Lost(%d, %d), an epoch the node does not hold: not closed", p, epoch+1)
+		}
+	}
 
 	link.Cut()
 	pausedAt := time.Now()
@@ -219,6 +228,18 @@ func TestOwnersCutNodeFencesItself(t *testing.T) {
 		return nil
 	})
 	fenced := time.Since(pausedAt)
+	// Owned leaves a lease out once its validity has run out; the fence
+	// loop drops it, and closes its Lost channel, at its next tick.
+	testwait.EventuallyNil(t, testTTL/2, "the fenced leases' Lost channels closing", func() error {
+		for i, c := range lost {
+			select {
+			case <-c:
+			default:
+				return fmt.Errorf("lease %d of the cut node's is fenced, its Lost channel still open", i)
+			}
+		}
+		return nil
+	})
 	waitShares(t, parts, []*testNode{other}, []int{6})
 	t.Logf("cut node fenced itself %v after the cut (TTL %v, fence after %v)", fenced.Round(time.Millisecond), testTTL, testTTL/2)
 	if fenced > testTTL {
