@@ -305,6 +305,11 @@ func (f *pageFetcher) ownHost(ctx context.Context, u canon.URL, typ string) (*re
 	if err := f.waitServer(ctx, f.clock.NextAt); err != nil {
 		return nil, err
 	}
+	if resp, ok, err := f.recalled(u); ok {
+		// Fetched while this request waited its turn (the browser asked
+		// for it twice at once): answered from that capture.
+		return resp, err
+	}
 	resp, res, err := f.get(ctx, u, typ)
 	res.SetCrawlDelay, res.CrawlDelay = true, f.pol.CrawlDelay
 	res = f.c.policies.Delay(f.l, res) // an operator's longer delay, as finish applies it
@@ -349,6 +354,16 @@ func (f *pageFetcher) otherHost(ctx context.Context, u canon.URL, typ string) (*
 				f.completeBorrowed(bl, frontier.Result{})
 				return nil, err
 			}
+		}
+		if resp, ok, err := f.recalled(u); ok {
+			// Fetched while this request waited for the host (by the
+			// requisite's own lease, or another render): answered from
+			// that capture, and the borrowed lease given back unused.
+			f.completeBorrowed(bl, frontier.Result{})
+			if bl.SameServer {
+				f.ownMu.Unlock()
+			}
+			return resp, err
 		}
 		resp, res, again, err := f.borrowed(ctx, bl, u, typ)
 		clock := f.completeBorrowed(bl, res)
