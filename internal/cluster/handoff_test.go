@@ -3,9 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,12 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/weft-crawler/weft/internal/crawl"
-	wjs "github.com/weft-crawler/weft/internal/jetstream"
-	"github.com/weft-crawler/weft/internal/natstest"
-	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/synthweb"
 	"github.com/weft-crawler/weft/internal/testwait"
 )
@@ -107,8 +100,6 @@ func TestTakeOverAfterCrashKeepsCrawlDelay(t *testing.T) {
 // still let go from the old takeover and the new lease passed the claim:
 // the node asked right after the other node had.
 func TestLeaseTakenAgainWaitsForItsTakeover(t *testing.T) {
-	ns := startNATS(t)
-	link := natstest.NewLink(t, ns.Addr().String())
 	const delay = 600 * time.Millisecond // under TTL/2
 	type req struct {
 		host, path, agent string
@@ -142,85 +133,18 @@ func TestLeaseTakenAgainWaitsForItsTakeover(t *testing.T) {
 			}
 		}
 	}
-	slow := httptest.NewServer(handler("slow"))
-	t.Cleanup(slow.Close)
-	// On an address of its own: one server's hosts share a clock (IPGap),
-	// and the external lease would hold the fast host too.
-	fast := httptest.NewUnstartedServer(handler("fast"))
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fast.Listener.Close()
-	fast.Listener = ln
-	fast.Start()
-	t.Cleanup(fast.Close)
-	// With a second node announced, b keeps partitions 0-3 and hands 7,
-	// 6, 5 and then 4 over: the slow host is in 4, the fast one below.
-	const q = testParts / 2
-	name := func(prefix string, srv *httptest.Server, want func(int) bool) string {
-		for i := 0; ; i++ {
-			if a := fmt.Sprintf("%s%d.test:%d", prefix, i, srv.Listener.Addr().(*net.TCPAddr).Port); want(partition.Of(a, testParts)) {
-				return a
-			}
-		}
-	}
-	slowAuth := name("slow", slow, func(p int) bool { return p == q })
-	fastAuth := name("fast", fast, func(p int) bool { return p < q })
-	p := partition.Of(fastAuth, testParts)
-	resolve := map[string]string{strings.Split(slowAuth, ":")[0]: "127.0.0.1", strings.Split(fastAuth, ":")[0]: "127.0.0.2"}
-	b := startNodeAt(t, link.URL(), nil, "b", 4, func(c *crawl.Config) {
-		c.Seeds = []string{"http://" + slowAuth + "/", "http://" + fastAuth + "/1"}
-		c.Fetch.Resolve = resolve
-		c.Delay = delay
-		c.UserAgent = "weft/b (+https://example.org/weft-crawler)"
-	}, nil, false)
-	crawler := b.node.Crawler()
 	asked := func(host, path string) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return slices.ContainsFunc(log, func(r req) bool { return r.host == host && r.path == path })
 	}
-	testwait.Eventually(t, time.Minute, "the two hosts' first pages fetched", func() bool { return asked("slow", "/") && asked("fast", "/1") })
-	// An external fetcher's lease on the slow host, kept out: partition
-	// q's release waits for it.
-	if _, err := crawler.Hosts().Hold(fastAuth, true); err != nil {
-		t.Fatal(err)
-	}
-	ext, err := crawler.LeaseExternal(t.Context(), 1, time.Minute, 10*time.Second)
-	if err != nil || len(ext) != 1 || ext[0].Host != slowAuth {
-		t.Fatalf("external lease: %+v, %v", ext, err)
-	}
-	crawler.Hosts().Hold(fastAuth, false)
-
-	// Node c is announced (by the test) until b has handed 7, 6 and 5
-	// over; b's callbacks then wait on q's release.
-	_, js := natstest.Connect(t, ns.ClientURL())
-	kv, err := js.KeyValue(t.Context(), wjs.DefaultOwnersBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testwait.EventuallyNil(t, 30*time.Second, "b handing its extra partitions over", func() error {
-		if !b.node.owners.Has(q + 1) {
-			return nil
-		}
-		if _, err := kv.Put(t.Context(), "node.c", []byte("c")); err != nil { // c stays announced
-			return err
-		}
-		return fmt.Errorf("b still holds partition %d", q+1)
-	})
+	s := startStuckReleases(t, delay, handler, asked)
+	b, crawler, p := s.b, s.b.node.Crawler(), s.p
 
 	// b is cut off and fences itself; p's lease expires; x takes p, asks
 	// the fast host (more than TTL/2 after b's last request: politely)
 	// and gives p back.
-	link.Cut()
-	testwait.Eventually(t, 30*time.Second, "b, cut off, fencing itself", func() bool { return !b.node.owners.Has(p) })
-	key := "p." + strconv.Itoa(p)
-	var rev uint64
-	testwait.EventuallyNil(t, 30*time.Second, fmt.Sprintf("b's lease of partition %d expiring", p), func() error {
-		rev, err = kv.Create(t.Context(), key, []byte("x"))
-		return err
-	})
+	rev := s.cutAndTake(t)
 	for drained := false; !drained; { // what b asked before
 		select {
 		case <-fastReqs:
@@ -228,19 +152,9 @@ func TestLeaseTakenAgainWaitsForItsTakeover(t *testing.T) {
 			drained = true
 		}
 	}
-	xreq, _ := http.NewRequest("GET", fast.URL+"/x", nil)
-	xreq.Host = fastAuth
-	xreq.Header.Set("User-Agent", "weft/x")
-	resp, err := http.DefaultClient.Do(xreq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	s.askFast(t, "/x")
 	<-fastReqs // x's own
-	if err := kv.Delete(t.Context(), key, jetstream.LastRevision(rev)); err != nil {
-		t.Fatal(err)
-	}
-	link.Restore()
+	s.giveBack(t, rev)
 	testwait.Eventually(t, 30*time.Second, "b taking p again", func() bool { return b.node.owners.Has(p) })
 	// p's old release has not begun (it waits behind q's): the new
 	// lease's takeover has not either, so b asks nothing of p's hosts.
@@ -255,7 +169,7 @@ func TestLeaseTakenAgainWaitsForItsTakeover(t *testing.T) {
 			waiting = false
 		}
 	}
-	if err := crawler.CompleteExternal(ext[0].ID, ext[0].URL, 200, time.Now(), ""); err != nil {
+	if err := crawler.CompleteExternal(s.ext[0].ID, s.ext[0].URL, 200, time.Now(), ""); err != nil {
 		t.Fatal(err)
 	}
 	select {
