@@ -23,6 +23,9 @@ type Batch struct {
 	// queueOps, that it touches the queues at all (queuecount.go).
 	queued   int64
 	queueOps bool
+	// dueLows is the earliest entry the batch puts in each partition of
+	// the recrawl index: Commit lowers those floors (duefloor.go).
+	dueLows []dueLow
 }
 
 // NewBatch returns an empty batch.
@@ -223,7 +226,13 @@ func (b *Batch) Commit(sync bool) error {
 	if b.pb.Empty() {
 		return nil
 	}
-	return b.db.commit(b.pb, sync, b.queued, b.queueOps)
+	err := b.db.commit(b.pb, sync, b.queued, b.queueOps)
+	// Once the entries are visible (lowering a floor is never wrong, so
+	// even after a failed commit).
+	for _, l := range b.dueLows {
+		b.db.floors.lower(l.part, l.at)
+	}
+	return err
 }
 
 // commitReq is one Commit waiting in the group-commit queue.

@@ -47,8 +47,12 @@ func dueNanos(t time.Time) uint64 {
 }
 
 func appendDuePrefix(dst []byte, part uint16, due time.Time) []byte {
+	return appendDueNanosPrefix(dst, part, dueNanos(due))
+}
+
+func appendDueNanosPrefix(dst []byte, part uint16, due uint64) []byte {
 	dst = appendPartPrefix(dst, tagDue, part)
-	return binary.BigEndian.AppendUint64(dst, dueNanos(due))
+	return binary.BigEndian.AppendUint64(dst, due)
 }
 
 func appendDueKey(dst []byte, e *DueEntry) []byte {
@@ -128,6 +132,7 @@ func (b *Batch) PutDue(e DueEntry) {
 	b.key = appendDueKey(b.key[:0], &e)
 	b.val = appendDueValue(b.val[:0], &e)
 	b.set(b.key, b.val)
+	b.dueLows = putDueLow(b.dueLows, e.Part, dueNanos(e.Due))
 }
 
 // DeleteDue removes the recrawl index entry of the URL (part, host, hash)
@@ -157,26 +162,55 @@ func (b *Batch) ClearDue() {
 
 // ScanDue calls fn with the recrawl index entries of partition part due at
 // or before until, in due order, starting after the entry after (or at the
-// first, when after is nil), until fn returns false.
+// first, when after is nil), until fn returns false. Every scan starts at
+// the partition's floor (duefloor.go), and one from the head raises it.
 func (db *DB) ScanDue(part uint16, after *DueEntry, until time.Time, fn func(DueEntry) bool) error {
-	lower := appendPartPrefix(nil, tagDue, part)
+	floor := db.floors.get(part)
+	end := dueNanos(until)
+	if floor.at > end {
+		return nil // nothing due by until
+	}
+	lower := appendDueNanosPrefix(nil, part, floor.at)
 	if after != nil {
-		lower = append(appendDueKey(nil, after), 0) // the least key above after's
+		if k := append(appendDueKey(nil, after), 0); bytes.Compare(k, lower) > 0 { // the least key above after's
+			lower = k
+		}
 	}
-	upper := appendDuePrefix(nil, part, until.Add(time.Nanosecond))
-	if bytes.Compare(lower, upper) >= 0 {
-		return nil
+	// From the head, the scan reads on to the first entry after until, so
+	// that the floor rises to it; from after, it stops at until.
+	upper := prefixEnd(appendPartPrefix(nil, tagDue, part))
+	if after != nil {
+		upper = appendDueNanosPrefix(nil, part, end+1)
+		if bytes.Compare(lower, upper) >= 0 {
+			return nil
+		}
 	}
-	return db.scanf(func() string { return fmt.Sprintf("scan recrawl index part=%d", part) }, lower, upper,
+	first, seen := uint64(noDue), false
+	err := db.scanf(func() string { return fmt.Sprintf("scan recrawl index part=%d", part) }, lower, upper,
 		func(it *pebble.Iterator) (bool, error) {
+			k := it.Key()
+			if len(k) < 11 {
+				return false, fmt.Errorf("key %x is not a recrawl index key", k)
+			}
+			at := binary.BigEndian.Uint64(k[3:11])
+			if !seen {
+				first, seen = at, true
+			}
+			if at > end {
+				return false, nil
+			}
 			val, err := it.ValueAndErr()
 			if err != nil {
-				return false, fmt.Errorf("read %s: %w", fmtKey(it.Key()), err)
+				return false, fmt.Errorf("read %s: %w", fmtKey(k), err)
 			}
-			e, err := decodeDueEntry(it.Key(), val)
+			e, err := decodeDueEntry(k, val)
 			if err != nil {
 				return false, err
 			}
 			return fn(e), nil
 		})
+	if err == nil && after == nil {
+		db.floors.raise(part, floor, first)
+	}
+	return err
 }

@@ -185,6 +185,7 @@ type DB struct {
 	realSyncs atomic.Int64 // synced commits in flight; see walFS
 
 	qc       queueCount // the queue count (queuecount.go)
+	floors   dueFloors  // the recrawl index's floors (duefloor.go)
 	readOnly bool
 
 	closed atomic.Bool
