@@ -7,6 +7,7 @@ import (
 	"github.com/weft-crawler/weft/internal/answer"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/schedule"
+	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -37,6 +38,11 @@ func (c *Crawler) conclude(p *pageRun) {
 		p.render = nil
 	}
 	p.out = leaseOutcome{res: res, status: resp.StatusCode, outcome: p.rec.Outcome}
+	if !res.Retry && p.votes == nil {
+		// Fetched, and handed out no cash (judgeLinks' Credit says so of
+		// a page that did): a link to it is not worth queuing it again.
+		c.rank.Fetched(seen.KeyOf(p.l.URL))
+	}
 	switch {
 	case res.Retry:
 	case c.cfg.Recrawl != nil:

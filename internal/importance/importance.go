@@ -166,14 +166,12 @@ func (v *Votes) Reset(keep int) {
 // each link to its own host gets one share, each link to another host
 // CrossHost shares (at least 1 each). A link is promoted when its
 // estimate crosses a power of two from promoteFrom on, unless it is to a
-// page fetched already (as far as a Bloom filter of the pages that
-// handed out cash knows): most of a site's links are to its navigation,
+// URL fetched already (as far as a Bloom filter of the URLs Credit or
+// Fetched was given knows): most of a site's links are to its navigation,
 // fetched first, and each promotion costs its caller a look into the
 // store.
 func (e *Estimator) Credit(page seen.Key, v *Votes) {
-	e.mu.Lock()
-	e.fetched.Add(page[:])
-	e.mu.Unlock()
+	e.Fetched(page)
 	weights := v.same + CrossHost*v.cross
 	if weights == 0 {
 		return
@@ -191,8 +189,18 @@ func (e *Estimator) Credit(page seen.Key, v *Votes) {
 	}
 }
 
-// wasFetched reports whether the page of key handed out its cash, but
-// for the Bloom filter's false positives.
+// Fetched says the URL of key was fetched, whatever came of it: one that
+// hands out no cash (a redirect, an error, a page that is not HTML, one
+// read before) is not worth queuing again either. Credit says so of its
+// page itself.
+func (e *Estimator) Fetched(k seen.Key) {
+	e.mu.Lock()
+	e.fetched.Add(k[:])
+	e.mu.Unlock()
+}
+
+// wasFetched reports whether the URL of key was fetched (Credit,
+// Fetched), but for the Bloom filter's false positives.
 func (e *Estimator) wasFetched(k seen.Key) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -145,19 +145,25 @@ func TestVotesReset(t *testing.T) {
 	}
 }
 
-// A page fetched (one that handed out its cash) is not promoted however
-// its estimate rises: it is not queued.
+// A URL fetched is not promoted however its estimate rises: it is not
+// queued. So says a page that handed out its cash, and one that had none
+// to hand out (a redirect, an error, a file that is not HTML).
 func TestFetchedPageNotPromoted(t *testing.T) {
 	e := New(1<<20, 1000)
-	nav := k("a.test/nav")
+	nav, redirect := k("a.test/nav"), k("a.test/r/1")
 	e.Credit(nav, NewVotes()) // fetched, its links not followed
+	e.Fetched(redirect)
 	for i := range 100 {
 		v := NewVotes()
 		v.Add(nav, false)
+		v.Add(redirect, false)
 		v.Add(k("a.test/new"+strconv.Itoa(i)), false)
 		e.Credit(k("a.test/p"+strconv.Itoa(i)), v)
 		if _, promote, _ := v.Of(nav); promote {
 			t.Fatalf("the fetched page promoted at its %dth in-link", i+1)
+		}
+		if _, promote, _ := v.Of(redirect); promote {
+			t.Fatalf("the fetched redirect promoted at its %dth in-link", i+1)
 		}
 		if _, promote, _ := v.Of(k("a.test/new" + strconv.Itoa(i))); !promote {
 			t.Fatalf("a page not fetched, credited half a unit, not promoted")
