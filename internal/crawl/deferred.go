@@ -19,9 +19,10 @@ const maxDeferredSample = 3
 // listDeferred reads every URL left queued (front queues and hosts'
 // tails, on disk: each URL a host had in memory is there too), writes a
 // line of the fetch log for each (outcome "deferred", with its host's
-// wait), and counts them by host into sum. left is what the frontier
-// held in memory of those hosts; the clocks of the others are read from
-// the store.
+// wait), and counts them by host into sum; a URL queued again
+// (state.Batch.Requeue) has more than one entry, and is listed once
+// (state.State.Waiting). left is what the frontier held in memory of
+// those hosts; the clocks of the others are read from the store.
 func (c *Crawler) listDeferred(sum *Summary, left []frontier.HostInfo) error {
 	clocks := make(map[string]frontier.Clock, len(left))
 	for _, h := range left {
@@ -30,7 +31,10 @@ func (c *Crawler) listDeferred(sum *Summary, left []frontier.HostInfo) error {
 	byHost := map[string]*DeferredHost{}
 	reasons := map[string]string{} // Cause and Why, in words, by host
 	now := time.Now()
-	add := func(it store.QueueItem) error {
+	add := func(it store.QueueItem, seq uint64) error {
+		if !c.state.Waiting(it, seq) {
+			return nil
+		}
 		d := byHost[it.Host]
 		if d == nil {
 			cl, ok := clocks[it.Host]
@@ -62,7 +66,7 @@ func (c *Crawler) listDeferred(sum *Summary, left []frontier.HostInfo) error {
 				return fmt.Errorf("crawl: list the URLs left queued: %w", err)
 			}
 			for _, e := range entries {
-				if err := add(e.Item); err != nil {
+				if err := add(e.Item, e.Seq); err != nil {
 					return fmt.Errorf("crawl: list the URLs left queued: %w", err)
 				}
 				from = e.Seq + 1
@@ -81,7 +85,7 @@ func (c *Crawler) listDeferred(sum *Summary, left []frontier.HostInfo) error {
 				return false
 			}
 			for _, e := range entries {
-				if werr = add(e.Item); werr != nil {
+				if werr = add(e.Item, e.Seq); werr != nil {
 					return false
 				}
 				from = e.Seq + 1

@@ -162,6 +162,10 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		sum.StoppedBy = "deferred"
 		if err := c.listDeferred(&sum, stats.Left); err != nil {
 			c.fail(err)
+		} else {
+			// The frontier counts queue entries, a URL queued again twice
+			// or more; the list read them all and named each URL once.
+			sum.Queued = int(sum.Deferred)
 		}
 	case ferr == nil:
 		sum.StoppedBy = "drained"

@@ -291,6 +291,19 @@ func (d *State) Stale(l frontier.Lease) bool {
 	return l.Again || !rec.LastFetch.Before(l.Added)
 }
 
+// Waiting reports whether a queue entry read back from the store (at
+// seq) stands for a URL still to be fetched, so that a list of what a
+// crawl left queued names each such URL once: a copy queued again
+// (Requeue) does not, since the first copy stays queued as long as the
+// URL waits (a lease that is retried keeps its entry); a first copy does
+// unless Stale finds the URL fetched since it was queued.
+func (d *State) Waiting(q store.QueueItem, seq uint64) bool {
+	if q.Again {
+		return false
+	}
+	return !d.Stale(frontier.Lease{Item: frontierItem(q, seq)})
+}
+
 // PutClock implements frontier.ClockWriter: the host's clock goes to
 // disk with the rest of the batch.
 func (pb *Batch) PutClock(host string, c frontier.Clock) {
