@@ -141,6 +141,10 @@ type flight struct {
 	id       uint64
 	deadline time.Time // with a LeaseTimeout
 	expIdx   int       // index in the expiry heap, -1 when absent
+	// groupWas is the group's nextAt before the lease took it, and
+	// groupAt the one the lease set: a lease that sends nothing gives the
+	// gap back (complete).
+	groupWas, groupAt time.Time
 }
 
 // host is one host's back queue and clock.

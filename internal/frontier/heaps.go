@@ -37,9 +37,11 @@ func (f *Frontier) fix(h *host) {
 // top returns the host at the top of the ready heap, after bringing its
 // key up to date: a lease to another host of its group since it was pushed
 // may have moved its readyAt, and while a request to its server is out it
-// waits (one request in flight per server, as per host). Keys only ever lag behind (a group's clock
-// only moves forward), so the host whose key is still current is the one
-// that is ready first.
+// waits (one request in flight per server, as per host). Keys lag behind
+// (a group's clock moves forward with each request), so the host whose
+// key is still current is the one that is ready first; a key can run
+// ahead only by a gap a lease that sent nothing gave back (complete),
+// which makes its host wait at most that gap longer, never less.
 func (f *Frontier) top(now time.Time) *host {
 	for len(f.ready) > 0 {
 		h := f.ready[0]
@@ -50,6 +52,7 @@ func (f *Frontier) top(now time.Time) *host {
 			at = later(at, now.Add(f.cfg.IPGap))
 		}
 		if !at.After(h.key) {
+			h.key = at // the top stays the top with a key no later
 			return h
 		}
 		h.key = at

@@ -243,6 +243,49 @@ func TestIPGroupSharesAGap(t *testing.T) {
 	})
 }
 
+// TestNothingSentGivesTheGroupGapBack: two hosts on one server. Half of
+// each host's URLs are dropped without a request (as a copy found stale
+// or a URL robots.txt forbids is): such a lease gives back the gap its
+// start took, so the drops follow each other at once, while the requests
+// that are sent still start IPGap apart.
+func TestNothingSentGivesTheGroupGapBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const gap = 500 * time.Millisecond
+		f := newFrontier(t, Config{IPGap: gap})
+		f.Add(items("a.shared.test", 10, Normal)...)
+		f.Add(items("b.shared.test", 10, Normal)...)
+		var mu sync.Mutex
+		var sent, dropped []time.Time
+		start := time.Now()
+		runWorkers(t, f, 2, 0, func(l Lease) Result {
+			if l.Mode == ModeFindGroup {
+				return Result{Retry: true, SetGroup: true, Group: "10.0.0.1"}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if n := l.URL[len(l.URL)-1] - '0'; n%2 == 1 {
+				dropped = append(dropped, time.Now())
+				return Result{}
+			}
+			sent = append(sent, time.Now())
+			return Result{Fetched: true}
+		})
+		if len(sent) != 10 || len(dropped) != 10 {
+			t.Fatalf("%d requests and %d drops, want 10 of each", len(sent), len(dropped))
+		}
+		for i := 1; i < len(sent); i++ {
+			if d := sent[i].Sub(sent[i-1]); d < gap {
+				t.Errorf("requests %d and %d to the server %v apart, want >= %v", i-1, i, d, gap)
+			}
+		}
+		// Ten requests IPGap apart take nine gaps; a drop that held the
+		// server for a gap would add one each.
+		if d := sent[len(sent)-1].Sub(start); d > 9*gap {
+			t.Errorf("the last request started %v in, want the 9 gaps before it (%v): the drops held the server", d, 9*gap)
+		}
+	})
+}
+
 // TestUnparkBeforeParkIsKept delivers a host's Unpark before the Complete
 // that parks it, as happens when the robots.txt hop it waits for is done on
 // another host before its own lease comes back: it must not stay parked.

@@ -185,9 +185,11 @@ func (f *Frontier) offer(h *host, now time.Time) Lease {
 func (f *Frontier) taken(h *host, l Lease, now time.Time) {
 	heap.Remove(&f.ready, h.heapIdx)
 	var g *group
+	var groupWas, groupAt time.Time
 	if h.group != nil && l.Requests() {
 		g = h.group
-		g.nextAt = now.Add(f.cfg.IPGap)
+		groupWas, groupAt = g.nextAt, now.Add(f.cfg.IPGap)
+		g.nextAt = groupAt
 		g.inflight++
 	}
 	it := h.head.pop()
@@ -197,7 +199,7 @@ func (f *Frontier) taken(h *host, l Lease, now time.Time) {
 	f.inHeads--
 	h.busy = true
 	f.count(it.Host, -1)
-	fl := &flight{h: h, group: g, item: it, id: l.id, expIdx: -1}
+	fl := &flight{h: h, group: g, groupWas: groupWas, groupAt: groupAt, item: it, id: l.id, expIdx: -1}
 	f.inflight[l.id] = fl
 	if f.cfg.LeaseTimeout > 0 {
 		fl.deadline = now.Add(f.cfg.LeaseTimeout)
@@ -426,9 +428,19 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	h.busy = false
 	if g := fl.group; g != nil {
 		// A server of the group is asked again IPGap after its last
-		// request ended, as well as after the last one started.
+		// request ended, as well as after the last one started. A lease
+		// that sent it nothing (a copy found stale, a URL robots.txt or a
+		// budget drops, an address refused) gives back the gap its start
+		// took, unless another lease of the group took one since: the
+		// server saw nothing, and a host with many such URLs would
+		// otherwise drop one an IPGap.
 		g.inflight--
-		g.nextAt = later(g.nextAt, now.Add(f.cfg.IPGap))
+		switch {
+		case c.result.Fetched:
+			g.nextAt = later(g.nextAt, now.Add(f.cfg.IPGap))
+		case g.nextAt.Equal(fl.groupAt):
+			g.nextAt = fl.groupWas
+		}
 	}
 	if c.result.Fetched && c.result.Signal == OK {
 		f.lastUseful = now
