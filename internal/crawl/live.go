@@ -11,7 +11,10 @@ import (
 )
 
 // Live is what a running crawl can tell an operator at any moment: its
-// counters so far, its frontier, and whether it is paused.
+// counters so far, its frontier, and whether it is paused. Its
+// Frontier.Queued counts URLs: the frontier's queue entries less the
+// second entries of URLs queued again (Crawler.copiesQueued), as the
+// progress line and the summary count them.
 type Live struct {
 	Summary
 	Frontier frontier.Stats
@@ -36,6 +39,7 @@ func (c *Crawler) Live() Live {
 	if c.life.Now().FrontierUp {
 		fs = c.front.Stats() // after its Run, the snapshot it left
 	}
+	fs.Queued = max(fs.Queued-c.copiesQueued(), 0)
 	sum.Queued = fs.Queued + fs.InFlight
 	sum.WARCFiles, sum.WARCBytes = c.warc.Files(), c.warc.Bytes()
 	l := Live{Summary: sum, Frontier: fs, Paused: c.pause.Shut(), Outcomes: c.flog.ByOutcome()}

@@ -41,17 +41,66 @@ func TestNodeThatMayLoseHostsQueuesNoCopy(t *testing.T) {
 	}
 }
 
+// TestLeftQueuedCountsURLs: the same host, the crawl stopped after five
+// pages, the target among them, queued again on the way. Its first copy
+// is still in the queue, to be dropped when leased; the URLs left queued
+// are the 47 never asked for, not the entries.
+func TestLeftQueuedCountsURLs(t *testing.T) {
+	srv, asked := importanceSite(t)
+	cfg := bare(Config{Seeds: []string{srv.URL + "/"}, DataDir: t.TempDir(), Workers: 1, UserAgent: "weft/test (+https://example.org/weft-crawler)"})
+	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.NoSitemaps = true
+	cfg.MaxPages = 5
+	sum := runCrawl(t, cfg)
+	pages := slices.DeleteFunc(asked(), func(p string) bool { return p == "/robots.txt" })
+	if sum.StoppedBy != "max-pages" || len(pages) != 5 || !slices.Contains(pages, "/target") || sum.Requeued == 0 {
+		t.Fatalf("stopped by %s after %v, %d queued again; want max-pages after five, the target among them, queued again", sum.StoppedBy, pages, sum.Requeued)
+	}
+	if sum.Queued != 52-5 {
+		t.Errorf("left queued: %d, want the %d URLs never asked for", sum.Queued, 52-5)
+	}
+}
+
 // importanceWorld crawls TestImportantPageGoesFirst's host, as a node of
 // tc if it is not nil, and returns the pages the server was asked for in
 // order (each once, or the test fails) and the crawl's summary.
 func importanceWorld(t *testing.T, tc *testCluster) ([]string, Summary) {
 	t.Helper()
+	srv, asked := importanceSite(t)
+	cfg := bare(Config{Seeds: []string{srv.URL + "/"}, DataDir: t.TempDir(), Workers: 2, UserAgent: "weft/test (+https://example.org/weft-crawler)"})
+	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.NoSitemaps = true
+	var sum Summary
+	if tc != nil {
+		var err error
+		if sum, err = newNode(t, cfg, tc).Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		sum = runCrawl(t, cfg)
+	}
+
+	var pages []string
+	for _, p := range asked() {
+		if p != "/robots.txt" {
+			pages = append(pages, p)
+		}
+	}
+	if len(pages) != 52 {
+		t.Fatalf("server saw %d page requests, want the 52 pages once each: %v", len(pages), pages)
+	}
+	return pages, sum
+}
+
+// importanceSite serves TestImportantPageGoesFirst's host, and returns it
+// and what it was asked for, in order.
+func importanceSite(t *testing.T) (srv *httptest.Server, asked func() []string) {
 	var (
 		mu    sync.Mutex
 		order []string
 	)
 	link := func(b *strings.Builder, href string) { fmt.Fprintf(b, "<a href=%q>%s</a>\n", href, href) }
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		order = append(order, r.URL.Path)
 		mu.Unlock()
@@ -76,30 +125,10 @@ func importanceWorld(t *testing.T, tc *testCluster) ([]string, Summary) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte(b.String()))
 	}))
-	defer srv.Close()
-	cfg := bare(Config{Seeds: []string{srv.URL + "/"}, DataDir: t.TempDir(), Workers: 2, UserAgent: "weft/test (+https://example.org/weft-crawler)"})
-	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	cfg.NoSitemaps = true
-	var sum Summary
-	if tc != nil {
-		var err error
-		if sum, err = newNode(t, cfg, tc).Run(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		sum = runCrawl(t, cfg)
+	t.Cleanup(srv.Close)
+	return srv, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(order)
 	}
-
-	mu.Lock()
-	defer mu.Unlock()
-	var pages []string
-	for _, p := range order {
-		if p != "/robots.txt" {
-			pages = append(pages, p)
-		}
-	}
-	if len(pages) != 52 {
-		t.Fatalf("server saw %d page requests, want the 52 pages once each: %v", len(pages), pages)
-	}
-	return pages, sum
 }

@@ -144,7 +144,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	c.stats.resumedQueue.Store(int64(stats.Earlier))
 
 	sum := c.summary()
-	sum.Queued = stats.Queued + stats.InFlight
+	sum.Queued = max(stats.Queued+stats.InFlight-c.copiesQueued(), 0)
 	switch {
 	case c.fatalErr() != nil:
 		sum.StoppedBy = "failed"

@@ -285,6 +285,7 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 	}
 	if c.state.Stale(l) {
 		c.judge.Count(judge.Requeued, 1)
+		c.stats.staleCopies.Add(1)
 		p.out = leaseOutcome{outcome: judge.Requeued}
 		return nil
 	}
