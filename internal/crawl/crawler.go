@@ -375,7 +375,7 @@ func (c *Crawler) Progress() Progress {
 		Elapsed:      time.Since(c.start),
 		Pages:        c.stats.pages.Load(),
 		Errors:       c.stats.errors.Load() + rc.Failed,
-		Queued:       max(fs.Queued-c.copiesQueued(), 0),
+		Queued:       max(fs.Queued-c.copiesQueued(fs), 0),
 		InFlight:     fs.InFlight,
 		HostsReady:   fs.ReadyHosts,
 		HostsWaiting: fs.WaitingHost,
@@ -386,16 +386,13 @@ func (c *Crawler) Progress() Progress {
 	}
 }
 
-// copiesQueued is how many of the frontier's queue entries are a second
-// entry of a URL: each URL queued again (state.Batch.Requeue) adds one,
-// and each copy found stale when leased takes one away, the URL being
-// fetched once whichever entry comes first. The URLs queued are the
-// entries less these. A restart reads back an earlier run's copies
-// without counting them, and drops them when leased: the count is then
-// low, never below zero, and the URLs queued are overcounted as the
-// entries would be.
-func (c *Crawler) copiesQueued() int {
-	return int(max(c.stats.requeued.Load()-c.stats.staleCopies.Load(), 0))
+// copiesQueued is how many of the frontier's queue entries (fs) are a
+// second entry of a URL: each URL queued again (state.Batch.Requeue), or
+// read back as such an earlier run's copy, adds one, and each copy found
+// stale when leased takes one away, the URL being fetched once whichever
+// entry comes first. The URLs queued are the entries less these.
+func (c *Crawler) copiesQueued(fs frontier.Stats) int {
+	return max(int(c.stats.requeued.Load()-c.stats.staleCopies.Load())+fs.EarlierAgain, 0)
 }
 
 // close closes what New opened, waiting up to drain for the WARC files

@@ -41,23 +41,38 @@ func TestNodeThatMayLoseHostsQueuesNoCopy(t *testing.T) {
 	}
 }
 
-// TestLeftQueuedCountsURLs: the same host, the crawl stopped after five
-// pages, the target among them, queued again on the way. Its first copy
-// is still in the queue, to be dropped when leased; the URLs left queued
-// are the 47 never asked for, not the entries.
+// TestLeftQueuedCountsURLs: the same host, the crawl stopped after two
+// pages, the home page and a hub whose link queued the target again: the
+// target has two entries, and the URLs left queued are the 50 never
+// asked for, not the 51 entries. The next run on the same directory
+// takes up those 50 URLs, reads back 51 entries, and asks for each page
+// once.
 func TestLeftQueuedCountsURLs(t *testing.T) {
 	srv, asked := importanceSite(t)
 	cfg := bare(Config{Seeds: []string{srv.URL + "/"}, DataDir: t.TempDir(), Workers: 1, UserAgent: "weft/test (+https://example.org/weft-crawler)"})
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.NoSitemaps = true
-	cfg.MaxPages = 5
+	cfg.MaxPages = 2
 	sum := runCrawl(t, cfg)
 	pages := slices.DeleteFunc(asked(), func(p string) bool { return p == "/robots.txt" })
-	if sum.StoppedBy != "max-pages" || len(pages) != 5 || !slices.Contains(pages, "/target") || sum.Requeued == 0 {
-		t.Fatalf("stopped by %s after %v, %d queued again; want max-pages after five, the target among them, queued again", sum.StoppedBy, pages, sum.Requeued)
+	if sum.StoppedBy != "max-pages" || !slices.Equal(pages, []string{"/", "/hub00"}) || sum.Requeued != 1 {
+		t.Fatalf("stopped by %s after %v, %d queued again; want max-pages after the home page and the first hub, the target queued again", sum.StoppedBy, pages, sum.Requeued)
 	}
-	if sum.Queued != 52-5 {
-		t.Errorf("left queued: %d, want the %d URLs never asked for", sum.Queued, 52-5)
+	if sum.Queued != 50 {
+		t.Errorf("left queued: %d, want the 50 URLs never asked for", sum.Queued)
+	}
+	cfg.MaxPages = 0
+	sum = runCrawl(t, cfg)
+	if sum.ResumedQueue != 50 || sum.Pages != 50 || sum.Queued != 0 {
+		t.Errorf("the next run took up %d URLs and fetched %d pages, %d left; want 50, 50, 0", sum.ResumedQueue, sum.Pages, sum.Queued)
+	}
+	pages = slices.DeleteFunc(asked(), func(p string) bool { return p == "/robots.txt" })
+	distinct := map[string]bool{}
+	for _, p := range pages {
+		distinct[p] = true
+	}
+	if len(pages) != 52 || len(distinct) != 52 {
+		t.Errorf("the two runs asked for %d pages, %d of them distinct; want each of the 52 once", len(pages), len(distinct))
 	}
 }
 

@@ -141,10 +141,10 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	}
 	stopWarm()
 	warm.Wait()
-	c.stats.resumedQueue.Store(int64(stats.Earlier))
+	c.stats.resumedQueue.Store(int64(stats.Earlier - stats.EarlierAgain))
 
 	sum := c.summary()
-	sum.Queued = max(stats.Queued+stats.InFlight-c.copiesQueued(), 0)
+	sum.Queued = max(stats.Queued+stats.InFlight-c.copiesQueued(stats), 0)
 	switch {
 	case c.fatalErr() != nil:
 		sum.StoppedBy = "failed"

@@ -16,7 +16,7 @@ func (f *Frontier) readTail(h *host) {
 		it.Tail = true
 		if it.Seq < f.firstTailSeq {
 			f.count(h.name, 1) // written by an earlier run
-			f.earlier++
+			f.readEarlier(it)
 		}
 		h.head.push(it)
 		f.inHeads++
@@ -25,6 +25,14 @@ func (f *Frontier) readTail(h *host) {
 	}
 	if len(items) < f.cfg.HeadSize {
 		h.tailMore = false
+	}
+}
+
+// readEarlier counts an item an earlier run queued, read back.
+func (f *Frontier) readEarlier(it Item) {
+	f.earlier++
+	if it.Again {
+		f.earlierAgain++
 	}
 }
 
@@ -168,7 +176,7 @@ func (f *Frontier) fillFront(p Priority) {
 		it.Priority, it.Tail = p, false
 		if it.Seq < f.cfg.FirstSeq {
 			f.countQueued(it, 1) // queued by an earlier run
-			f.earlier++
+			f.readEarlier(it)
 		}
 		fq.mem.push(it)
 		fq.after = it.Seq

@@ -105,6 +105,7 @@ type Frontier struct {
 	surplus        int   // URLs queued at Surplus, not in queued
 	partQueued     []int // with Config.Partitions: queued, per partition of their hosts
 	earlier        int
+	earlierAgain   int // of which copies of a URL queued again (Item.Again)
 	inHeads        int // URLs in back-queue heads
 	inflight       map[uint64]*flight
 	expiry         expiryHeap

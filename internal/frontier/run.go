@@ -562,14 +562,15 @@ func (f *Frontier) prune(now time.Time) {
 
 func (f *Frontier) stats(now time.Time) Stats {
 	s := Stats{
-		Queued:      f.queued,
-		Earlier:     f.earlier,
-		InFlight:    len(f.inflight),
-		Expired:     f.expired,
-		ActiveHosts: f.active,
-		ParkedHosts: f.parked,
-		HeldHosts:   len(f.held),
-		KnownHosts:  len(f.hosts),
+		Queued:       f.queued,
+		Earlier:      f.earlier,
+		EarlierAgain: f.earlierAgain,
+		InFlight:     len(f.inflight),
+		Expired:      f.expired,
+		ActiveHosts:  f.active,
+		ParkedHosts:  f.parked,
+		HeldHosts:    len(f.held),
+		KnownHosts:   len(f.hosts),
 	}
 	for p := range f.partHeld { // only held ones are in the map
 		if p >= 0 && p < len(f.partQueued) {

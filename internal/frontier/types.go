@@ -425,7 +425,11 @@ type Stats struct {
 	PartitionHeld int
 	// Earlier counts the URLs queued by an earlier run that were read back
 	// from the Store so far.
-	Earlier     int
+	Earlier int
+	// EarlierAgain counts, of those, the copies of a URL queued again
+	// (Item.Again): a second entry of a URL read back too.
+	EarlierAgain int
+
 	Front       int // URLs in front queues, in memory
 	InMemory    int // URLs held in memory: front queues and back-queue heads
 	InFlight    int // leases out
