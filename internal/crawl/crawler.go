@@ -390,9 +390,11 @@ func (c *Crawler) Progress() Progress {
 // second entry of a URL: each URL queued again (state.Batch.Requeue), or
 // read back as such an earlier run's copy, adds one, and each copy found
 // stale when leased takes one away, the URL being fetched once whichever
-// entry comes first. The URLs queued are the entries less these.
+// entry comes first; so does a copy that its host's drop (given up, or
+// draining on robots.txt) takes before any check. The URLs queued are the
+// entries less these.
 func (c *Crawler) copiesQueued(fs frontier.Stats) int {
-	return max(int(c.stats.requeued.Load()-c.stats.staleCopies.Load())+fs.EarlierAgain, 0)
+	return max(int(c.stats.requeued.Load()-c.stats.droppedCopies.Load())+fs.EarlierAgain, 0)
 }
 
 // close closes what New opened, waiting up to drain for the WARC files

@@ -232,6 +232,7 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		// from now its links are refused when found.)
 		c.judge.GiveUp(l.Host)
 		c.judge.Count(judge.GaveUp, 1)
+		c.droppedWithHost(l)
 		if l.RobotsFor != "" {
 			c.robots.HopGivenUp(l)
 		}
@@ -266,6 +267,7 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		default:
 			why := judge.RobotsRefusal(pol)
 			c.judge.Count(why, 1)
+			c.droppedWithHost(l)
 			c.precluded(p, why)
 			p.out = leaseOutcome{res: frontier.Result{Drain: frontier.DrainStart}, outcome: why}
 		}
@@ -285,7 +287,7 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 	}
 	if c.state.Stale(l) {
 		c.judge.Count(judge.Requeued, 1)
-		c.stats.staleCopies.Add(1)
+		c.stats.droppedCopies.Add(1)
 		p.out = leaseOutcome{outcome: judge.Requeued}
 		return nil
 	}
@@ -340,6 +342,15 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		return pol
 	}
 	return nil
+}
+
+// droppedWithHost counts l among the second entries of URLs dropped
+// (copiesQueued) if it is a copy queued again: its host's drop takes it
+// before it could be found stale.
+func (c *Crawler) droppedWithHost(l frontier.Lease) {
+	if l.Again {
+		c.stats.droppedCopies.Add(1)
+	}
 }
 
 // precluded writes the crawl log's line of a lease that robots.txt kept
