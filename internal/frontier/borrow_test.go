@@ -209,6 +209,54 @@ func TestBorrowUnderALeaseOnTheSameServer(t *testing.T) {
 	})
 }
 
+// A borrowed lease that sends nothing gives back the server's gap it
+// took only if no request to the server ended since: here the held
+// lease's request ends the moment the borrowed one is taken, and the
+// server's next request still waits a gap from that end.
+func TestNothingSentKeepsAnotherRequestsGap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const gap = 500 * time.Millisecond
+		f := newFrontier(t, Config{IPGap: gap, KeepAlive: true})
+		f.Add(items("www.test", 2, Normal)...)
+		f.Add(items("static.test", 1, Normal)...)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go f.Run(ctx)
+		var held Lease
+		for held.Host == "" {
+			l, err := f.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Mode == ModeFindGroup {
+				f.Complete(l, Result{Retry: true, SetGroup: true, Group: "10.0.0.1"})
+				continue
+			}
+			held = l
+		}
+		other := "static.test"
+		if held.Host == other {
+			other = "www.test"
+		}
+		bl, err := f.Borrow(ctx, other, "http://"+other+"/a.js", held)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ended := time.Now()
+		f.Complete(held, Result{Fetched: true}) // its request ends as the borrowed lease starts
+		f.Complete(bl, Result{})                // the borrowed lease sends nothing
+		l, err := f.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(ended); d < gap {
+			t.Fatalf("the next lease on the server came %v after a request to it ended, want >= %v", d, gap)
+		}
+		f.Complete(l, Result{Fetched: true})
+		cancel()
+	})
+}
+
 // A worker's URL that comes back (a Retry, as after finding a host's
 // server or fetching its robots.txt) goes before a borrowed URL waiting
 // on the host: the worker has it, and then the borrowed URL goes to its

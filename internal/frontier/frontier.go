@@ -143,9 +143,10 @@ type flight struct {
 	deadline time.Time // with a LeaseTimeout
 	expIdx   int       // index in the expiry heap, -1 when absent
 	// groupWas is the group's nextAt before the lease took it, and
-	// groupAt the one the lease set: a lease that sends nothing gives the
-	// gap back (complete).
-	groupWas, groupAt time.Time
+	// groupGen the group's gen once it had: a lease that sends nothing
+	// gives the gap back if nothing moved it since (complete).
+	groupWas time.Time
+	groupGen uint64
 }
 
 // host is one host's back queue and clock.

@@ -11,6 +11,9 @@ type group struct {
 	nextAt   time.Time // earliest start of the next request to any of its hosts
 	hosts    int       // hosts in memory that belong to it
 	inflight int       // requests out to it
+	// gen counts the moves of nextAt by a lease taken or a request ended:
+	// a lease that sent nothing gives its gap back only if none came since.
+	gen uint64
 }
 
 // readyAt is when the host may be leased: its own clock and its group's

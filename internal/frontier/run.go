@@ -185,12 +185,13 @@ func (f *Frontier) offer(h *host, now time.Time) Lease {
 func (f *Frontier) taken(h *host, l Lease, now time.Time) {
 	heap.Remove(&f.ready, h.heapIdx)
 	var g *group
-	var groupWas, groupAt time.Time
+	var groupWas time.Time
 	if h.group != nil && l.Requests() {
 		g = h.group
-		groupWas, groupAt = g.nextAt, now.Add(f.cfg.IPGap)
-		g.nextAt = groupAt
+		groupWas = g.nextAt
+		g.nextAt = now.Add(f.cfg.IPGap)
 		g.inflight++
+		g.gen++
 	}
 	it := h.head.pop()
 	if it.borrow != nil {
@@ -199,7 +200,10 @@ func (f *Frontier) taken(h *host, l Lease, now time.Time) {
 	f.inHeads--
 	h.busy = true
 	f.count(it.Host, -1)
-	fl := &flight{h: h, group: g, groupWas: groupWas, groupAt: groupAt, item: it, id: l.id, expIdx: -1}
+	fl := &flight{h: h, group: g, item: it, id: l.id, expIdx: -1, groupWas: groupWas}
+	if g != nil {
+		fl.groupGen = g.gen
+	}
 	f.inflight[l.id] = fl
 	if f.cfg.LeaseTimeout > 0 {
 		fl.deadline = now.Add(f.cfg.LeaseTimeout)
@@ -438,7 +442,8 @@ func (f *Frontier) complete(c completion, now time.Time) {
 		switch {
 		case c.result.Fetched:
 			g.nextAt = later(g.nextAt, now.Add(f.cfg.IPGap))
-		case g.nextAt.Equal(fl.groupAt):
+			g.gen++
+		case g.gen == fl.groupGen:
 			g.nextAt = fl.groupWas
 		}
 	}
