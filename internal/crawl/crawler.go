@@ -392,7 +392,9 @@ func (c *Crawler) Progress() Progress {
 // stale when leased takes one away, the URL being fetched once whichever
 // entry comes first; so does a copy that its host's drop (given up, or
 // draining on robots.txt) takes before any check. The URLs queued are the
-// entries less these.
+// entries less these. After a restart it can be off by the URLs whose
+// copy an earlier run fetched and whose first copy it left queued: such
+// an entry is read back as a URL, and found stale as a copy.
 func (c *Crawler) copiesQueued(fs frontier.Stats) int {
 	return max(int(c.stats.requeued.Load()-c.stats.droppedCopies.Load())+fs.EarlierAgain, 0)
 }

@@ -23,8 +23,9 @@ type Live struct {
 	// ("ok", "redirect", "revisit", "not-modified", "external",
 	// "error:KIND", ...).
 	Outcomes map[string]int64
-	// Stored counts the URLs in the durable queues (front queues and
-	// hosts' tails, the leases out included): the store's count, exact
+	// Stored counts the entries in the durable queues (front queues and
+	// hosts' tails, the leases out included; a URL queued again has two
+	// until one is leased): the store's count, exact
 	// from the first moment of a restart, where Frontier.Queued counts
 	// an earlier run's URLs only as they are read back. Nil while the
 	// state of an older weft, kept without a count, is being counted.

@@ -163,8 +163,9 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 		if err := c.listDeferred(&sum, stats.Left); err != nil {
 			c.fail(err)
 		} else {
-			// The frontier counts queue entries, a URL queued again twice
-			// or more; the list read them all and named each URL once.
+			// The list read every entry left and named each URL once,
+			// which the count of copies made and gone may miss after a
+			// restart (copiesQueued).
 			sum.Queued = int(sum.Deferred)
 		}
 	case ferr == nil:

@@ -345,10 +345,12 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 }
 
 // droppedWithHost counts l among the second entries of URLs dropped
-// (copiesQueued) if it is a copy queued again: its host's drop takes it
-// before it could be found stale.
+// (copiesQueued) when its host's drop takes it before the check for a
+// stale copy: if it is a copy queued again (the URL's first copy stays
+// queued, or went already), or a first copy whose copy was fetched (it is
+// stale).
 func (c *Crawler) droppedWithHost(l frontier.Lease) {
-	if l.Again {
+	if l.Again || c.state.Stale(l) {
 		c.stats.droppedCopies.Add(1)
 	}
 }

@@ -77,7 +77,7 @@ type Estimator struct {
 	cash *sketch.Sums
 
 	mu      sync.Mutex
-	fetched *bloom.BloomFilter // the pages that handed out their cash
+	fetched *bloom.BloomFilter // the URLs fetched (Credit, Fetched)
 }
 
 // New returns an Estimator for about urls URLs whose sketch takes about
