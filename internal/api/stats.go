@@ -87,8 +87,9 @@ type FrontierStats struct {
 	// an earlier run's URLs only as they are read back); null while the
 	// state of an older weft is being counted.
 	Stored *int64 `json:"stored"`
-	// Wait is what the frontier waits for while no host is ready; null
-	// when a host is ready or nothing is queued.
+	// Wait is what the frontier waits for while no host is ready, or in
+	// a continuous crawl with nothing queued the next recrawl; null when a
+	// host is ready, or nothing is queued and no recrawl is known.
 	Wait *WaitStats `json:"wait" sum:"-"`
 }
 
@@ -99,7 +100,7 @@ type WaitStats struct {
 	Host      string     `json:"host,omitempty"`
 	Until     *time.Time `json:"until,omitempty"`
 	InSeconds float64    `json:"in_seconds"`
-	Why       string     `json:"why,omitempty"`   // delay, latency, backoff, Retry-After, parked, retry, hold
+	Why       string     `json:"why,omitempty"`   // delay, latency, backoff, Retry-After, parked, retry, hold; recrawl (nothing queued: Until is when the next URL comes due again)
 	Cause     string     `json:"cause,omitempty"` // what the host last answered: "503", "robots.txt 503", "timeout"
 	// FailuresOnly says that nothing is in flight and every host with URLs
 	// waits on a clock set by failures; a crawl that ends stops waiting

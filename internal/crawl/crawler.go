@@ -371,6 +371,11 @@ func (c *Crawler) Progress() Progress {
 	if rc.LastErrorAt.After(last.at) {
 		last.text = rc.LastError
 	}
+	now := time.Now()
+	waiting := fs.Wait.Text(now)
+	if w := c.recrawlWait(fs, now); w != nil && waiting == "" {
+		waiting = w.Text
+	}
 	return Progress{
 		Elapsed:      time.Since(c.start),
 		Pages:        c.stats.pages.Load(),
@@ -379,7 +384,7 @@ func (c *Crawler) Progress() Progress {
 		InFlight:     fs.InFlight,
 		HostsReady:   fs.ReadyHosts,
 		HostsWaiting: fs.WaitingHost,
-		Waiting:      fs.Wait.Text(time.Now()),
+		Waiting:      waiting,
 		LastError:    last.text,
 		Paused:       c.pause.Shut(),
 		RevisitBytes: c.arch.Counts().RevisitBytes,

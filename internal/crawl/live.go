@@ -2,6 +2,8 @@ package crawl
 
 import (
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/fetchlog"
@@ -30,6 +32,17 @@ type Live struct {
 	// an earlier run's URLs only as they are read back. Nil while the
 	// state of an older weft, kept without a count, is being counted.
 	Stored *int64
+	// Recrawl is, in continuous mode with nothing queued or in flight,
+	// what the crawl waits for: the next URL coming due again. Nil
+	// otherwise, or while it is not known yet.
+	Recrawl *RecrawlWait
+}
+
+// RecrawlWait is what a continuous crawl with nothing queued or in flight
+// waits for: the next URL coming due again, at At.
+type RecrawlWait struct {
+	At   time.Time
+	Text string // in words, as frontier.Wait.Text says what a host's clock makes it wait for
 }
 
 // Live returns a snapshot of the crawl, from New on. It is safe to call
@@ -47,7 +60,26 @@ func (c *Crawler) Live() Live {
 	if n, ok := c.state.DB.Queued(); ok {
 		l.Stored = &n
 	}
+	l.Recrawl = c.recrawlWait(fs, time.Now())
 	return l
+}
+
+// recrawlWait is, in continuous mode with nothing queued or in flight,
+// what the crawl waits for at now: the next URL coming due again
+// (schedule.Recrawler.NextDue), queued by the scan after that.
+func (c *Crawler) recrawlWait(fs frontier.Stats, now time.Time) *RecrawlWait {
+	if c.cfg.Recrawl == nil || fs.Queued > 0 || fs.InFlight > 0 {
+		return nil
+	}
+	at, ok := c.recrawler.NextDue()
+	if !ok {
+		return nil
+	}
+	w := &RecrawlWait{At: at, Text: fmt.Sprintf("%v for the next recrawl (nothing queued)", frontier.RoundWait(at.Sub(now)))}
+	if !at.After(now) {
+		w.Text = fmt.Sprintf("for the next scan: a URL is due again, queued within %v", c.cfg.RecrawlScan)
+	}
+	return w
 }
 
 // Pause stops the workers taking new leases; the fetches in flight finish,

@@ -478,7 +478,7 @@ func (w Wait) Text(now time.Time) string {
 	var parts []string
 	if w.Host != "" {
 		c := Clock{Why: w.Why, Cause: w.Cause}
-		parts = append(parts, fmt.Sprintf("%v for %s (%s)", roundWait(w.At.Sub(now)), w.Host, c.Reason()))
+		parts = append(parts, fmt.Sprintf("%v for %s (%s)", RoundWait(w.At.Sub(now)), w.Host, c.Reason()))
 	}
 	if w.Held > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s held by the operator", w.Held, plural(w.Held, "host", "hosts")))
@@ -487,7 +487,7 @@ func (w Wait) Text(now time.Time) string {
 		parts = append(parts, fmt.Sprintf("%d %s waiting for a robots.txt redirect on another host", w.Parked, plural(w.Parked, "host", "hosts")))
 	}
 	if !w.GiveUpAt.IsZero() {
-		parts = append(parts, fmt.Sprintf("nothing but failing hosts left: gives up on them in %v", roundWait(max(w.GiveUpAt.Sub(now), 0))))
+		parts = append(parts, fmt.Sprintf("nothing but failing hosts left: gives up on them in %v", RoundWait(max(w.GiveUpAt.Sub(now), 0))))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -499,9 +499,9 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// roundWait rounds a wait for a person: to the hundredth of a second
+// RoundWait rounds a wait for a person: to the hundredth of a second
 // under one, the tenth under ten, the second above.
-func roundWait(d time.Duration) time.Duration {
+func RoundWait(d time.Duration) time.Duration {
 	switch {
 	case d < time.Second:
 		return d.Round(10 * time.Millisecond)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/crawl"
+	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/store"
 	"github.com/weft-crawler/weft/internal/testfill"
@@ -47,4 +48,22 @@ func TestConversionsFeedEveryField(t *testing.T) {
 	noZero(t, "Stats", reflect.ValueOf(statsOf(live, testfill.At)), "Cluster")
 	noZero(t, "URLRecord", reflect.ValueOf(urlRecordOf(filled[store.URLPos](), filled[store.URLRecord](), filled[importance.Estimate]())))
 	noZero(t, "Page", reflect.ValueOf(pageOf(filled[crawl.Page]())))
+}
+
+// TestWaitForTheNextRecrawl: with no host to wait for, a continuous
+// crawl's wait is its next recrawl; a host to wait for comes first.
+func TestWaitForTheNextRecrawl(t *testing.T) {
+	now := testfill.At
+	rw := &crawl.RecrawlWait{At: now.Add(time.Hour), Text: "1h0m0s for the next recrawl (nothing queued)"}
+	w := waitStatsOf(frontier.Wait{}, rw, now)
+	if w == nil || w.Why != "recrawl" || w.Host != "" || w.Until == nil || !w.Until.Equal(rw.At) || w.InSeconds != 3600 || w.Text != rw.Text {
+		t.Errorf("idle frontier, a recrawl due in an hour: %+v", w)
+	}
+	if w := waitStatsOf(frontier.Wait{}, nil, now); w != nil {
+		t.Errorf("idle frontier, no recrawl known: %+v, want none", w)
+	}
+	w = waitStatsOf(frontier.Wait{Host: "a.test", At: now.Add(time.Second)}, rw, now)
+	if w == nil || w.Host != "a.test" || w.Why == "recrawl" {
+		t.Errorf("a host to wait for and a recrawl: %+v, want the host", w)
+	}
 }

@@ -82,16 +82,21 @@ func statsOf(l crawl.Live, now time.Time) api.Stats {
 		Frontier: api.FrontierStats{
 			Queued: l.Frontier.Queued, InFlight: l.Frontier.InFlight, ActiveHosts: l.Frontier.ActiveHosts,
 			ReadyHosts: l.Frontier.ReadyHosts, WaitingHosts: l.Frontier.WaitingHost, ParkedHosts: l.Frontier.ParkedHosts,
-			HeldHosts: l.Frontier.HeldHosts, Stored: l.Stored, Wait: waitStatsOf(l.Frontier.Wait, now),
+			HeldHosts: l.Frontier.HeldHosts, Stored: l.Stored, Wait: waitStatsOf(l.Frontier.Wait, l.Recrawl, now),
 		},
 	}
 }
 
-// waitStatsOf is what the frontier waits for at now; nil when it waits
-// for nothing.
-func waitStatsOf(w frontier.Wait, now time.Time) *api.WaitStats {
+// waitStatsOf is what the frontier waits for at now, or with nothing
+// queued a continuous crawl's next recrawl (rw); nil when it waits for
+// nothing.
+func waitStatsOf(w frontier.Wait, rw *crawl.RecrawlWait, now time.Time) *api.WaitStats {
 	if w.Host == "" && w.Held == 0 && w.Parked == 0 {
-		return nil
+		if rw == nil {
+			return nil
+		}
+		t := rw.At.UTC()
+		return &api.WaitStats{Until: &t, InSeconds: max(rw.At.Sub(now), 0).Seconds(), Why: "recrawl", Text: rw.Text}
 	}
 	ws := &api.WaitStats{Host: w.Host, Cause: w.Cause, FailuresOnly: w.Failures, HeldHosts: w.Held, ParkedHosts: w.Parked, Text: w.Text(now)}
 	if w.Host != "" {

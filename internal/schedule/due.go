@@ -105,6 +105,28 @@ func (rc *Recrawler) Counts() Counts {
 // for one more.
 func (rc *Recrawler) Done(url string) { rc.out.done(url) }
 
+// NextDue returns when the first URL of the recrawl index in the
+// partitions this node does not hold comes due, as the scans left it
+// (store.DB.DueFloor: no entry is due before it, and one is at it unless
+// deleted since); ok is false while a partition is not scanned yet or no
+// URL is in the index.
+func (rc *Recrawler) NextDue() (at time.Time, ok bool) {
+	for p := range rc.sched.parts {
+		if rc.held.held(p) {
+			continue
+		}
+		t, known, none := rc.sched.db.DueFloor(uint16(p))
+		switch {
+		case !known:
+			return time.Time{}, false
+		case none:
+		case !ok || t.Before(at):
+			at, ok = t, true
+		}
+	}
+	return at, ok
+}
+
 // Hold says partition p is held, or no longer (a node of a cluster does
 // not recrawl the URLs of partitions it does not own).
 func (rc *Recrawler) Hold(p int, on bool) { rc.held.set(p, on) }

@@ -3,6 +3,7 @@ package store
 import (
 	"math"
 	"sync"
+	"time"
 )
 
 // The recrawl index's floors. A continuous crawl deletes an entry of the
@@ -73,6 +74,21 @@ func (f *dueFloors) raise(part uint16, was dueFloor, at uint64) {
 		f.m = map[uint16]dueFloor{}
 	}
 	f.m[part] = dueFloor{at: at, gen: d.gen}
+}
+
+// DueFloor returns the floor of partition part of the recrawl index: no
+// entry of it is due before at. known is false until a scan from the
+// partition's head has read it (or only entries due at the zero time are
+// known); none says it has no entry at all.
+func (db *DB) DueFloor(part uint16) (at time.Time, known, none bool) {
+	f := db.floors.get(part)
+	switch f.at {
+	case 0:
+		return time.Time{}, false, false
+	case noDue:
+		return time.Time{}, true, true
+	}
+	return time.Unix(0, int64(f.at)), true, false
 }
 
 // dueLow is the earliest entry a batch puts in a partition.

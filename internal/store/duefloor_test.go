@@ -51,11 +51,17 @@ func TestDueFloorSkipsTheDeleted(t *testing.T) {
 	if f := db.floors.get(1); f.at != 0 {
 		t.Fatalf("floor before any scan: %d, want 0", f.at)
 	}
+	if _, known, _ := db.DueFloor(1); known {
+		t.Fatal("DueFloor known before any scan")
+	}
 	if got := scanSeconds(t, db, 1, t0.Add(2000*time.Second)); len(got) != 10 || got[0] != 990 {
 		t.Fatalf("scan: %v", got)
 	}
 	if f, want := db.floors.get(1).at, dueNanos(dueAt(1, 990).Due); f != want {
 		t.Fatalf("floor after a scan: %d, want %d (the first entry left)", f, want)
+	}
+	if at, known, none := db.DueFloor(1); !known || none || !at.Equal(dueAt(1, 990).Due) {
+		t.Fatalf("DueFloor after a scan: %v known %v none %v, want the first entry left's due time", at, known, none)
 	}
 	// Nothing due by until: the floor says so, and stays.
 	if got := scanSeconds(t, db, 1, t0.Add(500*time.Second)); len(got) != 0 {
@@ -90,6 +96,9 @@ func TestDueFloorSkipsTheDeleted(t *testing.T) {
 	}
 	if f := db.floors.get(1).at; f != noDue {
 		t.Errorf("floor of an empty partition: %d, want %d", f, uint64(noDue))
+	}
+	if _, known, none := db.DueFloor(1); !known || !none {
+		t.Errorf("DueFloor of an empty partition: known %v none %v, want both", known, none)
 	}
 	// A new entry before the old floor lowers it; other partitions keep
 	// theirs.
