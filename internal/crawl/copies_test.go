@@ -20,15 +20,7 @@ func TestEveryCopyIsAccountedFor(t *testing.T) {
 		Seed: 11, Hosts: 12, PagesPerHost: 30, HangLimit: 200 * time.Millisecond,
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound, synthweb.RobotsServerError, synthweb.RobotsTimeout},
 	})
-	cfg := testConfig(t, web, 8, 0)
-	c, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := c.Run(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, sum := runCrawler(t, testConfig(t, web, 8, 0))
 	stale := sum.Rejected["requeued"]
 	t.Logf("%s: %d pages, %d URLs queued again, %d copies found stale, the others taken with their hosts", sum.StoppedBy, sum.Pages, sum.Requeued, stale)
 	if sum.StoppedBy != "drained" || sum.Requeued == 0 || stale >= sum.Requeued {

@@ -88,6 +88,13 @@ func startWeb(t *testing.T, cfg synthweb.Config) *synthweb.Web {
 
 func runCrawl(t *testing.T, cfg Config) Summary {
 	t.Helper()
+	_, sum := runCrawler(t, cfg)
+	return sum
+}
+
+// runCrawler is runCrawl for a test that looks into the Crawler after.
+func runCrawler(t *testing.T, cfg Config) (*Crawler, Summary) {
+	t.Helper()
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +103,7 @@ func runCrawl(t *testing.T, cfg Config) Summary {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sum
+	return c, sum
 }
 
 func TestMaxPagesStopsTheCrawl(t *testing.T) {

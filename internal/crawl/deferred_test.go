@@ -69,14 +69,7 @@ func TestGivenUpHostDropsItsCopies(t *testing.T) {
 	w := startCopiesWorld(t, func(w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) })
 	w.cfg.Politeness.GiveUpAfter, w.cfg.Politeness.ParkAfter = 2, -1
 	w.cfg.Politeness.MinBackoff, w.cfg.Politeness.LatencyFactor = 10*time.Millisecond, -1
-	c, err := New(w.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := c.Run(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, sum := runCrawler(t, w.cfg)
 	if sum.StoppedBy != "drained" || sum.Requeued < 10 || len(w.asked()) != 4 {
 		t.Fatalf("stopped by %q, %d queued again, the other host asked for %v; want drained, copies made, and two pages and two failures before it is given up",
 			sum.StoppedBy, sum.Requeued, w.asked())

@@ -146,27 +146,9 @@ func TestBorrowIsNotQueuedBehindReadyHosts(t *testing.T) {
 func TestBorrowUnderALeaseOnTheSameServer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFrontier(t, Config{IPGap: 500 * time.Millisecond, KeepAlive: true})
-		f.Add(items("www.test", 2, Normal)...)
-		f.Add(items("static.test", 1, Normal)...)
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		go f.Run(ctx)
-		var held Lease
-		for held.Host == "" {
-			l, err := f.Next(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if l.Mode == ModeFindGroup {
-				f.Complete(l, Result{Retry: true, SetGroup: true, Group: "10.0.0.1"})
-				continue
-			}
-			held = l
-		}
-		other := "static.test"
-		if held.Host == other {
-			other = "www.test"
-		}
+		held, other := leaseOnSharedServer(ctx, t, f)
 		start := time.Now()
 		// Without the held lease (another worker's, say), the server is busy.
 		bctx, bcancel := context.WithTimeout(ctx, 2*time.Second)
@@ -217,27 +199,9 @@ func TestNothingSentKeepsAnotherRequestsGap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const gap = 500 * time.Millisecond
 		f := newFrontier(t, Config{IPGap: gap, KeepAlive: true})
-		f.Add(items("www.test", 2, Normal)...)
-		f.Add(items("static.test", 1, Normal)...)
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		go f.Run(ctx)
-		var held Lease
-		for held.Host == "" {
-			l, err := f.Next(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if l.Mode == ModeFindGroup {
-				f.Complete(l, Result{Retry: true, SetGroup: true, Group: "10.0.0.1"})
-				continue
-			}
-			held = l
-		}
-		other := "static.test"
-		if held.Host == other {
-			other = "www.test"
-		}
+		held, other := leaseOnSharedServer(ctx, t, f)
 		bl, err := f.Borrow(ctx, other, "http://"+other+"/a.js", held)
 		if err != nil {
 			t.Fatal(err)
@@ -321,4 +285,30 @@ func borrowLater(t *testing.T, ctx context.Context, f *Frontier, host, url strin
 		got <- bl
 	}()
 	return got
+}
+
+// leaseOnSharedServer runs f on two hosts of one server, www.test with two
+// URLs and static.test with one, and takes a lease on one of them once
+// their server is known; it returns that lease and the other host.
+func leaseOnSharedServer(ctx context.Context, t *testing.T, f *Frontier) (held Lease, other string) {
+	t.Helper()
+	f.Add(items("www.test", 2, Normal)...)
+	f.Add(items("static.test", 1, Normal)...)
+	go f.Run(ctx)
+	for held.Host == "" {
+		l, err := f.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Mode == ModeFindGroup {
+			f.Complete(l, Result{Retry: true, SetGroup: true, Group: "10.0.0.1"})
+			continue
+		}
+		held = l
+	}
+	other = "static.test"
+	if held.Host == other {
+		other = "www.test"
+	}
+	return held, other
 }
