@@ -133,6 +133,19 @@ func (c *Crawler) admit(pb *state.Batch, cand judge.Candidate) string {
 	return why
 }
 
+// sitemapPriority is the priority of the sitemaps a lease's robots.txt
+// leads to: High after a High lease (a seed), else Normal. A seed's host
+// has its sitemaps asked for next, before the pages its seed links to:
+// one request that lists its pages, with their <priority> and <lastmod>
+// for their ranks, is the best of what the host can be asked. Their own
+// sitemaps (an index's) are Normal, as any link.
+func sitemapPriority(l frontier.Lease) frontier.Priority {
+	if l.Priority == frontier.High {
+		return frontier.High
+	}
+	return frontier.Normal
+}
+
 // findSitemaps finds the sitemaps of the leased host once its robots.txt
 // allows it: the files its Sitemap: lines name (on any host: the scope
 // and that host's robots.txt judge them) and its /sitemap.xml, one hop
@@ -164,7 +177,7 @@ func (c *Crawler) findSitemaps(p *pageRun) {
 		if i == 0 {
 			hop = crawllog.Inferred
 		}
-		p.found = append(p.found, found{Candidate: judge.Candidate{URL: su, Depth: p.l.Depth + 1, Priority: frontier.Normal, Via: robotsURL, As: judge.AsResource, Sitemap: true,
+		p.found = append(p.found, found{Candidate: judge.Candidate{URL: su, Depth: p.l.Depth + 1, Priority: sitemapPriority(p.l), Via: robotsURL, As: judge.AsResource, Sitemap: true,
 			Seed: p.l.Seed, Path: crawllog.Extend(robotsPath, hop)}})
 	}
 }

@@ -21,6 +21,44 @@ import (
 	"github.com/weft-crawler/weft/internal/store"
 )
 
+// TestSeedSitemapGoesNext: a seed's host names a sitemap in its
+// robots.txt, and the seed links to five pages. The sitemap is asked for
+// right after the seed, before the pages it links to, whatever their
+// ranks: one request that lists the host's pages, with what ranks them.
+func TestSeedSitemapGoesNext(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"s.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				robotsFile(rw, "User-agent: *\nAllow: /\nSitemap: "+w.url("s.test", "/map.xml")+"\n")
+			case "/map.xml":
+				rw.Header().Set("Content-Type", "application/xml")
+				fmt.Fprintf(rw, `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>%s</loc></url></urlset>`, w.url("s.test", "/listed"))
+			case "/":
+				page(rw, "/a", "/b", "/c", "/d", "/e")
+			default:
+				page(rw)
+			}
+		},
+	})
+	cfg := mw.config(t, 0, mw.url("s.test", "/"))
+	cfg.Workers = 1
+	cfg.NoSitemaps = false
+	runCrawl(t, cfg)
+	var got []string
+	for _, p := range mw.paths("s.test") {
+		if p != "/robots.txt" && p != "/sitemap.xml" {
+			got = append(got, p)
+		}
+	}
+	if len(got) < 3 || got[0] != "/" || got[1] != "/map.xml" {
+		t.Errorf("asked for %v: want the seed, then its sitemap", got)
+	}
+	if !slices.Contains(got, "/listed") {
+		t.Errorf("asked for %v: the page the sitemap lists is missing", got)
+	}
+}
+
 // TestSitemaps crawls a host whose robots.txt names a sitemap index:
 // a gzipped urlset (with lastmod, and URLs on another seeded host, one of
 // them disallowed there, and on a host out of scope), a malformed urlset,
