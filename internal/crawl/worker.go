@@ -346,11 +346,11 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 
 // droppedWithHost counts l among the second entries of URLs dropped
 // (copiesQueued) when its host's drop takes it before the check for a
-// stale copy: if it is a copy queued again (the URL's first copy stays
-// queued, or went already), or a first copy whose copy was fetched (it is
-// stale).
+// stale copy, by the same rule: it is one if another entry of its URL
+// went first, fetched or dropped (state.State.Stale). The first to go,
+// either copy, stands for the URL; the others are the copies.
 func (c *Crawler) droppedWithHost(l frontier.Lease) {
-	if l.Again || c.state.Stale(l) {
+	if c.state.Stale(l) {
 		c.stats.droppedCopies.Add(1)
 	}
 }
