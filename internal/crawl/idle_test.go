@@ -23,6 +23,7 @@ func TestServeSaysWhenTheNextRecrawlIsDue(t *testing.T) {
 	cfg.NoSitemaps = true
 	cfg.Recrawl = &recrawl.Policy{Min: time.Hour}
 	cfg.RecrawlScan = 20 * time.Millisecond
+	start := time.Now() // before any fetch
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +40,6 @@ func TestServeSaysWhenTheNextRecrawlIsDue(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	start := time.Now()
 	var p Progress
 	testwait.Eventually(t, time.Minute, "the site fetched and nothing queued, with something to wait for", func() bool {
 		p = c.Progress()

@@ -77,7 +77,12 @@ func (c *Crawler) recrawlWait(fs frontier.Stats, now time.Time) *RecrawlWait {
 	}
 	w := &RecrawlWait{At: at, Text: fmt.Sprintf("%v for the next recrawl (nothing queued)", frontier.RoundWait(at.Sub(now)))}
 	if !at.After(now) {
-		w.Text = fmt.Sprintf("for the next scan: a URL is due again, queued within %v", c.cfg.RecrawlScan)
+		// Due by the index and not queued: a scan queues it once its
+		// schedule allows (a missing sitemap's, say, which the index
+		// keeps past its time while its back-off runs), looked at every
+		// scan.
+		w.Text = fmt.Sprintf("a URL due again by the recrawl index %v ago, not queued yet: its schedule holds it back; looked at every %v",
+			frontier.RoundWait(now.Sub(at)), c.cfg.RecrawlScan)
 	}
 	return w
 }

@@ -133,14 +133,19 @@ func (c *Crawler) admit(pb *state.Batch, cand judge.Candidate) string {
 	return why
 }
 
-// sitemapPriority is the priority of the sitemaps a lease's robots.txt
-// leads to: High after a High lease (a seed), else Normal. A seed's host
-// has its sitemaps asked for next, before the pages its seed links to:
-// one request that lists its pages, with their <priority> and <lastmod>
-// for their ranks, is the best of what the host can be asked. Their own
-// sitemaps (an index's) are Normal, as any link.
-func sitemapPriority(l frontier.Lease) frontier.Priority {
-	if l.Priority == frontier.High {
+// maxSeedSitemaps is how many of a seed host's sitemaps go High: its
+// /sitemap.xml and the first its robots.txt names. A robots.txt that names
+// hundreds has the rest asked for as links are.
+const maxSeedSitemaps = 4
+
+// sitemapPriority is the priority of the i-th sitemap a lease's robots.txt
+// leads to (its /sitemap.xml first): High for a seed's (a lease at depth
+// 0), up to maxSeedSitemaps, so that they are asked for right after the
+// seed, before the pages it links to: one request that lists the host's
+// pages, with what ranks them, is the best of what the host can be asked.
+// Others, and an index's own sitemaps, are Normal, as links are.
+func sitemapPriority(l frontier.Lease, i int) frontier.Priority {
+	if l.Depth == 0 && i < maxSeedSitemaps {
 		return frontier.High
 	}
 	return frontier.Normal
@@ -177,7 +182,7 @@ func (c *Crawler) findSitemaps(p *pageRun) {
 		if i == 0 {
 			hop = crawllog.Inferred
 		}
-		p.found = append(p.found, found{Candidate: judge.Candidate{URL: su, Depth: p.l.Depth + 1, Priority: sitemapPriority(p.l), Via: robotsURL, As: judge.AsResource, Sitemap: true,
+		p.found = append(p.found, found{Candidate: judge.Candidate{URL: su, Depth: p.l.Depth + 1, Priority: sitemapPriority(p.l, i), Via: robotsURL, As: judge.AsResource, Sitemap: true,
 			Seed: p.l.Seed, Path: crawllog.Extend(robotsPath, hop)}})
 	}
 }

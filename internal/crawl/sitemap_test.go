@@ -59,6 +59,23 @@ func TestSeedSitemapGoesNext(t *testing.T) {
 	}
 }
 
+// A seed's first maxSeedSitemaps sitemaps are High; its others, and
+// those of a host reached by a link, are Normal.
+func TestSitemapPriority(t *testing.T) {
+	seed, link := frontier.Lease{Item: frontier.Item{Depth: 0}}, frontier.Lease{Item: frontier.Item{Depth: 1, Priority: frontier.High}}
+	for i := range maxSeedSitemaps {
+		if p := sitemapPriority(seed, i); p != frontier.High {
+			t.Errorf("a seed's sitemap %d: %v, want High", i, p)
+		}
+	}
+	if p := sitemapPriority(seed, maxSeedSitemaps); p != frontier.Normal {
+		t.Errorf("a seed's sitemap past the first %d: %v, want Normal", maxSeedSitemaps, p)
+	}
+	if p := sitemapPriority(link, 0); p != frontier.Normal {
+		t.Errorf("the sitemap of a host a High link reached: %v, want Normal", p)
+	}
+}
+
 // TestSitemaps crawls a host whose robots.txt names a sitemap index:
 // a gzipped urlset (with lastmod, and URLs on another seeded host, one of
 // them disallowed there, and on a host out of scope), a malformed urlset,

@@ -148,7 +148,7 @@ func TestBorrowUnderALeaseOnTheSameServer(t *testing.T) {
 		f := newFrontier(t, Config{IPGap: 500 * time.Millisecond, KeepAlive: true})
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		held, other := leaseOnSharedServer(ctx, t, f)
+		held, other := leaseOnSharedServer(t, ctx, f)
 		start := time.Now()
 		// Without the held lease (another worker's, say), the server is busy.
 		bctx, bcancel := context.WithTimeout(ctx, 2*time.Second)
@@ -201,7 +201,7 @@ func TestNothingSentKeepsAnotherRequestsGap(t *testing.T) {
 		f := newFrontier(t, Config{IPGap: gap, KeepAlive: true})
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		held, other := leaseOnSharedServer(ctx, t, f)
+		held, other := leaseOnSharedServer(t, ctx, f)
 		bl, err := f.Borrow(ctx, other, "http://"+other+"/a.js", held)
 		if err != nil {
 			t.Fatal(err)
@@ -290,7 +290,7 @@ func borrowLater(t *testing.T, ctx context.Context, f *Frontier, host, url strin
 // leaseOnSharedServer runs f on two hosts of one server, www.test with two
 // URLs and static.test with one, and takes a lease on one of them once
 // their server is known; it returns that lease and the other host.
-func leaseOnSharedServer(ctx context.Context, t *testing.T, f *Frontier) (held Lease, other string) {
+func leaseOnSharedServer(t *testing.T, ctx context.Context, f *Frontier) (held Lease, other string) {
 	t.Helper()
 	f.Add(items("www.test", 2, Normal)...)
 	f.Add(items("static.test", 1, Normal)...)

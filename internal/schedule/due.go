@@ -105,11 +105,11 @@ func (rc *Recrawler) Counts() Counts {
 // for one more.
 func (rc *Recrawler) Done(url string) { rc.out.done(url) }
 
-// NextDue returns when the first URL of the recrawl index in the
-// partitions this node does not hold comes due, as the scans left it
+// NextDue returns when the first URL of the recrawl index comes due, in
+// the partitions not held for other nodes (Hold), as the scans left it
 // (store.DB.DueFloor: no entry is due before it, and one is at it unless
-// deleted since); ok is false while a partition is not scanned yet or no
-// URL is in the index.
+// deleted since, so it may be early by a scan); ok is false while a
+// partition is not scanned yet or no URL is in the index.
 func (rc *Recrawler) NextDue() (at time.Time, ok bool) {
 	for p := range rc.sched.parts {
 		if rc.held.held(p) {
