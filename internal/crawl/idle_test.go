@@ -40,14 +40,14 @@ func TestServeSaysWhenTheNextRecrawlIsDue(t *testing.T) {
 			t.Error(err)
 		}
 	}()
+	// Copies of URLs queued again may still wait on the host's clock,
+	// to be dropped, after the last page: the frontier's wait then comes
+	// first, and the recrawl once they are gone.
 	var p Progress
-	testwait.Eventually(t, time.Minute, "the site fetched and nothing queued, with something to wait for", func() bool {
+	testwait.Eventually(t, time.Minute, "the site fetched, and the progress line waiting for the next recrawl", func() bool {
 		p = c.Progress()
-		return len(asked()) >= 53 && p.Queued == 0 && p.InFlight == 0 && p.Waiting != ""
+		return len(asked()) >= 53 && p.Queued == 0 && p.InFlight == 0 && strings.Contains(p.Waiting, "for the next recrawl")
 	})
-	if !strings.Contains(p.Waiting, "for the next recrawl") {
-		t.Errorf("progress waiting %q, want the next recrawl", p.Waiting)
-	}
 	l := c.Live()
 	if l.Recrawl == nil || l.Recrawl.At.Before(start.Add(time.Hour)) || l.Recrawl.Text == "" {
 		t.Fatalf("Live.Recrawl %+v, want a recrawl an hour or more after the start", l.Recrawl)
