@@ -394,10 +394,10 @@ func (c *Crawler) Progress() Progress {
 // copiesQueued is how many of the frontier's queue entries (fs) are a
 // second entry of a URL: each URL queued again (state.Batch.Requeue), or
 // read back as such an earlier run's copy, adds one, and each entry found
-// stale takes one away, when leased or when its host's drop (given up,
-// or draining on robots.txt) takes it: whichever entry of a URL goes
-// first, fetched or dropped, stands for the URL. The URLs queued are the
-// entries less these. After a restart it can be off by the URLs whose
+// stale when leased (route, before anything else, whatever the host's
+// mode) takes one away: whichever entry of a URL goes first, fetched or
+// dropped, stands for the URL. The URLs queued are the entries less
+// these. After a restart it can be off by the URLs whose
 // copy an earlier run fetched and whose first copy it left queued: such
 // an entry is read back as a URL, and found stale as a copy.
 func (c *Crawler) copiesQueued(fs frontier.Stats) int {

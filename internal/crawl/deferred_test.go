@@ -62,9 +62,11 @@ func TestDeferredListsEachURLOnce(t *testing.T) {
 
 // TestGivenUpHostDropsItsCopies: the same web, the other host failing
 // after its first two pages until it is given up, which drops its queued
-// URLs without a request, the first entry of the second page it answered
-// (stale, its copy fetched) and the others' copies with them. Once the crawl has
-// drained, no copy is left to subtract from the queued count.
+// URLs without a request. Those leased after another entry of their URL
+// went (the first entry of the second page it answered, whose copy was
+// fetched; the copies of URLs the drop took first) are found stale as
+// they are leased, as in any mode: once the crawl has drained, as many
+// copies are gone as were made.
 func TestGivenUpHostDropsItsCopies(t *testing.T) {
 	w := startCopiesWorld(t, func(w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) })
 	w.cfg.Politeness.GiveUpAfter, w.cfg.Politeness.ParkAfter = 2, -1

@@ -225,6 +225,15 @@ func (c *Crawler) handle(ctx context.Context, p *pageRun) {
 // its robots.txt fetched, the URL refused, the page cap reached).
 func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 	l := p.l
+	if c.state.Stale(l) {
+		// A second entry of a URL another entry of has gone with, fetched
+		// or dropped (state.Batch.Requeue): dropped first, in every mode,
+		// and counted as a copy gone (copiesQueued).
+		c.judge.Count(judge.Requeued, 1)
+		c.stats.droppedCopies.Add(1)
+		p.out = leaseOutcome{outcome: judge.Requeued}
+		return nil
+	}
 	if l.Mode == frontier.ModeGiveUp {
 		// The host failed too often: drop the URL without a request. A
 		// robots.txt hop owned by another host leaves it with no rules it
@@ -232,7 +241,6 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		// from now its links are refused when found.)
 		c.judge.GiveUp(l.Host)
 		c.judge.Count(judge.GaveUp, 1)
-		c.droppedWithHost(l)
 		if l.RobotsFor != "" {
 			c.robots.HopGivenUp(l)
 		}
@@ -267,7 +275,6 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		default:
 			why := judge.RobotsRefusal(pol)
 			c.judge.Count(why, 1)
-			c.droppedWithHost(l)
 			c.precluded(p, why)
 			p.out = leaseOutcome{res: frontier.Result{Drain: frontier.DrainStart}, outcome: why}
 		}
@@ -284,12 +291,6 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 			p.out = lo
 			return nil
 		}
-	}
-	if c.state.Stale(l) {
-		c.judge.Count(judge.Requeued, 1)
-		c.stats.droppedCopies.Add(1)
-		p.out = leaseOutcome{outcome: judge.Requeued}
-		return nil
 	}
 	pol, spent := c.robots.Ensure(ctx, l, u)
 	if pol == nil {
@@ -342,17 +343,6 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		return pol
 	}
 	return nil
-}
-
-// droppedWithHost counts l among the second entries of URLs dropped
-// (copiesQueued) when its host's drop takes it before the check for a
-// stale copy, by the same rule: it is one if another entry of its URL
-// went first, fetched or dropped (state.State.Stale). The first to go,
-// either copy, stands for the URL; the others are the copies.
-func (c *Crawler) droppedWithHost(l frontier.Lease) {
-	if c.state.Stale(l) {
-		c.stats.droppedCopies.Add(1)
-	}
 }
 
 // precluded writes the crawl log's line of a lease that robots.txt kept
