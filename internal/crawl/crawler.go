@@ -380,7 +380,7 @@ func (c *Crawler) Progress() Progress {
 		Elapsed:      time.Since(c.start),
 		Pages:        c.stats.pages.Load(),
 		Errors:       c.stats.errors.Load() + rc.Failed,
-		Queued:       max(fs.Queued-c.copiesQueued(fs), 0),
+		Queued:       c.queuedURLs(fs),
 		InFlight:     fs.InFlight,
 		HostsReady:   fs.ReadyHosts,
 		HostsWaiting: fs.WaitingHost,
@@ -402,6 +402,12 @@ func (c *Crawler) Progress() Progress {
 // an entry is read back as a URL, and found stale as a copy.
 func (c *Crawler) copiesQueued(fs frontier.Stats) int {
 	return max(int(c.stats.requeued.Load()-c.stats.droppedCopies.Load())+fs.EarlierAgain, 0)
+}
+
+// queuedURLs is the URLs the frontier (fs) has queued: its entries less
+// the copies (copiesQueued).
+func (c *Crawler) queuedURLs(fs frontier.Stats) int {
+	return max(fs.Queued-c.copiesQueued(fs), 0)
 }
 
 // close closes what New opened, waiting up to drain for the WARC files

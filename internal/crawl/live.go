@@ -53,7 +53,7 @@ func (c *Crawler) Live() Live {
 	if c.life.Now().FrontierUp {
 		fs = c.front.Stats() // after its Run, the snapshot it left
 	}
-	fs.Queued = max(fs.Queued-c.copiesQueued(fs), 0)
+	fs.Queued = c.queuedURLs(fs)
 	sum.Queued = fs.Queued + fs.InFlight
 	sum.WARCFiles, sum.WARCBytes = c.warc.Files(), c.warc.Bytes()
 	l := Live{Summary: sum, Frontier: fs, Paused: c.pause.Shut(), Outcomes: c.flog.ByOutcome()}

@@ -144,7 +144,7 @@ func (c *Crawler) Run(ctx context.Context) (Summary, error) {
 	c.stats.resumedQueue.Store(int64(stats.Earlier - stats.EarlierAgain))
 
 	sum := c.summary()
-	sum.Queued = max(stats.Queued+stats.InFlight-c.copiesQueued(stats), 0)
+	sum.Queued = c.queuedURLs(stats) + stats.InFlight
 	switch {
 	case c.fatalErr() != nil:
 		sum.StoppedBy = "failed"
