@@ -340,6 +340,8 @@ func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 		w.serveSessions(rw, r, h)
 	case TrapFacets:
 		w.serveFacets(rw, r, h)
+	case FacetShop:
+		w.serveFacetShop(rw, r, h)
 	case TrapDeep:
 		w.serveDeep(rw, r, h)
 	case TrapCalendar:
