@@ -317,12 +317,17 @@ func New(cfg Config) (c *Crawler, err error) {
 		Owner: c.cluster, Filters: c.cfg.Filters, Hosts: c.hostCap, Captures: c.state.DB,
 		MaxURLsPerHost: c.cfg.MaxURLsPerHost, MaxURLsPerPattern: c.cfg.MaxURLsPerPattern, ExpectedURLs: c.cfg.ExpectedURLs,
 		NearDupWindow: c.cfg.NearDupTrapWindow, HostCache: c.cfg.hostCache(), Partitions: c.cfg.Partitions, Log: c.log,
-		TrapBudget: c.cfg.TrapBudget,
+		TrapBudget: c.cfg.TrapBudget, NoRelease: !c.cluster.Keeps(), // as Requeue: a held entry left stale must stay this node's
 	})
 	if c.resumed {
 		if err := c.judge.LoadCounts(c.state.DB); err != nil {
 			return nil, err
 		}
+		held, err := c.state.Front(judge.HeldPriority, 0, judge.DefaultMaxWaiting)
+		if err != nil {
+			return nil, err
+		}
+		c.judge.RememberHeld(held)
 		if c.cfg.NearDupThreshold >= 0 && c.cfg.NearDupTrapWindow >= 0 {
 			if err := c.judge.LoadCuts(c.state.DB); err != nil {
 				return nil, err

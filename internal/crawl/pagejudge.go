@@ -22,7 +22,8 @@ import (
 // batch. The pages it votes for get their share of its importance, and
 // their in-links; one already queued whose estimate rose enough is queued
 // again. Its URL's family (judge.Worth) is weighed by what it led to and
-// showed.
+// showed, and the URLs of the family held past its trap budget that now
+// fit in it are queued as usual.
 func (c *Crawler) judgeLinks(p *pageRun) {
 	if p.votes != nil {
 		c.rank.Credit(seen.KeyOf(p.l.URL), p.votes)
@@ -56,7 +57,7 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 	if c.inlinks != nil && p.votes != nil {
 		p.votes.Keys(func(k seen.Key) { c.inlinks.Add(k) })
 	}
-	c.judge.Weigh(worth, p.content())
+	c.judge.Weigh(worth, p.content(), p.pb)
 }
 
 // content is what the page showed for judge.Weigh: only a page fetched

@@ -223,6 +223,7 @@ func (c *Crawler) summary() Summary {
 		Errors:             clone(s.byError),
 		Rejected:           c.judge.Rejected(),
 		Held:               c.judge.Held(),
+		Released:           c.judge.Released(),
 		Handled:            clone(s.handled),
 		Archived:           clone(s.archivedTypes),
 		Refused:            clone(s.refusedTypes),

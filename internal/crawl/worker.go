@@ -228,9 +228,12 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 	if c.state.Stale(l) {
 		// A second entry of a URL another entry of has gone with, fetched
 		// or dropped (state.Batch.Requeue): dropped first, in every mode,
-		// and counted as a copy gone (copiesQueued).
+		// and counted as a copy gone (copiesQueued). An entry held past
+		// its trap budget and released (state.Batch.Release) was no copy.
 		c.judge.Count(judge.Requeued, 1)
-		c.stats.droppedCopies.Add(1)
+		if l.Priority != judge.HeldPriority {
+			c.stats.droppedCopies.Add(1)
+		}
 		p.out = leaseOutcome{outcome: judge.Requeued}
 		return nil
 	}

@@ -18,10 +18,11 @@ import (
 // its pages fetched then moves that budget by what it showed, in
 // quarters of a URL:
 //
-//   - it led to a new URL outside the family (an article a listing
-//     lists, a product a facet shows): +4, one URL for one page, so a
-//     family whose every page leads somewhere new pays for itself and is
-//     never held;
+//   - it led to new URLs outside the family (the articles a listing
+//     lists, the products a facet shows): +4 for each, one URL for each,
+//     up to maxLed a page, so a family whose every page leads somewhere
+//     new pays for itself and is never held, and one whose pages each
+//     lead to several new pages is explored as fast as they come;
 //   - its content was distinct (neither an exact nor a near duplicate
 //     of a page fetched before): +1, so that a family of distinct pages
 //     that lead nowhere else (an endless calendar of generated text)
@@ -32,6 +33,19 @@ import (
 //     content judged distinct (an error page, a redirect within the
 //     family): -2;
 //   - and each new URL of the family that another host links to: +4.
+//
+// What a family has grown never puts it more than its budget ahead of
+// the URLs it has queued: a family that led to new pages for a long
+// while and then stops (a shop whose products have all been found) has
+// at most TrapBudget URLs left to spend on facets that lead nowhere.
+//
+// A URL held is remembered (waiting.go, bounded), oldest first, and when
+// a page's weight leaves its family room under the budget, Weigh hands
+// back as many of them as fit, to be queued as usual: a family that
+// shows its worth late (a shop whose first pages linked more facets than
+// the budget before any had been fetched) has its early URLs, the
+// listing's other pages among them, fetched in the order they were found,
+// not only the URLs found after it grew.
 //
 // Only URLs a page of the same family led to count against the budget:
 // a URL of the family linked from elsewhere (the shop's front page
@@ -77,7 +91,8 @@ const (
 
 // A family's worth moves in quarters of a URL.
 const (
-	worthLed       = 4  // the page led to a new URL outside its family
+	worthLed       = 4  // the page led to a new URL outside its family, for each one up to maxLed
+	maxLed         = 4  // the new URLs outside its family a page is credited for
 	worthDistinct  = 1  // its content was distinct
 	worthCopy      = -4 // its content was a copy
 	worthNothing   = -2 // it led to nothing outside its family, and its content was not judged distinct
@@ -104,9 +119,10 @@ type famState struct {
 func (s famState) budget(base int) int64 { return max(4*int64(base)+int64(s.grown), 0) / 4 }
 
 // grow moves s's budget by d quarters, within bounds: it never shrinks
-// below none, so that a family that turns worthwhile recovers.
+// below none, so that a family that turns worthwhile recovers, and never
+// grows more than base URLs past those the family queued.
 func (s famState) grow(d, base int) famState {
-	s.grown = int32(min(max(int(s.grown)+d, -4*base), maxGrown))
+	s.grown = int32(min(max(int(s.grown)+d, -4*base), 4*int(s.counted), maxGrown))
 	return s
 }
 
@@ -116,21 +132,28 @@ type budgets struct {
 	base int // URLs
 	fams *hostmap.Map[famState]
 
-	mu   sync.Mutex
-	held map[string]int64 // by reason
+	mu       sync.Mutex
+	held     map[string]int64 // by reason
+	released int64            // URLs held that Weigh's Releaser queued as usual since
+
+	waiting *waiting // the URLs held that may be queued as usual once their family has room; nil: none are
 }
 
 // newBudgets returns the trap budgets of base URLs a family, keeping at
-// most maxFamilies families (zero: DefaultMaxFamilies); nil when base is
-// zero: no budget.
-func newBudgets(base, maxFamilies, partitions int) *budgets {
+// most maxFamilies families (zero: DefaultMaxFamilies), releasing none of
+// the URLs held if noRelease; nil when base is zero: no budget.
+func newBudgets(base, maxFamilies, partitions int, noRelease bool) *budgets {
 	if base <= 0 {
 		return nil
 	}
 	if maxFamilies <= 0 {
 		maxFamilies = DefaultMaxFamilies
 	}
-	return &budgets{base: base, fams: hostmap.NewBounded[famState](partitions, maxFamilies, nil), held: map[string]int64{}}
+	b := &budgets{base: base, fams: hostmap.NewBounded[famState](partitions, maxFamilies, nil), held: map[string]int64{}}
+	if !noRelease {
+		b.waiting = newWaiting(DefaultMaxWaiting)
+	}
+	return b
 }
 
 // famKeyLen is the length of a family's key in the map and the store.
@@ -157,26 +180,29 @@ func splitAuthority(raw string) string {
 }
 
 // hold judges c, a URL new to the crawl about to be queued, against its
-// family's budget: the reason it is held past it, or "". Seeds,
-// requisites and sitemaps are not judged.
-func (b *budgets) hold(c *Candidate) string {
+// family's budget: the reason it is held past it, or "", and the key of
+// its family. Seeds, requisites and sitemaps are not judged.
+func (b *budgets) hold(c *Candidate) (string, string) {
 	if b == nil || c.Depth+c.Hops == 0 || c.As.Resource() || c.Sitemap || c.Via == "" {
-		return ""
+		return "", ""
 	}
 	fam := familyOf(c.URL)
 	if fam.none() {
-		return ""
+		return "", ""
 	}
 	cross := splitAuthority(c.Via) != c.URL.Authority
 	if !cross && familyOfString(c.Via) != fam {
-		return "" // an in-link from elsewhere on the host
+		return "", "" // an in-link from elsewhere on the host
 	}
 	var held bool
-	b.fams.Update(fam.key(), func(s famState) famState {
+	k := fam.key()
+	b.fams.Update(k, func(s famState) famState {
 		switch {
 		case cross:
 			return s.grow(worthCrossHost, b.base)
-		case int64(s.counted) >= s.budget(b.base):
+		case int64(s.counted) >= s.budget(b.base) || b.waiting.has(k):
+			// Past the budget, or behind URLs held before it: the
+			// family's URLs are released in the order they were found.
 			s.held++
 			held = true
 		default:
@@ -185,7 +211,7 @@ func (b *budgets) hold(c *Candidate) string {
 		return s
 	})
 	if !held {
-		return ""
+		return "", ""
 	}
 	reason := HeldQuery
 	if fam.kind == dateFamily {
@@ -194,14 +220,14 @@ func (b *budgets) hold(c *Candidate) string {
 	b.mu.Lock()
 	b.held[reason]++
 	b.mu.Unlock()
-	return reason
+	return reason, k
 }
 
 // Worth gathers what one fetched page led to, for Weigh. The zero Worth
 // weighs nothing.
 type Worth struct {
 	fam family
-	led bool
+	led int // new URLs outside the family, up to maxLed
 }
 
 // Worth starts the weighing of a fetched page: what it led to is given to
@@ -216,36 +242,81 @@ func (j *Judge) Worth(page canon.URL) Worth {
 // Admitted records a URL the page led to that was queued (a link or a
 // redirect's target, not a requisite or a sitemap).
 func (w *Worth) Admitted(u canon.URL) {
-	if !w.fam.none() && !w.led && familyOf(u) != w.fam {
-		w.led = true
+	if !w.fam.none() && w.led < maxLed && familyOf(u) != w.fam {
+		w.led++
 	}
 }
 
 // Weigh moves the budget of the page's family by what the page showed:
 // the URLs it led to (Admitted) and its content. A family that no page of
-// its own has led to yet has no budget to move.
-func (j *Judge) Weigh(w Worth, content Content) {
+// its own has led to yet has no budget to move. The URLs of the family
+// held before that now fit in its budget go to r, oldest first, to be
+// queued as usual; each one r queues counts against the budget. A nil r
+// releases none.
+func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 	b := j.budgets
 	if b == nil || w.fam.none() || content == NotWeighed {
 		return
 	}
 	d := 0
-	if w.led {
-		d += worthLed
-	}
+	d += worthLed * w.led
 	switch {
 	case content == Distinct:
 		d += worthDistinct
 	case content == Copy:
 		d += worthCopy
-	case !w.led:
+	case w.led == 0:
 		d += worthNothing
 	}
 	k := w.fam.key()
-	if _, ok := b.fams.Peek(k); !ok || d == 0 {
+	if _, ok := b.fams.Peek(k); !ok {
 		return
 	}
-	b.fams.Update(k, func(s famState) famState { return s.grow(d, b.base) })
+	release := r != nil && b.waiting != nil
+	var fit []Held
+	b.fams.Update(k, func(s famState) famState {
+		s = s.grow(d, b.base)
+		if room := s.budget(b.base) - int64(s.counted); room > 0 && release {
+			fit = b.waiting.take(k, int(min(room, maxRelease)))
+			s.counted += uint32(len(fit))
+		}
+		return s
+	})
+	if len(fit) == 0 {
+		return
+	}
+	// Queued outside the family's lock: a release reads the store.
+	var released, gone uint32
+	for _, h := range fit {
+		if r.Release(h) {
+			released++
+		} else {
+			gone++ // fetched or dropped since: it spends nothing
+		}
+	}
+	if gone > 0 {
+		b.fams.Update(k, func(s famState) famState { s.counted -= min(gone, s.counted); return s })
+	}
+	b.mu.Lock()
+	b.released += int64(released)
+	b.mu.Unlock()
+}
+
+// maxRelease bounds the URLs one page's weight releases, so that a budget
+// grown by links from other hosts, or by pages that found nothing
+// waiting, is spent a little at a time.
+const maxRelease = 16
+
+// Released returns how many of the URLs held (Held) were queued as usual
+// since, their family's budget having grown (Weigh).
+func (j *Judge) Released() int64 {
+	b := j.budgets
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.released
 }
 
 // Held returns the URLs held past their family's budget, by reason.

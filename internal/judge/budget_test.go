@@ -77,6 +77,24 @@ type budgetJudge struct {
 	t  *testing.T
 	cn *canon.Canonicalizer
 	w  *admitWorld
+
+	released []Held // what Weigh released, in order
+	gone     bool   // Release reports the URL no longer waiting
+}
+
+// Release implements Releaser.
+func (b *budgetJudge) Release(h Held) bool {
+	if b.gone {
+		return false
+	}
+	b.released = append(b.released, h)
+	return true
+}
+
+// room is what the family of page may still queue under its budget.
+func (b *budgetJudge) room(page string) int64 {
+	s, _ := b.budgets.fams.Peek(familyOf(b.url(page)).key())
+	return s.budget(b.budgets.base) - int64(s.counted)
 }
 
 func newBudgetJudge(t *testing.T, base, maxFamilies int) *budgetJudge {
@@ -144,7 +162,7 @@ func (b *budgetJudge) weigh(n int, led bool, content Content) {
 		if led {
 			w.Admitted(b.url("http://shop.test/product/1"))
 		}
-		b.Weigh(w, content)
+		b.Weigh(w, content, b)
 	}
 }
 
@@ -194,37 +212,37 @@ func TestTrapBudgetHolds(t *testing.T) {
 	}
 }
 
-// A family's budget grows with what its pages show: one URL for each page
-// that led to a new URL outside the family, a quarter for each page of
-// distinct content, one for each new URL of it that another host links
-// to.
+// A family's budget grows with what its pages show: one URL for each new
+// URL outside the family a page led to (up to maxLed), a quarter for each
+// page of distinct content, one for each new URL of it that another host
+// links to. The URL held before goes first (Weigh releases it), then new
+// ones are queued as usual.
 func TestTrapBudgetGrows(t *testing.T) {
 	for _, c := range []struct {
-		name    string
-		grow    func(b *budgetJudge)
-		more    int
-		content Content
+		name string
+		grow func(b *budgetJudge)
+		more int
 	}{
-		{"pages that lead elsewhere", func(b *budgetJudge) { b.weigh(6, true, Unjudged) }, 6, Unjudged},
-		{"pages of distinct content", func(b *budgetJudge) { b.weigh(8, false, Distinct) }, 2, Distinct},
-		{"pages that lead elsewhere, of distinct content", func(b *budgetJudge) { b.weigh(4, true, Distinct) }, 5, Distinct},
+		{"pages that lead elsewhere", func(b *budgetJudge) { b.weigh(6, true, Unjudged) }, 6},
+		{"pages of distinct content", func(b *budgetJudge) { b.weigh(8, false, Distinct) }, 2},
+		{"pages that lead elsewhere, of distinct content", func(b *budgetJudge) { b.weigh(4, true, Distinct) }, 5},
 		{"links from another host", func(b *budgetJudge) {
 			for i := range 3 {
 				b.link("http://other.test/", fmt.Sprintf("http://shop.test/shop?brand=b%d", i))
 			}
-		}, 3, Distinct},
+		}, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := newBudgetJudge(t, 4, 0)
-			if n := b.links(facetPage, 4); n != 4 {
-				t.Fatalf("%d of the first 4 queued as usual", n)
+			b := newBudgetJudge(t, 8, 0)
+			if n := b.links(facetPage, 8); n != 8 {
+				t.Fatalf("%d of the first 8 queued as usual", n)
 			}
 			if n := b.links(facetPage, 1); n != 0 {
 				t.Fatalf("past the budget: queued as usual")
 			}
 			c.grow(b)
-			if n := b.links(facetPage, 20); n != c.more {
-				t.Errorf("%d more queued as usual once grown, want %d", n, c.more)
+			if more := int64(len(b.released)) + b.room(facetPage); more != int64(c.more) {
+				t.Errorf("%d released and %d more to queue once grown, want %d in all", len(b.released), b.room(facetPage), c.more)
 			}
 		})
 	}
@@ -238,7 +256,107 @@ func TestTrapBudgetGrows(t *testing.T) {
 		}
 		w := b.Worth(b.url(page))
 		w.Admitted(b.url(fmt.Sprintf("http://shop.test/item/%d", i)))
-		b.Weigh(w, Distinct)
+		b.Weigh(w, Distinct, b)
+	}
+	// A page is credited for each new URL outside its family it led to,
+	// up to maxLed; and what a family grows never puts it more than its
+	// budget ahead of what it queued, so that a family that stops leading
+	// anywhere has no more than that to spend.
+	b = newBudgetJudge(t, 4, 0)
+	b.links(facetPage, 4)
+	w := b.Worth(b.url(facetPage))
+	for i := range 3 {
+		w.Admitted(b.url(fmt.Sprintf("http://shop.test/product/%d", i)))
+	}
+	b.Weigh(w, Unjudged, b)
+	if r := b.room(facetPage); r != 3 {
+		t.Errorf("a page that led to 3 new pages: room for %d more, want 3", r)
+	}
+	for i := range 50 {
+		page := fmt.Sprintf("http://shop.test/shop?color=c%d", i)
+		w := b.Worth(b.url(page))
+		for j := range 20 {
+			w.Admitted(b.url(fmt.Sprintf("http://shop.test/product/%d-%d", i, j)))
+		}
+		b.Weigh(w, Distinct, b)
+	}
+	if r := b.room(facetPage); r != 4 {
+		t.Errorf("after 50 pages that led to 20 new pages each, and 4 URLs queued: room for %d more, want the budget of 4", r)
+	}
+}
+
+// URLs held are released in the order they were found, and a URL of the
+// family found while others wait is held behind them, whatever the
+// budget: a family is explored breadth first. A URL the releaser finds
+// no longer waiting spends nothing.
+func TestTrapBudgetReleasesInOrder(t *testing.T) {
+	b := newBudgetJudge(t, 2, 0)
+	if n := b.links(facetPage, 6); n != 2 {
+		t.Fatalf("%d of 6 queued as usual, want 2", n)
+	}
+	held := b.w.staged[2:6]
+	b.weigh(2, true, Unjudged) // two more
+	if len(b.released) != 2 || b.released[0].Item.URL != held[0].URL || b.released[1].Item.URL != held[1].URL {
+		t.Fatalf("released %v, want the first two held, %s and %s", b.released, held[0].URL, held[1].URL)
+	}
+	if p := b.released[0].Item.Priority; p != frontier.Normal {
+		t.Errorf("released to be queued at %v, want %v as found", p, frontier.Normal)
+	}
+	b.weigh(2, false, Distinct) // half a URL: none
+	if n := b.links(facetPage, 1); n != 0 {
+		t.Errorf("a new URL queued ahead of two held before it")
+	}
+	b.weigh(3, true, Unjudged)
+	if len(b.released) != 5 || b.released[2].Item.URL != held[2].URL || b.released[4].Item.URL != b.w.staged[6].URL {
+		t.Errorf("released %d, want 5, the newest last", len(b.released))
+	}
+	if got := b.Released(); got != 5 {
+		t.Errorf("Released() = %d, want 5", got)
+	}
+	// Gone: the budget is given back.
+	b = newBudgetJudge(t, 2, 0)
+	b.links(facetPage, 4)
+	b.gone = true
+	b.weigh(1, true, Unjudged)
+	if b.room(facetPage) != 1 || b.Released() != 0 || b.budgets.waiting.len() != 1 {
+		t.Errorf("a release that found its URL gone: room %d, %d released, %d waiting; want 1, 0, 1", b.room(facetPage), b.Released(), b.budgets.waiting.len())
+	}
+	// No releaser: the held URLs stay held, and the budget unspent.
+	b = newBudgetJudge(t, 2, 0)
+	b.links(facetPage, 4)
+	w := b.Worth(b.url(facetPage))
+	w.Admitted(b.url("http://shop.test/product/1"))
+	b.Weigh(w, Unjudged, nil)
+	if b.room(facetPage) != 1 || b.budgets.waiting.len() != 2 {
+		t.Errorf("no releaser: room %d and %d waiting, want 1 and 2", b.room(facetPage), b.budgets.waiting.len())
+	}
+	// Config.NoRelease (a node of a cluster that may lose its hosts):
+	// nothing is remembered, and a family with room queues its new URLs
+	// as usual, held ones or not.
+	b = newBudgetJudge(t, 2, 0)
+	b.budgets = newBudgets(2, 0, 1, true)
+	b.links(facetPage, 4)
+	b.weigh(1, true, Unjudged)
+	if len(b.released) != 0 || b.links(facetPage, 3) != 1 {
+		t.Errorf("no release: %d released; want none, and one more queued as usual", len(b.released))
+	}
+}
+
+// The URLs held that the judge remembers are bounded: past the bound the
+// family least recently used is forgotten whole.
+func TestTrapBudgetWaitingBounded(t *testing.T) {
+	w := newWaiting(10)
+	for i := range 8 {
+		w.add("a", Held{Item: frontier.Item{URL: fmt.Sprint("a", i)}})
+	}
+	w.add("b", Held{Item: frontier.Item{URL: "b0"}})
+	w.add("b", Held{Item: frontier.Item{URL: "b1"}})
+	w.add("c", Held{Item: frontier.Item{URL: "c0"}}) // a is the least recently used
+	if w.len() != 3 || w.has("a") || !w.has("b") || !w.has("c") {
+		t.Errorf("%d remembered, a %v, b %v, c %v; want 3, a forgotten", w.len(), w.has("a"), w.has("b"), w.has("c"))
+	}
+	if got := w.take("b", 5); len(got) != 2 || got[0].Item.URL != "b0" || w.has("b") {
+		t.Errorf("took %v of b, want b0 and b1, and b gone", got)
 	}
 }
 
@@ -271,9 +389,9 @@ func TestTrapBudgetShrinks(t *testing.T) {
 	if n := b.links(facetPage, 10); n != 0 {
 		t.Errorf("after 100 copies, %d queued as usual", n)
 	}
-	b.weigh(2, true, Unjudged) // a budget of 2, one spent
-	if n := b.links(facetPage, 10); n != 1 {
-		t.Errorf("after 2 pages that led elsewhere, %d queued as usual, want 1: the budget stopped at none", n)
+	b.weigh(2, true, Unjudged) // a budget of 2, one spent: one of the 10 held is released
+	if n := len(b.released) + b.links(facetPage, 10); n != 1 {
+		t.Errorf("after 2 pages that led elsewhere, %d released or queued as usual, want 1: the budget stopped at none", n)
 	}
 	// The pages of a family no page of its own has led to yet weigh
 	// nothing: they have no budget to move, and take no memory.

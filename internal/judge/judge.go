@@ -201,7 +201,12 @@ type Config struct {
 	// families kept in memory (zero: DefaultMaxFamilies).
 	TrapBudget  int
 	MaxFamilies int
-	Log         *slog.Logger
+	// NoRelease keeps a URL held past its family's budget held when the
+	// budget grows (Weigh releases none): a node of a cluster that may
+	// lose its hosts, where a held entry left behind would not be known
+	// stale.
+	NoRelease bool
+	Log       *slog.Logger
 }
 
 // Judge judges URLs. It is safe for concurrent use.
@@ -232,7 +237,7 @@ func New(cfg Config) *Judge {
 		traps:      newTraps(cfg.ExpectedURLs, max(cfg.MaxURLsPerPattern, 0)),
 		aliases:    &aliases{states: cfg.Hosts, captures: cfg.Captures, canon: cfg.Canon, log: cfg.Log},
 		copies:     &copies{window: cfg.NearDupWindow, states: cfg.Hosts, log: cfg.Log},
-		budgets:    newBudgets(cfg.TrapBudget, cfg.MaxFamilies, cfg.Partitions),
+		budgets:    newBudgets(cfg.TrapBudget, cfg.MaxFamilies, cfg.Partitions, cfg.NoRelease),
 		gaveUp:     hostmap.NewBounded[bool](cfg.Partitions, cfg.HostCache, nil),
 		rejected:   map[string]int64{},
 		admissions: sync.Pool{New: func() any { return new(admission) }},
@@ -445,14 +450,21 @@ func (a *admission) Record(part int, k seen.Key) (bool, error) {
 	if a.cap > 0 && j.cfg.Hosts.Update(u.Authority, func(s store.HostState) store.HostState { s.Accepted++; return s }).Accepted > a.cap {
 		return false, a.refuse(refuse(HostCap, u))
 	}
-	if j.budgets.hold(c) != "" {
+	reason, fam := j.budgets.hold(c)
+	var held Held
+	if reason != "" {
 		// Kept, where a later run or an idle crawl may reach it, behind
-		// everything else.
+		// everything else, and remembered, for its family's budget to
+		// release (Weigh).
+		held = Held{Item: c.Item(), Key: k}
 		c.Priority = HeldPriority
 		j.traps.held(u.Authority)
 	}
 	if err := a.stage.Stage(c.Item(), part, k); err != nil {
 		return false, err
+	}
+	if reason != "" {
+		j.budgets.waiting.add(fam, held)
 	}
 	j.traps.admitted(pk)
 	return true, nil

@@ -78,6 +78,7 @@ type Summary struct {
 	Errors             map[string]int64 `json:"errors"`                // requests without a response (pages and robots.txt), by kind
 	Rejected           map[string]int64 `json:"rejected"`              // discovered URLs not queued, by reason
 	Held               map[string]int64 `json:"held_past_trap_budget"` // discovered URLs queued at the lowest priority, past their family's trap budget, by reason (judge.HeldQuery, judge.HeldDate)
+	Released           int64            `json:"held_released"`         // of those, the URLs queued as usual since, their family's budget having grown as its pages showed their worth
 	Handled            map[string]int64 `json:"handled"`               // responses read, by content handler ("html", "text", "sitemap", "image")
 	Archived           map[string]int64 `json:"archived"`              // 2xx responses archived, by media type (at most 64 types, the rest "other")
 	Refused            map[string]int64 `json:"refused"`               // responses whose body the media policy refused (not read), by media type
@@ -299,7 +300,11 @@ func (s Summary) Write(w io.Writer) {
 		for _, v := range s.Held {
 			n += v
 		}
-		fmt.Fprintf(w, "  held:       %d URLs past their family's trap budget, queued at the lowest priority: %s\n", n, joinCounts(s.Held))
+		fmt.Fprintf(w, "  held:       %d URLs past their family's trap budget, queued at the lowest priority: %s", n, joinCounts(s.Held))
+		if s.Released > 0 {
+			fmt.Fprintf(w, "; %d of them queued as usual since, as their family's pages showed their worth", s.Released)
+		}
+		fmt.Fprintln(w)
 	}
 	if len(s.TrapCosts) > 0 {
 		fmt.Fprintf(w, "  trap rules: %d hosts had URLs refused or held by a trap rule; the most:\n", s.TrapHostCount)

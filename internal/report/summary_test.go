@@ -59,8 +59,8 @@ func TestSummaryJSON(t *testing.T) {
 		StoppedBy: "max-pages", Elapsed: 1500 * time.Millisecond, Pages: 10, RobotsFetches: 2, SeenFalsePos: 1,
 		RequisiteFetches: 3, SitemapFetches: 4,
 		ByStatus: map[string]int64{"2xx": 9}, WARCFiles: []string{"a.warc.gz"},
-		TrapCosts:      []judge.TrapCost{{Host: "t.test", Requests: 3, Refused: map[string]int64{"pattern": 5}, Held: 6}},
-		Held:           map[string]int64{judge.HeldQuery: 6},
+		TrapCosts: []judge.TrapCost{{Host: "t.test", Requests: 3, Refused: map[string]int64{"pattern": 5}, Held: 6}},
+		Held:      map[string]int64{judge.HeldQuery: 6}, Released: 2,
 		WARCUploads:    &archive.Uploads{Files: 1, Failed: 2, LastError: "x"},
 		Browser:        &RenderSummary{Mode: "auto", NewLinks: 4},
 		HostsDownNamed: []HostCause{{Host: "d.test", Cause: "tls"}},
@@ -79,7 +79,7 @@ func TestSummaryJSON(t *testing.T) {
 		"stopped_by": "max-pages", "elapsed_seconds": 1.5, "pages": 10.0, "robots_fetches": 2.0, "seen_false_positives": 1.0,
 		"requisite_fetches": 3.0, "sitemap_fetches": 4.0,
 		"by_status": map[string]any{"2xx": 9.0}, "warc_files": []any{"a.warc.gz"},
-		"held_past_trap_budget": map[string]any{"query-budget": 6.0},
+		"held_past_trap_budget": map[string]any{"query-budget": 6.0}, "held_released": 2.0,
 	} {
 		if !reflect.DeepEqual(m[key], want) {
 			t.Errorf("%s: %#v, want %#v", key, m[key], want)
@@ -163,7 +163,8 @@ func TestFirstKeepsTheFirstNamed(t *testing.T) {
 }
 
 // The summary says how many URLs were held past their family's trap
-// budget, by reason, and how many of each trap host: held, not refused.
+// budget, by reason, and how many of each trap host: held, not refused;
+// and how many of them were released since.
 func TestSummaryHeldPastTrapBudget(t *testing.T) {
 	sum := Summary{
 		Held: map[string]int64{judge.HeldQuery: 340, judge.HeldDate: 12},
@@ -183,6 +184,12 @@ func TestSummaryHeldPastTrapBudget(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the summary lacks %q:\n%s", want, out.String())
 		}
+	}
+	sum.Released = 40
+	out.Reset()
+	sum.Write(&out)
+	if want := "query-budget 340; 40 of them queued as usual since, as their family's pages showed their worth\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("the summary lacks %q:\n%s", want, out.String())
 	}
 	var none strings.Builder
 	(&Summary{}).Write(&none)

@@ -211,10 +211,15 @@ func (d *State) BatchOf(b *store.Batch) *Batch {
 // when the batch commits.
 func (pb *Batch) Stage(it frontier.Item, part int, k seen.Key) error {
 	pb.d.boost(&it)
-	pb.Batch.PutURL(uint16(part), it.Host, k, store.URLRecord{URL: it.URL, Depth: it.Depth, Priority: uint8(it.Priority), Status: store.URLQueued, Rank: it.Rank})
+	pb.Batch.PutURL(uint16(part), it.Host, k, queuedRecord(it))
 	pb.Pending = append(pb.Pending, seen.Pending{Partition: part, Key: k})
 	pb.Items = append(pb.Items, it)
 	return nil
+}
+
+// queuedRecord is the record of a URL new to the crawl, queued as it.
+func queuedRecord(it frontier.Item) store.URLRecord {
+	return store.URLRecord{URL: it.URL, Depth: it.Depth, Priority: uint8(it.Priority), Status: store.URLQueued, Rank: it.Rank}
 }
 
 // maxAgain bounds the URLs with a copy queued again whose first copy
@@ -247,6 +252,37 @@ func (pb *Batch) Requeue(it frontier.Item, k seen.Key) bool {
 	return true
 }
 
+// Release implements judge.Releaser: it queues a URL held past its
+// family's trap budget at the priority it was found with, if it still
+// waits at judge.HeldPriority, never fetched (held by this batch itself,
+// it is queued as found instead).
+// Its record takes that priority, so that the entry held is found stale
+// when leased (Stale): the URL has one entry that counts, as any URL
+// queued has, and the held one is not a copy (Requeue).
+func (pb *Batch) Release(h judge.Held) bool {
+	it := h.Item
+	pb.d.boost(&it)
+	part := uint16(partition.Of(it.Host, pb.d.parts))
+	if i := slices.IndexFunc(pb.Items, func(q frontier.Item) bool { return q.URL == it.URL }); i >= 0 {
+		// Held by this very batch (not in the store yet): queued as
+		// found instead.
+		if pb.Items[i].Priority != judge.HeldPriority || pb.Items[i].Again {
+			return false
+		}
+		pb.Items[i].Priority, pb.Items[i].Rank = it.Priority, it.Rank
+		pb.Batch.PutURL(part, it.Host, h.Key, queuedRecord(it))
+		return true
+	}
+	rec, found, err := pb.d.DB.GetURL(part, it.Host, h.Key)
+	if err != nil || !found || rec.Status != store.URLQueued || rec.Priority != uint8(judge.HeldPriority) || !rec.LastFetch.IsZero() {
+		return false
+	}
+	rec.Priority, rec.Rank = uint8(it.Priority), it.Rank
+	pb.Batch.PutURL(part, it.Host, h.Key, rec)
+	pb.Items = append(pb.Items, it)
+	return true
+}
+
 // boost is the one place a URL's own rank becomes the rank it is queued
 // with, for a new URL (Stage) and a copy queued again (Requeue) alike:
 // its estimate times the boost in force for it now (importance.Boost),
@@ -275,6 +311,12 @@ func (d *State) Stale(l frontier.Lease) bool {
 		return false
 	}
 	k := seen.KeyOf(l.URL)
+	if l.Priority == judge.HeldPriority {
+		// Held past a trap budget: stale once released (Release) or gone
+		// another way.
+		rec, found, err := d.DB.GetURL(uint16(partition.Of(l.Host, d.parts)), l.Host, k)
+		return err == nil && found && (rec.Status != store.URLQueued || rec.Priority != uint8(judge.HeldPriority))
+	}
 	if !l.Again && !l.Added.Before(d.opened) {
 		d.againMu.Lock()
 		_, first := d.again[k]

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/seen"
@@ -291,5 +292,98 @@ func TestStaleCopies(t *testing.T) {
 	defer d.Close()
 	if !d.Stale(firstLease) || !d.Stale(copyLease) {
 		t.Errorf("after a restart: first copy stale %v, copy stale %v; want both", d.Stale(firstLease), d.Stale(copyLease))
+	}
+}
+
+// TestReleaseHeld: a URL held past its family's trap budget is queued
+// again as found once released, its record taking that priority, and the
+// entry held is then stale; one held by the releasing batch itself is
+// queued as found in place; one fetched, or not held, is not released.
+func TestReleaseHeld(t *testing.T) {
+	d, _, err := Open(t.TempDir(), 4, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	const host = "a.test"
+	part := partition.Of(host, 4)
+	held := func(u string) (frontier.Item, judge.Held) {
+		it := frontier.Item{URL: u, Host: host, Depth: 2, Priority: frontier.Normal, Rank: 10, Via: "http://a.test/shop?c=1"}
+		h := judge.Held{Item: it, Key: seen.KeyOf(u)}
+		it.Priority = judge.HeldPriority
+		return it, h
+	}
+	record := func(u string) store.URLRecord {
+		t.Helper()
+		rec, ok, err := d.DB.GetURL(uint16(part), host, seen.KeyOf(u))
+		if err != nil || !ok {
+			t.Fatalf("%s: no record (%v)", u, err)
+		}
+		return rec
+	}
+	const u, v, w = "http://a.test/shop?c=2", "http://a.test/shop?c=3", "http://a.test/shop?c=4"
+	pb := d.NewBatch()
+	itU, hU := held(u)
+	itW, hW := held(w)
+	for _, it := range []frontier.Item{itU, itW} {
+		if err := pb.Stage(it, part, seen.KeyOf(it.URL)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pb.Stage(frontier.Item{URL: v, Host: host, Depth: 2, Priority: frontier.Normal}, part, seen.KeyOf(v)); err != nil {
+		t.Fatal(err)
+	}
+	if err := pb.Batch.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	heldLease := frontier.Lease{Item: itU}
+	heldLease.Seq, heldLease.Added = 1, time.Now()
+	if d.Stale(heldLease) {
+		t.Fatal("a URL held, not released, is stale")
+	}
+	rb := d.NewBatch()
+	if !rb.Release(hU) || len(rb.Items) != 1 || rb.Items[0].Priority != frontier.Normal || rb.Items[0].Again {
+		t.Fatalf("a held URL released: %+v; want one item at %v", rb.Items, frontier.Normal)
+	}
+	if _, hV := held(v); rb.Release(hV) {
+		t.Error("a URL queued as usual was released")
+	}
+	if err := rb.Batch.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if rec := record(u); rec.Priority != uint8(frontier.Normal) || rec.Status != store.URLQueued {
+		t.Errorf("record after the release: %+v; want queued at %v", rec, frontier.Normal)
+	}
+	released := frontier.Lease{Item: rb.Items[0]}
+	released.Seq, released.Added = 2, time.Now()
+	if !d.Stale(heldLease) || d.Stale(released) {
+		t.Errorf("after the release: the entry held stale %v, the one released %v; want true, false", d.Stale(heldLease), d.Stale(released))
+	}
+	// Fetched (a continuous crawl leased the entry held): not released.
+	done := d.NewBatch()
+	wLease := frontier.Lease{Item: itW}
+	wLease.Seq, wLease.Added = 3, time.Now()
+	done.Done(wLease, part, frontier.Result{Fetched: true}, 200, "ok", nil)
+	if err := done.Batch.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if d.NewBatch().Release(hW) {
+		t.Error("a held URL fetched since was released")
+	}
+	// Held by the batch that releases it.
+	const x = "http://a.test/shop?c=5"
+	itX, hX := held(x)
+	xb := d.NewBatch()
+	if err := xb.Stage(itX, part, seen.KeyOf(x)); err != nil {
+		t.Fatal(err)
+	}
+	if !xb.Release(hX) || len(xb.Items) != 1 || xb.Items[0].Priority != frontier.Normal {
+		t.Fatalf("released by its own batch: %+v; want its one item at %v", xb.Items, frontier.Normal)
+	}
+	if err := xb.Batch.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if rec := record(x); rec.Priority != uint8(frontier.Normal) {
+		t.Errorf("record of a URL released by its own batch: %+v; want %v", rec, frontier.Normal)
 	}
 }

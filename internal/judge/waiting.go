@@ -1,0 +1,142 @@
+package judge
+
+import (
+	"container/list"
+	"sync"
+	"time"
+
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/seen"
+)
+
+// Held is a URL held past its family's trap budget, as the judge
+// remembers it, for Weigh to hand back once the family has room.
+type Held struct {
+	Item frontier.Item // as it would have been queued had it not been held
+	Key  seen.Key      // its seen-set key
+}
+
+// Releaser queues a URL held past its family's budget as usual, if it
+// still waits at HeldPriority, reporting whether it did
+// (state.Batch.Release).
+type Releaser interface {
+	Release(h Held) bool
+}
+
+// DefaultMaxWaiting bounds the URLs held that the judge remembers, in
+// all families: about 300 bytes each, 10 MiB. Past it the family
+// least recently added to or released from is forgotten whole: its URLs
+// stay queued at HeldPriority, for a continuous crawl to reach when
+// nothing else waits. A restart reads them back from the queue they wait
+// in (RememberHeld).
+const DefaultMaxWaiting = 1 << 15
+
+// waiting holds, per family, the URLs held past its budget, oldest
+// first, at most max in all. It is safe for concurrent use.
+type waiting struct {
+	mu   sync.Mutex
+	fams map[string]*list.Element // family key -> *waitList in lru
+	lru  list.List                // most recently used first
+	n    int
+	max  int
+}
+
+type waitList struct {
+	fam  string
+	urls []Held
+}
+
+func newWaiting(max int) *waiting {
+	return &waiting{fams: map[string]*list.Element{}, max: max}
+}
+
+// add remembers h, held past the budget of the family fam. A nil
+// waiting remembers nothing.
+func (w *waiting) add(fam string, h Held) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.n >= w.max && w.lru.Len() > 0 {
+		old := w.lru.Remove(w.lru.Back()).(*waitList)
+		delete(w.fams, old.fam)
+		w.n -= len(old.urls)
+	}
+	e, ok := w.fams[fam]
+	if !ok {
+		e = w.lru.PushFront(&waitList{fam: fam})
+		w.fams[fam] = e
+	}
+	wl := e.Value.(*waitList)
+	wl.urls = append(wl.urls, h)
+	w.n++
+	w.lru.MoveToFront(e)
+}
+
+// take removes and returns at most n of the URLs the family fam holds,
+// oldest first.
+func (w *waiting) take(fam string, n int) []Held {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e, ok := w.fams[fam]
+	if !ok || n <= 0 {
+		return nil
+	}
+	wl := e.Value.(*waitList)
+	n = min(n, len(wl.urls))
+	out := append([]Held(nil), wl.urls[:n]...)
+	clear(wl.urls[:n])
+	wl.urls = wl.urls[n:]
+	w.n -= n
+	if len(wl.urls) == 0 {
+		w.lru.Remove(e)
+		delete(w.fams, fam)
+	} else {
+		w.lru.MoveToFront(e)
+	}
+	return out
+}
+
+// has reports whether the family fam holds URLs.
+func (w *waiting) has(fam string) bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.fams[fam]
+	return ok
+}
+
+// len returns the URLs remembered, in all families.
+func (w *waiting) len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
+}
+
+// RememberHeld remembers the URLs an earlier run of the crawl held past
+// their families' budgets, given oldest first as they wait at
+// HeldPriority, up to DefaultMaxWaiting: a resumed crawl releases them as
+// their families' budgets grow, as the run that held them would have. One
+// released already, or fetched, is found so when released (Releaser), and
+// spends nothing. Each is queued as a link is, at Normal.
+func (j *Judge) RememberHeld(held []frontier.Item) {
+	b := j.budgets
+	if b == nil || b.waiting == nil {
+		return
+	}
+	for _, it := range held {
+		u, err := j.cfg.Canon.Parse(it.URL)
+		if err != nil || it.Priority != HeldPriority {
+			continue
+		}
+		fam := familyOf(u)
+		if fam.none() {
+			continue
+		}
+		it.Priority, it.Seq, it.Tail, it.Added = frontier.Normal, 0, false, time.Time{}
+		b.waiting.add(fam.key(), Held{Item: it, Key: seen.KeyOf(it.URL)})
+	}
+}
