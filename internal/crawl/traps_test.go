@@ -175,7 +175,7 @@ func TestNearDupTrapSurvivesRestart(t *testing.T) {
 		t.Fatalf("first run: %d hosts cut off after %d pages, want the copies host", first.Traps, first.Pages)
 	}
 	cfg.NearDupTrapWindow = 64
-	cfg.MaxPages = 70
+	cfg.MaxPages = 500
 	second := runCrawl(t, cfg)
 	n := copiesFetches(web)
 	t.Logf("copies host: %d requests over both runs (%d, then %d)", n, first.Pages, second.Pages)
@@ -283,7 +283,7 @@ func TestPatternCapSurvivesRestart(t *testing.T) {
 	cfg.Seeds = web.HostileSeeds()
 	const capPattern = 12
 	cfg.MaxURLsPerPattern = capPattern
-	cfg.MaxPages = 70
+	cfg.MaxPages = 4
 	runCrawl(t, cfg)
 	cfg.MaxPages = 500 // were the cap forgotten, the calendar would go on
 	sum := runCrawl(t, cfg)
