@@ -323,11 +323,9 @@ func New(cfg Config) (c *Crawler, err error) {
 		if err := c.judge.LoadCounts(c.state.DB); err != nil {
 			return nil, err
 		}
-		held, err := c.state.Front(judge.HeldPriority, 0, judge.DefaultMaxWaiting)
-		if err != nil {
+		if err := c.rememberHeld(); err != nil {
 			return nil, err
 		}
-		c.judge.RememberHeld(held)
 		if c.cfg.NearDupThreshold >= 0 && c.cfg.NearDupTrapWindow >= 0 {
 			if err := c.judge.LoadCuts(c.state.DB); err != nil {
 				return nil, err
@@ -396,13 +394,42 @@ func (c *Crawler) Progress() Progress {
 	}
 }
 
+// rememberHeld gives the judge back the URLs an earlier run held past
+// their families' trap budgets and that still wait, oldest first, up to
+// what it remembers (judge.RememberHeld): not the entries held of URLs
+// released since, or fetched (stale, state.State.Stale). It reads the
+// held queue, a page at a time, until the judge has its fill.
+func (c *Crawler) rememberHeld() error {
+	var after uint64
+	for n := 0; n < judge.DefaultMaxWaiting; {
+		page, err := c.state.Front(judge.HeldPriority, after, 4096)
+		if err != nil || len(page) == 0 {
+			return err
+		}
+		after = page[len(page)-1].Seq
+		waiting := page[:0]
+		for _, it := range page {
+			if !c.state.Stale(frontier.Lease{Item: it}) {
+				waiting = append(waiting, it)
+			}
+		}
+		waiting = waiting[:min(len(waiting), judge.DefaultMaxWaiting-n)]
+		c.judge.RememberHeld(waiting)
+		n += len(waiting)
+	}
+	return nil
+}
+
 // copiesQueued is how many of the frontier's queue entries (fs) are a
 // second entry of a URL: each URL queued again (state.Batch.Requeue), or
 // read back as such an earlier run's copy, adds one, and each entry found
 // stale when leased (route, before anything else, whatever the host's
 // mode) takes one away: whichever entry of a URL goes first, fetched or
 // dropped, stands for the URL. The URLs queued are the entries less
-// these. After a restart it can be off by the URLs whose
+// these. (An entry held past a trap budget whose URL was released,
+// state.Batch.Release, is no copy: it waits among the held entries,
+// which are not counted as queued, and is dropped as stale uncounted.)
+// After a restart it can be off by the URLs whose
 // copy an earlier run fetched and whose first copy it left queued: such
 // an entry is read back as a URL, and found stale as a copy.
 func (c *Crawler) copiesQueued(fs frontier.Stats) int {

@@ -62,7 +62,7 @@ import (
 // faceted search and the endless calendar of the synthetic web cost
 // about 100 and 70 requests. Fifty is more than the pages of a listing a
 // site links from one page, and a family that leads to new pages grows
-// past it one URL a page.
+// past it one URL for each new page, up to four a page.
 const DefaultTrapBudget = 50
 
 // HeldPriority is the front queue of a URL held past its family's
@@ -276,36 +276,53 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 	var fit []Held
 	b.fams.Update(k, func(s famState) famState {
 		s = s.grow(d, b.base)
-		if room := s.budget(b.base) - int64(s.counted); room > 0 && release {
-			fit = b.waiting.take(k, int(min(room, maxRelease)))
-			s.counted += uint32(len(fit))
+		if release {
+			fit = b.take(k, &s)
 		}
 		return s
 	})
-	if len(fit) == 0 {
-		return
-	}
-	// Queued outside the family's lock: a release reads the store.
-	var released, gone uint32
-	for _, h := range fit {
-		if r.Release(h) {
-			released++
-		} else {
-			gone++ // fetched or dropped since: it spends nothing
+	// Queued outside the family's lock, as a release reads the store; a
+	// URL gone since (fetched, or released by an earlier run) spends
+	// nothing, and the next in line is taken in its place.
+	var released int64
+	for len(fit) > 0 {
+		var gone uint32
+		for _, h := range fit {
+			if r.Release(h) {
+				released++
+			} else {
+				gone++
+			}
 		}
+		fit = nil
+		if gone == 0 {
+			break
+		}
+		b.fams.Update(k, func(s famState) famState {
+			s.counted -= min(gone, s.counted)
+			fit = b.take(k, &s)
+			return s
+		})
 	}
-	if gone > 0 {
-		b.fams.Update(k, func(s famState) famState { s.counted -= min(gone, s.counted); return s })
+	if released > 0 {
+		b.mu.Lock()
+		b.released += released
+		b.mu.Unlock()
 	}
-	b.mu.Lock()
-	b.released += int64(released)
-	b.mu.Unlock()
 }
 
-// maxRelease bounds the URLs one page's weight releases, so that a budget
-// grown by links from other hosts, or by pages that found nothing
-// waiting, is spent a little at a time.
-const maxRelease = 16
+// take takes from the URLs the family k holds as many as fit in its
+// budget, oldest first, counting them against it (s, its state, under
+// its lock).
+func (b *budgets) take(k string, s *famState) []Held {
+	room := s.budget(b.base) - int64(s.counted)
+	if room <= 0 {
+		return nil
+	}
+	fit := b.waiting.take(k, int(room))
+	s.counted += uint32(len(fit))
+	return fit
+}
 
 // Released returns how many of the URLs held (Held) were queued as usual
 // since, their family's budget having grown (Weigh).

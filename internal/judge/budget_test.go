@@ -78,13 +78,13 @@ type budgetJudge struct {
 	cn *canon.Canonicalizer
 	w  *admitWorld
 
-	released []Held // what Weigh released, in order
-	gone     bool   // Release reports the URL no longer waiting
+	released []Held          // what Weigh released, in order
+	gone     map[string]bool // URLs Release reports no longer waiting
 }
 
 // Release implements Releaser.
 func (b *budgetJudge) Release(h Held) bool {
-	if b.gone {
+	if b.gone[h.Item.URL] {
 		return false
 	}
 	b.released = append(b.released, h)
@@ -313,13 +313,18 @@ func TestTrapBudgetReleasesInOrder(t *testing.T) {
 	if got := b.Released(); got != 5 {
 		t.Errorf("Released() = %d, want 5", got)
 	}
-	// Gone: the budget is given back.
+	// Gone (fetched, or released by an earlier run): the next in line is
+	// released in its place.
 	b = newBudgetJudge(t, 2, 0)
-	b.links(facetPage, 4)
-	b.gone = true
+	b.links(facetPage, 5)
+	b.gone = map[string]bool{b.w.staged[2].URL: true, b.w.staged[3].URL: true}
 	b.weigh(1, true, Unjudged)
-	if b.room(facetPage) != 1 || b.Released() != 0 || b.budgets.waiting.len() != 1 {
-		t.Errorf("a release that found its URL gone: room %d, %d released, %d waiting; want 1, 0, 1", b.room(facetPage), b.Released(), b.budgets.waiting.len())
+	if len(b.released) != 1 || b.released[0].Item.URL != b.w.staged[4].URL || b.room(facetPage) != 0 || b.budgets.waiting.len() != 0 {
+		t.Errorf("two held URLs gone: released %v, room %d, %d waiting; want the third, no room, none", b.released, b.room(facetPage), b.budgets.waiting.len())
+	}
+	b.weigh(1, true, Unjudged)
+	if b.room(facetPage) != 1 || b.Released() != 1 {
+		t.Errorf("nothing left to release: room %d, %d released; want 1 and 1", b.room(facetPage), b.Released())
 	}
 	// No releaser: the held URLs stay held, and the budget unspent.
 	b = newBudgetJudge(t, 2, 0)
@@ -342,21 +347,31 @@ func TestTrapBudgetReleasesInOrder(t *testing.T) {
 	}
 }
 
-// The URLs held that the judge remembers are bounded: past the bound the
-// family least recently used is forgotten whole.
+// The URLs held that the judge remembers are bounded, an eighth of the
+// bound a family: past it the family that went longest without a release
+// (or since its first URL held) is forgotten whole, so that traps, which
+// only hold, go before a family whose URLs are being released.
 func TestTrapBudgetWaitingBounded(t *testing.T) {
-	w := newWaiting(10)
-	for i := range 8 {
-		w.add("a", Held{Item: frontier.Item{URL: fmt.Sprint("a", i)}})
+	w := newWaiting(24)
+	add := func(fam string, n int) {
+		for i := range n {
+			w.add(fam, Held{Item: frontier.Item{URL: fmt.Sprint(fam, i)}})
+		}
 	}
-	w.add("b", Held{Item: frontier.Item{URL: "b0"}})
-	w.add("b", Held{Item: frontier.Item{URL: "b1"}})
-	w.add("c", Held{Item: frontier.Item{URL: "c0"}}) // a is the least recently used
-	if w.len() != 3 || w.has("a") || !w.has("b") || !w.has("c") {
-		t.Errorf("%d remembered, a %v, b %v, c %v; want 3, a forgotten", w.len(), w.has("a"), w.has("b"), w.has("c"))
+	add("a", 5) // a share of 3
+	if w.len() != 3 {
+		t.Fatalf("%d of one family remembered, want its share of 3", w.len())
 	}
-	if got := w.take("b", 5); len(got) != 2 || got[0].Item.URL != "b0" || w.has("b") {
-		t.Errorf("took %v of b, want b0 and b1, and b gone", got)
+	for _, f := range []string{"b", "c", "d", "e", "f", "g", "h"} {
+		add(f, 3)
+	}
+	w.take("a", 1) // a released one: used last
+	add("i", 2)    // full: b goes first, then c
+	if w.len() != 22 || !w.has("a") || w.has("b") || !w.has("c") || !w.has("i") {
+		t.Errorf("%d remembered, a %v, b %v, c %v, i %v; want 22, b forgotten", w.len(), w.has("a"), w.has("b"), w.has("c"), w.has("i"))
+	}
+	if got := w.take("a", 5); len(got) != 2 || got[0].Item.URL != "a1" || w.has("a") {
+		t.Errorf("took %v of a, want a1 and a2, and a gone", got)
 	}
 }
 

@@ -464,6 +464,10 @@ func (a *admission) Record(part int, k seen.Key) (bool, error) {
 		return false, err
 	}
 	if reason != "" {
+		// Remembered before the batch commits: a release before then
+		// comes from a later page of the family, on the same host, whose
+		// lease waits for this one to complete; or from this batch itself,
+		// which state.Batch.Release finds among its own items.
 		j.budgets.waiting.add(fam, held)
 	}
 	j.traps.admitted(pk)

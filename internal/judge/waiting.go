@@ -24,19 +24,23 @@ type Releaser interface {
 }
 
 // DefaultMaxWaiting bounds the URLs held that the judge remembers, in
-// all families: about 300 bytes each, 10 MiB. Past it the family
-// least recently added to or released from is forgotten whole: its URLs
+// all families: about 300 bytes each, 10 MiB; one family remembers at
+// most an eighth of them. Past the bound the family that went longest
+// without a release (a trap, which only holds) is forgotten whole; past
+// a family's share its new URLs held are not remembered. Either way they
 // stay queued at HeldPriority, for a continuous crawl to reach when
 // nothing else waits. A restart reads them back from the queue they wait
 // in (RememberHeld).
 const DefaultMaxWaiting = 1 << 15
 
 // waiting holds, per family, the URLs held past its budget, oldest
-// first, at most max in all. It is safe for concurrent use.
+// first, at most max in all and max/8 a family, the families in the
+// order of their last release (or of their first URL held). It is safe
+// for concurrent use.
 type waiting struct {
 	mu   sync.Mutex
 	fams map[string]*list.Element // family key -> *waitList in lru
-	lru  list.List                // most recently used first
+	lru  list.List                // most recently released from (or new) first
 	n    int
 	max  int
 }
@@ -58,6 +62,9 @@ func (w *waiting) add(fam string, h Held) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if e, ok := w.fams[fam]; ok && len(e.Value.(*waitList).urls) >= max(w.max/8, 1) {
+		return // its share
+	}
 	for w.n >= w.max && w.lru.Len() > 0 {
 		old := w.lru.Remove(w.lru.Back()).(*waitList)
 		delete(w.fams, old.fam)
@@ -71,7 +78,6 @@ func (w *waiting) add(fam string, h Held) {
 	wl := e.Value.(*waitList)
 	wl.urls = append(wl.urls, h)
 	w.n++
-	w.lru.MoveToFront(e)
 }
 
 // take removes and returns at most n of the URLs the family fam holds,

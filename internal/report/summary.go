@@ -78,7 +78,7 @@ type Summary struct {
 	Errors             map[string]int64 `json:"errors"`                // requests without a response (pages and robots.txt), by kind
 	Rejected           map[string]int64 `json:"rejected"`              // discovered URLs not queued, by reason
 	Held               map[string]int64 `json:"held_past_trap_budget"` // discovered URLs queued at the lowest priority, past their family's trap budget, by reason (judge.HeldQuery, judge.HeldDate)
-	Released           int64            `json:"held_released"`         // of those, the URLs queued as usual since, their family's budget having grown as its pages showed their worth
+	Released           int64            `json:"held_released"`         // URLs held (by this run or an earlier one) queued as usual since, their family's budget having grown as its pages showed their worth
 	Handled            map[string]int64 `json:"handled"`               // responses read, by content handler ("html", "text", "sitemap", "image")
 	Archived           map[string]int64 `json:"archived"`              // 2xx responses archived, by media type (at most 64 types, the rest "other")
 	Refused            map[string]int64 `json:"refused"`               // responses whose body the media policy refused (not read), by media type
@@ -295,14 +295,17 @@ func (s Summary) Write(w io.Writer) {
 	if s.RedirectSeen > 0 {
 		fmt.Fprintf(w, "  redirects:  %d to a URL already seen (loops, or pages reached another way)\n", s.RedirectSeen)
 	}
-	if len(s.Held) > 0 {
+	if len(s.Held) > 0 || s.Released > 0 {
 		var n int64
 		for _, v := range s.Held {
 			n += v
 		}
-		fmt.Fprintf(w, "  held:       %d URLs past their family's trap budget, queued at the lowest priority: %s", n, joinCounts(s.Held))
+		fmt.Fprintf(w, "  held:       %d URLs past their family's trap budget, queued at the lowest priority", n)
+		if len(s.Held) > 0 {
+			fmt.Fprintf(w, ": %s", joinCounts(s.Held))
+		}
 		if s.Released > 0 {
-			fmt.Fprintf(w, "; %d of them queued as usual since, as their family's pages showed their worth", s.Released)
+			fmt.Fprintf(w, "; %d held URLs queued as usual since, as their family's pages showed their worth", s.Released)
 		}
 		fmt.Fprintln(w)
 	}

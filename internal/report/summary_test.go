@@ -188,7 +188,12 @@ func TestSummaryHeldPastTrapBudget(t *testing.T) {
 	sum.Released = 40
 	out.Reset()
 	sum.Write(&out)
-	if want := "query-budget 340; 40 of them queued as usual since, as their family's pages showed their worth\n"; !strings.Contains(out.String(), want) {
+	if want := "query-budget 340; 40 held URLs queued as usual since, as their family's pages showed their worth\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("the summary lacks %q:\n%s", want, out.String())
+	}
+	out.Reset()
+	(&Summary{Released: 7}).Write(&out) // held by an earlier run
+	if want := "held:       0 URLs past their family's trap budget, queued at the lowest priority; 7 held URLs queued as usual since"; !strings.Contains(out.String(), want) {
 		t.Errorf("the summary lacks %q:\n%s", want, out.String())
 	}
 	var none strings.Builder

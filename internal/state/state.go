@@ -303,9 +303,11 @@ func (d *State) boost(it *frontier.Item) {
 // the other was leased first: a copy queued again finds the URL no
 // longer waiting; the first copy finds it fetched (or dropped) since it
 // was queued. A recrawl is queued after the last fetch, and is not
-// stale. Only a lease that may be such a copy costs a read of the store:
-// a copy queued again, the first copy of a URL this process queued
-// again, or a URL queued before this process opened the state.
+// stale. An entry held past a trap budget (judge.HeldPriority) is stale
+// once its URL was released (Release) or fetched. Only a lease that may
+// be such a copy costs a read of the store: a held entry, a copy queued
+// again, the first copy of a URL this process queued again, or a URL
+// queued before this process opened the state.
 func (d *State) Stale(l frontier.Lease) bool {
 	if l.Seq == 0 || l.RobotsFor != "" {
 		return false
