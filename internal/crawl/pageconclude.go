@@ -46,12 +46,12 @@ func (c *Crawler) conclude(p *pageRun) {
 	switch {
 	case res.Retry:
 	case c.cfg.Recrawl != nil:
-		p.out.visit = c.sched.Learn(p.l, p.prev, resp, p.cp, p.notModified)
+		p.out.visit = c.sched.Learn(p.l, p.prev, resp, schedule.Seen{Capture: p.cp, Text: p.text, NotModified: p.notModified})
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Truncated == "":
 		// A crawl that ends keeps what a later recrawl of its directory
 		// asks with, conditionally: whichever command fetched a page
 		// first, the next visit sends its validators.
-		p.out.visit = schedule.Once(store.URLRecord{LastFetch: resp.Start, Digest: p.cp.Digest,
+		p.out.visit = schedule.Once(store.URLRecord{LastFetch: resp.Start, Digest: p.cp.Digest, TextHash: p.text,
 			ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")})
 	}
 }

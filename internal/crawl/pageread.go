@@ -9,6 +9,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/content"
 	"github.com/weft-crawler/weft/internal/crawllog"
+	"github.com/weft-crawler/weft/internal/extract"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/judge"
@@ -133,6 +134,7 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 			follow = false
 		}
 	}
+	p.text = extract.TextHash(res.Words)
 	if words != nil {
 		// Nothing reads the words after the fingerprint. The array is
 		// the one given: a page of more words than it holds had them

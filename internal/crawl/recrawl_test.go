@@ -669,3 +669,83 @@ func TestServeAfterCrawlAsksConditionally(t *testing.T) {
 		t.Errorf("%d answers 304 archived, want both pages'", sum.NotModified)
 	}
 }
+
+// TestServeTokensAreNoChange: a page whose every answer differs only out
+// of sight (a script's nonce, a form's token, a time in a comment), as
+// many do, has its recrawls find no change, and is asked for less and
+// less often, as an unchanging page is; a page whose visible words change
+// on every answer finds a change on every visit.
+func TestServeTokensAreNoChange(t *testing.T) {
+	var mu sync.Mutex
+	asked := map[string]int{}
+	words := strings.Repeat("the same words for ever and ever ", 20)
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"v.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(rw, r)
+				return
+			}
+			mu.Lock()
+			asked[r.URL.Path]++
+			n := asked[r.URL.Path]
+			mu.Unlock()
+			rw.Header().Set("Content-Type", "text/html")
+			switch r.URL.Path {
+			case "/":
+				fmt.Fprintf(rw, `<html><body><p>%s</p><a href="/tokens">t</a> <a href="/news">n</a></body></html>`, words)
+			case "/tokens":
+				fmt.Fprintf(rw, `<html><head><script>var nonce = "%d";</script></head><body><!-- served %d --><p>%s</p>`+
+					`<form><input type="hidden" name="csrf" value="%d"></form></body></html>`, n, n, words, n)
+			case "/news":
+				fmt.Fprintf(rw, `<html><body><p>%s</p><p>news number %d</p></body></html>`, words, n)
+			default:
+				http.NotFound(rw, r)
+			}
+		},
+	})
+	cfg := mw.config(t, time.Millisecond, mw.url("v.test", "/"))
+	cfg.Recrawl = &recrawl.Policy{Min: 50 * time.Millisecond, Max: time.Hour, Prior: 1}
+	cfg.RecrawlScan = 20 * time.Millisecond
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(ctx)
+	}()
+	testwait.Eventually(t, 30*time.Second, "both pages asked for three times", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return asked["/tokens"] >= 3 && asked["/news"] >= 3
+	})
+	cancel()
+	<-done
+	d, _, err := state.Open(cfg.DataDir, 0, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	record := func(path string) store.URLRecord {
+		t.Helper()
+		u := mw.url("v.test", path)
+		host := mw.auth["v.test"]
+		r, ok, err := d.DB.GetURL(uint16(partition.Of(host, d.Partitions())), host, seen.KeyOf(u))
+		if err != nil || !ok {
+			t.Fatalf("%s: no record (%v)", u, err)
+		}
+		return r
+	}
+	tokens, news := record("/tokens"), record("/news")
+	t.Logf("/tokens: %d visits, unchanged %d, changes %.2f of %.2f; /news: unchanged %d, changes %.2f of %.2f",
+		asked["/tokens"], tokens.Unchanged, tokens.Changes, tokens.Visits, news.Unchanged, news.Changes, news.Visits)
+	if tokens.Unchanged < 1 || tokens.TextHash == 0 || tokens.Changes >= news.Changes {
+		t.Errorf("/tokens: %d visits in a row found no change (changes %.2f; text hash %x); want its recrawls to find none", tokens.Unchanged, tokens.Changes, tokens.TextHash)
+	}
+	if news.Unchanged != 0 {
+		t.Errorf("/news: %d visits in a row found no change, want every visit to find one", news.Unchanged)
+	}
+}

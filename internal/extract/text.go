@@ -31,6 +31,23 @@ func TextWords(text []byte, max int) []uint64 {
 	return appendWordHashes(make([]uint64, 0, min(max, len(text)/32)), text, max)
 }
 
+// TextHash folds the hashes of a page's visible words (TextWords, or
+// Result.Words), in their order, into one: two pages whose visible words
+// are the same have the same, whatever their markup, scripts, comments
+// and attributes hold (a form's token, a script's nonce, an ad's id). It
+// is never 0, which stands for no text; nor for no words.
+func TextHash(words []uint64) uint64 {
+	if len(words) == 0 {
+		return 0
+	}
+	x := uint64(fnvOffset)
+	for _, w := range words {
+		x = (x ^ w) * fnvPrime
+		x ^= x >> 29
+	}
+	return max(x, 1)
+}
+
 // AppendTextWords is TextWords appending to words[:0] (see HTMLInto).
 func AppendTextWords(words []uint64, text []byte, max int) []uint64 {
 	if words == nil {

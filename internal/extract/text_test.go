@@ -196,3 +196,34 @@ func TestWordsIntoTheGivenArray(t *testing.T) {
 		t.Error("AppendTextWords differs from TextWords or left the given array")
 	}
 }
+
+// TextHash is equal for two pages of the same visible words, whatever
+// else differs, and differs when a word does, or their order.
+func TestTextHash(t *testing.T) {
+	const words = 1000
+	hash := func(html string) uint64 {
+		t.Helper()
+		return TextHash(HTML([]byte(html), "", Limits{Words: words}).Words)
+	}
+	page := func(body, extra string) string {
+		return `<!DOCTYPE html><html><head><title>T</title><script>var nonce="` + extra + `";</script></head><body>` +
+			`<!-- generated ` + extra + ` --><form><input type=hidden name=csrf value="` + extra + `"></form>` + body +
+			`<a href="/next?sid=` + extra + `">Next page</a></body></html>`
+	}
+	a := hash(page("<p>The quick brown fox jumps over the lazy dog.</p>", "1"))
+	if b := hash(page("<p>The quick brown fox jumps over the lazy dog.</p>", "2")); a != b || a == 0 {
+		t.Errorf("the same visible words, another token: %x and %x", a, b)
+	}
+	for _, body := range []string{
+		"<p>The quick brown fox jumps over the lazy cat.</p>",
+		"<p>The quick brown fox jumps the over lazy dog.</p>",
+		"<p>The quick brown fox jumps over the lazy dog. Price 12.</p>",
+	} {
+		if b := hash(page(body, "1")); b == a {
+			t.Errorf("%s: the same text hash as the page it differs from", body)
+		}
+	}
+	if TextHash(nil) != 0 {
+		t.Error("no words: a text hash")
+	}
+}

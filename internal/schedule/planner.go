@@ -170,11 +170,22 @@ func (s *Planner) Importance(url string, r *store.URLRecord) float64 {
 	return recrawl.Importance(sig)
 }
 
+// Seen is what a visit found of the page, besides the answer.
+type Seen struct {
+	Capture     archive.Capture // the capture archived of the answer
+	Text        uint64          // the hash of its visible words (extract.TextHash); 0 if none were read
+	NotModified bool            // the answer was a 304 to a conditional request
+}
+
 // Learn folds a visit into the URL's history and sets its next crawl:
-// prev is its record before the lease, resp the answer, cp the capture
-// archived of it, and notModified says the answer was a 304 to a
-// conditional request.
-func (s *Planner) Learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Response, cp archive.Capture, notModified bool) *Visit {
+// prev is its record before the lease, resp the answer, seen what it
+// found. A 200 found a change when its payload differs from the last
+// one's, unless the visible text of both was read and is the same: a
+// token, a nonce or a time in a comment or an attribute, which many pages
+// change on every answer, is not a change of the page, and would
+// otherwise have it fetched again as often as --recrawl-min allows.
+func (s *Planner) Learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Response, seen Seen) *Visit {
+	cp, notModified := seen.Capture, seen.NotModified
 	h := history(prev)
 	v := prev
 	v.Depth = l.Depth
@@ -189,9 +200,9 @@ func (s *Planner) Learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Resp
 			v.ETag = et
 		}
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Truncated == "":
-		changed := cp.Digest != prev.Digest
+		changed := cp.Digest != prev.Digest && (seen.Text == 0 || seen.Text != prev.TextHash)
 		h.ObserveModified(resp.Start, changed, httpDate(resp.Header.Get("Last-Modified")), httpDate(resp.Header.Get("Date")))
-		v.Digest = cp.Digest
+		v.Digest, v.TextHash = cp.Digest, seen.Text
 		v.ETag, v.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	case resp.StatusCode >= 400:
 		// An error: no page to learn from, and one more error in a row,

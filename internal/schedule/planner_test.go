@@ -29,7 +29,8 @@ func answer(status int, start time.Time, fields ...string) *fetch.Response {
 }
 
 // TestLearn: a visit that found a change brings the next one closer than
-// one that found none (a 304 included), and keeps the page's validators
+// one that found none (a 304 included, and another payload of the same
+// visible words), and keeps the page's validators
 // and digest; both pool into the host's prior. An error is one more in a
 // row, a 404'd sitemap waits for the robots.txt schedule, and a first
 // visit teaches the host nothing.
@@ -43,8 +44,8 @@ func TestLearn(t *testing.T) {
 		Digest: [sha1.Size]byte{1}, ETag: `"v1"`, SitemapPriority: -1}
 
 	// Last-Modified "x" is kept as given, though it dates nothing.
-	changed := p.Learn(l, prev, answer(200, start, "ETag", `"v2"`, "Last-Modified", "x"), archive.Capture{Digest: [sha1.Size]byte{2}}, false)
-	same := p.Learn(l, prev, answer(304, start, "ETag", `"v1b"`), archive.Capture{}, true)
+	changed := p.Learn(l, prev, answer(200, start, "ETag", `"v2"`, "Last-Modified", "x"), Seen{Capture: archive.Capture{Digest: [sha1.Size]byte{2}}})
+	same := p.Learn(l, prev, answer(304, start, "ETag", `"v1b"`), Seen{NotModified: true})
 	if r := changed.Record; r.Digest != ([sha1.Size]byte{2}) || r.ETag != `"v2"` || r.LastModified != "x" || !r.LastFetch.Equal(start) {
 		t.Errorf("a changed page's record: digest %x, ETag %s, Last-Modified %q, fetched %v", r.Digest[:1], r.ETag, r.LastModified, r.LastFetch)
 	}
@@ -61,16 +62,31 @@ func TestLearn(t *testing.T) {
 		t.Errorf("due before %v, importance %v; want the record's due time, a page's importance", changed.prevDue, changed.Importance)
 	}
 
-	failed := p.Learn(l, prev, answer(500, start), archive.Capture{}, false)
+	// Another payload of the same visible text (a token, a nonce): no
+	// change, as a 304; another text: a change.
+	prev.TextHash = 7
+	tokens := p.Learn(l, prev, answer(200, start), Seen{Capture: archive.Capture{Digest: [sha1.Size]byte{3}}, Text: 7})
+	if r := tokens.Record; r.Unchanged != 1 || r.Digest != ([sha1.Size]byte{3}) || r.TextHash != 7 || !r.NextCrawl.Equal(same.Record.NextCrawl) {
+		t.Errorf("another payload, the same text: unchanged %d, digest %x, text %d, next visit %v after (a 304's %v)",
+			r.Unchanged, r.Digest[:1], r.TextHash, r.NextCrawl.Sub(start), same.Record.NextCrawl.Sub(start))
+	}
+	text := p.Learn(l, prev, answer(200, start), Seen{Capture: archive.Capture{Digest: [sha1.Size]byte{3}}, Text: 8})
+	noText := p.Learn(l, prev, answer(200, start), Seen{Capture: archive.Capture{Digest: [sha1.Size]byte{3}}})
+	if text.Record.Unchanged != 0 || noText.Record.Unchanged != 0 || noText.Record.TextHash != 0 || !text.Record.NextCrawl.Equal(changed.Record.NextCrawl) {
+		t.Errorf("another text: unchanged %d; no text read: unchanged %d, text %d; want changes, as a new payload without text", text.Record.Unchanged, noText.Record.Unchanged, noText.Record.TextHash)
+	}
+	prev.TextHash = 0
+
+	failed := p.Learn(l, prev, answer(500, start), Seen{})
 	if r := failed.Record; r.Errors != 1 || r.Digest != prev.Digest || failed.prior != nil {
 		t.Errorf("a 500: %d errors in a row, digest %x, prior %v; want 1, the page's, none", r.Errors, r.Digest[:1], failed.prior)
 	}
 	sm := lease("http://a.test/maps/b.xml", "a.test")
 	sm.Via = "http://a.test/robots.txt"
-	if v := p.Learn(sm, store.URLRecord{}, answer(404, start), archive.Capture{}, false); !v.Record.NextCrawl.Equal(start.Add(robotsTTL)) {
+	if v := p.Learn(sm, store.URLRecord{}, answer(404, start), Seen{}); !v.Record.NextCrawl.Equal(start.Add(robotsTTL)) {
 		t.Errorf("a sitemap robots.txt named answered 404: due %v after, want the robots.txt's %v", v.Record.NextCrawl.Sub(start), robotsTTL)
 	}
-	if v := p.Learn(lease("http://a.test/new", "a.test"), store.URLRecord{}, answer(200, start), archive.Capture{}, false); v.prior != nil {
+	if v := p.Learn(lease("http://a.test/new", "a.test"), store.URLRecord{}, answer(200, start), Seen{}); v.prior != nil {
 		t.Errorf("a first visit pooled into the host's prior: %+v", v.prior)
 	}
 }

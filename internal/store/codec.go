@@ -18,7 +18,7 @@ const MaxRobotsBody = 500 << 10
 const (
 	hostVersion   = 5 // 2 adds backoff, errors, parks and given-up; 3 moves robots.txt to RobotsRecord; 4 the run of 429s; 5 why the host waits
 	robotsVersion = 2 // 2 keeps the last good answer beside the failures since
-	urlVersion    = 7 // 2 adds what a recrawl needs: validators, digest, change history; 3 what ranks it: in-links, sitemap hints; 4 unchanged visits in a row; 5 its Dating; 6 errors in a row; 7 the rank it was queued with
+	urlVersion    = 8 // 2 adds what a recrawl needs: validators, digest, change history; 3 what ranks it: in-links, sitemap hints; 4 unchanged visits in a row; 5 its Dating; 6 errors in a row; 7 the rank it was queued with; 8 the hash of its visible text
 	frontVersion  = 6 // QueueItem with host and partition; 2 adds Fetch, 3 its flags, 4 its Rank, 5 its Seed, 6 its Path
 	queueVersion  = 6 // QueueItem without them (the key has them); 2 adds Fetch, 3 its flags, 4 its Rank, 5 its Seed, 6 its Path
 )
@@ -178,6 +178,12 @@ type URLRecord struct {
 	// be ending at that moment, and its record is that lease's to write.
 	// 0 in an older record, and for a seed.
 	Rank uint32
+	// TextHash (version 8) is the hash of the visible words of the last
+	// 200 read as a page (extract.TextHash): a visit whose payload differs
+	// but whose visible text does not (a form's token, a script's nonce, a
+	// time in a comment) found no change. 0 when there was no text, and in
+	// an older record.
+	TextHash uint64
 }
 
 // Dating is what a page's Last-Modified dates taught of its changes
@@ -280,7 +286,8 @@ func appendURLRecord(dst []byte, r *URLRecord) []byte {
 	dst = binary.AppendUvarint(dst, uint64(max(r.Unchanged, 0)))
 	dst = appendDating(dst, &r.Dating)
 	dst = binary.AppendUvarint(dst, uint64(max(r.Errors, 0)))
-	return binary.AppendUvarint(dst, uint64(r.Rank))
+	dst = binary.AppendUvarint(dst, uint64(r.Rank))
+	return binary.AppendUvarint(dst, r.TextHash)
 }
 
 // appendItem encodes a queue item; a front item also carries its host and
@@ -634,6 +641,9 @@ func decodeURLRecord(key, val []byte) (URLRecord, error) {
 	}
 	if v >= 7 {
 		r.Rank = uint32(min(d.uvarint("rank"), math.MaxUint32))
+	}
+	if v >= 8 {
+		r.TextHash = d.uvarint("text hash")
 	}
 	if err := d.finish(key); err != nil {
 		return URLRecord{}, err

@@ -29,14 +29,22 @@ func sampleURL() URLRecord {
 		ETag: `W/"abc"`, LastModified: "Mon, 30 Nov 2026 10:00:00 GMT", Digest: [20]byte{1, 2, 3},
 		Visits: 7.5, Changes: 2.25, Span: 86400.5,
 		InLinks: 12, InSitemap: true, SitemapPriority: 0.8, SitemapLastMod: t0.Add(-time.Hour), Unchanged: 6,
-		Dating: Dating{Dated: 1.96, Exposed: 3600.25, Modified: t0.Add(-2 * time.Hour), Undated: true}, Errors: 2, Rank: 300}
+		Dating: Dating{Dated: 1.96, Exposed: 3600.25, Modified: t0.Add(-2 * time.Hour), Undated: true}, Errors: 2, Rank: 300,
+		TextHash: 0xfeedface12345678}
 }
 
 // withoutRank is a record as version 6 wrote it: version 7 without the
-// trailing rank.
+// trailing rank (and version 8's text hash).
 func withoutRank(u URLRecord) []byte {
-	v7 := appendURLRecord(nil, &u)
+	v7 := withoutTextHash(u)
 	return append([]byte{6}, v7[1:len(v7)-len(binary.AppendUvarint(nil, uint64(u.Rank)))]...)
+}
+
+// withoutTextHash is a record as version 7 wrote it: version 8 without
+// the trailing text hash.
+func withoutTextHash(u URLRecord) []byte {
+	v8 := appendURLRecord(nil, &u)
+	return append([]byte{7}, v8[1:len(v8)-len(binary.AppendUvarint(nil, u.TextHash))]...)
 }
 
 // datingLen is the bytes g takes at the end of a record.
@@ -85,7 +93,7 @@ func TestURLRecordVersion2(t *testing.T) {
 func TestURLRecordVersion3(t *testing.T) {
 	u := sampleURL()
 	v6 := withoutRank(u)
-	u.Rank = 0
+	u.Rank, u.TextHash = 0, 0
 	e := len(binary.AppendUvarint(nil, uint64(u.Errors)))
 	v5 := append([]byte{5}, v6[1:len(v6)-e]...)
 	d := datingLen(u.Dating)
@@ -116,14 +124,31 @@ func TestURLRecordVersion3(t *testing.T) {
 func TestURLRecordVersion6(t *testing.T) {
 	u := sampleURL()
 	want := u
-	want.Rank = 0
+	want.Rank, want.TextHash = 0, 0
 	if r, err := decodeURLRecord(fuzzURLKey, withoutRank(u)); err != nil || r != want {
 		t.Fatalf("version 6: %+v, %v; want %+v", r, err, want)
 	}
 	for _, rank := range []uint32{0, 1, 300, ^uint32(0)} {
 		u.Rank = rank
 		if r, err := decodeURLRecord(fuzzURLKey, appendURLRecord(nil, &u)); err != nil || r != u {
-			t.Errorf("version 7, rank %d: %+v, %v", rank, r, err)
+			t.Errorf("version 8, rank %d: %+v, %v", rank, r, err)
+		}
+	}
+}
+
+// TestURLRecordVersion7 reads a record written before version 8, without
+// the hash of its visible text, as none; version 8 keeps it.
+func TestURLRecordVersion7(t *testing.T) {
+	u := sampleURL()
+	want := u
+	want.TextHash = 0
+	if r, err := decodeURLRecord(fuzzURLKey, withoutTextHash(u)); err != nil || r != want {
+		t.Fatalf("version 7: %+v, %v; want %+v", r, err, want)
+	}
+	for _, h := range []uint64{0, 1, ^uint64(0)} {
+		u.TextHash = h
+		if r, err := decodeURLRecord(fuzzURLKey, appendURLRecord(nil, &u)); err != nil || r != u {
+			t.Errorf("version 8, text hash %x: %+v, %v", h, r, err)
 		}
 	}
 }
