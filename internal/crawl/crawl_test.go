@@ -106,6 +106,41 @@ func runCrawler(t *testing.T, cfg Config) (*Crawler, Summary) {
 	return c, sum
 }
 
+// running is a crawl started in the background by startCrawl.
+type running struct {
+	*Crawler
+	cancel context.CancelFunc
+	done   chan struct{}
+	sum    Summary
+	err    error
+}
+
+// startCrawl runs a crawl of cfg in the background, for a test that
+// watches it run (a continuous crawl, which does not end by itself);
+// stop ends it. The test's cleanup stops it if the test did not.
+func startCrawl(t *testing.T, cfg Config) *running {
+	t.Helper()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	r := &running{Crawler: c, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.sum, r.err = c.Run(ctx)
+	}()
+	t.Cleanup(func() { r.stop() })
+	return r
+}
+
+// stop cancels the crawl, and returns what Run returned once it has.
+func (r *running) stop() (Summary, error) {
+	r.cancel()
+	<-r.done
+	return r.sum, r.err
+}
+
 func TestMaxPagesStopsTheCrawl(t *testing.T) {
 	web := startWeb(t, synthweb.Config{Seed: 3, Hosts: 10, PagesPerHost: 12, MinPageBytes: 12 << 10, MaxPageBytes: 16 << 10, MinLinks: 20, MaxLinks: 30})
 	cfg := testConfig(t, web, 8, 0)

@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"context"
 	"net/netip"
 	"strings"
 	"testing"
@@ -24,19 +23,9 @@ func TestServeSaysWhenTheNextRecrawlIsDue(t *testing.T) {
 	cfg.Recrawl = &recrawl.Policy{Min: time.Hour}
 	cfg.RecrawlScan = 20 * time.Millisecond
 	start := time.Now() // before any fetch
-	c, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Run(ctx)
-		done <- err
-	}()
+	c := startCrawl(t, cfg)
 	defer func() {
-		cancel()
-		if err := <-done; err != nil {
+		if _, err := c.stop(); err != nil {
 			t.Error(err)
 		}
 	}()

@@ -90,19 +90,7 @@ func TestServeRecrawls(t *testing.T) {
 	// never sooner than 150 ms nor later than 1.5 s.
 	cfg.Recrawl = &recrawl.Policy{Min: 150 * time.Millisecond, Max: 1500 * time.Millisecond, Prior: 1}
 	cfg.RecrawlScan = 50 * time.Millisecond
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	c, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum Summary
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sum, err = c.Run(ctx)
-	}()
-	defer func() { cancel(); <-done }()
+	c := startCrawl(t, cfg)
 	// Until the server has had the visits judged below: /static's first
 	// and six conditional ones (enough for its schedule to have learnt
 	// that it does not change, while /changing's learnt that it does),
@@ -118,8 +106,7 @@ func TestServeRecrawls(t *testing.T) {
 		}
 		return n["/static"] >= 7 && n["/flaky"] >= 3 && n["/sess"] >= 2
 	})
-	cancel()
-	<-done
+	sum, err := c.stop()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,17 +481,7 @@ func TestInLinks(t *testing.T) {
 	cfg := mw.config(t, 5*time.Millisecond, mw.url("i.test", "/"))
 	cfg.Recrawl = &recrawl.Policy{Min: 200 * time.Millisecond, Max: time.Hour, Prior: 0.01}
 	cfg.RecrawlScan = 20 * time.Millisecond
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	c, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ran := make(chan error, 1)
-	go func() {
-		_, err := c.Run(ctx)
-		ran <- err
-	}()
+	c := startCrawl(t, cfg)
 	// The crawl's own store is read while it runs, until /popular has
 	// been fetched again after every page linking to it was read, and
 	// both pages are scheduled: the due entries judged are those of that
@@ -547,8 +524,7 @@ func TestInLinks(t *testing.T) {
 		_, o := weight[seen.KeyOf(obscure)]
 		return p && o
 	})
-	cancel()
-	if err := <-ran; err != nil {
+	if _, err := c.stop(); err != nil {
 		t.Fatal(err)
 	}
 	// Scheduled with the importance of their in-links (recrawl.Importance):
@@ -569,12 +545,12 @@ func TestInLinks(t *testing.T) {
 	if p.InLinks != pages || o.InLinks != 1 || p0.InLinks != 1 {
 		t.Errorf("in-links in the records: /popular %d, /obscure %d, /p0 %d; want %d, 1 and 1 (its self-link not counted)", p.InLinks, o.InLinks, p0.InLinks, pages)
 	}
-	c, err = New(cfg)
+	again, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.close(0)
-	if n := c.inlinks.Count(seen.KeyOf(popular)); n != pages {
+	defer again.close(0)
+	if n := again.inlinks.Count(seen.KeyOf(popular)); n != pages {
 		t.Errorf("after a restart /popular has %d in-links, want %d", n, pages)
 	}
 }
@@ -639,24 +615,13 @@ func TestServeAfterCrawlAsksConditionally(t *testing.T) {
 	}
 	cfg.Recrawl = &recrawl.Policy{Min: 100 * time.Millisecond, Max: 300 * time.Millisecond, Prior: 1}
 	cfg.RecrawlScan = 50 * time.Millisecond
-	c, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	done := make(chan Summary, 1)
-	go func() {
-		sum, _ := c.Run(ctx)
-		done <- sum
-	}()
+	c := startCrawl(t, cfg)
 	testwait.Eventually(t, 20*time.Second, "both pages asked for again", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(asked["/"]) >= 2 && len(asked["/a"]) >= 2
 	})
-	cancel()
-	sum := <-done
+	sum, _ := c.stop()
 	mu.Lock()
 	defer mu.Unlock()
 	for _, p := range []string{"/", "/a"} {
@@ -706,24 +671,15 @@ func TestServeTokensAreNoChange(t *testing.T) {
 	cfg := mw.config(t, time.Millisecond, mw.url("v.test", "/"))
 	cfg.Recrawl = &recrawl.Policy{Min: 50 * time.Millisecond, Max: time.Hour, Prior: 1}
 	cfg.RecrawlScan = 20 * time.Millisecond
-	c, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.Run(ctx)
-	}()
+	c := startCrawl(t, cfg)
 	testwait.Eventually(t, 30*time.Second, "both pages asked for three times", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return asked["/tokens"] >= 3 && asked["/news"] >= 3
 	})
-	cancel()
-	<-done
+	if _, err := c.stop(); err != nil {
+		t.Fatal(err)
+	}
 	d, _, err := state.Open(cfg.DataDir, 0, false, nil)
 	if err != nil {
 		t.Fatal(err)
