@@ -52,7 +52,7 @@ type pageRun struct {
 	// that resolved (the page's outlinks, followed or not); the pages
 	// it votes for (in-links).
 	read     bool
-	text     uint64 // the hash of its visible words (extract.TextHash), 0 if none were read
+	text     uint64 // the hash of its visible words and links (extract.TextHash), 0 if not read whole
 	followed bool
 	found    []found
 	links    []string

@@ -134,7 +134,12 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 			follow = false
 		}
 	}
-	p.text = extract.TextHash(res.Words)
+	// What a recrawl compares (schedule.Seen.Text): a page read whole,
+	// and not to be rendered, whose words fit in the array.
+	text := extract.TextHash(res.Words)
+	if res.Truncated != "" || res.Err != nil || len(res.Words) >= extract.DefaultMaxWords {
+		text = 0
+	}
 	if words != nil {
 		// Nothing reads the words after the fingerprint. The array is
 		// the one given: a page of more words than it holds had them
@@ -160,6 +165,7 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 		p.alias = u.String
 	}
 	c.findLinks(p, base, &res, follow)
+	p.text = extract.AddLinks(text, p.links) // the links alone: requisites' URLs carry cache-busters
 	// The images a page shows are fetched with it, one hop further (so an
 	// image that turns out to be a page is bounded by the depth limit like
 	// any link), unless the page is a near-duplicate whose links are not
@@ -170,6 +176,7 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 	}
 	if follow && c.rend != nil && p.mt == "text/html" && !l.Requisite && resp.Truncated == "" && !p.cp.Revisit {
 		p.render = &renderable{resp: resp, recordID: p.cp.Loc.RecordID}
+		p.text = 0 // what its scripts build is not in the words read
 	}
 }
 

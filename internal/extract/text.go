@@ -35,17 +35,36 @@ func TextWords(text []byte, max int) []uint64 {
 // Result.Words), in their order, into one: two pages whose visible words
 // are the same have the same, whatever their markup, scripts, comments
 // and attributes hold (a form's token, a script's nonce, an ad's id). It
-// is never 0, which stands for no text; nor for no words.
+// is never 0, which stands for no text; nor for no words. Words are runs
+// of letters and digits: a change of symbols alone ("$5" to "5 €") is not
+// seen.
 func TextHash(words []uint64) uint64 {
 	if len(words) == 0 {
 		return 0
 	}
 	x := uint64(fnvOffset)
 	for _, w := range words {
-		x = (x ^ w) * fnvPrime
-		x ^= x >> 29
+		x = fold(x, w)
 	}
 	return max(x, 1)
+}
+
+// AddLinks folds the URLs a page links to, in their order, into its
+// TextHash h, so that a listing whose new entries read as the old ones
+// did ("Read more") hashes anew; 0 stays 0.
+func AddLinks(h uint64, links []string) uint64 {
+	if h == 0 {
+		return 0
+	}
+	for _, l := range links {
+		h = fold(h, WordHash(l))
+	}
+	return max(h, 1)
+}
+
+func fold(x, w uint64) uint64 {
+	x = (x ^ w) * fnvPrime
+	return x ^ x>>29
 }
 
 // AppendTextWords is TextWords appending to words[:0] (see HTMLInto).

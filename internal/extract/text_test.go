@@ -223,7 +223,12 @@ func TestTextHash(t *testing.T) {
 			t.Errorf("%s: the same text hash as the page it differs from", body)
 		}
 	}
-	if TextHash(nil) != 0 {
+	if TextHash(nil) != 0 || AddLinks(0, []string{"http://a.test/"}) != 0 {
 		t.Error("no words: a text hash")
+	}
+	links := []string{"http://a.test/1", "http://a.test/2"}
+	if AddLinks(a, links) == a || AddLinks(a, links) == AddLinks(a, []string{"http://a.test/1", "http://a.test/3"}) ||
+		AddLinks(a, links) != AddLinks(a, slices.Clone(links)) {
+		t.Error("the links a page leads to do not tell it apart")
 	}
 }

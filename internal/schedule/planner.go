@@ -173,14 +173,15 @@ func (s *Planner) Importance(url string, r *store.URLRecord) float64 {
 // Seen is what a visit found of the page, besides the answer.
 type Seen struct {
 	Capture     archive.Capture // the capture archived of the answer
-	Text        uint64          // the hash of its visible words (extract.TextHash); 0 if none were read
+	Text        uint64          // the hash of its visible words and links (extract.TextHash, AddLinks); 0 if it was not read whole
 	NotModified bool            // the answer was a 304 to a conditional request
 }
 
 // Learn folds a visit into the URL's history and sets its next crawl:
 // prev is its record before the lease, resp the answer, seen what it
 // found. A 200 found a change when its payload differs from the last
-// one's, unless the visible text of both was read and is the same: a
+// one's, unless the visible text and links of both were read and are the
+// same: a
 // token, a nonce or a time in a comment or an attribute, which many pages
 // change on every answer, is not a change of the page, and would
 // otherwise have it fetched again as often as --recrawl-min allows.
@@ -200,9 +201,13 @@ func (s *Planner) Learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Resp
 			v.ETag = et
 		}
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Truncated == "":
-		changed := cp.Digest != prev.Digest && (seen.Text == 0 || seen.Text != prev.TextHash)
+		text := seen.Text
+		if text == 0 && cp.Digest == prev.Digest {
+			text = prev.TextHash // the same bytes, not read again (a revisit): the same text
+		}
+		changed := cp.Digest != prev.Digest && (text == 0 || text != prev.TextHash)
 		h.ObserveModified(resp.Start, changed, httpDate(resp.Header.Get("Last-Modified")), httpDate(resp.Header.Get("Date")))
-		v.Digest, v.TextHash = cp.Digest, seen.Text
+		v.Digest, v.TextHash = cp.Digest, text
 		v.ETag, v.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	case resp.StatusCode >= 400:
 		// An error: no page to learn from, and one more error in a row,

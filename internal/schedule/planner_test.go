@@ -70,6 +70,10 @@ func TestLearn(t *testing.T) {
 		t.Errorf("another payload, the same text: unchanged %d, digest %x, text %d, next visit %v after (a 304's %v)",
 			r.Unchanged, r.Digest[:1], r.TextHash, r.NextCrawl.Sub(start), same.Record.NextCrawl.Sub(start))
 	}
+	revisit := p.Learn(l, tokens.Record, answer(200, start.Add(time.Hour)), Seen{Capture: archive.Capture{Digest: [sha1.Size]byte{3}}})
+	if r := revisit.Record; r.Unchanged != 2 || r.TextHash != 7 {
+		t.Errorf("the same payload again, not read: unchanged %d, text %d; want 2, the text kept", r.Unchanged, r.TextHash)
+	}
 	text := p.Learn(l, prev, answer(200, start), Seen{Capture: archive.Capture{Digest: [sha1.Size]byte{3}}, Text: 8})
 	noText := p.Learn(l, prev, answer(200, start), Seen{Capture: archive.Capture{Digest: [sha1.Size]byte{3}}})
 	if text.Record.Unchanged != 0 || noText.Record.Unchanged != 0 || noText.Record.TextHash != 0 || !text.Record.NextCrawl.Equal(changed.Record.NextCrawl) {
