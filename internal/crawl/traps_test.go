@@ -440,7 +440,8 @@ func TestTrapBudgetCostsOrdinarySitesNothing(t *testing.T) {
 // URLs held first in the order they were found: every product is fetched,
 // for a part of the listings, and the facets cost less than without a
 // budget. So too over a crawl stopped half-way and resumed: the resumed
-// run reads back the URLs held (judge.RememberHeld).
+// run reads back the URLs held (judge.RememberHeld). Under a page budget,
+// the products come before more listings.
 func TestTrapBudgetFindsEveryProduct(t *testing.T) {
 	t.Parallel() // judged by what was requested, not when
 	web := startWeb(t, synthweb.Config{Seed: 5, Hosts: 1, PagesPerHost: 4, HostileKinds: []string{synthweb.FacetShop},
@@ -468,7 +469,7 @@ func TestTrapBudgetFindsEveryProduct(t *testing.T) {
 		return products, listings
 	}
 	var unbounded int
-	for i, budget := range []int{-1, 12, 12} {
+	for i, budget := range []int{-1, 12, 12, 12} {
 		mark := len(web.Log())
 		cfg := testConfig(t, web, 8, 0)
 		cfg.Seeds = web.HostileSeeds()
@@ -478,6 +479,18 @@ func TestTrapBudgetFindsEveryProduct(t *testing.T) {
 			first := runCrawl(t, cfg)
 			t.Logf("stopped after %d pages, %v held, %d released", first.Pages, first.Held, first.Released)
 			cfg.MaxPages = 0
+		}
+		if i == 3 {
+			// A page budget: spent on the products the listings lead to
+			// before more listings (judge.ReleasedPriority).
+			cfg.MaxPages = 150
+			runCrawl(t, cfg)
+			products, listings := count(mark)
+			t.Logf("trap budget %2d, --max-pages %d: %d products, %d listings", budget, cfg.MaxPages, products, listings)
+			if products < 2*listings {
+				t.Errorf("--max-pages %d: %d products for %d listings; want twice as many products", cfg.MaxPages, products, listings)
+			}
+			continue
 		}
 		sum := runCrawl(t, cfg)
 		products, listings := count(mark)

@@ -70,6 +70,12 @@ const DefaultTrapBudget = 50
 // one leases only when nothing else waits.
 const HeldPriority = frontier.Surplus
 
+// ReleasedPriority is the front queue of a URL held past its family's
+// budget once released (Weigh): Low, so that on its host the pages the
+// family's pages led to (the products of a shop's listings) go before
+// more of the family, and a crawl with a page budget spends it on them.
+const ReleasedPriority = frontier.Low
+
 // Reasons a URL is held past its family's budget: queued at HeldPriority
 // and counted (Held), not refused.
 const (

@@ -299,8 +299,8 @@ func TestTrapBudgetReleasesInOrder(t *testing.T) {
 	if len(b.released) != 2 || b.released[0].Item.URL != held[0].URL || b.released[1].Item.URL != held[1].URL {
 		t.Fatalf("released %v, want the first two held, %s and %s", b.released, held[0].URL, held[1].URL)
 	}
-	if p := b.released[0].Item.Priority; p != frontier.Normal {
-		t.Errorf("released to be queued at %v, want %v as found", p, frontier.Normal)
+	if p := b.released[0].Item.Priority; p != ReleasedPriority {
+		t.Errorf("released to be queued at %v, want %v, after the pages the family led to", p, ReleasedPriority)
 	}
 	b.weigh(2, false, Distinct) // half a URL: none
 	if n := b.links(facetPage, 1); n != 0 {

@@ -457,6 +457,7 @@ func (a *admission) Record(part int, k seen.Key) (bool, error) {
 		// everything else, and remembered, for its family's budget to
 		// release (Weigh).
 		held = Held{Item: c.Item(), Key: k}
+		held.Item.Priority = ReleasedPriority
 		c.Priority = HeldPriority
 		j.traps.held(u.Authority)
 	}

@@ -12,7 +12,7 @@ import (
 // Held is a URL held past its family's trap budget, as the judge
 // remembers it, for Weigh to hand back once the family has room.
 type Held struct {
-	Item frontier.Item // as it would have been queued had it not been held
+	Item frontier.Item // as it is to be queued once released: at ReleasedPriority
 	Key  seen.Key      // its seen-set key
 }
 
@@ -127,7 +127,7 @@ func (w *waiting) len() int {
 // HeldPriority, up to DefaultMaxWaiting: a resumed crawl releases them as
 // their families' budgets grow, as the run that held them would have. One
 // released already, or fetched, is found so when released (Releaser), and
-// spends nothing. Each is queued as a link is, at Normal.
+// spends nothing.
 func (j *Judge) RememberHeld(held []frontier.Item) {
 	b := j.budgets
 	if b == nil || b.waiting == nil {
@@ -142,7 +142,7 @@ func (j *Judge) RememberHeld(held []frontier.Item) {
 		if fam.none() {
 			continue
 		}
-		it.Priority, it.Seq, it.Tail, it.Added = frontier.Normal, 0, false, time.Time{}
+		it.Priority, it.Seq, it.Tail, it.Added = ReleasedPriority, 0, false, time.Time{}
 		b.waiting.add(fam.key(), Held{Item: it, Key: seen.KeyOf(it.URL)})
 	}
 }

@@ -253,9 +253,9 @@ func (pb *Batch) Requeue(it frontier.Item, k seen.Key) bool {
 }
 
 // Release implements judge.Releaser: it queues a URL held past its
-// family's trap budget at the priority it was found with, if it still
-// waits at judge.HeldPriority, never fetched (held by this batch itself,
-// it is queued as found instead).
+// family's trap budget as h says (at judge.ReleasedPriority), if it
+// still waits at judge.HeldPriority, never fetched (held by this batch
+// itself, it is queued so instead).
 // Its record takes that priority, so that the entry held is found stale
 // when leased (Stale): the URL has one entry that counts, as any URL
 // queued has, and the held one is not a copy (Requeue).
