@@ -105,7 +105,7 @@ func (r readyHeap) Less(i, j int) bool {
 	if !r[i].key.Equal(r[j].key) {
 		return r[i].key.Before(r[j].key)
 	}
-	return r[i].head.peek().Priority > r[j].head.peek().Priority
+	return class(r[i].head.peek().Priority) > class(r[j].head.peek().Priority)
 }
 
 func (r readyHeap) Swap(i, j int) {

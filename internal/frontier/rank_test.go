@@ -3,6 +3,7 @@ package frontier
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -193,4 +194,25 @@ func TestRankedHeadsKeepTheBounds(t *testing.T) {
 			t.Errorf("%d entries left on disk", left)
 		}
 	})
+}
+
+// Hosts ready at the same time go in the order of their next URLs'
+// priorities, Surplus after Low (a URL held past a trap budget after
+// everything else), not in the order of the values.
+func TestReadyTieGoesToTheHigherPriority(t *testing.T) {
+	at := time.Now()
+	var hs readyHeap
+	for _, p := range []Priority{Surplus, Low, High, Normal} {
+		h := &host{name: p.String(), key: at}
+		h.head.push(Item{URL: "http://" + p.String() + ".test/", Priority: p})
+		hs = append(hs, h)
+	}
+	sort.Sort(hs)
+	var got []Priority
+	for _, h := range hs {
+		got = append(got, h.head.peek().Priority)
+	}
+	if want := []Priority{High, Normal, Low, Surplus}; !slices.Equal(got, want) {
+		t.Errorf("hosts ready at once taken in the order %v, want %v", got, want)
+	}
 }
