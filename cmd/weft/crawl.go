@@ -232,7 +232,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.pagesSubject, "events-subject", jetstream.DefaultPagesSubject, "the subject prefix of page events: each goes to PREFIX.<partition of its host>")
 	fs.StringVar(&f.summaryFile, "summary", "", "also write the end-of-crawl summary to this file as JSON (counts by status, error kind, rejection reason, trap host...)")
 	fs.StringVar(&f.eventsFile, "events", "", "append a JSON line per archived capture to this file (url, fetched_at, status, payload_digest, warc_file, offset, length, revisit, near_dup_of), for an indexer to tail")
-	fs.IntVar(&f.nearThreshold, "near-dup-threshold", d.NearDupThreshold, "SimHash distance in bits (1 to 11) within which a page is a near-duplicate of an earlier one: flagged in the capture index, its links not followed (-1: do not judge)")
+	fs.IntVar(&f.nearThreshold, "near-dup-threshold", d.NearDupThreshold, "SimHash distance in bits (1 to 11) within which a page is a near-duplicate of an earlier one: flagged in the capture index, its links not followed (-1: do not judge; a recrawl then counts a token or a nonce as a change, as the words are not read)")
 	fs.IntVar(&f.nearMinWords, "near-dup-min-words", d.NearDupMinWords, "pages with fewer visible words are not judged for near-duplicates")
 	fs.IntVar(&f.nearMaxPages, "near-dup-max-pages", d.NearDupMaxPages, "pages the near-duplicate index holds in memory, 56 bytes each; later pages are judged against them, not added")
 	fs.BoolVar(&f.nearFollow, "near-dup-follow", false, "follow the links of near-duplicate pages too (an archive crawl that wants every link; the trap cut-off still applies)")

@@ -398,14 +398,17 @@ func (c *Crawler) Progress() Progress {
 // their families' trap budgets and that still wait, oldest first, up to
 // what it remembers (judge.RememberHeld): not the entries held of URLs
 // released since, or fetched (stale, state.State.Stale). It reads the
-// held queue, a page at a time, until the judge has its fill.
+// held queue, a page at a time, until the judge has its fill, or eight
+// times that (a trap past its share fills nothing).
 func (c *Crawler) rememberHeld() error {
 	var after uint64
-	for n := 0; n < judge.DefaultMaxWaiting; {
+	kept := c.judge.RememberHeld(nil)
+	for read := 0; kept < judge.DefaultMaxWaiting && read < 8*judge.DefaultMaxWaiting; {
 		page, err := c.state.Front(judge.HeldPriority, after, 4096)
 		if err != nil || len(page) == 0 {
 			return err
 		}
+		read += len(page)
 		after = page[len(page)-1].Seq
 		waiting := page[:0]
 		for _, it := range page {
@@ -413,9 +416,7 @@ func (c *Crawler) rememberHeld() error {
 				waiting = append(waiting, it)
 			}
 		}
-		waiting = waiting[:min(len(waiting), judge.DefaultMaxWaiting-n)]
-		c.judge.RememberHeld(waiting)
-		n += len(waiting)
+		kept = c.judge.RememberHeld(waiting)
 	}
 	return nil
 }

@@ -686,7 +686,7 @@ func TestServeTokensAreNoChange(t *testing.T) {
 	cfg.Recrawl = &recrawl.Policy{Min: 50 * time.Millisecond, Max: time.Hour, Prior: 1}
 	cfg.RecrawlScan = 20 * time.Millisecond
 	c := startCrawl(t, cfg)
-	testwait.Eventually(t, 30*time.Second, "both pages asked for three times", func() bool {
+	testwait.Eventually(t, 30*time.Second, "each page asked for three times or more, /sticky five", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return asked["/tokens"] >= 3 && asked["/sticky"] >= 5 && asked["/news"] >= 3 && asked["/list"] >= 3

@@ -34,10 +34,9 @@ func TextWords(text []byte, max int) []uint64 {
 // TextHash folds the hashes of a page's visible words (TextWords, or
 // Result.Words), in their order, into one: two pages whose visible words
 // are the same have the same, whatever their markup, scripts, comments
-// and attributes hold (a form's token, a script's nonce, an ad's id). It
-// is never 0, which stands for no text; nor for no words. Words are runs
-// of letters and digits: a change of symbols alone ("$5" to "5 €") is not
-// seen.
+// and attributes hold (a form's token, a script's nonce, an ad's id).
+// It is 0 for no words, and never 0 otherwise. Words are runs of letters
+// and digits: a change of symbols alone ("$5" to "5 €") is not seen.
 func TextHash(words []uint64) uint64 {
 	if len(words) == 0 {
 		return 0

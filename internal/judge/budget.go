@@ -232,8 +232,9 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 // Worth gathers what one fetched page led to, for Weigh. The zero Worth
 // weighs nothing.
 type Worth struct {
-	fam family
-	led int // new URLs outside the family, up to maxLed
+	page string // its URL, which is being fetched: never released by its own weight
+	fam  family
+	led  int // new URLs outside the family, up to maxLed
 }
 
 // Worth starts the weighing of a fetched page: what it led to is given to
@@ -242,7 +243,7 @@ func (j *Judge) Worth(page canon.URL) Worth {
 	if j.budgets == nil {
 		return Worth{}
 	}
-	return Worth{fam: familyOf(page)}
+	return Worth{page: page.String, fam: familyOf(page)}
 }
 
 // Admitted records a URL the page led to that was queued (a link or a
@@ -294,7 +295,7 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 	for len(fit) > 0 {
 		var gone uint32
 		for _, h := range fit {
-			if r.Release(h) {
+			if h.Item.URL != w.page && r.Release(h) {
 				released++
 			} else {
 				gone++

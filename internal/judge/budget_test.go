@@ -326,6 +326,17 @@ func TestTrapBudgetReleasesInOrder(t *testing.T) {
 	if b.room(facetPage) != 1 || b.Released() != 1 {
 		t.Errorf("nothing left to release: room %d, %d released; want 1 and 1", b.room(facetPage), b.Released())
 	}
+	// A held URL being fetched (a continuous crawl leases held URLs when
+	// nothing else waits) is not released by its own page's weight.
+	b = newBudgetJudge(t, 2, 0)
+	b.links(facetPage, 4)
+	self := b.w.staged[2].URL
+	w0 := b.Worth(b.url(self))
+	w0.Admitted(b.url("http://shop.test/product/9"))
+	b.Weigh(w0, Unjudged, b)
+	if len(b.released) != 1 || b.released[0].Item.URL != b.w.staged[3].URL {
+		t.Errorf("a held page's weight released %v, want the next held, %s, not itself", b.released, b.w.staged[3].URL)
+	}
 	// No releaser: the held URLs stay held, and the budget unspent.
 	b = newBudgetJudge(t, 2, 0)
 	b.links(facetPage, 4)

@@ -66,7 +66,9 @@ const (
 	// Repeats: a path segment repeats more often than the scope allows.
 	Repeats = string(scope.ReasonRepeats)
 	// Requeued: a URL queued again when its importance rose, leased
-	// after the other copy was fetched: dropped unrequested.
+	// after the other copy was fetched, or a URL held past its trap
+	// budget leased after it was released (state.Batch.Release): dropped
+	// unrequested.
 	Requeued = "requeued"
 	// IndexAlias: a link to a directory's index file (X/index.html) on a
 	// host that serves X/ and X/index.html alike, once X/ was fetched.

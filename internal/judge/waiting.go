@@ -128,10 +128,11 @@ func (w *waiting) len() int {
 // their families' budgets grow, as the run that held them would have. One
 // released already, or fetched, is found so when released (Releaser), and
 // spends nothing.
-func (j *Judge) RememberHeld(held []frontier.Item) {
+// It returns how many it remembers in all, past which it takes no more.
+func (j *Judge) RememberHeld(held []frontier.Item) int {
 	b := j.budgets
 	if b == nil || b.waiting == nil {
-		return
+		return DefaultMaxWaiting
 	}
 	for _, it := range held {
 		u, err := j.cfg.Canon.Parse(it.URL)
@@ -145,4 +146,5 @@ func (j *Judge) RememberHeld(held []frontier.Item) {
 		it.Priority, it.Seq, it.Tail, it.Added = ReleasedPriority, 0, false, time.Time{}
 		b.waiting.add(fam.key(), Held{Item: it, Key: seen.KeyOf(it.URL)})
 	}
+	return b.waiting.len()
 }

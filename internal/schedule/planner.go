@@ -181,10 +181,10 @@ type Seen struct {
 // prev is its record before the lease, resp the answer, seen what it
 // found. A 200 found a change when its payload differs from the last
 // one's, unless the visible text and links of both were read and are the
-// same: a
-// token, a nonce or a time in a comment or an attribute, which many pages
-// change on every answer, is not a change of the page, and would
-// otherwise have it fetched again as often as --recrawl-min allows.
+// same: a token, a nonce or a time in a comment or an attribute, which
+// many pages change on every answer, is not a change of the page, and
+// would otherwise have it fetched again as often as --recrawl-min
+// allows.
 func (s *Planner) Learn(l frontier.Lease, prev store.URLRecord, resp *fetch.Response, seen Seen) *Visit {
 	cp, notModified := seen.Capture, seen.NotModified
 	h := history(prev)

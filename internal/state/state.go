@@ -244,6 +244,11 @@ func (pb *Batch) Requeue(it frontier.Item, k seen.Key) bool {
 	if err != nil || !found || rec.Status != store.URLQueued || rec.Priority > uint8(it.Priority) {
 		return false
 	}
+	if rec.Priority == uint8(judge.ReleasedPriority) && it.Priority < frontier.High {
+		// Released from a trap budget: it stays after what its family
+		// led to, at its new rank, unless that rank makes it High.
+		it.Priority = judge.ReleasedPriority
+	}
 	d.againMu.Lock()
 	d.again[k] = struct{}{}
 	d.againMu.Unlock()

@@ -308,7 +308,7 @@ func TestReleaseHeld(t *testing.T) {
 	const host = "a.test"
 	part := partition.Of(host, 4)
 	held := func(u string) (frontier.Item, judge.Held) {
-		it := frontier.Item{URL: u, Host: host, Depth: 2, Priority: frontier.Normal, Rank: 10, Via: "http://a.test/shop?c=1"}
+		it := frontier.Item{URL: u, Host: host, Depth: 2, Priority: judge.ReleasedPriority, Rank: 10, Via: "http://a.test/shop?c=1"}
 		h := judge.Held{Item: it, Key: seen.KeyOf(u)}
 		it.Priority = judge.HeldPriority
 		return it, h
@@ -342,8 +342,8 @@ func TestReleaseHeld(t *testing.T) {
 		t.Fatal("a URL held, not released, is stale")
 	}
 	rb := d.NewBatch()
-	if !rb.Release(hU) || len(rb.Items) != 1 || rb.Items[0].Priority != frontier.Normal || rb.Items[0].Again {
-		t.Fatalf("a held URL released: %+v; want one item at %v", rb.Items, frontier.Normal)
+	if !rb.Release(hU) || len(rb.Items) != 1 || rb.Items[0].Priority != judge.ReleasedPriority || rb.Items[0].Again {
+		t.Fatalf("a held URL released: %+v; want one item at %v", rb.Items, judge.ReleasedPriority)
 	}
 	if _, hV := held(v); rb.Release(hV) {
 		t.Error("a URL queued as usual was released")
@@ -351,8 +351,16 @@ func TestReleaseHeld(t *testing.T) {
 	if err := rb.Batch.Commit(false); err != nil {
 		t.Fatal(err)
 	}
-	if rec := record(u); rec.Priority != uint8(frontier.Normal) || rec.Status != store.URLQueued {
-		t.Errorf("record after the release: %+v; want queued at %v", rec, frontier.Normal)
+	if rec := record(u); rec.Priority != uint8(judge.ReleasedPriority) || rec.Status != store.URLQueued {
+		t.Errorf("record after the release: %+v; want queued at %v", rec, judge.ReleasedPriority)
+	}
+	// Its estimate risen: a copy queued again stays at the released
+	// priority, unless the rank makes it High.
+	if ab := d.NewBatch(); !ab.Requeue(frontier.Item{URL: u, Host: host, Depth: 2, Priority: frontier.Normal, Rank: 50}, seen.KeyOf(u)) || ab.Items[0].Priority != judge.ReleasedPriority {
+		t.Errorf("a released URL queued again: %+v; want it at %v", ab.Items, judge.ReleasedPriority)
+	}
+	if ab := d.NewBatch(); !ab.Requeue(frontier.Item{URL: u, Host: host, Depth: 2, Priority: frontier.High, Rank: 50}, seen.KeyOf(u)) || ab.Items[0].Priority != frontier.High {
+		t.Errorf("a released URL queued again at High: %+v", ab.Items)
 	}
 	released := frontier.Lease{Item: rb.Items[0]}
 	released.Seq, released.Added = 2, time.Now()
@@ -377,13 +385,13 @@ func TestReleaseHeld(t *testing.T) {
 	if err := xb.Stage(itX, part, seen.KeyOf(x)); err != nil {
 		t.Fatal(err)
 	}
-	if !xb.Release(hX) || len(xb.Items) != 1 || xb.Items[0].Priority != frontier.Normal {
-		t.Fatalf("released by its own batch: %+v; want its one item at %v", xb.Items, frontier.Normal)
+	if !xb.Release(hX) || len(xb.Items) != 1 || xb.Items[0].Priority != judge.ReleasedPriority {
+		t.Fatalf("released by its own batch: %+v; want its one item at %v", xb.Items, judge.ReleasedPriority)
 	}
 	if err := xb.Batch.Commit(false); err != nil {
 		t.Fatal(err)
 	}
-	if rec := record(x); rec.Priority != uint8(frontier.Normal) {
-		t.Errorf("record of a URL released by its own batch: %+v; want %v", rec, frontier.Normal)
+	if rec := record(x); rec.Priority != uint8(judge.ReleasedPriority) {
+		t.Errorf("record of a URL released by its own batch: %+v; want %v", rec, judge.ReleasedPriority)
 	}
 }

@@ -178,10 +178,11 @@ type URLRecord struct {
 	// be ending at that moment, and its record is that lease's to write.
 	// 0 in an older record, and for a seed.
 	Rank uint32
-	// TextHash (version 8) is the hash of the visible words of the last
-	// 200 read as a page (extract.TextHash): a visit whose payload differs
-	// but whose visible text does not (a form's token, a script's nonce, a
-	// time in a comment) found no change. 0 when there was no text, and in
+	// TextHash (version 8) is the hash of the visible words and links
+	// of the last 200 read whole as a page (extract.TextHash, AddLinks): a
+	// visit whose payload differs but whose text does not (a form's token,
+	// a script's nonce, a time in a comment) found no change. 0 when
+	// there was no text, the page was read in part or is rendered, and in
 	// an older record.
 	TextHash uint64
 }
