@@ -2,6 +2,9 @@ package crawl
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -44,6 +47,64 @@ func bare(cfg Config) Config {
 	return cfg
 }
 
+// hostileHost is web's host of the hostile or trap kind.
+func hostileHost(t testing.TB, web *synthweb.Web, kind string) synthweb.HostInfo {
+	t.Helper()
+	for _, h := range web.Hosts() {
+		if h.Hostile == kind {
+			return h
+		}
+	}
+	t.Fatalf("no %s host in the web", kind)
+	return synthweb.HostInfo{}
+}
+
+// offline is the resolver of the tests' crawls. Every name a test serves
+// is pinned to a loopback address (Config.Fetch.Resolve), so any other is
+// answered "no such host" without a query leaving the machine; and a
+// name that is not one reserved for tests (.test, .invalid, .example,
+// localhost: RFC 2606 and 6761) fails the test, as the crawl tried to
+// reach the world (a sitemap's namespace, http://www.sitemaps.org/...,
+// taken for a link, say).
+type offline struct{ t testing.TB }
+
+func (o offline) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	name := strings.ToLower(strings.TrimSuffix(host, "."))
+	reserved := name == "localhost"
+	for _, tld := range []string{".test", ".invalid", ".example", ".localhost"} {
+		reserved = reserved || strings.HasSuffix(name, tld)
+	}
+	if !reserved {
+		o.t.Errorf("the crawl looked up %q, a name outside the test's loopback web", host)
+	}
+	return nil, &net.DNSError{Err: "no such host (the tests' offline resolver)", Name: host, IsNotFound: true}
+}
+
+// errorsTB keeps what is reported to it as errors.
+type errorsTB struct {
+	testing.TB
+	errs []string
+}
+
+func (e *errorsTB) Errorf(format string, args ...any) {
+	e.errs = append(e.errs, fmt.Sprintf(format, args...))
+}
+
+// The tests' resolver answers every name "no such host", and fails the
+// test for a name not reserved for tests.
+func TestOfflineResolverRefusesTheWorld(t *testing.T) {
+	tb := &errorsTB{TB: t}
+	for _, name := range []string{"h001.weft.test", "nowhere.invalid", "a.example", "localhost", "www.sitemaps.org", "example.com."} {
+		var de *net.DNSError
+		if _, err := (offline{tb}).LookupNetIP(t.Context(), "ip", name); !errors.As(err, &de) || !de.IsNotFound {
+			t.Errorf("%s: %v, want a DNS error, not found", name, err)
+		}
+	}
+	if len(tb.errs) != 2 || !strings.Contains(tb.errs[0], "www.sitemaps.org") || !strings.Contains(tb.errs[1], "example.com") {
+		t.Errorf("errors %q, want www.sitemaps.org's and example.com's", tb.errs)
+	}
+}
+
 // testConfig is a bare crawl of web with test-sized timeouts.
 func testConfig(t testing.TB, web *synthweb.Web, workers int, delay time.Duration) Config {
 	cfg := bare(Config{
@@ -53,7 +114,7 @@ func testConfig(t testing.TB, web *synthweb.Web, workers int, delay time.Duratio
 		Delay:     delay,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)",
 	})
-	cfg.Fetch.Resolve = web.Resolve()
+	cfg.Fetch.Resolve, cfg.Fetch.Resolver = web.Resolve(), offline{t}
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	// Generous enough for a loaded CI machine under -race: a timeout here
 	// makes a host look down, which the tests would rightly call a bug.

@@ -124,7 +124,7 @@ func (mw *miniWeb) config(t *testing.T, delay time.Duration, seeds ...string) Co
 		Delay:     delay,
 		UserAgent: "weft/test (+https://example.org/weft-crawler)",
 	})
-	cfg.Fetch.Resolve = mw.resolve
+	cfg.Fetch.Resolve, cfg.Fetch.Resolver = mw.resolve, offline{t}
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Fetch.ResponseHeaderTimeout = 3 * time.Second
 	cfg.Fetch.Timeout = 10 * time.Second
