@@ -241,12 +241,7 @@ func TestStrainWaitsForTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var reqs []synthweb.Request
-	var host synthweb.HostInfo
-	for _, h := range web.Hosts() {
-		if h.Hostile == synthweb.HostileLinger {
-			host = h
-		}
-	}
+	host := hostileHost(t, web, synthweb.HostileLinger)
 	for _, r := range web.Log() {
 		if r.Addr == host.Addr {
 			reqs = append(reqs, r)

@@ -57,7 +57,7 @@ func TestHostileHostsCostOnlyTheirCaps(t *testing.T) {
 	// The copies host, an endless calendar of one story: its first page
 	// is judged original, the days it links near-duplicates whose links
 	// are not followed.
-	if n := copiesFetches(web); n > 3 || sum.NearDups < 2 {
+	if n := copiesFetches(t, web); n > 3 || sum.NearDups < 2 {
 		t.Errorf("copies host: %d page requests and %d near-duplicates; want its first page and the two days it links, judged copies", n, sum.NearDups)
 	}
 	// And the crawl of the ordinary hosts went on: every reachable page.
@@ -73,13 +73,8 @@ func TestHostileHostsCostOnlyTheirCaps(t *testing.T) {
 }
 
 // copiesFetches counts the page requests the copies host answered.
-func copiesFetches(web *synthweb.Web) int {
-	var addr string
-	for _, h := range web.Hosts() {
-		if h.Hostile == synthweb.HostileCopies {
-			addr = h.Addr
-		}
-	}
+func copiesFetches(t *testing.T, web *synthweb.Web) int {
+	addr := hostileHost(t, web, synthweb.HostileCopies).Addr
 	n := 0
 	for _, r := range web.Log() {
 		if r.Addr == addr && !isRobotsPath(r.Path) {
@@ -113,19 +108,14 @@ func testNearDupTrapCutOff(t *testing.T, hostCache int) {
 	if hostCache > 0 {
 		cfg.HostCache, cfg.Partitions = hostCache, 1
 	}
-	var copies string
-	for _, h := range web.Hosts() {
-		if h.Hostile == synthweb.HostileCopies {
-			copies = h.Authority
-		}
-	}
+	copies := hostileHost(t, web, synthweb.HostileCopies).Authority
 	cfg.Seeds = append(web.Seeds(), "http://"+copies+"/")
 	cfg.NearDupFollow = true
 	const window = 20
 	cfg.NearDupTrapWindow = window
 	cfg.MaxPages = 500 // were the cut-off broken, the calendar would be endless
 	sum := runCrawlHeld(t, cfg)
-	n := copiesFetches(web)
+	n := copiesFetches(t, web)
 	t.Logf("copies host: %d requests, %d near-duplicates, %d URLs refused after the cut", n, sum.NearDups, sum.Rejected[judge.Trap])
 	if n < window || n > 1+3*window {
 		t.Errorf("copies host: %d page requests, want the window of %d and at most %d", n, window, 1+3*window)
@@ -158,12 +148,7 @@ func testNearDupTrapCutOff(t *testing.T, hostCache int) {
 func TestNearDupTrapSurvivesRestart(t *testing.T) {
 	web := startWeb(t, synthweb.Config{Seed: 9, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{synthweb.HostileCopies},
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
-	var copies string
-	for _, h := range web.Hosts() {
-		if h.Hostile == synthweb.HostileCopies {
-			copies = h.Authority
-		}
-	}
+	copies := hostileHost(t, web, synthweb.HostileCopies).Authority
 	cfg := testConfig(t, web, 2, 2*time.Millisecond)
 	cfg.Seeds = []string{"http://" + copies + "/"}
 	cfg.NearDupFollow = true
@@ -177,7 +162,7 @@ func TestNearDupTrapSurvivesRestart(t *testing.T) {
 	cfg.NearDupTrapWindow = 64
 	cfg.MaxPages = 500
 	second := runCrawl(t, cfg)
-	n := copiesFetches(web)
+	n := copiesFetches(t, web)
 	t.Logf("copies host: %d requests over both runs (%d, then %d)", n, first.Pages, second.Pages)
 	if second.Traps != 1 || len(second.TrapHosts) != 1 || second.TrapHosts[0] != copies {
 		t.Errorf("second run: %d traps %v; want the cut kept", second.Traps, second.TrapHosts)
@@ -273,12 +258,7 @@ func testTrapRules(t *testing.T, hostCache int) {
 func TestPatternCapSurvivesRestart(t *testing.T) {
 	web := startWeb(t, synthweb.Config{Seed: 4, Hosts: 1, PagesPerHost: 12, HostileKinds: []string{synthweb.TrapCalendar},
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
-	var calendar string
-	for _, h := range web.Hosts() {
-		if h.Hostile == synthweb.TrapCalendar {
-			calendar = h.Authority
-		}
-	}
+	calendar := hostileHost(t, web, synthweb.TrapCalendar).Authority
 	cfg := testConfig(t, web, 2, 2*time.Millisecond)
 	cfg.Seeds = web.HostileSeeds()
 	const capPattern = 12
@@ -446,12 +426,7 @@ func TestTrapBudgetFindsEveryProduct(t *testing.T) {
 	t.Parallel() // judged by what was requested, not when
 	web := startWeb(t, synthweb.Config{Seed: 5, Hosts: 1, PagesPerHost: 4, HostileKinds: []string{synthweb.FacetShop},
 		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
-	var shop string
-	for _, h := range web.Hosts() {
-		if h.Hostile == synthweb.FacetShop {
-			shop = h.Addr
-		}
-	}
+	shop := hostileHost(t, web, synthweb.FacetShop).Addr
 	count := func(mark int) (products, listings int) {
 		seen := map[string]bool{}
 		for _, r := range web.Log()[mark:] {
