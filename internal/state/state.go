@@ -227,7 +227,8 @@ func queuedRecord(it frontier.Item) store.URLRecord {
 const maxAgain = 1 << 16
 
 // Requeue queues a URL again (Item.Again), at the rank it has risen to,
-// if it still waits at a priority no higher (and this batch does not
+// in the front queue it waits in or High, if it still waits at a priority
+// no higher (and this batch does not
 // queue it already): the frontier serves the copy that ranks higher
 // first, and Stale finds the other one stale when it is leased. k is the
 // URL's seen-set key.
@@ -244,10 +245,11 @@ func (pb *Batch) Requeue(it frontier.Item, k seen.Key) bool {
 	if err != nil || !found || rec.Status != store.URLQueued || rec.Priority > uint8(it.Priority) {
 		return false
 	}
-	if rec.Priority == uint8(judge.ReleasedPriority) && it.Priority < frontier.High {
-		// Released from a trap budget: it stays after what its family
-		// led to, at its new rank, unless that rank makes it High.
-		it.Priority = judge.ReleasedPriority
+	if it.Priority < frontier.High {
+		// The copy keeps the front queue its URL waits in (a URL released
+		// from a trap budget stays Low, after what its family led to),
+		// at its new rank, unless that rank makes it High.
+		it.Priority = frontier.Priority(rec.Priority)
 	}
 	d.againMu.Lock()
 	d.again[k] = struct{}{}
