@@ -51,7 +51,7 @@ func (c *Crawler) conclude(p *pageRun) {
 		// A crawl that ends keeps what a later recrawl of its directory
 		// asks with, conditionally: whichever command fetched a page
 		// first, the next visit sends its validators.
-		p.out.visit = schedule.Once(store.URLRecord{LastFetch: resp.Start, Digest: p.cp.Digest, TextHash: p.text,
+		p.out.visit = schedule.Once(store.URLRecord{LastFetch: resp.Start, Digest: p.cp.Digest,
 			ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")})
 	}
 }

@@ -134,11 +134,13 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 			follow = false
 		}
 	}
-	// What a recrawl compares (schedule.Seen.Text): a page read whole,
-	// and not to be rendered, whose words fit in the array.
-	text := extract.TextHash(res.Words)
-	if res.Truncated != "" || res.Err != nil || len(res.Words) >= extract.DefaultMaxWords {
-		text = 0
+	// What a recrawl compares (schedule.Seen.Text), in continuous mode
+	// only: a page read whole, and not to be rendered, whose words fit in
+	// the array. (A crawl that ends keeps none: the first visit of a
+	// later weft serve compares digests.)
+	var text uint64
+	if c.cfg.Recrawl != nil && res.Truncated == "" && res.Err == nil && len(res.Words) < extract.DefaultMaxWords {
+		text = extract.TextHash(res.Words)
 	}
 	if words != nil {
 		// Nothing reads the words after the fingerprint. The array is
