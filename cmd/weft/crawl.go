@@ -130,6 +130,7 @@ type crawlFlags struct {
 	robotsWait     time.Duration
 	failureWait    time.Duration
 	robotsLastGood time.Duration
+	maxCrawlDelay  time.Duration
 	policyFile     string
 	eventsFile     string
 	nearThreshold  int
@@ -216,6 +217,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.robotsAttempts, "robots-attempts", d.RobotsAttempts, "failed robots.txt fetches in a row (5xx, 429, network error) before a host counts as completely disallowed; until then its URLs wait")
 	fs.DurationVar(&f.robotsWait, "robots-retry", d.RobotsRetryWait, "wait before fetching a failed robots.txt again, doubled after each failure")
 	fs.DurationVar(&f.failureWait, "failure-wait", d.FailureWait, "a crawl that ends (weft crawl) stops waiting for hosts whose requests fail (a Retry-After, backoff, a park, a robots.txt retry) this long after its last answered request, and leaves their URLs queued for the next run on --data; held hosts are waited for (0: wait for every clock, up to --max-retry-after)")
+	fs.DurationVar(&f.maxCrawlDelay, "max-crawl-delay", d.MaxCrawlDelay, "longest Crawl-delay waited between two requests to a host: a host whose robots.txt asks for more is not crawled (its URLs dropped as \"crawl-delay\", the summary names it) rather than requested sooner than it asked (0: honour any Crawl-delay, however long)")
 	fs.DurationVar(&f.robotsLastGood, "robots-last-good", 0, "Google's rule for an unreachable robots.txt: use the last good copy up to this age, and crawl as if there were none once it has failed this long (e.g. 720h; 0: RFC 9309's complete disallow)")
 	fs.StringVar(&f.policyFile, "policy", "", "JSON file of per-host policies that make weft more polite, or boost which URLs go first: {\"host\": {\"crawl_delay\": \"5s\", \"disallowed\": [\"/path\"], \"max_urls\": 1000, \"boost\": 4}}")
 	f.s3.register(fs)
@@ -350,7 +352,7 @@ func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, err
 	for _, v := range []struct {
 		name string
 		d    time.Duration
-	}{{"--delay", f.delay}, {"--max-backoff", f.maxBackoff}, {"--max-retry-after", f.maxRetryAfter}, {"--park-for", f.parkFor}, {"--ip-gap", f.ipGap}, {"--robots-ttl", f.robotsTTL}, {"--robots-retry", f.robotsWait}, {"--failure-wait", f.failureWait}, {"--robots-last-good", f.robotsLastGood}, {"--timeout", f.timeout}, {"--connect-timeout", f.connectTimeout}, {"--header-timeout", f.headerTimeout}, {"--idle-timeout", f.idleTimeout}, {"--grace", f.grace}, {"--dns-min-ttl", f.dnsMinTTL}, {"--dns-max-ttl", f.dnsMaxTTL}} {
+	}{{"--delay", f.delay}, {"--max-backoff", f.maxBackoff}, {"--max-retry-after", f.maxRetryAfter}, {"--park-for", f.parkFor}, {"--ip-gap", f.ipGap}, {"--robots-ttl", f.robotsTTL}, {"--robots-retry", f.robotsWait}, {"--failure-wait", f.failureWait}, {"--robots-last-good", f.robotsLastGood}, {"--max-crawl-delay", f.maxCrawlDelay}, {"--timeout", f.timeout}, {"--connect-timeout", f.connectTimeout}, {"--header-timeout", f.headerTimeout}, {"--idle-timeout", f.idleTimeout}, {"--grace", f.grace}, {"--dns-min-ttl", f.dnsMinTTL}, {"--dns-max-ttl", f.dnsMaxTTL}} {
 		if v.d < 0 {
 			return cfg, usagef("%s %v: must not be negative", v.name, v.d)
 		}
@@ -505,7 +507,7 @@ func (f *crawlFlags) settings(args []string, stderr io.Writer) (weft.Config, err
 		IdleTimeout: f.idleTimeout, DNSMinTTL: cmp.Or(f.dnsMinTTL, -1), DNSMaxTTL: f.dnsMaxTTL,
 
 		RobotsTTL: f.robotsTTL, RobotsAttempts: f.robotsAttempts, RobotsRetryWait: f.robotsWait,
-		RobotsLastGood: f.robotsLastGood, PolicyFile: f.policyFile,
+		RobotsLastGood: f.robotsLastGood, MaxCrawlDelay: cmp.Or(f.maxCrawlDelay, -1), PolicyFile: f.policyFile,
 
 		LatencyFactor: cmp.Or(f.latencyFactor, -1), MaxBackoff: f.maxBackoff, MaxRetryAfter: f.maxRetryAfter,
 		ParkAfter: f.parkAfter, ParkFor: f.parkFor, GiveUpAfter: f.giveUpAfter, IPGroup: f.ipGroup, IPGap: f.ipGap,

@@ -44,7 +44,7 @@ var flagFields = map[string]string{
 	"header-timeout": "HeaderTimeout", "idle-timeout": "IdleTimeout", "dns-min-ttl": "DNSMinTTL", "dns-max-ttl": "DNSMaxTTL",
 
 	"robots-ttl": "RobotsTTL", "robots-attempts": "RobotsAttempts", "robots-retry": "RobotsRetryWait",
-	"robots-last-good": "RobotsLastGood", "policy": "PolicyFile",
+	"robots-last-good": "RobotsLastGood", "max-crawl-delay": "MaxCrawlDelay", "policy": "PolicyFile",
 
 	"latency-factor": "LatencyFactor", "max-backoff": "MaxBackoff", "max-retry-after": "MaxRetryAfter",
 	"park-after": "ParkAfter", "park-for": "ParkFor", "give-up-after": "GiveUpAfter",

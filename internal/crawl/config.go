@@ -119,6 +119,12 @@ type Config struct {
 	// was fetched, and a file failing this long is treated as absent. Zero
 	// keeps RFC 9309's complete disallow. Google uses 30 days.
 	RobotsLastGood time.Duration
+	// MaxCrawlDelay is the longest Crawl-delay the crawl waits between two
+	// requests to a host: a host whose robots.txt asks for more is not
+	// crawled, its queued URLs dropped and its links refused ("crawl-delay"),
+	// as Nutch's fetcher.max.crawl.delay does, rather than requested sooner
+	// than it asked. Negative honours any Crawl-delay, however long.
+	MaxCrawlDelay time.Duration
 	// ExpectedURLs sizes the seen set's Bloom filters (1% false positives,
 	// each one confirmed exactly).
 	ExpectedURLs uint
@@ -317,6 +323,12 @@ type Config struct {
 // DefaultDelay is Delay's default, the weft package's and --delay's.
 const DefaultDelay = time.Second
 
+// DefaultMaxCrawlDelay is MaxCrawlDelay's default, a minute: a host that
+// asks for more lets the crawl fetch fewer than 1,440 of its pages a day,
+// and a crawl that ends would wait on it for days. Nutch and StormCrawler
+// skip such hosts past 30 seconds.
+const DefaultMaxCrawlDelay = time.Minute
+
 // DefaultFailureWait is FailureWait's default: a minute after its last
 // answer, a crawl left with nothing but failing hosts stops waiting for
 // them. wget waits at most 10 s between retries (--waitretry); Nutch
@@ -353,6 +365,7 @@ func Defaults() Config {
 		RobotsTTL:         24 * time.Hour,
 		RobotsAttempts:    3,
 		RobotsRetryWait:   time.Minute,
+		MaxCrawlDelay:     DefaultMaxCrawlDelay,
 		ExpectedURLs:      seen.DefaultExpectedURLs,
 		SeenCacheKeys:     seen.DefaultCacheKeys,
 		Partitions:        64,

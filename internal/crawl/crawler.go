@@ -248,7 +248,8 @@ func New(cfg Config) (c *Crawler, err error) {
 		// so to its end.
 		runStart = c.start
 	}
-	robotsCache := robotstxt.NewCache(c.cfg.Partitions, c.cfg.robotsCache(), c.cfg.robotsRetry(), runStart)
+	robotsCache := robotstxt.NewCache(robotstxt.CacheConfig{Partitions: c.cfg.Partitions, Bound: c.cfg.robotsCache(),
+		Retry: c.cfg.robotsRetry(), RunStart: runStart, MaxCrawlDelay: c.cfg.MaxCrawlDelay})
 	c.state.Forwarder = c.cluster
 	if c.seen, err = seen.New(seen.Config{ExpectedURLs: cfg.ExpectedURLs, Partitions: c.cfg.Partitions, CacheKeys: cfg.SeenCacheKeys}, c.state); err != nil {
 		return nil, err

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/weft-crawler/weft/internal/judge"
 )
 
 // A robots.txt that redirects to another host: the hop is that host's
@@ -368,5 +370,108 @@ func TestRobotsLastGoodSurvivesRestart(t *testing.T) {
 	}
 	if sum.RobotsLastGood == 0 {
 		t.Errorf("the last good copy was never used: %+v", sum)
+	}
+}
+
+// A host whose robots.txt asks for a Crawl-delay longer than the crawl
+// waits (MaxCrawlDelay, a minute by default) is not crawled: after its
+// robots.txt it gets no request, its queued URLs are dropped and the links
+// to it refused, the summary names it, and a crawl that ends does so at
+// once rather than an hour a page later. A resumed crawl judges it so
+// from the kept file, without asking again. With a negative MaxCrawlDelay
+// the Crawl-delay is honoured in full.
+func TestCrawlDelayOverTheMost(t *testing.T) {
+	var slow atomic.Value
+	slow.Store("3600")
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"slow.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				robotsFile(rw, "User-agent: *\nCrawl-delay: "+slow.Load().(string)+"\n")
+			case "/":
+				page(rw, "/s1", "/s2")
+			default:
+				page(rw)
+			}
+		},
+		"fast.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				robotsFile(rw, "User-agent: *\nDisallow: /private/\n")
+			case "/":
+				page(rw, "/f1", w.url("slow.test", "/s3"))
+			case "/f1":
+				page(rw, "/f2", w.url("slow.test", "/s4"))
+			default:
+				page(rw)
+			}
+		},
+	})
+	const delay = 20 * time.Millisecond
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	run := func(cfg Config) Summary {
+		t.Helper()
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := c.Run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.StoppedBy != "drained" {
+			t.Fatalf("crawl %s; want it drained, not waiting on the slow host's Crawl-delay (slow.test requests %v)", sum.StoppedBy, mw.paths("slow.test"))
+		}
+		return sum
+	}
+	cfg := mw.config(t, delay, mw.url("slow.test", "/"), mw.url("fast.test", "/"))
+	sum := run(cfg)
+	mw.checkPolite(t, delay)
+	if got := mw.paths("slow.test"); !slices.Equal(got, []string{"/robots.txt"}) {
+		t.Errorf("slow.test requests %v; want its robots.txt alone", got)
+	}
+	if got := mw.paths("fast.test"); len(got) != 4 {
+		t.Errorf("fast.test requests %v; want robots.txt and its three pages", got)
+	}
+	if sum.HostsDown[judge.CrawlDelay] != 1 || len(sum.HostsDownNamed) != 1 || !strings.Contains(sum.HostsDownNamed[0].Err, "Crawl-delay 1h0m0s") {
+		t.Errorf("hosts down %v %+v; want slow.test named for its Crawl-delay", sum.HostsDown, sum.HostsDownNamed)
+	}
+	// The seed, and the two links found on fast.test: dropped when leased
+	// or refused when found, whichever came first.
+	if n := sum.Rejected[judge.CrawlDelay]; n != 3 {
+		t.Errorf("%d URLs refused for the Crawl-delay (rejected %v); want 3", n, sum.Rejected)
+	}
+	var out bytes.Buffer
+	sum.Write(&out)
+	if !strings.Contains(out.String(), "crawl-delay: Crawl-delay 1h0m0s is longer than the crawl waits for a host (1m0s)") {
+		t.Errorf("the summary does not say why slow.test was not crawled:\n%s", &out)
+	}
+
+	// Resumed, with a new URL of the slow host: the kept robots.txt
+	// decides, and the host gets no request.
+	cfg.Seeds = []string{mw.url("slow.test", "/new")}
+	sum = run(cfg)
+	if got := mw.paths("slow.test"); len(got) != 1 {
+		t.Errorf("slow.test requests %v after the resumed crawl; want none more", got)
+	}
+	if sum.Rejected[judge.CrawlDelay] != 1 {
+		t.Errorf("resumed: rejected %v; want the new URL refused for the Crawl-delay", sum.Rejected)
+	}
+
+	// Honoured in full when the crawl waits for any Crawl-delay.
+	slow.Store("0.3")
+	cfg = mw.config(t, delay, mw.url("slow.test", "/"))
+	cfg.MaxCrawlDelay = -1
+	before := len(mw.requests("slow.test"))
+	run(cfg)
+	reqs := mw.requests("slow.test")[before:]
+	if len(reqs) != 4 {
+		t.Fatalf("slow.test requests %d with no most Crawl-delay; want robots.txt and its three pages", len(reqs))
+	}
+	for i := 1; i < len(reqs); i++ {
+		if gap := reqs[i].start.Sub(reqs[i-1].end); gap < 300*time.Millisecond {
+			t.Errorf("slow.test: %s started %v after %s ended; its Crawl-delay is 0.3 s", reqs[i].path, gap, reqs[i-1].path)
+		}
 	}
 }

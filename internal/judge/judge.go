@@ -41,6 +41,7 @@ const (
 	Redirects   = "redirects"          // redirect chain longer than the cap
 	Robots      = "robots"             // disallowed by the rules of the host's robots.txt
 	Unreachable = "robots-unreachable" // the host's robots.txt could not be fetched: completely disallowed (RFC 9309)
+	CrawlDelay  = "crawl-delay"        // the host's robots.txt asks for a Crawl-delay longer than the crawl waits
 	Policy      = "policy"             // disallowed by the operator's policy for the host
 	HostCap     = "host-cap"           // the host has as many URLs as the crawl accepts
 	Seen        = "seen"               // accepted before
@@ -508,9 +509,12 @@ func linkKind(as As, hops int) string {
 }
 
 // RobotsRefusal is why a URL its robots.txt policy disallows is refused:
-// the rules of a file read, or the file unreachable (RFC 9309's complete
-// disallow).
+// the rules of a file read, the file unreachable (RFC 9309's complete
+// disallow), or a Crawl-delay longer than the crawl waits.
 func RobotsRefusal(pol *robots.Policy) string {
+	if pol.DelayRefused {
+		return CrawlDelay
+	}
 	if pol.Outcome == robots.DisallowAll {
 		return Unreachable
 	}

@@ -93,7 +93,7 @@ type Summary struct {
 	Policies           int              `json:"policies"`              // hosts with an operator policy when the crawl ended
 	RobotsRetries      int64            `json:"robots_retries"`        // failed robots.txt fetches retried later, the host's URLs kept
 	RobotsLastGood     int64            `json:"robots_last_good"`      // unreachable robots.txt files replaced by the last good copy, or by none (RobotsLastGood)
-	HostsDown          map[string]int64 `json:"hosts_down"`            // hosts not crawled because robots.txt failed, by cause
+	HostsDown          map[string]int64 `json:"hosts_down"`            // hosts not crawled for their robots.txt (failed, or a Crawl-delay over the most), by cause
 	HostsDownNamed     []HostCause      `json:"hosts_down_named"`      // of which the first, with what failed
 	NoIndex            int64            `json:"no_index"`              // pages that asked not to be indexed (still archived)
 	NoFollow           int64            `json:"no_follow"`             // pages whose links were not followed on their request
@@ -266,7 +266,7 @@ func (s Summary) Write(w io.Writer) {
 		for _, v := range s.HostsDown {
 			n += v
 		}
-		fmt.Fprintf(w, "  not crawled: %d hosts whose robots.txt failed: %s\n", n, joinCounts(s.HostsDown))
+		fmt.Fprintf(w, "  not crawled: %d hosts for their robots.txt (failed, or a Crawl-delay over --max-crawl-delay): %s\n", n, joinCounts(s.HostsDown))
 		for _, h := range s.HostsDownNamed {
 			fmt.Fprintf(w, "    %-40s %s", h.Host, h.Cause)
 			if h.Err != "" {

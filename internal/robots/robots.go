@@ -27,12 +27,12 @@ import (
 const MaxBytes = 500 << 10
 
 // MaxCrawlDelay caps Policy.CrawlDelay. Crawl-delay is not part of RFC 9309
-// and sites write absurd values (86400, 1e9) that would park a host's queue
-// for days or overflow a Duration. An hour still honours every value a site
-// plausibly means (the largest common ones are 60–600 s) while letting the
-// crawler revisit a host at least 24 times a day; a frontier that wants a
-// tighter bound can clamp further.
-const MaxCrawlDelay = time.Hour
+// and sites write absurd values (86400, 1e9) that would overflow a
+// Duration. Thirty days still honours every value a site means, however
+// long, where a shorter cap would send requests sooner than the site
+// asked; a crawl that will not wait that long refuses the host
+// (DelayRefused) rather than shortening its delay.
+const MaxCrawlDelay = 30 * 24 * time.Hour
 
 // maxSitemaps caps Policy.Sitemaps: a 500 KiB file could otherwise name
 // ~10,000 sitemaps, each a fetch the crawler would schedule.
@@ -91,6 +91,10 @@ type Policy struct {
 	// Truncated reports that the body exceeded MaxBytes and its tail was
 	// ignored.
 	Truncated bool
+	// DelayRefused says the crawl refuses the host although its file may
+	// allow it: its CrawlDelay is longer than the crawl will wait (see
+	// DelayRefusedPolicy). Outcome is then DisallowAll.
+	DelayRefused bool
 
 	// The rules of the groups that apply to our token, ordered so that the
 	// first match decides (see compile).
@@ -106,6 +110,20 @@ func NoRulesPolicy(status int, fetchedAt time.Time) *Policy {
 // DisallowAllPolicy returns a policy that allows nothing but /robots.txt.
 func DisallowAllPolicy(status int, err string, fetchedAt time.Time) *Policy {
 	return &Policy{Outcome: DisallowAll, Status: status, Err: err, FetchedAt: fetchedAt}
+}
+
+// DelayRefusedPolicy returns the policy of a host whose robots.txt (pol)
+// asks for a Crawl-delay longer than most, the longest a crawl will wait
+// between two requests: it allows nothing but /robots.txt, as Nutch's
+// fetcher.max.crawl.delay skips such a host, rather than crawling it
+// sooner than it asked. Err names the Crawl-delay; the policy's own is
+// zero, as a DisallowAll policy's: no request is made under it but the
+// next robots.txt fetch, once its verdict expires, and a clock kept an
+// hour or a day ahead would hold a resumed crawl that ends on the host's
+// queued URLs rather than let them be dropped.
+func DelayRefusedPolicy(pol *Policy, most time.Duration) *Policy {
+	return &Policy{Outcome: DisallowAll, Status: pol.Status, FetchedAt: pol.FetchedAt, DelayRefused: true,
+		Err: "Crawl-delay " + pol.CrawlDelay.String() + " is longer than the crawl waits for a host (" + most.String() + ")"}
 }
 
 // FromStatus maps the final response of a robots.txt fetch to a policy

@@ -26,6 +26,9 @@ type Cache struct {
 	// with an hour's Retry-After): a verdict that expired first would let
 	// the host's late links in, to wait out that clock and hold the crawl.
 	runStart time.Time
+	// maxDelay, if positive, is the longest Crawl-delay the crawl waits:
+	// a host asking for more is refused (robots.DelayRefusedPolicy).
+	maxDelay time.Duration
 }
 
 // endOfRun is the until of a verdict that holds to the end of the crawl.
@@ -52,18 +55,31 @@ type verdict struct {
 	until time.Time
 }
 
-// NewCache keeps at most bound origins' entries in memory (0: no bound),
-// least recently used evicted first. An evicted entry is only forgotten:
-// its history, with the raw body of its last good file, is in the store
-// (decide writes it), and the next lease of the host reads it back and
-// parses the file again (Ensure). An entry half way through a redirect
-// chain is in use and stays.
-//
-// runStart is when a crawl that ends started (zero for one that never
-// ends): a robots.txt found unreachable since holds its host disallowed to
-// the crawl's end.
-func NewCache(partitions, bound int, retry robots.Retry, runStart time.Time) *Cache {
-	return &Cache{hosts: hostmap.NewBounded[*entry](partitions, bound, nil), retry: retry, runStart: runStart}
+// CacheConfig is how a Cache keeps and judges the origins' files.
+type CacheConfig struct {
+	// Partitions and Bound: at most Bound origins' entries are kept in
+	// memory (0: no bound), over Partitions locks, least recently used
+	// evicted first. An evicted entry is only forgotten: its history,
+	// with the raw body of its last good file, is in the store (decide
+	// writes it), and the next lease of the host reads it back and parses
+	// the file again (Ensure). An entry half way through a redirect chain
+	// is in use and stays.
+	Partitions, Bound int
+	Retry             robots.Retry
+	// RunStart is when a crawl that ends started (zero for one that never
+	// ends): a robots.txt found unreachable since holds its host
+	// disallowed to the crawl's end.
+	RunStart time.Time
+	// MaxCrawlDelay, if positive, is the longest Crawl-delay the crawl
+	// waits between two requests to a host: a host whose file asks for
+	// more is not crawled (robots.DelayRefusedPolicy). Zero honours any.
+	MaxCrawlDelay time.Duration
+}
+
+// NewCache returns an empty cache kept and judged as cfg says.
+func NewCache(cfg CacheConfig) *Cache {
+	return &Cache{hosts: hostmap.NewBounded[*entry](cfg.Partitions, cfg.Bound, nil), retry: cfg.Retry, runStart: cfg.RunStart,
+		maxDelay: cfg.MaxCrawlDelay}
 }
 
 // Pinned says the entry is half way through a redirect chain: it stays
@@ -167,6 +183,9 @@ func (c *Cache) verdictOf(e *entry, now time.Time) *verdict {
 			pol = robots.DisallowAllPolicy(h.Status, h.Err, h.LastFailure)
 		}
 		until = endOfRun
+	}
+	if pol != nil && c.maxDelay > 0 && pol.CrawlDelay > c.maxDelay && pol.Outcome != robots.DisallowAll {
+		pol = robots.DelayRefusedPolicy(pol, c.maxDelay)
 	}
 	v := &verdict{pol: pol, until: until}
 	e.verdict.Store(v)

@@ -31,7 +31,7 @@ func BenchmarkRobotsCacheHeap(b *testing.B) {
 				runtime.GC()
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
-				c := NewCache(64, bc.bound, robots.Retry{}, time.Time{})
+				c := NewCache(CacheConfig{Partitions: 64, Bound: bc.bound})
 				now := time.Now()
 				for i := range origins {
 					e := c.entry(Origin("http", fmt.Sprintf("h%06d.test", i)))

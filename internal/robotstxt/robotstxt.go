@@ -416,7 +416,7 @@ func (r *Files) decide(host string, e *entry, pol *robots.Policy, reason string,
 		ans.Body = body[:min(len(body), robots.MaxBytes+1)] // all a parse reads, and whether there was more
 	}
 	defer r.hopsAsked.answer(host, ans) // once the entry is all decided: the asker may be this crawl
-	before := e.hist.Failures
+	before, good := e.hist.Failures, e.hist.Good
 	e.hist.Record(pol)
 	if final && pol.Outcome == robots.DisallowAll {
 		e.hist.Failures = max(e.hist.Failures, r.retry.Attempts)
@@ -435,6 +435,14 @@ func (r *Files) decide(host string, e *entry, pol *robots.Policy, reason string,
 	}
 	r.counts.outcome(pol.Outcome.String())
 	v := r.verdictOf(e, pol.FetchedAt)
+	if v.pol != nil && v.pol.DelayRefused {
+		if good == nil || good.CrawlDelay <= r.maxDelay { // counted once, not at each fetch of the file again
+			r.counts.down(report.HostCause{Host: host, Cause: "crawl-delay", Err: v.pol.Err})
+		}
+		r.log.Info("host not crawled: its robots.txt asks for a longer Crawl-delay than the crawl waits (--max-crawl-delay)", "host", host,
+			"crawl_delay", pol.CrawlDelay, "max_crawl_delay", r.maxDelay)
+		return
+	}
 	if pol.Outcome != robots.DisallowAll {
 		return
 	}

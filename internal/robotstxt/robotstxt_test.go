@@ -166,7 +166,7 @@ func newFixture(t *testing.T, w *web, retry robots.Retry, runStart time.Time, cl
 	t.Cleanup(func() { db.Close() })
 	f := &fixture{web: w, side: &crawlSide{fetched: map[string]int{}}, db: db, canon: canon.New(canon.Config{})}
 	f.cfg = Config{
-		Cache: NewCache(parts, 0, retry, runStart), Token: token, DB: db, Partitions: parts,
+		Cache: NewCache(CacheConfig{Partitions: parts, Retry: retry, RunStart: runStart}), Token: token, DB: db, Partitions: parts,
 		Fetcher: fetcher, Canon: f.canon, Frontier: f.side, Archive: f.side, FetchLog: f.side, Requests: f.side,
 		Policies: policy.NewSet(policy.Limits{}), Cluster: cluster, Log: slog.New(slog.DiscardHandler), Fail: f.side.fail,
 	}
@@ -256,7 +256,7 @@ func TestEnsureFetchesOnceAndKeeps(t *testing.T) {
 	}
 
 	again := New(Config{
-		Cache: NewCache(parts, 0, testRetry, time.Time{}), Token: token, DB: f.db, Partitions: parts, Fetcher: f.cfg.Fetcher,
+		Cache: NewCache(CacheConfig{Partitions: parts, Retry: testRetry}), Token: token, DB: f.db, Partitions: parts, Fetcher: f.cfg.Fetcher,
 		Canon: f.canon, Frontier: f.side, Archive: f.side, FetchLog: f.side, Requests: f.side, Policies: f.cfg.Policies,
 		Log: f.cfg.Log, Fail: f.side.fail,
 	})
@@ -506,5 +506,39 @@ func TestRemoteHop(t *testing.T) {
 	}
 	if c := f.Counts(); !only(c.Outcomes, "rules", 1) || c.Hops != 1 {
 		t.Errorf("counts %+v", c)
+	}
+}
+
+// A file asking for a longer Crawl-delay than the crawl waits drains its
+// host's queue at once, with no Crawl-delay left on its clock, and names
+// the host among those not crawled once, however often the file is
+// fetched again.
+func TestEnsureRefusesTooLongACrawlDelay(t *testing.T) {
+	w := newWeb(t, map[string]http.HandlerFunc{"a.test": func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			rules("User-agent: *\nCrawl-delay: 120\n")(rw, r)
+		}
+	}})
+	f := newFixture(t, w, testRetry, time.Time{}, nil)
+	f.maxDelay = time.Minute
+	l, u := f.lease(t, w.url("a.test", "/page"))
+	for i := range 2 {
+		if i == 1 {
+			// The verdict expires: the next lease fetches the file again.
+			f.entry(Origin("http", w.authority("a.test"))).verdict.Store(nil)
+			f.retry.TTL = time.Nanosecond
+		}
+		pol, res := f.Ensure(context.Background(), l, u)
+		if pol != nil || !res.Fetched {
+			t.Fatalf("lease %d: policy %v, result %+v; want robots.txt fetched", i, pol, res)
+		}
+		if i == 0 && (res.Drain != frontier.DrainStart || !res.SetCrawlDelay || res.CrawlDelay != 0) {
+			t.Errorf("result %+v; want the host drained, with no Crawl-delay on its clock", res)
+		}
+	}
+	c := f.Counts()
+	if c.Fetches != 2 || c.HostsDown["crawl-delay"] != 1 || len(c.DownNamed) != 1 ||
+		c.DownNamed[0].Err != "Crawl-delay 2m0s is longer than the crawl waits for a host (1m0s)" {
+		t.Errorf("counts %+v; want two fetches, the host down once for its Crawl-delay", c)
 	}
 }

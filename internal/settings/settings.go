@@ -289,6 +289,11 @@ type Config struct {
 	// it had none once it has failed this long. Zero keeps RFC 9309's
 	// complete disallow.
 	RobotsLastGood time.Duration
+	// MaxCrawlDelay is the longest Crawl-delay waited between two requests
+	// to a host: a host whose robots.txt asks for more is not crawled, its
+	// URLs dropped ("crawl-delay"), rather than requested sooner than it
+	// asked. Zero means a minute; negative honours any Crawl-delay.
+	MaxCrawlDelay time.Duration
 	// PolicyFile is a JSON file of per-host policies that make the crawl
 	// more polite, or boost which of a host's URLs go first: {"host":
 	// {"crawl_delay": "5s", "disallowed": ["/path"], "max_urls": 1000,
@@ -407,9 +412,9 @@ func Crawl(cfg Config) (crawl.Config, error) {
 		NearDupThreshold: cfg.NearDupThreshold, NearDupMinWords: cfg.NearDupMinWords, NearDupMaxPages: cfg.NearDupMaxPages,
 		NearDupFollow: cfg.NearDupFollow, NearDupTrapWindow: cfg.NearDupTrapWindow,
 		RobotsTTL: cfg.RobotsTTL, RobotsAttempts: cfg.RobotsAttempts, RobotsRetryWait: cfg.RobotsRetryWait,
-		RobotsLastGood: cfg.RobotsLastGood,
-		Politeness:     frontierPoliteness(cfg),
-		IPGroup:        cfg.IPGroup, IPGap: cfg.IPGap,
+		RobotsLastGood: cfg.RobotsLastGood, MaxCrawlDelay: cfg.MaxCrawlDelay,
+		Politeness: frontierPoliteness(cfg),
+		IPGroup:    cfg.IPGroup, IPGap: cfg.IPGap,
 		ExpectedURLs: cfg.ExpectedURLs, SeenCacheKeys: cfg.SeenCacheKeys, MaxActiveHosts: cfg.ActiveHosts,
 		FrontBuffer: cfg.FrontBuffer, HeadSize: cfg.HeadSize, HostCache: cfg.HostCache,
 		WARCMaxFileSize: cfg.WARCMaxSize, DedupFrom: cfg.DedupFrom, CrawlLog: cfg.CrawlLog,
