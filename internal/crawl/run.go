@@ -239,6 +239,7 @@ func (c *Crawler) summary() Summary {
 		HostsDown:          rc.HostsDown,
 		HostsDownNamed:     rc.DownNamed,
 		NoIndex:            s.noindex.Load(),
+		SitemapsLater:      s.sitemapsLater.Load(),
 		NoFollow:           s.nofollow.Load(),
 		Throttled:          s.throttled.Load(),
 		Unavailable:        s.unavailable.Load(),

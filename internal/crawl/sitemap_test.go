@@ -312,3 +312,91 @@ func TestAdmitListed(t *testing.T) {
 		t.Errorf("importance of a page a sitemap gives priority 0.9: %v, want 1.4", c.sched.Importance(r.URL, &r))
 	}
 }
+
+// A crawl with a page cap asks for a sitemap only while it has queued
+// fewer pages than the cap leaves it to fetch: a sitemap index of twelve
+// sitemaps of 20 pages each, under a cap of 15 pages, costs one of them.
+// The rest stay queued, and the next run on the directory, without a cap,
+// asks for each once and fetches every page once. Under a cap of 100, a
+// sitemap put off is asked for once the pages found have run out: five
+// of them, for the 100 pages.
+func TestSitemapsOnlyAsPagesAreNeeded(t *testing.T) {
+	const maps, perMap = 12, 20
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"s.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			rw.Header().Set("Content-Type", "application/xml")
+			var m int
+			switch {
+			case r.URL.Path == "/robots.txt":
+				robotsFile(rw, "User-agent: *\nAllow: /\nSitemap: "+w.url("s.test", "/index.xml")+"\n")
+			case r.URL.Path == "/index.xml":
+				fmt.Fprint(rw, `<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+				for i := range maps {
+					fmt.Fprintf(rw, "<sitemap><loc>%s</loc></sitemap>", w.url("s.test", fmt.Sprintf("/map-%d.xml", i)))
+				}
+				fmt.Fprint(rw, `</sitemapindex>`)
+			case mapNumber(r.URL.Path, &m):
+				fmt.Fprint(rw, `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+				for i := range perMap {
+					fmt.Fprintf(rw, "<url><loc>%s</loc></url>", w.url("s.test", fmt.Sprintf("/item/%d/%d", m, i)))
+				}
+				fmt.Fprint(rw, `</urlset>`)
+			case r.URL.Path == "/sitemap.xml":
+				http.NotFound(rw, r)
+			default:
+				page(rw)
+			}
+		},
+	})
+	count := func(from int) (sitemaps, items int, twice []string) {
+		seen := map[string]bool{}
+		for _, p := range mw.paths("s.test")[from:] {
+			switch {
+			case strings.HasPrefix(p, "/map-"):
+				sitemaps++
+			case strings.HasPrefix(p, "/item/"):
+				items++
+			}
+			if seen[p] && p != "/robots.txt" {
+				twice = append(twice, p)
+			}
+			seen[p] = true
+		}
+		return sitemaps, items, twice
+	}
+	cfg := mw.config(t, 0, mw.url("s.test", "/"))
+	cfg.NoSitemaps = false
+	cfg.HeadSize = 4 // most of a host's queue on disk, as on a large site
+	cfg.MaxPages = 15
+	sum := runCrawl(t, cfg)
+	if n, items, _ := count(0); n != 1 || items != 14 || sum.StoppedBy != "max-pages" {
+		t.Errorf("under a cap of 15 pages: %d sitemaps and %d pages asked for, stopped by %s; want one sitemap, the seed and 14 pages it lists, then the cap",
+			n, items, sum.StoppedBy)
+	}
+	if sum.SitemapsLater == 0 {
+		t.Errorf("no sitemap counted as put off")
+	}
+
+	cfg.MaxPages = 0
+	runCrawl(t, cfg)
+	if n, items, twice := count(0); n != maps || items != maps*perMap || len(twice) > 0 {
+		t.Errorf("both runs: %d sitemaps and %d pages asked for, %v twice; want each of %d sitemaps and %d pages once", n, items, twice, maps, maps*perMap)
+	}
+
+	before := len(mw.paths("s.test"))
+	cfg = mw.config(t, 0, mw.url("s.test", "/"))
+	cfg.NoSitemaps = false
+	cfg.HeadSize = 4
+	cfg.MaxPages = 100
+	sum = runCrawl(t, cfg)
+	if n, items, _ := count(before); n != 5 || items != 99 || sum.StoppedBy != "max-pages" {
+		t.Errorf("under a cap of 100 pages: %d sitemaps and %d pages asked for, stopped by %s; want five sitemaps, the seed and 99 pages, then the cap",
+			n, items, sum.StoppedBy)
+	}
+}
+
+// mapNumber reads the number of a path /map-N.xml into m.
+func mapNumber(path string, m *int) bool {
+	n, err := fmt.Sscanf(path, "/map-%d.xml", m)
+	return err == nil && n == 1
+}

@@ -37,6 +37,7 @@ type counters struct {
 	errors             atomic.Int64 // requests without a response; robotstxt counts its own
 	lastError          atomic.Pointer[lastError]
 	noindex            atomic.Int64
+	sitemapsLater      atomic.Int64 // sitemap leases put aside, the crawl having found pages enough (Crawler.pagesEnough)
 	nofollow           atomic.Int64
 	resumedURLs        atomic.Int64                  // URLs a resumed crawl found in its store
 	resumedQueue       atomic.Int64                  // of which still queued (leases out at a crash included)

@@ -283,6 +283,17 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		}
 		return nil
 	}
+	if l.Sitemap && c.pagesEnough() {
+		// A sitemap lists pages, and the crawl has found as many as its
+		// page cap leaves it to fetch: asked for now, it would cost its
+		// bytes (an index can list hundreds of 50,000-URL files) for
+		// pages never fetched. It waits, unrequested, until nothing
+		// else is queued, and stays queued for the next run if the cap
+		// ends this one first.
+		c.stats.sitemapsLater.Add(1)
+		p.out = leaseOutcome{res: frontier.Result{Retry: true, Later: true}}
+		return nil
+	}
 	if l.RobotsFor != "" && u.Path == "/robots.txt" {
 		// Another host's robots.txt redirected to this host's robots.txt,
 		// which needs no permission from this host's rules.
@@ -369,6 +380,24 @@ func notPage(l frontier.Lease) bool { return l.Requisite || l.Sitemap }
 // whether it is one past it.
 func (c *Crawler) overPageBudget(l frontier.Lease) bool {
 	return !notPage(l) && c.cfg.MaxPages > 0 && c.pagesStarted.Add(1) > c.cfg.MaxPages
+}
+
+// pagesEnough reports whether a crawl that ends at a page cap has queued
+// as many pages as the cap leaves it to fetch: frontier.Stats.Pages (not
+// the sitemaps, requisites and held URLs), and after a restart every
+// entry on disk that the frontier has not read back yet, which may be
+// pages. A sitemap put off wrongly is only put off: it is leased once
+// nothing else is queued. A continuous crawl's cap is no end.
+func (c *Crawler) pagesEnough() bool {
+	if c.cfg.Recrawl != nil || c.cfg.MaxPages <= 0 {
+		return false
+	}
+	fs := c.front.Stats()
+	pages := int64(fs.Pages)
+	if stored, ok := c.state.DB.Queued(); ok {
+		pages += max(stored-int64(fs.Queued+fs.InFlight+fs.Surplus), 0)
+	}
+	return pages >= c.cfg.MaxPages-c.pagesStarted.Load()
 }
 
 // overRequisiteBudget counts l against MaxRequisites if it is not a page,

@@ -67,7 +67,7 @@ func (f *Frontier) takeBorrows(items []Item) {
 		h.head.pushFront(it)
 		h.borrowed++
 		f.inHeads++
-		f.count(it.Host, 1)
+		f.count(it, 1)
 		f.lenders[h] = struct{}{}
 		if !h.busy && !h.parked && !h.held && h.heapIdx < 0 {
 			heap.Push(&f.ready, h)
@@ -126,10 +126,9 @@ func (f *Frontier) lend(now time.Time) time.Time {
 func (f *Frontier) dropGone(h *host) {
 	dropped := false
 	for h.head.len() > 0 && h.head.peek().borrow != nil && h.head.peek().borrow.isGone() {
-		h.head.pop()
+		f.count(h.head.pop(), -1)
 		h.borrowed--
 		f.inHeads--
-		f.count(h.name, -1)
 		dropped = true
 	}
 	switch {

@@ -15,7 +15,7 @@ func (f *Frontier) readTail(h *host) {
 	for _, it := range items {
 		it.Tail = true
 		if it.Seq < f.firstTailSeq {
-			f.count(h.name, 1) // written by an earlier run
+			f.count(it, 1) // written by an earlier run
 			f.readEarlier(it)
 		}
 		h.head.push(it)
@@ -61,7 +61,7 @@ func (f *Frontier) refill() {
 		if p == Surplus {
 			// Taken into a back queue: queued like any other now.
 			f.surplus--
-			f.count(it.Host, 1)
+			f.count(it, 1)
 		}
 		f.route(h, it)
 	}

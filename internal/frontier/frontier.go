@@ -102,8 +102,10 @@ type Frontier struct {
 	active         int
 	parked         int
 	queued         int
-	surplus        int   // URLs queued at Surplus, not in queued
-	partQueued     []int // with Config.Partitions: queued, per partition of their hosts
+	surplus        int    // URLs queued at Surplus, not in queued
+	pages          int    // of queued, the pages' URLs (isPage)
+	aside          []Item // URLs put aside (Result.Later), in queued, until nothing else is queued
+	partQueued     []int  // with Config.Partitions: queued, per partition of their hosts
 	earlier        int
 	earlierAgain   int // of which copies of a URL queued again (Item.Again)
 	inHeads        int // URLs in back-queue heads

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -318,6 +319,36 @@ func TestRetryRequeuesAtHeadAfterDelay(t *testing.T) {
 			t.Fatalf("order %v, want %v", log.order, want)
 		}
 		checkGaps(t, log, time.Second)
+	})
+}
+
+// A URL put aside (Result.Later) is leased again only once nothing else
+// is queued or in flight, on its host or any other, and a frontier that
+// drains leases it before it drains; the pages among the URLs queued are
+// counted apart (Stats.Pages), and the URLs aside are still queued.
+func TestLaterWaitsUntilNothingElseIsQueued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, Config{Delay: time.Second})
+		sitemap := Item{URL: "http://a.test/map.xml", Host: "a.test", Priority: High, Sitemap: true}
+		f.Add(append([]Item{sitemap}, append(items("a.test", 3, Normal), items("b.test", 3, Normal)...)...)...)
+		var mid []Stats
+		put := 0
+		log := runWorkers(t, f, 2, 0, func(l Lease) Result {
+			if l.Sitemap && put == 0 {
+				put++
+				return Result{Retry: true, Later: true}
+			}
+			if l.URL == "http://b.test/2" {
+				mid = append(mid, f.Stats())
+			}
+			return Result{Fetched: true}
+		})
+		if n := len(log.order); n != 8 || log.order[7] != sitemap.URL || slices.Index(log.order, sitemap.URL) > 1 {
+			t.Fatalf("order %v; want the sitemap among the first two, put aside, and leased again last of the eight leases", log.order)
+		}
+		if len(mid) != 1 || mid[0].Aside != 1 || mid[0].Queued < 1 || mid[0].Pages != mid[0].Queued-1 {
+			t.Errorf("stats while b.test/2 was out: %+v; want the sitemap aside, queued, and not among the pages", mid)
+		}
 	})
 }
 

@@ -67,7 +67,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 		if f.err != nil {
 			return f.err
 		}
-		if !f.cfg.KeepAlive && f.drained() {
+		if f.drained() && !f.bringBack() && !f.cfg.KeepAlive {
 			close(f.leases)
 			return nil
 		}
@@ -199,7 +199,7 @@ func (f *Frontier) taken(h *host, l Lease, now time.Time) {
 	}
 	f.inHeads--
 	h.busy = true
-	f.count(it.Host, -1)
+	f.count(it, -1)
 	fl := &flight{h: h, group: g, item: it, id: l.id, expIdx: -1, groupWas: groupWas}
 	if g != nil {
 		fl.groupGen = g.gen
@@ -218,15 +218,48 @@ func (f *Frontier) countQueued(it Item, n int) {
 		f.surplus += n
 		return
 	}
-	f.count(it.Host, n)
+	f.count(it, n)
 }
 
-// count adds n to the URLs queued, for host's partition too.
-func (f *Frontier) count(host string, n int) {
+// count adds n to the URLs queued, for the partition of it's host too,
+// and to the pages among them (isPage).
+func (f *Frontier) count(it Item, n int) {
 	f.queued += n
 	if f.partQueued != nil {
-		f.partQueued[partition.Of(host, f.cfg.Partitions)] += n
+		f.partQueued[partition.Of(it.Host, f.cfg.Partitions)] += n
 	}
+	if isPage(it) {
+		f.pages += n
+	}
+}
+
+// isPage says whether it is a page's URL: neither a sitemap, a requisite
+// nor a robots.txt hop (Stats.Pages).
+func isPage(it Item) bool { return !it.Sitemap && !it.Requisite && it.RobotsFor == "" }
+
+// bringBack puts the URLs put aside (Result.Later) back at the heads of
+// their hosts' queues, as many hosts as there are back queues free; it
+// reports whether it brought one back. The frontier calls it when nothing
+// else is queued or in flight.
+func (f *Frontier) bringBack() bool {
+	rest := f.aside[:0]
+	brought := false
+	for _, it := range f.aside {
+		if h := f.hosts[it.Host]; (h == nil || !h.activeQ) && f.active >= f.cfg.MaxActiveHosts {
+			rest = append(rest, it)
+			continue
+		}
+		h := f.activate(it.Host)
+		h.head.push(it)
+		f.inHeads++
+		brought = true
+		if !h.busy && !h.parked && !h.held && h.heapIdx < 0 {
+			heap.Push(&f.ready, h)
+		}
+	}
+	clear(f.aside[len(rest):])
+	f.aside = rest
+	return brought
 }
 
 // drained reports whether nothing is queued, in memory or on disk, and
@@ -471,10 +504,15 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	case DrainStop:
 		h.drain = false
 	}
-	if c.result.Retry && fl.item.borrow == nil { // a borrowed URL is its caller's to ask again
+	switch {
+	case !c.result.Retry || fl.item.borrow != nil: // a borrowed URL is its caller's to ask again
+	case c.result.Later:
+		f.aside = append(f.aside, fl.item)
+		f.count(fl.item, 1)
+	default:
 		h.head.pushFront(fl.item)
 		f.inHeads++
-		f.count(h.name, 1)
+		f.count(fl.item, 1)
 	}
 	if c.result.Park && !h.unparked {
 		h.parked = true
@@ -587,6 +625,7 @@ func (f *Frontier) stats(now time.Time) Stats {
 		s.Front += f.front[p].mem.len()
 	}
 	s.Surplus = f.surplus
+	s.Pages, s.Aside = f.pages, len(f.aside)
 	s.InMemory = s.Front + f.inHeads
 	s.Groups = len(f.groups)
 	s.Wait = f.waiting(now)

@@ -360,6 +360,12 @@ type Result struct {
 	// again after the host's delay (used when the lease was spent fetching
 	// robots.txt instead).
 	Retry bool
+	// Later, with Retry, puts the URL aside rather than back at the head
+	// of its host's queue: it is not leased again until nothing else is
+	// queued or in flight (a frontier that drains leases it then, before
+	// it drains), and its entry stays queued on disk, for the next run if
+	// this one ends first.
+	Later bool
 	// Park keeps the host out of the ready heap, with its queue and its
 	// clock, until Unpark is called for it: the host waits for something
 	// outside its own queue (its robots.txt redirected to another host).
@@ -446,6 +452,12 @@ type Stats struct {
 	// Surplus counts the URLs queued at priority Surplus that this process
 	// knows of: kept, and not in Queued.
 	Surplus int
+	// Pages counts, of Queued, the URLs of pages: neither sitemaps,
+	// requisites nor robots.txt hops.
+	Pages int
+	// Aside counts, of Queued, the URLs put aside (Result.Later) until
+	// nothing else is queued or in flight.
+	Aside int
 	// Left is set in the Stats taken as Run returned because only
 	// failing hosts were left (Config.FailureWait): the hosts whose
 	// URLs stay queued, with their clocks.

@@ -108,6 +108,7 @@ type Summary struct {
 	TrapCosts          []judge.TrapCost `json:"trap_costs"`            // the hosts trap rules (pattern, repeats, depth, host-cap, trap) refused most URLs of, and what each cost
 	TrapHostCount      int64            `json:"trap_host_count"`       // hosts any trap rule refused URLs of
 	Queued             int              `json:"queued"`                // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
+	SitemapsLater      int64            `json:"sitemaps_later"`        // sitemap leases put off because the crawl had found as many pages as its page cap left it to fetch
 	Seeds              int              `json:"seeds"`                 // seeds given (Config.Seeds)
 	SeedsFetched       int              `json:"seeds_fetched"`         // of which got a response, in this run or an earlier one on the directory
 	SeedsNotFetched    int              `json:"seeds_not_fetched"`     // of which did not
@@ -327,6 +328,9 @@ func (s Summary) Write(w io.Writer) {
 	}
 	if s.Queued > 0 {
 		fmt.Fprintf(w, "  left queued: %d\n", s.Queued)
+	}
+	if s.SitemapsLater > 0 {
+		fmt.Fprintf(w, "  sitemaps:   %d put off, the crawl having found as many pages as --max-pages left it to fetch; fetched once those ran out, or left queued for the next run\n", s.SitemapsLater)
 	}
 	if s.DeferredHostCount > 0 {
 		fmt.Fprintf(w, "  deferred:   %d URLs of %d %s held back by failures, left queued for the next run on this data directory:\n",
