@@ -69,6 +69,11 @@ SIGTERM stops as weft crawl does; running it again on --data resumes.`,
 				// host whose pages fail now and then.
 				cfg.Politeness.GiveUpAfter = -1
 			}
+			if !cmd.Flags().Changed("max-crawl-delay") {
+				// A crawl that never ends waits on no host: one that asks
+				// for ten minutes still gets 144 of its pages a day.
+				cfg.MaxCrawlDelay = -1
+			}
 			cfg.RecrawlScan = f.scan
 			return f.run(cmd, cfg)
 		},

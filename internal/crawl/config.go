@@ -123,7 +123,8 @@ type Config struct {
 	// requests to a host: a host whose robots.txt asks for more is not
 	// crawled, its queued URLs dropped and its links refused ("crawl-delay"),
 	// as Nutch's fetcher.max.crawl.delay does, rather than requested sooner
-	// than it asked. Negative honours any Crawl-delay, however long.
+	// than it asked. Negative honours any Crawl-delay, up to
+	// robots.MaxCrawlDelay (30 days); so does zero in a continuous crawl.
 	MaxCrawlDelay time.Duration
 	// ExpectedURLs sizes the seen set's Bloom filters (1% false positives,
 	// each one confirmed exactly).
@@ -323,10 +324,11 @@ type Config struct {
 // DefaultDelay is Delay's default, the weft package's and --delay's.
 const DefaultDelay = time.Second
 
-// DefaultMaxCrawlDelay is MaxCrawlDelay's default, a minute: a host that
-// asks for more lets the crawl fetch fewer than 1,440 of its pages a day,
-// and a crawl that ends would wait on it for days. Nutch and StormCrawler
-// skip such hosts past 30 seconds.
+// DefaultMaxCrawlDelay is MaxCrawlDelay's default in a crawl that ends, a
+// minute: a host that asks for more lets the crawl fetch fewer than 1,440
+// of its pages a day, and the crawl would wait on it for days. Nutch and
+// StormCrawler skip such hosts past 30 seconds. A continuous crawl
+// (Recrawl) waits on none by default.
 const DefaultMaxCrawlDelay = time.Minute
 
 // DefaultFailureWait is FailureWait's default: a minute after its last
@@ -400,6 +402,9 @@ func Defaults() Config {
 func (c Config) WithDefaults() Config {
 	if c.Recrawl != nil && c.Politeness.GiveUpAfter == 0 {
 		c.Politeness.GiveUpAfter = -1
+	}
+	if c.Recrawl != nil && c.MaxCrawlDelay == 0 {
+		c.MaxCrawlDelay = -1 // a crawl that never ends waits on no host
 	}
 	fillZero(reflect.ValueOf(&c).Elem(), reflect.ValueOf(Defaults()))
 	if c.InLinkBytes == 0 {

@@ -75,4 +75,10 @@ func TestSetDefaultsWorksOutTheRest(t *testing.T) {
 	if c.Politeness.GiveUpAfter != -1 {
 		t.Errorf("a continuous crawl gives hosts up after %d failures; want never", c.Politeness.GiveUpAfter)
 	}
+	if c.MaxCrawlDelay != -1 {
+		t.Errorf("a continuous crawl refuses hosts asking for a Crawl-delay over %v; want none refused", c.MaxCrawlDelay)
+	}
+	if d := (Config{}).WithDefaults().MaxCrawlDelay; d != DefaultMaxCrawlDelay {
+		t.Errorf("a crawl that ends waits for a Crawl-delay up to %v; want %v", d, DefaultMaxCrawlDelay)
+	}
 }

@@ -440,7 +440,7 @@ func (r *Files) decide(host string, e *entry, pol *robots.Policy, reason string,
 			r.counts.down(report.HostCause{Host: host, Cause: "crawl-delay", Err: v.pol.Err})
 		}
 		r.log.Info("host not crawled: its robots.txt asks for a longer Crawl-delay than the crawl waits (--max-crawl-delay)", "host", host,
-			"crawl_delay", pol.CrawlDelay, "max_crawl_delay", r.maxDelay)
+			"why", v.pol.Err)
 		return
 	}
 	if pol.Outcome != robots.DisallowAll {

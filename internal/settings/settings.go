@@ -292,7 +292,8 @@ type Config struct {
 	// MaxCrawlDelay is the longest Crawl-delay waited between two requests
 	// to a host: a host whose robots.txt asks for more is not crawled, its
 	// URLs dropped ("crawl-delay"), rather than requested sooner than it
-	// asked. Zero means a minute; negative honours any Crawl-delay.
+	// asked. Zero means a minute in a crawl that ends and none in a
+	// continuous one; negative honours any Crawl-delay (up to 30 days).
 	MaxCrawlDelay time.Duration
 	// PolicyFile is a JSON file of per-host policies that make the crawl
 	// more polite, or boost which of a host's URLs go first: {"host":
