@@ -3,11 +3,13 @@ package crawl
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -399,4 +401,102 @@ func TestSitemapsOnlyAsPagesAreNeeded(t *testing.T) {
 func mapNumber(path string, m *int) bool {
 	n, err := fmt.Sscanf(path, "/map-%d.xml", m)
 	return err == nil && n == 1
+}
+
+// A crawl whose cap is reached when only a sitemap is left ends there,
+// the sitemap left queued unrequested, rather than putting it aside and
+// bringing it back for ever. One whose queued pages turn out not to be
+// fetched (another host's robots.txt forbids them) asks for the sitemap
+// it put off once they are gone.
+func TestSitemapAtTheCap(t *testing.T) {
+	// d.s.test answers its robots.txt once /a has been asked for, so that
+	// its pages are still queued when the sitemaps are leased.
+	var gate atomic.Pointer[chan struct{}]
+	open := func() {
+		select {
+		case <-*gate.Load():
+		default:
+			close(*gate.Load())
+		}
+	}
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"s.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				robotsFile(rw, "User-agent: *\nAllow: /\nSitemap: "+w.url("s.test", "/map.xml")+"\n")
+			case "/map.xml":
+				rw.Header().Set("Content-Type", "application/xml")
+				fmt.Fprintf(rw, `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>%s</loc></url></urlset>`,
+					w.url("s.test", "/listed"))
+			case "/":
+				page(rw, "/a", w.url("d.s.test", "/x1"), w.url("d.s.test", "/x2"), w.url("d.s.test", "/x3"))
+			case "/a":
+				open()
+				page(rw)
+			case "/sitemap.xml":
+				http.NotFound(rw, r)
+			default:
+				page(rw)
+			}
+		},
+		"d.s.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				select {
+				case <-*gate.Load():
+				case <-r.Context().Done():
+				}
+				robotsFile(rw, "User-agent: *\nDisallow: /\n")
+				return
+			}
+			page(rw)
+		},
+	})
+	run := func(cfg Config) Summary {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := c.Run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	opened := make(chan struct{})
+	close(opened)
+	gate.Store(&opened)
+	// A seed with no links, under a cap of one page: the cap is reached
+	// with only the sitemaps left.
+	cfg := mw.config(t, 0, mw.url("s.test", "/empty"))
+	cfg.NoSitemaps, cfg.Workers = false, 1
+	cfg.MaxPages = 1
+	sum := run(cfg)
+	if sum.StoppedBy != "max-pages" || slices.Contains(mw.paths("s.test"), "/map.xml") {
+		t.Errorf("cap of one page: stopped by %s, requests %v; want the cap, the sitemap not asked for", sum.StoppedBy, mw.paths("s.test"))
+	}
+
+	// Under a cap of four, the seed's four links are enough: the sitemap
+	// is put off. Three of them are refused when leased, and the sitemap
+	// is asked for then, with the page it lists.
+	shut := make(chan struct{})
+	gate.Store(&shut)
+	before := len(mw.paths("s.test"))
+	cfg = mw.config(t, 0, mw.url("s.test", "/"))
+	cfg.NoSitemaps, cfg.Workers = false, 2
+	cfg.MaxPages = 4
+	sum = run(cfg)
+	got := mw.paths("s.test")[before:]
+	if !slices.Contains(got, "/map.xml") || !slices.Contains(got, "/listed") || sum.SitemapsLater == 0 {
+		t.Errorf("cap of four pages: %d sitemap leases put off, requests %v; want the sitemap put off, then asked for once the pages ran out, and its page",
+			sum.SitemapsLater, got)
+	}
+	for _, p := range mw.paths("d.s.test") {
+		if p != "/robots.txt" {
+			t.Errorf("d.s.test requests %v; want its robots.txt alone", mw.paths("d.s.test"))
+			break
+		}
+	}
 }

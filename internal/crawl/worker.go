@@ -283,16 +283,27 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		}
 		return nil
 	}
-	if l.Sitemap && c.pagesEnough() {
-		// A sitemap lists pages, and the crawl has found as many as its
-		// page cap leaves it to fetch: asked for now, it would cost its
-		// bytes (an index can list hundreds of 50,000-URL files) for
-		// pages never fetched. It waits, unrequested, until nothing
-		// else is queued, and stays queued for the next run if the cap
-		// ends this one first.
-		c.stats.sitemapsLater.Add(1)
-		p.out = leaseOutcome{res: frontier.Result{Retry: true, Later: true}}
-		return nil
+	if l.Sitemap {
+		switch left, enough := c.pagesEnough(); {
+		case left <= 0:
+			// The cap is reached and a page lease will find so: the
+			// crawl ends, the sitemap left queued for the next run.
+			c.capReached.Store(true)
+			c.stopLeasing()
+			p.out = leaseOutcome{res: frontier.Result{Retry: true}}
+			return nil
+		case enough && !l.Last:
+			// A sitemap lists pages, and the crawl has found as many as
+			// its page cap leaves it to fetch: asked for now, it would
+			// cost its bytes (an index can list hundreds of 50,000-URL
+			// files) for pages never fetched. It waits, unrequested,
+			// until nothing else is left to lease (frontier.Result.Later),
+			// and stays queued for the next run if the cap ends this one
+			// first.
+			c.stats.sitemapsLater.Add(1)
+			p.out = leaseOutcome{res: frontier.Result{Retry: true, Later: true}}
+			return nil
+		}
 	}
 	if l.RobotsFor != "" && u.Path == "/robots.txt" {
 		// Another host's robots.txt redirected to this host's robots.txt,
@@ -382,22 +393,24 @@ func (c *Crawler) overPageBudget(l frontier.Lease) bool {
 	return !notPage(l) && c.cfg.MaxPages > 0 && c.pagesStarted.Add(1) > c.cfg.MaxPages
 }
 
-// pagesEnough reports whether a crawl that ends at a page cap has queued
-// as many pages as the cap leaves it to fetch: frontier.Stats.Pages (not
-// the sitemaps, requisites and held URLs), and after a restart every
-// entry on disk that the frontier has not read back yet, which may be
-// pages. A sitemap put off wrongly is only put off: it is leased once
-// nothing else is queued. A continuous crawl's cap is no end.
-func (c *Crawler) pagesEnough() bool {
+// pagesEnough returns, in a crawl that ends at a page cap, the pages the
+// cap leaves it to fetch, and whether it has queued as many:
+// frontier.Stats.Pages (not the sitemaps, requisites and held URLs), and
+// after a restart every entry on disk that the frontier has not read
+// back yet, which may be pages. A sitemap put off wrongly is only put
+// off: it is leased once nothing else is left. Without a cap, or in a
+// continuous crawl, whose cap is no end, left is 1 and enough false.
+func (c *Crawler) pagesEnough() (left int64, enough bool) {
 	if c.cfg.Recrawl != nil || c.cfg.MaxPages <= 0 {
-		return false
+		return 1, false
 	}
+	left = c.cfg.MaxPages - c.pagesStarted.Load()
 	fs := c.front.Stats()
 	pages := int64(fs.Pages)
 	if stored, ok := c.state.DB.Queued(); ok {
 		pages += max(stored-int64(fs.Queued+fs.InFlight+fs.Surplus), 0)
 	}
-	return pages >= c.cfg.MaxPages-c.pagesStarted.Load()
+	return left, pages >= left
 }
 
 // overRequisiteBudget counts l against MaxRequisites if it is not a page,

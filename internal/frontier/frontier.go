@@ -164,6 +164,7 @@ type host struct {
 	key       time.Time // the ready heap's key: readyAt when last fixed
 	drain     bool      // leased without its clock until its queue is empty
 	unparked  bool      // Unpark came while busy, before its Complete(Park)
+	aside     int       // its URLs put aside (Result.Later): it is not pruned
 	busy      bool
 	parked    bool // kept out of the ready heap until Unpark
 	held      bool // kept out of the ready heap by an operator (Hold)

@@ -73,7 +73,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 		}
 		now := time.Now()
 		f.expire(now)
-		if f.waitedOut(now) {
+		if f.waitedOut(now) && !f.bringBack() {
 			f.left = true
 			close(f.leases)
 			return nil
@@ -168,7 +168,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 func (f *Frontier) offer(h *host, now time.Time) Lease {
 	it := h.head.peek()
 	f.nextLease++
-	l := Lease{Item: it, Queued: now.Sub(it.Added), Clock: h.clock, id: f.nextLease}
+	l := Lease{Item: it, Queued: now.Sub(it.Added), Clock: h.clock, Last: it.back, id: f.nextLease}
 	switch {
 	case h.clock.GaveUp:
 		l.Mode = ModeGiveUp
@@ -235,12 +235,14 @@ func (f *Frontier) count(it Item, n int) {
 
 // isPage says whether it is a page's URL: neither a sitemap, a requisite
 // nor a robots.txt hop (Stats.Pages).
-func isPage(it Item) bool { return !it.Sitemap && !it.Requisite && it.RobotsFor == "" }
+func isPage(it Item) bool {
+	return !it.Sitemap && !it.Requisite && it.RobotsFor == "" && it.borrow == nil
+}
 
 // bringBack puts the URLs put aside (Result.Later) back at the heads of
 // their hosts' queues, as many hosts as there are back queues free; it
 // reports whether it brought one back. The frontier calls it when nothing
-// else is queued or in flight.
+// else is queued or in flight, or nothing but failing hosts' URLs.
 func (f *Frontier) bringBack() bool {
 	rest := f.aside[:0]
 	brought := false
@@ -250,6 +252,8 @@ func (f *Frontier) bringBack() bool {
 			continue
 		}
 		h := f.activate(it.Host)
+		h.aside--
+		it.back = true
 		h.head.push(it)
 		f.inHeads++
 		brought = true
@@ -264,7 +268,8 @@ func (f *Frontier) bringBack() bool {
 
 // drained reports whether nothing is queued, in memory or on disk, and
 // nothing is in flight: nothing but Surplus URLs, which a frontier that
-// drains leaves queued. Every queued URL is in a front queue or in the
+// drains leaves queued, and URLs put aside (Result.Later), which Run
+// brings back then. Every other queued URL is in a front queue or in the
 // back queue of an active host.
 func (f *Frontier) drained() bool {
 	if len(f.inflight) > 0 || f.active > 0 {
@@ -506,9 +511,12 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	}
 	switch {
 	case !c.result.Retry || fl.item.borrow != nil: // a borrowed URL is its caller's to ask again
-	case c.result.Later:
+	case c.result.Later && !fl.item.back && len(f.aside) < f.cfg.FrontBuffer:
 		f.aside = append(f.aside, fl.item)
+		h.aside++
 		f.count(fl.item, 1)
+	case c.result.Later && !fl.item.back:
+		// Past the bound: left on disk for the next run alone.
 	default:
 		h.head.pushFront(fl.item)
 		f.inHeads++
@@ -590,7 +598,7 @@ func (f *Frontier) prune(now time.Time) {
 		if len(f.hosts) <= keep {
 			break
 		}
-		if !h.activeQ && !h.busy && !h.parked && !h.held && h.head.len() == 0 && !h.clock.NextAt.After(now) {
+		if !h.activeQ && !h.busy && !h.parked && !h.held && h.aside == 0 && h.head.len() == 0 && !h.clock.NextAt.After(now) {
 			f.setGroup(h, "")
 			delete(f.hosts, name)
 		}

@@ -100,6 +100,7 @@ type Item struct {
 	RobotsFor string
 
 	borrow *borrow // set for a Borrow call's URL: its lease goes to the caller
+	back   bool    // put aside (Result.Later) and brought back: Later is not taken again
 }
 
 // Config tunes a Frontier. The zero value is usable: no delay beyond one
@@ -300,7 +301,11 @@ type Lease struct {
 	// out beside the caller's lease, whose own requests must then not
 	// overlap it.
 	SameServer bool
-	id         uint64
+	// Last says the URL was put aside (Result.Later) and brought back,
+	// nothing else being left to lease: a Later on it now counts as a
+	// plain Retry.
+	Last bool
+	id   uint64
 }
 
 // Mode is what a lease asks of its worker. Only ModeRequest may send a
@@ -362,9 +367,12 @@ type Result struct {
 	Retry bool
 	// Later, with Retry, puts the URL aside rather than back at the head
 	// of its host's queue: it is not leased again until nothing else is
-	// queued or in flight (a frontier that drains leases it then, before
-	// it drains), and its entry stays queued on disk, for the next run if
-	// this one ends first.
+	// queued or in flight, or nothing but failing hosts' URLs (a frontier
+	// that drains leases it then, before it drains), and its entry stays
+	// queued on disk, for the next run if this one ends first. A URL
+	// brought back so (Lease.Last) is not put aside again. At most
+	// Config.FrontBuffer URLs are kept aside in memory; past that one is
+	// left on disk for the next run alone.
 	Later bool
 	// Park keeps the host out of the ready heap, with its queue and its
 	// clock, until Unpark is called for it: the host waits for something

@@ -330,7 +330,7 @@ func (s Summary) Write(w io.Writer) {
 		fmt.Fprintf(w, "  left queued: %d\n", s.Queued)
 	}
 	if s.SitemapsLater > 0 {
-		fmt.Fprintf(w, "  sitemaps:   %d put off, the crawl having found as many pages as --max-pages left it to fetch; fetched once those ran out, or left queued for the next run\n", s.SitemapsLater)
+		fmt.Fprintf(w, "  sitemaps:   %d sitemap leases put off, the crawl having found as many pages as --max-pages left it to fetch; fetched once those ran out, or left queued for the next run\n", s.SitemapsLater)
 	}
 	if s.DeferredHostCount > 0 {
 		fmt.Fprintf(w, "  deferred:   %d URLs of %d %s held back by failures, left queued for the next run on this data directory:\n",
