@@ -279,6 +279,34 @@ func (u URL) PathQuery() string {
 	return u.Path + "?" + u.Query
 }
 
+// WithoutParams returns u without the query parameters whose (canonical)
+// names drop says to drop, and whether it dropped any.
+func (u URL) WithoutParams(drop func(name string) bool) (URL, bool) {
+	if u.Query == "" {
+		return u, false
+	}
+	kept := make([]string, 0, u.NQuery)
+	dropped := false
+	for pair := range strings.SplitSeq(u.Query, "&") {
+		name, _, _ := strings.Cut(pair, "=")
+		if drop(name) {
+			dropped = true
+			continue
+		}
+		kept = append(kept, pair)
+	}
+	if !dropped {
+		return u, false
+	}
+	base := strings.TrimSuffix(u.String, "?"+u.Query)
+	u.Query, u.NQuery = strings.Join(kept, "&"), len(kept)
+	u.String = base
+	if u.Query != "" {
+		u.String = base + "?" + u.Query
+	}
+	return u, true
+}
+
 // Parse canonicalises the absolute URL raw.
 func (c *Canonicalizer) Parse(raw string) (URL, error) {
 	if err := c.check(raw); err != nil {

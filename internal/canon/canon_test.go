@@ -579,3 +579,28 @@ func BenchmarkBaseResolveForms(b *testing.B) {
 		})
 	}
 }
+
+// A parameter dropped leaves the URL as if it had never been there.
+func TestWithoutParams(t *testing.T) {
+	c := New(Config{})
+	for _, tc := range []struct{ in, want string }{
+		{"http://a.test/p?visit=1&id=2", "http://a.test/p?id=2"},
+		{"http://a.test/p?visit=1", "http://a.test/p"},
+		{"http://a.test/p?visit=1&visit=2&z", "http://a.test/p?z"},
+		{"http://a.test/p?id=2", "http://a.test/p?id=2"},
+		{"http://a.test/p", "http://a.test/p"},
+	} {
+		u, err := c.Parse(tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, dropped := u.WithoutParams(func(name string) bool { return name == "visit" })
+		want, err := c.Parse(tc.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want || dropped != (tc.in != tc.want) {
+			t.Errorf("%s: %+v, %v; want %+v", tc.in, got, dropped, want)
+		}
+	}
+}

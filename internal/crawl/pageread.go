@@ -238,6 +238,9 @@ func (c *Crawler) nearDuplicate(p *pageRun, words []uint64, follow bool) bool {
 		c.log.Warn("near-duplicate index full: later pages are judged against the ones it holds, not added", "pages", c.cfg.NearDupMaxPages)
 	}
 	p.cp.Rec.SimHash, p.cp.Rec.NearDupOf = fp, of
+	if p.u.NQuery > 0 && p.resp.URL == p.u.String {
+		c.judge.ObserveParams(p.u, fp)
+	}
 	c.judge.JudgedPage(p.pb.Batch, p.l.Host, of != "")
 	if of == "" {
 		return false

@@ -266,6 +266,7 @@ func (c *Crawler) summary() Summary {
 	sum.GaveUp, sum.GaveUpHosts = s.gaveUp.Snapshot()
 	sum.Traps, sum.TrapHosts = c.judge.Cut()
 	sum.TrapCosts, sum.TrapHostCount = c.judge.TrapReport()
+	sum.InertParamHosts, sum.InertParams = c.judge.InertParams(report.MaxNamed)
 	return sum
 }
 

@@ -54,6 +54,10 @@ const (
 	Trap           = "trap"      // its host is cut off for serving mostly near-duplicates
 	Forbidden      = "forbidden" // an address the SSRF guard refuses (an IP literal, or a name pinned to one)
 	Forwarded      = "forwarded" // another node's host: handed to its owner, not refused
+	// InertParam: a URL queued before its host's query parameter was
+	// learnt inert (ObserveParams), dropped unrequested when leased; the
+	// URL without it is queued instead, unless known already.
+	InertParam = "inert-param"
 	// SeedBudget: a page of a seed whose own page budget is spent
 	// (seeds.Options.MaxPages): dropped unrequested.
 	SeedBudget = "seed-budget"
@@ -223,6 +227,7 @@ type Judge struct {
 	// memory keeps them: their links are refused when found. One
 	// forgotten is still dropped when its URL is leased.
 	gaveUp *hostmap.Map[bool]
+	params params // query parameters learnt inert, per host
 
 	mu       sync.Mutex
 	rejected map[string]int64
@@ -306,6 +311,11 @@ func (j *Judge) Admit(c Candidate, st Stager) (string, error) {
 // none (staged in st). The candidate travels in an admission taken from
 // the judge's pool: judging a link allocates nothing of its own.
 func (j *Judge) admit(c Candidate, st Stager) (refusal, error) {
+	if u, ok := j.params.strip(c.URL); ok {
+		// Queued as the URL without its host's inert parameters: the
+		// same page, once.
+		c.URL, c.Key = u, seen.Key{}
+	}
 	if r := j.scope(&c); r.reason != "" {
 		return r, nil
 	}

@@ -109,6 +109,8 @@ type Summary struct {
 	TrapHostCount      int64            `json:"trap_host_count"`       // hosts any trap rule refused URLs of
 	Queued             int              `json:"queued"`                // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)
 	SitemapsLater      int64            `json:"sitemaps_later"`        // sitemap leases put off because the crawl had found as many pages as its page cap left it to fetch
+	InertParamHosts    int              `json:"inert_param_hosts"`     // hosts with a query parameter learnt inert: their links are queued without it
+	InertParams        []string         `json:"inert_params"`          // the first of those parameters, each as "host: name"
 	Seeds              int              `json:"seeds"`                 // seeds given (Config.Seeds)
 	SeedsFetched       int              `json:"seeds_fetched"`         // of which got a response, in this run or an earlier one on the directory
 	SeedsNotFetched    int              `json:"seeds_not_fetched"`     // of which did not
@@ -328,6 +330,10 @@ func (s Summary) Write(w io.Writer) {
 	}
 	if s.Queued > 0 {
 		fmt.Fprintf(w, "  left queued: %d\n", s.Queued)
+	}
+	if s.InertParamHosts > 0 {
+		fmt.Fprintf(w, "  parameters: %d hosts with a query parameter learnt inert (their pages read the same whatever its value), their links queued without it: %s\n",
+			s.InertParamHosts, strings.Join(s.InertParams, ", "))
 	}
 	if s.SitemapsLater > 0 {
 		fmt.Fprintf(w, "  sitemaps:   %d sitemap leases put off, the crawl having found as many pages as --max-pages left it to fetch; fetched once those ran out, or left queued for the next run\n", s.SitemapsLater)

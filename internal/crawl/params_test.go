@@ -1,0 +1,97 @@
+package crawl
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/weft-crawler/weft/internal/judge"
+)
+
+// words writes n words drawn from a vocabulary of thousands, the same for
+// the same seed: a page's own text.
+func words(seed uint64, n int) string {
+	r := rand.New(rand.NewPCG(seed, 1))
+	var b strings.Builder
+	for range n {
+		fmt.Fprintf(&b, "w%d ", r.IntN(5000))
+	}
+	return b.String()
+}
+
+// A site whose links carry a parameter minted at each answer, under a
+// name no list of tracking parameters holds (?visit=): every page links
+// to variants of the others. The crawl learns from the first pages that
+// read the same under two values that the parameter changes nothing, and
+// from then on asks for each page once: every page is fetched, for few
+// more requests than pages, and the host is not taken for a trap. A site
+// whose ?id= pages differ is crawled as before.
+func TestInertParamLearnt(t *testing.T) {
+	const pages = 40
+	var nonce atomic.Int64
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"s.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			var n int
+			if _, err := fmt.Sscanf(r.URL.Path, "/p%d", &n); err != nil || n >= pages {
+				http.NotFound(rw, r)
+				return
+			}
+			v := nonce.Add(1)
+			rw.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(rw, "<html><body><h1>Page %d</h1><p>%s</p>", n, words(uint64(n), 120))
+			for _, k := range []int{0, (n + 1) % pages, (n + 2) % pages, (n * 3) % pages, (n + 7) % pages} {
+				fmt.Fprintf(rw, `<a href="/p%d?visit=%d">page %d</a> `, k, v, k)
+			}
+			fmt.Fprint(rw, "</body></html>")
+		},
+		"c.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/item" {
+				http.NotFound(rw, r)
+				return
+			}
+			var id int
+			fmt.Sscanf(r.URL.Query().Get("id"), "%d", &id)
+			rw.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(rw, "<html><body><p>%s</p><a href=\"/item?id=%d\">next</a> <a href=\"/item?id=%d\">other</a></body></html>",
+				words(uint64(1000+id), 120), (id+1)%pages, (id+5)%pages)
+		},
+	})
+	cfg := mw.config(t, 0, mw.url("s.test", "/p0"), mw.url("c.test", "/item?id=0"))
+	sum := runCrawl(t, cfg)
+	fetched := map[string]int{}
+	requests := 0
+	for _, p := range mw.paths("s.test") {
+		if strings.HasPrefix(p, "/p") {
+			path, _, _ := strings.Cut(p, "?")
+			fetched[path]++
+			requests++
+		}
+	}
+	if len(fetched) != pages {
+		t.Errorf("s.test: %d of its %d pages fetched", len(fetched), pages)
+	}
+	if requests > pages+pages/4 {
+		t.Errorf("s.test: %d page requests for %d pages; want few more than one a page", requests, pages)
+	}
+	if sum.Traps != 0 {
+		t.Errorf("%d hosts cut off as traps; want none", sum.Traps)
+	}
+	if sum.InertParamHosts != 1 || len(sum.InertParams) != 1 || !strings.HasSuffix(sum.InertParams[0], ": visit") {
+		t.Errorf("%d hosts with a parameter learnt inert (%v); want s.test's visit alone", sum.InertParamHosts, sum.InertParams)
+	}
+	if sum.Rejected[judge.InertParam] == 0 {
+		t.Errorf("rejected %v; want the variants queued before the parameter was learnt dropped unrequested", sum.Rejected)
+	}
+	items := map[string]bool{}
+	for _, p := range mw.paths("c.test") {
+		if strings.HasPrefix(p, "/item?") {
+			items[p] = true
+		}
+	}
+	if len(items) != pages {
+		t.Errorf("c.test: %d of its %d items fetched", len(items), pages)
+	}
+}
