@@ -285,6 +285,16 @@ func (u URL) WithoutParams(drop func(name string) bool) (URL, bool) {
 	if u.Query == "" {
 		return u, false
 	}
+	found := false
+	for pair := range strings.SplitSeq(u.Query, "&") {
+		if name, _, _ := strings.Cut(pair, "="); drop(name) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return u, false
+	}
 	kept := make([]string, 0, u.NQuery)
 	dropped := false
 	for pair := range strings.SplitSeq(u.Query, "&") {

@@ -68,9 +68,9 @@ func (c *Crawler) inheritTitle(p *pageRun) {
 // further along its chain. A redirect from a seed widens the scope to its
 // target, as if the target had been the seed (http to https, a domain to
 // its www host). A redirect to a variant of its own canonical URL (the
-// server insists on a session id) is requested as written, once more
-// within the hop cap, since the seen set already holds its canonical
-// form.
+// server insists on a session id, or on a parameter learnt inert) is
+// requested as written, once more within the hop cap, since the seen set
+// already holds its canonical form.
 func (c *Crawler) redirect(p *pageRun, location string) {
 	l := p.l
 	lu, err := c.canon.ResolveString(l.URL, location)
@@ -87,8 +87,10 @@ func (c *Crawler) redirect(p *pageRun, location string) {
 	if l.Depth == 0 {
 		c.widen(p.pb, l.Seed, lu)
 	}
-	if lu.String == l.URL {
-		p.pb.Items = append(p.pb.Items, frontier.Item{URL: lu.String, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL, Sitemap: l.Sitemap,
+	if su, _ := c.judge.WithoutInertParams(lu); lu.String == l.URL || su.String == l.URL && !l.Sitemap && !l.Requisite {
+		// Its canonical form, or the URL without a parameter learnt
+		// inert, is the URL redirected from.
+		p.pb.Items = append(p.pb.Items, frontier.Item{URL: l.URL, Fetch: location, Host: lu.Authority, Depth: l.Depth, Priority: l.Priority, Hops: l.Hops + 1, Via: l.URL, Sitemap: l.Sitemap,
 			Seed: l.Seed, Path: crawllog.Extend(l.Path, crawllog.Redirect)})
 		return
 	}
@@ -142,6 +144,16 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 	if c.cfg.Recrawl != nil && res.Truncated == "" && res.Err == nil && len(res.Words) < extract.DefaultMaxWords {
 		text = extract.TextHash(res.Words)
 	}
+	// A page whose URL has a query teaches whether its parameters change
+	// anything (judge.ObserveParams): one read whole, of words enough.
+	var observed *judge.Page
+	if c.near != nil && !l.Requisite && u.NQuery > 0 && u.NQuery <= judge.MaxObservedParams && resp.URL == u.String &&
+		res.Truncated == "" && res.Err == nil && len(res.Words) >= max(c.cfg.NearDupMinWords, minObservedWords) && len(res.Words) < extract.DefaultMaxWords {
+		observed = &judge.Page{URL: u, Text: text}
+		if observed.Text == 0 {
+			observed.Text = extract.TextHash(res.Words)
+		}
+	}
 	if words != nil {
 		// Nothing reads the words after the fingerprint. The array is
 		// the one given: a page of more words than it holds had them
@@ -168,6 +180,15 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 	}
 	c.findLinks(p, base, &res, follow)
 	p.text = extract.AddLinks(text, p.links) // the links alone: requisites' URLs carry cache-busters
+	if observed != nil {
+		// Its links and embeds, whether or not the embeds are fetched.
+		observed.Links = append(make([]string, 0, len(p.links)+len(res.Embeds)), p.links...)
+		for _, src := range res.Embeds {
+			if eu, err := base.Resolve(src); err == nil {
+				observed.Links = append(observed.Links, eu.String)
+			}
+		}
+	}
 	// The images a page shows are fetched with it, one hop further (so an
 	// image that turns out to be a page is bounded by the depth limit like
 	// any link), unless the page is a near-duplicate whose links are not
@@ -180,7 +201,14 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 		p.render = &renderable{resp: resp, recordID: p.cp.Loc.RecordID}
 		p.text = 0 // what its scripts build is not in the words read
 	}
+	if observed != nil && p.render == nil { // a page to be rendered is not what was read
+		c.judge.ObserveParams(observed)
+	}
 }
+
+// minObservedWords is the fewest words of a page that teaches whether its
+// URL's parameters change anything: fewer say too little of what it is.
+const minObservedWords = 50
 
 // countRead counts and logs how a document's reading went.
 func (c *Crawler) countRead(p *pageRun, handler string, res *content.Result) {
@@ -238,9 +266,6 @@ func (c *Crawler) nearDuplicate(p *pageRun, words []uint64, follow bool) bool {
 		c.log.Warn("near-duplicate index full: later pages are judged against the ones it holds, not added", "pages", c.cfg.NearDupMaxPages)
 	}
 	p.cp.Rec.SimHash, p.cp.Rec.NearDupOf = fp, of
-	if p.u.NQuery > 0 && p.resp.URL == p.u.String {
-		c.judge.ObserveParams(p.u, fp)
-	}
 	c.judge.JudgedPage(p.pb.Batch, p.l.Host, of != "")
 	if of == "" {
 		return false
@@ -269,6 +294,11 @@ func (c *Crawler) findLinks(p *pageRun, base *canon.Base, res *content.Result, f
 	linkPath, listPath := crawllog.Extend(l.Path, crawllog.Link), ""
 	for i, link := range res.Links {
 		lu, err := base.Resolve(link.URL)
+		if err == nil && link.Tag != "sitemap" {
+			// Without its host's parameters learnt inert: its vote, its
+			// key and its queue entry are the page's.
+			lu, _ = c.judge.WithoutInertParams(lu)
+		}
 		var k seen.Key // the link's seen-set key, if its vote hashed it; the judge hashes it otherwise
 		if err == nil {
 			p.links = append(p.links, lu.String)

@@ -283,19 +283,12 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		}
 		return nil
 	}
-	if su, ok := c.judge.WithoutInertParams(u); ok && l.RobotsFor == "" {
-		// Queued before its host's parameter was learnt inert: the same
-		// page as the URL without it, which is queued instead (unless
-		// known already), and this one dropped unrequested.
-		as := judge.AsOffered
-		switch {
-		case l.Requisite:
-			as = judge.AsOfferedRequisite
-		case l.Sitemap:
-			as = judge.AsOfferedResource
-		}
-		c.admit(p.pb, judge.Candidate{URL: su, Depth: l.Depth, Hops: l.Hops, Priority: l.Priority, Rank: l.Rank, Via: l.Via, As: as,
-			Sitemap: l.Sitemap, Seed: l.Seed, Path: l.Path})
+	if su, ok := c.judge.WithoutInertParams(u); ok && l.RobotsFor == "" && l.Fetch == "" && !l.Requisite && !l.Sitemap && l.Depth+l.Hops > 0 {
+		// A page queued before its host's parameter was learnt inert:
+		// the same page as the URL without it, which is queued instead
+		// (unless known already), and this one dropped unrequested.
+		c.admit(p.pb, judge.Candidate{URL: su, Depth: l.Depth, Hops: l.Hops, Priority: l.Priority, Rank: l.Rank, Via: l.Via, As: judge.AsOffered,
+			Seed: l.Seed, Path: l.Path})
 		c.judge.Count(judge.InertParam, 1)
 		p.out = leaseOutcome{outcome: judge.InertParam}
 		return nil

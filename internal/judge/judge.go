@@ -311,10 +311,13 @@ func (j *Judge) Admit(c Candidate, st Stager) (string, error) {
 // none (staged in st). The candidate travels in an admission taken from
 // the judge's pool: judging a link allocates nothing of its own.
 func (j *Judge) admit(c Candidate, st Stager) (refusal, error) {
-	if u, ok := j.params.strip(c.URL); ok {
-		// Queued as the URL without its host's inert parameters: the
-		// same page, once.
-		c.URL, c.Key = u, seen.Key{}
+	if c.Depth+c.Hops > 0 && !c.As.Resource() && !c.Sitemap {
+		if u, ok := j.params.strip(c.URL); ok {
+			// A page link queued as the URL without its host's inert
+			// parameters: the same page, once. (The crawl strips its
+			// links as it resolves them; this is for the rest.)
+			c.URL, c.Key = u, seen.Key{}
+		}
 	}
 	if r := j.scope(&c); r.reason != "" {
 		return r, nil

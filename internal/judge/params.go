@@ -1,12 +1,15 @@
 package judge
 
 import (
+	"encoding/binary"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/scope"
 )
 
 // Inert parameters: a query parameter that a host puts in its links but
@@ -17,27 +20,31 @@ import (
 // can cut the host off as a trap before its real pages are found.
 //
 // The crawl learns such a parameter from the pages it fetches
-// (ObserveParams): two URLs of a host that differ in that one parameter's
-// value alone, whose pages read the same, word for word (the same
-// fingerprint, not a near one), are evidence that it changes nothing;
-// two that read differently prove that it matters, and then it is never
-// learnt. Once inertEvidence pairs, on two paths of the host at least,
-// have shown it and none has proved otherwise, the host's links are
-// queued without it. A single path is not enough: a search page that
-// answers "no results" to every query would teach that its query is
-// inert. What is learnt is kept in memory only: after a restart it is
-// learnt again, from a few pairs.
+// (ObserveParams). Two pages whose URLs differ in that one parameter's
+// value alone are compared whole, modulo the parameter: their words, word
+// for word (extract.TextHash), and their links and embeds with the
+// parameter dropped from them, in order. The same page so is evidence
+// that the parameter changes nothing; a different one proves that it
+// matters, and it is then never learnt (or unlearnt). Pages read in part,
+// pages of few words and pages to be rendered teach nothing. Once
+// inertEvidence pairs, of two URL patterns of the host at least
+// (scope.Pattern), have shown it and none has proved otherwise, the
+// host's page links are queued without it (not its seeds, sitemaps and
+// requisites). One pattern is not enough: a search page that answers
+// every query alike would teach that its query is inert. What is learnt
+// is kept in memory only: after a restart it is learnt again, from a few
+// pairs.
 const (
 	inertEvidence = 3
 	// maxParamHosts bounds the hosts whose evidence is kept, and
 	// maxHostParams the parameters of one host: past them nothing more is
 	// learnt, and what was learnt stays. maxVariants bounds the pages
 	// remembered to compare others with (forgotten all at once when full),
-	// and maxVariantParams the parameters of a URL that are compared.
-	maxParamHosts    = 1 << 16
-	maxHostParams    = 16
-	maxVariants      = 1 << 15
-	maxVariantParams = 4
+	// and MaxObservedParams the parameters of a URL that are compared.
+	maxParamHosts     = 1 << 16
+	maxHostParams     = 16
+	maxVariants       = 1 << 17
+	MaxObservedParams = 4
 )
 
 // params is what the crawl has learnt of the hosts' parameters. It is
@@ -51,10 +58,10 @@ type params struct {
 }
 
 // variant is a page fetched: one parameter of its URL, as name=value, and
-// its fingerprint.
+// what the page is with that parameter dropped from its links.
 type variant struct {
 	pair string
-	fp   uint64
+	sig  uint64
 }
 
 type hostParams struct {
@@ -64,27 +71,68 @@ type hostParams struct {
 
 // evidence is what pairs of pages have shown of one parameter.
 type evidence struct {
-	pairs   int
-	path    string // the first pair's path
-	paths   bool   // a pair on another path came since
-	matters bool   // a pair read differently
+	pairs    int
+	pattern  string // the first pair's URL pattern
+	patterns bool   // a pair of another pattern came since
+	matters  bool   // a pair read differently
 }
 
-// observe takes a page fetched at u (canonical, with a query) whose words
-// have the fingerprint fp, compares it with the pages remembered whose
-// URLs differ from u in one parameter's value, and remembers it. It
-// returns the parameter this made inert, if any, and its host.
-func (ps *params) observe(u canon.URL, fp uint64) (host, name string) {
-	if u.NQuery == 0 || u.NQuery > maxVariantParams {
+// Page is a page fetched whole, for ObserveParams: its canonical URL (with
+// a query), the hash of its words (extract.TextHash) and its links and
+// embeds, resolved, in the order read.
+type Page struct {
+	URL   canon.URL
+	Text  uint64
+	Links []string
+}
+
+// signature is what page is with the parameter name dropped from its
+// links: its words' hash folded with those links, in order.
+func (pg *Page) signature(name string) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], pg.Text)
+	h.Write(b[:])
+	for _, l := range pg.Links {
+		h.Write([]byte(dropParam(l, name)))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+// dropParam returns the canonical URL raw without its query parameters
+// named name.
+func dropParam(raw, name string) string {
+	base, q, ok := strings.Cut(raw, "?")
+	if !ok || !strings.Contains(q, name) {
+		return raw
+	}
+	var b strings.Builder
+	b.WriteString(base)
+	sep := byte('?')
+	for pair := range strings.SplitSeq(q, "&") {
+		if n, _, _ := strings.Cut(pair, "="); n == name {
+			continue
+		}
+		b.WriteByte(sep)
+		b.WriteString(pair)
+		sep = '&'
+	}
+	return b.String()
+}
+
+// observe compares pg with the pages remembered whose URLs differ from
+// its own in one parameter's value, and remembers it. It returns the
+// parameter this made inert, if any, and what it unlearnt.
+func (ps *params) observe(pg *Page) (learnt, unlearnt string) {
+	u := pg.URL
+	if u.NQuery == 0 || u.NQuery > MaxObservedParams {
 		return "", ""
 	}
 	base := strings.TrimSuffix(u.String, "?"+u.Query)
 	pairs := strings.Split(u.Query, "&")
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	if ps.variants == nil || len(ps.variants) >= maxVariants {
-		ps.variants = make(map[string]variant, 64)
-	}
+	keys := make([]string, len(pairs))
+	sigs := make([]uint64, len(pairs))
 	for i, pair := range pairs {
 		name, _, _ := strings.Cut(pair, "=")
 		var key strings.Builder
@@ -98,28 +146,42 @@ func (ps *params) observe(u canon.URL, fp uint64) (host, name string) {
 		}
 		key.WriteByte(0)
 		key.WriteString(name)
-		v, ok := ps.variants[key.String()]
-		ps.variants[key.String()] = variant{pair: pair, fp: fp}
-		if ok && v.pair != pair {
-			if ps.evidence(u.Authority, u.Path, name, v.fp == fp) {
-				return u.Authority, name
-			}
+		keys[i], sigs[i] = key.String(), pg.signature(name)
+	}
+	pattern := scope.Pattern(u)
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.variants == nil || len(ps.variants) >= maxVariants {
+		ps.variants = make(map[string]variant, 64)
+	}
+	for i, pair := range pairs {
+		v, ok := ps.variants[keys[i]]
+		ps.variants[keys[i]] = variant{pair: pair, sig: sigs[i]}
+		if !ok || v.pair == pair {
+			continue
+		}
+		name, _, _ := strings.Cut(pair, "=")
+		switch l, un := ps.evidence(u.Authority, pattern, name, v.sig == sigs[i]); {
+		case l:
+			learnt = name
+		case un:
+			unlearnt = name
 		}
 	}
-	return "", ""
+	return learnt, unlearnt
 }
 
-// evidence counts a pair of pages of host, on path, whose URLs differ in
-// parameter name alone: same says they read the same. It reports whether
-// the pair made the parameter inert.
-func (ps *params) evidence(host, path, name string, same bool) bool {
+// evidence counts a pair of pages of host, of URL pattern, whose URLs
+// differ in parameter name alone: same says they are the same page. It
+// reports whether the pair made the parameter inert, or unlearnt it.
+func (ps *params) evidence(host, pattern, name string, same bool) (learnt, unlearnt bool) {
 	if ps.hosts == nil {
 		ps.hosts = map[string]*hostParams{}
 	}
 	h := ps.hosts[host]
 	if h == nil {
 		if len(ps.hosts) >= maxParamHosts {
-			return false
+			return false, false
 		}
 		h = &hostParams{seen: map[string]*evidence{}}
 		ps.hosts[host] = h
@@ -127,26 +189,30 @@ func (ps *params) evidence(host, path, name string, same bool) bool {
 	e := h.seen[name]
 	if e == nil {
 		if len(h.seen) >= maxHostParams {
-			return false
+			return false, false
 		}
-		e = &evidence{path: path}
+		e = &evidence{pattern: pattern}
 		h.seen[name] = e
 	}
 	if !same {
 		e.matters = true
-		return false
+		if h.inert[name] {
+			delete(h.inert, name)
+			return false, true
+		}
+		return false, false
 	}
 	e.pairs++
-	e.paths = e.paths || path != e.path
-	if e.pairs < inertEvidence || !e.paths || e.matters || h.inert[name] {
-		return false
+	e.patterns = e.patterns || pattern != e.pattern
+	if e.pairs < inertEvidence || !e.patterns || e.matters || h.inert[name] {
+		return false, false
 	}
 	if h.inert == nil {
 		h.inert = map[string]bool{}
 	}
 	h.inert[name] = true
 	ps.any.Store(true)
-	return true
+	return true, false
 }
 
 // strip returns u without the parameters learnt inert on its host, and
@@ -185,15 +251,19 @@ func (ps *params) inertHosts(most int) (int, []string) {
 	return hosts, named[:min(len(named), most)]
 }
 
-// ObserveParams takes a page fetched at u, a canonical URL with a query,
-// whose words have the fingerprint fp (simhash): pages whose URLs differ
-// in one parameter's value, read the same or not, teach whether the
-// parameter changes anything. Once one is learnt inert, the host's links
-// are queued without it.
-func (j *Judge) ObserveParams(u canon.URL, fp uint64) {
-	if host, name := j.params.observe(u, fp); name != "" {
-		j.cfg.Log.Info("query parameter learnt inert: the host's pages read the same whatever its value; its links are queued without it",
-			"host", host, "parameter", name, "pairs", inertEvidence)
+// ObserveParams takes a page fetched whole whose URL has a query: pages
+// whose URLs differ in one parameter's value, the same page or not,
+// teach whether the parameter changes anything. Once one is learnt inert,
+// the host's page links are queued without it.
+func (j *Judge) ObserveParams(pg *Page) {
+	learnt, unlearnt := j.params.observe(pg)
+	if learnt != "" {
+		j.cfg.Log.Info("query parameter learnt inert: the host's pages are the same whatever its value; its links are queued without it",
+			"host", pg.URL.Authority, "parameter", learnt, "pairs", inertEvidence)
+	}
+	if unlearnt != "" {
+		j.cfg.Log.Info("query parameter learnt inert found to matter: the host's links keep it again",
+			"host", pg.URL.Authority, "parameter", unlearnt, "url", pg.URL.String)
 	}
 }
 
@@ -203,5 +273,6 @@ func (j *Judge) ObserveParams(u canon.URL, fp uint64) {
 func (j *Judge) InertParams(most int) (hosts int, named []string) { return j.params.inertHosts(most) }
 
 // WithoutInertParams returns u without the query parameters learnt inert
-// on its host, and whether it had any.
+// on its host, and whether it had any. It is for a page's links: a seed,
+// a sitemap and a requisite keep their parameters.
 func (j *Judge) WithoutInertParams(u canon.URL) (canon.URL, bool) { return j.params.strip(u) }

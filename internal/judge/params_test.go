@@ -1,14 +1,16 @@
 package judge
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/weft-crawler/weft/internal/canon"
 )
 
 // A parameter is learnt inert from three pairs of pages whose URLs differ
-// in its value alone and that read the same, on two paths at least; a
-// pair that reads differently keeps it from being learnt. Only a learnt
+// in its value alone and that are the same page modulo the parameter
+// (words, links and embeds), of two URL patterns at least; a pair that
+// differs keeps it from being learnt, or unlearns it. Only a learnt
 // parameter is stripped, and only on its host.
 func TestObserveParams(t *testing.T) {
 	c := canon.New(canon.Config{})
@@ -19,31 +21,41 @@ func TestObserveParams(t *testing.T) {
 		}
 		return u
 	}
-	j := New(Config{})
+	var j *Judge
+	// observe takes a page at raw of words text whose links carry the
+	// visit of its own URL, as a session id does, and the embeds given.
+	observe := func(raw string, text uint64, embeds ...string) {
+		u := parse(raw)
+		visit := ""
+		if _, v, ok := cutParam(u.Query, "visit"); ok {
+			visit = "?visit=" + v
+		}
+		links := append([]string{"http://" + u.Authority + "/home" + visit, "http://" + u.Authority + "/about" + visit}, embeds...)
+		j.ObserveParams(&Page{URL: u, Text: text, Links: links})
+	}
 	strip := func(raw string) string {
 		got, _ := j.WithoutInertParams(parse(raw))
 		return got.String
 	}
-	// Pages of a search page that answers every query alike: one path
-	// teaches nothing.
+
+	j = New(Config{})
+	// A search page that answers every query alike: one pattern teaches
+	// nothing.
 	for _, q := range []string{"a", "b", "c", "d", "e"} {
-		j.ObserveParams(parse("http://a.test/search?q="+q), 1)
-	}
-	if got := strip("http://a.test/search?q=a"); got != "http://a.test/search?q=a" || inertHosts(j) != 0 {
-		t.Errorf("one path: %s, %d hosts; want nothing learnt", got, inertHosts(j))
+		observe("http://a.test/search?q="+q, 1)
 	}
 	// Pages that differ in two parameters are no pair.
-	j.ObserveParams(parse("http://a.test/x?id=1&visit=1"), 2)
-	j.ObserveParams(parse("http://a.test/x?id=2&visit=2"), 2)
-	// Two pairs, on two paths.
-	j.ObserveParams(parse("http://a.test/p1?visit=1"), 10)
-	j.ObserveParams(parse("http://a.test/p1?visit=2"), 10)
-	j.ObserveParams(parse("http://a.test/p2?id=7&visit=3"), 20)
-	j.ObserveParams(parse("http://a.test/p2?id=7&visit=4"), 20)
-	if got := strip("http://a.test/p3?visit=5"); got != "http://a.test/p3?visit=5" {
-		t.Errorf("two pairs: %s; want nothing learnt yet", got)
+	observe("http://a.test/x?id=1&visit=1", 2)
+	observe("http://a.test/x?id=2&visit=2", 2)
+	// Two pairs, of two patterns.
+	observe("http://a.test/p1?visit=1", 10)
+	observe("http://a.test/p1?visit=2", 10)
+	observe("http://a.test/story/2?id=7&visit=3", 20)
+	observe("http://a.test/story/2?id=7&visit=4", 20)
+	if got := strip("http://a.test/p3?visit=5"); got != "http://a.test/p3?visit=5" || inertHosts(j) != 0 {
+		t.Errorf("two pairs: %s, %d hosts; want nothing learnt yet", got, inertHosts(j))
 	}
-	j.ObserveParams(parse("http://a.test/p1?visit=9"), 10)
+	observe("http://a.test/p1?visit=9", 10)
 	for in, want := range map[string]string{
 		"http://a.test/p3?visit=5":      "http://a.test/p3",
 		"http://a.test/p3?id=7&visit=5": "http://a.test/p3?id=7",
@@ -55,22 +67,49 @@ func TestObserveParams(t *testing.T) {
 			t.Errorf("learnt: %s became %s; want %s", in, got, want)
 		}
 	}
-	if inertHosts(j) != 1 {
-		t.Errorf("%d hosts with a parameter learnt; want 1", inertHosts(j))
+	if _, named := j.InertParams(10); len(named) != 1 || named[0] != "a.test: visit" {
+		t.Errorf("named %v; want a.test's visit", named)
+	}
+	// A pair that differs unlearns it.
+	observe("http://a.test/p8?visit=1", 30)
+	observe("http://a.test/p8?visit=2", 31)
+	if got := strip("http://a.test/p3?visit=5"); got != "http://a.test/p3?visit=5" || inertHosts(j) != 0 {
+		t.Errorf("after a pair that differs: %s, %d hosts; want it unlearnt", got, inertHosts(j))
 	}
 
-	// A pair that reads differently proves the parameter matters: it is
-	// not learnt, however many pairs read the same.
+	// A gallery: the same words and links on every photo's page, but
+	// another image. Its parameter matters, however many pairs.
 	j = New(Config{})
-	j.ObserveParams(parse("http://l.test/a?lang=en"), 1)
-	j.ObserveParams(parse("http://l.test/a?lang=fr"), 2)
-	for i, path := range []string{"/b", "/c", "/d", "/e"} {
-		j.ObserveParams(parse("http://l.test"+path+"?lang=en"), uint64(10+i))
-		j.ObserveParams(parse("http://l.test"+path+"?lang=fr"), uint64(10+i))
+	for _, path := range []string{"/album/1", "/album/2", "/trip"} {
+		for _, photo := range []string{"1", "2", "3"} {
+			observe("http://g.test"+path+"?photo="+photo, 5, "http://g.test/img/"+path+"/"+photo+".jpg")
+		}
+	}
+	if got := strip("http://g.test/album/1?photo=4"); got != "http://g.test/album/1?photo=4" || inertHosts(j) != 0 {
+		t.Errorf("a gallery: %s, %d hosts; want photo kept", got, inertHosts(j))
+	}
+
+	// A parameter that matters on one page is not learnt from the others.
+	j = New(Config{})
+	observe("http://l.test/a?lang=en", 1)
+	observe("http://l.test/a?lang=fr", 2)
+	for i, path := range []string{"/b", "/c/1", "/d/x", "/e"} {
+		observe("http://l.test"+path+"?lang=en", uint64(10+i))
+		observe("http://l.test"+path+"?lang=fr", uint64(10+i))
 	}
 	if got := strip("http://l.test/f?lang=fr"); got != "http://l.test/f?lang=fr" || inertHosts(j) != 0 {
 		t.Errorf("a parameter that matters: %s, %d hosts; want it kept", got, inertHosts(j))
 	}
+}
+
+// cutParam returns the value of query's parameter name.
+func cutParam(query, name string) (string, string, bool) {
+	for pair := range strings.SplitSeq(query, "&") {
+		if n, v, _ := strings.Cut(pair, "="); n == name {
+			return n, v, true
+		}
+	}
+	return "", "", false
 }
 
 // inertHosts is the number of hosts with a parameter learnt inert.

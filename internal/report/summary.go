@@ -332,7 +332,7 @@ func (s Summary) Write(w io.Writer) {
 		fmt.Fprintf(w, "  left queued: %d\n", s.Queued)
 	}
 	if s.InertParamHosts > 0 {
-		fmt.Fprintf(w, "  parameters: %d hosts with a query parameter learnt inert (their pages read the same whatever its value), their links queued without it: %s\n",
+		fmt.Fprintf(w, "  parameters: %d hosts with a query parameter learnt inert (their pages the same whatever its value), their links queued without it: %s\n",
 			s.InertParamHosts, strings.Join(s.InertParams, ", "))
 	}
 	if s.SitemapsLater > 0 {
