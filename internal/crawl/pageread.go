@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
@@ -109,9 +110,12 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 		words = c.words.Get()
 		wordBuf = *words
 	}
+	// A page whose URL has a query may teach whether its parameters
+	// change anything (judge.ObserveParams): its embeds are read for it.
+	observe := c.near != nil && !l.Requisite && u.NQuery > 0 && u.NQuery <= judge.MaxObservedParams && resp.URL == u.String
 	res := h.Read(content.Doc{
 		URL: resp.URL, MediaType: p.mt, Header: resp.Header, Body: resp.Decoded, Token: c.token,
-		Words: c.near != nil, Embeds: c.embeds, Truncated: resp.Truncated, MaxLinks: c.cfg.MaxLinksPerPage,
+		Words: c.near != nil, Embeds: c.embeds || observe, Truncated: resp.Truncated, MaxLinks: c.cfg.MaxLinksPerPage,
 		WordBuf: wordBuf,
 	})
 	p.read = true
@@ -144,11 +148,10 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 	if c.cfg.Recrawl != nil && res.Truncated == "" && res.Err == nil && len(res.Words) < extract.DefaultMaxWords {
 		text = extract.TextHash(res.Words)
 	}
-	// A page whose URL has a query teaches whether its parameters change
-	// anything (judge.ObserveParams): one read whole, of words enough.
+	// One read whole, of words enough.
 	var observed *judge.Page
-	if c.near != nil && !l.Requisite && u.NQuery > 0 && u.NQuery <= judge.MaxObservedParams && resp.URL == u.String &&
-		res.Truncated == "" && res.Err == nil && len(res.Words) >= max(c.cfg.NearDupMinWords, minObservedWords) && len(res.Words) < extract.DefaultMaxWords {
+	if observe && res.Truncated == "" && res.Err == nil && len(res.Words) >= max(c.cfg.NearDupMinWords, minObservedWords) &&
+		len(res.Words) < extract.DefaultMaxWords {
 		observed = &judge.Page{URL: u, Text: text}
 		if observed.Text == 0 {
 			observed.Text = extract.TextHash(res.Words)
@@ -182,10 +185,10 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 	p.text = extract.AddLinks(text, p.links) // the links alone: requisites' URLs carry cache-busters
 	if observed != nil {
 		// Its links and embeds, whether or not the embeds are fetched.
-		observed.Links = append(make([]string, 0, len(p.links)+len(res.Embeds)), p.links...)
+		observed.Links = slices.Clone(p.links)
 		for _, src := range res.Embeds {
 			if eu, err := base.Resolve(src); err == nil {
-				observed.Links = append(observed.Links, eu.String)
+				observed.Embeds = append(observed.Embeds, eu.String)
 			}
 		}
 	}

@@ -283,7 +283,7 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		}
 		return nil
 	}
-	if su, ok := c.judge.WithoutInertParams(u); ok && l.RobotsFor == "" && l.Fetch == "" && !l.Requisite && !l.Sitemap && l.Depth+l.Hops > 0 {
+	if su, ok := c.judge.WithoutInertParams(u); ok && l.RobotsFor == "" && l.Fetch == "" && !l.Requisite && !l.Sitemap && l.Depth > 0 && l.Hops == 0 {
 		// A page queued before its host's parameter was learnt inert:
 		// the same page as the URL without it, which is queued instead
 		// (unless known already), and this one dropped unrequested.

@@ -311,11 +311,12 @@ func (j *Judge) Admit(c Candidate, st Stager) (string, error) {
 // none (staged in st). The candidate travels in an admission taken from
 // the judge's pool: judging a link allocates nothing of its own.
 func (j *Judge) admit(c Candidate, st Stager) (refusal, error) {
-	if c.Depth+c.Hops > 0 && !c.As.Resource() && !c.Sitemap {
+	if c.Depth > 0 && c.Hops == 0 && !c.As.Resource() && !c.Sitemap {
 		if u, ok := j.params.strip(c.URL); ok {
 			// A page link queued as the URL without its host's inert
 			// parameters: the same page, once. (The crawl strips its
-			// links as it resolves them; this is for the rest.)
+			// links as it resolves them; this is for the rest. A
+			// redirect's target is what its server insists on.)
 			c.URL, c.Key = u, seen.Key{}
 		}
 	}

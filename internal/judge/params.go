@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/weft-crawler/weft/internal/canon"
-	"github.com/weft-crawler/weft/internal/scope"
 )
 
 // Inert parameters: a query parameter that a host puts in its links but
@@ -22,18 +21,23 @@ import (
 // The crawl learns such a parameter from the pages it fetches
 // (ObserveParams). Two pages whose URLs differ in that one parameter's
 // value alone are compared whole, modulo the parameter: their words, word
-// for word (extract.TextHash), and their links and embeds with the
-// parameter dropped from them, in order. The same page so is evidence
-// that the parameter changes nothing; a different one proves that it
-// matters, and it is then never learnt (or unlearnt). Pages read in part,
-// pages of few words and pages to be rendered teach nothing. Once
-// inertEvidence pairs, of two URL patterns of the host at least
-// (scope.Pattern), have shown it and none has proved otherwise, the
-// host's page links are queued without it (not its seeds, sitemaps and
-// requisites). One pattern is not enough: a search page that answers
-// every query alike would teach that its query is inert. What is learnt
-// is kept in memory only: after a restart it is learnt again, from a few
-// pairs.
+// for word (extract.TextHash), their links to their own host with the
+// parameter dropped, their links elsewhere and their embeds as they are,
+// in order. The same page so is evidence that the parameter changes
+// nothing. A different one proves that it matters, and it is then never
+// learnt (or unlearnt), unless the two differ only in the values of
+// other parameters of their own host's links (a second nonce): that pair
+// proves nothing. Pages read in part, pages of few words and pages to be
+// rendered teach nothing. Once inertEvidence pairs have shown it, of two
+// different pages at least, and none has proved otherwise, the host's
+// page links are queued without it (not its seeds, sitemaps, requisites
+// and redirect targets). Pairs of one page are not enough: a login wall,
+// a soft 404 or a search page that answers every query alike would teach
+// that its query is inert. An embed that carries the parameter (a
+// gallery's /img.php?photo=) keeps the pages apart. What is learnt is
+// kept in memory only: after a restart it is learnt again, from a few
+// pairs; and once learnt, pages with the parameter are no longer
+// fetched, so it is seldom unlearnt.
 const (
 	inertEvidence = 3
 	// maxParamHosts bounds the hosts whose evidence is kept, and
@@ -60,8 +64,9 @@ type params struct {
 // variant is a page fetched: one parameter of its URL, as name=value, and
 // what the page is with that parameter dropped from its links.
 type variant struct {
-	pair string
-	sig  uint64
+	pair  string
+	sig   uint64 // Page.signature of the parameter
+	loose uint64 // Page.signature of every parameter
 }
 
 type hostParams struct {
@@ -71,40 +76,56 @@ type hostParams struct {
 
 // evidence is what pairs of pages have shown of one parameter.
 type evidence struct {
-	pairs    int
-	pattern  string // the first pair's URL pattern
-	patterns bool   // a pair of another pattern came since
-	matters  bool   // a pair read differently
+	pairs   int
+	text    uint64 // the words of the first pair's page
+	pages   bool   // a pair of another page came since
+	matters bool   // a pair differed
 }
 
 // Page is a page fetched whole, for ObserveParams: its canonical URL (with
-// a query), the hash of its words (extract.TextHash) and its links and
+// a query), the hash of its words (extract.TextHash), and its links and
 // embeds, resolved, in the order read.
 type Page struct {
-	URL   canon.URL
-	Text  uint64
-	Links []string
+	URL    canon.URL
+	Text   uint64
+	Links  []string
+	Embeds []string
 }
 
-// signature is what page is with the parameter name dropped from its
-// links: its words' hash folded with those links, in order.
+// signature is what the page is with the parameter name dropped from its
+// links to its own host, or, with name "", every parameter of them: its
+// words' hash folded with its links and its embeds, in order.
 func (pg *Page) signature(name string) uint64 {
 	h := fnv.New64a()
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], pg.Text)
 	h.Write(b[:])
+	own := "://" + pg.URL.Authority + "/"
 	for _, l := range pg.Links {
-		h.Write([]byte(dropParam(l, name)))
+		if _, rest, _ := strings.Cut(l, "://"); strings.HasPrefix("://"+rest, own) {
+			l = dropParam(l, name)
+		}
+		h.Write([]byte(l))
+		h.Write([]byte{0})
+	}
+	h.Write([]byte{1})
+	for _, e := range pg.Embeds {
+		h.Write([]byte(e))
 		h.Write([]byte{0})
 	}
 	return h.Sum64()
 }
 
 // dropParam returns the canonical URL raw without its query parameters
-// named name.
+// named name, or without its query if name is "".
 func dropParam(raw, name string) string {
 	base, q, ok := strings.Cut(raw, "?")
-	if !ok || !strings.Contains(q, name) {
+	switch {
+	case !ok:
+		return raw
+	case name == "":
+		return base
+	case !strings.Contains(q, name):
 		return raw
 	}
 	var b strings.Builder
@@ -133,6 +154,7 @@ func (ps *params) observe(pg *Page) (learnt, unlearnt string) {
 	pairs := strings.Split(u.Query, "&")
 	keys := make([]string, len(pairs))
 	sigs := make([]uint64, len(pairs))
+	loose := pg.signature("")
 	for i, pair := range pairs {
 		name, _, _ := strings.Cut(pair, "=")
 		var key strings.Builder
@@ -148,7 +170,6 @@ func (ps *params) observe(pg *Page) (learnt, unlearnt string) {
 		key.WriteString(name)
 		keys[i], sigs[i] = key.String(), pg.signature(name)
 	}
-	pattern := scope.Pattern(u)
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.variants == nil || len(ps.variants) >= maxVariants {
@@ -156,12 +177,12 @@ func (ps *params) observe(pg *Page) (learnt, unlearnt string) {
 	}
 	for i, pair := range pairs {
 		v, ok := ps.variants[keys[i]]
-		ps.variants[keys[i]] = variant{pair: pair, sig: sigs[i]}
-		if !ok || v.pair == pair {
-			continue
+		ps.variants[keys[i]] = variant{pair: pair, sig: sigs[i], loose: loose}
+		if !ok || v.pair == pair || v.sig != sigs[i] && v.loose == loose {
+			continue // no pair, or one that differs only in other parameters' values
 		}
 		name, _, _ := strings.Cut(pair, "=")
-		switch l, un := ps.evidence(u.Authority, pattern, name, v.sig == sigs[i]); {
+		switch l, un := ps.evidence(u.Authority, pg.Text, name, v.sig == sigs[i]); {
 		case l:
 			learnt = name
 		case un:
@@ -171,10 +192,10 @@ func (ps *params) observe(pg *Page) (learnt, unlearnt string) {
 	return learnt, unlearnt
 }
 
-// evidence counts a pair of pages of host, of URL pattern, whose URLs
+// evidence counts a pair of pages of host, of words text, whose URLs
 // differ in parameter name alone: same says they are the same page. It
 // reports whether the pair made the parameter inert, or unlearnt it.
-func (ps *params) evidence(host, pattern, name string, same bool) (learnt, unlearnt bool) {
+func (ps *params) evidence(host string, text uint64, name string, same bool) (learnt, unlearnt bool) {
 	if ps.hosts == nil {
 		ps.hosts = map[string]*hostParams{}
 	}
@@ -191,7 +212,7 @@ func (ps *params) evidence(host, pattern, name string, same bool) (learnt, unlea
 		if len(h.seen) >= maxHostParams {
 			return false, false
 		}
-		e = &evidence{pattern: pattern}
+		e = &evidence{text: text}
 		h.seen[name] = e
 	}
 	if !same {
@@ -203,8 +224,8 @@ func (ps *params) evidence(host, pattern, name string, same bool) (learnt, unlea
 		return false, false
 	}
 	e.pairs++
-	e.patterns = e.patterns || pattern != e.pattern
-	if e.pairs < inertEvidence || !e.patterns || e.matters || h.inert[name] {
+	e.pages = e.pages || text != e.text
+	if e.pairs < inertEvidence || !e.pages || e.matters || h.inert[name] {
 		return false, false
 	}
 	if h.inert == nil {
