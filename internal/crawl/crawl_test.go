@@ -153,6 +153,23 @@ func runCrawl(t *testing.T, cfg Config) Summary {
 	return sum
 }
 
+// runCrawlWithin is runCrawl under a deadline d: a crawl that should end
+// by itself and does not is cut there, and ends "interrupted".
+func runCrawlWithin(t *testing.T, cfg Config, d time.Duration) Summary {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	defer cancel()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := c.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
 // runCrawler is runCrawl for a test that looks into the Crawler after.
 func runCrawler(t *testing.T, cfg Config) (*Crawler, Summary) {
 	t.Helper()

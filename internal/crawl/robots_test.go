@@ -408,18 +408,9 @@ func TestCrawlDelayOverTheMost(t *testing.T) {
 		},
 	})
 	const delay = 20 * time.Millisecond
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
 	run := func(cfg Config) Summary {
 		t.Helper()
-		c, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum, err := c.Run(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sum := runCrawlWithin(t, cfg, time.Minute)
 		if sum.StoppedBy != "drained" {
 			t.Fatalf("crawl %s; want it drained, not waiting on the slow host's Crawl-delay (slow.test requests %v)", sum.StoppedBy, mw.paths("slow.test"))
 		}

@@ -3,7 +3,6 @@ package crawl
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"fmt"
 	"maps"
 	"net/http"
@@ -451,20 +450,6 @@ func TestSitemapAtTheCap(t *testing.T) {
 			page(rw)
 		},
 	})
-	run := func(cfg Config) Summary {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
-		c, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum, err := c.Run(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sum
-	}
 	opened := make(chan struct{})
 	close(opened)
 	gate.Store(&opened)
@@ -473,7 +458,7 @@ func TestSitemapAtTheCap(t *testing.T) {
 	cfg := mw.config(t, 0, mw.url("s.test", "/empty"))
 	cfg.NoSitemaps, cfg.Workers = false, 1
 	cfg.MaxPages = 1
-	sum := run(cfg)
+	sum := runCrawlWithin(t, cfg, 30*time.Second)
 	if sum.StoppedBy != "max-pages" || slices.Contains(mw.paths("s.test"), "/map.xml") {
 		t.Errorf("cap of one page: stopped by %s, requests %v; want the cap, the sitemap not asked for", sum.StoppedBy, mw.paths("s.test"))
 	}
@@ -487,7 +472,7 @@ func TestSitemapAtTheCap(t *testing.T) {
 	cfg = mw.config(t, 0, mw.url("s.test", "/"))
 	cfg.NoSitemaps, cfg.Workers = false, 2
 	cfg.MaxPages = 4
-	sum = run(cfg)
+	sum = runCrawlWithin(t, cfg, 30*time.Second)
 	got := mw.paths("s.test")[before:]
 	if !slices.Contains(got, "/map.xml") || !slices.Contains(got, "/listed") || sum.SitemapsLater == 0 {
 		t.Errorf("cap of four pages: %d sitemap leases put off, requests %v; want the sitemap put off, then asked for once the pages ran out, and its page",
