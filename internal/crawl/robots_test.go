@@ -433,6 +433,10 @@ func TestCrawlDelayOverTheMost(t *testing.T) {
 	if n := sum.Rejected[judge.CrawlDelay]; n != 3 {
 		t.Errorf("%d URLs refused for the Crawl-delay (rejected %v); want 3", n, sum.Rejected)
 	}
+	if len(sum.SeedFailures) != 1 || sum.SeedFailures[0].Reason != judge.CrawlDelay || !strings.Contains(sum.SeedFailures[0].Detail, "Crawl-delay 1h0m0s") ||
+		sum.SeedFailures[0].Hint != "--max-crawl-delay 0" {
+		t.Errorf("seed failures %+v; want the slow seed, its Crawl-delay and what would let it be fetched", sum.SeedFailures)
+	}
 	var out bytes.Buffer
 	sum.Write(&out)
 	if !strings.Contains(out.String(), "crawl-delay: Crawl-delay 1h0m0s is longer than the crawl waits for a host (1m0s)") {

@@ -45,7 +45,8 @@ func (c *Crawler) countSeed(p *pageRun) func(committed bool) {
 		return func(bool) {}
 	}
 	n := seeds.Count{Page: !notPage(l) && lo.status > 0,
-		Failed: lo.status >= 500 || strings.HasPrefix(lo.outcome, "error:") || lo.outcome == judge.Unreachable || lo.outcome == judge.Forbidden}
+		Failed: lo.status >= 500 || strings.HasPrefix(lo.outcome, "error:") || lo.outcome == judge.Unreachable || lo.outcome == judge.CrawlDelay ||
+			lo.outcome == judge.Forbidden}
 	if p.resp != nil {
 		n.Bytes = int64(len(p.resp.Body))
 	}

@@ -86,6 +86,13 @@ func (c *Crawler) explainSeed(f *SeedFailure, u canon.URL) {
 		}
 	case f.Reason == judge.Robots:
 		f.Detail = "its robots.txt disallows it"
+	case f.Reason == judge.CrawlDelay:
+		if pol := c.robots.Cached(robotstxt.Origin(u.Scheme, u.Authority), time.Now()); pol != nil && pol.Err != "" {
+			f.Detail = "its robots.txt's " + pol.Err
+		} else {
+			f.Detail = "its robots.txt asks for a longer Crawl-delay than the crawl waits"
+		}
+		f.Hint = "--max-crawl-delay 0"
 	}
 }
 
