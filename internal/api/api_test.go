@@ -91,6 +91,10 @@ func (f *fakeCrawl) Stats() Stats {
 func (f *fakeCrawl) Host(host string) HostStatus {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if host == "slow.test" { // its robots.txt asks for an hour between requests
+		return HostStatus{Host: host, Known: true, Robots: robots.DelayRefusedPolicy(&robots.Policy{Outcome: robots.Rules, Status: 200,
+			CrawlDelay: time.Hour, FetchedAt: time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC)}, time.Minute)}
+	}
 	if host != "known.test:8080" {
 		return HostStatus{Host: host, Frontier: frontier.HostInfo{Held: f.held[host]}}
 	}

@@ -54,6 +54,9 @@ type HostRobots struct {
 	Status     int       `json:"status"`
 	FetchedAt  time.Time `json:"fetched_at"`
 	AgeSeconds float64   `json:"age_seconds"`
+	// Why says why a "disallow-all" host is not crawled: what its fetch
+	// failed with, or the Crawl-delay it asks for over --max-crawl-delay.
+	Why string `json:"why,omitempty"`
 }
 
 // The states of a host, as Host.State names them.
@@ -161,7 +164,7 @@ func (s *Server) hostOf(st HostStatus, act *history.Activity, show bool) Host {
 		h.NextAllowed = &t
 	}
 	if r := st.Robots; r != nil {
-		h.Robots = &HostRobots{Outcome: r.Outcome.String(), Status: r.Status, FetchedAt: r.FetchedAt.UTC(), AgeSeconds: now.Sub(r.FetchedAt).Seconds()}
+		h.Robots = &HostRobots{Outcome: r.Outcome.String(), Status: r.Status, FetchedAt: r.FetchedAt.UTC(), AgeSeconds: now.Sub(r.FetchedAt).Seconds(), Why: r.Err}
 	}
 	return h
 }

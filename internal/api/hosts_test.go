@@ -100,8 +100,17 @@ func TestHostPage(t *testing.T) {
 	if h.Policy == nil || time.Duration(h.Policy.Delay) != 3*time.Second || len(h.Policy.Disallow) != 1 {
 		t.Errorf("policy %+v", h.Policy)
 	}
-	if h.Robots == nil || h.Robots.AgeSeconds < 3600 {
+	if h.Robots == nil || h.Robots.AgeSeconds < 3600 || h.Robots.Why != "" {
 		t.Errorf("robots %+v, want its age since 2026-11-30 11:00", h.Robots)
+	}
+	// A host not crawled for its Crawl-delay says so.
+	code, _, body = do(t, s, "GET", "/v1/hosts/slow.test", "", "")
+	var slow Host
+	if err := json.Unmarshal([]byte(body), &slow); code != 200 || err != nil {
+		t.Fatalf("%d %s %v", code, body, err)
+	}
+	if r := slow.Robots; r == nil || r.Outcome != "disallow-all" || r.Why != "Crawl-delay 1h0m0s is longer than the crawl waits for a host (1m0s)" {
+		t.Errorf("slow.test robots %+v; want disallow-all, and why", slow.Robots)
 	}
 	if a := h.Activity; a == nil || a.Fetched != 3 || a.Errors != 1 || len(a.Last) != 1 || a.Last[0].Status != 200 || a.PerMinute != 2 {
 		t.Errorf("activity %+v", h.Activity)
