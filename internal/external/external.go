@@ -118,10 +118,11 @@ func (x *Leases) Expire(now time.Time) []frontier.Lease {
 // Externalizable reports whether a lease can be handed to a plain fetcher:
 // a page whose host's robots.txt is known and allows it, under no policy
 // that forbids it. The frontier's other leases (a robots.txt fetch or hop,
-// a host being drained or given up, a group lookup, a variant to request
-// as written) are weft's own business.
+// a sitemap, whose listing weft reads and whose asking it times, a host
+// being drained or given up, a group lookup, a variant to request as
+// written) are weft's own business.
 func (x *Leases) Externalizable(l frontier.Lease) bool {
-	if !l.Requests() || l.RobotsFor != "" || l.Fetch != "" {
+	if !l.Requests() || l.RobotsFor != "" || l.Fetch != "" || l.Sitemap {
 		return false
 	}
 	u, err := x.canon.Parse(l.URL)

@@ -383,10 +383,12 @@ func btoi(b bool) int {
 // them and complete the leases, alongside one worker of weft's own; one
 // lease is left to expire. From the servers' side: no host ever has two
 // requests at once or a gap under the delay, and the expired lease's URL
-// is fetched after all; the crawl drains.
+// is fetched after all; the crawl drains. Sitemaps are weft's own: no
+// fetcher is handed one, whose listing it could not give back.
 func TestExternalFetchers(t *testing.T) {
 	const delay = 25 * time.Millisecond
 	web, cfg := liveWeb(t, 14, 4, 15, 1, delay)
+	cfg.NoSitemaps = false
 	c, base := start(t, cfg, api.Config{LeaseTTL: 300 * time.Millisecond})
 	call := func(path string, in, out any) int {
 		b, _ := json.Marshal(in)
@@ -432,6 +434,9 @@ func TestExternalFetchers(t *testing.T) {
 					continue
 				}
 				for _, l := range lr.URLs {
+					if strings.Contains(l.URL, "sitemap") {
+						t.Errorf("a sitemap handed to an external fetcher: %s", l.URL)
+					}
 					if w == 0 && abandoned.CompareAndSwap(nil, l.URL) {
 						continue // never completed: it expires
 					}
