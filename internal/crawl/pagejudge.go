@@ -51,6 +51,12 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 			// A loop, or a page reached before by another way.
 			c.stats.redirectSeen.Add(1)
 		}
+		if f.redirect && !p.l.Requisite && !p.l.Sitemap {
+			c.judge.Redirected(p.u, f.URL, why)
+		}
+	}
+	if r := p.resp; r != nil && r.StatusCode >= 200 && r.StatusCode < 300 && !p.l.Requisite && !p.l.Sitemap {
+		c.judge.Answered(p.u)
 	}
 	clear(p.found)
 	p.found = p.found[:0]

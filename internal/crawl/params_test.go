@@ -150,3 +150,54 @@ func sitePage(path string) (int, bool) {
 	}
 	return 0, false
 }
+
+// A site whose every article links to ten outside shops through its own
+// click tracker (/out?url=...): once ten of the tracker's URLs have all
+// redirected out of the scope, to several hosts, its other URLs are
+// neither asked for nor queued. Every article is fetched, for a handful of
+// tracker requests rather than ten an article.
+func TestOffsiteRedirectorLearnt(t *testing.T) {
+	const articles = 60
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"news.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/out" {
+				http.Redirect(rw, r, r.URL.Query().Get("url"), http.StatusFound)
+				return
+			}
+			var n int
+			if _, err := fmt.Sscanf(r.URL.Path, "/article/%d", &n); err != nil || n >= articles {
+				http.NotFound(rw, r)
+				return
+			}
+			rw.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(rw, "<html><body><p>%s</p>", words(uint64(2000+n), 120))
+			for _, k := range []int{(n + 1) % articles, (n + 2) % articles, (n * 7) % articles} {
+				fmt.Fprintf(rw, `<a href="/article/%d">more</a> `, k)
+			}
+			for i := range 10 {
+				fmt.Fprintf(rw, `<a href="/out?url=http%%3A%%2F%%2Fshop%d.example%%2Fitem%%2F%d">buy</a> `, (n+i)%7, n*10+i)
+			}
+			fmt.Fprint(rw, "</body></html>")
+		},
+	})
+	sum := runCrawl(t, mw.config(t, 0, mw.url("news.test", "/article/0")))
+	got, outs := map[string]bool{}, 0
+	for _, p := range mw.paths("news.test") {
+		switch {
+		case strings.HasPrefix(p, "/article/"):
+			got[p] = true
+		case strings.HasPrefix(p, "/out"):
+			outs++
+		}
+	}
+	t.Logf("%d articles, %d tracker requests", len(got), outs)
+	if len(got) != articles {
+		t.Errorf("%d of the %d articles fetched", len(got), articles)
+	}
+	if outs > 20 { // 10 when written; 600 without the rule
+		t.Errorf("%d tracker requests; want about ten, the evidence", outs)
+	}
+	if sum.OffsiteRedirectors != 1 || sum.Rejected[judge.OffsiteRedirect] == 0 {
+		t.Errorf("%d patterns learnt, rejected %v; want the tracker's", sum.OffsiteRedirectors, sum.Rejected)
+	}
+}

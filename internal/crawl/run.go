@@ -267,6 +267,7 @@ func (c *Crawler) summary() Summary {
 	sum.Traps, sum.TrapHosts = c.judge.Cut()
 	sum.TrapCosts, sum.TrapHostCount = c.judge.TrapReport()
 	sum.InertParamHosts, sum.InertParams = c.judge.InertParams(report.MaxNamed)
+	sum.OffsiteRedirectors = c.judge.OffsiteRedirectors()
 	return sum
 }
 

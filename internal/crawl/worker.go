@@ -293,6 +293,13 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		p.out = leaseOutcome{outcome: judge.InertParam}
 		return nil
 	}
+	if !l.Requisite && !l.Sitemap && l.Depth > 0 && l.Hops == 0 && l.Fetch == "" && c.judge.OffsiteRedirector(u) {
+		// Queued before its pattern was learnt to redirect out of the
+		// crawl's scope, as every URL of it asked for did.
+		c.judge.Count(judge.OffsiteRedirect, 1)
+		p.out = leaseOutcome{outcome: judge.OffsiteRedirect}
+		return nil
+	}
 	if l.Sitemap {
 		switch left, enough := c.pagesEnough(); {
 		case left <= 0:

@@ -226,8 +226,9 @@ type Judge struct {
 	// gaveUp holds the hosts given up after too many failures, as far as
 	// memory keeps them: their links are refused when found. One
 	// forgotten is still dropped when its URL is leased.
-	gaveUp *hostmap.Map[bool]
-	params params // query parameters learnt inert, per host
+	gaveUp      *hostmap.Map[bool]
+	params      params      // query parameters learnt inert, per host
+	redirectors redirectors // URL patterns learnt to redirect out of scope
 
 	mu       sync.Mutex
 	rejected map[string]int64
@@ -322,6 +323,9 @@ func (j *Judge) admit(c Candidate, st Stager) (refusal, error) {
 	}
 	if r := j.scope(&c); r.reason != "" {
 		return r, nil
+	}
+	if c.Depth > 0 && c.Hops == 0 && j.redirectors.offsite(c.URL) {
+		return refusal{reason: OffsiteRedirect}, nil
 	}
 	if c.Key == (seen.Key{}) {
 		c.Key = seen.KeyOf(c.URL.String)

@@ -388,7 +388,7 @@ func (pb *Batch) Done(l frontier.Lease, part int, res frontier.Result, status in
 	st := store.URLDone
 	switch {
 	case outcome == judge.Robots || outcome == judge.Unreachable || outcome == judge.CrawlDelay || outcome == judge.Policy || outcome == judge.SeedBudget ||
-		outcome == judge.InertParam:
+		outcome == judge.InertParam || outcome == judge.OffsiteRedirect:
 		st = store.URLRejected
 	case status == 0:
 		st = store.URLFailed
