@@ -55,7 +55,7 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 			c.judge.Redirected(p.u, f.URL, why)
 		}
 	}
-	if r := p.resp; r != nil && r.StatusCode >= 200 && r.StatusCode < 300 && !p.l.Requisite && !p.l.Sitemap {
+	if r := p.resp; r != nil && (r.StatusCode >= 200 && r.StatusCode < 300 || p.notModified) && !p.l.Requisite && !p.l.Sitemap {
 		c.judge.Answered(p.u)
 	}
 	clear(p.found)
@@ -109,7 +109,7 @@ func (c *Crawler) admitListed(pb *state.Batch, f *found, l frontier.Lease) {
 	}
 	k := seen.KeyOf(u.String)
 	rank := importance.Rank(c.rank.Cash(k), depth) + importance.Listed(h.Priority, h.LastMod, now)
-	cand := judge.Candidate{URL: u, Depth: depth, Priority: prio, Rank: rank, Via: l.URL, Key: k, Seed: l.Seed, Path: crawllog.Extend(l.Path, crawllog.Manifest)}
+	cand := judge.Candidate{URL: u, Depth: depth, Priority: prio, Rank: rank, Via: l.URL, Key: k, Listed: true, Seed: l.Seed, Path: crawllog.Extend(l.Path, crawllog.Manifest)}
 	why := c.admit(pb, cand)
 	part := uint16(partition.Of(u.Authority, c.cfg.Partitions))
 	switch {

@@ -293,7 +293,7 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		p.out = leaseOutcome{outcome: judge.InertParam}
 		return nil
 	}
-	if !l.Requisite && !l.Sitemap && l.Depth > 0 && l.Hops == 0 && l.Fetch == "" && c.judge.OffsiteRedirector(u) {
+	if !l.Requisite && !l.Sitemap && l.RobotsFor == "" && l.Depth > 0 && l.Hops == 0 && l.Fetch == "" && c.judge.OffsiteRedirector(u) {
 		// Queued before its pattern was learnt to redirect out of the
 		// crawl's scope, as every URL of it asked for did.
 		c.judge.Count(judge.OffsiteRedirect, 1)

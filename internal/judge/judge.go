@@ -132,6 +132,9 @@ type Candidate struct {
 	// Sitemap says the URL is fetched as a sitemap, not as a page: its
 	// item carries it, so the page budget does not count it.
 	Sitemap bool
+	// Listed says a sitemap lists the URL: a page, whatever URLs of its
+	// shape have done (OffsiteRedirect).
+	Listed bool
 	// Seed is the id of the seed it was found under (frontier.Item.Seed):
 	// that seed's own scope judges it, when it has one (Config.Seeds).
 	Seed uint32
@@ -324,7 +327,7 @@ func (j *Judge) admit(c Candidate, st Stager) (refusal, error) {
 	if r := j.scope(&c); r.reason != "" {
 		return r, nil
 	}
-	if c.Depth > 0 && c.Hops == 0 && j.redirectors.offsite(c.URL) {
+	if c.Depth > 0 && c.Hops == 0 && !c.As.Resource() && !c.Sitemap && !c.Listed && j.redirectors.offsite(c.URL) {
 		return refusal{reason: OffsiteRedirect}, nil
 	}
 	if c.Key == (seen.Key{}) {

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -15,68 +16,104 @@ import (
 // site links a dozen of them from every page, and a crawl spends most of
 // its requests on them for nothing.
 //
-// The judge learns them by URL pattern (scope.Pattern: the path, digits
-// and tokens written alike, without the query): once redirectEvidence
-// URLs of one pattern of a host have all redirected out of scope, to
-// redirectHosts hosts at least, and none has redirected within it or
-// answered as a page, the host's further URLs of that pattern are refused
-// when found (OffsiteRedirect), and those queued before are dropped
-// unrequested when leased. One redirect within the scope, or one page,
-// and the pattern is never learnt; nor is a section moved to one other
-// site, whose redirects all go to its host. What is learnt is kept in
-// memory only.
+// The judge learns them by shape: a URL's pattern (scope.Pattern: its
+// host and path, digits and tokens written alike) and the names of its
+// query parameters, so that /index.php?action=out&url= and
+// /index.php?topic= are two shapes. Once redirectEvidence URLs of one
+// shape have all redirected out of the scope, to redirectHosts other
+// hosts at least, and none has answered as a page (a 2xx or a 304) or
+// redirected to a page within the scope, the shape's further page links
+// are refused when found (OffsiteRedirect), and those queued before are
+// dropped unrequested when leased, but one in probeEvery, which is asked
+// for: should it answer as a page or redirect within the scope, the shape
+// is unlearnt. A redirect to the same shape (http to https) and one
+// refused for another reason than the scope say nothing; a section moved
+// to one other site, whose redirects all go to one host, is not learnt.
+// Seeds, requisites, sitemaps and what sitemaps list are never refused so.
+// What is learnt is kept in memory only, for at most maxRedirectShapes
+// shapes, and the pages' shapes among them: past that nothing more is
+// learnt.
 const (
-	redirectEvidence = 10
-	redirectHosts    = 3
-	// maxRedirectPatterns bounds the patterns whose answers are kept:
-	// past it nothing more is learnt, and what was learnt stays.
-	maxRedirectPatterns = 1 << 16
+	redirectEvidence  = 10
+	redirectHosts     = 3
+	probeEvery        = 50
+	maxRedirectShapes = 1 << 18
 )
 
-// OffsiteRedirect: a URL of a pattern of its host whose every URL asked
-// for so far redirected out of the crawl's scope (a click tracker).
+// OffsiteRedirect: a URL of a shape of its host whose every URL asked for
+// so far redirected out of the crawl's scope (a click tracker).
 const OffsiteRedirect = "offsite-redirect"
 
 type redirectors struct {
-	any      atomic.Bool // a pattern has been learnt
-	mu       sync.RWMutex
-	patterns map[string]*redirectState // by authority, NUL, pattern
-	hosts    map[string]int            // authority -> its patterns learnt
+	any    atomic.Bool // a shape has been learnt
+	mu     sync.RWMutex
+	shapes map[string]*redirectState // by shapeOf
+	learnt int
 }
 
 type redirectState struct {
 	out     int      // redirects out of the scope
 	targets []string // the first redirectHosts hosts they went to
-	in      bool     // a redirect within it, or a page
+	in      bool     // a page, or a redirect to one within the scope
 	learnt  bool
 }
 
-func redirectKey(u canon.URL) string { return u.Authority + "\x00" + scope.Pattern(u) }
+// shapeOf is u's pattern and the sorted names of its query's parameters.
+func shapeOf(u canon.URL) string {
+	p := scope.Pattern(u)
+	if u.Query == "" {
+		return p
+	}
+	var names []string
+	for pair := range strings.SplitSeq(u.Query, "&") {
+		n, _, _ := strings.Cut(pair, "=")
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return p + "?" + strings.Join(names, "&")
+}
 
-// redirected takes the verdict on where a URL of u's pattern redirected
-// to, a URL of host to: out of the scope, or not. It reports whether that
-// made the pattern an offsite redirector.
-func (r *redirectors) redirected(u canon.URL, to string, out bool) bool {
-	k := redirectKey(u)
+// state returns the state of shape k, made if missing and there is room
+// (nil otherwise). Under the write lock.
+func (r *redirectors) state(k string) *redirectState {
+	if r.shapes == nil {
+		r.shapes = map[string]*redirectState{}
+	}
+	s := r.shapes[k]
+	if s == nil && len(r.shapes) < maxRedirectShapes {
+		s = &redirectState{}
+		r.shapes[k] = s
+	}
+	return s
+}
+
+// sawIn records that a URL of shape s answered as a page, or led to one
+// within the scope: it is no offsite redirector. Under the write lock.
+func (r *redirectors) sawIn(s *redirectState) {
+	s.in = true
+	if s.learnt {
+		s.learnt = false
+		r.learnt--
+	}
+}
+
+// redirected takes a redirect from u to a URL of host to: out says it
+// left the scope for another host, in that it led to a page within it.
+// It reports whether that made u's shape an offsite redirector.
+func (r *redirectors) redirected(u canon.URL, to string, out, in bool) bool {
+	k := shapeOf(u)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.patterns == nil {
-		r.patterns, r.hosts = map[string]*redirectState{}, map[string]int{}
-	}
-	s := r.patterns[k]
-	if s == nil {
-		if len(r.patterns) >= maxRedirectPatterns {
-			return false
-		}
-		s = &redirectState{}
-		r.patterns[k] = s
-	}
-	if !out {
-		s.in = true
-		if s.learnt { // found within the scope after all: forgotten
-			s.learnt = false
-			r.hosts[u.Authority]--
-		}
+	s := r.state(k)
+	switch {
+	case s == nil:
+		return false
+	case in:
+		r.sawIn(s)
+		return false
+	case !out:
 		return false
 	}
 	s.out++
@@ -87,84 +124,71 @@ func (r *redirectors) redirected(u canon.URL, to string, out bool) bool {
 		return false
 	}
 	s.learnt = true
-	r.hosts[u.Authority]++
+	r.learnt++
 	r.any.Store(true)
 	return true
 }
 
-// answered takes a page that answered at u (not a redirect): its pattern
-// is no offsite redirector.
+// answered takes a page that answered at u (a 2xx or a 304): its shape is
+// no offsite redirector.
 func (r *redirectors) answered(u canon.URL) {
-	k := redirectKey(u)
+	k := shapeOf(u)
 	r.mu.RLock()
-	s := r.patterns[k]
+	s := r.shapes[k]
+	in := s != nil && s.in
 	r.mu.RUnlock()
-	if s != nil && s.in {
+	if in {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.patterns == nil {
-		r.patterns, r.hosts = map[string]*redirectState{}, map[string]int{}
-	}
-	if s = r.patterns[k]; s == nil {
-		if len(r.patterns) >= maxRedirectPatterns {
-			return
-		}
-		s = &redirectState{}
-		r.patterns[k] = s
-	}
-	s.in = true
-	if s.learnt {
-		s.learnt = false
-		r.hosts[u.Authority]--
+	if s = r.state(k); s != nil {
+		r.sawIn(s)
 	}
 }
 
-// offsite reports whether u's pattern is a learnt offsite redirector.
+// offsite reports whether u's shape is a learnt offsite redirector, and
+// u not one of the URLs let through to probe it (one in probeEvery, by
+// its hash: the same when found and when leased).
 func (r *redirectors) offsite(u canon.URL) bool {
-	if !r.any.Load() {
+	if !r.any.Load() || fnvString(fnvOffset, u.String)%probeEvery == 0 {
 		return false
 	}
+	k := shapeOf(u)
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if r.hosts[u.Authority] <= 0 {
-		return false
-	}
-	s := r.patterns[redirectKey(u)]
+	s := r.shapes[k]
 	return s != nil && s.learnt
 }
 
-// learnt returns the number of patterns learnt.
-func (r *redirectors) learnt() int {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	n := 0
-	for _, c := range r.hosts {
-		n += c
-	}
-	return n
-}
-
 // Redirected takes where a URL redirected: to, whose verdict is why (""
-// when queued), out of the scope when it is Scope. Once redirectEvidence
-// URLs of a pattern of a host have all gone out of it, to several hosts,
-// the pattern's URLs are refused (OffsiteRedirect).
+// when queued). A redirect to another host refused by the scope is one
+// out of it; one queued, known or handed to another node, to another
+// shape, leads to a page within it. Once redirectEvidence URLs of a shape
+// have all gone out, to several hosts, the shape's URLs are refused
+// (OffsiteRedirect).
 func (j *Judge) Redirected(from, to canon.URL, why string) {
-	if j.redirectors.redirected(from, to.Authority, why == Scope) {
-		j.cfg.Log.Info("URL pattern learnt to redirect out of the crawl's scope: its URLs are no longer asked for",
-			"host", from.Authority, "pattern", scope.Pattern(from), "redirects", redirectEvidence)
+	out := why == Scope && to.Authority != from.Authority
+	in := (why == "" || why == Seen || why == Forwarded) && shapeOf(to) != shapeOf(from)
+	if j.redirectors.redirected(from, to.Authority, out, in) {
+		j.cfg.Log.Info("URL shape learnt to redirect out of the crawl's scope: its URLs are no longer asked for, but one in 50",
+			"host", from.Authority, "shape", shapeOf(from), "redirects", redirectEvidence)
 	}
 }
 
-// Answered takes a page that answered at u with something other than a
-// redirect: its pattern is no offsite redirector.
+// Answered takes a page that answered at u (a 2xx, or a 304 to a
+// conditional request): its shape is no offsite redirector.
 func (j *Judge) Answered(u canon.URL) { j.redirectors.answered(u) }
 
-// OffsiteRedirector reports whether u is a URL of a pattern its host has
-// shown to redirect out of the crawl's scope, and nowhere else.
+// OffsiteRedirector reports whether u is a URL of a shape its host has
+// shown to redirect out of the crawl's scope, and nowhere else (but for
+// one in probeEvery, which is asked for again).
 func (j *Judge) OffsiteRedirector(u canon.URL) bool { return j.redirectors.offsite(u) }
 
-// OffsiteRedirectors returns the number of URL patterns learnt to
-// redirect out of the crawl's scope.
-func (j *Judge) OffsiteRedirectors() int { return j.redirectors.learnt() }
+// OffsiteRedirectors returns the number of URL shapes learnt to redirect
+// out of the crawl's scope.
+func (j *Judge) OffsiteRedirectors() int {
+	j.redirectors.mu.RLock()
+	defer j.redirectors.mu.RUnlock()
+	return j.redirectors.learnt
+}

@@ -7,9 +7,10 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 )
 
-// A URL pattern is learnt to redirect out of the scope once ten of its
-// URLs have all gone out of it, to three hosts at least, and none stayed
-// within it or answered as a page; then only its URLs are refused.
+// A URL shape is learnt to redirect out of the scope once ten of its URLs
+// have all gone out of it, to three hosts at least, and none answered as a
+// page or led to one within it; then only its URLs are refused, but one
+// in fifty, by its hash, let through to probe it.
 func TestRedirectors(t *testing.T) {
 	c := canon.New(canon.Config{})
 	parse := func(raw string) canon.URL {
@@ -19,44 +20,75 @@ func TestRedirectors(t *testing.T) {
 		}
 		return u
 	}
-	j := New(Config{})
+	var j *Judge
 	out := func(from string, n, hosts int) {
 		for i := range n {
 			j.Redirected(parse(fmt.Sprintf(from, i)), parse(fmt.Sprintf("http://shop%d.example/x", i%hosts)), Scope)
 		}
 	}
+	refused := func(format string) int {
+		n := 0
+		for i := range 1000 {
+			if j.OffsiteRedirector(parse(fmt.Sprintf(format, i))) {
+				n++
+			}
+		}
+		return n
+	}
+
+	j = New(Config{})
+	// A redirect to its own shape (http to https) says nothing.
+	j.Redirected(parse("http://a.test/out?url=x"), parse("https://a.test/out?url=x"), "")
 	out("http://a.test/out?url=%d", 9, 5)
 	if j.OffsiteRedirector(parse("http://a.test/out?url=99")) {
 		t.Errorf("learnt after nine redirects")
 	}
 	out("http://a.test/out?url=1%d", 1, 5)
+	if n := refused("http://a.test/out?url=p%d"); n < 950 || n > 995 {
+		t.Errorf("%d of 1000 tracker URLs refused; want all but about one in fifty", n)
+	}
 	for raw, want := range map[string]bool{
-		"http://a.test/out?url=99": true, "http://a.test/out": true, "http://a.test/article/1": false, "http://b.test/out?url=1": false,
+		"http://a.test/out": false, "http://a.test/out?to=1": false, "http://a.test/article/1": false, "http://b.test/out?url=1": false,
 	} {
 		if got := j.OffsiteRedirector(parse(raw)); got != want {
 			t.Errorf("%s: offsite %v; want %v", raw, got, want)
 		}
 	}
 	if j.OffsiteRedirectors() != 1 {
-		t.Errorf("%d patterns learnt; want 1", j.OffsiteRedirectors())
+		t.Errorf("%d shapes learnt; want 1", j.OffsiteRedirectors())
 	}
-	// A redirect within the scope unlearns it.
+	// A probe that answers as a page unlearns it.
+	j.Answered(parse("http://a.test/out?url=probe"))
+	if refused("http://a.test/out?url=p%d") != 0 || j.OffsiteRedirectors() != 0 {
+		t.Errorf("still learnt after a page answered")
+	}
+
+	// One front controller serves a tracker and the topics: two shapes.
+	j = New(Config{})
+	out("http://f.test/index.php?action=out&url=%d", 10, 5)
+	if !j.OffsiteRedirector(parse("http://f.test/index.php?action=out&url=1")) || refused("http://f.test/index.php?topic=%d") != 0 {
+		t.Errorf("a front controller's topics taken for its tracker")
+	}
+
+	// A redirect to a page within the scope unlearns it.
+	j = New(Config{})
+	out("http://a.test/out?url=%d", 10, 5)
 	j.Redirected(parse("http://a.test/out?url=local"), parse("http://a.test/article/2"), "")
-	if j.OffsiteRedirector(parse("http://a.test/out?url=99")) || j.OffsiteRedirectors() != 0 {
+	if refused("http://a.test/out?url=p%d") != 0 {
 		t.Errorf("still learnt after a redirect within the scope")
 	}
 
-	// A section moved to one other site is no click tracker.
+	// A section moved to one other site is no click tracker; nor a shape
+	// one of whose URLs answered as a page first; nor one with a redirect
+	// within the scope among them.
 	out("http://m.test/old/%d", 30, 1)
-	// A pattern one of whose URLs answered as a page is none either.
 	j.Answered(parse("http://p.test/p/1"))
 	out("http://p.test/p/%d", 30, 5)
-	// Nor one with a redirect within the scope among them.
 	j.Redirected(parse("http://g.test/go?to=1"), parse("http://g.test/page"), "")
 	out("http://g.test/go?to=%d", 30, 5)
-	for _, raw := range []string{"http://m.test/old/99", "http://p.test/p/99", "http://g.test/go?to=99"} {
-		if j.OffsiteRedirector(parse(raw)) {
-			t.Errorf("%s: learnt offsite", raw)
+	for _, format := range []string{"http://m.test/old/%d", "http://p.test/p/%d", "http://g.test/go?to=%d"} {
+		if n := refused(format); n != 0 {
+			t.Errorf("%s: %d refused", format, n)
 		}
 	}
 }

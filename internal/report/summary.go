@@ -111,7 +111,7 @@ type Summary struct {
 	SitemapsLater      int64            `json:"sitemaps_later"`        // sitemap leases put off because the crawl had found as many pages as its page cap left it to fetch
 	InertParamHosts    int              `json:"inert_param_hosts"`     // hosts with a query parameter learnt inert: their links are queued without it
 	InertParams        []string         `json:"inert_params"`          // the first of those parameters, each as "host: name"
-	OffsiteRedirectors int              `json:"offsite_redirectors"`   // URL patterns learnt to redirect out of the crawl's scope (click trackers): their URLs not asked for
+	OffsiteRedirectors int              `json:"offsite_redirectors"`   // URL shapes learnt to redirect out of the crawl's scope (click trackers): their URLs not asked for
 	Seeds              int              `json:"seeds"`                 // seeds given (Config.Seeds)
 	SeedsFetched       int              `json:"seeds_fetched"`         // of which got a response, in this run or an earlier one on the directory
 	SeedsNotFetched    int              `json:"seeds_not_fetched"`     // of which did not
@@ -337,7 +337,7 @@ func (s Summary) Write(w io.Writer) {
 			s.InertParamHosts, strings.Join(s.InertParams, ", "))
 	}
 	if s.OffsiteRedirectors > 0 {
-		fmt.Fprintf(w, "  redirectors: %d URL patterns whose every URL asked for redirected out of the scope (click trackers): their other URLs not asked for (%d dropped)\n",
+		fmt.Fprintf(w, "  redirectors: %d URL shapes whose every URL asked for redirected out of the scope (click trackers): their other URLs not asked for (%d refused or dropped)\n",
 			s.OffsiteRedirectors, s.Rejected[judge.OffsiteRedirect])
 	}
 	if s.SitemapsLater > 0 {
