@@ -70,8 +70,9 @@ SIGTERM stops as weft crawl does; running it again on --data resumes.`,
 				cfg.Politeness.GiveUpAfter = -1
 			}
 			if !cmd.Flags().Changed("max-crawl-delay") {
-				// A crawl that never ends waits on no host: one that asks
-				// for ten minutes still gets 144 of its pages a day.
+				// A crawl that never ends refuses no host for its
+				// Crawl-delay: one that asks for ten minutes still gives
+				// it 144 pages a day.
 				cfg.MaxCrawlDelay = -1
 			}
 			cfg.RecrawlScan = f.scan

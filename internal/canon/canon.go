@@ -296,17 +296,10 @@ func (u URL) WithoutParams(drop func(name string) bool) (URL, bool) {
 		return u, false
 	}
 	kept := make([]string, 0, u.NQuery)
-	dropped := false
 	for pair := range strings.SplitSeq(u.Query, "&") {
-		name, _, _ := strings.Cut(pair, "=")
-		if drop(name) {
-			dropped = true
-			continue
+		if name, _, _ := strings.Cut(pair, "="); !drop(name) {
+			kept = append(kept, pair)
 		}
-		kept = append(kept, pair)
-	}
-	if !dropped {
-		return u, false
 	}
 	base := strings.TrimSuffix(u.String, "?"+u.Query)
 	u.Query, u.NQuery = strings.Join(kept, "&"), len(kept)

@@ -328,7 +328,7 @@ const DefaultDelay = time.Second
 // minute: a host that asks for more lets the crawl fetch fewer than 1,440
 // of its pages a day, and the crawl would wait on it for days. Nutch and
 // StormCrawler skip such hosts past 30 seconds. A continuous crawl
-// (Recrawl) waits on none by default.
+// (Recrawl) refuses none for its Crawl-delay by default.
 const DefaultMaxCrawlDelay = time.Minute
 
 // DefaultFailureWait is FailureWait's default: a minute after its last
@@ -404,7 +404,7 @@ func (c Config) WithDefaults() Config {
 		c.Politeness.GiveUpAfter = -1
 	}
 	if c.Recrawl != nil && c.MaxCrawlDelay == 0 {
-		c.MaxCrawlDelay = -1 // a crawl that never ends waits on no host
+		c.MaxCrawlDelay = -1 // a crawl that never ends refuses no host for its Crawl-delay
 	}
 	fillZero(reflect.ValueOf(&c).Elem(), reflect.ValueOf(Defaults()))
 	if c.InLinkBytes == 0 {

@@ -47,7 +47,7 @@ func (c *Crawler) LeaseExternal(ctx context.Context, n int, ttl, wait time.Durat
 		if err != nil {
 			break
 		}
-		if !c.ext.Externalizable(l) {
+		if !c.ext.Externalizable(l) || c.droppedUnrequested(l) {
 			p := &pageRun{l: l, pb: c.state.NewBatch()}
 			c.handle(ctx, p)
 			c.finish(p)
@@ -110,4 +110,16 @@ func (c *Crawler) CompleteExternal(id, url string, status int, fetchedAt time.Ti
 // request did go out, and the URL is leased again after the gap.
 func (c *Crawler) endExpired(l frontier.Lease) {
 	c.endLease(l, leaseOutcome{res: frontier.Result{Fetched: true, Retry: true}, outcome: "external-expired"})
+}
+
+// droppedUnrequested reports whether weft drops l without a request for
+// what it has learnt since its URL was queued (learntDrop): it does so
+// itself rather than hand the URL out.
+func (c *Crawler) droppedUnrequested(l frontier.Lease) bool {
+	u, err := c.canon.Parse(l.URL)
+	if err != nil {
+		return false
+	}
+	why, _ := c.learntDrop(l, u)
+	return why != ""
 }

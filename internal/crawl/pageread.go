@@ -112,7 +112,7 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 	}
 	// A page whose URL has a query may teach whether its parameters
 	// change anything (judge.ObserveParams): its embeds are read for it.
-	observe := c.near != nil && !l.Requisite && u.NQuery > 0 && u.NQuery <= judge.MaxObservedParams && resp.URL == u.String
+	observe := c.near != nil && !l.Requisite && resp.URL == u.String && judge.Observes(u)
 	res := h.Read(content.Doc{
 		URL: resp.URL, MediaType: p.mt, Header: resp.Header, Body: resp.Decoded, Token: c.token,
 		Words: c.near != nil, Embeds: c.embeds || observe, Truncated: resp.Truncated, MaxLinks: c.cfg.MaxLinksPerPage,
@@ -145,14 +145,13 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 	// the array. (A crawl that ends keeps none: the first visit of a
 	// later weft serve compares digests.)
 	var text uint64
-	if c.cfg.Recrawl != nil && res.Truncated == "" && res.Err == nil && len(res.Words) < extract.DefaultMaxWords {
+	whole := res.Truncated == "" && res.Err == nil && len(res.Words) < extract.DefaultMaxWords
+	if c.cfg.Recrawl != nil && whole {
 		text = extract.TextHash(res.Words)
 	}
-	// One read whole, of words enough.
-	var observed *judge.Page
-	if observe && res.Truncated == "" && res.Err == nil && len(res.Words) >= max(c.cfg.NearDupMinWords, minObservedWords) &&
-		len(res.Words) < extract.DefaultMaxWords {
-		observed = &judge.Page{URL: u, Text: text}
+	var observed *judge.Page // what the judge compares, of a page read whole
+	if observe && whole && len(res.Words) >= c.cfg.NearDupMinWords {
+		observed = &judge.Page{URL: u, Text: text, Words: len(res.Words)}
 		if observed.Text == 0 {
 			observed.Text = extract.TextHash(res.Words)
 		}
@@ -208,10 +207,6 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 		c.judge.ObserveParams(observed)
 	}
 }
-
-// minObservedWords is the fewest words of a page that teaches whether its
-// URL's parameters change anything: fewer say too little of what it is.
-const minObservedWords = 50
 
 // countRead counts and logs how a document's reading went.
 func (c *Crawler) countRead(p *pageRun, handler string, res *content.Result) {

@@ -450,8 +450,8 @@ func TestCrawlDelayOverTheMost(t *testing.T) {
 	if got := mw.paths("slow.test"); len(got) != 1 {
 		t.Errorf("slow.test requests %v after the resumed crawl; want none more", got)
 	}
-	if sum.Rejected[judge.CrawlDelay] != 1 {
-		t.Errorf("resumed: rejected %v; want the new URL refused for the Crawl-delay", sum.Rejected)
+	if sum.Rejected[judge.CrawlDelay] != 1 || sum.HostsDown[judge.CrawlDelay] != 1 {
+		t.Errorf("resumed: rejected %v, hosts down %v; want the new URL refused for the Crawl-delay, and its host named", sum.Rejected, sum.HostsDown)
 	}
 
 	// Honoured in full when the crawl waits for any Crawl-delay.

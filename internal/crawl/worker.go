@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/crawllog"
 	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
@@ -283,21 +284,15 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		}
 		return nil
 	}
-	if su, ok := c.judge.WithoutInertParams(u); ok && l.RobotsFor == "" && l.Fetch == "" && !l.Requisite && !l.Sitemap && l.Depth > 0 && l.Hops == 0 {
-		// A page queued before its host's parameter was learnt inert:
-		// the same page as the URL without it, which is queued instead
-		// (unless known already), and this one dropped unrequested.
-		c.admit(p.pb, judge.Candidate{URL: su, Depth: l.Depth, Hops: l.Hops, Priority: l.Priority, Rank: l.Rank, Via: l.Via, As: judge.AsOffered,
-			Seed: l.Seed, Path: l.Path})
-		c.judge.Count(judge.InertParam, 1)
-		p.out = leaseOutcome{outcome: judge.InertParam}
-		return nil
-	}
-	if !l.Requisite && !l.Sitemap && l.RobotsFor == "" && l.Depth > 0 && l.Hops == 0 && l.Fetch == "" && c.judge.OffsiteRedirector(u) {
-		// Queued before its pattern was learnt to redirect out of the
-		// crawl's scope, as every URL of it asked for did.
-		c.judge.Count(judge.OffsiteRedirect, 1)
-		p.out = leaseOutcome{outcome: judge.OffsiteRedirect}
+	if why, su := c.learntDrop(l, u); why != "" {
+		if why == judge.InertParam {
+			// The same page as the URL without the parameter, which is
+			// queued instead, unless known already.
+			c.admit(p.pb, judge.Candidate{URL: su, Depth: l.Depth, Hops: l.Hops, Priority: l.Priority, Rank: l.Rank, Via: l.Via,
+				Seed: l.Seed, Path: l.Path})
+		}
+		c.judge.Count(why, 1)
+		p.out = leaseOutcome{outcome: why}
 		return nil
 	}
 	if l.Sitemap {
@@ -408,6 +403,26 @@ func notPage(l frontier.Lease) bool { return l.Requisite || l.Sitemap }
 // whether it is one past it.
 func (c *Crawler) overPageBudget(l frontier.Lease) bool {
 	return !notPage(l) && c.cfg.MaxPages > 0 && c.pagesStarted.Add(1) > c.cfg.MaxPages
+}
+
+// learntDrop says why a lease is dropped unrequested for what the judge
+// has learnt since its URL was queued ("" when it is not): a page link
+// whose host's parameter was learnt inert (judge.InertParam; su is the
+// URL without it), or whose shape was learnt to redirect out of the
+// crawl's scope (judge.OffsiteRedirect). Seeds, redirect targets,
+// requisites, sitemaps, what sitemaps list and robots.txt hops are kept.
+func (c *Crawler) learntDrop(l frontier.Lease, u canon.URL) (why string, su canon.URL) {
+	if l.Depth == 0 || l.Hops > 0 || l.Requisite || l.Sitemap || l.RobotsFor != "" || l.Fetch != "" ||
+		strings.HasSuffix(l.Path, string(crawllog.Manifest)) {
+		return "", su
+	}
+	if su, ok := c.judge.WithoutInertParams(u); ok {
+		return judge.InertParam, su
+	}
+	if c.judge.OffsiteRedirector(u) {
+		return judge.OffsiteRedirect, su
+	}
+	return "", su
 }
 
 // pagesEnough returns, in a crawl that ends at a page cap, the pages the

@@ -38,8 +38,6 @@ func TestAsideHostIsNotForgotten(t *testing.T) {
 		f := newFrontier(t, Config{Store: d, Delay: time.Minute, MaxActiveHosts: 2,
 			FrontBuffer: 4, HeadSize: 1, HostCache: 8, FirstSeq: 1})
 		ctx := t.Context()
-		runErr := make(chan error, 1)
-		go func() { runErr <- f.Run(ctx) }()
 
 		const sitemap = "http://a.test/sitemap.xml"
 		putAside := false // the sitemap has been put aside
@@ -80,6 +78,10 @@ func TestAsideHostIsNotForgotten(t *testing.T) {
 			Item{URL: "http://a.test/0", Host: "a.test", Priority: Normal},
 			Item{URL: sitemap, Host: "a.test", Priority: Normal, Sitemap: true},
 		)...)
+		// Run after the first URLs are in: a frontier with nothing queued
+		// drains at once.
+		runErr := make(chan error, 1)
+		go func() { runErr <- f.Run(ctx) }()
 		var keeper Lease
 		for range 3 {
 			switch l := lease("first"); l.URL {

@@ -352,6 +352,27 @@ func TestLaterWaitsUntilNothingElseIsQueued(t *testing.T) {
 	})
 }
 
+// Past Config.FrontBuffer URLs aside, one more put aside is leased again
+// at once, as one brought back is (Lease.Last): none is lost for the run.
+func TestLaterPastTheBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, Config{Delay: time.Second, FrontBuffer: 1})
+		f.Add(Item{URL: "http://a.test/1.xml", Host: "a.test", Sitemap: true}, Item{URL: "http://b.test/2.xml", Host: "b.test", Sitemap: true})
+		var leases []string
+		log := runWorkers(t, f, 1, 0, func(l Lease) Result {
+			leases = append(leases, fmt.Sprint(l.URL, " ", l.Last))
+			if !l.Last {
+				return Result{Retry: true, Later: true}
+			}
+			return Result{Fetched: true}
+		})
+		want := []string{"http://a.test/1.xml false", "http://b.test/2.xml false", "http://b.test/2.xml true", "http://a.test/1.xml true"}
+		if !slices.Equal(leases, want) || len(log.order) != 4 {
+			t.Errorf("leases %v; want %v: the first aside, the second past the bound leased again at once, then the first brought back", leases, want)
+		}
+	})
+}
+
 // TestWeightedPickDoesNotStarve serves 300 high and 300 low URLs, one back
 // queue at a time: the low queue is neither starved nor served as often
 // as the high one. The pick is a random draw at each refill, and how many

@@ -211,7 +211,7 @@ func (f *Frontier) taken(h *host, l Lease, now time.Time) {
 	}
 }
 
-// countQueued adds n to the URLs queued at it's priority: Surplus, or
+// countQueued adds n to the URLs queued at its priority: Surplus, or
 // the others.
 func (f *Frontier) countQueued(it Item, n int) {
 	if it.Priority == Surplus {
@@ -221,7 +221,7 @@ func (f *Frontier) countQueued(it Item, n int) {
 	f.count(it, n)
 }
 
-// count adds n to the URLs queued, for the partition of it's host too,
+// count adds n to the URLs queued, for the partition of its host too,
 // and to the pages among them (isPage).
 func (f *Frontier) count(it Item, n int) {
 	f.queued += n
@@ -515,9 +515,12 @@ func (f *Frontier) complete(c completion, now time.Time) {
 		f.aside = append(f.aside, fl.item)
 		h.aside++
 		f.count(fl.item, 1)
-	case c.result.Later && !fl.item.back:
-		// Past the bound: left on disk for the next run alone.
 	default:
+		// Past the bound of URLs kept aside, one is leased again now,
+		// as one brought back is.
+		if c.result.Later {
+			fl.item.back = true
+		}
 		h.head.pushFront(fl.item)
 		f.inHeads++
 		f.count(fl.item, 1)

@@ -372,7 +372,7 @@ type Result struct {
 	// queued on disk, for the next run if this one ends first. A URL
 	// brought back so (Lease.Last) is not put aside again. At most
 	// Config.FrontBuffer URLs are kept aside in memory; past that one is
-	// left on disk for the next run alone.
+	// leased again at once, as one brought back.
 	Later bool
 	// Park keeps the host out of the ready heap, with its queue and its
 	// clock, until Unpark is called for it: the host waits for something

@@ -58,6 +58,10 @@ const (
 	// learnt inert (ObserveParams), dropped unrequested when leased; the
 	// URL without it is queued instead, unless known already.
 	InertParam = "inert-param"
+	// OffsiteRedirect: a URL of a shape of its host whose every URL asked
+	// for so far redirected out of the crawl's scope (a click tracker;
+	// redirectors.go).
+	OffsiteRedirect = "offsite-redirect"
 	// SeedBudget: a page of a seed whose own page budget is spent
 	// (seeds.Options.MaxPages): dropped unrequested.
 	SeedBudget = "seed-budget"
@@ -140,6 +144,14 @@ type Candidate struct {
 	Seed uint32
 	// Path is the URL's discovery path (frontier.Item.Path).
 	Path string
+}
+
+// pageLink reports whether c is a link a page leads to: not a seed, a
+// redirect's target (what its server insists on), a requisite, a sitemap
+// or what a sitemap lists, to which what the judge learns of a host's
+// links (parameters learnt inert, click trackers) does not apply.
+func (c *Candidate) pageLink() bool {
+	return c.Depth > 0 && c.Hops == 0 && !c.As.Resource() && !c.Sitemap && !c.Listed
 }
 
 // Item is the frontier item an admitted candidate becomes.
@@ -231,7 +243,7 @@ type Judge struct {
 	// forgotten is still dropped when its URL is leased.
 	gaveUp      *hostmap.Map[bool]
 	params      params      // query parameters learnt inert, per host
-	redirectors redirectors // URL patterns learnt to redirect out of scope
+	redirectors redirectors // URL shapes learnt to redirect out of scope
 
 	mu       sync.Mutex
 	rejected map[string]int64
@@ -315,19 +327,19 @@ func (j *Judge) Admit(c Candidate, st Stager) (string, error) {
 // none (staged in st). The candidate travels in an admission taken from
 // the judge's pool: judging a link allocates nothing of its own.
 func (j *Judge) admit(c Candidate, st Stager) (refusal, error) {
-	if c.Depth > 0 && c.Hops == 0 && !c.As.Resource() && !c.Sitemap {
+	learnt := c.pageLink() // what the judge learns of a host applies
+	if learnt {
 		if u, ok := j.params.strip(c.URL); ok {
 			// A page link queued as the URL without its host's inert
 			// parameters: the same page, once. (The crawl strips its
-			// links as it resolves them; this is for the rest. A
-			// redirect's target is what its server insists on.)
+			// links as it resolves them; this is for the rest.)
 			c.URL, c.Key = u, seen.Key{}
 		}
 	}
 	if r := j.scope(&c); r.reason != "" {
 		return r, nil
 	}
-	if c.Depth > 0 && c.Hops == 0 && !c.As.Resource() && !c.Sitemap && !c.Listed && j.redirectors.offsite(c.URL) {
+	if learnt && j.redirectors.offsite(c.URL) {
 		return refusal{reason: OffsiteRedirect}, nil
 	}
 	if c.Key == (seen.Key{}) {

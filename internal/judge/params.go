@@ -44,11 +44,11 @@ const (
 	// maxHostParams the parameters of one host: past them nothing more is
 	// learnt, and what was learnt stays. maxVariants bounds the pages
 	// remembered to compare others with (forgotten all at once when full),
-	// and MaxObservedParams the parameters of a URL that are compared.
+	// and maxObservedParams the parameters of a URL that are compared.
 	maxParamHosts     = 1 << 16
 	maxHostParams     = 16
 	maxVariants       = 1 << 17
-	MaxObservedParams = 4
+	maxObservedParams = 4
 )
 
 // params is what the crawl has learnt of the hosts' parameters. It is
@@ -88,9 +88,19 @@ type evidence struct {
 type Page struct {
 	URL    canon.URL
 	Text   uint64
+	Words  int // the words the hash is of
 	Links  []string
 	Embeds []string
 }
+
+// minObservedWords is the fewest words of a page that teaches whether its
+// URL's parameters change anything: fewer say too little of what it is.
+const minObservedWords = 50
+
+// Observes reports whether a page at u may teach anything of its
+// parameters (ObserveParams): its URL has a query of a few of them. The
+// crawl reads its embeds for it.
+func Observes(u canon.URL) bool { return u.NQuery > 0 && u.NQuery <= maxObservedParams }
 
 // signature is what the page is with the parameter name dropped from its
 // links to its own host, or, with name "", every parameter of them: its
@@ -147,7 +157,7 @@ func dropParam(raw, name string) string {
 // parameter this made inert, if any, and what it unlearnt.
 func (ps *params) observe(pg *Page) (learnt, unlearnt string) {
 	u := pg.URL
-	if u.NQuery == 0 || u.NQuery > MaxObservedParams {
+	if !Observes(u) || pg.Words < minObservedWords {
 		return "", ""
 	}
 	base := strings.TrimSuffix(u.String, "?"+u.Query)

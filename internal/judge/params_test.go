@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestObserveParams(t *testing.T) {
 			visit = "?visit=" + v
 		}
 		links := []string{"http://" + u.Authority + "/home" + visit, "http://" + u.Authority + "/about" + visit, "http://other.test/x"}
-		j.ObserveParams(&Page{URL: u, Text: text, Links: links, Embeds: embeds})
+		j.ObserveParams(&Page{URL: u, Text: text, Words: 100, Links: links, Embeds: embeds})
 	}
 	strip := func(raw string) string {
 		got, _ := j.WithoutInertParams(parse(raw))
@@ -82,6 +83,15 @@ func TestObserveParams(t *testing.T) {
 		t.Errorf("after a pair that differs: %s, %d hosts; want it unlearnt", got, inertHosts(j))
 	}
 
+	// A page of few words teaches nothing.
+	j = New(Config{})
+	for i := range 10 {
+		j.ObserveParams(&Page{URL: parse(fmt.Sprintf("http://w.test/p%d?s=%d", i%3, i)), Text: uint64(i % 3), Words: 20})
+	}
+	if got := strip("http://w.test/p?s=1"); got != "http://w.test/p?s=1" {
+		t.Errorf("pages of twenty words: %s; want nothing learnt", got)
+	}
+
 	// A gallery: the same words and links on every photo's page, but
 	// another image, by path or by query. Its parameter matters.
 	for _, img := range []string{"http://g.test/img/%s.jpg", "http://g.test/img.php?photo=%s"} {
@@ -119,7 +129,7 @@ func TestObserveParams(t *testing.T) {
 				if nonce {
 					link += "?visit=" + id + ref
 				}
-				j.ObserveParams(&Page{URL: parse("http://n.test/index.php?id=" + id + "&ref=" + ref), Text: uint64(id[0]), Links: []string{link}})
+				j.ObserveParams(&Page{URL: parse("http://n.test/index.php?id=" + id + "&ref=" + ref), Text: uint64(id[0]), Words: 100, Links: []string{link}})
 			}
 		}
 	}

@@ -40,10 +40,6 @@ const (
 	maxRedirectShapes = 1 << 18
 )
 
-// OffsiteRedirect: a URL of a shape of its host whose every URL asked for
-// so far redirected out of the crawl's scope (a click tracker).
-const OffsiteRedirect = "offsite-redirect"
-
 type redirectors struct {
 	any    atomic.Bool // a shape has been learnt
 	mu     sync.RWMutex
@@ -187,8 +183,11 @@ func (j *Judge) OffsiteRedirector(u canon.URL) bool { return j.redirectors.offsi
 
 // OffsiteRedirectors returns the number of URL shapes learnt to redirect
 // out of the crawl's scope.
-func (j *Judge) OffsiteRedirectors() int {
-	j.redirectors.mu.RLock()
-	defer j.redirectors.mu.RUnlock()
-	return j.redirectors.learnt
+func (j *Judge) OffsiteRedirectors() int { return j.redirectors.count() }
+
+// count is the number of shapes learnt.
+func (r *redirectors) count() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.learnt
 }

@@ -75,8 +75,9 @@ type Policy struct {
 	Outcome Outcome
 	// Status is the HTTP status of the final response, 0 if there was none.
 	Status int
-	// Err says why, for a DisallowAll policy (network error, server error);
-	// for logs only, never to decide on.
+	// Err says why, for a DisallowAll policy (network error, server
+	// error, a Crawl-delay refused: DelayRefused), in words, for logs, the
+	// API and the summary; never to decide on.
 	Err string
 	// FetchedAt is when the fetch finished; Fresh ages the policy from it.
 	FetchedAt time.Time

@@ -43,6 +43,7 @@ type counts struct {
 	outcomes    map[string]int64
 	hostsDown   map[string]int64
 	downNamed   []report.HostCause
+	downOnly    map[string]bool // hosts counted by downOnce
 }
 
 func newCounts() *counts {
@@ -74,6 +75,23 @@ func (c *counts) down(h report.HostCause) {
 		c.downNamed = append(c.downNamed, h)
 	}
 	c.mu.Unlock()
+}
+
+// downOnce is down for a host not counted by downOnce before; it reports
+// whether it counted it.
+func (c *counts) downOnce(h report.HostCause) bool {
+	c.mu.Lock()
+	if c.downOnly[h.Host] {
+		c.mu.Unlock()
+		return false
+	}
+	if c.downOnly == nil {
+		c.downOnly = map[string]bool{}
+	}
+	c.downOnly[h.Host] = true
+	c.mu.Unlock()
+	c.down(h)
+	return true
 }
 
 func (c *counts) snapshot() Counts {

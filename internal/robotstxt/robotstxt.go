@@ -181,6 +181,7 @@ func (r *Files) Ensure(ctx context.Context, l frontier.Lease, u canon.URL) (*rob
 		v := e.verdict.Load()
 		if v == nil || !now.Before(v.until) {
 			v = r.verdictOf(e, now)
+			r.delayRefused(origin, v) // judged by a file an earlier run kept, say
 		}
 		if v.pol != nil {
 			return v.pol, frontier.Result{}
@@ -416,7 +417,7 @@ func (r *Files) decide(host string, e *entry, pol *robots.Policy, reason string,
 		ans.Body = body[:min(len(body), robots.MaxBytes+1)] // all a parse reads, and whether there was more
 	}
 	defer r.hopsAsked.answer(host, ans) // once the entry is all decided: the asker may be this crawl
-	before, good := e.hist.Failures, e.hist.Good
+	before := e.hist.Failures
 	e.hist.Record(pol)
 	if final && pol.Outcome == robots.DisallowAll {
 		e.hist.Failures = max(e.hist.Failures, r.retry.Attempts)
@@ -435,15 +436,8 @@ func (r *Files) decide(host string, e *entry, pol *robots.Policy, reason string,
 	}
 	r.counts.outcome(pol.Outcome.String())
 	v := r.verdictOf(e, pol.FetchedAt)
-	if v.pol != nil && v.pol.DelayRefused {
-		if good == nil || good.CrawlDelay <= r.maxDelay { // counted once, not at each fetch of the file again
-			r.counts.down(report.HostCause{Host: host, Cause: "crawl-delay", Err: v.pol.Err})
-		}
-		r.log.Info("host not crawled: its robots.txt asks for a longer Crawl-delay than the crawl waits (--max-crawl-delay)", "host", host,
-			"why", v.pol.Err)
-		return
-	}
 	if pol.Outcome != robots.DisallowAll {
+		r.delayRefused(host, v)
 		return
 	}
 	attempt := e.hist.Failures
@@ -472,6 +466,23 @@ func (r *Files) decide(host string, e *entry, pol *robots.Policy, reason string,
 			"failing_since", e.hist.FailingSince, "attempts", attempt)
 	}
 }
+
+// delayRefused counts and logs, once in the crawl, a host (an Origin) not
+// crawled because its robots.txt asks for a longer Crawl-delay than the
+// crawl waits (robots.DelayRefusedPolicy), whichever fetch or run found
+// it so.
+func (r *Files) delayRefused(host string, v *verdict) {
+	if v.pol == nil || !v.pol.DelayRefused || !r.counts.downOnce(report.HostCause{Host: host, Cause: CauseCrawlDelay, Err: v.pol.Err}) {
+		return
+	}
+	r.log.Info("host not crawled: its robots.txt asks for a longer Crawl-delay than the crawl waits (--max-crawl-delay)", "host", host,
+		"why", v.pol.Err)
+}
+
+// CauseCrawlDelay is the cause a host not crawled for its Crawl-delay is
+// counted under (Counts.HostsDown), as judge.CrawlDelay names its URLs'
+// refusals.
+const CauseCrawlDelay = "crawl-delay"
 
 // robotsCause is what the last failed fetch of a robots.txt got, in the
 // words of a host's wait (frontier.Result.Cause): "robots.txt 503",
