@@ -36,38 +36,12 @@ func TestInertParamLearnt(t *testing.T) {
 	var nonce atomic.Int64
 	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
 		"s.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
-			n, ok := sitePage(r.URL.Path)
-			if !ok || n >= pages {
-				http.NotFound(rw, r)
-				return
-			}
-			v := nonce.Add(1)
-			rw.Header().Set("Content-Type", "text/html")
-			fmt.Fprintf(rw, "<html><body><img src=\"/logo.png\"><h1>Page %d</h1><p>%s</p>", n, words(uint64(n), 120))
-			for _, k := range []int{0, (n + 1) % pages, (n + 2) % pages, (n * 3) % pages, (n + 7) % pages} {
-				fmt.Fprintf(rw, `<a href="%s?visit=%d">page %d</a> `, sitePath(k), v, k)
-			}
-			fmt.Fprint(rw, "</body></html>")
+			visitPage(rw, r, pages, nonce.Add(1), 0, false)
 		},
 		// r.test insists on the parameter: a URL without it redirects to
 		// the URL with a new one.
 		"r.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
-			n, ok := sitePage(r.URL.Path)
-			if !ok || n >= pages {
-				http.NotFound(rw, r)
-				return
-			}
-			v := nonce.Add(1)
-			if r.URL.Query().Get("visit") == "" {
-				http.Redirect(rw, r, fmt.Sprintf("%s?visit=%d", r.URL.Path, v), http.StatusFound)
-				return
-			}
-			rw.Header().Set("Content-Type", "text/html")
-			fmt.Fprintf(rw, "<html><body><h1>Page %d</h1><p>%s</p>", n, words(uint64(500+n), 120))
-			for _, k := range []int{0, (n + 1) % pages, (n + 2) % pages, (n * 3) % pages, (n + 7) % pages} {
-				fmt.Fprintf(rw, `<a href="%s?visit=%d">page %d</a> `, sitePath(k), v, k)
-			}
-			fmt.Fprint(rw, "</body></html>")
+			visitPage(rw, r, pages, nonce.Add(1), 500, true)
 		},
 		"c.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/item" {
@@ -149,4 +123,25 @@ func sitePage(path string) (int, bool) {
 		return n, true
 	}
 	return 0, false
+}
+
+// visitPage answers r with page n of a site of pages pages (sitePath)
+// whose words are drawn from seed+n and whose links carry ?visit=v; with
+// insist, a URL without a visit redirects to itself with v.
+func visitPage(rw http.ResponseWriter, r *http.Request, pages int, v int64, seed uint64, insist bool) {
+	n, ok := sitePage(r.URL.Path)
+	if !ok || n >= pages {
+		http.NotFound(rw, r)
+		return
+	}
+	if insist && r.URL.Query().Get("visit") == "" {
+		http.Redirect(rw, r, fmt.Sprintf("%s?visit=%d", r.URL.Path, v), http.StatusFound)
+		return
+	}
+	rw.Header().Set("Content-Type", "text/html")
+	fmt.Fprintf(rw, "<html><body><img src=\"/logo.png\"><h1>Page %d</h1><p>%s</p>", n, words(seed+uint64(n), 120))
+	for _, k := range []int{0, (n + 1) % pages, (n + 2) % pages, (n * 3) % pages, (n + 7) % pages} {
+		fmt.Fprintf(rw, `<a href="%s?visit=%d">page %d</a> `, sitePath(k), v, k)
+	}
+	fmt.Fprint(rw, "</body></html>")
 }

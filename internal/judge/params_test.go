@@ -15,14 +15,7 @@ import (
 // it from being learnt, or unlearns it. Only a learnt parameter is
 // stripped, and only on its host.
 func TestObserveParams(t *testing.T) {
-	c := canon.New(canon.Config{})
-	parse := func(raw string) canon.URL {
-		u, err := c.Parse(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return u
-	}
+	parse := urlParser(t)
 	var j *Judge
 	// observe takes a page at raw of words text whose links to its host
 	// carry the visit of its own URL, as a session id does, with the
@@ -157,4 +150,17 @@ func paramValue(query, name string) (string, bool) {
 func inertHosts(j *Judge) int {
 	n, _ := j.InertParams(0)
 	return n
+}
+
+// urlParser returns a function that canonicalises a URL, or fails t.
+func urlParser(t *testing.T) func(string) canon.URL {
+	c := canon.New(canon.Config{})
+	return func(raw string) canon.URL {
+		t.Helper()
+		u, err := c.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
 }

@@ -3,8 +3,6 @@ package judge
 import (
 	"fmt"
 	"testing"
-
-	"github.com/weft-crawler/weft/internal/canon"
 )
 
 // A URL shape is learnt to redirect out of the scope once ten of its URLs
@@ -12,14 +10,7 @@ import (
 // page or led to one within it; then only its URLs are refused, but one
 // in fifty, by its hash, let through to probe it.
 func TestRedirectors(t *testing.T) {
-	c := canon.New(canon.Config{})
-	parse := func(raw string) canon.URL {
-		u, err := c.Parse(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return u
-	}
+	parse := urlParser(t)
 	var j *Judge
 	out := func(from string, n, hosts int) {
 		for i := range n {
