@@ -285,29 +285,61 @@ func (u URL) WithoutParams(drop func(name string) bool) (URL, bool) {
 	if u.Query == "" {
 		return u, false
 	}
+	q, n, dropped := dropPairs(u.Query, drop)
+	if !dropped {
+		return u, false
+	}
+	base := strings.TrimSuffix(u.String, "?"+u.Query)
+	u.Query, u.NQuery, u.String = q, n, base
+	if q != "" {
+		u.String = base + "?" + q
+	}
+	return u, true
+}
+
+// DropParams is WithoutParams for a canonical URL given as a string: raw
+// without the query parameters whose names drop says to drop.
+func DropParams(raw string, drop func(name string) bool) string {
+	base, q, ok := strings.Cut(raw, "?")
+	if !ok {
+		return raw
+	}
+	q, _, dropped := dropPairs(q, drop)
+	switch {
+	case !dropped:
+		return raw
+	case q == "":
+		return base
+	}
+	return base + "?" + q
+}
+
+// dropPairs returns query without the parameters whose names drop says to
+// drop, the number left, and whether it dropped any (query as it is when
+// it did not).
+func dropPairs(query string, drop func(name string) bool) (string, int, bool) {
 	found := false
-	for pair := range strings.SplitSeq(u.Query, "&") {
+	for pair := range strings.SplitSeq(query, "&") {
 		if name, _, _ := strings.Cut(pair, "="); drop(name) {
 			found = true
 			break
 		}
 	}
 	if !found {
-		return u, false
+		return query, 0, false
 	}
-	kept := make([]string, 0, u.NQuery)
-	for pair := range strings.SplitSeq(u.Query, "&") {
+	var b strings.Builder
+	n := 0
+	for pair := range strings.SplitSeq(query, "&") {
 		if name, _, _ := strings.Cut(pair, "="); !drop(name) {
-			kept = append(kept, pair)
+			if n > 0 {
+				b.WriteByte('&')
+			}
+			b.WriteString(pair)
+			n++
 		}
 	}
-	base := strings.TrimSuffix(u.String, "?"+u.Query)
-	u.Query, u.NQuery = strings.Join(kept, "&"), len(kept)
-	u.String = base
-	if u.Query != "" {
-		u.String = base + "?" + u.Query
-	}
-	return u, true
+	return b.String(), n, true
 }
 
 // Parse canonicalises the absolute URL raw.

@@ -594,13 +594,17 @@ func TestWithoutParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, dropped := u.WithoutParams(func(name string) bool { return name == "visit" })
+		drop := func(name string) bool { return name == "visit" }
+		got, dropped := u.WithoutParams(drop)
 		want, err := c.Parse(tc.want)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got != want || dropped != (tc.in != tc.want) {
 			t.Errorf("%s: %+v, %v; want %+v", tc.in, got, dropped, want)
+		}
+		if s := DropParams(u.String, drop); s != want.String {
+			t.Errorf("DropParams(%s) = %s; want %s", u.String, s, want.String)
 		}
 	}
 }

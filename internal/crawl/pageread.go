@@ -4,7 +4,6 @@ import (
 	"crypto/sha1"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/weft-crawler/weft/internal/archive"
 	"github.com/weft-crawler/weft/internal/canon"
@@ -182,22 +181,29 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 	}
 	c.findLinks(p, base, &res, follow)
 	p.text = extract.AddLinks(text, p.links) // the links alone: requisites' URLs carry cache-busters
-	if observed != nil {
-		// Its links and embeds, whether or not the embeds are fetched.
-		observed.Links = slices.Clone(p.links)
-		for _, src := range res.Embeds {
-			if eu, err := base.Resolve(src); err == nil {
-				observed.Embeds = append(observed.Embeds, eu.String)
-			}
-		}
-	}
+	links := len(p.links)
 	// The images a page shows are fetched with it, one hop further (so an
 	// image that turns out to be a page is bounded by the depth limit like
 	// any link), unless the page is a near-duplicate whose links are not
 	// followed either. A nofollow page's images are fetched: nofollow is
 	// about links.
-	if c.embeds && (!nearDup || c.cfg.NearDupFollow) {
-		c.findRequisites(p, base, &res, h.Name())
+	requisites := c.embeds && (!nearDup || c.cfg.NearDupFollow)
+	if requisites {
+		c.findRequisites(p, base, &res, h.Name()) // its embeds, resolved, after the links in p.links
+	}
+	if observed != nil {
+		// Its links and embeds, whether or not the embeds are fetched
+		// (ObserveParams keeps neither slice).
+		observed.Links = p.links[:links:links]
+		if requisites {
+			observed.Embeds = p.links[links:]
+		} else {
+			for _, src := range res.Embeds {
+				if eu, err := base.Resolve(src); err == nil {
+					observed.Embeds = append(observed.Embeds, eu.String)
+				}
+			}
+		}
 	}
 	if follow && c.rend != nil && p.mt == "text/html" && !l.Requisite && resp.Truncated == "" && !p.cp.Revisit {
 		p.render = &renderable{resp: resp, recordID: p.cp.Loc.RecordID}

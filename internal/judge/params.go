@@ -84,7 +84,8 @@ type evidence struct {
 
 // Page is a page fetched whole, for ObserveParams: its canonical URL (with
 // a query), the hash of its words (extract.TextHash), and its links and
-// embeds, resolved, in the order read.
+// embeds, resolved, in the order read. ObserveParams reads its slices
+// during the call only.
 type Page struct {
 	URL    canon.URL
 	Text   uint64
@@ -110,10 +111,11 @@ func (pg *Page) signature(name string) uint64 {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], pg.Text)
 	h.Write(b[:])
-	own := "://" + pg.URL.Authority + "/"
+	own := pg.URL.Authority + "/"
+	drop := func(n string) bool { return name == "" || n == name }
 	for _, l := range pg.Links {
-		if _, rest, _ := strings.Cut(l, "://"); strings.HasPrefix("://"+rest, own) {
-			l = dropParam(l, name)
+		if _, rest, _ := strings.Cut(l, "://"); strings.HasPrefix(rest, own) {
+			l = canon.DropParams(l, drop)
 		}
 		h.Write([]byte(l))
 		h.Write([]byte{0})
@@ -124,32 +126,6 @@ func (pg *Page) signature(name string) uint64 {
 		h.Write([]byte{0})
 	}
 	return h.Sum64()
-}
-
-// dropParam returns the canonical URL raw without its query parameters
-// named name, or without its query if name is "".
-func dropParam(raw, name string) string {
-	base, q, ok := strings.Cut(raw, "?")
-	switch {
-	case !ok:
-		return raw
-	case name == "":
-		return base
-	case !strings.Contains(q, name):
-		return raw
-	}
-	var b strings.Builder
-	b.WriteString(base)
-	sep := byte('?')
-	for pair := range strings.SplitSeq(q, "&") {
-		if n, _, _ := strings.Cut(pair, "="); n == name {
-			continue
-		}
-		b.WriteByte(sep)
-		b.WriteString(pair)
-		sep = '&'
-	}
-	return b.String()
 }
 
 // observe compares pg with the pages remembered whose URLs differ from

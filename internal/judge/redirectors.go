@@ -95,11 +95,11 @@ func (r *redirectors) sawIn(s *redirectState) {
 	}
 }
 
-// redirected takes a redirect from u to a URL of host to: out says it
-// left the scope for another host, in that it led to a page within it.
-// It reports whether that made u's shape an offsite redirector.
-func (r *redirectors) redirected(u canon.URL, to string, out, in bool) bool {
-	k := shapeOf(u)
+// redirected takes a redirect from a URL of shape k to a URL of host to:
+// out says it left the scope for another host, in that it led to a page
+// within it. It reports whether that made the shape an offsite
+// redirector.
+func (r *redirectors) redirected(k, to string, out, in bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.state(k)
@@ -164,11 +164,12 @@ func (r *redirectors) offsite(u canon.URL) bool {
 // have all gone out, to several hosts, the shape's URLs are refused
 // (OffsiteRedirect).
 func (j *Judge) Redirected(from, to canon.URL, why string) {
+	shape := shapeOf(from)
 	out := why == Scope && to.Authority != from.Authority
-	in := (why == "" || why == Seen || why == Forwarded) && shapeOf(to) != shapeOf(from)
-	if j.redirectors.redirected(from, to.Authority, out, in) {
+	in := (why == "" || why == Seen || why == Forwarded) && shapeOf(to) != shape
+	if j.redirectors.redirected(shape, to.Authority, out, in) {
 		j.cfg.Log.Info("URL shape learnt to redirect out of the crawl's scope: its URLs are no longer asked for, but one in 50",
-			"host", from.Authority, "shape", shapeOf(from), "redirects", redirectEvidence)
+			"host", from.Authority, "shape", shape, "redirects", redirectEvidence)
 	}
 }
 
