@@ -159,25 +159,24 @@ func runCrawlWithin(t *testing.T, cfg Config, d time.Duration) Summary {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), d)
 	defer cancel()
-	c, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := c.Run(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, sum := runCrawlerCtx(t, ctx, cfg)
 	return sum
 }
 
 // runCrawler is runCrawl for a test that looks into the Crawler after.
 func runCrawler(t *testing.T, cfg Config) (*Crawler, Summary) {
 	t.Helper()
+	return runCrawlerCtx(t, t.Context(), cfg)
+}
+
+// runCrawlerCtx is runCrawler until ctx is done.
+func runCrawlerCtx(t *testing.T, ctx context.Context, cfg Config) (*Crawler, Summary) {
+	t.Helper()
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := c.Run(t.Context())
+	sum, err := c.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

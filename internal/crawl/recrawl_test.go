@@ -376,14 +376,7 @@ func TestRecrawlIndexRebuilt(t *testing.T) {
 			case <-ctx.Done():
 			}
 		}()
-		c, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum, err := c.Run(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, sum := runCrawlerCtx(t, ctx, cfg)
 		return sum
 	}
 	if sum := run(cfg, 10*time.Second, 0); sum.StoppedBy != "drained" || sum.Pages < 3 {

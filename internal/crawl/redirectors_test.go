@@ -91,8 +91,14 @@ func TestOffsiteRedirectorLearnt(t *testing.T) {
 	if len(got) != articles {
 		t.Errorf("%d of the %d articles fetched", len(got), articles)
 	}
-	if outs > 40 { // 27 when written (ten, then one in fifty to probe); 600 without the rule
+	if outs > 40 { // 15 to 23 seen (ten, then one in fifty to probe); 600 without the rule
 		t.Errorf("%d tracker requests; want ten, the evidence, and one in fifty of the others", outs)
+	}
+	// The shops (.example, reserved, resolved by nothing) are never asked:
+	// every redirect there is refused by the scope, and no request fails.
+	if sum.Rejected[judge.Scope] != int64(outs) || len(sum.Errors) != 0 || sum2.Rejected[judge.Scope] == 0 || len(sum2.Errors) != 0 {
+		t.Errorf("scope refusals %d and %d, errors %v and %v; want every tracker's target refused, none asked for",
+			sum.Rejected[judge.Scope], sum2.Rejected[judge.Scope], sum.Errors, sum2.Errors)
 	}
 	if sum.OffsiteRedirectors != 1 || sum.Rejected[judge.OffsiteRedirect] == 0 {
 		t.Errorf("%d shapes learnt, rejected %v; want the tracker's", sum.OffsiteRedirectors, sum.Rejected)

@@ -33,8 +33,7 @@ func TestSeedSitemapGoesNext(t *testing.T) {
 			case "/robots.txt":
 				robotsFile(rw, "User-agent: *\nAllow: /\nSitemap: "+w.url("s.test", "/map.xml")+"\n")
 			case "/map.xml":
-				rw.Header().Set("Content-Type", "application/xml")
-				fmt.Fprintf(rw, `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>%s</loc></url></urlset>`, w.url("s.test", "/listed"))
+				urlsetFile(rw, w.url("s.test", "/listed"))
 			case "/":
 				page(rw, "/a", "/b", "/c", "/d", "/e")
 			default:
@@ -317,7 +316,8 @@ func TestAdmitListed(t *testing.T) {
 // A crawl with a page cap asks for a sitemap only while it has queued
 // fewer pages than the cap leaves it to fetch: a sitemap index of twelve
 // sitemaps of 20 pages each, under a cap of 15 pages, costs one of them.
-// The rest stay queued, and the next run on the directory, without a cap,
+// The rest stay queued: a run resumed under a cap of 5, whose queued
+// pages are still on disk, asks for none, and the next, without a cap,
 // asks for each once and fetches every page once. Under a cap of 100, a
 // sitemap put off is asked for once the pages found have run out: five
 // of them, for the 100 pages.
@@ -337,11 +337,11 @@ func TestSitemapsOnlyAsPagesAreNeeded(t *testing.T) {
 				}
 				fmt.Fprint(rw, `</sitemapindex>`)
 			case mapNumber(r.URL.Path, &m):
-				fmt.Fprint(rw, `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
-				for i := range perMap {
-					fmt.Fprintf(rw, "<url><loc>%s</loc></url>", w.url("s.test", fmt.Sprintf("/item/%d/%d", m, i)))
+				locs := make([]string, perMap)
+				for i := range locs {
+					locs[i] = w.url("s.test", fmt.Sprintf("/item/%d/%d", m, i))
 				}
-				fmt.Fprint(rw, `</urlset>`)
+				urlsetFile(rw, locs...)
 			case r.URL.Path == "/sitemap.xml":
 				http.NotFound(rw, r)
 			default:
@@ -378,10 +378,18 @@ func TestSitemapsOnlyAsPagesAreNeeded(t *testing.T) {
 		t.Errorf("no sitemap counted as put off")
 	}
 
+	// Resumed under a cap of 5: the six pages left queued on disk, not
+	// read back yet, are enough, and no sitemap is asked for.
+	cfg.MaxPages = 5
+	runCrawl(t, cfg)
+	if n, items, _ := count(0); n != 1 || items != 19 {
+		t.Errorf("resumed under a cap of 5: %d sitemaps and %d pages asked for in all; want still one sitemap, and 5 pages more", n, items)
+	}
+
 	cfg.MaxPages = 0
 	runCrawl(t, cfg)
 	if n, items, twice := count(0); n != maps || items != maps*perMap || len(twice) > 0 {
-		t.Errorf("both runs: %d sitemaps and %d pages asked for, %v twice; want each of %d sitemaps and %d pages once", n, items, twice, maps, maps*perMap)
+		t.Errorf("the three runs: %d sitemaps and %d pages asked for, %v twice; want each of %d sitemaps and %d pages once", n, items, twice, maps, maps*perMap)
 	}
 
 	before := len(mw.paths("s.test"))
@@ -424,9 +432,7 @@ func TestSitemapAtTheCap(t *testing.T) {
 			case "/robots.txt":
 				robotsFile(rw, "User-agent: *\nAllow: /\nSitemap: "+w.url("s.test", "/map.xml")+"\n")
 			case "/map.xml":
-				rw.Header().Set("Content-Type", "application/xml")
-				fmt.Fprintf(rw, `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>%s</loc></url></urlset>`,
-					w.url("s.test", "/listed"))
+				urlsetFile(rw, w.url("s.test", "/listed"))
 			case "/":
 				page(rw, "/a", w.url("d.s.test", "/x1"), w.url("d.s.test", "/x2"), w.url("d.s.test", "/x3"))
 			case "/a":
@@ -484,4 +490,15 @@ func TestSitemapAtTheCap(t *testing.T) {
 			break
 		}
 	}
+}
+
+// urlsetFile answers with a sitemap listing locs. (The sitemaps.org URL is
+// the protocol's XML namespace, a name, never asked for.)
+func urlsetFile(rw http.ResponseWriter, locs ...string) {
+	rw.Header().Set("Content-Type", "application/xml")
+	fmt.Fprint(rw, `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+	for _, l := range locs {
+		fmt.Fprintf(rw, "<url><loc>%s</loc></url>", l)
+	}
+	fmt.Fprint(rw, "</urlset>")
 }
