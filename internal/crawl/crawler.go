@@ -34,6 +34,7 @@ import (
 	"github.com/weft-crawler/weft/internal/inforce"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/lifecycle"
+	"github.com/weft-crawler/weft/internal/neardup"
 	"github.com/weft-crawler/weft/internal/policy"
 	"github.com/weft-crawler/weft/internal/render"
 	"github.com/weft-crawler/weft/internal/robots"
@@ -64,7 +65,7 @@ type Crawler struct {
 	robots  *robotstxt.Files              // the robots.txt cache and its fetches
 	judge   *judge.Judge                  // the rules every URL found is judged by, and the counts of their refusals
 	hostCap *hostmap.Map[store.HostState] // per-host counters and rules' state, the URLs accepted first (state.HostStates)
-	near    *nearIndex                    // fingerprints of the pages judged original; nil when judging is off
+	near    *neardup.Index                // fingerprints of the pages judged original; nil when judging is off
 	words   *freelist.List[*[]uint64]     // the arrays pages' word hashes are read into, for near
 	rend    *render.Tier                  // the browsers (render.go); nil when rendering is off
 	rendOff string                        // why rendering is off though asked for (Chromium missing)
@@ -223,13 +224,13 @@ func New(cfg Config) (c *Crawler, err error) {
 	c.handlers = c.handlers.Extend(c.cfg.Extensions...)
 	c.embeds = c.handlers.WantsEmbeds()
 	if c.cfg.NearDupThreshold >= 0 {
-		c.near = newNearIndex(c.cfg.NearDupThreshold, c.cfg.NearDupMaxPages, c.state.DB)
+		c.near = neardup.New(c.cfg.NearDupThreshold, c.cfg.NearDupMaxPages, c.state.DB)
 		c.words = freelist.New(maxKeptWordArrays, func() *[]uint64 {
 			b := make([]uint64, 0, wordArray)
 			return &b
 		})
 		if c.resumed {
-			n, err := c.near.restore()
+			n, err := c.near.Restore()
 			if err != nil {
 				return nil, fmt.Errorf("crawl: read the fingerprints of an earlier run: %w", err)
 			}

@@ -262,11 +262,15 @@ func (c *Crawler) countRead(p *pageRun, handler string, res *content.Result) {
 // pages seen before: whether it nearly copies one.
 func (c *Crawler) nearDuplicate(p *pageRun, words []uint64, follow bool) bool {
 	fp := simhash.Fingerprint(words, simhash.DefaultShingle)
-	of, filled, err := c.near.judge(fp, p.resp.URL, p.l.Depth, follow, p.pb)
+	v, err := c.near.Judge(fp, p.resp.URL, p.l.Depth, follow, p.pb.Batch)
 	if err != nil {
 		c.fail(fmt.Errorf("crawl: judge %s for near-duplicates: %w", p.resp.URL, err))
 	}
-	if filled {
+	if v.Added {
+		p.pb.Sims = append(p.pb.Sims, fp) // pending until the batch commits (complete)
+	}
+	of := v.Of
+	if v.Filled {
 		c.log.Warn("near-duplicate index full: later pages are judged against the ones it holds, not added", "pages", c.cfg.NearDupMaxPages)
 	}
 	p.cp.Rec.SimHash, p.cp.Rec.NearDupOf = fp, of

@@ -1,13 +1,8 @@
 package crawl
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"net/http"
-	"net/textproto"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/weft-crawler/weft/internal/canon"
@@ -80,7 +75,7 @@ func (c *Crawler) recall(rec store.CaptureRecord) (*render.Response, error) {
 	if st.Truncated != "" {
 		return nil, errRefused{fmt.Sprintf("%s was cut by a cap (%s) when it was fetched", rec.URL, st.Truncated)}
 	}
-	status, header, err := parseResponseHeader(st.ResponseHeader)
+	status, header, err := st.Response()
 	if err != nil {
 		return nil, fmt.Errorf("crawl: %s: the archived response: %w", rec.URL, err)
 	}
@@ -89,27 +84,4 @@ func (c *Crawler) recall(rec store.CaptureRecord) (*render.Response, error) {
 		return nil, errRefused{fmt.Sprintf("%s: its archived body does not decode: %v", rec.URL, err)}
 	}
 	return &render.Response{Status: status, Header: header, Body: body}, nil
-}
-
-// parseResponseHeader reads an HTTP status line and header block as a
-// WARC response record holds them.
-func parseResponseHeader(block []byte) (int, http.Header, error) {
-	r := textproto.NewReader(bufio.NewReader(bytes.NewReader(append(bytes.Clone(block), "\r\n\r\n"...))))
-	line, err := r.ReadLine()
-	if err != nil {
-		return 0, nil, fmt.Errorf("status line: %w", err)
-	}
-	f := strings.Fields(line)
-	if len(f) < 2 || !strings.HasPrefix(f[0], "HTTP/") {
-		return 0, nil, fmt.Errorf("status line %q", line)
-	}
-	status, err := strconv.Atoi(f[1])
-	if err != nil || status < 100 || status > 999 {
-		return 0, nil, fmt.Errorf("status line %q", line)
-	}
-	h, err := r.ReadMIMEHeader()
-	if err != nil {
-		return 0, nil, fmt.Errorf("header: %w", err)
-	}
-	return status, http.Header(h), nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/partition"
@@ -70,7 +71,7 @@ func (c *Crawler) explainSeed(f *SeedFailure, u canon.URL) {
 			f.Detail = "its address is refused by the address guard"
 			break
 		}
-		f.Detail = fmt.Sprintf("its address %s is %s, which weft refuses by default", addr, addressKind(addr))
+		f.Detail = fmt.Sprintf("its address %s is %s, which weft refuses by default", addr, fetch.AddressKind(addr))
 		for _, p := range c.cfg.Fetch.DenyCIDRs {
 			if p.Contains(addr) {
 				f.Detail = fmt.Sprintf("its address %s is in --deny-cidr %s", addr, p)
@@ -105,24 +106,6 @@ func (c *Crawler) robotsKind(u canon.URL) string {
 	}
 	kind, _, _ := strings.Cut(h.Err, ":")
 	return kind
-}
-
-// addressKind names the special range an address the guard refuses is
-// in.
-func addressKind(a netip.Addr) string {
-	switch {
-	case a.IsLoopback():
-		return "a loopback address"
-	case a.IsPrivate():
-		return "a private address"
-	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():
-		return "a link-local address"
-	case a.IsUnspecified():
-		return "the unspecified address"
-	case a.IsMulticast():
-		return "a multicast address"
-	}
-	return "in a special-purpose range (carrier-grade NAT, benchmarking, documentation, metadata...)"
 }
 
 // AddSeeds offers urls to the running crawl as seeds, high priority or

@@ -154,7 +154,7 @@ func (c *Crawler) commit(p *pageRun) {
 func (c *Crawler) complete(p *pageRun) {
 	c.arch.Settle(&p.pb.Staging)
 	if c.near != nil {
-		c.near.settle(p.pb.Sims)
+		c.near.Settle(p.pb.Sims)
 	}
 	c.front.Complete(p.l, p.out.res)
 }

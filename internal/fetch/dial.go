@@ -494,3 +494,21 @@ func (c *dnsCache) store(name string, addrs []netip.Addr, ttl time.Duration, err
 	}
 	c.entries[name] = dnsEntry{addrs: addrs, err: err, expires: now.Add(ttl)}
 }
+
+// AddressKind names the special range an address the guard refuses by
+// default is in, for a message that says why.
+func AddressKind(a netip.Addr) string {
+	switch {
+	case a.IsLoopback():
+		return "a loopback address"
+	case a.IsPrivate():
+		return "a private address"
+	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():
+		return "a link-local address"
+	case a.IsUnspecified():
+		return "the unspecified address"
+	case a.IsMulticast():
+		return "a multicast address"
+	}
+	return "in a special-purpose range (carrier-grade NAT, benchmarking, documentation, metadata...)"
+}

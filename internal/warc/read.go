@@ -1,13 +1,17 @@
 package warc
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha1"
 	"encoding/base32"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httputil"
+	"net/textproto"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -29,6 +33,28 @@ type Stored struct {
 	// WireBody is the body as the record holds it, as it was sent, when
 	// that is not Payload (chunked); nil otherwise.
 	WireBody []byte
+}
+
+// Response parses ResponseHeader: the status and the header fields.
+func (s Stored) Response() (int, http.Header, error) {
+	r := textproto.NewReader(bufio.NewReader(bytes.NewReader(append(bytes.Clone(s.ResponseHeader), "\r\n\r\n"...))))
+	line, err := r.ReadLine()
+	if err != nil {
+		return 0, nil, fmt.Errorf("status line: %w", err)
+	}
+	f := strings.Fields(line)
+	if len(f) < 2 || !strings.HasPrefix(f[0], "HTTP/") {
+		return 0, nil, fmt.Errorf("status line %q", line)
+	}
+	status, err := strconv.Atoi(f[1])
+	if err != nil || status < 100 || status > 999 {
+		return 0, nil, fmt.Errorf("status line %q", line)
+	}
+	h, err := r.ReadMIMEHeader()
+	if err != nil {
+		return 0, nil, fmt.Errorf("header: %w", err)
+	}
+	return status, http.Header(h), nil
 }
 
 // ReadRecord reads the response or revisit record at offset in the WARC

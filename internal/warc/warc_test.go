@@ -1085,3 +1085,18 @@ func TestReadRecordInParallel(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestStoredResponse parses a record's HTTP header block, and names what
+// is wrong with one that is not.
+func TestStoredResponse(t *testing.T) {
+	st := Stored{ResponseHeader: []byte("HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nX-A: 1\r\nX-A: 2\r\n")}
+	status, h, err := st.Response()
+	if err != nil || status != 404 || h.Get("Content-Type") != "text/html" || len(h.Values("X-A")) != 2 {
+		t.Fatalf("Response() = %d, %v, %v", status, h, err)
+	}
+	for _, bad := range []string{"", "HTTP/1.1\r\n", "ICY 200 OK\r\n", "HTTP/1.1 2000 OK\r\n", "HTTP/1.1 200 OK\r\nno colon\r\n"} {
+		if status, _, err := (Stored{ResponseHeader: []byte(bad)}).Response(); err == nil {
+			t.Errorf("Response() of %q = %d, no error", bad, status)
+		}
+	}
+}

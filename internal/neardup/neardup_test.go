@@ -1,4 +1,4 @@
-package crawl
+package neardup
 
 import (
 	"fmt"
@@ -19,14 +19,10 @@ func TestNearIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := newNearIndex(9, 100, d.DB)
+	n := New(9, 100, d.DB)
 	judgeAt := func(pb *state.Batch, fp uint64, url string, depth int, follow bool) string {
 		t.Helper()
-		of, _, err := n.judge(fp, url, depth, follow, pb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return of
+		return judgeIn(t, n, pb, fp, url, depth, follow).Of
 	}
 	judge := func(pb *state.Batch, fp uint64, url string) string { return judgeAt(pb, fp, url, 1, true) }
 	const a = 0x0123_4567_89ab_cdef
@@ -43,7 +39,7 @@ func TestNearIndex(t *testing.T) {
 		if err := pb.Batch.Commit(false); err != nil {
 			t.Fatal(err)
 		}
-		n.settle(pb.Sims)
+		n.Settle(pb.Sims)
 	}
 	if len(n.pending) != 0 {
 		t.Fatalf("%d pending after settle", len(n.pending))
@@ -83,11 +79,11 @@ func TestNearIndex(t *testing.T) {
 	}
 	// The next page fills the index; the one after is judged, not added.
 	n.capacity = held + 2
-	if _, filled, _ := n.judge(0x5555_5555_5555_5555, "http://c.test/", 1, true, pb); !filled || n.ix.Len() != held+2 {
-		t.Fatalf("at capacity: filled %v, %d held", filled, n.ix.Len())
+	if v := judgeIn(t, n, pb, 0x5555_5555_5555_5555, "http://c.test/", 1, true); !v.Filled || !v.Added || n.ix.Len() != held+2 {
+		t.Fatalf("at capacity: %+v, %d held", v, n.ix.Len())
 	}
-	if _, filled, _ := n.judge(0x3333_3333_3333_3333, "http://e.test/", 1, true, pb); filled || n.ix.Len() != held+2 {
-		t.Fatalf("past capacity: filled %v, %d held", filled, n.ix.Len())
+	if v := judgeIn(t, n, pb, 0x3333_3333_3333_3333, "http://e.test/", 1, true); v.Filled || v.Added || n.ix.Len() != held+2 {
+		t.Fatalf("past capacity: %+v, %d held", v, n.ix.Len())
 	}
 	if of := judge(pb, 0x3333_3333_3333_3333^1, "http://e.test/2"); of != "" {
 		t.Fatalf("a copy of a page the full index did not add: copy of %q", of)
@@ -95,7 +91,7 @@ func TestNearIndex(t *testing.T) {
 	if err := pb.Batch.Commit(false); err != nil {
 		t.Fatal(err)
 	}
-	n.settle(pb.Sims)
+	n.Settle(pb.Sims)
 	d.Close()
 
 	d, _, err = state.Open(dir, 4, false, nil)
@@ -103,8 +99,8 @@ func TestNearIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	n = newNearIndex(9, 10, d.DB)
-	if got, err := n.restore(); got != 7 || err != nil {
+	n = New(9, 10, d.DB)
+	if got, err := n.Restore(); got != 7 || err != nil {
 		t.Fatalf("restore = %d, %v; want the 7 pages stored", got, err)
 	}
 	// Within the threshold are /1, its copy /2 and /shallow, an original
@@ -129,15 +125,11 @@ func TestNearIndexFindsCopiesThroughCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	n := newNearIndex(9, 100, d.DB)
+	n := New(9, 100, d.DB)
 	pb := d.NewBatch()
 	judge := func(fp uint64, url string) string {
 		t.Helper()
-		of, _, err := n.judge(fp, url, 1, true, pb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return of
+		return judgeIn(t, n, pb, fp, url, 1, true).Of
 	}
 	const o = 0x7777_0000_3333_0000 // the original; variants change 6 bits each
 	v := func(i int) uint64 { return o ^ 0x3f<<(6*i) }
@@ -162,4 +154,18 @@ func TestNearIndexFindsCopiesThroughCopies(t *testing.T) {
 	if of := judge(c1, "http://f.test/c1"); of != "" {
 		t.Fatalf("an edit of a copy, 11 bits from every page held: copy of %q", of)
 	}
+}
+
+// judgeIn judges fp in pb as a crawl does, which keeps the fingerprints
+// added for Settle.
+func judgeIn(t *testing.T, n *Index, pb *state.Batch, fp uint64, url string, depth int, follow bool) Verdict {
+	t.Helper()
+	v, err := n.Judge(fp, url, depth, follow, pb.Batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Added {
+		pb.Sims = append(pb.Sims, fp)
+	}
+	return v
 }

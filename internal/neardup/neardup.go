@@ -1,0 +1,152 @@
+// Package neardup judges pages for near-duplicates of the pages a crawl
+// has kept as originals: it holds their SimHash fingerprints in memory
+// and what each stands for in the store.
+package neardup
+
+import (
+	"sync"
+
+	"github.com/weft-crawler/weft/internal/simhash"
+	"github.com/weft-crawler/weft/internal/store"
+)
+
+// Index holds the SimHash fingerprints of the pages judged original
+// so far, and of their direct copies, in memory (56 bytes each, up to a
+// configured number), and judges each new page against them. What each
+// stands for is in the store (table 'S'), read only on a match: a page's
+// fingerprint is written in its page's batch, and waits in pending, where
+// other workers find it, until that batch commits (Settle). It is safe
+// for concurrent use.
+type Index struct {
+	threshold int
+	capacity  int
+	db        *store.DB
+	mu        sync.Mutex
+	ix        simhash.Index
+	pending   map[uint64]store.SimRecord
+	full      bool // capacity reached: new pages are judged, not added
+}
+
+// New returns an empty index of pages within threshold bits of each
+// other, that holds up to capacity fingerprints.
+func New(threshold, capacity int, db *store.DB) *Index {
+	return &Index{threshold: threshold, capacity: capacity, db: db, pending: map[uint64]store.SimRecord{}}
+}
+
+// Verdict is what Judge found of a page.
+type Verdict struct {
+	// Of is the URL of the page it nearly copies, "" for none.
+	Of string
+	// Added says that its fingerprint joined the index, written in the
+	// page's batch: Settle forgets it once that batch has committed.
+	Added bool
+	// Filled says that the index just reached its capacity.
+	Filled bool
+}
+
+// Judge returns, as Of, the URL of an earlier original page within the
+// threshold of fp, or of one of its copies, whose links were followed at
+// depth or shallower (the shallowest of those within the threshold,
+// whatever the order they came in): the page at url is a near-duplicate
+// of it. Otherwise Of is "", and, if follow says the page's own links are
+// followed, fp joins the index (in b) as an original while there is
+// room: only such a page may stand for the links of its copies.
+//
+// A copy found near an original itself joins the index as that
+// original's copy, so that the original's other copies are found through
+// it whichever of them came first: variants of one page are each a few
+// bits from it and twice that from each other. A copy found through a
+// copy does not join, so a chain of small edits strays at most twice the
+// threshold from its original before a page of it is judged original.
+func (n *Index) Judge(fp uint64, url string, depth int, follow bool, b *store.Batch) (Verdict, error) {
+	var m simhash.Match
+	var orig store.SimRecord
+	var known bool
+	// A page has a few matches at most: room for them on the stack.
+	var (
+		mbuf [4]simhash.Match
+		rbuf [4]store.SimRecord
+		hbuf [4]bool
+	)
+	n.mu.Lock()
+	matches := n.ix.Within(mbuf[:0], fp, n.threshold)
+	recs, held := rbuf[:0], hbuf[:0]
+	for _, x := range matches {
+		r, ok := n.pending[x.FP]
+		recs, held = append(recs, r), append(held, ok)
+	}
+	n.mu.Unlock()
+	for i, x := range matches {
+		r, ok := recs[i], held[i]
+		if !ok {
+			// A committed row does not change: read it without the lock.
+			// Not known: the batch that held it failed, and the crawl is
+			// stopping.
+			var err error
+			if r, ok, err = n.db.GetSimHash(x.FP); err != nil {
+				return Verdict{}, err
+			}
+		}
+		if ok && (!known || r.URL == url || r.Depth < orig.Depth && orig.URL != url) {
+			m, orig, known = x, r, true
+		}
+	}
+	switch {
+	case known && orig.URL == url:
+		return Verdict{}, nil // itself, fetched again: held already
+	case known && orig.Depth <= depth:
+		v := Verdict{Of: orig.URL}
+		if !orig.Copy && m.Dist > 0 {
+			v.Added, v.Filled = n.add(fp, store.SimRecord{URL: orig.URL, Depth: orig.Depth, Copy: true}, b)
+		}
+		return v, nil
+	case !follow:
+		return Verdict{}, nil
+	}
+	// An original; or a copy of a page whose links were followed deeper
+	// than this one's are, which stands for them from now on.
+	var v Verdict
+	v.Added, v.Filled = n.add(fp, store.SimRecord{URL: url, Depth: depth}, b)
+	return v, nil
+}
+
+// add puts fp in the index and in b while there is room, and reports
+// whether it did and whether the index just reached its capacity.
+func (n *Index) add(fp uint64, r store.SimRecord, b *store.Batch) (added, filled bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.full {
+		return false, false
+	}
+	n.ix.Add(fp)
+	n.pending[fp] = r
+	b.PutSimHash(fp, r)
+	n.full = n.ix.Len() >= n.capacity
+	return true, n.full
+}
+
+// Settle forgets the pending fingerprints of a batch that has committed
+// (or failed, which stops the crawl): those Judge added in it.
+func (n *Index) Settle(fps []uint64) {
+	if len(fps) == 0 {
+		return
+	}
+	n.mu.Lock()
+	for _, fp := range fps {
+		delete(n.pending, fp)
+	}
+	n.mu.Unlock()
+}
+
+// Restore adds the fingerprints an earlier run recorded, up to capacity,
+// and returns how many the index holds.
+func (n *Index) Restore() (int, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	err := n.db.ScanSimHashes(func(fp uint64, _ store.SimRecord) bool {
+		n.ix.Add(fp)
+		n.full = n.ix.Len() >= n.capacity
+		return !n.full
+	})
+	return n.ix.Len(), err
+}
