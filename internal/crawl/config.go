@@ -331,15 +331,20 @@ const DefaultDelay = time.Second
 // (Recrawl) refuses none for its Crawl-delay by default.
 const DefaultMaxCrawlDelay = time.Minute
 
-// DefaultFailureWait is FailureWait's default: a minute after its last
+// DefaultFailureWait is FailureWait's default: two minutes after its last
 // answer, a crawl left with nothing but failing hosts stops waiting for
 // them. wget waits at most 10 s between retries (--waitretry); Nutch
 // defers a host whose robots.txt fails 5 minutes, three times, then drops
 // its queue; Heritrix retries a failed URL every 15 minutes, 30 times.
-// A minute retries what a short outage or a burst of 429s asks for, and
-// keeps a person at the terminal from waiting on a server that asked for
-// an hour: what it would fetch then is kept for the next run.
-const DefaultFailureWait = time.Minute
+// Two minutes retry what a short outage or a burst of 429s asks for, and
+// keep a person at the terminal from waiting on a server that asked for
+// an hour: what it would fetch then is kept for the next run. They are
+// longer than one timed-out request holds its host at the default flags
+// (the delay, 15 s of silence, then five times that:
+// frontier.DefaultLatencyFactor), so that one slow URL (a sitemap
+// generated on demand, a search page) does not end its host's crawl; a
+// second timeout in a row doubles the wait, and ends it.
+const DefaultFailureWait = 2 * time.Minute
 
 // DefaultMaxLinksPerPage is MaxLinksPerPage's default, 50,000: nearly
 // twice the links of the largest documentation indexes, and the sitemap
