@@ -3,13 +3,18 @@ package crawl
 import (
 	"context"
 	"fmt"
+	"io"
+	"log"
 	"math/rand/v2"
+	"net/http"
 	"net/netip"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/memnet"
 	"github.com/weft-crawler/weft/internal/synthweb"
@@ -367,4 +372,91 @@ func TestGivenUpHostRefusesLateLinks(t *testing.T) {
 			t.Errorf("a link to the given-up host: %+v, want refused as %s", late, judge.GaveUp)
 		}
 	})
+}
+
+// TestOneTimeoutDoesNotEndItsHost: a site whose sitemap.xml, asked for
+// right after its home page, hangs past the header timeout, is crawled
+// whole at the default flags. The timeout holds the host for the latency
+// factor times the request's time (75 s), which must come before the
+// crawl stops waiting for failing hosts (FailureWait after its last
+// answer); with a failure wait of a minute, the crawl ended with the home
+// page alone. A host that hangs on every page is still given up, within
+// the bound TestLiveness checks. After the wait, the site is crawled at
+// its delay. On fake time.
+func TestOneTimeoutDoesNotEndItsHost(t *testing.T) {
+	for _, all := range []bool{false, true} {
+		t.Run(fmt.Sprintf("every-page-hangs=%v", all), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { checkOneTimeout(t, all) })
+		})
+	}
+}
+
+func checkOneTimeout(t *testing.T, all bool) {
+	n := memnet.New()
+	ln, err := n.Listen("tcp", "127.0.4.9:80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var lastAnswer time.Time
+	links := []string{}
+	for i := range 12 {
+		links = append(links, fmt.Sprintf("/p%d", i))
+	}
+	srv := &http.Server{ErrorLog: log.New(io.Discard, "", 0), Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/robots.txt":
+			http.NotFound(rw, r)
+		case r.URL.Path == "/sitemap.xml" || all && r.URL.Path != "/":
+			<-r.Context().Done() // hangs until the crawler gives up on it
+			return
+		case r.URL.Path == "/":
+			page(rw, links...)
+		default:
+			page(rw)
+		}
+		mu.Lock()
+		lastAnswer = time.Now()
+		mu.Unlock()
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	cfg := bare(Config{Seeds: []string{"http://slow.test/"}, DataDir: t.TempDir(), Delay: time.Second,
+		UserAgent: "weft/test (+https://example.org/weft-crawler)"})
+	cfg.Fetch.Resolve = map[string]string{"slow.test": "127.0.4.9"}
+	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.Fetch.Dialer = n
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	sum, err := c.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := time.Now()
+	if !all {
+		if sum.StoppedBy != "drained" || sum.Pages != 13 || sum.Errors["timeout"] == 0 {
+			t.Errorf("stopped by %s with %d pages, errors %v; want drained, the home page and its 12 links, the sitemap timed out",
+				sum.StoppedBy, sum.Pages, sum.Errors)
+		}
+		// The timeout's 15 s and its 75 s wait, then a page a second
+		// (about 105 s in all): the wait is for once, and the answers
+		// after it are not held at half of it, then a quarter (about
+		// 170 s).
+		if took := end.Sub(start); took > 2*time.Minute {
+			t.Errorf("the crawl took %v", took)
+		}
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if sum.StoppedBy != "deferred" || sum.Pages != 1 || sum.Errors["timeout"] != 2 {
+		t.Errorf("stopped by %s with %d pages, errors %v; want deferred after the second timeout, with the home page", sum.StoppedBy, sum.Pages, sum.Errors)
+	}
+	if tail, bound := end.Sub(lastAnswer), DefaultFailureWait+fetch.DefaultTimeout+cfg.Delay; tail > bound {
+		t.Errorf("the crawl ended %v after its last answer, more than %v", tail, bound)
+	}
 }
