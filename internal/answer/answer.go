@@ -33,6 +33,22 @@ func StatusSignal(status int, h http.Header, now time.Time) (s frontier.Signal, 
 	return s, parseRetryAfter(h.Get("Retry-After"), now)
 }
 
+// Transient reports whether a fetch failed in a way the next try may
+// well not: a 500, 502 or 504 answer (a server error, a proxy that found
+// its backend down or slow), or, with no answer (status 0), a timeout or
+// a broken connection. A 429 and a 503 are not: they ask to come back
+// later, which the host's clock does. The other errors (DNS, TLS, a
+// malformed response, an address refused) would fail again.
+func Transient(status int, kind fetch.Kind) bool {
+	switch status {
+	case 0:
+		return kind == fetch.KindTimeout || kind == fetch.KindConnect
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
 // parseRetryAfter reads Retry-After (RFC 9110 §10.2.3): delay-seconds or an
 // HTTP date. Anything else, or a time in the past, is no wait.
 func parseRetryAfter(v string, now time.Time) time.Duration {

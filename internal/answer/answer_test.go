@@ -110,3 +110,25 @@ func TestClass(t *testing.T) {
 		}
 	}
 }
+
+// TestTransient: a server error, a gateway's and a failure without an
+// answer that a second try may not meet are transient; answers that ask
+// to come back later, other statuses and errors that would recur are not.
+func TestTransient(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		kind   fetch.Kind
+		want   bool
+	}{
+		{500, fetch.KindUnknown, true}, {502, fetch.KindUnknown, true}, {504, fetch.KindUnknown, true},
+		{0, fetch.KindTimeout, true}, {0, fetch.KindConnect, true},
+		{503, fetch.KindUnknown, false}, {429, fetch.KindUnknown, false}, {501, fetch.KindUnknown, false},
+		{404, fetch.KindUnknown, false}, {200, fetch.KindUnknown, false},
+		{0, fetch.KindDNS, false}, {0, fetch.KindTLS, false}, {0, fetch.KindProtocol, false}, {0, fetch.KindRefused, false},
+		{0, fetch.KindCanceled, false}, {0, fetch.KindBadURL, false},
+	} {
+		if got := Transient(tc.status, tc.kind); got != tc.want {
+			t.Errorf("Transient(%d, %s) = %v, want %v", tc.status, tc.kind, got, tc.want)
+		}
+	}
+}

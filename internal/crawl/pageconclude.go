@@ -6,6 +6,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/answer"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/partition"
 	"github.com/weft-crawler/weft/internal/schedule"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
@@ -53,7 +54,46 @@ func (c *Crawler) conclude(p *pageRun) {
 		// first, the next visit sends its validators.
 		p.out.visit = schedule.Once(store.URLRecord{LastFetch: resp.Start, Digest: p.cp.Digest,
 			ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")})
+	case answer.Transient(resp.StatusCode, 0):
+		c.retryLater(p)
 	}
+}
+
+// maxRetries is how many times a crawl that ends asks again for a URL
+// whose fetch failed in a way the next try may not (answer.Transient).
+// wget tries 20 times, Heritrix 30 over hours, Scrapy twice more; a
+// crawl that ends asks once more, after the rest of its host's URLs.
+const maxRetries = 1
+
+// retryLater queues the lease's URL once more (maxRetries), Low, after the
+// URLs its host has queued, when its fetch failed in a
+// way the next try may not, a first time: a crawl that ends loses no page
+// to a moment's failure. Its record keeps the failures (Errors), so a
+// restart does not try it again from the start. It is queued as a copy
+// (Item.Again): of it and a copy queued as the URL's rank rose, the one
+// leased last finds the URL fetched and is dropped (state.State.Stale).
+// A continuous crawl's schedule retries a failed URL itself (package
+// recrawl). A node of a cluster does not: its peers learn a URL's fetch
+// as done, and a node that took its partition over would not know its
+// failures.
+func (c *Crawler) retryLater(p *pageRun) {
+	l := p.l
+	if c.cfg.Recrawl != nil || c.cfg.Cluster != nil || l.RobotsFor != "" {
+		return
+	}
+	part := partition.Of(l.Host, c.cfg.Partitions)
+	rec, _, err := c.state.DB.GetURL(uint16(part), l.Host, seen.KeyOf(l.URL))
+	if err != nil {
+		c.fail(fmt.Errorf("crawl: the record of %s, which failed: %w", l.URL, err))
+		return
+	}
+	p.out.visit = schedule.Once(store.URLRecord{LastFetch: time.Now(), Errors: rec.Errors + 1})
+	if rec.Errors >= maxRetries {
+		return
+	}
+	c.stats.retried.Add(1)
+	p.pb.Items = append(p.pb.Items, frontier.Item{URL: l.URL, Fetch: l.Fetch, Host: l.Host, Depth: l.Depth, Priority: frontier.Low,
+		Hops: l.Hops, Via: l.Via, Requisite: l.Requisite, Sitemap: l.Sitemap, Seed: l.Seed, Path: l.Path, Again: true})
 }
 
 // stageCapture stages the page's line of the capture index and keeps the

@@ -51,6 +51,9 @@ func (c *Crawler) fetchPage(ctx context.Context, p *pageRun) bool {
 	c.flog.Write(fetchlog.Record{Time: start, DurationMS: time.Since(start).Milliseconds(), URL: l.URL, Host: l.Host, Depth: l.Depth, Hops: l.Hops, Via: l.Via,
 		Outcome: "error:" + kind.String(), Error: err.Error(), Path: l.Path, Worker: p.worker, Unsent: fetch.Unsent(err)})
 	p.out = leaseOutcome{res: answer.Failed(err, time.Since(start)), outcome: "error:" + kind.String()}
+	if answer.Transient(0, kind) {
+		c.retryLater(p)
+	}
 	return false
 }
 

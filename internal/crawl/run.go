@@ -244,6 +244,7 @@ func (c *Crawler) summary() Summary {
 		Throttled:          s.throttled.Load(),
 		Unavailable:        s.unavailable.Load(),
 		Strained:           s.strained.Load(),
+		Retried:            s.retried.Load(),
 		Parks:              s.parks.Load(),
 		SeenFalsePos:       c.seen.Stats().FalsePositives,
 		Resumed:            c.resumed,

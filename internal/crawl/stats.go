@@ -44,6 +44,7 @@ type counters struct {
 	throttled          atomic.Int64                  // 429 responses
 	unavailable        atomic.Int64                  // 503 responses
 	strained           atomic.Int64                  // requests cut by a timeout, a reset or a silence
+	retried            atomic.Int64                  // URLs queued again after a transient failure (retryLater)
 	parks              atomic.Int64                  // hosts parked for a failure streak
 	fetchTime          histogram                     // page fetch durations
 	queueDelay         histogram                     // from queueing to lease

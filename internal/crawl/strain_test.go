@@ -125,15 +125,17 @@ func TestServerStrainIsHeeded(t *testing.T) {
 	}
 
 	// Always 500: parked after two failures in a row, given up after four;
-	// the other four seeds are dropped without a request.
+	// the other four seeds are dropped without a request, and so are the
+	// second tries the four failures queued (each a 500).
 	reqs = mw.requests("fail.test")
 	if len(reqs) != 1+4 {
 		t.Errorf("fail.test: %d requests %v, want robots.txt and 4 pages", len(reqs), mw.paths("fail.test"))
 	} else if gap := reqs[3].start.Sub(reqs[2].end); gap < 400*time.Millisecond {
 		t.Errorf("fail.test: %v between the second and third failures, want the 400ms park", gap)
 	}
-	if sum.GaveUp != 1 || !slices.Contains(sum.GaveUpHosts, mw.auth["fail.test"]) || sum.Rejected[judge.GaveUp] != 4 {
-		t.Errorf("summary: %d hosts given up %v, %d URLs dropped; want fail.test and 4", sum.GaveUp, sum.GaveUpHosts, sum.Rejected[judge.GaveUp])
+	if sum.GaveUp != 1 || !slices.Contains(sum.GaveUpHosts, mw.auth["fail.test"]) || sum.Rejected[judge.GaveUp] != 8 || sum.Retried != 4 {
+		t.Errorf("summary: %d hosts given up %v, %d URLs dropped, %d retried; want fail.test, 8 and 4",
+			sum.GaveUp, sum.GaveUpHosts, sum.Rejected[judge.GaveUp], sum.Retried)
 	}
 	// The crawl drained: the store's queue count, kept through every
 	// retry, drop and park, is back at zero.

@@ -4,6 +4,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -100,6 +101,7 @@ type Summary struct {
 	Throttled          int64            `json:"throttled"`             // 429 responses (robots.txt included): the host backed off
 	Unavailable        int64            `json:"unavailable"`           // 503 responses: backed off, and counted as failures
 	Strained           int64            `json:"strained"`              // requests cut by a timeout, a reset or a silence: the host and its server waited the latency factor times as long
+	Retried            int64            `json:"retried"`               // URLs asked for once more, after their hosts' other URLs, when a timeout, a broken connection or a 500, 502 or 504 answer was their first failure
 	Parks              int64            `json:"parks"`                 // times a host was parked after failures in a row
 	GaveUp             int64            `json:"gave_up"`               // hosts given up after too many failures
 	GaveUpHosts        []string         `json:"gave_up_hosts"`         // the first of them
@@ -250,8 +252,9 @@ func (s Summary) Write(w io.Writer) {
 	if len(s.Charsets) > 0 {
 		fmt.Fprintf(w, "  charsets:   %s\n", joinCounts(s.Charsets))
 	}
-	if len(s.Errors) > 0 {
-		fmt.Fprintf(w, "  errors:     %s\n", joinCounts(s.Errors))
+	if len(s.Errors) > 0 || s.Retried > 0 {
+		fmt.Fprintf(w, "  errors:     %s; %d URLs asked for once more after a timeout, a broken connection or a 500, 502 or 504\n",
+			cmp.Or(joinCounts(s.Errors), "none"), s.Retried)
 	}
 	if s.Throttled > 0 || s.Unavailable > 0 || s.Strained > 0 || s.Parks > 0 || s.GaveUp > 0 {
 		fmt.Fprintf(w, "  backoff:    %d answers 429, %d answers 503, %d requests cut (strain), %d hosts parked after failures in a row, %d given up%s\n",

@@ -346,11 +346,14 @@ func (d *State) Stale(l frontier.Lease) bool {
 // seq) stands for a URL still to be fetched, so that a list of what a
 // crawl left queued names each such URL once: a copy queued again
 // (Requeue) does not, since the first copy stays queued as long as the
-// URL waits (a lease that is retried keeps its entry); a first copy does
-// unless Stale finds the URL fetched since it was queued.
+// URL waits (a lease that is retried keeps its entry), unless it is the
+// copy a failure queued to try the URL again, whose first copy is done
+// (its record counts the failure); a first copy does unless Stale finds
+// the URL fetched since it was queued.
 func (d *State) Waiting(q store.QueueItem, seq uint64) bool {
 	if q.Again {
-		return false
+		rec, found, err := d.DB.GetURL(q.Part, q.Host, seen.KeyOf(q.URL))
+		return err == nil && found && rec.Status == store.URLQueued && rec.Errors > 0
 	}
 	return !d.Stale(frontier.Lease{Item: frontierItem(q, seq)})
 }

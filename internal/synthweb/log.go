@@ -163,3 +163,25 @@ func (hh hostHandler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}()
 	w.serve(lw, r, h)
 }
+
+// FirstTries returns log without the requests that ask once more for a
+// URL (the same listener and path) whose answer before was one a crawl
+// that ends asks once more after: a 500, 502 or 504, or none (a timeout,
+// a broken connection). A third request counts again. What a check that
+// each page was fetched once counts.
+func FirstTries(log []Request) []Request {
+	type url struct{ addr, path string }
+	retry := map[url]bool{}
+	out := make([]Request, 0, len(log))
+	for _, r := range log {
+		u := url{r.Addr, r.Path}
+		if retry[u] {
+			retry[u] = false
+			continue
+		}
+		out = append(out, r)
+		retry[u] = r.Status == 0 || r.Status == http.StatusInternalServerError ||
+			r.Status == http.StatusBadGateway || r.Status == http.StatusGatewayTimeout
+	}
+	return out
+}

@@ -1,0 +1,143 @@
+package crawl
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/weft-crawler/weft/internal/fetchlog"
+)
+
+// TestTransientFailuresAreAskedOnceMore: a URL whose first fetch got a
+// 500, a 502 from a gateway or a broken connection is asked for once
+// more, after the rest of its host's URLs, and archived when that works;
+// one that fails again is not asked a third time, and a 404 or a 501 not
+// a second. The summary counts them. A crawl stopped by its page cap
+// after the first failures asks each once more in the next run, and no
+// more: the URL's record keeps its failures.
+func TestTransientFailuresAreAskedOnceMore(t *testing.T) {
+	for _, resumed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("resumed=%v", resumed), func(t *testing.T) { checkRetries(t, resumed) })
+	}
+}
+
+func checkRetries(t *testing.T, resumed bool) {
+	var mu sync.Mutex
+	asked := map[string]int{}
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"retry.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			asked[r.URL.Path]++
+			n := asked[r.URL.Path]
+			mu.Unlock()
+			links := []string{"/flaky500", "/flakyreset", "/always502", "/gone", "/notimpl"}
+			for i := range 30 {
+				links = append(links, fmt.Sprintf("/p%d", i))
+			}
+			switch r.URL.Path {
+			case "/":
+				page(rw, links[5:]...) // the others are found on the pages it links
+			case "/flaky500", "/flakyreset":
+				if n > 1 {
+					page(rw)
+				} else if r.URL.Path == "/flaky500" {
+					http.Error(rw, "busy", http.StatusInternalServerError)
+				} else if conn, _, err := http.NewResponseController(rw).Hijack(); err == nil {
+					conn.Close() // the connection breaks before an answer
+				}
+			case "/always502":
+				http.Error(rw, "no backend", http.StatusBadGateway)
+			case "/notimpl":
+				http.Error(rw, "no", http.StatusNotImplemented)
+			case "/gone", "/robots.txt":
+				http.NotFound(rw, r)
+			default:
+				// Every page links every other, as a site's navigation
+				// does: the URLs that fail are found again before and
+				// after they fail, and queued again as their rank rises.
+				page(rw, links...)
+			}
+		},
+	})
+	cfg := mw.config(t, 0, mw.url("retry.test", "/"))
+	cfg.NoSitemaps = true
+	retried := int64(0)
+	if resumed {
+		cfg.MaxPages = 5 // the home page, p0 and the three that fail
+		sum := runCrawl(t, cfg)
+		if sum.StoppedBy != "max-pages" {
+			t.Fatalf("the first run stopped by %s", sum.StoppedBy)
+		}
+		retried = sum.Retried
+		cfg.MaxPages = 0
+	}
+	sum := runCrawl(t, cfg)
+	retried += sum.Retried
+	mu.Lock()
+	defer mu.Unlock()
+	for path, want := range map[string]int{"/flaky500": 2, "/flakyreset": 2, "/always502": 2, "/gone": 1, "/notimpl": 1, "/p0": 1} {
+		if asked[path] != want {
+			t.Errorf("%s asked for %d times, want %d", path, asked[path], want)
+		}
+	}
+	// Each second try is queued anew, not first on its host: another
+	// URL comes between.
+	paths := mw.paths("retry.test")
+	for i, p := range paths[1:] {
+		if p == paths[i] {
+			t.Errorf("%s asked for twice in a row: %v", p, paths)
+		}
+	}
+	if retried != 3 || sum.StoppedBy != "drained" {
+		t.Errorf("stopped by %s with %d URLs retried; want drained, 3", sum.StoppedBy, retried)
+	}
+	last := map[string]int{}
+	for _, r := range readFetchLog(t, cfg.DataDir) {
+		last[r.URL] = r.Status
+	}
+	for path, want := range map[string]int{"/flaky500": 200, "/flakyreset": 200, "/always502": 502} {
+		if got := last[mw.url("retry.test", path)]; got != want {
+			t.Errorf("%s: last fetch %d, want %d", path, got, want)
+		}
+	}
+}
+
+// TestRetryLeftQueuedIsDeferred: a crawl that ends with a URL's second
+// try still queued, its host asking for an hour, lists it among the URLs
+// it leaves for the next run, once.
+func TestRetryLeftQueuedIsDeferred(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"later.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/":
+				page(rw, "/x", "/y")
+			case "/x":
+				http.Error(rw, "busy", http.StatusInternalServerError)
+			case "/y":
+				rw.Header().Set("Retry-After", "3600")
+				http.Error(rw, "later", http.StatusTooManyRequests)
+			default:
+				http.NotFound(rw, r)
+			}
+		},
+	})
+	cfg := mw.config(t, 0, mw.url("later.test", "/"))
+	cfg.NoSitemaps = true
+	sum := runCrawl(t, cfg)
+	if sum.StoppedBy != "deferred" || sum.Retried != 1 || sum.Deferred != 2 || sum.Queued != 2 {
+		t.Errorf("stopped by %s, %d retried, %d deferred, %d left queued; want deferred, /x tried again later and /y, both left",
+			sum.StoppedBy, sum.Retried, sum.Deferred, sum.Queued)
+	}
+	var listed []string
+	for _, r := range readFetchLog(t, cfg.DataDir) {
+		if r.Outcome == fetchlog.OutcomeDeferred {
+			listed = append(listed, r.URL)
+		}
+	}
+	slices.Sort(listed)
+	if want := []string{mw.url("later.test", "/x"), mw.url("later.test", "/y")}; !slices.Equal(listed, want) {
+		t.Errorf("fetch log's deferred lines: %v, want %v", listed, want)
+	}
+}
