@@ -111,6 +111,15 @@ func KindOf(err error) Kind {
 	return KindUnknown
 }
 
+// NoSuchHost reports whether err is a DNS answer that the host name has
+// no address (NXDOMAIN, or no record of the kind asked), rather than a
+// resolver that failed or timed out: asked again soon, it answers the
+// same.
+func NoSuchHost(err error) bool {
+	var de *net.DNSError
+	return errors.As(err, &de) && de.IsNotFound
+}
+
 // dialError carries the kind decided where the failure happened (DNS,
 // guard, connect, TLS) through net/http, which returns dial errors as is.
 type dialError struct {

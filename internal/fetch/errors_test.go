@@ -166,3 +166,22 @@ func TestErrorText(t *testing.T) {
 		})
 	}
 }
+
+// TestNoSuchHost tells a name that does not exist from a resolver that
+// failed, through the errors a fetch wraps them in.
+func TestNoSuchHost(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{&Error{Kind: KindDNS, Err: &dialError{KindDNS, &net.DNSError{Err: "no such host", Name: "a.invalid", IsNotFound: true}}}, true},
+		{&Error{Kind: KindDNS, Err: &net.DNSError{Err: "i/o timeout", Name: "a.test", IsTimeout: true}}, false},
+		{&Error{Kind: KindDNS, Err: &net.DNSError{Err: "server misbehaving", Name: "a.test", IsTemporary: true}}, false},
+		{&Error{Kind: KindConnect, Err: errors.New("connection refused")}, false},
+		{nil, false},
+	} {
+		if got := NoSuchHost(tc.err); got != tc.want {
+			t.Errorf("NoSuchHost(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}

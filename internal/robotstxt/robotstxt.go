@@ -253,7 +253,9 @@ func (r *Files) step(ctx context.Context, host string, e *entry, target string, 
 			Outcome: "error:" + kind.String(), Error: err.Error(), Robots: robots.DisallowAll.String(),
 			Via: lg.via, Path: lg.path, Worker: lg.worker, Unsent: fetch.Unsent(err)})
 		pol := robots.DisallowAllPolicy(0, kind.String()+": "+err.Error(), now)
-		r.decide(host, e, pol, kind.String(), nil, kind == fetch.KindRefused || kind == fetch.KindBadURL)
+		// Final when no retry can mend it: the guard refuses the address,
+		// the URL cannot be asked, or the name does not exist.
+		r.decide(host, e, pol, kind.String(), nil, kind == fetch.KindRefused || kind == fetch.KindBadURL || fetch.NoSuchHost(err))
 		res := answer.Failed(err, now.Sub(start))
 		res.Cause = "robots.txt " + res.Cause
 		return res
@@ -406,7 +408,8 @@ func (r *Files) HopGivenUp(l frontier.Lease) {
 // policy was parsed from, so that a restart parses it again rather than
 // fetching it), judges the host anew, and counts and logs what that
 // means. A final failure is one that no retry can mend (the crawler
-// itself refuses the host's address): it counts as all attempts spent.
+// itself refuses the host's address, the name does not exist): it counts
+// as all attempts spent.
 func (r *Files) decide(host string, e *entry, pol *robots.Policy, reason string, body []byte, final bool) {
 	e.pending, e.hops = "", 0
 	e.chain.Store(false)
