@@ -207,12 +207,13 @@ type pageFetcher struct {
 // serverDone records, holding ownMu, that a request to the lease's server
 // ended with res, leaving its host's clock: the server's next request
 // waits its gap, and after strain (a timeout, a reset: the server may
-// still be working) until the strained host may be asked again, as the
-// frontier holds a server group.
+// still be working) the strained host's backoff too, as the frontier
+// holds a server group.
 func (f *pageFetcher) serverDone(res frontier.Result, clock frontier.Clock) {
-	f.serverFree = time.Now().Add(f.c.cfg.IPGap)
+	now := time.Now()
+	f.serverFree = now.Add(f.c.cfg.IPGap)
 	if res.Signal == frontier.Strained {
-		f.serverFree = later(f.serverFree, clock.NextAt)
+		f.serverFree = later(f.serverFree, now.Add(clock.Backoff))
 	}
 }
 

@@ -26,10 +26,9 @@ const (
 	// Strained: the request ended without a whole answer: a timeout, a
 	// reset, a body cut off by the server or by the crawler's silence
 	// timeout. The server may still be working on it, so it is a failure
-	// and a wait both: the host waits at least LatencyFactor times the
-	// request's elapsed time (Result.Took), doubled for each failure in a
-	// row before it, and its server group (Config.IPGap) waits as long;
-	// the backoff doubles as after a 503.
+	// and a wait both: the backoff becomes at least LatencyFactor times
+	// the request's elapsed time (Result.Took), doubling with each strain
+	// in a row, and the host's server group (Config.IPGap) waits as long.
 	Strained
 )
 
@@ -151,7 +150,7 @@ const DefaultLatencyFactor = 5
 type Politeness struct {
 	// LatencyFactor makes the gap at least this multiple of the last
 	// response's download time (Najork's rule: a slow server is asked
-	// less often), and a strained request's wait at least this multiple
+	// less often), and a strained request's backoff at least this multiple
 	// of its elapsed time. Zero means DefaultLatencyFactor; negative turns
 	// the rule off (a strain then backs off from MinBackoff).
 	LatencyFactor float64
@@ -329,17 +328,9 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 		}
 	}
 	if r.Signal == Strained {
-		// The backoff doubles as after a 503. The wait for the request's
-		// own work is a wait for this once: the latency factor times its
-		// time, doubled for each failure in a row before it. MaxBackoff
-		// caps the doubling, never the latency rule: the server may be
-		// working on the request for as long as that says. An answer
-		// after it finds the host as fast as it answers, as the latency
-		// rule sees it, not held at half that wait, then a quarter.
-		c.Backoff = min(max(2*c.Backoff, p.MinBackoff), p.MaxBackoff)
-		if w := p.latencyWait(r.Took); w > 0 {
-			raise(max(w, min(w<<min(c.Streak, 20), p.MaxBackoff)), WhyBackoff)
-		}
+		// MaxBackoff caps the doubling, never the latency rule: the server
+		// may be working on the request for as long as that says.
+		c.Backoff = max(min(max(2*c.Backoff, p.MinBackoff), p.MaxBackoff), p.latencyWait(r.Took))
 	}
 	if r.Signal == Unavailable || r.Signal == Failed || r.Signal == Strained {
 		c.Streak++
@@ -357,7 +348,7 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 	if c.Backoff > 0 && c.Backoff >= gap {
 		gap, why = c.Backoff, WhyBackoff
 	}
-	if l := p.latencyWait(r.Took); l > gap && r.Signal != Strained { // a strain's is in hold
+	if l := p.latencyWait(r.Took); l > gap {
 		gap, why = l, WhyLatency
 	}
 	if hold > gap {

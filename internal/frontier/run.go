@@ -496,8 +496,8 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	if g := fl.group; g != nil && c.result.Fetched && c.result.Signal == Strained {
 		// The server behind the group may still be working on the request
 		// it could not finish: none of its hosts is asked before the
-		// strained host may be asked again.
-		g.nextAt = later(g.nextAt, h.clock.NextAt)
+		// strained host's backoff has passed.
+		g.nextAt = later(g.nextAt, now.Add(h.clock.Backoff))
 	}
 	if c.result.SetGroup {
 		f.setGroup(h, c.result.Group)
