@@ -66,34 +66,35 @@ func (c *Crawler) conclude(p *pageRun) {
 const maxRetries = 1
 
 // retryLater queues the lease's URL once more (maxRetries), Low, after the
-// URLs its host has queued, when its fetch failed in a
-// way the next try may not, a first time: a crawl that ends loses no page
-// to a moment's failure. Its record keeps the failures (Errors), so a
-// restart does not try it again from the start. It is queued as a copy
-// (Item.Again): of it and a copy queued as the URL's rank rose, the one
-// leased last finds the URL fetched and is dropped (state.State.Stale).
-// A continuous crawl's schedule retries a failed URL itself (package
-// recrawl). A node of a cluster does not: its peers learn a URL's fetch
-// as done, and a node that took its partition over would not know its
-// failures.
+// URLs its host has queued, when its fetch failed in a way the next try
+// may not, a first time: a crawl that ends loses no page to a moment's
+// failure. Its record keeps the failures (Errors), so a restart does not
+// try it again from the start. Of the new entry and another of the URL (a
+// copy queued as its rank rose), the one leased last finds the URL
+// fetched and is dropped (state.State.Retried). A continuous crawl's
+// schedule retries a failed URL itself (package recrawl). A node of a
+// cluster does not: its peers learn a URL's fetch as done, and a node
+// that took its partition over would not know its failures. Nor does a
+// crawl stopping on an error, which keeps the lease's entry.
 func (c *Crawler) retryLater(p *pageRun) {
 	l := p.l
-	if c.cfg.Recrawl != nil || c.cfg.Cluster != nil || l.RobotsFor != "" {
+	if c.cfg.Recrawl != nil || c.cfg.Cluster != nil || l.RobotsFor != "" || c.failed.Load() {
 		return
 	}
 	part := partition.Of(l.Host, c.cfg.Partitions)
-	rec, _, err := c.state.DB.GetURL(uint16(part), l.Host, seen.KeyOf(l.URL))
+	k := seen.KeyOf(l.URL)
+	rec, _, err := c.state.DB.GetURL(uint16(part), l.Host, k)
 	if err != nil {
 		c.fail(fmt.Errorf("crawl: the record of %s, which failed: %w", l.URL, err))
 		return
 	}
 	p.out.visit = schedule.Once(store.URLRecord{LastFetch: time.Now(), Errors: rec.Errors + 1})
-	if rec.Errors >= maxRetries {
+	if rec.Errors >= maxRetries || !c.state.Retried(k) {
 		return
 	}
 	c.stats.retried.Add(1)
 	p.pb.Items = append(p.pb.Items, frontier.Item{URL: l.URL, Fetch: l.Fetch, Host: l.Host, Depth: l.Depth, Priority: frontier.Low,
-		Hops: l.Hops, Via: l.Via, Requisite: l.Requisite, Sitemap: l.Sitemap, Seed: l.Seed, Path: l.Path, Again: true})
+		Rank: l.Rank, Hops: l.Hops, Via: l.Via, Requisite: l.Requisite, Sitemap: l.Sitemap, Seed: l.Seed, Path: l.Path})
 }
 
 // stageCapture stages the page's line of the capture index and keeps the

@@ -63,18 +63,22 @@ func checkRetries(t *testing.T, resumed bool) {
 	})
 	cfg := mw.config(t, 0, mw.url("retry.test", "/"))
 	cfg.NoSitemaps = true
-	retried := int64(0)
+	retried, left := int64(0), int64(0)
 	if resumed {
 		cfg.MaxPages = 5 // the home page, p0 and the three that fail
 		sum := runCrawl(t, cfg)
 		if sum.StoppedBy != "max-pages" {
 			t.Fatalf("the first run stopped by %s", sum.StoppedBy)
 		}
-		retried = sum.Retried
+		retried, left = sum.Retried, int64(sum.Queued)
 		cfg.MaxPages = 0
 	}
 	sum := runCrawl(t, cfg)
 	retried += sum.Retried
+	// The second tries left queued are URLs, not copies of one.
+	if resumed && (sum.ResumedQueue != left || left == 0) {
+		t.Errorf("the first run left %d URLs queued, the second found %d", left, sum.ResumedQueue)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for path, want := range map[string]int{"/flaky500": 2, "/flakyreset": 2, "/always502": 2, "/gone": 1, "/notimpl": 1, "/p0": 1} {
@@ -106,15 +110,39 @@ func checkRetries(t *testing.T, resumed bool) {
 
 // TestRetryLeftQueuedIsDeferred: a crawl that ends with a URL's second
 // try still queued, its host asking for an hour, lists it among the URLs
-// it leaves for the next run, once.
+// it leaves for the next run, once. When pages of another host link the
+// URL that failed (a broken connection) while it waits, its rank rises
+// and copies of it are queued again: it is still asked for twice in all,
+// and no URL is listed twice.
 func TestRetryLeftQueuedIsDeferred(t *testing.T) {
-	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+	for _, linked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("linked=%v", linked), func(t *testing.T) { checkRetryDeferred(t, linked) })
+	}
+}
+
+func checkRetryDeferred(t *testing.T, linked bool) {
+	var mw *miniWeb
+	mw = newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"links.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			var links []string
+			for i := range 40 {
+				links = append(links, fmt.Sprintf("/p%d", i))
+			}
+			if r.URL.Path != "/" {
+				links = []string{mw.url("later.test", "/x")}
+			}
+			page(rw, links...)
+		},
 		"later.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
 			switch r.URL.Path {
 			case "/":
 				page(rw, "/x", "/y")
 			case "/x":
-				http.Error(rw, "busy", http.StatusInternalServerError)
+				if !linked {
+					http.Error(rw, "busy", http.StatusInternalServerError)
+				} else if conn, _, err := http.NewResponseController(rw).Hijack(); err == nil {
+					conn.Close() // the connection breaks before an answer
+				}
 			case "/y":
 				rw.Header().Set("Retry-After", "3600")
 				http.Error(rw, "later", http.StatusTooManyRequests)
@@ -125,11 +153,10 @@ func TestRetryLeftQueuedIsDeferred(t *testing.T) {
 	})
 	cfg := mw.config(t, 0, mw.url("later.test", "/"))
 	cfg.NoSitemaps = true
-	sum := runCrawl(t, cfg)
-	if sum.StoppedBy != "deferred" || sum.Retried != 1 || sum.Deferred != 2 || sum.Queued != 2 {
-		t.Errorf("stopped by %s, %d retried, %d deferred, %d left queued; want deferred, /x tried again later and /y, both left",
-			sum.StoppedBy, sum.Retried, sum.Deferred, sum.Queued)
+	if linked {
+		cfg.Seeds = append(cfg.Seeds, mw.url("links.test", "/"))
 	}
+	sum := runCrawl(t, cfg)
 	var listed []string
 	for _, r := range readFetchLog(t, cfg.DataDir) {
 		if r.Outcome == fetchlog.OutcomeDeferred {
@@ -137,7 +164,28 @@ func TestRetryLeftQueuedIsDeferred(t *testing.T) {
 		}
 	}
 	slices.Sort(listed)
-	if want := []string{mw.url("later.test", "/x"), mw.url("later.test", "/y")}; !slices.Equal(listed, want) {
+	x, y := mw.url("later.test", "/x"), mw.url("later.test", "/y")
+	if linked {
+		asked := 0
+		for _, p := range mw.paths("later.test") {
+			if p == "/x" {
+				asked++
+			}
+		}
+		t.Logf("%d URLs queued again as their rank rose; deferred %v", sum.Requeued, listed)
+		if asked > 2 || sum.Requeued == 0 {
+			t.Errorf("/x asked for %d times, %d copies queued again; want twice at most, and copies", asked, sum.Requeued)
+		}
+		if len(slices.Compact(slices.Clone(listed))) != len(listed) || int(sum.Deferred) != len(listed) || !slices.Contains(listed, y) {
+			t.Errorf("deferred %d, listed %v; want each URL once, /y among them", sum.Deferred, listed)
+		}
+		return
+	}
+	if sum.StoppedBy != "deferred" || sum.Retried != 1 || sum.Deferred != 2 || sum.Queued != 2 {
+		t.Errorf("stopped by %s, %d retried, %d deferred, %d left queued; want deferred, /x tried again later and /y, both left",
+			sum.StoppedBy, sum.Retried, sum.Deferred, sum.Queued)
+	}
+	if want := []string{x, y}; !slices.Equal(listed, want) {
 		t.Errorf("fetch log's deferred lines: %v, want %v", listed, want)
 	}
 }

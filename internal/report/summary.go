@@ -253,8 +253,11 @@ func (s Summary) Write(w io.Writer) {
 		fmt.Fprintf(w, "  charsets:   %s\n", joinCounts(s.Charsets))
 	}
 	if len(s.Errors) > 0 || s.Retried > 0 {
-		fmt.Fprintf(w, "  errors:     %s; %d URLs asked for once more after a timeout, a broken connection or a 500, 502 or 504\n",
-			cmp.Or(joinCounts(s.Errors), "none"), s.Retried)
+		fmt.Fprintf(w, "  errors:     %s", cmp.Or(joinCounts(s.Errors), "none"))
+		if s.Retried > 0 {
+			fmt.Fprintf(w, "; %d URLs asked for once more after a timeout, a broken connection or a 500, 502 or 504", s.Retried)
+		}
+		fmt.Fprintln(w)
 	}
 	if s.Throttled > 0 || s.Unavailable > 0 || s.Strained > 0 || s.Parks > 0 || s.GaveUp > 0 {
 		fmt.Fprintf(w, "  backoff:    %d answers 429, %d answers 503, %d requests cut (strain), %d hosts parked after failures in a row, %d given up%s\n",

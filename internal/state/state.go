@@ -72,7 +72,7 @@ type State struct {
 	// may have a copy queued again (Requeue) that again does not know.
 	opened  time.Time
 	againMu sync.Mutex
-	again   map[seen.Key]struct{} // URLs queued again whose first copy was not leased yet, at most maxAgain
+	again   map[seen.Key]int // URLs queued again whose first copy was not leased yet, and URLs queued once more (Retried): the entries of each still to read the store when leased (Stale); at most maxAgain URLs
 
 	// Forwarder hands the URLs of other nodes' hosts to their owners
 	// before a batch that found them commits. A batch with such URLs and
@@ -108,7 +108,7 @@ func Open(dataDir string, partitions int, fresh bool, fs vfs.FS) (*State, bool, 
 	if err != nil {
 		return nil, false, store.InUse(dataDir, err, "stop that crawl or choose another --data")
 	}
-	d := &State{DB: db, path: path, parts: partitions, seq: uint64(time.Now().UnixNano()), opened: time.Now(), again: map[seen.Key]struct{}{}}
+	d := &State{DB: db, path: path, parts: partitions, seq: uint64(time.Now().UnixNano()), opened: time.Now(), again: map[seen.Key]int{}}
 	for p := range frontier.Surplus + 1 {
 		// Numbers go on from the last one stored, even if the clock went back.
 		last, ok, err := db.LastFrontSeq(uint8(p))
@@ -252,10 +252,27 @@ func (pb *Batch) Requeue(it frontier.Item, k seen.Key) bool {
 		it.Priority = frontier.Priority(rec.Priority)
 	}
 	d.againMu.Lock()
-	d.again[k] = struct{}{}
+	d.again[k] = max(d.again[k], 1) // its first copy; a copy reads the store anyway
 	d.againMu.Unlock()
 	it.Again = true
 	pb.Items = append(pb.Items, it)
+	return true
+}
+
+// Retried records that a lease of the URL whose key is k, which failed,
+// queued it once more as a new entry (not a copy): that entry's lease
+// reads the store first (Stale), as the first copy of a URL queued again
+// does, so that it is dropped if another entry of the URL (a copy queued
+// as its rank rose, or its first copy) was fetched since. It reports
+// false, and the URL is not to be queued, when maxAgain URLs are waiting
+// so already.
+func (d *State) Retried(k seen.Key) bool {
+	d.againMu.Lock()
+	defer d.againMu.Unlock()
+	if _, ok := d.again[k]; !ok && len(d.again) >= maxAgain {
+		return false
+	}
+	d.again[k]++
 	return true
 }
 
@@ -328,8 +345,13 @@ func (d *State) Stale(l frontier.Lease) bool {
 	}
 	if !l.Again && !l.Added.Before(d.opened) {
 		d.againMu.Lock()
-		_, first := d.again[k]
-		delete(d.again, k)
+		n := d.again[k]
+		first := n > 0
+		if n > 1 {
+			d.again[k] = n - 1
+		} else {
+			delete(d.again, k)
+		}
 		d.againMu.Unlock()
 		if !first {
 			return false
@@ -346,14 +368,11 @@ func (d *State) Stale(l frontier.Lease) bool {
 // seq) stands for a URL still to be fetched, so that a list of what a
 // crawl left queued names each such URL once: a copy queued again
 // (Requeue) does not, since the first copy stays queued as long as the
-// URL waits (a lease that is retried keeps its entry), unless it is the
-// copy a failure queued to try the URL again, whose first copy is done
-// (its record counts the failure); a first copy does unless Stale finds
-// the URL fetched since it was queued.
+// URL waits (a lease that is retried keeps its entry); a first copy does
+// unless Stale finds the URL fetched since it was queued.
 func (d *State) Waiting(q store.QueueItem, seq uint64) bool {
 	if q.Again {
-		rec, found, err := d.DB.GetURL(q.Part, q.Host, seen.KeyOf(q.URL))
-		return err == nil && found && rec.Status == store.URLQueued && rec.Errors > 0
+		return false
 	}
 	return !d.Stale(frontier.Lease{Item: frontierItem(q, seq)})
 }
