@@ -460,7 +460,7 @@ func (f *pageFetcher) get(ctx context.Context, u canon.URL, typ string) (*render
 		Truncated: resp.Truncated, WARCFile: cp.Loc.File, WARCOffset: cp.Loc.Offset, Outcome: outcomeRendered,
 		Path: path, Worker: fetchlog.WorkerOf(ctx), SHA1: archive.DigestString(cp.Digest), RevisitOf: revisitOf(cp)})
 	if resp.Truncated != "" || resp.Refused || resp.DecodeErr != nil {
-		return nil, res, errRefused{fmt.Sprintf("%s cut or refused by a cap (%s)", u.String, cmpOr(resp.Truncated, "media policy or decoding"))}
+		return nil, res, errRefused{fmt.Sprintf("%s cut or refused by a cap (%s)", u.String, cmp.Or(resp.Truncated, "media policy or decoding"))}
 	}
 	if requisiteType(typ) && recallable(cp.Rec, time.Time{}) {
 		f.fetchedRequisite(u, resp)
@@ -566,13 +566,6 @@ func (c *Crawler) renderedAlready(l frontier.Lease, u canon.URL) (leaseOutcome, 
 		c.stats.requisitesArchived.Add(1)
 	}
 	return leaseOutcome{status: rec.Status, outcome: outcomeRendered}, true
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 var _ render.Fetcher = (*pageFetcher)(nil)
