@@ -94,7 +94,7 @@ func (c *Crawler) renderPage(ctx context.Context, p *pageRun, pol *robots.Policy
 		// 503), not the lease's advanced once.
 		lo.res.Clock = &pf.clock
 		lo.res.Took = max(lo.res.Took, pf.took)
-		lo.res.Signal = worse(lo.res.Signal, pf.signal)
+		lo.res.Signal = lo.res.Signal.Worse(pf.signal)
 	}
 	if err != nil {
 		c.rend.Fallbacks.Add(1)
@@ -154,27 +154,6 @@ func (c *Crawler) renderPage(ctx context.Context, p *pageRun, pol *robots.Policy
 			}
 		}
 	}
-}
-
-// worse is the signal of the two that moves a clock most.
-func worse(a, b frontier.Signal) frontier.Signal {
-	rank := func(s frontier.Signal) int {
-		switch s {
-		case frontier.Strained:
-			return 4
-		case frontier.Unavailable:
-			return 3
-		case frontier.Throttled:
-			return 2
-		case frontier.Failed:
-			return 1
-		}
-		return 0
-	}
-	if rank(b) > rank(a) {
-		return b
-	}
-	return a
 }
 
 // errRefused is a browser request weft will not make.
@@ -318,7 +297,7 @@ func (f *pageFetcher) ownHost(ctx context.Context, u canon.URL, typ string) (*re
 		f.serverDone(res, f.clock)
 		f.own++
 		f.took = max(f.took, res.Took)
-		f.signal = worse(f.signal, res.Signal)
+		f.signal = f.signal.Worse(res.Signal)
 	}
 	return resp, err
 }

@@ -48,6 +48,28 @@ func (s Signal) String() string {
 	return fmt.Sprintf("signal(%d)", int(s))
 }
 
+// Worse returns the signal of s and o that moves a clock most: strain,
+// then a 503, a 429, another failure, an answer.
+func (s Signal) Worse(o Signal) Signal {
+	rank := func(s Signal) int {
+		switch s {
+		case Strained:
+			return 4
+		case Unavailable:
+			return 3
+		case Throttled:
+			return 2
+		case Failed:
+			return 1
+		}
+		return 0
+	}
+	if rank(o) > rank(s) {
+		return o
+	}
+	return s
+}
+
 // Clock is a host's politeness state: when it may be asked next, and what
 // it has told the crawler so far. It is all a restart needs to go on being
 // polite to the host.

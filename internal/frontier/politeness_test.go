@@ -442,3 +442,16 @@ func TestStrainHoldsTheServerGroup(t *testing.T) {
 		}
 	})
 }
+
+// TestSignalWorse orders signals by how much they move a clock.
+func TestSignalWorse(t *testing.T) {
+	order := []Signal{OK, Failed, Throttled, Unavailable, Strained}
+	for i, a := range order {
+		for j, b := range order {
+			want := order[max(i, j)]
+			if got := a.Worse(b); got != want {
+				t.Errorf("%s.Worse(%s) = %s, want %s", a, b, got, want)
+			}
+		}
+	}
+}
