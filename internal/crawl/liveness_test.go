@@ -427,14 +427,7 @@ func checkOneTimeout(t *testing.T, all bool) {
 	cfg.Fetch.Resolve = map[string]string{"slow.test": "127.0.4.9"}
 	cfg.Fetch.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Fetch.Dialer = n
-	c, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := c.Run(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, sum := runCrawler(t, cfg)
 	end := time.Now()
 	if !all {
 		if sum.StoppedBy != "drained" || sum.Pages != 13 || sum.Errors["timeout"] == 0 {

@@ -89,7 +89,25 @@ func (c *Crawler) retryLater(p *pageRun) {
 		return
 	}
 	p.out.visit = schedule.Once(store.URLRecord{LastFetch: time.Now(), Errors: rec.Errors + 1})
-	if rec.Errors >= maxRetries || !c.state.Retried(k) {
+	switch {
+	case rec.Errors >= maxRetries:
+		// Its last try. An answer (a 5xx) says the page is broken, not
+		// its server, which answered it twice: the host's clock hears an
+		// answer, so that a site's broken pages, their second tries
+		// coming last and in a row, do not park or give up their host.
+		if p.out.res.Signal == frontier.Failed && p.out.status > 0 {
+			p.out.res.Signal, p.out.res.Cause = frontier.OK, ""
+		}
+		return
+	case c.state.FirstWaits(l):
+		// A copy queued as the URL's rank rose failed while its first
+		// entry waits: that entry is the second try, and stands for the
+		// URL; the copy is gone (copiesQueued).
+		p.pb.Waits = append(p.pb.Waits, l.URL)
+		c.stats.retried.Add(1)
+		c.stats.droppedCopies.Add(1)
+		return
+	case !c.state.Retried(k):
 		return
 	}
 	c.stats.retried.Add(1)

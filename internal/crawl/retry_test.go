@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/weft-crawler/weft/internal/fetchlog"
 )
@@ -123,16 +125,7 @@ func TestRetryLeftQueuedIsDeferred(t *testing.T) {
 func checkRetryDeferred(t *testing.T, linked bool) {
 	var mw *miniWeb
 	mw = newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
-		"links.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
-			var links []string
-			for i := range 40 {
-				links = append(links, fmt.Sprintf("/p%d", i))
-			}
-			if r.URL.Path != "/" {
-				links = []string{mw.url("later.test", "/x")}
-			}
-			page(rw, links...)
-		},
+		"links.test": linkingSite(&mw, 40, "later.test", "/x"),
 		"later.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
 			switch r.URL.Path {
 			case "/":
@@ -187,5 +180,112 @@ func checkRetryDeferred(t *testing.T, linked bool) {
 	}
 	if want := []string{x, y}; !slices.Equal(listed, want) {
 		t.Errorf("fetch log's deferred lines: %v, want %v", listed, want)
+	}
+}
+
+// TestBrokenPagesDoNotParkTheirHost: a site with as many broken pages
+// (always a 500) as good ones is crawled whole, at the default failure
+// rules: the second tries come last and in a row, and their 500s, which
+// say the pages are broken rather than the server, neither park nor give
+// up the host.
+func TestBrokenPagesDoNotParkTheirHost(t *testing.T) {
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"broken.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			var links []string
+			for i := range 10 {
+				links = append(links, fmt.Sprintf("/good%d", i), fmt.Sprintf("/bad%d", i))
+			}
+			switch {
+			case r.URL.Path == "/":
+				page(rw, links...)
+			case strings.HasPrefix(r.URL.Path, "/bad"):
+				http.Error(rw, "broken", http.StatusInternalServerError)
+			case strings.HasPrefix(r.URL.Path, "/good"):
+				page(rw)
+			default:
+				http.NotFound(rw, r)
+			}
+		},
+	})
+	cfg := mw.config(t, 0, mw.url("broken.test", "/"))
+	cfg.NoSitemaps = true
+	cfg.Politeness.ParkFor = 2 * time.Second // a park would cost the test this, not a minute
+	sum := runCrawl(t, cfg)
+	bad := 0
+	for _, p := range mw.paths("broken.test") {
+		if strings.HasPrefix(p, "/bad") {
+			bad++
+		}
+	}
+	if sum.StoppedBy != "drained" || sum.Parks != 0 || sum.GaveUp != 0 || sum.Pages != 31 || bad != 20 {
+		t.Errorf("stopped by %s, %d parks, %d given up, %d pages, broken pages asked for %d times; want drained, none, none, 31, 20",
+			sum.StoppedBy, sum.Parks, sum.GaveUp, sum.Pages, bad)
+	}
+}
+
+// TestCopyFailingBeforeItsFirstEntry: a URL linked from many pages of
+// another host is queued again as its rank rises, and a copy of it is
+// leased before its first entry; that copy gets a 500, and the first
+// entry, still queued, is its second try, which gets a 429 asking for an
+// hour. The crawl leaves it queued and names it once.
+func TestCopyFailingBeforeItsFirstEntry(t *testing.T) {
+	var mu sync.Mutex
+	xAsked := 0
+	var mw *miniWeb
+	mw = newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"links.test": linkingSite(&mw, 20, "slow.test", "/x"),
+		"slow.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/":
+				page(rw, "/a0", "/x")
+			case "/x":
+				mu.Lock()
+				xAsked++
+				first := xAsked == 1
+				mu.Unlock()
+				if first {
+					http.Error(rw, "busy", http.StatusInternalServerError)
+					return
+				}
+				rw.Header().Set("Retry-After", "3600")
+				http.Error(rw, "later", http.StatusTooManyRequests)
+			default:
+				page(rw)
+			}
+		},
+	})
+	cfg := mw.config(t, 0, mw.url("slow.test", "/"), mw.url("links.test", "/"))
+	cfg.NoSitemaps = true
+	cfg.Delay = 150 * time.Millisecond // slow.test's /x waits while links.test's pages raise its rank
+	sum := runCrawl(t, cfg)
+	var listed []string
+	for _, r := range readFetchLog(t, cfg.DataDir) {
+		if r.Outcome == fetchlog.OutcomeDeferred {
+			listed = append(listed, r.URL)
+		}
+	}
+	t.Logf("requests %v, %d copies queued again, deferred %v", mw.paths("slow.test"), sum.Requeued, listed)
+	if sum.StoppedBy != "deferred" || sum.Deferred != 1 || sum.Queued != 1 || len(listed) != 1 || listed[0] != mw.url("slow.test", "/x") {
+		t.Errorf("stopped by %s, %d deferred, %d left queued, listed %v; want /x, once", sum.StoppedBy, sum.Deferred, sum.Queued, listed)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if xAsked != 2 {
+		t.Errorf("/x asked for %d times, want twice", xAsked)
+	}
+}
+
+// linkingSite is a site whose home page links its pages, each of which
+// links to path on host of the web *mw: their links raise that URL's rank.
+func linkingSite(mw **miniWeb, pages int, host, path string) func(*miniWeb, http.ResponseWriter, *http.Request) {
+	return func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+		var links []string
+		for i := range pages {
+			links = append(links, fmt.Sprintf("/p%d", i))
+		}
+		if r.URL.Path != "/" {
+			links = []string{(*mw).url(host, path)}
+		}
+		page(rw, links...)
 	}
 }

@@ -32,7 +32,7 @@ type counters struct {
 	redirectSeen       atomic.Int64 // redirects to a URL already seen: loops, or pages reached before
 	forwarded          atomic.Int64 // URLs handed to other nodes (Cluster.Owns)
 	requeued           atomic.Int64 // URLs queued again as their importance rose
-	droppedCopies      atomic.Int64 // second entries of a URL dropped: found stale (state.State.Stale), or a copy its host's drop took first; not held entries released
+	droppedCopies      atomic.Int64 // second entries of a URL dropped: found stale (state.State.Stale), or a copy its host's drop took first; not held entries released; or a copy that failed while its first entry waits (retryLater)
 	dedupImported      atomic.Int64 // payload digests known from earlier crawls (Config.DedupFrom)
 	errors             atomic.Int64 // requests without a response; robotstxt counts its own
 	lastError          atomic.Pointer[lastError]

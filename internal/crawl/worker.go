@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,8 +91,10 @@ func (c *Crawler) commit(p *pageRun) {
 	if c.failed.Load() {
 		// The crawl is stopping on an error that may have cost this
 		// lease something (a link not admitted, a record not
-		// archived): keep its URL queued for the next run.
+		// archived): keep its URL queued for the next run, with no
+		// second entry of it (a second try, retryLater).
 		lo.res.Retry = true
+		pb.Items = slices.DeleteFunc(pb.Items, func(it frontier.Item) bool { return it.URL == l.URL })
 	}
 	// The host's clock goes to disk in the page's batch when a restart
 	// would not assume as much, and the frontier installs the one written.

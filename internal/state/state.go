@@ -186,6 +186,10 @@ type Batch struct {
 	d       *State
 	Pending []seen.Pending  // the keys it stages, settled in the seen set when it commits
 	Items   []frontier.Item // the URLs it queues
+	// Waits is the URLs it leaves queued with no item of its own: another
+	// entry of each, which reads the store when leased, asks for it again
+	// (Retried, FirstWaits).
+	Waits []string
 	// the archive's part: the payload digests it records, the events of
 	// its captures (Staging.Batch is b)
 	archive.Staging
@@ -276,6 +280,19 @@ func (d *State) Retried(k seen.Key) bool {
 	return true
 }
 
+// FirstWaits reports whether l is a copy of a URL queued again (Item.Again)
+// while another entry of the URL that reads the store when leased (its
+// first copy, a second try) still waits: that entry, left queued (Waits),
+// is the URL's next try.
+func (d *State) FirstWaits(l frontier.Lease) bool {
+	if !l.Again {
+		return false
+	}
+	d.againMu.Lock()
+	defer d.againMu.Unlock()
+	return d.again[seen.KeyOf(l.URL)] > 0
+}
+
 // Release implements judge.Releaser: it queues a URL held past its
 // family's trap budget as h says (at judge.ReleasedPriority), if it
 // still waits at judge.HeldPriority, never fetched (held by this batch
@@ -330,8 +347,9 @@ func (d *State) boost(it *frontier.Item) {
 // stale. An entry held past a trap budget (judge.HeldPriority) is stale
 // once its URL was released (Release) or fetched. Only a lease that may
 // be such a copy costs a read of the store: a held entry, a copy queued
-// again, the first copy of a URL this process queued again, or a URL
-// queued before this process opened the state.
+// again, the first copy of a URL this process queued again, a second try
+// after a failure (Retried), or a URL queued before this process opened
+// the state.
 func (d *State) Stale(l frontier.Lease) bool {
 	if l.Seq == 0 || l.RobotsFor != "" {
 		return false
@@ -368,8 +386,9 @@ func (d *State) Stale(l frontier.Lease) bool {
 // seq) stands for a URL still to be fetched, so that a list of what a
 // crawl left queued names each such URL once: a copy queued again
 // (Requeue) does not, since the first copy stays queued as long as the
-// URL waits (a lease that is retried keeps its entry); a first copy does
-// unless Stale finds the URL fetched since it was queued.
+// URL waits (a lease that is retried keeps its entry, and a second try
+// after a failure is a first copy, or a first copy left waiting); a first
+// copy does unless Stale finds the URL fetched since it was queued.
 func (d *State) Waiting(q store.QueueItem, seq uint64) bool {
 	if q.Again {
 		return false
@@ -438,10 +457,11 @@ func (pb *Batch) Done(l frontier.Lease, part int, res frontier.Result, status in
 	return r
 }
 
-// Queues reports whether the batch queues url: a lease whose batch
-// queues its own URL again (a redirect to a variant of it) is not done.
+// Queues reports whether the batch queues url, or leaves it queued
+// (Waits): a lease whose batch queues its own URL again (a redirect to a
+// variant of it, a second try) is not done.
 func (pb *Batch) Queues(url string) bool {
-	return slices.ContainsFunc(pb.Items, func(it frontier.Item) bool { return it.URL == url })
+	return slices.Contains(pb.Waits, url) || slices.ContainsFunc(pb.Items, func(it frontier.Item) bool { return it.URL == url })
 }
 
 // WidenScope records that a seed's redirect made u part of the crawl's
