@@ -29,12 +29,9 @@ import (
 func TestSeedSitemapGoesNext(t *testing.T) {
 	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
 		"s.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
-			switch r.URL.Path {
-			case "/robots.txt":
-				robotsFile(rw, "User-agent: *\nAllow: /\nSitemap: "+w.url("s.test", "/map.xml")+"\n")
-			case "/map.xml":
-				urlsetFile(rw, w.url("s.test", "/listed"))
-			case "/":
+			switch {
+			case mappedSite(w, rw, r):
+			case r.URL.Path == "/":
 				page(rw, "/a", "/b", "/c", "/d", "/e")
 			default:
 				page(rw)
@@ -428,17 +425,14 @@ func TestSitemapAtTheCap(t *testing.T) {
 	}
 	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
 		"s.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
-			switch r.URL.Path {
-			case "/robots.txt":
-				robotsFile(rw, "User-agent: *\nAllow: /\nSitemap: "+w.url("s.test", "/map.xml")+"\n")
-			case "/map.xml":
-				urlsetFile(rw, w.url("s.test", "/listed"))
-			case "/":
+			switch {
+			case mappedSite(w, rw, r):
+			case r.URL.Path == "/":
 				page(rw, "/a", w.url("d.s.test", "/x1"), w.url("d.s.test", "/x2"), w.url("d.s.test", "/x3"))
-			case "/a":
+			case r.URL.Path == "/a":
 				open()
 				page(rw)
-			case "/sitemap.xml":
+			case r.URL.Path == "/sitemap.xml":
 				http.NotFound(rw, r)
 			default:
 				page(rw)
@@ -490,6 +484,21 @@ func TestSitemapAtTheCap(t *testing.T) {
 			break
 		}
 	}
+}
+
+// mappedSite answers, for s.test of w, a robots.txt naming its sitemap
+// /map.xml and that sitemap, which lists /listed; it reports whether r
+// was for one of them.
+func mappedSite(w *miniWeb, rw http.ResponseWriter, r *http.Request) bool {
+	switch r.URL.Path {
+	case "/robots.txt":
+		robotsFile(rw, "User-agent: *\nAllow: /\nSitemap: "+w.url("s.test", "/map.xml")+"\n")
+	case "/map.xml":
+		urlsetFile(rw, w.url("s.test", "/listed"))
+	default:
+		return false
+	}
+	return true
 }
 
 // urlsetFile answers with a sitemap listing locs. (The sitemaps.org URL is
