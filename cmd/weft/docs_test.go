@@ -201,6 +201,38 @@ func TestReadmeLength(t *testing.T) {
 	}
 }
 
+// The bounds issue 34 set the house: docs/benchmarks.md holds the current
+// figures in at most 250 lines, and internal/crawl, the loop that wires
+// everything, stays under 5,000 lines of code (its tests not counted):
+// what grows there belongs in a package of its own.
+func TestHouseBounds(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "docs", "benchmarks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte("\n")); n > 250 {
+		t.Errorf("docs/benchmarks.md has %d lines, more than 250: keep the current figures, history is in git", n)
+	}
+	files, err := filepath.Glob(filepath.Join(repoRoot, "internal", "crawl", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += bytes.Count(data, []byte("\n"))
+	}
+	if lines >= 5000 {
+		t.Errorf("internal/crawl has %d lines of code, 5,000 or more: move what grew to a package of its own", lines)
+	}
+}
+
 // The README opens with the two commands a fresh machine runs, and .ci/run
 // runs exactly the README's test command.
 func TestReadmeTestCommandIsCIs(t *testing.T) {
