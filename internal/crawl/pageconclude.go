@@ -99,7 +99,7 @@ func (c *Crawler) retryLater(p *pageRun) {
 			p.out.res.Signal, p.out.res.Cause = frontier.OK, ""
 		}
 		return
-	case c.state.FirstWaits(l):
+	case c.state.FirstWaits(l, k):
 		// A copy queued as the URL's rank rose failed while its first
 		// entry waits: that entry is the second try, and stands for the
 		// URL; the copy is gone (copiesQueued).

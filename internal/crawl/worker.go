@@ -439,7 +439,9 @@ func (c *Crawler) pagesEnough() (left int64, enough bool) {
 	if c.cfg.Recrawl != nil || c.cfg.MaxPages <= 0 {
 		return 1, false
 	}
-	left = c.cfg.MaxPages - c.pagesStarted.Load()
+	if left = c.cfg.MaxPages - c.pagesStarted.Load(); left <= 0 {
+		return left, true // the cap is reached: nothing to count
+	}
 	fs := c.front.Stats()
 	pages := int64(fs.Pages)
 	if stored, ok := c.state.DB.Queued(); ok {

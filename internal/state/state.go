@@ -280,17 +280,17 @@ func (d *State) Retried(k seen.Key) bool {
 	return true
 }
 
-// FirstWaits reports whether l is a copy of a URL queued again (Item.Again)
-// while another entry of the URL that reads the store when leased (its
-// first copy, a second try) still waits: that entry, left queued (Waits),
-// is the URL's next try.
-func (d *State) FirstWaits(l frontier.Lease) bool {
+// FirstWaits reports whether l, whose URL's key is k, is a copy of a URL
+// queued again (Item.Again) while another entry of the URL that reads the
+// store when leased (its first copy, a second try) still waits: that
+// entry, left queued (Waits), is the URL's next try.
+func (d *State) FirstWaits(l frontier.Lease, k seen.Key) bool {
 	if !l.Again {
 		return false
 	}
 	d.againMu.Lock()
 	defer d.againMu.Unlock()
-	return d.again[seen.KeyOf(l.URL)] > 0
+	return d.again[k] > 0
 }
 
 // Release implements judge.Releaser: it queues a URL held past its
