@@ -65,7 +65,7 @@ const topHostErrors = 20
 func (c *Crawler) Metrics() live.Metrics {
 	s := c.seen.Stats()
 	m := live.Metrics{FetchDuration: c.stats.fetchTime.snapshot(), QueueDelay: c.stats.queueDelay.snapshot(), SeenCacheHits: s.CacheHits,
-		BloomFill: s.FillRatio, StatusClasses: statusClasses(), ErrorKinds: errorKinds()}
+		BloomFill: c.seen.FillRatio(), StatusClasses: statusClasses(), ErrorKinds: errorKinds()}
 	if t := c.stats.lastHigh.Load(); t != 0 {
 		m.LastHighPriority = time.Unix(0, t)
 	}

@@ -376,22 +376,41 @@ func (s *Set) StopWarming() { s.warming.Store(false) }
 
 // Stats counts the Set's work.
 type Stats struct {
-	Added          int64   // URLs found new
-	Maybes         int64   // filter positives confirmed in the store or answered by the cache (whose keys the filter holds once warm)
-	FalsePositives int64   // of which the store had never seen the URL
-	WarmLookups    int64   // store lookups made while the filters were rebuilt
-	CacheHits      int64   // maybes answered by the confirmed-key cache
-	CacheKeys      int     // keys the cache holds
-	Warming        bool    // the filters are being rebuilt
-	FillRatio      float64 // fraction of filter bits set, over all generations
-	Generations    int     // filter generations over all partitions
-	FilterBytes    int64   // memory held by the filters
+	Added          int64 // URLs found new
+	Maybes         int64 // filter positives confirmed in the store or answered by the cache (whose keys the filter holds once warm)
+	FalsePositives int64 // of which the store had never seen the URL
+	WarmLookups    int64 // store lookups made while the filters were rebuilt
+	CacheHits      int64 // maybes answered by the confirmed-key cache
+	CacheKeys      int   // keys the cache holds
+	Warming        bool  // the filters are being rebuilt
+	Generations    int   // filter generations over all partitions
+	FilterBytes    int64 // memory held by the filters
 }
 
-// Stats returns the counters and the filters' fill ratio.
+// Stats returns the counters, at the cost of a lock per partition: what
+// the crawl's summary and live view ask for every time they are read.
+// The filters' fill ratio, which reads every bit, is FillRatio.
 func (s *Set) Stats() Stats {
 	st := Stats{Added: s.added.Load(), Maybes: s.maybes.Load(), FalsePositives: s.falsePositives.Load(),
 		WarmLookups: s.warmLookups.Load(), Warming: s.warming.Load(), CacheHits: s.cacheHits.Load(), CacheKeys: s.known.len()}
+	var total uint
+	for i := range s.parts {
+		pt := &s.parts[i]
+		pt.mu.Lock()
+		for _, g := range pt.gens {
+			total += g.filter.Cap()
+		}
+		st.Generations += len(pt.gens)
+		pt.mu.Unlock()
+	}
+	st.FilterBytes = int64(total / 8)
+	return st
+}
+
+// FillRatio is the fraction of the filters' bits set, over all
+// generations. It counts every bit, a partition's lock held while its
+// filters are counted: for the metrics, not for a view read every second.
+func (s *Set) FillRatio() float64 {
 	var set, total uint
 	for i := range s.parts {
 		pt := &s.parts[i]
@@ -400,14 +419,12 @@ func (s *Set) Stats() Stats {
 			set += g.filter.BitSet().Count()
 			total += g.filter.Cap()
 		}
-		st.Generations += len(pt.gens)
 		pt.mu.Unlock()
 	}
-	st.FilterBytes = int64(total / 8)
-	if total > 0 {
-		st.FillRatio = float64(set) / float64(total)
+	if total == 0 {
+		return 0
 	}
-	return st
+	return float64(set) / float64(total)
 }
 
 // MemoryStore is an exact Store in memory, one map per partition, each

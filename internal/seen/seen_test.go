@@ -44,8 +44,8 @@ func TestAddIsNewExactlyOnce(t *testing.T) {
 			t.Fatalf("%s found new %d times", u, n)
 		}
 	}
-	if st := s.Stats(); st.Added != 2000 || st.FillRatio <= 0 {
-		t.Fatalf("stats %+v", st)
+	if st, fill := s.Stats(), s.FillRatio(); st.Added != 2000 || fill <= 0 || fill >= 1 {
+		t.Fatalf("stats %+v, fill ratio %v", st, fill)
 	}
 }
 
