@@ -342,6 +342,8 @@ func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 		w.serveFacets(rw, r, h)
 	case FacetShop:
 		w.serveFacetShop(rw, r, h)
+	case GatedShop:
+		w.serveGatedShop(rw, r, h)
 	case TrapDeep:
 		w.serveDeep(rw, r, h)
 	case TrapCalendar:
