@@ -53,6 +53,7 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 		}
 		if f.redirect && !p.l.Requisite && !p.l.Sitemap {
 			c.judge.Redirected(p.u, f.URL, why)
+			worth.Redirect(f.URL)
 		}
 	}
 	if r := p.resp; r != nil && (r.StatusCode >= 200 && r.StatusCode < 300 || p.notModified) && !p.l.Requisite && !p.l.Sitemap {

@@ -483,3 +483,44 @@ func TestTrapBudgetFindsEveryProduct(t *testing.T) {
 		}
 	}
 }
+
+// TestLoginWallCostsLittle crawls a shop whose every product links three
+// member-only actions that redirect to its login page (synthweb.GatedShop),
+// the products found a page of listing at a time. The login page, a
+// near-duplicate under each of its URLs, is learnt as a wall, and so are
+// the actions that redirect to it (judge's walls.go): every product is
+// fetched, the host is not cut off as a trap, and the wall costs a few
+// dozen requests of the 1,200 its URLs number. Without walls the login
+// pages, fetched in a run, cut the host off with most products unfound.
+func TestLoginWallCostsLittle(t *testing.T) {
+	t.Parallel() // judged by what was requested, not when
+	web := startWeb(t, synthweb.Config{Seed: 6, Hosts: 1, PagesPerHost: 4, HostileKinds: []string{synthweb.GatedShop},
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	shop := hostileHost(t, web, synthweb.GatedShop).Addr
+	cfg := testConfig(t, web, 8, 0)
+	cfg.Seeds = web.HostileSeeds()
+	sum := runCrawl(t, cfg)
+	products, logins, actions := map[string]bool{}, 0, 0
+	for _, r := range web.Log() {
+		switch {
+		case r.Addr != shop:
+		case strings.HasPrefix(r.Path, "/product/"):
+			products[r.Path] = true
+		case strings.HasPrefix(r.Path, "/login"):
+			logins++
+		case strings.HasPrefix(r.Path, "/cart/") || strings.HasPrefix(r.Path, "/wishlist/") || strings.HasPrefix(r.Path, "/review/"):
+			actions++
+		}
+	}
+	t.Logf("%d products, %d login pages, %d actions; held %v; %d hosts cut off", len(products), logins, actions, sum.Held, sum.Traps)
+	if len(products) != synthweb.GatedShopProducts || sum.Traps != 0 {
+		t.Errorf("%d products fetched of %d, %d hosts cut off as traps; want every product, and no host cut off",
+			len(products), synthweb.GatedShopProducts, sum.Traps)
+	}
+	// A wall is learnt from 8 copies, and one URL in 50 held is asked for
+	// all the same: about 10 login pages and 15 of each action's 200.
+	if logins > 20 || actions > 3*20 || sum.Held[judge.HeldCopies] == 0 {
+		t.Errorf("%d login pages and %d actions asked for, %d URLs held as copies; want at most 20, 60 and some held",
+			logins, actions, sum.Held[judge.HeldCopies])
+	}
+}

@@ -81,6 +81,10 @@ const ReleasedPriority = frontier.Low
 const (
 	HeldQuery = "query-budget" // its path's query variants spent their budget
 	HeldDate  = "date-budget"  // its dated path shape (or dated query) spent its budget
+	// HeldCopies: linked from elsewhere on its host into a family whose
+	// pages were copies of one another (a login wall, print views;
+	// walls.go).
+	HeldCopies = "copy-family"
 )
 
 // Content is what a fetched page showed of its family's worth, besides
@@ -143,6 +147,7 @@ type budgets struct {
 	released int64            // URLs held that Weigh's Releaser queued as usual since
 
 	waiting *waiting // the URLs held that may be queued as usual once their family has room; nil: none are
+	walls   *walls   // the families of copies linked from the rest of their host
 }
 
 // newBudgets returns the trap budgets of base URLs a family, keeping at
@@ -155,7 +160,8 @@ func newBudgets(base, maxFamilies, partitions int, noRelease bool) *budgets {
 	if maxFamilies <= 0 {
 		maxFamilies = DefaultMaxFamilies
 	}
-	b := &budgets{base: base, fams: hostmap.NewBounded[famState](partitions, maxFamilies, nil), held: map[string]int64{}}
+	b := &budgets{base: base, fams: hostmap.NewBounded[famState](partitions, maxFamilies, nil), held: map[string]int64{},
+		walls: newWalls(maxFamilies, partitions)}
 	if !noRelease {
 		b.waiting = newWaiting(DefaultMaxWaiting)
 	}
@@ -197,11 +203,17 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 		return "", ""
 	}
 	cross := splitAuthority(c.Via) != c.URL.Authority
+	k := fam.key()
 	if !cross && familyOfString(c.Via) != fam {
-		return "", "" // an in-link from elsewhere on the host
+		// An in-link from elsewhere on the host, queued as usual unless
+		// its family is a wall (walls.go).
+		if !b.walls.hold(k) {
+			return "", ""
+		}
+		b.count(HeldCopies)
+		return HeldCopies, k
 	}
 	var held bool
-	k := fam.key()
 	b.fams.Update(k, func(s famState) famState {
 		switch {
 		case cross:
@@ -223,10 +235,15 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 	if fam.kind == dateFamily {
 		reason = HeldDate
 	}
+	b.count(reason)
+	return reason, k
+}
+
+// count counts a URL held for reason.
+func (b *budgets) count(reason string) {
 	b.mu.Lock()
 	b.held[reason]++
 	b.mu.Unlock()
-	return reason, k
 }
 
 // Worth gathers what one fetched page led to, for Weigh. The zero Worth
@@ -234,7 +251,8 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 type Worth struct {
 	page string // its URL, which is being fetched: never released by its own weight
 	fam  family
-	led  int // new URLs outside the family, up to maxLed
+	led  int    // new URLs outside the family, up to maxLed
+	into family // the family it redirected to (Redirect)
 }
 
 // Worth starts the weighing of a fetched page: what it led to is given to
@@ -276,7 +294,12 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 		d += worthNothing
 	}
 	k := w.fam.key()
-	if _, ok := b.fams.Peek(k); !ok {
+	// A wall that falls releases what it held, as the family's budget
+	// allows, even if no page of its own has led to it yet.
+	wall := b.walls.up(k)
+	b.walls.judged(k, content, w.into)
+	fell := wall && !b.walls.up(k)
+	if _, ok := b.fams.Peek(k); !ok && !fell {
 		return
 	}
 	release := r != nil && b.waiting != nil

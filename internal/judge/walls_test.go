@@ -1,0 +1,139 @@
+package judge
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/weft-crawler/weft/internal/frontier"
+)
+
+// fetched weighs a fetched page, raw, n times as content showed; into,
+// when not "", is where it redirected.
+func (b *budgetJudge) fetched(raw string, n int, content Content, into string) {
+	b.t.Helper()
+	for range n {
+		w := b.Worth(b.url(raw))
+		if into != "" {
+			w.Redirect(b.url(into))
+		}
+		b.Weigh(w, content, b)
+	}
+}
+
+// linksInto judges n new links from a product page into the family of
+// format (a URL with one %d), and returns how many were held.
+func (b *budgetJudge) linksInto(format string, n int) (held int) {
+	b.t.Helper()
+	for range n {
+		raw := fmt.Sprintf(format, len(b.w.staged))
+		if b.link(fmt.Sprintf("http://shop.test/product/%d", len(b.w.staged)), raw) == HeldPriority {
+			held++
+		}
+	}
+	return held
+}
+
+const loginPage = "http://shop.test/login?next=/cart/add%3Fid%3D1"
+
+// A family whose pages were copies is a wall: its URLs linked from the
+// rest of its host are held, as copies, but one in wallProbe; seeds,
+// links from its own pages (the trap budget's) and from other hosts are
+// not held as copies.
+func TestWallHoldsLinksIntoCopies(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	b.fetched(loginPage, 1, Distinct, "")
+	b.fetched(loginPage, wallEvidence-1, Copy, "")
+	if n := b.linksInto("http://shop.test/login?next=/p/%d", 5); n != 0 {
+		t.Errorf("%d of 5 links held after %d copies; want none before %d", n, wallEvidence-1, wallEvidence)
+	}
+	b.fetched(loginPage, 1, Copy, "")
+	if n := b.linksInto("http://shop.test/login?next=/p/%d", 2*wallProbe); n != 2*wallProbe-2 {
+		t.Errorf("%d of %d links into the wall held; want all but one in %d", n, 2*wallProbe, wallProbe)
+	}
+	if got := b.Held()[HeldCopies]; got != 2*wallProbe-2 {
+		t.Errorf("held %v, want %s %d", b.Held(), HeldCopies, 2*wallProbe-2)
+	}
+	if p := b.link("http://other.test/", "http://shop.test/login?next=/elsewhere"); p != frontier.Normal {
+		t.Errorf("a link from another host into the wall: queued at %v, want %v", p, frontier.Normal)
+	}
+	why, err := b.Admit(Candidate{URL: b.url("http://shop.test/login?next=/seed"), Priority: frontier.High, As: AsLink}, b.w)
+	if err != nil || why != "" || b.w.staged[len(b.w.staged)-1].Priority != frontier.High {
+		t.Errorf("a seed into the wall: %q, %v, queued at %v", why, err, b.w.staged[len(b.w.staged)-1].Priority)
+	}
+}
+
+// A family of distinct pages is no wall, whatever run of copies follows
+// them, as long as more than one page in wallEvidence was distinct.
+func TestWallNeedsMostlyCopies(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	b.fetched("http://shop.test/article.php?id=1", 4, Distinct, "")
+	b.fetched("http://shop.test/article.php?id=1", 4*wallEvidence-1, Copy, "")
+	if n := b.linksInto("http://shop.test/article.php?id=%d", 10); n != 0 {
+		t.Errorf("%d of 10 links held into a family of 4 distinct pages and %d copies", n, 4*wallEvidence-1)
+	}
+	b.fetched("http://shop.test/article.php?id=1", 1, Copy, "") // 32 copies, 4 distinct
+	if n := b.linksInto("http://shop.test/article.php?id=%d", 10); n != 10 {
+		t.Errorf("%d of 10 links held with 4 distinct pages to 32 copies; want all", n)
+	}
+}
+
+// A wall falls when its pages turn out distinct (its probes are), and
+// what it held is released, oldest first, as the family's budget allows.
+func TestWallFallsAndReleases(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	b.fetched(loginPage, wallEvidence, Copy, "")
+	if n := b.linksInto("http://shop.test/login?next=/p/%d", 10); n != 10 {
+		t.Fatalf("%d of 10 links held", n)
+	}
+	b.fetched(loginPage, 1, Distinct, "") // 8 copies, 1 distinct: still a wall
+	if len(b.released) != 0 {
+		t.Errorf("%d released by a wall still up", len(b.released))
+	}
+	b.fetched(loginPage, 1, Distinct, "")
+	if len(b.released) != 10 || b.released[0].Item.URL != "http://shop.test/login?next=/p/0" || b.released[0].Item.Priority != ReleasedPriority {
+		t.Errorf("released %d URLs (the first %+v); want the 10 held, oldest first, at %v", len(b.released), b.released, ReleasedPriority)
+	}
+	if n := b.linksInto("http://shop.test/login?next=/p/%d", 5); n != 0 {
+		t.Errorf("%d of 5 links held by a wall fallen", n)
+	}
+}
+
+// A family whose URLs redirect into a wall, wallEvidence in a row, is a
+// wall too, whether the redirects came before the wall was learnt or
+// after; redirects into a family of distinct pages make none.
+func TestRedirectsIntoAWall(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	b.fetched("http://shop.test/cart/add?id=1", wallEvidence, Unjudged, loginPage)
+	if n := b.linksInto("http://shop.test/cart/add?id=%d", 5); n != 0 {
+		t.Errorf("%d of 5 links held: the redirects' target is not yet a wall", n)
+	}
+	b.fetched(loginPage, wallEvidence, Copy, "")
+	if n := b.linksInto("http://shop.test/cart/add?id=%d", 5); n != 5 {
+		t.Errorf("%d of 5 links into a family that redirects to a wall held; want all", n)
+	}
+	b.fetched("http://shop.test/go?id=1", 2*wallEvidence, Unjudged, "http://shop.test/product.php?id=1")
+	b.fetched("http://shop.test/product.php?id=1", 20, Distinct, "")
+	if n := b.linksInto("http://shop.test/go?id=%d", 5); n != 0 {
+		t.Errorf("%d of 5 links held into a family that redirects to distinct pages", n)
+	}
+	// A redirect elsewhere breaks the run.
+	b.fetched("http://shop.test/wishlist/add?id=1", wallEvidence-1, Unjudged, loginPage)
+	b.fetched("http://shop.test/wishlist/add?id=1", 1, Unjudged, "http://shop.test/product.php?id=1")
+	b.fetched("http://shop.test/wishlist/add?id=1", 1, Unjudged, loginPage)
+	if n := b.linksInto("http://shop.test/wishlist/add?id=%d", 5); n != 0 {
+		t.Errorf("%d of 5 links held after a run of one redirect into the wall", n)
+	}
+}
+
+// What is learnt of walls is bounded: past DefaultMaxFamilies (here a
+// bound of 16) the least recently used family is forgotten.
+func TestWallsMemoryBounded(t *testing.T) {
+	const bound = 16
+	b := newBudgetJudge(t, 50, bound)
+	for i := range 1000 {
+		b.fetched(fmt.Sprintf("http://shop.test/login%d?next=/", i), 1, Copy, "")
+	}
+	if n := b.budgets.walls.fams.Len(); n > bound {
+		t.Errorf("%d families' walls in memory, bound %d", n, bound)
+	}
+}
