@@ -50,8 +50,8 @@ import (
 // Only URLs a page of the same family led to count against the budget:
 // a URL of the family linked from elsewhere (the shop's front page
 // linking /shop?color=red, a month's page linking its days, another host)
-// is an in-link, not the family feeding itself, and is queued as usual.
-// A URL past the budget is not refused: it is queued at HeldPriority,
+// is an in-link, not the family feeding itself, and is queued as usual,
+// unless the family is a wall of copies (walls.go). A URL past the budget is not refused: it is queued at HeldPriority,
 // kept in the seen set and on disk, counted per reason and per host, for
 // a continuous crawl to fetch when nothing else waits.
 
@@ -206,12 +206,12 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 	k := fam.key()
 	if !cross && familyOfString(c.Via) != fam {
 		// An in-link from elsewhere on the host, queued as usual unless
-		// its family is a wall (walls.go).
-		if !b.walls.hold(k) {
+		// its family is a wall (walls.go), but a seed's redirect.
+		if c.Depth == 0 || !b.walls.hold(k) {
 			return "", ""
 		}
 		b.count(HeldCopies)
-		return HeldCopies, k
+		return HeldCopies, wallKey(k)
 	}
 	var held bool
 	b.fams.Update(k, func(s famState) famState {
@@ -294,12 +294,11 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 		d += worthNothing
 	}
 	k := w.fam.key()
-	// A wall that falls releases what it held, as the family's budget
-	// allows, even if no page of its own has led to it yet.
-	wall := b.walls.up(k)
 	b.walls.judged(k, content, w.into)
-	fell := wall && !b.walls.up(k)
-	if _, ok := b.fams.Peek(k); !ok && !fell {
+	if r != nil && b.waiting.has(wallKey(k)) && !b.walls.up(k) {
+		b.releaseWall(k, w.page, r)
+	}
+	if _, ok := b.fams.Peek(k); !ok {
 		return
 	}
 	release := r != nil && b.waiting != nil

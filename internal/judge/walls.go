@@ -18,19 +18,28 @@ import (
 //
 // The judge learns a wall from the pages it fetches: once wallEvidence
 // pages of a family were copies (an exact or a near duplicate of a page
-// before them) and at most one in wallEvidence was distinct, the family
-// is a wall. Its further URLs linked from elsewhere on the host (a link,
-// or a redirect's target) are then held (HeldCopies) as the trap budget
-// holds, but one in wallProbe, which is queued as usual: should a page of
-// the family be distinct enough that the ratio no longer holds, the wall
-// falls, and the URLs it held are released as the family's budget allows.
-// A family whose URLs redirected, wallEvidence of them in a row, into one
-// family that is a wall is a wall too, so that the gated URLs the login
-// page stands for (/cart/add?id=) are no longer asked for either. Seeds,
-// requisites, sitemaps and links from other hosts are never held so. What
-// is learnt is kept in memory only, for at most DefaultMaxFamilies
-// families, the least recently used forgotten first: a restart learns it
-// again, from a few pages.
+// before them), with at most one distinct page for every wallEvidence
+// copies, the family is a wall. Its further URLs linked from elsewhere
+// on the host (a link, or a redirect's target) are then held
+// (HeldCopies), but one in wallProbe, which is queued as usual: should
+// the family's pages turn out distinct enough that the ratio no longer
+// holds, the wall falls, and the URLs it held are released, all of them,
+// at the next page of the family weighed. They are remembered apart from
+// the URLs the family's budget holds (wallKey), and were never counted
+// against it. A family whose URLs redirected, wallEvidence of them in a
+// row without a redirect elsewhere between, into one family that is a
+// wall is a wall too (with as few distinct pages), so that the gated URLs
+// the login page stands for (/cart/add?id=) are no longer asked for
+// either; it falls when its target does. Seeds, their redirects,
+// requisites, sitemaps and links from other hosts are never held so.
+//
+// Walls are part of the trap budget: no budget (--trap-budget 0), no
+// walls; where nothing held is released (a node of a cluster, NoRelease),
+// a wall that falls releases nothing either. What is learnt is kept in
+// memory only, for at most DefaultMaxFamilies families, the least
+// recently used forgotten first, and learnt again after a restart, from a
+// few pages; the URLs held by a run before are remembered with their
+// family's budget (RememberHeld), which releases them as it allows.
 const (
 	wallEvidence = 8
 	wallProbe    = 50
@@ -42,7 +51,7 @@ const (
 // wall held, one in wallProbe let through.
 type wallState struct {
 	copies, distinct uint16
-	into             string // a family's key
+	into             family
 	redirects        uint16
 	held             uint32
 }
@@ -84,8 +93,8 @@ func (w *walls) judged(k string, content Content, into family) {
 			s.copies++
 		case content == Distinct:
 			s.distinct++
-		case into.key() != s.into:
-			s.into, s.redirects = into.key(), 1
+		case into != s.into:
+			s.into, s.redirects = into, 1
 		default:
 			s.redirects++
 		}
@@ -102,8 +111,8 @@ func (w *walls) up(k string) bool {
 		return false
 	case s.copied():
 		return true
-	case s.redirected() && s.into != k:
-		t, ok := w.fams.Peek(s.into)
+	case s.redirected() && s.into.key() != k:
+		t, ok := w.fams.Peek(s.into.key())
 		return ok && t.copied()
 	}
 	return false
@@ -122,6 +131,24 @@ func (w *walls) hold(k string) bool {
 		return s
 	})
 	return held
+}
+
+// wallKey is the key the URLs a wall holds are remembered under
+// (waiting), apart from its family's budget's, k.
+func wallKey(k string) string { return k + "w" }
+
+// releaseWall hands every URL the fallen wall of the family k held to r,
+// to be queued as usual, but page's own, which is being fetched.
+func (b *budgets) releaseWall(k, page string, r Releaser) {
+	var released int64
+	for _, h := range b.waiting.take(wallKey(k), DefaultMaxWaiting) {
+		if h.Item.URL != page && r.Release(h) {
+			released++
+		}
+	}
+	b.mu.Lock()
+	b.released += released
+	b.mu.Unlock()
 }
 
 // Redirect records that the page redirected to target (walls.judged).

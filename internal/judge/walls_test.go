@@ -78,9 +78,10 @@ func TestWallNeedsMostlyCopies(t *testing.T) {
 }
 
 // A wall falls when its pages turn out distinct (its probes are), and
-// what it held is released, oldest first, as the family's budget allows.
+// every URL it held is released, oldest first, whatever the family's
+// budget: they were links from elsewhere, which it never counted.
 func TestWallFallsAndReleases(t *testing.T) {
-	b := newBudgetJudge(t, 50, 0)
+	b := newBudgetJudge(t, 5, 0)
 	b.fetched(loginPage, wallEvidence, Copy, "")
 	if n := b.linksInto("http://shop.test/login?next=/p/%d", 10); n != 10 {
 		t.Fatalf("%d of 10 links held", n)
@@ -95,6 +96,43 @@ func TestWallFallsAndReleases(t *testing.T) {
 	}
 	if n := b.linksInto("http://shop.test/login?next=/p/%d", 5); n != 0 {
 		t.Errorf("%d of 5 links held by a wall fallen", n)
+	}
+}
+
+// A login page that links its own family (a password reset) gives the
+// family a trap budget: the wall's URLs are kept apart from it, and are
+// not released while the wall stands, and the family's own links are not
+// held behind them.
+func TestWallHoldsWhileItsFamilyHasABudget(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	if p := b.link(loginPage, "http://shop.test/login?action=reset"); p != frontier.Normal {
+		t.Fatalf("the login page's own link queued at %v", p)
+	}
+	b.fetched(loginPage, wallEvidence, Copy, "")
+	if n := b.linksInto("http://shop.test/login?next=/p/%d", 40); n < 39 {
+		t.Fatalf("%d of 40 links held", n)
+	}
+	b.fetched(loginPage, 3, Copy, "")
+	if len(b.released) != 0 {
+		t.Errorf("%d URLs released by a wall still up", len(b.released))
+	}
+	if p := b.link(loginPage, "http://shop.test/login?action=register"); p != frontier.Normal {
+		t.Errorf("the family's own link, within its budget, queued at %v behind the wall's", p)
+	}
+	if got := b.Held(); got[HeldQuery] != 0 {
+		t.Errorf("held %v: the wall's URLs counted against the family's budget", got)
+	}
+}
+
+// A seed that redirects into a wall is followed: seeds and their
+// redirects are never held.
+func TestWallSparesSeeds(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	b.fetched(loginPage, wallEvidence, Copy, "")
+	why, err := b.Admit(Candidate{URL: b.url("http://shop.test/login?next=/account"), Hops: 1, Priority: frontier.High,
+		Via: "http://shop.test/account", As: AsLink}, b.w)
+	if err != nil || why != "" || b.w.staged[len(b.w.staged)-1].Priority != frontier.High {
+		t.Errorf("a seed's redirect into the wall: %q, %v, queued at %v", why, err, b.w.staged[len(b.w.staged)-1].Priority)
 	}
 }
 
@@ -115,6 +153,16 @@ func TestRedirectsIntoAWall(t *testing.T) {
 	b.fetched("http://shop.test/product.php?id=1", 20, Distinct, "")
 	if n := b.linksInto("http://shop.test/go?id=%d", 5); n != 0 {
 		t.Errorf("%d of 5 links held into a family that redirects to distinct pages", n)
+	}
+	// It falls with its target, and what it held is released at the
+	// next page of its own weighed.
+	b.fetched(loginPage, 4, Distinct, "")
+	if n := b.linksInto("http://shop.test/cart/add?id=%d", 5); n != 0 || len(b.released) != 0 {
+		t.Errorf("%d of 5 links held, %d released, after the target fell; want none held, none released yet", n, len(b.released))
+	}
+	b.fetched("http://shop.test/cart/add?id=1", 1, Unjudged, "http://shop.test/basket")
+	if len(b.released) != 5 {
+		t.Errorf("%d released after the target fell; want the 5 held", len(b.released))
 	}
 	// A redirect elsewhere breaks the run.
 	b.fetched("http://shop.test/wishlist/add?id=1", wallEvidence-1, Unjudged, loginPage)

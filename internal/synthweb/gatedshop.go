@@ -13,13 +13,15 @@ import (
 // member may take, as most shops do: "/" links each category's listing,
 // /c/N, paginated (/c/N?page=P, each page linking the next) with
 // GatedShopPerPage of the category's products, /product/N, a page of its
-// own text. Each product links its category, "/" and three actions,
+// own text. Each product links its category, "/", /login?next= and its
+// own path ("log in to see your price") and three actions,
 // /cart/add?id=N, /wishlist/add?id=N and /review/new?product=N, each of
 // which redirects (302) to /login?next= and the action's URL. The login
 // page is the same form whatever it is asked with, the next URL echoed in
-// a hidden field: one page, a near-duplicate copy under each of its URLs.
-// Of its 1,451 URLs, 251 are pages worth a crawl ("/", 50 listings, 200
-// products) and 1,200 a member's (600 actions, 600 login URLs). The
+// a hidden field: one page, a near-duplicate copy under each of its URLs;
+// it links "/" and /login?action=reset, a page of its own family. Of its
+// 1,652 URLs, 251 are pages worth a crawl ("/", 50 listings, 200
+// products) and 1,401 a member's (600 actions, 801 login URLs). The
 // products are found a page of listing at a time, so a crawler that
 // spends its requests, or its trust in the host, on the login wall finds
 // only some of them.
@@ -72,7 +74,7 @@ func (w *Web) serveGatedShop(rw *logWriter, r *http.Request, h *host) {
 		if err != nil || n < 0 || n >= GatedShopProducts || strconv.Itoa(n) != path[len("/product/"):] {
 			break
 		}
-		links := []string{fmt.Sprintf("/c/%d", n/perCategory), "/"}
+		links := []string{fmt.Sprintf("/c/%d", n/perCategory), "/", "/login?next=" + url.QueryEscape(path)}
 		for _, a := range gatedShopActions {
 			links = append(links, fmt.Sprintf("%s?%s=%d", a[0], a[1], n))
 		}
@@ -110,7 +112,7 @@ func gatedShopLogin(next string) string {
 <p>Members keep a basket and a wishlist on every device they use, review what they bought, and hear of a sale before anyone else.
 Registering takes a minute: we ask for an e-mail address and a password, and never share either with anyone.
 Forgot your password? Ask for a new one from this page and we send a link that works for an hour.</p>
-<p><a href="/">Back to the shop</a></p>
+<p><a href="/login?action=reset">Forgot your password?</a> <a href="/">Back to the shop</a></p>
 </body>
 </html>
 `
