@@ -168,6 +168,7 @@ type host struct {
 	busy      bool
 	parked    bool // kept out of the ready heap until Unpark
 	held      bool // kept out of the ready heap by an operator (Hold)
+	answers   int  // requests it answered in this run (Signal OK): see waitedFor
 	activeQ   bool // holds one of the MaxActiveHosts back queues
 	heapIdx   int  // index in the ready heap, -1 when absent
 }

@@ -295,6 +295,18 @@ func (f *Frontier) waitedOut(now time.Time) bool {
 	return w.Failures && (!now.Before(w.GiveUpAt) || w.At.After(w.GiveUpAt))
 }
 
+// waitedFor reports whether a failing host's clock is waited for, however
+// long after the last answer (Config.FailureWait): it failed once, its
+// request cut by strain or backed off, after answering more requests in
+// this run than it failed in all. One failure must not end a host that
+// answers: a body cut at the request's time limit holds it LatencyFactor
+// times that (5 minutes at the defaults), longer than the failure wait. A
+// second failure in a row ends it, and a host that never answered, such
+// as one that hangs or drips every answer, is not waited for.
+func (h *host) waitedFor() bool {
+	return h.clock.Streak == 1 && h.clock.Why == WhyBackoff && h.answers > h.clock.Errors
+}
+
 // waiting says what the frontier waits for at now (Stats.Wait).
 func (f *Frontier) waiting(now time.Time) Wait {
 	var w Wait
@@ -317,7 +329,7 @@ func (f *Frontier) waiting(now time.Time) Wait {
 		return w
 	}
 	for _, h := range f.ready {
-		if !h.clock.Failing() {
+		if !h.clock.Failing() || h.waitedFor() {
 			return w
 		}
 	}
@@ -487,6 +499,7 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	}
 	if c.result.Fetched && c.result.Signal == OK {
 		f.lastUseful = now
+		h.answers++
 	}
 	if c.result.Clock != nil {
 		h.clock = *c.result.Clock

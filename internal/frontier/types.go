@@ -137,7 +137,8 @@ type Config struct {
 	// whose last request failed (Clock.Failing: a 429, a 5xx, a timeout, a
 	// robots.txt retried) once they are all that is left: when no lease is
 	// out, no host is held by an operator, and every host with URLs is
-	// failing, Run returns FailureWait after the last lease that got an
+	// failing (but a host that failed once after answering, whose clock is
+	// waited for), Run returns FailureWait after the last lease that got an
 	// answer (a request Fetched with Signal OK), or at once if no clock
 	// comes before that. The URLs left stay queued in the Store, for a
 	// later run; Stats.Left names their hosts. Zero means Run waits for
