@@ -51,9 +51,10 @@ import (
 // a URL of the family linked from elsewhere (the shop's front page
 // linking /shop?color=red, a month's page linking its days, another host)
 // is an in-link, not the family feeding itself, and is queued as usual,
-// unless the family is a wall of copies (walls.go). A URL past the budget is not refused: it is queued at HeldPriority,
-// kept in the seen set and on disk, counted per reason and per host, for
-// a continuous crawl to fetch when nothing else waits.
+// unless the family is a wall of copies (walls.go). A URL past the
+// budget is not refused: it is queued at HeldPriority, kept in the seen
+// set and on disk, counted per reason and per host, for a continuous
+// crawl to fetch when nothing else waits.
 
 // DefaultTrapBudget is the trap budget's default: the URLs a family may
 // queue from its own pages before it has shown what they are worth. With
