@@ -82,9 +82,8 @@ const ReleasedPriority = frontier.Low
 const (
 	HeldQuery = "query-budget" // its path's query variants spent their budget
 	HeldDate  = "date-budget"  // its dated path shape (or dated query) spent its budget
-	// HeldCopies: linked from elsewhere on its host into a family whose
-	// pages were copies of one another (a login wall, print views;
-	// walls.go).
+	// HeldCopies: linked from elsewhere on its host into a shape whose
+	// pages were copies (a login wall, print views; walls.go).
 	HeldCopies = "copy-family"
 )
 
@@ -148,7 +147,7 @@ type budgets struct {
 	released int64            // URLs held that Weigh's Releaser queued as usual since
 
 	waiting *waiting // the URLs held that may be queued as usual once their family has room; nil: none are
-	walls   *walls   // the families of copies linked from the rest of their host
+	walls   *walls   // the shapes of copies linked from the rest of their host
 }
 
 // newBudgets returns the trap budgets of base URLs a family, keeping at
@@ -207,12 +206,13 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 	k := fam.key()
 	if !cross && familyOfString(c.Via) != fam {
 		// An in-link from elsewhere on the host, queued as usual unless
-		// its family is a wall (walls.go), but a seed's redirect.
-		if c.Depth == 0 || !b.walls.hold(k) {
+		// its shape is a wall (walls.go), but a seed's redirect.
+		wk := wallShape(c.URL)
+		if c.Depth == 0 || !b.walls.hold(wk) {
 			return "", ""
 		}
 		b.count(HeldCopies)
-		return HeldCopies, wallKey(k)
+		return HeldCopies, wallKey(wk)
 	}
 	var held bool
 	b.fams.Update(k, func(s famState) famState {
@@ -253,7 +253,8 @@ type Worth struct {
 	page string // its URL, which is being fetched: never released by its own weight
 	fam  family
 	led  int    // new URLs outside the family, up to maxLed
-	into family // the family it redirected to (Redirect)
+	wall string // its wallShape
+	into string // the wallShape it redirected to (Redirect)
 }
 
 // Worth starts the weighing of a fetched page: what it led to is given to
@@ -262,7 +263,7 @@ func (j *Judge) Worth(page canon.URL) Worth {
 	if j.budgets == nil {
 		return Worth{}
 	}
-	return Worth{page: page.String, fam: familyOf(page)}
+	return Worth{page: page.String, fam: familyOf(page), wall: wallShape(page)}
 }
 
 // Admitted records a URL the page led to that was queued (a link or a
@@ -294,11 +295,11 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 	case w.led == 0:
 		d += worthNothing
 	}
-	k := w.fam.key()
-	b.walls.judged(k, content, w.into)
-	if r != nil && b.waiting.has(wallKey(k)) && !b.walls.up(k) {
-		b.releaseWall(k, w.page, r)
+	b.walls.judged(w.wall, content, w.into)
+	if r != nil && w.wall != "" && b.waiting.has(wallKey(w.wall)) && !b.walls.up(w.wall) {
+		b.releaseWall(w.wall, w.page, r)
 	}
+	k := w.fam.key()
 	if _, ok := b.fams.Peek(k); !ok {
 		return
 	}

@@ -5,29 +5,31 @@ import (
 	"github.com/weft-crawler/weft/internal/hostmap"
 )
 
-// Walls: a family (family.go) whose pages are copies of one another, its
-// URLs linked from the rest of its host. A login page that every gated
-// link redirects to (/login?next=/cart/add?id=12), a share or print view
-// of every article (/share?url=, /print.php?id=): each URL is one more
-// variant of the family's query, each page a copy of the one before, and
-// the links into the family come from the host's other pages, which the
-// trap budget does not count (an in-link is not the family feeding
-// itself). A shop that links three gated actions from each product spends
+// Walls: URLs of one shape with a query (shapeOf: their pattern and the
+// names of their query's parameters), whose pages are copies of one
+// another or of the pages that link them, linked from the rest of their
+// host. A login page that every gated link redirects to
+// (/login?next=/cart/add?id=12), a print or share view of every article
+// (/article/12?print=1, /share?url=): each URL is one more variant of a
+// query, each page a copy of one before it, and the links come from the
+// host's other pages, which the trap budget does not count (an in-link is
+// not a family feeding itself; each article's print view is a family of
+// its own). A shop that links three gated actions from each product spends
 // most of its requests on them, and their copies, fetched in a run, cut
 // the whole host off as a trap (copies.go) before its products are found.
 //
 // The judge learns a wall from the pages it fetches: once wallEvidence
-// pages of a family were copies (an exact or a near duplicate of a page
+// pages of a shape were copies (an exact or a near duplicate of a page
 // before them), with at most one distinct page for every wallEvidence
-// copies, the family is a wall. Its further URLs linked from elsewhere
-// on the host (a link, or a redirect's target) are then held
+// copies, the shape is a wall. Its further URLs linked from outside their
+// family on the host (a link, or a redirect's target) are then held
 // (HeldCopies), but one in wallProbe, which is queued as usual: should
-// the family's pages turn out distinct enough that the ratio no longer
+// the shape's pages turn out distinct enough that the ratio no longer
 // holds, the wall falls, and the URLs it held are released, all of them,
-// at the next page of the family weighed. They are remembered apart from
-// the URLs the family's budget holds (wallKey), and were never counted
-// against it. A family whose URLs redirected, wallEvidence of them in a
-// row without a redirect elsewhere between, into one family that is a
+// at the next page of the shape weighed. They are remembered apart from
+// the URLs the families' budgets hold (wallKey), and were never counted
+// against them. A shape whose URLs redirected, wallEvidence of them in a
+// row without a redirect elsewhere between, into one shape that is a
 // wall is a wall too (with as few distinct pages), so that the gated URLs
 // the login page stands for (/cart/add?id=) are no longer asked for
 // either; it falls when its target does. Seeds, their redirects,
@@ -36,7 +38,7 @@ import (
 // Walls are part of the trap budget: no budget (--trap-budget 0), no
 // walls; where nothing held is released (a node of a cluster, NoRelease),
 // a wall that falls releases nothing either. What is learnt is kept in
-// memory only, for at most DefaultMaxFamilies families, the least
+// memory only, for at most DefaultMaxFamilies shapes, the least
 // recently used forgotten first, and learnt again after a restart, from a
 // few pages; the URLs held by a run before are remembered with their
 // family's budget (RememberHeld), which releases them as it allows.
@@ -45,46 +47,55 @@ const (
 	wallProbe    = 50
 )
 
-// wallState is what a family's pages showed: how many were copies and how
-// many distinct (halved together as they near their bound), the family
-// its last redirects went to and how many in a row, and how many URLs the
+// wallState is what a shape's pages showed: how many were copies and how
+// many distinct (halved together as they near their bound), the shape its
+// last redirects went to and how many in a row, and how many URLs the
 // wall held, one in wallProbe let through.
 type wallState struct {
 	copies, distinct uint16
-	into             family
+	into             string
 	redirects        uint16
 	held             uint32
 }
 
-// copied reports whether most of the family's pages were copies.
+// wallShape is the key of u's wall: its shape, or "" for a URL without a
+// query, which none holds.
+func wallShape(u canon.URL) string {
+	if u.Query == "" {
+		return ""
+	}
+	return shapeOf(u)
+}
+
+// copied reports whether most of the shape's pages were copies.
 func (s wallState) copied() bool {
 	return s.copies >= wallEvidence && int(s.distinct)*wallEvidence <= int(s.copies)
 }
 
-// redirected reports whether the family's URLs redirect into one other
-// family (which may be a wall).
+// redirected reports whether the shape's URLs redirect into one other
+// shape (which may be a wall).
 func (s wallState) redirected() bool {
 	return s.redirects >= wallEvidence && int(s.distinct)*wallEvidence <= int(s.redirects)
 }
 
-// walls is what the judge has learnt of the families of copies. It is
-// safe for concurrent use.
+// walls is what the judge has learnt of the shapes of copies. It is safe
+// for concurrent use.
 type walls struct {
-	fams *hostmap.Map[wallState] // by family key
+	shapes *hostmap.Map[wallState] // by wallShape
 }
 
-func newWalls(maxFamilies, partitions int) *walls {
-	return &walls{fams: hostmap.NewBounded[wallState](partitions, maxFamilies, nil)}
+func newWalls(maxShapes, partitions int) *walls {
+	return &walls{shapes: hostmap.NewBounded[wallState](partitions, maxShapes, nil)}
 }
 
-// judged counts a fetched page of the family k: a copy, a distinct page,
-// or a redirect to the family into (Worth.Redirect).
-func (w *walls) judged(k string, content Content, into family) {
-	redirect := content == Unjudged && !into.none()
-	if content != Copy && content != Distinct && !redirect {
+// judged counts a fetched page of the shape k: a copy, a distinct page,
+// or a redirect to the shape into (Worth.Redirect).
+func (w *walls) judged(k string, content Content, into string) {
+	redirect := content == Unjudged && into != ""
+	if k == "" || content != Copy && content != Distinct && !redirect {
 		return
 	}
-	w.fams.Update(k, func(s wallState) wallState {
+	w.shapes.Update(k, func(s wallState) wallState {
 		if max(s.copies, s.distinct, s.redirects) == ^uint16(0) {
 			s.copies, s.distinct, s.redirects = s.copies/2, s.distinct/2, s.redirects/2
 		}
@@ -102,30 +113,34 @@ func (w *walls) judged(k string, content Content, into family) {
 	})
 }
 
-// up reports whether the family k is a wall: its pages copies, or its
-// URLs redirects into a family whose pages are.
+// up reports whether the shape k is a wall: its pages copies, or its
+// URLs redirects into a shape whose pages are.
 func (w *walls) up(k string) bool {
-	s, ok := w.fams.Peek(k)
+	if k == "" {
+		return false
+	}
+	s, ok := w.shapes.Peek(k)
 	switch {
 	case !ok:
 		return false
 	case s.copied():
 		return true
-	case s.redirected() && s.into.key() != k:
-		t, ok := w.fams.Peek(s.into.key())
+	case s.redirected() && s.into != k:
+		t, ok := w.shapes.Peek(s.into)
 		return ok && t.copied()
 	}
 	return false
 }
 
-// hold reports whether a URL of the family k, linked from elsewhere on
-// its host, is held: the family is a wall, and the URL is not its probe.
+// hold reports whether a URL of the shape k, linked from outside its
+// family on its host, is held: the shape is a wall, and the URL is not
+// its probe.
 func (w *walls) hold(k string) bool {
 	if !w.up(k) {
 		return false
 	}
 	var held bool
-	w.fams.Update(k, func(s wallState) wallState {
+	w.shapes.Update(k, func(s wallState) wallState {
 		s.held++
 		held = s.held%wallProbe != 0
 		return s
@@ -133,11 +148,11 @@ func (w *walls) hold(k string) bool {
 	return held
 }
 
-// wallKey is the key the URLs a wall holds are remembered under
-// (waiting), apart from its family's budget's, k.
-func wallKey(k string) string { return k + "w" }
+// wallKey is the key the URLs the wall of shape k holds are remembered
+// under (waiting), apart from the families' budgets'.
+func wallKey(k string) string { return "wall " + k }
 
-// releaseWall hands every URL the fallen wall of the family k held to r,
+// releaseWall hands every URL the fallen wall of the shape k held to r,
 // to be queued as usual, but page's own, which is being fetched.
 func (b *budgets) releaseWall(k, page string, r Releaser) {
 	var released int64
@@ -152,4 +167,4 @@ func (b *budgets) releaseWall(k, page string, r Releaser) {
 }
 
 // Redirect records that the page redirected to target (walls.judged).
-func (w *Worth) Redirect(target canon.URL) { w.into = familyOf(target) }
+func (w *Worth) Redirect(target canon.URL) { w.into = wallShape(target) }

@@ -174,14 +174,37 @@ func TestRedirectsIntoAWall(t *testing.T) {
 }
 
 // What is learnt of walls is bounded: past DefaultMaxFamilies (here a
-// bound of 16) the least recently used family is forgotten.
+// bound of 16) the least recently used shape is forgotten.
 func TestWallsMemoryBounded(t *testing.T) {
 	const bound = 16
 	b := newBudgetJudge(t, 50, bound)
 	for i := range 1000 {
-		b.fetched(fmt.Sprintf("http://shop.test/login%d?next=/", i), 1, Copy, "")
+		b.fetched(fmt.Sprintf("http://shop.test/login-%c%c?next=/", 'a'+i%26, 'a'+i/26%26), 1, Copy, "")
 	}
-	if n := b.budgets.walls.fams.Len(); n > bound {
-		t.Errorf("%d families' walls in memory, bound %d", n, bound)
+	if n := b.budgets.walls.shapes.Len(); n > bound || n < bound/2 {
+		t.Errorf("%d shapes' walls in memory of 676 shapes seen, bound %d", n, bound)
+	}
+}
+
+// Walls are learnt per shape: the print views of a site's articles, each
+// a family of its own (/a/12's query variants) and a copy of its
+// article, make one wall, /a/#?print, which holds the next article's
+// print view; the articles themselves, without a query, are never held.
+func TestWallOfPrintViews(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	for i := range wallEvidence {
+		b.fetched(fmt.Sprintf("http://news.test/a/%d?print=1", i), 1, Copy, "")
+	}
+	if p := b.link("http://news.test/a/100", "http://news.test/a/100?print=1"); p != HeldPriority {
+		t.Errorf("an article's print view after %d copies: queued at %v, want held", wallEvidence, p)
+	}
+	if p := b.link("http://news.test/a/100", "http://news.test/a/100?comments=all"); p != frontier.Normal {
+		t.Errorf("a view of another shape: queued at %v", p)
+	}
+	for i := range wallEvidence {
+		b.fetched(fmt.Sprintf("http://news.test/a/%d", i), 1, Copy, "")
+	}
+	if p := b.link("http://news.test/", "http://news.test/a/101"); p != frontier.Normal {
+		t.Errorf("an article, without a query, after %d copies: queued at %v", wallEvidence, p)
 	}
 }
