@@ -153,24 +153,25 @@ type flight struct {
 
 // host is one host's back queue and clock.
 type host struct {
-	name      string
-	head      backQueue // the back queue's head, in memory
-	borrowed  int       // borrowed URLs in head (Borrow)
-	tailAfter uint64    // highest tail position read into head
-	tailMore  bool      // the tail on disk may hold items after tailAfter
-	clock     Clock
-	group     *group    // nil: none, or not known yet
-	groupSet  bool      // group is known (nil then means none)
-	key       time.Time // the ready heap's key: readyAt when last fixed
-	drain     bool      // leased without its clock until its queue is empty
-	unparked  bool      // Unpark came while busy, before its Complete(Park)
-	aside     int       // its URLs put aside (Result.Later): it is not pruned
-	busy      bool
-	parked    bool // kept out of the ready heap until Unpark
-	held      bool // kept out of the ready heap by an operator (Hold)
-	answers   int  // requests it answered in this run (Signal OK): see waitedFor
-	activeQ   bool // holds one of the MaxActiveHosts back queues
-	heapIdx   int  // index in the ready heap, -1 when absent
+	name       string
+	head       backQueue // the back queue's head, in memory
+	borrowed   int       // borrowed URLs in head (Borrow)
+	tailAfter  uint64    // highest tail position read into head
+	tailMore   bool      // the tail on disk may hold items after tailAfter
+	clock      Clock
+	group      *group    // nil: none, or not known yet
+	groupSet   bool      // group is known (nil then means none)
+	key        time.Time // the ready heap's key: readyAt when last fixed
+	drain      bool      // leased without its clock until its queue is empty
+	unparked   bool      // Unpark came while busy, before its Complete(Park)
+	aside      int       // its URLs put aside (Result.Later): it is not pruned
+	busy       bool
+	parked     bool // kept out of the ready heap until Unpark
+	held       bool // kept out of the ready heap by an operator (Hold)
+	answers    int  // pages it answered in this run (Signal OK): see waitedFor
+	unanswered int  // page requests it got no answer to since its last answered page, 429s included
+	activeQ    bool // holds one of the MaxActiveHosts back queues
+	heapIdx    int  // index in the ready heap, -1 when absent
 }
 
 // New returns a Frontier, or the first error of cfg.Validate.

@@ -295,16 +295,19 @@ func (f *Frontier) waitedOut(now time.Time) bool {
 	return w.Failures && (!now.Before(w.GiveUpAt) || w.At.After(w.GiveUpAt))
 }
 
-// waitedFor reports whether a failing host's clock is waited for, however
-// long after the last answer (Config.FailureWait): it failed once, its
-// request cut by strain or backed off, after answering more requests in
-// this run than it failed in all. One failure must not end a host that
-// answers: a body cut at the request's time limit holds it LatencyFactor
-// times that (5 minutes at the defaults), longer than the failure wait. A
-// second failure in a row ends it, and a host that never answered, such
-// as one that hangs or drips every answer, is not waited for.
+// waitedFor reports whether a failing host's clock is waited for past the
+// failure wait (Config.FailureWait): its last page request, one alone
+// since its last answered page, was cut by strain or backed off, and it
+// answered more pages in this run than it failed requests in all. One
+// failure must not end a host that answers: a body cut at the request's
+// time limit holds it LatencyFactor times that (5 minutes at the
+// defaults), longer than the failure wait. A second request without an
+// answer (a 429 among them) ends it, and so does a failure after a
+// Retry-After or a park; a host that never answered a page, such as one
+// that hangs or drips every page, is not waited for. The wait lasts until
+// its clock, no longer, and is named as the failure wait is (GiveUpAt).
 func (h *host) waitedFor() bool {
-	return h.clock.Streak == 1 && h.clock.Why == WhyBackoff && h.answers > h.clock.Errors
+	return h.unanswered == 1 && h.clock.Why == WhyBackoff && h.answers > h.clock.Errors
 }
 
 // waiting says what the frontier waits for at now (Stats.Wait).
@@ -328,14 +331,18 @@ func (f *Frontier) waiting(now time.Time) Wait {
 	if len(f.inflight) > 0 || w.Held > 0 {
 		return w
 	}
+	var waitFor time.Time
 	for _, h := range f.ready {
-		if !h.clock.Failing() || h.waitedFor() {
+		if !h.clock.Failing() {
 			return w
+		}
+		if h.waitedFor() {
+			waitFor = later(waitFor, h.key)
 		}
 	}
 	w.Failures = true
 	if !f.cfg.KeepAlive && f.cfg.FailureWait > 0 {
-		w.GiveUpAt = f.lastUseful.Add(f.cfg.FailureWait)
+		w.GiveUpAt = later(f.lastUseful.Add(f.cfg.FailureWait), waitFor)
 	}
 	return w
 }
@@ -499,7 +506,14 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	}
 	if c.result.Fetched && c.result.Signal == OK {
 		f.lastUseful = now
-		h.answers++
+	}
+	if c.result.Fetched && isPage(fl.item) {
+		switch {
+		case c.result.Signal != OK:
+			h.unanswered++
+		case !c.result.Retry: // not a robots.txt fetched in a page's lease
+			h.answers, h.unanswered = h.answers+1, 0
+		}
 	}
 	if c.result.Clock != nil {
 		h.clock = *c.result.Clock

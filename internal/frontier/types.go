@@ -137,13 +137,14 @@ type Config struct {
 	// whose last request failed (Clock.Failing: a 429, a 5xx, a timeout, a
 	// robots.txt retried) once they are all that is left: when no lease is
 	// out, no host is held by an operator, and every host with URLs is
-	// failing (but a host that failed once after answering, whose clock is
-	// waited for), Run returns FailureWait after the last lease that got an
+	// failing, Run returns FailureWait after the last lease that got an
 	// answer (a request Fetched with Signal OK), or at once if no clock
 	// comes before that. The URLs left stay queued in the Store, for a
 	// later run; Stats.Left names their hosts. Zero means Run waits for
 	// every clock (a one-shot crawl may then wait for the longest
-	// Retry-After); a frontier that drains returns as always.
+	// Retry-After); a frontier that drains returns as always. A host that
+	// answers pages and failed once since is waited for until its clock,
+	// whenever that comes (host.waitedFor).
 	FailureWait time.Duration
 
 	// Store keeps the queues on disk (see the package comment). Nil keeps
@@ -483,8 +484,9 @@ type Wait struct {
 	Cause string    // Clock.Cause
 	// Failures says that nothing is in flight and every host with URLs
 	// is failing (Clock.Failing); without KeepAlive, Run then returns at
-	// GiveUpAt if nothing comes before (Config.FailureWait; zero GiveUpAt
-	// means it waits for the clocks).
+	// GiveUpAt if nothing comes before (Config.FailureWait, or the clock
+	// of a host that failed once after answering; zero GiveUpAt means it
+	// waits for the clocks).
 	Failures bool
 	GiveUpAt time.Time
 	Held     int // hosts with URLs held by an operator (Hold): they wait for their release

@@ -219,3 +219,61 @@ func TestWaitNamesTheHostAndItsClock(t *testing.T) {
 		}
 	})
 }
+
+// A host that answers pages and then fails once, its request cut after a
+// minute (a body trickled to the time limit: a hold of five minutes, past
+// the failure wait), is waited for, and the rest of its pages fetched; the
+// wait is named, until the host's clock. A second failure without an
+// answer between ends it, whether the first was a strain or a 429 (which
+// resets the clock's error streak); so does a host that answered no more
+// pages than it failed.
+func TestOneShotWaitsOutOneFailureOfAHostThatAnswers(t *testing.T) {
+	strain := Result{Fetched: true, Signal: Strained, Took: time.Minute, Cause: "body cut (time)"}
+	for _, c := range []struct {
+		name   string
+		fail   map[int]Result // by lease number
+		leased int
+		left   bool
+	}{
+		{"one strain", map[int]Result{3: strain}, 6, false},
+		{"two in a row", map[int]Result{3: strain, 4: strain}, 5, true},
+		{"a 429, then a strain", map[int]Result{3: {Fetched: true, Signal: Throttled, Retry: true}, 4: strain}, 5, true},
+		{"answered no more than it failed", map[int]Result{0: strain}, 1, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFrontier(t, Config{Delay: time.Second, FailureWait: time.Minute, Politeness: Politeness{ParkAfter: -1}})
+				f.Add(items("slow.test", 6, Normal)...)
+				n := 0
+				named := make(chan Wait, 1) // the wait a second after the strain that is waited out
+				took, err, leases, st := runWithWorker(t, f, func(l Lease) Result {
+					defer func() { n++ }()
+					if r, ok := c.fail[n]; ok {
+						if c.name == "one strain" {
+							go func() {
+								time.Sleep(time.Second)
+								named <- f.Stats().Wait
+							}()
+						}
+						return r
+					}
+					return Result{Fetched: true}
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(leases) != c.leased || (len(st.Left) > 0) != c.left {
+					t.Errorf("%d leases, hosts left %+v after %v; want %d leases, a host left: %v", len(leases), st.Left, took, c.leased, c.left)
+				}
+				if c.name == "one strain" {
+					if took < 5*time.Minute {
+						t.Errorf("Run took %v: it did not wait out the strain's five minutes", took)
+					}
+					if w := <-named; !w.Failures || w.Host != "slow.test" || !w.GiveUpAt.Equal(w.At) {
+						t.Errorf("the wait after the strain %+v: want failing hosts only, given up at slow.test's clock", w)
+					}
+				}
+			})
+		})
+	}
+}
