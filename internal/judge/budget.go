@@ -207,8 +207,11 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 	if !cross && familyOfString(c.Via) != fam {
 		// An in-link from elsewhere on the host, queued as usual unless
 		// its shape is a wall (walls.go), but a seed's redirect.
+		if c.Depth == 0 || !b.walls.any.Load() {
+			return "", ""
+		}
 		wk := wallShape(c.URL)
-		if c.Depth == 0 || !b.walls.hold(wk) {
+		if !b.walls.hold(wk) {
 			return "", ""
 		}
 		b.count(HeldCopies)
@@ -296,7 +299,7 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 		d += worthNothing
 	}
 	b.walls.judged(w.wall, content, w.into)
-	if r != nil && w.wall != "" && b.waiting.has(wallKey(w.wall)) && !b.walls.up(w.wall) {
+	if r != nil && w.wall != "" && b.waiting.has(wallKey(w.wall)) && b.walls.fallen(w.wall) {
 		b.releaseWall(w.wall, w.page, r)
 	}
 	k := w.fam.key()

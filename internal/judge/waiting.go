@@ -123,9 +123,10 @@ func (w *waiting) len() int {
 }
 
 // RememberHeld remembers the URLs an earlier run of the crawl held past
-// their families' budgets, given oldest first as they wait at
-// HeldPriority, up to DefaultMaxWaiting: a resumed crawl releases them as
-// their families' budgets grow, as the run that held them would have. One
+// their families' budgets, or behind a wall, given oldest first as they
+// wait at HeldPriority, up to DefaultMaxWaiting: a resumed crawl releases
+// them as their families' budgets grow, or their walls fall, as the run
+// that held them would have. One
 // released already, or fetched, is found so when released (Releaser), and
 // spends nothing.
 // It returns how many it remembers in all, past which it takes no more.
@@ -143,8 +144,14 @@ func (j *Judge) RememberHeld(held []frontier.Item) int {
 		if fam.none() {
 			continue
 		}
+		k := fam.key()
+		if splitAuthority(it.Via) == u.Authority && familyOfString(it.Via) != fam {
+			// An in-link of its host, which only a wall holds: its wall,
+			// learnt again, releases it if it does not stand (walls.go).
+			k = wallKey(wallShape(u))
+		}
 		it.Priority, it.Seq, it.Tail, it.Added = ReleasedPriority, 0, false, time.Time{}
-		b.waiting.add(fam.key(), Held{Item: it, Key: seen.KeyOf(it.URL)})
+		b.waiting.add(k, Held{Item: it, Key: seen.KeyOf(it.URL)})
 	}
 	return b.waiting.len()
 }

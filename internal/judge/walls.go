@@ -1,6 +1,9 @@
 package judge
 
 import (
+	"encoding/binary"
+	"sync/atomic"
+
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/hostmap"
 )
@@ -23,10 +26,13 @@ import (
 // before them), with at most one distinct page for every wallEvidence
 // copies, the shape is a wall. Its further URLs linked from outside their
 // family on the host (a link, or a redirect's target) are then held
-// (HeldCopies), but one in wallProbe, which is queued as usual: should
+// (HeldCopies), but the first two and then one in wallProbe, queued as
+// usual to probe it: should
 // the shape's pages turn out distinct enough that the ratio no longer
 // holds, the wall falls, and the URLs it held are released, all of them,
-// at the next page of the shape weighed. They are remembered apart from
+// at the next page of the shape weighed (once wallEvidence pages of the
+// shape have been weighed in this run: after a restart, the wall is
+// learnt again before what it held is released or not). They are remembered apart from
 // the URLs the families' budgets hold (wallKey), and were never counted
 // against them. A shape whose URLs redirected, wallEvidence of them in a
 // row without a redirect elsewhere between, into one shape that is a
@@ -38,10 +44,12 @@ import (
 // Walls are part of the trap budget: no budget (--trap-budget 0), no
 // walls; where nothing held is released (a node of a cluster, NoRelease),
 // a wall that falls releases nothing either. What is learnt is kept in
-// memory only, for at most DefaultMaxFamilies shapes, the least
-// recently used forgotten first, and learnt again after a restart, from a
-// few pages; the URLs held by a run before are remembered with their
-// family's budget (RememberHeld), which releases them as it allows.
+// memory only, for at most DefaultMaxFamilies shapes (a hash of each),
+// the least recently used forgotten first, and learnt again after a
+// restart, from a few pages; the URLs held by a run before are remembered
+// (RememberHeld) and released if the wall, learnt again, does not stand.
+// A wall remembers at most DefaultMaxWaiting/8 of the URLs it holds; past
+// that, the URLs it holds stay at HeldPriority should it fall.
 const (
 	wallEvidence = 8
 	wallProbe    = 50
@@ -58,13 +66,18 @@ type wallState struct {
 	held             uint32
 }
 
-// wallShape is the key of u's wall: its shape, or "" for a URL without a
-// query, which none holds.
+// weighed is the number of the shape's pages weighed.
+func (s wallState) weighed() int { return int(s.copies) + int(s.distinct) + int(s.redirects) }
+
+// wallShape is the key of u's wall: a hash of its shape (shapeOf), or ""
+// for a URL without a query, which none holds.
 func wallShape(u canon.URL) string {
 	if u.Query == "" {
 		return ""
 	}
-	return shapeOf(u)
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], fnvString(fnvOffset, shapeOf(u)))
+	return string(b[:])
 }
 
 // copied reports whether most of the shape's pages were copies.
@@ -82,6 +95,7 @@ func (s wallState) redirected() bool {
 // for concurrent use.
 type walls struct {
 	shapes *hostmap.Map[wallState] // by wallShape
+	any    atomic.Bool             // a shape was a wall: until then no candidate's shape is asked for
 }
 
 func newWalls(maxShapes, partitions int) *walls {
@@ -108,6 +122,9 @@ func (w *walls) judged(k string, content Content, into string) {
 			s.into, s.redirects = into, 1
 		default:
 			s.redirects++
+		}
+		if s.copied() || s.redirected() {
+			w.any.Store(true)
 		}
 		return s
 	})
@@ -142,10 +159,18 @@ func (w *walls) hold(k string) bool {
 	var held bool
 	w.shapes.Update(k, func(s wallState) wallState {
 		s.held++
-		held = s.held%wallProbe != 0
+		held = s.held > 2 && s.held%wallProbe != 0
 		return s
 	})
 	return held
+}
+
+// fallen reports whether the shape k, which held URLs, no longer stands:
+// it is no wall, and wallEvidence of its pages were weighed in this run
+// to say so.
+func (w *walls) fallen(k string) bool {
+	s, ok := w.shapes.Peek(k)
+	return ok && s.weighed() >= wallEvidence && !w.up(k)
 }
 
 // wallKey is the key the URLs the wall of shape k holds are remembered

@@ -35,8 +35,9 @@ func (b *budgetJudge) linksInto(format string, n int) (held int) {
 
 const loginPage = "http://shop.test/login?next=/cart/add%3Fid%3D1"
 
-// A family whose pages were copies is a wall: its URLs linked from the
-// rest of its host are held, as copies, but one in wallProbe; seeds,
+// A shape whose pages were copies is a wall: its URLs linked from the
+// rest of its host are held, as copies, but the first two and one in
+// wallProbe, probes; seeds,
 // links from its own pages (the trap budget's) and from other hosts are
 // not held as copies.
 func TestWallHoldsLinksIntoCopies(t *testing.T) {
@@ -47,11 +48,11 @@ func TestWallHoldsLinksIntoCopies(t *testing.T) {
 		t.Errorf("%d of 5 links held after %d copies; want none before %d", n, wallEvidence-1, wallEvidence)
 	}
 	b.fetched(loginPage, 1, Copy, "")
-	if n := b.linksInto("http://shop.test/login?next=/p/%d", 2*wallProbe); n != 2*wallProbe-2 {
-		t.Errorf("%d of %d links into the wall held; want all but one in %d", n, 2*wallProbe, wallProbe)
+	if n := b.linksInto("http://shop.test/login?next=/p/%d", 2*wallProbe); n != 2*wallProbe-4 {
+		t.Errorf("%d of %d links into the wall held; want all but the first two and one in %d", n, 2*wallProbe, wallProbe)
 	}
-	if got := b.Held()[HeldCopies]; got != 2*wallProbe-2 {
-		t.Errorf("held %v, want %s %d", b.Held(), HeldCopies, 2*wallProbe-2)
+	if got := b.Held()[HeldCopies]; got != 2*wallProbe-4 {
+		t.Errorf("held %v, want %s %d", b.Held(), HeldCopies, 2*wallProbe-4)
 	}
 	if p := b.link("http://other.test/", "http://shop.test/login?next=/elsewhere"); p != frontier.Normal {
 		t.Errorf("a link from another host into the wall: queued at %v, want %v", p, frontier.Normal)
@@ -72,8 +73,8 @@ func TestWallNeedsMostlyCopies(t *testing.T) {
 		t.Errorf("%d of 10 links held into a family of 4 distinct pages and %d copies", n, 4*wallEvidence-1)
 	}
 	b.fetched("http://shop.test/article.php?id=1", 1, Copy, "") // 32 copies, 4 distinct
-	if n := b.linksInto("http://shop.test/article.php?id=%d", 10); n != 10 {
-		t.Errorf("%d of 10 links held with 4 distinct pages to 32 copies; want all", n)
+	if n := b.linksInto("http://shop.test/article.php?id=%d", 10); n != 8 {
+		t.Errorf("%d of 10 links held with 4 distinct pages to 32 copies; want all but the first two", n)
 	}
 }
 
@@ -83,15 +84,15 @@ func TestWallNeedsMostlyCopies(t *testing.T) {
 func TestWallFallsAndReleases(t *testing.T) {
 	b := newBudgetJudge(t, 5, 0)
 	b.fetched(loginPage, wallEvidence, Copy, "")
-	if n := b.linksInto("http://shop.test/login?next=/p/%d", 10); n != 10 {
-		t.Fatalf("%d of 10 links held", n)
+	if n := b.linksInto("http://shop.test/login?next=/p/%d", 12); n != 10 {
+		t.Fatalf("%d of 12 links held, want all but the first two", n)
 	}
 	b.fetched(loginPage, 1, Distinct, "") // 8 copies, 1 distinct: still a wall
 	if len(b.released) != 0 {
 		t.Errorf("%d released by a wall still up", len(b.released))
 	}
 	b.fetched(loginPage, 1, Distinct, "")
-	if len(b.released) != 10 || b.released[0].Item.URL != "http://shop.test/login?next=/p/0" || b.released[0].Item.Priority != ReleasedPriority {
+	if len(b.released) != 10 || b.released[0].Item.URL != "http://shop.test/login?next=/p/2" || b.released[0].Item.Priority != ReleasedPriority {
 		t.Errorf("released %d URLs (the first %+v); want the 10 held, oldest first, at %v", len(b.released), b.released, ReleasedPriority)
 	}
 	if n := b.linksInto("http://shop.test/login?next=/p/%d", 5); n != 0 {
@@ -109,8 +110,8 @@ func TestWallHoldsWhileItsFamilyHasABudget(t *testing.T) {
 		t.Fatalf("the login page's own link queued at %v", p)
 	}
 	b.fetched(loginPage, wallEvidence, Copy, "")
-	if n := b.linksInto("http://shop.test/login?next=/p/%d", 40); n < 39 {
-		t.Fatalf("%d of 40 links held", n)
+	if n := b.linksInto("http://shop.test/login?next=/p/%d", 40); n != 38 {
+		t.Fatalf("%d of 40 links held, want all but the first two", n)
 	}
 	b.fetched(loginPage, 3, Copy, "")
 	if len(b.released) != 0 {
@@ -146,8 +147,8 @@ func TestRedirectsIntoAWall(t *testing.T) {
 		t.Errorf("%d of 5 links held: the redirects' target is not yet a wall", n)
 	}
 	b.fetched(loginPage, wallEvidence, Copy, "")
-	if n := b.linksInto("http://shop.test/cart/add?id=%d", 5); n != 5 {
-		t.Errorf("%d of 5 links into a family that redirects to a wall held; want all", n)
+	if n := b.linksInto("http://shop.test/cart/add?id=%d", 7); n != 5 {
+		t.Errorf("%d of 7 links into a family that redirects to a wall held; want all but the first two", n)
 	}
 	b.fetched("http://shop.test/go?id=1", 2*wallEvidence, Unjudged, "http://shop.test/product.php?id=1")
 	b.fetched("http://shop.test/product.php?id=1", 20, Distinct, "")
@@ -195,6 +196,9 @@ func TestWallOfPrintViews(t *testing.T) {
 	for i := range wallEvidence {
 		b.fetched(fmt.Sprintf("http://news.test/a/%d?print=1", i), 1, Copy, "")
 	}
+	for i := range 2 { // its probes
+		b.link(fmt.Sprintf("http://news.test/a/%d", 50+i), fmt.Sprintf("http://news.test/a/%d?print=1", 50+i))
+	}
 	if p := b.link("http://news.test/a/100", "http://news.test/a/100?print=1"); p != HeldPriority {
 		t.Errorf("an article's print view after %d copies: queued at %v, want held", wallEvidence, p)
 	}
@@ -206,5 +210,32 @@ func TestWallOfPrintViews(t *testing.T) {
 	}
 	if p := b.link("http://news.test/", "http://news.test/a/101"); p != frontier.Normal {
 		t.Errorf("an article, without a query, after %d copies: queued at %v", wallEvidence, p)
+	}
+}
+
+// A resumed crawl remembers the URLs a wall held (RememberHeld), apart
+// from their families' budgets, and releases them only once the shape,
+// weighed wallEvidence times in the new run, is no wall: not at its first
+// page, and not while it is learnt again as one.
+func TestWallHeldAcrossARestart(t *testing.T) {
+	held := []frontier.Item{
+		{URL: "http://shop.test/login?next=/p/1", Via: "http://shop.test/product/1", Priority: HeldPriority},
+		{URL: "http://shop.test/login?next=/p/2", Via: "http://shop.test/product/2", Priority: HeldPriority},
+	}
+	for _, copies := range []bool{true, false} {
+		b := newBudgetJudge(t, 50, 0)
+		b.RememberHeld(held)
+		content := Distinct
+		if copies {
+			content = Copy
+		}
+		b.fetched(loginPage, 1, content, "")
+		if len(b.released) != 0 {
+			t.Errorf("copies %v: %d released at the shape's first page", copies, len(b.released))
+		}
+		b.fetched(loginPage, wallEvidence, content, "")
+		if want := map[bool]int{true: 0, false: 2}[copies]; len(b.released) != want {
+			t.Errorf("copies %v: %d released after %d pages of the shape, want %d", copies, len(b.released), wallEvidence+1, want)
+		}
 	}
 }
