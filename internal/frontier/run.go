@@ -296,12 +296,12 @@ func (f *Frontier) waitedOut(now time.Time) bool {
 }
 
 // waitedFor reports whether a failing host's clock is waited for past the
-// failure wait (Config.FailureWait): its last page request, one alone
-// since its last answered page, was cut by strain or backed off, and it
-// answered more pages in this run than it failed requests in all. One
-// failure must not end a host that answers: a body cut at the request's
-// time limit holds it LatencyFactor times that (5 minutes at the
-// defaults), longer than the failure wait. A second request without an
+// failure wait (Config.FailureWait): its last request, the only one that
+// failed since its last answered page, was cut by strain or backed off,
+// and it answered more pages in this run than it failed requests in all.
+// One failure must not end a host that answers: a body cut at the
+// request's time limit holds it LatencyFactor times that (5 minutes at
+// the defaults), longer than the failure wait. A second request without an
 // answer (a 429 among them) ends it, and so does a failure after a
 // Retry-After or a park; a host that never answered a page, such as one
 // that hangs or drips every page, is not waited for. The wait lasts until
@@ -507,11 +507,11 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	if c.result.Fetched && c.result.Signal == OK {
 		f.lastUseful = now
 	}
-	if c.result.Fetched && isPage(fl.item) {
+	if c.result.Fetched {
 		switch {
-		case c.result.Signal != OK:
+		case c.result.Signal != OK: // a page's, a sitemap's, a requisite's, a robots.txt's
 			h.unanswered++
-		case !c.result.Retry: // not a robots.txt fetched in a page's lease
+		case isPage(fl.item) && !c.result.Retry: // not a robots.txt fetched in a page's lease
 			h.answers, h.unanswered = h.answers+1, 0
 		}
 	}

@@ -223,10 +223,11 @@ func TestWaitNamesTheHostAndItsClock(t *testing.T) {
 // A host that answers pages and then fails once, its request cut after a
 // minute (a body trickled to the time limit: a hold of five minutes, past
 // the failure wait), is waited for, and the rest of its pages fetched; the
-// wait is named, until the host's clock. A second failure without an
-// answer between ends it, whether the first was a strain or a 429 (which
-// resets the clock's error streak); so does a host that answered no more
-// pages than it failed.
+// wait is named, until the host's clock. A second failure without a page
+// answered between ends it, whether the first was a strain or a 429
+// (which resets the clock's error streak), and whether the second was a
+// page's or its sitemap's; so does a host that answered no more pages
+// than it failed.
 func TestOneShotWaitsOutOneFailureOfAHostThatAnswers(t *testing.T) {
 	strain := Result{Fetched: true, Signal: Strained, Took: time.Minute, Cause: "body cut (time)"}
 	for _, c := range []struct {
@@ -235,15 +236,17 @@ func TestOneShotWaitsOutOneFailureOfAHostThatAnswers(t *testing.T) {
 		leased int
 		left   bool
 	}{
-		{"one strain", map[int]Result{3: strain}, 6, false},
+		{"one strain", map[int]Result{3: strain}, 7, false},
 		{"two in a row", map[int]Result{3: strain, 4: strain}, 5, true},
 		{"a 429, then a strain", map[int]Result{3: {Fetched: true, Signal: Throttled, Retry: true}, 4: strain}, 5, true},
 		{"answered no more than it failed", map[int]Result{0: strain}, 1, true},
+		{"a strain, then its sitemap's 429", map[int]Result{5: strain, 6: {Fetched: true, Signal: Throttled, Retry: true}}, 7, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := newFrontier(t, Config{Delay: time.Second, FailureWait: time.Minute, Politeness: Politeness{ParkAfter: -1}})
 				f.Add(items("slow.test", 6, Normal)...)
+				f.Add(Item{URL: "http://slow.test/sitemap.xml", Host: "slow.test", Priority: Low, Sitemap: true})
 				n := 0
 				named := make(chan Wait, 1) // the wait a second after the strain that is waited out
 				took, err, leases, st := runWithWorker(t, f, func(l Lease) Result {

@@ -167,10 +167,20 @@ func (w *walls) hold(k string) bool {
 
 // fallen reports whether the shape k, which held URLs, no longer stands:
 // it is no wall, and wallEvidence of its pages were weighed in this run
-// to say so.
+// to say so; or, if its URLs redirect into another shape, wallEvidence
+// of that shape's pages were, and it is no wall. (After a restart the
+// target's pages come only after the redirects to them, so that a shape
+// of redirects would otherwise fall before its target stood again.)
 func (w *walls) fallen(k string) bool {
 	s, ok := w.shapes.Peek(k)
-	return ok && s.weighed() >= wallEvidence && !w.up(k)
+	if !ok || s.weighed() < wallEvidence || w.up(k) {
+		return false
+	}
+	if s.redirected() && s.into != k {
+		t, ok := w.shapes.Peek(s.into)
+		return ok && t.weighed() >= wallEvidence
+	}
+	return true
 }
 
 // wallKey is the key the URLs the wall of shape k holds are remembered

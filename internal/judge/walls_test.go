@@ -239,3 +239,20 @@ func TestWallHeldAcrossARestart(t *testing.T) {
 		}
 	}
 }
+
+// After a restart, a shape of redirects into a wall (/cart/add?id= to the
+// login page) keeps what it held until its target has been weighed
+// wallEvidence times in the new run: its redirects come first, and would
+// otherwise find it no wall before its target stood again.
+func TestRedirectWallHeldAcrossARestart(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	b.RememberHeld([]frontier.Item{{URL: "http://shop.test/cart/add?id=9", Via: "http://shop.test/product/9", Priority: HeldPriority}})
+	for range wallEvidence {
+		b.fetched("http://shop.test/cart/add?id=1", 1, Unjudged, loginPage)
+		b.fetched(loginPage, 1, Copy, "")
+	}
+	b.fetched("http://shop.test/cart/add?id=1", 1, Unjudged, loginPage)
+	if len(b.released) != 0 {
+		t.Errorf("%d released by a wall of redirects learnt again", len(b.released))
+	}
+}
