@@ -15,41 +15,43 @@ import (
 // (/login?next=/cart/add?id=12), a print or share view of every article
 // (/article/12?print=1, /share?url=): each URL is one more variant of a
 // query, each page a copy of one before it, and the links come from the
-// host's other pages, which the trap budget does not count (an in-link is
-// not a family feeding itself; each article's print view is a family of
-// its own). A shop that links three gated actions from each product spends
-// most of its requests on them, and their copies, fetched in a run, cut
-// the whole host off as a trap (copies.go) before its products are found.
+// host's other pages, which the trap budget does not count (an in-link
+// is not a family feeding itself; each article's print view is a family
+// of its own). A shop that links three gated actions from each product
+// spends most of its requests on them, and their copies, fetched in a
+// run, cut the whole host off as a trap (copies.go) before its products
+// are found.
 //
 // The judge learns a wall from the pages it fetches: once wallEvidence
 // pages of a shape were copies (an exact or a near duplicate of a page
 // before them), with at most one distinct page for every wallEvidence
-// copies, the shape is a wall. Its further URLs linked from outside their
-// family on the host (a link, or a redirect's target) are then held
-// (HeldCopies), but the first two and then one in wallProbe, queued as
-// usual to probe it: should
-// the shape's pages turn out distinct enough that the ratio no longer
-// holds, the wall falls, and the URLs it held are released, all of them,
-// at the next page of the shape weighed (once wallEvidence pages of the
-// shape have been weighed in this run: after a restart, the wall is
-// learnt again before what it held is released or not). They are remembered apart from
-// the URLs the families' budgets hold (wallKey), and were never counted
-// against them. A shape whose URLs redirected, wallEvidence of them in a
-// row without a redirect elsewhere between, into one shape that is a
-// wall is a wall too (with as few distinct pages), so that the gated URLs
+// copies, the shape is a wall. Its further URLs linked from outside
+// their family on the host (a link, or a redirect's target) are then
+// held (HeldCopies), but the first two and then one in wallProbe,
+// queued as usual to probe it: should the shape's pages turn out
+// distinct enough that the ratio no longer holds, the wall falls, and
+// the URLs it held are released, all of them, at the next page of the
+// shape weighed (once wallEvidence pages of the shape have been weighed
+// in this run: after a restart, the wall is learnt again before what it
+// held is released or not). They are remembered apart from the URLs the
+// families' budgets hold (wallKey), and were never counted against
+// them. A shape whose URLs redirected, wallEvidence of them in a row
+// without a redirect elsewhere between, into one shape that is a wall
+// is a wall too (with as few distinct pages), so that the gated URLs
 // the login page stands for (/cart/add?id=) are no longer asked for
 // either; it falls when its target does. Seeds, their redirects,
 // requisites, sitemaps and links from other hosts are never held so.
 //
 // Walls are part of the trap budget: no budget (--trap-budget 0), no
-// walls; where nothing held is released (a node of a cluster, NoRelease),
-// a wall that falls releases nothing either. What is learnt is kept in
-// memory only, for at most DefaultMaxFamilies shapes (a hash of each),
-// the least recently used forgotten first, and learnt again after a
-// restart, from a few pages; the URLs held by a run before are remembered
-// (RememberHeld) and released if the wall, learnt again, does not stand.
-// A wall remembers at most DefaultMaxWaiting/8 of the URLs it holds; past
-// that, the URLs it holds stay at HeldPriority should it fall.
+// walls; where nothing held is released (a node of a cluster,
+// NoRelease), a wall that falls releases nothing either. What is learnt
+// is kept in memory only, for at most DefaultMaxFamilies shapes (a hash
+// of each), the least recently used forgotten first, and learnt again
+// after a restart, from a few pages; the URLs held by a run before are
+// remembered (RememberHeld) and released if the wall, learnt again,
+// does not stand. A wall remembers at most DefaultMaxWaiting/8 of the
+// URLs it holds; past that, the URLs it holds stay at HeldPriority
+// should it fall.
 const (
 	wallEvidence = 8
 	wallProbe    = 50
