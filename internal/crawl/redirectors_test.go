@@ -54,7 +54,9 @@ func TestOffsiteRedirectorLearnt(t *testing.T) {
 				return
 			}
 			rw.Header().Set("Content-Type", "text/html")
-			fmt.Fprintf(rw, "<html><body><p>%s</p>", words(uint64(3000+len(q.Get("topic"))), 120))
+			topic := -1 // the home page
+			fmt.Sscanf(q.Get("topic"), "%d", &topic)
+			fmt.Fprintf(rw, "<html><body><p>%s</p>", words(uint64(3001+topic), 120)) // each topic its own text
 			if r.URL.Path == "/" {
 				for i := range 20 {
 					fmt.Fprintf(rw, `<a href="/index.php?action=out&amp;url=http%%3A%%2F%%2Fsponsor%d.example%%2F">ad</a> `, i)

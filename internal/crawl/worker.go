@@ -412,7 +412,7 @@ func (c *Crawler) overPageBudget(l frontier.Lease) bool {
 // has learnt since its URL was queued ("" when it is not): a page link
 // whose host's parameter was learnt inert (judge.InertParam; su is the
 // URL without it), or whose shape was learnt to redirect out of the
-// crawl's scope (judge.OffsiteRedirect). Seeds, redirect targets,
+// crawl's scope or to be a wall of copies (judge.Learnt). Seeds, redirect targets,
 // requisites, sitemaps, what sitemaps list and robots.txt hops are kept.
 func (c *Crawler) learntDrop(l frontier.Lease, u canon.URL) (why string, su canon.URL) {
 	if l.Depth == 0 || l.Hops > 0 || l.Requisite || l.Sitemap || l.RobotsFor != "" || l.Fetch != "" ||
@@ -422,8 +422,8 @@ func (c *Crawler) learntDrop(l frontier.Lease, u canon.URL) (why string, su cano
 	if su, ok := c.judge.WithoutInertParams(u); ok {
 		return judge.InertParam, su
 	}
-	if c.judge.OffsiteRedirector(u) {
-		return judge.OffsiteRedirect, su
+	if why := c.judge.Learnt(u, l.Via, l.Priority == judge.HeldPriority); why != "" {
+		return why, su
 	}
 	return "", su
 }

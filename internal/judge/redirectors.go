@@ -182,6 +182,22 @@ func (j *Judge) Answered(u canon.URL) { j.redirectors.answered(u) }
 // one in probeEvery, which is asked for again).
 func (j *Judge) OffsiteRedirector(u canon.URL) bool { return j.redirectors.offsite(u) }
 
+// Learnt says why a page link queued before is dropped unrequested when
+// leased, for what the judge has learnt of its host since: its shape
+// redirects out of the crawl's scope (OffsiteRedirect), or it leads from
+// another family of its host into a wall of copies (HeldCopies, walls.go),
+// unless it was held (at HeldPriority, leased by a continuous crawl when
+// nothing else waits); "" when it is not.
+func (j *Judge) Learnt(u canon.URL, via string, held bool) string {
+	switch {
+	case j.redirectors.offsite(u):
+		return OffsiteRedirect
+	case !held && j.walled(u, via):
+		return HeldCopies
+	}
+	return ""
+}
+
 // OffsiteRedirectors returns the number of URL shapes learnt to redirect
 // out of the crawl's scope.
 func (j *Judge) OffsiteRedirectors() int { return j.redirectors.count() }

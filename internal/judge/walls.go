@@ -39,8 +39,10 @@ import (
 // without a redirect elsewhere between, into one shape that is a wall
 // is a wall too (with as few distinct pages), so that the gated URLs
 // the login page stands for (/cart/add?id=) are no longer asked for
-// either; it falls when its target does. Seeds, their redirects,
-// requisites, sitemaps and links from other hosts are never held so.
+// either; it falls when its target does. Page links queued before the
+// wall was learnt are dropped when leased (Learnt), but one in wallProbe
+// by its hash. Seeds, their redirects, requisites, sitemaps and links
+// from other hosts are never held so.
 //
 // Walls are part of the trap budget: no budget (--trap-budget 0), no
 // walls; where nothing held is released (a node of a cluster,
@@ -201,6 +203,19 @@ func (b *budgets) releaseWall(k, page string, r Releaser) {
 	b.mu.Lock()
 	b.released += released
 	b.mu.Unlock()
+}
+
+// walled reports whether u, linked from via, is a URL queued before its
+// shape was learnt a wall: an in-link of its host (another family's
+// page's link) into a wall, not one of the URLs let through to probe it
+// (one in wallProbe, by its hash, as click trackers' probes are).
+func (j *Judge) walled(u canon.URL, via string) bool {
+	b := j.budgets
+	if b == nil || !b.walls.any.Load() || u.Query == "" || splitAuthority(via) != u.Authority ||
+		fnvString(fnvOffset, u.String)%wallProbe == 0 || familyOfString(via) == familyOf(u) {
+		return false
+	}
+	return b.walls.up(wallShape(u))
 }
 
 // Redirect records that the page redirected to target (walls.judged).

@@ -256,3 +256,38 @@ func TestRedirectWallHeldAcrossARestart(t *testing.T) {
 		t.Errorf("%d released by a wall of redirects learnt again", len(b.released))
 	}
 }
+
+// A link queued before its shape was learnt a wall is dropped when leased
+// (Learnt), but one in wallProbe by its hash; not a URL the wall held
+// (leased by a continuous crawl when nothing else waits), not a link of
+// its own family or from another host, not a URL of a shape no wall.
+func TestWallDropsWhatWasQueuedBefore(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	b.fetched(loginPage, wallEvidence, Copy, "")
+	dropped := 0
+	for i := range 500 {
+		u := b.url(fmt.Sprintf("http://shop.test/login?next=/q/%d", i))
+		if b.Learnt(u, fmt.Sprintf("http://shop.test/product/%d", i), false) == HeldCopies {
+			dropped++
+		}
+	}
+	if dropped < 470 || dropped == 500 {
+		t.Errorf("%d of 500 queued links into the wall dropped; want all but about one in %d", dropped, wallProbe)
+	}
+	u := b.url("http://shop.test/login?next=/q/1000")
+	for _, c := range []struct {
+		via  string
+		held bool
+	}{
+		{"http://shop.test/product/1000", true},
+		{"http://shop.test/login?next=/elsewhere", false},
+		{"http://other.test/", false},
+	} {
+		if why := b.Learnt(u, c.via, c.held); why != "" {
+			t.Errorf("from %s (held %v): %q, want kept", c.via, c.held, why)
+		}
+	}
+	if why := b.Learnt(b.url("http://shop.test/search?q=1"), "http://shop.test/", false); why != "" {
+		t.Errorf("a URL of a shape no wall: %q", why)
+	}
+}
