@@ -204,7 +204,7 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 	}
 	cross := splitAuthority(c.Via) != c.URL.Authority
 	k := fam.key()
-	if !cross && familyOfString(c.Via) != fam {
+	if inLink(c.URL, fam, c.Via) {
 		// An in-link from elsewhere on the host, queued as usual unless
 		// its shape is a wall (walls.go), but a seed's redirect.
 		if c.Depth == 0 || !b.walls.any.Load() {
@@ -253,10 +253,9 @@ func (b *budgets) count(reason string) {
 // Worth gathers what one fetched page led to, for Weigh. The zero Worth
 // weighs nothing.
 type Worth struct {
-	page string // its URL, which is being fetched: never released by its own weight
+	page canon.URL // its URL, which is being fetched: never released by its own weight
 	fam  family
 	led  int    // new URLs outside the family, up to maxLed
-	wall string // its wallShape
 	into string // the wallShape it redirected to (Redirect)
 }
 
@@ -266,7 +265,7 @@ func (j *Judge) Worth(page canon.URL) Worth {
 	if j.budgets == nil {
 		return Worth{}
 	}
-	return Worth{page: page.String, fam: familyOf(page), wall: wallShape(page)}
+	return Worth{page: page, fam: familyOf(page)}
 }
 
 // Admitted records a URL the page led to that was queued (a link or a
@@ -298,9 +297,10 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 	case w.led == 0:
 		d += worthNothing
 	}
-	b.walls.judged(w.wall, content, w.into)
-	if r != nil && w.wall != "" && b.waiting.has(wallKey(w.wall)) && b.walls.fallen(w.wall) {
-		b.releaseWall(w.wall, w.page, r)
+	wall := wallShape(w.page)
+	b.walls.judged(wall, content, w.into)
+	if r != nil && wall != "" && b.waiting.has(wallKey(wall)) && b.walls.fallen(wall) {
+		b.releaseWall(wall, w.page.String, r)
 	}
 	k := w.fam.key()
 	if _, ok := b.fams.Peek(k); !ok {
@@ -322,7 +322,7 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 	for len(fit) > 0 {
 		var gone uint32
 		for _, h := range fit {
-			if h.Item.URL != w.page && r.Release(h) {
+			if h.Item.URL != w.page.String && r.Release(h) {
 				released++
 			} else {
 				gone++

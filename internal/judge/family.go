@@ -72,6 +72,14 @@ func familyOfString(raw string) family {
 	return familyOfParts(scheme, authority, path, query)
 }
 
+// inLink reports whether via, a page's URL given as a string, is on u's
+// host and of another family than fam, u's: a link into the family from
+// elsewhere on its host, which the trap budget does not count (budget.go)
+// and only a wall holds (walls.go).
+func inLink(u canon.URL, fam family, via string) bool {
+	return splitAuthority(via) == u.Authority && familyOfString(via) != fam
+}
+
 // placeholder stands for a date-like segment in a date family's key.
 const placeholder = "\x00d"
 

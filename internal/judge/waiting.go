@@ -145,7 +145,7 @@ func (j *Judge) RememberHeld(held []frontier.Item) int {
 			continue
 		}
 		k := fam.key()
-		if splitAuthority(it.Via) == u.Authority && familyOfString(it.Via) != fam {
+		if inLink(u, fam, it.Via) {
 			// An in-link of its host, which only a wall holds: its wall,
 			// learnt again, releases it if it does not stand (walls.go).
 			k = wallKey(wallShape(u))

@@ -211,8 +211,8 @@ func (b *budgets) releaseWall(k, page string, r Releaser) {
 // (one in wallProbe, by its hash, as click trackers' probes are).
 func (j *Judge) walled(u canon.URL, via string) bool {
 	b := j.budgets
-	if b == nil || !b.walls.any.Load() || u.Query == "" || splitAuthority(via) != u.Authority ||
-		fnvString(fnvOffset, u.String)%wallProbe == 0 || familyOfString(via) == familyOf(u) {
+	if b == nil || !b.walls.any.Load() || u.Query == "" || !inLink(u, familyOf(u), via) ||
+		fnvString(fnvOffset, u.String)%wallProbe == 0 {
 		return false
 	}
 	return b.walls.up(wallShape(u))
