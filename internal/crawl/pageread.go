@@ -274,7 +274,7 @@ func (c *Crawler) nearDuplicate(p *pageRun, words []uint64, follow bool) bool {
 		c.log.Warn("near-duplicate index full: later pages are judged against the ones it holds, not added", "pages", c.cfg.NearDupMaxPages)
 	}
 	p.cp.Rec.SimHash, p.cp.Rec.NearDupOf = fp, of
-	c.judge.JudgedPage(p.pb.Batch, p.l.Host, of != "")
+	c.judge.JudgedPage(p.pb.Batch, p.l.Host, p.u, of != "")
 	if of == "" {
 		return false
 	}

@@ -412,17 +412,19 @@ func (c *Crawler) overPageBudget(l frontier.Lease) bool {
 // has learnt since its URL was queued ("" when it is not): a page link
 // whose host's parameter was learnt inert (judge.InertParam; su is the
 // URL without it), or whose shape was learnt to redirect out of the
-// crawl's scope or to be a wall of copies (judge.Learnt). Seeds, redirect targets,
-// requisites, sitemaps, what sitemaps list and robots.txt hops are kept.
+// crawl's scope or to be a wall of copies (judge.Learnt), or a redirect's
+// target in such a wall. Seeds and their redirects, requisites, sitemaps,
+// what sitemaps list and robots.txt hops are kept.
 func (c *Crawler) learntDrop(l frontier.Lease, u canon.URL) (why string, su canon.URL) {
-	if l.Depth == 0 || l.Hops > 0 || l.Requisite || l.Sitemap || l.RobotsFor != "" || l.Fetch != "" ||
+	if l.Depth == 0 || l.Requisite || l.Sitemap || l.RobotsFor != "" || l.Fetch != "" ||
 		strings.HasSuffix(l.Path, string(crawllog.Manifest)) {
 		return "", su
 	}
-	if su, ok := c.judge.WithoutInertParams(u); ok {
+	target := l.Hops > 0
+	if su, ok := c.judge.WithoutInertParams(u); ok && !target {
 		return judge.InertParam, su
 	}
-	if why := c.judge.Learnt(u, l.Via, l.Priority == judge.HeldPriority); why != "" {
+	if why := c.judge.Learnt(u, l.Via, l.Priority == judge.HeldPriority, target); why != "" {
 		return why, su
 	}
 	return "", su

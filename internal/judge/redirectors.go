@@ -187,10 +187,12 @@ func (j *Judge) OffsiteRedirector(u canon.URL) bool { return j.redirectors.offsi
 // redirects out of the crawl's scope (OffsiteRedirect), or it leads from
 // another family of its host into a wall of copies (HeldCopies, walls.go),
 // unless it was held (at HeldPriority, leased by a continuous crawl when
-// nothing else waits); "" when it is not.
-func (j *Judge) Learnt(u canon.URL, via string, held bool) string {
+// nothing else waits); "" when it is not. A redirect's target (target) is
+// dropped only into a wall: the login page a gated link redirects to,
+// queued before the wall was learnt, as one queued after is held.
+func (j *Judge) Learnt(u canon.URL, via string, held, target bool) string {
 	switch {
-	case j.redirectors.offsite(u):
+	case !target && j.redirectors.offsite(u):
 		return OffsiteRedirect
 	case !held && j.walled(u, via):
 		return HeldCopies

@@ -218,5 +218,10 @@ func (j *Judge) walled(u canon.URL, via string) bool {
 	return b.walls.up(wallShape(u))
 }
 
+// walledShape reports whether u's shape is a wall.
+func (b *budgets) walledShape(u canon.URL) bool {
+	return b != nil && b.walls.any.Load() && b.walls.up(wallShape(u))
+}
+
 // Redirect records that the page redirected to target (walls.judged).
 func (w *Worth) Redirect(target canon.URL) { w.into = wallShape(target) }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // fetched weighs a fetched page, raw, n times as content showed; into,
@@ -267,7 +268,7 @@ func TestWallDropsWhatWasQueuedBefore(t *testing.T) {
 	dropped := 0
 	for i := range 500 {
 		u := b.url(fmt.Sprintf("http://shop.test/login?next=/q/%d", i))
-		if b.Learnt(u, fmt.Sprintf("http://shop.test/product/%d", i), false) == HeldCopies {
+		if b.Learnt(u, fmt.Sprintf("http://shop.test/product/%d", i), false, false) == HeldCopies {
 			dropped++
 		}
 	}
@@ -283,11 +284,76 @@ func TestWallDropsWhatWasQueuedBefore(t *testing.T) {
 		{"http://shop.test/login?next=/elsewhere", false},
 		{"http://other.test/", false},
 	} {
-		if why := b.Learnt(u, c.via, c.held); why != "" {
+		if why := b.Learnt(u, c.via, c.held, false); why != "" {
 			t.Errorf("from %s (held %v): %q, want kept", c.via, c.held, why)
 		}
 	}
-	if why := b.Learnt(b.url("http://shop.test/search?q=1"), "http://shop.test/", false); why != "" {
+	if why := b.Learnt(b.url("http://shop.test/search?q=1"), "http://shop.test/", false, false); why != "" {
 		t.Errorf("a URL of a shape no wall: %q", why)
+	}
+}
+
+// A redirect's target queued before its shape was learnt a wall is
+// dropped when leased, as one queued after is held; before, it is kept.
+func TestWallDropsRedirectTargetsQueuedBefore(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	u := b.url("http://shop.test/login?next=/cart/add%3Fid%3D7")
+	const action = "http://shop.test/cart/add?id=7"
+	if why := b.Learnt(u, action, false, true); why != "" {
+		t.Errorf("before the wall: %q, want kept", why)
+	}
+	b.fetched(loginPage, wallEvidence, Copy, "")
+	if why := b.Learnt(u, action, false, true); why != HeldCopies {
+		t.Errorf("into the wall: %q, want %q", why, HeldCopies)
+	}
+	// What else a page link is dropped for does not touch a redirect's
+	// target: the page its link meant.
+	for i := range probeEvery * 4 {
+		b.Redirected(b.url(fmt.Sprintf("http://shop.test/out?to=%d", i)), b.url(fmt.Sprintf("http://elsewhere%d.test/", i%5)), Scope)
+	}
+	out := b.url("http://shop.test/out?to=x")
+	if why := b.Learnt(out, "http://shop.test/", false, false); why != OffsiteRedirect {
+		t.Fatalf("a page link of a shape learnt to leave the crawl: %q, want %q", why, OffsiteRedirect)
+	}
+	if why := b.Learnt(out, "http://shop.test/go", false, true); why != "" {
+		t.Errorf("a redirect's target of a shape learnt to leave the crawl: %q, want kept", why)
+	}
+}
+
+// The copies of a wall learnt already leave the host's near-duplicate
+// window: two walls learnt in turns (print views, a login page) do not
+// cut off a host whose other pages are distinct. The copies that teach a
+// wall count, so a host of copies under shape after shape is cut off.
+func TestWallCopiesLeaveTheHostWindow(t *testing.T) {
+	run := func(shapes int) bool {
+		b := newBudgetJudge(t, 50, 0)
+		b.Judge.copies.window = 50
+		batch := new(store.Batch)
+		page := func(raw string, near bool) {
+			u := b.url(raw)
+			b.JudgedPage(batch, u.Authority, u, near)
+			content := Distinct
+			if near {
+				content = Copy
+			}
+			b.Weigh(b.Worth(u), content, b)
+		}
+		for i := range 25 {
+			page(fmt.Sprintf("http://shop.test/product/%d", i), false)
+		}
+		views := []string{"print", "share", "email", "login", "popup", "compare"}[:shapes]
+		for i := range 25 {
+			for _, v := range views {
+				page(fmt.Sprintf("http://shop.test/%s?n=%d", v, i), true)
+			}
+			page(fmt.Sprintf("http://shop.test/product/%d", 100+i), false)
+		}
+		return b.Trapped("shop.test")
+	}
+	if run(2) {
+		t.Error("two walls of copies learnt in turns cut their host off")
+	}
+	if !run(6) {
+		t.Error("a host of copies under six shapes was not cut off")
 	}
 }

@@ -14,14 +14,16 @@ import (
 // /c/N, paginated (/c/N?page=P, each page linking the next) with
 // GatedShopPerPage of the category's products, /product/N, a page of its
 // own text. Each product links its category, "/", /login?next= and its
-// own path ("log in to see your price") and three actions,
+// own path ("log in to see your price"), its print view (?print=1, its
+// text again with a link back: a near-duplicate) and three actions,
 // /cart/add?id=N, /wishlist/add?id=N and /review/new?product=N, each of
 // which redirects (302) to /login?next= and the action's URL. The login
 // page is the same form whatever it is asked with, the next URL echoed in
 // a hidden field: one page, a near-duplicate copy under each of its URLs;
 // it links "/" and /login?action=reset, a page of its own family. Of its
-// 1,652 URLs, 251 are pages worth a crawl ("/", 50 listings, 200
-// products) and 1,401 a member's (600 actions, 801 login URLs). The
+// 1,852 URLs, 251 are pages worth a crawl ("/", 50 listings, 200
+// products), 200 print views and 1,401 a member's (600 actions, 801
+// login URLs). The
 // products are found a page of listing at a time, so a crawler that
 // spends its requests, or its trust in the host, on the login wall finds
 // only some of them.
@@ -74,11 +76,17 @@ func (w *Web) serveGatedShop(rw *logWriter, r *http.Request, h *host) {
 		if err != nil || n < 0 || n >= GatedShopProducts || strconv.Itoa(n) != path[len("/product/"):] {
 			break
 		}
-		links := []string{fmt.Sprintf("/c/%d", n/perCategory), "/", "/login?next=" + url.QueryEscape(path)}
+		title := fmt.Sprintf("Product %d", n)
+		if r.URL.RawQuery == "print=1" {
+			// The print view: the product's text, and a link back to it.
+			writeBody(rw, r, http.StatusOK, htmlUTF8, w.smallPage(h, path, title, trapWords, []string{path}))
+			return
+		}
+		links := []string{fmt.Sprintf("/c/%d", n/perCategory), "/", "/login?next=" + url.QueryEscape(path), path + "?print=1"}
 		for _, a := range gatedShopActions {
 			links = append(links, fmt.Sprintf("%s?%s=%d", a[0], a[1], n))
 		}
-		writeBody(rw, r, http.StatusOK, htmlUTF8, w.smallPage(h, path, fmt.Sprintf("Product %d", n), trapWords, links))
+		writeBody(rw, r, http.StatusOK, htmlUTF8, w.smallPage(h, path, title, trapWords, links))
 		return
 	case path == "/login":
 		writeBody(rw, r, http.StatusOK, htmlUTF8, gatedShopLogin(r.URL.Query().Get("next")))
