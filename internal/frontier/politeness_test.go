@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -439,6 +440,43 @@ func TestStrainHoldsTheServerGroup(t *testing.T) {
 		}
 		if after[0] < 10*time.Second {
 			t.Errorf("the next request to the strained server came %v after the strain, want >= 10s (5 x 2s)", after[0])
+		}
+	})
+}
+
+// TestStrainWaitIsNamed: a host whose own clock allows it, held by its
+// server's backoff after another host's request to it was cut by strain,
+// waits for that backoff, and the wait says so (not "delay", the gap).
+func TestStrainWaitIsNamed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFrontier(t, Config{Delay: 100 * time.Millisecond, IPGap: 10 * time.Millisecond})
+		f.Add(items("a.shared.test", 1, Normal)...)
+		f.Add(items("b.shared.test", 3, Normal)...)
+		ctx, cancel := context.WithCancel(t.Context())
+		runErr := make(chan error, 1)
+		go func() { runErr <- f.Run(ctx) }()
+		for strained := false; !strained; {
+			l, err := f.Next(ctx)
+			if err != nil {
+				t.Fatalf("Next: %v", err)
+			}
+			switch {
+			case l.Mode == ModeFindGroup:
+				f.Complete(l, Result{Retry: true, SetGroup: true, Group: "10.0.0.1"})
+			case l.Host == "a.shared.test":
+				time.Sleep(15 * time.Second) // the request the server could not finish
+				f.Complete(l, Result{Fetched: true, Signal: Strained, Took: 15 * time.Second})
+				strained = true
+			default:
+				f.Complete(l, Result{Fetched: true})
+			}
+		}
+		synctest.Wait()
+		w := f.Stats().Wait
+		cancel()
+		<-runErr
+		if w.Host != "b.shared.test" || w.Why != WhyBackoff || w.At.Sub(time.Now()) < time.Minute {
+			t.Errorf("waiting %+v; want b.shared.test, about 75 s away, for its server's backoff", w)
 		}
 	})
 }

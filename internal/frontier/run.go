@@ -325,8 +325,13 @@ func (f *Frontier) waiting(now time.Time) Wait {
 	}
 	w.Host, w.At, w.Why, w.Cause = h.name, h.key, h.clock.Why, h.clock.Cause
 	if h.key.After(h.clock.NextAt) {
-		// Its own clock allows it; its server's (Config.IPGap) does not.
+		// Its own clock allows it; its server's does not: the gap
+		// between requests to one server (Config.IPGap), or the backoff
+		// after a request to it cut by strain.
 		w.Why = WhyGap
+		if g := h.group; g != nil && !h.key.After(g.strained) {
+			w.Why = WhyBackoff
+		}
 	}
 	if len(f.inflight) > 0 || w.Held > 0 {
 		return w
@@ -525,6 +530,7 @@ func (f *Frontier) complete(c completion, now time.Time) {
 		// it could not finish: none of its hosts is asked before the
 		// strained host's backoff has passed.
 		g.nextAt = later(g.nextAt, now.Add(h.clock.Backoff))
+		g.strained = later(g.strained, now.Add(h.clock.Backoff))
 	}
 	if c.result.SetGroup {
 		f.setGroup(h, c.result.Group)
