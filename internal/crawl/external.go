@@ -105,11 +105,12 @@ func (c *Crawler) CompleteExternal(id, url string, status int, fetchedAt time.Ti
 	return nil
 }
 
-// endExpired ends an external lease whose time is up as if its fetcher had
-// fetched and asked for a retry: the host's clock is armed, in case the
-// request did go out, and the URL is leased again after the gap.
+// endExpired ends an external lease whose time is up as lost: the host's
+// clock is armed, in case the request did go out, and the URL is leased
+// again after the gap; the host's backoff and failures stand, as nothing
+// was heard of it (frontier.Lost).
 func (c *Crawler) endExpired(l frontier.Lease) {
-	c.endLease(l, leaseOutcome{res: frontier.Result{Fetched: true, Retry: true}, outcome: "external-expired"})
+	c.endLease(l, leaseOutcome{res: frontier.Result{Fetched: true, Retry: true, Signal: frontier.Lost}, outcome: "external-expired"})
 }
 
 // droppedUnrequested reports whether weft drops l without a request for

@@ -30,6 +30,12 @@ const (
 	// the request's elapsed time (Result.Took), doubling with each strain
 	// in a row, and the host's server group (Config.IPGap) waits as long.
 	Strained
+	// Lost: the lease ended before its fetcher said what became of it
+	// (an external fetcher's lease that expired). Whether a request went
+	// out is not known: the host's clock is armed as after one, and
+	// nothing else moves, neither its backoff nor its failures nor what
+	// it is said to be waiting for.
+	Lost
 )
 
 func (s Signal) String() string {
@@ -44,22 +50,26 @@ func (s Signal) String() string {
 		return "failed"
 	case Strained:
 		return "strained"
+	case Lost:
+		return "lost"
 	}
 	return fmt.Sprintf("signal(%d)", int(s))
 }
 
 // Worse returns the signal of s and o that moves a clock most: strain,
-// then a 503, a 429, another failure, an answer.
+// then a 503, a 429, another failure, a request lost, an answer.
 func (s Signal) Worse(o Signal) Signal {
 	rank := func(s Signal) int {
 		switch s {
 		case Strained:
-			return 4
+			return 5
 		case Unavailable:
-			return 3
+			return 4
 		case Throttled:
-			return 2
+			return 3
 		case Failed:
+			return 2
+		case Lost:
 			return 1
 		}
 		return 0
@@ -378,6 +388,9 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 	}
 	c.NextAt = now.Add(gap)
 	c.Why = why
+	if r.Signal == Lost {
+		return c // neither an answer nor a failure: its Cause stands
+	}
 	c.Cause = "" // an answer: the host is not failing
 	if r.Signal != OK {
 		c.Cause = cmp.Or(r.Cause, r.Signal.String())

@@ -444,6 +444,35 @@ func TestStrainHoldsTheServerGroup(t *testing.T) {
 	})
 }
 
+// TestLostMovesOnlyTheClock: a lease lost (its fetcher never said what
+// became of it) arms the host's clock as a request would, and moves
+// nothing else: a host backing off after 429s keeps its backoff and its
+// run of them, one that was failing is still named failing, and a lost
+// lease is no failure (once, an expired lease counted as an answer, which
+// halved the backoff, or as a failure, which gave a host up).
+func TestLostMovesOnlyTheClock(t *testing.T) {
+	f := newFrontier(t, Config{Delay: time.Second, Politeness: Politeness{GiveUpAfter: 2}})
+	now := time.Unix(1000, 0)
+	c := f.Advance(Clock{}, Result{Fetched: true, Signal: Throttled}, now)
+	c = f.Advance(c, Result{Fetched: true, Signal: Throttled}, now.Add(time.Second))
+	c = f.Advance(c, Result{Fetched: true, Signal: Failed, Cause: "500"}, now.Add(3*time.Second))
+	before := c
+	for i := range 3 {
+		at := now.Add(time.Duration(10+i) * time.Minute)
+		c = f.Advance(c, Result{Fetched: true, Retry: true, Signal: Lost}, at)
+		if !c.NextAt.Equal(at.Add(before.Backoff)) || c.Why != WhyBackoff {
+			t.Fatalf("after a lost lease at %v: next at %v (%v), want its backoff %v later", at, c.NextAt, c.Why, before.Backoff)
+		}
+	}
+	c.NextAt, c.Why = before.NextAt, before.Why
+	if c != before {
+		t.Errorf("three lost leases moved the clock %+v to %+v; want only its next time", before, c)
+	}
+	if OK.Worse(Lost) != Lost || Lost.Worse(Failed) != Failed {
+		t.Errorf("a lost lease ranks %v against an answer, %v against a failure", OK.Worse(Lost), Lost.Worse(Failed))
+	}
+}
+
 // TestStrainWaitIsNamed: a host whose own clock allows it, held by its
 // server's backoff after another host's request to it was cut by strain,
 // waits for that backoff, and the wait says so (not "delay", the gap).
@@ -483,7 +512,7 @@ func TestStrainWaitIsNamed(t *testing.T) {
 
 // TestSignalWorse orders signals by how much they move a clock.
 func TestSignalWorse(t *testing.T) {
-	order := []Signal{OK, Failed, Throttled, Unavailable, Strained}
+	order := []Signal{OK, Lost, Failed, Throttled, Unavailable, Strained}
 	for i, a := range order {
 		for j, b := range order {
 			want := order[max(i, j)]

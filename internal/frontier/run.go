@@ -514,6 +514,7 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	}
 	if c.result.Fetched {
 		switch {
+		case c.result.Signal == Lost:
 		case c.result.Signal != OK: // a page's, a sitemap's, a requisite's, a robots.txt's
 			h.unanswered++
 		case isPage(fl.item) && !c.result.Retry: // not a robots.txt fetched in a page's lease
@@ -572,7 +573,7 @@ func (f *Frontier) complete(c completion, now time.Time) {
 func (f *Frontier) expire(now time.Time) {
 	for len(f.expiry) > 0 && !f.expiry[0].deadline.After(now) {
 		f.expired++
-		f.complete(completion{lease: Lease{id: f.expiry[0].id}, result: Result{Fetched: true, Retry: true, Signal: Failed}}, now)
+		f.complete(completion{lease: Lease{id: f.expiry[0].id}, result: Result{Fetched: true, Retry: true, Signal: Lost}}, now)
 	}
 }
 
