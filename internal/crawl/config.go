@@ -289,11 +289,11 @@ type Config struct {
 	InLinkBytes int
 	// NearDupThreshold is the SimHash distance in bits within which a
 	// parsed page is a near-duplicate of an earlier one: flagged in the
-	// capture index, and its links not followed (unless NearDupFollow).
-	// Negative turns judging off. Pages of fewer than NearDupMinWords
-	// visible words are not judged. NearDupMaxPages bounds the pages the
-	// in-memory index holds, 56 bytes each; past it, pages are still
-	// judged against the ones it holds.
+	// capture index, its links not followed (unless NearDupFollow, or it
+	// links to things the earlier one does not: a listing's next page).
+	// Negative turns judging off; pages of fewer than NearDupMinWords
+	// visible words are not judged. NearDupMaxPages bounds the in-memory
+	// index, 56 bytes a page; past it, pages are judged against its own.
 	NearDupThreshold int
 	NearDupMinWords  int
 	NearDupMaxPages  int

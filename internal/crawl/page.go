@@ -52,6 +52,7 @@ type pageRun struct {
 	// that resolved (the page's outlinks, followed or not); the pages
 	// it votes for (in-links).
 	read     bool
+	copied   bool   // its words and links copy an earlier page's, whatever its depth (judge.Copy)
 	text     uint64 // the hash of its visible words and links (extract.TextHash), 0 if not read whole
 	followed bool
 	found    []found

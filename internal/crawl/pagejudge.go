@@ -73,7 +73,7 @@ func (p *pageRun) content() judge.Content {
 	switch {
 	case p.resp == nil || p.l.Requisite || p.l.Sitemap || p.prev.Digest != ([sha1.Size]byte{}):
 		return judge.NotWeighed
-	case p.cp.Revisit || p.rec.NearDupOf != "":
+	case p.cp.Revisit || p.copied:
 		return judge.Copy
 	case p.read:
 		return judge.Distinct

@@ -132,7 +132,7 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 	}
 	nearDup := false
 	if c.near != nil && len(res.Words) >= c.cfg.NearDupMinWords {
-		nearDup = c.nearDuplicate(p, res.Words, follow)
+		nearDup = c.nearDuplicate(p, &res, follow)
 		if nearDup && follow && !c.cfg.NearDupFollow {
 			// Its links are mostly those of the page it copies.
 			c.judge.Count(judge.NearDup, int64(len(res.Links)))
@@ -258,29 +258,27 @@ func (c *Crawler) countRead(p *pageRun, handler string, res *content.Result) {
 	}
 }
 
-// nearDuplicate fingerprints a page's words and judges it against the
-// pages seen before: whether it nearly copies one.
-func (c *Crawler) nearDuplicate(p *pageRun, words []uint64, follow bool) bool {
-	fp := simhash.Fingerprint(words, simhash.DefaultShingle)
-	v, err := c.near.Judge(fp, p.resp.URL, p.l.Depth, follow, p.pb.Batch)
+// nearDuplicate says whether a page nearly copies an earlier one, links too.
+func (c *Crawler) nearDuplicate(p *pageRun, res *content.Result, follow bool) bool {
+	fp := simhash.Fingerprint(res.Words, simhash.DefaultShingle)
+	v, err := c.near.Judge(fp, res.Hrefs, p.resp.URL, p.l.Depth, follow, p.pb.Batch)
 	if err != nil {
 		c.fail(fmt.Errorf("crawl: judge %s for near-duplicates: %w", p.resp.URL, err))
 	}
 	if v.Added {
 		p.pb.Sims = append(p.pb.Sims, fp) // pending until the batch commits (complete)
 	}
-	of := v.Of
 	if v.Filled {
 		c.log.Warn("near-duplicate index full: later pages are judged against the ones it holds, not added", "pages", c.cfg.NearDupMaxPages)
 	}
-	p.cp.Rec.SimHash, p.cp.Rec.NearDupOf = fp, of
-	c.judge.JudgedPage(p.pb.Batch, p.l.Host, p.u, of != "")
-	if of == "" {
+	p.cp.Rec.SimHash, p.cp.Rec.NearDupOf = fp, v.Of
+	c.judge.JudgedPage(p.pb.Batch, p.l.Host, p.u, v.Of != "" && !v.NewLinks)
+	if p.copied = v.Match && !v.NewLinks; v.Of == "" {
 		return false
 	}
 	c.stats.nearDups.Add(1)
-	p.rec.NearDupOf = of
-	return true
+	p.rec.NearDupOf = v.Of
+	return !v.NewLinks
 }
 
 // findLinks resolves a document's links: every one that resolves is an

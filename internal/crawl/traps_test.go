@@ -494,7 +494,11 @@ func TestTrapBudgetFindsEveryProduct(t *testing.T) {
 // links a page of its own family (which gives the family a trap budget of
 // its own). Without walls the login pages, fetched in a run, cut the host
 // off with 16 products found; with the wall's URLs released by the
-// family's budget, after 53 login pages.
+// family's budget, after 53 login pages. A category's later pages read as
+// its first (near-duplicates that list other products): their links are
+// followed (16 products, host cut off, when they were not). A login page
+// found nearer the seeds than the first one is a copy all the same (when
+// it was taken for a distinct page, the wall fell in one run in ten).
 func TestLoginWallCostsLittle(t *testing.T) {
 	t.Parallel() // judged by what was requested, not when
 	web := startWeb(t, synthweb.Config{Seed: 6, Hosts: 1, PagesPerHost: 4, HostileKinds: []string{synthweb.GatedShop},

@@ -4,6 +4,7 @@
 package neardup
 
 import (
+	"iter"
 	"sync"
 
 	"github.com/weft-crawler/weft/internal/simhash"
@@ -42,6 +43,13 @@ type Verdict struct {
 	Added bool
 	// Filled says that the index just reached its capacity.
 	Filled bool
+	// NewLinks says that the page, a near-duplicate, links to things
+	// its original does not (Links): it lists other things in the same
+	// words, and its links are followed as an original's are.
+	NewLinks bool
+	// Match says that its words are within the threshold of an earlier
+	// page's, Of or one deeper than it (which it stands for from now on).
+	Match bool
 }
 
 // Judge returns, as Of, the URL of an earlier original page within the
@@ -58,7 +66,12 @@ type Verdict struct {
 // bits from it and twice that from each other. A copy found through a
 // copy does not join, so a chain of small edits strays at most twice the
 // threshold from its original before a page of it is judged original.
-func (n *Index) Judge(fp uint64, url string, depth int, follow bool, b *store.Batch) (Verdict, error) {
+//
+// links is what the page links to, as written (nil: not known), kept with an
+// original's fingerprint: a near-duplicate that links to things its
+// original does not is told so (Verdict.NewLinks); a copy that joins the
+// index keeps its original's links.
+func (n *Index) Judge(fp uint64, links iter.Seq[string], url string, depth int, follow bool, b *store.Batch) (Verdict, error) {
 	var m simhash.Match
 	var orig store.SimRecord
 	var known bool
@@ -91,22 +104,30 @@ func (n *Index) Judge(fp uint64, url string, depth int, follow bool, b *store.Ba
 			m, orig, known = x, r, true
 		}
 	}
-	switch {
-	case known && orig.URL == url:
+	var ls Links
+	if links != nil {
+		_, ls.own = linkKeys(url)
+		for href := range links {
+			ls.Add(href)
+		}
+	}
+	if known && orig.URL == url {
 		return Verdict{}, nil // itself, fetched again: held already
+	}
+	v := Verdict{Match: known, NewLinks: known && links != nil && ls.newTo(orig.Links)}
+	switch {
 	case known && orig.Depth <= depth:
-		v := Verdict{Of: orig.URL}
+		v.Of = orig.URL
 		if !orig.Copy && m.Dist > 0 {
-			v.Added, v.Filled = n.add(fp, store.SimRecord{URL: orig.URL, Depth: orig.Depth, Copy: true}, b)
+			v.Added, v.Filled = n.add(fp, store.SimRecord{URL: orig.URL, Depth: orig.Depth, Copy: true, Links: orig.Links}, b)
 		}
 		return v, nil
 	case !follow:
-		return Verdict{}, nil
+		return v, nil
 	}
 	// An original; or a copy of a page whose links were followed deeper
 	// than this one's are, which stands for them from now on.
-	var v Verdict
-	v.Added, v.Filled = n.add(fp, store.SimRecord{URL: url, Depth: depth}, b)
+	v.Added, v.Filled = n.add(fp, store.SimRecord{URL: url, Depth: depth, Links: ls.bloom}, b)
 	return v, nil
 }
 

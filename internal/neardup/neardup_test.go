@@ -61,8 +61,10 @@ func TestNearIndex(t *testing.T) {
 	// A copy nearer the seeds than the original is not one: its links
 	// were followed one hop deeper than its own would be. (Nearest to it
 	// is the copy /2, which stands for /1 at /1's depth.)
-	if of := judgeAt(pb, a^0b11, "http://a.test/shallow", 0, true); of != "" {
-		t.Fatalf("a copy at depth 0 of a page at depth 1: copy of %q", of)
+	// Its words are a copy all the same (Match), for what weighs a page's
+	// content (the trap budget, walls of copies).
+	if v := judgeIn(t, n, pb, a^0b11, "http://a.test/shallow", 0, true); v.Of != "" || !v.Match {
+		t.Fatalf("a copy at depth 0 of a page at depth 1: %+v, want no copy of one, a match", v)
 	}
 	// A nofollow page is judged, not added: its copies' links must be
 	// followed.
@@ -160,7 +162,7 @@ func TestNearIndexFindsCopiesThroughCopies(t *testing.T) {
 // added for Settle.
 func judgeIn(t *testing.T, n *Index, pb *state.Batch, fp uint64, url string, depth int, follow bool) Verdict {
 	t.Helper()
-	v, err := n.Judge(fp, url, depth, follow, pb.Batch)
+	v, err := n.Judge(fp, nil, url, depth, follow, pb.Batch)
 	if err != nil {
 		t.Fatal(err)
 	}

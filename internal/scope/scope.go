@@ -499,7 +499,7 @@ func Pattern(u canon.URL) string {
 		if j := strings.LastIndexByte(seg, '.'); j > 0 {
 			stem, ext = seg[:j], seg[j:]
 		}
-		if isToken(stem) {
+		if IsToken(stem) {
 			b.WriteByte('*')
 			writeDigitRuns(&b, ext)
 		} else {
@@ -529,14 +529,14 @@ func writeDigitRuns(b *strings.Builder, seg string) {
 	}
 }
 
-// isToken reports a segment (its extension aside) that looks generated
+// IsToken reports a segment (its extension aside) that looks generated
 // rather than written: ASP.NET's cookieless session segments
 // ("(S(lit3py55t21z5v55vlm25s55))", "(X(1)S(...))"); or at least 16
 // letters and digits, with at least two digits, that are all hex digits
 // with or without '-' (a hash, a UUID) or run on with no '-' or '_'
 // between words (a session id, a base-36 or base-62 key). A slug
 // ("a-polite-crawler-12345") or a title ("Albert_Einstein") is words.
-func isToken(seg string) bool {
+func IsToken(seg string) bool {
 	if strings.HasPrefix(seg, "(S(") || strings.HasPrefix(seg, "(X(") || strings.HasPrefix(seg, "(A(") {
 		return true
 	}

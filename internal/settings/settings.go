@@ -219,8 +219,9 @@ type Config struct {
 
 	// NearDupThreshold is the SimHash distance in bits (1 to 11) within
 	// which a page is a near-duplicate of an earlier one: flagged in the
-	// capture index, its links not followed (unless NearDupFollow). Zero
-	// means 9; negative does not judge.
+	// capture index, its links not followed (unless NearDupFollow, or it
+	// links to things the earlier one does not). Zero means 9; negative
+	// does not judge.
 	NearDupThreshold int
 	// NearDupMinWords: pages of fewer visible words are not judged; zero
 	// means 50. NearDupMaxPages bounds the pages the index holds, 56 bytes

@@ -34,7 +34,7 @@ const (
 const (
 	digestVersion  = 2 // 2 adds Source
 	captureVersion = 2 // 2 adds Title
-	simVersion     = 2
+	simVersion     = 3
 )
 
 // DigestRecord says where a payload was first archived: a revisit of it
@@ -329,12 +329,19 @@ func appendSimKey(dst []byte, fp uint64) []byte {
 
 // SimRecord is what a fingerprint of the near-duplicate index stands for:
 // an original page, or a copy of one kept so that other copies of that
-// original are found through it (version 2).
+// original are found through it (version 2), and what the original
+// links to (version 3).
 type SimRecord struct {
 	URL   string // the original: the page itself, or the page a copy copies
 	Depth int    // the link depth the original's links were followed at
 	Copy  bool   // a near-duplicate of URL
+	// Links is a Bloom filter of what the original links to
+	// (neardup.Links); zero for a record of an older weft.
+	Links [LinkWords]uint64
 }
+
+// LinkWords is the size of SimRecord.Links in 64-bit words.
+const LinkWords = 16
 
 // PutSimHash records fp in the index later pages are judged against for
 // near-duplicates.
@@ -349,7 +356,16 @@ func (b *Batch) PutSimHash(fp uint64, r SimRecord) {
 	if r.Copy {
 		copied = 1
 	}
-	b.val = append(v, copied)
+	v = append(v, copied)
+	if r.Links == ([LinkWords]uint64{}) {
+		v = append(v, 0)
+	} else {
+		v = append(v, 1)
+		for _, w := range r.Links {
+			v = binary.BigEndian.AppendUint64(v, w)
+		}
+	}
+	b.val = v
 	b.set(b.key, b.val)
 }
 
@@ -360,6 +376,11 @@ func decodeSim(key, val []byte) (r SimRecord, err error) {
 	r.Depth = d.int("depth")
 	if v >= 2 {
 		r.Copy = d.byte1("copy") == 1
+	}
+	if v >= 3 && d.byte1("links") == 1 {
+		for i := range r.Links {
+			r.Links[i] = d.uint64be("links")
+		}
 	}
 	return r, d.finish(key)
 }

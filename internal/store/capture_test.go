@@ -184,7 +184,7 @@ func TestSimHashes(t *testing.T) {
 	b := db.NewBatch()
 	want := map[uint64]SimRecord{
 		0xffff_0000_0000_0001: {URL: "http://a.test/1", Depth: 3},
-		2:                     {URL: "http://a.test/1", Depth: 3, Copy: true},
+		2:                     {URL: "http://a.test/1", Depth: 3, Copy: true, Links: [LinkWords]uint64{0: 5, LinkWords - 1: 1 << 63}},
 		0:                     {URL: "http://b.test/", Depth: 12},
 	}
 	for fp, r := range want {
@@ -194,6 +194,9 @@ func TestSimHashes(t *testing.T) {
 	// original.
 	b.set(appendSimKey(nil, 7), binary.AppendVarint(appendString([]byte{1}, "http://c.test/"), 4))
 	want[7] = SimRecord{URL: "http://c.test/", Depth: 4}
+	// And one of version 2, before what the original links to was kept.
+	b.set(appendSimKey(nil, 8), append(binary.AppendVarint(appendString([]byte{2}, "http://d.test/"), 5), 1))
+	want[8] = SimRecord{URL: "http://d.test/", Depth: 5, Copy: true}
 	if err := b.Commit(false); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +215,7 @@ func TestSimHashes(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(order, []uint64{0, 2, 7, 0xffff_0000_0000_0001}) {
+	if !slices.Equal(order, []uint64{0, 2, 7, 8, 0xffff_0000_0000_0001}) {
 		t.Errorf("scan order %x", order)
 	}
 }

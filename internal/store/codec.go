@@ -441,7 +441,10 @@ func (d *decoder) str(what string) string {
 }
 
 // float reads a float64, big-endian IEEE 754 bits.
-func (d *decoder) float(what string) float64 {
+func (d *decoder) float(what string) float64 { return math.Float64frombits(d.uint64be(what)) }
+
+// uint64be reads eight bytes, big-endian.
+func (d *decoder) uint64be(what string) uint64 {
 	if d.err != nil {
 		return 0
 	}
@@ -449,9 +452,9 @@ func (d *decoder) float(what string) float64 {
 		d.fail(what)
 		return 0
 	}
-	f := math.Float64frombits(binary.BigEndian.Uint64(d.b[d.off:]))
+	v := binary.BigEndian.Uint64(d.b[d.off:])
 	d.off += 8
-	return f
+	return v
 }
 
 func (d *decoder) time(what string) time.Time {

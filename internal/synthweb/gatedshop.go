@@ -12,7 +12,9 @@ import (
 // GatedShop is a shop whose every product page links actions that only a
 // member may take, as most shops do: "/" links each category's listing,
 // /c/N, paginated (/c/N?page=P, each page linking the next) with
-// GatedShopPerPage of the category's products, /product/N, a page of its
+// GatedShopPerPage of the category's products, each page the category's
+// blurb again (a near-duplicate of its first page whose links differ),
+// and /product/N, a page of its
 // own text. Each product links its category, "/", /login?next= and its
 // own path ("log in to see your price"), its print view (?print=1, its
 // text again with a link back: a near-duplicate) and three actions,
@@ -69,7 +71,9 @@ func (w *Web) serveGatedShop(rw *logWriter, r *http.Request, h *host) {
 		if page < pages {
 			links = append(links, fmt.Sprintf("/c/%d?page=%d", c, page+1))
 		}
-		writeBody(rw, r, http.StatusOK, htmlUTF8, w.smallPage(h, r.URL.RequestURI(), fmt.Sprintf("Category %d, page %d", c, page), trapWords, links))
+		// Every page of a category reads as its first, the category's
+		// blurb: only the products it lists differ.
+		writeBody(rw, r, http.StatusOK, htmlUTF8, w.smallPage(h, path, fmt.Sprintf("Category %d", c), trapWords, links))
 		return
 	case strings.HasPrefix(path, "/product/"):
 		n, err := strconv.Atoi(path[len("/product/"):])

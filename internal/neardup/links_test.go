@@ -1,0 +1,104 @@
+package neardup
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/weft-crawler/weft/internal/state"
+	"github.com/weft-crawler/weft/internal/store"
+)
+
+// TestNearDuplicateListingOtherThings: a near-duplicate whose links are
+// its original's, however written (absolute or relative, with a session
+// in the query or in the path, a facet's query, a fragment), is a copy;
+// one that links to two or more things its original does not (a
+// listing's next page, in its template's words) lists other things; and
+// against an original an older weft kept, with no links, every
+// near-duplicate does.
+func TestNearDuplicateListingOtherThings(t *testing.T) {
+	d, _, err := state.Open(t.TempDir(), 4, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := New(9, 100, d.DB)
+	nav := []string{"/", "/about", "/c/shoes", "/c/hats", "../help/faq.html", "https://shop.test/cart"}
+	page := func(items ...string) []string { return append(slices.Clone(nav), items...) }
+	items := func(from, to int, format string) (out []string) {
+		for i := from; i <= to; i++ {
+			out = append(out, fmt.Sprintf(format, i))
+		}
+		return out
+	}
+	judge := func(fp uint64, url string, links []string) Verdict {
+		t.Helper()
+		pb := d.NewBatch()
+		v, err := n.Judge(fp, slices.Values(links), url, 1, true, pb.Batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pb.Batch.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+		n.Settle([]uint64{fp})
+		return v
+	}
+	const fp = 0x0123_4567_89ab_cdef
+	if v := judge(fp, "http://shop.test/c/shoes", page(items(1, 4, "/item/%d")...)); v.Of != "" {
+		t.Fatalf("the first page: %+v", v)
+	}
+	for i, c := range []struct {
+		links []string
+		want  bool
+	}{
+		{page(items(1, 4, "/item/%d")...), false},
+		{page(items(1, 4, "https://shop.test/item/%d?utm_source=mail#reviews")...), false},
+		{page(items(1, 4, "//shop.test/./item/%d")...), false},
+		{page(items(1, 4, "/item/%d;jsessionid=a81f3c9e0b7d4e2f")...), false},
+		{page(items(1, 4, "/item/%d?sid=a81f3c9e0b7d4e2f9a6c5b1d3e8f7a20")...), false},
+		{page(items(1, 3, "/item/%d")...), false},                       // a print view, fewer links
+		{page(append(items(1, 4, "/item/%d"), "/item/9")...), false},    // one more link: a changed box
+		{page(items(5, 8, "/item/%d")...), true},                        // the next page of the listing
+		{page(items(1, 4, "/c/shoes?page=%d&color=red")...), false},     // facets of one path
+		{append(items(1, 4, "/item/%d"), "/item/10", "/item/11"), true}, // two links of its own
+	} {
+		v := judge(fp^uint64(1)<<(i%8), fmt.Sprintf("http://shop.test/c/shoes?v=%d", i), c.links)
+		if v.Of != "http://shop.test/c/shoes" || v.NewLinks != c.want {
+			t.Errorf("copy %d (%v): %+v, want a copy of the first page, new links %v", i, c.links[len(nav):], v, c.want)
+		}
+	}
+	// A calendar whose every day is the same story: the next days are of
+	// the page's own pattern, nothing else.
+	const day = 0x1111_2222_3333_4444
+	if v := judge(day, "http://cal.test/day/5", []string{"/", "/day/6", "/day/12", "/day/11"}); v.Of != "" {
+		t.Fatalf("the first day: %+v", v)
+	}
+	if v := judge(day^1, "http://cal.test/day/6", []string{"/", "/day/7", "/day/13", "/day/13"}); v.Of == "" || v.NewLinks {
+		t.Errorf("the next day: %+v, want a copy, links and all", v)
+	}
+	if v := judge(day^2, "http://cal.test/day/7", []string{"/", "/day/8", "/event/3", "/event/4"}); v.Of == "" || !v.NewLinks {
+		t.Errorf("a day listing two events: %+v, want new links", v)
+	}
+	// A session in a segment of the path: one link whatever its id.
+	var a, b Links
+	a.Add("/s/a81f3c9e0b7d4e2f9a6c5b1d3e8f7a20/item/1")
+	b.Add("http://shop.test/s/0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a/item/1")
+	if a.keys[0] != b.keys[0] {
+		t.Error("one link under two session ids in its path counts as two")
+	}
+	// An original kept by an older weft: what it linked to is not known.
+	pb := d.NewBatch()
+	pb.Batch.PutSimHash(0xfedc_ba98_7654_3210, store.SimRecord{URL: "http://old.test/", Depth: 1})
+	if err := pb.Batch.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	n.ix.Add(0xfedc_ba98_7654_3210)
+	if v := judge(0xfedc_ba98_7654_3211, "http://old.test/2", page()); v.Of != "http://old.test/" || !v.NewLinks {
+		t.Errorf("against an original of an older weft: %+v, want new links", v)
+	}
+	// Links not known (nil): a copy.
+	pb = d.NewBatch()
+	if v, err := n.Judge(fp^0b11, nil, "http://shop.test/x", 1, true, pb.Batch); err != nil || v.Of == "" || v.NewLinks {
+		t.Errorf("links not known: %+v, %v; want a copy", v, err)
+	}
+}
