@@ -78,15 +78,6 @@ type Result struct {
 	Extended []ExtensionRun
 }
 
-// Hrefs yields the URL of each of Links, as written.
-func (r *Result) Hrefs(yield func(string) bool) {
-	for _, l := range r.Links {
-		if !yield(l.URL) {
-			return
-		}
-	}
-}
-
 // Values of Result.Truncated for an HTML page cut by one of package
 // extract's limits.
 const (

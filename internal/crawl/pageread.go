@@ -133,8 +133,7 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 	nearDup := false
 	if c.near != nil && len(res.Words) >= c.cfg.NearDupMinWords {
 		nearDup = c.nearDuplicate(p, &res, follow)
-		if nearDup && follow && !c.cfg.NearDupFollow {
-			// Its links are mostly those of the page it copies.
+		if nearDup && follow && !c.cfg.NearDupFollow { // its links are its original's
 			c.judge.Count(judge.NearDup, int64(len(res.Links)))
 			follow = false
 		}
@@ -261,7 +260,7 @@ func (c *Crawler) countRead(p *pageRun, handler string, res *content.Result) {
 // nearDuplicate says whether a page nearly copies an earlier one, links too.
 func (c *Crawler) nearDuplicate(p *pageRun, res *content.Result, follow bool) bool {
 	fp := simhash.Fingerprint(res.Words, simhash.DefaultShingle)
-	v, err := c.near.Judge(fp, res.Hrefs, p.resp.URL, p.l.Depth, follow, p.pb.Batch)
+	v, err := c.near.Judge(fp, res.Links, p.resp.URL, p.l.Depth, follow, p.pb.Batch)
 	if err != nil {
 		c.fail(fmt.Errorf("crawl: judge %s for near-duplicates: %w", p.resp.URL, err))
 	}
@@ -272,13 +271,14 @@ func (c *Crawler) nearDuplicate(p *pageRun, res *content.Result, follow bool) bo
 		c.log.Warn("near-duplicate index full: later pages are judged against the ones it holds, not added", "pages", c.cfg.NearDupMaxPages)
 	}
 	p.cp.Rec.SimHash, p.cp.Rec.NearDupOf = fp, v.Of
-	c.judge.JudgedPage(p.pb.Batch, p.l.Host, p.u, v.Of != "" && !v.NewLinks)
-	if p.copied = v.Match && !v.NewLinks; v.Of == "" {
-		return false
+	if !v.NewLinks { // one that lists other things is left out of its host's window
+		c.judge.JudgedPage(p.pb.Batch, p.l.Host, p.u, v.Of != "")
 	}
-	c.stats.nearDups.Add(1)
-	p.rec.NearDupOf = v.Of
-	return !v.NewLinks
+	if p.copied = v.Match && !v.NewLinks; v.Of != "" {
+		c.stats.nearDups.Add(1)
+		p.rec.NearDupOf = v.Of
+	}
+	return v.Of != "" && !v.NewLinks
 }
 
 // findLinks resolves a document's links: every one that resolves is an

@@ -32,9 +32,9 @@ const (
 	Strained
 	// Lost: the lease ended before its fetcher said what became of it
 	// (an external fetcher's lease that expired). Whether a request went
-	// out is not known: the host's clock is armed as after one, and
-	// nothing else moves, neither its backoff nor its failures nor what
-	// it is said to be waiting for.
+	// out is not known: the host's clock is armed as after one (its wait
+	// named as any gap's), and nothing else moves, neither its backoff nor
+	// its failures nor the cause it is said to be failing for.
 	Lost
 )
 

@@ -472,6 +472,9 @@ func TestLeaseExpires(t *testing.T) {
 		if l.URL != lost.URL || time.Since(start) != 11*time.Second {
 			t.Fatalf("after expiry leased %s at %v, want %s at 11s (10s lease, 1s gap)", l.URL, time.Since(start), lost.URL)
 		}
+		if l.Clock.Errors != 0 || l.Clock.Streak != 0 || l.Clock.Failing() {
+			t.Fatalf("after expiry the host's clock is %+v: a lost lease is no failure", l.Clock)
+		}
 		f.Complete(lost, Result{Fetched: true}) // too late: ignored
 		synctest.Wait()
 		if s := f.Stats(); s.InFlight != 1 || s.Expired != 1 || s.Queued != 1 {

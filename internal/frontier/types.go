@@ -173,7 +173,8 @@ type Config struct {
 	Resumed time.Time
 	// LeaseTimeout, when positive, expires a lease that is not completed in
 	// time: its URL goes back to the head of its host's queue and the host's
-	// clock is armed as if the request had been sent (and failed). A late
+	// clock is armed as if the request had been sent, its outcome unknown
+	// (Lost: neither an answer nor a failure). A late
 	// Complete of an expired lease is ignored. It is for fetchers that can
 	// vanish (outside the process); one that is only slow may then overlap
 	// the next request to its host, and must check Holds before it records

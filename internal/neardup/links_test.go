@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/weft-crawler/weft/internal/extract"
 	"github.com/weft-crawler/weft/internal/state"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -30,10 +31,14 @@ func TestNearDuplicateListingOtherThings(t *testing.T) {
 		}
 		return out
 	}
-	judge := func(fp uint64, url string, links []string) Verdict {
+	judge := func(fp uint64, url string, hrefs []string) Verdict {
 		t.Helper()
+		links := make([]extract.Link, len(hrefs))
+		for i, h := range hrefs {
+			links[i] = extract.Link{URL: h, Tag: "a"}
+		}
 		pb := d.NewBatch()
-		v, err := n.Judge(fp, slices.Values(links), url, 1, true, pb.Batch)
+		v, err := n.Judge(fp, links, url, 1, true, pb.Batch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,11 +85,43 @@ func TestNearDuplicateListingOtherThings(t *testing.T) {
 		t.Errorf("a day listing two events: %+v, want new links", v)
 	}
 	// A session in a segment of the path: one link whatever its id.
-	var a, b Links
-	a.Add("/s/a81f3c9e0b7d4e2f9a6c5b1d3e8f7a20/item/1")
-	b.Add("http://shop.test/s/0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a/item/1")
-	if a.keys[0] != b.keys[0] {
+	a, _ := linkKeys("/s/a81f3c9e0b7d4e2f9a6c5b1d3e8f7a20/item/1")
+	b, _ := linkKeys("http://shop.test/s/0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a/item/1")
+	if a != b {
 		t.Error("one link under two session ids in its path counts as two")
+	}
+	// What a page listing other things linked to joins its original's: a
+	// copy of the listing's second page is a copy of it, links and all.
+	if v := judge(fp^0b101, "http://shop.test/c/shoes?page=2&print=1", page(items(5, 8, "/item/%d")...)); v.Of == "" || v.NewLinks {
+		t.Errorf("a print view of the second page: %+v, want a copy, links and all", v)
+	}
+	// A shop whose menus run to hundreds of links: the items after them
+	// count all the same.
+	menu := items(1, 300, "/c/dept-%d")
+	if v := judge(0x9696_6969_9696_6969, "http://big.test/c/1", append(slices.Clone(menu), items(1, 4, "/item/%d")...)); v.Of != "" {
+		t.Fatalf("a big shop's first page: %+v", v)
+	}
+	if v := judge(0x9696_6969_9696_6968, "http://big.test/c/1?page=2", append(slices.Clone(menu), items(5, 8, "/item/%d")...)); !v.NewLinks {
+		t.Errorf("a big shop's second page: %+v, want new links after its 300 menu links", v)
+	}
+	// An original vouches for maxListed near-duplicates listing other
+	// things; past that they are copies, links and all.
+	const cal = 0x3c3c_3c3c_c3c3_c3c3
+	if v := judge(cal, "http://cal.test/day/0", []string{"/week/0", "/week/1"}); v.Of != "" {
+		t.Fatalf("the first day: %+v", v)
+	}
+	listing := 0
+	for i := 1; i <= maxListed+20; i++ {
+		v := judge(cal^uint64(1)<<(i%9), fmt.Sprintf("http://cal.test/day/%d", i), []string{fmt.Sprintf("/week/%d", 2*i), fmt.Sprintf("/week/%d", 2*i+1)})
+		if v.Of == "" {
+			t.Fatalf("day %d: %+v, want a copy of day 0", i, v)
+		}
+		if v.NewLinks {
+			listing++
+		}
+	}
+	if listing != maxListed {
+		t.Errorf("%d days of one story each linking two new weeks listed other things; want %d, then copies", listing, maxListed)
 	}
 	// An original kept by an older weft: what it linked to is not known.
 	pb := d.NewBatch()

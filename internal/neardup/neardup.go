@@ -4,9 +4,9 @@
 package neardup
 
 import (
-	"iter"
 	"sync"
 
+	"github.com/weft-crawler/weft/internal/extract"
 	"github.com/weft-crawler/weft/internal/simhash"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -26,12 +26,26 @@ type Index struct {
 	ix        simhash.Index
 	pending   map[uint64]store.SimRecord
 	full      bool // capacity reached: new pages are judged, not added
+	// listings holds, by original, what the near-duplicates that list
+	// other things (links.go) linked to, and how many there were, in this
+	// run: at most maxListings originals.
+	listings map[string]*listing
 }
+
+// listing is what an original's near-duplicates listing other things
+// linked to, and how many it vouched for.
+type listing struct {
+	links  [store.LinkWords]uint64
+	listed int
+}
+
+// maxListings bounds Index.listings: about 150 bytes each.
+const maxListings = 1 << 14
 
 // New returns an empty index of pages within threshold bits of each
 // other, that holds up to capacity fingerprints.
 func New(threshold, capacity int, db *store.DB) *Index {
-	return &Index{threshold: threshold, capacity: capacity, db: db, pending: map[uint64]store.SimRecord{}}
+	return &Index{threshold: threshold, capacity: capacity, db: db, pending: map[uint64]store.SimRecord{}, listings: map[string]*listing{}}
 }
 
 // Verdict is what Judge found of a page.
@@ -67,11 +81,12 @@ type Verdict struct {
 // copy does not join, so a chain of small edits strays at most twice the
 // threshold from its original before a page of it is judged original.
 //
-// links is what the page links to, as written (nil: not known), kept with an
-// original's fingerprint: a near-duplicate that links to things its
-// original does not is told so (Verdict.NewLinks); a copy that joins the
-// index keeps its original's links.
-func (n *Index) Judge(fp uint64, links iter.Seq[string], url string, depth int, follow bool, b *store.Batch) (Verdict, error) {
+// links is what the page links to (nil: not known; see links.go): a
+// near-duplicate that links to things its matches do not, nor the pages
+// of its original's that listed other things before it, is told so
+// (Verdict.NewLinks), while its original vouches for no more than
+// maxListed such pages in a run.
+func (n *Index) Judge(fp uint64, links []extract.Link, url string, depth int, follow bool, b *store.Batch) (Verdict, error) {
 	var m simhash.Match
 	var orig store.SimRecord
 	var known bool
@@ -99,22 +114,32 @@ func (n *Index) Judge(fp uint64, links iter.Seq[string], url string, depth int, 
 			if r, ok, err = n.db.GetSimHash(x.FP); err != nil {
 				return Verdict{}, err
 			}
+			recs[i] = r
 		}
 		if ok && (!known || r.URL == url || r.Depth < orig.Depth && orig.URL != url) {
 			m, orig, known = x, r, true
 		}
 	}
-	var ls Links
-	if links != nil {
-		_, ls.own = linkKeys(url)
-		for href := range links {
-			ls.Add(href)
-		}
-	}
 	if known && orig.URL == url {
 		return Verdict{}, nil // itself, fetched again: held already
 	}
-	v := Verdict{Match: known, NewLinks: known && links != nil && ls.newTo(orig.Links)}
+	// What the page's matches link to, and the near-duplicates listing
+	// other things that their original vouched for in this run.
+	theirs := orig.Links
+	for i := range matches {
+		for w := range theirs {
+			theirs[w] |= recs[i].Links[w]
+		}
+	}
+	n.mu.Lock()
+	if l := n.listings[orig.URL]; l != nil {
+		for w := range theirs {
+			theirs[w] |= l.links[w]
+		}
+	}
+	n.mu.Unlock()
+	filter, news := linksAgainst(links, url, &theirs)
+	v := Verdict{Match: known, NewLinks: known && links != nil && news >= newLinks && n.vouch(orig.URL, &filter)}
 	switch {
 	case known && orig.Depth <= depth:
 		v.Of = orig.URL
@@ -127,8 +152,32 @@ func (n *Index) Judge(fp uint64, links iter.Seq[string], url string, depth int, 
 	}
 	// An original; or a copy of a page whose links were followed deeper
 	// than this one's are, which stands for them from now on.
-	v.Added, v.Filled = n.add(fp, store.SimRecord{URL: url, Depth: depth, Links: ls.bloom}, b)
+	v.Added, v.Filled = n.add(fp, store.SimRecord{URL: url, Depth: depth, Links: filter}, b)
 	return v, nil
+}
+
+// vouch records that the original at url vouched for one more
+// near-duplicate listing other things, which links to filter, and reports
+// whether it may: at most maxListed in a run.
+func (n *Index) vouch(url string, filter *[store.LinkWords]uint64) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	l := n.listings[url]
+	if l == nil {
+		if len(n.listings) >= maxListings {
+			clear(n.listings) // bounded memory; a trap starts again at worst
+		}
+		l = new(listing)
+		n.listings[url] = l
+	}
+	if l.listed >= maxListed {
+		return false
+	}
+	l.listed++
+	for w := range l.links {
+		l.links[w] |= filter[w]
+	}
+	return true
 }
 
 // add puts fp in the index and in b while there is room, and reports

@@ -335,8 +335,8 @@ type SimRecord struct {
 	URL   string // the original: the page itself, or the page a copy copies
 	Depth int    // the link depth the original's links were followed at
 	Copy  bool   // a near-duplicate of URL
-	// Links is a Bloom filter of what the original links to
-	// (neardup.Links); zero for a record of an older weft.
+	// Links is a Bloom filter of what the original links to (package
+	// neardup); zero for a record of an older weft.
 	Links [LinkWords]uint64
 }
 

@@ -197,6 +197,13 @@ func TestSimHashes(t *testing.T) {
 	// And one of version 2, before what the original links to was kept.
 	b.set(appendSimKey(nil, 8), append(binary.AppendVarint(appendString([]byte{2}, "http://d.test/"), 5), 1))
 	want[8] = SimRecord{URL: "http://d.test/", Depth: 5, Copy: true}
+	// And one of version 3 written by hand: the filter in 16 big-endian words.
+	v3 := append(binary.AppendVarint(appendString([]byte{3}, "http://e.test/"), 6), 0, 1)
+	for i := range LinkWords {
+		v3 = binary.BigEndian.AppendUint64(v3, uint64(i))
+	}
+	b.set(appendSimKey(nil, 9), v3)
+	want[9] = SimRecord{URL: "http://e.test/", Depth: 6, Links: [LinkWords]uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}}
 	if err := b.Commit(false); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +222,7 @@ func TestSimHashes(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(order, []uint64{0, 2, 7, 8, 0xffff_0000_0000_0001}) {
+	if !slices.Equal(order, []uint64{0, 2, 7, 8, 9, 0xffff_0000_0000_0001}) {
 		t.Errorf("scan order %x", order)
 	}
 }
