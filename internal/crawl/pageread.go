@@ -260,7 +260,7 @@ func (c *Crawler) countRead(p *pageRun, handler string, res *content.Result) {
 // nearDuplicate says whether a page nearly copies an earlier one, links too.
 func (c *Crawler) nearDuplicate(p *pageRun, res *content.Result, follow bool) bool {
 	fp := simhash.Fingerprint(res.Words, simhash.DefaultShingle)
-	v, err := c.near.Judge(fp, res.Links, p.resp.URL, p.l.Depth, follow, p.pb.Batch)
+	v, err := c.near.Judge(fp, res.Links, p.resp.URL, p.l.Depth, follow, p.prev.Digest != ([sha1.Size]byte{}), p.pb.Batch)
 	if err != nil {
 		c.fail(fmt.Errorf("crawl: judge %s for near-duplicates: %w", p.resp.URL, err))
 	}
@@ -271,7 +271,7 @@ func (c *Crawler) nearDuplicate(p *pageRun, res *content.Result, follow bool) bo
 		c.log.Warn("near-duplicate index full: later pages are judged against the ones it holds, not added", "pages", c.cfg.NearDupMaxPages)
 	}
 	p.cp.Rec.SimHash, p.cp.Rec.NearDupOf = fp, v.Of
-	if !v.NewLinks { // one that lists other things is left out of its host's window
+	if !v.NewLinks || v.Of == "" { // a copy that lists other things is left out of the window
 		c.judge.JudgedPage(p.pb.Batch, p.l.Host, p.u, v.Of != "")
 	}
 	if p.copied = v.Match && !v.NewLinks; v.Of != "" {

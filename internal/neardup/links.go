@@ -46,19 +46,25 @@ const (
 )
 
 // linksAgainst adds the links of a page at url to a filter, and counts
-// those not of the page's own pattern that the filter orig lacks.
-func linksAgainst(links []extract.Link, url string, orig *[store.LinkWords]uint64) (filter [store.LinkWords]uint64, news int) {
+// those not of the page's own pattern that neither the filter orig nor
+// the wider one listed has.
+func linksAgainst(links []extract.Link, url string, orig *[store.LinkWords]uint64, listed *[listWords]uint64) (filter [store.LinkWords]uint64, news int) {
 	_, own := linkKeys(url)
 	for _, l := range links {
 		path, pattern := linkKeys(l.URL)
-		bits := bloomBits(path)
 		isNew := false
-		for _, b := range bits {
+		for _, b := range bloomBits(path, linkBits) {
 			filter[b/64] |= 1 << (b % 64)
 			isNew = isNew || orig[b/64]&(1<<(b%64)) == 0
 		}
-		if isNew && pattern != own {
-			news++
+		if !isNew || pattern == own {
+			continue
+		}
+		for _, b := range bloomBits(path, listBits) {
+			if listed[b/64]&(1<<(b%64)) == 0 {
+				news++
+				break
+			}
 		}
 	}
 	return filter, news
@@ -114,8 +120,8 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-// bloomBits are the three bits of the filter a link's key sets.
-func bloomBits(h uint64) [3]uint64 {
+// bloomBits are the three bits a link's key sets in a filter of size bits.
+func bloomBits(h, size uint64) [3]uint64 {
 	h ^= h >> 29
-	return [3]uint64{h % linkBits, (h >> 20) % linkBits, (h >> 40) % linkBits}
+	return [3]uint64{h % size, (h >> 20) % size, (h >> 40) % size}
 }

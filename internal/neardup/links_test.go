@@ -38,7 +38,7 @@ func TestNearDuplicateListingOtherThings(t *testing.T) {
 			links[i] = extract.Link{URL: h, Tag: "a"}
 		}
 		pb := d.NewBatch()
-		v, err := n.Judge(fp, links, url, 1, true, pb.Batch)
+		v, err := n.Judge(fp, links, url, 1, true, false, pb.Batch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,6 +104,24 @@ func TestNearDuplicateListingOtherThings(t *testing.T) {
 	if v := judge(0x9696_6969_9696_6968, "http://big.test/c/1?page=2", append(slices.Clone(menu), items(5, 8, "/item/%d")...)); !v.NewLinks {
 		t.Errorf("a big shop's second page: %+v, want new links after its 300 menu links", v)
 	}
+	// A listing page fetched again (a recrawl), one whose links are not
+	// followed, and one nearer the seeds than its original are compared,
+	// and vouch for nothing.
+	vouched := func() int { return n.listings["http://shop.test/c/shoes"].listed }
+	before := vouched()
+	for _, c := range []struct {
+		depth           int
+		follow, refetch bool
+	}{{1, true, true}, {1, false, false}, {0, true, false}} {
+		pb := d.NewBatch()
+		links := []extract.Link{{URL: "/item/40"}, {URL: "/item/41"}}
+		if v, err := n.Judge(fp^0b1001, links, "http://shop.test/c/shoes?page=11", c.depth, c.follow, c.refetch, pb.Batch); err != nil || !v.NewLinks {
+			t.Errorf("%+v: %+v, %v; want new links", c, v, err)
+		}
+		if vouched() != before {
+			t.Errorf("%+v: the original vouched for %d pages, want %d", c, vouched(), before)
+		}
+	}
 	// An original vouches for maxListed near-duplicates listing other
 	// things; past that they are copies, links and all.
 	const cal = 0x3c3c_3c3c_c3c3_c3c3
@@ -135,7 +153,7 @@ func TestNearDuplicateListingOtherThings(t *testing.T) {
 	}
 	// Links not known (nil): a copy.
 	pb = d.NewBatch()
-	if v, err := n.Judge(fp^0b11, nil, "http://shop.test/x", 1, true, pb.Batch); err != nil || v.Of == "" || v.NewLinks {
+	if v, err := n.Judge(fp^0b11, nil, "http://shop.test/x", 1, true, false, pb.Batch); err != nil || v.Of == "" || v.NewLinks {
 		t.Errorf("links not known: %+v, %v; want a copy", v, err)
 	}
 }

@@ -28,19 +28,25 @@ type Index struct {
 	full      bool // capacity reached: new pages are judged, not added
 	// listings holds, by original, what the near-duplicates that list
 	// other things (links.go) linked to, and how many there were, in this
-	// run: at most maxListings originals.
+	// run: at most maxListings originals, all forgotten past that.
 	listings map[string]*listing
 }
 
 // listing is what an original's near-duplicates listing other things
-// linked to, and how many it vouched for.
+// linked to, a Bloom filter wider than a stored original's (a hundred
+// pages of a listing may link a few thousand things), and how many it
+// vouched for.
 type listing struct {
-	links  [store.LinkWords]uint64
+	links  [listWords]uint64
 	listed int
 }
 
-// maxListings bounds Index.listings: about 150 bytes each.
-const maxListings = 1 << 14
+// maxListings bounds Index.listings, about 1.1 KB each with the URL.
+const (
+	maxListings = 1 << 12
+	listWords   = 128
+	listBits    = listWords * 64
+)
 
 // New returns an empty index of pages within threshold bits of each
 // other, that holds up to capacity fingerprints.
@@ -57,9 +63,11 @@ type Verdict struct {
 	Added bool
 	// Filled says that the index just reached its capacity.
 	Filled bool
-	// NewLinks says that the page, a near-duplicate, links to things
-	// its original does not (Links): it lists other things in the same
-	// words, and its links are followed as an original's are.
+	// NewLinks says that the page, within the threshold of an earlier
+	// one, links to things that page and those of its matches do not,
+	// nor the pages listing other things its original vouched for
+	// (links.go): it lists other things in the same words, and its links
+	// are followed as an original's are.
 	NewLinks bool
 	// Match says that its words are within the threshold of an earlier
 	// page's, Of or one deeper than it (which it stands for from now on).
@@ -81,12 +89,13 @@ type Verdict struct {
 // copy does not join, so a chain of small edits strays at most twice the
 // threshold from its original before a page of it is judged original.
 //
-// links is what the page links to (nil: not known; see links.go): a
-// near-duplicate that links to things its matches do not, nor the pages
-// of its original's that listed other things before it, is told so
-// (Verdict.NewLinks), while its original vouches for no more than
-// maxListed such pages in a run.
-func (n *Index) Judge(fp uint64, links []extract.Link, url string, depth int, follow bool, b *store.Batch) (Verdict, error) {
+// links is what the page links to (nil: not known; see links.go): a page
+// within the threshold that links to other things is told so
+// (Verdict.NewLinks). A near-duplicate whose links are followed is so
+// only while its original vouches for no more than maxListed such pages
+// in the run; one fetched again (refetch, a recrawl) or whose links are
+// not followed is compared, and vouches for nothing.
+func (n *Index) Judge(fp uint64, links []extract.Link, url string, depth int, follow, refetch bool, b *store.Batch) (Verdict, error) {
 	var m simhash.Match
 	var orig store.SimRecord
 	var known bool
@@ -131,15 +140,17 @@ func (n *Index) Judge(fp uint64, links []extract.Link, url string, depth int, fo
 			theirs[w] |= recs[i].Links[w]
 		}
 	}
+	var listed [listWords]uint64 // a copy: two pages judged at once may both vouch
 	n.mu.Lock()
-	if l := n.listings[orig.URL]; l != nil {
-		for w := range theirs {
-			theirs[w] |= l.links[w]
-		}
+	if l := n.listings[orig.URL]; known && l != nil {
+		listed = l.links
 	}
 	n.mu.Unlock()
-	filter, news := linksAgainst(links, url, &theirs)
-	v := Verdict{Match: known, NewLinks: known && links != nil && news >= newLinks && n.vouch(orig.URL, &filter)}
+	filter, news := linksAgainst(links, url, &theirs, &listed)
+	v := Verdict{Match: known, NewLinks: known && links != nil && news >= newLinks}
+	if v.NewLinks && orig.Depth <= depth && follow && !refetch {
+		v.NewLinks = n.vouch(orig.URL, links)
+	}
 	switch {
 	case known && orig.Depth <= depth:
 		v.Of = orig.URL
@@ -157,9 +168,9 @@ func (n *Index) Judge(fp uint64, links []extract.Link, url string, depth int, fo
 }
 
 // vouch records that the original at url vouched for one more
-// near-duplicate listing other things, which links to filter, and reports
+// near-duplicate listing other things, which links to links, and reports
 // whether it may: at most maxListed in a run.
-func (n *Index) vouch(url string, filter *[store.LinkWords]uint64) bool {
+func (n *Index) vouch(url string, links []extract.Link) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	l := n.listings[url]
@@ -174,8 +185,11 @@ func (n *Index) vouch(url string, filter *[store.LinkWords]uint64) bool {
 		return false
 	}
 	l.listed++
-	for w := range l.links {
-		l.links[w] |= filter[w]
+	for _, link := range links {
+		path, _ := linkKeys(link.URL)
+		for _, b := range bloomBits(path, listBits) {
+			l.links[b/64] |= 1 << (b % 64)
+		}
 	}
 	return true
 }

@@ -162,7 +162,7 @@ func TestNearIndexFindsCopiesThroughCopies(t *testing.T) {
 // added for Settle.
 func judgeIn(t *testing.T, n *Index, pb *state.Batch, fp uint64, url string, depth int, follow bool) Verdict {
 	t.Helper()
-	v, err := n.Judge(fp, nil, url, depth, follow, pb.Batch)
+	v, err := n.Judge(fp, nil, url, depth, follow, false, pb.Batch)
 	if err != nil {
 		t.Fatal(err)
 	}
