@@ -241,6 +241,9 @@ func TestOneShotWaitsOutOneFailureOfAHostThatAnswers(t *testing.T) {
 		{"a 429, then a strain", map[int]Result{3: {Fetched: true, Signal: Throttled, Retry: true}, 4: strain}, 5, true},
 		{"answered no more than it failed", map[int]Result{0: strain}, 1, true},
 		{"a strain, then its sitemap's 429", map[int]Result{5: strain, 6: {Fetched: true, Signal: Throttled, Retry: true}}, 7, true},
+		// A lease lost before the strain (its fetcher never said) is no
+		// request without an answer: the strain is still the only one.
+		{"a lost lease, then a strain", map[int]Result{2: {Fetched: true, Signal: Lost, Retry: true}, 3: strain}, 8, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
