@@ -309,7 +309,7 @@ func TestWallDropsRedirectTargetsQueuedBefore(t *testing.T) {
 	// What else a page link is dropped for does not touch a redirect's
 	// target: the page its link meant.
 	for i := range probeEvery * 4 {
-		b.Redirected(b.url(fmt.Sprintf("http://shop.test/out?to=%d", i)), b.url(fmt.Sprintf("http://elsewhere%d.test/", i%5)), Scope)
+		b.Redirected(b.url(fmt.Sprintf("http://shop.test/out?to=%d", i)), b.url(fmt.Sprintf("http://127.0.0.%d/", 10+i%5)), Scope)
 	}
 	out := b.url("http://shop.test/out?to=x")
 	if why := b.Learnt(out, "http://shop.test/", false, false); why != OffsiteRedirect {

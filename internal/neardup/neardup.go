@@ -132,9 +132,12 @@ func (n *Index) Judge(fp uint64, links []extract.Link, url string, depth int, fo
 	if known && orig.URL == url {
 		return Verdict{}, nil // itself, fetched again: held already
 	}
+	if !known && !follow {
+		return Verdict{}, nil // neither compared nor kept: its links are not read
+	}
 	// What the page's matches link to, and the near-duplicates listing
 	// other things that their original vouched for in this run.
-	theirs := orig.Links
+	var theirs [store.LinkWords]uint64
 	for i := range matches {
 		for w := range theirs {
 			theirs[w] |= recs[i].Links[w]
