@@ -14,10 +14,14 @@ type group struct {
 	// gen counts the moves of nextAt by a lease taken or a request ended:
 	// a lease that sent nothing gives its gap back only if none came since.
 	gen uint64
-	// strained is when the backoff of the last request to it cut by
+	// strained is when the hold after the last request to it cut by
 	// strain ends: a wait for the group until then is that backoff's,
 	// not the gap's (Frontier.waiting).
 	strained time.Time
+	// strains counts the requests to it cut by strain since one of its
+	// hosts last answered: the group's hold doubles with each, as a
+	// host's backoff does with its own (Frontier.strainHold).
+	strains int
 }
 
 // readyAt is when the host may be leased: its own clock and its group's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -441,6 +442,91 @@ func TestStrainHoldsTheServerGroup(t *testing.T) {
 		if after[0] < 10*time.Second {
 			t.Errorf("the next request to the strained server came %v after the strain, want >= 10s (5 x 2s)", after[0])
 		}
+	})
+}
+
+// TestOneHangingHostDoesNotHoldItsServer: of two sites on one server, one
+// hangs on every request (a robots.txt or a page that never answers) while
+// the other answers at once. After each request cut by strain the server is
+// left alone for as long as it may still be working on it (5 x 15 s), but
+// the answering site is not held for the hanging one's doubling backoff:
+// once, it waited 75 s, 150 s, 300 s... behind it. A server that strains on
+// every host's requests is held longer with each strain in a row, as one
+// host would be.
+func TestOneHangingHostDoesNotHoldItsServer(t *testing.T) {
+	type request struct {
+		host       string
+		start, end time.Time
+		strained   bool
+	}
+	run := func(t *testing.T, hangs func(host string) bool) (reqs []request, began time.Time) {
+		f := newFrontier(t, Config{Delay: 100 * time.Millisecond, IPGap: 10 * time.Millisecond, Politeness: Politeness{ParkAfter: -1}})
+		f.Add(items("hangs.shared.test", 5, Normal)...)
+		f.Add(items("answers.shared.test", 30, Normal)...)
+		var mu sync.Mutex
+		began = time.Now()
+		runWorkers(t, f, 2, 0, func(l Lease) Result {
+			switch l.Mode {
+			case ModeFindGroup:
+				return Result{Retry: true, SetGroup: true, Group: "10.0.0.1"}
+			case ModeGiveUp:
+				return Result{} // no request
+			}
+			r := request{host: l.Host, start: time.Now(), strained: hangs(l.Host)}
+			if r.strained {
+				time.Sleep(15 * time.Second) // cut by the silence timeout
+			}
+			r.end = time.Now()
+			mu.Lock()
+			reqs = append(reqs, r)
+			mu.Unlock()
+			if r.strained {
+				return Result{Fetched: true, Signal: Strained, Took: 15 * time.Second, Cause: "timeout"}
+			}
+			return Result{Fetched: true}
+		})
+		// The server's view: after a request cut by strain, nothing
+		// starts within 75 s of its end.
+		for _, s := range reqs {
+			for _, r := range reqs {
+				if s.strained && !r.start.Before(s.end) && r.start.Sub(s.end) < 75*time.Second {
+					t.Errorf("%s asked %v after the strain of %s's request; want >= 75 s", r.host, r.start.Sub(s.end), s.host)
+				}
+			}
+		}
+		return reqs, began
+	}
+	t.Run("one host hangs", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			reqs, began := run(t, func(host string) bool { return host == "hangs.shared.test" })
+			var last time.Time
+			answered := 0
+			for _, r := range reqs {
+				if r.host == "answers.shared.test" {
+					answered++
+					last = later(last, r.end)
+				}
+			}
+			// The hanging site's backoff doubles (75 s, 150 s, 300 s)
+			// while the server's hold after each strain stays 75 s: the
+			// answering site's pages go in its second backoff, about
+			// 3 minutes in. Held for the whole backoff, they took 30.
+			if answered != 30 || last.Sub(began) > 5*time.Minute {
+				t.Errorf("the answering site's %d pages were done %v in; want 30 within 5 minutes", answered, last.Sub(began))
+			}
+		})
+	})
+	t.Run("the server hangs", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			reqs, _ := run(t, func(string) bool { return true })
+			slices.SortFunc(reqs, func(a, b request) int { return a.start.Compare(b.start) })
+			for i := 1; i < len(reqs) && i <= 3; i++ {
+				want := 75 * time.Second << (i - 1)
+				if got := reqs[i].start.Sub(reqs[i-1].end); got < want {
+					t.Errorf("strain %d in a row on the server: next request %v after it, want >= %v", i, got, want)
+				}
+			}
+		})
 	})
 }
 

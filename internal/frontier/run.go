@@ -526,12 +526,19 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	} else {
 		h.clock = f.cfg.advance(h.clock, c.result, now)
 	}
-	if g := fl.group; g != nil && c.result.Fetched && c.result.Signal == Strained {
-		// The server behind the group may still be working on the request
-		// it could not finish: none of its hosts is asked before the
-		// strained host's backoff has passed.
-		g.nextAt = later(g.nextAt, now.Add(h.clock.Backoff))
-		g.strained = later(g.strained, now.Add(h.clock.Backoff))
+	if g := fl.group; g != nil && c.result.Fetched {
+		switch c.result.Signal {
+		case OK:
+			g.strains = 0
+		case Strained:
+			// The server behind the group may still be working on the
+			// request it could not finish: none of its hosts is asked
+			// before that hold has passed.
+			g.strains++
+			hold := f.strainHold(g.strains, c.result.Took)
+			g.nextAt = later(g.nextAt, now.Add(hold))
+			g.strained = later(g.strained, now.Add(hold))
+		}
 	}
 	if c.result.SetGroup {
 		f.setGroup(h, c.result.Group)
@@ -565,6 +572,24 @@ func (f *Frontier) complete(c completion, now time.Time) {
 	}
 	h.unparked = false
 	f.settle(h)
+}
+
+// strainHold is how long a server group waits after a request to one of
+// its hosts was cut by strain, the strains-th since one of them answered,
+// after took: as long as the latency rule says the server may still be
+// working on the request, doubled with each strain in a row up to
+// MaxBackoff, as a host's own backoff is. One host that hangs on a server
+// whose other hosts answer (a site of many on a shared server, a
+// robots.txt that hangs) holds them for the first term only, while its own
+// backoff doubles; a server that strains whatever is asked of it is held
+// longer with each strain, whichever host it was asked for.
+func (f *Frontier) strainHold(strains int, took time.Duration) time.Duration {
+	p := &f.cfg.Politeness
+	hold := max(p.latencyWait(took), p.MinBackoff)
+	for range min(strains-1, 20) {
+		hold = max(min(2*hold, p.MaxBackoff), hold)
+	}
+	return hold
 }
 
 // expire gives back the leases whose time is up, as if their workers had
