@@ -14,7 +14,7 @@ func TestPageBuffersKeptButNotHuge(t *testing.T) {
 	bufs := &pageBuffers{votes: importance.NewVotes()}
 	p := newPageRun(frontier.Lease{}, nil, bufs)
 	p.found = append(p.found, make([]found, 100)...)
-	bufs.votes.Add(seen.KeyOf("http://a.test/"), false)
+	bufs.votes.Add(seen.KeyOf("http://a.test/"), importance.SameHost)
 	p.release()
 	if cap(bufs.found) < 100 || len(bufs.found) != 0 || bufs.votes.Len() != 0 {
 		t.Fatalf("an ordinary page's buffers: found len %d cap %d, votes %d; want kept and empty", len(bufs.found), cap(bufs.found), bufs.votes.Len())
@@ -22,7 +22,7 @@ func TestPageBuffersKeptButNotHuge(t *testing.T) {
 	p = newPageRun(frontier.Lease{}, nil, bufs)
 	p.found = append(p.found, make([]found, maxKeptBuffer+1)...)
 	for i := range maxKeptBuffer + 1 {
-		bufs.votes.Add(seen.KeyOf("http://a.test/"+string(rune('a'+i%26))+string(rune(i))), false)
+		bufs.votes.Add(seen.KeyOf("http://a.test/"+string(rune('a'+i%26))+string(rune(i))), importance.SameHost)
 	}
 	p.release()
 	if bufs.found != nil || bufs.votes.Len() != 0 {

@@ -310,7 +310,7 @@ func (c *Crawler) findLinks(p *pageRun, base *canon.Base, res *content.Result, f
 			p.links = append(p.links, lu.String)
 			if p.votes != nil && !link.NoFollow && link.Tag != "sitemap" && i >= len(res.Hints) && lu.String != u.String {
 				k = seen.KeyOf(lu.String)
-				p.votes.Add(k, lu.Authority != u.Authority) // a page's link, not a sitemap's listing: a vote
+				p.votes.Add(k, importance.KindOf(u, lu)) // a page's link, not a sitemap's listing: a vote
 			}
 		}
 		cand := judge.Candidate{URL: lu, Depth: l.Depth + 1, Priority: frontier.Normal, Via: l.URL, Seed: l.Seed, Path: linkPath}

@@ -37,11 +37,13 @@ package importance
 import (
 	"math"
 	"math/bits"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/bits-and-blooms/bloom/v3"
 
+	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/sketch"
@@ -98,33 +100,105 @@ func (e *Estimator) Handout(page seen.Key) uint32 {
 	return min(Unit+e.cash.Sum(page), maxHandout)
 }
 
-// Votes are a fetched page's distinct links, each to its host or
-// another; Credit gives each its share of the page's cash. A Votes is
-// reused from page to page (Reset): a page has about a hundred links.
+// Votes are a fetched page's distinct links, each of a LinkKind; Credit
+// gives each its share of the page's cash. A Votes is reused from page to
+// page (Reset): a page has about a hundred links.
 type Votes struct {
-	m           map[seen.Key]vote
-	same, cross int
+	m                    map[seen.Key]vote
+	same, cross, variant int
 }
 
 type vote struct {
-	cross   bool
+	kind    LinkKind
 	rank    uint32 // the linked URL's estimate once credited
 	promote bool
+}
+
+// LinkKind is what a link is to the page it is on, which weighs its vote.
+type LinkKind uint8
+
+const (
+	// SameHost: a link to another page of the page's host: one share.
+	SameHost LinkKind = iota
+	// OtherHost: a link to another host: CrossHost shares.
+	OtherHost
+	// Variant: a link to a variant of the page itself, the same path
+	// with a query that sets a parameter to a word (a facet's filter, a
+	// sort order, another search): a quarter of a share. A faceted
+	// search's every page links its dozens of variants, each of them
+	// linked from all the others, so that they gathered more cash than
+	// the products and next pages a listing leads to, and were fetched
+	// first, combination after combination, while a variant that only
+	// sets numbers (the next page, an item's id) is a page like any other.
+	Variant
+)
+
+// variantShares is how many of a Variant's votes weigh one of SameHost's.
+const variantShares = 4
+
+// KindOf returns what a link to link is on the page of page.
+func KindOf(page, link canon.URL) LinkKind {
+	switch {
+	case link.Authority != page.Authority:
+		return OtherHost
+	case link.Query != "" && link.Path == page.Path && link.Scheme == page.Scheme && setsWord(page.Query, link.Query):
+		return Variant
+	}
+	return SameHost
+}
+
+// setsWord reports whether query q has a parameter (name=value) that the
+// page's query pq has not, whose value is not a number.
+func setsWord(pq, q string) bool {
+	for q != "" {
+		var pair string
+		pair, q, _ = strings.Cut(q, "&")
+		_, value, _ := strings.Cut(pair, "=")
+		if isNumber(value) || hasPair(pq, pair) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// hasPair reports whether query q has the parameter pair (name=value).
+func hasPair(q, pair string) bool {
+	for q != "" {
+		var p string
+		p, q, _ = strings.Cut(q, "&")
+		if p == pair {
+			return true
+		}
+	}
+	return false
+}
+
+func isNumber(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // NewVotes returns an empty Votes.
 func NewVotes() *Votes { return &Votes{m: map[seen.Key]vote{}} }
 
-// Add counts a link to the URL of key, once however often the page names
-// it; cross says it leads to another host.
-func (v *Votes) Add(k seen.Key, cross bool) {
+// Add counts a link of kind to the URL of key, once however often the
+// page names it.
+func (v *Votes) Add(k seen.Key, kind LinkKind) {
 	if _, ok := v.m[k]; ok {
 		return
 	}
-	v.m[k] = vote{cross: cross}
-	if cross {
+	v.m[k] = vote{kind: kind}
+	switch kind {
+	case OtherHost:
 		v.cross++
-	} else {
+	case Variant:
+		v.variant++
+	default:
 		v.same++
 	}
 }
@@ -159,12 +233,13 @@ func (v *Votes) Reset(keep int) {
 	} else {
 		clear(v.m)
 	}
-	v.same, v.cross = 0, 0
+	v.same, v.cross, v.variant = 0, 0, 0
 }
 
 // Credit hands out the cash of the fetched page of key over its votes:
 // each link to its own host gets one share, each link to another host
-// CrossHost shares (at least 1 each). A link is promoted when its
+// CrossHost shares, each link to a variant of the page a quarter (at
+// least 1 each; LinkKind). A link is promoted when its
 // estimate crosses a power of two from promoteFrom on, unless it is to a
 // URL fetched already (as far as a Bloom filter of the URLs Credit or
 // Fetched was given knows): most of a site's links are to its navigation,
@@ -172,15 +247,21 @@ func (v *Votes) Reset(keep int) {
 // store.
 func (e *Estimator) Credit(page seen.Key, v *Votes) {
 	e.Fetched(page)
-	weights := v.same + CrossHost*v.cross
-	if weights == 0 {
+	// In quarter shares: a page without variants splits its cash as if
+	// there were no quarters (4h/4w rounds down as h/w does).
+	quarters := variantShares*(v.same+CrossHost*v.cross) + v.variant
+	if quarters == 0 {
 		return
 	}
-	share := max(e.Handout(page)/uint32(weights), 1)
+	handout := e.Handout(page)
+	share := max(variantShares*handout/uint32(quarters), 1)
 	for k, x := range v.m {
 		s := share
-		if x.cross {
+		switch x.kind {
+		case OtherHost:
 			s *= CrossHost
+		case Variant:
+			s = max(handout/uint32(quarters), 1)
 		}
 		before, after := e.cash.Add(k, s)
 		x.rank = after

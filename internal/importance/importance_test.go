@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/seen"
 	"go.uber.org/goleak"
@@ -20,10 +21,10 @@ func k(s string) seen.Key { return seen.KeyOf("http://" + s) }
 func TestCreditSplitsThePageCash(t *testing.T) {
 	e := New(1<<20, 1000)
 	v := NewVotes()
-	v.Add(k("a.test/1"), false)
-	v.Add(k("a.test/2"), false)
-	v.Add(k("a.test/2"), false) // twice on the page: one vote
-	v.Add(k("b.test/"), true)
+	v.Add(k("a.test/1"), SameHost)
+	v.Add(k("a.test/2"), SameHost)
+	v.Add(k("a.test/2"), SameHost) // twice on the page: one vote
+	v.Add(k("b.test/"), OtherHost)
 	if v.Len() != 3 {
 		t.Fatalf("%d votes, want 3", v.Len())
 	}
@@ -52,7 +53,7 @@ func TestLinksFromImportantPagesCountMore(t *testing.T) {
 	credit := func(from string, to ...string) {
 		v := NewVotes()
 		for _, u := range to {
-			v.Add(k(u), true)
+			v.Add(k(u), OtherHost)
 		}
 		e.Credit(k(from), v)
 	}
@@ -76,7 +77,7 @@ func TestPromoteOnlyWhenTheEstimateDoubles(t *testing.T) {
 	promotions, credits := 0, 0
 	for i := range 400 {
 		v := NewVotes()
-		v.Add(target, true)
+		v.Add(target, OtherHost)
 		e.Credit(k("p.test/"+strconv.Itoa(i)), v) // each hands it Unit
 		credits++
 		r, promote, _ := v.Of(target)
@@ -124,18 +125,18 @@ func TestPriorsAreWeak(t *testing.T) {
 func TestVotesReset(t *testing.T) {
 	v := NewVotes()
 	for i := range 10 {
-		v.Add(k("a.test/"+strconv.Itoa(i)), i%2 == 0)
+		v.Add(k("a.test/"+strconv.Itoa(i)), LinkKind(i%3))
 	}
 	m := v.m
 	v.Reset(100)
-	if v.Len() != 0 || v.same != 0 || v.cross != 0 || len(m) != 0 {
-		t.Fatalf("after Reset: %d votes, %d same, %d cross", v.Len(), v.same, v.cross)
+	if v.Len() != 0 || v.same != 0 || v.cross != 0 || v.variant != 0 || len(m) != 0 {
+		t.Fatalf("after Reset: %d votes, %d same, %d cross, %d variants", v.Len(), v.same, v.cross, v.variant)
 	}
 	for i := range 10 {
-		v.Add(k("a.test/"+strconv.Itoa(i)), false)
+		v.Add(k("a.test/"+strconv.Itoa(i)), SameHost)
 	}
 	v.Reset(5)
-	v.Add(k("b.test/"), false)
+	v.Add(k("b.test/"), SameHost)
 	if _, kept := m[k("b.test/")]; kept || v.Len() != 1 {
 		t.Error("a map past the bound was kept")
 	}
@@ -155,9 +156,9 @@ func TestFetchedPageNotPromoted(t *testing.T) {
 	e.Fetched(redirect)
 	for i := range 100 {
 		v := NewVotes()
-		v.Add(nav, false)
-		v.Add(redirect, false)
-		v.Add(k("a.test/new"+strconv.Itoa(i)), false)
+		v.Add(nav, SameHost)
+		v.Add(redirect, SameHost)
+		v.Add(k("a.test/new"+strconv.Itoa(i)), SameHost)
 		e.Credit(k("a.test/p"+strconv.Itoa(i)), v)
 		if _, promote, _ := v.Of(nav); promote {
 			t.Fatalf("the fetched page promoted at its %dth in-link", i+1)
@@ -214,5 +215,61 @@ func TestListedIf(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	if ListedIf(false, 1, now, now) != 0 || ListedIf(true, 1, now, now) != Listed(1, now, now) {
 		t.Error("ListedIf: a page no sitemap lists has a sitemap prior, or one listed has not Listed's")
+	}
+}
+
+// TestVariantsWeighAQuarter: a listing's links to its own variants that
+// set a word (a filter, a sort order) weigh a quarter of its other links;
+// its next page, a variant that sets a number, and its products weigh
+// one, other hosts CrossHost. A page without variants splits its cash as
+// before they were weighed.
+func TestVariantsWeighAQuarter(t *testing.T) {
+	c := canon.New(canon.Config{})
+	u := func(s string) canon.URL {
+		x, err := c.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	page := u("http://127.0.0.1/shop?cat=2&color=red")
+	for _, tc := range []struct {
+		link string
+		want LinkKind
+	}{
+		{"http://127.0.0.1/shop?cat=2&color=red&size=m", Variant},     // one more filter
+		{"http://127.0.0.1/shop?cat=2&color=blue", Variant},           // another value
+		{"http://127.0.0.1/shop?cat=2&color=red&sort=price", Variant}, // a sort order
+		{"http://127.0.0.1/shop?cat=2&color=red&page=2", SameHost},    // the next page
+		{"http://127.0.0.1/shop?cat=3", SameHost},                     // another category: a number, a filter dropped
+		{"http://127.0.0.1/shop", SameHost},                           // no query
+		{"http://127.0.0.1/product/7?color=red", SameHost},            // another path
+		{"https://127.0.0.1/shop?cat=2&color=red&size=m", SameHost},   // another scheme: another family
+		{"http://127.0.0.2/shop?cat=2&color=red&size=m", OtherHost},   // another host
+		{"http://127.0.0.1/shop?cat=2&color=red&q=", Variant},         // an empty value is no number
+	} {
+		if got := KindOf(page, u(tc.link)); got != tc.want {
+			t.Errorf("%s on %s: %d, want %d", tc.link, page.String, got, tc.want)
+		}
+	}
+
+	e := New(1<<16, 1000)
+	v := NewVotes()
+	for i := range 12 {
+		v.Add(k("127.0.0.1/shop?facet="+strconv.Itoa(i)), Variant)
+	}
+	v.Add(k("127.0.0.1/shop?page=2"), SameHost)
+	v.Add(k("127.0.0.1/product/1"), SameHost)
+	v.Add(k("127.0.0.2/"), OtherHost)
+	e.Credit(k("127.0.0.1/shop"), v)
+	variant, _, _ := v.Of(k("127.0.0.1/shop?facet=0"))
+	next, _, _ := v.Of(k("127.0.0.1/shop?page=2"))
+	other, _, _ := v.Of(k("127.0.0.2/"))
+	// 12 quarters, 2 x 4 and 16: 36 quarters of the page's 256.
+	if variant != 256/36 || next != 4*256/36 || other != CrossHost*next {
+		t.Errorf("a variant got %d, the next page %d, another host %d; want %d, %d, %d", variant, next, other, 256/36, 4*256/36, CrossHost*4*256/36)
+	}
+	if sum := 12*variant + 2*next + other; sum > Unit {
+		t.Errorf("handed out %d, more than the page's %d", sum, Unit)
 	}
 }
