@@ -3,6 +3,7 @@ package crawl
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -363,51 +364,65 @@ func trapPageRequests(web *synthweb.Web) map[string]int {
 // archives rank above the listing's deep pages and are fetched before
 // them), so it does not grow much, and may be held: every post is still
 // fetched. (That a family grows on what its pages lead to is
-// TestTrapBudgetGrows, in package judge.)
+// TestTrapBudgetGrows, in package judge.) The same blogs linked as
+// WordPress's plain permalinks (/?p=N, /?m=YYYYMM: every URL "/" and a
+// query, one family) have every post fetched too, with either budget:
+// once, 76 of 300 were, the rest held.
 func TestTrapBudgetCostsOrdinarySitesNothing(t *testing.T) {
 	t.Parallel() // judged by what was requested, not when
 	const posts = 300
-	web := startWeb(t, synthweb.Config{Seed: 11, Hosts: 2, PagesPerHost: posts, World: synthweb.WorldBlog,
-		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
-	var base map[string]int
-	for _, budget := range []int{-1, 0, 4} {
-		mark := len(web.Log())
-		cfg := testConfig(t, web, 4, 0)
-		cfg.TrapBudget = budget
-		sum := runCrawl(t, cfg)
-		got := map[string]int{}
-		listing, post := map[string]int{}, map[string]int{}
-		for _, r := range web.Log()[mark:] {
-			if isRobotsPath(r.Path) {
-				continue
+	for _, plain := range []bool{false, true} {
+		web := startWeb(t, synthweb.Config{Seed: 11, Hosts: 2, PagesPerHost: posts, World: synthweb.WorldBlog, BlogPlainLinks: plain,
+			RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+		var base map[string]int
+		for _, budget := range []int{-1, 0, 4} {
+			mark := len(web.Log())
+			cfg := testConfig(t, web, 4, 0)
+			cfg.TrapBudget = budget
+			sum := runCrawl(t, cfg)
+			got := map[string]int{}
+			listing, post := map[string]int{}, map[string]int{}
+			for _, r := range web.Log()[mark:] {
+				if isRobotsPath(r.Path) {
+					continue
+				}
+				got[r.Host+r.Path]++
+				switch {
+				case strings.HasPrefix(r.Path, "/?page="):
+					listing[r.Host]++
+				case plain && strings.HasPrefix(r.Path, "/?p=") && !strings.Contains(r.Path, "&"),
+					!plain && strings.Count(r.Path, "/") == 5 && !strings.Contains(r.Path, "?"):
+					post[r.Host]++
+				}
 			}
-			got[r.Host+r.Path]++
+			t.Logf("plain links %v, trap budget %2d: %d URLs requested, listing pages %v, posts %v, held %v", plain, budget, len(got), listing, post, sum.Held)
 			switch {
-			case strings.HasPrefix(r.Path, "/?page="):
-				listing[r.Host]++
-			case strings.Count(r.Path, "/") == 5 && !strings.Contains(r.Path, "?"):
-				post[r.Host]++
+			case base == nil:
+				base = got
+			case budget == 4:
+				for h, n := range post {
+					if n != posts || listing[h] < 4 {
+						t.Errorf("plain links %v, trap budget 4: %s: %d posts fetched and %d pages of its listing, want all %d and at least 4", plain, h, n, listing[h], posts)
+					}
+				}
+			default:
+				var missing []string
+				for u := range base {
+					if got[u] == 0 {
+						missing = append(missing, u)
+					}
+				}
+				if len(missing) > 0 {
+					slices.Sort(missing)
+					t.Errorf("plain links %v, trap budget %d: %d URLs not fetched that are without a budget, %v first", plain, budget, len(missing), missing[:min(5, len(missing))])
+				}
+				if len(got) != len(base) || len(sum.Held) != 0 {
+					t.Errorf("plain links %v, trap budget %d: %d URLs requested, %v held; without a budget %d, none held", plain, budget, len(got), sum.Held, len(base))
+				}
 			}
 		}
-		t.Logf("trap budget %2d: %d URLs requested, listing pages %v, posts %v, held %v", budget, len(got), listing, post, sum.Held)
-		switch {
-		case base == nil:
-			base = got
-		case budget == 4:
-			for h, n := range post {
-				if n != posts || listing[h] < 4 {
-					t.Errorf("trap budget 4: %s: %d posts fetched and %d pages of its listing, want all %d and at least 4", h, n, listing[h], posts)
-				}
-			}
-		default:
-			for u := range base {
-				if got[u] == 0 {
-					t.Errorf("trap budget %d: %s not fetched; it is without a budget", budget, u)
-				}
-			}
-			if len(got) != len(base) || len(sum.Held) != 0 {
-				t.Errorf("trap budget %d: %d URLs requested, %v held; without a budget %d, none held", budget, len(got), sum.Held, len(base))
-			}
+		if len(base) < 2*posts {
+			t.Errorf("plain links %v: %d URLs without a budget; want the %d posts of both blogs at least", plain, len(base), 2*posts)
 		}
 	}
 }

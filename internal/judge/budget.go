@@ -18,8 +18,9 @@ import (
 // its pages fetched then moves that budget by what it showed, in
 // quarters of a URL:
 //
-//   - it led to new URLs outside the family (the articles a listing
-//     lists, the products a facet shows): +4 for each, one URL for each,
+//   - it led to new URLs outside the family, or of its path but of
+//     another kind (otherKind: the articles a listing lists, the products
+//     a facet shows, the posts a blog's ?cat=3 lists): +4 for each, one URL for each,
 //     up to maxLed a page, so a family whose every page leads somewhere
 //     new pays for itself and is never held, and one whose pages each
 //     lead to several new pages is explored as fast as they come;
@@ -217,6 +218,11 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 		b.count(HeldCopies)
 		return HeldCopies, wallKey(wk)
 	}
+	if fam.kind == queryFamily && !cross && nextOf(c.URL, c.Via) {
+		// The next page or post: a page of its own, which the depth
+		// limit and the pattern cap bound, not the family's budget.
+		return "", ""
+	}
 	var held bool
 	b.fams.Update(k, func(s famState) famState {
 		switch {
@@ -269,9 +275,10 @@ func (j *Judge) Worth(page canon.URL) Worth {
 }
 
 // Admitted records a URL the page led to that was queued (a link or a
-// redirect's target, not a requisite or a sitemap).
+// redirect's target, not a requisite or a sitemap): it counts when it is
+// outside the page's family, or of another kind (otherKind).
 func (w *Worth) Admitted(u canon.URL) {
-	if !w.fam.none() && w.led < maxLed && familyOf(u) != w.fam {
+	if !w.fam.none() && w.led < maxLed && (familyOf(u) != w.fam || otherKind(u.Query, w.page.Query)) {
 		w.led++
 	}
 }

@@ -434,16 +434,16 @@ func TestTrapBudgetMemoryBounded(t *testing.T) {
 	const bound = 16
 	b := newBudgetJudge(t, 2, bound)
 	for i := range 1000 {
-		page := fmt.Sprintf("http://shop.test/shop%d?a=1", i)
-		b.link(page, fmt.Sprintf("http://shop.test/shop%d?a=2", i))
+		page := fmt.Sprintf("http://shop.test/shop%d?a=one", i)
+		b.link(page, fmt.Sprintf("http://shop.test/shop%d?a=two", i))
 	}
 	if n := b.budgets.fams.Len(); n > bound {
 		t.Errorf("%d families in memory, bound %d", n, bound)
 	}
 	// The last family is kept: spent, it holds.
-	last := "http://shop.test/shop999?a=1"
-	b.link(last, "http://shop.test/shop999?a=3")
-	if p := b.link(last, "http://shop.test/shop999?a=4"); p != HeldPriority {
+	last := "http://shop.test/shop999?a=one"
+	b.link(last, "http://shop.test/shop999?a=three")
+	if p := b.link(last, "http://shop.test/shop999?a=four"); p != HeldPriority {
 		t.Errorf("a family in memory past its budget: queued at %v", p)
 	}
 }
@@ -469,5 +469,52 @@ func TestTrapBudgetSurvivesRestart(t *testing.T) {
 	}
 	if n := b.links(facetPage, 5); n != 1 {
 		t.Errorf("resumed: %d more queued as usual, want 1 (3 + 1 grown, 3 spent)", n)
+	}
+}
+
+// TestOneScriptManyKinds: the URLs of one path are one family, but a link
+// between two of its queries that share no parameter name (WordPress's
+// plain links: a category, ?cat=3, listing a post, ?p=12) joins pages of
+// two kinds, and is an in-link; and a link that changes one parameter's
+// number and nothing else (the next page, the next post) is a page of its
+// own: neither is held past the family's budget, and a page's links of
+// the first sort count as leading outside the family. A filter set or
+// changed, the next page with a filter changed, and a calendar's next
+// month (a date family) are held.
+func TestOneScriptManyKinds(t *testing.T) {
+	b := newBudgetJudge(t, 1, 0)
+	b.link("http://blog.test/?cat=3", "http://blog.test/?cat=3&paged=2") // spends the budget of 1
+	for _, c := range []struct {
+		page, link string
+		want       frontier.Priority
+	}{
+		{"http://blog.test/?cat=3", "http://blog.test/?p=12", frontier.Normal},                        // another kind
+		{"http://blog.test/?p=12", "http://blog.test/?p=13", frontier.Normal},                         // the next post
+		{"http://blog.test/?cat=3&paged=2", "http://blog.test/?cat=3&paged=3", frontier.Normal},       // the next page
+		{"http://blog.test/?p=12", "http://blog.test/?p=14#comments", frontier.Normal},                // a fragment is no part
+		{"http://blog.test/?cat=3", "http://blog.test/?cat=3&paged=5", HeldPriority},                  // a parameter added
+		{"http://blog.test/?cat=3", "http://blog.test/?cat=4&paged=2", HeldPriority},                  // a parameter added, another changed
+		{"http://blog.test/?color=red", "http://blog.test/?color=red&size=m", HeldPriority},           // a filter set
+		{"http://blog.test/?color=red&page=2", "http://blog.test/?color=blue&page=2", HeldPriority},   // a filter changed
+		{"http://blog.test/?color=red&page=2", "http://blog.test/?color=red&page=3", frontier.Normal}, // the filter's next page
+		{"http://blog.test/?sort=new&s=wool", "http://blog.test/?s=wool&sort=old", HeldPriority},      // a word changed
+	} {
+		if p := b.link(c.page, c.link); p != c.want {
+			t.Errorf("%s from %s: queued at %v, want %v", c.link, c.page, p, c.want)
+		}
+	}
+	cal := newBudgetJudge(t, 1, 0)
+	cal.link("http://cal.test/events?month=11&year=2026", "http://cal.test/events?month=10&year=2026")
+	if p := cal.link("http://cal.test/events?month=11&year=2026", "http://cal.test/events?month=12&year=2026"); p != HeldPriority {
+		t.Errorf("a calendar's next month past its budget: queued at %v, want %v", p, HeldPriority)
+	}
+	w := b.Worth(b.url("http://blog.test/?cat=5"))
+	w.Admitted(b.url("http://blog.test/?cat=5&paged=2"))
+	if w.led != 0 {
+		t.Errorf("the next page of a category counted as leading outside its family")
+	}
+	w.Admitted(b.url("http://blog.test/?p=40"))
+	if w.led != 1 {
+		t.Errorf("a post a category lists: counted %d, want 1 (leading outside its family)", w.led)
 	}
 }

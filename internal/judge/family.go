@@ -73,12 +73,107 @@ func familyOfString(raw string) family {
 }
 
 // inLink reports whether via, a page's URL given as a string, is on u's
-// host and of another family than fam, u's: a link into the family from
-// elsewhere on its host, which the trap budget does not count (budget.go)
-// and only a wall holds (walls.go).
+// host and of another family than fam, u's, or of its family but of
+// another kind (otherKind: a front controller's post, /?p=12, linked from
+// one of its categories, /?cat=3): a link into the family from elsewhere
+// on its host, which the trap budget does not count (budget.go) and only
+// a wall holds (walls.go).
 func inLink(u canon.URL, fam family, via string) bool {
-	return splitAuthority(via) == u.Authority && familyOfString(via) != fam
+	if splitAuthority(via) != u.Authority {
+		return false
+	}
+	if familyOfString(via) != fam {
+		return true
+	}
+	_, q, _ := strings.Cut(via, "?")
+	q, _, _ = strings.Cut(q, "#")
+	return otherKind(u.Query, q)
 }
+
+// otherKind reports whether two queries of one path, both set, share no
+// parameter name: pages of two kinds that one script serves (WordPress's
+// plain links: a post, ?p=12, a category, ?cat=3, a page of the blog,
+// ?paged=2), not one page's variants, which a faceted search's are (a
+// filter set, changed or dropped, ?color=red to ?color=red&size=m, keeps
+// a name). Without it, a blog whose every URL is "/" and a query was one
+// family, held once its budget was spent: 76 of 300 posts fetched.
+func otherKind(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	for a != "" {
+		var pair string
+		pair, a, _ = strings.Cut(a, "&")
+		name, _, _ := strings.Cut(pair, "=")
+		for rest := b; rest != ""; {
+			var p string
+			p, rest, _ = strings.Cut(rest, "&")
+			if n, _, _ := strings.Cut(p, "="); n == name {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// nextOf reports whether u, linked from via, is via with one parameter's
+// number changed, and nothing else: the next page of a listing (?page=3
+// from ?page=2, ?color=red&page=3 from ?color=red&page=2), the next post
+// (?p=13 from ?p=12). A faceted search's variants set words (barren.go).
+func nextOf(u canon.URL, via string) bool {
+	_, p, ok := strings.Cut(via, "?")
+	q := u.Query
+	if !ok || q == "" || splitAuthority(via) != u.Authority {
+		return false
+	}
+	p, _, _ = strings.Cut(p, "#")
+	if strings.Count(q, "&") != strings.Count(p, "&") {
+		return false
+	}
+	changed := false
+	for q != "" {
+		var pair string
+		pair, q, _ = strings.Cut(q, "&")
+		if hasPair(p, pair) {
+			continue
+		}
+		name, value, _ := strings.Cut(pair, "=")
+		was, in := valueOf(p, name)
+		if changed || !in || !isDigits(value) || !isDigits(was) {
+			return false
+		}
+		changed = true
+	}
+	return changed
+}
+
+// hasPair reports whether query q has the parameter pair (name=value).
+func hasPair(q, pair string) bool {
+	for q != "" {
+		var p string
+		p, q, _ = strings.Cut(q, "&")
+		if p == pair {
+			return true
+		}
+	}
+	return false
+}
+
+// valueOf returns the value of query q's first parameter named name, and
+// whether it has one.
+func valueOf(q, name string) (string, bool) {
+	for q != "" {
+		var p string
+		p, q, _ = strings.Cut(q, "&")
+		if n, v, _ := strings.Cut(p, "="); n == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// isDigits reports whether s is a number: digits, at least one.
+func isDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // placeholder stands for a date-like segment in a date family's key.
 const placeholder = "\x00d"

@@ -2,6 +2,7 @@ package synthweb
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +26,9 @@ import (
 //     the listing reaches them all) and links the months before and
 //     after it that have any.
 //
+// With Config.BlogPlainLinks, the same blog is linked as WordPress's
+// default permalinks link it: /?p=k, /?m=YYYYMM, /?p=k&replytocom=k.
+//
 // Every page's text is drawn for its host and path, so no two pages are
 // near-duplicates but a post and its comment link. Of the other fields,
 // WorldBlog reads Seed, Hosts, PagesPerHost, MaxLatency, CrawlDelay,
@@ -45,8 +49,17 @@ var blogLast = time.Date(2026, time.November, 30, 0, 0, 0, 0, time.UTC)
 // blogDay is the day post k was published.
 func blogDay(k int) time.Time { return blogLast.AddDate(0, 0, -k/2) }
 
-// blogPostPath is the path of post k of host h.
+// blogPostPath is the path of post k of host h, as its links write it
+// (Config.BlogPlainLinks).
 func (w *Web) blogPostPath(h, k int) string {
+	if w.cfg.BlogPlainLinks {
+		return "/?p=" + strconv.Itoa(k)
+	}
+	return w.blogPrettyPath(h, k)
+}
+
+// blogPrettyPath is the dated path of post k of host h.
+func (w *Web) blogPrettyPath(h, k int) string {
 	r := newRNG(w.cfg.Seed, streamPaths, uint64(h), uint64(k))
 	b := blogDay(k).AppendFormat(make([]byte, 0, 64), "/2006/01/02/")
 	for range r.between(2, 4) {
@@ -65,13 +78,56 @@ func blogListPath(n int) string {
 	return "/?page=" + strconv.Itoa(n)
 }
 
-// blogMonthPath is the path of the archive of t's month.
-func blogMonthPath(t time.Time) string { return t.Format("/2006/01/") }
+// blogMonthPath is the path of the archive of t's month, as its links
+// write it.
+func (w *Web) blogMonthPath(t time.Time) string {
+	if w.cfg.BlogPlainLinks {
+		return t.Format("/?m=200601")
+	}
+	return t.Format("/2006/01/")
+}
+
+// blogUnplain reads a plain link (Config.BlogPlainLinks) as the dated
+// path and query it stands for: /?p=12 as post 12's path, /?m=202611 as
+// /2026/11/, /?p=10&replytocom=10 as post 10's path and replytocom=10;
+// anything else but the listing's pages as a path nothing answers.
+func (w *Web) blogUnplain(h int, query string) (string, string) {
+	const none = "/none"
+	q, err := url.ParseQuery(query)
+	switch {
+	case err != nil:
+		return none, ""
+	case q.Has("p"):
+		v := q.Get("p")
+		k, err := strconv.Atoi(v)
+		if err != nil || strconv.Itoa(k) != v || k < 0 || k >= w.cfg.PagesPerHost || len(q) > 2 || len(q) == 2 && !q.Has("replytocom") {
+			return none, ""
+		}
+		if q.Has("replytocom") {
+			return w.blogPrettyPath(h, k), "replytocom=" + q.Get("replytocom")
+		}
+		return w.blogPrettyPath(h, k), ""
+	case q.Has("m"):
+		t, err := time.Parse("200601", q.Get("m"))
+		if err != nil || len(q) != 1 {
+			return none, ""
+		}
+		return t.Format("/2006/01/"), ""
+	}
+	return "/", query
+}
 
 // serveBlog answers a request of a WorldBlog host (robots.txt aside).
 func (w *Web) serveBlog(rw *logWriter, r *http.Request, h *host) {
 	posts := w.cfg.PagesPerHost
 	path, query := r.URL.Path, r.URL.RawQuery
+	if w.cfg.BlogPlainLinks {
+		if path != "/" {
+			writeBody(rw, r, http.StatusNotFound, htmlUTF8, notFoundBody)
+			return
+		}
+		path, query = w.blogUnplain(h.idx, query)
+	}
 	page := func(key, title string, links []string) {
 		writeBody(rw, r, http.StatusOK, htmlUTF8, w.smallPage(h, h.name+key, title, trapWords, links))
 	}
@@ -119,22 +175,26 @@ func (w *Web) serveBlog(rw *logWriter, r *http.Request, h *host) {
 		}
 		links := posts10(first, min(last+1, first+blogPerPage))
 		if next := t.AddDate(0, 1, 0); !next.After(blogLast) {
-			links = append(links, blogMonthPath(next))
+			links = append(links, w.blogMonthPath(next))
 		}
 		if last+1 < posts {
-			links = append(links, blogMonthPath(t.AddDate(0, -1, 0)))
+			links = append(links, w.blogMonthPath(t.AddDate(0, -1, 0)))
 		}
 		page(path, t.Format("January 2006"), links)
 		return
 	default:
 		i := strings.LastIndexByte(strings.TrimSuffix(path, "/"), '-')
 		k, err := strconv.Atoi(strings.TrimSuffix(path[i+1:], "/"))
-		if i < 0 || err != nil || k < 0 || k >= posts || path != w.blogPostPath(h.idx, k) {
+		if i < 0 || err != nil || k < 0 || k >= posts || path != w.blogPrettyPath(h.idx, k) {
 			break
 		}
-		links := []string{"/", blogMonthPath(blogDay(k))}
+		links := []string{"/", w.blogMonthPath(blogDay(k))}
 		if k%blogCommented == 0 {
-			links = append(links, path+"?replytocom="+strconv.Itoa(k))
+			sep := "?"
+			if w.cfg.BlogPlainLinks {
+				sep = "&"
+			}
+			links = append(links, w.blogPostPath(h.idx, k)+sep+"replytocom="+strconv.Itoa(k))
 		}
 		if k > 0 {
 			links = append(links, w.blogPostPath(h.idx, k-1))

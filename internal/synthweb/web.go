@@ -117,6 +117,10 @@ type Config struct {
 	// RawAmpersands; it has no live pages and no sitemap. WorldShop,
 	// WorldOrder, WorldBlog and WorldHeavy say what they read.
 	World World
+	// BlogPlainLinks makes WorldBlog link its posts and archives as
+	// WordPress's default ("plain") permalinks do: every URL is "/" and a
+	// query (/?p=12, /?m=202611, /?page=2).
+	BlogPlainLinks bool
 	// IPAuthorities makes every host's authority its listener's address
 	// ("127.0.1.4:41234") instead of its name, so that a client that
 	// cannot be given Resolve (wget2, say) reaches every host; the names
