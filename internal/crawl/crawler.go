@@ -319,7 +319,7 @@ func New(cfg Config) (c *Crawler, err error) {
 		Owner: c.cluster, Filters: c.cfg.Filters, Hosts: c.hostCap, Captures: c.state.DB,
 		MaxURLsPerHost: c.cfg.MaxURLsPerHost, MaxURLsPerPattern: c.cfg.MaxURLsPerPattern, ExpectedURLs: c.cfg.ExpectedURLs,
 		NearDupWindow: c.cfg.NearDupTrapWindow, HostCache: c.cfg.hostCache(), Partitions: c.cfg.Partitions, Log: c.log,
-		TrapBudget: c.cfg.TrapBudget, NoRelease: !c.cluster.Keeps(), // as Requeue: a held entry left stale must stay this node's
+		TrapBudget: c.cfg.TrapBudget, Ends: c.cfg.Recrawl == nil, NoRelease: !c.cluster.Keeps(), // as Requeue: a held entry left stale must stay this node's
 	})
 	if c.resumed {
 		if err := c.judge.LoadCounts(c.state.DB); err != nil {

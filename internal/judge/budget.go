@@ -149,6 +149,7 @@ type budgets struct {
 
 	waiting *waiting // the URLs held that may be queued as usual once their family has room; nil: none are
 	walls   *walls   // the shapes of copies linked from the rest of their host
+	barren  *barren  // the parameters whose pages led nowhere (barren.go)
 }
 
 // newBudgets returns the trap budgets of base URLs a family, keeping at
@@ -162,7 +163,7 @@ func newBudgets(base, maxFamilies, partitions int, noRelease bool) *budgets {
 		maxFamilies = DefaultMaxFamilies
 	}
 	b := &budgets{base: base, fams: hostmap.NewBounded[famState](partitions, maxFamilies, nil), held: map[string]int64{},
-		walls: newWalls(maxFamilies, partitions)}
+		walls: newWalls(maxFamilies, partitions), barren: newBarren(maxFamilies, partitions)}
 	if !noRelease {
 		b.waiting = newWaiting(DefaultMaxWaiting)
 	}
@@ -202,6 +203,10 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 	fam := familyOf(c.URL)
 	if fam.none() {
 		return "", ""
+	}
+	if b.barrenLink(c.URL, c.Via) {
+		b.count(HeldBarren)
+		return HeldBarren, ""
 	}
 	cross := splitAuthority(c.Via) != c.URL.Authority
 	k := fam.key()
@@ -303,6 +308,9 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 		d += worthCopy
 	case w.led == 0:
 		d += worthNothing
+	}
+	if w.fam.kind == queryFamily {
+		b.barren.weighed(w.page, w.led)
 	}
 	wall := wallShape(w.page)
 	b.walls.judged(wall, content, w.into)

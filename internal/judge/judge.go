@@ -228,7 +228,11 @@ type Config struct {
 	// lose its hosts, where a held entry left behind would not be known
 	// stale.
 	NoRelease bool
-	Log       *slog.Logger
+	// Ends says the crawl ends: a URL held is never leased, so one queued
+	// before it would have been held (a barren parameter's) is dropped
+	// when leased (Learnt).
+	Ends bool
+	Log  *slog.Logger
 }
 
 // Judge judges URLs. It is safe for concurrent use.
@@ -500,7 +504,7 @@ func (a *admission) Record(part int, k seen.Key) (bool, error) {
 	if err := a.stage.Stage(c.Item(), part, k); err != nil {
 		return false, err
 	}
-	if reason != "" {
+	if fam != "" {
 		// Remembered before the batch commits: a release before then
 		// comes from a later page of the family, on the same host, whose
 		// lease waits for this one to complete; or from this batch itself,

@@ -184,18 +184,22 @@ func (j *Judge) OffsiteRedirector(u canon.URL) bool { return j.redirectors.offsi
 
 // Learnt says why a page link queued before is dropped unrequested when
 // leased, for what the judge has learnt of its host since: its shape
-// redirects out of the crawl's scope (OffsiteRedirect), or it leads from
+// redirects out of the crawl's scope (OffsiteRedirect), it leads from
 // another family of its host into a wall of copies (HeldCopies, walls.go),
 // unless it was held (at HeldPriority, leased by a continuous crawl when
-// nothing else waits); "" when it is not. A redirect's target (target) is
-// dropped only into a wall: the login page a gated link redirects to,
-// queued before the wall was learnt, as one queued after is held.
+// nothing else waits), or, in a crawl that ends (Config.Ends), it sets a
+// parameter since learnt barren (HeldBarren, barren.go); "" when it is
+// not. A redirect's target (target) is dropped only into a wall: the
+// login page a gated link redirects to, queued before the wall was
+// learnt, as one queued after is held.
 func (j *Judge) Learnt(u canon.URL, via string, held, target bool) string {
 	switch {
 	case !target && j.redirectors.offsite(u):
 		return OffsiteRedirect
 	case !held && j.walled(u, via):
 		return HeldCopies
+	case !held && !target && j.cfg.Ends && j.budgets.barrenLink(u, via):
+		return HeldBarren
 	}
 	return ""
 }
