@@ -154,33 +154,12 @@ func setsWord(pq, q string) bool {
 		var pair string
 		pair, q, _ = strings.Cut(q, "&")
 		_, value, _ := strings.Cut(pair, "=")
-		if isNumber(value) || hasPair(pq, pair) {
+		if canon.IsNumber(value) || canon.HasParam(pq, pair) {
 			continue
 		}
 		return true
 	}
 	return false
-}
-
-// hasPair reports whether query q has the parameter pair (name=value).
-func hasPair(q, pair string) bool {
-	for q != "" {
-		var p string
-		p, q, _ = strings.Cut(q, "&")
-		if p == pair {
-			return true
-		}
-	}
-	return false
-}
-
-func isNumber(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // NewVotes returns an empty Votes.

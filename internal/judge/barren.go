@@ -128,7 +128,7 @@ func wordParams(q string, fn func(name, value string)) {
 		var pair string
 		pair, q, _ = strings.Cut(q, "&")
 		name, value, _ := strings.Cut(pair, "=")
-		if !isDigits(value) {
+		if !canon.IsNumber(value) {
 			fn(name, value)
 		}
 	}

@@ -105,12 +105,8 @@ func otherKind(a, b string) bool {
 		var pair string
 		pair, a, _ = strings.Cut(a, "&")
 		name, _, _ := strings.Cut(pair, "=")
-		for rest := b; rest != ""; {
-			var p string
-			p, rest, _ = strings.Cut(rest, "&")
-			if n, _, _ := strings.Cut(p, "="); n == name {
-				return false
-			}
+		if _, in := canon.ParamValue(b, name); in {
+			return false
 		}
 	}
 	return true
@@ -134,46 +130,18 @@ func nextOf(u canon.URL, via string) bool {
 	for q != "" {
 		var pair string
 		pair, q, _ = strings.Cut(q, "&")
-		if hasPair(p, pair) {
+		if canon.HasParam(p, pair) {
 			continue
 		}
 		name, value, _ := strings.Cut(pair, "=")
-		was, in := valueOf(p, name)
-		if changed || !in || !isDigits(value) || !isDigits(was) {
+		was, in := canon.ParamValue(p, name)
+		if changed || !in || !canon.IsNumber(value) || !canon.IsNumber(was) {
 			return false
 		}
 		changed = true
 	}
 	return changed
 }
-
-// hasPair reports whether query q has the parameter pair (name=value).
-func hasPair(q, pair string) bool {
-	for q != "" {
-		var p string
-		p, q, _ = strings.Cut(q, "&")
-		if p == pair {
-			return true
-		}
-	}
-	return false
-}
-
-// valueOf returns the value of query q's first parameter named name, and
-// whether it has one.
-func valueOf(q, name string) (string, bool) {
-	for q != "" {
-		var p string
-		p, q, _ = strings.Cut(q, "&")
-		if n, v, _ := strings.Cut(p, "="); n == name {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-// isDigits reports whether s is a number: digits, at least one.
-func isDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // placeholder stands for a date-like segment in a date family's key.
 const placeholder = "\x00d"
