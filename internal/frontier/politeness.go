@@ -28,7 +28,9 @@ const (
 	// timeout. The server may still be working on it, so it is a failure
 	// and a wait both: the backoff becomes at least LatencyFactor times
 	// the request's elapsed time (Result.Took), doubling with each strain
-	// in a row, and the host's server group (Config.IPGap) waits as long.
+	// in a row, and the host's server group (Config.IPGap) waits as long
+	// as the latency rule says (at least MinBackoff), doubled with each
+	// strain in a row on the group, whichever host it was for (strainHold).
 	Strained
 	// Lost: the lease ended before its fetcher said what became of it
 	// (an external fetcher's lease that expired). Whether a request went

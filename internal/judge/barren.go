@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"math"
 	"math/bits"
 	"strings"
 	"sync/atomic"
@@ -19,117 +20,162 @@ import (
 // set a parameter to a word have been fetched, none of them led to a new
 // URL outside its family, and its values repeat (at most half as many
 // values as pages: a filter's few values, not an article's slug or a
-// search's terms, which are pages of their own), a link that sets it,
-// from a page of its own path (the category's listing, another of its
-// variants), is held (HeldBarren). A parameter one such page led
-// somewhere with is never barren, so a shop whose filters reach products
-// that its listings' pages do not keeps them; nor is one that has shown
-// more than maxFilterValues values. The URLs held stay queued at the
-// lowest priority, for a continuous crawl to fetch when nothing else
-// waits, and are not released by their family's budget; in a crawl that
-// ends, which never fetches them, one queued before its parameter was
-// learnt barren is dropped when leased (Learnt). What is learnt is kept
-// in memory only, bounded as the families are: after a restart it is
-// learnt again from a few pages.
+// search's terms, which are pages of their own; never more than
+// maxFilterValues), a link that carries it, from a page of its own path
+// (the category's listing, another of its variants), is held
+// (HeldBarren). A parameter that every page weighed of that path carries
+// is not held there: it routes (a script's ?option=com_content&view=,
+// ?route=), it does not filter. A parameter one such page led somewhere
+// with is never barren again, and the URLs held for it are queued as
+// usual (Weigh): a shop whose filters reach products that its listings'
+// pages do not keeps them. The URLs held stay queued at the lowest
+// priority, for a continuous crawl to fetch when nothing else waits; in a
+// crawl that ends, which never fetches them, one queued before its
+// parameter was learnt barren is dropped when leased (Learnt), once twice
+// as many pages have shown it barren. What is learnt is kept in memory
+// only, bounded as the families are: after a restart it is learnt again
+// from a few pages.
 const (
 	barrenAfter     = 8
 	maxFilterValues = 24
 )
 
-// HeldBarren: a link, from a page of its own path, that sets a barren
+// HeldBarren: a link, from a page of its own path, that carries a barren
 // parameter.
 const HeldBarren = "barren-param"
 
 // paramState is what the pages of a host that set one parameter to a
 // word showed: how many were weighed (saturating), the values they set
 // (a bit each, by hash), and whether one led to a new URL outside its
-// family, or the values were too many for a filter's.
+// family.
 type paramState struct {
 	pages  uint16
 	values uint64
 	led    bool
 }
 
-func (s paramState) barren() bool {
-	return !s.led && s.pages >= barrenAfter && 2*bits.OnesCount64(s.values) <= int(s.pages) && !s.key()
+// barren reports whether the parameter is barren, on evidence of at
+// least pages pages.
+func (s paramState) barren(pages int) bool {
+	n := bits.OnesCount64(s.values)
+	return !s.led && int(s.pages) >= pages && 2*n <= int(s.pages) && n <= maxFilterValues
 }
 
-// key reports whether the parameter has set more values than a filter
-// has: it names pages (an article's slug, a search's terms).
-func (s paramState) key() bool { return bits.OnesCount64(s.values) > maxFilterValues }
+// pathState is what the pages weighed of one path showed: how many, and
+// the parameter names every one of them carried (a bit each, by hash).
+type pathState struct {
+	pages uint16
+	names uint64
+}
 
-// barren holds the hosts' parameters' states. It is safe for concurrent
-// use; a crawl that has learnt no barren parameter pays one atomic load a
-// candidate for it.
+// barren holds the hosts' parameters' and paths' states. It is safe for
+// concurrent use; a crawl that has learnt no barren parameter pays one
+// atomic load a candidate for it.
 type barren struct {
-	params *hostmap.Map[paramState] // by authority, NUL and name
+	params *hostmap.Map[paramState] // by paramKey
+	paths  *hostmap.Map[pathState]  // by authority and path
 	any    atomic.Bool              // some parameter is barren
 }
 
 func newBarren(maxParams, partitions int) *barren {
-	return &barren{params: hostmap.NewBounded[paramState](partitions, maxParams, nil)}
+	return &barren{params: hostmap.NewBounded[paramState](partitions, maxParams, nil),
+		paths: hostmap.NewBounded[pathState](partitions, maxParams, nil)}
 }
 
+// paramKey names a host's parameter, in the states and as the key its
+// held URLs wait under (waiting.go).
+func paramKey(authority, name string) string { return "param " + authority + "\x00" + name }
+
+// bit is the bit of a set of 64 that s hashes to (FNV-1a's top bits: its
+// low ones follow the bytes' low bits alone).
+func bit(s string) uint64 { return 1 << (fnvString(fnvOffset, s) >> 58) }
+
 // weighed records a page fetched of a query family, that led to led new
-// URLs outside it.
-func (b *barren) weighed(u canon.URL, led int) {
-	wordParams(u.Query, func(name, value string) {
-		s := b.params.Update(u.Authority+"\x00"+name, func(s paramState) paramState {
-			s.pages = min(s.pages+1, ^uint16(0))
-			s.values |= 1 << (fnvString(fnvOffset, value) % 64)
+// URLs outside it, and returns the keys of the parameters it showed not
+// to be barren after all (their held URLs are to be released).
+func (b *barren) weighed(u canon.URL, led int) (unlearnt []string) {
+	var names uint64
+	forParams(u.Query, func(name, _ string) { names |= bit(name) })
+	b.paths.Update(u.Authority+u.Path, func(s pathState) pathState {
+		if s.pages == 0 {
+			s.names = names
+		}
+		s.names &= names
+		s.pages = uint16(min(int(s.pages)+1, math.MaxUint16))
+		return s
+	})
+	forParams(u.Query, func(name, value string) {
+		if canon.IsNumber(value) {
+			return
+		}
+		k := paramKey(u.Authority, name)
+		var was bool
+		s := b.params.Update(k, func(s paramState) paramState {
+			was = s.barren(barrenAfter)
+			s.pages = uint16(min(int(s.pages)+1, math.MaxUint16))
+			s.values |= bit(value)
 			s.led = s.led || led > 0
 			return s
 		})
-		if s.barren() {
+		switch {
+		case s.barren(barrenAfter):
 			b.any.Store(true)
+		case was:
+			unlearnt = append(unlearnt, k)
 		}
 	})
+	return unlearnt
 }
 
-// holds reports whether u sets a parameter barren on its host.
-func (b *barren) holds(u canon.URL) bool {
+// holds returns the key of a parameter of u barren on its host on the
+// evidence of pages pages, that does not route u's path, or "".
+func (b *barren) holds(u canon.URL, pages int) string {
 	if !b.any.Load() {
-		return false
+		return ""
 	}
-	held := false
-	wordParams(u.Query, func(name, _ string) {
-		if s, ok := b.params.Peek(u.Authority + "\x00" + name); ok && s.barren() {
-			held = true
+	path, _ := b.paths.Peek(u.Authority + u.Path)
+	held := ""
+	forParams(u.Query, func(name, value string) {
+		if held != "" || canon.IsNumber(value) || path.pages >= 2 && path.names&bit(name) != 0 {
+			return
+		}
+		k := paramKey(u.Authority, name)
+		if s, ok := b.params.Peek(k); ok && s.barren(pages) {
+			held = k
 		}
 	})
 	return held
 }
 
-// barrenLink reports whether u, a page link from via, sets a parameter
-// barren on its host, and via is a page of its own path (the listing
-// itself, or another of its variants): a link from elsewhere on the host
-// (the front page linking a collection, /shop?color=red) is the site's
-// choice, and is queued as usual.
-func (b *budgets) barrenLink(u canon.URL, via string) bool {
+// barrenLink returns the key of a parameter barren on u's host (on the
+// evidence of pages pages) that u carries, when via, the page that links
+// it, is of its own path (the listing itself, or another of its
+// variants); else "". A link from elsewhere on the host (the front page
+// linking a collection, /shop?color=red) is the site's choice, and is
+// queued as usual.
+func (b *budgets) barrenLink(u canon.URL, via string, pages int) string {
 	if b == nil || !b.barren.any.Load() || u.Query == "" {
-		return false
+		return ""
 	}
 	_, rest, _ := strings.Cut(via, "://")
 	rest, ok := strings.CutPrefix(rest, u.Authority)
 	if !ok {
-		return false
+		return ""
 	}
 	path, _, _ := strings.Cut(rest, "#")
 	path, _, _ = strings.Cut(path, "?")
-	return (path == u.Path || path == "" && u.Path == "/") && b.barren.holds(u)
+	if path != u.Path && (path != "" || u.Path != "/") {
+		return ""
+	}
+	return b.barren.holds(u, pages)
 }
 
-// wordParams calls fn with the name and value of each of the first
-// maxObservedParams parameters of query q whose value is a word, not a
-// number (as importance.Variant has it: page=3 and id=42 are numbers, an
-// empty value is none).
-func wordParams(q string, fn func(name, value string)) {
-	for n := 0; q != "" && n < maxObservedParams; n++ {
+// forParams calls fn with the name and value of each parameter of query q.
+func forParams(q string, fn func(name, value string)) {
+	for q != "" {
 		var pair string
 		pair, q, _ = strings.Cut(q, "&")
 		name, value, _ := strings.Cut(pair, "=")
-		if !canon.IsNumber(value) {
-			fn(name, value)
-		}
+		fn(name, value)
 	}
 }

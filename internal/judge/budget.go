@@ -204,9 +204,9 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 	if fam.none() {
 		return "", ""
 	}
-	if b.barrenLink(c.URL, c.Via) {
+	if k := b.barrenLink(c.URL, c.Via, barrenAfter); k != "" {
 		b.count(HeldBarren)
-		return HeldBarren, ""
+		return HeldBarren, k
 	}
 	cross := splitAuthority(c.Via) != c.URL.Authority
 	k := fam.key()
@@ -225,8 +225,12 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 	}
 	if fam.kind == queryFamily && !cross && nextOf(c.URL, c.Via) {
 		// The next page or post: a page of its own, which the depth
-		// limit and the pattern cap bound, not the family's budget.
-		return "", ""
+		// limit and the pattern cap bound, not the family's budget;
+		// unless the family's pages have shown less than they cost
+		// (copies, pages that led nowhere).
+		if s, ok := b.fams.Peek(k); !ok || s.grown >= 0 {
+			return "", ""
+		}
 	}
 	var held bool
 	b.fams.Update(k, func(s famState) famState {
@@ -283,7 +287,7 @@ func (j *Judge) Worth(page canon.URL) Worth {
 // redirect's target, not a requisite or a sitemap): it counts when it is
 // outside the page's family, or of another kind (otherKind).
 func (w *Worth) Admitted(u canon.URL) {
-	if !w.fam.none() && w.led < maxLed && (familyOf(u) != w.fam || otherKind(u.Query, w.page.Query)) {
+	if !w.fam.none() && w.led < maxLed && (familyOf(u) != w.fam || w.fam.kind == queryFamily && otherKind(u.Query, w.page.Query)) {
 		w.led++
 	}
 }
@@ -310,12 +314,16 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 		d += worthNothing
 	}
 	if w.fam.kind == queryFamily {
-		b.barren.weighed(w.page, w.led)
+		for _, k := range b.barren.weighed(w.page, w.led) {
+			if r != nil {
+				b.release(k, w.page.String, r)
+			}
+		}
 	}
 	wall := wallShape(w.page)
 	b.walls.judged(wall, content, w.into)
 	if r != nil && wall != "" && b.waiting.has(wallKey(wall)) && b.walls.fallen(wall) {
-		b.releaseWall(wall, w.page.String, r)
+		b.release(wallKey(wall), w.page.String, r)
 	}
 	k := w.fam.key()
 	if _, ok := b.fams.Peek(k); !ok {

@@ -479,8 +479,9 @@ func TestTrapBudgetSurvivesRestart(t *testing.T) {
 // number and nothing else (the next page, the next post) is a page of its
 // own: neither is held past the family's budget, and a page's links of
 // the first sort count as leading outside the family. A filter set or
-// changed, the next page with a filter changed, and a calendar's next
-// month (a date family) are held.
+// changed, the next page with a filter changed, a calendar's next month
+// or day (a date family), a timestamp changed (no page number), and the
+// next page of a family whose pages were copies are held.
 func TestOneScriptManyKinds(t *testing.T) {
 	b := newBudgetJudge(t, 1, 0)
 	b.link("http://blog.test/?cat=3", "http://blog.test/?cat=3&paged=2") // spends the budget of 1
@@ -507,6 +508,20 @@ func TestOneScriptManyKinds(t *testing.T) {
 	cal.link("http://cal.test/events?month=11&year=2026", "http://cal.test/events?month=10&year=2026")
 	if p := cal.link("http://cal.test/events?month=11&year=2026", "http://cal.test/events?month=12&year=2026"); p != HeldPriority {
 		t.Errorf("a calendar's next month past its budget: queued at %v, want %v", p, HeldPriority)
+	}
+	if p := cal.link("http://cal.test/events?month=11&year=2026", "http://cal.test/events?date=2026-11-05"); p != HeldPriority {
+		t.Errorf("a calendar's day from its month (no name shared, a date family) past its budget: queued at %v, want %v", p, HeldPriority)
+	}
+	// A timestamp is no page number: a cache-buster's next value is held.
+	if p := b.link("http://blog.test/?t=1733500000", "http://blog.test/?t=1733500001"); p != HeldPriority {
+		t.Errorf("a timestamp changed past the budget: queued at %v, want %v", p, HeldPriority)
+	}
+	// Nor is a next page free in a family whose pages were copies.
+	copies := newBudgetJudge(t, 1, 0)
+	copies.link(facetPage, "http://shop.test/shop?color=blue")
+	copies.weigh(3, false, Copy)
+	if p := copies.link("http://shop.test/shop?page=2", "http://shop.test/shop?page=3"); p != HeldPriority {
+		t.Errorf("the next page in a family of copies past its budget: queued at %v, want %v", p, HeldPriority)
 	}
 	w := b.Worth(b.url("http://blog.test/?cat=5"))
 	w.Admitted(b.url("http://blog.test/?cat=5&paged=2"))

@@ -87,7 +87,7 @@ func inLink(u canon.URL, fam family, via string) bool {
 	}
 	_, q, _ := strings.Cut(via, "?")
 	q, _, _ = strings.Cut(q, "#")
-	return otherKind(u.Query, q)
+	return fam.kind == queryFamily && otherKind(u.Query, q)
 }
 
 // otherKind reports whether two queries of one path, both set, share no
@@ -113,9 +113,10 @@ func otherKind(a, b string) bool {
 }
 
 // nextOf reports whether u, linked from via, is via with one parameter's
-// number changed, and nothing else: the next page of a listing (?page=3
-// from ?page=2, ?color=red&page=3 from ?color=red&page=2), the next post
-// (?p=13 from ?p=12). A faceted search's variants set words (barren.go).
+// number changed (a number of six digits at most), and nothing else: the
+// next page of a listing (?page=3 from ?page=2, ?color=red&page=3 from
+// ?color=red&page=2), the next post (?p=13 from ?p=12). A faceted
+// search's variants set words (barren.go).
 func nextOf(u canon.URL, via string) bool {
 	_, p, ok := strings.Cut(via, "?")
 	q := u.Query
@@ -135,13 +136,18 @@ func nextOf(u canon.URL, via string) bool {
 		}
 		name, value, _ := strings.Cut(pair, "=")
 		was, in := canon.ParamValue(p, name)
-		if changed || !in || !canon.IsNumber(value) || !canon.IsNumber(was) {
+		if changed || !in || !smallNumber(value) || !smallNumber(was) {
 			return false
 		}
 		changed = true
 	}
 	return changed
 }
+
+// smallNumber reports whether s is a number of at most six digits: a
+// page, a post's id, not a timestamp or a counter that a cache-buster or
+// a session puts in every link.
+func smallNumber(s string) bool { return len(s) <= 6 && canon.IsNumber(s) }
 
 // placeholder stands for a date-like segment in a date family's key.
 const placeholder = "\x00d"

@@ -187,8 +187,8 @@ func (j *Judge) OffsiteRedirector(u canon.URL) bool { return j.redirectors.offsi
 // redirects out of the crawl's scope (OffsiteRedirect), it leads from
 // another family of its host into a wall of copies (HeldCopies, walls.go),
 // unless it was held (at HeldPriority, leased by a continuous crawl when
-// nothing else waits), or, in a crawl that ends (Config.Ends), it sets a
-// parameter since learnt barren (HeldBarren, barren.go); "" when it is
+// nothing else waits), or, in a crawl that ends (Config.Ends), it carries
+// a parameter since learnt barren (HeldBarren, barren.go); "" when it is
 // not. A redirect's target (target) is dropped only into a wall: the
 // login page a gated link redirects to, queued before the wall was
 // learnt, as one queued after is held.
@@ -198,7 +198,7 @@ func (j *Judge) Learnt(u canon.URL, via string, held, target bool) string {
 		return OffsiteRedirect
 	case !held && j.walled(u, via):
 		return HeldCopies
-	case !held && !target && j.cfg.Ends && j.budgets.barrenLink(u, via):
+	case !held && !target && j.cfg.Ends && j.budgets.barrenLink(u, via, 2*barrenAfter) != "":
 		return HeldBarren
 	}
 	return ""

@@ -191,11 +191,12 @@ func (w *walls) fallen(k string) bool {
 // under (waiting), apart from the families' budgets'.
 func wallKey(k string) string { return "wall " + k }
 
-// releaseWall hands every URL the fallen wall of the shape k held to r,
-// to be queued as usual, but page's own, which is being fetched.
-func (b *budgets) releaseWall(k, page string, r Releaser) {
+// release hands every URL held under the waiting key k (a fallen wall's,
+// wallKey; a parameter's no longer barren, paramKey) to r, to be queued as
+// usual, but page's own, which is being fetched.
+func (b *budgets) release(k, page string, r Releaser) {
 	var released int64
-	for _, h := range b.waiting.take(wallKey(k), DefaultMaxWaiting) {
+	for _, h := range b.waiting.take(k, DefaultMaxWaiting) {
 		if h.Item.URL != page && r.Release(h) {
 			released++
 		}
