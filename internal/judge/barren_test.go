@@ -144,3 +144,83 @@ func TestParamStateSaturates(t *testing.T) {
 		t.Errorf("pages %d after 65,546 weighed, want 65,535", s.pages)
 	}
 }
+
+// TestBarrenWithoutRelease: a node of a cluster releases nothing
+// (Config.NoRelease): a parameter learnt barren and then unlearnt, and a
+// parameter learnt to name pages, move nothing held, and do not fail.
+func TestBarrenWithoutRelease(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	b.budgets.waiting = nil // as Config.NoRelease leaves it
+	weigh := func(raw string, led bool) {
+		w := b.Worth(b.url(raw))
+		if led {
+			w.Admitted(b.url("http://shop.test/product/" + raw[len(raw)-3:]))
+		}
+		b.Weigh(w, Distinct, b)
+	}
+	weigh("http://shop.test/c/0?page=2", true)
+	for i := range barrenAfter {
+		weigh(fmt.Sprintf("http://shop.test/c/0?color=c%d", i%3), false)
+	}
+	if p := b.link("http://shop.test/c/0", "http://shop.test/c/0?color=c1&size=m"); p != HeldPriority {
+		t.Errorf("a barren colour: queued at %v, want %v", p, HeldPriority)
+	}
+	weigh("http://shop.test/c/0?color=c2", true) // unlearnt
+	for i := range 40 {
+		weigh(fmt.Sprintf("http://shop.test/wiki?title=Page_%d", i), false) // learnt to name pages
+	}
+	if len(b.released) != 0 {
+		t.Errorf("released %d URLs without a waiting list", len(b.released))
+	}
+}
+
+// TestParameterThatNamesPages: a wiki without pretty links, every page
+// /index.php?title=..., one family whose pages link each other: once its
+// title has named more pages than a filter has values, a link that
+// changes the title alone is another page, queued as usual past the
+// family's budget and counted as leading outside it, and the links held
+// as the family's variants before are released. Not so a search's terms
+// (a value with a space), a title changed with another parameter, or a
+// parameter that not every page of the path carries.
+func TestParameterThatNamesPages(t *testing.T) {
+	b := newBudgetJudge(t, 2, 0)
+	page := func(i int) string { return fmt.Sprintf("http://wiki.test/index.php?title=Page_%d", i) }
+	b.link(page(0), page(1))
+	b.link(page(0), page(2)) // the budget of 2 spent
+	if p := b.link(page(0), page(3)); p != HeldPriority {
+		t.Fatalf("a third page past a budget of 2, before titles are learnt: queued at %v, want %v", p, HeldPriority)
+	}
+	for i := range 40 {
+		w := b.Worth(b.url(page(10 + i)))
+		b.Weigh(w, Distinct, b)
+	}
+	released := false
+	for _, h := range b.released {
+		released = released || h.Item.URL == page(3)
+	}
+	if !released {
+		t.Errorf("%s, held before titles were learnt to name pages, not released", page(3))
+	}
+	for i := 0; b.link(page(7), fmt.Sprintf("%s&rev=r%d", page(7), i)) != HeldPriority; i++ { // spend what the pages grew
+		if i > 100 {
+			t.Fatal("the family's budget never spent")
+		}
+	}
+	for _, c := range []struct {
+		from, link string
+		want       frontier.Priority
+	}{
+		{page(5), page(500), frontier.Normal},
+		{page(5), page(501) + "&action=edit", HeldPriority},                                               // a title and an action: a variant
+		{"http://wiki.test/index.php?q=red+wool", "http://wiki.test/index.php?q=blue+wool", HeldPriority}, // a search
+	} {
+		if p := b.link(c.from, c.link); p != c.want {
+			t.Errorf("%s from %s: queued at %v, want %v", c.link, c.from, p, c.want)
+		}
+	}
+	w := b.Worth(b.url(page(6)))
+	w.Admitted(b.url(page(502)))
+	if w.led != 1 {
+		t.Errorf("another page a title names: counted %d, want 1 (leading outside the family)", w.led)
+	}
+}

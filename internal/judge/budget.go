@@ -223,11 +223,12 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 		b.count(HeldCopies)
 		return HeldCopies, wallKey(wk)
 	}
-	if fam.kind == queryFamily && !cross && nextOf(c.URL, c.Via) {
-		// The next page or post: a page of its own, which the depth
-		// limit and the pattern cap bound, not the family's budget;
-		// unless the family's pages have shown less than they cost
-		// (copies, pages that led nowhere).
+	if fam.kind == queryFamily && !cross && (nextOf(c.URL, c.Via) || b.barren.another(c.URL, c.Via)) {
+		// The next page or post, another page a parameter names (a
+		// wiki's ?title=): a page of its own, which the depth limit and
+		// the pattern cap bound, not the family's budget; unless the
+		// family's pages have shown less than they cost (copies, pages
+		// that led nowhere).
 		if s, ok := b.fams.Peek(k); !ok || s.grown >= 0 {
 			return "", ""
 		}
@@ -268,10 +269,11 @@ func (b *budgets) count(reason string) {
 // Worth gathers what one fetched page led to, for Weigh. The zero Worth
 // weighs nothing.
 type Worth struct {
-	page canon.URL // its URL, which is being fetched: never released by its own weight
-	fam  family
-	led  int    // new URLs outside the family, up to maxLed
-	into string // the wallShape it redirected to (Redirect)
+	page   canon.URL // its URL, which is being fetched: never released by its own weight
+	fam    family
+	led    int     // new URLs outside the family, up to maxLed
+	into   string  // the wallShape it redirected to (Redirect)
+	barren *barren // what the host's parameters showed (barren.go)
 }
 
 // Worth starts the weighing of a fetched page: what it led to is given to
@@ -280,14 +282,18 @@ func (j *Judge) Worth(page canon.URL) Worth {
 	if j.budgets == nil {
 		return Worth{}
 	}
-	return Worth{page: page, fam: familyOf(page)}
+	return Worth{page: page, fam: familyOf(page), barren: j.budgets.barren}
 }
 
 // Admitted records a URL the page led to that was queued (a link or a
 // redirect's target, not a requisite or a sitemap): it counts when it is
-// outside the page's family, or of another kind (otherKind).
+// outside the page's family, of another kind (otherKind), or another page
+// a parameter names (barren.another).
 func (w *Worth) Admitted(u canon.URL) {
-	if !w.fam.none() && w.led < maxLed && (familyOf(u) != w.fam || w.fam.kind == queryFamily && otherKind(u.Query, w.page.Query)) {
+	if w.fam.none() || w.led >= maxLed {
+		return
+	}
+	if familyOf(u) != w.fam || w.fam.kind == queryFamily && (otherKind(u.Query, w.page.Query) || w.barren.another(u, w.page.String)) {
 		w.led++
 	}
 }
@@ -314,10 +320,14 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 		d += worthNothing
 	}
 	if w.fam.kind == queryFamily {
-		for _, k := range b.barren.weighed(w.page, w.led) {
+		unlearnt, named := b.barren.weighed(w.page, w.led)
+		for _, k := range unlearnt {
 			if r != nil {
 				b.release(k, w.page.String, r)
 			}
+		}
+		if named && r != nil {
+			j.releaseOthers(w.fam.key(), w.page.String, r)
 		}
 	}
 	wall := wallShape(w.page)
@@ -366,6 +376,26 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 		b.released += released
 		b.mu.Unlock()
 	}
+}
+
+// releaseOthers hands to r the URLs the family k holds that are other
+// pages a parameter names (barren.another: learnt only now, and held as
+// variants before), to be queued as usual, but page's own, which is being
+// fetched; the rest stay held, in their order.
+func (j *Judge) releaseOthers(k, page string, r Releaser) {
+	b := j.budgets
+	var released int64
+	for _, h := range b.waiting.take(k, DefaultMaxWaiting) {
+		u, err := j.cfg.Canon.Parse(h.Item.URL)
+		if err == nil && h.Item.URL != page && b.barren.another(u, h.Item.Via) && r.Release(h) {
+			released++
+			continue
+		}
+		b.waiting.add(k, h)
+	}
+	b.mu.Lock()
+	b.released += released
+	b.mu.Unlock()
 }
 
 // take takes from the URLs the family k holds as many as fit in its

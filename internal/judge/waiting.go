@@ -83,6 +83,9 @@ func (w *waiting) add(fam string, h Held) {
 // take removes and returns at most n of the URLs the family fam holds,
 // oldest first.
 func (w *waiting) take(fam string, n int) []Held {
+	if w == nil {
+		return nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	e, ok := w.fams[fam]
