@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -39,13 +40,16 @@ import (
 // weighed of a path carries and that has set more values than a filter
 // has (a wiki's /index.php?title=, /doku.php?id=). A link that changes its
 // value alone is another page, not a variant of the page it is on: it is
-// queued as usual past the family's budget, counts as leading outside the
-// family, and the family's URLs held as variants before that was known
-// are released (barren.another). Of a 300-article wiki so linked, weft
-// fetched 50 articles, the rest held; now all 300.
+// queued as usual past the family's budget, up to maxNamed budgets' worth
+// (a word-valued calendar or an opaque cursor names pages too), and the
+// family's URLs held as variants before that was known are released
+// (barren.another, Judge.releaseOthers). Of a 300-article wiki so linked,
+// weft fetched 50 articles, the rest held; now all 300.
 //
 // What is learnt is kept in memory only, bounded as the families are:
-// after a restart it is learnt again from a few pages.
+// after a restart it is learnt again from a few pages, and the URLs held
+// for a barren parameter are read back among their family's (waiting.go),
+// for its budget to release.
 const (
 	barrenAfter     = 8
 	maxFilterValues = 24
@@ -57,26 +61,47 @@ const HeldBarren = "barren-param"
 
 // paramState is what the pages of a host that set one parameter to a
 // word showed: how many were weighed (saturating), the values they set
-// (a bit each, by hash), and whether one led to a new URL outside its
-// family.
+// (a bit each of 128, by hash: a count of distinct values good to some
+// forty), and whether one led to a new URL outside its family.
 type paramState struct {
 	pages  uint16
-	values uint64
+	values [2]uint64
 	led    bool
+}
+
+// valuesSeen is about how many distinct values the parameter has set.
+func (s paramState) valuesSeen() int {
+	return bits.OnesCount64(s.values[0]) + bits.OnesCount64(s.values[1])
 }
 
 // barren reports whether the parameter is barren, on evidence of at
 // least pages pages.
 func (s paramState) barren(pages int) bool {
-	n := bits.OnesCount64(s.values)
+	n := s.valuesSeen()
 	return !s.led && int(s.pages) >= pages && 2*n <= int(s.pages) && n <= maxFilterValues
 }
 
+// maxPathNames bounds the names a path's state keeps.
+const maxPathNames = 8
+
 // pathState is what the pages weighed of one path showed: how many, and
-// the parameter names every one of them carried (a bit each, by hash).
+// the parameter names every one of them carried (by a 32-bit hash each,
+// at most maxPathNames).
 type pathState struct {
 	pages uint16
-	names uint64
+	n     uint8
+	names [maxPathNames]uint32
+}
+
+// carried reports whether every page weighed of the path carried name.
+func (p pathState) carried(name string) bool {
+	h := nameHash(name)
+	for _, x := range p.names[:p.n] {
+		if x == h {
+			return true
+		}
+	}
+	return false
 }
 
 // barren holds the hosts' parameters' and paths' states. It is safe for
@@ -97,26 +122,42 @@ func newBarren(maxParams, partitions int) *barren {
 // held URLs wait under (waiting.go).
 func paramKey(authority, name string) string { return "param " + authority + "\x00" + name }
 
-// bit is the bit of a set of 64 that s hashes to (maphash: FNV-1a's bits,
-// top or bottom, follow a last byte changed too little, and Article_1 to
-// Article_40 hashed to two bits).
-func bit(s string) uint64 { return 1 << (maphash.String(bitSeed, s) >> 58) }
+var hashSeed = maphash.MakeSeed()
 
-var bitSeed = maphash.MakeSeed()
+// valueBit sets in v the bit of 128 that the value s hashes to (maphash:
+// FNV-1a's bits, top or bottom, follow a last byte changed too little,
+// and Article_1 to Article_40 fell on two bits).
+func valueBit(v *[2]uint64, s string) {
+	h := maphash.String(hashSeed, s) >> 57
+	v[h>>6] |= 1 << (h & 63)
+}
+
+func nameHash(s string) uint32 { return uint32(maphash.String(hashSeed, s) >> 32) }
 
 // weighed records a page fetched of a query family, that led to led new
 // URLs outside it, and returns the keys of the parameters it showed not
-// to be barren after all (their held URLs are to be released), and
-// whether it showed a parameter to name the pages of its path (names).
+// to be barren after all (one led somewhere, or it has set more values
+// than a filter has: their held URLs are to be released), and whether it
+// showed a parameter to name the pages of its path (named).
 func (b *barren) weighed(u canon.URL, led int) (unlearnt []string, named bool) {
-	var names uint64
-	forParams(u.Query, func(name, _ string) { names |= bit(name) })
-	before, _ := b.paths.Peek(u.Authority + u.Path)
+	var names []uint32
+	forParams(u.Query, func(name, _ string) { names = append(names, nameHash(name)) })
+	var before pathState
 	path := b.paths.Update(u.Authority+u.Path, func(s pathState) pathState {
+		before = s
 		if s.pages == 0 {
-			s.names = names
+			for _, h := range names[:min(len(names), maxPathNames)] {
+				s.names[s.n], s.n = h, s.n+1
+			}
+		} else {
+			kept := s.names[:0]
+			for _, h := range s.names[:s.n] {
+				if slices.Contains(names, h) {
+					kept = append(kept, h)
+				}
+			}
+			s.n = uint8(len(kept))
 		}
-		s.names &= names
 		s.pages = uint16(min(int(s.pages)+1, math.MaxUint16))
 		return s
 	})
@@ -129,14 +170,14 @@ func (b *barren) weighed(u canon.URL, led int) (unlearnt []string, named bool) {
 		s := b.params.Update(k, func(s paramState) paramState {
 			was = s
 			s.pages = uint16(min(int(s.pages)+1, math.MaxUint16))
-			s.values |= bit(value)
+			valueBit(&s.values, value)
 			s.led = s.led || led > 0
 			return s
 		})
 		switch {
 		case s.barren(barrenAfter):
 			b.any.Store(true)
-		case was.barren(barrenAfter):
+		case was.barren(barrenAfter) && (s.led || s.valuesSeen() > maxFilterValues):
 			unlearnt = append(unlearnt, k)
 		}
 		named = named || path.naming(name, s) && !before.naming(name, was)
@@ -150,7 +191,7 @@ func (b *barren) weighed(u canon.URL, led int) (unlearnt []string, named bool) {
 // wiki's ?title=, ?id=). A link that changes its value alone is another
 // page, not a variant (barren.another).
 func (p pathState) naming(name string, s paramState) bool {
-	return p.pages >= 2 && p.names&bit(name) != 0 && bits.OnesCount64(s.values) > maxFilterValues
+	return p.pages >= 2 && p.carried(name) && s.valuesSeen() > maxFilterValues
 }
 
 // another reports whether u, linked from via, is another page of via's
@@ -208,7 +249,7 @@ func (b *barren) holds(u canon.URL, pages int) string {
 	path, _ := b.paths.Peek(u.Authority + u.Path)
 	held := ""
 	forParams(u.Query, func(name, value string) {
-		if held != "" || canon.IsNumber(value) || path.pages >= 2 && path.names&bit(name) != 0 {
+		if held != "" || canon.IsNumber(value) || path.pages >= 2 && path.carried(name) {
 			return
 		}
 		k := paramKey(u.Authority, name)

@@ -178,8 +178,8 @@ func TestBarrenWithoutRelease(t *testing.T) {
 // /index.php?title=..., one family whose pages link each other: once its
 // title has named more pages than a filter has values, a link that
 // changes the title alone is another page, queued as usual past the
-// family's budget and counted as leading outside it, and the links held
-// as the family's variants before are released. Not so a search's terms
+// family's budget (up to maxNamed budgets' worth), and the links held as
+// the family's variants before are released. Not so a search's terms
 // (a value with a space), a title changed with another parameter, or a
 // parameter that not every page of the path carries.
 func TestParameterThatNamesPages(t *testing.T) {
@@ -190,7 +190,7 @@ func TestParameterThatNamesPages(t *testing.T) {
 	if p := b.link(page(0), page(3)); p != HeldPriority {
 		t.Fatalf("a third page past a budget of 2, before titles are learnt: queued at %v, want %v", p, HeldPriority)
 	}
-	for i := range 40 {
+	for i := range 80 {
 		w := b.Worth(b.url(page(10 + i)))
 		b.Weigh(w, Distinct, b)
 	}
@@ -218,9 +218,21 @@ func TestParameterThatNamesPages(t *testing.T) {
 			t.Errorf("%s from %s: queued at %v, want %v", c.link, c.from, p, c.want)
 		}
 	}
+	// It leads nowhere outside the family (a word-valued calendar would
+	// pay for itself), and maxNamed budgets' worth of them are queued so,
+	// no more.
 	w := b.Worth(b.url(page(6)))
 	w.Admitted(b.url(page(502)))
-	if w.led != 1 {
-		t.Errorf("another page a title names: counted %d, want 1 (leading outside the family)", w.led)
+	if w.led != 0 {
+		t.Errorf("another page a title names: counted %d as leading outside the family, want 0", w.led)
+	}
+	queued := 0
+	for i := range 100 {
+		if b.link(page(5), page(600+i)) == frontier.Normal {
+			queued++
+		}
+	}
+	if queued == 0 || queued > maxNamed*2 {
+		t.Errorf("%d of 100 more pages by title queued as usual, want some, and at most maxNamed budgets (%d)", queued, maxNamed*2)
 	}
 }

@@ -223,13 +223,20 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 		b.count(HeldCopies)
 		return HeldCopies, wallKey(wk)
 	}
-	if fam.kind == queryFamily && !cross && (nextOf(c.URL, c.Via) || b.barren.another(c.URL, c.Via)) {
-		// The next page or post, another page a parameter names (a
-		// wiki's ?title=): a page of its own, which the depth limit and
-		// the pattern cap bound, not the family's budget; unless the
-		// family's pages have shown less than they cost (copies, pages
-		// that led nowhere).
-		if s, ok := b.fams.Peek(k); !ok || s.grown >= 0 {
+	if fam.kind == queryFamily && !cross {
+		// The next page or post: a page of its own, which the depth
+		// limit and the pattern cap bound, not the family's budget;
+		// unless the family's pages have shown less than they cost
+		// (copies, pages that led nowhere).
+		if nextOf(c.URL, c.Via) {
+			if s, ok := b.fams.Peek(k); !ok || s.grown >= 0 {
+				return "", ""
+			}
+		}
+		// Another page a parameter names (a wiki's ?title=): the same,
+		// up to maxNamed budgets' worth of them (a word-valued calendar
+		// or an opaque cursor would name pages too).
+		if b.barren.another(c.URL, c.Via) && b.countNamed(k) {
 			return "", ""
 		}
 	}
@@ -269,11 +276,10 @@ func (b *budgets) count(reason string) {
 // Worth gathers what one fetched page led to, for Weigh. The zero Worth
 // weighs nothing.
 type Worth struct {
-	page   canon.URL // its URL, which is being fetched: never released by its own weight
-	fam    family
-	led    int     // new URLs outside the family, up to maxLed
-	into   string  // the wallShape it redirected to (Redirect)
-	barren *barren // what the host's parameters showed (barren.go)
+	page canon.URL // its URL, which is being fetched: never released by its own weight
+	fam  family
+	led  int    // new URLs outside the family, up to maxLed
+	into string // the wallShape it redirected to (Redirect)
 }
 
 // Worth starts the weighing of a fetched page: what it led to is given to
@@ -282,18 +288,17 @@ func (j *Judge) Worth(page canon.URL) Worth {
 	if j.budgets == nil {
 		return Worth{}
 	}
-	return Worth{page: page, fam: familyOf(page), barren: j.budgets.barren}
+	return Worth{page: page, fam: familyOf(page)}
 }
 
 // Admitted records a URL the page led to that was queued (a link or a
 // redirect's target, not a requisite or a sitemap): it counts when it is
-// outside the page's family, of another kind (otherKind), or another page
-// a parameter names (barren.another).
+// outside the page's family, or of another kind (otherKind).
 func (w *Worth) Admitted(u canon.URL) {
 	if w.fam.none() || w.led >= maxLed {
 		return
 	}
-	if familyOf(u) != w.fam || w.fam.kind == queryFamily && (otherKind(u.Query, w.page.Query) || w.barren.another(u, w.page.String)) {
+	if familyOf(u) != w.fam || w.fam.kind == queryFamily && otherKind(u.Query, w.page.Query) {
 		w.led++
 	}
 }
@@ -386,16 +391,40 @@ func (j *Judge) releaseOthers(k, page string, r Releaser) {
 	b := j.budgets
 	var released int64
 	for _, h := range b.waiting.take(k, DefaultMaxWaiting) {
+		if h.Item.URL == page {
+			continue // being fetched
+		}
 		u, err := j.cfg.Canon.Parse(h.Item.URL)
-		if err == nil && h.Item.URL != page && b.barren.another(u, h.Item.Via) && r.Release(h) {
-			released++
+		if err != nil || !b.barren.another(u, h.Item.Via) || !b.countNamed(k) {
+			b.waiting.add(k, h) // still a variant, or past maxNamed: held, in its order
 			continue
 		}
-		b.waiting.add(k, h)
+		if r.Release(h) {
+			released++
+		} // else gone: fetched, or released by an earlier run
 	}
 	b.mu.Lock()
 	b.released += released
 	b.mu.Unlock()
+}
+
+// maxNamed is how many budgets' worth of URLs a family may queue from its
+// own pages as other pages a parameter names (barren.another), beyond its
+// budget: a wiki's thousand articles, where a word-valued calendar or an
+// opaque cursor, which name pages as well, stops.
+const maxNamed = 20
+
+// countNamed counts one more URL of the family k queued as another page a
+// parameter names, and reports whether it is within maxNamed budgets.
+func (b *budgets) countNamed(k string) bool {
+	ok := false
+	b.fams.Update(k, func(s famState) famState {
+		if ok = int64(s.counted) < maxNamed*int64(b.base); ok {
+			s.counted++
+		}
+		return s
+	})
+	return ok
 }
 
 // take takes from the URLs the family k holds as many as fit in its
