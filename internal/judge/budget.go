@@ -236,7 +236,7 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 		// Another page a parameter names (a wiki's ?title=): the same,
 		// up to maxNamed budgets' worth of them (a word-valued calendar
 		// or an opaque cursor would name pages too).
-		if b.barren.another(c.URL, c.Via) && b.countNamed(k) {
+		if b.barren.another(c.URL, c.Via) && b.countNamed(k, 1) {
 			return "", ""
 		}
 	}
@@ -395,13 +395,15 @@ func (j *Judge) releaseOthers(k, page string, r Releaser) {
 			continue // being fetched
 		}
 		u, err := j.cfg.Canon.Parse(h.Item.URL)
-		if err != nil || !b.barren.another(u, h.Item.Via) || !b.countNamed(k) {
+		if err != nil || !b.barren.another(u, h.Item.Via) || !b.countNamed(k, 1) {
 			b.waiting.add(k, h) // still a variant, or past maxNamed: held, in its order
 			continue
 		}
 		if r.Release(h) {
 			released++
-		} // else gone: fetched, or released by an earlier run
+		} else {
+			b.countNamed(k, -1) // gone: fetched, or released by an earlier run
+		}
 	}
 	b.mu.Lock()
 	b.released += released
@@ -414,13 +416,14 @@ func (j *Judge) releaseOthers(k, page string, r Releaser) {
 // opaque cursor, which name pages as well, stops.
 const maxNamed = 20
 
-// countNamed counts one more URL of the family k queued as another page a
-// parameter names, and reports whether it is within maxNamed budgets.
-func (b *budgets) countNamed(k string) bool {
+// countNamed counts n more URLs of the family k queued as other pages a
+// parameter names (-1: one counted that was not queued after all), and
+// reports whether they are within maxNamed budgets (uncounted if not).
+func (b *budgets) countNamed(k string, n int) bool {
 	ok := false
 	b.fams.Update(k, func(s famState) famState {
-		if ok = int64(s.counted) < maxNamed*int64(b.base); ok {
-			s.counted++
+		if ok = int64(s.counted)+int64(n) <= maxNamed*int64(b.base); ok {
+			s.counted = uint32(max(int64(s.counted)+int64(n), 0))
 		}
 		return s
 	})
