@@ -1,15 +1,20 @@
 package canon
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
-// TestQueryReaders: a canonical query's parameters, read whole, by name,
-// and a value told a number or a word.
+// TestQueryReaders: a canonical query's parameters, read in order, by
+// name, and a value told a number or a word.
 func TestQueryReaders(t *testing.T) {
 	const q = "color=red&page=2&q=&sort"
-	for pair, want := range map[string]bool{"color=red": true, "page=2": true, "q=": true, "sort": true, "page=3": false, "color": false, "sort=": false} {
-		if got := HasParam(q, pair); got != want {
-			t.Errorf("HasParam(%q, %q) = %v, want %v", q, pair, got, want)
-		}
+	var got []string
+	for n, v := range Params(q) {
+		got = append(got, n+"|"+v)
+	}
+	if want := []string{"color|red", "page|2", "q|", "sort|"}; !slices.Equal(got, want) {
+		t.Errorf("Params(%q) = %v, want %v", q, got, want)
 	}
 	for name, want := range map[string]struct {
 		v  string

@@ -37,7 +37,6 @@ package importance
 import (
 	"math"
 	"math/bits"
-	"strings"
 	"sync"
 	"time"
 
@@ -150,14 +149,10 @@ func KindOf(page, link canon.URL) LinkKind {
 // setsWord reports whether query q has a parameter (name=value) that the
 // page's query pq has not, whose value is not a number.
 func setsWord(pq, q string) bool {
-	for q != "" {
-		var pair string
-		pair, q, _ = strings.Cut(q, "&")
-		_, value, _ := strings.Cut(pair, "=")
-		if canon.IsNumber(value) || canon.HasParam(pq, pair) {
-			continue
+	for name, value := range canon.Params(q) {
+		if was, in := canon.ParamValue(pq, name); !canon.IsNumber(value) && (!in || was != value) {
+			return true
 		}
-		return true
 	}
 	return false
 }

@@ -105,12 +105,13 @@ func (p pathState) carried(name string) bool {
 }
 
 // barren holds the hosts' parameters' and paths' states. It is safe for
-// concurrent use; a crawl that has learnt no barren parameter pays one
-// atomic load a candidate for it.
+// concurrent use; a crawl that has learnt no barren parameter, and none
+// that names pages, pays two atomic loads a candidate for it.
 type barren struct {
-	params *hostmap.Map[paramState] // by paramKey
-	paths  *hostmap.Map[pathState]  // by authority and path
-	any    atomic.Bool              // some parameter is barren
+	params   *hostmap.Map[paramState] // by paramKey
+	paths    *hostmap.Map[pathState]  // by authority and path
+	any      atomic.Bool              // some parameter is barren
+	anyNamed atomic.Bool              // some parameter names pages
 }
 
 func newBarren(maxParams, partitions int) *barren {
@@ -141,7 +142,9 @@ func nameHash(s string) uint32 { return uint32(maphash.String(hashSeed, s) >> 32
 // showed a parameter to name the pages of its path (named).
 func (b *barren) weighed(u canon.URL, led int) (unlearnt []string, named bool) {
 	var names []uint32
-	forParams(u.Query, func(name, _ string) { names = append(names, nameHash(name)) })
+	for name := range canon.Params(u.Query) {
+		names = append(names, nameHash(name))
+	}
 	var before pathState
 	path := b.paths.Update(u.Authority+u.Path, func(s pathState) pathState {
 		before = s
@@ -161,9 +164,9 @@ func (b *barren) weighed(u canon.URL, led int) (unlearnt []string, named bool) {
 		s.pages = uint16(min(int(s.pages)+1, math.MaxUint16))
 		return s
 	})
-	forParams(u.Query, func(name, value string) {
+	for name, value := range canon.Params(u.Query) {
 		if canon.IsNumber(value) {
-			return
+			continue
 		}
 		k := paramKey(u.Authority, name)
 		var was paramState
@@ -180,8 +183,11 @@ func (b *barren) weighed(u canon.URL, led int) (unlearnt []string, named bool) {
 		case was.barren(barrenAfter) && (s.led || s.valuesSeen() > maxFilterValues):
 			unlearnt = append(unlearnt, k)
 		}
-		named = named || path.naming(name, s) && !before.naming(name, was)
-	})
+		if path.naming(name, s) && !before.naming(name, was) {
+			named = true
+			b.anyNamed.Store(true)
+		}
+	}
 	return unlearnt, named
 }
 
@@ -196,48 +202,23 @@ func (p pathState) naming(name string, s paramState) bool {
 
 // another reports whether u, linked from via, is another page of via's
 // path that a parameter names (pathState.naming): only that parameter's
-// value differs, and it holds no space (a search's terms, ?q=red+wool,
-// name no page).
+// value differs (oneChanged), and it holds no space (a search's terms,
+// ?q=red+wool, name no page).
 func (b *barren) another(u canon.URL, via string) bool {
-	path, q, ok := pathQuery(u.Authority, via)
-	if b == nil || !ok || path != u.Path || u.Query == "" || strings.Count(u.Query, "&") != strings.Count(q, "&") {
+	if b == nil || !b.anyNamed.Load() {
 		return false
 	}
-	changed := ""
-	for rest := u.Query; rest != ""; {
-		var pair string
-		pair, rest, _ = strings.Cut(rest, "&")
-		if canon.HasParam(q, pair) {
-			continue
-		}
-		name, value, _ := strings.Cut(pair, "=")
-		if _, in := canon.ParamValue(q, name); changed != "" || !in || strings.Contains(value, "+") || strings.Contains(value, "%20") {
-			return false
-		}
-		changed = name
+	path, q, ok := pathQuery(u.Authority, via)
+	if !ok || path != u.Path {
+		return false
 	}
-	if changed == "" {
+	name, value, _, ok := oneChanged(u.Query, q)
+	if !ok || strings.Contains(value, "+") || strings.Contains(value, "%20") {
 		return false
 	}
 	p, _ := b.paths.Peek(u.Authority + u.Path)
-	s, _ := b.params.Peek(paramKey(u.Authority, changed))
-	return p.naming(changed, s)
-}
-
-// pathQuery returns the path and the query of via, a URL given as a
-// string, when it is on authority.
-func pathQuery(authority, via string) (path, query string, ok bool) {
-	_, rest, _ := strings.Cut(via, "://")
-	rest, ok = strings.CutPrefix(rest, authority)
-	if !ok || rest != "" && rest[0] != '/' && rest[0] != '?' && rest[0] != '#' {
-		return "", "", false
-	}
-	rest, _, _ = strings.Cut(rest, "#")
-	path, query, _ = strings.Cut(rest, "?")
-	if path == "" {
-		path = "/"
-	}
-	return path, query, true
+	s, _ := b.params.Peek(paramKey(u.Authority, name))
+	return p.naming(name, s)
 }
 
 // holds returns the key of a parameter of u barren on its host on the
@@ -247,17 +228,16 @@ func (b *barren) holds(u canon.URL, pages int) string {
 		return ""
 	}
 	path, _ := b.paths.Peek(u.Authority + u.Path)
-	held := ""
-	forParams(u.Query, func(name, value string) {
-		if held != "" || canon.IsNumber(value) || path.pages >= 2 && path.carried(name) {
-			return
+	for name, value := range canon.Params(u.Query) {
+		if canon.IsNumber(value) || path.pages >= 2 && path.carried(name) {
+			continue
 		}
 		k := paramKey(u.Authority, name)
 		if s, ok := b.params.Peek(k); ok && s.barren(pages) {
-			held = k
+			return k
 		}
-	})
-	return held
+	}
+	return ""
 }
 
 // barrenLink returns the key of a parameter barren on u's host (on the
@@ -274,14 +254,4 @@ func (b *budgets) barrenLink(u canon.URL, via string, pages int) string {
 		return ""
 	}
 	return b.barren.holds(u, pages)
-}
-
-// forParams calls fn with the name and value of each parameter of query q.
-func forParams(q string, fn func(name, value string)) {
-	for q != "" {
-		var pair string
-		pair, q, _ = strings.Cut(q, "&")
-		name, value, _ := strings.Cut(pair, "=")
-		fn(name, value)
-	}
 }

@@ -85,8 +85,7 @@ func inLink(u canon.URL, fam family, via string) bool {
 	if familyOfString(via) != fam {
 		return true
 	}
-	_, q, _ := strings.Cut(via, "?")
-	q, _, _ = strings.Cut(q, "#")
+	_, q, _ := pathQuery(u.Authority, via)
 	return fam.kind == queryFamily && otherKind(u.Query, q)
 }
 
@@ -101,10 +100,7 @@ func otherKind(a, b string) bool {
 	if a == "" || b == "" {
 		return false
 	}
-	for a != "" {
-		var pair string
-		pair, a, _ = strings.Cut(a, "&")
-		name, _, _ := strings.Cut(pair, "=")
+	for name := range canon.Params(a) {
 		if _, in := canon.ParamValue(b, name); in {
 			return false
 		}
@@ -118,30 +114,48 @@ func otherKind(a, b string) bool {
 // ?color=red&page=2), the next post (?p=13 from ?p=12). A faceted
 // search's variants set words (barren.go).
 func nextOf(u canon.URL, via string) bool {
-	_, p, ok := strings.Cut(via, "?")
-	q := u.Query
-	if !ok || q == "" || splitAuthority(via) != u.Authority {
+	path, q, ok := pathQuery(u.Authority, via)
+	if !ok || path != u.Path {
 		return false
 	}
-	p, _, _ = strings.Cut(p, "#")
-	if strings.Count(q, "&") != strings.Count(p, "&") {
-		return false
+	_, value, was, ok := oneChanged(u.Query, q)
+	return ok && smallNumber(value) && smallNumber(was)
+}
+
+// oneChanged returns the one parameter of query q whose value differs
+// from query p's, with both values, when nothing else differs: the same
+// names, one value changed (nextOf, barren.another).
+func oneChanged(q, p string) (name, value, was string, ok bool) {
+	if q == "" || p == "" || strings.Count(q, "&") != strings.Count(p, "&") {
+		return "", "", "", false
 	}
-	changed := false
-	for q != "" {
-		var pair string
-		pair, q, _ = strings.Cut(q, "&")
-		if canon.HasParam(p, pair) {
-			continue
+	for n, v := range canon.Params(q) {
+		w, in := canon.ParamValue(p, n)
+		switch {
+		case in && w == v:
+		case ok || !in:
+			return "", "", "", false
+		default:
+			name, value, was, ok = n, v, w, true
 		}
-		name, value, _ := strings.Cut(pair, "=")
-		was, in := canon.ParamValue(p, name)
-		if changed || !in || !smallNumber(value) || !smallNumber(was) {
-			return false
-		}
-		changed = true
 	}
-	return changed
+	return name, value, was, ok
+}
+
+// pathQuery returns the path and the query of via, a URL given as a
+// string, when it is on authority.
+func pathQuery(authority, via string) (path, query string, ok bool) {
+	_, rest, _ := strings.Cut(via, "://")
+	rest, ok = strings.CutPrefix(rest, authority)
+	if !ok || rest != "" && rest[0] != '/' && rest[0] != '?' && rest[0] != '#' {
+		return "", "", false
+	}
+	rest, _, _ = strings.Cut(rest, "#")
+	path, query, _ = strings.Cut(rest, "?")
+	if path == "" {
+		path = "/"
+	}
+	return path, query, true
 }
 
 // smallNumber reports whether s is a number of at most six digits: a
@@ -213,11 +227,11 @@ func familyOfParts(scheme, authority, path, query string) family {
 // isYear: four digits. A year alone is as often an id (/product/2019) as
 // a year; it makes a date only with a month after it, or within a date
 // written whole.
-func isYear(s string) bool { return len(s) == 4 && allDigits(s) }
+func isYear(s string) bool { return len(s) == 4 && canon.IsNumber(s) }
 
 // isNumberIn: one or two digits, from lo to hi.
 func isNumberIn(s string, lo, hi int) bool {
-	if len(s) == 0 || len(s) > 2 || !allDigits(s) {
+	if len(s) == 0 || len(s) > 2 || !canon.IsNumber(s) {
 		return false
 	}
 	n := int(s[0] - '0')
@@ -227,24 +241,15 @@ func isNumberIn(s string, lo, hi int) bool {
 	return n >= lo && n <= hi
 }
 
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
-
 // isWholeDate reports a segment or a value that is a date written whole,
 // an extension aside: 2026-11-05, 2026-11, 2026_11_05, 2026.11.05,
 // 05-11-2026, 11-05-2026, 20261105 (a year from 1900 to 2100: eight
 // digits are as often a number).
 func isWholeDate(s string) bool {
-	if i := strings.LastIndexByte(s, '.'); i > 0 && !allDigits(s[i+1:]) {
+	if i := strings.LastIndexByte(s, '.'); i > 0 && !canon.IsNumber(s[i+1:]) {
 		s = s[:i] // .html
 	}
-	if len(s) == 8 && allDigits(s) {
+	if len(s) == 8 && canon.IsNumber(s) {
 		y := int(s[0]-'0')*1000 + int(s[1]-'0')*100 + int(s[2]-'0')*10 + int(s[3]-'0')
 		return y >= 1900 && y <= 2100 && isNumberIn(s[4:6], 1, 12) && isNumberIn(s[6:8], 1, 31)
 	}
@@ -293,14 +298,11 @@ var dateNames = [...]string{"date", "day", "month", "year", "week", "yr", "mon",
 // a date written whole, or a number of up to four digits named as a part
 // of a date (?year=2026&month=11).
 func dateInQuery(query string) bool {
-	for query != "" {
-		var param string
-		param, query, _ = strings.Cut(query, "&")
-		name, value, _ := strings.Cut(param, "=")
+	for name, value := range canon.Params(query) {
 		if isWholeDate(value) {
 			return true
 		}
-		if len(value) > 4 || !allDigits(value) {
+		if len(value) > 4 || !canon.IsNumber(value) {
 			continue
 		}
 		for _, d := range dateNames {
