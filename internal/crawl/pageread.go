@@ -204,7 +204,10 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 			}
 		}
 	}
-	if follow && c.rend != nil && p.mt == "text/html" && !l.Requisite && resp.Truncated == "" && !p.cp.Revisit {
+	// Whether to render is decided here, once: a page the renderer does
+	// not want is what was read, and teaches and is compared as such.
+	if follow && c.rend != nil && p.mt == "text/html" && !l.Requisite && resp.Truncated == "" && !p.cp.Revisit &&
+		c.rend.Wants(l.Host, resp.Decoded, c.cfg.Policies.Render(u.Authority, u.Host)) {
 		p.render = &renderable{resp: resp, recordID: p.cp.Loc.RecordID}
 		p.text = 0 // what its scripts build is not in the words read
 	}

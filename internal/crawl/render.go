@@ -65,7 +65,7 @@ type resourceWriter interface {
 	WriteResource(warc.Resource) (warc.Location, error)
 }
 
-// renderPage renders a page the lease fetched, if the renderer wants it,
+// renderPage renders a page the read stage found the renderer wants,
 // and admits the links its settled DOM has that the static parse did
 // not, into the lease's batch. The lease is still held: the page's own
 // host is asked nothing but under it, and a crash before the batch
@@ -73,15 +73,8 @@ type resourceWriter interface {
 // clock the lease leaves counts from the end of the last request, with
 // the worst signal and the longest time of the lease's requests.
 func (c *Crawler) renderPage(ctx context.Context, p *pageRun, pol *robots.Policy) {
-	l, u, lo, in := p.l, p.u, &p.out, p.render
+	l, lo, in := p.l, &p.out, p.render
 	p.render = nil
-	var policy string
-	if hp := c.cfg.Policies.For(u.Authority, u.Host); hp != nil {
-		policy = hp.Render
-	}
-	if !c.rend.Wants(l.Host, in.resp.Decoded, policy) {
-		return
-	}
 	end := in.resp.Start.Add(in.resp.Duration)
 	pf := &pageFetcher{c: c, l: l, pol: pol, page: in.resp, pb: p.pb,
 		clock: c.front.Advance(l.Clock, c.policies.Delay(l, lo.res), end), serverFree: end.Add(c.cfg.IPGap)}

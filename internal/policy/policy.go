@@ -676,6 +676,15 @@ func (s *Set) remerge() {
 	}
 }
 
+// Render returns the render mode the policy of a URL's host sets (For),
+// or "" when none does: the crawl's mode then decides.
+func (s *Set) Render(authority, host string) string {
+	if p := s.For(authority, host); p != nil {
+		return p.Render
+	}
+	return ""
+}
+
 // For returns the policy of a URL's host: that of its authority
 // (host:port, or host when the port is the scheme's default) merged with
 // that of its host name, whichever exist; nil if neither does. The
