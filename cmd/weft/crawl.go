@@ -210,7 +210,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.maxRetryAfter, "max-retry-after", d.Politeness.MaxRetryAfter, "longest Retry-After honoured")
 	fs.IntVar(&f.parkAfter, "park-after", d.Politeness.ParkAfter, "failures in a row (timeouts, connection errors, 5xx) that park a host, for --park-for, doubled each time (-1: never)")
 	fs.DurationVar(&f.parkFor, "park-for", d.Politeness.ParkFor, "how long a host is first parked")
-	fs.IntVar(&f.giveUpAfter, "give-up-after", d.Politeness.GiveUpAfter, "failures in all, or 429 answers in a row over at least --max-backoff, after which a host is given up and its queued URLs dropped (-1: never)")
+	fs.IntVar(&f.giveUpAfter, "give-up-after", d.Politeness.GiveUpAfter, "failures more than the host's answers, or 429 answers in a row over at least --max-backoff, after which a host is given up and its queued URLs dropped (-1: never)")
 	fs.StringVar(&f.ipGroup, "ip-group", d.IPGroup, "hosts sharing a server share a second clock: ip (same address), subnet (same /24 or /64) or off")
 	fs.DurationVar(&f.ipGap, "ip-gap", 0, "least time between request starts to one server (0: a quarter of --delay)")
 	fs.DurationVar(&f.robotsTTL, "robots-ttl", d.RobotsTTL, "how long a robots.txt answer is used before it is fetched again")

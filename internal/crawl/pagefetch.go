@@ -11,6 +11,7 @@ import (
 	"github.com/weft-crawler/weft/internal/fetch"
 	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -51,6 +52,7 @@ func (c *Crawler) fetchPage(ctx context.Context, p *pageRun) bool {
 	c.flog.Write(fetchlog.Record{Time: start, DurationMS: time.Since(start).Milliseconds(), URL: l.URL, Host: l.Host, Depth: l.Depth, Hops: l.Hops, Via: l.Via,
 		Outcome: "error:" + kind.String(), Error: err.Error(), Path: l.Path, Worker: p.worker, Unsent: fetch.Unsent(err)})
 	p.out = leaseOutcome{res: answer.Failed(err, time.Since(start)), outcome: "error:" + kind.String()}
+	c.rank.Fetched(seen.KeyOf(l.URL)) // its second try is retryLater's, after its host's other URLs
 	if answer.Transient(0, kind) {
 		c.retryLater(p)
 	}

@@ -90,7 +90,7 @@ type Clock struct {
 	CrawlDelay time.Duration // robots.txt Crawl-delay
 	Backoff    time.Duration // grows on 429/503, shrinks on success
 	Streak     int           // failures in a row
-	Errors     int           // failures in all
+	Errors     int           // failures in all, less one for each answer
 	Parks      int           // times the host was parked for its streak
 	GaveUp     bool          // too many failures: its URLs are dropped, not fetched
 	// Throttles counts 429s in a row, the first at ThrottledSince.
@@ -201,8 +201,8 @@ type Politeness struct {
 	// ParkAfter never parks.
 	ParkAfter int
 	ParkFor   time.Duration
-	// GiveUpAfter failures in all give the host up: its queued URLs are
-	// dropped. So do GiveUpAfter 429s in a row over at least MaxBackoff.
+	// GiveUpAfter failures more than its answers give the host up: its
+	// queued URLs are dropped. (An answer takes a failure back.) So do GiveUpAfter 429s in a row over at least MaxBackoff.
 	// Zero means 20; negative never gives up.
 	GiveUpAfter int
 }
@@ -340,6 +340,9 @@ func (cfg *Config) advance(c Clock, r Result, now time.Time) Clock {
 	switch r.Signal {
 	case OK:
 		c.Streak = 0
+		// An answer takes one failure back: a site whose broken pages
+		// are a few of many is not given up for them.
+		c.Errors = max(c.Errors-1, 0)
 		c.Throttles, c.ThrottledSince = 0, time.Time{}
 		c.Backoff /= 2
 		if c.Backoff < p.MinBackoff/2 {

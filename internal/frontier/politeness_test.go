@@ -159,6 +159,36 @@ func TestAdvanceSignals(t *testing.T) {
 	}
 }
 
+// TestAnswersTakeBackFailures: a host is given up once its failures
+// outnumber its answers by GiveUpAfter, not after GiveUpAfter failures
+// in all: one whose broken pages are one in three of its requests is
+// crawled on, one failing two requests in three is given up.
+func TestAnswersTakeBackFailures(t *testing.T) {
+	f := newFrontier(t, Config{Delay: time.Second, Politeness: Politeness{ParkAfter: -1, GiveUpAfter: 3}})
+	now := time.Unix(1000, 0)
+	c := Clock{}
+	for i := range 300 {
+		r := Result{Fetched: true}
+		if i%3 == 0 {
+			r.Signal = Failed
+		}
+		if c = f.Advance(c, r, now); c.GaveUp || c.Errors > 1 {
+			t.Fatalf("after %d requests, one in three failed: %+v; want crawled on", i+1, c)
+		}
+	}
+	n := 0
+	for ; !c.GaveUp && n < 9; n++ {
+		r := Result{Fetched: true}
+		if n%3 != 2 {
+			r.Signal = Failed
+		}
+		c = f.Advance(c, r, now)
+	}
+	if !c.GaveUp || n != 5 { // failed, failed, answered, failed, failed: three more failures than answers
+		t.Errorf("after %d more requests, two in three failed: %+v; want given up at the fifth", n, c)
+	}
+}
+
 // TestGivenUpHostDropsItsURLsAndSparesOthers fails one host until it is
 // given up: its remaining URLs come back at once in ModeGiveUp, while the
 // other host keeps its ordinary rate.
