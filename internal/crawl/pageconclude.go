@@ -30,11 +30,12 @@ func (c *Crawler) conclude(p *pageRun) {
 	c.flog.Write(p.rec)
 	signal, retryAfter := answer.Signal(resp, time.Now())
 	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration, Cause: answer.Cause(resp, signal)}
-	if signal == frontier.Throttled || signal == frontier.Unavailable {
-		// The server asked to come back later: the URL stays queued,
-		// first on its host, for when the host's clock allows. A 503 counts
-		// toward giving the host up, and so do 429s in a row over
-		// MaxBackoff, so that a storm of either does not last for ever.
+	// A 429 or 503 with no Retry-After from a host that answers is retried as a 500 is.
+	pageDown := (signal == frontier.Throttled || signal == frontier.Unavailable) && retryAfter == 0 && p.l.Answered > 0 && c.cfg.Cluster == nil
+	if (signal == frontier.Throttled || signal == frontier.Unavailable) && !pageDown {
+		// The server asked to come back later: the URL stays queued, first
+		// on its host, for when its clock allows. A 503 counts toward giving
+		// the host up, and so do 429s in a row over MaxBackoff.
 		res.Retry = true
 		p.render = nil
 	}
@@ -54,7 +55,7 @@ func (c *Crawler) conclude(p *pageRun) {
 		// first, the next visit sends its validators.
 		p.out.visit = schedule.Once(store.URLRecord{LastFetch: resp.Start, Digest: p.cp.Digest,
 			ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")})
-	case answer.Transient(resp.StatusCode, 0):
+	case answer.Transient(resp.StatusCode, 0) || pageDown:
 		c.retryLater(p)
 	}
 }

@@ -295,6 +295,77 @@ func TestBrokenConnectionsAreTriedAgainLast(t *testing.T) {
 	}
 }
 
+// TestOnePageUnavailableForEver: a site one of whose pages answers 503
+// (or 429), with no Retry-After, to every request, while the others
+// answer. The
+// page is asked for twice, the second time after the other pages, and
+// the site is crawled whole. (Once, a 503 kept its URL first on its host
+// whatever the host's other pages did: the page was asked again and
+// again with a doubling backoff, the host parked, and the crawl ended with
+// most of the site unasked.) A server that answers 503 (or 429) to
+// everything is backed off, parked and given up by its clock.
+func TestOnePageUnavailableForEver(t *testing.T) {
+	const pages = 30
+	for _, tc := range []struct {
+		status int
+		down   bool
+	}{{503, false}, {503, true}, {429, false}, {429, true}} {
+		down := tc.down
+		t.Run(fmt.Sprintf("%d/server-down=%v", tc.status, down), func(t *testing.T) {
+			mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+				"u.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+					var links []string
+					for i := range pages {
+						links = append(links, fmt.Sprintf("/p%d", i))
+					}
+					switch {
+					case r.URL.Path == "/robots.txt":
+						http.NotFound(rw, r)
+					case r.URL.Path == "/":
+						page(rw, links...)
+					case r.URL.Path == "/p3" || down:
+						http.Error(rw, "not now", tc.status)
+					default:
+						page(rw, links...)
+					}
+				},
+			})
+			cfg := mw.config(t, 0, mw.url("u.test", "/"))
+			cfg.NoSitemaps = true
+			cfg.Politeness.MinBackoff = 10 * time.Millisecond
+			cfg.Politeness.MaxBackoff = 100 * time.Millisecond
+			cfg.Politeness.ParkFor = 100 * time.Millisecond
+			cfg.Politeness.GiveUpAfter = 8
+			sum := runCrawl(t, cfg)
+			paths := mw.paths("u.test")
+			t.Logf("requests: %v", paths)
+			asked := map[string]int{}
+			for _, p := range paths {
+				asked[p]++
+			}
+			if down {
+				// The clock parks the host and gives it up; each page
+				// asked for was asked twice at most.
+				for p, n := range asked {
+					if n > 2 {
+						t.Errorf("%s asked for %d times, want twice at most", p, n)
+					}
+				}
+				if sum.GaveUp != 1 {
+					t.Errorf("%d given up, want the host", sum.GaveUp)
+				}
+				return
+			}
+			first := slices.Index(paths, "/p3")
+			again := first + 1 + slices.Index(paths[first+1:], "/p3")
+			if asked["/p3"] != 2 || again < slices.Index(paths, fmt.Sprintf("/p%d", pages-1)) || sum.StoppedBy != "drained" || sum.GaveUp != 0 || len(asked) != pages+2 {
+				t.Errorf("/p3 asked for %d times, %d paths asked, %d given up, stopped by %s; want twice, the second after the last page; all %d; none; drained",
+					asked["/p3"], len(asked), sum.GaveUp, sum.StoppedBy, pages+2)
+			}
+		})
+	}
+}
+
 // TestCopyFailingBeforeItsFirstEntry: a URL linked from many pages of
 // another host is queued again as its rank rises, and a copy of it is
 // leased before its first entry; that copy gets a 500, and the first

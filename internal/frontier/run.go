@@ -168,7 +168,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 func (f *Frontier) offer(h *host, now time.Time) Lease {
 	it := h.head.peek()
 	f.nextLease++
-	l := Lease{Item: it, Queued: now.Sub(it.Added), Clock: h.clock, Last: it.back, id: f.nextLease}
+	l := Lease{Item: it, Queued: now.Sub(it.Added), Clock: h.clock, Last: it.back, Answered: h.answers, id: f.nextLease}
 	switch {
 	case h.clock.GaveUp:
 		l.Mode = ModeGiveUp

@@ -308,7 +308,11 @@ type Lease struct {
 	// nothing else being left to lease: a Later on it now counts as a
 	// plain Retry.
 	Last bool
-	id   uint64
+	// Answered is how many of its host's pages were answered in this
+	// run before the lease was given: a host that answers is up, and a
+	// 503 from it is its page's rather than its server's.
+	Answered int
+	id       uint64
 }
 
 // Mode is what a lease asks of its worker. Only ModeRequest may send a
