@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weft-crawler/weft/internal/fetchlog"
+	"github.com/weft-crawler/weft/internal/judge"
 )
 
 // TestTransientFailuresAreAskedOnceMore: a URL whose first fetch got a
@@ -297,13 +298,14 @@ func TestBrokenConnectionsAreTriedAgainLast(t *testing.T) {
 
 // TestOnePageUnavailableForEver: a site one of whose pages answers 503
 // (or 429), with no Retry-After, to every request, while the others
-// answer. The
-// page is asked for twice, the second time after the other pages, and
-// the site is crawled whole. (Once, a 503 kept its URL first on its host
-// whatever the host's other pages did: the page was asked again and
-// again with a doubling backoff, the host parked, and the crawl ended with
-// most of the site unasked.) A server that answers 503 (or 429) to
-// everything is backed off, parked and given up by its clock.
+// answer. The page is asked for a second time only after every other
+// page, and then waits first on its host, as a 429 or 503 does, until the
+// crawl gives it up or leaves it for the next run. (Once, a 503 kept its
+// URL first on its host whatever the host's other pages did: the page was
+// asked again and again with a doubling backoff, the host parked, and the
+// crawl ended with most of the site unasked.) A server that answers 503
+// (or 429) to everything is backed off, parked and given up by its
+// clock, every page but one asked for twice at most.
 func TestOnePageUnavailableForEver(t *testing.T) {
 	const pages = 30
 	for _, tc := range []struct {
@@ -338,31 +340,84 @@ func TestOnePageUnavailableForEver(t *testing.T) {
 			cfg.Politeness.GiveUpAfter = 8
 			sum := runCrawl(t, cfg)
 			paths := mw.paths("u.test")
-			t.Logf("requests: %v", paths)
-			asked := map[string]int{}
-			for _, p := range paths {
-				asked[p]++
+			t.Logf("stopped by %s, %d given up; requests: %v", sum.StoppedBy, sum.GaveUp, paths)
+			asked, lastFirst, again := map[string]int{}, 0, -1
+			for i, p := range paths {
+				if asked[p]++; asked[p] == 1 {
+					if p != "/p3" {
+						lastFirst = i
+					}
+				} else if p == "/p3" && again < 0 {
+					again = i
+				}
+			}
+			many := 0
+			for _, n := range asked {
+				if n > 2 {
+					many++
+				}
 			}
 			if down {
-				// The clock parks the host and gives it up; each page
-				// asked for was asked twice at most.
-				for p, n := range asked {
-					if n > 2 {
-						t.Errorf("%s asked for %d times, want twice at most", p, n)
-					}
-				}
-				if sum.GaveUp != 1 {
-					t.Errorf("%d given up, want the host", sum.GaveUp)
+				if sum.GaveUp != 1 || many > 1 {
+					t.Errorf("%d given up, %d pages asked for more than twice; want the host given up, one page at most", sum.GaveUp, many)
 				}
 				return
 			}
-			first := slices.Index(paths, "/p3")
-			again := first + 1 + slices.Index(paths[first+1:], "/p3")
-			if asked["/p3"] != 2 || again < slices.Index(paths, fmt.Sprintf("/p%d", pages-1)) || sum.StoppedBy != "drained" || sum.GaveUp != 0 || len(asked) != pages+2 {
-				t.Errorf("/p3 asked for %d times, %d paths asked, %d given up, stopped by %s; want twice, the second after the last page; all %d; none; drained",
-					asked["/p3"], len(asked), sum.GaveUp, sum.StoppedBy, pages+2)
+			if len(asked) != pages+2 || again < lastFirst || many > 1 || int64(sum.Queued)+sum.Rejected[judge.GaveUp] > 1 {
+				t.Errorf("%d paths asked, /p3 again at request %d (the last other page's at %d), %d left queued, %d dropped; want all %d, after, /p3 alone left",
+					len(asked), again, lastFirst, sum.Queued, sum.Rejected[judge.GaveUp], pages+2)
 			}
 		})
+	}
+}
+
+// TestRateLimitedHostLosesNoPage: a host that answers 429, without
+// Retry-After, any request that comes within 60 ms of the last one it
+// answered, as a rate limiter does. Each page is had in the end: a 429
+// after an answer sends its URL after the host's other URLs, and its
+// second 429 keeps it first on its host, to be asked again once the
+// backoff allows, never dropped.
+func TestRateLimitedHostLosesNoPage(t *testing.T) {
+	const pages = 30
+	var mu sync.Mutex
+	var last time.Time
+	answered := map[string]bool{}
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"limit.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			now := time.Now()
+			limited := !last.IsZero() && now.Sub(last) < 60*time.Millisecond
+			if !limited {
+				last = now
+				answered[r.URL.Path] = true
+			}
+			mu.Unlock()
+			if limited {
+				http.Error(rw, "slow down", http.StatusTooManyRequests)
+				return
+			}
+			var links []string
+			for i := range pages {
+				links = append(links, fmt.Sprintf("/p%d", i))
+			}
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(rw, r)
+				return
+			}
+			page(rw, links...)
+		},
+	})
+	cfg := mw.config(t, 0, mw.url("limit.test", "/"))
+	cfg.NoSitemaps = true
+	cfg.Politeness.MinBackoff = 10 * time.Millisecond
+	cfg.Politeness.MaxBackoff = 200 * time.Millisecond
+	sum := runCrawl(t, cfg)
+	mu.Lock()
+	defer mu.Unlock()
+	delete(answered, "/robots.txt")
+	t.Logf("%d requests, %d 429s", len(mw.paths("limit.test")), sum.Throttled)
+	if len(answered) != pages+1 || sum.GaveUp != 0 || sum.StoppedBy != "drained" {
+		t.Errorf("%d pages answered, %d hosts given up, stopped by %s; want all %d, none, drained", len(answered), sum.GaveUp, sum.StoppedBy, pages+1)
 	}
 }
 

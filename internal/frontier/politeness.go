@@ -202,8 +202,9 @@ type Politeness struct {
 	ParkAfter int
 	ParkFor   time.Duration
 	// GiveUpAfter failures more than its answers give the host up: its
-	// queued URLs are dropped. (An answer takes a failure back.) So do GiveUpAfter 429s in a row over at least MaxBackoff.
-	// Zero means 20; negative never gives up.
+	// queued URLs are dropped (an answer takes a failure back). So do
+	// GiveUpAfter 429s in a row over at least MaxBackoff. Zero means 20;
+	// negative never gives up.
 	GiveUpAfter int
 }
 

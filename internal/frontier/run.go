@@ -298,7 +298,7 @@ func (f *Frontier) waitedOut(now time.Time) bool {
 // waitedFor reports whether a failing host's clock is waited for past the
 // failure wait (Config.FailureWait): its last request, the only one that
 // failed since its last answered page, was cut by strain or backed off,
-// and it answered more pages in this run than it failed requests in all.
+// and it answered more pages in this run than it failed requests.
 // One failure must not end a host that answers: a body cut at the
 // request's time limit holds it LatencyFactor times that (5 minutes at
 // the defaults), longer than the failure wait. A second request without an
@@ -307,7 +307,7 @@ func (f *Frontier) waitedOut(now time.Time) bool {
 // that hangs or drips every page, is not waited for. The wait lasts until
 // its clock, no longer, and is named as the failure wait is (GiveUpAt).
 func (h *host) waitedFor() bool {
-	return h.unanswered == 1 && h.clock.Why == WhyBackoff && h.answers > h.clock.Errors
+	return h.unanswered == 1 && h.clock.Why == WhyBackoff && h.answers > h.failed
 }
 
 // waiting says what the frontier waits for at now (Stats.Wait).
@@ -517,6 +517,7 @@ func (f *Frontier) complete(c completion, now time.Time) {
 		case c.result.Signal == Lost:
 		case c.result.Signal != OK: // a page's, a sitemap's, a requisite's, a robots.txt's
 			h.unanswered++
+			h.failed++
 		case isPage(fl.item) && !c.result.Retry: // not a robots.txt fetched in a page's lease
 			h.answers, h.unanswered = h.answers+1, 0
 		}

@@ -315,9 +315,9 @@ type Config struct {
 	// a negative ParkAfter never.
 	ParkAfter int
 	ParkFor   time.Duration
-	// GiveUpAfter failures in all, or 429 answers in a row over at least
-	// MaxBackoff, give a host up and drop its queued URLs; zero means 20,
-	// negative never.
+	// GiveUpAfter failures more than the host's answers, or 429 answers in
+	// a row over at least MaxBackoff, give a host up and drop its queued
+	// URLs; zero means 20, negative never.
 	GiveUpAfter int
 	// IPGroup is how hosts are grouped into servers that share a second
 	// clock: "ip" (the same address; "" means it), "subnet" (the same /24
