@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -249,6 +250,53 @@ func TestDepthAndScope(t *testing.T) {
 	}
 	if sum.Rejected[judge.Scope] == 0 || sum.Rejected[judge.Depth] == 0 {
 		t.Errorf("rejections %v; want scope and depth rejections counted", sum.Rejected)
+	}
+}
+
+// TestDepthIsTheShortestWayIn: a page first found deep, at the end of a
+// chain the importance order follows first, and found again nearer the
+// seed before it is fetched, is fetched at the lesser depth: its own
+// link, which the depth limit refused at the first depth, is followed.
+// The fetch log gives each page its shortest depth.
+func TestDepthIsTheShortestWayIn(t *testing.T) {
+	leaves := func(prefix string) []string {
+		var out []string
+		for i := range 40 {
+			out = append(out, fmt.Sprintf("/%s%d", prefix, i))
+		}
+		return out
+	}
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
+		"d.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				http.NotFound(rw, r)
+			case "/":
+				page(rw, "/chain1", "/hub")
+			case "/chain1": // one link: the chain gathers the cash, and is followed first
+				page(rw, "/chain2")
+			case "/chain2": // depth 2: /x at depth 3, among many
+				page(rw, append([]string{"/x"}, leaves("a")...)...)
+			case "/hub": // depth 1, fetched after the chain: /x at depth 2
+				page(rw, append([]string{"/x"}, leaves("b")...)...)
+			case "/x":
+				page(rw, "/y")
+			default:
+				page(rw)
+			}
+		},
+	})
+	cfg := mw.config(t, 0, mw.url("d.test", "/"))
+	cfg.NoSitemaps = true
+	cfg.Scope.MaxDepth = 3
+	runCrawl(t, cfg)
+	depth := map[string]int{}
+	for _, r := range readFetchLog(t, cfg.DataDir) {
+		depth[strings.TrimPrefix(r.URL, mw.url("d.test", ""))] = r.Depth
+	}
+	t.Logf("requests: %v", mw.paths("d.test"))
+	if d, ok := depth["/y"]; !ok || depth["/x"] != 2 || d != 3 {
+		t.Errorf("/x fetched at depth %d, /y at %d (fetched: %v); want 2 and 3", depth["/x"], d, ok)
 	}
 }
 

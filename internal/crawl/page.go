@@ -114,6 +114,7 @@ type found struct {
 // runPage takes a page its route let be fetched, under its host's rules
 // pol, through the pipeline's stages up to its commit.
 func (c *Crawler) runPage(ctx context.Context, p *pageRun, pol *robots.Policy) {
+	c.judge.Shallowest(&p.l)
 	if c.fetchPage(ctx, p) {
 		c.archivePage(p)
 		c.readPage(p)

@@ -65,13 +65,12 @@ type resourceWriter interface {
 	WriteResource(warc.Resource) (warc.Location, error)
 }
 
-// renderPage renders a page the read stage found the renderer wants,
-// and admits the links its settled DOM has that the static parse did
-// not, into the lease's batch. The lease is still held: the page's own
-// host is asked nothing but under it, and a crash before the batch
-// commits leaves the URL queued, to be fetched and rendered again. The
-// clock the lease leaves counts from the end of the last request, with
-// the worst signal and the longest time of the lease's requests.
+// renderPage renders a page the read stage found the renderer wants, and
+// admits the links its settled DOM has that the static parse did not, into
+// the lease's batch. The lease is still held: its host is asked nothing
+// but under it, and a crash before the batch commits leaves the URL
+// queued. The clock the lease leaves counts from the end of the last
+// request, with the worst signal and the longest time of its requests.
 func (c *Crawler) renderPage(ctx context.Context, p *pageRun, pol *robots.Policy) {
 	l, lo, in := p.l, &p.out, p.render
 	p.render = nil

@@ -421,9 +421,27 @@ func (a *admission) judge() (refusal, error) {
 	case err != nil:
 		return a.verdict(err)
 	case !isNew:
+		if c.pageLink() {
+			j.cfg.Seen.Met(c.Key, c.Depth) // a shorter way to it, maybe (Shallowest)
+		}
 		return refusal{reason: Seen}, nil
 	}
 	return refusal{}, nil
+}
+
+// Shallowest lowers the depth of l, a page's lease, to the least depth a
+// link to it was met at since it was queued, if a shorter way in was
+// found meanwhile (seen.Set.Met): a URL keeps the depth of the page that
+// found it first, which in importance order may be far deeper than the
+// shortest way in, and its links would meet the depth limit sooner than
+// a breadth-first crawl's.
+func (j *Judge) Shallowest(l *frontier.Lease) {
+	if l.Hops > 0 || l.Requisite || l.Sitemap || l.RobotsFor != "" || l.Depth <= 1 {
+		return
+	}
+	if d, ok := j.cfg.Seen.Depth(seen.KeyOf(l.URL)); ok && d < l.Depth {
+		l.Depth = d
+	}
 }
 
 // refuse keeps r as the admission's verdict, and says so through the

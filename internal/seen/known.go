@@ -4,7 +4,10 @@ import "sync"
 
 // knownKeys is a bounded exact cache of keys known to be in the store. It
 // never holds a key the store lacks (the store only grows), so a hit is as
-// good as the store's "yes"; a miss only costs the lookup it saves.
+// good as the store's "yes"; a miss only costs the lookup it saves. With
+// each key it keeps the least link depth it was met at since it came in
+// (met), if any: a URL first found deep and queued at that depth is
+// fetched at the least (Set.Depth).
 //
 // Each of its shards (by the key's first byte: keys are hashes, so shards
 // fill evenly however skewed the hosts are) keeps two maps, the one being
@@ -19,9 +22,11 @@ type knownKeys struct {
 
 const knownShards = 64
 
+// knownShard maps each key to the least depth it was met at, plus one
+// (0: none noted, the depth it was queued at stands; 255: that or more).
 type knownShard struct {
 	mu       sync.Mutex
-	cur, old map[Key]struct{}
+	cur, old map[Key]uint8
 	half     int
 }
 
@@ -29,7 +34,7 @@ func newKnownKeys(bound int) *knownKeys {
 	half := max(bound/knownShards/2, 1)
 	k := &knownKeys{}
 	for i := range k.shards {
-		k.shards[i] = knownShard{cur: make(map[Key]struct{}), old: make(map[Key]struct{}), half: half}
+		k.shards[i] = knownShard{cur: make(map[Key]uint8), old: make(map[Key]uint8), half: half}
 	}
 	return k
 }
@@ -44,14 +49,8 @@ func (k *knownKeys) has(key Key) bool {
 	sh := k.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if _, ok := sh.cur[key]; ok {
-		return true
-	}
-	if _, ok := sh.old[key]; ok {
-		sh.putLocked(key)
-		return true
-	}
-	return false
+	_, ok := sh.getLocked(key)
+	return ok
 }
 
 // put records that key is in the store; nil records nothing.
@@ -61,16 +60,61 @@ func (k *knownKeys) put(key Key) {
 	}
 	sh := k.shard(key)
 	sh.mu.Lock()
-	sh.putLocked(key)
+	if _, ok := sh.getLocked(key); !ok {
+		sh.putLocked(key, 0)
+	}
 	sh.mu.Unlock()
 }
 
-func (sh *knownShard) putLocked(key Key) {
+// met notes that a link to key, which is known, was met at depth; it
+// reports whether key is known (nil knows none, and notes nothing).
+func (k *knownKeys) met(key Key, depth int) bool {
+	if k == nil {
+		return false
+	}
+	d := uint8(min(max(depth, 0)+1, 255))
+	sh := k.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	least, ok := sh.getLocked(key)
+	if ok && (least == 0 || d < least) {
+		sh.cur[key] = d // getLocked put it in cur
+	}
+	return ok
+}
+
+// depth returns the least depth a link to key was met at since it came
+// in, if one was noted.
+func (k *knownKeys) depth(key Key) (int, bool) {
+	if k == nil {
+		return 0, false
+	}
+	sh := k.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	least, ok := sh.getLocked(key)
+	return int(least) - 1, ok && least > 0
+}
+
+// getLocked looks key up in both maps, moving one found in the older to
+// the newer; sh.mu is held.
+func (sh *knownShard) getLocked(key Key) (uint8, bool) {
+	if v, ok := sh.cur[key]; ok {
+		return v, true
+	}
+	if v, ok := sh.old[key]; ok {
+		sh.putLocked(key, v)
+		return v, true
+	}
+	return 0, false
+}
+
+func (sh *knownShard) putLocked(key Key, v uint8) {
 	if len(sh.cur) >= sh.half {
 		clear(sh.old)
 		sh.old, sh.cur = sh.cur, sh.old
 	}
-	sh.cur[key] = struct{}{}
+	sh.cur[key] = v
 }
 
 // len is the number of keys held; 0 for nil.

@@ -145,3 +145,50 @@ func TestNoCache(t *testing.T) {
 		t.Errorf("%d store lookups for 10 repeats without a cache, want 10", n)
 	}
 }
+
+// TestKnownKeysKeepTheLeastDepth: the cache notes the depths a known key
+// is met at and keeps the least, through a key's move from the older map
+// to the newer; a key it does not hold notes nothing, and one met at no
+// depth has none.
+func TestKnownKeysKeepTheLeastDepth(t *testing.T) {
+	k := newKnownKeys(knownShards * 4) // two keys a map in each shard
+	a, b := KeyOf("http://a.test/x"), KeyOf("http://a.test/y")
+	if k.met(a, 3) {
+		t.Error("a key the cache does not hold was noted")
+	}
+	k.put(a)
+	if d, ok := k.depth(a); ok {
+		t.Errorf("a key met at no depth has depth %d", d)
+	}
+	for _, d := range []int{7, 4, 9, 300} {
+		if !k.met(a, d) {
+			t.Fatalf("a known key not noted at depth %d", d)
+		}
+	}
+	if d, ok := k.depth(a); !ok || d != 4 {
+		t.Errorf("depth %d (%v), want the least met, 4", d, ok)
+	}
+	// Fill a's shard until a is in the older map, then look at it again.
+	sh := k.shard(a)
+	for i := 0; len(sh.old) == 0 || sh.cur[a] != 0; i++ {
+		if key := KeyOf(fmt.Sprintf("http://a.test/%d", i)); k.shard(key) == sh && key != a {
+			k.put(key)
+		}
+	}
+	if _, ok := sh.old[a]; !ok {
+		t.Fatal("the key left the cache; the test wants it in the older map")
+	}
+	if d, ok := k.depth(a); !ok || d != 4 {
+		t.Errorf("after a move, depth %d (%v), want 4", d, ok)
+	}
+	if k.met(b, 1) || func() bool { _, ok := k.depth(b); return ok }() {
+		t.Error("a key never put has a depth")
+	}
+	var nilKeys *knownKeys
+	if nilKeys.met(a, 1) {
+		t.Error("a nil cache noted a depth")
+	}
+	if _, ok := nilKeys.depth(a); ok {
+		t.Error("a nil cache has a depth")
+	}
+}

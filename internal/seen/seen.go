@@ -374,6 +374,16 @@ func (s *Set) StartWarming() { s.warming.Store(true) }
 // been restored.
 func (s *Set) StopWarming() { s.warming.Store(false) }
 
+// Met notes that a link to k, which AddKey found seen, was met at depth
+// link hops from a seed. The least is kept while k stays in the cache of
+// keys met lately (Config.CacheKeys), and Depth returns it: a URL first
+// found deep, queued at that depth, is fetched at the least, so that the
+// depth limit stops where it would had the crawl gone breadth first.
+func (s *Set) Met(k Key, depth int) { s.known.met(k, depth) }
+
+// Depth returns the least depth Met noted of k, if the cache holds one.
+func (s *Set) Depth(k Key) (int, bool) { return s.known.depth(k) }
+
 // Stats counts the Set's work.
 type Stats struct {
 	Added          int64 // URLs found new
