@@ -30,18 +30,18 @@ func (c *Crawler) conclude(p *pageRun) {
 	c.flog.Write(p.rec)
 	signal, retryAfter := answer.Signal(resp, time.Now())
 	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration, Cause: answer.Cause(resp, signal)}
-	// A 503 with no Retry-After from a host that answers (a 429, from one not throttling now) is retried as a 500 is.
-	pageDown := (signal == frontier.Unavailable || signal == frontier.Throttled && p.l.Clock.Throttles == 0) && retryAfter == 0 && p.l.Answered > 0 && c.cfg.Cluster == nil && c.cfg.Recrawl == nil
-	if (signal == frontier.Throttled || signal == frontier.Unavailable) && !pageDown {
+	if signal == frontier.Throttled || signal == frontier.Unavailable {
 		// The server asked to come back later: the URL stays queued, first on its
 		// host. A 503 counts toward giving it up, and so do 429s in a row over MaxBackoff.
+		// With no Retry-After, from a host that answers, it waits till the rest is asked.
 		res.Retry = true
+		res.Later = retryAfter == 0 && p.l.Answered > 0 && c.cfg.Cluster == nil && c.cfg.Recrawl == nil
 		p.render = nil
 	}
 	p.out = leaseOutcome{res: res, status: resp.StatusCode, outcome: p.rec.Outcome}
-	if !res.Retry && p.votes == nil {
-		// Fetched, and handed out no cash (judgeLinks' Credit says so of
-		// a page that did): a link to it is not worth queuing it again.
+	if (!res.Retry || res.Later) && p.votes == nil {
+		// Fetched (or put aside), and handed out no cash (judgeLinks' Credit
+		// says so of a page that did): a link to it is not worth queuing it again.
 		c.rank.Fetched(seen.KeyOf(p.l.URL))
 	}
 	switch {
@@ -54,7 +54,7 @@ func (c *Crawler) conclude(p *pageRun) {
 		// first, the next visit sends its validators.
 		p.out.visit = schedule.Once(store.URLRecord{LastFetch: resp.Start, Digest: p.cp.Digest,
 			ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")})
-	case answer.Transient(resp.StatusCode, 0) || pageDown:
+	case answer.Transient(resp.StatusCode, 0):
 		c.retryLater(p)
 	}
 }
@@ -91,14 +91,12 @@ func (c *Crawler) retryLater(p *pageRun) {
 	p.out.visit = schedule.Once(store.URLRecord{LastFetch: time.Now(), Errors: rec.Errors + 1})
 	switch {
 	case rec.Errors >= maxRetries:
-		// Its last try. A 500, 502 or 504 says the page is broken, not its
-		// server: the clock hears an answer, so that a site's broken pages,
-		// their second tries last and in a row, do not park or give up their
-		// host. A 429 or 503 asks to come back: the URL waits, first on its host.
-		if s := p.out.res.Signal; s == frontier.Failed && p.out.status > 0 {
+		// Its last try. An answer (a 5xx) says the page is broken, not
+		// its server, which answered it twice: the host's clock hears an
+		// answer, so that a site's broken pages, their second tries
+		// coming last and in a row, do not park or give up their host.
+		if p.out.res.Signal == frontier.Failed && p.out.status > 0 {
 			p.out.res.Signal, p.out.res.Cause = frontier.OK, ""
-		} else if s == frontier.Throttled || s == frontier.Unavailable {
-			p.out.res.Retry, p.out.visit = true, nil
 		}
 		return
 	case c.state.FirstWaits(l, k):

@@ -298,9 +298,9 @@ func TestBrokenConnectionsAreTriedAgainLast(t *testing.T) {
 
 // TestOnePageUnavailableForEver: a site one of whose pages answers 503
 // (or 429), with no Retry-After, to every request, while the others
-// answer. The page is asked for a second time only after every other
-// page, and then waits first on its host, as a 429 or 503 does, until the
-// crawl gives it up or leaves it for the next run. (Once, a 503 kept its
+// answer. The page is put aside and asked for a second time only after
+// every other page, and then waits first on its host, as a 429 or 503
+// does, until the crawl gives it up or leaves it for the next run. (Once, a 503 kept its
 // URL first on its host whatever the host's other pages did: the page was
 // asked again and again with a doubling backoff, the host parked, and the
 // crawl ended with most of the site unasked.) A server that answers 503
@@ -374,9 +374,9 @@ func TestOnePageUnavailableForEver(t *testing.T) {
 // TestRateLimitedHostLosesNoPage: a host that answers 429, without
 // Retry-After, any request that comes within 60 ms of the last one it
 // answered, as a rate limiter does. Each page is had in the end: a 429
-// after an answer sends its URL after the host's other URLs, and its
-// second 429 keeps it first on its host, to be asked again once the
-// backoff allows, never dropped.
+// after an answer puts its URL aside until the rest is asked, and then
+// it waits first on its host, to be asked again once the backoff allows,
+// never dropped. (A URL sent back as a 500's is, once, lost 8 of 31.)
 func TestRateLimitedHostLosesNoPage(t *testing.T) {
 	const pages = 30
 	var mu sync.Mutex

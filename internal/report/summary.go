@@ -101,7 +101,7 @@ type Summary struct {
 	Throttled          int64            `json:"throttled"`             // 429 responses (robots.txt included): the host backed off
 	Unavailable        int64            `json:"unavailable"`           // 503 responses: backed off, and counted as failures
 	Strained           int64            `json:"strained"`              // requests cut by a timeout, a reset or a silence: the host and its server waited the latency factor times as long
-	Retried            int64            `json:"retried"`               // URLs queued to be asked once more when a timeout, a failed connection or a 500, 502, 504 (or, from a host that answers, a 429 or 503) answer was their first failure
+	Retried            int64            `json:"retried"`               // URLs queued to be asked once more when a timeout, a failed connection or a 500, 502 or 504 answer was their first failure
 	Parks              int64            `json:"parks"`                 // times a host was parked after failures in a row
 	GaveUp             int64            `json:"gave_up"`               // hosts given up after too many failures
 	GaveUpHosts        []string         `json:"gave_up_hosts"`         // the first of them
@@ -255,7 +255,7 @@ func (s Summary) Write(w io.Writer) {
 	if len(s.Errors) > 0 || s.Retried > 0 {
 		fmt.Fprintf(w, "  errors:     %s", cmp.Or(joinCounts(s.Errors), "none"))
 		if s.Retried > 0 {
-			fmt.Fprintf(w, "; %d URLs queued once more after a timeout, a failed connection, a 5xx or a 429", s.Retried)
+			fmt.Fprintf(w, "; %d URLs queued once more after a timeout, a failed connection or a 500, 502 or 504", s.Retried)
 		}
 		fmt.Fprintln(w)
 	}
