@@ -259,13 +259,6 @@ func TestDepthAndScope(t *testing.T) {
 // link, which the depth limit refused at the first depth, is followed.
 // The fetch log gives each page its shortest depth.
 func TestDepthIsTheShortestWayIn(t *testing.T) {
-	leaves := func(prefix string) []string {
-		var out []string
-		for i := range 40 {
-			out = append(out, fmt.Sprintf("/%s%d", prefix, i))
-		}
-		return out
-	}
 	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
 		"d.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
 			switch r.URL.Path {
@@ -276,9 +269,9 @@ func TestDepthIsTheShortestWayIn(t *testing.T) {
 			case "/chain1": // one link: the chain gathers the cash, and is followed first
 				page(rw, "/chain2")
 			case "/chain2": // depth 2: /x at depth 3, among many
-				page(rw, append([]string{"/x"}, leaves("a")...)...)
+				page(rw, append([]string{"/x"}, numbered("/a", 40)...)...)
 			case "/hub": // depth 1, fetched after the chain: /x at depth 2
-				page(rw, append([]string{"/x"}, leaves("b")...)...)
+				page(rw, append([]string{"/x"}, numbered("/b", 40)...)...)
 			case "/x":
 				page(rw, "/y")
 			default:

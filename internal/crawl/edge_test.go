@@ -156,6 +156,15 @@ func (mw *miniWeb) checkRobotsRetries(t *testing.T, host string, cfg Config) int
 // tests of other things must not trip over.
 var pageSerial atomic.Int64
 
+// numbered returns prefix0, prefix1, ... up to n of them: a page's links.
+func numbered(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%d", prefix, i)
+	}
+	return out
+}
+
 func page(rw http.ResponseWriter, links ...string) {
 	rw.Header().Set("Content-Type", "text/html")
 	var b strings.Builder

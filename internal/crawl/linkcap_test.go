@@ -19,22 +19,15 @@ import (
 // logged with its URL at the default log level (warn) and counted per
 // host, in the summary and in the metrics. Pages under the cap are not.
 func TestLinkCapLogsAndCountsCutPages(t *testing.T) {
-	links := func(prefix string, n int) []string {
-		out := make([]string, n)
-		for i := range out {
-			out[i] = fmt.Sprintf("%s%d", prefix, i)
-		}
-		return out
-	}
 	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){
 		"index.test": func(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
 			switch r.URL.Path {
 			case "/robots.txt":
 				http.NotFound(rw, r)
 			case "/":
-				page(rw, append(links("/l/", 12), "/genindex")...)
+				page(rw, append(numbered("/l/", 12), "/genindex")...)
 			case "/genindex":
-				page(rw, links("/g/", 30)...)
+				page(rw, numbered("/g/", 30)...)
 			default:
 				page(rw)
 			}
@@ -44,7 +37,7 @@ func TestLinkCapLogsAndCountsCutPages(t *testing.T) {
 			case "/robots.txt":
 				http.NotFound(rw, r)
 			case "/":
-				page(rw, links("/s/", 10)...)
+				page(rw, numbered("/s/", 10)...)
 			default:
 				page(rw)
 			}

@@ -357,7 +357,7 @@ func (f *Frontier) waiting(now time.Time) Wait {
 func (f *Frontier) hostsLeft() []HostInfo {
 	var out []HostInfo
 	for name, h := range f.hosts {
-		if h.head.len() > 0 || h.tailMore || h.busy {
+		if h.head.len() > 0 || h.tailMore || h.busy || h.aside > 0 {
 			out = append(out, f.hostInfo(name, time.Time{}))
 		}
 	}

@@ -421,7 +421,7 @@ func (a *admission) judge() (refusal, error) {
 	case err != nil:
 		return a.verdict(err)
 	case !isNew:
-		if c.pageLink() {
+		if c.pageLink() && !j.ownScope(c.Seed) {
 			j.cfg.Seen.Met(c.Key, c.Depth) // a shorter way to it, maybe (Shallowest)
 		}
 		return refusal{reason: Seen}, nil
@@ -436,12 +436,19 @@ func (a *admission) judge() (refusal, error) {
 // shortest way in, and its links would meet the depth limit sooner than
 // a breadth-first crawl's.
 func (j *Judge) Shallowest(l *frontier.Lease) {
-	if l.Hops > 0 || l.Requisite || l.Sitemap || l.RobotsFor != "" || l.Depth <= 1 {
+	if l.Hops > 0 || l.Requisite || l.Sitemap || l.RobotsFor != "" || l.Depth <= 1 || j.ownScope(l.Seed) {
 		return
 	}
 	if d, ok := j.cfg.Seen.Depth(seen.KeyOf(l.URL)); ok && d < l.Depth {
 		l.Depth = d
 	}
+}
+
+// ownScope reports whether the seed of id has a scope and depth of its
+// own (seeds.Options): a depth met on its way is not another seed's, so
+// neither is noted nor taken (Shallowest).
+func (j *Judge) ownScope(id uint32) bool {
+	return id != 0 && j.cfg.Seeds != nil && j.cfg.Seeds.Filter(seeds.ID(id)) != nil
 }
 
 // refuse keeps r as the admission's verdict, and says so through the

@@ -10,6 +10,7 @@ import (
 	"github.com/weft-crawler/weft/internal/hostmap"
 	"github.com/weft-crawler/weft/internal/robots"
 	"github.com/weft-crawler/weft/internal/scope"
+	"github.com/weft-crawler/weft/internal/seeds"
 	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -143,5 +144,81 @@ func TestAdmitRefusesThroughTheSeenSet(t *testing.T) {
 	x, _ := cn.Parse("http://a.test/x")
 	if n := testing.AllocsPerRun(100, func() { j.Admit(Candidate{URL: x, Depth: 1, As: AsPageLink}, w) }); n != 0 {
 		t.Errorf("judging a link met again allocates %.0f times", n)
+	}
+}
+
+// ownScopes gives seed 7 a scope of its own.
+type ownScopes struct{ f *scope.Filter }
+
+func (o ownScopes) Filter(id seeds.ID) *scope.Filter {
+	if id == 7 {
+		return o.f
+	}
+	return nil
+}
+
+// TestShallowest: a page's lease takes the least depth a page link to its
+// URL was met at after the URL was queued, once its batch is committed
+// (the seen set's cache then holds it); a redirect's hop, a requisite and
+// a lease of a seed with a scope of its own keep their depth, and a link
+// found under such a seed lowers no other seed's.
+func TestShallowest(t *testing.T) {
+	cn := canon.New(canon.Config{})
+	sc, err := scope.New(scope.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := cn.Parse("http://a.test/")
+	sc.AddSeed(seed)
+	set, err := seen.New(seen.Config{ExpectedURLs: 1000, Partitions: 1}, seen.NewMemoryStore(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &admitWorld{}
+	j := New(Config{Canon: cn, Scope: sc, Seen: set, Guard: w, Robots: w, Hosts: hostmap.New[store.HostState](1), Seeds: ownScopes{sc},
+		ExpectedURLs: 1000, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
+	admit := func(raw string, depth int, seed uint32) string {
+		t.Helper()
+		u, err := cn.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		why, err := j.Admit(Candidate{URL: u, Depth: depth, Seed: seed, As: AsPageLink}, w)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		return why
+	}
+	x, y := "http://a.test/x", "http://a.test/y"
+	if admit(x, 9, 0) != "" || admit(y, 9, 0) != "" {
+		t.Fatal("new URLs refused")
+	}
+	set.Settle(w.pending) // their batch is committed
+	for _, d := range []int{6, 3, 5} {
+		admit(x, d, 0)
+	}
+	admit(y, 2, 7) // found under the seed of its own scope
+	lease := func(raw string, depth int, seed uint32, hops int, requisite bool) int {
+		l := frontier.Lease{Item: frontier.Item{URL: raw, Depth: depth, Seed: seed, Hops: hops, Requisite: requisite}}
+		j.Shallowest(&l)
+		return l.Depth
+	}
+	for _, c := range []struct {
+		name      string
+		url       string
+		seed      uint32
+		hops      int
+		requisite bool
+		want      int
+	}{
+		{"met at 3 since", x, 0, 0, false, 3},
+		{"a redirect's hop", x, 0, 1, false, 9},
+		{"a requisite", x, 0, 0, true, 9},
+		{"a seed of its own scope", x, 7, 0, false, 9},
+		{"met only under a seed of its own scope", y, 0, 0, false, 9},
+	} {
+		if got := lease(c.url, 9, c.seed, c.hops, c.requisite); got != c.want {
+			t.Errorf("%s: depth %d, want %d", c.name, got, c.want)
+		}
 	}
 }

@@ -23,7 +23,7 @@ type knownKeys struct {
 const knownShards = 64
 
 // knownShard maps each key to the least depth it was met at, plus one
-// (0: none noted, the depth it was queued at stands; 255: that or more).
+// (0: none noted, the depth it was queued at stands).
 type knownShard struct {
 	mu       sync.Mutex
 	cur, old map[Key]uint8
@@ -67,12 +67,13 @@ func (k *knownKeys) put(key Key) {
 }
 
 // met notes that a link to key, which is known, was met at depth; it
-// reports whether key is known (nil knows none, and notes nothing).
+// reports whether key is known (nil knows none, and notes nothing). A
+// depth past what a byte holds is not noted: the least would be wrong.
 func (k *knownKeys) met(key Key, depth int) bool {
-	if k == nil {
+	if k == nil || depth < 0 || depth >= 254 {
 		return false
 	}
-	d := uint8(min(max(depth, 0)+1, 255))
+	d := uint8(depth + 1)
 	sh := k.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()

@@ -149,7 +149,7 @@ func TestNoCache(t *testing.T) {
 // TestKnownKeysKeepTheLeastDepth: the cache notes the depths a known key
 // is met at and keeps the least, through a key's move from the older map
 // to the newer; a key it does not hold notes nothing, and one met at no
-// depth has none.
+// depth (or at none a byte holds) has none.
 func TestKnownKeysKeepTheLeastDepth(t *testing.T) {
 	k := newKnownKeys(knownShards * 4) // two keys a map in each shard
 	a, b := KeyOf("http://a.test/x"), KeyOf("http://a.test/y")
@@ -160,10 +160,20 @@ func TestKnownKeysKeepTheLeastDepth(t *testing.T) {
 	if d, ok := k.depth(a); ok {
 		t.Errorf("a key met at no depth has depth %d", d)
 	}
-	for _, d := range []int{7, 4, 9, 300} {
+	for _, d := range []int{7, 4, 9} {
 		if !k.met(a, d) {
 			t.Fatalf("a known key not noted at depth %d", d)
 		}
+	}
+	// A depth a byte cannot hold is not noted: kept as 255, it would read
+	// back as 254, shallower than the way it was met.
+	c := KeyOf("http://a.test/deep")
+	k.put(c)
+	if k.met(c, 300) || k.met(c, 254) {
+		t.Error("a depth of 254 or more was noted")
+	}
+	if d, ok := k.depth(c); ok {
+		t.Errorf("met only at depths of 254 and more: depth %d", d)
 	}
 	if d, ok := k.depth(a); !ok || d != 4 {
 		t.Errorf("depth %d (%v), want the least met, 4", d, ok)
