@@ -169,7 +169,7 @@ type host struct {
 	parked     bool // kept out of the ready heap until Unpark
 	held       bool // kept out of the ready heap by an operator (Hold)
 	answers    int  // pages it answered in this run (Signal OK): see waitedFor
-	failed     int  // requests it failed in this run (Signal not OK): see waitedFor
+	failed     int  // requests it failed in this run (as Clock.Errors counts them): see waitedFor
 	unanswered int  // requests it got no answer to since its last answered page, 429s included
 	activeQ    bool // holds one of the MaxActiveHosts back queues
 	heapIdx    int  // index in the ready heap, -1 when absent

@@ -517,7 +517,9 @@ func (f *Frontier) complete(c completion, now time.Time) {
 		case c.result.Signal == Lost:
 		case c.result.Signal != OK: // a page's, a sitemap's, a requisite's, a robots.txt's
 			h.unanswered++
-			h.failed++
+			if c.result.Signal != Throttled { // a failure, as Clock.Errors counts them
+				h.failed++
+			}
 		case isPage(fl.item) && !c.result.Retry: // not a robots.txt fetched in a page's lease
 			h.answers, h.unanswered = h.answers+1, 0
 		}

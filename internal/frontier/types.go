@@ -310,7 +310,8 @@ type Lease struct {
 	Last bool
 	// Answered is how many of its host's pages were answered in this
 	// run before the lease was given: a host that answers is up, and a
-	// 503 from it is its page's rather than its server's.
+	// 429 or 503 from it is taken as its page's (the crawl puts the URL
+	// aside, Result.Later).
 	Answered int
 	id       uint64
 }
