@@ -29,6 +29,7 @@ import (
 // commit with out set.
 type pageRun struct {
 	l      frontier.Lease
+	deeper int          // the depth Shallowest took off l's: the rank prior keeps it
 	pb     *state.Batch // everything the lease changes, committed at once
 	u      canon.URL    // l.URL, parsed
 	worker int          // the number of the worker that runs it, for the crawl log
@@ -114,7 +115,7 @@ type found struct {
 // runPage takes a page its route let be fetched, under its host's rules
 // pol, through the pipeline's stages up to its commit.
 func (c *Crawler) runPage(ctx context.Context, p *pageRun, pol *robots.Policy) {
-	c.judge.Shallowest(&p.l)
+	p.deeper = c.judge.Shallowest(&p.l)
 	if c.fetchPage(ctx, p) {
 		c.archivePage(p)
 		c.readPage(p)

@@ -91,7 +91,7 @@ func (p *pageRun) content() judge.Content {
 func rankOf(p *pageRun, f *found) (promote bool) {
 	r, promote, ok := p.votes.Of(f.Key)
 	if f.Rank = p.l.Rank; ok && f.Key != (seen.Key{}) {
-		f.Rank = importance.Rank(r, f.Depth)
+		f.Rank = importance.Rank(r, f.Depth+p.deeper)
 	}
 	return promote
 }

@@ -431,17 +431,19 @@ func (a *admission) judge() (refusal, error) {
 
 // Shallowest lowers the depth of l, a page's lease, to the least depth a
 // link to it was met at since it was queued, if a shorter way in was
-// found meanwhile (seen.Set.Met): a URL keeps the depth of the page that
-// found it first, which in importance order may be far deeper than the
-// shortest way in, and its links would meet the depth limit sooner than
-// a breadth-first crawl's.
-func (j *Judge) Shallowest(l *frontier.Lease) {
+// found meanwhile (seen.Set.Met), and returns by how much: a URL keeps
+// the depth of the page that found it first, which in importance order
+// may be far deeper than the shortest way in, and its links would meet
+// the depth limit sooner than a breadth-first crawl's. (The crawl ranks
+// the page's links by the depth it had: the order is not changed.)
+func (j *Judge) Shallowest(l *frontier.Lease) (lowered int) {
 	if l.Hops > 0 || l.Requisite || l.Sitemap || l.RobotsFor != "" || l.Depth <= 1 || j.ownScope(l.Seed) {
-		return
+		return 0
 	}
 	if d, ok := j.cfg.Seen.Depth(seen.KeyOf(l.URL)); ok && d < l.Depth {
-		l.Depth = d
+		lowered, l.Depth = l.Depth-d, d
 	}
+	return lowered
 }
 
 // ownScope reports whether the seed of id has a scope and depth of its

@@ -200,7 +200,9 @@ func TestShallowest(t *testing.T) {
 	admit(y, 2, 7) // found under the seed of its own scope
 	lease := func(raw string, depth int, seed uint32, hops int, requisite bool) int {
 		l := frontier.Lease{Item: frontier.Item{URL: raw, Depth: depth, Seed: seed, Hops: hops, Requisite: requisite}}
-		j.Shallowest(&l)
+		if lowered := j.Shallowest(&l); lowered != depth-l.Depth {
+			t.Errorf("%s: lowered by %d, from %d to %d", raw, lowered, depth, l.Depth)
+		}
 		return l.Depth
 	}
 	for _, c := range []struct {
