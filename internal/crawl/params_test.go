@@ -77,8 +77,8 @@ func TestInertParamLearnt(t *testing.T) {
 				}
 			}
 			t.Logf("s.test: %d page requests for %d pages", requests, pages)
-			if b := sum.Browser; mode == RenderAuto && (b == nil || b.Mode != RenderAuto || b.Pages != 0 || requests > pages+pages/4) {
-				t.Errorf("render auto: %+v; %d page requests; want no page rendered and %d requests at most, as without", b, requests, pages+pages/4)
+			if b := sum.Browser; mode == RenderAuto && (b == nil || b.Mode != RenderAuto || b.Pages != 0 || requests > pages+pages/3) {
+				t.Errorf("render auto: %+v; %d page requests; want no page rendered and %d requests at most, as without", b, requests, pages+pages/3)
 			}
 			if len(fetched) != pages {
 				t.Errorf("s.test: %d of its %d pages fetched", len(fetched), pages)

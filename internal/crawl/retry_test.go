@@ -305,8 +305,8 @@ func TestBrokenConnectionsAreTriedAgainLast(t *testing.T) {
 // the page was asked again and again with a doubling backoff, the host
 // parked, and the crawl ended with most of the site unasked; later, a
 // 429 after another was kept first, with the same end.) A server that
-// answers 503 (or 429) to everything is backed off and given up, every
-// page but one asked for twice at most.
+// answers 503 (or 429) to everything is backed off and given up (or
+// deferred), every page but one asked for twice at most.
 func TestPagesUnavailableForEver(t *testing.T) {
 	const pages = 30
 	broken := func(p string) bool { return p == "/p3" || p == "/p4" || p == "/p5" }
@@ -355,8 +355,11 @@ func TestPagesUnavailableForEver(t *testing.T) {
 				}
 			}
 			if down {
-				if sum.GaveUp != 1 || many > 1 {
-					t.Errorf("%d given up, %d pages asked for more than twice; want the host given up, one page at most", sum.GaveUp, many)
+				// Given up, or deferred first by the failure wait: which
+				// comes first is the machine's pace.
+				if sum.GaveUp != 1 && sum.StoppedBy != "deferred" || many > 1 {
+					t.Errorf("stopped by %s, %d given up, %d pages asked for more than twice; want the host given up or deferred, one page at most",
+						sum.StoppedBy, sum.GaveUp, many)
 				}
 				return
 			}
