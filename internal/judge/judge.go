@@ -14,6 +14,7 @@
 package judge
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -362,12 +363,7 @@ func (j *Judge) admit(c Candidate, st Stager) (refusal, error) {
 // filtered there.
 func (j *Judge) scope(c *Candidate) refusal {
 	u := c.URL
-	f := j.cfg.Scope
-	if c.Seed != 0 && j.cfg.Seeds != nil {
-		if sf := j.cfg.Seeds.Filter(seeds.ID(c.Seed)); sf != nil {
-			f = sf
-		}
-	}
+	f := cmp.Or(j.seedScope(c.Seed), j.cfg.Scope)
 	var r scope.Reason
 	switch {
 	case c.As == AsRequisite || c.As == AsOfferedRequisite: // one hop past the scope
@@ -421,7 +417,7 @@ func (a *admission) judge() (refusal, error) {
 	case err != nil:
 		return a.verdict(err)
 	case !isNew:
-		if c.pageLink() && !j.ownScope(c.Seed) {
+		if c.pageLink() && j.seedScope(c.Seed) == nil {
 			j.cfg.Seen.Met(c.Key, c.Depth) // a shorter way to it, maybe (Shallowest)
 		}
 		return refusal{reason: Seen}, nil
@@ -437,7 +433,7 @@ func (a *admission) judge() (refusal, error) {
 // the depth limit sooner than a breadth-first crawl's. (The crawl ranks
 // the page's links by the depth it had: the order is not changed.)
 func (j *Judge) Shallowest(l *frontier.Lease) (lowered int) {
-	if l.Hops > 0 || l.Requisite || l.Sitemap || l.RobotsFor != "" || l.Depth <= 1 || j.ownScope(l.Seed) {
+	if l.Hops > 0 || l.Requisite || l.Sitemap || l.RobotsFor != "" || l.Depth <= 1 || j.seedScope(l.Seed) != nil {
 		return 0
 	}
 	if d, ok := j.cfg.Seen.Depth(seen.KeyOf(l.URL)); ok && d < l.Depth {
@@ -446,11 +442,14 @@ func (j *Judge) Shallowest(l *frontier.Lease) (lowered int) {
 	return lowered
 }
 
-// ownScope reports whether the seed of id has a scope and depth of its
-// own (seeds.Options): a depth met on its way is not another seed's, so
-// neither is noted nor taken (Shallowest).
-func (j *Judge) ownScope(id uint32) bool {
-	return id != 0 && j.cfg.Seeds != nil && j.cfg.Seeds.Filter(seeds.ID(id)) != nil
+// seedScope is the scope and depth of the seed of id's own (seeds.Options),
+// nil when the crawl's judge its links. A depth met on such a seed's way
+// is not another seed's, so neither is noted nor taken (Shallowest).
+func (j *Judge) seedScope(id uint32) *scope.Filter {
+	if id == 0 || j.cfg.Seeds == nil {
+		return nil
+	}
+	return j.cfg.Seeds.Filter(seeds.ID(id))
 }
 
 // refuse keeps r as the admission's verdict, and says so through the

@@ -87,11 +87,10 @@ func (w *admitWorld) Stage(it frontier.Item, part int, k seen.Key) error {
 	return nil
 }
 
-// The rules that run under the seen set's lock (the host cap, the
-// pattern cap) refuse through it with their own reason, not as an error,
-// and cost nothing but their count; a URL met again is seen; a refused URL
-// is not marked seen, so it is refused again by its rule.
-func TestAdmitRefusesThroughTheSeenSet(t *testing.T) {
+// admitJudge is a Judge of a.test's scope over a seen set in memory, with
+// what mod changes of its Config, and the world it admits into.
+func admitJudge(t *testing.T, mod func(*Config)) (*Judge, *canon.Canonicalizer, *seen.Set, *admitWorld) {
+	t.Helper()
 	cn := canon.New(canon.Config{})
 	sc, err := scope.New(scope.Config{})
 	if err != nil {
@@ -104,8 +103,18 @@ func TestAdmitRefusesThroughTheSeenSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &admitWorld{}
-	j := New(Config{Canon: cn, Scope: sc, Seen: set, Guard: w, Robots: w, Hosts: hostmap.New[store.HostState](1),
-		MaxURLsPerHost: 2, MaxURLsPerPattern: 100, ExpectedURLs: 1000, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
+	cfg := Config{Canon: cn, Scope: sc, Seen: set, Guard: w, Robots: w, Hosts: hostmap.New[store.HostState](1),
+		ExpectedURLs: 1000, Partitions: 1, Log: slog.New(slog.DiscardHandler)}
+	mod(&cfg)
+	return New(cfg), cn, set, w
+}
+
+// The rules that run under the seen set's lock (the host cap, the
+// pattern cap) refuse through it with their own reason, not as an error,
+// and cost nothing but their count; a URL met again is seen; a refused URL
+// is not marked seen, so it is refused again by its rule.
+func TestAdmitRefusesThroughTheSeenSet(t *testing.T) {
+	j, cn, set, w := admitJudge(t, func(c *Config) { c.MaxURLsPerHost, c.MaxURLsPerPattern = 2, 100 })
 	admit := func(raw string) string {
 		t.Helper()
 		u, err := cn.Parse(raw)
@@ -163,20 +172,7 @@ func (o ownScopes) Filter(id seeds.ID) *scope.Filter {
 // a lease of a seed with a scope of its own keep their depth, and a link
 // found under such a seed lowers no other seed's.
 func TestShallowest(t *testing.T) {
-	cn := canon.New(canon.Config{})
-	sc, err := scope.New(scope.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seed, _ := cn.Parse("http://a.test/")
-	sc.AddSeed(seed)
-	set, err := seen.New(seen.Config{ExpectedURLs: 1000, Partitions: 1}, seen.NewMemoryStore(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &admitWorld{}
-	j := New(Config{Canon: cn, Scope: sc, Seen: set, Guard: w, Robots: w, Hosts: hostmap.New[store.HostState](1), Seeds: ownScopes{sc},
-		ExpectedURLs: 1000, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
+	j, cn, set, w := admitJudge(t, func(c *Config) { c.Seeds = ownScopes{c.Scope} })
 	admit := func(raw string, depth int, seed uint32) string {
 		t.Helper()
 		u, err := cn.Parse(raw)
