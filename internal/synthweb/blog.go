@@ -20,8 +20,8 @@ import (
 //     archive /YYYY/MM/ and the posts before and after it; one post in
 //     five (k a multiple of 5) has a comment, and links its reply link
 //     ?replytocom=k, the same post with a reply form (a near-duplicate,
-//     as WordPress serves it; were there one a post, half the pages
-//     would be copies, and a crawl would rightly cut the host off);
+//     as WordPress serves it; the opt-in kind WordPress, a blog whose
+//     every post has several, is the test of those);
 //   - the archive /YYYY/MM/ lists the month's ten newest posts (only
 //     the listing reaches them all) and links the months before and
 //     after it that have any.

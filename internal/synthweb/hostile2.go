@@ -344,6 +344,8 @@ func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 		w.serveFacetShop(rw, r, h)
 	case GatedShop:
 		w.serveGatedShop(rw, r, h)
+	case WordPress:
+		w.serveWordPress(rw, r, h)
 	case TrapDeep:
 		w.serveDeep(rw, r, h)
 	case TrapCalendar:

@@ -1,0 +1,204 @@
+package synthweb
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// WordPress is a blog as WordPress serves one with its "month and name"
+// permalinks: WordPressPosts posts, each at /YYYY/MM/slug/ under a slug of
+// words (so that no two posts share a URL pattern), newest first on "/"
+// and /page/N/, wpPerPage a page, and in month archives (/YYYY/MM/),
+// wpCategories categories and wpTags tags (/category/NAME/,
+// /tag/NAME/, paginated alike). Every page has the blog's menu: its
+// categories, its tags and its last twelve months. A post is a page of
+// its own text linking the posts before and after it, its category, one or
+// two tags and its comments feed (/YYYY/MM/slug/feed/, RSS). Under it, as
+// WordPress and its common plug-ins write them, are a post's variants:
+//
+//   - a "Reply" link for each of its 3 to 8 comments, ?replytocom=N: the
+//     post again, the reply form moved under the comment (a
+//     near-duplicate);
+//   - its AMP view, ?amp=1, the post's text in other markup (a
+//     near-duplicate), and its print view, ?print=1 (a copy);
+//   - share buttons, ?share=twitter, facebook and linkedin, each a 302 to
+//     a host of its own outside the blog (loopback addresses no test
+//     serves, port 9).
+//
+// Of its URLs, the posts, the listings and the feeds are worth a crawl;
+// the variants, more than nine a post, are not.
+const WordPress = "wordpress"
+
+// The blog's size.
+const (
+	WordPressPosts = 240
+	wpPerPage      = 10
+	wpCategories   = 5
+	wpTags         = 12
+)
+
+// wpWords make the blog's slugs, category and tag names.
+var wpWords = [...]string{"garden", "lamp", "winter", "coat", "river", "stone", "bread", "market", "letter", "summer", "quiet", "window"}
+
+// WordPressPost returns the path of post i (0 the oldest).
+func WordPressPost(i int) string {
+	a, b, c := wpWords[i%12], wpWords[i/12%12], wpWords[(i*7+i/5)%12]
+	return fmt.Sprintf("%s%s-%s-and-%s/", wpMonth(i), a, b, c)
+}
+
+// wpMonth is the month archive of post i: ten posts a month, the newest
+// in December 2026.
+func wpMonth(i int) string {
+	m := (WordPressPosts - 1 - i) / 10 // months before the newest
+	return fmt.Sprintf("/%d/%02d/", 2026-m/12, 12-m%12)
+}
+
+// wpComments is how many comments post i has.
+func wpComments(i int) int { return 3 + i*5%6 }
+
+// wpShares are the share buttons' networks and where each redirects.
+var wpShares = [...][2]string{{"twitter", "http://127.0.0.2:9/intent?url="}, {"facebook", "http://127.0.0.3:9/sharer?u="}, {"linkedin", "http://127.0.0.4:9/share?url="}}
+
+// wpMenu is what every page of the blog links.
+func wpMenu() []string {
+	links := []string{"/", "/feed/"}
+	for c := range wpCategories {
+		links = append(links, "/category/"+wpWords[c]+"/")
+	}
+	for t := range wpTags {
+		links = append(links, "/tag/"+wpWords[t]+"-"+wpWords[(t+5)%12]+"/")
+	}
+	for m := range 12 {
+		links = append(links, wpMonth(WordPressPosts-1-10*m))
+	}
+	return links
+}
+
+// wpListing is a paginated listing at base (/, /category/NAME/, ...) of
+// the posts in (newest first): its page's links, or false when rest (the
+// path after base) names no page of it.
+func wpListing(base, rest string, in func(int) bool) ([]string, bool) {
+	page := 1
+	if rest != "" {
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(rest, "page/"), "/"))
+		if err != nil || n < 2 || rest != "page/"+strconv.Itoa(n)+"/" {
+			return nil, false
+		}
+		page = n
+	}
+	var posts []string
+	for i := WordPressPosts - 1; i >= 0; i-- {
+		if in(i) {
+			posts = append(posts, WordPressPost(i))
+		}
+	}
+	lo := (page - 1) * wpPerPage
+	if lo >= len(posts) {
+		return nil, false
+	}
+	links := append(wpMenu(), posts[lo:min(lo+wpPerPage, len(posts))]...)
+	if page > 1 {
+		links = append(links, fmt.Sprintf("%spage/%d/", base, page-1))
+	}
+	if lo+wpPerPage < len(posts) {
+		links = append(links, fmt.Sprintf("%spage/%d/", base, page+1))
+	}
+	return links, true
+}
+
+// serveWordPress answers WordPress.
+func (w *Web) serveWordPress(rw *logWriter, r *http.Request, h *host) {
+	path, q := r.URL.Path, r.URL.Query()
+	listing := func(base string, in func(int) bool) bool {
+		rest, ok := strings.CutPrefix(path, base)
+		if !ok {
+			return false
+		}
+		links, ok := wpListing(base, rest, in)
+		if ok {
+			writeBody(rw, r, http.StatusOK, htmlUTF8, w.smallPage(h, path, "Blog "+path, trapWords, links))
+		}
+		return ok
+	}
+	switch {
+	case path == robotsPath:
+		writeBody(rw, r, http.StatusOK, "text/plain", "User-agent: *\nDisallow: /wp-admin/\n")
+		return
+	case strings.HasSuffix(path, "/feed/"):
+		writeBody(rw, r, http.StatusOK, "application/rss+xml", `<?xml version="1.0"?><rss version="2.0"><channel><title>`+path+`</title></channel></rss>`)
+		return
+	case path == "/" || strings.HasPrefix(path, "/page/"):
+		if listing("/", func(int) bool { return true }) {
+			return
+		}
+	case strings.HasPrefix(path, "/category/"):
+		for c := range wpCategories {
+			if listing("/category/"+wpWords[c]+"/", func(i int) bool { return i%wpCategories == c }) {
+				return
+			}
+		}
+	case strings.HasPrefix(path, "/tag/"):
+		for t := range wpTags {
+			if listing("/tag/"+wpWords[t]+"-"+wpWords[(t+5)%12]+"/", func(i int) bool { return i%wpTags == t || i*7%wpTags == t }) {
+				return
+			}
+		}
+	}
+	for i := range WordPressPosts {
+		post := WordPressPost(i)
+		switch {
+		case path == post:
+			w.serveWordPressPost(rw, r, h, i, q)
+			return
+		case path == wpMonth(i) && i%10 == 0:
+			if listing(path, func(j int) bool { return wpMonth(j) == path }) {
+				return
+			}
+		}
+	}
+	notFound(rw, r)
+}
+
+// serveWordPressPost answers post i, or one of its variants (q).
+func (w *Web) serveWordPressPost(rw *logWriter, r *http.Request, h *host, i int, q url.Values) {
+	post := WordPressPost(i)
+	if s := q.Get("share"); s != "" {
+		for _, b := range wpShares {
+			if b[0] == s {
+				redirect(rw, b[1]+url.QueryEscape("http://"+r.Host+post), http.StatusFound)
+				return
+			}
+		}
+	}
+	links := wpMenu()
+	if i > 0 {
+		links = append(links, WordPressPost(i-1))
+	}
+	if i < WordPressPosts-1 {
+		links = append(links, WordPressPost(i+1))
+	}
+	links = append(links, "/category/"+wpWords[i%wpCategories]+"/", post+"feed/", post+"?amp=1", post+"?print=1")
+	for t := range wpTags {
+		if i%wpTags == t || i*7%wpTags == t {
+			links = append(links, "/tag/"+wpWords[t]+"-"+wpWords[(t+5)%12]+"/")
+		}
+	}
+	for _, b := range wpShares {
+		links = append(links, post+"?share="+b[0])
+	}
+	for c := range wpComments(i) {
+		links = append(links, fmt.Sprintf("%s?replytocom=%d#respond", post, i*10+c))
+	}
+	page := string(w.smallPage(h, post, fmt.Sprintf("Post %d", i), 2*trapWords, links))
+	form := `<div id="respond"><h3>Leave a Reply</h3><form method="post" action="/wp-comments-post.php"><textarea name="comment"></textarea></form></div>`
+	switch {
+	case q.Get("replytocom") != "":
+		form = `<div id="respond"><h3>Leave a Reply to comment ` + q.Get("replytocom") + ` <a href="` + post + `#respond">Cancel reply</a></h3><form method="post" action="/wp-comments-post.php"><textarea name="comment"></textarea></form></div>`
+	case q.Get("amp") != "":
+		form = `<amp-analytics type="gtag"></amp-analytics>`
+	}
+	writeBody(rw, r, http.StatusOK, htmlUTF8, strings.Replace(page, "</body>", form+"\n</body>", 1))
+}
