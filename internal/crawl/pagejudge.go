@@ -28,7 +28,7 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 	if p.votes != nil {
 		c.rank.Credit(seen.KeyOf(p.l.URL), p.votes)
 	}
-	worth := c.judge.Worth(p.u)
+	worth := c.judge.Worth(p.u, p.l.Via)
 	for i := range p.found {
 		f := &p.found[i]
 		if f.listed != nil {
@@ -52,12 +52,12 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 			c.stats.redirectSeen.Add(1)
 		}
 		if f.redirect && !p.l.Requisite && !p.l.Sitemap {
-			c.judge.Redirected(p.u, f.URL, why)
+			c.judge.Redirected(p.u, p.l.Via, f.URL, why)
 			worth.Redirect(f.URL)
 		}
 	}
 	if r := p.resp; r != nil && (r.StatusCode >= 200 && r.StatusCode < 300 || p.notModified) && !p.l.Requisite && !p.l.Sitemap {
-		c.judge.Answered(p.u)
+		c.judge.Answered(p.u, p.l.Via)
 	}
 	clear(p.found)
 	p.found = p.found[:0]

@@ -23,7 +23,7 @@ func TestBarrenParameters(t *testing.T) {
 	b := newBudgetJudge(t, 50, 0)
 	b.cfg.Ends = true
 	weigh := func(raw string, led bool) {
-		w := b.Worth(b.url(raw))
+		w := b.Worth(b.url(raw), "")
 		if led {
 			w.Admitted(b.url("http://shop.test/product/" + fmt.Sprint(len(b.released), raw)))
 		}
@@ -152,7 +152,7 @@ func TestBarrenWithoutRelease(t *testing.T) {
 	b := newBudgetJudge(t, 50, 0)
 	b.budgets.waiting = nil // as Config.NoRelease leaves it
 	weigh := func(raw string, led bool) {
-		w := b.Worth(b.url(raw))
+		w := b.Worth(b.url(raw), "")
 		if led {
 			w.Admitted(b.url("http://shop.test/product/" + raw[len(raw)-3:]))
 		}
@@ -191,7 +191,7 @@ func TestParameterThatNamesPages(t *testing.T) {
 		t.Fatalf("a third page past a budget of 2, before titles are learnt: queued at %v, want %v", p, HeldPriority)
 	}
 	for i := range 80 {
-		w := b.Worth(b.url(page(10 + i)))
+		w := b.Worth(b.url(page(10+i)), "")
 		b.Weigh(w, Distinct, b)
 	}
 	released := false
@@ -221,7 +221,7 @@ func TestParameterThatNamesPages(t *testing.T) {
 	// It leads nowhere outside the family (a word-valued calendar would
 	// pay for itself), and maxNamed budgets' worth of them are queued so,
 	// no more.
-	w := b.Worth(b.url(page(6)))
+	w := b.Worth(b.url(page(6)), "")
 	w.Admitted(b.url(page(502)))
 	if w.led != 0 {
 		t.Errorf("another page a title names: counted %d as leading outside the family, want 0", w.led)

@@ -210,6 +210,14 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 	}
 	cross := splitAuthority(c.Via) != c.URL.Authority
 	k := fam.key()
+	if c.Depth > 0 && b.walls.any.Load() {
+		if wk := wallVariant(c.URL, c.Via); wk != "" && b.walls.hold(wk) {
+			// A variant of the page that links it, whose variants
+			// elsewhere on the host were copies: whatever its family.
+			b.count(HeldCopies)
+			return HeldCopies, wallKey(wk)
+		}
+	}
 	if inLink(c.URL, fam, c.Via) {
 		// An in-link from elsewhere on the host, queued as usual unless
 		// its shape is a wall (walls.go), but a seed's redirect.
@@ -277,18 +285,19 @@ func (b *budgets) count(reason string) {
 // weighs nothing.
 type Worth struct {
 	page canon.URL // its URL, which is being fetched: never released by its own weight
+	via  string    // the page that linked it
 	fam  family
 	led  int    // new URLs outside the family, up to maxLed
 	into string // the wallShape it redirected to (Redirect)
 }
 
-// Worth starts the weighing of a fetched page: what it led to is given to
-// Admitted, then the whole to Weigh.
-func (j *Judge) Worth(page canon.URL) Worth {
+// Worth starts the weighing of a fetched page, linked from via: what it
+// led to is given to Admitted, then the whole to Weigh.
+func (j *Judge) Worth(page canon.URL, via string) Worth {
 	if j.budgets == nil {
 		return Worth{}
 	}
-	return Worth{page: page, fam: familyOf(page)}
+	return Worth{page: page, via: via, fam: familyOf(page)}
 }
 
 // Admitted records a URL the page led to that was queued (a link or a
@@ -335,11 +344,7 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 			j.releaseOthers(w.fam.key(), w.page.String, r)
 		}
 	}
-	wall := wallShape(w.page)
-	b.walls.judged(wall, content, w.into)
-	if r != nil && wall != "" && b.waiting.has(wallKey(wall)) && b.walls.fallen(wall) {
-		b.release(wallKey(wall), w.page.String, r)
-	}
+	b.judgeWalls(w, content, r)
 	k := w.fam.key()
 	if _, ok := b.fams.Peek(k); !ok {
 		return

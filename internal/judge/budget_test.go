@@ -157,7 +157,7 @@ func (b *budgetJudge) links(page string, n int) int {
 // it led to a new URL outside the family; content, what it showed.
 func (b *budgetJudge) weigh(n int, led bool, content Content) {
 	for range n {
-		w := b.Worth(b.url(facetPage))
+		w := b.Worth(b.url(facetPage), "")
 		w.Admitted(b.url("http://shop.test/shop?color=x")) // its own family: not outside it
 		if led {
 			w.Admitted(b.url("http://shop.test/product/1"))
@@ -254,7 +254,7 @@ func TestTrapBudgetGrows(t *testing.T) {
 		if p := b.link(page, fmt.Sprintf("http://shop.test/list?page=%d", i+1)); p != frontier.Normal {
 			t.Fatalf("page %d of a listing held", i+1)
 		}
-		w := b.Worth(b.url(page))
+		w := b.Worth(b.url(page), "")
 		w.Admitted(b.url(fmt.Sprintf("http://shop.test/item/%d", i)))
 		b.Weigh(w, Distinct, b)
 	}
@@ -264,7 +264,7 @@ func TestTrapBudgetGrows(t *testing.T) {
 	// anywhere has no more than that to spend.
 	b = newBudgetJudge(t, 4, 0)
 	b.links(facetPage, 4)
-	w := b.Worth(b.url(facetPage))
+	w := b.Worth(b.url(facetPage), "")
 	for i := range 3 {
 		w.Admitted(b.url(fmt.Sprintf("http://shop.test/product/%d", i)))
 	}
@@ -274,7 +274,7 @@ func TestTrapBudgetGrows(t *testing.T) {
 	}
 	for i := range 50 {
 		page := fmt.Sprintf("http://shop.test/shop?color=c%d", i)
-		w := b.Worth(b.url(page))
+		w := b.Worth(b.url(page), "")
 		for j := range 20 {
 			w.Admitted(b.url(fmt.Sprintf("http://shop.test/product/%d-%d", i, j)))
 		}
@@ -331,7 +331,7 @@ func TestTrapBudgetReleasesInOrder(t *testing.T) {
 	b = newBudgetJudge(t, 2, 0)
 	b.links(facetPage, 4)
 	self := b.w.staged[2].URL
-	w0 := b.Worth(b.url(self))
+	w0 := b.Worth(b.url(self), "")
 	w0.Admitted(b.url("http://shop.test/product/9"))
 	b.Weigh(w0, Unjudged, b)
 	if len(b.released) != 1 || b.released[0].Item.URL != b.w.staged[3].URL {
@@ -340,7 +340,7 @@ func TestTrapBudgetReleasesInOrder(t *testing.T) {
 	// No releaser: the held URLs stay held, and the budget unspent.
 	b = newBudgetJudge(t, 2, 0)
 	b.links(facetPage, 4)
-	w := b.Worth(b.url(facetPage))
+	w := b.Worth(b.url(facetPage), "")
 	w.Admitted(b.url("http://shop.test/product/1"))
 	b.Weigh(w, Unjudged, nil)
 	if b.room(facetPage) != 1 || b.budgets.waiting.len() != 2 {
@@ -523,7 +523,7 @@ func TestOneScriptManyKinds(t *testing.T) {
 	if p := copies.link("http://shop.test/shop?page=2", "http://shop.test/shop?page=3"); p != HeldPriority {
 		t.Errorf("the next page in a family of copies past its budget: queued at %v, want %v", p, HeldPriority)
 	}
-	w := b.Worth(b.url("http://blog.test/?cat=5"))
+	w := b.Worth(b.url("http://blog.test/?cat=5"), "")
 	w.Admitted(b.url("http://blog.test/?cat=5&paged=2"))
 	if w.led != 0 {
 		t.Errorf("the next page of a category counted as leading outside its family")

@@ -35,20 +35,21 @@ type copies struct {
 // maxCutNames is how many hosts cut off are named.
 const maxCutNames = 20
 
-// JudgedPage adds the page u of host, judged for near-duplicates, to the
-// host's window, and cuts the host off (in b, for a restart) when most of
-// a full window were near-duplicates: no new URL of it is admitted from
-// then on. A copy whose shape is a wall of copies already (walls.go) is
+// JudgedPage adds the page u of host (linked from via), judged for
+// near-duplicates, to the host's window, and cuts the host off (in b,
+// for a restart) when most of a full window were near-duplicates: no new
+// URL of it is admitted from then on. A copy whose shape, or variant
+// shape, is a wall of copies already (walls.go) is
 // left out of the window: the wall bounds what its shape costs (a probe
 // now and then, and the URLs queued before it was learnt), so that the
 // copies of two or three walls learnt in turns (a login page, a print
 // view) do not cut off a host whose other pages are distinct. The copies
 // that teach a wall count: a host whose pages are copies under shape
 // after shape is cut off all the same.
-func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, near bool) {
+func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via string, near bool) {
 	t := j.copies
 	size := t.window
-	if size < 0 || near && j.budgets.walledShape(u) {
+	if size < 0 || near && j.budgets.walledShape(u, via) {
 		return
 	}
 	var tripped bool

@@ -344,7 +344,7 @@ func (j *Judge) admit(c Candidate, st Stager) (refusal, error) {
 	if r := j.scope(&c); r.reason != "" {
 		return r, nil
 	}
-	if learnt && j.redirectors.offsite(c.URL) {
+	if learnt && j.redirectors.offsite(c.URL, c.Via) {
 		return refusal{reason: OffsiteRedirect}, nil
 	}
 	if c.Key == (seen.Key{}) {

@@ -41,8 +41,8 @@ func TestTrapWindowsAndAliasesKeptThroughEviction(t *testing.T) {
 		if j.copies.trappedInMemory("a") || j.Trapped("a") {
 			t.Fatalf("a cut off after %d pages, want 8", i)
 		}
-		j.JudgedPage(b, "a", canon.URL{}, true)
-		j.JudgedPage(b, "b", canon.URL{}, i%2 == 0)
+		j.JudgedPage(b, "a", canon.URL{}, "", true)
+		j.JudgedPage(b, "b", canon.URL{}, "", i%2 == 0)
 	}
 	if n := states.Len(); n != 1 {
 		t.Fatalf("%d hosts' states in memory, bound 1", n)

@@ -19,7 +19,10 @@ import (
 // The judge learns them by shape: a URL's pattern (scope.Pattern: its
 // host and path, digits and tokens written alike) and the names of its
 // query parameters, so that /index.php?action=out&url= and
-// /index.php?topic= are two shapes. Once redirectEvidence URLs of one
+// /index.php?topic= are two shapes; and a URL that adds parameters to
+// the page that links it by its variant shape too (variantShape: a
+// blog's share buttons, /2026/12/a-slug/?share=twitter, under every
+// post). Once redirectEvidence URLs of one
 // shape have all redirected out of the scope, to redirectHosts other
 // hosts at least, and none has answered as a page (a 2xx or a 304) or
 // redirected to a page within the scope, the shape's further page links
@@ -69,6 +72,43 @@ func shapeOf(u canon.URL) string {
 	}
 	slices.Sort(names)
 	return p + "?" + strings.Join(names, "&")
+}
+
+// variantShape is the shape of u as a variant of via, the page that
+// links it, when u is via's own URL with parameters added to its query
+// and none of via's dropped or changed (a blog's ?replytocom= under each
+// comment, ?share=twitter, ?amp=1, a print view): its host and the names
+// of the parameters added, sorted ("host?+replytocom"); else "". Each of
+// a site's pages under a slug of its own is a shape of its own (shapeOf
+// keeps words), with a few variants: the judge would learn nothing of
+// them, page by page, while its host's every page has them. Put
+// together by what they add, they are learnt once for the host (walls,
+// offsite redirectors). It never equals a shapeOf, whose host is
+// followed by a path.
+func variantShape(u canon.URL, via string) string {
+	if u.Query == "" || !strings.Contains(via, u.Path) {
+		return ""
+	}
+	path, q, ok := pathQuery(u.Authority, via)
+	if !ok || path != u.Path || len(q) >= len(u.Query) {
+		return ""
+	}
+	for name, value := range canon.Params(q) {
+		if v, in := canon.ParamValue(u.Query, name); !in || v != value {
+			return ""
+		}
+	}
+	var added []string
+	for name := range canon.Params(u.Query) {
+		if _, in := canon.ParamValue(q, name); !in && !slices.Contains(added, name) {
+			added = append(added, name)
+		}
+	}
+	if len(added) == 0 {
+		return ""
+	}
+	slices.Sort(added)
+	return u.Authority + "?+" + strings.Join(added, "&")
 }
 
 // state returns the state of shape k, made if missing and there is room
@@ -125,10 +165,16 @@ func (r *redirectors) redirected(k, to string, out, in bool) bool {
 	return true
 }
 
-// answered takes a page that answered at u (a 2xx or a 304): its shape is
-// no offsite redirector.
-func (r *redirectors) answered(u canon.URL) {
-	k := shapeOf(u)
+// answered takes a page that answered at u (a 2xx or a 304), linked from
+// via: its shape, and its variant shape, are no offsite redirector.
+func (r *redirectors) answered(u canon.URL, via string) {
+	r.answeredShape(shapeOf(u))
+	if k := variantShape(u, via); k != "" {
+		r.answeredShape(k)
+	}
+}
+
+func (r *redirectors) answeredShape(k string) {
 	r.mu.RLock()
 	s := r.shapes[k]
 	in := s != nil && s.in
@@ -143,44 +189,51 @@ func (r *redirectors) answered(u canon.URL) {
 	}
 }
 
-// offsite reports whether u's shape is a learnt offsite redirector, and
-// u not one of the URLs let through to probe it (one in probeEvery, by
-// its hash: the same when found and when leased).
-func (r *redirectors) offsite(u canon.URL) bool {
+// offsite reports whether u's shape, or its variant shape as linked from
+// via, is a learnt offsite redirector, and u not one of the URLs let
+// through to probe it (one in probeEvery, by its hash: the same when
+// found and when leased).
+func (r *redirectors) offsite(u canon.URL, via string) bool {
 	if !r.any.Load() || fnvString(fnvOffset, u.String)%probeEvery == 0 {
 		return false
 	}
-	k := shapeOf(u)
+	k, v := shapeOf(u), variantShape(u, via)
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	s := r.shapes[k]
-	return s != nil && s.learnt
+	s, vs := r.shapes[k], r.shapes[v]
+	return s != nil && s.learnt || v != "" && vs != nil && vs.learnt
 }
 
-// Redirected takes where a URL redirected: to, whose verdict is why (""
-// when queued). A redirect to another host refused by the scope is one
-// out of it; one queued, known or handed to another node, to another
-// shape, leads to a page within it. Once redirectEvidence URLs of a shape
-// have all gone out, to several hosts, the shape's URLs are refused
-// (OffsiteRedirect).
-func (j *Judge) Redirected(from, to canon.URL, why string) {
+// Redirected takes where a URL, linked from via, redirected: to, whose
+// verdict is why ("" when queued). A redirect to another host refused by
+// the scope is one out of it; one queued, known or handed to another
+// node, to another shape, leads to a page within it. Once
+// redirectEvidence URLs of a shape (or of a variant shape) have all gone
+// out, to several hosts, the shape's URLs are refused (OffsiteRedirect).
+func (j *Judge) Redirected(from canon.URL, via string, to canon.URL, why string) {
 	shape := shapeOf(from)
 	out := why == Scope && to.Authority != from.Authority
 	in := (why == "" || why == Seen || why == Forwarded) && shapeOf(to) != shape
-	if j.redirectors.redirected(shape, to.Authority, out, in) {
-		j.cfg.Log.Info("URL shape learnt to redirect out of the crawl's scope: its URLs are no longer asked for, but one in 50",
-			"host", from.Authority, "shape", shape, "redirects", redirectEvidence)
+	for _, k := range [2]string{shape, variantShape(from, via)} {
+		if k != "" && j.redirectors.redirected(k, to.Authority, out, in) {
+			j.cfg.Log.Info("URL shape learnt to redirect out of the crawl's scope: its URLs are no longer asked for, but one in 50",
+				"host", from.Authority, "shape", k, "redirects", redirectEvidence)
+		}
 	}
 }
 
-// Answered takes a page that answered at u (a 2xx, or a 304 to a
-// conditional request): its shape is no offsite redirector.
-func (j *Judge) Answered(u canon.URL) { j.redirectors.answered(u) }
+// Answered takes a page that answered at u, linked from via (a 2xx, or a
+// 304 to a conditional request): its shape, and its variant shape, are
+// no offsite redirector.
+func (j *Judge) Answered(u canon.URL, via string) { j.redirectors.answered(u, via) }
 
-// OffsiteRedirector reports whether u is a URL of a shape its host has
-// shown to redirect out of the crawl's scope, and nowhere else (but for
-// one in probeEvery, which is asked for again).
-func (j *Judge) OffsiteRedirector(u canon.URL) bool { return j.redirectors.offsite(u) }
+// OffsiteRedirector reports whether u, linked from via, is a URL of a
+// shape (or a variant shape) its host has shown to redirect out of the
+// crawl's scope, and nowhere else (but for one in probeEvery, which is
+// asked for again).
+func (j *Judge) OffsiteRedirector(u canon.URL, via string) bool {
+	return j.redirectors.offsite(u, via)
+}
 
 // Learnt says why a page link queued before is dropped unrequested when
 // leased, for what the judge has learnt of its host since: its shape
@@ -194,7 +247,7 @@ func (j *Judge) OffsiteRedirector(u canon.URL) bool { return j.redirectors.offsi
 // learnt, as one queued after is held.
 func (j *Judge) Learnt(u canon.URL, via string, held, target bool) string {
 	switch {
-	case !target && j.redirectors.offsite(u):
+	case !target && j.redirectors.offsite(u, via):
 		return OffsiteRedirect
 	case !held && j.walled(u, via):
 		return HeldCopies

@@ -11,7 +11,9 @@ import (
 // Walls: URLs of one shape with a query (shapeOf: their pattern and the
 // names of their query's parameters), whose pages are copies of one
 // another or of the pages that link them, linked from the rest of their
-// host. A login page that every gated link redirects to
+// host; or URLs that add the same parameters to the pages that link
+// them, whose pages are copies (variantShape: a blog's ?replytocom= under
+// each comment of each post, whose reply form is all that moves). A login page that every gated link redirects to
 // (/login?next=/cart/add?id=12), a print or share view of every article
 // (/article/12?print=1, /share?url=): each URL is one more variant of a
 // query, each page a copy of one before it, and the links come from the
@@ -51,7 +53,9 @@ import (
 // of each), the least recently used forgotten first, and learnt again
 // after a restart, from a few pages; the URLs held by a run before are
 // remembered (RememberHeld) and released if the wall, learnt again,
-// does not stand. A wall remembers at most DefaultMaxWaiting/8 of the
+// does not stand (a URL a variant shape's wall held is remembered as
+// one of its family, or of its shape's wall, and is held so). A wall
+// remembers at most DefaultMaxWaiting/8 of the
 // URLs it holds; past that, the URLs it holds stay at HeldPriority
 // should it fall.
 const (
@@ -79,8 +83,22 @@ func wallShape(u canon.URL) string {
 	if u.Query == "" {
 		return ""
 	}
+	return wallHash(shapeOf(u))
+}
+
+// wallVariant is the key of the wall of u as a variant of via, the page
+// that links it: a hash of its variant shape (variantShape), or "" when
+// it is none.
+func wallVariant(u canon.URL, via string) string {
+	if v := variantShape(u, via); v != "" {
+		return wallHash(v)
+	}
+	return ""
+}
+
+func wallHash(shape string) string {
 	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], fnvString(fnvOffset, shapeOf(u)))
+	binary.LittleEndian.PutUint64(b[:], fnvString(fnvOffset, shape))
 	return string(b[:])
 }
 
@@ -208,21 +226,36 @@ func (b *budgets) release(k, page string, r Releaser) {
 
 // walled reports whether u, linked from via, is a URL queued before its
 // shape was learnt a wall: an in-link of its host (another family's
-// page's link) into a wall, not one of the URLs let through to probe it
-// (one in wallProbe, by its hash, as click trackers' probes are).
+// page's link) into a wall, or a variant of via whose variant shape is
+// one, not one of the URLs let through to probe it (one in wallProbe, by
+// its hash, as click trackers' probes are).
 func (j *Judge) walled(u canon.URL, via string) bool {
 	b := j.budgets
-	if b == nil || !b.walls.any.Load() || u.Query == "" || !inLink(u, familyOf(u), via) ||
-		fnvString(fnvOffset, u.String)%wallProbe == 0 {
+	if b == nil || !b.walls.any.Load() || u.Query == "" || fnvString(fnvOffset, u.String)%wallProbe == 0 {
 		return false
 	}
-	return b.walls.up(wallShape(u))
+	return b.walls.up(wallVariant(u, via)) || inLink(u, familyOf(u), via) && b.walls.up(wallShape(u))
 }
 
-// walledShape reports whether u's shape is a wall.
-func (b *budgets) walledShape(u canon.URL) bool {
-	return b != nil && b.walls.any.Load() && b.walls.up(wallShape(u))
+// walledShape reports whether u's shape, or its variant shape as linked
+// from via, is a wall.
+func (b *budgets) walledShape(u canon.URL, via string) bool {
+	return b != nil && b.walls.any.Load() && (b.walls.up(wallShape(u)) || b.walls.up(wallVariant(u, via)))
 }
 
 // Redirect records that the page redirected to target (walls.judged).
 func (w *Worth) Redirect(target canon.URL) { w.into = wallShape(target) }
+
+// judgeWalls counts the page w weighs, of content, under its shape and
+// its variant shape, and releases what a wall that fell held.
+func (b *budgets) judgeWalls(w Worth, content Content, r Releaser) {
+	for _, wall := range [2]string{wallShape(w.page), wallVariant(w.page, w.via)} {
+		if wall == "" {
+			continue
+		}
+		b.walls.judged(wall, content, w.into)
+		if r != nil && b.waiting.has(wallKey(wall)) && b.walls.fallen(wall) {
+			b.release(wallKey(wall), w.page.String, r)
+		}
+	}
+}

@@ -13,7 +13,7 @@ import (
 func (b *budgetJudge) fetched(raw string, n int, content Content, into string) {
 	b.t.Helper()
 	for range n {
-		w := b.Worth(b.url(raw))
+		w := b.Worth(b.url(raw), "")
 		if into != "" {
 			w.Redirect(b.url(into))
 		}
@@ -309,7 +309,7 @@ func TestWallDropsRedirectTargetsQueuedBefore(t *testing.T) {
 	// What else a page link is dropped for does not touch a redirect's
 	// target: the page its link meant.
 	for i := range probeEvery * 4 {
-		b.Redirected(b.url(fmt.Sprintf("http://shop.test/out?to=%d", i)), b.url(fmt.Sprintf("http://127.0.0.%d/", 10+i%5)), Scope)
+		b.Redirected(b.url(fmt.Sprintf("http://shop.test/out?to=%d", i)), "", b.url(fmt.Sprintf("http://127.0.0.%d/", 10+i%5)), Scope)
 	}
 	out := b.url("http://shop.test/out?to=x")
 	if why := b.Learnt(out, "http://shop.test/", false, false); why != OffsiteRedirect {
@@ -331,12 +331,12 @@ func TestWallCopiesLeaveTheHostWindow(t *testing.T) {
 		batch := new(store.Batch)
 		page := func(raw string, near bool) {
 			u := b.url(raw)
-			b.JudgedPage(batch, u.Authority, u, near)
+			b.JudgedPage(batch, u.Authority, u, "", near)
 			content := Distinct
 			if near {
 				content = Copy
 			}
-			b.Weigh(b.Worth(u), content, b)
+			b.Weigh(b.Worth(u, ""), content, b)
 		}
 		for i := range 25 {
 			page(fmt.Sprintf("http://shop.test/product/%d", i), false)
@@ -355,5 +355,94 @@ func TestWallCopiesLeaveTheHostWindow(t *testing.T) {
 	}
 	if !run(6) {
 		t.Error("a host of copies under six shapes was not cut off")
+	}
+}
+
+// blogPost is the URL of a blog's post i, dated and under a slug of words
+// (no digit, so that every post is a shape of its own).
+func blogPost(i int) string {
+	words := []string{"garden", "lamp", "winter", "coat", "river", "stone", "bread", "market", "letter", "summer"}
+	return fmt.Sprintf("http://blog.test/2026/%s/%s-and-%s/", []string{"01", "02", "03"}[i%3], words[i%10], words[i/10%10])
+}
+
+// A blog's posts each link a reply form per comment, ?replytocom=, the
+// post itself but for the form: each post is a shape (and a dated family)
+// of its own, with a few of them, so neither a shape's wall nor a
+// family's budget ever held one. Put together as what they add to the
+// page that links them (variantShape), wallEvidence copies under as many
+// posts make a wall: the next post's are held, but its probes, though
+// they are of its own family; the ones queued before are dropped when
+// leased; a variant whose pages are distinct (?lang=) is never held.
+func TestWallOfVariants(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	for i := range wallEvidence {
+		for _, v := range []string{"?replytocom=1", "?lang=fr"} {
+			content := Copy
+			if v == "?lang=fr" {
+				content = Distinct
+			}
+			b.Weigh(b.Worth(b.url(blogPost(i)+v), blogPost(i)), content, b)
+		}
+	}
+	held := 0
+	for i := range 2 * wallProbe {
+		post := blogPost(100 + i)
+		if b.link(post, post+"?replytocom=1") == HeldPriority {
+			held++
+		}
+		if p := b.link(post, post+"?lang=fr"); p != frontier.Normal {
+			t.Fatalf("a variant of distinct pages: queued at %v", p)
+		}
+	}
+	if got := b.Held()[HeldCopies]; held != 2*wallProbe-4 || got != int64(held) {
+		t.Errorf("%d of %d reply forms held, %d as copies; want all but the first two and one in %d", held, 2*wallProbe, got, wallProbe)
+	}
+	post := blogPost(50)
+	if p := b.link(post, blogPost(51)+"?replytocom=1"); p != frontier.Normal {
+		t.Errorf("another post's reply form, linked from this one: queued at %v, want Normal (no variant of its page)", p)
+	}
+	dropped := 0
+	for i := range 500 {
+		post := blogPost(60 + i%40)
+		if b.Learnt(b.url(fmt.Sprintf("%s?replytocom=%d", post, 1000+i)), post, false, false) == HeldCopies {
+			dropped++
+		}
+	}
+	if dropped < 470 || dropped == 500 {
+		t.Errorf("%d of 500 reply forms queued before dropped; want all but about one in %d", dropped, wallProbe)
+	}
+	// Their copies leave the host's near-duplicate window.
+	b.Judge.copies.window = 50
+	batch := new(store.Batch)
+	for i := range 50 {
+		u := b.url(fmt.Sprintf("%s?replytocom=%d", post, 2000+i))
+		b.JudgedPage(batch, u.Authority, u, post, true)
+	}
+	if b.Trapped("blog.test") {
+		t.Errorf("the host cut off by the copies of a wall learnt already")
+	}
+}
+
+// variantShape: a URL that adds parameters to its page's own, keeping
+// the page's, is a variant; one that changes or drops one, another path,
+// another host, is not.
+func TestVariantShape(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	for _, c := range []struct{ raw, via, want string }{
+		{"http://a.test/p/?replytocom=5", "http://a.test/p/", "a.test?+replytocom"},
+		{"http://a.test/p/?share=x&amp=1", "http://a.test/p/", "a.test?+amp&share"},
+		{"http://a.test/shop?color=red&size=m", "http://a.test/shop?color=red", "a.test?+size"},
+		{"http://a.test/p/?replytocom=5", "https://a.test/p/", "a.test?+replytocom"},
+		{"http://a.test/shop?color=blue&size=m", "http://a.test/shop?color=red", ""},
+		{"http://a.test/shop?size=m", "http://a.test/shop?color=red", ""},
+		{"http://a.test/shop?page=2", "http://a.test/shop?page=1", ""},
+		{"http://a.test/q/?replytocom=5", "http://a.test/p/", ""},
+		{"http://a.test/p/?replytocom=5", "http://b.test/p/", ""},
+		{"http://a.test/p/", "http://a.test/p/?x=1", ""},
+		{"http://a.test/p/?x=1", "", ""},
+	} {
+		if got := variantShape(b.url(c.raw), c.via); got != c.want {
+			t.Errorf("%s from %s: %q, want %q", c.raw, c.via, got, c.want)
+		}
 	}
 }
