@@ -84,7 +84,8 @@ func shapeOf(u canon.URL) string {
 // them, page by page, while its host's every page has them. Put
 // together by what they add, they are learnt once for the host (walls,
 // offsite redirectors). It never equals a shapeOf, whose host is
-// followed by a path.
+// followed by a path. A redirect's target is judged as a variant of
+// the URL that redirected to it (the lease's Via), which it seldom is.
 func variantShape(u canon.URL, via string) string {
 	if u.Query == "" || !strings.Contains(via, u.Path) {
 		return ""
@@ -197,11 +198,15 @@ func (r *redirectors) offsite(u canon.URL, via string) bool {
 	if !r.any.Load() || fnvString(fnvOffset, u.String)%probeEvery == 0 {
 		return false
 	}
-	k, v := shapeOf(u), variantShape(u, via)
+	k := shapeOf(u)
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	s, vs := r.shapes[k], r.shapes[v]
-	return s != nil && s.learnt || v != "" && vs != nil && vs.learnt
+	if s := r.shapes[k]; s != nil && s.learnt {
+		return true
+	}
+	v := variantShape(u, via)
+	s := r.shapes[v]
+	return v != "" && s != nil && s.learnt
 }
 
 // Redirected takes where a URL, linked from via, redirected: to, whose

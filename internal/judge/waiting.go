@@ -148,7 +148,16 @@ func (j *Judge) RememberHeld(held []frontier.Item) int {
 			continue
 		}
 		k := fam.key()
-		if inLink(u, fam, it.Via) {
+		switch in := inLink(u, fam, it.Via); {
+		case wallVariant(u, it.Via) != "" && (in || fam.kind != queryFamily):
+			// A variant of the page that linked it, which its variant
+			// shape's wall holds whatever its family (one a page of its
+			// own query family linked, a faceted search's filter, may
+			// have been that family's budget's, and is remembered as
+			// its): that wall, learnt again, releases it if it does not
+			// stand (walls.go).
+			k = wallKey(wallVariant(u, it.Via))
+		case in:
 			// An in-link of its host, which only a wall holds: its wall,
 			// learnt again, releases it if it does not stand (walls.go).
 			k = wallKey(wallShape(u))

@@ -28,7 +28,8 @@ import (
 // pages of a shape were copies (an exact or a near duplicate of a page
 // before them), with at most one distinct page for every wallEvidence
 // copies, the shape is a wall. Its further URLs linked from outside
-// their family on the host (a link, or a redirect's target) are then
+// their family on the host (a link, or a redirect's target), and a
+// variant shape's further variants whatever their family, are then
 // held (HeldCopies), but the first two and then one in wallProbe,
 // queued as usual to probe it: should the shape's pages turn out
 // distinct enough that the ratio no longer holds, the wall falls, and
@@ -53,8 +54,8 @@ import (
 // of each), the least recently used forgotten first, and learnt again
 // after a restart, from a few pages; the URLs held by a run before are
 // remembered (RememberHeld) and released if the wall, learnt again,
-// does not stand (a URL a variant shape's wall held is remembered as
-// one of its family, or of its shape's wall, and is held so). A wall
+// does not stand (a variant of the page that linked it as its variant
+// shape's, unless a query family's own page linked it). A wall
 // remembers at most DefaultMaxWaiting/8 of the
 // URLs it holds; past that, the URLs it holds stay at HeldPriority
 // should it fall.

@@ -440,9 +440,56 @@ func TestVariantShape(t *testing.T) {
 		{"http://a.test/p/?replytocom=5", "http://b.test/p/", ""},
 		{"http://a.test/p/", "http://a.test/p/?x=1", ""},
 		{"http://a.test/p/?x=1", "", ""},
+		{"http://a.test/p/?replytocom=5", "http://a.test/p/#comments", "a.test?+replytocom"},
+		{"http://a.test/p/?b=1&a=2&b=3", "http://a.test/p/", "a.test?+a&b"},
+		{"http://a.test:8080/p/?x=1", "http://a.test/p/", ""},
+		{"http://a.test/p/?x=1", "http://a.test.evil/p/", ""},
+		{"http://a.test/?x=1", "http://a.test/", "a.test?+x"},
+		{"http://a.test/p/?a=2&x=1", "http://a.test/p/?a=1&a=2", ""},
 	} {
 		if got := variantShape(b.url(c.raw), c.via); got != c.want {
 			t.Errorf("%s from %s: %q, want %q", c.raw, c.via, got, c.want)
+		}
+	}
+}
+
+// A variant wall that falls releases what it held: the reply links of
+// posts whose reply forms turn out distinct pages after all. Across a
+// restart the reply links a run held are remembered as the variant
+// wall's: released once wallEvidence of them in the new run show it no
+// wall, not while they show it one again.
+func TestVariantWallFallsAndIsRememberedAcrossARestart(t *testing.T) {
+	reply := func(i int) (string, string) { return blogPost(i) + "?replytocom=1", blogPost(i) }
+	learn := func(b *budgetJudge, from int, content Content) {
+		for i := from; i < from+wallEvidence; i++ {
+			raw, via := reply(i)
+			b.Weigh(b.Worth(b.url(raw), via), content, b)
+		}
+	}
+	b := newBudgetJudge(t, 50, 0)
+	learn(b, 0, Copy)
+	var held []frontier.Item
+	for i := 100; i < 100+wallProbe; i++ {
+		raw, via := reply(i)
+		if b.link(via, raw) == HeldPriority {
+			held = append(held, frontier.Item{URL: raw, Via: via, Priority: HeldPriority})
+		}
+	}
+	learn(b, 20, Distinct)
+	learn(b, 30, Distinct)
+	if len(b.released) != len(held) || len(held) < wallProbe-4 {
+		t.Errorf("the wall fell: %d of the %d reply links it held released", len(b.released), len(held))
+	}
+	for _, copies := range []bool{true, false} {
+		b := newBudgetJudge(t, 50, 0)
+		b.RememberHeld(held)
+		content := Distinct
+		if copies {
+			content = Copy
+		}
+		learn(b, 40, content)
+		if want := map[bool]int{true: 0, false: len(held)}[copies]; len(b.released) != want {
+			t.Errorf("after a restart, copies %v: %d of %d released, want %d", copies, len(b.released), len(held), want)
 		}
 	}
 }
