@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -27,9 +28,9 @@ import (
 // hosts at least, and none has answered as a page (a 2xx or a 304) or
 // redirected to a page within the scope, the shape's further page links
 // are refused when found (OffsiteRedirect), and those queued before are
-// dropped unrequested when leased, but one in probeEvery, which is asked
-// for: should it answer as a page or redirect within the scope, the shape
-// is unlearnt. A redirect to the same shape (http to https) and one
+// dropped unrequested when leased, but one in probeEvery, and fewer as
+// the shape refuses more (probeFor), which is asked for: should it
+// answer as a page or redirect within the scope, the shape is unlearnt. A redirect to the same shape (http to https) and one
 // refused for another reason than the scope say nothing; a section moved
 // to one other site, whose redirects all go to one host, is not learnt.
 // Seeds, requisites, sitemaps and what sitemaps list are never refused so.
@@ -55,6 +56,7 @@ type redirectState struct {
 	targets []string // the first redirectHosts hosts they went to
 	in      bool     // a page, or a redirect to one within the scope
 	learnt  bool
+	refused atomic.Uint64 // URLs judged since it was learnt (probeFor)
 }
 
 // shapeOf is u's pattern and the sorted names of its query's parameters.
@@ -192,21 +194,36 @@ func (r *redirectors) answeredShape(k string) {
 
 // offsite reports whether u's shape, or its variant shape as linked from
 // via, is a learnt offsite redirector, and u not one of the URLs let
-// through to probe it (one in probeEvery, by its hash: the same when
-// found and when leased).
+// through to probe it (by its hash, probeFor: the same when found and
+// when leased, but fewer as the shape refuses more).
 func (r *redirectors) offsite(u canon.URL, via string) bool {
-	if !r.any.Load() || fnvString(fnvOffset, u.String)%probeEvery == 0 {
+	if !r.any.Load() {
 		return false
 	}
 	k := shapeOf(u)
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if s := r.shapes[k]; s != nil && s.learnt {
-		return true
+	s := r.shapes[k]
+	if s == nil || !s.learnt {
+		if k = variantShape(u, via); k == "" {
+			return false
+		}
+		if s = r.shapes[k]; s == nil || !s.learnt {
+			return false
+		}
 	}
-	v := variantShape(u, via)
-	s := r.shapes[v]
-	return v != "" && s != nil && s.learnt
+	return !probeFor(fnvString(fnvOffset, u.String), s.refused.Add(1), probeEvery)
+}
+
+// probeFor reports whether a URL of hash h is let through to probe what
+// was learnt of its shape, which has held or refused n URLs: one in
+// every (by the hash) for the shape's first every URLs, then one in
+// twice as many, and so on, so that a shape of a million URLs costs some
+// twenty probes, not twenty thousand. A URL that is a probe at one
+// period is one at every shorter period: one let through when found may
+// be dropped when leased, not the other way round.
+func probeFor(h, n, every uint64) bool {
+	return h%(every<<min(bits.Len64(n/every), 20)) == 0
 }
 
 // Redirected takes where a URL, linked from via, redirected: to, whose
@@ -234,8 +251,8 @@ func (j *Judge) Answered(u canon.URL, via string) { j.redirectors.answered(u, vi
 
 // OffsiteRedirector reports whether u, linked from via, is a URL of a
 // shape (or a variant shape) its host has shown to redirect out of the
-// crawl's scope, and nowhere else (but for one in probeEvery, which is
-// asked for again).
+// crawl's scope, and nowhere else (but for its probes, probeFor, which
+// are asked for again).
 func (j *Judge) OffsiteRedirector(u canon.URL, via string) bool {
 	return j.redirectors.offsite(u, via)
 }

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/weft-crawler/weft/internal/canon"
@@ -30,7 +31,8 @@ import (
 // copies, the shape is a wall. Its further URLs linked from outside
 // their family on the host (a link, or a redirect's target), and a
 // variant shape's further variants whatever their family, are then
-// held (HeldCopies), but the first two and then one in wallProbe,
+// held (HeldCopies), but the first two and then the wallProbe-th, twice
+// that, four times and so on,
 // queued as usual to probe it: should the shape's pages turn out
 // distinct enough that the ratio no longer holds, the wall falls, and
 // the URLs it held are released, all of them, at the next page of the
@@ -44,7 +46,7 @@ import (
 // the login page stands for (/cart/add?id=) are no longer asked for
 // either; it falls when its target does. Page links queued before the
 // wall was learnt are dropped when leased (Learnt), but one in wallProbe
-// by its hash. Seeds, their redirects, requisites, sitemaps and links
+// by its hash, fewer as the wall holds more (probeFor). Seeds, their redirects, requisites, sitemaps and links
 // from other hosts are never held so.
 //
 // Walls are part of the trap budget: no budget (--trap-budget 0), no
@@ -67,7 +69,7 @@ const (
 // wallState is what a shape's pages showed: how many were copies and how
 // many distinct (halved together as they near their bound), the shape its
 // last redirects went to and how many in a row, and how many URLs the
-// wall held, one in wallProbe let through.
+// wall held, a few let through to probe it (hold).
 type wallState struct {
 	copies, distinct uint16
 	into             string
@@ -182,10 +184,18 @@ func (w *walls) hold(k string) bool {
 	var held bool
 	w.shapes.Update(k, func(s wallState) wallState {
 		s.held++
-		held = s.held > 2 && s.held%wallProbe != 0
+		held = s.held > 2 && (s.held%wallProbe != 0 || bits.OnesCount32(s.held/wallProbe) != 1)
 		return s
 	})
 	return held
+}
+
+// probe reports whether a URL of hash h queued before the shape k was
+// learnt a wall is let through to probe it (probeFor: one in wallProbe,
+// fewer as the wall holds more).
+func (w *walls) probe(k string, h uint64) bool {
+	s, _ := w.shapes.Peek(k)
+	return probeFor(h, uint64(s.held), wallProbe)
 }
 
 // fallen reports whether the shape k, which held URLs, no longer stands:
@@ -228,14 +238,19 @@ func (b *budgets) release(k, page string, r Releaser) {
 // walled reports whether u, linked from via, is a URL queued before its
 // shape was learnt a wall: an in-link of its host (another family's
 // page's link) into a wall, or a variant of via whose variant shape is
-// one, not one of the URLs let through to probe it (one in wallProbe, by
-// its hash, as click trackers' probes are).
+// one, not one of the URLs let through to probe it (by its hash, as
+// click trackers' probes are: probeFor).
 func (j *Judge) walled(u canon.URL, via string) bool {
 	b := j.budgets
-	if b == nil || !b.walls.any.Load() || u.Query == "" || fnvString(fnvOffset, u.String)%wallProbe == 0 {
+	if b == nil || !b.walls.any.Load() || u.Query == "" {
 		return false
 	}
-	return b.walls.up(wallVariant(u, via)) || inLink(u, familyOf(u), via) && b.walls.up(wallShape(u))
+	h := fnvString(fnvOffset, u.String)
+	if k := wallVariant(u, via); b.walls.up(k) {
+		return !b.walls.probe(k, h)
+	}
+	k := wallShape(u)
+	return inLink(u, familyOf(u), via) && b.walls.up(k) && !b.walls.probe(k, h)
 }
 
 // walledShape reports whether u's shape, or its variant shape as linked

@@ -493,3 +493,29 @@ func TestVariantWallFallsAndIsRememberedAcrossARestart(t *testing.T) {
 		}
 	}
 }
+
+// probeFor lets through one URL in every of a shape's first every, then
+// one in twice as many, and so on: a shape that holds a million URLs is
+// probed some twenty times, and a URL probed at a long period is probed
+// at every shorter one.
+func TestProbesThinOut(t *testing.T) {
+	probes := 0
+	for n := range uint64(1_000_000) {
+		h := n * 0x9e3779b97f4a7c15 // spread, as a URL's hash is
+		if probeFor(h, n, 50) {
+			probes++
+		}
+		if probeFor(h, n, 50) && !probeFor(h, 0, 50) {
+			t.Fatalf("hash %d: a probe at a long period that is none at the shortest", h)
+		}
+	}
+	if probes < 5 || probes > 60 {
+		t.Errorf("%d probes of a million URLs; want some twenty, not twenty thousand", probes)
+	}
+	b := newBudgetJudge(t, 50, 0)
+	b.fetched(loginPage, wallEvidence, Copy, "")
+	if n := b.linksInto("http://shop.test/login?next=/p/%d", 8*wallProbe); n != 8*wallProbe-6 {
+		t.Errorf("%d of %d links into a wall held; want all but the first two and the %dth, %dth, %dth and %dth",
+			n, 8*wallProbe, wallProbe, 2*wallProbe, 4*wallProbe, 8*wallProbe)
+	}
+}
