@@ -211,7 +211,7 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 	cross := splitAuthority(c.Via) != c.URL.Authority
 	k := fam.key()
 	if c.Depth > 0 && b.walls.any.Load() {
-		if wk := wallVariant(c.URL, c.Via); wk != "" && b.walls.hold(wk) {
+		if wk := wallVariant(c.URL, c.Via); wk != "" && b.walls.hold(wk, fnvString(fnvOffset, c.URL.String)) {
 			// A variant of the page that links it, whose variants
 			// elsewhere on the host were copies: whatever its family.
 			b.count(HeldCopies)
@@ -225,7 +225,7 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 			return "", ""
 		}
 		wk := wallShape(c.URL)
-		if !b.walls.hold(wk) {
+		if !b.walls.hold(wk, fnvString(fnvOffset, c.URL.String)) {
 			return "", ""
 		}
 		b.count(HeldCopies)

@@ -56,7 +56,7 @@ type redirectState struct {
 	targets []string // the first redirectHosts hosts they went to
 	in      bool     // a page, or a redirect to one within the scope
 	learnt  bool
-	refused atomic.Uint64 // URLs judged since it was learnt (probeFor)
+	judged  atomic.Uint64 // URLs judged since it was learnt, found or leased (probeFor)
 }
 
 // shapeOf is u's pattern and the sorted names of its query's parameters.
@@ -194,8 +194,9 @@ func (r *redirectors) answeredShape(k string) {
 
 // offsite reports whether u's shape, or its variant shape as linked from
 // via, is a learnt offsite redirector, and u not one of the URLs let
-// through to probe it (by its hash, probeFor: the same when found and
-// when leased, but fewer as the shape refuses more).
+// through to probe it (by its hash, probeFor, fewer as the shape judges
+// more: a URL let through when found may be dropped when leased, a
+// little later, but not the other way round).
 func (r *redirectors) offsite(u canon.URL, via string) bool {
 	if !r.any.Load() {
 		return false
@@ -212,19 +213,23 @@ func (r *redirectors) offsite(u canon.URL, via string) bool {
 			return false
 		}
 	}
-	return !probeFor(fnvString(fnvOffset, u.String), s.refused.Add(1), probeEvery)
+	return !probeFor(fnvString(fnvOffset, u.String), s.judged.Add(1), probeEvery)
 }
 
 // probeFor reports whether a URL of hash h is let through to probe what
-// was learnt of its shape, which has held or refused n URLs: one in
-// every (by the hash) for the shape's first every URLs, then one in
-// twice as many, and so on, so that a shape of a million URLs costs some
-// twenty probes, not twenty thousand. A URL that is a probe at one
-// period is one at every shorter period: one let through when found may
-// be dropped when leased, not the other way round.
+// was learnt of its shape, which has judged n URLs: one in every (by the
+// hash) of the shape's first every URLs, then one in twice as many, and
+// so on up to one in every<<maxProbeShift, so that a shape of a million
+// URLs costs some thirty probes, not twenty thousand, and one that keeps
+// coming is still probed now and then. A URL that is a probe at one
+// period is one at every shorter period.
 func probeFor(h, n, every uint64) bool {
-	return h%(every<<min(bits.Len64(n/every), 20)) == 0
+	return h%(every<<min(bits.Len64(n/every), maxProbeShift)) == 0
 }
+
+// maxProbeShift bounds how far probes thin out: one URL in 51,200 at the
+// most for a period of 50.
+const maxProbeShift = 10
 
 // Redirected takes where a URL, linked from via, redirected: to, whose
 // verdict is why ("" when queued). A redirect to another host refused by
@@ -238,7 +243,7 @@ func (j *Judge) Redirected(from canon.URL, via string, to canon.URL, why string)
 	in := (why == "" || why == Seen || why == Forwarded) && shapeOf(to) != shape
 	for _, k := range [2]string{shape, variantShape(from, via)} {
 		if k != "" && j.redirectors.redirected(k, to.Authority, out, in) {
-			j.cfg.Log.Info("URL shape learnt to redirect out of the crawl's scope: its URLs are no longer asked for, but one in 50",
+			j.cfg.Log.Info("URL shape learnt to redirect out of the crawl's scope: its URLs are no longer asked for, but a few probes",
 				"host", from.Authority, "shape", k, "redirects", redirectEvidence)
 		}
 	}

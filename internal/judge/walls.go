@@ -2,7 +2,6 @@ package judge
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"sync/atomic"
 
 	"github.com/weft-crawler/weft/internal/canon"
@@ -31,9 +30,9 @@ import (
 // copies, the shape is a wall. Its further URLs linked from outside
 // their family on the host (a link, or a redirect's target), and a
 // variant shape's further variants whatever their family, are then
-// held (HeldCopies), but the first two and then the wallProbe-th, twice
-// that, four times and so on,
-// queued as usual to probe it: should the shape's pages turn out
+// held (HeldCopies), but the first two and a few by their hash, one in
+// wallProbe of the first wallProbe and fewer after (probeFor), queued as
+// usual to probe it: should the shape's pages turn out
 // distinct enough that the ratio no longer holds, the wall falls, and
 // the URLs it held are released, all of them, at the next page of the
 // shape weighed (once wallEvidence pages of the shape have been weighed
@@ -46,8 +45,8 @@ import (
 // the login page stands for (/cart/add?id=) are no longer asked for
 // either; it falls when its target does. Page links queued before the
 // wall was learnt are dropped when leased (Learnt), but one in wallProbe
-// by its hash, fewer as the wall holds more (probeFor). Seeds, their redirects, requisites, sitemaps and links
-// from other hosts are never held so.
+// by its hash, as every probe is. Seeds, their redirects, requisites,
+// sitemaps and links from other hosts are never held so.
 //
 // Walls are part of the trap budget: no budget (--trap-budget 0), no
 // walls; where nothing held is released (a node of a cluster,
@@ -174,28 +173,23 @@ func (w *walls) up(k string) bool {
 	return false
 }
 
-// hold reports whether a URL of the shape k, linked from outside its
-// family on its host, is held: the shape is a wall, and the URL is not
-// its probe.
-func (w *walls) hold(k string) bool {
+// hold reports whether a URL of the shape k and of hash h, linked from
+// outside its family on its host, is held: the shape is a wall, and the
+// URL is not its probe: the first two, then by its hash (probeFor: one
+// in wallProbe of the wall's first wallProbe URLs, fewer as it holds
+// more, every one of them one in wallProbe by its hash, which walled
+// lets through when leased).
+func (w *walls) hold(k string, h uint64) bool {
 	if !w.up(k) {
 		return false
 	}
 	var held bool
 	w.shapes.Update(k, func(s wallState) wallState {
 		s.held++
-		held = s.held > 2 && (s.held%wallProbe != 0 || bits.OnesCount32(s.held/wallProbe) != 1)
+		held = s.held > 2 && !probeFor(h, uint64(s.held), wallProbe)
 		return s
 	})
 	return held
-}
-
-// probe reports whether a URL of hash h queued before the shape k was
-// learnt a wall is let through to probe it (probeFor: one in wallProbe,
-// fewer as the wall holds more).
-func (w *walls) probe(k string, h uint64) bool {
-	s, _ := w.shapes.Peek(k)
-	return probeFor(h, uint64(s.held), wallProbe)
 }
 
 // fallen reports whether the shape k, which held URLs, no longer stands:
@@ -238,19 +232,14 @@ func (b *budgets) release(k, page string, r Releaser) {
 // walled reports whether u, linked from via, is a URL queued before its
 // shape was learnt a wall: an in-link of its host (another family's
 // page's link) into a wall, or a variant of via whose variant shape is
-// one, not one of the URLs let through to probe it (by its hash, as
-// click trackers' probes are: probeFor).
+// one, not one of the URLs let through to probe it (one in wallProbe, by
+// its hash: every probe hold let through is one).
 func (j *Judge) walled(u canon.URL, via string) bool {
 	b := j.budgets
-	if b == nil || !b.walls.any.Load() || u.Query == "" {
+	if b == nil || !b.walls.any.Load() || u.Query == "" || fnvString(fnvOffset, u.String)%wallProbe == 0 {
 		return false
 	}
-	h := fnvString(fnvOffset, u.String)
-	if k := wallVariant(u, via); b.walls.up(k) {
-		return !b.walls.probe(k, h)
-	}
-	k := wallShape(u)
-	return inLink(u, familyOf(u), via) && b.walls.up(k) && !b.walls.probe(k, h)
+	return b.walls.up(wallVariant(u, via)) || inLink(u, familyOf(u), via) && b.walls.up(wallShape(u))
 }
 
 // walledShape reports whether u's shape, or its variant shape as linked
