@@ -563,12 +563,7 @@ func TestTrapBudgetFindsEveryProduct(t *testing.T) {
 // it was taken for a distinct page, the wall fell in one run in ten).
 func TestLoginWallCostsLittle(t *testing.T) {
 	t.Parallel() // judged by what was requested, not when
-	web := startWeb(t, synthweb.Config{Seed: 6, Hosts: 1, PagesPerHost: 4, HostileKinds: []string{synthweb.GatedShop},
-		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
-	shop := hostileHost(t, web, synthweb.GatedShop).Addr
-	cfg := testConfig(t, web, 8, 0)
-	cfg.Seeds = web.HostileSeeds()
-	sum := runCrawl(t, cfg)
+	web, shop, sum := crawlHostile(t, 6, synthweb.GatedShop)
 	products, prints, logins, actions := map[string]bool{}, 0, 0, 0
 	for _, r := range web.Log() {
 		switch {
@@ -614,12 +609,7 @@ func TestLoginWallCostsLittle(t *testing.T) {
 // of them variants.
 func TestBlogVariantsCostLittle(t *testing.T) {
 	t.Parallel() // judged by what was requested, not when
-	web := startWeb(t, synthweb.Config{Seed: 8, Hosts: 1, PagesPerHost: 4, HostileKinds: []string{synthweb.WordPress},
-		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
-	blog := hostileHost(t, web, synthweb.WordPress).Addr
-	cfg := testConfig(t, web, 8, 0)
-	cfg.Seeds = web.HostileSeeds()
-	sum := runCrawl(t, cfg)
+	web, blog, sum := crawlHostile(t, 8, synthweb.WordPress)
 	posts, variants := map[string]bool{}, map[string]int{}
 	requests := 0
 	for _, r := range web.Log() {
@@ -652,4 +642,16 @@ func TestBlogVariantsCostLittle(t *testing.T) {
 	if variants["replytocom"] > 40 || variants["amp"] > 20 || variants["print"] > 20 || variants["share"] > 30 {
 		t.Errorf("variants asked for %v; want at most 40 reply links, 20 AMP and print views, 30 share buttons", variants)
 	}
+}
+
+// crawlHostile crawls, from its seed, a web of one ordinary host and one
+// of kind whose robots.txt is not found, and returns the web, the
+// hostile host's address and the crawl's summary.
+func crawlHostile(t *testing.T, seed int64, kind string) (*synthweb.Web, string, Summary) {
+	t.Helper()
+	web := startWeb(t, synthweb.Config{Seed: seed, Hosts: 1, PagesPerHost: 4, HostileKinds: []string{kind},
+		RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+	cfg := testConfig(t, web, 8, 0)
+	cfg.Seeds = web.HostileSeeds()
+	return web, hostileHost(t, web, kind).Addr, runCrawl(t, cfg)
 }

@@ -225,12 +225,7 @@ func TestWallHeldAcrossARestart(t *testing.T) {
 		{URL: "http://shop.test/login?next=/p/2", Via: "http://shop.test/product/2", Priority: HeldPriority},
 	}
 	for _, copies := range []bool{true, false} {
-		b := newBudgetJudge(t, 50, 0)
-		b.RememberHeld(held)
-		content := Distinct
-		if copies {
-			content = Copy
-		}
+		b, content := afterRestart(t, held, copies)
 		b.fetched(loginPage, 1, content, "")
 		if len(b.released) != 0 {
 			t.Errorf("copies %v: %d released at the shape's first page", copies, len(b.released))
@@ -482,12 +477,7 @@ func TestVariantWallFallsAndIsRememberedAcrossARestart(t *testing.T) {
 		t.Errorf("the wall fell: %d of the %d reply links it held released", len(b.released), len(held))
 	}
 	for _, copies := range []bool{true, false} {
-		b := newBudgetJudge(t, 50, 0)
-		b.RememberHeld(held)
-		content := Distinct
-		if copies {
-			content = Copy
-		}
+		b, content := afterRestart(t, held, copies)
 		learn(b, 40, content)
 		if want := map[bool]int{true: 0, false: len(held)}[copies]; len(b.released) != want {
 			t.Errorf("after a restart, copies %v: %d of %d released, want %d", copies, len(b.released), len(held), want)
@@ -535,4 +525,15 @@ func TestProbesThinOut(t *testing.T) {
 			t.Errorf("a probe, %s, dropped when leased: %q", raw, why)
 		}
 	}
+}
+
+// afterRestart returns a judge that remembers what a run before held, and
+// what its shape's pages show in the new run: copies, or distinct pages.
+func afterRestart(t *testing.T, held []frontier.Item, copies bool) (*budgetJudge, Content) {
+	b := newBudgetJudge(t, 50, 0)
+	b.RememberHeld(held)
+	if copies {
+		return b, Copy
+	}
+	return b, Distinct
 }

@@ -13,17 +13,7 @@ import (
 // another only in the hidden field that echoes it.
 func TestGatedShop(t *testing.T) {
 	t.Parallel()
-	w := startWeb(t, Config{Seed: 3, Hosts: 1, PagesPerHost: 4, HostileKinds: []string{GatedShop}})
-	c := newClient(t, w)
-	site := strings.TrimSuffix(w.HostileSeeds()[0], "/")
-	body := func(path string) string {
-		t.Helper()
-		r := get(t, c, site+path)
-		if r.status != http.StatusOK {
-			t.Fatalf("%s: %d", path, r.status)
-		}
-		return string(r.body)
-	}
+	c, site, body := oneHostile(t, 3, GatedShop)
 	products := map[string]bool{}
 	for cat := range GatedShopCategories {
 		next := fmt.Sprintf("/c/%d", cat)

@@ -118,3 +118,21 @@ func waitIdle(t testing.TB, w *Web) {
 		t.Fatal(err)
 	}
 }
+
+// oneHostile starts a web of one ordinary host and one of kind, and
+// returns a client, the hostile host's base URL (without its "/") and
+// body, which gets a path of it and wants a 200.
+func oneHostile(t *testing.T, seed int64, kind string) (c *http.Client, site string, body func(path string) string) {
+	t.Helper()
+	w := startWeb(t, Config{Seed: seed, Hosts: 1, PagesPerHost: 4, HostileKinds: []string{kind}})
+	c = newClient(t, w)
+	site = strings.TrimSuffix(w.HostileSeeds()[0], "/")
+	return c, site, func(path string) string {
+		t.Helper()
+		r := get(t, c, site+path)
+		if r.status != http.StatusOK {
+			t.Fatalf("%s: %d", path, r.status)
+		}
+		return string(r.body)
+	}
+}

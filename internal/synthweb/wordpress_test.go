@@ -12,17 +12,7 @@ import (
 // the blog, and a month archive lists its ten posts.
 func TestWordPress(t *testing.T) {
 	t.Parallel()
-	w := startWeb(t, Config{Seed: 3, Hosts: 1, PagesPerHost: 4, HostileKinds: []string{WordPress}})
-	c := newClient(t, w)
-	site := strings.TrimSuffix(w.HostileSeeds()[0], "/")
-	body := func(path string) string {
-		t.Helper()
-		r := get(t, c, site+path)
-		if r.status != http.StatusOK {
-			t.Fatalf("%s: %d", path, r.status)
-		}
-		return string(r.body)
-	}
+	c, site, body := oneHostile(t, 3, WordPress)
 	links := func(page string) []string {
 		var ls []string
 		for _, l := range strings.Split(page, `href="`)[1:] {
