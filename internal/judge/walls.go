@@ -12,8 +12,9 @@ import (
 // names of their query's parameters), whose pages are copies of one
 // another or of the pages that link them, linked from the rest of their
 // host; or URLs that add the same parameters to the pages that link
-// them, whose pages are copies (variantShape: a blog's ?replytocom= under
-// each comment of each post, whose reply form is all that moves). A login page that every gated link redirects to
+// them, whose pages are copies (variantShape: a blog's ?replytocom=
+// under each comment of each post, whose reply form is all that moves).
+// A login page that every gated link redirects to
 // (/login?next=/cart/add?id=12), a print or share view of every article
 // (/article/12?print=1, /share?url=): each URL is one more variant of a
 // query, each page a copy of one before it, and the links come from the
@@ -57,9 +58,8 @@ import (
 // remembered (RememberHeld) and released if the wall, learnt again,
 // does not stand (a variant of the page that linked it as its variant
 // shape's, unless a query family's own page linked it). A wall
-// remembers at most DefaultMaxWaiting/8 of the
-// URLs it holds; past that, the URLs it holds stay at HeldPriority
-// should it fall.
+// remembers at most DefaultMaxWaiting/8 of the URLs it holds; past
+// that, the URLs it holds stay at HeldPriority should it fall.
 const (
 	wallEvidence = 8
 	wallProbe    = 50
