@@ -417,9 +417,6 @@ func (a *admission) judge() (refusal, error) {
 	case err != nil:
 		return a.verdict(err)
 	case !isNew:
-		if c.pageLink() && j.seedScope(c.Seed) == nil {
-			j.cfg.Seen.Met(c.Key, c.Depth) // a shorter way to it, maybe (Shallowest)
-		}
 		return refusal{reason: Seen}, nil
 	}
 	return refusal{}, nil
@@ -450,6 +447,16 @@ func (j *Judge) seedScope(id uint32) *scope.Filter {
 		return nil
 	}
 	return j.cfg.Seeds.Filter(seeds.ID(id))
+}
+
+// LinkDepth implements seen.Linked: the depth of a page link, which the
+// seen set notes of a URL it knows already (a shorter way to it, maybe:
+// Shallowest), but none under a seed with a scope of its own.
+func (a *admission) LinkDepth() int {
+	if a.c.pageLink() && a.j.seedScope(a.c.Seed) == nil {
+		return a.c.Depth
+	}
+	return -1
 }
 
 // refuse keeps r as the admission's verdict, and says so through the

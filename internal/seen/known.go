@@ -42,16 +42,7 @@ func newKnownKeys(bound int) *knownKeys {
 func (k *knownKeys) shard(key Key) *knownShard { return &k.shards[key[0]%knownShards] }
 
 // has reports whether key is known; nil knows none.
-func (k *knownKeys) has(key Key) bool {
-	if k == nil {
-		return false
-	}
-	sh := k.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	_, ok := sh.getLocked(key)
-	return ok
-}
+func (k *knownKeys) has(key Key) bool { return k.met(key, -1) }
 
 // put records that key is in the store; nil records nothing.
 func (k *knownKeys) put(key Key) {
@@ -66,19 +57,19 @@ func (k *knownKeys) put(key Key) {
 	sh.mu.Unlock()
 }
 
-// met notes that a link to key, which is known, was met at depth; it
-// reports whether key is known (nil knows none, and notes nothing). A
-// depth past what a byte holds is not noted: the least would be wrong.
+// met reports whether key is known (nil knows none) and, if it is,
+// notes that a link to it was met at depth, under the one look: a
+// negative depth notes nothing, nor does one past what a byte holds (the
+// least would be wrong).
 func (k *knownKeys) met(key Key, depth int) bool {
-	if k == nil || depth < 0 || depth >= 254 {
+	if k == nil {
 		return false
 	}
-	d := uint8(depth + 1)
 	sh := k.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	least, ok := sh.getLocked(key)
-	if ok && (least == 0 || d < least) {
+	if d := uint8(depth + 1); ok && depth >= 0 && depth < 254 && (least == 0 || d < least) {
 		sh.cur[key] = d // getLocked put it in cur
 	}
 	return ok

@@ -169,8 +169,8 @@ func TestKnownKeysKeepTheLeastDepth(t *testing.T) {
 	// back as 254, shallower than the way it was met.
 	c := KeyOf("http://a.test/deep")
 	k.put(c)
-	if k.met(c, 300) || k.met(c, 254) {
-		t.Error("a depth of 254 or more was noted")
+	if !k.met(c, 300) || !k.met(c, 254) {
+		t.Error("a known key met at a depth of 254 or more reported unknown")
 	}
 	if d, ok := k.depth(c); ok {
 		t.Errorf("met only at depths of 254 and more: depth %d", d)

@@ -227,7 +227,11 @@ func (s *Set) Add(host, canonicalURL string, record Recorder) (bool, error) {
 // URL or taking a lock: most links a crawl comes upon lead to pages it
 // has met lately, and cost only this.
 func (s *Set) AddKey(host, canonicalURL string, k Key, a Admission) (bool, error) {
-	if s.store != nil && s.known.has(k) {
+	depth := -1
+	if l, ok := a.(Linked); ok {
+		depth = l.LinkDepth()
+	}
+	if s.store != nil && s.known.met(k, depth) {
 		s.count(answer{maybe: true, source: inCache})
 		return false, nil
 	}
@@ -246,6 +250,7 @@ func (s *Set) AddKey(host, canonicalURL string, k Key, a Admission) (bool, error
 	}
 	s.count(ans)
 	if ans.seen() {
+		s.known.met(k, depth) // confirmed by the store just now
 		return false, nil
 	}
 	if a != nil {
@@ -374,14 +379,20 @@ func (s *Set) StartWarming() { s.warming.Store(true) }
 // been restored.
 func (s *Set) StopWarming() { s.warming.Store(false) }
 
-// Met notes that a link to k, which AddKey found seen, was met at depth
-// link hops from a seed. The least is kept while k stays in the cache of
-// keys met lately (Config.CacheKeys), and Depth returns it: a URL first
-// found deep, queued at that depth, is fetched at the least, so that the
-// depth limit stops where it would had the crawl gone breadth first.
-func (s *Set) Met(k Key, depth int) { s.known.met(k, depth) }
+// Linked is an Admission of a link met at a depth, link hops from a seed
+// (LinkDepth; negative for none): when AddKey finds the URL seen, it
+// notes the depth under the same look. The least is kept while the key
+// stays in the cache of keys met lately (Config.CacheKeys), and Depth
+// returns it: a URL first found deep, queued at that depth, is fetched
+// at the least, so that the depth limit stops where it would had the
+// crawl gone breadth first.
+type Linked interface {
+	Admission
+	LinkDepth() int
+}
 
-// Depth returns the least depth Met noted of k, if the cache holds one.
+// Depth returns the least depth a Linked admission noted of k, if the
+// cache holds one.
 func (s *Set) Depth(k Key) (int, bool) { return s.known.depth(k) }
 
 // Stats counts the Set's work.
