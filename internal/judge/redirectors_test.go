@@ -15,7 +15,7 @@ func TestRedirectors(t *testing.T) {
 	var j *Judge
 	out := func(from string, n, hosts int) {
 		for i := range n {
-			j.Redirected(parse(fmt.Sprintf(from, i)), "", parse(fmt.Sprintf("http://shop%d.example/x", i%hosts)), Scope)
+			j.Redirected(parse(fmt.Sprintf(from, i)), "", parse(fmt.Sprintf("http://127.0.1.%d:9/x", i%hosts)), Scope)
 		}
 	}
 	refused := func(format string) int {
@@ -94,7 +94,7 @@ func TestRedirectorsLearnVariants(t *testing.T) {
 	parse := urlParser(t)
 	j := New(Config{})
 	for i := range 4 {
-		for k, to := range []string{"http://x.example/", "http://facebook.example/", "http://linkedin.example/"} {
+		for k, to := range []string{"http://127.0.1.1:9/", "http://127.0.1.2:9/", "http://127.0.1.3:9/"} {
 			post := blogPost(i)
 			j.Redirected(parse(fmt.Sprintf("%s?share=%d", post, k)), post, parse(to), Scope)
 		}
