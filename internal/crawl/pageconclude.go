@@ -31,11 +31,10 @@ func (c *Crawler) conclude(p *pageRun) {
 	signal, retryAfter := answer.Signal(resp, time.Now())
 	res := frontier.Result{Fetched: true, Signal: signal, RetryAfter: retryAfter, Took: resp.Duration, Cause: answer.Cause(resp, signal)}
 	if signal == frontier.Throttled || signal == frontier.Unavailable {
-		// The server asked to come back later: the URL stays queued, first on its
-		// host. A 503 counts toward giving it up, and so do 429s in a row over MaxBackoff.
-		// With no Retry-After, from a host that answers, it waits till the rest is asked.
+		// Come back later: the URL stays queued (a 503, and 429s in a row over MaxBackoff, count toward giving
+		// the host up); without Retry-After, from a host that answers, it waits till the rest is asked.
 		res.Retry = true
-		res.Later = retryAfter == 0 && p.l.Answered > 0 && c.cfg.Cluster == nil && c.cfg.Recrawl == nil
+		res.Later = retryAfter == 0 && p.l.Answered > 0 && c.retries()
 		p.render = nil
 	}
 	p.out = leaseOutcome{res: res, status: resp.StatusCode, outcome: p.rec.Outcome}
@@ -78,7 +77,7 @@ const maxRetries = 1
 // crawl stopping on an error, which keeps the lease's entry.
 func (c *Crawler) retryLater(p *pageRun) {
 	l := p.l
-	if c.cfg.Recrawl != nil || c.cfg.Cluster != nil || l.RobotsFor != "" || c.failed.Load() {
+	if !c.retries() || l.RobotsFor != "" || c.failed.Load() {
 		return
 	}
 	part := partition.Of(l.Host, c.cfg.Partitions)
@@ -127,3 +126,6 @@ func (c *Crawler) stageCapture(p *pageRun) {
 	c.index(p.cp, p.pb)
 	c.stagePage(p)
 }
+
+// retries reports whether the crawl asks a failed URL again itself (retryLater): not weft serve nor a cluster node.
+func (c *Crawler) retries() bool { return c.cfg.Recrawl == nil && c.cfg.Cluster == nil }

@@ -204,8 +204,7 @@ func (c *Crawler) readDoc(p *pageRun, h content.Handler) {
 			}
 		}
 	}
-	// Whether to render is decided here, once: a page the renderer does
-	// not want is what was read, and teaches and is compared as such.
+	// Decided here, once: a page the renderer does not want is what was read, and teaches as such.
 	if follow && c.rend != nil && p.mt == "text/html" && !l.Requisite && resp.Truncated == "" && !p.cp.Revisit &&
 		c.rend.Wants(l.Host, resp.Decoded, c.cfg.Policies.Render(u.Authority, u.Host)) {
 		p.render = &renderable{resp: resp, recordID: p.cp.Loc.RecordID}
