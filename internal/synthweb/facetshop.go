@@ -26,6 +26,13 @@ import (
 // of them.
 const FacetShop = "facet-shop"
 
+// PathFacetShop is FacetShop with its listings in the path, as shops
+// write them for search engines: /shop/cat-N/, then /shop/cat-N/color-red/
+// and /shop/cat-N/color-red/size-m/ or /shop/cat-N/size-m/color-red/, the
+// filters in the order they were set (so each set of filters is listed
+// under every order: pages alike), and /page-2/ last.
+const PathFacetShop = "path-facet-shop"
+
 // The shop's catalogue.
 const (
 	FacetShopCategories = 6
@@ -49,10 +56,23 @@ type facetShopListing struct {
 	cat  int
 	sel  [len(facetShopFilters)]string
 	page int
+
+	inPath bool  // PathFacetShop's
+	order  []int // the filters set, in the order they were (inPath)
 }
 
 func (l facetShopListing) path() string {
 	var b strings.Builder
+	if l.inPath {
+		fmt.Fprintf(&b, "/shop/cat-%d/", l.cat)
+		for _, i := range l.order {
+			fmt.Fprintf(&b, "%s-%s/", facetShopFilters[i].name, l.sel[i])
+		}
+		if l.page > 1 {
+			fmt.Fprintf(&b, "page-%d/", l.page)
+		}
+		return b.String()
+	}
 	fmt.Fprintf(&b, "/shop?cat=%d", l.cat)
 	for i, v := range l.sel {
 		if v != "" {
@@ -113,13 +133,51 @@ func parseFacetShopListing(raw string) (facetShopListing, bool) {
 	return l, true
 }
 
-// serveFacetShop answers FacetShop.
+// parsePathFacetShopListing reads a listing's path (PathFacetShop).
+func parsePathFacetShopListing(path string) (facetShopListing, bool) {
+	segs := strings.Split(strings.TrimSuffix(strings.TrimPrefix(path, "/shop/"), "/"), "/")
+	l := facetShopListing{page: 1, inPath: true}
+	var err error
+	if c, ok := strings.CutPrefix(segs[0], "cat-"); !ok {
+		return facetShopListing{}, false
+	} else if l.cat, err = strconv.Atoi(c); err != nil || l.cat < 0 || l.cat >= FacetShopCategories {
+		return facetShopListing{}, false
+	}
+	segs = segs[1:]
+	if n := len(segs); n > 0 {
+		if p, ok := strings.CutPrefix(segs[n-1], "page-"); ok {
+			if l.page, err = strconv.Atoi(p); err != nil || l.page < 2 {
+				return facetShopListing{}, false
+			}
+			segs = segs[:n-1]
+		}
+	}
+	for _, seg := range segs {
+		name, v, _ := strings.Cut(seg, "-")
+		i := slices.IndexFunc(facetShopFilters[:], func(f struct {
+			name   string
+			values []string
+			keep   uint64
+		}) bool {
+			return f.name == name
+		})
+		if i < 0 || l.sel[i] != "" || !slices.Contains(facetShopFilters[i].values, v) {
+			return facetShopListing{}, false
+		}
+		l.sel[i] = v
+		l.order = append(l.order, i)
+	}
+	return l, true
+}
+
+// serveFacetShop answers FacetShop and PathFacetShop.
 func (w *Web) serveFacetShop(rw *logWriter, r *http.Request, h *host) {
+	inPath := h.hostile == PathFacetShop
 	switch path := r.URL.Path; {
 	case path == "/":
 		var links []string
 		for c := range FacetShopCategories {
-			links = append(links, facetShopListing{cat: c, page: 1}.path())
+			links = append(links, facetShopListing{cat: c, page: 1, inPath: inPath}.path())
 		}
 		writeBody(rw, r, http.StatusOK, htmlUTF8, w.smallPage(h, "/", "Shop", trapWords, links))
 	case strings.HasPrefix(path, "/product/"):
@@ -128,10 +186,13 @@ func (w *Web) serveFacetShop(rw *logWriter, r *http.Request, h *host) {
 			notFound(rw, r)
 			return
 		}
-		links := []string{facetShopListing{cat: n % FacetShopCategories, page: 1}.path(), "/"}
+		links := []string{facetShopListing{cat: n % FacetShopCategories, page: 1, inPath: inPath}.path(), "/"}
 		writeBody(rw, r, http.StatusOK, htmlUTF8, w.smallPage(h, path, fmt.Sprintf("Product %d", n), trapWords, links))
-	case path == "/shop":
+	case path == "/shop" && !inPath, strings.HasPrefix(path, "/shop/") && inPath:
 		l, ok := parseFacetShopListing(r.URL.RawQuery)
+		if inPath {
+			l, ok = parsePathFacetShopListing(path)
+		}
 		all := l.products()
 		pages := max((len(all)+FacetShopPerPage-1)/FacetShopPerPage, 1)
 		if !ok || l.page > pages {
@@ -150,6 +211,9 @@ func (w *Web) serveFacetShop(rw *logWriter, r *http.Request, h *host) {
 				if v != l.sel[i] {
 					o := l
 					o.sel[i], o.page = v, 1
+					if l.sel[i] == "" {
+						o.order = append(slices.Clip(l.order), i)
+					}
 					links = append(links, o.path())
 				}
 			}

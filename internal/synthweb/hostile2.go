@@ -340,7 +340,7 @@ func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 		w.serveSessions(rw, r, h)
 	case TrapFacets:
 		w.serveFacets(rw, r, h)
-	case FacetShop:
+	case FacetShop, PathFacetShop:
 		w.serveFacetShop(rw, r, h)
 	case GatedShop:
 		w.serveGatedShop(rw, r, h)
