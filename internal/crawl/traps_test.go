@@ -655,3 +655,45 @@ func crawlHostile(t *testing.T, seed int64, kind string) (*synthweb.Web, string,
 	cfg.Seeds = web.HostileSeeds()
 	return web, hostileHost(t, web, kind).Addr, runCrawl(t, cfg)
 }
+
+// TestPathFacetsBounded crawls a shop whose facets are in the path
+// (synthweb.PathFacetShop): each set of filters under every order it can
+// be set in. The segments its facets append are learnt path modifiers,
+// and the facet pages of a category are one family, bounded by the trap
+// budget as a faceted search's query is: every product is fetched, the
+// host is not cut off, and the listings cost a part of what they cost
+// without a budget.
+func TestPathFacetsBounded(t *testing.T) {
+	t.Parallel() // judged by what was requested, not when
+	var unbounded int
+	for _, budget := range []int{-1, judge.DefaultTrapBudget} {
+		web := startWeb(t, synthweb.Config{Seed: 5, Hosts: 1, PagesPerHost: 4, HostileKinds: []string{synthweb.PathFacetShop},
+			RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+		shop := hostileHost(t, web, synthweb.PathFacetShop).Addr
+		cfg := testConfig(t, web, 8, 0)
+		cfg.Seeds = web.HostileSeeds()
+		cfg.TrapBudget = budget
+		sum := runCrawl(t, cfg)
+		products, listings := map[string]bool{}, map[string]bool{}
+		for _, r := range web.Log() {
+			switch {
+			case r.Addr != shop:
+			case strings.HasPrefix(r.Path, "/product/"):
+				products[r.Path] = true
+			case strings.HasPrefix(r.Path, "/shop/"):
+				listings[r.Path] = true
+			}
+		}
+		t.Logf("trap budget %2d: %d products, %d listings; held %v, %d released; %d hosts cut off", budget, len(products), len(listings), sum.Held, sum.Released, sum.Traps)
+		if budget < 0 {
+			unbounded = len(listings)
+			continue
+		}
+		if len(products) != synthweb.FacetShopProducts || sum.Traps != 0 {
+			t.Errorf("trap budget %d: %d of %d products fetched, %d hosts cut off; want every product, and no host cut off", budget, len(products), synthweb.FacetShopProducts, sum.Traps)
+		}
+		if sum.Held[judge.HeldPath] == 0 || 2*len(listings) > unbounded {
+			t.Errorf("trap budget %d: %d listings (%d without a budget), held %v; want facets held, and half the listings at most", budget, len(listings), unbounded, sum.Held)
+		}
+	}
+}

@@ -13,7 +13,8 @@ import (
 )
 
 // The trap budget bounds each URL family (family.go: one path's query
-// variants, one dated path shape) by what its pages are worth. A family
+// variants, one dated path shape, one path's facets written in it) by
+// what its pages are worth. A family
 // may queue, from its own pages, TrapBudget URLs to begin with; each of
 // its pages fetched then moves that budget by what it showed, in
 // quarters of a URL:
@@ -83,6 +84,7 @@ const ReleasedPriority = frontier.Low
 const (
 	HeldQuery = "query-budget" // its path's query variants spent their budget
 	HeldDate  = "date-budget"  // its dated path shape (or dated query) spent its budget
+	HeldPath  = "path-budget"  // its path's facets (modifiers.go) spent their budget
 	// HeldCopies: linked from elsewhere on its host into a shape whose
 	// pages were copies (a login wall, print views; walls.go).
 	HeldCopies = "copy-family"
@@ -150,6 +152,7 @@ type budgets struct {
 	waiting *waiting // the URLs held that may be queued as usual once their family has room; nil: none are
 	walls   *walls   // the shapes of copies linked from the rest of their host
 	barren  *barren  // the parameters whose pages led nowhere (barren.go)
+	mods    *modifiers
 }
 
 // newBudgets returns the trap budgets of base URLs a family, keeping at
@@ -163,7 +166,8 @@ func newBudgets(base, maxFamilies, partitions int, noRelease bool) *budgets {
 		maxFamilies = DefaultMaxFamilies
 	}
 	b := &budgets{base: base, fams: hostmap.NewBounded[famState](partitions, maxFamilies, nil), held: map[string]int64{},
-		walls: newWalls(maxFamilies, partitions), barren: newBarren(maxFamilies, partitions)}
+		walls: newWalls(maxFamilies, partitions), barren: newBarren(maxFamilies, partitions),
+		mods: newModifiers(maxFamilies, partitions)}
 	if !noRelease {
 		b.waiting = newWaiting(DefaultMaxWaiting)
 	}
@@ -200,7 +204,8 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 	if b == nil || c.Depth+c.Hops == 0 || c.As.Resource() || c.Sitemap || c.Via == "" {
 		return "", ""
 	}
-	fam := familyOf(c.URL)
+	b.mods.learn(c.URL)
+	fam := b.familyOf(c.URL)
 	if fam.none() {
 		return "", ""
 	}
@@ -218,7 +223,7 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 			return HeldCopies, wallKey(wk)
 		}
 	}
-	if inLink(c.URL, fam, c.Via) {
+	if b.inLink(c.URL, fam, c.Via) {
 		// An in-link from elsewhere on the host, queued as usual unless
 		// its shape is a wall (walls.go), but a seed's redirect.
 		if c.Depth == 0 || !b.walls.any.Load() {
@@ -231,12 +236,12 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 		b.count(HeldCopies)
 		return HeldCopies, wallKey(wk)
 	}
-	if fam.kind == queryFamily && !cross {
+	if fam.kind != dateFamily && !cross {
 		// The next page or post: a page of its own, which the depth
 		// limit and the pattern cap bound, not the family's budget;
 		// unless the family's pages have shown less than they cost
 		// (copies, pages that led nowhere).
-		if nextOf(c.URL, c.Via) {
+		if nextOf(c.URL, c.Via) || fam.kind == pathFamily && nextInPath(c.URL, c.Via) {
 			if s, ok := b.fams.Peek(k); !ok || s.grown >= 0 {
 				return "", ""
 			}
@@ -244,7 +249,7 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 		// Another page a parameter names (a wiki's ?title=): the same,
 		// up to maxNamed budgets' worth of them (a word-valued calendar
 		// or an opaque cursor would name pages too).
-		if b.barren.another(c.URL, c.Via) && b.countNamed(k, 1) {
+		if fam.kind == queryFamily && b.barren.another(c.URL, c.Via) && b.countNamed(k, 1) {
 			return "", ""
 		}
 	}
@@ -267,8 +272,11 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 		return "", ""
 	}
 	reason := HeldQuery
-	if fam.kind == dateFamily {
+	switch fam.kind {
+	case dateFamily:
 		reason = HeldDate
+	case pathFamily:
+		reason = HeldPath
 	}
 	b.count(reason)
 	return reason, k
@@ -284,6 +292,7 @@ func (b *budgets) count(reason string) {
 // Worth gathers what one fetched page led to, for Weigh. The zero Worth
 // weighs nothing.
 type Worth struct {
+	b    *budgets
 	page canon.URL // its URL, which is being fetched: never released by its own weight
 	via  string    // the page that linked it
 	fam  family
@@ -297,7 +306,7 @@ func (j *Judge) Worth(page canon.URL, via string) Worth {
 	if j.budgets == nil {
 		return Worth{}
 	}
-	return Worth{page: page, via: via, fam: familyOf(page)}
+	return Worth{b: j.budgets, page: page, via: via, fam: j.budgets.familyOf(page)}
 }
 
 // Admitted records a URL the page led to that was queued (a link or a
@@ -307,7 +316,7 @@ func (w *Worth) Admitted(u canon.URL) {
 	if w.fam.none() || w.led >= maxLed {
 		return
 	}
-	if familyOf(u) != w.fam || w.fam.kind == queryFamily && otherKind(u.Query, w.page.Query) {
+	if w.b.familyOf(u) != w.fam || w.fam.kind == queryFamily && otherKind(u.Query, w.page.Query) {
 		w.led++
 	}
 }

@@ -24,8 +24,8 @@ func TestFamilies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := familyOf(u)
-		if g := familyOfString(u.String); g != f {
+		f := (*budgets)(nil).familyOf(u)
+		if g := (*budgets)(nil).familyOfString(u.String); g != f {
 			t.Errorf("%s: family %v from its string, %v from its parts", raw, g, f)
 		}
 		return f
@@ -93,7 +93,7 @@ func (b *budgetJudge) Release(h Held) bool {
 
 // room is what the family of page may still queue under its budget.
 func (b *budgetJudge) room(page string) int64 {
-	s, _ := b.budgets.fams.Peek(familyOf(b.url(page)).key())
+	s, _ := b.budgets.fams.Peek(b.budgets.familyOf(b.url(page)).key())
 	return s.budget(b.budgets.base) - int64(s.counted)
 }
 

@@ -20,6 +20,7 @@ const (
 	noFamily famKind = iota
 	queryFamily
 	dateFamily
+	pathFamily
 )
 
 // family names a URL's family: its kind and a hash of its scheme, host,
@@ -49,12 +50,23 @@ func fnvString(h uint64, s string) uint64 {
 func fnvByte(h uint64, c byte) uint64 { return (h ^ uint64(c)) * fnvPrime }
 
 // familyOf returns the family of u, or none.
-func familyOf(u canon.URL) family { return familyOfParts(u.Scheme, u.Authority, u.Path, u.Query) }
+func (b *budgets) familyOf(u canon.URL) family {
+	return b.familyOfParts(u.Scheme, u.Authority, u.Path, u.Query)
+}
+
+// familyOfParts is familyOf of a URL's parts: its query or date family,
+// else its path family.
+func (b *budgets) familyOfParts(scheme, authority, path, query string) family {
+	if f := familyOfParts(scheme, authority, path, query); !f.none() || b == nil {
+		return f
+	}
+	return b.mods.family(scheme, authority, path)
+}
 
 // familyOfString returns the family of a canonical URL given as a string
 // (a page's, as a link's Via names it), or none when it does not split
 // into scheme, authority, path and query.
-func familyOfString(raw string) family {
+func (b *budgets) familyOfString(raw string) family {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
 		return family{}
@@ -62,14 +74,14 @@ func familyOfString(raw string) family {
 	rest, _, _ = strings.Cut(rest, "#")
 	end := strings.IndexAny(rest, "/?")
 	if end < 0 {
-		return familyOfParts(scheme, rest, "/", "")
+		return b.familyOfParts(scheme, rest, "/", "")
 	}
 	authority, pq := rest[:end], rest[end:]
 	path, query, _ := strings.Cut(pq, "?")
 	if path == "" {
 		path = "/"
 	}
-	return familyOfParts(scheme, authority, path, query)
+	return b.familyOfParts(scheme, authority, path, query)
 }
 
 // inLink reports whether via, a page's URL given as a string, is on u's
@@ -78,11 +90,11 @@ func familyOfString(raw string) family {
 // one of its categories, /?cat=3): a link into the family from elsewhere
 // on its host, which the trap budget does not count (budget.go) and only
 // a wall holds (walls.go).
-func inLink(u canon.URL, fam family, via string) bool {
+func (b *budgets) inLink(u canon.URL, fam family, via string) bool {
 	if splitAuthority(via) != u.Authority {
 		return false
 	}
-	if familyOfString(via) != fam {
+	if b.familyOfString(via) != fam {
 		return true
 	}
 	_, q, _ := pathQuery(u.Authority, via)
@@ -166,9 +178,10 @@ func smallNumber(s string) bool { return len(s) <= 6 && canon.IsNumber(s) }
 // placeholder stands for a date-like segment in a date family's key.
 const placeholder = "\x00d"
 
-// familyOfParts is familyOf of a URL's parts: a date family when its path
-// has date-like segments or its query a date-like parameter; else a query
-// family when it has a query; else none.
+// familyOfParts is the family of a URL's parts that its text alone
+// tells: a date family when its path has date-like segments or its query
+// a date-like parameter; else a query family when it has a query; else
+// none.
 func familyOfParts(scheme, authority, path, query string) family {
 	h := fnvString(fnvString(fnvString(fnvOffset, scheme), "://"), authority)
 	// The path, segment by segment, each run of date-like ones written as

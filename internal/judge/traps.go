@@ -123,6 +123,15 @@ func (j *Judge) LoadCounts(db *store.DB) error {
 			j.cfg.Log.Warn("trap budgets of an earlier run dropped", "key", metaTrapFamilies, "err", err)
 		}
 	}
+	b, ok, err = db.GetMeta(metaPathModifiers)
+	if err != nil {
+		return fmt.Errorf("judge: read the path modifiers: %w", err)
+	}
+	if ok {
+		if err := j.budgets.mods.unmarshal(b); err != nil {
+			j.cfg.Log.Warn("path modifiers of an earlier run dropped", "key", metaPathModifiers, "err", err)
+		}
+	}
 	return nil
 }
 
@@ -143,6 +152,7 @@ func (j *Judge) SaveCounts(db *store.DB) error {
 	}
 	if j.budgets != nil {
 		b.PutMeta(metaTrapFamilies, j.budgets.marshal())
+		b.PutMeta(metaPathModifiers, j.budgets.mods.marshal())
 	}
 	if err := b.Commit(false); err != nil {
 		return fmt.Errorf("judge: save the trap rules' counts: %w", err)

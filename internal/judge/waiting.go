@@ -143,12 +143,12 @@ func (j *Judge) RememberHeld(held []frontier.Item) int {
 		if err != nil || it.Priority != HeldPriority {
 			continue
 		}
-		fam := familyOf(u)
+		fam := b.familyOf(u)
 		if fam.none() {
 			continue
 		}
 		k := fam.key()
-		switch in := inLink(u, fam, it.Via); {
+		switch in := b.inLink(u, fam, it.Via); {
 		case wallVariant(u, it.Via) != "" && (in || fam.kind != queryFamily):
 			// A variant of the page that linked it, which its variant
 			// shape's wall holds whatever its family (one a page of its

@@ -239,7 +239,7 @@ func (j *Judge) walled(u canon.URL, via string) bool {
 	if b == nil || !b.walls.any.Load() || u.Query == "" || fnvString(fnvOffset, u.String)%wallProbe == 0 {
 		return false
 	}
-	return b.walls.up(wallVariant(u, via)) || inLink(u, familyOf(u), via) && b.walls.up(wallShape(u))
+	return b.walls.up(wallVariant(u, via)) || b.inLink(u, b.familyOf(u), via) && b.walls.up(wallShape(u))
 }
 
 // walledShape reports whether u's shape, or its variant shape as linked

@@ -1,0 +1,215 @@
+package judge
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"strings"
+	"sync/atomic"
+
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/hostmap"
+)
+
+// Path modifiers: the segments a shop writes its facets with when it puts
+// them in the path, as many do for search engines: /c/shoes/color-red/,
+// then /c/shoes/color-red/size-42/ and /c/shoes/size-42/color-red/. Such
+// a path has no query and no date, so it was of no family, and a facet
+// page linking the next facets was bounded only by the pattern cap and
+// the near-duplicate cut: a shop of 20 categories, 60 products each and
+// three facets cost 5,923 requests, 4,085 of them facet pages, and its
+// host was cut off with 917 of its 1,200 products fetched.
+//
+// A segment is a modifier of its host when it is appended, at the end of
+// a new URL, after pathAfter distinct segments or more (a facet's value
+// follows every category and every other facet's values), and is seen
+// next to another segment that is so appended (facets stack). The last
+// rule keeps the pages of many parents apart: a directory's
+// /us/ca/san-francisco/plumbers/ follows many cities, but no city follows
+// many segments; versioned documentation's /docs/v1/install/ follows
+// many versions, but no version does. A number is never a modifier (an
+// id, a listing's /page/2/), nor is a date.
+//
+// The URLs whose path has modifiers are a path family: those of one host
+// whose paths are the same once their modifiers are taken out (every
+// facet page of /c/shoes/, its listing's /page-2/ among them), bounded by
+// the trap budget as a query family is. The category's own page is of no
+// family, so what it links into its facets is an in-link, queued as
+// usual; what the facet pages link among themselves counts. The next
+// page of a listing (/page-3/ from /page-2/, nextInPath) is not counted,
+// as a query family's ?page=3 is not.
+//
+// What is learnt is bounded as the families are, and the modifiers are
+// saved with the trap budgets, so that a resumed crawl knows the family
+// of the URLs it held.
+const pathAfter = 8
+
+// segState is what the new URLs of a host showed of a segment that ended
+// them: the segments they followed (a bit each of 128, by hash: a count
+// of distinct ones good to some forty), and whether it is a modifier.
+type segState struct {
+	after    [2]uint64
+	modifier bool
+}
+
+// appended reports whether the segment followed pathAfter distinct
+// segments or more.
+func (s segState) appended() bool {
+	return s.modifier || bits.OnesCount64(s.after[0])+bits.OnesCount64(s.after[1]) >= pathAfter
+}
+
+// modifiers is what the judge has learnt of its hosts' path segments. It
+// is safe for concurrent use.
+type modifiers struct {
+	segs *hostmap.Map[segState] // by segKey
+	any  atomic.Bool            // a modifier was learnt
+}
+
+func newModifiers(maxSegments, partitions int) *modifiers {
+	return &modifiers{segs: hostmap.NewBounded[segState](partitions, maxSegments, nil)}
+}
+
+// segKey is the map's key of a segment of a host's paths: a hash of both,
+// 8 bytes.
+func segKey(authority, seg string) string {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], fnvString(fnvByte(fnvString(fnvOffset, authority), 0), seg))
+	return string(b[:])
+}
+
+// lastTwo returns the last segment of a path and the one before it ("" at
+// the root), ignoring a trailing slash.
+func lastTwo(path string) (prev, last string, ok bool) {
+	path = strings.TrimSuffix(path, "/")
+	i := strings.LastIndexByte(path, '/')
+	if i < 0 || i == len(path)-1 {
+		return "", "", false
+	}
+	last, path = path[i+1:], path[:i]
+	return path[strings.LastIndexByte(path, '/')+1:], last, true
+}
+
+// canModify reports whether seg may be a modifier: not a number, nor a
+// date.
+func canModify(seg string) bool {
+	return seg != "" && !canon.IsNumber(seg) && !isWholeDate(seg)
+}
+
+// learn notes u, a URL new to the crawl: its last segment follows the one
+// before it. Two that are both appended, next to each other, are
+// modifiers.
+func (m *modifiers) learn(u canon.URL) {
+	if u.Query != "" {
+		return // the same path with another query: not another parent
+	}
+	prev, last, ok := lastTwo(u.Path)
+	if !ok || !canModify(last) {
+		return
+	}
+	h := fnvString(fnvOffset, prev)
+	s := m.segs.Update(segKey(u.Authority, last), func(s segState) segState {
+		s.after[h>>63] |= 1 << (h & 63)
+		return s
+	})
+	if !s.appended() || s.modifier || !canModify(prev) {
+		return
+	}
+	pk := segKey(u.Authority, prev)
+	if p, ok := m.segs.Peek(pk); !ok || !p.appended() {
+		return
+	}
+	for _, k := range [2]string{pk, segKey(u.Authority, last)} {
+		m.segs.Update(k, func(s segState) segState {
+			s.modifier = true
+			return s
+		})
+	}
+	m.any.Store(true)
+}
+
+// family returns the path family of a URL without a query or a date: a
+// hash of its scheme, host and the segments of its path that are not
+// modifiers, or none when all are not.
+func (m *modifiers) family(scheme, authority, path string) family {
+	if m == nil || !m.any.Load() {
+		return family{}
+	}
+	h := fnvString(fnvString(fnvString(fnvOffset, scheme), "://"), authority)
+	found := false
+	for seg := range strings.SplitSeq(strings.Trim(path, "/"), "/") {
+		if m.modifier(authority, seg) {
+			found = true
+			continue
+		}
+		h = fnvString(fnvByte(h, '/'), seg)
+	}
+	if !found {
+		return family{}
+	}
+	return family{kind: pathFamily, hash: fnvByte(h, 'm')}
+}
+
+// nextInPath reports whether u, linked from via, is via's path with one
+// segment's number changed, and no query: a listing's next page
+// (/c/shoes/page-3/ from /c/shoes/page-2/, /color-red/page/3/ from
+// /color-red/page/2/).
+func nextInPath(u canon.URL, via string) bool {
+	path, q, ok := pathQuery(u.Authority, via)
+	if !ok || q != "" || u.Query != "" || path == u.Path || strings.Count(path, "/") != strings.Count(u.Path, "/") {
+		return false
+	}
+	a, b := u.Path, path
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	j := 0
+	for j < len(a)-i && j < len(b)-i && a[len(a)-1-j] == b[len(b)-1-j] {
+		j++
+	}
+	// Back to the whole number: page-12 from page-13 shares the 1.
+	for i > 0 && a[i-1] >= '0' && a[i-1] <= '9' {
+		i--
+	}
+	for j > 0 && a[len(a)-j] >= '0' && a[len(a)-j] <= '9' {
+		j--
+	}
+	return smallNumber(a[i:len(a)-j]) && smallNumber(b[i:len(b)-j])
+}
+
+// The modifiers in the store: each one's segKey, 8 bytes.
+const metaPathModifiers = "trapcounts/modifiers"
+
+// marshal encodes the modifiers in memory.
+func (m *modifiers) marshal() []byte {
+	var out []byte
+	m.segs.Each(func(k string, s segState) {
+		if s.modifier {
+			out = append(out, k...)
+		}
+	})
+	return out
+}
+
+// unmarshal reads back what marshal wrote.
+func (m *modifiers) unmarshal(v []byte) error {
+	if len(v)%8 != 0 {
+		return errFamilies
+	}
+	for ; len(v) > 0; v = v[8:] {
+		m.segs.Update(string(v[:8]), func(s segState) segState {
+			s.modifier = true
+			return s
+		})
+		m.any.Store(true)
+	}
+	return nil
+}
+
+// modifier reports whether seg is a modifier of the host's paths.
+func (m *modifiers) modifier(authority, seg string) bool {
+	if !canModify(seg) {
+		return false
+	}
+	s, ok := m.segs.Peek(segKey(authority, seg))
+	return ok && s.modifier
+}

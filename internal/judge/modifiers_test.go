@@ -1,0 +1,180 @@
+package judge
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/weft-crawler/weft/internal/frontier"
+	"github.com/weft-crawler/weft/internal/store"
+)
+
+var (
+	pfColors = []string{"color-red", "color-blue", "color-green", "color-black", "color-white"}
+	pfSizes  = []string{"size-38", "size-40", "size-42", "size-44", "size-46", "size-48"}
+)
+
+// pathShop has b discover a shop of cats categories whose facets are in
+// the path, as a crawl finds it: the front page links each category, a
+// category its listing's next page, a product and a facet of each value;
+// a colour's page links a size of each value and its next page, a size's
+// page a colour of each value (in the order clicked).
+func pathShop(b *budgetJudge, cats int) {
+	b.t.Helper()
+	for c := range cats {
+		cat := fmt.Sprintf("http://pf.test/c/cat%d/", c)
+		b.link("http://pf.test/", cat)
+		b.link(cat, cat+"page-2/")
+		b.link(cat, fmt.Sprintf("http://pf.test/p/cat%d-1/", c))
+		for _, v := range append(pfColors, pfSizes...) {
+			b.link(cat, cat+v+"/")
+		}
+		for _, v := range append(pfSizes, "page-2") {
+			b.link(cat+pfColors[0]+"/", cat+pfColors[0]+"/"+v+"/")
+		}
+		for _, v := range pfColors {
+			b.link(cat+pfSizes[0]+"/", cat+pfSizes[0]+"/"+v+"/")
+		}
+	}
+}
+
+// The segments a host appends after many others, next to another that
+// is (a facet's values, which stack), are its modifiers, and the paths
+// that differ only in them are one family: every facet page of a
+// category, its listing's next pages among them. A category, a product,
+// another category's facets are not of it. A directory's trades, which
+// follow every city, and versioned documentation's pages, which follow
+// every version, stack with nothing: no family.
+func TestPathModifiers(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	if f := b.budgets.familyOf(b.url("http://pf.test/c/cat1/color-red/")); !f.none() {
+		t.Fatalf("before anything is learnt: family %v", f)
+	}
+	pathShop(b, 10)
+	fam := func(raw string) family { return b.budgets.familyOf(b.url(raw)) }
+	one := fam("http://pf.test/c/cat1/color-red/")
+	if one.kind != pathFamily {
+		t.Fatalf("a facet page: family %v, want a path family", one)
+	}
+	for _, raw := range []string{"http://pf.test/c/cat1/size-42/", "http://pf.test/c/cat1/color-red/size-42/",
+		"http://pf.test/c/cat1/size-42/color-red/", "http://pf.test/c/cat1/page-2/", "http://pf.test/c/cat1/color-blue/page-2/"} {
+		if f := fam(raw); f != one {
+			t.Errorf("%s: family %v, want the category's facets' %v", raw, f, one)
+		}
+	}
+	for _, raw := range []string{"http://pf.test/c/cat1/", "http://pf.test/p/cat1-1/", "http://pf.test/c/cat2/color-red/",
+		"https://pf.test/c/cat1/color-red/", "http://other.test/c/cat1/color-red/", "http://pf.test/c/cat1/color-red?sort=price"} {
+		if f := fam(raw); f == one {
+			t.Errorf("%s: of the category's facets' family", raw)
+		}
+	}
+	if f := fam("http://pf.test/c/cat1/"); !f.none() {
+		t.Errorf("the category's own page: family %v, want none", f)
+	}
+
+	d := newBudgetJudge(t, 50, 0)
+	for c := range 10 {
+		for _, trade := range []string{"plumbers", "electricians", "roofers", "painters"} {
+			d.link(fmt.Sprintf("http://dir.test/us/ca/city%d/", c), fmt.Sprintf("http://dir.test/us/ca/city%d/%s/", c, trade))
+		}
+		for _, page := range []string{"install", "config", "faq", "api"} {
+			d.link(fmt.Sprintf("http://dir.test/docs/v%d/", c), fmt.Sprintf("http://dir.test/docs/v%d/%s/", c, page))
+		}
+		d.link(fmt.Sprintf("http://dir.test/category/news%d/", c), fmt.Sprintf("http://dir.test/category/news%d/page/2/", c))
+	}
+	for _, raw := range []string{"http://dir.test/us/ca/city3/roofers/", "http://dir.test/docs/v3/faq/", "http://dir.test/category/news3/page/2/"} {
+		if f := d.budgets.familyOf(d.url(raw)); !f.none() {
+			t.Errorf("%s: family %v, want none", raw, f)
+		}
+	}
+	if d.budgets.mods.any.Load() {
+		t.Error("a directory, versioned documentation and a blog's pages: a modifier learnt")
+	}
+}
+
+// A category's facet pages, linked from one another, spend their
+// family's budget and are held past it (HeldPath); the category's own
+// links into its facets are in-links, queued as usual, and so is the
+// next page of a listing.
+func TestPathFamilyBudget(t *testing.T) {
+	b := newBudgetJudge(t, 5, 0)
+	pathShop(b, 10)
+	const cat = "http://pf.test/c/cat3/"
+	page := cat + "color-green/"
+	before := b.Held()[HeldPath]
+	normal := 0
+	for _, v := range pfSizes {
+		for _, more := range []string{"", "page-2/"} {
+			if b.link(page, page+v+"/"+more) == frontier.Normal {
+				normal++
+			}
+		}
+	}
+	if normal != 5 {
+		t.Errorf("%d of 12 facet links of a facet page queued as usual, want the budget of 5", normal)
+	}
+	if got := b.Held()[HeldPath] - before; got != 7 {
+		t.Errorf("%d more held for %s, want 7", got, HeldPath)
+	}
+	if p := b.link(cat, cat+"size-44/color-blue/"); p != frontier.Normal {
+		t.Errorf("a facet linked from its category's page: queued at %v, want %v", p, frontier.Normal)
+	}
+	if p := b.link(cat+"page-2/", cat+"page-3/"); p != frontier.Normal {
+		t.Errorf("the listing's next page: queued at %v, want %v", p, frontier.Normal)
+	}
+	if p := b.link(cat+"color-green/page-2/", cat+"color-green/page-3/"); p != frontier.Normal {
+		t.Errorf("a facet's next page: queued at %v, want %v", p, frontier.Normal)
+	}
+	// Another category's facets have a budget of their own.
+	if p := b.link("http://pf.test/c/cat4/color-green/", "http://pf.test/c/cat4/color-green/size-46/"); p != frontier.Normal {
+		t.Errorf("another category's facet: queued at %v", p)
+	}
+
+	// A resumed crawl knows the modifiers, so the family of what it held.
+	db, err := store.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := b.SaveCounts(db); err != nil {
+		t.Fatal(err)
+	}
+	r := newBudgetJudge(t, 5, 0)
+	if err := r.LoadCounts(db); err != nil {
+		t.Fatal(err)
+	}
+	if f, want := r.budgets.familyOf(r.url(page)), b.budgets.familyOf(b.url(page)); f != want || f.kind != pathFamily {
+		t.Errorf("resumed: family %v, want %v", f, want)
+	}
+	if n := r.RememberHeld([]frontier.Item{{URL: page + "size-48/page-2/", Via: page, Priority: HeldPriority}}); n != 1 {
+		t.Errorf("resumed: %d held URLs remembered, want 1", n)
+	}
+}
+
+// The next page of a listing whose pages are in its path: one segment's
+// number changed, and nothing else.
+func TestNextInPath(t *testing.T) {
+	b := newBudgetJudge(t, 5, 0)
+	for _, c := range []struct {
+		via, u string
+		want   bool
+	}{
+		{"http://a.test/c/shoes/page-2/", "http://a.test/c/shoes/page-3/", true},
+		{"http://a.test/c/shoes/page-9/", "http://a.test/c/shoes/page-10/", true},
+		{"http://a.test/c/shoes/page-12/", "http://a.test/c/shoes/page-13/", true},
+		{"http://a.test/c/shoes/red/page/2/", "http://a.test/c/shoes/red/page/3/", true},
+		{"http://a.test/c/shoes/p2.html", "http://a.test/c/shoes/p3.html", true},
+		{"http://a.test/c/shoes/", "http://a.test/c/shoes/page-2/", false},                         // a segment added
+		{"http://a.test/c/shoes/color-red/", "http://a.test/c/shoes/color-blue/", false},           // a word changed
+		{"http://a.test/c/shoes/page-2/", "http://a.test/c/boots/page-3/", false},                  // two segments changed
+		{"http://a.test/c/shoes/page-2/", "http://a.test/c/shoes/page-3/?sort=1", false},           // a query
+		{"http://a.test/c/shoes/page-2/", "http://a.test/c/shoes/page-2/", false},                  // the same
+		{"http://a.test/s/1700000000/", "http://a.test/s/1700000001/", false},                      // a timestamp
+		{"http://b.test/c/shoes/page-2/", "http://a.test/c/shoes/page-3/", false},                  // another host
+		{"http://a.test/c/shoes-2/page-2/", "http://a.test/c/shoes-3/page-2/", true},               // one number changed
+		{"http://a.test/c/shoes/page-2/color-red/", "http://a.test/c/shoes/page-3/size-1/", false}, // and a word
+	} {
+		if got := nextInPath(b.url(c.u), c.via); got != c.want {
+			t.Errorf("%s from %s: next %v, want %v", c.u, c.via, got, c.want)
+		}
+	}
+}
