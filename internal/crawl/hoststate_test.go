@@ -130,7 +130,7 @@ func TestCutHostRefusedAfterEviction(t *testing.T) {
 	t.Cleanup(func() { c.close(0) })
 	pb := c.state.NewBatch()
 	for range c.cfg.NearDupTrapWindow {
-		c.judge.JudgedPage(pb.Batch, "copies.test", canon.URL{}, "", true)
+		c.judge.JudgedPage(pb.Batch, "copies.test", canon.URL{}, "", "http://copies.test/")
 	}
 	c.hostCap.Get("other.test") // evicts copies.test
 	if _, inMemory := c.hostCap.Peek("copies.test"); inMemory {

@@ -274,7 +274,7 @@ func (c *Crawler) nearDuplicate(p *pageRun, res *content.Result, follow bool) bo
 	}
 	p.cp.Rec.SimHash, p.cp.Rec.NearDupOf = fp, v.Of
 	if !v.NewLinks || v.Of == "" { // a copy that lists other things is left out of the window
-		c.judge.JudgedPage(p.pb.Batch, p.l.Host, p.u, p.l.Via, v.Of != "")
+		c.judge.JudgedPage(p.pb.Batch, p.l.Host, p.u, p.l.Via, v.Of)
 	}
 	if p.copied = v.Match && !v.NewLinks; v.Of != "" {
 		c.stats.nearDups.Add(1)

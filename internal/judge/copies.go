@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"math/bits"
@@ -23,9 +24,10 @@ const metaTrapPrefix = "trap/"
 // in the page's batch, so that it holds after a crash. It is safe for
 // concurrent use.
 type copies struct {
-	window int                           // pages judged per window; negative: no cut-off
-	states *hostmap.Map[store.HostState] // the crawl's per-host states
-	log    *slog.Logger
+	window  int                           // pages judged per window; negative: no cut-off
+	states  *hostmap.Map[store.HostState] // the crawl's per-host states
+	respelt *hostmap.Map[uint8]           // by the hash of a page's URL: its copies under another spelling (respelling)
+	log     *slog.Logger
 
 	mu   sync.Mutex
 	n    int64    // hosts cut off
@@ -36,20 +38,28 @@ type copies struct {
 const maxCutNames = 20
 
 // JudgedPage adds the page u of host (linked from via), judged for
-// near-duplicates, to the host's window, and cuts the host off (in b,
-// for a restart) when most of a full window were near-duplicates: no new
-// URL of it is admitted from then on. A copy whose shape, or variant
+// near-duplicates (of: the earlier page it copies, "" for none), to the
+// host's window, and cuts the host off (in b, for a restart) when most of
+// a full window were near-duplicates: no new URL of it is admitted from
+// then on. A copy whose shape, or variant
 // shape, is a wall of copies already (walls.go) is
 // left out of the window: the wall bounds what its shape costs (a probe
 // now and then, and the URLs queued before it was learnt), so that the
 // copies of two or three walls learnt in turns (a login page, a print
 // view) do not cut off a host whose other pages are distinct. The copies
 // that teach a wall count: a host whose pages are copies under shape
-// after shape is cut off all the same.
-func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via string, near bool) {
+// after shape is cut off all the same. The first copy of a page under
+// another spelling of its URL (respelling) is left out too: a forum that
+// links a topic's page as viewtopic.php?f=3&t=12&start=10 and
+// viewtopic.php?t=12&start=10 serves it twice, and such pairs, fetched in a run, cut off a phpBB board with
+// 220 of its 270 topics fetched. A page copied under more spellings than
+// maxRespelt (a parameter set to a new value in every link, a session's)
+// counts.
+func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of string) {
 	t := j.copies
 	size := t.window
-	if size < 0 || near && j.budgets.walledShape(u, via) {
+	near := of != ""
+	if size < 0 || near && (j.budgets.walledShape(u, via) || t.respelling(u, of)) {
 		return
 	}
 	var tripped bool
@@ -81,6 +91,41 @@ func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via string,
 			"host", host, "near_duplicates", copies, "of", size)
 		b.PutMeta(metaTrapPrefix+host, nil)
 	}
+}
+
+// maxRespelt is how many copies of one page under other spellings of its
+// URL are left out of its host's window: a forum's topic with and without
+// its forum's id, and with &start=0.
+const maxRespelt = 2
+
+// respelling reports whether u, a copy of the page of, spells of's URL
+// with parameters added or dropped (of's query and u's, the one's
+// parameters among the other's with the same values), and is one of the
+// first maxRespelt such copies of it.
+func (t *copies) respelling(u canon.URL, of string) bool {
+	path, q, ok := pathQuery(u.Authority, of)
+	if !ok || path != u.Path || q == u.Query || !withinQuery(q, u.Query) && !withinQuery(u.Query, q) {
+		return false
+	}
+	var k [8]byte
+	binary.LittleEndian.PutUint64(k[:], fnvString(fnvOffset, of))
+	var n uint8
+	t.respelt.Update(string(k[:]), func(c uint8) uint8 {
+		n = min(c+1, maxRespelt+1)
+		return n
+	})
+	return n <= maxRespelt
+}
+
+// withinQuery reports whether every parameter of query a is in query b
+// with the same value.
+func withinQuery(a, b string) bool {
+	for name, value := range canon.Params(a) {
+		if v, in := canon.ParamValue(b, name); !in || v != value {
+			return false
+		}
+	}
+	return true
 }
 
 func (t *copies) cut(host string) {

@@ -262,10 +262,11 @@ func New(cfg Config) *Judge {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Judge{
-		cfg:        cfg,
-		traps:      newTraps(cfg.ExpectedURLs, max(cfg.MaxURLsPerPattern, 0)),
-		aliases:    &aliases{states: cfg.Hosts, captures: cfg.Captures, canon: cfg.Canon, log: cfg.Log},
-		copies:     &copies{window: cfg.NearDupWindow, states: cfg.Hosts, log: cfg.Log},
+		cfg:     cfg,
+		traps:   newTraps(cfg.ExpectedURLs, max(cfg.MaxURLsPerPattern, 0)),
+		aliases: &aliases{states: cfg.Hosts, captures: cfg.Captures, canon: cfg.Canon, log: cfg.Log},
+		copies: &copies{window: cfg.NearDupWindow, states: cfg.Hosts, log: cfg.Log,
+			respelt: hostmap.NewBounded[uint8](cfg.Partitions, cmp.Or(cfg.MaxFamilies, DefaultMaxFamilies), nil)},
 		budgets:    newBudgets(cfg.TrapBudget, cfg.MaxFamilies, cfg.Partitions, cfg.NoRelease),
 		gaveUp:     hostmap.NewBounded[bool](cfg.Partitions, cfg.HostCache, nil),
 		rejected:   map[string]int64{},

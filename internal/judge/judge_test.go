@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -41,8 +42,8 @@ func TestTrapWindowsAndAliasesKeptThroughEviction(t *testing.T) {
 		if j.copies.trappedInMemory("a") || j.Trapped("a") {
 			t.Fatalf("a cut off after %d pages, want 8", i)
 		}
-		j.JudgedPage(b, "a", canon.URL{}, "", true)
-		j.JudgedPage(b, "b", canon.URL{}, "", i%2 == 0)
+		j.JudgedPage(b, "a", canon.URL{}, "", "http://a/")
+		j.JudgedPage(b, "b", canon.URL{}, "", map[bool]string{true: "http://b/"}[i%2 == 0])
 	}
 	if n := states.Len(); n != 1 {
 		t.Fatalf("%d hosts' states in memory, bound 1", n)
@@ -218,5 +219,64 @@ func TestShallowest(t *testing.T) {
 		if got := lease(c.url, 9, c.seed, c.hops, c.requisite); got != c.want {
 			t.Errorf("%s: depth %d, want %d", c.name, got, c.want)
 		}
+	}
+}
+
+// A copy of a page under another spelling of its URL, a parameter added
+// or dropped (a forum's topic with and without its forum's id), is left
+// out of its host's near-duplicate window, up to maxRespelt copies of a
+// page: a board whose every topic is fetched under two or three
+// spellings is not cut off, but a page copied under a new value of a
+// parameter in every link (a session's), or copies at other paths, are.
+func TestRespellingsLeaveTheHostWindow(t *testing.T) {
+	cn := canon.New(canon.Config{})
+	cut := func(pages func(i int) (raw, of string)) bool {
+		j := New(Config{Hosts: hostmap.New[store.HostState](1), NearDupWindow: 20, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
+		b := new(store.Batch)
+		for i := range 40 {
+			raw, of := pages(i)
+			u, err := cn.Parse(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j.JudgedPage(b, u.Authority, u, "", of)
+		}
+		return j.Trapped("forum.test")
+	}
+	topic := func(i int) string { return fmt.Sprintf("http://forum.test/viewtopic.php?t=%d", i/3) }
+	if cut(func(i int) (string, string) {
+		switch i % 3 {
+		case 1:
+			return fmt.Sprintf("http://forum.test/viewtopic.php?f=2&t=%d", i/3), topic(i)
+		case 2:
+			return fmt.Sprintf("http://forum.test/viewtopic.php?f=2&start=0&t=%d", i/3), topic(i)
+		}
+		return topic(i), ""
+	}) {
+		t.Error("a board whose topics are each fetched under three spellings: cut off")
+	}
+	if !cut(func(i int) (string, string) {
+		if i == 0 {
+			return "http://forum.test/", ""
+		}
+		return fmt.Sprintf("http://forum.test/?s=%d", i), "http://forum.test/"
+	}) {
+		t.Error("a page copied under a new session in every link: not cut off")
+	}
+	if !cut(func(i int) (string, string) {
+		if i == 0 {
+			return "http://forum.test/a", ""
+		}
+		return fmt.Sprintf("http://forum.test/cal/%d", i), "http://forum.test/a"
+	}) {
+		t.Error("copies at other paths: not cut off")
+	}
+	if !cut(func(i int) (string, string) {
+		if i%4 == 0 {
+			return topic(i), ""
+		}
+		return fmt.Sprintf("http://forum.test/viewtopic.php?t=%d&hl=%d", i/4, i), fmt.Sprintf("http://forum.test/viewtopic.php?t=%d&hl=x", i/4)
+	}) {
+		t.Error("copies whose parameter's value changed (neither spelling within the other): not cut off")
 	}
 }

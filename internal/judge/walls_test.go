@@ -327,7 +327,11 @@ func TestWallCopiesLeaveTheHostWindow(t *testing.T) {
 		batch := new(store.Batch)
 		page := func(raw string, near bool) {
 			u := b.url(raw)
-			b.JudgedPage(batch, u.Authority, u, "", near)
+			of := ""
+			if near {
+				of = "http://" + u.Authority + "/first" // a copy of another page, not a respelling of its URL
+			}
+			b.JudgedPage(batch, u.Authority, u, "", of)
 			content := Distinct
 			if near {
 				content = Copy
@@ -412,7 +416,7 @@ func TestWallOfVariants(t *testing.T) {
 	batch := new(store.Batch)
 	for i := range 50 {
 		u := b.url(fmt.Sprintf("%s?replytocom=%d", post, 2000+i))
-		b.JudgedPage(batch, u.Authority, u, post, true)
+		b.JudgedPage(batch, u.Authority, u, post, post)
 	}
 	if b.Trapped("blog.test") {
 		t.Errorf("the host cut off by the copies of a wall learnt already")
