@@ -346,6 +346,8 @@ func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 		w.serveGatedShop(rw, r, h)
 	case WordPress:
 		w.serveWordPress(rw, r, h)
+	case Forum:
+		w.serveForum(rw, r, h)
 	case TrapDeep:
 		w.serveDeep(rw, r, h)
 	case TrapCalendar:
