@@ -2,7 +2,10 @@ package crawl
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -695,5 +698,39 @@ func TestPathFacetsBounded(t *testing.T) {
 		if sum.Held[judge.HeldPath] == 0 || 2*len(listings) > unbounded {
 			t.Errorf("trap budget %d: %d listings (%d without a budget), held %v; want facets held, and half the listings at most", budget, len(listings), unbounded, sum.Held)
 		}
+	}
+}
+
+// TestForumListingsReadAlike crawls a phpBB board (synthweb.Forum) whose
+// listings read as its template, each a near-duplicate of the first, and
+// differ in the topics they link by the numbers in their query
+// (viewtopic.php?f=2&t=2031): their links are followed all the same, and
+// every topic is fetched; and each topic's pages, linked with and
+// without the forum's id, are each fetched twice at most, without the
+// host being cut off as a trap.
+func TestForumListingsReadAlike(t *testing.T) {
+	t.Parallel() // judged by what was requested, not when
+	web, board, sum := crawlHostile(t, 8, synthweb.Forum)
+	topics, pages := map[string]bool{}, map[string]int{}
+	requests, asked := 0, 0
+	for _, r := range web.Log() {
+		if r.Addr != board {
+			continue
+		}
+		requests++
+		if u, err := url.Parse(r.Path); err == nil && u.Path == "/viewtopic.php" && u.Query().Has("t") && r.Status == http.StatusOK {
+			q := u.Query()
+			topics[q.Get("t")] = true
+			pages[q.Get("t")+" "+cmp.Or(q.Get("start"), "0")+" "+q.Get("view")]++
+			asked++
+		}
+	}
+	t.Logf("%d requests, %d topics, %d topic pages asked for %d times; held %v, rejected %v; %d hosts cut off",
+		requests, len(topics), len(pages), asked, sum.Held, sum.Rejected, sum.Traps)
+	if want := synthweb.ForumForums * synthweb.ForumTopics; len(topics) < want || sum.Traps != 0 {
+		t.Errorf("%d of %d topics fetched, %d hosts cut off; want every topic, and no host cut off", len(topics), want, sum.Traps)
+	}
+	if 2*len(pages) < asked {
+		t.Errorf("%d topic pages asked for %d times; want twice each at most", len(pages), asked)
 	}
 }

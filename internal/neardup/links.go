@@ -19,14 +19,17 @@ import (
 // is a copy of it too.
 //
 // A link counts by its path as written, whatever the scheme and host
-// before it, without its query or fragment, its path parameters
+// before it, without its fragment, its path parameters
 // (;jsessionid=), its empty, "." and ".." segments, and with generated
 // segments (scope.IsToken: a session id, a hash) made one: the links of a
 // session's copy, each with its own id, are those of the original, while
 // /item/12 and /item/16 differ; a link written absolute on one page and
 // root-relative on another is one (a link relative to its page's
-// directory is its own). A query is left out for the same reason, so that
-// a facet's or a page number's variants of one path are one link.
+// directory is its own). Of its query only the numbers it sets count
+// (queryNumbers): a facet's words and a session's ids make no other link,
+// but the numbers name what a script serves, and a forum's listing links
+// viewtopic.php?t=6020, its next page, which reads as its template, other
+// topics. A link's pattern leaves its query out.
 //
 // A link of the page's own pattern (its path with each run of digits one
 // digit) is not something else: the next day of a calendar whose every
@@ -70,9 +73,14 @@ func linksAgainst(links []extract.Link, url string, orig *[store.LinkWords]uint6
 	return filter, news
 }
 
-// linkKeys hashes href's path as a link counts, and its pattern.
+// linkKeys hashes href's path as a link counts, with the numbers its
+// query sets, and its pattern (without them).
 func linkKeys(href string) (path, pattern uint64) {
+	var query string
 	if i := strings.IndexAny(href, "?#"); i >= 0 {
+		if href[i] == '?' {
+			query, _, _ = strings.Cut(href[i+1:], "#")
+		}
 		href = href[:i]
 	}
 	if i := strings.Index(href, "//"); i >= 0 && !strings.Contains(href[:i], "/") {
@@ -111,7 +119,30 @@ func linkKeys(href string) (path, pattern uint64) {
 		path = (path ^ '/') * fnvPrime
 		pattern = (pattern ^ '/') * fnvPrime
 	}
+	if query != "" {
+		path = queryNumbers(path, query)
+	}
 	return path, pattern
+}
+
+// queryNumbers adds to a link's path hash the parameters of its query that
+// set a number (of nine digits at most: an id, not a timestamp or a
+// cache-buster's counter), in the order written.
+func queryNumbers(path uint64, query string) uint64 {
+	for param := range strings.SplitSeq(query, "&") {
+		name, value, ok := strings.Cut(param, "=")
+		if !ok || value == "" || len(value) > 9 || strings.Trim(value, "0123456789") != "" {
+			continue
+		}
+		path = (path ^ '?') * fnvPrime
+		for i := 0; i < len(name); i++ {
+			path = (path ^ uint64(name[i])) * fnvPrime
+		}
+		for i := 0; i < len(value); i++ {
+			path = (path ^ uint64(value[i])) * fnvPrime
+		}
+	}
+	return path
 }
 
 // FNV-1a, 64 bits.

@@ -157,3 +157,55 @@ func TestNearDuplicateListingOtherThings(t *testing.T) {
 		t.Errorf("links not known: %+v, %v; want a copy", v, err)
 	}
 }
+
+// A script's pages are named by the numbers in their query: a forum's
+// next listing page, which reads as its template, lists other topics
+// (viewtopic.php?t=), and its links are followed; its own path's
+// variants, and a timestamp, still count as one link.
+func TestNearDuplicateListingByQuery(t *testing.T) {
+	d, _, err := state.Open(t.TempDir(), 4, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := New(9, 100, d.DB)
+	listing := func(f, from int, extra ...string) []extract.Link {
+		links := []extract.Link{{URL: "./index.php", Tag: "a"}, {URL: fmt.Sprintf("./viewforum.php?f=%d&start=%d", f, from+20), Tag: "a"}}
+		for i := from; i < from+20; i++ {
+			links = append(links, extract.Link{URL: fmt.Sprintf("./viewtopic.php?f=%d&t=%d", f, f*1000+i), Tag: "a"})
+		}
+		for _, e := range extra {
+			links = append(links, extract.Link{URL: e, Tag: "a"})
+		}
+		return links
+	}
+	judge := func(fp uint64, url string, links []extract.Link) Verdict {
+		t.Helper()
+		pb := d.NewBatch()
+		v, err := n.Judge(fp, links, url, 1, true, false, pb.Batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pb.Batch.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+		n.Settle([]uint64{fp})
+		return v
+	}
+	const fp = 0x0f0f_1234_5678_9abc
+	if v := judge(fp, "http://forum.test/viewforum.php?f=4&start=20", listing(4, 20)); v.Of != "" {
+		t.Fatalf("the first listing: %+v", v)
+	}
+	if v := judge(fp^1, "http://forum.test/viewforum.php?f=6&start=20", listing(6, 20)); v.Of == "" || !v.NewLinks {
+		t.Errorf("another forum's listing, of other topics: %+v, want a copy with new links", v)
+	}
+	stamps := listing(4, 20)
+	for i := range stamps {
+		stamps[i].URL += "&ts=1765100000123"
+	}
+	if v := judge(fp^2, "http://forum.test/viewforum.php?f=4&start=20&sort=new", stamps); v.Of == "" || v.NewLinks {
+		t.Errorf("the listing again, a timestamp in every link: %+v, want a copy, links and all", v)
+	}
+	if v := judge(fp^4, "http://forum.test/viewforum.php?f=4&start=20&view=print", listing(4, 20, "./viewforum.php?f=4&start=100", "./viewforum.php?f=4&start=120")); v.Of == "" || v.NewLinks {
+		t.Errorf("the listing again, linking more of its own pages: %+v, want a copy, links and all", v)
+	}
+}
