@@ -20,7 +20,8 @@ import (
 // host was cut off with 917 of its 1,200 products fetched.
 //
 // A segment is a modifier of its host when it is appended, at the end of
-// a new URL, after pathAfter distinct segments or more (a facet's value
+// a new URL, after pathAfter distinct segments or more (besides the one
+// it followed first, which only a bit notes) (a facet's value
 // follows every category and every other facet's values), and is seen
 // next to another segment that is so appended (facets stack). The last
 // rule keeps the pages of many parents apart: a directory's
@@ -62,17 +63,30 @@ func (s segState) appended() bool {
 type modifiers struct {
 	segs *hostmap.Map[segState] // by segKey
 	any  atomic.Bool            // a modifier was learnt
+	// once has a bit set for each segment of a host that ended a new URL
+	// (by hash): a segment gets a state in segs only when it ends a
+	// second, so that the slug that ends each article's URL, the most of
+	// a crawl's, costs a bit and no state.
+	once []atomic.Uint64
 }
+
+// onceBits is the size of modifiers.once: 1 MiB.
+const onceBits = 1 << 23
 
 func newModifiers(maxSegments, partitions int) *modifiers {
-	return &modifiers{segs: hostmap.NewBounded[segState](partitions, maxSegments, nil)}
+	return &modifiers{segs: hostmap.NewBounded[segState](partitions, maxSegments, nil), once: make([]atomic.Uint64, onceBits/64)}
 }
 
-// segKey is the map's key of a segment of a host's paths: a hash of both,
-// 8 bytes.
+// segHash is the hash of a segment of a host's paths.
+func segHash(authority, seg string) uint64 {
+	return fnvString(fnvByte(fnvString(fnvOffset, authority), 0), seg)
+}
+
+// segKey is the map's key of a segment of a host's paths: its hash, 8
+// bytes.
 func segKey(authority, seg string) string {
 	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], fnvString(fnvByte(fnvString(fnvOffset, authority), 0), seg))
+	binary.LittleEndian.PutUint64(b[:], segHash(authority, seg))
 	return string(b[:])
 }
 
@@ -105,8 +119,16 @@ func (m *modifiers) learn(u canon.URL) {
 	if !ok || !canModify(last) {
 		return
 	}
+	sh := segHash(u.Authority, last)
+	bit := (sh >> 32) % onceBits
+	if w := &m.once[bit/64]; w.Load()&(1<<(bit%64)) == 0 {
+		w.Or(1 << (bit % 64))
+		return // the first URL it ends
+	}
 	h := fnvString(fnvOffset, prev)
-	s := m.segs.Update(segKey(u.Authority, last), func(s segState) segState {
+	var k [8]byte
+	binary.LittleEndian.PutUint64(k[:], sh)
+	s := m.segs.Update(string(k[:]), func(s segState) segState {
 		s.after[h>>63] |= 1 << (h & 63)
 		return s
 	})
