@@ -1,6 +1,7 @@
 package neardup
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/weft-crawler/weft/internal/extract"
@@ -51,10 +52,10 @@ const (
 // linksAgainst adds the links of a page at url to a filter, and counts
 // those not of the page's own pattern that neither the filter orig nor
 // the wider one listed has.
-func linksAgainst(links []extract.Link, url string, orig *[store.LinkWords]uint64, listed *[listWords]uint64) (filter [store.LinkWords]uint64, news int) {
-	_, own := linkKeys(url)
+func linksAgainst(links []extract.Link, ids *idParams, url string, orig *[store.LinkWords]uint64, listed *[listWords]uint64) (filter [store.LinkWords]uint64, news int) {
+	_, own := linkKeys(url, nil)
 	for _, l := range links {
-		path, pattern := linkKeys(l.URL)
+		path, pattern := linkKeys(l.URL, ids)
 		isNew := false
 		for _, b := range bloomBits(path, linkBits) {
 			filter[b/64] |= 1 << (b % 64)
@@ -73,9 +74,66 @@ func linksAgainst(links []extract.Link, url string, orig *[store.LinkWords]uint6
 	return filter, news
 }
 
+// idParams are the query parameters that a page's links set to numbers,
+// and whether they set two or more: those name what the links lead to (a
+// topic list's t=), where one number in every link (a cache-buster's, a
+// session's) names nothing. At most maxIDParams are kept.
+type idParams struct {
+	n      int
+	names  [maxIDParams]string
+	first  [maxIDParams]string
+	varies uint8
+}
+
+const maxIDParams = 8
+
+// idParamsOf reads the numbers a page's links set in their queries.
+func idParamsOf(links []extract.Link) *idParams {
+	var ids idParams
+	for _, l := range links {
+		_, query, ok := strings.Cut(l.URL, "?")
+		if !ok {
+			continue
+		}
+		query, _, _ = strings.Cut(query, "#")
+		for param := range strings.SplitSeq(query, "&") {
+			name, value, ok := idParam(param)
+			if !ok {
+				continue
+			}
+			i := slices.Index(ids.names[:ids.n], name)
+			switch {
+			case i >= 0:
+				if ids.first[i] != value {
+					ids.varies |= 1 << i
+				}
+			case ids.n < maxIDParams:
+				ids.names[ids.n], ids.first[ids.n] = name, value
+				ids.n++
+			}
+		}
+	}
+	return &ids
+}
+
+// idParam splits a query's parameter that sets a number of nine digits at
+// most (an id, not a timestamp).
+func idParam(param string) (name, value string, ok bool) {
+	name, value, ok = strings.Cut(param, "=")
+	return name, value, ok && value != "" && len(value) <= 9 && strings.Trim(value, "0123456789") == ""
+}
+
+// counts reports whether name is a parameter the links set to two or
+// more numbers.
+func (ids *idParams) counts(name string) bool {
+	i := slices.Index(ids.names[:ids.n], name)
+	return i >= 0 && ids.varies&(1<<i) != 0
+}
+
 // linkKeys hashes href's path as a link counts, with the numbers its
-// query sets, and its pattern (without them).
-func linkKeys(href string) (path, pattern uint64) {
+// query sets that name pages (ids; nil: none), and its pattern (without
+// them).
+func linkKeys(href string, ids *idParams) (path, pattern uint64) {
 	var query string
 	if i := strings.IndexAny(href, "?#"); i >= 0 {
 		if href[i] == '?' {
@@ -119,30 +177,31 @@ func linkKeys(href string) (path, pattern uint64) {
 		path = (path ^ '/') * fnvPrime
 		pattern = (pattern ^ '/') * fnvPrime
 	}
-	if query != "" {
-		path = queryNumbers(path, query)
+	if query != "" && ids != nil && ids.varies != 0 {
+		path = queryNumbers(path, query, ids)
 	}
 	return path, pattern
 }
 
-// queryNumbers adds to a link's path hash the parameters of its query that
-// set a number (of nine digits at most: an id, not a timestamp or a
-// cache-buster's counter), in the order written.
-func queryNumbers(path uint64, query string) uint64 {
+// queryNumbers adds to a link's path hash the numbers its query sets
+// that name pages (idParams), in any order.
+func queryNumbers(path uint64, query string, ids *idParams) uint64 {
+	var sum uint64
 	for param := range strings.SplitSeq(query, "&") {
-		name, value, ok := strings.Cut(param, "=")
-		if !ok || value == "" || len(value) > 9 || strings.Trim(value, "0123456789") != "" {
+		name, _, ok := idParam(param)
+		if !ok || !ids.counts(name) {
 			continue
 		}
-		path = (path ^ '?') * fnvPrime
-		for i := 0; i < len(name); i++ {
-			path = (path ^ uint64(name[i])) * fnvPrime
+		h := uint64(fnvOffset)
+		for i := 0; i < len(param); i++ {
+			h = (h ^ uint64(param[i])) * fnvPrime
 		}
-		for i := 0; i < len(value); i++ {
-			path = (path ^ uint64(value[i])) * fnvPrime
-		}
+		sum += h
 	}
-	return path
+	if sum == 0 {
+		return path
+	}
+	return (path ^ sum) * fnvPrime
 }
 
 // FNV-1a, 64 bits.

@@ -3,6 +3,7 @@ package neardup
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/weft-crawler/weft/internal/extract"
@@ -85,8 +86,8 @@ func TestNearDuplicateListingOtherThings(t *testing.T) {
 		t.Errorf("a day listing two events: %+v, want new links", v)
 	}
 	// A session in a segment of the path: one link whatever its id.
-	a, _ := linkKeys("/s/a81f3c9e0b7d4e2f9a6c5b1d3e8f7a20/item/1")
-	b, _ := linkKeys("http://shop.test/s/0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a/item/1")
+	a, _ := linkKeys("/s/a81f3c9e0b7d4e2f9a6c5b1d3e8f7a20/item/1", nil)
+	b, _ := linkKeys("http://shop.test/s/0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a/item/1", nil)
 	if a != b {
 		t.Error("one link under two session ids in its path counts as two")
 	}
@@ -161,7 +162,8 @@ func TestNearDuplicateListingOtherThings(t *testing.T) {
 // A script's pages are named by the numbers in their query: a forum's
 // next listing page, which reads as its template, lists other topics
 // (viewtopic.php?t=), and its links are followed; its own path's
-// variants, and a timestamp, still count as one link.
+// variants, a timestamp, one number set in every link (a cache-buster's)
+// and the parameters in another order still count as one link.
 func TestNearDuplicateListingByQuery(t *testing.T) {
 	d, _, err := state.Open(t.TempDir(), 4, false, nil)
 	if err != nil {
@@ -204,6 +206,22 @@ func TestNearDuplicateListingByQuery(t *testing.T) {
 	}
 	if v := judge(fp^2, "http://forum.test/viewforum.php?f=4&start=20&sort=new", stamps); v.Of == "" || v.NewLinks {
 		t.Errorf("the listing again, a timestamp in every link: %+v, want a copy, links and all", v)
+	}
+	rnd := listing(4, 20)
+	for i := range rnd {
+		rnd[i].URL += "&rnd=482913"
+	}
+	if v := judge(fp^8, "http://forum.test/viewforum.php?f=4&start=20&rnd=482913", rnd); v.Of == "" || v.NewLinks {
+		t.Errorf("the listing again, one number in every link (a cache-buster's): %+v, want a copy, links and all", v)
+	}
+	reordered := listing(4, 20)
+	for i, l := range reordered {
+		if before, after, ok := strings.Cut(l.URL, "?f=4&"); ok {
+			reordered[i].URL = before + "?" + after + "&f=4"
+		}
+	}
+	if v := judge(fp^16, "http://forum.test/viewforum.php?start=20&f=4", reordered); v.Of == "" || v.NewLinks {
+		t.Errorf("the listing again, its links' parameters in another order: %+v, want a copy, links and all", v)
 	}
 	if v := judge(fp^4, "http://forum.test/viewforum.php?f=4&start=20&view=print", listing(4, 20, "./viewforum.php?f=4&start=100", "./viewforum.php?f=4&start=120")); v.Of == "" || v.NewLinks {
 		t.Errorf("the listing again, linking more of its own pages: %+v, want a copy, links and all", v)

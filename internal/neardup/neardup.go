@@ -149,10 +149,11 @@ func (n *Index) Judge(fp uint64, links []extract.Link, url string, depth int, fo
 		listed = l.links
 	}
 	n.mu.Unlock()
-	filter, news := linksAgainst(links, url, &theirs, &listed)
+	ids := idParamsOf(links)
+	filter, news := linksAgainst(links, ids, url, &theirs, &listed)
 	v := Verdict{Match: known, NewLinks: known && links != nil && news >= newLinks}
 	if v.NewLinks && orig.Depth <= depth && follow && !refetch {
-		v.NewLinks = n.vouch(orig.URL, links)
+		v.NewLinks = n.vouch(orig.URL, links, ids)
 	}
 	switch {
 	case known && orig.Depth <= depth:
@@ -173,7 +174,7 @@ func (n *Index) Judge(fp uint64, links []extract.Link, url string, depth int, fo
 // vouch records that the original at url vouched for one more
 // near-duplicate listing other things, which links to links, and reports
 // whether it may: at most maxListed in a run.
-func (n *Index) vouch(url string, links []extract.Link) bool {
+func (n *Index) vouch(url string, links []extract.Link, ids *idParams) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	l := n.listings[url]
@@ -189,7 +190,7 @@ func (n *Index) vouch(url string, links []extract.Link) bool {
 	}
 	l.listed++
 	for _, link := range links {
-		path, _ := linkKeys(link.URL)
+		path, _ := linkKeys(link.URL, ids)
 		for _, b := range bloomBits(path, listBits) {
 			l.links[b/64] |= 1 << (b % 64)
 		}
