@@ -241,8 +241,16 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 		// limit and the pattern cap bound, not the family's budget;
 		// unless the family's pages have shown less than they cost
 		// (copies, pages that led nowhere).
-		if nextOf(c.URL, c.Via) || fam.kind == pathFamily && nextInPath(c.URL, c.Via) {
+		if nextOf(c.URL, c.Via) {
 			if s, ok := b.fams.Peek(k); !ok || s.grown >= 0 {
+				return "", ""
+			}
+		}
+		// The next page of a listing in its path; or a numeric facet's
+		// next value (/size-44/ from /size-42/), which reads the same:
+		// up to maxNamed budgets' worth of them.
+		if fam.kind == pathFamily && nextInPath(c.URL, c.Via) {
+			if s, ok := b.fams.Peek(k); (!ok || s.grown >= 0) && b.countNamed(k, 1) {
 				return "", ""
 			}
 		}
@@ -316,7 +324,12 @@ func (w *Worth) Admitted(u canon.URL) {
 	if w.fam.none() || w.led >= maxLed {
 		return
 	}
-	if w.b.familyOf(u) != w.fam || w.fam.kind == queryFamily && otherKind(u.Query, w.page.Query) {
+	switch f := w.b.familyOf(u); {
+	case f == w.fam && !(w.fam.kind == queryFamily && otherKind(u.Query, w.page.Query)):
+	case f.kind == pathFamily && u.Authority == w.page.Authority:
+		// Another listing's facets (a sidebar that keeps the filters
+		// across categories): a variant, not somewhere new.
+	default:
 		w.led++
 	}
 }

@@ -52,7 +52,7 @@ const maxCutNames = 20
 // another spelling of its URL (respelling) is left out too: a forum that
 // links a topic's page as viewtopic.php?f=3&t=12&start=10 and
 // viewtopic.php?t=12&start=10 serves it twice, and such pairs, fetched in a run, cut off a phpBB board with
-// 220 of its 270 topics fetched. A page copied under more spellings than
+// 225 of its 270 topics fetched. A page copied under more spellings than
 // maxRespelt (a parameter set to a new value in every link, a session's)
 // counts.
 func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of string) {

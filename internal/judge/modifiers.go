@@ -16,19 +16,21 @@ import (
 // a path has no query and no date, so it was of no family, and a facet
 // page linking the next facets was bounded only by the pattern cap and
 // the near-duplicate cut: a shop of 20 categories, 60 products each and
-// three facets cost 5,923 requests, 4,085 of them facet pages, and its
+// three facets cost 5,923 requests, 4,024 of them facet pages, and its
 // host was cut off with 917 of its 1,200 products fetched.
 //
 // A segment is a modifier of its host when it is appended, at the end of
 // a new URL, after pathAfter distinct segments or more (besides the one
-// it followed first, which only a bit notes) (a facet's value
-// follows every category and every other facet's values), and is seen
-// next to another segment that is so appended (facets stack). The last
+// it followed first, which only a bit notes: a facet's value follows
+// every category and every other facet's values), and is seen next to
+// two distinct segments that are so appended (facets stack). The last
 // rule keeps the pages of many parents apart: a directory's
 // /us/ca/san-francisco/plumbers/ follows many cities, but no city follows
-// many segments; versioned documentation's /docs/v1/install/ follows
-// many versions, but no version does. A number is never a modifier (an
-// id, a listing's /page/2/), nor is a date.
+// many segments, and a generic ending that follows everything
+// (/plumbers/page-2/) is one neighbour; versioned documentation's
+// /docs/v1/install/ follows many versions, but no version does. A number
+// alone is never a modifier (an id, the 2 of /page/2/), nor is a date;
+// /page-2/ may be one.
 //
 // The URLs whose path has modifiers are a path family: those of one host
 // whose paths are the same once their modifiers are taken out (every
@@ -46,27 +48,31 @@ const pathAfter = 8
 
 // segState is what the new URLs of a host showed of a segment that ended
 // them: the segments they followed (a bit each of 128, by hash: a count
-// of distinct ones good to some forty), and whether it is a modifier.
+// of distinct ones good to some forty), and the appended segments it was
+// seen next to: the first (by hash), and whether another.
 type segState struct {
-	after    [2]uint64
-	modifier bool
+	after     [2]uint64
+	next      uint64
+	nextCount uint8
 }
 
 // appended reports whether the segment followed pathAfter distinct
 // segments or more.
 func (s segState) appended() bool {
-	return s.modifier || bits.OnesCount64(s.after[0])+bits.OnesCount64(s.after[1]) >= pathAfter
+	return bits.OnesCount64(s.after[0])+bits.OnesCount64(s.after[1]) >= pathAfter
 }
 
 // modifiers is what the judge has learnt of its hosts' path segments. It
 // is safe for concurrent use.
 type modifiers struct {
-	segs *hostmap.Map[segState] // by segKey
-	any  atomic.Bool            // a modifier was learnt
+	segs   *hostmap.Map[segState] // by segKey
+	learnt *hostmap.Map[bool]     // the modifiers, by segKey: apart, so that the states of the segments that end URLs do not push them out
+	any    atomic.Bool            // a modifier was learnt
 	// once has a bit set for each segment of a host that ended a new URL
 	// (by hash): a segment gets a state in segs only when it ends a
 	// second, so that the slug that ends each article's URL, the most of
-	// a crawl's, costs a bit and no state.
+	// a crawl's, costs a bit and no state (until the bitset fills: it is
+	// never cleared).
 	once []atomic.Uint64
 }
 
@@ -74,7 +80,8 @@ type modifiers struct {
 const onceBits = 1 << 23
 
 func newModifiers(maxSegments, partitions int) *modifiers {
-	return &modifiers{segs: hostmap.NewBounded[segState](partitions, maxSegments, nil), once: make([]atomic.Uint64, onceBits/64)}
+	return &modifiers{segs: hostmap.NewBounded[segState](partitions, maxSegments, nil),
+		learnt: hostmap.NewBounded[bool](partitions, maxSegments, nil), once: make([]atomic.Uint64, onceBits/64)}
 }
 
 // segHash is the hash of a segment of a host's paths.
@@ -109,8 +116,8 @@ func canModify(seg string) bool {
 }
 
 // learn notes u, a URL new to the crawl: its last segment follows the one
-// before it. Two that are both appended, next to each other, are
-// modifiers.
+// before it. Two that are both appended, next to each other, note each
+// other; one that is next to two appended segments is a modifier.
 func (m *modifiers) learn(u canon.URL) {
 	if u.Query != "" {
 		return // the same path with another query: not another parent
@@ -132,20 +139,37 @@ func (m *modifiers) learn(u canon.URL) {
 		s.after[h>>63] |= 1 << (h & 63)
 		return s
 	})
-	if !s.appended() || s.modifier || !canModify(prev) {
+	if !s.appended() || !canModify(prev) {
 		return
 	}
+	ph := segHash(u.Authority, prev)
 	pk := segKey(u.Authority, prev)
 	if p, ok := m.segs.Peek(pk); !ok || !p.appended() {
 		return
 	}
-	for _, k := range [2]string{pk, segKey(u.Authority, last)} {
-		m.segs.Update(k, func(s segState) segState {
-			s.modifier = true
-			return s
-		})
+	m.nextTo(string(k[:]), ph)
+	m.nextTo(pk, sh)
+}
+
+// nextTo notes that the appended segment k was seen next to the appended
+// segment of hash next, and learns it a modifier at the second such.
+func (m *modifiers) nextTo(k string, next uint64) {
+	s := m.segs.Update(k, func(s segState) segState {
+		switch {
+		case s.nextCount == 0:
+			s.next, s.nextCount = next, 1
+		case s.next != next:
+			s.nextCount = 2
+		}
+		return s
+	})
+	if s.nextCount < 2 {
+		return
 	}
-	m.any.Store(true)
+	if _, ok := m.learnt.Get(k); !ok {
+		m.learnt.Update(k, func(bool) bool { return true })
+		m.any.Store(true)
+	}
 }
 
 // family returns the path family of a URL without a query or a date: a
@@ -204,11 +228,7 @@ const metaPathModifiers = "trapcounts/modifiers"
 // marshal encodes the modifiers in memory.
 func (m *modifiers) marshal() []byte {
 	var out []byte
-	m.segs.Each(func(k string, s segState) {
-		if s.modifier {
-			out = append(out, k...)
-		}
-	})
+	m.learnt.Each(func(k string, _ bool) { out = append(out, k...) })
 	return out
 }
 
@@ -218,10 +238,7 @@ func (m *modifiers) unmarshal(v []byte) error {
 		return errFamilies
 	}
 	for ; len(v) > 0; v = v[8:] {
-		m.segs.Update(string(v[:8]), func(s segState) segState {
-			s.modifier = true
-			return s
-		})
+		m.learnt.Update(string(v[:8]), func(bool) bool { return true })
 		m.any.Store(true)
 	}
 	return nil
@@ -232,6 +249,6 @@ func (m *modifiers) modifier(authority, seg string) bool {
 	if !canModify(seg) {
 		return false
 	}
-	s, ok := m.segs.Peek(segKey(authority, seg))
-	return ok && s.modifier
+	_, ok := m.learnt.Peek(segKey(authority, seg))
+	return ok
 }

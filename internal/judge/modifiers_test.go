@@ -16,8 +16,8 @@ var (
 // pathShop has b discover a shop of cats categories whose facets are in
 // the path, as a crawl finds it: the front page links each category, a
 // category its listing's next page, a product and a facet of each value;
-// a colour's page links a size of each value and its next page, a size's
-// page a colour of each value (in the order clicked).
+// two colours' pages link a size of each value and their next pages, two
+// sizes' pages a colour of each value (in the order clicked).
 func pathShop(b *budgetJudge, cats int) {
 	b.t.Helper()
 	for c := range cats {
@@ -28,11 +28,16 @@ func pathShop(b *budgetJudge, cats int) {
 		for _, v := range append(pfColors, pfSizes...) {
 			b.link(cat, cat+v+"/")
 		}
-		for _, v := range append(pfSizes, "page-2") {
-			b.link(cat+pfColors[0]+"/", cat+pfColors[0]+"/"+v+"/")
+		b.link(cat, cat+"page-3/")
+		for _, c := range pfColors[:2] {
+			for _, v := range append(pfSizes, "page-2", "page-3") {
+				b.link(cat+c+"/", cat+c+"/"+v+"/")
+			}
 		}
-		for _, v := range pfColors {
-			b.link(cat+pfSizes[0]+"/", cat+pfSizes[0]+"/"+v+"/")
+		for _, s := range pfSizes[:2] {
+			for _, v := range pfColors {
+				b.link(cat+s+"/", cat+s+"/"+v+"/")
+			}
 		}
 	}
 }
@@ -43,7 +48,8 @@ func pathShop(b *budgetJudge, cats int) {
 // category, its listing's next pages among them. A category, a product,
 // another category's facets are not of it. A directory's trades, which
 // follow every city, and versioned documentation's pages, which follow
-// every version, stack with nothing: no family.
+// every version, stack with nothing but an ending that follows everything
+// (/plumbers/page-2/): no family.
 func TestPathModifiers(t *testing.T) {
 	b := newBudgetJudge(t, 50, 0)
 	if f := b.budgets.familyOf(b.url("http://pf.test/c/cat1/color-red/")); !f.none() {
@@ -74,7 +80,9 @@ func TestPathModifiers(t *testing.T) {
 	d := newBudgetJudge(t, 50, 0)
 	for c := range 10 {
 		for _, trade := range []string{"plumbers", "electricians", "roofers", "painters"} {
-			d.link(fmt.Sprintf("http://dir.test/us/ca/city%d/", c), fmt.Sprintf("http://dir.test/us/ca/city%d/%s/", c, trade))
+			list := fmt.Sprintf("http://dir.test/us/ca/city%d/%s/", c, trade)
+			d.link(fmt.Sprintf("http://dir.test/us/ca/city%d/", c), list)
+			d.link(list, list+"page-2/") // an ending that follows everything: one neighbour
 		}
 		for _, page := range []string{"install", "config", "faq", "api"} {
 			d.link(fmt.Sprintf("http://dir.test/docs/v%d/", c), fmt.Sprintf("http://dir.test/docs/v%d/%s/", c, page))
@@ -86,15 +94,18 @@ func TestPathModifiers(t *testing.T) {
 			t.Errorf("%s: family %v, want none", raw, f)
 		}
 	}
-	if d.budgets.mods.any.Load() {
-		t.Error("a directory, versioned documentation and a blog's pages: a modifier learnt")
+	for _, seg := range []string{"plumbers", "roofers", "city3", "v3", "faq", "news3"} {
+		if d.budgets.mods.modifier("dir.test", seg) {
+			t.Errorf("%s: a modifier", seg)
+		}
 	}
 }
 
 // A category's facet pages, linked from one another, spend their
 // family's budget and are held past it (HeldPath); the category's own
 // links into its facets are in-links, queued as usual, and so is the
-// next page of a listing.
+// next page of a listing, or a numeric facet's next value (up to
+// maxNamed budgets' worth).
 func TestPathFamilyBudget(t *testing.T) {
 	b := newBudgetJudge(t, 5, 0)
 	pathShop(b, 10)
@@ -118,11 +129,11 @@ func TestPathFamilyBudget(t *testing.T) {
 	if p := b.link(cat, cat+"size-44/color-blue/"); p != frontier.Normal {
 		t.Errorf("a facet linked from its category's page: queued at %v, want %v", p, frontier.Normal)
 	}
-	if p := b.link(cat+"page-2/", cat+"page-3/"); p != frontier.Normal {
-		t.Errorf("the listing's next page: queued at %v, want %v", p, frontier.Normal)
-	}
-	if p := b.link(cat+"color-green/page-2/", cat+"color-green/page-3/"); p != frontier.Normal {
+	if p := b.link(page+"page-2/", page+"page-3/"); p != frontier.Normal {
 		t.Errorf("a facet's next page: queued at %v, want %v", p, frontier.Normal)
+	}
+	if p := b.link(cat+"color-white/size-46/", cat+"color-white/size-48/"); p != frontier.Normal {
+		t.Errorf("a numeric facet's next value: queued at %v, want %v", p, frontier.Normal)
 	}
 	// Another category's facets have a budget of their own.
 	if p := b.link("http://pf.test/c/cat4/color-green/", "http://pf.test/c/cat4/color-green/size-46/"); p != frontier.Normal {
