@@ -19,11 +19,7 @@ import (
 // against an original an older weft kept, with no links, every
 // near-duplicate does.
 func TestNearDuplicateListingOtherThings(t *testing.T) {
-	d, _, err := state.Open(t.TempDir(), 4, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := New(9, 100, d.DB)
+	d, n, judgeLinks := newJudging(t)
 	nav := []string{"/", "/about", "/c/shoes", "/c/hats", "../help/faq.html", "https://shop.test/cart"}
 	page := func(items ...string) []string { return append(slices.Clone(nav), items...) }
 	items := func(from, to int, format string) (out []string) {
@@ -38,16 +34,7 @@ func TestNearDuplicateListingOtherThings(t *testing.T) {
 		for i, h := range hrefs {
 			links[i] = extract.Link{URL: h, Tag: "a"}
 		}
-		pb := d.NewBatch()
-		v, err := n.Judge(fp, links, url, 1, true, false, pb.Batch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := pb.Batch.Commit(false); err != nil {
-			t.Fatal(err)
-		}
-		n.Settle([]uint64{fp})
-		return v
+		return judgeLinks(fp, url, links)
 	}
 	const fp = 0x0123_4567_89ab_cdef
 	if v := judge(fp, "http://shop.test/c/shoes", page(items(1, 4, "/item/%d")...)); v.Of != "" {
@@ -165,11 +152,7 @@ func TestNearDuplicateListingOtherThings(t *testing.T) {
 // variants, a timestamp, one number set in every link (a cache-buster's)
 // and the parameters in another order still count as one link.
 func TestNearDuplicateListingByQuery(t *testing.T) {
-	d, _, err := state.Open(t.TempDir(), 4, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := New(9, 100, d.DB)
+	_, _, judge := newJudging(t)
 	listing := func(f, from int, extra ...string) []extract.Link {
 		links := []extract.Link{{URL: "./index.php", Tag: "a"}, {URL: fmt.Sprintf("./viewforum.php?f=%d&start=%d", f, from+20), Tag: "a"}}
 		for i := from; i < from+20; i++ {
@@ -179,19 +162,6 @@ func TestNearDuplicateListingByQuery(t *testing.T) {
 			links = append(links, extract.Link{URL: e, Tag: "a"})
 		}
 		return links
-	}
-	judge := func(fp uint64, url string, links []extract.Link) Verdict {
-		t.Helper()
-		pb := d.NewBatch()
-		v, err := n.Judge(fp, links, url, 1, true, false, pb.Batch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := pb.Batch.Commit(false); err != nil {
-			t.Fatal(err)
-		}
-		n.Settle([]uint64{fp})
-		return v
 	}
 	const fp = 0x0f0f_1234_5678_9abc
 	if v := judge(fp, "http://forum.test/viewforum.php?f=4&start=20", listing(4, 20)); v.Of != "" {
@@ -225,5 +195,30 @@ func TestNearDuplicateListingByQuery(t *testing.T) {
 	}
 	if v := judge(fp^4, "http://forum.test/viewforum.php?f=4&start=20&view=print", listing(4, 20, "./viewforum.php?f=4&start=100", "./viewforum.php?f=4&start=120")); v.Of == "" || v.NewLinks {
 		t.Errorf("the listing again, linking more of its own pages: %+v, want a copy, links and all", v)
+	}
+}
+
+// newJudging returns a fresh store, an index in it, and a function that
+// judges a page of fingerprint fp at url, linking links, against the
+// index, and commits what it adds: the index then holds it for the next
+// call.
+func newJudging(t *testing.T) (*state.State, *Index, func(fp uint64, url string, links []extract.Link) Verdict) {
+	d, _, err := state.Open(t.TempDir(), 4, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := New(9, 100, d.DB)
+	return d, n, func(fp uint64, url string, links []extract.Link) Verdict {
+		t.Helper()
+		pb := d.NewBatch()
+		v, err := n.Judge(fp, links, url, 1, true, false, pb.Batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pb.Batch.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+		n.Settle([]uint64{fp})
+		return v
 	}
 }
