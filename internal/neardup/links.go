@@ -1,7 +1,7 @@
 package neardup
 
 import (
-	"slices"
+	"math/bits"
 	"strings"
 
 	"github.com/weft-crawler/weft/internal/extract"
@@ -26,11 +26,12 @@ import (
 // session's copy, each with its own id, are those of the original, while
 // /item/12 and /item/16 differ; a link written absolute on one page and
 // root-relative on another is one (a link relative to its page's
-// directory is its own). Of its query only the numbers it sets count
-// (queryNumbers): a facet's words and a session's ids make no other link,
-// but the numbers name what a script serves, and a forum's listing links
-// viewtopic.php?t=6020, its next page, which reads as its template, other
-// topics. A link's pattern leaves its query out.
+// directory is its own). Of its query only the numbers it sets count,
+// and of those only the ones the page's links set to mostly distinct
+// values (idParams): a facet's words, a session's ids and a number in
+// most links (a cache-buster's, a language's) make no other link, but a
+// forum's listing links viewtopic.php?t=6020, its next page, which reads
+// as its template, other topics. A link's pattern leaves its query out.
 //
 // A link of the page's own pattern (its path with each run of digits one
 // digit) is not something else: the next day of a calendar whose every
@@ -75,17 +76,23 @@ func linksAgainst(links []extract.Link, ids *idParams, url string, orig *[store.
 }
 
 // idParams are the query parameters that a page's links set to numbers,
-// and whether they set two or more: those name what the links lead to (a
-// topic list's t=), where one number in every link (a cache-buster's, a
-// session's) names nothing. At most maxIDParams are kept.
+// and which of them name what the links lead to: those whose values are
+// mostly distinct (a topic list's t=), not one number in most links (a
+// cache-buster's, a session's, a language's), so that one more link
+// (a language switch) changes nothing. Names are kept by hash in idSlots
+// slots; a name past them counts.
 type idParams struct {
-	n      int
-	names  [maxIDParams]string
-	first  [maxIDParams]string
-	varies uint8
+	slots [idSlots]idSlot
+	over  bool // a name found no slot
 }
 
-const maxIDParams = 8
+type idSlot struct {
+	name   uint64 // its hash, never zero; zero: a free slot
+	values uint64 // a bit of 64 for each value, by hash
+	links  int    // the links that set it
+}
+
+const idSlots = 32
 
 // idParamsOf reads the numbers a page's links set in their queries.
 func idParamsOf(links []extract.Link) *idParams {
@@ -101,19 +108,42 @@ func idParamsOf(links []extract.Link) *idParams {
 			if !ok {
 				continue
 			}
-			i := slices.Index(ids.names[:ids.n], name)
-			switch {
-			case i >= 0:
-				if ids.first[i] != value {
-					ids.varies |= 1 << i
-				}
-			case ids.n < maxIDParams:
-				ids.names[ids.n], ids.first[ids.n] = name, value
-				ids.n++
+			sl := ids.slot(name, true)
+			if sl == nil {
+				ids.over = true
+				continue
 			}
+			sl.values |= 1 << (hashString(value) % 64)
+			sl.links++
 		}
 	}
 	return &ids
+}
+
+// slot returns name's slot, claiming a free one if add, or nil.
+func (ids *idParams) slot(name string, add bool) *idSlot {
+	h := hashString(name) | 1
+	for k := range uint64(idSlots) {
+		sl := &ids.slots[(h+k)%idSlots]
+		switch {
+		case sl.name == h:
+			return sl
+		case sl.name == 0 && add:
+			sl.name = h
+			return sl
+		case sl.name == 0:
+			return nil
+		}
+	}
+	return nil
+}
+
+func hashString(s string) uint64 {
+	h := uint64(fnvOffset)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return h ^ h>>31
 }
 
 // idParam splits a query's parameter that sets a number of nine digits at
@@ -123,11 +153,15 @@ func idParam(param string) (name, value string, ok bool) {
 	return name, value, ok && value != "" && len(value) <= 9 && strings.Trim(value, "0123456789") == ""
 }
 
-// counts reports whether name is a parameter the links set to two or
-// more numbers.
+// counts reports whether name names what the page's links lead to: its
+// values mostly distinct, at least half as many as the links that set it
+// (of at most 64, a hash's bits).
 func (ids *idParams) counts(name string) bool {
-	i := slices.Index(ids.names[:ids.n], name)
-	return i >= 0 && ids.varies&(1<<i) != 0
+	sl := ids.slot(name, false)
+	if sl == nil {
+		return ids.over
+	}
+	return 2*bits.OnesCount64(sl.values) > min(sl.links, 64)
 }
 
 // linkKeys hashes href's path as a link counts, with the numbers its
@@ -177,7 +211,7 @@ func linkKeys(href string, ids *idParams) (path, pattern uint64) {
 		path = (path ^ '/') * fnvPrime
 		pattern = (pattern ^ '/') * fnvPrime
 	}
-	if query != "" && ids != nil && ids.varies != 0 {
+	if query != "" && ids != nil {
 		path = queryNumbers(path, query, ids)
 	}
 	return path, pattern

@@ -193,6 +193,38 @@ func TestNearDuplicateListingByQuery(t *testing.T) {
 	if v := judge(fp^16, "http://forum.test/viewforum.php?start=20&f=4", reordered); v.Of == "" || v.NewLinks {
 		t.Errorf("the listing again, its links' parameters in another order: %+v, want a copy, links and all", v)
 	}
+	// A shop's items, each link with its language: a copy with one more
+	// link, to the other language, lists nothing else.
+	items := func(extra ...string) (links []extract.Link) {
+		for i := 1; i <= 10; i++ {
+			links = append(links, extract.Link{URL: fmt.Sprintf("/item.php?id=%d&lang=1", i), Tag: "a"})
+		}
+		for _, e := range extra {
+			links = append(links, extract.Link{URL: e, Tag: "a"})
+		}
+		return links
+	}
+	const shop = 0x5a5a_1234_a5a5_4321
+	if v := judge(shop, "http://shop.test/list.php?c=1", items()); v.Of != "" {
+		t.Fatalf("the shop's first listing: %+v", v)
+	}
+	if v := judge(shop^1, "http://shop.test/list.php?c=1&print=1", items("/list.php?c=1&lang=2")); v.Of == "" || v.NewLinks {
+		t.Errorf("its print view, with a language switch: %+v, want a copy, links and all", v)
+	}
+	// Nine numbers in each link, the topic's last: it still counts.
+	many := func(f int) (links []extract.Link) {
+		for i := range 20 {
+			links = append(links, extract.Link{URL: fmt.Sprintf("/viewtopic.php?a=1&b=1&c=1&d=1&e=1&g=1&h=1&i=1&f=%d&t=%d", f, f*1000+i), Tag: "a"})
+		}
+		return links
+	}
+	const board = 0x7777_0000_7777_0000
+	if v := judge(board, "http://big.test/viewforum.php?f=1", many(1)); v.Of != "" {
+		t.Fatalf("the big board's first listing: %+v", v)
+	}
+	if v := judge(board^1, "http://big.test/viewforum.php?f=2", many(2)); v.Of == "" || !v.NewLinks {
+		t.Errorf("the big board's next forum, nine numbers a link: %+v, want new links", v)
+	}
 	if v := judge(fp^4, "http://forum.test/viewforum.php?f=4&start=20&view=print", listing(4, 20, "./viewforum.php?f=4&start=100", "./viewforum.php?f=4&start=120")); v.Of == "" || v.NewLinks {
 		t.Errorf("the listing again, linking more of its own pages: %+v, want a copy, links and all", v)
 	}
