@@ -248,7 +248,8 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 		}
 		// The next page of a listing in its path; or a numeric facet's
 		// next value (/size-44/ from /size-42/), which reads the same:
-		// up to maxNamed budgets' worth of them.
+		// queued past the budget, up to maxNamed budgets' worth of them,
+		// each counted in it.
 		if fam.kind == pathFamily && nextInPath(c.URL, c.Via) {
 			if s, ok := b.fams.Peek(k); (!ok || s.grown >= 0) && b.countNamed(k, 1) {
 				return "", ""
@@ -326,7 +327,7 @@ func (w *Worth) Admitted(u canon.URL) {
 	}
 	switch f := w.b.familyOf(u); {
 	case f == w.fam && !(w.fam.kind == queryFamily && otherKind(u.Query, w.page.Query)):
-	case f.kind == pathFamily && u.Authority == w.page.Authority:
+	case w.fam.kind == pathFamily && f.kind == pathFamily && u.Authority == w.page.Authority:
 		// Another listing's facets (a sidebar that keeps the filters
 		// across categories): a variant, not somewhere new.
 	default:

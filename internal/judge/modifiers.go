@@ -22,24 +22,26 @@ import (
 // A segment is a modifier of its host when it is appended, at the end of
 // a new URL, after pathAfter distinct segments or more (besides the one
 // it followed first, which only a bit notes: a facet's value follows
-// every category and every other facet's values), and is seen next to
-// two distinct segments that are so appended (facets stack). The last
-// rule keeps the pages of many parents apart: a directory's
+// every category and every other facet's values), and is seen both after
+// and before a segment that is so appended: facets stack, in the order
+// clicked (/color-red/size-42/ and /size-42/color-red/). The last rule
+// keeps the pages of many parents apart: a directory's
 // /us/ca/san-francisco/plumbers/ follows many cities, but no city follows
-// many segments, and a generic ending that follows everything
-// (/plumbers/page-2/) is one neighbour; versioned documentation's
-// /docs/v1/install/ follows many versions, but no version does. A number
-// alone is never a modifier (an id, the 2 of /page/2/), nor is a date;
-// /page-2/ may be one.
+// many segments, and an ending that follows everything
+// (/plumbers/page-2/) comes after the trade, never before it; versioned
+// documentation's /docs/v1/install/ follows many versions, but no version
+// does. A number alone is never a modifier (an id, the 2 of /page/2/), nor
+// is a date. A shop that writes its facets in one fixed order learns only
+// those of the middle, if any.
 //
 // The URLs whose path has modifiers are a path family: those of one host
 // whose paths are the same once their modifiers are taken out (every
-// facet page of /c/shoes/, its listing's /page-2/ among them), bounded by
-// the trap budget as a query family is. The category's own page is of no
-// family, so what it links into its facets is an in-link, queued as
-// usual; what the facet pages link among themselves counts. The next
-// page of a listing (/page-3/ from /page-2/, nextInPath) is not counted,
-// as a query family's ?page=3 is not.
+// facet page of /c/shoes/), bounded by the trap budget as a query family
+// is. The category's own page is of no family, so what it links into its
+// facets is an in-link, queued as usual; what the facet pages link among
+// themselves counts. The next page of a listing (/page-3/ from /page-2/,
+// nextInPath), or a numeric facet's next value, is queued past the
+// budget, up to maxNamed budgets' worth.
 //
 // What is learnt is bounded as the families are, and the modifiers are
 // saved with the trap budgets, so that a resumed crawl knows the family
@@ -48,12 +50,11 @@ const pathAfter = 8
 
 // segState is what the new URLs of a host showed of a segment that ended
 // them: the segments they followed (a bit each of 128, by hash: a count
-// of distinct ones good to some forty), and the appended segments it was
-// seen next to: the first (by hash), and whether another.
+// of distinct ones good to some forty), and whether it was seen after an
+// appended segment, and before one.
 type segState struct {
-	after     [2]uint64
-	next      uint64
-	nextCount uint8
+	after       [2]uint64
+	left, right bool
 }
 
 // appended reports whether the segment followed pathAfter distinct
@@ -116,8 +117,9 @@ func canModify(seg string) bool {
 }
 
 // learn notes u, a URL new to the crawl: its last segment follows the one
-// before it. Two that are both appended, next to each other, note each
-// other; one that is next to two appended segments is a modifier.
+// before it. Of two that are both appended, next to each other, the first
+// was seen before an appended segment and the second after one; one seen
+// both ways is a modifier.
 func (m *modifiers) learn(u canon.URL) {
 	if u.Query != "" {
 		return // the same path with another query: not another parent
@@ -142,28 +144,27 @@ func (m *modifiers) learn(u canon.URL) {
 	if !s.appended() || !canModify(prev) {
 		return
 	}
-	ph := segHash(u.Authority, prev)
 	pk := segKey(u.Authority, prev)
 	if p, ok := m.segs.Peek(pk); !ok || !p.appended() {
 		return
 	}
-	m.nextTo(string(k[:]), ph)
-	m.nextTo(pk, sh)
+	m.nextTo(string(k[:]), false)
+	m.nextTo(pk, true)
 }
 
-// nextTo notes that the appended segment k was seen next to the appended
-// segment of hash next, and learns it a modifier at the second such.
-func (m *modifiers) nextTo(k string, next uint64) {
+// nextTo notes that the appended segment k was seen before another
+// appended segment (before) or after one, and learns it a modifier once
+// it has been seen both ways.
+func (m *modifiers) nextTo(k string, before bool) {
 	s := m.segs.Update(k, func(s segState) segState {
-		switch {
-		case s.nextCount == 0:
-			s.next, s.nextCount = next, 1
-		case s.next != next:
-			s.nextCount = 2
+		if before {
+			s.right = true
+		} else {
+			s.left = true
 		}
 		return s
 	})
-	if s.nextCount < 2 {
+	if !s.left || !s.right {
 		return
 	}
 	if _, ok := m.learnt.Get(k); !ok {

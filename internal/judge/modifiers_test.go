@@ -16,8 +16,8 @@ var (
 // pathShop has b discover a shop of cats categories whose facets are in
 // the path, as a crawl finds it: the front page links each category, a
 // category its listing's next page, a product and a facet of each value;
-// two colours' pages link a size of each value and their next pages, two
-// sizes' pages a colour of each value (in the order clicked).
+// a colour's page links a size of each value and its next pages, a size's
+// page a colour of each value (in the order clicked).
 func pathShop(b *budgetJudge, cats int) {
 	b.t.Helper()
 	for c := range cats {
@@ -29,12 +29,12 @@ func pathShop(b *budgetJudge, cats int) {
 			b.link(cat, cat+v+"/")
 		}
 		b.link(cat, cat+"page-3/")
-		for _, c := range pfColors[:2] {
+		for _, c := range pfColors {
 			for _, v := range append(pfSizes, "page-2", "page-3") {
 				b.link(cat+c+"/", cat+c+"/"+v+"/")
 			}
 		}
-		for _, s := range pfSizes[:2] {
+		for _, s := range pfSizes {
 			for _, v := range pfColors {
 				b.link(cat+s+"/", cat+s+"/"+v+"/")
 			}
@@ -48,8 +48,8 @@ func pathShop(b *budgetJudge, cats int) {
 // category, its listing's next pages among them. A category, a product,
 // another category's facets are not of it. A directory's trades, which
 // follow every city, and versioned documentation's pages, which follow
-// every version, stack with nothing but an ending that follows everything
-// (/plumbers/page-2/): no family.
+// every version, stack with nothing but endings that follow everything
+// (/plumbers/page-2/, never /page-2/plumbers/): no family.
 func TestPathModifiers(t *testing.T) {
 	b := newBudgetJudge(t, 50, 0)
 	if f := b.budgets.familyOf(b.url("http://pf.test/c/cat1/color-red/")); !f.none() {
@@ -62,7 +62,7 @@ func TestPathModifiers(t *testing.T) {
 		t.Fatalf("a facet page: family %v, want a path family", one)
 	}
 	for _, raw := range []string{"http://pf.test/c/cat1/size-42/", "http://pf.test/c/cat1/color-red/size-42/",
-		"http://pf.test/c/cat1/size-42/color-red/", "http://pf.test/c/cat1/page-2/", "http://pf.test/c/cat1/color-blue/page-2/"} {
+		"http://pf.test/c/cat1/size-42/color-red/", "http://pf.test/c/cat1/color-blue/size-38/color-red/"} {
 		if f := fam(raw); f != one {
 			t.Errorf("%s: family %v, want the category's facets' %v", raw, f, one)
 		}
@@ -79,10 +79,11 @@ func TestPathModifiers(t *testing.T) {
 
 	d := newBudgetJudge(t, 50, 0)
 	for c := range 10 {
-		for _, trade := range []string{"plumbers", "electricians", "roofers", "painters"} {
+		for _, trade := range []string{"plumbers", "electricians", "roofers", "painters", "movers", "cleaners", "glaziers", "tilers", "bakers"} {
 			list := fmt.Sprintf("http://dir.test/us/ca/city%d/%s/", c, trade)
 			d.link(fmt.Sprintf("http://dir.test/us/ca/city%d/", c), list)
-			d.link(list, list+"page-2/") // an ending that follows everything: one neighbour
+			d.link(list, list+"page-2/") // endings that follow everything, and come after the trade only
+			d.link(list, list+"page-3/")
 		}
 		for _, page := range []string{"install", "config", "faq", "api"} {
 			d.link(fmt.Sprintf("http://dir.test/docs/v%d/", c), fmt.Sprintf("http://dir.test/docs/v%d/%s/", c, page))
@@ -94,7 +95,7 @@ func TestPathModifiers(t *testing.T) {
 			t.Errorf("%s: family %v, want none", raw, f)
 		}
 	}
-	for _, seg := range []string{"plumbers", "roofers", "city3", "v3", "faq", "news3"} {
+	for _, seg := range []string{"plumbers", "roofers", "city3", "page-2", "v3", "faq", "news3"} {
 		if d.budgets.mods.modifier("dir.test", seg) {
 			t.Errorf("%s: a modifier", seg)
 		}
@@ -109,12 +110,12 @@ func TestPathModifiers(t *testing.T) {
 func TestPathFamilyBudget(t *testing.T) {
 	b := newBudgetJudge(t, 5, 0)
 	pathShop(b, 10)
-	const cat = "http://pf.test/c/cat3/"
+	const cat = "http://pf.test/c/cat11/" // a category met after its host's modifiers were learnt
 	page := cat + "color-green/"
 	before := b.Held()[HeldPath]
 	normal := 0
 	for _, v := range pfSizes {
-		for _, more := range []string{"", "page-2/"} {
+		for _, more := range []string{"color-red/", "color-blue/"} {
 			if b.link(page, page+v+"/"+more) == frontier.Normal {
 				normal++
 			}
@@ -136,7 +137,7 @@ func TestPathFamilyBudget(t *testing.T) {
 		t.Errorf("a numeric facet's next value: queued at %v, want %v", p, frontier.Normal)
 	}
 	// Another category's facets have a budget of their own.
-	if p := b.link("http://pf.test/c/cat4/color-green/", "http://pf.test/c/cat4/color-green/size-46/"); p != frontier.Normal {
+	if p := b.link("http://pf.test/c/cat12/color-green/", "http://pf.test/c/cat12/color-green/size-46/"); p != frontier.Normal {
 		t.Errorf("another category's facet: queued at %v", p)
 	}
 
