@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"math/bits"
@@ -107,10 +106,8 @@ func (t *copies) respelling(u canon.URL, of string) bool {
 	if !ok || path != u.Path || q == u.Query || !withinQuery(q, u.Query) && !withinQuery(u.Query, q) {
 		return false
 	}
-	var k [8]byte
-	binary.LittleEndian.PutUint64(k[:], fnvString(fnvOffset, of))
 	var n uint8
-	t.respelt.Update(string(k[:]), func(c uint8) uint8 {
+	t.respelt.Update(hashKey(fnvString(fnvOffset, of)), func(c uint8) uint8 {
 		n = min(c+1, maxRespelt+1)
 		return n
 	})

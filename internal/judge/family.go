@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"encoding/binary"
 	"strings"
 
 	"github.com/weft-crawler/weft/internal/canon"
@@ -48,6 +49,13 @@ func fnvString(h uint64, s string) uint64 {
 }
 
 func fnvByte(h uint64, c byte) uint64 { return (h ^ uint64(c)) * fnvPrime }
+
+// hashKey is a hash as a key of 8 bytes, for the judge's bounded maps.
+func hashKey(h uint64) string {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], h)
+	return string(b[:])
+}
 
 // familyOf returns the family of u, or none.
 func (b *budgets) familyOf(u canon.URL) family {

@@ -42,8 +42,12 @@ func TestTrapWindowsAndAliasesKeptThroughEviction(t *testing.T) {
 		if j.copies.trappedInMemory("a") || j.Trapped("a") {
 			t.Fatalf("a cut off after %d pages, want 8", i)
 		}
-		j.JudgedPage(b, "a", canon.URL{}, "", "http://a/")
-		j.JudgedPage(b, "b", canon.URL{}, "", map[bool]string{true: "http://b/"}[i%2 == 0])
+		j.JudgedPage(b, "a", canon.URL{}, "", "http://a.test/first") // a copy of another page
+		of := ""
+		if i%2 == 0 {
+			of = "http://b.test/first"
+		}
+		j.JudgedPage(b, "b", canon.URL{}, "", of)
 	}
 	if n := states.Len(); n != 1 {
 		t.Fatalf("%d hosts' states in memory, bound 1", n)

@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"strings"
 	"sync/atomic"
@@ -92,11 +91,7 @@ func segHash(authority, seg string) uint64 {
 
 // segKey is the map's key of a segment of a host's paths: its hash, 8
 // bytes.
-func segKey(authority, seg string) string {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], segHash(authority, seg))
-	return string(b[:])
-}
+func segKey(authority, seg string) string { return hashKey(segHash(authority, seg)) }
 
 // lastTwo returns the last segment of a path and the one before it ("" at
 // the root), ignoring a trailing slash.
@@ -134,11 +129,9 @@ func (m *modifiers) learn(u canon.URL) {
 		w.Or(1 << (bit % 64))
 		return // the first URL it ends
 	}
-	h := fnvString(fnvOffset, prev)
-	var k [8]byte
-	binary.LittleEndian.PutUint64(k[:], sh)
-	s := m.segs.Update(string(k[:]), func(s segState) segState {
-		s.after[h>>63] |= 1 << (h & 63)
+	k := hashKey(sh)
+	s := m.segs.Update(k, func(s segState) segState {
+		valueBit(&s.after, prev) // by maphash: FNV's bits follow a last byte changed too little
 		return s
 	})
 	if !s.appended() || !canModify(prev) {
@@ -148,7 +141,7 @@ func (m *modifiers) learn(u canon.URL) {
 	if p, ok := m.segs.Peek(pk); !ok || !p.appended() {
 		return
 	}
-	m.nextTo(string(k[:]), false)
+	m.nextTo(k, false)
 	m.nextTo(pk, true)
 }
 

@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"encoding/binary"
 	"sync/atomic"
 
 	"github.com/weft-crawler/weft/internal/canon"
@@ -98,11 +97,7 @@ func wallVariant(u canon.URL, via string) string {
 	return ""
 }
 
-func wallHash(shape string) string {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], fnvString(fnvOffset, shape))
-	return string(b[:])
-}
+func wallHash(shape string) string { return hashKey(fnvString(fnvOffset, shape)) }
 
 // copied reports whether most of the shape's pages were copies.
 func (s wallState) copied() bool {

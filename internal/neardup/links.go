@@ -226,11 +226,7 @@ func queryNumbers(path uint64, query string, ids *idParams) uint64 {
 		if !ok || !ids.counts(name) {
 			continue
 		}
-		h := uint64(fnvOffset)
-		for i := 0; i < len(param); i++ {
-			h = (h ^ uint64(param[i])) * fnvPrime
-		}
-		sum += h
+		sum += hashString(param)
 	}
 	if sum == 0 {
 		return path
