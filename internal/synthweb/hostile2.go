@@ -348,6 +348,8 @@ func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 		w.serveWordPress(rw, r, h)
 	case Forum:
 		w.serveForum(rw, r, h)
+	case FilterShop:
+		w.serveFilterShop(rw, r, h)
 	case TrapDeep:
 		w.serveDeep(rw, r, h)
 	case TrapCalendar:
