@@ -299,9 +299,9 @@ type Config struct {
 	NearDupMaxPages  int
 	NearDupFollow    bool
 	// NearDupTrapWindow is the number of a host's last judged pages that
-	// the trap cut-off looks at: when more than half of them were
-	// near-duplicates, no new URL of the host is admitted (those queued
-	// are still fetched). Negative turns the cut-off off; at most 64.
+	// the trap cut-off looks at: when more than half were near-duplicates,
+	// the directory they are under, or the host, is cut off
+	// (judge.JudgedPage). Negative turns the cut-off off; at most 64.
 	NearDupTrapWindow int
 	// Policies are the operator's per-host overrides (a longer delay, more
 	// disallowed paths, a lower URL cap); nil means none. They are read on

@@ -90,11 +90,12 @@ func copiesFetches(t *testing.T, web *synthweb.Web) int {
 
 // TestNearDupTrapCutOff crawls the copies host following the links of
 // near-duplicates too: only the trap cut-off bounds it. Once most of its
-// last 20 judged pages are copies, no new URL of it is admitted; the URLs
-// queued before are still fetched, at most three per page fetched before
-// the cut, so the host costs at most 1 + 3 × 20 requests (from the
-// server's log), is named in the summary, and the ordinary hosts are
-// crawled whole. With room for one host's state in memory
+// last 20 judged pages are copies, all under /day/, no new URL under
+// /day/ is admitted, and those queued before are dropped when leased, as
+// far as the host's state in memory knows (they are three per page
+// fetched before the cut), so the host costs at most 1 + 3 × 20 requests
+// (from the server's log), its directory is named in the summary, and
+// the ordinary hosts are crawled whole. With room for one host's state in memory
 // (--host-cache 1), the hosts evict each other's all along, and the
 // window, kept in the store, cuts the host off all the same.
 func TestNearDupTrapCutOff(t *testing.T) {
@@ -124,12 +125,12 @@ func testNearDupTrapCutOff(t *testing.T, hostCache int) {
 	if n < window || n > 1+3*window {
 		t.Errorf("copies host: %d page requests, want the window of %d and at most %d", n, window, 1+3*window)
 	}
-	if sum.Traps != 1 || len(sum.TrapHosts) != 1 || sum.TrapHosts[0] != copies || sum.Rejected[judge.Trap] == 0 {
-		t.Errorf("summary: %d traps %v, %d URLs refused; want %s cut off", sum.Traps, sum.TrapHosts, sum.Rejected[judge.Trap], copies)
+	if sum.Traps != 1 || len(sum.TrapHosts) != 1 || sum.TrapHosts[0] != copies+"/day/" || sum.Rejected[judge.Trap] == 0 {
+		t.Errorf("summary: %d traps %v, %d URLs refused; want %s/day/ cut off", sum.Traps, sum.TrapHosts, sum.Rejected[judge.Trap], copies)
 	}
 	var out bytes.Buffer
 	sum.Write(&out)
-	if !strings.Contains(out.String(), "traps:      1 hosts cut off") {
+	if !strings.Contains(out.String(), "traps:      1 hosts or directories cut off") || !strings.Contains(out.String(), copies+"/day/") {
 		t.Errorf("summary does not say so:\n%s", out.String())
 	}
 	recs := readFetchLog(t, cfg.DataDir)
@@ -168,8 +169,8 @@ func TestNearDupTrapSurvivesRestart(t *testing.T) {
 	second := runCrawl(t, cfg)
 	n := copiesFetches(t, web)
 	t.Logf("copies host: %d requests over both runs (%d, then %d)", n, first.Pages, second.Pages)
-	if second.Traps != 1 || len(second.TrapHosts) != 1 || second.TrapHosts[0] != copies {
-		t.Errorf("second run: %d traps %v; want the cut kept", second.Traps, second.TrapHosts)
+	if second.Traps != 1 || len(second.TrapHosts) != 1 || second.TrapHosts[0] != copies+"/day/" {
+		t.Errorf("second run: %d traps %v; want the cut of /day/ kept", second.Traps, second.TrapHosts)
 	}
 	if n > 1+3*window {
 		t.Errorf("copies host: %d requests over both runs, want at most %d: the resumed crawl admitted new URLs of a host cut off", n, 1+3*window)
@@ -733,6 +734,42 @@ func TestForumListingsReadAlike(t *testing.T) {
 	for page, n := range pages {
 		if n > 2 {
 			t.Errorf("topic page %q asked for %d times; want twice at most", page, n)
+		}
+	}
+}
+
+// TestFilterShopCopiesCutTheirDirectory crawls a small shop whose filters
+// are in its paths, in the order clicked (synthweb.FilterShop): listings
+// of the same few products read alike, and those with every filter set
+// link nothing new, so a crawl that walks one category's filters depth
+// first meets a run of copies, all under that category's filter. That
+// directory is cut off, not the host: every product is fetched, those of
+// the categories' second pages too, found after the cut (when the host
+// was cut off, 68 of the 100 were), and the listings, bounded by the cuts
+// and by their path families' budgets, cost at most five a product
+// (some 400 of the shop's 4,000 or so).
+func TestFilterShopCopiesCutTheirDirectory(t *testing.T) {
+	t.Parallel() // judged by what was requested, not when
+	web, shop, sum := crawlHostile(t, 3, synthweb.FilterShop)
+	products, listings := map[string]bool{}, 0
+	for _, r := range web.Log() {
+		switch {
+		case r.Addr != shop:
+		case strings.HasPrefix(r.Path, "/p/"):
+			products[r.Path] = true
+		case strings.HasPrefix(r.Path, "/c/"):
+			listings++
+		}
+	}
+	t.Logf("%d products, %d listings; cut off %v; held %v", len(products), listings, sum.TrapHosts, sum.Held)
+	if want := synthweb.FilterShopCategories * synthweb.FilterShopPerCat; len(products) != want {
+		t.Errorf("%d of %d products fetched (cut off: %v)", len(products), want, sum.TrapHosts)
+	} else if listings > 5*want {
+		t.Errorf("%d listings asked for, want at most %d", listings, 5*want)
+	}
+	for _, cut := range sum.TrapHosts {
+		if _, dir, _ := strings.Cut(cut, "/"); !strings.HasPrefix(dir, "c/") {
+			t.Errorf("%s cut off, want directories of the shop's listings only", cut)
 		}
 	}
 }

@@ -411,8 +411,8 @@ func (c *Crawler) overPageBudget(l frontier.Lease) bool {
 // learntDrop says why a lease is dropped unrequested for what the judge
 // has learnt since its URL was queued ("" when it is not): a page link
 // whose host's parameter was learnt inert (judge.InertParam; su is the
-// URL without it), or whose shape was learnt to redirect out of the
-// crawl's scope or to be a wall of copies (judge.Learnt), or a redirect's
+// URL without it), or that judge.Learnt drops (a shape that redirects
+// out of scope, a wall of copies, a directory cut off), or a redirect's
 // target in such a wall. Seeds and their redirects, requisites, sitemaps,
 // what sitemaps list and robots.txt hops are kept.
 func (c *Crawler) learntDrop(l frontier.Lease, u canon.URL) (why string, su canon.URL) {

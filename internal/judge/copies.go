@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math/bits"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/weft-crawler/weft/internal/canon"
@@ -38,19 +39,30 @@ const maxCutNames = 20
 
 // JudgedPage adds the page u of host (linked from via), judged for
 // near-duplicates (of: the earlier page it copies, "" for none), to the
-// host's window, and cuts the host off (in b, for a restart) when most of
-// a full window were near-duplicates: no new URL of it is admitted from
-// then on. A copy whose shape, or variant
-// shape, is a wall of copies already (walls.go) is
-// left out of the window: the wall bounds what its shape costs (a probe
-// now and then, and the URLs queued before it was learnt), so that the
-// copies of two or three walls learnt in turns (a login page, a print
-// view) do not cut off a host whose other pages are distinct. The copies
-// that teach a wall count: a host whose pages are copies under shape
-// after shape is cut off all the same. The first copy of a page under
-// another spelling of its URL (respelling) is left out too: a forum that
-// links a topic's page as viewtopic.php?f=3&t=12&start=10 and
-// viewtopic.php?t=12&start=10 serves it twice, and such pairs, fetched in a run, cut off a phpBB board with
+// host's window, and cuts off (in b, for a restart) the directory all of
+// its near-duplicates are under when most of a full window were
+// near-duplicates: no new URL under it is admitted from then on, and one
+// queued is dropped when leased (Learnt). A shop that walked one
+// category's filters, /c/hats/color-green/size-38/material-wool/ and the
+// rest, depth first, had its whole host cut off, so that the products on
+// its other categories' second pages, found after, were never asked for
+// (68 of 100). The host itself is cut off, as it was before, when its
+// copies are all over it (their directory is "/"), or when it had
+// maxCutDirs directories cut off already. A page under a directory cut
+// off (queued before the cut) is left out of the window: the cut bounds
+// what the directory costs.
+//
+// A copy whose shape, or variant shape, is a wall of copies already
+// (walls.go) is left out of the window too: the wall bounds what its
+// shape costs (a probe now and then, and the URLs queued before it was
+// learnt), so that the copies of two or three walls learnt in turns (a
+// login page, a print view) do not cut off a host whose other pages are
+// distinct. The copies that teach a wall count: a host whose pages are
+// copies under shape after shape is cut off all the same. The first copy
+// of a page under another spelling of its URL (respelling) is left out
+// too: a forum that links a topic's page as
+// viewtopic.php?f=3&t=12&start=10 and viewtopic.php?t=12&start=10 serves
+// it twice, and such pairs, fetched in a run, cut off a phpBB board with
 // 225 of its 270 topics fetched. A page copied under more spellings than
 // maxRespelt (a parameter set to a new value in every link, a session's)
 // counts.
@@ -63,9 +75,21 @@ func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of str
 	}
 	var tripped bool
 	var copies int
+	var dir string // the directory cut off, "" for the host
 	t.states.Update(host, func(w store.HostState) store.HostState {
 		if w.NearCut {
 			return w
+		}
+		within, cut := splitNearDirs(w.NearDirs)
+		if underDirs(u.Path, cut) {
+			return w
+		}
+		if near {
+			if within == "" {
+				within = dirOf(u.Path)
+			} else {
+				within = commonDir(within, dirOf(u.Path))
+			}
 		}
 		bit := uint64(1) << w.NearNext
 		if near {
@@ -79,17 +103,84 @@ func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of str
 			w.NearRing &= 1<<size - 1
 		}
 		copies = bits.OnesCount64(w.NearRing)
-		if int(w.NearPages) == size && copies > size/2 {
-			w.NearCut, tripped = true, true
+		if copies == 0 {
+			within = ""
 		}
+		if int(w.NearPages) == size && copies > size/2 {
+			tripped = true
+			if within == "/" || strings.Count(cut, "\n") >= maxCutDirs {
+				w.NearCut = true
+			} else {
+				dir, cut = within, cut+within+"\n"
+				w.NearRing, w.NearPages, w.NearNext, within = 0, 0, 0, ""
+			}
+		}
+		w.NearDirs = joinNearDirs(within, cut)
 		return w
 	})
-	if tripped {
-		t.cut(host)
+	if !tripped {
+		return
+	}
+	t.cut(host + dir)
+	if dir == "" {
 		t.log.Warn("host cut off: most of its last pages were near-duplicates; no new URLs of it are admitted",
 			"host", host, "near_duplicates", copies, "of", size)
-		b.PutMeta(metaTrapPrefix+host, nil)
+	} else {
+		t.log.Warn("directory cut off: most of its host's last pages were near-duplicates under it; no new URLs under it are admitted",
+			"host", host, "directory", dir, "near_duplicates", copies, "of", size)
 	}
+	b.PutMeta(metaTrapPrefix+host+dir, nil)
+}
+
+// maxCutDirs is how many of a host's directories are cut off before the
+// host is: a host with copies in so many places is a host of copies.
+const maxCutDirs = 8
+
+// splitNearDirs splits a host's store.HostState.NearDirs into the
+// directory its window's near-duplicates are under ("" for none) and the
+// directories cut off, each ended by '\n'.
+func splitNearDirs(s string) (within, cut string) {
+	within, cut, _ = strings.Cut(s, "\n")
+	return within, cut
+}
+
+// joinNearDirs is what splitNearDirs splits.
+func joinNearDirs(within, cut string) string {
+	if within == "" && cut == "" {
+		return ""
+	}
+	return within + "\n" + cut
+}
+
+// underDirs reports whether path is under one of the directories cut,
+// each ended by '\n' (the directory's own page is not under it).
+func underDirs(path, cut string) bool {
+	for cut != "" {
+		var dir string
+		dir, cut, _ = strings.Cut(cut, "\n")
+		if len(path) > len(dir) && strings.HasPrefix(path, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// dirOf is the directory of path: up to its last '/' ("/" for none).
+func dirOf(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		return path[:i+1]
+	}
+	return "/"
+}
+
+// commonDir is the deepest directory both directories a and b are
+// under (or are).
+func commonDir(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return dirOf(a[:i])
 }
 
 // maxRespelt is how many copies of one page under other spellings of its
@@ -134,8 +225,9 @@ func (t *copies) cut(host string) {
 	}
 }
 
-// Cut returns the number of hosts cut off for serving mostly
-// near-duplicates, and the first of them.
+// Cut returns the number of hosts and directories cut off for serving
+// mostly near-duplicates, and the first of them (a directory after its
+// host: "a.test/c/hats/color-green/").
 func (j *Judge) Cut() (int64, []string) {
 	t := j.copies
 	t.mu.Lock()
@@ -143,29 +235,67 @@ func (j *Judge) Cut() (int64, []string) {
 	return t.n, slices.Clone(t.cuts)
 }
 
-// Trapped reports whether host was cut off, reading its state from the
-// store if it is not in memory.
-func (j *Judge) Trapped(host string) bool { return j.copies.trapped(host) }
+// Trapped reports whether u's host, or a directory of it u is under, was
+// cut off, reading the host's state from the store if it is not in
+// memory.
+func (j *Judge) Trapped(u canon.URL) bool { return j.copies.trapped(u) }
 
-func (t *copies) trapped(host string) bool {
-	w, ok := t.states.Get(host)
-	return ok && w.NearCut
+func (t *copies) trapped(u canon.URL) bool {
+	w, ok := t.states.Get(u.Authority)
+	return ok && cutOff(w, u.Path)
 }
 
-// trappedInMemory reports whether host was cut off, as far as the states
-// in memory know: for every link found, before the seen set; a URL new to
-// the crawl is asked trapped as well.
-func (t *copies) trappedInMemory(host string) bool {
-	w, ok := t.states.Peek(host)
-	return ok && w.NearCut
+// trappedInMemory is trapped as far as the states in memory know: for
+// every link found, before the seen set; a URL new to the crawl is asked
+// trapped as well.
+func (t *copies) trappedInMemory(u canon.URL) bool {
+	w, ok := t.states.Peek(u.Authority)
+	return ok && cutOff(w, u.Path)
 }
 
-// LoadCuts marks the hosts an earlier run cut off.
+// inCutDir reports whether u is under a directory of its host cut off,
+// as far as the states in memory know.
+func (t *copies) inCutDir(u canon.URL) bool {
+	w, ok := t.states.Peek(u.Authority)
+	if !ok || w.NearDirs == "" {
+		return false
+	}
+	_, cut := splitNearDirs(w.NearDirs)
+	return underDirs(u.Path, cut)
+}
+
+// cutOff reports whether the host of state w, or a directory of it path
+// is under, was cut off.
+func cutOff(w store.HostState, path string) bool {
+	if w.NearCut {
+		return true
+	}
+	if w.NearDirs == "" {
+		return false
+	}
+	_, cut := splitNearDirs(w.NearDirs)
+	return underDirs(path, cut)
+}
+
+// LoadCuts marks the hosts and directories an earlier run cut off (the
+// state of a host kept in the store knows its directories already; the
+// page's batch that cut one off may be all that a crash left).
 func (j *Judge) LoadCuts(db *store.DB) error {
 	t := j.copies
-	err := db.MetaPrefix(metaTrapPrefix, func(host string, _ []byte) bool {
-		t.states.Update(host, func(w store.HostState) store.HostState { w.NearCut = true; return w })
-		t.cut(host)
+	err := db.MetaPrefix(metaTrapPrefix, func(key string, _ []byte) bool {
+		host, dir, _ := strings.Cut(key, "/")
+		t.states.Update(host, func(w store.HostState) store.HostState {
+			if dir == "" {
+				w.NearCut = true
+				return w
+			}
+			within, cut := splitNearDirs(w.NearDirs)
+			if dir = "/" + dir; !strings.Contains("\n"+cut, "\n"+dir+"\n") {
+				w.NearDirs = joinNearDirs(within, cut+dir+"\n")
+			}
+			return w
+		})
+		t.cut(key)
 		return true
 	})
 	if err != nil {

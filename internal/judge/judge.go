@@ -494,7 +494,7 @@ func (a *admission) Screen() error {
 	if gaveUp, _ := j.gaveUp.Peek(u.Authority); gaveUp {
 		return a.refuse(refusal{reason: GaveUp})
 	}
-	if j.copies.trappedInMemory(u.Authority) {
+	if j.copies.trappedInMemory(u) {
 		return a.refuse(refuse(Trap, u))
 	}
 	hp := j.cfg.Policies.For(u.Authority, u.Host)
@@ -515,7 +515,7 @@ func (a *admission) Record(part int, k seen.Key) (bool, error) {
 	if full && c.Depth+c.Hops > 0 {
 		return false, a.refuse(refuse(Pattern, u))
 	}
-	if j.copies.trapped(u.Authority) { // a host whose state is not in memory
+	if j.copies.trapped(u) { // a host whose state is not in memory
 		return false, a.refuse(refuse(Trap, u))
 	}
 	if c.As == AsPageLink && j.aliases.skip(c.Page, u) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/store"
 )
@@ -348,7 +349,7 @@ func TestWallCopiesLeaveTheHostWindow(t *testing.T) {
 			}
 			page(fmt.Sprintf("http://shop.test/product/%d", 100+i), false)
 		}
-		return b.Trapped("shop.test")
+		return b.Trapped(canon.URL{Authority: "shop.test"})
 	}
 	if run(2) {
 		t.Error("two walls of copies learnt in turns cut their host off")
@@ -418,7 +419,7 @@ func TestWallOfVariants(t *testing.T) {
 		u := b.url(fmt.Sprintf("%s?replytocom=%d", post, 2000+i))
 		b.JudgedPage(batch, u.Authority, u, post, post)
 	}
-	if b.Trapped("blog.test") {
+	if b.Trapped(canon.URL{Authority: "blog.test"}) {
 		t.Errorf("the host cut off by the copies of a wall learnt already")
 	}
 }

@@ -105,7 +105,7 @@ type Summary struct {
 	Parks              int64            `json:"parks"`                 // times a host was parked after failures in a row
 	GaveUp             int64            `json:"gave_up"`               // hosts given up after too many failures
 	GaveUpHosts        []string         `json:"gave_up_hosts"`         // the first of them
-	Traps              int64            `json:"traps"`                 // hosts cut off: most of their last pages were near-duplicates
+	Traps              int64            `json:"traps"`                 // hosts and directories cut off: most of their last pages were near-duplicates
 	TrapHosts          []string         `json:"trap_hosts"`            // the first of them
 	TrapCosts          []judge.TrapCost `json:"trap_costs"`            // the hosts trap rules (pattern, repeats, depth, host-cap, trap) refused most URLs of, and what each cost
 	TrapHostCount      int64            `json:"trap_host_count"`       // hosts any trap rule refused URLs of
@@ -374,7 +374,7 @@ func (s Summary) Write(w io.Writer) {
 		fmt.Fprintf(w, "  near-dups:  %d pages within the SimHash threshold of an earlier page\n", s.NearDups)
 	}
 	if s.Traps > 0 {
-		fmt.Fprintf(w, "  traps:      %d hosts cut off, most of their last pages near-duplicates: no new URLs of theirs admitted%s\n",
+		fmt.Fprintf(w, "  traps:      %d hosts or directories cut off, most of their last pages near-duplicates: no new URLs under them admitted%s\n",
 			s.Traps, named(s.Traps, s.TrapHosts))
 	}
 	if s.Recrawls > 0 || s.NotModified > 0 || s.ListedChanged > 0 {

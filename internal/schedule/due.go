@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/recrawl"
 	"github.com/weft-crawler/weft/internal/scope"
@@ -35,10 +36,11 @@ type Queue interface {
 	Commit(b *store.Batch, items []frontier.Item) error
 }
 
-// Traps is the judge's trap rules, asked whether a host is cut off.
+// Traps is the judge's trap rules, asked whether a URL is cut off.
 type Traps interface {
-	// Trapped reports whether host is cut off for near-duplicates.
-	Trapped(host string) bool
+	// Trapped reports whether u's host, or a directory of it u is under,
+	// is cut off for near-duplicates.
+	Trapped(u canon.URL) bool
 }
 
 // ScanConfig is what a Recrawler works with beside its Planner.
@@ -252,7 +254,7 @@ func (rc *Recrawler) QueueDue(now time.Time) error {
 		if !ok || (r.Status != store.URLDone && r.Status != store.URLFailed) || !r.NextCrawl.Equal(e.Due) {
 			continue // a stale entry: its URL was queued or scheduled again since
 		}
-		if !rc.stillInScope(r, e.Host) {
+		if !rc.stillInScope(r) {
 			r.Status = store.URLRejected
 			sb.b.PutURL(e.Part, e.Host, e.Hash, r)
 			continue

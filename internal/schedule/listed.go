@@ -119,7 +119,7 @@ func (rc *Recrawler) applyListed(sb *scanBatch, room *hostRoom, p recrawl.Policy
 		case !changed:
 		case now.Sub(r.LastFetch) < p.Min || room.left(lh.host) <= 0:
 			rc.holdListed(k, lh) // not yet: Min, and the host's room, hold for pulls as for recrawls
-		case !rc.stillInScope(r, lh.host):
+		case !rc.stillInScope(r):
 			sb.b.DeleteDue(lh.part, r.NextCrawl, lh.host, k)
 			r.Status, write = store.URLRejected, true
 		default:
@@ -157,9 +157,9 @@ func (rc *Recrawler) holdListed(k seen.Key, lh listedHint) {
 
 // stillInScope checks a URL queued again against the scope and the trap
 // cut-off, which a restart may have narrowed.
-func (rc *Recrawler) stillInScope(r store.URLRecord, host string) bool {
+func (rc *Recrawler) stillInScope(r store.URLRecord) bool {
 	u, err := rc.sched.canon.Parse(r.URL)
-	if err != nil || rc.traps.Trapped(host) {
+	if err != nil || rc.traps.Trapped(u) {
 		return false
 	}
 	return r.Depth == 0 || rc.scope.Check(u, r.Depth) == ""

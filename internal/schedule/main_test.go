@@ -90,7 +90,7 @@ func (q *committed) Commit(b *store.Batch, items []frontier.Item) error {
 // noTraps cuts off the hosts it holds.
 type noTraps map[string]bool
 
-func (n noTraps) Trapped(host string) bool { return n[host] }
+func (n noTraps) Trapped(u canon.URL) bool { return n[u.Authority] }
 
 // newRecrawler makes a Recrawler of p's URLs, in the scope of seed's
 // domain, whose scans commit to q.

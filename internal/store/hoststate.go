@@ -13,7 +13,7 @@ import (
 //	HostState: 'T' part host 0x00 -> HostState
 const (
 	tagHostState     = 'T'
-	hostStateVersion = 2 // 2 adds the near-duplicate window and the index alias bits
+	hostStateVersion = 3 // 2 adds the near-duplicate window and the index alias bits, 3 its directories
 )
 
 // HostState is a host's per-host counters, and what the crawl's per-host
@@ -29,6 +29,11 @@ type HostState struct {
 	NearRing            uint64
 	NearPages, NearNext uint8
 	NearCut             bool
+	// NearDirs is what the window knows of where the host's copies are
+	// (package judge reads it): the directory all the window's
+	// near-duplicates are under, then the directories cut off, each line
+	// ended by '\n'; "" for none of either.
+	NearDirs string
 	// The index alias rule's pairs of a directory and its index file: a
 	// bit per scheme and index file name (the crawl's), set for a pair
 	// served alike (AliasSame) or differently (AliasDiffer).
@@ -59,6 +64,7 @@ func (b *Batch) PutHostState(part uint16, host string, r HostState) {
 	}
 	b.val = binary.AppendUvarint(b.val, r.NearRing)
 	b.val = append(b.val, r.NearPages, r.NearNext, cut, r.AliasSame, r.AliasDiffer)
+	b.val = appendString(b.val, r.NearDirs)
 	b.set(b.key, b.val)
 }
 
@@ -90,6 +96,9 @@ func (db *DB) GetHostState(part uint16, host string) (HostState, bool, error) {
 			}
 			r.AliasSame = d.byte1("index alias pairs alike")
 			r.AliasDiffer = d.byte1("index alias pairs differing")
+		}
+		if v >= 3 {
+			r.NearDirs = d.str("near-duplicate directories")
 		}
 		return d.finish(key)
 	})

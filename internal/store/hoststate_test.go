@@ -8,7 +8,8 @@ import (
 func TestHostStateRoundTrip(t *testing.T) {
 	db := openMem(t)
 	want := HostState{Accepted: 41, Throttled: 3, ServerErrors: 2, LinksCut: 1,
-		NearRing: 1<<63 | 5, NearPages: 64, NearNext: 3, NearCut: true, AliasSame: 0b0101, AliasDiffer: 0b1000}
+		NearRing: 1<<63 | 5, NearPages: 64, NearNext: 3, NearCut: true, AliasSame: 0b0101, AliasDiffer: 0b1000,
+		NearDirs: "/c/shoes/\n/c/hats/color-green/\n"}
 	b := db.NewBatch()
 	b.PutHostState(7, "a.test", want)
 	if err := b.Commit(false); err != nil {
@@ -24,6 +25,24 @@ func TestHostStateRoundTrip(t *testing.T) {
 	// A host's state is not its host record.
 	if _, ok, _ := db.GetHost(7, "a.test"); ok {
 		t.Fatal("the host state reads as a host record")
+	}
+}
+
+// A record of version 2 (without the directories) reads with none.
+func TestHostStateVersion2(t *testing.T) {
+	db := openMem(t)
+	v2 := []byte{2}
+	for _, v := range []int64{41, 3, 2, 1} {
+		v2 = binary.AppendVarint(v2, v)
+	}
+	v2 = binary.AppendUvarint(v2, 5)
+	v2 = append(v2, 3, 2, 1, 0, 0)
+	if err := db.pdb.Set(appendHostStateKey(nil, 7, "a.test"), v2, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := HostState{Accepted: 41, Throttled: 3, ServerErrors: 2, LinksCut: 1, NearRing: 5, NearPages: 3, NearNext: 2, NearCut: true}
+	if got, ok, err := db.GetHostState(7, "a.test"); err != nil || !ok || got != want {
+		t.Fatalf("GetHostState = %+v, %v, %v; want %+v", got, ok, err, want)
 	}
 }
 

@@ -1,0 +1,161 @@
+package judge
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"testing"
+
+	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/hostmap"
+	"github.com/weft-crawler/weft/internal/store"
+)
+
+// A shop whose crawl walks one category's filters depth first has most of
+// a window's pages copies, all under that category's filter: the
+// directory they are under is cut off, not the host. A URL under it is
+// refused, and dropped when leased; the category's other filters, its
+// other categories and its products are not. The window starts again:
+// the pages under the directory, queued before the cut, no longer count,
+// and copies under another directory cut that one off too (the second
+// category). Copies all over a host cut off the host, and so do copies
+// under a ninth directory. A resumed crawl reads the directories back from the
+// store, and from the page's batch alone (a crash before the host's
+// state was saved).
+func TestCopiesCutTheirDirectory(t *testing.T) {
+	cn := canon.New(canon.Config{})
+	parse := func(raw string) canon.URL {
+		u, err := cn.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	db, err := store.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	newJudge := func() *Judge {
+		return New(Config{Hosts: hostmap.New[store.HostState](1), NearDupWindow: 20, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
+	}
+	j := newJudge()
+	b := db.NewBatch()
+	defer b.Close()
+	judged := func(raw, of string) {
+		u := parse(raw)
+		j.JudgedPage(b, u.Authority, u, "", of)
+	}
+	cut := func(raw string) bool { return j.copies.trappedInMemory(parse(raw)) }
+	const cat = "http://shop.test/c/hats/"
+	judged(cat, "")
+	for i := range 19 { // 11 copies of 20: the window is full
+		of := ""
+		if i%5 != 0 {
+			of = cat + "color-green/size-38/"
+		}
+		judged(fmt.Sprintf("%scolor-green/size-%d/material-%d/", cat, 38+i%6, i), of)
+	}
+	if n, names := j.Cut(); n != 1 || !slices.Equal(names, []string{"shop.test/c/hats/color-green/"}) {
+		t.Fatalf("cut off: %d %v, want shop.test/c/hats/color-green/", n, names)
+	}
+	if j.Trapped(canon.URL{Authority: "shop.test"}) {
+		t.Fatal("the host is cut off, want a directory of it")
+	}
+	for raw, want := range map[string]bool{
+		cat + "color-green/size-40/":              true,
+		cat + "color-green/":                      false, // the filter's own page
+		cat + "color-red/size-40/":                false,
+		cat + "page-2/":                           false,
+		"http://shop.test/c/boots/":               false,
+		"http://shop.test/p/hats-12/":             false,
+		"http://other.test/c/hats/color-green/x/": false,
+	} {
+		if got := cut(raw); got != want {
+			t.Errorf("%s cut off %v, want %v", raw, got, want)
+		}
+		if got := j.Learnt(parse(raw), cat, false, false) == Trap; got != want {
+			t.Errorf("%s dropped when leased %v, want %v", raw, got, want)
+		}
+	}
+	if j.Learnt(parse(cat+"color-green/size-40/"), cat, false, true) != "" {
+		t.Error("a redirect's target under the directory is dropped when leased")
+	}
+	// The pages queued under it, fetched after the cut, do not count.
+	for range 40 {
+		judged(cat+"color-green/size-42/material-9/", cat+"color-green/size-38/")
+	}
+	if n, _ := j.Cut(); n != 1 {
+		t.Fatalf("the directory's own copies cut again: %d cut off", n)
+	}
+	// Copies under another category cut that one off too.
+	dir := "http://shop.test/c/boots/"
+	for i := range 20 {
+		judged(fmt.Sprintf("%ssize-%d/", dir, i), dir)
+	}
+	if n, _ := j.Cut(); n != 2 || !cut(dir+"x/") || !cut(cat+"color-green/x/") || cut(cat+"page-2/") {
+		t.Fatalf("after copies under %s: %d cut off, want it and the first", dir, n)
+	}
+	// A host with copies under one directory after another is cut off at
+	// the (maxCutDirs+1)th.
+	for d := range maxCutDirs + 1 {
+		dir := fmt.Sprintf("http://many.test/d%d/", d)
+		for i := range 20 {
+			judged(fmt.Sprintf("%s%d/", dir, i), dir)
+		}
+		if !cut(dir + "x/") {
+			t.Fatalf("%s not cut off", dir)
+		}
+		if want := d == maxCutDirs; j.Trapped(canon.URL{Authority: "many.test"}) != want {
+			t.Fatalf("after %d directories: host cut off %v, want %v", d+1, !want, want)
+		}
+	}
+	// Copies all over a host cut the host off.
+	for i := range 20 {
+		judged(fmt.Sprintf("http://all.test/%d/x", i), "http://all.test/")
+	}
+	if !j.Trapped(canon.URL{Authority: "all.test"}) {
+		t.Error("a host whose copies are all over it: not cut off")
+	}
+
+	// A resumed crawl, from the host states kept in the store.
+	states := hostmap.New[store.HostState](1)
+	j.copies.states.Each(func(host string, st store.HostState) {
+		states.Update(host, func(store.HostState) store.HostState { return st })
+	})
+	j = New(Config{Hosts: states, NearDupWindow: 20, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
+	if !cut(cat+"color-green/size-40/") || cut(cat+"page-2/") {
+		t.Error("the directories kept in the host's state are not read back")
+	}
+	// A resumed crawl from the page's batch alone.
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	j = newJudge()
+	if err := j.LoadCuts(db); err != nil {
+		t.Fatal(err)
+	}
+	if !cut(cat+"color-green/size-40/") || cut(cat+"page-2/") || !cut("http://shop.test/c/boots/a/") || !j.Trapped(canon.URL{Authority: "all.test"}) || !j.Trapped(canon.URL{Authority: "many.test"}) {
+		t.Error("the directories cut off are not read back from the store")
+	}
+	if n, _ := j.Cut(); n != 2+maxCutDirs+1+1 {
+		t.Errorf("%d cut off read back, want %d", n, 2+maxCutDirs+1+1)
+	}
+}
+
+func TestCommonDir(t *testing.T) {
+	for _, c := range []struct{ a, b, want string }{
+		{"/c/hats/", "/c/hats/x/", "/c/hats/"},
+		{"/c/ab/", "/c/ac/", "/c/"},
+		{"/x/", "/y/", "/"},
+		{"/day/", "/day/", "/day/"},
+		{"/cal/2026/11/", "/cal/2025/", "/cal/"},
+	} {
+		if got := commonDir(c.a, c.b); got != c.want {
+			t.Errorf("commonDir(%q, %q) = %q, want %q", c.a, c.b, got, c.want)
+		}
+	}
+	if dirOf("/cal/2026/11/03") != "/cal/2026/11/" || dirOf("") != "/" {
+		t.Error("dirOf")
+	}
+}
