@@ -24,7 +24,7 @@ var rejectCodes = map[string][2]string{
 	judge.Unreachable: {"robots_unreachable", "its host's robots.txt could not be fetched (5xx, 429, a network or TLS error): the host is not crawled"},
 	judge.CrawlDelay:  {"crawl_delay", "its host's robots.txt asks for a longer Crawl-delay than the crawl waits (--max-crawl-delay): the host is not crawled"},
 	judge.Policy:      {"policy", "disallowed by the operator's policy for its host"},
-	judge.Trap:        {"trap", "its host is cut off as a crawler trap (mostly near-duplicate pages)"},
+	judge.Trap:        {"trap", "its host, or the directory it is under, is cut off as a crawler trap (mostly near-duplicate pages)"},
 	judge.HostCap:     {"host_cap", "its host has as many URLs as the crawl accepts (--max-urls-per-host, or its policy's max_urls)"},
 	judge.Pattern:     {"pattern", "its host has as many URLs of this pattern as the crawl accepts"},
 	judge.GaveUp:      {"gave_up", "its host was given up after too many failures"},
