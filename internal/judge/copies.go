@@ -80,13 +80,14 @@ func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of str
 		if w.NearCut {
 			return w
 		}
-		within, cut := splitNearDirs(w.NearDirs)
+		was, cut := splitNearDirs(w.NearDirs)
 		if underDirs(u.Path, cut) {
 			return w
 		}
+		within := was
 		if near {
 			if within == "" {
-				within = dirOf(u.Path)
+				within = dirOf(u.Path[:min(len(u.Path), maxDirBytes)])
 			} else {
 				within = commonDir(within, dirOf(u.Path))
 			}
@@ -115,7 +116,9 @@ func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of str
 				w.NearRing, w.NearPages, w.NearNext, within = 0, 0, 0, ""
 			}
 		}
-		w.NearDirs = joinNearDirs(within, cut)
+		if within != was || tripped {
+			w.NearDirs = joinNearDirs(within, cut)
+		}
 		return w
 	})
 	if !tripped {
@@ -134,7 +137,13 @@ func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of str
 
 // maxCutDirs is how many of a host's directories are cut off before the
 // host is: a host with copies in so many places is a host of copies.
-const maxCutDirs = 8
+// A directory is the one of the first maxDirBytes of a page's path, so
+// that what a host's state keeps of them stays small: cutting off a
+// shallower directory than the copies' bounds them all the same.
+const (
+	maxCutDirs  = 8
+	maxDirBytes = 128
+)
 
 // splitNearDirs splits a host's store.HostState.NearDirs into the
 // directory its window's near-duplicates are under ("" for none) and the

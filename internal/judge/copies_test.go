@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/weft-crawler/weft/internal/canon"
@@ -110,6 +111,18 @@ func TestCopiesCutTheirDirectory(t *testing.T) {
 			t.Fatalf("after %d directories: host cut off %v, want %v", d+1, !want, want)
 		}
 	}
+	// What a directory cut off costs the host's state is bounded: the
+	// copies under a long path cut off a shallower directory.
+	long := "http://long.test/docs/" + strings.Repeat("a", 2*maxDirBytes) + "/"
+	for i := range 20 {
+		judged(fmt.Sprintf("%s%d", long, i), long)
+	}
+	if !cut(long+"x") || j.Trapped(canon.URL{Authority: "long.test"}) || cut("http://long.test/blog/x") {
+		t.Error("copies under a long path: want the directory of its first bytes cut off")
+	}
+	if st, _ := j.copies.states.Peek("long.test"); len(st.NearDirs) > maxDirBytes+2 {
+		t.Errorf("the host's state keeps %d bytes of directories", len(st.NearDirs))
+	}
 	// Copies all over a host cut the host off.
 	for i := range 20 {
 		judged(fmt.Sprintf("http://all.test/%d/x", i), "http://all.test/")
@@ -138,8 +151,8 @@ func TestCopiesCutTheirDirectory(t *testing.T) {
 	if !cut(cat+"color-green/size-40/") || cut(cat+"page-2/") || !cut("http://shop.test/c/boots/a/") || !j.Trapped(canon.URL{Authority: "all.test"}) || !j.Trapped(canon.URL{Authority: "many.test"}) {
 		t.Error("the directories cut off are not read back from the store")
 	}
-	if n, _ := j.Cut(); n != 2+maxCutDirs+1+1 {
-		t.Errorf("%d cut off read back, want %d", n, 2+maxCutDirs+1+1)
+	if n, _ := j.Cut(); n != 2+maxCutDirs+1+1+1 {
+		t.Errorf("%d cut off read back, want %d", n, 2+maxCutDirs+1+1+1)
 	}
 }
 
