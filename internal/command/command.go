@@ -88,7 +88,6 @@ type Config struct {
 // plugin.Handler. It is safe for concurrent use; Close stops it.
 type Handler struct {
 	cfg    Config
-	dir    string // the body files
 	log    *slog.Logger
 	slots  chan *proc // idle processes (nil: to start), Procs of them
 	closed chan struct{}
@@ -96,6 +95,29 @@ type Handler struct {
 	wg     sync.WaitGroup // the readers of every process
 	nextID atomic.Uint64
 	stats  counts
+
+	dirMu sync.Mutex
+	dir   string // the body files' directory, made when a program first starts
+	gone  bool   // Close removed it
+}
+
+// bodyDir returns the directory of the body files, made at the first call:
+// a handler made for a crawl that never gets to start it (a flag refused
+// after, a test of the configuration) leaves nothing behind.
+func (h *Handler) bodyDir() (string, error) {
+	h.dirMu.Lock()
+	defer h.dirMu.Unlock()
+	if h.gone {
+		return "", fmt.Errorf("command %s: closed", h.cfg.Name)
+	}
+	if h.dir == "" {
+		dir, err := os.MkdirTemp("", "weft-cmd-")
+		if err != nil {
+			return "", fmt.Errorf("command %s: %w", h.cfg.Name, err)
+		}
+		h.dir = dir
+	}
+	return h.dir, nil
 }
 
 // counts are a handler's totals.
@@ -152,11 +174,7 @@ func New(cfg Config) (*Handler, error) {
 	for i := range cfg.MediaTypes {
 		cfg.MediaTypes[i] = strings.ToLower(strings.TrimSpace(cfg.MediaTypes[i]))
 	}
-	dir, err := os.MkdirTemp("", "weft-cmd-")
-	if err != nil {
-		return nil, fmt.Errorf("command %s: %w", cfg.Name, err)
-	}
-	h := &Handler{cfg: cfg, dir: dir, log: cfg.Logger, slots: make(chan *proc, cfg.Procs), closed: make(chan struct{})}
+	h := &Handler{cfg: cfg, log: cfg.Logger, slots: make(chan *proc, cfg.Procs), closed: make(chan struct{})}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -322,6 +340,10 @@ var procSeq atomic.Uint64
 // request: what runs before that is its own start-up, which no crawled
 // input reaches.
 func (h *Handler) start() (*proc, error) {
+	dir, err := h.bodyDir()
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(h.cfg.Argv[0], h.cfg.Argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // killed with whatever it starts
 	cmd.Stderr = &logWriter{log: h.log, name: h.cfg.Name}
@@ -338,7 +360,7 @@ func (h *Handler) start() (*proc, error) {
 		return nil, fmt.Errorf("command %s: start: %w", h.cfg.Name, err)
 	}
 	p := &proc{cmd: cmd, stdin: stdin, lines: make(chan line, 1),
-		bodyFile: filepath.Join(h.dir, strconv.FormatUint(procSeq.Add(1), 10)+".body")}
+		bodyFile: filepath.Join(dir, strconv.FormatUint(procSeq.Add(1), 10)+".body")}
 	if h.cfg.MaxMemory > 0 {
 		if err := limitMemory(cmd.Process.Pid, uint64(h.cfg.MaxMemory)); err != nil {
 			h.kill(p)
@@ -426,6 +448,12 @@ func (h *Handler) Close() error {
 		}
 		h.wg.Wait()
 	})
+	h.dirMu.Lock()
+	defer h.dirMu.Unlock()
+	h.gone = true
+	if h.dir == "" {
+		return nil
+	}
 	return os.RemoveAll(h.dir)
 }
 

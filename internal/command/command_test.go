@@ -171,3 +171,52 @@ func TestNewChecks(t *testing.T) {
 		}
 	}
 }
+
+// The body files' directory is made when a program first starts, and
+// Close removes it: a handler that read no page, made for a crawl that
+// never got to start (a flag refused after it), leaves nothing behind,
+// nor does one that read pages.
+func TestBodyFilesLeaveNothing(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	left := func() []string {
+		entries, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	h, err := New(Config{Argv: []string{python(t), "-c", "pass"}, MediaTypes: []string{"text/html"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := left(); len(names) != 0 {
+		t.Errorf("made, no page read: %v in the temporary directory", names)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h = newHandler(t, Config{})
+	if _, err := h.Handle(doc("one")); err != nil {
+		t.Fatal(err)
+	}
+	if names := left(); len(names) != 1 || !strings.HasPrefix(names[0], "weft-cmd-") {
+		t.Errorf("a page read: %v in the temporary directory, want the body files' directory", names)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if names := left(); len(names) != 0 {
+		t.Errorf("closed: %v left in the temporary directory", names)
+	}
+	if _, err := h.Handle(doc("two")); err == nil {
+		t.Error("a page read after Close")
+	}
+	if names := left(); len(names) != 0 {
+		t.Errorf("a page asked for after Close: %v in the temporary directory", names)
+	}
+}
