@@ -146,14 +146,7 @@ func (w *Web) serveFilterShop(rw *logWriter, r *http.Request, h *host) {
 		b = w.text.appendWords(b, &tile, 40)
 		b = append(b, "</p></div>\n"...)
 	}
-	b = append(b, "<ul>\n"...)
-	for _, l := range links {
-		b = append(b, `<li><a href="`...)
-		b = appendEscapedPath(b, l)
-		b = append(b, `">`...)
-		b = append(b, strings.Trim(l, "/")...)
-		b = append(b, "</a></li>\n"...)
-	}
-	b = append(b, "</ul>\n</body>\n</html>\n"...)
+	b = appendLinkList(b, links, func(b []byte, href string) []byte { return append(b, strings.Trim(href, "/")...) })
+	b = append(b, "</body>\n</html>\n"...)
 	writeBody(rw, r, http.StatusOK, htmlUTF8, b)
 }

@@ -14,13 +14,7 @@ import (
 func TestFilterShop(t *testing.T) {
 	t.Parallel()
 	c, site, body := oneHostile(t, 3, FilterShop)
-	links := func(page string) []string {
-		var out []string
-		for _, l := range strings.Split(page, `href="`)[1:] {
-			out = append(out, l[:strings.IndexByte(l, '"')])
-		}
-		return out
-	}
+	links := func(page string) []string { return hrefs([]byte(page)) }
 	products := map[string]bool{}
 	for _, cat := range links(body("/")) {
 		if !strings.HasPrefix(cat, "/c/") {

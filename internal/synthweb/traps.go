@@ -72,18 +72,25 @@ func (w *Web) smallPage(h *host, key, title string, words int, hrefs []string) [
 	b = append(b, "</h1>\n<p>"...)
 	b = w.text.appendWords(b, &r, words)
 	b = append(b, ".</p>\n"...)
-	if len(hrefs) > 0 {
-		b = append(b, "<ul>\n"...)
-		for _, href := range hrefs {
-			b = append(b, `<li><a href="`...)
-			b = appendEscapedPath(b, href)
-			b = append(b, `">`...)
-			b = w.text.appendWords(b, &r, 2)
-			b = append(b, "</a></li>\n"...)
-		}
-		b = append(b, "</ul>\n"...)
-	}
+	b = appendLinkList(b, hrefs, func(b []byte, _ string) []byte { return w.text.appendWords(b, &r, 2) })
 	return append(b, "</body>\n</html>\n"...)
+}
+
+// appendLinkList appends a list of links to hrefs, if any, each with the
+// text text gives it.
+func appendLinkList(b []byte, hrefs []string, text func(b []byte, href string) []byte) []byte {
+	if len(hrefs) == 0 {
+		return b
+	}
+	b = append(b, "<ul>\n"...)
+	for _, href := range hrefs {
+		b = append(b, `<li><a href="`...)
+		b = appendEscapedPath(b, href)
+		b = append(b, `">`...)
+		b = text(b, href)
+		b = append(b, "</a></li>\n"...)
+	}
+	return append(b, "</ul>\n"...)
 }
 
 // hashString is FNV-1a, to seed a page's text by its path.
