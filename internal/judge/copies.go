@@ -13,16 +13,17 @@ import (
 	"github.com/weft-crawler/weft/internal/store"
 )
 
-// metaTrapPrefix + host marks a host cut off, so a resumed crawl keeps it
-// so.
+// metaTrapPrefix + host marks a host cut off, and metaTrapPrefix + host +
+// a directory's line (cutdirs.go) a directory of it, so that a resumed
+// crawl keeps them so.
 const metaTrapPrefix = "trap/"
 
-// copies cuts off the hosts that serve mostly near-duplicates: it keeps a
-// window of each host's last judged pages, and the hosts cut off, in the
-// crawl's per-host states (store.HostState's Near fields), which are
-// bounded by the host cache and kept in the store; a cut is also recorded
-// in the page's batch, so that it holds after a crash. It is safe for
-// concurrent use.
+// copies cuts off the hosts, or the directories of hosts, that serve
+// mostly near-duplicates: it keeps a window of each host's last judged
+// pages, and what of the host is cut off, in the crawl's per-host states
+// (store.HostState's Near fields), which are bounded by the host cache
+// and kept in the store; a cut is also recorded in the page's batch, so
+// that it holds after a crash. It is safe for concurrent use.
 type copies struct {
 	window  int                           // pages judged per window; negative: no cut-off
 	states  *hostmap.Map[store.HostState] // the crawl's per-host states
@@ -30,27 +31,30 @@ type copies struct {
 	log     *slog.Logger
 
 	mu   sync.Mutex
-	n    int64    // hosts cut off
-	cuts []string // the first of them, for the summary
+	n    int64    // hosts and directories cut off
+	cuts []string // the first of them, for the summary ("a.test", "a.test/day/")
 }
 
-// maxCutNames is how many hosts cut off are named.
+// maxCutNames is how many hosts and directories cut off are named.
 const maxCutNames = 20
 
 // JudgedPage adds the page u of host (linked from via), judged for
 // near-duplicates (of: the earlier page it copies, "" for none), to the
-// host's window, and cuts off (in b, for a restart) the directory all of
-// its near-duplicates are under when most of a full window were
-// near-duplicates: no new URL under it is admitted from then on, and one
-// queued is dropped when leased (Learnt). A shop that walked one
-// category's filters, /c/hats/color-green/size-38/material-wool/ and the
-// rest, depth first, had its whole host cut off, so that the products on
-// its other categories' second pages, found after, were never asked for
-// (68 of 100). The host itself is cut off, as it was before, when its
-// copies are all over it (their directory is "/"), or when it had
-// maxCutDirs directories cut off already. A page under a directory cut
-// off (queued before the cut) is left out of the window: the cut bounds
-// what the directory costs.
+// host's window, and when most of a full window were near-duplicates,
+// cuts off (in b, for a restart) the directory they are all under, as
+// deep as the deepest of them (cutdirs.go): no new URL in it is admitted
+// from then on, and one queued is dropped when leased (Learnt). A shop
+// that walked one category's filters,
+// /c/hats/color-green/size-38/material-wool/ and the rest, depth first,
+// had its whole host cut off, so that the products on its other
+// categories' second pages, found after, were never asked for (68 of
+// 100). The host itself is cut off, as it was before (no new URL of it
+// admitted, those queued still fetched), when its copies are all over it
+// (their directory is "/"), when it had maxCutDirs directories cut off
+// already, when a directory's copies cut it off again, or when where they
+// are is unknown (a window kept by an older build). A page in a
+// directory cut off (queued before the cut) is left out of the window:
+// the cut bounds what the directory costs.
 //
 // A copy whose shape, or variant shape, is a wall of copies already
 // (walls.go) is left out of the window too: the wall bounds what its
@@ -75,22 +79,18 @@ func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of str
 	}
 	var tripped bool
 	var copies int
-	var dir string // the directory cut off, "" for the host
+	var cut dirCut // the directory cut off, none for the host
 	t.states.Update(host, func(w store.HostState) store.HostState {
 		if w.NearCut {
 			return w
 		}
-		was, cut := splitNearDirs(w.NearDirs)
-		if underDirs(u.Path, cut) {
+		d := parseNearDirs(w.NearDirs)
+		if d.cuts.refuse(u) {
 			return w
 		}
-		within := was
+		was := d
 		if near {
-			if within == "" {
-				within = dirOf(u.Path[:min(len(u.Path), maxDirBytes)])
-			} else {
-				within = commonDir(within, dirOf(u.Path))
-			}
+			d.copy(u.Path)
 		}
 		bit := uint64(1) << w.NearNext
 		if near {
@@ -103,93 +103,41 @@ func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of str
 		if size < 64 { // a window kept by a run with a wider one
 			w.NearRing &= 1<<size - 1
 		}
+		if w.NearNext == 0 { // a round of the window is over
+			d.prev, d.cur = d.cur, copiesRound{}
+		}
 		copies = bits.OnesCount64(w.NearRing)
 		if copies == 0 {
-			within = ""
+			d.cur, d.prev = copiesRound{}, copiesRound{}
 		}
 		if int(w.NearPages) == size && copies > size/2 {
 			tripped = true
-			if within == "/" || strings.Count(cut, "\n") >= maxCutDirs {
-				w.NearCut = true
+			if cut = d.under(); cut.dir == "" || cut.dir == "/" || d.cuts.len() >= maxCutDirs || d.cuts.has(cut.dir) {
+				w.NearCut, cut = true, dirCut{}
 			} else {
-				dir, cut = within, cut+within+"\n"
-				w.NearRing, w.NearPages, w.NearNext, within = 0, 0, 0, ""
+				d.cuts = d.cuts.with(cut)
+				d.cur, d.prev = copiesRound{}, copiesRound{}
+				w.NearRing, w.NearPages, w.NearNext = 0, 0, 0
 			}
 		}
-		if within != was || tripped {
-			w.NearDirs = joinNearDirs(within, cut)
+		if d != was {
+			w.NearDirs = d.String()
 		}
 		return w
 	})
 	if !tripped {
 		return
 	}
-	t.cut(host + dir)
-	if dir == "" {
+	t.cut(host + cut.dir)
+	if cut.dir == "" {
 		t.log.Warn("host cut off: most of its last pages were near-duplicates; no new URLs of it are admitted",
 			"host", host, "near_duplicates", copies, "of", size)
-	} else {
-		t.log.Warn("directory cut off: most of its host's last pages were near-duplicates under it; no new URLs under it are admitted",
-			"host", host, "directory", dir, "near_duplicates", copies, "of", size)
+		b.PutMeta(metaTrapPrefix+host, nil)
+		return
 	}
-	b.PutMeta(metaTrapPrefix+host+dir, nil)
-}
-
-// maxCutDirs is how many of a host's directories are cut off before the
-// host is: a host with copies in so many places is a host of copies.
-// A directory is the one of the first maxDirBytes of a page's path, so
-// that what a host's state keeps of them stays small: cutting off a
-// shallower directory than the copies' bounds them all the same.
-const (
-	maxCutDirs  = 8
-	maxDirBytes = 128
-)
-
-// splitNearDirs splits a host's store.HostState.NearDirs into the
-// directory its window's near-duplicates are under ("" for none) and the
-// directories cut off, each ended by '\n'.
-func splitNearDirs(s string) (within, cut string) {
-	within, cut, _ = strings.Cut(s, "\n")
-	return within, cut
-}
-
-// joinNearDirs is what splitNearDirs splits.
-func joinNearDirs(within, cut string) string {
-	if within == "" && cut == "" {
-		return ""
-	}
-	return within + "\n" + cut
-}
-
-// underDirs reports whether path is under one of the directories cut,
-// each ended by '\n' (the directory's own page is not under it).
-func underDirs(path, cut string) bool {
-	for cut != "" {
-		var dir string
-		dir, cut, _ = strings.Cut(cut, "\n")
-		if len(path) > len(dir) && strings.HasPrefix(path, dir) {
-			return true
-		}
-	}
-	return false
-}
-
-// dirOf is the directory of path: up to its last '/' ("/" for none).
-func dirOf(path string) string {
-	if i := strings.LastIndexByte(path, '/'); i >= 0 {
-		return path[:i+1]
-	}
-	return "/"
-}
-
-// commonDir is the deepest directory both directories a and b are
-// under (or are).
-func commonDir(a, b string) string {
-	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
-		i++
-	}
-	return dirOf(a[:i])
+	t.log.Warn("directory cut off: most of its host's last pages were near-duplicates under it; no new URLs under it are admitted",
+		"host", host, "directory", cut.dir, "depth", cut.depth, "near_duplicates", copies, "of", size)
+	b.PutMeta(metaTrapPrefix+host+cut.line(), nil)
 }
 
 // maxRespelt is how many copies of one page under other spellings of its
@@ -244,14 +192,13 @@ func (j *Judge) Cut() (int64, []string) {
 	return t.n, slices.Clone(t.cuts)
 }
 
-// Trapped reports whether u's host, or a directory of it u is under, was
-// cut off, reading the host's state from the store if it is not in
-// memory.
+// Trapped reports whether u's host, or the part of it u is in, was cut
+// off, reading the host's state from the store if it is not in memory.
 func (j *Judge) Trapped(u canon.URL) bool { return j.copies.trapped(u) }
 
 func (t *copies) trapped(u canon.URL) bool {
 	w, ok := t.states.Get(u.Authority)
-	return ok && cutOff(w, u.Path)
+	return ok && (w.NearCut || inCut(w, u))
 }
 
 // trappedInMemory is trapped as far as the states in memory know: for
@@ -259,52 +206,46 @@ func (t *copies) trapped(u canon.URL) bool {
 // trapped as well.
 func (t *copies) trappedInMemory(u canon.URL) bool {
 	w, ok := t.states.Peek(u.Authority)
-	return ok && cutOff(w, u.Path)
+	return ok && (w.NearCut || inCut(w, u))
 }
 
-// inCutDir reports whether u is under a directory of its host cut off,
-// as far as the states in memory know.
+// inCutDir reports whether u is in a directory of its host cut off, as
+// far as the states in memory know (a host cut off whole lets what it
+// queued be fetched).
 func (t *copies) inCutDir(u canon.URL) bool {
 	w, ok := t.states.Peek(u.Authority)
-	if !ok || w.NearDirs == "" {
-		return false
-	}
-	_, cut := splitNearDirs(w.NearDirs)
-	return underDirs(u.Path, cut)
+	return ok && inCut(w, u)
 }
 
-// cutOff reports whether the host of state w, or a directory of it path
-// is under, was cut off.
-func cutOff(w store.HostState, path string) bool {
-	if w.NearCut {
-		return true
-	}
-	if w.NearDirs == "" {
-		return false
-	}
-	_, cut := splitNearDirs(w.NearDirs)
-	return underDirs(path, cut)
+// inCut reports whether u is in a directory cut off of the host of state
+// w.
+func inCut(w store.HostState, u canon.URL) bool {
+	return w.NearDirs != "" && parseNearDirs(w.NearDirs).cuts.refuse(u)
 }
 
 // LoadCuts marks the hosts and directories an earlier run cut off (the
 // state of a host kept in the store knows its directories already; the
-// page's batch that cut one off may be all that a crash left).
+// page's batch that cut one off may be all that a crash left, and its
+// window, full of the copies that cut it, then starts again).
 func (j *Judge) LoadCuts(db *store.DB) error {
 	t := j.copies
 	err := db.MetaPrefix(metaTrapPrefix, func(key string, _ []byte) bool {
-		host, dir, _ := strings.Cut(key, "/")
+		host, rest, _ := strings.Cut(key, "/")
 		t.states.Update(host, func(w store.HostState) store.HostState {
-			if dir == "" {
+			if rest == "" {
 				w.NearCut = true
 				return w
 			}
-			within, cut := splitNearDirs(w.NearDirs)
-			if dir = "/" + dir; !strings.Contains("\n"+cut, "\n"+dir+"\n") {
-				w.NearDirs = joinNearDirs(within, cut+dir+"\n")
+			d := parseNearDirs(w.NearDirs)
+			if c := parseDirCut("/" + rest); !d.cuts.has(c.dir) {
+				d.cuts = d.cuts.with(c)
+				d.cur, d.prev = copiesRound{}, copiesRound{}
+				w.NearRing, w.NearPages, w.NearNext = 0, 0, 0
+				w.NearDirs = d.String()
 			}
 			return w
 		})
-		t.cut(key)
+		t.cut(host + parseDirCut("/"+rest).dir)
 		return true
 	})
 	if err != nil {

@@ -65,6 +65,7 @@ func TestCopiesCutTheirDirectory(t *testing.T) {
 	}
 	for raw, want := range map[string]bool{
 		cat + "color-green/size-40/":              true,
+		cat + "color-green/size-40/a/b/":          false, // deeper than its copies
 		cat + "color-green/":                      false, // the filter's own page
 		cat + "color-red/size-40/":                false,
 		cat + "page-2/":                           false,
@@ -112,15 +113,15 @@ func TestCopiesCutTheirDirectory(t *testing.T) {
 		}
 	}
 	// What a directory cut off costs the host's state is bounded: the
-	// copies under a long path cut off a shallower directory.
-	long := "http://long.test/docs/" + strings.Repeat("a", 2*maxDirBytes) + "/"
+	// copies under a long path cut off its first bytes.
+	long := "http://long.test/" + strings.Repeat("a", 2*maxDirBytes) + "/"
 	for i := range 20 {
 		judged(fmt.Sprintf("%s%d", long, i), long)
 	}
 	if !cut(long+"x") || j.Trapped(canon.URL{Authority: "long.test"}) || cut("http://long.test/blog/x") {
-		t.Error("copies under a long path: want the directory of its first bytes cut off")
+		t.Error("copies under a long path: want its first bytes cut off")
 	}
-	if st, _ := j.copies.states.Peek("long.test"); len(st.NearDirs) > maxDirBytes+2 {
+	if st, _ := j.copies.states.Peek("long.test"); len(st.NearDirs) > maxDirBytes+8 {
 		t.Errorf("the host's state keeps %d bytes of directories", len(st.NearDirs))
 	}
 	// Copies all over a host cut the host off.
@@ -170,5 +171,83 @@ func TestCommonDir(t *testing.T) {
 	}
 	if dirOf("/cal/2026/11/03") != "/cal/2026/11/" || dirOf("") != "/" {
 		t.Error("dirOf")
+	}
+}
+
+// A cut reaches as deep as its copies: a store whose filters' copies are
+// /collections/shoes/red+wool keeps its products one segment deeper,
+// /collections/shoes/products/boot. Copies that differ by their query
+// alone cut off their own path's queries, not the page. A directory
+// whose copies cut it off again (a crash that kept the cut and lost the
+// window, read back: LoadCuts starts the window again; or copies the cut
+// does not reach) cuts off the host. A window whose copies' directory is
+// unknown (a state kept by a build before directories) cuts off the host.
+func TestCopiesCutAsDeepAsTheyAre(t *testing.T) {
+	cn := canon.New(canon.Config{})
+	parse := func(raw string) canon.URL {
+		u, err := cn.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	j := New(Config{Hosts: hostmap.New[store.HostState](1), NearDupWindow: 20, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
+	b := new(store.Batch)
+	judged := func(raw, of string) {
+		u := parse(raw)
+		j.JudgedPage(b, u.Authority, u, "", of)
+	}
+	cut := func(raw string) bool { return j.copies.trappedInMemory(parse(raw)) }
+	const col = "http://store.test/collections/shoes"
+	for i := range 12 { // the copies come in the window's second round
+		judged(fmt.Sprintf("http://store.test/pages/about-%d", i), "")
+	}
+	for i := range 20 {
+		if i%3 == 0 {
+			judged(fmt.Sprintf("%s/products/boot-%d", col, i), "")
+		} else {
+			judged(fmt.Sprintf("%s/red+t%d", col, i), col+"/red")
+		}
+	}
+	if _, names := j.Cut(); !slices.Equal(names, []string{"store.test/collections/shoes/"}) {
+		t.Fatalf("cut off %v, want the collection's directory", names)
+	}
+	if !cut(col+"/blue+wool") || cut(col+"/products/boot-99") || cut(col) || cut(col+"?page=2") {
+		t.Error("want the collection's filters cut off, not its products, its page or its next page")
+	}
+
+	const list = "http://q.test/c/hats/"
+	for i := range 20 + maxRespelt { // the first respellings of a page do not count
+		judged(fmt.Sprintf("%s?sort=%d", list, i), list)
+	}
+	if !cut(list+"?sort=99") || cut(list) || cut("http://q.test/c/boots/?sort=1") {
+		t.Error("copies by their query: want the path's queries cut off, not its page")
+	}
+
+	// The same directory's copies again: the host.
+	for i := range 20 {
+		judged(fmt.Sprintf("http://again.test/day/%d", i), "http://again.test/")
+	}
+	j.copies.states.Update("again.test", func(w store.HostState) store.HostState { // forget the cut, keep its line
+		d := parseNearDirs(w.NearDirs)
+		d.cuts = cuts(strings.ReplaceAll(string(d.cuts), "\t2", "\t0"))
+		w.NearDirs = d.String()
+		return w
+	})
+	for i := range 20 {
+		judged(fmt.Sprintf("http://again.test/day/%d", 100+i), "http://again.test/")
+	}
+	if !j.Trapped(canon.URL{Authority: "again.test"}) {
+		t.Error("a directory's copies cut it off twice: want the host cut off")
+	}
+
+	// A state kept before directories: a window of copies, none known.
+	j.copies.states.Update("old.test", func(w store.HostState) store.HostState {
+		w.NearRing, w.NearPages, w.NearNext = 1<<19-1, 19, 19
+		return w
+	})
+	judged("http://old.test/a/b", "")
+	if !j.Trapped(canon.URL{Authority: "old.test"}) || cut("http://old.test/x") != true {
+		t.Error("a window of copies whose directory is unknown: want the host cut off")
 	}
 }

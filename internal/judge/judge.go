@@ -52,7 +52,7 @@ const (
 	RequisiteLinks = "requisite-links"
 	GaveUp         = "gave-up"   // its host was given up after too many failures
 	NearDup        = "near-dup"  // a link of a near-duplicate page, not followed
-	Trap           = "trap"      // its host is cut off for serving mostly near-duplicates
+	Trap           = "trap"      // its host, or its directory, is cut off for serving mostly near-duplicates
 	Forbidden      = "forbidden" // an address the SSRF guard refuses (an IP literal, or a name pinned to one)
 	Forwarded      = "forwarded" // another node's host: handed to its owner, not refused
 	// InertParam: a URL queued before its host's query parameter was
