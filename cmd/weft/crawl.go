@@ -238,7 +238,7 @@ func (f *crawlFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.nearMinWords, "near-dup-min-words", d.NearDupMinWords, "pages with fewer visible words are not judged for near-duplicates")
 	fs.IntVar(&f.nearMaxPages, "near-dup-max-pages", d.NearDupMaxPages, "pages the near-duplicate index holds in memory, 56 bytes each; later pages are judged against them, not added")
 	fs.BoolVar(&f.nearFollow, "near-dup-follow", false, "follow the links of near-duplicate pages too (an archive crawl that wants every link; the trap cut-off still applies)")
-	fs.IntVar(&f.trapWindow, "trap-window", d.NearDupTrapWindow, "cut off the directory a host's near-duplicates are under (the host, when they are all over it) when more than half of its last this many judged pages were near-duplicates: no new URL under it admitted (1 to 64; -1: never)")
+	fs.IntVar(&f.trapWindow, "trap-window", d.NearDupTrapWindow, "cut off the directory a host's near-duplicates are under, as deep as they are (the host, when they are all over it), when more than half of its last this many judged pages were near-duplicates: no new URL in it admitted (1 to 64; -1: never)")
 	fs.BoolVar(&f.sitemaps, "sitemaps", !d.NoSitemaps, "fetch each host's robots.txt Sitemap: files and /sitemap.xml, and admit the URLs they list like links (--sitemaps=false: links only)")
 	fs.StringArrayVar(&f.sitemapSeeds, "sitemap", nil, "a seed that is a sitemap or sitemap index URL, or a file of them, one per line: every URL it lists is a seed (repeatable)")
 	fs.BoolVar(&f.sitemapOnly, "sitemap-only", false, "crawl the seeds and the URLs their sitemaps list, with their redirects and requisites, and follow no other link (no page's links, no sitemap a robots.txt names)")

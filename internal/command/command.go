@@ -174,6 +174,16 @@ func New(cfg Config) (*Handler, error) {
 	for i := range cfg.MediaTypes {
 		cfg.MediaTypes[i] = strings.ToLower(strings.TrimSpace(cfg.MediaTypes[i]))
 	}
+	// The body files' directory is made when a program first starts; a
+	// temporary directory that cannot hold one is refused now, not at
+	// every page.
+	probe, err := os.MkdirTemp("", "weft-cmd-")
+	if err != nil {
+		return nil, fmt.Errorf("command %s: %w", cfg.Name, err)
+	}
+	if err := os.Remove(probe); err != nil {
+		return nil, fmt.Errorf("command %s: %w", cfg.Name, err)
+	}
 	h := &Handler{cfg: cfg, log: cfg.Logger, slots: make(chan *proc, cfg.Procs), closed: make(chan struct{})}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

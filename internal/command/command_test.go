@@ -213,10 +213,17 @@ func TestBodyFilesLeaveNothing(t *testing.T) {
 	if names := left(); len(names) != 0 {
 		t.Errorf("closed: %v left in the temporary directory", names)
 	}
-	if _, err := h.Handle(doc("two")); err == nil {
-		t.Error("a page read after Close")
+	if p, err := h.start(); err == nil {
+		h.kill(p)
+		t.Error("a program started after Close")
 	}
 	if names := left(); len(names) != 0 {
-		t.Errorf("a page asked for after Close: %v in the temporary directory", names)
+		t.Errorf("a program asked for after Close: %v in the temporary directory", names)
+	}
+	// A temporary directory that cannot hold the body files is refused
+	// when the handler is made.
+	t.Setenv("TMPDIR", filepath.Join(tmp, "missing"))
+	if _, err := New(Config{Argv: []string{python(t), "-c", "pass"}, MediaTypes: []string{"text/html"}}); err == nil {
+		t.Error("a handler made over a temporary directory that does not exist")
 	}
 }

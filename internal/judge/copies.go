@@ -90,7 +90,7 @@ func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of str
 		}
 		was := d
 		if near {
-			d.copy(u.Path)
+			d.copy(u)
 		}
 		bit := uint64(1) << w.NearNext
 		if near {

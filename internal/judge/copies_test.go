@@ -216,12 +216,21 @@ func TestCopiesCutAsDeepAsTheyAre(t *testing.T) {
 		t.Error("want the collection's filters cut off, not its products, its page or its next page")
 	}
 
-	const list = "http://q.test/c/hats/"
-	for i := range 20 + maxRespelt { // the first respellings of a page do not count
-		judged(fmt.Sprintf("%s?sort=%d", list, i), list)
+	for _, list := range []string{"http://q.test/c/hats/", "http://q.test/collections/shoes", "http://q.test/search"} {
+		for i := range 20 + maxRespelt { // the first respellings of a page do not count
+			judged(fmt.Sprintf("%s?sort=%d", list, i), list)
+		}
+		if !cut(list+"?sort=99") || cut(list) || cut("http://q.test/c/boots/?sort=1") || cut("http://q.test/collections/boots") {
+			t.Errorf("copies of %s by their query: want the path's queries cut off, not its page, nor its neighbours", list)
+		}
 	}
-	if !cut(list+"?sort=99") || cut(list) || cut("http://q.test/c/boots/?sort=1") {
-		t.Error("copies by their query: want the path's queries cut off, not its page")
+	if j.Trapped(canon.URL{Authority: "q.test"}) {
+		t.Error("copies by their query under /: the host cut off")
+	}
+	// A cut made by deeper copies keeps its directory's own queries (a
+	// listing's next page).
+	if cut("http://shop.test/c/hats/color-green/?page=2") {
+		t.Error("a directory's own page with a query is refused")
 	}
 
 	// The same directory's copies again: the host.
@@ -249,5 +258,73 @@ func TestCopiesCutAsDeepAsTheyAre(t *testing.T) {
 	judged("http://old.test/a/b", "")
 	if !j.Trapped(canon.URL{Authority: "old.test"}) || cut("http://old.test/x") != true {
 		t.Error("a window of copies whose directory is unknown: want the host cut off")
+	}
+}
+
+// What cuts a directory off is where the copies of the window's last two
+// rounds are: a stray copy of a round before them, though some copy was
+// in the window all along, does not make the host's whole tree theirs.
+// A cut read back from the page's batch alone (a crash that kept the
+// host's state from before it) starts the window again: the copies that
+// cut the directory do not cut it again, nor the host.
+func TestCopiesOfTheWindowCut(t *testing.T) {
+	cn := canon.New(canon.Config{})
+	newJudge := func() *Judge {
+		return New(Config{Hosts: hostmap.New[store.HostState](1), NearDupWindow: 20, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
+	}
+	j := newJudge()
+	db, err := store.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	b := db.NewBatch()
+	defer b.Close()
+	judged := func(j *Judge, raw string, copied bool) {
+		u, err := cn.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		of := ""
+		if copied {
+			of = "http://s.test/c/hats/"
+		}
+		j.JudgedPage(b, u.Authority, u, "", of)
+	}
+	for i := range 40 { // a copy under /blog/, then two under /c/hats/: some copy in the window all along
+		judged(j, fmt.Sprintf("http://s.test/p/%d", i), false)
+		switch i {
+		case 0:
+			judged(j, "http://s.test/blog/x", true)
+		case 9, 22:
+			judged(j, fmt.Sprintf("http://s.test/c/hats/a%d", i), true)
+		}
+	}
+	for i := range 11 {
+		judged(j, fmt.Sprintf("http://s.test/c/hats/b%d", i), true)
+	}
+	if _, names := j.Cut(); !slices.Equal(names, []string{"s.test/c/hats/"}) || j.Trapped(canon.URL{Authority: "s.test"}) {
+		t.Fatalf("cut off %v, want s.test/c/hats/ (a stray copy long gone)", names)
+	}
+
+	// The same copies again, to the page before the cut, in a judge whose
+	// state is kept; the cut comes back from the batch alone.
+	states := hostmap.New[store.HostState](1)
+	k := New(Config{Hosts: states, NearDupWindow: 20, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
+	for i := range 19 {
+		judged(k, fmt.Sprintf("http://s.test/c/hats/b%d", i), true)
+	}
+	if n, _ := k.Cut(); n != 0 {
+		t.Fatal("cut off before the window is full")
+	}
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.LoadCuts(db); err != nil {
+		t.Fatal(err)
+	}
+	judged(k, "http://s.test/p/last", false)
+	if n, names := k.Cut(); n != 1 || k.Trapped(canon.URL{Authority: "s.test"}) {
+		t.Errorf("after the cut read back: %d cut off %v, host %v; want s.test/c/hats/ alone", n, names, k.Trapped(canon.URL{Authority: "s.test"}))
 	}
 }

@@ -17,8 +17,11 @@ import (
 // refuses a URL under the directory as deep as its copies were, or less,
 // so that a shop's products under /collections/shoes/products/, one
 // segment deeper than its filters' copies (/collections/shoes/red+wool),
-// are still fetched. A round's line is "" when it had no near-duplicate;
-// NearDirs is "" when all are.
+// are still fetched. Copies of one path under other queries
+// (/collections/shoes?sort_by=price) are under their path and '?', which
+// refuses the path's other queries only. A round's line is "" when it
+// had no near-duplicate; NearDirs is "" when all are. A canonical path
+// holds no tab, newline or '?' (they are escaped).
 type nearDirs struct {
 	cur, prev copiesRound
 	cuts      cuts
@@ -65,19 +68,33 @@ func (d nearDirs) String() string {
 	if d == (nearDirs{}) {
 		return ""
 	}
-	return dirCut(d.cur).line() + "\n" + dirCut(d.prev).line() + "\n" + string(d.cuts)
+	var b strings.Builder
+	b.Grow(len(d.cur.dir) + len(d.prev.dir) + len(d.cuts) + 16)
+	for _, r := range [...]copiesRound{d.cur, d.prev} {
+		if r.dir != "" {
+			b.WriteString(r.dir)
+			b.WriteByte('\t')
+			b.WriteString(strconv.Itoa(r.depth))
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString(string(d.cuts))
+	return b.String()
 }
 
-// copy notes a near-duplicate at path in the current round.
-func (d *nearDirs) copy(path string) {
-	dir := dirOf(path)
-	if len(path) > maxDirBytes {
-		dir = path[:maxDirBytes]
+// copy notes a near-duplicate at u in the current round.
+func (d *nearDirs) copy(u canon.URL) {
+	dir := dirOf(u.Path)
+	if u.Query != "" && len(u.Path) < maxDirBytes {
+		dir = u.Path + "?"
+	}
+	if len(dir) > maxDirBytes {
+		dir = dir[:maxDirBytes]
 	}
 	if d.cur.dir != "" {
 		dir = commonDir(d.cur.dir, dir)
 	}
-	d.cur = copiesRound{dir: dir, depth: max(d.cur.depth, pathDepth(path))}
+	d.cur = copiesRound{dir: dir, depth: max(d.cur.depth, pathDepth(u.Path))}
 }
 
 // under is the directory the near-duplicates of both rounds are under,
@@ -117,18 +134,24 @@ func parseDirCut(line string) dirCut {
 // maxPathDepth is deeper than any path a crawl admits.
 const maxPathDepth = 1 << 16
 
-// refuse reports whether u is in one of the directories cut: under it
-// (or its own path with a query), as deep as its copies or less. The
-// directory's own page is not.
+// refuse reports whether u is in one of the directories cut: under it,
+// as deep as its copies or less (the directory's own page is not), or,
+// for a path and '?', the path with another query.
 func (cs cuts) refuse(u canon.URL) bool {
 	for rest := string(cs); rest != ""; {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
-		c := parseDirCut(line)
-		if c.dir == "" || !strings.HasPrefix(u.Path, c.dir) || len(u.Path) == len(c.dir) && u.Query == "" {
+		dir, depth, _ := strings.Cut(line, "\t")
+		if path, ok := strings.CutSuffix(dir, "?"); ok {
+			if u.Path == path && u.Query != "" {
+				return true
+			}
 			continue
 		}
-		if pathDepth(u.Path) <= c.depth {
+		if dir == "" || len(u.Path) <= len(dir) || !strings.HasPrefix(u.Path, dir) {
+			continue
+		}
+		if n, err := strconv.Atoi(depth); err != nil || pathDepth(u.Path) <= n {
 			return true
 		}
 	}

@@ -268,9 +268,9 @@ func (j *Judge) OffsiteRedirector(u canon.URL, via string) bool {
 // another family of its host into a wall of copies (HeldCopies, walls.go),
 // unless it was held (at HeldPriority, leased by a continuous crawl when
 // nothing else waits), or, in a crawl that ends (Config.Ends), it carries
-// a parameter since learnt barren (HeldBarren, barren.go), or it is under
-// a directory since cut off for its copies (Trap, copies.go); "" when it
-// is not. A redirect's target (target) is dropped only into a wall: the
+// a parameter since learnt barren (HeldBarren, barren.go), or it is in a
+// directory since cut off for its copies, as deep as they were (Trap,
+// cutdirs.go); "" when it is not. A redirect's target (target) is dropped only into a wall: the
 // login page a gated link redirects to, queued before the wall was
 // learnt, as one queued after is held.
 func (j *Judge) Learnt(u canon.URL, via string, held, target bool) string {

@@ -374,7 +374,7 @@ func (s Summary) Write(w io.Writer) {
 		fmt.Fprintf(w, "  near-dups:  %d pages within the SimHash threshold of an earlier page\n", s.NearDups)
 	}
 	if s.Traps > 0 {
-		fmt.Fprintf(w, "  traps:      %d hosts or directories cut off, most of their last pages near-duplicates: no new URLs under them admitted%s\n",
+		fmt.Fprintf(w, "  traps:      %d hosts or directories cut off, most of their last pages near-duplicates: no new URLs in them admitted%s\n",
 			s.Traps, named(s.Traps, s.TrapHosts))
 	}
 	if s.Recrawls > 0 || s.NotModified > 0 || s.ListedChanged > 0 {

@@ -229,9 +229,10 @@ type Config struct {
 	NearDupMinWords, NearDupMaxPages int
 	// NearDupFollow follows the links of near-duplicate pages too.
 	NearDupFollow bool
-	// NearDupTrapWindow cuts a host off (no new URL of it admitted) when
-	// more than half of its last this many judged pages were
-	// near-duplicates; zero means 50, negative never; at most 64.
+	// NearDupTrapWindow cuts off the directory a host's near-duplicates
+	// are under, as deep as they are, or the host (no new URL in it
+	// admitted), when more than half of its last this many judged pages
+	// were near-duplicates; zero means 50, negative never; at most 64.
 	NearDupTrapWindow int
 
 	// AllowNetworks are address ranges the crawl may connect to although

@@ -13,7 +13,7 @@ import (
 //	HostState: 'T' part host 0x00 -> HostState
 const (
 	tagHostState     = 'T'
-	hostStateVersion = 3 // 2 adds the near-duplicate window and the index alias bits, 3 its directories
+	hostStateVersion = 4 // 2 adds the near-duplicate window and the index alias bits, 4 its directories (3's, of a build that never shipped, are dropped)
 )
 
 // HostState is a host's per-host counters, and what the crawl's per-host
@@ -29,10 +29,9 @@ type HostState struct {
 	NearRing            uint64
 	NearPages, NearNext uint8
 	NearCut             bool
-	// NearDirs is what the window knows of where the host's copies are
-	// (package judge reads it): the directory all the window's
-	// near-duplicates are under, then the directories cut off, each line
-	// ended by '\n'; "" for none of either.
+	// NearDirs is what the window knows of where the host's copies are,
+	// and the directories of the host cut off for them, in package
+	// judge's lines (cutdirs.go); "" for none.
 	NearDirs string
 	// The index alias rule's pairs of a directory and its index file: a
 	// bit per scheme and index file name (the crawl's), set for a pair
@@ -97,8 +96,11 @@ func (db *DB) GetHostState(part uint16, host string) (HostState, bool, error) {
 			r.AliasSame = d.byte1("index alias pairs alike")
 			r.AliasDiffer = d.byte1("index alias pairs differing")
 		}
-		if v >= 3 {
+		switch {
+		case v >= 4:
 			r.NearDirs = d.str("near-duplicate directories")
+		case v == 3:
+			d.str("near-duplicate directories") // another layout: the cuts come back from the crawl's meta
 		}
 		return d.finish(key)
 	})
