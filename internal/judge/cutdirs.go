@@ -34,8 +34,9 @@ type copiesRound struct {
 	depth int
 }
 
-// dirCut is a directory cut off, and how deep under it: a URL under it
-// (or its own path with a query) of at most depth segments is refused.
+// dirCut is a directory cut off, and how deep under it: a URL under it of
+// at most depth segments is refused; or a path and '?', whose other
+// queries are.
 type dirCut struct {
 	dir   string
 	depth int
