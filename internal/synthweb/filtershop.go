@@ -23,6 +23,11 @@ import (
 // every product.
 const FilterShop = "filter-shop"
 
+// FilterPairShop is FilterShop with each filter written as a name and a
+// value, two segments (/c/hats/color/green/size/38/), as some shop
+// software writes them.
+const FilterPairShop = "filter-pair-shop"
+
 // The shop's catalogue.
 const (
 	FilterShopCategories = 5
@@ -82,6 +87,20 @@ func (w *Web) serveFilterShop(rw *logWriter, r *http.Request, h *host) {
 		}
 		set, page = set[:n-1], p
 	}
+	pairs := h.hostile == FilterPairShop
+	inPath := func(v string) string { return v } // a filter's value as its path writes it
+	if pairs {
+		if len(set)%2 != 0 {
+			notFound(rw, r)
+			return
+		}
+		var joined []string
+		for i := 0; i < len(set); i += 2 {
+			joined = append(joined, set[i]+"-"+set[i+1])
+		}
+		set = joined
+		inPath = func(v string) string { return strings.Replace(v, "-", "/", 1) }
+	}
 	var unset [][]string
 	for _, f := range filterShopFilters {
 		k := 0
@@ -115,7 +134,7 @@ func (w *Web) serveFilterShop(rw *logWriter, r *http.Request, h *host) {
 	shown := found[(page-1)*filterShopPerPage : min(page*filterShopPerPage, len(found))]
 	base := "/c/" + filterShopCategories[c] + "/"
 	for _, s := range set {
-		base += s + "/"
+		base += inPath(s) + "/"
 	}
 	links := slices.Clone(nav)
 	for _, n := range shown {
@@ -126,7 +145,7 @@ func (w *Web) serveFilterShop(rw *logWriter, r *http.Request, h *host) {
 	}
 	for _, f := range unset {
 		for _, v := range f {
-			links = append(links, base+v+"/")
+			links = append(links, base+inPath(v)+"/")
 		}
 	}
 	// The listing as a shop renders it: the category's blurb, the filters

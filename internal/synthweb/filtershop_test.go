@@ -58,3 +58,23 @@ func TestFilterShop(t *testing.T) {
 		}
 	}
 }
+
+// The shop whose filters are names and values: the same listings, each
+// filter two segments.
+func TestFilterPairShop(t *testing.T) {
+	t.Parallel()
+	c, site, body := oneHostile(t, 3, FilterPairShop)
+	page := body("/c/hats/color/green/size/42/")
+	if !strings.Contains(page, `href="/c/hats/color/green/size/42/material/wool/"`) || strings.Contains(page, "material-wool") {
+		t.Error("a listing does not link the next filter as a name and a value")
+	}
+	a, b := body("/c/hats/color/green/size/42/"), body("/c/hats/size/42/color/green/")
+	if a[strings.Index(a, "<h1>"):strings.Index(a, "<ul>")] != b[strings.Index(b, "<h1>"):strings.Index(b, "<ul>")] {
+		t.Error("one set of filters under two orders: want the same text")
+	}
+	for _, bad := range []string{"/c/hats/color/", "/c/hats/color-green/", "/c/hats/color/green/color/red/"} {
+		if r := get(t, c, site+bad); r.status != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", bad, r.status)
+		}
+	}
+}

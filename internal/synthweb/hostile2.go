@@ -348,7 +348,7 @@ func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 		w.serveWordPress(rw, r, h)
 	case Forum:
 		w.serveForum(rw, r, h)
-	case FilterShop:
+	case FilterShop, FilterPairShop:
 		w.serveFilterShop(rw, r, h)
 	case TrapDeep:
 		w.serveDeep(rw, r, h)
