@@ -747,32 +747,38 @@ func TestForumListingsReadAlike(t *testing.T) {
 // the categories' second pages too, found after the cut (when the host
 // was cut off, 68 of the 100 were), and the listings, bounded by the cuts
 // and by their path families' budgets, cost some 400 of the shop's 4,000
-// or so (473 with no cut at all).
+// or so (473 with no cut at all). The same shop with its filters written
+// as names and values (synthweb.FilterPairShop) learns its pairs as path
+// modifiers: every product, for as few listings (76 products and 657
+// listings when a pair was no unit, and eight directories, then the host,
+// were cut off).
 func TestFilterShopCopiesCutTheirDirectory(t *testing.T) {
 	t.Parallel() // judged by what was requested, not when
-	web, shop, sum := crawlHostile(t, 3, synthweb.FilterShop)
-	products, listings := map[string]bool{}, 0
-	for _, r := range web.Log() {
-		switch {
-		case r.Addr != shop:
-		case strings.HasPrefix(r.Path, "/p/"):
-			products[r.Path] = true
-		case strings.HasPrefix(r.Path, "/c/"):
-			listings++
+	for _, kind := range []string{synthweb.FilterShop, synthweb.FilterPairShop} {
+		web, shop, sum := crawlHostile(t, 3, kind)
+		products, listings := map[string]bool{}, 0
+		for _, r := range web.Log() {
+			switch {
+			case r.Addr != shop:
+			case strings.HasPrefix(r.Path, "/p/"):
+				products[r.Path] = true
+			case strings.HasPrefix(r.Path, "/c/"):
+				listings++
+			}
 		}
-	}
-	t.Logf("%d products, %d listings; cut off %v; held %v", len(products), listings, sum.TrapHosts, sum.Held)
-	if want := synthweb.FilterShopCategories * synthweb.FilterShopPerCat; len(products) != want {
-		t.Errorf("%d of %d products fetched (cut off: %v)", len(products), want, sum.TrapHosts)
-	} else if listings > 450 {
-		t.Errorf("%d listings asked for, want at most 450", listings)
-	}
-	if len(sum.TrapHosts) == 0 {
-		t.Error("nothing cut off, want the directories of the listings' copies")
-	}
-	for _, cut := range sum.TrapHosts {
-		if _, dir, _ := strings.Cut(cut, "/"); !strings.HasPrefix(dir, "c/") {
-			t.Errorf("%s cut off, want directories of the shop's listings only", cut)
+		t.Logf("%s: %d products, %d listings; cut off %v; held %v", kind, len(products), listings, sum.TrapHosts, sum.Held)
+		if want := synthweb.FilterShopCategories * synthweb.FilterShopPerCat; len(products) != want {
+			t.Errorf("%s: %d of %d products fetched (cut off: %v)", kind, len(products), want, sum.TrapHosts)
+		} else if listings > 450 {
+			t.Errorf("%s: %d listings asked for, want at most 450", kind, listings)
+		}
+		if kind == synthweb.FilterShop && len(sum.TrapHosts) == 0 {
+			t.Errorf("%s: nothing cut off, want the directories of the listings' copies", kind)
+		}
+		for _, cut := range sum.TrapHosts {
+			if _, dir, _ := strings.Cut(cut, "/"); !strings.HasPrefix(dir, "c/") {
+				t.Errorf("%s: %s cut off, want directories of the shop's listings only", kind, cut)
+			}
 		}
 	}
 }

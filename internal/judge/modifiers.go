@@ -33,6 +33,11 @@ import (
 // is a date. A shop that writes its facets in one fixed order learns only
 // those of the middle, if any.
 //
+// Some shops write a filter as a name and a value, two segments
+// (/c/shoes/color/red/size/42/): the pair is then the unit, whatever its
+// value (a number, here), and is learnt as a segment is, after the
+// segment before it and next to the pair before it.
+//
 // The URLs whose path has modifiers are a path family: those of one host
 // whose paths are the same once their modifiers are taken out (every
 // facet page of /c/shoes/), bounded by the trap budget as a query family
@@ -65,8 +70,8 @@ func (s segState) appended() bool {
 // modifiers is what the judge has learnt of its hosts' path segments. It
 // is safe for concurrent use.
 type modifiers struct {
-	segs   *hostmap.Map[segState] // by segKey
-	learnt *hostmap.Map[bool]     // the modifiers, by segKey: apart, so that the states of the segments that end URLs do not push them out
+	segs   *hostmap.Map[segState] // by the hashKey of a unit's hash (segHash, pairHash)
+	learnt *hostmap.Map[bool]     // the modifiers, so keyed: apart, so that the states of the segments that end URLs do not push them out
 	any    atomic.Bool            // a modifier was learnt
 	// once has a bit set for each segment of a host that ended a new URL
 	// (by hash): a segment gets a state in segs only when it ends a
@@ -89,20 +94,20 @@ func segHash(authority, seg string) uint64 {
 	return fnvString(fnvByte(fnvString(fnvOffset, authority), 0), seg)
 }
 
-// segKey is the map's key of a segment of a host's paths: its hash, 8
-// bytes.
-func segKey(authority, seg string) string { return hashKey(segHash(authority, seg)) }
-
-// lastTwo returns the last segment of a path and the one before it ("" at
-// the root), ignoring a trailing slash.
-func lastTwo(path string) (prev, last string, ok bool) {
-	path = strings.TrimSuffix(path, "/")
-	i := strings.LastIndexByte(path, '/')
-	if i < 0 || i == len(path)-1 {
-		return "", "", false
+// lastSegs returns the last four segments of a path (fewer at the
+// root), the last one last, ignoring a trailing slash.
+func lastSegs(path string) (segs [4]string, n int) {
+	path = strings.Trim(path, "/")
+	for n < len(segs) && path != "" {
+		i := strings.LastIndexByte(path, '/')
+		segs[len(segs)-1-n] = path[i+1:]
+		n++
+		if i < 0 {
+			break
+		}
+		path = path[:i]
 	}
-	last, path = path[i+1:], path[:i]
-	return path[strings.LastIndexByte(path, '/')+1:], last, true
+	return segs, n
 }
 
 // canModify reports whether seg may be a modifier: not a number, nor a
@@ -112,18 +117,42 @@ func canModify(seg string) bool {
 }
 
 // learn notes u, a URL new to the crawl: its last segment follows the one
-// before it. Of two that are both appended, next to each other, the first
-// was seen before an appended segment and the second after one; one seen
-// both ways is a modifier.
+// before it, and so does its last pair of segments, a filter's name and
+// value (/size/42/: a unit of its own, whose value may be a number, after
+// /color/red/). Of two units that are both appended, next to each other,
+// the first was seen before an appended unit and the second after one;
+// one seen both ways is a modifier.
 func (m *modifiers) learn(u canon.URL) {
 	if u.Query != "" {
 		return // the same path with another query: not another parent
 	}
-	prev, last, ok := lastTwo(u.Path)
-	if !ok || !canModify(last) {
-		return
+	all, n := lastSegs(u.Path)
+	segs, last := all[len(all)-n:], n-1
+	if n >= 1 && canModify(segs[last]) {
+		before := "" // the root
+		if n >= 2 {
+			before = segs[last-1]
+		}
+		m.learnUnit(segHash(u.Authority, segs[last]), before, segHash(u.Authority, before), canModify(before))
 	}
-	sh := segHash(u.Authority, last)
+	if n >= 3 && canModify(segs[last-1]) {
+		var prev uint64
+		if n >= 4 {
+			prev = pairHash(u.Authority, segs[last-3], segs[last-2])
+		}
+		m.learnUnit(pairHash(u.Authority, segs[last-1], segs[last]), segs[last-2], prev, n >= 4 && canModify(segs[last-3]))
+	}
+}
+
+// pairHash is the segHash of a pair of segments, name/value.
+func pairHash(authority, name, value string) uint64 {
+	return fnvString(fnvByte(segHash(authority, name), '/'), value)
+}
+
+// learnUnit notes that the unit (a segment, or a pair) of hash sh ended a
+// new URL after the segment before, and after the unit of hash prev, if
+// that may be a modifier (ok).
+func (m *modifiers) learnUnit(sh uint64, before string, prev uint64, ok bool) {
 	bit := (sh >> 32) % onceBits
 	if w := &m.once[bit/64]; w.Load()&(1<<(bit%64)) == 0 {
 		w.Or(1 << (bit % 64))
@@ -131,13 +160,13 @@ func (m *modifiers) learn(u canon.URL) {
 	}
 	k := hashKey(sh)
 	s := m.segs.Update(k, func(s segState) segState {
-		valueBit(&s.after, prev) // by maphash: FNV's bits follow a last byte changed too little
+		valueBit(&s.after, before) // by maphash: FNV's bits follow a last byte changed too little
 		return s
 	})
-	if !s.appended() || !canModify(prev) {
+	if !s.appended() || !ok {
 		return
 	}
-	pk := segKey(u.Authority, prev)
+	pk := hashKey(prev)
 	if p, ok := m.segs.Peek(pk); !ok || !p.appended() {
 		return
 	}
@@ -175,12 +204,27 @@ func (m *modifiers) family(scheme, authority, path string) family {
 	}
 	h := fnvString(fnvString(fnvString(fnvOffset, scheme), "://"), authority)
 	found := false
+	var name string // a segment held back: the name of a pair, maybe
 	for seg := range strings.SplitSeq(strings.Trim(path, "/"), "/") {
-		if m.modifier(authority, seg) {
-			found = true
-			continue
+		if name != "" {
+			if m.learntHash(pairHash(authority, name, seg)) {
+				found, name = true, ""
+				continue
+			}
+			h = fnvString(fnvByte(h, '/'), name)
+			name = ""
 		}
-		h = fnvString(fnvByte(h, '/'), seg)
+		switch {
+		case m.modifier(authority, seg):
+			found = true
+		case canModify(seg):
+			name = seg
+		default:
+			h = fnvString(fnvByte(h, '/'), seg)
+		}
+	}
+	if name != "" {
+		h = fnvString(fnvByte(h, '/'), name)
 	}
 	if !found {
 		return family{}
@@ -216,7 +260,7 @@ func nextInPath(u canon.URL, via string) bool {
 	return smallNumber(a[i:len(a)-j]) && smallNumber(b[i:len(b)-j])
 }
 
-// The modifiers in the store: each one's segKey, 8 bytes.
+// The modifiers in the store: each one's key, 8 bytes.
 const metaPathModifiers = "trapcounts/modifiers"
 
 // marshal encodes the modifiers in memory.
@@ -240,9 +284,11 @@ func (m *modifiers) unmarshal(v []byte) error {
 
 // modifier reports whether seg is a modifier of the host's paths.
 func (m *modifiers) modifier(authority, seg string) bool {
-	if !canModify(seg) {
-		return false
-	}
-	_, ok := m.learnt.Peek(segKey(authority, seg))
+	return canModify(seg) && m.learntHash(segHash(authority, seg))
+}
+
+// learntHash reports whether the unit of hash h (segHash) is a modifier.
+func (m *modifiers) learntHash(h uint64) bool {
+	_, ok := m.learnt.Peek(hashKey(h))
 	return ok
 }

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/weft-crawler/weft/internal/frontier"
@@ -187,6 +188,67 @@ func TestNextInPath(t *testing.T) {
 	} {
 		if got := nextInPath(b.url(c.u), c.via); got != c.want {
 			t.Errorf("%s from %s: next %v, want %v", c.u, c.via, got, c.want)
+		}
+	}
+}
+
+// Filters written as a name and a value (/c/cat1/color/red/size/42/, as
+// some shops write them) stack as pairs: a pair is a unit, its value a
+// word or a number, and the facet pages of a category are one family
+// whatever the order clicked. Pairs of a site that does not stack them
+// are not learnt: a blog's year and month, documentation's language,
+// version and page.
+func TestPathModifierPairs(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	colors := []string{"color/red", "color/blue", "color/green", "color/black", "color/white"}
+	sizes := []string{"size/38", "size/40", "size/42", "size/44", "size/46", "size/48"}
+	for c := range 10 {
+		cat := fmt.Sprintf("http://nv.test/c/cat%d/", c)
+		b.link("http://nv.test/", cat)
+		for _, v := range append(slices.Clone(colors), sizes...) {
+			b.link(cat, cat+v+"/")
+		}
+		for _, col := range colors {
+			for _, s := range sizes {
+				b.link(cat+col+"/", cat+col+"/"+s+"/")
+				b.link(cat+s+"/", cat+s+"/"+col+"/")
+			}
+		}
+	}
+	fam := func(raw string) family { return b.budgets.familyOf(b.url(raw)) }
+	one := fam("http://nv.test/c/cat1/color/red/")
+	if one.kind != pathFamily {
+		t.Fatalf("a facet page: family %v, want a path family", one)
+	}
+	for _, raw := range []string{"http://nv.test/c/cat1/size/42/", "http://nv.test/c/cat1/color/red/size/42/", "http://nv.test/c/cat1/size/42/color/red/"} {
+		if f := fam(raw); f != one {
+			t.Errorf("%s: family %v, want the category's facets' %v", raw, f, one)
+		}
+	}
+	for _, raw := range []string{"http://nv.test/c/cat1/", "http://nv.test/c/cat2/color/red/", "http://nv.test/p/cat1-1/"} {
+		if f := fam(raw); f == one {
+			t.Errorf("%s: of the category's facets' family", raw)
+		}
+	}
+
+	d := newBudgetJudge(t, 50, 0)
+	for y := range 10 {
+		for m := 1; m <= 12; m++ {
+			month := fmt.Sprintf("http://blog.test/%d/%02d/", 2010+y, m)
+			d.link(fmt.Sprintf("http://blog.test/%d/", 2010+y), month)
+			d.link(month, month+fmt.Sprintf("post-%d-%d/", y, m))
+		}
+	}
+	for _, lang := range []string{"en", "de", "fr", "es", "it", "nl", "pt", "ja", "ko"} {
+		for v := range 9 {
+			for _, page := range []string{"install", "config", "faq", "api"} {
+				d.link(fmt.Sprintf("http://docs.test/%s/v%d/", lang, v), fmt.Sprintf("http://docs.test/%s/v%d/guide/%s/", lang, v, page))
+			}
+		}
+	}
+	for _, raw := range []string{"http://blog.test/2013/05/post-3-5/", "http://docs.test/de/v3/guide/faq/", "http://docs.test/de/v3/"} {
+		if f := d.budgets.familyOf(d.url(raw)); f.kind == pathFamily {
+			t.Errorf("%s: a path family", raw)
 		}
 	}
 }
