@@ -89,9 +89,17 @@ func newModifiers(maxSegments, partitions int) *modifiers {
 		learnt: hostmap.NewBounded[bool](partitions, maxSegments, nil), once: make([]atomic.Uint64, onceBits/64)}
 }
 
-// segHash is the hash of a segment of a host's paths.
-func segHash(authority, seg string) uint64 {
-	return fnvString(fnvByte(fnvString(fnvOffset, authority), 0), seg)
+// hostHash is where the hashes of a host's units start.
+func hostHash(authority string) uint64 { return fnvByte(fnvString(fnvOffset, authority), 0) }
+
+// segHash is the hash of a segment of the paths of the host of hostHash
+// h.
+func segHash(h uint64, seg string) uint64 { return fnvString(h, seg) }
+
+// pairHash is the hash of a pair of segments, name/value, of the paths
+// of the host of hostHash h: the segHash of "name/value".
+func pairHash(h uint64, name, value string) uint64 {
+	return fnvString(fnvByte(fnvString(h, name), '/'), value)
 }
 
 // lastSegs returns the last four segments of a path (fewer at the
@@ -128,25 +136,21 @@ func (m *modifiers) learn(u canon.URL) {
 	}
 	all, n := lastSegs(u.Path)
 	segs, last := all[len(all)-n:], n-1
+	h := hostHash(u.Authority)
 	if n >= 1 && canModify(segs[last]) {
 		before := "" // the root
 		if n >= 2 {
 			before = segs[last-1]
 		}
-		m.learnUnit(segHash(u.Authority, segs[last]), before, segHash(u.Authority, before), canModify(before))
+		m.learnUnit(segHash(h, segs[last]), before, segHash(h, before), canModify(before))
 	}
 	if n >= 3 && canModify(segs[last-1]) {
 		var prev uint64
 		if n >= 4 {
-			prev = pairHash(u.Authority, segs[last-3], segs[last-2])
+			prev = pairHash(h, segs[last-3], segs[last-2])
 		}
-		m.learnUnit(pairHash(u.Authority, segs[last-1], segs[last]), segs[last-2], prev, n >= 4 && canModify(segs[last-3]))
+		m.learnUnit(pairHash(h, segs[last-1], segs[last]), segs[last-2], prev, n >= 4 && canModify(segs[last-3]))
 	}
-}
-
-// pairHash is the segHash of a pair of segments, name/value.
-func pairHash(authority, name, value string) uint64 {
-	return fnvString(fnvByte(segHash(authority, name), '/'), value)
 }
 
 // learnUnit notes that the unit (a segment, or a pair) of hash sh ended a
@@ -203,11 +207,12 @@ func (m *modifiers) family(scheme, authority, path string) family {
 		return family{}
 	}
 	h := fnvString(fnvString(fnvString(fnvOffset, scheme), "://"), authority)
+	hh := hostHash(authority)
 	found := false
 	var name string // a segment held back: the name of a pair, maybe
 	for seg := range strings.SplitSeq(strings.Trim(path, "/"), "/") {
 		if name != "" {
-			if m.learntHash(pairHash(authority, name, seg)) {
+			if m.learntHash(pairHash(hh, name, seg)) {
 				found, name = true, ""
 				continue
 			}
@@ -215,7 +220,7 @@ func (m *modifiers) family(scheme, authority, path string) family {
 			name = ""
 		}
 		switch {
-		case m.modifier(authority, seg):
+		case canModify(seg) && m.learntHash(segHash(hh, seg)):
 			found = true
 		case canModify(seg):
 			name = seg
@@ -282,12 +287,8 @@ func (m *modifiers) unmarshal(v []byte) error {
 	return nil
 }
 
-// modifier reports whether seg is a modifier of the host's paths.
-func (m *modifiers) modifier(authority, seg string) bool {
-	return canModify(seg) && m.learntHash(segHash(authority, seg))
-}
-
-// learntHash reports whether the unit of hash h (segHash) is a modifier.
+// learntHash reports whether the unit of hash h (segHash, pairHash) is a
+// modifier.
 func (m *modifiers) learntHash(h uint64) bool {
 	_, ok := m.learnt.Peek(hashKey(h))
 	return ok

@@ -97,7 +97,7 @@ func TestPathModifiers(t *testing.T) {
 		}
 	}
 	for _, seg := range []string{"plumbers", "roofers", "city3", "page-2", "v3", "faq", "news3"} {
-		if d.budgets.mods.modifier("dir.test", seg) {
+		if d.budgets.mods.learntHash(segHash(hostHash("dir.test"), seg)) {
 			t.Errorf("%s: a modifier", seg)
 		}
 	}
