@@ -52,17 +52,17 @@ import (
 // of the URLs it held.
 const pathAfter = 8
 
-// segState is what the new URLs of a host showed of a segment that ended
-// them: the segments they followed (a bit each of 128, by hash: a count
-// of distinct ones good to some forty), and whether it was seen after an
-// appended segment, and before one.
+// segState is what the new URLs of a host showed of a unit (a segment, or
+// a pair) that ended them: the segments they followed (a bit each of 128,
+// by hash: a count of distinct ones good to some forty), and whether it
+// was seen after an appended unit, and before one.
 type segState struct {
 	after       [2]uint64
 	left, right bool
 }
 
-// appended reports whether the segment followed pathAfter distinct
-// segments or more.
+// appended reports whether the unit followed pathAfter distinct segments
+// or more.
 func (s segState) appended() bool {
 	return bits.OnesCount64(s.after[0])+bits.OnesCount64(s.after[1]) >= pathAfter
 }
@@ -73,11 +73,13 @@ type modifiers struct {
 	segs   *hostmap.Map[segState] // by the hashKey of a unit's hash (segHash, pairHash)
 	learnt *hostmap.Map[bool]     // the modifiers, so keyed: apart, so that the states of the segments that end URLs do not push them out
 	any    atomic.Bool            // a modifier was learnt
-	// once has a bit set for each segment of a host that ended a new URL
-	// (by hash): a segment gets a state in segs only when it ends a
-	// second, so that the slug that ends each article's URL, the most of
-	// a crawl's, costs a bit and no state (until the bitset fills: it is
-	// never cleared).
+	pairs  atomic.Bool            // a pair was, maybe (any, after a restart)
+	// once has a bit set for each unit of a host that ended a new URL (by
+	// hash): a unit gets a state in segs only when it ends a second, so
+	// that the slug that ends each article's URL, the most of a crawl's,
+	// costs a bit and no state (until the bitset fills: it is never
+	// cleared); a pair is looked at only once its last segment ended a
+	// URL before.
 	once []atomic.Uint64
 }
 
@@ -103,14 +105,18 @@ func pairHash(h uint64, name, value string) uint64 {
 }
 
 // lastSegs returns the last four segments of a path (fewer at the
-// root), the last one last, ignoring a trailing slash.
+// root), the last one last, ignoring a trailing slash; none when the last
+// is empty (/a//).
 func lastSegs(path string) (segs [4]string, n int) {
-	path = strings.Trim(path, "/")
-	for n < len(segs) && path != "" {
+	path = strings.TrimSuffix(path, "/")
+	if path == "" || strings.HasSuffix(path, "/") {
+		return segs, 0
+	}
+	for n < len(segs) {
 		i := strings.LastIndexByte(path, '/')
 		segs[len(segs)-1-n] = path[i+1:]
 		n++
-		if i < 0 {
+		if i <= 0 {
 			break
 		}
 		path = path[:i]
@@ -127,41 +133,62 @@ func canModify(seg string) bool {
 // learn notes u, a URL new to the crawl: its last segment follows the one
 // before it, and so does its last pair of segments, a filter's name and
 // value (/size/42/: a unit of its own, whose value may be a number, after
-// /color/red/). Of two units that are both appended, next to each other,
-// the first was seen before an appended unit and the second after one;
-// one seen both ways is a modifier.
+// /color/red/), unless the name is a page of its own (an appended
+// segment: a directory of a code forge's tree). Of two units that are
+// both appended, next to each other, the first was seen before an
+// appended unit and the second after one; one seen both ways is a
+// modifier.
 func (m *modifiers) learn(u canon.URL) {
 	if u.Query != "" {
 		return // the same path with another query: not another parent
 	}
 	all, n := lastSegs(u.Path)
+	if n == 0 {
+		return
+	}
 	segs, last := all[len(all)-n:], n-1
 	h := hostHash(u.Authority)
-	if n >= 1 && canModify(segs[last]) {
+	if m.first(segHash(h, segs[last])) {
+		return // the first URL it ends
+	}
+	if canModify(segs[last]) {
 		before := "" // the root
 		if n >= 2 {
 			before = segs[last-1]
 		}
-		m.learnUnit(segHash(h, segs[last]), before, segHash(h, before), canModify(before))
+		m.learnUnit(segHash(h, segs[last]), before, segHash(h, before), canModify(before), false)
 	}
-	if n >= 3 && canModify(segs[last-1]) {
+	if n < 3 || !canModify(segs[last-1]) {
+		return
+	}
+	if s, ok := m.segs.Peek(hashKey(segHash(h, segs[last-1]))); ok && s.appended() {
+		return // the name is a page of its own
+	}
+	if sh := pairHash(h, segs[last-1], segs[last]); !m.first(sh) {
 		var prev uint64
 		if n >= 4 {
 			prev = pairHash(h, segs[last-3], segs[last-2])
 		}
-		m.learnUnit(pairHash(h, segs[last-1], segs[last]), segs[last-2], prev, n >= 4 && canModify(segs[last-3]))
+		m.learnUnit(sh, segs[last-2], prev, n >= 4 && canModify(segs[last-3]), true)
 	}
+}
+
+// first reports whether the unit of hash sh ends a URL for the first
+// time, and notes that it has.
+func (m *modifiers) first(sh uint64) bool {
+	bit := (sh >> 32) % onceBits
+	w := &m.once[bit/64]
+	if w.Load()&(1<<(bit%64)) != 0 {
+		return false
+	}
+	w.Or(1 << (bit % 64))
+	return true
 }
 
 // learnUnit notes that the unit (a segment, or a pair) of hash sh ended a
 // new URL after the segment before, and after the unit of hash prev, if
 // that may be a modifier (ok).
-func (m *modifiers) learnUnit(sh uint64, before string, prev uint64, ok bool) {
-	bit := (sh >> 32) % onceBits
-	if w := &m.once[bit/64]; w.Load()&(1<<(bit%64)) == 0 {
-		w.Or(1 << (bit % 64))
-		return // the first URL it ends
-	}
+func (m *modifiers) learnUnit(sh uint64, before string, prev uint64, ok, pair bool) {
 	k := hashKey(sh)
 	s := m.segs.Update(k, func(s segState) segState {
 		valueBit(&s.after, before) // by maphash: FNV's bits follow a last byte changed too little
@@ -174,14 +201,14 @@ func (m *modifiers) learnUnit(sh uint64, before string, prev uint64, ok bool) {
 	if p, ok := m.segs.Peek(pk); !ok || !p.appended() {
 		return
 	}
-	m.nextTo(k, false)
-	m.nextTo(pk, true)
+	m.nextTo(k, false, pair)
+	m.nextTo(pk, true, pair)
 }
 
-// nextTo notes that the appended segment k was seen before another
-// appended segment (before) or after one, and learns it a modifier once
-// it has been seen both ways.
-func (m *modifiers) nextTo(k string, before bool) {
+// nextTo notes that the appended unit k (a pair, or a segment) was seen
+// before another appended unit (before) or after one, and learns it a
+// modifier once it has been seen both ways.
+func (m *modifiers) nextTo(k string, before, pair bool) {
 	s := m.segs.Update(k, func(s segState) segState {
 		if before {
 			s.right = true
@@ -195,6 +222,9 @@ func (m *modifiers) nextTo(k string, before bool) {
 	}
 	if _, ok := m.learnt.Get(k); !ok {
 		m.learnt.Update(k, func(bool) bool { return true })
+		if pair {
+			m.pairs.Store(true)
+		}
 		m.any.Store(true)
 	}
 }
@@ -208,28 +238,39 @@ func (m *modifiers) family(scheme, authority, path string) family {
 	}
 	h := fnvString(fnvString(fnvString(fnvOffset, scheme), "://"), authority)
 	hh := hostHash(authority)
+	pairs := m.pairs.Load()
 	found := false
 	var name string // a segment held back: the name of a pair, maybe
+	var nameMod bool
 	for seg := range strings.SplitSeq(strings.Trim(path, "/"), "/") {
 		if name != "" {
 			if m.learntHash(pairHash(hh, name, seg)) {
 				found, name = true, ""
 				continue
 			}
-			h = fnvString(fnvByte(h, '/'), name)
+			if nameMod {
+				found = true
+			} else {
+				h = fnvString(fnvByte(h, '/'), name)
+			}
 			name = ""
 		}
+		mod := canModify(seg) && m.learntHash(segHash(hh, seg))
 		switch {
-		case canModify(seg) && m.learntHash(segHash(hh, seg)):
+		case pairs && canModify(seg):
+			name, nameMod = seg, mod
+		case mod:
 			found = true
-		case canModify(seg):
-			name = seg
 		default:
 			h = fnvString(fnvByte(h, '/'), seg)
 		}
 	}
 	if name != "" {
-		h = fnvString(fnvByte(h, '/'), name)
+		if nameMod {
+			found = true
+		} else {
+			h = fnvString(fnvByte(h, '/'), name)
+		}
 	}
 	if !found {
 		return family{}
@@ -283,6 +324,7 @@ func (m *modifiers) unmarshal(v []byte) error {
 	for ; len(v) > 0; v = v[8:] {
 		m.learnt.Update(string(v[:8]), func(bool) bool { return true })
 		m.any.Store(true)
+		m.pairs.Store(true) // which are pairs is not kept
 	}
 	return nil
 }

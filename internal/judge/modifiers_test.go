@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -250,5 +251,48 @@ func TestPathModifierPairs(t *testing.T) {
 		if f := d.budgets.familyOf(d.url(raw)); f.kind == pathFamily {
 			t.Errorf("%s: a path family", raw)
 		}
+	}
+}
+
+// A pair is no unit when its name is a page of its own: a code forge's
+// trees (/owner/repo/tree/main/src/lib/) learn no pair. A segment learnt
+// alone that is also a pair's name leaves the family with its value. A
+// path whose last segment is empty (/a//) teaches nothing.
+func TestPathModifierPairsApart(t *testing.T) {
+	names := []string{"src", "lib", "docs", "test", "cmd", "internal", "pkg", "api", "web", "scripts",
+		"tools", "examples", "assets", "config", "build", "vendor", "util", "core", "app", "data"}
+	b := newBudgetJudge(t, 50, 0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for r := range 1000 {
+		dir := fmt.Sprintf("http://forge.test/o%d/repo/tree/main/", r)
+		for _, i := range rng.Perm(len(names))[:6] { // a path down the repository's tree
+			next := dir + names[i] + "/"
+			b.link(dir, next)
+			dir = next
+		}
+	}
+	if b.budgets.mods.pairs.Load() {
+		t.Error("a code forge's trees: a pair learnt")
+	}
+
+	m := newModifiers(100, 1)
+	h := hostHash("shop.test")
+	for _, k := range []uint64{segHash(h, "sale"), pairHash(h, "sale", "yes")} {
+		m.learnt.Update(hashKey(k), func(bool) bool { return true })
+	}
+	m.any.Store(true)
+	m.pairs.Store(true)
+	if a, b := m.family("http", "shop.test", "/c/hats/sale/yes/"), m.family("http", "shop.test", "/c/hats/sale/"); a.none() || a != b {
+		t.Errorf("a pair whose name is a modifier too: family %v, want %v's", a, b)
+	}
+
+	if _, n := lastSegs("/x/a//"); n != 0 {
+		t.Errorf("/x/a//: %d segments, want none", n)
+	}
+	if segs, n := lastSegs("/a/b/c/d/e/"); n != 4 || segs != [4]string{"b", "c", "d", "e"} {
+		t.Errorf("/a/b/c/d/e/: %v %d", segs, n)
+	}
+	if segs, n := lastSegs("/x"); n != 1 || segs[3] != "x" {
+		t.Errorf("/x: %v %d", segs, n)
 	}
 }
