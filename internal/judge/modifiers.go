@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"bytes"
 	"math/bits"
 	"strings"
 	"sync/atomic"
@@ -72,8 +73,12 @@ func (s segState) appended() bool {
 type modifiers struct {
 	segs   *hostmap.Map[segState] // by the hashKey of a unit's hash (segHash, pairHash)
 	learnt *hostmap.Map[bool]     // the modifiers, so keyed: apart, so that the states of the segments that end URLs do not push them out
+	hosts  *hostmap.Map[uint8]    // the hosts with modifiers (hostModifiers), and with pairs among them (hostPairs)
 	any    atomic.Bool            // a modifier was learnt
-	pairs  atomic.Bool            // a pair was, maybe (any, after a restart)
+	// legacy: the modifiers were read back from a store that kept no
+	// hosts (an older build's), so that any host may have them, and
+	// pairs among them.
+	legacy atomic.Bool
 	// once has a bit set for each unit of a host that ended a new URL (by
 	// hash): a unit gets a state in segs only when it ends a second, so
 	// that the slug that ends each article's URL, the most of a crawl's,
@@ -88,8 +93,15 @@ const onceBits = 1 << 23
 
 func newModifiers(maxSegments, partitions int) *modifiers {
 	return &modifiers{segs: hostmap.NewBounded[segState](partitions, maxSegments, nil),
-		learnt: hostmap.NewBounded[bool](partitions, maxSegments, nil), once: make([]atomic.Uint64, onceBits/64)}
+		learnt: hostmap.NewBounded[bool](partitions, maxSegments, nil), hosts: hostmap.NewBounded[uint8](partitions, maxSegments, nil),
+		once: make([]atomic.Uint64, onceBits/64)}
 }
+
+// What modifiers.hosts notes of a host.
+const (
+	hostModifiers = 1 << iota // it has modifiers
+	hostPairs                 // pairs among them
+)
 
 // hostHash is where the hashes of a host's units start.
 func hostHash(authority string) uint64 { return fnvByte(fnvString(fnvOffset, authority), 0) }
@@ -156,7 +168,7 @@ func (m *modifiers) learn(u canon.URL) {
 		if n >= 2 {
 			before = segs[last-1]
 		}
-		m.learnUnit(segHash(h, segs[last]), before, segHash(h, before), canModify(before), false)
+		m.learnUnit(u.Authority, segHash(h, segs[last]), before, segHash(h, before), canModify(before), false)
 	}
 	if n < 3 || !canModify(segs[last-1]) {
 		return
@@ -169,7 +181,7 @@ func (m *modifiers) learn(u canon.URL) {
 		if n >= 4 {
 			prev = pairHash(h, segs[last-3], segs[last-2])
 		}
-		m.learnUnit(sh, segs[last-2], prev, n >= 4 && canModify(segs[last-3]), true)
+		m.learnUnit(u.Authority, sh, segs[last-2], prev, n >= 4 && canModify(segs[last-3]), true)
 	}
 }
 
@@ -188,7 +200,7 @@ func (m *modifiers) first(sh uint64) bool {
 // learnUnit notes that the unit (a segment, or a pair) of hash sh ended a
 // new URL after the segment before, and after the unit of hash prev, if
 // that may be a modifier (ok).
-func (m *modifiers) learnUnit(sh uint64, before string, prev uint64, ok, pair bool) {
+func (m *modifiers) learnUnit(authority string, sh uint64, before string, prev uint64, ok, pair bool) {
 	k := hashKey(sh)
 	s := m.segs.Update(k, func(s segState) segState {
 		valueBit(&s.after, before) // by maphash: FNV's bits follow a last byte changed too little
@@ -201,14 +213,14 @@ func (m *modifiers) learnUnit(sh uint64, before string, prev uint64, ok, pair bo
 	if p, ok := m.segs.Peek(pk); !ok || !p.appended() {
 		return
 	}
-	m.nextTo(k, false, pair)
-	m.nextTo(pk, true, pair)
+	m.nextTo(authority, k, false, pair)
+	m.nextTo(authority, pk, true, pair)
 }
 
-// nextTo notes that the appended unit k (a pair, or a segment) was seen
-// before another appended unit (before) or after one, and learns it a
-// modifier once it has been seen both ways.
-func (m *modifiers) nextTo(k string, before, pair bool) {
+// nextTo notes that the appended unit k (a pair, or a segment) of the
+// paths of authority was seen before another appended unit (before) or
+// after one, and learns it a modifier once it has been seen both ways.
+func (m *modifiers) nextTo(authority, k string, before, pair bool) {
 	s := m.segs.Update(k, func(s segState) segState {
 		if before {
 			s.right = true
@@ -222,9 +234,11 @@ func (m *modifiers) nextTo(k string, before, pair bool) {
 	}
 	if _, ok := m.learnt.Get(k); !ok {
 		m.learnt.Update(k, func(bool) bool { return true })
+		note := uint8(hostModifiers)
 		if pair {
-			m.pairs.Store(true)
+			note |= hostPairs
 		}
+		m.hosts.Update(authority, func(n uint8) uint8 { return n | note })
 		m.any.Store(true)
 	}
 }
@@ -236,9 +250,16 @@ func (m *modifiers) family(scheme, authority, path string) family {
 	if m == nil || !m.any.Load() {
 		return family{}
 	}
+	note, ok := m.hosts.Peek(authority)
+	if m.legacy.Load() {
+		note, ok = hostModifiers|hostPairs, true
+	}
+	if !ok {
+		return family{} // a host without modifiers: no look-up a segment
+	}
 	h := fnvString(fnvString(fnvString(fnvOffset, scheme), "://"), authority)
 	hh := hostHash(authority)
-	pairs := m.pairs.Load()
+	pairs := note&hostPairs != 0
 	found := false
 	var name string // a segment held back: the name of a pair, maybe
 	var nameMod bool
@@ -324,7 +345,39 @@ func (m *modifiers) unmarshal(v []byte) error {
 	for ; len(v) > 0; v = v[8:] {
 		m.learnt.Update(string(v[:8]), func(bool) bool { return true })
 		m.any.Store(true)
-		m.pairs.Store(true) // which are pairs is not kept
+	}
+	return nil
+}
+
+// The hosts with modifiers in the store: for each, what hosts notes of it
+// (a byte) and its authority, then '\n'.
+const metaModifierHosts = "trapcounts/modifier-hosts"
+
+// marshalHosts encodes the hosts with modifiers in memory.
+func (m *modifiers) marshalHosts() []byte {
+	var out []byte
+	m.hosts.Each(func(host string, note uint8) {
+		out = append(append(append(out, note), host...), '\n')
+	})
+	return out
+}
+
+// unmarshalHosts reads back what marshalHosts wrote; without it (ok
+// false: a store of an older build), any host may have modifiers.
+func (m *modifiers) unmarshalHosts(v []byte, ok bool) error {
+	if !ok {
+		m.legacy.Store(m.any.Load())
+		return nil
+	}
+	for len(v) > 0 {
+		i := bytes.IndexByte(v, '\n')
+		if i < 1 {
+			m.legacy.Store(m.any.Load())
+			return errFamilies
+		}
+		note, host := v[0], string(v[1:i])
+		m.hosts.Update(host, func(n uint8) uint8 { return n | note })
+		v = v[i+1:]
 	}
 	return nil
 }

@@ -271,7 +271,7 @@ func TestPathModifierPairsApart(t *testing.T) {
 			dir = next
 		}
 	}
-	if b.budgets.mods.pairs.Load() {
+	if note, _ := b.budgets.mods.hosts.Peek("forge.test"); note&hostPairs != 0 {
 		t.Error("a code forge's trees: a pair learnt")
 	}
 
@@ -281,7 +281,7 @@ func TestPathModifierPairsApart(t *testing.T) {
 		m.learnt.Update(hashKey(k), func(bool) bool { return true })
 	}
 	m.any.Store(true)
-	m.pairs.Store(true)
+	m.hosts.Update("shop.test", func(uint8) uint8 { return hostModifiers | hostPairs })
 	if a, b := m.family("http", "shop.test", "/c/hats/sale/yes/"), m.family("http", "shop.test", "/c/hats/sale/"); a.none() || a != b {
 		t.Errorf("a pair whose name is a modifier too: family %v, want %v's", a, b)
 	}
@@ -294,5 +294,61 @@ func TestPathModifierPairsApart(t *testing.T) {
 	}
 	if segs, n := lastSegs("/x"); n != 1 || segs[3] != "x" {
 		t.Errorf("/x: %v %d", segs, n)
+	}
+}
+
+// Only the hosts that learnt modifiers have their paths looked at, segment
+// by segment: another host's path is of no family at once. The hosts are
+// kept with the modifiers; a store of an older build, which kept no hosts,
+// has every host's paths looked at.
+func TestPathModifierHosts(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	pathShop(b, 10)
+	m := b.budgets.mods
+	if note, ok := m.hosts.Peek("pf.test"); !ok || note&hostModifiers == 0 || m.hosts.Len() != 1 {
+		t.Fatalf("hosts with modifiers: pf.test %v %v, %d in all", note, ok, m.hosts.Len())
+	}
+	const facet = "/c/cat1/color-red/"
+	want := m.family("http", "pf.test", facet)
+	for _, c := range []struct {
+		name string
+		read func(*modifiers)
+	}{
+		{"with its hosts", func(r *modifiers) { r.unmarshalHosts(m.marshalHosts(), true) }},
+		{"of an older build", func(r *modifiers) { r.unmarshalHosts(nil, false) }},
+	} {
+		r := newModifiers(100, 1)
+		if err := r.unmarshal(m.marshal()); err != nil {
+			t.Fatal(err)
+		}
+		c.read(r)
+		if got := r.family("http", "pf.test", facet); got != want || got.none() {
+			t.Errorf("read back %s: family %v, want %v", c.name, got, want)
+		}
+		if got := r.family("http", "other.test", facet); !got.none() {
+			t.Errorf("read back %s: another host's path of family %v", c.name, got)
+		}
+	}
+}
+
+// BenchmarkFamilyOtherHost is what a path of a host without modifiers
+// costs once another host learnt some: one look-up (gated), or one for
+// every segment and pair (every host looked at, as a store of an older
+// build reads back).
+func BenchmarkFamilyOtherHost(b *testing.B) {
+	m := newModifiers(100, 1)
+	h := hostHash("shop.test")
+	for _, k := range []uint64{segHash(h, "sale"), pairHash(h, "color", "red")} {
+		m.learnt.Update(hashKey(k), func(bool) bool { return true })
+	}
+	m.any.Store(true)
+	m.hosts.Update("shop.test", func(uint8) uint8 { return hostModifiers | hostPairs })
+	for _, legacy := range []bool{false, true} {
+		b.Run(fmt.Sprintf("every-host-%v", legacy), func(b *testing.B) {
+			m.legacy.Store(legacy)
+			for b.Loop() {
+				m.family("https", "news.test", "/world/europe/2026/a-long-article-slug/")
+			}
+		})
 	}
 }

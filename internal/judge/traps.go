@@ -132,6 +132,13 @@ func (j *Judge) LoadCounts(db *store.DB) error {
 			j.cfg.Log.Warn("path modifiers of an earlier run dropped", "key", metaPathModifiers, "err", err)
 		}
 	}
+	b, ok, err = db.GetMeta(metaModifierHosts)
+	if err != nil {
+		return fmt.Errorf("judge: read the hosts with path modifiers: %w", err)
+	}
+	if err := j.budgets.mods.unmarshalHosts(b, ok); err != nil {
+		j.cfg.Log.Warn("hosts with path modifiers of an earlier run unread: every host's paths are looked at", "key", metaModifierHosts, "err", err)
+	}
 	return nil
 }
 
@@ -153,6 +160,7 @@ func (j *Judge) SaveCounts(db *store.DB) error {
 	if j.budgets != nil {
 		b.PutMeta(metaTrapFamilies, j.budgets.marshal())
 		b.PutMeta(metaPathModifiers, j.budgets.mods.marshal())
+		b.PutMeta(metaModifierHosts, j.budgets.mods.marshalHosts())
 	}
 	if err := b.Commit(false); err != nil {
 		return fmt.Errorf("judge: save the trap rules' counts: %w", err)
