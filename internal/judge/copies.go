@@ -104,11 +104,11 @@ func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of str
 			w.NearRing &= 1<<size - 1
 		}
 		if w.NearNext == 0 { // a round of the window is over
-			d.prev, d.cur = d.cur, copiesRound{}
+			d.prev, d.cur = d.cur, dirCut{}
 		}
 		copies = bits.OnesCount64(w.NearRing)
 		if copies == 0 {
-			d.cur, d.prev = copiesRound{}, copiesRound{}
+			d.cur, d.prev = dirCut{}, dirCut{}
 		}
 		if int(w.NearPages) == size && copies > size/2 {
 			tripped = true
@@ -116,7 +116,7 @@ func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of str
 				w.NearCut, cut = true, dirCut{}
 			} else {
 				d.cuts = d.cuts.with(cut)
-				d.cur, d.prev = copiesRound{}, copiesRound{}
+				d.cur, d.prev = dirCut{}, dirCut{}
 				w.NearRing, w.NearPages, w.NearNext = 0, 0, 0
 			}
 		}
@@ -239,7 +239,7 @@ func (j *Judge) LoadCuts(db *store.DB) error {
 			d := parseNearDirs(w.NearDirs)
 			if c := parseDirCut("/" + rest); !d.cuts.has(c.dir) {
 				d.cuts = d.cuts.with(c)
-				d.cur, d.prev = copiesRound{}, copiesRound{}
+				d.cur, d.prev = dirCut{}, dirCut{}
 				w.NearRing, w.NearPages, w.NearNext = 0, 0, 0
 				w.NearDirs = d.String()
 			}

@@ -23,15 +23,8 @@ import (
 // had no near-duplicate; NearDirs is "" when all are. A canonical path
 // holds no tab, newline or '?' (they are escaped).
 type nearDirs struct {
-	cur, prev copiesRound
+	cur, prev dirCut // where a round's near-duplicates are ("" for none), and how deep the deepest is
 	cuts      cuts
-}
-
-// copiesRound is where a round's near-duplicates are: the directory they
-// are all under ("" for none) and the segments of the deepest.
-type copiesRound struct {
-	dir   string
-	depth int
 }
 
 // dirCut is a directory cut off, and how deep under it: a URL under it of
@@ -60,8 +53,7 @@ func parseNearDirs(s string) nearDirs {
 	}
 	cur, rest, _ := strings.Cut(s, "\n")
 	prev, cs, _ := strings.Cut(rest, "\n")
-	c, p := parseDirCut(cur), parseDirCut(prev)
-	return nearDirs{cur: copiesRound(c), prev: copiesRound(p), cuts: cuts(cs)}
+	return nearDirs{cur: parseDirCut(cur), prev: parseDirCut(prev), cuts: cuts(cs)}
 }
 
 // String is the NearDirs parseNearDirs reads.
@@ -71,7 +63,7 @@ func (d nearDirs) String() string {
 	}
 	var b strings.Builder
 	b.Grow(len(d.cur.dir) + len(d.prev.dir) + len(d.cuts) + 16)
-	for _, r := range [...]copiesRound{d.cur, d.prev} {
+	for _, r := range [...]dirCut{d.cur, d.prev} {
 		if r.dir != "" {
 			b.WriteString(r.dir)
 			b.WriteByte('\t')
@@ -95,7 +87,7 @@ func (d *nearDirs) copy(u canon.URL) {
 	if d.cur.dir != "" {
 		dir = commonDir(d.cur.dir, dir)
 	}
-	d.cur = copiesRound{dir: dir, depth: max(d.cur.depth, pathDepth(u.Path))}
+	d.cur = dirCut{dir: dir, depth: max(d.cur.depth, pathDepth(u.Path))}
 }
 
 // under is the directory the near-duplicates of both rounds are under,
@@ -103,9 +95,9 @@ func (d *nearDirs) copy(u canon.URL) {
 func (d nearDirs) under() dirCut {
 	switch {
 	case d.prev.dir == "":
-		return dirCut(d.cur)
+		return d.cur
 	case d.cur.dir == "":
-		return dirCut(d.prev)
+		return d.prev
 	}
 	return dirCut{dir: commonDir(d.cur.dir, d.prev.dir), depth: max(d.cur.depth, d.prev.depth)}
 }
