@@ -24,23 +24,13 @@ import (
 // store, and from the page's batch alone (a crash before the host's
 // state was saved).
 func TestCopiesCutTheirDirectory(t *testing.T) {
-	cn := canon.New(canon.Config{})
-	parse := func(raw string) canon.URL {
-		u, err := cn.Parse(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return u
-	}
+	parse := urlParser(t)
 	db, err := store.Open(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	newJudge := func() *Judge {
-		return New(Config{Hosts: hostmap.New[store.HostState](1), NearDupWindow: 20, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
-	}
-	j := newJudge()
+	j := windowJudge(20)
 	b := db.NewBatch()
 	defer b.Close()
 	judged := func(raw, of string) {
@@ -145,7 +135,7 @@ func TestCopiesCutTheirDirectory(t *testing.T) {
 	if err := b.Commit(false); err != nil {
 		t.Fatal(err)
 	}
-	j = newJudge()
+	j = windowJudge(20)
 	if err := j.LoadCuts(db); err != nil {
 		t.Fatal(err)
 	}
@@ -183,15 +173,8 @@ func TestCommonDir(t *testing.T) {
 // does not reach) cuts off the host. A window whose copies' directory is
 // unknown (a state kept by a build before directories) cuts off the host.
 func TestCopiesCutAsDeepAsTheyAre(t *testing.T) {
-	cn := canon.New(canon.Config{})
-	parse := func(raw string) canon.URL {
-		u, err := cn.Parse(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return u
-	}
-	j := New(Config{Hosts: hostmap.New[store.HostState](1), NearDupWindow: 20, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
+	parse := urlParser(t)
+	j := windowJudge(20)
 	b := new(store.Batch)
 	judged := func(raw, of string) {
 		u := parse(raw)
@@ -268,11 +251,8 @@ func TestCopiesCutAsDeepAsTheyAre(t *testing.T) {
 // host's state from before it) starts the window again: the copies that
 // cut the directory do not cut it again, nor the host.
 func TestCopiesOfTheWindowCut(t *testing.T) {
-	cn := canon.New(canon.Config{})
-	newJudge := func() *Judge {
-		return New(Config{Hosts: hostmap.New[store.HostState](1), NearDupWindow: 20, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
-	}
-	j := newJudge()
+	parse := urlParser(t)
+	j := windowJudge(20)
 	db, err := store.Open(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -281,10 +261,7 @@ func TestCopiesOfTheWindowCut(t *testing.T) {
 	b := db.NewBatch()
 	defer b.Close()
 	judged := func(j *Judge, raw string, copied bool) {
-		u, err := cn.Parse(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
+		u := parse(raw)
 		of := ""
 		if copied {
 			of = "http://s.test/c/hats/"
@@ -327,4 +304,10 @@ func TestCopiesOfTheWindowCut(t *testing.T) {
 	if n, names := k.Cut(); n != 1 || k.Trapped(canon.URL{Authority: "s.test"}) {
 		t.Errorf("after the cut read back: %d cut off %v, host %v; want s.test/c/hats/ alone", n, names, k.Trapped(canon.URL{Authority: "s.test"}))
 	}
+}
+
+// windowJudge is a Judge of the near-duplicate window of size pages, its
+// host states in memory.
+func windowJudge(size int) *Judge {
+	return New(Config{Hosts: hostmap.New[store.HostState](1), NearDupWindow: size, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
 }

@@ -233,16 +233,13 @@ func TestShallowest(t *testing.T) {
 // spellings is not cut off, but a page copied under a new value of a
 // parameter in every link (a session's), or copies at other paths, are.
 func TestRespellingsLeaveTheHostWindow(t *testing.T) {
-	cn := canon.New(canon.Config{})
+	parse := urlParser(t)
 	cut := func(pages func(i int) (raw, of string)) bool {
-		j := New(Config{Hosts: hostmap.New[store.HostState](1), NearDupWindow: 20, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
+		j := windowJudge(20)
 		b := new(store.Batch)
 		for i := range 40 {
 			raw, of := pages(i)
-			u, err := cn.Parse(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
+			u := parse(raw)
 			j.JudgedPage(b, u.Authority, u, "", of)
 		}
 		n, _ := j.Cut() // the host, or a directory of it

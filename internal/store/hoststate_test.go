@@ -28,56 +28,36 @@ func TestHostStateRoundTrip(t *testing.T) {
 	}
 }
 
-// A record of version 2 (without the directories) reads with none.
-func TestHostStateVersion2(t *testing.T) {
-	db := openMem(t)
-	v2 := []byte{2}
-	for _, v := range []int64{41, 3, 2, 1} {
-		v2 = binary.AppendVarint(v2, v)
-	}
-	v2 = binary.AppendUvarint(v2, 5)
-	v2 = append(v2, 3, 2, 1, 0, 0)
-	if err := db.pdb.Set(appendHostStateKey(nil, 7, "a.test"), v2, nil); err != nil {
-		t.Fatal(err)
-	}
-	want := HostState{Accepted: 41, Throttled: 3, ServerErrors: 2, LinksCut: 1, NearRing: 5, NearPages: 3, NearNext: 2, NearCut: true}
-	if got, ok, err := db.GetHostState(7, "a.test"); err != nil || !ok || got != want {
-		t.Fatalf("GetHostState = %+v, %v, %v; want %+v", got, ok, err, want)
-	}
-}
-
-// A record of version 3 reads without its directories, whose layout
-// changed.
-func TestHostStateVersion3(t *testing.T) {
-	db := openMem(t)
-	v3 := []byte{3}
-	for _, v := range []int64{41, 3, 2, 1} {
-		v3 = binary.AppendVarint(v3, v)
-	}
-	v3 = binary.AppendUvarint(v3, 5)
-	v3 = append(v3, 3, 2, 0, 0, 0)
-	v3 = appendString(v3, "/c/\n/c/hats/\n")
-	if err := db.pdb.Set(appendHostStateKey(nil, 7, "a.test"), v3, nil); err != nil {
-		t.Fatal(err)
-	}
-	want := HostState{Accepted: 41, Throttled: 3, ServerErrors: 2, LinksCut: 1, NearRing: 5, NearPages: 3, NearNext: 2}
-	if got, ok, err := db.GetHostState(7, "a.test"); err != nil || !ok || got != want {
-		t.Fatalf("GetHostState = %+v, %v, %v; want %+v", got, ok, err, want)
-	}
-}
-
-// A record of version 1 (the counters only) reads with the rest zero.
-func TestHostStateVersion1(t *testing.T) {
-	db := openMem(t)
-	v1 := []byte{1}
-	for _, v := range []int64{41, 3, 2, 1} {
-		v1 = binary.AppendVarint(v1, v)
-	}
-	if err := db.pdb.Set(appendHostStateKey(nil, 7, "a.test"), v1, nil); err != nil {
-		t.Fatal(err)
-	}
-	want := HostState{Accepted: 41, Throttled: 3, ServerErrors: 2, LinksCut: 1}
-	if got, ok, err := db.GetHostState(7, "a.test"); err != nil || !ok || got != want {
-		t.Fatalf("GetHostState = %+v, %v, %v; want %+v", got, ok, err, want)
+// Records of the versions before read with what they lack zero: version
+// 1 the counters only, 2 without the directories, 3 without them too (their
+// layout changed).
+func TestHostStateOlderVersions(t *testing.T) {
+	counters := HostState{Accepted: 41, Throttled: 3, ServerErrors: 2, LinksCut: 1}
+	window := counters
+	window.NearRing, window.NearPages, window.NearNext = 5, 3, 2
+	cut := window
+	cut.NearCut = true
+	for _, c := range []struct {
+		version byte
+		rest    func([]byte) []byte
+		want    HostState
+	}{
+		{1, func(b []byte) []byte { return b }, counters},
+		{2, func(b []byte) []byte { return append(binary.AppendUvarint(b, 5), 3, 2, 1, 0, 0) }, cut},
+		{3, func(b []byte) []byte {
+			return appendString(append(binary.AppendUvarint(b, 5), 3, 2, 0, 0, 0), "/c/\n/c/hats/\n")
+		}, window},
+	} {
+		db := openMem(t)
+		v := []byte{c.version}
+		for _, n := range []int64{41, 3, 2, 1} {
+			v = binary.AppendVarint(v, n)
+		}
+		if err := db.pdb.Set(appendHostStateKey(nil, 7, "a.test"), c.rest(v), nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok, err := db.GetHostState(7, "a.test"); err != nil || !ok || got != c.want {
+			t.Errorf("version %d: GetHostState = %+v, %v, %v; want %+v", c.version, got, ok, err, c.want)
+		}
 	}
 }
