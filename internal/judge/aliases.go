@@ -8,6 +8,7 @@ import (
 
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/hostmap"
+	"github.com/weft-crawler/weft/internal/seen"
 	"github.com/weft-crawler/weft/internal/store"
 )
 
@@ -16,6 +17,13 @@ import (
 // *store.DB is one.
 type Captures interface {
 	CapturesNewestFirst(key string, fn func(store.CaptureRecord) bool) error
+}
+
+// Unseen tells a URL the crawl never met: *seen.Set is one. Only a URL
+// it met can have been captured, so the capture index is not read for
+// the others (most twins: an index file is seldom linked).
+type Unseen interface {
+	Unseen(host string, k seen.Key) bool
 }
 
 // indexNames are the index files a static server answers a directory
@@ -29,6 +37,7 @@ var indexNames = [...]string{"index.html", "index.htm"}
 type aliases struct {
 	states   *hostmap.Map[store.HostState] // the crawl's per-host states, by authority (Alias fields)
 	captures Captures
+	unseen   Unseen // nil: every URL's captures are read
 	canon    *canon.Canonicalizer
 	log      *slog.Logger
 }
@@ -144,6 +153,9 @@ func (j *Judge) LearnAlias(u canon.URL, digest [sha1.Size]byte) error {
 func (x *aliases) last200(rawURL string) (digest [sha1.Size]byte, ok bool, err error) {
 	t, err := x.canon.Parse(rawURL)
 	if err != nil {
+		return digest, false, nil
+	}
+	if x.unseen != nil && x.unseen.Unseen(t.Authority, seen.KeyOf(t.String)) {
 		return digest, false, nil
 	}
 	err = x.captures.CapturesNewestFirst(t.SURT(), func(r store.CaptureRecord) bool {

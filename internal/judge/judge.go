@@ -261,10 +261,14 @@ func New(cfg Config) *Judge {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	x := &aliases{states: cfg.Hosts, captures: cfg.Captures, canon: cfg.Canon, log: cfg.Log}
+	if cfg.Seen != nil {
+		x.unseen = cfg.Seen
+	}
 	return &Judge{
 		cfg:     cfg,
 		traps:   newTraps(cfg.ExpectedURLs, max(cfg.MaxURLsPerPattern, 0)),
-		aliases: &aliases{states: cfg.Hosts, captures: cfg.Captures, canon: cfg.Canon, log: cfg.Log},
+		aliases: x,
 		copies: &copies{window: cfg.NearDupWindow, states: cfg.Hosts, log: cfg.Log,
 			respelt: hostmap.NewBounded[uint8](cfg.Partitions, cmp.Or(cfg.MaxFamilies, DefaultMaxFamilies), nil)},
 		budgets:    newBudgets(cfg.TrapBudget, cfg.MaxFamilies, cfg.Partitions, cfg.NoRelease),

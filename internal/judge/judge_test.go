@@ -1,8 +1,10 @@
 package judge
 
 import (
+	"crypto/sha1"
 	"fmt"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -280,5 +282,67 @@ func TestRespellingsLeaveTheHostWindow(t *testing.T) {
 		return fmt.Sprintf("http://forum.test/viewtopic.php?t=%d&hl=%d", i/4, i), fmt.Sprintf("http://forum.test/viewtopic.php?t=%d&hl=x", i/4)
 	}) {
 		t.Error("copies whose parameter's value changed (neither spelling within the other): not cut off")
+	}
+}
+
+// allCaptured answers every URL's captures with one 200 capture of one
+// payload, and notes whose captures were read.
+type allCaptured struct {
+	digest [sha1.Size]byte
+	read   []string
+}
+
+func (c *allCaptured) CapturesNewestFirst(key string, fn func(store.CaptureRecord) bool) error {
+	c.read = append(c.read, key)
+	fn(store.CaptureRecord{Status: 200, Digest: c.digest})
+	return nil
+}
+
+// A directory's index files are compared with it only if the crawl met
+// them: the capture index is not read for a twin the seen set never
+// held, unless its filters are still being rebuilt.
+func TestAliasesReadTheCapturesOfURLsMetOnly(t *testing.T) {
+	caps := &allCaptured{digest: [sha1.Size]byte{7}}
+	j, cn, set, w := admitJudge(t, func(c *Config) { c.Captures = caps })
+	parse := func(raw string) canon.URL {
+		t.Helper()
+		u, err := cn.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	dir := parse("http://a.test/docs/")
+	if err := j.LearnAlias(dir, caps.digest); err != nil {
+		t.Fatal(err)
+	}
+	if len(caps.read) != 0 {
+		t.Fatalf("captures read for twins never met: %v", caps.read)
+	}
+	if st, _, _ := j.aliases.state("http", "a.test"); st != (aliasState{}) {
+		t.Fatalf("learnt %+v from twins never met", st)
+	}
+
+	if why, err := j.Admit(Candidate{URL: parse("http://a.test/docs/index.html"), Depth: 1, As: AsPageLink}, w); err != nil || why != "" {
+		t.Fatalf("admit: %q %v", why, err)
+	}
+	if err := j.LearnAlias(dir, caps.digest); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{parse("http://a.test/docs/index.html").SURT()}; !slices.Equal(caps.read, want) {
+		t.Fatalf("captures read %v, want %v (the twin met)", caps.read, want)
+	}
+	if st, _, _ := j.aliases.state("http", "a.test"); !st.holds(0) || st.holds(1) {
+		t.Fatalf("learnt %+v, want index.html served alike", st)
+	}
+
+	// While the filters are rebuilt, a "no" is not final.
+	caps.read = nil
+	set.StartWarming()
+	if err := j.LearnAlias(parse("http://a.test/more/"), caps.digest); err != nil {
+		t.Fatal(err)
+	}
+	if len(caps.read) != 2 {
+		t.Fatalf("warming: captures read %v, want both twins", caps.read)
 	}
 }

@@ -272,6 +272,20 @@ func (s *Set) AddKey(host, canonicalURL string, k Key, a Admission) (bool, error
 	return true, nil
 }
 
+// Unseen reports whether the URL of host whose key is k was surely never
+// added: its partition's filter says no, and the filters are warm. It is
+// for a reader that would otherwise look the URL up in the store for
+// nothing (the captures of a URL never queued); a "maybe" is false.
+func (s *Set) Unseen(host string, k Key) bool {
+	if s.warming.Load() {
+		return false
+	}
+	pt := &s.parts[partition.Of(host, len(s.parts))]
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	return !pt.test(k[:])
+}
+
 // answer is what lookup found.
 type answer struct {
 	maybe  bool  // the filter said "maybe"

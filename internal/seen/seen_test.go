@@ -369,3 +369,40 @@ func TestKeyOfAllocatesNothing(t *testing.T) {
 		t.Error("KeyOf of a long URL is not the first 16 bytes of its SHA-256")
 	}
 }
+
+// Unseen is sure only of a URL never added, and only with warm filters:
+// an added URL, staged or restored, is never unseen.
+func TestUnseen(t *testing.T) {
+	mem := NewMemoryStore(4)
+	s, _ := New(Config{ExpectedURLs: 1000, Partitions: 4}, mem)
+	added := "http://h1.test/a"
+	s.Add("h1.test", added, mem.Add)
+	if s.Unseen("h1.test", KeyOf(added)) {
+		t.Error("an added URL is unseen")
+	}
+	fresh := 0
+	for i := range 100 {
+		if s.Unseen(fmt.Sprintf("h%d.test", i%7), KeyOf(fmt.Sprintf("http://h%d.test/%d", i%7, i))) {
+			fresh++
+		}
+	}
+	if fresh < 95 {
+		t.Errorf("%d of 100 URLs never added are unseen; the filter's rate is 1 %%", fresh)
+	}
+	// A restarted Set: a restored key is not unseen, and while its filters
+	// are rebuilt nothing is.
+	again, _ := New(Config{ExpectedURLs: 1000, Partitions: 4}, mem)
+	again.StartWarming()
+	if again.Unseen("h9.test", KeyOf("http://h9.test/never")) {
+		t.Error("unseen while warming")
+	}
+	for p := range mem.parts {
+		for k := range mem.parts[p].keys {
+			again.Restore(p, k)
+		}
+	}
+	again.StopWarming()
+	if again.Unseen("h1.test", KeyOf(added)) || !again.Unseen("h9.test", KeyOf("http://h9.test/never")) {
+		t.Error("after the rebuild: a restored key unseen, or a URL never added not")
+	}
+}
