@@ -608,20 +608,27 @@ func TestLoginWallCostsLittle(t *testing.T) {
 // own, which neither a shape's wall nor a family's budget bound. Learnt
 // as what they add to the page that links them, the variants are walls
 // of copies and an offsite redirector for the whole host after a few
-// posts: about 660 requests, some 60 of them variants. Before, the variants' copies
+// posts: about 670 requests, some 60 of them variants, 247 feeds. Before, the variants' copies
 // cut the host off with 59 posts not fetched, after 1,651 requests, 1,269
 // of them variants.
 func TestBlogVariantsCostLittle(t *testing.T) {
 	t.Parallel() // judged by what was requested, not when
 	web, blog, sum := crawlHostile(t, 8, synthweb.WordPress)
 	posts, variants := map[string]bool{}, map[string]int{}
-	requests := 0
+	requests, feeds, forPrograms := 0, 0, 0
 	for _, r := range web.Log() {
 		if r.Addr != blog {
 			continue
 		}
 		requests++
 		path, query, _ := strings.Cut(r.Path, "?")
+		switch {
+		case strings.HasSuffix(path, "/feed/"):
+			feeds++
+		case strings.HasPrefix(path, "/wp-json/") || path == "/xmlrpc.php":
+			forPrograms++
+			continue
+		}
 		if query == "" {
 			posts[path] = true
 			continue
@@ -635,9 +642,15 @@ func TestBlogVariantsCostLittle(t *testing.T) {
 			missing++
 		}
 	}
-	t.Logf("%d requests, %d posts missing, variants asked for %v; held %v; %d hosts cut off", requests, missing, variants, sum.Held, sum.Traps)
+	t.Logf("%d requests, %d posts missing, %d feeds, %d asked for programs' data, variants asked for %v; held %v; %d hosts cut off", requests, missing, feeds, forPrograms, variants, sum.Held, sum.Traps)
 	if missing != 0 || sum.Traps != 0 {
 		t.Errorf("%d of %d posts not fetched, %d hosts cut off as traps; want every post, and no host cut off", missing, synthweb.WordPressPosts, sum.Traps)
+	}
+	// The alternates of each page for programs (its REST API record, its
+	// oEmbed JSON and XML) are not followed: 725 of 1,383 requests when
+	// they were. Its feeds are.
+	if forPrograms != 0 || feeds < synthweb.WordPressPosts {
+		t.Errorf("%d requests for programs' data, %d feeds; want none, and every post's comments feed", forPrograms, feeds)
 	}
 	// A wall is learnt from 8 copies, an offsite redirector from 10
 	// redirects, and a few URLs probe either (fewer as they hold more),

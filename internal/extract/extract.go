@@ -305,7 +305,17 @@ func (s *scratch) html(z *htmltoken.Tokenizer, words []uint64, token string, lim
 			continue
 		}
 
-		url, rel, hasURL, _ := tagAttrs(z, attr, "rel")
+		var url, rel []byte
+		var hasURL bool
+		if tag == "link" {
+			var typ []byte
+			url, rel, typ = linkAttrs(z)
+			if hasURL = url != nil; forPrograms(rel, typ) {
+				continue
+			}
+		} else {
+			url, rel, hasURL, _ = tagAttrs(z, attr, "rel")
+		}
 		if !hasURL {
 			continue
 		}
@@ -324,14 +334,15 @@ func (s *scratch) html(z *htmltoken.Tokenizer, words []uint64, token string, lim
 func (r *Result) requisites(z *htmltoken.Tokenizer, tag string, max int) (rel, url []byte, handled bool) {
 	switch tag {
 	case "link":
-		href, rel, _, _ := tagAttrs(z, "href", "rel")
-		rel = bytes.TrimSpace(rel)
-		lowerASCII(rel)
+		href, rel, typ := linkAttrs(z)
 		if requisiteRel(rel) {
 			if hasToken(rel, "icon") {
 				r.HasIcon = true
 			}
 			r.addEmbeds([]string{string(href)}, max)
+			return nil, nil, true
+		}
+		if forPrograms(rel, typ) {
 			return nil, nil, true
 		}
 		return rel, href, true
@@ -606,6 +617,61 @@ func relWanted(rel []byte) bool {
 		}
 	}
 	return want
+}
+
+// linkAttrs returns the first href, rel (trimmed, lower case) and type of
+// the current <link> start tag of z, which it consumes: a <link> is read
+// through TagAttr, as a page has few. href is nil if the tag has none.
+func linkAttrs(z *htmltoken.Tokenizer) (href, rel, typ []byte) {
+	var hasRel, hasType bool
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		switch {
+		case href == nil && string(k) == "href":
+			href = v
+			if href == nil {
+				href = []byte{}
+			}
+		case !hasRel && string(k) == "rel":
+			rel, hasRel = v, true
+		case !hasType && string(k) == "type":
+			typ, hasType = v, true
+		}
+	}
+	rel = bytes.TrimSpace(rel)
+	lowerASCII(rel)
+	return href, rel, typ
+}
+
+// forPrograms reports whether a <link> of rel (lower case) and type is
+// an alternate of the page for programs, not for readers: JSON (a REST
+// API's record of the page, ActivityPub's, JSON-LD; a JSON Feed is a
+// feed), oEmbed (JSON or XML) and RSD. A WordPress post links three such
+// (its REST API record, its oEmbed JSON and XML), more than half of what
+// a crawl of a blog would otherwise ask for; they replay nothing and
+// hold nothing the page does not. Feeds, HTML alternates (a translation,
+// a mobile page) and documents (a PDF of the page) are followed. typ is
+// this token's bytes, lowered in place.
+func forPrograms(rel, typ []byte) bool {
+	if !hasToken(rel, "alternate") || len(typ) == 0 {
+		return false
+	}
+	mt := typ
+	if i := bytes.IndexByte(mt, ';'); i >= 0 {
+		mt = mt[:i]
+	}
+	mt = bytes.TrimSpace(mt)
+	lowerASCII(mt)
+	_, sub, _ := bytes.Cut(mt, []byte("/"))
+	switch {
+	case string(sub) == "feed+json":
+		return false
+	case string(sub) == "json", bytes.HasSuffix(sub, []byte("+json")),
+		bytes.HasSuffix(sub, []byte("+oembed")), string(sub) == "rsd+xml":
+		return true
+	}
+	return false
 }
 
 // hasToken reports whether the space-separated list has the token.

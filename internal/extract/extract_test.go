@@ -357,3 +357,34 @@ func FuzzHTML(f *testing.F) {
 		_, _ = noindex, nofollow
 	})
 }
+
+// A page's alternates for programs (a REST API's JSON, oEmbed, JSON-LD,
+// ActivityPub, RSD) are not links to follow; its feeds, its HTML
+// alternates and a document of it are, however the tag is written, and
+// whether requisites are read or not.
+func TestAlternatesForProgramsNotFollowed(t *testing.T) {
+	page := `<html><head>
+<link rel="alternate" type="application/rss+xml" href="/feed/">
+<link rel="alternate" type="application/atom+xml" href="/atom">
+<link rel="alternate" type="application/feed+json" href="/feed.json">
+<link rel="alternate" hreflang="de" href="/de/">
+<link rel="alternate" type="text/html" media="only screen and (max-width: 640px)" href="/m/">
+<link rel="alternate" type="application/pdf" href="/page.pdf">
+<link rel="alternate" type="application/json" title="JSON" href="/wp-json/wp/v2/posts/7">
+<link rel="alternate" title="oEmbed (JSON)" type="application/json+oembed" href="/wp-json/oembed/1.0/embed?url=x">
+<link rel="alternate" title="oEmbed (XML)" type="text/xml+oembed" href="/wp-json/oembed/1.0/embed?url=x&#038;format=xml">
+<LINK REL="Alternate" TYPE="Application/LD+JSON; charset=utf-8" HREF="/ld">
+<link rel="alternate" type="application/activity+json" href="/ap">
+<link rel="alternate" type="application/rsd+xml" href="/rsd">
+<link rel="EditURI" type="application/rsd+xml" href="/xmlrpc.php?rsd">
+<link rel="next" type="application/json" href="/2">
+<link rel="alternate" type="application/json">
+</head><body><a href="/wp-json/wp/v2/posts/8" type="application/json">data</a></body></html>`
+	want := []string{"/feed/", "/atom", "/feed.json", "/de/", "/m/", "/page.pdf", "/2", "/wp-json/wp/v2/posts/8"}
+	for _, embeds := range []bool{false, true} {
+		got := HTML([]byte(page), "weft", Limits{Embeds: embeds})
+		if !slices.Equal(urls(got.Links), want) {
+			t.Errorf("requisites read %v: links %q, want %q", embeds, urls(got.Links), want)
+		}
+	}
+}

@@ -16,8 +16,15 @@ import (
 // /tag/NAME/, paginated alike). Every page has the blog's menu: its
 // categories, its tags and its last twelve months. A post is a page of
 // its own text linking the posts before and after it, its category, one or
-// two tags and its comments feed (/YYYY/MM/slug/feed/, RSS). Under it, as
-// WordPress and its common plug-ins write them, are a post's variants:
+// two tags. Every page's head links, as WordPress writes it, the blog's
+// feeds and its REST API's root (rel="https://api.w.org/"), its RSD file
+// (rel="EditURI", /xmlrpc.php?rsd) and, for a post, its comments feed
+// (/YYYY/MM/slug/feed/, RSS), its shortlink (/?p=ID, a 301 to the post),
+// its JSON in the REST API (/wp-json/wp/v2/posts/ID) and its oEmbed
+// JSON and XML (/wp-json/oembed/1.0/embed?url=POST), these three as
+// rel="alternate"; a listing of a category, that category's feed and
+// JSON. Under a post, as WordPress and its common plug-ins write them,
+// are a post's variants:
 //
 //   - a "Reply" link for each of its 3 to 8 comments, ?replytocom=N: the
 //     post again, the reply form moved under the comment (a
@@ -29,7 +36,8 @@ import (
 //     serves, port 9).
 //
 // Of its URLs, the posts, the listings and the feeds are worth a crawl;
-// the variants, more than nine a post, are not.
+// the variants, more than nine a post, are not, nor is what the REST API,
+// oEmbed and RSD serve programs: the page again, as data.
 const WordPress = "wordpress"
 
 // The blog's size.
@@ -77,6 +85,67 @@ func wpMenu() []string {
 	return links
 }
 
+// wpHead is what WordPress writes in the head of the page at path of the
+// blog at site (scheme and host): post is the post's index, or -1 for a
+// listing.
+func wpHead(site, path string, post int) string {
+	var b strings.Builder
+	alt := func(typ, title, href string) {
+		fmt.Fprintf(&b, "<link rel=\"alternate\" type=\"%s\" title=\"%s\" href=\"%s%s\" />\n", typ, title, site, href)
+	}
+	alt("application/rss+xml", "Blog &raquo; Feed", "/feed/")
+	alt("application/rss+xml", "Blog &raquo; Comments Feed", "/comments/feed/")
+	if post >= 0 {
+		alt("application/rss+xml", "Blog &raquo; Post Comments Feed", path+"feed/")
+	}
+	for c := range wpCategories {
+		if base := "/category/" + wpWords[c] + "/"; post < 0 && strings.HasPrefix(path, base) {
+			alt("application/rss+xml", "Blog &raquo; Category Feed", base+"feed/")
+			alt("application/json", "JSON", fmt.Sprintf("/wp-json/wp/v2/categories/%d", c+1))
+		}
+	}
+	fmt.Fprintf(&b, "<link rel=\"https://api.w.org/\" href=\"%s/wp-json/\" />\n", site)
+	if post >= 0 {
+		alt("application/json", "JSON", fmt.Sprintf("/wp-json/wp/v2/posts/%d", post+1))
+	}
+	fmt.Fprintf(&b, "<link rel=\"EditURI\" type=\"application/rsd+xml\" title=\"RSD\" href=\"%s/xmlrpc.php?rsd\" />\n", site)
+	if post >= 0 {
+		fmt.Fprintf(&b, "<link rel=\"canonical\" href=\"%s%s\" />\n<link rel='shortlink' href='%s/?p=%d' />\n", site, path, site, post+1)
+		embed := "/wp-json/oembed/1.0/embed?url=" + url.QueryEscape(site+path)
+		alt("application/json+oembed", "oEmbed (JSON)", embed)
+		alt("text/xml+oembed", "oEmbed (XML)", embed+"&#038;format=xml")
+	}
+	return b.String()
+}
+
+// serveWordPressAPI answers what the blog serves programs: its REST
+// API's JSON, oEmbed and RSD, and a shortlink's redirect. It reports
+// whether path and q were one of them.
+func serveWordPressAPI(rw *logWriter, r *http.Request, path string, q url.Values) bool {
+	switch {
+	case path == "/" && q.Get("p") != "":
+		n, err := strconv.Atoi(q.Get("p"))
+		if err != nil || n < 1 || n > WordPressPosts {
+			notFound(rw, r)
+		} else {
+			redirect(rw, WordPressPost(n-1), http.StatusMovedPermanently)
+		}
+	case path == "/xmlrpc.php" && q.Has("rsd"):
+		writeBody(rw, r, http.StatusOK, "text/xml", `<?xml version="1.0"?><rsd version="1.0"><service><engineName>WordPress</engineName></service></rsd>`)
+	case path == "/wp-json/oembed/1.0/embed" && q.Get("url") != "":
+		if q.Get("format") == "xml" {
+			writeBody(rw, r, http.StatusOK, "text/xml", `<?xml version="1.0"?><oembed><type>rich</type><url>`+q.Get("url")+`</url></oembed>`)
+		} else {
+			writeBody(rw, r, http.StatusOK, "application/json", `{"type":"rich","url":"`+q.Get("url")+`"}`)
+		}
+	case strings.HasPrefix(path, "/wp-json/"):
+		writeBody(rw, r, http.StatusOK, "application/json", `{"route":"`+path+`"}`)
+	default:
+		return false
+	}
+	return true
+}
+
 // wpListing is a paginated listing at base (/, /category/NAME/, ...) of
 // the posts in (newest first): its page's links, or false when rest (the
 // path after base) names no page of it.
@@ -119,9 +188,13 @@ func (w *Web) serveWordPress(rw *logWriter, r *http.Request, h *host) {
 		}
 		links, ok := wpListing(base, rest, in)
 		if ok {
-			writeBody(rw, r, http.StatusOK, htmlUTF8, w.smallPage(h, path, "Blog "+path, trapWords, links))
+			page := string(w.smallPage(h, path, "Blog "+path, trapWords, links))
+			writeBody(rw, r, http.StatusOK, htmlUTF8, strings.Replace(page, "</head>", wpHead("http://"+r.Host, path, -1)+"</head>", 1))
 		}
 		return ok
+	}
+	if serveWordPressAPI(rw, r, path, q) {
+		return
 	}
 	switch {
 	case path == robotsPath:
@@ -180,7 +253,7 @@ func (w *Web) serveWordPressPost(rw *logWriter, r *http.Request, h *host, i int,
 	if i < WordPressPosts-1 {
 		links = append(links, WordPressPost(i+1))
 	}
-	links = append(links, "/category/"+wpWords[i%wpCategories]+"/", post+"feed/", post+"?amp=1", post+"?print=1")
+	links = append(links, "/category/"+wpWords[i%wpCategories]+"/", post+"?amp=1", post+"?print=1")
 	for t := range wpTags {
 		if i%wpTags == t || i*7%wpTags == t {
 			links = append(links, "/tag/"+wpWords[t]+"-"+wpWords[(t+5)%12]+"/")
@@ -200,5 +273,6 @@ func (w *Web) serveWordPressPost(rw *logWriter, r *http.Request, h *host, i int,
 	case q.Get("amp") != "":
 		form = `<amp-analytics type="gtag"></amp-analytics>`
 	}
+	page = strings.Replace(page, "</head>", wpHead("http://"+r.Host, post, i)+"</head>", 1)
 	writeBody(rw, r, http.StatusOK, htmlUTF8, strings.Replace(page, "</body>", form+"\n</body>", 1))
 }

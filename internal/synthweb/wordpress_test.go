@@ -70,6 +70,20 @@ func TestWordPress(t *testing.T) {
 	if month != 10 {
 		t.Errorf("%s lists %d of its posts, want 10", wpMonth(17), month)
 	}
+	// What the head links for programs: the post as data, and its
+	// shortlink, a redirect to it.
+	for _, want := range []string{`type="application/json" title="JSON" href="` + site + `/wp-json/wp/v2/posts/18"`,
+		`type="application/json+oembed"`, `type="text/xml+oembed"`, `rel="EditURI"`, `href="` + site + post + `feed/"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("post 17's head lacks %s", want)
+		}
+	}
+	if r := get(t, c, site+"/?p=18"); r.status != http.StatusMovedPermanently || r.header.Get("Location") != post {
+		t.Errorf("shortlink: %d to %q", r.status, r.header.Get("Location"))
+	}
+	if b := body("/wp-json/oembed/1.0/embed?url=x&format=xml"); !strings.Contains(b, "<oembed>") {
+		t.Errorf("oEmbed XML: %q", b)
+	}
 	if r := get(t, c, site+"/2026/13/none/"); r.status != http.StatusNotFound {
 		t.Errorf("an unknown path: %d", r.status)
 	}
