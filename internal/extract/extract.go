@@ -647,7 +647,9 @@ func linkAttrs(z *htmltoken.Tokenizer) (href, rel, typ []byte) {
 // forPrograms reports whether a <link> of rel (lower case) and type is
 // an alternate of the page for programs, not for readers: JSON (a REST
 // API's record of the page, ActivityPub's, JSON-LD; a JSON Feed is a
-// feed), oEmbed (JSON or XML) and RSD. A WordPress post links three such
+// feed), oEmbed (JSON or XML), RSD, and a wiki page's source for its
+// editors (MediaWiki's application/x-wiki, its ?action=edit view, linked
+// from every page). A WordPress post links three such
 // (its REST API record, its oEmbed JSON and XML), more than half of what
 // a crawl of a blog would otherwise ask for; they replay nothing and
 // hold nothing the page does not. Feeds, HTML alternates (a translation,
@@ -668,7 +670,7 @@ func forPrograms(rel, typ []byte) bool {
 	case string(sub) == "feed+json":
 		return false
 	case string(sub) == "json", bytes.HasSuffix(sub, []byte("+json")),
-		bytes.HasSuffix(sub, []byte("+oembed")), string(sub) == "rsd+xml":
+		bytes.HasSuffix(sub, []byte("+oembed")), string(sub) == "rsd+xml", string(sub) == "x-wiki":
 		return true
 	}
 	return false

@@ -359,7 +359,7 @@ func FuzzHTML(f *testing.F) {
 }
 
 // A page's alternates for programs (a REST API's JSON, oEmbed, JSON-LD,
-// ActivityPub, RSD) are not links to follow; its feeds, its HTML
+// ActivityPub, RSD, a wiki's source) are not links to follow; its feeds, its HTML
 // alternates and a document of it are, however the tag is written, and
 // whether requisites are read or not.
 func TestAlternatesForProgramsNotFollowed(t *testing.T) {
@@ -377,6 +377,7 @@ func TestAlternatesForProgramsNotFollowed(t *testing.T) {
 <link rel="alternate" type="application/activity+json" href="/ap">
 <link rel="alternate" type="application/rsd+xml" href="/rsd">
 <link rel="EditURI" type="application/rsd+xml" href="/xmlrpc.php?rsd">
+<link rel="alternate" type="application/x-wiki" title="Edit this page" href="/index.php?title=Main_Page&amp;action=edit">
 <link rel="next" type="application/json" href="/2">
 <link rel="alternate" type="application/json">
 </head><body><a href="/wp-json/wp/v2/posts/8" type="application/json">data</a></body></html>`
