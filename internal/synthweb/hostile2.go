@@ -350,6 +350,8 @@ func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 		w.serveForum(rw, r, h)
 	case FilterShop, FilterPairShop:
 		w.serveFilterShop(rw, r, h)
+	case MediaWiki:
+		w.serveMediaWiki(rw, r, h)
 	case TrapDeep:
 		w.serveDeep(rw, r, h)
 	case TrapCalendar:
