@@ -17,13 +17,11 @@ import (
 	"github.com/weft-crawler/weft/internal/store"
 )
 
-// judgeLinks hands what the page leads to to the judge, in the order it
-// was found, each with its rank; those admitted are staged in the page's
-// batch. The pages it votes for get their share of its importance, and
-// their in-links; one already queued whose estimate rose enough is queued
-// again. Its URL's family (judge.Worth) is weighed by what it led to and
-// showed, and the URLs of the family held past its trap budget that now
-// fit in it are queued as usual.
+// judgeLinks hands what the page leads to to the judge, in the order it was
+// found, each with its rank; those admitted are staged in the page's batch.
+// The pages it votes for get their share of its importance, and their
+// in-links; one already queued whose estimate rose enough is queued again.
+// The page is weighed (judge.Worth) by what it led to and showed.
 func (c *Crawler) judgeLinks(p *pageRun) {
 	if p.votes != nil {
 		c.rank.Credit(seen.KeyOf(p.l.URL), p.votes)
@@ -75,6 +73,8 @@ func (p *pageRun) content() judge.Content {
 		return judge.NotWeighed
 	case p.cp.Revisit || p.copied:
 		return judge.Copy
+	case p.rec.NoIndex && p.rec.NoFollow:
+		return judge.Closed
 	case p.read:
 		return judge.Distinct
 	}

@@ -100,6 +100,11 @@ const (
 	Unjudged                  // neither judged distinct nor a copy: an error, a redirect, a page not read
 	Distinct                  // read, and neither an exact nor a near duplicate of a page before it
 	Copy                      // an exact or a near duplicate of a page before it
+	// Closed: a page that asked to be neither indexed nor followed
+	// (noindex and nofollow): by its site's word, no page to read and no
+	// way on, as a wiki's edit, history and special pages are. It weighs
+	// as a copy does.
+	Closed
 )
 
 // A family's worth moves in quarters of a URL.
@@ -207,7 +212,7 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 	b.mods.learn(c.URL)
 	fam := b.familyOf(c.URL)
 	if fam.none() {
-		return "", ""
+		return b.heldVariant(c)
 	}
 	if k := b.barrenLink(c.URL, c.Via, barrenAfter); k != "" {
 		b.count(HeldBarren)
@@ -215,13 +220,8 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 	}
 	cross := splitAuthority(c.Via) != c.URL.Authority
 	k := fam.key()
-	if c.Depth > 0 && b.walls.any.Load() {
-		if wk := wallVariant(c.URL, c.Via); wk != "" && b.walls.hold(wk, fnvString(fnvOffset, c.URL.String)) {
-			// A variant of the page that links it, whose variants
-			// elsewhere on the host were copies: whatever its family.
-			b.count(HeldCopies)
-			return HeldCopies, wallKey(wk)
-		}
+	if why, wk := b.heldVariant(c); why != "" {
+		return why, wk
 	}
 	if b.inLink(c.URL, fam, c.Via) {
 		// An in-link from elsewhere on the host, queued as usual unless
@@ -291,6 +291,19 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 	return reason, k
 }
 
+// heldVariant judges c as a variant or a tool of the page that links it
+// (wallVariant), whatever its family, if any: the reason it is held, its
+// variant shape's wall standing, and the key it is remembered under.
+func (b *budgets) heldVariant(c *Candidate) (string, string) {
+	if c.Depth > 0 && b.walls.any.Load() {
+		if wk := wallVariant(c.URL, c.Via); wk != "" && b.walls.hold(wk, fnvString(fnvOffset, c.URL.String)) {
+			b.count(HeldCopies)
+			return HeldCopies, wallKey(wk)
+		}
+	}
+	return "", ""
+}
+
 // count counts a URL held for reason.
 func (b *budgets) count(reason string) {
 	b.mu.Lock()
@@ -343,7 +356,11 @@ func (w *Worth) Admitted(u canon.URL) {
 // releases none.
 func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 	b := j.budgets
-	if b == nil || w.fam.none() || content == NotWeighed {
+	if b == nil || content == NotWeighed {
+		return
+	}
+	if w.fam.none() {
+		b.judgeWalls(w, content, r) // a tool of the page that linked it
 		return
 	}
 	d := 0
@@ -351,7 +368,7 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 	switch {
 	case content == Distinct:
 		d += worthDistinct
-	case content == Copy:
+	case content == Copy || content == Closed:
 		d += worthCopy
 	case w.led == 0:
 		d += worthNothing

@@ -88,8 +88,12 @@ func shapeOf(u canon.URL) string {
 // offsite redirectors). It never equals a shapeOf, whose host is
 // followed by a path. A redirect's target is judged as a variant of
 // the URL that redirected to it (the lease's Via), which it seldom is.
+// A URL without a query is a variant of via as a tool of it (toolShape).
 func variantShape(u canon.URL, via string) string {
-	if u.Query == "" || !strings.Contains(via, u.Path) {
+	if u.Query == "" {
+		return toolShape(u, via)
+	}
+	if !strings.Contains(via, u.Path) {
 		return ""
 	}
 	path, q, ok := pathQuery(u.Authority, via)
@@ -112,6 +116,39 @@ func variantShape(u canon.URL, via string) string {
 	}
 	slices.Sort(added)
 	return u.Authority + "?+" + strings.Join(added, "&")
+}
+
+// toolShape is the shape of u, a URL without a query, as a tool of via,
+// the page that links it: u's path names via's page, by the last segment
+// of via's path, in a path of its own (MediaWiki's
+// /wiki/Special:WhatLinksHere/Paris and /wiki/Talk:Paris, linked from
+// /wiki/Paris; a /comments/ or /print/ view of an article), and via has
+// no query: its host and u's path with the name written "\x00"
+// ("host?/wiki/Special:WhatLinksHere/\x00"); else "". Each of a wiki's
+// articles is a shape of its own (shapeOf keeps words), and so is each
+// of its tools; put together by what they name, they are learnt once.
+// The name is a segment of u's path, or the end of one after a ':' (a
+// wiki's namespace). It never equals a shapeOf, nor a query's variant
+// shape ("host?+").
+func toolShape(u canon.URL, via string) string {
+	path, q, ok := pathQuery(u.Authority, via)
+	if !ok || q != "" || path == u.Path {
+		return ""
+	}
+	name := strings.TrimSuffix(path, "/")
+	name = name[strings.LastIndexByte(name, '/')+1:]
+	if name == "" {
+		return ""
+	}
+	for end := len(u.Path); end > 0; {
+		start := strings.LastIndexByte(u.Path[:end], '/') + 1
+		seg := u.Path[start:end]
+		if at, ok := strings.CutSuffix(seg, name); ok && (at == "" || strings.HasSuffix(at, ":")) {
+			return u.Authority + "?" + u.Path[:end-len(name)] + "\x00" + u.Path[end:]
+		}
+		end = start - 1
+	}
+	return ""
 }
 
 // state returns the state of shape k, made if missing and there is room

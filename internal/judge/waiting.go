@@ -144,11 +144,8 @@ func (j *Judge) RememberHeld(held []frontier.Item) int {
 			continue
 		}
 		fam := b.familyOf(u)
-		if fam.none() {
-			continue
-		}
-		k := fam.key()
-		switch in := b.inLink(u, fam, it.Via); {
+		var k string
+		switch in := !fam.none() && b.inLink(u, fam, it.Via); {
 		case wallVariant(u, it.Via) != "" && (in || fam.kind != queryFamily):
 			// A variant of the page that linked it, which its variant
 			// shape's wall holds whatever its family (one a page of its
@@ -157,10 +154,14 @@ func (j *Judge) RememberHeld(held []frontier.Item) int {
 			// its): that wall, learnt again, releases it if it does not
 			// stand (walls.go).
 			k = wallKey(wallVariant(u, it.Via))
+		case fam.none():
+			continue
 		case in:
 			// An in-link of its host, which only a wall holds: its wall,
 			// learnt again, releases it if it does not stand (walls.go).
 			k = wallKey(wallShape(u))
+		default:
+			k = fam.key()
 		}
 		it.Priority, it.Seq, it.Tail, it.Added = ReleasedPriority, 0, false, time.Time{}
 		b.waiting.add(k, Held{Item: it, Key: seen.KeyOf(it.URL)})

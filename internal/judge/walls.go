@@ -12,7 +12,13 @@ import (
 // another or of the pages that link them, linked from the rest of their
 // host; or URLs that add the same parameters to the pages that link
 // them, whose pages are copies (variantShape: a blog's ?replytocom=
-// under each comment of each post, whose reply form is all that moves).
+// under each comment of each post, whose reply form is all that moves);
+// or URLs without a query that name the pages that link them in one way
+// (toolShape: a wiki's /wiki/Special:WhatLinksHere/Paris from
+// /wiki/Paris). A page that asked to be neither indexed nor followed
+// (Closed: a wiki's edit, history and special pages, each distinct) is
+// evidence as a copy is: its site says it is no page to read and leads
+// nowhere.
 // A login page that every gated link redirects to
 // (/login?next=/cart/add?id=12), a print or share view of every article
 // (/article/12?print=1, /share?url=): each URL is one more variant of a
@@ -125,7 +131,7 @@ func newWalls(maxShapes, partitions int) *walls {
 // or a redirect to the shape into (Worth.Redirect).
 func (w *walls) judged(k string, content Content, into string) {
 	redirect := content == Unjudged && into != ""
-	if k == "" || content != Copy && content != Distinct && !redirect {
+	if k == "" || content != Copy && content != Closed && content != Distinct && !redirect {
 		return
 	}
 	w.shapes.Update(k, func(s wallState) wallState {
@@ -133,7 +139,7 @@ func (w *walls) judged(k string, content Content, into string) {
 			s.copies, s.distinct, s.redirects = s.copies/2, s.distinct/2, s.redirects/2
 		}
 		switch {
-		case content == Copy:
+		case content == Copy || content == Closed:
 			s.copies++
 		case content == Distinct:
 			s.distinct++
@@ -231,10 +237,10 @@ func (b *budgets) release(k, page string, r Releaser) {
 // its hash: every probe hold let through is one).
 func (j *Judge) walled(u canon.URL, via string) bool {
 	b := j.budgets
-	if b == nil || !b.walls.any.Load() || u.Query == "" || fnvString(fnvOffset, u.String)%wallProbe == 0 {
+	if b == nil || !b.walls.any.Load() || fnvString(fnvOffset, u.String)%wallProbe == 0 {
 		return false
 	}
-	return b.walls.up(wallVariant(u, via)) || b.inLink(u, b.familyOf(u), via) && b.walls.up(wallShape(u))
+	return b.walls.up(wallVariant(u, via)) || u.Query != "" && b.inLink(u, b.familyOf(u), via) && b.walls.up(wallShape(u))
 }
 
 // walledShape reports whether u's shape, or its variant shape as linked

@@ -542,3 +542,84 @@ func afterRestart(t *testing.T, held []frontier.Item, copies bool) (*budgetJudge
 	}
 	return b, Distinct
 }
+
+// A page that asked to be neither indexed nor followed (Closed) teaches a
+// wall as a copy does: a wiki's edit views, each a distinct page but
+// closed, linked from every article, are held after wallEvidence of them.
+func TestWallOfClosedPages(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	edit := "http://wiki.test/w/index.php?title=Article_%d&action=edit"
+	for i := range wallEvidence {
+		w := b.Worth(b.url(fmt.Sprintf(edit, i)), fmt.Sprintf("http://wiki.test/wiki/Article_%d", i))
+		b.Weigh(w, Closed, b)
+	}
+	held := 0
+	for i := 100; i < 100+wallProbe; i++ {
+		if b.link(fmt.Sprintf("http://wiki.test/wiki/Article_%d", i), fmt.Sprintf(edit, i)) == HeldPriority {
+			held++
+		}
+	}
+	if held < wallProbe-6 || held > wallProbe-2 {
+		t.Errorf("%d of %d edit views held after %d closed ones; want all but the first two and a few probes", held, wallProbe, wallEvidence)
+	}
+}
+
+// toolShape puts together a page's tools: the URLs, without a query,
+// whose path names the page that links them.
+func TestToolShape(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	for _, c := range []struct{ u, via, want string }{
+		{"http://w.test/wiki/Special:WhatLinksHere/Paris", "http://w.test/wiki/Paris", "w.test?/wiki/Special:WhatLinksHere/\x00"},
+		{"http://w.test/wiki/Talk:Paris", "http://w.test/wiki/Paris", "w.test?/wiki/Talk:\x00"},
+		{"http://w.test/blog/post-a/amp/", "http://w.test/blog/post-a/", "w.test?/blog/\x00/amp/"},
+		{"http://w.test/print/12", "http://w.test/a/12", "w.test?/print/\x00"},
+		{"http://w.test/wiki/Paris", "http://w.test/wiki/Paris", ""},      // the page itself
+		{"http://w.test/wiki/Lyon", "http://w.test/wiki/Paris", ""},       // another page
+		{"http://w.test/wiki/NotParis", "http://w.test/wiki/Paris", ""},   // the name not a whole segment
+		{"http://w.test/tools/Paris", "http://w.test/wiki/Paris?x=1", ""}, // via has a query
+		{"http://w.test/tools/Paris", "http://v.test/wiki/Paris", ""},     // via on another host
+		{"http://w.test/tools/", "http://w.test/", ""},                    // via names nothing
+		{"http://w.test/tools/Paris", "", ""},                             // no via
+		{"http://w.test/tools/Paris?x=1", "http://w.test/wiki/Paris", ""}, // a query: variantShape's
+	} {
+		if got := variantShape(b.url(c.u), c.via); got != c.want {
+			t.Errorf("%s from %q: %q, want %q", c.u, c.via, got, c.want)
+		}
+	}
+}
+
+// A wiki's tools without a query (/wiki/Special:WhatLinksHere/Paris), each
+// a shape of its own, make one wall when wallEvidence of them were closed
+// pages: held when linked from the next article, dropped when leased if
+// queued before, but for probes; the articles are not held.
+func TestWallOfTools(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	tool := "http://wiki.test/wiki/Special:WhatLinksHere/Topic_%s"
+	article := "http://wiki.test/wiki/Topic_%s"
+	name := func(i int) string { return fmt.Sprintf("%c%c", 'a'+i%26, 'a'+i/26%26) } // words, not numbers
+	for i := range wallEvidence {
+		b.Weigh(b.Worth(b.url(fmt.Sprintf(tool, name(i))), fmt.Sprintf(article, name(i))), Closed, b)
+	}
+	held := 0
+	for i := 100; i < 100+wallProbe; i++ {
+		if b.link(fmt.Sprintf(article, name(i)), fmt.Sprintf(tool, name(i))) == HeldPriority {
+			held++
+		}
+		if p := b.link(fmt.Sprintf(article, name(i)), fmt.Sprintf(article, name(i+300))); p != frontier.Normal {
+			t.Fatalf("an article linked from another: queued at %v", p)
+		}
+	}
+	if held < wallProbe-6 || held > wallProbe-2 {
+		t.Errorf("%d of %d tools held after %d closed ones; want all but the first two and a few probes", held, wallProbe, wallEvidence)
+	}
+	dropped := 0
+	for i := range 500 {
+		n := fmt.Sprintf("%s_%d", name(i), i)
+		if b.Learnt(b.url(fmt.Sprintf(tool, n)), fmt.Sprintf(article, n), false, false) == HeldCopies {
+			dropped++
+		}
+	}
+	if dropped < 470 || dropped == 500 {
+		t.Errorf("%d of 500 tools queued before dropped when leased; want all but about one in %d", dropped, wallProbe)
+	}
+}
