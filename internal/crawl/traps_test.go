@@ -668,7 +668,7 @@ func TestBlogVariantsCostLittle(t *testing.T) {
 // most of them pages that say noindex,nofollow, each article's a shape
 // of its own. Learnt as walls, of the shapes of their queries and of
 // what they name (the article that links them), they cost a few probes
-// each: about 240 requests, 85 of them tools. Before, 1,205 requests,
+// each: about 240 requests, some 90 of them tools. Before, 1,205 requests,
 // 1,053 of them tools.
 func TestWikiToolsCostLittle(t *testing.T) {
 	t.Parallel() // judged by what was requested, not when

@@ -646,8 +646,9 @@ func linkAttrs(z *htmltoken.Tokenizer) (href, rel, typ []byte) {
 
 // forPrograms reports whether a <link> of rel (lower case) and type is
 // an alternate of the page for programs, not for readers: JSON (a REST
-// API's record of the page, ActivityPub's, JSON-LD; a JSON Feed is a
-// feed), oEmbed (JSON or XML), RSD, and a wiki page's source for its
+// API's record of the page, ActivityPub's, JSON-LD; but a JSON Feed that
+// says so, application/feed+json: one typed application/json, as JSON
+// Feed 1.0 has it, is not told from an API's record), oEmbed (JSON or XML), RSD, and a wiki page's source for its
 // editors (MediaWiki's application/x-wiki, its ?action=edit view, linked
 // from every page). A WordPress post links three such
 // (its REST API record, its oEmbed JSON and XML), more than half of what

@@ -353,7 +353,9 @@ func (w *Worth) Admitted(u canon.URL) {
 // its own has led to yet has no budget to move. The URLs of the family
 // held before that now fit in its budget go to r, oldest first, to be
 // queued as usual; each one r queues counts against the budget. A nil r
-// releases none.
+// releases none. The page is also weighed for the walls of its shape and
+// of its variant shape (walls.go), a page of no family too: a tool of the
+// page that linked it.
 func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 	b := j.budgets
 	if b == nil || content == NotWeighed {

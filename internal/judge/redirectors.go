@@ -88,12 +88,8 @@ func shapeOf(u canon.URL) string {
 // offsite redirectors). It never equals a shapeOf, whose host is
 // followed by a path. A redirect's target is judged as a variant of
 // the URL that redirected to it (the lease's Via), which it seldom is.
-// A URL without a query is a variant of via as a tool of it (toolShape).
 func variantShape(u canon.URL, via string) string {
-	if u.Query == "" {
-		return toolShape(u, via)
-	}
-	if !strings.Contains(via, u.Path) {
+	if u.Query == "" || !strings.Contains(via, u.Path) {
 		return ""
 	}
 	path, q, ok := pathQuery(u.Authority, via)
@@ -126,13 +122,15 @@ func variantShape(u canon.URL, via string) string {
 // no query: its host and u's path with the name written "\x00"
 // ("host?/wiki/Special:WhatLinksHere/\x00"); else "". Each of a wiki's
 // articles is a shape of its own (shapeOf keeps words), and so is each
-// of its tools; put together by what they name, they are learnt once.
-// The name is a segment of u's path, or the end of one after a ':' (a
-// wiki's namespace). It never equals a shapeOf, nor a query's variant
-// shape ("host?+").
+// of its tools; put together by what they name, they are learnt once, as
+// walls only, and from closed pages only (judgeWalls). The name is a
+// segment of u's path, or the end of one after a ':' (a wiki's
+// namespace). The page itself with or without a trailing slash (a
+// redirect's target) is none. It never equals a shapeOf, nor a query's
+// variant shape ("host?+").
 func toolShape(u canon.URL, via string) string {
 	path, q, ok := pathQuery(u.Authority, via)
-	if !ok || q != "" || path == u.Path {
+	if !ok || q != "" || strings.TrimSuffix(path, "/") == strings.TrimSuffix(u.Path, "/") {
 		return ""
 	}
 	name := strings.TrimSuffix(path, "/")

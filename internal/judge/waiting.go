@@ -146,13 +146,15 @@ func (j *Judge) RememberHeld(held []frontier.Item) int {
 		fam := b.familyOf(u)
 		var k string
 		switch in := !fam.none() && b.inLink(u, fam, it.Via); {
-		case wallVariant(u, it.Via) != "" && (in || fam.kind != queryFamily):
+		case wallVariant(u, it.Via) != "" && (in || fam.none() || u.Query != "" && fam.kind != queryFamily):
 			// A variant of the page that linked it, which its variant
 			// shape's wall holds whatever its family (one a page of its
 			// own query family linked, a faceted search's filter, may
 			// have been that family's budget's, and is remembered as
-			// its): that wall, learnt again, releases it if it does not
-			// stand (walls.go).
+			// its; so is a tool, without a query, that a page of its own
+			// family linked: a calendar's next day), or a tool of a page
+			// with no family: that wall, learnt again, releases it if it
+			// does not stand (walls.go).
 			k = wallKey(wallVariant(u, it.Via))
 		case fam.none():
 			continue

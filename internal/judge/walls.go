@@ -85,7 +85,8 @@ type wallState struct {
 func (s wallState) weighed() int { return int(s.copies) + int(s.distinct) + int(s.redirects) }
 
 // wallShape is the key of u's wall: a hash of its shape (shapeOf), or ""
-// for a URL without a query, which none holds.
+// for a URL without a query, which no shape's wall holds (a page's tool
+// is held by its variant's, wallVariant).
 func wallShape(u canon.URL) string {
 	if u.Query == "" {
 		return ""
@@ -97,7 +98,11 @@ func wallShape(u canon.URL) string {
 // that links it: a hash of its variant shape (variantShape), or "" when
 // it is none.
 func wallVariant(u canon.URL, via string) string {
-	if v := variantShape(u, via); v != "" {
+	v := variantShape(u, via)
+	if u.Query == "" {
+		v = toolShape(u, via)
+	}
+	if v != "" {
 		return wallHash(v)
 	}
 	return ""
@@ -153,6 +158,12 @@ func (w *walls) judged(k string, content Content, into string) {
 		}
 		return s
 	})
+}
+
+// known reports whether the shape k's pages were weighed.
+func (w *walls) known(k string) bool {
+	_, ok := w.shapes.Peek(k)
+	return ok
 }
 
 // up reports whether the shape k is a wall: its pages copies, or its
@@ -254,9 +265,21 @@ func (w *Worth) Redirect(target canon.URL) { w.into = wallShape(target) }
 
 // judgeWalls counts the page w weighs, of content, under its shape and
 // its variant shape, and releases what a wall that fell held.
+//
+// A page's tool (toolShape) is evidence only when closed, or distinct once
+// a closed one made its shape known: an empty list that reads as the next
+// one (a repository's issues) is no copy of a page, and the lists that
+// are not empty are pages of their own; and a distinct page does not make
+// a shape for each of a site's paths that names its parent, unless the
+// shape's wall held URLs in a run before (RememberHeld), which it may
+// then release.
 func (b *budgets) judgeWalls(w Worth, content Content, r Releaser) {
-	for _, wall := range [2]string{wallShape(w.page), wallVariant(w.page, w.via)} {
+	for i, wall := range [2]string{wallShape(w.page), wallVariant(w.page, w.via)} {
 		if wall == "" {
+			continue
+		}
+		if i == 1 && w.page.Query == "" && content != Closed &&
+			!(content == Distinct && (b.walls.known(wall) || b.waiting.has(wallKey(wall)))) {
 			continue
 		}
 		b.walls.judged(wall, content, w.into)

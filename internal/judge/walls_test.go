@@ -580,9 +580,9 @@ func TestToolShape(t *testing.T) {
 		{"http://w.test/tools/Paris", "http://v.test/wiki/Paris", ""},     // via on another host
 		{"http://w.test/tools/", "http://w.test/", ""},                    // via names nothing
 		{"http://w.test/tools/Paris", "", ""},                             // no via
-		{"http://w.test/tools/Paris?x=1", "http://w.test/wiki/Paris", ""}, // a query: variantShape's
+		{"http://w.test/docs/intro/", "http://w.test/docs/intro", ""},     // a redirect's target
 	} {
-		if got := variantShape(b.url(c.u), c.via); got != c.want {
+		if got := toolShape(b.url(c.u), c.via); got != c.want {
 			t.Errorf("%s from %q: %q, want %q", c.u, c.via, got, c.want)
 		}
 	}
@@ -591,12 +591,24 @@ func TestToolShape(t *testing.T) {
 // A wiki's tools without a query (/wiki/Special:WhatLinksHere/Paris), each
 // a shape of its own, make one wall when wallEvidence of them were closed
 // pages: held when linked from the next article, dropped when leased if
-// queued before, but for probes; the articles are not held.
+// queued before, but for probes; the articles are not held. Tools that
+// were copies make none.
 func TestWallOfTools(t *testing.T) {
 	b := newBudgetJudge(t, 50, 0)
 	tool := "http://wiki.test/wiki/Special:WhatLinksHere/Topic_%s"
 	article := "http://wiki.test/wiki/Topic_%s"
 	name := func(i int) string { return fmt.Sprintf("%c%c", 'a'+i%26, 'a'+i/26%26) } // words, not numbers
+	// Copies are no evidence for a tool's wall: a repository's empty
+	// lists of issues read alike, and the lists that are not are pages.
+	issues, repo := "http://wiki.test/acme/%s/issues", "http://wiki.test/acme/%s"
+	for i := range 2 * wallEvidence {
+		b.Weigh(b.Worth(b.url(fmt.Sprintf(issues, name(i))), fmt.Sprintf(repo, name(i))), Copy, b)
+	}
+	for i := 100; i < 110; i++ {
+		if p := b.link(fmt.Sprintf(repo, name(i)), fmt.Sprintf(issues, name(i))); p != frontier.Normal {
+			t.Fatalf("a repository's issues after %d copies of others': queued at %v", 2*wallEvidence, p)
+		}
+	}
 	for i := range wallEvidence {
 		b.Weigh(b.Worth(b.url(fmt.Sprintf(tool, name(i))), fmt.Sprintf(article, name(i))), Closed, b)
 	}
@@ -621,5 +633,33 @@ func TestWallOfTools(t *testing.T) {
 	}
 	if dropped < 470 || dropped == 500 {
 		t.Errorf("%d of 500 tools queued before dropped when leased; want all but about one in %d", dropped, wallProbe)
+	}
+}
+
+// A resumed crawl remembers a page's tool that its wall held under that
+// wall, and releases it once wallEvidence distinct tools show the wall no
+// longer stands; a calendar's day held by its family's budget, whose path
+// names the day that linked it too (/cal/2024/06/01/ from
+// /cal/2024/05/01/), is remembered under its family.
+func TestToolsHeldAcrossARestart(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	tool := frontier.Item{URL: "http://wiki.test/wiki/Special:WhatLinksHere/Topic_zz", Via: "http://wiki.test/wiki/Topic_zz", Priority: HeldPriority}
+	day := frontier.Item{URL: "http://cal.test/cal/2024/06/01/", Via: "http://cal.test/cal/2024/05/01/", Priority: HeldPriority}
+	if wallVariant(b.url(day.URL), day.Via) == "" {
+		t.Fatal("the day is no tool of the day that linked it: the test tests nothing")
+	}
+	b.RememberHeld([]frontier.Item{tool, day})
+	if !b.budgets.waiting.has(wallKey(wallVariant(b.url(tool.URL), tool.Via))) {
+		t.Error("the tool is not remembered under its wall")
+	}
+	if fam := b.budgets.familyOf(b.url(day.URL)); fam.kind != dateFamily || !b.budgets.waiting.has(fam.key()) {
+		t.Errorf("the day is not remembered under its family (%v)", fam)
+	}
+	for i := range wallEvidence {
+		n := fmt.Sprintf("Topic_%c", 'a'+i)
+		b.Weigh(b.Worth(b.url("http://wiki.test/wiki/Special:WhatLinksHere/"+n), "http://wiki.test/wiki/"+n), Distinct, b)
+	}
+	if len(b.released) != 1 || b.released[0].Item.URL != tool.URL {
+		t.Errorf("released %v, want the tool", b.released)
 	}
 }
