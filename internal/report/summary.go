@@ -78,7 +78,7 @@ type Summary struct {
 	ByStatus           map[string]int64 `json:"by_status"`             // page responses by status class ("2xx", ...)
 	Errors             map[string]int64 `json:"errors"`                // requests without a response (pages and robots.txt), by kind
 	Rejected           map[string]int64 `json:"rejected"`              // discovered URLs not queued, by reason
-	Held               map[string]int64 `json:"held_past_trap_budget"` // discovered URLs queued at the lowest priority, held by the trap budget (past a family's budget, into a family of copies, setting a barren parameter), by reason (judge.HeldQuery, judge.HeldDate, judge.HeldPath, judge.HeldCopies, judge.HeldBarren)
+	Held               map[string]int64 `json:"held_past_trap_budget"` // discovered URLs queued at the lowest priority, held by the trap budget (past a family's budget, into a family of copies or of closed pages, setting a barren parameter), by reason (judge.HeldQuery, judge.HeldDate, judge.HeldPath, judge.HeldCopies, judge.HeldBarren)
 	Released           int64            `json:"held_released"`         // URLs held (by this run or an earlier one) queued as usual since, their family's budget having grown as its pages showed their worth
 	Handled            map[string]int64 `json:"handled"`               // responses read, by content handler ("html", "text", "sitemap", "image")
 	Archived           map[string]int64 `json:"archived"`              // 2xx responses archived, by media type (at most 64 types, the rest "other")
@@ -310,7 +310,7 @@ func (s Summary) Write(w io.Writer) {
 		for _, v := range s.Held {
 			n += v
 		}
-		fmt.Fprintf(w, "  held:       %d URLs held by the trap budget (a family past its budget, a family of copies, a barren parameter), queued at the lowest priority", n)
+		fmt.Fprintf(w, "  held:       %d URLs held by the trap budget (a family past its budget, a family of copies or closed pages, a barren parameter), queued at the lowest priority", n)
 		if len(s.Held) > 0 {
 			fmt.Fprintf(w, ": %s", joinCounts(s.Held))
 		}
