@@ -620,23 +620,39 @@ func relWanted(rel []byte) bool {
 }
 
 // linkAttrs returns the first href, rel (trimmed, lower case) and type of
-// the current <link> start tag of z, which it consumes: a <link> is read
-// through TagAttr, as a page has few. href is nil if the tag has none.
+// the current <link> start tag of z, which it consumes; href is nil if the
+// tag has none. href and rel are read as tagAttrs reads them; the type is
+// read from the raw tag first, without consuming it, and is nil when it
+// needs more than a slice of the raw bytes (TagAttr's conversion): a
+// title of "Blog &raquo; Feed", which every WordPress page's feeds have,
+// sends the whole tag through the slow path, which the type alone must
+// not (tests that read every tag through TagAttr read it so too).
 func linkAttrs(z *htmltoken.Tokenizer) (href, rel, typ []byte) {
-	var hasRel, hasType bool
-	for more := true; more; {
-		var k, v []byte
-		k, v, more = z.TagAttr()
-		switch {
-		case href == nil && string(k) == "href":
-			href = v
-			if href == nil {
-				href = []byte{}
+	if !useRawAttrs {
+		var hasRel, hasType bool
+		for more := true; more; {
+			var k, v []byte
+			k, v, more = z.TagAttr()
+			switch {
+			case href == nil && string(k) == "href":
+				if href = v; href == nil {
+					href = []byte{} // found, if empty
+				}
+			case !hasRel && string(k) == "rel":
+				rel, hasRel = v, true
+			case !hasType && string(k) == "type":
+				typ, hasType = v, true
 			}
-		case !hasRel && string(k) == "rel":
-			rel, hasRel = v, true
-		case !hasType && string(k) == "type":
-			typ, hasType = v, true
+		}
+	} else {
+		if t, _, _, _, ok := rawAttrs(z, z.Raw(), "type", ""); ok {
+			typ = t
+		}
+		var hasHref bool
+		if href, rel, hasHref, _ = tagAttrs(z, "href", "rel"); hasHref && href == nil {
+			href = []byte{}
+		} else if !hasHref {
+			href = nil
 		}
 	}
 	rel = bytes.TrimSpace(rel)

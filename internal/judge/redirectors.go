@@ -129,24 +129,43 @@ func variantShape(u canon.URL, via string) string {
 // redirect's target) is none. It never equals a shapeOf, nor a query's
 // variant shape ("host?+").
 func toolShape(u canon.URL, via string) string {
+	if at, end, ok := toolName(u, via); ok {
+		return u.Authority + "?" + u.Path[:at] + "\x00" + u.Path[end:]
+	}
+	return ""
+}
+
+// toolHash is fnvString of toolShape(u, via), without building it, and
+// false where that is "".
+func toolHash(u canon.URL, via string) (uint64, bool) {
+	at, end, ok := toolName(u, via)
+	if !ok {
+		return 0, false
+	}
+	h := fnvByte(fnvString(fnvOffset, u.Authority), '?')
+	return fnvString(fnvByte(fnvString(h, u.Path[:at]), 0), u.Path[end:]), true
+}
+
+// toolName finds where u's path names via's page (toolShape): the name is
+// u.Path[at:end].
+func toolName(u canon.URL, via string) (at, end int, ok bool) {
 	path, q, ok := pathQuery(u.Authority, via)
 	if !ok || q != "" || strings.TrimSuffix(path, "/") == strings.TrimSuffix(u.Path, "/") {
-		return ""
+		return 0, 0, false
 	}
 	name := strings.TrimSuffix(path, "/")
 	name = name[strings.LastIndexByte(name, '/')+1:]
 	if name == "" {
-		return ""
+		return 0, 0, false
 	}
 	for end := len(u.Path); end > 0; {
 		start := strings.LastIndexByte(u.Path[:end], '/') + 1
-		seg := u.Path[start:end]
-		if at, ok := strings.CutSuffix(seg, name); ok && (at == "" || strings.HasSuffix(at, ":")) {
-			return u.Authority + "?" + u.Path[:end-len(name)] + "\x00" + u.Path[end:]
+		if rest, ok := strings.CutSuffix(u.Path[start:end], name); ok && (rest == "" || strings.HasSuffix(rest, ":")) {
+			return end - len(name), end, true
 		}
 		end = start - 1
 	}
-	return ""
+	return 0, 0, false
 }
 
 // state returns the state of shape k, made if missing and there is room

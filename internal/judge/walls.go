@@ -62,7 +62,8 @@ import (
 // after a restart, from a few pages; the URLs held by a run before are
 // remembered (RememberHeld) and released if the wall, learnt again,
 // does not stand (a variant of the page that linked it as its variant
-// shape's, unless a query family's own page linked it). A wall
+// shape's, unless a query family's own page linked it; a tool as its
+// tool's wall's, unless a page of its own family linked it). A wall
 // remembers at most DefaultMaxWaiting/8 of the URLs it holds; past
 // that, the URLs it holds stay at HeldPriority should it fall.
 const (
@@ -98,11 +99,13 @@ func wallShape(u canon.URL) string {
 // that links it: a hash of its variant shape (variantShape), or "" when
 // it is none.
 func wallVariant(u canon.URL, via string) string {
-	v := variantShape(u, via)
 	if u.Query == "" {
-		v = toolShape(u, via)
+		if h, ok := toolHash(u, via); ok {
+			return hashKey(h)
+		}
+		return ""
 	}
-	if v != "" {
+	if v := variantShape(u, via); v != "" {
 		return wallHash(v)
 	}
 	return ""

@@ -585,6 +585,9 @@ func TestToolShape(t *testing.T) {
 		if got := toolShape(b.url(c.u), c.via); got != c.want {
 			t.Errorf("%s from %q: %q, want %q", c.u, c.via, got, c.want)
 		}
+		if h, ok := toolHash(b.url(c.u), c.via); ok != (c.want != "") || ok && hashKey(h) != wallHash(c.want) {
+			t.Errorf("%s from %q: the tool's hash is not its shape's", c.u, c.via)
+		}
 	}
 }
 

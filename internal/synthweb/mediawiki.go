@@ -100,7 +100,9 @@ func (w *Web) serveMediaWiki(rw *logWriter, r *http.Request, h *host) {
 		page(path, "Main_Page", "", append(links, mwTools("Main_Page", 1)...))
 	case path == "/wiki/Special:Random":
 		redirect(rw, "/wiki/"+MediaWikiArticle(int(hashString(r.URL.RawQuery+r.RemoteAddr)%MediaWikiArticles)), http.StatusFound)
-	case strings.HasPrefix(path, "/wiki/Special:") || strings.HasPrefix(path, "/wiki/Help:"):
+	case path == "/wiki/Help:Contents":
+		page(path, "Help:Contents", "", nil)
+	case strings.HasPrefix(path, "/wiki/Special:"):
 		var links []string
 		if t, ok := strings.CutPrefix(path, "/wiki/Special:WhatLinksHere/"); ok {
 			if i, ok := mwArticle(t); ok {
