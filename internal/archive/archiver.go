@@ -41,6 +41,14 @@ type Capture struct {
 	Fields map[string]any
 }
 
+// RefersTo is the URL of the capture a revisit refers to, "" for another.
+func (c Capture) RefersTo() string {
+	if c.Revisit {
+		return c.First.URL
+	}
+	return ""
+}
+
 // Staging is what a page's batch holds for the archive: the store batch
 // its capture's line and payload digest go in, the digests it records
 // (pending until it commits: Settle), and the events of its captures, for

@@ -72,7 +72,7 @@ func (p *pageRun) content() judge.Content {
 	case p.resp == nil || p.l.Requisite || p.l.Sitemap || p.prev.Digest != ([sha1.Size]byte{}):
 		return judge.NotWeighed
 	case p.cp.Revisit || p.copied:
-		return judge.Copy
+		return judge.CopyOf(p.l.Via, p.cp.RefersTo(), p.rec.NearDupOf)
 	case p.rec.NoIndex && p.rec.NoFollow:
 		return judge.Closed
 	case p.read:

@@ -3,9 +3,13 @@ package crawl
 import (
 	"testing"
 
+	"github.com/weft-crawler/weft/internal/archive"
+	"github.com/weft-crawler/weft/internal/fetch"
+	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/importance"
 	"github.com/weft-crawler/weft/internal/judge"
 	"github.com/weft-crawler/weft/internal/seen"
+	"github.com/weft-crawler/weft/internal/store"
 )
 
 // TestRankKeepsTheDepthFoundAt: a page whose depth Shallowest lowered
@@ -28,5 +32,34 @@ func TestRankKeepsTheDepthFoundAt(t *testing.T) {
 	}
 	if importance.Rank(cash, 2) == importance.Rank(cash, 5) {
 		t.Fatal("the two depths' priors are alike: the test tells nothing")
+	}
+}
+
+// What a page fetched for the first time showed its family and walls: a
+// copy of the page that linked it (exact, a revisit, or near) is an echo
+// of it; a copy of another page, a copy; a page that says noindex and
+// nofollow, closed; a page read, distinct.
+func TestPageContent(t *testing.T) {
+	const via = "http://a.test/node/7"
+	for _, c := range []struct {
+		name string
+		p    pageRun
+		want judge.Content
+	}{
+		{"revisit of the linking page", pageRun{cp: archive.Capture{Revisit: true, First: store.DigestRecord{URL: via}}}, judge.Echo},
+		{"revisit of another page", pageRun{cp: archive.Capture{Revisit: true, First: store.DigestRecord{URL: "http://a.test/node/8"}}}, judge.Copy},
+		{"near copy of the linking page", pageRun{copied: true, rec: fetchlog.Record{NearDupOf: via}}, judge.Echo},
+		{"near copy of another page", pageRun{copied: true, rec: fetchlog.Record{NearDupOf: "http://a.test/"}}, judge.Copy},
+		{"near copy of the linking page, itself a first capture", pageRun{copied: true, cp: archive.Capture{First: store.DigestRecord{URL: "http://a.test/x"}},
+			rec: fetchlog.Record{NearDupOf: via}}, judge.Echo},
+		{"closed", pageRun{read: true, rec: fetchlog.Record{NoIndex: true, NoFollow: true}}, judge.Closed},
+		{"noindex alone", pageRun{read: true, rec: fetchlog.Record{NoIndex: true}}, judge.Distinct},
+		{"a recrawl", pageRun{copied: true, prev: store.URLRecord{Digest: [20]byte{1}}}, judge.NotWeighed},
+	} {
+		p := c.p
+		p.resp, p.l.Via = &fetch.Response{}, via
+		if got := p.content(); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -105,7 +105,27 @@ const (
 	// way on, as a wiki's edit, history and special pages are. It weighs
 	// as a copy does.
 	Closed
+	// Echo: a copy of the page that linked it (its print view, its AMP
+	// page under its own path). It weighs as a copy does, and is evidence
+	// for a wall of that page's tools (toolShape), which other copies are
+	// not.
+	Echo
 )
+
+// CopyOf is the Content of a page fetched for the first time that copies
+// an earlier page, of (the first URL given that is not ""), and was
+// linked from via: Echo if it copies via, else Copy.
+func CopyOf(via string, of ...string) Content {
+	for _, o := range of {
+		if o != "" {
+			if o == via {
+				return Echo
+			}
+			break
+		}
+	}
+	return Copy
+}
 
 // A family's worth moves in quarters of a URL.
 const (
@@ -370,7 +390,7 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 	switch {
 	case content == Distinct:
 		d += worthDistinct
-	case content == Copy || content == Closed:
+	case content == Copy || content == Closed || content == Echo:
 		d += worthCopy
 	case w.led == 0:
 		d += worthNothing

@@ -139,7 +139,7 @@ func newWalls(maxShapes, partitions int) *walls {
 // or a redirect to the shape into (Worth.Redirect).
 func (w *walls) judged(k string, content Content, into string) {
 	redirect := content == Unjudged && into != ""
-	if k == "" || content != Copy && content != Closed && content != Distinct && !redirect {
+	if k == "" || content != Copy && content != Closed && content != Echo && content != Distinct && !redirect {
 		return
 	}
 	w.shapes.Update(k, func(s wallState) wallState {
@@ -147,7 +147,7 @@ func (w *walls) judged(k string, content Content, into string) {
 			s.copies, s.distinct, s.redirects = s.copies/2, s.distinct/2, s.redirects/2
 		}
 		switch {
-		case content == Copy || content == Closed:
+		case content == Copy || content == Closed || content == Echo:
 			s.copies++
 		case content == Distinct:
 			s.distinct++
@@ -269,10 +269,11 @@ func (w *Worth) Redirect(target canon.URL) { w.into = wallShape(target) }
 // judgeWalls counts the page w weighs, of content, under its shape and
 // its variant shape, and releases what a wall that fell held.
 //
-// A page's tool (toolShape) is evidence only when closed, or distinct once
-// a closed one made its shape known: an empty list that reads as the next
-// one (a repository's issues) is no copy of a page, and the lists that
-// are not empty are pages of their own; and a distinct page does not make
+// A page's tool (toolShape) is evidence only when closed or a copy of that
+// page (Echo: its print view), or distinct once one of those made its
+// shape known: an empty list that reads as the next one (a repository's
+// issues) is no copy of the page, and the lists that are not empty are
+// pages of their own; and a distinct page does not make
 // a shape for each of a site's paths that names its parent, unless the
 // shape's wall held URLs in a run before (RememberHeld), which it may
 // then release.
@@ -281,7 +282,7 @@ func (b *budgets) judgeWalls(w Worth, content Content, r Releaser) {
 		if wall == "" {
 			continue
 		}
-		if i == 1 && w.page.Query == "" && content != Closed &&
+		if i == 1 && w.page.Query == "" && content != Closed && content != Echo &&
 			!(content == Distinct && (b.walls.known(wall) || b.waiting.has(wallKey(wall)))) {
 			continue
 		}

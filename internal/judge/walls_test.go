@@ -666,3 +666,26 @@ func TestToolsHeldAcrossARestart(t *testing.T) {
 		t.Errorf("released %v, want the tool", b.released)
 	}
 }
+
+// A page's print view under a path of its own (/print/N from /node/N), a
+// copy of that page (Echo), teaches its tools' wall as a closed page
+// does; CopyOf tells an echo from another copy.
+func TestWallOfEchoes(t *testing.T) {
+	if CopyOf("http://a.test/node/1", "", "http://a.test/node/1") != Echo || CopyOf("http://a.test/node/1", "http://a.test/", "http://a.test/node/1") != Copy ||
+		CopyOf("", "", "") != Copy {
+		t.Fatal("CopyOf: want Echo for a copy of via only, by the first URL given")
+	}
+	b := newBudgetJudge(t, 50, 0)
+	for i := range wallEvidence {
+		b.Weigh(b.Worth(b.url(fmt.Sprintf("http://d.test/print/%d", i)), fmt.Sprintf("http://d.test/node/%d", i)), Echo, b)
+	}
+	held := 0
+	for i := 100; i < 100+wallProbe; i++ {
+		if b.link(fmt.Sprintf("http://d.test/node/%d", i), fmt.Sprintf("http://d.test/print/%d", i)) == HeldPriority {
+			held++
+		}
+	}
+	if held < wallProbe-6 || held > wallProbe-2 {
+		t.Errorf("%d of %d print views held after %d echoes; want all but the first two and a few probes", held, wallProbe, wallEvidence)
+	}
+}
