@@ -309,8 +309,7 @@ func (s *scratch) html(z *htmltoken.Tokenizer, words []uint64, token string, lim
 		var hasURL bool
 		if tag == "link" {
 			var typ []byte
-			url, rel, typ = linkAttrs(z)
-			if hasURL = url != nil; forPrograms(rel, typ) {
+			if url, rel, typ, hasURL = linkAttrs(z); forPrograms(rel, typ) {
 				continue
 			}
 		} else {
@@ -334,7 +333,7 @@ func (s *scratch) html(z *htmltoken.Tokenizer, words []uint64, token string, lim
 func (r *Result) requisites(z *htmltoken.Tokenizer, tag string, max int) (rel, url []byte, handled bool) {
 	switch tag {
 	case "link":
-		href, rel, typ := linkAttrs(z)
+		href, rel, typ, _ := linkAttrs(z)
 		if requisiteRel(rel) {
 			if hasToken(rel, "icon") {
 				r.HasIcon = true
@@ -619,45 +618,22 @@ func relWanted(rel []byte) bool {
 	return want
 }
 
-// linkAttrs returns the first href, rel (trimmed, lower case) and type of
-// the current <link> start tag of z, which it consumes; href is nil if the
-// tag has none. href and rel are read as tagAttrs reads them; the type is
-// read from the raw tag first, without consuming it, and is nil when it
-// needs more than a slice of the raw bytes (TagAttr's conversion): a
-// title of "Blog &raquo; Feed", which every WordPress page's feeds have,
-// sends the whole tag through the slow path, which the type alone must
-// not (tests that read every tag through TagAttr read it so too).
-func linkAttrs(z *htmltoken.Tokenizer) (href, rel, typ []byte) {
-	if !useRawAttrs {
-		var hasRel, hasType bool
-		for more := true; more; {
-			var k, v []byte
-			k, v, more = z.TagAttr()
-			switch {
-			case href == nil && string(k) == "href":
-				if href = v; href == nil {
-					href = []byte{} // found, if empty
-				}
-			case !hasRel && string(k) == "rel":
-				rel, hasRel = v, true
-			case !hasType && string(k) == "type":
-				typ, hasType = v, true
-			}
-		}
-	} else {
-		if t, _, _, _, ok := rawAttrs(z, z.Raw(), "type", ""); ok {
-			typ = t
-		}
-		var hasHref bool
-		if href, rel, hasHref, _ = tagAttrs(z, "href", "rel"); hasHref && href == nil {
-			href = []byte{}
-		} else if !hasHref {
-			href = nil
-		}
+// linkAttrs returns the first href (and whether the tag has one), rel
+// (trimmed, lower case) and type of the current <link> start tag of z,
+// which it consumes. href and rel are read as tagAttrs reads them. The
+// type is read from the raw tag, which that leaves whole, and is nil when
+// it needs more than a slice of the raw bytes: read with the others
+// through TagAttr, a title of "Blog &raquo; Feed", which every WordPress
+// page's feed links have, would send each tag through the tokenizer's
+// slow path.
+func linkAttrs(z *htmltoken.Tokenizer) (href, rel, typ []byte, hasHref bool) {
+	if t, _, _, _, ok := rawAttrs(z, z.Raw(), "type", ""); ok {
+		typ = t
 	}
+	href, rel, hasHref, _ = tagAttrs(z, "href", "rel")
 	rel = bytes.TrimSpace(rel)
 	lowerASCII(rel)
-	return href, rel, typ
+	return href, rel, typ, hasHref
 }
 
 // forPrograms reports whether a <link> of rel (lower case) and type is

@@ -114,29 +114,22 @@ func variantShape(u canon.URL, via string) string {
 	return u.Authority + "?+" + strings.Join(added, "&")
 }
 
-// toolShape is the shape of u, a URL without a query, as a tool of via,
-// the page that links it: u's path names via's page, by the last segment
-// of via's path, in a path of its own (MediaWiki's
+// toolHash is the hash (fnvString) of the shape of u, a URL without a
+// query, as a tool of via, the page that links it, and false for none.
+// u is a tool when its path names via's page, by the last segment of
+// via's path, in a path of its own (MediaWiki's
 // /wiki/Special:WhatLinksHere/Paris and /wiki/Talk:Paris, linked from
 // /wiki/Paris; a /comments/ or /print/ view of an article), and via has
-// no query: its host and u's path with the name written "\x00"
-// ("host?/wiki/Special:WhatLinksHere/\x00"); else "". Each of a wiki's
-// articles is a shape of its own (shapeOf keeps words), and so is each
-// of its tools; put together by what they name, they are learnt once, as
-// walls only, and from closed pages only (judgeWalls). The name is a
+// no query; its shape is its host and its path with the name written
+// "\x00" ("host?/wiki/Special:WhatLinksHere/\x00"; toolShape in the
+// tests builds it). Each of a wiki's articles is a shape of its own
+// (shapeOf keeps words), and so is each of its tools; put together by
+// what they name, they are learnt once, as walls only, and from closed
+// pages and copies of their page only (judgeWalls). The name is a
 // segment of u's path, or the end of one after a ':' (a wiki's
 // namespace). The page itself with or without a trailing slash (a
-// redirect's target) is none. It never equals a shapeOf, nor a query's
-// variant shape ("host?+").
-func toolShape(u canon.URL, via string) string {
-	if at, end, ok := toolName(u, via); ok {
-		return u.Authority + "?" + u.Path[:at] + "\x00" + u.Path[end:]
-	}
-	return ""
-}
-
-// toolHash is fnvString of toolShape(u, via), without building it, and
-// false where that is "".
+// redirect's target) is none. A shape never equals a shapeOf, nor a
+// query's variant shape ("host?+").
 func toolHash(u canon.URL, via string) (uint64, bool) {
 	at, end, ok := toolName(u, via)
 	if !ok {
@@ -146,7 +139,7 @@ func toolHash(u canon.URL, via string) (uint64, bool) {
 	return fnvString(fnvByte(fnvString(h, u.Path[:at]), 0), u.Path[end:]), true
 }
 
-// toolName finds where u's path names via's page (toolShape): the name is
+// toolName finds where u's path names via's page (toolHash): the name is
 // u.Path[at:end].
 func toolName(u canon.URL, via string) (at, end int, ok bool) {
 	path, q, ok := pathQuery(u.Authority, via)

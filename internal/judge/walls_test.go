@@ -553,12 +553,9 @@ func TestWallOfClosedPages(t *testing.T) {
 		w := b.Worth(b.url(fmt.Sprintf(edit, i)), fmt.Sprintf("http://wiki.test/wiki/Article_%d", i))
 		b.Weigh(w, Closed, b)
 	}
-	held := 0
-	for i := 100; i < 100+wallProbe; i++ {
-		if b.link(fmt.Sprintf("http://wiki.test/wiki/Article_%d", i), fmt.Sprintf(edit, i)) == HeldPriority {
-			held++
-		}
-	}
+	held := b.linksHeld(func(i int) (string, string) {
+		return fmt.Sprintf("http://wiki.test/wiki/Article_%d", i), fmt.Sprintf(edit, i)
+	})
 	if held < wallProbe-6 || held > wallProbe-2 {
 		t.Errorf("%d of %d edit views held after %d closed ones; want all but the first two and a few probes", held, wallProbe, wallEvidence)
 	}
@@ -679,13 +676,30 @@ func TestWallOfEchoes(t *testing.T) {
 	for i := range wallEvidence {
 		b.Weigh(b.Worth(b.url(fmt.Sprintf("http://d.test/print/%d", i)), fmt.Sprintf("http://d.test/node/%d", i)), Echo, b)
 	}
-	held := 0
-	for i := 100; i < 100+wallProbe; i++ {
-		if b.link(fmt.Sprintf("http://d.test/node/%d", i), fmt.Sprintf("http://d.test/print/%d", i)) == HeldPriority {
-			held++
-		}
-	}
+	held := b.linksHeld(func(i int) (string, string) {
+		return fmt.Sprintf("http://d.test/node/%d", i), fmt.Sprintf("http://d.test/print/%d", i)
+	})
 	if held < wallProbe-6 || held > wallProbe-2 {
 		t.Errorf("%d of %d print views held after %d echoes; want all but the first two and a few probes", held, wallProbe, wallEvidence)
 	}
+}
+
+// toolShape is the shape whose hash toolHash is.
+func toolShape(u canon.URL, via string) string {
+	if at, end, ok := toolName(u, via); ok {
+		return u.Authority + "?" + u.Path[:at] + "\x00" + u.Path[end:]
+	}
+	return ""
+}
+
+// linksHeld judges wallProbe links, link(i) giving the page and the URL
+// it links for i from 100, and returns how many were held.
+func (b *budgetJudge) linksHeld(link func(i int) (page, raw string)) (held int) {
+	b.t.Helper()
+	for i := 100; i < 100+wallProbe; i++ {
+		if b.link(link(i)) == HeldPriority {
+			held++
+		}
+	}
+	return held
 }
