@@ -88,3 +88,52 @@ func TestAMPViewsUnderTheirPages(t *testing.T) {
 		t.Errorf("%d AMP views asked for; want at most 30 (%d are linked)", amps, ampNodes)
 	}
 }
+
+// closedSite is a site whose 60 pages under /x/, linked from "/", are
+// distinct but say noindex,nofollow (members' pages, say), each a shape
+// of its own and a tool of no page.
+func closedSite(w *miniWeb, rw http.ResponseWriter, r *http.Request) {
+	rw.Header().Set("Content-Type", "text/html")
+	if r.URL.Path == "/robots.txt" {
+		http.NotFound(rw, r)
+		return
+	}
+	if r.URL.Path == "/" {
+		fmt.Fprint(rw, "<html><body><h1>Members</h1>")
+		for i := range 60 {
+			fmt.Fprintf(rw, `<a href="/x/member-%c%c">m</a> `, 'a'+i%26, 'a'+i/26)
+		}
+		fmt.Fprint(rw, "</body></html>")
+		return
+	}
+	rng := rand.New(rand.NewPCG(uint64(len(r.URL.Path))*31+uint64(r.URL.Path[len(r.URL.Path)-1]), uint64(r.URL.Path[len(r.URL.Path)-2])))
+	var b strings.Builder
+	for range 150 {
+		for l := 3 + rng.IntN(6); l > 0; l-- {
+			b.WriteByte(byte('a' + rng.IntN(26)))
+		}
+		b.WriteByte(' ')
+	}
+	fmt.Fprintf(rw, `<html><head><meta name="robots" content="noindex,nofollow"></head><body><p>%s</p><a href="/">home</a></body></html>`, b.String())
+}
+
+// TestClosedPagesCutNothing: pages that say noindex and nofollow are
+// evidence for walls and family budgets, not for the near-duplicate
+// window: a directory of them, distinct, is fetched whole and cut off by
+// nothing.
+func TestClosedPagesCutNothing(t *testing.T) {
+	t.Parallel()
+	mw := newMiniWeb(t, map[string]func(*miniWeb, http.ResponseWriter, *http.Request){"closed.test": closedSite})
+	cfg := mw.config(t, time.Millisecond, mw.url("closed.test", "/"))
+	cfg.NearDupTrapWindow = 20
+	sum := runCrawl(t, cfg)
+	pages := 0
+	for _, p := range mw.paths("closed.test") {
+		if strings.HasPrefix(p, "/x/") {
+			pages++
+		}
+	}
+	if pages != 60 || sum.Traps != 0 {
+		t.Errorf("%d of 60 closed pages fetched, %d cut off; want all, none cut off", pages, sum.Traps)
+	}
+}
