@@ -352,6 +352,8 @@ func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 		w.serveFilterShop(rw, r, h)
 	case MediaWiki:
 		w.serveMediaWiki(rw, r, h)
+	case Newsroom:
+		w.serveNewsroom(rw, r, h)
 	case TrapDeep:
 		w.serveDeep(rw, r, h)
 	case TrapCalendar:
