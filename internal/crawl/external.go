@@ -26,8 +26,7 @@ var ErrUnknownLease = external.ErrUnknownLease
 // LeaseExternal hands out up to n URLs to an external fetcher, each for
 // ttl, waiting at most wait for the first. Leases the frontier gives that
 // only weft can serve (robots.txt first, a drained host) are served on
-// the way, as a worker would. It hands out nothing while the crawl is
-// paused.
+// the way, as a worker would. It hands out nothing while paused.
 func (c *Crawler) LeaseExternal(ctx context.Context, n int, ttl, wait time.Duration) ([]live.Lease, error) {
 	ph := c.life.Hold()
 	defer c.life.Release()

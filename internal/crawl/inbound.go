@@ -57,8 +57,7 @@ func (c *Crawler) Offer(urls []Offered) error {
 }
 
 // HoldPartition keeps the hosts of partition p from being leased (on), or
-// lets them be (off): a node of a cluster holds the partitions it does not
-// own.
+// lets them be (off): a node holds the partitions it does not own.
 func (c *Crawler) HoldPartition(p int, on bool) {
 	c.recrawler.Hold(p, on)
 	c.front.HoldPartition(p, on)
@@ -66,8 +65,7 @@ func (c *Crawler) HoldPartition(p int, on bool) {
 
 // ReleasePartition holds partition p's hosts and returns, once no lease on
 // them is out, the clocks they must keep, for the next owner's TakeOver
-// (frontier.ReleasePartition). It returns nil once Run has
-// ended.
+// (frontier.ReleasePartition). It returns nil once Run has ended.
 func (c *Crawler) ReleasePartition(p int) map[string]frontier.Clock {
 	c.recrawler.Hold(p, true)
 	c.robots.DropHops(p)

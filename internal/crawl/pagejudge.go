@@ -27,6 +27,7 @@ func (c *Crawler) judgeLinks(p *pageRun) {
 		c.rank.Credit(seen.KeyOf(p.l.URL), p.votes)
 	}
 	worth := c.judge.Worth(p.u, p.l.Via)
+	worth.Leased(p.l.Priority)
 	for i := range p.found {
 		f := &p.found[i]
 		if f.listed != nil {
@@ -75,6 +76,8 @@ func (p *pageRun) content() judge.Content {
 		return judge.CopyOf(p.l.Via, p.cp.RefersTo(), p.rec.NearDupOf)
 	case p.rec.NoIndex && p.rec.NoFollow:
 		return judge.Closed
+	case p.rec.NoIndex && p.read:
+		return judge.Unindexed
 	case p.read:
 		return judge.Distinct
 	}

@@ -831,3 +831,65 @@ func TestFilterShopCopiesCutTheirDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchesCostLittle crawls a news site whose articles name their
+// people as links to its search (synthweb.Newsroom): some four searches
+// for each article, each saying noindex,follow, which lead nowhere once
+// the section listings have found the articles. Every article is
+// fetched, and the searches cost less than the articles do: links into
+// a shape whose pages said noindex wait behind the host's other pages,
+// and the searches leased then that lead nowhere, wallBarren in a row,
+// make a wall of their shape.
+func TestSearchesCostLittle(t *testing.T) {
+	t.Parallel() // judged by what was requested, not when
+	web, site, sum := crawlHostile(t, 8, synthweb.Newsroom)
+	articles, searches := newsroomLog(web, site)
+	t.Logf("%d articles, %d searches; held %v", len(articles), searches, sum.Held)
+	if len(articles) != synthweb.NewsroomArticles || sum.Traps != 0 {
+		t.Errorf("%d of %d articles fetched, %d hosts cut off; want every one, and no host cut off", len(articles), synthweb.NewsroomArticles, sum.Traps)
+	}
+	if searches > 200 {
+		t.Errorf("%d searches asked for; want at most 200 (some 800 are linked)", searches)
+	}
+}
+
+// TestSearchesLeadWhereNothingElseDoes crawls the news site without its
+// listings' later pages (excluded), so that most articles are linked only
+// from searches, which say noindex,follow: the searches are fetched while
+// they lead somewhere, and every article the crawl without a trap budget
+// finds is found.
+func TestSearchesLeadWhereNothingElseDoes(t *testing.T) {
+	t.Parallel() // judged by what was requested, not when
+	var found [2]int
+	for i, budget := range []int{-1, judge.DefaultTrapBudget} {
+		web := startWeb(t, synthweb.Config{Seed: 8, Hosts: 1, PagesPerHost: 4, HostileKinds: []string{synthweb.Newsroom},
+			RobotsKinds: []synthweb.RobotsKind{synthweb.RobotsNotFound}})
+		cfg := testConfig(t, web, 8, 0)
+		cfg.Seeds = web.HostileSeeds()
+		cfg.Scope.Exclude = []string{`[?&]page=`}
+		cfg.TrapBudget = budget
+		sum := runCrawl(t, cfg)
+		articles, searches := newsroomLog(web, hostileHost(t, web, synthweb.Newsroom).Addr)
+		t.Logf("trap budget %d: %d articles, %d searches; held %v", budget, len(articles), searches, sum.Held)
+		found[i] = len(articles)
+	}
+	if found[1] != found[0] || found[0] <= 60 {
+		t.Errorf("%d articles fetched, %d without a trap budget; want as many, and more than the listings' first pages hold (60)", found[1], found[0])
+	}
+}
+
+// newsroomLog reads the articles and the searches asked of the news site
+// at addr from web's log.
+func newsroomLog(web *synthweb.Web, addr string) (articles map[string]bool, searches int) {
+	articles = map[string]bool{}
+	for _, r := range web.Log() {
+		switch {
+		case r.Addr != addr:
+		case strings.HasPrefix(r.Path, "/search"):
+			searches++
+		case strings.Count(r.Path, "/") == 3 && strings.Contains(r.Path, "-"):
+			articles[r.Path] = true
+		}
+	}
+	return articles, searches
+}

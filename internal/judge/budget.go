@@ -10,6 +10,7 @@ import (
 	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/hostmap"
+	"github.com/weft-crawler/weft/internal/importance"
 )
 
 // The trap budget bounds each URL family (family.go: one path's query
@@ -110,6 +111,14 @@ const (
 	// for a wall of that page's tools (toolShape), which other copies are
 	// not.
 	Echo
+	// Unindexed: a page read that asked not to be indexed but followed
+	// (noindex,follow: a site's search results, as WordPress writes
+	// them). It weighs on its family as a distinct page does, unless it
+	// was leased behind its host's other pages (Worth.Leased) and led
+	// nowhere new: then as a page that showed nothing. Its shape is
+	// judged by what such pages lead to once nothing else on their host
+	// waits (wallPageOf).
+	Unindexed
 )
 
 // CopyOf is the Content of a page fetched for the first time that copies
@@ -224,11 +233,36 @@ func splitAuthority(raw string) string {
 
 // hold judges c, a URL new to the crawl about to be queued, against its
 // family's budget: the reason it is held past it, or "", and the key of
-// its family. Seeds, requisites and sitemaps are not judged.
+// its family; one not held may wait behind its host's other pages
+// (wait). Seeds, requisites and sitemaps are not judged.
 func (b *budgets) hold(c *Candidate) (string, string) {
 	if b == nil || c.Depth+c.Hops == 0 || c.As.Resource() || c.Sitemap || c.Via == "" {
 		return "", ""
 	}
+	why, k := b.judgeHold(c)
+	if why == "" {
+		b.wait(c)
+	}
+	return why, k
+}
+
+// wait queues c at Low, and a rank below the high front queue's, if it
+// is a link from its own host into a shape whose pages said noindex
+// (walls.go): behind the host's other pages. The next page of a listing
+// (nextOf) is not kept waiting: it is the way to the listing's older
+// items.
+func (b *budgets) wait(c *Candidate) {
+	if !b.walls.quiet.Load() || c.URL.Query == "" || splitAuthority(c.Via) != c.URL.Authority || nextOf(c.URL, c.Via) {
+		return
+	}
+	if b.walls.unindexed(wallShape(c.URL)) {
+		c.Priority, c.Rank = frontier.Low, min(c.Rank, importance.HighRank-1)
+	}
+}
+
+// judgeHold is hold's judgement of a link, a redirect's target or a
+// tool.
+func (b *budgets) judgeHold(c *Candidate) (string, string) {
 	b.mods.learn(c.URL)
 	fam := b.familyOf(c.URL)
 	if fam.none() {
@@ -340,7 +374,14 @@ type Worth struct {
 	fam  family
 	led  int    // new URLs outside the family, up to maxLed
 	into string // the wallShape it redirected to (Redirect)
+	late bool   // leased behind its host's other pages (Leased)
 }
+
+// Leased records the priority the page was leased at: at frontier.Low,
+// behind its host's other pages (a link into a shape whose pages said
+// noindex, a URL released), what it still leads to no other page of the
+// host has.
+func (w *Worth) Leased(p frontier.Priority) { w.late = p == frontier.Low }
 
 // Worth starts the weighing of a fetched page, linked from via: what it
 // led to is given to Admitted, then the whole to Weigh.
@@ -388,7 +429,9 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 	d := 0
 	d += worthLed * w.led
 	switch {
-	case content == Distinct:
+	case content == Distinct || content == Unindexed && (w.led > 0 || !w.late):
+		// A page that said noindex,follow, leased behind its host's other
+		// pages (Leased), that led nowhere new showed nothing.
 		d += worthDistinct
 	case content == Copy || content == Closed || content == Echo:
 		d += worthCopy

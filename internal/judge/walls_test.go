@@ -703,3 +703,77 @@ func (b *budgetJudge) linksHeld(link func(i int) (page, raw string)) (held int) 
 	}
 	return held
 }
+
+// Links into a shape whose pages said noindex,follow (a news site's
+// searches) from elsewhere on the host are queued at Low, behind the
+// host's other pages; a shape whose pages are indexed, mostly, is not.
+func TestUnindexedLinksWait(t *testing.T) {
+	b := newBudgetJudge(t, 50, 0)
+	search, article := "http://news.test/search?q=name%d", "http://news.test/world/story-%d/"
+	tag := "http://news.test/list?tag=t%d"
+	for i := range 2 {
+		b.Weigh(b.Worth(b.url(fmt.Sprintf(search, i)), fmt.Sprintf(article, i)), Unindexed, b)
+		b.Weigh(b.Worth(b.url(fmt.Sprintf(tag, i)), fmt.Sprintf(article, i)), Distinct, b)
+	}
+	if p := b.link(fmt.Sprintf(article, 7), fmt.Sprintf(search, 100)); p != frontier.Low {
+		t.Errorf("a search after two said noindex: queued at %v, want Low", p)
+	}
+	if p := b.link(fmt.Sprintf(article, 7), fmt.Sprintf(tag, 100)); p != frontier.Normal {
+		t.Errorf("a tag's list: queued at %v, want Normal", p)
+	}
+	// A shape whose pages are indexed but for one in wallEvidence: its
+	// links wait no more.
+	for i := range 2 {
+		b.Weigh(b.Worth(b.url(fmt.Sprintf(tag, 10+i)), fmt.Sprintf(article, i)), Unindexed, b)
+	}
+	if p := b.link(fmt.Sprintf(article, 8), fmt.Sprintf(tag, 101)); p != frontier.Normal {
+		t.Errorf("a tag's list, two of four said noindex: queued at %v, want Normal", p)
+	}
+}
+
+// Pages that said noindex,follow, leased behind their host's other pages
+// (Worth.Leased at Low), make a wall of their shape once wallBarren of
+// them in a row led nowhere new; one that led somewhere starts the count
+// again, and those leased before (at Normal) tell nothing.
+func TestWallOfBarrenSearches(t *testing.T) {
+	search, article := "http://news.test/search?q=name%d", "http://news.test/world/story-%d/"
+	weigh := func(b *budgetJudge, i int, p frontier.Priority, led bool) {
+		w := b.Worth(b.url(fmt.Sprintf(search, i)), fmt.Sprintf(article, i%10))
+		w.Leased(p)
+		if led {
+			w.Admitted(b.url(fmt.Sprintf(article, 1000+i)))
+		}
+		b.Weigh(w, Unindexed, b)
+	}
+	asked := 0
+	held := func(b *budgetJudge) int {
+		asked += wallProbe
+		return b.linksHeld(func(i int) (string, string) { return fmt.Sprintf(article, i), fmt.Sprintf(search, asked*1000+i) })
+	}
+	b := newBudgetJudge(t, 50, 0)
+	for i := range 4 * wallBarren {
+		weigh(b, i, frontier.Normal, false)
+	}
+	if n := held(b); n != 0 {
+		t.Errorf("%d searches held after %d leased before the host's other pages led nowhere; want none", n, 4*wallBarren)
+	}
+	for i := range 3 * wallBarren {
+		weigh(b, 1000+i, frontier.Low, i%(wallBarren/2) == 0)
+	}
+	if n := held(b); n != 0 {
+		t.Errorf("%d searches held when one in %d led somewhere; want none", n, wallBarren/2)
+	}
+	for i := range wallBarren {
+		weigh(b, 2000+i, frontier.Low, false)
+	}
+	if n := held(b); n < wallProbe-6 || n > wallProbe-2 {
+		t.Errorf("%d of %d searches held after %d in a row led nowhere; want all but the first two and a few probes", n, wallProbe, wallBarren)
+	}
+	// One that led somewhere brings the wall down, and releases what it held.
+	before := len(b.released)
+	weigh(b, 3000, frontier.Low, true)
+	weigh(b, 3001, frontier.Low, false)
+	if len(b.released) == before {
+		t.Error("a search that led somewhere released nothing the wall held")
+	}
+}
