@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"time"
 
@@ -58,6 +59,10 @@ type Result struct {
 	// NoIndex and NoFollow are the document's (or its headers') robots
 	// directives.
 	NoIndex, NoFollow bool
+	// Search says an HTML page is a search's results: a text field of its
+	// forms shows what its URL's query asks under the field's name (the
+	// search box, filled in).
+	Search bool
 	// Truncated names a limit that cut the reading short ("" if none);
 	// Err is why the document could not be read whole, with what was read
 	// before it kept above.
@@ -145,7 +150,7 @@ func (HTML) Read(d Doc) Result {
 	out := Result{
 		Base: res.Base, Links: res.Links, Embeds: res.Embeds, HasIcon: res.HasIcon, Words: res.Words,
 		NoIndex: res.MetaNoIndex || noIndex, NoFollow: res.MetaNoFollow || noFollow,
-		Charset: cs, Title: res.Title,
+		Charset: cs, Title: res.Title, Search: asks(d.URL, res.Filled),
 	}
 	switch {
 	case cs == CharsetCut:
@@ -156,6 +161,28 @@ func (HTML) Read(d Doc) Result {
 		out.Truncated = CutTokens
 	}
 	return out
+}
+
+// asks reports whether one of fields holds what the query of url sets
+// under its name (Result.Search).
+func asks(url string, fields []extract.Field) bool {
+	if len(fields) == 0 {
+		return false
+	}
+	_, query, ok := strings.Cut(url, "?")
+	if !ok {
+		return false
+	}
+	query, _, _ = strings.Cut(query, "#")
+	q, _ := neturl.ParseQuery(query) // what parses of a query with a bad escape
+	for _, f := range fields {
+		for _, v := range q[f.Name] {
+			if v = strings.TrimSpace(v); v != "" && v == strings.TrimSpace(f.Value) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Text reads plain text: its words, for near-duplicates; it has no links

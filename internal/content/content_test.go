@@ -226,3 +226,28 @@ func TestHTMLReadsALargeIndexWhole(t *testing.T) {
 		t.Errorf("%d links read, Truncated %q; want all 28000", len(res.Links), res.Truncated)
 	}
 }
+
+// A page is a search's results when a text field of its forms shows what
+// its URL's query asks under the field's name: the search box filled in.
+func TestSearchResults(t *testing.T) {
+	box := func(v string) []byte {
+		return []byte(`<html><body><form action="/search"><input type="search" name="q" value="` + v + `"></form></body></html>`)
+	}
+	for _, c := range []struct {
+		url, value string
+		want       bool
+	}{
+		{"http://a.test/search?q=Anna+Berg", "Anna Berg", true},
+		{"http://a.test/search?sort=date&q=Anna%20Berg#top", " Anna Berg ", true},
+		{"http://a.test/search?q=garden+%26+lamp", "garden &amp; lamp", true},
+		{"http://a.test/search?q=Anna+Berg", "Search this site", false}, // a box that says what it is for
+		{"http://a.test/search?q=", "", false},
+		{"http://a.test/article?id=7", "Anna Berg", false}, // no such parameter
+		{"http://a.test/search", "Anna Berg", false},
+	} {
+		r := HTML{}.Read(Doc{URL: c.url, MediaType: "text/html", Header: http.Header{}, Body: box(c.value)})
+		if r.Search != c.want {
+			t.Errorf("%s with %q in the box: search %v, want %v", c.url, c.value, r.Search, c.want)
+		}
+	}
+}

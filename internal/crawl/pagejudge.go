@@ -76,8 +76,8 @@ func (p *pageRun) content() judge.Content {
 		return judge.CopyOf(p.l.Via, p.cp.RefersTo(), p.rec.NearDupOf)
 	case p.rec.NoIndex && p.rec.NoFollow:
 		return judge.Closed
-	case p.rec.NoIndex && p.read:
-		return judge.Unindexed
+	case p.rec.Search && p.read:
+		return judge.Search
 	case p.read:
 		return judge.Distinct
 	}

@@ -38,8 +38,8 @@ func TestRankKeepsTheDepthFoundAt(t *testing.T) {
 // What a page fetched for the first time showed its family and walls: a
 // copy of the page that linked it (exact, a revisit, or near) is an echo
 // of it; a copy of another page, a copy; a page that says noindex and
-// nofollow, closed; one read that says noindex alone, unindexed; a page
-// read, distinct.
+// nofollow, closed; a search's results, a search; a page read,
+// distinct.
 func TestPageContent(t *testing.T) {
 	const via = "http://a.test/node/7"
 	for _, c := range []struct {
@@ -54,8 +54,9 @@ func TestPageContent(t *testing.T) {
 		{"near copy of the linking page, itself a first capture", pageRun{copied: true, cp: archive.Capture{First: store.DigestRecord{URL: "http://a.test/x"}},
 			rec: fetchlog.Record{NearDupOf: via}}, judge.Echo},
 		{"closed", pageRun{read: true, rec: fetchlog.Record{NoIndex: true, NoFollow: true}}, judge.Closed},
-		{"noindex alone", pageRun{read: true, rec: fetchlog.Record{NoIndex: true}}, judge.Unindexed},
-		{"noindex alone, not read", pageRun{rec: fetchlog.Record{NoIndex: true}}, judge.Unjudged},
+		{"noindex alone", pageRun{read: true, rec: fetchlog.Record{NoIndex: true}}, judge.Distinct},
+		{"a search's results", pageRun{read: true, rec: fetchlog.Record{Search: true, NoIndex: true}}, judge.Search},
+		{"a search's results, closed", pageRun{read: true, rec: fetchlog.Record{Search: true, NoIndex: true, NoFollow: true}}, judge.Closed},
 		{"a recrawl", pageRun{copied: true, prev: store.URLRecord{Digest: [20]byte{1}}}, judge.NotWeighed},
 	} {
 		p := c.p

@@ -248,7 +248,7 @@ func (c *Crawler) countRead(p *pageRun, handler string, res *content.Result) {
 		c.stats.inc(c.stats.cut, handler, 1)
 		c.log.Info("document cut at a limit", "url", url, "handler", handler, "limit", res.Truncated)
 	}
-	p.rec.Links = len(res.Links)
+	p.rec.Links, p.rec.Search = len(res.Links), res.Search
 	if res.NoIndex {
 		c.stats.noindex.Add(1)
 		p.rec.NoIndex = true

@@ -834,12 +834,12 @@ func TestFilterShopCopiesCutTheirDirectory(t *testing.T) {
 
 // TestSearchesCostLittle crawls a news site whose articles name their
 // people as links to its search (synthweb.Newsroom): some four searches
-// for each article, each saying noindex,follow, which lead nowhere once
-// the section listings have found the articles. Every article is
-// fetched, and the searches cost less than the articles do: links into
-// a shape whose pages said noindex wait behind the host's other pages,
-// and the searches leased then that lead nowhere, wallBarren in a row,
-// make a wall of their shape.
+// for each article, whose results fill in the search box, and lead
+// nowhere once the section listings have found the articles. Every
+// article is fetched, and the searches cost less than the articles do:
+// links into a shape of searches wait behind the host's other pages, and
+// the searches leased then that lead nowhere, wallBarren in a row, make
+// a wall of their shape.
 func TestSearchesCostLittle(t *testing.T) {
 	t.Parallel() // judged by what was requested, not when
 	web, site, sum := crawlHostile(t, 8, synthweb.Newsroom)
@@ -855,9 +855,8 @@ func TestSearchesCostLittle(t *testing.T) {
 
 // TestSearchesLeadWhereNothingElseDoes crawls the news site without its
 // listings' later pages (excluded), so that most articles are linked only
-// from searches, which say noindex,follow: the searches are fetched while
-// they lead somewhere, and every article the crawl without a trap budget
-// finds is found.
+// from searches: the searches are fetched while they lead somewhere, and
+// every article the crawl without a trap budget finds is found.
 func TestSearchesLeadWhereNothingElseDoes(t *testing.T) {
 	t.Parallel() // judged by what was requested, not when
 	var found [2]int

@@ -111,6 +111,29 @@ type Result struct {
 	// /favicon.ico).
 	Embeds  []string
 	HasIcon bool
+	// Filled are the page's text fields filled in (<input name=N
+	// value=V> of type text or search, or of no type), in document order,
+	// at most maxFilled: a search's results show what was asked in their
+	// search box.
+	Filled []Field
+}
+
+// Field is a text field of a form, filled in: its name and value,
+// entity-decoded.
+type Field struct{ Name, Value string }
+
+// maxFilled is the most fields Result.Filled holds.
+const maxFilled = 4
+
+// fill adds an <input> to r.Filled if it is a text field filled in.
+func (r *Result) fill(name, value, typ []byte) {
+	if len(name) == 0 || len(bytes.TrimSpace(value)) == 0 || len(r.Filled) == maxFilled {
+		return
+	}
+	if t := bytes.TrimSpace(typ); len(t) > 0 && !equalFoldASCII(t, "text") && !equalFoldASCII(t, "search") {
+		return
+	}
+	r.Filled = append(r.Filled, Field{Name: string(name), Value: string(value)})
 }
 
 // HTML extracts links and directives from body. token is the crawler's
@@ -301,6 +324,9 @@ func (s *scratch) html(z *htmltoken.Tokenizer, words []uint64, token string, lim
 		case "noscript":
 			z.NextIsNotRawText()
 			continue
+		case "input":
+			r.input(z)
+			continue
 		default:
 			continue
 		}
@@ -346,11 +372,15 @@ func (r *Result) requisites(z *htmltoken.Tokenizer, tag string, max int) (rel, u
 		}
 		return rel, href, true
 	case "script", "img", "source", "video", "audio", "track", "embed", "object", "input":
-		var src, srcset, poster, data, typ, style []byte
+		var src, srcset, poster, data, typ, style, name, value []byte
 		for more := true; more; {
 			var k, v []byte
 			k, v, more = z.TagAttr()
 			switch string(k) {
+			case "name":
+				name = v
+			case "value":
+				value = v
 			case "src":
 				src = v
 			case "srcset":
@@ -367,6 +397,7 @@ func (r *Result) requisites(z *htmltoken.Tokenizer, tag string, max int) (rel, u
 		}
 		switch tag {
 		case "input":
+			r.fill(name, value, typ)
 			if !equalFoldASCII(bytes.TrimSpace(typ), "image") {
 				src = nil
 			}
@@ -395,6 +426,24 @@ func (r *Result) requisites(z *htmltoken.Tokenizer, tag string, max int) (rel, u
 		}
 	}
 	return nil, nil, false
+}
+
+// input reads the current <input> start tag of z for Result.Filled.
+func (r *Result) input(z *htmltoken.Tokenizer) {
+	var name, value, typ []byte
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		switch string(k) {
+		case "name":
+			name = v
+		case "value":
+			value = v
+		case "type":
+			typ = v
+		}
+	}
+	r.fill(name, value, typ)
 }
 
 // requisiteRel reports whether a <link>'s rel (lower case) names a

@@ -403,3 +403,23 @@ func TestAlternatesForProgramsNotFollowed(t *testing.T) {
 		t.Errorf("three feed links titled with &raquo;: %.0f allocations, %.0f without the title and type", a, b)
 	}
 }
+
+// A page's text fields filled in are read, with or without its
+// requisites: a search box with what was asked, a field with no type;
+// not an empty one, a hidden one, a checkbox or a password; at most
+// maxFilled.
+func TestFilledFields(t *testing.T) {
+	page := []byte(`<html><body><form action="/search"><input type="search" name="q" value="Anna &amp; Berg">` +
+		`<input name="page" value="2"><input type="text" name="empty" value=""><input type="hidden" name="id" value="7">` +
+		`<input type="checkbox" name="color" value="red" checked><input type="password" name="pw" value="x">` +
+		`<input type="TEXT" name="a" value="1"><input type="text" name="b" value="2"><input type="text" name="c" value="3"></form></body></html>`)
+	want := []Field{{"q", "Anna & Berg"}, {"page", "2"}, {"a", "1"}, {"b", "2"}}
+	for _, embeds := range []bool{false, true} {
+		if got := HTML(page, "weft", Limits{Embeds: embeds}).Filled; !slices.Equal(got, want) {
+			t.Errorf("embeds %v: filled %v, want %v", embeds, got, want)
+		}
+	}
+	if got := HTML([]byte(`<form><input type="search" name="q" placeholder="Search"></form>`), "weft", Limits{}).Filled; got != nil {
+		t.Errorf("an empty search box: filled %v", got)
+	}
+}

@@ -42,6 +42,7 @@ type Record struct {
 	Links       int       `json:"links,omitempty"`
 	NoIndex     bool      `json:"noindex,omitempty"`
 	NoFollow    bool      `json:"nofollow,omitempty"`
+	Search      bool      `json:"search,omitempty"` // a search's results (content.Result.Search)
 	WARCFile    string    `json:"warc_file,omitempty"`
 	WARCOffset  int64     `json:"warc_offset,omitempty"`
 	// Robots is set on the line of a robots.txt request: what it made of

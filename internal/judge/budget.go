@@ -111,14 +111,14 @@ const (
 	// for a wall of that page's tools (toolShape), which other copies are
 	// not.
 	Echo
-	// Unindexed: a page read that asked not to be indexed but followed
-	// (noindex,follow: a site's search results, as WordPress writes
-	// them). It weighs on its family as a distinct page does, unless it
-	// was leased behind its host's other pages (Worth.Leased) and led
-	// nowhere new: then as a page that showed nothing. Its shape is
-	// judged by what such pages lead to once nothing else on their host
-	// waits (wallPageOf).
-	Unindexed
+	// Search: a page read that is a search's results: a text field of
+	// its forms shows what its URL's query asks (content.Result.Search).
+	// What it links is found another way too, or it is not: it weighs on
+	// its family as a distinct page does, unless it was leased behind its
+	// host's other pages (Worth.Leased) and led nowhere new: then as a
+	// page that showed nothing. Its shape is judged by what such pages
+	// lead to once nothing else on their host waits (wallPageOf).
+	Search
 )
 
 // CopyOf is the Content of a page fetched for the first time that copies
@@ -247,15 +247,15 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 }
 
 // wait queues c at Low, and a rank below the high front queue's, if it
-// is a link from its own host into a shape whose pages said noindex
-// (walls.go): behind the host's other pages. The next page of a listing
-// (nextOf) is not kept waiting: it is the way to the listing's older
-// items.
+// is a link from its own host into a shape whose pages were a search's
+// results (walls.go): behind the host's other pages. The next page of a
+// listing (nextOf) is not kept waiting: it is the way to the listing's
+// older items.
 func (b *budgets) wait(c *Candidate) {
-	if !b.walls.quiet.Load() || c.URL.Query == "" || splitAuthority(c.Via) != c.URL.Authority || nextOf(c.URL, c.Via) {
+	if !b.walls.searched.Load() || c.URL.Query == "" || splitAuthority(c.Via) != c.URL.Authority || nextOf(c.URL, c.Via) {
 		return
 	}
-	if b.walls.unindexed(wallShape(c.URL)) {
+	if b.walls.searches(wallShape(c.URL)) {
 		c.Priority, c.Rank = frontier.Low, min(c.Rank, importance.HighRank-1)
 	}
 }
@@ -378,9 +378,8 @@ type Worth struct {
 }
 
 // Leased records the priority the page was leased at: at frontier.Low,
-// behind its host's other pages (a link into a shape whose pages said
-// noindex, a URL released), what it still leads to no other page of the
-// host has.
+// behind its host's other pages (a link into a shape of searches, a URL
+// released), what it still leads to no other page of the host has.
 func (w *Worth) Leased(p frontier.Priority) { w.late = p == frontier.Low }
 
 // Worth starts the weighing of a fetched page, linked from via: what it
@@ -429,9 +428,9 @@ func (j *Judge) Weigh(w Worth, content Content, r Releaser) {
 	d := 0
 	d += worthLed * w.led
 	switch {
-	case content == Distinct || content == Unindexed && (w.led > 0 || !w.late):
-		// A page that said noindex,follow, leased behind its host's other
-		// pages (Leased), that led nowhere new showed nothing.
+	case content == Distinct || content == Search && (w.led > 0 || !w.late):
+		// A search's results, leased behind their host's other pages,
+		// that led nowhere new showed nothing.
 		d += worthDistinct
 	case content == Copy || content == Closed || content == Echo:
 		d += worthCopy

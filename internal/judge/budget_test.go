@@ -214,9 +214,9 @@ func TestTrapBudgetHolds(t *testing.T) {
 
 // A family's budget grows with what its pages show: one URL for each new
 // URL outside the family a page led to (up to maxLed), a quarter for each
-// page of distinct content (or one that said noindex,follow, unless it
-// was leased behind its host's other pages and led nowhere), one for each
-// new URL of it that another host links to. The URL held before goes first (Weigh releases it), then new
+// page of distinct content (or a search's results, unless leased behind
+// their host's other pages they led nowhere), one for each new URL of it
+// that another host links to. The URL held before goes first (Weigh releases it), then new
 // ones are queued as usual.
 func TestTrapBudgetGrows(t *testing.T) {
 	for _, c := range []struct {
@@ -226,12 +226,12 @@ func TestTrapBudgetGrows(t *testing.T) {
 	}{
 		{"pages that lead elsewhere", func(b *budgetJudge) { b.weigh(6, true, Unjudged) }, 6},
 		{"pages of distinct content", func(b *budgetJudge) { b.weigh(8, false, Distinct) }, 2},
-		{"pages that said noindex,follow", func(b *budgetJudge) { b.weigh(8, false, Unindexed) }, 2},
-		{"pages that said noindex,follow, leased late, that led nowhere", func(b *budgetJudge) {
+		{"a search's results", func(b *budgetJudge) { b.weigh(8, false, Search) }, 2},
+		{"a search's results, leased late, that led nowhere", func(b *budgetJudge) {
 			for range 8 {
 				w := b.Worth(b.url(facetPage), "")
 				w.Leased(frontier.Low)
-				b.Weigh(w, Unindexed, b)
+				b.Weigh(w, Search, b)
 			}
 		}, -4}, // they showed nothing: the budget shrinks
 		{"pages that lead elsewhere, of distinct content", func(b *budgetJudge) { b.weigh(4, true, Distinct) }, 5},

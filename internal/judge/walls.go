@@ -54,18 +54,18 @@ import (
 // by its hash, as every probe is. Seeds, their redirects, requisites,
 // sitemaps and links from other hosts are never held so.
 //
-// Pages that said noindex,follow (a news site's searches, each article
-// linking those of the people it names) are no page to read by their
-// site's word, but a way on. Once two of a shape's pages said so (and no
-// more than one distinct page in wallEvidence did not), its further URLs
-// linked from its host, but a listing's next page, are queued at
-// frontier.Low and a rank below the high front queue's: behind the
-// host's other pages (budgets.wait). Leased
-// then, wallBarren of them in a row that led to no new URL outside their
-// family make the shape a wall; one that did, or a page of the shape
-// that is indexed, brings it down (wallPageOf). Of a news site of 240
-// articles whose searches say noindex,follow (synthweb.Newsroom), weft
-// asked for 673 searches; now some 155, and every article.
+// A search's results (Search: a news site's searches, each article
+// linking those of the people it names) are a way to pages, not pages to
+// read, and lead to what other pages do, or not. Once two of a shape's
+// pages were a search's (and no more than one page in wallEvidence was
+// not), its further URLs linked from its host, but a listing's next page,
+// are queued at frontier.Low and a rank below the high front queue's:
+// behind the host's other pages (budgets.wait). Leased then, wallBarren
+// of them in a row that led to no new URL outside their family make the
+// shape a wall; one that did, or a page of the shape that is no search,
+// brings it down (wallPageOf). Of a news site of 240 articles
+// (synthweb.Newsroom), weft asked for 673 searches; now some 155, and
+// every article.
 //
 // Walls are part of the trap budget: no budget (--trap-budget 0), no
 // walls; where nothing held is released (a node of a cluster,
@@ -91,10 +91,10 @@ const (
 // wall held, a few let through to probe it (hold).
 type wallState struct {
 	copies, distinct uint16
-	noindex, indexed uint16 // pages that said noindex, and distinct pages that did not
+	found, pages     uint16 // pages that were a search's results, and distinct pages that were not
 	into             string
 	redirects        uint16
-	late, barren     uint16 // pages that said noindex,follow leased late, and how many in a row led nowhere new
+	late, barren     uint16 // searches leased late, and how many in a row led nowhere new
 	held             uint32
 }
 
@@ -132,7 +132,7 @@ func wallVariant(u canon.URL, via string) string {
 func wallHash(shape string) string { return hashKey(fnvString(fnvOffset, shape)) }
 
 // copied reports whether most of the shape's pages were copies, or the
-// last wallBarren that said noindex,follow led nowhere (wallPageOf).
+// last wallBarren searches leased late led nowhere (wallPageOf).
 func (s wallState) copied() bool {
 	return s.copies >= wallEvidence && int(s.distinct)*wallEvidence <= int(s.copies) || s.barren >= wallBarren
 }
@@ -146,9 +146,9 @@ func (s wallState) redirected() bool {
 // walls is what the judge has learnt of the shapes of copies. It is safe
 // for concurrent use.
 type walls struct {
-	shapes *hostmap.Map[wallState] // by wallShape
-	any    atomic.Bool             // a shape was a wall: until then no candidate's shape is asked for
-	quiet  atomic.Bool             // a shape's pages said noindex (unindexed)
+	shapes   *hostmap.Map[wallState] // by wallShape
+	any      atomic.Bool             // a shape was a wall: until then no candidate's shape is asked for
+	searched atomic.Bool             // a shape's pages were a search's results (searches)
 }
 
 func newWalls(maxShapes, partitions int) *walls {
@@ -159,16 +159,16 @@ func newWalls(maxShapes, partitions int) *walls {
 type wallPage struct {
 	content Content // Copy, Closed, Echo, Distinct, or Unjudged
 	into    string  // the shape it redirected to (Worth.Redirect)
-	noindex bool    // it said noindex
-	late    int8    // said noindex,follow and leased late: 1 if it led nowhere new, -1 if it led somewhere
+	search  bool    // it was a search's results
+	late    int8    // a search leased late: 1 if it led nowhere new, -1 if it led somewhere
 }
 
 // wallPageOf is what a page weighed as w, of content, showed its shapes.
-// A page that said noindex,follow (Unindexed) is neither a copy nor a
-// page of its own: what its shape is worth is what such pages lead to
-// once nothing else on the host waits (Worth.Leased). wallBarren of them
-// in a row that led nowhere new make its shape a wall; one that led
-// somewhere, or an indexable page of its own, brings it down. Leased
+// A search's results (Search) are neither a copy nor a page of their own:
+// what their shape is worth is what they lead to once nothing else on
+// the host waits (Worth.Leased). wallBarren of them in a row that led
+// nowhere new make the shape a wall; one that led somewhere, or a
+// distinct page of the shape that is no search, brings it down. Leased
 // before that, they lead to what other pages would have led to as well
 // (a news site's searches, found before its listings' later pages), and
 // they tell nothing. Of a shape that is a way in (a catalogue's searches,
@@ -176,8 +176,8 @@ type wallPage struct {
 // pages lead anywhere, but not wallBarren in a row until the way is
 // walked. What a page of no family led to is not counted (Admitted).
 func wallPageOf(w Worth, content Content) wallPage {
-	p := wallPage{content: content, into: w.into, noindex: content == Unindexed || content == Closed}
-	if content == Unindexed {
+	p := wallPage{content: content, into: w.into, search: content == Search}
+	if p.search {
 		p.content = Unjudged
 		switch {
 		case !w.late || w.fam.none():
@@ -191,28 +191,28 @@ func wallPageOf(w Worth, content Content) wallPage {
 }
 
 // judged counts a fetched page of the shape k: a copy, a distinct page,
-// or a redirect to the shape into; whether it said noindex; and what it
-// led to if it said noindex,follow and was leased late.
+// or a redirect to the shape into; whether it was a search's results;
+// and what it led to if it was one leased late.
 func (w *walls) judged(k string, p wallPage) {
 	content, into := p.content, p.into
 	redirect := content == Unjudged && into != ""
-	if k == "" || content != Copy && content != Closed && content != Echo && content != Distinct && !redirect && !p.noindex {
+	if k == "" || content != Copy && content != Closed && content != Echo && content != Distinct && !redirect && !p.search {
 		return
 	}
 	w.shapes.Update(k, func(s wallState) wallState {
-		if max(s.copies, s.distinct, s.redirects, s.noindex, s.indexed, s.late) == ^uint16(0) {
+		if max(s.copies, s.distinct, s.redirects, s.found, s.pages, s.late) == ^uint16(0) {
 			s.copies, s.distinct, s.redirects = s.copies/2, s.distinct/2, s.redirects/2
-			s.noindex, s.indexed, s.late = s.noindex/2, s.indexed/2, s.late/2
+			s.found, s.pages, s.late = s.found/2, s.pages/2, s.late/2
 		}
 		switch {
-		case p.noindex:
-			s.noindex++
+		case p.search:
+			s.found++
 		case content == Distinct:
-			s.indexed++
+			s.pages++
 			s.barren = 0
 		}
-		if s.unindexed() {
-			w.quiet.Store(true)
+		if s.searches() {
+			w.searched.Store(true)
 		}
 		switch {
 		case content == Copy || content == Closed || content == Echo:
@@ -237,20 +237,20 @@ func (w *walls) judged(k string, p wallPage) {
 	})
 }
 
-// unindexed reports whether the shape's pages said noindex: two at
-// least, with at most one distinct page that did not for every
-// wallEvidence that did.
-func (s wallState) unindexed() bool {
-	return s.noindex >= 2 && int(s.indexed)*wallEvidence <= int(s.noindex)
+// searches reports whether the shape's pages were a search's results:
+// two at least, with at most one distinct page that was not for every
+// wallEvidence that were.
+func (s wallState) searches() bool {
+	return s.found >= 2 && int(s.pages)*wallEvidence <= int(s.found)
 }
 
-// unindexed reports whether the shape k's pages said noindex.
-func (w *walls) unindexed(k string) bool {
-	if k == "" || !w.quiet.Load() {
+// searches reports whether the shape k's pages were a search's results.
+func (w *walls) searches(k string) bool {
+	if k == "" || !w.searched.Load() {
 		return false
 	}
 	s, ok := w.shapes.Peek(k)
-	return ok && s.unindexed()
+	return ok && s.searches()
 }
 
 // known reports whether the shape k's pages were weighed.

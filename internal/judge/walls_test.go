@@ -704,37 +704,40 @@ func (b *budgetJudge) linksHeld(link func(i int) (page, raw string)) (held int) 
 	return held
 }
 
-// Links into a shape whose pages said noindex,follow (a news site's
-// searches) from elsewhere on the host are queued at Low, behind the
-// host's other pages; a shape whose pages are indexed, mostly, is not.
-func TestUnindexedLinksWait(t *testing.T) {
+// Links into a shape whose pages were a search's results (a news site's
+// searches) from its host are queued at Low, behind the host's other
+// pages; a shape whose pages are mostly no search is not.
+func TestSearchLinksWait(t *testing.T) {
 	b := newBudgetJudge(t, 50, 0)
 	search, article := "http://news.test/search?q=name%d", "http://news.test/world/story-%d/"
 	tag := "http://news.test/list?tag=t%d"
 	for i := range 2 {
-		b.Weigh(b.Worth(b.url(fmt.Sprintf(search, i)), fmt.Sprintf(article, i)), Unindexed, b)
+		b.Weigh(b.Worth(b.url(fmt.Sprintf(search, i)), fmt.Sprintf(article, i)), Search, b)
 		b.Weigh(b.Worth(b.url(fmt.Sprintf(tag, i)), fmt.Sprintf(article, i)), Distinct, b)
 	}
 	if p := b.link(fmt.Sprintf(article, 7), fmt.Sprintf(search, 100)); p != frontier.Low {
-		t.Errorf("a search after two said noindex: queued at %v, want Low", p)
+		t.Errorf("a search after two: queued at %v, want Low", p)
+	}
+	if p := b.link(fmt.Sprintf(search, 1), fmt.Sprintf(search, 101)); p != frontier.Low {
+		t.Errorf("a search linked from a search: queued at %v, want Low", p)
 	}
 	if p := b.link(fmt.Sprintf(article, 7), fmt.Sprintf(tag, 100)); p != frontier.Normal {
 		t.Errorf("a tag's list: queued at %v, want Normal", p)
 	}
-	// A shape whose pages are indexed but for one in wallEvidence: its
+	// A shape whose pages are no search but for one in wallEvidence: its
 	// links wait no more.
 	for i := range 2 {
-		b.Weigh(b.Worth(b.url(fmt.Sprintf(tag, 10+i)), fmt.Sprintf(article, i)), Unindexed, b)
+		b.Weigh(b.Worth(b.url(fmt.Sprintf(tag, 10+i)), fmt.Sprintf(article, i)), Search, b)
 	}
 	if p := b.link(fmt.Sprintf(article, 8), fmt.Sprintf(tag, 101)); p != frontier.Normal {
-		t.Errorf("a tag's list, two of four said noindex: queued at %v, want Normal", p)
+		t.Errorf("a tag's list, two of four a search's: queued at %v, want Normal", p)
 	}
 }
 
-// Pages that said noindex,follow, leased behind their host's other pages
-// (Worth.Leased at Low), make a wall of their shape once wallBarren of
-// them in a row led nowhere new; one that led somewhere starts the count
-// again, and those leased before (at Normal) tell nothing.
+// A search's results, leased behind their host's other pages (Worth.Leased
+// at Low), make a wall of their shape once wallBarren of them in a row led
+// nowhere new; one that led somewhere starts the count again, and those
+// leased before (at Normal) tell nothing.
 func TestWallOfBarrenSearches(t *testing.T) {
 	search, article := "http://news.test/search?q=name%d", "http://news.test/world/story-%d/"
 	weigh := func(b *budgetJudge, i int, p frontier.Priority, led bool) {
@@ -743,7 +746,7 @@ func TestWallOfBarrenSearches(t *testing.T) {
 		if led {
 			w.Admitted(b.url(fmt.Sprintf(article, 1000+i)))
 		}
-		b.Weigh(w, Unindexed, b)
+		b.Weigh(w, Search, b)
 	}
 	asked := 0
 	held := func(b *budgetJudge) int {

@@ -2,6 +2,7 @@ package synthweb
 
 import (
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"slices"
@@ -21,9 +22,10 @@ import (
 // article names no other article does. An article past a section's first
 // page is linked only from its section's later pages and from searches.
 //
-// A search's results say noindex,follow, as WordPress's do (and MediaWiki's
-// say noindex,nofollow). They list the articles that name the person,
-// link the same search sorted by date (&sort=date), and the other people
+// Every page has the search box; a search's results show what was asked
+// in it, and say noindex,follow, as WordPress's do (and MediaWiki's say
+// noindex,nofollow). They list the articles that name the person, link
+// the same search sorted by date (&sort=date), and the other people
 // those articles name ("Related"). A search for a name no article has
 // finds nothing, and says so. There is no robots.txt. Of its URLs, the
 // articles and listings are worth a crawl; the searches, some four for
@@ -98,7 +100,11 @@ func (w *Web) serveNewsroom(rw *logWriter, r *http.Request, h *host) {
 		if robots != "" {
 			b = strings.Replace(b, "</head>", `<meta name="robots" content="`+robots+`">`+"\n</head>", 1)
 		}
-		writeBody(rw, r, http.StatusOK, htmlUTF8, b)
+		// The search box, which a search's results fill in with what was
+		// asked.
+		box := `<form action="/search" role="search"><input type="search" name="q" value="` + html.EscapeString(q.Get("q")) +
+			`" placeholder="Search"><button>Search</button></form>`
+		writeBody(rw, r, http.StatusOK, htmlUTF8, strings.Replace(b, "<body>\n", "<body>\n"+box+"\n", 1))
 	}
 	listing := func(key, title string, in []int, n int, next string) {
 		var links []string

@@ -8,9 +8,9 @@ import (
 
 // The news site: its listings lead to every article; an article links
 // four searches, of people most of whom no other article names; a
-// search says noindex,follow and lists the articles that name the
-// person; the listings' later pages say noindex,follow too, and the
-// first pages do not.
+// search fills in the search box, says noindex,follow and lists the
+// articles that name the person; the listings' later pages say
+// noindex,follow too, and the first pages do not.
 func TestNewsroom(t *testing.T) {
 	t.Parallel()
 	c, site, body := oneHostile(t, 3, Newsroom)
@@ -56,6 +56,9 @@ func TestNewsroom(t *testing.T) {
 	if !strings.Contains(results, `<meta name="robots" content="noindex,follow">`) || !strings.Contains(results, `href="`+art+`"`) ||
 		!strings.Contains(results, "sort=date") {
 		t.Errorf("the search for %s: want noindex,follow, %s and its sort by date", named[0], art)
+	}
+	if !strings.Contains(results, `name="q" value="`+named[0]+`"`) || !strings.Contains(page, `name="q" value=""`) {
+		t.Errorf("the search box: want it filled in with %q on the search's results, and empty on an article", named[0])
 	}
 	if !strings.Contains(body("/search?q=Nobody+Known"), "No results") {
 		t.Error("a search for a name no article has does not say it found nothing")
