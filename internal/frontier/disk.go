@@ -13,6 +13,9 @@ func (f *Frontier) readTail(h *host) {
 		return
 	}
 	for _, it := range items {
+		if class(it.Priority) >= class(Normal) && h.better > 0 {
+			h.better--
+		}
 		it.Tail = true
 		if it.Seq < f.firstTailSeq {
 			f.count(it, 1) // written by an earlier run
@@ -121,14 +124,12 @@ func (f *Frontier) route(h *host, it Item) {
 	if f.store != nil && it.Seq != 0 && (h.tailMore || h.head.len() >= f.cfg.HeadSize) {
 		i, ok := h.head.least()
 		if !ok || !before(it, h.head.ranked[i].it) {
-			f.spill = append(f.spill, it)
-			h.tailMore = true
+			f.toTail(h, it)
 			return
 		}
 		if h.head.len() >= f.cfg.HeadSize {
-			f.spill = append(f.spill, h.head.remove(i))
+			f.toTail(h, h.head.remove(i))
 			f.inHeads--
-			h.tailMore = true
 		}
 	}
 	h.head.push(it)
@@ -138,6 +139,48 @@ func (f *Frontier) route(h *host, it Item) {
 		heap.Push(&f.ready, h)
 	case h.heapIdx >= 0:
 		heap.Fix(&f.ready, h.heapIdx) // its next URL may be another now
+	}
+}
+
+// toTail sends it, which is not in h's head, to the end of h's tail.
+func (f *Frontier) toTail(h *host, it Item) {
+	f.spill = append(f.spill, it)
+	h.tailMore = true
+	if class(it.Priority) >= class(Normal) {
+		h.better++
+	}
+}
+
+// rotate serves a host's URLs below Normal (Low, Surplus) after those of
+// Normal and High that it sent to its tail, as its head's order would if
+// the head held them all: when the best URL left in its head is below
+// Normal and the tail may hold better ones (better), the head's URLs
+// below Normal go to the end of the tail and the tail's next part is
+// read in their place. The head stays within HeadSize. A read that
+// brings nothing of Normal or High ends the search (an earlier run's
+// tail, URLs dropped since they went there), until more are sent.
+func (f *Frontier) rotate(h *host) {
+	if !h.tailMore || h.better == 0 || h.head.len() == 0 || class(h.head.peek().Priority) >= class(Normal) {
+		return
+	}
+	sent := 0
+	for {
+		i, ok := h.head.least()
+		if !ok || class(h.head.ranked[i].it.Priority) >= class(Normal) {
+			break
+		}
+		f.spill = append(f.spill, h.head.remove(i))
+		f.inHeads--
+		sent++
+	}
+	was := h.better
+	f.readTail(h)
+	f.flushSpill()
+	if sent > 0 {
+		h.tailMore = true
+	}
+	if h.better == was {
+		h.better = 0
 	}
 }
 

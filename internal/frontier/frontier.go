@@ -158,6 +158,7 @@ type host struct {
 	borrowed   int       // borrowed URLs in head (Borrow)
 	tailAfter  uint64    // highest tail position read into head
 	tailMore   bool      // the tail on disk may hold items after tailAfter
+	better     int       // items of Normal and High sent to the tail and not read back since (rotate)
 	clock      Clock
 	group      *group    // nil: none, or not known yet
 	groupSet   bool      // group is known (nil then means none)

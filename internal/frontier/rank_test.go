@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -88,6 +89,48 @@ func TestHeadKeepsTheMostImportant(t *testing.T) {
 		// displacement (a rank with a depth prior makes equals siblings).
 		if d.spills == 0 {
 			t.Error("nothing went to the tail; the test does not test the head's bound")
+		}
+		if n := d.size(); n != 0 {
+			t.Errorf("%d entries left on disk", n)
+		}
+	})
+}
+
+// A host's URLs of Normal priority sent to its tail on disk, while Low
+// ones sat in its head, are served before those Low ones all the same:
+// once its head holds nothing better than Low, the Low URLs go to the end
+// of the tail and the tail's next part comes in their place. Nothing is
+// lost or leased twice, and the disk is empty at the end.
+func TestLowWaitsForTheTail(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDiskStore()
+		f := newFrontier(t, Config{Store: d, HeadSize: 2, FrontBuffer: 4, FirstSeq: 1})
+		low := []Item{{URL: "http://a.test/low0", Host: "a.test", Priority: Low}, {URL: "http://a.test/low1", Host: "a.test", Priority: Low}}
+		f.Add(d.push(low...)...)
+		var normal []Item
+		for i := range 6 {
+			normal = append(normal, Item{URL: fmt.Sprintf("http://a.test/n%d", i), Host: "a.test", Priority: Normal})
+		}
+		for _, it := range normal {
+			f.Add(d.push(it)...) // one at a time, as pages find them
+		}
+		order, _ := drainStore(t, f, d, 1, time.Millisecond, nil)
+		if len(order) != 8 {
+			t.Fatalf("leased %d URLs, want 8: %v", len(order), order)
+		}
+		seen := map[string]bool{}
+		for i, u := range order {
+			if seen[u] {
+				t.Fatalf("%s leased twice", u)
+			}
+			seen[u] = true
+			if low := strings.Contains(u, "low"); low != (i >= 6) && i > 0 {
+				t.Errorf("leased %s %dth: %v; want the Low URLs last", u, i+1, order)
+				break
+			}
+		}
+		if d.spills == 0 {
+			t.Error("nothing went to the tail; the test does not test it")
 		}
 		if n := d.size(); n != 0 {
 			t.Errorf("%d entries left on disk", n)

@@ -615,6 +615,7 @@ func (f *Frontier) settle(h *host) {
 	if h.head.len() == 0 && h.tailMore {
 		f.readTail(h)
 	}
+	f.rotate(h)
 	switch {
 	case h.head.len() == 0 && !h.parked:
 		// Out of the back queues. A draining host goes on draining: URLs
