@@ -94,8 +94,7 @@ type Config struct {
 	// whatever it says (RFC 9309 asks for at least five).
 	MaxRedirects int
 	// MaxLinksPerPage is the most links read of one HTML page: past it the
-	// rest of the page is not read, and the page is logged and counted
-	// per host.
+	// rest is not read, and the page is logged and counted per host.
 	MaxLinksPerPage int
 	// Delay is the minimum gap between two requests to one host (from the end
 	// of one to the start of the next); a host's Crawl-delay raises it.
@@ -135,8 +134,7 @@ type Config struct {
 	SeenCacheKeys int
 	// Partitions splits host-keyed state (partition = hash(host) mod P).
 	Partitions int
-	// MaxActiveHosts bounds the frontier's back queues; zero means
-	// max(1024, 4*Workers).
+	// MaxActiveHosts bounds the frontier's back queues (0: max(1024, 4*Workers)).
 	MaxActiveHosts int
 	// FrontBuffer and HeadSize bound the URLs the frontier holds in memory:
 	// per front queue, and per active host. The rest stays on disk.

@@ -78,6 +78,8 @@ func (p *pageRun) content() judge.Content {
 		return judge.Closed
 	case p.rec.Search && p.read:
 		return judge.Search
+	case judge.Missed(p.resp.StatusCode):
+		return judge.Missing
 	case p.read:
 		return judge.Distinct
 	}

@@ -877,6 +877,32 @@ func TestSearchesLeadWhereNothingElseDoes(t *testing.T) {
 	}
 }
 
+// TestMissingPagesCostLittle crawls the news site, whose every article
+// links a print view that is no more (404) and its comments, a page for
+// one article in ten and 404 for the rest: the print views' shape
+// becomes a wall after a few, and every page of comments is fetched.
+func TestMissingPagesCostLittle(t *testing.T) {
+	t.Parallel() // judged by what was requested, not when
+	web, site, _ := crawlHostile(t, 8, synthweb.Newsroom)
+	prints, comments := 0, map[string]bool{}
+	for _, r := range web.Log() {
+		switch {
+		case r.Addr != site:
+		case strings.HasPrefix(r.Path, "/print.php"):
+			prints++
+		case strings.HasPrefix(r.Path, "/comments") && r.Status == http.StatusOK:
+			comments[r.Path] = true
+		}
+	}
+	t.Logf("%d print views asked for, %d pages of comments fetched", prints, len(comments))
+	if want := synthweb.NewsroomArticles / synthweb.NewsroomCommented; len(comments) != want {
+		t.Errorf("%d pages of comments fetched, want every one (%d)", len(comments), want)
+	}
+	if prints > 50 {
+		t.Errorf("%d print views asked for; want at most 50 (%d are linked, every one missing)", prints, synthweb.NewsroomArticles)
+	}
+}
+
 // newsroomLog reads the articles and the searches asked of the news site
 // at addr from web's log.
 func newsroomLog(web *synthweb.Web, addr string) (articles map[string]bool, searches int) {

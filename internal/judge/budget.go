@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"maps"
+	"net/http"
 	"strings"
 	"sync"
 
@@ -119,7 +120,20 @@ const (
 	// page that showed nothing. Its shape is judged by what such pages
 	// lead to once nothing else on their host waits (wallPageOf).
 	Search
+	// Missing: an answer 4xx, but 408 and 429, which ask to come back
+	// (Missed): the page is missing, gone or refused, and the link led
+	// nowhere. wallMissing of a shape's pages missing, and none distinct,
+	// make it a wall (a template's link on every page to an export or a
+	// print view that is no more); a tool's wall learns nothing of them
+	// (a page's comments are missing where it has none). It weighs on its
+	// family as a page that showed nothing.
+	Missing
 )
+
+// Missed reports whether an answer of status is Missing.
+func Missed(status int) bool {
+	return status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests
+}
 
 // CopyOf is the Content of a page fetched for the first time that copies
 // an earlier page, of (the first URL given that is not ""), and was

@@ -83,6 +83,7 @@ const (
 	wallEvidence = 8
 	wallProbe    = 50
 	wallBarren   = 64
+	wallMissing  = 32
 )
 
 // wallState is what a shape's pages showed: how many were copies and how
@@ -95,12 +96,13 @@ type wallState struct {
 	into             string
 	redirects        uint16
 	late, barren     uint16 // searches leased late, and how many in a row led nowhere new
+	missing          uint16 // pages missing (Missing)
 	held             uint32
 }
 
 // weighed is the number of the shape's pages weighed.
 func (s wallState) weighed() int {
-	return int(s.copies) + int(s.distinct) + int(s.redirects) + int(s.late)
+	return int(s.copies) + int(s.distinct) + int(s.redirects) + int(s.late) + int(s.missing)
 }
 
 // wallShape is the key of u's wall: a hash of its shape (shapeOf), or ""
@@ -131,10 +133,12 @@ func wallVariant(u canon.URL, via string) string {
 
 func wallHash(shape string) string { return hashKey(fnvString(fnvOffset, shape)) }
 
-// copied reports whether most of the shape's pages were copies, or the
-// last wallBarren searches leased late led nowhere (wallPageOf).
+// copied reports whether most of the shape's pages were copies, the last
+// wallBarren searches leased late led nowhere (wallPageOf), or
+// wallMissing pages were missing and none distinct.
 func (s wallState) copied() bool {
-	return s.copies >= wallEvidence && int(s.distinct)*wallEvidence <= int(s.copies) || s.barren >= wallBarren
+	return s.copies >= wallEvidence && int(s.distinct)*wallEvidence <= int(s.copies) || s.barren >= wallBarren ||
+		s.missing >= wallMissing && s.distinct == 0
 }
 
 // redirected reports whether the shape's URLs redirect into one other
@@ -157,7 +161,7 @@ func newWalls(maxShapes, partitions int) *walls {
 
 // wallPage is what a fetched page showed its shapes (wallPageOf).
 type wallPage struct {
-	content Content // Copy, Closed, Echo, Distinct, or Unjudged
+	content Content // Copy, Closed, Echo, Missing, Distinct, or Unjudged
 	into    string  // the shape it redirected to (Worth.Redirect)
 	search  bool    // it was a search's results
 	late    int8    // a search leased late: 1 if it led nowhere new, -1 if it led somewhere
@@ -196,13 +200,13 @@ func wallPageOf(w Worth, content Content) wallPage {
 func (w *walls) judged(k string, p wallPage) {
 	content, into := p.content, p.into
 	redirect := content == Unjudged && into != ""
-	if k == "" || content != Copy && content != Closed && content != Echo && content != Distinct && !redirect && !p.search {
+	if k == "" || content != Copy && content != Closed && content != Echo && content != Missing && content != Distinct && !redirect && !p.search {
 		return
 	}
 	w.shapes.Update(k, func(s wallState) wallState {
-		if max(s.copies, s.distinct, s.redirects, s.found, s.pages, s.late) == ^uint16(0) {
+		if max(s.copies, s.distinct, s.redirects, s.found, s.pages, s.late, s.missing) == ^uint16(0) {
 			s.copies, s.distinct, s.redirects = s.copies/2, s.distinct/2, s.redirects/2
-			s.found, s.pages, s.late = s.found/2, s.pages/2, s.late/2
+			s.found, s.pages, s.late, s.missing = s.found/2, s.pages/2, s.late/2, s.missing/2
 		}
 		switch {
 		case p.search:
@@ -217,6 +221,8 @@ func (w *walls) judged(k string, p wallPage) {
 		switch {
 		case content == Copy || content == Closed || content == Echo:
 			s.copies++
+		case content == Missing:
+			s.missing++
 		case content == Distinct:
 			s.distinct++
 		case p.late > 0:

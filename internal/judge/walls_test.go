@@ -780,3 +780,47 @@ func TestWallOfBarrenSearches(t *testing.T) {
 		t.Error("a search that led somewhere released nothing the wall held")
 	}
 }
+
+// A shape whose pages were missing (404), wallMissing of them and none
+// distinct, is a wall: a template's print view that is no more. One
+// distinct page of the shape keeps it from being one (a page's comments,
+// missing where it has none); a tool's wall learns nothing of them.
+func TestWallOfMissingPages(t *testing.T) {
+	print, article := "http://news.test/print.php?article=%d", "http://news.test/world/story-%d/"
+	held := func(b *budgetJudge, raw string) int {
+		return b.linksHeld(func(i int) (string, string) { return fmt.Sprintf(article, i), fmt.Sprintf(raw, 1000+i) })
+	}
+	b := newBudgetJudge(t, 50, 0)
+	for i := range wallMissing - 1 {
+		b.Weigh(b.Worth(b.url(fmt.Sprintf(print, i)), fmt.Sprintf(article, i)), Missing, b)
+	}
+	if n := held(b, print); n != 0 {
+		t.Errorf("%d print views held after %d missing; want none", n, wallMissing-1)
+	}
+	b.Weigh(b.Worth(b.url(fmt.Sprintf(print, 99)), fmt.Sprintf(article, 99)), Missing, b)
+	if n := held(b, "http://news.test/print.php?article=%d&x=1"); n != 0 {
+		t.Fatalf("%d URLs of another shape held", n)
+	}
+	if n := held(b, "http://news.test/print.php?article=2%d"); n < wallProbe-6 || n > wallProbe-2 {
+		t.Errorf("%d of %d print views held after %d missing; want all but the first two and a few probes", n, wallProbe, wallMissing)
+	}
+	comments := "http://news.test/comments?article=%d"
+	b = newBudgetJudge(t, 50, 0)
+	b.Weigh(b.Worth(b.url(fmt.Sprintf(comments, 0)), fmt.Sprintf(article, 0)), Distinct, b)
+	for i := 1; i < 4*wallMissing; i++ {
+		b.Weigh(b.Worth(b.url(fmt.Sprintf(comments, i)), fmt.Sprintf(article, i)), Missing, b)
+	}
+	if n := held(b, comments); n != 0 {
+		t.Errorf("%d pages of comments held after one was a page; want none", n)
+	}
+	tool := "http://news.test/world/story-%d/pdf"
+	for i := 200; i < 200+4*wallMissing; i++ {
+		b.Weigh(b.Worth(b.url(fmt.Sprintf(tool, i)), fmt.Sprintf(article, i)), Missing, b)
+	}
+	if n := b.linksHeld(func(i int) (string, string) { return fmt.Sprintf(article, i), fmt.Sprintf(tool, i) }); n != 0 {
+		t.Errorf("%d tools held after %d were missing; want none", n, 4*wallMissing)
+	}
+	if !Missed(404) || !Missed(410) || !Missed(403) || Missed(429) || Missed(408) || Missed(500) || Missed(200) {
+		t.Error("Missed: want 4xx but 408 and 429")
+	}
+}

@@ -27,14 +27,22 @@ import (
 // noindex,nofollow). They list the articles that name the person, link
 // the same search sorted by date (&sort=date), and the other people
 // those articles name ("Related"). A search for a name no article has
-// finds nothing, and says so. There is no robots.txt. Of its URLs, the
-// articles and listings are worth a crawl; the searches, some four for
-// each article, are not: by the site's word they are no pages to index,
-// and once the articles are found they lead nowhere.
+// finds nothing, and says so. Each article also links its print view,
+// /print.php?article=N, of a module the site has since dropped (404),
+// and its comments, /comments?article=N: a page for every tenth article,
+// 404 for the rest, which have none. There is no robots.txt. Of its
+// URLs, the articles, listings and comments are worth a crawl; the
+// searches, some four for each article, are not: by the site's word
+// they are no pages to index, and once the articles are found they lead
+// nowhere; nor are the print views.
 const Newsroom = "newsroom"
 
-// NewsroomArticles is how many articles the news site has.
-const NewsroomArticles = 240
+// NewsroomArticles is how many articles the news site has; every
+// NewsroomCommented-th has comments.
+const (
+	NewsroomArticles  = 240
+	NewsroomCommented = 10
+)
 
 const (
 	nrPerPage = 12
@@ -162,6 +170,13 @@ func (w *Web) serveNewsroom(rw *logWriter, r *http.Request, h *host) {
 			title = "No results for " + name
 		}
 		page(r.URL.RequestURI(), title, "noindex,follow", links)
+	case path == "/comments":
+		i, err := strconv.Atoi(q.Get("article"))
+		if err != nil || i < 0 || i >= NewsroomArticles || i%NewsroomCommented != 0 {
+			notFound(rw, r) // no comments: no page
+			return
+		}
+		page(r.URL.RequestURI(), "Comments on "+strings.Trim(NewsroomArticle(i), "/"), "", []string{NewsroomArticle(i)})
 	case slices.Contains(nrSections[:], section):
 		n, _ := strconv.Atoi(q.Get("page"))
 		var in []int
@@ -193,6 +208,7 @@ func (w *Web) serveNewsroom(rw *logWriter, r *http.Request, h *host) {
 		for _, name := range nrNamed(i) {
 			links = append(links, nrSearch(name))
 		}
+		links = append(links, fmt.Sprintf("/print.php?article=%d", i), fmt.Sprintf("/comments?article=%d", i))
 		page(path, strings.Trim(path, "/"), "", links)
 	}
 }

@@ -24,7 +24,7 @@ func TestNewsroom(t *testing.T) {
 			switch {
 			case strings.HasPrefix(l, "/search?q="):
 				searches[l]++
-			case seen[l] || l == "/search":
+			case seen[l] || l == "/search" || strings.HasPrefix(l, "/print.php") || strings.HasPrefix(l, "/comments"):
 			default:
 				seen[l] = true
 				queue = append(queue, l)
@@ -70,6 +70,15 @@ func TestNewsroom(t *testing.T) {
 		if r := get(t, c, site+p); r.status != http.StatusNotFound {
 			t.Errorf("%s: %d, want 404", p, r.status)
 		}
+	}
+	if r := get(t, c, site+"/print.php?article=130"); r.status != http.StatusNotFound || !strings.Contains(page, `href="/print.php?article=130"`) {
+		t.Errorf("the print view: %d, want a link to it and 404", r.status)
+	}
+	if !strings.Contains(page, `href="/comments?article=130"`) || !strings.Contains(body("/comments?article=130"), `href="`+art+`"`) {
+		t.Error("article 130's comments: want a link to them, and a page linking back")
+	}
+	if r := get(t, c, site+"/comments?article=131"); r.status != http.StatusNotFound {
+		t.Errorf("article 131's comments, which has none: %d, want 404", r.status)
 	}
 	if r := get(t, c, site+"/robots.txt"); r.status != http.StatusNotFound {
 		t.Errorf("/robots.txt: %d, want 404", r.status)
