@@ -310,7 +310,7 @@ func (s Summary) Write(w io.Writer) {
 		for _, v := range s.Held {
 			n += v
 		}
-		fmt.Fprintf(w, "  held:       %d URLs held by the trap budget (a family past its budget, a family of copies or closed pages, a barren parameter), queued at the lowest priority", n)
+		fmt.Fprintf(w, "  held:       %d URLs held by the trap budget (a family past its budget; a shape of copies, of closed or missing pages, or of searches that led nowhere; a barren parameter), queued at the lowest priority", n)
 		if len(s.Held) > 0 {
 			fmt.Fprintf(w, ": %s", joinCounts(s.Held))
 		}

@@ -177,7 +177,7 @@ func TestSummaryHeldPastTrapBudget(t *testing.T) {
 	var out strings.Builder
 	sum.Write(&out)
 	for _, want := range []string{
-		"held:       352 URLs held by the trap budget (a family past its budget, a family of copies or closed pages, a barren parameter), queued at the lowest priority: date-budget 12, query-budget 340\n",
+		"held:       352 URLs held by the trap budget (a family past its budget; a shape of copies, of closed or missing pages, or of searches that led nowhere; a barren parameter), queued at the lowest priority: date-budget 12, query-budget 340\n",
 		"facets.test                                  98 requests, 340 held past the trap budget\n",
 		"calendar.test                                70 requests, 2 URLs refused: pattern 2, 12 held past the trap budget\n",
 	} {
@@ -193,7 +193,7 @@ func TestSummaryHeldPastTrapBudget(t *testing.T) {
 	}
 	out.Reset()
 	(&Summary{Released: 7}).Write(&out) // held by an earlier run
-	if want := "held:       0 URLs held by the trap budget (a family past its budget, a family of copies or closed pages, a barren parameter), queued at the lowest priority; 7 held URLs queued as usual since"; !strings.Contains(out.String(), want) {
+	if want := "held:       0 URLs held by the trap budget (a family past its budget; a shape of copies, of closed or missing pages, or of searches that led nowhere; a barren parameter), queued at the lowest priority; 7 held URLs queued as usual since"; !strings.Contains(out.String(), want) {
 		t.Errorf("the summary lacks %q:\n%s", want, out.String())
 	}
 	var none strings.Builder
