@@ -151,36 +151,43 @@ func (f *Frontier) toTail(h *host, it Item) {
 	}
 }
 
+// rotateSpan is how many reads in a row that bring nothing of Normal or
+// High rotate makes before it waits for the tail to be read past them.
+const rotateSpan = 4
+
 // rotate serves a host's URLs below Normal (Low, Surplus) after those of
 // Normal and High that it sent to its tail, as its head's order would if
 // the head held them all: when the best URL left in its head is below
-// Normal and the tail may hold better ones (better), the head's URLs
+// Normal and its tail may hold better ones (better), the head's URLs
 // below Normal go to the end of the tail and the tail's next part is
-// read in their place. The head stays within HeadSize. A read that
-// brings nothing of Normal or High ends the search (an earlier run's
-// tail, URLs dropped since they went there), until more are sent.
+// read in their place. The head stays within HeadSize. After rotateSpan
+// reads in a row that brought nothing of Normal or High (a sitemap's
+// thousands of Low URLs ahead of them in the tail), it waits until the
+// tail is read, in its order, past where it ended then. An earlier run's
+// tail, whose contents are not counted, is read in its order.
 func (f *Frontier) rotate(h *host) {
-	if !h.tailMore || h.better == 0 || h.head.len() == 0 || class(h.head.peek().Priority) >= class(Normal) {
+	if !h.tailMore || h.better == 0 || h.tailAfter < h.rotateAt || h.head.len() == 0 ||
+		class(h.head.peek().Priority) >= class(Normal) {
 		return
 	}
-	sent := 0
 	for {
 		i, ok := h.head.least()
 		if !ok || class(h.head.ranked[i].it.Priority) >= class(Normal) {
 			break
 		}
-		f.spill = append(f.spill, h.head.remove(i))
+		f.toTail(h, h.head.remove(i))
 		f.inHeads--
-		sent++
 	}
+	f.flushSpill()
 	was := h.better
 	f.readTail(h)
-	f.flushSpill()
-	if sent > 0 {
-		h.tailMore = true
-	}
-	if h.better == was {
-		h.better = 0
+	switch {
+	case h.better < was:
+		h.fruitless = 0
+	case h.fruitless+1 == rotateSpan:
+		h.fruitless, h.rotateAt = 0, f.tailSeq
+	default:
+		h.fruitless++
 	}
 }
 

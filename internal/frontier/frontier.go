@@ -155,17 +155,19 @@ type flight struct {
 type host struct {
 	name       string
 	head       backQueue // the back queue's head, in memory
-	borrowed   int       // borrowed URLs in head (Borrow)
+	borrowed   int32     // borrowed URLs in head (Borrow)
+	better     int32     // items of Normal and High sent to the tail and not read back since (rotate)
 	tailAfter  uint64    // highest tail position read into head
 	tailMore   bool      // the tail on disk may hold items after tailAfter
-	better     int       // items of Normal and High sent to the tail and not read back since (rotate)
+	fruitless  uint8     // rotations in a row that read nothing of Normal or High (rotate)
+	rotateAt   uint64    // no rotation before the tail is read past this position (rotate)
 	clock      Clock
 	group      *group    // nil: none, or not known yet
 	groupSet   bool      // group is known (nil then means none)
 	key        time.Time // the ready heap's key: readyAt when last fixed
 	drain      bool      // leased without its clock until its queue is empty
 	unparked   bool      // Unpark came while busy, before its Complete(Park)
-	aside      int       // its URLs put aside (Result.Later): it is not pruned
+	aside      int32     // its URLs put aside (Result.Later): it is not pruned
 	busy       bool
 	parked     bool // kept out of the ready heap until Unpark
 	held       bool // kept out of the ready heap by an operator (Hold)

@@ -138,6 +138,57 @@ func TestLowWaitsForTheTail(t *testing.T) {
 	})
 }
 
+// A host whose tail holds a long run of Low URLs ahead of a Normal one
+// (a sitemap's, and a link found since) does not rotate its head through
+// the whole run: after rotateSpan reads that bring nothing better, it
+// waits until the tail is read past where it was.
+func TestRotationGivesUp(t *testing.T) {
+	d := newDiskStore()
+	f := newFrontier(t, Config{Store: d, HeadSize: 2, FrontBuffer: 4, FirstSeq: 1})
+	h := f.activate("a.test")
+	route := func(items ...Item) {
+		for _, it := range d.push(items...) {
+			f.route(h, it)
+		}
+		f.flushSpill()
+	}
+	route(rankedItems("a.test", 9, 9)...) // the head
+	for i := range 40 {
+		route(Item{URL: fmt.Sprintf("http://a.test/low%02d", i), Host: "a.test", Priority: Low})
+	}
+	route(Item{URL: "http://a.test/late", Host: "a.test", Priority: Normal, Rank: 1})
+	if h.better != 1 {
+		t.Fatalf("better %d, want 1: the Normal URL did not go to the tail", h.better)
+	}
+	h.head.pop()
+	h.head.pop()
+	f.readTail(h) // the head is empty: two Low URLs
+	reads := d.reads
+	for range 10 {
+		f.rotate(h)
+	}
+	if n := d.reads - reads; n != rotateSpan {
+		t.Errorf("%d reads of the tail in 10 rotations, want %d", n, rotateSpan)
+	}
+	if h.head.len() != 2 || class(h.head.peek().Priority) != class(Low) {
+		t.Errorf("the head holds %d URLs, the first %v; want 2, Low", h.head.len(), h.head.peek())
+	}
+	// Read in its order past where the rotations stopped, the tail brings
+	// the Normal URL; the rotations look again.
+	for h.head.len() > 0 {
+		h.head.pop()
+		f.inHeads--
+		if h.head.len() == 0 && h.tailMore {
+			f.readTail(h)
+		}
+		f.rotate(h)
+		if h.head.len() > 0 && h.head.peek().URL == "http://a.test/late" {
+			return
+		}
+	}
+	t.Error("the Normal URL was never read back")
+}
+
 // A frontier that drains never leases a Surplus URL: it ends when only
 // they are left, keeps them on disk and counts them. One that is kept
 // alive takes them once nothing else is queued, after everything else.
