@@ -163,19 +163,24 @@ func (HTML) Read(d Doc) Result {
 	return out
 }
 
-// asks reports whether one of fields holds what the query of url sets
-// under its name (Result.Search).
-func asks(url string, fields []extract.Field) bool {
-	if len(fields) == 0 {
+// asks reports whether one of fields, of a form that sends its GET to
+// the page itself, holds what the page's URL, raw, sets under the field's
+// name (Result.Search): a search box on its results, not one in a page's
+// header that sends to the search, nor an item's form that names it.
+func asks(raw string, fields []extract.Field) bool {
+	if len(fields) == 0 || !strings.Contains(raw, "?") {
 		return false
 	}
-	_, query, ok := strings.Cut(url, "?")
-	if !ok {
+	page, err := neturl.Parse(raw)
+	if err != nil {
 		return false
 	}
-	query, _, _ = strings.Cut(query, "#")
-	q, _ := neturl.ParseQuery(query) // what parses of a query with a bad escape
+	q := page.Query() // what parses of a query with a bad escape
 	for _, f := range fields {
+		to, err := page.Parse(strings.TrimSpace(f.Action))
+		if err != nil || to.Host != page.Host || to.Path != page.Path && f.Action != "" {
+			continue
+		}
 		for _, v := range q[f.Name] {
 			if v = strings.TrimSpace(v); v != "" && v == strings.TrimSpace(f.Value) {
 				return true

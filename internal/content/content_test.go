@@ -227,27 +227,43 @@ func TestHTMLReadsALargeIndexWhole(t *testing.T) {
 	}
 }
 
-// A page is a search's results when a text field of its forms shows what
-// its URL's query asks under the field's name: the search box filled in.
+// A page is a search's results when a text field of a form that sends a
+// GET to the page itself shows what its URL's query asks under the
+// field's name: the search box filled in.
 func TestSearchResults(t *testing.T) {
-	box := func(v string) []byte {
-		return []byte(`<html><body><form action="/search"><input type="search" name="q" value="` + v + `"></form></body></html>`)
+	box := func(form, v string) []byte {
+		return []byte(`<html><body>` + form + `<input type="search" name="q" value="` + v + `"></form></body></html>`)
 	}
+	const toSearch = `<form action="/search">`
 	for _, c := range []struct {
-		url, value string
-		want       bool
+		url, form, value string
+		want             bool
 	}{
-		{"http://a.test/search?q=Anna+Berg", "Anna Berg", true},
-		{"http://a.test/search?sort=date&q=Anna%20Berg#top", " Anna Berg ", true},
-		{"http://a.test/search?q=garden+%26+lamp", "garden &amp; lamp", true},
-		{"http://a.test/search?q=Anna+Berg", "Search this site", false}, // a box that says what it is for
-		{"http://a.test/search?q=", "", false},
-		{"http://a.test/article?id=7", "Anna Berg", false}, // no such parameter
-		{"http://a.test/search", "Anna Berg", false},
+		{"http://a.test/search?q=Anna+Berg", toSearch, "Anna Berg", true},
+		{"http://a.test/search?sort=date&q=Anna%20Berg#top", `<form action="http://a.test/search?x=1">`, " Anna Berg ", true},
+		{"http://a.test/search?q=garden+%26+lamp", `<form>`, "garden &amp; lamp", true}, // no action: the page itself
+		{"http://a.test/?q=garden", `<form method="get" action="/">`, "garden", true},   // to the home page, as WordPress's
+		{"http://a.test/search?q=Anna+Berg", toSearch, "Search this site", false},       // a box that says what it is for
+		{"http://a.test/search?q=", toSearch, "", false},
+		{"http://a.test/article?id=7", toSearch, "Anna Berg", false}, // no such parameter
+		{"http://a.test/search", toSearch, "Anna Berg", false},
+		{"http://a.test/product?id=12&q=shoes", toSearch, "shoes", false},                                // the header's box, sent elsewhere
+		{"http://a.test/search?q=Anna+Berg", `<form method="post">`, "Anna Berg", false},                 // a form that posts
+		{"http://b.test/search?q=Anna+Berg", `<form action="http://a.test/search">`, "Anna Berg", false}, // another host's
 	} {
-		r := HTML{}.Read(Doc{URL: c.url, MediaType: "text/html", Header: http.Header{}, Body: box(c.value)})
+		r := HTML{}.Read(Doc{URL: c.url, MediaType: "text/html", Header: http.Header{}, Body: box(c.form, c.value)})
 		if r.Search != c.want {
-			t.Errorf("%s with %q in the box: search %v, want %v", c.url, c.value, r.Search, c.want)
+			t.Errorf("%s, %s with %q in the box: search %v, want %v", c.url, c.form, c.value, r.Search, c.want)
+		}
+	}
+	// An article whose comment form names it (id=7) is no search, nor a
+	// list's page-number box.
+	for url, body := range map[string]string{
+		"http://a.test/article.php?id=7": `<form method="post" action=""><input name="id" value="7"><input name="author" value=""></form>`,
+		"http://a.test/list?page=3":      `<form><input type="text" name="page" value="3"></form>`,
+	} {
+		if r := (HTML{}).Read(Doc{URL: url, MediaType: "text/html", Header: http.Header{}, Body: []byte(body)}); r.Search {
+			t.Errorf("%s: a search's results, want none", url)
 		}
 	}
 }

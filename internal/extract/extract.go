@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
@@ -112,28 +113,46 @@ type Result struct {
 	Embeds  []string
 	HasIcon bool
 	// Filled are the page's text fields filled in (<input name=N
-	// value=V> of type text or search, or of no type), in document order,
-	// at most maxFilled: a search's results show what was asked in their
-	// search box.
+	// value=V> of type text or search, or of no type, with a letter in
+	// V) of forms that send a GET, in document order, at most maxFilled:
+	// a search's results show what was asked in their search box.
 	Filled []Field
 }
 
 // Field is a text field of a form, filled in: its name and value,
-// entity-decoded.
-type Field struct{ Name, Value string }
+// entity-decoded, and its form's action, raw ("" for none: the page
+// itself).
+type Field struct{ Name, Value, Action string }
 
 // maxFilled is the most fields Result.Filled holds.
 const maxFilled = 4
 
-// fill adds an <input> to r.Filled if it is a text field filled in.
-func (r *Result) fill(name, value, typ []byte) {
-	if len(name) == 0 || len(bytes.TrimSpace(value)) == 0 || len(r.Filled) == maxFilled {
+// fill adds an <input> of the form f to r.Filled if it is a text field
+// filled in with words (not a number: a page's or an item's) of a form
+// that sends a GET.
+func (r *Result) fill(f *form, name, value, typ []byte) {
+	if !f.open || !f.get || len(name) == 0 || len(r.Filled) == maxFilled || bytes.IndexFunc(value, unicode.IsLetter) < 0 {
 		return
 	}
 	if t := bytes.TrimSpace(typ); len(t) > 0 && !equalFoldASCII(t, "text") && !equalFoldASCII(t, "search") {
 		return
 	}
-	r.Filled = append(r.Filled, Field{Name: string(name), Value: string(value)})
+	r.Filled = append(r.Filled, Field{Name: string(name), Value: string(value), Action: string(f.action)})
+}
+
+// start reads the current <form> start tag of z.
+func (f *form) start(z *htmltoken.Tokenizer) {
+	f.open, f.get, f.action = true, true, f.action[:0]
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		switch string(k) {
+		case "method":
+			f.get = len(bytes.TrimSpace(v)) == 0 || equalFoldASCII(bytes.TrimSpace(v), "get")
+		case "action":
+			f.action = append(f.action, v...)
+		}
+	}
 }
 
 // HTML extracts links and directives from body. token is the crawler's
@@ -191,6 +210,14 @@ type scratch struct {
 	links []Link
 	words []uint64
 	z     htmltoken.Tokenizer
+	form  form // the <form> the tokenizer is in
+}
+
+// form is what a text field's form says of it (Result.Filled): whether it
+// is open and sends a GET, and its action, raw.
+type form struct {
+	open, get bool
+	action    []byte // reused page after page
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -222,6 +249,7 @@ func (s *scratch) html(z *htmltoken.Tokenizer, words []uint64, token string, lim
 		hidden    int  // depth of elements whose text is not visible
 	)
 	r.Links = s.links[:0]
+	s.form.open = false
 	if lim.Words > 0 {
 		r.Words = words[:0]
 		if r.Words == nil {
@@ -256,6 +284,9 @@ func (s *scratch) html(z *htmltoken.Tokenizer, words []uint64, token string, lim
 				continue
 			}
 		}
+		if tt == html.EndTagToken && s.form.open && endsForm(z.Raw()) {
+			s.form.open = false
+		}
 		if lim.Words > 0 {
 			switch tt {
 			case html.TextToken:
@@ -289,7 +320,7 @@ func (s *scratch) html(z *htmltoken.Tokenizer, words []uint64, token string, lim
 			inStyle = true
 		}
 		if lim.Embeds && tag != "base" && tag != "meta" && tag != "title" && tag != "noscript" {
-			if rel, url, ok := r.requisites(z, tag, maxLinks); ok {
+			if rel, url, ok := r.requisites(z, &s.form, tag, maxLinks); ok {
 				if rel == nil || len(url) == 0 {
 					continue // a requisite, or nothing
 				}
@@ -325,7 +356,10 @@ func (s *scratch) html(z *htmltoken.Tokenizer, words []uint64, token string, lim
 			z.NextIsNotRawText()
 			continue
 		case "input":
-			r.input(z)
+			r.input(z, &s.form)
+			continue
+		case "form":
+			s.form.start(z)
 			continue
 		default:
 			continue
@@ -356,7 +390,7 @@ func (s *scratch) html(z *htmltoken.Tokenizer, words []uint64, token string, lim
 // back as its href and rel, for the caller to read as a link. Other tags
 // (a, iframe, unknown ones) have only their style attribute read, from
 // the raw tag, and are left to the caller whole.
-func (r *Result) requisites(z *htmltoken.Tokenizer, tag string, max int) (rel, url []byte, handled bool) {
+func (r *Result) requisites(z *htmltoken.Tokenizer, f *form, tag string, max int) (rel, url []byte, handled bool) {
 	switch tag {
 	case "link":
 		href, rel, typ, _ := linkAttrs(z)
@@ -397,7 +431,7 @@ func (r *Result) requisites(z *htmltoken.Tokenizer, tag string, max int) (rel, u
 		}
 		switch tag {
 		case "input":
-			r.fill(name, value, typ)
+			r.fill(f, name, value, typ)
 			if !equalFoldASCII(bytes.TrimSpace(typ), "image") {
 				src = nil
 			}
@@ -428,8 +462,9 @@ func (r *Result) requisites(z *htmltoken.Tokenizer, tag string, max int) (rel, u
 	return nil, nil, false
 }
 
-// input reads the current <input> start tag of z for Result.Filled.
-func (r *Result) input(z *htmltoken.Tokenizer) {
+// input reads the current <input> start tag of z, in the form f, for
+// Result.Filled.
+func (r *Result) input(z *htmltoken.Tokenizer, f *form) {
 	var name, value, typ []byte
 	for more := true; more; {
 		var k, v []byte
@@ -443,7 +478,7 @@ func (r *Result) input(z *htmltoken.Tokenizer) {
 			typ = v
 		}
 	}
-	r.fill(name, value, typ)
+	r.fill(f, name, value, typ)
 }
 
 // requisiteRel reports whether a <link>'s rel (lower case) names a
@@ -571,12 +606,18 @@ func tagOf(raw []byte) string {
 	}
 	name := raw[1:n]
 	for _, t := range [...]string{"a", "area", "base", "frame", "iframe", "img", "link", "meta", "noscript", "title",
-		"script", "style", "source", "video", "audio", "track", "embed", "object", "input"} {
+		"script", "style", "source", "video", "audio", "track", "embed", "object", "input", "form"} {
 		if equalFoldASCII(name, t) {
 			return t
 		}
 	}
 	return ""
+}
+
+// endsForm reports whether raw, an end tag, is </form>.
+func endsForm(raw []byte) bool {
+	name, ok := bytes.CutPrefix(raw, []byte("</"))
+	return ok && len(name) >= 4 && equalFoldASCII(name[:4], "form") && (len(name) == 4 || isNameEnd(name[4]))
 }
 
 // isNameEnd reports whether c ends a tag name, as in the tokenizer.

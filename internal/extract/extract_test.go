@@ -404,16 +404,19 @@ func TestAlternatesForProgramsNotFollowed(t *testing.T) {
 	}
 }
 
-// A page's text fields filled in are read, with or without its
-// requisites: a search box with what was asked, a field with no type;
-// not an empty one, a hidden one, a checkbox or a password; at most
-// maxFilled.
+// A page's text fields filled in with words, of forms that send a GET,
+// are read with their form's action, with or without its requisites: a
+// search box with what was asked, a field with no type; not an empty
+// one, a number (a page's, an item's), a hidden one, a checkbox or a
+// password, one of a form that posts or of no form; at most maxFilled.
 func TestFilledFields(t *testing.T) {
 	page := []byte(`<html><body><form action="/search"><input type="search" name="q" value="Anna &amp; Berg">` +
-		`<input name="page" value="2"><input type="text" name="empty" value=""><input type="hidden" name="id" value="7">` +
-		`<input type="checkbox" name="color" value="red" checked><input type="password" name="pw" value="x">` +
-		`<input type="TEXT" name="a" value="1"><input type="text" name="b" value="2"><input type="text" name="c" value="3"></form></body></html>`)
-	want := []Field{{"q", "Anna & Berg"}, {"page", "2"}, {"a", "1"}, {"b", "2"}}
+		`<input name="page" value="2"><input name="p" value="Café"><input type="text" name="empty" value=""><input type="hidden" name="id" value="x7">` +
+		`<input type="checkbox" name="color" value="red" checked><input type="password" name="pw" value="x"></form>` +
+		`<input type="text" name="loose" value="out of any form">` +
+		`<form method="post" action="/comment"><input name="author" value="Ann"></form>` +
+		`<FORM Method="GET"><input type="TEXT" name="a" value="a1"><input type="text" name="b" value="b2"><input type="text" name="c" value="c3"></FORM></body></html>`)
+	want := []Field{{"q", "Anna & Berg", "/search"}, {"p", "Café", "/search"}, {"a", "a1", ""}, {"b", "b2", ""}}
 	for _, embeds := range []bool{false, true} {
 		if got := HTML(page, "weft", Limits{Embeds: embeds}).Filled; !slices.Equal(got, want) {
 			t.Errorf("embeds %v: filled %v, want %v", embeds, got, want)
