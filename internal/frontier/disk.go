@@ -166,17 +166,25 @@ const rotateSpan = 4
 // tail is read, in its order, past where it ended then. An earlier run's
 // tail, whose contents are not counted, is read in its order.
 func (f *Frontier) rotate(h *host) {
-	if !h.tailMore || h.better == 0 || h.tailAfter < h.rotateAt || h.head.len() == 0 ||
-		class(h.head.peek().Priority) >= class(Normal) {
+	q := &h.head
+	if !h.tailMore || h.better == 0 || h.tailAfter < h.rotateAt || h.drain || h.held || h.parked ||
+		q.first.len() > 0 || len(q.ranked) == 0 || class(q.ranked[0].it.Priority) >= class(Normal) {
 		return
 	}
-	for {
-		i, ok := h.head.least()
-		if !ok || class(h.head.ranked[i].it.Priority) >= class(Normal) {
-			break
+	// In the order they would have been leased: the most important first,
+	// and equals in the order they came.
+	var keep []Item
+	for len(q.ranked) > 0 {
+		it := q.ranked.remove(0).it
+		if class(it.Priority) >= class(Normal) || it.Seq == 0 || it.borrow != nil {
+			keep = append(keep, it)
+			continue
 		}
-		f.toTail(h, h.head.remove(i))
+		f.toTail(h, it)
 		f.inHeads--
+	}
+	for _, it := range keep {
+		q.push(it)
 	}
 	f.flushSpill()
 	was := h.better

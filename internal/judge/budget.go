@@ -120,9 +120,9 @@ const (
 	// page that showed nothing. Its shape is judged by what such pages
 	// lead to once nothing else on their host waits (wallPageOf).
 	Search
-	// Missing: an answer 4xx, but 408 and 429, which ask to come back
-	// (Missed): the page is missing, gone or refused, and the link led
-	// nowhere. wallMissing of a shape's pages missing, and none distinct,
+	// Missing: an answer 404 or 410 (Missed): the page is missing or
+	// gone, and the link led nowhere (a 403 may be a host's refusal of
+	// the crawler, which says nothing of the shape). wallMissing of a shape's pages missing, and none distinct,
 	// make it a wall (a template's link on every page to an export or a
 	// print view that is no more); a tool's wall learns nothing of them
 	// (a page's comments are missing where it has none). It weighs on its
@@ -131,9 +131,7 @@ const (
 )
 
 // Missed reports whether an answer of status is Missing.
-func Missed(status int) bool {
-	return status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests
-}
+func Missed(status int) bool { return status == http.StatusNotFound || status == http.StatusGone }
 
 // CopyOf is the Content of a page fetched for the first time that copies
 // an earlier page, of (the first URL given that is not ""), and was
@@ -266,7 +264,10 @@ func (b *budgets) hold(c *Candidate) (string, string) {
 // listing (nextOf) is not kept waiting: it is the way to the listing's
 // older items.
 func (b *budgets) wait(c *Candidate) {
-	if !b.walls.searched.Load() || c.URL.Query == "" || splitAuthority(c.Via) != c.URL.Authority || nextOf(c.URL, c.Via) {
+	if c.URL.Query == "" || !b.walls.search.Load() {
+		return
+	}
+	if _, ok := b.walls.searched.Peek(c.URL.Authority); !ok || splitAuthority(c.Via) != c.URL.Authority || nextOf(c.URL, c.Via) {
 		return
 	}
 	if b.walls.searches(wallShape(c.URL)) {
@@ -391,10 +392,11 @@ type Worth struct {
 	late bool   // leased behind its host's other pages (Leased)
 }
 
-// Leased records the priority the page was leased at: at frontier.Low,
-// behind its host's other pages (a link into a shape of searches, a URL
-// released), what it still leads to no other page of the host has.
-func (w *Worth) Leased(p frontier.Priority) { w.late = p == frontier.Low }
+// Leased records the priority the page was leased at: at frontier.Low
+// or below, behind its host's other pages (a link into a shape of
+// searches, a URL released or held, a second try), what it still leads
+// to no other page of the host has.
+func (w *Worth) Leased(p frontier.Priority) { w.late = p == frontier.Low || p == frontier.Surplus }
 
 // Worth starts the weighing of a fetched page, linked from via: what it
 // led to is given to Admitted, then the whole to Weigh.

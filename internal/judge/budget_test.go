@@ -216,8 +216,8 @@ func TestTrapBudgetHolds(t *testing.T) {
 // URL outside the family a page led to (up to maxLed), a quarter for each
 // page of distinct content (or a search's results, unless leased behind
 // their host's other pages they led nowhere), one for each new URL of it
-// that another host links to. The URL held before goes first (Weigh releases it), then new
-// ones are queued as usual.
+// that another host links to. The URL held before goes first (Weigh
+// releases it), then new ones are queued as usual.
 func TestTrapBudgetGrows(t *testing.T) {
 	for _, c := range []struct {
 		name string

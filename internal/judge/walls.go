@@ -64,7 +64,7 @@ import (
 // of them in a row that led to no new URL outside their family make the
 // shape a wall; one that did, or a page of the shape that is no search,
 // brings it down (wallPageOf). Of a news site of 240 articles
-// (synthweb.Newsroom), weft asked for 673 searches; now some 155, and
+// (synthweb.Newsroom), weft asked for 673 searches; now about 120, and
 // every article.
 //
 // Walls are part of the trap budget: no budget (--trap-budget 0), no
@@ -92,7 +92,7 @@ const (
 // wall held, a few let through to probe it (hold).
 type wallState struct {
 	copies, distinct uint16
-	found, pages     uint16 // pages that were a search's results, and distinct pages that were not
+	found            uint16 // pages that were a search's results
 	into             string
 	redirects        uint16
 	late, barren     uint16 // searches leased late, and how many in a row led nowhere new
@@ -152,16 +152,19 @@ func (s wallState) redirected() bool {
 type walls struct {
 	shapes   *hostmap.Map[wallState] // by wallShape
 	any      atomic.Bool             // a shape was a wall: until then no candidate's shape is asked for
-	searched atomic.Bool             // a shape's pages were a search's results (searches)
+	searched *hostmap.Map[bool]      // hosts with a shape of searches (searches): only their links' shapes are asked for
+	search   atomic.Bool             // a host is in searched: until then it is not asked
 }
 
 func newWalls(maxShapes, partitions int) *walls {
-	return &walls{shapes: hostmap.NewBounded[wallState](partitions, maxShapes, nil)}
+	return &walls{shapes: hostmap.NewBounded[wallState](partitions, maxShapes, nil),
+		searched: hostmap.NewBounded[bool](partitions, maxShapes, nil)}
 }
 
 // wallPage is what a fetched page showed its shapes (wallPageOf).
 type wallPage struct {
 	content Content // Copy, Closed, Echo, Missing, Distinct, or Unjudged
+	host    string  // its authority
 	into    string  // the shape it redirected to (Worth.Redirect)
 	search  bool    // it was a search's results
 	late    int8    // a search leased late: 1 if it led nowhere new, -1 if it led somewhere
@@ -180,7 +183,7 @@ type wallPage struct {
 // pages lead anywhere, but not wallBarren in a row until the way is
 // walked. What a page of no family led to is not counted (Admitted).
 func wallPageOf(w Worth, content Content) wallPage {
-	p := wallPage{content: content, into: w.into, search: content == Search}
+	p := wallPage{content: content, host: w.page.Authority, into: w.into, search: content == Search}
 	if p.search {
 		p.content = Unjudged
 		switch {
@@ -203,20 +206,16 @@ func (w *walls) judged(k string, p wallPage) {
 	if k == "" || content != Copy && content != Closed && content != Echo && content != Missing && content != Distinct && !redirect && !p.search {
 		return
 	}
+	var searches bool
 	w.shapes.Update(k, func(s wallState) wallState {
-		if max(s.copies, s.distinct, s.redirects, s.found, s.pages, s.late, s.missing) == ^uint16(0) {
-			s.copies, s.distinct, s.redirects = s.copies/2, s.distinct/2, s.redirects/2
-			s.found, s.pages, s.late, s.missing = s.found/2, s.pages/2, s.late/2, s.missing/2
+		if max(s.copies, s.distinct, s.redirects, s.found, s.late, s.missing) == ^uint16(0) {
+			// Halved, but a distinct page stays one (it keeps a shape of
+			// missing pages from being a wall).
+			s.copies, s.distinct, s.redirects = s.copies/2, (s.distinct+1)/2, s.redirects/2
+			s.found, s.late, s.missing = s.found/2, s.late/2, s.missing/2
 		}
-		switch {
-		case p.search:
+		if p.search {
 			s.found++
-		case content == Distinct:
-			s.pages++
-			s.barren = 0
-		}
-		if s.searches() {
-			w.searched.Store(true)
 		}
 		switch {
 		case content == Copy || content == Closed || content == Echo:
@@ -225,6 +224,7 @@ func (w *walls) judged(k string, p wallPage) {
 			s.missing++
 		case content == Distinct:
 			s.distinct++
+			s.barren = 0
 		case p.late > 0:
 			s.late++
 			s.barren = min(s.barren+1, wallBarren)
@@ -239,24 +239,28 @@ func (w *walls) judged(k string, p wallPage) {
 		if s.copied() || s.redirected() {
 			w.any.Store(true)
 		}
+		searches = s.searches()
 		return s
 	})
+	if searches {
+		if _, ok := w.searched.Peek(p.host); !ok {
+			w.searched.Update(p.host, func(bool) bool { return true })
+			w.search.Store(true)
+		}
+	}
 }
 
 // searches reports whether the shape's pages were a search's results:
 // two at least, with at most one distinct page that was not for every
 // wallEvidence that were.
 func (s wallState) searches() bool {
-	return s.found >= 2 && int(s.pages)*wallEvidence <= int(s.found)
+	return s.found >= 2 && int(s.distinct)*wallEvidence <= int(s.found)
 }
 
 // searches reports whether the shape k's pages were a search's results.
 func (w *walls) searches(k string) bool {
-	if k == "" || !w.searched.Load() {
-		return false
-	}
 	s, ok := w.shapes.Peek(k)
-	return ok && s.searches()
+	return k != "" && ok && s.searches()
 }
 
 // known reports whether the shape k's pages were weighed.

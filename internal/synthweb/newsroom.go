@@ -17,9 +17,9 @@ import (
 // twelve to a page (/world/?page=2), the pages past the first saying
 // noindex,follow, as SEO plug-ins have them say; the home page lists the
 // newest and links the sections and the search form (/search). Each
-// article links its section, the section's latest three, and four
-// people, drawn from a thousand names, so that most of the people an
-// article names no other article does. An article past a section's first
+// article links its section, the section's latest four (but itself),
+// and four people, drawn from a thousand names, so that most of the
+// people an article names no other article does. An article past a section's first
 // page is linked only from its section's later pages and from searches.
 //
 // Every page has the search box; a search's results show what was asked
