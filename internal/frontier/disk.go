@@ -155,6 +155,11 @@ func (f *Frontier) toTail(h *host, it Item) {
 // High rotate makes before it waits for the tail to be read past them.
 const rotateSpan = 4
 
+// unknownBetter is a host's better when its tail was written by an
+// earlier run: it may hold URLs of Normal and High behind Low ones, how
+// many is not known, and rotate looks until rotateSpan reads find none.
+const unknownBetter = 1 << 30
+
 // rotate serves a host's URLs below Normal (Low, Surplus) after those of
 // Normal and High that it sent to its tail, as its head's order would if
 // the head held them all: when the best URL left in its head is below
@@ -164,7 +169,8 @@ const rotateSpan = 4
 // reads in a row that brought nothing of Normal or High (a sitemap's
 // thousands of Low URLs ahead of them in the tail), it waits until the
 // tail is read, in its order, past where it ended then. An earlier run's
-// tail, whose contents are not counted, is read in its order.
+// tail, whose contents are not counted, is looked through the same way
+// (unknownBetter).
 func (f *Frontier) rotate(h *host) {
 	q := &h.head
 	if !h.tailMore || h.better == 0 || h.tailAfter < h.rotateAt || h.drain || h.held || h.parked ||

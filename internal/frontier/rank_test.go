@@ -313,3 +313,32 @@ func TestReadyTieGoesToTheHigherPriority(t *testing.T) {
 		t.Errorf("hosts ready at once taken in the order %v, want %v", got, want)
 	}
 }
+
+// After a restart, a tail written by the run before, whose Low URLs
+// stand ahead of Normal ones, is looked through as the run's own: the
+// Normal URLs are served first.
+func TestRotationAfterARestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDiskStore()
+		cfg := Config{Store: d, HeadSize: 2, FrontBuffer: 4, FirstSeq: 1}
+		f := newFrontier(t, cfg)
+		h := f.activate("a.test")
+		for _, it := range d.push(append(rankedItems("a.test", 9, 9),
+			Item{URL: "http://a.test/low0", Host: "a.test", Priority: Low}, Item{URL: "http://a.test/low1", Host: "a.test", Priority: Low},
+			Item{URL: "http://a.test/n0", Host: "a.test", Priority: Normal, Rank: 1}, Item{URL: "http://a.test/n1", Host: "a.test", Priority: Normal, Rank: 1})...) {
+			f.route(h, it)
+		}
+		f.flushSpill()
+		d.done(h.head.pop()) // the head's two are leased and done,
+		d.done(h.head.pop()) // and the run stops
+		cfg.FirstSeq = d.seq + 1
+		order, _ := drainStore(t, newFrontier(t, cfg), d, 1, time.Millisecond, nil)
+		pos := map[string]int{}
+		for i, u := range order {
+			pos[u] = i
+		}
+		if len(order) != 4 || max(pos["http://a.test/n0"], pos["http://a.test/n1"]) > min(pos["http://a.test/low0"], pos["http://a.test/low1"]) {
+			t.Errorf("leased %v; want every URL once, the Normal ones of the tail before its Low ones", order)
+		}
+	})
+}

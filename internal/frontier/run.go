@@ -41,6 +41,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 		if err := f.store.TailHosts(func(name string, last uint64) bool {
 			h := f.activate(name)
 			h.tailMore = true
+			h.better = unknownBetter // what the tail holds is not counted: rotate looks
 			hosts = append(hosts, h)
 			// New tail positions go after every stored one, even if the
 			// clock went back since they were written.
