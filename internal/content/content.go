@@ -150,7 +150,7 @@ func (HTML) Read(d Doc) Result {
 	out := Result{
 		Base: res.Base, Links: res.Links, Embeds: res.Embeds, HasIcon: res.HasIcon, Words: res.Words,
 		NoIndex: res.MetaNoIndex || noIndex, NoFollow: res.MetaNoFollow || noFollow,
-		Charset: cs, Title: res.Title, Search: asks(d.URL, res.Filled),
+		Charset: cs, Title: res.Title, Search: asks(d.URL, res.Base, res.Filled),
 	}
 	switch {
 	case cs == CharsetCut:
@@ -166,8 +166,9 @@ func (HTML) Read(d Doc) Result {
 // asks reports whether one of fields, of a form that sends its GET to
 // the page itself, holds what the page's URL, raw, sets under the field's
 // name (Result.Search): a search box on its results, not one in a page's
-// header that sends to the search, nor an item's form that names it.
-func asks(raw string, fields []extract.Field) bool {
+// header that sends to the search, nor an item's form that names it. An
+// action resolves against base (<base href>), if any.
+func asks(raw, base string, fields []extract.Field) bool {
 	if len(fields) == 0 || !strings.Contains(raw, "?") {
 		return false
 	}
@@ -175,10 +176,14 @@ func asks(raw string, fields []extract.Field) bool {
 	if err != nil {
 		return false
 	}
+	from := page
+	if b, err := page.Parse(strings.TrimSpace(base)); base != "" && err == nil {
+		from = b
+	}
 	q := page.Query() // what parses of a query with a bad escape
 	for _, f := range fields {
-		to, err := page.Parse(strings.TrimSpace(f.Action))
-		if err != nil || to.Host != page.Host || to.Path != page.Path && f.Action != "" {
+		to, err := from.Parse(strings.TrimSpace(f.Action))
+		if err != nil || !sameHost(to, page) || to.Path != page.Path && f.Action != "" {
 			continue
 		}
 		for _, v := range q[f.Name] {
@@ -188,6 +193,21 @@ func asks(raw string, fields []extract.Field) bool {
 		}
 	}
 	return false
+}
+
+// sameHost reports whether a and b name one host and port, whatever the
+// case, a default port written or not.
+func sameHost(a, b *neturl.URL) bool {
+	port := func(u *neturl.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 // Text reads plain text: its words, for near-duplicates; it has no links

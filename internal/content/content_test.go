@@ -250,6 +250,8 @@ func TestSearchResults(t *testing.T) {
 		{"http://a.test/product?id=12&q=shoes", toSearch, "shoes", false},                                // the header's box, sent elsewhere
 		{"http://a.test/search?q=Anna+Berg", `<form method="post">`, "Anna Berg", false},                 // a form that posts
 		{"http://b.test/search?q=Anna+Berg", `<form action="http://a.test/search">`, "Anna Berg", false}, // another host's
+		{"http://a.test/search?q=Anna+Berg", `<form action="HTTP://A.TEST:80/search">`, "Anna Berg", true},
+		{"http://a.test/en/search?q=Anna+Berg", `<base href="http://a.test/"><form action="search">`, "Anna Berg", false}, // to /search
 	} {
 		r := HTML{}.Read(Doc{URL: c.url, MediaType: "text/html", Header: http.Header{}, Body: box(c.form, c.value)})
 		if r.Search != c.want {

@@ -119,9 +119,9 @@ type Result struct {
 	Filled []Field
 }
 
-// Field is a text field of a form, filled in: its name and value,
-// entity-decoded, and its form's action, raw ("" for none: the page
-// itself).
+// Field is a text field of a form, filled in: its name and value, and
+// its form's action, unresolved ("" for none: the page itself), all
+// entity-decoded.
 type Field struct{ Name, Value, Action string }
 
 // maxFilled is the most fields Result.Filled holds.
@@ -140,17 +140,24 @@ func (r *Result) fill(f *form, name, value, typ []byte) {
 	r.Filled = append(r.Filled, Field{Name: string(name), Value: string(value), Action: string(f.action)})
 }
 
-// start reads the current <form> start tag of z.
+// start reads the current <form> start tag of z. A form inside an open
+// one is no form (an HTML parser drops it), and a method other than post
+// or dialog is a GET.
 func (f *form) start(z *htmltoken.Tokenizer) {
+	if f.open {
+		return
+	}
 	f.open, f.get, f.action = true, true, f.action[:0]
+	method, action := false, false
 	for more := true; more; {
 		var k, v []byte
 		k, v, more = z.TagAttr()
-		switch string(k) {
-		case "method":
-			f.get = len(bytes.TrimSpace(v)) == 0 || equalFoldASCII(bytes.TrimSpace(v), "get")
-		case "action":
-			f.action = append(f.action, v...)
+		switch {
+		case string(k) == "method" && !method:
+			m := bytes.TrimSpace(v)
+			f.get, method = !equalFoldASCII(m, "post") && !equalFoldASCII(m, "dialog"), true
+		case string(k) == "action" && !action:
+			f.action, action = append(f.action, v...), true
 		}
 	}
 }
@@ -199,7 +206,7 @@ func HTMLInto(words []uint64, body []byte, token string, lim Limits) Result {
 		r.Words = append(make([]uint64, 0, len(words)), words...)
 		s.words = words[:0]
 	}
-	if cap(s.links) <= maxPooledLinks && cap(s.words) <= maxPooledWords && cap(s.z.Buf()) <= maxPooledPage {
+	if cap(s.links) <= maxPooledLinks && cap(s.words) <= maxPooledWords && cap(s.z.Buf()) <= maxPooledPage && cap(s.form.action) <= maxPooledAction {
 		scratchPool.Put(s)
 	}
 	return r
@@ -225,9 +232,10 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // The largest buffers kept in scratchPool: a page with more links or words
 // than this does not pin its buffers.
 const (
-	maxPooledLinks = 4096
-	maxPooledWords = 1 << 16
-	maxPooledPage  = 1 << 20
+	maxPooledAction = 4096
+	maxPooledLinks  = 4096
+	maxPooledWords  = 1 << 16
+	maxPooledPage   = 1 << 20
 )
 
 // html is HTML on the page z reads, with r.Links in s's buffer and
@@ -356,7 +364,7 @@ func (s *scratch) html(z *htmltoken.Tokenizer, words []uint64, token string, lim
 			z.NextIsNotRawText()
 			continue
 		case "input":
-			r.input(z, &s.form)
+			r.input(z, &s.form, maxLinks, false)
 			continue
 		case "form":
 			s.form.start(z)
@@ -405,16 +413,15 @@ func (r *Result) requisites(z *htmltoken.Tokenizer, f *form, tag string, max int
 			return nil, nil, true
 		}
 		return rel, href, true
-	case "script", "img", "source", "video", "audio", "track", "embed", "object", "input":
-		var src, srcset, poster, data, typ, style, name, value []byte
+	case "input":
+		r.input(z, f, max, true)
+		return nil, nil, true
+	case "script", "img", "source", "video", "audio", "track", "embed", "object":
+		var src, srcset, poster, data, style []byte
 		for more := true; more; {
 			var k, v []byte
 			k, v, more = z.TagAttr()
 			switch string(k) {
-			case "name":
-				name = v
-			case "value":
-				value = v
 			case "src":
 				src = v
 			case "srcset":
@@ -423,19 +430,11 @@ func (r *Result) requisites(z *htmltoken.Tokenizer, f *form, tag string, max int
 				poster = v
 			case "data":
 				data = v
-			case "type":
-				typ = v
 			case "style":
 				style = v
 			}
 		}
-		switch tag {
-		case "input":
-			r.fill(f, name, value, typ)
-			if !equalFoldASCII(bytes.TrimSpace(typ), "image") {
-				src = nil
-			}
-		case "object":
+		if tag == "object" {
 			src = data
 		}
 		if src != nil {
@@ -463,9 +462,10 @@ func (r *Result) requisites(z *htmltoken.Tokenizer, f *form, tag string, max int
 }
 
 // input reads the current <input> start tag of z, in the form f, for
-// Result.Filled.
-func (r *Result) input(z *htmltoken.Tokenizer, f *form) {
-	var name, value, typ []byte
+// Result.Filled and, when embeds, for the requisites it shows: an image
+// button's src, and its style attribute's url()s.
+func (r *Result) input(z *htmltoken.Tokenizer, f *form, max int, embeds bool) {
+	var name, value, typ, src, style []byte
 	for more := true; more; {
 		var k, v []byte
 		k, v, more = z.TagAttr()
@@ -476,9 +476,22 @@ func (r *Result) input(z *htmltoken.Tokenizer, f *form) {
 			value = v
 		case "type":
 			typ = v
+		case "src":
+			src = v
+		case "style":
+			style = v
 		}
 	}
 	r.fill(f, name, value, typ)
+	if !embeds {
+		return
+	}
+	if src != nil && equalFoldASCII(bytes.TrimSpace(typ), "image") {
+		r.addEmbeds([]string{string(src)}, max)
+	}
+	if style != nil {
+		r.addEmbeds(CSS(style, max), max)
+	}
 }
 
 // requisiteRel reports whether a <link>'s rel (lower case) names a

@@ -417,12 +417,30 @@ func TestFilledFields(t *testing.T) {
 		`<form method="post" action="/comment"><input name="author" value="Ann"></form>` +
 		`<FORM Method="GET"><input type="TEXT" name="a" value="a1"><input type="text" name="b" value="b2"><input type="text" name="c" value="c3"></FORM></body></html>`)
 	want := []Field{{"q", "Anna & Berg", "/search"}, {"p", "Café", "/search"}, {"a", "a1", ""}, {"b", "b2", ""}}
-	for _, embeds := range []bool{false, true} {
-		if got := HTML(page, "weft", Limits{Embeds: embeds}).Filled; !slices.Equal(got, want) {
-			t.Errorf("embeds %v: filled %v, want %v", embeds, got, want)
+	for _, lim := range []Limits{{}, {Embeds: true}, {Words: 100}, {Embeds: true, Words: 100}} {
+		if got := HTML(page, "weft", lim).Filled; !slices.Equal(got, want) {
+			t.Errorf("%+v: filled %v, want %v", lim, got, want)
 		}
 	}
-	if got := HTML([]byte(`<form><input type="search" name="q" placeholder="Search"></form>`), "weft", Limits{}).Filled; got != nil {
-		t.Errorf("an empty search box: filled %v", got)
+	for _, c := range []struct {
+		page string
+		want []Field
+	}{
+		{`<form><input type="search" name="q" placeholder="Search"></form>`, nil},                         // empty
+		{`<form method="post"><form><input name="q" value="x"></form>`, nil},                              // a form in a form is none
+		{`<form method="fetch" action="/s"><input name="q" value="x"></form>`, []Field{{"q", "x", "/s"}}}, // an unknown method is a GET
+		{`<form action="/s"></FORM ><input name="q" value="x">`, nil},                                     // after its end
+	} {
+		if got := HTML([]byte(c.page), "weft", Limits{}).Filled; !slices.Equal(got, c.want) {
+			t.Errorf("%s: filled %v, want %v", c.page, got, c.want)
+		}
+	}
+	// A form left open on one page is not open on the next, which the pool
+	// may read with the same scratch.
+	for range 20 {
+		HTML([]byte(`<form action="/s"><input name="a" value="x">`), "weft", Limits{})
+		if got := HTML([]byte(`<input name="q" value="x">`), "weft", Limits{}).Filled; got != nil {
+			t.Fatalf("an input out of any form, after a page that left one open: filled %v", got)
+		}
 	}
 }
