@@ -27,7 +27,8 @@ func (f *Frontier) readTail(h *host) {
 		f.tailSeq = max(f.tailSeq, it.Seq)
 	}
 	if len(items) < f.cfg.HeadSize {
-		h.tailMore = false
+		// Read out: it holds nothing better, whatever was counted.
+		h.tailMore, h.better, h.fruitless, h.rotateAt = false, 0, 0, 0
 	}
 }
 
@@ -165,7 +166,8 @@ const unknownBetter = 1 << 30
 // the head held them all: when the best URL left in its head is below
 // Normal and its tail may hold better ones (better), the head's URLs
 // below Normal go to the end of the tail and the tail's next part is
-// read in their place. The head stays within HeadSize. After rotateSpan
+// read in their place. The head stays within HeadSize but for the URLs
+// it keeps there (in memory only, or borrowed). After rotateSpan
 // reads in a row that brought nothing of Normal or High (a sitemap's
 // thousands of Low URLs ahead of them in the tail), it waits until the
 // tail is read, in its order, past where it ended then. An earlier run's

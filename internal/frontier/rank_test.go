@@ -342,3 +342,38 @@ func TestRotationAfterARestart(t *testing.T) {
 		}
 	})
 }
+
+// A rotation keeps in the head what has no place in the tail (a URL in
+// memory only), and a tail read out holds nothing better, whatever was
+// counted: the host does not rotate again for it.
+func TestRotationKeepsAndForgets(t *testing.T) {
+	d := newDiskStore()
+	f := newFrontier(t, Config{Store: d, HeadSize: 2, FrontBuffer: 4, FirstSeq: 1})
+	h := f.activate("a.test")
+	route := func(items ...Item) {
+		for _, it := range items {
+			f.route(h, it)
+		}
+		f.flushSpill()
+	}
+	route(d.push(rankedItems("a.test", 9, 9)...)...)
+	route(d.push(Item{URL: "http://a.test/low0", Host: "a.test", Priority: Low})...)
+	route(d.push(Item{URL: "http://a.test/n0", Host: "a.test", Priority: Normal, Rank: 1})...)
+	h.head.pop()
+	h.head.pop()
+	f.inHeads -= 2
+	route(Item{URL: "http://a.test/mem", Host: "a.test", Priority: Low}) // Seq 0: in memory only
+	f.rotate(h)
+	var got []string
+	for h.head.len() > 0 {
+		got = append(got, h.head.pop().URL)
+		f.inHeads--
+	}
+	if !slices.Contains(got, "http://a.test/mem") || !slices.Contains(got, "http://a.test/n0") || f.inHeads != 0 {
+		t.Errorf("after the rotation the head held %v (%d counted); want the URL in memory kept and n0 read", got, f.inHeads)
+	}
+	f.readTail(h) // low0, and the tail is read out
+	if h.tailMore || h.better != 0 {
+		t.Errorf("a tail read out: more %v, better %d; want none", h.tailMore, h.better)
+	}
+}

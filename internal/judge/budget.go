@@ -122,10 +122,11 @@ const (
 	Search
 	// Missing: an answer 404 or 410 (Missed): the page is missing or
 	// gone, and the link led nowhere (a 403 may be a host's refusal of
-	// the crawler, which says nothing of the shape). wallMissing of a shape's pages missing, and none distinct,
-	// make it a wall (a template's link on every page to an export or a
-	// print view that is no more); a tool's wall learns nothing of them
-	// (a page's comments are missing where it has none). It weighs on its
+	// the crawler, which says nothing of the shape). wallMissing of a
+	// shape's pages missing, and none distinct, make it a wall (a
+	// template's link on every page to an export or a print view that is
+	// no more); a tool's wall learns nothing of them (a page's comments
+	// are missing where it has none). It weighs on its
 	// family as a page that showed nothing.
 	Missing
 )
@@ -267,7 +268,10 @@ func (b *budgets) wait(c *Candidate) {
 	if c.URL.Query == "" || !b.walls.search.Load() {
 		return
 	}
-	if _, ok := b.walls.searched.Peek(c.URL.Authority); !ok || splitAuthority(c.Via) != c.URL.Authority || nextOf(c.URL, c.Via) {
+	if splitAuthority(c.Via) != c.URL.Authority {
+		return
+	}
+	if _, ok := b.walls.searched.Peek(c.URL.Authority); !ok || nextOf(c.URL, c.Via) {
 		return
 	}
 	if b.walls.searches(wallShape(c.URL)) {

@@ -243,10 +243,8 @@ func (w *walls) judged(k string, p wallPage) {
 		return s
 	})
 	if searches {
-		if _, ok := w.searched.Peek(p.host); !ok {
-			w.searched.Update(p.host, func(bool) bool { return true })
-			w.search.Store(true)
-		}
+		w.searched.Update(p.host, func(bool) bool { return true }) // and kept from eviction while its searches come
+		w.search.Store(true)
 	}
 }
 

@@ -798,7 +798,11 @@ func TestWallOfBarrenSearches(t *testing.T) {
 		t.Errorf("%d searches held after a distinct page of their shape; want none", n)
 	}
 	for i := range wallBarren {
-		weigh(b, 2000+i, frontier.Low, false)
+		p := frontier.Low
+		if i%2 == 1 {
+			p = frontier.Surplus // held, in a continuous crawl: as late
+		}
+		weigh(b, 2000+i, p, false)
 	}
 	if n := held(b); n < wallProbe-6 || n > wallProbe-2 {
 		t.Errorf("%d of %d searches held after %d in a row led nowhere; want all but the first two and a few probes", n, wallProbe, wallBarren)
