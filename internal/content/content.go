@@ -177,8 +177,10 @@ func asks(raw, base string, fields []extract.Field) bool {
 		return false
 	}
 	from := page
-	if b, err := page.Parse(strings.TrimSpace(base)); base != "" && err == nil {
-		from = b
+	if base != "" {
+		if b, err := page.Parse(strings.TrimSpace(base)); err == nil {
+			from = b
+		}
 	}
 	q := page.Query() // what parses of a query with a bad escape
 	for _, f := range fields {

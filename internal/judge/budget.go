@@ -126,8 +126,8 @@ const (
 	// shape's pages missing, and none distinct, make it a wall (a
 	// template's link on every page to an export or a print view that is
 	// no more); a tool's wall learns nothing of them (a page's comments
-	// are missing where it has none). It weighs on its
-	// family as a page that showed nothing.
+	// are missing where it has none). It weighs on its family as a page
+	// that showed nothing.
 	Missing
 )
 

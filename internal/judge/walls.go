@@ -95,14 +95,14 @@ type wallState struct {
 	found            uint16 // pages that were a search's results
 	into             string
 	redirects        uint16
-	late, barren     uint16 // searches leased late, and how many in a row led nowhere new
+	barren           uint16 // searches leased late that led nowhere new, in a row
 	missing          uint16 // pages missing (Missing)
 	held             uint32
 }
 
 // weighed is the number of the shape's pages weighed.
 func (s wallState) weighed() int {
-	return int(s.copies) + int(s.distinct) + int(s.redirects) + int(s.late) + int(s.missing)
+	return int(s.copies) + int(s.distinct) + int(s.redirects) + int(s.found) + int(s.missing)
 }
 
 // wallShape is the key of u's wall: a hash of its shape (shapeOf), or ""
@@ -208,11 +208,11 @@ func (w *walls) judged(k string, p wallPage) {
 	}
 	var searches bool
 	w.shapes.Update(k, func(s wallState) wallState {
-		if max(s.copies, s.distinct, s.redirects, s.found, s.late, s.missing) == ^uint16(0) {
+		if max(s.copies, s.distinct, s.redirects, s.found, s.missing) == ^uint16(0) {
 			// Halved, but a distinct page stays one (it keeps a shape of
 			// missing pages from being a wall).
 			s.copies, s.distinct, s.redirects = s.copies/2, (s.distinct+1)/2, s.redirects/2
-			s.found, s.late, s.missing = s.found/2, s.late/2, s.missing/2
+			s.found, s.missing = s.found/2, s.missing/2
 		}
 		if p.search {
 			s.found++
@@ -226,10 +226,8 @@ func (w *walls) judged(k string, p wallPage) {
 			s.distinct++
 			s.barren = 0
 		case p.late > 0:
-			s.late++
 			s.barren = min(s.barren+1, wallBarren)
 		case p.late < 0:
-			s.late++
 			s.barren = 0
 		case redirect && into != s.into:
 			s.into, s.redirects = into, 1
