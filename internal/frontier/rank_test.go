@@ -64,18 +64,9 @@ func TestHeadKeepsTheMostImportant(t *testing.T) {
 			f.Add(d.push(it)...)
 		}
 		order, _ := drainStore(t, f, d, 1, time.Millisecond, nil)
-		if len(order) != 13 {
-			t.Fatalf("leased %d URLs, want 13: %v", len(order), order)
-		}
 		// The first lease may have gone before the important ones came;
 		// they must all be served among the first four.
-		pos := map[string]int{}
-		for i, u := range order {
-			if _, dup := pos[u]; dup {
-				t.Fatalf("%s leased twice", u)
-			}
-			pos[u] = i
-		}
+		pos := leasedOnce(t, order, 13)
 		for _, it := range important {
 			if pos[it.URL] > 3 {
 				t.Errorf("%s (rank %d) leased %dth: %v", it.URL, it.Rank, pos[it.URL]+1, order)
@@ -115,15 +106,8 @@ func TestLowWaitsForTheTail(t *testing.T) {
 			f.Add(d.push(it)...) // one at a time, as pages find them
 		}
 		order, _ := drainStore(t, f, d, 1, time.Millisecond, nil)
-		if len(order) != 8 {
-			t.Fatalf("leased %d URLs, want 8: %v", len(order), order)
-		}
-		seen := map[string]bool{}
+		leasedOnce(t, order, 8)
 		for i, u := range order {
-			if seen[u] {
-				t.Fatalf("%s leased twice", u)
-			}
-			seen[u] = true
 			if low := strings.Contains(u, "low"); low != (i >= 6) {
 				t.Errorf("leased %s %dth: %v; want the Low URLs last", u, i+1, order)
 				break
@@ -190,6 +174,23 @@ func TestRotationGivesUp(t *testing.T) {
 		}
 	}
 	t.Error("the Normal URL was never read back")
+}
+
+// leasedOnce fails t unless order holds n URLs, none twice, and returns
+// each URL's place in it.
+func leasedOnce(t *testing.T, order []string, n int) map[string]int {
+	t.Helper()
+	if len(order) != n {
+		t.Fatalf("leased %d URLs, want %d: %v", len(order), n, order)
+	}
+	pos := map[string]int{}
+	for i, u := range order {
+		if _, dup := pos[u]; dup {
+			t.Fatalf("%s leased twice: %v", u, order)
+		}
+		pos[u] = i
+	}
+	return pos
 }
 
 // A frontier that drains never leases a Surplus URL: it ends when only
@@ -333,12 +334,8 @@ func TestRotationAfterARestart(t *testing.T) {
 		d.done(h.head.pop()) // and the run stops
 		cfg.FirstSeq = d.seq + 1
 		order, _ := drainStore(t, newFrontier(t, cfg), d, 1, time.Millisecond, nil)
-		pos := map[string]int{}
-		for i, u := range order {
-			pos[u] = i
-		}
-		if len(order) != 4 || max(pos["http://a.test/n0"], pos["http://a.test/n1"]) > min(pos["http://a.test/low0"], pos["http://a.test/low1"]) {
-			t.Errorf("leased %v; want every URL once, the Normal ones of the tail before its Low ones", order)
+		if pos := leasedOnce(t, order, 4); max(pos["http://a.test/n0"], pos["http://a.test/n1"]) > min(pos["http://a.test/low0"], pos["http://a.test/low1"]) {
+			t.Errorf("leased %v; want the Normal ones of the tail before its Low ones", order)
 		}
 	})
 }
