@@ -354,6 +354,8 @@ func (w *Web) serveMore(rw *logWriter, r *http.Request, h *host) {
 		w.serveMediaWiki(rw, r, h)
 	case Newsroom:
 		w.serveNewsroom(rw, r, h)
+	case Collection:
+		w.serveCollection(rw, r, h)
 	case TrapDeep:
 		w.serveDeep(rw, r, h)
 	case TrapCalendar:

@@ -54,7 +54,7 @@ const ScriptNonePages = 8
 // every kind of HostileKindsAll.
 var optInKinds = [...]string{ScriptApp, ScriptNone, ScriptHang, ScriptThrottle,
 	FailOutage, FailStorm429Bare, FailStorm503Bare, FailFlaky, FailRobots500, FailRobots429, ScriptDocs, ScriptDocsApp,
-	BombBrotli, BombZstd, ScriptSPA, FacetShop, GatedShop, WordPress, PathFacetShop, Forum, FilterShop, FilterPairShop, MediaWiki, Newsroom}
+	BombBrotli, BombZstd, ScriptSPA, FacetShop, GatedShop, WordPress, PathFacetShop, Forum, FilterShop, FilterPairShop, MediaWiki, Newsroom, Collection}
 
 const scriptAppHome = `<!DOCTYPE html>
 <html lang="en">
