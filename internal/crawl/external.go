@@ -113,13 +113,13 @@ func (c *Crawler) endExpired(l frontier.Lease) {
 }
 
 // droppedUnrequested reports whether weft drops l without a request for
-// what it has learnt since its URL was queued (learntDrop): it does so
+// what it has learnt since its URL was queued (judge.Judge.Dropped): it does so
 // itself rather than hand the URL out.
 func (c *Crawler) droppedUnrequested(l frontier.Lease) bool {
 	u, err := c.canon.Parse(l.URL)
 	if err != nil {
 		return false
 	}
-	why, _ := c.learntDrop(l, u)
+	why, _ := c.judge.Dropped(l, u)
 	return why != ""
 }

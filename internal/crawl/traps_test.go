@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -919,4 +920,32 @@ func newsroomLog(web *synthweb.Web, addr string) (articles map[string]bool, sear
 		}
 	}
 	return articles, searches
+}
+
+// TestWithdrawnObjectsAllFetched crawls a museum's collection whose
+// index lists every object number, the oldest forty first, withdrawn and
+// each answering one page that says so: their shape becomes a wall of
+// copies before the objects after them are leased, and falls as its
+// probes find the objects distinct. The objects the wall met queued
+// are held, not dropped, and its fall releases them: every object is
+// fetched, as without a trap budget.
+func TestWithdrawnObjectsAllFetched(t *testing.T) {
+	t.Parallel() // judged by what was requested, not when
+	web, site, sum := crawlHostile(t, 9, synthweb.Collection)
+	objects, withdrawn := map[string]bool{}, 0
+	for _, r := range web.Log() {
+		if r.Addr != site || !strings.HasPrefix(r.Path, "/object?") || r.Status != http.StatusOK {
+			continue
+		}
+		n, _ := strconv.Atoi(strings.TrimPrefix(r.Path, "/object?id="))
+		if n <= synthweb.CollectionWithdrawn {
+			withdrawn++
+		} else {
+			objects[r.Path] = true
+		}
+	}
+	t.Logf("%d objects, %d withdrawn numbers asked for; held %v, rejected %v", len(objects), withdrawn, sum.Held, sum.Rejected)
+	if want := synthweb.CollectionObjects - synthweb.CollectionWithdrawn; len(objects) != want {
+		t.Errorf("%d of %d objects fetched; want every one", len(objects), want)
+	}
 }

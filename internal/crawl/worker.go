@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weft-crawler/weft/internal/canon"
 	"github.com/weft-crawler/weft/internal/crawllog"
 	"github.com/weft-crawler/weft/internal/fetchlog"
 	"github.com/weft-crawler/weft/internal/frontier"
@@ -109,7 +108,7 @@ func (c *Crawler) commit(p *pageRun) {
 		c.robots.HoldUntil(robotstxt.Origin(scheme, l.Host), clock.NextAt)
 	}
 	c.countClock(l, lo.res, clock)
-	if c.cfg.Recrawl != nil && !lo.res.Retry && l.Seq != 0 && lo.outcome != judge.Requeued {
+	if c.cfg.Recrawl != nil && !lo.res.Retry && l.Seq != 0 && lo.outcome != judge.Requeued && lo.outcome != judge.HeldAgain {
 		if lo.visit == nil {
 			lo.visit = c.sched.KeepVisit(l)
 		}
@@ -287,12 +286,20 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 		}
 		return nil
 	}
-	if why, su := c.learntDrop(l, u); why != "" {
-		if why == judge.InertParam {
+	if why, su := c.judge.Dropped(l, u); why != "" {
+		switch why {
+		case judge.InertParam:
 			// The same page as the URL without the parameter, which is
 			// queued instead, unless known already.
 			c.admit(p.pb, judge.Candidate{URL: su, Depth: l.Depth, Hops: l.Hops, Priority: l.Priority, Rank: l.Rank, Via: l.Via,
 				Seed: l.Seed, Path: l.Path})
+		case judge.HeldCopies:
+			// Held behind the wall, not dropped, if never fetched: its fall releases it.
+			if it, held := p.pb.Hold(l); held {
+				c.judge.Hold(it, u)
+				p.out = leaseOutcome{outcome: judge.HeldAgain}
+				return nil
+			}
 		}
 		c.judge.Count(why, 1)
 		p.out = leaseOutcome{outcome: why}
@@ -406,28 +413,6 @@ func notPage(l frontier.Lease) bool { return l.Requisite || l.Sitemap }
 // whether it is one past it.
 func (c *Crawler) overPageBudget(l frontier.Lease) bool {
 	return !notPage(l) && c.cfg.MaxPages > 0 && c.pagesStarted.Add(1) > c.cfg.MaxPages
-}
-
-// learntDrop says why a lease is dropped unrequested for what the judge
-// has learnt since its URL was queued ("" when it is not): a page link
-// whose host's parameter was learnt inert (judge.InertParam; su is the
-// URL without it), or that judge.Learnt drops (a shape that redirects
-// out of scope, a wall of copies, a directory cut off), or a redirect's
-// target in such a wall. Seeds and their redirects, requisites, sitemaps,
-// what sitemaps list and robots.txt hops are kept.
-func (c *Crawler) learntDrop(l frontier.Lease, u canon.URL) (why string, su canon.URL) {
-	if l.Depth == 0 || l.Requisite || l.Sitemap || l.RobotsFor != "" || l.Fetch != "" ||
-		strings.HasSuffix(l.Path, string(crawllog.Manifest)) {
-		return "", su
-	}
-	target := l.Hops > 0
-	if su, ok := c.judge.WithoutInertParams(u); ok && !target {
-		return judge.InertParam, su
-	}
-	if why := c.judge.Learnt(u, l.Via, l.Priority == judge.HeldPriority, target); why != "" {
-		return why, su
-	}
-	return "", su
 }
 
 // pagesEnough returns, in a crawl that ends at a page cap, the pages the

@@ -80,6 +80,10 @@ const (
 	// budget leased after it was released (state.Batch.Release): dropped
 	// unrequested.
 	Requeued = "requeued"
+	// HeldAgain: a URL queued before a wall was learnt, leased once it
+	// was (Learnt said HeldCopies): queued again behind it, unrequested,
+	// for its fall to release (Hold).
+	HeldAgain = "held"
 	// IndexAlias: a link to a directory's index file (X/index.html) on a
 	// host that serves X/ and X/index.html alike, once X/ was fetched.
 	IndexAlias = "index-alias"

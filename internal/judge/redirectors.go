@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/crawllog"
+	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/scope"
 )
 
@@ -309,17 +311,38 @@ func (j *Judge) OffsiteRedirector(u canon.URL, via string) bool {
 	return j.redirectors.offsite(u, via)
 }
 
-// Learnt says why a page link queued before is dropped unrequested when
+// Dropped says why the lease l of u is not requested, for what the judge
+// has learnt since its URL was queued ("" when it is): a page link whose
+// host's parameter was learnt inert (InertParam; su is the URL without
+// it), or that Learnt stops (a shape that redirects out of scope, a wall
+// of copies, which holds it again if it was never fetched, a directory
+// cut off), or a redirect's target into a wall. Seeds and their
+// redirects, requisites, sitemaps, what sitemaps list and robots.txt
+// hops are kept.
+func (j *Judge) Dropped(l frontier.Lease, u canon.URL) (why string, su canon.URL) {
+	if l.Depth == 0 || l.Requisite || l.Sitemap || l.RobotsFor != "" || l.Fetch != "" ||
+		strings.HasSuffix(l.Path, string(crawllog.Manifest)) {
+		return "", su
+	}
+	target := l.Hops > 0
+	if su, ok := j.WithoutInertParams(u); ok && !target {
+		return InertParam, su
+	}
+	return j.Learnt(u, l.Via, l.Priority == HeldPriority, target), su
+}
+
+// Learnt says why a page link queued before is not requested when
 // leased, for what the judge has learnt of its host since: its shape
 // redirects out of the crawl's scope (OffsiteRedirect), it leads from
-// another family of its host into a wall of copies (HeldCopies, walls.go),
-// unless it was held (at HeldPriority, leased by a continuous crawl when
-// nothing else waits), or, in a crawl that ends (Config.Ends), it carries
-// a parameter since learnt barren (HeldBarren, barren.go), or it is in a
-// directory since cut off for its copies, as deep as they were (Trap,
-// cutdirs.go); "" when it is not. A redirect's target (target) is dropped only into a wall: the
-// login page a gated link redirects to, queued before the wall was
-// learnt, as one queued after is held.
+// another family of its host into a wall of copies (HeldCopies, walls.go:
+// held again, Hold, unless it was held already, at HeldPriority, and is
+// leased by a continuous crawl when nothing else waits), or, in a crawl
+// that ends (Config.Ends), it carries a parameter since learnt barren
+// (HeldBarren, barren.go), or it is in a directory since cut off for its
+// copies, as deep as they were (Trap, cutdirs.go); "" when it is not. A
+// redirect's target (target) is stopped only by a wall: the login page a
+// gated link redirects to, queued before the wall was learnt, as one
+// queued after is held.
 func (j *Judge) Learnt(u canon.URL, via string, held, target bool) string {
 	switch {
 	case !target && j.redirectors.offsite(u, via):

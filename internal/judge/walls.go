@@ -4,7 +4,9 @@ import (
 	"sync/atomic"
 
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/frontier"
 	"github.com/weft-crawler/weft/internal/hostmap"
+	"github.com/weft-crawler/weft/internal/seen"
 )
 
 // Walls: URLs of one shape with a query (shapeOf: their pattern and the
@@ -50,9 +52,13 @@ import (
 // is a wall too (with as few distinct pages), so that the gated URLs
 // the login page stands for (/cart/add?id=) are no longer asked for
 // either; it falls when its target does. Page links queued before the
-// wall was learnt are dropped when leased (Learnt), but one in wallProbe
-// by its hash, as every probe is. Seeds, their redirects, requisites,
-// sitemaps and links from other hosts are never held so.
+// wall was learnt are held when leased (Learnt, Hold), but one in
+// wallProbe by its hash, as every probe is, and released with the others
+// should the wall fall: a museum's index that lists forty withdrawn
+// numbers, one page a number, before its objects (synthweb.Collection)
+// lost 13 of its 260 objects when they were dropped. Seeds, their
+// redirects, requisites, sitemaps and links from other hosts are never
+// held so.
 //
 // A search's results (Search: a news site's searches, each article
 // linking those of the people it names) are a way to pages, not pages to
@@ -351,6 +357,26 @@ func (j *Judge) walled(u canon.URL, via string) bool {
 		return false
 	}
 	return b.walls.up(wallVariant(u, via)) || u.Query != "" && b.inLink(u, b.familyOf(u), via) && b.walls.up(wallShape(u))
+}
+
+// Hold remembers it, the URL u queued before a wall was learnt and
+// leased since (Learnt said HeldCopies), whose caller queued it again at
+// HeldPriority (state.Batch.Hold): held by the wall as a URL found after
+// it is, counted so, and released should the wall fall. An empty item
+// (held already by another entry) is remembered already.
+func (j *Judge) Hold(it frontier.Item, u canon.URL) {
+	b := j.budgets
+	if b == nil || it.URL == "" {
+		return
+	}
+	wall := wallVariant(u, it.Via)
+	if !b.walls.up(wall) {
+		wall = wallShape(u)
+	}
+	b.count(HeldCopies)
+	j.traps.held(u.Authority)
+	it.Priority, it.Seq, it.Tail, it.Again = ReleasedPriority, 0, false, false
+	b.waiting.add(wallKey(wall), Held{Item: it, Key: seen.KeyOf(it.URL)})
 }
 
 // walledShape reports whether u's shape, or its variant shape as linked

@@ -263,6 +263,33 @@ func (pb *Batch) Requeue(it frontier.Item, k seen.Key) bool {
 	return true
 }
 
+// Hold queues a leased URL that was never fetched again, at
+// judge.HeldPriority and unrequested: a wall learnt since it was queued
+// holds it (judge.Learnt), and the judge remembers the entry it returns
+// for the wall's fall to release (judge.Judge.Hold, Release); an empty
+// entry when another entry holds the URL already (a copy queued again,
+// Requeue, held before its first copy). The lease is done as
+// judge.HeldAgain, which leaves the URL's record as Hold wrote it. It
+// reports false, and the URL is dropped as before, when its record says
+// it was fetched (a recrawl) or is not queued.
+func (pb *Batch) Hold(l frontier.Lease) (frontier.Item, bool) {
+	part := uint16(partition.Of(l.Host, pb.d.parts))
+	k := seen.KeyOf(l.URL)
+	rec, found, err := pb.d.DB.GetURL(part, l.Host, k)
+	switch {
+	case err != nil || !found || rec.Status != store.URLQueued || !rec.LastFetch.IsZero():
+		return frontier.Item{}, false
+	case rec.Priority == uint8(judge.HeldPriority):
+		return frontier.Item{}, true
+	}
+	it := l.Item
+	it.Priority, it.Seq, it.Tail, it.Again = judge.HeldPriority, 0, false, false
+	rec.Priority = uint8(judge.HeldPriority)
+	pb.Batch.PutURL(part, l.Host, k, rec)
+	pb.Items = append(pb.Items, it)
+	return it, true
+}
+
 // Retried records that a lease of the URL whose key is k, which failed,
 // queued it once more as a new entry (not a copy): that entry's lease
 // reads the store first (Stale), as the first copy of a URL queued again
@@ -423,8 +450,8 @@ func (pb *Batch) Done(l frontier.Lease, part int, res frontier.Result, status in
 		return store.URLRecord{}
 	}
 	pb.DeleteEntry(l, part)
-	if outcome == judge.Requeued {
-		return store.URLRecord{} // the record is the other copy's, fetched
+	if outcome == judge.Requeued || outcome == judge.HeldAgain {
+		return store.URLRecord{} // the record is the other copy's, fetched, or as Hold wrote it
 	}
 	st := store.URLDone
 	switch {

@@ -395,3 +395,70 @@ func TestReleaseHeld(t *testing.T) {
 		t.Errorf("record of a URL released by its own batch: %+v; want %v", rec, judge.ReleasedPriority)
 	}
 }
+
+// TestHoldLeased: a URL queued as usual and leased after a wall was
+// learnt is queued again at judge.HeldPriority, its record with it, and
+// its lease done as judge.HeldAgain leaves that record; the wall's fall
+// releases it as it does a URL held when found. A copy queued again and
+// leased once the URL is held adds no entry; a URL fetched before is not
+// held.
+func TestHoldLeased(t *testing.T) {
+	d, _, err := Open(t.TempDir(), 4, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	const host, u, f = "a.test", "http://a.test/object?id=7", "http://a.test/object?id=8"
+	part := partition.Of(host, 4)
+	pb := d.NewBatch()
+	for _, url := range []string{u, f} {
+		if err := pb.Stage(frontier.Item{URL: url, Host: host, Depth: 2, Priority: frontier.Normal, Rank: 10, Via: "http://a.test/objects/"}, part, seen.KeyOf(url)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pb.Batch.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	lease := frontier.Lease{Item: pb.Items[0]}
+	lease.Seq, lease.Added = 1, time.Now()
+	hb := d.NewBatch()
+	it, ok := hb.Hold(lease)
+	if !ok || it.URL != u || it.Priority != judge.HeldPriority || it.Seq != 0 || len(hb.Items) != 1 {
+		t.Fatalf("held: %+v, %v, items %+v; want one entry of %s at %v", it, ok, hb.Items, u, judge.HeldPriority)
+	}
+	hb.Done(lease, part, frontier.Result{}, 0, judge.HeldAgain, nil)
+	if err := hb.Batch.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	rec, _, _ := d.DB.GetURL(uint16(part), host, seen.KeyOf(u))
+	if rec.Status != store.URLQueued || rec.Priority != uint8(judge.HeldPriority) || !rec.LastFetch.IsZero() {
+		t.Fatalf("record after the hold: %+v; want queued at %v, never fetched", rec, judge.HeldPriority)
+	}
+	heldLease := frontier.Lease{Item: hb.Items[0]}
+	heldLease.Seq = 2
+	if d.Stale(heldLease) {
+		t.Error("the entry held is stale")
+	}
+	copyLease := lease
+	copyLease.Seq, copyLease.Again = 3, true
+	if again, ok := d.NewBatch().Hold(copyLease); !ok || again.URL != "" {
+		t.Errorf("a copy leased once the URL is held: %+v, %v; want no entry, held", again, ok)
+	}
+	released := it
+	released.Priority = judge.ReleasedPriority
+	rb := d.NewBatch()
+	if !rb.Release(judge.Held{Item: released, Key: seen.KeyOf(u)}) {
+		t.Error("the URL held when leased is not released")
+	}
+
+	fLease := frontier.Lease{Item: pb.Items[1]}
+	fLease.Seq, fLease.Added = 4, time.Now()
+	done := d.NewBatch()
+	done.Done(fLease, part, frontier.Result{Fetched: true}, 200, "ok", nil)
+	if err := done.Batch.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.NewBatch().Hold(fLease); ok {
+		t.Error("a URL fetched before was held")
+	}
+}
