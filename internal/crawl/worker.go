@@ -293,10 +293,10 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 			// queued instead, unless known already.
 			c.admit(p.pb, judge.Candidate{URL: su, Depth: l.Depth, Hops: l.Hops, Priority: l.Priority, Rank: l.Rank, Via: l.Via,
 				Seed: l.Seed, Path: l.Path})
-		case judge.HeldCopies:
-			// Held behind the wall, not dropped, if never fetched: its fall releases it.
+		case judge.HeldCopies, judge.HeldBarren:
+			// Held, not dropped, if never fetched: a wall's fall releases it.
 			if it, held := p.pb.Hold(l); held {
-				c.judge.Hold(it, u)
+				c.judge.Hold(it, u, why)
 				p.out = leaseOutcome{outcome: judge.HeldAgain}
 				return nil
 			}

@@ -33,8 +33,8 @@ import (
 // pages do not keeps them. The URLs held stay queued at the lowest
 // priority, for a continuous crawl to fetch when nothing else waits; in a
 // crawl that ends, which never fetches them, one queued before its
-// parameter was learnt barren is dropped when leased (Learnt), once twice
-// as many pages have shown it barren.
+// parameter was learnt barren is held when leased (Learnt, Hold), once
+// twice as many pages have shown it barren.
 //
 // The same states tell a parameter that names pages: one that every page
 // weighed of a path carries and that has set more values than a filter

@@ -12,8 +12,8 @@ import (
 // parameter to a word, a few values again and again, have led to nothing
 // new, a link that carries it from a page of its own path is held, in
 // every family of the host (another category's listing), and, once twice
-// as many pages have shown it, one queued before is dropped when leased
-// in a crawl that ends. A number is no word (the next page); a parameter
+// as many pages have shown it, one queued before is held when leased
+// in a crawl that ends (Hold). A number is no word (the next page); a parameter
 // one page led somewhere with is never barren, nor one whose every value
 // is new (an article's slug), nor, on a path, one that every page of it
 // carries (a script's route); a link from elsewhere on the host, or
@@ -94,15 +94,22 @@ func TestBarrenParameters(t *testing.T) {
 		}
 	}
 	b.cfg.Ends = true
+	// Its caller holds it instead (state.Batch.Hold): counted, and
+	// remembered for release.
+	b.Hold(frontier.Item{URL: queued.String, Host: "shop.test", Depth: 2, Priority: HeldPriority, Via: "http://shop.test/c/3"}, queued, HeldBarren)
+	if got := b.Held()[HeldBarren]; got != 6 {
+		t.Errorf("held %v after a hold when leased, want %s 6", b.Held(), HeldBarren)
+	}
 
 	// A colour page that leads somewhere after all: colour is no longer
-	// barren, and the URLs held for it are released.
+	// barren, and the URLs held for it are released, those held when
+	// leased too.
 	weigh("http://shop.test/c/9?color=white", true)
 	released := map[string]bool{}
 	for _, h := range b.released {
 		released[h.Item.URL] = true
 	}
-	for _, u := range []string{"http://shop.test/c/2?color=blue", "http://shop.test/c/1?color=blue&size=m", "http://shop.test/c/1?color=blue&page=2"} {
+	for _, u := range []string{"http://shop.test/c/2?color=blue", "http://shop.test/c/1?color=blue&size=m", "http://shop.test/c/1?color=blue&page=2", queued.String} {
 		if !released[u] {
 			t.Errorf("%s, held for its colour, not released once colour led somewhere; released %v", u, released)
 		}

@@ -315,10 +315,10 @@ func (j *Judge) OffsiteRedirector(u canon.URL, via string) bool {
 // has learnt since its URL was queued ("" when it is): a page link whose
 // host's parameter was learnt inert (InertParam; su is the URL without
 // it), or that Learnt stops (a shape that redirects out of scope, a wall
-// of copies, which holds it again if it was never fetched, a directory
-// cut off), or a redirect's target into a wall. Seeds and their
-// redirects, requisites, sitemaps, what sitemaps list and robots.txt
-// hops are kept.
+// of copies or a barren parameter, which hold it again if it was never
+// fetched, a directory cut off), or a redirect's target into a wall.
+// Seeds and their redirects, requisites, sitemaps, what sitemaps list
+// and robots.txt hops are kept.
 func (j *Judge) Dropped(l frontier.Lease, u canon.URL) (why string, su canon.URL) {
 	if l.Depth == 0 || l.Requisite || l.Sitemap || l.RobotsFor != "" || l.Fetch != "" ||
 		strings.HasSuffix(l.Path, string(crawllog.Manifest)) {
@@ -334,15 +334,16 @@ func (j *Judge) Dropped(l frontier.Lease, u canon.URL) (why string, su canon.URL
 // Learnt says why a page link queued before is not requested when
 // leased, for what the judge has learnt of its host since: its shape
 // redirects out of the crawl's scope (OffsiteRedirect), it leads from
-// another family of its host into a wall of copies (HeldCopies, walls.go:
-// held again, Hold, unless it was held already, at HeldPriority, and is
-// leased by a continuous crawl when nothing else waits), or, in a crawl
-// that ends (Config.Ends), it carries a parameter since learnt barren
-// (HeldBarren, barren.go), or it is in a directory since cut off for its
-// copies, as deep as they were (Trap, cutdirs.go); "" when it is not. A
-// redirect's target (target) is stopped only by a wall: the login page a
-// gated link redirects to, queued before the wall was learnt, as one
-// queued after is held.
+// another family of its host into a wall of copies (HeldCopies, walls.go),
+// or, in a crawl that ends (Config.Ends), it carries a parameter since
+// learnt barren (HeldBarren, barren.go), or it is in a directory since
+// cut off for its copies, as deep as they were (Trap, cutdirs.go); "" when
+// it is not. One held (held: at HeldPriority, leased by a continuous crawl
+// when nothing else waits) is not stopped by a wall or a barren
+// parameter, which its caller holds again otherwise (Hold). A redirect's
+// target (target) is stopped only by a wall: the login page a gated link
+// redirects to, queued before the wall was learnt, as one queued after is
+// held.
 func (j *Judge) Learnt(u canon.URL, via string, held, target bool) string {
 	switch {
 	case !target && j.redirectors.offsite(u, via):

@@ -359,24 +359,33 @@ func (j *Judge) walled(u canon.URL, via string) bool {
 	return b.walls.up(wallVariant(u, via)) || u.Query != "" && b.inLink(u, b.familyOf(u), via) && b.walls.up(wallShape(u))
 }
 
-// Hold remembers it, the URL u queued before a wall was learnt and
-// leased since (Learnt said HeldCopies), whose caller queued it again at
-// HeldPriority (state.Batch.Hold): held by the wall as a URL found after
-// it is, counted so, and released should the wall fall. An empty item
-// (held already by another entry) is remembered already.
-func (j *Judge) Hold(it frontier.Item, u canon.URL) {
+// Hold remembers it, the URL u queued before a wall was learnt, or
+// before a parameter it carries was learnt barren, and leased since
+// (Learnt said why: HeldCopies or HeldBarren), whose caller queued it
+// again at HeldPriority (state.Batch.Hold): held as a URL found after it
+// is, counted so, and released should the wall fall or the parameter
+// lead somewhere. An empty item (held already by another entry) is
+// remembered already.
+func (j *Judge) Hold(it frontier.Item, u canon.URL, why string) {
 	b := j.budgets
 	if b == nil || it.URL == "" {
 		return
 	}
-	wall := wallVariant(u, it.Via)
-	if !b.walls.up(wall) {
-		wall = wallShape(u)
+	var k string
+	switch wall := wallVariant(u, it.Via); {
+	case why == HeldBarren:
+		k = b.barrenLink(u, it.Via, 2*barrenAfter)
+	case b.walls.up(wall):
+		k = wallKey(wall)
+	default:
+		k = wallKey(wallShape(u))
 	}
-	b.count(HeldCopies)
+	b.count(why)
 	j.traps.held(u.Authority)
 	it.Priority, it.Seq, it.Tail, it.Again = ReleasedPriority, 0, false, false
-	b.waiting.add(wallKey(wall), Held{Item: it, Key: seen.KeyOf(it.URL)})
+	if k != "" {
+		b.waiting.add(k, Held{Item: it, Key: seen.KeyOf(it.URL)})
+	}
 }
 
 // walledShape reports whether u's shape, or its variant shape as linked

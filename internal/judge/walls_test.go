@@ -302,11 +302,11 @@ func TestWallReleasesWhatItHeldWhenLeased(t *testing.T) {
 		raw, via := fmt.Sprintf("http://shop.test/login?next=/q/%d", i), fmt.Sprintf("http://shop.test/product/%d", i)
 		u := b.url(raw)
 		if b.Learnt(u, via, false, false) == HeldCopies {
-			b.Hold(frontier.Item{URL: raw, Host: "shop.test", Depth: 2, Priority: HeldPriority, Seq: 7, Via: via}, u)
+			b.Hold(frontier.Item{URL: raw, Host: "shop.test", Depth: 2, Priority: HeldPriority, Seq: 7, Via: via}, u, HeldCopies)
 			held = append(held, raw)
 		}
 	}
-	b.Hold(frontier.Item{}, b.url(loginPage))
+	b.Hold(frontier.Item{}, b.url(loginPage), HeldCopies)
 	if got := b.Held()[HeldCopies]; len(held) < 15 || got != int64(len(held)) {
 		t.Fatalf("%d of 20 leased into the wall held, counted %d; want most, each counted", len(held), got)
 	}

@@ -264,9 +264,10 @@ func (pb *Batch) Requeue(it frontier.Item, k seen.Key) bool {
 }
 
 // Hold queues a leased URL that was never fetched again, at
-// judge.HeldPriority and unrequested: a wall learnt since it was queued
-// holds it (judge.Learnt), and the judge remembers the entry it returns
-// for the wall's fall to release (judge.Judge.Hold, Release); an empty
+// judge.HeldPriority and unrequested: a wall, or a barren parameter,
+// learnt since it was queued holds it (judge.Learnt), and the judge
+// remembers the entry it returns for their fall to release
+// (judge.Judge.Hold, Release); an empty
 // entry when another entry holds the URL already (a copy queued again,
 // Requeue, held before its first copy). The lease is done as
 // judge.HeldAgain, which leaves the URL's record as Hold wrote it. It
