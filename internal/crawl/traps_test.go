@@ -440,15 +440,18 @@ func TestTrapBudgetCostsOrdinarySitesNothing(t *testing.T) {
 					slices.Sort(missing)
 					t.Errorf("plain links %v, trap budget %d: %d URLs not fetched that are without a budget, %v first", plain, budget, len(missing), missing[:min(5, len(missing))])
 				}
-				// Held as copies, or dropped as such when leased, queued
-				// before the wall was learnt: each reply link not fetched at
-				// least once (a link queued again as its estimate rose is
-				// dropped at each of its two leases).
+				// Held as copies, when found or when leased, queued before
+				// the wall was learnt: each reply link not fetched. Some
+				// reply pages are distinct from their post (a short post's
+				// reply form): should the wall meet enough of them first,
+				// it falls (judge.wallEvidence), and releases every link it
+				// held, all fetched as without a budget.
 				copies := sum.Held[judge.HeldCopies] + int64(sum.Rejected[judge.HeldCopies])
 				delete(sum.Held, judge.HeldCopies)
-				if len(got) != len(base)-replies || len(sum.Held) != 0 || 4*replies < baseReplies || copies < int64(replies) {
-					t.Errorf("plain links %v, trap budget %d: %d URLs requested, %d reply links not, %d held or dropped as copies, %v held else; without a budget %d, of them %d reply links; want all but a quarter of the reply links at least, held or dropped as copies, nothing else held",
-						plain, budget, len(got), replies, copies, sum.Held, len(base), baseReplies)
+				fell := replies == 0 && copies > 0 && sum.Released > 0
+				if len(got) != len(base)-replies || len(sum.Held) != 0 || 4*replies < baseReplies && !fell || copies < int64(replies) {
+					t.Errorf("plain links %v, trap budget %d: %d URLs requested, %d reply links not, %d held or dropped as copies (%d released), %v held else; without a budget %d, of them %d reply links; want all but a quarter of the reply links at least, held as copies, or all released, nothing else held",
+						plain, budget, len(got), replies, copies, sum.Released, sum.Held, len(base), baseReplies)
 				}
 			}
 		}
