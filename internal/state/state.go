@@ -267,12 +267,12 @@ func (pb *Batch) Requeue(it frontier.Item, k seen.Key) bool {
 // judge.HeldPriority and unrequested: a wall, or a barren parameter,
 // learnt since it was queued holds it (judge.Learnt), and the judge
 // remembers the entry it returns for their fall to release
-// (judge.Judge.Hold, Release); an empty
-// entry when another entry holds the URL already (a copy queued again,
-// Requeue, held before its first copy). The lease is done as
-// judge.HeldAgain, which leaves the URL's record as Hold wrote it. It
-// reports false, and the URL is dropped as before, when its record says
-// it was fetched (a recrawl) or is not queued.
+// (judge.Judge.Hold, Release); an empty entry when another entry holds
+// the URL already (a copy queued again, Requeue, held before its first
+// copy). The lease is done as judge.HeldAgain, which leaves the URL's
+// record as Hold wrote it. It reports false, and the URL is dropped as
+// before, when its record says it was fetched (a recrawl) or is not
+// queued.
 func (pb *Batch) Hold(l frontier.Lease) (frontier.Item, bool) {
 	part := uint16(partition.Of(l.Host, pb.d.parts))
 	k := seen.KeyOf(l.URL)
