@@ -112,9 +112,9 @@ func (c *Crawler) endExpired(l frontier.Lease) {
 	c.endLease(l, leaseOutcome{res: frontier.Result{Fetched: true, Retry: true, Signal: frontier.Lost}, outcome: "external-expired"})
 }
 
-// droppedUnrequested reports whether weft drops l without a request for
-// what it has learnt since its URL was queued (judge.Judge.Dropped): it does so
-// itself rather than hand the URL out.
+// droppedUnrequested reports whether weft drops or holds l without a
+// request for what it has learnt since its URL was queued
+// (judge.Judge.Dropped): it does so itself rather than hand the URL out.
 func (c *Crawler) droppedUnrequested(l frontier.Lease) bool {
 	u, err := c.canon.Parse(l.URL)
 	if err != nil {

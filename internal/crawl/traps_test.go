@@ -450,7 +450,7 @@ func TestTrapBudgetCostsOrdinarySitesNothing(t *testing.T) {
 				delete(sum.Held, judge.HeldCopies)
 				fell := replies == 0 && copies > 0 && sum.Released > 0
 				if len(got) != len(base)-replies || len(sum.Held) != 0 || 4*replies < baseReplies && !fell || copies < int64(replies) {
-					t.Errorf("plain links %v, trap budget %d: %d URLs requested, %d reply links not, %d held or dropped as copies (%d released), %v held else; without a budget %d, of them %d reply links; want all but a quarter of the reply links at least, held as copies, or all released, nothing else held",
+					t.Errorf("plain links %v, trap budget %d: %d URLs requested, %d reply links not, %d held as copies (%d released), %v held else; without a budget %d, of them %d reply links; want all but a quarter of the reply links at least, held as copies, or all released, nothing else held",
 						plain, budget, len(got), replies, copies, sum.Released, sum.Held, len(base), baseReplies)
 				}
 			}
@@ -951,5 +951,9 @@ func TestWithdrawnObjectsAllFetched(t *testing.T) {
 	t.Logf("%d objects, %d withdrawn numbers asked for; held %v, rejected %v", len(objects), withdrawn, sum.Held, sum.Rejected)
 	if want := synthweb.CollectionObjects - synthweb.CollectionWithdrawn; len(objects) != want {
 		t.Errorf("%d of %d objects fetched; want every one", len(objects), want)
+	}
+	if sum.Held[judge.HeldCopies] == 0 || sum.Released == 0 || sum.Rejected[judge.HeldCopies] != 0 {
+		t.Errorf("held %v, %d released, %d dropped as copies; want the wall to hold URLs and release them, dropping none",
+			sum.Held, sum.Released, sum.Rejected[judge.HeldCopies])
 	}
 }

@@ -295,7 +295,13 @@ func (c *Crawler) route(ctx context.Context, p *pageRun) *robots.Policy {
 				Seed: l.Seed, Path: l.Path})
 		case judge.HeldCopies, judge.HeldBarren:
 			// Held, not dropped, if never fetched: a wall's fall releases it.
-			if it, held := p.pb.Hold(l); held {
+			switch it, held := p.pb.Hold(l); {
+			case held && it.URL == "": // another entry of it is held: a copy gone
+				c.judge.Count(judge.Requeued, 1)
+				c.stats.droppedCopies.Add(1)
+				p.out = leaseOutcome{outcome: judge.Requeued}
+				return nil
+			case held:
 				c.judge.Hold(it, u, why)
 				p.out = leaseOutcome{outcome: judge.HeldAgain}
 				return nil

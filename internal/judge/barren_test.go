@@ -68,8 +68,9 @@ func TestBarrenParameters(t *testing.T) {
 		t.Errorf("a colour on a path whose every page sets one: queued at %v, want %v", p, frontier.Normal)
 	}
 
-	// Dropped when leased only on twice the evidence, and only in a crawl
-	// that ends, from its own path, and when not held already.
+	// Stopped when leased (and held again, Hold) only on twice the
+	// evidence, and only in a crawl that ends, from its own path, and when
+	// not held already.
 	queued := b.url("http://shop.test/c/3?color=red")
 	if got := b.Learnt(queued, "http://shop.test/c/3", false, false); got != "" {
 		t.Errorf("leased %s after %d colour pages: %q, want it fetched", queued.String, barrenAfter+2, got)

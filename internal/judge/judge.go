@@ -80,9 +80,9 @@ const (
 	// budget leased after it was released (state.Batch.Release): dropped
 	// unrequested.
 	Requeued = "requeued"
-	// HeldAgain: a URL queued before a wall was learnt, leased once it
-	// was (Learnt said HeldCopies): queued again behind it, unrequested,
-	// for its fall to release (Hold).
+	// HeldAgain: a URL queued before a wall, or a barren parameter, was
+	// learnt, leased once it was (Learnt said HeldCopies or HeldBarren):
+	// queued again behind it, unrequested, for its fall to release (Hold).
 	HeldAgain = "held"
 	// IndexAlias: a link to a directory's index file (X/index.html) on a
 	// host that serves X/ and X/index.html alike, once X/ was fetched.
@@ -234,8 +234,8 @@ type Config struct {
 	// stale.
 	NoRelease bool
 	// Ends says the crawl ends: a URL held is never leased, so one queued
-	// before it would have been held (a barren parameter's) is dropped
-	// when leased (Learnt).
+	// before it would have been held (a barren parameter's) is held when
+	// leased (Learnt, Hold), where a crawl that goes on fetches it.
 	Ends bool
 	Log  *slog.Logger
 }

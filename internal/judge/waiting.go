@@ -14,6 +14,10 @@ import (
 type Held struct {
 	Item frontier.Item // as it is to be queued once released: at ReleasedPriority
 	Key  seen.Key      // its seen-set key
+	// Ranked says Item's rank is the one it was queued with, an
+	// operator's boost in it (a URL held when leased, or read back from
+	// the queue), which a release does not boost again.
+	Ranked bool
 }
 
 // Releaser queues a URL held past its family's budget as usual, if it
@@ -166,7 +170,7 @@ func (j *Judge) RememberHeld(held []frontier.Item) int {
 			k = fam.key()
 		}
 		it.Priority, it.Seq, it.Tail, it.Added = ReleasedPriority, 0, false, time.Time{}
-		b.waiting.add(k, Held{Item: it, Key: seen.KeyOf(it.URL)})
+		b.waiting.add(k, Held{Item: it, Key: seen.KeyOf(it.URL), Ranked: true})
 	}
 	return b.waiting.len()
 }

@@ -384,7 +384,7 @@ func (j *Judge) Hold(it frontier.Item, u canon.URL, why string) {
 	j.traps.held(u.Authority)
 	it.Priority, it.Seq, it.Tail, it.Again = ReleasedPriority, 0, false, false
 	if k != "" {
-		b.waiting.add(k, Held{Item: it, Key: seen.KeyOf(it.URL)})
+		b.waiting.add(k, Held{Item: it, Key: seen.KeyOf(it.URL), Ranked: true})
 	}
 }
 

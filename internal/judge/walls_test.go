@@ -256,11 +256,11 @@ func TestRedirectWallHeldAcrossARestart(t *testing.T) {
 	}
 }
 
-// A link queued before its shape was learnt a wall is dropped when leased
-// (Learnt), but one in wallProbe by its hash; not a URL the wall held
+// A link queued before its shape was learnt a wall is stopped when leased
+// (Learnt: its caller holds it, Hold), but one in wallProbe by its hash; not a URL the wall held
 // (leased by a continuous crawl when nothing else waits), not a link of
 // its own family or from another host, not a URL of a shape no wall.
-func TestWallDropsWhatWasQueuedBefore(t *testing.T) {
+func TestWallStopsWhatWasQueuedBefore(t *testing.T) {
 	b := newBudgetJudge(t, 50, 0)
 	b.fetched(loginPage, wallEvidence, Copy, "")
 	dropped := 0
@@ -311,14 +311,34 @@ func TestWallReleasesWhatItHeldWhenLeased(t *testing.T) {
 		t.Fatalf("%d of 20 leased into the wall held, counted %d; want most, each counted", len(held), got)
 	}
 	b.fetched(loginPage, 2, Distinct, "")
-	if len(b.released) != len(held) || b.released[0].Item.URL != held[0] || b.released[0].Item.Priority != ReleasedPriority || b.released[0].Item.Seq != 0 {
-		t.Errorf("released %d (the first %+v); want the %d held when leased, oldest first, at %v", len(b.released), b.released, len(held), ReleasedPriority)
+	if len(b.released) != len(held) || b.released[0].Item.URL != held[0] || b.released[0].Item.Priority != ReleasedPriority ||
+		b.released[0].Item.Seq != 0 || !b.released[0].Ranked {
+		t.Errorf("released %d (the first %+v); want the %d held when leased, oldest first, at %v, ranked already", len(b.released), b.released, len(held), ReleasedPriority)
+	}
+
+	// A variant's wall (a blog's reply forms) holds under its variant
+	// shape, and releases when that falls.
+	for i := range wallEvidence {
+		b.Weigh(b.Worth(b.url(blogPost(i)+"?replytocom=1"), blogPost(i)), Copy, b)
+	}
+	b.released = nil
+	post := blogPost(70)
+	u := b.url(post + "?replytocom=9")
+	if why := b.Learnt(u, post, false, false); why != HeldCopies {
+		t.Fatalf("a reply form queued before its wall: %q, want %q", why, HeldCopies)
+	}
+	b.Hold(frontier.Item{URL: u.String, Host: "blog.test", Depth: 2, Priority: HeldPriority, Via: post}, u, HeldCopies)
+	for i := range 2 {
+		b.Weigh(b.Worth(b.url(blogPost(10+i)+"?replytocom=1"), blogPost(10+i)), Distinct, b)
+	}
+	if len(b.released) != 1 || b.released[0].Item.URL != u.String {
+		t.Errorf("released %+v; want the reply form held when leased", b.released)
 	}
 }
 
 // A redirect's target queued before its shape was learnt a wall is
-// dropped when leased, as one queued after is held; before, it is kept.
-func TestWallDropsRedirectTargetsQueuedBefore(t *testing.T) {
+// stopped when leased, as one queued after is held; before, it is kept.
+func TestWallStopsRedirectTargetsQueuedBefore(t *testing.T) {
 	b := newBudgetJudge(t, 50, 0)
 	u := b.url("http://shop.test/login?next=/cart/add%3Fid%3D7")
 	const action = "http://shop.test/cart/add?id=7"
@@ -553,7 +573,7 @@ func TestProbesThinOut(t *testing.T) {
 	}
 	for i, raw := range through[2:] {
 		if why := b.Learnt(b.url(raw), fmt.Sprintf("http://shop.test/product/%d", i), false, false); why != "" {
-			t.Errorf("a probe, %s, dropped when leased: %q", raw, why)
+			t.Errorf("a probe, %s, stopped when leased: %q", raw, why)
 		}
 	}
 }
@@ -616,7 +636,7 @@ func TestToolShape(t *testing.T) {
 
 // A wiki's tools without a query (/wiki/Special:WhatLinksHere/Paris), each
 // a shape of its own, make one wall when wallEvidence of them were closed
-// pages: held when linked from the next article, dropped when leased if
+// pages: held when linked from the next article, stopped when leased if
 // queued before, but for probes; the articles are not held. Tools that
 // were copies make none.
 func TestWallOfTools(t *testing.T) {
@@ -658,7 +678,7 @@ func TestWallOfTools(t *testing.T) {
 		}
 	}
 	if dropped < 470 || dropped == 500 {
-		t.Errorf("%d of 500 tools queued before dropped when leased; want all but about one in %d", dropped, wallProbe)
+		t.Errorf("%d of 500 tools queued before stopped when leased; want all but about one in %d", dropped, wallProbe)
 	}
 }
 

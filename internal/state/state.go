@@ -267,28 +267,36 @@ func (pb *Batch) Requeue(it frontier.Item, k seen.Key) bool {
 // judge.HeldPriority and unrequested: a wall, or a barren parameter,
 // learnt since it was queued holds it (judge.Learnt), and the judge
 // remembers the entry it returns for their fall to release
-// (judge.Judge.Hold, Release); an empty entry when another entry holds
-// the URL already (a copy queued again, Requeue, held before its first
-// copy). The lease is done as judge.HeldAgain, which leaves the URL's
-// record as Hold wrote it. It reports false, and the URL is dropped as
-// before, when its record says it was fetched (a recrawl) or is not
-// queued.
+// (judge.Judge.Hold, Release). The lease is done as judge.HeldAgain,
+// whose Done writes the URL's record at that priority with the entry
+// (a batch that does not end so, its crawl failing, leaves both out).
+// It reports false, and the URL is dropped as before, when its record
+// says it was fetched (a recrawl) or is not queued; and true with an
+// empty entry when another entry of it is held already (a copy queued
+// again, Requeue, held before its first copy): the lease is then a copy
+// gone, done as judge.Requeued.
 func (pb *Batch) Hold(l frontier.Lease) (frontier.Item, bool) {
-	part := uint16(partition.Of(l.Host, pb.d.parts))
-	k := seen.KeyOf(l.URL)
-	rec, found, err := pb.d.DB.GetURL(part, l.Host, k)
+	rec, found, err := pb.d.DB.GetURL(uint16(partition.Of(l.Host, pb.d.parts)), l.Host, seen.KeyOf(l.URL))
 	switch {
 	case err != nil || !found || rec.Status != store.URLQueued || !rec.LastFetch.IsZero():
 		return frontier.Item{}, false
 	case rec.Priority == uint8(judge.HeldPriority):
 		return frontier.Item{}, true
 	}
-	it := l.Item
-	it.Priority, it.Seq, it.Tail, it.Again = judge.HeldPriority, 0, false, false
-	rec.Priority = uint8(judge.HeldPriority)
-	pb.Batch.PutURL(part, l.Host, k, rec)
+	it := frontier.Item{URL: l.URL, Fetch: l.Fetch, Host: l.Host, Depth: l.Depth, Priority: judge.HeldPriority, Rank: l.Rank,
+		Hops: l.Hops, Via: l.Via, Added: l.Added, Seed: l.Seed, Path: l.Path}
 	pb.Items = append(pb.Items, it)
 	return it, true
+}
+
+// held writes the record of the URL a lease done as judge.HeldAgain
+// queued again (Hold): queued at judge.HeldPriority, as it was otherwise.
+func (pb *Batch) held(l frontier.Lease, part int) {
+	k := seen.KeyOf(l.URL)
+	if rec, found, err := pb.d.DB.GetURL(uint16(part), l.Host, k); err == nil && found {
+		rec.Priority = uint8(judge.HeldPriority)
+		pb.Batch.PutURL(uint16(part), l.Host, k, rec)
+	}
 }
 
 // Retried records that a lease of the URL whose key is k, which failed,
@@ -330,7 +338,11 @@ func (d *State) FirstWaits(l frontier.Lease, k seen.Key) bool {
 // queued has, and the held one is not a copy (Requeue).
 func (pb *Batch) Release(h judge.Held) bool {
 	it := h.Item
-	pb.d.boost(&it)
+	if h.Ranked {
+		it.Priority = importance.Priority(it.Rank, it.Priority)
+	} else {
+		pb.d.boost(&it)
+	}
 	part := uint16(partition.Of(it.Host, pb.d.parts))
 	if i := slices.IndexFunc(pb.Items, func(q frontier.Item) bool { return q.URL == it.URL }); i >= 0 {
 		// Held by this very batch (not in the store yet): queued as
@@ -340,6 +352,7 @@ func (pb *Batch) Release(h judge.Held) bool {
 		}
 		pb.Items[i].Priority, pb.Items[i].Rank = it.Priority, it.Rank
 		pb.Batch.PutURL(part, it.Host, h.Key, queuedRecord(it))
+		pb.releasedRanked(h)
 		return true
 	}
 	rec, found, err := pb.d.DB.GetURL(part, it.Host, h.Key)
@@ -349,7 +362,18 @@ func (pb *Batch) Release(h judge.Held) bool {
 	rec.Priority, rec.Rank = uint8(it.Priority), it.Rank
 	pb.Batch.PutURL(part, it.Host, h.Key, rec)
 	pb.Items = append(pb.Items, it)
+	pb.releasedRanked(h)
 	return true
+}
+
+// releasedRanked marks a URL released that was held when leased
+// (judge.Held.Ranked): an entry of it may wait besides the one held (a
+// copy queued again, Requeue), and the one released reads the store when
+// leased (Retried, Stale), to be found stale once the URL is fetched.
+func (pb *Batch) releasedRanked(h judge.Held) {
+	if h.Ranked {
+		pb.d.Retried(h.Key)
+	}
 }
 
 // boost is the one place a URL's own rank becomes the rank it is queued
@@ -451,8 +475,12 @@ func (pb *Batch) Done(l frontier.Lease, part int, res frontier.Result, status in
 		return store.URLRecord{}
 	}
 	pb.DeleteEntry(l, part)
-	if outcome == judge.Requeued || outcome == judge.HeldAgain {
-		return store.URLRecord{} // the record is the other copy's, fetched, or as Hold wrote it
+	switch outcome {
+	case judge.Requeued:
+		return store.URLRecord{} // the record is the other copy's, fetched
+	case judge.HeldAgain:
+		pb.held(l, part)
+		return store.URLRecord{}
 	}
 	st := store.URLDone
 	switch {

@@ -397,11 +397,13 @@ func TestReleaseHeld(t *testing.T) {
 }
 
 // TestHoldLeased: a URL queued as usual and leased after a wall was
-// learnt is queued again at judge.HeldPriority, its record with it, and
-// its lease done as judge.HeldAgain leaves that record; the wall's fall
-// releases it as it does a URL held when found. A copy queued again and
-// leased once the URL is held adds no entry; a URL fetched before is not
-// held.
+// learnt is queued again at judge.HeldPriority, and its lease done as
+// judge.HeldAgain writes its record at that priority; a batch that ends
+// otherwise (its crawl failing) leaves the record as it was. The wall's
+// fall releases it as it does a URL held when found. A copy queued again
+// and leased once the URL is held adds no entry; the URL's other entry,
+// leased after the release, fetches it, and the entry released is then
+// stale. A URL fetched before is not held.
 func TestHoldLeased(t *testing.T) {
 	d, _, err := Open(t.TempDir(), 4, false, nil)
 	if err != nil {
@@ -410,54 +412,96 @@ func TestHoldLeased(t *testing.T) {
 	defer d.Close()
 	const host, u, f = "a.test", "http://a.test/object?id=7", "http://a.test/object?id=8"
 	part := partition.Of(host, 4)
+	k := seen.KeyOf(u)
+	record := func() store.URLRecord {
+		t.Helper()
+		rec, _, err := d.DB.GetURL(uint16(part), host, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	commit := func(b *Batch) {
+		t.Helper()
+		if err := b.Batch.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+	}
 	pb := d.NewBatch()
 	for _, url := range []string{u, f} {
 		if err := pb.Stage(frontier.Item{URL: url, Host: host, Depth: 2, Priority: frontier.Normal, Rank: 10, Via: "http://a.test/objects/"}, part, seen.KeyOf(url)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := pb.Batch.Commit(false); err != nil {
-		t.Fatal(err)
+	commit(pb)
+	first := frontier.Lease{Item: pb.Items[0]}
+	first.Seq, first.Added = 1, time.Now()
+	// A copy queued again as its rank rose, leased first.
+	ab := d.NewBatch()
+	if !ab.Requeue(frontier.Item{URL: u, Host: host, Depth: 2, Priority: frontier.Normal, Rank: 500}, k) {
+		t.Fatal("not queued again")
 	}
-	lease := frontier.Lease{Item: pb.Items[0]}
-	lease.Seq, lease.Added = 1, time.Now()
+	commit(ab)
+	copyLease := frontier.Lease{Item: ab.Items[0]}
+	copyLease.Seq, copyLease.Added = 2, time.Now()
+
+	failing := d.NewBatch()
+	if _, ok := failing.Hold(copyLease); !ok {
+		t.Fatal("not held")
+	}
+	commit(failing) // its crawl failing: no Done
+	if rec := record(); rec.Priority == uint8(judge.HeldPriority) {
+		t.Fatalf("record after a hold whose lease was not done: %+v; want it as it was", rec)
+	}
 	hb := d.NewBatch()
-	it, ok := hb.Hold(lease)
-	if !ok || it.URL != u || it.Priority != judge.HeldPriority || it.Seq != 0 || len(hb.Items) != 1 {
+	it, ok := hb.Hold(copyLease)
+	if !ok || it.URL != u || it.Priority != judge.HeldPriority || it.Seq != 0 || it.Again || len(hb.Items) != 1 {
 		t.Fatalf("held: %+v, %v, items %+v; want one entry of %s at %v", it, ok, hb.Items, u, judge.HeldPriority)
 	}
-	hb.Done(lease, part, frontier.Result{}, 0, judge.HeldAgain, nil)
-	if err := hb.Batch.Commit(false); err != nil {
-		t.Fatal(err)
-	}
-	rec, _, _ := d.DB.GetURL(uint16(part), host, seen.KeyOf(u))
-	if rec.Status != store.URLQueued || rec.Priority != uint8(judge.HeldPriority) || !rec.LastFetch.IsZero() {
+	hb.Done(copyLease, part, frontier.Result{}, 0, judge.HeldAgain, nil)
+	commit(hb)
+	if rec := record(); rec.Status != store.URLQueued || rec.Priority != uint8(judge.HeldPriority) || !rec.LastFetch.IsZero() {
 		t.Fatalf("record after the hold: %+v; want queued at %v, never fetched", rec, judge.HeldPriority)
 	}
 	heldLease := frontier.Lease{Item: hb.Items[0]}
-	heldLease.Seq = 2
+	heldLease.Seq = 3
 	if d.Stale(heldLease) {
 		t.Error("the entry held is stale")
 	}
-	copyLease := lease
-	copyLease.Seq, copyLease.Again = 3, true
-	if again, ok := d.NewBatch().Hold(copyLease); !ok || again.URL != "" {
-		t.Errorf("a copy leased once the URL is held: %+v, %v; want no entry, held", again, ok)
+	if again, ok := d.NewBatch().Hold(first); !ok || again.URL != "" {
+		t.Errorf("the first copy leased once the URL is held: %+v, %v; want no entry, held", again, ok)
 	}
+
+	// The wall falls: released, and the entry held is stale.
 	released := it
 	released.Priority = judge.ReleasedPriority
 	rb := d.NewBatch()
-	if !rb.Release(judge.Held{Item: released, Key: seen.KeyOf(u)}) {
-		t.Error("the URL held when leased is not released")
+	if !rb.Release(judge.Held{Item: released, Key: k, Ranked: true}) || len(rb.Items) != 1 || rb.Items[0].Rank != it.Rank {
+		t.Fatalf("the URL held when leased: released %+v; want one entry at its rank %d", rb.Items, it.Rank)
+	}
+	commit(rb)
+	if !d.Stale(heldLease) {
+		t.Error("the entry held is not stale once released")
+	}
+	// The first copy, leased before the entry released, fetches it; the
+	// entry released is then stale.
+	if d.Stale(first) {
+		t.Fatal("the first copy, leased before the URL was fetched, is stale")
+	}
+	done := d.NewBatch()
+	done.Done(first, part, frontier.Result{Fetched: true}, 200, "ok", nil)
+	commit(done)
+	relLease := frontier.Lease{Item: rb.Items[0]}
+	relLease.Seq = 4
+	if !d.Stale(relLease) {
+		t.Error("the entry released, leased after the URL was fetched, is not stale: fetched twice")
 	}
 
 	fLease := frontier.Lease{Item: pb.Items[1]}
-	fLease.Seq, fLease.Added = 4, time.Now()
-	done := d.NewBatch()
-	done.Done(fLease, part, frontier.Result{Fetched: true}, 200, "ok", nil)
-	if err := done.Batch.Commit(false); err != nil {
-		t.Fatal(err)
-	}
+	fLease.Seq, fLease.Added = 5, time.Now()
+	fd := d.NewBatch()
+	fd.Done(fLease, part, frontier.Result{Fetched: true}, 200, "ok", nil)
+	commit(fd)
 	if _, ok := d.NewBatch().Hold(fLease); ok {
 		t.Error("a URL fetched before was held")
 	}

@@ -12,7 +12,7 @@ import (
 // collection, and each answers 200 with one page saying so, as many
 // catalogues and shops keep their old numbers answering: a run of
 // copies of one page, at the head of the index, before the objects. An
-// object's page links two other objects, the index and the home page.
+// object's page links the index and the home page.
 // There is no robots.txt. Of its URLs, the objects are worth a crawl;
 // the withdrawn numbers show one page, once.
 const Collection = "collection"
