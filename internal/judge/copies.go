@@ -112,7 +112,7 @@ func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of str
 		}
 		if int(w.NearPages) == size && copies > size/2 {
 			tripped = true
-			if cut = d.under(); cut.dir == "" || cut.dir == "/" || d.cuts.len() >= maxCutDirs || d.cuts.has(cut.dir) {
+			if cut = d.under(); cut.dir == "" || cut.dir == "/" && cut.token == 0 || d.cuts.len() >= maxCutDirs || d.cuts.has(cut) {
 				w.NearCut, cut = true, dirCut{}
 			} else {
 				d.cuts = d.cuts.with(cut)
@@ -128,7 +128,7 @@ func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of str
 	if !tripped {
 		return
 	}
-	t.cut(host + cut.dir)
+	t.cut(host + cut.name())
 	if cut.dir == "" {
 		t.log.Warn("host cut off: most of its last pages were near-duplicates; no new URLs of it are admitted",
 			"host", host, "near_duplicates", copies, "of", size)
@@ -136,7 +136,7 @@ func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of str
 		return
 	}
 	t.log.Warn("directory cut off: most of its host's last pages were near-duplicates under it; no new URLs under it are admitted",
-		"host", host, "directory", cut.dir, "depth", cut.depth, "near_duplicates", copies, "of", size)
+		"host", host, "directory", cut.dir, "depth", cut.depth, "token_segment", cut.token, "near_duplicates", copies, "of", size)
 	b.PutMeta(metaTrapPrefix+host+cut.line(), nil)
 }
 
@@ -237,7 +237,7 @@ func (j *Judge) LoadCuts(db *store.DB) error {
 				return w
 			}
 			d := parseNearDirs(w.NearDirs)
-			if c := parseDirCut("/" + rest); !d.cuts.has(c.dir) {
+			if c := parseDirCut("/" + rest); !d.cuts.has(c) {
 				d.cuts = d.cuts.with(c)
 				d.cur, d.prev = dirCut{}, dirCut{}
 				w.NearRing, w.NearPages, w.NearNext = 0, 0, 0
@@ -245,7 +245,7 @@ func (j *Judge) LoadCuts(db *store.DB) error {
 			}
 			return w
 		})
-		t.cut(host + parseDirCut("/"+rest).dir)
+		t.cut(host + parseDirCut("/"+rest).name())
 		return true
 	})
 	if err != nil {

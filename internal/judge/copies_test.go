@@ -311,3 +311,89 @@ func TestCopiesOfTheWindowCut(t *testing.T) {
 func windowJudge(size int) *Judge {
 	return New(Config{Hosts: hostmap.New[store.HostState](1), NearDupWindow: size, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
 }
+
+// A forge's files at each commit are copies of one another under the
+// repository's directory, each with the commit's hash as its fifth
+// segment, beside copies without one (the main files' histories): the
+// cut refuses what has a hash there (a file, a tree, a blame view at a
+// commit, by any owner's repository), not the repository's files as they
+// are now nor its commit pages, whose hash is their fourth segment. It
+// comes back from the store, and a line written before tokens reads as
+// a cut of the whole directory. Copies without a token that fill the
+// window again cut the directory whole.
+func TestCopiesCutAGeneratedSegment(t *testing.T) {
+	parse := urlParser(t)
+	db, err := store.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	b := db.NewBatch()
+	defer b.Close()
+	j := windowJudge(20)
+	judged := func(j *Judge, raw string, copied bool) {
+		u := parse(raw)
+		of := ""
+		if copied {
+			of = "http://git.test/alice/app/src/branch/main/main.go"
+		}
+		j.JudgedPage(b, u.Authority, u, "", of)
+	}
+	hash := func(i int) string { return fmt.Sprintf("9f3a1c0d2b44e1f07a6b5c3d%016x", i) }
+	for i := range 20 { // 15 copies of 20
+		switch {
+		case i%4 == 0:
+			judged(j, "http://git.test/alice/app/commit/"+hash(i), false)
+		case i%4 == 1:
+			judged(j, fmt.Sprintf("http://git.test/alice/app/commits/branch/main/f%d.go", i), true)
+		case i%4 == 2:
+			judged(j, "http://git.test/alice/app/blame/commit/"+hash(i)+"/docs/usage.md", true)
+		default:
+			judged(j, "http://git.test/alice/app/src/commit/"+hash(i)+"/main.go", true)
+		}
+	}
+	want := "git.test/alice/app/ (a token as segment 5)"
+	if _, names := j.Cut(); !slices.Equal(names, []string{want}) {
+		t.Fatalf("cut off %v, want %s", names, want)
+	}
+	cases := map[string]bool{
+		"http://git.test/alice/app/src/commit/" + hash(99) + "/server.go":    true,
+		"http://git.test/alice/app/src/commit/" + hash(99):                   true,
+		"http://git.test/alice/app/raw/commit/" + hash(99) + "/docs/x.md":    true,
+		"http://git.test/alice/app/commit/" + hash(99):                       false, // a commit page
+		"http://git.test/alice/app/src/branch/main/server.go":                false,
+		"http://git.test/alice/app/commits/branch/main/server.go":            false, // left to the window
+		"http://git.test/alice/app/src/commit/" + hash(99) + "/a/b/c/d/e.go": false, // deeper than the copies
+		"http://git.test/bob/lib/src/commit/" + hash(99) + "/main.go":        false,
+	}
+	check := func(j *Judge, when string) {
+		t.Helper()
+		for raw, want := range cases {
+			if got := j.copies.trappedInMemory(parse(raw)); got != want {
+				t.Errorf("%s: %s cut off %v, want %v", when, raw, got, want)
+			}
+		}
+	}
+	check(j, "cut")
+	if err := b.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	k := windowJudge(20)
+	if err := k.LoadCuts(db); err != nil {
+		t.Fatal(err)
+	}
+	check(k, "read back")
+	if _, names := k.Cut(); !slices.Equal(names, []string{want}) {
+		t.Errorf("read back %v, want %s", names, want)
+	}
+	if c := parseDirCut("/alice/app/\t7"); c.token != 0 || !(cuts(c.line() + "\n")).refuse(parse("http://git.test/alice/app/src/branch/main/x.go")) {
+		t.Errorf("a cut written before tokens: %+v; want the whole directory", c)
+	}
+	// The histories, copies without a token, fill the window again.
+	for i := range 20 {
+		judged(j, fmt.Sprintf("http://git.test/alice/app/commits/branch/main/g%d.go", i), true)
+	}
+	if !j.copies.trappedInMemory(parse("http://git.test/alice/app/commits/branch/main/server.go")) || j.Trapped(canon.URL{Authority: "git.test"}) {
+		t.Error("copies without a token, filling the window after the cut: want the directory cut whole, not the host")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/weft-crawler/weft/internal/canon"
+	"github.com/weft-crawler/weft/internal/scope"
 )
 
 // What a host's near-duplicate window knows of where its copies are, and
@@ -29,10 +30,21 @@ type nearDirs struct {
 
 // dirCut is a directory cut off, and how deep under it: a URL under it of
 // at most depth segments is refused; or a path and '?', whose other
-// queries are.
+// queries are. When the copies that had a generated token (scope.IsToken:
+// a commit's hash, a session id) all had it as their token-th segment,
+// only a URL with one there is refused: a forge's files at each commit
+// (/alice/app/src/commit/9f3a…/main.go, …/blame/commit/9f3a…/main.go) are
+// copies under the repository's directory, and its files as they are now
+// (/alice/app/src/branch/main/main.go) and its commits
+// (/alice/app/commit/9f3a…) are not. Of a Gitea-like forge of two
+// repositories, 60 commits each, a cut of each repository's directory
+// lost 77 of the 120 commit pages; cut so, none. Copies without a token
+// (the main files' histories) are left to the window: should they fill it
+// again, they cut the directory whole.
 type dirCut struct {
 	dir   string
 	depth int
+	token int // 0 for none
 }
 
 // cuts is the lines of the directories cut off, each ended by '\n'.
@@ -64,11 +76,7 @@ func (d nearDirs) String() string {
 	var b strings.Builder
 	b.Grow(len(d.cur.dir) + len(d.prev.dir) + len(d.cuts) + 16)
 	for _, r := range [...]dirCut{d.cur, d.prev} {
-		if r.dir != "" {
-			b.WriteString(r.dir)
-			b.WriteByte('\t')
-			b.WriteString(strconv.Itoa(r.depth))
-		}
+		b.WriteString(r.line())
 		b.WriteByte('\n')
 	}
 	b.WriteString(string(d.cuts))
@@ -84,10 +92,12 @@ func (d *nearDirs) copy(u canon.URL) {
 	if len(dir) > maxDirBytes {
 		dir = dir[:maxDirBytes]
 	}
+	token := tokenSegment(u.Path)
 	if d.cur.dir != "" {
 		dir = commonDir(d.cur.dir, dir)
+		token = sameToken(d.cur.token, token)
 	}
-	d.cur = dirCut{dir: dir, depth: max(d.cur.depth, pathDepth(u.Path))}
+	d.cur = dirCut{dir: dir, depth: max(d.cur.depth, pathDepth(u.Path)), token: token}
 }
 
 // under is the directory the near-duplicates of both rounds are under,
@@ -99,42 +109,99 @@ func (d nearDirs) under() dirCut {
 	case d.cur.dir == "":
 		return d.prev
 	}
-	return dirCut{dir: commonDir(d.cur.dir, d.prev.dir), depth: max(d.cur.depth, d.prev.depth)}
+	return dirCut{dir: commonDir(d.cur.dir, d.prev.dir), depth: max(d.cur.depth, d.prev.depth), token: sameToken(d.cur.token, d.prev.token)}
 }
 
-// line is c as a line of NearDirs, without its '\n'; "" for none.
+// line is c as a line of NearDirs, without its '\n'; "" for none. The
+// token's field is left out when it is 0, as a build before tokens wrote
+// it.
 func (c dirCut) line() string {
 	if c.dir == "" {
 		return ""
 	}
-	return c.dir + "\t" + strconv.Itoa(c.depth)
+	line := c.dir + "\t" + strconv.Itoa(c.depth)
+	if c.token > 0 {
+		line += "\t" + strconv.Itoa(c.token)
+	}
+	return line
+}
+
+// name is how a report names c: its directory, and where its token is.
+func (c dirCut) name() string {
+	if c.token == 0 {
+		return c.dir
+	}
+	return c.dir + " (a token as segment " + strconv.Itoa(c.token) + ")"
 }
 
 // parseDirCut reads a line ("" for none); a depth that does not read is
-// no bound.
+// no bound, a token that does not read none.
 func parseDirCut(line string) dirCut {
 	if line == "" {
 		return dirCut{}
 	}
-	dir, depth, _ := strings.Cut(line, "\t")
+	dir, rest, _ := strings.Cut(line, "\t")
+	depth, token, _ := strings.Cut(rest, "\t")
 	n, err := strconv.Atoi(depth)
 	if err != nil {
 		n = maxPathDepth
 	}
-	return dirCut{dir: dir, depth: n}
+	tk, _ := strconv.Atoi(token)
+	return dirCut{dir: dir, depth: n, token: max(tk, 0)}
+}
+
+// tokenSegment is the number of path's first segment that is a generated
+// token (scope.IsToken, its extension aside), from 1; 0 for none.
+func tokenSegment(path string) int {
+	n := 0
+	for seg := range strings.SplitSeq(strings.TrimPrefix(path, "/"), "/") {
+		n++
+		if stem, _, _ := strings.Cut(seg, "."); scope.IsToken(stem) {
+			return n
+		}
+	}
+	return 0
+}
+
+// sameToken is the token segment of copies whose own were a and b (0 for
+// none): the one they have, if they agree; a copy without one (a page's
+// raw or blame view, each page's own) does not disagree.
+func sameToken(a, b int) int {
+	switch {
+	case a == 0:
+		return b
+	case b == 0:
+		return a
+	case a != b:
+		return 0
+	}
+	return a
+}
+
+// hasToken reports whether path's n-th segment is a generated token.
+func hasToken(path string, n int) bool {
+	i := 0
+	for seg := range strings.SplitSeq(strings.TrimPrefix(path, "/"), "/") {
+		if i++; i == n {
+			stem, _, _ := strings.Cut(seg, ".")
+			return scope.IsToken(stem)
+		}
+	}
+	return false
 }
 
 // maxPathDepth is deeper than any path a crawl admits.
 const maxPathDepth = 1 << 16
 
 // refuse reports whether u is in one of the directories cut: under it,
-// as deep as its copies or less (the directory's own page is not), or,
-// for a path and '?', the path with another query.
+// as deep as its copies or less (the directory's own page is not), with
+// a token where they had one, or, for a path and '?', the path with
+// another query.
 func (cs cuts) refuse(u canon.URL) bool {
 	for rest := string(cs); rest != ""; {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
-		dir, depth, _ := strings.Cut(line, "\t")
+		dir, _, _ := strings.Cut(line, "\t")
 		if path, ok := strings.CutSuffix(dir, "?"); ok {
 			if u.Path == path && u.Query != "" {
 				return true
@@ -144,19 +211,19 @@ func (cs cuts) refuse(u canon.URL) bool {
 		if dir == "" || len(u.Path) <= len(dir) || !strings.HasPrefix(u.Path, dir) {
 			continue
 		}
-		if n, err := strconv.Atoi(depth); err != nil || pathDepth(u.Path) <= n {
+		if c := parseDirCut(line); pathDepth(u.Path) <= c.depth && (c.token == 0 || hasToken(u.Path, c.token)) {
 			return true
 		}
 	}
 	return false
 }
 
-// has reports whether dir is cut off.
-func (cs cuts) has(dir string) bool {
+// has reports whether c's directory is cut off, with c's token.
+func (cs cuts) has(c dirCut) bool {
 	for rest := string(cs); rest != ""; {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
-		if parseDirCut(line).dir == dir {
+		if d := parseDirCut(line); d.dir == c.dir && d.token == c.token {
 			return true
 		}
 	}
