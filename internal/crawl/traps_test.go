@@ -926,14 +926,18 @@ func newsroomLog(web *synthweb.Web, addr string) (articles map[string]bool, sear
 	return articles, searches
 }
 
-// TestWithdrawnObjectsAllFetched crawls a museum's collection whose
+// TestWithdrawnObjectsLoseNoObject crawls a museum's collection whose
 // index lists every object number, the oldest forty first, withdrawn and
 // each answering one page that says so: their shape becomes a wall of
-// copies before the objects after them are leased, and falls as its
-// probes find the objects distinct. The objects the wall met queued
-// are held, not dropped, and its fall releases them: every object is
-// fetched, as without a trap budget.
-func TestWithdrawnObjectsAllFetched(t *testing.T) {
+// copies before the objects after them are leased. The objects the wall
+// meets queued are held, not dropped: if its probes (one in wallProbe, by
+// hash) find enough objects distinct, it falls and releases them, and
+// every object is fetched, as without a trap budget; if they do not (a
+// run whose workers leased the objects before any probe was weighed),
+// the objects not fetched are held, for a crawl that goes on or the next
+// run. Before, they were dropped, and 13 of the 260 were lost even when
+// the wall fell.
+func TestWithdrawnObjectsLoseNoObject(t *testing.T) {
 	t.Parallel() // judged by what was requested, not when
 	web, site, sum := crawlHostile(t, 9, synthweb.Collection)
 	objects, withdrawn := map[string]bool{}, 0
@@ -949,11 +953,13 @@ func TestWithdrawnObjectsAllFetched(t *testing.T) {
 		}
 	}
 	t.Logf("%d objects, %d withdrawn numbers asked for; held %v, rejected %v", len(objects), withdrawn, sum.Held, sum.Rejected)
-	if want := synthweb.CollectionObjects - synthweb.CollectionWithdrawn; len(objects) != want {
-		t.Errorf("%d of %d objects fetched; want every one", len(objects), want)
+	want := synthweb.CollectionObjects - synthweb.CollectionWithdrawn
+	missing := int64(want - len(objects))
+	if sum.Held[judge.HeldCopies] == 0 || sum.Rejected[judge.HeldCopies] != 0 || sum.Held[judge.HeldCopies]-sum.Released < missing {
+		t.Errorf("%d of %d objects fetched; held %v, %d released, %d dropped as copies; want the wall to hold URLs, dropping none, and every object not fetched held",
+			len(objects), want, sum.Held, sum.Released, sum.Rejected[judge.HeldCopies])
 	}
-	if sum.Held[judge.HeldCopies] == 0 || sum.Released == 0 || sum.Rejected[judge.HeldCopies] != 0 {
-		t.Errorf("held %v, %d released, %d dropped as copies; want the wall to hold URLs and release them, dropping none",
-			sum.Held, sum.Released, sum.Rejected[judge.HeldCopies])
+	if sum.Released > 0 && missing != 0 {
+		t.Errorf("the wall fell (%d released), and %d of %d objects fetched; want every one", sum.Released, len(objects), want)
 	}
 }

@@ -50,9 +50,11 @@ const maxCutNames = 20
 // categories' second pages, found after, were never asked for (68 of
 // 100). The host itself is cut off, as it was before (no new URL of it
 // admitted, those queued still fetched), when its copies are all over it
-// (their directory is "/"), when it had maxCutDirs directories cut off
-// already, when a directory's copies cut it off again, or when where they
-// are is unknown (a window kept by an older build). A page in a
+// (their directory is "/", and no token is where they all had one), when
+// it had maxCutDirs cuts already, when a directory's copies cut it off
+// again (a directory cut for its tokens' copies may be cut once more,
+// whole: cuts.has), or when where they are is unknown (a window kept by
+// an older build). A page in a
 // directory cut off (queued before the cut) is left out of the window:
 // the cut bounds what the directory costs.
 //
@@ -112,7 +114,7 @@ func (j *Judge) JudgedPage(b *store.Batch, host string, u canon.URL, via, of str
 		}
 		if int(w.NearPages) == size && copies > size/2 {
 			tripped = true
-			if cut = d.under(); cut.dir == "" || cut.dir == "/" && cut.token == 0 || d.cuts.len() >= maxCutDirs || d.cuts.has(cut) {
+			if cut = d.under().asCut(); cut.dir == "" || cut.dir == "/" && cut.token == 0 || d.cuts.len() >= maxCutDirs || d.cuts.has(cut) {
 				w.NearCut, cut = true, dirCut{}
 			} else {
 				d.cuts = d.cuts.with(cut)
@@ -184,7 +186,8 @@ func (t *copies) cut(host string) {
 
 // Cut returns the number of hosts and directories cut off for serving
 // mostly near-duplicates, and the first of them (a directory after its
-// host: "a.test/c/hats/color-green/").
+// host: "a.test/c/hats/color-green/", and where its token is:
+// "git.test/alice/app/ token@5").
 func (j *Judge) Cut() (int64, []string) {
 	t := j.copies
 	t.mu.Lock()

@@ -315,12 +315,15 @@ func windowJudge(size int) *Judge {
 // A forge's files at each commit are copies of one another under the
 // repository's directory, each with the commit's hash as its fifth
 // segment, beside copies without one (the main files' histories): the
-// cut refuses what has a hash there (a file, a tree, a blame view at a
-// commit, by any owner's repository), not the repository's files as they
-// are now nor its commit pages, whose hash is their fourth segment. It
+// cut refuses what has a hash there (a file, a tree, a raw view at a
+// commit), not the repository's files as they are now nor its commit
+// pages, whose hash is their fourth segment, nor another repository. It
 // comes back from the store, and a line written before tokens reads as
-// a cut of the whole directory. Copies without a token that fill the
-// window again cut the directory whole.
+// a cut of the whole directory. Copies without a token under the
+// repository that fill the window again cut it whole, not the host; and
+// a third time, the host. Copies whose tokens are at different segments
+// cut their directory whole; copies with a session's token under
+// different directories cut what has the token, not the host.
 func TestCopiesCutAGeneratedSegment(t *testing.T) {
 	parse := urlParser(t)
 	db, err := store.Open(t.TempDir(), nil)
@@ -352,7 +355,7 @@ func TestCopiesCutAGeneratedSegment(t *testing.T) {
 			judged(j, "http://git.test/alice/app/src/commit/"+hash(i)+"/main.go", true)
 		}
 	}
-	want := "git.test/alice/app/ (a token as segment 5)"
+	want := "git.test/alice/app/ token@5"
 	if _, names := j.Cut(); !slices.Equal(names, []string{want}) {
 		t.Fatalf("cut off %v, want %s", names, want)
 	}
@@ -389,11 +392,47 @@ func TestCopiesCutAGeneratedSegment(t *testing.T) {
 	if c := parseDirCut("/alice/app/\t7"); c.token != 0 || !(cuts(c.line() + "\n")).refuse(parse("http://git.test/alice/app/src/branch/main/x.go")) {
 		t.Errorf("a cut written before tokens: %+v; want the whole directory", c)
 	}
-	// The histories, copies without a token, fill the window again.
-	for i := range 20 {
-		judged(j, fmt.Sprintf("http://git.test/alice/app/commits/branch/main/g%d.go", i), true)
+	// Copies without a token under the repository fill the window again:
+	// the repository is cut whole, not the host; a third time, the host.
+	tokenless := func(j *Judge, round int) {
+		for i := range 20 {
+			kind := []string{"src", "commits"}[i%2]
+			judged(j, fmt.Sprintf("http://git.test/alice/app/%s/branch/main/r%d-%d.go", kind, round, i), true)
+		}
 	}
-	if !j.copies.trappedInMemory(parse("http://git.test/alice/app/commits/branch/main/server.go")) || j.Trapped(canon.URL{Authority: "git.test"}) {
-		t.Error("copies without a token, filling the window after the cut: want the directory cut whole, not the host")
+	tokenless(j, 1)
+	if _, names := j.Cut(); !slices.Equal(names, []string{want, "git.test/alice/app/"}) || j.Trapped(canon.URL{Authority: "git.test"}) ||
+		!j.copies.trappedInMemory(parse("http://git.test/alice/app/src/branch/main/server.go")) {
+		t.Errorf("after tokenless copies: cut off %v, host cut %v; want the repository cut whole, not the host", names, j.Trapped(canon.URL{Authority: "git.test"}))
+	}
+	for i := range 20 { // deeper than the cuts, so still judged
+		judged(j, fmt.Sprintf("http://git.test/alice/app/%s/a/b/c/d/e/p%d", []string{"wiki", "issues"}[i%2], i), true)
+	}
+	if !j.Trapped(canon.URL{Authority: "git.test"}) {
+		t.Error("copies under a repository cut twice: want the host cut off")
+	}
+
+	// Tokens at different segments: the directory cut whole.
+	m := windowJudge(20)
+	for i := range 20 {
+		raw := "http://mixed.test/a/src/" + hash(i) + "/x.go"
+		if i == 1 { // one at another segment, early: the disagreement stays
+			raw = "http://mixed.test/a/b/src/" + hash(i) + "/x.go"
+		}
+		judged(m, raw, true)
+	}
+	if _, names := m.Cut(); !slices.Equal(names, []string{"mixed.test/a/"}) {
+		t.Errorf("copies with tokens at segments 3 and 4: cut off %v, want mixed.test/a/ whole", names)
+	}
+
+	// A session's token under every directory of a host: its cut is of
+	// /, for what has the token there, and the host stays.
+	sess := windowJudge(20)
+	for i := range 20 {
+		judged(sess, fmt.Sprintf("http://sess.test/%s/p%d", hash(i), i%3), true)
+	}
+	if _, names := sess.Cut(); !slices.Equal(names, []string{"sess.test/ token@1"}) || sess.Trapped(canon.URL{Authority: "sess.test"}) ||
+		!sess.copies.trappedInMemory(parse("http://sess.test/"+hash(99)+"/p1")) || sess.copies.trappedInMemory(parse("http://sess.test/about/p1")) {
+		t.Errorf("copies under a session's token: cut off %v; want sess.test/ token@1, not the host, nor a page without the token", names)
 	}
 }

@@ -13,8 +13,10 @@ import (
 // for each round of the window (the current one, then the one before:
 // a round is as many pages as the window), then a line for each
 // directory cut off. A round's line is the deepest directory its
-// near-duplicates are all under, and how deep (in path segments) the
-// deepest of them is; a cut's line is the directory and that depth: it
+// near-duplicates are all under, how deep (in path segments) the deepest
+// of them is, and, as a third field when there is one, the segment at
+// which they had a generated token (dirCut); a cut's line is the
+// directory, that depth and that segment: it
 // refuses a URL under the directory as deep as its copies were, or less,
 // so that a shop's products under /collections/shoes/products/, one
 // segment deeper than its filters' copies (/collections/shoes/red+wool),
@@ -120,18 +122,19 @@ func (c dirCut) line() string {
 		return ""
 	}
 	line := c.dir + "\t" + strconv.Itoa(c.depth)
-	if c.token > 0 {
+	if c.token != 0 {
 		line += "\t" + strconv.Itoa(c.token)
 	}
 	return line
 }
 
-// name is how a report names c: its directory, and where its token is.
+// name is how a report names c: its directory, and where its token is
+// ("a.test/alice/app/ token@5").
 func (c dirCut) name() string {
-	if c.token == 0 {
+	if c.token <= 0 {
 		return c.dir
 	}
-	return c.dir + " (a token as segment " + strconv.Itoa(c.token) + ")"
+	return c.dir + " token@" + strconv.Itoa(c.token)
 }
 
 // parseDirCut reads a line ("" for none); a depth that does not read is
@@ -146,8 +149,11 @@ func parseDirCut(line string) dirCut {
 	if err != nil {
 		n = maxPathDepth
 	}
-	tk, _ := strconv.Atoi(token)
-	return dirCut{dir: dir, depth: n, token: max(tk, 0)}
+	tk, err := strconv.Atoi(token)
+	if err != nil || tk < mixedTokens {
+		tk = 0
+	}
+	return dirCut{dir: dir, depth: n, token: tk}
 }
 
 // tokenSegment is the number of path's first segment that is a generated
@@ -164,18 +170,30 @@ func tokenSegment(path string) int {
 }
 
 // sameToken is the token segment of copies whose own were a and b (0 for
-// none): the one they have, if they agree; a copy without one (a page's
-// raw or blame view, each page's own) does not disagree.
+// none, mixedTokens for copies that disagreed): the one they have, if
+// they agree; a copy without one (a page's raw or blame view, each page's
+// own) does not disagree, and a disagreement stays one.
 func sameToken(a, b int) int {
 	switch {
+	case a == mixedTokens || b == mixedTokens || a != 0 && b != 0 && a != b:
+		return mixedTokens
 	case a == 0:
 		return b
-	case b == 0:
-		return a
-	case a != b:
-		return 0
 	}
 	return a
+}
+
+// mixedTokens is the token segment of a round whose copies had tokens at
+// different segments: its cut is of the whole directory.
+const mixedTokens = -1
+
+// asCut is the round c as a directory cut off: a cut of a path's queries,
+// or of copies whose tokens disagreed, has none.
+func (c dirCut) asCut() dirCut {
+	if c.token < 0 || strings.HasSuffix(c.dir, "?") {
+		c.token = 0
+	}
+	return c
 }
 
 // hasToken reports whether path's n-th segment is a generated token.
@@ -211,19 +229,22 @@ func (cs cuts) refuse(u canon.URL) bool {
 		if dir == "" || len(u.Path) <= len(dir) || !strings.HasPrefix(u.Path, dir) {
 			continue
 		}
-		if c := parseDirCut(line); pathDepth(u.Path) <= c.depth && (c.token == 0 || hasToken(u.Path, c.token)) {
+		if c := parseDirCut(line); pathDepth(u.Path) <= c.depth && (c.token <= 0 || hasToken(u.Path, c.token)) {
 			return true
 		}
 	}
 	return false
 }
 
-// has reports whether c's directory is cut off, with c's token.
+// has reports whether c's directory is cut off as c would cut it: whole,
+// or, for a cut with a token, with a token anywhere. A directory is cut
+// at most twice, by its tokens' copies and then whole; copies that would
+// cut it again cut off the host.
 func (cs cuts) has(c dirCut) bool {
 	for rest := string(cs); rest != ""; {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
-		if d := parseDirCut(line); d.dir == c.dir && d.token == c.token {
+		if d := parseDirCut(line); d.dir == c.dir && (d.token == 0 || c.token != 0) {
 			return true
 		}
 	}

@@ -106,7 +106,7 @@ type Summary struct {
 	GaveUp             int64            `json:"gave_up"`               // hosts given up after too many failures
 	GaveUpHosts        []string         `json:"gave_up_hosts"`         // the first of them
 	Traps              int64            `json:"traps"`                 // hosts and directories cut off: most of their last pages were near-duplicates
-	TrapHosts          []string         `json:"trap_hosts"`            // the first of them: a host, or a host and a directory (a.test/day/)
+	TrapHosts          []string         `json:"trap_hosts"`            // the first of them: a host, or a host and a directory (a.test/day/, git.test/alice/app/ token@5)
 	TrapCosts          []judge.TrapCost `json:"trap_costs"`            // the hosts trap rules (pattern, repeats, depth, host-cap, trap) refused most URLs of, and what each cost
 	TrapHostCount      int64            `json:"trap_host_count"`       // hosts any trap rule refused URLs of
 	Queued             int              `json:"queued"`                // URLs left queued or in flight that this run knew of (after a restart, not those of the earlier run it never read)

@@ -13,7 +13,7 @@ import (
 //	HostState: 'T' part host 0x00 -> HostState
 const (
 	tagHostState     = 'T'
-	hostStateVersion = 4 // 2 adds the near-duplicate window and the index alias bits, 4 its directories (3's, of a build that never shipped, are dropped)
+	hostStateVersion = 5 // 2 adds the near-duplicate window and the index alias bits, 4 its directories (3's, of a build that never shipped, are dropped), 5 a directory's token segment
 )
 
 // HostState is a host's per-host counters, and what the crawl's per-host
