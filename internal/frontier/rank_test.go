@@ -133,12 +133,7 @@ func TestRotationGivesUp(t *testing.T) {
 	d := newDiskStore()
 	f := newFrontier(t, Config{Store: d, HeadSize: 2, FrontBuffer: 4, FirstSeq: 1})
 	h := f.activate("a.test")
-	route := func(items ...Item) {
-		for _, it := range d.push(items...) {
-			f.route(h, it)
-		}
-		f.flushSpill()
-	}
+	route := func(items ...Item) { routeFlushed(f, h, d.push(items...)...) }
 	route(rankedItems("a.test", 9, 9)...) // the head
 	for i := range 40 {
 		route(Item{URL: fmt.Sprintf("http://a.test/low%02d", i), Host: "a.test", Priority: Low})
@@ -347,12 +342,7 @@ func TestRotationKeepsAndForgets(t *testing.T) {
 	d := newDiskStore()
 	f := newFrontier(t, Config{Store: d, HeadSize: 2, FrontBuffer: 4, FirstSeq: 1})
 	h := f.activate("a.test")
-	route := func(items ...Item) {
-		for _, it := range items {
-			f.route(h, it)
-		}
-		f.flushSpill()
-	}
+	route := func(items ...Item) { routeFlushed(f, h, items...) }
 	route(d.push(rankedItems("a.test", 9, 9)...)...)
 	route(d.push(Item{URL: "http://a.test/low0", Host: "a.test", Priority: Low})...)
 	route(d.push(Item{URL: "http://a.test/n0", Host: "a.test", Priority: Normal, Rank: 1})...)
@@ -373,4 +363,13 @@ func TestRotationKeepsAndForgets(t *testing.T) {
 	if h.tailMore || h.better != 0 {
 		t.Errorf("a tail read out: more %v, better %d; want none", h.tailMore, h.better)
 	}
+}
+
+// routeFlushed routes items into h's queue, as Add does, and writes what
+// went to its tail.
+func routeFlushed(f *Frontier, h *host, items ...Item) {
+	for _, it := range items {
+		f.route(h, it)
+	}
+	f.flushSpill()
 }

@@ -25,14 +25,8 @@ import (
 // state was saved).
 func TestCopiesCutTheirDirectory(t *testing.T) {
 	parse := urlParser(t)
-	db, err := store.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, b := windowStore(t)
 	j := windowJudge(20)
-	b := db.NewBatch()
-	defer b.Close()
 	judged := func(raw, of string) {
 		u := parse(raw)
 		j.JudgedPage(b, u.Authority, u, "", of)
@@ -251,23 +245,9 @@ func TestCopiesCutAsDeepAsTheyAre(t *testing.T) {
 // host's state from before it) starts the window again: the copies that
 // cut the directory do not cut it again, nor the host.
 func TestCopiesOfTheWindowCut(t *testing.T) {
-	parse := urlParser(t)
 	j := windowJudge(20)
-	db, err := store.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	b := db.NewBatch()
-	defer b.Close()
-	judged := func(j *Judge, raw string, copied bool) {
-		u := parse(raw)
-		of := ""
-		if copied {
-			of = "http://s.test/c/hats/"
-		}
-		j.JudgedPage(b, u.Authority, u, "", of)
-	}
+	db, b := windowStore(t)
+	judged := judgedIn(t, b, "http://s.test/c/hats/")
 	for i := range 40 { // a copy under /blog/, then two under /c/hats/: some copy in the window all along
 		judged(j, fmt.Sprintf("http://s.test/p/%d", i), false)
 		switch i {
@@ -308,6 +288,35 @@ func TestCopiesOfTheWindowCut(t *testing.T) {
 
 // windowJudge is a Judge of the near-duplicate window of size pages, its
 // host states in memory.
+// windowStore opens a store for the cuts a window makes, and a batch of
+// it, both closed when the test ends.
+func windowStore(t *testing.T) (*store.DB, *store.Batch) {
+	t.Helper()
+	db, err := store.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	b := db.NewBatch()
+	t.Cleanup(func() { b.Close() })
+	return db, b
+}
+
+// judgedIn returns a function that has a judge weigh the page raw into
+// batch b's cuts, as a copy of the page of (copied) or distinct.
+func judgedIn(t *testing.T, b *store.Batch, of string) func(j *Judge, raw string, copied bool) {
+	parse := urlParser(t)
+	return func(j *Judge, raw string, copied bool) {
+		t.Helper()
+		u := parse(raw)
+		original := ""
+		if copied {
+			original = of
+		}
+		j.JudgedPage(b, u.Authority, u, "", original)
+	}
+}
+
 func windowJudge(size int) *Judge {
 	return New(Config{Hosts: hostmap.New[store.HostState](1), NearDupWindow: size, Partitions: 1, Log: slog.New(slog.DiscardHandler)})
 }
@@ -326,22 +335,9 @@ func windowJudge(size int) *Judge {
 // different directories cut what has the token, not the host.
 func TestCopiesCutAGeneratedSegment(t *testing.T) {
 	parse := urlParser(t)
-	db, err := store.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	b := db.NewBatch()
-	defer b.Close()
+	db, b := windowStore(t)
 	j := windowJudge(20)
-	judged := func(j *Judge, raw string, copied bool) {
-		u := parse(raw)
-		of := ""
-		if copied {
-			of = "http://git.test/alice/app/src/branch/main/main.go"
-		}
-		j.JudgedPage(b, u.Authority, u, "", of)
-	}
+	judged := judgedIn(t, b, "http://git.test/alice/app/src/branch/main/main.go")
 	hash := func(i int) string { return fmt.Sprintf("9f3a1c0d2b44e1f07a6b5c3d%016x", i) }
 	for i := range 20 { // 15 copies of 20
 		switch {

@@ -364,25 +364,24 @@ func (j *Judge) walled(u canon.URL, via string) bool {
 // (Learnt said why: HeldCopies or HeldBarren), whose caller queued it
 // again at HeldPriority (state.Batch.Hold): held as a URL found after it
 // is, counted so, and released should the wall fall or the parameter
-// lead somewhere. An empty item (held already by another entry) is
-// remembered already.
+// lead somewhere.
 func (j *Judge) Hold(it frontier.Item, u canon.URL, why string) {
 	b := j.budgets
-	if b == nil || it.URL == "" {
+	if b == nil {
 		return
 	}
 	var k string
-	switch wall := wallVariant(u, it.Via); {
+	switch {
 	case why == HeldBarren:
 		k = b.barrenLink(u, it.Via, 2*barrenAfter)
-	case b.walls.up(wall):
-		k = wallKey(wall)
+	case b.walls.up(wallVariant(u, it.Via)):
+		k = wallKey(wallVariant(u, it.Via))
 	default:
 		k = wallKey(wallShape(u))
 	}
 	b.count(why)
 	j.traps.held(u.Authority)
-	it.Priority, it.Seq, it.Tail, it.Again = ReleasedPriority, 0, false, false
+	it.Priority = ReleasedPriority
 	if k != "" {
 		b.waiting.add(k, Held{Item: it, Key: seen.KeyOf(it.URL), Ranked: true})
 	}
